@@ -1,0 +1,27 @@
+# tailor_module(NAME DEPS ...): a static library from src/NAME/*.cpp that may include
+# only the modules named in DEPS (the layering rule of ARCHITECTURE.md).
+function(tailor_module name)
+  cmake_parse_arguments(M "" "" "DEPS;EXTERNAL" ${ARGN})
+  file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/${name}/*.cpp)
+  add_library(tailor_${name} STATIC ${srcs})
+  target_include_directories(tailor_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  set(deps)
+  foreach(d ${M_DEPS})
+    list(APPEND deps tailor_${d})
+  endforeach()
+  target_link_libraries(tailor_${name} PUBLIC ${deps} ${M_EXTERNAL})
+endfunction()
+
+# tailor_unit_test(NAME): tests/NAME/*.cpp into one GoogleTest binary linking tailor_NAME.
+function(tailor_unit_test name)
+  cmake_parse_arguments(T "" "" "DEPS" ${ARGN})
+  file(GLOB srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/${name}/*.cpp)
+  if(NOT srcs)
+    return()
+  endif()
+  add_executable(test_${name} ${srcs})
+  target_link_libraries(test_${name} PRIVATE tailor_${name} ${T_DEPS} GTest::gtest GTest::gtest_main)
+  target_compile_definitions(test_${name} PRIVATE
+    TAILOR_SOURCE_DIR="${PROJECT_SOURCE_DIR}" TAILOR_BINARY_DIR="${CMAKE_BINARY_DIR}")
+  gtest_discover_tests(test_${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
+endfunction()

@@ -1,0 +1,54 @@
+#include "cli/commands.h"
+
+#include <cstdio>
+#include <exception>
+
+namespace tailor::cli {
+
+namespace {
+const CommandEntry k_commands[] = {
+    {"detect", "What this machine is: CPU, memory, GPUs, CUDA toolkits, compilers, Pythons, torch", setup_detect},
+    {"arch", "Understand GPU targets in any spelling and print them for every build system", setup_arch},
+    {"inspect", "What is inside a wheel or library: CUDA targets, sizes, manylinux needs, GPU verdicts", setup_inspect},
+    {"build", "Build a PyTorch CUDA extension (or torch itself) for chosen targets and verify it", setup_build},
+    {"explain", "Diagnose a failed build log: the first real error, its cause and the fix", setup_explain},
+    {"plan", "The resolved PyTorch build: every variable and command, without building", setup_plan},
+    {"doctor", "Pre-flight checks for a build: toolchain, versions, disk, memory", setup_doctor},
+    {"matrix", "Expand a tailor.toml build matrix into named variants, plan or build them", setup_matrix},
+};
+}  // namespace
+
+int report_error(const std::string& message, int code) {
+  std::fprintf(stderr, "tailor: error: %s\n", message.c_str());
+  return code;
+}
+
+int run_tailor(int argc, char** argv) {
+  CLI::App app{"tailor: made-to-measure PyTorch builds", "tailor"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "tailor 0.1.0");
+  RunFn run;
+  for (const auto& c : k_commands) {
+    CLI::App* sub = app.add_subcommand(c.name, c.help);
+    c.setup(*sub, run);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return report_error(e.what(), k_exit_bad_input);
+  }
+  if (!run) return report_error("no command chosen");
+  try {
+    return run();
+  } catch (const std::exception& e) {
+    return report_error(e.what(), k_exit_failed);
+  }
+}
+
+}  // namespace tailor::cli

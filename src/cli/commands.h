@@ -1,0 +1,39 @@
+// The subcommand table (one row per command, like ninja's kTools[]). Each command lives
+// in cmd_<name>.cpp: it declares its options on a CLI11 subcommand, and when chosen,
+// `run` is set to a function that does the work and returns the exit code.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+
+namespace tailor::cli {
+
+/// Exit codes shared by every command.
+enum ExitCode : int { k_exit_ok = 0, k_exit_failed = 1, k_exit_bad_input = 2 };
+
+using RunFn = std::function<int()>;
+
+struct CommandEntry {
+  const char* name;
+  const char* help;
+  /// Adds options to `sub`; stores in `run` what to do when `sub` is chosen.
+  void (*setup)(CLI::App& sub, RunFn& run);
+};
+
+void setup_detect(CLI::App& sub, RunFn& run);
+void setup_arch(CLI::App& sub, RunFn& run);
+void setup_inspect(CLI::App& sub, RunFn& run);
+void setup_build(CLI::App& sub, RunFn& run);
+void setup_explain(CLI::App& sub, RunFn& run);
+void setup_plan(CLI::App& sub, RunFn& run);
+void setup_doctor(CLI::App& sub, RunFn& run);
+void setup_matrix(CLI::App& sub, RunFn& run);
+
+/// Entry point used by the thin main: parses argv, runs one command, prints errors as
+/// `tailor: error: ...` and returns the exit code.
+int run_tailor(int argc, char** argv);
+
+/// Prints `tailor: error: <message>` to stderr and returns k_exit_bad_input (or `code`).
+int report_error(const std::string& message, int code = k_exit_bad_input);
+
+}  // namespace tailor::cli

@@ -1,0 +1,54 @@
+// Running external commands. Every call has a timeout; a missing program is a result
+// (exit_code -1, `started` false), never an exception.
+#pragma once
+#include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tailor {
+
+struct CommandResult {
+  bool started = false;    ///< false when the program could not be executed at all
+  bool timed_out = false;  ///< killed after the timeout
+  int exit_code = -1;      ///< exit status, or 128+signal when killed by a signal
+  std::string out;         ///< stdout
+  std::string err;         ///< stderr
+  bool ok() const { return started && !timed_out && exit_code == 0; }
+};
+
+struct CommandSpec {
+  std::vector<std::string> argv;
+  std::chrono::milliseconds timeout{10000};
+  std::optional<std::string> cwd;
+  /// Variables set (or, with an empty optional, removed) on top of the inherited environment.
+  std::map<std::string, std::optional<std::string>> env;
+  /// When set, stdout and stderr go together, line by line, to this callback (and to
+  /// `out`) instead of being captured separately; used for live build output.
+  std::function<void(std::string_view line)> on_line;
+  bool keep_output = true;  ///< false: do not accumulate output in memory (long builds)
+};
+
+/// Side effects behind an interface so callers are tested with fakes.
+class CommandRunner {
+public:
+  virtual ~CommandRunner() = default;
+  virtual CommandResult run(const CommandSpec& spec) = 0;
+};
+
+/// The real runner: fork/exec with pipes, poll, kill the process group on timeout.
+class SystemCommandRunner : public CommandRunner {
+public:
+  CommandResult run(const CommandSpec& spec) override;
+};
+
+/// Convenience: run argv with a timeout through the system runner.
+CommandResult run_command(const std::vector<std::string>& argv,
+                          std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+/// Search PATH for an executable; empty when not found.
+std::string find_in_path(const std::string& name);
+
+}  // namespace tailor

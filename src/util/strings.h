@@ -1,0 +1,21 @@
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tailor {
+
+std::string to_lower(std::string_view s);
+std::string_view trim(std::string_view s);
+bool starts_with_icase(std::string_view s, std::string_view prefix);
+/// Split on any of the separator characters, dropping empty pieces.
+std::vector<std::string> split_any(std::string_view s, std::string_view separators);
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+/// Levenshtein distance, for "did you mean" suggestions.
+size_t edit_distance(std::string_view a, std::string_view b);
+/// Human-readable byte count: 1.5 KiB, 297.0 MiB.
+std::string human_bytes(uint64_t bytes);
+/// Quote for a POSIX shell when needed.
+std::string shell_quote(std::string_view s);
+
+}  // namespace tailor
