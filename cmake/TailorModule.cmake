@@ -3,6 +3,12 @@
 function(tailor_module name)
   cmake_parse_arguments(M "" "" "DEPS;EXTERNAL" ${ARGN})
   file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/${name}/*.cpp)
+  if(NOT srcs)
+    # A module whose code has not landed yet still links.
+    set(empty ${CMAKE_BINARY_DIR}/generated/empty_${name}.cpp)
+    file(WRITE ${empty} "// module ${name} has no sources yet\n")
+    set(srcs ${empty})
+  endif()
   add_library(tailor_${name} STATIC ${srcs})
   target_include_directories(tailor_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
   set(deps)
