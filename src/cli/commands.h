@@ -24,6 +24,8 @@ void setup_detect(CLI::App& sub, RunFn& run);
 void setup_arch(CLI::App& sub, RunFn& run);
 void setup_inspect(CLI::App& sub, RunFn& run);
 void setup_build(CLI::App& sub, RunFn& run);
+/// `tailor build torch ...`: a nested subcommand of build, added by setup_build.
+void setup_build_torch(CLI::App& sub, RunFn& run);
 void setup_explain(CLI::App& sub, RunFn& run);
 void setup_plan(CLI::App& sub, RunFn& run);
 void setup_doctor(CLI::App& sub, RunFn& run);
