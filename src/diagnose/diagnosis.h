@@ -1,0 +1,41 @@
+// Reading a failed build log: where the first real error is, and which known failure
+// it is. Pure functions over text; the build runner and `tailor explain` both call them.
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diagnose/failure_pattern.h"
+
+namespace tailor::diagnose {
+
+/// A run of log lines around the first real error. Line numbers are 1-based.
+struct ErrorBlock {
+  size_t first_line = 0;
+  size_t last_line = 0;
+  std::vector<std::string> lines;
+};
+
+/// The first real error: a `FAILED:` block, a compiler `error:`, an nvcc `fatal`, a
+/// Python exception; not "ninja: build stopped", warnings, or a traceback's tail.
+std::optional<ErrorBlock> first_error_block(std::string_view log);
+
+struct Diagnosis {
+  std::string pattern_id;
+  std::string quoted_line;  ///< the matching log line, trimmed
+  size_t line_number = 0;   ///< 1-based
+  std::string cause;
+  std::string fix;  ///< with the concrete values captured from the log
+};
+
+/// Every known failure in the log, most specific first, one per pattern (the earliest
+/// line that shows it).
+std::vector<Diagnosis> diagnose_log(std::string_view log);
+
+/// The same over a caller-given table (tests, and future user-supplied tables).
+std::vector<Diagnosis> diagnose_log(std::string_view log,
+                                    const std::vector<FailurePattern>& patterns);
+
+}  // namespace tailor::diagnose

@@ -1,0 +1,34 @@
+// The failure-pattern table: what a broken build or run looks like in a log, why it
+// happens and what to change. The rows are data (data/diagnose/failures.toml); this is
+// its one loader.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/expected.h"
+
+namespace tailor::diagnose {
+
+struct FailurePattern {
+  std::string id;       ///< stable name, e.g. "oom-killed"
+  std::string symptom;  ///< ECMAScript regex over one log line; groups feed the fix
+  std::string cause;
+  /// Template: {1}, {2} ... are the symptom's capture groups; {line} the quoted line.
+  std::string fix;
+  /// Lower runs first when several patterns match one line (specific before generic).
+  int priority = 50;
+  /// Real log lines as they appear in real logs; each must match this pattern first.
+  std::vector<std::string> examples;
+};
+
+/// The built-in table, loaded once; a broken data file is a programming error and aborts
+/// with a message naming the field (tests load it too).
+const std::vector<FailurePattern>& failure_patterns();
+
+/// Parses a failure table (the format of data/diagnose/failures.toml). Every row needs
+/// id, symptom (a valid regex), cause and fix; errors name the row and field.
+Expected<std::vector<FailurePattern>> parse_failure_patterns(std::string_view toml_text,
+                                                             std::string_view source_name);
+
+}  // namespace tailor::diagnose
