@@ -1,0 +1,53 @@
+// CUDA fatbin containers (.nv_fatbin, __nv_relfatbin): the container and entry headers
+// as laid out in docs/reference fatbin-format.md. Only headers are read; payload bytes are
+// touched only by decompress_entry (decompress.h), when a caller asks for it.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "util/byte_reader.h"
+#include "util/expected.h"
+
+namespace tailor::formats {
+
+enum class FatbinCompression { none, lz4, zstd, unknown };
+
+/// "none", "lz4", "zstd", "unknown".
+std::string_view compression_name(FatbinCompression c);
+
+inline constexpr uint16_t k_fatbin_kind_ptx = 1;
+inline constexpr uint16_t k_fatbin_kind_cubin = 2;
+
+struct FatbinEntry {
+  uint16_t kind = 0;  // 1 PTX, 2 cubin
+  uint32_t arch = 0;  // SM number as decimal: 75, 90, 120
+  bool arch_specific = false, family = false;
+  uint64_t header_offset = 0;      // in the file
+  uint32_t header_size = 0;        // payload starts at header_offset + header_size
+  uint64_t stored_size = 0;        // on-disk payload bytes (padded to 8)
+  uint64_t compressed_size = 0;    // exact compressed length, 0 if not compressed
+  uint64_t uncompressed_size = 0;  // exact length after decompression (= stored if none)
+  FatbinCompression compression = FatbinCompression::none;
+  uint64_t flags = 0;
+  std::string identifier;  // source file name recorded by nvcc, may be empty
+
+  /// "sm_90a", "compute_120f", "sm_75"; unknown kinds give "kind<k>_<arch>".
+  std::string target_name() const;
+  uint64_t payload_offset() const { return header_offset + header_size; }
+};
+
+struct FatbinContainer {
+  uint64_t offset = 0;  // of the 16-byte header, in the file
+  uint64_t size = 0;    // 16 + fatSize
+  std::vector<FatbinEntry> entries;
+};
+
+/// Walks the containers of one section. section_file_offset places the section in the
+/// file so that offsets in results and errors are file offsets. Every size is checked:
+/// a container or entry that runs past its bound, a header smaller than 64 bytes or a
+/// walk that would not advance is an error naming the file offset.
+Expected<std::vector<FatbinContainer>> parse_fatbin_section(Bytes section,
+                                                           uint64_t section_file_offset);
+
+}  // namespace tailor::formats

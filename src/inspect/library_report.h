@@ -1,0 +1,53 @@
+// The per-library analysis of `tailor inspect`: what one ELF shared library carries
+// (CUDA targets with entry counts, bytes and compression) and what it expects from the
+// system (version needs, DT_NEEDED, RUNPATH, C++ ABI, x86 ISA level). Data only; the
+// renderers live with the `inspect` command.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "formats/elf.h"
+#include "util/byte_reader.h"
+#include "util/expected.h"
+
+namespace tailor::inspect {
+
+struct TargetStats {
+  std::string name;  // sm_90a, compute_80
+  uint64_t entries = 0, stored_bytes = 0, uncompressed_bytes = 0;
+  std::set<std::string> compression;  // "none", "lz4", "zstd", "unknown"
+};
+
+struct LibraryReport {
+  std::string path;
+  std::string machine;  // x86_64, aarch64
+  uint64_t file_size = 0;
+  bool has_device_code = false;
+  uint64_t device_code_bytes = 0;  // bytes of .nv_fatbin + __nv_relfatbin sections
+  std::vector<TargetStats> targets;  // sorted by canonical order (arch, then sm before compute)
+  std::vector<std::string> needed, runpath, rpath;
+  std::string soname;
+  std::vector<formats::ElfVersionNeed> version_needs;
+  // From .dynstr: "__cxx11" in mangled names -> true; C++ names with std::string only in
+  // the old ABI -> false; no C++ symbols at all -> nullopt.
+  std::optional<bool> cxx11_abi;
+  std::optional<std::string> x86_isa_level;  // "x86-64-v3", from the ISA note
+  bool payloads_verified = false;            // set when LibraryOptions::verify_payloads ran
+
+  /// Target names in canonical order.
+  std::vector<std::string> target_names() const;
+};
+
+struct LibraryOptions {
+  bool verify_payloads = false;  // decompress every entry and check its declared size
+  uint64_t max_entry_bytes = uint64_t{1} << 30;  // cap for one decompressed payload
+};
+
+/// Analyzes one ELF library given as mapped bytes. Errors name the path and the offset.
+Expected<LibraryReport> analyze_library(Bytes file, std::string path,
+                                        const LibraryOptions& options = {});
+
+}  // namespace tailor::inspect
