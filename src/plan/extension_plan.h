@@ -1,0 +1,66 @@
+// An extension build resolved against a host: every variable, every command, the job
+// count and why. Pure: resolving runs nothing; `apply_patches` is the only side effect.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuda/target_set.h"
+#include "plan/extension_recipe.h"
+#include "probe/host_report.h"
+#include "util/expected.h"
+
+namespace tailor::plan {
+
+struct ExtensionBuildRequest {
+  std::string package_name;  ///< dist name; picks the recipe
+  std::string source_dir;    ///< the unpacked source tree
+  cuda::TargetSet targets;
+  std::string python = "python3";
+  std::optional<int> jobs;   ///< --jobs: wins over the memory formula
+  enum class Cache { automatic, ccache, sccache, none } cache = Cache::automatic;
+  std::string out_dir;       ///< where the wheel goes
+};
+
+struct BuildStep {
+  std::string title;
+  std::vector<std::string> argv;
+  std::string cwd;
+};
+
+/// A recipe patch made concrete for one target set.
+struct SourcePatch {
+  std::string file;         ///< relative to the source tree
+  std::string description;
+  std::string find;         ///< regex
+  std::string replacement;  ///< rendered from the target set
+  std::string applied_marker;
+};
+
+struct ExtensionBuildPlan {
+  std::string recipe_name;
+  std::map<std::string, std::string> env;
+  std::vector<std::string> unset_env;
+  int jobs = 1;
+  /// Shown to the user: "23.1 GiB usable (cgroup) / 4 GiB per job = 5, capped by 2 cores".
+  std::string jobs_reason;
+  int nvcc_threads = 1;
+  std::string cache_tool;  ///< "ccache", "sccache" or "" (none)
+  std::vector<SourcePatch> patches;
+  std::vector<BuildStep> steps;
+  std::string smoke_test;  ///< Python source
+  std::string import_name;
+};
+
+Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest& request,
+                                                     const probe::HostReport& host);
+
+/// Shell-ready: comments, `unset`/`export` lines, the patches, then the commands.
+std::string render_print_env(const ExtensionBuildPlan& plan);
+
+/// Applies the plan's patches to `source_dir`. Idempotent (a file already carrying the
+/// marker is left alone); an error when a pattern is not found or a file is missing.
+Expected<void> apply_patches(const ExtensionBuildPlan& plan, const std::string& source_dir);
+
+}  // namespace tailor::plan

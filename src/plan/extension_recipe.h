@@ -1,0 +1,98 @@
+// How one package of the PyTorch CUDA ecosystem takes its targets and options: which
+// variable carries the arch list in which spelling, how to force a CUDA build without a
+// GPU, how to bound jobs and nvcc threads, how to stop it from downloading a prebuilt
+// wheel, its memory per compile job, and any source patch it needs. One TOML file per
+// package under data/recipes/; this is their one loader.
+#pragma once
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/expected.h"
+
+namespace tailor::plan {
+
+/// How the package builds.
+enum class BuildSystem {
+  pip,             ///< `pip wheel --no-build-isolation --no-deps` (setup.py / cpp_extension)
+  cmake_then_pip,  ///< configure + build native code with CMake, then `pip wheel` (bitsandbytes)
+};
+
+/// How the arch list reaches the package.
+enum class ArchVia {
+  env,           ///< an environment variable (TORCH_CUDA_ARCH_LIST, FLASH_ATTN_CUDA_ARCHS)
+  cmake_define,  ///< a -D option of the CMake configure step (COMPUTE_CAPABILITY)
+  patch,         ///< nothing reads it: the source's hard-coded list is patched
+};
+
+/// Which of the cuda module's renderers spells the target set.
+enum class ArchSpelling {
+  torch,       ///< "8.0;9.0+PTX"                        render_torch_arch_list
+  cmake,       ///< "80-real;90"                         render_cmake_architectures
+  flash_attn,  ///< "80;90"                              render_flash_attn_archs
+  bnb,         ///< "75;80;90"                           render_bnb_compute_capability
+  gencode,     ///< -gencode arch=compute_80,code=sm_80  render_gencode_flags
+};
+
+/// How the compiler cache is hooked in.
+enum class CacheHook {
+  torch_env,        ///< PYTORCH_NVCC="ccache nvcc", CC/CXX="ccache gcc/g++"
+  cmake_launcher,   ///< CMAKE_{C,CXX,CUDA}_COMPILER_LAUNCHER
+  both,             ///< a setup.py that drives CMake (torchaudio, vllm)
+};
+
+/// A regex find/replace on one source file; `replace` may use {gencode_python}, the
+/// requested set as Python list items ("'-gencode', 'arch=compute_80,code=sm_80', ...").
+struct RecipePatch {
+  std::string file;         ///< relative to the source tree
+  std::string description;
+  std::string find;         ///< ECMAScript regex, must match at least once
+  std::string replace;      ///< template, rendered from the target set
+  std::string applied_marker;  ///< text present once applied (makes it idempotent)
+};
+
+struct ExtensionRecipe {
+  std::string name;                   ///< normalised dist name, e.g. "flash-attn"
+  std::vector<std::string> aliases;   ///< other dist names (normalised)
+  std::string import_name;            ///< e.g. "flash_attn"
+  std::string checked;                ///< the version/commit the recipe was checked against
+  BuildSystem build_system = BuildSystem::pip;
+  ArchVia arch_via = ArchVia::env;
+  std::string arch_variable;          ///< env var or CMake define name (empty for patch)
+  ArchSpelling arch_spelling = ArchSpelling::torch;
+  std::map<std::string, std::string> force_cuda_env;   ///< forces a CUDA build with no GPU
+  std::map<std::string, std::string> force_build_env;  ///< stops prebuilt-wheel downloads
+  std::map<std::string, std::string> extra_env;
+  std::vector<std::string> unset_env;  ///< variables that would mislead the package
+  std::string jobs_variable = "MAX_JOBS";  ///< or CMAKE_BUILD_PARALLEL_LEVEL
+  /// nvcc threads: the variable (NVCC_THREADS) or, when `nvcc_threads_flag_variable` is
+  /// set, a flags variable that gets "--threads N" (NVCC_APPEND_FLAGS). Empty: fixed.
+  std::string nvcc_threads_variable;
+  bool nvcc_threads_in_flags = false;
+  int nvcc_threads = 1;               ///< threads per nvcc the package uses / we set
+  double memory_per_job_gib = 3.0;    ///< peak memory per compile job
+  bool memory_per_nvcc_thread = false;  ///< per-job memory is per nvcc thread (flash-attn)
+  bool serial = false;                ///< the package compiles one file at a time
+  CacheHook cache_hook = CacheHook::torch_env;
+  std::vector<std::string> cmake_args;   ///< extra configure args (cmake_then_pip)
+  std::vector<std::string> pip_args;     ///< extra args for pip wheel
+  std::vector<RecipePatch> patches;
+  std::string smoke_test;             ///< Python run after install, e.g. "import flash_attn"
+  std::string notes;
+};
+
+/// Normalise a distribution name as pip does (PEP 503: lower case, runs of -_. to -).
+std::string normalise_dist_name(std::string_view name);
+
+/// Every built-in recipe (data/recipes/*.toml), loaded once.
+const std::vector<ExtensionRecipe>& all_recipes();
+
+/// The recipe for a package (by normalised name or alias); the generic torch
+/// cpp_extension recipe when tailor has none for it.
+const ExtensionRecipe& recipe_for(std::string_view package_name);
+
+/// Parses one recipe file; errors name the file and field.
+Expected<ExtensionRecipe> parse_recipe(std::string_view toml_text, std::string_view source_name);
+
+}  // namespace tailor::plan
