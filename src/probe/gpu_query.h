@@ -1,0 +1,39 @@
+// GPUs and driver. NVML is loaded at run time (dlopen) so tailor runs on hosts without a
+// driver; the interface lets tests stand in for it.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "probe/host_report.h"
+#include "util/expected.h"
+
+namespace tailor::probe {
+
+struct GpuQueryResult {
+  std::vector<GpuInfo> gpus;
+  std::optional<DriverInfo> driver;
+};
+
+class GpuQuery {
+public:
+  virtual ~GpuQuery() = default;
+  /// An error when the query mechanism itself is unavailable (no libnvidia-ml, init
+  /// failed); the caller then falls back to nvidia-smi.
+  virtual Expected<GpuQueryResult> query() = 0;
+};
+
+/// NVML through dlopen("libnvidia-ml.so.1").
+class NvmlGpuQuery : public GpuQuery {
+public:
+  Expected<GpuQueryResult> query() override;
+};
+
+/// `nvidia-smi --query-gpu=index,name,compute_cap,memory.total,uuid,driver_version
+/// --format=csv,noheader,nounits` output (memory in MiB).
+Expected<GpuQueryResult> parse_nvidia_smi_csv(const std::string& text);
+
+/// "13000" style integer from nvmlSystemGetCudaDriverVersion -> "13.0".
+std::string cuda_version_from_int(int v);
+
+}  // namespace tailor::probe

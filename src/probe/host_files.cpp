@@ -1,0 +1,76 @@
+#include "probe/host_files.h"
+
+#include <glob.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "util/strings.h"
+
+namespace tailor::probe {
+
+std::optional<std::string> SystemHostFiles::read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return std::nullopt;
+  return ss.str();
+}
+
+std::vector<std::string> SystemHostFiles::glob(const std::string& pattern) {
+  std::vector<std::string> out;
+  glob_t g{};
+  if (::glob(pattern.c_str(), 0, nullptr, &g) == 0) {
+    for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+  }
+  globfree(&g);
+  return out;
+}
+
+bool SystemHostFiles::exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+bool SystemHostFiles::is_executable(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::string SystemHostFiles::realpath(const std::string& path) {
+  char buf[PATH_MAX];
+  if (::realpath(path.c_str(), buf) == nullptr) return path;
+  return buf;
+}
+
+std::optional<std::string> SystemHostFiles::getenv(const std::string& name) {
+  const char* v = std::getenv(name.c_str());
+  if (!v) return std::nullopt;
+  return std::string(v);
+}
+
+std::optional<DiskSpace> SystemHostFiles::disk_space(const std::string& path) {
+  struct statvfs s {};
+  if (::statvfs(path.c_str(), &s) != 0) return std::nullopt;
+  return DiskSpace{static_cast<uint64_t>(s.f_bavail) * s.f_frsize,
+                   static_cast<uint64_t>(s.f_blocks) * s.f_frsize};
+}
+
+std::string find_executable(HostFiles& files, const std::string& name) {
+  if (name.find('/') != std::string::npos) return files.is_executable(name) ? name : "";
+  auto path = files.getenv("PATH");
+  if (!path) return "";
+  for (const auto& dir : split_any(*path, ":")) {
+    std::string candidate = dir + "/" + name;
+    if (files.is_executable(candidate)) return candidate;
+  }
+  return "";
+}
+
+}  // namespace tailor::probe

@@ -1,0 +1,114 @@
+// What `tailor detect` finds about a host: plain data, filled by probe_host() and
+// rendered by to_json() or the CLI. Missing things are empty fields plus a note, never
+// an error: a probe that cannot see something says so and carries on.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tailor::probe {
+
+struct OsInfo {
+  std::string name;    ///< PRETTY_NAME from /etc/os-release
+  std::string kernel;  ///< uname release
+  std::string arch;    ///< x86_64 | aarch64
+  std::string glibc;   ///< gnu_get_libc_version()
+};
+
+struct CpuInfo {
+  std::string model;
+  std::string arch;
+  int logical_cores = 0;
+  int physical_cores = 0;
+  std::string isa_level;              ///< "x86-64-v3", "armv8.2-a", "armv9-a"
+  std::vector<std::string> features;  ///< the features the level was decided from
+};
+
+struct MemoryInfo {
+  uint64_t total = 0;
+  uint64_t available = 0;     ///< MemAvailable
+  uint64_t cgroup_limit = 0;  ///< 0 = no limit
+  uint64_t cgroup_usage = 0;
+  uint64_t usable = 0;        ///< min(available, cgroup_limit - cgroup_usage)
+  uint64_t swap_total = 0;
+  uint64_t swap_free = 0;
+  std::string limited_by;     ///< "MemAvailable" | "cgroup v2" | "cgroup v1"
+};
+
+struct DiskInfo {
+  std::string path;
+  uint64_t free_bytes = 0;
+  uint64_t total_bytes = 0;
+};
+
+struct GpuInfo {
+  int index = 0;
+  std::string name;
+  std::string compute_capability;  ///< "9.0"
+  uint64_t memory_bytes = 0;
+  std::string uuid;
+};
+
+struct DriverInfo {
+  std::string version;       ///< "580.95.05"
+  std::string cuda_version;  ///< highest CUDA the driver supports, "13.0"
+  std::string source;        ///< "nvml" | "nvidia-smi"
+};
+
+struct CudaToolkit {
+  std::string root;
+  std::string nvcc;
+  std::string version;  ///< "13.0.88"
+  int major = 0;
+  int minor = 0;
+  std::string cudnn_version;  ///< "9.13.0", empty when not found
+  std::string nccl_version;   ///< "2.27.7", empty when not found
+  std::optional<int> max_gcc_major;                  ///< from include/crt/host_config.h
+  std::vector<std::string> accepted_host_compilers;  ///< paths of compilers this nvcc takes
+};
+
+struct Compiler {
+  std::string path;
+  std::string kind;  ///< gcc | clang
+  std::string version;
+  int major = 0;
+};
+
+struct TorchInstall {
+  std::string version;       ///< "2.11.0+cu130"
+  std::string cuda_version;  ///< "13.0"; empty for a CPU build
+  std::vector<std::string> arch_list;  ///< "sm_75", "sm_90", "compute_90" ...
+  std::optional<bool> cxx11_abi;
+  std::string path;  ///< torch/__init__.py directory
+};
+
+struct PythonInstall {
+  std::string path;
+  std::string version;  ///< "3.11.2"
+  std::optional<TorchInstall> torch;
+  std::string torch_error;  ///< why torch is absent or failed to import
+};
+
+struct Tool {
+  std::string name;
+  std::string path;
+  std::string version;
+  bool jobserver_client = false;  ///< ninja >= 1.13 takes part in a make jobserver
+};
+
+struct HostReport {
+  OsInfo os;
+  CpuInfo cpu;
+  MemoryInfo memory;
+  DiskInfo disk;
+  std::vector<GpuInfo> gpus;
+  std::optional<DriverInfo> driver;
+  std::vector<CudaToolkit> cuda_toolkits;
+  std::vector<Compiler> compilers;
+  std::vector<PythonInstall> pythons;
+  std::vector<Tool> tools;
+  std::vector<std::string> notes;  ///< what could not be found, and why
+};
+
+}  // namespace tailor::probe

@@ -1,0 +1,79 @@
+// The host probe behind `tailor detect`, and the pieces the plan and build layers call
+// directly (usable memory for job counts, Pythons with their torch, CUDA toolkits).
+// Every external command has a timeout; anything missing is a note, never fatal.
+#pragma once
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "probe/gpu_query.h"
+#include "probe/host_files.h"
+#include "probe/host_report.h"
+#include "util/expected.h"
+#include "util/process.h"
+
+namespace tailor::probe {
+
+struct ProbeOptions {
+  std::string build_dir = ".";
+  std::vector<std::string> pythons;  ///< extra interpreters to probe (--python)
+  bool probe_pythons = true;
+};
+
+/// The real machine: files, commands and NVML.
+HostReport probe_host(const ProbeOptions& options);
+/// Same, over the given side effects (tests pass fakes).
+HostReport probe_host(const ProbeOptions& options, HostFiles& files, CommandRunner& runner,
+                      GpuQuery& gpus);
+
+// ---- pieces ------------------------------------------------------------------------
+/// /proc/meminfo plus the cgroup v2 (memory.max/memory.current) or v1
+/// (memory.limit_in_bytes/memory.usage_in_bytes) limit of this process.
+MemoryInfo probe_memory(HostFiles& files);
+CpuInfo probe_cpu(HostFiles& files);
+/// GPUs through `gpus` (NVML), falling back to nvidia-smi; notes say what was missing.
+GpuQueryResult probe_gpus(GpuQuery& gpus, CommandRunner& runner, std::vector<std::string>& notes);
+/// One interpreter: version and its torch; nullopt when it cannot be run at all.
+std::optional<PythonInstall> probe_python(const std::string& python, CommandRunner& runner);
+/// Interpreters on PATH (python3, python, python3.X), pyenv versions, plus `extra`,
+/// deduplicated by realpath, probed in parallel.
+std::vector<PythonInstall> probe_pythons(HostFiles& files, CommandRunner& runner,
+                                         const std::vector<std::string>& extra,
+                                         std::vector<std::string>& notes);
+/// Every nvcc under CUDA_HOME/CUDA_PATH, PATH, /usr/local/cuda*, deduplicated by realpath.
+std::vector<CudaToolkit> find_cuda_toolkits(HostFiles& files, CommandRunner& runner);
+std::vector<Compiler> find_host_compilers(HostFiles& files, CommandRunner& runner);
+std::vector<Tool> find_tools(HostFiles& files, CommandRunner& runner);
+
+// ---- pure parsers (unit-tested over real-shaped text) -----------------------------
+struct MeminfoFields {
+  uint64_t total = 0, available = 0, swap_total = 0, swap_free = 0;
+};
+MeminfoFields parse_meminfo(const std::string& text);
+/// x86-64 micro-architecture level (x86-64-v1..v4) from CPUID feature names
+/// ("avx2", "bmi1", "osxsave" ...); the rules are data/probe/isa_levels.toml.
+std::string x86_isa_level(const std::set<std::string>& features);
+/// armv8.x-a / armv9-a from the /proc/cpuinfo "Features" (HWCAP) names.
+std::string aarch64_isa_level(const std::set<std::string>& features);
+/// CPUID of the running CPU as feature names (empty on non-x86).
+std::set<std::string> cpuid_features();
+/// "Cuda compilation tools, release 13.0, V13.0.88" -> "13.0.88".
+std::optional<std::string> parse_nvcc_version(const std::string& text);
+/// CUDNN_MAJOR/MINOR/PATCHLEVEL from cudnn_version.h (or old cudnn.h).
+std::optional<std::string> parse_cudnn_version(const std::string& header);
+/// NCCL_MAJOR/MINOR/PATCH from nccl.h.
+std::optional<std::string> parse_nccl_version(const std::string& header);
+/// The newest GCC major a toolkit accepts, from include/crt/host_config.h
+/// (`#if __GNUC__ > 14` -> 14).
+std::optional<int> parse_host_config_max_gcc(const std::string& header);
+/// The JSON line printed by the probe script in one interpreter.
+Expected<PythonInstall> parse_python_probe(const std::string& json_text);
+/// "gcc (Debian 12.2.0-14) 12.2.0" / "Debian clang version 14.0.6" -> Compiler fields.
+std::optional<Compiler> parse_compiler_version(const std::string& text);
+
+nlohmann::json to_json(const HostReport& report);
+
+}  // namespace tailor::probe
