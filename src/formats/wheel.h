@@ -1,0 +1,64 @@
+// Wheel metadata (PEP 427, PEP 491, packaging's tag rules): the file name, the
+// `*.dist-info/WHEEL` file (Tag lines), `RECORD` (CSV of path, hash, size) and the few
+// `METADATA` fields inspect shows. Text in, data out; no policy.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/expected.h"
+
+namespace tailor::formats {
+
+struct WheelName {
+  std::string distribution;  // as in the file name: "torch"
+  std::string version;       // full, with any local label: "2.11.0+cu130"
+  std::string local_label;   // "cu130", empty when none
+  std::string build;         // optional build tag, empty when none
+  std::vector<std::string> python_tags, abi_tags, platform_tags;  // dotted sets expanded
+
+  /// Every python-abi-platform combination, in file-name order.
+  std::vector<std::string> tags() const;
+};
+
+/// Parses `{name}-{version}(-{build})?-{python}-{abi}-{platform}.whl` (the directory part
+/// is ignored). Errors name the part that is wrong.
+Expected<WheelName> parse_wheel_filename(std::string_view path);
+
+struct WheelFile {
+  std::string wheel_version;     // "Wheel-Version: 1.0"
+  std::string generator;
+  std::optional<bool> root_is_purelib;
+  std::vector<std::string> tags;  // "Tag:" lines, in order
+  std::string build;
+};
+
+/// Parses the WHEEL file (email-header style "Key: value" lines).
+Expected<WheelFile> parse_wheel_file(std::string_view text);
+
+struct RecordRow {
+  std::string path;
+  std::string hash_algorithm;  // "sha256"; empty when the row has no hash (RECORD itself)
+  std::string hash_value;      // urlsafe base64 without padding, as written
+  std::optional<uint64_t> size;
+  size_t line = 0;  // 1-based, for messages
+};
+
+/// Parses RECORD (CSV with optional quoting). A malformed row is an error naming its line.
+Expected<std::vector<RecordRow>> parse_record(std::string_view text);
+
+struct WheelMetadata {
+  std::string name, version;
+  std::vector<std::string> requires_dist;
+  std::string requires_python;
+};
+
+/// The header part of METADATA (up to the first blank line).
+WheelMetadata parse_metadata(std::string_view text);
+
+/// PEP 503 normalization, used to compare names: lowercase, runs of -_. become '-'.
+std::string normalize_distribution_name(std::string_view name);
+
+}  // namespace tailor::formats
