@@ -18,6 +18,7 @@ struct ElfSection {
   std::string name;
   uint32_t type = 0;
   uint64_t flags = 0, offset = 0, size = 0, addr = 0;
+  uint32_t link = 0, info = 0;  // sh_link (e.g. the string table), sh_info
 };
 
 /// One Verneed record: the versions a library needs from one file.

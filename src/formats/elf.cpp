@@ -1,0 +1,317 @@
+#include "formats/elf.h"
+
+#include <array>
+#include <charconv>
+
+namespace tailor::formats {
+namespace {
+
+constexpr uint32_t k_sht_nobits = 8;
+constexpr uint32_t k_sht_dynamic = 6;
+constexpr uint32_t k_sht_note = 7;
+constexpr uint32_t k_sht_gnu_verneed = 0x6ffffffe;
+constexpr uint16_t k_shn_xindex = 0xffff;
+constexpr uint32_t k_nt_gnu_property_type_0 = 5;
+constexpr uint32_t k_gnu_property_x86_isa_1_needed = 0xc0008002;
+// A version-needs table or note larger than this is hostile, not a real library.
+constexpr uint64_t k_max_small_table = 64ull << 20;
+
+std::string hex(uint64_t v) {
+  std::array<char, 24> buf{};
+  auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v, 16);
+  return "0x" + std::string(buf.data(), r.ptr);
+}
+
+std::string machine_name(uint16_t m) {
+  // ELF format constants (the ELF specification's e_machine values), not policy.
+  switch (m) {
+    case 62: return "x86_64";
+    case 183: return "aarch64";
+    case 190: return "cuda";
+    case 3: return "i386";
+    case 40: return "arm";
+    case 21: return "ppc64";
+    case 22: return "s390x";
+    case 243: return "riscv";
+    default: return "em_" + std::to_string(m);
+  }
+}
+
+// Field reader over the whole file that turns a short read into an error naming the field.
+class Reader {
+public:
+  Reader(Bytes file, bool is_64) : m_file(file), m_64(is_64) {}
+  template <typename T>
+  Expected<T> get(uint64_t offset, const char* field) const {
+    auto v = read_le<T>(m_file, offset);
+    if (!v) return past_end(field, offset, sizeof(T));
+    return *v;
+  }
+  // A 4-byte field in ELF32 or an 8-byte one in ELF64 (addresses, offsets, sizes).
+  Expected<uint64_t> word(uint64_t offset, const char* field) const {
+    if (m_64) return get<uint64_t>(offset, field);
+    auto v = get<uint32_t>(offset, field);
+    if (!v) return v.error();
+    return uint64_t{*v};
+  }
+  Error past_end(const std::string& what, uint64_t offset, uint64_t size) const {
+    return make_error(what + " at " + hex(offset) + " (" + hex(size) +
+                      " bytes) runs past end of file (size " + hex(m_file.size()) + ")");
+  }
+  bool is_64() const { return m_64; }
+  Bytes file() const { return m_file; }
+
+private:
+  Bytes m_file;
+  bool m_64;
+};
+
+// A NUL-terminated string at offset inside a string table.
+Expected<std::string> table_string(Bytes table, uint64_t table_offset, uint64_t index,
+                                   const char* what) {
+  if (index >= table.size())
+    return make_error(std::string(what) + " name offset " + hex(index) +
+                      " lies outside its string table at " + hex(table_offset) + " (size " +
+                      hex(table.size()) + ")");
+  auto rest = as_chars(table.subspan(index));
+  auto end = rest.find('\0');
+  if (end == std::string_view::npos)
+    return make_error(std::string(what) + " name at " + hex(table_offset + index) +
+                      " is not NUL-terminated inside its string table");
+  return std::string(rest.substr(0, end));
+}
+
+Expected<std::vector<ElfSection>> read_sections(const Reader& r, std::string& error_ctx) {
+  const bool b64 = r.is_64();
+  TAILOR_TRY(shoff, r.word(b64 ? 0x28 : 0x20, "e_shoff"));
+  TAILOR_TRY(shentsize, r.get<uint16_t>(b64 ? 0x3a : 0x2e, "e_shentsize"));
+  TAILOR_TRY(shnum16, r.get<uint16_t>(b64 ? 0x3c : 0x30, "e_shnum"));
+  TAILOR_TRY(shstrndx16, r.get<uint16_t>(b64 ? 0x3e : 0x32, "e_shstrndx"));
+  std::vector<ElfSection> sections;
+  if (shoff == 0) return sections;  // no section header table (allowed by the spec)
+  const uint64_t want_entsize = b64 ? 64 : 40;
+  if (shentsize != want_entsize)
+    return make_error("e_shentsize at " + hex(b64 ? 0x3a : 0x2e) + " is " + hex(shentsize) +
+                      ", expected " + hex(want_entsize));
+  // Section 0 carries the real count and string index when they do not fit 16 bits.
+  uint64_t shnum = shnum16;
+  uint64_t shstrndx = shstrndx16;
+  if (shnum == 0 || shstrndx == k_shn_xindex) {
+    TAILOR_TRY(size0, r.word(shoff + (b64 ? 32 : 20), "section 0 sh_size"));
+    TAILOR_TRY(link0, r.get<uint32_t>(shoff + (b64 ? 40 : 24), "section 0 sh_link"));
+    if (shnum == 0) shnum = size0;
+    if (shstrndx == k_shn_xindex) shstrndx = link0;
+  }
+  if (shnum > r.file().size() / want_entsize ||
+      !strict_substr(r.file(), shoff, shnum * want_entsize))
+    return r.past_end("section header table", shoff, shnum * want_entsize);
+  sections.reserve(shnum);
+  std::vector<uint32_t> name_index(shnum);
+  for (uint64_t i = 0; i < shnum; ++i) {
+    const uint64_t h = shoff + i * want_entsize;
+    ElfSection s;
+    name_index[i] = *read_le<uint32_t>(r.file(), h);
+    s.type = *read_le<uint32_t>(r.file(), h + 4);
+    if (b64) {
+      s.flags = *read_le<uint64_t>(r.file(), h + 8);
+      s.addr = *read_le<uint64_t>(r.file(), h + 16);
+      s.offset = *read_le<uint64_t>(r.file(), h + 24);
+      s.size = *read_le<uint64_t>(r.file(), h + 32);
+      s.link = *read_le<uint32_t>(r.file(), h + 40);
+      s.info = *read_le<uint32_t>(r.file(), h + 44);
+    } else {
+      s.flags = *read_le<uint32_t>(r.file(), h + 8);
+      s.addr = *read_le<uint32_t>(r.file(), h + 12);
+      s.offset = *read_le<uint32_t>(r.file(), h + 16);
+      s.size = *read_le<uint32_t>(r.file(), h + 20);
+      s.link = *read_le<uint32_t>(r.file(), h + 24);
+      s.info = *read_le<uint32_t>(r.file(), h + 28);
+    }
+    sections.push_back(std::move(s));
+  }
+  if (shstrndx != 0) {
+    if (shstrndx >= shnum)
+      return make_error("e_shstrndx " + std::to_string(shstrndx) + " is not below the " +
+                        std::to_string(shnum) + " sections");
+    const ElfSection& strtab = sections[shstrndx];
+    auto bytes = strict_substr(r.file(), strtab.offset, strtab.size);
+    if (!bytes || strtab.type == k_sht_nobits)
+      return r.past_end("section name table", strtab.offset, strtab.size);
+    for (uint64_t i = 0; i < shnum; ++i) {
+      error_ctx = "section " + std::to_string(i);
+      TAILOR_TRY(name, table_string(*bytes, strtab.offset, name_index[i], error_ctx.c_str()));
+      sections[i].name = std::move(name);
+    }
+  }
+  return sections;
+}
+
+// DT_NEEDED, DT_SONAME, DT_RPATH, DT_RUNPATH from the SHT_DYNAMIC section.
+Expected<void> read_dynamic(const Reader& r, ElfFile& elf) {
+  constexpr int64_t k_dt_null = 0, k_dt_needed = 1, k_dt_soname = 14, k_dt_rpath = 15,
+                    k_dt_runpath = 29;
+  for (const ElfSection& dyn : elf.sections) {
+    if (dyn.type != k_sht_dynamic) continue;
+    auto bytes = strict_substr(r.file(), dyn.offset, dyn.size);
+    if (!bytes) return r.past_end("section " + dyn.name, dyn.offset, dyn.size);
+    if (dyn.link >= elf.sections.size())
+      return make_error("section " + dyn.name + " links to string table " +
+                        std::to_string(dyn.link) + " which does not exist");
+    const ElfSection& strtab = elf.sections[dyn.link];
+    auto strs = strict_substr(r.file(), strtab.offset, strtab.size);
+    if (!strs || strtab.type == k_sht_nobits)
+      return r.past_end("section " + strtab.name, strtab.offset, strtab.size);
+    const uint64_t ent = r.is_64() ? 16 : 8;
+    for (uint64_t p = 0; p + ent <= bytes->size(); p += ent) {
+      int64_t tag = r.is_64() ? *read_le<int64_t>(*bytes, p) : *read_le<int32_t>(*bytes, p);
+      uint64_t val = r.is_64() ? *read_le<uint64_t>(*bytes, p + 8) : *read_le<uint32_t>(*bytes, p + 4);
+      if (tag == k_dt_null) break;
+      if (tag != k_dt_needed && tag != k_dt_soname && tag != k_dt_rpath && tag != k_dt_runpath)
+        continue;
+      TAILOR_TRY(s, table_string(*strs, strtab.offset, val, "dynamic entry"));
+      if (tag == k_dt_needed) elf.needed.push_back(std::move(s));
+      else if (tag == k_dt_soname) elf.soname = std::move(s);
+      else {
+        auto& list = tag == k_dt_rpath ? elf.rpath : elf.runpath;
+        size_t start = 0;
+        while (start <= s.size()) {
+          size_t colon = s.find(':', start);
+          if (colon == std::string::npos) colon = s.size();
+          if (colon > start) list.push_back(s.substr(start, colon - start));
+          start = colon + 1;
+        }
+      }
+    }
+    break;  // one dynamic section per file
+  }
+  return {};
+}
+
+// Verneed records (SHT_GNU_verneed): the symbol versions needed from each library.
+Expected<void> read_version_needs(const Reader& r, ElfFile& elf) {
+  for (const ElfSection& vr : elf.sections) {
+    if (vr.type != k_sht_gnu_verneed) continue;
+    if (vr.size > k_max_small_table) return r.past_end("section " + vr.name, vr.offset, vr.size);
+    auto bytes = strict_substr(r.file(), vr.offset, vr.size);
+    if (!bytes) return r.past_end("section " + vr.name, vr.offset, vr.size);
+    if (vr.link >= elf.sections.size())
+      return make_error("section " + vr.name + " links to string table " +
+                        std::to_string(vr.link) + " which does not exist");
+    const ElfSection& strtab = elf.sections[vr.link];
+    auto strs = strict_substr(r.file(), strtab.offset, strtab.size);
+    if (!strs || strtab.type == k_sht_nobits)
+      return r.past_end("section " + strtab.name, strtab.offset, strtab.size);
+    // Each record is at least 16 bytes, so no more than size/16 of either kind can be
+    // real: this bounds the walk even when vn_next/vna_next point backwards.
+    uint64_t budget = bytes->size() / 16 + 1;
+    uint64_t pos = 0;
+    for (uint32_t n = 0; n < vr.info; ++n) {
+      if (budget-- == 0) return make_error("section " + vr.name + " at " + hex(vr.offset) + ": version need records loop");
+      auto cnt = read_le<uint16_t>(*bytes, pos + 2);
+      auto file = read_le<uint32_t>(*bytes, pos + 4);
+      auto aux = read_le<uint32_t>(*bytes, pos + 8);
+      auto next = read_le<uint32_t>(*bytes, pos + 12);
+      if (!cnt || !file || !aux || !next)
+        return r.past_end("version need record", vr.offset + pos, 16);
+      ElfVersionNeed need;
+      TAILOR_TRY(fname, table_string(*strs, strtab.offset, *file, "version need file"));
+      need.file = std::move(fname);
+      uint64_t apos = pos + *aux;
+      for (uint16_t k = 0; k < *cnt; ++k) {
+        if (budget-- == 0) return make_error("section " + vr.name + " at " + hex(vr.offset) + ": version need records loop");
+        auto name = read_le<uint32_t>(*bytes, apos + 8);
+        auto anext = read_le<uint32_t>(*bytes, apos + 12);
+        if (!name || !anext) return r.past_end("version need aux record", vr.offset + apos, 16);
+        TAILOR_TRY(vname, table_string(*strs, strtab.offset, *name, "version need"));
+        need.versions.push_back(std::move(vname));
+        if (*anext == 0) break;
+        apos += *anext;
+      }
+      elf.version_needs.push_back(std::move(need));
+      if (*next == 0) break;
+      pos += *next;
+    }
+  }
+  return {};
+}
+
+// GNU_PROPERTY_X86_ISA_1_NEEDED from NT_GNU_PROPERTY_TYPE_0 notes.
+void read_isa_note(const Reader& r, ElfFile& elf) {
+  const uint64_t align = r.is_64() ? 8 : 4;
+  auto up = [](uint64_t v, uint64_t a) { return (v + a - 1) / a * a; };
+  for (const ElfSection& note : elf.sections) {
+    if (note.type != k_sht_note || note.size > k_max_small_table) continue;
+    auto bytes = strict_substr(r.file(), note.offset, note.size);
+    if (!bytes) continue;  // a damaged note is not worth failing the whole file for
+    uint64_t pos = 0;
+    while (pos + 12 <= bytes->size()) {
+      uint32_t namesz = *read_le<uint32_t>(*bytes, pos);
+      uint32_t descsz = *read_le<uint32_t>(*bytes, pos + 4);
+      uint32_t type = *read_le<uint32_t>(*bytes, pos + 8);
+      uint64_t desc = up(pos + 12 + namesz, 4);
+      if (type == k_nt_gnu_property_type_0) desc = up(pos + 12 + namesz, align);
+      auto name = strict_substr(*bytes, pos + 12, namesz);
+      auto d = strict_substr(*bytes, desc, descsz);
+      if (!name || !d) break;
+      if (type == k_nt_gnu_property_type_0 && as_chars(*name) == std::string_view("GNU\0", 4)) {
+        uint64_t p = 0;
+        while (p + 8 <= d->size()) {
+          uint32_t pr_type = *read_le<uint32_t>(*d, p);
+          uint32_t pr_size = *read_le<uint32_t>(*d, p + 4);
+          if (pr_type == k_gnu_property_x86_isa_1_needed && pr_size >= 4) {
+            if (auto bits = read_le<uint32_t>(*d, p + 8)) elf.x86_isa_needed = *bits;
+          }
+          p = up(p + 8 + uint64_t{pr_size}, align);
+        }
+      }
+      pos = up(desc + descsz, type == k_nt_gnu_property_type_0 ? align : 4);
+    }
+  }
+}
+
+}  // namespace
+
+const ElfSection* ElfFile::find(std::string_view name) const {
+  for (const ElfSection& s : sections)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+bool looks_like_elf(Bytes file) {
+  return file.size() >= 4 && as_chars(file.first(4)) == std::string_view("\x7f" "ELF", 4);
+}
+
+Expected<Bytes> section_bytes(Bytes file, const ElfSection& section) {
+  if (section.type == k_sht_nobits) return Bytes{};
+  auto b = strict_substr(file, section.offset, section.size);
+  if (!b)
+    return make_error("section " + section.name + " at " + hex(section.offset) + " (" +
+                      hex(section.size) + " bytes) runs past end of file (size " +
+                      hex(file.size()) + ")");
+  return *b;
+}
+
+Expected<ElfFile> parse_elf(Bytes file) {
+  if (!looks_like_elf(file)) return make_error("not an ELF file (no \\x7fELF magic at 0x0)");
+  if (file.size() < 52) return make_error("ELF header at 0x0 runs past end of file (size " + hex(file.size()) + ")");
+  const auto cls = static_cast<uint8_t>(file[4]);
+  const auto data = static_cast<uint8_t>(file[5]);
+  if (cls != 1 && cls != 2) return make_error("ELF class at 0x4 is " + hex(cls) + ", expected 1 or 2");
+  if (data != 1) return make_error("ELF data encoding at 0x5 is " + hex(data) + ", only little-endian (1) is supported");
+  ElfFile elf;
+  elf.is_64 = cls == 2;
+  Reader r(file, elf.is_64);
+  if (elf.is_64 && file.size() < 64) return r.past_end("ELF header", 0, 64);
+  elf.e_machine = *read_le<uint16_t>(file, 0x12);
+  elf.machine = machine_name(elf.e_machine);
+  std::string ctx;
+  auto sections = read_sections(r, ctx);
+  if (!sections) return sections.error();
+  elf.sections = std::move(*sections);
+  if (auto d = read_dynamic(r, elf); !d) return d.error();
+  if (auto v = read_version_needs(r, elf); !v) return v.error();
+  read_isa_note(r, elf);
+  return elf;
+}
+
+}  // namespace tailor::formats

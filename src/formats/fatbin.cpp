@@ -1,0 +1,155 @@
+#include "formats/fatbin.h"
+
+#include <array>
+#include <charconv>
+
+namespace tailor::formats {
+namespace {
+
+constexpr uint32_t k_container_magic = 0xBA55ED50;
+constexpr uint64_t k_container_header = 16;
+constexpr uint64_t k_min_entry_header = 64;
+constexpr uint64_t k_flag_old_compression = 0x1000;
+constexpr uint64_t k_flag_lz4 = 0x2000;
+constexpr uint64_t k_flag_zstd = 0x8000;
+constexpr uint64_t k_flag_arch_specific = 0x100000;
+constexpr uint64_t k_flag_family = 0x200000;
+
+std::string hex(uint64_t v) {
+  std::array<char, 24> buf{};
+  auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v, 16);
+  return "0x" + std::string(buf.data(), r.ptr);
+}
+
+FatbinCompression compression_of(uint64_t flags) {
+  if (flags & k_flag_zstd) return FatbinCompression::zstd;
+  if (flags & k_flag_lz4) return FatbinCompression::lz4;
+  if (flags & k_flag_old_compression) return FatbinCompression::unknown;
+  return FatbinCompression::none;
+}
+
+bool all_zero(Bytes b) {
+  for (std::byte x : b)
+    if (x != std::byte{0}) return false;
+  return true;
+}
+
+// One entry header at `pos` (section-relative) inside a container ending at `end`.
+Expected<FatbinEntry> read_entry(Bytes section, uint64_t base, uint64_t pos, uint64_t end) {
+  const uint64_t at = base + pos;
+  if (end - pos < k_min_entry_header)
+    return make_error("fatbin entry at " + hex(at) + " has " + hex(end - pos) +
+                      " bytes left in its container, less than a 64-byte header");
+  FatbinEntry e;
+  e.kind = *read_le<uint16_t>(section, pos);
+  e.header_size = *read_le<uint32_t>(section, pos + 0x04);
+  e.stored_size = *read_le<uint64_t>(section, pos + 0x08);
+  e.compressed_size = *read_le<uint32_t>(section, pos + 0x10);
+  e.arch = *read_le<uint32_t>(section, pos + 0x1c);
+  const uint32_t name_offset = *read_le<uint32_t>(section, pos + 0x20);
+  const uint32_t name_length = *read_le<uint32_t>(section, pos + 0x24);
+  e.flags = *read_le<uint64_t>(section, pos + 0x28);
+  const uint64_t uncompressed = *read_le<uint64_t>(section, pos + 0x38);
+  e.header_offset = at;
+  if (e.header_size < k_min_entry_header || e.header_size > end - pos)
+    return make_error("fatbin entry at " + hex(at) + ": header size " + hex(e.header_size) +
+                      " is below 64 or runs past its container (end " + hex(base + end) + ")");
+  if (e.stored_size > end - pos - e.header_size)
+    return make_error("fatbin entry at " + hex(at) + ": payload size " + hex(e.stored_size) +
+                      " runs past its container (end " + hex(base + end) + ")");
+  e.compression = compression_of(e.flags);
+  e.arch_specific = (e.flags & k_flag_arch_specific) != 0;
+  e.family = (e.flags & k_flag_family) != 0;
+  if (e.compression == FatbinCompression::none) {
+    e.compressed_size = 0;
+    e.uncompressed_size = e.stored_size;
+  } else {
+    if (e.compressed_size > e.stored_size)
+      return make_error("fatbin entry at " + hex(at) + ": compressed size " +
+                        hex(e.compressed_size) + " exceeds its payload size " +
+                        hex(e.stored_size));
+    e.uncompressed_size = uncompressed;
+  }
+  if (name_offset != 0 && name_length != 0) {
+    auto name = strict_substr(section, pos + name_offset, name_length);
+    if (!name || uint64_t{name_offset} + name_length > end - pos)
+      return make_error("fatbin entry at " + hex(at) + ": identifier at offset " +
+                        hex(name_offset) + " (" + hex(name_length) +
+                        " bytes) runs past its container");
+    auto s = as_chars(*name);
+    e.identifier = std::string(s.substr(0, s.find('\0')));
+  }
+  return e;
+}
+
+}  // namespace
+
+std::string_view compression_name(FatbinCompression c) {
+  switch (c) {
+    case FatbinCompression::none: return "none";
+    case FatbinCompression::lz4: return "lz4";
+    case FatbinCompression::zstd: return "zstd";
+    case FatbinCompression::unknown: break;
+  }
+  return "unknown";
+}
+
+std::string FatbinEntry::target_name() const {
+  std::string name;
+  if (kind == k_fatbin_kind_cubin) name = "sm_";
+  else if (kind == k_fatbin_kind_ptx) name = "compute_";
+  else name = "kind" + std::to_string(kind) + "_";
+  name += std::to_string(arch);
+  if (arch_specific) name += 'a';
+  if (family) name += 'f';
+  return name;
+}
+
+Expected<std::vector<FatbinContainer>> parse_fatbin_section(Bytes section,
+                                                           uint64_t section_file_offset) {
+  std::vector<FatbinContainer> containers;
+  uint64_t pos = 0;
+  while (pos < section.size()) {
+    const uint64_t at = section_file_offset + pos;
+    const uint64_t left = section.size() - pos;
+    auto magic = read_le<uint32_t>(section, pos);
+    if (left < k_container_header || magic != k_container_magic) {
+      // The linker pads between and after containers with zeros; anything else is damage.
+      if (magic == 0u || (left < k_container_header && all_zero(section.subspan(pos)))) {
+        pos += 8 - (pos % 8 ? pos % 8 : 0);
+        if (left < 8) break;
+        continue;
+      }
+      return make_error("no fatbin container magic at " + hex(at) + " (found " +
+                        (magic ? hex(*magic) : std::string("a truncated header")) + ")");
+    }
+    const uint16_t header_size = *read_le<uint16_t>(section, pos + 6);
+    const uint64_t fat_size = *read_le<uint64_t>(section, pos + 8);
+    if (header_size < k_container_header || header_size > left)
+      return make_error("fatbin container at " + hex(at) + ": header size " + hex(header_size) +
+                        " is below 16 or runs past the section");
+    if (fat_size > left - header_size)
+      return make_error("fatbin container at " + hex(at) + ": size " + hex(fat_size) +
+                        " runs past the end of its section (" + hex(left - header_size) +
+                        " bytes left)");
+    FatbinContainer c;
+    c.offset = at;
+    c.size = header_size + fat_size;
+    const uint64_t end = pos + c.size;
+    uint64_t e = pos + header_size;
+    while (e < end) {
+      // Trailing padding inside a container: fewer than 64 zero bytes.
+      if (end - e < k_min_entry_header && all_zero(section.subspan(e, end - e))) break;
+      TAILOR_TRY(entry, read_entry(section, section_file_offset, e, end));
+      // header_size >= 64 makes every step advance, so the walk is bounded by size/64.
+      e += entry.header_size + entry.stored_size;
+      c.entries.push_back(std::move(entry));
+    }
+    containers.push_back(std::move(c));
+    pos = end;
+    if (pos % 8) pos += 8 - pos % 8;
+  }
+  return containers;
+}
+
+}  // namespace tailor::formats

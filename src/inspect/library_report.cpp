@@ -1,0 +1,123 @@
+#include "inspect/library_report.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <tuple>
+
+#include "formats/decompress.h"
+#include "formats/fatbin.h"
+
+namespace tailor::inspect {
+namespace {
+
+// Sections that hold fatbin containers: whole-program device code and the relocatable
+// device code that -rdc builds keep for the device linker.
+constexpr std::string_view k_device_sections[] = {".nv_fatbin", "__nv_relfatbin"};
+
+// Canonical order of tailor::cuda::CudaTarget: CC, then variant (none, a, f), then SASS
+// before PTX. Computed from the entry fields, which are exactly what a CudaTarget holds.
+auto order_key(const formats::FatbinEntry& e) {
+  const int variant = e.arch_specific ? 1 : e.family ? 2 : 0;
+  const int kind = e.kind == formats::k_fatbin_kind_cubin ? 0
+                   : e.kind == formats::k_fatbin_kind_ptx ? 1
+                                                          : 2 + e.kind;
+  return std::tuple{e.arch, variant, kind};
+}
+
+// GNU_PROPERTY_X86_ISA_1_NEEDED bits: 1 baseline, 2 v2, 4 v3, 8 v4 (the highest wins).
+std::optional<std::string> isa_level(std::optional<uint32_t> bits) {
+  if (!bits) return std::nullopt;
+  if (*bits & 8) return "x86-64-v4";
+  if (*bits & 4) return "x86-64-v3";
+  if (*bits & 2) return "x86-64-v2";
+  if (*bits & 1) return "x86-64-baseline";
+  return std::nullopt;
+}
+
+bool contains(std::string_view hay, std::string_view needle) {
+  return !hay.empty() && ::memmem(hay.data(), hay.size(), needle.data(), needle.size()) != nullptr;
+}
+
+// The libstdc++ dual ABI shows in mangled names: the new std::string and std::list live in
+// std::__cxx11 ("B5cxx11" abi tags, "__cxx11" namespace). Old-ABI std::string is the "Ss"
+// substitution. Only .dynstr is read (a few MB even for libtorch_cuda.so): one memmem for
+// the common case, a per-name scan only when no __cxx11 name exists.
+std::optional<bool> cxx11_abi(Bytes dynstr) {
+  auto all = as_chars(dynstr);
+  if (contains(all, "__cxx11") || contains(all, "B5cxx11")) return true;
+  size_t pos = 0;
+  while (pos < all.size()) {
+    size_t end = all.find('\0', pos);
+    if (end == std::string_view::npos) end = all.size();
+    auto name = all.substr(pos, end - pos);
+    if (name.starts_with("_Z") && (contains(name, "Ss") || contains(name, "NSs")))
+      return false;
+    pos = end + 1;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::string> LibraryReport::target_names() const {
+  std::vector<std::string> names;
+  names.reserve(targets.size());
+  for (const TargetStats& t : targets) names.push_back(t.name);
+  return names;
+}
+
+Expected<LibraryReport> analyze_library(Bytes file, std::string path,
+                                        const LibraryOptions& options) {
+  auto fail = [&](const Error& e) { return make_error(path + ": " + e.message); };
+  auto elf = formats::parse_elf(file);
+  if (!elf) return fail(elf.error());
+  LibraryReport report;
+  report.path = std::move(path);
+  report.machine = elf->machine;
+  report.file_size = file.size();
+  report.needed = elf->needed;
+  report.runpath = elf->runpath;
+  report.rpath = elf->rpath;
+  report.soname = elf->soname;
+  report.version_needs = elf->version_needs;
+  report.x86_isa_level = isa_level(elf->x86_isa_needed);
+
+  std::map<std::tuple<uint32_t, int, int>, TargetStats> by_target;
+  for (const formats::ElfSection& s : elf->sections) {
+    if (std::find(std::begin(k_device_sections), std::end(k_device_sections), s.name) ==
+        std::end(k_device_sections))
+      continue;
+    auto bytes = formats::section_bytes(file, s);
+    if (!bytes) return fail(bytes.error());
+    report.device_code_bytes += s.size;
+    auto containers = formats::parse_fatbin_section(*bytes, s.offset);
+    if (!containers) return fail(containers.error());
+    for (const formats::FatbinContainer& c : *containers) {
+      for (const formats::FatbinEntry& e : c.entries) {
+        if (options.verify_payloads) {
+          auto out = formats::decompress_entry(file, e, options.max_entry_bytes);
+          if (!out) return fail(out.error());
+        }
+        TargetStats& t = by_target[order_key(e)];
+        if (t.name.empty()) t.name = e.target_name();
+        t.entries += 1;
+        t.stored_bytes += e.stored_size;
+        t.uncompressed_bytes += e.uncompressed_size;
+        t.compression.insert(std::string(formats::compression_name(e.compression)));
+      }
+    }
+  }
+  report.payloads_verified = options.verify_payloads;
+  for (auto& [key, stats] : by_target) report.targets.push_back(std::move(stats));
+  report.has_device_code = !report.targets.empty();
+
+  if (const formats::ElfSection* dynstr = elf->find(".dynstr")) {
+    auto bytes = formats::section_bytes(file, *dynstr);
+    if (!bytes) return fail(bytes.error());
+    report.cxx11_abi = cxx11_abi(*bytes);
+  }
+  return report;
+}
+
+}  // namespace tailor::inspect
