@@ -1,0 +1,93 @@
+"""Compare every op of the built extension with torch, on CPU and (when present) on the GPU.
+
+GPU tests skip visibly without a GPU (run pytest with -rs to see the reason).
+"""
+import pytest
+import torch
+
+import fused_ops
+
+DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+TOL = {
+    torch.float32: dict(rtol=1e-5, atol=1e-5),
+    torch.float64: dict(rtol=1e-10, atol=1e-10),
+    torch.float16: dict(rtol=2e-3, atol=2e-3),
+    torch.bfloat16: dict(rtol=1.6e-2, atol=1.6e-2),
+}
+
+has_gpu = torch.cuda.is_available()
+gpu = pytest.mark.skipif(not has_gpu, reason="no CUDA GPU visible")
+DEVICES = ["cpu", pytest.param("cuda", marks=gpu)]
+
+
+def reference(fn, *tensors):
+    """Compute the reference in float64 on the CPU, then cast back to the input dtype."""
+    dtype = tensors[0].dtype
+    args = [t.detach().cpu().double() for t in tensors]
+    return fn(*args).to(dtype)
+
+
+def check(actual, expected):
+    assert actual.dtype == expected.dtype
+    assert actual.shape == expected.shape
+    torch.testing.assert_close(actual.cpu(), expected.cpu(), **TOL[actual.dtype])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_bias_gelu(device, dtype):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(7, 33, generator=g).to(device=device, dtype=dtype)
+    b = torch.randn(33, generator=g).to(device=device, dtype=dtype)
+    check(fused_ops.bias_gelu(x, b),
+          reference(lambda x, b: torch.nn.functional.gelu(x + b), x, b))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_scale_residual(device, dtype):
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(4, 5, 129, generator=g).to(device=device, dtype=dtype)
+    r = torch.randn(4, 5, 129, generator=g).to(device=device, dtype=dtype)
+    check(fused_ops.scale_residual(x, r, 0.75), reference(lambda x, r: x * 0.75 + r, x, r))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rms_norm(device, dtype):
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(6, 1000, generator=g).to(device=device, dtype=dtype)
+    w = torch.rand(1000, generator=g).to(device=device, dtype=dtype)
+    expected = reference(
+        lambda x, w: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w, x, w)
+    check(fused_ops.rms_norm(x, w, 1e-6), expected)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_row_sum(device, dtype):
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(3, 8, 517, generator=g).to(device=device, dtype=dtype)
+    actual = fused_ops.row_sum(x)
+    expected = reference(lambda x: x.sum(-1), x)
+    # A sum of 517 values rounds once more in low precision: scale the tolerance.
+    tol = {k: v * 8 for k, v in TOL[dtype].items()}
+    torch.testing.assert_close(actual.cpu(), expected.cpu(), **tol)
+
+
+def test_rejects_mismatched_shapes():
+    x = torch.randn(2, 4)
+    with pytest.raises(RuntimeError, match="expected a 1-D tensor of size 4"):
+        fused_ops.bias_gelu(x, torch.randn(5))
+    with pytest.raises(RuntimeError, match="dtypes differ"):
+        fused_ops.scale_residual(x, x.double(), 1.0)
+
+
+@gpu
+def test_runs_on_gpu_and_matches_cpu():
+    """The smoke test: the kernel for this GPU's target is in the wheel and runs."""
+    x = torch.randn(16, 64)
+    b = torch.randn(64)
+    on_gpu = fused_ops.bias_gelu(x.cuda(), b.cuda())
+    torch.cuda.synchronize()
+    torch.testing.assert_close(on_gpu.cpu(), fused_ops.bias_gelu(x, b), rtol=1e-5, atol=1e-5)

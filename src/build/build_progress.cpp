@@ -1,0 +1,157 @@
+#include "build/build_progress.h"
+
+#include <charconv>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "util/strings.h"
+
+namespace tailor::build {
+namespace {
+
+std::optional<int> parse_int(std::string_view s) {
+  int v = 0;
+  s = trim(s);
+  if (s.empty()) return std::nullopt;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+bool is_source_file(std::string_view arg) {
+  for (std::string_view ext : {".cu", ".cpp", ".cc", ".cxx", ".c", ".C"}) {
+    if (arg.size() > ext.size() && arg.substr(arg.size() - ext.size()) == ext) return true;
+  }
+  return false;
+}
+
+std::string base_name(std::string_view path) {
+  auto slash = path.find_last_of('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+std::string_view strip_quotes(std::string_view s) {
+  while (!s.empty() && (s.front() == '\'' || s.front() == '"')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == '\'' || s.back() == '"')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+std::optional<NinjaStatus> parse_ninja_status(std::string_view line) {
+  // Ninja's default NINJA_STATUS is "[%f/%t] "; the line may carry a "\r" from a
+  // terminal-style rewrite, and pip indents subprocess output.
+  line = trim(line);
+  if (line.size() < 5 || line.front() != '[') return std::nullopt;
+  auto slash = line.find('/');
+  auto close = line.find(']');
+  if (slash == std::string_view::npos || close == std::string_view::npos || slash > close)
+    return std::nullopt;
+  auto done = parse_int(line.substr(1, slash - 1));
+  auto total = parse_int(line.substr(slash + 1, close - slash - 1));
+  if (!done || !total || *total <= 0 || *done < 0 || *done > *total) return std::nullopt;
+  NinjaStatus s;
+  s.done = *done;
+  s.total = *total;
+  s.command = std::string(trim(line.substr(close + 1)));
+  return s;
+}
+
+std::optional<int> parse_cmake_percent(std::string_view line) {
+  line = trim(line);
+  if (line.size() < 6 || line.front() != '[') return std::nullopt;
+  auto pct = line.find("%]");
+  if (pct == std::string_view::npos || pct > 5) return std::nullopt;
+  auto v = parse_int(line.substr(1, pct - 1));
+  if (!v || *v < 0 || *v > 100) return std::nullopt;
+  return v;
+}
+
+std::string current_file_from_command(std::string_view command) {
+  // CMake: "Building CUDA object CMakeFiles/x.dir/src/foo.cu.o"
+  for (std::string_view marker : {"Building CUDA object ", "Building CXX object ", "Building C object "}) {
+    auto at = command.find(marker);
+    if (at == std::string_view::npos) continue;
+    std::string_view obj = trim(command.substr(at + marker.size()));
+    if (obj.size() > 2 && obj.substr(obj.size() - 2) == ".o") obj.remove_suffix(2);
+    return base_name(obj);
+  }
+  if (command.find("Linking ") != std::string_view::npos) {
+    auto parts = split_any(command, " ");
+    return parts.empty() ? std::string() : base_name(parts.back());
+  }
+  auto args = split_any(command, " \t");
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == "-c" && is_source_file(strip_quotes(args[i + 1])))
+      return base_name(strip_quotes(args[i + 1]));
+  }
+  std::string last;
+  for (const auto& a : args) {
+    if (is_source_file(strip_quotes(a))) last = base_name(strip_quotes(a));
+  }
+  return last;
+}
+
+std::optional<std::chrono::seconds> estimate_eta(double fraction_done, std::chrono::seconds elapsed) {
+  if (!(fraction_done > 0.0) || fraction_done > 1.0 || elapsed.count() <= 0) return std::nullopt;
+  double remaining = static_cast<double>(elapsed.count()) * (1.0 - fraction_done) / fraction_done;
+  return std::chrono::seconds(static_cast<long long>(std::llround(remaining)));
+}
+
+ProgressTracker::ProgressTracker(Clock now) : m_now(std::move(now)), m_start(m_now()) {}
+
+void ProgressTracker::restart() {
+  m_start = m_now();
+  m_progress = BuildProgress{};
+}
+
+bool ProgressTracker::feed(std::string_view line) {
+  if (auto s = parse_ninja_status(line)) {
+    m_progress.done = s->done;
+    m_progress.total = s->total;
+    m_progress.percent = static_cast<int>(100LL * s->done / s->total);
+    std::string file = current_file_from_command(s->command);
+    if (!file.empty()) m_progress.current_file = file;
+    return true;
+  }
+  if (auto pct = parse_cmake_percent(line)) {
+    m_progress.percent = *pct;
+    std::string file = current_file_from_command(line);
+    if (!file.empty()) m_progress.current_file = file;
+    return true;
+  }
+  return false;
+}
+
+BuildProgress ProgressTracker::progress() const {
+  BuildProgress p = m_progress;
+  p.elapsed = std::chrono::duration_cast<std::chrono::seconds>(m_now() - m_start);
+  // Ninja prints [n/N] when an edge STARTS, so n-1 edges are finished at that moment.
+  double fraction = -1;
+  if (p.total > 0)
+    fraction = static_cast<double>(p.done > 0 ? p.done - 1 : 0) / p.total;
+  else if (p.percent >= 0)
+    fraction = p.percent / 100.0;
+  if (fraction > 0) p.eta = estimate_eta(fraction, p.elapsed);
+  return p;
+}
+
+std::string format_duration(std::chrono::seconds s) {
+  long long t = s.count() < 0 ? 0 : s.count();
+  if (t < 60) return fmt::format("{}s", t);
+  if (t < 3600) return fmt::format("{}m{:02}s", t / 60, t % 60);
+  return fmt::format("{}h{:02}m", t / 3600, (t % 3600) / 60);
+}
+
+std::string render_progress_line(const BuildProgress& p) {
+  std::string line;
+  if (p.total > 0) line += fmt::format("[{}/{}] ", p.done, p.total);
+  if (p.percent >= 0) line += fmt::format("{:3}% ", p.percent);
+  line += "elapsed " + format_duration(p.elapsed);
+  if (p.eta) line += " ETA " + format_duration(*p.eta);
+  if (!p.current_file.empty()) line += " " + p.current_file;
+  return line;
+}
+
+}  // namespace tailor::build

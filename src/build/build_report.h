@@ -1,0 +1,60 @@
+// The record of one build: inputs, resolved environment, toolchain, time, jobs, cache
+// hits, the wheel (name, sha256, size, bytes per target) and the checks it passed.
+// One model, two renderers: JSON (written beside the wheel) and a short human summary.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace tailor::build {
+
+enum class CheckStatus { passed, failed, skipped };
+std::string_view check_status_name(CheckStatus s);  // "passed", "failed", "skipped"
+
+struct CheckResult {
+  std::string name;     ///< "targets", "import", "cpu-tests", "gpu-smoke"
+  CheckStatus status = CheckStatus::skipped;
+  std::string detail;   ///< why skipped / what failed / what ran
+};
+
+struct BuildReport {
+  // inputs
+  std::string tool_version;
+  std::string package;         ///< distribution name
+  std::string source;          ///< as given: dir, sdist, NAME==VERSION, git URL@ref
+  std::string source_kind;     ///< "directory", "sdist", "index", "git", "example"
+  std::vector<std::string> targets;      ///< canonical names asked for: "sm_75"
+  std::string targets_spec;    ///< as given, e.g. "--arch 7.5" or "GPU 0: Tesla T4 (7.5)"
+  std::string recipe;
+  // resolved environment and toolchain
+  std::map<std::string, std::string> env;
+  std::vector<std::string> unset_env;
+  std::map<std::string, std::string> toolchain;  ///< nvcc, gcc, python, torch, ninja, ccache
+  std::string python;
+  // run
+  std::string started_at;      ///< ISO 8601 UTC
+  double duration_s = 0;
+  int jobs = 0;
+  std::string jobs_reason;
+  std::string cache_tool;      ///< "ccache", "sccache", "none"
+  std::optional<uint64_t> cache_hits, cache_misses;
+  // result
+  std::string wheel;           ///< file name
+  std::string wheel_path;      ///< published path
+  std::string sha256;
+  uint64_t size = 0;
+  std::map<std::string, uint64_t> bytes_per_target;
+  std::vector<CheckResult> checks;
+  std::string log_path;
+  bool ok = false;
+};
+
+nlohmann::json to_json(const BuildReport& report);
+/// Eight lines or so for people: wheel, size, targets with bytes, time, jobs, cache, checks.
+std::string render_summary(const BuildReport& report);
+
+}  // namespace tailor::build

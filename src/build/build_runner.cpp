@@ -1,0 +1,186 @@
+#include "build/build_runner.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "util/strings.h"
+
+namespace tailor::build {
+namespace {
+
+class QuietDisplay : public ProgressDisplay {
+public:
+  void step_started(const RunStep&, size_t, size_t) override {}
+  void progress(const BuildProgress&) override {}
+  void step_finished(const StepOutcome&) override {}
+};
+
+/// Plain lines for logs and CI: a line per step, a line per 10% of progress.
+class PlainDisplay : public ProgressDisplay {
+public:
+  explicit PlainDisplay(std::FILE* out) : m_out(out) {}
+  void step_started(const RunStep& step, size_t index, size_t count) override {
+    std::fprintf(m_out, "==> [%zu/%zu] %s\n", index + 1, count, step.title.c_str());
+    std::fflush(m_out);
+    m_last_decile = -1;
+  }
+  void progress(const BuildProgress& p) override {
+    if (p.percent < 0) return;
+    int decile = p.percent / 10;
+    if (decile == m_last_decile) return;
+    m_last_decile = decile;
+    std::fprintf(m_out, "    %s\n", render_progress_line(p).c_str());
+    std::fflush(m_out);
+  }
+  void step_finished(const StepOutcome& o) override {
+    auto secs = std::chrono::duration_cast<std::chrono::seconds>(o.duration);
+    if (o.ok())
+      std::fprintf(m_out, "    done in %s\n", format_duration(secs).c_str());
+    else
+      std::fprintf(m_out, "    failed after %s (%s)\n", format_duration(secs).c_str(),
+                   !o.started ? "could not start"
+                   : o.timed_out ? "timed out"
+                                 : fmt::format("exit {}", o.exit_code).c_str());
+    std::fflush(m_out);
+  }
+
+private:
+  std::FILE* m_out;
+  int m_last_decile = -1;
+};
+
+/// One status line rewritten in place, cut to the terminal width.
+class LiveDisplay : public ProgressDisplay {
+public:
+  explicit LiveDisplay(std::FILE* out) : m_out(out) {
+    if (const char* cols = std::getenv("COLUMNS")) m_width = std::max(20, std::atoi(cols));
+  }
+  void step_started(const RunStep& step, size_t index, size_t count) override {
+    m_title = fmt::format("[{}/{}] {}", index + 1, count, step.title);
+    draw(m_title);
+  }
+  void progress(const BuildProgress& p) override { draw(m_title + ": " + render_progress_line(p)); }
+  void step_finished(const StepOutcome& o) override {
+    auto secs = std::chrono::duration_cast<std::chrono::seconds>(o.duration);
+    draw(m_title + (o.ok() ? ": done in " : ": FAILED after ") + format_duration(secs));
+    std::fputc('\n', m_out);
+    std::fflush(m_out);
+  }
+
+private:
+  void draw(std::string line) {
+    if (static_cast<int>(line.size()) > m_width - 1) line.resize(m_width - 1);
+    std::fprintf(m_out, "\r\033[K%s", line.c_str());
+    std::fflush(m_out);
+  }
+  std::FILE* m_out;
+  std::string m_title;
+  int m_width = 100;
+};
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+bool RunOutcome::ok() const {
+  if (steps.empty()) return false;
+  for (const auto& s : steps)
+    if (!s.ok()) return false;
+  return true;
+}
+
+std::unique_ptr<ProgressDisplay> make_progress_display(DisplayStyle style, std::FILE* out) {
+  switch (style) {
+    case DisplayStyle::live: return std::make_unique<LiveDisplay>(out);
+    case DisplayStyle::plain: return std::make_unique<PlainDisplay>(out);
+    case DisplayStyle::quiet: break;
+  }
+  return std::make_unique<QuietDisplay>();
+}
+
+DisplayStyle default_display_style(std::FILE* out) {
+  const char* term = std::getenv("TERM");
+  if (!isatty(fileno(out)) || (term && std::strcmp(term, "dumb") == 0)) return DisplayStyle::plain;
+  return DisplayStyle::live;
+}
+
+std::string render_step_shell(const RunStep& step) {
+  std::string line;
+  if (!step.cwd.empty()) line += "cd " + shell_quote(step.cwd) + " && ";
+  for (const auto& v : step.unset_env) line += "unset " + v + "; ";
+  for (const auto& [k, v] : step.env) line += k + "=" + shell_quote(v) + " ";
+  std::vector<std::string> quoted;
+  for (const auto& a : step.argv) quoted.push_back(shell_quote(a));
+  return line + join(quoted, " ");
+}
+
+BuildRunner::BuildRunner(CommandRunner& runner, ProgressDisplay& display, std::string log_path,
+                         ProgressTracker::Clock clock)
+    : m_runner(runner), m_display(display), m_log_path(std::move(log_path)), m_clock(std::move(clock)) {}
+
+Expected<RunOutcome> BuildRunner::run(const std::vector<RunStep>& steps) {
+  std::FILE* log = std::fopen(m_log_path.c_str(), "w");
+  if (!log) return make_error(fmt::format("{}: cannot write the build log: {}", m_log_path, std::strerror(errno)));
+  RunOutcome outcome;
+  outcome.log_path = m_log_path;
+  auto run_start = m_clock();
+  ProgressTracker tracker(m_clock);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const RunStep& step = steps[i];
+    std::fprintf(log, "### tailor step %zu/%zu: %s (%s)\n### %s\n", i + 1, steps.size(),
+                 step.title.c_str(), utc_now().c_str(), render_step_shell(step).c_str());
+    std::fflush(log);
+    m_display.step_started(step, i, steps.size());
+    tracker.restart();
+
+    CommandSpec spec;
+    spec.argv = step.argv;
+    spec.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(step.timeout);
+    if (!step.cwd.empty()) spec.cwd = step.cwd;
+    for (const auto& v : step.unset_env) spec.env[v] = std::nullopt;
+    for (const auto& [k, v] : step.env) spec.env[k] = v;
+    spec.keep_output = false;
+    spec.on_line = [&](std::string_view line) {
+      std::fwrite(line.data(), 1, line.size(), log);
+      std::fputc('\n', log);
+      if (tracker.feed(line)) m_display.progress(tracker.progress());
+    };
+    auto step_start = m_clock();
+    CommandResult r = m_runner.run(spec);
+    StepOutcome so;
+    so.title = step.title;
+    so.started = r.started;
+    so.timed_out = r.timed_out;
+    so.exit_code = r.exit_code;
+    so.duration = std::chrono::duration_cast<std::chrono::milliseconds>(m_clock() - step_start);
+    if (!r.started)
+      std::fprintf(log, "### tailor: could not start %s\n", step.argv.empty() ? "(empty)" : step.argv[0].c_str());
+    else
+      std::fprintf(log, "### tailor step %zu %s: exit %d%s after %.1f s\n", i + 1,
+                   so.ok() ? "finished" : "FAILED", r.exit_code, r.timed_out ? " (timed out)" : "",
+                   so.duration.count() / 1000.0);
+    std::fflush(log);
+    m_display.step_finished(so);
+    outcome.steps.push_back(so);
+    if (!so.ok()) break;
+  }
+  outcome.duration = std::chrono::duration_cast<std::chrono::milliseconds>(m_clock() - run_start);
+  if (std::fclose(log) != 0)
+    return make_error(fmt::format("{}: cannot write the build log: {}", m_log_path, std::strerror(errno)));
+  return outcome;
+}
+
+}  // namespace tailor::build

@@ -1,0 +1,82 @@
+// Runs the steps of a build (extension or torch): each step a process with its own
+// environment, its output appended to one log file, parsed for progress and shown either
+// as a live line on a terminal or as plain lines otherwise. Processes go through
+// CommandRunner so the runner is tested with fakes.
+#pragma once
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "build/build_progress.h"
+#include "util/expected.h"
+#include "util/process.h"
+
+namespace tailor::build {
+
+/// One process to run.
+struct RunStep {
+  std::string title;               ///< "pip wheel", "cmake configure"
+  std::vector<std::string> argv;
+  std::string cwd;                 ///< empty: the current directory
+  std::map<std::string, std::string> env;  ///< set on top of the inherited environment
+  std::vector<std::string> unset_env;      ///< removed from the inherited environment
+  std::chrono::seconds timeout{std::chrono::hours(24)};
+};
+
+struct StepOutcome {
+  std::string title;
+  bool started = false;
+  bool timed_out = false;
+  int exit_code = -1;
+  std::chrono::milliseconds duration{0};
+  bool ok() const { return started && !timed_out && exit_code == 0; }
+};
+
+struct RunOutcome {
+  std::vector<StepOutcome> steps;     ///< the steps that ran; the last one failed if !ok
+  std::chrono::milliseconds duration{0};
+  std::string log_path;
+  bool ok() const;
+};
+
+/// Where progress goes: the runner reports, a display renders.
+class ProgressDisplay {
+public:
+  virtual ~ProgressDisplay() = default;
+  virtual void step_started(const RunStep& step, size_t index, size_t count) = 0;
+  virtual void progress(const BuildProgress& p) = 0;
+  virtual void step_finished(const StepOutcome& outcome) = 0;
+};
+
+enum class DisplayStyle { live, plain, quiet };
+/// live: one line rewritten in place with `\r` (terminals); plain: a line per step and
+/// per 10% of progress (CI logs); quiet: nothing.
+std::unique_ptr<ProgressDisplay> make_progress_display(DisplayStyle style, std::FILE* out);
+/// live when `out` is a terminal and TERM is not "dumb", else plain.
+DisplayStyle default_display_style(std::FILE* out);
+
+class BuildRunner {
+public:
+  /// `log_path` is created (truncated); every line of every step is appended to it.
+  BuildRunner(CommandRunner& runner, ProgressDisplay& display, std::string log_path,
+              ProgressTracker::Clock clock = [] { return std::chrono::steady_clock::now(); });
+  /// Runs the steps in order, stopping at the first failure. An error only when the log
+  /// cannot be written; a failed step is a RunOutcome with !ok().
+  Expected<RunOutcome> run(const std::vector<RunStep>& steps);
+
+private:
+  CommandRunner& m_runner;
+  ProgressDisplay& m_display;
+  std::string m_log_path;
+  ProgressTracker::Clock m_clock;
+};
+
+/// `RunStep` as a shell line for --print-env style output and for the log header:
+/// `cd DIR && VAR=value ... argv...`.
+std::string render_step_shell(const RunStep& step);
+
+}  // namespace tailor::build
