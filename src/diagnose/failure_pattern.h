@@ -12,9 +12,15 @@ namespace tailor::diagnose {
 
 struct FailurePattern {
   std::string id;       ///< stable name, e.g. "oom-killed"
-  std::string symptom;  ///< ECMAScript regex over one log line; groups feed the fix
+  /// A literal that must occur in the line before the regex runs (build logs carry
+  /// command lines of several KB; the regex runs only where the needle is).
+  std::string needle;
+  /// ECMAScript regex; it may run on into the next line (wrapped messages) but must start
+  /// on the line holding the needle. Groups feed cause and fix.
+  std::string symptom;
   std::string cause;
-  /// Template: {1}, {2} ... are the symptom's capture groups; {line} the quoted line.
+  /// Template: {1}, {2} ... are the symptom's groups ({2|text}: text when group 2 did
+  /// not take part); {block_line} is the first line of the first real error block.
   std::string fix;
   /// Lower runs first when several patterns match one line (specific before generic).
   int priority = 50;

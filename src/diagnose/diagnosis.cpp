@@ -1,0 +1,117 @@
+#include "diagnose/diagnosis.h"
+
+#include <algorithm>
+#include <cctype>
+#include <regex>
+
+#include "diagnose/log_lines.h"
+#include "util/strings.h"
+
+namespace tailor::diagnose {
+
+namespace {
+
+// Keeps the regex away from multi-KB command lines: it sees the needle's neighbourhood.
+constexpr size_t k_window_before = 512;
+constexpr size_t k_window_after = 2048;
+
+/// Fills {1}, {2|default}, {block_line} from a match.
+std::string render_template(const std::string& tmpl, const std::smatch& m, size_t block_line) {
+  std::string out;
+  for (size_t i = 0; i < tmpl.size(); ++i) {
+    if (tmpl[i] != '{') {
+      out.push_back(tmpl[i]);
+      continue;
+    }
+    size_t close = tmpl.find('}', i);
+    if (close == std::string::npos) {
+      out.append(tmpl, i, std::string::npos);
+      break;
+    }
+    std::string key = tmpl.substr(i + 1, close - i - 1);
+    std::string fallback;
+    bool has_fallback = false;
+    if (auto bar = key.find('|'); bar != std::string::npos) {
+      fallback = key.substr(bar + 1);
+      key.resize(bar);
+      has_fallback = true;
+    }
+    if (key == "block_line") {
+      out += block_line ? std::to_string(block_line) : std::string("?");
+    } else if (!key.empty() && std::all_of(key.begin(), key.end(), ::isdigit)) {
+      size_t group = std::stoul(key);
+      if (group < m.size() && m[group].matched)
+        out += m[group].str();
+      else
+        out += has_fallback ? fallback : std::string("?");
+    } else {
+      out.append(tmpl, i, close - i + 1);  // not a placeholder: keep it as written
+    }
+    i = close;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Diagnosis> diagnose_log(std::string_view log,
+                                    const std::vector<FailurePattern>& patterns) {
+  const auto lines = split_log_lines(log);
+  const auto block = first_error_block(log);
+  const size_t block_line = block ? block->first_line : 0;
+
+  struct Ranked {
+    int priority;
+    Diagnosis d;
+  };
+  std::vector<Ranked> found;
+  for (const auto& p : patterns) {
+    std::regex re;
+    try {
+      re = std::regex(p.symptom, std::regex::ECMAScript);
+    } catch (const std::regex_error&) {
+      continue;  // parse_failure_patterns rejects these; a caller's table may not have
+    }
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const std::string& line = lines[i];
+      size_t at = p.needle.empty() ? 0 : line.find(p.needle);
+      if (at == std::string::npos) continue;
+      size_t from = at > k_window_before ? at - k_window_before : 0;
+      std::string window = line.substr(from, (at - from) + k_window_after);
+      const size_t own = window.size();
+      if (i + 1 < lines.size()) {
+        window.push_back(' ');
+        window += std::string(trim(lines[i + 1]).substr(0, k_window_after));
+      }
+      std::smatch m;
+      if (!std::regex_search(window, m, re) || static_cast<size_t>(m.position(0)) >= own)
+        continue;
+      Diagnosis d;
+      d.pattern_id = p.id;
+      d.quoted_line = std::string(trim(line));
+      d.line_number = i + 1;
+      d.cause = render_template(p.cause, m, block_line);
+      d.fix = render_template(p.fix, m, block_line);
+      found.push_back({p.priority, std::move(d)});
+      break;  // one per pattern: the earliest line that shows it
+    }
+  }
+  std::stable_sort(found.begin(), found.end(), [](const Ranked& a, const Ranked& b) {
+    if (a.priority != b.priority) return a.priority < b.priority;
+    return a.d.line_number < b.d.line_number;
+  });
+  std::vector<Diagnosis> out;
+  for (auto& r : found) {
+    // Two symptoms of one cause (a traceback frame and its last line) say it once.
+    bool same = std::any_of(out.begin(), out.end(),
+                            [&](const Diagnosis& d) { return d.cause == r.d.cause; });
+    if (!same) out.push_back(std::move(r.d));
+  }
+  return out;
+}
+
+std::vector<Diagnosis> diagnose_log(std::string_view log) {
+  return diagnose_log(log, failure_patterns());
+}
+
+}  // namespace tailor::diagnose
