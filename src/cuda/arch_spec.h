@@ -1,0 +1,41 @@
+// Parsing every spelling people use for CUDA targets (see data/cuda/ and
+// shared/reference/cuda-archs.md): TORCH_CUDA_ARCH_LIST entries and named arches,
+// CMake's CMAKE_CUDA_ARCHITECTURES, nvcc flags, canonical names, GPU names and cloud
+// instance types. Case-insensitive; entries separated by `;`, spaces or commas.
+//
+// Meaning of the ambiguous forms, chosen to follow the build system that owns them:
+//   "8.6"  (torch)  = sm_86          "8.6+PTX" = sm_86 + compute_86   "9.0a" = sm_90a
+//   "86"   (CMake)  = sm_86 + compute_86   "80-real" = sm_80   "90-virtual" = compute_90
+//   "sm_86", "sm86" = sm_86          "compute_86" = compute_86
+//   a GPU name or instance type = SASS for that GPU's CC (T4G, g5g.xlarge -> sm_75)
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cuda/compute_capability.h"
+#include "cuda/nvcc_capabilities.h"
+#include "cuda/target_set.h"
+#include "util/expected.h"
+
+namespace tailor::cuda {
+
+/// What the keywords `all`, `all-major` and `native` need from the caller.
+struct ArchSpecContext {
+  /// For `all` / `all-major` (CMake and nvcc meaning: every real target the compiler
+  /// supports, plus PTX for the highest major).
+  std::optional<NvccCapabilities> nvcc;
+  /// For `native`: the CCs of the GPUs on this machine (from detection).
+  std::vector<ComputeCapability> native_devices;
+};
+
+Expected<TargetSet> parse_arch_spec(std::string_view spec, const ArchSpecContext& context = {});
+/// The union of several arguments (`tailor arch 8.0 sm_90a T4G`).
+Expected<TargetSet> parse_arch_specs(const std::vector<std::string>& specs,
+                                     const ArchSpecContext& context = {});
+/// The device CCs a spec names: "T4G" -> 7.5, "9.0" -> 9.0, "sm_90a" -> 9.0,
+/// "g5g.xlarge" -> 7.5, "A100;H100" -> 8.0, 9.0. Ascending, unique.
+Expected<std::vector<ComputeCapability>> parse_gpu_spec(std::string_view spec);
+
+}  // namespace tailor::cuda

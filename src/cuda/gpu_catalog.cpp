@@ -1,0 +1,168 @@
+#include "cuda/gpu_catalog.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "cuda/data_loading.h"
+#include "util/strings.h"
+
+namespace tailor::cuda {
+
+namespace {
+
+constexpr std::string_view k_gpus_file = "cuda/gpus.toml";
+constexpr std::string_view k_instances_file = "cuda/instances.toml";
+
+ComputeCapability require_cc(const toml::node_view<const toml::node>& node, std::string_view file) {
+  auto text = detail::require<std::string>(node, file, "cc");
+  auto cc = parse_compute_capability(text);
+  if (!cc) detail::bad_field(file, cc.error().message);
+  return *cc;
+}
+
+struct Catalog {
+  std::vector<CapabilityInfo> capabilities;
+  std::vector<GpuModel> gpus;
+  std::vector<CloudInstance> instances;
+};
+
+Catalog load_catalog() {
+  Catalog c;
+  const toml::table gpus = detail::load_table(k_gpus_file);
+  const toml::node_view<const toml::node> root{gpus};
+  if (auto* caps = gpus["capability"].as_array()) {
+    for (const auto& node : *caps) {
+      toml::node_view<const toml::node> n{node};
+      CapabilityInfo info;
+      info.cc = require_cc(n["cc"], k_gpus_file);
+      info.family = detail::require<std::string>(n["family"], k_gpus_file, "family");
+      info.tegra = n["tegra"].value_or(false);
+      c.capabilities.push_back(info);
+    }
+  }
+  std::sort(c.capabilities.begin(), c.capabilities.end(),
+            [](const CapabilityInfo& a, const CapabilityInfo& b) { return a.cc < b.cc; });
+  if (auto* list = gpus["gpu"].as_array()) {
+    for (const auto& node : *list) {
+      toml::node_view<const toml::node> n{node};
+      GpuModel g;
+      g.name = detail::require<std::string>(n["name"], k_gpus_file, "name");
+      g.cc = require_cc(n["cc"], k_gpus_file);
+      g.host_arch = n["host"].value_or(std::string("any"));
+      if (auto* aliases = n["aliases"].as_array())
+        for (const auto& a : *aliases)
+          if (auto s = a.value<std::string>()) g.aliases.push_back(*s);
+      auto info = std::find_if(c.capabilities.begin(), c.capabilities.end(),
+                               [&](const CapabilityInfo& i) { return i.cc == g.cc; });
+      if (info == c.capabilities.end())
+        detail::bad_field(k_gpus_file, "gpu '" + g.name + "' has CC " + g.cc.str() + " with no [[capability]] entry");
+      g.family = info->family;
+      g.tegra = info->tegra;
+      c.gpus.push_back(std::move(g));
+    }
+  }
+  (void)root;
+  const toml::table inst = detail::load_table(k_instances_file);
+  if (auto* list = inst["instance"].as_array()) {
+    for (const auto& node : *list) {
+      toml::node_view<const toml::node> n{node};
+      CloudInstance i;
+      i.family = detail::require<std::string>(n["family"], k_instances_file, "family");
+      i.cloud = detail::require<std::string>(n["cloud"], k_instances_file, "cloud");
+      i.gpu = detail::require<std::string>(n["gpu"], k_instances_file, "gpu");
+      if (std::none_of(c.gpus.begin(), c.gpus.end(), [&](const GpuModel& g) { return g.name == i.gpu; }))
+        detail::bad_field(k_instances_file, "instance '" + i.family + "' names unknown gpu '" + i.gpu + "'");
+      c.instances.push_back(std::move(i));
+    }
+  }
+  return c;
+}
+
+const Catalog& catalog() {
+  static const Catalog c = load_catalog();
+  return c;
+}
+
+/// Lowercase alphanumeric words: "NVIDIA A100-SXM4-80GB" -> {nvidia, a100, sxm4, 80gb}.
+std::vector<std::string> words(std::string_view s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char ch : s) {
+    if (std::isalnum(static_cast<unsigned char>(ch))) {
+      cur += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    } else if (!cur.empty()) {
+      out.push_back(std::move(cur));
+      cur.clear();
+    }
+  }
+  if (!cur.empty()) out.push_back(std::move(cur));
+  return out;
+}
+
+bool contains_run(const std::vector<std::string>& hay, const std::vector<std::string>& needle) {
+  if (needle.empty() || needle.size() > hay.size()) return false;
+  return std::search(hay.begin(), hay.end(), needle.begin(), needle.end()) != hay.end();
+}
+
+}  // namespace
+
+const std::vector<GpuModel>& gpu_catalog() { return catalog().gpus; }
+
+const std::vector<CapabilityInfo>& known_capabilities() { return catalog().capabilities; }
+
+std::optional<CapabilityInfo> find_capability(ComputeCapability cc) {
+  for (const auto& i : known_capabilities())
+    if (i.cc == cc) return i;
+  return std::nullopt;
+}
+
+// Exact spelling (ignoring case, spaces and punctuation) wins; otherwise the longest
+// known name that appears as whole words inside the text, so "NVIDIA GH200 480GB" is a
+// GH200 (not an H200) and "NVIDIA L40S" an L40S (not an L40).
+std::optional<GpuModel> find_gpu(std::string_view name) {
+  const auto input = words(name);
+  const std::string joined = join(input, "");
+  if (joined.empty()) return std::nullopt;
+  const GpuModel* best = nullptr;
+  size_t best_words = 0, best_chars = 0;
+  for (const auto& g : gpu_catalog()) {
+    std::vector<std::string> spellings = g.aliases;
+    spellings.insert(spellings.begin(), g.name);
+    for (const auto& s : spellings) {
+      auto w = words(s);
+      if (join(w, "") == joined) return g;
+      if (!contains_run(input, w)) continue;
+      size_t chars = join(w, "").size();
+      if (w.size() > best_words || (w.size() == best_words && chars > best_chars)) {
+        best = &g;
+        best_words = w.size();
+        best_chars = chars;
+      }
+    }
+  }
+  if (best) return *best;
+  return std::nullopt;
+}
+
+std::vector<GpuModel> gpus_with_capability(ComputeCapability cc) {
+  std::vector<GpuModel> out;
+  for (const auto& g : gpu_catalog())
+    if (g.cc == cc) out.push_back(g);
+  return out;
+}
+
+const std::vector<CloudInstance>& cloud_instances() { return catalog().instances; }
+
+std::optional<CloudInstance> find_instance(std::string_view instance_type) {
+  const std::string t = to_lower(trim(instance_type));
+  const CloudInstance* best = nullptr;
+  for (const auto& i : cloud_instances()) {
+    const std::string f = to_lower(i.family);
+    bool match = t == f || (t.size() > f.size() && t.starts_with(f) && (t[f.size()] == '.' || t[f.size()] == '-'));
+    if (match && (!best || i.family.size() > best->family.size())) best = &i;
+  }
+  if (best) return *best;
+  return std::nullopt;
+}
+
+}  // namespace tailor::cuda

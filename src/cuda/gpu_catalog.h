@@ -1,0 +1,48 @@
+// GPU models, the compute capabilities they have and the cloud instances that carry
+// them: data/cuda/gpus.toml and data/cuda/instances.toml.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cuda/compute_capability.h"
+
+namespace tailor::cuda {
+
+struct GpuModel {
+  std::string name;                  ///< "H100"
+  std::vector<std::string> aliases;  ///< other names people and drivers use
+  ComputeCapability cc;
+  std::string family;                ///< "Hopper"
+  bool tegra = false;
+  std::string host_arch;             ///< "x86_64", "aarch64" (T4G, GH200), "any"
+};
+
+/// A known compute capability: its family and whether it is a Tegra part.
+struct CapabilityInfo {
+  ComputeCapability cc;
+  std::string family;
+  bool tegra = false;
+};
+
+const std::vector<GpuModel>& gpu_catalog();
+/// Every CC tailor knows (3.5 ... 12.1), ascending.
+const std::vector<CapabilityInfo>& known_capabilities();
+std::optional<CapabilityInfo> find_capability(ComputeCapability cc);
+/// Case-insensitive and tolerant of vendor decoration, so a detected device name maps
+/// to its model: "NVIDIA H100 80GB HBM3" -> H100, "Tesla T4" -> T4, "rtx4090" -> RTX 4090.
+std::optional<GpuModel> find_gpu(std::string_view name);
+/// GPU models with this CC (for "runs on" examples).
+std::vector<GpuModel> gpus_with_capability(ComputeCapability cc);
+
+struct CloudInstance {
+  std::string family;  ///< "g5g", "p4d", "a3-highgpu"
+  std::string cloud;   ///< "aws", "gcp"
+  std::string gpu;     ///< a name in gpu_catalog()
+};
+const std::vector<CloudInstance>& cloud_instances();
+/// "g5g.xlarge", "g5g", "a2-highgpu-1g" -> the instance family, case-insensitive.
+std::optional<CloudInstance> find_instance(std::string_view instance_type);
+
+}  // namespace tailor::cuda

@@ -1,0 +1,142 @@
+#include "cuda/nvcc_capabilities.h"
+
+#include <algorithm>
+#include <map>
+
+#include "cuda/data_loading.h"
+#include "util/strings.h"
+
+namespace tailor::cuda {
+
+namespace {
+constexpr std::string_view k_file = "cuda/nvcc_targets.toml";
+
+std::map<std::string, NvccCapabilities> load() {
+  std::map<std::string, NvccCapabilities> out;
+  const toml::table t = detail::load_table(k_file);
+  if (auto* list = t["cuda"].as_array()) {
+    for (const auto& node : *list) {
+      toml::node_view<const toml::node> n{node};
+      NvccCapabilities caps;
+      caps.cuda_version = detail::require<std::string>(n["version"], k_file, "version");
+      caps.source = "table";
+      auto* targets = n["targets"].as_array();
+      if (!targets) detail::bad_field(k_file, "cuda " + caps.cuda_version + ": missing 'targets'");
+      for (const auto& d : *targets) {
+        auto s = d.value<std::string>();
+        auto parsed = s ? parse_target_name("sm_" + *s) : Expected<CudaTarget>(make_error("not a string"));
+        if (!parsed) detail::bad_field(k_file, "cuda " + caps.cuda_version + ": bad target");
+        caps.sass.push_back(*parsed);
+        caps.ptx.push_back(ptx(parsed->cc, parsed->variant));
+      }
+      std::sort(caps.sass.begin(), caps.sass.end());
+      std::sort(caps.ptx.begin(), caps.ptx.end());
+      out[caps.cuda_version] = std::move(caps);
+    }
+  }
+  return out;
+}
+
+const std::map<std::string, NvccCapabilities>& table() {
+  static const auto t = load();
+  return t;
+}
+
+/// "13.0.88" -> "13.0"; "12" -> "" (a version needs major.minor).
+std::string major_minor(std::string_view version) {
+  auto parts = split_any(trim(version), ".");
+  if (parts.size() < 2) return {};
+  for (const auto& p : parts)
+    if (p.empty() || p.find_first_not_of("0123456789") != std::string::npos) return {};
+  return std::to_string(std::stoi(parts[0])) + "." + std::to_string(std::stoi(parts[1]));
+}
+
+std::vector<CudaTarget> parse_listing(std::string_view text) {
+  std::vector<CudaTarget> out;
+  for (const auto& line : split_any(text, "\n\r \t"))
+    if (auto t = parse_target_name(line)) out.push_back(*t);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+}  // namespace
+
+bool NvccCapabilities::can_produce(const CudaTarget& t) const {
+  const auto& list = t.kind == TargetKind::sass ? sass : ptx;
+  return std::binary_search(list.begin(), list.end(), t);
+}
+
+std::vector<std::string> known_cuda_versions() {
+  std::vector<std::string> out;
+  for (const auto& [v, caps] : table()) out.push_back(v);
+  std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
+    return std::pair(std::stoi(a), std::stoi(a.substr(a.find('.') + 1))) <
+           std::pair(std::stoi(b), std::stoi(b.substr(b.find('.') + 1)));
+  });
+  return out;
+}
+
+Expected<NvccCapabilities> nvcc_capabilities_from_table(std::string_view cuda_version) {
+  const std::string key = major_minor(cuda_version);
+  if (key.empty())
+    return make_error("not a CUDA version: '" + std::string(cuda_version) + "' (expected e.g. 12.8)");
+  auto it = table().find(key);
+  if (it == table().end())
+    return make_error("CUDA " + key + " is not in tailor's nvcc table (known: " + join(known_cuda_versions(), ", ") + ")");
+  return it->second;
+}
+
+Expected<NvccCapabilities> nvcc_capabilities_from_nvcc(const std::string& nvcc, CommandRunner& runner) {
+  auto run = [&](const char* flag) { return runner.run(CommandSpec{{nvcc, flag}, std::chrono::seconds(30)}); };
+  CommandResult version = run("--version");
+  if (!version.ok()) return make_error("could not run '" + nvcc + " --version'");
+  // "Cuda compilation tools, release 13.0, V13.0.88"
+  auto pos = version.out.find("release ");
+  if (pos == std::string::npos) return make_error("'" + nvcc + " --version' printed no release line");
+  auto end = version.out.find_first_of(", \n", pos + 8);
+  NvccCapabilities caps;
+  caps.cuda_version = major_minor(std::string_view(version.out).substr(pos + 8, end - pos - 8));
+  if (caps.cuda_version.empty()) return make_error("'" + nvcc + " --version': unreadable release number");
+  CommandResult code = run("--list-gpu-code");
+  CommandResult arch = run("--list-gpu-arch");
+  if (!code.ok() || !arch.ok()) return make_error("'" + nvcc + " --list-gpu-code' failed (nvcc older than 11.0?)");
+  caps.sass = parse_listing(code.out);
+  caps.ptx = parse_listing(arch.out);
+  if (caps.sass.empty()) return make_error("'" + nvcc + " --list-gpu-code' listed no targets");
+  caps.source = "nvcc --list-gpu-code";
+  // nvcc lists only plain targets; add the a/f variants the table knows for this version
+  // when their plain CC is listed.
+  if (auto t = table().find(caps.cuda_version); t != table().end()) {
+    auto add_variants = [](std::vector<CudaTarget>& listed, const std::vector<CudaTarget>& known) {
+      std::vector<CudaTarget> extra;
+      for (const auto& k : known) {
+        if (k.variant == ArchVariant::none) continue;
+        CudaTarget plain = k;
+        plain.variant = ArchVariant::none;
+        if (std::binary_search(listed.begin(), listed.end(), plain)) extra.push_back(k);
+      }
+      listed.insert(listed.end(), extra.begin(), extra.end());
+      std::sort(listed.begin(), listed.end());
+    };
+    add_variants(caps.sass, t->second.sass);
+    add_variants(caps.ptx, t->second.ptx);
+    caps.source += " + table for a/f variants";
+  }
+  return caps;
+}
+
+std::vector<std::string> unsupported_by(const TargetSet& set, const NvccCapabilities& nvcc) {
+  std::vector<std::string> out;
+  for (const auto& t : set.targets) {
+    if (nvcc.can_produce(t)) continue;
+    const auto& list = t.kind == TargetKind::sass ? nvcc.sass : nvcc.ptx;
+    std::string msg = "CUDA " + nvcc.cuda_version + " cannot target " + t.name();
+    if (!list.empty() && t.cc < list.front().cc)
+      msg += "; its lowest is " + list.front().cc.str() + " (" + list.front().name() + ")";
+    else if (!list.empty() && t.cc > list.back().cc)
+      msg += "; its highest is " + list.back().cc.str() + " (" + list.back().name() + ")";
+    out.push_back(std::move(msg));
+  }
+  return out;
+}
+
+}  // namespace tailor::cuda

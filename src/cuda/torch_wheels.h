@@ -1,0 +1,18 @@
+// The TORCH_CUDA_ARCH_LIST of official PyTorch wheels per CUDA version and platform
+// (data/cuda/torch_wheels.toml), for tests and for "is this GPU on the official list".
+#pragma once
+#include <string>
+#include <vector>
+
+namespace tailor::cuda {
+
+struct OfficialArchList {
+  std::string cuda;      ///< "13.0"
+  std::string platform;  ///< "x86_64", "aarch64"
+  std::string torch_cuda_arch_list;
+  std::string note;
+};
+
+const std::vector<OfficialArchList>& official_torch_arch_lists();
+
+}  // namespace tailor::cuda
