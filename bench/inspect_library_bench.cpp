@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "inspect/library_report.h"
-#include "util/mapped_file.h"
 
 int main(int argc, char** argv) {
   tailor::inspect::LibraryOptions options;
@@ -27,12 +26,7 @@ int main(int argc, char** argv) {
     tailor::Expected<tailor::inspect::LibraryReport> report = tailor::Error{};
     for (int r = 0; r < repeat; ++r) {
       auto t0 = std::chrono::steady_clock::now();
-      auto file = tailor::MappedFile::open(path);
-      if (!file) {
-        report = file.error();
-        break;
-      }
-      report = tailor::inspect::analyze_library(file->bytes(), path, options);
+      report = tailor::inspect::analyze_library_file(path, options);
       std::chrono::duration<double, std::milli> dt = std::chrono::steady_clock::now() - t0;
       best_ms = std::min(best_ms, dt.count());
     }

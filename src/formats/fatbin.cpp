@@ -108,6 +108,17 @@ std::string FatbinEntry::target_name() const {
 Expected<std::vector<FatbinContainer>> parse_fatbin_section(Bytes section,
                                                            uint64_t section_file_offset) {
   std::vector<FatbinContainer> containers;
+  auto walked = for_each_fatbin_container(section, section_file_offset,
+                                          [&](FatbinContainer&& c) -> Expected<void> {
+                                            containers.push_back(std::move(c));
+                                            return {};
+                                          });
+  if (!walked) return walked.error();
+  return containers;
+}
+
+Expected<void> for_each_fatbin_container(Bytes section, uint64_t section_file_offset,
+                                         const FatbinVisitor& visit) {
   uint64_t pos = 0;
   while (pos < section.size()) {
     const uint64_t at = section_file_offset + pos;
@@ -145,11 +156,11 @@ Expected<std::vector<FatbinContainer>> parse_fatbin_section(Bytes section,
       e += entry.header_size + entry.stored_size;
       c.entries.push_back(std::move(entry));
     }
-    containers.push_back(std::move(c));
+    if (auto v = visit(std::move(c)); !v) return v.error();
     pos = end;
     if (pos % 8) pos += 8 - pos % 8;
   }
-  return containers;
+  return {};
 }
 
 }  // namespace tailor::formats

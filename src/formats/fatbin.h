@@ -3,6 +3,7 @@
 // touched only by decompress_entry (decompress.h), when a caller asks for it.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -49,5 +50,13 @@ struct FatbinContainer {
 /// walk that would not advance is an error naming the file offset.
 Expected<std::vector<FatbinContainer>> parse_fatbin_section(Bytes section,
                                                            uint64_t section_file_offset);
+
+/// The same walk, handing each container to `visit` as soon as it is read, so that a
+/// caller over a memory map can release the pages behind it (a 456 MB library has
+/// thousands of containers; keeping their pages mapped costs hundreds of MB of RSS).
+/// A visit error stops the walk and is returned.
+using FatbinVisitor = std::function<Expected<void>(FatbinContainer&&)>;
+Expected<void> for_each_fatbin_container(Bytes section, uint64_t section_file_offset,
+                                         const FatbinVisitor& visit);
 
 }  // namespace tailor::formats

@@ -1,12 +1,17 @@
 #include "inspect/library_report.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <tuple>
 
 #include "formats/decompress.h"
 #include "formats/fatbin.h"
+#include "util/mapped_file.h"
 
 namespace tailor::inspect {
 namespace {
@@ -58,6 +63,13 @@ std::optional<bool> cxx11_abi(Bytes dynstr) {
   return std::nullopt;
 }
 
+// Called with a file range the analysis is done with; over a private read-only file
+// mapping the pages can be dropped and would simply fault back in from the page cache.
+using ReleasePages = std::function<void(uint64_t offset, uint64_t size)>;
+
+Expected<LibraryReport> analyze(Bytes file, std::string path, const LibraryOptions& options,
+                                const ReleasePages& release);
+
 }  // namespace
 
 std::vector<std::string> LibraryReport::target_names() const {
@@ -69,6 +81,30 @@ std::vector<std::string> LibraryReport::target_names() const {
 
 Expected<LibraryReport> analyze_library(Bytes file, std::string path,
                                         const LibraryOptions& options) {
+  return analyze(file, std::move(path), options, nullptr);
+}
+
+Expected<LibraryReport> analyze_library_file(const std::string& path,
+                                             const LibraryOptions& options) {
+  auto mapped = MappedFile::open(path);
+  if (!mapped) return mapped.error();
+  Bytes file = mapped->bytes();
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  auto release = [&](uint64_t offset, uint64_t size) {
+    // Round outwards: dropping a page we still need only costs a refault.
+    uint64_t begin = offset / page * page;
+    uint64_t end = std::min<uint64_t>(file.size(), offset + size);
+    if (end <= begin) return;
+    auto* base = const_cast<std::byte*>(file.data());  // our own MAP_PRIVATE, PROT_READ map
+    ::madvise(base + begin, end - begin, MADV_DONTNEED);
+  };
+  return analyze(file, path, options, release);
+}
+
+namespace {
+
+Expected<LibraryReport> analyze(Bytes file, std::string path, const LibraryOptions& options,
+                                const ReleasePages& release) {
   auto fail = [&](const Error& e) { return make_error(path + ": " + e.message); };
   auto elf = formats::parse_elf(file);
   if (!elf) return fail(elf.error());
@@ -91,22 +127,30 @@ Expected<LibraryReport> analyze_library(Bytes file, std::string path,
     auto bytes = formats::section_bytes(file, s);
     if (!bytes) return fail(bytes.error());
     report.device_code_bytes += s.size;
-    auto containers = formats::parse_fatbin_section(*bytes, s.offset);
-    if (!containers) return fail(containers.error());
-    for (const formats::FatbinContainer& c : *containers) {
-      for (const formats::FatbinEntry& e : c.entries) {
-        if (options.verify_payloads) {
-          auto out = formats::decompress_entry(file, e, options.max_entry_bytes);
-          if (!out) return fail(out.error());
-        }
-        TargetStats& t = by_target[order_key(e)];
-        if (t.name.empty()) t.name = e.target_name();
-        t.entries += 1;
-        t.stored_bytes += e.stored_size;
-        t.uncompressed_bytes += e.uncompressed_size;
-        t.compression.insert(std::string(formats::compression_name(e.compression)));
-      }
-    }
+    uint64_t released_to = s.offset;
+    auto walked = formats::for_each_fatbin_container(
+        *bytes, s.offset, [&](formats::FatbinContainer&& c) -> Expected<void> {
+          for (const formats::FatbinEntry& e : c.entries) {
+            if (options.verify_payloads) {
+              auto out = formats::decompress_entry(file, e, options.max_entry_bytes);
+              if (!out) return out.error();
+            }
+            TargetStats& t = by_target[order_key(e)];
+            if (t.name.empty()) t.name = e.target_name();
+            t.entries += 1;
+            t.stored_bytes += e.stored_size;
+            t.uncompressed_bytes += e.uncompressed_size;
+            t.compression.insert(std::string(formats::compression_name(e.compression)));
+          }
+          // Released in 4 MiB batches: one madvise per container costs more than the walk.
+          if (release && c.offset + c.size - released_to >= (4u << 20)) {
+            release(released_to, c.offset + c.size - released_to);
+            released_to = c.offset + c.size;
+          }
+          return {};
+        });
+    if (!walked) return fail(walked.error());
+    if (release) release(released_to, s.offset + s.size - released_to);
   }
   report.payloads_verified = options.verify_payloads;
   for (auto& [key, stats] : by_target) report.targets.push_back(std::move(stats));
@@ -116,8 +160,11 @@ Expected<LibraryReport> analyze_library(Bytes file, std::string path,
     auto bytes = formats::section_bytes(file, *dynstr);
     if (!bytes) return fail(bytes.error());
     report.cxx11_abi = cxx11_abi(*bytes);
+    if (release) release(dynstr->offset, dynstr->size);
   }
   return report;
 }
+
+}  // namespace
 
 }  // namespace tailor::inspect
