@@ -104,7 +104,7 @@ std::vector<Diagnosis> diagnose_log(std::string_view log,
   for (auto& r : found) {
     // Two symptoms of one cause (a traceback frame and its last line) say it once.
     bool same = std::any_of(out.begin(), out.end(),
-                            [&](const Diagnosis& d) { return d.cause == r.d.cause; });
+                            [&](const Diagnosis& d) { return d.fix == r.d.fix; });
     if (!same) out.push_back(std::move(r.d));
   }
   return out;
