@@ -338,8 +338,18 @@ Expected<void> read_spec(Reading& r, std::string_view spec, const ArchSpecContex
     auto words = split_any(piece, " \t\n");
     if (words.empty()) continue;
     any = true;
-    auto ok = parse_words(r, words, ctx);
-    if (!ok) return ok;
+    Reading attempt = r;
+    auto ok = parse_words(attempt, words, ctx);
+    if (!ok) {
+      // A device name as a driver prints it ("NVIDIA H100 80GB HBM3") is one GPU.
+      auto gpu = words.size() > 1 ? find_gpu(piece) : std::nullopt;
+      if (!gpu) return ok;
+      r.add_device(gpu->cc);
+      auto added = add_known(r, sass(gpu->cc), piece);
+      if (!added) return added;
+      continue;
+    }
+    r = std::move(attempt);
   }
   if (!any) return make_error("empty CUDA target list");
   return {};

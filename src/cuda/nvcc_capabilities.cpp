@@ -128,12 +128,15 @@ std::vector<std::string> unsupported_by(const TargetSet& set, const NvccCapabili
   std::vector<std::string> out;
   for (const auto& t : set.targets) {
     if (nvcc.can_produce(t)) continue;
-    const auto& list = t.kind == TargetKind::sass ? nvcc.sass : nvcc.ptx;
+    // The range is told in plain targets: "its highest is 9.0 (sm_90)", not sm_90a.
+    std::vector<CudaTarget> plain;
+    for (const auto& c : t.kind == TargetKind::sass ? nvcc.sass : nvcc.ptx)
+      if (c.variant == ArchVariant::none) plain.push_back(c);
     std::string msg = "CUDA " + nvcc.cuda_version + " cannot target " + t.name();
-    if (!list.empty() && t.cc < list.front().cc)
-      msg += "; its lowest is " + list.front().cc.str() + " (" + list.front().name() + ")";
-    else if (!list.empty() && t.cc > list.back().cc)
-      msg += "; its highest is " + list.back().cc.str() + " (" + list.back().name() + ")";
+    if (!plain.empty() && t.cc < plain.front().cc)
+      msg += "; its lowest is " + plain.front().cc.str() + " (" + plain.front().name() + ")";
+    else if (!plain.empty() && t.cc > plain.back().cc)
+      msg += "; its highest is " + plain.back().cc.str() + " (" + plain.back().name() + ")";
     out.push_back(std::move(msg));
   }
   return out;
