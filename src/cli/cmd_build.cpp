@@ -1,11 +1,136 @@
-// Placeholder until the build command lands.
+// `tailor build [SOURCE]`: options into ExtensionBuildOptions, build_extension() does the
+// work, this file renders the result (human text or --json). `tailor build torch ...` is
+// a nested subcommand owned by cmd_build_torch.cpp; CLI11 matches a subcommand name before
+// filling the positional SOURCE, so `build torch` reaches it and `build ./torch` does not.
+#include <cstdio>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "build/extension_build.h"
 #include "cli/commands.h"
 
 namespace tailor::cli {
+namespace {
+
+struct BuildCommandOptions {
+  build::ExtensionBuildOptions core;
+  std::string arch, gpu, progress = "auto";
+  int jobs = 0;
+  bool json = false, tests = false, no_tests = false;
+};
+
+nlohmann::json diagnosis_json(const build::ExtensionBuildResult& r) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& d : r.diagnoses)
+    j.push_back({{"pattern", d.pattern_id}, {"line", d.line_number}, {"quoted", d.quoted_line}, {"cause", d.cause}, {"fix", d.fix}});
+  return j;
+}
+
+nlohmann::json result_json(const build::ExtensionBuildResult& r) {
+  nlohmann::json j = build::to_json(r.report);
+  if (!r.message.empty()) j["error"] = r.message;
+  if (!r.preflight.checks.empty()) {
+    j["preflight"] = nlohmann::json::array();
+    for (const auto& c : r.preflight.checks)
+      j["preflight"].push_back({{"check", c.name}, {"ok", c.ok}, {"detail", c.detail}, {"problem", c.problem}, {"fix", c.fix}});
+  }
+  if (r.error_block) {
+    j["first_error"] = {{"first_line", r.error_block->first_line}, {"last_line", r.error_block->last_line},
+                        {"lines", r.error_block->lines}};
+  }
+  if (!r.diagnoses.empty()) j["diagnoses"] = diagnosis_json(r);
+  if (!r.check_output.empty()) j["check_output"] = r.check_output;
+  return j;
+}
+
+void print_failure_details(const build::ExtensionBuildResult& r) {
+  if (!r.preflight.ok())
+    std::fputs(build::render_preflight(r.preflight, build::PreflightVerbosity::problems).c_str(), stderr);
+  if (r.error_block) {
+    std::fprintf(stderr, "\nfirst error (log lines %zu-%zu):\n", r.error_block->first_line, r.error_block->last_line);
+    for (const auto& l : r.error_block->lines) std::fprintf(stderr, "  | %s\n", l.c_str());
+  }
+  for (const auto& d : r.diagnoses) {
+    std::fprintf(stderr, "\ndiagnosis [%s] (line %zu): %s\n", d.pattern_id.c_str(), d.line_number, d.quoted_line.c_str());
+    std::fprintf(stderr, "  cause: %s\n  fix:   %s\n", d.cause.c_str(), d.fix.c_str());
+  }
+  if (r.status == build::BuildStatus::build_failed && r.diagnoses.empty() && !r.report.log_path.empty())
+    std::fprintf(stderr, "\nno known failure pattern matched; `tailor explain %s` shows the same analysis\n",
+                 r.report.log_path.c_str());
+  if (!r.check_output.empty()) std::fprintf(stderr, "\n%s\n", r.check_output.c_str());
+  if (!r.report.log_path.empty() && r.status != build::BuildStatus::preflight_failed)
+    std::fprintf(stderr, "full log: %s\nnothing was written to %s\n", r.report.log_path.c_str(), r.report.wheel_path.empty() ? "the output folder" : r.report.wheel_path.c_str());
+}
+
+int run_build(BuildCommandOptions& o) {
+  if (!o.arch.empty()) o.core.arch = o.arch;
+  if (!o.gpu.empty()) o.core.gpu = o.gpu;
+  if (o.jobs != 0) o.core.jobs = o.jobs;
+  if (o.tests && o.no_tests) return report_error("--tests and --no-tests exclude each other");
+  if (o.tests) o.core.tests = build::ExtensionBuildOptions::Tests::always;
+  if (o.no_tests) o.core.tests = build::ExtensionBuildOptions::Tests::never;
+  if (o.progress == "auto")
+    o.core.display = build::default_display_style(stderr);
+  else if (o.progress == "live")
+    o.core.display = build::DisplayStyle::live;
+  else if (o.progress == "plain")
+    o.core.display = build::DisplayStyle::plain;
+  else if (o.progress == "quiet")
+    o.core.display = build::DisplayStyle::quiet;
+  else
+    return report_error(fmt::format("--progress {}: expected auto, live, plain or quiet", o.progress));
+  if (o.progress == "quiet") o.core.status_out = nullptr;
+
+  build::ExtensionBuildResult r = build::build_extension(o.core);
+  switch (r.status) {
+    case build::BuildStatus::printed_env:
+      std::fputs(r.print_env.c_str(), stdout);
+      return k_exit_ok;
+    case build::BuildStatus::bad_input:
+      return report_error(r.message, k_exit_bad_input);
+    case build::BuildStatus::ok:
+      if (o.json)
+        std::printf("%s\n", result_json(r).dump(2).c_str());
+      else
+        std::printf("built %s for %s\n%s", r.report.wheel.c_str(), fmt::format("{}", fmt::join(r.report.targets, ", ")).c_str(),
+                    build::render_summary(r.report).c_str());
+      return k_exit_ok;
+    default:
+      break;
+  }
+  if (o.json) std::printf("%s\n", result_json(r).dump(2).c_str());
+  report_error(r.message, k_exit_failed);
+  print_failure_details(r);
+  return k_exit_failed;
+}
+
+}  // namespace
 
 void setup_build(CLI::App& sub, RunFn& run) {
-  sub.allow_extras();
-  sub.callback([&run] { run = [] { return report_error("'build' is not built yet", k_exit_failed); }; });
+  auto o = std::make_shared<BuildCommandOptions>();
+  sub.add_option("SOURCE", o->core.source,
+                 "a source folder, an sdist, NAME==VERSION from the index, or a git URL@ref; "
+                 "none: the bundled example (inside tailor's repository)");
+  sub.add_option("--arch", o->arch, "targets in any spelling `tailor arch` takes (8.6, sm_90a, 8.0+PTX, Hopper)");
+  sub.add_option("--gpu", o->gpu, "build for these GPUs (T4G, A10G, H100, g5g.xlarge)");
+  sub.add_option("--python", o->core.python, "the interpreter whose torch to build against (default python3)");
+  sub.add_option("--out", o->core.out_dir, "output folder for wheel, report and log (default ./dist)");
+  sub.add_option("--jobs", o->jobs, "parallel compile jobs (default: from usable memory and the recipe)");
+  sub.add_option("--package", o->core.package, "the recipe to use (default: the name the source declares)");
+  sub.add_option("--cache", o->core.cache, "compiler cache: auto, ccache, sccache or none (default auto)");
+  sub.add_option("--work-dir", o->core.work_root, "where sources are copied and built (default ~/.cache/tailor/extensions)");
+  sub.add_option("--progress", o->progress, "auto, live, plain or quiet (default auto: live on a terminal)");
+  sub.add_flag("--tests", o->tests, "run the package's tests/ against the built wheel (default: only for the example)");
+  sub.add_flag("--no-tests", o->no_tests, "skip the package's tests");
+  sub.add_flag("--print-env", o->core.print_env, "print the variables and commands of the build, build nothing");
+  sub.add_flag("--json", o->json, "print the build report as JSON");
+  setup_build_torch(*sub.add_subcommand("torch", "Build PyTorch itself for chosen targets (see `tailor build torch --help`)"), run);
+  sub.callback([o, &run, &sub] {
+    // The nested `torch` subcommand sets `run` itself; do not overwrite it.
+    if (sub.get_subcommands().empty()) run = [o] { return run_build(*o); };
+  });
 }
 
 }  // namespace tailor::cli

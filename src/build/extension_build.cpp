@@ -1,0 +1,502 @@
+#include "build/extension_build.h"
+
+#include <sys/statvfs.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "build/compiler_cache.h"
+#include "build/publish.h"
+#include "build/verify.h"
+#include "cuda/arch_spec.h"
+#include "cuda/nvcc_capabilities.h"
+#include "plan/extension_plan.h"
+#include "plan/extension_recipe.h"
+#include "probe/probe.h"
+#include "util/mapped_file.h"
+#include "util/sha256.h"
+#include "util/strings.h"
+
+namespace tailor::build {
+namespace fs = std::filesystem;
+namespace {
+
+// An extension build needs its source copy, build/ objects and the wheel: a couple of GB
+// covers every package in the recipes except flash-attn's full instantiation set.
+constexpr uint64_t k_disk_needed_bytes = uint64_t{4} << 30;
+constexpr const char* k_tool_version = "0.1.0";
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void status(const ExtensionBuildOptions& o, const std::string& line) {
+  if (!o.status_out) return;
+  std::fprintf(o.status_out, "%s\n", line.c_str());
+  std::fflush(o.status_out);
+}
+
+std::string realpath_or(const std::string& p) {
+  std::error_code ec;
+  auto r = fs::canonical(p, ec);
+  return ec ? p : r.string();
+}
+
+/// The toolkit whose major matches torch's CUDA (torch refuses any other), else the first.
+const probe::CudaToolkit* choose_toolkit(const probe::HostReport& host, const probe::PythonInstall* py) {
+  if (host.cuda_toolkits.empty()) return nullptr;
+  if (py && py->torch && !py->torch->cuda_version.empty()) {
+    int major = std::atoi(py->torch->cuda_version.c_str());
+    for (const auto& t : host.cuda_toolkits)
+      if (t.major == major) return &t;
+  }
+  return &host.cuda_toolkits.front();
+}
+
+/// The C++ compiler torch's cpp_extension will use: $CXX, else c++ / g++ on PATH.
+const probe::Compiler* host_cxx(const probe::HostReport& host) {
+  std::string want;
+  if (const char* cxx = std::getenv("CXX"); cxx && *cxx) want = find_in_path(split_any(cxx, " ").back());
+  if (want.empty()) want = find_in_path("c++");
+  if (want.empty()) want = find_in_path("g++");
+  if (!want.empty()) {
+    std::string real = realpath_or(want);
+    for (const auto& c : host.compilers)
+      if (realpath_or(c.path) == real) return &c;
+  }
+  for (const auto& c : host.compilers)
+    if (c.kind == "gcc") return &c;
+  return host.compilers.empty() ? nullptr : &host.compilers.front();
+}
+
+std::optional<uint64_t> disk_free(const std::string& path) {
+  fs::path p(path);
+  std::error_code ec;
+  while (!p.empty() && !fs::exists(p, ec)) p = p.parent_path();
+  struct statvfs st {};
+  if (p.empty() || statvfs(p.c_str(), &st) != 0) return std::nullopt;
+  return static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
+}
+
+/// pip hides a build's output unless verbose; the progress parser needs Ninja's lines.
+std::vector<std::string> with_verbose_pip(std::vector<std::string> argv) {
+  bool is_pip_wheel = false, verbose = false;
+  for (size_t i = 0; i + 1 < argv.size(); ++i)
+    if (argv[i] == "pip" && argv[i + 1] == "wheel") is_pip_wheel = true;
+  for (const auto& a : argv)
+    if (a == "-v" || a == "--verbose" || a == "-vv") verbose = true;
+  if (is_pip_wheel && !verbose) argv.push_back("-v");
+  return argv;
+}
+
+std::string tail_lines(std::string_view text, size_t n) {
+  auto lines = split_any(text, "\n");
+  if (lines.size() > n) lines.erase(lines.begin(), lines.end() - n);
+  return join(lines, "\n");
+}
+
+struct CheckRun {
+  bool ok = false;
+  std::string output;
+};
+
+CheckRun run_check(CommandRunner& runner, std::vector<std::string> argv, const std::string& cwd,
+                   std::map<std::string, std::optional<std::string>> env, std::ofstream& log,
+                   std::chrono::seconds timeout) {
+  CommandSpec spec;
+  spec.argv = std::move(argv);
+  spec.cwd = cwd;
+  spec.env = std::move(env);
+  spec.timeout = timeout;
+  std::string out;
+  spec.on_line = [&](std::string_view line) {
+    out.append(line).push_back('\n');
+  };
+  CommandResult r = runner.run(spec);
+  log << "### tailor check: " << join(spec.argv, " ") << "\n" << out;
+  log << "### exit " << r.exit_code << (r.timed_out ? " (timed out)" : "") << "\n";
+  if (!r.started) out += "could not start " + spec.argv[0] + "\n";
+  return CheckRun{r.ok(), out};
+}
+
+bool has_python_tests(const std::string& source_dir) {
+  std::error_code ec;
+  fs::path tests = fs::path(source_dir) / "tests";
+  if (!fs::is_directory(tests, ec)) return false;
+  for (const auto& e : fs::directory_iterator(tests, ec)) {
+    auto n = e.path().filename().string();
+    if (n.rfind("test_", 0) == 0 && e.path().extension() == ".py") return true;
+  }
+  return false;
+}
+
+plan::ExtensionBuildRequest::Cache parse_cache_choice(const std::string& s) {
+  using C = plan::ExtensionBuildRequest::Cache;
+  if (s == "ccache") return C::ccache;
+  if (s == "sccache") return C::sccache;
+  if (s == "none") return C::none;
+  return C::automatic;
+}
+
+}  // namespace
+
+Expected<cuda::TargetSet> resolve_targets(const std::optional<std::string>& arch,
+                                          const std::optional<std::string>& gpu,
+                                          const probe::HostReport& host, std::string& described) {
+  cuda::ArchSpecContext ctx;
+  for (const auto& g : host.gpus)
+    if (auto cc = cuda::parse_gpu_spec(g.compute_capability)) ctx.native_devices.push_back(cc->front());
+  cuda::TargetSet set;
+  if (arch) {
+    TAILOR_TRY(parsed, cuda::parse_arch_spec(*arch, ctx));
+    set.add(parsed);
+    described = "--arch " + *arch;
+  }
+  if (gpu) {
+    TAILOR_TRY(ccs, cuda::parse_gpu_spec(*gpu));
+    for (const auto& cc : ccs) set.add(cuda::sass(cc));
+    described += std::string(described.empty() ? "" : ", ") + "--gpu " + *gpu;
+  }
+  if (arch || gpu) {
+    if (set.empty()) return make_error("the target spec names no CUDA target");
+    return set;
+  }
+  if (host.gpus.empty())
+    return make_error("no GPU found and no target given; name one with --arch (e.g. --arch 8.6) or --gpu (e.g. --gpu A10G)");
+  std::vector<std::string> names;
+  for (const auto& g : host.gpus) {
+    TAILOR_TRY(ccs, cuda::parse_gpu_spec(g.compute_capability));
+    for (const auto& cc : ccs) set.add(cuda::sass(cc));
+    names.push_back(fmt::format("GPU {}: {} ({})", g.index, g.name, g.compute_capability));
+  }
+  described = "detected " + join(names, ", ");
+  return set;
+}
+
+PreflightFacts preflight_facts(const probe::HostReport& host, const probe::PythonInstall* py,
+                               const probe::CudaToolkit* tk, const cuda::TargetSet& targets,
+                               const std::string& work_dir, CommandRunner& runner) {
+  PreflightFacts f;
+  if (tk) {
+    f.nvcc_path = tk->nvcc;
+    f.nvcc_version = tk->version;
+    f.nvcc_major = tk->major;
+    auto caps = cuda::nvcc_capabilities_from_nvcc(tk->nvcc, runner);
+    if (!caps) caps = cuda::nvcc_capabilities_from_table(tk->version);
+    if (caps)
+      f.unsupported_targets = cuda::unsupported_by(targets, *caps);
+    if (const probe::Compiler* cxx = host_cxx(host)) {
+      f.host_compiler = fmt::format("{} {} ({})", cxx->kind, cxx->version, cxx->path);
+      if (tk->max_gcc_major && cxx->kind == "gcc") {
+        f.host_compiler_accepted = cxx->major <= *tk->max_gcc_major;
+        f.host_compiler_limit = fmt::format("gcc <= {}", *tk->max_gcc_major);
+      } else if (tk->max_clang_major && cxx->kind == "clang") {
+        f.host_compiler_accepted = cxx->major <= *tk->max_clang_major;
+        f.host_compiler_limit = fmt::format("clang <= {}", *tk->max_clang_major);
+      }
+    }
+  }
+  if (py) {
+    f.python = py->path;
+    f.python_runs = true;
+    if (py->torch) {
+      f.torch_version = py->torch->version;
+      f.torch_cuda_version = py->torch->cuda_version;
+    }
+  }
+  f.build_dir = work_dir;
+  f.disk_free_bytes = disk_free(work_dir);
+  f.disk_needed_bytes = k_disk_needed_bytes;
+  return f;
+}
+
+ExtensionBuildResult build_extension(const ExtensionBuildOptions& o) {
+  ExtensionBuildResult res;
+  BuildReport& rep = res.report;
+  rep.tool_version = k_tool_version;
+  rep.started_at = utc_now();
+  auto t0 = std::chrono::steady_clock::now();
+  auto fail = [&](BuildStatus s, std::string msg) {
+    res.status = s;
+    res.message = std::move(msg);
+    rep.ok = false;
+    rep.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return res;
+  };
+
+  // 1. What to build, for what.
+  auto spec = classify_source(o.source, o.source.empty() ? find_bundled_example(o.cwd) : std::string());
+  if (!spec) return fail(BuildStatus::bad_input, spec.error().message);
+  rep.source = spec->kind == SourceKind::example ? spec->path : spec->text;
+  rep.source_kind = std::string(source_kind_name(spec->kind));
+  if (o.jobs && *o.jobs < 1) return fail(BuildStatus::bad_input, fmt::format("--jobs {}: must be at least 1", *o.jobs));
+  if (o.cache != "auto" && !parse_cache_tool(o.cache))
+    return fail(BuildStatus::bad_input, fmt::format("--cache {}: expected auto, ccache, sccache or none", o.cache));
+
+  SystemCommandRunner runner;
+  std::string work_root = o.work_root.empty() ? default_work_root() : o.work_root;
+  std::string work_dir = work_dir_for(*spec, work_root);
+  probe::ProbeOptions popts;
+  popts.build_dir = fs::exists(work_root) ? work_root : ".";
+  popts.probe_pythons = false;
+  probe::HostReport host = probe::probe_host(popts);
+  std::string python_arg = o.python.empty() ? "python3" : o.python;
+  auto py = probe::probe_python(python_arg, runner);
+  if (py) host.pythons.insert(host.pythons.begin(), *py);
+  else if (!o.python.empty())
+    return fail(BuildStatus::bad_input, fmt::format("--python {}: cannot run it", o.python));
+
+  auto targets = resolve_targets(o.arch, o.gpu, host, rep.targets_spec);
+  if (!targets) return fail(BuildStatus::bad_input, targets.error().message);
+  rep.targets = targets->names();
+
+  const probe::CudaToolkit* tk = choose_toolkit(host, py ? &*py : nullptr);
+  rep.python = py ? py->path : python_arg;
+  if (tk) rep.toolchain["nvcc"] = tk->version + " (" + tk->nvcc + ")";
+  if (py) {
+    rep.toolchain["python"] = py->version;
+    if (py->torch) rep.toolchain["torch"] = py->torch->version + (py->torch->cuda_version.empty() ? "" : " (CUDA " + py->torch->cuda_version + ")");
+  }
+  if (const probe::Compiler* cxx = host_cxx(host)) rep.toolchain[cxx->kind] = cxx->version;
+  for (const auto& t : host.tools)
+    if (t.name == "ninja" || t.name == "ccache" || t.name == "sccache" || t.name == "cmake" || t.name == "git")
+      rep.toolchain[t.name] = t.version;
+
+  // The package name picks the recipe: --package, else what the source declares.
+  std::string package = o.package;
+  if (package.empty() && (spec->kind == SourceKind::directory || spec->kind == SourceKind::example))
+    package = detect_package_name(spec->path);
+  if (package.empty()) package = spec->name;
+  const plan::ExtensionRecipe& recipe = plan::recipe_for(package);
+
+  plan::ExtensionBuildRequest req;
+  req.package_name = package;
+  req.targets = *targets;
+  req.python = rep.python;
+  req.jobs = o.jobs;
+  req.cache = parse_cache_choice(o.cache);
+  req.out_dir = (fs::path(work_dir) / "wheelhouse").string();
+
+  if (o.print_env) {
+    // Nothing is fetched or built: the source folder is shown where it would be.
+    req.source_dir = (fs::path(work_dir) / "src").string();
+    auto p = plan::resolve_extension_build(req, host);
+    if (!p) return fail(BuildStatus::bad_input, p.error().message);
+    res.print_env = plan::render_print_env(*p);
+    res.status = BuildStatus::printed_env;
+    rep.package = package;
+    rep.recipe = p->recipe_name;
+    return res;
+  }
+
+  // 2. Check everything before building; report every problem at once.
+  status(o, fmt::format("==> checking toolchain for {} ({})", package, join(rep.targets, ", ")));
+  PreflightFacts facts = preflight_facts(host, py ? &*py : nullptr, tk, *targets, work_root, runner);
+  if (!py) {
+    facts.python = python_arg;
+    facts.python_runs = false;
+  }
+  res.preflight = run_preflight(facts);
+  if (!res.preflight.ok())
+    return fail(BuildStatus::preflight_failed,
+                fmt::format("{} problem(s) to fix before building", res.preflight.problems().size()));
+
+  // 3. Source into the work folder, the plan, its patches.
+  status(o, fmt::format("==> preparing source {} in {}", rep.source, work_dir));
+  auto src = prepare_source(*spec, work_dir, rep.python, runner);
+  if (!src) return fail(spec->kind == SourceKind::sdist || spec->kind == SourceKind::directory ? BuildStatus::bad_input
+                                                                                              : BuildStatus::build_failed,
+                        src.error().message);
+  if (o.package.empty() && spec->kind != SourceKind::directory && spec->kind != SourceKind::example) {
+    std::string declared = detect_package_name(*src);
+    if (!declared.empty() && plan::normalise_dist_name(declared) != plan::normalise_dist_name(package)) {
+      package = declared;
+      req.package_name = package;
+    }
+  }
+  rep.package = package;
+  req.source_dir = *src;
+  auto p = plan::resolve_extension_build(req, host);
+  if (!p) return fail(BuildStatus::bad_input, p.error().message);
+  rep.recipe = p->recipe_name.empty() ? recipe.name : p->recipe_name;
+  if (auto patched = plan::apply_patches(*p, *src); !patched)
+    return fail(BuildStatus::build_failed, "patching the source: " + patched.error().message);
+  rep.env = p->env;
+  rep.unset_env = p->unset_env;
+  if (tk && !rep.env.count("CUDA_HOME")) rep.env["CUDA_HOME"] = tk->root;
+  rep.jobs = p->jobs;
+  rep.jobs_reason = p->jobs_reason;
+
+  // 4. Build.
+  std::error_code ec;
+  fs::remove_all(req.out_dir, ec);
+  fs::create_directories(req.out_dir, ec);
+  std::vector<RunStep> steps;
+  for (const auto& s : p->steps) {
+    RunStep rs;
+    rs.title = s.title;
+    rs.argv = with_verbose_pip(s.argv);
+    rs.cwd = s.cwd.empty() ? *src : s.cwd;
+    rs.env = rep.env;
+    rs.unset_env = p->unset_env;
+    steps.push_back(std::move(rs));
+  }
+  CacheTool cache = parse_cache_tool(p->cache_tool).value_or(CacheTool::none);
+  rep.cache_tool = std::string(cache_tool_name(cache));
+  std::string cache_exe = cache == CacheTool::none ? "" : find_in_path(std::string(cache_tool_name(cache)));
+  std::optional<CacheStats> before;
+  if (!cache_exe.empty())
+    if (auto s = read_cache_stats(cache, cache_exe, runner)) before = *s;
+
+  rep.log_path = (fs::path(work_dir) / "build.log").string();
+  status(o, fmt::format("==> building with {} jobs ({}){}; log: {}", p->jobs, p->jobs_reason,
+                        cache == CacheTool::none ? "" : ", cache " + rep.cache_tool, rep.log_path));
+  auto display = make_progress_display(o.display, o.status_out ? o.status_out : stderr);
+  BuildRunner build_runner(runner, *display, rep.log_path);
+  auto outcome = build_runner.run(steps);
+  if (!outcome) return fail(BuildStatus::build_failed, outcome.error().message);
+  if (!cache_exe.empty() && before)
+    if (auto after = read_cache_stats(cache, cache_exe, runner)) {
+      CacheStats d = stats_delta(*before, *after);
+      rep.cache_hits = d.hits;
+      rep.cache_misses = d.misses;
+    }
+  rep.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!outcome->ok()) {
+    std::string log = read_text(rep.log_path);
+    res.error_block = diagnose::first_error_block(log);
+    res.diagnoses = diagnose::diagnose_log(log);
+    const StepOutcome& last = outcome->steps.back();
+    return fail(BuildStatus::build_failed,
+                fmt::format("step '{}' failed ({})", last.title,
+                            !last.started ? "could not start" : last.timed_out ? "timed out" : fmt::format("exit {}", last.exit_code)));
+  }
+
+  // 5. The wheel, verified against the request.
+  std::string wheel;
+  for (const auto& e : fs::directory_iterator(req.out_dir, ec))
+    if (e.path().extension() == ".whl") wheel = e.path().string();
+  if (wheel.empty()) return fail(BuildStatus::build_failed, fmt::format("the build finished but left no wheel in {}", req.out_dir));
+  rep.wheel = fs::path(wheel).filename().string();
+  {
+    auto mapped = MappedFile::open(wheel);
+    if (!mapped) return fail(BuildStatus::build_failed, mapped.error().message);
+    rep.sha256 = Sha256::hex(Sha256::of(mapped->bytes()));
+    rep.size = mapped->bytes().size();
+  }
+  status(o, fmt::format("==> verifying {}", rep.wheel));
+  auto verification = verify_wheel_targets(wheel, rep.targets);
+  if (!verification) return fail(BuildStatus::verify_failed, verification.error().message);
+  rep.bytes_per_target = verification->bytes_per_target;
+  if (!verification->ok()) {
+    rep.checks.push_back({"targets", CheckStatus::failed, verification->describe_problems()});
+    return fail(BuildStatus::verify_failed, "the wheel's targets differ from the request:\n" + verification->describe_problems());
+  }
+  rep.checks.push_back({"targets", CheckStatus::passed, "exactly " + join(rep.targets, ", ") + " in every library with device code"});
+
+  // 6. Install into a clean venv (torch visible, nothing else) and import.
+  std::ofstream log(rep.log_path, std::ios::app);
+  fs::path venv = fs::path(work_dir) / "venv";
+  fs::remove_all(venv, ec);
+  std::string import_name = p->import_name.empty() ? recipe.import_name : p->import_name;
+  if (import_name.empty()) import_name = plan::normalise_dist_name(package);
+  for (auto& c : import_name)
+    if (c == '-') c = '_';
+  std::string vpy = (venv / "bin" / "python").string();
+  std::map<std::string, std::optional<std::string>> clean_env = {{"PYTHONPATH", std::nullopt}, {"PYTHONNOUSERSITE", "1"}};
+  status(o, fmt::format("==> import test in a clean venv ({})", venv.string()));
+  CheckRun r = run_check(runner, {rep.python, "-m", "venv", "--system-site-packages", venv.string()}, work_dir, clean_env, log,
+                         std::chrono::seconds(300));
+  if (r.ok)
+    r = run_check(runner, {vpy, "-m", "pip", "install", "--no-deps", "--no-index", "--force-reinstall", "-q", wheel},
+                  work_dir, clean_env, log, std::chrono::seconds(600));
+  // Run from the venv folder so the source tree's own package folder cannot shadow the
+  // installed one.
+  if (r.ok)
+    r = run_check(runner, {vpy, "-c", fmt::format("import torch, {0}; print({0}.__file__)", import_name)}, venv.string(),
+                  clean_env, log, std::chrono::seconds(300));
+  if (!r.ok) {
+    rep.checks.push_back({"import", CheckStatus::failed, "import " + import_name});
+    res.check_output = tail_lines(r.output, 30);
+    return fail(BuildStatus::check_failed, fmt::format("the built wheel does not import ({})", import_name));
+  }
+  rep.checks.push_back({"import", CheckStatus::passed, "import " + import_name + " in a fresh venv"});
+
+  // 7. Tests: the package's pytest suite (the example's by default), then the GPU smoke test.
+  bool gpu = !host.gpus.empty();
+  bool run_tests = o.tests == ExtensionBuildOptions::Tests::always ||
+                   (o.tests == ExtensionBuildOptions::Tests::automatic && spec->kind == SourceKind::example);
+  bool tests_ran_on_gpu = false;
+  if (run_tests && has_python_tests(*src)) {
+    status(o, gpu ? "==> running the package's tests (CPU and GPU)" : "==> running the package's tests (CPU; GPU tests skip: no GPU)");
+    r = run_check(runner, {vpy, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", (fs::path(*src) / "tests").string()},
+                  venv.string(), clean_env, log, std::chrono::seconds(1800));
+    std::string last = split_any(r.output, "\n").empty() ? "" : split_any(r.output, "\n").back();
+    if (!r.ok) {
+      rep.checks.push_back({gpu ? "tests" : "cpu-tests", CheckStatus::failed, std::string(trim(last))});
+      res.check_output = tail_lines(r.output, 40);
+      return fail(BuildStatus::check_failed, "the package's tests failed against the built wheel");
+    }
+    rep.checks.push_back({gpu ? "tests" : "cpu-tests", CheckStatus::passed, std::string(trim(last))});
+    tests_ran_on_gpu = gpu;
+  } else if (o.tests == ExtensionBuildOptions::Tests::always) {
+    rep.checks.push_back({"tests", CheckStatus::skipped, "no tests/test_*.py in the source"});
+  }
+  if (!gpu) {
+    rep.checks.push_back({"gpu-smoke", CheckStatus::skipped, "no GPU"});
+    status(o, "GPU smoke test: skipped (no GPU)");
+  } else if (tests_ran_on_gpu) {
+    rep.checks.push_back({"gpu-smoke", CheckStatus::passed, "the package's GPU tests ran"});
+  } else if (!p->smoke_test.empty()) {
+    status(o, "==> GPU smoke test");
+    r = run_check(runner, {vpy, "-c", p->smoke_test}, venv.string(), clean_env, log, std::chrono::seconds(600));
+    if (!r.ok) {
+      rep.checks.push_back({"gpu-smoke", CheckStatus::failed, "the recipe's smoke test"});
+      res.check_output = tail_lines(r.output, 30);
+      return fail(BuildStatus::check_failed, "the GPU smoke test failed");
+    }
+    rep.checks.push_back({"gpu-smoke", CheckStatus::passed, "the recipe's smoke test"});
+  } else {
+    rep.checks.push_back({"gpu-smoke", CheckStatus::skipped, "the recipe has no smoke test"});
+  }
+  log.close();
+
+  // 8. Publish wheel, report and log together.
+  auto staging = PublishStaging::create(o.out_dir);
+  if (!staging) return fail(BuildStatus::bad_input, staging.error().message);
+  rep.ok = true;
+  rep.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::string report_name = rep.wheel + ".report.json";
+  std::string log_name = rep.wheel + ".build.log";
+  rep.wheel_path = (fs::path(staging->out_dir()) / rep.wheel).string();
+  std::string kept_log = rep.log_path;
+  rep.log_path = (fs::path(staging->out_dir()) / log_name).string();
+  auto steps_ok = staging->add_copy(kept_log, log_name);
+  if (steps_ok) steps_ok = staging->add_text(report_name, to_json(rep).dump(2) + "\n");
+  if (steps_ok) steps_ok = staging->add_copy(wheel, rep.wheel);
+  if (!steps_ok) return fail(BuildStatus::build_failed, steps_ok.error().message);
+  auto published = staging->commit({report_name, rep.wheel});
+  if (!published) return fail(BuildStatus::build_failed, published.error().message);
+  res.published = *published;
+  res.status = BuildStatus::ok;
+  return res;
+}
+
+}  // namespace tailor::build

@@ -1,0 +1,292 @@
+#include "build/extension_source.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "util/sha256.h"
+#include "util/strings.h"
+
+namespace tailor::build {
+namespace fs = std::filesystem;
+namespace {
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) return {};
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+bool is_sdist_name(std::string_view s) {
+  return ends_with(s, ".tar.gz") || ends_with(s, ".tgz") || ends_with(s, ".zip") || ends_with(s, ".tar.bz2") ||
+         ends_with(s, ".tar.xz");
+}
+
+/// "causal_conv1d-1.5.2.tar.gz" -> "causal_conv1d".
+std::string name_from_sdist(std::string_view file) {
+  std::string base = fs::path(std::string(file)).filename().string();
+  auto dash = base.rfind('-');
+  return dash == std::string::npos ? base : base.substr(0, dash);
+}
+
+std::string tail_of(const CommandResult& r) {
+  std::string text = !r.err.empty() ? r.err : r.out;
+  auto lines = split_any(text, "\n");
+  if (lines.size() > 6) lines.erase(lines.begin(), lines.end() - 6);
+  if (!r.started) return "could not start the command";
+  return join(lines, "\n");
+}
+
+Expected<void> run_checked(CommandRunner& runner, std::vector<std::string> argv, const std::string& cwd,
+                           std::chrono::seconds timeout) {
+  CommandSpec spec;
+  spec.argv = argv;
+  spec.cwd = cwd;
+  spec.timeout = timeout;
+  CommandResult r = runner.run(spec);
+  if (r.ok()) return {};
+  return make_error(fmt::format("`{}` failed{}:\n{}", join(argv, " "),
+                                r.timed_out ? " (timed out)" : fmt::format(" (exit {})", r.exit_code), tail_of(r)));
+}
+
+/// The single top-level folder an sdist unpacks to (or the folder itself when several).
+std::string single_child_dir(const fs::path& dir) {
+  std::vector<fs::path> entries;
+  for (const auto& e : fs::directory_iterator(dir)) entries.push_back(e.path());
+  if (entries.size() == 1 && fs::is_directory(entries[0])) return entries[0].string();
+  return dir.string();
+}
+
+Expected<std::string> unpack_sdist(const std::string& sdist, const fs::path& dest, const std::string& python,
+                                   CommandRunner& runner) {
+  std::error_code ec;
+  fs::create_directories(dest, ec);
+  if (ec) return make_error(fmt::format("{}: cannot create: {}", dest.string(), ec.message()));
+  if (ends_with(sdist, ".zip")) {
+    auto r = run_checked(runner, {python, "-m", "zipfile", "-e", sdist, dest.string()}, dest.string(),
+                         std::chrono::seconds(600));
+    if (!r) return r.error();
+  } else {
+    auto r = run_checked(runner, {"tar", "-xf", sdist, "-C", dest.string()}, dest.string(), std::chrono::seconds(600));
+    if (!r) return r.error();
+  }
+  return single_child_dir(dest);
+}
+
+}  // namespace
+
+std::string_view source_kind_name(SourceKind kind) {
+  switch (kind) {
+    case SourceKind::example: return "example";
+    case SourceKind::directory: return "directory";
+    case SourceKind::sdist: return "sdist";
+    case SourceKind::index: return "index";
+    case SourceKind::git: return "git";
+  }
+  return "directory";
+}
+
+bool split_git_url(std::string_view text, std::string& url, std::string& ref) {
+  std::string t(text);
+  bool explicit_git = false;
+  if (t.rfind("git+", 0) == 0) {
+    t = t.substr(4);
+    explicit_git = true;
+  }
+  bool remote = t.rfind("https://", 0) == 0 || t.rfind("http://", 0) == 0 || t.rfind("ssh://", 0) == 0 ||
+                t.rfind("git://", 0) == 0 || t.rfind("git@", 0) == 0 || t.rfind("file://", 0) == 0;
+  if (!remote) return false;
+  // The ref follows the last '@' or '#' after the last '/' (pip's `URL@ref` form).
+  auto slash = t.find_last_of('/');
+  auto at = t.find_last_of("@#");
+  std::string u = t, r;
+  if (at != std::string::npos && slash != std::string::npos && at > slash) {
+    u = t.substr(0, at);
+    r = t.substr(at + 1);
+  }
+  if (!explicit_git && !ends_with(u, ".git") && r.empty() && t.rfind("git@", 0) != 0 && t.rfind("git://", 0) != 0)
+    return false;
+  url = u;
+  ref = r;
+  return true;
+}
+
+Expected<SourceSpec> classify_source(std::string_view text_in, const std::string& example_dir) {
+  SourceSpec s;
+  std::string text(trim(text_in));
+  s.text = text;
+  if (text.empty()) {
+    if (example_dir.empty())
+      return make_error(
+          "no SOURCE given and this is not tailor's repository (where it builds the bundled example); "
+          "name a source folder, an sdist, NAME==VERSION or a git URL@ref");
+    s.kind = SourceKind::example;
+    s.path = example_dir;
+    s.name = "fused_ops";
+    return s;
+  }
+  std::string url, ref;
+  if (split_git_url(text, url, ref)) {
+    s.kind = SourceKind::git;
+    s.url = url;
+    s.ref = ref;
+    std::string base = fs::path(url).filename().string();
+    if (ends_with(base, ".git")) base.resize(base.size() - 4);
+    s.name = base;
+    return s;
+  }
+  std::error_code ec;
+  if (fs::is_directory(text, ec)) {
+    s.kind = SourceKind::directory;
+    s.path = fs::absolute(text).lexically_normal().string();
+    if (!s.path.empty() && s.path.back() == '/') s.path.pop_back();
+    return s;
+  }
+  if (is_sdist_name(text)) {
+    if (!fs::is_regular_file(text, ec)) return make_error(fmt::format("{}: no such sdist file", text));
+    s.kind = SourceKind::sdist;
+    s.path = fs::absolute(text).lexically_normal().string();
+    s.name = name_from_sdist(text);
+    return s;
+  }
+  static const std::regex k_pinned(R"(^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9][A-Za-z0-9.+!_-]*)$)");
+  std::smatch m;
+  if (std::regex_match(text, m, k_pinned)) {
+    s.kind = SourceKind::index;
+    s.name = m[1];
+    s.version = m[2];
+    return s;
+  }
+  if (text.find("==") == std::string::npos && text.find('/') == std::string::npos &&
+      std::regex_match(text, std::regex(R"(^[A-Za-z0-9][A-Za-z0-9._-]*$)")))
+    return make_error(fmt::format("SOURCE '{}': no such folder; for the package index give an exact version, e.g. {}==1.2.3",
+                                  text, text));
+  return make_error(fmt::format(
+      "SOURCE '{}': not a folder, an sdist (.tar.gz, .zip), NAME==VERSION or a git URL (git+https://...@ref)", text));
+}
+
+std::string find_bundled_example(const std::string& start) {
+  std::error_code ec;
+  fs::path p = fs::absolute(start, ec);
+  if (ec) return {};
+  for (; !p.empty(); p = p.parent_path()) {
+    fs::path example = p / "examples" / "fused_ops";
+    // tailor's repository: the example beside the build module's sources.
+    if (fs::exists(example / "setup.py", ec) && fs::exists(p / "src" / "build" / "extension_source.h", ec))
+      return example.string();
+    if (p == p.root_path()) break;
+  }
+  return {};
+}
+
+std::string detect_package_name(const std::string& source_dir) {
+  fs::path dir(source_dir);
+  static const std::regex k_pkg_info_name(R"((^|\n)Name:\s*([^\r\n]+))");
+  std::smatch m;
+  std::string pkg_info = read_text(dir / "PKG-INFO");
+  if (std::regex_search(pkg_info, m, k_pkg_info_name)) return std::string(trim(m[2].str()));
+  std::string pyproject = read_text(dir / "pyproject.toml");
+  if (!pyproject.empty()) {
+    try {
+      auto tbl = toml::parse(pyproject);
+      if (auto name = tbl["project"]["name"].value<std::string>()) return *name;
+    } catch (const toml::parse_error&) {
+      // A broken pyproject is pip's to report; keep looking elsewhere.
+    }
+  }
+  static const std::regex k_cfg_name(R"(\[metadata\][^\[]*?\n\s*name\s*=\s*([^\r\n]+))");
+  std::string cfg = read_text(dir / "setup.cfg");
+  if (std::regex_search(cfg, m, k_cfg_name)) return std::string(trim(m[1].str()));
+  static const std::regex k_setup_name(R"(\bname\s*=\s*["']([A-Za-z0-9][A-Za-z0-9._-]*)["'])");
+  std::string setup = read_text(dir / "setup.py");
+  if (std::regex_search(setup, m, k_setup_name)) return m[1].str();
+  return {};
+}
+
+std::string default_work_root() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return (fs::path(xdg) / "tailor" / "extensions").string();
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return (fs::path(home) / ".cache" / "tailor" / "extensions").string();
+  return "/tmp/tailor-extensions";
+}
+
+std::string work_dir_for(const SourceSpec& spec, const std::string& root) {
+  std::string key = std::string(source_kind_name(spec.kind)) + "\n" + spec.path + "\n" + spec.name + "\n" +
+                    spec.version + "\n" + spec.url + "\n" + spec.ref;
+  auto digest = Sha256::of(std::as_bytes(std::span(key.data(), key.size())));
+  std::string name = spec.name.empty() ? fs::path(spec.path).filename().string() : spec.name;
+  if (name.empty()) name = "source";
+  for (auto& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  return (fs::path(root) / (name + "-" + Sha256::hex(digest).substr(0, 12))).string();
+}
+
+Expected<std::string> prepare_source(const SourceSpec& spec, const std::string& work_dir,
+                                     const std::string& python, CommandRunner& runner) {
+  std::error_code ec;
+  fs::path work(work_dir), src = work / "src";
+  fs::create_directories(work, ec);
+  if (ec) return make_error(fmt::format("{}: cannot create the work folder: {}", work.string(), ec.message()));
+  fs::remove_all(src, ec);
+  if (ec) return make_error(fmt::format("{}: cannot clear the old copy: {}", src.string(), ec.message()));
+  switch (spec.kind) {
+    case SourceKind::example:
+    case SourceKind::directory: {
+      fs::create_directories(src, ec);
+      for (const auto& e : fs::directory_iterator(spec.path, ec)) {
+        std::string n = e.path().filename().string();
+        // Earlier in-tree builds must not leak into this one.
+        if (n == "build" || n == "dist" || ends_with(n, ".egg-info") || n == "__pycache__" || n == ".pytest_cache")
+          continue;
+        fs::copy(e.path(), src / n, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
+        if (ec) return make_error(fmt::format("{}: cannot copy into {}: {}", e.path().string(), src.string(), ec.message()));
+      }
+      if (ec) return make_error(fmt::format("{}: cannot read: {}", spec.path, ec.message()));
+      return src.string();
+    }
+    case SourceKind::sdist:
+      return unpack_sdist(spec.path, src, python, runner);
+    case SourceKind::index: {
+      fs::path dl = work / "download";
+      fs::remove_all(dl, ec);
+      fs::create_directories(dl, ec);
+      // --no-build-isolation: preparing the sdist's metadata runs its setup.py, which
+      // imports torch; an isolated environment would download torch for that.
+      auto r = run_checked(runner,
+                           {python, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+                            "--no-build-isolation", "-d", dl.string(), spec.name + "==" + spec.version},
+                           work.string(), std::chrono::seconds(1800));
+      if (!r) return r.error();
+      for (const auto& e : fs::directory_iterator(dl, ec))
+        if (is_sdist_name(e.path().filename().string())) return unpack_sdist(e.path().string(), src, python, runner);
+      return make_error(fmt::format("pip download {}=={}: no sdist in {}", spec.name, spec.version, dl.string()));
+    }
+    case SourceKind::git: {
+      std::vector<std::string> argv = {"git", "clone", "--depth", "1", "--recurse-submodules", "--shallow-submodules"};
+      if (!spec.ref.empty()) {
+        argv.push_back("--branch");
+        argv.push_back(spec.ref);
+      }
+      argv.push_back(spec.url);
+      argv.push_back(src.string());
+      auto r = run_checked(runner, argv, work.string(), std::chrono::seconds(3600));
+      if (!r) return r.error();
+      return src.string();
+    }
+  }
+  return make_error("unknown source kind");
+}
+
+}  // namespace tailor::build

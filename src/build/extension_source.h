@@ -1,0 +1,54 @@
+// Where an extension's source comes from (a folder, an sdist, NAME==VERSION from the
+// package index, a git URL with a ref, or tailor's bundled example) and how it is brought
+// into a work folder. The build always runs on a copy: the user's tree is never patched
+// or littered with build/ folders, and the copy's path is stable per source so compiler
+// caches hit on a rebuild.
+#pragma once
+#include <string>
+#include <string_view>
+
+#include "util/expected.h"
+#include "util/process.h"
+
+namespace tailor::build {
+
+enum class SourceKind { example, directory, sdist, index, git };
+std::string_view source_kind_name(SourceKind kind);  // "example", "directory", ...
+
+struct SourceSpec {
+  SourceKind kind = SourceKind::directory;
+  std::string text;      ///< as given on the command line
+  std::string path;      ///< directory / sdist / example folder (absolute)
+  std::string name;      ///< index: NAME; otherwise a name guessed from the spec (may be empty)
+  std::string version;   ///< index: VERSION
+  std::string url, ref;  ///< git
+};
+
+/// Classifies a SOURCE argument. `example_dir` is used when `text` is empty (the
+/// bundled example found by find_bundled_example). Errors are bad input.
+Expected<SourceSpec> classify_source(std::string_view text, const std::string& example_dir);
+
+/// Walks up from `start` to tailor's repository root and returns its examples/fused_ops
+/// folder; empty when `start` is not inside tailor's repository.
+std::string find_bundled_example(const std::string& start);
+
+/// The distribution name a source tree declares: PKG-INFO, pyproject.toml [project],
+/// setup.cfg [metadata], or a literal name= in setup.py; empty when none says.
+std::string detect_package_name(const std::string& source_dir);
+
+/// Parses `git+https://host/x/y.git@ref` / `https://host/x/y@ref` into url and ref.
+bool split_git_url(std::string_view text, std::string& url, std::string& ref);
+
+/// A stable work folder for this source under `root`: `<root>/<name>-<hash of spec>`.
+std::string work_dir_for(const SourceSpec& spec, const std::string& root);
+/// ${XDG_CACHE_HOME:-$HOME/.cache}/tailor/extensions (or /tmp/tailor-extensions).
+std::string default_work_root();
+
+/// Brings the source into `<work_dir>/src` (replacing an older copy) and returns that
+/// folder: copies a directory (without build/, dist/, *.egg-info), unpacks an sdist,
+/// `pip download`s NAME==VERSION as an sdist then unpacks it, or clones git at the ref
+/// (with submodules). Commands go through `runner`; a failure quotes their stderr.
+Expected<std::string> prepare_source(const SourceSpec& spec, const std::string& work_dir,
+                                     const std::string& python, CommandRunner& runner);
+
+}  // namespace tailor::build
