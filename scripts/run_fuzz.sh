@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, ASan+UBSan) in build-fuzz, seeds them from the
+# test fixtures and runs each for SECONDS (default 600) on one core:
+#   scripts/run_fuzz.sh [SECONDS] [elf_fuzz fatbin_fuzz zip_fuzz ...]
+# Needs the fixtures (cmake --build build-<name> --target tailor_fixtures) for seeds; set
+# FIXTURES=<dir> if they are not in build/fixtures. Crashes land in build-fuzz/findings/.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+secs=${1:-600}
+shift || true
+build=${BUILD_FUZZ:-$root/build-fuzz}
+fixtures=${FIXTURES:-$root/build/fixtures}
+CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DTAILOR_FUZZ=ON \
+  -DTAILOR_TESTS=OFF -DTAILOR_BENCH=OFF >/dev/null
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  for f in "$root"/fuzz/*_fuzz.cpp; do targets+=("$(basename "$f" .cpp)"); done
+fi
+ninja -C "$build" -j "${JOBS:-2}" "${targets[@]}"
+
+# Seeds: whole libraries for elf_fuzz, their .nv_fatbin/__nv_relfatbin sections for
+# fatbin_fuzz; other targets start from whatever is in fuzz/corpus/<target> (if any).
+seed() {
+  local t=$1 dir=$build/corpus/$t
+  mkdir -p "$dir"
+  [ -d "$fixtures" ] || { echo "no fixtures at $fixtures: $t starts without seeds"; return; }
+  case $t in
+    elf_fuzz) cp "$fixtures"/*.so "$dir"/ ;;
+    fatbin_fuzz)
+      for so in "$fixtures"/*.so; do
+        for sec in .nv_fatbin __nv_relfatbin; do
+          objcopy -O binary --only-section="$sec" "$so" "$dir/$(basename "$so" .so)$sec" 2>/dev/null || true
+        done
+      done
+      find "$dir" -size 0 -delete ;;
+  esac
+}
+mkdir -p "$build/findings"
+for t in "${targets[@]}"; do
+  seed "$t"
+  echo "== $t: ${secs}s"
+  "$build/fuzz/$t" "$build/corpus/$t" -max_total_time="$secs" -rss_limit_mb=512 \
+    -max_len=1048576 -artifact_prefix="$build/findings/$t-" -print_final_stats=1 \
+    2>&1 | tee "$build/findings/$t.log" | grep -E "^#[0-9]+ +(DONE|INITED)|stat::|ERROR|SUMMARY" || true
+done
