@@ -1,0 +1,464 @@
+#include "plan/torch_plan.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "cuda/arch_spec.h"
+#include "cuda/renderers.h"
+#include "plan/torch_estimate.h"
+#include "plan/torch_validation.h"
+#include "util/strings.h"
+
+namespace tailor::plan {
+
+namespace {
+
+std::string major_minor(std::string_view version) {
+  auto parts = split_any(version, ".");
+  if (parts.size() < 2) return std::string(version);
+  return parts[0] + "." + parts[1];
+}
+
+std::string normalize_platform(std::string_view p) {
+  std::string s = to_lower(p);
+  if (s == "arm64" || s == "sbsa") return "aarch64";
+  if (s == "amd64" || s == "x64") return "x86_64";
+  return s;
+}
+
+std::string normalize_manylinux(std::string_view m) {
+  std::string s = to_lower(trim(m));
+  if (s.rfind("manylinux_", 0) == 0) s = s.substr(10);
+  if (s == "manylinux2014") s = "2_17";
+  std::replace(s.begin(), s.end(), '.', '_');
+  return s;
+}
+
+std::string cuda_label(const std::string& cuda) {
+  std::string digits;
+  for (char c : cuda)
+    if (c != '.') digits += c;
+  return "cu" + digits;
+}
+
+struct Context {
+  const TorchCatalog& catalog;
+  const probe::HostReport& host;
+  const ResolveOptions& options;
+  BuildPlan& plan;
+
+  ProblemSeverity host_severity() const {
+    return options.purpose == PlanPurpose::describe ? ProblemSeverity::warning : ProblemSeverity::error;
+  }
+  void add(ProblemSeverity s, ProblemKind k, std::string field, std::string msg, std::string fix) {
+    plan.problems.push_back({s, k, std::move(field), std::move(msg), std::move(fix)});
+  }
+  void input_error(std::string field, std::string msg, std::string fix) {
+    add(ProblemSeverity::error, ProblemKind::input, std::move(field), std::move(msg), std::move(fix));
+  }
+  void host_problem(std::string field, std::string msg, std::string fix) {
+    add(host_severity(), ProblemKind::host, std::move(field), std::move(msg), std::move(fix));
+  }
+  void take(Problems ps) {
+    for (auto& p : ps) plan.problems.push_back(std::move(p));
+  }
+  bool same_platform() const { return plan.platform == plan.host_platform; }
+};
+
+const TorchRelease* resolve_release(Context& c) {
+  const auto& v = c.plan.variant;
+  std::string wanted = v.torch.value_or("");
+  if (wanted.empty()) {
+    // The newest release tailor knows.
+    const TorchRelease* newest = nullptr;
+    for (const auto& r : c.catalog.releases)
+      if (!newest || compare_versions(r.version, newest->version) > 0) newest = &r;
+    if (!newest) return nullptr;
+    wanted = newest->version;
+  }
+  if (wanted.rfind("v", 0) == 0) wanted = wanted.substr(1);
+  const TorchRelease* rel = c.catalog.find_release(wanted);
+  if (!rel) {
+    // A local source tree of a newer/older point release still follows its minor's rules.
+    for (const auto& r : c.catalog.releases)
+      if (major_minor(r.version) == major_minor(wanted) && v.source_dir) rel = &r;
+  }
+  if (!rel) {
+    std::vector<std::string> known;
+    for (const auto& r : c.catalog.releases) known.push_back(r.version);
+    c.input_error("torch", fmt::format("torch {} is not a release tailor knows", wanted),
+                  fmt::format("choose one of {} (data/pytorch/versions.toml), or --source DIR", join(known, ", ")));
+    return nullptr;
+  }
+  c.plan.torch_version = wanted;
+  c.plan.git_tag = v.source_dir ? "" : "v" + wanted;
+  return rel;
+}
+
+void resolve_python(Context& c, const TorchRelease* rel) {
+  const auto& v = c.plan.variant;
+  std::string want = v.python ? major_minor(*v.python) : "";
+  if (want.empty() && !c.host.pythons.empty()) want = major_minor(c.host.pythons.front().version);
+  if (want.empty() && rel) want = rel->pythons.front();
+  c.plan.python_version = want;
+  for (const auto& p : c.host.pythons)
+    if (major_minor(p.version) == want) {
+      c.plan.python = p.path;
+      break;
+    }
+  if (c.plan.python.empty()) {
+    c.plan.python = "python" + want;
+    if (c.same_platform())
+      c.host_problem("python", fmt::format("no Python {} found on this host", want),
+                     fmt::format("install python{0} with its -dev and -venv packages, or name it with --python", want));
+  }
+  if (rel) c.take(check_python_for_release(*rel, want));
+}
+
+const probe::CudaToolkit* find_toolkit(const probe::HostReport& host, const std::string& cuda) {
+  for (const auto& tk : host.cuda_toolkits)
+    if (fmt::format("{}.{}", tk.major, tk.minor) == cuda) return &tk;
+  return nullptr;
+}
+
+const probe::CudaToolkit* resolve_cuda(Context& c, const TorchRelease* rel) {
+  auto& p = c.plan;
+  const auto& v = p.variant;
+  if (v.cpu_only.value_or(false)) {
+    p.cuda = false;
+    return nullptr;
+  }
+  p.cuda = true;
+  if (v.cuda) {
+    p.cuda_version = major_minor(*v.cuda);
+  } else {
+    // The newest installed toolkit this release supports.
+    for (const auto& tk : c.host.cuda_toolkits) {
+      std::string mm = fmt::format("{}.{}", tk.major, tk.minor);
+      if (rel && std::find(rel->cudas.begin(), rel->cudas.end(), mm) == rel->cudas.end()) continue;
+      if (p.cuda_version.empty() || compare_versions(mm, p.cuda_version) > 0) p.cuda_version = mm;
+    }
+    if (p.cuda_version.empty()) {
+      c.input_error("cuda", "no CUDA version given and no CUDA toolkit supported by this torch found here",
+                    "name one with --cuda 12.6 (or build CPU-only with --cpu-only)");
+      return nullptr;
+    }
+  }
+  if (rel) c.take(check_cuda_for_release(*rel, p.cuda_version));
+  const probe::CudaToolkit* tk = find_toolkit(c.host, p.cuda_version);
+  if (tk) {
+    p.cuda_home = tk->root;
+  } else {
+    p.cuda_home = "/usr/local/cuda-" + p.cuda_version;
+    if (c.same_platform())
+      c.host_problem("cuda", fmt::format("CUDA {} toolkit not found on this host", p.cuda_version),
+                     fmt::format("install cuda-toolkit-{} (NVIDIA's repository) or choose an installed CUDA",
+                                 [&] { auto s = p.cuda_version; std::replace(s.begin(), s.end(), '.', '-'); return s; }()));
+  }
+  return tk;
+}
+
+void resolve_targets(Context& c) {
+  auto& p = c.plan;
+  const auto& v = p.variant;
+  if (!p.cuda) {
+    if (!v.arch.empty())
+      c.input_error("arch", "GPU targets were given for a CPU-only build", "drop --arch or drop --cpu-only");
+    return;
+  }
+  std::vector<std::string> specs = v.arch;
+  if (specs.empty()) {
+    for (const auto& g : c.host.gpus)
+      if (!g.compute_capability.empty()) specs.push_back(g.compute_capability);
+    if (specs.empty()) {
+      c.input_error("arch", "no GPU target given and no GPU found on this host",
+                    "name one with --arch (e.g. --arch 8.6, --arch T4G, --arch sm_90)");
+      return;
+    }
+    p.notes.push_back("GPU targets taken from the GPUs on this host: " + join(specs, ", "));
+  }
+  auto set = cuda::parse_arch_specs(specs);
+  if (!set) {
+    c.input_error("arch", set.error().message, "see `tailor arch --help` for the accepted spellings");
+    return;
+  }
+  if (set->empty()) {
+    c.input_error("arch", "the GPU target list is empty", "name at least one target with --arch");
+    return;
+  }
+  p.targets = *set;
+  if (!p.cuda_version.empty()) c.take(check_targets_for_nvcc(p.targets, p.cuda_version));
+}
+
+void resolve_cpu_target(Context& c) {
+  auto& p = c.plan;
+  if (!p.variant.cpu_target) return;
+  const CpuTarget* t = c.catalog.find_cpu_target(*p.variant.cpu_target);
+  if (!t) {
+    std::vector<std::string> known;
+    for (const auto& k : c.catalog.cpu_targets) {
+      std::string s = k.name;
+      if (!k.aliases.empty()) s += " (" + join(k.aliases, ", ") + ")";
+      known.push_back(s);
+    }
+    c.input_error("cpu_target", fmt::format("unknown CPU target '{}'", *p.variant.cpu_target),
+                  "choose one of: " + join(known, "; "));
+    return;
+  }
+  Problems ps = check_cpu_target_platform(*t, p.platform, c.catalog);
+  if (!ps.empty()) {
+    c.take(std::move(ps));
+    return;
+  }
+  p.cpu_target = t->name;
+  p.cpu_flags = t->flags;
+  if (!t->isa_note.empty()) p.cpu_flags.push_back(t->isa_note);
+  else p.notes.push_back(fmt::format("{}: the toolchain has no ISA note for {}; the target is recorded in the build "
+                                     "report and release notes only", t->name, p.platform));
+  // The build imports and tests the result on this host: a newer ISA than the host's stops that.
+  if (c.same_platform() && t->platform == "x86_64" && c.host.cpu.isa_level.rfind("x86-64-v", 0) == 0) {
+    int host_level = c.host.cpu.isa_level.back() - '0';
+    if (host_level < t->level)
+      c.add(ProblemSeverity::warning, ProblemKind::host, "cpu_target",
+            fmt::format("this host is {}; a {} build will not import here (illegal instruction), so the "
+                        "import check must run on a {} machine", c.host.cpu.isa_level, t->name, t->name),
+            "build on a host with that CPU level, or accept that verification runs elsewhere");
+  }
+}
+
+void resolve_features(Context& c, const probe::CudaToolkit* tk) {
+  auto& p = c.plan;
+  for (const auto& [name, on] : p.variant.features) {
+    const FeatureSwitch* f = c.catalog.find_feature(name);
+    if (!f) {
+      std::vector<std::string> known;
+      std::string nearest;
+      size_t best = 99;
+      for (const auto& k : c.catalog.features) {
+        known.push_back(k.name);
+        size_t d = edit_distance(to_lower(name), k.name);
+        if (d < best) best = d, nearest = k.name;
+      }
+      c.input_error("features", fmt::format("unknown feature '{}'{}", name, best <= 3 ? " (did you mean " + nearest + "?)" : ""),
+                    "features: " + join(known, ", "));
+      continue;
+    }
+    if (on && f->needs_cuda && !p.cuda)
+      c.input_error("features", fmt::format("{} needs CUDA, but this is a CPU-only build", f->name),
+                    fmt::format("drop --with {} or choose --cuda", f->name));
+    if (on && !f->builds_on(p.platform))
+      c.input_error("features", fmt::format("{} cannot be built for {} (only {})", f->name, p.platform, join(f->platforms, ", ")),
+                    fmt::format("drop --with {}", f->name));
+  }
+  for (const auto& f : c.catalog.features) {
+    auto it = p.variant.features.find(f.name);
+    bool on = it != p.variant.features.end() ? it->second : f.default_on(p.platform);
+    if (f.needs_cuda && !p.cuda) on = false;
+    if (!f.builds_on(p.platform)) on = false;
+    p.features[f.name] = on;
+  }
+  if (p.cuda && p.features["cudnn"] && tk && tk->cudnn_version.empty() && c.same_platform()) {
+    bool asked = p.variant.features.count("cudnn") > 0;
+    c.host_problem("features", fmt::format("cuDNN is {} but was not found for CUDA {} ({})", asked ? "asked for" : "on by default",
+                                           p.cuda_version, tk->root),
+                   fmt::format("apt-get install libcudnn9-dev-cuda-{} (NVIDIA's repository), or --without cudnn",
+                               split_any(p.cuda_version, ".")[0]));
+  }
+}
+
+void resolve_blas_and_type(Context& c) {
+  auto& p = c.plan;
+  std::string blas = to_lower(p.variant.blas.value_or("openblas"));
+  if (blas == "openblas") p.blas = "OpenBLAS";
+  else if (blas == "mkl") p.blas = "MKL";
+  else c.input_error("blas", fmt::format("unknown BLAS '{}'", *p.variant.blas), "choose openblas or mkl");
+  if (p.blas == "MKL" && p.platform == "aarch64")
+    c.input_error("blas", "MKL is x86_64-only", "use --blas openblas on aarch64");
+  std::string bt = p.variant.build_type.value_or("Release");
+  const std::string types[] = {"Release", "RelWithDebInfo", "Debug", "MinSizeRel"};
+  auto it = std::find_if(std::begin(types), std::end(types), [&](const std::string& t) { return to_lower(t) == to_lower(bt); });
+  if (it == std::end(types)) c.input_error("build_type", fmt::format("unknown build type '{}'", bt), "choose Release, RelWithDebInfo, Debug or MinSizeRel");
+  else p.build_type = *it;
+  if (p.variant.compress) {
+    std::string m = to_lower(*p.variant.compress);
+    if (m != "size" && m != "speed" && m != "none")
+      c.input_error("compress", fmt::format("unknown fatbin compression '{}'", *p.variant.compress), "choose size, speed or none");
+    else if (!p.cuda)
+      c.input_error("compress", "fatbin compression applies only to CUDA builds", "drop --compress or choose --cuda");
+  }
+}
+
+std::string nvcc_flags(const Context& c) {
+  const auto& p = c.plan;
+  const auto& fat = c.catalog.fatbin;
+  std::string mode = p.variant.compress ? to_lower(*p.variant.compress) : "";
+  if (mode.empty() && compare_versions(p.cuda_version, "13.0") >= 0) mode = fat.default_since_13;
+  if (mode.empty()) mode = "size";
+  bool has_mode = compare_versions(p.cuda_version, fat.compress_mode_since) >= 0;
+  auto it = fat.flags.find(has_mode ? mode : "legacy_" + mode);
+  return it == fat.flags.end() ? "" : it->second;
+}
+
+void resolve_manylinux(Context& c) {
+  auto& p = c.plan;
+  if (p.variant.manylinux) {
+    p.manylinux = normalize_manylinux(*p.variant.manylinux);
+    auto parts = split_any(p.manylinux, "_");
+    if (parts.size() != 2 || parts[0] != "2")
+      c.input_error("manylinux", fmt::format("manylinux tag '{}' is not like 2_28", *p.variant.manylinux), "e.g. --manylinux 2_28");
+  } else {
+    p.manylinux = manylinux_from_glibc(c.host.os.glibc);
+    if (p.manylinux.empty()) p.manylinux = "2_28";
+    if (!c.same_platform())
+      p.notes.push_back(fmt::format("manylinux_{} assumed from this host's glibc; the real tag is decided by the "
+                                    "glibc of the {} build host", p.manylinux, p.platform));
+  }
+  if (c.same_platform()) c.take(check_glibc_for_manylinux(c.host.os.glibc, p.manylinux, c.catalog));
+}
+
+void build_env(Context& c, const probe::CudaToolkit* tk) {
+  auto& p = c.plan;
+  auto& env = p.env;
+  env["CMAKE_GENERATOR"] = "Ninja";
+  env["CMAKE_BUILD_TYPE"] = p.build_type;
+  env["MAX_JOBS"] = std::to_string(p.estimate.jobs);
+  env["USE_CUDA"] = p.cuda ? "1" : "0";
+  for (const auto& f : c.catalog.features) {
+    bool on = p.features[f.name];
+    for (const auto& var : f.vars) env[var] = on ? "1" : "0";
+  }
+  env["BLAS"] = p.blas;
+  if (p.platform == "aarch64") env["USE_PRIORITIZED_TEXT_FOR_LD"] = "1";
+  std::vector<std::string> cflags;
+  bool keep_debug = p.variant.keep_debug.value_or(p.build_type == "Debug" || p.build_type == "RelWithDebInfo");
+  if (!keep_debug) cflags.push_back("-g0");
+  for (const auto& f : p.cpu_flags) cflags.push_back(f);
+  if (!cflags.empty()) {
+    env["CFLAGS"] = join(cflags, " ");
+    env["CXXFLAGS"] = join(cflags, " ");
+  }
+  if (p.cuda) {
+    env["TORCH_CUDA_ARCH_LIST"] = cuda::render_torch_arch_list(p.targets);
+    env["CMAKE_CUDA_ARCHITECTURES"] = cuda::render_cmake_architectures(p.targets);
+    env["CUDAARCHS"] = env["CMAKE_CUDA_ARCHITECTURES"];
+    env["CUDA_HOME"] = p.cuda_home;
+    std::string nvcc = tk ? tk->nvcc : p.cuda_home + "/bin/nvcc";
+    env["CUDACXX"] = nvcc;
+    env["CMAKE_CUDA_COMPILER"] = nvcc;
+    if (!p.host_compiler.empty()) env["CUDAHOSTCXX"] = p.host_compiler;
+    std::string flags = nvcc_flags(c);
+    if (!flags.empty()) env["TORCH_NVCC_FLAGS"] = flags;
+  }
+  std::string label = p.cuda ? cuda_label(p.cuda_version) : "cpu";
+  p.wheel_version = p.torch_version + "+" + label;
+  env["PYTORCH_BUILD_VERSION"] = p.wheel_version;
+  env["PYTORCH_BUILD_NUMBER"] = "1";
+}
+
+void build_steps(Context& c, const TorchRelease* rel) {
+  auto& p = c.plan;
+  auto& L = p.layout;
+  L.work_dir = c.options.work_dir;
+  L.source_dir = p.variant.source_dir.value_or(L.work_dir + "/pytorch");
+  L.venv_dir = L.work_dir + "/venv";
+  if (!p.variant.source_dir) {
+    p.steps.push_back({"clone source", {"git", "clone", "--recursive", "--depth", "1", "--branch", p.git_tag, c.catalog.source_url, L.source_dir}, "", false});
+    p.steps.push_back({"sync submodules", {"git", "submodule", "sync"}, L.source_dir, false});
+    p.steps.push_back({"update submodules", {"git", "submodule", "update", "--init", "--recursive", "--depth", "1"}, L.source_dir, false});
+  }
+  p.steps.push_back({"create venv", {p.python, "-m", "venv", L.venv_dir}, "", false});
+  std::string vpy = L.venv_dir + "/bin/python";
+  std::vector<std::string> pip = {vpy, "-m", "pip", "install", "-r", "requirements.txt"};
+  for (const auto& r : p.requirements) pip.push_back(r);
+  p.steps.push_back({"install build requirements", pip, L.source_dir, false});
+  if (rel) {
+    auto it = c.catalog.build_commands.find(rel->build);
+    std::vector<std::string> argv;
+    if (it != c.catalog.build_commands.end())
+      for (const auto& a : it->second) argv.push_back(a == "{python}" ? vpy : a);
+    p.build_style = rel->build;
+    p.steps.push_back({"build wheel", argv, L.source_dir, true});
+  }
+}
+
+}  // namespace
+
+bool BuildPlan::has_errors() const {
+  return std::any_of(problems.begin(), problems.end(), [](const auto& p) { return p.severity == ProblemSeverity::error; });
+}
+
+int BuildPlan::exit_code() const {
+  bool input = false, host = false;
+  for (const auto& p : problems) {
+    if (p.severity != ProblemSeverity::error) continue;
+    (p.kind == ProblemKind::input ? input : host) = true;
+  }
+  return input ? 2 : host ? 1 : 0;
+}
+
+std::string manylinux_from_glibc(std::string_view glibc) {
+  auto parts = split_any(glibc, ".");
+  if (parts.size() < 2) return "";
+  for (const auto& part : parts)
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos) return "";
+  return parts[0] + "_" + parts[1];
+}
+
+BuildPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostReport& host, const ResolveOptions& options) {
+  BuildPlan plan;
+  plan.variant = variant;
+  auto catalog = torch_catalog();
+  if (!catalog) {
+    plan.problems.push_back({ProblemSeverity::error, ProblemKind::input, "data", catalog.error().message, "this is a bug in tailor's data files"});
+    return plan;
+  }
+  Context c{**catalog, host, options, plan};
+  plan.host_platform = normalize_platform(!host.os.arch.empty() ? host.os.arch : host.cpu.arch);
+  plan.platform = variant.platform ? normalize_platform(*variant.platform) : plan.host_platform;
+  if (plan.platform != "x86_64" && plan.platform != "aarch64") {
+    c.input_error("platform", fmt::format("unknown platform '{}'", variant.platform.value_or(plan.platform)), "choose x86_64 or aarch64");
+    plan.platform = plan.host_platform;
+  }
+  c.take(check_platform(plan.platform, plan.host_platform, options.purpose));
+
+  const TorchRelease* rel = resolve_release(c);
+  if (rel) plan.requirements = rel->requirements;
+  resolve_python(c, rel);
+  const probe::CudaToolkit* tk = resolve_cuda(c, rel);
+  resolve_targets(c);
+  resolve_cpu_target(c);
+  resolve_features(c, tk);
+  resolve_blas_and_type(c);
+  resolve_manylinux(c);
+
+  if (plan.cuda && rel) {
+    int max_gcc = tk && tk->max_gcc_major ? *tk->max_gcc_major : c.catalog.max_gcc_for(plan.cuda_version);
+    ProblemSeverity sev = c.same_platform() ? c.host_severity() : ProblemSeverity::warning;
+    auto choice = choose_host_compiler(host, rel->min_gcc, max_gcc, plan.cuda_version, sev, plan.problems);
+    plan.host_compiler = choice.cxx.empty() ? "/usr/bin/g++" : choice.cxx;
+  }
+
+  EstimateInput est{plan.cuda, plan.targets, plan.features["flash-attention"],
+                    plan.variant.compress ? to_lower(*plan.variant.compress)
+                                          : (plan.cuda && compare_versions(plan.cuda_version, "13.0") >= 0 ? "size" : ""),
+                    host.memory.usable, host.cpu.logical_cores};
+  estimate_jobs(est, c.catalog.estimates, plan.estimate);
+  estimate_outputs(est, c.catalog.estimates, plan.estimate);
+
+  build_env(c, tk);
+  std::string py_tag = "cp" + [&] { std::string s = plan.python_version; s.erase(std::remove(s.begin(), s.end(), '.'), s.end()); return s; }();
+  plan.wheel_name = fmt::format("torch-{}-{}-{}-manylinux_{}_{}.whl", plan.wheel_version, py_tag, py_tag, plan.manylinux, plan.platform);
+  plan.name = !variant.name.empty() ? variant.name : fmt::format("torch-{}", plan.wheel_version);
+  build_steps(c, rel);
+
+  plan.notes.push_back(fmt::format("PYTORCH_BUILD_VERSION carries the local label ({}): torch's "
+                                   "tools/generate_torch_version.py uses it as the whole version, so 2.9.1 alone "
+                                   "would give a wheel without +{}", plan.wheel_version,
+                                   plan.cuda ? cuda_label(plan.cuda_version) : "cpu"));
+  if (plan.cuda)
+    plan.notes.push_back("FORCE_CUDA is not set: it is read by extension packages, not by PyTorch's own build");
+  plan.notes.push_back("MAX_JOBS: " + plan.estimate.jobs_reason);
+  return plan;
+}
+
+}  // namespace tailor::plan

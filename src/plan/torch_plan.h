@@ -1,0 +1,111 @@
+// Resolution: one pure function from a variant and a detected host to a BuildPlan, the
+// complete description of a PyTorch source build: every environment variable, the
+// Python build requirements with the pins the release needs, the commands, the
+// estimates (with how they were derived) and every problem found on the way.
+// Renderers (text, json, sh, dockerfile) and the builder read only this.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cuda/target_set.h"
+#include "plan/torch_catalog.h"
+#include "plan/torch_variant.h"
+#include "probe/host_report.h"
+
+namespace tailor::plan {
+
+enum class ProblemSeverity { error, warning };
+/// input: the variant itself is wrong (exit 2); host: this machine cannot build it (exit 1).
+enum class ProblemKind { input, host };
+
+struct PlanProblem {
+  ProblemSeverity severity = ProblemSeverity::error;
+  ProblemKind kind = ProblemKind::input;
+  std::string field;    ///< "cuda", "arch", "python", "host.glibc" ...
+  std::string message;  ///< what is wrong
+  std::string fix;      ///< what to do about it
+};
+
+/// What the plan is for: `plan` describes a build that may run elsewhere (this host's
+/// missing pieces are warnings); `build` and `doctor` run here (they are errors).
+enum class PlanPurpose { describe, build_here };
+
+struct PlanStep {
+  std::string title;
+  std::vector<std::string> argv;
+  std::string cwd;         ///< empty: the directory tailor runs in
+  bool uses_env = false;   ///< runs with the plan's env (the build itself)
+};
+
+struct PlanEstimate {
+  int jobs = 1;
+  std::string jobs_reason;
+  double wheel_mib = 0;
+  std::string wheel_formula;
+  double build_hours = 0;
+  std::string time_formula;
+  double disk_gib = 0;
+  std::string disk_formula;
+  /// Per-target share of the device code in the wheel, MiB ("sm_75" -> 175).
+  std::map<std::string, double> per_target_mib;
+};
+
+struct WorkLayout {
+  std::string work_dir = "tailor-work";  ///< where the source, venv and dist go
+  std::string source_dir;                ///< work_dir/pytorch unless --source
+  std::string venv_dir;                  ///< work_dir/venv
+};
+
+struct BuildPlan {
+  TorchVariant variant;  ///< as asked (after config layering)
+  std::string name;      ///< variant name or "torch-<version>-<cuda>"
+
+  std::string torch_version;  ///< "2.9.1"
+  std::string git_tag;        ///< "v2.9.1"; empty with a local source tree
+  bool cuda = false;
+  std::string cuda_version;   ///< "12.6"; empty when CPU-only
+  std::string cuda_home;      ///< "/usr/local/cuda-12.6"
+  std::string python_version; ///< "3.10"
+  std::string python;         ///< interpreter that creates the venv
+  std::string platform;       ///< target: x86_64 | aarch64
+  std::string host_platform;
+  cuda::TargetSet targets;
+  std::string cpu_target;     ///< canonical name, empty = compiler default
+  std::vector<std::string> cpu_flags;
+  std::string blas;           ///< "OpenBLAS" | "MKL"
+  std::map<std::string, bool> features;  ///< every known feature, resolved
+  std::string build_type;
+  std::string host_compiler;  ///< g++ path given to nvcc
+  std::string manylinux;      ///< "2_35"
+  std::string wheel_version;  ///< "2.9.1+cu126"
+  std::string wheel_name;     ///< torch-2.9.1+cu126-cp310-cp310-manylinux_2_35_aarch64.whl
+  std::string build_style;    ///< setup_py | pip_wheel
+
+  std::map<std::string, std::string> env;
+  std::vector<std::string> requirements;
+  WorkLayout layout;
+  std::vector<PlanStep> steps;
+  PlanEstimate estimate;
+  std::vector<PlanProblem> problems;
+  /// Why tailor's choice differs from the common hand-written recipes (seed guides).
+  std::vector<std::string> notes;
+
+  bool has_errors() const;
+  /// 0 ok, 2 when an input problem is an error, 1 when only host problems are.
+  int exit_code() const;
+};
+
+struct ResolveOptions {
+  PlanPurpose purpose = PlanPurpose::describe;
+  std::string work_dir = "tailor-work";
+};
+
+/// Never fails: everything wrong is a PlanProblem, all of them collected.
+BuildPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostReport& host,
+                             const ResolveOptions& options = {});
+
+/// "2_35" from "2.35"; "" when not a glibc version.
+std::string manylinux_from_glibc(std::string_view glibc);
+
+}  // namespace tailor::plan

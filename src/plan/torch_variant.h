@@ -1,0 +1,46 @@
+// A PyTorch build variant: what the user asked for, from command-line flags or a
+// tailor.toml, before anything is resolved against a host. Every field is optional so
+// that a config file's defaults, a named variant and explicit flags can be layered
+// (overlay): resolution (torch_plan.h) fills in what nobody said.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "util/expected.h"
+
+namespace tailor::plan {
+
+struct TorchVariant {
+  std::string name;                       ///< "pytorch-sm90-avx512" (config / matrix), may be empty
+  std::optional<std::string> torch;       ///< release "2.9.1"
+  std::optional<std::string> source_dir;  ///< a local source tree instead of a tag
+  std::optional<std::string> cuda;        ///< "12.6"
+  std::optional<bool> cpu_only;
+  std::optional<std::string> python;      ///< "3.10"
+  std::vector<std::string> arch;          ///< GPU target specs as typed (any `tailor arch` spelling)
+  std::optional<std::string> cpu_target;  ///< "avx512", "x86-64-v3", "neoverse-v2"
+  std::optional<std::string> blas;        ///< "openblas" | "mkl"
+  std::map<std::string, bool> features;   ///< explicit --with (true) / --without (false)
+  std::optional<std::string> build_type;  ///< Release | RelWithDebInfo | Debug | MinSizeRel
+  std::optional<bool> keep_debug;
+  std::optional<std::string> compress;    ///< size | speed | none
+  std::optional<std::string> platform;    ///< x86_64 | aarch64 (target platform)
+  std::optional<std::string> manylinux;   ///< "2_28"
+};
+
+/// `top` wins wherever it says something; features and arch merge key by key / replace.
+TorchVariant overlay(const TorchVariant& base, const TorchVariant& top);
+
+/// One variant table of a tailor.toml (`[defaults]`, `[variant.NAME]`, a matrix row).
+/// Unknown keys are errors naming the key, so a typo never silently does nothing.
+Expected<TorchVariant> variant_from_toml(const toml::table& table, std::string_view where);
+
+/// "12.6" or "cu126" -> "12.6"; "none"/"cpu" -> nullopt (CPU-only); else an error.
+Expected<std::optional<std::string>> parse_cuda_choice(std::string_view text);
+
+}  // namespace tailor::plan
