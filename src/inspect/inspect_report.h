@@ -1,0 +1,105 @@
+// The result model of `tailor inspect`: libraries (each the per-library analysis plus how
+// its needed libraries are provided and the manylinux tag it fits) and wheels (name, tags,
+// RECORD check, target totals, manylinux needed vs claimed). Renderers (render.h) and
+// verdicts (verdicts.h) read this model; the build layer calls inspect_paths to verify the
+// wheels it makes.
+#pragma once
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "inspect/library_report.h"
+#include "inspect/manylinux_policy.h"
+#include "util/expected.h"
+
+namespace tailor::inspect {
+
+struct InspectOptions {
+  bool verify_payloads = false;  // decompress every fatbin entry and check its size
+  unsigned threads = 0;          // 0 = hardware concurrency
+};
+
+enum class NeededKind {
+  bundled,       // inside the wheel (or beside the library / among the inputs)
+  whitelisted,   // on the manylinux whitelist (libc, libstdc++ ...)
+  cuda_runtime,  // a CUDA library provided by an nvidia-* wheel or the toolkit
+  cuda_driver,   // libcuda.so.1 and friends, from the driver
+  system,        // anything else: must come from the system
+};
+/// "bundled", "manylinux-whitelist", "cuda-runtime", "cuda-driver", "system"
+std::string_view needed_kind_key(NeededKind kind);
+
+struct NeededLibrary {
+  std::string soname;
+  NeededKind kind = NeededKind::system;
+  std::vector<std::string> wheels;   // nvidia-* wheels providing it (cuda_runtime)
+  std::vector<std::string> systems;  // apt packages providing it (cuda_runtime)
+};
+
+/// One ELF library: elf's analysis plus the classification of what it needs.
+struct InspectedLibrary : LibraryReport {
+  std::vector<NeededLibrary> needed_libraries;
+  ManylinuxFit manylinux;
+  uint64_t member_compressed_bytes = 0;  // size inside the wheel (0 outside a wheel)
+};
+
+struct RecordMismatch {
+  std::string path;
+  std::string what;  // "sha256 differs: RECORD abc..., content xyz..." / "size 10 in RECORD, 12 in archive"
+};
+
+struct RecordCheck {
+  bool present = false;  // the wheel has a RECORD at all
+  uint64_t ok = 0;       // members whose hash and size match
+  std::vector<RecordMismatch> mismatches;
+  std::vector<std::string> unlisted;  // in the archive, not in RECORD
+  std::vector<std::string> missing;   // in RECORD, not in the archive
+  bool passed() const { return present && mismatches.empty() && unlisted.empty() && missing.empty(); }
+};
+
+struct TargetTotal {
+  std::string name;
+  uint64_t libraries = 0, entries = 0, stored_bytes = 0, uncompressed_bytes = 0;
+  std::set<std::string> compression;
+  double share = 0;  // stored_bytes / the wheel's installed (uncompressed) bytes
+};
+
+struct WheelReport {
+  std::string path;
+  uint64_t file_size = 0;
+  std::string name, version, local_label, build;
+  std::vector<std::string> tags_from_name, tags_from_wheel_file;
+  bool tags_consistent = true;  // the two tag sets are equal
+  std::string metadata_name, metadata_version;
+  uint64_t members = 0, installed_bytes = 0;
+  RecordCheck record;
+  std::vector<InspectedLibrary> libraries;
+  std::vector<TargetTotal> targets;  // canonical order
+  std::string manylinux_needed;             // "manylinux_2_28_x86_64" or "linux_x86_64"
+  std::vector<std::string> manylinux_limiting;  // needs/libraries that set it
+  std::string manylinux_claimed;            // the platform tags of the name, '.'-joined
+  bool claim_ok = true;
+  std::string claim_problem;  // why the claim does not hold
+
+  std::vector<std::string> target_names() const;
+};
+
+struct InspectReport {
+  std::vector<InspectedLibrary> libraries;  // ELF files given directly or found in directories
+  std::vector<WheelReport> wheels;
+  /// Every target in any library or wheel, canonical order.
+  std::vector<std::string> targets_union() const;
+};
+
+/// Inspects .whl files, ELF files and directories (searched for ELF files). Unreadable or
+/// malformed input is an error naming the file and the offset.
+Expected<InspectReport> inspect_paths(const std::vector<std::string>& paths, const InspectOptions& options = {});
+
+/// Inspects one wheel given as bytes (a mapped file); `path` names it in messages.
+Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path, const InspectOptions& options = {});
+
+/// Sorts target names canonically (by CC, sm before compute); unknown names last.
+void sort_target_names(std::vector<std::string>& names);
+
+}  // namespace tailor::inspect

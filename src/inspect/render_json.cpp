@@ -1,0 +1,119 @@
+#include "inspect/render.h"
+
+namespace tailor::inspect {
+
+namespace {
+
+using nlohmann::json;
+
+json library_json(const InspectedLibrary& lib) {
+  json j;
+  j["path"] = lib.path;
+  j["machine"] = lib.machine;
+  j["file_size"] = lib.file_size;
+  j["soname"] = lib.soname;
+  j["has_device_code"] = lib.has_device_code;
+  j["device_code_bytes"] = lib.device_code_bytes;
+  j["targets"] = lib.target_names();
+  json stats = json::array();
+  for (const auto& t : lib.targets)
+    stats.push_back({{"name", t.name},
+                     {"entries", t.entries},
+                     {"stored_bytes", t.stored_bytes},
+                     {"uncompressed_bytes", t.uncompressed_bytes},
+                     {"compression", t.compression}});
+  j["target_stats"] = stats;
+  json needed = json::array();
+  for (const auto& n : lib.needed_libraries) {
+    json e{{"soname", n.soname}, {"kind", std::string(needed_kind_key(n.kind))}};
+    if (!n.wheels.empty()) e["wheels"] = n.wheels;
+    if (!n.systems.empty()) e["system_packages"] = n.systems;
+    needed.push_back(e);
+  }
+  j["needed"] = needed;
+  j["runpath"] = lib.runpath;
+  j["rpath"] = lib.rpath;
+  json needs = json::array();
+  for (const auto& v : lib.version_needs) needs.push_back({{"file", v.file}, {"versions", v.versions}});
+  j["version_needs"] = needs;
+  j["manylinux"] = lib.manylinux.tag;
+  j["manylinux_limiting"] = lib.manylinux.limiting;
+  j["cxx11_abi"] = lib.cxx11_abi ? json(*lib.cxx11_abi) : json(nullptr);
+  j["x86_isa_level"] = lib.x86_isa_level ? json(*lib.x86_isa_level) : json(nullptr);
+  j["payloads_verified"] = lib.payloads_verified;
+  if (lib.member_compressed_bytes) j["member_compressed_bytes"] = lib.member_compressed_bytes;
+  return j;
+}
+
+json wheel_json(const WheelReport& w) {
+  json j;
+  j["path"] = w.path;
+  j["file_size"] = w.file_size;
+  j["name"] = w.name;
+  j["version"] = w.version;
+  j["local_label"] = w.local_label;
+  j["build"] = w.build;
+  j["tags_from_name"] = w.tags_from_name;
+  j["tags_from_wheel_file"] = w.tags_from_wheel_file;
+  j["tags_consistent"] = w.tags_consistent;
+  j["metadata"] = {{"name", w.metadata_name}, {"version", w.metadata_version}};
+  j["members"] = w.members;
+  j["installed_bytes"] = w.installed_bytes;
+  json mism = json::array();
+  for (const auto& m : w.record.mismatches) mism.push_back({{"path", m.path}, {"what", m.what}});
+  j["record"] = {{"present", w.record.present}, {"passed", w.record.passed()}, {"ok", w.record.ok},
+                 {"mismatches", mism}, {"unlisted", w.record.unlisted}, {"missing", w.record.missing}};
+  j["targets"] = w.target_names();
+  json totals = json::array();
+  for (const auto& t : w.targets)
+    totals.push_back({{"name", t.name},
+                      {"libraries", t.libraries},
+                      {"entries", t.entries},
+                      {"stored_bytes", t.stored_bytes},
+                      {"uncompressed_bytes", t.uncompressed_bytes},
+                      {"compression", t.compression},
+                      {"share", t.share}});
+  j["target_totals"] = totals;
+  j["manylinux"] = w.manylinux_needed;
+  j["manylinux_limiting"] = w.manylinux_limiting;
+  j["manylinux_claimed"] = w.manylinux_claimed;
+  j["claim_ok"] = w.claim_ok;
+  j["claim_problem"] = w.claim_problem;
+  json libs = json::array();
+  for (const auto& lib : w.libraries) libs.push_back(library_json(lib));
+  j["libraries"] = libs;
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const InspectReport& report, const Verdicts* verdicts) {
+  json j;
+  j["schema"] = "tailor.inspect/1";
+  json libs = json::array();
+  for (const auto& lib : report.libraries) libs.push_back(library_json(lib));
+  j["libraries"] = libs;
+  json wheels = json::array();
+  for (const auto& w : report.wheels) wheels.push_back(wheel_json(w));
+  j["wheels"] = wheels;
+  j["targets"] = report.targets_union();
+  if (verdicts) {
+    json items = json::array();
+    for (const auto& v : verdicts->items) {
+      json i{{"check", std::string(verdict_check_key(v.check))}, {"library", v.library}, {"pass", v.pass}};
+      if (v.check == VerdictCheck::gpu) {
+        i["device"] = v.device;
+        i["mode"] = v.mode;
+        i["via"] = v.via;
+      } else {
+        i["missing"] = v.missing;
+        if (v.check == VerdictCheck::exact) i["extra"] = v.extra;
+      }
+      items.push_back(i);
+    }
+    j["verdicts"] = {{"pass", verdicts->pass()}, {"items", items}, {"problems", verdicts->problems}};
+  }
+  return j;
+}
+
+}  // namespace tailor::inspect

@@ -1,0 +1,119 @@
+#include "inspect/verdicts.h"
+
+#include <fmt/format.h>
+
+#include "cuda/arch_spec.h"
+#include "cuda/compatibility.h"
+#include "cuda/cuda_target.h"
+#include "cuda/target_set.h"
+
+namespace tailor::inspect {
+
+namespace {
+
+struct DeviceLibrary {
+  std::string label;
+  const InspectedLibrary* lib;
+};
+
+std::vector<DeviceLibrary> libraries_with_device_code(const InspectReport& report) {
+  std::vector<DeviceLibrary> out;
+  for (const auto& lib : report.libraries)
+    if (lib.has_device_code) out.push_back({lib.path, &lib});
+  for (const auto& w : report.wheels)
+    for (const auto& lib : w.libraries)
+      if (lib.has_device_code) out.push_back({w.path + "!" + lib.path, &lib});
+  return out;
+}
+
+Expected<cuda::TargetSet> target_set_of(const InspectedLibrary& lib, const std::string& label) {
+  cuda::TargetSet set;
+  for (const auto& t : lib.targets) {
+    auto target = cuda::parse_target_name(t.name);
+    if (!target) return make_error(fmt::format("{}: unknown target '{}'", label, t.name));
+    set.add(*target);
+  }
+  return set;
+}
+
+}  // namespace
+
+std::string_view verdict_check_key(VerdictCheck check) {
+  switch (check) {
+    case VerdictCheck::gpu: return "gpu";
+    case VerdictCheck::require: return "require";
+    case VerdictCheck::exact: return "exact";
+  }
+  return "gpu";
+}
+
+bool Verdicts::pass() const {
+  if (!problems.empty()) return false;
+  for (const auto& v : items)
+    if (!v.pass) return false;
+  return true;
+}
+
+Expected<Verdicts> evaluate(const InspectReport& report, const VerdictSpecs& specs) {
+  Verdicts verdicts;
+  if (!specs.any()) return verdicts;
+  std::vector<cuda::ComputeCapability> devices;
+  if (specs.gpu) {
+    auto parsed = cuda::parse_gpu_spec(*specs.gpu);
+    if (!parsed) return make_error("--gpu: " + parsed.error().message);
+    devices = *parsed;
+  }
+  std::optional<cuda::TargetSet> required, exact;
+  if (specs.require) {
+    auto parsed = cuda::parse_arch_spec(*specs.require);
+    if (!parsed) return make_error("--require: " + parsed.error().message);
+    required = *parsed;
+  }
+  if (specs.exact) {
+    auto parsed = cuda::parse_arch_spec(*specs.exact);
+    if (!parsed) return make_error("--exact: " + parsed.error().message);
+    exact = *parsed;
+  }
+  auto libs = libraries_with_device_code(report);
+  if (libs.empty()) {
+    verdicts.problems.push_back("no library carries CUDA device code");
+    return verdicts;
+  }
+  for (const auto& [label, lib] : libs) {
+    TAILOR_TRY(set, target_set_of(*lib, label));
+    for (const auto& cc : devices) {
+      auto coverage = cuda::coverage_on(set, cc);
+      LibraryVerdict v;
+      v.check = VerdictCheck::gpu;
+      v.library = label;
+      v.device = cc.str();
+      v.mode = std::string(cuda::run_mode_key(coverage.mode));
+      if (coverage.via) v.via = coverage.via->name();
+      v.pass = coverage.mode != cuda::RunMode::none;
+      verdicts.items.push_back(std::move(v));
+    }
+    if (required) {
+      LibraryVerdict v;
+      v.check = VerdictCheck::require;
+      v.library = label;
+      for (const auto& t : required->targets)
+        if (!set.contains(t)) v.missing.push_back(t.name());
+      v.pass = v.missing.empty();
+      verdicts.items.push_back(std::move(v));
+    }
+    if (exact) {
+      LibraryVerdict v;
+      v.check = VerdictCheck::exact;
+      v.library = label;
+      for (const auto& t : exact->targets)
+        if (!set.contains(t)) v.missing.push_back(t.name());
+      for (const auto& t : set.targets)
+        if (!exact->contains(t)) v.extra.push_back(t.name());
+      v.pass = v.missing.empty() && v.extra.empty();
+      verdicts.items.push_back(std::move(v));
+    }
+  }
+  return verdicts;
+}
+
+}  // namespace tailor::inspect

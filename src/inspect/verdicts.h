@@ -1,0 +1,42 @@
+// Verdicts for CI over an inspect result: `--gpu` (does this GPU run every library with
+// device code, and how), `--require` (every such library carries the spec's targets) and
+// `--exact` (its target set is exactly the spec). Arch rules come from the cuda module.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "inspect/inspect_report.h"
+#include "util/expected.h"
+
+namespace tailor::inspect {
+
+struct VerdictSpecs {
+  std::optional<std::string> gpu, require, exact;
+  bool any() const { return gpu || require || exact; }
+};
+
+enum class VerdictCheck { gpu, require, exact };
+/// "gpu", "require", "exact"
+std::string_view verdict_check_key(VerdictCheck check);
+
+struct LibraryVerdict {
+  VerdictCheck check = VerdictCheck::gpu;
+  std::string library;  // path (for a wheel member: "<wheel>!<member>")
+  bool pass = false;
+  std::string device;  // gpu: the CC, "7.5"
+  std::string mode;    // gpu: "native", "compatible_sass", "ptx_jit", "none"
+  std::string via;     // gpu: the entry it would load, "sm_75"
+  std::vector<std::string> missing, extra;  // require / exact
+};
+
+struct Verdicts {
+  std::vector<LibraryVerdict> items;
+  std::vector<std::string> problems;  // verdict-level failures, e.g. no device code at all
+  bool pass() const;
+};
+
+/// Evaluates the specs. A spec tailor cannot parse is an error (exit 2), never a failure.
+Expected<Verdicts> evaluate(const InspectReport& report, const VerdictSpecs& specs);
+
+}  // namespace tailor::inspect
