@@ -1,6 +1,8 @@
 #include "probe/host_files.h"
 
 #include <glob.h>
+#include <gnu/libc-version.h>
+#include <sys/utsname.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -10,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "probe/probe.h"
 #include "util/strings.h"
 
 namespace tailor::probe {
@@ -61,6 +64,16 @@ std::optional<DiskSpace> SystemHostFiles::disk_space(const std::string& path) {
   return DiskSpace{static_cast<uint64_t>(s.f_bavail) * s.f_frsize,
                    static_cast<uint64_t>(s.f_blocks) * s.f_frsize};
 }
+
+std::string SystemHostFiles::machine() {
+  struct utsname u {};
+  if (::uname(&u) != 0) return "";
+  return u.machine;
+}
+
+std::string SystemHostFiles::libc_version() { return gnu_get_libc_version(); }
+
+std::set<std::string> SystemHostFiles::cpu_features() { return cpuid_features(); }
 
 std::string find_executable(HostFiles& files, const std::string& name) {
   if (name.find('/') != std::string::npos) return files.is_executable(name) ? name : "";

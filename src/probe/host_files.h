@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,13 @@ public:
   virtual std::string realpath(const std::string& path) = 0;
   virtual std::optional<std::string> getenv(const std::string& name) = 0;
   virtual std::optional<DiskSpace> disk_space(const std::string& path) = 0;
+  /// uname machine ("x86_64", "aarch64") and the C library version: not files, but
+  /// facts of the host that tests must be able to choose.
+  virtual std::string machine() = 0;
+  virtual std::string libc_version() = 0;
+  /// x86 CPUID feature names (cpuid_features()); empty where there is no CPUID, and in
+  /// fakes, which then decide through /proc/cpuinfo flags.
+  virtual std::set<std::string> cpu_features() = 0;
 };
 
 /// The real machine.
@@ -38,6 +46,9 @@ public:
   std::string realpath(const std::string& path) override;
   std::optional<std::string> getenv(const std::string& name) override;
   std::optional<DiskSpace> disk_space(const std::string& path) override;
+  std::string machine() override;
+  std::string libc_version() override;
+  std::set<std::string> cpu_features() override;
 };
 
 /// Search the PATH from `files.getenv("PATH")` for an executable; empty when absent.

@@ -64,7 +64,8 @@ struct CudaToolkit {
   int minor = 0;
   std::string cudnn_version;  ///< "9.13.0", empty when not found
   std::string nccl_version;   ///< "2.27.7", empty when not found
-  std::optional<int> max_gcc_major;                  ///< from include/crt/host_config.h
+  std::optional<int> max_gcc_major;    ///< newest GCC it takes, from include/crt/host_config.h
+  std::optional<int> max_clang_major;  ///< newest clang it takes
   std::vector<std::string> accepted_host_compilers;  ///< paths of compilers this nvcc takes
 };
 

@@ -33,6 +33,8 @@ HostReport probe_host(const ProbeOptions& options, HostFiles& files, CommandRunn
 /// /proc/meminfo plus the cgroup v2 (memory.max/memory.current) or v1
 /// (memory.limit_in_bytes/memory.usage_in_bytes) limit of this process.
 MemoryInfo probe_memory(HostFiles& files);
+/// Model and cores from /proc/cpuinfo; the ISA level from `files.cpu_features()` (CPUID)
+/// or, when that is empty, from the cpuinfo flags/Features.
 CpuInfo probe_cpu(HostFiles& files);
 /// GPUs through `gpus` (NVML), falling back to nvidia-smi; notes say what was missing.
 GpuQueryResult probe_gpus(GpuQuery& gpus, CommandRunner& runner, std::vector<std::string>& notes);
@@ -45,6 +47,10 @@ std::vector<PythonInstall> probe_pythons(HostFiles& files, CommandRunner& runner
                                          std::vector<std::string>& notes);
 /// Every nvcc under CUDA_HOME/CUDA_PATH, PATH, /usr/local/cuda*, deduplicated by realpath.
 std::vector<CudaToolkit> find_cuda_toolkits(HostFiles& files, CommandRunner& runner);
+/// Same, with the host compilers already found (fills accepted_host_compilers).
+std::vector<CudaToolkit> find_cuda_toolkits(HostFiles& files, CommandRunner& runner,
+                                            const std::vector<Compiler>& compilers);
+/// gcc/g++/gcc-N/clang... on PATH, deduplicated by realpath.
 std::vector<Compiler> find_host_compilers(HostFiles& files, CommandRunner& runner);
 std::vector<Tool> find_tools(HostFiles& files, CommandRunner& runner);
 
@@ -69,6 +75,14 @@ std::optional<std::string> parse_nccl_version(const std::string& header);
 /// The newest GCC major a toolkit accepts, from include/crt/host_config.h
 /// (`#if __GNUC__ > 14` -> 14).
 std::optional<int> parse_host_config_max_gcc(const std::string& header);
+/// The newest clang major it accepts (`__clang_major__ >= 21` -> 20), ignoring the
+/// Grace-clang check.
+std::optional<int> parse_host_config_max_clang(const std::string& header);
+/// Paths of `compilers` whose major version the toolkit's host_config.h allows.
+std::vector<std::string> accepted_host_compilers(const CudaToolkit& toolkit,
+                                                 const std::vector<Compiler>& compilers);
+/// The first dotted version number in a --version banner ("cmake version 3.25.1").
+std::optional<std::string> parse_tool_version(const std::string& text);
 /// The JSON line printed by the probe script in one interpreter.
 Expected<PythonInstall> parse_python_probe(const std::string& json_text);
 /// "gcc (Debian 12.2.0-14) 12.2.0" / "Debian clang version 14.0.6" -> Compiler fields.
