@@ -109,7 +109,7 @@ Expected<LibraryReport> analyze(Bytes file, std::string path, const LibraryOptio
   auto elf = formats::parse_elf(file);
   if (!elf) return fail(elf.error());
   LibraryReport report;
-  report.path = std::move(path);
+  report.path = path;  // copied: `fail` above still names it
   report.machine = elf->machine;
   report.file_size = file.size();
   report.needed = elf->needed;
