@@ -21,6 +21,9 @@ struct ExtensionBuildRequest {
   std::optional<int> jobs;   ///< --jobs: wins over the memory formula
   enum class Cache { automatic, ccache, sccache, none } cache = Cache::automatic;
   std::string out_dir;       ///< where the wheel goes
+  /// The caller's environment, for what it configures (SCCACHE_* picks sccache under
+  /// Cache::automatic); nothing else is read from it.
+  std::map<std::string, std::string> environment;
 };
 
 struct BuildStep {
@@ -29,13 +32,14 @@ struct BuildStep {
   std::string cwd;
 };
 
-/// A recipe patch made concrete for one target set.
+/// A recipe patch made concrete for one target set (see RecipePatch).
 struct SourcePatch {
-  std::string file;         ///< relative to the source tree
+  std::string file;  ///< relative to the source tree
   std::string description;
-  std::string find;         ///< regex
-  std::string replacement;  ///< rendered from the target set
-  std::string applied_marker;
+  std::string start;        ///< regex: first line of the replaced region
+  std::string end;          ///< regex: the last line matching it ends the region
+  std::string replacement;  ///< rendered from the target set; {indent} still open
+  std::string marker;       ///< present in `replacement`; makes re-applying idempotent
 };
 
 struct ExtensionBuildPlan {
@@ -51,6 +55,9 @@ struct ExtensionBuildPlan {
   std::vector<BuildStep> steps;
   std::string smoke_test;  ///< Python source
   std::string import_name;
+  /// What the user should know: spellings that lose something, a toolkit that does not
+  /// match torch's CUDA, a package that ignores the job count.
+  std::vector<std::string> notes;
 };
 
 Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest& request,
@@ -58,6 +65,9 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
 
 /// Shell-ready: comments, `unset`/`export` lines, the patches, then the commands.
 std::string render_print_env(const ExtensionBuildPlan& plan);
+
+/// The patch applied to one file's text (pure; apply_patches is this plus the disk).
+Expected<std::string> apply_patch_to_text(const SourcePatch& patch, const std::string& text);
 
 /// Applies the plan's patches to `source_dir`. Idempotent (a file already carrying the
 /// marker is left alone); an error when a pattern is not found or a file is missing.

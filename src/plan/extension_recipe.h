@@ -38,18 +38,23 @@ enum class ArchSpelling {
 /// How the compiler cache is hooked in.
 enum class CacheHook {
   torch_env,        ///< PYTORCH_NVCC="ccache nvcc", CC/CXX="ccache gcc/g++"
-  cmake_launcher,   ///< CMAKE_{C,CXX,CUDA}_COMPILER_LAUNCHER
-  both,             ///< a setup.py that drives CMake (torchaudio, vllm)
+  cmake_launcher,   ///< CMAKE_{C,CXX,CUDA}_COMPILER_LAUNCHER (CMake, or a setup.py driving it)
 };
 
-/// A regex find/replace on one source file; `replace` may use {gencode_python}, the
-/// requested set as Python list items ("'-gencode', 'arch=compute_80,code=sm_80', ...").
+/// A source edit a package needs before it honours the requested targets (causal-conv1d
+/// and mamba-ssm hard-code their -gencode list). Line based: the lines from the first
+/// that matches `start` to the last that matches `end` are replaced by `replace`, a
+/// template with {indent} (the first line's indentation), {gencode_python} (the target
+/// set as Python string items: '-gencode=arch=compute_80,code=sm_80', ...) and
+/// {targets} ("sm_80 sm_90"). The replacement carries `marker`, which makes it
+/// idempotent: a file that has it gets its marked line re-rendered instead.
 struct RecipePatch {
-  std::string file;         ///< relative to the source tree
+  std::string file;  ///< relative to the source tree
   std::string description;
-  std::string find;         ///< ECMAScript regex, must match at least once
-  std::string replace;      ///< template, rendered from the target set
-  std::string applied_marker;  ///< text present once applied (makes it idempotent)
+  std::string start;  ///< ECMAScript regex: first line of the region
+  std::string end;    ///< ECMAScript regex: the last line matching it ends the region
+  std::string replace;
+  std::string marker;
 };
 
 struct ExtensionRecipe {
@@ -65,14 +70,19 @@ struct ExtensionRecipe {
   std::map<std::string, std::string> force_build_env;  ///< stops prebuilt-wheel downloads
   std::map<std::string, std::string> extra_env;
   std::vector<std::string> unset_env;  ///< variables that would mislead the package
+  /// Also set TORCH_CUDA_ARCH_LIST (torch spelling) when the arch variable is another:
+  /// cpp_extension without a GPU and without the list raises IndexError.
+  bool also_torch_arch_list = false;
   std::string jobs_variable = "MAX_JOBS";  ///< or CMAKE_BUILD_PARALLEL_LEVEL
-  /// nvcc threads: the variable (NVCC_THREADS) or, when `nvcc_threads_flag_variable` is
-  /// set, a flags variable that gets "--threads N" (NVCC_APPEND_FLAGS). Empty: fixed.
+  /// nvcc threads: the variable (NVCC_THREADS), or with `nvcc_threads_in_flags` a flags
+  /// variable that gets "--threads N" (NVCC_APPEND_FLAGS). Empty: fixed by the package.
   std::string nvcc_threads_variable;
   bool nvcc_threads_in_flags = false;
-  int nvcc_threads = 1;               ///< threads per nvcc the package uses / we set
+  int nvcc_threads = 1;               ///< threads per nvcc: the package's default
   double memory_per_job_gib = 3.0;    ///< peak memory per compile job
   bool memory_per_nvcc_thread = false;  ///< per-job memory is per nvcc thread (flash-attn)
+  /// The jobs variable counts nvcc threads, not compiles (vllm: MAX_JOBS / NVCC_THREADS).
+  bool jobs_count_nvcc_threads = false;
   bool serial = false;                ///< the package compiles one file at a time
   CacheHook cache_hook = CacheHook::torch_env;
   std::vector<std::string> cmake_args;   ///< extra configure args (cmake_then_pip)

@@ -1,0 +1,399 @@
+#include "plan/extension_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "cuda/renderers.h"
+#include "util/strings.h"
+
+namespace tailor::plan {
+
+namespace {
+
+constexpr double k_gib = 1024.0 * 1024.0 * 1024.0;
+
+std::string gib_text(double gib) {
+  return std::fabs(gib - std::round(gib)) < 0.05 ? fmt::format("{:.0f}", gib)
+                                                   : fmt::format("{:.1f}", gib);
+}
+
+std::string replace_all(std::string text, std::string_view from, std::string_view to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+const probe::PythonInstall* pick_python(const probe::HostReport& host, const std::string& python) {
+  for (const auto& p : host.pythons)
+    if (p.path == python) return &p;
+  return host.pythons.empty() ? nullptr : &host.pythons.front();
+}
+
+/// The toolkit whose major matches torch's CUDA (cpp_extension refuses another major),
+/// else the newest one.
+const probe::CudaToolkit* pick_toolkit(const probe::HostReport& host,
+                                       const probe::PythonInstall* python,
+                                       std::vector<std::string>& notes) {
+  if (host.cuda_toolkits.empty()) return nullptr;
+  auto newest = std::max_element(host.cuda_toolkits.begin(), host.cuda_toolkits.end(),
+                                 [](const auto& a, const auto& b) {
+                                   return std::pair(a.major, a.minor) < std::pair(b.major, b.minor);
+                                 });
+  if (python && python->torch && !python->torch->cuda_version.empty()) {
+    const std::string& want = python->torch->cuda_version;
+    int major = std::atoi(want.c_str());
+    const probe::CudaToolkit* best = nullptr;
+    for (const auto& t : host.cuda_toolkits)
+      if (t.major == major && (!best || t.minor > best->minor)) best = &t;
+    if (best) return best;
+    notes.push_back(fmt::format("no CUDA {}.x toolkit found for torch's CUDA {}; using CUDA {}",
+                                major, want, newest->version));
+  }
+  return &*newest;
+}
+
+std::string render_arch(ArchSpelling spelling, const cuda::TargetSet& set) {
+  switch (spelling) {
+    case ArchSpelling::torch: return cuda::render_torch_arch_list(set);
+    case ArchSpelling::cmake: return cuda::render_cmake_architectures(set);
+    case ArchSpelling::flash_attn: return cuda::render_flash_attn_archs(set);
+    case ArchSpelling::bnb: return cuda::render_bnb_compute_capability(set);
+    case ArchSpelling::gencode: return join(cuda::render_gencode_flags(set), " ");
+  }
+  return {};
+}
+
+std::optional<cuda::Consumer> consumer_of(ArchSpelling spelling) {
+  switch (spelling) {
+    case ArchSpelling::torch: return cuda::Consumer::torch;
+    case ArchSpelling::cmake: return cuda::Consumer::cmake;
+    case ArchSpelling::flash_attn: return cuda::Consumer::flash_attn;
+    case ArchSpelling::bnb: return cuda::Consumer::bitsandbytes;
+    case ArchSpelling::gencode: return cuda::Consumer::nvcc;
+  }
+  return std::nullopt;
+}
+
+struct JobChoice {
+  int jobs = 1;
+  int nvcc_threads = 1;
+  std::string reason;
+};
+
+/// jobs = usable memory / memory per job, capped by cores, at least 1; --jobs wins.
+/// Where the package lets us set nvcc threads and even one job does not fit, fewer
+/// threads per job come first (flash-attn on a small machine).
+JobChoice choose_jobs(const ExtensionRecipe& recipe, const ExtensionBuildRequest& request,
+                      const probe::HostReport& host) {
+  JobChoice c;
+  c.nvcc_threads = recipe.nvcc_threads;
+  const int cores = std::max(1, host.cpu.logical_cores);
+  if (request.jobs) {
+    c.jobs = std::max(1, *request.jobs);
+    c.reason = fmt::format("--jobs {}", c.jobs);
+    return c;
+  }
+  if (recipe.serial) {
+    c.jobs = 1;
+    c.reason = fmt::format("{} compiles one file at a time", recipe.name);
+    return c;
+  }
+  const auto& m = host.memory;
+  uint64_t usable = m.usable ? m.usable : (m.available ? m.available : m.total);
+  if (usable == 0) {
+    c.jobs = std::min(cores, 2);
+    c.reason = fmt::format("memory unknown: {} (of {} cores)", c.jobs, cores);
+    return c;
+  }
+  const std::string source =
+      !m.limited_by.empty() ? m.limited_by : std::string(m.usable ? "usable" : "MemAvailable");
+  const double usable_gib = static_cast<double>(usable) / k_gib;
+  auto per_job = [&](int threads) {
+    return recipe.memory_per_job_gib * (recipe.memory_per_nvcc_thread ? threads : 1);
+  };
+  const bool threads_settable = !recipe.nvcc_threads_variable.empty();
+  while (threads_settable && recipe.memory_per_nvcc_thread && c.nvcc_threads > 1 &&
+         usable_gib < per_job(c.nvcc_threads))
+    --c.nvcc_threads;
+
+  const double job_gib = per_job(c.nvcc_threads);
+  const int by_memory = static_cast<int>(std::floor(usable_gib / job_gib));
+  c.jobs = std::clamp(by_memory, 1, cores);
+  std::string per = recipe.memory_per_nvcc_thread
+                        ? fmt::format("{} GiB per job ({} GiB x {} nvcc threads)", gib_text(job_gib),
+                                      gib_text(recipe.memory_per_job_gib), c.nvcc_threads)
+                        : fmt::format("{} GiB per job", gib_text(job_gib));
+  c.reason = fmt::format("{:.1f} GiB usable ({}) / {} = {}", usable_gib, source, per, by_memory);
+  if (by_memory > cores) c.reason += fmt::format(", capped by {} cores", cores);
+  if (by_memory < 1) c.reason += ", at least 1";
+  return c;
+}
+
+const probe::Tool* find_tool(const probe::HostReport& host, std::string_view name) {
+  for (const auto& t : host.tools)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+Expected<std::string> choose_cache(const ExtensionBuildRequest& request,
+                                   const probe::HostReport& host) {
+  using Cache = ExtensionBuildRequest::Cache;
+  auto path_of = [&](std::string_view name) -> std::string {
+    const auto* t = find_tool(host, name);
+    if (!t) return {};
+    return t->path.empty() ? std::string(name) : t->path;
+  };
+  switch (request.cache) {
+    case Cache::none: return std::string();
+    case Cache::ccache:
+    case Cache::sccache: {
+      std::string_view name = request.cache == Cache::ccache ? "ccache" : "sccache";
+      std::string path = path_of(name);
+      if (path.empty())
+        return make_error(fmt::format("--cache {0}: {0} is not installed (not found on PATH)", name));
+      return path;
+    }
+    case Cache::automatic: {
+      bool sccache_configured = std::any_of(
+          request.environment.begin(), request.environment.end(),
+          [](const auto& kv) { return kv.first.rfind("SCCACHE_", 0) == 0; });
+      if (sccache_configured) {
+        if (auto p = path_of("sccache"); !p.empty()) return p;
+      }
+      if (auto p = path_of("ccache"); !p.empty()) return p;
+      return std::string();
+    }
+  }
+  return std::string();
+}
+
+std::string gencode_python(const cuda::TargetSet& set) {
+  std::vector<std::string> items;
+  for (const auto& flag : cuda::render_gencode_flags(set)) items.push_back("'" + flag + "'");
+  return join(items, ", ");
+}
+
+std::vector<std::string> split_keep_newlines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    size_t end = nl == std::string::npos ? text.size() : nl + 1;
+    lines.push_back(text.substr(start, end - start));
+    start = end;
+  }
+  return lines;
+}
+
+std::string without_newline(const std::string& line) {
+  std::string s = line;
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
+std::string indent_of(const std::string& line) {
+  return line.substr(0, line.find_first_not_of(" \t"));
+}
+
+}  // namespace
+
+Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest& request,
+                                                     const probe::HostReport& host) {
+  if (request.targets.empty())
+    return make_error("no CUDA targets to build for: give --arch or --gpu");
+  if (request.package_name.empty()) return make_error("no package name to pick a recipe by");
+  const ExtensionRecipe& recipe = recipe_for(request.package_name);
+  ExtensionBuildPlan plan;
+  plan.recipe_name = recipe.name;
+  plan.import_name = !recipe.import_name.empty()
+                         ? recipe.import_name
+                         : replace_all(normalise_dist_name(request.package_name), "-", "_");
+  plan.smoke_test = replace_all(recipe.smoke_test, "{import_name}", plan.import_name);
+  plan.unset_env = recipe.unset_env;
+  const std::string python = request.python.empty() ? "python3" : request.python;
+  const std::string out_dir = request.out_dir.empty() ? "dist" : request.out_dir;
+  const std::string source = request.source_dir.empty() ? "." : request.source_dir;
+
+  // Targets, in the package's own variable and spelling.
+  const std::string arch_value = render_arch(recipe.arch_spelling, request.targets);
+  if (auto consumer = consumer_of(recipe.arch_spelling))
+    for (const auto& loss : cuda::render_losses(*consumer, request.targets))
+      plan.notes.push_back(recipe.name + ": " + loss);
+  std::vector<std::string> cmake_defines;
+  switch (recipe.arch_via) {
+    case ArchVia::env: plan.env[recipe.arch_variable] = arch_value; break;
+    case ArchVia::cmake_define:
+      cmake_defines.push_back("-D" + recipe.arch_variable + "=" + arch_value);
+      break;
+    case ArchVia::patch:
+      for (const auto& p : recipe.patches) {
+        SourcePatch sp{p.file, p.description, p.start, p.end, p.replace, p.marker};
+        sp.replacement = replace_all(sp.replacement, "{gencode_python}", gencode_python(request.targets));
+        sp.replacement = replace_all(sp.replacement, "{targets}", join(request.targets.names(), " "));
+        plan.patches.push_back(std::move(sp));
+      }
+      break;
+  }
+  if (recipe.also_torch_arch_list)
+    plan.env["TORCH_CUDA_ARCH_LIST"] = cuda::render_torch_arch_list(request.targets);
+  for (const auto* table : {&recipe.force_cuda_env, &recipe.force_build_env, &recipe.extra_env})
+    for (const auto& [k, v] : *table) plan.env[k] = v;
+
+  // Toolkit.
+  const auto* py = pick_python(host, python);
+  const auto* toolkit = pick_toolkit(host, py, plan.notes);
+  std::string nvcc = "nvcc";
+  if (toolkit) {
+    if (!toolkit->root.empty()) plan.env["CUDA_HOME"] = toolkit->root;
+    if (!toolkit->nvcc.empty()) nvcc = toolkit->nvcc;
+    if (recipe.build_system == BuildSystem::cmake_then_pip || recipe.cache_hook == CacheHook::cmake_launcher)
+      plan.env["CUDACXX"] = nvcc;
+  } else {
+    plan.notes.push_back("no CUDA toolkit found: nvcc must be on PATH");
+  }
+
+  // Parallelism.
+  JobChoice jobs = choose_jobs(recipe, request, host);
+  plan.jobs = jobs.jobs;
+  plan.jobs_reason = jobs.reason;
+  plan.nvcc_threads = jobs.nvcc_threads;
+  const int jobs_value = recipe.jobs_count_nvcc_threads ? jobs.jobs * jobs.nvcc_threads : jobs.jobs;
+  plan.env[recipe.jobs_variable] = std::to_string(jobs_value);
+  if (!recipe.nvcc_threads_variable.empty())
+    plan.env[recipe.nvcc_threads_variable] =
+        recipe.nvcc_threads_in_flags ? fmt::format("--threads {}", jobs.nvcc_threads)
+                                     : std::to_string(jobs.nvcc_threads);
+  if (recipe.serial && request.jobs)
+    plan.notes.push_back(recipe.name + " compiles one file at a time; --jobs has no effect");
+
+  // Compiler cache.
+  TAILOR_TRY(cache_path, choose_cache(request, host));
+  if (!cache_path.empty()) {
+    plan.cache_tool = std::filesystem::path(cache_path).filename().string();
+    if (recipe.cache_hook == CacheHook::torch_env) {
+      plan.env["PYTORCH_NVCC"] = cache_path + " " + nvcc;
+      plan.env["CC"] = cache_path + " gcc";
+      plan.env["CXX"] = cache_path + " g++";
+    } else {
+      for (const char* lang : {"C", "CXX", "CUDA"})
+        plan.env[fmt::format("CMAKE_{}_COMPILER_LAUNCHER", lang)] = cache_path;
+    }
+  }
+
+  // Commands.
+  std::vector<std::string> pip = {python, "-m", "pip", "wheel", "--no-build-isolation",
+                                  "--no-deps", "-v", "-w", out_dir};
+  pip.insert(pip.end(), recipe.pip_args.begin(), recipe.pip_args.end());
+  pip.push_back(source);
+  if (recipe.build_system == BuildSystem::cmake_then_pip) {
+    const std::string build_dir = source + "/build";
+    std::vector<std::string> configure = {"cmake", "-S", source, "-B", build_dir};
+    configure.insert(configure.end(), recipe.cmake_args.begin(), recipe.cmake_args.end());
+    configure.insert(configure.end(), cmake_defines.begin(), cmake_defines.end());
+    if (toolkit && !toolkit->nvcc.empty()) configure.push_back("-DCMAKE_CUDA_COMPILER=" + nvcc);
+    plan.steps.push_back({"configure " + recipe.name + " (CMake)", configure, source});
+    plan.steps.push_back({"compile " + recipe.name + " (CMake)", {"cmake", "--build", build_dir}, source});
+  }
+  plan.steps.push_back({"build the " + recipe.name + " wheel (pip)", pip, source});
+  return plan;
+}
+
+std::string render_print_env(const ExtensionBuildPlan& plan) {
+  std::ostringstream out;
+  out << "# tailor build plan (recipe: " << plan.recipe_name << ")\n";
+  out << "# jobs: " << plan.jobs << " (" << plan.jobs_reason << ")\n";
+  out << "# nvcc threads per job: " << plan.nvcc_threads << "\n";
+  out << "# compiler cache: " << (plan.cache_tool.empty() ? "none" : plan.cache_tool) << "\n";
+  for (const auto& n : plan.notes) out << "# note: " << n << "\n";
+  for (const auto& name : plan.unset_env) out << "unset " << name << "\n";
+  for (const auto& [k, v] : plan.env) out << "export " << k << "=" << shell_quote(v) << "\n";
+  for (const auto& p : plan.patches) {
+    out << "# patch " << p.file << ": " << p.description << "\n";
+    out << "#   lines from /" << p.start << "/ to the last /" << p.end << "/ become:\n";
+    out << "#   " << replace_all(p.replacement, "{indent}", "") << "\n";
+  }
+  for (const auto& s : plan.steps) {
+    out << "# " << s.title << "\n";
+    std::vector<std::string> quoted;
+    for (const auto& a : s.argv) quoted.push_back(shell_quote(a));
+    out << "(cd " << shell_quote(s.cwd) << " && " << join(quoted, " ") << ")\n";
+  }
+  if (!plan.smoke_test.empty()) {
+    out << "# smoke test after install\n";
+    out << "# python -c " << shell_quote(plan.smoke_test) << "\n";
+  }
+  return out.str();
+}
+
+Expected<std::string> apply_patch_to_text(const SourcePatch& patch, const std::string& text) {
+  auto lines = split_keep_newlines(text);
+  auto rendered = [&](const std::string& line) {
+    std::string nl = line.size() >= 2 && line.ends_with("\r\n") ? "\r\n" : "\n";
+    return replace_all(patch.replacement, "{indent}", indent_of(line)) + nl;
+  };
+  // Applied before: re-render the marked line (same targets: same text).
+  for (auto& line : lines) {
+    if (line.find(patch.marker) != std::string::npos) {
+      line = rendered(line);
+      return join(lines, "");
+    }
+  }
+  std::regex start, end;
+  try {
+    start = std::regex(patch.start, std::regex::ECMAScript);
+    end = std::regex(patch.end, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    return make_error(patch.file + ": patch '" + patch.description + "' has an invalid regex: " + e.what());
+  }
+  size_t first = lines.size();
+  for (size_t i = 0; i < lines.size() && first == lines.size(); ++i)
+    if (std::regex_search(without_newline(lines[i]), start)) first = i;
+  if (first == lines.size())
+    return make_error(patch.file + ": patch '" + patch.description + "': no line matches /" +
+                      patch.start + "/ (has the package changed? the recipe needs updating)");
+  size_t last = lines.size();
+  for (size_t i = first; i < lines.size(); ++i)
+    if (std::regex_search(without_newline(lines[i]), end)) last = i;
+  if (last == lines.size())
+    return make_error(patch.file + ": patch '" + patch.description + "': no line after line " +
+                      std::to_string(first + 1) + " matches /" + patch.end + "/");
+  std::string replacement = rendered(lines[first]);
+  lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(first),
+              lines.begin() + static_cast<std::ptrdiff_t>(last) + 1);
+  lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(first), replacement);
+  return join(lines, "");
+}
+
+Expected<void> apply_patches(const ExtensionBuildPlan& plan, const std::string& source_dir) {
+  namespace fs = std::filesystem;
+  for (const auto& patch : plan.patches) {
+    const fs::path path = fs::path(source_dir) / patch.file;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return make_error(path.string() + ": cannot read the file to patch");
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    const std::string before = buffer.str();
+    auto after = apply_patch_to_text(patch, before);
+    if (!after) return make_error(source_dir + "/" + after.error().message);
+    if (*after == before) continue;
+    // Write beside and rename, so an interrupted patch never leaves half a file.
+    const fs::path tmp = path.string() + ".tailor-tmp";
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      out << *after;
+      if (!out) return make_error(tmp.string() + ": cannot write the patched file");
+    }
+    std::error_code ec;
+    fs::rename(tmp, path, ec);
+    if (ec) return make_error(path.string() + ": cannot replace with the patched file: " + ec.message());
+  }
+  return {};
+}
+
+}  // namespace tailor::plan

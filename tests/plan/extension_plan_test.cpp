@@ -1,0 +1,268 @@
+// Extension build plans resolved over a fake host: each package gets its own variable in
+// its own spelling, jobs follow the memory the build can really use.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "plan/extension_plan.h"
+
+namespace tailor::plan {
+namespace {
+
+constexpr uint64_t k_gib = 1024ull * 1024 * 1024;
+
+cuda::TargetSet sass_set(std::initializer_list<std::pair<int, int>> ccs) {
+  cuda::TargetSet set;
+  for (auto [major, minor] : ccs) set.add(cuda::sass(cuda::ComputeCapability{major, minor}));
+  return set;
+}
+
+/// A CI runner: 2 cores, 64 GiB of RAM but a 23.1 GiB cgroup limit, CUDA 13.0, torch
+/// 2.11.0+cu130, ccache installed.
+probe::HostReport fake_host() {
+  probe::HostReport h;
+  h.cpu.logical_cores = 2;
+  h.memory.total = 64 * k_gib;
+  h.memory.available = 60 * k_gib;
+  h.memory.cgroup_limit = static_cast<uint64_t>(23.1 * k_gib);
+  h.memory.usable = static_cast<uint64_t>(23.1 * k_gib);
+  h.memory.limited_by = "cgroup v2";
+  probe::CudaToolkit tk;
+  tk.root = "/usr/local/cuda-13.0";
+  tk.nvcc = "/usr/local/cuda-13.0/bin/nvcc";
+  tk.version = "13.0.88";
+  tk.major = 13;
+  tk.minor = 0;
+  h.cuda_toolkits.push_back(tk);
+  probe::PythonInstall py;
+  py.path = "/venv/bin/python";
+  py.version = "3.11.2";
+  probe::TorchInstall torch;
+  torch.version = "2.11.0+cu130";
+  torch.cuda_version = "13.0";
+  py.torch = torch;
+  h.pythons.push_back(py);
+  h.tools.push_back({"ccache", "/usr/bin/ccache", "4.7.5", false});
+  h.tools.push_back({"ninja", "/venv/bin/ninja", "1.13.0", true});
+  return h;
+}
+
+ExtensionBuildRequest request(std::string package, cuda::TargetSet targets) {
+  ExtensionBuildRequest r;
+  r.package_name = std::move(package);
+  r.source_dir = "/src/pkg";
+  r.targets = std::move(targets);
+  r.python = "/venv/bin/python";
+  r.out_dir = "/out";
+  return r;
+}
+
+ExtensionBuildPlan resolve(const ExtensionBuildRequest& r, const probe::HostReport& h = fake_host()) {
+  auto plan = resolve_extension_build(r, h);
+  EXPECT_TRUE(plan) << (plan ? "" : plan.error().message);
+  return plan ? *plan : ExtensionBuildPlan{};
+}
+
+bool has_arg(const BuildStep& step, const std::string& arg) {
+  return std::find(step.argv.begin(), step.argv.end(), arg) != step.argv.end();
+}
+
+TEST(ExtensionPlan, XformersTakesTorchSpellingAndForcesCuda) {
+  auto plan = resolve(request("xformers", sass_set({{8, 0}, {9, 0}})));
+  EXPECT_EQ(plan.recipe_name, "xformers");
+  EXPECT_EQ(plan.env["TORCH_CUDA_ARCH_LIST"], "8.0;9.0");
+  EXPECT_EQ(plan.env["FORCE_CUDA"], "1");
+  EXPECT_EQ(plan.env["CUDA_HOME"], "/usr/local/cuda-13.0");
+  ASSERT_EQ(plan.steps.size(), 1u);
+  const auto& pip = plan.steps[0].argv;
+  ASSERT_GE(pip.size(), 6u);
+  EXPECT_EQ(pip[0], "/venv/bin/python");
+  EXPECT_TRUE(has_arg(plan.steps[0], "--no-build-isolation"));
+  EXPECT_TRUE(has_arg(plan.steps[0], "--no-deps"));
+  EXPECT_EQ(pip.back(), "/src/pkg");
+  EXPECT_EQ(plan.smoke_test, "import xformers, xformers.ops");
+}
+
+TEST(ExtensionPlan, FlashAttnTakesItsOwnVariableAndNeverDownloadsAWheel) {
+  auto plan = resolve(request("flash_attn", sass_set({{8, 0}, {9, 0}})));
+  EXPECT_EQ(plan.recipe_name, "flash-attn");
+  EXPECT_EQ(plan.env["FLASH_ATTN_CUDA_ARCHS"], "80;90");
+  EXPECT_EQ(plan.env["FLASH_ATTENTION_FORCE_BUILD"], "TRUE");
+  EXPECT_EQ(plan.env["TORCH_CUDA_ARCH_LIST"], "8.0;9.0");
+  EXPECT_EQ(plan.env.count("FORCE_CUDA"), 0u);
+  // 23.1 GiB / (5 GiB x 4 threads) = 1 job with the package's default 4 threads.
+  EXPECT_EQ(plan.env["MAX_JOBS"], "1");
+  EXPECT_EQ(plan.env["NVCC_THREADS"], "4");
+  EXPECT_NE(plan.jobs_reason.find("5 GiB x 4 nvcc threads"), std::string::npos) << plan.jobs_reason;
+}
+
+TEST(ExtensionPlan, FlashAttnOnASmallMachineLowersNvccThreadsFirst) {
+  auto host = fake_host();
+  host.memory.usable = 8 * k_gib;
+  host.cpu.logical_cores = 16;
+  auto plan = resolve(request("flash-attn", sass_set({{9, 0}})), host);
+  EXPECT_EQ(plan.nvcc_threads, 1);
+  EXPECT_EQ(plan.env["NVCC_THREADS"], "1");
+  EXPECT_EQ(plan.jobs, 1);
+}
+
+TEST(ExtensionPlan, BitsandbytesPassesComputeCapabilityToCMake) {
+  auto plan = resolve(request("bitsandbytes", sass_set({{7, 5}, {8, 0}, {9, 0}})));
+  ASSERT_EQ(plan.steps.size(), 3u);
+  const auto& configure = plan.steps[0];
+  EXPECT_EQ(configure.argv[0], "cmake");
+  EXPECT_TRUE(has_arg(configure, "-DCOMPUTE_CAPABILITY=75;80;90"));
+  EXPECT_TRUE(has_arg(configure, "-DCOMPUTE_BACKEND=cuda"));
+  EXPECT_TRUE(has_arg(configure, "-DCMAKE_CUDA_COMPILER=/usr/local/cuda-13.0/bin/nvcc"));
+  EXPECT_EQ(plan.steps[1].argv[1], "--build");
+  EXPECT_EQ(plan.steps[2].argv[3], "wheel");
+  EXPECT_EQ(plan.env.count("TORCH_CUDA_ARCH_LIST"), 0u);
+  // CMake packages take the cache as a launcher and parallelism from CMake's variable.
+  EXPECT_EQ(plan.env["CMAKE_CUDA_COMPILER_LAUNCHER"], "/usr/bin/ccache");
+  EXPECT_EQ(plan.env["CMAKE_CXX_COMPILER_LAUNCHER"], "/usr/bin/ccache");
+  EXPECT_EQ(plan.env.count("PYTORCH_NVCC"), 0u);
+  EXPECT_EQ(plan.env["CMAKE_BUILD_PARALLEL_LEVEL"], "2");
+}
+
+TEST(ExtensionPlan, CausalConv1dIsTargetedByAGencodePatch) {
+  auto plan = resolve(request("causal-conv1d", sass_set({{8, 0}, {9, 0}})));
+  ASSERT_EQ(plan.patches.size(), 1u);
+  EXPECT_EQ(plan.patches[0].file, "setup.py");
+  EXPECT_NE(plan.patches[0].replacement.find(
+                "'-gencode=arch=compute_80,code=sm_80', '-gencode=arch=compute_90,code=sm_90'"),
+            std::string::npos)
+      << plan.patches[0].replacement;
+  EXPECT_EQ(plan.env["CAUSAL_CONV1D_FORCE_BUILD"], "TRUE");
+}
+
+TEST(ExtensionPlan, MaxJobsFromCgroupMemoryCappedByCores) {
+  auto plan = resolve(request("some-unknown-ext", sass_set({{8, 6}})));
+  EXPECT_EQ(plan.recipe_name, "generic");
+  EXPECT_EQ(plan.env["TORCH_CUDA_ARCH_LIST"], "8.6");
+  EXPECT_EQ(plan.import_name, "some_unknown_ext");
+  EXPECT_EQ(plan.smoke_test, "import some_unknown_ext");
+  // 23.1 GiB (cgroup) / 3 GiB = 7, but only 2 cores.
+  EXPECT_EQ(plan.jobs, 2);
+  EXPECT_EQ(plan.env["MAX_JOBS"], "2");
+  EXPECT_EQ(plan.jobs_reason, "23.1 GiB usable (cgroup v2) / 3 GiB per job = 7, capped by 2 cores");
+
+  auto host = fake_host();
+  host.cpu.logical_cores = 64;
+  plan = resolve(request("some-unknown-ext", sass_set({{8, 6}})), host);
+  EXPECT_EQ(plan.jobs, 7);  // the cgroup limit, not the 60 GiB MemAvailable, decides
+  EXPECT_EQ(plan.jobs_reason, "23.1 GiB usable (cgroup v2) / 3 GiB per job = 7");
+}
+
+TEST(ExtensionPlan, JobsFlagWinsAndAtLeastOneJob) {
+  auto r = request("xformers", sass_set({{8, 0}}));
+  r.jobs = 6;
+  auto plan = resolve(r);
+  EXPECT_EQ(plan.jobs, 6);
+  EXPECT_EQ(plan.env["MAX_JOBS"], "6");
+  EXPECT_EQ(plan.jobs_reason, "--jobs 6");
+
+  auto host = fake_host();
+  host.memory.usable = 3 * k_gib;  // less than xformers' 8 GiB per job
+  plan = resolve(request("xformers", sass_set({{8, 0}})), host);
+  EXPECT_EQ(plan.jobs, 1);
+  EXPECT_NE(plan.jobs_reason.find("at least 1"), std::string::npos) << plan.jobs_reason;
+}
+
+TEST(ExtensionPlan, TorchPackagesGetCcacheThroughPytorchNvccAndCompilers) {
+  auto plan = resolve(request("torchvision", sass_set({{7, 5}})));
+  EXPECT_EQ(plan.cache_tool, "ccache");
+  EXPECT_EQ(plan.env["PYTORCH_NVCC"], "/usr/bin/ccache /usr/local/cuda-13.0/bin/nvcc");
+  EXPECT_EQ(plan.env["CC"], "/usr/bin/ccache gcc");
+  EXPECT_EQ(plan.env["CXX"], "/usr/bin/ccache g++");
+}
+
+TEST(ExtensionPlan, SccacheWhenConfiguredAndNoneWhenAsked) {
+  auto host = fake_host();
+  host.tools.push_back({"sccache", "/venv/bin/sccache", "0.16.0", false});
+  auto r = request("torchvision", sass_set({{7, 5}}));
+  r.environment["SCCACHE_REDIS_ENDPOINT"] = "redis://127.0.0.1:6379";
+  auto plan = resolve(r, host);
+  EXPECT_EQ(plan.cache_tool, "sccache");
+  EXPECT_EQ(plan.env["PYTORCH_NVCC"], "/venv/bin/sccache /usr/local/cuda-13.0/bin/nvcc");
+
+  r.cache = ExtensionBuildRequest::Cache::none;
+  plan = resolve(r, host);
+  EXPECT_EQ(plan.cache_tool, "");
+  EXPECT_EQ(plan.env.count("PYTORCH_NVCC"), 0u);
+}
+
+TEST(ExtensionPlan, AskingForAMissingCacheIsAnError) {
+  auto host = fake_host();
+  auto r = request("torchvision", sass_set({{7, 5}}));
+  r.cache = ExtensionBuildRequest::Cache::sccache;
+  auto plan = resolve_extension_build(r, host);
+  ASSERT_FALSE(plan);
+  EXPECT_NE(plan.error().message.find("sccache is not installed"), std::string::npos);
+}
+
+TEST(ExtensionPlan, NoTargetsIsAnError) {
+  auto plan = resolve_extension_build(request("xformers", {}), fake_host());
+  ASSERT_FALSE(plan);
+  EXPECT_NE(plan.error().message.find("--arch"), std::string::npos);
+}
+
+TEST(ExtensionPlan, VllmCountsThreadsInMaxJobsAndNeverUsesPrecompiledKernels) {
+  auto host = fake_host();
+  host.cpu.logical_cores = 16;
+  host.memory.usable = 64 * k_gib;
+  auto plan = resolve(request("vllm", sass_set({{9, 0}})), host);
+  // 64 GiB / (4 GiB x 2 threads) = 8 compiles, each of 2 nvcc threads.
+  EXPECT_EQ(plan.jobs, 8);
+  EXPECT_EQ(plan.env["NVCC_THREADS"], "2");
+  EXPECT_EQ(plan.env["MAX_JOBS"], "16");
+  EXPECT_EQ(plan.env["VLLM_TARGET_DEVICE"], "cuda");
+  EXPECT_EQ(plan.unset_env, std::vector<std::string>{"VLLM_USE_PRECOMPILED"});
+}
+
+TEST(ExtensionPlan, ApexTakesThreadsThroughNvccFlags) {
+  auto plan = resolve(request("apex", sass_set({{8, 0}})));
+  EXPECT_EQ(plan.env["NVCC_APPEND_FLAGS"], "--threads 2");
+  EXPECT_EQ(plan.env["APEX_CUDA_EXT"], "1");
+}
+
+TEST(ExtensionPlan, TorchScatterIsSerial) {
+  auto plan = resolve(request("torch_scatter", sass_set({{8, 0}})));
+  EXPECT_EQ(plan.jobs, 1);
+  EXPECT_NE(plan.jobs_reason.find("one file at a time"), std::string::npos);
+}
+
+TEST(ExtensionPlan, ToolkitMatchingTorchsCudaMajorIsChosen) {
+  auto host = fake_host();
+  probe::CudaToolkit newer;
+  newer.root = "/usr/local/cuda-14.0";
+  newer.nvcc = "/usr/local/cuda-14.0/bin/nvcc";
+  newer.version = "14.0.1";
+  newer.major = 14;
+  host.cuda_toolkits.push_back(newer);
+  auto plan = resolve(request("xformers", sass_set({{8, 0}})), host);
+  EXPECT_EQ(plan.env["CUDA_HOME"], "/usr/local/cuda-13.0");
+}
+
+TEST(ExtensionPlan, PrintEnvIsShellReady) {
+  auto plan = resolve(request("flash-attn", sass_set({{8, 0}, {9, 0}})));
+  std::string text = render_print_env(plan);
+  EXPECT_NE(text.find("export FLASH_ATTN_CUDA_ARCHS='80;90'\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("export FLASH_ATTENTION_FORCE_BUILD=TRUE\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("export MAX_JOBS=1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("(cd /src/pkg && /venv/bin/python -m pip wheel --no-build-isolation --no-deps"),
+            std::string::npos)
+      << text;
+  // Every line is a comment, an export/unset or a subshell command.
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    std::string line = text.substr(start, end - start);
+    EXPECT_TRUE(line.rfind("#", 0) == 0 || line.rfind("export ", 0) == 0 ||
+                line.rfind("unset ", 0) == 0 || line.rfind("(cd ", 0) == 0)
+        << line;
+    start = end + 1;
+  }
+}
+
+}  // namespace
+}  // namespace tailor::plan

@@ -1,0 +1,147 @@
+// The recipe files load, name what they were checked against, and the gencode patch does
+// what causal-conv1d and mamba-ssm need on text shaped like their setup.py.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "plan/extension_plan.h"
+#include "plan/extension_recipe.h"
+
+namespace tailor::plan {
+namespace {
+
+TEST(ExtensionRecipe, EveryPackageOfTheBriefHasARecipe) {
+  for (const char* name : {"generic", "torchvision", "torchaudio", "flash-attn", "xformers",
+                           "causal-conv1d", "mamba-ssm", "bitsandbytes", "deepspeed", "apex",
+                           "torch-scatter", "torch-sparse", "vllm"}) {
+    EXPECT_EQ(recipe_for(name).name, name);
+    EXPECT_FALSE(recipe_for(name).checked.empty()) << name;
+  }
+  std::set<std::string> names;
+  for (const auto& r : all_recipes()) EXPECT_TRUE(names.insert(r.name).second) << r.name;
+}
+
+TEST(ExtensionRecipe, LookupNormalisesDistNamesAndFallsBackToGeneric) {
+  EXPECT_EQ(normalise_dist_name("Flash_Attn"), "flash-attn");
+  EXPECT_EQ(normalise_dist_name("torch.scatter"), "torch-scatter");
+  EXPECT_EQ(normalise_dist_name("a__b--c"), "a-b-c");
+  EXPECT_EQ(recipe_for("FLASH_ATTN").name, "flash-attn");
+  EXPECT_EQ(recipe_for("flash-attention").name, "flash-attn");  // alias
+  EXPECT_EQ(recipe_for("my-own-kernels").name, "generic");
+}
+
+TEST(ExtensionRecipe, ParserNamesTheFileAndField) {
+  auto r = parse_recipe("name = \"x\"\nchecked = \"v1\"\n[arch]\nvia = \"env\"\n", "data/recipes/x.toml");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("data/recipes/x.toml: 'arch.variable'"), std::string::npos)
+      << r.error().message;
+
+  r = parse_recipe("name = \"x\"\nchecked = \"v1\"\n[arch]\nvariable = \"V\"\nspelling = \"klingon\"\n", "x.toml");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("'arch.spelling' must be one of"), std::string::npos);
+
+  r = parse_recipe("name = \"X_Y\"\nchecked = \"v\"\n[arch]\nvariable = \"V\"\n", "x.toml");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("normalised"), std::string::npos);
+
+  r = parse_recipe("name = \"x\"\nchecked = \"v\"\n[arch]\nvia = \"patch\"\n", "x.toml");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("[[patch]]"), std::string::npos);
+}
+
+// The shape of causal-conv1d's setup.py (typed for the test, not copied): the list sits
+// in an else branch, grows under CUDA version checks, and has a comment block inside.
+const char* k_setup_excerpt = R"(    else:
+        check_if_cuda_home_none(PACKAGE_NAME)
+        cc_flag.append("-gencode")
+        cc_flag.append("arch=compute_75,code=sm_75")
+        cc_flag.append("-gencode")
+        cc_flag.append("arch=compute_80,code=sm_80")
+        if bare_metal_version >= Version("11.8"):
+            cc_flag.append("-gencode")
+            cc_flag.append("arch=compute_90,code=sm_90")
+        if bare_metal_version >= Version("13.0"):
+            # a comment about a broken arch
+            cc_flag.append("-gencode")
+            cc_flag.append("arch=compute_110,code=sm_110")
+
+    if FORCE_CXX11_ABI:
+        torch._C._GLIBCXX_USE_CXX11_ABI = True
+)";
+
+SourcePatch causal_conv1d_patch(std::initializer_list<int> ccs) {
+  cuda::TargetSet set;
+  for (int cc : ccs) set.add(cuda::sass(cuda::ComputeCapability{cc / 10, cc % 10}));
+  ExtensionBuildRequest r;
+  r.package_name = "causal-conv1d";
+  r.targets = set;
+  auto plan = resolve_extension_build(r, probe::HostReport{});
+  EXPECT_TRUE(plan);
+  EXPECT_EQ(plan->patches.size(), 1u);
+  return plan->patches.at(0);
+}
+
+TEST(GencodePatch, ReplacesTheWholeHardCodedList) {
+  auto patch = causal_conv1d_patch({80, 90});
+  auto out = apply_patch_to_text(patch, k_setup_excerpt);
+  ASSERT_TRUE(out) << out.error().message;
+  EXPECT_EQ(*out,
+            "    else:\n"
+            "        check_if_cuda_home_none(PACKAGE_NAME)\n"
+            "        cc_flag += ['-gencode=arch=compute_80,code=sm_80', "
+            "'-gencode=arch=compute_90,code=sm_90']  # tailor: gencode for sm_80 sm_90\n"
+            "\n"
+            "    if FORCE_CXX11_ABI:\n"
+            "        torch._C._GLIBCXX_USE_CXX11_ABI = True\n");
+}
+
+TEST(GencodePatch, IsIdempotentAndRetargetable) {
+  auto patch = causal_conv1d_patch({80, 90});
+  auto once = apply_patch_to_text(patch, k_setup_excerpt);
+  ASSERT_TRUE(once);
+  auto twice = apply_patch_to_text(patch, *once);
+  ASSERT_TRUE(twice);
+  EXPECT_EQ(*twice, *once);
+
+  auto other = apply_patch_to_text(causal_conv1d_patch({75}), *once);
+  ASSERT_TRUE(other);
+  EXPECT_NE(other->find("cc_flag += ['-gencode=arch=compute_75,code=sm_75']  # tailor: gencode for sm_75\n"),
+            std::string::npos)
+      << *other;
+  EXPECT_EQ(other->find("compute_80"), std::string::npos);
+}
+
+TEST(GencodePatch, MissingPatternIsAnErrorNamingTheFile) {
+  auto out = apply_patch_to_text(causal_conv1d_patch({80}), "print('no list here')\n");
+  ASSERT_FALSE(out);
+  EXPECT_EQ(out.error().message.rfind("setup.py: patch", 0), 0u) << out.error().message;
+}
+
+TEST(GencodePatch, AppliesToAFileOnDiskAndReportsAMissingFile) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(TAILOR_BINARY_DIR) / "tests" / "extension_patch_tmp";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  ExtensionBuildPlan plan;
+  plan.patches.push_back(causal_conv1d_patch({87}));
+
+  auto missing = apply_patches(plan, dir.string());
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("setup.py"), std::string::npos);
+
+  { std::ofstream(dir / "setup.py") << k_setup_excerpt; }
+  ASSERT_TRUE(apply_patches(plan, dir.string()));
+  ASSERT_TRUE(apply_patches(plan, dir.string()));  // idempotent on disk too
+  std::stringstream text;
+  text << std::ifstream(dir / "setup.py").rdbuf();
+  EXPECT_NE(text.str().find("'-gencode=arch=compute_87,code=sm_87'"), std::string::npos) << text.str();
+  EXPECT_EQ(text.str().find("compute_75"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir / "setup.py.tailor-tmp"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tailor::plan
