@@ -7,8 +7,8 @@
 #include <cstring>
 #include <functional>
 #include <map>
-#include <tuple>
 
+#include "cuda/cuda_target.h"
 #include "formats/decompress.h"
 #include "formats/fatbin.h"
 #include "util/mapped_file.h"
@@ -20,14 +20,14 @@ namespace {
 // device code that -rdc builds keep for the device linker.
 constexpr std::string_view k_device_sections[] = {".nv_fatbin", "__nv_relfatbin"};
 
-// Canonical order of tailor::cuda::CudaTarget: CC, then variant (none, a, f), then SASS
-// before PTX. Computed from the entry fields, which are exactly what a CudaTarget holds.
-auto order_key(const formats::FatbinEntry& e) {
-  const int variant = e.arch_specific ? 1 : e.family ? 2 : 0;
-  const int kind = e.kind == formats::k_fatbin_kind_cubin ? 0
-                   : e.kind == formats::k_fatbin_kind_ptx ? 1
-                                                          : 2 + e.kind;
-  return std::tuple{e.arch, variant, kind};
+// Canonical order is tailor::cuda::CudaTarget's (CC, then variant, then SASS before PTX);
+// names the CUDA model cannot parse (an unknown entry kind) go last, by name.
+bool canonical_less(const TargetStats& a, const TargetStats& b) {
+  auto ta = cuda::parse_target_name(a.name);
+  auto tb = cuda::parse_target_name(b.name);
+  if (ta && tb) return *ta < *tb;
+  if (ta || tb) return static_cast<bool>(ta);
+  return a.name < b.name;
 }
 
 // GNU_PROPERTY_X86_ISA_1_NEEDED bits: 1 baseline, 2 v2, 4 v3, 8 v4 (the highest wins).
@@ -119,7 +119,7 @@ Expected<LibraryReport> analyze(Bytes file, std::string path, const LibraryOptio
   report.version_needs = elf->version_needs;
   report.x86_isa_level = isa_level(elf->x86_isa_needed);
 
-  std::map<std::tuple<uint32_t, int, int>, TargetStats> by_target;
+  std::map<std::string, TargetStats> by_target;
   for (const formats::ElfSection& s : elf->sections) {
     if (std::find(std::begin(k_device_sections), std::end(k_device_sections), s.name) ==
         std::end(k_device_sections))
@@ -135,8 +135,9 @@ Expected<LibraryReport> analyze(Bytes file, std::string path, const LibraryOptio
               auto out = formats::decompress_entry(file, e, options.max_entry_bytes);
               if (!out) return out.error();
             }
-            TargetStats& t = by_target[order_key(e)];
-            if (t.name.empty()) t.name = e.target_name();
+            std::string name = e.target_name();
+            TargetStats& t = by_target[name];
+            if (t.name.empty()) t.name = std::move(name);
             t.entries += 1;
             t.stored_bytes += e.stored_size;
             t.uncompressed_bytes += e.uncompressed_size;
@@ -154,6 +155,7 @@ Expected<LibraryReport> analyze(Bytes file, std::string path, const LibraryOptio
   }
   report.payloads_verified = options.verify_payloads;
   for (auto& [key, stats] : by_target) report.targets.push_back(std::move(stats));
+  std::sort(report.targets.begin(), report.targets.end(), canonical_less);
   report.has_device_code = !report.targets.empty();
 
   if (const formats::ElfSection* dynstr = elf->find(".dynstr")) {
