@@ -21,7 +21,8 @@ ninja -C "$build" -j "${JOBS:-2}" "${targets[@]}"
 # Seeds: whole libraries for elf_fuzz, their .nv_fatbin/__nv_relfatbin sections for
 # fatbin_fuzz; other targets start from whatever is in fuzz/corpus/<target> (if any).
 seed() {
-  local t=$1 dir=$build/corpus/$t
+  local t=$1
+  local dir=$build/corpus/$t
   mkdir -p "$dir"
   [ -d "$fixtures" ] || { echo "no fixtures at $fixtures: $t starts without seeds"; return; }
   case $t in
