@@ -45,9 +45,10 @@ bool contains(std::string_view hay, std::string_view needle) {
 }
 
 // The libstdc++ dual ABI shows in mangled names: the new std::string and std::list live in
-// std::__cxx11 ("B5cxx11" abi tags, "__cxx11" namespace). Old-ABI std::string is the "Ss"
-// substitution. Only .dynstr is read (a few MB even for libtorch_cuda.so): one memmem for
-// the common case, a per-name scan only when no __cxx11 name exists.
+// std::__cxx11 ("__cxx11" namespace, "B5cxx11" abi tags). Code built for the old ABI
+// calls members of the old std::string, which libstdc++ exports as _ZNSs... / _ZNKSs...
+// (a plain "Ss" search would also hit user identifiers). Only .dynstr is read (a few MB
+// even for libtorch_cuda.so): one memmem for the common case, a per-name scan otherwise.
 std::optional<bool> cxx11_abi(Bytes dynstr) {
   auto all = as_chars(dynstr);
   if (contains(all, "__cxx11") || contains(all, "B5cxx11")) return true;
@@ -56,8 +57,7 @@ std::optional<bool> cxx11_abi(Bytes dynstr) {
     size_t end = all.find('\0', pos);
     if (end == std::string_view::npos) end = all.size();
     auto name = all.substr(pos, end - pos);
-    if (name.starts_with("_Z") && (contains(name, "Ss") || contains(name, "NSs")))
-      return false;
+    if (name.starts_with("_ZNSs") || name.starts_with("_ZNKSs")) return false;
     pos = end + 1;
   }
   return std::nullopt;

@@ -152,6 +152,8 @@ TEST(LibraryReport, CxxAbi) {
   EXPECT_FALSE(*old_abi.cxx11_abi);
   ASSERT_TRUE(new_abi.cxx11_abi.has_value());
   EXPECT_TRUE(*new_abi.cxx11_abi);
+  REPORT(neither, "cxx_no_string");
+  EXPECT_FALSE(neither.cxx11_abi.has_value());
 }
 
 TEST(LibraryReport, VerifyPayloads) {
