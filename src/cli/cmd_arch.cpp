@@ -1,11 +1,183 @@
-// Placeholder until the arch command lands.
+// `tailor arch SPEC... [--nvcc VERSION] [--json]`: any spelling of CUDA targets -> the
+// canonical set, every build system's spelling, where it runs and what can build it.
+// With --nvcc the set is checked against that CUDA version's table and a target it
+// cannot produce fails the command (exit 1); without it, the installed nvcc (if any) is
+// asked and problems are only reported.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
+#include "cuda/arch_report.h"
+#include "cuda/arch_spec.h"
+#include "probe/probe.h"
+#include "util/process.h"
+#include "util/strings.h"
 
 namespace tailor::cli {
+namespace {
+
+struct ArchOptions {
+  std::vector<std::string> specs;
+  std::string nvcc_version;
+  bool json = false;
+};
+
+bool mentions_native(const std::vector<std::string>& specs) {
+  for (const auto& s : specs)
+    if (to_lower(s).find("native") != std::string::npos) return true;
+  return false;
+}
+
+/// The CCs of this machine's GPUs, for the `native` keyword.
+std::vector<cuda::ComputeCapability> detected_devices() {
+  probe::NvmlGpuQuery nvml;
+  SystemCommandRunner runner;
+  std::vector<std::string> notes;
+  std::vector<cuda::ComputeCapability> out;
+  for (const auto& g : probe::probe_gpus(nvml, runner, notes).gpus)
+    if (auto cc = cuda::parse_compute_capability(g.compute_capability)) out.push_back(*cc);
+  return out;
+}
+
+std::string join_ranges(const std::vector<std::string>& versions) {
+  // "12.0 12.1 ... 12.6" reads better as "12.0-12.6" when the table has every minor.
+  std::vector<std::string> out;
+  const auto all = cuda::known_cuda_versions();
+  size_t i = 0;
+  while (i < versions.size()) {
+    size_t j = i;
+    auto pos = [&](const std::string& v) { return std::find(all.begin(), all.end(), v) - all.begin(); };
+    while (j + 1 < versions.size() && pos(versions[j + 1]) == pos(versions[j]) + 1 &&
+           versions[j + 1].substr(0, versions[j + 1].find('.')) == versions[i].substr(0, versions[i].find('.')))
+      ++j;
+    out.push_back(j > i + 1 ? versions[i] + "-" + versions[j] : versions[i]);
+    if (j == i + 1) out.push_back(versions[j]);
+    i = j + 1;
+  }
+  return join(out, ", ");
+}
+
+std::string render_text(const cuda::ArchReport& r) {
+  std::string out = fmt::format("targets  {}\n\n", join(r.targets.names(), " "));
+  for (const auto& s : r.spellings) {
+    std::string label = s.variable == "COMPUTE_CAPABILITY" ? "COMPUTE_CAPABILITY (bnb)" : s.variable;
+    out += fmt::format("{:<26} {}\n", label, s.text.empty() ? "-" : s.text);
+    for (const auto& l : s.losses) out += fmt::format("{:<26}   note: {}\n", "", l);
+  }
+  out += "\nruns on\n";
+  out += fmt::format("  {:<6}{:<17}{:<14}{}\n", "CC", "how", "via", "GPUs");
+  std::vector<std::string> not_on;
+  for (const auto& d : r.devices) {
+    if (d.coverage.mode == cuda::RunMode::none) {
+      not_on.push_back(d.capability.cc.str());
+      continue;
+    }
+    std::string gpus = join(d.gpu_examples, ", ");
+    if (d.capability.tegra) gpus += gpus.empty() ? "(Tegra)" : " (Tegra)";
+    out += fmt::format("  {:<6}{:<17}{:<14}{}\n", d.capability.cc.str(), cuda::run_mode_label(d.coverage.mode),
+                       d.coverage.via ? d.coverage.via->name() : "", gpus);
+  }
+  if (!not_on.empty()) out += fmt::format("  not on: {}\n", join(not_on, " "));
+  out += "\nbuilt by CUDA ";
+  out += r.cuda_versions_that_build.empty() ? "none of " + join(cuda::known_cuda_versions(), ", ")
+                                            : join_ranges(r.cuda_versions_that_build);
+  out += " (table)\n";
+  if (r.nvcc_check) {
+    const auto& c = *r.nvcc_check;
+    std::string where = c.path.empty() ? "table" : c.path + ", " + c.nvcc.source;
+    out += fmt::format("checked against CUDA {} ({}): {}\n", c.nvcc.cuda_version, where,
+                       c.problems.empty() ? "can build every target" : "");
+    for (const auto& p : c.problems) out += "  " + p + "\n";
+  } else {
+    out += "no nvcc found on PATH; pass --nvcc VERSION to check against a CUDA version\n";
+  }
+  return out;
+}
+
+nlohmann::json render_json(const cuda::ArchReport& r) {
+  nlohmann::json j;
+  j["targets"] = r.targets.names();
+  nlohmann::json losses = nlohmann::json::object();
+  for (const auto& s : r.spellings) {
+    switch (s.consumer) {
+      case cuda::Consumer::torch: j["torch_cuda_arch_list"] = s.text; break;
+      case cuda::Consumer::cmake: j["cmake_cuda_architectures"] = s.text; break;
+      case cuda::Consumer::nvcc: j["gencode"] = cuda::render_gencode_flags(r.targets); break;
+      case cuda::Consumer::flash_attn: j["flash_attn_cuda_archs"] = s.text; break;
+      case cuda::Consumer::bitsandbytes: j["bnb_compute_capability"] = s.text; break;
+    }
+    if (!s.losses.empty()) losses[s.variable] = s.losses;
+  }
+  j["spelling_notes"] = losses;
+  j["runs_on"] = nlohmann::json::array();
+  j["not_on"] = nlohmann::json::array();
+  for (const auto& d : r.devices) {
+    if (d.coverage.mode == cuda::RunMode::none) {
+      j["not_on"].push_back(d.capability.cc.str());
+      continue;
+    }
+    j["runs_on"].push_back({{"cc", d.capability.cc.str()},
+                            {"mode", cuda::run_mode_key(d.coverage.mode)},
+                            {"via", d.coverage.via->name()},
+                            {"tegra", d.capability.tegra},
+                            {"gpus", d.gpu_examples}});
+  }
+  j["cuda_versions"] = r.cuda_versions_that_build;
+  if (r.nvcc_check) {
+    const auto& c = *r.nvcc_check;
+    j["nvcc"] = {{"cuda_version", c.nvcc.cuda_version},
+                 {"source", c.nvcc.source},
+                 {"path", c.path},
+                 {"problems", c.problems}};
+  } else {
+    j["nvcc"] = nullptr;
+  }
+  return j;
+}
+
+int run_arch(const ArchOptions& o) {
+  cuda::ArchSpecContext ctx;
+  std::optional<cuda::NvccCheck> check;
+  if (!o.nvcc_version.empty()) {
+    auto caps = cuda::nvcc_capabilities_from_table(o.nvcc_version);
+    if (!caps) return report_error("--nvcc: " + caps.error().message);
+    check = cuda::NvccCheck{*caps, "", {}};
+  } else if (std::string nvcc = find_in_path("nvcc"); !nvcc.empty()) {
+    SystemCommandRunner runner;
+    if (auto caps = cuda::nvcc_capabilities_from_nvcc(nvcc, runner)) check = cuda::NvccCheck{*caps, nvcc, {}};
+  }
+  if (check) ctx.nvcc = check->nvcc;
+  if (mentions_native(o.specs)) ctx.native_devices = detected_devices();
+
+  auto targets = cuda::parse_arch_specs(o.specs, ctx);
+  if (!targets) return report_error(targets.error().message);
+  auto report = cuda::make_arch_report(*targets, check);
+  // An explicit --nvcc is a requirement: every target it cannot produce is an error.
+  if (!o.nvcc_version.empty() && !report.nvcc_check->problems.empty()) {
+    for (const auto& p : report.nvcc_check->problems) report_error(p);
+    return k_exit_failed;
+  }
+  if (o.json)
+    std::printf("%s\n", render_json(report).dump(2).c_str());
+  else
+    std::fputs(render_text(report).c_str(), stdout);
+  return k_exit_ok;
+}
+
+}  // namespace
 
 void setup_arch(CLI::App& sub, RunFn& run) {
-  sub.allow_extras();
-  sub.callback([&run] { run = [] { return report_error("'arch' is not built yet", k_exit_failed); }; });
+  auto opts = std::make_shared<ArchOptions>();
+  sub.add_option("spec", opts->specs,
+                 "Targets in any spelling: 8.0;8.6+PTX, sm_90a, 80-real, Hopper, T4G, g5g.xlarge, "
+                 "-gencode arch=compute_90,code=sm_90, all, native")
+      ->required();
+  sub.add_option("--nvcc", opts->nvcc_version, "Check against this CUDA version's nvcc (e.g. 12.8), from tailor's table");
+  sub.add_flag("--json", opts->json, "Print the result as JSON");
+  sub.callback([&run, opts] { run = [opts] { return run_arch(*opts); }; });
 }
 
 }  // namespace tailor::cli
