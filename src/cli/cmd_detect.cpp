@@ -1,11 +1,118 @@
-// Placeholder until the detect command lands.
+// `tailor detect [--json] [--python PATH]... [--build-dir DIR] [--no-python]`: what this
+// machine is. Probing never fails: what is missing shows up as a note, exit 0.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
+#include "probe/probe.h"
+#include "util/strings.h"
 
 namespace tailor::cli {
+namespace {
+
+struct DetectOptions {
+  bool json = false;
+  bool no_python = false;
+  std::string build_dir = ".";
+  std::vector<std::string> pythons;
+};
+
+void row(std::string& out, std::string_view key, std::string_view value) {
+  out += fmt::format("  {:<14}{}\n", key, value);
+}
+
+std::string or_none(const std::string& s) { return s.empty() ? "-" : s; }
+
+std::string render_text(const probe::HostReport& r) {
+  std::string out;
+  out += "host\n";
+  row(out, "os", fmt::format("{} (kernel {}, {}, glibc {})", or_none(r.os.name), or_none(r.os.kernel),
+                             or_none(r.os.arch), or_none(r.os.glibc)));
+  row(out, "cpu", fmt::format("{}, {} cores / {} threads", or_none(r.cpu.model), r.cpu.physical_cores,
+                              r.cpu.logical_cores));
+  row(out, "isa level", or_none(r.cpu.isa_level));
+  std::string mem = fmt::format("{} usable ({}), {} total", human_bytes(r.memory.usable),
+                                r.memory.limited_by, human_bytes(r.memory.total));
+  if (r.memory.cgroup_limit) mem += fmt::format(", cgroup limit {}", human_bytes(r.memory.cgroup_limit));
+  row(out, "memory", mem);
+  row(out, "swap", fmt::format("{} free of {}", human_bytes(r.memory.swap_free), human_bytes(r.memory.swap_total)));
+  row(out, "disk", fmt::format("{} free of {} at {}", human_bytes(r.disk.free_bytes),
+                               human_bytes(r.disk.total_bytes), r.disk.path));
+
+  out += "gpus\n";
+  if (r.gpus.empty()) row(out, "-", "no GPU");
+  for (const auto& g : r.gpus)
+    row(out, fmt::format("[{}]", g.index),
+        fmt::format("{}, CC {}, {}", g.name, or_none(g.compute_capability), human_bytes(g.memory_bytes)));
+  if (r.driver)
+    row(out, "driver", fmt::format("{} (CUDA {}, via {})", r.driver->version, or_none(r.driver->cuda_version),
+                                   r.driver->source));
+
+  out += "cuda toolkits\n";
+  if (r.cuda_toolkits.empty()) row(out, "-", "none found");
+  for (const auto& t : r.cuda_toolkits) {
+    row(out, or_none(t.version), t.root);
+    row(out, "", fmt::format("cuDNN {}, NCCL {}, gcc <= {}, clang <= {}", or_none(t.cudnn_version),
+                             or_none(t.nccl_version), t.max_gcc_major ? std::to_string(*t.max_gcc_major) : "?",
+                             t.max_clang_major ? std::to_string(*t.max_clang_major) : "?"));
+    if (!t.accepted_host_compilers.empty()) row(out, "", "accepts " + join(t.accepted_host_compilers, ", "));
+  }
+
+  out += "compilers\n";
+  if (r.compilers.empty()) row(out, "-", "none found");
+  for (const auto& c : r.compilers) row(out, c.kind + " " + c.version, c.path);
+
+  out += "pythons\n";
+  if (r.pythons.empty()) row(out, "-", "none probed");
+  for (const auto& p : r.pythons) {
+    std::string torch;
+    if (p.torch) {
+      torch = "torch " + p.torch->version;
+      torch += p.torch->cuda_version.empty() ? " (CPU)" : " (CUDA " + p.torch->cuda_version + ")";
+      if (!p.torch->arch_list.empty()) torch += " " + join(p.torch->arch_list, " ");
+      if (p.torch->cxx11_abi) torch += *p.torch->cxx11_abi ? ", cxx11 ABI" : ", pre-cxx11 ABI";
+    } else {
+      torch = "no torch" + (p.torch_error.empty() ? "" : " (" + p.torch_error + ")");
+    }
+    row(out, or_none(p.version), p.path);
+    row(out, "", torch);
+  }
+
+  out += "tools\n";
+  for (const auto& t : r.tools)
+    row(out, t.name, fmt::format("{} {}{}", or_none(t.version), t.path,
+                                 t.jobserver_client ? " (jobserver client)" : ""));
+  if (!r.notes.empty()) {
+    out += "notes\n";
+    for (const auto& n : r.notes) out += "  " + n + "\n";
+  }
+  return out;
+}
+
+int run_detect(const DetectOptions& opts) {
+  probe::ProbeOptions po;
+  po.build_dir = opts.build_dir;
+  po.pythons = opts.pythons;
+  po.probe_pythons = !opts.no_python;
+  auto report = probe::probe_host(po);
+  // Rendered whole, then written once: no partial output on a late failure.
+  std::string text = opts.json ? probe::to_json(report).dump(2) + "\n" : render_text(report);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return k_exit_ok;
+}
+
+}  // namespace
 
 void setup_detect(CLI::App& sub, RunFn& run) {
-  sub.allow_extras();
-  sub.callback([&run] { run = [] { return report_error("'detect' is not built yet", k_exit_failed); }; });
+  auto opts = std::make_shared<DetectOptions>();
+  sub.add_flag("--json", opts->json, "Print the report as JSON");
+  sub.add_option("--python", opts->pythons, "Also probe this Python interpreter (repeatable)");
+  sub.add_option("--build-dir", opts->build_dir, "Folder whose free disk space is reported")
+      ->check(CLI::ExistingDirectory);
+  sub.add_flag("--no-python", opts->no_python, "Skip probing Python interpreters and torch");
+  sub.callback([&run, opts] { run = [opts] { return run_detect(*opts); }; });
 }
 
 }  // namespace tailor::cli

@@ -47,9 +47,11 @@ std::optional<Compiler> parse_compiler_version(const std::string& text) {
   } else if (text.find("Free Software Foundation") != std::string::npos ||
              first_line.find("gcc") != std::string::npos || first_line.find("g++") != std::string::npos ||
              first_line.find("GCC") != std::string::npos) {
-    // GCC ends its first line with the version: "gcc (Debian 12.2.0-14) 12.2.0".
-    static const std::regex last("(\\d+\\.\\d+(\\.\\d+)?)\\s*$");
-    if (!std::regex_search(first_line, m, last)) return std::nullopt;
+    // GCC puts the version right after its package note: "gcc (Debian 12.2.0-14) 12.2.0",
+    // "g++ (GCC) 14.2.1 20240912 (Red Hat 14.2.1-3)".
+    static const std::regex after_paren("\\)\\s+(\\d+\\.\\d+(\\.\\d+)?)");
+    static const std::regex any("(\\d+\\.\\d+(\\.\\d+)?)");
+    if (!std::regex_search(first_line, m, after_paren) && !std::regex_search(first_line, m, any)) return std::nullopt;
     c.kind = "gcc";
     c.version = m[1].str();
   } else {

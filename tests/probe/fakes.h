@@ -1,0 +1,110 @@
+// In-memory stand-ins for the host: files, environment and commands.
+#pragma once
+#include <fnmatch.h>
+
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "probe/gpu_query.h"
+#include "probe/host_files.h"
+#include "util/process.h"
+
+namespace tailor::probe::test {
+
+class FakeHostFiles : public HostFiles {
+public:
+  std::map<std::string, std::string> files;
+  std::set<std::string> executables;
+  std::map<std::string, std::string> links;  ///< path -> realpath
+  std::map<std::string, std::string> env;
+  std::string arch = "x86_64";
+  std::string glibc = "2.36";
+  std::set<std::string> cpuid;
+  std::optional<DiskSpace> disk = DiskSpace{100ull << 30, 500ull << 30};
+
+  std::optional<std::string> read(const std::string& path) override {
+    auto it = files.find(path);
+    if (it == files.end()) return std::nullopt;
+    return it->second;
+  }
+  std::vector<std::string> glob(const std::string& pattern) override {
+    std::set<std::string> out;
+    auto match = [&](const std::string& p) {
+      if (fnmatch(pattern.c_str(), p.c_str(), FNM_PATHNAME) == 0) out.insert(p);
+    };
+    for (const auto& [p, _] : files) match(p);
+    for (const auto& p : executables) match(p);
+    for (const auto& [p, _] : links) match(p);
+    return {out.begin(), out.end()};
+  }
+  bool exists(const std::string& path) override {
+    return files.count(path) || executables.count(path) || links.count(path);
+  }
+  bool is_executable(const std::string& path) override {
+    return executables.count(path) || (links.count(path) && executables.count(links[path]));
+  }
+  std::string realpath(const std::string& path) override {
+    auto it = links.find(path);
+    return it == links.end() ? path : it->second;
+  }
+  std::optional<std::string> getenv(const std::string& name) override {
+    auto it = env.find(name);
+    if (it == env.end()) return std::nullopt;
+    return it->second;
+  }
+  std::optional<DiskSpace> disk_space(const std::string&) override { return disk; }
+  std::string machine() override { return arch; }
+  std::string libc_version() override { return glibc; }
+  std::set<std::string> cpu_features() override { return cpuid; }
+};
+
+/// Answers commands by their argv joined with spaces, or by argv[0] alone; anything
+/// else did not start (a missing program). Safe to call from several threads.
+class FakeCommandRunner : public CommandRunner {
+public:
+  std::map<std::string, CommandResult> by_command;
+  std::map<std::string, CommandResult> by_program;
+  std::vector<std::vector<std::string>> calls;
+
+  void answer(const std::string& program, std::string out, int exit_code = 0) {
+    CommandResult r;
+    r.started = true;
+    r.exit_code = exit_code;
+    r.out = std::move(out);
+    by_program[program] = r;
+  }
+  void time_out(const std::string& program) {
+    CommandResult r;
+    r.started = true;
+    r.timed_out = true;
+    r.exit_code = 137;
+    by_program[program] = r;
+  }
+  CommandResult run(const CommandSpec& spec) override {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    calls.push_back(spec.argv);
+    std::string joined;
+    for (const auto& a : spec.argv) joined += (joined.empty() ? "" : " ") + a;
+    if (auto it = by_command.find(joined); it != by_command.end()) return it->second;
+    if (!spec.argv.empty())
+      if (auto it = by_program.find(spec.argv[0]); it != by_program.end()) return it->second;
+    return {};
+  }
+
+private:
+  std::mutex m_mutex;
+};
+
+class FakeGpuQuery : public GpuQuery {
+public:
+  std::optional<GpuQueryResult> result;  ///< nullopt: NVML unavailable
+  Expected<GpuQueryResult> query() override {
+    if (!result) return make_error("libnvidia-ml.so.1 not loadable (fake)");
+    return *result;
+  }
+};
+
+}  // namespace tailor::probe::test
