@@ -1,6 +1,10 @@
 #include "build/compiler_cache.h"
 
+#include <sys/stat.h>
+
 #include <charconv>
+#include <filesystem>
+#include <fstream>
 #include <map>
 
 #include <fmt/format.h>
@@ -96,6 +100,35 @@ Expected<CacheStats> read_cache_stats(CacheTool tool, const std::string& executa
                                                                   : std::string(trim(r.err))
                                             : std::string("not found")));
   return tool == CacheTool::ccache ? parse_ccache_print_stats(r.out) : parse_sccache_stats_json(r.out);
+}
+
+Expected<std::map<std::string, std::string>> wrap_cached_compilers(
+    const std::map<std::string, std::string>& env, const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::map<std::string, std::string> out = env;
+  for (const char* var : {"CC", "CXX"}) {
+    auto it = env.find(var);
+    if (it == env.end()) continue;
+    auto words = split_any(it->second, " ");
+    if (words.size() != 2) continue;
+    std::string tool = fs::path(words[0]).filename().string();
+    if (tool != "ccache" && tool != "sccache") continue;
+    std::string compiler = find_in_path(words[1]);
+    if (compiler.empty()) return make_error(fmt::format("{}={}: {} not found on PATH", var, it->second, words[1]));
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) return make_error(fmt::format("{}: cannot create: {}", dir, ec.message()));
+    fs::path wrapper = fs::path(dir) / fs::path(words[1]).filename();
+    {
+      std::ofstream f(wrapper, std::ios::trunc);
+      f << "#!/bin/sh\n# written by tailor: " << var << "=" << it->second << " as one program\n"
+        << "exec " << shell_quote(words[0]) << " " << shell_quote(compiler) << " \"$@\"\n";
+      if (!f) return make_error(fmt::format("{}: cannot write", wrapper.string()));
+    }
+    if (chmod(wrapper.c_str(), 0755) != 0) return make_error(fmt::format("{}: cannot make executable", wrapper.string()));
+    out[var] = wrapper.string();
+  }
+  return out;
 }
 
 }  // namespace tailor::build

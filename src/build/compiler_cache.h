@@ -3,6 +3,7 @@
 // as no other build shares the cache at the same time).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,5 +34,13 @@ Expected<CacheStats> parse_sccache_stats_json(std::string_view text);
 /// Runs the tool's stats command; `executable` is the path or name of ccache/sccache.
 Expected<CacheStats> read_cache_stats(CacheTool tool, const std::string& executable,
                                       CommandRunner& runner);
+
+/// torch.utils.cpp_extension checks the host compiler by running `$CXX -dumpfullversion`
+/// and by its name, so CXX="ccache g++" fails ("ccache (0.0.0) is less than the minimum
+/// required version"). Every CC/CXX value of the form "<ccache|sccache> <compiler>" is
+/// replaced by a wrapper script named after the compiler, written into `dir`, that runs
+/// `<cache> <absolute compiler> "$@"`. Other variables are returned unchanged.
+Expected<std::map<std::string, std::string>> wrap_cached_compilers(
+    const std::map<std::string, std::string>& env, const std::string& dir);
 
 }  // namespace tailor::build

@@ -242,7 +242,8 @@ ExtensionBuildResult build_extension(const ExtensionBuildOptions& o) {
   };
 
   // 1. What to build, for what.
-  auto spec = classify_source(o.source, o.source.empty() ? find_bundled_example(o.cwd) : std::string());
+  auto spec = classify_source(o.source, o.source.empty() ? find_bundled_example(fs::absolute(o.cwd).lexically_normal().string())
+                                                         : std::string());
   if (!spec) return fail(BuildStatus::bad_input, spec.error().message);
   rep.source = spec->kind == SourceKind::example ? spec->path : spec->text;
   rep.source_kind = std::string(source_kind_name(spec->kind));
@@ -340,6 +341,11 @@ ExtensionBuildResult build_extension(const ExtensionBuildOptions& o) {
     return fail(BuildStatus::build_failed, "patching the source: " + patched.error().message);
   rep.env = p->env;
   rep.unset_env = p->unset_env;
+  {
+    auto wrapped = wrap_cached_compilers(rep.env, (fs::path(work_dir) / "compiler-wrappers").string());
+    if (!wrapped) return fail(BuildStatus::build_failed, wrapped.error().message);
+    rep.env = *wrapped;
+  }
   if (tk && !rep.env.count("CUDA_HOME")) rep.env["CUDA_HOME"] = tk->root;
   rep.jobs = p->jobs;
   rep.jobs_reason = p->jobs_reason;

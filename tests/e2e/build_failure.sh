@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# End-to-end: a copy of the example with a planted compile error (a bfloat16 conversion
+# that ptxas only takes for sm_80+, compiled for sm_75: a failure real packages hit).
+# `tailor build` must exit 1, show the first real error and the diagnosis with its fix,
+# keep the full log, and leave the output folder exactly as it was.
+set -u
+: "${TAILOR:?TAILOR must point at the built binary}"
+[ -x "$TAILOR" ] || { echo "skip: $TAILOR not built"; exit 77; }
+command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || { echo "skip: no nvcc"; exit 77; }
+python3 -c 'import torch' 2>/dev/null || { echo "skip: python3 with torch needed"; exit 77; }
+src=${TAILOR_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+
+fail=0
+expect_eq() {
+  if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1: got '$2', want '$3'"; fail=1; fi
+}
+expect_grep() {  # expect_grep NAME PATTERN FILE
+  if grep -q -- "$2" "$3"; then echo "ok   $1"; else echo "FAIL $1: no '$2' in $3"; sed 's/^/    /' "$3" | tail -40; fail=1; fi
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+mkdir -p "$tmp/broken" "$tmp/dist"
+cp -r "$src/examples/fused_ops/." "$tmp/broken/"
+rm -rf "$tmp/broken/build" "$tmp/broken/dist"
+cat >>"$tmp/broken/csrc/rms_norm.cu" <<'CU'
+
+// Planted by tests/e2e/build_failure.sh: needs sm_80 (bf16 conversion in PTX).
+__global__ void planted_bf16(float* out) {
+  unsigned short h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(out[0]));
+  out[0] = h;
+}
+CU
+echo "an older build" >"$tmp/dist/keep.txt"
+
+"$TAILOR" build "$tmp/broken" --arch 7.5 --out "$tmp/dist" --work-dir "$tmp/work" --progress plain \
+  >"$tmp/stdout" 2>"$tmp/stderr"
+expect_eq "exit 1" "$?" 1
+expect_grep "error line" "tailor: error: step 'build the generic wheel (pip)' failed\|tailor: error: step .* failed" "$tmp/stderr"
+expect_grep "first error block" "first error (log lines" "$tmp/stderr"
+expect_grep "quotes ptxas" "requires .target sm_80 or higher" "$tmp/stderr"
+expect_grep "diagnosis" "diagnosis \[ptx-needs-newer-arch\]" "$tmp/stderr"
+expect_grep "fix names sm_80" "fix: .*sm_80" "$tmp/stderr"
+log=$(sed -n 's/^full log: //p' "$tmp/stderr")
+[ -n "$log" ] && [ -f "$log" ] && echo "ok   full log kept: $log" || { echo "FAIL no full log"; fail=1; }
+[ -n "$log" ] && expect_grep "log has the ninja output" "ninja: build stopped" "$log"
+expect_eq "output folder as it was" "$(ls -A "$tmp/dist" | tr '\n' ' ')" "keep.txt "
+expect_eq "no staging left" "$(ls -A "$tmp" | grep -c tailor-staging)" 0
+expect_eq "nothing on stdout" "$(wc -c <"$tmp/stdout")" 0
+# The same diagnosis from the log alone.
+if [ -n "$log" ] && "$TAILOR" explain --help >/dev/null 2>&1; then
+  "$TAILOR" explain "$log" >"$tmp/explain" 2>&1
+  expect_grep "tailor explain agrees" "ptx-needs-newer-arch" "$tmp/explain"
+fi
+exit $fail
