@@ -1,11 +1,34 @@
-// Placeholder until `tailor build torch` lands.
+// `tailor build torch [VARIANT FLAGS] [--source DIR] [--configure-only] [--out DIR]`.
+#include "build/torch_build.h"
 #include "cli/commands.h"
+#include "cli/torch_variant_flags.h"
 
 namespace tailor::cli {
 
+namespace {
+struct BuildTorchOptions {
+  TorchVariantFlags variant;
+  build::TorchBuildOptions build;
+};
+
+int run_build_torch(const BuildTorchOptions& o) {
+  auto variant = variant_from_flags(o.variant);
+  if (!variant) return report_error(variant.error().message);
+  probe::HostReport host = probe_for_torch(o.variant, *variant);
+  plan::ResolveOptions ropts;
+  ropts.work_dir = o.variant.work_dir;
+  auto result = build::build_torch(*variant, host, ropts, o.build);
+  return result.exit_code;
+}
+}  // namespace
+
 void setup_build_torch(CLI::App& sub, RunFn& run) {
-  sub.allow_extras();
-  sub.callback([&run] { run = [] { return report_error("'build torch' is not built yet", k_exit_failed); }; });
+  auto o = std::make_shared<BuildTorchOptions>();
+  add_torch_variant_flags(sub, o->variant);
+  sub.add_flag("--configure-only", o->build.configure_only, "stop after CMake configure");
+  sub.add_flag("--no-venv", o->build.no_venv, "build with the chosen Python as is (no venv, no pip install)");
+  sub.add_option("--out", o->build.out_dir, "output folder (default dist)");
+  sub.callback([&run, o] { run = [o] { return run_build_torch(*o); }; });
 }
 
 }  // namespace tailor::cli

@@ -1,11 +1,95 @@
-// Placeholder until the matrix command lands.
+// `tailor matrix [--config tailor.toml] [list|plan|build] [--emit github-actions]`:
+// expands the [matrix] of a tailor.toml into named variants, lists them, plans or builds
+// them in turn with a summary, or writes a GitHub Actions workflow.
+#include <cstdio>
+#include <fmt/format.h>
+
+#include "build/torch_build.h"
 #include "cli/commands.h"
+#include "plan/matrix.h"
+#include "plan/torch_plan_render.h"
+#include "probe/probe.h"
+#include "util/strings.h"
 
 namespace tailor::cli {
 
+namespace {
+struct MatrixOptions {
+  std::string config = "tailor.toml";
+  std::string action = "list";
+  std::string emit;
+  std::string out = "dist";
+  std::string work_dir = "tailor-work";
+};
+
+std::string opt(const std::optional<std::string>& s, const char* dflt = "-") { return s ? *s : dflt; }
+
+int run_matrix(const MatrixOptions& o) {
+  auto config = plan::load_tailor_config(o.config);
+  if (!config) return report_error(config.error().message);
+  auto variants = plan::config_variants(*config);
+  if (!variants) return report_error(variants.error().message);
+  if (variants->empty()) return report_error(o.config + ": no variants (add [variant.NAME] tables or a [matrix])");
+  if (!o.emit.empty()) {
+    if (o.emit != "github-actions") return report_error("--emit: only github-actions is known");
+    std::fputs(plan::render_github_actions(*config, *variants).c_str(), stdout);
+    return k_exit_ok;
+  }
+  if (o.action == "list") {
+    std::printf("%-28s %-8s %-6s %-16s %-12s %-7s %s\n", "VARIANT", "TORCH", "CUDA", "GPU", "CPU", "PYTHON", "PLATFORM");
+    for (const auto& v : *variants)
+      std::printf("%-28s %-8s %-6s %-16s %-12s %-7s %s\n", v.name.c_str(), opt(v.torch).c_str(),
+                  v.cpu_only.value_or(false) ? "cpu" : opt(v.cuda).c_str(),
+                  v.arch.empty() ? (v.cpu_only.value_or(false) ? "none" : "-") : join(v.arch, ";").c_str(),
+                  opt(v.cpu_target).c_str(), opt(v.python).c_str(), opt(v.platform, "host").c_str());
+    return k_exit_ok;
+  }
+  probe::ProbeOptions popts;
+  probe::HostReport host = probe::probe_host(popts);
+  int worst = k_exit_ok;
+  std::vector<std::string> summary;
+  for (const auto& v : *variants) {
+    plan::ResolveOptions ropts;
+    ropts.work_dir = o.work_dir + "/" + v.name;
+    if (o.action == "plan") {
+      plan::BuildPlan p = plan::resolve_torch_plan(v, host, ropts);
+      std::printf("== %s\n", v.name.c_str());
+      if (p.has_errors()) {
+        std::fputs(plan::render_problems(p).c_str(), stdout);
+        worst = std::max(worst, p.exit_code());
+        summary.push_back(fmt::format("{:<28} problems: {}", v.name, p.problems.size()));
+        continue;
+      }
+      std::fputs(plan::render_plan_text(p).c_str(), stdout);
+      summary.push_back(fmt::format("{:<28} {}  ~{:.0f} MiB  ~{:.1f} h  {} jobs", v.name, p.wheel_name,
+                                    p.estimate.wheel_mib, p.estimate.build_hours, p.estimate.jobs));
+    } else if (o.action == "build") {
+      ropts.purpose = plan::PlanPurpose::build_here;
+      build::TorchBuildOptions bopts;
+      bopts.out_dir = o.out + "/" + v.name;
+      std::printf("== %s\n", v.name.c_str());
+      auto result = build::build_torch(v, host, ropts, bopts);
+      int code = result.exit_code;
+      worst = std::max(worst, code);
+      summary.push_back(fmt::format("{:<28} {}", v.name, code == 0 ? "ok: " + result.wheel_path : "FAILED: " + result.message));
+    } else {
+      return report_error("matrix: unknown action '" + o.action + "' (list, plan, build)");
+    }
+  }
+  std::printf("\nSummary (%zu variants):\n", variants->size());
+  for (const auto& s : summary) std::printf("  %s\n", s.c_str());
+  return worst;
+}
+}  // namespace
+
 void setup_matrix(CLI::App& sub, RunFn& run) {
-  sub.allow_extras();
-  sub.callback([&run] { run = [] { return report_error("'matrix' is not built yet", k_exit_failed); }; });
+  auto o = std::make_shared<MatrixOptions>();
+  sub.add_option("action", o->action, "list (default), plan or build")->check(CLI::IsMember({"list", "plan", "build"}));
+  sub.add_option("--config", o->config, "the tailor.toml (default ./tailor.toml)");
+  sub.add_option("--emit", o->emit, "github-actions: write a workflow with one job per variant");
+  sub.add_option("--out", o->out, "output folder for built wheels (one subfolder per variant)");
+  sub.add_option("--work-dir", o->work_dir, "work folder (one subfolder per variant)");
+  sub.callback([&run, o] { run = [o] { return run_matrix(*o); }; });
 }
 
 }  // namespace tailor::cli

@@ -1,0 +1,102 @@
+#include "cli/torch_variant_flags.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "plan/matrix.h"
+#include "probe/probe.h"
+#include "util/strings.h"
+
+namespace tailor::cli {
+
+void add_torch_variant_flags(CLI::App& app, TorchVariantFlags& f) {
+  app.add_option("--torch", f.torch, "PyTorch release to build (e.g. 2.9.1)");
+  app.add_option("--source", f.source, "a local PyTorch source tree instead of a release tag");
+  app.add_option("--cuda", f.cuda, "CUDA version (12.6, cu126)");
+  app.add_flag("--cpu-only", f.cpu_only, "build without CUDA");
+  app.add_option("--python", f.python, "Python version (3.10) or interpreter path");
+  app.add_option("--arch,--gpu", f.arch, "GPU targets in any `tailor arch` spelling (7.5, sm_90, T4G, 8.0+PTX)");
+  app.add_option("--cpu-target", f.cpu_target, "x86-64-v2|v3|v4 (avx2, avx512), armv8.2-a, armv9-a, neoverse-v1|v2");
+  app.add_option("--blas", f.blas, "openblas or mkl");
+  app.add_option("--with", f.with, "turn a feature on (cudnn, nccl, distributed, mkldnn, fbgemm, kineto, xnnpack, qnnpack, flash-attention, mem-eff-attention, magma, tests)");
+  app.add_option("--without", f.without, "turn a feature off");
+  app.add_option("--build-type", f.build_type, "Release, RelWithDebInfo, Debug, MinSizeRel");
+  app.add_flag("--keep-debug", f.keep_debug, "keep debug symbols (default: -g0)");
+  app.add_option("--compress", f.compress, "fatbin compression: size, speed or none");
+  app.add_option("--platform", f.platform, "target platform: x86_64 or aarch64 (default: this host)");
+  app.add_option("--manylinux", f.manylinux, "manylinux tag wanted, e.g. 2_28");
+  app.add_option("--config", f.config, "a tailor.toml");
+  app.add_option("--variant", f.variant, "the variant of --config to use");
+  app.add_option("--work-dir", f.work_dir, "where source, venv and build go (default tailor-work)");
+}
+
+Expected<plan::TorchVariant> variant_from_flags(const TorchVariantFlags& f) {
+  plan::TorchVariant base;
+  if (!f.config.empty()) {
+    TAILOR_TRY(config, plan::load_tailor_config(f.config));
+    if (!f.variant.empty()) {
+      TAILOR_TRY(v, plan::find_config_variant(config, f.variant));
+      base = v;
+    } else {
+      base = config.defaults;
+    }
+  } else if (!f.variant.empty()) {
+    return make_error("--variant needs --config tailor.toml");
+  }
+  plan::TorchVariant top;
+  if (!f.torch.empty()) top.torch = f.torch;
+  if (!f.source.empty()) top.source_dir = f.source;
+  if (!f.cuda.empty()) {
+    auto c = plan::parse_cuda_choice(f.cuda);
+    if (!c) return make_error("--cuda: " + c.error().message);
+    if (*c) top.cuda = **c;
+    else top.cpu_only = true;
+  }
+  if (f.cpu_only) top.cpu_only = true;
+  if (!f.python.empty() && f.python.find('/') == std::string::npos) top.python = f.python;
+  top.arch = f.arch;
+  if (!f.cpu_target.empty()) top.cpu_target = f.cpu_target;
+  if (!f.blas.empty()) top.blas = f.blas;
+  for (const auto& w : f.with) top.features[w] = true;
+  for (const auto& w : f.without) top.features[w] = false;
+  if (!f.build_type.empty()) top.build_type = f.build_type;
+  if (f.keep_debug) top.keep_debug = true;
+  if (!f.compress.empty()) top.compress = f.compress;
+  if (!f.platform.empty()) top.platform = f.platform;
+  if (!f.manylinux.empty()) top.manylinux = f.manylinux;
+  plan::TorchVariant v = plan::overlay(base, top);
+  if (v.source_dir && !v.torch) {
+    // PyTorch's version.txt says "2.9.1a0"; the release part selects the rules.
+    std::ifstream in(std::filesystem::path(*v.source_dir) / "version.txt");
+    if (!in) return make_error(*v.source_dir + ": no version.txt (is this a PyTorch source tree?); name the release with --torch");
+    std::string line;
+    std::getline(in, line);
+    std::string ver(trim(line));
+    auto end = ver.find_first_not_of("0123456789.");
+    ver = ver.substr(0, end);
+    if (ver.empty()) return make_error(*v.source_dir + "/version.txt: no version in '" + line + "'");
+    v.torch = ver;
+  }
+  return v;
+}
+
+probe::HostReport probe_for_torch(const TorchVariantFlags& f, plan::TorchVariant& variant) {
+  probe::ProbeOptions opts;
+  opts.build_dir = std::filesystem::exists(f.work_dir) ? f.work_dir : ".";
+  if (f.python.find('/') != std::string::npos) opts.pythons.push_back(f.python);
+  probe::HostReport host = probe::probe_host(opts);
+  if (f.python.find('/') != std::string::npos) {
+    for (auto it = host.pythons.begin(); it != host.pythons.end(); ++it) {
+      if (std::filesystem::weakly_canonical(it->path) == std::filesystem::weakly_canonical(f.python)) {
+        auto parts = split_any(it->version, ".");
+        if (parts.size() >= 2) variant.python = parts[0] + "." + parts[1];
+        // The named interpreter goes first so resolution picks it.
+        std::rotate(host.pythons.begin(), it, it + 1);
+        break;
+      }
+    }
+  }
+  return host;
+}
+
+}  // namespace tailor::cli

@@ -1,0 +1,30 @@
+// The variant flags shared by `tailor plan`, `tailor doctor`, `tailor build torch` and
+// `tailor matrix`: parsed into a plain struct, turned into a TorchVariant (layered on a
+// tailor.toml variant when --config/--variant are given), and the host probed once.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "plan/torch_plan.h"
+#include "plan/torch_variant.h"
+#include "probe/host_report.h"
+#include "util/expected.h"
+
+namespace tailor::cli {
+
+struct TorchVariantFlags {
+  std::string torch, source, cuda, python, cpu_target, blas, build_type, compress, platform, manylinux;
+  std::string config, variant, work_dir = "tailor-work";
+  bool cpu_only = false, keep_debug = false;
+  std::vector<std::string> arch, with, without;
+};
+
+void add_torch_variant_flags(CLI::App& app, TorchVariantFlags& flags);
+/// Config variant (if any) overlaid with the flags given; the torch version of a
+/// --source tree is read from its version.txt when --torch is not given.
+Expected<plan::TorchVariant> variant_from_flags(const TorchVariantFlags& flags);
+/// Probes this host for planning (Pythons named by path in --python are probed too).
+probe::HostReport probe_for_torch(const TorchVariantFlags& flags, plan::TorchVariant& variant);
+
+}  // namespace tailor::cli

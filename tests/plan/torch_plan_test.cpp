@@ -1,0 +1,203 @@
+// Resolution of the seeds' configurations to the settings the seeds use (and the
+// deliberate differences), over hand-built hosts.
+#include <gtest/gtest.h>
+
+#include "plan/torch_plan.h"
+#include "plan/torch_plan_render.h"
+#include "torch_test_hosts.h"
+
+namespace tailor::plan {
+namespace {
+
+using testing::seed000_host;
+using testing::seed004_host;
+
+TorchVariant seed000_variant() {
+  TorchVariant v;
+  v.torch = "2.9.1";
+  v.cuda = "12.6";
+  v.python = "3.10";
+  v.arch = {"T4G"};  // seed 000 writes 7.5; the GPU name must mean the same
+  return v;
+}
+
+TEST(TorchPlanSeed000, ResolvesToTheSeedSettings) {
+  BuildPlan p = resolve_torch_plan(seed000_variant(), seed000_host());
+  for (const auto& pr : p.problems) ADD_FAILURE() << pr.field << ": " << pr.message;
+  ASSERT_FALSE(p.has_errors());
+  const auto& e = p.env;
+  EXPECT_EQ(e.at("TORCH_CUDA_ARCH_LIST"), "7.5");
+  EXPECT_EQ(e.at("CUDAARCHS"), e.at("CMAKE_CUDA_ARCHITECTURES"));
+  EXPECT_EQ(e.at("CMAKE_CUDA_ARCHITECTURES"), "75-real");
+  EXPECT_EQ(e.at("USE_CUDA"), "1");
+  EXPECT_EQ(e.at("USE_CUDNN"), "1");
+  EXPECT_EQ(e.at("USE_NCCL"), "1");
+  EXPECT_EQ(e.at("USE_DISTRIBUTED"), "1");
+  EXPECT_EQ(e.at("USE_MKLDNN"), "0");
+  EXPECT_EQ(e.at("USE_FBGEMM"), "0");
+  EXPECT_EQ(e.at("USE_QNNPACK"), "1");
+  EXPECT_EQ(e.at("USE_PYTORCH_QNNPACK"), "1");
+  EXPECT_EQ(e.at("USE_XNNPACK"), "1");
+  EXPECT_EQ(e.at("USE_KINETO"), "1");
+  EXPECT_EQ(e.at("USE_PRIORITIZED_TEXT_FOR_LD"), "1");
+  EXPECT_EQ(e.at("BUILD_TEST"), "0");
+  EXPECT_EQ(e.at("CMAKE_GENERATOR"), "Ninja");
+  EXPECT_EQ(e.at("CFLAGS"), "-g0");
+  EXPECT_EQ(e.at("CXXFLAGS"), "-g0");
+  EXPECT_EQ(e.at("CUDA_HOME"), "/usr/local/cuda-12.6");
+  EXPECT_EQ(e.at("CUDACXX"), "/usr/local/cuda-12.6/bin/nvcc");
+  EXPECT_EQ(e.at("CMAKE_CUDA_COMPILER"), "/usr/local/cuda-12.6/bin/nvcc");
+  EXPECT_EQ(e.at("CUDAHOSTCXX"), "/usr/bin/g++");
+  // generate_torch_version.py takes PYTORCH_BUILD_VERSION as the whole version: the
+  // seed's bare "2.9.1" would lose the +cu126 label its wheel name carries.
+  EXPECT_EQ(e.at("PYTORCH_BUILD_VERSION"), "2.9.1+cu126");
+  EXPECT_EQ(e.at("PYTORCH_BUILD_NUMBER"), "1");
+  EXPECT_EQ(e.count("FORCE_CUDA"), 0u);  // an extension-package switch, not torch's
+  EXPECT_EQ(p.wheel_name, "torch-2.9.1+cu126-cp310-cp310-manylinux_2_35_aarch64.whl");
+  EXPECT_EQ(p.git_tag, "v2.9.1");
+  // Pins from the seed (canonicalize_version error with newer setuptools/packaging).
+  for (const char* pin : {"setuptools<75", "packaging>=22,<24", "numpy<2"})
+    EXPECT_NE(std::find(p.requirements.begin(), p.requirements.end(), pin), p.requirements.end()) << pin;
+}
+
+TEST(TorchPlanSeed000, MaxJobsFromUsableMemory) {
+  // 125 GiB usable - 4 GiB reserve = 121 GiB; 4.5 GiB per job with FlashAttention on ->
+  // 26 jobs. The seed's 24 was a hand-picked margin on the same 128 GB (with 32 GB swap);
+  // tailor derives it from what the host really has free.
+  BuildPlan p = resolve_torch_plan(seed000_variant(), seed000_host());
+  EXPECT_EQ(p.estimate.jobs, 26);
+  EXPECT_EQ(p.env.at("MAX_JOBS"), "26");
+  TorchVariant v = seed000_variant();
+  v.features["flash-attention"] = false;
+  BuildPlan q = resolve_torch_plan(v, seed000_host());
+  EXPECT_EQ(q.estimate.jobs, 30);  // floor(121 / 4.0)
+  EXPECT_EQ(q.env.at("USE_FLASH_ATTENTION"), "0");
+  auto host = seed000_host();
+  host.memory.usable = 16 * testing::k_gib;
+  EXPECT_EQ(resolve_torch_plan(seed000_variant(), host).estimate.jobs, 2);
+}
+
+TEST(TorchPlanSeed000, EstimatesFollowTheSeedTable) {
+  BuildPlan one = resolve_torch_plan(seed000_variant(), seed000_host());
+  EXPECT_NEAR(one.estimate.wheel_mib, 185, 1);  // seed: ~185 MB for sm_75 alone
+  TorchVariant v = seed000_variant();
+  v.arch = {"7.5;8.0;9.0"};
+  BuildPlan three = resolve_torch_plan(v, seed000_host());
+  EXPECT_NEAR(three.estimate.wheel_mib, 535, 30);  // seed: ~550 MB
+  EXPECT_EQ(three.estimate.per_target_mib.size(), 3u);
+  EXPECT_NEAR(one.estimate.build_hours, 48.0 / 26, 0.01);
+  EXPECT_GT(three.estimate.build_hours, one.estimate.build_hours);
+  EXPECT_NEAR(one.estimate.disk_gib, 36, 0.1);
+  EXPECT_NE(one.estimate.wheel_formula.find("seed 000"), std::string::npos);
+}
+
+TEST(TorchPlanSeed000, StepsCloneTagWithSubmodulesThenVenvThenBuild) {
+  BuildPlan p = resolve_torch_plan(seed000_variant(), seed000_host());
+  ASSERT_EQ(p.steps.size(), 6u);
+  EXPECT_EQ(p.steps[0].argv, (std::vector<std::string>{"git", "clone", "--recursive", "--depth", "1", "--branch", "v2.9.1",
+                                                       "https://github.com/pytorch/pytorch", "tailor-work/pytorch"}));
+  EXPECT_EQ(p.steps[2].argv.back(), "1");  // submodule update --depth 1
+  EXPECT_EQ(p.steps[3].argv, (std::vector<std::string>{"/usr/bin/python3.10", "-m", "venv", "tailor-work/venv"}));
+  EXPECT_EQ(p.steps[5].argv, (std::vector<std::string>{"tailor-work/venv/bin/python", "setup.py", "bdist_wheel"}));
+  EXPECT_TRUE(p.steps[5].uses_env);
+}
+
+TorchVariant seed004(const std::string& arch, const std::string& cpu) {
+  TorchVariant v;
+  v.torch = "2.9.1";
+  v.python = "3.13";
+  v.blas = "openblas";
+  if (arch == "cpu") v.cpu_only = true;
+  else { v.cuda = "12.8"; v.arch = {arch}; }
+  v.cpu_target = cpu;
+  return v;
+}
+
+TEST(TorchPlanSeed004, Sm90Avx512) {
+  BuildPlan p = resolve_torch_plan(seed004("9.0", "avx512"), seed004_host());
+  for (const auto& pr : p.problems) ADD_FAILURE() << pr.field << ": " << pr.message;
+  EXPECT_EQ(p.env.at("TORCH_CUDA_ARCH_LIST"), "9.0");
+  // Seed 004 writes TORCH_CUDA_ARCH_LIST="sm_90" with CMAKE_CUDA_ARCHITECTURES="90" (SASS +
+  // PTX): tailor keeps all three spellings meaning the same set, sm_90 only.
+  EXPECT_EQ(p.env.at("CMAKE_CUDA_ARCHITECTURES"), "90-real");
+  // Seed 004's -mavx512f -mavx512dq -mfma is the x86-64-v4 level, given to the host
+  // compiler only and recorded with an ISA note.
+  EXPECT_EQ(p.env.at("CXXFLAGS"), "-g0 -march=x86-64-v4 -Wa,-mx86-used-note=yes");
+  EXPECT_EQ(p.env.at("BLAS"), "OpenBLAS");
+  EXPECT_EQ(p.env.at("USE_FBGEMM"), "1");
+  EXPECT_EQ(p.env.at("USE_MKLDNN"), "1");
+  EXPECT_EQ(p.env.count("USE_PRIORITIZED_TEXT_FOR_LD"), 0u);
+  EXPECT_EQ(p.env.at("TORCH_NVCC_FLAGS"), "-Xfatbin -compress-all -compress-mode=size");
+  EXPECT_EQ(p.wheel_name, "torch-2.9.1+cu128-cp313-cp313-manylinux_2_35_x86_64.whl");
+}
+
+TEST(TorchPlanSeed004, Sm86Avx2) {
+  BuildPlan p = resolve_torch_plan(seed004("sm_86", "avx2"), seed004_host());
+  EXPECT_FALSE(p.has_errors());
+  EXPECT_EQ(p.env.at("TORCH_CUDA_ARCH_LIST"), "8.6");
+  EXPECT_EQ(p.env.at("CUDAARCHS"), "86-real");
+  EXPECT_EQ(p.env.at("CFLAGS"), "-g0 -march=x86-64-v3 -Wa,-mx86-used-note=yes");
+}
+
+TEST(TorchPlanSeed004, CpuAvx2) {
+  BuildPlan p = resolve_torch_plan(seed004("cpu", "avx2"), seed004_host());
+  EXPECT_FALSE(p.has_errors());
+  EXPECT_EQ(p.env.at("USE_CUDA"), "0");
+  EXPECT_EQ(p.env.count("TORCH_CUDA_ARCH_LIST"), 0u);
+  EXPECT_EQ(p.env.count("CUDA_HOME"), 0u);
+  EXPECT_EQ(p.env.at("USE_CUDNN"), "0");
+  EXPECT_EQ(p.env.at("USE_FLASH_ATTENTION"), "0");
+  EXPECT_EQ(p.env.at("PYTORCH_BUILD_VERSION"), "2.9.1+cpu");
+  EXPECT_EQ(p.wheel_name, "torch-2.9.1+cpu-cp313-cp313-manylinux_2_35_x86_64.whl");
+  EXPECT_EQ(p.estimate.jobs, 64);  // 246 GiB / 2.5 GiB per job > 64 cores
+}
+
+TEST(TorchPlan, KeepDebugAndBuildType) {
+  TorchVariant v = seed000_variant();
+  v.keep_debug = true;
+  BuildPlan p = resolve_torch_plan(v, seed000_host());
+  EXPECT_EQ(p.env.count("CFLAGS"), 0u);
+  v.keep_debug.reset();
+  v.build_type = "relwithdebinfo";
+  p = resolve_torch_plan(v, seed000_host());
+  EXPECT_EQ(p.env.at("CMAKE_BUILD_TYPE"), "RelWithDebInfo");
+  EXPECT_EQ(p.env.count("CFLAGS"), 0u);
+}
+
+TEST(TorchPlan, PtxAndCompressionModes) {
+  TorchVariant v = seed000_variant();
+  v.arch = {"7.5", "8.0+PTX"};
+  v.compress = "none";
+  BuildPlan p = resolve_torch_plan(v, seed000_host());
+  EXPECT_EQ(p.env.at("TORCH_CUDA_ARCH_LIST"), "7.5;8.0+PTX");
+  EXPECT_EQ(p.env.at("CMAKE_CUDA_ARCHITECTURES"), "75-real;80");
+  EXPECT_EQ(p.env.at("TORCH_NVCC_FLAGS"), "-no-compress");  // CUDA 12.6 has no -compress-mode
+  v.compress.reset();
+  EXPECT_EQ(resolve_torch_plan(v, seed000_host()).env.at("TORCH_NVCC_FLAGS"), "-Xfatbin -compress-all");
+}
+
+TEST(TorchPlan, JsonHasEveryEnvVariable) {
+  BuildPlan p = resolve_torch_plan(seed000_variant(), seed000_host());
+  auto j = plan_to_json(p);
+  ASSERT_TRUE(j["env"].is_object());
+  EXPECT_EQ(j["env"].size(), p.env.size());
+  for (const auto& [k, v] : p.env) EXPECT_EQ(j["env"][k], v);
+  EXPECT_EQ(j["wheel_name"], p.wheel_name);
+  EXPECT_FALSE(j["checked_against"].empty());
+}
+
+TEST(TorchPlan, DockerfileBaseMatchesManylinuxGlibc) {
+  BuildPlan p = resolve_torch_plan(seed000_variant(), seed000_host());
+  std::string d = render_plan_dockerfile(p);
+  EXPECT_NE(d.find("FROM nvidia/cuda:12.6.3-devel-ubuntu22.04"), std::string::npos) << d;
+  EXPECT_NE(d.find("ENV TORCH_CUDA_ARCH_LIST=\"7.5\""), std::string::npos);
+  TorchVariant v = seed000_variant();
+  v.manylinux = "2_28";
+  auto host = seed000_host();
+  host.os.glibc = "2.28";
+  BuildPlan q = resolve_torch_plan(v, host);
+  EXPECT_NE(render_plan_dockerfile(q).find("FROM nvidia/cuda:12.6.3-devel-rockylinux8"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tailor::plan

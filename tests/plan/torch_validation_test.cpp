@@ -1,0 +1,186 @@
+// Every validation problem, and that they are all collected in one pass.
+#include <gtest/gtest.h>
+
+#include "plan/torch_plan.h"
+#include "torch_test_hosts.h"
+
+namespace tailor::plan {
+namespace {
+
+using testing::seed000_host;
+using testing::seed004_host;
+
+TorchVariant base() {
+  TorchVariant v;
+  v.torch = "2.9.1";
+  v.cuda = "12.6";
+  v.python = "3.10";
+  v.arch = {"7.5"};
+  return v;
+}
+
+const PlanProblem* find(const BuildPlan& p, const std::string& field) {
+  for (const auto& pr : p.problems)
+    if (pr.field == field) return &pr;
+  return nullptr;
+}
+
+ResolveOptions here() {
+  ResolveOptions o;
+  o.purpose = PlanPurpose::build_here;
+  return o;
+}
+
+TEST(TorchValidation, TargetThatNvccCannotProduce) {
+  TorchVariant v = base();
+  v.cuda = "13.0";
+  v.arch = {"6.0"};
+  auto host = seed000_host();
+  BuildPlan p = resolve_torch_plan(v, host);
+  const PlanProblem* pr = find(p, "arch");
+  ASSERT_NE(pr, nullptr);
+  EXPECT_NE(pr->message.find("sm_60"), std::string::npos) << pr->message;
+  EXPECT_EQ(p.exit_code(), 2);
+}
+
+TEST(TorchValidation, HostGccNewerThanNvccAccepts) {
+  auto host = seed000_host();
+  host.compilers = {{"/usr/bin/g++-14", "gcc", "14.2.0", 14}};
+  BuildPlan p = resolve_torch_plan(base(), host, here());
+  const PlanProblem* pr = find(p, "host.compiler");
+  ASSERT_NE(pr, nullptr);
+  EXPECT_EQ(pr->severity, ProblemSeverity::error);
+  EXPECT_NE(pr->message.find("up to 13"), std::string::npos) << pr->message;
+  EXPECT_EQ(p.exit_code(), 1);
+  // Several compilers: the newest that fits is chosen.
+  host.compilers.push_back({"/usr/bin/g++-12", "gcc", "12.3.0", 12});
+  BuildPlan q = resolve_torch_plan(base(), host, here());
+  EXPECT_EQ(find(q, "host.compiler"), nullptr);
+  EXPECT_EQ(q.env.at("CUDAHOSTCXX"), "/usr/bin/g++-12");
+}
+
+TEST(TorchValidation, PythonNotSupportedByTorch) {
+  TorchVariant v = base();
+  v.python = "3.9";
+  BuildPlan p = resolve_torch_plan(v, seed000_host());
+  bool found = false;
+  for (const auto& pr : p.problems)
+    found = found || (pr.field == "python" && pr.message == "torch 2.9.1 does not support Python 3.9 (it supports 3.10, 3.11, 3.12, 3.13, 3.14)");
+  EXPECT_TRUE(found);
+  EXPECT_EQ(p.exit_code(), 2);
+}
+
+TEST(TorchValidation, CudaNotSupportedByTorch) {
+  TorchVariant v = base();
+  v.cuda = "11.8";
+  BuildPlan p = resolve_torch_plan(v, seed000_host());
+  const PlanProblem* pr = find(p, "cuda");
+  ASSERT_NE(pr, nullptr);
+  EXPECT_NE(pr->message.find("CUDA 11.8"), std::string::npos) << pr->message;
+}
+
+TEST(TorchValidation, Avx512OnAarch64) {
+  TorchVariant v = base();
+  v.cpu_target = "avx512";
+  BuildPlan p = resolve_torch_plan(v, seed000_host());
+  const PlanProblem* pr = find(p, "cpu_target");
+  ASSERT_NE(pr, nullptr);
+  EXPECT_NE(pr->message.find("x86-64-v4 is for x86_64, not aarch64"), std::string::npos) << pr->message;
+  EXPECT_NE(pr->fix.find("neoverse-v2"), std::string::npos);
+  v.cpu_target = "neoverse-v2";
+  BuildPlan q = resolve_torch_plan(v, seed000_host());
+  EXPECT_EQ(q.env.at("CXXFLAGS"), "-g0 -mcpu=neoverse-v2");
+}
+
+TEST(TorchValidation, CudnnAskedButMissing) {
+  auto host = seed000_host();
+  host.cuda_toolkits[0].cudnn_version.clear();
+  TorchVariant v = base();
+  v.features["cudnn"] = true;
+  BuildPlan p = resolve_torch_plan(v, host, here());
+  const PlanProblem* pr = find(p, "features");
+  ASSERT_NE(pr, nullptr);
+  EXPECT_NE(pr->message.find("cuDNN is asked for but was not found"), std::string::npos) << pr->message;
+  v.features["cudnn"] = false;
+  EXPECT_EQ(find(resolve_torch_plan(v, host, here()), "features"), nullptr);
+}
+
+TEST(TorchValidation, HostGlibcNewerThanManylinuxWanted) {
+  TorchVariant v = base();
+  v.manylinux = "2_28";
+  BuildPlan p = resolve_torch_plan(v, seed000_host(), here());
+  const PlanProblem* pr = find(p, "manylinux");
+  ASSERT_NE(pr, nullptr);
+  EXPECT_NE(pr->message.find("glibc 2.35 is newer than manylinux_2_28"), std::string::npos) << pr->message;
+  EXPECT_NE(pr->fix.find("rockylinux8"), std::string::npos) << pr->fix;
+  v.manylinux = "manylinux_2_35";
+  EXPECT_EQ(find(resolve_torch_plan(v, seed000_host(), here()), "manylinux"), nullptr);
+}
+
+TEST(TorchValidation, CrossPlatformSaysWhichHost) {
+  TorchVariant v = base();  // seed 000's aarch64 build planned from an x86_64 machine
+  auto host = seed004_host();
+  host.cuda_toolkits[0].minor = 6;
+  BuildPlan build = resolve_torch_plan(overlay(v, [] { TorchVariant t; t.platform = "aarch64"; return t; }()), host, here());
+  const PlanProblem* pr = find(build, "platform");
+  ASSERT_NE(pr, nullptr);
+  EXPECT_EQ(pr->severity, ProblemSeverity::error);
+  EXPECT_NE(pr->message.find("cannot cross-compile"), std::string::npos);
+  EXPECT_NE(pr->message.find("aarch64 machine"), std::string::npos) << pr->message;
+  // `plan` may still describe it (to write the script for that host): a warning.
+  TorchVariant w = v;
+  w.platform = "arm64";
+  BuildPlan describe = resolve_torch_plan(w, host);
+  ASSERT_NE(find(describe, "platform"), nullptr);
+  EXPECT_EQ(find(describe, "platform")->severity, ProblemSeverity::warning);
+  EXPECT_EQ(describe.env.at("USE_PRIORITIZED_TEXT_FOR_LD"), "1");
+  EXPECT_FALSE(describe.has_errors());
+}
+
+TEST(TorchValidation, EveryProblemIsCollected) {
+  TorchVariant v;
+  v.torch = "2.9.1";
+  v.cuda = "13.0";
+  v.python = "3.8";
+  v.arch = {"6.0"};
+  v.cpu_target = "avx512";
+  v.features["flashattention"] = true;
+  v.blas = "mkl";
+  auto host = seed000_host();
+  BuildPlan p = resolve_torch_plan(v, host, here());
+  for (const char* field : {"python", "arch", "cpu_target", "features", "blas", "cuda"})
+    EXPECT_NE(find(p, field), nullptr) << field;
+  EXPECT_NE(find(p, "features")->message.find("did you mean flash-attention"), std::string::npos);
+  EXPECT_GE(p.problems.size(), 6u);
+  EXPECT_EQ(p.exit_code(), 2);
+}
+
+TEST(TorchValidation, UnknownReleaseAndNoTarget) {
+  TorchVariant v = base();
+  v.torch = "1.13.1";
+  v.arch.clear();
+  BuildPlan p = resolve_torch_plan(v, seed000_host());
+  ASSERT_NE(find(p, "torch"), nullptr);
+  ASSERT_NE(find(p, "arch"), nullptr);
+  EXPECT_NE(find(p, "arch")->message.find("no GPU target given and no GPU found"), std::string::npos);
+  // With a GPU on the host, its CC is the default target.
+  auto host = seed000_host();
+  host.gpus.push_back({0, "NVIDIA T4G", "7.5", 16 * testing::k_gib, ""});
+  TorchVariant w = base();
+  w.arch.clear();
+  EXPECT_EQ(resolve_torch_plan(w, host).env.at("TORCH_CUDA_ARCH_LIST"), "7.5");
+}
+
+TEST(TorchValidation, MissingToolkitIsWarningForPlanErrorForBuild) {
+  TorchVariant v = base();
+  v.cuda = "12.8";
+  BuildPlan d = resolve_torch_plan(v, seed000_host());
+  ASSERT_NE(find(d, "cuda"), nullptr);
+  EXPECT_EQ(find(d, "cuda")->severity, ProblemSeverity::warning);
+  EXPECT_EQ(d.env.at("CUDA_HOME"), "/usr/local/cuda-12.8");
+  BuildPlan b = resolve_torch_plan(v, seed000_host(), here());
+  EXPECT_EQ(find(b, "cuda")->severity, ProblemSeverity::error);
+}
+
+}  // namespace
+}  // namespace tailor::plan
