@@ -92,6 +92,7 @@ std::vector<Diagnosis> diagnose_log(std::string_view log,
       d.line_number = i + 1;
       d.cause = render_template(p.cause, m, block_line);
       d.fix = render_template(p.fix, m, block_line);
+      d.priority = p.priority;
       found.push_back({p.priority, std::move(d)});
       break;  // one per pattern: the earliest line that shows it
     }

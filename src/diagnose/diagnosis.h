@@ -28,6 +28,9 @@ struct Diagnosis {
   size_t line_number = 0;   ///< 1-based
   std::string cause;
   std::string fix;  ///< with the concrete values captured from the log
+  int priority = 50;  ///< the pattern's; 90 and above are generic ("build stopped")
+  /// A generic diagnosis only points at the real error; it explains nothing.
+  bool generic() const { return priority >= 90; }
 };
 
 /// Every known failure in the log, most specific first, one per pattern (the earliest

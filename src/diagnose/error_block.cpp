@@ -2,6 +2,7 @@
 // consequences (ninja's summary, setuptools' CalledProcessError, pip's boxed report);
 // the cause is the first failed step, so we read from the top.
 #include <algorithm>
+#include <optional>
 
 #include "diagnose/diagnosis.h"
 #include "diagnose/log_lines.h"
@@ -41,29 +42,36 @@ ErrorBlock make_block(const std::vector<std::string>& lines, size_t first, size_
 std::optional<ErrorBlock> first_error_block(std::string_view log) {
   const auto lines = split_log_lines(log);
   const auto& markers = log_markers();
-  std::vector<LineKind> kinds;
-  kinds.reserve(lines.size());
-  for (const auto& l : lines) kinds.push_back(classify_line(markers, l));
-
+  // Classify lazily: the search looks only at lines holding a needle; the block's
+  // neighbourhood is classified fully when it is known.
+  std::vector<std::optional<LineKind>> cache(lines.size());
+  auto kind_of = [&](size_t i) {
+    if (!cache[i]) cache[i] = classify_line(markers, lines[i]);
+    return *cache[i];
+  };
   auto is_start = [](LineKind k) {
     return k == LineKind::failed || k == LineKind::error || k == LineKind::python_exception;
   };
-  auto start_it = std::find_if(kinds.begin(), kinds.end(), is_start);
-  if (start_it == kinds.end()) {
-    // Nothing but consequences: better to show the first of them than nothing.
-    auto tail_it = std::find(kinds.begin(), kinds.end(), LineKind::tail);
-    if (tail_it == kinds.end()) return std::nullopt;
-    size_t t = static_cast<size_t>(tail_it - kinds.begin());
-    return make_block(lines, t, t);
+  size_t hit = lines.size();
+  size_t first_tail = lines.size();
+  for (size_t i = 0; i < lines.size() && hit == lines.size(); ++i) {
+    if (!may_be_error_or_tail(markers, lines[i])) continue;
+    LineKind k = kind_of(i);
+    if (is_start(k)) hit = i;
+    else if (k == LineKind::tail && first_tail == lines.size()) first_tail = i;
   }
-  const size_t hit = static_cast<size_t>(start_it - kinds.begin());
-  const LineKind kind = kinds[hit];
+  if (hit == lines.size()) {
+    // Nothing but consequences: better to show the first of them than nothing.
+    if (first_tail == lines.size()) return std::nullopt;
+    return make_block(lines, first_tail, first_tail);
+  }
+  const LineKind kind = kind_of(hit);
 
   size_t first = hit;
   if (kind == LineKind::python_exception) {
     // Keep the innermost frames: they say where it was raised.
     while (first > 0 && hit - (first - 1) <= k_max_context_before &&
-           (kinds[first - 1] == LineKind::traceback) && !is_blank(lines[first - 1]))
+           kind_of(first - 1) == LineKind::traceback && !is_blank(lines[first - 1]))
       --first;
   } else if (kind == LineKind::error) {
     while (first > 0 && hit - (first - 1) <= k_max_context_before &&
@@ -75,12 +83,12 @@ std::optional<ErrorBlock> first_error_block(std::string_view log) {
   if (kind == LineKind::python_exception) {
     // Exception messages wrap ("RuntimeError:\nThe detected CUDA version ...").
     while (last + 1 < lines.size() && last - hit < k_max_exception_continuation &&
-           kinds[last + 1] == LineKind::plain && !is_blank(lines[last + 1]))
+           kind_of(last + 1) == LineKind::plain && !is_blank(lines[last + 1]))
       ++last;
   } else {
     size_t blanks = 0;
     for (size_t i = hit + 1; i < lines.size() && i - first < k_max_block_lines; ++i) {
-      LineKind k = kinds[i];
+      LineKind k = kind_of(i);
       if (k == LineKind::progress || k == LineKind::failed || k == LineKind::stop ||
           k == LineKind::tail)
         break;

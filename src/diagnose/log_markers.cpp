@@ -47,6 +47,14 @@ Expected<LogMarkers> parse_log_markers(std::string_view toml_text, std::string_v
                       ": " + std::string(e.description()));
   }
   LogMarkers m;
+  if (const auto* needles = doc["needles"].as_array()) {
+    for (const auto& n : *needles) {
+      auto s = n.value<std::string>();
+      if (!s || s->empty()) return make_error(std::string(source_name) + ": 'needles' must hold non-empty strings");
+      m.needles.push_back(*s);
+    }
+  }
+  if (m.needles.empty()) return make_error(std::string(source_name) + ": 'needles' is missing");
   TAILOR_TRY(stop, regex_list(doc, "stop", source_name, false));
   TAILOR_TRY(tail, regex_list(doc, "tail", source_name, false));
   TAILOR_TRY(progress, regex_list(doc, "progress", source_name, false));
@@ -80,9 +88,15 @@ const LogMarkers& log_markers() {
   return markers;
 }
 
+bool may_be_error_or_tail(const LogMarkers& m, const std::string& line) {
+  for (const auto& n : m.needles)
+    if (line.find(n) != std::string::npos) return true;
+  return false;
+}
+
 LineKind classify_line(const LogMarkers& m, const std::string& raw) {
-  // Command lines can be several KB; the markers all sit near the start or are short.
-  const std::string line = raw.size() > 4096 ? raw.substr(0, 4096) : raw;
+  // Command lines can be several KB; the messages we look for start near the beginning.
+  const std::string line = raw.size() > 1024 ? raw.substr(0, 1024) : raw;
   if (line.find_first_not_of(" \t") == std::string::npos) return LineKind::plain;
   if (any_match(m.stop, line)) return LineKind::stop;
   if (any_match(m.tail, line)) return LineKind::tail;

@@ -24,6 +24,8 @@ enum class LineKind {
 };
 
 struct LogMarkers {
+  /// A line holding none of these can only be plain, progress, warning or traceback.
+  std::vector<std::string> needles;
   std::vector<std::regex> stop, tail, progress, failed, warning, error, python_exception,
       traceback;
 };
@@ -34,5 +36,8 @@ Expected<LogMarkers> parse_log_markers(std::string_view toml_text, std::string_v
 const LogMarkers& log_markers();
 
 LineKind classify_line(const LogMarkers& markers, const std::string& line);
+
+/// True when the line holds one of the needles: only then can it start or end a block.
+bool may_be_error_or_tail(const LogMarkers& markers, const std::string& line);
 
 }  // namespace tailor::diagnose
