@@ -17,6 +17,7 @@ struct DetectOptions {
   bool no_python = false;
   std::string build_dir = ".";
   std::vector<std::string> pythons;
+  int python_timeout_s = 30;
 };
 
 void row(std::string& out, std::string_view key, std::string_view value) {
@@ -96,6 +97,7 @@ int run_detect(const DetectOptions& opts) {
   po.build_dir = opts.build_dir;
   po.pythons = opts.pythons;
   po.probe_pythons = !opts.no_python;
+  po.python_timeout = std::chrono::seconds(opts.python_timeout_s);
   auto report = probe::probe_host(po);
   // Rendered whole, then written once: no partial output on a late failure.
   std::string text = opts.json ? probe::to_json(report).dump(2) + "\n" : render_text(report);
@@ -111,6 +113,8 @@ void setup_detect(CLI::App& sub, RunFn& run) {
   sub.add_option("--python", opts->pythons, "Also probe this Python interpreter (repeatable)");
   sub.add_option("--build-dir", opts->build_dir, "Folder whose free disk space is reported")
       ->check(CLI::ExistingDirectory);
+  sub.add_option("--python-timeout", opts->python_timeout_s, "Seconds each interpreter may take to import torch")
+      ->check(CLI::Range(1, 3600));
   sub.add_flag("--no-python", opts->no_python, "Skip probing Python interpreters and torch");
   sub.callback([&run, opts] { run = [opts] { return run_detect(*opts); }; });
 }

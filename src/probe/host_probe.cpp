@@ -31,7 +31,7 @@ HostReport probe_host(const ProbeOptions& options, HostFiles& files, CommandRunn
   std::future<std::vector<PythonInstall>> pythons;
   std::vector<std::string> python_notes;
   if (options.probe_pythons) {
-    pythons = std::async(std::launch::async, [&] { return probe_pythons(files, runner, options.pythons, python_notes); });
+    pythons = std::async(std::launch::async, [&] { return probe_pythons(files, runner, options.pythons, python_notes, options.python_timeout); });
   }
   report.os = probe_os(files);
   report.cpu = probe_cpu(files);

@@ -2,6 +2,7 @@
 // directly (usable memory for job counts, Pythons with their torch, CUDA toolkits).
 // Every external command has a timeout; anything missing is a note, never fatal.
 #pragma once
+#include <chrono>
 #include <optional>
 #include <set>
 #include <string>
@@ -21,6 +22,8 @@ struct ProbeOptions {
   std::string build_dir = ".";
   std::vector<std::string> pythons;  ///< extra interpreters to probe (--python)
   bool probe_pythons = true;
+  /// Importing torch takes seconds, more on a loaded machine.
+  std::chrono::seconds python_timeout{30};
 };
 
 /// The real machine: files, commands and NVML.
@@ -39,12 +42,14 @@ CpuInfo probe_cpu(HostFiles& files);
 /// GPUs through `gpus` (NVML), falling back to nvidia-smi; notes say what was missing.
 GpuQueryResult probe_gpus(GpuQuery& gpus, CommandRunner& runner, std::vector<std::string>& notes);
 /// One interpreter: version and its torch; nullopt when it cannot be run at all.
-std::optional<PythonInstall> probe_python(const std::string& python, CommandRunner& runner);
+std::optional<PythonInstall> probe_python(const std::string& python, CommandRunner& runner,
+                                         std::chrono::seconds timeout = std::chrono::seconds(30));
 /// Interpreters on PATH (python3, python, python3.X), pyenv versions, plus `extra`,
 /// deduplicated by realpath, probed in parallel.
 std::vector<PythonInstall> probe_pythons(HostFiles& files, CommandRunner& runner,
                                          const std::vector<std::string>& extra,
-                                         std::vector<std::string>& notes);
+                                         std::vector<std::string>& notes,
+                                         std::chrono::seconds timeout = std::chrono::seconds(30));
 /// Every nvcc under CUDA_HOME/CUDA_PATH, PATH, /usr/local/cuda*, deduplicated by realpath.
 std::vector<CudaToolkit> find_cuda_toolkits(HostFiles& files, CommandRunner& runner);
 /// Same, with the host compilers already found (fills accepted_host_compilers).

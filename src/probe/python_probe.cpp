@@ -36,8 +36,6 @@ except Exception as e:
 print("TAILOR_PROBE " + json.dumps(r))
 )PY";
 
-constexpr std::chrono::seconds k_python_timeout{30};
-
 std::string dirname(const std::string& path) {
   auto slash = path.rfind('/');
   if (slash == std::string::npos) return ".";
@@ -75,17 +73,18 @@ Expected<PythonInstall> parse_python_probe(const std::string& output) {
   return py;
 }
 
-std::optional<PythonInstall> probe_python(const std::string& python, CommandRunner& runner) {
+std::optional<PythonInstall> probe_python(const std::string& python, CommandRunner& runner,
+                                         std::chrono::seconds timeout) {
   CommandSpec spec;
   spec.argv = {python, "-c", k_probe_script};
-  spec.timeout = k_python_timeout;
+  spec.timeout = timeout;
   spec.env["PYTHONDONTWRITEBYTECODE"] = "1";
   auto r = runner.run(spec);
   if (!r.started) return std::nullopt;
   PythonInstall py;
   py.path = python;
   if (r.timed_out) {
-    py.torch_error = "timed out after " + std::to_string(k_python_timeout.count()) + " s";
+    py.torch_error = "timed out after " + std::to_string(timeout.count()) + " s";
     return py;
   }
   auto parsed = parse_python_probe(r.out);
@@ -102,18 +101,25 @@ std::optional<PythonInstall> probe_python(const std::string& python, CommandRunn
 
 std::vector<PythonInstall> probe_pythons(HostFiles& files, CommandRunner& runner,
                                          const std::vector<std::string>& extra,
-                                         std::vector<std::string>& notes) {
+                                         std::vector<std::string>& notes, std::chrono::seconds timeout) {
   std::vector<std::string> candidates = extra;
+  // Shims (pyenv, asdf) are shell scripts that pick an interpreter by the current folder;
+  // the interpreters behind them are probed directly.
+  auto is_shim = [](const std::string& dir) { return dir.size() >= 6 && dir.compare(dir.size() - 6, 6, "/shims") == 0; };
   static const std::regex versioned(".*/python3\\.\\d+$");
   for (const auto& dir : split_any(files.getenv("PATH").value_or(""), ":")) {
+    if (is_shim(dir)) continue;
     for (const char* name : {"python3", "python"})
       if (files.is_executable(dir + "/" + name)) candidates.push_back(dir + "/" + name);
     for (const auto& p : files.glob(dir + "/python3.[0-9]*"))
       if (std::regex_match(p, versioned) && files.is_executable(p)) candidates.push_back(p);
   }
   std::string pyenv = files.getenv("PYENV_ROOT").value_or(files.getenv("HOME").value_or("") + "/.pyenv");
-  for (const auto& p : files.glob(pyenv + "/versions/*/bin/python3"))
-    if (files.is_executable(p)) candidates.push_back(p);
+  std::vector<std::string> managed = {pyenv + "/versions/*/bin/python3"};
+  if (auto home = files.getenv("HOME")) managed.push_back(*home + "/.asdf/installs/python/*/bin/python3");
+  for (const auto& g : managed)
+    for (const auto& p : files.glob(g))
+      if (files.is_executable(p)) candidates.push_back(p);
 
   // A venv's python is a symlink to its base interpreter but sees other packages, so
   // the venv folder is part of the identity.
@@ -128,7 +134,7 @@ std::vector<PythonInstall> probe_pythons(HostFiles& files, CommandRunner& runner
 
   std::vector<std::future<std::optional<PythonInstall>>> jobs;
   for (const auto& p : unique)
-    jobs.push_back(std::async(std::launch::async, [&runner, p] { return probe_python(p, runner); }));
+    jobs.push_back(std::async(std::launch::async, [&runner, p, timeout] { return probe_python(p, runner, timeout); }));
   std::vector<PythonInstall> out;
   for (size_t i = 0; i < jobs.size(); ++i) {
     auto py = jobs[i].get();

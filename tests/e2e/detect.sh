@@ -6,8 +6,9 @@ set -euo pipefail
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-"$TAILOR" detect --json >"$tmp/out.json" 2>"$tmp/err"
-"$TAILOR" detect >"$tmp/out.txt"
+# A generous torch import timeout: CI machines are often loaded.
+"$TAILOR" detect --json --python-timeout 120 >"$tmp/out.json" 2>"$tmp/err"
+"$TAILOR" detect --python-timeout 120 >"$tmp/out.txt"
 
 python3 - "$tmp/out.json" <<'PY'
 import json, sys

@@ -76,9 +76,9 @@ TEST(ProbePython, Python2SaysWhy) {
 
 TEST(ProbePythons, DeduplicatesByRealpathKeepsVenvsAndProbesExtras) {
   test::FakeHostFiles f;
-  f.env["PATH"] = "/venv/bin:/usr/bin";
+  f.env["PATH"] = "/home/u/.pyenv/shims:/venv/bin:/usr/bin";
   f.env["HOME"] = "/home/u";
-  f.executables = {"/usr/bin/python3.11", "/home/u/.pyenv/versions/3.12.1/bin/python3", "/opt/py/bin/python3"};
+  f.executables = {"/home/u/.pyenv/shims/python3", "/usr/bin/python3.11", "/home/u/.pyenv/versions/3.12.1/bin/python3", "/opt/py/bin/python3"};
   f.links["/usr/bin/python3"] = "/usr/bin/python3.11";
   f.links["/venv/bin/python3"] = "/usr/bin/python3.11";
   f.links["/venv/bin/python"] = "/usr/bin/python3.11";
