@@ -8,7 +8,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # A generous torch import timeout: CI machines are often loaded.
 "$TAILOR" detect --json --python-timeout 120 >"$tmp/out.json" 2>"$tmp/err"
-"$TAILOR" detect --python-timeout 120 >"$tmp/out.txt"
+"$TAILOR" detect --no-python >"$tmp/out.txt"
 
 python3 - "$tmp/out.json" <<'PY'
 import json, sys
