@@ -1,4 +1,9 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
 
 #include "fakes.h"
 #include "probe/probe.h"
@@ -60,6 +65,25 @@ TEST(ProbePython, TimeoutIsReportedNotFatal) {
   ASSERT_TRUE(py);
   EXPECT_FALSE(py->torch);
   EXPECT_NE(py->torch_error.find("timed out"), std::string::npos);
+}
+
+// The real runner kills an interpreter that hangs (a stuck import), and the probe
+// reports it instead of waiting.
+TEST(ProbePython, RealHangingInterpreterTimesOut) {
+  std::string script = std::string(TAILOR_BINARY_DIR) + "/probe_test_hanging_python";
+  {
+    std::ofstream out(script);
+    out << "#!/bin/sh\nsleep 30\n";
+  }
+  ASSERT_EQ(::chmod(script.c_str(), 0755), 0);
+  SystemCommandRunner runner;
+  auto start = std::chrono::steady_clock::now();
+  auto py = probe_python(script, runner, std::chrono::seconds(1));
+  auto took = std::chrono::steady_clock::now() - start;
+  std::remove(script.c_str());
+  ASSERT_TRUE(py);
+  EXPECT_NE(py->torch_error.find("timed out after 1 s"), std::string::npos) << py->torch_error;
+  EXPECT_LT(took, std::chrono::seconds(20));
 }
 
 TEST(ProbePython, Python2SaysWhy) {
