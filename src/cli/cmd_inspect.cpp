@@ -1,11 +1,72 @@
-// Placeholder until the inspect command lands.
+// `tailor inspect WHEEL|LIB|DIR...`: what is inside, what it needs, and verdicts for CI.
+// Exit 0 when every check holds, 1 when a verdict, the RECORD check or the manylinux
+// claim fails, 2 for unreadable or malformed input (one error line, nothing on stdout).
+#include <cstdio>
+#include <iostream>
+
 #include "cli/commands.h"
+#include "inspect/inspect_report.h"
+#include "inspect/render.h"
+#include "inspect/verdicts.h"
 
 namespace tailor::cli {
 
+namespace {
+
+struct InspectArgs {
+  std::vector<std::string> paths;
+  bool json = false;
+  bool all_libraries = false;
+  bool verify_payloads = false;
+  unsigned threads = 0;
+  std::string gpu, require, exact;
+};
+
+int run_inspect(const InspectArgs& args) {
+  inspect::InspectOptions options;
+  options.verify_payloads = args.verify_payloads;
+  options.threads = args.threads;
+  inspect::VerdictSpecs specs;
+  if (!args.gpu.empty()) specs.gpu = args.gpu;
+  if (!args.require.empty()) specs.require = args.require;
+  if (!args.exact.empty()) specs.exact = args.exact;
+
+  // Specs first: a typo in --gpu should not cost a 2 GB read.
+  if (specs.any()) {
+    auto checked = inspect::evaluate(inspect::InspectReport{}, specs);
+    if (!checked) return report_error(checked.error().message, k_exit_bad_input);
+  }
+  auto report = inspect::inspect_paths(args.paths, options);
+  if (!report) return report_error(report.error().message, k_exit_bad_input);
+  auto verdicts = inspect::evaluate(*report, specs);
+  if (!verdicts) return report_error(verdicts.error().message, k_exit_bad_input);
+  const inspect::Verdicts* shown = specs.any() ? &*verdicts : nullptr;
+
+  if (args.json) {
+    std::cout << inspect::to_json(*report, shown).dump(2) << "\n";
+  } else {
+    inspect::TextOptions text;
+    text.all_libraries = args.all_libraries;
+    std::cout << inspect::render_text(*report, shown, text);
+  }
+  bool ok = !shown || shown->pass();
+  for (const auto& w : report->wheels) ok = ok && w.record.passed() && w.claim_ok;
+  return ok ? k_exit_ok : k_exit_failed;
+}
+
+}  // namespace
+
 void setup_inspect(CLI::App& sub, RunFn& run) {
-  sub.allow_extras();
-  sub.callback([&run] { run = [] { return report_error("'inspect' is not built yet", k_exit_failed); }; });
+  auto args = std::make_shared<InspectArgs>();
+  sub.add_option("paths", args->paths, "Wheels (.whl), ELF libraries or directories")->required();
+  sub.add_flag("--json", args->json, "Machine-readable output (stable field names)");
+  sub.add_option("--gpu", args->gpu, "Verdict: how this GPU runs each library (T4G, 9.0, H100, sm_120 ...)");
+  sub.add_option("--require", args->require, "Verdict: every library with device code has these targets");
+  sub.add_option("--exact", args->exact, "Verdict: every library with device code has exactly these targets");
+  sub.add_flag("--verify-payloads", args->verify_payloads, "Decompress every fatbin entry and check its size");
+  sub.add_flag("--all", args->all_libraries, "Full detail also for libraries without device code");
+  sub.add_option("--threads", args->threads, "Threads for wheel members (default: all cores)");
+  sub.callback([&run, args] { run = [args] { return run_inspect(*args); }; });
 }
 
 }  // namespace tailor::cli
