@@ -51,9 +51,12 @@ for name, data in members:
     if name == distinfo + '/RECORD':
         continue
     if name == distinfo + '/WHEEL':
-        lines = [l for l in data.decode().splitlines() if not l.startswith('Tag:')]
-        lines.append('Tag: ' + tag)
-        data = ('\n'.join(lines) + '\n').encode()
+        # Headers end at the first blank line: the new Tag goes where the old ones were.
+        lines = [l for l in data.decode().splitlines() if l.strip()]
+        at = next((i for i, l in enumerate(lines) if l.startswith('Tag:')), len(lines))
+        lines = [l for l in lines if not l.startswith('Tag:')]
+        lines.insert(at, 'Tag: ' + tag)
+        data = ('\n'.join(lines) + '\n\n').encode()
     out.append((name, data))
 buf = io.StringIO()
 w = csv.writer(buf, lineterminator='\n')

@@ -86,6 +86,13 @@ probe::HostReport probe_for_torch(const TorchVariantFlags& f, plan::TorchVariant
   if (f.python.find('/') != std::string::npos) opts.pythons.push_back(f.python);
   probe::HostReport host = probe::probe_host(opts);
   if (f.python.find('/') != std::string::npos) {
+    // The probe deduplicates interpreters by realpath and may keep another spelling of
+    // this one; ask it directly so the named interpreter is the one used.
+    SystemCommandRunner runner;
+    if (auto named = probe::probe_python(f.python, runner)) {
+      named->path = f.python;
+      host.pythons.insert(host.pythons.begin(), *named);
+    }
     for (auto it = host.pythons.begin(); it != host.pythons.end(); ++it) {
       if (std::filesystem::weakly_canonical(it->path) == std::filesystem::weakly_canonical(f.python)) {
         auto parts = split_any(it->version, ".");

@@ -64,7 +64,7 @@ Problems check_platform(const std::string& platform, const std::string& host_pla
                             ? "an aarch64 machine such as AWS m8g/c7g (Graviton), g5g, or a Grace (GH200) node"
                             : "an x86_64 machine";
   PlanProblem p = error(ProblemKind::host, "platform",
-                        fmt::format("PyTorch's build cannot cross-compile: a {} wheel must be built on {} (this "
+                        fmt::format("PyTorch's build cannot cross-compile: a wheel for {} must be built on {} (this "
                                     "host is {})",
                                     platform, example, host_platform),
                         "run the build there: `tailor plan --format sh` writes a script for that host");

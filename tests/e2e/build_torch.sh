@@ -6,7 +6,7 @@
 set -euo pipefail
 : "${TAILOR:?}" "${TAILOR_SOURCE_DIR:?}"
 command -v nvcc > /dev/null || { echo "skipped: no nvcc on PATH"; exit 77; }
-py=$(command -v python3)
+py=$(python3 -c 'import sys; print(sys.executable)')
 "$py" -c 'import setuptools, wheel' 2> /dev/null || { echo "skipped: python3 lacks setuptools/wheel"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
