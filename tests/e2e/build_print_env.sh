@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# End-to-end: `tailor build ... --print-env` for several recipes through the real binary:
+# each package gets its own variable in its own spelling, the build commands, nothing is
+# fetched or built, and bad input exits 2 with one line. (The resolution itself is tested
+# by the recipes' unit tests; this checks what the build command prints.)
+set -u
+: "${TAILOR:?TAILOR must point at the built binary}"
+[ -x "$TAILOR" ] || { echo "skip: $TAILOR not built"; exit 77; }
+src=${TAILOR_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+
+fail=0
+expect_eq() {
+  if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1: got '$2', want '$3'"; fail=1; fi
+}
+# has NAME OUTPUT-FILE FIXED-STRING
+has() { if grep -qF -- "$3" "$2"; then echo "ok   $1"; else echo "FAIL $1: no '$3' in:"; sed 's/^/    /' "$2"; fail=1; fi; }
+hasnt() { if grep -qF -- "$3" "$2"; then echo "FAIL $1: '$3' present"; fail=1; else echo "ok   $1"; fi; }
+# export_value FILE VAR: the value of `export VAR=...` with shell quotes removed.
+export_value() { sed -n "s/^export $2=//p" "$1" | head -1 | tr -d "'\""; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+env_of() {  # env_of NAME ARGS...: run --print-env into $tmp/NAME
+  local name=$1; shift
+  "$TAILOR" build "$@" --print-env --work-dir "$tmp/work" >"$tmp/$name" 2>"$tmp/$name.err"
+  expect_eq "$name exit" "$?" 0
+  bash -n "$tmp/$name" && echo "ok   $name is valid shell" || { echo "FAIL $name: not valid shell"; fail=1; }
+}
+
+env_of xformers xformers==0.0.32 --arch "8.0;9.0" --jobs 4
+expect_eq "xformers TORCH_CUDA_ARCH_LIST" "$(export_value "$tmp/xformers" TORCH_CUDA_ARCH_LIST)" "8.0;9.0"
+expect_eq "xformers FORCE_CUDA" "$(export_value "$tmp/xformers" FORCE_CUDA)" 1
+expect_eq "xformers MAX_JOBS from --jobs" "$(export_value "$tmp/xformers" MAX_JOBS)" 4
+has "xformers pip wheel" "$tmp/xformers" "pip wheel --no-build-isolation --no-deps"
+
+env_of flash flash-attn==2.8.3 --arch "sm_80,sm_90" --jobs 4
+expect_eq "flash-attn FLASH_ATTN_CUDA_ARCHS" "$(export_value "$tmp/flash" FLASH_ATTN_CUDA_ARCHS)" "80;90"
+expect_eq "flash-attn force build" "$(export_value "$tmp/flash" FLASH_ATTENTION_FORCE_BUILD)" TRUE
+[ -n "$(export_value "$tmp/flash" NVCC_THREADS)" ] && echo "ok   flash-attn NVCC_THREADS" || { echo "FAIL flash-attn NVCC_THREADS"; fail=1; }
+
+env_of bnb bitsandbytes==0.48.0 --arch "7.5 8.0 9.0" --jobs 4
+has "bitsandbytes COMPUTE_CAPABILITY" "$tmp/bnb" "-DCOMPUTE_CAPABILITY=75;80;90"
+has "bitsandbytes cuda backend" "$tmp/bnb" "-DCOMPUTE_BACKEND=cuda"
+expect_eq "bitsandbytes CMAKE_BUILD_PARALLEL_LEVEL" "$(export_value "$tmp/bnb" CMAKE_BUILD_PARALLEL_LEVEL)" 4
+hasnt "bitsandbytes has no TORCH_CUDA_ARCH_LIST" "$tmp/bnb" "TORCH_CUDA_ARCH_LIST"
+
+env_of conv causal-conv1d==1.5.2 --arch 9.0
+has "causal-conv1d gencode patch" "$tmp/conv" "-gencode=arch=compute_90,code=sm_90"
+hasnt "causal-conv1d patch has no other target" "$tmp/conv" "compute_80"
+expect_eq "causal-conv1d force build" "$(export_value "$tmp/conv" CAUSAL_CONV1D_FORCE_BUILD)" TRUE
+
+env_of scatter torch-scatter==2.1.2 --gpu A10G
+expect_eq "torch-scatter arch from --gpu A10G" "$(export_value "$tmp/scatter" TORCH_CUDA_ARCH_LIST)" "8.6"
+expect_eq "torch-scatter FORCE_CUDA" "$(export_value "$tmp/scatter" FORCE_CUDA)" 1
+
+# The bundled example, from inside the repository, with another spelling of 7.5.
+(cd "$src" && "$TAILOR" build --arch sm_75 --print-env --work-dir "$tmp/work") >"$tmp/example" 2>&1
+expect_eq "example exit" "$?" 0
+expect_eq "example TORCH_CUDA_ARCH_LIST" "$(export_value "$tmp/example" TORCH_CUDA_ARCH_LIST)" "7.5"
+[ -n "$(export_value "$tmp/example" MAX_JOBS)" ] && echo "ok   example MAX_JOBS from memory" || { echo "FAIL example MAX_JOBS"; fail=1; }
+
+expect_eq "--print-env fetched and built nothing" "$(ls -A "$tmp/work" 2>/dev/null | wc -l)" 0
+
+# Bad input: exit 2, one line, nothing on stdout.
+"$TAILOR" build "no-such-dir/x" --arch 8.0 >"$tmp/bad" 2>"$tmp/bad.err"
+expect_eq "bad SOURCE exit" "$?" 2
+has "bad SOURCE message" "$tmp/bad.err" "tailor: error: SOURCE 'no-such-dir/x'"
+expect_eq "bad SOURCE stdout empty" "$(wc -c <"$tmp/bad")" 0
+"$TAILOR" build xformers==0.0.32 --arch "sm_999x" --print-env >"$tmp/badarch" 2>"$tmp/badarch.err"
+expect_eq "bad --arch exit" "$?" 2
+"$TAILOR" build xformers==0.0.32 --arch 8.0 --jobs 0 --print-env >/dev/null 2>"$tmp/jobs.err"
+expect_eq "--jobs 0 exit" "$?" 2
+(cd "$tmp" && "$TAILOR" build --arch 8.0 --print-env) >/dev/null 2>"$tmp/noexample.err"
+expect_eq "no SOURCE outside the repository exit" "$?" 2
+has "no SOURCE message" "$tmp/noexample.err" "not tailor's repository"
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  "$TAILOR" build xformers==0.0.32 --print-env >/dev/null 2>"$tmp/nogpu.err"
+  expect_eq "no GPU, no target exit" "$?" 2
+  has "no GPU message" "$tmp/nogpu.err" "no GPU found and no target given; name one with --arch (e.g. --arch 8.6) or --gpu (e.g. --gpu A10G)"
+fi
+exit $fail
