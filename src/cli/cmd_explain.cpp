@@ -1,11 +1,122 @@
-// Placeholder until the explain command lands.
+// `tailor explain LOG [--json]`: the first real error block of a failed build log and
+// what the failure-pattern table says about it. Exit 0: diagnosed (or nothing wrong
+// found); 1: an error tailor cannot diagnose; 2: the log cannot be read.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
 #include "cli/commands.h"
+#include "diagnose/diagnosis.h"
 
 namespace tailor::cli {
+namespace {
+
+constexpr size_t k_max_shown_line = 300;
+
+struct ExplainOptions {
+  std::string log_path;
+  bool json = false;
+};
+
+Expected<std::string> read_log(const std::string& path) {
+  std::stringstream buffer;
+  if (path == "-") {
+    buffer << std::cin.rdbuf();
+    return buffer.str();
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(path + ": cannot read the log");
+  buffer << in.rdbuf();
+  if (in.bad()) return make_error(path + ": read failed");
+  return buffer.str();
+}
+
+std::string shorten(const std::string& line) {
+  if (line.size() <= k_max_shown_line) return line;
+  return line.substr(0, k_max_shown_line) + fmt::format(" ... [{} more characters]", line.size() - k_max_shown_line);
+}
+
+int exit_code_for(const std::optional<diagnose::ErrorBlock>& block,
+                  const std::vector<diagnose::Diagnosis>& diagnoses) {
+  bool specific = std::any_of(diagnoses.begin(), diagnoses.end(),
+                              [](const diagnose::Diagnosis& d) { return !d.generic(); });
+  if (specific) return k_exit_ok;
+  return block || !diagnoses.empty() ? k_exit_failed : k_exit_ok;
+}
+
+void print_json(const ExplainOptions& o, const std::optional<diagnose::ErrorBlock>& block,
+                const std::vector<diagnose::Diagnosis>& diagnoses, int code) {
+  nlohmann::json j;
+  j["log"] = o.log_path;
+  j["diagnosed"] = code == k_exit_ok && (block || !diagnoses.empty());
+  if (block) {
+    j["error_block"] = {{"first_line", block->first_line},
+                        {"last_line", block->last_line},
+                        {"lines", block->lines}};
+  } else {
+    j["error_block"] = nullptr;
+  }
+  j["diagnoses"] = nlohmann::json::array();
+  for (const auto& d : diagnoses)
+    j["diagnoses"].push_back({{"id", d.pattern_id},
+                              {"line", d.line_number},
+                              {"quoted_line", d.quoted_line},
+                              {"cause", d.cause},
+                              {"fix", d.fix},
+                              {"generic", d.generic()}});
+  std::cout << j.dump(2) << "\n";
+}
+
+void print_human(const ExplainOptions& o, const std::optional<diagnose::ErrorBlock>& block,
+                 const std::vector<diagnose::Diagnosis>& diagnoses) {
+  if (!block && diagnoses.empty()) {
+    fmt::print("No error found in {}.\n", o.log_path);
+    return;
+  }
+  if (block) {
+    fmt::print("First error in {} (lines {}-{}):\n", o.log_path, block->first_line, block->last_line);
+    const int width = static_cast<int>(std::to_string(block->last_line).size());
+    for (size_t i = 0; i < block->lines.size(); ++i)
+      fmt::print("  {:>{}} | {}\n", block->first_line + i, width, shorten(block->lines[i]));
+  }
+  if (diagnoses.empty()) {
+    fmt::print("\nNo known failure pattern matches; the block above is the place to start.\n");
+    return;
+  }
+  for (size_t i = 0; i < diagnoses.size(); ++i) {
+    const auto& d = diagnoses[i];
+    fmt::print("\n{}. {} (line {})\n", i + 1, d.pattern_id, d.line_number);
+    fmt::print("   > {}\n", shorten(d.quoted_line));
+    fmt::print("   cause: {}\n", d.cause);
+    fmt::print("   fix:   {}\n", d.fix);
+  }
+}
+
+int run_explain(const ExplainOptions& o) {
+  auto text = read_log(o.log_path);
+  if (!text) return report_error(text.error().message, k_exit_bad_input);
+  const auto block = diagnose::first_error_block(*text);
+  const auto diagnoses = diagnose::diagnose_log(*text);
+  const int code = exit_code_for(block, diagnoses);
+  if (o.json)
+    print_json(o, block, diagnoses, code);
+  else
+    print_human(o, block, diagnoses);
+  return code;
+}
+
+}  // namespace
 
 void setup_explain(CLI::App& sub, RunFn& run) {
-  sub.allow_extras();
-  sub.callback([&run] { run = [] { return report_error("'explain' is not built yet", k_exit_failed); }; });
+  auto opts = std::make_shared<ExplainOptions>();
+  sub.add_option("log", opts->log_path, "A build log ('-' reads standard input)")->required();
+  sub.add_flag("--json", opts->json, "Print the error block and diagnoses as JSON");
+  sub.callback([&run, opts] { run = [opts] { return run_explain(*opts); }; });
 }
 
 }  // namespace tailor::cli
