@@ -80,7 +80,8 @@ DoctorReport run_torch_doctor(const BuildPlan& plan, const probe::HostReport& ho
                            host.memory.limited_by.empty() ? "MemAvailable" : host.memory.limited_by, plan.estimate.jobs,
                            plan.estimate.jobs_reason);
     c.ok = host.memory.usable == 0 || plan.estimate.jobs >= 1;
-    if (plan.estimate.jobs <= 2 && host.memory.usable > 0) {
+    // Only when memory, not the core count, is what holds the jobs down.
+    if (plan.estimate.jobs <= 2 && host.memory.usable > 0 && host.cpu.logical_cores > plan.estimate.jobs) {
       c.warning = true;
       c.ok = false;
       c.fix = "only 1-2 parallel jobs fit in memory: the build will take many hours; use a larger machine";
