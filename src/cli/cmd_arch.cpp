@@ -5,6 +5,7 @@
 // asked and problems are only reported.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -43,16 +44,14 @@ std::vector<cuda::ComputeCapability> detected_devices() {
 }
 
 std::string join_ranges(const std::vector<std::string>& versions) {
-  // "12.0 12.1 ... 12.6" reads better as "12.0-12.6" when the table has every minor.
+  // Neighbours in the table read better as a range: "11.8-12.9", "12.8, 12.9".
   std::vector<std::string> out;
   const auto all = cuda::known_cuda_versions();
+  auto pos = [&](const std::string& v) { return std::find(all.begin(), all.end(), v) - all.begin(); };
   size_t i = 0;
   while (i < versions.size()) {
     size_t j = i;
-    auto pos = [&](const std::string& v) { return std::find(all.begin(), all.end(), v) - all.begin(); };
-    while (j + 1 < versions.size() && pos(versions[j + 1]) == pos(versions[j]) + 1 &&
-           versions[j + 1].substr(0, versions[j + 1].find('.')) == versions[i].substr(0, versions[i].find('.')))
-      ++j;
+    while (j + 1 < versions.size() && pos(versions[j + 1]) == pos(versions[j]) + 1) ++j;
     out.push_back(j > i + 1 ? versions[i] + "-" + versions[j] : versions[i]);
     if (j == i + 1) out.push_back(versions[j]);
     i = j + 1;
