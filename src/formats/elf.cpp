@@ -310,7 +310,8 @@ Expected<ElfFile> parse_elf(Bytes file) {
   elf.sections = std::move(*sections);
   if (auto d = read_dynamic(r, elf); !d) return d.error();
   if (auto v = read_version_needs(r, elf); !v) return v.error();
-  read_isa_note(r, elf);
+  // Property numbers from 0xc0000000 up are processor-specific: only x86 means ISA levels.
+  if (elf.e_machine == 62 || elf.e_machine == 3) read_isa_note(r, elf);
   return elf;
 }
 

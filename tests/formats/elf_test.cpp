@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -181,4 +182,19 @@ TEST(Elf, CubinInsideFatbinIsCudaElf) {
       ++cubins;
     }
   EXPECT_EQ(cubins, 2);
+}
+
+TEST(Elf, MachineNamesAndIsaNoteOnlyOnX86) {
+  // The same library relabelled as aarch64: the machine follows e_machine and the
+  // x86 ISA property (a processor-specific number) is no longer read as one.
+  LOAD_FIXTURE(bytes, "isa_v3");
+  uint16_t aarch64 = 183;
+  std::memcpy(bytes.data() + 0x12, &aarch64, 2);
+  auto elf = parse_elf(bytes);
+  ASSERT_TRUE(elf) << elf.error().message;
+  EXPECT_EQ(elf->machine, "aarch64");
+  EXPECT_FALSE(elf->x86_isa_needed.has_value());
+  uint16_t odd = 0x1234;
+  std::memcpy(bytes.data() + 0x12, &odd, 2);
+  EXPECT_EQ(parse_elf(bytes)->machine, "em_4660");
 }
