@@ -127,10 +127,11 @@ bool ProgressTracker::feed(std::string_view line) {
 BuildProgress ProgressTracker::progress() const {
   BuildProgress p = m_progress;
   p.elapsed = std::chrono::duration_cast<std::chrono::seconds>(m_now() - m_start);
-  // Ninja prints [n/N] when an edge STARTS, so n-1 edges are finished at that moment.
+  // Our output is a pipe, not a smart terminal, so Ninja prints [n/N] when an edge
+  // FINISHES: n edges are done at that moment.
   double fraction = -1;
   if (p.total > 0)
-    fraction = static_cast<double>(p.done > 0 ? p.done - 1 : 0) / p.total;
+    fraction = static_cast<double>(p.done) / p.total;
   else if (p.percent >= 0)
     fraction = p.percent / 100.0;
   if (fraction > 0) p.eta = estimate_eta(fraction, p.elapsed);

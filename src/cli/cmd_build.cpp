@@ -4,6 +4,7 @@
 // filling the positional SOURCE, so `build torch` reaches it and `build ./torch` does not.
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -17,7 +18,7 @@ namespace {
 struct BuildCommandOptions {
   build::ExtensionBuildOptions core;
   std::string arch, gpu, progress = "auto";
-  int jobs = 0;
+  std::optional<int> jobs;
   bool json = false, tests = false, no_tests = false;
 };
 
@@ -67,7 +68,7 @@ void print_failure_details(const build::ExtensionBuildResult& r) {
 int run_build(BuildCommandOptions& o) {
   if (!o.arch.empty()) o.core.arch = o.arch;
   if (!o.gpu.empty()) o.core.gpu = o.gpu;
-  if (o.jobs != 0) o.core.jobs = o.jobs;
+  o.core.jobs = o.jobs;
   if (o.tests && o.no_tests) return report_error("--tests and --no-tests exclude each other");
   if (o.tests) o.core.tests = build::ExtensionBuildOptions::Tests::always;
   if (o.no_tests) o.core.tests = build::ExtensionBuildOptions::Tests::never;

@@ -57,19 +57,21 @@ TEST(ProgressTracker, UsesFinishedEdgesAndTheClock) {
   auto now = std::chrono::steady_clock::time_point{};
   ProgressTracker t([&] { return now; });
   EXPECT_FALSE(t.feed("running build_ext"));
-  EXPECT_TRUE(t.feed("[1/5] nvcc -c /s/a.cu -o a.o"));
+  EXPECT_FALSE(t.progress().eta);
   now += 30s;
+  EXPECT_TRUE(t.feed("[1/5] nvcc -c /s/a.cu -o a.o"));
   auto p = t.progress();
   EXPECT_EQ(p.done, 1);
   EXPECT_EQ(p.total, 5);
   EXPECT_EQ(p.elapsed, 30s);
-  EXPECT_FALSE(p.eta);  // [1/5] means edge 1 started: nothing finished yet
-  EXPECT_TRUE(t.feed("[3/5] nvcc -c /s/c.cu -o c.o"));
-  now += 30s;
-  p = t.progress();
-  // 2 of 5 finished after 60 s: 90 s to go.
+  // Piped, Ninja prints [1/5] when the first edge finished: 1/5 took 30 s, 120 s to go.
   ASSERT_TRUE(p.eta);
-  EXPECT_EQ(*p.eta, 90s);
+  EXPECT_EQ(*p.eta, 120s);
+  now += 30s;
+  EXPECT_TRUE(t.feed("[3/5] nvcc -c /s/c.cu -o c.o"));
+  p = t.progress();
+  ASSERT_TRUE(p.eta);
+  EXPECT_EQ(*p.eta, 40s);
   EXPECT_EQ(p.current_file, "c.cu");
   EXPECT_EQ(p.percent, 60);
   t.restart();

@@ -100,17 +100,20 @@ TEST(Publish, RejectsBadNamesAndFileAsFolder) {
   fs::remove_all(root);
 }
 
-TEST(Publish, CommitFailureRollsBack) {
-  if (::geteuid() == 0) GTEST_SKIP() << "root ignores directory permissions";
+TEST(Publish, CommitFailureLeavesNoTrace) {
   fs::path root = fresh_dir("rollback");
   fs::path out = root / "dist";
-  fs::create_directories(out);
-  auto s = PublishStaging::create(out.string());
-  ASSERT_TRUE(s);
-  ASSERT_TRUE(s->add_text("a.whl", "x"));
-  fs::permissions(out, fs::perms::owner_read | fs::perms::owner_exec);
-  EXPECT_FALSE(s->commit({"a.whl"}));
-  fs::permissions(out, fs::perms::owner_all);
-  EXPECT_EQ(entries(out), 0u);
+  {
+    auto s = PublishStaging::create(out.string());
+    ASSERT_TRUE(s);
+    ASSERT_TRUE(s->add_text("a.whl", "x"));
+    // Something else takes the output path meanwhile: the commit must fail cleanly.
+    std::ofstream(out) << "not a folder";
+    auto r = s->commit({"a.whl"});
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("dist"), std::string::npos);
+  }
+  EXPECT_TRUE(fs::is_regular_file(out));
+  EXPECT_EQ(entries(root), 1u);  // staging removed
   fs::remove_all(root);
 }
