@@ -6,6 +6,7 @@
 
 #include "build/torch_build.h"
 #include "cli/commands.h"
+#include "cli/torch_variant_flags.h"
 #include "plan/matrix.h"
 #include "plan/torch_plan_render.h"
 #include "probe/probe.h"
@@ -20,6 +21,7 @@ struct MatrixOptions {
   std::string emit;
   std::string out = "dist";
   std::string work_dir = "tailor-work";
+  bool no_venv = false;
 };
 
 std::string opt(const std::optional<std::string>& s, const char* dflt = "-") { return s ? *s : dflt; }
@@ -30,6 +32,8 @@ int run_matrix(const MatrixOptions& o) {
   auto variants = plan::config_variants(*config);
   if (!variants) return report_error(variants.error().message);
   if (variants->empty()) return report_error(o.config + ": no variants (add [variant.NAME] tables or a [matrix])");
+  for (auto& v : *variants)
+    if (auto filled = fill_version_from_source(v); !filled) return report_error(filled.error().message);
   if (!o.emit.empty()) {
     if (o.emit != "github-actions") return report_error("--emit: only github-actions is known");
     std::fputs(plan::render_github_actions(*config, *variants).c_str(), stdout);
@@ -67,6 +71,7 @@ int run_matrix(const MatrixOptions& o) {
       ropts.purpose = plan::PlanPurpose::build_here;
       build::TorchBuildOptions bopts;
       bopts.out_dir = o.out + "/" + v.name;
+      bopts.no_venv = o.no_venv;
       std::printf("== %s\n", v.name.c_str());
       auto result = build::build_torch(v, host, ropts, bopts);
       int code = result.exit_code;
@@ -89,6 +94,7 @@ void setup_matrix(CLI::App& sub, RunFn& run) {
   sub.add_option("--emit", o->emit, "github-actions: write a workflow with one job per variant");
   sub.add_option("--out", o->out, "output folder for built wheels (one subfolder per variant)");
   sub.add_option("--work-dir", o->work_dir, "work folder (one subfolder per variant)");
+  sub.add_flag("--no-venv", o->no_venv, "build: use each variant's Python as is (no venv, no pip install)");
   sub.callback([&run, o] { run = [o] { return run_matrix(*o); }; });
 }
 

@@ -30,6 +30,22 @@ void add_torch_variant_flags(CLI::App& app, TorchVariantFlags& f) {
   app.add_option("--work-dir", f.work_dir, "where source, venv and build go (default tailor-work)");
 }
 
+Expected<bool> fill_version_from_source(plan::TorchVariant& v) {
+  if (v.source_dir && !v.torch) {
+    // PyTorch's version.txt says "2.9.1a0"; the release part selects the rules.
+    std::ifstream in(std::filesystem::path(*v.source_dir) / "version.txt");
+    if (!in) return make_error(*v.source_dir + ": no version.txt (is this a PyTorch source tree?); name the release with --torch");
+    std::string line;
+    std::getline(in, line);
+    std::string ver(trim(line));
+    auto end = ver.find_first_not_of("0123456789.");
+    ver = ver.substr(0, end);
+    if (ver.empty()) return make_error(*v.source_dir + "/version.txt: no version in '" + line + "'");
+    v.torch = ver;
+  }
+  return true;
+}
+
 Expected<plan::TorchVariant> variant_from_flags(const TorchVariantFlags& f) {
   plan::TorchVariant base;
   if (!f.config.empty()) {
@@ -65,18 +81,8 @@ Expected<plan::TorchVariant> variant_from_flags(const TorchVariantFlags& f) {
   if (!f.platform.empty()) top.platform = f.platform;
   if (!f.manylinux.empty()) top.manylinux = f.manylinux;
   plan::TorchVariant v = plan::overlay(base, top);
-  if (v.source_dir && !v.torch) {
-    // PyTorch's version.txt says "2.9.1a0"; the release part selects the rules.
-    std::ifstream in(std::filesystem::path(*v.source_dir) / "version.txt");
-    if (!in) return make_error(*v.source_dir + ": no version.txt (is this a PyTorch source tree?); name the release with --torch");
-    std::string line;
-    std::getline(in, line);
-    std::string ver(trim(line));
-    auto end = ver.find_first_not_of("0123456789.");
-    ver = ver.substr(0, end);
-    if (ver.empty()) return make_error(*v.source_dir + "/version.txt: no version in '" + line + "'");
-    v.torch = ver;
-  }
+  TAILOR_TRY(filled, fill_version_from_source(v));
+  (void)filled;
   return v;
 }
 

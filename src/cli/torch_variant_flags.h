@@ -24,6 +24,8 @@ void add_torch_variant_flags(CLI::App& app, TorchVariantFlags& flags);
 /// Config variant (if any) overlaid with the flags given; the torch version of a
 /// --source tree is read from its version.txt when --torch is not given.
 Expected<plan::TorchVariant> variant_from_flags(const TorchVariantFlags& flags);
+/// With a source tree and no torch version: the release from its version.txt ("2.9.1a0").
+Expected<bool> fill_version_from_source(plan::TorchVariant& variant);
 /// Probes this host for planning (Pythons named by path in --python are probed too).
 probe::HostReport probe_for_torch(const TorchVariantFlags& flags, plan::TorchVariant& variant);
 

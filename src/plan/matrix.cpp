@@ -1,5 +1,6 @@
 #include "plan/matrix.h"
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -153,7 +154,15 @@ Expected<TailorConfig> load_tailor_config(const std::string& path) {
   if (!in) return make_error(path + ": cannot read the config file");
   std::stringstream ss;
   ss << in.rdbuf();
-  return parse_tailor_config(ss.str(), path);
+  TAILOR_TRY(config, parse_tailor_config(ss.str(), path));
+  // A relative `source` means relative to the config file, wherever tailor runs from.
+  auto anchor = [&](TorchVariant& v) {
+    if (v.source_dir && !std::filesystem::path(*v.source_dir).is_absolute())
+      v.source_dir = (std::filesystem::path(path).parent_path() / *v.source_dir).lexically_normal().string();
+  };
+  anchor(config.defaults);
+  for (auto& v : config.variants) anchor(v);
+  return config;
 }
 
 std::vector<MatrixRow> expand_rows(const MatrixSpec& spec) {
