@@ -458,6 +458,9 @@ BuildPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostRepor
   if (plan.cuda)
     plan.notes.push_back("FORCE_CUDA is not set: it is read by extension packages, not by PyTorch's own build");
   plan.notes.push_back("MAX_JOBS: " + plan.estimate.jobs_reason);
+  if (plan.platform != plan.host_platform)
+    plan.notes.push_back("MAX_JOBS, CUDA_HOME and the compiler were resolved on this host; `tailor plan` on the " +
+                         plan.platform + " build host gives its own values");
   return plan;
 }
 
