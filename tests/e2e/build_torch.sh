@@ -45,6 +45,14 @@ PY
 grep -q "cuda-cudart-" "$tmp/out/Dockerfile.runtime" || fail "runtime Dockerfile lacks the CUDA runtime package"
 grep -q "sm_75" "$tmp/out/$wheel.RELEASE_NOTES.md" || fail "release notes lack the target"
 
+# --configure-only stops after configure (CMAKE_ONLY=1): exit 0, nothing published.
+cp -r "$TAILOR_SOURCE_DIR/tests/torch_fixture" "$tmp/src3"
+"$TAILOR" build torch --source "$tmp/src3" --arch 7.5 --cuda "$cuda" --python "$py" --without cudnn --no-venv \
+  --configure-only --work-dir "$tmp/work3" --out "$tmp/out3" > "$tmp/cfg.out" 2>&1 || { cat "$tmp/cfg.out"; fail "configure-only"; }
+grep -q "stopped after CMake configure" "$tmp/cfg.out" || fail "configure-only message"
+grep -q "^TORCH_CUDA_ARCH_LIST=7.5$" "$tmp/src3/build/CMakeCache.txt" || fail "configure did not see the plan's env"
+if [ -e "$tmp/out3" ] || [ -e "$tmp/src3/torch/lib/libtorch_cuda.so" ]; then fail "configure-only built or published"; fi
+
 # Pre-flight stops a build that cannot work, before building, with nothing published.
 set +e
 "$TAILOR" build torch --source "$tmp/src" --arch 6.0 --cuda 13.0 --python "$py" --no-venv --without cudnn \
