@@ -11,6 +11,8 @@
 #include "build/build_runner.h"
 #include "build/publish.h"
 #include "build/verify.h"
+#include "cuda/compatibility.h"
+#include "cuda/compute_capability.h"
 #include "diagnose/diagnosis.h"
 #include "inspect/inspect_report.h"
 #include "plan/torch_catalog.h"
@@ -365,7 +367,20 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
     }
   }
   std::string smoke = "skipped (no GPU)";
-  if (p.cuda && !host.gpus.empty()) {
+  // Only on a GPU the build targets: a T4G build verified on an H100 host would fail for
+  // the right reason ("no kernel image"), which says nothing about the wheel.
+  const probe::GpuInfo* covered = nullptr;
+  for (const auto& g : host.gpus) {
+    auto cc = cuda::parse_compute_capability(g.compute_capability);
+    if (cc && cuda::coverage_on(p.targets, *cc).mode != cuda::RunMode::none) {
+      covered = &g;
+      break;
+    }
+  }
+  if (p.cuda && !host.gpus.empty() && !covered)
+    smoke = fmt::format("skipped ({} (CC {}) is not among the targets)", host.gpus.front().name,
+                        host.gpus.front().compute_capability);
+  if (p.cuda && covered) {
     CommandSpec s;
     s.argv = {venv + "/bin/python", "-c", k_smoke_script};
     s.timeout = std::chrono::minutes(5);

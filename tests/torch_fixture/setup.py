@@ -75,7 +75,11 @@ def build_native():
         sys.exit(0)
     if use_cuda:
         host_flags = (os.environ.get("CXXFLAGS") or os.environ.get("CFLAGS") or "").split()
-        cmd = [nvcc, "-shared", "-Xcompiler", "-fPIC", "-O2", "-cudart", "shared"] + gencode
+        # The toolkit's lib64 as RUNPATH so the smoke test finds libcudart without
+        # LD_LIBRARY_PATH (real torch gets it from nvidia-* wheels or the system).
+        cuda_lib = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))), "lib64")
+        cmd = [nvcc, "-shared", "-Xcompiler", "-fPIC", "-O2", "-cudart", "shared",
+               "-Xlinker", "-rpath", "-Xlinker", cuda_lib] + gencode
         if os.environ.get("CUDAHOSTCXX"):
             cmd += ["-ccbin", os.environ["CUDAHOSTCXX"]]
         for flag in host_flags:
