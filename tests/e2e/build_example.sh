@@ -8,7 +8,7 @@ set -u
 : "${TAILOR:?TAILOR must point at the built binary}"
 [ -x "$TAILOR" ] || { echo "skip: $TAILOR not built"; exit 77; }
 command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || { echo "skip: no nvcc"; exit 77; }
-python3 -c 'import torch, pytest' 2>/dev/null || { echo "skip: python3 with torch and pytest needed"; exit 77; }
+python3 -c 'import torch' 2>/dev/null || { echo "skip: python3 with torch needed"; exit 77; }
 src=${TAILOR_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 arch=${TAILOR_TEST_ARCH:-7.5}
 want="sm_${arch/./}"
@@ -69,7 +69,11 @@ fi
 # The example's tests against the wheel, in a venv of our own, from outside the source tree.
 python3 -m venv --system-site-packages "$tmp/venv" && "$tmp/venv/bin/pip" install -q --no-deps --no-index "$tmp/dist/$whl"
 expect_eq "venv install" "$?" 0
-(cd "$tmp" && "$tmp/venv/bin/python" -m pytest -q -rs -p no:cacheprovider "$src/examples/fused_ops/tests") >"$tmp/pytest.out" 2>&1
+if "$tmp/venv/bin/python" -c 'import pytest' 2>/dev/null; then
+  (cd "$tmp" && "$tmp/venv/bin/python" -m pytest -q -rs -p no:cacheprovider "$src/examples/fused_ops/tests") >"$tmp/pytest.out" 2>&1
+else  # no pytest (offline machine): the test file's own stand-in runner
+  (cd "$tmp" && "$tmp/venv/bin/python" "$src/examples/fused_ops/tests/test_ops.py") >"$tmp/pytest.out" 2>&1
+fi
 rc=$?
 tail -3 "$tmp/pytest.out"
 expect_eq "example tests against the wheel" "$rc" 0
