@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# tailor inspect on wheels built here from the fixture libraries: text and JSON output,
+# verdict exit codes (0 pass, 1 fail, 2 bad input), a tampered RECORD, a false claim.
+set -uo pipefail
+fixtures="$TAILOR_BINARY_DIR/fixtures"
+for f in sass_75_80.so plain_c.so glibc_234.so; do
+  [ -f "$fixtures/$f" ] || { echo "skip: fixture $f not built (needs nvcc; target tailor_fixtures)"; exit 77; }
+done
+command -v python3 >/dev/null || { echo "skip: python3 not found"; exit 77; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# make_wheel OUT TAG TAMPER FILE:ARC...
+make_wheel() {
+  python3 - "$@" <<'PY'
+import sys, zipfile, hashlib, base64, os
+out, tag, tamper = sys.argv[1], sys.argv[2], sys.argv[3]
+name, version = os.path.basename(out).split('-')[:2]
+di = f"{name}-{version}.dist-info"
+files = {}
+for pair in sys.argv[4:]:
+    src, arc = pair.split(':')
+    files[arc] = open(src, 'rb').read()
+files[f"{di}/WHEEL"] = f"Wheel-Version: 1.0\nGenerator: e2e\nRoot-Is-Purelib: false\nTag: {tag}\n".encode()
+files[f"{di}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode()
+rows = []
+for arc, data in files.items():
+    h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).decode().rstrip('=')
+    rows.append(f"{arc},sha256={h},{len(data)}")
+if tamper == 'hash':
+    rows[0] = rows[0].split(',')[0] + ',sha256=' + 'B' * 43 + ',' + rows[0].split(',')[2]
+rows.append(f"{di}/RECORD,,")
+files[f"{di}/RECORD"] = ('\n'.join(rows) + '\n').encode()
+with zipfile.ZipFile(out, 'w', zipfile.ZIP_DEFLATED) as z:
+    for arc, data in files.items():
+        z.writestr(arc, data)
+PY
+}
+
+good="$work/demo-1.0+cu130-cp311-cp311-manylinux_2_34_x86_64.whl"
+make_wheel "$good" cp311-cp311-manylinux_2_34_x86_64 none \
+  "$fixtures/sass_75_80.so:demo/lib/kernels.so" "$fixtures/plain_c.so:demo/lib/plain.so" \
+  "$fixtures/glibc_234.so:demo/lib/fast.so"
+
+out=$("$TAILOR" inspect "$good") || fail "inspect of a good wheel exited $?"
+grep -q "demo 1.0+cu130" <<<"$out" || fail "no name/version line: $out"
+grep -q "RECORD     ok" <<<"$out" || fail "RECORD not ok: $out"
+grep -q "manylinux  needs manylinux_2_34_x86_64, claims manylinux_2_34_x86_64: ok" <<<"$out" || fail "manylinux line: $out"
+grep -qE "sm_75 +█" <<<"$out" || fail "no bar for sm_75: $out"
+
+json=$("$TAILOR" inspect --json "$good") || fail "--json exited $?"
+python3 - "$json" <<'PY' || fail "JSON fields"
+import json, sys
+j = json.loads(sys.argv[1])
+w = j["wheels"][0]
+assert w["targets"] == ["sm_75", "sm_80"], w["targets"]
+assert w["manylinux"] == "manylinux_2_34_x86_64", w["manylinux"]
+assert w["local_label"] == "cu130"
+paths = [l["path"] for l in w["libraries"]]
+assert "demo/lib/kernels.so" in paths, paths
+assert j["targets"] == ["sm_75", "sm_80"]
+PY
+
+"$TAILOR" inspect --gpu T4G "$good" >"$work/v.txt"; rc=$?
+[ $rc -eq 0 ] || fail "--gpu T4G exited $rc"
+grep -q "verdict PASS: gpu 7.5: .*kernels.so runs through native SASS (sm_75)" "$work/v.txt" || fail "T4G verdict: $(cat "$work/v.txt")"
+"$TAILOR" inspect --gpu 9.0 "$good" >"$work/v.txt"; rc=$?
+[ $rc -eq 1 ] || fail "--gpu 9.0 should fail with 1, got $rc"
+grep -q "verdict FAIL: gpu 9.0" "$work/v.txt" || fail "no FAIL line for 9.0"
+"$TAILOR" inspect --require "7.5;8.0" --exact "7.5;8.0" "$good" >/dev/null || fail "--require/--exact 7.5;8.0 should pass"
+"$TAILOR" inspect --exact "8.0" "$good" >/dev/null; rc=$?
+[ $rc -eq 1 ] || fail "--exact 8.0 should fail with 1, got $rc"
+"$TAILOR" inspect --gpu no-such-gpu-zz "$good" >"$work/o.txt" 2>"$work/e.txt"; rc=$?
+[ $rc -eq 2 ] || fail "bad --gpu spec should exit 2, got $rc"
+[ ! -s "$work/o.txt" ] || fail "bad spec printed to stdout"
+
+tampered="$work/demo-1.0-py3-none-linux_x86_64.whl"
+make_wheel "$tampered" py3-none-linux_x86_64 hash "$fixtures/plain_c.so:demo/p.so"
+"$TAILOR" inspect "$tampered" >"$work/t.txt"; rc=$?
+[ $rc -eq 1 ] || fail "tampered RECORD should exit 1, got $rc"
+grep -q "mismatch  demo/p.so: sha256 differs" "$work/t.txt" || fail "no mismatch line: $(cat "$work/t.txt")"
+
+liar="$work/demo-2.0-cp311-cp311-manylinux_2_17_x86_64.whl"
+make_wheel "$liar" cp311-cp311-manylinux_2_17_x86_64 none "$fixtures/glibc_234.so:demo/fast.so"
+"$TAILOR" inspect "$liar" >"$work/l.txt"; rc=$?
+[ $rc -eq 1 ] || fail "false manylinux claim should exit 1, got $rc"
+grep -q "WRONG: claims manylinux_2_17_x86_64 but the libraries need manylinux_2_34_x86_64" "$work/l.txt" ||
+  fail "no claim line: $(cat "$work/l.txt")"
+
+# A library and a directory as inputs, together with the wheel.
+"$TAILOR" inspect --json "$fixtures/plain_c.so" "$work" >"$work/m.json" || true
+python3 -c "import json,sys; j=json.load(open('$work/m.json')); assert len(j['wheels'])==0 and len(j['libraries'])==1" ||
+  fail "library input"
+echo "ok"

@@ -1,0 +1,67 @@
+// How needed libraries are classified and how a set of libraries sets the wheel's tag.
+#include <gtest/gtest.h>
+
+#include "inspect/library_classifier.h"
+
+using namespace tailor::inspect;
+
+namespace {
+LibraryReport lib(const std::string& path, std::vector<std::string> needed, std::string glibc) {
+  LibraryReport r;
+  r.path = path;
+  r.machine = "x86_64";
+  r.needed = std::move(needed);
+  r.version_needs = {{"libc.so.6", {"GLIBC_2.2.5", "GLIBC_" + glibc}}};
+  return r;
+}
+}  // namespace
+
+TEST(NeededClassification, EveryKind) {
+  auto l = classify_library(
+      lib("torch/lib/libtorch_cuda.so",
+          {"libc10.so", "libcudart.so.13", "libcuda.so.1", "libm.so.6", "libfoo.so.1", "ld-linux-x86-64.so.2"}, "2.17"),
+      {"libc10.so"});
+  ASSERT_EQ(l.needed_libraries.size(), 6u);
+  EXPECT_EQ(l.needed_libraries[0].kind, NeededKind::bundled);
+  EXPECT_EQ(l.needed_libraries[1].kind, NeededKind::cuda_runtime);
+  EXPECT_EQ(l.needed_libraries[1].wheels, std::vector<std::string>{"nvidia-cuda-runtime"});
+  EXPECT_EQ(l.needed_libraries[1].systems, std::vector<std::string>{"cuda-cudart-13-*"});
+  EXPECT_EQ(l.needed_libraries[2].kind, NeededKind::cuda_driver);
+  EXPECT_EQ(l.needed_libraries[3].kind, NeededKind::whitelisted);
+  EXPECT_EQ(l.needed_libraries[4].kind, NeededKind::system);
+  EXPECT_EQ(l.needed_libraries[5].kind, NeededKind::whitelisted);
+  EXPECT_EQ(l.manylinux.tag, "manylinux_2_17_x86_64");
+  EXPECT_EQ(needed_kind_key(NeededKind::whitelisted), "manylinux-whitelist");
+}
+
+TEST(NeededClassification, SetFitIsTheLeastStrictAndSystemLibrariesLowerIt) {
+  std::vector<InspectedLibrary> libs{classify_library(lib("a.so", {"libc.so.6"}, "2.17"), {}),
+                                     classify_library(lib("b.so", {"libc.so.6"}, "2.28"), {})};
+  auto fit = fit_of_set(libs);
+  EXPECT_EQ(fit.tag, "manylinux_2_28_x86_64");
+  EXPECT_EQ(fit.glibc_minor, 28);
+  ASSERT_FALSE(fit.limiting.empty());
+  EXPECT_EQ(fit.limiting[0], "b.so: GLIBC_2.28 (libc.so.6)");
+  libs.push_back(classify_library(lib("c.so", {"libopenblas.so.0"}, "2.17"), {}));
+  auto lowered = fit_of_set(libs);
+  EXPECT_EQ(lowered.tag, "linux_x86_64");
+  EXPECT_NE(lowered.limiting.back().find("c.so: needs libopenblas.so.0 from the system"), std::string::npos);
+  EXPECT_EQ(fit_of_set({}).tag, "");
+}
+
+TEST(TargetTotals, SumAcrossLibrariesInCanonicalOrder) {
+  auto a = classify_library(lib("a.so", {}, "2.17"), {});
+  a.targets = {{"sm_80", 2, 100, 100, {"none"}}, {"compute_80", 1, 10, 40, {"zstd"}}};
+  auto b = classify_library(lib("b.so", {}, "2.17"), {});
+  b.targets = {{"sm_75", 1, 50, 50, {"none"}}, {"sm_80", 1, 30, 30, {"lz4"}}};
+  auto totals = target_totals({a, b}, 1000);
+  ASSERT_EQ(totals.size(), 3u);
+  EXPECT_EQ(totals[0].name, "sm_75");
+  EXPECT_EQ(totals[1].name, "sm_80");
+  EXPECT_EQ(totals[2].name, "compute_80");
+  EXPECT_EQ(totals[1].libraries, 2u);
+  EXPECT_EQ(totals[1].entries, 3u);
+  EXPECT_EQ(totals[1].stored_bytes, 130u);
+  EXPECT_EQ(totals[1].compression, (std::set<std::string>{"lz4", "none"}));
+  EXPECT_DOUBLE_EQ(totals[1].share, 0.13);
+}
