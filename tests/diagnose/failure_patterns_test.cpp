@@ -97,7 +97,8 @@ TEST(FailurePatterns, SpecificBeforeGenericAndOneDiagnosisPerCause) {
   ASSERT_EQ(d.size(), 3u);
   EXPECT_EQ(d[0].pattern_id, "oom-compiler-killed");
   EXPECT_EQ(d[0].line_number, 3u);
-  EXPECT_EQ(d[1].pattern_id, "arch-list-unset-no-gpu");  // the frame; its twin is merged
+  EXPECT_EQ(d[1].pattern_id, "arch-list-unset-no-gpu");
+  EXPECT_EQ(d[1].line_number, 7u);  // the source line, not the frame above it
   EXPECT_EQ(d[2].pattern_id, "ninja-build-stopped");
   EXPECT_NE(d[2].fix.find("line 2"), std::string::npos) << d[2].fix;
 }
