@@ -78,4 +78,9 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   expect_eq "no GPU, no target exit" "$?" 2
   has "no GPU message" "$tmp/nogpu.err" "no GPU found and no target given; name one with --arch (e.g. --arch 8.6) or --gpu (e.g. --gpu A10G)"
 fi
+
+# `build torch` is the nested subcommand, not a SOURCE named "torch".
+"$TAILOR" build torch --help >"$tmp/torch_help" 2>&1
+expect_eq "build torch --help exit" "$?" 0
+has "build torch --help is torch's" "$tmp/torch_help" "--torch"
 exit $fail
