@@ -14,12 +14,15 @@ ref=$build/bench/inspect_wheel_bench
 [ -x "$ref" ] || ref=$(find "$build" -name inspect_wheel_bench -type f -perm -u+x | head -1)
 [ -x "$tailor" ] && [ -x "$ref" ] || { echo "build tailor and inspect_wheel_bench in $build first"; exit 2; }
 cat "$wheel" >/dev/null
+rss_file=$(mktemp)
+trap 'rm -f "$rss_file"' EXIT
 
 measure() {  # label command... -> prints "label  seconds  peakRSS"
   local label=$1; shift
   local t0 t1 rss
   t0=$(date +%s.%N)
-  rss=$( { /usr/bin/time -f '%M' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1 )
+  /usr/bin/time -f '%M' -o "$rss_file" "$@" >/dev/null 2>&1 || true
+  rss=$(tail -1 "$rss_file")
   t1=$(date +%s.%N)
   printf '%s %s %s\n' "$label" "$(echo "$t1 - $t0" | bc)" "$rss"
 }
