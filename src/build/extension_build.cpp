@@ -435,6 +435,21 @@ ExtensionBuildResult build_extension(const ExtensionBuildOptions& o) {
   status(o, fmt::format("==> import test in a clean venv ({})", venv.string()));
   CheckRun r = run_check(runner, {rep.python, "-m", "venv", "--system-site-packages", venv.string()}, work_dir, clean_env, log,
                          std::chrono::seconds(300));
+  // When the target Python is itself a venv (e.g. /opt/torch/.venv), --system-site-packages
+  // exposes the base interpreter, not the venv that holds torch: hand the new venv the
+  // target's own site folders through a .pth file so torch (and only what sits beside it)
+  // is visible.
+  if (r.ok) {
+    CheckRun sites = run_check(runner, {rep.python, "-c", "import site; print('\\n'.join(site.getsitepackages()))"},
+                               work_dir, clean_env, log, std::chrono::seconds(120));
+    if (sites.ok)
+      r = run_check(runner,
+                    {vpy, "-c",
+                     "import sysconfig, sys; open(sysconfig.get_paths()['purelib'] + '/_tailor_target_site.pth', 'w')"
+                     ".write(sys.argv[1])",
+                     sites.output},
+                    work_dir, clean_env, log, std::chrono::seconds(120));
+  }
   if (r.ok)
     r = run_check(runner, {vpy, "-m", "pip", "install", "--no-deps", "--no-index", "--force-reinstall", "-q", wheel},
                   work_dir, clean_env, log, std::chrono::seconds(600));

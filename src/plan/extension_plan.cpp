@@ -312,7 +312,25 @@ std::string render_print_env(const ExtensionBuildPlan& plan) {
   out << "# compiler cache: " << (plan.cache_tool.empty() ? "none" : plan.cache_tool) << "\n";
   for (const auto& n : plan.notes) out << "# note: " << n << "\n";
   for (const auto& name : plan.unset_env) out << "unset " << name << "\n";
-  for (const auto& [k, v] : plan.env) out << "export " << k << "=" << shell_quote(v) << "\n";
+  for (const auto& [k, v] : plan.env) {
+    // torch.utils.cpp_extension checks $CC/$CXX by name and version, so CXX="ccache g++"
+    // fails there; the build (build/compiler_cache) runs the cache through a wrapper named
+    // after the compiler, and the printed script does the same so it works when pasted.
+    auto space = v.find(' ');
+    bool cached_compiler = (k == "CC" || k == "CXX") && space != std::string::npos &&
+                           v.find(' ', space + 1) == std::string::npos &&
+                           v.substr(0, space).find("cache") != std::string::npos;
+    if (cached_compiler) {
+      std::string compiler = v.substr(space + 1);
+      std::string wrapper = "\"${TMPDIR:-/tmp}/tailor-compiler-wrappers/" + compiler + "\"";
+      out << "mkdir -p \"${TMPDIR:-/tmp}/tailor-compiler-wrappers\"\n";
+      out << "printf '#!/bin/sh\\nexec %s %s \"$@\"\\n' " << shell_quote(v.substr(0, space)) << " \"$(command -v "
+          << shell_quote(compiler) << ")\" > " << wrapper << " && chmod +x " << wrapper << "\n";
+      out << "export " << k << "=" << wrapper << "\n";
+      continue;
+    }
+    out << "export " << k << "=" << shell_quote(v) << "\n";
+  }
   for (const auto& p : plan.patches) {
     out << "# patch " << p.file << ": " << p.description << "\n";
     out << "#   lines from /" << p.start << "/ to the last /" << p.end << "/ become:\n";

@@ -2,6 +2,9 @@
 // its own spelling, jobs follow the memory the build can really use.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
+
 #include <algorithm>
 
 #include "plan/extension_plan.h"
@@ -174,6 +177,12 @@ TEST(ExtensionPlan, TorchPackagesGetCcacheThroughPytorchNvccAndCompilers) {
   EXPECT_EQ(plan.env["PYTORCH_NVCC"], "/usr/bin/ccache /usr/local/cuda-13.0/bin/nvcc");
   EXPECT_EQ(plan.env["CC"], "/usr/bin/ccache gcc");
   EXPECT_EQ(plan.env["CXX"], "/usr/bin/ccache g++");
+  // The printed script must work when pasted: torch rejects CXX="ccache g++", so the
+  // compilers go through wrappers named after them, as the build itself does.
+  std::string text = render_print_env(plan);
+  EXPECT_EQ(text.find("export CXX='/usr/bin/ccache g++'"), std::string::npos) << text;
+  EXPECT_NE(text.find("export CXX=\"${TMPDIR:-/tmp}/tailor-compiler-wrappers/g++\""), std::string::npos) << text;
+  EXPECT_NE(text.find("exec %s %s"), std::string::npos) << text;
 }
 
 TEST(ExtensionPlan, SccacheWhenConfiguredAndNoneWhenAsked) {
@@ -252,16 +261,22 @@ TEST(ExtensionPlan, PrintEnvIsShellReady) {
   EXPECT_NE(text.find("(cd /src/pkg && /venv/bin/python -m pip wheel --no-build-isolation --no-deps"),
             std::string::npos)
       << text;
-  // Every line is a comment, an export/unset or a subshell command.
+  // Every line is a comment, an export/unset, a compiler-wrapper line or a subshell command.
   size_t start = 0;
   while (start < text.size()) {
     size_t end = text.find('\n', start);
     std::string line = text.substr(start, end - start);
     EXPECT_TRUE(line.rfind("#", 0) == 0 || line.rfind("export ", 0) == 0 ||
-                line.rfind("unset ", 0) == 0 || line.rfind("(cd ", 0) == 0)
+                line.rfind("unset ", 0) == 0 || line.rfind("(cd ", 0) == 0 ||
+                line.rfind("mkdir -p \"${TMPDIR:-/tmp}/tailor-compiler-wrappers\"", 0) == 0 ||
+                line.rfind("printf '#!/bin/sh\\nexec %s %s \"$@\"\\n' ", 0) == 0)
         << line;
     start = end + 1;
   }
+  // And bash reads it.
+  std::string path = ::testing::TempDir() + "print_env.sh";
+  { std::ofstream(path) << text; }
+  EXPECT_EQ(std::system(("bash -n " + path).c_str()), 0) << text;
 }
 
 }  // namespace
