@@ -361,6 +361,9 @@ Expected<TargetSet> parse_arch_spec(std::string_view spec, const ArchSpecContext
   Reading r;
   auto ok = read_spec(r, spec, context);
   if (!ok) return ok.error();
+  // Separators alone (",", "' ;") name nothing: an empty set would silently mean
+  // "no device code" to every consumer, so it is an error like an unknown token.
+  if (r.targets.empty()) return make_error("no CUDA target in '" + std::string(spec) + "'");
   return r.targets;
 }
 
@@ -371,6 +374,7 @@ Expected<TargetSet> parse_arch_specs(const std::vector<std::string>& specs, cons
     auto ok = read_spec(r, s, context);
     if (!ok) return ok.error();
   }
+  if (r.targets.empty()) return make_error("no CUDA target in '" + join(specs, " ") + "'");
   return r.targets;
 }
 

@@ -151,3 +151,14 @@ TEST(GpuSpec, DeviceCapabilities) {
   }
   EXPECT_FALSE(parse_gpu_spec("hoper"));
 }
+
+// Found by fuzz/arch_spec_fuzz: separators alone parsed to an empty set (exit 0, no targets).
+TEST(ArchSpecFuzzFindings, SeparatorsAloneAreNotATargetList) {
+  for (const char* spec : {"',", ";;", " ", ",", "'"}) {
+    auto set = tailor::cuda::parse_arch_spec(spec);
+    ASSERT_FALSE(set) << "'" << spec << "' parsed to " << set->names().size() << " targets";
+    EXPECT_NE(set.error().message.find("CUDA target"), std::string::npos) << set.error().message;
+  }
+  EXPECT_FALSE(tailor::cuda::parse_arch_specs({";", ","}));
+  EXPECT_TRUE(tailor::cuda::parse_arch_spec("8.0;"));
+}
