@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# The real-package suite: `tailor build` of packages people really build, each from a
+# fresh work folder, for the GPU present (or --arch). Run on the lent GPU machine; split
+# the list with --only to fit a time limit per command.
+#
+# Per package it records: result, wall time, jobs used, peak memory (the machine's used
+# memory above its level before the build, sampled every second, and the largest single
+# process from GNU time when installed), wheel size, targets verified, and the import and
+# GPU smoke checks, as rows of a TSV and a Markdown table (for bench/RESULTS.md).
+#
+# With --own PACKAGE the package's own build runs too (pip wheel of the same source, same
+# target, no tailor), so the two can be compared as a ratio.
+#
+# usage: bench/real_packages.sh [--tailor PATH] [--python PY] [--arch SPEC]
+#          [--sources DIR] [--only name,name] [--own name,name] [--timeout SECONDS]
+#          [--results FILE] [--keep DIR]
+# Sources are looked up in --sources (default .carry/sdists): sdists from the index
+# (NAME-VERSION.tar.gz) and `git archive` tarballs of git heads (NAME-git.tar.gz, unpacked
+# to a folder first, as a git checkout would be). The device machine has no network.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+tailor="$here/build/bin/tailor"
+python=python3
+arch=""
+sources="$here/.carry/sdists"
+only=""
+own=""
+timeout_s=560
+results=""
+keep=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --tailor) tailor=$2; shift 2 ;;
+    --python) python=$2; shift 2 ;;
+    --arch) arch=$2; shift 2 ;;
+    --sources) sources=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
+    --own) own=$2; shift 2 ;;
+    --timeout) timeout_s=$2; shift 2 ;;
+    --results) results=$2; shift 2 ;;
+    --keep) keep=$2; shift 2 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[ -x "$tailor" ] || { echo "no tailor at $tailor (build it, or pass --tailor)" >&2; exit 2; }
+
+# name | source glob | extra tailor build arguments | extra environment (space-separated K=V)
+# The restrictions for flash-attn and xformers are the switches each package offers to
+# build less than everything (the recipe's 'minimal' profile).
+packages=(
+  "torch-scatter|torch_scatter-*.tar.gz||"
+  "bitsandbytes|bitsandbytes-git.tar.gz||"
+  "causal-conv1d|causal_conv1d-*.tar.gz||"
+  "mamba-ssm|mamba_ssm-*.tar.gz||"
+  "apex|apex-git.tar.gz||"
+  "deepspeed|deepspeed-*.tar.gz||"
+  "flash-attn|flash_attn-*.tar.gz|--profile minimal|"
+  "xformers|xformers-*.tar.gz|--profile minimal|"
+)
+
+tmp=$(mktemp -d /tmp/tailor-suite.XXXXXX)
+[ -n "$keep" ] && mkdir -p "$keep"
+trap '[ -n "$keep" ] && cp -r "$tmp"/. "$keep"/ 2>/dev/null; rm -rf "$tmp"' EXIT
+rows="$tmp/rows.tsv"
+: >"$rows"
+wanted() { [ -z "$1" ] && return 0; case ",$1," in *",$2,"*) return 0 ;; *) return 1 ;; esac; }
+used_kib() { awk '/MemTotal/{t=$2} /MemAvailable/{a=$2} END{print t-a}' /proc/meminfo; }
+have_gnu_time=0
+/usr/bin/time -f %M true >/dev/null 2>&1 && have_gnu_time=1
+
+# measure LABEL CMD...: runs CMD under the timeout, sampling memory; sets m_rc m_wall m_peak_gib m_rss_gib
+measure() {
+  local label=$1; shift
+  local base; base=$(used_kib)
+  local peakf="$tmp/$label.peak"
+  echo "$base" >"$peakf"
+  ( while :; do u=$(used_kib); p=$(cat "$peakf"); [ "$u" -gt "$p" ] && echo "$u" >"$peakf"; sleep 1; done ) &
+  local sampler=$!
+  local t0 t1
+  t0=$(date +%s.%N)
+  if [ $have_gnu_time = 1 ]; then
+    timeout -s INT -k 20 "$timeout_s" /usr/bin/time -o "$tmp/$label.time" -f %M "$@"
+  else
+    timeout -s INT -k 20 "$timeout_s" "$@"
+  fi
+  m_rc=$?
+  t1=$(date +%s.%N)
+  kill $sampler 2>/dev/null; wait $sampler 2>/dev/null
+  m_wall=$(python3 -c "print(f'{$t1-$t0:.1f}')")
+  m_peak_gib=$(python3 -c "print(f'{($(cat "$peakf")-$base)/1048576:.1f}')")
+  m_rss_gib="-"
+  if [ -s "$tmp/$label.time" ]; then
+    local kib; kib=$(tail -1 "$tmp/$label.time")
+    [[ $kib =~ ^[0-9]+$ ]] && m_rss_gib=$(python3 -c "print(f'{$kib/1048576:.1f}')")
+  fi
+}
+
+# source_for GLOB: the sdist, or the folder a git tarball unpacks to
+source_for() {
+  local f
+  f=$(ls "$sources"/$1 2>/dev/null | head -1)
+  [ -n "$f" ] || return 1
+  case $f in
+    *-git.tar.gz)
+      mkdir -p "$tmp/git"
+      tar -xzf "$f" -C "$tmp/git" || return 1
+      echo "$tmp/git/$(tar -tzf "$f" | head -1 | cut -d/ -f1)" ;;
+    *) echo "$f" ;;
+  esac
+}
+
+arch_args=()
+[ -n "$arch" ] && arch_args=(--arch "$arch")
+for entry in "${packages[@]}"; do
+  IFS='|' read -r name glob extra envs <<<"$entry"
+  wanted "$only" "$name" || continue
+  src=$(source_for "$glob") || { printf '%s\tno source\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n' "$name" "no $glob in $sources" >>"$rows"; continue; }
+  work="$tmp/work-$name" out="$tmp/out-$name"
+  echo "=== $name: tailor build $src ${arch_args[*]} $extra" >&2
+  # shellcheck disable=SC2086
+  measure "$name" env $envs CCACHE_DISABLE=1 "$tailor" build "$src" "${arch_args[@]}" $extra --python "$python" \
+    --work-dir "$work" --out "$out" --progress plain --json >"$tmp/$name.json" 2>"$tmp/$name.err"
+  rc=$m_rc
+  tail -5 "$tmp/$name.err" >&2
+  python3 - "$tmp/$name.json" "$name" "$rc" "$m_wall" "$m_peak_gib" "$m_rss_gib" "$tmp/$name.err" >>"$rows" <<'PY'
+import json, sys
+path, name, rc, wall, peak, rss, errf = sys.argv[1:]
+try:
+    j = json.load(open(path))
+except Exception:
+    j = {}
+err = open(errf, errors="replace").read().strip().splitlines()
+rc = int(rc)
+result = "ok" if rc == 0 else ("timeout" if rc in (124, 130, 137) else f"failed ({rc})")
+run = j.get("run", {})
+wheel = j.get("wheel", {}) or {}
+checks = {c.get("name"): c.get("status") for c in j.get("checks", [])}
+why = "" if rc == 0 else (j.get("message") or (err[-1] if err else ""))
+print("\t".join(str(x) for x in [
+    name, result, wall, run.get("jobs", "-"), peak, rss,
+    wheel.get("size", "-"), " ".join(j.get("inputs", {}).get("targets", [])) or "-",
+    checks.get("import", "-"), checks.get("gpu-smoke", "-"), why.replace("\t", " ")[:200]]))
+PY
+  if wanted "$own" "$name"; then
+    echo "=== $name: the package's own build (pip wheel, same target)" >&2
+    ownsrc=$src
+    case $src in *.tar.gz) mkdir -p "$tmp/own-$name"; tar -xzf "$src" -C "$tmp/own-$name"; ownsrc=$(ls -d "$tmp/own-$name"/*/ | head -1) ;; esac
+    torch_list=$("$tailor" arch "${arch:-native}" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["torch_cuda_arch_list"])' 2>/dev/null || echo "")
+    measure "$name-own" env FORCE_CUDA=1 TORCH_CUDA_ARCH_LIST="$torch_list" CCACHE_DISABLE=1 \
+      "$python" -m pip wheel --no-deps --no-build-isolation --no-index -w "$tmp/own-out-$name" "$ownsrc" \
+      >"$tmp/$name-own.log" 2>&1
+    size=$(stat -c %s "$tmp"/own-out-"$name"/*.whl 2>/dev/null | head -1)
+    result=ok; [ "$m_rc" -ne 0 ] && result="failed ($m_rc)"; [ "$m_rc" = 124 ] && result=timeout
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\t-\t%s\n' "$name (own build)" "$result" "$m_wall" "package default" \
+      "$m_peak_gib" "$m_rss_gib" "${size:--}" "$torch_list" "pip wheel --no-build-isolation" >>"$rows"
+  fi
+done
+
+echo
+echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
+echo "nvcc $(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p'), torch $("$python" -c 'import torch; print(torch.__version__)' 2>/dev/null), tailor $tailor"
+echo
+echo "| package | result | wall s | jobs | peak mem GiB (machine) | largest process GiB | wheel bytes | targets verified | import | GPU smoke | note |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
+while IFS=$'\t' read -r -a f; do
+  printf '| %s |\n' "$(IFS='|'; echo "${f[*]}" | sed 's/|/ | /g')"
+done <"$rows"
+[ -n "$results" ] && cp "$rows" "$results"
+exit 0
