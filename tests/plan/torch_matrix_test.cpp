@@ -178,8 +178,12 @@ TEST(TorchMatrix, WorkflowQuotesEverything) {
     EXPECT_EQ(value.front(), '\'');
     EXPECT_EQ(value.back(), '\'');
     std::string inner = value.substr(1, value.size() - 2);
-    for (size_t i = 0; i < inner.size(); ++i)
-      if (inner[i] == '\'') EXPECT_TRUE(i + 1 < inner.size() && inner[++i] == '\'') << line;
+    for (size_t i = 0; i < inner.size(); ++i) {
+      if (inner[i] == '\'') {
+        EXPECT_TRUE(i + 1 < inner.size() && inner[i + 1] == '\'') << line;
+        ++i;
+      }
+    }
   }
   EXPECT_EQ(runs, 2u);
 }
