@@ -21,8 +21,11 @@ namespace tailor::plan {
 namespace {
 
 const std::set<std::string> k_axes = {"gpu", "cpu", "cuda", "python", "torch"};
-/// Above this many combinations a matrix with exclude rows is not walked to count them.
-constexpr uint64_t k_max_rows_walked = 200'000;
+/// Above this many combinations (or row-against-exclude checks) a matrix with exclude rows
+/// is not walked to count them: its product is reported. expand_rows builds the product
+/// before excluding, so this also bounds its memory (a few MB).
+constexpr uint64_t k_max_rows_walked = 20'000;
+constexpr uint64_t k_max_checks_walked = 2'000'000;
 /// Problems listed in one error; the rest are counted.
 constexpr size_t k_max_problems_listed = 40;
 
@@ -286,7 +289,7 @@ MatrixCount count_rows(const MatrixSpec& spec) {
     product *= n;
   }
   if (spec.exclude.empty()) return {product > k_max - includes ? k_max : product + includes, true};
-  if (product > k_max_rows_walked) return {product, false};
+  if (product > k_max_rows_walked || product * spec.exclude.size() > k_max_checks_walked) return {product, false};
   // Walk the product as an odometer, one row alive at a time.
   std::vector<size_t> index(spec.axes.size(), 0);
   MatrixRow row;

@@ -247,6 +247,14 @@ TEST(TorchMatrix, ExpansionIsCappedWithoutBuildingIt) {
   EXPECT_TRUE(n.exact);
   EXPECT_EQ(n.rows, expand_rows(spec).size());
   EXPECT_EQ(n.rows, 4u);
+  // 600 combinations trimmed to 500 by exclude rows: under the limit, counted exactly.
+  MatrixSpec trimmed;
+  trimmed.axes.push_back({"python", {}});
+  for (int i = 0; i < 600; ++i) trimmed.axes[0].values.push_back("3." + std::to_string(i));
+  for (int i = 0; i < 100; ++i) trimmed.exclude.push_back({{"python", "3." + std::to_string(i)}});
+  EXPECT_TRUE(count_rows(trimmed).exact);
+  EXPECT_EQ(count_rows(trimmed).rows, 500u);
+  EXPECT_EQ(expand_rows(trimmed).size(), 500u);
   // Products that overflow 64 bits saturate.
   MatrixSpec huge;
   for (int i = 0; i < 20; ++i) huge.axes.push_back({"gpu", std::vector<std::string>(1000, "8.0")});
