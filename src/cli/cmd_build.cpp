@@ -66,6 +66,10 @@ void print_failure_details(const build::ExtensionBuildResult& r) {
 }
 
 int run_build(BuildCommandOptions& o) {
+  // Two ways of naming targets; merging them silently would build what neither said.
+  if (!o.arch.empty() && !o.gpu.empty()) return report_error("use --arch or --gpu, not both");
+  if (!o.core.print_env)
+    if (auto usable = check_out_dir(o.core.out_dir); !usable) return report_error(usable.error().message);
   if (!o.arch.empty()) o.core.arch = o.arch;
   if (!o.gpu.empty()) o.core.gpu = o.gpu;
   o.core.jobs = o.jobs;

@@ -14,9 +14,9 @@ struct BuildTorchOptions {
 int run_build_torch(const BuildTorchOptions& o) {
   auto variant = variant_from_flags(o.variant);
   if (!variant) return report_error(variant.error().message);
+  if (auto usable = check_out_dir(o.build.out_dir); !usable) return report_error(usable.error().message);
   probe::HostReport host = probe_for_torch(o.variant, *variant);
-  plan::ResolveOptions ropts;
-  ropts.work_dir = o.variant.work_dir;
+  plan::ResolveOptions ropts = resolve_options_from_flags(o.variant);
   auto result = build::build_torch(*variant, host, ropts, o.build);
   return result.exit_code;
 }

@@ -1,6 +1,8 @@
-// `tailor doctor [VARIANT FLAGS]`: the pre-flight checks of a PyTorch build with fixes
-// (disk, memory and swap against jobs, toolchain, Python build requirements, submodules).
+// `tailor doctor [torch] [VARIANT FLAGS]`: the pre-flight checks of a PyTorch build with
+// fixes (disk, memory and swap against jobs, toolchain, Python build requirements,
+// submodules).
 #include <cstdio>
+#include <memory>
 
 #include "build/torch_build.h"
 #include "cli/commands.h"
@@ -10,13 +12,21 @@
 namespace tailor::cli {
 
 namespace {
-int run_doctor(const TorchVariantFlags& f) {
+/// Owned by the command (shared with the callback): CLI11 writes into these fields
+/// while parsing, after setup_doctor has returned.
+struct DoctorOptions {
+  TorchVariantFlags variant;
+  std::string package = "torch";
+};
+
+int run_doctor(const DoctorOptions& o) {
+  if (o.package != "torch") return report_error("doctor: only 'torch' can be checked here (extensions: tailor build --print-env)");
+  const TorchVariantFlags& f = o.variant;
   auto variant = variant_from_flags(f);
   if (!variant) return report_error(variant.error().message);
   probe::HostReport host = probe_for_torch(f, *variant);
-  plan::ResolveOptions ropts;
+  plan::ResolveOptions ropts = resolve_options_from_flags(f);
   ropts.purpose = plan::PlanPurpose::build_here;
-  ropts.work_dir = f.work_dir;
   plan::BuildPlan p = plan::resolve_torch_plan(*variant, host, ropts);
   SystemCommandRunner runner;
   plan::DoctorFacts facts = build::gather_doctor_facts(p, runner);
@@ -29,11 +39,10 @@ int run_doctor(const TorchVariantFlags& f) {
 }  // namespace
 
 void setup_doctor(CLI::App& sub, RunFn& run) {
-  auto f = std::make_shared<TorchVariantFlags>();
-  std::string package;
-  sub.add_option("package", package, "torch (the default)");
-  add_torch_variant_flags(sub, *f);
-  sub.callback([&run, f] { run = [f] { return run_doctor(*f); }; });
+  auto o = std::make_shared<DoctorOptions>();
+  sub.add_option("package", o->package, "torch (the default)");
+  add_torch_variant_flags(sub, o->variant);
+  sub.callback([&run, o] { run = [o] { return run_doctor(*o); }; });
 }
 
 }  // namespace tailor::cli

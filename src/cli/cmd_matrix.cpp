@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/torch_variant_flags.h"
 #include "plan/matrix.h"
+#include "plan/torch_platform.h"
 #include "plan/torch_plan_render.h"
 #include "probe/probe.h"
 #include "util/strings.h"
@@ -22,6 +23,7 @@ struct MatrixOptions {
   std::string out = "dist";
   std::string work_dir = "tailor-work";
   bool no_venv = false;
+  std::optional<int> jobs;
 };
 
 std::string opt(const std::optional<std::string>& s, const char* dflt = "-") { return s ? *s : dflt; }
@@ -36,18 +38,27 @@ int run_matrix(const MatrixOptions& o) {
     if (auto filled = fill_version_from_source(v); !filled) return report_error(filled.error().message);
   if (!o.emit.empty()) {
     if (o.emit != "github-actions") return report_error("--emit: only github-actions is known");
-    std::fputs(plan::render_github_actions(*config, *variants).c_str(), stdout);
+    auto workflow = plan::render_github_actions(*config, *variants);
+    if (!workflow) return report_error(workflow.error().message);
+    std::fputs(workflow->c_str(), stdout);
     return k_exit_ok;
   }
   if (o.action == "list") {
     std::printf("%-28s %-8s %-6s %-16s %-12s %-7s %s\n", "VARIANT", "TORCH", "CUDA", "GPU", "CPU", "PYTHON", "PLATFORM");
-    for (const auto& v : *variants)
+    for (const auto& v : *variants) {
+      // The platform asked for, or implied by the GPUs (checked by config_variants).
+      auto platform = plan::variant_platform(v.platform, v.arch);
+      std::string shown = platform && *platform ? **platform : "host";
       std::printf("%-28s %-8s %-6s %-16s %-12s %-7s %s\n", v.name.c_str(), opt(v.torch).c_str(),
                   v.cpu_only.value_or(false) ? "cpu" : opt(v.cuda).c_str(),
                   v.arch.empty() ? (v.cpu_only.value_or(false) ? "none" : "-") : join(v.arch, ";").c_str(),
-                  opt(v.cpu_target).c_str(), opt(v.python).c_str(), opt(v.platform, "host").c_str());
+                  opt(v.cpu_target).c_str(), opt(v.python).c_str(), shown.c_str());
+    }
     return k_exit_ok;
   }
+  if (o.action == "build")
+    if (auto usable = check_out_dir(o.out); !usable) return report_error(usable.error().message);
+  if (o.jobs && *o.jobs < 1) return report_error(fmt::format("--jobs {}: must be at least 1", *o.jobs));
   probe::ProbeOptions popts;
   probe::HostReport host = probe::probe_host(popts);
   int worst = k_exit_ok;
@@ -55,6 +66,7 @@ int run_matrix(const MatrixOptions& o) {
   for (const auto& v : *variants) {
     plan::ResolveOptions ropts;
     ropts.work_dir = o.work_dir + "/" + v.name;
+    ropts.jobs = o.jobs;
     if (o.action == "plan") {
       plan::BuildPlan p = plan::resolve_torch_plan(v, host, ropts);
       std::printf("== %s\n", v.name.c_str());
@@ -94,6 +106,7 @@ void setup_matrix(CLI::App& sub, RunFn& run) {
   sub.add_option("--emit", o->emit, "github-actions: write a workflow with one job per variant");
   sub.add_option("--out", o->out, "output folder for built wheels (one subfolder per variant)");
   sub.add_option("--work-dir", o->work_dir, "work folder (one subfolder per variant)");
+  sub.add_option("--jobs", o->jobs, "parallel compile jobs per build, MAX_JOBS (default: from usable memory)");
   sub.add_flag("--no-venv", o->no_venv, "build: use each variant's Python as is (no venv, no pip install)");
   sub.callback([&run, o] { run = [o] { return run_matrix(*o); }; });
 }

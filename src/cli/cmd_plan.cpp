@@ -20,8 +20,7 @@ int run_plan(const PlanOptions& o) {
   auto variant = variant_from_flags(o.variant);
   if (!variant) return report_error(variant.error().message);
   probe::HostReport host = probe_for_torch(o.variant, *variant);
-  plan::ResolveOptions ropts;
-  ropts.work_dir = o.variant.work_dir;
+  plan::ResolveOptions ropts = resolve_options_from_flags(o.variant);
   plan::BuildPlan p = plan::resolve_torch_plan(*variant, host, ropts);
   if (p.has_errors()) {
     // Nothing on stdout: a half-right script is worse than none.

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 
 namespace tailor::cli {
 
@@ -18,6 +19,40 @@ const CommandEntry k_commands[] = {
 };
 }  // namespace
 
+Expected<void> check_out_dir(const std::string& out_dir) {
+  std::error_code ec;
+  auto st = std::filesystem::status(out_dir, ec);
+  if (std::filesystem::exists(st) && !std::filesystem::is_directory(st))
+    return make_error("--out " + out_dir + ": exists and is not a folder");
+  return {};
+}
+
+namespace {
+/// Every command on one CLI11 app; `run` is set by the chosen command's callback.
+void add_commands(CLI::App& app, RunFn& run) {
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "tailor 0.1.0");
+  for (const auto& c : k_commands) {
+    CLI::App* sub = app.add_subcommand(c.name, c.help);
+    c.setup(*sub, run);
+  }
+}
+}  // namespace
+
+Expected<void> check_command_line(const std::vector<std::string>& args) {
+  CLI::App app{"tailor: made-to-measure PyTorch builds", "tailor"};
+  RunFn run;
+  add_commands(app, run);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    return make_error(std::string(e.get_name()) + ": " + e.what());
+  }
+  if (!run) return make_error("no command chosen");
+  return {};
+}
+
 int report_error(const std::string& message, int code) {
   std::fprintf(stderr, "tailor: error: %s\n", message.c_str());
   return code;
@@ -25,13 +60,8 @@ int report_error(const std::string& message, int code) {
 
 int run_tailor(int argc, char** argv) {
   CLI::App app{"tailor: made-to-measure PyTorch builds", "tailor"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", "tailor 0.1.0");
   RunFn run;
-  for (const auto& c : k_commands) {
-    CLI::App* sub = app.add_subcommand(c.name, c.help);
-    c.setup(*sub, run);
-  }
+  add_commands(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

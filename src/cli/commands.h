@@ -5,6 +5,9 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <vector>
+
+#include "util/expected.h"
 
 namespace tailor::cli {
 
@@ -34,6 +37,14 @@ void setup_matrix(CLI::App& sub, RunFn& run);
 /// Entry point used by the thin main: parses argv, runs one command, prints errors as
 /// `tailor: error: ...` and returns the exit code.
 int run_tailor(int argc, char** argv);
+
+/// An output folder given with --out must be a folder or not exist yet: an existing file
+/// there is an error before any work starts.
+Expected<void> check_out_dir(const std::string& out_dir);
+
+/// Parses a tailor command line (without the program name) exactly as `tailor` would,
+/// running nothing: an error for what the parser refuses (unknown option, bad value).
+Expected<void> check_command_line(const std::vector<std::string>& args);
 
 /// Prints `tailor: error: <message>` to stderr and returns k_exit_bad_input (or `code`).
 int report_error(const std::string& message, int code = k_exit_bad_input);

@@ -1,6 +1,7 @@
 #include "cli/torch_variant_flags.h"
 
 #include <filesystem>
+#include <fmt/format.h>
 #include <fstream>
 
 #include "plan/matrix.h"
@@ -15,7 +16,9 @@ void add_torch_variant_flags(CLI::App& app, TorchVariantFlags& f) {
   app.add_option("--cuda", f.cuda, "CUDA version (12.6, cu126)");
   app.add_flag("--cpu-only", f.cpu_only, "build without CUDA");
   app.add_option("--python", f.python, "Python version (3.10) or interpreter path");
-  app.add_option("--arch,--gpu", f.arch, "GPU targets in any `tailor arch` spelling (7.5, sm_90, T4G, 8.0+PTX)");
+  app.add_option("--arch", f.arch, "GPU targets in any `tailor arch` spelling (7.5, sm_90, 8.0+PTX, Hopper)");
+  app.add_option("--gpu", f.gpu, "build for these GPUs or instance types (T4G, A10G, g5g.xlarge); a GPU or "
+                                 "instance that exists on one platform only implies it");
   app.add_option("--cpu-target", f.cpu_target, "x86-64-v2|v3|v4 (avx2, avx512), armv8.2-a, armv9-a, neoverse-v1|v2");
   app.add_option("--blas", f.blas, "openblas or mkl");
   app.add_option("--with", f.with, "turn a feature on (cudnn, nccl, distributed, mkldnn, fbgemm, kineto, xnnpack, qnnpack, flash-attention, mem-eff-attention, magma, tests)");
@@ -28,6 +31,7 @@ void add_torch_variant_flags(CLI::App& app, TorchVariantFlags& f) {
   app.add_option("--config", f.config, "a tailor.toml");
   app.add_option("--variant", f.variant, "the variant of --config to use");
   app.add_option("--work-dir", f.work_dir, "where source, venv and build go (default tailor-work)");
+  app.add_option("--jobs", f.jobs, "parallel compile jobs, MAX_JOBS (default: from usable memory and cores)");
 }
 
 Expected<bool> fill_version_from_source(plan::TorchVariant& v) {
@@ -47,6 +51,8 @@ Expected<bool> fill_version_from_source(plan::TorchVariant& v) {
 }
 
 Expected<plan::TorchVariant> variant_from_flags(const TorchVariantFlags& f) {
+  if (!f.arch.empty() && !f.gpu.empty()) return make_error("use --arch or --gpu, not both");
+  if (f.jobs && *f.jobs < 1) return make_error(fmt::format("--jobs {}: must be at least 1", *f.jobs));
   plan::TorchVariant base;
   if (!f.config.empty()) {
     TAILOR_TRY(config, plan::load_tailor_config(f.config));
@@ -70,7 +76,7 @@ Expected<plan::TorchVariant> variant_from_flags(const TorchVariantFlags& f) {
   }
   if (f.cpu_only) top.cpu_only = true;
   if (!f.python.empty() && f.python.find('/') == std::string::npos) top.python = f.python;
-  top.arch = f.arch;
+  top.arch = !f.gpu.empty() ? f.gpu : f.arch;
   if (!f.cpu_target.empty()) top.cpu_target = f.cpu_target;
   if (!f.blas.empty()) top.blas = f.blas;
   for (const auto& w : f.with) top.features[w] = true;
@@ -84,6 +90,13 @@ Expected<plan::TorchVariant> variant_from_flags(const TorchVariantFlags& f) {
   TAILOR_TRY(filled, fill_version_from_source(v));
   (void)filled;
   return v;
+}
+
+plan::ResolveOptions resolve_options_from_flags(const TorchVariantFlags& f) {
+  plan::ResolveOptions o;
+  o.work_dir = f.work_dir;
+  o.jobs = f.jobs;
+  return o;
 }
 
 probe::HostReport probe_for_torch(const TorchVariantFlags& f, plan::TorchVariant& variant) {

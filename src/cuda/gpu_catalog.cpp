@@ -49,6 +49,11 @@ Catalog load_catalog() {
       g.name = detail::require<std::string>(n["name"], k_gpus_file, "name");
       g.cc = require_cc(n["cc"], k_gpus_file);
       g.host_arch = n["host"].value_or(std::string("any"));
+      if (g.host_arch != "any" && g.host_arch != "x86_64" && g.host_arch != "aarch64")
+        detail::bad_field(k_gpus_file, "gpu '" + g.name + "': host '" + g.host_arch + "' (x86_64, aarch64 or any)");
+      g.cpu_target = n["cpu_target"].value_or(std::string());
+      if (!g.cpu_target.empty() && g.host_arch == "any")
+        detail::bad_field(k_gpus_file, "gpu '" + g.name + "': cpu_target without a host");
       if (auto* aliases = n["aliases"].as_array())
         for (const auto& a : *aliases)
           if (auto s = a.value<std::string>()) g.aliases.push_back(*s);
@@ -70,6 +75,10 @@ Catalog load_catalog() {
       i.family = detail::require<std::string>(n["family"], k_instances_file, "family");
       i.cloud = detail::require<std::string>(n["cloud"], k_instances_file, "cloud");
       i.gpu = detail::require<std::string>(n["gpu"], k_instances_file, "gpu");
+      i.host_arch = detail::require<std::string>(n["host"], k_instances_file, "host");
+      if (i.host_arch != "x86_64" && i.host_arch != "aarch64")
+        detail::bad_field(k_instances_file, "instance '" + i.family + "': host '" + i.host_arch + "' (x86_64 or aarch64)");
+      i.cpu_target = n["cpu_target"].value_or(std::string());
       if (std::none_of(c.gpus.begin(), c.gpus.end(), [&](const GpuModel& g) { return g.name == i.gpu; }))
         detail::bad_field(k_instances_file, "instance '" + i.family + "' names unknown gpu '" + i.gpu + "'");
       c.instances.push_back(std::move(i));
@@ -163,6 +172,45 @@ std::optional<CloudInstance> find_instance(std::string_view instance_type) {
   }
   if (best) return *best;
   return std::nullopt;
+}
+
+std::vector<PlatformHint> platform_hints(std::string_view spec) {
+  std::vector<PlatformHint> out;
+  auto add_name = [&](const std::string& name) {
+    // The order of arch_spec: an instance type first, then a GPU name.
+    if (auto inst = find_instance(name)) {
+      out.push_back({name, "instance " + inst->family, inst->host_arch, inst->cpu_target});
+      return true;
+    }
+    if (auto gpu = find_gpu(name)) {
+      if (gpu->host_arch != "any") out.push_back({name, "GPU " + gpu->name, gpu->host_arch, gpu->cpu_target});
+      return true;
+    }
+    return false;
+  };
+  for (const auto& entry : split_any(spec, ";,")) {
+    std::string piece(trim(entry));
+    if (piece.empty()) continue;
+    auto ws = split_any(piece, " \t\n");
+    // A GPU of several words ("Jetson AGX Orin") only when the words are exactly its name.
+    if (ws.size() > 1) {
+      if (auto gpu = find_gpu(piece)) {
+        auto same = [&](const std::string& s) { return join(words(s), "") == join(words(piece), ""); };
+        if (same(gpu->name) || std::any_of(gpu->aliases.begin(), gpu->aliases.end(), same)) {
+          if (gpu->host_arch != "any") out.push_back({piece, "GPU " + gpu->name, gpu->host_arch, gpu->cpu_target});
+          continue;
+        }
+      }
+    }
+    for (const auto& w : ws) {
+      if (w.empty() || w[0] == '-' || std::isdigit(static_cast<unsigned char>(w[0]))) continue;  // flags, 8.6, 90a
+      std::string lw = to_lower(w);
+      if (lw.starts_with("sm_") || lw.starts_with("compute_") || lw.starts_with("arch=") || lw.starts_with("code="))
+        continue;
+      add_name(w);
+    }
+  }
+  return out;
 }
 
 }  // namespace tailor::cuda

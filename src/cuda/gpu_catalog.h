@@ -17,6 +17,7 @@ struct GpuModel {
   std::string family;                ///< "Hopper"
   bool tegra = false;
   std::string host_arch;             ///< "x86_64", "aarch64" (T4G, GH200), "any"
+  std::string cpu_target;            ///< the CPU of every host that carries it ("neoverse-n1"), or ""
 };
 
 /// A known compute capability: its family and whether it is a Tegra part.
@@ -40,9 +41,22 @@ struct CloudInstance {
   std::string family;  ///< "g5g", "p4d", "a3-highgpu"
   std::string cloud;   ///< "aws", "gcp"
   std::string gpu;     ///< a name in gpu_catalog()
+  std::string host_arch;   ///< "x86_64" | "aarch64": the CPU architecture of the family
+  std::string cpu_target;  ///< its CPU ("neoverse-n1" for g5g), or "" where not one
 };
 const std::vector<CloudInstance>& cloud_instances();
 /// "g5g.xlarge", "g5g", "a2-highgpu-1g" -> the instance family, case-insensitive.
 std::optional<CloudInstance> find_instance(std::string_view instance_type);
+
+/// The platform a GPU or instance name implies: it exists only on that platform.
+struct PlatformHint {
+  std::string name;        ///< the name as typed: "g5g.xlarge", "T4G"
+  std::string what;        ///< "instance g5g" | "GPU T4G"
+  std::string host_arch;   ///< "x86_64" | "aarch64"
+  std::string cpu_target;  ///< "neoverse-n1", or "" where the CPU is not one
+};
+/// Every instance type and single-platform GPU named in a target spec (any `tailor arch`
+/// spelling; entries that are not names imply nothing): "g5g.xlarge;8.0" -> g5g (aarch64).
+std::vector<PlatformHint> platform_hints(std::string_view spec);
 
 }  // namespace tailor::cuda

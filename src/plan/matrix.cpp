@@ -1,6 +1,9 @@
 #include "plan/matrix.h"
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -8,7 +11,9 @@
 #include <toml++/toml.h>
 
 #include "cuda/arch_spec.h"
+#include "cuda/nvcc_capabilities.h"
 #include "plan/torch_catalog.h"
+#include "plan/torch_platform.h"
 #include "util/strings.h"
 
 namespace tailor::plan {
@@ -16,6 +21,24 @@ namespace tailor::plan {
 namespace {
 
 const std::set<std::string> k_axes = {"gpu", "cpu", "cuda", "python", "torch"};
+/// Above this many combinations (or row-against-exclude checks) a matrix with exclude rows
+/// is not walked to count them: its product is reported. expand_rows builds the product
+/// before excluding, so this also bounds its memory (a few MB).
+constexpr uint64_t k_max_rows_walked = 20'000;
+constexpr uint64_t k_max_checks_walked = 2'000'000;
+/// Problems listed in one error; the rest are counted.
+constexpr size_t k_max_problems_listed = 40;
+
+/// For messages: control characters as \xNN, so a problem stays on one line.
+std::string printable(std::string_view s) {
+  std::string out;
+  for (char ch : s) {
+    auto u = static_cast<unsigned char>(ch);
+    if (u < 0x20 || u == 0x7f) out += fmt::format("\\x{:02x}", u);
+    else out += ch;
+  }
+  return out;
+}
 
 Expected<MatrixRow> row_from_toml(const toml::table& t, const std::string& where) {
   MatrixRow row;
@@ -248,7 +271,128 @@ Expected<std::string> variant_name(const MatrixSpec& spec, const MatrixRow& row)
   return join(parts, "-");
 }
 
-Expected<std::vector<TorchVariant>> config_variants(const TailorConfig& config) {
+bool valid_variant_name(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  return std::all_of(name.begin(), name.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-';
+  });
+}
+
+MatrixCount count_rows(const MatrixSpec& spec) {
+  constexpr uint64_t k_max = std::numeric_limits<uint64_t>::max();
+  const uint64_t includes = spec.include.size();
+  if (spec.axes.empty()) return {includes, true};
+  uint64_t product = 1;
+  for (const auto& a : spec.axes) {
+    uint64_t n = a.values.size();
+    if (n != 0 && product > k_max / n) return {k_max, false};
+    product *= n;
+  }
+  if (spec.exclude.empty()) return {product > k_max - includes ? k_max : product + includes, true};
+  if (product > k_max_rows_walked || product * spec.exclude.size() > k_max_checks_walked) return {product, false};
+  // Walk the product as an odometer, one row alive at a time.
+  std::vector<size_t> index(spec.axes.size(), 0);
+  MatrixRow row;
+  for (const auto& a : spec.axes) row[a.name] = a.values.front();
+  uint64_t kept = 0;
+  for (;;) {
+    bool excluded = std::any_of(spec.exclude.begin(), spec.exclude.end(),
+                                [&](const MatrixRow& ex) { return row_matches(row, ex); });
+    if (!excluded) ++kept;
+    size_t i = spec.axes.size();
+    while (i > 0) {
+      --i;
+      const auto& a = spec.axes[i];
+      if (++index[i] < a.values.size()) {
+        row[a.name] = a.values[index[i]];
+        break;
+      }
+      index[i] = 0;
+      row[a.name] = a.values.front();
+      if (i == 0) return {kept + includes, true};
+    }
+  }
+}
+
+namespace {
+
+/// The torch releases a matrix builds: its torch axis and include rows, else the
+/// defaults' torch, else the newest release; empty with a local source tree and no torch.
+std::vector<std::string> matrix_torches(const TailorConfig& config, const TorchCatalog& cat) {
+  std::vector<std::string> out;
+  for (const auto& a : config.matrix->axes)
+    if (a.name == "torch") out = a.values;
+  for (const auto& inc : config.matrix->include)
+    if (inc.count("torch")) out.push_back(inc.at("torch"));
+  if (!out.empty()) return out;
+  if (config.defaults.torch) return {*config.defaults.torch};
+  if (config.defaults.source_dir) return {};
+  const TorchRelease* newest = nullptr;
+  for (const auto& r : cat.releases)
+    if (!newest || compare_versions(r.version, newest->version) > 0) newest = &r;
+  if (newest) out.push_back(newest->version);
+  return out;
+}
+
+std::string strip_v(const std::string& s) { return s.rfind("v", 0) == 0 ? s.substr(1) : s; }
+
+void check_axis_value(const std::string& axis, const std::string& value, const std::string& where,
+                      const TorchCatalog& cat, const std::vector<std::string>& torches, bool from_source,
+                      std::vector<std::string>& problems) {
+  const std::string shown = printable(value);
+  const std::string lv = to_lower(trim(value));
+  if (axis == "gpu") {
+    if (lv == "cpu" || lv == "none") return;
+    auto set = cuda::parse_arch_spec(value);
+    if (!set) problems.push_back(fmt::format("{}: '{}' is not a GPU target: {}", where, shown, set.error().message));
+  } else if (axis == "cpu") {
+    if (!cat.find_cpu_target(value)) {
+      std::vector<std::string> known;
+      for (const auto& t : cat.cpu_targets) known.push_back(t.name);
+      problems.push_back(fmt::format("{}: '{}' is not a CPU target tailor knows ({})", where, shown, join(known, ", ")));
+    }
+  } else if (axis == "cuda") {
+    auto c = parse_cuda_choice(value);
+    if (!c) {
+      problems.push_back(fmt::format("{}: {}", where, c.error().message));
+    } else if (*c) {
+      auto known = cuda::known_cuda_versions();
+      if (std::find(known.begin(), known.end(), **c) == known.end())
+        problems.push_back(fmt::format("{}: CUDA '{}' is not a version tailor knows ({})", where, shown, join(known, ", ")));
+    }
+  } else if (axis == "python") {
+    auto parts = split_any(value, ".");
+    bool shape = parts.size() == 2 && std::all_of(parts.begin(), parts.end(), [](const std::string& p) {
+      return !p.empty() && p.size() <= 3 && p.find_first_not_of("0123456789") == std::string::npos;
+    });
+    if (!shape) {
+      problems.push_back(fmt::format("{}: Python '{}' is not a version like 3.12", where, shown));
+      return;
+    }
+    std::vector<std::string> supported;
+    bool any_known = false, ok = false;
+    for (const auto& t : torches) {
+      const TorchRelease* rel = cat.find_release(strip_v(t));
+      if (!rel) continue;
+      any_known = true;
+      for (const auto& py : rel->pythons) {
+        if (py == value) ok = true;
+        if (std::find(supported.begin(), supported.end(), py) == supported.end()) supported.push_back(py);
+      }
+    }
+    if (any_known && !ok)
+      problems.push_back(fmt::format("{}: Python {} is not supported by torch {} (supported: {})", where, shown,
+                                     join(torches, ", "), join(supported, ", ")));
+  } else if (axis == "torch") {
+    if (from_source || cat.find_release(strip_v(value))) return;
+    std::vector<std::string> known;
+    for (const auto& r : cat.releases) known.push_back(r.version);
+    problems.push_back(fmt::format("{}: torch '{}' is not a release tailor knows ({})", where, shown, join(known, ", ")));
+  }
+}
+
+/// The variants, without checks: named ones, then the matrix's rows.
+Expected<std::vector<TorchVariant>> build_variants(const TailorConfig& config) {
   std::vector<TorchVariant> out;
   std::set<std::string> names;
   for (const auto& v : config.variants) {
@@ -259,13 +403,77 @@ Expected<std::vector<TorchVariant>> config_variants(const TailorConfig& config) 
     for (const auto& row : expand_rows(*config.matrix)) {
       TAILOR_TRY(name, variant_name(*config.matrix, row));
       if (!names.insert(name).second)
-        return make_error(fmt::format("{}: two variants are both named '{}'", config.path, name));
+        return make_error(fmt::format("{}: two variants are both named '{}'", config.path, printable(name)));
       TorchVariant v = overlay(config.defaults, variant_from_row(row));
       v.name = name;
       out.push_back(v);
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<std::string> check_config(const TailorConfig& config) {
+  std::vector<std::string> problems;
+  const std::string& file = config.path;
+  auto bad_name = [&](const std::string& what, const std::string& name) {
+    problems.push_back(fmt::format("{}: {} '{}' is not a valid name (1-64 of A-Z a-z 0-9 . _ -)", file, what,
+                                   printable(name)));
+  };
+  for (const auto& v : config.variants)
+    if (!valid_variant_name(v.name)) bad_name("variant", v.name);
+  auto cat = torch_catalog();
+  if (!cat) return {cat.error().message};
+  bool size_ok = true;
+  if (config.matrix) {
+    const MatrixSpec& m = *config.matrix;
+    if (!valid_variant_name(m.prefix)) bad_name("matrix.prefix", m.prefix);
+    const auto torches = matrix_torches(config, **cat);
+    const bool from_source = config.defaults.source_dir.has_value();
+    for (const auto& a : m.axes)
+      for (size_t i = 0; i < a.values.size(); ++i)
+        check_axis_value(a.name, a.values[i], fmt::format("{}: matrix.{}[{}]", file, a.name, i), **cat, torches,
+                         from_source, problems);
+    for (auto [rows, key] : {std::pair{&m.include, "include"}, std::pair{&m.exclude, "exclude"}})
+      for (size_t i = 0; i < rows->size(); ++i)
+        for (const auto& [axis, value] : (*rows)[i])
+          check_axis_value(axis, value, fmt::format("{}: matrix.{}[{}].{}", file, key, i, axis), **cat, torches,
+                           from_source, problems);
+    MatrixCount n = count_rows(m);
+    if (n.rows > k_max_matrix_variants) {
+      size_ok = false;
+      std::vector<std::string> sizes;
+      for (const auto& a : m.axes) sizes.push_back(fmt::format("{} {}", a.name, a.values.size()));
+      problems.push_back(fmt::format("{}: the matrix expands to {} {} ({}), more than the limit of {}; narrow the "
+                                     "axes or add exclude rows",
+                                     file, n.rows, n.exact ? "variants" : "combinations before exclude rows",
+                                     join(sizes, " x "), k_max_matrix_variants));
+    }
+  }
+  if (!problems.empty() || !size_ok) return problems;
+  // Names made by the matrix, and platforms that contradict the GPUs of a variant.
+  auto variants = build_variants(config);
+  if (!variants) return {variants.error().message};
+  for (const auto& v : *variants) {
+    if (!valid_variant_name(v.name)) bad_name("variant", v.name);
+    if (auto p = variant_platform(v.platform, v.arch); !p)
+      problems.push_back(fmt::format("{}: variant {}: {}", file, printable(v.name), p.error().message));
+  }
+  return problems;
+}
+
+Expected<std::vector<TorchVariant>> config_variants(const TailorConfig& config) {
+  auto problems = check_config(config);
+  if (problems.size() == 1) return make_error(problems.front());
+  if (!problems.empty()) {
+    std::string msg = fmt::format("{}: {} problems:", config.path, problems.size());
+    for (size_t i = 0; i < problems.size() && i < k_max_problems_listed; ++i) msg += "\n  " + problems[i];
+    if (problems.size() > k_max_problems_listed)
+      msg += fmt::format("\n  ... and {} more", problems.size() - k_max_problems_listed);
+    return make_error(msg);
+  }
+  return build_variants(config);
 }
 
 Expected<TorchVariant> find_config_variant(const TailorConfig& config, std::string_view name) {
@@ -279,30 +487,80 @@ Expected<TorchVariant> find_config_variant(const TailorConfig& config, std::stri
                                 names.empty() ? "none" : join(names, ", ")));
 }
 
-std::string render_github_actions(const TailorConfig& config, const std::vector<TorchVariant>& variants) {
+namespace {
+
+std::string yaml_quote(std::string_view s) {
+  std::string out = "'";
+  for (char ch : s) out += ch == '\'' ? std::string("''") : std::string(1, ch);
+  return out + "'";
+}
+
+/// Text that goes into the workflow: no control characters (a newline would end the YAML
+/// scalar and start a new key) and no `${{` (GitHub would evaluate it as an expression).
+Expected<void> check_emittable(std::string_view what, std::string_view s) {
+  for (char ch : s) {
+    auto u = static_cast<unsigned char>(ch);
+    if (u < 0x20 || u == 0x7f)
+      return make_error(fmt::format("{} '{}' has control characters; it cannot go into a workflow", what, printable(s)));
+  }
+  if (s.find("${{") != std::string_view::npos)
+    return make_error(fmt::format("{} '{}' contains '${{{{': it cannot go into a workflow", what, s));
+  return {};
+}
+
+/// A GitHub job id: letters, digits, '-' and '_', starting with a letter or '_'.
+std::string job_id(const std::string& name) {
+  std::string id;
+  for (char ch : name) id += std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' ? ch : '_';
+  if (id.empty() || !(std::isalpha(static_cast<unsigned char>(id[0])) || id[0] == '_')) id = "v_" + id;
+  return id;
+}
+
+}  // namespace
+
+Expected<std::string> render_github_actions(const TailorConfig& config, const std::vector<TorchVariant>& variants) {
+  static const std::string k_workspace = "${{ github.workspace }}";
+  auto in_workspace = [](const std::string& path) {
+    return std::filesystem::path(path).is_absolute() ? path : k_workspace + "/" + path;
+  };
+  auto ok = check_emittable("config path", config.path);
+  if (!ok) return ok.error();
+  const std::string config_arg = shell_quote(in_workspace(config.path));
   std::string o;
-  o += "# Generated by `tailor matrix --emit github-actions` from " + config.path + ": one job per variant.\n";
+  o += "# Generated by `tailor matrix --emit github-actions` from " + printable(config.path) + ": one job per variant.\n";
   o += "# A PyTorch build takes hours: use large runners (the plan's estimates say how large).\n";
   o += "# `tailor` must be on PATH on the runner (install it in a setup step or a runner image).\n";
+  o += "# Paths are absolute under the workspace: the build runs in the source tree.\n";
   o += "name: pytorch-builds\n";
   o += "on:\n  workflow_dispatch:\n";
   o += "jobs:\n";
+  std::set<std::string> ids;
   for (const auto& v : variants) {
-    std::string runner = v.platform && (*v.platform == "aarch64" || *v.platform == "arm64") ? "ubuntu-22.04-arm" : "ubuntu-22.04";
-    o += fmt::format("  {}:\n", v.name);
-    o += fmt::format("    name: {}\n", v.name);
-    o += fmt::format("    runs-on: {}\n", runner);
+    if (!valid_variant_name(v.name))
+      return make_error(fmt::format("variant name '{}' is not 1-64 of A-Z a-z 0-9 . _ -", printable(v.name)));
+    auto platform = variant_platform(v.platform, v.arch);
+    if (!platform) return make_error(fmt::format("variant {}: {}", v.name, platform.error().message));
+    std::string runner = *platform && **platform == "aarch64" ? "ubuntu-22.04-arm" : "ubuntu-22.04";
+    std::string id = job_id(v.name);
+    for (int n = 2; !ids.insert(id).second; ++n) id = job_id(v.name) + "-" + std::to_string(n);
+    const std::string out_dir = k_workspace + "/dist/" + v.name;
+    const std::string work_dir = k_workspace + "/tailor-work/" + v.name;
+    const std::string common = fmt::format("--config {} --variant {} --work-dir {}", config_arg, shell_quote(v.name),
+                                           shell_quote(work_dir));
+    o += fmt::format("  {}:\n", id);
+    o += fmt::format("    name: {}\n", yaml_quote(v.name));
+    o += fmt::format("    runs-on: {}\n", yaml_quote(runner));
     o += "    timeout-minutes: 720\n";
     o += "    steps:\n";
     o += "      - uses: actions/checkout@v4\n";
-    o += "      - name: Pre-flight checks\n";
-    o += fmt::format("        run: tailor doctor --config {} --variant {}\n", config.path, v.name);
-    o += "      - name: Build\n";
-    o += fmt::format("        run: tailor build torch --config {} --variant {} --out dist/{}\n", config.path, v.name, v.name);
+    o += "      - name: 'Pre-flight checks'\n";
+    o += fmt::format("        run: {}\n", yaml_quote("tailor doctor " + common));
+    o += "      - name: 'Build'\n";
+    o += fmt::format("        run: {}\n", yaml_quote("tailor build torch " + common + " --out " + shell_quote(out_dir)));
     o += "      - uses: actions/upload-artifact@v4\n";
     o += "        with:\n";
-    o += fmt::format("          name: {}\n", v.name);
-    o += fmt::format("          path: dist/{}/\n", v.name);
+    o += fmt::format("          name: {}\n", yaml_quote(v.name));
+    o += fmt::format("          path: {}\n", yaml_quote(out_dir + "/"));
   }
   return o;
 }

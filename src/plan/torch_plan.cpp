@@ -1,11 +1,13 @@
 #include "plan/torch_plan.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fmt/format.h>
 
 #include "cuda/arch_spec.h"
 #include "cuda/renderers.h"
 #include "plan/torch_estimate.h"
+#include "plan/torch_platform.h"
 #include "plan/torch_validation.h"
 #include "util/strings.h"
 
@@ -17,13 +19,6 @@ std::string major_minor(std::string_view version) {
   auto parts = split_any(version, ".");
   if (parts.size() < 2) return std::string(version);
   return parts[0] + "." + parts[1];
-}
-
-std::string normalize_platform(std::string_view p) {
-  std::string s = to_lower(p);
-  if (s == "arm64" || s == "sbsa") return "aarch64";
-  if (s == "amd64" || s == "x64") return "x86_64";
-  return s;
 }
 
 std::string normalize_manylinux(std::string_view m) {
@@ -46,6 +41,7 @@ struct Context {
   const probe::HostReport& host;
   const ResolveOptions& options;
   BuildPlan& plan;
+  std::optional<ImpliedPlatform> implied;  ///< what the GPU names say about the platform
 
   ProblemSeverity host_severity() const {
     return options.purpose == PlanPurpose::describe ? ProblemSeverity::warning : ProblemSeverity::error;
@@ -192,8 +188,15 @@ void resolve_targets(Context& c) {
 
 void resolve_cpu_target(Context& c) {
   auto& p = c.plan;
-  if (!p.variant.cpu_target) return;
-  const CpuTarget* t = c.catalog.find_cpu_target(*p.variant.cpu_target);
+  std::optional<std::string> wanted = p.variant.cpu_target;
+  const bool implied_here = c.implied && c.implied->platform == p.platform && !c.implied->cpu_target.empty();
+  if (!wanted && implied_here) {
+    wanted = c.implied->cpu_target;
+    p.notes.push_back(fmt::format("CPU target {} implied by {} (pass --cpu-target to choose another)", *wanted,
+                                  c.implied->source));
+  }
+  if (!wanted) return;
+  const CpuTarget* t = c.catalog.find_cpu_target(*wanted);
   if (!t) {
     std::vector<std::string> known;
     for (const auto& k : c.catalog.cpu_targets) {
@@ -201,7 +204,7 @@ void resolve_cpu_target(Context& c) {
       if (!k.aliases.empty()) s += " (" + join(k.aliases, ", ") + ")";
       known.push_back(s);
     }
-    c.input_error("cpu_target", fmt::format("unknown CPU target '{}'", *p.variant.cpu_target),
+    c.input_error("cpu_target", fmt::format("unknown CPU target '{}'", *wanted),
                   "choose one of: " + join(known, "; "));
     return;
   }
@@ -209,6 +212,14 @@ void resolve_cpu_target(Context& c) {
   if (!ps.empty()) {
     c.take(std::move(ps));
     return;
+  }
+  if (p.variant.cpu_target && implied_here) {
+    const CpuTarget* there = c.catalog.find_cpu_target(c.implied->cpu_target);
+    if (there && there->platform == t->platform && t->level > there->level)
+      c.add(ProblemSeverity::warning, ProblemKind::input, "cpu_target",
+            fmt::format("{} has {} CPUs; a {} build may stop with an illegal instruction there", c.implied->source,
+                        there->name, t->name),
+            fmt::format("--cpu-target {} (or leave it out) for {}", there->name, c.implied->source));
   }
   p.cpu_target = t->name;
   p.cpu_flags = t->flags;
@@ -355,12 +366,31 @@ void build_env(Context& c, const probe::CudaToolkit* tk) {
   env["PYTORCH_BUILD_NUMBER"] = "1";
 }
 
+std::string absolute_under(const std::string& base, const std::string& path) {
+  std::filesystem::path p(path);
+  if (p.is_absolute()) return p.lexically_normal().string();
+  std::string out = (std::filesystem::path(base) / p).lexically_normal().string();
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
+
+void build_layout(Context& c) {
+  auto& p = c.plan;
+  auto& L = p.layout;
+  std::error_code ec;
+  L.base_dir = c.options.base_dir;
+  if (L.base_dir.empty()) L.base_dir = std::filesystem::current_path(ec).string();
+  if (L.base_dir.empty()) L.base_dir = "/";
+  L.work_dir_given = c.options.work_dir.empty() ? "tailor-work" : c.options.work_dir;
+  L.source_dir_given = p.variant.source_dir.value_or("");
+  L.work_dir = absolute_under(L.base_dir, L.work_dir_given);
+  L.source_dir = p.variant.source_dir ? absolute_under(L.base_dir, *p.variant.source_dir) : L.work_dir + "/pytorch";
+  L.venv_dir = L.work_dir + "/venv";
+}
+
 void build_steps(Context& c, const TorchRelease* rel) {
   auto& p = c.plan;
   auto& L = p.layout;
-  L.work_dir = c.options.work_dir;
-  L.source_dir = p.variant.source_dir.value_or(L.work_dir + "/pytorch");
-  L.venv_dir = L.work_dir + "/venv";
   if (!p.variant.source_dir) {
     p.steps.push_back({"clone source", {"git", "clone", "--recursive", "--depth", "1", "--branch", p.git_tag, c.catalog.source_url, L.source_dir}, "", false});
     p.steps.push_back({"sync submodules", {"git", "submodule", "sync"}, L.source_dir, false});
@@ -415,6 +445,22 @@ BuildPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostRepor
   Context c{**catalog, host, options, plan};
   plan.host_platform = normalize_platform(!host.os.arch.empty() ? host.os.arch : host.cpu.arch);
   plan.platform = variant.platform ? normalize_platform(*variant.platform) : plan.host_platform;
+  // A GPU or instance that exists on one platform only implies that platform (and its CPU).
+  if (auto implied = implied_platform(variant.arch); !implied) {
+    c.input_error("platform", implied.error().message, "name GPUs of one platform per variant");
+  } else if (*implied) {
+    c.implied = **implied;
+    if (!variant.platform) {
+      plan.platform = c.implied->platform;
+      plan.notes.push_back(fmt::format("platform {} implied by {}", c.implied->platform, c.implied->source));
+    } else if (plan.platform != c.implied->platform) {
+      c.input_error("platform",
+                    fmt::format("platform {} conflicts with {}, which exists only on {}", *variant.platform,
+                                c.implied->source, c.implied->platform),
+                    fmt::format("drop --platform (the GPU implies {}), or name a GPU that {} machines carry",
+                                c.implied->platform, plan.platform));
+    }
+  }
   if (plan.platform != "x86_64" && plan.platform != "aarch64") {
     c.input_error("platform", fmt::format("unknown platform '{}'", variant.platform.value_or(plan.platform)), "choose x86_64 or aarch64");
     plan.platform = plan.host_platform;
@@ -443,12 +489,21 @@ BuildPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostRepor
                                           : (plan.cuda && compare_versions(plan.cuda_version, "13.0") >= 0 ? "size" : ""),
                     host.memory.usable, host.cpu.logical_cores};
   estimate_jobs(est, c.catalog.estimates, plan.estimate);
+  if (options.jobs) {
+    if (*options.jobs < 1) {
+      c.input_error("jobs", fmt::format("--jobs {}: must be at least 1", *options.jobs), "e.g. --jobs 4");
+    } else {
+      plan.estimate.jobs_reason = fmt::format("--jobs {} (tailor's estimate: {})", *options.jobs, plan.estimate.jobs_reason);
+      plan.estimate.jobs = *options.jobs;
+    }
+  }
   estimate_outputs(est, c.catalog.estimates, plan.estimate);
 
   build_env(c, tk);
   std::string py_tag = "cp" + [&] { std::string s = plan.python_version; s.erase(std::remove(s.begin(), s.end(), '.'), s.end()); return s; }();
   plan.wheel_name = fmt::format("torch-{}-{}-{}-manylinux_{}_{}.whl", plan.wheel_version, py_tag, py_tag, plan.manylinux, plan.platform);
   plan.name = !variant.name.empty() ? variant.name : fmt::format("torch-{}", plan.wheel_version);
+  build_layout(c);
   build_steps(c, rel);
 
   plan.notes.push_back(fmt::format("PYTORCH_BUILD_VERSION carries the local label ({}): torch's "

@@ -5,6 +5,7 @@
 // Renderers (text, json, sh, dockerfile) and the builder read only this.
 #pragma once
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,10 +52,17 @@ struct PlanEstimate {
   std::map<std::string, double> per_target_mib;
 };
 
+/// Every path absolute: steps run with other working directories (the build runs in the
+/// source tree), so a relative path would name another place there. `base_dir` is the
+/// folder the relative paths the user gave were read against; `*_given` keep them as
+/// given, so the sh script can read them against the folder it is started from.
 struct WorkLayout {
-  std::string work_dir = "tailor-work";  ///< where the source, venv and dist go
-  std::string source_dir;                ///< work_dir/pytorch unless --source
-  std::string venv_dir;                  ///< work_dir/venv
+  std::string base_dir;                  ///< absolute: where relative paths were resolved
+  std::string work_dir;                  ///< absolute: where the source, venv and dist go
+  std::string source_dir;                ///< absolute: work_dir/pytorch unless --source
+  std::string venv_dir;                  ///< absolute: work_dir/venv
+  std::string work_dir_given = "tailor-work";  ///< as given (may be relative)
+  std::string source_dir_given;          ///< --source as given; empty: work_dir/pytorch
 };
 
 struct BuildPlan {
@@ -99,6 +107,10 @@ struct BuildPlan {
 struct ResolveOptions {
   PlanPurpose purpose = PlanPurpose::describe;
   std::string work_dir = "tailor-work";
+  /// Relative work and source folders are read against this; empty: the current folder.
+  std::string base_dir;
+  /// --jobs: MAX_JOBS as given (>= 1; less is an input problem), instead of the estimate.
+  std::optional<int> jobs;
 };
 
 /// Never fails: everything wrong is a PlanProblem, all of them collected.

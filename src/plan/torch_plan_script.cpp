@@ -10,11 +10,35 @@
 namespace tailor::plan {
 
 namespace {
-std::string quote_all(const std::vector<std::string>& argv) {
+
+bool is_under(const std::string& path, const std::string& dir) {
+  return !dir.empty() && (path == dir || (path.size() > dir.size() && path.starts_with(dir) && path[dir.size()] == '/'));
+}
+
+/// A path of the plan in the script: paths in the source or work folder go through
+/// $TAILOR_SOURCE / $TAILOR_WORK (set once at the top), everything else is quoted.
+std::string script_word(const BuildPlan& p, const std::string& a) {
+  for (auto [dir, var] : {std::pair{&p.layout.source_dir, "TAILOR_SOURCE"}, std::pair{&p.layout.work_dir, "TAILOR_WORK"}}) {
+    if (!is_under(a, *dir)) continue;
+    std::string rest = a.substr(dir->size());
+    return fmt::format("\"${}\"{}", var, rest.empty() ? "" : shell_quote(rest));
+  }
+  return shell_quote(a);
+}
+
+std::string quote_all(const BuildPlan& p, const std::vector<std::string>& argv) {
   std::vector<std::string> q;
-  for (const auto& a : argv) q.push_back(shell_quote(a));
+  for (const auto& a : argv) q.push_back(script_word(p, a));
   return join(q, " ");
 }
+
+/// `TAILOR_WORK=...`: a path given relative to `tailor plan` is read against the folder
+/// the script starts in (the build host has its own layout); an absolute one as it is.
+std::string folder_assignment(const std::string& given, const std::string& absolute) {
+  if (!given.empty() && given.front() != '/') return "\"$(pwd)\"/" + shell_quote(given);
+  return shell_quote(absolute);
+}
+
 }  // namespace
 
 std::string render_plan_script(const BuildPlan& p) {
@@ -29,6 +53,13 @@ std::string render_plan_script(const BuildPlan& p) {
   o += "\n";
   for (const auto& [k, v] : p.env) o += fmt::format("export {}={}\n", k, shell_quote(v));
   o += "\n";
+  o += "# Folders: relative ones are read against the folder this script is started from.\n";
+  o += fmt::format("TAILOR_WORK={}\n", folder_assignment(p.layout.work_dir_given, p.layout.work_dir));
+  if (p.layout.source_dir_given.empty())
+    o += "TAILOR_SOURCE=\"$TAILOR_WORK/pytorch\"\n";
+  else
+    o += fmt::format("TAILOR_SOURCE={}\n", folder_assignment(p.layout.source_dir_given, p.layout.source_dir));
+  o += "\n";
   o += "tailor_build() {\n";
   o += "  set -euo pipefail\n";
   o += fmt::format("  if [ \"$(uname -m)\" != {} ]; then\n", shell_quote(p.platform));
@@ -37,15 +68,15 @@ std::string render_plan_script(const BuildPlan& p) {
   if (p.cuda)
     o += fmt::format("  if [ ! -x \"$CUDACXX\" ]; then echo \"nvcc not found at $CUDACXX (CUDA {})\" >&2; return 1; fi\n",
                      p.cuda_version);
-  o += fmt::format("  mkdir -p {}\n", shell_quote(p.layout.work_dir));
+  o += "  mkdir -p \"$TAILOR_WORK\"\n";
   for (const auto& s : p.steps) {
     o += fmt::format("  # {}\n", s.title);
-    std::string cmd = quote_all(s.argv);
-    if (s.uses_env) cmd += fmt::format(" 2>&1 | tee {}", shell_quote(p.layout.work_dir + "/build.log"));
-    if (!s.cwd.empty()) o += fmt::format("  (cd {} && {})\n", shell_quote(s.cwd), cmd);
+    std::string cmd = quote_all(p, s.argv);
+    if (s.uses_env) cmd += " 2>&1 | tee \"$TAILOR_WORK/build.log\"";
+    if (!s.cwd.empty()) o += fmt::format("  (cd {} && {})\n", script_word(p, s.cwd), cmd);
     else o += fmt::format("  {}\n", cmd);
   }
-  o += fmt::format("  echo \"wheel(s) in {}/dist; official-style name: {}\"\n", p.layout.source_dir, p.wheel_name);
+  o += fmt::format("  echo \"wheel(s) in $TAILOR_SOURCE/dist; official-style name: {}\"\n", p.wheel_name);
   o += "}\n\n";
   o += "# Executed (not sourced): build.\n";
   o += "if [ \"${BASH_SOURCE[0]}\" = \"$0\" ]; then\n  tailor_build\nfi\n";

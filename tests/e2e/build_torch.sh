@@ -62,4 +62,30 @@ set -e
 [ "$rc" = 2 ] || { cat "$tmp/bad.out"; fail "sm_60 with CUDA 13 must exit 2 (got $rc)"; }
 grep -q "sm_60" "$tmp/bad.out" || fail "no sm_60 problem"
 [ ! -e "$tmp/out2" ] || fail "output folder created for a failed build"
+# The default work folder (relative "tailor-work") and a relative --source, from another
+# folder: every step gets absolute paths, so the venv's interpreter is found by the steps
+# that run inside the source tree. Offline (PIP_NO_INDEX) the requirements step then
+# fails in pip itself, which shows it ran; before, the interpreter path did not resolve.
+mkdir -p "$tmp/cwd4"
+cp -r "$TAILOR_SOURCE_DIR/tests/torch_fixture" "$tmp/src4"
+set +e
+(cd "$tmp/cwd4" && PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1 "$TAILOR" build torch --source ../src4 --arch 7.5 \
+  --cuda "$cuda" --python "$py" --without cudnn --out "$tmp/out4") > "$tmp/default.out" 2>&1
+rc=$?
+set -e
+log4="$tmp/cwd4/tailor-work/build.log"
+[ -x "$tmp/cwd4/tailor-work/venv/bin/python" ] || { cat "$tmp/default.out"; fail "no venv under the default work folder"; }
+[ -s "$log4" ] || { cat "$tmp/default.out"; fail "no build log in the default work folder"; }
+if grep -q "venv/bin/python.*No such file" "$log4" "$tmp/default.out"; then
+  cat "$tmp/default.out"; fail "a step did not find the venv's interpreter"
+fi
+if [ "$rc" = 0 ]; then
+  ls "$tmp/out4"/torch-*.whl > /dev/null || fail "default work folder: exit 0 without a wheel"
+else
+  [ "$rc" = 1 ] || { cat "$tmp/default.out"; fail "default work folder: exit $rc"; }
+  grep -qE "No matching distribution|Could not find a version" "$log4" \
+    || { cat "$tmp/default.out" "$log4"; fail "the requirements step did not reach pip"; }
+  [ ! -e "$tmp/out4" ] || fail "a failed build published"
+fi
+
 echo "build torch e2e: ok"

@@ -195,6 +195,22 @@ if ! grep -q "First error in .*oom-cc1plus.log (lines 2-4)" "$work/human.txt" ||
   echo "FAIL human output:"; cat "$work/human.txt"; failures=$((failures + 1))
 fi
 
+# Every `tailor ...` command an out-of-memory fix names is accepted by tailor: the
+# PyTorch form `tailor build torch --jobs N` reaches the plan as MAX_JOBS, and N < 1 is
+# refused (exit 2). The fix of a torch OOM log must name it.
+if ! grep -qF 'tailor build torch --jobs N' "$work/human.txt"; then
+  echo "FAIL the OOM fix does not name tailor build torch --jobs N"; failures=$((failures + 1))
+fi
+"$TAILOR" plan --torch 2.9.1 --cpu-only --jobs 2 --format json >"$work/jobs.json" 2>/dev/null
+if ! python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["env"]["MAX_JOBS"] == "2"' "$work/jobs.json"; then
+  echo "FAIL --jobs 2 did not become MAX_JOBS=2"; failures=$((failures + 1))
+fi
+"$TAILOR" build torch --torch 2.9.1 --cpu-only --jobs 0 --work-dir "$work/w" >/dev/null 2>"$work/jobs0.err"
+code=$?
+if [[ $code -ne 2 ]] || ! grep -qF -- "--jobs 0: must be at least 1" "$work/jobs0.err"; then
+  echo "FAIL build torch --jobs 0: exit $code"; cat "$work/jobs0.err"; failures=$((failures + 1))
+fi
+
 # Standard input, a clean log, an unreadable log.
 printf 'nvcc fatal   : Unsupported gpu architecture %s\n' "'compute_35'" | "$TAILOR" explain - >/dev/null ||
   { echo "FAIL stdin"; failures=$((failures + 1)); }

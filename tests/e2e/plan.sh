@@ -8,6 +8,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# T4G implies aarch64 and its CPU (Graviton2, Neoverse N1); the --platform agrees.
 seed=(--torch 2.9.1 --cuda 12.6 --python 3.10 --arch T4G --platform aarch64 --manylinux 2_35)
 "$TAILOR" plan torch "${seed[@]}" --format json > "$tmp/plan.json" 2> "$tmp/plan.err" || fail "plan json: $(cat "$tmp/plan.err")"
 python3 - "$tmp/plan.json" <<'PY' || fail "plan json content"
@@ -15,7 +16,7 @@ import json, sys
 p = json.load(open(sys.argv[1]))
 e = p["env"]
 want = {"TORCH_CUDA_ARCH_LIST": "7.5", "USE_MKLDNN": "0", "USE_FBGEMM": "0", "USE_QNNPACK": "1",
-        "USE_PRIORITIZED_TEXT_FOR_LD": "1", "BUILD_TEST": "0", "CFLAGS": "-g0",
+        "USE_PRIORITIZED_TEXT_FOR_LD": "1", "BUILD_TEST": "0", "CFLAGS": "-g0 -mcpu=neoverse-n1",
         "PYTORCH_BUILD_VERSION": "2.9.1+cu126", "CMAKE_GENERATOR": "Ninja"}
 for k, v in want.items():
     assert e.get(k) == v, (k, e.get(k), v)

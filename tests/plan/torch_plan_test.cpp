@@ -2,6 +2,8 @@
 // deliberate differences), over hand-built hosts.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "plan/torch_plan.h"
 #include "plan/torch_plan_render.h"
 #include "torch_test_hosts.h"
@@ -42,8 +44,10 @@ TEST(TorchPlanSeed000, ResolvesToTheSeedSettings) {
   EXPECT_EQ(e.at("USE_PRIORITIZED_TEXT_FOR_LD"), "1");
   EXPECT_EQ(e.at("BUILD_TEST"), "0");
   EXPECT_EQ(e.at("CMAKE_GENERATOR"), "Ninja");
-  EXPECT_EQ(e.at("CFLAGS"), "-g0");
-  EXPECT_EQ(e.at("CXXFLAGS"), "-g0");
+  // T4G exists only in AWS g5g (Graviton2): the CPU target Neoverse N1 is implied, and
+  // its code runs on the seed's newer Graviton build host too.
+  EXPECT_EQ(e.at("CFLAGS"), "-g0 -mcpu=neoverse-n1");
+  EXPECT_EQ(e.at("CXXFLAGS"), "-g0 -mcpu=neoverse-n1");
   EXPECT_EQ(e.at("CUDA_HOME"), "/usr/local/cuda-12.6");
   EXPECT_EQ(e.at("CUDACXX"), "/usr/local/cuda-12.6/bin/nvcc");
   EXPECT_EQ(e.at("CMAKE_CUDA_COMPILER"), "/usr/local/cuda-12.6/bin/nvcc");
@@ -92,14 +96,56 @@ TEST(TorchPlanSeed000, EstimatesFollowTheSeedTable) {
 }
 
 TEST(TorchPlanSeed000, StepsCloneTagWithSubmodulesThenVenvThenBuild) {
-  BuildPlan p = resolve_torch_plan(seed000_variant(), seed000_host());
+  ResolveOptions o;
+  o.base_dir = "/home/ubuntu";  // the relative default work folder is read against it
+  BuildPlan p = resolve_torch_plan(seed000_variant(), seed000_host(), o);
   ASSERT_EQ(p.steps.size(), 6u);
   EXPECT_EQ(p.steps[0].argv, (std::vector<std::string>{"git", "clone", "--recursive", "--depth", "1", "--branch", "v2.9.1",
-                                                       "https://github.com/pytorch/pytorch", "tailor-work/pytorch"}));
+                                                       "https://github.com/pytorch/pytorch", "/home/ubuntu/tailor-work/pytorch"}));
   EXPECT_EQ(p.steps[2].argv.back(), "1");  // submodule update --depth 1
-  EXPECT_EQ(p.steps[3].argv, (std::vector<std::string>{"/usr/bin/python3.10", "-m", "venv", "tailor-work/venv"}));
-  EXPECT_EQ(p.steps[5].argv, (std::vector<std::string>{"tailor-work/venv/bin/python", "setup.py", "bdist_wheel"}));
+  EXPECT_EQ(p.steps[3].argv, (std::vector<std::string>{"/usr/bin/python3.10", "-m", "venv", "/home/ubuntu/tailor-work/venv"}));
+  // Run in the source tree: a relative interpreter path would name another file there.
+  EXPECT_EQ(p.steps[4].cwd, "/home/ubuntu/tailor-work/pytorch");
+  EXPECT_EQ(p.steps[4].argv.front(), "/home/ubuntu/tailor-work/venv/bin/python");
+  EXPECT_EQ(p.steps[5].argv, (std::vector<std::string>{"/home/ubuntu/tailor-work/venv/bin/python", "setup.py", "bdist_wheel"}));
   EXPECT_TRUE(p.steps[5].uses_env);
+}
+
+TEST(TorchPlan, EveryWorkPathIsAbsolute) {
+  // Default (relative) work folder, relative --source, and the current folder as base.
+  for (const char* source : {"", "src/pytorch", "/abs/pytorch"}) {
+    TorchVariant v = seed000_variant();
+    if (*source) v.source_dir = source;
+    ResolveOptions o;
+    o.work_dir = "w/../tailor-work/";
+    BuildPlan p = resolve_torch_plan(v, seed000_host(), o);
+    const std::string cwd = std::filesystem::current_path().string();
+    EXPECT_EQ(p.layout.work_dir, cwd + "/tailor-work");
+    EXPECT_EQ(p.layout.venv_dir, cwd + "/tailor-work/venv");
+    EXPECT_EQ(p.layout.source_dir, !*source ? cwd + "/tailor-work/pytorch"
+                                   : source[0] == '/' ? std::string(source) : cwd + "/" + source);
+    EXPECT_EQ(p.layout.work_dir_given, "w/../tailor-work/");
+    for (const auto& s : p.steps) {
+      EXPECT_TRUE(s.cwd.empty() || s.cwd.front() == '/') << s.title << ": " << s.cwd;
+      for (const auto& a : s.argv)
+        EXPECT_FALSE(a.find("tailor-work") != std::string::npos && a.front() != '/') << s.title << ": " << a;
+    }
+  }
+}
+
+TEST(TorchPlan, JobsOptionSetsMaxJobs) {
+  ResolveOptions o;
+  o.jobs = 3;
+  BuildPlan p = resolve_torch_plan(seed000_variant(), seed000_host(), o);
+  ASSERT_FALSE(p.has_errors());
+  EXPECT_EQ(p.env.at("MAX_JOBS"), "3");
+  EXPECT_EQ(p.estimate.jobs, 3);
+  EXPECT_EQ(p.estimate.jobs_reason.rfind("--jobs 3 (tailor's estimate: ", 0), 0u) << p.estimate.jobs_reason;
+  o.jobs = 0;
+  BuildPlan bad = resolve_torch_plan(seed000_variant(), seed000_host(), o);
+  EXPECT_EQ(bad.exit_code(), 2);
+  ASSERT_FALSE(bad.problems.empty());
+  EXPECT_EQ(bad.problems.back().message, "--jobs 0: must be at least 1");
 }
 
 TorchVariant seed004(const std::string& arch, const std::string& cpu) {

@@ -42,6 +42,57 @@ TEST(TorchScript, BashSyntaxAndShellcheck) {
   EXPECT_TRUE(r.ok()) << r.out << r.err;
 }
 
+// The script reads relative folders against the folder it is started from, and every
+// step uses absolute paths there, so the steps that run in the source tree find the
+// venv's interpreter. Run for real with a fake interpreter that records each call.
+TEST(TorchScript, RelativeWorkFolderRunsFromAnotherFolder) {
+  namespace fs = std::filesystem;
+  fs::path root = fs::temp_directory_path() / ("tailor_script_run_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "start" / "src");
+  std::ofstream(root / "start" / "src" / "requirements.txt") << "\n";
+  const std::string log = (root / "calls.log").string();
+  const std::string fake = (root / "fakepy").string();
+  std::ofstream(fake) << "#!/bin/sh\n"
+                      << "echo \"$(pwd) $0 $*\" >> '" << log << "'\n"
+                      << "if [ \"$1\" = -m ] && [ \"$2\" = venv ]; then mkdir -p \"$3/bin\" && cp \"$0\" \"$3/bin/python\"; fi\n";
+  fs::permissions(fake, fs::perms::owner_all);
+
+  probe::HostReport host = testing::seed004_host();
+  auto uname = run_command({"uname", "-m"});
+  ASSERT_TRUE(uname.ok());
+  host.os.arch = std::string(trim(uname.out));
+  host.cpu.arch = host.os.arch;
+  host.pythons = {{fake, "3.11.7", std::nullopt, ""}};
+  TorchVariant v;
+  v.torch = "2.9.1";
+  v.cpu_only = true;
+  v.python = "3.11";
+  v.source_dir = "src";  // relative, like --source src
+  ResolveOptions o;      // the default work folder "tailor-work", relative
+  o.base_dir = "/where/tailor/plan/ran";
+  BuildPlan p = resolve_torch_plan(v, host, o);
+  ASSERT_FALSE(p.has_errors()) << render_problems(p);
+  const std::string script = (root / "plan.sh").string();
+  std::ofstream(script) << render_plan_script(p);
+  ASSERT_TRUE(run_command({"bash", "-n", script}).ok());
+
+  const std::string start = (root / "start").string();
+  auto r = run_command({"bash", "-c", "cd \"$1\" && bash \"$2\"", "tailor", start, script}, std::chrono::seconds(60));
+  EXPECT_TRUE(r.ok()) << r.out << r.err;
+  std::ifstream in(log);
+  std::vector<std::string> calls;
+  for (std::string line; std::getline(in, line);) calls.push_back(line);
+  const std::string venv_py = start + "/tailor-work/venv/bin/python";
+  ASSERT_EQ(calls.size(), 3u) << r.out << r.err;
+  EXPECT_EQ(calls[0], start + " " + fake + " -m venv " + start + "/tailor-work/venv");
+  EXPECT_EQ(calls[1].rfind(start + "/src " + venv_py + " -m pip install -r requirements.txt", 0), 0u) << calls[1];
+  EXPECT_EQ(calls[2], start + "/src " + venv_py + " setup.py bdist_wheel");
+  EXPECT_TRUE(fs::exists(start + "/tailor-work/build.log"));
+  EXPECT_FALSE(fs::exists("/where/tailor/plan/ran"));
+  fs::remove_all(root);
+}
+
 TEST(TorchScript, SourcedEnvironmentEqualsThePlan) {
   BuildPlan p = seed000();
   std::string path = write_script(p, "env.sh");

@@ -1,0 +1,51 @@
+#include "plan/torch_platform.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "cuda/gpu_catalog.h"
+#include "util/strings.h"
+
+namespace tailor::plan {
+
+std::string normalize_platform(std::string_view p) {
+  std::string s = to_lower(trim(p));
+  if (s == "arm64" || s == "sbsa") return "aarch64";
+  if (s == "amd64" || s == "x64") return "x86_64";
+  return s;
+}
+
+Expected<std::optional<ImpliedPlatform>> implied_platform(const std::vector<std::string>& gpu_specs) {
+  std::vector<cuda::PlatformHint> hints;
+  for (const auto& spec : gpu_specs)
+    for (auto& h : cuda::platform_hints(spec)) hints.push_back(std::move(h));
+  if (hints.empty()) return std::optional<ImpliedPlatform>{};
+  ImpliedPlatform out;
+  out.platform = hints.front().host_arch;
+  out.cpu_target = hints.front().cpu_target;
+  std::vector<std::string> names;
+  for (const auto& h : hints) {
+    if (h.host_arch != out.platform) {
+      const auto& first = hints.front();
+      return make_error(fmt::format("{} ({}) exists only on {}, {} ({}) only on {}: one build cannot serve both",
+                                    first.name, first.what, first.host_arch, h.name, h.what, h.host_arch));
+    }
+    if (h.cpu_target != out.cpu_target) out.cpu_target.clear();
+    if (std::find(names.begin(), names.end(), h.name) == names.end()) names.push_back(h.name);
+  }
+  out.source = join(names, ", ");
+  return std::optional<ImpliedPlatform>{out};
+}
+
+Expected<std::optional<std::string>> variant_platform(const std::optional<std::string>& asked,
+                                                      const std::vector<std::string>& gpu_specs) {
+  TAILOR_TRY(implied, implied_platform(gpu_specs));
+  if (asked && implied && normalize_platform(*asked) != implied->platform)
+    return make_error(fmt::format("platform {} conflicts with {}, which exists only on {}", *asked, implied->source,
+                                  implied->platform));
+  if (asked) return std::optional<std::string>{normalize_platform(*asked)};
+  if (implied) return std::optional<std::string>{implied->platform};
+  return std::optional<std::string>{};
+}
+
+}  // namespace tailor::plan
