@@ -90,3 +90,88 @@ TEST(ProgressLine, RendersCountsEtaAndFile) {
   EXPECT_EQ(render_progress_line(p), "[12/40]  30% elapsed 1m05s ETA 1h02m bias_gelu.cu");
   EXPECT_EQ(format_duration(42s), "42s");
 }
+
+TEST(CompilerCall, ReadsWhatSetuptoolsEchoesWithoutNinja) {
+  auto cc = parse_compiler_call(
+      "  gcc -Wsign-compare -DNDEBUG -g -fwrapv -O3 -Wall -fPIC -DWITH_PYTHON -Icsrc -c csrc/scatter.cpp -o "
+      "build/temp.linux-x86_64-cpython-311/csrc/scatter.o -O3 -DTORCH_EXTENSION_NAME=_scatter_cuda");
+  ASSERT_TRUE(cc);
+  EXPECT_EQ(cc->tool, "gcc");
+  EXPECT_EQ(cc->file, "scatter.cpp");
+  EXPECT_FALSE(cc->link);
+  auto nvcc = parse_compiler_call("/usr/local/cuda/bin/nvcc -DWITH_PYTHON -c csrc/cuda/scatter_cuda.cu -o x.o "
+                                  "-gencode=arch=compute_75,code=sm_75 --compiler-options '-fPIC'");
+  ASSERT_TRUE(nvcc);
+  EXPECT_EQ(nvcc->tool, "nvcc");
+  EXPECT_EQ(nvcc->file, "scatter_cuda.cu");
+  auto link = parse_compiler_call("g++ -pthread -B /py/compiler_compat -shared a.o b.o -L/torch/lib -lc10 -o "
+                                  "build/lib.linux-x86_64-cpython-311/torch_scatter/_scatter_cuda.so -s");
+  ASSERT_TRUE(link);
+  EXPECT_TRUE(link->link);
+  EXPECT_EQ(link->file, "_scatter_cuda.so");
+  auto cached = parse_compiler_call("/usr/bin/ccache /usr/bin/x86_64-linux-gnu-g++-12 -c k.cc -o k.o");
+  ASSERT_TRUE(cached);
+  EXPECT_EQ(cached->tool, "x86_64-linux-gnu-g++-12");
+  EXPECT_EQ(cached->file, "k.cc");
+  // Not compiler calls: words in prose, a compiler without -c or -shared, other tools.
+  EXPECT_FALSE(parse_compiler_call("gcc version 12.2.0 (Debian 12.2.0-14)"));
+  EXPECT_FALSE(parse_compiler_call("nvcc --version"));
+  EXPECT_FALSE(parse_compiler_call("copying torch_scatter/scatter.py -> build/lib/torch_scatter"));
+  EXPECT_FALSE(parse_compiler_call("ld -o a.so a.o"));
+  EXPECT_FALSE(parse_compiler_call(""));
+}
+
+TEST(SetuptoolsAndPip, ExtensionAndPhaseLines) {
+  EXPECT_EQ(parse_setuptools_extension("  building 'torch_scatter._scatter_cuda' extension"),
+            "torch_scatter._scatter_cuda");
+  EXPECT_FALSE(parse_setuptools_extension("building 'x' extensions"));
+  EXPECT_FALSE(parse_setuptools_extension("building '' extension"));
+  EXPECT_EQ(parse_pip_phase("  Preparing metadata (setup.py): started"), "Preparing metadata (setup.py):");
+  EXPECT_EQ(parse_pip_phase("  Building wheel for torch-scatter (setup.py): finished with status 'done'"),
+            "Building wheel for torch-scatter (setup.py):");
+  EXPECT_EQ(parse_pip_phase("  Created wheel for torch-scatter: filename=torch_scatter-2.1.2-cp311-cp311-linux_x86_64.whl "
+                            "size=1 sha256=ab"),
+            "Created wheel for torch-scatter");
+  EXPECT_EQ(parse_pip_phase("Processing ./src/pkg"), "Processing ./src/pkg");
+  EXPECT_FALSE(parse_pip_phase("running build_ext"));
+}
+
+TEST(ProgressLine, WithoutCountsNamesTheCommand) {
+  BuildProgress p;
+  p.elapsed = 95s;
+  p.extensions = 3;
+  p.compiles = 7;
+  p.current_command = "nvcc segment_csr_cuda.cu";
+  p.phase = "extension torch_scatter._segment_csr_cuda";
+  EXPECT_EQ(render_progress_line(p), "elapsed 1m35s, extension 3, 7 compiles: nvcc segment_csr_cuda.cu");
+  BuildProgress phase_only;
+  phase_only.phase = "Preparing metadata (setup.py):";
+  EXPECT_EQ(render_progress_line(phase_only), "elapsed 0s: Preparing metadata (setup.py):");
+  EXPECT_EQ(render_heartbeat_line(p, 270s),
+            "still running after 4m30s: nvcc segment_csr_cuda.cu (extension torch_scatter._segment_csr_cuda)");
+  EXPECT_EQ(render_heartbeat_line(BuildProgress{}, 30s), "still running after 30s");
+}
+
+TEST(Heartbeat, FiresAfterEachQuietIntervalOnly) {
+  auto now = std::chrono::steady_clock::time_point{};
+  Heartbeat hb(30s, [&] { return now; });
+  hb.start();
+  now += 29s;
+  EXPECT_FALSE(hb.due());
+  now += 1s;
+  EXPECT_TRUE(hb.due());   // 30 s without a line
+  EXPECT_FALSE(hb.due());  // and it counts as shown
+  now += 20s;
+  hb.shown();              // a progress line at 50 s
+  now += 29s;
+  EXPECT_FALSE(hb.due());  // 29 s after it
+  now += 1s;
+  EXPECT_TRUE(hb.due());
+  EXPECT_EQ(hb.elapsed(), 80s);
+  hb.start();              // a new step
+  EXPECT_EQ(hb.elapsed(), 0s);
+  EXPECT_FALSE(hb.due());
+  // A zero interval would fire on every tick: it falls back to 30 s.
+  Heartbeat bad(0s, [&] { return now; });
+  EXPECT_EQ(bad.interval(), 30s);
+}
