@@ -216,6 +216,7 @@ bool ProgressTracker::feed(std::string_view line) {
   if (auto ext = parse_setuptools_extension(line)) {
     ++m_progress.extensions;
     m_progress.phase = "extension " + *ext;
+    m_progress.current_command.clear();
     return true;
   }
   if (auto call = parse_compiler_call(line)) {
@@ -226,6 +227,7 @@ bool ProgressTracker::feed(std::string_view line) {
   }
   if (auto phase = parse_pip_phase(line)) {
     m_progress.phase = *phase;
+    m_progress.current_command.clear();
     return true;
   }
   return false;

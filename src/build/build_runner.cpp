@@ -60,8 +60,9 @@ private:
   std::thread m_thread;
 };
 
-/// Seconds between "still running" lines: TAILOR_HEARTBEAT_SECONDS, else 30.
-std::chrono::seconds heartbeat_interval() {
+/// Seconds between "still running" lines: the option, TAILOR_HEARTBEAT_SECONDS, else 30.
+std::chrono::seconds heartbeat_interval(const HeartbeatOptions& o) {
+  if (o.interval.count() > 0) return o.interval;
   if (const char* v = std::getenv("TAILOR_HEARTBEAT_SECONDS")) {
     int s = std::atoi(v);
     if (s >= 1 && s <= 3600) return std::chrono::seconds(s);
@@ -69,13 +70,18 @@ std::chrono::seconds heartbeat_interval() {
   return std::chrono::seconds(30);
 }
 
+ProgressTracker::Clock heartbeat_clock(const HeartbeatOptions& o) {
+  if (o.clock) return o.clock;
+  return [] { return std::chrono::steady_clock::now(); };
+}
+
 /// Plain lines for logs and CI: a line per step; with counts (Ninja, CMake) a line per
 /// 10% of progress; without (setuptools without ninja, pip's phases) a line per new
 /// extension, compile or phase; and a "still running" line after each quiet interval.
 class PlainDisplay : public ProgressDisplay {
 public:
-  explicit PlainDisplay(std::FILE* out)
-      : m_out(out), m_heartbeat(heartbeat_interval(), [] { return std::chrono::steady_clock::now(); }),
+  PlainDisplay(std::FILE* out, const HeartbeatOptions& hb)
+      : m_out(out), m_heartbeat(heartbeat_interval(hb), heartbeat_clock(hb)), m_own_thread(hb.own_thread),
         m_ticker([this] { tick(); }) {}
   ~PlainDisplay() override { m_ticker.stop(); }
   void step_started(const RunStep& step, size_t index, size_t count) override {
@@ -89,7 +95,7 @@ public:
       m_last = BuildProgress{};
       m_heartbeat.start();
     }
-    m_ticker.start();
+    if (m_own_thread) m_ticker.start();
   }
   void progress(const BuildProgress& p) override {
     std::lock_guard lock(m_mutex);
@@ -121,18 +127,19 @@ public:
     std::fflush(m_out);
   }
 
-private:
-  void print(const std::string& line) {
-    std::fprintf(m_out, "    %s\n", line.c_str());
-    std::fflush(m_out);
-    m_heartbeat.shown();
-  }
-  void tick() {
+  void tick() override {
     std::lock_guard lock(m_mutex);
     if (m_heartbeat.due()) {
       std::fprintf(m_out, "    %s\n", render_heartbeat_line(m_last, m_heartbeat.elapsed()).c_str());
       std::fflush(m_out);
     }
+  }
+
+private:
+  void print(const std::string& line) {
+    std::fprintf(m_out, "    %s\n", line.c_str());
+    std::fflush(m_out);
+    m_heartbeat.shown();
   }
   std::FILE* m_out;
   std::mutex m_mutex;
@@ -140,15 +147,16 @@ private:
   std::string m_last_shown;
   BuildProgress m_last;
   Heartbeat m_heartbeat;
+  bool m_own_thread = true;
   TickThread m_ticker;  // last: stopped before the members it reads go away
 };
 
-/// One status line rewritten in place, cut to the terminal width; redrawn every second
-/// so the elapsed time moves even when the build prints nothing.
+/// One status line rewritten in place, cut to the terminal width; redrawn with the elapsed
+/// time and the last command after each quiet heartbeat interval.
 class LiveDisplay : public ProgressDisplay {
 public:
-  explicit LiveDisplay(std::FILE* out)
-      : m_out(out), m_heartbeat(std::chrono::seconds(1), [] { return std::chrono::steady_clock::now(); }),
+  LiveDisplay(std::FILE* out, const HeartbeatOptions& hb)
+      : m_out(out), m_heartbeat(heartbeat_interval(hb), heartbeat_clock(hb)), m_own_thread(hb.own_thread),
         m_ticker([this] { tick(); }) {
     if (const char* cols = std::getenv("COLUMNS")) m_width = std::max(20, std::atoi(cols));
   }
@@ -163,7 +171,7 @@ public:
       m_heartbeat.start();
       draw(m_title);
     }
-    m_ticker.start();
+    if (m_own_thread) m_ticker.start();
   }
   void progress(const BuildProgress& p) override {
     std::lock_guard lock(m_mutex);
@@ -181,8 +189,7 @@ public:
     std::fflush(m_out);
   }
 
-private:
-  void tick() {
+  void tick() override {
     std::lock_guard lock(m_mutex);
     if (!m_heartbeat.due()) return;
     // The status line with the elapsed time of the step, whatever the build printed last.
@@ -190,6 +197,8 @@ private:
     p.elapsed = m_heartbeat.elapsed();
     draw(m_title + ": " + (m_have_progress ? render_progress_line(p) : render_heartbeat_line(p, p.elapsed)));
   }
+
+private:
   void draw(std::string line) {
     if (static_cast<int>(line.size()) > m_width - 1) line.resize(m_width - 1);
     std::fprintf(m_out, "\r\033[K%s", line.c_str());
@@ -201,6 +210,7 @@ private:
   BuildProgress m_last;
   bool m_have_progress = false;
   Heartbeat m_heartbeat;
+  bool m_own_thread = true;
   int m_width = 100;
   TickThread m_ticker;
 };
@@ -223,10 +233,11 @@ bool RunOutcome::ok() const {
   return true;
 }
 
-std::unique_ptr<ProgressDisplay> make_progress_display(DisplayStyle style, std::FILE* out) {
+std::unique_ptr<ProgressDisplay> make_progress_display(DisplayStyle style, std::FILE* out,
+                                                       HeartbeatOptions heartbeat) {
   switch (style) {
-    case DisplayStyle::live: return std::make_unique<LiveDisplay>(out);
-    case DisplayStyle::plain: return std::make_unique<PlainDisplay>(out);
+    case DisplayStyle::live: return std::make_unique<LiveDisplay>(out, heartbeat);
+    case DisplayStyle::plain: return std::make_unique<PlainDisplay>(out, heartbeat);
     case DisplayStyle::quiet: break;
   }
   return std::make_unique<QuietDisplay>();

@@ -1,6 +1,14 @@
 #include "build/build_progress.h"
+#include "build/build_runner.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
 
 using namespace tailor::build;
 using namespace std::chrono_literals;
@@ -174,4 +182,154 @@ TEST(Heartbeat, FiresAfterEachQuietIntervalOnly) {
   // A zero interval would fire on every tick: it falls back to 30 s.
   Heartbeat bad(0s, [&] { return now; });
   EXPECT_EQ(bad.interval(), 30s);
+}
+
+namespace {
+
+std::vector<std::string> read_lines(const std::string& name) {
+  std::ifstream in(std::string(TAILOR_SOURCE_DIR) + "/tests/build/data/" + name);
+  EXPECT_TRUE(in) << name;
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+}  // namespace
+
+TEST(RecordedLogs, SetuptoolsWithoutNinjaShowsEveryStep) {
+  // A real `pip wheel -v` of a use_ninja=False package (tests/build/data/README.md).
+  auto lines = read_lines("setuptools_no_ninja.log");
+  ASSERT_GT(lines.size(), 50u);
+  auto now = std::chrono::steady_clock::time_point{};
+  ProgressTracker t([&] { return now; });
+  std::vector<std::string> shown;  // what a display would show, one entry per change
+  for (const auto& line : lines) {
+    now += 1s;
+    if (t.feed(line)) shown.push_back(render_progress_line(t.progress()));
+  }
+  auto p = t.progress();
+  EXPECT_EQ(p.extensions, 2);
+  EXPECT_EQ(p.compiles, 4);  // scale.cpp, scale_kernel.cu, shift.cpp, shift_kernel.cu
+  EXPECT_EQ(p.total, 0);     // no counts: setuptools prints none
+  EXPECT_EQ(p.percent, -1);
+  EXPECT_EQ(p.current_command, "");  // a pip phase after the last link
+  EXPECT_EQ(p.phase, "Created wheel for tinyext");
+  EXPECT_EQ(render_progress_line(p), "elapsed 1m16s, extension 2, 4 compiles: Created wheel for tinyext");
+  auto has = [&](const std::string& needle) {
+    return std::any_of(shown.begin(), shown.end(), [&](const std::string& s) { return s.find(needle) != std::string::npos; });
+  };
+  EXPECT_TRUE(has("Preparing metadata (setup.py):"));
+  EXPECT_TRUE(has("Building wheel for tinyext (setup.py):"));
+  EXPECT_TRUE(has("extension 1, 1 compile: gcc scale.cpp"));
+  EXPECT_TRUE(has("extension 1, 2 compiles: nvcc scale_kernel.cu"));
+  EXPECT_TRUE(has("g++ link _scale_cuda.so"));
+  EXPECT_TRUE(has("extension 2, 2 compiles: extension tinyext._shift_cuda"));
+  EXPECT_TRUE(has("extension 2, 4 compiles: nvcc shift_kernel.cu"));
+  // Nothing else in the log is taken for a compile (copying, creating, warnings...).
+  int calls = 0;
+  for (const auto& line : lines)
+    if (parse_compiler_call(line)) ++calls;
+  EXPECT_EQ(calls, 6);  // 4 compiles + 2 links
+}
+
+TEST(RecordedLogs, CmakeMakefilesPercentAndFiles) {
+  auto lines = read_lines("cmake_makefiles.log");
+  ASSERT_GT(lines.size(), 10u);
+  auto now = std::chrono::steady_clock::time_point{};
+  ProgressTracker t([&] { return now; });
+  std::vector<int> percents;
+  std::vector<std::string> files;
+  for (const auto& line : lines) {
+    now += 2s;
+    if (t.feed(line) && t.progress().percent >= 0) {
+      percents.push_back(t.progress().percent);
+      files.push_back(t.progress().current_file);
+    }
+  }
+  ASSERT_FALSE(percents.empty());
+  EXPECT_TRUE(std::is_sorted(percents.begin(), percents.end()));
+  EXPECT_EQ(percents.back(), 100);
+  EXPECT_NE(std::find(files.begin(), files.end(), "ops.cu"), files.end());
+  EXPECT_NE(std::find(files.begin(), files.end(), "common.cpp"), files.end());
+  EXPECT_NE(std::find(files.begin(), files.end(), "host.cpp"), files.end());
+  EXPECT_TRUE(t.progress().eta);  // from the percent
+}
+
+TEST(RecordedLogs, TorchScatterStartNamesItsFirstModuleAndFile) {
+  // The real start of torch-scatter 2.1.2's own (use_ninja=False) build.
+  auto lines = read_lines("torch_scatter_2.1.2_start.log");
+  ASSERT_GT(lines.size(), 40u);
+  auto now = std::chrono::steady_clock::time_point{};
+  ProgressTracker t([&] { return now; });
+  for (const auto& line : lines) {
+    now += 10s;
+    t.feed(line);
+  }
+  auto p = t.progress();
+  EXPECT_EQ(p.extensions, 1);
+  EXPECT_EQ(p.phase, "extension torch_scatter._segment_coo_cuda");
+  EXPECT_EQ(p.compiles, 1);
+  EXPECT_EQ(p.current_command, "gcc segment_coo_cpu.cpp");
+  // What a heartbeat would say while that one file compiles for minutes.
+  EXPECT_EQ(render_heartbeat_line(p, 600s),
+            "still running after 10m00s: gcc segment_coo_cpu.cpp (extension torch_scatter._segment_coo_cuda)");
+}
+
+TEST(HeartbeatDisplay, PlainPrintsStillRunningAfterAQuietInterval) {
+  char* buf = nullptr;
+  size_t len = 0;
+  std::FILE* f = open_memstream(&buf, &len);
+  auto now = std::chrono::steady_clock::time_point{};
+  {
+    auto d = make_progress_display(DisplayStyle::plain, f, HeartbeatOptions{30s, [&] { return now; }, false});
+    RunStep step{"build the torch-scatter wheel (pip)", {"python3"}, "", {}, {}, 60s};
+    d->step_started(step, 0, 1);
+    now += 29s;
+    d->tick();  // not yet
+    BuildProgress p;
+    p.compiles = 1;
+    p.extensions = 1;
+    p.phase = "extension torch_scatter._segment_coo_cuda";
+    p.current_command = "gcc segment_coo_cpu.cpp";
+    d->progress(p);  // a line: the quiet interval restarts
+    now += 29s;
+    d->tick();
+    now += 1s;
+    d->tick();  // 30 s quiet: the heartbeat, 59 s into the step
+    d->tick();  // shown: not again at once
+    now += 30s;
+    d->tick();
+    StepOutcome o;
+    o.title = step.title;
+    o.started = true;
+    o.exit_code = 0;
+    o.duration = 89s;
+    d->step_finished(o);
+  }
+  std::fclose(f);
+  std::string text(buf, len);
+  free(buf);
+  EXPECT_EQ(text,
+            "==> [1/1] build the torch-scatter wheel (pip)\n"
+            "    elapsed 0s, extension 1, 1 compile: gcc segment_coo_cpu.cpp\n"
+            "    still running after 59s: gcc segment_coo_cpu.cpp (extension torch_scatter._segment_coo_cuda)\n"
+            "    still running after 1m29s: gcc segment_coo_cpu.cpp (extension torch_scatter._segment_coo_cuda)\n"
+            "    done in 1m29s\n");
+}
+
+TEST(HeartbeatDisplay, LiveRedrawsTheStatusLine) {
+  char* buf = nullptr;
+  size_t len = 0;
+  std::FILE* f = open_memstream(&buf, &len);
+  auto now = std::chrono::steady_clock::time_point{};
+  {
+    auto d = make_progress_display(DisplayStyle::live, f, HeartbeatOptions{30s, [&] { return now; }, false});
+    d->step_started(RunStep{"pip wheel", {"python3"}, "", {}, {}, 60s}, 0, 1);
+    now += 45s;
+    d->tick();
+  }
+  std::fclose(f);
+  std::string text(buf, len);
+  free(buf);
+  EXPECT_NE(text.find("\r\033[K[1/1] pip wheel: still running after 45s"), std::string::npos) << text;
 }
