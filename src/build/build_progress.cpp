@@ -1,6 +1,7 @@
 #include "build/build_progress.h"
 
 #include <charconv>
+#include <cctype>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -37,7 +38,92 @@ std::string_view strip_quotes(std::string_view s) {
   return s;
 }
 
+bool is_compiler_name(std::string_view name) {
+  for (std::string_view c : {"nvcc", "gcc", "g++", "c++", "cc", "clang", "clang++", "cl", "hipcc"})
+    if (name == c) return true;
+  // Target-prefixed and versioned compilers: x86_64-linux-gnu-gcc, g++-12, gcc-13.
+  for (std::string_view c : {"-gcc", "-g++", "-c++"})
+    if (name.size() > c.size() && name.ends_with(c)) return true;
+  for (std::string_view c : {"gcc-", "g++-", "clang-", "clang++-"})
+    if (name.size() > c.size() && name.starts_with(c) && std::isdigit(static_cast<unsigned char>(name[c.size()])))
+      return true;
+  return false;
+}
+
 }  // namespace
+
+std::optional<CompilerCall> parse_compiler_call(std::string_view line) {
+  line = trim(line);
+  if (line.empty() || line.size() > 64 * 1024) return std::nullopt;
+  auto args = split_any(line, " \t");
+  size_t at = 0;
+  // A cache launcher in front: "ccache g++ ...", "/usr/bin/sccache nvcc ...".
+  if (args.size() > 1) {
+    std::string first = base_name(strip_quotes(args[0]));
+    if (first == "ccache" || first == "sccache") at = 1;
+  }
+  if (at >= args.size()) return std::nullopt;
+  std::string tool = base_name(strip_quotes(args[at]));
+  if (!is_compiler_name(tool)) return std::nullopt;
+  CompilerCall call;
+  call.tool = tool;
+  bool has_c = false, has_shared = false;
+  std::string output, source;
+  for (size_t i = at + 1; i < args.size(); ++i) {
+    std::string_view a = strip_quotes(args[i]);
+    if (a == "-c") {
+      has_c = true;
+      if (i + 1 < args.size() && is_source_file(strip_quotes(args[i + 1]))) source = base_name(strip_quotes(args[i + 1]));
+    } else if (a == "-shared") {
+      has_shared = true;
+    } else if (a == "-o" && i + 1 < args.size()) {
+      output = base_name(strip_quotes(args[i + 1]));
+    } else if (source.empty() && is_source_file(a)) {
+      source = base_name(a);
+    }
+  }
+  if (has_c && !source.empty()) {
+    call.file = source;
+    return call;
+  }
+  if (has_shared && !output.empty()) {
+    call.file = output;
+    call.link = true;
+    return call;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> parse_setuptools_extension(std::string_view line) {
+  line = trim(line);
+  constexpr std::string_view k_prefix = "building '";
+  constexpr std::string_view k_suffix = "' extension";
+  if (!line.starts_with(k_prefix) || !line.ends_with(k_suffix)) return std::nullopt;
+  std::string_view name = line.substr(k_prefix.size(), line.size() - k_prefix.size() - k_suffix.size());
+  if (name.empty() || name.find('\'') != std::string_view::npos) return std::nullopt;
+  return std::string(name);
+}
+
+std::optional<std::string> parse_pip_phase(std::string_view line) {
+  line = trim(line);
+  if (line.size() > 4096) return std::nullopt;
+  // "Processing ./src/pkg" / "Processing /abs/pkg.tar.gz"
+  if (line.starts_with("Processing ")) return std::string(line);
+  for (std::string_view phase : {"Preparing metadata", "Building wheel for ", "Building wheels for collected packages",
+                                 "Getting requirements to build wheel", "Installing build dependencies"}) {
+    if (!line.starts_with(phase)) continue;
+    std::string_view shown = line;
+    // "Building wheel for x (setup.py): started" -> drop ": started" / ": finished with status 'done'".
+    if (auto colon = shown.rfind("): "); colon != std::string_view::npos) shown = shown.substr(0, colon + 1);
+    return std::string(shown);
+  }
+  // "Created wheel for torch-scatter: filename=... size=... sha256=..."
+  if (line.starts_with("Created wheel for ")) {
+    auto colon = line.find(':');
+    return std::string(line.substr(0, colon));
+  }
+  return std::nullopt;
+}
 
 std::optional<NinjaStatus> parse_ninja_status(std::string_view line) {
   // Ninja's default NINJA_STATUS is "[%f/%t] "; the line may carry a "\r" from a
@@ -113,12 +199,35 @@ bool ProgressTracker::feed(std::string_view line) {
     m_progress.percent = static_cast<int>(100LL * s->done / s->total);
     std::string file = current_file_from_command(s->command);
     if (!file.empty()) m_progress.current_file = file;
+    if (auto call = parse_compiler_call(s->command))
+      m_progress.current_command = call->tool + (call->link ? " link " : " ") + call->file;
     return true;
   }
   if (auto pct = parse_cmake_percent(line)) {
     m_progress.percent = *pct;
     std::string file = current_file_from_command(line);
-    if (!file.empty()) m_progress.current_file = file;
+    if (!file.empty()) {
+      m_progress.current_file = file;
+      m_progress.current_command = std::string(trim(line.substr(line.find(']') + 1)));
+    }
+    return true;
+  }
+  // setuptools without ninja (and pip around it): no totals, but every step is named.
+  if (auto ext = parse_setuptools_extension(line)) {
+    ++m_progress.extensions;
+    m_progress.phase = "extension " + *ext;
+    m_progress.current_command.clear();
+    return true;
+  }
+  if (auto call = parse_compiler_call(line)) {
+    if (!call->link) ++m_progress.compiles;
+    m_progress.current_file = call->file;
+    m_progress.current_command = call->tool + (call->link ? " link " : " ") + call->file;
+    return true;
+  }
+  if (auto phase = parse_pip_phase(line)) {
+    m_progress.phase = *phase;
+    m_progress.current_command.clear();
     return true;
   }
   return false;
@@ -147,12 +256,60 @@ std::string format_duration(std::chrono::seconds s) {
 
 std::string render_progress_line(const BuildProgress& p) {
   std::string line;
+  if (p.total <= 0 && p.percent < 0) {
+    // No counts (setuptools without ninja, pip phases): name what is happening.
+    line = "elapsed " + format_duration(p.elapsed);
+    if (p.extensions > 0) line += fmt::format(", extension {}", p.extensions);
+    if (p.compiles > 0) line += fmt::format(", {} compile{}", p.compiles, p.compiles == 1 ? "" : "s");
+    if (!p.current_command.empty())
+      line += ": " + p.current_command;
+    else if (!p.phase.empty())
+      line += ": " + p.phase;
+    return line;
+  }
   if (p.total > 0) line += fmt::format("[{}/{}] ", p.done, p.total);
   if (p.percent >= 0) line += fmt::format("{:3}% ", p.percent);
   line += "elapsed " + format_duration(p.elapsed);
   if (p.eta) line += " ETA " + format_duration(*p.eta);
   if (!p.current_file.empty()) line += " " + p.current_file;
   return line;
+}
+
+}  // namespace tailor::build
+
+namespace tailor::build {
+
+std::string render_heartbeat_line(const BuildProgress& p, std::chrono::seconds elapsed) {
+  std::string line = "still running after " + format_duration(elapsed);
+  if (!p.current_command.empty()) {
+    line += ": " + p.current_command;
+    if (p.phase.starts_with("extension ")) line += " (" + p.phase + ")";
+  } else if (!p.phase.empty()) {
+    line += ": " + p.phase;
+  }
+  if (p.total > 0) line += fmt::format(" [{}/{}]", p.done, p.total);
+  return line;
+}
+
+Heartbeat::Heartbeat(std::chrono::seconds interval, Clock now)
+    : m_interval(interval.count() > 0 ? interval : std::chrono::seconds(30)),
+      m_now(std::move(now)),
+      m_start(m_now()),
+      m_last_shown(m_start) {}
+
+void Heartbeat::start() { m_start = m_last_shown = m_now(); }
+
+void Heartbeat::shown() { m_last_shown = m_now(); }
+
+bool Heartbeat::due() {
+  auto now = m_now();
+  if (now - m_last_shown < m_interval) return false;
+  m_last_shown = now;
+  return true;
+}
+
+std::chrono::seconds Heartbeat::elapsed() const {
+  return std::chrono::duration_cast<std::chrono::seconds>(m_now() - m_start);
 }
 
 }  // namespace tailor::build

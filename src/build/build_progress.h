@@ -1,6 +1,9 @@
 // Progress of a running build, read from its output lines: Ninja's `[n/N] command`,
-// CMake's `[ 42%] Building ...`, and the file being compiled. Pure functions plus a small
-// tracker with an injected clock, so parsing and ETA are tested without processes.
+// CMake's `[ 42%] Building ...`, setuptools without ninja (`building 'x' extension` and
+// each compiler command line it echoes), pip's own phases (`Preparing metadata`,
+// `Building wheel`, `Created wheel`), and the file being compiled. Pure functions plus a
+// small tracker and a heartbeat with an injected clock, so parsing, ETA and the "still
+// running" line are tested without processes.
 #pragma once
 #include <chrono>
 #include <functional>
@@ -25,6 +28,23 @@ std::optional<int> parse_cmake_percent(std::string_view line);
 /// argument, or CMake's "Building CUDA object foo.cu.o"), file name only; empty if none.
 std::string current_file_from_command(std::string_view command);
 
+/// One compiler invocation as setuptools echoes it without ninja (`gcc ... -c x.cpp -o
+/// x.o`, `/usr/local/cuda/bin/nvcc ... -c x.cu ...`, `g++ ... -shared ... -o _C.so`), also
+/// behind a cache launcher (`ccache g++ ...`) or a wrapper path.
+struct CompilerCall {
+  std::string tool;  ///< "nvcc", "gcc", "g++", "c++"
+  std::string file;  ///< the source compiled, or the library linked; file name only
+  bool link = false;
+};
+std::optional<CompilerCall> parse_compiler_call(std::string_view line);
+
+/// `building 'torch_scatter._scatter_cuda' extension` (setuptools build_ext): the name.
+std::optional<std::string> parse_setuptools_extension(std::string_view line);
+
+/// pip's own phase lines, shortened: "Preparing metadata (setup.py)", "Building wheel
+/// for torch-scatter (setup.py)", "Created wheel for torch-scatter", "Processing ./src".
+std::optional<std::string> parse_pip_phase(std::string_view line);
+
 /// Remaining time by linear extrapolation of elapsed time over the finished fraction;
 /// nothing until at least one unit is done (a first guess would be noise).
 std::optional<std::chrono::seconds> estimate_eta(double fraction_done, std::chrono::seconds elapsed);
@@ -35,6 +55,11 @@ struct BuildProgress {
   int total = 0;      ///< Ninja edges in this invocation (0 when unknown)
   int percent = -1;   ///< 0..100, -1 when unknown
   std::string current_file;
+  /// The last command seen, short: "nvcc scatter_cuda.cu", "g++ link _scatter_cuda.so".
+  std::string current_command;
+  std::string phase;      ///< pip's phase or "extension torch_scatter._scatter_cuda"
+  int compiles = 0;       ///< compiler calls seen outside Ninja/CMake (setuptools' own)
+  int extensions = 0;     ///< `building 'x' extension` lines seen
   std::optional<std::chrono::seconds> eta;
   std::chrono::seconds elapsed{0};
 };
@@ -57,8 +82,34 @@ private:
 };
 
 /// The one-line rendering used for the live line and for plain progress lines:
-/// "[12/40] 30% ETA 1m05s bias_gelu.cu".
+/// "[12/40] 30% ETA 1m05s bias_gelu.cu"; without counts, "extension 3 (x._C): 5 compiles,
+/// nvcc scatter_cuda.cu" or the pip phase.
 std::string render_progress_line(const BuildProgress& p);
+
+/// "still running after 4m30s: nvcc scatter_cuda.cu (extension torch_scatter._scatter_cuda)".
+std::string render_heartbeat_line(const BuildProgress& p, std::chrono::seconds elapsed);
+
+/// Decides when a quiet build gets a "still running" line: `due` answers true once
+/// `interval` has passed since the last line shown (or since `start`), and then waits
+/// another interval. Time comes from the injected clock.
+class Heartbeat {
+public:
+  using Clock = ProgressTracker::Clock;
+  Heartbeat(std::chrono::seconds interval, Clock now);
+  /// A step starts: the elapsed time counts from here.
+  void start();
+  /// Something was shown: the next heartbeat is one interval from now.
+  void shown();
+  /// True (and counts as shown) when an interval passed without anything shown.
+  bool due();
+  std::chrono::seconds elapsed() const;
+  std::chrono::seconds interval() const { return m_interval; }
+
+private:
+  std::chrono::seconds m_interval;
+  Clock m_now;
+  std::chrono::steady_clock::time_point m_start, m_last_shown;
+};
 /// "1m05s", "42s", "2h03m".
 std::string format_duration(std::chrono::seconds s);
 

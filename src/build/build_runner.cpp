@@ -5,7 +5,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <condition_variable>
 #include <ctime>
+#include <functional>
+#include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -21,24 +25,97 @@ public:
   void step_finished(const StepOutcome&) override {}
 };
 
-/// Plain lines for logs and CI: a line per step, a line per 10% of progress.
+/// A thread that calls `tick` every second while a step runs, so a quiet build still
+/// gets its "still running" line (the runner only reports when output arrives).
+class TickThread {
+public:
+  explicit TickThread(std::function<void()> tick) : m_tick(std::move(tick)) {}
+  ~TickThread() { stop(); }
+  void start() {
+    stop();
+    m_stop = false;
+    m_thread = std::thread([this] {
+      std::unique_lock lock(m_mutex);
+      while (!m_cv.wait_for(lock, std::chrono::seconds(1), [this] { return m_stop; })) {
+        lock.unlock();
+        m_tick();
+        lock.lock();
+      }
+    });
+  }
+  void stop() {
+    {
+      std::lock_guard lock(m_mutex);
+      m_stop = true;
+    }
+    m_cv.notify_all();
+    if (m_thread.joinable()) m_thread.join();
+  }
+
+private:
+  std::function<void()> m_tick;
+  std::mutex m_mutex;
+  std::condition_variable m_cv;
+  bool m_stop = true;
+  std::thread m_thread;
+};
+
+/// Seconds between "still running" lines: the option, TAILOR_HEARTBEAT_SECONDS, else 30.
+std::chrono::seconds heartbeat_interval(const HeartbeatOptions& o) {
+  if (o.interval.count() > 0) return o.interval;
+  if (const char* v = std::getenv("TAILOR_HEARTBEAT_SECONDS")) {
+    int s = std::atoi(v);
+    if (s >= 1 && s <= 3600) return std::chrono::seconds(s);
+  }
+  return std::chrono::seconds(30);
+}
+
+ProgressTracker::Clock heartbeat_clock(const HeartbeatOptions& o) {
+  if (o.clock) return o.clock;
+  return [] { return std::chrono::steady_clock::now(); };
+}
+
+/// Plain lines for logs and CI: a line per step; with counts (Ninja, CMake) a line per
+/// 10% of progress; without (setuptools without ninja, pip's phases) a line per new
+/// extension, compile or phase; and a "still running" line after each quiet interval.
 class PlainDisplay : public ProgressDisplay {
 public:
-  explicit PlainDisplay(std::FILE* out) : m_out(out) {}
+  PlainDisplay(std::FILE* out, const HeartbeatOptions& hb)
+      : m_out(out), m_heartbeat(heartbeat_interval(hb), heartbeat_clock(hb)), m_own_thread(hb.own_thread),
+        m_ticker([this] { tick(); }) {}
+  ~PlainDisplay() override { m_ticker.stop(); }
   void step_started(const RunStep& step, size_t index, size_t count) override {
-    std::fprintf(m_out, "==> [%zu/%zu] %s\n", index + 1, count, step.title.c_str());
-    std::fflush(m_out);
-    m_last_decile = -1;
+    m_ticker.stop();
+    {
+      std::lock_guard lock(m_mutex);
+      std::fprintf(m_out, "==> [%zu/%zu] %s\n", index + 1, count, step.title.c_str());
+      std::fflush(m_out);
+      m_last_decile = -1;
+      m_last_shown.clear();
+      m_last = BuildProgress{};
+      m_heartbeat.start();
+    }
+    if (m_own_thread) m_ticker.start();
   }
   void progress(const BuildProgress& p) override {
-    if (p.percent < 0) return;
-    int decile = p.percent / 10;
-    if (decile == m_last_decile) return;
-    m_last_decile = decile;
-    std::fprintf(m_out, "    %s\n", render_progress_line(p).c_str());
-    std::fflush(m_out);
+    std::lock_guard lock(m_mutex);
+    m_last = p;
+    if (p.percent >= 0) {
+      int decile = p.percent / 10;
+      if (decile == m_last_decile) return;
+      m_last_decile = decile;
+      print(render_progress_line(p));
+      return;
+    }
+    // No counts: show each new thing once (the elapsed time alone is not news).
+    std::string what = fmt::format("{}|{}|{}", p.phase, p.current_command, p.compiles);
+    if (what == m_last_shown) return;
+    m_last_shown = what;
+    print(render_progress_line(p));
   }
   void step_finished(const StepOutcome& o) override {
+    m_ticker.stop();
+    std::lock_guard lock(m_mutex);
     auto secs = std::chrono::duration_cast<std::chrono::seconds>(o.duration);
     if (o.ok())
       std::fprintf(m_out, "    done in %s\n", format_duration(secs).c_str());
@@ -50,27 +127,75 @@ public:
     std::fflush(m_out);
   }
 
+  void tick() override {
+    std::lock_guard lock(m_mutex);
+    if (m_heartbeat.due()) {
+      std::fprintf(m_out, "    %s\n", render_heartbeat_line(m_last, m_heartbeat.elapsed()).c_str());
+      std::fflush(m_out);
+    }
+  }
+
 private:
+  void print(const std::string& line) {
+    std::fprintf(m_out, "    %s\n", line.c_str());
+    std::fflush(m_out);
+    m_heartbeat.shown();
+  }
   std::FILE* m_out;
+  std::mutex m_mutex;
   int m_last_decile = -1;
+  std::string m_last_shown;
+  BuildProgress m_last;
+  Heartbeat m_heartbeat;
+  bool m_own_thread = true;
+  TickThread m_ticker;  // last: stopped before the members it reads go away
 };
 
-/// One status line rewritten in place, cut to the terminal width.
+/// One status line rewritten in place, cut to the terminal width; redrawn with the elapsed
+/// time and the last command after each quiet heartbeat interval.
 class LiveDisplay : public ProgressDisplay {
 public:
-  explicit LiveDisplay(std::FILE* out) : m_out(out) {
+  LiveDisplay(std::FILE* out, const HeartbeatOptions& hb)
+      : m_out(out), m_heartbeat(heartbeat_interval(hb), heartbeat_clock(hb)), m_own_thread(hb.own_thread),
+        m_ticker([this] { tick(); }) {
     if (const char* cols = std::getenv("COLUMNS")) m_width = std::max(20, std::atoi(cols));
   }
+  ~LiveDisplay() override { m_ticker.stop(); }
   void step_started(const RunStep& step, size_t index, size_t count) override {
-    m_title = fmt::format("[{}/{}] {}", index + 1, count, step.title);
-    draw(m_title);
+    m_ticker.stop();
+    {
+      std::lock_guard lock(m_mutex);
+      m_title = fmt::format("[{}/{}] {}", index + 1, count, step.title);
+      m_last = BuildProgress{};
+      m_have_progress = false;
+      m_heartbeat.start();
+      draw(m_title);
+    }
+    if (m_own_thread) m_ticker.start();
   }
-  void progress(const BuildProgress& p) override { draw(m_title + ": " + render_progress_line(p)); }
+  void progress(const BuildProgress& p) override {
+    std::lock_guard lock(m_mutex);
+    m_last = p;
+    m_have_progress = true;
+    draw(m_title + ": " + render_progress_line(p));
+    m_heartbeat.shown();
+  }
   void step_finished(const StepOutcome& o) override {
+    m_ticker.stop();
+    std::lock_guard lock(m_mutex);
     auto secs = std::chrono::duration_cast<std::chrono::seconds>(o.duration);
     draw(m_title + (o.ok() ? ": done in " : ": FAILED after ") + format_duration(secs));
     std::fputc('\n', m_out);
     std::fflush(m_out);
+  }
+
+  void tick() override {
+    std::lock_guard lock(m_mutex);
+    if (!m_heartbeat.due()) return;
+    // The status line with the elapsed time of the step, whatever the build printed last.
+    BuildProgress p = m_last;
+    p.elapsed = m_heartbeat.elapsed();
+    draw(m_title + ": " + (m_have_progress ? render_progress_line(p) : render_heartbeat_line(p, p.elapsed)));
   }
 
 private:
@@ -80,8 +205,14 @@ private:
     std::fflush(m_out);
   }
   std::FILE* m_out;
+  std::mutex m_mutex;
   std::string m_title;
+  BuildProgress m_last;
+  bool m_have_progress = false;
+  Heartbeat m_heartbeat;
+  bool m_own_thread = true;
   int m_width = 100;
+  TickThread m_ticker;
 };
 
 std::string utc_now() {
@@ -102,10 +233,11 @@ bool RunOutcome::ok() const {
   return true;
 }
 
-std::unique_ptr<ProgressDisplay> make_progress_display(DisplayStyle style, std::FILE* out) {
+std::unique_ptr<ProgressDisplay> make_progress_display(DisplayStyle style, std::FILE* out,
+                                                       HeartbeatOptions heartbeat) {
   switch (style) {
-    case DisplayStyle::live: return std::make_unique<LiveDisplay>(out);
-    case DisplayStyle::plain: return std::make_unique<PlainDisplay>(out);
+    case DisplayStyle::live: return std::make_unique<LiveDisplay>(out, heartbeat);
+    case DisplayStyle::plain: return std::make_unique<PlainDisplay>(out, heartbeat);
     case DisplayStyle::quiet: break;
   }
   return std::make_unique<QuietDisplay>();

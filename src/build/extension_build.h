@@ -29,6 +29,7 @@ struct ExtensionBuildOptions {
   std::optional<int> jobs;
   std::string package;                 ///< --package: recipe override
   std::string cache = "auto";          ///< --cache auto|ccache|sccache|none
+  std::string profile;                 ///< --profile: a recipe restriction profile, "" none
   std::string work_root;               ///< empty: default_work_root()
   enum class Tests { automatic, always, never } tests = Tests::automatic;
   bool print_env = false;

@@ -297,7 +297,7 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
   const inspect::WheelReport& wr = report->wheels.front();
   TargetVerification v;
   if (p.cuda) {
-    auto checked = verify_wheel_targets(built, p.targets.names());
+    auto checked = verify_wheel_targets(built, p.targets);
     if (!checked) return fail(1, checked.error().message);
     v = *checked;
     bool has_torch_cuda = std::any_of(wr.libraries.begin(), wr.libraries.end(), [](const auto& l) {

@@ -1,33 +1,44 @@
 // Verification of a produced wheel against what was asked: every library with device
-// code must carry exactly the requested targets (no missing one, no extra one). Built on
-// inspect's report; the comparison itself is a pure function over target names.
+// code must carry exactly the requested targets, plus what the package's own build adds
+// by design (its recipe's [verify] section: bitsandbytes appends PTX of the highest
+// target), named as such; anything else extra, or anything missing, fails. Built on
+// inspect's report and the cuda module's types (targets compare by CC, sm_80 < sm_100).
 #pragma once
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "cuda/compatibility.h"
+#include "cuda/target_set.h"
+#include "plan/extension_plan.h"
 #include "util/expected.h"
 
 namespace tailor::build {
 
-/// What verification needs of one library (filled from inspect::LibraryReport).
+/// What verification needs of one library (filled from inspect's library report).
 struct LibraryTargets {
   std::string path;                       ///< inside the wheel
   bool has_device_code = false;
-  std::vector<std::string> targets;       ///< "sm_90", "compute_90" (PTX)
-  std::map<std::string, uint64_t> bytes_per_target;
+  cuda::TargetSet targets;
+  std::map<std::string, uint64_t> bytes_per_target;  ///< by target name
 };
 
 struct LibraryVerdict {
   std::string path;
-  std::vector<std::string> missing;       ///< asked, not present
-  std::vector<std::string> unexpected;    ///< present, not asked
+  cuda::TargetSet missing;        ///< asked, not present
+  cuda::TargetSet unexpected;     ///< present, neither asked nor declared by the recipe
+  cuda::TargetSet package_added;  ///< present, not asked, declared by the recipe
+  /// For each missing SASS target: how a GPU of that CC would still run the library
+  /// (cuda::coverage_on), "9.0: PTX JIT via compute_80" or "9.0: no kernel image".
+  std::vector<std::string> fallback;
   bool ok() const { return missing.empty() && unexpected.empty(); }
 };
 
 struct TargetVerification {
-  std::vector<std::string> expected;
+  cuda::TargetSet expected_targets;
+  std::vector<std::string> expected;  ///< expected_targets' names, in numeric order
+  std::vector<plan::PackageAddition> declared;  ///< what the recipe says the package adds
   std::vector<LibraryVerdict> libraries;  ///< one per library with device code
   std::map<std::string, uint64_t> bytes_per_target;  ///< summed over libraries
   bool any_device_code = false;
@@ -35,13 +46,20 @@ struct TargetVerification {
   bool ok() const;
   /// One line per failing library: "fused_ops/_C.so: missing sm_90, unexpected sm_80".
   std::string describe_problems() const;
+  /// One line per declared addition found in the wheel:
+  /// "compute_90 added by bitsandbytes' build (PTX of the highest target)".
+  std::vector<std::string> describe_additions() const;
+  /// The passing check's line: "exactly sm_75, sm_80 in every library with device code"
+  /// and the additions after it.
+  std::string summary() const;
 };
 
 TargetVerification compare_targets(const std::vector<LibraryTargets>& libraries,
-                                   const std::vector<std::string>& expected);
+                                   const cuda::TargetSet& expected,
+                                   const std::vector<plan::PackageAddition>& declared = {});
 
 /// Inspects `wheel` (through inspect::inspect_paths) and compares.
-Expected<TargetVerification> verify_wheel_targets(const std::string& wheel,
-                                                  const std::vector<std::string>& expected);
+Expected<TargetVerification> verify_wheel_targets(const std::string& wheel, const cuda::TargetSet& expected,
+                                                  const std::vector<plan::PackageAddition>& declared = {});
 
 }  // namespace tailor::build

@@ -124,6 +124,8 @@ void setup_build(CLI::App& sub, RunFn& run) {
   sub.add_option("--out", o->core.out_dir, "output folder for wheel, report and log (default ./dist)");
   sub.add_option("--jobs", o->jobs, "parallel compile jobs (default: from usable memory and the recipe)");
   sub.add_option("--package", o->core.package, "the recipe to use (default: the name the source declares)");
+  sub.add_option("--profile", o->core.profile,
+                 "a restriction the package's recipe allows (e.g. minimal: fewer kernels, a faster build)");
   sub.add_option("--cache", o->core.cache, "compiler cache: auto, ccache, sccache or none (default auto)");
   sub.add_option("--work-dir", o->core.work_root, "where sources are copied and built (default ~/.cache/tailor/extensions)");
   sub.add_option("--progress", o->progress, "auto, live, plain or quiet (default auto: live on a terminal)");

@@ -99,7 +99,7 @@ JobChoice choose_jobs(const ExtensionRecipe& recipe, const ExtensionBuildRequest
     c.reason = fmt::format("--jobs {}", c.jobs);
     return c;
   }
-  if (recipe.serial) {
+  if (recipe.serial && !recipe.parallel_fix) {
     c.jobs = 1;
     c.reason = fmt::format("{} compiles one file at a time", recipe.name);
     return c;
@@ -203,6 +203,26 @@ std::string indent_of(const std::string& line) {
 
 }  // namespace
 
+std::vector<PackageAddition> package_additions(const std::string& package, const VerifyPolicy& policy,
+                                               const cuda::TargetSet& requested) {
+  std::vector<PackageAddition> out;
+  auto add = [&](const cuda::CudaTarget& t, const std::string& what) {
+    if (requested.contains(t)) return;
+    for (const auto& a : out)
+      if (a.target == t) return;
+    std::string reason = fmt::format("added by {}'s build ({})", package, what);
+    if (!policy.why.empty()) reason += ": " + policy.why;
+    out.push_back({t, std::move(reason)});
+  };
+  const auto ccs = requested.capabilities();
+  if (policy.ptx_of_highest && !ccs.empty()) add(cuda::ptx(ccs.back()), "PTX of the highest target");
+  if (policy.ptx_of_each)
+    for (const auto& cc : ccs) add(cuda::ptx(cc), "PTX of each target");
+  for (const auto& name : policy.extra_targets)
+    if (auto t = cuda::parse_target_name(name)) add(*t, "a fixed target of the package");
+  return out;
+}
+
 Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest& request,
                                                      const probe::HostReport& host) {
   if (request.targets.empty())
@@ -258,10 +278,21 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
     plan.notes.push_back("no CUDA toolkit found: nvcc must be on PATH");
   }
 
-  // Parallelism.
+  // Parallelism. A serial package with a [parallel] fix gets its patch (switching its
+  // parallel backend on) unless the user asked for one job.
   JobChoice jobs = choose_jobs(recipe, request, host);
   plan.jobs = jobs.jobs;
   plan.jobs_reason = jobs.reason;
+  if (recipe.parallel_fix && !(request.jobs && *request.jobs <= 1)) {
+    const ParallelFix& fix = *recipe.parallel_fix;
+    for (const auto& p : fix.patches)
+      plan.patches.push_back({p.file, p.description, p.start, p.end, p.replace, p.marker});
+    plan.parallel_fix = fix.summary;
+    plan.jobs_reason = fmt::format("{}; {}={} ({})", fix.summary, recipe.jobs_variable,
+                                   recipe.jobs_count_nvcc_threads ? jobs.jobs * jobs.nvcc_threads : jobs.jobs,
+                                   jobs.reason);
+    if (!fix.limit.empty()) plan.jobs_reason += "; " + fix.limit;
+  }
   plan.nvcc_threads = jobs.nvcc_threads;
   const int jobs_value = recipe.jobs_count_nvcc_threads ? jobs.jobs * jobs.nvcc_threads : jobs.jobs;
   plan.env[recipe.jobs_variable] = std::to_string(jobs_value);
@@ -269,8 +300,27 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
     plan.env[recipe.nvcc_threads_variable] =
         recipe.nvcc_threads_in_flags ? fmt::format("--threads {}", jobs.nvcc_threads)
                                      : std::to_string(jobs.nvcc_threads);
-  if (recipe.serial && request.jobs)
+  if (recipe.serial && !recipe.parallel_fix && request.jobs)
     plan.notes.push_back(recipe.name + " compiles one file at a time; --jobs has no effect");
+
+  // What the package adds to the targets by design, for verification.
+  plan.package_additions = package_additions(recipe.name, recipe.verify, request.targets);
+
+  // A restriction profile the package allows.
+  if (!request.profile.empty()) {
+    auto it = std::find_if(recipe.profiles.begin(), recipe.profiles.end(),
+                           [&](const RecipeProfile& p) { return p.name == request.profile; });
+    if (it == recipe.profiles.end()) {
+      std::vector<std::string> names;
+      for (const auto& p : recipe.profiles) names.push_back(p.name);
+      return make_error(fmt::format("--profile {}: the {} recipe has {}", request.profile, recipe.name,
+                                    names.empty() ? std::string("no profiles")
+                                                  : "the profiles " + join(names, ", ")));
+    }
+    plan.profile = it->name;
+    for (const auto& [k, v] : it->env) plan.env[k] = v;
+    plan.notes.push_back(fmt::format("profile {}: {}", it->name, it->description));
+  }
 
   // Compiler cache.
   TAILOR_TRY(cache_path, choose_cache(request, host));
@@ -309,6 +359,10 @@ std::string render_print_env(const ExtensionBuildPlan& plan) {
   out << "# tailor build plan (recipe: " << plan.recipe_name << ")\n";
   out << "# jobs: " << plan.jobs << " (" << plan.jobs_reason << ")\n";
   out << "# nvcc threads per job: " << plan.nvcc_threads << "\n";
+  if (!plan.parallel_fix.empty()) out << "# parallel: " << plan.parallel_fix << "\n";
+  if (!plan.profile.empty()) out << "# profile: " << plan.profile << "\n";
+  for (const auto& a : plan.package_additions)
+    out << "# verify accepts " << a.target.name() << ": " << a.reason << "\n";
   out << "# compiler cache: " << (plan.cache_tool.empty() ? "none" : plan.cache_tool) << "\n";
   for (const auto& n : plan.notes) out << "# note: " << n << "\n";
   for (const auto& name : plan.unset_env) out << "unset " << name << "\n";

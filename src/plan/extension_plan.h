@@ -24,6 +24,9 @@ struct ExtensionBuildRequest {
   /// The caller's environment, for what it configures (SCCACHE_* picks sccache under
   /// Cache::automatic); nothing else is read from it.
   std::map<std::string, std::string> environment;
+  /// A recipe profile (`[profile.<name>]`) to build with: restrictions the package
+  /// allows. Empty: none. A name the recipe lacks is an error that lists its profiles.
+  std::string profile;
 };
 
 struct BuildStep {
@@ -42,6 +45,17 @@ struct SourcePatch {
   std::string marker;       ///< present in `replacement`; makes re-applying idempotent
 };
 
+/// A target the package's own build adds to the request by design (recipe `[verify]`);
+/// verification accepts it and names it.
+struct PackageAddition {
+  cuda::CudaTarget target;
+  std::string reason;  ///< "added by bitsandbytes' build (PTX of the highest target)"
+};
+
+/// The targets `policy` makes the package add to `requested` (none already requested).
+std::vector<PackageAddition> package_additions(const std::string& package, const VerifyPolicy& policy,
+                                               const cuda::TargetSet& requested);
+
 struct ExtensionBuildPlan {
   std::string recipe_name;
   std::map<std::string, std::string> env;
@@ -52,6 +66,11 @@ struct ExtensionBuildPlan {
   int nvcc_threads = 1;
   std::string cache_tool;  ///< "ccache", "sccache" or "" (none)
   std::vector<SourcePatch> patches;
+  /// What the recipe did so a serial package uses the cores ("ninja switched on by recipe
+  /// patch"); empty when nothing was needed or --jobs 1 kept it serial.
+  std::string parallel_fix;
+  std::vector<PackageAddition> package_additions;
+  std::string profile;  ///< the recipe profile applied, "" for none
   std::vector<BuildStep> steps;
   std::string smoke_test;  ///< Python source
   std::string import_name;

@@ -6,6 +6,7 @@
 #include <regex>
 #include <toml++/toml.h>
 
+#include "cuda/cuda_target.h"
 #include "data/data_files.h"
 #include "util/strings.h"
 
@@ -74,6 +75,43 @@ constexpr std::pair<std::string_view, ArchSpelling> k_spellings[] = {
 constexpr std::pair<std::string_view, CacheHook> k_hooks[] = {
     {"torch_env", CacheHook::torch_env},
     {"cmake_launcher", CacheHook::cmake_launcher}};
+
+/// `[[patch]]` / `[[parallel.patch]]`: the same fields; the marker in the replacement
+/// makes re-applying idempotent.
+Expected<std::vector<RecipePatch>> parse_patches(const toml::table& doc, std::string_view path,
+                                                 const std::string& where) {
+  std::vector<RecipePatch> out;
+  auto node = doc.at_path(path);
+  if (!node) return out;
+  const auto* patches = node.as_array();
+  if (!patches) return make_error(where + ": '" + std::string(path) + "' must be an array of tables");
+  for (size_t i = 0; i < patches->size(); ++i) {
+    const auto* t = (*patches)[i].as_table();
+    const std::string pw = where + ": " + std::string(path) + " #" + std::to_string(i + 1);
+    if (!t) return make_error(pw + ": not a table");
+    RecipePatch p;
+    p.file = (*t)["file"].value_or(std::string());
+    p.description = (*t)["description"].value_or(std::string());
+    p.start = (*t)["start"].value_or(std::string());
+    p.end = (*t)["end"].value_or(std::string());
+    p.replace = (*t)["replace"].value_or(std::string());
+    p.marker = (*t)["marker"].value_or(std::string());
+    for (auto [field, value] : {std::pair{"file", &p.file}, {"start", &p.start}, {"end", &p.end},
+                                {"replace", &p.replace}, {"marker", &p.marker}})
+      if (value->empty()) return make_error(pw + ": '" + field + "' is missing");
+    if (p.replace.find(p.marker) == std::string::npos)
+      return make_error(pw + ": 'replace' must contain the marker");
+    for (auto [field, value] : {std::pair{"start", &p.start}, {"end", &p.end}}) {
+      try {
+        std::regex check(*value, std::regex::ECMAScript);
+      } catch (const std::regex_error& e) {
+        return make_error(pw + ": '" + field + "' is not a valid regex: " + e.what());
+      }
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
 
 std::vector<ExtensionRecipe> load_all() {
   std::vector<ExtensionRecipe> recipes;
@@ -173,35 +211,71 @@ Expected<ExtensionRecipe> parse_recipe(std::string_view toml_text, std::string_v
   r.cmake_args = std::move(cmake_args);
   r.pip_args = std::move(pip_args);
 
-  if (const auto* patches = doc["patch"].as_array()) {
-    for (size_t i = 0; i < patches->size(); ++i) {
-      const auto* t = (*patches)[i].as_table();
-      const std::string pw = where + ": patch #" + std::to_string(i + 1);
-      if (!t) return make_error(pw + ": not a table");
-      RecipePatch p;
-      p.file = (*t)["file"].value_or(std::string());
-      p.description = (*t)["description"].value_or(std::string());
-      p.start = (*t)["start"].value_or(std::string());
-      p.end = (*t)["end"].value_or(std::string());
-      p.replace = (*t)["replace"].value_or(std::string());
-      p.marker = (*t)["marker"].value_or(std::string());
-      for (auto [field, value] : {std::pair{"file", &p.file}, {"start", &p.start}, {"end", &p.end},
-                                  {"replace", &p.replace}, {"marker", &p.marker}})
-        if (value->empty()) return make_error(pw + ": '" + field + "' is missing");
-      if (p.replace.find(p.marker) == std::string::npos)
-        return make_error(pw + ": 'replace' must contain the marker");
-      for (auto [field, value] : {std::pair{"start", &p.start}, {"end", &p.end}}) {
-        try {
-          std::regex check(*value, std::regex::ECMAScript);
-        } catch (const std::regex_error& e) {
-          return make_error(pw + ": '" + field + "' is not a valid regex: " + e.what());
-        }
-      }
-      r.patches.push_back(std::move(p));
-    }
-  }
+  TAILOR_TRY(patches, parse_patches(doc, "patch", where));
+  r.patches = std::move(patches);
   if (r.arch_via == ArchVia::patch && r.patches.empty())
     return make_error(where + ": arch.via = \"patch\" needs at least one [[patch]]");
+
+  // [verify]: what the package adds by design.
+  if (auto node = doc.at_path("verify.adds")) {
+    std::vector<std::string> adds;
+    if (auto one = node.value<std::string>()) {
+      adds.push_back(*one);
+    } else {
+      TAILOR_TRY(list, string_list(doc, "verify.adds", where));
+      adds = std::move(list);
+    }
+    for (auto a : adds) {
+      for (auto& c : a)
+        if (c == '-') c = '_';
+      if (a == "ptx_of_highest") r.verify.ptx_of_highest = true;
+      else if (a == "ptx_of_each") r.verify.ptx_of_each = true;
+      else
+        return make_error(where + ": 'verify.adds' holds '" + a +
+                          "'; must be ptx_of_highest or ptx_of_each (fixed targets go in verify.extra_targets)");
+    }
+  }
+  TAILOR_TRY(extra_targets, string_list(doc, "verify.extra_targets", where));
+  for (const auto& t : extra_targets) {
+    if (auto parsed = cuda::parse_target_name(t); !parsed)
+      return make_error(where + ": 'verify.extra_targets' holds '" + t + "': " + parsed.error().message);
+  }
+  r.verify.extra_targets = std::move(extra_targets);
+  r.verify.why = doc.at_path("verify.why").value_or(std::string());
+  if (r.verify.any() && r.verify.why.empty())
+    return make_error(where + ": 'verify.why' (where the package adds the targets) is missing");
+
+  // [parallel]: how a serial package is made to use the cores.
+  if (doc.at_path("parallel")) {
+    if (!r.serial) return make_error(where + ": '[parallel]' is only for packages with jobs.serial = true");
+    ParallelFix fix;
+    fix.summary = doc.at_path("parallel.summary").value_or(std::string());
+    fix.limit = doc.at_path("parallel.limit").value_or(std::string());
+    if (fix.summary.empty()) return make_error(where + ": 'parallel.summary' is missing");
+    TAILOR_TRY(fix_patches, parse_patches(doc, "parallel.patch", where));
+    if (fix_patches.empty()) return make_error(where + ": '[parallel]' needs at least one [[parallel.patch]]");
+    fix.patches = std::move(fix_patches);
+    r.parallel_fix = std::move(fix);
+  }
+
+  // [profile.<name>]: restrictions the package allows.
+  if (auto node = doc.at_path("profile")) {
+    const auto* profiles = node.as_table();
+    if (!profiles) return make_error(where + ": 'profile' must be a table of [profile.<name>] tables");
+    for (const auto& [key, value] : *profiles) {
+      const std::string name(key.str());
+      const std::string pw = where + ": profile." + name;
+      if (!value.as_table()) return make_error(pw + ": not a table");
+      RecipeProfile prof;
+      prof.name = name;
+      prof.description = value.as_table()->at_path("description").value_or(std::string());
+      if (prof.description.empty()) return make_error(pw + ": 'description' is missing");
+      TAILOR_TRY(env, string_table(doc, "profile." + name + ".env", where));
+      if (env.empty()) return make_error(pw + ": 'env' is missing or empty");
+      prof.env = std::move(env);
+      r.profiles.push_back(std::move(prof));
+    }
+  }
   return r;
 }
 

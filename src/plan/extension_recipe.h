@@ -5,6 +5,7 @@
 // package under data/recipes/; this is their one loader.
 #pragma once
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +58,38 @@ struct RecipePatch {
   std::string marker;
 };
 
+/// What a package's own build adds to the requested targets by design, so verification
+/// accepts it and names it instead of refusing the wheel (`[verify]` in the recipe).
+/// bitsandbytes' CMakeLists.txt, for one, appends PTX of the highest requested capability.
+struct VerifyPolicy {
+  bool ptx_of_highest = false;  ///< compute_XY of the highest requested CC
+  bool ptx_of_each = false;     ///< compute_XY of every requested CC
+  std::vector<std::string> extra_targets;  ///< fixed targets the package always adds ("sm_80")
+  std::string why;              ///< shown with the addition: "its CMakeLists.txt adds ..."
+  bool any() const { return ptx_of_highest || ptx_of_each || !extra_targets.empty(); }
+};
+
+/// How a package that compiles one file at a time is made to use the cores: a source
+/// patch (`[[parallel.patch]]`, same fields as `[[patch]]` but the replacement is fixed
+/// text) that switches its parallel backend on, after which the jobs variable counts.
+struct ParallelFix {
+  std::vector<RecipePatch> patches;
+  std::string summary;  ///< "ninja switched on by recipe patch"
+  /// What still runs serially after the fix, for the jobs reason (may be empty):
+  /// "its 8 extension modules build one after another".
+  std::string limit;
+};
+
+/// A named restriction the package allows (`[profile.<name>]`): variables that build
+/// less (flash-attn's FLASH_ATTENTION_DISABLE_*, xformers' XFORMERS_DISABLE_FLASH_ATTN),
+/// chosen with `tailor build --profile <name>`. What it leaves out is the user's choice;
+/// the description says what the wheel then lacks.
+struct RecipeProfile {
+  std::string name;
+  std::string description;
+  std::map<std::string, std::string> env;
+};
+
 struct ExtensionRecipe {
   std::string name;                   ///< normalised dist name, e.g. "flash-attn"
   std::vector<std::string> aliases;   ///< other dist names (normalised)
@@ -88,6 +121,9 @@ struct ExtensionRecipe {
   std::vector<std::string> cmake_args;   ///< extra configure args (cmake_then_pip)
   std::vector<std::string> pip_args;     ///< extra args for pip wheel
   std::vector<RecipePatch> patches;
+  VerifyPolicy verify;
+  std::vector<RecipeProfile> profiles;
+  std::optional<ParallelFix> parallel_fix;  ///< only for `serial` packages
   std::string smoke_test;             ///< Python run after install, e.g. "import flash_attn"
   std::string notes;
 };

@@ -1,6 +1,14 @@
 #include "build/build_progress.h"
+#include "build/build_runner.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
 
 using namespace tailor::build;
 using namespace std::chrono_literals;
@@ -89,4 +97,239 @@ TEST(ProgressLine, RendersCountsEtaAndFile) {
   p.current_file = "bias_gelu.cu";
   EXPECT_EQ(render_progress_line(p), "[12/40]  30% elapsed 1m05s ETA 1h02m bias_gelu.cu");
   EXPECT_EQ(format_duration(42s), "42s");
+}
+
+TEST(CompilerCall, ReadsWhatSetuptoolsEchoesWithoutNinja) {
+  auto cc = parse_compiler_call(
+      "  gcc -Wsign-compare -DNDEBUG -g -fwrapv -O3 -Wall -fPIC -DWITH_PYTHON -Icsrc -c csrc/scatter.cpp -o "
+      "build/temp.linux-x86_64-cpython-311/csrc/scatter.o -O3 -DTORCH_EXTENSION_NAME=_scatter_cuda");
+  ASSERT_TRUE(cc);
+  EXPECT_EQ(cc->tool, "gcc");
+  EXPECT_EQ(cc->file, "scatter.cpp");
+  EXPECT_FALSE(cc->link);
+  auto nvcc = parse_compiler_call("/usr/local/cuda/bin/nvcc -DWITH_PYTHON -c csrc/cuda/scatter_cuda.cu -o x.o "
+                                  "-gencode=arch=compute_75,code=sm_75 --compiler-options '-fPIC'");
+  ASSERT_TRUE(nvcc);
+  EXPECT_EQ(nvcc->tool, "nvcc");
+  EXPECT_EQ(nvcc->file, "scatter_cuda.cu");
+  auto link = parse_compiler_call("g++ -pthread -B /py/compiler_compat -shared a.o b.o -L/torch/lib -lc10 -o "
+                                  "build/lib.linux-x86_64-cpython-311/torch_scatter/_scatter_cuda.so -s");
+  ASSERT_TRUE(link);
+  EXPECT_TRUE(link->link);
+  EXPECT_EQ(link->file, "_scatter_cuda.so");
+  auto cached = parse_compiler_call("/usr/bin/ccache /usr/bin/x86_64-linux-gnu-g++-12 -c k.cc -o k.o");
+  ASSERT_TRUE(cached);
+  EXPECT_EQ(cached->tool, "x86_64-linux-gnu-g++-12");
+  EXPECT_EQ(cached->file, "k.cc");
+  // Not compiler calls: words in prose, a compiler without -c or -shared, other tools.
+  EXPECT_FALSE(parse_compiler_call("gcc version 12.2.0 (Debian 12.2.0-14)"));
+  EXPECT_FALSE(parse_compiler_call("nvcc --version"));
+  EXPECT_FALSE(parse_compiler_call("copying torch_scatter/scatter.py -> build/lib/torch_scatter"));
+  EXPECT_FALSE(parse_compiler_call("ld -o a.so a.o"));
+  EXPECT_FALSE(parse_compiler_call(""));
+}
+
+TEST(SetuptoolsAndPip, ExtensionAndPhaseLines) {
+  EXPECT_EQ(parse_setuptools_extension("  building 'torch_scatter._scatter_cuda' extension"),
+            "torch_scatter._scatter_cuda");
+  EXPECT_FALSE(parse_setuptools_extension("building 'x' extensions"));
+  EXPECT_FALSE(parse_setuptools_extension("building '' extension"));
+  EXPECT_EQ(parse_pip_phase("  Preparing metadata (setup.py): started"), "Preparing metadata (setup.py):");
+  EXPECT_EQ(parse_pip_phase("  Building wheel for torch-scatter (setup.py): finished with status 'done'"),
+            "Building wheel for torch-scatter (setup.py):");
+  EXPECT_EQ(parse_pip_phase("  Created wheel for torch-scatter: filename=torch_scatter-2.1.2-cp311-cp311-linux_x86_64.whl "
+                            "size=1 sha256=ab"),
+            "Created wheel for torch-scatter");
+  EXPECT_EQ(parse_pip_phase("Processing ./src/pkg"), "Processing ./src/pkg");
+  EXPECT_FALSE(parse_pip_phase("running build_ext"));
+}
+
+TEST(ProgressLine, WithoutCountsNamesTheCommand) {
+  BuildProgress p;
+  p.elapsed = 95s;
+  p.extensions = 3;
+  p.compiles = 7;
+  p.current_command = "nvcc segment_csr_cuda.cu";
+  p.phase = "extension torch_scatter._segment_csr_cuda";
+  EXPECT_EQ(render_progress_line(p), "elapsed 1m35s, extension 3, 7 compiles: nvcc segment_csr_cuda.cu");
+  BuildProgress phase_only;
+  phase_only.phase = "Preparing metadata (setup.py):";
+  EXPECT_EQ(render_progress_line(phase_only), "elapsed 0s: Preparing metadata (setup.py):");
+  EXPECT_EQ(render_heartbeat_line(p, 270s),
+            "still running after 4m30s: nvcc segment_csr_cuda.cu (extension torch_scatter._segment_csr_cuda)");
+  EXPECT_EQ(render_heartbeat_line(BuildProgress{}, 30s), "still running after 30s");
+}
+
+TEST(Heartbeat, FiresAfterEachQuietIntervalOnly) {
+  auto now = std::chrono::steady_clock::time_point{};
+  Heartbeat hb(30s, [&] { return now; });
+  hb.start();
+  now += 29s;
+  EXPECT_FALSE(hb.due());
+  now += 1s;
+  EXPECT_TRUE(hb.due());   // 30 s without a line
+  EXPECT_FALSE(hb.due());  // and it counts as shown
+  now += 20s;
+  hb.shown();              // a progress line at 50 s
+  now += 29s;
+  EXPECT_FALSE(hb.due());  // 29 s after it
+  now += 1s;
+  EXPECT_TRUE(hb.due());
+  EXPECT_EQ(hb.elapsed(), 80s);
+  hb.start();              // a new step
+  EXPECT_EQ(hb.elapsed(), 0s);
+  EXPECT_FALSE(hb.due());
+  // A zero interval would fire on every tick: it falls back to 30 s.
+  Heartbeat bad(0s, [&] { return now; });
+  EXPECT_EQ(bad.interval(), 30s);
+}
+
+namespace {
+
+std::vector<std::string> read_lines(const std::string& name) {
+  std::ifstream in(std::string(TAILOR_SOURCE_DIR) + "/tests/build/data/" + name);
+  EXPECT_TRUE(in) << name;
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+}  // namespace
+
+TEST(RecordedLogs, SetuptoolsWithoutNinjaShowsEveryStep) {
+  // A real `pip wheel -v` of a use_ninja=False package (tests/build/data/README.md).
+  auto lines = read_lines("setuptools_no_ninja.log");
+  ASSERT_GT(lines.size(), 50u);
+  auto now = std::chrono::steady_clock::time_point{};
+  ProgressTracker t([&] { return now; });
+  std::vector<std::string> shown;  // what a display would show, one entry per change
+  for (const auto& line : lines) {
+    now += 1s;
+    if (t.feed(line)) shown.push_back(render_progress_line(t.progress()));
+  }
+  auto p = t.progress();
+  EXPECT_EQ(p.extensions, 2);
+  EXPECT_EQ(p.compiles, 4);  // scale.cpp, scale_kernel.cu, shift.cpp, shift_kernel.cu
+  EXPECT_EQ(p.total, 0);     // no counts: setuptools prints none
+  EXPECT_EQ(p.percent, -1);
+  EXPECT_EQ(p.current_command, "");  // a pip phase after the last link
+  EXPECT_EQ(p.phase, "Created wheel for tinyext");
+  EXPECT_EQ(render_progress_line(p), "elapsed 1m16s, extension 2, 4 compiles: Created wheel for tinyext");
+  auto has = [&](const std::string& needle) {
+    return std::any_of(shown.begin(), shown.end(), [&](const std::string& s) { return s.find(needle) != std::string::npos; });
+  };
+  EXPECT_TRUE(has("Preparing metadata (setup.py):"));
+  EXPECT_TRUE(has("Building wheel for tinyext (setup.py):"));
+  EXPECT_TRUE(has("extension 1, 1 compile: gcc scale.cpp"));
+  EXPECT_TRUE(has("extension 1, 2 compiles: nvcc scale_kernel.cu"));
+  EXPECT_TRUE(has("g++ link _scale_cuda.so"));
+  EXPECT_TRUE(has("extension 2, 2 compiles: extension tinyext._shift_cuda"));
+  EXPECT_TRUE(has("extension 2, 4 compiles: nvcc shift_kernel.cu"));
+  // Nothing else in the log is taken for a compile (copying, creating, warnings...).
+  int calls = 0;
+  for (const auto& line : lines)
+    if (parse_compiler_call(line)) ++calls;
+  EXPECT_EQ(calls, 6);  // 4 compiles + 2 links
+}
+
+TEST(RecordedLogs, CmakeMakefilesPercentAndFiles) {
+  auto lines = read_lines("cmake_makefiles.log");
+  ASSERT_GT(lines.size(), 10u);
+  auto now = std::chrono::steady_clock::time_point{};
+  ProgressTracker t([&] { return now; });
+  std::vector<int> percents;
+  std::vector<std::string> files;
+  for (const auto& line : lines) {
+    now += 2s;
+    if (t.feed(line) && t.progress().percent >= 0) {
+      percents.push_back(t.progress().percent);
+      files.push_back(t.progress().current_file);
+    }
+  }
+  ASSERT_FALSE(percents.empty());
+  EXPECT_TRUE(std::is_sorted(percents.begin(), percents.end()));
+  EXPECT_EQ(percents.back(), 100);
+  EXPECT_NE(std::find(files.begin(), files.end(), "ops.cu"), files.end());
+  EXPECT_NE(std::find(files.begin(), files.end(), "common.cpp"), files.end());
+  EXPECT_NE(std::find(files.begin(), files.end(), "host.cpp"), files.end());
+  EXPECT_TRUE(t.progress().eta);  // from the percent
+}
+
+TEST(RecordedLogs, TorchScatterStartNamesItsFirstModuleAndFile) {
+  // The real start of torch-scatter 2.1.2's own (use_ninja=False) build.
+  auto lines = read_lines("torch_scatter_2.1.2_start.log");
+  ASSERT_GT(lines.size(), 40u);
+  auto now = std::chrono::steady_clock::time_point{};
+  ProgressTracker t([&] { return now; });
+  for (const auto& line : lines) {
+    now += 10s;
+    t.feed(line);
+  }
+  auto p = t.progress();
+  EXPECT_EQ(p.extensions, 1);
+  EXPECT_EQ(p.phase, "extension torch_scatter._segment_coo_cuda");
+  EXPECT_EQ(p.compiles, 1);
+  EXPECT_EQ(p.current_command, "gcc segment_coo_cpu.cpp");
+  // What a heartbeat would say while that one file compiles for minutes.
+  EXPECT_EQ(render_heartbeat_line(p, 600s),
+            "still running after 10m00s: gcc segment_coo_cpu.cpp (extension torch_scatter._segment_coo_cuda)");
+}
+
+TEST(HeartbeatDisplay, PlainPrintsStillRunningAfterAQuietInterval) {
+  char* buf = nullptr;
+  size_t len = 0;
+  std::FILE* f = open_memstream(&buf, &len);
+  auto now = std::chrono::steady_clock::time_point{};
+  {
+    auto d = make_progress_display(DisplayStyle::plain, f, HeartbeatOptions{30s, [&] { return now; }, false});
+    RunStep step{"build the torch-scatter wheel (pip)", {"python3"}, "", {}, {}, 60s};
+    d->step_started(step, 0, 1);
+    now += 29s;
+    d->tick();  // not yet
+    BuildProgress p;
+    p.compiles = 1;
+    p.extensions = 1;
+    p.phase = "extension torch_scatter._segment_coo_cuda";
+    p.current_command = "gcc segment_coo_cpu.cpp";
+    d->progress(p);  // a line: the quiet interval restarts
+    now += 29s;
+    d->tick();
+    now += 1s;
+    d->tick();  // 30 s quiet: the heartbeat, 59 s into the step
+    d->tick();  // shown: not again at once
+    now += 30s;
+    d->tick();
+    StepOutcome o;
+    o.title = step.title;
+    o.started = true;
+    o.exit_code = 0;
+    o.duration = 89s;
+    d->step_finished(o);
+  }
+  std::fclose(f);
+  std::string text(buf, len);
+  free(buf);
+  EXPECT_EQ(text,
+            "==> [1/1] build the torch-scatter wheel (pip)\n"
+            "    elapsed 0s, extension 1, 1 compile: gcc segment_coo_cpu.cpp\n"
+            "    still running after 59s: gcc segment_coo_cpu.cpp (extension torch_scatter._segment_coo_cuda)\n"
+            "    still running after 1m29s: gcc segment_coo_cpu.cpp (extension torch_scatter._segment_coo_cuda)\n"
+            "    done in 1m29s\n");
+}
+
+TEST(HeartbeatDisplay, LiveRedrawsTheStatusLine) {
+  char* buf = nullptr;
+  size_t len = 0;
+  std::FILE* f = open_memstream(&buf, &len);
+  auto now = std::chrono::steady_clock::time_point{};
+  {
+    auto d = make_progress_display(DisplayStyle::live, f, HeartbeatOptions{30s, [&] { return now; }, false});
+    d->step_started(RunStep{"pip wheel", {"python3"}, "", {}, {}, 60s}, 0, 1);
+    now += 45s;
+    d->tick();
+  }
+  std::fclose(f);
+  std::string text(buf, len);
+  free(buf);
+  EXPECT_NE(text.find("\r\033[K[1/1] pip wheel: still running after 45s"), std::string::npos) << text;
 }

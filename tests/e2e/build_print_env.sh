@@ -52,6 +52,23 @@ expect_eq "causal-conv1d force build" "$(export_value "$tmp/conv" CAUSAL_CONV1D_
 env_of scatter torch-scatter==2.1.2 --gpu A10G
 expect_eq "torch-scatter arch from --gpu A10G" "$(export_value "$tmp/scatter" TORCH_CUDA_ARCH_LIST)" "8.6"
 expect_eq "torch-scatter FORCE_CUDA" "$(export_value "$tmp/scatter" FORCE_CUDA)" 1
+# torch-scatter turns ninja off; tailor's recipe patch turns it back on, so MAX_JOBS counts.
+has "torch-scatter parallel by recipe patch" "$tmp/scatter" "# parallel: ninja switched on by recipe patch (torch-scatter turns it off)"
+has "torch-scatter jobs reason" "$tmp/scatter" "# jobs: $(export_value "$tmp/scatter" MAX_JOBS) (ninja switched on by recipe patch"
+has "torch-scatter patch shown" "$tmp/scatter" "use_ninja=True)  # tailor: ninja on"
+hasnt "torch-scatter is no longer serial" "$tmp/scatter" "one file at a time"
+env_of scatter1 torch-scatter==2.1.2 --arch 8.6 --jobs 1
+hasnt "torch-scatter --jobs 1: no patch" "$tmp/scatter1" "# parallel:"
+expect_eq "torch-scatter --jobs 1 MAX_JOBS" "$(export_value "$tmp/scatter1" MAX_JOBS)" 1
+
+# What a package adds by design is shown; a restriction profile adds its switches.
+has "bitsandbytes declares PTX of the highest" "$tmp/bnb" "# verify accepts compute_90: added by bitsandbytes' build (PTX of the highest target)"
+env_of flashmin flash-attn==2.8.3 --arch 9.0 --jobs 2 --profile minimal
+has "flash-attn profile minimal" "$tmp/flashmin" "# profile: minimal"
+has "flash-attn minimal disables backward" "$tmp/flashmin" "-DFLASHATTENTION_DISABLE_BACKWARD"
+"$TAILOR" build flash-attn==2.8.3 --arch 9.0 --profile nope --print-env --work-dir "$tmp/work" >/dev/null 2>"$tmp/badprofile.err"
+expect_eq "unknown --profile exit" "$?" 2
+has "unknown --profile message" "$tmp/badprofile.err" "tailor: error: --profile nope: the flash-attn recipe has the profiles minimal"
 
 # The bundled example, from inside the repository, with another spelling of 7.5.
 (cd "$src" && "$TAILOR" build --arch sm_75 --print-env --work-dir "$tmp/work") >"$tmp/example" 2>&1

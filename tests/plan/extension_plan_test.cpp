@@ -234,10 +234,101 @@ TEST(ExtensionPlan, ApexTakesThreadsThroughNvccFlags) {
   EXPECT_EQ(plan.env["APEX_CUDA_EXT"], "1");
 }
 
-TEST(ExtensionPlan, TorchScatterIsSerial) {
-  auto plan = resolve(request("torch_scatter", sass_set({{8, 0}})));
-  EXPECT_EQ(plan.jobs, 1);
-  EXPECT_NE(plan.jobs_reason.find("one file at a time"), std::string::npos);
+TEST(ExtensionPlan, SerialTorchScatterIsMadeParallelByARecipePatch) {
+  auto host = fake_host();
+  host.cpu.logical_cores = 16;
+  auto plan = resolve(request("torch_scatter", sass_set({{8, 0}})), host);
+  // 23.1 GiB / 3 GiB = 7 jobs: no longer one, and the reason says what was done.
+  EXPECT_EQ(plan.jobs, 7);
+  EXPECT_EQ(plan.env["MAX_JOBS"], "7");
+  EXPECT_EQ(plan.jobs_reason.find("one file at a time"), std::string::npos) << plan.jobs_reason;
+  EXPECT_EQ(plan.jobs_reason,
+            "ninja switched on by recipe patch (torch-scatter turns it off); MAX_JOBS=7 "
+            "(23.1 GiB usable (cgroup v2) / 3 GiB per job = 7); its extension modules still build one after another");
+  EXPECT_EQ(plan.parallel_fix, "ninja switched on by recipe patch (torch-scatter turns it off)");
+  ASSERT_EQ(plan.patches.size(), 1u);
+  EXPECT_EQ(plan.patches[0].file, "setup.py");
+
+  // The patch on the line as torch-scatter 2.1.2 writes it (the one line, retyped).
+  const std::string setup =
+      "    cmdclass={\n"
+      "        'build_ext':\n"
+      "        BuildExtension.with_options(no_python_abi_suffix=True, use_ninja=False)\n"
+      "    },\n";
+  auto patched = apply_patch_to_text(plan.patches[0], setup);
+  ASSERT_TRUE(patched) << patched.error().message;
+  EXPECT_EQ(*patched,
+            "    cmdclass={\n"
+            "        'build_ext':\n"
+            "        BuildExtension.with_options(no_python_abi_suffix=True, use_ninja=True)  # tailor: ninja on\n"
+            "    },\n");
+  auto again = apply_patch_to_text(plan.patches[0], *patched);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(*again, *patched);  // idempotent
+
+  std::string text = render_print_env(plan);
+  EXPECT_NE(text.find("# parallel: ninja switched on by recipe patch"), std::string::npos) << text;
+  EXPECT_NE(text.find("export MAX_JOBS=7\n"), std::string::npos) << text;
+}
+
+TEST(ExtensionPlan, JobsOneKeepsASerialPackageUnpatched) {
+  auto r = request("torch-cluster", sass_set({{8, 0}}));
+  r.jobs = 1;
+  auto plan = resolve(r);
+  EXPECT_TRUE(plan.patches.empty());
+  EXPECT_TRUE(plan.parallel_fix.empty());
+  EXPECT_EQ(plan.jobs_reason, "--jobs 1");
+}
+
+TEST(ExtensionPlan, TorchSparseUsesNinjaAlready) {
+  auto plan = resolve(request("torch-sparse", sass_set({{8, 0}})));
+  EXPECT_TRUE(plan.patches.empty());
+  EXPECT_EQ(plan.jobs_reason, "23.1 GiB usable (cgroup v2) / 3 GiB per job = 7, capped by 2 cores");
+}
+
+TEST(ExtensionPlan, PackageAdditionsFollowTheRecipe) {
+  // bitsandbytes adds PTX of the highest requested CC, in numeric order (10.0 > 8.0).
+  auto plan = resolve(request("bitsandbytes", sass_set({{8, 0}, {10, 0}, {7, 5}})));
+  ASSERT_EQ(plan.package_additions.size(), 1u);
+  EXPECT_EQ(plan.package_additions[0].target.name(), "compute_100");
+  EXPECT_EQ(plan.package_additions[0].reason.rfind("added by bitsandbytes' build (PTX of the highest target)", 0), 0u)
+      << plan.package_additions[0].reason;
+  // Already asked for: nothing is added.
+  auto with_ptx = sass_set({{8, 0}});
+  with_ptx.add(cuda::ptx(cuda::ComputeCapability{8, 0}));
+  EXPECT_TRUE(resolve(request("bitsandbytes", with_ptx)).package_additions.empty());
+  // A package without [verify] adds nothing.
+  EXPECT_TRUE(resolve(request("xformers", sass_set({{8, 0}}))).package_additions.empty());
+
+  VerifyPolicy each;
+  each.ptx_of_each = true;
+  each.extra_targets = {"sm_80"};
+  auto adds = package_additions("p", each, sass_set({{9, 0}, {7, 5}}));
+  ASSERT_EQ(adds.size(), 3u);
+  EXPECT_EQ(adds[0].target.name(), "compute_75");
+  EXPECT_EQ(adds[1].target.name(), "compute_90");
+  EXPECT_EQ(adds[2].target.name(), "sm_80");
+}
+
+TEST(ExtensionPlan, ProfilesAddTheirVariablesAndUnknownOnesAreErrors) {
+  auto r = request("flash-attn", sass_set({{9, 0}}));
+  r.profile = "minimal";
+  auto plan = resolve(r);
+  EXPECT_EQ(plan.profile, "minimal");
+  EXPECT_NE(plan.env["NVCC_APPEND_FLAGS"].find("-DFLASHATTENTION_DISABLE_BACKWARD"), std::string::npos);
+  EXPECT_EQ(plan.env["CFLAGS"], plan.env["NVCC_APPEND_FLAGS"]);
+  EXPECT_TRUE(std::any_of(plan.notes.begin(), plan.notes.end(),
+                          [](const std::string& n) { return n.rfind("profile minimal: forward only", 0) == 0; }));
+
+  r.profile = "tiny";
+  auto bad = resolve_extension_build(r, fake_host());
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message, "--profile tiny: the flash-attn recipe has the profiles minimal");
+  auto none = request("torchvision", sass_set({{9, 0}}));
+  none.profile = "minimal";
+  auto bad2 = resolve_extension_build(none, fake_host());
+  ASSERT_FALSE(bad2);
+  EXPECT_EQ(bad2.error().message, "--profile minimal: the torchvision recipe has no profiles");
 }
 
 TEST(ExtensionPlan, ToolkitMatchingTorchsCudaMajorIsChosen) {

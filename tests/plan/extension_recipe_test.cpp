@@ -16,7 +16,7 @@ namespace {
 TEST(ExtensionRecipe, EveryPackageOfTheBriefHasARecipe) {
   for (const char* name : {"generic", "torchvision", "torchaudio", "flash-attn", "xformers",
                            "causal-conv1d", "mamba-ssm", "bitsandbytes", "deepspeed", "apex",
-                           "torch-scatter", "torch-sparse", "vllm"}) {
+                           "torch-scatter", "torch-sparse", "torch-cluster", "torch-spline-conv", "vllm"}) {
     EXPECT_EQ(recipe_for(name).name, name);
     EXPECT_FALSE(recipe_for(name).checked.empty()) << name;
   }
@@ -50,6 +50,61 @@ TEST(ExtensionRecipe, ParserNamesTheFileAndField) {
   r = parse_recipe("name = \"x\"\nchecked = \"v\"\n[arch]\nvia = \"patch\"\n", "x.toml");
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("[[patch]]"), std::string::npos);
+}
+
+TEST(ExtensionRecipe, VerifyParallelAndProfileSectionsAreChecked) {
+  const std::string head = "name = \"x\"\nchecked = \"v1\"\n[arch]\nvariable = \"V\"\n";
+  auto r = parse_recipe(head + "[verify]\nadds = \"ptx-of-highest\"\nwhy = \"its CMake\"\n", "x.toml");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r->verify.ptx_of_highest);
+  EXPECT_FALSE(r->verify.ptx_of_each);
+
+  r = parse_recipe(head + "[verify]\nadds = [\"ptx_of_each\"]\nextra_targets = [\"sm_80\"]\nwhy = \"w\"\n", "x.toml");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r->verify.ptx_of_each);
+  EXPECT_EQ(r->verify.extra_targets, std::vector<std::string>{"sm_80"});
+
+  r = parse_recipe(head + "[verify]\nadds = \"sass_of_everything\"\nwhy = \"w\"\n", "x.toml");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("x.toml: 'verify.adds' holds 'sass_of_everything'"), std::string::npos)
+      << r.error().message;
+  r = parse_recipe(head + "[verify]\nextra_targets = [\"sm_9x\"]\nwhy = \"w\"\n", "x.toml");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("'verify.extra_targets' holds 'sm_9x'"), std::string::npos) << r.error().message;
+  r = parse_recipe(head + "[verify]\nadds = \"ptx_of_highest\"\n", "x.toml");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("'verify.why'"), std::string::npos);
+
+  // [parallel] only for serial packages, and with a patch.
+  r = parse_recipe(head + "[parallel]\nsummary = \"s\"\n", "x.toml");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("only for packages with jobs.serial = true"), std::string::npos);
+  r = parse_recipe(head + "[jobs]\nserial = true\n[parallel]\nsummary = \"s\"\n", "x.toml");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("[[parallel.patch]]"), std::string::npos);
+  r = parse_recipe(head + "[jobs]\nserial = true\n[parallel]\nsummary = \"s\"\n[[parallel.patch]]\nfile = \"setup.py\"\n"
+                          "start = \"(\"\nend = \"x\"\nreplace = \"y # m\"\nmarker = \"# m\"\n", "x.toml");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("x.toml: parallel.patch #1: 'start' is not a valid regex"), std::string::npos)
+      << r.error().message;
+
+  r = parse_recipe(head + "[profile.small]\ndescription = \"d\"\n", "x.toml");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("profile.small: 'env' is missing"), std::string::npos) << r.error().message;
+  r = parse_recipe(head + "[profile.small]\ndescription = \"d\"\n[profile.small.env]\nA = 1\n", "x.toml");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("'profile.small.env.A' must be a string"), std::string::npos) << r.error().message;
+}
+
+TEST(ExtensionRecipe, BuiltInRecipesDeclareWhatTheirPackagesAdd) {
+  EXPECT_TRUE(recipe_for("bitsandbytes").verify.ptx_of_highest);
+  EXPECT_TRUE(recipe_for("flash-attn").verify.ptx_of_highest);
+  EXPECT_FALSE(recipe_for("xformers").verify.any());
+  EXPECT_TRUE(recipe_for("torch-scatter").parallel_fix.has_value());
+  EXPECT_FALSE(recipe_for("torch-sparse").serial);  // ninja on since 2023
+  // Every `checked` names a commit or a version, not a secondary table.
+  for (const auto& r : all_recipes())
+    EXPECT_EQ(r.checked.find("extension-recipes.md"), std::string::npos) << r.name;
 }
 
 // The shape of causal-conv1d's setup.py (typed for the test, not copied): the list sits
