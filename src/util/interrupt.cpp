@@ -235,6 +235,7 @@ struct SupervisorState {
   std::string marker_name;
   int fd = -1;
   pid_t pid = -1;
+  pid_t owner = -1;  // the process that started the supervisor (a fork is not it)
   std::mutex mutex;  // groups and the sweep's static buffers
   std::set<pid_t> groups;
 };
@@ -291,6 +292,7 @@ void start_supervisor() {
   close(sv[0]);
   s.fd = sv[1];
   s.pid = pid;
+  s.owner = getpid();
   std::atexit(supervisor_clean_exit);
 }
 
@@ -373,6 +375,8 @@ int kill_run_processes() {
   return sweep(groups, n, s.pid);
 }
 
-void supervisor_clean_exit() { send_record('Q', 0); }
+void supervisor_clean_exit() {
+  if (state().owner == getpid()) send_record('Q', 0);
+}
 
 }  // namespace tailor

@@ -100,7 +100,7 @@ TEST(FolderLock, WaiterSaysSoOnceAndGetsTheLock) {
     _exit(lock ? 0 : 1);
   }
   char c;
-  ASSERT_EQ(read(to_child[0], &c, 1), 1);
+  ASSERT_EQ(::read(to_child[0], &c, 1), 1);
   std::FILE* note = std::tmpfile();
   auto lock = FolderLock::acquire(out, FolderLock::Place::beside, true, note);
   ASSERT_TRUE(lock) << lock.error().message;

@@ -67,7 +67,7 @@ if [ -n "$la" ] && [ -n "$lb" ]; then
 else
   bad "published logs missing: '$la' '$lb'"
 fi
-wd=$(ls -d "$tmp/work"/tailor_sleepy-*/ | head -1)
+wd=$(ls -d "$tmp/work"/pkg-*/ | head -1)
 expect_eq "two per-run logs in the work folder" "$(ls "$wd" | grep -c '^build-.*\.log$')" 2
 expect_eq "build.log points at the latest run (B)" "$(grep -c 'tailor-e2e run B' "$wd/build.log")" 1
 

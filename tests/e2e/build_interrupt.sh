@@ -73,7 +73,7 @@ check_gone group
 expect_grep "group: one line says so" "^tailor: interrupted; nothing published$" "$tmp/group.stderr"
 expect_eq "group: no error line besides" "$(grep -c '^tailor: error' "$tmp/group.stderr")" 0
 check_out_untouched group
-wd=$(ls -d "$tmp/work"/tailor_sleepy-*/ 2>/dev/null | head -1)
+wd=$(ls -d "$tmp/work"/pkg-*/ 2>/dev/null | head -1)
 [ -n "$wd" ] && [ -L "$wd/build.log" ] && ok "work folder kept with its build.log link" || bad "work folder or build.log link missing"
 [ -n "$wd" ] && expect_grep "the run's log says it was interrupted" "interrupted by signal 2" "$wd/build.log"
 [ -e "$wd/src/build/ninja/a.o" ] && ok "finished Ninja outputs kept" || bad "no src/build/ninja/a.o in the work folder"
