@@ -30,6 +30,10 @@ nlohmann::json to_json(const BuildReport& r) {
   cache["hits"] = r.cache_hits ? nlohmann::json(*r.cache_hits) : nlohmann::json(nullptr);
   cache["misses"] = r.cache_misses ? nlohmann::json(*r.cache_misses) : nlohmann::json(nullptr);
   j["run"]["cache"] = cache;
+  nlohmann::json units = nullptr;
+  if (r.units_reused && r.units_total)
+    units = {{"reused", *r.units_reused}, {"total", *r.units_total}, {"source", r.units_source}};
+  j["run"]["reused_units"] = units;
   nlohmann::json wheel = nullptr;
   if (!r.wheel.empty())
     wheel = {{"name", r.wheel}, {"path", r.wheel_path}, {"sha256", r.sha256}, {"size", r.size},
@@ -60,6 +64,8 @@ std::string render_summary(const BuildReport& r) {
     out += fmt::format("cache     {}: {} hits, {} misses\n", r.cache_tool, *r.cache_hits, *r.cache_misses);
   else
     out += fmt::format("cache     {} (statistics unavailable)\n", r.cache_tool);
+  if (r.units_reused && r.units_total)
+    out += fmt::format("reused    {} of {} Ninja steps from an earlier run ({})\n", *r.units_reused, *r.units_total, r.units_source);
   for (const auto& c : r.checks)
     out += fmt::format("check     {:<10} {}{}\n", c.name, check_status_name(c.status),
                        c.detail.empty() ? "" : ": " + c.detail);

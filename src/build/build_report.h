@@ -42,6 +42,11 @@ struct BuildReport {
   std::string jobs_reason;
   std::string cache_tool;      ///< "ccache", "sccache", "none"
   std::optional<uint64_t> cache_hits, cache_misses;
+  /// Compile steps an earlier (perhaps interrupted) run in the same work folder had
+  /// already done, of all the build's compile steps; `units_source` says how that was
+  /// counted. Unset when unknown (no Ninja lines, no earlier run).
+  std::optional<uint64_t> units_reused, units_total;
+  std::string units_source;
   // result
   std::string wheel;           ///< file name
   std::string wheel_path;      ///< published path

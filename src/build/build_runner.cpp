@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -10,9 +12,11 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <filesystem>
 
 #include <fmt/format.h>
 
+#include "util/interrupt.h"
 #include "util/strings.h"
 
 namespace tailor::build {
@@ -259,6 +263,40 @@ std::string render_step_shell(const RunStep& step) {
   return line + join(quoted, " ");
 }
 
+Expected<std::string> start_run_log(const std::string& dir, size_t keep) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return make_error(fmt::format("{}: cannot create: {}", dir, ec.message()));
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+  std::string name = fmt::format("build-{}-{}.log", stamp, getpid());
+  fs::path log = fs::path(dir) / name;
+  if (std::FILE* f = std::fopen(log.c_str(), "w"))
+    std::fclose(f);
+  else
+    return make_error(fmt::format("{}: cannot write the build log: {}", log.string(), std::strerror(errno)));
+  // build.log -> the newest run's log: a link made aside, then renamed over the old one.
+  fs::path link = fs::path(dir) / "build.log", tmp = fs::path(dir) / fmt::format(".build.log.{}", getpid());
+  fs::remove(tmp, ec);
+  fs::create_symlink(name, tmp, ec);
+  if (!ec) fs::rename(tmp, link, ec);
+  if (ec) return make_error(fmt::format("{}: cannot point it at {}: {}", link.string(), name, ec.message()));
+  // The names sort by time: keep the newest `keep`.
+  std::vector<std::string> logs;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::string n = e.path().filename().string();
+    if (n.rfind("build-", 0) == 0 && n.size() > 4 && n.substr(n.size() - 4) == ".log") logs.push_back(n);
+  }
+  std::sort(logs.begin(), logs.end());
+  for (size_t i = 0; i + keep < logs.size(); ++i)
+    if (logs[i] != name) fs::remove(fs::path(dir) / logs[i], ec);
+  return log.string();
+}
+
 BuildRunner::BuildRunner(CommandRunner& runner, ProgressDisplay& display, std::string log_path,
                          ProgressTracker::Clock clock)
     : m_runner(runner), m_display(display), m_log_path(std::move(log_path)), m_clock(std::move(clock)) {}
@@ -272,6 +310,10 @@ Expected<RunOutcome> BuildRunner::run(const std::vector<RunStep>& steps) {
   ProgressTracker tracker(m_clock);
   for (size_t i = 0; i < steps.size(); ++i) {
     const RunStep& step = steps[i];
+    if (interrupt_signal() != 0) {
+      outcome.interrupted = true;
+      break;
+    }
     std::fprintf(log, "### tailor step %zu/%zu: %s (%s)\n### %s\n", i + 1, steps.size(),
                  step.title.c_str(), utc_now().c_str(), render_step_shell(step).c_str());
     std::fflush(log);
@@ -296,9 +338,13 @@ Expected<RunOutcome> BuildRunner::run(const std::vector<RunStep>& steps) {
     so.title = step.title;
     so.started = r.started;
     so.timed_out = r.timed_out;
+    so.interrupted = r.interrupted;
     so.exit_code = r.exit_code;
     so.duration = std::chrono::duration_cast<std::chrono::milliseconds>(m_clock() - step_start);
-    if (!r.started)
+    if (r.interrupted)
+      std::fprintf(log, "### tailor step %zu INTERRUPTED (signal %d) after %.1f s\n", i + 1, interrupt_signal(),
+                   so.duration.count() / 1000.0);
+    else if (!r.started)
       std::fprintf(log, "### tailor: could not start %s\n", step.argv.empty() ? "(empty)" : step.argv[0].c_str());
     else
       std::fprintf(log, "### tailor step %zu %s: exit %d%s after %.1f s\n", i + 1,
@@ -307,7 +353,12 @@ Expected<RunOutcome> BuildRunner::run(const std::vector<RunStep>& steps) {
     std::fflush(log);
     m_display.step_finished(so);
     outcome.steps.push_back(so);
+    if (so.interrupted) outcome.interrupted = true;
     if (!so.ok()) break;
+  }
+  if (outcome.interrupted) {
+    std::fprintf(log, "### tailor: interrupted by signal %d; the run stopped here\n", interrupt_signal());
+    std::fflush(log);
   }
   outcome.duration = std::chrono::duration_cast<std::chrono::milliseconds>(m_clock() - run_start);
   if (std::fclose(log) != 0)

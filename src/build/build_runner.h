@@ -31,15 +31,17 @@ struct StepOutcome {
   std::string title;
   bool started = false;
   bool timed_out = false;
+  bool interrupted = false;  ///< tailor got SIGINT/SIGTERM/SIGHUP during the step
   int exit_code = -1;
   std::chrono::milliseconds duration{0};
-  bool ok() const { return started && !timed_out && exit_code == 0; }
+  bool ok() const { return started && !timed_out && !interrupted && exit_code == 0; }
 };
 
 struct RunOutcome {
   std::vector<StepOutcome> steps;     ///< the steps that ran; the last one failed if !ok
   std::chrono::milliseconds duration{0};
   std::string log_path;
+  bool interrupted = false;           ///< stopped by an interrupt (see util/interrupt.h)
   bool ok() const;
 };
 
@@ -87,6 +89,12 @@ private:
   std::string m_log_path;
   ProgressTracker::Clock m_clock;
 };
+
+/// Each run gets its own log, `DIR/build-<UTC time>-<pid>.log`, and `DIR/build.log`
+/// becomes a symbolic link to it (replaced atomically), so two runs never write into or
+/// point at each other's log. Per-run logs beyond the newest `keep` are removed. Returns
+/// the new log's path; the caller holds DIR's lock (build/folder_lock.h).
+Expected<std::string> start_run_log(const std::string& dir, size_t keep = 10);
 
 /// `RunStep` as a shell line for --print-env style output and for the log header:
 /// `cd DIR && VAR=value ... argv...`.

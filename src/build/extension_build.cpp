@@ -12,13 +12,16 @@
 #include <fmt/format.h>
 
 #include "build/compiler_cache.h"
+#include "build/folder_lock.h"
 #include "build/publish.h"
+#include "build/resume.h"
 #include "build/verify.h"
 #include "cuda/arch_spec.h"
 #include "cuda/nvcc_capabilities.h"
 #include "plan/extension_plan.h"
 #include "plan/extension_recipe.h"
 #include "probe/probe.h"
+#include "util/interrupt.h"
 #include "util/mapped_file.h"
 #include "util/sha256.h"
 #include "util/strings.h"
@@ -313,6 +316,12 @@ ExtensionBuildResult build_extension(const ExtensionBuildOptions& o) {
     return res;
   }
 
+  // One build at a time per work folder and output folder (build/folder_lock.h).
+  auto work_lock = FolderLock::acquire(work_dir, FolderLock::Place::inside, o.wait_for_lock, o.status_out);
+  if (!work_lock) return fail(BuildStatus::build_failed, work_lock.error().message);
+  auto out_lock = FolderLock::acquire(o.out_dir, FolderLock::Place::beside, o.wait_for_lock, o.status_out);
+  if (!out_lock) return fail(BuildStatus::build_failed, out_lock.error().message);
+
   // 2. Check everything before building; report every problem at once.
   status(o, fmt::format("==> checking toolchain for {} ({})", package, join(rep.targets, ", ")));
   PreflightFacts facts = preflight_facts(host, py ? &*py : nullptr, tk, *targets, work_root, runner);
@@ -377,13 +386,28 @@ ExtensionBuildResult build_extension(const ExtensionBuildOptions& o) {
   if (!cache_exe.empty())
     if (auto s = read_cache_stats(cache, cache_exe, runner)) before = *s;
 
-  rep.log_path = (fs::path(work_dir) / "build.log").string();
+  // Resume: the copy's build/ tree stays while the build is configured the same (the
+  // job count, which follows free memory, does not change what is built).
+  std::string fingerprint = join(rep.targets, ",");
+  for (RunStep st : steps) {
+    st.env.erase(recipe.jobs_variable);
+    fingerprint += "\n" + render_step_shell(st);
+  }
+  bool tree_kept = keep_build_tree_if_unchanged(*src, work_dir, fingerprint);
+  auto run_log = start_run_log(work_dir);
+  if (!run_log) return fail(BuildStatus::build_failed, run_log.error().message);
+  rep.log_path = *run_log;
   status(o, fmt::format("==> building with {} jobs ({}){}; log: {}", p->jobs, p->jobs_reason,
                         cache == CacheTool::none ? "" : ", cache " + rep.cache_tool, rep.log_path));
   auto display = make_progress_display(o.display, o.status_out ? o.status_out : stderr);
   BuildRunner build_runner(runner, *display, rep.log_path);
   auto outcome = build_runner.run(steps);
   if (!outcome) return fail(BuildStatus::build_failed, outcome.error().message);
+  if (auto reused = account_reused_units(work_dir, tree_kept, ninja_steps_run(read_text(rep.log_path)))) {
+    rep.units_reused = reused->reused;
+    rep.units_total = reused->total;
+    rep.units_source = reused->source;
+  }
   if (!cache_exe.empty() && before)
     if (auto after = read_cache_stats(cache, cache_exe, runner)) {
       CacheStats d = stats_delta(*before, *after);
@@ -516,7 +540,8 @@ ExtensionBuildResult build_extension(const ExtensionBuildOptions& o) {
   }
   log.close();
 
-  // 8. Publish wheel, report and log together.
+  // 8. Publish wheel, report and log together; an interrupted run publishes nothing.
+  if (interrupt_signal() != 0) return fail(BuildStatus::build_failed, "interrupted");
   auto staging = PublishStaging::create(o.out_dir);
   if (!staging) return fail(BuildStatus::bad_input, staging.error().message);
   rep.ok = true;

@@ -33,6 +33,7 @@ struct ExtensionBuildOptions {
   std::string work_root;               ///< empty: default_work_root()
   enum class Tests { automatic, always, never } tests = Tests::automatic;
   bool print_env = false;
+  bool wait_for_lock = true;           ///< false (--no-wait): fail when another build holds the folders
   DisplayStyle display = DisplayStyle::plain;
   std::FILE* status_out = stderr;      ///< step headlines and progress
   std::string cwd = ".";               ///< where to look for tailor's repository

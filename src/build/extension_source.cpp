@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <set>
 #include <regex>
 #include <sstream>
 
@@ -82,6 +84,56 @@ Expected<std::string> unpack_sdist(const std::string& sdist, const fs::path& des
     if (!r) return r.error();
   }
   return single_child_dir(dest);
+}
+
+/// Makes `to` a copy of `from` without touching what is already equal: a file whose size
+/// and modification time match is kept, others are copied with the source's modification
+/// time (so a build system comparing times sees exactly the files that changed), and
+/// entries gone from `from` are removed. Top-level names for which `skip` is true are
+/// neither copied nor removed (the copy's own build/ stays for the next run).
+Expected<void> sync_tree(const std::string& from, const std::string& to,
+                         const std::function<bool(const std::string&)>& skip) {
+  std::error_code ec;
+  auto sync_dir = [&](auto& self, const fs::path& a, const fs::path& b, bool top) -> Expected<void> {
+    fs::create_directories(b, ec);
+    if (ec) return make_error(fmt::format("{}: cannot create: {}", b.string(), ec.message()));
+    std::set<std::string> names;
+    for (const auto& e : fs::directory_iterator(a, ec)) {
+      std::string n = e.path().filename().string();
+      if (top && skip(n)) continue;
+      names.insert(n);
+      fs::path dest = b / n;
+      auto st = e.symlink_status(ec);
+      auto dst = fs::symlink_status(dest, ec);
+      if (fs::is_symlink(st)) {
+        fs::remove_all(dest, ec);
+        fs::copy_symlink(e.path(), dest, ec);
+      } else if (fs::is_directory(st)) {
+        if (fs::exists(dst) && !fs::is_directory(dst)) fs::remove_all(dest, ec);
+        if (auto r = self(self, e.path(), dest, false); !r) return r;
+      } else if (fs::is_regular_file(st)) {
+        auto mtime = fs::last_write_time(e.path(), ec);
+        bool same = fs::is_regular_file(dst) && fs::file_size(dest, ec) == fs::file_size(e.path(), ec) &&
+                    fs::last_write_time(dest, ec) == mtime;
+        if (!same) {
+          if (fs::exists(dst)) fs::remove_all(dest, ec);
+          fs::copy_file(e.path(), dest, fs::copy_options::overwrite_existing, ec);
+          if (!ec) fs::last_write_time(dest, mtime, ec);
+        }
+      }
+      if (ec) return make_error(fmt::format("{}: cannot copy into {}: {}", e.path().string(), b.string(), ec.message()));
+    }
+    if (ec) return make_error(fmt::format("{}: cannot read: {}", a.string(), ec.message()));
+    std::vector<fs::path> stale;
+    for (const auto& e : fs::directory_iterator(b, ec)) {
+      std::string n = e.path().filename().string();
+      if (top && skip(n)) continue;
+      if (!names.count(n)) stale.push_back(e.path());
+    }
+    for (const auto& p : stale) fs::remove_all(p, ec);
+    return {};
+  };
+  return sync_dir(sync_dir, fs::path(from), fs::path(to), true);
 }
 
 }  // namespace
@@ -239,21 +291,20 @@ Expected<std::string> prepare_source(const SourceSpec& spec, const std::string& 
   fs::path work(work_dir), src = work / "src";
   fs::create_directories(work, ec);
   if (ec) return make_error(fmt::format("{}: cannot create the work folder: {}", work.string(), ec.message()));
-  fs::remove_all(src, ec);
-  if (ec) return make_error(fmt::format("{}: cannot clear the old copy: {}", src.string(), ec.message()));
+  // A folder is synchronised into the copy (see sync_tree) so the copy's own build/
+  // objects from an earlier, perhaps interrupted, run stay usable; other kinds start over.
+  if (spec.kind != SourceKind::example && spec.kind != SourceKind::directory) {
+    fs::remove_all(src, ec);
+    if (ec) return make_error(fmt::format("{}: cannot clear the old copy: {}", src.string(), ec.message()));
+  }
   switch (spec.kind) {
     case SourceKind::example:
     case SourceKind::directory: {
-      fs::create_directories(src, ec);
-      for (const auto& e : fs::directory_iterator(spec.path, ec)) {
-        std::string n = e.path().filename().string();
-        // Earlier in-tree builds must not leak into this one.
-        if (n == "build" || n == "dist" || ends_with(n, ".egg-info") || n == "__pycache__" || n == ".pytest_cache")
-          continue;
-        fs::copy(e.path(), src / n, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
-        if (ec) return make_error(fmt::format("{}: cannot copy into {}: {}", e.path().string(), src.string(), ec.message()));
-      }
-      if (ec) return make_error(fmt::format("{}: cannot read: {}", spec.path, ec.message()));
+      // Earlier in-tree builds of the user's folder must not leak into this one.
+      auto skip = [](const std::string& n) {
+        return n == "build" || n == "dist" || ends_with(n, ".egg-info") || n == "__pycache__" || n == ".pytest_cache";
+      };
+      if (auto synced = sync_tree(spec.path, src.string(), skip); !synced) return synced.error();
       return src.string();
     }
     case SourceKind::sdist:

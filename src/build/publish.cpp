@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "util/interrupt.h"
+
 namespace tailor::build {
 namespace fs = std::filesystem;
 
@@ -69,6 +71,9 @@ Expected<std::string> PublishStaging::add_text(const std::string& name, const st
 
 Expected<std::vector<std::string>> PublishStaging::commit(const std::vector<std::string>& last) {
   if (m_done) return make_error("publish: already committed");
+  // An interrupted build publishes nothing. Once the renames begin they run to the end
+  // (the signal handler only sets a flag), so the folder never holds half a result.
+  if (interrupt_signal() != 0) return make_error("interrupted before publishing");
   std::error_code ec;
   std::vector<std::string> names;
   for (const auto& entry : fs::directory_iterator(m_dir, ec)) names.push_back(entry.path().filename().string());

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "build/build_runner.h"
+#include "build/folder_lock.h"
 #include "build/publish.h"
 #include "build/verify.h"
 #include "cuda/compatibility.h"
@@ -17,6 +18,7 @@
 #include "inspect/inspect_report.h"
 #include "plan/torch_catalog.h"
 #include "plan/torch_plan_render.h"
+#include "util/interrupt.h"
 #include "util/strings.h"
 
 namespace fs = std::filesystem;
@@ -105,7 +107,8 @@ std::string read_file(const std::string& path) {
 }
 
 TorchBuildResult fail(int code, std::string message) {
-  std::fprintf(stderr, "tailor: error: %s\n", message.c_str());
+  // After an interrupt the CLI prints the one line that says so.
+  if (interrupt_signal() == 0) std::fprintf(stderr, "tailor: error: %s\n", message.c_str());
   return {code, std::move(message), "", {}};
 }
 
@@ -239,6 +242,11 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
   fs::create_directories(p.layout.work_dir, ec);
   if (ec) return fail(2, p.layout.work_dir + ": cannot create the work folder: " + ec.message());
   std::string work = fs::absolute(p.layout.work_dir).string();
+  // One build at a time per work folder and output folder (build/folder_lock.h).
+  auto work_lock = FolderLock::acquire(work, FolderLock::Place::inside, options.wait_for_lock, stderr);
+  if (!work_lock) return fail(1, work_lock.error().message);
+  auto out_lock = FolderLock::acquire(options.out_dir, FolderLock::Place::beside, options.wait_for_lock, stderr);
+  if (!out_lock) return fail(1, out_lock.error().message);
   SystemCommandRunner runner;
 
   // Steps: source (git) unless --source, venv + requirements unless --no-venv, build.
@@ -267,13 +275,16 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
       return fail(1, fmt::format("{}: empty submodules ({}); run git submodule update --init --recursive",
                                  p.layout.source_dir, join(facts.empty_submodules, ", ")));
   }
-  std::string log_path = work + "/build.log";
+  auto run_log = start_run_log(work);
+  if (!run_log) return fail(1, run_log.error().message);
+  std::string log_path = *run_log;
   auto display = make_progress_display(default_display_style(stdout), stdout);
   BuildRunner build_runner(runner, *display, log_path);
   std::printf("Building %s (%s), %d jobs; log: %s\n", p.wheel_name.c_str(), join(p.targets.names(), " ").c_str(),
               p.estimate.jobs, log_path.c_str());
   auto outcome = build_runner.run(steps);
   if (!outcome) return fail(1, outcome.error().message);
+  if (outcome->interrupted) return fail(1, "interrupted");
   if (!outcome->ok()) {
     std::string log = read_file(log_path);
     if (auto block = diagnose::first_error_block(log)) {

@@ -22,6 +22,8 @@ struct TorchBuildOptions {
   /// Build with the chosen interpreter as it is (no venv, no pip install): for offline
   /// hosts whose Python already has the requirements, and for the test fixture.
   bool no_venv = false;
+  /// false (--no-wait): fail at once when another build holds the work or output folder.
+  bool wait_for_lock = true;
 };
 
 struct TorchBuildResult {

@@ -11,6 +11,7 @@
 
 #include "build/extension_build.h"
 #include "cli/commands.h"
+#include "cli/build_interrupt.h"
 
 namespace tailor::cli {
 namespace {
@@ -88,7 +89,9 @@ int run_build(BuildCommandOptions& o) {
     return report_error(fmt::format("--progress {}: expected auto, live, plain or quiet", o.progress));
   if (o.progress == "quiet") o.core.status_out = nullptr;
 
+  install_interrupt_handlers();
   build::ExtensionBuildResult r = build::build_extension(o.core);
+  if (int sig = interrupt_signal(); sig != 0) return report_interrupt(sig, r.status == build::BuildStatus::ok);
   switch (r.status) {
     case build::BuildStatus::printed_env:
       std::fputs(r.print_env.c_str(), stdout);
@@ -133,6 +136,8 @@ void setup_build(CLI::App& sub, RunFn& run) {
   sub.add_flag("--no-tests", o->no_tests, "skip the package's tests");
   sub.add_flag("--print-env", o->core.print_env, "print the variables and commands of the build, build nothing");
   sub.add_flag("--json", o->json, "print the build report as JSON");
+  sub.add_flag_function("--no-wait", [o](std::int64_t) { o->core.wait_for_lock = false; },
+               "fail at once when another tailor build uses the work or output folder (default: wait)");
   setup_build_torch(*sub.add_subcommand("torch", "Build PyTorch itself for chosen targets (see `tailor build torch --help`)"), run);
   sub.callback([o, &run, &sub] {
     // The nested `torch` subcommand sets `run` itself; do not overwrite it.

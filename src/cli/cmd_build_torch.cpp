@@ -2,6 +2,7 @@
 #include "build/torch_build.h"
 #include "cli/commands.h"
 #include "cli/torch_variant_flags.h"
+#include "cli/build_interrupt.h"
 
 namespace tailor::cli {
 
@@ -17,7 +18,9 @@ int run_build_torch(const BuildTorchOptions& o) {
   if (auto usable = check_out_dir(o.build.out_dir); !usable) return report_error(usable.error().message);
   probe::HostReport host = probe_for_torch(o.variant, *variant);
   plan::ResolveOptions ropts = resolve_options_from_flags(o.variant);
+  install_interrupt_handlers();
   auto result = build::build_torch(*variant, host, ropts, o.build);
+  if (int sig = interrupt_signal(); sig != 0) return report_interrupt(sig, result.exit_code == 0 && !result.wheel_path.empty());
   return result.exit_code;
 }
 }  // namespace
@@ -28,6 +31,8 @@ void setup_build_torch(CLI::App& sub, RunFn& run) {
   sub.add_flag("--configure-only", o->build.configure_only, "stop after CMake configure");
   sub.add_flag("--no-venv", o->build.no_venv, "build with the chosen Python as is (no venv, no pip install)");
   sub.add_option("--out", o->build.out_dir, "output folder (default dist)");
+  sub.add_flag_function("--no-wait", [o](std::int64_t) { o->build.wait_for_lock = false; },
+               "fail at once when another tailor build uses the work or output folder (default: wait)");
   sub.callback([&run, o] { run = [o] { return run_build_torch(*o); }; });
 }
 

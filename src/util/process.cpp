@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "util/interrupt.h"
 #include "util/strings.h"
 
 extern char** environ;
@@ -56,6 +58,10 @@ std::string find_in_path(const std::string& name) {
 
 CommandResult SystemCommandRunner::run(const CommandSpec& spec) {
   CommandResult result;
+  if (interrupt_signal() != 0) {
+    result.interrupted = true;
+    return result;
+  }
   if (spec.argv.empty()) return result;
   std::string exe = find_in_path(spec.argv[0]);
   if (exe.empty()) return result;
@@ -68,7 +74,10 @@ CommandResult SystemCommandRunner::run(const CommandSpec& spec) {
     close(out_pipe[1]);
     return result;
   }
-  std::vector<std::string> env_strings = build_environment(spec);
+  CommandSpec tagged_env;
+  tagged_env.env = spec.env;
+  tagged_env.env[run_marker_name()] = "1";  // see util/interrupt.h: the sweep finds it
+  std::vector<std::string> env_strings = build_environment(tagged_env);
   std::vector<char*> envp, argv;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
@@ -76,10 +85,26 @@ CommandResult SystemCommandRunner::run(const CommandSpec& spec) {
   for (auto& s : args) argv.push_back(s.data());
   argv.push_back(nullptr);
 
+  pid_t parent = getpid();
   pid_t pid = fork();
-  if (pid < 0) return result;
+  if (pid < 0) {
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) close(fd);
+    return result;
+  }
   if (pid == 0) {
+    // Async-signal-safe calls only until exec: the parent may have threads.
     setpgid(0, 0);
+    // Die with tailor. The check after it closes the race where tailor died before prctl.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    // The child's signals are its own (tailor may have ignored SIGINT as a background job).
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) sigaction(sig, &dfl, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, 0);
     dup2(out_pipe[1], 1);
@@ -89,26 +114,52 @@ CommandResult SystemCommandRunner::run(const CommandSpec& spec) {
     _exit(127);
   }
   setpgid(pid, pid);
+  supervise_process_group(pid);
   close(out_pipe[1]);
   close(err_pipe[1]);
   result.started = true;
 
-  auto deadline = std::chrono::steady_clock::now() + spec.timeout;
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  using Clock = std::chrono::steady_clock;
+  auto deadline = Clock::now() + spec.timeout;
+  std::optional<Clock::time_point> forwarded_at;  // when the interrupt went to the group
+  bool group_killed = false;
+  // Forward an interrupt to the group once; kill it after the grace (or at a second
+  // interrupt) together with every other process of this run.
+  auto handle_interrupt = [&] {
+    if (interrupt_signal() == 0) return;
+    result.interrupted = true;
+    if (!forwarded_at) {
+      kill(-pid, interrupt_signal());
+      forwarded_at = Clock::now();
+    }
+    if (!group_killed && (interrupt_count() >= 2 || Clock::now() - *forwarded_at >= k_interrupt_grace)) {
+      kill(-pid, SIGKILL);
+      kill_run_processes();
+      group_killed = true;
+    }
+  };
+
+  pollfd fds[3] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}, {interrupt_fd(), POLLIN, 0}};
   bool open_fd[2] = {true, true};
   std::string line_buf;
   char buf[65536];
   while (open_fd[0] || open_fd[1]) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
       result.timed_out = true;
       kill(-pid, SIGKILL);
       break;
     }
+    handle_interrupt();
+    if (group_killed && Clock::now() - *forwarded_at >= k_interrupt_grace + std::chrono::seconds(1))
+      break;  // something outside the run holds the pipes; stop reading
     for (int i = 0; i < 2; ++i) fds[i].fd = open_fd[i] ? (i ? err_pipe[0] : out_pipe[0]) : -1;
-    int n = poll(fds, 2, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    // The self-pipe stays readable once interrupted: watch it only until then.
+    fds[2].fd = result.interrupted ? -1 : interrupt_fd();
+    int wait_ms = static_cast<int>(std::min<long long>(left.count(), result.interrupted ? 100 : 1000));
+    int n = poll(fds, 3, wait_ms);
     if (n < 0 && errno != EINTR) break;
+    if (n <= 0) continue;
     for (int i = 0; i < 2; ++i) {
       if (!open_fd[i] || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       ssize_t r = read(fds[i].fd, buf, sizeof buf);
@@ -134,9 +185,25 @@ CommandResult SystemCommandRunner::run(const CommandSpec& spec) {
   if (merged && !line_buf.empty()) spec.on_line(line_buf);
   close(out_pipe[0]);
   close(err_pipe[0]);
+  // The pipes can close before the child exits: keep honouring the timeout and interrupts.
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  for (;;) {
+    pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid || (w < 0 && errno != EINTR)) break;
+    if (w == 0) {
+      if (Clock::now() >= deadline && !result.timed_out) {
+        result.timed_out = true;
+        kill(-pid, SIGKILL);
+      }
+      handle_interrupt();
+      pollfd ifd{result.interrupted ? -1 : interrupt_fd(), POLLIN, 0};
+      poll(&ifd, 1, 20);
+    }
   }
+  release_process_group(pid);
+  // A run cut short by an interrupt leaves nothing behind: orphans that ignored the
+  // signal (`cmd &` in a script), compilers in groups of their own (ninja's).
+  if (result.interrupted) kill_run_processes();
   if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);
     if (result.exit_code == 127 && result.out.empty() && result.err.empty()) result.started = false;

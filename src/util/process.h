@@ -13,10 +13,14 @@ namespace tailor {
 struct CommandResult {
   bool started = false;    ///< false when the program could not be executed at all
   bool timed_out = false;  ///< killed after the timeout
+  /// tailor was interrupted (SIGINT/SIGTERM/SIGHUP): the signal was forwarded to the
+  /// child's process group, which was killed after a short grace; or, when the interrupt
+  /// came first, nothing was started.
+  bool interrupted = false;
   int exit_code = -1;      ///< exit status, or 128+signal when killed by a signal
   std::string out;         ///< stdout
   std::string err;         ///< stderr
-  bool ok() const { return started && !timed_out && exit_code == 0; }
+  bool ok() const { return started && !timed_out && !interrupted && exit_code == 0; }
 };
 
 struct CommandSpec {
@@ -38,7 +42,11 @@ public:
   virtual CommandResult run(const CommandSpec& spec) = 0;
 };
 
-/// The real runner: fork/exec with pipes, poll, kill the process group on timeout.
+/// The real runner: fork/exec with pipes, poll, kill the process group on timeout. Each
+/// child leads its own process group, dies with tailor (PR_SET_PDEATHSIG) and is known to
+/// the supervisor of util/interrupt.h; on an interrupt the signal goes to its group, then
+/// SIGKILL after k_interrupt_grace (at once on a second interrupt), and every process of
+/// the run is swept. After an interrupt nothing new starts.
 class SystemCommandRunner : public CommandRunner {
 public:
   CommandResult run(const CommandSpec& spec) override;
