@@ -141,7 +141,7 @@ print("\t".join(str(x) for x in [
     wheel.get("size", "-"), " ".join(j.get("inputs", {}).get("targets", [])) or "-",
     checks.get("import", "-"), checks.get("gpu-smoke", "-"), why.replace("\t", " ")[:200]]))
 PY
-  if wanted "$own" "$name"; then
+  if [ -n "$own" ] && wanted "$own" "$name"; then
     echo "=== $name: the package's own build (pip wheel, same target)" >&2
     ownsrc=$src
     case $src in *.tar.gz) mkdir -p "$tmp/own-$name"; tar -xzf "$src" -C "$tmp/own-$name"; ownsrc=$(ls -d "$tmp/own-$name"/*/ | head -1) ;; esac
