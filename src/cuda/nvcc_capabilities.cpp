@@ -5,6 +5,7 @@
 
 #include "cuda/data_loading.h"
 #include "util/strings.h"
+#include "util/version.h"
 
 namespace tailor::cuda {
 
@@ -44,11 +45,9 @@ const std::map<std::string, NvccCapabilities>& table() {
 
 /// "13.0.88" -> "13.0"; "12" -> "" (a version needs major.minor).
 std::string major_minor(std::string_view version) {
-  auto parts = split_any(trim(version), ".");
-  if (parts.size() < 2) return {};
-  for (const auto& p : parts)
-    if (p.empty() || p.find_first_not_of("0123456789") != std::string::npos) return {};
-  return std::to_string(std::stoi(parts[0])) + "." + std::to_string(std::stoi(parts[1]));
+  auto v = parse_version(trim(version));
+  if (!v || v->parts.size() < 2) return {};
+  return v->major_minor();
 }
 
 std::vector<CudaTarget> parse_listing(std::string_view text) {
@@ -69,8 +68,7 @@ std::vector<std::string> known_cuda_versions() {
   std::vector<std::string> out;
   for (const auto& [v, caps] : table()) out.push_back(v);
   std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
-    return std::pair(std::stoi(a), std::stoi(a.substr(a.find('.') + 1))) <
-           std::pair(std::stoi(b), std::stoi(b.substr(b.find('.') + 1)));
+    return compare_versions(a, b) < 0;
   });
   return out;
 }

@@ -43,16 +43,6 @@ bool is_loader(const std::string& file) { return file.rfind("ld-linux", 0) == 0 
 
 }  // namespace
 
-int compare_versions(const std::string& a, const std::string& b) {
-  auto pa = split_any(a, "."), pb = split_any(b, ".");
-  for (size_t i = 0; i < std::max(pa.size(), pb.size()); ++i) {
-    long va = i < pa.size() ? std::strtol(pa[i].c_str(), nullptr, 10) : 0;
-    long vb = i < pb.size() ? std::strtol(pb[i].c_str(), nullptr, 10) : 0;
-    if (va != vb) return va < vb ? -1 : 1;
-  }
-  return 0;
-}
-
 bool ManylinuxPolicy::allows(const std::string& version) const {
   if (also.count(version)) return true;
   size_t us = version.find('_');

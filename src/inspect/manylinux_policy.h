@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "util/version.h"
+
 #include "formats/elf.h"
 
 namespace tailor::inspect {
@@ -63,7 +65,7 @@ private:
   std::map<std::string, std::vector<ManylinuxPolicy>> m_by_arch;
 };
 
-/// Compares dotted numeric versions ("3.4.9" < "3.4.19"); non-numeric parts sort first.
-int compare_versions(const std::string& a, const std::string& b);
+/// Compares dotted numeric versions ("3.4.9" < "3.4.19"): the one of util/version.h.
+using tailor::compare_versions;
 
 }  // namespace tailor::inspect

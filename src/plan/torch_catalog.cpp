@@ -74,18 +74,6 @@ std::string where(std::string_view kind, size_t index) {
 
 }  // namespace
 
-int compare_versions(std::string_view a, std::string_view b) {
-  auto as = split_any(a, ".");
-  auto bs = split_any(b, ".");
-  for (size_t i = 0; i < std::max(as.size(), bs.size()); ++i) {
-    int x = 0, y = 0;
-    if (i < as.size()) std::from_chars(as[i].data(), as[i].data() + as[i].size(), x);
-    if (i < bs.size()) std::from_chars(bs[i].data(), bs[i].data() + bs[i].size(), y);
-    if (x != y) return x < y ? -1 : 1;
-  }
-  return 0;
-}
-
 bool FeatureSwitch::default_on(std::string_view platform) const {
   return platform == "aarch64" ? default_aarch64 : default_x86_64;
 }

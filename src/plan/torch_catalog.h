@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "util/expected.h"
+#include "util/version.h"
 
 namespace tailor::plan {
 
@@ -121,7 +122,7 @@ Expected<void> load_images(std::string_view text, TorchCatalog& into);          
 Expected<void> load_runtime_packages(std::string_view text, TorchCatalog& into);// runtime_packages.toml
 Expected<void> load_estimates(std::string_view text, TorchCatalog& into);       // estimates.toml
 
-/// "2.9" < "2.10": dotted numeric comparison (-1, 0, 1); non-numeric parts compare as 0.
-int compare_versions(std::string_view a, std::string_view b);
+/// "2.9" < "2.10": the one dotted comparison of util/version.h.
+using tailor::compare_versions;
 
 }  // namespace tailor::plan
