@@ -144,12 +144,11 @@ std::string release_notes(const plan::BuildPlan& p, const std::string& wheel, co
 
 std::vector<std::string> runtime_packages_for(const std::vector<std::string>& needed, const std::string& cuda) {
   std::vector<std::string> out;
-  auto cat = plan::torch_catalog();
-  if (!cat) return out;
+  const plan::TorchCatalog* cat = &plan::torch_catalog();
   auto parts = split_any(cuda, ".");
   std::string M = parts.size() > 0 ? parts[0] : "", m = parts.size() > 1 ? parts[1] : "";
   for (const auto& so : needed)
-    for (const auto& lib : (*cat)->runtime_libraries) {
+    for (const auto& lib : cat->runtime_libraries) {
       if (so.rfind(lib.soname, 0) != 0) continue;
       if (lib.apt.find("{M}") != std::string::npos && cuda.empty()) continue;
       std::string pkg = lib.apt;
@@ -161,11 +160,10 @@ std::vector<std::string> runtime_packages_for(const std::vector<std::string>& ne
 }
 
 std::string render_runtime_dockerfile(const plan::BuildPlan& p, const std::string& wheel, const std::vector<std::string>& packages) {
-  auto cat = plan::torch_catalog();
-  if (!cat) return "";
-  const plan::DistroImage* d = plan::builder_distro(p, **cat);
+  const plan::TorchCatalog* cat = &plan::torch_catalog();
+  const plan::DistroImage* d = plan::builder_distro(p, *cat);
   if (!d) return "";
-  std::string repo_arch = (*cat)->repo_arch.count(p.platform) ? (*cat)->repo_arch.at(p.platform) : p.platform;
+  std::string repo_arch = cat->repo_arch.count(p.platform) ? cat->repo_arch.at(p.platform) : p.platform;
   std::string py = "python" + p.python_version;
   std::string o;
   o += fmt::format("# Runtime image for {} (written by `tailor build torch`).\n", wheel);

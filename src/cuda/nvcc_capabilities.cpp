@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "cuda/data_loading.h"
+#include "data/toml_document.h"
 #include "util/strings.h"
 #include "util/version.h"
 
@@ -14,26 +14,19 @@ constexpr std::string_view k_file = "cuda/nvcc_targets.toml";
 
 std::map<std::string, NvccCapabilities> load() {
   std::map<std::string, NvccCapabilities> out;
-  const toml::table t = detail::load_table(k_file);
-  if (auto* list = t["cuda"].as_array()) {
-    for (const auto& node : *list) {
-      toml::node_view<const toml::node> n{node};
-      NvccCapabilities caps;
-      caps.cuda_version = detail::require<std::string>(n["version"], k_file, "version");
-      caps.source = "table";
-      auto* targets = n["targets"].as_array();
-      if (!targets) detail::bad_field(k_file, "cuda " + caps.cuda_version + ": missing 'targets'");
-      for (const auto& d : *targets) {
-        auto s = d.value<std::string>();
-        auto parsed = s ? parse_target_name("sm_" + *s) : Expected<CudaTarget>(make_error("not a string"));
-        if (!parsed) detail::bad_field(k_file, "cuda " + caps.cuda_version + ": bad target");
-        caps.sass.push_back(*parsed);
-        caps.ptx.push_back(ptx(parsed->cc, parsed->variant));
-      }
-      std::sort(caps.sass.begin(), caps.sass.end());
-      std::sort(caps.ptx.begin(), caps.ptx.end());
-      out[caps.cuda_version] = std::move(caps);
+  for (const auto& n : data::toml_document(k_file)["cuda"].array()) {
+    NvccCapabilities caps;
+    caps.cuda_version = n["version"].string();
+    caps.source = "table";
+    for (const auto& d : n["targets"].array()) {
+      auto parsed = parse_target_name("sm_" + d.string());
+      if (!parsed) d.fail("not a target: " + parsed.error().message);
+      caps.sass.push_back(*parsed);
+      caps.ptx.push_back(ptx(parsed->cc, parsed->variant));
     }
+    std::sort(caps.sass.begin(), caps.sass.end());
+    std::sort(caps.ptx.begin(), caps.ptx.end());
+    out[caps.cuda_version] = std::move(caps);
   }
   return out;
 }

@@ -38,7 +38,7 @@ struct ManylinuxFit {
 
 class ManylinuxPolicies {
 public:
-  /// The embedded data, parsed once (a malformed file throws std::logic_error: a bug).
+  /// The embedded data, parsed once (a malformed file throws data::DataError: a bug).
   static const ManylinuxPolicies& get();
 
   const std::vector<std::string>& whitelist() const { return m_whitelist; }

@@ -109,9 +109,9 @@ struct TorchCatalog {
   const DistroImage* distro_for_glibc(std::string_view glibc) const;
 };
 
-/// The catalog embedded in the binary. Loaded once; a broken data file is a bug in tailor,
-/// reported as an error naming the file and field.
-Expected<const TorchCatalog*> torch_catalog();
+/// The catalog embedded in the binary. Loaded once; a broken data file is a bug in tailor
+/// (caught by the tests) and throws data::DataError naming the file and key.
+const TorchCatalog& torch_catalog();
 
 // ---- one loader per data file (tests feed them text) --------------------------------
 Expected<void> load_versions(std::string_view text, TorchCatalog& into);        // versions.toml

@@ -407,12 +407,7 @@ std::string manylinux_from_glibc(std::string_view glibc) {
 BuildPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostReport& host, const ResolveOptions& options) {
   BuildPlan plan;
   plan.variant = variant;
-  auto catalog = torch_catalog();
-  if (!catalog) {
-    plan.problems.push_back({ProblemSeverity::error, ProblemKind::input, "data", catalog.error().message, "this is a bug in tailor's data files"});
-    return plan;
-  }
-  Context c{**catalog, host, options, plan};
+  Context c{torch_catalog(), host, options, plan};
   plan.host_platform = normalize_platform(!host.os.arch.empty() ? host.os.arch : host.cpu.arch);
   plan.platform = variant.platform ? normalize_platform(*variant.platform) : plan.host_platform;
   if (plan.platform != "x86_64" && plan.platform != "aarch64") {
