@@ -18,6 +18,7 @@
 #include "cuda/nvcc_capabilities.h"
 #include "plan/extension_plan.h"
 #include "plan/extension_recipe.h"
+#include "plan/toolkit_choice.h"
 #include "probe/probe.h"
 #include "util/mapped_file.h"
 #include "util/sha256.h"
@@ -58,17 +59,6 @@ std::string realpath_or(const std::string& p) {
   std::error_code ec;
   auto r = fs::canonical(p, ec);
   return ec ? p : r.string();
-}
-
-/// The toolkit whose major matches torch's CUDA (torch refuses any other), else the first.
-const probe::CudaToolkit* choose_toolkit(const probe::HostReport& host, const probe::PythonInstall* py) {
-  if (host.cuda_toolkits.empty()) return nullptr;
-  if (py && py->torch && !py->torch->cuda_version.empty()) {
-    int major = std::atoi(py->torch->cuda_version.c_str());
-    for (const auto& t : host.cuda_toolkits)
-      if (t.major == major) return &t;
-  }
-  return &host.cuda_toolkits.front();
 }
 
 /// The C++ compiler torch's cpp_extension will use: $CXX, else c++ / g++ on PATH.
@@ -273,7 +263,7 @@ ExtensionBuildResult build_extension(const ExtensionBuildOptions& o) {
   if (!targets) return fail(BuildStatus::bad_input, targets.error().message);
   rep.targets = targets->names();
 
-  const probe::CudaToolkit* tk = choose_toolkit(host, py ? &*py : nullptr);
+  const probe::CudaToolkit* tk = plan::choose_toolkit(host, py ? &*py : nullptr).toolkit;
   rep.python = py ? py->path : python_arg;
   if (tk) rep.toolchain["nvcc"] = tk->version + " (" + tk->nvcc + ")";
   if (py) {
@@ -299,6 +289,7 @@ ExtensionBuildResult build_extension(const ExtensionBuildOptions& o) {
   req.jobs = o.jobs;
   req.cache = parse_cache_choice(o.cache);
   req.out_dir = (fs::path(work_dir) / "wheelhouse").string();
+  req.environment = process_environment();
 
   if (o.print_env) {
     // Nothing is fetched or built: the source folder is shown where it would be.
@@ -366,6 +357,10 @@ ExtensionBuildResult build_extension(const ExtensionBuildOptions& o) {
     rs.argv = with_verbose_pip(s.argv);
     rs.cwd = s.cwd.empty() ? *src : s.cwd;
     rs.env = rep.env;
+    if (!p->path_prepend.empty()) {
+      auto path = req.environment.find("PATH");
+      rs.env["PATH"] = p->path_prepend + (path == req.environment.end() ? "" : ":" + path->second);
+    }
     rs.unset_env = p->unset_env;
     steps.push_back(std::move(rs));
   }
