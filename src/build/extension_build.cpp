@@ -157,7 +157,7 @@ Expected<cuda::TargetSet> resolve_targets(const std::optional<std::string>& arch
                                           const probe::HostReport& host, std::string& described) {
   cuda::ArchSpecContext ctx;
   for (const auto& g : host.gpus)
-    if (auto cc = cuda::parse_gpu_spec(g.compute_capability)) ctx.native_devices.push_back(cc->front());
+    if (g.compute_capability) ctx.native_devices.push_back(*g.compute_capability);
   cuda::TargetSet set;
   if (arch) {
     TAILOR_TRY(parsed, cuda::parse_arch_spec(*arch, ctx));
@@ -177,9 +177,10 @@ Expected<cuda::TargetSet> resolve_targets(const std::optional<std::string>& arch
     return make_error("no GPU found and no target given; name one with --arch (e.g. --arch 8.6) or --gpu (e.g. --gpu A10G)");
   std::vector<std::string> names;
   for (const auto& g : host.gpus) {
-    TAILOR_TRY(ccs, cuda::parse_gpu_spec(g.compute_capability));
-    for (const auto& cc : ccs) set.add(cuda::sass(cc));
-    names.push_back(fmt::format("GPU {}: {} ({})", g.index, g.name, g.compute_capability));
+    if (!g.compute_capability)
+      return make_error(fmt::format("GPU {} ({}) reports no compute capability; name the target with --arch", g.index, g.name));
+    set.add(cuda::sass(*g.compute_capability));
+    names.push_back(fmt::format("GPU {}: {} ({})", g.index, g.name, g.compute_capability->str()));
   }
   described = "detected " + join(names, ", ");
   return set;

@@ -369,7 +369,7 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
   // the right reason ("no kernel image"), which says nothing about the wheel.
   const probe::GpuInfo* covered = nullptr;
   for (const auto& g : host.gpus) {
-    auto cc = cuda::parse_compute_capability(g.compute_capability);
+    const auto& cc = g.compute_capability;
     if (cc && cuda::coverage_on(p.targets, *cc).mode != cuda::RunMode::none) {
       covered = &g;
       break;
@@ -377,7 +377,7 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
   }
   if (p.cuda && !host.gpus.empty() && !covered)
     smoke = fmt::format("skipped ({} (CC {}) is not among the targets)", host.gpus.front().name,
-                        host.gpus.front().compute_capability);
+                        host.gpus.front().compute_capability ? host.gpus.front().compute_capability->str() : "?");
   if (p.cuda && covered) {
     CommandSpec s;
     s.argv = {venv + "/bin/python", "-c", k_smoke_script};

@@ -169,7 +169,7 @@ void resolve_targets(Context& c) {
   std::vector<std::string> specs = v.arch;
   if (specs.empty()) {
     for (const auto& g : c.host.gpus)
-      if (!g.compute_capability.empty()) specs.push_back(g.compute_capability);
+      if (g.compute_capability) specs.push_back(g.compute_capability->str());
     if (specs.empty()) {
       c.input_error("arch", "no GPU target given and no GPU found on this host",
                     "name one with --arch (e.g. --arch 8.6, --arch T4G, --arch sm_90)");
