@@ -2,16 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include "support/fake_host.h"
+
 using namespace tailor;
 using namespace tailor::build;
 
 namespace {
 
 /// Nothing can run: nvcc capabilities then come from the table for the toolkit's version.
-class NothingRuns : public CommandRunner {
-public:
-  CommandResult run(const CommandSpec&) override { return {}; }
-};
+using NothingRuns = test::FakeCommandRunner;
 
 probe::HostReport host_with_gpus(std::vector<std::string> ccs) {
   probe::HostReport h;
