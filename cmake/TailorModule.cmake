@@ -26,7 +26,7 @@ function(tailor_unit_test name)
     return()
   endif()
   add_executable(test_${name} ${srcs})
-  target_link_libraries(test_${name} PRIVATE tailor_${name} ${T_DEPS} GTest::gtest GTest::gtest_main)
+  target_link_libraries(test_${name} PRIVATE tailor_${name} ${T_DEPS} tailor_test_support GTest::gtest GTest::gtest_main)
   target_compile_definitions(test_${name} PRIVATE
     TAILOR_SOURCE_DIR="${PROJECT_SOURCE_DIR}" TAILOR_BINARY_DIR="${CMAKE_BINARY_DIR}")
   gtest_discover_tests(test_${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)

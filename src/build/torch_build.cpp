@@ -147,12 +147,11 @@ std::string release_notes(const plan::BuildPlan& p, const std::string& wheel, co
 
 std::vector<std::string> runtime_packages_for(const std::vector<std::string>& needed, const std::string& cuda) {
   std::vector<std::string> out;
-  auto cat = plan::torch_catalog();
-  if (!cat) return out;
+  const plan::TorchCatalog* cat = &plan::torch_catalog();
   auto parts = split_any(cuda, ".");
   std::string M = parts.size() > 0 ? parts[0] : "", m = parts.size() > 1 ? parts[1] : "";
   for (const auto& so : needed)
-    for (const auto& lib : (*cat)->runtime_libraries) {
+    for (const auto& lib : cat->runtime_libraries) {
       if (so.rfind(lib.soname, 0) != 0) continue;
       if (lib.apt.find("{M}") != std::string::npos && cuda.empty()) continue;
       std::string pkg = lib.apt;
@@ -164,11 +163,10 @@ std::vector<std::string> runtime_packages_for(const std::vector<std::string>& ne
 }
 
 std::string render_runtime_dockerfile(const plan::BuildPlan& p, const std::string& wheel, const std::vector<std::string>& packages) {
-  auto cat = plan::torch_catalog();
-  if (!cat) return "";
-  const plan::DistroImage* d = plan::builder_distro(p, **cat);
+  const plan::TorchCatalog* cat = &plan::torch_catalog();
+  const plan::DistroImage* d = plan::builder_distro(p, *cat);
   if (!d) return "";
-  std::string repo_arch = (*cat)->repo_arch.count(p.platform) ? (*cat)->repo_arch.at(p.platform) : p.platform;
+  std::string repo_arch = cat->repo_arch.count(p.platform) ? cat->repo_arch.at(p.platform) : p.platform;
   std::string py = "python" + p.python_version;
   std::string o;
   o += fmt::format("# Runtime image for {} (written by `tailor build torch`).\n", wheel);
@@ -382,7 +380,7 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
   // the right reason ("no kernel image"), which says nothing about the wheel.
   const probe::GpuInfo* covered = nullptr;
   for (const auto& g : host.gpus) {
-    auto cc = cuda::parse_compute_capability(g.compute_capability);
+    const auto& cc = g.compute_capability;
     if (cc && cuda::coverage_on(p.targets, *cc).mode != cuda::RunMode::none) {
       covered = &g;
       break;
@@ -390,7 +388,7 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
   }
   if (p.cuda && !host.gpus.empty() && !covered)
     smoke = fmt::format("skipped ({} (CC {}) is not among the targets)", host.gpus.front().name,
-                        host.gpus.front().compute_capability);
+                        host.gpus.front().compute_capability ? host.gpus.front().compute_capability->str() : "?");
   if (p.cuda && covered) {
     CommandSpec s;
     s.argv = {venv + "/bin/python", "-c", k_smoke_script};

@@ -248,9 +248,7 @@ Expected<std::string> variant_name(const MatrixSpec& spec, const MatrixRow& row)
   }
   auto cpu = row.find("cpu");
   if (cpu != row.end()) {
-    auto cat = torch_catalog();
-    if (!cat) return cat.error();
-    const CpuTarget* t = (*cat)->find_cpu_target(cpu->second);
+    const CpuTarget* t = torch_catalog().find_cpu_target(cpu->second);
     if (!t) return make_error(fmt::format("matrix: cpu '{}' is not a CPU target tailor knows", cpu->second));
     parts.push_back(t->label);
   }
