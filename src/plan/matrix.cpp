@@ -421,22 +421,21 @@ std::vector<std::string> check_config(const TailorConfig& config) {
   };
   for (const auto& v : config.variants)
     if (!valid_variant_name(v.name)) bad_name("variant", v.name);
-  auto cat = torch_catalog();
-  if (!cat) return {cat.error().message};
+  const TorchCatalog* cat = &torch_catalog();
   bool size_ok = true;
   if (config.matrix) {
     const MatrixSpec& m = *config.matrix;
     if (!valid_variant_name(m.prefix)) bad_name("matrix.prefix", m.prefix);
-    const auto torches = matrix_torches(config, **cat);
+    const auto torches = matrix_torches(config, *cat);
     const bool from_source = config.defaults.source_dir.has_value();
     for (const auto& a : m.axes)
       for (size_t i = 0; i < a.values.size(); ++i)
-        check_axis_value(a.name, a.values[i], fmt::format("{}: matrix.{}[{}]", file, a.name, i), **cat, torches,
+        check_axis_value(a.name, a.values[i], fmt::format("{}: matrix.{}[{}]", file, a.name, i), *cat, torches,
                          from_source, problems);
     for (auto [rows, key] : {std::pair{&m.include, "include"}, std::pair{&m.exclude, "exclude"}})
       for (size_t i = 0; i < rows->size(); ++i)
         for (const auto& [axis, value] : (*rows)[i])
-          check_axis_value(axis, value, fmt::format("{}: matrix.{}[{}].{}", file, key, i, axis), **cat, torches,
+          check_axis_value(axis, value, fmt::format("{}: matrix.{}[{}].{}", file, key, i, axis), *cat, torches,
                            from_source, problems);
     MatrixCount n = count_rows(m);
     if (n.rows > k_max_matrix_variants) {
