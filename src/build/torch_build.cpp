@@ -17,6 +17,7 @@
 #include "inspect/inspect_report.h"
 #include "plan/torch_catalog.h"
 #include "plan/torch_plan_render.h"
+#include "util/files.h"
 #include "util/strings.h"
 
 namespace fs = std::filesystem;
@@ -97,12 +98,7 @@ std::string write_temp_script(const std::string& dir, const std::string& name, c
   return path;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_file(const std::string& path) { return tailor::read_file(path).value_or(""); }
 
 TorchBuildResult fail(int code, std::string message) {
   std::fprintf(stderr, "tailor: error: %s\n", message.c_str());
