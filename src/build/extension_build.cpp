@@ -24,6 +24,7 @@
 #include "plan/toolkit_choice.h"
 #include "probe/probe.h"
 #include "util/interrupt.h"
+#include "util/files.h"
 #include "util/mapped_file.h"
 #include "util/sha256.h"
 #include "util/strings.h"
@@ -46,12 +47,7 @@ std::string utc_now() {
   return buf;
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+std::string read_text(const std::string& path) { return read_file(path).value_or(""); }
 
 void status(const ExtensionBuildOptions& o, const std::string& line) {
   if (!o.status_out) return;

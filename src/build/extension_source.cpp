@@ -12,6 +12,7 @@
 #include <toml++/toml.h>
 
 #include "util/sha256.h"
+#include "util/files.h"
 #include "util/strings.h"
 
 namespace tailor::build {
@@ -22,13 +23,7 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-std::string read_text(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  if (!f) return {};
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+std::string read_text(const fs::path& p) { return read_file(p.string()).value_or(""); }
 
 bool is_sdist_name(std::string_view s) {
   return ends_with(s, ".tar.gz") || ends_with(s, ".tgz") || ends_with(s, ".zip") || ends_with(s, ".tar.bz2") ||

@@ -19,6 +19,7 @@
 #include "plan/torch_catalog.h"
 #include "plan/torch_plan_render.h"
 #include "util/interrupt.h"
+#include "util/files.h"
 #include "util/strings.h"
 
 namespace fs = std::filesystem;
@@ -99,12 +100,7 @@ std::string write_temp_script(const std::string& dir, const std::string& name, c
   return path;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_file(const std::string& path) { return tailor::read_file(path).value_or(""); }
 
 TorchBuildResult fail(int code, std::string message) {
   // After an interrupt the CLI prints the one line that says so.

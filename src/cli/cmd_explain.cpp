@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "diagnose/diagnosis.h"
+#include "util/files.h"
 
 namespace tailor::cli {
 namespace {
@@ -29,11 +30,9 @@ Expected<std::string> read_log(const std::string& path) {
     buffer << std::cin.rdbuf();
     return buffer.str();
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(path + ": cannot read the log");
-  buffer << in.rdbuf();
-  if (in.bad()) return make_error(path + ": read failed");
-  return buffer.str();
+  auto text = read_file(path);
+  if (!text) return make_error(path + ": cannot read the log");
+  return *text;
 }
 
 std::string shorten(const std::string& line) {

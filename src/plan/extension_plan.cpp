@@ -11,6 +11,7 @@
 
 #include "cuda/renderers.h"
 #include "plan/toolkit_choice.h"
+#include "util/files.h"
 #include "util/strings.h"
 
 namespace tailor::plan {
@@ -423,24 +424,15 @@ Expected<void> apply_patches(const ExtensionBuildPlan& plan, const std::string& 
   namespace fs = std::filesystem;
   for (const auto& patch : plan.patches) {
     const fs::path path = fs::path(source_dir) / patch.file;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return make_error(path.string() + ": cannot read the file to patch");
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    const std::string before = buffer.str();
+    auto text = read_file(path.string());
+    if (!text) return make_error(path.string() + ": cannot read the file to patch");
+    const std::string before = std::move(*text);
     auto after = apply_patch_to_text(patch, before);
     if (!after) return make_error(source_dir + "/" + after.error().message);
     if (*after == before) continue;
     // Write beside and rename, so an interrupted patch never leaves half a file.
-    const fs::path tmp = path.string() + ".tailor-tmp";
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      out << *after;
-      if (!out) return make_error(tmp.string() + ": cannot write the patched file");
-    }
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec) return make_error(path.string() + ": cannot replace with the patched file: " + ec.message());
+    if (auto written = write_file_atomic(path.string(), *after); !written)
+      return make_error(written.error().message + " (the patched file)");
   }
   return {};
 }

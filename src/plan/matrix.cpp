@@ -14,6 +14,7 @@
 #include "cuda/nvcc_capabilities.h"
 #include "plan/torch_catalog.h"
 #include "plan/torch_platform.h"
+#include "util/files.h"
 #include "util/strings.h"
 
 namespace tailor::plan {
@@ -173,11 +174,9 @@ Expected<TailorConfig> parse_tailor_config(std::string_view text, const std::str
 }
 
 Expected<TailorConfig> load_tailor_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(path + ": cannot read the config file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  TAILOR_TRY(config, parse_tailor_config(ss.str(), path));
+  auto text = read_file(path);
+  if (!text) return make_error(path + ": cannot read the config file");
+  TAILOR_TRY(config, parse_tailor_config(*text, path));
   // A relative `source` means relative to the config file, wherever tailor runs from.
   auto anchor = [&](TorchVariant& v) {
     if (v.source_dir && !std::filesystem::path(*v.source_dir).is_absolute())
