@@ -183,7 +183,8 @@ std::vector<PackageAddition> package_additions(const std::string& package, const
     if (requested.contains(t)) return;
     for (const auto& a : out)
       if (a.target == t) return;
-    std::string reason = fmt::format("added by {}'s build ({})", package, what);
+    const bool ends_in_s = !package.empty() && package.back() == 's';
+    std::string reason = fmt::format("added by {}{} build ({})", package, ends_in_s ? "'" : "'s", what);
     if (!policy.why.empty()) reason += ": " + policy.why;
     out.push_back({t, std::move(reason)});
   };
