@@ -32,6 +32,9 @@ Expected<std::vector<std::byte>> decompress_entry(Bytes file, const FatbinEntry&
   if (!payload)
     return make_error(where(entry) + ": payload (" + hex(entry.stored_size) +
                       " bytes) runs past end of file (size " + hex(file.size()) + ")");
+  if (entry.compression != FatbinCompression::none && entry.compressed_size > payload->size())
+    return make_error(where(entry) + ": compressed size " + hex(entry.compressed_size) + " exceeds its payload size " +
+                      hex(payload->size()));
   if (entry.uncompressed_size > max_output)
     return make_error(where(entry) + ": declared size " + hex(entry.uncompressed_size) +
                       " exceeds the limit of " + hex(max_output) + " bytes");
@@ -116,7 +119,9 @@ Expected<uint64_t> lz4_block_decoded_size(Bytes block, uint64_t limit) {
     if (n - ip < 2) return lz4_error(ip, "match offset runs past the block");
     const uint64_t offset = in(ip) | (uint64_t{in(ip + 1)} << 8);
     ip += 2;
-    if (offset == 0 || offset > out) return lz4_error(ip - 2, "match offset " + hex(offset) + " points before the output");
+    // Offset 0 is outside the format, but liblz4's safe decoder accepts it (the one-piece
+    // path): so do we, to give the same verdict on either side of k_one_piece.
+    if (offset > out) return lz4_error(ip - 2, "match offset " + hex(offset) + " points before the output");
     uint64_t length = token & 15;
     if (length == 15 && !extend(length)) return lz4_error(ip, "match length runs past the block");
     length += 4;
@@ -132,6 +137,9 @@ Expected<void> verify_entry(Bytes file, const FatbinEntry& entry, uint64_t max_o
   if (!payload)
     return make_error(where(entry) + ": payload (" + hex(entry.stored_size) +
                       " bytes) runs past end of file (size " + hex(file.size()) + ")");
+  if (entry.compression != FatbinCompression::none && entry.compressed_size > payload->size())
+    return make_error(where(entry) + ": compressed size " + hex(entry.compressed_size) + " exceeds its payload size " +
+                      hex(payload->size()));
   if (entry.uncompressed_size > max_output)
     return make_error(where(entry) + ": declared size " + hex(entry.uncompressed_size) +
                       " exceeds the limit of " + hex(max_output) + " bytes");
