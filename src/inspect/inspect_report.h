@@ -88,6 +88,9 @@ struct WheelReport {
 struct InspectReport {
   std::vector<InspectedLibrary> libraries;  // ELF files given directly or found in directories
   std::vector<WheelReport> wheels;
+  /// Files and folders under a directory argument that could not be read, each
+  /// "PATH: why" (permission denied ...). Listed by both renderers.
+  std::vector<std::string> skipped;
   /// Every target in any library or wheel, canonical order.
   std::vector<std::string> targets_union() const;
 };

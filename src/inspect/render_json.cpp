@@ -1,4 +1,5 @@
 #include "inspect/render.h"
+#include "util/text_escape.h"
 
 namespace tailor::inspect {
 
@@ -97,6 +98,7 @@ nlohmann::json to_json(const InspectReport& report, const Verdicts* verdicts) {
   for (const auto& w : report.wheels) wheels.push_back(wheel_json(w));
   j["wheels"] = wheels;
   j["targets"] = report.targets_union();
+  if (!report.skipped.empty()) j["skipped"] = report.skipped;
   if (verdicts) {
     json items = json::array();
     for (const auto& v : verdicts->items) {
@@ -113,6 +115,9 @@ nlohmann::json to_json(const InspectReport& report, const Verdicts* verdicts) {
     }
     j["verdicts"] = {{"pass", verdicts->pass()}, {"items", items}, {"problems", verdicts->problems}};
   }
+  // Names from the input (DT_NEEDED, zip members) may hold bytes that are not UTF-8: they
+  // become "\\xNN" text (util/text_escape.h), so dump() never throws.
+  escape_json_strings(j);
   return j;
 }
 
