@@ -13,6 +13,7 @@
 #include "formats/elf.h"
 #include "inspect/inspect_report.h"
 #include "inspect/library_classifier.h"
+#include "inspect/library_resolver.h"
 #include "util/mapped_file.h"
 #include "util/user_file.h"
 
@@ -58,23 +59,6 @@ Expected<std::vector<std::string>> find_elf_files(const std::string& dir, std::v
 
 bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// Directories the loader would search relative to the library: its own folder and
-// $ORIGIN-relative RUNPATH/RPATH entries. A needed library found there is bundled.
-bool found_beside(const LibraryReport& lib, const std::string& soname) {
-  fs::path origin = fs::path(lib.path).parent_path();
-  std::vector<fs::path> dirs{origin};
-  for (const auto* list : {&lib.runpath, &lib.rpath})
-    for (const auto& entry : *list) {
-      // Only $ORIGIN-relative entries point into what ships with the library.
-      for (std::string key : {"$ORIGIN", "${ORIGIN}"})
-        if (entry.rfind(key, 0) == 0) dirs.push_back(fs::path(origin.string() + entry.substr(key.size())));
-    }
-  std::error_code ec;
-  for (const auto& d : dirs)
-    if (fs::exists(d / soname, ec)) return true;
-  return false;
 }
 
 }  // namespace
@@ -125,21 +109,14 @@ Expected<InspectReport> inspect_paths(const std::vector<std::string>& paths, con
   LibraryOptions lib_options;
   lib_options.verify_payloads = options.verify_payloads;
   std::vector<LibraryReport> raw;
-  std::set<std::string> bundled;
   for (const auto& path : elf_files) {
     // Installed libraries go through the file reader, which returns fatbin pages to the
     // kernel as it walks: a 456 MB libtorch_cuda.so stays near 15 MB of RSS.
     TAILOR_TRY(lib, analyze_library_file(path, lib_options));
-    bundled.insert(fs::path(path).filename().string());
-    if (!lib.soname.empty()) bundled.insert(lib.soname);
     raw.push_back(std::move(lib));
   }
-  for (auto& lib : raw) {
-    std::set<std::string> beside = bundled;
-    for (const auto& n : lib.needed)
-      if (!beside.count(n) && found_beside(lib, n)) beside.insert(n);
-    report.libraries.push_back(classify_library(std::move(lib), beside));
-  }
+  // Needs are looked up as the loader does, from each library's own folder on disk.
+  report.libraries = resolve_installed_libraries(std::move(raw));
   return report;
 }
 

@@ -29,11 +29,16 @@ json library_json(const InspectedLibrary& lib) {
     json e{{"soname", n.soname}, {"kind", std::string(needed_kind_key(n.kind))}};
     if (!n.wheels.empty()) e["wheels"] = n.wheels;
     if (!n.systems.empty()) e["system_packages"] = n.systems;
+    if (!n.what.empty()) e["what"] = n.what;
+    if (!n.resolved.empty()) e["resolved"] = n.resolved;
+    if (!n.via.empty()) e["via"] = n.via;
+    if (!n.note.empty()) e["note"] = n.note;
     needed.push_back(e);
   }
   j["needed"] = needed;
   j["runpath"] = lib.runpath;
   j["rpath"] = lib.rpath;
+  j["loader_warnings"] = lib.loader_warnings;
   json needs = json::array();
   for (const auto& v : lib.version_needs) needs.push_back({{"file", v.file}, {"versions", v.versions}});
   j["version_needs"] = needs;
@@ -107,6 +112,9 @@ nlohmann::json to_json(const InspectReport& report, const Verdicts* verdicts) {
         i["device"] = v.device;
         i["mode"] = v.mode;
         i["via"] = v.via;
+        json covering = json::array();
+        for (const auto& c : v.covering) covering.push_back({{"target", c.target}, {"entries", c.entries}});
+        i["covering"] = covering;
       } else {
         i["missing"] = v.missing;
         if (v.check == VerdictCheck::exact) i["extra"] = v.extra;

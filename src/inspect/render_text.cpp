@@ -41,11 +41,21 @@ void target_table(std::string& out, const std::vector<Row>& rows, uint64_t whole
 }
 
 std::string needed_line(const NeededLibrary& n) {
+  std::string at = n.resolved.empty() ? "" : fmt::format(", found at {} through {}", t(n.resolved), t(n.via));
   switch (n.kind) {
+    case NeededKind::bundled:
+      if (n.via.empty()) return fmt::format("{} (bundled)", n.soname);
+      return fmt::format("{} (bundled: {} through {})", n.soname, n.resolved, n.via);
     case NeededKind::cuda_runtime:
-      return fmt::format("{} (CUDA: wheel {} or package {})", t(n.soname), join(n.wheels, "|"), join(n.systems, "|"));
+      if (n.wheels.empty() && n.systems.empty())
+        return fmt::format("{} ({}: no known provider of this version{})", t(n.soname), n.what, at);
+      return fmt::format("{} ({}: wheel {} or package {}{})", t(n.soname), n.what,
+                         n.wheels.empty() ? "none" : join(n.wheels, "|"), join(n.systems, "|"), at);
+    case NeededKind::torch: return fmt::format("{} (provided by torch{})", t(n.soname), at);
+    case NeededKind::found: return fmt::format("{} (found at {} through {})", t(n.soname), t(n.resolved), t(n.via));
+    case NeededKind::not_found: return fmt::format("{} (not found: {})", t(n.soname), t(n.note));
     case NeededKind::system: return fmt::format("{} (SYSTEM: not in the wheel, not on the manylinux whitelist)", t(n.soname));
-    default: return fmt::format("{} ({})", t(n.soname), needed_kind_key(n.kind));
+    default: return fmt::format("{} ({}{})", t(n.soname), needed_kind_key(n.kind), at);
   }
 }
 
@@ -91,6 +101,7 @@ void library_text(std::string& out, const InspectedLibrary& lib, bool full, cons
   if (!needed.empty()) out += fmt::format("{}  needed     {}\n", indent, join(needed, ", "));
   if (!lib.runpath.empty()) out += fmt::format("{}  runpath    {}\n", indent, join_capped(lib.runpath, ":", "entries"));
   if (!lib.rpath.empty()) out += fmt::format("{}  rpath      {}\n", indent, join_capped(lib.rpath, ":", "entries"));
+  for (const auto& w : lib.loader_warnings) out += fmt::format("{}  WARNING    {}\n", indent, t(w));
   std::string abi = !lib.cxx11_abi ? "no C++ symbols" : *lib.cxx11_abi ? "cxx11 (new)" : "pre-cxx11 (old)";
   out += fmt::format("{}  c++ abi    {}", indent, abi);
   if (lib.x86_isa_level) out += fmt::format("; x86 ISA {}", *lib.x86_isa_level);
@@ -168,10 +179,22 @@ std::string render_text(const InspectReport& report, const Verdicts* verdicts, c
         case VerdictCheck::gpu:
           if (v.mode == "none")
             out += fmt::format("verdict {}: gpu {}: {} has no kernel image for it\n", status, v.device, t(v.library));
-          else
-            out += fmt::format("verdict {}: gpu {}: {} runs through {} ({})\n", status, v.device, t(v.library),
-                               v.mode == "native" ? "native SASS" : v.mode == "compatible_sass" ? "compatible SASS" : "PTX JIT",
-                               v.via);
+          else {
+            std::string how = v.mode == "native" ? "native SASS" : v.mode == "compatible_sass" ? "compatible SASS" : "PTX JIT";
+            if (v.covering.empty()) {
+              out += fmt::format("verdict {}: gpu {}: {} runs through {} ({})\n", status, v.device, t(v.library), how, v.via);
+            } else {
+              std::vector<std::string> parts;
+              for (const auto& c : v.covering)
+                parts.push_back(fmt::format("{} ({} {})", c.target, c.entries, c.entries == 1 ? "entry" : "entries"));
+              std::string list = parts.back();
+              if (parts.size() > 1) {
+                parts.pop_back();
+                list = join(parts, ", ") + " and " + list;
+              }
+              out += fmt::format("verdict {}: gpu {}: {} runs through {} {}\n", status, v.device, t(v.library), how, list);
+            }
+          }
           break;
         case VerdictCheck::require:
           out += v.pass ? fmt::format("verdict PASS: require: {} has every required target\n", t(v.library))

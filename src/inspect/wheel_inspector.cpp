@@ -17,6 +17,7 @@
 #include "formats/zip.h"
 #include "inspect/inspect_report.h"
 #include "inspect/library_classifier.h"
+#include "inspect/library_resolver.h"
 #include "util/base64.h"
 #include "util/sha256.h"
 
@@ -42,11 +43,6 @@ bool named_like_library(const std::string& name) {
 std::string digest_b64(Sha256& hash) {
   const Sha256::Digest digest = hash.finish();
   return base64url_nopad_encode(std::as_bytes(std::span(digest)));
-}
-
-std::string base_name(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 Expected<MemberResult> read_member(Bytes file, const formats::ZipEntry& entry, const LibraryOptions& lib_options) {
@@ -253,45 +249,28 @@ Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path, const I
 
   if (record_entry) check_record(rows, record_entry->name, members, *results, w.record);
 
-  std::set<std::string> bundled;
-  for (const auto* m : members) bundled.insert(base_name(m->name));
-  for (size_t i = 0; i < members.size(); ++i)
-    if ((*results)[i].library && !(*results)[i].library->soname.empty()) bundled.insert((*results)[i].library->soname);
+  // Needs are resolved as the loader does: RUNPATH/RPATH from each member's install folder.
+  std::vector<std::string> member_names;
+  std::vector<LibraryReport> reports;
+  std::vector<uint64_t> compressed;
+  for (const auto* m : members) member_names.push_back(m->name);
   for (size_t i = 0; i < members.size(); ++i) {
     auto& r = (*results)[i];
     if (!r.library) continue;
-    auto lib = classify_library(std::move(*r.library), bundled);
-    lib.member_compressed_bytes = members[i]->compressed_size;
-    w.libraries.push_back(std::move(lib));
+    reports.push_back(std::move(*r.library));
+    compressed.push_back(members[i]->compressed_size);
   }
+  w.libraries = resolve_wheel_libraries(std::move(reports), member_names);
+  for (size_t i = 0; i < w.libraries.size(); ++i) w.libraries[i].member_compressed_bytes = compressed[i];
   std::sort(w.libraries.begin(), w.libraries.end(), [](auto& a, auto& b) { return a.path < b.path; });
   w.targets = target_totals(w.libraries, w.installed_bytes);
 
   auto fit = fit_of_set(w.libraries);
   w.manylinux_needed = fit.tag;
   w.manylinux_limiting = fit.limiting;
-  // The claim: every manylinux platform tag in the name must be at least as new as what
-  // the libraries need, for the same architecture.
-  const auto& policies = ManylinuxPolicies::get();
-  for (const auto& tag : name->platform_tags) {
-    auto claim = policies.parse_platform_tag(tag);
-    if (!claim || fit.tag.empty()) continue;
-    if (claim->arch != fit.arch) {
-      w.claim_ok = false;
-      w.claim_problem = fmt::format("claims {} but the libraries are {}", tag, fit.arch);
-    } else if (fit.policy == "linux") {
-      w.claim_ok = false;
-      w.claim_problem = fmt::format("claims {} but the libraries fit no manylinux policy", tag);
-    } else if (std::pair(claim->glibc_major, claim->glibc_minor) < std::pair(fit.glibc_major, fit.glibc_minor)) {
-      w.claim_ok = false;
-      w.claim_problem = fmt::format("claims {} but the libraries need {}", tag, fit.tag);
-    }
-    if (!w.claim_ok) break;
-  }
-  if (!w.claim_ok && !fit.limiting.empty())
-    w.claim_problem += fmt::format(" ({})", fmt::join(std::vector(fit.limiting.begin(),
-                                                                  fit.limiting.begin() + std::min<size_t>(3, fit.limiting.size())),
-                                                      ", "));
+  auto claim = check_manylinux_claim(name->platform_tags, fit, w.libraries);
+  w.claim_ok = claim.ok;
+  w.claim_problem = claim.problem;
   return w;
 }
 

@@ -64,7 +64,7 @@ PY
 
 "$TAILOR" inspect --gpu T4G "$good" >"$work/v.txt"; rc=$?
 [ $rc -eq 0 ] || fail "--gpu T4G exited $rc"
-grep -q "verdict PASS: gpu 7.5: .*kernels.so runs through native SASS (sm_75)" "$work/v.txt" || fail "T4G verdict: $(cat "$work/v.txt")"
+grep -q "verdict PASS: gpu 7.5: .*kernels.so runs through native SASS sm_75 (2 entries)" "$work/v.txt" || fail "T4G verdict: $(cat "$work/v.txt")"
 "$TAILOR" inspect --gpu 9.0 "$good" >"$work/v.txt"; rc=$?
 [ $rc -eq 1 ] || fail "--gpu 9.0 should fail with 1, got $rc"
 grep -q "verdict FAIL: gpu 9.0" "$work/v.txt" || fail "no FAIL line for 9.0"
