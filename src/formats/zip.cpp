@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 #include <libdeflate.h>
-#include <zlib.h>
+#include <isa-l/igzip_lib.h>
 
 #include <algorithm>
 #include <memory>
@@ -321,38 +321,40 @@ private:
 
 // Inflates `raw` (raw deflate) to `sink` in chunks until the stream ends or `sink` says
 // stop; `total` counts the bytes produced. The output may not pass `limit` bytes.
+// The streaming inflater is Intel ISA-L's igzip: zlib's inflate runs at about half the
+// speed of libdeflate, igzip about as fast, and it streams (libdeflate does not).
 template <class Sink>
 Expected<void> inflate_chunks(const ZipEntry& e, Bytes raw, uint64_t limit, ConsumedBatcher& batcher,
                               uint64_t& total, Sink&& sink) {
-  z_stream zs{};
-  if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) return member_error(e, "zlib could not start");
-  std::unique_ptr<z_stream, int (*)(z_stream*)> guard(&zs, inflateEnd);
-  // One chunk per thread, kept between members: a wheel has thousands of them.
+  // The state holds igzip's 64 KiB history and its Huffman tables: one per thread,
+  // reset per member, like the output chunk.
+  thread_local std::unique_ptr<inflate_state> state = std::make_unique<inflate_state>();
   thread_local std::vector<std::byte> chunk(k_zip_stream_chunk);
+  inflate_state& st = *state;
+  isal_inflate_init(&st);
+  st.crc_flag = ISAL_DEFLATE;  // raw deflate; the CRC-32 is computed by the caller
   constexpr uint64_t k_feed = uint64_t{1} << 20;  // input fed 1 MiB at a time
   uint64_t fed = 0;
-  int rc = Z_OK;
-  while (rc != Z_STREAM_END) {
-    if (zs.avail_in == 0 && fed < raw.size()) {
+  while (st.block_state != ISAL_BLOCK_FINISH) {
+    if (st.avail_in == 0 && fed < raw.size()) {
       batcher.advance_to(e.data_offset + fed);
-      uInt n = static_cast<uInt>(std::min<uint64_t>(raw.size() - fed, k_feed));
-      zs.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(raw.data() + fed));
-      zs.avail_in = n;
+      uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(raw.size() - fed, k_feed));
+      st.next_in = reinterpret_cast<uint8_t*>(const_cast<std::byte*>(raw.data() + fed));
+      st.avail_in = n;
       fed += n;
     }
-    zs.next_out = reinterpret_cast<Bytef*>(chunk.data());
-    zs.avail_out = static_cast<uInt>(chunk.size());
-    rc = inflate(&zs, Z_NO_FLUSH);
-    if (rc != Z_OK && rc != Z_STREAM_END) {
-      if (rc == Z_BUF_ERROR && zs.avail_in == 0 && fed >= raw.size()) return member_error(e, "deflate data ends early");
-      if (rc != Z_BUF_ERROR) return member_error(e, "corrupt deflate data");
-    }
-    size_t produced = chunk.size() - zs.avail_out;
+    const uint32_t in_before = st.avail_in;
+    st.next_out = reinterpret_cast<uint8_t*>(chunk.data());
+    st.avail_out = static_cast<uint32_t>(chunk.size());
+    int rc = isal_inflate(&st);
+    if (rc < 0) return member_error(e, fmt::format("corrupt deflate data (igzip error {})", rc));
+    size_t produced = chunk.size() - st.avail_out;
     total += produced;
     if (total > limit)
       return member_error(e, fmt::format("inflates past its declared size of {} bytes", e.uncompressed_size));
     if (produced > 0 && !sink(Bytes(chunk.data(), produced))) return {};
-    if (produced == 0 && zs.avail_in == 0 && fed >= raw.size() && rc != Z_STREAM_END)
+    if (produced == 0 && st.block_state != ISAL_BLOCK_FINISH &&
+        ((st.avail_in == 0 && fed >= raw.size()) || st.avail_in == in_before))
       return member_error(e, "deflate data ends early");
   }
   return {};

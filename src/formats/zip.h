@@ -1,11 +1,11 @@
 // ZIP archives (PKWARE APPNOTE 6.3, with zip64) as used by wheels: the end of central
 // directory, the central directory and each local header, read with bounds checks from a
-// mapped file. Members are never written to disk: a stored member is a view into the
-// file, a deflated one is inflated into memory (libdeflate when the whole member is
-// wanted, zlib when streaming). Hostile archives are refused with one line naming the
+// mapped file. A stored member is a view into the file, a deflated one is inflated into
+// memory whole (libdeflate) or streamed in chunks (ISA-L's igzip). Hostile archives are refused with one line naming the
 // entry and its offset: names that escape the archive (`..`, absolute, backslashes),
 // sizes or offsets outside the file, overlapping members, and zip bombs (a declared size
-// over the limit, an absurd ratio, or output past the declared size).
+// over the limit, an absurd ratio, output past the declared size, or members that
+// together declare more than the inflate budget).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -75,7 +75,7 @@ using ConsumedRange = std::function<void(uint64_t offset, uint64_t size)>;
 /// The chunk size of stream_member: the most it holds of a member at once.
 inline constexpr size_t k_zip_stream_chunk = 256 * 1024;
 
-/// Streams the member's uncompressed bytes to `sink` in chunks (zlib, k_zip_stream_chunk
+/// Streams the member's uncompressed bytes to `sink` in chunks (igzip, k_zip_stream_chunk
 /// at a time), so memory stays bounded whatever the member's size; verifies size and
 /// CRC-32 at the end, after the last chunk was handed over (a sink must not trust what it
 /// saw until this returns success).
