@@ -371,10 +371,9 @@ Expected<void> stream_member(Bytes file, const ZipEntry& e, const std::function<
   uint32_t crc = 0;
   uint64_t total = 0;
   if (e.method == k_zip_stored) {
-    constexpr size_t k_chunk = 1 << 20;
-    for (size_t at = 0; at < raw->size(); at += k_chunk) {
+    for (size_t at = 0; at < raw->size(); at += k_zip_stream_chunk) {
       batcher.advance_to(e.data_offset + at);
-      Bytes piece = raw->subspan(at, std::min(k_chunk, raw->size() - at));
+      Bytes piece = raw->subspan(at, std::min(k_zip_stream_chunk, raw->size() - at));
       crc = zip_crc32(crc, piece);
       sink(piece);
     }
