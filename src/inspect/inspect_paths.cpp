@@ -14,6 +14,7 @@
 #include "inspect/inspect_report.h"
 #include "inspect/library_classifier.h"
 #include "inspect/library_resolver.h"
+#include "inspect/wheel_pass.h"
 #include "util/mapped_file.h"
 #include "util/user_file.h"
 
@@ -96,7 +97,9 @@ Expected<InspectReport> inspect_paths(const std::vector<std::string>& paths, con
     }
     if (ends_with(path, ".whl")) {
       TAILOR_TRY(mapped, MappedFile::open(path));
-      TAILOR_TRY(wheel, inspect_wheel(mapped.bytes(), path, options));
+      WheelPassOptions pass;
+      pass.release_file_pages = true;  // our own map: its pages go back once read
+      TAILOR_TRY(wheel, inspect_wheel(mapped.bytes(), path, options, pass));
       report.wheels.push_back(std::move(wheel));
       continue;
     }

@@ -44,8 +44,8 @@ std::string needed_line(const NeededLibrary& n) {
   std::string at = n.resolved.empty() ? "" : fmt::format(", found at {} through {}", t(n.resolved), t(n.via));
   switch (n.kind) {
     case NeededKind::bundled:
-      if (n.via.empty()) return fmt::format("{} (bundled)", n.soname);
-      return fmt::format("{} (bundled: {} through {})", n.soname, n.resolved, n.via);
+      if (n.via.empty()) return fmt::format("{} (bundled)", t(n.soname));
+      return fmt::format("{} (bundled: {} through {})", t(n.soname), t(n.resolved), t(n.via));
     case NeededKind::cuda_runtime:
       if (n.wheels.empty() && n.systems.empty())
         return fmt::format("{} ({}: no known provider of this version{})", t(n.soname), n.what, at);

@@ -58,7 +58,8 @@ rows.append([f"{di}/RECORD", '', ''])
 files[f"{di}/RECORD"] = ''.join(','.join(r) + '\n' for r in rows).encode()
 with zipfile.ZipFile(out, 'w', zipfile.ZIP_DEFLATED) as z:
     for arc, data in files.items():
-        z.writestr(arc, data)
+        stored = arc in spec.get('stored', [])
+        z.writestr(arc, data, compress_type=zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED)
 )";
 
 inline std::string json_string(const std::string& s) { return nlohmann::json(s).dump(); }
@@ -66,8 +67,9 @@ inline std::string json_string(const std::string& s) { return nlohmann::json(s).
 inline std::string make_wheel(const std::string& version, const std::string& tag,
                        const std::vector<std::pair<std::string, std::string>>& files,
                        const std::vector<std::string>& tamper = {}, const std::string& wheel_tag = "",
-                       const std::string& name = "demo") {
+                       const std::string& name = "demo", const std::vector<std::string>& stored = {}) {
   nlohmann::json spec;
+  spec["stored"] = stored;
   spec["name"] = name;
   spec["version"] = version;
   spec["tag"] = tag;
