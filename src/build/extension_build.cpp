@@ -14,6 +14,7 @@
 #include "build/compiler_cache.h"
 #include "build/publish.h"
 #include "build/verify.h"
+#include "build/wheel_normaliser.h"
 #include "cuda/arch_spec.h"
 #include "cuda/nvcc_capabilities.h"
 #include "plan/extension_plan.h"
@@ -339,6 +340,10 @@ ExtensionBuildResult build_extension(const ExtensionBuildOptions& o) {
   }
   rep.package = package;
   req.source_dir = *src;
+  auto epoch_env = source_date_epoch_from_env(std::getenv("SOURCE_DATE_EPOCH"));
+  if (!epoch_env) return fail(BuildStatus::bad_input, epoch_env.error().message);
+  auto identity = identify_source(*spec, *src, work_dir, runner, *epoch_env);
+  if (!identity) return fail(BuildStatus::build_failed, "identifying the source: " + identity.error().message);
   auto p = plan::resolve_extension_build(req, host);
   if (!p) return fail(BuildStatus::bad_input, p.error().message);
   rep.recipe = p->recipe_name.empty() ? recipe.name : p->recipe_name;
@@ -352,6 +357,7 @@ ExtensionBuildResult build_extension(const ExtensionBuildOptions& o) {
     rep.env = *wrapped;
   }
   if (tk && !rep.env.count("CUDA_HOME")) rep.env["CUDA_HOME"] = tk->root;
+  add_reproducible_build_env(rep.env, identity->source_date_epoch, *src);
   rep.jobs = p->jobs;
   rep.jobs_reason = p->jobs_reason;
 
@@ -406,6 +412,9 @@ ExtensionBuildResult build_extension(const ExtensionBuildOptions& o) {
     if (e.path().extension() == ".whl") wheel = e.path().string();
   if (wheel.empty()) return fail(BuildStatus::build_failed, fmt::format("the build finished but left no wheel in {}", req.out_dir));
   rep.wheel = fs::path(wheel).filename().string();
+  rep.provenance = make_build_provenance(rep, *identity, *spec, plan::recipe_for(package));
+  if (auto n = normalise_wheel(wheel, {identity->source_date_epoch, provenance_file_text(*rep.provenance)}); !n)
+    return fail(BuildStatus::build_failed, "normalising the wheel: " + n.error().message);
   {
     auto mapped = MappedFile::open(wheel);
     if (!mapped) return fail(BuildStatus::build_failed, mapped.error().message);
