@@ -17,6 +17,7 @@
 #include "build/publish.h"
 #include "build/resume.h"
 #include "build/verify.h"
+#include "build/wheel_normaliser.h"
 #include "cuda/arch_spec.h"
 #include "cuda/nvcc_capabilities.h"
 #include "plan/extension_plan.h"
@@ -358,6 +359,14 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
   }
   rep.package = s.package;
   req.source_dir = *src;
+  {
+    auto epoch_var = ctx.environment.find("SOURCE_DATE_EPOCH");
+    auto epoch_env = source_date_epoch_from_env(epoch_var == ctx.environment.end() ? nullptr : epoch_var->second.c_str());
+    if (!epoch_env) return stop(BuildStatus::bad_input, epoch_env.error().message);
+    auto identity = identify_source(s.spec, *src, s.work_dir, ctx.runner, *epoch_env);
+    if (!identity) return stop(BuildStatus::build_failed, "identifying the source: " + identity.error().message);
+    s.identity = std::move(*identity);
+  }
   auto p = plan::resolve_extension_build(req, s.host);
   if (!p) return stop(BuildStatus::bad_input, p.error().message);
   s.build_plan = *p;
@@ -372,6 +381,7 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
     rep.env = *wrapped;
   }
   if (s.toolkit && !rep.env.count("CUDA_HOME")) rep.env["CUDA_HOME"] = s.toolkit->root;
+  add_reproducible_build_env(rep.env, s.identity->source_date_epoch, *src);
   rep.jobs = p->jobs;
   rep.jobs_reason = p->jobs_reason;
   return std::nullopt;
@@ -460,6 +470,9 @@ StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&, 
   if (wheel.empty()) return stop(BuildStatus::build_failed, fmt::format("the build finished but left no wheel in {}", req.out_dir));
   s.wheel = wheel;
   rep.wheel = fs::path(wheel).filename().string();
+  rep.provenance = make_build_provenance(rep, *s.identity, s.spec, plan::recipe_for(s.package));
+  if (auto n = normalise_wheel(wheel, {s.identity->source_date_epoch, provenance_file_text(*rep.provenance)}); !n)
+    return stop(BuildStatus::build_failed, "normalising the wheel: " + n.error().message);
   {
     auto mapped = MappedFile::open(wheel);
     if (!mapped) return stop(BuildStatus::build_failed, mapped.error().message);

@@ -55,6 +55,7 @@ struct ExtensionBuildState {
   std::string source_dir;   ///< the prepared copy in the work folder
   std::string wheel;        ///< the built wheel
   std::string venv, venv_python;
+  std::optional<SourceIdentity> identity;  ///< what the source is, its SOURCE_DATE_EPOCH
   std::optional<FolderLock> work_lock, out_lock;  ///< held from preflight to the end of the run
 };
 

@@ -12,6 +12,7 @@
 #include "build/folder_lock.h"
 #include "build/publish.h"
 #include "build/verify.h"
+#include "build/wheel_normaliser.h"
 #include "cuda/compatibility.h"
 #include "cuda/compute_capability.h"
 #include "diagnose/diagnosis.h"
@@ -38,41 +39,6 @@ for name in sys.argv[1:]:
     except Exception:
         out[name] = None
 print(json.dumps(out))
-)";
-
-// Renames a wheel's platform tag: rewrites the Tag lines of WHEEL and every RECORD line
-// (sha256 urlsafe-base64 without padding, size), as PEP 427 requires; pip rejects a wheel
-// whose RECORD does not match. Python's zipfile is the zip writer every build host has.
-constexpr const char* k_retag_script = R"(import base64, csv, hashlib, io, sys, zipfile
-src, dst, tag = sys.argv[1:4]
-zin = zipfile.ZipFile(src)
-members = [(i.filename, zin.read(i.filename)) for i in zin.infolist()]
-info = [n for n, _ in members if n.endswith('.dist-info/WHEEL')]
-if len(info) != 1:
-    sys.exit('expected exactly one .dist-info/WHEEL in ' + src)
-distinfo = info[0].rsplit('/', 1)[0]
-out = []
-for name, data in members:
-    if name == distinfo + '/RECORD':
-        continue
-    if name == distinfo + '/WHEEL':
-        # Headers end at the first blank line: the new Tag goes where the old ones were.
-        lines = [l for l in data.decode().splitlines() if l.strip()]
-        at = next((i for i, l in enumerate(lines) if l.startswith('Tag:')), len(lines))
-        lines = [l for l in lines if not l.startswith('Tag:')]
-        lines.insert(at, 'Tag: ' + tag)
-        data = ('\n'.join(lines) + '\n\n').encode()
-    out.append((name, data))
-buf = io.StringIO()
-w = csv.writer(buf, lineterminator='\n')
-for name, data in out:
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()
-    w.writerow([name, 'sha256=' + digest, len(data)])
-w.writerow([distinfo + '/RECORD', '', ''])
-out.append((distinfo + '/RECORD', buf.getvalue().encode()))
-with zipfile.ZipFile(dst, 'w', zipfile.ZIP_DEFLATED) as z:
-    for name, data in out:
-        z.writestr(name, data)
 )";
 
 constexpr const char* k_import_script = R"(import json, os, sys
@@ -242,6 +208,15 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
   auto out_lock = FolderLock::acquire(options.out_dir, FolderLock::Place::beside, options.wait_for_lock, stderr);
   if (!out_lock) return fail(1, out_lock.error().message);
   SystemCommandRunner runner;
+  // SOURCE_DATE_EPOCH for the build when the source is already here (else after the clone).
+  auto epoch_env = source_date_epoch_from_env(std::getenv("SOURCE_DATE_EPOCH"));
+  if (!epoch_env) return fail(2, epoch_env.error().message);
+  Expected<SourceIdentity> identity = make_error("not identified yet");
+  if (fs::exists(p.layout.source_dir, ec)) {
+    identity = identify_tree(p.layout.source_dir, runner, epoch_env.value());
+    if (!identity) return fail(1, "identifying the source: " + identity.error().message);
+    p.env["SOURCE_DATE_EPOCH"] = std::to_string(identity->source_date_epoch);
+  }
 
   // Steps: source (git) unless --source, venv + requirements unless --no-venv, build.
   std::vector<RunStep> steps;
@@ -324,11 +299,13 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
   std::string tag = fmt::format("{}-{}-{}", py_tag, py_tag, needed);
   std::string wheel_name = fmt::format("torch-{}-{}.whl", p.wheel_version, tag);
   std::string renamed = work + "/" + wheel_name;
-  std::string retag = write_temp_script(work, "tailor_retag.py", k_retag_script);
-  CommandSpec rs;
-  rs.argv = {build_python, retag, built, renamed, tag};
-  rs.timeout = std::chrono::minutes(10);
-  if (auto res = runner.run(rs); !res.ok()) return fail(1, "renaming the wheel failed: " + res.err + res.out);
+  if (!identity) identity = identify_tree(p.layout.source_dir, runner, epoch_env.value());
+  if (!identity) return fail(1, "identifying the source: " + identity.error().message);
+  // Retagged and normalised in one deterministic rewrite (WHEEL's Tag lines, RECORD).
+  if (auto n = normalise_wheel(built, {identity->source_date_epoch,
+                                       provenance_file_text(make_torch_provenance(p, host, *identity, "0.1.0")), tag, renamed});
+      !n)
+    return fail(1, "renaming the wheel failed: " + n.error().message);
   auto recheck = inspect::inspect_paths({renamed});
   if (!recheck || recheck->wheels.empty() || !recheck->wheels.front().record.passed() || !recheck->wheels.front().tags_consistent)
     return fail(1, "the renamed wheel's RECORD or tags do not check out");
