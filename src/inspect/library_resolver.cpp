@@ -196,11 +196,10 @@ LibrarySearch search_of(const LibraryReport& lib, size_t index, const std::strin
   return s;
 }
 
-std::string unreached_note(const LibrarySearch& s, const LibraryReport& lib, const std::string& where) {
+std::string unreached_note(const LibraryReport& lib, const std::string& where) {
   if (!lib.runpath.empty()) return where + ", but no RUNPATH reaches it";
   if (!lib.rpath.empty()) return where + ", but no RPATH reaches it";
   return where + ", but the library has no RUNPATH or RPATH to reach it";
-  (void)s;
 }
 
 // Where files are: the wheel's install tree (hash index by path) or the file system.
@@ -338,7 +337,7 @@ std::vector<InspectedLibrary> resolve(std::vector<LibraryReport> libraries, File
         if (!where.empty()) {
           res[k].where = NeedResolution::Where::unreached;
           res[k].path = where;
-          res[k].note = unreached_note(s, lib, where);
+          res[k].note = unreached_note(lib, where);
         }
       }
     }
