@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 #include <unordered_map>
+#include <string_view>
 #include <unordered_set>
 
 #include "data/data_files.h"
@@ -30,6 +31,7 @@ struct SearchDir {
   std::string dir;
   std::string label;  // "RUNPATH $ORIGIN/../lib"
   size_t owner = 0;   // the library whose RUNPATH/RPATH this is
+  mutable int exists = -1;  // on disk: whether the folder exists (-1: not yet looked at)
 };
 
 struct LibrarySearch {
@@ -147,7 +149,8 @@ LibrarySearch search_of(const LibraryReport& lib, size_t index, const std::strin
   const auto& raw = s.has_runpath ? lib.runpath : lib.rpath;
   const char* kind = s.has_runpath ? "RUNPATH" : "RPATH";
   std::vector<std::string> entries;
-  std::unordered_set<std::string> seen;
+  std::unordered_set<std::string_view> seen;
+  seen.reserve(std::min<size_t>(raw.size(), 1 << 20));
   size_t distinct = 0;
   for (const auto& e : raw)
     if (seen.insert(e).second) {
@@ -193,11 +196,10 @@ LibrarySearch search_of(const LibraryReport& lib, size_t index, const std::strin
   return s;
 }
 
-std::string unreached_note(const LibrarySearch& s, const LibraryReport& lib, const std::string& where) {
+std::string unreached_note(const LibraryReport& lib, const std::string& where) {
   if (!lib.runpath.empty()) return where + ", but no RUNPATH reaches it";
   if (!lib.rpath.empty()) return where + ", but no RPATH reaches it";
   return where + ", but the library has no RUNPATH or RPATH to reach it";
-  (void)s;
 }
 
 // Where files are: the wheel's install tree (hash index by path) or the file system.
@@ -257,9 +259,12 @@ public:
                                                                     bool& inside) override {
     if (d.in_tree) return std::nullopt;
     std::error_code ec;
-    auto [dir_it, fresh] = m_dir_exists.try_emplace(d.dir, false);
-    if (fresh) dir_it->second = fs::is_directory(d.dir, ec);
-    if (!dir_it->second) return std::nullopt;
+    if (d.exists < 0) {  // once per folder of each search path, then a field read
+      auto [dir_it, fresh] = m_dir_exists.try_emplace(d.dir, false);
+      if (fresh) dir_it->second = fs::is_directory(d.dir, ec);
+      d.exists = dir_it->second ? 1 : 0;
+    }
+    if (!d.exists) return std::nullopt;
     fs::path candidate = fs::path(d.dir) / name;
     if (!fs::exists(candidate, ec) || fs::is_directory(candidate, ec)) return std::nullopt;
     auto canon = fs::weakly_canonical(candidate, ec);
@@ -332,7 +337,7 @@ std::vector<InspectedLibrary> resolve(std::vector<LibraryReport> libraries, File
         if (!where.empty()) {
           res[k].where = NeedResolution::Where::unreached;
           res[k].path = where;
-          res[k].note = unreached_note(s, lib, where);
+          res[k].note = unreached_note(lib, where);
         }
       }
     }

@@ -290,3 +290,15 @@ TEST(TorchLibraries, MatchTheInstalledTorch) {
   }
   EXPECT_GT(checked, 5u);
 }
+
+// ${ORIGIN} is $ORIGIN; $PLATFORM is the loading system's and is reported, not guessed.
+TEST(LibraryResolver, BracedOriginResolvesAndPlatformIsReported) {
+  auto elf = make_hostile_elf("braced_origin.so", 1, 1, "${ORIGIN}/../lib:$PLATFORM/x");
+  auto w = one_wheel({{"pkg/bin/h.so", elf}, {"pkg/lib/libneed0.so", "text:any file of that name"}});
+  const auto& lib = library(w, "pkg/bin/h.so");
+  const auto& n = need(lib, "libneed0.so");
+  EXPECT_EQ(n.kind, NeededKind::bundled);
+  EXPECT_EQ(n.via, "RUNPATH ${ORIGIN}/../lib");
+  EXPECT_EQ(lib.loader_warnings,
+            std::vector<std::string>{"RUNPATH entry '$PLATFORM/x' uses $PLATFORM, which the loading system decides: not searched"});
+}
