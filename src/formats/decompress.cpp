@@ -4,7 +4,9 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include <algorithm>
 #include <array>
+#include <cstring>
 #include <charconv>
 #include <limits>
 #include <memory>
@@ -112,7 +114,12 @@ Expected<uint64_t> lz4_block_decoded_size(Bytes block, uint64_t limit) {
     if (literals == 15 && !extend(literals)) return lz4_error(ip, "literal length runs past the block");
     if (literals > n - ip) return lz4_error(ip, "literals run past the block");
     if (literals > limit - out) return lz4_error(ip, "decodes to more than " + hex(limit) + " bytes");
-    for (uint64_t k = 0; k < literals; ++k) ring[(out + k) & (k_window - 1)] = in(ip + k);
+    for (uint64_t done = 0; done < literals;) {  // in at most two pieces around the wrap
+      const size_t dst = (out + done) & (k_window - 1);
+      const size_t n = std::min<uint64_t>(literals - done, k_window - dst);
+      std::memcpy(ring.data() + dst, block.data() + ip + done, n);
+      done += n;
+    }
     out += literals;
     ip += literals;
     if (ip == n) break;  // the last sequence has literals only
@@ -126,7 +133,26 @@ Expected<uint64_t> lz4_block_decoded_size(Bytes block, uint64_t limit) {
     if (length == 15 && !extend(length)) return lz4_error(ip, "match length runs past the block");
     length += 4;
     if (length > limit - out) return lz4_error(ip, "decodes to more than " + hex(limit) + " bytes");
-    for (uint64_t k = 0; k < length; ++k, ++out) ring[out & (k_window - 1)] = ring[(out - offset) & (k_window - 1)];
+    if (offset == 1) {  // a run of one byte (the common case in zero-filled data)
+      const uint8_t c = ring[(out - 1) & (k_window - 1)];
+      for (uint64_t done = 0; done < length;) {
+        const size_t dst = (out + done) & (k_window - 1);
+        const size_t n = std::min<uint64_t>(length - done, k_window - dst);
+        std::memset(ring.data() + dst, c, n);
+        done += n;
+      }
+      out += length;
+      continue;
+    }
+    // Pieces of at most `offset` bytes never overlap their source; the wrap splits them too.
+    for (uint64_t done = 0; done < length;) {
+      const size_t dst = (out + done) & (k_window - 1);
+      const size_t src = (out + done - offset) & (k_window - 1);
+      const size_t n = std::min<uint64_t>({length - done, std::max<uint64_t>(offset, 1), k_window - dst, k_window - src});
+      std::memmove(ring.data() + dst, ring.data() + src, n);
+      done += n;
+    }
+    out += length;
   }
   return out;
 }

@@ -167,5 +167,5 @@ TEST_F(HostileElf, DynamicStringOffsetOutside) {
       break;
     }
   }
-  EXPECT_NE(error_of(b).find("dynamic entry name offset 0x7fffffff"), std::string::npos);
+  EXPECT_NE(error_of(b).find("DT_NEEDED name offset 0x7fffffff"), std::string::npos);
 }
