@@ -236,7 +236,7 @@ TEST(TorchMatrix, ExpansionIsCappedWithoutBuildingIt) {
   auto vs = config_variants(*config);
   ASSERT_FALSE(vs);
   EXPECT_EQ(vs.error().message,
-            "big.toml: the matrix expands to 256000 variants (gpu 40 x cpu 40 x cuda 40 x python 4), more than the "
+            "big.toml: the matrix expands to 256000 variants (cpu 40 x cuda 40 x gpu 40 x python 4), more than the "
             "limit of 512; narrow the axes or add exclude rows");
   // Exclude rows are counted exactly (by walking, one row at a time).
   MatrixSpec spec;
