@@ -94,7 +94,13 @@ TEST(TorchMatrix, GithubActionsOneJobPerVariant) {
         << n << "\n" << *wf;
     EXPECT_NE(wf->find("          path: '${{ github.workspace }}/dist/" + n + "/'\n"), std::string::npos) << n;
   }
-  EXPECT_NE(wf->find("--config ''${{ github.workspace }}/"), std::string::npos);
+  // An absolute config path stays as given; a relative one is read in the workspace.
+  EXPECT_NE(wf->find("run: 'tailor build torch --config " + config->path + " --variant "), std::string::npos) << *wf;
+  config->path = "examples/tailor.toml";
+  auto relative = render_github_actions(*config, *vs);
+  ASSERT_TRUE(relative);
+  EXPECT_NE(relative->find("--config ''${{ github.workspace }}/examples/tailor.toml'' --variant "), std::string::npos)
+      << *relative;
   EXPECT_NE(wf->find("jobs:"), std::string::npos);
 }
 
