@@ -27,7 +27,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-so=$(sleepy_kernel_so "$tmp/kernel")
+so=$(sleepy_kernel_so "${TAILOR_BINARY_DIR:-$tmp}/e2e-sleepy-kernel")
 [ -n "$so" ] || { echo "skip: no nvcc to make the package's CUDA library"; exit 77; }
 make_sleepy_package "$tmp/pkg" "$so"
 
