@@ -11,6 +11,11 @@ set -m  # background jobs get their own process group, as at a terminal
 [ -x "$TAILOR" ] || { echo "skip: $TAILOR not built"; exit 77; }
 python3 -c 'import torch, setuptools, wheel' 2>/dev/null || { echo "skip: python3 with torch, setuptools, wheel needed"; exit 77; }
 command -v ninja >/dev/null || { echo "skip: no ninja"; exit 77; }
+# tailor's pre-flight probe gives `import torch` 30 s; a machine too loaded for that
+# would fail every build here for a reason unrelated to this test.
+t0=$SECONDS
+python3 -c 'import torch' 2>/dev/null
+[ $((SECONDS - t0)) -lt 20 ] || { echo "skip: python3 took $((SECONDS - t0)) s to import torch (machine too loaded)"; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib/sleepy_package.sh"
 
