@@ -76,12 +76,13 @@ wd=$(ls -d "$tmp/work"/pkg-*/ | head -1)
 expect_eq "two per-run logs in the work folder" "$(ls "$wd" | grep -c '^build-.*\.log$')" 2
 expect_eq "build.log points at the latest run (B)" "$(grep -c 'tailor-e2e run B' "$wd/build.log")" 1
 
-# 2. --no-wait: fails at once with one line naming the holder.
+# 2. --no-wait: fails at once with one line naming the holder. A fresh work folder: in
+#    "$tmp/work" the kept build tree is complete, so Ninja would have nothing to run.
 touch "$tmp/ctl-C.hold"
-build C "$tmp/work" "$tmp/outC"
+build C "$tmp/work-c" "$tmp/outC"
 c=$last_pid
 wait_until 120 test -e "$tmp/ctl-C.started" || bad "C never reached its build step"
-build D "$tmp/work" "$tmp/outD" --no-wait
+build D "$tmp/work-c" "$tmp/outD" --no-wait
 wait "$last_pid"; expect_eq "D (--no-wait): exit 1" "$?" 1
 expect_grep "D names the holder" "^tailor: error: .* is in use by tailor build pid $c (--no-wait" "$tmp/D.stderr"
 [ -e "$tmp/outD" ] && bad "D created its output folder" || ok "D wrote nothing"
