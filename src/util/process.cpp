@@ -81,7 +81,8 @@ CommandResult SystemCommandRunner::run(const CommandSpec& spec) {
   }
   CommandSpec tagged_env;
   tagged_env.env = spec.env;
-  tagged_env.env[run_marker_name()] = "1";  // see util/interrupt.h: the sweep finds it
+  // See util/interrupt.h: the sweep finds the tree by this variable.
+  tagged_env.env.insert_or_assign(run_marker_name(), std::optional<std::string>(std::in_place, 1, '1'));
   std::vector<std::string> env_strings = build_environment(tagged_env);
   std::vector<char*> envp, argv;
   for (auto& s : env_strings) envp.push_back(s.data());
