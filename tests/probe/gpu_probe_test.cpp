@@ -76,7 +76,7 @@ TEST(ProbeGpus, FallsBackToNvidiaSmi) {
   test::FakeGpuQuery q;
   test::FakeCommandRunner runner;
   runner.by_command["nvidia-smi --query-gpu=index,name,compute_cap,memory.total,uuid,driver_version "
-                    "--format=csv,noheader,nounits"] = {true, false, 0, k_smi_two_gpus, ""};
+                    "--format=csv,noheader,nounits"] = {true, false, false, 0, k_smi_two_gpus, ""};
   runner.answer("nvidia-smi", "| NVIDIA-SMI 580.95.05  Driver Version: 580.95.05  CUDA Version: 13.0 |\n");
   std::vector<std::string> notes;
   auto r = probe_gpus(q, runner, notes);
