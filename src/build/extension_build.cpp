@@ -220,6 +220,7 @@ PreflightFacts preflight_facts(const probe::HostReport& host, const probe::Pytho
   if (py) {
     f.python = py->path;
     f.python_runs = true;
+    f.torch_error = py->torch_error;
     if (py->torch) {
       f.torch_version = py->torch->version;
       f.torch_cuda_version = py->torch->cuda_version;
@@ -234,7 +235,10 @@ PreflightFacts preflight_facts(const probe::HostReport& host, const probe::Pytho
 ExtensionBuildContext ExtensionBuildContext::system(CommandRunner& runner) {
   ExtensionBuildContext ctx{runner};
   ctx.probe_host = [](const probe::ProbeOptions& popts) { return probe::probe_host(popts); };
-  ctx.probe_python = [&runner](const std::string& python) { return probe::probe_python(python, runner); };
+  ctx.probe_python = [&runner](const std::string& python) {
+    // A build waits minutes anyway: give a loaded machine time to import torch.
+    return probe::probe_python(python, runner, std::chrono::seconds(180));
+  };
   ctx.environment = process_environment();
   return ctx;
 }

@@ -55,7 +55,7 @@ PreflightReport run_preflight(const PreflightFacts& f) {
     r.checks.push_back(ok_check("python", f.python));
     if (f.torch_required) {
       if (f.torch_version.empty())
-        r.checks.push_back(bad_check("torch", "", fmt::format("torch is not importable in {}", f.python),
+        r.checks.push_back(bad_check("torch", "", fmt::format("torch is not importable in {}{}", f.python, f.torch_error.empty() ? "" : " (" + f.torch_error + ")"),
                                      fmt::format("{} -m pip install torch (the extension builds against the installed torch)", f.python)));
       else if (f.torch_cuda_version.empty())
         r.checks.push_back(bad_check("torch", "torch " + f.torch_version, "the installed torch is a CPU-only build",

@@ -110,7 +110,7 @@ probe::HostReport probe_for_torch(const TorchVariantFlags& f, plan::TorchVariant
     // The probe deduplicates interpreters by realpath and may keep another spelling of
     // this one; ask it directly so the named interpreter is the one used.
     SystemCommandRunner runner;
-    if (auto named = probe::probe_python(f.python, runner)) {
+    if (auto named = probe::probe_python(f.python, runner, std::chrono::seconds(180))) {
       named->path = f.python;
       host.pythons.insert(host.pythons.begin(), *named);
     }
