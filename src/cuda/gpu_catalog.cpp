@@ -156,8 +156,19 @@ std::optional<CloudInstance> find_instance(std::string_view instance_type) {
     bool match = t == f || (t.size() > f.size() && t.starts_with(f) && (t[f.size()] == '.' || t[f.size()] == '-'));
     if (match && (!best || i.family.size() > best->family.size())) best = &i;
   }
-  if (best) return *best;
-  return std::nullopt;
+  if (!best) return std::nullopt;
+  // A bare family that is also exactly a GPU's name ("A2": the GPU, not GCP's a2 machines,
+  // which are A100s) is the GPU; "a2-highgpu-1g" stays the instance.
+  if (t == to_lower(best->family)) {
+    const std::string joined = join(words(t), "");
+    for (const auto& g : gpu_catalog()) {
+      std::vector<std::string> spellings = g.aliases;
+      spellings.push_back(g.name);
+      for (const auto& sp : spellings)
+        if (to_lower(join(words(sp), "")) == joined) return std::nullopt;
+    }
+  }
+  return *best;
 }
 
 std::vector<PlatformHint> platform_hints(std::string_view spec) {
