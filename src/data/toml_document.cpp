@@ -30,13 +30,13 @@ void TomlValue::fail(std::string_view what) const {
 TomlValue TomlValue::operator[](std::string_view key) const {
   const auto* t = m_node ? m_node->as_table() : nullptr;
   if (m_node && !t) fail("expected a table, found " + std::string(type_name(*m_node)));
-  return TomlValue(t ? t->get(key) : nullptr, m_file, child_key(m_key, key));
+  return TomlValue(m_root, t ? t->get(key) : nullptr, m_file, child_key(m_key, key));
 }
 
 TomlValue TomlValue::operator[](size_t index) const {
   const auto* a = m_node ? m_node->as_array() : nullptr;
   if (m_node && !a) fail("expected an array, found " + std::string(type_name(*m_node)));
-  return TomlValue(a && index < a->size() ? a->get(index) : nullptr, m_file,
+  return TomlValue(m_root, a && index < a->size() ? a->get(index) : nullptr, m_file,
                    m_key + "[" + std::to_string(index) + "]");
 }
 
@@ -89,7 +89,7 @@ std::vector<TomlValue> TomlValue::array() const {
   std::vector<TomlValue> out;
   out.reserve(a->size());
   for (size_t i = 0; i < a->size(); ++i)
-    out.emplace_back(a->get(i), m_file, m_key + "[" + std::to_string(i) + "]");
+    out.emplace_back(m_root, a->get(i), m_file, m_key + "[" + std::to_string(i) + "]");
   return out;
 }
 
@@ -99,7 +99,7 @@ std::vector<std::pair<std::string, TomlValue>> TomlValue::entries() const {
   if (!t) fail("expected a table, found " + std::string(type_name(*m_node)));
   std::vector<std::pair<std::string, TomlValue>> out;
   for (const auto& [k, v] : *t)
-    out.emplace_back(std::string(k.str()), TomlValue(&v, m_file, child_key(m_key, k.str())));
+    out.emplace_back(std::string(k.str()), TomlValue(m_root, &v, m_file, child_key(m_key, k.str())));
   return out;
 }
 

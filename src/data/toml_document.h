@@ -30,13 +30,15 @@ public:
   using std::logic_error::logic_error;
 };
 
-/// A value inside a document, with the path that reached it ("gpus[3].cc"). A view: the
-/// TomlDocument it came from must outlive it. Navigating to a missing key is allowed (the
-/// value is then absent); the typed getters say what is wrong.
+/// A value inside a document, with the path that reached it ("gpus[3].cc"). It shares the
+/// parsed document, so it stays valid after the TomlDocument it came from is gone
+/// (`for (auto& n : data::toml_document(f)["x"].array())` is safe). Navigating to a
+/// missing key is allowed (the value is then absent); the typed getters say what is wrong.
 class TomlValue {
 public:
-  TomlValue(const toml::node* node, std::shared_ptr<const std::string> file, std::string key)
-      : m_node(node), m_file(std::move(file)), m_key(std::move(key)) {}
+  TomlValue(std::shared_ptr<const toml::table> root, const toml::node* node,
+            std::shared_ptr<const std::string> file, std::string key)
+      : m_root(std::move(root)), m_node(node), m_file(std::move(file)), m_key(std::move(key)) {}
 
   TomlValue operator[](std::string_view key) const;
   TomlValue operator[](size_t index) const;
@@ -84,6 +86,7 @@ public:
   [[noreturn]] void fail(std::string_view what) const;
 
 private:
+  std::shared_ptr<const toml::table> m_root;  ///< keeps m_node alive
   const toml::node* m_node;
   std::shared_ptr<const std::string> m_file;
   std::string m_key;
@@ -95,7 +98,7 @@ public:
   TomlDocument(toml::table table, std::string file);
   const std::string& file() const { return *m_file; }
   const toml::table& table() const { return *m_table; }
-  TomlValue root() const { return TomlValue(m_table.get(), m_file, ""); }
+  TomlValue root() const { return TomlValue(m_table, m_table.get(), m_file, ""); }
   TomlValue operator[](std::string_view key) const { return root()[key]; }
   TomlValue at_path(std::string_view dotted) const { return root().at_path(dotted); }
   /// "<file>: <what>", thrown as DataError (a check that spans several keys).

@@ -8,6 +8,8 @@
 namespace tailor {
 
 std::optional<std::string> read_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return std::nullopt;  // opens, reads as ""
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
   std::ostringstream ss;

@@ -63,6 +63,16 @@ TEST(TomlDocument, TypedGettersNameFileAndKey) {
             "data/cuda/gpus.toml: gpus[0]: cc 8.0 has no capability entry");
 }
 
+TEST(TomlDocument, ValuesOutliveTheDocumentTheyCameFrom) {
+  // The loaders' idiom: the document is a temporary of the range expression.
+  std::vector<std::string> names;
+  for (const auto& g : parse_toml(k_gpus, "data/cuda/gpus.toml")["gpus"].array()) names.push_back(g["name"].string());
+  EXPECT_EQ(names, (std::vector<std::string>{"A", "B"}));
+  auto extra = parse_toml(k_gpus, "x.toml")["gpus"][1]["extra"];
+  EXPECT_EQ(extra["x"].string(), "1");
+  EXPECT_EQ(error_of([&] { (void)extra["y"].string(); }), "x.toml: gpus[1].extra.y: expected a string, found an integer");
+}
+
 TEST(TomlDocument, OptionalGettersTakeAbsenceButNotAWrongType) {
   auto doc = parse_toml(k_gpus, "x.toml");
   auto g = doc["gpus"][0];
