@@ -474,14 +474,21 @@ StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&, 
   if (wheel.empty()) return stop(BuildStatus::build_failed, fmt::format("the build finished but left no wheel in {}", req.out_dir));
   s.wheel = wheel;
   rep.wheel = fs::path(wheel).filename().string();
-  rep.provenance = make_build_provenance(rep, *s.identity, s.spec, plan::recipe_for(s.package));
-  if (auto n = normalise_wheel(wheel, {s.identity->source_date_epoch, provenance_file_text(*rep.provenance)}); !n)
-    return stop(BuildStatus::build_failed, "normalising the wheel: " + n.error().message);
-  {
+  auto hash_wheel = [&]() -> StepResult {
     auto mapped = MappedFile::open(wheel);
     if (!mapped) return stop(BuildStatus::build_failed, mapped.error().message);
     rep.sha256 = Sha256::hex(Sha256::of(mapped->bytes()));
     rep.size = mapped->bytes().size();
+    return std::nullopt;
+  };
+  if (auto st = hash_wheel()) return st;
+  // Same inputs, same bytes: rewrite the package's wheel deterministically, with provenance
+  // (the source identity comes from prepare_build).
+  if (s.identity) {
+    rep.provenance = make_build_provenance(rep, *s.identity, s.spec, plan::recipe_for(s.package));
+    if (auto n = normalise_wheel(wheel, {s.identity->source_date_epoch, provenance_file_text(*rep.provenance)}); !n)
+      return stop(BuildStatus::verify_failed, "the built wheel cannot be normalised: " + n.error().message);
+    if (auto st = hash_wheel()) return st;
   }
   status(o, fmt::format("==> verifying {}", rep.wheel));
   auto verification = verify_wheel_targets(wheel, s.targets, s.build_plan.package_additions);

@@ -323,7 +323,7 @@ TEST(WheelStreaming, StreamedAndWholeMembersGiveTheSameReport) {
                           {"demo/lib/cxx.so", fixture("cxx11_abi.so")},
                           {"demo/lib/plain.so", fixture("plain_c.so")},
                           {"demo/__init__.py", "text:print('demo')\n"}},
-                         {}, "", {"demo/lib/ptx.so", "demo/lib/plain.so"});
+                         {}, "", "demo", {"demo/lib/ptx.so", "demo/lib/plain.so"});
   auto a = inspect_with(path, WheelPassOptions{}.whole_member_bytes);
   auto b = inspect_with(path, 0);  // every member streamed, every library spilled
   auto c = inspect_with(path, 0, 1);
