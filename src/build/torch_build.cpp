@@ -60,12 +60,6 @@ else:
 print("GPU smoke test: ok on", torch.cuda.get_device_name(0) if hasattr(torch.cuda, "get_device_name") else "GPU")
 )";
 
-std::string write_temp_script(const std::string& dir, const std::string& name, const char* text) {
-  std::string path = dir + "/" + name;
-  std::ofstream(path) << text;
-  return path;
-}
-
 std::string read_file(const std::string& path) { return tailor::read_file(path).value_or(""); }
 
 TorchBuildResult fail(int code, std::string message) {

@@ -102,10 +102,6 @@ std::string digest_b64(Sha256& hash) {
   return base64url_nopad_encode(std::as_bytes(std::span(digest)));
 }
 
-std::string base_name(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 bool all_zero(Bytes b) {
   return b.empty() || (b[0] == std::byte{0} && std::memcmp(b.data(), b.data() + 1, b.size() - 1) == 0);
