@@ -1,5 +1,5 @@
 // libFuzzer target for the zip reader: parse the directory, then read every member both
-// ways (whole-buffer libdeflate and zlib streaming) under small limits so a fuzzed zip
+// ways (whole-buffer libdeflate and igzip streaming) under small limits so a fuzzed zip
 // bomb cannot exhaust memory. Both readers must agree on success and on the bytes.
 #include <cstddef>
 #include <cstdint>
@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto stream = formats::stream_member(file, entry, [&](Bytes c) { streamed.append(as_chars(c)); }, limits);
     if (whole && stream && as_chars(*whole) != streamed) __builtin_trap();
     if (bool(whole) != bool(stream)) {
-      // zlib and libdeflate may disagree on which error comes first, never on success
+      // igzip and libdeflate may disagree on which error comes first, never on success
       // with different bytes; a member both call valid must be identical (checked above).
       // One succeeding while the other fails would mean a checking gap.
       __builtin_trap();

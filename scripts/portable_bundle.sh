@@ -7,8 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-build-portable}
 cmake -S . -B "$out" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTAILOR_TESTS=OFF -DTAILOR_BENCH=ON \
-  -DCMAKE_EXE_LINKER_FLAGS='-static-libstdc++ -static-libgcc -Wl,-rpath,$ORIGIN/lib' >/dev/null
+  -DCMAKE_EXE_LINKER_FLAGS='-static-libstdc++ -static-libgcc' -DCMAKE_BUILD_RPATH='$ORIGIN/lib' >/dev/null
+# (CMAKE_BUILD_RPATH, not -Wl,-rpath in the linker flags: Ninja and the shell ate the '$'.)
 ninja -C "$out" tailor
+readelf -d "$out/bin/tailor" | grep -q 'RUNPATH.*\$ORIGIN/lib' || { echo "portable_bundle: no \$ORIGIN/lib RUNPATH" >&2; exit 1; }
 mkdir -p "$out/bin/lib"
 ldd "$out/bin/tailor" | awk '/=> \// {print $3}' | while read -r lib; do
   case "$(basename "$lib")" in

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan+UBSan) in build-fuzz, seeds them from the
 # test fixtures and runs each for SECONDS (default 600) on one core:
-#   scripts/run_fuzz.sh [SECONDS] [elf_fuzz fatbin_fuzz zip_fuzz ...]
+#   scripts/run_fuzz.sh [SECONDS] [elf_fuzz fatbin_fuzz zip_fuzz wheel_metadata_fuzz record_fuzz
+#                                  tailor_toml_fuzz diagnose_log_fuzz arch_spec_fuzz ...]
 # Needs the fixtures (cmake --build build-<name> --target tailor_fixtures) for seeds; set
 # FIXTURES=<dir> if they are not in build/fixtures. Crashes land in build-fuzz/findings/.
 set -euo pipefail
@@ -19,11 +20,17 @@ fi
 ninja -C "$build" -j "${JOBS:-2}" "${targets[@]}"
 
 # Seeds: whole libraries for elf_fuzz, their .nv_fatbin/__nv_relfatbin sections for
-# fatbin_fuzz; other targets start from whatever is in fuzz/corpus/<target> (if any).
+# fatbin_fuzz, the bundled tailor.toml and recipes for tailor_toml_fuzz; every target also
+# reads the small hand-written seeds in fuzz/corpus/<target> (if any).
 seed() {
   local t=$1
   local dir=$build/corpus/$t
   mkdir -p "$dir"
+  case $t in
+    tailor_toml_fuzz) cp "$root"/examples/*.toml "$root"/data/recipes/*.toml "$dir"/ ; return ;;
+    elf_fuzz|fatbin_fuzz) ;;
+    *) return ;;
+  esac
   [ -d "$fixtures" ] || { echo "no fixtures at $fixtures: $t starts without seeds"; return; }
   case $t in
     elf_fuzz) cp "$fixtures"/*.so "$dir"/ ;;
@@ -40,7 +47,9 @@ mkdir -p "$build/findings"
 for t in "${targets[@]}"; do
   seed "$t"
   echo "== $t: ${secs}s"
-  "$build/fuzz/$t" "$build/corpus/$t" -max_total_time="$secs" -rss_limit_mb=512 \
+  seeds=()
+  [ -d "$root/fuzz/corpus/$t" ] && seeds+=("$root/fuzz/corpus/$t")
+  "$build/fuzz/$t" "$build/corpus/$t" "${seeds[@]}" -max_total_time="$secs" -rss_limit_mb=512 \
     -max_len=1048576 -artifact_prefix="$build/findings/$t-" -print_final_stats=1 \
     2>&1 | tee "$build/findings/$t.log" | grep -E "^#[0-9]+ +(DONE|INITED)|stat::|ERROR|SUMMARY" || true
 done

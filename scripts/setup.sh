@@ -12,7 +12,7 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake ninja-build pkg-config git \
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev \
-  libzstd-dev liblz4-dev libdeflate-dev zlib1g-dev libgtest-dev \
+  libzstd-dev liblz4-dev libdeflate-dev libisal-dev zlib1g-dev libssl-dev libgtest-dev \
   clang libclang-rt-14-dev ccache redis-server shellcheck time unzip >/dev/null
 
 PY=${PYTHON:-python3}

@@ -39,14 +39,15 @@ std::string_view strip_quotes(std::string_view s) {
 }
 
 bool is_compiler_name(std::string_view name) {
+  // A version suffix first: g++-12, x86_64-linux-gnu-g++-12, clang-17.
+  if (auto dash = name.rfind('-'); dash != std::string_view::npos && dash + 1 < name.size() &&
+                                   name.find_first_not_of("0123456789.", dash + 1) == std::string_view::npos)
+    name = name.substr(0, dash);
   for (std::string_view c : {"nvcc", "gcc", "g++", "c++", "cc", "clang", "clang++", "cl", "hipcc"})
     if (name == c) return true;
-  // Target-prefixed and versioned compilers: x86_64-linux-gnu-gcc, g++-12, gcc-13.
+  // Target-prefixed compilers: x86_64-linux-gnu-gcc, aarch64-linux-gnu-g++.
   for (std::string_view c : {"-gcc", "-g++", "-c++"})
     if (name.size() > c.size() && name.ends_with(c)) return true;
-  for (std::string_view c : {"gcc-", "g++-", "clang-", "clang++-"})
-    if (name.size() > c.size() && name.starts_with(c) && std::isdigit(static_cast<unsigned char>(name[c.size()])))
-      return true;
   return false;
 }
 

@@ -1,5 +1,7 @@
 #include "build/build_report.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "util/strings.h"
@@ -14,6 +16,57 @@ std::string_view check_status_name(CheckStatus s) {
   }
   return "skipped";
 }
+
+namespace {
+
+bool names_a_path(const std::string& value) {
+  for (const auto& token : split_any(value, " =:,;\t"))
+    if (!token.empty() && token.front() == '/') return true;
+  return false;
+}
+
+}  // namespace
+
+void fill_provenance_environment(BuildProvenance& p, const std::map<std::string, std::string>& env,
+                                 const std::vector<std::string>& parallel_variables) {
+  p.environment.clear();
+  p.left_out.clear();
+  for (const auto& [k, v] : env) {
+    bool parallel = std::find(parallel_variables.begin(), parallel_variables.end(), k) != parallel_variables.end();
+    if (parallel || k == "SOURCE_DATE_EPOCH" || names_a_path(v))
+      p.left_out.push_back(k);
+    else
+      p.environment[k] = v;
+  }
+}
+
+void fill_provenance_toolchain(BuildProvenance& p, const std::map<std::string, std::string>& toolchain) {
+  p.toolchain.clear();
+  for (const auto& [k, v] : toolchain) {
+    // Caches and git change how fast a build is, not what it makes.
+    if (k == "ccache" || k == "sccache" || k == "git") continue;
+    auto at = v.find(" (/");
+    p.toolchain[k] = at == std::string::npos ? v : v.substr(0, at);
+  }
+}
+
+nlohmann::json to_json(const BuildProvenance& p) {
+  nlohmann::json j;
+  j["tool"] = {{"name", "tailor"}, {"version", p.tool_version}};
+  j["package"] = p.package;
+  j["recipe"] = p.recipe;
+  j["targets"] = p.targets;
+  j["source"] = {{"kind", p.source_kind}, {p.digest_kind, p.digest}};
+  if (!p.source_name.empty()) j["source"]["name"] = p.source_name;
+  j["source_date_epoch"] = p.source_date_epoch;
+  j["source_date_epoch_from"] = p.epoch_from;
+  j["toolchain"] = p.toolchain;
+  j["environment"] = p.environment;
+  j["zip"] = p.compressor;
+  return j;
+}
+
+std::string provenance_file_text(const BuildProvenance& p) { return to_json(p).dump(2) + "\n"; }
 
 nlohmann::json to_json(const BuildReport& r) {
   nlohmann::json j;
@@ -43,6 +96,10 @@ nlohmann::json to_json(const BuildReport& r) {
   for (const auto& c : r.checks)
     j["checks"].push_back({{"name", c.name}, {"status", check_status_name(c.status)}, {"detail", c.detail}});
   j["log"] = r.log_path;
+  if (r.provenance) {
+    j["provenance"] = to_json(*r.provenance);
+    j["provenance"]["left_out_of_wheel"] = r.provenance->left_out;
+  }
   return j;
 }
 
@@ -70,6 +127,9 @@ std::string render_summary(const BuildReport& r) {
     out += fmt::format("check     {:<10} {}{}\n", c.name, check_status_name(c.status),
                        c.detail.empty() ? "" : ": " + c.detail);
   if (!r.log_path.empty()) out += fmt::format("log       {}\n", r.log_path);
+  if (r.provenance)
+    out += fmt::format("source    {} {} (SOURCE_DATE_EPOCH {}, {})\n", r.provenance->digest_kind,
+                       r.provenance->digest.substr(0, 16), r.provenance->source_date_epoch, r.provenance->epoch_from);
   return out;
 }
 

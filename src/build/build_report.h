@@ -21,6 +21,37 @@ struct CheckResult {
   std::string detail;   ///< why skipped / what failed / what ran
 };
 
+/// What a wheel was built from and with: written into the wheel as
+/// `<name>.dist-info/tailor-provenance.json` and into the report. The wheel's copy holds
+/// only what decides the wheel's bytes, so it is the same on every machine that builds
+/// the same source with the same plan: no times of the run, no paths, no host name, no
+/// job counts or compiler caches (those are named in `left_out` and kept in the report).
+struct BuildProvenance {
+  std::string tool_version;
+  std::string package, recipe;
+  std::vector<std::string> targets;
+  std::string source_kind;    ///< "example", "directory", "sdist", "index", "git", "torch-source"
+  std::string source_name;    ///< sdist file name, NAME==VERSION, git URL@ref; empty for folders
+  std::string digest_kind;    ///< "sdist-sha256", "git-commit", "tree-sha256"
+  std::string digest;
+  int64_t source_date_epoch = 0;
+  std::string epoch_from;
+  std::map<std::string, std::string> toolchain;    ///< versions: nvcc, gcc, python, torch, ninja, cmake
+  std::map<std::string, std::string> environment;  ///< plan variables that decide the bytes
+  std::vector<std::string> left_out;               ///< plan variables that do not (jobs, caches, paths)
+  std::string compressor;     ///< "zlib 1.2.13, level 6"
+};
+
+/// Splits a plan's environment: variables naming parallelism (`parallel_variables`), a
+/// path on this machine (an absolute path in the value: toolkit root, compilers, cache
+/// wrappers) or SOURCE_DATE_EPOCH (a field of its own) go to `left_out`, the rest to
+/// `environment`. Toolchain values lose a trailing " (/path)".
+void fill_provenance_environment(BuildProvenance& provenance, const std::map<std::string, std::string>& env,
+                                 const std::vector<std::string>& parallel_variables);
+void fill_provenance_toolchain(BuildProvenance& provenance, const std::map<std::string, std::string>& toolchain);
+/// The wheel's tailor-provenance.json (sorted keys, two-space indent, a final newline).
+std::string provenance_file_text(const BuildProvenance& provenance);
+
 struct BuildReport {
   // inputs
   std::string tool_version;
@@ -56,9 +87,11 @@ struct BuildReport {
   std::vector<CheckResult> checks;
   std::string log_path;
   bool ok = false;
+  std::optional<BuildProvenance> provenance;  ///< set once the source is identified
 };
 
 nlohmann::json to_json(const BuildReport& report);
+nlohmann::json to_json(const BuildProvenance& provenance);
 /// Eight lines or so for people: wheel, size, targets with bytes, time, jobs, cache, checks.
 std::string render_summary(const BuildReport& report);
 

@@ -1,4 +1,5 @@
 #include "build/extension_build.h"
+#include "build/extension_steps.h"
 
 #include <sys/statvfs.h>
 
@@ -16,12 +17,15 @@
 #include "build/publish.h"
 #include "build/resume.h"
 #include "build/verify.h"
+#include "build/wheel_normaliser.h"
 #include "cuda/arch_spec.h"
 #include "cuda/nvcc_capabilities.h"
 #include "plan/extension_plan.h"
 #include "plan/extension_recipe.h"
+#include "plan/toolkit_choice.h"
 #include "probe/probe.h"
 #include "util/interrupt.h"
+#include "util/files.h"
 #include "util/mapped_file.h"
 #include "util/sha256.h"
 #include "util/strings.h"
@@ -44,12 +48,7 @@ std::string utc_now() {
   return buf;
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+std::string read_text(const std::string& path) { return read_file(path).value_or(""); }
 
 void status(const ExtensionBuildOptions& o, const std::string& line) {
   if (!o.status_out) return;
@@ -61,17 +60,6 @@ std::string realpath_or(const std::string& p) {
   std::error_code ec;
   auto r = fs::canonical(p, ec);
   return ec ? p : r.string();
-}
-
-/// The toolkit whose major matches torch's CUDA (torch refuses any other), else the first.
-const probe::CudaToolkit* choose_toolkit(const probe::HostReport& host, const probe::PythonInstall* py) {
-  if (host.cuda_toolkits.empty()) return nullptr;
-  if (py && py->torch && !py->torch->cuda_version.empty()) {
-    int major = std::atoi(py->torch->cuda_version.c_str());
-    for (const auto& t : host.cuda_toolkits)
-      if (t.major == major) return &t;
-  }
-  return &host.cuda_toolkits.front();
 }
 
 /// The C++ compiler torch's cpp_extension will use: $CXX, else c++ / g++ on PATH.
@@ -155,6 +143,13 @@ std::vector<std::string> python_test_files(const std::string& source_dir) {
 
 bool has_python_tests(const std::string& source_dir) { return !python_test_files(source_dir).empty(); }
 
+/// The environment of every check in the clean venv: no PYTHONPATH, no user site.
+std::map<std::string, std::optional<std::string>> clean_venv_env() {
+  return {{"PYTHONPATH", std::nullopt}, {"PYTHONNOUSERSITE", "1"}};
+}
+
+StepResult stop(BuildStatus status, std::string message) { return StepStop{status, std::move(message)}; }
+
 plan::ExtensionBuildRequest::Cache parse_cache_choice(const std::string& s) {
   using C = plan::ExtensionBuildRequest::Cache;
   if (s == "ccache") return C::ccache;
@@ -170,7 +165,7 @@ Expected<cuda::TargetSet> resolve_targets(const std::optional<std::string>& arch
                                           const probe::HostReport& host, std::string& described) {
   cuda::ArchSpecContext ctx;
   for (const auto& g : host.gpus)
-    if (auto cc = cuda::parse_gpu_spec(g.compute_capability)) ctx.native_devices.push_back(cc->front());
+    if (g.compute_capability) ctx.native_devices.push_back(*g.compute_capability);
   cuda::TargetSet set;
   if (arch) {
     TAILOR_TRY(parsed, cuda::parse_arch_spec(*arch, ctx));
@@ -190,9 +185,10 @@ Expected<cuda::TargetSet> resolve_targets(const std::optional<std::string>& arch
     return make_error("no GPU found and no target given; name one with --arch (e.g. --arch 8.6) or --gpu (e.g. --gpu A10G)");
   std::vector<std::string> names;
   for (const auto& g : host.gpus) {
-    TAILOR_TRY(ccs, cuda::parse_gpu_spec(g.compute_capability));
-    for (const auto& cc : ccs) set.add(cuda::sass(cc));
-    names.push_back(fmt::format("GPU {}: {} ({})", g.index, g.name, g.compute_capability));
+    if (!g.compute_capability)
+      return make_error(fmt::format("GPU {} ({}) reports no compute capability; name the target with --arch", g.index, g.name));
+    set.add(cuda::sass(*g.compute_capability));
+    names.push_back(fmt::format("GPU {}: {} ({})", g.index, g.name, g.compute_capability->str()));
   }
   described = "detected " + join(names, ", ");
   return set;
@@ -224,6 +220,7 @@ PreflightFacts preflight_facts(const probe::HostReport& host, const probe::Pytho
   if (py) {
     f.python = py->path;
     f.python_runs = true;
+    f.torch_error = py->torch_error;
     if (py->torch) {
       f.torch_version = py->torch->version;
       f.torch_cuda_version = py->torch->cuda_version;
@@ -235,147 +232,185 @@ PreflightFacts preflight_facts(const probe::HostReport& host, const probe::Pytho
   return f;
 }
 
-ExtensionBuildResult build_extension(const ExtensionBuildOptions& o) {
-  ExtensionBuildResult res;
-  BuildReport& rep = res.report;
-  rep.tool_version = k_tool_version;
-  rep.started_at = utc_now();
-  auto t0 = std::chrono::steady_clock::now();
-  auto fail = [&](BuildStatus s, std::string msg) {
-    res.status = s;
-    res.message = std::move(msg);
-    rep.ok = false;
-    rep.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return res;
+ExtensionBuildContext ExtensionBuildContext::system(CommandRunner& runner) {
+  ExtensionBuildContext ctx{runner};
+  ctx.probe_host = [](const probe::ProbeOptions& popts) { return probe::probe_host(popts); };
+  ctx.probe_python = [&runner](const std::string& python) {
+    // A build waits minutes anyway: give a loaded machine time to import torch.
+    return probe::probe_python(python, runner, std::chrono::seconds(180));
   };
+  ctx.environment = process_environment();
+  return ctx;
+}
 
-  // 1. What to build, for what.
+// 1. What to build, for what.
+StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s) {
+  BuildReport& rep = s.result.report;
   auto spec = classify_source(o.source, o.source.empty() ? find_bundled_example(fs::absolute(o.cwd).lexically_normal().string())
                                                          : std::string());
-  if (!spec) return fail(BuildStatus::bad_input, spec.error().message);
+  if (!spec) return stop(BuildStatus::bad_input, spec.error().message);
+  s.spec = *spec;
   rep.source = spec->kind == SourceKind::example ? spec->path : spec->text;
   rep.source_kind = std::string(source_kind_name(spec->kind));
-  if (o.jobs && *o.jobs < 1) return fail(BuildStatus::bad_input, fmt::format("--jobs {}: must be at least 1", *o.jobs));
+  if (o.jobs && *o.jobs < 1) return stop(BuildStatus::bad_input, fmt::format("--jobs {}: must be at least 1", *o.jobs));
   if (o.cache != "auto" && !parse_cache_tool(o.cache))
-    return fail(BuildStatus::bad_input, fmt::format("--cache {}: expected auto, ccache, sccache or none", o.cache));
+    return stop(BuildStatus::bad_input, fmt::format("--cache {}: expected auto, ccache, sccache or none", o.cache));
 
-  SystemCommandRunner runner;
-  std::string work_root = o.work_root.empty() ? default_work_root() : o.work_root;
-  std::string work_dir = work_dir_for(*spec, work_root);
+  s.work_root = o.work_root.empty() ? default_work_root() : o.work_root;
+  s.work_dir = work_dir_for(s.spec, s.work_root);
   probe::ProbeOptions popts;
-  popts.build_dir = fs::exists(work_root) ? work_root : ".";
+  popts.build_dir = fs::exists(s.work_root) ? s.work_root : ".";
   popts.probe_pythons = false;
-  probe::HostReport host = probe::probe_host(popts);
-  std::string python_arg = o.python.empty() ? "python3" : o.python;
-  auto py = probe::probe_python(python_arg, runner);
-  if (py) host.pythons.insert(host.pythons.begin(), *py);
+  s.host = ctx.probe_host(popts);
+  s.python_arg = o.python.empty() ? "python3" : o.python;
+  s.python = ctx.probe_python(s.python_arg);
+  if (s.python) s.host.pythons.insert(s.host.pythons.begin(), *s.python);
   else if (!o.python.empty())
-    return fail(BuildStatus::bad_input, fmt::format("--python {}: cannot run it", o.python));
+    return stop(BuildStatus::bad_input, fmt::format("--python {}: cannot run it", o.python));
 
-  auto targets = resolve_targets(o.arch, o.gpu, host, rep.targets_spec);
-  if (!targets) return fail(BuildStatus::bad_input, targets.error().message);
+  auto targets = resolve_targets(o.arch, o.gpu, s.host, rep.targets_spec);
+  if (!targets) return stop(BuildStatus::bad_input, targets.error().message);
+  s.targets = *targets;
   rep.targets = targets->names();
 
-  const probe::CudaToolkit* tk = choose_toolkit(host, py ? &*py : nullptr);
-  rep.python = py ? py->path : python_arg;
+  s.toolkit = plan::choose_toolkit(s.host, s.python ? &*s.python : nullptr).toolkit;
+  const probe::CudaToolkit* tk = s.toolkit;
+  const auto& py = s.python;
+  rep.python = py ? py->path : s.python_arg;
   if (tk) rep.toolchain["nvcc"] = tk->version + " (" + tk->nvcc + ")";
   if (py) {
     rep.toolchain["python"] = py->version;
     if (py->torch) rep.toolchain["torch"] = py->torch->version + (py->torch->cuda_version.empty() ? "" : " (CUDA " + py->torch->cuda_version + ")");
   }
-  if (const probe::Compiler* cxx = host_cxx(host)) rep.toolchain[cxx->kind] = cxx->version;
-  for (const auto& t : host.tools)
+  if (const probe::Compiler* cxx = host_cxx(s.host)) rep.toolchain[cxx->kind] = cxx->version;
+  for (const auto& t : s.host.tools)
     if (t.name == "ninja" || t.name == "ccache" || t.name == "sccache" || t.name == "cmake" || t.name == "git")
       rep.toolchain[t.name] = t.version;
 
   // The package name picks the recipe: --package, else what the source declares.
-  std::string package = o.package;
-  if (package.empty() && (spec->kind == SourceKind::directory || spec->kind == SourceKind::example))
-    package = detect_package_name(spec->path);
-  if (package.empty()) package = spec->name;
-  const plan::ExtensionRecipe& recipe = plan::recipe_for(package);
+  s.package = o.package;
+  if (s.package.empty() && (s.spec.kind == SourceKind::directory || s.spec.kind == SourceKind::example))
+    s.package = detect_package_name(s.spec.path);
+  if (s.package.empty()) s.package = s.spec.name;
+  s.recipe = &plan::recipe_for(s.package);
 
-  plan::ExtensionBuildRequest req;
-  req.package_name = package;
-  req.targets = *targets;
+  plan::ExtensionBuildRequest& req = s.request;
+  req.package_name = s.package;
+  req.targets = s.targets;
   req.python = rep.python;
   req.jobs = o.jobs;
   req.cache = parse_cache_choice(o.cache);
   req.profile = o.profile;
-  req.out_dir = (fs::path(work_dir) / "wheelhouse").string();
+  req.out_dir = (fs::path(s.work_dir) / "wheelhouse").string();
+  req.environment = ctx.environment;
+  return std::nullopt;
+}
 
-  if (o.print_env) {
-    // Nothing is fetched or built: the source folder is shown where it would be.
-    req.source_dir = (fs::path(work_dir) / "src").string();
-    auto p = plan::resolve_extension_build(req, host);
-    if (!p) return fail(BuildStatus::bad_input, p.error().message);
-    res.print_env = plan::render_print_env(*p);
-    res.status = BuildStatus::printed_env;
-    rep.package = package;
-    rep.recipe = p->recipe_name;
-    return res;
-  }
+// --print-env: nothing is fetched or built; the source folder is shown where it would be.
+StepResult print_build_env(const ExtensionBuildOptions&, ExtensionBuildContext&, ExtensionBuildState& s) {
+  s.request.source_dir = (fs::path(s.work_dir) / "src").string();
+  auto p = plan::resolve_extension_build(s.request, s.host);
+  if (!p) return stop(BuildStatus::bad_input, p.error().message);
+  s.result.print_env = plan::render_print_env(*p);
+  s.result.status = BuildStatus::printed_env;
+  s.result.report.package = s.package;
+  s.result.report.recipe = p->recipe_name;
+  return std::nullopt;
+}
 
-  // One build at a time per work folder and output folder (build/folder_lock.h).
-  auto work_lock = FolderLock::acquire(work_dir, FolderLock::Place::inside, o.wait_for_lock, o.status_out);
-  if (!work_lock) return fail(BuildStatus::build_failed, work_lock.error().message);
+// 2. Check everything before building; report every problem at once.
+StepResult check_toolchain(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s) {
+  BuildReport& rep = s.result.report;
+  // One build at a time per work folder and output folder (build/folder_lock.h); the
+  // locks are held in the state until the run ends.
+  auto work_lock = FolderLock::acquire(s.work_dir, FolderLock::Place::inside, o.wait_for_lock, o.status_out);
+  if (!work_lock) return stop(BuildStatus::build_failed, work_lock.error().message);
+  s.work_lock.emplace(std::move(*work_lock));
   auto out_lock = FolderLock::acquire(o.out_dir, FolderLock::Place::beside, o.wait_for_lock, o.status_out);
-  if (!out_lock) return fail(BuildStatus::build_failed, out_lock.error().message);
+  if (!out_lock) return stop(BuildStatus::build_failed, out_lock.error().message);
+  s.out_lock.emplace(std::move(*out_lock));
 
-  // 2. Check everything before building; report every problem at once.
-  status(o, fmt::format("==> checking toolchain for {} ({})", package, join(rep.targets, ", ")));
-  PreflightFacts facts = preflight_facts(host, py ? &*py : nullptr, tk, *targets, work_root, runner);
-  if (!py) {
-    facts.python = python_arg;
+  status(o, fmt::format("==> checking toolchain for {} ({})", s.package, join(rep.targets, ", ")));
+  PreflightFacts facts =
+      preflight_facts(s.host, s.python ? &*s.python : nullptr, s.toolkit, s.targets, s.work_root, ctx.runner);
+  if (!s.python) {
+    facts.python = s.python_arg;
     facts.python_runs = false;
   }
-  res.preflight = run_preflight(facts);
-  if (!res.preflight.ok())
-    return fail(BuildStatus::preflight_failed,
-                fmt::format("{} problem(s) to fix before building", res.preflight.problems().size()));
+  s.result.preflight = run_preflight(facts);
+  if (!s.result.preflight.ok())
+    return stop(BuildStatus::preflight_failed,
+                fmt::format("{} problem(s) to fix before building", s.result.preflight.problems().size()));
+  return std::nullopt;
+}
 
-  // 3. Source into the work folder, the plan, its patches.
-  status(o, fmt::format("==> preparing source {} in {}", rep.source, work_dir));
-  auto src = prepare_source(*spec, work_dir, rep.python, runner);
-  if (!src) return fail(spec->kind == SourceKind::sdist || spec->kind == SourceKind::directory ? BuildStatus::bad_input
-                                                                                              : BuildStatus::build_failed,
+// 3. Source into the work folder, the plan, its patches.
+StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s) {
+  BuildReport& rep = s.result.report;
+  plan::ExtensionBuildRequest& req = s.request;
+  status(o, fmt::format("==> preparing source {} in {}", rep.source, s.work_dir));
+  auto src = prepare_source(s.spec, s.work_dir, rep.python, ctx.runner);
+  if (!src) return stop(s.spec.kind == SourceKind::sdist || s.spec.kind == SourceKind::directory ? BuildStatus::bad_input
+                                                                                                : BuildStatus::build_failed,
                         src.error().message);
-  if (o.package.empty() && spec->kind != SourceKind::directory && spec->kind != SourceKind::example) {
+  s.source_dir = *src;
+  if (o.package.empty() && s.spec.kind != SourceKind::directory && s.spec.kind != SourceKind::example) {
     std::string declared = detect_package_name(*src);
-    if (!declared.empty() && plan::normalise_dist_name(declared) != plan::normalise_dist_name(package)) {
-      package = declared;
-      req.package_name = package;
+    if (!declared.empty() && plan::normalise_dist_name(declared) != plan::normalise_dist_name(s.package)) {
+      s.package = declared;
+      req.package_name = s.package;
     }
   }
-  rep.package = package;
+  rep.package = s.package;
   req.source_dir = *src;
-  auto p = plan::resolve_extension_build(req, host);
-  if (!p) return fail(BuildStatus::bad_input, p.error().message);
-  rep.recipe = p->recipe_name.empty() ? recipe.name : p->recipe_name;
+  {
+    auto epoch_var = ctx.environment.find("SOURCE_DATE_EPOCH");
+    auto epoch_env = source_date_epoch_from_env(epoch_var == ctx.environment.end() ? nullptr : epoch_var->second.c_str());
+    if (!epoch_env) return stop(BuildStatus::bad_input, epoch_env.error().message);
+    auto identity = identify_source(s.spec, *src, s.work_dir, ctx.runner, *epoch_env);
+    if (!identity) return stop(BuildStatus::build_failed, "identifying the source: " + identity.error().message);
+    s.identity = std::move(*identity);
+  }
+  auto p = plan::resolve_extension_build(req, s.host);
+  if (!p) return stop(BuildStatus::bad_input, p.error().message);
+  s.build_plan = *p;
+  rep.recipe = p->recipe_name.empty() ? s.recipe->name : p->recipe_name;
   if (auto patched = plan::apply_patches(*p, *src); !patched)
-    return fail(BuildStatus::build_failed, "patching the source: " + patched.error().message);
+    return stop(BuildStatus::build_failed, "patching the source: " + patched.error().message);
   rep.env = p->env;
   rep.unset_env = p->unset_env;
   {
-    auto wrapped = wrap_cached_compilers(rep.env, (fs::path(work_dir) / "compiler-wrappers").string());
-    if (!wrapped) return fail(BuildStatus::build_failed, wrapped.error().message);
+    auto wrapped = wrap_cached_compilers(rep.env, (fs::path(s.work_dir) / "compiler-wrappers").string());
+    if (!wrapped) return stop(BuildStatus::build_failed, wrapped.error().message);
     rep.env = *wrapped;
   }
-  if (tk && !rep.env.count("CUDA_HOME")) rep.env["CUDA_HOME"] = tk->root;
+  if (s.toolkit && !rep.env.count("CUDA_HOME")) rep.env["CUDA_HOME"] = s.toolkit->root;
+  add_reproducible_build_env(rep.env, s.identity->source_date_epoch, *src);
   rep.jobs = p->jobs;
   rep.jobs_reason = p->jobs_reason;
+  return std::nullopt;
+}
 
-  // 4. Build.
+// 4. Build.
+StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s) {
+  BuildReport& rep = s.result.report;
+  const plan::ExtensionBuildRequest& req = s.request;
+  const plan::ExtensionBuildPlan* p = &s.build_plan;
+  CommandRunner& runner = ctx.runner;
   std::error_code ec;
   fs::remove_all(req.out_dir, ec);
   fs::create_directories(req.out_dir, ec);
   std::vector<RunStep> steps;
-  for (const auto& s : p->steps) {
+  for (const auto& st : p->steps) {
     RunStep rs;
-    rs.title = s.title;
-    rs.argv = with_verbose_pip(s.argv);
-    rs.cwd = s.cwd.empty() ? *src : s.cwd;
+    rs.title = st.title;
+    rs.argv = with_verbose_pip(st.argv);
+    rs.cwd = st.cwd.empty() ? s.source_dir : st.cwd;
     rs.env = rep.env;
+    if (!p->path_prepend.empty()) {
+      auto path = req.environment.find("PATH");
+      rs.env["PATH"] = p->path_prepend + (path == req.environment.end() ? "" : ":" + path->second);
+    }
     rs.unset_env = p->unset_env;
     steps.push_back(std::move(rs));
   }
@@ -384,26 +419,27 @@ ExtensionBuildResult build_extension(const ExtensionBuildOptions& o) {
   std::string cache_exe = cache == CacheTool::none ? "" : find_in_path(std::string(cache_tool_name(cache)));
   std::optional<CacheStats> before;
   if (!cache_exe.empty())
-    if (auto s = read_cache_stats(cache, cache_exe, runner)) before = *s;
+    if (auto st = read_cache_stats(cache, cache_exe, runner)) before = *st;
 
   // Resume: the copy's build/ tree stays while the build is configured the same (the
   // job count, which follows free memory, does not change what is built).
   std::string fingerprint = join(rep.targets, ",");
   for (RunStep st : steps) {
-    st.env.erase(recipe.jobs_variable);
+    st.env.erase(s.recipe->jobs_variable);
     fingerprint += "\n" + render_step_shell(st);
   }
-  bool tree_kept = keep_build_tree_if_unchanged(*src, work_dir, fingerprint);
-  auto run_log = start_run_log(work_dir);
-  if (!run_log) return fail(BuildStatus::build_failed, run_log.error().message);
+  bool tree_kept = keep_build_tree_if_unchanged(s.source_dir, s.work_dir, fingerprint);
+  auto run_log = start_run_log(s.work_dir);
+  if (!run_log) return stop(BuildStatus::build_failed, run_log.error().message);
   rep.log_path = *run_log;
   status(o, fmt::format("==> building with {} jobs ({}){}; log: {}", p->jobs, p->jobs_reason,
                         cache == CacheTool::none ? "" : ", cache " + rep.cache_tool, rep.log_path));
-  auto display = make_progress_display(o.display, o.status_out ? o.status_out : stderr);
-  BuildRunner build_runner(runner, *display, rep.log_path);
+  std::unique_ptr<ProgressDisplay> own_display;
+  if (!ctx.display) own_display = make_progress_display(o.display, o.status_out ? o.status_out : stderr);
+  BuildRunner build_runner(runner, ctx.display ? *ctx.display : *own_display, rep.log_path);
   auto outcome = build_runner.run(steps);
-  if (!outcome) return fail(BuildStatus::build_failed, outcome.error().message);
-  if (auto reused = account_reused_units(work_dir, tree_kept, ninja_steps_run(read_text(rep.log_path)))) {
+  if (!outcome) return stop(BuildStatus::build_failed, outcome.error().message);
+  if (auto reused = account_reused_units(s.work_dir, tree_kept, ninja_steps_run(read_text(rep.log_path)))) {
     rep.units_reused = reused->reused;
     rep.units_total = reused->total;
     rep.units_source = reused->source;
@@ -414,49 +450,75 @@ ExtensionBuildResult build_extension(const ExtensionBuildOptions& o) {
       rep.cache_hits = d.hits;
       rep.cache_misses = d.misses;
     }
-  rep.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  rep.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count();
   if (!outcome->ok()) {
     std::string log = read_text(rep.log_path);
-    res.error_block = diagnose::first_error_block(log);
-    res.diagnoses = diagnose::diagnose_log(log);
+    s.result.error_block = diagnose::first_error_block(log);
+    s.result.diagnoses = diagnose::diagnose_log(log);
     const StepOutcome& last = outcome->steps.back();
-    return fail(BuildStatus::build_failed,
+    return stop(BuildStatus::build_failed,
                 fmt::format("step '{}' failed ({})", last.title,
                             !last.started ? "could not start" : last.timed_out ? "timed out" : fmt::format("exit {}", last.exit_code)));
   }
+  return std::nullopt;
+}
 
-  // 5. The wheel, verified against the request.
+// 5. The wheel, verified against the request.
+StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&, ExtensionBuildState& s) {
+  BuildReport& rep = s.result.report;
+  const plan::ExtensionBuildRequest& req = s.request;
+  std::error_code ec;
   std::string wheel;
   for (const auto& e : fs::directory_iterator(req.out_dir, ec))
     if (e.path().extension() == ".whl") wheel = e.path().string();
-  if (wheel.empty()) return fail(BuildStatus::build_failed, fmt::format("the build finished but left no wheel in {}", req.out_dir));
+  if (wheel.empty()) return stop(BuildStatus::build_failed, fmt::format("the build finished but left no wheel in {}", req.out_dir));
+  s.wheel = wheel;
   rep.wheel = fs::path(wheel).filename().string();
-  {
+  auto hash_wheel = [&]() -> StepResult {
     auto mapped = MappedFile::open(wheel);
-    if (!mapped) return fail(BuildStatus::build_failed, mapped.error().message);
+    if (!mapped) return stop(BuildStatus::build_failed, mapped.error().message);
     rep.sha256 = Sha256::hex(Sha256::of(mapped->bytes()));
     rep.size = mapped->bytes().size();
+    return std::nullopt;
+  };
+  if (auto st = hash_wheel()) return st;
+  // Same inputs, same bytes: rewrite the package's wheel deterministically, with provenance
+  // (the source identity comes from prepare_build).
+  if (s.identity) {
+    rep.provenance = make_build_provenance(rep, *s.identity, s.spec, plan::recipe_for(s.package));
+    if (auto n = normalise_wheel(wheel, {s.identity->source_date_epoch, provenance_file_text(*rep.provenance)}); !n)
+      return stop(BuildStatus::verify_failed, "the built wheel cannot be normalised: " + n.error().message);
+    if (auto st = hash_wheel()) return st;
   }
   status(o, fmt::format("==> verifying {}", rep.wheel));
-  auto verification = verify_wheel_targets(wheel, *targets, p->package_additions);
-  if (!verification) return fail(BuildStatus::verify_failed, verification.error().message);
+  auto verification = verify_wheel_targets(wheel, s.targets, s.build_plan.package_additions);
+  if (!verification) return stop(BuildStatus::verify_failed, verification.error().message);
   rep.bytes_per_target = verification->bytes_per_target;
   if (!verification->ok()) {
     rep.checks.push_back({"targets", CheckStatus::failed, verification->describe_problems()});
-    return fail(BuildStatus::verify_failed, "the wheel's targets differ from the request:\n" + verification->describe_problems());
+    return stop(BuildStatus::verify_failed, "the wheel's targets differ from the request:\n" + verification->describe_problems());
   }
   rep.checks.push_back({"targets", CheckStatus::passed, verification->summary()});
+  return std::nullopt;
+}
 
-  // 6. Install into a clean venv (torch visible, nothing else) and import.
+// 6. Install into a clean venv (torch visible, nothing else) and import.
+StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s) {
+  BuildReport& rep = s.result.report;
+  CommandRunner& runner = ctx.runner;
+  const std::string& work_dir = s.work_dir;
   std::ofstream log(rep.log_path, std::ios::app);
+  std::error_code ec;
   fs::path venv = fs::path(work_dir) / "venv";
   fs::remove_all(venv, ec);
-  std::string import_name = p->import_name.empty() ? recipe.import_name : p->import_name;
-  if (import_name.empty()) import_name = plan::normalise_dist_name(package);
+  s.venv = venv.string();
+  std::string import_name = s.build_plan.import_name.empty() ? s.recipe->import_name : s.build_plan.import_name;
+  if (import_name.empty()) import_name = plan::normalise_dist_name(s.package);
   for (auto& c : import_name)
     if (c == '-') c = '_';
   std::string vpy = (venv / "bin" / "python").string();
-  std::map<std::string, std::optional<std::string>> clean_env = {{"PYTHONPATH", std::nullopt}, {"PYTHONNOUSERSITE", "1"}};
+  s.venv_python = vpy;
+  const auto clean_env = clean_venv_env();
   status(o, fmt::format("==> import test in a clean venv ({})", venv.string()));
   CheckRun r = run_check(runner, {rep.python, "-m", "venv", "--system-site-packages", venv.string()}, work_dir, clean_env, log,
                          std::chrono::seconds(300));
@@ -476,7 +538,7 @@ ExtensionBuildResult build_extension(const ExtensionBuildOptions& o) {
                     work_dir, clean_env, log, std::chrono::seconds(120));
   }
   if (r.ok)
-    r = run_check(runner, {vpy, "-m", "pip", "install", "--no-deps", "--no-index", "--force-reinstall", "-q", wheel},
+    r = run_check(runner, {vpy, "-m", "pip", "install", "--no-deps", "--no-index", "--force-reinstall", "-q", s.wheel},
                   work_dir, clean_env, log, std::chrono::seconds(600));
   // Run from the venv folder so the source tree's own package folder cannot shadow the
   // installed one.
@@ -485,36 +547,46 @@ ExtensionBuildResult build_extension(const ExtensionBuildOptions& o) {
                   clean_env, log, std::chrono::seconds(300));
   if (!r.ok) {
     rep.checks.push_back({"import", CheckStatus::failed, "import " + import_name});
-    res.check_output = tail_lines(r.output, 30);
-    return fail(BuildStatus::check_failed, fmt::format("the built wheel does not import ({})", import_name));
+    s.result.check_output = tail_lines(r.output, 30);
+    return stop(BuildStatus::check_failed, fmt::format("the built wheel does not import ({})", import_name));
   }
   rep.checks.push_back({"import", CheckStatus::passed, "import " + import_name + " in a fresh venv"});
+  return std::nullopt;
+}
 
-  // 7. Tests: the package's pytest suite (the example's by default), then the GPU smoke test.
-  bool gpu = !host.gpus.empty();
+// 7. Tests: the package's pytest suite (the example's by default), then the GPU smoke test.
+StepResult run_package_tests(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s) {
+  BuildReport& rep = s.result.report;
+  CommandRunner& runner = ctx.runner;
+  std::ofstream log(rep.log_path, std::ios::app);
+  const auto clean_env = clean_venv_env();
+  const std::string& vpy = s.venv_python;
+  const std::string& src = s.source_dir;
+  CheckRun r{true, ""};
+  bool gpu = !s.host.gpus.empty();
   bool run_tests = o.tests == ExtensionBuildOptions::Tests::always ||
-                   (o.tests == ExtensionBuildOptions::Tests::automatic && spec->kind == SourceKind::example);
+                   (o.tests == ExtensionBuildOptions::Tests::automatic && s.spec.kind == SourceKind::example);
   bool tests_ran_on_gpu = false;
-  if (run_tests && has_python_tests(*src)) {
+  if (run_tests && has_python_tests(src)) {
     status(o, gpu ? "==> running the package's tests (CPU and GPU)" : "==> running the package's tests (CPU; GPU tests skip: no GPU)");
-    bool have_pytest = run_check(runner, {vpy, "-c", "import pytest"}, venv.string(), clean_env, log,
+    bool have_pytest = run_check(runner, {vpy, "-c", "import pytest"}, s.venv, clean_env, log,
                                  std::chrono::seconds(60)).ok;
     if (have_pytest) {
-      r = run_check(runner, {vpy, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", (fs::path(*src) / "tests").string()},
-                    venv.string(), clean_env, log, std::chrono::seconds(1800));
+      r = run_check(runner, {vpy, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", (fs::path(src) / "tests").string()},
+                    s.venv, clean_env, log, std::chrono::seconds(1800));
     } else {
       // Offline machines may lack pytest: run each test file as a script (the example's
       // files carry a stand-in runner for exactly this).
-      for (const auto& file : python_test_files(*src)) {
-        r = run_check(runner, {vpy, file}, venv.string(), clean_env, log, std::chrono::seconds(1800));
+      for (const auto& file : python_test_files(src)) {
+        r = run_check(runner, {vpy, file}, s.venv, clean_env, log, std::chrono::seconds(1800));
         if (!r.ok) break;
       }
     }
     std::string last = split_any(r.output, "\n").empty() ? "" : split_any(r.output, "\n").back();
     if (!r.ok) {
       rep.checks.push_back({gpu ? "tests" : "cpu-tests", CheckStatus::failed, std::string(trim(last))});
-      res.check_output = tail_lines(r.output, 40);
-      return fail(BuildStatus::check_failed, "the package's tests failed against the built wheel");
+      s.result.check_output = tail_lines(r.output, 40);
+      return stop(BuildStatus::check_failed, "the package's tests failed against the built wheel");
     }
     rep.checks.push_back({gpu ? "tests" : "cpu-tests", CheckStatus::passed, std::string(trim(last))});
     tests_ran_on_gpu = gpu;
@@ -526,26 +598,29 @@ ExtensionBuildResult build_extension(const ExtensionBuildOptions& o) {
     status(o, "GPU smoke test: skipped (no GPU)");
   } else if (tests_ran_on_gpu) {
     rep.checks.push_back({"gpu-smoke", CheckStatus::passed, "the package's GPU tests ran"});
-  } else if (!p->smoke_test.empty()) {
+  } else if (!s.build_plan.smoke_test.empty()) {
     status(o, "==> GPU smoke test");
-    r = run_check(runner, {vpy, "-c", p->smoke_test}, venv.string(), clean_env, log, std::chrono::seconds(600));
+    r = run_check(runner, {vpy, "-c", s.build_plan.smoke_test}, s.venv, clean_env, log, std::chrono::seconds(600));
     if (!r.ok) {
       rep.checks.push_back({"gpu-smoke", CheckStatus::failed, "the recipe's smoke test"});
-      res.check_output = tail_lines(r.output, 30);
-      return fail(BuildStatus::check_failed, "the GPU smoke test failed");
+      s.result.check_output = tail_lines(r.output, 30);
+      return stop(BuildStatus::check_failed, "the GPU smoke test failed");
     }
     rep.checks.push_back({"gpu-smoke", CheckStatus::passed, "the recipe's smoke test"});
   } else {
     rep.checks.push_back({"gpu-smoke", CheckStatus::skipped, "the recipe has no smoke test"});
   }
-  log.close();
+  return std::nullopt;
+}
 
-  // 8. Publish wheel, report and log together; an interrupted run publishes nothing.
-  if (interrupt_signal() != 0) return fail(BuildStatus::build_failed, "interrupted");
+// 8. Publish wheel, report and log together; an interrupted run publishes nothing.
+StepResult publish_outputs(const ExtensionBuildOptions& o, ExtensionBuildContext&, ExtensionBuildState& s) {
+  BuildReport& rep = s.result.report;
+  if (interrupt_signal() != 0) return stop(BuildStatus::build_failed, "interrupted");
   auto staging = PublishStaging::create(o.out_dir);
-  if (!staging) return fail(BuildStatus::bad_input, staging.error().message);
+  if (!staging) return stop(BuildStatus::bad_input, staging.error().message);
   rep.ok = true;
-  rep.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  rep.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count();
   std::string report_name = rep.wheel + ".report.json";
   std::string log_name = rep.wheel + ".build.log";
   rep.wheel_path = (fs::path(staging->out_dir()) / rep.wheel).string();
@@ -553,13 +628,42 @@ ExtensionBuildResult build_extension(const ExtensionBuildOptions& o) {
   rep.log_path = (fs::path(staging->out_dir()) / log_name).string();
   auto steps_ok = staging->add_copy(kept_log, log_name);
   if (steps_ok) steps_ok = staging->add_text(report_name, to_json(rep).dump(2) + "\n");
-  if (steps_ok) steps_ok = staging->add_copy(wheel, rep.wheel);
-  if (!steps_ok) return fail(BuildStatus::build_failed, steps_ok.error().message);
+  if (steps_ok) steps_ok = staging->add_copy(s.wheel, rep.wheel);
+  if (!steps_ok) return stop(BuildStatus::build_failed, steps_ok.error().message);
   auto published = staging->commit({report_name, rep.wheel});
-  if (!published) return fail(BuildStatus::build_failed, published.error().message);
-  res.published = *published;
-  res.status = BuildStatus::ok;
-  return res;
+  if (!published) return stop(BuildStatus::build_failed, published.error().message);
+  s.result.published = *published;
+  s.result.status = BuildStatus::ok;
+  return std::nullopt;
+}
+
+ExtensionBuildResult build_extension(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx) {
+  ExtensionBuildState s;
+  s.result.report.tool_version = k_tool_version;
+  s.result.report.started_at = utc_now();
+  s.started = std::chrono::steady_clock::now();
+  auto stopped = [&](StepStop st) {
+    s.result.status = st.status;
+    s.result.message = std::move(st.message);
+    s.result.report.ok = false;
+    s.result.report.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count();
+    return std::move(s.result);
+  };
+  if (auto st = resolve_inputs(o, ctx, s)) return stopped(std::move(*st));
+  if (o.print_env) {
+    if (auto st = print_build_env(o, ctx, s)) return stopped(std::move(*st));
+    return std::move(s.result);
+  }
+  using Step = StepResult (*)(const ExtensionBuildOptions&, ExtensionBuildContext&, ExtensionBuildState&);
+  for (Step step : {check_toolchain, prepare_build, run_build, verify_wheel, import_check, run_package_tests, publish_outputs})
+    if (auto st = step(o, ctx, s)) return stopped(std::move(*st));
+  return std::move(s.result);
+}
+
+ExtensionBuildResult build_extension(const ExtensionBuildOptions& o) {
+  SystemCommandRunner runner;
+  ExtensionBuildContext ctx = ExtensionBuildContext::system(runner);
+  return build_extension(o, ctx);
 }
 
 }  // namespace tailor::build

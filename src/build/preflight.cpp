@@ -3,19 +3,10 @@
 #include <fmt/format.h>
 
 #include "util/strings.h"
+#include "util/version.h"
 
 namespace tailor::build {
 namespace {
-
-std::optional<int> major_of(std::string_view version) {
-  auto parts = split_any(version, ".");
-  if (parts.empty()) return std::nullopt;
-  try {
-    return std::stoi(parts[0]);
-  } catch (...) {
-    return std::nullopt;
-  }
-}
 
 PreflightCheck ok_check(std::string name, std::string detail) {
   return PreflightCheck{std::move(name), true, std::move(detail), {}, {}};
@@ -64,7 +55,7 @@ PreflightReport run_preflight(const PreflightFacts& f) {
     r.checks.push_back(ok_check("python", f.python));
     if (f.torch_required) {
       if (f.torch_version.empty())
-        r.checks.push_back(bad_check("torch", "", fmt::format("torch is not importable in {}", f.python),
+        r.checks.push_back(bad_check("torch", "", fmt::format("torch is not importable in {}{}", f.python, f.torch_error.empty() ? "" : " (" + f.torch_error + ")"),
                                      fmt::format("{} -m pip install torch (the extension builds against the installed torch)", f.python)));
       else if (f.torch_cuda_version.empty())
         r.checks.push_back(bad_check("torch", "torch " + f.torch_version, "the installed torch is a CPU-only build",
@@ -76,8 +67,8 @@ PreflightReport run_preflight(const PreflightFacts& f) {
   // nvcc's CUDA major == torch's: torch.utils.cpp_extension raises a RuntimeError
   // ("The detected CUDA version ... mismatches ...") only after the build has started.
   if (f.torch_required && !f.nvcc_path.empty() && !f.torch_cuda_version.empty()) {
-    std::optional<int> nvcc_major = f.nvcc_major ? f.nvcc_major : major_of(f.nvcc_version);
-    std::optional<int> torch_major = major_of(f.torch_cuda_version);
+    std::optional<int> nvcc_major = f.nvcc_major ? f.nvcc_major : version_major(f.nvcc_version);
+    std::optional<int> torch_major = version_major(f.torch_cuda_version);
     if (nvcc_major && torch_major && *nvcc_major != *torch_major)
       r.checks.push_back(bad_check(
           "cuda-match", "",

@@ -26,6 +26,7 @@ struct PreflightFacts {
   bool python_runs = false;
   std::string torch_version;             ///< empty: torch not importable
   std::string torch_cuda_version;        ///< "13.0"; empty for a CPU-only torch
+  std::string torch_error;               ///< why `import torch` failed (the probe's words)
   bool torch_required = true;            ///< false for `build torch` (it builds torch)
   // Disk
   std::string build_dir;

@@ -12,6 +12,7 @@
 #include "build/folder_lock.h"
 #include "build/publish.h"
 #include "build/verify.h"
+#include "build/wheel_normaliser.h"
 #include "cuda/compatibility.h"
 #include "cuda/compute_capability.h"
 #include "diagnose/diagnosis.h"
@@ -19,6 +20,7 @@
 #include "plan/torch_catalog.h"
 #include "plan/torch_plan_render.h"
 #include "util/interrupt.h"
+#include "util/files.h"
 #include "util/strings.h"
 
 namespace fs = std::filesystem;
@@ -37,41 +39,6 @@ for name in sys.argv[1:]:
     except Exception:
         out[name] = None
 print(json.dumps(out))
-)";
-
-// Renames a wheel's platform tag: rewrites the Tag lines of WHEEL and every RECORD line
-// (sha256 urlsafe-base64 without padding, size), as PEP 427 requires; pip rejects a wheel
-// whose RECORD does not match. Python's zipfile is the zip writer every build host has.
-constexpr const char* k_retag_script = R"(import base64, csv, hashlib, io, sys, zipfile
-src, dst, tag = sys.argv[1:4]
-zin = zipfile.ZipFile(src)
-members = [(i.filename, zin.read(i.filename)) for i in zin.infolist()]
-info = [n for n, _ in members if n.endswith('.dist-info/WHEEL')]
-if len(info) != 1:
-    sys.exit('expected exactly one .dist-info/WHEEL in ' + src)
-distinfo = info[0].rsplit('/', 1)[0]
-out = []
-for name, data in members:
-    if name == distinfo + '/RECORD':
-        continue
-    if name == distinfo + '/WHEEL':
-        # Headers end at the first blank line: the new Tag goes where the old ones were.
-        lines = [l for l in data.decode().splitlines() if l.strip()]
-        at = next((i for i, l in enumerate(lines) if l.startswith('Tag:')), len(lines))
-        lines = [l for l in lines if not l.startswith('Tag:')]
-        lines.insert(at, 'Tag: ' + tag)
-        data = ('\n'.join(lines) + '\n\n').encode()
-    out.append((name, data))
-buf = io.StringIO()
-w = csv.writer(buf, lineterminator='\n')
-for name, data in out:
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()
-    w.writerow([name, 'sha256=' + digest, len(data)])
-w.writerow([distinfo + '/RECORD', '', ''])
-out.append((distinfo + '/RECORD', buf.getvalue().encode()))
-with zipfile.ZipFile(dst, 'w', zipfile.ZIP_DEFLATED) as z:
-    for name, data in out:
-        z.writestr(name, data)
 )";
 
 constexpr const char* k_import_script = R"(import json, os, sys
@@ -93,18 +60,7 @@ else:
 print("GPU smoke test: ok on", torch.cuda.get_device_name(0) if hasattr(torch.cuda, "get_device_name") else "GPU")
 )";
 
-std::string write_temp_script(const std::string& dir, const std::string& name, const char* text) {
-  std::string path = dir + "/" + name;
-  std::ofstream(path) << text;
-  return path;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_file(const std::string& path) { return tailor::read_file(path).value_or(""); }
 
 TorchBuildResult fail(int code, std::string message) {
   // After an interrupt the CLI prints the one line that says so.
@@ -147,12 +103,11 @@ std::string release_notes(const plan::BuildPlan& p, const std::string& wheel, co
 
 std::vector<std::string> runtime_packages_for(const std::vector<std::string>& needed, const std::string& cuda) {
   std::vector<std::string> out;
-  auto cat = plan::torch_catalog();
-  if (!cat) return out;
+  const plan::TorchCatalog* cat = &plan::torch_catalog();
   auto parts = split_any(cuda, ".");
   std::string M = parts.size() > 0 ? parts[0] : "", m = parts.size() > 1 ? parts[1] : "";
   for (const auto& so : needed)
-    for (const auto& lib : (*cat)->runtime_libraries) {
+    for (const auto& lib : cat->runtime_libraries) {
       if (so.rfind(lib.soname, 0) != 0) continue;
       if (lib.apt.find("{M}") != std::string::npos && cuda.empty()) continue;
       std::string pkg = lib.apt;
@@ -164,11 +119,10 @@ std::vector<std::string> runtime_packages_for(const std::vector<std::string>& ne
 }
 
 std::string render_runtime_dockerfile(const plan::BuildPlan& p, const std::string& wheel, const std::vector<std::string>& packages) {
-  auto cat = plan::torch_catalog();
-  if (!cat) return "";
-  const plan::DistroImage* d = plan::builder_distro(p, **cat);
+  const plan::TorchCatalog* cat = &plan::torch_catalog();
+  const plan::DistroImage* d = plan::builder_distro(p, *cat);
   if (!d) return "";
-  std::string repo_arch = (*cat)->repo_arch.count(p.platform) ? (*cat)->repo_arch.at(p.platform) : p.platform;
+  std::string repo_arch = cat->repo_arch.count(p.platform) ? cat->repo_arch.at(p.platform) : p.platform;
   std::string py = "python" + p.python_version;
   std::string o;
   o += fmt::format("# Runtime image for {} (written by `tailor build torch`).\n", wheel);
@@ -248,6 +202,15 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
   auto out_lock = FolderLock::acquire(options.out_dir, FolderLock::Place::beside, options.wait_for_lock, stderr);
   if (!out_lock) return fail(1, out_lock.error().message);
   SystemCommandRunner runner;
+  // SOURCE_DATE_EPOCH for the build when the source is already here (else after the clone).
+  auto epoch_env = source_date_epoch_from_env(std::getenv("SOURCE_DATE_EPOCH"));
+  if (!epoch_env) return fail(2, epoch_env.error().message);
+  Expected<SourceIdentity> identity = make_error("not identified yet");
+  if (fs::exists(p.layout.source_dir, ec)) {
+    identity = identify_tree(p.layout.source_dir, runner, epoch_env.value());
+    if (!identity) return fail(1, "identifying the source: " + identity.error().message);
+    p.env["SOURCE_DATE_EPOCH"] = std::to_string(identity->source_date_epoch);
+  }
 
   // Steps: source (git) unless --source, venv + requirements unless --no-venv, build.
   std::vector<RunStep> steps;
@@ -330,11 +293,13 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
   std::string tag = fmt::format("{}-{}-{}", py_tag, py_tag, needed);
   std::string wheel_name = fmt::format("torch-{}-{}.whl", p.wheel_version, tag);
   std::string renamed = work + "/" + wheel_name;
-  std::string retag = write_temp_script(work, "tailor_retag.py", k_retag_script);
-  CommandSpec rs;
-  rs.argv = {build_python, retag, built, renamed, tag};
-  rs.timeout = std::chrono::minutes(10);
-  if (auto res = runner.run(rs); !res.ok()) return fail(1, "renaming the wheel failed: " + res.err + res.out);
+  if (!identity) identity = identify_tree(p.layout.source_dir, runner, epoch_env.value());
+  if (!identity) return fail(1, "identifying the source: " + identity.error().message);
+  // Retagged and normalised in one deterministic rewrite (WHEEL's Tag lines, RECORD).
+  if (auto n = normalise_wheel(built, {identity->source_date_epoch,
+                                       provenance_file_text(make_torch_provenance(p, host, *identity, "0.1.0")), tag, renamed});
+      !n)
+    return fail(1, "renaming the wheel failed: " + n.error().message);
   auto recheck = inspect::inspect_paths({renamed});
   if (!recheck || recheck->wheels.empty() || !recheck->wheels.front().record.passed() || !recheck->wheels.front().tags_consistent)
     return fail(1, "the renamed wheel's RECORD or tags do not check out");
@@ -382,7 +347,7 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
   // the right reason ("no kernel image"), which says nothing about the wheel.
   const probe::GpuInfo* covered = nullptr;
   for (const auto& g : host.gpus) {
-    auto cc = cuda::parse_compute_capability(g.compute_capability);
+    const auto& cc = g.compute_capability;
     if (cc && cuda::coverage_on(p.targets, *cc).mode != cuda::RunMode::none) {
       covered = &g;
       break;
@@ -390,7 +355,7 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
   }
   if (p.cuda && !host.gpus.empty() && !covered)
     smoke = fmt::format("skipped ({} (CC {}) is not among the targets)", host.gpus.front().name,
-                        host.gpus.front().compute_capability);
+                        host.gpus.front().compute_capability ? host.gpus.front().compute_capability->str() : "?");
   if (p.cuda && covered) {
     CommandSpec s;
     s.argv = {venv + "/bin/python", "-c", k_smoke_script};

@@ -39,7 +39,7 @@ std::vector<cuda::ComputeCapability> detected_devices() {
   std::vector<std::string> notes;
   std::vector<cuda::ComputeCapability> out;
   for (const auto& g : probe::probe_gpus(nvml, runner, notes).gpus)
-    if (auto cc = cuda::parse_compute_capability(g.compute_capability)) out.push_back(*cc);
+    if (g.compute_capability) out.push_back(*g.compute_capability);
   return out;
 }
 

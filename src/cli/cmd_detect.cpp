@@ -46,7 +46,7 @@ std::string render_text(const probe::HostReport& r) {
   if (r.gpus.empty()) row(out, "-", "no GPU");
   for (const auto& g : r.gpus)
     row(out, fmt::format("[{}]", g.index),
-        fmt::format("{}, CC {}, {}", g.name, or_none(g.compute_capability), human_bytes(g.memory_bytes)));
+        fmt::format("{}, CC {}, {}", g.name, or_none(g.compute_capability ? g.compute_capability->str() : ""), human_bytes(g.memory_bytes)));
   if (r.driver)
     row(out, "driver", fmt::format("{} (CUDA {}, via {})", r.driver->version, or_none(r.driver->cuda_version),
                                    r.driver->source));

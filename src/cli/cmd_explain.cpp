@@ -12,6 +12,9 @@
 
 #include "cli/commands.h"
 #include "diagnose/diagnosis.h"
+#include "util/files.h"
+#include "util/text_escape.h"
+#include "util/user_file.h"
 
 namespace tailor::cli {
 namespace {
@@ -23,22 +26,20 @@ struct ExplainOptions {
   bool json = false;
 };
 
+// Real logs reach hundreds of MB (a full PyTorch build writes ~220 MB); beyond this is
+// not a log. Regular files and pipes only: /dev/zero or a FIFO is refused before reading.
+constexpr uint64_t k_max_log_bytes = 512ull << 20;
+
 Expected<std::string> read_log(const std::string& path) {
-  std::stringstream buffer;
-  if (path == "-") {
-    buffer << std::cin.rdbuf();
-    return buffer.str();
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(path + ": cannot read the log");
-  buffer << in.rdbuf();
-  if (in.bad()) return make_error(path + ": read failed");
-  return buffer.str();
+  // A NUL byte early on means binary data (a file of zeros, a core dump), not a log.
+  return read_text_file(path, k_max_log_bytes, BinaryData::refused);
 }
 
+// Lines come from the log: cut long ones, then escape control sequences for the terminal.
 std::string shorten(const std::string& line) {
-  if (line.size() <= k_max_shown_line) return line;
-  return line.substr(0, k_max_shown_line) + fmt::format(" ... [{} more characters]", line.size() - k_max_shown_line);
+  if (line.size() <= k_max_shown_line) return terminal_safe(line);
+  return terminal_safe(line.substr(0, k_max_shown_line)) +
+         fmt::format(" ... [{} more characters]", line.size() - k_max_shown_line);
 }
 
 int exit_code_for(const std::optional<diagnose::ErrorBlock>& block,
@@ -69,17 +70,18 @@ void print_json(const ExplainOptions& o, const std::optional<diagnose::ErrorBloc
                               {"cause", d.cause},
                               {"fix", d.fix},
                               {"generic", d.generic()}});
+  escape_json_strings(j);  // log lines need not be UTF-8
   std::cout << j.dump(2) << "\n";
 }
 
 void print_human(const ExplainOptions& o, const std::optional<diagnose::ErrorBlock>& block,
                  const std::vector<diagnose::Diagnosis>& diagnoses) {
   if (!block && diagnoses.empty()) {
-    fmt::print("No error found in {}.\n", o.log_path);
+    fmt::print("No error found in {}.\n", terminal_safe(o.log_path));
     return;
   }
   if (block) {
-    fmt::print("First error in {} (lines {}-{}):\n", o.log_path, block->first_line, block->last_line);
+    fmt::print("First error in {} (lines {}-{}):\n", terminal_safe(o.log_path), block->first_line, block->last_line);
     const int width = static_cast<int>(std::to_string(block->last_line).size());
     for (size_t i = 0; i < block->lines.size(); ++i)
       fmt::print("  {:>{}} | {}\n", block->first_line + i, width, shorten(block->lines[i]));
@@ -92,8 +94,9 @@ void print_human(const ExplainOptions& o, const std::optional<diagnose::ErrorBlo
     const auto& d = diagnoses[i];
     fmt::print("\n{}. {} (line {})\n", i + 1, d.pattern_id, d.line_number);
     fmt::print("   > {}\n", shorten(d.quoted_line));
-    fmt::print("   cause: {}\n", d.cause);
-    fmt::print("   fix:   {}\n", d.fix);
+    // Cause and fix are filled in from the log's own words.
+    fmt::print("   cause: {}\n", terminal_safe(d.cause));
+    fmt::print("   fix:   {}\n", terminal_safe(d.fix));
   }
 }
 

@@ -12,6 +12,7 @@
 #include "plan/torch_plan_render.h"
 #include "probe/probe.h"
 #include "util/strings.h"
+#include "util/user_file.h"
 
 namespace tailor::cli {
 
@@ -28,7 +29,14 @@ struct MatrixOptions {
 
 std::string opt(const std::optional<std::string>& s, const char* dflt = "-") { return s ? *s : dflt; }
 
+// A tailor.toml is a few KiB; this bounds a hostile one (or /dev/zero) before parsing.
+constexpr uint64_t k_max_config_bytes = 4u << 20;
+
 int run_matrix(const MatrixOptions& o) {
+  // Checked first with the bounded reader: a FIFO, a device or a huge file is one error line
+  // here instead of a hang or an exhausted memory in the parser's read.
+  if (auto readable = read_text_file(o.config, k_max_config_bytes); !readable)
+    return report_error(readable.error().message);
   auto config = plan::load_tailor_config(o.config);
   if (!config) return report_error(config.error().message);
   auto variants = plan::config_variants(*config);

@@ -3,6 +3,9 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <new>
+
+#include "util/text_escape.h"
 
 namespace tailor::cli {
 
@@ -54,11 +57,31 @@ Expected<void> check_command_line(const std::vector<std::string>& args) {
 }
 
 int report_error(const std::string& message, int code) {
-  std::fprintf(stderr, "tailor: error: %s\n", message.c_str());
+  // Messages echo paths and names from the input: one line, no terminal control sequences.
+  std::fprintf(stderr, "tailor: error: %s\n", terminal_safe(message).c_str());
   return code;
 }
 
+namespace {
+int run_command_line(int argc, char** argv);
+}
+
 int run_tailor(int argc, char** argv) {
+  // Nothing escapes as a crash: running out of memory on some input is one line, exit 2.
+  try {
+    return run_command_line(argc, argv);
+  } catch (const std::bad_alloc&) {
+    return report_error("out of memory (the input is larger than tailor can hold)", k_exit_bad_input);
+  } catch (const std::exception& e) {
+    return report_error(e.what(), k_exit_failed);
+  } catch (...) {
+    return report_error("unexpected internal error", k_exit_failed);
+  }
+}
+
+namespace {
+
+int run_command_line(int argc, char** argv) {
   CLI::App app{"tailor: made-to-measure PyTorch builds", "tailor"};
   RunFn run;
   add_commands(app, run);
@@ -76,9 +99,13 @@ int run_tailor(int argc, char** argv) {
   if (!run) return report_error("no command chosen");
   try {
     return run();
+  } catch (const std::bad_alloc&) {
+    return report_error("out of memory (the input is larger than tailor can hold)", k_exit_bad_input);
   } catch (const std::exception& e) {
     return report_error(e.what(), k_exit_failed);
   }
 }
+
+}  // namespace
 
 }  // namespace tailor::cli

@@ -7,6 +7,7 @@
 #include "plan/matrix.h"
 #include "probe/probe.h"
 #include "util/strings.h"
+#include "util/user_file.h"
 
 namespace tailor::cli {
 
@@ -37,10 +38,11 @@ void add_torch_variant_flags(CLI::App& app, TorchVariantFlags& f) {
 Expected<bool> fill_version_from_source(plan::TorchVariant& v) {
   if (v.source_dir && !v.torch) {
     // PyTorch's version.txt says "2.9.1a0"; the release part selects the rules.
-    std::ifstream in(std::filesystem::path(*v.source_dir) / "version.txt");
-    if (!in) return make_error(*v.source_dir + ": no version.txt (is this a PyTorch source tree?); name the release with --torch");
-    std::string line;
-    std::getline(in, line);
+    // Read through the bounded reader: a FIFO or a device named version.txt must not hang.
+    auto text = read_text_file((std::filesystem::path(*v.source_dir) / "version.txt").string(), 64 * 1024);
+    if (!text) return make_error(*v.source_dir + ": no readable version.txt (" + text.error().message +
+                                 "; is this a PyTorch source tree?); name the release with --torch");
+    std::string line = text->substr(0, text->find('\n'));
     std::string ver(trim(line));
     auto end = ver.find_first_not_of("0123456789.");
     ver = ver.substr(0, end);
@@ -108,7 +110,7 @@ probe::HostReport probe_for_torch(const TorchVariantFlags& f, plan::TorchVariant
     // The probe deduplicates interpreters by realpath and may keep another spelling of
     // this one; ask it directly so the named interpreter is the one used.
     SystemCommandRunner runner;
-    if (auto named = probe::probe_python(f.python, runner)) {
+    if (auto named = probe::probe_python(f.python, runner, std::chrono::seconds(180))) {
       named->path = f.python;
       host.pythons.insert(host.pythons.begin(), *named);
     }

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "cuda/data_loading.h"
+#include "data/toml_document.h"
 #include "util/strings.h"
 
 namespace tailor::cuda {
@@ -13,10 +13,9 @@ namespace {
 constexpr std::string_view k_gpus_file = "cuda/gpus.toml";
 constexpr std::string_view k_instances_file = "cuda/instances.toml";
 
-ComputeCapability require_cc(const toml::node_view<const toml::node>& node, std::string_view file) {
-  auto text = detail::require<std::string>(node, file, "cc");
-  auto cc = parse_compute_capability(text);
-  if (!cc) detail::bad_field(file, cc.error().message);
+ComputeCapability require_cc(const data::TomlValue& v) {
+  auto cc = parse_compute_capability(v.string());
+  if (!cc) v.fail(cc.error().message);
   return *cc;
 }
 
@@ -28,61 +27,48 @@ struct Catalog {
 
 Catalog load_catalog() {
   Catalog c;
-  const toml::table gpus = detail::load_table(k_gpus_file);
-  const toml::node_view<const toml::node> root{gpus};
-  if (auto* caps = gpus["capability"].as_array()) {
-    for (const auto& node : *caps) {
-      toml::node_view<const toml::node> n{node};
-      CapabilityInfo info;
-      info.cc = require_cc(n["cc"], k_gpus_file);
-      info.family = detail::require<std::string>(n["family"], k_gpus_file, "family");
-      info.tegra = n["tegra"].value_or(false);
-      c.capabilities.push_back(info);
-    }
+  const auto gpus = data::toml_document(k_gpus_file);
+  for (const auto& n : gpus["capability"].array()) {
+    CapabilityInfo info;
+    info.cc = require_cc(n["cc"]);
+    info.family = n["family"].string();
+    info.tegra = n["tegra"].boolean_or(false);
+    c.capabilities.push_back(info);
   }
   std::sort(c.capabilities.begin(), c.capabilities.end(),
             [](const CapabilityInfo& a, const CapabilityInfo& b) { return a.cc < b.cc; });
-  if (auto* list = gpus["gpu"].as_array()) {
-    for (const auto& node : *list) {
-      toml::node_view<const toml::node> n{node};
-      GpuModel g;
-      g.name = detail::require<std::string>(n["name"], k_gpus_file, "name");
-      g.cc = require_cc(n["cc"], k_gpus_file);
-      g.host_arch = n["host"].value_or(std::string("any"));
-      if (g.host_arch != "any" && g.host_arch != "x86_64" && g.host_arch != "aarch64")
-        detail::bad_field(k_gpus_file, "gpu '" + g.name + "': host '" + g.host_arch + "' (x86_64, aarch64 or any)");
-      g.cpu_target = n["cpu_target"].value_or(std::string());
-      if (!g.cpu_target.empty() && g.host_arch == "any")
-        detail::bad_field(k_gpus_file, "gpu '" + g.name + "': cpu_target without a host");
-      if (auto* aliases = n["aliases"].as_array())
-        for (const auto& a : *aliases)
-          if (auto s = a.value<std::string>()) g.aliases.push_back(*s);
-      auto info = std::find_if(c.capabilities.begin(), c.capabilities.end(),
-                               [&](const CapabilityInfo& i) { return i.cc == g.cc; });
-      if (info == c.capabilities.end())
-        detail::bad_field(k_gpus_file, "gpu '" + g.name + "' has CC " + g.cc.str() + " with no [[capability]] entry");
-      g.family = info->family;
-      g.tegra = info->tegra;
-      c.gpus.push_back(std::move(g));
-    }
+  for (const auto& n : gpus["gpu"].array()) {
+    GpuModel g;
+    g.name = n["name"].string();
+    g.cc = require_cc(n["cc"]);
+    g.host_arch = n["host"].string_or("any");
+    if (g.host_arch != "any" && g.host_arch != "x86_64" && g.host_arch != "aarch64")
+      n.fail("gpu '" + g.name + "': host '" + g.host_arch + "' (x86_64, aarch64 or any)");
+    g.cpu_target = n["cpu_target"].string_or("");
+    if (!g.cpu_target.empty() && g.host_arch == "any")
+      n.fail("gpu '" + g.name + "': cpu_target without a host");
+    g.aliases = n["aliases"].strings_or_empty();
+    auto info = std::find_if(c.capabilities.begin(), c.capabilities.end(),
+                             [&](const CapabilityInfo& i) { return i.cc == g.cc; });
+    if (info == c.capabilities.end())
+      n.fail("gpu '" + g.name + "' has CC " + g.cc.str() + " with no [[capability]] entry");
+    g.family = info->family;
+    g.tegra = info->tegra;
+    c.gpus.push_back(std::move(g));
   }
-  (void)root;
-  const toml::table inst = detail::load_table(k_instances_file);
-  if (auto* list = inst["instance"].as_array()) {
-    for (const auto& node : *list) {
-      toml::node_view<const toml::node> n{node};
-      CloudInstance i;
-      i.family = detail::require<std::string>(n["family"], k_instances_file, "family");
-      i.cloud = detail::require<std::string>(n["cloud"], k_instances_file, "cloud");
-      i.gpu = detail::require<std::string>(n["gpu"], k_instances_file, "gpu");
-      i.host_arch = detail::require<std::string>(n["host"], k_instances_file, "host");
-      if (i.host_arch != "x86_64" && i.host_arch != "aarch64")
-        detail::bad_field(k_instances_file, "instance '" + i.family + "': host '" + i.host_arch + "' (x86_64 or aarch64)");
-      i.cpu_target = n["cpu_target"].value_or(std::string());
-      if (std::none_of(c.gpus.begin(), c.gpus.end(), [&](const GpuModel& g) { return g.name == i.gpu; }))
-        detail::bad_field(k_instances_file, "instance '" + i.family + "' names unknown gpu '" + i.gpu + "'");
-      c.instances.push_back(std::move(i));
-    }
+  const auto inst = data::toml_document(k_instances_file);
+  for (const auto& n : inst["instance"].array()) {
+    CloudInstance i;
+    i.family = n["family"].string();
+    i.cloud = n["cloud"].string();
+    i.gpu = n["gpu"].string();
+    i.host_arch = n["host"].string();
+    if (i.host_arch != "x86_64" && i.host_arch != "aarch64")
+      n.fail("instance '" + i.family + "': host '" + i.host_arch + "' (x86_64 or aarch64)");
+    i.cpu_target = n["cpu_target"].string_or("");
+    if (std::none_of(c.gpus.begin(), c.gpus.end(), [&](const GpuModel& g) { return g.name == i.gpu; }))
+      n.fail("instance '" + i.family + "' names unknown gpu '" + i.gpu + "'");
+    c.instances.push_back(std::move(i));
   }
   return c;
 }
@@ -170,8 +156,19 @@ std::optional<CloudInstance> find_instance(std::string_view instance_type) {
     bool match = t == f || (t.size() > f.size() && t.starts_with(f) && (t[f.size()] == '.' || t[f.size()] == '-'));
     if (match && (!best || i.family.size() > best->family.size())) best = &i;
   }
-  if (best) return *best;
-  return std::nullopt;
+  if (!best) return std::nullopt;
+  // A bare family that is also exactly a GPU's name ("A2": the GPU, not GCP's a2 machines,
+  // which are A100s) is the GPU; "a2-highgpu-1g" stays the instance.
+  if (t == to_lower(best->family)) {
+    const std::string joined = join(words(t), "");
+    for (const auto& g : gpu_catalog()) {
+      std::vector<std::string> spellings = g.aliases;
+      spellings.push_back(g.name);
+      for (const auto& sp : spellings)
+        if (to_lower(join(words(sp), "")) == joined) return std::nullopt;
+    }
+  }
+  return *best;
 }
 
 std::vector<PlatformHint> platform_hints(std::string_view spec) {

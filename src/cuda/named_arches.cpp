@@ -1,6 +1,6 @@
 #include "cuda/named_arches.h"
 
-#include "cuda/data_loading.h"
+#include "data/toml_document.h"
 #include "util/strings.h"
 
 namespace tailor::cuda {
@@ -10,14 +10,8 @@ constexpr std::string_view k_file = "cuda/named_arches.toml";
 
 std::vector<NamedArch> load() {
   std::vector<NamedArch> out;
-  const toml::table t = detail::load_table(k_file);
-  if (auto* list = t["named"].as_array()) {
-    for (const auto& node : *list) {
-      toml::node_view<const toml::node> n{node};
-      out.push_back({detail::require<std::string>(n["name"], k_file, "name"),
-                     detail::require<std::string>(n["arch_list"], k_file, "arch_list")});
-    }
-  }
+  for (const auto& n : data::toml_document(k_file)["named"].array())
+    out.push_back({n["name"].string(), n["arch_list"].string()});
   return out;
 }
 }  // namespace

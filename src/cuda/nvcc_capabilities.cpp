@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <map>
 
-#include "cuda/data_loading.h"
+#include "data/toml_document.h"
 #include "util/strings.h"
+#include "util/version.h"
 
 namespace tailor::cuda {
 
@@ -13,26 +14,19 @@ constexpr std::string_view k_file = "cuda/nvcc_targets.toml";
 
 std::map<std::string, NvccCapabilities> load() {
   std::map<std::string, NvccCapabilities> out;
-  const toml::table t = detail::load_table(k_file);
-  if (auto* list = t["cuda"].as_array()) {
-    for (const auto& node : *list) {
-      toml::node_view<const toml::node> n{node};
-      NvccCapabilities caps;
-      caps.cuda_version = detail::require<std::string>(n["version"], k_file, "version");
-      caps.source = "table";
-      auto* targets = n["targets"].as_array();
-      if (!targets) detail::bad_field(k_file, "cuda " + caps.cuda_version + ": missing 'targets'");
-      for (const auto& d : *targets) {
-        auto s = d.value<std::string>();
-        auto parsed = s ? parse_target_name("sm_" + *s) : Expected<CudaTarget>(make_error("not a string"));
-        if (!parsed) detail::bad_field(k_file, "cuda " + caps.cuda_version + ": bad target");
-        caps.sass.push_back(*parsed);
-        caps.ptx.push_back(ptx(parsed->cc, parsed->variant));
-      }
-      std::sort(caps.sass.begin(), caps.sass.end());
-      std::sort(caps.ptx.begin(), caps.ptx.end());
-      out[caps.cuda_version] = std::move(caps);
+  for (const auto& n : data::toml_document(k_file)["cuda"].array()) {
+    NvccCapabilities caps;
+    caps.cuda_version = n["version"].string();
+    caps.source = "table";
+    for (const auto& d : n["targets"].array()) {
+      auto parsed = parse_target_name("sm_" + d.string());
+      if (!parsed) d.fail("not a target: " + parsed.error().message);
+      caps.sass.push_back(*parsed);
+      caps.ptx.push_back(ptx(parsed->cc, parsed->variant));
     }
+    std::sort(caps.sass.begin(), caps.sass.end());
+    std::sort(caps.ptx.begin(), caps.ptx.end());
+    out[caps.cuda_version] = std::move(caps);
   }
   return out;
 }
@@ -44,11 +38,9 @@ const std::map<std::string, NvccCapabilities>& table() {
 
 /// "13.0.88" -> "13.0"; "12" -> "" (a version needs major.minor).
 std::string major_minor(std::string_view version) {
-  auto parts = split_any(trim(version), ".");
-  if (parts.size() < 2) return {};
-  for (const auto& p : parts)
-    if (p.empty() || p.find_first_not_of("0123456789") != std::string::npos) return {};
-  return std::to_string(std::stoi(parts[0])) + "." + std::to_string(std::stoi(parts[1]));
+  auto v = parse_version(trim(version));
+  if (!v || v->parts.size() < 2) return {};
+  return v->major_minor();
 }
 
 std::vector<CudaTarget> parse_listing(std::string_view text) {
@@ -69,8 +61,7 @@ std::vector<std::string> known_cuda_versions() {
   std::vector<std::string> out;
   for (const auto& [v, caps] : table()) out.push_back(v);
   std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
-    return std::pair(std::stoi(a), std::stoi(a.substr(a.find('.') + 1))) <
-           std::pair(std::stoi(b), std::stoi(b.substr(b.find('.') + 1)));
+    return compare_versions(a, b) < 0;
   });
   return out;
 }

@@ -1,6 +1,6 @@
 #include "cuda/torch_wheels.h"
 
-#include "cuda/data_loading.h"
+#include "data/toml_document.h"
 
 namespace tailor::cuda {
 
@@ -9,16 +9,9 @@ constexpr std::string_view k_file = "cuda/torch_wheels.toml";
 
 std::vector<OfficialArchList> load() {
   std::vector<OfficialArchList> out;
-  const toml::table t = detail::load_table(k_file);
-  if (auto* list = t["wheel"].as_array()) {
-    for (const auto& node : *list) {
-      toml::node_view<const toml::node> n{node};
-      out.push_back({detail::require<std::string>(n["cuda"], k_file, "cuda"),
-                     detail::require<std::string>(n["platform"], k_file, "platform"),
-                     detail::require<std::string>(n["torch_cuda_arch_list"], k_file, "torch_cuda_arch_list"),
-                     n["note"].value_or(std::string())});
-    }
-  }
+  for (const auto& n : data::toml_document(k_file)["wheel"].array())
+    out.push_back({n["cuda"].string(), n["platform"].string(), n["torch_cuda_arch_list"].string(),
+                   n["note"].string_or("")});
   return out;
 }
 }  // namespace

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <regex>
 
 #include "diagnose/log_lines.h"
@@ -52,6 +55,25 @@ std::string render_template(const std::string& tmpl, const std::smatch& m, size_
   return out;
 }
 
+// Compiled once per symptom: building ~50 std::regex objects costs more than reading a
+// typical log, and `explain` (and its fuzz target) calls this with the same table.
+// nullptr for a symptom that is not a valid regex.
+const std::regex* compiled_symptom(const std::string& symptom) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<std::regex>> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(symptom);
+  if (it == cache.end()) {
+    std::unique_ptr<std::regex> re;
+    try {
+      re = std::make_unique<std::regex>(symptom, std::regex::ECMAScript);
+    } catch (const std::regex_error&) {
+    }
+    it = cache.emplace(symptom, std::move(re)).first;
+  }
+  return it->second.get();
+}
+
 }  // namespace
 
 std::vector<Diagnosis> diagnose_log(std::string_view log,
@@ -66,12 +88,9 @@ std::vector<Diagnosis> diagnose_log(std::string_view log,
   };
   std::vector<Ranked> found;
   for (const auto& p : patterns) {
-    std::regex re;
-    try {
-      re = std::regex(p.symptom, std::regex::ECMAScript);
-    } catch (const std::regex_error&) {
-      continue;  // parse_failure_patterns rejects these; a caller's table may not have
-    }
+    const std::regex* compiled = compiled_symptom(p.symptom);
+    if (!compiled) continue;  // parse_failure_patterns rejects these; a caller's table may not have
+    const std::regex& re = *compiled;
     for (size_t i = 0; i < lines.size(); ++i) {
       const std::string& line = lines[i];
       size_t at = p.needle.empty() ? 0 : line.find(p.needle);

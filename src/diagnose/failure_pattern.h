@@ -28,8 +28,8 @@ struct FailurePattern {
   std::vector<std::string> examples;
 };
 
-/// The built-in table, loaded once; a broken data file is a programming error and aborts
-/// with a message naming the field (tests load it too).
+/// The built-in table, loaded once; a broken data file is a programming error and throws
+/// data::DataError naming the file and key (tests load it too).
 const std::vector<FailurePattern>& failure_patterns();
 
 /// Parses a failure table (the format of data/diagnose/failures.toml). Every row needs

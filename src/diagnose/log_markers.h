@@ -32,7 +32,7 @@ struct LogMarkers {
 
 Expected<LogMarkers> parse_log_markers(std::string_view toml_text, std::string_view source_name);
 
-/// The built-in markers; a broken data file aborts with the field named (tests load it).
+/// The built-in markers; a broken data file throws data::DataError naming the key (tests load it).
 const LogMarkers& log_markers();
 
 LineKind classify_line(const LogMarkers& markers, const std::string& line);

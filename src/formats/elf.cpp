@@ -15,6 +15,25 @@ constexpr uint32_t k_nt_gnu_property_type_0 = 5;
 constexpr uint32_t k_gnu_property_x86_isa_1_needed = 0xc0008002;
 // A version-needs table or note larger than this is hostile, not a real library.
 constexpr uint64_t k_max_small_table = 64ull << 20;
+// Bounds on what one file may make us keep, so that many records naming one long string
+// cannot turn a small file into gigabytes. Real libraries (libtorch_cuda.so included) use
+// a few KiB of names, tens of sections and tens of DT_NEEDED entries.
+//  - a name (DT_NEEDED, SONAME, one RUNPATH/RPATH entry, a version or its file) longer
+//    than k_max_name is an error; a section name longer than that is cut to k_max_name
+//    (section names are only compared with short known names and echoed in errors);
+//  - a whole RUNPATH/RPATH string is at most k_max_path_list;
+//  - at most k_max_sections sections, k_max_needed DT_NEEDED entries, k_max_version_files
+//    version-need files and k_max_versions versions in all: beyond, an error;
+//  - every kept string costs its length plus k_string_overhead against k_max_string_bytes
+//    per file: beyond, an error.
+constexpr uint64_t k_max_name = 4096;
+constexpr uint64_t k_max_path_list = 64 * 1024;
+constexpr uint64_t k_max_sections = 65536;
+constexpr uint64_t k_max_needed = 4096;
+constexpr uint64_t k_max_version_files = 4096;
+constexpr uint64_t k_max_versions = 65536;
+constexpr uint64_t k_string_overhead = 32;
+constexpr uint64_t k_max_string_bytes = 4ull << 20;
 
 std::string hex(uint64_t v) {
   std::array<char, 24> buf{};
@@ -36,6 +55,23 @@ std::string machine_name(uint16_t m) {
     default: return "em_" + std::to_string(m);
   }
 }
+
+// The per-file allowance of kept string bytes (see k_max_string_bytes).
+class StringBudget {
+public:
+  Expected<void> charge(uint64_t length, const std::string& what, uint64_t offset) {
+    m_used += length + k_string_overhead;
+    if (m_used <= k_max_string_bytes) return {};
+    return make_error(what + " at " + hex(offset) + ": the names this file lists (sections, needed libraries, " +
+                      "version needs) exceed " + std::to_string(k_max_string_bytes >> 20) +
+                      " MiB, far beyond any real library");
+  }
+
+private:
+  uint64_t m_used = 0;
+};
+
+enum class LongName { error, truncate };
 
 // Field reader over the whole file that turns a short read into an error naming the field.
 class Reader {
@@ -67,21 +103,30 @@ private:
 };
 
 // A NUL-terminated string at offset inside a string table.
+// At most max_length bytes are looked at: a longer name is an error or is cut (`long_name`).
 Expected<std::string> table_string(Bytes table, uint64_t table_offset, uint64_t index,
-                                   const char* what) {
+                                   const char* what, uint64_t max_length = k_max_name,
+                                   LongName long_name = LongName::error) {
   if (index >= table.size())
     return make_error(std::string(what) + " name offset " + hex(index) +
                       " lies outside its string table at " + hex(table_offset) + " (size " +
                       hex(table.size()) + ")");
   auto rest = as_chars(table.subspan(index));
-  auto end = rest.find('\0');
+  auto window = rest.substr(0, max_length + 1);
+  auto end = window.find('\0');
+  if (end == std::string_view::npos && window.size() > max_length) {
+    if (long_name == LongName::truncate) return std::string(window.substr(0, max_length));
+    return make_error(std::string(what) + " name at " + hex(table_offset + index) + " is longer than " +
+                      std::to_string(max_length) + " bytes");
+  }
   if (end == std::string_view::npos)
     return make_error(std::string(what) + " name at " + hex(table_offset + index) +
                       " is not NUL-terminated inside its string table");
   return std::string(rest.substr(0, end));
 }
 
-Expected<std::vector<ElfSection>> read_sections(const Reader& r, std::string& error_ctx) {
+Expected<std::vector<ElfSection>> read_sections(const Reader& r, std::string& error_ctx,
+                                                StringBudget& budget) {
   const bool b64 = r.is_64();
   TAILOR_TRY(shoff, r.word(b64 ? 0x28 : 0x20, "e_shoff"));
   TAILOR_TRY(shentsize, r.get<uint16_t>(b64 ? 0x3a : 0x2e, "e_shentsize"));
@@ -105,6 +150,9 @@ Expected<std::vector<ElfSection>> read_sections(const Reader& r, std::string& er
   if (shnum > r.file().size() / want_entsize ||
       !strict_substr(r.file(), shoff, shnum * want_entsize))
     return r.past_end("section header table", shoff, shnum * want_entsize);
+  if (shnum > k_max_sections)
+    return make_error("section header table at " + hex(shoff) + ": " + std::to_string(shnum) +
+                      " sections, more than the " + std::to_string(k_max_sections) + " tailor reads");
   sections.reserve(shnum);
   std::vector<uint32_t> name_index(shnum);
   for (uint64_t i = 0; i < shnum; ++i) {
@@ -139,7 +187,10 @@ Expected<std::vector<ElfSection>> read_sections(const Reader& r, std::string& er
       return r.past_end("section name table", strtab.offset, strtab.size);
     for (uint64_t i = 0; i < shnum; ++i) {
       error_ctx = "section " + std::to_string(i);
-      TAILOR_TRY(name, table_string(*bytes, strtab.offset, name_index[i], error_ctx.c_str()));
+      TAILOR_TRY(name, table_string(*bytes, strtab.offset, name_index[i], error_ctx.c_str(), k_max_name,
+                                    LongName::truncate));
+      if (auto b = budget.charge(name.size(), error_ctx + " name", strtab.offset + name_index[i]); !b)
+        return b.error();
       sections[i].name = std::move(name);
     }
   }
@@ -147,7 +198,7 @@ Expected<std::vector<ElfSection>> read_sections(const Reader& r, std::string& er
 }
 
 // DT_NEEDED, DT_SONAME, DT_RPATH, DT_RUNPATH from the SHT_DYNAMIC section.
-Expected<void> read_dynamic(const Reader& r, ElfFile& elf) {
+Expected<void> read_dynamic(const Reader& r, ElfFile& elf, StringBudget& budget) {
   constexpr int64_t k_dt_null = 0, k_dt_needed = 1, k_dt_soname = 14, k_dt_rpath = 15,
                     k_dt_runpath = 29;
   for (const ElfSection& dyn : elf.sections) {
@@ -168,7 +219,14 @@ Expected<void> read_dynamic(const Reader& r, ElfFile& elf) {
       if (tag == k_dt_null) break;
       if (tag != k_dt_needed && tag != k_dt_soname && tag != k_dt_rpath && tag != k_dt_runpath)
         continue;
-      TAILOR_TRY(s, table_string(*strs, strtab.offset, val, "dynamic entry"));
+      const bool path_list = tag == k_dt_rpath || tag == k_dt_runpath;
+      const char* what = tag == k_dt_needed ? "DT_NEEDED" : tag == k_dt_soname ? "DT_SONAME"
+                         : tag == k_dt_rpath ? "DT_RPATH" : "DT_RUNPATH";
+      TAILOR_TRY(s, table_string(*strs, strtab.offset, val, what, path_list ? k_max_path_list : k_max_name));
+      if (auto b = budget.charge(s.size(), std::string(what) + " entry", dyn.offset + p); !b) return b.error();
+      if (tag == k_dt_needed && elf.needed.size() == k_max_needed)
+        return make_error("section " + dyn.name + " at " + hex(dyn.offset) + ": more than " +
+                          std::to_string(k_max_needed) + " DT_NEEDED entries");
       if (tag == k_dt_needed) elf.needed.push_back(std::move(s));
       else if (tag == k_dt_soname) elf.soname = std::move(s);
       else {
@@ -177,7 +235,13 @@ Expected<void> read_dynamic(const Reader& r, ElfFile& elf) {
         while (start <= s.size()) {
           size_t colon = s.find(':', start);
           if (colon == std::string::npos) colon = s.size();
-          if (colon > start) list.push_back(s.substr(start, colon - start));
+          if (colon - start > k_max_name)
+            return make_error(std::string(what) + " at " + hex(dyn.offset + p) + ": an entry is longer than " +
+                              std::to_string(k_max_name) + " bytes");
+          if (colon > start) {
+            if (auto b = budget.charge(0, std::string(what) + " entry", dyn.offset + p); !b) return b.error();
+            list.push_back(s.substr(start, colon - start));
+          }
           start = colon + 1;
         }
       }
@@ -188,7 +252,8 @@ Expected<void> read_dynamic(const Reader& r, ElfFile& elf) {
 }
 
 // Verneed records (SHT_GNU_verneed): the symbol versions needed from each library.
-Expected<void> read_version_needs(const Reader& r, ElfFile& elf) {
+Expected<void> read_version_needs(const Reader& r, ElfFile& elf, StringBudget& budget) {
+  uint64_t versions = 0;
   for (const ElfSection& vr : elf.sections) {
     if (vr.type != k_sht_gnu_verneed) continue;
     if (vr.size > k_max_small_table) return r.past_end("section " + vr.name, vr.offset, vr.size);
@@ -203,10 +268,10 @@ Expected<void> read_version_needs(const Reader& r, ElfFile& elf) {
       return r.past_end("section " + strtab.name, strtab.offset, strtab.size);
     // Each record is at least 16 bytes, so no more than size/16 of either kind can be
     // real: this bounds the walk even when vn_next/vna_next point backwards.
-    uint64_t budget = bytes->size() / 16 + 1;
+    uint64_t steps = bytes->size() / 16 + 1;
     uint64_t pos = 0;
     for (uint32_t n = 0; n < vr.info; ++n) {
-      if (budget-- == 0) return make_error("section " + vr.name + " at " + hex(vr.offset) + ": version need records loop");
+      if (steps-- == 0) return make_error("section " + vr.name + " at " + hex(vr.offset) + ": version need records loop");
       auto cnt = read_le<uint16_t>(*bytes, pos + 2);
       auto file = read_le<uint32_t>(*bytes, pos + 4);
       auto aux = read_le<uint32_t>(*bytes, pos + 8);
@@ -215,14 +280,22 @@ Expected<void> read_version_needs(const Reader& r, ElfFile& elf) {
         return r.past_end("version need record", vr.offset + pos, 16);
       ElfVersionNeed need;
       TAILOR_TRY(fname, table_string(*strs, strtab.offset, *file, "version need file"));
+      if (auto b = budget.charge(fname.size(), "version need record", vr.offset + pos); !b) return b.error();
+      if (elf.version_needs.size() == k_max_version_files)
+        return make_error("section " + vr.name + " at " + hex(vr.offset) + ": more than " +
+                          std::to_string(k_max_version_files) + " version need records");
       need.file = std::move(fname);
       uint64_t apos = pos + *aux;
       for (uint16_t k = 0; k < *cnt; ++k) {
-        if (budget-- == 0) return make_error("section " + vr.name + " at " + hex(vr.offset) + ": version need records loop");
+        if (steps-- == 0) return make_error("section " + vr.name + " at " + hex(vr.offset) + ": version need records loop");
         auto name = read_le<uint32_t>(*bytes, apos + 8);
         auto anext = read_le<uint32_t>(*bytes, apos + 12);
         if (!name || !anext) return r.past_end("version need aux record", vr.offset + apos, 16);
         TAILOR_TRY(vname, table_string(*strs, strtab.offset, *name, "version need"));
+        if (auto b = budget.charge(vname.size(), "version need aux record", vr.offset + apos); !b) return b.error();
+        if (++versions > k_max_versions)
+          return make_error("section " + vr.name + " at " + hex(vr.offset) + ": more than " +
+                            std::to_string(k_max_versions) + " needed versions");
         need.versions.push_back(std::move(vname));
         if (*anext == 0) break;
         apos += *anext;
@@ -239,8 +312,12 @@ Expected<void> read_version_needs(const Reader& r, ElfFile& elf) {
 void read_isa_note(const Reader& r, ElfFile& elf) {
   const uint64_t align = r.is_64() ? 8 : 4;
   auto up = [](uint64_t v, uint64_t a) { return (v + a - 1) / a * a; };
+  // Many note sections may all point at one large range: bound the bytes walked in all.
+  uint64_t walked = 0;
   for (const ElfSection& note : elf.sections) {
     if (note.type != k_sht_note || note.size > k_max_small_table) continue;
+    walked += note.size;
+    if (walked > k_max_small_table) break;
     auto bytes = strict_substr(r.file(), note.offset, note.size);
     if (!bytes) continue;  // a damaged note is not worth failing the whole file for
     uint64_t pos = 0;
@@ -305,11 +382,12 @@ Expected<ElfFile> parse_elf(Bytes file) {
   elf.e_machine = *read_le<uint16_t>(file, 0x12);
   elf.machine = machine_name(elf.e_machine);
   std::string ctx;
-  auto sections = read_sections(r, ctx);
+  StringBudget budget;
+  auto sections = read_sections(r, ctx, budget);
   if (!sections) return sections.error();
   elf.sections = std::move(*sections);
-  if (auto d = read_dynamic(r, elf); !d) return d.error();
-  if (auto v = read_version_needs(r, elf); !v) return v.error();
+  if (auto d = read_dynamic(r, elf, budget); !d) return d.error();
+  if (auto v = read_version_needs(r, elf, budget); !v) return v.error();
   // Property numbers from 0xc0000000 up are processor-specific: only x86 means ISA levels.
   if (elf.e_machine == 62 || elf.e_machine == 3) read_isa_note(r, elf);
   return elf;

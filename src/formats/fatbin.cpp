@@ -14,6 +14,13 @@ constexpr uint64_t k_flag_lz4 = 0x2000;
 constexpr uint64_t k_flag_zstd = 0x8000;
 constexpr uint64_t k_flag_arch_specific = 0x100000;
 constexpr uint64_t k_flag_family = 0x200000;
+// Bounds on what one container may make us keep (every entry may name the same long
+// identifier): an identifier is cut to k_max_identifier bytes; more than k_max_entries
+// entries or k_max_identifier_bytes of identifiers in one container is an error. Real
+// containers hold tens of entries whose identifiers are source file names.
+constexpr uint64_t k_max_identifier = 4096;
+constexpr uint64_t k_max_entries = 65536;
+constexpr uint64_t k_max_identifier_bytes = 1u << 20;
 
 std::string hex(uint64_t v) {
   std::array<char, 24> buf{};
@@ -76,7 +83,7 @@ Expected<FatbinEntry> read_entry(Bytes section, uint64_t base, uint64_t pos, uin
       return make_error("fatbin entry at " + hex(at) + ": identifier at offset " +
                         hex(name_offset) + " (" + hex(name_length) +
                         " bytes) runs past its container");
-    auto s = as_chars(*name);
+    auto s = as_chars(*name).substr(0, k_max_identifier);
     e.identifier = std::string(s.substr(0, s.find('\0')));
   }
   return e;
@@ -148,12 +155,18 @@ Expected<void> for_each_fatbin_container(Bytes section, uint64_t section_file_of
     c.size = header_size + fat_size;
     const uint64_t end = pos + c.size;
     uint64_t e = pos + header_size;
+    uint64_t identifier_bytes = 0;
     while (e < end) {
       // Trailing padding inside a container: fewer than 64 zero bytes.
       if (end - e < k_min_entry_header && all_zero(section.subspan(e, end - e))) break;
       TAILOR_TRY(entry, read_entry(section, section_file_offset, e, end));
       // header_size >= 64 makes every step advance, so the walk is bounded by size/64.
       e += entry.header_size + entry.stored_size;
+      identifier_bytes += entry.identifier.size();
+      if (c.entries.size() == k_max_entries || identifier_bytes > k_max_identifier_bytes)
+        return make_error("fatbin container at " + hex(at) + ": more than " + std::to_string(k_max_entries) +
+                          " entries or " + std::to_string(k_max_identifier_bytes >> 20) +
+                          " MiB of entry identifiers, far beyond any real container");
       c.entries.push_back(std::move(entry));
     }
     if (auto v = visit(std::move(c)); !v) return v.error();

@@ -31,7 +31,7 @@ struct FatbinEntry {
   uint64_t uncompressed_size = 0;  // exact length after decompression (= stored if none)
   FatbinCompression compression = FatbinCompression::none;
   uint64_t flags = 0;
-  std::string identifier;  // source file name recorded by nvcc, may be empty
+  std::string identifier;  // source file name recorded by nvcc, may be empty; cut at 4 KiB
 
   /// "sm_90a", "compute_120f", "sm_75"; unknown kinds give "kind<k>_<arch>".
   std::string target_name() const;
@@ -47,7 +47,8 @@ struct FatbinContainer {
 /// Walks the containers of one section. section_file_offset places the section in the
 /// file so that offsets in results and errors are file offsets. Every size is checked:
 /// a container or entry that runs past its bound, a header smaller than 64 bytes or a
-/// walk that would not advance is an error naming the file offset.
+/// walk that would not advance is an error naming the file offset. So is a container with
+/// more than 65536 entries or more than 1 MiB of entry identifiers in all.
 Expected<std::vector<FatbinContainer>> parse_fatbin_section(Bytes section,
                                                            uint64_t section_file_offset);
 

@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <optional>
 
 #include "util/strings.h"
 
@@ -30,22 +31,33 @@ bool valid_tag_part(std::string_view s) {
   return true;
 }
 
-// Splits the header block of an email-style file into (key, value) pairs.
-std::vector<std::pair<std::string, std::string>> header_fields(std::string_view text) {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (auto line_sv : split_keep(text, '\n')) {
-    std::string_view line = line_sv;
+// Walks the header block of an email-style file, handing each (key, value) to `visit`
+// (continuation lines are folded into the value first). Lines are cut from the text one by
+// one, never collected: a file of sixteen million newlines costs nothing.
+template <class Visit>
+void header_fields(std::string_view text, Visit&& visit) {
+  std::string key, value;
+  bool have = false;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    start = end + 1;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) break;  // end of headers
-    if ((line.front() == ' ' || line.front() == '\t') && !out.empty()) {
-      out.back().second += std::string(trim(line));
+    if ((line.front() == ' ' || line.front() == '\t') && have) {
+      value += std::string(trim(line));
       continue;
     }
     size_t colon = line.find(':');
     if (colon == std::string_view::npos) continue;
-    out.emplace_back(std::string(trim(line.substr(0, colon))), std::string(trim(line.substr(colon + 1))));
+    if (have) visit(key, value);
+    key = std::string(trim(line.substr(0, colon)));
+    value = std::string(trim(line.substr(colon + 1)));
+    have = true;
   }
-  return out;
+  if (have) visit(key, value);
 }
 
 }  // namespace
@@ -112,8 +124,13 @@ Expected<WheelName> parse_wheel_filename(std::string_view path) {
 }
 
 Expected<WheelFile> parse_wheel_file(std::string_view text) {
+  if (text.size() > WheelLimits{}.max_wheel_file_bytes)
+    return make_error(fmt::format("WHEEL: {} bytes, over the limit of {}", text.size(),
+                                  WheelLimits{}.max_wheel_file_bytes));
   WheelFile w;
-  for (auto& [key, value] : header_fields(text)) {
+  std::optional<Error> error;
+  header_fields(text, [&](const std::string& key, const std::string& value) {
+    if (error) return;
     std::string k = to_lower(key);
     if (k == "wheel-version") w.wheel_version = value;
     else if (k == "generator") w.generator = value;
@@ -121,15 +138,16 @@ Expected<WheelFile> parse_wheel_file(std::string_view text) {
     else if (k == "tag") {
       auto pieces = split_keep(value, '-');
       if (pieces.size() != 3 || !valid_tag_part(pieces[0]) || !valid_tag_part(pieces[1]) || !valid_tag_part(pieces[2]))
-        return make_error(fmt::format("WHEEL: malformed Tag '{}'", value));
-      w.tags.push_back(value);
+        error = make_error(fmt::format("WHEEL: malformed Tag '{}'", value.substr(0, 200)));
+      else w.tags.push_back(value);
     } else if (k == "build") w.build = value;
-  }
+  });
+  if (error) return *error;
   if (w.wheel_version.empty()) return make_error("WHEEL: no Wheel-Version field");
   return w;
 }
 
-Expected<std::vector<RecordRow>> parse_record(std::string_view text) {
+Expected<std::vector<RecordRow>> parse_record(std::string_view text, uint64_t max_rows) {
   std::vector<RecordRow> rows;
   size_t pos = 0, line = 0;
   while (pos < text.size()) {
@@ -170,6 +188,8 @@ Expected<std::vector<RecordRow>> parse_record(std::string_view text) {
     if (fields.size() == 1 && fields[0].empty()) continue;  // blank line
     if (fields.size() != 3)
       return make_error(fmt::format("RECORD line {}: {} fields, expected 3 (path,hash,size)", line, fields.size()));
+    if (rows.size() >= max_rows)
+      return make_error(fmt::format("RECORD line {}: more than {} rows, more than the archive can hold", line, max_rows));
     RecordRow row;
     row.line = line;
     row.path = fields[0];
@@ -195,13 +215,13 @@ Expected<std::vector<RecordRow>> parse_record(std::string_view text) {
 
 WheelMetadata parse_metadata(std::string_view text) {
   WheelMetadata m;
-  for (auto& [key, value] : header_fields(text)) {
+  header_fields(text.substr(0, WheelLimits{}.max_metadata_bytes), [&](const std::string& key, const std::string& value) {
     std::string k = to_lower(key);
     if (k == "name") m.name = value;
     else if (k == "version") m.version = value;
     else if (k == "requires-dist") m.requires_dist.push_back(value);
     else if (k == "requires-python") m.requires_python = value;
-  }
+  });
   return m;
 }
 

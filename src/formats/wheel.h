@@ -12,6 +12,24 @@
 
 namespace tailor::formats {
 
+/// Size caps of the metadata files, checked against a member's declared size before it is
+/// inflated (and again on the text): real WHEEL files are a few hundred bytes, METADATA
+/// with a long description some hundred KiB, RECORD about 120 bytes per member.
+struct WheelLimits {
+  uint64_t max_wheel_file_bytes = uint64_t{1} << 20;
+  uint64_t max_metadata_bytes = uint64_t{8} << 20;
+  uint64_t record_bytes_per_member = 4096;  // a RECORD may hold this much per member...
+  uint64_t record_bytes_floor = uint64_t{1} << 20;  // ...plus this...
+  uint64_t max_record_bytes = uint64_t{128} << 20;  // ...but never more than this
+  uint64_t record_extra_rows = 1024;  // rows beyond the member count (listed, not present)
+
+  /// The RECORD size cap for an archive of `members` members.
+  uint64_t record_cap(uint64_t members) const {
+    uint64_t proportional = record_bytes_floor + members * record_bytes_per_member;
+    return proportional < max_record_bytes ? proportional : max_record_bytes;
+  }
+};
+
 struct WheelName {
   std::string distribution;  // as in the file name: "torch"
   std::string version;       // full, with any local label: "2.11.0+cu130"
@@ -35,7 +53,8 @@ struct WheelFile {
   std::string build;
 };
 
-/// Parses the WHEEL file (email-header style "Key: value" lines).
+/// Parses the WHEEL file (email-header style "Key: value" lines), at most
+/// WheelLimits::max_wheel_file_bytes of it.
 Expected<WheelFile> parse_wheel_file(std::string_view text);
 
 struct RecordRow {
@@ -46,8 +65,10 @@ struct RecordRow {
   size_t line = 0;  // 1-based, for messages
 };
 
-/// Parses RECORD (CSV with optional quoting). A malformed row is an error naming its line.
-Expected<std::vector<RecordRow>> parse_record(std::string_view text);
+/// Parses RECORD (CSV with optional quoting). A malformed row is an error naming its line,
+/// and so is a row past max_rows (a RECORD cannot list many more files than the archive
+/// holds).
+Expected<std::vector<RecordRow>> parse_record(std::string_view text, uint64_t max_rows = UINT64_MAX);
 
 struct WheelMetadata {
   std::string name, version;
@@ -55,7 +76,8 @@ struct WheelMetadata {
   std::string requires_python;
 };
 
-/// The header part of METADATA (up to the first blank line).
+/// The header part of METADATA (up to the first blank line); text past
+/// WheelLimits::max_metadata_bytes is not read.
 WheelMetadata parse_metadata(std::string_view text);
 
 /// PEP 503 normalization, used to compare names: lowercase, runs of -_. become '-'.

@@ -1,33 +1,67 @@
-// CUDA libraries a wheel may need at run time and who provides them
-// (data/manylinux/cuda_libraries.toml): the nvidia-* wheel and the apt package, so that
-// `inspect` can say "libcudart.so.13: CUDA runtime, from nvidia-cuda-runtime or
-// cuda-cudart-13-*" instead of "not found".
+// Who provides the libraries a wheel may need at run time without bundling them:
+// CUDA libraries (data/manylinux/cuda_libraries.toml: the nvidia-* wheel and the apt
+// package per soname major), so that `inspect` can say "libcudart.so.13: CUDA runtime,
+// from nvidia-cuda-runtime or cuda-cudart-13-*" instead of "not found"; and the
+// libraries that come with torch (data/manylinux/torch_libraries.toml).
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace tailor::inspect {
 
 struct CudaProvider {
-  std::string soname;  // "libcudart.so.13"
+  std::string soname;  // "libcudart.so.13": the stem and the major of this row
+  std::string major;   // "13": the soname's first version number
   std::string cuda;    // "13": the CUDA major of this provider family
-  std::string wheel;   // "nvidia-cuda-runtime"
+  std::string wheel;   // "nvidia-cuda-runtime" ("" when no PyPI wheel provides it)
   std::string system;  // "cuda-cudart-13-*"
   std::string what;    // "CUDA runtime"
+};
+
+/// A CUDA library family: every soname `<stem>[.<version>]` belongs to it.
+struct CudaLibraryFamily {
+  std::string stem;  // "libcudart.so"
+  std::string what;  // "CUDA runtime"
+  std::vector<CudaProvider> providers;
 };
 
 class CudaProviders {
 public:
   static const CudaProviders& get();
-  /// Every provider of this soname (several when CUDA 12 and 13 share it).
+  struct Match {
+    const CudaLibraryFamily* family = nullptr;
+    std::string major;                          // "11" for libcudart.so.11.0; "" unversioned
+    std::vector<const CudaProvider*> providers;  // rows of that major (empty: none known)
+  };
+  /// The family of a soname, whatever its version: libcudart.so.11.0, libcublasLt.so.12,
+  /// libcutensor.so.2 ...; nullopt when it is no CUDA library.
+  std::optional<Match> match(const std::string& soname) const;
+  /// Every provider of this soname (several when CUDA families share it).
   std::vector<const CudaProvider*> lookup(const std::string& soname) const;
   /// libcuda.so.1 and friends: installed with the driver, never from a wheel.
   bool is_driver_library(const std::string& soname) const;
 
 private:
   CudaProviders() = default;
-  std::vector<CudaProvider> m_rows;
+  std::vector<CudaLibraryFamily> m_families;  // sorted by stem
   std::vector<std::string> m_driver;
+};
+
+/// Splits "libcudart.so.11.0" into "libcudart.so" and "11.0"; nullopt when the name does
+/// not end in ".so" or ".so.<digits and dots>".
+std::optional<std::pair<std::string, std::string>> split_soname(const std::string& soname);
+
+/// Libraries torch brings (torch/lib): an extension needs them from the installed torch.
+class TorchLibraries {
+public:
+  static const TorchLibraries& get();
+  bool contains(const std::string& soname) const;
+  const std::vector<std::string>& names() const { return m_names; }
+
+private:
+  TorchLibraries() = default;
+  std::vector<std::string> m_names;  // sorted
 };
 
 }  // namespace tailor::inspect

@@ -8,10 +8,15 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include "formats/elf.h"
 #include "inspect/inspect_report.h"
 #include "inspect/library_classifier.h"
+#include "inspect/library_resolver.h"
+#include "inspect/wheel_pass.h"
 #include "util/mapped_file.h"
+#include "util/user_file.h"
 
 namespace tailor::inspect {
 
@@ -19,32 +24,42 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool file_starts_with_elf_magic(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  char magic[4] = {};
-  in.read(magic, 4);
-  return in.gcount() == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+// Whether a regular file starts with the ELF magic; an error when it cannot be read
+// ("permission denied", "not a regular file (a FIFO)"): opened without blocking.
+Expected<bool> file_starts_with_elf_magic(const std::string& path) {
+  TAILOR_TRY(head, read_file_head(path, 4));
+  return head == std::string_view("\x7f" "ELF", 4);
+}
+
+// The ELF files under `dir`, sorted; what could not be read goes to `skipped`.
+Expected<std::vector<std::string>> find_elf_files(const std::string& dir, std::vector<std::string>& skipped) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    // Versioned symlinks (libfoo.so -> libfoo.so.1) would count a library twice.
+    if (it->is_symlink(ec)) continue;
+    const std::string p = it->path().string();
+    if (it->is_directory(ec)) {
+      // The iterator would skip a folder it cannot enter without a word: name it.
+      if (::access(p.c_str(), R_OK | X_OK) != 0) {
+        skipped.push_back(p + ": permission denied (folder)");
+        it.disable_recursion_pending();
+      }
+      continue;
+    }
+    if (!it->is_regular_file(ec)) continue;  // FIFOs, devices, sockets
+    auto elf = file_starts_with_elf_magic(p);
+    if (!elf) skipped.push_back(elf.error().message);
+    else if (*elf) found.push_back(p);
+  }
+  if (ec) return make_error(fmt::format("{}: cannot list: {}", dir, ec.message()));
+  std::sort(found.begin(), found.end());
+  return found;
 }
 
 bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// Directories the loader would search relative to the library: its own folder and
-// $ORIGIN-relative RUNPATH/RPATH entries. A needed library found there is bundled.
-bool found_beside(const LibraryReport& lib, const std::string& soname) {
-  fs::path origin = fs::path(lib.path).parent_path();
-  std::vector<fs::path> dirs{origin};
-  for (const auto* list : {&lib.runpath, &lib.rpath})
-    for (const auto& entry : *list) {
-      // Only $ORIGIN-relative entries point into what ships with the library.
-      for (std::string key : {"$ORIGIN", "${ORIGIN}"})
-        if (entry.rfind(key, 0) == 0) dirs.push_back(fs::path(origin.string() + entry.substr(key.size())));
-    }
-  std::error_code ec;
-  for (const auto& d : dirs)
-    if (fs::exists(d / soname, ec)) return true;
-  return false;
 }
 
 }  // namespace
@@ -65,27 +80,31 @@ Expected<InspectReport> inspect_paths(const std::vector<std::string>& paths, con
   for (const auto& path : paths) {
     std::error_code ec;
     auto status = fs::status(path, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory) return make_error(path + ": " + ec.message());
     if (ec || !fs::exists(status)) return make_error(path + ": no such file or directory");
     if (fs::is_directory(status)) {
-      std::vector<std::string> found;
-      for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, ec);
-           !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        // Versioned symlinks (libfoo.so -> libfoo.so.1) would count a library twice.
-        if (it->is_symlink(ec) || !it->is_regular_file(ec)) continue;
-        if (file_starts_with_elf_magic(it->path())) found.push_back(it->path().string());
+      if (::access(path.c_str(), R_OK | X_OK) != 0) return make_error(path + ": permission denied (folder)");
+      const size_t skipped_before = report.skipped.size();
+      TAILOR_TRY(found, find_elf_files(path, report.skipped));
+      if (found.empty()) {
+        const size_t skipped = report.skipped.size() - skipped_before;
+        if (skipped == 0) return make_error(path + ": no ELF libraries under this folder (name wheels directly)");
+        return make_error(fmt::format("{}: no ELF library could be read; {} skipped, the first: {}", path, skipped,
+                                      report.skipped[skipped_before]));
       }
-      if (ec) return make_error(fmt::format("{}: cannot list: {}", path, ec.message()));
-      std::sort(found.begin(), found.end());
       elf_files.insert(elf_files.end(), found.begin(), found.end());
       continue;
     }
     if (ends_with(path, ".whl")) {
       TAILOR_TRY(mapped, MappedFile::open(path));
-      TAILOR_TRY(wheel, inspect_wheel(mapped.bytes(), path, options));
+      WheelPassOptions pass;
+      pass.release_file_pages = true;  // our own map: its pages go back once read
+      TAILOR_TRY(wheel, inspect_wheel(mapped.bytes(), path, options, pass));
       report.wheels.push_back(std::move(wheel));
       continue;
     }
-    if (!file_starts_with_elf_magic(path))
+    TAILOR_TRY(is_elf, file_starts_with_elf_magic(path));
+    if (!is_elf)
       return make_error(path + ": offset 0x0: neither an ELF file (no \\x7fELF magic) nor a .whl");
     elf_files.push_back(path);
   }
@@ -93,21 +112,14 @@ Expected<InspectReport> inspect_paths(const std::vector<std::string>& paths, con
   LibraryOptions lib_options;
   lib_options.verify_payloads = options.verify_payloads;
   std::vector<LibraryReport> raw;
-  std::set<std::string> bundled;
   for (const auto& path : elf_files) {
     // Installed libraries go through the file reader, which returns fatbin pages to the
     // kernel as it walks: a 456 MB libtorch_cuda.so stays near 15 MB of RSS.
     TAILOR_TRY(lib, analyze_library_file(path, lib_options));
-    bundled.insert(fs::path(path).filename().string());
-    if (!lib.soname.empty()) bundled.insert(lib.soname);
     raw.push_back(std::move(lib));
   }
-  for (auto& lib : raw) {
-    std::set<std::string> beside = bundled;
-    for (const auto& n : lib.needed)
-      if (!beside.count(n) && found_beside(lib, n)) beside.insert(n);
-    report.libraries.push_back(classify_library(std::move(lib), beside));
-  }
+  // Needs are looked up as the loader does, from each library's own folder on disk.
+  report.libraries = resolve_installed_libraries(std::move(raw));
   return report;
 }
 

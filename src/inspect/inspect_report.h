@@ -21,13 +21,17 @@ struct InspectOptions {
 };
 
 enum class NeededKind {
-  bundled,       // inside the wheel (or beside the library / among the inputs)
+  bundled,       // the loader's search (RUNPATH/RPATH) reaches it inside the wheel / among the inputs
   whitelisted,   // on the manylinux whitelist (libc, libstdc++ ...)
   cuda_runtime,  // a CUDA library provided by an nvidia-* wheel or the toolkit
   cuda_driver,   // libcuda.so.1 and friends, from the driver
+  torch,         // comes with torch (libc10.so, libtorch_cpu.so ...), loaded by `import torch`
+  found,         // on disk, outside the inputs, where the search path resolves it (directories)
+  not_found,     // a file of that name is in the wheel (or the inputs), but no search path reaches it
   system,        // anything else: must come from the system
 };
-/// "bundled", "manylinux-whitelist", "cuda-runtime", "cuda-driver", "system"
+/// "bundled", "manylinux-whitelist", "cuda-runtime", "cuda-driver", "torch", "found",
+/// "not-found", "system"
 std::string_view needed_kind_key(NeededKind kind);
 
 struct NeededLibrary {
@@ -35,6 +39,10 @@ struct NeededLibrary {
   NeededKind kind = NeededKind::system;
   std::vector<std::string> wheels;   // nvidia-* wheels providing it (cuda_runtime)
   std::vector<std::string> systems;  // apt packages providing it (cuda_runtime)
+  std::string what;                  // cuda_runtime: "CUDA runtime", "cuBLAS" ...
+  std::string resolved;  // where the loader finds it: a member / input path, or a file on disk
+  std::string via;       // the search entry that found it: "RUNPATH $ORIGIN/../lib"
+  std::string note;      // not_found: "a file of that name is in the wheel at X, but no RUNPATH reaches it"
 };
 
 /// One ELF library: elf's analysis plus the classification of what it needs.
@@ -42,6 +50,9 @@ struct InspectedLibrary : LibraryReport {
   std::vector<NeededLibrary> needed_libraries;
   ManylinuxFit manylinux;
   uint64_t member_compressed_bytes = 0;  // size inside the wheel (0 outside a wheel)
+  /// Search-path problems: build-machine RUNPATH entries, $LIB/$PLATFORM tokens, entries
+  /// relative to the working directory or above the install root, a capped search path.
+  std::vector<std::string> loader_warnings;
 };
 
 struct RecordMismatch {
@@ -88,6 +99,9 @@ struct WheelReport {
 struct InspectReport {
   std::vector<InspectedLibrary> libraries;  // ELF files given directly or found in directories
   std::vector<WheelReport> wheels;
+  /// Files and folders under a directory argument that could not be read, each
+  /// "PATH: why" (permission denied ...). Listed by both renderers.
+  std::vector<std::string> skipped;
   /// Every target in any library or wheel, canonical order.
   std::vector<std::string> targets_union() const;
 };

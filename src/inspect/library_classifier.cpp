@@ -16,33 +16,51 @@ std::string_view needed_kind_key(NeededKind kind) {
     case NeededKind::whitelisted: return "manylinux-whitelist";
     case NeededKind::cuda_runtime: return "cuda-runtime";
     case NeededKind::cuda_driver: return "cuda-driver";
+    case NeededKind::torch: return "torch";
+    case NeededKind::found: return "found";
+    case NeededKind::not_found: return "not-found";
     case NeededKind::system: return "system";
   }
   return "system";
 }
 
-InspectedLibrary classify_library(LibraryReport report, const std::set<std::string>& bundled) {
+InspectedLibrary classify_resolved(LibraryReport report, const std::vector<NeedResolution>& resolutions) {
   InspectedLibrary lib;
   static_cast<LibraryReport&>(lib) = std::move(report);
   const auto& policies = ManylinuxPolicies::get();
   const auto& cuda = CudaProviders::get();
-  for (const auto& soname : lib.needed) {
+  const auto& torch = TorchLibraries::get();
+  static const NeedResolution k_nowhere;
+  for (size_t i = 0; i < lib.needed.size(); ++i) {
+    const auto& soname = lib.needed[i];
+    const NeedResolution& r = i < resolutions.size() ? resolutions[i] : k_nowhere;
     NeededLibrary n;
     n.soname = soname;
-    if (bundled.count(soname)) {
+    if (r.where == NeedResolution::Where::inside || r.where == NeedResolution::Where::on_disk) {
+      n.resolved = r.path;
+      n.via = r.via;
+    }
+    if (r.where == NeedResolution::Where::unreached) n.note = r.note;
+    if (r.where == NeedResolution::Where::inside) {
       n.kind = NeededKind::bundled;
-    } else if (policies.whitelisted(soname)) {
-      n.kind = NeededKind::whitelisted;
-    } else if (auto providers = cuda.lookup(soname); !providers.empty()) {
+    } else if (policies.whitelisted(soname) || soname.rfind("ld-linux", 0) == 0 || soname.rfind("ld64.so", 0) == 0) {
+      n.kind = NeededKind::whitelisted;  // the dynamic loader comes with libc
+    } else if (auto match = cuda.match(soname)) {
       n.kind = NeededKind::cuda_runtime;
-      for (const auto* p : providers) {
-        n.wheels.push_back(p->wheel);
-        n.systems.push_back(p->system);
+      n.what = match->family->what;
+      for (const auto* p : match->providers) {
+        if (!p->wheel.empty() && std::find(n.wheels.begin(), n.wheels.end(), p->wheel) == n.wheels.end())
+          n.wheels.push_back(p->wheel);
+        if (std::find(n.systems.begin(), n.systems.end(), p->system) == n.systems.end()) n.systems.push_back(p->system);
       }
     } else if (cuda.is_driver_library(soname)) {
       n.kind = NeededKind::cuda_driver;
-    } else if (soname.rfind("ld-linux", 0) == 0 || soname.rfind("ld64.so", 0) == 0) {
-      n.kind = NeededKind::whitelisted;  // the dynamic loader comes with libc
+    } else if (torch.contains(soname)) {
+      n.kind = NeededKind::torch;
+    } else if (r.where == NeedResolution::Where::on_disk) {
+      n.kind = NeededKind::found;
+    } else if (r.where == NeedResolution::Where::unreached) {
+      n.kind = NeededKind::not_found;
     } else {
       n.kind = NeededKind::system;
     }
@@ -50,6 +68,16 @@ InspectedLibrary classify_library(LibraryReport report, const std::set<std::stri
   }
   lib.manylinux = policies.strictest_fit(lib.machine, lib.version_needs);
   return lib;
+}
+
+InspectedLibrary classify_library(LibraryReport report, const std::set<std::string>& bundled) {
+  std::vector<NeedResolution> resolutions(report.needed.size());
+  for (size_t i = 0; i < report.needed.size(); ++i)
+    if (bundled.count(report.needed[i])) {
+      resolutions[i].where = NeedResolution::Where::inside;
+      resolutions[i].path = report.needed[i];
+    }
+  return classify_resolved(std::move(report), resolutions);
 }
 
 void sort_target_names(std::vector<std::string>& names) {
@@ -113,6 +141,9 @@ SetFit fit_of_set(const std::vector<InspectedLibrary>& libraries) {
       if (n.kind == NeededKind::system) {
         fit.limiting.push_back(fmt::format("{}: needs {} from the system", lib.path, n.soname));
         fit.policy = "linux";
+      } else if (n.kind == NeededKind::not_found) {
+        fit.limiting.push_back(fmt::format("{}: needs {}, not found ({})", lib.path, n.soname, n.note));
+        fit.policy = "linux";
       }
   }
   if (fit.policy == "linux") {
@@ -120,6 +151,97 @@ SetFit fit_of_set(const std::vector<InspectedLibrary>& libraries) {
     fit.glibc_major = fit.glibc_minor = 0;
   }
   return fit;
+}
+
+namespace {
+
+// The symbol versions `policy` refuses across the libraries of `arch`, highest first
+// within each prefix: "GLIBC_2.34 (libc.so.6, needed by pkg/_C.so)".
+std::vector<std::string> refused_versions(const ManylinuxPolicy& policy, const std::string& arch,
+                                          const std::vector<InspectedLibrary>& libraries) {
+  struct Refusal {
+    std::string prefix, number, file;
+    std::vector<std::string> libraries;
+  };
+  std::map<std::string, Refusal> by_version;
+  for (const auto& lib : libraries) {
+    if (lib.machine != arch) continue;
+    for (const auto& need : lib.version_needs) {
+      if (need.file.rfind("ld-linux", 0) == 0 || need.file.rfind("ld64.so", 0) == 0) continue;
+      for (const auto& v : need.versions) {
+        if (policy.allows(v)) continue;
+        auto& r = by_version[v];
+        auto us = v.find('_');
+        r.prefix = us == std::string::npos ? v : v.substr(0, us);
+        r.number = us == std::string::npos ? "" : v.substr(us + 1);
+        if (r.file.empty()) r.file = need.file;
+        if (std::find(r.libraries.begin(), r.libraries.end(), lib.path) == r.libraries.end()) r.libraries.push_back(lib.path);
+      }
+    }
+  }
+  std::vector<const Refusal*> order;
+  for (auto& [v, r] : by_version) order.push_back(&r);
+  std::sort(order.begin(), order.end(), [](const Refusal* a, const Refusal* b) {
+    if (a->prefix != b->prefix) return a->prefix < b->prefix;
+    return compare_versions(a->number, b->number) > 0;
+  });
+  std::vector<std::string> out;
+  for (const auto* r : order) {
+    std::string who = r->libraries.front();
+    if (r->libraries.size() > 1) who += fmt::format(" and {} more", r->libraries.size() - 1);
+    out.push_back(fmt::format("{}_{} ({}, needed by {})", r->prefix, r->number, r->file, who));
+  }
+  return out;
+}
+
+std::string summarize(const std::vector<std::string>& items, size_t shown) {
+  std::vector<std::string> head(items.begin(), items.begin() + std::min(shown, items.size()));
+  std::string s = fmt::format("{}", fmt::join(head, ", "));
+  if (items.size() > shown) s += fmt::format(" and {} more", items.size() - shown);
+  return s;
+}
+
+}  // namespace
+
+ClaimCheck check_manylinux_claim(const std::vector<std::string>& platform_tags, const SetFit& fit,
+                                 const std::vector<InspectedLibrary>& libraries) {
+  ClaimCheck check;
+  const auto& policies = ManylinuxPolicies::get();
+  for (const auto& tag : platform_tags) {
+    auto claim = policies.parse_platform_tag(tag);
+    if (!claim || fit.tag.empty()) continue;
+    if (claim->arch != fit.arch) {
+      check.ok = false;
+      check.problem = fmt::format("claims {} but the libraries are {}", tag, fit.arch);
+      return check;
+    }
+    const bool too_new = std::pair(claim->glibc_major, claim->glibc_minor) < std::pair(fit.glibc_major, fit.glibc_minor);
+    if (fit.policy != "linux" && !too_new) continue;
+    check.ok = false;
+    check.problem = fit.policy == "linux" ? fmt::format("claims {} but the libraries fit no manylinux policy", tag)
+                                          : fmt::format("claims {} but the libraries need {}", tag, fit.tag);
+    // What breaks this claim: versions the claimed policy refuses, then needs from nowhere.
+    std::vector<std::string> reasons;
+    const ManylinuxPolicy* claimed = nullptr;
+    for (const auto& p : policies.for_arch(fit.arch))
+      if (p.name == claim->policy) claimed = &p;
+    if (!claimed)  // a tag newer than the data: the newest policy not above it
+      for (const auto& p : policies.for_arch(fit.arch))
+        if (std::pair(p.glibc_major, p.glibc_minor) <= std::pair(claim->glibc_major, claim->glibc_minor) &&
+            (!claimed || p.priority < claimed->priority))
+          claimed = &p;
+    std::vector<std::string> versions;
+    if (claimed) versions = refused_versions(*claimed, fit.arch, libraries);
+    if (!versions.empty()) reasons.push_back("needs " + summarize(versions, 5));
+    std::vector<std::string> nowhere;
+    for (const auto& l : fit.limiting)
+      if (l.find(": needs ") != std::string::npos || l.find(": machine ") != std::string::npos) nowhere.push_back(l);
+    if (!nowhere.empty()) reasons.push_back(summarize(nowhere, 3));
+    if (reasons.empty() && !fit.limiting.empty()) reasons.push_back(summarize(fit.limiting, 3));
+    if (!reasons.empty()) check.problem += fmt::format(" ({})", fmt::join(reasons, "; "));
+    return check;
+  }
+  return check;
 }
 
 }  // namespace tailor::inspect

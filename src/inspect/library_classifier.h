@@ -11,8 +11,21 @@
 
 namespace tailor::inspect {
 
-/// `bundled` holds the file names (and sonames) available beside the library: the
-/// wheel's members or the other inputs.
+/// Where the loader's search found one needed library (library_resolver.h decides).
+struct NeedResolution {
+  enum class Where { nowhere, inside, on_disk, unreached };
+  Where where = Where::nowhere;
+  std::string path;  // inside: the member / input; on_disk: the file; unreached: a file of that name
+  std::string via;   // "RUNPATH $ORIGIN/../lib"
+  std::string note;  // unreached: "a file of that name is in the wheel at X, but no RUNPATH reaches it"
+};
+
+/// Classifies each need: found inside (bundled), else by who provides it (whitelist, CUDA
+/// of any major, driver, torch), else found on disk, else not found (a file of that name
+/// exists but the search does not reach it), else system. `resolutions` is parallel to
+/// `report.needed` (missing entries count as nowhere).
+InspectedLibrary classify_resolved(LibraryReport report, const std::vector<NeedResolution>& resolutions);
+/// The same where `bundled` holds the names resolved inside (tests, simple callers).
 InspectedLibrary classify_library(LibraryReport report, const std::set<std::string>& bundled);
 
 /// Per-target totals across libraries; share relative to `installed_bytes` (0: no share).
@@ -28,5 +41,16 @@ struct SetFit {
   std::vector<std::string> limiting;
 };
 SetFit fit_of_set(const std::vector<InspectedLibrary>& libraries);
+
+/// Whether a wheel's manylinux platform tags hold for its libraries: every manylinux tag
+/// must be at least as new as `fit`, for the same architecture. The problem names first
+/// the symbol versions the claimed policy refuses (highest first, nothing it allows),
+/// then the needs that come from nowhere (system, not found).
+struct ClaimCheck {
+  bool ok = true;
+  std::string problem;
+};
+ClaimCheck check_manylinux_claim(const std::vector<std::string>& platform_tags, const SetFit& fit,
+                                 const std::vector<InspectedLibrary>& libraries);
 
 }  // namespace tailor::inspect

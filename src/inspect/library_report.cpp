@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -19,6 +20,9 @@ namespace {
 // Sections that hold fatbin containers: whole-program device code and the relocatable
 // device code that -rdc builds keep for the device linker.
 constexpr std::string_view k_device_sections[] = {".nv_fatbin", "__nv_relfatbin"};
+// Real libraries carry tens of targets (kind x arch x variant); entries that each name a
+// new arch are hostile and would make the report as large as the file.
+constexpr size_t k_max_targets = 1024;
 
 // Canonical order is tailor::cuda::CudaTarget's (CC, then variant, then SASS before PTX);
 // names the CUDA model cannot parse (an unknown entry kind) go last, by name.
@@ -61,6 +65,12 @@ std::optional<bool> cxx11_abi(Bytes dynstr) {
     pos = end + 1;
   }
   return std::nullopt;
+}
+
+std::string fmt_hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(v));
+  return buf;
 }
 
 // Called with a file range the analysis is done with; over a private read-only file
@@ -127,15 +137,22 @@ Expected<LibraryReport> analyze(Bytes file, std::string path, const LibraryOptio
     auto bytes = formats::section_bytes(file, s);
     if (!bytes) return fail(bytes.error());
     report.device_code_bytes += s.size;
+    // Many section headers may all point at one large range: walk no more than the file.
+    if (report.device_code_bytes > file.size())
+      return fail(make_error("section " + s.name + " at 0x" + fmt_hex(s.offset) +
+                             ": device code sections overlap (together larger than the file)"));
     uint64_t released_to = s.offset;
     auto walked = formats::for_each_fatbin_container(
         *bytes, s.offset, [&](formats::FatbinContainer&& c) -> Expected<void> {
           for (const formats::FatbinEntry& e : c.entries) {
             if (options.verify_payloads) {
-              auto out = formats::decompress_entry(file, e, options.max_entry_bytes);
-              if (!out) return out.error();
+              // Streamed in bounded memory: a declared 1 GiB is never allocated.
+              if (auto ok = formats::verify_entry(file, e, options.max_entry_bytes); !ok) return ok.error();
             }
             std::string name = e.target_name();
+            if (by_target.size() == k_max_targets && !by_target.count(name))
+              return make_error("fatbin entry at 0x" + fmt_hex(e.header_offset) + ": more than " +
+                                std::to_string(k_max_targets) + " distinct targets in one library");
             TargetStats& t = by_target[name];
             if (t.name.empty()) t.name = std::move(name);
             t.entries += 1;

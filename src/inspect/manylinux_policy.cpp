@@ -1,12 +1,10 @@
 #include "inspect/manylinux_policy.h"
 
 #include <fmt/format.h>
-#include <toml++/toml.h>
 
 #include <algorithm>
-#include <stdexcept>
 
-#include "data/data_files.h"
+#include "data/toml_document.h"
 #include "util/strings.h"
 
 namespace tailor::inspect {
@@ -14,23 +12,6 @@ namespace tailor::inspect {
 namespace {
 
 constexpr std::string_view k_file = "manylinux/policies.toml";
-
-[[noreturn]] void bad(const std::string& what) {
-  throw std::logic_error("data/" + std::string(k_file) + ": " + what);
-}
-
-std::vector<std::string> strings_of(const toml::node* node, const std::string& where) {
-  std::vector<std::string> out;
-  if (!node) return out;
-  const auto* arr = node->as_array();
-  if (!arr) bad(where + " is not an array");
-  for (const auto& v : *arr) {
-    auto s = v.value<std::string>();
-    if (!s) bad(where + " holds a non-string");
-    out.push_back(*s);
-  }
-  return out;
-}
 
 bool is_numeric_version(const std::string& v) {
   if (v.empty()) return false;
@@ -42,16 +23,6 @@ bool is_numeric_version(const std::string& v) {
 bool is_loader(const std::string& file) { return file.rfind("ld-linux", 0) == 0 || file.rfind("ld64.so", 0) == 0; }
 
 }  // namespace
-
-int compare_versions(const std::string& a, const std::string& b) {
-  auto pa = split_any(a, "."), pb = split_any(b, ".");
-  for (size_t i = 0; i < std::max(pa.size(), pb.size()); ++i) {
-    long va = i < pa.size() ? std::strtol(pa[i].c_str(), nullptr, 10) : 0;
-    long vb = i < pb.size() ? std::strtol(pb[i].c_str(), nullptr, 10) : 0;
-    if (va != vb) return va < vb ? -1 : 1;
-  }
-  return 0;
-}
 
 bool ManylinuxPolicy::allows(const std::string& version) const {
   if (also.count(version)) return true;
@@ -68,43 +39,29 @@ bool ManylinuxPolicy::allows(const std::string& version) const {
 const ManylinuxPolicies& ManylinuxPolicies::get() {
   static const ManylinuxPolicies policies = [] {
     ManylinuxPolicies p;
-    auto text = data::file(k_file);
-    if (!text) throw std::logic_error(text.error().message);
-    toml::table root;
-    try {
-      root = toml::parse(*text, k_file);
-    } catch (const toml::parse_error& e) {
-      bad(std::string(e.description()));
-    }
-    p.m_source = root["source"].value_or(std::string());
-    p.m_whitelist = strings_of(root.get("whitelist"), "whitelist");
-    if (p.m_whitelist.empty()) bad("empty whitelist");
-    const auto* list = root["policy"].as_array();
-    if (!list) bad("no [[policy]] tables");
-    for (const auto& node : *list) {
-      const auto* t = node.as_table();
-      if (!t) bad("policy is not a table");
+    const auto root = data::toml_document(k_file);
+    p.m_source = root["source"].string_or("");
+    p.m_whitelist = root["whitelist"].strings_or_empty();
+    if (p.m_whitelist.empty()) root.fail("empty whitelist");
+    for (const auto& t : root["policy"].array()) {
       ManylinuxPolicy base;
-      base.name = (*t)["name"].value_or(std::string());
-      base.priority = (*t)["priority"].value_or(-1);
-      if (base.name.empty() || base.priority < 0) bad("policy without name or priority");
-      base.aliases = strings_of(t->get("aliases"), base.name + ".aliases");
+      base.name = t["name"].string();
+      base.priority = static_cast<int>(t["priority"].integer());
+      if (base.name.empty() || base.priority < 0) t.fail("policy without name or priority");
+      base.aliases = t["aliases"].strings_or_empty();
       if (std::sscanf(base.name.c_str(), "manylinux_%d_%d", &base.glibc_major, &base.glibc_minor) != 2)
-        bad(base.name + ": name is not manylinux_X_Y");
-      for (const auto& [arch, body] : *t) {
-        const auto* at = body.as_table();
-        if (!at) continue;
+        t["name"].fail(base.name + " is not manylinux_X_Y");
+      for (const auto& [arch, at] : t.entries()) {
+        if (!at.is_table()) continue;
         ManylinuxPolicy pol = base;
-        const auto* mx = (*at)["max"].as_table();
-        if (!mx) bad(base.name + "." + std::string(arch.str()) + ": no max table");
-        for (const auto& [prefix, v] : *mx) {
-          auto s = v.value<std::string>();
-          if (!s || !is_numeric_version(*s)) bad(base.name + ": max." + std::string(prefix.str()) + " is not a version");
-          pol.max_version[std::string(prefix.str())] = *s;
+        for (const auto& [prefix, v] : at["max"].entries()) {
+          std::string s = v.string();
+          if (!is_numeric_version(s)) v.fail("'" + s + "' is not a version");
+          pol.max_version[prefix] = s;
         }
-        for (auto& s : strings_of(at->get("none"), base.name + ".none")) pol.none.insert(s);
-        for (auto& s : strings_of(at->get("also"), base.name + ".also")) pol.also.insert(s);
-        p.m_by_arch[std::string(arch.str())].push_back(std::move(pol));
+        for (auto& s : at["none"].strings_or_empty()) pol.none.insert(s);
+        for (auto& s : at["also"].strings_or_empty()) pol.also.insert(s);
+        p.m_by_arch[arch].push_back(std::move(pol));
       }
     }
     for (auto& [arch, pols] : p.m_by_arch)

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "util/version.h"
+
 #include "formats/elf.h"
 
 namespace tailor::inspect {
@@ -36,7 +38,7 @@ struct ManylinuxFit {
 
 class ManylinuxPolicies {
 public:
-  /// The embedded data, parsed once (a malformed file throws std::logic_error: a bug).
+  /// The embedded data, parsed once (a malformed file throws data::DataError: a bug).
   static const ManylinuxPolicies& get();
 
   const std::vector<std::string>& whitelist() const { return m_whitelist; }
@@ -63,7 +65,7 @@ private:
   std::map<std::string, std::vector<ManylinuxPolicy>> m_by_arch;
 };
 
-/// Compares dotted numeric versions ("3.4.9" < "3.4.19"); non-numeric parts sort first.
-int compare_versions(const std::string& a, const std::string& b);
+/// Compares dotted numeric versions ("3.4.9" < "3.4.19"): the one of util/version.h.
+using tailor::compare_versions;
 
 }  // namespace tailor::inspect

@@ -1,4 +1,5 @@
 #include "inspect/render.h"
+#include "util/text_escape.h"
 
 namespace tailor::inspect {
 
@@ -28,11 +29,16 @@ json library_json(const InspectedLibrary& lib) {
     json e{{"soname", n.soname}, {"kind", std::string(needed_kind_key(n.kind))}};
     if (!n.wheels.empty()) e["wheels"] = n.wheels;
     if (!n.systems.empty()) e["system_packages"] = n.systems;
+    if (!n.what.empty()) e["what"] = n.what;
+    if (!n.resolved.empty()) e["resolved"] = n.resolved;
+    if (!n.via.empty()) e["via"] = n.via;
+    if (!n.note.empty()) e["note"] = n.note;
     needed.push_back(e);
   }
   j["needed"] = needed;
   j["runpath"] = lib.runpath;
   j["rpath"] = lib.rpath;
+  j["loader_warnings"] = lib.loader_warnings;
   json needs = json::array();
   for (const auto& v : lib.version_needs) needs.push_back({{"file", v.file}, {"versions", v.versions}});
   j["version_needs"] = needs;
@@ -97,6 +103,7 @@ nlohmann::json to_json(const InspectReport& report, const Verdicts* verdicts) {
   for (const auto& w : report.wheels) wheels.push_back(wheel_json(w));
   j["wheels"] = wheels;
   j["targets"] = report.targets_union();
+  if (!report.skipped.empty()) j["skipped"] = report.skipped;
   if (verdicts) {
     json items = json::array();
     for (const auto& v : verdicts->items) {
@@ -105,6 +112,9 @@ nlohmann::json to_json(const InspectReport& report, const Verdicts* verdicts) {
         i["device"] = v.device;
         i["mode"] = v.mode;
         i["via"] = v.via;
+        json covering = json::array();
+        for (const auto& c : v.covering) covering.push_back({{"target", c.target}, {"entries", c.entries}});
+        i["covering"] = covering;
       } else {
         i["missing"] = v.missing;
         if (v.check == VerdictCheck::exact) i["extra"] = v.extra;
@@ -113,6 +123,9 @@ nlohmann::json to_json(const InspectReport& report, const Verdicts* verdicts) {
     }
     j["verdicts"] = {{"pass", verdicts->pass()}, {"items", items}, {"problems", verdicts->problems}};
   }
+  // Names from the input (DT_NEEDED, zip members) may hold bytes that are not UTF-8: they
+  // become "\\xNN" text (util/text_escape.h), so dump() never throws.
+  escape_json_strings(j);
   return j;
 }
 

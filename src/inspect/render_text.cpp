@@ -5,30 +5,57 @@
 
 #include "inspect/render.h"
 #include "util/strings.h"
+#include "util/text_escape.h"
 
 namespace tailor::inspect {
 
 namespace {
+
+// Every string taken from the input goes through t() (control sequences and invalid UTF-8
+// become \xNN text: util/text_escape.h). Long lists are cut at k_max_listed items with an
+// explicit "(N more ...)"; --json carries them all.
+constexpr size_t k_max_listed = 64;
+
+std::string t(std::string_view s) { return terminal_safe(s); }
+
+// The first k_max_listed items, escaped and joined, then "(N more <what>)".
+std::string join_capped(const std::vector<std::string>& items, std::string_view sep, std::string_view what) {
+  std::vector<std::string> shown;
+  for (size_t i = 0; i < items.size() && i < k_max_listed; ++i) shown.push_back(t(items[i]));
+  std::string out = join(shown, sep);
+  if (items.size() > k_max_listed) out += fmt::format("{}({} more {})", sep, items.size() - k_max_listed, what);
+  return out;
+}
 
 std::string join_set(const std::set<std::string>& s) { return join(std::vector<std::string>(s.begin(), s.end()), ","); }
 
 template <typename Row>
 void target_table(std::string& out, const std::vector<Row>& rows, uint64_t whole, const char* indent) {
   size_t width = 6;
-  for (const auto& t : rows) width = std::max(width, t.name.size());
-  for (const auto& t : rows) {
-    double share = whole ? double(t.stored_bytes) / double(whole) : 0.0;
-    out += fmt::format("{}{:<{}}  {} {:>4.0f}%  {:>10}  {:>5} entries  {}\n", indent, t.name, width, share_bar(share),
-                       share * 100.0, human_bytes(t.stored_bytes), t.entries, join_set(t.compression));
+  for (const auto& row : rows) width = std::max(width, row.name.size());
+  for (const auto& row : rows) {
+    double share = whole ? double(row.stored_bytes) / double(whole) : 0.0;
+    out += fmt::format("{}{:<{}}  {} {:>4.0f}%  {:>10}  {:>5} entries  {}\n", indent, row.name, width, share_bar(share),
+                       share * 100.0, human_bytes(row.stored_bytes), row.entries, join_set(row.compression));
   }
 }
 
 std::string needed_line(const NeededLibrary& n) {
+  std::string at = n.resolved.empty() ? "" : fmt::format(", found at {} through {}", t(n.resolved), t(n.via));
   switch (n.kind) {
+    case NeededKind::bundled:
+      if (n.via.empty()) return fmt::format("{} (bundled)", t(n.soname));
+      return fmt::format("{} (bundled: {} through {})", t(n.soname), t(n.resolved), t(n.via));
     case NeededKind::cuda_runtime:
-      return fmt::format("{} (CUDA: wheel {} or package {})", n.soname, join(n.wheels, "|"), join(n.systems, "|"));
-    case NeededKind::system: return fmt::format("{} (SYSTEM: not in the wheel, not on the manylinux whitelist)", n.soname);
-    default: return fmt::format("{} ({})", n.soname, needed_kind_key(n.kind));
+      if (n.wheels.empty() && n.systems.empty())
+        return fmt::format("{} ({}: no known provider of this version{})", t(n.soname), n.what, at);
+      return fmt::format("{} ({}: wheel {} or package {}{})", t(n.soname), n.what,
+                         n.wheels.empty() ? "none" : join(n.wheels, "|"), join(n.systems, "|"), at);
+    case NeededKind::torch: return fmt::format("{} (provided by torch{})", t(n.soname), at);
+    case NeededKind::found: return fmt::format("{} (found at {} through {})", t(n.soname), t(n.resolved), t(n.via));
+    case NeededKind::not_found: return fmt::format("{} (not found: {})", t(n.soname), t(n.note));
+    case NeededKind::system: return fmt::format("{} (SYSTEM: not in the wheel, not on the manylinux whitelist)", t(n.soname));
+    default: return fmt::format("{} ({}{})", t(n.soname), needed_kind_key(n.kind), at);
   }
 }
 
@@ -46,11 +73,11 @@ std::string newest_needs(const InspectedLibrary& lib) {
     }
   std::vector<std::string> parts;
   for (auto& [p, v] : newest) parts.push_back(p + "_" + v);
-  return parts.empty() ? "none" : join(parts, " ");
+  return parts.empty() ? "none" : join_capped(parts, " ", "version prefixes");
 }
 
 void library_text(std::string& out, const InspectedLibrary& lib, bool full, const char* indent) {
-  std::string head = fmt::format("{}{}  ({}, {}", indent, lib.path, lib.machine, human_bytes(lib.file_size));
+  std::string head = fmt::format("{}{}  ({}, {}", indent, t(lib.path), lib.machine, human_bytes(lib.file_size));
   if (lib.member_compressed_bytes) head += fmt::format(", {} in the wheel", human_bytes(lib.member_compressed_bytes));
   head += ")";
   if (!lib.has_device_code) {
@@ -67,10 +94,14 @@ void library_text(std::string& out, const InspectedLibrary& lib, bool full, cons
   }
   out += fmt::format("{}  needs      {} -> {}\n", indent, newest_needs(lib), lib.manylinux.tag);
   std::vector<std::string> needed;
-  for (const auto& n : lib.needed_libraries) needed.push_back(needed_line(n));
+  for (size_t i = 0; i < lib.needed_libraries.size() && i < k_max_listed; ++i)
+    needed.push_back(needed_line(lib.needed_libraries[i]));
+  if (lib.needed_libraries.size() > k_max_listed)
+    needed.push_back(fmt::format("({} more needed libraries)", lib.needed_libraries.size() - k_max_listed));
   if (!needed.empty()) out += fmt::format("{}  needed     {}\n", indent, join(needed, ", "));
-  if (!lib.runpath.empty()) out += fmt::format("{}  runpath    {}\n", indent, join(lib.runpath, ":"));
-  if (!lib.rpath.empty()) out += fmt::format("{}  rpath      {}\n", indent, join(lib.rpath, ":"));
+  if (!lib.runpath.empty()) out += fmt::format("{}  runpath    {}\n", indent, join_capped(lib.runpath, ":", "entries"));
+  if (!lib.rpath.empty()) out += fmt::format("{}  rpath      {}\n", indent, join_capped(lib.rpath, ":", "entries"));
+  for (const auto& w : lib.loader_warnings) out += fmt::format("{}  WARNING    {}\n", indent, t(w));
   std::string abi = !lib.cxx11_abi ? "no C++ symbols" : *lib.cxx11_abi ? "cxx11 (new)" : "pre-cxx11 (old)";
   out += fmt::format("{}  c++ abi    {}", indent, abi);
   if (lib.x86_isa_level) out += fmt::format("; x86 ISA {}", *lib.x86_isa_level);
@@ -78,16 +109,16 @@ void library_text(std::string& out, const InspectedLibrary& lib, bool full, cons
 }
 
 void wheel_text(std::string& out, const WheelReport& w, const TextOptions& options) {
-  out += fmt::format("{}  ({}, {} members, {} installed)\n", w.path, human_bytes(w.file_size), w.members,
+  out += fmt::format("{}  ({}, {} members, {} installed)\n", t(w.path), human_bytes(w.file_size), w.members,
                      human_bytes(w.installed_bytes));
-  out += fmt::format("  name       {} {}", w.name, w.version);
-  if (!w.local_label.empty()) out += fmt::format("  (local label +{})", w.local_label);
+  out += fmt::format("  name       {} {}", t(w.name), t(w.version));
+  if (!w.local_label.empty()) out += fmt::format("  (local label +{})", t(w.local_label));
   if (!w.metadata_version.empty() && w.metadata_version != w.version)
-    out += fmt::format("  METADATA says {} {}", w.metadata_name, w.metadata_version);
+    out += fmt::format("  METADATA says {} {}", t(w.metadata_name), t(w.metadata_version));
   out += "\n";
-  out += fmt::format("  tags       {}  {}\n", join(w.tags_from_name, " "),
+  out += fmt::format("  tags       {}  {}\n", join_capped(w.tags_from_name, " ", "tags"),
                      w.tags_consistent ? "(WHEEL agrees)"
-                                       : fmt::format("(WHEEL says {})", join(w.tags_from_wheel_file, " ")));
+                                       : fmt::format("(WHEEL says {})", join_capped(w.tags_from_wheel_file, " ", "tags")));
   if (!w.record.present) {
     out += "  RECORD     MISSING\n";
   } else if (w.record.passed()) {
@@ -95,13 +126,20 @@ void wheel_text(std::string& out, const WheelReport& w, const TextOptions& optio
   } else {
     out += fmt::format("  RECORD     FAILED: {} ok, {} mismatched, {} unlisted, {} missing\n", w.record.ok,
                        w.record.mismatches.size(), w.record.unlisted.size(), w.record.missing.size());
-    for (const auto& m : w.record.mismatches) out += fmt::format("    mismatch  {}: {}\n", m.path, m.what);
-    for (const auto& u : w.record.unlisted) out += fmt::format("    unlisted  {}\n", u);
-    for (const auto& m : w.record.missing) out += fmt::format("    missing   {}\n", m);
+    auto lines = [&](size_t count, const char* what, auto&& line) {
+      for (size_t i = 0; i < count && i < k_max_listed; ++i) out += line(i);
+      if (count > k_max_listed) out += fmt::format("    ({} more {} members; --json lists them all)\n", count - k_max_listed, what);
+    };
+    const auto& rec = w.record;
+    lines(rec.mismatches.size(), "mismatched", [&](size_t i) {
+      return fmt::format("    mismatch  {}: {}\n", t(rec.mismatches[i].path), t(rec.mismatches[i].what));
+    });
+    lines(rec.unlisted.size(), "unlisted", [&](size_t i) { return fmt::format("    unlisted  {}\n", t(rec.unlisted[i])); });
+    lines(rec.missing.size(), "missing", [&](size_t i) { return fmt::format("    missing   {}\n", t(rec.missing[i])); });
   }
   if (!w.manylinux_needed.empty())
-    out += fmt::format("  manylinux  needs {}, claims {}: {}\n", w.manylinux_needed, w.manylinux_claimed,
-                       w.claim_ok ? "ok" : "WRONG: " + w.claim_problem);
+    out += fmt::format("  manylinux  needs {}, claims {}: {}\n", w.manylinux_needed, t(w.manylinux_claimed),
+                       w.claim_ok ? "ok" : "WRONG: " + t(w.claim_problem));
   size_t with_code = std::count_if(w.libraries.begin(), w.libraries.end(), [](auto& l) { return l.has_device_code; });
   out += fmt::format("  libraries  {} ELF, {} with CUDA device code\n", w.libraries.size(), with_code);
   if (!w.targets.empty()) {
@@ -132,27 +170,40 @@ std::string render_text(const InspectReport& report, const Verdicts* verdicts, c
     library_text(out, lib, true, "");
     out += "\n";
   }
+  for (const auto& skipped : report.skipped) out += fmt::format("skipped: {}\n", t(skipped));
   if (verdicts) {
-    for (const auto& p : verdicts->problems) out += fmt::format("verdict FAIL: {}\n", p);
+    for (const auto& p : verdicts->problems) out += fmt::format("verdict FAIL: {}\n", t(p));
     for (const auto& v : verdicts->items) {
       const char* status = v.pass ? "PASS" : "FAIL";
       switch (v.check) {
         case VerdictCheck::gpu:
           if (v.mode == "none")
-            out += fmt::format("verdict {}: gpu {}: {} has no kernel image for it\n", status, v.device, v.library);
-          else
-            out += fmt::format("verdict {}: gpu {}: {} runs through {} ({})\n", status, v.device, v.library,
-                               v.mode == "native" ? "native SASS" : v.mode == "compatible_sass" ? "compatible SASS" : "PTX JIT",
-                               v.via);
+            out += fmt::format("verdict {}: gpu {}: {} has no kernel image for it\n", status, v.device, t(v.library));
+          else {
+            std::string how = v.mode == "native" ? "native SASS" : v.mode == "compatible_sass" ? "compatible SASS" : "PTX JIT";
+            if (v.covering.empty()) {
+              out += fmt::format("verdict {}: gpu {}: {} runs through {} ({})\n", status, v.device, t(v.library), how, v.via);
+            } else {
+              std::vector<std::string> parts;
+              for (const auto& c : v.covering)
+                parts.push_back(fmt::format("{} ({} {})", c.target, c.entries, c.entries == 1 ? "entry" : "entries"));
+              std::string list = parts.back();
+              if (parts.size() > 1) {
+                parts.pop_back();
+                list = join(parts, ", ") + " and " + list;
+              }
+              out += fmt::format("verdict {}: gpu {}: {} runs through {} {}\n", status, v.device, t(v.library), how, list);
+            }
+          }
           break;
         case VerdictCheck::require:
-          out += v.pass ? fmt::format("verdict PASS: require: {} has every required target\n", v.library)
-                        : fmt::format("verdict FAIL: require: {} lacks {}\n", v.library, join(v.missing, " "));
+          out += v.pass ? fmt::format("verdict PASS: require: {} has every required target\n", t(v.library))
+                        : fmt::format("verdict FAIL: require: {} lacks {}\n", t(v.library), join(v.missing, " "));
           break;
         case VerdictCheck::exact:
-          if (v.pass) out += fmt::format("verdict PASS: exact: {} has exactly the spec\n", v.library);
+          if (v.pass) out += fmt::format("verdict PASS: exact: {} has exactly the spec\n", t(v.library));
           else {
-            out += fmt::format("verdict FAIL: exact: {}", v.library);
+            out += fmt::format("verdict FAIL: exact: {}", t(v.library));
             if (!v.missing.empty()) out += " lacks " + join(v.missing, " ");
             if (!v.extra.empty()) out += (v.missing.empty() ? " has extra " : "; has extra ") + join(v.extra, " ");
             out += "\n";

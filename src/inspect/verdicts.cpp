@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "cuda/arch_spec.h"
 #include "cuda/compatibility.h"
 #include "cuda/cuda_target.h"
@@ -90,6 +92,21 @@ Expected<Verdicts> evaluate(const InspectReport& report, const VerdictSpecs& spe
       v.mode = std::string(cuda::run_mode_key(coverage.mode));
       if (coverage.via) v.via = coverage.via->name();
       v.pass = coverage.mode != cuda::RunMode::none;
+      if (v.pass) {
+        // Every target that covers the device the same way, not only the one picked.
+        std::vector<std::pair<cuda::CudaTarget, uint64_t>> covering;
+        for (const auto& t : lib->targets) {
+          auto target = cuda::parse_target_name(t.name);
+          if (target && cuda::run_mode(*target, cc) == coverage.mode) covering.emplace_back(*target, t.entries);
+        }
+        std::sort(covering.begin(), covering.end(), [](const auto& a, const auto& b) {
+          bool pa = a.first.variant == cuda::ArchVariant::none, pb = b.first.variant == cuda::ArchVariant::none;
+          if (pa != pb) return pa;
+          return b.first < a.first;
+        });
+        for (const auto& [target, entries] : covering) v.covering.push_back({target.name(), entries});
+        if (!v.covering.empty()) v.via = v.covering.front().target;
+      }
       verdicts.items.push_back(std::move(v));
     }
     if (required) {

@@ -20,13 +20,22 @@ enum class VerdictCheck { gpu, require, exact };
 /// "gpu", "require", "exact"
 std::string_view verdict_check_key(VerdictCheck check);
 
+/// A target that runs a library on the device, with its entry count: "sm_90" (444).
+struct CoveringTarget {
+  std::string target;
+  uint64_t entries = 0;
+};
+
 struct LibraryVerdict {
   VerdictCheck check = VerdictCheck::gpu;
   std::string library;  // path (for a wheel member: "<wheel>!<member>")
   bool pass = false;
   std::string device;  // gpu: the CC, "7.5"
   std::string mode;    // gpu: "native", "compatible_sass", "ptx_jit", "none"
-  std::string via;     // gpu: the entry it would load, "sm_75"
+  std::string via;     // gpu: the entry it would load, "sm_75" (the plain target when several cover)
+  /// gpu: every target that runs on the device in `mode`, plain before a/f variants, then
+  /// newest first: sm_90 (444 entries) and sm_90a (4 entries) on a 9.0 device.
+  std::vector<CoveringTarget> covering;
   std::vector<std::string> missing, extra;  // require / exact
 };
 

@@ -1,22 +1,50 @@
-// inspect_wheel: one pass over the archive. Every member is read once: inflated into
-// memory (or streamed when large and not a library), hashed for RECORD while it is hot in
-// cache, and, when it is an ELF file, handed to analyze_library. Members are tasks for a
-// small pool of threads, largest first, so a 1.5 GB libtorch_cuda.so starts at once and
-// the small files fill the other cores.
+// inspect_wheel: one pass over the archive, in bounded memory and bounded work.
+//
+// Every member that RECORD lists with a sha256 is read once: hashed (OpenSSL) and CRC'd
+// while it is inflated, and, when it is an ELF file, analyzed. A member that needs no hash
+// is only inflated far enough to see whether it is an ELF file. Members are tasks for a
+// small pool of threads, largest first, so the biggest library starts at once and the
+// small files fill the other cores.
+//
+// Memory. A deflated member of up to 64 MiB (WheelPassOptions) is inflated whole by libdeflate
+// (the fastest inflater) while the whole-member buffers of all threads stay within
+// k_whole_budget; a member that does not fit the budget at that moment is streamed
+// instead, so no thread ever waits for memory. Larger members are streamed by ISA-L's
+// igzip (as fast as libdeflate on libtorch_cuda.so; zlib is a third slower) in 256 KiB
+// chunks. A streamed ELF member is also written, chunk by chunk, to an unlinked
+// temporary file (sparse: chunks of zeros are skipped) and analyzed through a memory map
+// that hands pages back as the fatbin walk passes them (analyze_library_file), so the
+// analysis is the very code that reads installed libraries and its results cannot differ.
+// Pages of the archive's own map are handed back once a member has been read.
+//
+// Why spill rather than two passes: the section table of a shared library sits at its
+// end, and after patchelf .dynstr often sits after that, so a one-pass header collector
+// cannot know which bytes to keep until they have gone by; a second inflate of a 435 MiB
+// libtorch_cuda.so would cost as much as the first (most of the pass), while writing it to
+// the page cache costs a small fraction, and nothing of it counts in our RSS.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unordered_set>
 
 #include "formats/elf.h"
 #include "formats/wheel.h"
 #include "formats/zip.h"
 #include "inspect/inspect_report.h"
 #include "inspect/library_classifier.h"
+#include "inspect/library_resolver.h"
+#include "inspect/wheel_pass.h"
 #include "util/base64.h"
 #include "util/sha256.h"
 
@@ -24,67 +52,194 @@ namespace tailor::inspect {
 
 namespace {
 
-// Members above this size that are not named like libraries are streamed in chunks, so
-// memory stays bounded by the libraries (which must be whole to be analyzed).
-constexpr uint64_t k_stream_threshold = uint64_t{64} << 20;
+// Deflated members up to WheelPassOptions::whole_member_bytes (64 MiB) are inflated whole
+// by libdeflate as long as the whole buffers of all threads together stay under this.
+constexpr uint64_t k_whole_budget = uint64_t{128} << 20;
 
 struct MemberResult {
-  std::string sha256_b64;
+  std::string sha256_b64;  // empty when the member needed no hash
   std::optional<LibraryReport> library;
 };
 
-bool named_like_library(const std::string& name) {
-  auto slash = name.rfind('/');
-  std::string base = slash == std::string::npos ? name : name.substr(slash + 1);
-  return base.find(".so") != std::string::npos;
-}
+// Bytes of whole-member buffers in use across threads. take() never waits: a member that
+// does not fit is streamed instead.
+class WholeBudget {
+public:
+  bool take(uint64_t n) {
+    uint64_t used = m_used.load();
+    do {
+      if (used + n > k_whole_budget) return false;
+    } while (!m_used.compare_exchange_weak(used, used + n));
+    return true;
+  }
+  void give(uint64_t n) { m_used -= n; }
+
+private:
+  std::atomic<uint64_t> m_used{0};
+};
+
+struct PassContext {
+  Bytes file;
+  LibraryOptions lib_options;
+  bool release_pages = false;
+  uint64_t whole_max = 0;
+  WholeBudget budget;
+
+  // Hands the pages of an archive range back to the kernel (our own private read-only
+  // map of the file: a page dropped too eagerly only faults back in from the page cache).
+  void release(uint64_t offset, uint64_t size) const {
+    if (!release_pages || size == 0) return;
+    static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    uint64_t begin = offset / page * page;
+    uint64_t end = std::min<uint64_t>(file.size(), offset + size);
+    if (end <= begin) return;
+    ::madvise(const_cast<std::byte*>(file.data()) + begin, end - begin, MADV_DONTNEED);
+  }
+};
 
 std::string digest_b64(Sha256& hash) {
   const Sha256::Digest digest = hash.finish();
   return base64url_nopad_encode(std::as_bytes(std::span(digest)));
 }
 
-std::string base_name(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
+
+bool all_zero(Bytes b) {
+  return b.empty() || (b[0] == std::byte{0} && std::memcmp(b.data(), b.data() + 1, b.size() - 1) == 0);
 }
 
-Expected<MemberResult> read_member(Bytes file, const formats::ZipEntry& entry, const LibraryOptions& lib_options) {
-  MemberResult result;
-  Sha256 hash;
-  std::vector<std::byte> buffer;
-  Bytes content;
-  if (entry.uncompressed_size > k_stream_threshold && !named_like_library(entry.name)) {
-    // Large data file: stream it; keep it only if it turns out to be an ELF file.
-    bool is_elf = false, first = true;
-    auto streamed = formats::stream_member(file, entry, [&](Bytes chunk) {
-      if (first) {
-        is_elf = formats::looks_like_elf(chunk);
-        first = false;
+// An unlinked temporary file that a streamed library is written to, then mapped.
+class SpillFile {
+public:
+  ~SpillFile() {
+    if (m_fd >= 0) ::close(m_fd);
+  }
+  Expected<void> open() {
+    const char* env = std::getenv("TMPDIR");
+    std::string dir = env && *env ? env : "/tmp";
+    m_fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (m_fd < 0) {  // file systems without O_TMPFILE: create, then unlink at once
+      std::string templ = dir + "/tailor-member-XXXXXX";
+      m_fd = ::mkostemp(templ.data(), O_CLOEXEC);
+      if (m_fd >= 0) ::unlink(templ.c_str());
+    }
+    if (m_fd < 0) return make_error(fmt::format("cannot create a temporary file in {}: {}", dir, std::strerror(errno)));
+    return {};
+  }
+  // Writes a chunk at `offset`; chunks of zeros are left as holes.
+  bool write(uint64_t offset, Bytes chunk) {
+    if (m_error || all_zero(chunk)) return !m_error;
+    const std::byte* p = chunk.data();
+    size_t left = chunk.size();
+    while (left > 0) {
+      ssize_t n = ::pwrite(m_fd, p, left, static_cast<off_t>(offset));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        m_error = errno ? errno : EIO;
+        return false;
       }
-      hash.update(chunk);
-      if (is_elf) buffer.insert(buffer.end(), chunk.begin(), chunk.end());
-    });
-    if (!streamed) return streamed.error();
-    result.sha256_b64 = digest_b64(hash);
-    if (!is_elf) return result;
-    content = Bytes(buffer.data(), buffer.size());
-  } else {
-    TAILOR_TRY(bytes, formats::extract_member(file, entry, buffer));
-    hash.update(bytes);
-    result.sha256_b64 = digest_b64(hash);
-    content = bytes;
+      p += n;
+      left -= static_cast<size_t>(n);
+      offset += static_cast<uint64_t>(n);
+    }
+    return true;
   }
-  if (formats::looks_like_elf(content)) {
-    TAILOR_TRY(lib, analyze_library(content, entry.name, lib_options));
+  Expected<std::string> finish(uint64_t size) {
+    if (!m_error && ::ftruncate(m_fd, static_cast<off_t>(size)) != 0) m_error = errno;
+    if (m_error) return make_error(fmt::format("cannot write a temporary copy: {}", std::strerror(m_error)));
+    return fmt::format("/proc/self/fd/{}", m_fd);
+  }
+
+private:
+  int m_fd = -1;
+  int m_error = 0;
+};
+
+// Analyzes a spilled library; its path in reports and errors is the member's name.
+Expected<LibraryReport> analyze_spilled(const std::string& spill_path, const std::string& member,
+                                        const LibraryOptions& options) {
+  auto lib = analyze_library_file(spill_path, options);
+  if (!lib) {
+    std::string message = lib.error().message;
+    if (message.starts_with(spill_path)) message = member + message.substr(spill_path.size());
+    return make_error(message);
+  }
+  lib->path = member;
+  return lib;
+}
+
+Expected<MemberResult> read_member(PassContext& ctx, const formats::ZipEntry& entry, bool needs_hash) {
+  MemberResult result;
+  if (!needs_hash) {
+    // No RECORD hash to check: inflate only far enough to see whether it is a library.
+    auto head = formats::peek_member(ctx.file, entry, 4);
+    if (!head) return head.error();
+    if (!formats::looks_like_elf(as_bytes(*head))) return result;
+  }
+  Sha256 hash;
+  const bool stored = entry.method == formats::k_zip_stored;
+  const bool whole = entry.uncompressed_size <= ctx.whole_max && (stored || ctx.budget.take(entry.uncompressed_size));
+  if (whole) {
+    const uint64_t reserved = stored ? 0 : entry.uncompressed_size;
+    struct Give {
+      WholeBudget& budget;
+      uint64_t n;
+      ~Give() { budget.give(n); }
+    } give{ctx.budget, reserved};
+    std::vector<std::byte> buffer;
+    TAILOR_TRY(bytes, formats::extract_member(ctx.file, entry, buffer));
+    if (needs_hash) {
+      hash.update(bytes);
+      result.sha256_b64 = digest_b64(hash);
+    }
+    if (formats::looks_like_elf(bytes)) {
+      TAILOR_TRY(lib, analyze_library(bytes, entry.name, ctx.lib_options));
+      result.library = std::move(lib);
+    }
+    return result;
+  }
+  // Streamed: hashed and CRC'd chunk by chunk, the archive's pages handed back as they
+  // are consumed. A deflated ELF file is also spilled; a stored one is analyzed in place
+  // (the analysis touches only its headers).
+  std::string head;  // the first bytes, until there are enough to see the ELF magic
+  std::optional<SpillFile> spill;
+  Expected<void> spill_error{};
+  uint64_t at = 0;
+  auto streamed = formats::stream_member(
+      ctx.file, entry,
+      [&](Bytes chunk) {
+        if (needs_hash) hash.update(chunk);
+        if (head.size() < 4) {
+          head.append(as_chars(chunk.first(std::min<size_t>(chunk.size(), 4 - head.size()))));
+          if (head.size() == 4 && !stored && formats::looks_like_elf(as_bytes(head))) {
+            spill.emplace();
+            spill_error = spill->open();
+            if (!spill_error) spill.reset();
+          }
+        }
+        if (spill) spill->write(at, chunk);
+        at += chunk.size();
+      },
+      {}, [&](uint64_t offset, uint64_t size) { ctx.release(offset, size); });
+  if (!streamed) return streamed.error();
+  if (!spill_error) return make_error(fmt::format("member '{}': {}", entry.name, spill_error.error().message));
+  if (needs_hash) result.sha256_b64 = digest_b64(hash);
+  if (stored && formats::looks_like_elf(as_bytes(head))) {
+    auto view = strict_substr(ctx.file, entry.data_offset, entry.compressed_size);
+    TAILOR_TRY(lib, analyze_library(*view, entry.name, ctx.lib_options));
     result.library = std::move(lib);
+    return result;
   }
+  if (!spill) return result;
+  auto spill_path = spill->finish(entry.uncompressed_size);
+  if (!spill_path) return make_error(fmt::format("member '{}': {}", entry.name, spill_path.error().message));
+  TAILOR_TRY(lib, analyze_spilled(*spill_path, entry.name, ctx.lib_options));
+  result.library = std::move(lib);
   return result;
 }
 
 // Runs read_member over every member on `threads` threads; the first error stops the rest.
-Expected<std::vector<MemberResult>> read_all(Bytes file, const std::vector<const formats::ZipEntry*>& members,
-                                             const LibraryOptions& lib_options, unsigned threads) {
+Expected<std::vector<MemberResult>> read_all(PassContext& ctx, const std::vector<const formats::ZipEntry*>& members,
+                                             const std::vector<bool>& needs_hash, unsigned threads) {
   std::vector<size_t> order(members.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -100,7 +255,9 @@ Expected<std::vector<MemberResult>> read_all(Bytes file, const std::vector<const
       size_t k = next.fetch_add(1);
       if (k >= order.size()) return;
       size_t i = order[k];
-      auto r = read_member(file, *members[i], lib_options);
+      auto r = read_member(ctx, *members[i], needs_hash[i]);
+      ctx.release(members[i]->local_header_offset,
+                  members[i]->data_offset + members[i]->compressed_size - members[i]->local_header_offset);
       if (!r) {
         std::lock_guard lock(error_mutex);
         if (!first_error || members[i]->local_header_offset < first_error->first)
@@ -169,6 +326,11 @@ std::vector<std::string> WheelReport::target_names() const {
 }
 
 Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path, const InspectOptions& options) {
+  return inspect_wheel(file, path, options, WheelPassOptions{});
+}
+
+Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path, const InspectOptions& options,
+                                    const WheelPassOptions& pass) {
   auto fail = [&](const Error& e) { return make_error(path + ": " + e.message); };
   WheelReport w;
   w.path = path;
@@ -212,13 +374,18 @@ Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path, const I
   }
   w.members = members.size();
 
-  auto small_text = [&](const formats::ZipEntry& e) -> Expected<std::string> {
+  // The metadata files are read whole, so their declared sizes are capped before they are
+  // inflated (extract_member refuses output past the declared size).
+  const formats::WheelLimits limits;
+  auto small_text = [&](const formats::ZipEntry& e, uint64_t cap) -> Expected<std::string> {
+    if (e.uncompressed_size > cap)
+      return make_error(fmt::format("{}: {} bytes, over the limit of {} for this file", e.name, e.uncompressed_size, cap));
     std::vector<std::byte> buffer;
     auto bytes = formats::extract_member(file, e, buffer);
     if (!bytes) return bytes.error();
     return std::string(as_chars(*bytes));
   };
-  auto wheel_text = small_text(*wheel_entry);
+  auto wheel_text = small_text(*wheel_entry, limits.max_wheel_file_bytes);
   if (!wheel_text) return fail(wheel_text.error());
   auto wheel_file = formats::parse_wheel_file(*wheel_text);
   if (!wheel_file) return fail(make_error(dist_info + wheel_file.error().message));
@@ -229,7 +396,7 @@ Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path, const I
     w.tags_consistent = a == b;
   }
   if (metadata_entry) {
-    auto text = small_text(*metadata_entry);
+    auto text = small_text(*metadata_entry, limits.max_metadata_bytes);
     if (!text) return fail(text.error());
     auto meta = formats::parse_metadata(*text);
     w.metadata_name = meta.name;
@@ -237,61 +404,57 @@ Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path, const I
   }
   std::vector<formats::RecordRow> rows;
   if (record_entry) {
-    auto text = small_text(*record_entry);
+    auto text = small_text(*record_entry, limits.record_cap(members.size()));
     if (!text) return fail(text.error());
-    auto parsed = formats::parse_record(*text);
+    auto parsed = formats::parse_record(*text, members.size() + limits.record_extra_rows);
     if (!parsed) return fail(make_error(dist_info + parsed.error().message));
     rows = std::move(*parsed);
     w.record.present = true;
   }
 
-  LibraryOptions lib_options;
-  lib_options.verify_payloads = options.verify_payloads;
+  // Only members that RECORD lists with a sha256 must be hashed (every byte inflated);
+  // the others are inflated only as far as the ELF magic.
+  std::vector<bool> needs_hash(members.size(), false);
+  if (record_entry) {
+    std::unordered_set<std::string_view> hashed;
+    for (const auto& r : rows)
+      if (r.hash_algorithm == "sha256") hashed.insert(r.path);
+    for (size_t i = 0; i < members.size(); ++i)
+      needs_hash[i] = members[i] != record_entry && hashed.count(members[i]->name) > 0;
+  }
+  PassContext ctx;
+  ctx.file = file;
+  ctx.lib_options.verify_payloads = options.verify_payloads;
+  ctx.release_pages = pass.release_file_pages;
+  ctx.whole_max = pass.whole_member_bytes;
   unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-  auto results = read_all(file, members, lib_options, threads);
+  auto results = read_all(ctx, members, needs_hash, threads);
   if (!results) return fail(results.error());
 
   if (record_entry) check_record(rows, record_entry->name, members, *results, w.record);
 
-  std::set<std::string> bundled;
-  for (const auto* m : members) bundled.insert(base_name(m->name));
-  for (size_t i = 0; i < members.size(); ++i)
-    if ((*results)[i].library && !(*results)[i].library->soname.empty()) bundled.insert((*results)[i].library->soname);
+  // Needs are resolved as the loader does: RUNPATH/RPATH from each member's install folder.
+  std::vector<std::string> member_names;
+  std::vector<LibraryReport> reports;
+  std::vector<uint64_t> compressed;
+  for (const auto* m : members) member_names.push_back(m->name);
   for (size_t i = 0; i < members.size(); ++i) {
     auto& r = (*results)[i];
     if (!r.library) continue;
-    auto lib = classify_library(std::move(*r.library), bundled);
-    lib.member_compressed_bytes = members[i]->compressed_size;
-    w.libraries.push_back(std::move(lib));
+    reports.push_back(std::move(*r.library));
+    compressed.push_back(members[i]->compressed_size);
   }
+  w.libraries = resolve_wheel_libraries(std::move(reports), member_names);
+  for (size_t i = 0; i < w.libraries.size(); ++i) w.libraries[i].member_compressed_bytes = compressed[i];
   std::sort(w.libraries.begin(), w.libraries.end(), [](auto& a, auto& b) { return a.path < b.path; });
   w.targets = target_totals(w.libraries, w.installed_bytes);
 
   auto fit = fit_of_set(w.libraries);
   w.manylinux_needed = fit.tag;
   w.manylinux_limiting = fit.limiting;
-  // The claim: every manylinux platform tag in the name must be at least as new as what
-  // the libraries need, for the same architecture.
-  const auto& policies = ManylinuxPolicies::get();
-  for (const auto& tag : name->platform_tags) {
-    auto claim = policies.parse_platform_tag(tag);
-    if (!claim || fit.tag.empty()) continue;
-    if (claim->arch != fit.arch) {
-      w.claim_ok = false;
-      w.claim_problem = fmt::format("claims {} but the libraries are {}", tag, fit.arch);
-    } else if (fit.policy == "linux") {
-      w.claim_ok = false;
-      w.claim_problem = fmt::format("claims {} but the libraries fit no manylinux policy", tag);
-    } else if (std::pair(claim->glibc_major, claim->glibc_minor) < std::pair(fit.glibc_major, fit.glibc_minor)) {
-      w.claim_ok = false;
-      w.claim_problem = fmt::format("claims {} but the libraries need {}", tag, fit.tag);
-    }
-    if (!w.claim_ok) break;
-  }
-  if (!w.claim_ok && !fit.limiting.empty())
-    w.claim_problem += fmt::format(" ({})", fmt::join(std::vector(fit.limiting.begin(),
-                                                                  fit.limiting.begin() + std::min<size_t>(3, fit.limiting.size())),
-                                                      ", "));
+  auto claim = check_manylinux_claim(name->platform_tags, fit, w.libraries);
+  w.claim_ok = claim.ok;
+  w.claim_problem = claim.problem;
   return w;
 }
 

@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "cuda/renderers.h"
+#include "plan/toolkit_choice.h"
+#include "util/files.h"
 #include "util/strings.h"
 
 namespace tailor::plan {
@@ -27,35 +29,6 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
   for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
     text.replace(at, from.size(), to);
   return text;
-}
-
-const probe::PythonInstall* pick_python(const probe::HostReport& host, const std::string& python) {
-  for (const auto& p : host.pythons)
-    if (p.path == python) return &p;
-  return host.pythons.empty() ? nullptr : &host.pythons.front();
-}
-
-/// The toolkit whose major matches torch's CUDA (cpp_extension refuses another major),
-/// else the newest one.
-const probe::CudaToolkit* pick_toolkit(const probe::HostReport& host,
-                                       const probe::PythonInstall* python,
-                                       std::vector<std::string>& notes) {
-  if (host.cuda_toolkits.empty()) return nullptr;
-  auto newest = std::max_element(host.cuda_toolkits.begin(), host.cuda_toolkits.end(),
-                                 [](const auto& a, const auto& b) {
-                                   return std::pair(a.major, a.minor) < std::pair(b.major, b.minor);
-                                 });
-  if (python && python->torch && !python->torch->cuda_version.empty()) {
-    const std::string& want = python->torch->cuda_version;
-    int major = std::atoi(want.c_str());
-    const probe::CudaToolkit* best = nullptr;
-    for (const auto& t : host.cuda_toolkits)
-      if (t.major == major && (!best || t.minor > best->minor)) best = &t;
-    if (best) return best;
-    notes.push_back(fmt::format("no CUDA {}.x toolkit found for torch's CUDA {}; using CUDA {}",
-                                major, want, newest->version));
-  }
-  return &*newest;
 }
 
 std::string render_arch(ArchSpelling spelling, const cuda::TargetSet& set) {
@@ -210,7 +183,8 @@ std::vector<PackageAddition> package_additions(const std::string& package, const
     if (requested.contains(t)) return;
     for (const auto& a : out)
       if (a.target == t) return;
-    std::string reason = fmt::format("added by {}'s build ({})", package, what);
+    const bool ends_in_s = !package.empty() && package.back() == 's';
+    std::string reason = fmt::format("added by {}{} build ({})", package, ends_in_s ? "'" : "'s", what);
     if (!policy.why.empty()) reason += ": " + policy.why;
     out.push_back({t, std::move(reason)});
   };
@@ -266,12 +240,16 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
     for (const auto& [k, v] : *table) plan.env[k] = v;
 
   // Toolkit.
-  const auto* py = pick_python(host, python);
-  const auto* toolkit = pick_toolkit(host, py, plan.notes);
+  const ToolkitChoice choice = choose_toolkit(host, choose_python(host, python));
+  if (!choice.note.empty()) plan.notes.push_back(choice.note);
+  const auto* toolkit = choice.toolkit;
   std::string nvcc = "nvcc";
   if (toolkit) {
     if (!toolkit->root.empty()) plan.env["CUDA_HOME"] = toolkit->root;
-    if (!toolkit->nvcc.empty()) nvcc = toolkit->nvcc;
+    if (!toolkit->nvcc.empty()) {
+      nvcc = toolkit->nvcc;
+      plan.path_prepend = std::filesystem::path(nvcc).parent_path().string();
+    }
     if (recipe.build_system == BuildSystem::cmake_then_pip || recipe.cache_hook == CacheHook::cmake_launcher)
       plan.env["CUDACXX"] = nvcc;
   } else {
@@ -366,6 +344,7 @@ std::string render_print_env(const ExtensionBuildPlan& plan) {
   out << "# compiler cache: " << (plan.cache_tool.empty() ? "none" : plan.cache_tool) << "\n";
   for (const auto& n : plan.notes) out << "# note: " << n << "\n";
   for (const auto& name : plan.unset_env) out << "unset " << name << "\n";
+  if (!plan.path_prepend.empty()) out << "export PATH=" << shell_quote(plan.path_prepend) << ":\"$PATH\"\n";
   for (const auto& [k, v] : plan.env) {
     // torch.utils.cpp_extension checks $CC/$CXX by name and version, so CXX="ccache g++"
     // fails there; the build (build/compiler_cache) runs the cache through a wrapper named
@@ -446,24 +425,15 @@ Expected<void> apply_patches(const ExtensionBuildPlan& plan, const std::string& 
   namespace fs = std::filesystem;
   for (const auto& patch : plan.patches) {
     const fs::path path = fs::path(source_dir) / patch.file;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return make_error(path.string() + ": cannot read the file to patch");
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    const std::string before = buffer.str();
+    auto text = read_file(path.string());
+    if (!text) return make_error(path.string() + ": cannot read the file to patch");
+    const std::string before = std::move(*text);
     auto after = apply_patch_to_text(patch, before);
     if (!after) return make_error(source_dir + "/" + after.error().message);
     if (*after == before) continue;
     // Write beside and rename, so an interrupted patch never leaves half a file.
-    const fs::path tmp = path.string() + ".tailor-tmp";
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      out << *after;
-      if (!out) return make_error(tmp.string() + ": cannot write the patched file");
-    }
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec) return make_error(path.string() + ": cannot replace with the patched file: " + ec.message());
+    if (auto written = write_file_atomic(path.string(), *after); !written)
+      return make_error(written.error().message + " (the patched file)");
   }
   return {};
 }

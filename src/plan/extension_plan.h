@@ -60,6 +60,8 @@ struct ExtensionBuildPlan {
   std::string recipe_name;
   std::map<std::string, std::string> env;
   std::vector<std::string> unset_env;
+  /// The chosen toolkit's bin/ folder, put first on PATH so `nvcc` is the nvcc chosen.
+  std::string path_prepend;
   int jobs = 1;
   /// Shown to the user: "23.1 GiB usable (cgroup) / 4 GiB per job = 5, capped by 2 cores".
   std::string jobs_reason;

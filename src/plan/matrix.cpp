@@ -14,6 +14,7 @@
 #include "cuda/nvcc_capabilities.h"
 #include "plan/torch_catalog.h"
 #include "plan/torch_platform.h"
+#include "util/files.h"
 #include "util/strings.h"
 
 namespace tailor::plan {
@@ -173,11 +174,9 @@ Expected<TailorConfig> parse_tailor_config(std::string_view text, const std::str
 }
 
 Expected<TailorConfig> load_tailor_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(path + ": cannot read the config file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  TAILOR_TRY(config, parse_tailor_config(ss.str(), path));
+  auto text = read_file(path);
+  if (!text) return make_error(path + ": cannot read the config file");
+  TAILOR_TRY(config, parse_tailor_config(*text, path));
   // A relative `source` means relative to the config file, wherever tailor runs from.
   auto anchor = [&](TorchVariant& v) {
     if (v.source_dir && !std::filesystem::path(*v.source_dir).is_absolute())
@@ -248,9 +247,7 @@ Expected<std::string> variant_name(const MatrixSpec& spec, const MatrixRow& row)
   }
   auto cpu = row.find("cpu");
   if (cpu != row.end()) {
-    auto cat = torch_catalog();
-    if (!cat) return cat.error();
-    const CpuTarget* t = (*cat)->find_cpu_target(cpu->second);
+    const CpuTarget* t = torch_catalog().find_cpu_target(cpu->second);
     if (!t) return make_error(fmt::format("matrix: cpu '{}' is not a CPU target tailor knows", cpu->second));
     parts.push_back(t->label);
   }
@@ -423,22 +420,21 @@ std::vector<std::string> check_config(const TailorConfig& config) {
   };
   for (const auto& v : config.variants)
     if (!valid_variant_name(v.name)) bad_name("variant", v.name);
-  auto cat = torch_catalog();
-  if (!cat) return {cat.error().message};
+  const TorchCatalog* cat = &torch_catalog();
   bool size_ok = true;
   if (config.matrix) {
     const MatrixSpec& m = *config.matrix;
     if (!valid_variant_name(m.prefix)) bad_name("matrix.prefix", m.prefix);
-    const auto torches = matrix_torches(config, **cat);
+    const auto torches = matrix_torches(config, *cat);
     const bool from_source = config.defaults.source_dir.has_value();
     for (const auto& a : m.axes)
       for (size_t i = 0; i < a.values.size(); ++i)
-        check_axis_value(a.name, a.values[i], fmt::format("{}: matrix.{}[{}]", file, a.name, i), **cat, torches,
+        check_axis_value(a.name, a.values[i], fmt::format("{}: matrix.{}[{}]", file, a.name, i), *cat, torches,
                          from_source, problems);
     for (auto [rows, key] : {std::pair{&m.include, "include"}, std::pair{&m.exclude, "exclude"}})
       for (size_t i = 0; i < rows->size(); ++i)
         for (const auto& [axis, value] : (*rows)[i])
-          check_axis_value(axis, value, fmt::format("{}: matrix.{}[{}].{}", file, key, i, axis), **cat, torches,
+          check_axis_value(axis, value, fmt::format("{}: matrix.{}[{}].{}", file, key, i, axis), *cat, torches,
                            from_source, problems);
     MatrixCount n = count_rows(m);
     if (n.rows > k_max_matrix_variants) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "util/expected.h"
+#include "util/version.h"
 
 namespace tailor::plan {
 
@@ -108,9 +109,9 @@ struct TorchCatalog {
   const DistroImage* distro_for_glibc(std::string_view glibc) const;
 };
 
-/// The catalog embedded in the binary. Loaded once; a broken data file is a bug in tailor,
-/// reported as an error naming the file and field.
-Expected<const TorchCatalog*> torch_catalog();
+/// The catalog embedded in the binary. Loaded once; a broken data file is a bug in tailor
+/// (caught by the tests) and throws data::DataError naming the file and key.
+const TorchCatalog& torch_catalog();
 
 // ---- one loader per data file (tests feed them text) --------------------------------
 Expected<void> load_versions(std::string_view text, TorchCatalog& into);        // versions.toml
@@ -121,7 +122,7 @@ Expected<void> load_images(std::string_view text, TorchCatalog& into);          
 Expected<void> load_runtime_packages(std::string_view text, TorchCatalog& into);// runtime_packages.toml
 Expected<void> load_estimates(std::string_view text, TorchCatalog& into);       // estimates.toml
 
-/// "2.9" < "2.10": dotted numeric comparison (-1, 0, 1); non-numeric parts compare as 0.
-int compare_versions(std::string_view a, std::string_view b);
+/// "2.9" < "2.10": the one dotted comparison of util/version.h.
+using tailor::compare_versions;
 
 }  // namespace tailor::plan

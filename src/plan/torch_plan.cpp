@@ -165,7 +165,7 @@ void resolve_targets(Context& c) {
   std::vector<std::string> specs = v.arch;
   if (specs.empty()) {
     for (const auto& g : c.host.gpus)
-      if (!g.compute_capability.empty()) specs.push_back(g.compute_capability);
+      if (g.compute_capability) specs.push_back(g.compute_capability->str());
     if (specs.empty()) {
       c.input_error("arch", "no GPU target given and no GPU found on this host",
                     "name one with --arch (e.g. --arch 8.6, --arch T4G, --arch sm_90)");
@@ -437,12 +437,7 @@ std::string manylinux_from_glibc(std::string_view glibc) {
 BuildPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostReport& host, const ResolveOptions& options) {
   BuildPlan plan;
   plan.variant = variant;
-  auto catalog = torch_catalog();
-  if (!catalog) {
-    plan.problems.push_back({ProblemSeverity::error, ProblemKind::input, "data", catalog.error().message, "this is a bug in tailor's data files"});
-    return plan;
-  }
-  Context c{**catalog, host, options, plan};
+  Context c{torch_catalog(), host, options, plan};
   plan.host_platform = normalize_platform(!host.os.arch.empty() ? host.os.arch : host.cpu.arch);
   plan.platform = variant.platform ? normalize_platform(*variant.platform) : plan.host_platform;
   // A GPU or instance that exists on one platform only implies that platform (and its CPU).

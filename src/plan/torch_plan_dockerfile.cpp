@@ -25,9 +25,7 @@ std::string fill(std::string s, const std::string& key, const std::string& value
 }  // namespace
 
 std::string render_plan_dockerfile(const BuildPlan& p) {
-  auto cat = torch_catalog();
-  if (!cat) return "# " + cat.error().message + "\n";
-  const TorchCatalog& c = **cat;
+  const TorchCatalog& c = torch_catalog();
   const DistroImage* d = builder_distro(p, c);
   if (!d) return "# no base image known\n";
   std::string base = d->cpu_image;

@@ -46,9 +46,10 @@ nlohmann::json plan_to_json(const BuildPlan& p) {
                         {"kind", pr.kind == ProblemKind::input ? "input" : "host"},
                         {"field", pr.field}, {"message", pr.message}, {"fix", pr.fix}});
   j["notes"] = p.notes;
-  if (auto cat = torch_catalog()) {
-    j["checked_against"] = (*cat)->checked_against;
-    if (const TorchRelease* rel = (*cat)->find_release(p.torch_version)) j["release_checked_against"] = rel->checked_against;
+  {
+    const TorchCatalog& cat = torch_catalog();
+    j["checked_against"] = cat.checked_against;
+    if (const TorchRelease* rel = cat.find_release(p.torch_version)) j["release_checked_against"] = rel->checked_against;
   }
   return j;
 }

@@ -5,6 +5,7 @@
 
 #include "probe/probe.h"
 #include "util/strings.h"
+#include "util/version.h"
 
 namespace tailor::probe {
 namespace {
@@ -140,9 +141,10 @@ std::vector<CudaToolkit> find_cuda_toolkits(HostFiles& files, CommandRunner& run
     if (r.ok()) {
       if (auto v = parse_nvcc_version(r.out)) {
         tk.version = *v;
-        auto parts = split_any(*v, ".");
-        tk.major = std::stoi(parts[0]);
-        tk.minor = parts.size() > 1 ? std::stoi(parts[1]) : 0;
+        if (auto parsed = parse_version(*v)) {
+          tk.major = parsed->major();
+          tk.minor = parsed->minor();
+        }
       }
     }
     tk.cudnn_version = first_header_version(files, header_candidates(files, tk.root, "cudnn", "cudnn_version.h", "CUDNN_HOME"),

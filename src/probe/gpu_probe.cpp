@@ -91,7 +91,7 @@ Expected<GpuQueryResult> NvmlGpuQuery::query() {
     if (lib.get_name(dev, name, sizeof name) == k_nvml_success) gpu.name = name;
     int major = 0, minor = 0;
     if (lib.get_cc(dev, &major, &minor) == k_nvml_success)
-      gpu.compute_capability = std::to_string(major) + "." + std::to_string(minor);
+      gpu.compute_capability = cuda::ComputeCapability{major, minor};
     NvmlMemory mem{};
     if (lib.get_memory(dev, &mem) == k_nvml_success) gpu.memory_bytes = mem.total;
     char uuid[128] = {};
@@ -125,7 +125,7 @@ Expected<GpuQueryResult> parse_nvidia_smi_csv(const std::string& text) {
     if (ec != std::errc() || p != f[0].data() + f[0].size())
       return make_error("nvidia-smi line " + std::to_string(line_no) + ": bad index '" + f[0] + "'");
     gpu.name = f[1];
-    gpu.compute_capability = f[2] == "[N/A]" ? "" : f[2];
+    if (auto cc = cuda::parse_compute_capability(f[2])) gpu.compute_capability = *cc;  // "[N/A]": unknown
     uint64_t mib = 0;
     auto [q, ec2] = std::from_chars(f[3].data(), f[3].data() + f[3].size(), mib);
     if (ec2 == std::errc() && q == f[3].data() + f[3].size()) gpu.memory_bytes = mib * 1024 * 1024;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "cuda/compute_capability.h"
+
 namespace tailor::probe {
 
 struct OsInfo {
@@ -45,7 +47,8 @@ struct DiskInfo {
 struct GpuInfo {
   int index = 0;
   std::string name;
-  std::string compute_capability;  ///< "9.0"
+  /// Parsed once, here in probe; unknown (old drivers print [N/A]) when absent.
+  std::optional<cuda::ComputeCapability> compute_capability;
   uint64_t memory_bytes = 0;
   std::string uuid;
 };

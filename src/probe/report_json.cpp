@@ -26,7 +26,7 @@ nlohmann::json to_json(const HostReport& r) {
   for (const auto& g : r.gpus)
     j["gpus"].push_back({{"index", g.index},
                          {"name", g.name},
-                         {"compute_capability", g.compute_capability},
+                         {"compute_capability", g.compute_capability ? g.compute_capability->str() : ""},
                          {"memory_bytes", g.memory_bytes},
                          {"uuid", g.uuid}});
   j["driver"] = r.driver ? json{{"version", r.driver->version},

@@ -4,6 +4,7 @@
 
 #include "probe/probe.h"
 #include "util/strings.h"
+#include "util/version.h"
 
 namespace tailor::probe {
 namespace {
@@ -15,14 +16,7 @@ CommandResult version_of(CommandRunner& runner, const std::string& exe) {
   return runner.run(spec);
 }
 
-int major_of(const std::string& version) {
-  auto dot = version.find('.');
-  try {
-    return std::stoi(version.substr(0, dot));
-  } catch (...) {
-    return 0;
-  }
-}
+int major_of(const std::string& version) { return version_major(version).value_or(0); }
 
 }  // namespace
 
@@ -97,9 +91,7 @@ std::vector<Tool> find_tools(HostFiles& files, CommandRunner& runner) {
     if (r.ok()) t.version = parse_tool_version(r.out).value_or("");
     if (t.name == "ninja" && !t.version.empty()) {
       // Ninja 1.13 joins a make jobserver, so nested builds share one -j budget.
-      auto parts = split_any(t.version, ".");
-      int major = major_of(t.version), minor = parts.size() > 1 ? major_of(parts[1]) : 0;
-      t.jobserver_client = major > 1 || (major == 1 && minor >= 13);
+      t.jobserver_client = compare_versions(t.version, "1.13") >= 0;
     }
     out.push_back(std::move(t));
   }

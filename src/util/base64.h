@@ -1,5 +1,7 @@
 // Base64 in the URL-safe alphabet (RFC 4648 section 5) without '=' padding: the form
-// PEP 376/427 RECORD files use for hashes ("sha256=<urlsafe-b64-nopad>").
+// PEP 376/427 RECORD files use for hashes ("sha256=<urlsafe-b64-nopad>"). The coding is
+// OpenSSL's (EVP_EncodeBlock / EVP_DecodeBlock, standard alphabet); this file maps the
+// two alphabet differences ('+/' vs '-_') and the padding.
 #pragma once
 #include <cstddef>
 #include <optional>

@@ -1,42 +1,26 @@
 #include "util/mapped_file.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <utility>
 
+#include "util/user_file.h"
+
 namespace tailor {
 
 Expected<MappedFile> MappedFile::open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return make_error(path + ": " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    int e = errno;
-    ::close(fd);
-    return make_error(path + ": " + std::strerror(e));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return make_error(path + ": not a regular file");
-  }
+  // Opened without blocking and refused unless regular: a FIFO named x.so never hangs us.
+  TAILOR_TRY(file, RegularFile::open(path));
   MappedFile f;
   f.m_path = path;
-  f.m_size = static_cast<size_t>(st.st_size);
+  f.m_size = static_cast<size_t>(file.size());
   if (f.m_size > 0) {
-    void* p = ::mmap(nullptr, f.m_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-      int e = errno;
-      ::close(fd);
-      return make_error(path + ": mmap: " + std::strerror(e));
-    }
+    void* p = ::mmap(nullptr, f.m_size, PROT_READ, MAP_PRIVATE, file.fd(), 0);
+    if (p == MAP_FAILED) return make_error(path + ": mmap: " + std::strerror(errno));
     f.m_data = p;
   }
-  ::close(fd);
   return f;
 }
 

@@ -21,13 +21,7 @@ namespace tailor {
 namespace {
 
 std::vector<std::string> build_environment(const CommandSpec& spec) {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    std::string_view kv(*e);
-    auto eq = kv.find('=');
-    if (eq == std::string_view::npos) continue;
-    env[std::string(kv.substr(0, eq))] = std::string(kv.substr(eq + 1));
-  }
+  std::map<std::string, std::string> env = process_environment();
   for (const auto& [k, v] : spec.env) {
     if (v)
       env[k] = *v;
@@ -41,6 +35,17 @@ std::vector<std::string> build_environment(const CommandSpec& spec) {
 }
 
 }  // namespace
+
+std::map<std::string, std::string> process_environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    auto eq = kv.find('=');
+    if (eq == std::string_view::npos) continue;
+    env[std::string(kv.substr(0, eq))] = std::string(kv.substr(eq + 1));
+  }
+  return env;
+}
 
 std::string find_in_path(const std::string& name) {
   if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : "";
@@ -76,7 +81,8 @@ CommandResult SystemCommandRunner::run(const CommandSpec& spec) {
   }
   CommandSpec tagged_env;
   tagged_env.env = spec.env;
-  tagged_env.env[run_marker_name()] = "1";  // see util/interrupt.h: the sweep finds it
+  // See util/interrupt.h: the sweep finds the tree by this variable.
+  tagged_env.env.insert_or_assign(run_marker_name(), std::optional<std::string>(std::in_place, 1, '1'));
   std::vector<std::string> env_strings = build_environment(tagged_env);
   std::vector<char*> envp, argv;
   for (auto& s : env_strings) envp.push_back(s.data());

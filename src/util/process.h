@@ -59,4 +59,7 @@ CommandResult run_command(const std::vector<std::string>& argv,
 /// Search PATH for an executable; empty when not found.
 std::string find_in_path(const std::string& name);
 
+/// This process's environment, NAME -> value.
+std::map<std::string, std::string> process_environment();
+
 }  // namespace tailor

@@ -1,13 +1,16 @@
-// SHA-256 (FIPS 180-4), streaming. Wheels' RECORD files list a SHA-256 per member, and
-// `inspect` hashes each member while inflating it so every byte is read once. Uses the
-// x86 SHA extensions when the CPU has them (about 5x the portable code), chosen at run
-// time so one binary runs everywhere.
+// SHA-256, streaming, by OpenSSL's libcrypto (EVP). Wheels' RECORD files list a SHA-256
+// per member, and `inspect` hashes each member while inflating it so every byte is read
+// once. libcrypto picks its fastest code for the CPU at run time (SHA-NI, AVX2, ARMv8
+// crypto extensions), and it is a library every distribution keeps patched.
 #pragma once
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
+
+struct evp_md_ctx_st;
 
 namespace tailor {
 
@@ -16,6 +19,12 @@ public:
   using Digest = std::array<uint8_t, 32>;
 
   Sha256();
+  ~Sha256();
+  Sha256(Sha256&&) noexcept;
+  Sha256& operator=(Sha256&&) noexcept;
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+
   void update(std::span<const std::byte> data);
   /// Finishes the hash; the object must not be updated afterwards.
   Digest finish();
@@ -24,18 +33,12 @@ public:
   static Digest of(std::span<const std::byte> data);
   /// Lowercase hex of a digest.
   static std::string hex(const Digest& digest);
-  /// True when the hardware (SHA-NI) path is in use on this CPU.
-  static bool uses_hardware();
 
 private:
-  void compress(const uint8_t* blocks, size_t count);
-  uint32_t m_state[8];
-  uint8_t m_buffer[64];
-  size_t m_buffered = 0;
-  uint64_t m_total = 0;
+  struct Free {
+    void operator()(evp_md_ctx_st* ctx) const;
+  };
+  std::unique_ptr<evp_md_ctx_st, Free> m_ctx;
 };
-
-/// Tests set this to compare the portable code with the hardware path.
-extern bool sha256_force_portable_for_tests;
 
 }  // namespace tailor

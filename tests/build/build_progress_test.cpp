@@ -134,9 +134,9 @@ TEST(SetuptoolsAndPip, ExtensionAndPhaseLines) {
             "torch_scatter._scatter_cuda");
   EXPECT_FALSE(parse_setuptools_extension("building 'x' extensions"));
   EXPECT_FALSE(parse_setuptools_extension("building '' extension"));
-  EXPECT_EQ(parse_pip_phase("  Preparing metadata (setup.py): started"), "Preparing metadata (setup.py):");
+  EXPECT_EQ(parse_pip_phase("  Preparing metadata (setup.py): started"), "Preparing metadata (setup.py)");
   EXPECT_EQ(parse_pip_phase("  Building wheel for torch-scatter (setup.py): finished with status 'done'"),
-            "Building wheel for torch-scatter (setup.py):");
+            "Building wheel for torch-scatter (setup.py)");
   EXPECT_EQ(parse_pip_phase("  Created wheel for torch-scatter: filename=torch_scatter-2.1.2-cp311-cp311-linux_x86_64.whl "
                             "size=1 sha256=ab"),
             "Created wheel for torch-scatter");
@@ -153,8 +153,8 @@ TEST(ProgressLine, WithoutCountsNamesTheCommand) {
   p.phase = "extension torch_scatter._segment_csr_cuda";
   EXPECT_EQ(render_progress_line(p), "elapsed 1m35s, extension 3, 7 compiles: nvcc segment_csr_cuda.cu");
   BuildProgress phase_only;
-  phase_only.phase = "Preparing metadata (setup.py):";
-  EXPECT_EQ(render_progress_line(phase_only), "elapsed 0s: Preparing metadata (setup.py):");
+  phase_only.phase = "Preparing metadata (setup.py)";
+  EXPECT_EQ(render_progress_line(phase_only), "elapsed 0s: Preparing metadata (setup.py)");
   EXPECT_EQ(render_heartbeat_line(p, 270s),
             "still running after 4m30s: nvcc segment_csr_cuda.cu (extension torch_scatter._segment_csr_cuda)");
   EXPECT_EQ(render_heartbeat_line(BuildProgress{}, 30s), "still running after 30s");
@@ -218,8 +218,8 @@ TEST(RecordedLogs, SetuptoolsWithoutNinjaShowsEveryStep) {
   auto has = [&](const std::string& needle) {
     return std::any_of(shown.begin(), shown.end(), [&](const std::string& s) { return s.find(needle) != std::string::npos; });
   };
-  EXPECT_TRUE(has("Preparing metadata (setup.py):"));
-  EXPECT_TRUE(has("Building wheel for tinyext (setup.py):"));
+  EXPECT_TRUE(has("Preparing metadata (setup.py)"));
+  EXPECT_TRUE(has("Building wheel for tinyext (setup.py)"));
   EXPECT_TRUE(has("extension 1, 1 compile: gcc scale.cpp"));
   EXPECT_TRUE(has("extension 1, 2 compiles: nvcc scale_kernel.cu"));
   EXPECT_TRUE(has("g++ link _scale_cuda.so"));

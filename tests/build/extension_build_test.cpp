@@ -2,21 +2,20 @@
 
 #include <gtest/gtest.h>
 
+#include "support/fake_host.h"
+
 using namespace tailor;
 using namespace tailor::build;
 
 namespace {
 
 /// Nothing can run: nvcc capabilities then come from the table for the toolkit's version.
-class NothingRuns : public CommandRunner {
-public:
-  CommandResult run(const CommandSpec&) override { return {}; }
-};
+using NothingRuns = test::FakeCommandRunner;
 
 probe::HostReport host_with_gpus(std::vector<std::string> ccs) {
   probe::HostReport h;
   int i = 0;
-  for (auto& cc : ccs) h.gpus.push_back({i++, "GPU " + cc, cc, 0, ""});
+  for (auto& cc : ccs) h.gpus.push_back({i++, "GPU " + cc, *cuda::parse_compute_capability(cc), 0, ""});
   return h;
 }
 
@@ -105,4 +104,13 @@ TEST(PreflightFactsFromProbe, Cuda13CannotTargetSm60) {
   PreflightFacts f = preflight_facts(h, nullptr, &h.cuda_toolkits[0], set, "/tmp", runner);
   ASSERT_EQ(f.unsupported_targets.size(), 1u);
   EXPECT_NE(f.unsupported_targets[0].find("sm_60"), std::string::npos);
+}
+
+TEST(ResolveTargets, DetectedGpuWithoutAComputeCapabilityIsAnError) {
+  probe::HostReport h;
+  h.gpus.push_back({0, "Tesla T4", std::nullopt, 0, ""});
+  std::string why;
+  auto t = resolve_targets(std::nullopt, std::nullopt, h, why);
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.error().message, "GPU 0 (Tesla T4) reports no compute capability; name the target with --arch");
 }

@@ -158,3 +158,115 @@ TEST(BundledExample, FoundFromInsideTheRepository) {
   EXPECT_EQ(fs::path(example), fs::path(TAILOR_SOURCE_DIR) / "examples" / "fused_ops");
   EXPECT_EQ(find_bundled_example("/"), "");
 }
+
+namespace {
+void write_text(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+void set_mtime(const fs::path& p, int64_t seconds) {
+  fs::last_write_time(p, fs::file_time_type::clock::from_sys(std::chrono::sys_seconds(std::chrono::seconds(seconds))));
+}
+}  // namespace
+
+TEST(SourceDateEpoch, FromTheEnvironment) {
+  EXPECT_EQ(*source_date_epoch_from_env(nullptr), std::nullopt);
+  EXPECT_EQ(*source_date_epoch_from_env(""), std::nullopt);
+  EXPECT_EQ(*source_date_epoch_from_env("1700000000"), std::optional<int64_t>(1700000000));
+  for (const char* bad : {"12a", "-1", " 1", "1.5"}) {
+    auto r = source_date_epoch_from_env(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(r.error().message.find("SOURCE_DATE_EPOCH"), std::string::npos);
+  }
+}
+
+TEST(TreeDigest, ContentDecidesNotTimesOrBuildLeftovers) {
+  fs::path dir = fresh_dir("tree");
+  write_text(dir / "setup.py", "setup()\n");
+  write_text(dir / "csrc" / "k.cu", "__global__ void k() {}\n");
+  set_mtime(dir / "setup.py", 1600000000);
+  set_mtime(dir / "csrc" / "k.cu", 1650000000);
+  auto a = digest_tree(dir.string());
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_EQ(a->files, 2u);
+  EXPECT_EQ(a->newest_mtime, 1650000000);
+  // Leftovers of builds and test runs count for nothing.
+  write_text(dir / "build" / "temp" / "k.o", "object");
+  write_text(dir / "dist" / "x.whl", "wheel");
+  write_text(dir / "x.egg-info" / "PKG-INFO", "Name: x");
+  write_text(dir / "tests" / "__pycache__" / "t.cpython-311.pyc", "pyc");
+  write_text(dir / ".git" / "HEAD", "ref: refs/heads/main\n");
+  set_mtime(dir / "setup.py", 1600000000);
+  auto b = digest_tree(dir.string());
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->sha256, a->sha256);
+  EXPECT_EQ(b->newest_mtime, 1650000000);
+  // Touching a file moves the epoch, not the digest; content and modes move the digest.
+  set_mtime(dir / "setup.py", 1700000000);
+  auto c = digest_tree(dir.string());
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->sha256, a->sha256);
+  EXPECT_EQ(c->newest_mtime, 1700000000);
+  fs::permissions(dir / "setup.py", fs::perms::owner_exec, fs::perm_options::add);
+  EXPECT_NE(digest_tree(dir.string())->sha256, a->sha256);
+  fs::permissions(dir / "setup.py", fs::perms::owner_exec, fs::perm_options::remove);
+  write_text(dir / "csrc" / "k.cu", "__global__ void k2() {}\n");
+  EXPECT_NE(digest_tree(dir.string())->sha256, a->sha256);
+  EXPECT_FALSE(digest_tree((dir / "missing").string()));
+  fs::remove_all(dir);
+}
+
+TEST(IdentifySource, FolderSdistGitAndTheEnvironment) {
+  fs::path dir = fresh_dir("identify");
+  write_text(dir / "pkg" / "setup.py", "setup(name='pkg')\n");
+  set_mtime(dir / "pkg" / "setup.py", 1650000000);
+  SystemCommandRunner runner;
+  auto folder = classify_source((dir / "pkg").string(), "");
+  ASSERT_TRUE(folder);
+  auto id = identify_source(*folder, (dir / "work" / "src").string(), (dir / "work").string(), runner);
+  ASSERT_TRUE(id) << id.error().message;
+  EXPECT_EQ(id->digest_kind, "tree-sha256");
+  EXPECT_EQ(id->digest, digest_tree((dir / "pkg").string())->sha256);
+  EXPECT_EQ(id->source_date_epoch, 1650000000);
+  auto forced = identify_source(*folder, "", (dir / "work").string(), runner, 1234567890);
+  ASSERT_TRUE(forced);
+  EXPECT_EQ(forced->source_date_epoch, 1234567890);
+  EXPECT_EQ(forced->epoch_from, "SOURCE_DATE_EPOCH in the environment");
+
+  if (!find_in_path("tar").empty()) {
+    CommandSpec tar;
+    tar.argv = {"tar", "--mtime=@1660000000", "-czf", (dir / "pkg-1.0.tar.gz").string(), "-C", dir.string(), "pkg"};
+    ASSERT_TRUE(runner.run(tar).ok());
+    auto sdist = classify_source((dir / "pkg-1.0.tar.gz").string(), "");
+    ASSERT_TRUE(sdist);
+    auto src = prepare_source(*sdist, (dir / "work2").string(), "python3", runner);
+    ASSERT_TRUE(src) << src.error().message;
+    auto sid = identify_source(*sdist, *src, (dir / "work2").string(), runner);
+    ASSERT_TRUE(sid) << sid.error().message;
+    EXPECT_EQ(sid->digest_kind, "sdist-sha256");
+    EXPECT_EQ(sid->digest.size(), 64u);
+    EXPECT_EQ(sid->source_date_epoch, 1660000000);
+  }
+
+  if (!find_in_path("git").empty()) {
+    fs::path repo = dir / "repo";
+    write_text(repo / "setup.py", "setup(name='g')\n");
+    CommandSpec s;
+    s.cwd = repo.string();
+    s.env = {{"GIT_COMMITTER_DATE", "@1670000000 +0000"}, {"GIT_AUTHOR_DATE", "@1670000000 +0000"}};
+    for (std::vector<std::string> argv : {std::vector<std::string>{"git", "init", "-q"},
+                                          {"git", "add", "."},
+                                          {"git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "one"}}) {
+      s.argv = argv;
+      auto r = runner.run(s);
+      ASSERT_TRUE(r.ok()) << r.err;
+    }
+    auto gid = identify_tree(repo.string(), runner);
+    ASSERT_TRUE(gid) << gid.error().message;
+    EXPECT_EQ(gid->digest_kind, "git-commit");
+    EXPECT_EQ(gid->digest.size(), 40u);
+    EXPECT_EQ(gid->source_date_epoch, 1670000000);
+    EXPECT_EQ(gid->epoch_from, "the commit time of HEAD");
+  }
+  fs::remove_all(dir);
+}

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "build/build_runner.h"
+#include "build/extension_source.h"
 #include "build/folder_lock.h"
 #include "build/publish.h"
 #include "build/resume.h"
@@ -174,6 +175,35 @@ TEST(Resume, ReusedUnitsAgainstTheFreshTreeCount) {
   auto none_ran = account_reused_units(work, true, std::nullopt);  // everything up to date
   ASSERT_TRUE(none_ran);
   EXPECT_EQ(none_ran->reused, 4u);
+}
+
+TEST(Resume, SourceSyncKeepsTheCopysBuildTreeAndSourceTimes) {
+  TempDir t;
+  fs::path pkg = t.path / "pkg";
+  fs::create_directories(pkg / "csrc");
+  std::ofstream(pkg / "setup.py") << "from setuptools import setup\nsetup(name='p')\n";
+  std::ofstream(pkg / "csrc" / "k.cu") << "one\n";
+  std::ofstream(pkg / "gone.txt") << "x\n";
+  auto spec = classify_source(pkg.string(), "");
+  ASSERT_TRUE(spec);
+  SystemCommandRunner runner;
+  auto src = prepare_source(*spec, (t.path / "work").string(), "python3", runner);
+  ASSERT_TRUE(src) << src.error().message;
+  fs::path copy(*src);
+  EXPECT_EQ(fs::last_write_time(copy / "csrc" / "k.cu"), fs::last_write_time(pkg / "csrc" / "k.cu"));
+  fs::create_directories(copy / "build" / "temp");
+  std::ofstream(copy / "build" / "temp" / "k.o") << "object\n";
+
+  // Unchanged, changed and removed files; the copy's own build/ stays.
+  std::ofstream(pkg / "csrc" / "k.cu") << "two, longer\n";
+  fs::remove(pkg / "gone.txt");
+  src = prepare_source(*spec, (t.path / "work").string(), "python3", runner);
+  ASSERT_TRUE(src);
+  EXPECT_TRUE(fs::exists(copy / "build" / "temp" / "k.o"));
+  EXPECT_EQ(read(copy / "csrc" / "k.cu"), "two, longer\n");
+  EXPECT_EQ(fs::last_write_time(copy / "csrc" / "k.cu"), fs::last_write_time(pkg / "csrc" / "k.cu"));
+  EXPECT_FALSE(fs::exists(copy / "gone.txt"));
+  EXPECT_TRUE(fs::exists(copy / "setup.py"));
 }
 
 /// Counts the processes it was asked to run.

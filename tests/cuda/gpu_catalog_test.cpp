@@ -59,6 +59,16 @@ TEST(GpuCatalog, CloudInstances) {
   for (const char* bad : {"g5gx", "m5.xlarge", "c7g.large", "p", ""}) EXPECT_FALSE(find_instance(bad)) << bad;
 }
 
+TEST(GpuCatalog, BareFamilyThatIsAGpuNameIsTheGpu) {
+  // "A2" is NVIDIA's A2 (CC 8.6), not GCP's a2 machine family (A100s); with a size it is the instance.
+  EXPECT_FALSE(find_instance("A2"));
+  EXPECT_FALSE(find_instance("a2"));
+  ASSERT_TRUE(find_instance("a2-highgpu-1g"));
+  EXPECT_EQ(find_instance("a2-highgpu-1g")->gpu, "A100");
+  ASSERT_TRUE(find_gpu("A2"));
+  EXPECT_EQ(find_gpu("A2")->cc.str(), "8.6");
+}
+
 TEST(GpuCatalog, TegraCapabilities) {
   for (const char* cc : {"5.3", "6.2", "7.2", "8.7", "11.0"}) EXPECT_TRUE(is_tegra(*parse_compute_capability(cc))) << cc;
   for (const char* cc : {"5.2", "6.1", "7.0", "7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "12.0", "12.1"})

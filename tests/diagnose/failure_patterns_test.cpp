@@ -112,12 +112,12 @@ TEST(FailurePatterns, ParserNamesTheRowAndFieldOfABrokenTable) {
   auto r = parse_failure_patterns("[[pattern]]\nid = \"x\"\nsymptom = \"(\"\ncause = \"c\"\nfix = \"f\"\n",
                                   "t.toml");
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("pattern #1 (x)"), std::string::npos) << r.error().message;
-  EXPECT_NE(r.error().message.find("symptom"), std::string::npos);
+  EXPECT_EQ(r.error().message.rfind("t.toml: pattern[0].symptom: not a valid regex (pattern 'x')", 0), 0u)
+      << r.error().message;
 
   r = parse_failure_patterns("[[pattern]]\nid = \"x\"\nsymptom = \"a\"\nfix = \"f\"\n", "t.toml");
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("'cause'"), std::string::npos) << r.error().message;
+  EXPECT_EQ(r.error().message, "t.toml: pattern[0].cause: missing (expected a string)");
 
   r = parse_failure_patterns("[[pattern]\n", "t.toml");
   ASSERT_FALSE(r);

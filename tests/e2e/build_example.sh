@@ -2,7 +2,8 @@
 # End-to-end: `tailor build` of the bundled example (examples/fused_ops) with the real
 # nvcc, torch and pip for one target; asserts the published files, the targets through
 # `tailor inspect --exact` and the JSON report, and runs the example's CPU tests against
-# the built wheel in a fresh venv. On a GPU machine set TAILOR_TEST_ARCH=9.0 (H100): the
+# the built wheel in a fresh venv, then builds again and compares the bytes (reproducible
+# builds) and the provenance inside the wheel. On a GPU machine set TAILOR_TEST_ARCH=9.0 (H100): the
 # example's GPU tests then run too, and the wheel must carry no other target.
 set -u
 : "${TAILOR:?TAILOR must point at the built binary}"
@@ -78,4 +79,67 @@ rc=$?
 tail -3 "$tmp/pytest.out"
 expect_eq "example tests against the wheel" "$rc" 0
 expect_eq "ran from the wheel" "$(cd "$tmp" && "$tmp/venv/bin/python" -c 'import fused_ops; print("site-packages" in fused_ops._C.__file__)')" True
+
+# Reproducible: the same source built again into the same work root, with another job
+# count and output folder and no tests, gives the same bytes (the compiler cache makes
+# this build quick). When the bytes differ, the members that differ are named.
+(cd "$src" && "$TAILOR" build --arch "$arch" --out "$tmp/dist2" --work-dir "$tmp/work" --progress plain --jobs 1 \
+  --no-tests --json) >"$tmp/report2.json" 2>"$tmp/stderr2"
+rc=$?
+expect_eq "second build exit" "$rc" 0
+[ "$rc" = 0 ] || cat "$tmp/stderr2"
+sha1=$(sha256sum "$tmp/dist/$whl" | cut -d' ' -f1)
+sha2=$(sha256sum "$tmp/dist2/$whl" 2>/dev/null | cut -d' ' -f1)
+echo "note first build  sha256 $sha1"
+echo "note second build sha256 $sha2"
+if [ "$sha1" = "$sha2" ]; then
+  echo "ok   two builds give the same bytes"
+else
+  echo "FAIL two builds differ; members:"
+  python3 - "$tmp/dist/$whl" "$tmp/dist2/$whl" <<'PY'
+import sys, zipfile
+a, b = (zipfile.ZipFile(p) for p in sys.argv[1:3])
+ia, ib = ({i.filename: i for i in z.infolist()} for z in (a, b))
+if [i.filename for i in a.infolist()] != [i.filename for i in b.infolist()]:
+    print("  member order differs")
+for name in sorted(set(ia) | set(ib)):
+    if name not in ia or name not in ib:
+        print("  only in", "first" if name in ia else "second", name)
+        continue
+    x, y = ia[name], ib[name]
+    what = [f for f in ("date_time", "external_attr", "compress_type", "extra", "create_system", "create_version")
+            if getattr(x, f) != getattr(y, f)]
+    da, db = a.read(name), b.read(name)
+    if da != db:
+        at = next((k for k in range(min(len(da), len(db))) if da[k] != db[k]), min(len(da), len(db)))
+        what.append(f"content ({len(da)} vs {len(db)} bytes, first difference at offset {at})")
+    if what:
+        print("  ", name, ":", ", ".join(what))
+PY
+  fail=1
+fi
+python3 - "$tmp/dist/$whl" "$tmp/report.json" "$tmp" <<'PY'
+import json, sys, time, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+report = json.load(open(sys.argv[2]))
+names = [n for n in z.namelist() if n.endswith(".dist-info/tailor-provenance.json")]
+assert len(names) == 1, z.namelist()
+text = z.read(names[0]).decode()
+prov = json.loads(text)
+record = z.read(names[0].rsplit("/", 1)[0] + "/RECORD").decode()
+assert names[0] + ",sha256=" in record, record
+assert z.namelist()[-1].endswith(".dist-info/RECORD"), z.namelist()[-1]
+epoch = int(report["environment"]["set"]["SOURCE_DATE_EPOCH"])
+assert prov["source_date_epoch"] == epoch == report["provenance"]["source_date_epoch"], (prov, epoch)
+assert prov["source"]["kind"] == "example" and len(prov["source"]["tree-sha256"]) == 64, prov["source"]
+assert prov["environment"].get("TORCH_CUDA_ARCH_LIST"), prov["environment"]
+assert "MAX_JOBS" not in text and sys.argv[3] not in text and "/" not in json.dumps(prov["environment"]), text
+assert "MAX_JOBS" in report["provenance"]["left_out_of_wheel"], report["provenance"]
+assert {"nvcc", "python", "torch"} <= set(prov["toolchain"]), prov["toolchain"]
+want = time.gmtime(max(epoch, 315532800))[:6]
+got = {i.date_time for i in z.infolist()}
+assert got == {want[:5] + (want[5] // 2 * 2,)}, (got, want)
+print("ok   provenance in the wheel and the report; members at SOURCE_DATE_EPOCH")
+PY
+[ $? = 0 ] || fail=1
 exit $fail

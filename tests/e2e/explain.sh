@@ -218,7 +218,7 @@ printf '[1/1] c++ -c a.cpp\n' >"$work/clean.log"
 "$TAILOR" explain "$work/clean.log" >/dev/null || { echo "FAIL clean log should exit 0"; failures=$((failures + 1)); }
 "$TAILOR" explain "$work/does-not-exist.log" 2>"$work/missing.err" >/dev/null
 code=$?
-if [[ $code -ne 2 ]] || ! grep -q "^tailor: error: .*does-not-exist.log: cannot read the log" "$work/missing.err"; then
+if [[ $code -ne 2 ]] || ! grep -q "^tailor: error: .*does-not-exist.log: no such file or directory" "$work/missing.err"; then
   echo "FAIL missing log: exit $code"; cat "$work/missing.err"; failures=$((failures + 1))
 fi
 

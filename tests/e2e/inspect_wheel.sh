@@ -64,7 +64,7 @@ PY
 
 "$TAILOR" inspect --gpu T4G "$good" >"$work/v.txt"; rc=$?
 [ $rc -eq 0 ] || fail "--gpu T4G exited $rc"
-grep -q "verdict PASS: gpu 7.5: .*kernels.so runs through native SASS (sm_75)" "$work/v.txt" || fail "T4G verdict: $(cat "$work/v.txt")"
+grep -q "verdict PASS: gpu 7.5: .*kernels.so runs through native SASS sm_75 (2 entries)" "$work/v.txt" || fail "T4G verdict: $(cat "$work/v.txt")"
 "$TAILOR" inspect --gpu 9.0 "$good" >"$work/v.txt"; rc=$?
 [ $rc -eq 1 ] || fail "--gpu 9.0 should fail with 1, got $rc"
 grep -q "verdict FAIL: gpu 9.0" "$work/v.txt" || fail "no FAIL line for 9.0"
@@ -88,8 +88,12 @@ make_wheel "$liar" cp311-cp311-manylinux_2_17_x86_64 none "$fixtures/glibc_234.s
 grep -q "WRONG: claims manylinux_2_17_x86_64 but the libraries need manylinux_2_34_x86_64" "$work/l.txt" ||
   fail "no claim line: $(cat "$work/l.txt")"
 
-# A library and a directory as inputs, together with the wheel.
-"$TAILOR" inspect --json "$fixtures/plain_c.so" "$work" >"$work/m.json" || true
+# A library as input.
+"$TAILOR" inspect --json "$fixtures/plain_c.so" >"$work/m.json" || true
 python3 -c "import json,sys; j=json.load(open('$work/m.json')); assert len(j['wheels'])==0 and len(j['libraries'])==1" ||
   fail "library input"
+# A folder without ELF libraries (only wheels) is an error, not an empty report.
+"$TAILOR" inspect --json "$fixtures/plain_c.so" "$work" >"$work/d.json" 2>"$work/d.err"; rc=$?
+[ $rc -eq 2 ] && [ ! -s "$work/d.json" ] && grep -q "no ELF libraries under this folder" "$work/d.err" ||
+  fail "folder without libraries: exit $rc, $(cat "$work/d.err")"
 echo "ok"

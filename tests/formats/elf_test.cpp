@@ -17,22 +17,15 @@
 #include "formats/fatbin.h"
 #include "util/process.h"
 
+#include "support/fixtures.h"
+
 using namespace tailor;
 using namespace tailor::formats;
 
 namespace {
 
-std::string fixture(const std::string& name) {
-  return std::string(TAILOR_BINARY_DIR) + "/fixtures/" + name + ".so";
-}
-
-std::vector<std::byte> slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::byte> out(chars.size());
-  std::memcpy(out.data(), chars.data(), chars.size());
-  return out;
-}
+using test::fixture;
+using test::slurp;
 
 #define LOAD_FIXTURE(var, name)                                                  \
   if (!std::filesystem::exists(fixture(name)))                                   \

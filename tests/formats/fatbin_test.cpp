@@ -107,9 +107,12 @@ TEST_P(FatbinFixture, TargetsCountsAndCompression) {
     auto payload = decompress_entry(file, e, 16 << 20);
     ASSERT_TRUE(payload) << payload.error().message;
     EXPECT_EQ(payload->size(), e.uncompressed_size);
-    if (e.kind == k_fatbin_kind_cubin) EXPECT_TRUE(looks_like_elf(*payload));
-    if (e.kind == k_fatbin_kind_ptx)
+    if (e.kind == k_fatbin_kind_cubin) {
+      EXPECT_TRUE(looks_like_elf(*payload));
+    }
+    if (e.kind == k_fatbin_kind_ptx) {
       EXPECT_NE(as_chars(*payload).find(".target sm_"), std::string_view::npos);
+    }
   }
 }
 

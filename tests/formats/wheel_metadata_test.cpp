@@ -106,41 +106,40 @@ std::string python(const std::string& code) {
 }
 }  // namespace
 
-TEST(Sha256, KnownVectorsOnBothPaths) {
-  for (bool portable : {false, true}) {
-    sha256_force_portable_for_tests = portable;
-    EXPECT_EQ(Sha256::hex(Sha256::of(tailor::as_bytes(""))),
-              "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    EXPECT_EQ(Sha256::hex(Sha256::of(tailor::as_bytes("abc"))),
-              "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-    EXPECT_EQ(Sha256::hex(Sha256::of(tailor::as_bytes("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"))),
-              "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-  }
-  sha256_force_portable_for_tests = false;
+TEST(Sha256, KnownVectors) {
+  EXPECT_EQ(Sha256::hex(Sha256::of(tailor::as_bytes(""))),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(Sha256::hex(Sha256::of(tailor::as_bytes("abc"))),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(Sha256::hex(Sha256::of(tailor::as_bytes("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"))),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  Sha256 empty;  // finishing without any update is the hash of nothing
+  EXPECT_EQ(Sha256::hex(empty.finish()), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 }
 
 TEST(Sha256, MatchesHashlibOnOddChunking) {
-  // 1 MB + 37 bytes of a fixed pattern, fed in uneven pieces.
+  // 1 MB + 37 bytes of a fixed pattern, fed in uneven pieces (and moved mid-way).
   std::string data;
   for (int i = 0; i < (1 << 20) + 37; ++i) data += static_cast<char>((i * 7 + i / 251) & 0xff);
   std::string expected = python(
       "import hashlib\n"
       "d = bytes(((i * 7 + i // 251) & 0xff) for i in range((1 << 20) + 37))\n"
       "print(hashlib.sha256(d).hexdigest())");
-  for (bool portable : {false, true}) {
-    sha256_force_portable_for_tests = portable;
-    Sha256 h;
-    size_t at = 0, step = 1;
-    while (at < data.size()) {
-      size_t n = std::min(step, data.size() - at);
-      h.update(tailor::as_bytes(std::string_view(data).substr(at, n)));
-      at += n;
-      step = step * 3 + 1;
-      if (step > 100000) step = 5;
+  Sha256 h;
+  size_t at = 0, step = 1;
+  while (at < data.size()) {
+    size_t n = std::min(step, data.size() - at);
+    h.update(tailor::as_bytes(std::string_view(data).substr(at, n)));
+    at += n;
+    step = step * 3 + 1;
+    if (step > 100000) step = 5;
+    if (at > data.size() / 2 && at - n <= data.size() / 2) {
+      Sha256 moved = std::move(h);
+      h = std::move(moved);
     }
-    EXPECT_EQ(Sha256::hex(h.finish()), expected) << (portable ? "portable" : "hardware");
   }
-  sha256_force_portable_for_tests = false;
+  EXPECT_EQ(Sha256::hex(h.finish()), expected);
+  EXPECT_EQ(Sha256::hex(Sha256::of(tailor::as_bytes(data))), expected);
 }
 
 TEST(Base64, UrlSafeWithoutPaddingMatchesPython) {
@@ -160,4 +159,35 @@ TEST(Base64, UrlSafeWithoutPaddingMatchesPython) {
   EXPECT_EQ(got, expected);
   EXPECT_FALSE(base64url_decode("ab+c"));
   EXPECT_FALSE(base64url_decode("a"));
+}
+
+TEST(WheelCaps, MetadataFilesAreCappedAndNeverSplitIntoLines) {
+  const WheelLimits limits;
+  // A WHEEL of 16 MiB of newlines: refused by size, without splitting it into lines.
+  std::string newlines(16u << 20, '\n');
+  auto w = parse_wheel_file(newlines);
+  ASSERT_FALSE(w);
+  EXPECT_NE(w.error().message.find("over the limit of 1048576"), std::string::npos) << w.error().message;
+  // Under the cap, leading blank lines end the header block at once.
+  auto small = parse_wheel_file(std::string(1000, '\n') + "Wheel-Version: 1.0\n");
+  ASSERT_FALSE(small);
+  EXPECT_NE(small.error().message.find("no Wheel-Version"), std::string::npos);
+  // METADATA of four million header lines: only the capped prefix is read.
+  std::string many;
+  many.reserve(4'000'000 * 5);
+  many += "Name: demo\nVersion: 1\n";
+  for (int i = 0; i < 4'000'000; ++i) many += "X: y\n";
+  auto m = parse_metadata(many);
+  EXPECT_EQ(m.name, "demo");
+  EXPECT_EQ(m.version, "1");
+  // RECORD: proportional to the member count, with a hard cap; rows past max_rows fail.
+  EXPECT_EQ(limits.record_cap(0), limits.record_bytes_floor);
+  EXPECT_EQ(limits.record_cap(10), limits.record_bytes_floor + 10 * limits.record_bytes_per_member);
+  EXPECT_EQ(limits.record_cap(10'000'000), limits.max_record_bytes);
+  std::string rows;
+  for (int i = 0; i < 20; ++i) rows += "f" + std::to_string(i) + ",,\n";
+  auto r = parse_record(rows, 19);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("RECORD line 20: more than 19 rows"), std::string::npos) << r.error().message;
+  EXPECT_TRUE(parse_record(rows, 20));
 }

@@ -240,3 +240,139 @@ with zipfile.ZipFile(out, 'w', compression=zipfile.ZIP_BZIP2) as z:
 )");
   EXPECT_NE(error_of(bz).find("compression method 12"), std::string::npos) << error_of(bz);
 }
+
+namespace {
+
+// Two members of 3 chunks and 17 bytes of a fixed pseudo-random pattern, stored and
+// deflated: more than one chunk each, and an odd tail.
+const char* k_big = R"(
+import random
+r = random.Random(7)
+n = 3 * 256 * 1024 + 17
+data = bytes(r.getrandbits(8) if i % 3 else i & 0xff for i in range(n))
+with zipfile.ZipFile(out, 'w') as z:
+    z.writestr('big/stored.bin', data, compress_type=zipfile.ZIP_STORED)
+    z.writestr('big/deflated.bin', data, compress_type=zipfile.ZIP_DEFLATED)
+)";
+
+// A raw zip of `n` empty stored members, written without zipfile (fast for 200,001).
+std::string many_members_script(uint64_t n) {
+  return "n = " + std::to_string(n) + R"(
+crc = zlib.crc32(b'')
+body, cd = bytearray(), bytearray()
+for i in range(n):
+    name = b'm/%07d' % i
+    off = len(body)
+    body += struct.pack('<IHHHHHIIIHH', 0x04034b50, 20, 0, 0, 0, 0, crc, 0, 0, len(name), 0) + name
+    cd += struct.pack('<IHHHHHHIIIHHHHHII', 0x02014b50, 20, 20, 0, 0, 0, 0, crc, 0, 0, len(name), 0, 0, 0, 0, 0, off) + name
+z64 = struct.pack('<IQHHIIQQQQ', 0x06064b50, 44, 45, 45, 0, 0, n, n, len(cd), len(body))
+loc = struct.pack('<IIQI', 0x07064b50, 0, len(body) + len(cd), 1)
+eocd = struct.pack('<IHHHHIIH', 0x06054b50, 0, 0, 0xffff, 0xffff, len(cd), len(body), 0)
+open(out, 'wb').write(bytes(body) + bytes(cd) + z64 + loc + eocd)
+)";
+}
+
+}  // namespace
+
+TEST(ZipStreaming, MembersLargerThanAChunkGiveTheSameBytesStoredAndDeflated) {
+  auto bytes = make_with_python("big.zip", k_big);
+  auto archive = parse_zip(bytes);
+  ASSERT_TRUE(archive) << archive.error().message;
+  ASSERT_EQ(archive->entries.size(), 2u);
+  std::vector<std::byte> buffer;
+  auto whole = extract_member(bytes, archive->entries[1], buffer);
+  ASSERT_TRUE(whole);
+  const std::string expected(as_chars(*whole));
+  ASSERT_EQ(expected.size(), 3u * k_zip_stream_chunk + 17);
+  for (const auto& e : archive->entries) {
+    std::string streamed;
+    size_t chunks = 0;
+    uint64_t consumed_from = e.data_offset, consumed_bytes = 0;
+    auto r = stream_member(
+        bytes, e,
+        [&](Bytes c) {
+          EXPECT_LE(c.size(), k_zip_stream_chunk);
+          streamed += as_chars(c);
+          ++chunks;
+        },
+        {},
+        [&](uint64_t offset, uint64_t size) {
+          EXPECT_EQ(offset, consumed_from) << "consumed ranges are contiguous";
+          consumed_from = offset + size;
+          consumed_bytes += size;
+        });
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(streamed, expected) << e.name;
+    EXPECT_GT(chunks, 1u) << e.name;
+    EXPECT_EQ(consumed_bytes, e.compressed_size) << "every input byte is handed back once: " << e.name;
+    auto head = peek_member(bytes, e, 5);
+    ASSERT_TRUE(head);
+    EXPECT_EQ(*head, expected.substr(0, 5));
+  }
+}
+
+TEST(ZipStreaming, CrcMismatchIsFoundAtTheEndOfTheStream) {
+  auto bytes = make_with_python("big_crc.zip", k_big);
+  auto archive = parse_zip(bytes);
+  ASSERT_TRUE(archive);
+  for (size_t i = 0; i < 2; ++i) {
+    auto bad = bytes;  // the central directory's CRC-32 of the member, off by one bit
+    bad[archive->entries[i].central_offset + 16] ^= std::byte{1};
+    auto a = parse_zip(bad);
+    ASSERT_TRUE(a);
+    uint64_t seen = 0;
+    auto r = stream_member(bad, a->entries[i], [&](Bytes c) { seen += c.size(); });
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("CRC-32"), std::string::npos) << r.error().message;
+    EXPECT_EQ(seen, a->entries[i].uncompressed_size) << "every chunk passed before the check";
+  }
+  {
+    auto bad = bytes;  // a flipped byte deep inside the stored member
+    bad[archive->entries[0].data_offset + 2 * k_zip_stream_chunk + 5] ^= std::byte{0x40};
+    auto a = parse_zip(bad);
+    ASSERT_TRUE(a);
+    auto r = stream_member(bad, a->entries[0], [](Bytes) {});
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("CRC-32"), std::string::npos) << r.error().message;
+  }
+}
+
+TEST(ZipCaps, TooManyMembersAreRefusedFromTheEndRecord) {
+  ZipLimits defaults;
+  EXPECT_EQ(defaults.max_entries, 200'000u);
+  auto bytes = make_with_python("many.zip", many_members_script(defaults.max_entries + 1));
+  auto err = error_of(bytes);
+  EXPECT_NE(err.find("200001 entries exceed the limit of 200000"), std::string::npos) << err;
+  // Under the cap the same layout reads.
+  auto fine = make_with_python("some.zip", many_members_script(1000));
+  auto a = parse_zip(fine);
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_EQ(a->entries.size(), 1000u);
+}
+
+TEST(ZipCaps, ManySmallZeroBombsAreRefusedByTheInflateBudget) {
+  // 1,000 members of 16 MiB of zeros (each under the per-member ratio floor) in a 16 MB
+  // archive: 16 GiB declared, a thousand times the archive.
+  auto bytes = make_with_python("zeros.zip", R"(
+c = zlib.compressobj(9, zlib.DEFLATED, -15)
+raw = c.compress(bytes(16 << 20)) + c.flush()
+crc = zlib.crc32(bytes(16 << 20))
+body, cd = bytearray(), bytearray()
+for i in range(1000):
+    name = b'z/%04d.bin' % i
+    off = len(body)
+    body += struct.pack('<IHHHHHIIIHH', 0x04034b50, 20, 0, 8, 0, 0, crc, len(raw), 16 << 20, len(name), 0) + name + raw
+    cd += struct.pack('<IHHHHHHIIIHHHHHII', 0x02014b50, 20, 20, 0, 8, 0, 0, crc, len(raw), 16 << 20, len(name), 0, 0, 0, 0, 0, off) + name
+eocd = struct.pack('<IHHHHIIH', 0x06054b50, 0, 0, 1000, 1000, len(cd), len(body), 0)
+open(out, 'wb').write(bytes(body) + bytes(cd) + eocd)
+)");
+  ASSERT_LT(bytes.size(), 32u << 20);
+  auto err = error_of(bytes);
+  EXPECT_NE(err.find("refused as a zip bomb before inflating anything"), std::string::npos) << err;
+  // The absolute budget: a lower cap refuses by the running total of declared sizes.
+  ZipLimits tight;
+  tight.max_total_bytes = uint64_t{100} << 20;
+  auto r = parse_zip(bytes, tight);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("inflate budget"), std::string::npos) << r.error().message;
+}

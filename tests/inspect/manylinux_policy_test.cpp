@@ -97,7 +97,7 @@ TEST(CudaProviders, KnowsRuntimeWheelsAndPackages) {
   auto cudart12 = c.lookup("libcudart.so.12");
   ASSERT_EQ(cudart12.size(), 1u);
   EXPECT_EQ(cudart12[0]->wheel, "nvidia-cuda-runtime-cu12");
-  EXPECT_EQ(c.lookup("libcudnn.so.9").size(), 2u);  // cu12 and cu13 families
+  EXPECT_EQ(c.lookup("libcudnn.so.9").size(), 3u);  // cu11, cu12 and cu13 families
   EXPECT_TRUE(c.lookup("libfoo.so.1").empty());
   EXPECT_TRUE(c.is_driver_library("libcuda.so.1"));
   EXPECT_FALSE(c.is_driver_library("libcudart.so.13"));

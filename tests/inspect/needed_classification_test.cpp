@@ -65,3 +65,40 @@ TEST(TargetTotals, SumAcrossLibrariesInCanonicalOrder) {
   EXPECT_EQ(totals[1].compression, (std::set<std::string>{"lz4", "none"}));
   EXPECT_DOUBLE_EQ(totals[1].share, 0.13);
 }
+
+// A claim problem names the versions that break the claim, highest first, and never the
+// ones the claimed policy allows (CXXABI_1.3.9 and GLIBCXX_3.4.21 are fine for 2_28).
+TEST(ManylinuxClaim, NamesOnlyTheVersionsTheClaimedPolicyRefuses) {
+  LibraryReport r = lib("pkg/_C.so", {"libc.so.6", "libstdc++.so.6"}, "2.34");
+  r.version_needs = {{"libstdc++.so.6", {"CXXABI_1.3.9", "GLIBCXX_3.4.21", "GLIBCXX_3.4.25", "GLIBCXX_3.4.29"}},
+                     {"libc.so.6", {"GLIBC_2.2.5", "GLIBC_2.32", "GLIBC_2.34"}}};
+  std::vector<InspectedLibrary> libs{classify_library(r, {}), classify_library(lib("pkg/b.so", {}, "2.34"), {})};
+  auto fit = fit_of_set(libs);
+  ASSERT_EQ(fit.tag, "manylinux_2_34_x86_64");
+  auto check = check_manylinux_claim({"manylinux_2_28_x86_64"}, fit, libs);
+  EXPECT_FALSE(check.ok);
+  EXPECT_EQ(check.problem,
+            "claims manylinux_2_28_x86_64 but the libraries need manylinux_2_34_x86_64 (needs GLIBC_2.34 (libc.so.6, "
+            "needed by pkg/_C.so and 1 more), GLIBC_2.32 (libc.so.6, needed by pkg/_C.so), GLIBCXX_3.4.29 "
+            "(libstdc++.so.6, needed by pkg/_C.so), GLIBCXX_3.4.25 (libstdc++.so.6, needed by pkg/_C.so))");
+  EXPECT_EQ(check.problem.find("CXXABI"), std::string::npos);
+  EXPECT_EQ(check.problem.find("3.4.21"), std::string::npos);
+  EXPECT_TRUE(check_manylinux_claim({"manylinux_2_34_x86_64"}, fit, libs).ok);
+  EXPECT_TRUE(check_manylinux_claim({"linux_x86_64"}, fit, libs).ok);
+  EXPECT_EQ(check_manylinux_claim({"manylinux_2_28_aarch64"}, fit, libs).problem,
+            "claims manylinux_2_28_aarch64 but the libraries are x86_64");
+}
+
+// When the versions fit the claim and a system library breaks it, the system library is
+// the reason given, not what kept a library from an older policy.
+TEST(ManylinuxClaim, ASystemNeedIsTheReasonWhenTheVersionsFit) {
+  LibraryReport r = lib("pkg/_C.so", {"libopenblas.so.0"}, "2.17");
+  r.version_needs.push_back({"libstdc++.so.6", {"CXXABI_1.3.9", "GLIBCXX_3.4.21"}});
+  std::vector<InspectedLibrary> libs{classify_library(r, {})};
+  auto fit = fit_of_set(libs);
+  ASSERT_EQ(fit.tag, "linux_x86_64");
+  auto check = check_manylinux_claim({"manylinux_2_28_x86_64"}, fit, libs);
+  EXPECT_EQ(check.problem,
+            "claims manylinux_2_28_x86_64 but the libraries fit no manylinux policy (pkg/_C.so: needs "
+            "libopenblas.so.0 from the system)");
+}

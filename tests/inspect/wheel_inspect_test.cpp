@@ -5,93 +5,21 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "inspect/inspect_report.h"
 #include "inspect/render.h"
 #include "inspect/verdicts.h"
+#include "inspect/wheel_pass.h"
+#include "util/mapped_file.h"
 #include "util/process.h"
+#include "test_wheels.h"
 
 using namespace tailor;
 using namespace tailor::inspect;
 namespace fs = std::filesystem;
 
 namespace {
-
-const fs::path k_fixtures = fs::path(TAILOR_BINARY_DIR) / "fixtures";
-
-fs::path temp_dir() {
-  static fs::path dir = [] {
-    auto d = fs::temp_directory_path() / ("tailor_wheel_test_" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
-}
-
-// Writes a wheel named from `tag`: files maps archive names to fixture .so files (or, when
-// the value starts with "text:", to literal content). `tamper` names RECORD damage.
-const char* k_make_wheel = R"(
-import sys, json, zipfile, hashlib, base64
-out, spec = sys.argv[1], json.loads(sys.argv[2])
-name, version, tag = spec['name'], spec['version'], spec['tag']
-di = f"{name}-{version}.dist-info"
-files = {}
-for arc, src in spec['files'].items():
-    files[arc] = src[5:].encode() if src.startswith('text:') else open(src, 'rb').read()
-files[f"{di}/WHEEL"] = f"Wheel-Version: 1.0\nGenerator: tailor-test\nRoot-Is-Purelib: false\nTag: {spec.get('wheel_tag', tag)}\n".encode()
-files[f"{di}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode()
-rows = []
-for arc, data in files.items():
-    h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).decode().rstrip('=')
-    rows.append([arc, 'sha256=' + h, str(len(data))])
-t = spec.get('tamper', [])
-if 'hash' in t: rows[0][1] = 'sha256=' + 'A' * 43
-if 'size' in t: rows[1][2] = str(int(rows[1][2]) + 1)
-if 'missing' in t: rows.append([f'{name}/ghost.py', 'sha256=AAAA', '3'])
-if 'unlisted' in t: files[f'{name}/extra.txt'] = b'not in RECORD'
-rows.append([f"{di}/RECORD", '', ''])
-files[f"{di}/RECORD"] = ''.join(','.join(r) + '\n' for r in rows).encode()
-with zipfile.ZipFile(out, 'w', zipfile.ZIP_DEFLATED) as z:
-    for arc, data in files.items():
-        z.writestr(arc, data)
-)";
-
-std::string json_string(const std::string& s) { return nlohmann::json(s).dump(); }
-
-std::string make_wheel(const std::string& version, const std::string& tag,
-                       const std::vector<std::pair<std::string, std::string>>& files,
-                       const std::vector<std::string>& tamper = {}, const std::string& wheel_tag = "") {
-  nlohmann::json spec;
-  spec["name"] = "demo";
-  spec["version"] = version;
-  spec["tag"] = tag;
-  if (!wheel_tag.empty()) spec["wheel_tag"] = wheel_tag;
-  spec["tamper"] = tamper;
-  nlohmann::json f = nlohmann::json::object();
-  for (auto& [arc, src] : files) f[arc] = src;
-  spec["files"] = f;
-  static int counter = 0;
-  fs::path dir = temp_dir() / std::to_string(++counter);
-  fs::create_directories(dir);
-  fs::path out = dir / ("demo-" + version + "-" + tag + ".whl");
-  fs::path py = temp_dir() / "make_wheel.py";
-  std::ofstream(py) << k_make_wheel;
-  auto r = run_command({"python3", py.string(), out.string(), spec.dump()}, std::chrono::seconds(60));
-  EXPECT_TRUE(r.ok()) << r.err;
-  return out.string();
-}
-
-bool have_fixtures(std::initializer_list<const char*> names) {
-  for (auto n : names)
-    if (!fs::exists(k_fixtures / n)) return false;
-  return true;
-}
-
-#define REQUIRE_FIXTURES(...)                                                              \
-  if (!have_fixtures({__VA_ARGS__})) GTEST_SKIP() << "fixtures not built in " << k_fixtures \
-                                                  << " (needs nvcc and the tailor_fixtures target)"
-
-std::string fixture(const char* name) { return (k_fixtures / name).string(); }
 
 std::string good_wheel() {
   return make_wheel("1.0+cu130", "cp311-cp311-linux_x86_64",
@@ -329,4 +257,174 @@ TEST(Render, ShareBar) {
   EXPECT_EQ(share_bar(0.5, 4), "\u2588\u2588\u2591\u2591");
   EXPECT_EQ(share_bar(0.01, 4), "\u2588\u2591\u2591\u2591");
   EXPECT_EQ(share_bar(2.0, 2), "\u2588\u2588");
+}
+
+namespace {
+
+// inspect_wheel over a mapped wheel with the given memory plan.
+Expected<WheelReport> inspect_with(const std::string& path, uint64_t whole_member_bytes, unsigned threads = 0) {
+  auto mapped = MappedFile::open(path);
+  if (!mapped) return mapped.error();
+  InspectOptions o;
+  o.threads = threads;
+  WheelPassOptions pass;
+  pass.whole_member_bytes = whole_member_bytes;
+  pass.release_file_pages = true;
+  return inspect_wheel(mapped->bytes(), path, o, pass);
+}
+
+// The facts of a library that must not depend on how its bytes reached the analysis.
+std::string library_facts(const LibraryReport& l) {
+  std::string s = l.machine + " size=" + std::to_string(l.file_size) + " dev=" + std::to_string(l.device_code_bytes) +
+                  " soname=" + l.soname + " cxx11=" + (l.cxx11_abi ? (*l.cxx11_abi ? "1" : "0") : "?") +
+                  " isa=" + l.x86_isa_level.value_or("-") + "\n";
+  for (const auto& t : l.targets) {
+    s += t.name + " entries=" + std::to_string(t.entries) + " stored=" + std::to_string(t.stored_bytes) +
+         " uncompressed=" + std::to_string(t.uncompressed_bytes) + " [";
+    for (const auto& c : t.compression) s += c + " ";
+    s += "]\n";
+  }
+  for (const auto& n : l.needed) s += "needed " + n + "\n";
+  for (const auto& r : l.runpath) s += "runpath " + r + "\n";
+  for (const auto& r : l.rpath) s += "rpath " + r + "\n";
+  for (const auto& v : l.version_needs) {
+    s += "verneed " + v.file + ":";
+    for (const auto& x : v.versions) s += " " + x;
+    s += "\n";
+  }
+  return s;
+}
+
+// A copy of a fixture with a section of `pad` pseudo-random bytes added by objcopy, which
+// puts the new section and then the section header table at the end of the file.
+std::string padded_library(const char* name, size_t pad) {
+  fs::path blob = temp_dir() / "pad.bin", out = temp_dir() / (std::string("padded_") + name);
+  auto r = run_command({"python3", "-c",
+                        "import random,sys; r=random.Random(3); open(sys.argv[1],'wb').write(bytes(r.getrandbits(8) "
+                        "for _ in range(int(sys.argv[2]))))",
+                        blob.string(), std::to_string(pad)},
+                       std::chrono::seconds(60));
+  EXPECT_TRUE(r.ok()) << r.err;
+  auto o = run_command({"objcopy", "--add-section", ".tailor_pad=" + blob.string(), fixture(name), out.string()},
+                       std::chrono::seconds(60));
+  EXPECT_TRUE(o.ok()) << o.err;
+  return out.string();
+}
+
+}  // namespace
+
+TEST(WheelStreaming, StreamedAndWholeMembersGiveTheSameReport) {
+  REQUIRE_FIXTURES("sass_75_80.so", "plain_c.so", "sass_ptx_80.so", "rdc.so", "isa_v3.so", "cxx11_abi.so");
+  auto path = make_wheel("1.0", "cp311-cp311-linux_x86_64",
+                         {{"demo/lib/kernels.so", fixture("sass_75_80.so")},
+                          {"demo/lib/ptx.so", fixture("sass_ptx_80.so")},
+                          {"demo/lib/rdc.so", fixture("rdc.so")},
+                          {"demo/lib/isa.so", fixture("isa_v3.so")},
+                          {"demo/lib/cxx.so", fixture("cxx11_abi.so")},
+                          {"demo/lib/plain.so", fixture("plain_c.so")},
+                          {"demo/__init__.py", "text:print('demo')\n"}},
+                         {}, "", "demo", {"demo/lib/ptx.so", "demo/lib/plain.so"});
+  auto a = inspect_with(path, WheelPassOptions{}.whole_member_bytes);
+  auto b = inspect_with(path, 0);  // every member streamed, every library spilled
+  auto c = inspect_with(path, 0, 1);
+  ASSERT_TRUE(a) << a.error().message;
+  ASSERT_TRUE(b) << b.error().message;
+  ASSERT_TRUE(c) << c.error().message;
+  InspectReport ra, rb, rc;
+  ra.wheels.push_back(*a);
+  rb.wheels.push_back(*b);
+  rc.wheels.push_back(*c);
+  EXPECT_EQ(to_json(ra).dump(), to_json(rb).dump());
+  EXPECT_EQ(to_json(rb).dump(), to_json(rc).dump());
+  EXPECT_TRUE(b->record.passed());
+  // And both equal the library reader on the fixture files themselves.
+  const std::map<std::string, std::string> source = {
+      {"demo/lib/kernels.so", "sass_75_80.so"}, {"demo/lib/ptx.so", "sass_ptx_80.so"}, {"demo/lib/rdc.so", "rdc.so"},
+      {"demo/lib/isa.so", "isa_v3.so"},         {"demo/lib/cxx.so", "cxx11_abi.so"},   {"demo/lib/plain.so", "plain_c.so"}};
+  ASSERT_EQ(b->libraries.size(), source.size());
+  for (const auto& lib : b->libraries) {
+    auto direct = analyze_library_file(fixture(source.at(lib.path).c_str()));
+    ASSERT_TRUE(direct) << direct.error().message;
+    EXPECT_EQ(library_facts(lib), library_facts(*direct)) << lib.path;
+  }
+}
+
+TEST(WheelStreaming, SectionHeadersAtTheEndOfALargeStreamedMember) {
+  REQUIRE_FIXTURES("sass_ptx_80.so");
+  const std::string big = padded_library("sass_ptx_80.so", 3u << 20);
+  ASSERT_GT(fs::file_size(big), 3u << 20);
+  auto direct = analyze_library_file(big);
+  ASSERT_TRUE(direct) << direct.error().message;
+  ASSERT_EQ(direct->target_names(), (std::vector<std::string>{"sm_80", "compute_80"}));
+  for (bool stored : {false, true}) {
+    auto path = make_wheel("1.0", "cp311-cp311-linux_x86_64", {{"demo/big.so", big}}, {}, "", "demo",
+                           stored ? std::vector<std::string>{"demo/big.so"} : std::vector<std::string>{});
+    auto r = inspect_with(path, 1u << 20);  // the 3 MiB library is streamed in 256 KiB chunks
+    ASSERT_TRUE(r) << r.error().message;
+    const auto& w = *r;
+    EXPECT_TRUE(w.record.passed());
+    ASSERT_EQ(w.libraries.size(), 1u);
+    EXPECT_EQ(w.libraries[0].path, "demo/big.so");
+    EXPECT_EQ(library_facts(w.libraries[0]), library_facts(*direct)) << (stored ? "stored" : "deflated");
+  }
+}
+
+TEST(WheelStreaming, RecordHashMismatchOfAStreamedMemberIsReported) {
+  REQUIRE_FIXTURES("sass_75_80.so", "plain_c.so");
+  auto path = make_wheel("1.0", "py3-none-linux_x86_64",
+                         {{"demo/lib/kernels.so", fixture("sass_75_80.so")}, {"demo/lib/plain.so", fixture("plain_c.so")}},
+                         {"hash"});
+  auto report = inspect_with(path, 0);
+  ASSERT_TRUE(report) << report.error().message;
+  const auto& r = report->record;
+  ASSERT_EQ(r.mismatches.size(), 1u);
+  EXPECT_EQ(r.mismatches[0].path, "demo/lib/kernels.so");
+  EXPECT_NE(r.mismatches[0].what.find("sha256 differs"), std::string::npos) << r.mismatches[0].what;
+  // The library is still analyzed.
+  EXPECT_EQ(report->target_names(), (std::vector<std::string>{"sm_75", "sm_80"}));
+}
+
+namespace {
+
+// Writes a hostile wheel (see each test) and returns its path.
+std::string hostile_wheel(const std::string& kind) {
+  fs::path out = temp_dir() / kind / "demo-1.0-py3-none-any.whl";
+  fs::create_directories(out.parent_path());
+  const char* script = R"(
+import sys, zipfile, zlib, struct
+out, kind = sys.argv[1], sys.argv[2]
+di = 'demo-1.0.dist-info'
+wheel = b'Wheel-Version: 1.0\nTag: py3-none-any\n'
+meta = b'Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n'
+record = b''
+if kind == 'wheel_newlines': wheel = b'\n' * (16 << 20)
+if kind == 'metadata_lines': meta += b'X: y\n' * 3000000  # under the ratio floor: the cap answers
+if kind == 'record_rows': record = b'a,,\n' * 4000000
+with zipfile.ZipFile(out, 'w', zipfile.ZIP_DEFLATED) as z:
+    z.writestr(di + '/WHEEL', wheel)
+    z.writestr(di + '/METADATA', meta)
+    z.writestr(di + '/RECORD', record)
+)";
+  fs::path py = temp_dir() / "hostile_wheel.py";
+  std::ofstream(py) << script;
+  auto r = run_command({"python3", py.string(), out.string(), kind}, std::chrono::seconds(120));
+  EXPECT_TRUE(r.ok()) << r.err;
+  return out.string();
+}
+
+}  // namespace
+
+TEST(WheelCaps, OversizedMetadataFilesAreRefusedBeforeTheyAreInflated) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"wheel_newlines", "demo-1.0.dist-info/WHEEL: 16777216 bytes, over the limit of 1048576"},
+      {"metadata_lines", "demo-1.0.dist-info/METADATA: 15000046 bytes, over the limit of 8388608"},
+      {"record_rows", "demo-1.0.dist-info/RECORD: 16000000 bytes, over the limit of"},
+  };
+  for (auto [kind, want] : cases) {
+    auto path = hostile_wheel(kind);
+    auto r = inspect_paths({path});
+    ASSERT_FALSE(r) << kind;
+    EXPECT_NE(r.error().message.find(want), std::string::npos) << r.error().message;
+    EXPECT_EQ(r.error().message.find('\n'), std::string::npos) << "one line";
+  }
 }

@@ -94,7 +94,13 @@ TEST(TorchMatrix, GithubActionsOneJobPerVariant) {
         << n << "\n" << *wf;
     EXPECT_NE(wf->find("          path: '${{ github.workspace }}/dist/" + n + "/'\n"), std::string::npos) << n;
   }
-  EXPECT_NE(wf->find("--config ''${{ github.workspace }}/"), std::string::npos);
+  // An absolute config path stays as given; a relative one is read in the workspace.
+  EXPECT_NE(wf->find("run: 'tailor build torch --config " + config->path + " --variant "), std::string::npos) << *wf;
+  config->path = "examples/tailor.toml";
+  auto relative = render_github_actions(*config, *vs);
+  ASSERT_TRUE(relative);
+  EXPECT_NE(relative->find("--config ''${{ github.workspace }}/examples/tailor.toml'' --variant "), std::string::npos)
+      << *relative;
   EXPECT_NE(wf->find("jobs:"), std::string::npos);
 }
 
@@ -236,7 +242,7 @@ TEST(TorchMatrix, ExpansionIsCappedWithoutBuildingIt) {
   auto vs = config_variants(*config);
   ASSERT_FALSE(vs);
   EXPECT_EQ(vs.error().message,
-            "big.toml: the matrix expands to 256000 variants (gpu 40 x cpu 40 x cuda 40 x python 4), more than the "
+            "big.toml: the matrix expands to 256000 variants (cpu 40 x cuda 40 x gpu 40 x python 4), more than the "
             "limit of 512; narrow the axes or add exclude rows");
   // Exclude rows are counted exactly (by walking, one row at a time).
   MatrixSpec spec;

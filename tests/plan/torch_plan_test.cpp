@@ -202,12 +202,12 @@ TEST(TorchPlan, KeepDebugAndBuildType) {
   TorchVariant v = seed000_variant();
   v.keep_debug = true;
   BuildPlan p = resolve_torch_plan(v, seed000_host());
-  EXPECT_EQ(p.env.count("CFLAGS"), 0u);
+  EXPECT_EQ(p.env.at("CFLAGS"), "-mcpu=neoverse-n1");  // no -g0; the CPU T4G implies stays
   v.keep_debug.reset();
   v.build_type = "relwithdebinfo";
   p = resolve_torch_plan(v, seed000_host());
   EXPECT_EQ(p.env.at("CMAKE_BUILD_TYPE"), "RelWithDebInfo");
-  EXPECT_EQ(p.env.count("CFLAGS"), 0u);
+  EXPECT_EQ(p.env.at("CFLAGS"), "-mcpu=neoverse-n1");
 }
 
 TEST(TorchPlan, PtxAndCompressionModes) {

@@ -117,17 +117,15 @@ TEST(TorchCatalogLoaders, BrokenDataNamesTheField) {
   TorchCatalog c;
   auto r = load_features("[[feature]]\nname = \"x\"\nvars = [\"USE_X\"]\n", c);
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("data/pytorch/features.toml: feature[0]: missing or mistyped field 'default_x86_64'"),
-            std::string::npos) << r.error().message;
+  EXPECT_EQ(r.error().message, "data/pytorch/features.toml: feature[0].default_x86_64: missing (expected a boolean)");
   auto bad = load_cpu_targets("[[target]\n", c);
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("data/pytorch/cpu_targets.toml:1"), std::string::npos) << bad.error().message;
-  auto cat = torch_catalog();
-  ASSERT_TRUE(cat) << cat.error().message;
-  EXPECT_EQ((*cat)->find_cpu_target("AVX2")->name, "x86-64-v3");
-  EXPECT_EQ((*cat)->max_gcc_for("12.6"), 13);
-  EXPECT_EQ((*cat)->distro_for_glibc("2.36")->name, "ubuntu22.04");
-  EXPECT_NE((*cat)->find_release("2.11.0"), nullptr);
+  const TorchCatalog& cat = torch_catalog();
+  EXPECT_EQ(cat.find_cpu_target("AVX2")->name, "x86-64-v3");
+  EXPECT_EQ(cat.max_gcc_for("12.6"), 13);
+  EXPECT_EQ(cat.distro_for_glibc("2.36")->name, "ubuntu22.04");
+  EXPECT_NE(cat.find_release("2.11.0"), nullptr);
   EXPECT_LT(compare_versions("2.9.1", "2.10.0"), 0);
 }
 

@@ -165,7 +165,7 @@ TEST(TorchValidation, UnknownReleaseAndNoTarget) {
   EXPECT_NE(find(p, "arch")->message.find("no GPU target given and no GPU found"), std::string::npos);
   // With a GPU on the host, its CC is the default target.
   auto host = seed000_host();
-  host.gpus.push_back({0, "NVIDIA T4G", "7.5", 16 * testing::k_gib, ""});
+  host.gpus.push_back({0, "NVIDIA T4G", cuda::ComputeCapability{7, 5}, 16 * testing::k_gib, ""});
   TorchVariant w = base();
   w.arch.clear();
   EXPECT_EQ(resolve_torch_plan(w, host).env.at("TORCH_CUDA_ARCH_LIST"), "7.5");

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "fakes.h"
+#include "support/fake_host.h"
 #include "probe/probe.h"
 #include "util/strings.h"
 

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "fakes.h"
+#include "support/fake_host.h"
 #include "probe/probe.h"
 
 namespace tailor::probe {
@@ -17,7 +17,7 @@ TEST(NvidiaSmiCsv, ParsesRows) {
   EXPECT_EQ(r->gpus[0].index, 0);
   EXPECT_EQ(r->gpus[1].index, 1);
   EXPECT_EQ(r->gpus[0].name, "NVIDIA H100 80GB HBM3");
-  EXPECT_EQ(r->gpus[0].compute_capability, "9.0");
+  EXPECT_EQ(r->gpus[0].compute_capability, (cuda::ComputeCapability{9, 0}));
   EXPECT_EQ(r->gpus[0].memory_bytes, 81559ull * 1024 * 1024);
   EXPECT_EQ(r->gpus[1].uuid, "GPU-9b2f8d63-0000-1111-2222-333344445555");
   ASSERT_TRUE(r->driver);
@@ -28,7 +28,7 @@ TEST(NvidiaSmiCsv, ParsesRows) {
 TEST(NvidiaSmiCsv, OldDriverWithoutComputeCap) {
   auto r = parse_nvidia_smi_csv("0, Tesla T4, [N/A], 15360, GPU-1, 470.82.01\n");
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->gpus[0].compute_capability, "");
+  EXPECT_EQ(r->gpus[0].compute_capability, std::nullopt);
 }
 
 TEST(NvidiaSmiCsv, WrongFieldCountIsAnErrorNamingTheLine) {
@@ -60,14 +60,14 @@ TEST(CudaVersionFromInt, NvmlEncoding) {
 TEST(ProbeGpus, NvmlAnswerIsUsedAndNvidiaSmiNotRun) {
   test::FakeGpuQuery q;
   GpuQueryResult nvml;
-  nvml.gpus.push_back({0, "NVIDIA H200", "9.0", 150ull << 30, "GPU-x"});
+  nvml.gpus.push_back({0, "NVIDIA H200", cuda::ComputeCapability{9, 0}, 150ull << 30, "GPU-x"});
   nvml.driver = DriverInfo{"580.95.05", "13.0", "nvml"};
   q.result = nvml;
   test::FakeCommandRunner runner;
   std::vector<std::string> notes;
   auto r = probe_gpus(q, runner, notes);
   ASSERT_EQ(r.gpus.size(), 1u);
-  EXPECT_EQ(r.gpus[0].compute_capability, "9.0");
+  EXPECT_EQ(r.gpus[0].compute_capability, (cuda::ComputeCapability{9, 0}));
   EXPECT_TRUE(runner.calls.empty());
   EXPECT_TRUE(notes.empty());
 }
@@ -76,7 +76,7 @@ TEST(ProbeGpus, FallsBackToNvidiaSmi) {
   test::FakeGpuQuery q;
   test::FakeCommandRunner runner;
   runner.by_command["nvidia-smi --query-gpu=index,name,compute_cap,memory.total,uuid,driver_version "
-                    "--format=csv,noheader,nounits"] = {true, false, 0, k_smi_two_gpus, ""};
+                    "--format=csv,noheader,nounits"] = {true, false, false, 0, k_smi_two_gpus, ""};
   runner.answer("nvidia-smi", "| NVIDIA-SMI 580.95.05  Driver Version: 580.95.05  CUDA Version: 13.0 |\n");
   std::vector<std::string> notes;
   auto r = probe_gpus(q, runner, notes);

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "fakes.h"
+#include "support/fake_host.h"
 #include "probe/probe.h"
 
 namespace tailor::probe {
@@ -75,7 +75,7 @@ TEST(ProbeHost, WholeReportOverFakes) {
 TEST(ProbeHost, GpuFromNvmlInJson) {
   FakeHost h;
   GpuQueryResult g;
-  g.gpus.push_back({0, "NVIDIA H100 80GB HBM3", "9.0", 80ull << 30, "GPU-1"});
+  g.gpus.push_back({0, "NVIDIA H100 80GB HBM3", cuda::ComputeCapability{9, 0}, 80ull << 30, "GPU-1"});
   g.driver = DriverInfo{"580.95.05", "13.0", "nvml"};
   h.gpus.result = g;
   ProbeOptions o;

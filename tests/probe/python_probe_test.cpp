@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "fakes.h"
+#include "support/fake_host.h"
 #include "probe/probe.h"
 
 namespace tailor::probe {

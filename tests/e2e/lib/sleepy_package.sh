@@ -52,15 +52,13 @@ sleepy_kernel_so() {
     >/dev/null 2>&1 && echo "$cache/kernels_sm75.so"
 }
 
-# Live processes (not zombies) whose environment holds TAILOR_E2E_TOKEN=$1.
+# Live processes (not zombies) whose environment holds TAILOR_E2E_TOKEN=$1: "PID CMDLINE".
 tagged_processes() {
-  local tok=$1 p
-  for p in /proc/[0-9]*; do
-    [ -r "$p/environ" ] || continue
-    if tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx "TAILOR_E2E_TOKEN=$tok"; then
-      state=$(sed 's/.*) \(.\).*/\1/' "$p/stat" 2>/dev/null)
-      [ -n "$state" ] && [ "$state" != Z ] && echo "${p#/proc/} $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)"
-    fi
+  local tok=$1 f p state
+  for f in $(grep -lsa -- "TAILOR_E2E_TOKEN=$tok" /proc/[0-9]*/environ); do
+    p=${f%/environ}
+    state=$(sed 's/.*) \(.\).*/\1/' "$p/stat" 2>/dev/null)
+    [ -n "$state" ] && [ "$state" != Z ] && echo "${p#/proc/} $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)"
   done
 }
 

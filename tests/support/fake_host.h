@@ -1,9 +1,12 @@
-// In-memory stand-ins for the host: files, environment and commands.
+// In-memory stand-ins for the host: files, environment, commands and the GPU query.
+// Shared by the probe and build tests (tests/support).
 #pragma once
 #include <fnmatch.h>
 
+#include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -12,7 +15,12 @@
 #include "probe/host_files.h"
 #include "util/process.h"
 
-namespace tailor::probe::test {
+namespace tailor::test {
+
+using probe::DiskSpace;
+using probe::GpuQuery;
+using probe::GpuQueryResult;
+using probe::HostFiles;
 
 class FakeHostFiles : public HostFiles {
 public:
@@ -61,13 +69,17 @@ public:
   std::set<std::string> cpu_features() override { return cpuid; }
 };
 
-/// Answers commands by their argv joined with spaces, or by argv[0] alone; anything
-/// else did not start (a missing program). Safe to call from several threads.
+/// Answers commands by `handler` when it answers, else by their argv joined with spaces,
+/// or by argv[0] alone; anything else did not start (a missing program). The answer's
+/// stdout goes line by line to the spec's on_line when it has one. Safe to call from
+/// several threads.
 class FakeCommandRunner : public CommandRunner {
 public:
   std::map<std::string, CommandResult> by_command;
   std::map<std::string, CommandResult> by_program;
   std::vector<std::vector<std::string>> calls;
+  std::vector<CommandSpec> specs;  ///< every spec run, in order (env, cwd, timeout)
+  std::function<std::optional<CommandResult>(const CommandSpec&)> handler;
 
   void answer(const std::string& program, std::string out, int exit_code = 0) {
     CommandResult r;
@@ -86,6 +98,24 @@ public:
   CommandResult run(const CommandSpec& spec) override {
     std::lock_guard<std::mutex> lock(m_mutex);
     calls.push_back(spec.argv);
+    specs.push_back(spec);
+    CommandResult r = answer_for(spec);
+    if (spec.on_line && r.started) {
+      size_t start = 0;
+      while (start < r.out.size()) {
+        size_t nl = r.out.find('\n', start);
+        size_t end = nl == std::string::npos ? r.out.size() : nl;
+        spec.on_line(std::string_view(r.out).substr(start, end - start));
+        start = end + 1;
+      }
+    }
+    return r;
+  }
+
+private:
+  CommandResult answer_for(const CommandSpec& spec) {
+    if (handler)
+      if (auto r = handler(spec)) return *r;
     std::string joined;
     for (const auto& a : spec.argv) joined += (joined.empty() ? "" : " ") + a;
     if (auto it = by_command.find(joined); it != by_command.end()) return it->second;
@@ -94,7 +124,6 @@ public:
     return {};
   }
 
-private:
   std::mutex m_mutex;
 };
 
@@ -107,4 +136,10 @@ public:
   }
 };
 
+}  // namespace tailor::test
+
+namespace tailor::probe::test {
+using tailor::test::FakeCommandRunner;
+using tailor::test::FakeGpuQuery;
+using tailor::test::FakeHostFiles;
 }  // namespace tailor::probe::test

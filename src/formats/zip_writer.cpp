@@ -1,0 +1,490 @@
+#include "formats/zip_writer.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <fmt/format.h>
+
+#include "formats/zip.h"
+
+namespace tailor::formats {
+
+namespace {
+
+constexpr uint32_t k_sig_local = 0x04034b50;
+constexpr uint32_t k_sig_central = 0x02014b50;
+constexpr uint32_t k_sig_eocd = 0x06054b50;
+constexpr uint32_t k_sig_zip64_eocd = 0x06064b50;
+constexpr uint32_t k_sig_zip64_locator = 0x07064b50;
+constexpr uint16_t k_made_by = (3 << 8) | 45;  // Unix, APPNOTE 4.5 (zip64)
+constexpr uint16_t k_needs_plain = 20, k_needs_zip64 = 45;
+constexpr uint16_t k_flag_utf8 = 0x0800;
+constexpr uint32_t k_max32 = 0xffffffff;
+constexpr uint16_t k_max16 = 0xffff;
+constexpr size_t k_chunk = 1 << 20;
+constexpr size_t k_buffer = 1 << 20;
+constexpr size_t k_deflate_out = 256 << 10;
+
+void put16(std::vector<std::byte>& out, uint16_t v) {
+  for (int i = 0; i < 2; ++i) out.push_back(std::byte(v >> (8 * i)));
+}
+void put32(std::vector<std::byte>& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(std::byte(v >> (8 * i)));
+}
+void put64(std::vector<std::byte>& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(std::byte(v >> (8 * i)));
+}
+void put_text(std::vector<std::byte>& out, std::string_view s) {
+  for (char c : s) out.push_back(std::byte(static_cast<unsigned char>(c)));
+}
+void set32(std::vector<std::byte>& out, size_t at, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out[at + i] = std::byte(v >> (8 * i));
+}
+void set64(std::vector<std::byte>& out, size_t at, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out[at + i] = std::byte(v >> (8 * i));
+}
+
+// The most deflate can make of `n` bytes (zlib's compressBound): a member whose bound
+// reaches 4 GiB gets zip64 sizes in its local header before its data is written.
+uint64_t deflate_bound(uint64_t n) { return n + (n >> 12) + (n >> 14) + (n >> 25) + 13; }
+
+std::string name_problem(std::string_view name) {
+  if (name.empty()) return "empty name";
+  if (name.size() > k_max16) return "name longer than 65535 bytes";
+  if (name.find('\0') != std::string_view::npos) return "NUL in name";
+  if (name.find('\\') != std::string_view::npos) return "backslash in name";
+  if (name.front() == '/') return "absolute path";
+  if (name.back() == '/') return "directory entries are not written";
+  size_t start = 0;
+  while (start <= name.size()) {
+    size_t end = name.find('/', start);
+    if (end == std::string_view::npos) end = name.size();
+    std::string_view part = name.substr(start, end - start);
+    if (part.empty()) return "empty path component";
+    if (part == "." || part == "..") return "'.' or '..' in path";
+    start = end + 1;
+  }
+  return {};
+}
+
+bool is_ascii(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+}
+
+std::string errno_text() { return std::strerror(errno); }
+
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+uint32_t dos_date_time(int64_t t) {
+  // 2107-12-31T23:59:58Z, the last time DOS fields hold.
+  constexpr int64_t k_latest = 4354819198;
+  t = std::clamp<int64_t>(t, k_zip_earliest_time, k_latest);
+  std::time_t tt = static_cast<std::time_t>(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  uint32_t date = uint32_t(tm.tm_year + 1900 - 1980) << 9 | uint32_t(tm.tm_mon + 1) << 5 | uint32_t(tm.tm_mday);
+  uint32_t time = uint32_t(tm.tm_hour) << 11 | uint32_t(tm.tm_min) << 5 | uint32_t(tm.tm_sec / 2);
+  return date << 16 | time;
+}
+
+std::string zip_writer_compressor(const ZipWriteOptions& options) {
+  if (options.level == 0) return "stored";
+  return fmt::format("zlib {}, level {}", zlibVersion(), options.level);
+}
+
+Expected<ZipWriter> ZipWriter::create(const std::string& path, const ZipWriteOptions& options) {
+  if (options.level < 0 || options.level > 9)
+    return make_error(fmt::format("{}: zip compression level {} is not 0..9", path, options.level));
+  namespace fs = std::filesystem;
+  fs::path dest(path);
+  fs::path dir = dest.parent_path().empty() ? fs::path(".") : dest.parent_path();
+  std::string templ = (dir / ("." + dest.filename().string() + ".tmp-XXXXXX")).string();
+  int fd = ::mkstemp(templ.data());
+  if (fd < 0) return make_error(fmt::format("{}: cannot create a temporary file: {}", templ, errno_text()));
+  ZipWriter w;
+  w.m_path = path;
+  w.m_temp_path = templ;
+  w.m_fd = fd;
+  w.m_options = options;
+  uint32_t dt = dos_date_time(options.mtime);
+  w.m_dos_date = static_cast<uint16_t>(dt >> 16);
+  w.m_dos_time = static_cast<uint16_t>(dt & 0xffff);
+  w.m_buffer.reserve(k_buffer);
+  return w;
+}
+
+ZipWriter::ZipWriter(ZipWriter&& o) noexcept
+    : m_path(std::move(o.m_path)),
+      m_temp_path(std::move(o.m_temp_path)),
+      m_fd(o.m_fd),
+      m_options(o.m_options),
+      m_dos_time(o.m_dos_time),
+      m_dos_date(o.m_dos_date),
+      m_offset(o.m_offset),
+      m_buffer(std::move(o.m_buffer)),
+      m_central(std::move(o.m_central)),
+      m_names(std::move(o.m_names)),
+      m_deflated(std::move(o.m_deflated)),
+      m_failed(o.m_failed),
+      m_committed(o.m_committed) {
+  o.m_fd = -1;
+  o.m_temp_path.clear();
+  o.m_committed = true;
+}
+
+ZipWriter::~ZipWriter() { discard(); }
+
+void ZipWriter::discard() {
+  if (m_fd >= 0) {
+    ::close(m_fd);
+    m_fd = -1;
+  }
+  if (!m_committed && !m_temp_path.empty()) ::unlink(m_temp_path.c_str());
+}
+
+Expected<void> ZipWriter::fail(Error error) {
+  m_failed = true;
+  discard();
+  return error;
+}
+
+Expected<void> ZipWriter::flush() {
+  size_t done = 0;
+  while (done < m_buffer.size()) {
+    ssize_t n = ::write(m_fd, m_buffer.data() + done, m_buffer.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return make_error(fmt::format("{}: write failed: {}", m_temp_path, errno_text()));
+    done += static_cast<size_t>(n);
+  }
+  m_buffer.clear();
+  return {};
+}
+
+Expected<void> ZipWriter::write_bytes(Bytes bytes) {
+  m_offset += bytes.size();
+  while (!bytes.empty()) {
+    size_t room = k_buffer - m_buffer.size();
+    size_t n = std::min(room, bytes.size());
+    m_buffer.insert(m_buffer.end(), bytes.begin(), bytes.begin() + n);
+    bytes = bytes.subspan(n);
+    if (m_buffer.size() == k_buffer)
+      if (auto r = flush(); !r) return r;
+  }
+  return {};
+}
+
+Expected<ZipWrittenMember> ZipWriter::add(const ZipWriteEntry& entry) {
+  if (m_failed || m_committed || m_fd < 0) return make_error(fmt::format("{}: the zip writer is closed", m_path));
+  if (auto why = name_problem(entry.name); !why.empty()) {
+    auto e = make_error(fmt::format("{}: member '{}': {}", m_path, entry.name.substr(0, 200), why));
+    fail(e);
+    return e;
+  }
+  if (m_names.count(entry.name)) {
+    auto e = make_error(fmt::format("{}: member '{}' is added twice", m_path, entry.name));
+    fail(e);
+    return e;
+  }
+
+  // The size up front decides zip64 in the local header before the data is written.
+  Fd file;
+  uint64_t size = 0;
+  if (const auto* text = std::get_if<std::string>(&entry.source)) {
+    size = text->size();
+  } else if (const auto* f = std::get_if<ZipFileSource>(&entry.source)) {
+    file.fd = ::open(f->path.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st {};
+    if (file.fd < 0 || ::fstat(file.fd, &st) != 0) {
+      auto e = make_error(fmt::format("{}: cannot read: {}", f->path, errno_text()));
+      fail(e);
+      return e;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      auto e = make_error(fmt::format("{}: not a regular file", f->path));
+      fail(e);
+      return e;
+    }
+    size = static_cast<uint64_t>(st.st_size);
+  } else {
+    size = std::get<ZipStreamSource>(entry.source).size;
+  }
+
+  const bool stored = m_options.level == 0;
+  const uint64_t header_offset = m_offset;
+  const bool zip64_sizes = m_options.force_zip64 || (stored ? size : deflate_bound(size)) >= k_max32;
+  const bool zip64_offset = m_options.force_zip64 || header_offset >= k_max32;
+  const uint16_t flags = is_ascii(entry.name) ? 0 : k_flag_utf8;
+  const uint16_t method = stored ? k_zip_stored : k_zip_deflated;
+  const uint16_t needs = zip64_sizes || zip64_offset ? k_needs_zip64 : k_needs_plain;
+
+  std::vector<std::byte> local;
+  put32(local, k_sig_local);
+  put16(local, zip64_sizes ? k_needs_zip64 : k_needs_plain);
+  put16(local, flags);
+  put16(local, method);
+  put16(local, m_dos_time);
+  put16(local, m_dos_date);
+  const size_t crc_at = local.size();
+  put32(local, 0);  // CRC-32, patched after the data
+  put32(local, zip64_sizes ? k_max32 : 0);  // compressed size
+  put32(local, zip64_sizes ? k_max32 : 0);  // size
+  put16(local, static_cast<uint16_t>(entry.name.size()));
+  put16(local, zip64_sizes ? 20 : 0);
+  put_text(local, entry.name);
+  size_t zip64_at = local.size();
+  if (zip64_sizes) {
+    put16(local, 0x0001);
+    put16(local, 16);
+    put64(local, 0);
+    put64(local, 0);
+  }
+  if (auto r = write_bytes(local); !r) {
+    fail(r.error());
+    return r.error();
+  }
+
+  // The data: CRC-32 and SHA-256 of the plain bytes, deflated as they come.
+  ZipWrittenMember out;
+  out.name = entry.name;
+  Sha256 sha;
+  uint32_t crc = 0;
+  uint64_t fed = 0, written = 0;
+  z_stream zs{};
+  std::unique_ptr<z_stream, int (*)(z_stream*)> guard(nullptr, deflateEnd);
+  if (!stored) {
+    if (deflateInit2(&zs, m_options.level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+      auto e = make_error(fmt::format("{}: zlib could not start", m_path));
+      fail(e);
+      return e;
+    }
+    guard.reset(&zs);
+  }
+  std::vector<std::byte>& deflated = m_deflated;
+  if (!stored && deflated.empty()) deflated.resize(k_deflate_out);
+  Expected<void> sink_error;
+  auto feed = [&](Bytes chunk, bool last) {
+    if (!sink_error) return;
+    fed += chunk.size();
+    if (fed > size) {
+      sink_error = make_error(fmt::format("member '{}': more than the {} bytes announced", entry.name, size));
+      return;
+    }
+    // libdeflate's CRC of a null buffer is the initial value, not `crc` unchanged.
+    if (!chunk.empty()) {
+      crc = zip_crc32(crc, chunk);
+      sha.update(chunk);
+    }
+    if (stored) {
+      written += chunk.size();
+      sink_error = write_bytes(chunk);
+      return;
+    }
+    do {
+      size_t n = std::min(chunk.size(), k_chunk);
+      zs.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(chunk.data()));
+      zs.avail_in = static_cast<uInt>(n);
+      bool finish = last && n == chunk.size();
+      int rc;
+      do {
+        zs.next_out = reinterpret_cast<Bytef*>(deflated.data());
+        zs.avail_out = static_cast<uInt>(deflated.size());
+        rc = deflate(&zs, finish ? Z_FINISH : Z_NO_FLUSH);
+        if (rc == Z_STREAM_ERROR) {
+          sink_error = make_error(fmt::format("member '{}': zlib failed", entry.name));
+          return;
+        }
+        size_t produced = deflated.size() - zs.avail_out;
+        written += produced;
+        if (produced)
+          if (auto r = write_bytes(Bytes(deflated.data(), produced)); !r) {
+            sink_error = r;
+            return;
+          }
+      } while (zs.avail_out == 0 || (finish && rc != Z_STREAM_END));
+      chunk = chunk.subspan(n);
+    } while (!chunk.empty());
+  };
+
+  if (const auto* text = std::get_if<std::string>(&entry.source)) {
+    Bytes all(reinterpret_cast<const std::byte*>(text->data()), text->size());
+    for (size_t at = 0; at < all.size(); at += k_chunk) feed(all.subspan(at, std::min(k_chunk, all.size() - at)), false);
+  } else if (file.fd >= 0) {
+    std::vector<std::byte> chunk(k_chunk);
+    const std::string& path = std::get<ZipFileSource>(entry.source).path;
+    while (sink_error) {
+      ssize_t n = ::read(file.fd, chunk.data(), chunk.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        sink_error = make_error(fmt::format("{}: read failed: {}", path, errno_text()));
+        break;
+      }
+      if (n == 0) break;
+      feed(Bytes(chunk.data(), static_cast<size_t>(n)), false);
+    }
+    if (sink_error && fed != size)
+      sink_error = make_error(fmt::format("{}: changed while being written ({} bytes, then {})", path, size, fed));
+  } else {
+    const auto& producer = std::get<ZipStreamSource>(entry.source);
+    if (!producer.produce) {
+      sink_error = make_error(fmt::format("member '{}': no producer", entry.name));
+    } else if (auto r = producer.produce([&](Bytes chunk) { feed(chunk, false); }); !r && sink_error) {
+      sink_error = r;
+    }
+  }
+  if (sink_error && fed != size)
+    sink_error = make_error(fmt::format("member '{}': {} bytes announced, {} given", entry.name, size, fed));
+  if (sink_error && !stored) feed(Bytes(), true);
+  if (!sink_error) {
+    Error e = sink_error.error();
+    e.message = fmt::format("{}: {}", m_path, e.message);
+    fail(e);
+    return e;
+  }
+  out.size = size;
+  out.compressed_size = written;
+  out.crc32 = crc;
+  out.sha256 = sha.finish();
+
+  // Patch CRC and sizes into the local header (already on disk or still buffered).
+  std::vector<std::byte> patch(12);
+  set32(patch, 0, crc);
+  set32(patch, 4, zip64_sizes ? k_max32 : static_cast<uint32_t>(written));
+  set32(patch, 8, zip64_sizes ? k_max32 : static_cast<uint32_t>(size));
+  std::vector<std::byte> patch64;
+  if (zip64_sizes) {
+    patch64.resize(16);
+    set64(patch64, 0, size);
+    set64(patch64, 8, written);
+  }
+  for (auto [at, bytes] : {std::pair{header_offset + crc_at, &patch}, std::pair{header_offset + zip64_at + 4, &patch64}}) {
+    if (bytes->empty()) continue;
+    uint64_t buffered_from = m_offset - m_buffer.size();
+    if (at >= buffered_from) {
+      std::copy(bytes->begin(), bytes->end(), m_buffer.begin() + static_cast<ptrdiff_t>(at - buffered_from));
+      continue;
+    }
+    if (auto r = flush(); !r) {
+      fail(r.error());
+      return r.error();
+    }
+    if (::pwrite(m_fd, bytes->data(), bytes->size(), static_cast<off_t>(at)) != static_cast<ssize_t>(bytes->size())) {
+      auto e = make_error(fmt::format("{}: write failed: {}", m_temp_path, errno_text()));
+      fail(e);
+      return e;
+    }
+  }
+
+  // Its central directory record, written at commit().
+  std::vector<std::byte> extra;
+  if (zip64_sizes || zip64_offset) {
+    put16(extra, 0x0001);
+    put16(extra, static_cast<uint16_t>((zip64_sizes ? 16 : 0) + (zip64_offset ? 8 : 0)));
+    if (zip64_sizes) {
+      put64(extra, size);
+      put64(extra, written);
+    }
+    if (zip64_offset) put64(extra, header_offset);
+  }
+  std::vector<std::byte> central;
+  put32(central, k_sig_central);
+  put16(central, k_made_by);
+  put16(central, needs);
+  put16(central, flags);
+  put16(central, method);
+  put16(central, m_dos_time);
+  put16(central, m_dos_date);
+  put32(central, crc);
+  put32(central, zip64_sizes ? k_max32 : static_cast<uint32_t>(written));
+  put32(central, zip64_sizes ? k_max32 : static_cast<uint32_t>(size));
+  put16(central, static_cast<uint16_t>(entry.name.size()));
+  put16(central, static_cast<uint16_t>(extra.size()));
+  put16(central, 0);  // comment
+  put16(central, 0);  // disk
+  put16(central, 0);  // internal attributes
+  put32(central, (0100000u | (entry.mode & 07777u)) << 16);  // S_IFREG | permissions
+  put32(central, zip64_offset ? k_max32 : static_cast<uint32_t>(header_offset));
+  put_text(central, entry.name);
+  central.insert(central.end(), extra.begin(), extra.end());
+  m_central.push_back(std::move(central));
+  m_names.insert(entry.name);
+  return out;
+}
+
+Expected<void> ZipWriter::commit() {
+  if (m_failed || m_committed || m_fd < 0) return make_error(fmt::format("{}: the zip writer is closed", m_path));
+  const uint64_t cd_offset = m_offset;
+  for (const auto& c : m_central)
+    if (auto r = write_bytes(c); !r) return fail(r.error());
+  const uint64_t cd_size = m_offset - cd_offset;
+  const uint64_t count = m_central.size();
+  const bool zip64 = m_options.force_zip64 || count >= k_max16 || cd_size >= k_max32 || cd_offset >= k_max32;
+  std::vector<std::byte> end;
+  if (zip64) {
+    const uint64_t z64_offset = m_offset;
+    put32(end, k_sig_zip64_eocd);
+    put64(end, 44);  // size of the rest of this record
+    put16(end, k_made_by);
+    put16(end, k_needs_zip64);
+    put32(end, 0);  // this disk
+    put32(end, 0);  // disk with the central directory
+    put64(end, count);
+    put64(end, count);
+    put64(end, cd_size);
+    put64(end, cd_offset);
+    put32(end, k_sig_zip64_locator);
+    put32(end, 0);
+    put64(end, z64_offset);
+    put32(end, 1);  // total disks
+  }
+  put32(end, k_sig_eocd);
+  put16(end, 0);
+  put16(end, 0);
+  put16(end, zip64 ? k_max16 : static_cast<uint16_t>(count));
+  put16(end, zip64 ? k_max16 : static_cast<uint16_t>(count));
+  put32(end, zip64 ? k_max32 : static_cast<uint32_t>(cd_size));
+  put32(end, zip64 ? k_max32 : static_cast<uint32_t>(cd_offset));
+  put16(end, 0);  // comment
+  if (auto r = write_bytes(end); !r) return fail(r.error());
+  if (auto r = flush(); !r) return fail(r.error());
+  if (::fchmod(m_fd, 0644) != 0 || ::fsync(m_fd) != 0)
+    return fail(make_error(fmt::format("{}: cannot finish: {}", m_temp_path, errno_text())));
+  if (::close(m_fd) != 0) {
+    m_fd = -1;
+    return fail(make_error(fmt::format("{}: cannot close: {}", m_temp_path, errno_text())));
+  }
+  m_fd = -1;
+  if (::rename(m_temp_path.c_str(), m_path.c_str()) != 0)
+    return fail(make_error(fmt::format("{}: cannot move the finished archive into place: {}", m_path, errno_text())));
+  m_committed = true;
+  return {};
+}
+
+Expected<std::vector<ZipWrittenMember>> write_zip(const std::string& path, const std::vector<ZipWriteEntry>& entries,
+                                                  const ZipWriteOptions& options) {
+  TAILOR_TRY(writer, ZipWriter::create(path, options));
+  std::vector<ZipWrittenMember> written;
+  written.reserve(entries.size());
+  for (const auto& e : entries) {
+    TAILOR_TRY(m, writer.add(e));
+    written.push_back(std::move(m));
+  }
+  if (auto r = writer.commit(); !r) return r.error();
+  return written;
+}
+
+}  // namespace tailor::formats

@@ -1,0 +1,19 @@
+// Whole-file reads and atomic writes, for the small text files tailor handles (logs,
+// configs, source files it patches). Big or untrusted binaries go through MappedFile.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "util/expected.h"
+
+namespace tailor {
+
+/// The whole file; nullopt when it cannot be opened or read.
+std::optional<std::string> read_file(const std::string& path);
+
+/// Writes `text` beside `path` and renames it over `path`, so a reader (or an interrupted
+/// run) never sees half a file. Errors name the path.
+Expected<void> write_file_atomic(const std::string& path, std::string_view text);
+
+}  // namespace tailor

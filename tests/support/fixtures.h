@@ -1,0 +1,19 @@
+// Helpers shared by the unit tests: the libraries made at build time (tests/fixtures) and
+// whole-file reads. Linked into every test binary as tailor_test_support.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace tailor::test {
+
+/// <build>/fixtures/<name>.so, made by tests/fixtures/CMakeLists.txt.
+std::string fixture(const std::string& name);
+
+/// The bytes of a file; empty when it cannot be read.
+std::vector<std::byte> slurp(const std::string& path);
+
+/// The text of a file; empty when it cannot be read.
+std::string slurp_text(const std::string& path);
+
+}  // namespace tailor::test
