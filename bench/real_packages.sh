@@ -60,7 +60,8 @@ packages=(
 
 tmp=$(mktemp -d /tmp/tailor-suite.XXXXXX)
 [ -n "$keep" ] && mkdir -p "$keep"
-trap '[ -n "$keep" ] && cp -r "$tmp"/. "$keep"/ 2>/dev/null; rm -rf "$tmp"' EXIT
+# --keep copies the per-package records (not the work folders) before the cleanup.
+trap '[ -n "$keep" ] && find "$tmp" -maxdepth 1 -type f -exec cp {} "$keep"/ \; ; rm -rf "$tmp"' EXIT
 rows="$tmp/rows.tsv"
 : >"$rows"
 wanted() { [ -z "$1" ] && return 0; case ",$1," in *",$2,"*) return 0 ;; *) return 1 ;; esac; }
