@@ -13,7 +13,7 @@
 #
 # usage: bench/real_packages.sh [--tailor PATH] [--python PY] [--arch SPEC]
 #          [--sources DIR] [--only name,name] [--own name,name] [--timeout SECONDS]
-#          [--results FILE] [--keep DIR]
+#          [--results FILE] [--keep DIR] [--extra "ARGS for every tailor build"]
 # Sources are looked up in --sources (default .carry/sdists): sdists from the index
 # (NAME-VERSION.tar.gz) and `git archive` tarballs of git heads (NAME-git.tar.gz, unpacked
 # to a folder first, as a git checkout would be). The device machine has no network.
@@ -28,6 +28,7 @@ own=""
 timeout_s=560
 results=""
 keep=""
+extra_all=""
 while [ $# -gt 0 ]; do
   case $1 in
     --tailor) tailor=$2; shift 2 ;;
@@ -39,6 +40,7 @@ while [ $# -gt 0 ]; do
     --timeout) timeout_s=$2; shift 2 ;;
     --results) results=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
+    --extra) extra_all=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -119,7 +121,7 @@ for entry in "${packages[@]}"; do
   work="$tmp/work-$name" out="$tmp/out-$name"
   echo "=== $name: tailor build $src ${arch_args[*]} $extra" >&2
   # shellcheck disable=SC2086
-  measure "$name" env $envs CCACHE_DISABLE=1 "$tailor" build "$src" "${arch_args[@]}" $extra --python "$python" \
+  measure "$name" env $envs CCACHE_DISABLE=1 "$tailor" build "$src" "${arch_args[@]}" $extra $extra_all --python "$python" \
     --work-dir "$work" --out "$out" --progress plain --json >"$tmp/$name.json" 2>"$tmp/$name.err"
   rc=$m_rc
   tail -5 "$tmp/$name.err" >&2
