@@ -60,12 +60,17 @@ struct JobChoice {
 };
 
 /// jobs = usable memory / memory per job, capped by cores, at least 1; --jobs wins.
+/// nvcc's --threads compiles the device targets of one file side by side, so no more
+/// threads than `device_compiles` (targets asked for plus what the package adds) can run:
+/// with one target, flash-attn's 4 threads (and 4x its memory budget) are 1.
 /// Where the package lets us set nvcc threads and even one job does not fit, fewer
 /// threads per job come first (flash-attn on a small machine).
 JobChoice choose_jobs(const ExtensionRecipe& recipe, const ExtensionBuildRequest& request,
-                      const probe::HostReport& host) {
+                      const probe::HostReport& host, size_t device_compiles) {
   JobChoice c;
   c.nvcc_threads = recipe.nvcc_threads;
+  if (!recipe.nvcc_threads_variable.empty() && device_compiles > 0)
+    c.nvcc_threads = std::min(c.nvcc_threads, static_cast<int>(std::min<size_t>(device_compiles, 64)));
   const int cores = std::max(1, host.cpu.logical_cores);
   if (request.jobs) {
     c.jobs = std::max(1, *request.jobs);
@@ -258,7 +263,9 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
 
   // Parallelism. A serial package with a [parallel] fix gets its patch (switching its
   // parallel backend on) unless the user asked for one job.
-  JobChoice jobs = choose_jobs(recipe, request, host);
+  plan.package_additions = package_additions(recipe.name, recipe.verify, request.targets);
+  JobChoice jobs = choose_jobs(recipe, request, host,
+                               request.targets.size() + plan.package_additions.size());
   plan.jobs = jobs.jobs;
   plan.jobs_reason = jobs.reason;
   if (recipe.parallel_fix && !(request.jobs && *request.jobs <= 1)) {
@@ -281,8 +288,6 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
   if (recipe.serial && !recipe.parallel_fix && request.jobs)
     plan.notes.push_back(recipe.name + " compiles one file at a time; --jobs has no effect");
 
-  // What the package adds to the targets by design, for verification.
-  plan.package_additions = package_additions(recipe.name, recipe.verify, request.targets);
 
   // A restriction profile the package allows.
   if (!request.profile.empty()) {

@@ -93,10 +93,23 @@ TEST(ExtensionPlan, FlashAttnTakesItsOwnVariableAndNeverDownloadsAWheel) {
   EXPECT_EQ(plan.env["FLASH_ATTENTION_FORCE_BUILD"], "TRUE");
   EXPECT_EQ(plan.env["TORCH_CUDA_ARCH_LIST"], "8.0;9.0");
   EXPECT_EQ(plan.env.count("FORCE_CUDA"), 0u);
-  // 23.1 GiB / (5 GiB x 4 threads) = 1 job with the package's default 4 threads.
+  // sm_80, sm_90 and the compute_90 flash-attn adds: 3 device compiles per file, so 3 of
+  // the package's default 4 threads; 23.1 GiB / (5 GiB x 3 threads) = 1 job.
   EXPECT_EQ(plan.env["MAX_JOBS"], "1");
-  EXPECT_EQ(plan.env["NVCC_THREADS"], "4");
-  EXPECT_NE(plan.jobs_reason.find("5 GiB x 4 nvcc threads"), std::string::npos) << plan.jobs_reason;
+  EXPECT_EQ(plan.env["NVCC_THREADS"], "3");
+  EXPECT_NE(plan.jobs_reason.find("5 GiB x 3 nvcc threads"), std::string::npos) << plan.jobs_reason;
+}
+
+TEST(ExtensionPlan, FlashAttnForOneTargetSpendsMemoryOnJobsNotIdleThreads) {
+  auto host = fake_host();
+  host.memory.usable = 120 * k_gib;
+  host.cpu.logical_cores = 16;
+  // sm_90 and the compute_90 the package adds: 2 compiles, so 2 threads, 10 GiB a job.
+  auto plan = resolve(request("flash-attn", sass_set({{9, 0}})), host);
+  EXPECT_EQ(plan.nvcc_threads, 2);
+  EXPECT_EQ(plan.env["NVCC_THREADS"], "2");
+  EXPECT_EQ(plan.jobs, 12);
+  EXPECT_EQ(plan.env["MAX_JOBS"], "12");
 }
 
 TEST(ExtensionPlan, FlashAttnOnASmallMachineLowersNvccThreadsFirst) {
@@ -220,16 +233,22 @@ TEST(ExtensionPlan, VllmCountsThreadsInMaxJobsAndNeverUsesPrecompiledKernels) {
   host.cpu.logical_cores = 16;
   host.memory.usable = 64 * k_gib;
   auto plan = resolve(request("vllm", sass_set({{9, 0}})), host);
-  // 64 GiB / (4 GiB x 2 threads) = 8 compiles, each of 2 nvcc threads.
-  EXPECT_EQ(plan.jobs, 8);
-  EXPECT_EQ(plan.env["NVCC_THREADS"], "2");
+  // One target: one device compile per file, so 1 nvcc thread (not vllm's 2);
+  // 64 GiB / 4 GiB = 16 compiles, capped by 16 cores.
+  EXPECT_EQ(plan.jobs, 16);
+  EXPECT_EQ(plan.env["NVCC_THREADS"], "1");
   EXPECT_EQ(plan.env["MAX_JOBS"], "16");
+  // Two targets: vllm's 2 threads; 64 GiB / (4 GiB x 2 threads) = 8 compiles of 2 threads.
+  auto two = resolve(request("vllm", sass_set({{8, 0}, {9, 0}})), host);
+  EXPECT_EQ(two.jobs, 8);
+  EXPECT_EQ(two.env["NVCC_THREADS"], "2");
+  EXPECT_EQ(two.env["MAX_JOBS"], "16");
   EXPECT_EQ(plan.env["VLLM_TARGET_DEVICE"], "cuda");
   EXPECT_EQ(plan.unset_env, std::vector<std::string>{"VLLM_USE_PRECOMPILED"});
 }
 
 TEST(ExtensionPlan, ApexTakesThreadsThroughNvccFlags) {
-  auto plan = resolve(request("apex", sass_set({{8, 0}})));
+  auto plan = resolve(request("apex", sass_set({{8, 0}, {9, 0}})));
   EXPECT_EQ(plan.env["NVCC_APPEND_FLAGS"], "--threads 2");
   EXPECT_EQ(plan.env["APEX_CUDA_EXT"], "1");
 }
