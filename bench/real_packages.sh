@@ -9,11 +9,14 @@
 # GPU smoke checks, as rows of a TSV and a Markdown table (for bench/RESULTS.md).
 #
 # With --own PACKAGE the package's own build runs too (pip wheel of the same source, same
-# target, no tailor), so the two can be compared as a ratio.
+# target, no tailor), so the two can be compared as a ratio. --alongside runs it at the
+# same time as tailor's build instead of after it (for a package whose two builds together
+# do not fit one command's time limit, on a machine with cores to spare: each build's wall
+# time stays its own, the machine's peak memory is then the two together).
 #
 # usage: bench/real_packages.sh [--tailor PATH] [--python PY] [--arch SPEC]
 #          [--sources DIR] [--only name,name] [--own name,name] [--timeout SECONDS]
-#          [--results FILE] [--keep DIR] [--extra "ARGS for every tailor build"]
+#          [--results FILE] [--keep DIR] [--extra "ARGS for every tailor build"] [--alongside]
 # Sources are looked up in --sources (default .carry/sdists): sdists from the index
 # (NAME-VERSION.tar.gz) and `git archive` tarballs of git heads (NAME-git.tar.gz, unpacked
 # to a folder first, as a git checkout would be). The device machine has no network.
@@ -29,6 +32,7 @@ timeout_s=560
 results=""
 keep=""
 extra_all=""
+alongside=0
 while [ $# -gt 0 ]; do
   case $1 in
     --tailor) tailor=$2; shift 2 ;;
@@ -41,6 +45,7 @@ while [ $# -gt 0 ]; do
     --results) results=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
     --extra) extra_all=$2; shift 2 ;;
+    --alongside) alongside=1; shift ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -112,13 +117,32 @@ source_for() {
   esac
 }
 
+# run_own: the package's own build of $src (pip wheel, same target, no tailor); appends its row.
+run_own() {
+  local note="pip wheel --no-build-isolation"
+  [ "$alongside" = 1 ] && note="$note; ran alongside tailor's build"
+    echo "=== $name: the package's own build (pip wheel, same target)" >&2
+    ownsrc=$src
+    case $src in *.tar.gz) mkdir -p "$tmp/own-$name"; tar -xzf "$src" -C "$tmp/own-$name"; ownsrc=$(ls -d "$tmp/own-$name"/*/ | head -1) ;; esac
+    torch_list=$("$tailor" arch "${arch:-native}" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["torch_cuda_arch_list"])' 2>/dev/null || echo "")
+    measure "$name-own" env FORCE_CUDA=1 TORCH_CUDA_ARCH_LIST="$torch_list" CCACHE_DISABLE=1 \
+      "$python" -m pip wheel --no-deps --no-build-isolation --no-index -w "$tmp/own-out-$name" "$ownsrc" \
+      >"$tmp/$name-own.log" 2>&1
+    size=$(stat -c %s "$tmp"/own-out-"$name"/*.whl 2>/dev/null | head -1)
+    result=ok; [ "$m_rc" -ne 0 ] && result="failed ($m_rc)"; [ "$m_rc" = 124 ] && result=timeout
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\t-\t%s\n' "$name (own build)" "$result" "$m_wall" "package default" \
+      "$m_peak_gib" "$m_rss_gib" "${size:--}" "$torch_list" "$note" >>"$rows"
+}
+
 arch_args=()
+own_pid=""
 [ -n "$arch" ] && arch_args=(--arch "$arch")
 for entry in "${packages[@]}"; do
   IFS='|' read -r name glob extra envs <<<"$entry"
   wanted "$only" "$name" || continue
   src=$(source_for "$glob") || { printf '%s\tno source\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n' "$name" "no $glob in $sources" >>"$rows"; continue; }
   work="$tmp/work-$name" out="$tmp/out-$name"
+  if [ "$alongside" = 1 ] && [ -n "$own" ] && wanted "$own" "$name"; then run_own & own_pid=$!; fi
   echo "=== $name: tailor build $src ${arch_args[*]} $extra" >&2
   # shellcheck disable=SC2086
   measure "$name" env $envs CCACHE_DISABLE=1 "$tailor" build "$src" "${arch_args[@]}" $extra $extra_all --python "$python" \
@@ -144,19 +168,8 @@ print("\t".join(str(x) for x in [
     wheel.get("size", "-"), " ".join(j.get("inputs", {}).get("targets", [])) or "-",
     checks.get("import", "-"), checks.get("gpu-smoke", "-"), why.replace("\t", " ")[:200]]))
 PY
-  if [ -n "$own" ] && wanted "$own" "$name"; then
-    echo "=== $name: the package's own build (pip wheel, same target)" >&2
-    ownsrc=$src
-    case $src in *.tar.gz) mkdir -p "$tmp/own-$name"; tar -xzf "$src" -C "$tmp/own-$name"; ownsrc=$(ls -d "$tmp/own-$name"/*/ | head -1) ;; esac
-    torch_list=$("$tailor" arch "${arch:-native}" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["torch_cuda_arch_list"])' 2>/dev/null || echo "")
-    measure "$name-own" env FORCE_CUDA=1 TORCH_CUDA_ARCH_LIST="$torch_list" CCACHE_DISABLE=1 \
-      "$python" -m pip wheel --no-deps --no-build-isolation --no-index -w "$tmp/own-out-$name" "$ownsrc" \
-      >"$tmp/$name-own.log" 2>&1
-    size=$(stat -c %s "$tmp"/own-out-"$name"/*.whl 2>/dev/null | head -1)
-    result=ok; [ "$m_rc" -ne 0 ] && result="failed ($m_rc)"; [ "$m_rc" = 124 ] && result=timeout
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\t-\t%s\n' "$name (own build)" "$result" "$m_wall" "package default" \
-      "$m_peak_gib" "$m_rss_gib" "${size:--}" "$torch_list" "pip wheel --no-build-isolation" >>"$rows"
-  fi
+  [ "$own_pid" != "" ] && { wait "$own_pid"; own_pid=""; }
+  if [ "$alongside" = 0 ] && [ -n "$own" ] && wanted "$own" "$name"; then run_own; fi
 done
 
 echo
