@@ -55,6 +55,9 @@ struct ExtensionBuildState {
   std::string source_dir;   ///< the prepared copy in the work folder
   std::string wheel;        ///< the built wheel
   std::string venv, venv_python;
+  /// A module the package imports at run time that the target environment lacks (and the
+  /// wheel does not provide): its import and smoke checks are skipped, not failed.
+  std::string missing_dependency;
   std::optional<SourceIdentity> identity;  ///< what the source is, its SOURCE_DATE_EPOCH
   std::optional<FolderLock> work_lock, out_lock;  ///< held from preflight to the end of the run
 };
@@ -88,5 +91,9 @@ StepResult publish_outputs(const ExtensionBuildOptions& o, ExtensionBuildContext
 
 /// The steps in order over `ctx`; build_extension(options) is this over the real host.
 ExtensionBuildResult build_extension(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx);
+
+/// The module Python could not find, from an import's output (the last
+/// "ModuleNotFoundError: No module named 'X'"), or nullopt.
+std::optional<std::string> missing_module_in(std::string_view import_output);
 
 }  // namespace tailor::build

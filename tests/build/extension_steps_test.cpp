@@ -284,6 +284,82 @@ TEST_F(ExtensionSteps, ImportCheckRunsInACleanVenvAndReportsTheFailure) {
   EXPECT_NE(test::slurp_text(s.result.report.log_path).find("### tailor check: "), std::string::npos);
 }
 
+TEST(MissingModule, TakesTheLastModuleNotFoundErrorOfTheOutput) {
+  EXPECT_EQ(missing_module_in("Traceback\nModuleNotFoundError: No module named 'transformers'\n"),
+            std::optional<std::string>("transformers"));
+  EXPECT_EQ(missing_module_in("ModuleNotFoundError: No module named 'a'\nModuleNotFoundError: No module named 'b.c'\n"),
+            std::optional<std::string>("b.c"));
+  EXPECT_EQ(missing_module_in("ImportError: libcudart.so.13: cannot open shared object file"), std::nullopt);
+  EXPECT_EQ(missing_module_in("ModuleNotFoundError: No module named '"), std::nullopt);
+}
+
+/// The import fails for want of `missing`; the direct load of the compiled modules answers
+/// with `native_exit` and `native_out`.
+static std::function<std::optional<CommandResult>(const CommandSpec&)> import_needs(std::string missing, int native_exit, std::string native_out) {
+  return [=](const CommandSpec& spec) -> std::optional<CommandResult> {
+    if (spec.argv.size() > 2 &&
+        (spec.argv[2].rfind("import torch, ", 0) == 0 || spec.argv[2].rfind("import demo_ops", 0) == 0))
+      return ran(1, "Traceback (most recent call last):\nModuleNotFoundError: No module named '" + missing + "'\n");
+    if (spec.argv.size() > 3 && spec.argv[2].find("spec_from_file_location") != std::string::npos)
+      return ran(native_exit, native_out);
+    return ran(0, "/venv/lib/python3.11/site-packages\n");
+  };
+}
+
+TEST_F(ExtensionSteps, AMissingRunTimeDependencySkipsTheImportAndLoadsTheCompiledModules) {
+  auto c = context();
+  resolve_and_prepare(c);
+  s.result.report.log_path = (root / "build.log").string();
+  s.wheel = (root / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl").string();
+  runner.handler = import_needs("transformers.generation", 0, "loaded demo_ops._C\nloaded demo_ops_cuda\n");
+  EXPECT_EQ(import_check(o, c, s), std::nullopt);
+  EXPECT_EQ(s.missing_dependency, "transformers.generation");
+  const auto& checks = s.result.report.checks;
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_EQ(checks[0].name, "import");
+  EXPECT_EQ(checks[0].status, CheckStatus::skipped);
+  EXPECT_NE(checks[0].detail.find("needs transformers.generation"), std::string::npos) << checks[0].detail;
+  EXPECT_EQ(checks[1].name, "native-import");
+  EXPECT_EQ(checks[1].status, CheckStatus::passed);
+  EXPECT_EQ(checks[1].detail, "2 compiled modules load: demo_ops._C, demo_ops_cuda");
+  ASSERT_EQ(runner.specs.size(), 6u);
+  EXPECT_EQ(runner.specs[5].argv[3], s.wheel);
+  EXPECT_EQ(runner.specs[5].argv[4], "transformers.generation");
+
+  // The GPU smoke test that fails for the same module is skipped, not failed.
+  host.gpus.push_back({0, "NVIDIA A100", cuda::ComputeCapability{8, 0}, 0, ""});
+  s.host.gpus = host.gpus;
+  s.build_plan.smoke_test = "import demo_ops, demo_ops_cuda";
+  runner.handler = import_needs("transformers.generation", 0, "");
+  o.tests = ExtensionBuildOptions::Tests::never;
+  EXPECT_EQ(run_package_tests(o, c, s), std::nullopt);
+  EXPECT_EQ(s.result.report.checks.back().name, "gpu-smoke");
+  EXPECT_EQ(s.result.report.checks.back().status, CheckStatus::skipped);
+}
+
+TEST_F(ExtensionSteps, TheWheelsOwnMissingModuleIsABrokenBuildNotAMissingDependency) {
+  auto c = context();
+  resolve_and_prepare(c);
+  s.result.report.log_path = (root / "build.log").string();
+  s.build_plan.smoke_test = "import demo_ops, selective_scan_cuda";
+  for (std::string own : {"demo_ops_cuda", "selective_scan_cuda"}) {
+    s.result.report.checks.clear();
+    runner.specs.clear();
+    runner.handler = import_needs(own, 0, "");
+    EXPECT_EQ(import_check(o, c, s), (StepStop{BuildStatus::check_failed, "the built wheel does not import (demo_ops)"}))
+        << own;
+    EXPECT_EQ(runner.specs.size(), 5u) << own;  // no direct load was tried
+  }
+  // Not declared in the wheel's Requires-Dist, or a compiled module that does not load.
+  for (int native_exit : {4, 3, 1}) {
+    s.result.report.checks.clear();
+    runner.handler = import_needs("somethingelse", native_exit, "somethingelse is not a declared dependency\n");
+    EXPECT_EQ(import_check(o, c, s), (StepStop{BuildStatus::check_failed, "the built wheel does not import (demo_ops)"}));
+    EXPECT_NE(s.result.check_output.find("not a declared dependency"), std::string::npos);
+    EXPECT_TRUE(s.missing_dependency.empty());
+  }
+}
+
 TEST_F(ExtensionSteps, ImportCheckPassesWhenEveryCommandDoes) {
   auto c = context();
   resolve_and_prepare(c);
