@@ -98,7 +98,20 @@ class BinaryDistribution(Distribution):
         return True
 
 
+def hold_for_interrupt_test(ctl):
+    """Test hook (tests/e2e/build_torch_interrupt.sh): the build holds in a child that
+    ignores SIGINT, in a session of its own, as a compiler under Ninja would be; CTL.started
+    says it is running."""
+    import signal
+    child = subprocess.Popen(["sleep", "600"], start_new_session=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    open(ctl + ".started", "w").close()
+    child.wait()
+
+
 if any(a in sys.argv for a in ("bdist_wheel", "build", "install", "develop")):
+    if os.environ.get("TAILOR_E2E_CTL"):
+        hold_for_interrupt_test(os.environ["TAILOR_E2E_CTL"])
     build_native()
 
 setup(
