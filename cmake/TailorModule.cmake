@@ -27,6 +27,12 @@ function(tailor_unit_test name)
     return()
   endif()
   add_executable(test_${name} ${srcs})
+  set_target_properties(test_${name} PROPERTIES UNITY_BUILD ${TAILOR_UNITY} UNITY_BUILD_BATCH_SIZE ${TAILOR_UNITY_BATCH})
+  if(TAILOR_UNITY AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    # A test fixture in an anonymous namespace is fine in its own file; batched after
+    # another file GCC flags it (-Wsubobject-linkage), which cannot matter in one binary.
+    target_compile_options(test_${name} PRIVATE -Wno-subobject-linkage)
+  endif()
   target_compile_options(test_${name} PRIVATE ${TAILOR_WERROR_FLAGS})
   target_link_libraries(test_${name} PRIVATE tailor_${name} ${T_DEPS} tailor_test_support GTest::gtest GTest::gtest_main)
   target_compile_definitions(test_${name} PRIVATE

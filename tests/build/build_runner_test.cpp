@@ -1,3 +1,4 @@
+#include "support/fixtures.h"
 #include "build/build_runner.h"
 
 #include <gtest/gtest.h>
@@ -53,11 +54,6 @@ public:
 std::string log_file(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("tailor_runner_" + name + std::to_string(::getpid()) + ".log")).string();
 }
-std::string read(const std::string& p) {
-  std::ifstream f(p);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
-
 }  // namespace
 
 TEST(BuildRunner, RunsStepsWithEnvLogsAndProgress) {
@@ -90,7 +86,7 @@ TEST(BuildRunner, RunsStepsWithEnvLogsAndProgress) {
   // [2/3] arrives after 30 s of fake time: two of three edges done, 15 s to go.
   ASSERT_TRUE(display.updates[1].eta);
   EXPECT_EQ(*display.updates[1].eta, 15s);
-  std::string text = read(log);
+  std::string text = test::slurp_text(log);
   EXPECT_NE(text.find("[2/3] nvcc -c /s/b.cu -o b.o\n"), std::string::npos);
   EXPECT_NE(text.find("TORCH_CUDA_ARCH_LIST=7.5"), std::string::npos);
   EXPECT_NE(text.find("unset CUDA_VISIBLE_DEVICES"), std::string::npos);
@@ -110,7 +106,7 @@ TEST(BuildRunner, StopsAtTheFirstFailure) {
   ASSERT_EQ(out->steps.size(), 1u);
   EXPECT_EQ(out->steps[0].exit_code, 1);
   EXPECT_EQ(runner.seen.size(), 1u);
-  EXPECT_NE(read(log).find("FAILED: exit 1"), std::string::npos);
+  EXPECT_NE(test::slurp_text(log).find("FAILED: exit 1"), std::string::npos);
   std::filesystem::remove(log);
 }
 
@@ -123,7 +119,7 @@ TEST(BuildRunner, MissingProgramIsAFailedStepNotAnError) {
   ASSERT_TRUE(out);
   EXPECT_FALSE(out->ok());
   EXPECT_FALSE(out->steps[0].started);
-  EXPECT_NE(read(log).find("could not start no-such-program"), std::string::npos);
+  EXPECT_NE(test::slurp_text(log).find("could not start no-such-program"), std::string::npos);
   std::filesystem::remove(log);
 }
 
@@ -147,7 +143,7 @@ TEST(BuildRunner, RealProcessOutputReachesTheLog) {
   EXPECT_EQ(out->steps[0].exit_code, 3);
   ASSERT_EQ(display.updates.size(), 1u);
   EXPECT_EQ(display.updates[0].current_file, "hello.c");
-  std::string text = read(log);
+  std::string text = test::slurp_text(log);
   EXPECT_NE(text.find("oops"), std::string::npos);
   std::filesystem::remove(log);
 }

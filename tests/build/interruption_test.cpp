@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/fixtures.h"
 #include "build/build_runner.h"
 #include "build/extension_source.h"
 #include "build/folder_lock.h"
@@ -37,13 +38,6 @@ struct TempDir {
   }
 };
 
-std::string read(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 /// Runs `fn` in a forked child and returns its exit status (locks are per process).
 template <typename Fn>
 int in_child(Fn fn) {
@@ -59,7 +53,7 @@ TEST(FolderLock, SecondHolderIsRefusedWithThePidWithoutWaiting) {
   std::string work = (t.path / "work").string();
   auto lock = FolderLock::acquire(work, FolderLock::Place::inside, false, nullptr);
   ASSERT_TRUE(lock) << lock.error().message;
-  EXPECT_EQ(read(lock->lock_path()), std::to_string(getpid()) + "\n");
+  EXPECT_EQ(test::slurp_text(lock->lock_path()), std::to_string(getpid()) + "\n");
   int rc = in_child([&] {
     auto second = FolderLock::acquire(work, FolderLock::Place::inside, false, nullptr);
     if (second) return 1;
@@ -96,7 +90,7 @@ TEST(FolderLock, WaiterSaysSoOnceAndGetsTheLock) {
   pid_t holder = fork();
   if (holder == 0) {
     auto lock = FolderLock::acquire(out, FolderLock::Place::beside, false, nullptr);
-    [[maybe_unused]] ssize_t n = write(to_child[1], "x", 1);
+    [[maybe_unused]] ssize_t n = ::write(to_child[1], "x", 1);
     std::this_thread::sleep_for(std::chrono::milliseconds(700));
     _exit(lock ? 0 : 1);
   }
@@ -122,7 +116,7 @@ TEST(RunLog, EachRunGetsItsOwnLogAndBuildLogPointsAtTheLatest) {
   auto first = start_run_log(t.path.string(), 2);
   ASSERT_TRUE(first);
   std::ofstream(*first) << "first\n";
-  EXPECT_EQ(read(t.path / "build.log"), "first\n");
+  EXPECT_EQ(test::slurp_text(t.path / "build.log"), "first\n");
   std::vector<std::string> made = {*first};
   for (int i = 0; i < 3; ++i) {
     // Distinct names within one second: make the older ones look older.
@@ -134,7 +128,7 @@ TEST(RunLog, EachRunGetsItsOwnLogAndBuildLogPointsAtTheLatest) {
   }
   std::ofstream(made.back()) << "latest\n";
   EXPECT_TRUE(fs::is_symlink(t.path / "build.log"));
-  EXPECT_EQ(read(t.path / "build.log"), "latest\n");
+  EXPECT_EQ(test::slurp_text(t.path / "build.log"), "latest\n");
   size_t logs = 0;
   for (const auto& e : fs::directory_iterator(t.path))
     if (e.path().filename().string().rfind("build-", 0) == 0) ++logs;
@@ -200,7 +194,7 @@ TEST(Resume, SourceSyncKeepsTheCopysBuildTreeAndSourceTimes) {
   src = prepare_source(*spec, (t.path / "work").string(), "python3", runner);
   ASSERT_TRUE(src);
   EXPECT_TRUE(fs::exists(copy / "build" / "temp" / "k.o"));
-  EXPECT_EQ(read(copy / "csrc" / "k.cu"), "two, longer\n");
+  EXPECT_EQ(test::slurp_text(copy / "csrc" / "k.cu"), "two, longer\n");
   EXPECT_EQ(fs::last_write_time(copy / "csrc" / "k.cu"), fs::last_write_time(pkg / "csrc" / "k.cu"));
   EXPECT_FALSE(fs::exists(copy / "gone.txt"));
   EXPECT_TRUE(fs::exists(copy / "setup.py"));
@@ -239,7 +233,7 @@ TEST(Interrupt, RunnerStopsAndPublishingRefuses) {
   EXPECT_TRUE(outcome->interrupted);
   EXPECT_FALSE(outcome->ok());
   EXPECT_EQ(runner.runs, 0);
-  EXPECT_NE(read(t.path / "log").find("interrupted by signal 2"), std::string::npos);
+  EXPECT_NE(test::slurp_text(t.path / "log").find("interrupted by signal 2"), std::string::npos);
 
   fs::create_directories(t.path / "dist");
   std::ofstream(t.path / "dist" / "keep.txt") << "old\n";

@@ -1,3 +1,4 @@
+#include "support/fixtures.h"
 #include "build/publish.h"
 
 #include <gtest/gtest.h>
@@ -21,10 +22,6 @@ size_t entries(const fs::path& p) {
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(p)) ++n;
   return n;
 }
-std::string read(const fs::path& p) {
-  std::ifstream f(p);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
 }  // namespace
 
 TEST(Publish, NothingAppearsUntilCommit) {
@@ -42,7 +39,7 @@ TEST(Publish, NothingAppearsUntilCommit) {
     ASSERT_EQ(published->size(), 2u);
     EXPECT_EQ(fs::path(published->back()).filename(), "x.whl");  // the wheel comes last
   }
-  EXPECT_EQ(read(out / "x.whl"), "wheel bytes");
+  EXPECT_EQ(test::slurp_text(out / "x.whl"), "wheel bytes");
   EXPECT_EQ(entries(root), 1u);  // the staging folder is gone
   fs::remove_all(root);
 }
@@ -59,7 +56,7 @@ TEST(Publish, AbandonedStagingLeavesTheOutputAsItWas) {
     // a failure happens here: no commit
   }
   EXPECT_EQ(entries(out), 1u);
-  EXPECT_EQ(read(out / "old.whl"), "old");
+  EXPECT_EQ(test::slurp_text(out / "old.whl"), "old");
   EXPECT_EQ(entries(root), 1u);
   fs::remove_all(root);
 }
@@ -84,7 +81,7 @@ TEST(Publish, ReplacesAnOlderWheelOfTheSameName) {
   ASSERT_TRUE(s);
   ASSERT_TRUE(s->add_text("a.whl", "new"));
   ASSERT_TRUE(s->commit({"a.whl"}));
-  EXPECT_EQ(read(out / "a.whl"), "new");
+  EXPECT_EQ(test::slurp_text(out / "a.whl"), "new");
   fs::remove_all(root);
 }
 

@@ -2,6 +2,7 @@
 // setuptools' bdist_wheel writes them (its own member order, times and modes): the result
 // is checked by tailor's inspect (RECORD), by pip (install --target) and byte for byte
 // against the same wheel given in another order with other times.
+#include "support/fixtures.h"
 #include "build/wheel_normaliser.h"
 
 #include <gtest/gtest.h>
@@ -21,21 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path temp_dir() {
-  static fs::path dir = [] {
-    auto d = fs::temp_directory_path() / ("tailor_normaliser_test_" + std::to_string(::getpid()));
-    fs::remove_all(d);
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
-}
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), {});
-}
-
 bool have_python() { return run_command({"python3", "-c", "import zipfile, hashlib, csv"}, std::chrono::seconds(30)).ok(); }
 
 // A wheel like bdist_wheel's: members in `order` (a Python expression over the list of
@@ -43,9 +29,9 @@ bool have_python() { return run_command({"python3", "-c", "import zipfile, hashl
 // `damage` names a member whose row lies; plus a directory entry and a ZIP extra field.
 fs::path make_wheel(const std::string& name, const std::string& order, const std::string& date,
                     const std::string& damage = "") {
-  fs::path out = temp_dir() / name;
+  fs::path out = test::scratch_dir("normaliser_test") / name;
   fs::create_directories(out.parent_path());
-  fs::path py = temp_dir() / (name + ".py");
+  fs::path py = test::scratch_dir("normaliser_test") / (name + ".py");
   std::ofstream(py) << R"(import base64, csv, hashlib, io, sys, zipfile
 out, date, damage = sys.argv[1], eval(sys.argv[2]), sys.argv[3]
 di = 'demo_pkg-1.0.dist-info'
@@ -157,14 +143,14 @@ TEST(WheelNormaliser, SortsFixesTimesModesAndRebuildsRecord) {
   EXPECT_EQ(report->wheels[0].record.ok, 8u);
 
   // pip installs it, with the executable bits where they were.
-  fs::path target = temp_dir() / "sorts" / "site";
+  fs::path target = test::scratch_dir("normaliser_test") / "sorts" / "site";
   auto pip = run_command({"python3", "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", target.string(),
                           in.string()},
                          std::chrono::seconds(300));
   if (!pip.started || pip.err.find("No module named pip") != std::string::npos) GTEST_SKIP() << "pip not available";
   ASSERT_TRUE(pip.ok()) << pip.out << pip.err;
-  EXPECT_EQ(read_all(target / "demo_pkg" / "__init__.py"), "from ._C import *\n");
-  EXPECT_EQ(read_all(target / "demo_pkg-1.0.dist-info" / "tailor-provenance.json"), "{\"x\": 1}\n");
+  EXPECT_EQ(test::slurp_text(target / "demo_pkg" / "__init__.py"), "from ._C import *\n");
+  EXPECT_EQ(test::slurp_text(target / "demo_pkg-1.0.dist-info" / "tailor-provenance.json"), "{\"x\": 1}\n");
   EXPECT_NE(fs::status(target / "demo_pkg" / "bin" / "tool").permissions() & fs::perms::owner_exec,
             fs::perms::none);
 }
@@ -174,30 +160,30 @@ TEST(WheelNormaliser, SameContentInAnyOrderWithAnyTimesGivesTheSameBytes) {
   fs::path a = make_wheel("order/a/demo_pkg-1.0-cp311-cp311-linux_x86_64.whl", "names", "(2021, 1, 2, 3, 4, 6)");
   fs::path b = make_wheel("order/b/demo_pkg-1.0-cp311-cp311-linux_x86_64.whl", "sorted(names, key=lambda n: n[::-1])",
                           "(2025, 12, 31, 23, 59, 58)");
-  ASSERT_NE(read_all(a), read_all(b));
+  ASSERT_NE(test::slurp_text(a), test::slurp_text(b));
   WheelNormaliseOptions opts{1600000000, "{}\n", "", ""};
   ASSERT_TRUE(normalise_wheel(a.string(), opts));
   ASSERT_TRUE(normalise_wheel(b.string(), opts));
-  EXPECT_EQ(read_all(a), read_all(b));
+  EXPECT_EQ(test::slurp_text(a), test::slurp_text(b));
   // Normalising again changes nothing.
-  std::string once = read_all(a);
+  std::string once = test::slurp_text(a);
   ASSERT_TRUE(normalise_wheel(a.string(), opts));
-  EXPECT_EQ(read_all(a), once);
+  EXPECT_EQ(test::slurp_text(a), once);
   // Another epoch or provenance does change the bytes.
   ASSERT_TRUE(normalise_wheel(b.string(), {1600000100, "{}\n", "", ""}));
-  EXPECT_NE(read_all(b), once);
+  EXPECT_NE(test::slurp_text(b), once);
   ASSERT_TRUE(normalise_wheel(b.string(), {1600000000, "{\"a\": 2}\n", "", ""}));
-  EXPECT_NE(read_all(b), once);
+  EXPECT_NE(test::slurp_text(b), once);
 }
 
 TEST(WheelNormaliser, RetagsIntoANewFileAndLeavesTheInput) {
   if (!have_python()) GTEST_SKIP() << "python3 needed to make the input wheel";
   fs::path in = make_wheel("retag/demo_pkg-1.0-cp311-cp311-linux_x86_64.whl", "names", "(2024, 1, 1, 0, 0, 0)");
-  std::string before = read_all(in);
-  fs::path out = temp_dir() / "retag" / "demo_pkg-1.0-cp311-cp311-manylinux_2_28_x86_64.whl";
+  std::string before = test::slurp_text(in);
+  fs::path out = test::scratch_dir("normaliser_test") / "retag" / "demo_pkg-1.0-cp311-cp311-manylinux_2_28_x86_64.whl";
   auto n = normalise_wheel(in.string(), {1700000000, "", "cp311-cp311-manylinux_2_28_x86_64", out.string()});
   ASSERT_TRUE(n) << n.error().message;
-  EXPECT_EQ(read_all(in), before);
+  EXPECT_EQ(test::slurp_text(in), before);
   auto report = inspect::inspect_paths({out.string()});
   ASSERT_TRUE(report) << report.error().message;
   EXPECT_TRUE(report->wheels[0].record.passed());
@@ -210,17 +196,17 @@ TEST(WheelNormaliser, RefusesADamagedWheelAndLeavesItAlone) {
   if (!have_python()) GTEST_SKIP() << "python3 needed to make the input wheel";
   fs::path in = make_wheel("damaged/demo_pkg-1.0-cp311-cp311-linux_x86_64.whl", "names", "(2024, 1, 1, 0, 0, 0)",
                            "demo_pkg/__init__.py");
-  std::string before = read_all(in);
+  std::string before = test::slurp_text(in);
   auto n = normalise_wheel(in.string(), {1700000000, "{}\n", "", ""});
   ASSERT_FALSE(n);
   EXPECT_NE(n.error().message.find("'demo_pkg/__init__.py' does not match its RECORD row"), std::string::npos)
       << n.error().message;
-  EXPECT_EQ(read_all(in), before);
+  EXPECT_EQ(test::slurp_text(in), before);
   size_t files = 0;
   for (const auto& e : fs::directory_iterator(in.parent_path())) files += e.path().extension() != ".py";
   EXPECT_EQ(files, 1u);  // no temporary left beside it
 
-  fs::path not_wheel = temp_dir() / "damaged" / "plain.whl";
+  fs::path not_wheel = test::scratch_dir("normaliser_test") / "damaged" / "plain.whl";
   auto r = run_command({"python3", "-c", "import sys, zipfile; zipfile.ZipFile(sys.argv[1], 'w').writestr('a.txt', 'x')",
                         not_wheel.string()},
                        std::chrono::seconds(30));
@@ -228,8 +214,8 @@ TEST(WheelNormaliser, RefusesADamagedWheelAndLeavesItAlone) {
   auto none = normalise_wheel(not_wheel.string(), {0, "", "", ""});
   ASSERT_FALSE(none);
   EXPECT_NE(none.error().message.find("expected exactly one *.dist-info/WHEEL, found 0"), std::string::npos);
-  std::ofstream(temp_dir() / "damaged" / "junk.whl") << "not a zip";
-  EXPECT_FALSE(normalise_wheel((temp_dir() / "damaged" / "junk.whl").string(), {0, "", "", ""}));
+  std::ofstream(test::scratch_dir("normaliser_test") / "damaged" / "junk.whl") << "not a zip";
+  EXPECT_FALSE(normalise_wheel((test::scratch_dir("normaliser_test") / "damaged" / "junk.whl").string(), {0, "", "", ""}));
 }
 
 TEST(BuildProvenance, LeavesJobsCachesAndPathsOutOfTheWheel) {

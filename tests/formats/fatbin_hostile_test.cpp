@@ -26,7 +26,7 @@ using test::fixture;
 using test::slurp;
 
 template <typename T>
-void poke(std::vector<std::byte>& b, uint64_t at, T v) {
+void poke_at(std::vector<std::byte>& b, uint64_t at, T v) {
   ASSERT_LE(at + sizeof(T), b.size());
   std::memcpy(b.data() + at, &v, sizeof(T));
 }
@@ -78,7 +78,7 @@ protected:
 
 TEST_F(HostileFatbin, ContainerSizeOverflows) {
   auto f = m_file;
-  poke<uint64_t>(f, m_section.offset + 8, 0xfffffffffffffff8ull);
+  poke_at<uint64_t>(f, m_section.offset + 8, 0xfffffffffffffff8ull);
   std::string e = walk_error(f);
   EXPECT_NE(e.find("fatbin container at " + hex(m_section.offset) + ": size 0xfffffffffffffff8 runs past"),
             std::string::npos) << e;
@@ -86,20 +86,20 @@ TEST_F(HostileFatbin, ContainerSizeOverflows) {
 
 TEST_F(HostileFatbin, ContainerHeaderSizeZero) {
   auto f = m_file;
-  poke<uint16_t>(f, m_section.offset + 6, 0);
+  poke_at<uint16_t>(f, m_section.offset + 6, 0);
   EXPECT_NE(walk_error(f).find("header size 0x0 is below 16"), std::string::npos);
 }
 
 TEST_F(HostileFatbin, BadMagic) {
   auto f = m_file;
-  poke<uint32_t>(f, m_section.offset, 0xdeadbeef);
+  poke_at<uint32_t>(f, m_section.offset, 0xdeadbeef);
   EXPECT_NE(walk_error(f).find("no fatbin container magic at " + hex(m_section.offset) + " (found 0xdeadbeef)"),
             std::string::npos);
 }
 
 TEST_F(HostileFatbin, EntryHeaderSizeZeroWouldLoop) {
   auto f = m_file;
-  poke<uint32_t>(f, m_first_entry + 4, 0);
+  poke_at<uint32_t>(f, m_first_entry + 4, 0);
   std::string e = walk_error(f);
   EXPECT_NE(e.find("fatbin entry at " + hex(m_first_entry) + ": header size 0x0 is below 64"),
             std::string::npos) << e;
@@ -107,7 +107,7 @@ TEST_F(HostileFatbin, EntryHeaderSizeZeroWouldLoop) {
 
 TEST_F(HostileFatbin, EntryPayloadSizeHuge) {
   auto f = m_file;
-  poke<uint64_t>(f, m_first_entry + 8, 0x7fffffffffffffffull);
+  poke_at<uint64_t>(f, m_first_entry + 8, 0x7fffffffffffffffull);
   EXPECT_NE(walk_error(f).find("fatbin entry at " + hex(m_first_entry) + ": payload size 0x7fffffffffffffff runs past"),
             std::string::npos);
 }
@@ -115,14 +115,14 @@ TEST_F(HostileFatbin, EntryPayloadSizeHuge) {
 TEST_F(HostileFatbin, EntryPayloadSizeWrapsAround) {
   // header + payload would wrap to a small number with unchecked arithmetic
   auto f = m_file;
-  poke<uint64_t>(f, m_first_entry + 8, 0xffffffffffffffc0ull);
+  poke_at<uint64_t>(f, m_first_entry + 8, 0xffffffffffffffc0ull);
   EXPECT_NE(walk_error(f).find("payload size 0xffffffffffffffc0 runs past"), std::string::npos);
 }
 
 TEST_F(HostileFatbin, IdentifierOutsideContainer) {
   auto f = m_file;
-  poke<uint32_t>(f, m_first_entry + 0x20, 0x100000);
-  poke<uint32_t>(f, m_first_entry + 0x24, 16);
+  poke_at<uint32_t>(f, m_first_entry + 0x20, 0x100000);
+  poke_at<uint32_t>(f, m_first_entry + 0x24, 16);
   EXPECT_NE(walk_error(f).find("identifier at offset 0x100000"), std::string::npos);
 }
 
@@ -146,7 +146,7 @@ TEST_F(HostileFatbin, CompressedSizeLargerThanPayload) {
   auto f = m_file;
   for (auto& e : entries(f)) {
     if (e.compression == FatbinCompression::none) continue;
-    poke<uint32_t>(f, e.header_offset + 0x10, static_cast<uint32_t>(e.stored_size + 8));
+    poke_at<uint32_t>(f, e.header_offset + 0x10, static_cast<uint32_t>(e.stored_size + 8));
     EXPECT_NE(walk_error(f).find("fatbin entry at " + hex(e.header_offset) + ": compressed size"),
               std::string::npos);
     return;
@@ -158,7 +158,7 @@ TEST_F(HostileFatbin, DeclaredSizeAboveLimitIsRefusedBeforeAllocating) {
   auto f = m_file;
   for (auto& e : entries(f)) {
     if (e.compression != FatbinCompression::zstd) continue;
-    poke<uint64_t>(f, e.header_offset + 0x38, 0x4000000000ull);  // 256 GiB
+    poke_at<uint64_t>(f, e.header_offset + 0x38, 0x4000000000ull);  // 256 GiB
     auto patched = entries(f);
     for (auto& p : patched) {
       if (p.header_offset != e.header_offset) continue;
@@ -176,7 +176,7 @@ TEST_F(HostileFatbin, CorruptZstdAndWrongDeclaredSize) {
   for (auto& e : entries(m_file)) {
     if (e.compression != FatbinCompression::zstd) continue;
     auto f = m_file;
-    poke<uint32_t>(f, e.payload_offset(), 0x11223344);  // destroy the frame magic
+    poke_at<uint32_t>(f, e.payload_offset(), 0x11223344);  // destroy the frame magic
     auto out = decompress_entry(f, e, 1 << 20);
     ASSERT_FALSE(out);
     EXPECT_NE(out.error().message.find("ZSTD frame does not decode"), std::string::npos);
@@ -194,7 +194,7 @@ TEST_F(HostileFatbin, CorruptLz4) {
     if (e.compression != FatbinCompression::lz4) continue;
     ASSERT_TRUE(decompress_entry(m_file, e, 1 << 20));
     auto f = m_file;
-    for (uint64_t i = 0; i < e.compressed_size; ++i) poke<uint8_t>(f, e.payload_offset() + i, 0xff);
+    for (uint64_t i = 0; i < e.compressed_size; ++i) poke_at<uint8_t>(f, e.payload_offset() + i, 0xff);
     auto out = decompress_entry(f, e, 1 << 20);
     ASSERT_FALSE(out);
     EXPECT_NE(out.error().message.find("LZ4 block does not decode"), std::string::npos);
@@ -216,14 +216,14 @@ TEST(SyntheticFatbin, MinimalEntriesAreBoundedBySize) {
   // returns exactly size/64 entries (the most any section can hold).
   const uint64_t n = 1000;
   std::vector<std::byte> s(16 + n * 64);
-  poke<uint32_t>(s, 0, 0xBA55ED50);
-  poke<uint16_t>(s, 4, 1);
-  poke<uint16_t>(s, 6, 16);
-  poke<uint64_t>(s, 8, n * 64);
+  poke_at<uint32_t>(s, 0, 0xBA55ED50);
+  poke_at<uint16_t>(s, 4, 1);
+  poke_at<uint16_t>(s, 6, 16);
+  poke_at<uint64_t>(s, 8, n * 64);
   for (uint64_t i = 0; i < n; ++i) {
-    poke<uint16_t>(s, 16 + i * 64, 2);
-    poke<uint32_t>(s, 16 + i * 64 + 4, 64);
-    poke<uint32_t>(s, 16 + i * 64 + 0x1c, 80);
+    poke_at<uint16_t>(s, 16 + i * 64, 2);
+    poke_at<uint32_t>(s, 16 + i * 64 + 4, 64);
+    poke_at<uint32_t>(s, 16 + i * 64 + 0x1c, 80);
   }
   auto r = parse_fatbin_section(s, 0x5000);
   ASSERT_TRUE(r) << r.error().message;
@@ -236,13 +236,13 @@ TEST(SyntheticFatbin, MinimalEntriesAreBoundedBySize) {
 TEST(SyntheticFatbin, ZeroPaddingBetweenContainersIsSkipped) {
   std::vector<std::byte> s(16 + 64 + 24 + 16 + 64);
   for (uint64_t at : {uint64_t{0}, uint64_t{16 + 64 + 24}}) {
-    poke<uint32_t>(s, at, 0xBA55ED50);
-    poke<uint16_t>(s, at + 6, 16);
-    poke<uint64_t>(s, at + 8, 64);
-    poke<uint16_t>(s, at + 16, 1);
-    poke<uint32_t>(s, at + 16 + 4, 64);
-    poke<uint32_t>(s, at + 16 + 0x1c, 90);
-    poke<uint64_t>(s, at + 16 + 0x28, 0x100011);
+    poke_at<uint32_t>(s, at, 0xBA55ED50);
+    poke_at<uint16_t>(s, at + 6, 16);
+    poke_at<uint64_t>(s, at + 8, 64);
+    poke_at<uint16_t>(s, at + 16, 1);
+    poke_at<uint32_t>(s, at + 16 + 4, 64);
+    poke_at<uint32_t>(s, at + 16 + 0x1c, 90);
+    poke_at<uint64_t>(s, at + 16 + 0x28, 0x100011);
   }
   auto r = parse_fatbin_section(s, 0);
   ASSERT_TRUE(r) << r.error().message;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "support/fixtures.h"
 #include "formats/decompress.h"
 #include "formats/elf.h"
 #include "formats/fatbin.h"
@@ -20,20 +21,10 @@
 using namespace tailor;
 using namespace tailor::formats;
 namespace fs = std::filesystem;
+using tailor::test::fixture;
+using tailor::test::slurp;
 
 namespace {
-
-std::string fixture(const std::string& name) {
-  return std::string(TAILOR_BINARY_DIR) + "/fixtures/" + name + ".so";
-}
-
-std::vector<std::byte> slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::byte> out(chars.size());
-  std::memcpy(out.data(), chars.data(), chars.size());
-  return out;
-}
 
 // Every entry of .nv_fatbin and __nv_relfatbin, in file order.
 std::vector<FatbinEntry> entries_of(Bytes file) {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "support/fixtures.h"
 #include "formats/zip.h"
 #include "util/mapped_file.h"
 #include "util/process.h"
@@ -17,19 +18,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path temp_dir() {
-  static fs::path dir = [] {
-    auto d = fs::temp_directory_path() / ("tailor_zip_test_" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
-}
-
 // Runs a Python snippet with `out` (a path) as sys.argv[1]; returns the file's bytes.
 std::vector<std::byte> make_with_python(const std::string& name, const std::string& script) {
-  fs::path out = temp_dir() / name;
-  fs::path py = temp_dir() / (name + ".py");
+  fs::path out = test::scratch_dir("zip_test") / name;
+  fs::path py = test::scratch_dir("zip_test") / (name + ".py");
   std::ofstream(py) << "import sys, zipfile, zlib, struct\nout = sys.argv[1]\n" << script;
   auto r = run_command({"python3", py.string(), out.string()}, std::chrono::seconds(120));
   EXPECT_TRUE(r.ok()) << r.err;

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <string>
 
+#include "support/fixtures.h"
 #include "formats/zip.h"
 #include "formats/zip_writer.h"
 #include "util/mapped_file.h"
@@ -22,21 +23,6 @@ using namespace tailor::formats;
 namespace fs = std::filesystem;
 
 namespace {
-
-fs::path temp_dir() {
-  static fs::path dir = [] {
-    auto d = fs::temp_directory_path() / ("tailor_zip_writer_test_" + std::to_string(::getpid()));
-    fs::remove_all(d);
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
-}
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), {});
-}
 
 void write_file(const fs::path& p, const std::string& text, fs::perms perms = fs::perms(0644)) {
   std::ofstream(p, std::ios::binary) << text;
@@ -104,7 +90,7 @@ TEST(ZipWriter, DosTimesClampToTheZipRange) {
 }
 
 TEST(ZipWriter, RoundTripThroughTheReader) {
-  fs::path dir = temp_dir() / "roundtrip";
+  fs::path dir = test::scratch_dir("zip_writer_test") / "roundtrip";
   fs::create_directories(dir);
   write_file(dir / "lib.so", sample_text(3 << 20, 1), fs::perms(0755));
   write_file(dir / "empty", "");
@@ -141,7 +127,7 @@ TEST(ZipWriter, RoundTripThroughTheReader) {
   ASSERT_TRUE(archive) << archive.error().message;
   EXPECT_FALSE(archive->zip64);
   ASSERT_EQ(archive->entries.size(), entries.size());
-  std::vector<std::string> want = {"print('hi')\n", read_all(dir / "lib.so"), "", streamed, "utf-8 name\n"};
+  std::vector<std::string> want = {"print('hi')\n", test::slurp_text(dir / "lib.so"), "", streamed, "utf-8 name\n"};
   std::vector<std::byte> buffer;
   for (size_t i = 0; i < entries.size(); ++i) {
     const ZipEntry& e = archive->entries[i];
@@ -165,7 +151,7 @@ TEST(ZipWriter, RoundTripThroughTheReader) {
 
 TEST(ZipWriter, PythonZipfileAndUnzipAcceptIt) {
   if (!python_has_zipfile()) GTEST_SKIP() << "python3 with zipfile needed";
-  fs::path dir = temp_dir() / "python";
+  fs::path dir = test::scratch_dir("zip_writer_test") / "python";
   fs::create_directories(dir);
   fs::path out = dir / "out.zip";
   std::string big = sample_text(2 << 20, 3);
@@ -185,7 +171,7 @@ TEST(ZipWriter, PythonZipfileAndUnzipAcceptIt) {
 }
 
 TEST(ZipWriter, SameInputSameBytesWhateverTheFileTimesAndChunks) {
-  fs::path dir = temp_dir() / "same";
+  fs::path dir = test::scratch_dir("zip_writer_test") / "same";
   fs::create_directories(dir);
   std::string text = sample_text(2'500'000, 4);
   write_file(dir / "data", text);
@@ -194,7 +180,7 @@ TEST(ZipWriter, SameInputSameBytesWhateverTheFileTimesAndChunks) {
     auto w = write_zip(out.string(), {{"x/data", std::move(source), 0644}, {"x/b", std::string("b\n"), 0755}},
                        {.mtime = 1600000000});
     EXPECT_TRUE(w) << w.error().message;
-    return read_all(out);
+    return test::slurp_text(out);
   };
   set_mtime(dir / "data", 1000000000);
   std::string from_file = write("a.zip", ZipFileSource{(dir / "data").string()});
@@ -214,11 +200,11 @@ TEST(ZipWriter, SameInputSameBytesWhateverTheFileTimesAndChunks) {
   // A different time or level does change the bytes (the test can fail).
   fs::path other = dir / "e.zip";
   ASSERT_TRUE(write_zip(other.string(), {{"x/data", text, 0644}, {"x/b", std::string("b\n"), 0755}}, {.mtime = 1600000002}));
-  EXPECT_NE(read_all(other), from_file);
+  EXPECT_NE(test::slurp_text(other), from_file);
 }
 
 TEST(ZipWriter, ForcedZip64IsReadByEveryReader) {
-  fs::path dir = temp_dir() / "zip64";
+  fs::path dir = test::scratch_dir("zip_writer_test") / "zip64";
   fs::create_directories(dir);
   fs::path out = dir / "forced.zip";
   std::string text = sample_text(300000, 5);
@@ -249,7 +235,7 @@ TEST(ZipWriter, ForcedZip64IsReadByEveryReader) {
 }
 
 TEST(ZipWriter, SixtyFiveThousandEntriesNeedTheZip64EndRecord) {
-  fs::path dir = temp_dir() / "count";
+  fs::path dir = test::scratch_dir("zip_writer_test") / "count";
   fs::create_directories(dir);
   fs::path out = dir / "many.zip";
   auto writer = ZipWriter::create(out.string());
@@ -281,7 +267,7 @@ TEST(ZipWriter, SixtyFiveThousandEntriesNeedTheZip64EndRecord) {
 TEST(ZipWriter, LargeSparseFileGetsZip64Sizes) {
   // 4 GiB of zeros takes a minute of deflate: run with TAILOR_SLOW_TESTS=1.
   if (!std::getenv("TAILOR_SLOW_TESTS")) GTEST_SKIP() << "set TAILOR_SLOW_TESTS=1 to deflate a 4 GiB sparse file";
-  fs::path dir = temp_dir() / "sparse";
+  fs::path dir = test::scratch_dir("zip_writer_test") / "sparse";
   fs::create_directories(dir);
   fs::path big = dir / "big";
   { std::ofstream(big) << ""; }
@@ -304,7 +290,7 @@ TEST(ZipWriter, LargeSparseFileGetsZip64Sizes) {
 }
 
 TEST(ZipWriter, BadInputLeavesNoFileBehind) {
-  fs::path dir = temp_dir() / "bad";
+  fs::path dir = test::scratch_dir("zip_writer_test") / "bad";
   fs::create_directories(dir);
   fs::path out = dir / "out.zip";
   auto expect_refused = [&](std::vector<ZipWriteEntry> entries, const std::string& why) {
@@ -336,7 +322,7 @@ TEST(ZipWriter, BadInputLeavesNoFileBehind) {
   std::ofstream(out) << "old";
   auto w = write_zip(out.string(), {{"ok", std::string("x"), 0644}, {"../no", std::string("x"), 0644}});
   EXPECT_FALSE(w);
-  EXPECT_EQ(read_all(out), "old");
+  EXPECT_EQ(test::slurp_text(out), "old");
   EXPECT_EQ(files_in(dir), std::vector<std::string>{"out.zip"});
   EXPECT_FALSE(ZipWriter::create((dir / "no-such-dir" / "x.zip").string()));
 }

@@ -9,24 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "support/fixtures.h"
 #include "formats/elf.h"
 #include "inspect/library_report.h"
 
 using namespace tailor;
+using tailor::test::fixture;
+using tailor::test::slurp;
 
 namespace {
-
-std::string fixture(const std::string& name) {
-  return std::string(TAILOR_BINARY_DIR) + "/fixtures/" + name + ".so";
-}
-
-std::vector<std::byte> slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::byte> out(chars.size());
-  std::memcpy(out.data(), chars.data(), chars.size());
-  return out;
-}
 
 std::string hex(uint64_t v) {
   char buf[32];

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "support/fixtures.h"
 #include "formats/elf.h"
 #include "inspect/library_report.h"
 #include "util/process.h"
@@ -20,12 +21,10 @@
 using namespace tailor;
 using namespace tailor::inspect;
 namespace fs = std::filesystem;
+using tailor::test::fixture;
+using tailor::test::slurp;
 
 namespace {
-
-std::string fixture(const std::string& name) {
-  return std::string(TAILOR_BINARY_DIR) + "/fixtures/" + name + ".so";
-}
 
 #define REPORT(var, name)                                                                \
   if (!fs::exists(fixture(name))) GTEST_SKIP() << fixture(name) << " not built (no nvcc?)"; \

@@ -1,6 +1,10 @@
 #include "support/fixtures.h"
 
+#include <unistd.h>
+
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <fstream>
 #include <iterator>
 
@@ -15,6 +19,19 @@ std::vector<std::byte> slurp(const std::string& path) {
   std::vector<std::byte> out(text.size());
   if (!text.empty()) std::memcpy(out.data(), text.data(), text.size());
   return out;
+}
+
+std::filesystem::path scratch_dir(const std::string& tag) {
+  static std::mutex m;
+  static std::map<std::string, std::filesystem::path> made;
+  std::lock_guard lock(m);
+  auto& dir = made[tag];
+  if (dir.empty()) {
+    dir = std::filesystem::temp_directory_path() / ("tailor_" + tag + "_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+  }
+  return dir;
 }
 
 std::string slurp_text(const std::string& path) {

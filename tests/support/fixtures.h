@@ -2,6 +2,7 @@
 // whole-file reads. Linked into every test binary as tailor_test_support.
 #pragma once
 #include <cstddef>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -15,5 +16,8 @@ std::vector<std::byte> slurp(const std::string& path);
 
 /// The text of a file; empty when it cannot be read.
 std::string slurp_text(const std::string& path);
+/// A folder of this test process for `tag`, made empty on first use:
+/// <tmp>/tailor_<tag>_<pid>.
+std::filesystem::path scratch_dir(const std::string& tag);
 
 }  // namespace tailor::test
