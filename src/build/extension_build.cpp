@@ -497,7 +497,10 @@ StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&, 
   rep.bytes_per_target = verification->bytes_per_target;
   if (!verification->ok()) {
     rep.checks.push_back({"targets", CheckStatus::failed, verification->describe_problems()});
-    return stop(BuildStatus::verify_failed, "the wheel's targets differ from the request:\n" + verification->describe_problems());
+    // One line (the error line escapes control characters): a library's problems a clause each.
+    auto lines = split_any(verification->describe_problems(), "\n");
+    std::erase_if(lines, [](const std::string& l) { return trim(l).empty(); });
+    return stop(BuildStatus::verify_failed, "the wheel's targets differ from the request: " + join(lines, "; "));
   }
   rep.checks.push_back({"targets", CheckStatus::passed, verification->summary()});
   return std::nullopt;

@@ -1,5 +1,7 @@
 #include "build/extension_source.h"
 
+#include <cctype>
+#include <optional>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -247,6 +249,46 @@ std::string find_bundled_example(const std::string& start) {
   return {};
 }
 
+/// The `name="..."` argument of the last top-level `setup(` call in a setup.py, read at the
+/// call's own nesting level: apex's Extension(name="distributed_adam_cuda", ...) entries
+/// come before setup(name="apex"), and an inline ext_modules=[Extension(name=...)] sits
+/// inside the call.
+static std::optional<std::string> setup_call_name(std::string_view text) {
+  static const std::regex k_call(R"((^|\n)[ \t]*(setuptools\.)?setup\()");
+  std::string str(text);
+  size_t start = std::string::npos;
+  for (auto it = std::sregex_iterator(str.begin(), str.end(), k_call); it != std::sregex_iterator(); ++it)
+    start = static_cast<size_t>(it->position(0) + it->length(0));
+  if (start == std::string::npos) return std::nullopt;
+  int depth = 0;
+  for (size_t i = start; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '#') {  // a comment runs to the end of the line
+      while (i < text.size() && text[i] != '\n') ++i;
+    } else if (c == '"' || c == '\'') {  // skip a string literal
+      for (++i; i < text.size() && text[i] != c; ++i)
+        if (text[i] == '\\') ++i;
+    } else if (c == '(' || c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ')' || c == ']' || c == '}') {
+      if (depth-- == 0) return std::nullopt;  // the end of the call
+    } else if (depth == 0 && text.compare(i, 4, "name") == 0 &&
+               (i == 0 || !(std::isalnum(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '_'))) {
+      size_t j = i + 4;
+      while (j < text.size() && (text[j] == ' ' || text[j] == '\t')) ++j;
+      if (j >= text.size() || text[j] != '=' || (j + 1 < text.size() && text[j + 1] == '=')) continue;
+      ++j;
+      while (j < text.size() && (text[j] == ' ' || text[j] == '\t' || text[j] == '\n')) ++j;
+      if (j >= text.size() || (text[j] != '"' && text[j] != '\'')) return std::nullopt;  // a variable
+      char q = text[j];
+      size_t end = text.find(q, j + 1);
+      if (end == std::string_view::npos || end == j + 1 || end - j > 200) return std::nullopt;
+      return std::string(text.substr(j + 1, end - j - 1));
+    }
+  }
+  return std::nullopt;
+}
+
 std::string detect_package_name(const std::string& source_dir) {
   fs::path dir(source_dir);
   static const std::regex k_pkg_info_name(R"((^|\n)Name:\s*([^\r\n]+))");
@@ -265,8 +307,9 @@ std::string detect_package_name(const std::string& source_dir) {
   static const std::regex k_cfg_name(R"(\[metadata\][^\[]*?\n\s*name\s*=\s*([^\r\n]+))");
   std::string cfg = read_text(dir / "setup.cfg");
   if (std::regex_search(cfg, m, k_cfg_name)) return std::string(trim(m[1].str()));
-  static const std::regex k_setup_name(R"(\bname\s*=\s*["']([A-Za-z0-9][A-Za-z0-9._-]*)["'])");
   std::string setup = read_text(dir / "setup.py");
+  if (auto name = setup_call_name(setup)) return *name;
+  static const std::regex k_setup_name(R"(\bname\s*=\s*["']([A-Za-z0-9][A-Za-z0-9._-]*)["'])");
   if (std::regex_search(setup, m, k_setup_name)) return m[1].str();
   return {};
 }

@@ -92,6 +92,25 @@ TEST(PackageName, FromEachDeclaration) {
   EXPECT_EQ(detect_package_name(dir.string()), "");
 }
 
+TEST(PackageName, TheSetupCallsOwnNameNotAnExtensionsOrAComment) {
+  fs::path dir = fresh_dir("setup_call");
+  // apex: the Extension names come first; setup(name="apex") last.
+  std::ofstream(dir / "setup.py")
+      << "ext_modules.append(CUDAExtension(name=\"distributed_adam_cuda\", sources=['a.cu']))\n"
+         "def helper():\n    return dict(name='not_this')\n"
+         "setup(\n"
+         "    # name='commented_out',\n"
+         "    ext_modules=[CUDAExtension(name=\"inline_cuda\", sources=[\"x.cu\"])],\n"
+         "    description=\"name = 'in a string'\",\n"
+         "    name=\"apex\",\n"
+         "    version=\"0.1\")\n";
+  EXPECT_EQ(detect_package_name(dir.string()), "apex");
+  // A name from a variable: the first literal name= is the best guess left.
+  std::ofstream(dir / "setup.py") << "Extension(name='first_literal')\nsetup(name=PACKAGE_NAME)\n";
+  EXPECT_EQ(detect_package_name(dir.string()), "first_literal");
+  fs::remove_all(dir);
+}
+
 TEST(WorkDir, StablePerSourceAndDistinctBetweenSources) {
   SourceSpec a{SourceKind::directory, "x", "/src/a", "", "", "", ""};
   SourceSpec b{SourceKind::directory, "x", "/src/b", "", "", "", ""};
