@@ -308,10 +308,20 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
 }
 
 // --print-env: nothing is fetched or built; the source folder is shown where it would be.
-StepResult print_build_env(const ExtensionBuildOptions&, ExtensionBuildContext&, ExtensionBuildState& s) {
+StepResult print_build_env(const ExtensionBuildOptions&, ExtensionBuildContext& ctx, ExtensionBuildState& s) {
   s.request.source_dir = (fs::path(s.work_dir) / "src").string();
   auto p = plan::resolve_extension_build(s.request, s.host);
   if (!p) return stop(BuildStatus::bad_input, p.error().message);
+  // The reproducibility settings the build adds (prepare_build): the epoch is the
+  // caller's, else the source's, known once the source is prepared.
+  auto epoch_var = ctx.environment.find("SOURCE_DATE_EPOCH");
+  auto epoch_env = source_date_epoch_from_env(epoch_var == ctx.environment.end() ? nullptr : epoch_var->second.c_str());
+  if (!epoch_env) return stop(BuildStatus::bad_input, epoch_env.error().message);
+  add_reproducible_build_env(p->env, epoch_env->value_or(0), s.request.source_dir);
+  if (!*epoch_env) {
+    p->env.erase("SOURCE_DATE_EPOCH");
+    p->notes.push_back("SOURCE_DATE_EPOCH: the source's own date (the commit time of HEAD, else the newest file or sdist member), set when the build prepares it");
+  }
   s.result.print_env = plan::render_print_env(*p);
   s.result.status = BuildStatus::printed_env;
   s.result.report.package = s.package;

@@ -32,6 +32,13 @@ expect_eq "xformers TORCH_CUDA_ARCH_LIST" "$(export_value "$tmp/xformers" TORCH_
 expect_eq "xformers FORCE_CUDA" "$(export_value "$tmp/xformers" FORCE_CUDA)" 1
 expect_eq "xformers MAX_JOBS from --jobs" "$(export_value "$tmp/xformers" MAX_JOBS)" 4
 has "xformers pip wheel" "$tmp/xformers" "pip wheel --no-build-isolation --no-deps"
+# What the build adds for the same wheel twice: no nvcc temp names, no work-folder paths,
+# and the epoch (the source's, at build time; the caller's when set).
+has "reproducible: nvcc -objtemp" "$tmp/xformers" "NVCC_APPEND_FLAGS='-objtemp -Xcompiler=-ffile-prefix-map=$tmp/work/xformers-"
+has "reproducible: prefix map" "$tmp/xformers" "CXXFLAGS=-ffile-prefix-map=$tmp/work/xformers-"
+has "reproducible: the epoch comes from the source" "$tmp/xformers" "# note: SOURCE_DATE_EPOCH: the source's own date"
+SOURCE_DATE_EPOCH=1700000000 env_of epoch xformers==0.0.32 --arch 8.0
+expect_eq "SOURCE_DATE_EPOCH from the caller" "$(export_value "$tmp/epoch" SOURCE_DATE_EPOCH)" 1700000000
 
 env_of flash flash-attn==2.8.3 --arch "sm_80,sm_90" --jobs 4
 expect_eq "flash-attn FLASH_ATTN_CUDA_ARCHS" "$(export_value "$tmp/flash" FLASH_ATTN_CUDA_ARCHS)" "80;90"
