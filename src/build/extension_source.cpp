@@ -22,6 +22,7 @@
 #include <toml++/toml.h>
 
 #include "formats/zip.h"
+#include "util/user_file.h"
 #include "util/mapped_file.h"
 #include "util/sha256.h"
 #include "util/files.h"
@@ -35,7 +36,11 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-std::string read_text(const fs::path& p) { return read_file(p.string()).value_or(""); }
+// The package's own metadata files (setup.py, pyproject.toml, ...): bounded, regular files only.
+std::string read_text(const fs::path& p) {
+  auto text = read_text_file(p.string(), uint64_t{16} << 20);
+  return text ? std::move(*text) : std::string();
+}
 
 bool is_sdist_name(std::string_view s) {
   return ends_with(s, ".tar.gz") || ends_with(s, ".tgz") || ends_with(s, ".zip") || ends_with(s, ".tar.bz2") ||

@@ -11,6 +11,7 @@
 
 #include "cuda/renderers.h"
 #include "plan/toolkit_choice.h"
+#include "util/user_file.h"
 #include "util/files.h"
 #include "util/strings.h"
 
@@ -430,8 +431,8 @@ Expected<void> apply_patches(const ExtensionBuildPlan& plan, const std::string& 
   namespace fs = std::filesystem;
   for (const auto& patch : plan.patches) {
     const fs::path path = fs::path(source_dir) / patch.file;
-    auto text = read_file(path.string());
-    if (!text) return make_error(path.string() + ": cannot read the file to patch");
+    auto text = read_text_file(path.string(), uint64_t{16} << 20, BinaryData::refused);
+    if (!text) return make_error("the file to patch: " + text.error().message);
     const std::string before = std::move(*text);
     auto after = apply_patch_to_text(patch, before);
     if (!after) return make_error(source_dir + "/" + after.error().message);

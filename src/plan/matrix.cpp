@@ -14,6 +14,7 @@
 #include "cuda/nvcc_capabilities.h"
 #include "plan/torch_catalog.h"
 #include "plan/torch_platform.h"
+#include "util/user_file.h"
 #include "util/files.h"
 #include "util/strings.h"
 
@@ -174,8 +175,9 @@ Expected<TailorConfig> parse_tailor_config(std::string_view text, const std::str
 }
 
 Expected<TailorConfig> load_tailor_config(const std::string& path) {
-  auto text = read_file(path);
-  if (!text) return make_error(path + ": cannot read the config file");
+  // A config is a few KiB: 1 MiB is generous, and a binary file is refused at its first NUL.
+  auto text = read_text_file(path, uint64_t{1} << 20, BinaryData::refused);
+  if (!text) return text.error();
   TAILOR_TRY(config, parse_tailor_config(*text, path));
   // A relative `source` means relative to the config file, wherever tailor runs from.
   auto anchor = [&](TorchVariant& v) {
