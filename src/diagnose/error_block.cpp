@@ -54,12 +54,17 @@ std::optional<ErrorBlock> first_error_block(std::string_view log) {
   };
   size_t hit = lines.size();
   size_t first_tail = lines.size();
-  for (size_t i = 0; i < lines.size() && hit == lines.size(); ++i) {
+  size_t first_failed = lines.size();
+  // Scan on past the first error to a ninja FAILED: step (the real failure when there is
+  // one: an error-like line before it did not stop the build).
+  for (size_t i = 0; i < lines.size() && first_failed == lines.size(); ++i) {
     if (!may_be_error_or_tail(markers, lines[i])) continue;
     LineKind k = kind_of(i);
-    if (is_start(k)) hit = i;
+    if (k == LineKind::failed) first_failed = i;
+    if (is_start(k) && hit == lines.size()) hit = i;
     else if (k == LineKind::tail && first_tail == lines.size()) first_tail = i;
   }
+  if (first_failed != lines.size()) hit = first_failed;
   if (hit == lines.size()) {
     // Nothing but consequences: better to show the first of them than nothing.
     if (first_tail == lines.size()) return std::nullopt;

@@ -42,6 +42,7 @@ LogMarkers read_log_markers(const data::TomlDocument& doc) {
   m.error = regex_list(doc, "error", false);
   m.python_exception = regex_list(doc, "python_exception", false);
   m.traceback = regex_list(doc, "traceback", false);
+  m.benign = regex_list(doc, "benign", false);
   return m;
 }
 
@@ -66,6 +67,7 @@ LineKind classify_line(const LogMarkers& m, const std::string& raw) {
   // Command lines can be several KB; the messages we look for start near the beginning.
   const std::string line = raw.size() > 1024 ? raw.substr(0, 1024) : raw;
   if (line.find_first_not_of(" \t") == std::string::npos) return LineKind::plain;
+  if (any_match(m.benign, line)) return LineKind::plain;
   if (any_match(m.stop, line)) return LineKind::stop;
   if (any_match(m.tail, line)) return LineKind::tail;
   if (any_match(m.progress, line)) return LineKind::progress;

@@ -26,7 +26,7 @@ enum class LineKind {
 struct LogMarkers {
   /// A line holding none of these can only be plain, progress, warning or traceback.
   std::vector<std::string> needles;
-  std::vector<std::regex> stop, tail, progress, failed, warning, error, python_exception,
+  std::vector<std::regex> benign, stop, tail, progress, failed, warning, error, python_exception,
       traceback;
 };
 

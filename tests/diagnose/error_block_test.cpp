@@ -48,6 +48,28 @@ TEST(FirstErrorBlock, NinjaLogGivesTheFailedStepWithNvccErrors) {
   }
 }
 
+// deepspeed 0.19.8's sdist build on the GPU machine: git's complaint in the sdist and an
+// error-like line a build script printed and went past come thousands of lines before the
+// step that failed.
+TEST(FirstErrorBlock, ANinjaFailedStepWinsOverEarlierErrorLikeLines) {
+  std::string log = "Running command python setup.py bdist_wheel\n"
+                    "  DS_BUILD_OPS=1\n"
+                    "  fatal: not a git repository (or any of the parent directories): .git\n"
+                    "  version=0.19.8, git_hash=unknown, git_branch=unknown\n"
+                    "  probe.c:1:10: fatal error: aio.h: No such file or directory\n"
+                    "   [WARNING]  Skip pre-compile of incompatible async_io\n";
+  for (int i = 0; i < 3000; ++i) log += "  copying deepspeed/x.py -> build/lib/deepspeed\n";
+  log += std::string(k_ninja_log);
+  auto block = first_error_block(log);
+  ASSERT_TRUE(block);
+  EXPECT_NE(block->lines.front().find("FAILED: /tmp/b/kernel.o"), std::string::npos) << block->lines.front();
+  // Without a FAILED step, git's message alone is not an error; the compiler's is.
+  block = first_error_block(log.substr(0, log.find("copying")));
+  ASSERT_TRUE(block);
+  EXPECT_NE(block->lines.front().find("aio.h"), std::string::npos) << block->lines.front();
+  EXPECT_FALSE(first_error_block("fatal: not a git repository (or any of the parent directories): .git\n"));
+}
+
 TEST(FirstErrorBlock, SkipsWarningsAndTailsWhenNoFailedHeader) {
   std::string log =
       "running build_ext\n"
