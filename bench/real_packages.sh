@@ -67,7 +67,7 @@ packages=(
 
 tmp=$(mktemp -d /tmp/tailor-suite.XXXXXX)
 [ -n "$keep" ] && mkdir -p "$keep"
-# --keep copies the per-package records (not the work folders) before the cleanup.
+# --keep copies the per-package records and build logs (not the work folders) before the cleanup.
 trap '[ -n "$keep" ] && find "$tmp" -maxdepth 1 -type f -exec cp {} "$keep"/ \; ; rm -rf "$tmp"' EXIT
 rows="$tmp/rows.tsv"
 : >"$rows"
@@ -149,6 +149,9 @@ for entry in "${packages[@]}"; do
     --work-dir "$work" --out "$out" --progress plain --json >"$tmp/$name.json" 2>"$tmp/$name.err"
   rc=$m_rc
   tail -5 "$tmp/$name.err" >&2
+  # The build's own log (the last 4 MB), for --keep: the work folder goes with the run.
+  blog=$(ls -t "$work"/*/build-*.log 2>/dev/null | head -1)
+  [ -n "$blog" ] && tail -c 4000000 "$blog" >"$tmp/$name.build.log"
   python3 - "$tmp/$name.json" "$name" "$rc" "$m_wall" "$m_peak_gib" "$m_rss_gib" "$tmp/$name.err" >>"$rows" <<'PY'
 import json, sys
 path, name, rc, wall, peak, rss, errf = sys.argv[1:]
