@@ -1,10 +1,14 @@
 #include "cli/commands.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <new>
 
+#include <fmt/format.h>
+
+#include "util/strings.h"
 #include "util/text_escape.h"
 
 namespace tailor::cli {
@@ -81,10 +85,62 @@ int run_tailor(int argc, char** argv) {
 
 namespace {
 
+/// The command names and aliases `app` knows.
+std::vector<std::string> command_names(CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    names.push_back(sub->get_name());
+    for (const auto& alias : sub->get_aliases()) names.push_back(alias);
+  }
+  return names;
+}
+
+/// "unknown command 'biuld' (did you mean 'build'?)": the nearest names within two edits,
+/// or those the word starts.
+std::string unknown_command_message(CLI::App& app, std::string_view word) {
+  std::vector<std::string> near;
+  size_t best = 3;
+  for (const auto& name : command_names(app)) {
+    size_t d = edit_distance(word, name);
+    if (name.rfind(word, 0) == 0 && word.size() >= 2) d = std::min<size_t>(d, 1);
+    if (d < best) {
+      best = d;
+      near.clear();
+    }
+    if (d == best && d < 3) near.push_back("'" + name + "'");
+  }
+  std::string msg = fmt::format("unknown command '{}'", word);
+  if (!near.empty()) msg += fmt::format(" (did you mean {}?)", join(near, " or "));
+  return msg + "; `tailor help` lists the commands";
+}
+
 int run_command_line(int argc, char** argv) {
   CLI::App app{"tailor: made-to-measure PyTorch builds", "tailor"};
   RunFn run;
   add_commands(app, run);
+  // A bare `tailor` is usage, on stderr, exit 2; `tailor help [COMMAND]` is help, exit 0.
+  if (argc <= 1) {
+    std::fputs(app.help().c_str(), stderr);
+    return k_exit_bad_input;
+  }
+  const std::string first = argv[1];
+  if (first == "help") {
+    if (argc == 2) {
+      std::fputs(app.help().c_str(), stdout);
+      return 0;
+    }
+    try {
+      std::fputs(app.get_subcommand(argv[2])->help().c_str(), stdout);
+      return 0;
+    } catch (const CLI::OptionNotFound&) {
+      return report_error(unknown_command_message(app, argv[2]), k_exit_bad_input);
+    }
+  }
+  if (!first.empty() && first[0] != '-') {
+    const auto names = command_names(app);
+    if (std::find(names.begin(), names.end(), first) == names.end())
+      return report_error(unknown_command_message(app, first), k_exit_bad_input);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

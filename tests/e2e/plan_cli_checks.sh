@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Input checks of plan / doctor / matrix / build through the real binary: the doctor's
+# Input checks of plan / doctor / matrix / build through the real binary: usage, help and
+# unknown commands, the doctor's
 # positional, platforms implied by GPUs and instances, --arch with --gpu, --jobs, --out
 # on a file, the sh script's folders, matrix value checks, size limit and hostile names.
 # Needs no GPU and no nvcc (only planning and refusals run).
@@ -20,6 +21,23 @@ run() {
 }
 has() { grep -qF -- "$2" "$tmp/$1" || { cat "$tmp/$1"; fail "$1 lacks: $2"; }; }
 lines() { wc -l < "$tmp/$1" | tr -d ' '; }
+
+# A bare `tailor` is usage on stderr (exit 2); `tailor help [COMMAND]` is help (exit 0); an
+# unknown command names the nearest ones.
+run bare 2
+has bare.err "Usage: tailor"
+has bare.err "inspect"
+run help 0 help
+has help.out "Usage: tailor"
+run help_build 0 help build
+has help_build.out "--arch"
+run typo 2 biuld --arch 8.0
+has typo.err "unknown command 'biuld' (did you mean 'build'?)"
+[ "$(lines typo.err)" = 1 ] || fail "typo: more than one line"
+run help_typo 2 help inpsect
+has help_typo.err "did you mean 'inspect'?"
+run nonsense 2 xyzzy
+has nonsense.err "unknown command 'xyzzy'; \`tailor help\` lists the commands"
 
 # The doctor's positional (it crashed with SIGSEGV): a normal exit code, for any word.
 run doctor_torch 2 doctor torch --torch 2.9.1 --cpu-only --python 3.8
