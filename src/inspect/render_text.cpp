@@ -152,11 +152,19 @@ void wheel_text(std::string& out, const WheelReport& w, const TextOptions& optio
 }  // namespace
 
 std::string share_bar(double share, int width) {
+  // Whole cells, then eighths of a cell (U+2589..U+258F): 0.4% is a sliver, not a block.
+  static const char* const k_eighths[] = {"", "\u258F", "\u258E", "\u258D", "\u258C", "\u258B", "\u258A", "\u2589"};
   share = std::clamp(share, 0.0, 1.0);
-  int full = static_cast<int>(std::lround(share * width));
-  if (full == 0 && share > 0) full = 1;  // a non-zero share is visible
+  const long eighths_total = std::lround(share * width * 8);
+  int full = static_cast<int>(eighths_total / 8);
+  int eighths = static_cast<int>(eighths_total % 8);
+  if (full == 0 && eighths == 0 && share > 0) eighths = 1;  // a non-zero share is visible
   std::string bar;
-  for (int i = 0; i < width; ++i) bar += i < full ? "\u2588" : "\u2591";
+  for (int i = 0; i < width; ++i) {
+    if (i < full) bar += "\u2588";
+    else if (i == full && eighths > 0) bar += k_eighths[eighths];
+    else bar += "\u2591";
+  }
   return bar;
 }
 

@@ -255,7 +255,10 @@ TEST(Render, JsonHasTheStableFields) {
 TEST(Render, ShareBar) {
   EXPECT_EQ(share_bar(0.0, 4), "\u2591\u2591\u2591\u2591");
   EXPECT_EQ(share_bar(0.5, 4), "\u2588\u2588\u2591\u2591");
-  EXPECT_EQ(share_bar(0.01, 4), "\u2588\u2591\u2591\u2591");
+  EXPECT_EQ(share_bar(0.01, 4), "\u258F\u2591\u2591\u2591");   // a sliver, not a whole block
+  EXPECT_EQ(share_bar(0.003, 10), "\u258F\u2591\u2591\u2591\u2591\u2591\u2591\u2591\u2591\u2591");
+  EXPECT_EQ(share_bar(0.3125, 4), "\u2588\u258E\u2591\u2591");  // 1.25 cells: a block and a quarter
+  EXPECT_EQ(share_bar(1.0, 3), "\u2588\u2588\u2588");
   EXPECT_EQ(share_bar(2.0, 2), "\u2588\u2588");
 }
 
