@@ -126,6 +126,13 @@ TEST_F(ExtensionSteps, ResolveInputsTakesPlansToolkitAndTheContextsEnvironment) 
   EXPECT_EQ(s.result.report.python, "/venv/bin/python");
 }
 
+TEST_F(ExtensionSteps, ASourceThatDeclaresNoNameIsCalledByItsFolder) {
+  write(root / "pkg" / "setup.py", "from setuptools import setup\nNAME = 'x'\nsetup(name=NAME)\n");
+  auto c = context();
+  ASSERT_EQ(resolve_inputs(o, c, s), std::nullopt);
+  EXPECT_EQ(s.package, "pkg");  // not "": "checking toolchain for  (sm_80)"
+}
+
 TEST_F(ExtensionSteps, ResolveInputsStopsOnBadOptions) {
   auto c = context();
   o.jobs = 0;
