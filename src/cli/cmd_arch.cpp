@@ -154,15 +154,16 @@ int run_arch(const ArchOptions& o) {
   auto targets = cuda::parse_arch_specs(o.specs, ctx);
   if (!targets) return report_error(targets.error().message);
   auto report = cuda::make_arch_report(*targets, check);
-  // An explicit --nvcc is a requirement: every target it cannot produce is an error.
-  if (!o.nvcc_version.empty() && !report.nvcc_check->problems.empty()) {
-    for (const auto& p : report.nvcc_check->problems) report_error(p);
-    return k_exit_failed;
-  }
   if (o.json)
     std::printf("%s\n", render_json(report).dump(2).c_str());
   else
     std::fputs(render_text(report).c_str(), stdout);
+  // The nvcc checked against (--nvcc, else the one on PATH) is the one a build would use:
+  // a target it cannot produce is the same failure either way, exit 1 with the reason.
+  if (report.nvcc_check && !report.nvcc_check->problems.empty()) {
+    for (const auto& p : report.nvcc_check->problems) report_error(p);
+    return k_exit_failed;
+  }
   return k_exit_ok;
 }
 

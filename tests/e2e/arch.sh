@@ -44,7 +44,13 @@ expect_eq "Hopper" "$(json_get "$out" '" ".join(j["targets"]) + " " + j["torch_c
 err=$("$TAILOR" arch 6.0 --nvcc 13.0 2>&1 >"$tmp/stdout"); rc=$?
 expect_eq "6.0 --nvcc 13.0 exit" "$rc" 1
 expect_eq "6.0 --nvcc 13.0 message" "$err" "tailor: error: CUDA 13.0 cannot target sm_60; its lowest is 7.5 (sm_75)"
-expect_eq "6.0 --nvcc 13.0 stdout" "$(cat "$tmp/stdout")" ""
+grep -q "CUDA 13.0 cannot target sm_60" "$tmp/stdout" && echo "ok   6.0 --nvcc 13.0 report still printed" || { echo "FAIL 6.0 --nvcc 13.0: no report"; fail=1; }
+# Without --nvcc the nvcc on PATH is checked: the same fact, the same exit.
+if command -v nvcc >/dev/null && nvcc --version | grep -q "release 13\."; then
+  "$TAILOR" arch sm_70 >/dev/null 2>"$tmp/auto.err"; rc=$?
+  expect_eq "sm_70 with nvcc 13 on PATH exit" "$rc" 1
+  expect_eq "sm_70 with nvcc 13 on PATH message" "$(cat "$tmp/auto.err")" "tailor: error: CUDA 13.0 cannot target sm_70; its lowest is 7.5 (sm_75)"
+fi
 "$TAILOR" arch 6.0 --nvcc 12.6 --json >/dev/null; rc=$?
 expect_eq "6.0 --nvcc 12.6 exit" "$rc" 0
 
