@@ -293,18 +293,9 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   if (s.package.empty() && (s.spec.kind == SourceKind::directory || s.spec.kind == SourceKind::example))
     s.package = detect_package_name(s.spec.path);
   if (s.package.empty()) s.package = s.spec.name;
-  if (s.package.empty() && !s.spec.path.empty()) {
-    // Nothing declares a name (setup(name=NAME) from a variable, say): the folder's or
-    // the archive's own name, without its version, rather than nothing.
-    std::string base = fs::path(s.spec.path).lexically_normal().filename().string();
-    if (base.empty()) base = fs::path(s.spec.path).lexically_normal().parent_path().filename().string();
-    for (std::string_view ext : {".tar.gz", ".tgz", ".zip", ".tar.bz2"})
-      if (base.ends_with(ext)) base.resize(base.size() - ext.size());
-    if (auto dash = base.rfind('-'); dash != std::string::npos && dash + 1 < base.size() &&
-                                     std::isdigit(static_cast<unsigned char>(base[dash + 1])))
-      base.resize(dash);
-    s.package = base;
-  }
+  // Nothing declares a name (setup(name=NAME) from a variable, say): the folder's own name
+  // rather than nothing. (An sdist's name already comes from its file name.)
+  if (s.package.empty()) s.package = fs::path(s.spec.path).filename().string();
   s.recipe = &plan::recipe_for(s.package);
 
   plan::ExtensionBuildRequest& req = s.request;
