@@ -52,16 +52,6 @@ struct Member {
 
 }  // namespace
 
-std::string record_field(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 Expected<std::string> retag_wheel_file(const std::string& wheel_text, const std::string& tag) {
   auto parts = split_any(tag, "-");
   if (parts.size() != 3 || std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); }) ||

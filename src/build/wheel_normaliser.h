@@ -14,6 +14,7 @@
 #include <string>
 
 #include "build/build_report.h"
+#include "formats/wheel.h"
 #include "build/extension_source.h"
 #include "plan/extension_recipe.h"
 #include "plan/torch_plan.h"
@@ -39,9 +40,7 @@ struct NormalisedWheel {
 
 Expected<NormalisedWheel> normalise_wheel(const std::string& wheel, const WheelNormaliseOptions& options);
 
-/// One RECORD field, quoted as Python's csv module quotes it (when it holds , " or a
-/// line break).
-std::string record_field(const std::string& text);
+using formats::record_field;
 
 /// WHEEL's text with its Tag lines replaced by one `Tag: <tag>` where the first stood;
 /// an error when `tag` is not python-abi-platform.

@@ -225,4 +225,14 @@ WheelMetadata parse_metadata(std::string_view text) {
   return m;
 }
 
+std::string record_field(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
 }  // namespace tailor::formats

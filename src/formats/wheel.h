@@ -80,6 +80,10 @@ struct WheelMetadata {
 /// WheelLimits::max_metadata_bytes is not read.
 WheelMetadata parse_metadata(std::string_view text);
 
+/// One RECORD field, quoted as Python's csv module quotes it (when it holds , " or a
+/// line break).
+std::string record_field(const std::string& text);
+
 /// PEP 503 normalization, used to compare names: lowercase, runs of -_. become '-'.
 std::string normalize_distribution_name(std::string_view name);
 

@@ -425,6 +425,90 @@ Expected<ZipWrittenMember> ZipWriter::add(const ZipWriteEntry& entry) {
   return out;
 }
 
+Expected<void> ZipWriter::check_name(const std::string& name) {
+  if (m_failed || m_committed || m_fd < 0) return make_error(fmt::format("{}: the zip writer is closed", m_path));
+  if (auto why = name_problem(name); !why.empty()) return fail(make_error(fmt::format("{}: member '{}': {}", m_path, name.substr(0, 200), why)));
+  if (m_names.count(name)) return fail(make_error(fmt::format("{}: member '{}' is added twice", m_path, name)));
+  return {};
+}
+
+void ZipWriter::add_central(const std::string& name, uint16_t flags, uint16_t method, uint32_t crc, uint64_t size,
+                            uint64_t written, uint64_t header_offset, bool zip64_sizes, bool zip64_offset,
+                            uint32_t mode) {
+  std::vector<std::byte> extra;
+  if (zip64_sizes || zip64_offset) {
+    put16(extra, 0x0001);
+    put16(extra, static_cast<uint16_t>((zip64_sizes ? 16 : 0) + (zip64_offset ? 8 : 0)));
+    if (zip64_sizes) {
+      put64(extra, size);
+      put64(extra, written);
+    }
+    if (zip64_offset) put64(extra, header_offset);
+  }
+  std::vector<std::byte> central;
+  put32(central, k_sig_central);
+  put16(central, k_made_by);
+  put16(central, zip64_sizes || zip64_offset ? k_needs_zip64 : k_needs_plain);
+  put16(central, flags);
+  put16(central, method);
+  put16(central, m_dos_time);
+  put16(central, m_dos_date);
+  put32(central, crc);
+  put32(central, zip64_sizes ? k_max32 : static_cast<uint32_t>(written));
+  put32(central, zip64_sizes ? k_max32 : static_cast<uint32_t>(size));
+  put16(central, static_cast<uint16_t>(name.size()));
+  put16(central, static_cast<uint16_t>(extra.size()));
+  put16(central, 0);  // comment
+  put16(central, 0);  // disk
+  put16(central, 0);  // internal attributes
+  put32(central, (0100000u | (mode & 07777u)) << 16);  // S_IFREG | permissions
+  put32(central, zip64_offset ? k_max32 : static_cast<uint32_t>(header_offset));
+  put_text(central, name);
+  central.insert(central.end(), extra.begin(), extra.end());
+  m_central.push_back(std::move(central));
+  m_names.insert(name);
+}
+
+Expected<ZipWrittenMember> ZipWriter::add_raw(const ZipRawMember& member) {
+  if (auto r = check_name(member.name); !r) return r.error();
+  if (member.method != k_zip_stored && member.method != k_zip_deflated)
+    return fail(make_error(fmt::format("{}: member '{}': compression method {} is not copied", m_path, member.name, member.method))).error();
+  const uint64_t header_offset = m_offset;
+  const uint64_t written = member.compressed.size();
+  const bool zip64_sizes = m_options.force_zip64 || member.size >= k_max32 || written >= k_max32;
+  const bool zip64_offset = m_options.force_zip64 || header_offset >= k_max32;
+  const uint16_t flags = is_ascii(member.name) ? 0 : k_flag_utf8;
+  std::vector<std::byte> local;
+  put32(local, k_sig_local);
+  put16(local, zip64_sizes ? k_needs_zip64 : k_needs_plain);
+  put16(local, flags);
+  put16(local, member.method);
+  put16(local, m_dos_time);
+  put16(local, m_dos_date);
+  put32(local, member.crc32);
+  put32(local, zip64_sizes ? k_max32 : static_cast<uint32_t>(written));
+  put32(local, zip64_sizes ? k_max32 : static_cast<uint32_t>(member.size));
+  put16(local, static_cast<uint16_t>(member.name.size()));
+  put16(local, zip64_sizes ? 20 : 0);
+  put_text(local, member.name);
+  if (zip64_sizes) {
+    put16(local, 0x0001);
+    put16(local, 16);
+    put64(local, member.size);
+    put64(local, written);
+  }
+  if (auto r = write_bytes(local); !r) return fail(r.error()).error();
+  if (auto r = write_bytes(member.compressed); !r) return fail(r.error()).error();
+  add_central(member.name, flags, member.method, member.crc32, member.size, written, header_offset, zip64_sizes,
+              zip64_offset, member.mode);
+  ZipWrittenMember out;
+  out.name = member.name;
+  out.size = member.size;
+  out.compressed_size = written;
+  out.crc32 = member.crc32;
+  return out;
+}
+
 Expected<void> ZipWriter::commit() {
   if (m_failed || m_committed || m_fd < 0) return make_error(fmt::format("{}: the zip writer is closed", m_path));
   const uint64_t cd_offset = m_offset;

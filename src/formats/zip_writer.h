@@ -45,6 +45,16 @@ struct ZipWriteEntry {
   uint32_t mode = 0644;    ///< permission bits; the member is a regular file
 };
 
+/// A member copied in its compressed form (see ZipWriter::add_raw).
+struct ZipRawMember {
+  std::string name;
+  uint32_t mode = 0644;
+  uint16_t method = 8;  ///< 0 stored, 8 deflated
+  uint32_t crc32 = 0;
+  uint64_t size = 0;    ///< uncompressed
+  Bytes compressed;     ///< exactly the member's stored bytes
+};
+
 struct ZipWriteOptions {
   /// Seconds since 1970 (UTC) given to every member; clamped to the DOS range
   /// 1980-01-01 .. 2107-12-31.
@@ -76,6 +86,10 @@ public:
   /// Appends one member. An error (bad name, duplicate, unreadable or changing file, a
   /// producer that fails or gives another size) leaves the writer unusable.
   Expected<ZipWrittenMember> add(const ZipWriteEntry& entry);
+  /// Appends a member whose compressed bytes are copied as they are from another archive
+  /// (method stored or deflated, with its CRC-32 and sizes): no inflate, no deflate. The
+  /// result's sha256 is left zero; the caller keeps the member's RECORD row.
+  Expected<ZipWrittenMember> add_raw(const ZipRawMember& member);
   /// Writes the central directory and the end records, syncs, and renames the temporary
   /// file over `path` (mode 0644).
   Expected<void> commit();
@@ -87,6 +101,9 @@ private:
   Expected<void> write_bytes(Bytes bytes);
   Expected<void> flush();
   Expected<void> fail(Error error);
+  Expected<void> check_name(const std::string& name);
+  void add_central(const std::string& name, uint16_t flags, uint16_t method, uint32_t crc, uint64_t size,
+                   uint64_t written, uint64_t header_offset, bool zip64_sizes, bool zip64_offset, uint32_t mode);
   void discard();
 
   std::string m_path, m_temp_path;

@@ -1,0 +1,217 @@
+// `tailor slim WHEEL|LIB|VENV|SITE-PACKAGES... (--keep SPEC | --gpu SPEC)`: cut the device
+// code these GPUs will never run. Exit 0 when done (or, with --dry-run, planned), 2 for
+// bad input or a failure (one error line; inputs untouched, no partial output), 130/143
+// when interrupted.
+#include <iostream>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cuda/arch_spec.h"
+#include "slim/slim_paths.h"
+#include "util/interrupt.h"
+#include "util/strings.h"
+#include "util/text_escape.h"
+
+namespace tailor::cli {
+namespace {
+
+struct SlimArgs {
+  std::vector<std::string> paths;
+  std::string keep, gpu, out;
+  bool in_place = false, keep_ptx = false, drop_ptx = false, dry_run = false, json = false;
+  unsigned jobs = 0;
+};
+
+std::string percent(uint64_t before, uint64_t after) {
+  if (before == 0) return "0%";
+  double p = 100.0 * (static_cast<double>(before) - static_cast<double>(after)) / static_cast<double>(before);
+  return fmt::format("{:.1f}%", p);
+}
+
+std::string kept_targets(const slim::LibrarySlim& lib) {
+  std::vector<std::string> kept;
+  for (const auto& t : lib.targets)
+    if (t.kept > t.placeholders) kept.push_back(t.target);
+  return kept.empty() ? "-" : join(kept, " ");
+}
+
+std::string render_text(const slim::SlimReport& report) {
+  std::string out = fmt::format("keep: {}{}\n", report.policy, report.dry_run ? "  (dry run: nothing written)" : "");
+  for (const auto& in : report.inputs) {
+    out += fmt::format("\n{} ({}, {:.1f} s){}\n", terminal_safe(in.input), slim::input_kind_key(in.kind), in.seconds,
+                       in.output.empty() || in.output == in.input ? "" : " -> " + terminal_safe(in.output));
+    std::map<std::string, std::pair<uint64_t, uint64_t>> per_target;  // removed, kept
+    size_t name_width = 7;
+    for (const auto& f : in.files) name_width = std::max(name_width, std::min<size_t>(f.path.size(), 60));
+    if (!in.files.empty())
+      out += fmt::format("  {:<{}}  {:>10}  {:>10}  {:>14}  {}\n", "library", name_width, "before", "after",
+                         "device removed", "kept");
+    std::vector<std::string> notes;
+    for (const auto& f : in.files) {
+      const auto& l = f.lib;
+      for (const auto& t : l.targets) {
+        per_target[t.target].first += t.removed_bytes;
+        per_target[t.target].second += t.kept_bytes - t.placeholder_bytes;
+      }
+      std::string shown = terminal_safe(f.path);
+      if (shown.size() > 60) shown = "..." + shown.substr(shown.size() - 57);
+      out += fmt::format("  {:<{}}  {:>10}  {:>10}  {:>14}  {}\n", shown, name_width, human_bytes(l.size_before),
+                         human_bytes(l.size_after), l.removed_bytes() ? human_bytes(l.removed_bytes()) : "-",
+                         l.outcome == slim::SlimOutcome::left_untouched ? "left untouched" : kept_targets(l));
+      if (!l.note.empty()) notes.push_back(terminal_safe(f.path) + ": " + terminal_safe(l.note));
+      if (l.containers_without_code)
+        notes.push_back(fmt::format("{}: {} container{} had no code for the kept GPUs before either (kernels for other GPUs); "
+                                    "each keeps only its smallest entry so it stays a valid fatbin",
+                                    terminal_safe(f.path), l.containers_without_code,
+                                    l.containers_without_code == 1 ? "" : "s"));
+      if (l.containers_whole) {
+        std::string first;
+        for (const auto& w : l.warnings)
+          if (w.find("kept whole: ") != std::string::npos) {
+            first = w;
+            break;
+          }
+        notes.push_back(fmt::format("{}: {} container{} kept whole{}", terminal_safe(f.path), l.containers_whole,
+                                    l.containers_whole == 1 ? "" : "s", first.empty() ? "" : ", e.g. " + terminal_safe(first)));
+      }
+      if (l.relocatable_bytes)
+        notes.push_back(fmt::format("{}: {} of relocatable device code (-rdc, __nv_relfatbin) left as is",
+                                    terminal_safe(f.path), human_bytes(l.relocatable_bytes)));
+    }
+    if (in.files.empty())
+      out += fmt::format("  no device code in {} ELF file{}\n", in.libraries_scanned, in.libraries_scanned == 1 ? "" : "s");
+    std::string removed, kept;
+    for (const auto& [t, rk] : per_target) {
+      if (rk.first) removed += fmt::format("{}{} {}", removed.empty() ? "" : ", ", t, human_bytes(rk.first));
+      if (rk.second) kept += fmt::format("{}{} {}", kept.empty() ? "" : ", ", t, human_bytes(rk.second));
+    }
+    if (!removed.empty()) out += "  removed: " + removed + "\n";
+    if (!kept.empty()) out += "  kept:    " + kept + "\n";
+    if (in.kind == slim::InputKind::wheel)
+      out += fmt::format("  wheel {} -> {} (-{}); its libraries installed {} -> {} (-{})\n", human_bytes(in.size_before),
+                         human_bytes(in.size_after), percent(in.size_before, in.size_after), human_bytes(in.installed_before),
+                         human_bytes(in.installed_after), percent(in.installed_before, in.installed_after));
+    else
+      out += fmt::format("  {} librar{}: {} -> {} (-{})\n", in.libraries_scanned, in.libraries_scanned == 1 ? "y" : "ies",
+                         human_bytes(in.size_before), human_bytes(in.size_after), percent(in.size_before, in.size_after));
+    size_t shown_notes = 0;
+    for (const auto& n : notes) {
+      if (++shown_notes > 12) {
+        out += fmt::format("  note: ... and {} more (--json lists them all)\n", notes.size() - 12);
+        break;
+      }
+      out += "  note: " + n + "\n";
+    }
+  }
+  return out;
+}
+
+nlohmann::json render_json(const slim::SlimReport& report) {
+  nlohmann::json j;
+  j["schema"] = 1;
+  j["policy"] = report.policy;
+  j["dry_run"] = report.dry_run;
+  j["inputs"] = nlohmann::json::array();
+  for (const auto& in : report.inputs) {
+    nlohmann::json ji{{"input", in.input},
+                      {"output", in.output},
+                      {"kind", slim::input_kind_key(in.kind)},
+                      {"seconds", in.seconds},
+                      {"libraries_scanned", in.libraries_scanned},
+                      {"bytes_before", in.size_before},
+                      {"bytes_after", in.size_after},
+                      {"installed_bytes_before", in.installed_before},
+                      {"installed_bytes_after", in.installed_after}};
+    ji["files"] = nlohmann::json::array();
+    for (const auto& f : in.files) {
+      const auto& l = f.lib;
+      nlohmann::json jf{{"path", f.path},
+                        {"outcome", slim::outcome_key(l.outcome)},
+                        {"note", l.note},
+                        {"bytes_before", l.size_before},
+                        {"bytes_after", l.size_after},
+                        {"device_bytes_before", l.device_before},
+                        {"device_bytes_after", l.device_after},
+                        {"relocatable_device_bytes", l.relocatable_bytes},
+                        {"containers", l.containers},
+                        {"containers_kept_whole", l.containers_whole},
+                        {"containers_without_code_for_kept", l.containers_without_code},
+                        {"packed", l.packed},
+                        {"segment_split", l.split},
+                        {"warnings", l.warnings}};
+      jf["targets"] = nlohmann::json::array();
+      for (const auto& t : l.targets)
+        jf["targets"].push_back({{"target", t.target},
+                                 {"kept_entries", t.kept},
+                                 {"removed_entries", t.removed},
+                                 {"kept_bytes", t.kept_bytes},
+                                 {"removed_bytes", t.removed_bytes},
+                                 {"placeholder_entries", t.placeholders},
+                                 {"placeholder_bytes", t.placeholder_bytes}});
+      ji["files"].push_back(std::move(jf));
+    }
+    j["inputs"].push_back(std::move(ji));
+  }
+  return j;
+}
+
+int run_slim(const SlimArgs& args) {
+  if (args.keep.empty() == args.gpu.empty()) return report_error("slim: say what to keep with --keep SPEC or --gpu SPEC (one of them)");
+  if (args.keep_ptx && args.drop_ptx) return report_error("slim: --keep-ptx and --drop-ptx contradict each other");
+  if (args.in_place && !args.out.empty()) return report_error("slim: --in-place and --out contradict each other");
+  if (!args.out.empty())
+    if (auto c = check_out_dir(args.out); !c) return report_error(c.error().message);
+  cuda::TargetSet targets;
+  if (!args.keep.empty()) {
+    auto t = cuda::parse_arch_spec(args.keep);
+    if (!t) return report_error("--keep: " + t.error().message);
+    targets = *t;
+  } else {
+    auto ccs = cuda::parse_gpu_spec(args.gpu);
+    if (!ccs) return report_error("--gpu: " + ccs.error().message);
+    for (const auto& cc : *ccs) targets.add(cuda::sass(cc));
+  }
+  if (targets.empty()) return report_error("slim: the kept set is empty");
+  slim::SlimOptions o;
+  o.policy = slim::keep_policy_for(targets, args.keep_ptx   ? slim::PtxPolicy::keep
+                                            : args.drop_ptx ? slim::PtxPolicy::drop
+                                                            : slim::PtxPolicy::needed);
+  o.out_dir = args.out;
+  o.in_place = args.in_place;
+  o.dry_run = args.dry_run;
+  o.jobs = args.jobs;
+  o.tool = "tailor 0.1.0";
+  install_interrupt_handlers();
+  auto report = slim::slim_paths(args.paths, o);
+  if (int sig = interrupt_signal()) {
+    report_error("slim: interrupted; inputs are as they were and nothing half-written was left", interrupt_exit_code(sig));
+    return interrupt_exit_code(sig);
+  }
+  if (!report) return report_error(report.error().message);
+  if (args.json) std::cout << render_json(*report).dump(2) << "\n";
+  else std::cout << render_text(*report);
+  return k_exit_ok;
+}
+
+}  // namespace
+
+void setup_slim(CLI::App& sub, RunFn& run) {
+  auto args = std::make_shared<SlimArgs>();
+  sub.add_option("paths", args->paths, "Wheels (.whl), ELF libraries, virtual environments or site-packages folders")
+      ->required();
+  sub.add_option("--keep", args->keep, "Targets to keep, any `tailor arch` spelling (sm_90, 8.6;9.0+PTX, H100, g5g ...)");
+  sub.add_option("--gpu", args->gpu, "GPUs the result must run on (H100, T4G, 9.0 ...)");
+  sub.add_option("--out", args->out, "Write slimmed wheels and libraries into this folder");
+  sub.add_flag("--in-place", args->in_place, "Replace the inputs (required for environments)");
+  sub.add_flag("--keep-ptx", args->keep_ptx, "Also keep the best PTX for each kept GPU (JIT on later GPUs)");
+  sub.add_flag("--drop-ptx", args->drop_ptx, "Never keep PTX, even where it is the only code for a kept GPU");
+  sub.add_flag("--dry-run", args->dry_run, "Show what would go, per library and per target, and write nothing");
+  sub.add_flag("--json", args->json, "Machine-readable output");
+  sub.add_option("--jobs,-j", args->jobs, "Libraries processed at once (default: one per CPU)");
+  sub.callback([&run, args] { run = [args] { return run_slim(*args); }; });
+}
+
+}  // namespace tailor::cli

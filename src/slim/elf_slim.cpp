@@ -1,0 +1,607 @@
+#include "slim/elf_slim.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <unordered_map>
+
+#include "formats/elf.h"
+#include "formats/fatbin.h"
+
+namespace tailor::slim {
+namespace {
+
+constexpr uint32_t k_pt_load = 1, k_pt_phdr = 6;
+constexpr uint32_t k_sht_symtab = 2, k_sht_rela = 4, k_sht_nobits = 8, k_sht_dynsym = 11, k_sht_relr = 19;
+constexpr uint64_t k_shf_alloc = 2, k_shf_execinstr = 4;
+constexpr uint32_t k_pf_x = 1;
+constexpr uint16_t k_em_x86_64 = 62, k_em_aarch64 = 183;
+constexpr uint32_t k_r_x86_64_relative = 8, k_r_aarch64_relative = 1027;
+constexpr uint32_t k_wrapper_magic = 0x466243B1;
+constexpr uint64_t k_wrapper_size = 24;
+constexpr uint64_t k_phdr_size = 56, k_shdr_size = 64, k_rela_size = 24, k_sym_size = 24;
+constexpr size_t k_max_warnings = 20;
+
+#define TRY_VOID(expr)                    \
+  do {                                     \
+    if (auto r_ = (expr); !r_) return r_.error(); \
+  } while (0)
+
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+uint64_t align_down(uint64_t v, uint64_t a) { return v / a * a; }
+
+struct Phdr {
+  uint32_t type = 0, flags = 0;
+  uint64_t offset = 0, vaddr = 0, paddr = 0, filesz = 0, memsz = 0, align = 0;
+};
+
+struct Shdr {
+  uint64_t addralign = 0, entsize = 0;
+};
+
+template <typename T>
+void put(std::vector<std::byte>& out, size_t at, T v) {
+  std::memcpy(out.data() + at, &v, sizeof(T));
+}
+
+std::vector<std::byte> encode_phdrs(const std::vector<Phdr>& phdrs) {
+  std::vector<std::byte> out(phdrs.size() * k_phdr_size);
+  for (size_t i = 0; i < phdrs.size(); ++i) {
+    const auto& p = phdrs[i];
+    size_t at = i * k_phdr_size;
+    put(out, at, p.type);
+    put(out, at + 4, p.flags);
+    put(out, at + 8, p.offset);
+    put(out, at + 16, p.vaddr);
+    put(out, at + 24, p.paddr);
+    put(out, at + 32, p.filesz);
+    put(out, at + 40, p.memsz);
+    put(out, at + 48, p.align);
+  }
+  return out;
+}
+
+// One change to the output, at an output offset.
+struct Patch {
+  uint64_t offset = 0;
+  std::vector<std::byte> bytes;
+};
+
+template <typename T>
+Patch patch_of(uint64_t offset, T value) {
+  Patch p{offset, std::vector<std::byte>(sizeof(T))};
+  std::memcpy(p.bytes.data(), &value, sizeof(T));
+  return p;
+}
+
+// Sequential writes through a 1 MiB buffer.
+class Writer {
+public:
+  explicit Writer(int fd) : m_fd(fd) { m_buf.reserve(1 << 20); }
+  Expected<void> bytes(Bytes b) {
+    if (m_buf.size() + b.size() > m_buf.capacity()) TRY_VOID(flush());
+    if (b.size() >= m_buf.capacity()) return raw(b);
+    m_buf.insert(m_buf.end(), b.begin(), b.end());
+    return {};
+  }
+  // A large span of the input map: written in 64 MiB steps, each step's pages handed back
+  // to the kernel afterwards, so a 1 GB library does not stay resident.
+  Expected<void> copy_from_map(Bytes b) {
+    constexpr size_t k_step = size_t{64} << 20;
+    const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    for (size_t at = 0; at < b.size(); at += k_step) {
+      Bytes part = b.subspan(at, std::min(k_step, b.size() - at));
+      TRY_VOID(bytes(part));
+      uintptr_t lo = (reinterpret_cast<uintptr_t>(part.data()) + page - 1) / page * page;
+      uintptr_t hi = (reinterpret_cast<uintptr_t>(part.data()) + part.size()) / page * page;
+      if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+    }
+    return {};
+  }
+  Expected<void> zeros(uint64_t n) {
+    static const std::vector<std::byte> k_zero(1 << 16);
+    while (n) {
+      uint64_t k = std::min<uint64_t>(n, k_zero.size());
+      TRY_VOID(bytes(Bytes(k_zero.data(), k)));
+      n -= k;
+    }
+    return {};
+  }
+  Expected<void> flush() {
+    auto r = raw(Bytes(m_buf.data(), m_buf.size()));
+    m_buf.clear();
+    return r;
+  }
+  uint64_t written() const { return m_written + m_buf.size(); }
+
+private:
+  Expected<void> raw(Bytes b) {
+    const std::byte* p = b.data();
+    size_t left = b.size();
+    while (left) {
+      ssize_t n = ::write(m_fd, p, std::min<size_t>(left, size_t{1} << 30));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return make_error(std::string("writing the slimmed file: ") + std::strerror(errno));
+      p += n;
+      left -= static_cast<size_t>(n);
+      m_written += static_cast<uint64_t>(n);
+    }
+    return {};
+  }
+  int m_fd;
+  std::vector<std::byte> m_buf;
+  uint64_t m_written = 0;
+};
+
+Expected<void> pwrite_all(int fd, const Patch& p) {
+  size_t done = 0;
+  while (done < p.bytes.size()) {
+    ssize_t n = ::pwrite(fd, p.bytes.data() + done, p.bytes.size() - done, static_cast<off_t>(p.offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return make_error(std::string("writing the slimmed file: ") + std::strerror(errno));
+    done += static_cast<size_t>(n);
+  }
+  return {};
+}
+
+// A pointer into .nv_fatbin that moves with its container: a word in the file and/or a
+// RELA addend.
+struct Pointer {
+  uint64_t target = 0;           // the container start it names (vaddr)
+  std::optional<uint64_t> word;  // file offset of the in-place word, when it holds the target
+  std::optional<uint64_t> addend;  // file offset of the RELA entry's r_addend
+};
+
+struct Plan {
+  formats::ElfFile elf;
+  const formats::ElfSection* fat = nullptr;
+  size_t fat_index = 0;
+  uint64_t e_type = 0, e_phoff = 0, e_shoff = 0;
+  uint16_t e_phnum = 0;
+  std::vector<Phdr> phdrs;
+  std::vector<Shdr> shdrs;
+  std::vector<formats::FatbinContainer> containers;
+  std::vector<ContainerChoice> choices;
+  std::vector<uint64_t> new_size;  // container bytes after compaction
+  std::vector<uint64_t> new_pos;   // section-relative position in the output
+  uint64_t packed_end = 0;         // section-relative end of the last container
+  std::vector<Pointer> pointers;
+  // The cut: [cut_lo, cut_hi) of the input file disappears (delta = cut_hi - cut_lo).
+  uint64_t cut_lo = 0, cut_hi = 0;
+  bool split = false;
+  size_t load_index = 0;  // the PT_LOAD holding .nv_fatbin
+  uint64_t new_phoff = 0;
+  uint64_t delta() const { return cut_hi - cut_lo; }
+  uint64_t out(uint64_t in) const { return in >= cut_hi ? in - delta() : in; }
+};
+
+Expected<void> read_headers(Bytes file, Plan& p) {
+  p.e_type = *read_le<uint16_t>(file, 16);
+  p.e_phoff = *read_le<uint64_t>(file, 32);
+  p.e_shoff = *read_le<uint64_t>(file, 40);
+  uint16_t phentsize = *read_le<uint16_t>(file, 54);
+  p.e_phnum = *read_le<uint16_t>(file, 56);
+  uint16_t shentsize = *read_le<uint16_t>(file, 58);
+  if (phentsize != k_phdr_size || (shentsize != k_shdr_size && !p.elf.sections.empty()))
+    return make_error("unexpected program or section header entry sizes");
+  if (p.e_phnum == 0xffff) return make_error("extended program header numbering (PN_XNUM)");
+  if (!strict_substr(file, p.e_phoff, uint64_t{p.e_phnum} * k_phdr_size))
+    return make_error("program header table runs past the end of the file");
+  for (uint16_t i = 0; i < p.e_phnum; ++i) {
+    uint64_t at = p.e_phoff + i * k_phdr_size;
+    Phdr h;
+    h.type = *read_le<uint32_t>(file, at);
+    h.flags = *read_le<uint32_t>(file, at + 4);
+    h.offset = *read_le<uint64_t>(file, at + 8);
+    h.vaddr = *read_le<uint64_t>(file, at + 16);
+    h.paddr = *read_le<uint64_t>(file, at + 24);
+    h.filesz = *read_le<uint64_t>(file, at + 32);
+    h.memsz = *read_le<uint64_t>(file, at + 40);
+    h.align = *read_le<uint64_t>(file, at + 48);
+    p.phdrs.push_back(h);
+  }
+  for (size_t i = 0; i < p.elf.sections.size(); ++i) {
+    uint64_t at = p.e_shoff + i * k_shdr_size;
+    Shdr s;
+    s.addralign = *read_le<uint64_t>(file, at + 48);
+    s.entsize = *read_le<uint64_t>(file, at + 56);
+    p.shdrs.push_back(s);
+  }
+  return {};
+}
+
+// The file offset of a virtual address, through the PT_LOAD that maps it from the file.
+std::optional<uint64_t> file_offset_of(const Plan& p, uint64_t vaddr, uint64_t size) {
+  for (const auto& h : p.phdrs) {
+    if (h.type != k_pt_load || vaddr < h.vaddr) continue;
+    uint64_t rel = vaddr - h.vaddr;
+    if (rel <= h.filesz && size <= h.filesz - rel) return h.offset + rel;
+  }
+  return std::nullopt;
+}
+
+// Finds the registration wrappers' pointers to containers; an empty string means every
+// container is named by wrappers and nothing else points into .nv_fatbin, so containers
+// may move. Otherwise the reason they may not.
+std::string find_pointers(Bytes file, Plan& p) {
+  const auto* seg = p.elf.find(".nvFatBinSegment");
+  if (!seg) return "no .nvFatBinSegment registration wrappers";
+  if (seg->type == k_sht_nobits || seg->size % k_wrapper_size != 0 ||
+      !strict_substr(file, seg->offset, seg->size))
+    return ".nvFatBinSegment is not an array of 24-byte wrappers";
+  const uint64_t fat_lo = p.fat->addr, fat_hi = p.fat->addr + p.fat->size;
+  std::unordered_map<uint64_t, size_t> container_at;  // vaddr -> index
+  for (size_t i = 0; i < p.containers.size(); ++i)
+    container_at[p.fat->addr + (p.containers[i].offset - p.fat->offset)] = i;
+  const uint32_t relative = p.elf.e_machine == k_em_x86_64 ? k_r_x86_64_relative : k_r_aarch64_relative;
+
+  // Every dynamic relocation: wrapper places are remembered, any other pointer into
+  // .nv_fatbin forbids moving containers.
+  std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> rela_at;  // place -> (entry offset, addend)
+  std::unordered_map<uint64_t, bool> relr_at;
+  const uint64_t seg_lo = seg->addr, seg_hi = seg->addr + seg->size;
+  for (const auto& s : p.elf.sections) {
+    if (!(s.flags & k_shf_alloc)) continue;
+    if (s.type == k_sht_rela) {
+      if (s.size % k_rela_size || !strict_substr(file, s.offset, s.size)) return s.name + " is not an array of RELA entries";
+      for (uint64_t at = s.offset; at < s.offset + s.size; at += k_rela_size) {
+        uint64_t place = *read_le<uint64_t>(file, at);
+        uint64_t info = *read_le<uint64_t>(file, at + 8);
+        uint64_t addend = *read_le<uint64_t>(file, at + 16);
+        bool in_seg = place >= seg_lo && place < seg_hi;
+        if (in_seg) {
+          if (static_cast<uint32_t>(info) != relative && (place - seg_lo) % k_wrapper_size >= 8)
+            return "a wrapper pointer has a relocation of type " + std::to_string(static_cast<uint32_t>(info));
+          rela_at[place] = {at, addend};
+        } else if (addend >= fat_lo && addend < fat_hi && static_cast<uint32_t>(info) == relative) {
+          return "a relocation outside the registration wrappers points into .nv_fatbin";
+        }
+      }
+    } else if (s.type == k_sht_relr) {
+      if (s.size % 8 || !strict_substr(file, s.offset, s.size)) return s.name + " is not an array of RELR words";
+      uint64_t where = 0;
+      auto note = [&](uint64_t place) -> bool {
+        if (place >= seg_lo && place < seg_hi) {
+          relr_at[place] = true;
+          return true;
+        }
+        auto off = file_offset_of(p, place, 8);
+        if (!off) return true;
+        uint64_t v = *read_le<uint64_t>(file, *off);
+        return !(v >= fat_lo && v < fat_hi);
+      };
+      for (uint64_t at = s.offset; at < s.offset + s.size; at += 8) {
+        uint64_t w = *read_le<uint64_t>(file, at);
+        if ((w & 1) == 0) {
+          if (!note(w)) return "a relocation outside the registration wrappers points into .nv_fatbin";
+          where = w + 8;
+        } else {
+          uint64_t bits = w >> 1;
+          for (uint64_t i = 0; bits != 0; ++i, bits >>= 1)
+            if ((bits & 1) && !note(where + i * 8))
+              return "a relocation outside the registration wrappers points into .nv_fatbin";
+          where += 63 * 8;
+        }
+      }
+    }
+  }
+
+  std::vector<bool> named(p.containers.size(), false);
+  for (uint64_t w = 0; w < seg->size; w += k_wrapper_size) {
+    const uint64_t at = seg->offset + w;
+    if (*read_le<uint32_t>(file, at) != k_wrapper_magic) return "a .nvFatBinSegment record without the wrapper magic";
+    for (uint64_t field : {uint64_t{8}, uint64_t{16}}) {
+      const uint64_t place = seg->addr + w + field;
+      const uint64_t word = *read_le<uint64_t>(file, at + field);
+      Pointer ptr;
+      auto rela = rela_at.find(place);
+      if (rela != rela_at.end()) {
+        ptr.target = rela->second.second;
+        ptr.addend = rela->second.first + 16;
+        if (word == ptr.target) ptr.word = at + field;
+        else if (word != 0) return "a wrapper's word and its relocation disagree";
+      } else {
+        if (p.e_type != 2 /* ET_EXEC */ && !relr_at.count(place) && word != 0 && field == 8)
+          return "a wrapper pointer without a relocation in a position-independent file";
+        ptr.target = word;
+        ptr.word = at + field;
+      }
+      if (ptr.target < fat_lo || ptr.target >= fat_hi) {
+        if (field == 8) return "a wrapper that points outside .nv_fatbin";
+        continue;  // the second field names a file or a list elsewhere
+      }
+      auto c = container_at.find(ptr.target);
+      if (c == container_at.end()) return "a wrapper that points into the middle of a container";
+      named[c->second] = true;
+      p.pointers.push_back(ptr);
+    }
+  }
+  for (bool n : named)
+    if (!n) return "a container that no registration wrapper names";
+  return {};
+}
+
+// Places the cut and the split, or leaves cut_lo == cut_hi (no cut) when the layout does
+// not allow one.
+void place_cut(Bytes file, Plan& p) {
+  const uint64_t hole_lo = p.fat->offset + p.packed_end, hole_hi = p.fat->offset + p.fat->size;
+  p.cut_lo = p.cut_hi = hole_hi;
+  uint64_t align = 0x1000;
+  std::optional<size_t> load;
+  for (size_t i = 0; i < p.phdrs.size(); ++i) {
+    const auto& h = p.phdrs[i];
+    if (h.type != k_pt_load) continue;
+    if (h.align > 1 && (h.align & (h.align - 1))) return;  // not a power of two
+    align = std::max(align, h.align);
+    if (h.offset <= p.fat->offset && hole_hi <= h.offset + h.filesz) load = i;
+  }
+  if (!load) return;
+  const Phdr& L = p.phdrs[*load];
+  const uint64_t load_end = L.offset + L.filesz;
+  uint64_t hi = align_down(hole_hi, align);
+  bool split = hi < load_end;
+  uint64_t table = align_up(hole_lo, 8);
+  uint64_t lo = align_up(split ? table + (p.phdrs.size() + 1) * k_phdr_size : hole_lo, align);
+  if (lo >= hi) return;
+  if (!split && L.memsz != L.filesz) return;
+  // Nothing but .nv_fatbin may lie in the cut: no other section or segment, nor the
+  // section header table.
+  for (size_t i = 0; i < p.elf.sections.size(); ++i) {
+    const auto& s = p.elf.sections[i];
+    if (i == p.fat_index || s.type == 0) continue;
+    uint64_t end = s.offset + (s.type == k_sht_nobits ? 0 : s.size);
+    if (s.offset < hi && end > lo) return;
+    if (s.type == k_sht_nobits && s.offset > lo && s.offset < hi) return;
+  }
+  for (size_t i = 0; i < p.phdrs.size(); ++i) {
+    const auto& h = p.phdrs[i];
+    if (i == *load || h.filesz == 0) continue;
+    if (h.offset < hi && h.offset + h.filesz > lo) return;
+  }
+  if (p.e_shoff > lo && p.e_shoff < hi) return;
+  if (p.e_phoff + p.phdrs.size() * k_phdr_size > lo && p.e_phoff < hi) return;
+  (void)file;
+  p.cut_lo = lo;
+  p.cut_hi = hi;
+  p.split = split;
+  p.load_index = *load;
+  p.new_phoff = table;
+}
+
+std::vector<Phdr> new_phdrs(const Plan& p) {
+  std::vector<Phdr> out;
+  for (size_t i = 0; i < p.phdrs.size(); ++i) {
+    Phdr h = p.phdrs[i];
+    if (p.delta() && i == p.load_index) {
+      const uint64_t a_size = p.cut_lo - h.offset;
+      Phdr b = h;
+      b.offset = p.cut_lo;
+      b.vaddr = h.vaddr + (p.cut_hi - h.offset);
+      b.paddr = h.paddr + (p.cut_hi - h.offset);
+      b.filesz = h.filesz - (p.cut_hi - h.offset);
+      b.memsz = h.memsz - (p.cut_hi - h.offset);
+      h.filesz = h.memsz = a_size;
+      // The second half keeps execute permission only if a code section lies in it (the
+      // first half keeps .text when the linker put code and read-only data together).
+      bool code = false;
+      for (const auto& s : p.elf.sections)
+        if ((s.flags & k_shf_execinstr) && s.addr + s.size > b.vaddr && s.addr < b.vaddr + b.memsz) code = true;
+      if (!code) b.flags &= ~k_pf_x;
+      out.push_back(h);
+      if (p.split) out.push_back(b);
+      continue;
+    }
+    if (h.offset >= p.cut_hi) h.offset -= p.delta();
+    out.push_back(h);
+  }
+  if (p.split) {
+    const Phdr& L = p.phdrs[p.load_index];
+    for (auto& h : out)
+      if (h.type == k_pt_phdr) {
+        h.offset = p.new_phoff;
+        h.vaddr = L.vaddr + (p.new_phoff - L.offset);
+        h.paddr = L.paddr + (p.new_phoff - L.offset);
+        h.filesz = h.memsz = out.size() * k_phdr_size;
+      }
+  }
+  return out;
+}
+
+Expected<void> write_output(Bytes file, const Plan& p, int fd) {
+  if (::lseek(fd, 0, SEEK_SET) < 0 || ::ftruncate(fd, 0) != 0)
+    return make_error(std::string("preparing the slimmed file: ") + std::strerror(errno));
+  Writer w(fd);
+  const uint64_t fat_off = p.fat->offset, fat_end = p.fat->offset + p.fat->size;
+  TRY_VOID(w.copy_from_map(file.subspan(0, fat_off)));
+  for (size_t i = 0; i < p.containers.size(); ++i) {
+    const auto& c = p.containers[i];
+    TRY_VOID(w.zeros(fat_off + p.new_pos[i] - w.written()));
+    const uint64_t header = c.entries.empty() ? c.size : c.entries.front().header_offset - c.offset;
+    std::vector<std::byte> head(file.begin() + c.offset, file.begin() + c.offset + header);
+    uint64_t fat_size = p.new_size[i] - header;
+    std::memcpy(head.data() + 8, &fat_size, 8);
+    TRY_VOID(w.bytes(head));
+    for (size_t e = 0; e < c.entries.size(); ++e) {
+      if (!p.choices[i].keep[e]) continue;
+      const auto& entry = c.entries[e];
+      TRY_VOID(w.bytes(file.subspan(entry.header_offset, entry.header_size + entry.stored_size)));
+    }
+  }
+  if (fat_end - p.delta() < w.written()) return make_error("internal: slimmed containers overran their section");
+  TRY_VOID(w.zeros(fat_end - p.delta() - w.written()));
+  TRY_VOID(w.copy_from_map(file.subspan(fat_end)));
+  TRY_VOID(w.flush());
+
+  std::vector<Patch> patches;
+  // Program headers: in the freed range when a segment was split, else where they were.
+  auto phdrs = new_phdrs(p);
+  patches.push_back({p.split ? p.new_phoff : p.e_phoff, encode_phdrs(phdrs)});
+  if (p.split) {
+    patches.push_back(patch_of<uint64_t>(32, p.new_phoff));
+    patches.push_back(patch_of<uint16_t>(56, static_cast<uint16_t>(phdrs.size())));
+  }
+  // Section headers: later offsets move down; .nv_fatbin ends at the last container.
+  const uint64_t shoff_out = p.out(p.e_shoff);
+  if (shoff_out != p.e_shoff) patches.push_back(patch_of<uint64_t>(40, shoff_out));
+  for (size_t i = 0; i < p.elf.sections.size(); ++i) {
+    const auto& s = p.elf.sections[i];
+    uint64_t at = shoff_out + i * k_shdr_size;
+    if (i > 0 && s.offset >= p.cut_hi && p.delta()) patches.push_back(patch_of<uint64_t>(at + 24, s.offset - p.delta()));
+    if (i == p.fat_index && p.packed_end != p.fat->size) patches.push_back(patch_of<uint64_t>(at + 32, p.packed_end));
+  }
+  // Wrapper pointers and the symbols naming containers.
+  std::unordered_map<uint64_t, size_t> moved;  // old vaddr -> container
+  for (size_t i = 0; i < p.containers.size(); ++i)
+    moved[p.fat->addr + (p.containers[i].offset - fat_off)] = i;
+  auto new_addr = [&](size_t i) { return p.fat->addr + p.new_pos[i]; };
+  for (const auto& ptr : p.pointers) {
+    uint64_t to = new_addr(moved.at(ptr.target));
+    if (ptr.word) patches.push_back(patch_of<uint64_t>(p.out(*ptr.word), to));
+    if (ptr.addend) patches.push_back(patch_of<uint64_t>(p.out(*ptr.addend), to));
+  }
+  for (const auto& s : p.elf.sections) {
+    if ((s.type != k_sht_symtab && s.type != k_sht_dynsym) || s.size % k_sym_size) continue;
+    if (!strict_substr(file, s.offset, s.size)) continue;
+    for (uint64_t at = s.offset; at < s.offset + s.size; at += k_sym_size) {
+      if (*read_le<uint16_t>(file, at + 6) != p.fat_index) continue;
+      uint64_t value = *read_le<uint64_t>(file, at + 8), size = *read_le<uint64_t>(file, at + 16);
+      auto c = moved.find(value);
+      if (c == moved.end()) continue;
+      patches.push_back(patch_of<uint64_t>(p.out(at + 8), new_addr(c->second)));
+      if (size == p.containers[c->second].size) patches.push_back(patch_of<uint64_t>(p.out(at + 16), p.new_size[c->second]));
+    }
+  }
+  for (const auto& patch : patches) TRY_VOID(pwrite_all(fd, patch));
+  return {};
+}
+
+}  // namespace
+
+std::string_view outcome_key(SlimOutcome outcome) {
+  switch (outcome) {
+    case SlimOutcome::slimmed: return "slimmed";
+    case SlimOutcome::unchanged: return "unchanged";
+    case SlimOutcome::no_device_code: return "no_device_code";
+    case SlimOutcome::left_untouched: break;
+  }
+  return "left_untouched";
+}
+
+Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd) {
+  LibrarySlim r;
+  r.size_before = r.size_after = file.size();
+  Plan p;
+  TAILOR_TRY(elf, formats::parse_elf(file));
+  p.elf = std::move(elf);
+  if (!p.elf.is_64 || (p.elf.e_machine != k_em_x86_64 && p.elf.e_machine != k_em_aarch64)) {
+    const bool has_fat = p.elf.find(".nv_fatbin") != nullptr;
+    r.outcome = has_fat ? SlimOutcome::left_untouched : SlimOutcome::no_device_code;
+    if (has_fat) r.note = "a " + p.elf.machine + (p.elf.is_64 ? "" : " 32-bit") + " file; only 64-bit x86_64 and aarch64 are rewritten";
+    return r;
+  }
+  if (const auto* rel = p.elf.find("__nv_relfatbin")) r.relocatable_bytes = rel->size;
+  for (size_t i = 0; i < p.elf.sections.size(); ++i)
+    if (p.elf.sections[i].name == ".nv_fatbin") {
+      p.fat = &p.elf.sections[i];
+      p.fat_index = i;
+      break;
+    }
+  if (!p.fat) {
+    r.outcome = r.relocatable_bytes ? SlimOutcome::unchanged : SlimOutcome::no_device_code;
+    if (r.relocatable_bytes) r.note = "only relocatable device code (-rdc, __nv_relfatbin), left as is";
+    return r;
+  }
+  if (p.fat->type == k_sht_nobits || !(p.fat->flags & k_shf_alloc) || p.fat->size == 0) {
+    r.outcome = SlimOutcome::left_untouched;
+    r.note = ".nv_fatbin is not an allocated section with contents";
+    return r;
+  }
+  if (auto h = read_headers(file, p); !h) {
+    r.outcome = SlimOutcome::left_untouched;
+    r.note = h.error().message;
+    return r;
+  }
+  TAILOR_TRY(section, formats::section_bytes(file, *p.fat));
+  TAILOR_TRY(containers, formats::parse_fatbin_section(section, p.fat->offset));
+  p.containers = std::move(containers);
+  r.containers = p.containers.size();
+
+  std::map<std::string, TargetBytes> per_target;
+  uint64_t removed_total = 0;
+  for (const auto& c : p.containers) {
+    auto choice = choose_entries(c, policy);
+    const uint64_t header = c.entries.empty() ? c.size : c.entries.front().header_offset - c.offset;
+    bool aligned = header % 8 == 0;
+    for (const auto& entry : c.entries) aligned = aligned && (entry.header_size + entry.stored_size) % 8 == 0;
+    if (!aligned && !choice.whole)
+      choice = ContainerChoice{std::vector<bool>(c.entries.size(), true), true, false, "its entries are not 8-byte aligned"};
+    uint64_t size = header;
+    for (size_t e = 0; e < c.entries.size(); ++e)
+      if (choice.keep[e]) size += c.entries[e].header_size + c.entries[e].stored_size;
+    for (size_t e = 0; e < c.entries.size(); ++e) {
+      const auto& entry = c.entries[e];
+      const uint64_t bytes = entry.header_size + entry.stored_size;
+      auto& t = per_target[entry.target_name()];
+      t.target = entry.target_name();
+      r.device_before += bytes;
+      if (choice.keep[e]) {
+        t.kept_bytes += bytes;
+        ++t.kept;
+        if (choice.no_code_for_kept) {
+          t.placeholder_bytes += bytes;
+          ++t.placeholders;
+        }
+        r.device_after += bytes;
+      } else {
+        t.removed_bytes += bytes;
+        ++t.removed;
+        removed_total += bytes;
+      }
+    }
+    if (choice.whole || choice.no_code_for_kept) {
+      ++(choice.whole ? r.containers_whole : r.containers_without_code);
+      if (r.warnings.size() < k_max_warnings) {
+        std::string who = c.entries.empty() || c.entries.front().identifier.empty() ? "" : c.entries.front().identifier + ": ";
+        r.warnings.push_back(who + (choice.whole ? "kept whole: " : "") + choice.note);
+      }
+    }
+    p.new_size.push_back(size);
+    p.choices.push_back(std::move(choice));
+  }
+  for (auto& [name, t] : per_target) r.targets.push_back(t);
+  if (removed_total == 0) {
+    r.outcome = SlimOutcome::unchanged;
+    return r;
+  }
+  r.outcome = SlimOutcome::slimmed;
+
+  std::string why = find_pointers(file, p);
+  uint64_t align = std::max<uint64_t>(8, p.shdrs[p.fat_index].addralign);
+  if (why.empty()) {
+    uint64_t pos = 0;
+    for (size_t i = 0; i < p.containers.size(); ++i) {
+      pos = align_up(pos, align);
+      p.new_pos.push_back(pos);
+      pos += p.new_size[i];
+    }
+    p.packed_end = pos;
+    place_cut(file, p);
+    r.packed = true;
+    r.split = p.split;
+    if (!p.delta()) r.note = "the freed bytes do not span a whole aligned page range; zeroed, not cut";
+  } else {
+    p.pointers.clear();
+    for (const auto& c : p.containers) p.new_pos.push_back(c.offset - p.fat->offset);
+    p.packed_end = p.fat->size;
+    r.note = "not shrunk on disk (" + why + "): entries compacted inside their containers, the rest zeroed";
+  }
+  r.size_after = file.size() - p.delta();
+  if (out_fd >= 0) TRY_VOID(write_output(file, p, out_fd));
+  return r;
+}
+
+}  // namespace tailor::slim

@@ -1,0 +1,77 @@
+// Cuts device code out of one linked ELF file (a .so or an executable, x86_64 or aarch64),
+// keeping it loadable and actually smaller on disk.
+//
+// 1. Each `.nv_fatbin` container keeps the entries keep_policy.h chooses; the kept entries
+//    move up inside it and its fatSize shrinks.
+// 2. When every container is referenced by exactly the registration wrappers in
+//    `.nvFatBinSegment` (the data pointer at +8, a RELATIVE relocation in a .so), the
+//    containers are packed together at the start of `.nv_fatbin` and each wrapper's pointer
+//    (relocation addend and the word in place) is moved with its container. The freed tail
+//    is one range.
+// 3. That range, rounded inward to the largest segment alignment, is cut out of the file:
+//    the load segment that holds it is split in two (the part after the cut keeps its
+//    virtual addresses, so nothing that refers PC-relatively moves) and every later file
+//    offset moves down by the cut, a multiple of every p_align, so offsets stay congruent
+//    to addresses. A split needs one more program header: the table moves into the freed
+//    range, inside the first half of the split segment (the old table stays where it was,
+//    unused). `.nv_fatbin`'s size becomes the packed size.
+// Anything else pointing into `.nv_fatbin` (a relocation that is not a wrapper's, a
+// container no wrapper names) means containers must stay where they are: entries are still
+// compacted inside each container and the freed bytes zeroed (they cost nothing in a
+// compressed wheel or image), and the result says the file was not shrunk and why.
+// `__nv_relfatbin` (-rdc relocatable device code, read only by a later device link) is
+// left as it is.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "slim/keep_policy.h"
+#include "util/byte_reader.h"
+#include "util/expected.h"
+
+namespace tailor::slim {
+
+struct TargetBytes {
+  std::string target;  ///< "sm_90", "compute_120"
+  uint64_t kept_bytes = 0, removed_bytes = 0;  ///< entry headers and stored payloads
+  uint32_t kept = 0, removed = 0;              ///< entries
+  /// Of the kept: entries kept only so that a container without code for the kept GPUs
+  /// stays valid (ContainerChoice::no_code_for_kept).
+  uint64_t placeholder_bytes = 0;
+  uint32_t placeholders = 0;
+};
+
+enum class SlimOutcome {
+  slimmed,         ///< entries were removed
+  unchanged,       ///< device code found, all of it needed
+  no_device_code,  ///< no .nv_fatbin
+  left_untouched,  ///< not understood: see note; the file is not rewritten
+};
+
+std::string_view outcome_key(SlimOutcome outcome);  ///< "slimmed", "unchanged", ...
+
+struct LibrarySlim {
+  SlimOutcome outcome = SlimOutcome::no_device_code;
+  std::string note;  ///< left_untouched: why; slimmed but not shrunk: why
+  uint64_t size_before = 0, size_after = 0;      ///< file bytes
+  uint64_t device_before = 0, device_after = 0;  ///< fatbin entry bytes in .nv_fatbin
+  uint64_t relocatable_bytes = 0;                ///< __nv_relfatbin, left as is
+  uint64_t containers = 0, containers_whole = 0;
+  uint64_t containers_without_code = 0;  ///< had no code for a kept GPU before either (ContainerChoice)
+  bool packed = false;     ///< containers packed and the file cut
+  bool split = false;      ///< a load segment was split (program headers moved)
+  std::vector<TargetBytes> targets;  ///< sorted by target
+  /// Containers kept whole or without code for a kept GPU, one line each (at most 20; the
+  /// counters count all).
+  std::vector<std::string> warnings;
+  uint64_t removed_bytes() const { return device_before - device_after; }
+};
+
+/// Plans the slimming of the ELF file `file` and, when `out_fd` is not -1 and entries are
+/// removed, writes the whole result to `out_fd` (from offset 0). Damaged input (an ELF or
+/// fatbin that does not parse) is an error; a layout this tool does not handle is
+/// SlimOutcome::left_untouched with the reason.
+Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd = -1);
+
+}  // namespace tailor::slim

@@ -1,0 +1,123 @@
+#include "slim/keep_policy.h"
+
+#include <algorithm>
+
+#include "cuda/compatibility.h"
+#include "util/strings.h"
+
+namespace tailor::slim {
+
+using cuda::RunMode;
+
+std::string KeepPolicy::describe() const {
+  std::string out;
+  for (const auto& cc : devices) {
+    if (!out.empty()) out += ", ";
+    out += "sm_" + std::to_string(cc.number()) + " (" + cc.str() + ")";
+  }
+  for (const auto& t : ptx_asked) out += (out.empty() ? "" : ", ") + t.name();
+  switch (ptx) {
+    case PtxPolicy::needed: out += "; PTX only where no SASS runs"; break;
+    case PtxPolicy::keep: out += "; PTX kept"; break;
+    case PtxPolicy::drop: out += "; PTX dropped"; break;
+  }
+  return out;
+}
+
+KeepPolicy keep_policy_for(const cuda::TargetSet& targets, PtxPolicy ptx) {
+  KeepPolicy p;
+  p.devices = targets.capabilities();
+  for (const auto& t : targets.targets)
+    if (t.kind == cuda::TargetKind::ptx) p.ptx_asked.push_back(t);
+  p.ptx = ptx;
+  return p;
+}
+
+std::optional<cuda::CudaTarget> entry_target(const formats::FatbinEntry& e) {
+  if (e.kind != formats::k_fatbin_kind_cubin && e.kind != formats::k_fatbin_kind_ptx) return std::nullopt;
+  auto cc = cuda::compute_capability_from_digits(std::to_string(e.arch));
+  if (!cc) return std::nullopt;
+  auto variant = e.arch_specific ? cuda::ArchVariant::a : e.family ? cuda::ArchVariant::f : cuda::ArchVariant::none;
+  return e.kind == formats::k_fatbin_kind_cubin ? cuda::sass(*cc, variant) : cuda::ptx(*cc, variant);
+}
+
+namespace {
+
+// Keeps, among the entries `mode` accepts on `device`, those with the best CC (every
+// variant of it: sm_90 and sm_90a are both native on 9.0). Returns whether any was kept.
+bool keep_best(const std::vector<std::optional<cuda::CudaTarget>>& targets, cuda::ComputeCapability device,
+               const std::vector<RunMode>& modes, std::vector<bool>& keep) {
+  std::optional<cuda::ComputeCapability> best;
+  for (const auto& t : targets) {
+    if (!t) continue;
+    auto m = cuda::run_mode(*t, device);
+    if (std::find(modes.begin(), modes.end(), m) == modes.end()) continue;
+    if (!best || *best < t->cc) best = t->cc;
+  }
+  if (!best) return false;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const auto& t = targets[i];
+    if (!t || t->cc != *best) continue;
+    auto m = cuda::run_mode(*t, device);
+    if (std::find(modes.begin(), modes.end(), m) != modes.end()) keep[i] = true;
+  }
+  return true;
+}
+
+}  // namespace
+
+ContainerChoice choose_entries(const formats::FatbinContainer& c, const KeepPolicy& policy) {
+  ContainerChoice choice;
+  choice.keep.assign(c.entries.size(), false);
+  std::vector<std::optional<cuda::CudaTarget>> targets;
+  for (const auto& e : c.entries) {
+    auto t = entry_target(e);
+    if (!t || e.compression == formats::FatbinCompression::unknown) {
+      choice.whole = true;
+      choice.note = "an entry of kind " + std::to_string(e.kind) +
+                    (t ? " with an old compression scheme" : "") + " that this tool does not read";
+      choice.keep.assign(c.entries.size(), true);
+      return choice;
+    }
+    targets.push_back(t);
+  }
+  std::vector<std::string> jit_for, none_for;
+  for (const auto& device : policy.devices) {
+    bool sass = keep_best(targets, device, {RunMode::native}, choice.keep) ||
+                keep_best(targets, device, {RunMode::compatible_sass}, choice.keep);
+    bool ptx_wanted = policy.ptx == PtxPolicy::keep || (!sass && policy.ptx == PtxPolicy::needed);
+    bool ptx = ptx_wanted && keep_best(targets, device, {RunMode::ptx_jit}, choice.keep);
+    if (!sass && ptx) jit_for.push_back(device.str());
+    if (!sass && !ptx) {
+      // Without PTX by request, but the PTX was the only code: keep it after all.
+      if (policy.ptx == PtxPolicy::drop && keep_best(targets, device, {RunMode::ptx_jit}, choice.keep)) {
+        jit_for.push_back(device.str() + " (despite --drop-ptx: nothing else runs there)");
+        continue;
+      }
+      none_for.push_back(device.str());
+    }
+  }
+  for (const auto& asked : policy.ptx_asked)
+    for (size_t i = 0; i < targets.size(); ++i)
+      if (*targets[i] == asked) choice.keep[i] = true;
+  if (!jit_for.empty()) {
+    choice.note = "PTX kept: the only code for ";
+    for (size_t i = 0; i < jit_for.size(); ++i) choice.note += (i ? ", " : "") + jit_for[i];
+  }
+  if (std::find(choice.keep.begin(), choice.keep.end(), true) == choice.keep.end() && !c.entries.empty()) {
+    size_t smallest = 0;
+    for (size_t i = 1; i < c.entries.size(); ++i)
+      if (c.entries[i].header_size + c.entries[i].stored_size <
+          c.entries[smallest].header_size + c.entries[smallest].stored_size)
+        smallest = i;
+    choice.keep[smallest] = true;
+    choice.no_code_for_kept = true;
+    std::string have;
+    for (const auto& t : targets) have += (have.empty() ? "" : " ") + t->name();
+    choice.note = "no code for " + join(none_for, ", ") + " before either (it has " + have + "); kept its smallest entry, " +
+                  targets[smallest]->name() + ", so it stays a valid fatbin";
+  }
+  return choice;
+}
+
+}  // namespace tailor::slim

@@ -1,0 +1,47 @@
+// Which fatbin entries a machine needs: for each kept device, the entries the CUDA driver
+// would load (native SASS, else the best compatible SASS of the same major, else PTX to
+// JIT), plus PTX when asked. A container that has nothing runnable on a kept device, or an
+// entry this tool does not understand, is kept whole and reported, never guessed at.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "cuda/target_set.h"
+#include "formats/fatbin.h"
+
+namespace tailor::slim {
+
+enum class PtxPolicy {
+  needed,  ///< keep PTX only where no SASS runs on a kept device (the default)
+  keep,    ///< also keep the best PTX for each kept device (JIT on future GPUs)
+  drop,    ///< never keep PTX, even when it is the only code for a kept device
+};
+
+struct KeepPolicy {
+  std::vector<cuda::ComputeCapability> devices;  ///< the GPUs the result must run on
+  std::vector<cuda::CudaTarget> ptx_asked;       ///< compute_XY named in --keep: kept where present
+  PtxPolicy ptx = PtxPolicy::needed;
+  std::string describe() const;                  ///< "sm_90 (9.0), PTX where needed"
+};
+
+/// Builds the policy from a `tailor arch` spelling set: every CC it names is a device,
+/// and its PTX targets are kept where a container has them.
+KeepPolicy keep_policy_for(const cuda::TargetSet& targets, PtxPolicy ptx);
+
+/// The target an entry holds, or nullopt for kinds other than SASS (2) and PTX (1).
+std::optional<cuda::CudaTarget> entry_target(const formats::FatbinEntry& entry);
+
+struct ContainerChoice {
+  std::vector<bool> keep;  ///< one per entry
+  bool whole = false;      ///< kept as it was: an entry this tool does not read (see note)
+  /// Nothing in the container ran on a kept device even before (its kernels serve other
+  /// GPUs, e.g. a library's sm_100-only kernels): its smallest entry is kept so that the
+  /// container stays a valid, registrable fatbin, as the original was on this GPU.
+  bool no_code_for_kept = false;
+  std::string note;        ///< why it was kept whole, which device needed PTX, or which had no code
+};
+
+/// The entries of one container to keep under `policy`. A container never ends up empty.
+ContainerChoice choose_entries(const formats::FatbinContainer& container, const KeepPolicy& policy);
+
+}  // namespace tailor::slim

@@ -1,0 +1,64 @@
+// `tailor slim` over what users have: single libraries, wheels, and installed
+// environments (a virtual environment or a site-packages folder).
+//  - A library is rewritten to --out DIR or in place (temporary file beside it, checked,
+//    renamed over it with the same permissions).
+//  - A wheel is rewritten member by member: libraries with device code are inflated to a
+//    private temporary folder, slimmed and deflated again; every other member is copied in
+//    its compressed form. RECORD gets the new hashes and sizes, the tags stay, and
+//    `<dist-info>/tailor-slim.json` records what was kept and the original's sha256.
+//  - An environment is slimmed in place, distribution by distribution: each library its
+//    RECORD lists, then RECORD itself (new rows, plus the tailor-slim.json marker), so
+//    `pip uninstall` and `pip check` keep working.
+// Libraries are processed in parallel. Every output is written beside its destination
+// and renamed into place only when complete and re-read: an error or an interrupt leaves
+// the input as it was and no partial output.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "slim/elf_slim.h"
+#include "util/expected.h"
+
+namespace tailor::slim {
+
+inline constexpr const char* k_slim_marker = "tailor-slim.json";
+
+struct SlimOptions {
+  KeepPolicy policy;
+  std::string out_dir;   ///< --out; empty with in_place or dry_run
+  bool in_place = false;
+  bool dry_run = false;
+  unsigned jobs = 0;     ///< worker threads; 0 = one per CPU
+  std::string tool = "tailor";  ///< "tailor 0.1.0", recorded in the marker
+};
+
+enum class InputKind { library, wheel, environment };
+std::string_view input_kind_key(InputKind kind);  ///< "library", "wheel", "environment"
+
+struct SlimmedFile {
+  std::string path;  ///< inside the wheel or environment; the path itself for a library
+  LibrarySlim lib;
+};
+
+struct InputSlim {
+  std::string input;
+  std::string output;  ///< written (or, for a dry run, would be written)
+  InputKind kind = InputKind::library;
+  std::vector<SlimmedFile> files;  ///< the files with device code, in path order
+  uint64_t libraries_scanned = 0;  ///< ELF files looked at
+  uint64_t size_before = 0, size_after = 0;  ///< the wheel file, or the library files
+  uint64_t installed_before = 0, installed_after = 0;  ///< uncompressed library bytes
+  double seconds = 0;
+};
+
+struct SlimReport {
+  std::string policy;  ///< KeepPolicy::describe()
+  bool dry_run = false;
+  std::vector<InputSlim> inputs;
+};
+
+/// Slims each path (wheel, library, venv or site-packages folder). Errors name the input.
+Expected<SlimReport> slim_paths(const std::vector<std::string>& paths, const SlimOptions& options);
+
+}  // namespace tailor::slim
