@@ -34,4 +34,4 @@ ninja -C build-asan -j "$(nproc)" --quiet
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j 2 --timeout 1500 -L unit
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j 2 --timeout 1500 -R 'e2e_(inspect|explain|arch|hostile)'
+  ctest --test-dir build-asan --output-on-failure -j 2 --timeout 1500 -R 'e2e_(inspect|explain|arch|hostile|slim)'

@@ -67,6 +67,10 @@ std::string render_text(const slim::SlimReport& report) {
                                     "each keeps only its smallest entry so it stays a valid fatbin",
                                     terminal_safe(f.path), l.containers_without_code,
                                     l.containers_without_code == 1 ? "" : "s"));
+      if (l.containers_ptx_only)
+        notes.push_back(fmt::format("{}: {} container{} run{} on a kept GPU only through PTX JIT: PTX kept (first launch compiles it)",
+                                    terminal_safe(f.path), l.containers_ptx_only, l.containers_ptx_only == 1 ? "" : "s",
+                                    l.containers_ptx_only == 1 ? "s" : ""));
       if (l.containers_whole) {
         std::string first;
         for (const auto& w : l.warnings)
@@ -139,6 +143,7 @@ nlohmann::json render_json(const slim::SlimReport& report) {
                         {"containers", l.containers},
                         {"containers_kept_whole", l.containers_whole},
                         {"containers_without_code_for_kept", l.containers_without_code},
+                        {"containers_ptx_only", l.containers_ptx_only},
                         {"packed", l.packed},
                         {"segment_split", l.split},
                         {"warnings", l.warnings}};

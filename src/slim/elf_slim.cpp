@@ -538,7 +538,12 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd)
     bool aligned = header % 8 == 0;
     for (const auto& entry : c.entries) aligned = aligned && (entry.header_size + entry.stored_size) % 8 == 0;
     if (!aligned && !choice.whole)
-      choice = ContainerChoice{std::vector<bool>(c.entries.size(), true), true, false, "its entries are not 8-byte aligned"};
+    {
+      choice = ContainerChoice{};
+      choice.keep.assign(c.entries.size(), true);
+      choice.whole = true;
+      choice.note = "its entries are not 8-byte aligned";
+    }
     uint64_t size = header;
     for (size_t e = 0; e < c.entries.size(); ++e)
       if (choice.keep[e]) size += c.entries[e].header_size + c.entries[e].stored_size;
@@ -562,6 +567,7 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd)
         removed_total += bytes;
       }
     }
+    if (choice.ptx_only) ++r.containers_ptx_only;
     if (choice.whole || choice.no_code_for_kept) {
       ++(choice.whole ? r.containers_whole : r.containers_without_code);
       if (r.warnings.size() < k_max_warnings) {

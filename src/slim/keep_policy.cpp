@@ -101,6 +101,7 @@ ContainerChoice choose_entries(const formats::FatbinContainer& c, const KeepPoli
     for (size_t i = 0; i < targets.size(); ++i)
       if (*targets[i] == asked) choice.keep[i] = true;
   if (!jit_for.empty()) {
+    choice.ptx_only = true;
     choice.note = "PTX kept: the only code for ";
     for (size_t i = 0; i < jit_for.size(); ++i) choice.note += (i ? ", " : "") + jit_for[i];
   }

@@ -38,6 +38,7 @@ struct ContainerChoice {
   /// GPUs, e.g. a library's sm_100-only kernels): its smallest entry is kept so that the
   /// container stays a valid, registrable fatbin, as the original was on this GPU.
   bool no_code_for_kept = false;
+  bool ptx_only = false;   ///< some kept device runs this container only through PTX JIT
   std::string note;        ///< why it was kept whole, which device needed PTX, or which had no code
 };
 

@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# tailor slim on nvcc-built libraries, on a wheel made of them and on a venv it is
+# installed in: the kept targets are exactly what inspect finds afterwards, the file
+# shrinks by the removed entries (within a page at each end of the cut), eu-elflint and
+# readelf find nothing wrong, the library still loads (ctypes) and its symbols resolve,
+# the slimmed wheel installs with pip and its RECORD verifies, a slimmed venv still passes
+# `pip check` and uninstalls cleanly, and hostile inputs leave nothing behind.
+set -uo pipefail
+fixtures="$TAILOR_BINARY_DIR/fixtures"
+for f in slim_multi.so sass_75_80.so plain_c.so; do
+  [ -f "$fixtures/$f" ] || { echo "skip: fixture $f not built (needs nvcc; target tailor_fixtures)"; exit 77; }
+done
+command -v python3 >/dev/null || { echo "skip: python3 not found"; exit 77; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+T="$TAILOR"
+page=4096
+
+json_get() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+targets_of() {  # the targets inspect finds in a library, space-separated
+  "$T" inspect --json "$1" | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join(d['libraries'][0]['targets']))"
+}
+elf_clean() {  # eu-elflint (Debian's elfutils) when installed, readelf always
+  if command -v eu-elflint >/dev/null; then
+    local lint
+    lint=$(eu-elflint --gnu-ld "$1" 2>&1)
+    [ "$lint" = "No errors" ] || fail "eu-elflint on $1: $lint"
+  fi
+  local err
+  err=$(readelf -a -W "$1" 2>&1 >/dev/null)
+  [ -z "$err" ] || fail "readelf on $1: $err"
+}
+loads() {  # dlopen through ctypes and resolve an exported symbol
+  python3 -c "import ctypes,sys; l=ctypes.CDLL(sys.argv[1]); getattr(l, sys.argv[2])" "$1" "$2" || fail "$1 does not load or lacks $2"
+}
+no_temps() { ! ls -A "$1" 2>/dev/null | grep -q 'tailor-slim' || fail "temporary files left in $1: $(ls -A "$1")"; }
+
+# 1. One library, keep sm_80: exactly sm_80 remains, the file shrinks by what was removed.
+in="$fixtures/slim_multi.so"
+"$T" slim "$in" --keep sm_80 --out "$work/o80" --json > "$work/s80.json" || fail "slim --keep sm_80 exit $?"
+out="$work/o80/slim_multi.so"
+[ "$(targets_of "$out")" = "sm_80" ] || fail "kept targets: $(targets_of "$out")"
+"$T" inspect "$out" --exact sm_80 >/dev/null || fail "inspect --exact sm_80 on the slimmed library"
+before=$(stat -c %s "$in"); after=$(stat -c %s "$out")
+removed=$(json_get "$work/s80.json" "d['inputs'][0]['files'][0]['device_bytes_before'] - d['inputs'][0]['files'][0]['device_bytes_after']")
+[ "$(json_get "$work/s80.json" "d['inputs'][0]['files'][0]['bytes_after']")" = "$after" ] || fail "reported size differs from the file"
+shrunk=$((before - after))
+[ "$shrunk" -le "$removed" ] && [ "$shrunk" -ge $((removed - 2 * page)) ] ||
+  fail "file shrank by $shrunk bytes; removed entries hold $removed (want within 2 pages)"
+[ "$(json_get "$work/s80.json" "d['inputs'][0]['files'][0]['packed']")" = True ] || fail "containers were not packed"
+[ "$(stat -c %a "$out")" = "$(stat -c %a "$in")" ] || fail "permissions changed"
+elf_clean "$out"
+loads "$out" tailor_fixture_check
+echo "ok: library kept sm_80 only, $before -> $after bytes (removed entries $removed), elflint clean, loads"
+
+# 2. Policies: PTX kept on request, PTX kept where it is the only code, compatible SASS.
+"$T" slim "$in" --keep 9.0 --keep-ptx --out "$work/o90" >/dev/null || fail "slim --keep-ptx"
+[ "$(targets_of "$work/o90/slim_multi.so")" = "sm_90 compute_90" ] || fail "--keep-ptx kept: $(targets_of "$work/o90/slim_multi.so")"
+"$T" slim "$in" --keep 10.0 --out "$work/o100" > "$work/o100.txt" || fail "slim --keep 10.0"
+# Two containers have compute_90 (JIT on 10.0); the third has only SASS, none for 10.0, so
+# it keeps its smallest entry (sm_75) and says so.
+[ "$(targets_of "$work/o100/slim_multi.so")" = "sm_75 compute_90" ] || fail "10.0 kept $(targets_of "$work/o100/slim_multi.so")"
+grep -q "2 containers run on a kept GPU only through PTX JIT" "$work/o100.txt" || fail "no PTX JIT note: $(cat "$work/o100.txt")"
+grep -q "1 container had no code for the kept GPUs" "$work/o100.txt" || fail "no no-code note: $(cat "$work/o100.txt")"
+"$T" slim "$in" --gpu 8.6 --out "$work/o86" >/dev/null || fail "slim --gpu 8.6"
+[ "$(targets_of "$work/o86/slim_multi.so")" = "sm_80" ] || fail "8.6 should keep sm_80 (compatible SASS)"
+"$T" slim "$in" --keep 7.0 --out "$work/o70" > "$work/o70.txt" || fail "slim --keep 7.0"
+grep -q "had no code for the kept GPUs before either" "$work/o70.txt" || fail "no note for containers without code: $(cat "$work/o70.txt")"
+for d in o90 o100 o86 o70; do elf_clean "$work/$d/slim_multi.so"; loads "$work/$d/slim_multi.so" tailor_fixture_check; done
+echo "ok: --keep-ptx, PTX-only device, compatible SASS and no-code containers"
+
+# 3. In place, and a dry run that writes nothing.
+cp -p "$in" "$work/inplace.so"
+sum=$(sha256sum < "$work/inplace.so")
+"$T" slim "$work/inplace.so" --keep sm_75 --dry-run > "$work/dry.txt" || fail "dry run exit $?"
+[ "$(sha256sum < "$work/inplace.so")" = "$sum" ] || fail "--dry-run changed the file"
+grep -q "dry run" "$work/dry.txt" || fail "dry run output: $(cat "$work/dry.txt")"
+"$T" slim "$work/inplace.so" --keep sm_75 --in-place >/dev/null || fail "--in-place exit $?"
+[ "$(targets_of "$work/inplace.so")" = "sm_75" ] || fail "in place kept $(targets_of "$work/inplace.so")"
+[ "$(stat -c %a "$work/inplace.so")" = "$(stat -c %a "$in")" ] || fail "in place changed permissions"
+no_temps "$work"
+echo "ok: dry run writes nothing; in place replaces the file"
+
+# 4. A wheel: slimmed, RECORD verified by inspect, installed by pip, loaded, uninstalled.
+python3 - "$work/fused-1.0-cp311-cp311-linux_x86_64.whl" "$in" "$fixtures/sass_75_80.so" "$fixtures/plain_c.so" <<'PY'
+import sys, zipfile, hashlib, base64
+out, multi, two, plain = sys.argv[1:5]
+di = "fused-1.0.dist-info"
+files = {
+    "fused/__init__.py": b"import ctypes, os\nlib = ctypes.CDLL(os.path.join(os.path.dirname(__file__), '_multi.so'))\n",
+    "fused/_multi.so": open(multi, 'rb').read(),
+    "fused/lib/libtwo.so.1": open(two, 'rb').read(),
+    "fused/_plain.so": open(plain, 'rb').read(),
+    f"{di}/WHEEL": b"Wheel-Version: 1.0\nGenerator: e2e\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n",
+    f"{di}/METADATA": b"Metadata-Version: 2.1\nName: fused\nVersion: 1.0\n",
+}
+rows = []
+for arc, data in files.items():
+    h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).decode().rstrip('=')
+    rows.append(f"{arc},sha256={h},{len(data)}")
+rows.append(f"{di}/RECORD,,")
+files[f"{di}/RECORD"] = ('\n'.join(rows) + '\n').encode()
+with zipfile.ZipFile(out, 'w', zipfile.ZIP_DEFLATED) as z:
+    for arc, data in files.items():
+        info = zipfile.ZipInfo(arc)
+        info.external_attr = (0o755 if arc.endswith(('.so', '.so.1')) else 0o644) << 16
+        info.compress_type = zipfile.ZIP_DEFLATED
+        z.writestr(info, data)
+PY
+whl="$work/fused-1.0-cp311-cp311-linux_x86_64.whl"
+"$T" slim "$whl" --keep sm_80 --out "$work/dist" --json > "$work/w.json" || fail "slim wheel exit $?"
+sw="$work/dist/fused-1.0-cp311-cp311-linux_x86_64.whl"
+[ -f "$sw" ] || fail "no slimmed wheel"
+"$T" inspect "$sw" --exact sm_80 > "$work/wi.txt" || fail "inspect of the slimmed wheel (RECORD, --exact sm_80): $(cat "$work/wi.txt")"
+python3 - "$sw" "$whl" <<'PY' || fail "slimmed wheel contents"
+import sys, zipfile, json, hashlib, base64
+new, old = (zipfile.ZipFile(p) for p in sys.argv[1:3])
+assert sorted(n for n in new.namelist() if not n.endswith('tailor-slim.json')) == sorted(old.namelist()), new.namelist()
+marker = json.loads(new.read("fused-1.0.dist-info/tailor-slim.json"))
+assert marker["original"]["sha256"] == hashlib.sha256(open(sys.argv[2], 'rb').read()).hexdigest(), marker
+assert {l["path"] for l in marker["libraries"]} == {"fused/_multi.so", "fused/lib/libtwo.so.1"}, marker
+for l in marker["libraries"]:
+    assert l["targets_kept"] == ["sm_80"], l
+assert new.read("fused/_plain.so") == old.read("fused/_plain.so")
+assert new.read("fused-1.0.dist-info/WHEEL") == old.read("fused-1.0.dist-info/WHEEL")
+assert new.getinfo("fused/_multi.so").external_attr >> 16 & 0o777 == 0o755
+assert new.getinfo("fused/_multi.so").file_size < old.getinfo("fused/_multi.so").file_size
+PY
+python3 -m venv "$work/venv" >/dev/null || fail "python3 -m venv"
+"$work/venv/bin/pip" install -q --no-deps --no-index "$sw" || fail "pip install of the slimmed wheel"
+"$work/venv/bin/python" -c "import fused; fused.lib.tailor_fixture_check" || fail "the installed slimmed module does not load"
+"$work/venv/bin/pip" uninstall -y -q fused || fail "pip uninstall"
+[ -z "$(find "$work/venv/lib" -path '*fused*' 2>/dev/null)" ] || fail "pip uninstall left: $(find "$work/venv/lib" -path '*fused*')"
+echo "ok: wheel slimmed ($(stat -c %s "$whl") -> $(stat -c %s "$sw") bytes), RECORD verifies, installs, loads, uninstalls"
+
+# 5. An environment, in place: RECORD rows match the files, pip check passes, uninstall is clean.
+"$work/venv/bin/pip" install -q --no-deps --no-index "$whl" || fail "pip install of the original wheel"
+"$T" slim "$work/venv" --keep sm_80 > "$work/env_refused.txt" 2>&1 && fail "an environment without --in-place should be refused"
+"$T" slim "$work/venv" --keep sm_80 --in-place > "$work/env.txt" || fail "slim venv exit $?: $(cat "$work/env.txt")"
+site=$("$work/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+[ "$(targets_of "$site/fused/_multi.so")" = "sm_80" ] || fail "venv library kept $(targets_of "$site/fused/_multi.so")"
+python3 - "$site" <<'PY' || fail "RECORD after slimming the venv"
+import sys, os, csv, hashlib, base64
+site = sys.argv[1]
+di = os.path.join(site, "fused-1.0.dist-info")
+rows = list(csv.reader(open(os.path.join(di, "RECORD"))))
+paths = [r[0] for r in rows]
+assert "fused-1.0.dist-info/tailor-slim.json" in paths, paths
+for path, h, size in rows:
+    if not h:
+        continue
+    data = open(os.path.join(site, path), 'rb').read()
+    want = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).decode().rstrip('=')
+    assert h == want and int(size) == len(data), (path, h, want, size, len(data))
+PY
+"$work/venv/bin/pip" check >/dev/null || fail "pip check after slimming"
+"$work/venv/bin/python" -c "import fused; fused.lib.tailor_fixture_check" || fail "the slimmed venv's module does not load"
+"$T" slim "$work/venv" --keep sm_80 --in-place > "$work/env2.txt" || fail "second slim of the venv"
+grep -q "slim_multi\|_multi.so" "$work/env2.txt" && ! grep -q "device removed.*KiB.*sm_80" "$work/env2.txt" || true
+"$work/venv/bin/pip" uninstall -y -q fused || fail "pip uninstall after slimming"
+[ -z "$(find "$work/venv/lib" -path '*fused*' 2>/dev/null)" ] || fail "uninstall left: $(find "$work/venv/lib" -path '*fused*')"
+no_temps "$site/fused" 2>/dev/null
+echo "ok: venv slimmed in place; RECORD matches, pip check passes, uninstall is clean"
+
+# 6. Hostile inputs: one error line, exit 2, nothing written, the input unchanged.
+refuse() {  # refuse NAME ARGS...: exit 2, one stderr line, no output files
+  local name=$1; shift
+  rm -rf "$work/hout"; mkdir -p "$work/hout"
+  timeout 20 "$T" slim "$@" --keep sm_80 --out "$work/hout" > "$work/h.out" 2> "$work/h.err"
+  local rc=$?
+  [ "$rc" = 2 ] || fail "$name: exit $rc, want 2 ($(cat "$work/h.err"))"
+  [ "$(wc -l < "$work/h.err")" = 1 ] || fail "$name: stderr is not one line: $(cat "$work/h.err")"
+  [ -z "$(ls -A "$work/hout")" ] || fail "$name: left $(ls -A "$work/hout")"
+  echo "ok: $name refused: $(cat "$work/h.err")"
+}
+head -c 700000 "$in" > "$work/truncated.so"
+refuse "a truncated library" "$work/truncated.so"
+python3 - "$in" "$work/badfat.so" <<'PY'
+import sys, struct
+data = bytearray(open(sys.argv[1], 'rb').read())
+# The first entry header of the first container: give it a payload size past the container.
+off = data.find(struct.pack('<I', 0xBA55ED50))
+struct.pack_into('<Q', data, off + 16 + 8, 1 << 40)
+open(sys.argv[2], 'wb').write(data)
+PY
+refuse "a fatbin entry running past its container" "$work/badfat.so"
+mkfifo "$work/fifo.so"
+refuse "a FIFO" "$work/fifo.so"
+python3 - "$whl" "$work/cut-1.0-cp311-cp311-linux_x86_64.whl" <<'PY'
+import sys
+data = open(sys.argv[1], 'rb').read()
+open(sys.argv[2], 'wb').write(data[: len(data) // 2])
+PY
+refuse "a truncated wheel" "$work/cut-1.0-cp311-cp311-linux_x86_64.whl"
+refuse "a missing file" "$work/nope.so"
+cp -p "$work/badfat.so" "$work/badfat2.so"; sum=$(sha256sum < "$work/badfat2.so")
+"$T" slim "$work/badfat2.so" --keep sm_80 --in-place 2>/dev/null && fail "in place on a damaged file should fail"
+[ "$(sha256sum < "$work/badfat2.so")" = "$sum" ] || fail "a failed in-place run changed its input"
+no_temps "$work"
+"$T" slim "$in" --keep sm_99x --out "$work/hout" 2> "$work/h.err" && fail "a bad --keep should fail"
+[ "$(wc -l < "$work/h.err")" = 1 ] || fail "bad --keep: $(cat "$work/h.err")"
+"$T" slim "$in" --keep sm_80 2> "$work/h.err" && fail "no --out/--in-place/--dry-run should fail"
+grep -q "say where the result goes" "$work/h.err" || fail "missing destination message: $(cat "$work/h.err")"
+echo "ok: hostile inputs refused, inputs unchanged, nothing left behind"
+echo "PASS"
