@@ -144,6 +144,7 @@ nlohmann::json render_json(const slim::SlimReport& report) {
                         {"containers_kept_whole", l.containers_whole},
                         {"containers_without_code_for_kept", l.containers_without_code},
                         {"containers_ptx_only", l.containers_ptx_only},
+                        {"containers_pinned", l.containers_pinned},
                         {"packed", l.packed},
                         {"segment_split", l.split},
                         {"warnings", l.warnings}};

@@ -170,6 +170,8 @@ struct Plan {
   std::vector<uint64_t> new_pos;   // section-relative position in the output
   uint64_t packed_end = 0;         // section-relative end of the last container
   std::vector<Pointer> pointers;
+  std::vector<bool> pinned;        // keeps its address (see find_pointers)
+  std::vector<bool> pinned_whole;  // keeps its address and every entry
   // The cut: [cut_lo, cut_hi) of the input file disappears (delta = cut_hi - cut_lo).
   uint64_t cut_lo = 0, cut_hi = 0;
   bool split = false;
@@ -224,23 +226,42 @@ std::optional<uint64_t> file_offset_of(const Plan& p, uint64_t vaddr, uint64_t s
   return std::nullopt;
 }
 
-// Finds the registration wrappers' pointers to containers; an empty string means every
-// container is named by wrappers and nothing else points into .nv_fatbin, so containers
-// may move. Otherwise the reason they may not.
+// Which containers may move. A container moves when registration wrappers in
+// .nvFatBinSegment name it (their pointers are collected in p.pointers and move with it)
+// and nothing else does. A container that no wrapper names, or that another relocated
+// pointer names, is pinned: it keeps its address (code may refer to it PC-relatively) and
+// is only compacted in place. A pointer into the middle of a container pins it whole.
+// An empty string means the analysis holds; otherwise the reason nothing may move.
 std::string find_pointers(Bytes file, Plan& p) {
+  p.pinned.assign(p.containers.size(), false);
+  p.pinned_whole.assign(p.containers.size(), false);
   const auto* seg = p.elf.find(".nvFatBinSegment");
   if (!seg) return "no .nvFatBinSegment registration wrappers";
   if (seg->type == k_sht_nobits || seg->size % k_wrapper_size != 0 ||
       !strict_substr(file, seg->offset, seg->size))
     return ".nvFatBinSegment is not an array of 24-byte wrappers";
   const uint64_t fat_lo = p.fat->addr, fat_hi = p.fat->addr + p.fat->size;
-  std::unordered_map<uint64_t, size_t> container_at;  // vaddr -> index
-  for (size_t i = 0; i < p.containers.size(); ++i)
-    container_at[p.fat->addr + (p.containers[i].offset - p.fat->offset)] = i;
+  std::vector<uint64_t> starts;  // container vaddrs, ascending
+  for (const auto& c : p.containers) starts.push_back(p.fat->addr + (c.offset - p.fat->offset));
+  // The container holding a vaddr, and whether the vaddr is its start.
+  auto container_of = [&](uint64_t vaddr) -> std::optional<std::pair<size_t, bool>> {
+    if (vaddr < fat_lo || vaddr >= fat_hi || starts.empty()) return std::nullopt;
+    auto it = std::upper_bound(starts.begin(), starts.end(), vaddr);
+    if (it == starts.begin()) return std::nullopt;
+    size_t i = static_cast<size_t>(it - starts.begin()) - 1;
+    if (vaddr >= starts[i] + p.containers[i].size) return std::nullopt;
+    return std::pair{i, vaddr == starts[i]};
+  };
+  auto pin = [&](uint64_t target) {
+    if (auto c = container_of(target)) {
+      p.pinned[c->first] = true;
+      if (!c->second) p.pinned_whole[c->first] = true;
+    }
+  };
   const uint32_t relative = p.elf.e_machine == k_em_x86_64 ? k_r_x86_64_relative : k_r_aarch64_relative;
 
-  // Every dynamic relocation: wrapper places are remembered, any other pointer into
-  // .nv_fatbin forbids moving containers.
+  // Every dynamic relocation: wrapper places are remembered; any other pointer into
+  // .nv_fatbin pins the container it names.
   std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> rela_at;  // place -> (entry offset, addend)
   std::unordered_map<uint64_t, bool> relr_at;
   const uint64_t seg_lo = seg->addr, seg_hi = seg->addr + seg->size;
@@ -257,33 +278,29 @@ std::string find_pointers(Bytes file, Plan& p) {
           if (static_cast<uint32_t>(info) != relative && (place - seg_lo) % k_wrapper_size >= 8)
             return "a wrapper pointer has a relocation of type " + std::to_string(static_cast<uint32_t>(info));
           rela_at[place] = {at, addend};
-        } else if (addend >= fat_lo && addend < fat_hi && static_cast<uint32_t>(info) == relative) {
-          return "a relocation outside the registration wrappers points into .nv_fatbin";
+        } else {
+          pin(addend);
         }
       }
     } else if (s.type == k_sht_relr) {
       if (s.size % 8 || !strict_substr(file, s.offset, s.size)) return s.name + " is not an array of RELR words";
       uint64_t where = 0;
-      auto note = [&](uint64_t place) -> bool {
+      auto note = [&](uint64_t place) {
         if (place >= seg_lo && place < seg_hi) {
           relr_at[place] = true;
-          return true;
+          return;
         }
-        auto off = file_offset_of(p, place, 8);
-        if (!off) return true;
-        uint64_t v = *read_le<uint64_t>(file, *off);
-        return !(v >= fat_lo && v < fat_hi);
+        if (auto off = file_offset_of(p, place, 8)) pin(*read_le<uint64_t>(file, *off));
       };
       for (uint64_t at = s.offset; at < s.offset + s.size; at += 8) {
         uint64_t w = *read_le<uint64_t>(file, at);
         if ((w & 1) == 0) {
-          if (!note(w)) return "a relocation outside the registration wrappers points into .nv_fatbin";
+          note(w);
           where = w + 8;
         } else {
           uint64_t bits = w >> 1;
           for (uint64_t i = 0; bits != 0; ++i, bits >>= 1)
-            if ((bits & 1) && !note(where + i * 8))
-              return "a relocation outside the registration wrappers points into .nv_fatbin";
+            if (bits & 1) note(where + i * 8);
           where += 63 * 8;
         }
       }
@@ -310,18 +327,19 @@ std::string find_pointers(Bytes file, Plan& p) {
         ptr.target = word;
         ptr.word = at + field;
       }
-      if (ptr.target < fat_lo || ptr.target >= fat_hi) {
-        if (field == 8) return "a wrapper that points outside .nv_fatbin";
-        continue;  // the second field names a file or a list elsewhere
+      // Wrappers of -rdc objects point into __nv_relfatbin, which stays as it is.
+      auto c = container_of(ptr.target);
+      if (!c) continue;
+      if (!c->second) {
+        pin(ptr.target);
+        continue;
       }
-      auto c = container_at.find(ptr.target);
-      if (c == container_at.end()) return "a wrapper that points into the middle of a container";
-      named[c->second] = true;
+      named[c->first] = true;
       p.pointers.push_back(ptr);
     }
   }
-  for (bool n : named)
-    if (!n) return "a container that no registration wrapper names";
+  for (size_t i = 0; i < named.size(); ++i)
+    if (!named[i]) p.pinned[i] = true;
   return {};
 }
 
@@ -530,10 +548,25 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd)
   p.containers = std::move(containers);
   r.containers = p.containers.size();
 
+  // Which containers may move, before choosing entries: a pointer into the middle of a
+  // container keeps all of it.
+  const std::string why = find_pointers(file, p);
+  if (!why.empty()) {
+    p.pointers.clear();
+    p.pinned.assign(p.containers.size(), true);
+    p.pinned_whole.assign(p.containers.size(), false);
+  }
   std::map<std::string, TargetBytes> per_target;
   uint64_t removed_total = 0;
-  for (const auto& c : p.containers) {
+  for (size_t ci = 0; ci < p.containers.size(); ++ci) {
+    const auto& c = p.containers[ci];
     auto choice = choose_entries(c, policy);
+    if (p.pinned_whole[ci]) {
+      choice = ContainerChoice{};
+      choice.keep.assign(c.entries.size(), true);
+      choice.whole = true;
+      choice.note = "a pointer other than a registration wrapper points inside it";
+    }
     const uint64_t header = c.entries.empty() ? c.size : c.entries.front().header_offset - c.offset;
     bool aligned = header % 8 == 0;
     for (const auto& entry : c.entries) aligned = aligned && (entry.header_size + entry.stored_size) % 8 == 0;
@@ -585,24 +618,28 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd)
   }
   r.outcome = SlimOutcome::slimmed;
 
-  std::string why = find_pointers(file, p);
-  uint64_t align = std::max<uint64_t>(8, p.shdrs[p.fat_index].addralign);
+  // Layout: movable containers packed toward the start; a pinned one keeps its place.
+  // Every container ends at or before where it ended, so none overlaps a pinned one.
+  const uint64_t align = std::max<uint64_t>(8, p.shdrs[p.fat_index].addralign);
+  uint64_t pos = 0;
+  for (size_t i = 0; i < p.containers.size(); ++i) {
+    const uint64_t old_pos = p.containers[i].offset - p.fat->offset;
+    pos = p.pinned[i] ? old_pos : align_up(pos, align);
+    p.new_pos.push_back(pos);
+    pos += p.new_size[i];
+    if (p.pinned[i]) ++r.containers_pinned;
+  }
+  p.packed_end = why.empty() ? pos : p.fat->size;
+  r.packed = why.empty() && r.containers_pinned < p.containers.size();
   if (why.empty()) {
-    uint64_t pos = 0;
-    for (size_t i = 0; i < p.containers.size(); ++i) {
-      pos = align_up(pos, align);
-      p.new_pos.push_back(pos);
-      pos += p.new_size[i];
-    }
-    p.packed_end = pos;
     place_cut(file, p);
-    r.packed = true;
     r.split = p.split;
     if (!p.delta()) r.note = "the freed bytes do not span a whole aligned page range; zeroed, not cut";
+    else if (r.containers_pinned)
+      r.note = std::to_string(r.containers_pinned) + " container" + (r.containers_pinned == 1 ? "" : "s") +
+               " kept " + (r.containers_pinned == 1 ? "its" : "their") +
+               " address (named by code, not only by a registration wrapper): compacted in place, the rest packed";
   } else {
-    p.pointers.clear();
-    for (const auto& c : p.containers) p.new_pos.push_back(c.offset - p.fat->offset);
-    p.packed_end = p.fat->size;
     r.note = "not shrunk on disk (" + why + "): entries compacted inside their containers, the rest zeroed";
   }
   r.size_after = file.size() - p.delta();

@@ -59,7 +59,8 @@ struct LibrarySlim {
   uint64_t relocatable_bytes = 0;                ///< __nv_relfatbin, left as is
   uint64_t containers = 0, containers_whole = 0;
   uint64_t containers_without_code = 0;
-  uint64_t containers_ptx_only = 0;  ///< run on a kept GPU only through PTX JIT (kept)  ///< had no code for a kept GPU before either (ContainerChoice)
+  uint64_t containers_ptx_only = 0;
+  uint64_t containers_pinned = 0;  ///< kept their address (named by code, not only by a wrapper)  ///< run on a kept GPU only through PTX JIT (kept)  ///< had no code for a kept GPU before either (ContainerChoice)
   bool packed = false;     ///< containers packed and the file cut
   bool split = false;      ///< a load segment was split (program headers moved)
   std::vector<TargetBytes> targets;  ///< sorted by target
