@@ -1,0 +1,101 @@
+// Entry selection: native SASS first, then compatible SASS of the same major, PTX only
+// where nothing else runs (or when asked), and never an empty container.
+#include <gtest/gtest.h>
+
+#include "slim/keep_policy.h"
+
+namespace tailor::slim {
+namespace {
+
+formats::FatbinEntry entry(uint16_t kind, uint32_t arch, uint64_t bytes = 1000, bool a = false) {
+  formats::FatbinEntry e;
+  e.kind = kind;
+  e.arch = arch;
+  e.arch_specific = a;
+  e.header_size = 64;
+  e.stored_size = bytes;
+  return e;
+}
+formats::FatbinEntry sass(uint32_t arch, uint64_t bytes = 1000) { return entry(formats::k_fatbin_kind_cubin, arch, bytes); }
+formats::FatbinEntry ptx(uint32_t arch, uint64_t bytes = 1000) { return entry(formats::k_fatbin_kind_ptx, arch, bytes); }
+
+formats::FatbinContainer container(std::vector<formats::FatbinEntry> entries) {
+  formats::FatbinContainer c;
+  c.entries = std::move(entries);
+  return c;
+}
+
+KeepPolicy devices(std::vector<cuda::ComputeCapability> ccs, PtxPolicy ptx_policy = PtxPolicy::needed) {
+  KeepPolicy p;
+  p.devices = std::move(ccs);
+  p.ptx = ptx_policy;
+  return p;
+}
+
+std::vector<bool> kept(const formats::FatbinContainer& c, const KeepPolicy& p) { return choose_entries(c, p).keep; }
+
+TEST(KeepPolicy, NativeSassOnly) {
+  auto c = container({sass(75), sass(80), sass(86), sass(90), ptx(90)});
+  EXPECT_EQ(kept(c, devices({{9, 0}})), (std::vector<bool>{false, false, false, true, false}));
+  EXPECT_EQ(kept(c, devices({{8, 0}, {7, 5}})), (std::vector<bool>{true, true, false, false, false}));
+}
+
+TEST(KeepPolicy, BestCompatibleSassOfTheSameMajor) {
+  auto c = container({sass(80), sass(86), ptx(80)});
+  // 8.9 runs sm_86 (and sm_80); the best, sm_86, is kept.
+  EXPECT_EQ(kept(c, devices({{8, 9}})), (std::vector<bool>{false, true, false}));
+}
+
+TEST(KeepPolicy, PtxWhenItIsTheOnlyCode) {
+  auto c = container({sass(75), sass(80), ptx(80)});
+  auto choice = choose_entries(c, devices({{9, 0}}));
+  EXPECT_EQ(choice.keep, (std::vector<bool>{false, false, true}));
+  EXPECT_TRUE(choice.ptx_only);
+  // Asked to keep PTX: SASS and the best PTX.
+  EXPECT_EQ(kept(c, devices({{8, 0}}, PtxPolicy::keep)), (std::vector<bool>{false, true, true}));
+  // --drop-ptx, but PTX is the only code for 9.0: kept anyway (never an empty container).
+  EXPECT_EQ(kept(c, devices({{9, 0}}, PtxPolicy::drop)), (std::vector<bool>{false, false, true}));
+}
+
+TEST(KeepPolicy, ArchSpecificSassOnlyOnItsExactCc) {
+  auto c = container({entry(formats::k_fatbin_kind_cubin, 90, 1000, true), sass(80)});
+  EXPECT_EQ(kept(c, devices({{9, 0}})), (std::vector<bool>{true, false}));
+  // sm_90a does not run on 10.0 and there is no PTX: nothing runs there, before either.
+  auto choice = choose_entries(c, devices({{10, 0}}));
+  EXPECT_TRUE(choice.no_code_for_kept);
+}
+
+TEST(KeepPolicy, NoCodeForTheKeptGpuKeepsTheSmallestEntry) {
+  auto c = container({sass(100, 5000), sass(120, 300), ptx(120, 4000)});
+  auto choice = choose_entries(c, devices({{9, 0}}));
+  EXPECT_TRUE(choice.no_code_for_kept);
+  EXPECT_EQ(choice.keep, (std::vector<bool>{false, true, false}));
+  EXPECT_NE(choice.note.find("no code for 9.0"), std::string::npos) << choice.note;
+}
+
+TEST(KeepPolicy, UnknownKindKeepsTheContainerWhole) {
+  auto c = container({sass(80), entry(7, 80)});
+  auto choice = choose_entries(c, devices({{9, 0}}));
+  EXPECT_TRUE(choice.whole);
+  EXPECT_EQ(choice.keep, (std::vector<bool>{true, true}));
+}
+
+TEST(KeepPolicy, ExplicitPtxTargetsAreKept) {
+  auto c = container({sass(90), ptx(90), ptx(80)});
+  auto p = devices({{9, 0}}, PtxPolicy::drop);
+  p.ptx_asked.push_back(cuda::ptx({8, 0}));
+  EXPECT_EQ(kept(c, p), (std::vector<bool>{true, false, true}));
+}
+
+TEST(KeepPolicy, PolicyFromArchSpelling) {
+  cuda::TargetSet t;
+  t.add(cuda::sass({8, 6}));
+  t.add(cuda::ptx({9, 0}));
+  auto p = keep_policy_for(t, PtxPolicy::needed);
+  EXPECT_EQ(p.devices, (std::vector<cuda::ComputeCapability>{{8, 6}, {9, 0}}));
+  ASSERT_EQ(p.ptx_asked.size(), 1u);
+  EXPECT_EQ(p.ptx_asked[0].name(), "compute_90");
+}
+
+}  // namespace
+}  // namespace tailor::slim
