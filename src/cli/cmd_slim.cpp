@@ -190,6 +190,7 @@ int run_slim(const SlimArgs& args) {
   o.dry_run = args.dry_run;
   o.jobs = args.jobs;
   o.tool = "tailor 0.1.0";
+  o.on_wait = [](const std::string& m) { std::cerr << "tailor slim: " << m << "\n"; };
   install_interrupt_handlers();
   auto report = slim::slim_paths(args.paths, o);
   if (int sig = interrupt_signal()) {

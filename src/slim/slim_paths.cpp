@@ -1,6 +1,7 @@
 #include "slim/slim_paths.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -500,6 +501,25 @@ Expected<InputSlim> slim_environment_input(const std::string& path, const SlimOp
   in.output = o.dry_run ? std::string() : path;
   if (!o.dry_run && !o.in_place)
     return make_error(path + ": an environment is slimmed in place: add --in-place (or --dry-run to see what would go)");
+  // One slim per environment at a time: two would each rewrite RECORD from what they read.
+  struct Lock {
+    int fd = -1;
+    ~Lock() {
+      if (fd >= 0) ::close(fd);
+    }
+  } lock;
+  if (!o.dry_run) {
+    lock.fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (lock.fd < 0) return make_error(path + ": " + errno_text());
+    bool told = false;
+    while (::flock(lock.fd, LOCK_EX | LOCK_NB) != 0) {
+      if (errno != EWOULDBLOCK && errno != EINTR) return make_error(path + ": cannot lock: " + errno_text());
+      if (auto i = interrupted_check(); !i) return i.error();
+      if (!told && o.on_wait) o.on_wait("waiting for another tailor slim of " + path);
+      told = true;
+      ::usleep(200 * 1000);
+    }
+  }
   auto sites = site_packages_of(path);
   if (sites.empty())
     return make_error(path + ": not a wheel, an ELF library, a virtual environment or a site-packages folder");

@@ -8,12 +8,14 @@
 //    `<dist-info>/tailor-slim.json` records what was kept and the original's sha256.
 //  - An environment is slimmed in place, distribution by distribution: each library its
 //    RECORD lists, then RECORD itself (new rows, plus the tailor-slim.json marker), so
-//    `pip uninstall` and `pip check` keep working.
+//    `pip uninstall` and `pip check` keep working. One run at a time per environment (an
+//    flock on its folder): a second waits, then finds the libraries already slimmed.
 // Libraries are processed in parallel. Every output is written beside its destination
 // and renamed into place only when complete and re-read: an error or an interrupt leaves
 // the input as it was and no partial output.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,8 @@ struct SlimOptions {
   bool dry_run = false;
   unsigned jobs = 0;     ///< worker threads; 0 = one per CPU
   std::string tool = "tailor";  ///< "tailor 0.1.0", recorded in the marker
+  /// Called once when another `tailor slim` holds the environment and this run waits for it.
+  std::function<void(const std::string& message)> on_wait;
 };
 
 enum class InputKind { library, wheel, environment };

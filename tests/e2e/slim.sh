@@ -137,7 +137,16 @@ echo "ok: wheel slimmed ($(stat -c %s "$whl") -> $(stat -c %s "$sw") bytes), REC
 # 5. An environment, in place: RECORD rows match the files, pip check passes, uninstall is clean.
 "$work/venv/bin/pip" install -q --no-deps --no-index "$whl" || fail "pip install of the original wheel"
 "$T" slim "$work/venv" --keep sm_80 > "$work/env_refused.txt" 2>&1 && fail "an environment without --in-place should be refused"
-"$T" slim "$work/venv" --keep sm_80 --in-place > "$work/env.txt" || fail "slim venv exit $?: $(cat "$work/env.txt")"
+# Another slim holds the environment (its folder's flock): this one waits, then runs.
+if command -v flock >/dev/null; then
+  flock "$work/venv" sleep 2 & holder=$!
+  sleep 0.3
+fi
+"$T" slim "$work/venv" --keep sm_80 --in-place > "$work/env.txt" 2> "$work/env.err" || fail "slim venv exit $?: $(cat "$work/env.txt" "$work/env.err")"
+if command -v flock >/dev/null; then
+  wait $holder
+  grep -q "waiting for another tailor slim of" "$work/env.err" || fail "no waiting message: $(cat "$work/env.err")"
+fi
 site=$("$work/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 [ "$(targets_of "$site/fused/_multi.so")" = "sm_80" ] || fail "venv library kept $(targets_of "$site/fused/_multi.so")"
 python3 - "$site" <<'PY' || fail "RECORD after slimming the venv"
