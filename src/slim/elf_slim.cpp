@@ -11,6 +11,7 @@
 
 #include "formats/elf.h"
 #include "formats/fatbin.h"
+#include "util/interrupt.h"
 
 namespace tailor::slim {
 namespace {
@@ -88,12 +89,13 @@ public:
     m_buf.insert(m_buf.end(), b.begin(), b.end());
     return {};
   }
-  // A large span of the input map: written in 64 MiB steps, each step's pages handed back
+  // A large span of the input map: written in 16 MiB steps, each step's pages handed back
   // to the kernel afterwards, so a 1 GB library does not stay resident.
   Expected<void> copy_from_map(Bytes b) {
-    constexpr size_t k_step = size_t{64} << 20;
+    constexpr size_t k_step = size_t{16} << 20;
     const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
     for (size_t at = 0; at < b.size(); at += k_step) {
+      if (int sig = interrupt_signal()) return make_error("interrupted by signal " + std::to_string(sig));
       Bytes part = b.subspan(at, std::min(k_step, b.size() - at));
       TRY_VOID(bytes(part));
       uintptr_t lo = (reinterpret_cast<uintptr_t>(part.data()) + page - 1) / page * page;
@@ -112,6 +114,7 @@ public:
     return {};
   }
   Expected<void> flush() {
+    if (int sig = interrupt_signal()) return make_error("interrupted by signal " + std::to_string(sig));
     auto r = raw(Bytes(m_buf.data(), m_buf.size()));
     m_buf.clear();
     return r;

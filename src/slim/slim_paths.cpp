@@ -108,6 +108,10 @@ Expected<Sha256::Digest> hash_file(const std::string& path) {
   Sha256 sha;
   std::vector<std::byte> buf(4 << 20);
   for (;;) {
+    if (auto i = interrupted_check(); !i) {
+      ::close(fd);
+      return i.error();
+    }
     ssize_t n = ::read(fd, buf.data(), buf.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
