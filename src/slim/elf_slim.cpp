@@ -82,7 +82,7 @@ Patch patch_of(uint64_t offset, T value) {
 // Sequential writes through a 1 MiB buffer.
 class Writer {
 public:
-  explicit Writer(int fd) : m_fd(fd) { m_buf.reserve(1 << 20); }
+  Writer(int fd, bool release_pages) : m_fd(fd), m_release(release_pages) { m_buf.reserve(1 << 20); }
   Expected<void> bytes(Bytes b) {
     if (m_buf.size() + b.size() > m_buf.capacity()) TRY_VOID(flush());
     if (b.size() >= m_buf.capacity()) return raw(b);
@@ -100,7 +100,7 @@ public:
       TRY_VOID(bytes(part));
       uintptr_t lo = (reinterpret_cast<uintptr_t>(part.data()) + page - 1) / page * page;
       uintptr_t hi = (reinterpret_cast<uintptr_t>(part.data()) + part.size()) / page * page;
-      if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+      if (m_release && hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
     }
     return {};
   }
@@ -136,6 +136,7 @@ private:
     return {};
   }
   int m_fd;
+  bool m_release;
   std::vector<std::byte> m_buf;
   uint64_t m_written = 0;
 };
@@ -432,10 +433,10 @@ std::vector<Phdr> new_phdrs(const Plan& p) {
   return out;
 }
 
-Expected<void> write_output(Bytes file, const Plan& p, int fd) {
+Expected<void> write_output(Bytes file, const Plan& p, int fd, bool release_pages) {
   if (::lseek(fd, 0, SEEK_SET) < 0 || ::ftruncate(fd, 0) != 0)
     return make_error(std::string("preparing the slimmed file: ") + std::strerror(errno));
-  Writer w(fd);
+  Writer w(fd, release_pages);
   const uint64_t fat_off = p.fat->offset, fat_end = p.fat->offset + p.fat->size;
   TRY_VOID(w.copy_from_map(file.subspan(0, fat_off)));
   for (size_t i = 0; i < p.containers.size(); ++i) {
@@ -512,7 +513,7 @@ std::string_view outcome_key(SlimOutcome outcome) {
   return "left_untouched";
 }
 
-Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd) {
+Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd, bool file_is_mapped) {
   LibrarySlim r;
   r.size_before = r.size_after = file.size();
   Plan p;
@@ -646,7 +647,7 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd)
     r.note = "not shrunk on disk (" + why + "): entries compacted inside their containers, the rest zeroed";
   }
   r.size_after = file.size() - p.delta();
-  if (out_fd >= 0) TRY_VOID(write_output(file, p, out_fd));
+  if (out_fd >= 0) TRY_VOID(write_output(file, p, out_fd, file_is_mapped));
   return r;
 }
 

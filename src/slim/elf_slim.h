@@ -73,7 +73,9 @@ struct LibrarySlim {
 /// Plans the slimming of the ELF file `file` and, when `out_fd` is not -1 and entries are
 /// removed, writes the whole result to `out_fd` (from offset 0). Damaged input (an ELF or
 /// fatbin that does not parse) is an error; a layout this tool does not handle is
-/// SlimOutcome::left_untouched with the reason.
-Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd = -1);
+/// SlimOutcome::left_untouched with the reason. `file_is_mapped`: the bytes are a read-only
+/// map of a file, whose pages may be handed back to the kernel once written out (never set
+/// it for bytes in ordinary memory: handing those back would zero them).
+Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd = -1, bool file_is_mapped = false);
 
 }  // namespace tailor::slim

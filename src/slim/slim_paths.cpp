@@ -178,7 +178,7 @@ Expected<FileResult> slim_file(const std::string& in, const std::string& out, co
     return r;
   }
   TAILOR_TRY(temp, TempFile::beside(out));
-  auto lib = slim_elf(map->bytes(), policy, temp.fd());
+  auto lib = slim_elf(map->bytes(), policy, temp.fd(), /*file_is_mapped=*/true);
   if (!lib) return make_error(in + ": " + lib.error().message);
   r.lib = std::move(*lib);
   if (r.lib.outcome != SlimOutcome::slimmed) {
