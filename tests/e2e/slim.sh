@@ -69,6 +69,19 @@ grep -q "1 container had no code for the kept GPUs" "$work/o100.txt" || fail "no
 grep -q "had no code for the kept GPUs before either" "$work/o70.txt" || fail "no note for containers without code: $(cat "$work/o70.txt")"
 for d in o90 o100 o86 o70; do elf_clean "$work/$d/slim_multi.so"; loads "$work/$d/slim_multi.so" tailor_fixture_check; done
 echo "ok: --keep-ptx, PTX-only device, compatible SASS and no-code containers"
+# The other nvcc outputs: compressed entries (zstd, lz4), -rdc, arch-specific and family targets.
+for f in compress_all mode_speed mode_size rdc sm_90a family_120f sass_ptx_80; do
+  [ -f "$fixtures/$f.so" ] || continue
+  "$T" slim "$fixtures/$f.so" --keep 9.0 --out "$work/variants" --json > "$work/$f.json" || fail "slim $f exit $?"
+  elf_clean "$work/variants/$f.so"
+  loads "$work/variants/$f.so" tailor_fixture_launch
+done
+[ "$(json_get "$work/rdc.json" "d['inputs'][0]['files'][0]['relocatable_device_bytes'] > 0")" = True ] || fail "rdc: relocatable code not reported"
+# kernels.cu's container runs on 9.0 only through compute_80; the library's second, SASS-only
+# container (1.4 KiB) has nothing for 9.0 and keeps its one entry.
+[ "$(json_get "$work/sass_ptx_80.json" "d['inputs'][0]['files'][0]['containers_ptx_only']")" = 1 ] || fail "sass_ptx_80: PTX JIT not reported"
+[ "$(targets_of "$work/variants/sass_ptx_80.so")" = "sm_80 compute_80" ] || fail "sass_ptx_80 for 9.0 kept $(targets_of "$work/variants/sass_ptx_80.so")"
+echo "ok: compressed, -rdc, sm_90a, sm_120f and SASS+PTX fixtures slimmed, valid and loadable"
 
 # 3. In place, and a dry run that writes nothing.
 cp -p "$in" "$work/inplace.so"
@@ -202,6 +215,15 @@ data = open(sys.argv[1], 'rb').read()
 open(sys.argv[2], 'wb').write(data[: len(data) // 2])
 PY
 refuse "a truncated wheel" "$work/cut-1.0-cp311-cp311-linux_x86_64.whl"
+python3 - "$whl" "$work/badfat.so" "$work/bad-1.0-cp311-cp311-linux_x86_64.whl" <<'PY'
+import sys, zipfile
+src, bad, out = sys.argv[1:4]
+with zipfile.ZipFile(src) as zi, zipfile.ZipFile(out, 'w', zipfile.ZIP_DEFLATED) as zo:
+    for info in zi.infolist():
+        data = open(bad, 'rb').read() if info.filename == 'fused/_multi.so' else zi.read(info)
+        zo.writestr(info.filename.replace('fused-1.0', 'bad-1.0'), data)
+PY
+refuse "a wheel holding a damaged library" "$work/bad-1.0-cp311-cp311-linux_x86_64.whl"
 refuse "a missing file" "$work/nope.so"
 cp -p "$work/badfat.so" "$work/badfat2.so"; sum=$(sha256sum < "$work/badfat2.so")
 "$T" slim "$work/badfat2.so" --keep sm_80 --in-place 2>/dev/null && fail "in place on a damaged file should fail"
