@@ -193,11 +193,16 @@ int run_slim(const SlimArgs& args) {
   o.on_wait = [](const std::string& m) { std::cerr << "tailor slim: " << m << "\n"; };
   install_interrupt_handlers();
   auto report = slim::slim_paths(args.paths, o);
-  if (int sig = interrupt_signal()) {
-    report_error("slim: interrupted; inputs are as they were and nothing half-written was left", interrupt_exit_code(sig));
-    return interrupt_exit_code(sig);
+  if (!report) {
+    if (int sig = interrupt_signal()) {
+      report_error("slim: interrupted. Nothing half-written was left: a library or wheel being written was "
+                   "discarded; in an environment, the libraries finished before the signal stay slimmed and "
+                   "RECORD lists them as they are",
+                   interrupt_exit_code(sig));
+      return interrupt_exit_code(sig);
+    }
+    return report_error(report.error().message);
   }
-  if (!report) return report_error(report.error().message);
   if (args.json) std::cout << render_json(*report).dump(2) << "\n";
   else std::cout << render_text(*report);
   return k_exit_ok;
