@@ -12,14 +12,14 @@
 #                             [--package-default "7.5;8.0;..."] [--jobs N] [--only LABELS]
 # --only: a comma list of example-one, example-default, package-one, package-default
 # (each "-one" runs cold then warm), to fit runs into a time limit per command.
-# Reference (shared/reference, by hand): a 3-.cu extension took 60.7 s for 9.0 alone and
+# Reference (measured by hand): a 3-.cu extension took 60.7 s for 9.0 alone and
 # 168.9 s for seven targets with 16 jobs.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 tailor="$here/build/bin/tailor"
 arch=9.0
 package=""
-# causal-conv1d's hard-coded list for CUDA 13.0 (shared/reference/extension-recipes.md):
+# causal-conv1d's hard-coded list for CUDA 13.0 (its setup.py):
 # 75;80;87;90 + 100;120 (12.8+) + 103;110;121 (13.0).
 package_default="7.5;8.0;8.7;9.0;10.0;10.3;11.0;12.0;12.1"
 jobs_args=()

@@ -1,5 +1,4 @@
-// Parsing every spelling people use for CUDA targets (see data/cuda/ and
-// shared/reference/cuda-archs.md): TORCH_CUDA_ARCH_LIST entries and named arches,
+// Parsing every spelling people use for CUDA targets (facts in data/cuda/): TORCH_CUDA_ARCH_LIST entries and named arches,
 // CMake's CMAKE_CUDA_ARCHITECTURES, nvcc flags, canonical names, GPU names and cloud
 // instance types. Case-insensitive; entries separated by `;`, spaces or commas.
 //

@@ -1,5 +1,5 @@
 // CUDA fatbin containers (.nv_fatbin, __nv_relfatbin): the container and entry headers
-// as laid out in docs/reference fatbin-format.md. Only headers are read; payload bytes are
+// as reverse-engineered by several public projects and checked against CUDA 13.0 nvcc output. Only headers are read; payload bytes are
 // touched only by decompress_entry (decompress.h), when a caller asks for it.
 #pragma once
 #include <cstdint>

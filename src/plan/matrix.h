@@ -1,7 +1,7 @@
 // tailor.toml: `[defaults]` for every variant, named `[variant.NAME]` tables, and a
 // `[matrix]` whose axes (gpu, cpu, cuda, python, torch) expand as a cartesian product,
 // minus `exclude` rows, plus `include` rows, into named variants such as
-// `pytorch-sm90-avx512` (seed 004's names), and a GitHub Actions workflow with one job
+// `pytorch-sm90-avx512` (the names such matrices commonly use), and a GitHub Actions workflow with one job
 // per variant.
 #pragma once
 #include <cstdint>

@@ -92,7 +92,7 @@ DoctorReport run_torch_doctor(const BuildPlan& plan, const probe::HostReport& ho
     if (host.memory.swap_total == 0) {
       s.ok = false;
       s.warning = true;
-      s.fix = "add swap as a margin against OOM kills near the end (seed 000 uses 32 GB: fallocate -l 32G /swapfile && mkswap && swapon)";
+      s.fix = "add swap as a margin against OOM kills near the end (e.g. 32 GB: fallocate -l 32G /swapfile && mkswap && swapon)";
     }
     add(s);
   }

@@ -96,7 +96,7 @@ struct BuildPlan {
   std::vector<PlanStep> steps;
   PlanEstimate estimate;
   std::vector<PlanProblem> problems;
-  /// Why tailor's choice differs from the common hand-written recipes (seed guides).
+  /// Why tailor's choice differs from the common hand-written recipes (build guides written by hand).
   std::vector<std::string> notes;
 
   bool has_errors() const;

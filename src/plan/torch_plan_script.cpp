@@ -1,4 +1,4 @@
-// The standalone script form of a plan: what the seed guides write by hand (setup checks,
+// The standalone script form of a plan: what hand-written build guides do (setup checks,
 // exports, clone, venv, build), generated from the same BuildPlan. Sourced, it only
 // exports the plan's environment (tests compare that with the JSON); executed, it runs
 // the steps.

@@ -1,5 +1,5 @@
 // The pure parts of `tailor build torch`: the runtime packages behind a wheel's DT_NEEDED
-// (seed 000's aarch64 list) and the runtime Dockerfile.
+// (the aarch64 list) and the runtime Dockerfile.
 #include <gtest/gtest.h>
 
 #include "build/torch_build.h"

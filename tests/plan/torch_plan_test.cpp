@@ -1,4 +1,4 @@
-// Resolution of the seeds' configurations to the settings the seeds use (and the
+// Resolution of common hand-made configurations to the settings they use (and the
 // deliberate differences), over hand-built hosts.
 #include <gtest/gtest.h>
 
@@ -11,20 +11,20 @@
 namespace tailor::plan {
 namespace {
 
-using testing::seed000_host;
-using testing::seed004_host;
+using testing::graviton_t4g_host;
+using testing::x86_cuda128_host;
 
-TorchVariant seed000_variant() {
+TorchVariant graviton_t4g_variant() {
   TorchVariant v;
   v.torch = "2.9.1";
   v.cuda = "12.6";
   v.python = "3.10";
-  v.arch = {"T4G"};  // seed 000 writes 7.5; the GPU name must mean the same
+  v.arch = {"T4G"};  // guides write 7.5; the GPU name must mean the same
   return v;
 }
 
-TEST(TorchPlanSeed000, ResolvesToTheSeedSettings) {
-  BuildPlan p = resolve_torch_plan(seed000_variant(), seed000_host());
+TEST(TorchPlanGraviton, ResolvesToTheGuideSettings) {
+  BuildPlan p = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host());
   for (const auto& pr : p.problems) ADD_FAILURE() << pr.field << ": " << pr.message;
   ASSERT_FALSE(p.has_errors());
   const auto& e = p.env;
@@ -45,7 +45,7 @@ TEST(TorchPlanSeed000, ResolvesToTheSeedSettings) {
   EXPECT_EQ(e.at("BUILD_TEST"), "0");
   EXPECT_EQ(e.at("CMAKE_GENERATOR"), "Ninja");
   // T4G exists only in AWS g5g (Graviton2): the CPU target Neoverse N1 is implied, and
-  // its code runs on the seed's newer Graviton build host too.
+  // its code runs on the newer Graviton build host too.
   EXPECT_EQ(e.at("CFLAGS"), "-g0 -mcpu=neoverse-n1");
   EXPECT_EQ(e.at("CXXFLAGS"), "-g0 -mcpu=neoverse-n1");
   EXPECT_EQ(e.at("CUDA_HOME"), "/usr/local/cuda-12.6");
@@ -53,52 +53,52 @@ TEST(TorchPlanSeed000, ResolvesToTheSeedSettings) {
   EXPECT_EQ(e.at("CMAKE_CUDA_COMPILER"), "/usr/local/cuda-12.6/bin/nvcc");
   EXPECT_EQ(e.at("CUDAHOSTCXX"), "/usr/bin/g++");
   // generate_torch_version.py takes PYTORCH_BUILD_VERSION as the whole version: the
-  // seed's bare "2.9.1" would lose the +cu126 label its wheel name carries.
+  // guide's bare "2.9.1" would lose the +cu126 label its wheel name carries.
   EXPECT_EQ(e.at("PYTORCH_BUILD_VERSION"), "2.9.1+cu126");
   EXPECT_EQ(e.at("PYTORCH_BUILD_NUMBER"), "1");
   EXPECT_EQ(e.count("FORCE_CUDA"), 0u);  // an extension-package switch, not torch's
   EXPECT_EQ(p.wheel_name, "torch-2.9.1+cu126-cp310-cp310-manylinux_2_35_aarch64.whl");
   EXPECT_EQ(p.git_tag, "v2.9.1");
-  // Pins from the seed (canonicalize_version error with newer setuptools/packaging).
+  // Pins from the guide (canonicalize_version error with newer setuptools/packaging).
   for (const char* pin : {"setuptools<75", "packaging>=22,<24", "numpy<2"})
     EXPECT_NE(std::find(p.requirements.begin(), p.requirements.end(), pin), p.requirements.end()) << pin;
 }
 
-TEST(TorchPlanSeed000, MaxJobsFromUsableMemory) {
+TEST(TorchPlanGraviton, MaxJobsFromUsableMemory) {
   // 125 GiB usable - 4 GiB reserve = 121 GiB; 4.5 GiB per job with FlashAttention on ->
-  // 26 jobs. The seed's 24 was a hand-picked margin on the same 128 GB (with 32 GB swap);
+  // 26 jobs. The guide's 24 was a hand-picked margin on the same 128 GB (with 32 GB swap);
   // tailor derives it from what the host really has free.
-  BuildPlan p = resolve_torch_plan(seed000_variant(), seed000_host());
+  BuildPlan p = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host());
   EXPECT_EQ(p.estimate.jobs, 26);
   EXPECT_EQ(p.env.at("MAX_JOBS"), "26");
-  TorchVariant v = seed000_variant();
+  TorchVariant v = graviton_t4g_variant();
   v.features["flash-attention"] = false;
-  BuildPlan q = resolve_torch_plan(v, seed000_host());
+  BuildPlan q = resolve_torch_plan(v, graviton_t4g_host());
   EXPECT_EQ(q.estimate.jobs, 30);  // floor(121 / 4.0)
   EXPECT_EQ(q.env.at("USE_FLASH_ATTENTION"), "0");
-  auto host = seed000_host();
+  auto host = graviton_t4g_host();
   host.memory.usable = 16 * testing::k_gib;
-  EXPECT_EQ(resolve_torch_plan(seed000_variant(), host).estimate.jobs, 2);
+  EXPECT_EQ(resolve_torch_plan(graviton_t4g_variant(), host).estimate.jobs, 2);
 }
 
-TEST(TorchPlanSeed000, EstimatesFollowTheSeedTable) {
-  BuildPlan one = resolve_torch_plan(seed000_variant(), seed000_host());
-  EXPECT_NEAR(one.estimate.wheel_mib, 185, 1);  // seed: ~185 MB for sm_75 alone
-  TorchVariant v = seed000_variant();
+TEST(TorchPlanGraviton, EstimatesFollowTheMeasuredTable) {
+  BuildPlan one = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host());
+  EXPECT_NEAR(one.estimate.wheel_mib, 185, 1);  // measured: ~185 MB for sm_75 alone
+  TorchVariant v = graviton_t4g_variant();
   v.arch = {"7.5;8.0;9.0"};
-  BuildPlan three = resolve_torch_plan(v, seed000_host());
-  EXPECT_NEAR(three.estimate.wheel_mib, 535, 30);  // seed: ~550 MB
+  BuildPlan three = resolve_torch_plan(v, graviton_t4g_host());
+  EXPECT_NEAR(three.estimate.wheel_mib, 535, 30);  // measured: ~550 MB
   EXPECT_EQ(three.estimate.per_target_mib.size(), 3u);
   EXPECT_NEAR(one.estimate.build_hours, 48.0 / 26, 0.01);
   EXPECT_GT(three.estimate.build_hours, one.estimate.build_hours);
   EXPECT_NEAR(one.estimate.disk_gib, 36, 0.1);
-  EXPECT_NE(one.estimate.wheel_formula.find("seed 000"), std::string::npos);
+  EXPECT_NE(one.estimate.wheel_formula.find("aarch64 2.9.1"), std::string::npos);
 }
 
-TEST(TorchPlanSeed000, StepsCloneTagWithSubmodulesThenVenvThenBuild) {
+TEST(TorchPlanGraviton, StepsCloneTagWithSubmodulesThenVenvThenBuild) {
   ResolveOptions o;
   o.base_dir = "/home/ubuntu";  // the relative default work folder is read against it
-  BuildPlan p = resolve_torch_plan(seed000_variant(), seed000_host(), o);
+  BuildPlan p = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host(), o);
   ASSERT_EQ(p.steps.size(), 6u);
   EXPECT_EQ(p.steps[0].argv, (std::vector<std::string>{"git", "clone", "--recursive", "--depth", "1", "--branch", "v2.9.1",
                                                        "https://github.com/pytorch/pytorch", "/home/ubuntu/tailor-work/pytorch"}));
@@ -114,11 +114,11 @@ TEST(TorchPlanSeed000, StepsCloneTagWithSubmodulesThenVenvThenBuild) {
 TEST(TorchPlan, EveryWorkPathIsAbsolute) {
   // Default (relative) work folder, relative --source, and the current folder as base.
   for (const char* source : {"", "src/pytorch", "/abs/pytorch"}) {
-    TorchVariant v = seed000_variant();
+    TorchVariant v = graviton_t4g_variant();
     if (*source) v.source_dir = source;
     ResolveOptions o;
     o.work_dir = "w/../tailor-work/";
-    BuildPlan p = resolve_torch_plan(v, seed000_host(), o);
+    BuildPlan p = resolve_torch_plan(v, graviton_t4g_host(), o);
     const std::string cwd = std::filesystem::current_path().string();
     EXPECT_EQ(p.layout.work_dir, cwd + "/tailor-work");
     EXPECT_EQ(p.layout.venv_dir, cwd + "/tailor-work/venv");
@@ -136,19 +136,19 @@ TEST(TorchPlan, EveryWorkPathIsAbsolute) {
 TEST(TorchPlan, JobsOptionSetsMaxJobs) {
   ResolveOptions o;
   o.jobs = 3;
-  BuildPlan p = resolve_torch_plan(seed000_variant(), seed000_host(), o);
+  BuildPlan p = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host(), o);
   ASSERT_FALSE(p.has_errors());
   EXPECT_EQ(p.env.at("MAX_JOBS"), "3");
   EXPECT_EQ(p.estimate.jobs, 3);
   EXPECT_EQ(p.estimate.jobs_reason.rfind("--jobs 3 (tailor's estimate: ", 0), 0u) << p.estimate.jobs_reason;
   o.jobs = 0;
-  BuildPlan bad = resolve_torch_plan(seed000_variant(), seed000_host(), o);
+  BuildPlan bad = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host(), o);
   EXPECT_EQ(bad.exit_code(), 2);
   ASSERT_FALSE(bad.problems.empty());
   EXPECT_EQ(bad.problems.back().message, "--jobs 0: must be at least 1");
 }
 
-TorchVariant seed004(const std::string& arch, const std::string& cpu) {
+TorchVariant nix_variant(const std::string& arch, const std::string& cpu) {
   TorchVariant v;
   v.torch = "2.9.1";
   v.python = "3.13";
@@ -159,11 +159,11 @@ TorchVariant seed004(const std::string& arch, const std::string& cpu) {
   return v;
 }
 
-TEST(TorchPlanSeed004, Sm90Avx512) {
-  BuildPlan p = resolve_torch_plan(seed004("9.0", "avx512"), seed004_host());
+TEST(TorchPlanNixMatrix, Sm90Avx512) {
+  BuildPlan p = resolve_torch_plan(nix_variant("9.0", "avx512"), x86_cuda128_host());
   for (const auto& pr : p.problems) ADD_FAILURE() << pr.field << ": " << pr.message;
   EXPECT_EQ(p.env.at("TORCH_CUDA_ARCH_LIST"), "9.0");
-  // Seed 004 writes TORCH_CUDA_ARCH_LIST="sm_90" with CMAKE_CUDA_ARCHITECTURES="90" (SASS +
+  // Matrices write TORCH_CUDA_ARCH_LIST="sm_90" with CMAKE_CUDA_ARCHITECTURES="90" (SASS +
   // PTX): tailor keeps all three spellings meaning the same set, sm_90 only.
   EXPECT_EQ(p.env.at("CMAKE_CUDA_ARCHITECTURES"), "90-real");
   // Seed 004's -mavx512f -mavx512dq -mfma is the x86-64-v4 level, given to the host
@@ -177,16 +177,16 @@ TEST(TorchPlanSeed004, Sm90Avx512) {
   EXPECT_EQ(p.wheel_name, "torch-2.9.1+cu128-cp313-cp313-manylinux_2_35_x86_64.whl");
 }
 
-TEST(TorchPlanSeed004, Sm86Avx2) {
-  BuildPlan p = resolve_torch_plan(seed004("sm_86", "avx2"), seed004_host());
+TEST(TorchPlanNixMatrix, Sm86Avx2) {
+  BuildPlan p = resolve_torch_plan(nix_variant("sm_86", "avx2"), x86_cuda128_host());
   EXPECT_FALSE(p.has_errors());
   EXPECT_EQ(p.env.at("TORCH_CUDA_ARCH_LIST"), "8.6");
   EXPECT_EQ(p.env.at("CUDAARCHS"), "86-real");
   EXPECT_EQ(p.env.at("CFLAGS"), "-g0 -march=x86-64-v3 -Wa,-mx86-used-note=yes");
 }
 
-TEST(TorchPlanSeed004, CpuAvx2) {
-  BuildPlan p = resolve_torch_plan(seed004("cpu", "avx2"), seed004_host());
+TEST(TorchPlanNixMatrix, CpuAvx2) {
+  BuildPlan p = resolve_torch_plan(nix_variant("cpu", "avx2"), x86_cuda128_host());
   EXPECT_FALSE(p.has_errors());
   EXPECT_EQ(p.env.at("USE_CUDA"), "0");
   EXPECT_EQ(p.env.count("TORCH_CUDA_ARCH_LIST"), 0u);
@@ -199,31 +199,31 @@ TEST(TorchPlanSeed004, CpuAvx2) {
 }
 
 TEST(TorchPlan, KeepDebugAndBuildType) {
-  TorchVariant v = seed000_variant();
+  TorchVariant v = graviton_t4g_variant();
   v.keep_debug = true;
-  BuildPlan p = resolve_torch_plan(v, seed000_host());
+  BuildPlan p = resolve_torch_plan(v, graviton_t4g_host());
   EXPECT_EQ(p.env.at("CFLAGS"), "-mcpu=neoverse-n1");  // no -g0; the CPU T4G implies stays
   v.keep_debug.reset();
   v.build_type = "relwithdebinfo";
-  p = resolve_torch_plan(v, seed000_host());
+  p = resolve_torch_plan(v, graviton_t4g_host());
   EXPECT_EQ(p.env.at("CMAKE_BUILD_TYPE"), "RelWithDebInfo");
   EXPECT_EQ(p.env.at("CFLAGS"), "-mcpu=neoverse-n1");
 }
 
 TEST(TorchPlan, PtxAndCompressionModes) {
-  TorchVariant v = seed000_variant();
+  TorchVariant v = graviton_t4g_variant();
   v.arch = {"7.5", "8.0+PTX"};
   v.compress = "none";
-  BuildPlan p = resolve_torch_plan(v, seed000_host());
+  BuildPlan p = resolve_torch_plan(v, graviton_t4g_host());
   EXPECT_EQ(p.env.at("TORCH_CUDA_ARCH_LIST"), "7.5;8.0+PTX");
   EXPECT_EQ(p.env.at("CMAKE_CUDA_ARCHITECTURES"), "75-real;80");
   EXPECT_EQ(p.env.at("TORCH_NVCC_FLAGS"), "-no-compress");  // CUDA 12.6 has no -compress-mode
   v.compress.reset();
-  EXPECT_EQ(resolve_torch_plan(v, seed000_host()).env.at("TORCH_NVCC_FLAGS"), "-Xfatbin -compress-all");
+  EXPECT_EQ(resolve_torch_plan(v, graviton_t4g_host()).env.at("TORCH_NVCC_FLAGS"), "-Xfatbin -compress-all");
 }
 
 TEST(TorchPlan, JsonHasEveryEnvVariable) {
-  BuildPlan p = resolve_torch_plan(seed000_variant(), seed000_host());
+  BuildPlan p = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host());
   auto j = plan_to_json(p);
   ASSERT_TRUE(j["env"].is_object());
   EXPECT_EQ(j["env"].size(), p.env.size());
@@ -233,13 +233,13 @@ TEST(TorchPlan, JsonHasEveryEnvVariable) {
 }
 
 TEST(TorchPlan, DockerfileBaseMatchesManylinuxGlibc) {
-  BuildPlan p = resolve_torch_plan(seed000_variant(), seed000_host());
+  BuildPlan p = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host());
   std::string d = render_plan_dockerfile(p);
   EXPECT_NE(d.find("FROM nvidia/cuda:12.6.3-devel-ubuntu22.04"), std::string::npos) << d;
   EXPECT_NE(d.find("ENV TORCH_CUDA_ARCH_LIST=\"7.5\""), std::string::npos);
-  TorchVariant v = seed000_variant();
+  TorchVariant v = graviton_t4g_variant();
   v.manylinux = "2_28";
-  auto host = seed000_host();
+  auto host = graviton_t4g_host();
   host.os.glibc = "2.28";
   BuildPlan q = resolve_torch_plan(v, host);
   EXPECT_NE(render_plan_dockerfile(q).find("FROM nvidia/cuda:12.6.3-devel-rockylinux8"), std::string::npos);

@@ -29,7 +29,7 @@ bool has_note(const BuildPlan& p, const std::string& text) {
 
 TEST(TorchPlatform, InstanceAndGpuImplyAarch64OnAnX86Host) {
   for (const char* gpu : {"g5g.xlarge", "T4G", "t4g", "g5g.16xlarge"}) {
-    BuildPlan p = resolve_torch_plan(on_gpu(gpu), testing::seed004_host());  // x86_64 host
+    BuildPlan p = resolve_torch_plan(on_gpu(gpu), testing::x86_cuda128_host());  // x86_64 host
     EXPECT_FALSE(p.has_errors()) << gpu;
     EXPECT_EQ(p.platform, "aarch64") << gpu;
     EXPECT_EQ(p.wheel_name, "torch-2.9.1+cu128-cp313-cp313-manylinux_2_35_aarch64.whl") << gpu;
@@ -43,20 +43,20 @@ TEST(TorchPlatform, InstanceAndGpuImplyAarch64OnAnX86Host) {
 TEST(TorchPlatform, ConflictingExplicitPlatformIsAnInputError) {
   TorchVariant v = on_gpu("g5g.xlarge");
   v.platform = "x86_64";
-  BuildPlan p = resolve_torch_plan(v, testing::seed004_host());
+  BuildPlan p = resolve_torch_plan(v, testing::x86_cuda128_host());
   EXPECT_EQ(p.exit_code(), 2);
   auto it = std::find_if(p.problems.begin(), p.problems.end(), [](const PlanProblem& q) { return q.field == "platform"; });
   ASSERT_NE(it, p.problems.end());
   EXPECT_EQ(it->message, "platform x86_64 conflicts with g5g.xlarge, which exists only on aarch64");
   // The same platform, spelled otherwise, is no conflict.
   v.platform = "arm64";
-  EXPECT_FALSE(resolve_torch_plan(v, testing::seed004_host()).has_errors());
+  EXPECT_FALSE(resolve_torch_plan(v, testing::x86_cuda128_host()).has_errors());
 }
 
 TEST(TorchPlatform, GpusOfTwoPlatformsConflict) {
   TorchVariant v = on_gpu("T4G");
   v.arch.push_back("g4dn.xlarge");
-  BuildPlan p = resolve_torch_plan(v, testing::seed004_host());
+  BuildPlan p = resolve_torch_plan(v, testing::x86_cuda128_host());
   EXPECT_EQ(p.exit_code(), 2);
   auto implied = implied_platform({"T4G;g4dn.xlarge"});
   ASSERT_FALSE(implied);
@@ -71,7 +71,7 @@ TEST(TorchPlatform, PortableGpusAndNumbersImplyNothing) {
     ASSERT_TRUE(implied) << spec << ": " << implied.error().message;
     EXPECT_FALSE(*implied) << spec << " implied " << (*implied)->platform;
   }
-  BuildPlan p = resolve_torch_plan(on_gpu("H100"), testing::seed000_host());  // aarch64 host
+  BuildPlan p = resolve_torch_plan(on_gpu("H100"), testing::graviton_t4g_host());  // aarch64 host
   EXPECT_EQ(p.platform, "aarch64");
   EXPECT_TRUE(p.cpu_target.empty());
 }
@@ -79,7 +79,7 @@ TEST(TorchPlatform, PortableGpusAndNumbersImplyNothing) {
 TEST(TorchPlatform, ExplicitCpuTargetWinsWithAWarningWhenTooNew) {
   TorchVariant v = on_gpu("g5g.xlarge");
   v.cpu_target = "neoverse-v2";
-  BuildPlan p = resolve_torch_plan(v, testing::seed004_host());
+  BuildPlan p = resolve_torch_plan(v, testing::x86_cuda128_host());
   EXPECT_FALSE(p.has_errors());
   EXPECT_EQ(p.cpu_target, "neoverse-v2");
   auto it = std::find_if(p.problems.begin(), p.problems.end(), [](const PlanProblem& q) { return q.field == "cpu_target"; });

@@ -24,18 +24,18 @@ std::string write_script(const BuildPlan& p, const std::string& name) {
   return path;
 }
 
-BuildPlan seed000() {
+BuildPlan graviton_t4g_plan() {
   TorchVariant v;
   v.torch = "2.9.1";
   v.cuda = "12.6";
   v.python = "3.10";
   v.arch = {"7.5", "8.0+PTX"};
   v.cpu_target = "neoverse-v1";
-  return resolve_torch_plan(v, testing::seed000_host());
+  return resolve_torch_plan(v, testing::graviton_t4g_host());
 }
 
 TEST(TorchScript, BashSyntaxAndShellcheck) {
-  std::string path = write_script(seed000(), "seed000.sh");
+  std::string path = write_script(graviton_t4g_plan(), "graviton_t4g.sh");
   EXPECT_TRUE(run_command({"bash", "-n", path}).ok());
   if (find_in_path("shellcheck").empty()) GTEST_SKIP() << "shellcheck not installed";
   auto r = run_command({"shellcheck", "-s", "bash", path}, std::chrono::seconds(60));
@@ -58,7 +58,7 @@ TEST(TorchScript, RelativeWorkFolderRunsFromAnotherFolder) {
                       << "if [ \"$1\" = -m ] && [ \"$2\" = venv ]; then mkdir -p \"$3/bin\" && cp \"$0\" \"$3/bin/python\"; fi\n";
   fs::permissions(fake, fs::perms::owner_all);
 
-  probe::HostReport host = testing::seed004_host();
+  probe::HostReport host = testing::x86_cuda128_host();
   auto uname = run_command({"uname", "-m"});
   ASSERT_TRUE(uname.ok());
   host.os.arch = std::string(trim(uname.out));
@@ -94,7 +94,7 @@ TEST(TorchScript, RelativeWorkFolderRunsFromAnotherFolder) {
 }
 
 TEST(TorchScript, SourcedEnvironmentEqualsThePlan) {
-  BuildPlan p = seed000();
+  BuildPlan p = graviton_t4g_plan();
   std::string path = write_script(p, "env.sh");
   auto r = run_command({"env", "-i", "bash", "-c", ". \"$1\" && env -0", "tailor", path}, std::chrono::seconds(30));
   ASSERT_TRUE(r.ok()) << r.err;
@@ -141,8 +141,8 @@ TEST(TorchDoctor, RequirementsAndPins) {
 }
 
 TEST(TorchDoctor, ChecksWithFixes) {
-  BuildPlan p = seed000();
-  auto host = testing::seed000_host();
+  BuildPlan p = graviton_t4g_plan();
+  auto host = testing::graviton_t4g_host();
   DoctorFacts facts;
   facts.python_checked = true;
   for (const auto& req : p.requirements) facts.python_packages[parse_requirement(req).name] = "1.0";

@@ -1,6 +1,6 @@
-// Hand-built hosts for the plan tests: the seed-000 build machine (AWS m8g.8xlarge,
+// Hand-built hosts for the plan tests: an aarch64 build machine (AWS m8g.8xlarge,
 // aarch64, 32 cores, 128 GB, Ubuntu 22.04, CUDA 12.6 with cuDNN, GCC 11, Python 3.10)
-// and a seed-004-like x86_64 host (Ubuntu 22.04, CUDA 12.8, GCC 11, Python 3.13).
+// and an x86_64 host (Ubuntu 22.04, CUDA 12.8, GCC 11, Python 3.13).
 #pragma once
 #include "probe/host_report.h"
 
@@ -8,7 +8,7 @@ namespace tailor::plan::testing {
 
 inline constexpr uint64_t k_gib = uint64_t{1} << 30;
 
-inline probe::HostReport seed000_host() {
+inline probe::HostReport graviton_t4g_host() {
   probe::HostReport h;
   h.os = {"Ubuntu 22.04.5 LTS", "6.8.0-1019-aws", "aarch64", "2.35"};
   h.cpu.arch = "aarch64";
@@ -35,7 +35,7 @@ inline probe::HostReport seed000_host() {
   return h;
 }
 
-inline probe::HostReport seed004_host() {
+inline probe::HostReport x86_cuda128_host() {
   probe::HostReport h;
   h.os = {"Ubuntu 22.04.5 LTS", "6.8.0", "x86_64", "2.35"};
   h.cpu.arch = "x86_64";

@@ -7,8 +7,8 @@
 namespace tailor::plan {
 namespace {
 
-using testing::seed000_host;
-using testing::seed004_host;
+using testing::graviton_t4g_host;
+using testing::x86_cuda128_host;
 
 TorchVariant base() {
   TorchVariant v;
@@ -35,7 +35,7 @@ TEST(TorchValidation, TargetThatNvccCannotProduce) {
   TorchVariant v = base();
   v.cuda = "13.0";
   v.arch = {"6.0"};
-  auto host = seed000_host();
+  auto host = graviton_t4g_host();
   BuildPlan p = resolve_torch_plan(v, host);
   const PlanProblem* pr = find(p, "arch");
   ASSERT_NE(pr, nullptr);
@@ -44,7 +44,7 @@ TEST(TorchValidation, TargetThatNvccCannotProduce) {
 }
 
 TEST(TorchValidation, HostGccNewerThanNvccAccepts) {
-  auto host = seed000_host();
+  auto host = graviton_t4g_host();
   host.compilers = {{"/usr/bin/g++-14", "gcc", "14.2.0", 14}};
   BuildPlan p = resolve_torch_plan(base(), host, here());
   const PlanProblem* pr = find(p, "host.compiler");
@@ -62,7 +62,7 @@ TEST(TorchValidation, HostGccNewerThanNvccAccepts) {
 TEST(TorchValidation, PythonNotSupportedByTorch) {
   TorchVariant v = base();
   v.python = "3.9";
-  BuildPlan p = resolve_torch_plan(v, seed000_host());
+  BuildPlan p = resolve_torch_plan(v, graviton_t4g_host());
   bool found = false;
   for (const auto& pr : p.problems)
     found = found || (pr.field == "python" && pr.message == "torch 2.9.1 does not support Python 3.9 (it supports 3.10, 3.11, 3.12, 3.13, 3.14)");
@@ -73,7 +73,7 @@ TEST(TorchValidation, PythonNotSupportedByTorch) {
 TEST(TorchValidation, CudaNotSupportedByTorch) {
   TorchVariant v = base();
   v.cuda = "11.8";
-  BuildPlan p = resolve_torch_plan(v, seed000_host());
+  BuildPlan p = resolve_torch_plan(v, graviton_t4g_host());
   const PlanProblem* pr = find(p, "cuda");
   ASSERT_NE(pr, nullptr);
   EXPECT_NE(pr->message.find("CUDA 11.8"), std::string::npos) << pr->message;
@@ -82,18 +82,18 @@ TEST(TorchValidation, CudaNotSupportedByTorch) {
 TEST(TorchValidation, Avx512OnAarch64) {
   TorchVariant v = base();
   v.cpu_target = "avx512";
-  BuildPlan p = resolve_torch_plan(v, seed000_host());
+  BuildPlan p = resolve_torch_plan(v, graviton_t4g_host());
   const PlanProblem* pr = find(p, "cpu_target");
   ASSERT_NE(pr, nullptr);
   EXPECT_NE(pr->message.find("x86-64-v4 is for x86_64, not aarch64"), std::string::npos) << pr->message;
   EXPECT_NE(pr->fix.find("neoverse-v2"), std::string::npos);
   v.cpu_target = "neoverse-v2";
-  BuildPlan q = resolve_torch_plan(v, seed000_host());
+  BuildPlan q = resolve_torch_plan(v, graviton_t4g_host());
   EXPECT_EQ(q.env.at("CXXFLAGS"), "-g0 -mcpu=neoverse-v2");
 }
 
 TEST(TorchValidation, CudnnAskedButMissing) {
-  auto host = seed000_host();
+  auto host = graviton_t4g_host();
   host.cuda_toolkits[0].cudnn_version.clear();
   TorchVariant v = base();
   v.features["cudnn"] = true;
@@ -108,18 +108,18 @@ TEST(TorchValidation, CudnnAskedButMissing) {
 TEST(TorchValidation, HostGlibcNewerThanManylinuxWanted) {
   TorchVariant v = base();
   v.manylinux = "2_28";
-  BuildPlan p = resolve_torch_plan(v, seed000_host(), here());
+  BuildPlan p = resolve_torch_plan(v, graviton_t4g_host(), here());
   const PlanProblem* pr = find(p, "manylinux");
   ASSERT_NE(pr, nullptr);
   EXPECT_NE(pr->message.find("glibc 2.35 is newer than manylinux_2_28"), std::string::npos) << pr->message;
   EXPECT_NE(pr->fix.find("rockylinux8"), std::string::npos) << pr->fix;
   v.manylinux = "manylinux_2_35";
-  EXPECT_EQ(find(resolve_torch_plan(v, seed000_host(), here()), "manylinux"), nullptr);
+  EXPECT_EQ(find(resolve_torch_plan(v, graviton_t4g_host(), here()), "manylinux"), nullptr);
 }
 
 TEST(TorchValidation, CrossPlatformSaysWhichHost) {
-  TorchVariant v = base();  // seed 000's aarch64 build planned from an x86_64 machine
-  auto host = seed004_host();
+  TorchVariant v = base();  // an aarch64 build planned from an x86_64 machine
+  auto host = x86_cuda128_host();
   host.cuda_toolkits[0].minor = 6;
   BuildPlan build = resolve_torch_plan(overlay(v, [] { TorchVariant t; t.platform = "aarch64"; return t; }()), host, here());
   const PlanProblem* pr = find(build, "platform");
@@ -146,7 +146,7 @@ TEST(TorchValidation, EveryProblemIsCollected) {
   v.cpu_target = "avx512";
   v.features["flashattention"] = true;
   v.blas = "mkl";
-  auto host = seed000_host();
+  auto host = graviton_t4g_host();
   BuildPlan p = resolve_torch_plan(v, host, here());
   for (const char* field : {"python", "arch", "cpu_target", "features", "blas", "cuda"})
     EXPECT_NE(find(p, field), nullptr) << field;
@@ -159,12 +159,12 @@ TEST(TorchValidation, UnknownReleaseAndNoTarget) {
   TorchVariant v = base();
   v.torch = "1.13.1";
   v.arch.clear();
-  BuildPlan p = resolve_torch_plan(v, seed000_host());
+  BuildPlan p = resolve_torch_plan(v, graviton_t4g_host());
   ASSERT_NE(find(p, "torch"), nullptr);
   ASSERT_NE(find(p, "arch"), nullptr);
   EXPECT_NE(find(p, "arch")->message.find("no GPU target given and no GPU found"), std::string::npos);
   // With a GPU on the host, its CC is the default target.
-  auto host = seed000_host();
+  auto host = graviton_t4g_host();
   host.gpus.push_back({0, "NVIDIA T4G", cuda::ComputeCapability{7, 5}, 16 * testing::k_gib, ""});
   TorchVariant w = base();
   w.arch.clear();
@@ -174,11 +174,11 @@ TEST(TorchValidation, UnknownReleaseAndNoTarget) {
 TEST(TorchValidation, MissingToolkitIsWarningForPlanErrorForBuild) {
   TorchVariant v = base();
   v.cuda = "12.8";
-  BuildPlan d = resolve_torch_plan(v, seed000_host());
+  BuildPlan d = resolve_torch_plan(v, graviton_t4g_host());
   ASSERT_NE(find(d, "cuda"), nullptr);
   EXPECT_EQ(find(d, "cuda")->severity, ProblemSeverity::warning);
   EXPECT_EQ(d.env.at("CUDA_HOME"), "/usr/local/cuda-12.8");
-  BuildPlan b = resolve_torch_plan(v, seed000_host(), here());
+  BuildPlan b = resolve_torch_plan(v, graviton_t4g_host(), here());
   EXPECT_EQ(find(b, "cuda")->severity, ProblemSeverity::error);
 }
 
