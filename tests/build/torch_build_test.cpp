@@ -8,7 +8,7 @@
 namespace tailor::build {
 namespace {
 
-TEST(TorchRuntimePackages, Seed000Aarch64List) {
+TEST(TorchRuntimePackages, Aarch64List) {
   // What an aarch64 torch 2.9.1+cu126 libtorch_cuda.so / libtorch_cpu.so list as DT_NEEDED
   // (CUDA linked from the system), plus libraries that need no package.
   std::vector<std::string> needed = {
@@ -24,7 +24,7 @@ TEST(TorchRuntimePackages, Seed000Aarch64List) {
   EXPECT_EQ(runtime_packages_for({"libcudart.so.13"}, "13.0"), (std::vector<std::string>{"cuda-cudart-13-0"}));
 }
 
-TEST(TorchRuntimeDockerfile, Seed000UsesTheSbsaRepositoryAndTheBuildGlibc) {
+TEST(TorchRuntimeDockerfile, Aarch64UsesTheSbsaRepositoryAndTheBuildGlibc) {
   plan::BuildPlan p;
   p.cuda = true;
   p.cuda_version = "12.6";

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `tailor matrix` on examples/tailor.toml: seed 004's three variant names, plans for each,
+# `tailor matrix` on examples/tailor.toml: the three variant names, plans for each,
 # and a GitHub Actions workflow with one job per variant.
 set -euo pipefail
 : "${TAILOR:?}" "${TAILOR_SOURCE_DIR:?}"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `tailor plan` through the real binary: seed 000's configuration planned for aarch64
+# `tailor plan` through the real binary: a T4G Graviton configuration planned for aarch64
 # from this host (text, json, sh, dockerfile), the script's environment equal to the
 # JSON's env, shellcheck clean, and bad input rejected with nothing on stdout.
 set -euo pipefail
@@ -9,8 +9,8 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # T4G implies aarch64 and its CPU (Graviton2, Neoverse N1); the --platform agrees.
-seed=(--torch 2.9.1 --cuda 12.6 --python 3.10 --arch T4G --platform aarch64 --manylinux 2_35)
-"$TAILOR" plan torch "${seed[@]}" --format json > "$tmp/plan.json" 2> "$tmp/plan.err" || fail "plan json: $(cat "$tmp/plan.err")"
+g5g=(--torch 2.9.1 --cuda 12.6 --python 3.10 --arch T4G --platform aarch64 --manylinux 2_35)
+"$TAILOR" plan torch "${g5g[@]}" --format json > "$tmp/plan.json" 2> "$tmp/plan.err" || fail "plan json: $(cat "$tmp/plan.err")"
 python3 - "$tmp/plan.json" <<'PY' || fail "plan json content"
 import json, sys
 p = json.load(open(sys.argv[1]))
@@ -27,7 +27,7 @@ PY
 # The cross-platform plan is a warning on stderr, not an error.
 grep -q "cannot cross-compile" "$tmp/plan.err" || [ "$(uname -m)" = aarch64 ] || fail "no cross-compile warning"
 
-"$TAILOR" plan torch "${seed[@]}" --format sh > "$tmp/plan.sh" 2>/dev/null || fail "plan sh"
+"$TAILOR" plan torch "${g5g[@]}" --format sh > "$tmp/plan.sh" 2>/dev/null || fail "plan sh"
 bash -n "$tmp/plan.sh" || fail "bash -n"
 if command -v shellcheck > /dev/null; then shellcheck -s bash "$tmp/plan.sh" || fail "shellcheck"; fi
 # shellcheck disable=SC2016  # $1 is expanded by the inner bash
@@ -41,9 +41,9 @@ for k in ("PWD", "SHLVL", "_", "OLDPWD"):
 assert got == want, (set(got.items()) ^ set(want.items()))
 PY
 
-"$TAILOR" plan torch "${seed[@]}" --format dockerfile > "$tmp/Dockerfile" 2>/dev/null || fail "dockerfile"
+"$TAILOR" plan torch "${g5g[@]}" --format dockerfile > "$tmp/Dockerfile" 2>/dev/null || fail "dockerfile"
 grep -q '^FROM nvidia/cuda:12.6.3-devel-ubuntu22.04' "$tmp/Dockerfile" || fail "dockerfile base for glibc 2.35"
-"$TAILOR" plan torch "${seed[@]}" > "$tmp/plan.txt" 2>&1 || fail "text"
+"$TAILOR" plan torch "${g5g[@]}" > "$tmp/plan.txt" 2>&1 || fail "text"
 grep -q "Estimates:" "$tmp/plan.txt" || fail "text has no estimates"
 
 # Bad input: all problems listed, exit 2, nothing on stdout.

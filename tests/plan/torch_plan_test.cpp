@@ -166,7 +166,7 @@ TEST(TorchPlanNixMatrix, Sm90Avx512) {
   // Matrices write TORCH_CUDA_ARCH_LIST="sm_90" with CMAKE_CUDA_ARCHITECTURES="90" (SASS +
   // PTX): tailor keeps all three spellings meaning the same set, sm_90 only.
   EXPECT_EQ(p.env.at("CMAKE_CUDA_ARCHITECTURES"), "90-real");
-  // Seed 004's -mavx512f -mavx512dq -mfma is the x86-64-v4 level, given to the host
+  // The matrix's -mavx512f -mavx512dq -mfma is the x86-64-v4 level, given to the host
   // compiler only and recorded with an ISA note.
   EXPECT_EQ(p.env.at("CXXFLAGS"), "-g0 -march=x86-64-v4 -Wa,-mx86-used-note=yes");
   EXPECT_EQ(p.env.at("BLAS"), "OpenBLAS");
