@@ -19,7 +19,7 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 ninja -C "$build" -j "${JOBS:-2}" "${targets[@]}"
 
-# Seeds: whole libraries for elf_fuzz, their .nv_fatbin/__nv_relfatbin sections for
+# Seeds: whole libraries for elf_fuzz (and, without the CUDA runtime, for slim_elf_fuzz), their .nv_fatbin/__nv_relfatbin sections for
 # fatbin_fuzz, the bundled tailor.toml and recipes for tailor_toml_fuzz; every target also
 # reads the small hand-written seeds in fuzz/corpus/<target> (if any).
 seed() {
@@ -28,12 +28,17 @@ seed() {
   mkdir -p "$dir"
   case $t in
     tailor_toml_fuzz) cp "$root"/examples/*.toml "$root"/data/recipes/*.toml "$dir"/ ; return ;;
-    elf_fuzz|fatbin_fuzz) ;;
+    elf_fuzz|fatbin_fuzz|slim_elf_fuzz) ;;
     *) return ;;
   esac
   [ -d "$fixtures" ] || { echo "no fixtures at $fixtures: $t starts without seeds"; return; }
   case $t in
     elf_fuzz) cp "$fixtures"/*.so "$dir"/ ;;
+    slim_elf_fuzz)
+      # Small libraries without the static CUDA runtime, so that a run is not all copying.
+      nvcc -shared -Xcompiler -fPIC -cudart none --compress-mode=none -gencode arch=compute_75,code=sm_75 \
+        -gencode arch=compute_80,code=[sm_80,compute_80] -o "$dir/two_units.so" \
+        "$root/tests/fixtures/kernels.cu" "$root/tests/fixtures/kernels_more.cu" 2>/dev/null || cp "$fixtures"/*.so "$dir"/ ;;
     fatbin_fuzz)
       for so in "$fixtures"/*.so; do
         for sec in .nv_fatbin __nv_relfatbin; do
