@@ -155,7 +155,7 @@ int run_arch(const ArchOptions& o) {
   if (!targets) return report_error(targets.error().message);
   auto report = cuda::make_arch_report(*targets, check);
   if (o.json)
-    std::printf("%s\n", render_json(report).dump(2).c_str());
+    std::printf("%s\n", with_schema(render_json(report), "arch").dump(2).c_str());
   else
     std::fputs(render_text(report).c_str(), stdout);
   // The nvcc checked against (--nvcc, else the one on PATH) is the one a build would use:

@@ -100,7 +100,7 @@ int run_build(BuildCommandOptions& o) {
       return report_error(r.message, k_exit_bad_input);
     case build::BuildStatus::ok:
       if (o.json)
-        std::printf("%s\n", result_json(r).dump(2).c_str());
+        std::printf("%s\n", with_schema(result_json(r), "build").dump(2).c_str());
       else
         std::printf("built %s for %s\n%s", r.report.wheel.c_str(), fmt::format("{}", fmt::join(r.report.targets, ", ")).c_str(),
                     build::render_summary(r.report).c_str());
@@ -108,7 +108,7 @@ int run_build(BuildCommandOptions& o) {
     default:
       break;
   }
-  if (o.json) std::printf("%s\n", result_json(r).dump(2).c_str());
+  if (o.json) std::printf("%s\n", with_schema(result_json(r), "build").dump(2).c_str());
   report_error(r.message, k_exit_failed);
   print_failure_details(r);
   return k_exit_failed;

@@ -100,7 +100,7 @@ int run_detect(const DetectOptions& opts) {
   po.python_timeout = std::chrono::seconds(opts.python_timeout_s);
   auto report = probe::probe_host(po);
   // Rendered whole, then written once: no partial output on a late failure.
-  std::string text = opts.json ? probe::to_json(report).dump(2) + "\n" : render_text(report);
+  std::string text = opts.json ? with_schema(probe::to_json(report), "detect").dump(2) + "\n" : render_text(report);
   std::fwrite(text.data(), 1, text.size(), stdout);
   return k_exit_ok;
 }

@@ -17,6 +17,7 @@ namespace {
 struct DoctorOptions {
   TorchVariantFlags variant;
   std::string package = "torch";
+  bool json = false;
 };
 
 int run_doctor(const DoctorOptions& o) {
@@ -31,8 +32,19 @@ int run_doctor(const DoctorOptions& o) {
   SystemCommandRunner runner;
   plan::DoctorFacts facts = build::gather_doctor_facts(p, runner);
   plan::DoctorReport report = plan::run_torch_doctor(p, host, facts);
-  std::printf("Pre-flight checks for %s (%s)\n", p.name.c_str(), p.wheel_name.c_str());
-  std::fputs(plan::render_doctor(report).c_str(), stdout);
+  if (o.json) {
+    nlohmann::json j{{"variant", p.name}, {"wheel", p.wheel_name}, {"ready", report.ok()}};
+    j["checks"] = nlohmann::json::array();
+    for (const auto& c : report.checks)
+      j["checks"].push_back({{"name", c.name},
+                             {"status", c.ok ? "ok" : c.warning ? "warning" : "fail"},
+                             {"detail", c.detail},
+                             {"fix", c.fix}});
+    std::printf("%s\n", with_schema(j, "doctor").dump(2).c_str());
+  } else {
+    std::printf("Pre-flight checks for %s (%s)\n", p.name.c_str(), p.wheel_name.c_str());
+    std::fputs(plan::render_doctor(report).c_str(), stdout);
+  }
   if (p.exit_code() == k_exit_bad_input) return k_exit_bad_input;
   return report.ok() ? k_exit_ok : k_exit_failed;
 }
@@ -42,6 +54,7 @@ void setup_doctor(CLI::App& sub, RunFn& run) {
   auto o = std::make_shared<DoctorOptions>();
   sub.add_option("package", o->package, "torch (the default)");
   add_torch_variant_flags(sub, o->variant);
+  sub.add_flag("--json", o->json, "Machine-readable output");
   sub.callback([&run, o] { run = [o] { return run_doctor(*o); }; });
 }
 

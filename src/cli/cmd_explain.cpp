@@ -71,7 +71,7 @@ void print_json(const ExplainOptions& o, const std::optional<diagnose::ErrorBloc
                               {"fix", d.fix},
                               {"generic", d.generic()}});
   escape_json_strings(j);  // log lines need not be UTF-8
-  std::cout << j.dump(2) << "\n";
+  std::cout << with_schema(j, "explain").dump(2) << "\n";
 }
 
 void print_human(const ExplainOptions& o, const std::optional<diagnose::ErrorBlock>& block,

@@ -24,8 +24,26 @@ struct MatrixOptions {
   std::string out = "dist";
   std::string work_dir = "tailor-work";
   bool no_venv = false;
+  bool json = false;
   std::optional<int> jobs;
 };
+
+// Rows of cells printed as columns, each as wide as its widest cell.
+std::string columns(const std::vector<std::vector<std::string>>& rows, const char* indent) {
+  std::vector<size_t> width;
+  for (const auto& r : rows)
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (width.size() <= i) width.push_back(0);
+      width[i] = std::max(width[i], r[i].size());
+    }
+  std::string out;
+  for (const auto& r : rows) {
+    std::string line = indent;
+    for (size_t i = 0; i < r.size(); ++i) line += i + 1 == r.size() ? r[i] : fmt::format("{:<{}}  ", r[i], width[i]);
+    out += line + "\n";
+  }
+  return out;
+}
 
 std::string opt(const std::optional<std::string>& s, const char* dflt = "-") { return s ? *s : dflt; }
 
@@ -51,6 +69,22 @@ int run_matrix(const MatrixOptions& o) {
     std::fputs(workflow->c_str(), stdout);
     return k_exit_ok;
   }
+  if (o.action == "list" && o.json) {
+    nlohmann::json j{{"config", o.config}};
+    j["variants"] = nlohmann::json::array();
+    for (const auto& v : *variants) {
+      auto platform = plan::variant_platform(v.platform, v.arch);
+      j["variants"].push_back({{"name", v.name},
+                               {"torch", v.torch ? nlohmann::json(*v.torch) : nlohmann::json(nullptr)},
+                               {"cuda", v.cpu_only.value_or(false) ? nlohmann::json("cpu") : v.cuda ? nlohmann::json(*v.cuda) : nlohmann::json(nullptr)},
+                               {"arch", v.arch},
+                               {"cpu", v.cpu_target ? nlohmann::json(*v.cpu_target) : nlohmann::json(nullptr)},
+                               {"python", v.python ? nlohmann::json(*v.python) : nlohmann::json(nullptr)},
+                               {"platform", platform && *platform ? nlohmann::json(**platform) : nlohmann::json("host")}});
+    }
+    std::printf("%s\n", with_schema(j, "matrix").dump(2).c_str());
+    return k_exit_ok;
+  }
   if (o.action == "list") {
     std::printf("%-28s %-8s %-6s %-16s %-12s %-7s %s\n", "VARIANT", "TORCH", "CUDA", "GPU", "CPU", "PYTHON", "PLATFORM");
     for (const auto& v : *variants) {
@@ -70,23 +104,31 @@ int run_matrix(const MatrixOptions& o) {
   probe::ProbeOptions popts;
   probe::HostReport host = probe::probe_host(popts);
   int worst = k_exit_ok;
-  std::vector<std::string> summary;
+  std::vector<std::vector<std::string>> summary;
+  nlohmann::json results = nlohmann::json::array();
   for (const auto& v : *variants) {
     plan::ResolveOptions ropts;
     ropts.work_dir = o.work_dir + "/" + v.name;
     ropts.jobs = o.jobs;
     if (o.action == "plan") {
       plan::BuildPlan p = plan::resolve_torch_plan(v, host, ropts);
+      if (o.json) {
+        nlohmann::json r = plan::plan_to_json(p);
+        r["variant"] = v.name;
+        results.push_back(std::move(r));
+        worst = std::max(worst, p.has_errors() ? p.exit_code() : 0);
+        continue;
+      }
       std::printf("== %s\n", v.name.c_str());
       if (p.has_errors()) {
         std::fputs(plan::render_problems(p).c_str(), stdout);
         worst = std::max(worst, p.exit_code());
-        summary.push_back(fmt::format("{:<28} problems: {}", v.name, p.problems.size()));
+        summary.push_back({v.name, fmt::format("problems: {}", p.problems.size())});
         continue;
       }
       std::fputs(plan::render_plan_text(p).c_str(), stdout);
-      summary.push_back(fmt::format("{:<28} {}  ~{:.0f} MiB  ~{:.1f} h  {} jobs", v.name, p.wheel_name,
-                                    p.estimate.wheel_mib, p.estimate.build_hours, p.estimate.jobs));
+      summary.push_back({v.name, p.wheel_name, fmt::format("~{:.0f} MiB", p.estimate.wheel_mib),
+                         fmt::format("~{:.1f} h", p.estimate.build_hours), fmt::format("{} jobs", p.estimate.jobs)});
     } else if (o.action == "build") {
       ropts.purpose = plan::PlanPurpose::build_here;
       build::TorchBuildOptions bopts;
@@ -96,13 +138,20 @@ int run_matrix(const MatrixOptions& o) {
       auto result = build::build_torch(v, host, ropts, bopts);
       int code = result.exit_code;
       worst = std::max(worst, code);
-      summary.push_back(fmt::format("{:<28} {}", v.name, code == 0 ? "ok: " + result.wheel_path : "FAILED: " + result.message));
+      summary.push_back({v.name, code == 0 ? "ok" : "FAILED", code == 0 ? result.wheel_path : result.message});
+      results.push_back({{"variant", v.name}, {"ok", code == 0}, {"exit_code", code}, {"wheel", result.wheel_path},
+                         {"message", result.message}});
     } else {
       return report_error("matrix: unknown action '" + o.action + "' (list, plan, build)");
     }
   }
+  if (o.json) {
+    nlohmann::json j{{"config", o.config}, {"action", o.action}, {"variants", results}};
+    std::printf("%s\n", with_schema(j, "matrix").dump(2).c_str());
+    return worst;
+  }
   std::printf("\nSummary (%zu variants):\n", variants->size());
-  for (const auto& s : summary) std::printf("  %s\n", s.c_str());
+  std::fputs(columns(summary, "  ").c_str(), stdout);
   return worst;
 }
 }  // namespace
@@ -116,6 +165,7 @@ void setup_matrix(CLI::App& sub, RunFn& run) {
   sub.add_option("--work-dir", o->work_dir, "work folder (one subfolder per variant)");
   sub.add_option("--jobs", o->jobs, "parallel compile jobs per build, MAX_JOBS (default: from usable memory)");
   sub.add_flag("--no-venv", o->no_venv, "build: use each variant's Python as is (no venv, no pip install)");
+  sub.add_flag("--json", o->json, "Machine-readable output: the variants (list), their plans (plan) or results (build)");
   sub.callback([&run, o] { run = [o] { return run_matrix(*o); }; });
 }
 

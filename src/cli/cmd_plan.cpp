@@ -28,7 +28,7 @@ int run_plan(const PlanOptions& o) {
     return report_error("the variant has problems (listed above); no plan written", p.exit_code());
   }
   std::string out;
-  if (o.format == "json") out = plan::plan_to_json(p).dump(2) + "\n";
+  if (o.format == "json") out = with_schema(plan::plan_to_json(p), "plan").dump(2) + "\n";
   else if (o.format == "sh") out = plan::render_plan_script(p);
   else if (o.format == "dockerfile") out = plan::render_plan_dockerfile(p);
   else out = plan::render_plan_text(p);

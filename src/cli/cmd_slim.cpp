@@ -115,7 +115,7 @@ std::string render_text(const slim::SlimReport& report) {
 
 nlohmann::json render_json(const slim::SlimReport& report) {
   nlohmann::json j;
-  j["schema"] = 1;
+  j["schema"] = "tailor.slim/1";
   j["policy"] = report.policy;
   j["dry_run"] = report.dry_run;
   j["inputs"] = nlohmann::json::array();

@@ -8,12 +8,14 @@
 
 #include <fmt/format.h>
 
+#include "cli/shell_help.h"
 #include "util/strings.h"
 #include "util/text_escape.h"
 
 namespace tailor::cli {
 
 namespace {
+constexpr std::string_view k_version = "tailor 0.1.0";
 const CommandEntry k_commands[] = {
     {"detect", "What this machine is: CPU, memory, GPUs, CUDA toolkits, compilers, Pythons, torch", setup_detect},
     {"arch", "Understand GPU targets in any spelling and print them for every build system", setup_arch},
@@ -39,7 +41,9 @@ namespace {
 /// Every command on one CLI11 app; `run` is set by the chosen command's callback.
 void add_commands(CLI::App& app, RunFn& run) {
   app.require_subcommand(1);
-  app.set_version_flag("--version", "tailor 0.1.0");
+  app.set_version_flag("--version", std::string(k_version));
+  app.footer("`tailor help COMMAND` shows a command's options; `tailor completion bash|zsh|fish` prints a shell "
+             "completion script and `tailor help --man` the man page.");
   for (const auto& c : k_commands) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);
     c.setup(*sub, run);
@@ -59,6 +63,12 @@ Expected<void> check_command_line(const std::vector<std::string>& args) {
   }
   if (!run) return make_error("no command chosen");
   return {};
+}
+
+nlohmann::json with_schema(nlohmann::json document, std::string_view command, int version) {
+  if (document.is_object() && !document.contains("schema"))
+    document["schema"] = fmt::format("tailor.{}/{}", command, version);
+  return document;
 }
 
 int report_error(const std::string& message, int code) {
@@ -125,7 +135,18 @@ int run_command_line(int argc, char** argv) {
     return k_exit_bad_input;
   }
   const std::string first = argv[1];
+  if (first == "completion") {
+    if (argc != 3) return report_error("usage: tailor completion bash|zsh|fish", k_exit_bad_input);
+    auto script = completion_script(app, argv[2]);
+    if (!script) return report_error(script.error().message, k_exit_bad_input);
+    std::fputs(script->c_str(), stdout);
+    return 0;
+  }
   if (first == "help") {
+    if (argc == 3 && std::string_view(argv[2]) == "--man") {
+      std::fputs(man_page(app, k_version).c_str(), stdout);
+      return 0;
+    }
     if (argc == 2) {
       std::fputs(app.help().c_str(), stdout);
       return 0;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "util/expected.h"
 
 namespace tailor::cli {
@@ -46,6 +48,10 @@ Expected<void> check_out_dir(const std::string& out_dir);
 /// Parses a tailor command line (without the program name) exactly as `tailor` would,
 /// running nothing: an error for what the parser refuses (unknown option, bad value).
 Expected<void> check_command_line(const std::vector<std::string>& args);
+
+/// Every JSON document tailor prints names its schema: "schema": "tailor.<command>/1".
+/// Adds it to an object that has none (inspect's renderer already sets its own).
+nlohmann::json with_schema(nlohmann::json document, std::string_view command, int version = 1);
 
 /// Prints `tailor: error: <message>` to stderr and returns k_exit_bad_input (or `code`).
 int report_error(const std::string& message, int code = k_exit_bad_input);

@@ -27,7 +27,14 @@ std::string join_capped(const std::vector<std::string>& items, std::string_view 
   return out;
 }
 
-std::string join_set(const std::set<std::string>& s) { return join(std::vector<std::string>(s.begin(), s.end()), ","); }
+
+// The compression column, labelled by its own words: "zstd-compressed", "uncompressed",
+// "lz4-compressed, uncompressed".
+std::string compression_words(const std::set<std::string>& s) {
+  std::vector<std::string> words;
+  for (const auto& c : s) words.push_back(c == "none" ? "uncompressed" : c + "-compressed");
+  return join(words, ", ");
+}
 
 template <typename Row>
 void target_table(std::string& out, const std::vector<Row>& rows, uint64_t whole, const char* indent) {
@@ -36,7 +43,7 @@ void target_table(std::string& out, const std::vector<Row>& rows, uint64_t whole
   for (const auto& row : rows) {
     double share = whole ? double(row.stored_bytes) / double(whole) : 0.0;
     out += fmt::format("{}{:<{}}  {} {:>4.0f}%  {:>10}  {:>5} entries  {}\n", indent, row.name, width, share_bar(share),
-                       share * 100.0, human_bytes(row.stored_bytes), row.entries, join_set(row.compression));
+                       share * 100.0, human_bytes(row.stored_bytes), row.entries, compression_words(row.compression));
   }
 }
 

@@ -262,7 +262,7 @@ bool may_be_library(std::string_view name) {
 nlohmann::json marker_json(const SlimOptions& o, const std::string& original_name, const std::string& original_sha,
                            const std::vector<SlimmedFile>& files) {
   nlohmann::json j;
-  j["schema"] = 1;
+  j["schema"] = "tailor.slim-marker/1";
   j["tool"] = o.tool;
   j["kept"] = o.policy.describe();
   j["devices"] = nlohmann::json::array();
