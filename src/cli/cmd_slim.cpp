@@ -13,6 +13,7 @@
 #include "slim/slim_paths.h"
 #include "util/interrupt.h"
 #include "util/strings.h"
+#include "util/terminal_style.h"
 #include "util/text_escape.h"
 
 namespace tailor::cli {
@@ -39,9 +40,10 @@ std::string kept_targets(const slim::LibrarySlim& lib) {
 }
 
 std::string render_text(const slim::SlimReport& report) {
-  std::string out = fmt::format("keep: {}{}\n", report.policy, report.dry_run ? "  (dry run: nothing written)" : "");
+  std::string out = fmt::format("{} {}{}\n", paint("keep:", Paint::bold), report.policy,
+                                report.dry_run ? "  (dry run: nothing written)" : "");
   for (const auto& in : report.inputs) {
-    out += fmt::format("\n{} ({}, {:.1f} s){}\n", terminal_safe(in.input), slim::input_kind_key(in.kind), in.seconds,
+    out += fmt::format("\n{} ({}, {:.1f} s){}\n", paint(terminal_safe(in.input), Paint::bold), slim::input_kind_key(in.kind), in.seconds,
                        in.output.empty() || in.output == in.input ? "" : " -> " + terminal_safe(in.output));
     std::map<std::string, std::pair<uint64_t, uint64_t>> per_target;  // removed, kept
     size_t name_width = 7;

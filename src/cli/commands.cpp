@@ -10,6 +10,7 @@
 
 #include "cli/shell_help.h"
 #include "util/strings.h"
+#include "util/terminal_style.h"
 #include "util/text_escape.h"
 
 namespace tailor::cli {
@@ -42,6 +43,17 @@ namespace {
 void add_commands(CLI::App& app, RunFn& run) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(k_version));
+  // --color before or after the command (`tailor --color=never inspect ...`, `tailor inspect ... --color never`).
+  app.fallthrough();
+  app.add_option_function<std::string>(
+         "--color",
+         [](const std::string& value) {
+           auto mode = parse_color_mode(value);
+           if (!mode) throw CLI::ValidationError(mode.error().message);
+           set_color_mode(*mode);
+         },
+         "Colour: auto (on a terminal, unless NO_COLOR is set), always or never")
+      ->type_name("WHEN");
   app.footer("`tailor help COMMAND` shows a command's options; `tailor completion bash|zsh|fish` prints a shell "
              "completion script and `tailor help --man` the man page.");
   for (const auto& c : k_commands) {
@@ -73,7 +85,7 @@ nlohmann::json with_schema(nlohmann::json document, std::string_view command, in
 
 int report_error(const std::string& message, int code) {
   // Messages echo paths and names from the input: one line, no terminal control sequences.
-  std::fprintf(stderr, "tailor: error: %s\n", terminal_safe(message).c_str());
+  std::fprintf(stderr, "%s %s\n", paint("tailor: error:", Paint::red, 2).c_str(), terminal_safe(message).c_str());
   return code;
 }
 

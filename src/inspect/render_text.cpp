@@ -5,6 +5,7 @@
 
 #include "inspect/render.h"
 #include "util/strings.h"
+#include "util/terminal_style.h"
 #include "util/text_escape.h"
 
 namespace tailor::inspect {
@@ -187,9 +188,9 @@ std::string render_text(const InspectReport& report, const Verdicts* verdicts, c
   }
   for (const auto& skipped : report.skipped) out += fmt::format("skipped: {}\n", t(skipped));
   if (verdicts) {
-    for (const auto& p : verdicts->problems) out += fmt::format("verdict FAIL: {}\n", t(p));
+    for (const auto& p : verdicts->problems) out += fmt::format("verdict {}: {}\n", paint("FAIL", Paint::red), t(p));
     for (const auto& v : verdicts->items) {
-      const char* status = v.pass ? "PASS" : "FAIL";
+      const std::string status = v.pass ? paint("PASS", Paint::green) : paint("FAIL", Paint::red);
       switch (v.check) {
         case VerdictCheck::gpu:
           if (v.mode == "none")
@@ -212,13 +213,13 @@ std::string render_text(const InspectReport& report, const Verdicts* verdicts, c
           }
           break;
         case VerdictCheck::require:
-          out += v.pass ? fmt::format("verdict PASS: require: {} has every required target\n", t(v.library))
-                        : fmt::format("verdict FAIL: require: {} lacks {}\n", t(v.library), join(v.missing, " "));
+          out += v.pass ? fmt::format("verdict {}: require: {} has every required target\n", status, t(v.library))
+                        : fmt::format("verdict {}: require: {} lacks {}\n", status, t(v.library), join(v.missing, " "));
           break;
         case VerdictCheck::exact:
-          if (v.pass) out += fmt::format("verdict PASS: exact: {} has exactly the spec\n", t(v.library));
+          if (v.pass) out += fmt::format("verdict {}: exact: {} has exactly the spec\n", status, t(v.library));
           else {
-            out += fmt::format("verdict FAIL: exact: {}", t(v.library));
+            out += fmt::format("verdict {}: exact: {}", status, t(v.library));
             if (!v.missing.empty()) out += " lacks " + join(v.missing, " ");
             if (!v.extra.empty()) out += (v.missing.empty() ? " has extra " : "; has extra ") + join(v.extra, " ");
             out += "\n";

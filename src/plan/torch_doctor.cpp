@@ -4,6 +4,8 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "util/terminal_style.h"
+
 #include "util/strings.h"
 
 namespace tailor::plan {
@@ -158,7 +160,7 @@ DoctorReport run_torch_doctor(const BuildPlan& plan, const probe::HostReport& ho
 std::string render_doctor(const DoctorReport& report) {
   std::string o;
   for (const auto& c : report.checks) {
-    const char* mark = c.ok ? "ok  " : c.warning ? "warn" : "FAIL";
+    const std::string mark = c.ok ? paint("ok  ", Paint::green) : c.warning ? paint("warn", Paint::yellow) : paint("FAIL", Paint::red);
     o += fmt::format("[{}] {:<14} {}\n", mark, c.name, c.detail);
     if (!c.ok && !c.fix.empty()) o += fmt::format("       fix: {}\n", c.fix);
   }
