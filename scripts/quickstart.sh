@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-bash scripts/build_tailor.sh
+bash scripts/build_tailor.sh tailor   # the binary only: tests and fixtures are for scripts/test.sh
 T=./build/bin/tailor
 $T detect
 if $T detect --json | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["gpus"] else 1)'; then
