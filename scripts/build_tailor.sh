@@ -6,5 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 quiet=()
-ninja --help 2>&1 | grep -q -- '--quiet' && quiet=(--quiet)
+help=$(ninja --help 2>&1 || true)  # ninja --help exits 1
+[[ $help == *--quiet* ]] && quiet=(--quiet)
 ninja -C build -j "$(nproc)" "${quiet[@]}" "$@"
