@@ -26,7 +26,7 @@ TOML
 grep -q '^pytorch-sm75 ' "$tmp/list.txt" || { cat "$tmp/list.txt"; fail "variant name"; }
 (cd "$tmp" && "$TAILOR" matrix --config tailor.toml build --no-venv --out "$tmp/dist" --work-dir "$tmp/work") > "$tmp/build.txt" 2>&1 \
   || { cat "$tmp/build.txt"; fail "matrix build"; }
-grep -q 'pytorch-sm75 *ok: ' "$tmp/build.txt" || { cat "$tmp/build.txt"; fail "summary"; }
+grep -Eq 'pytorch-sm75 +ok +[^ ]+\.whl' "$tmp/build.txt" || { cat "$tmp/build.txt"; fail "summary"; }
 ls "$tmp/dist/pytorch-sm75/"torch-2.9.1+cu*-manylinux_*.whl > /dev/null || fail "wheel not published under the variant name"
 [ -s "$tmp/dist/pytorch-sm75/Dockerfile.runtime" ] || fail "no runtime Dockerfile"
 echo "matrix build e2e: ok"
