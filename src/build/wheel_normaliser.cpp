@@ -21,25 +21,13 @@ namespace tailor::build {
 
 namespace {
 
-constexpr uint8_t k_host_unix = 3;
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-/// 0755 when the member was stored by a Unix zip with any execute bit, else 0644. The
-/// reader hands out where each central record lies; "version made by" and the external
-/// attributes are read from there.
-uint32_t normal_mode(Bytes file, const formats::ZipEntry& e) {
-  auto made_by = read_le<uint16_t>(file, e.central_offset + 4);
-  auto attributes = read_le<uint32_t>(file, e.central_offset + 38);
-  if (!made_by || !attributes || (*made_by >> 8) != k_host_unix) return 0644;
-  return ((*attributes >> 16) & 0111) ? 0755 : 0644;
-}
-
-std::string digest_field(const Sha256::Digest& d) {
-  return "sha256=" + base64url_nopad_encode(std::as_bytes(std::span(d.data(), d.size())));
-}
+using formats::normal_mode;
+using formats::record_digest;
 
 struct Member {
   const formats::ZipEntry* entry = nullptr;  ///< null for members tailor writes
@@ -120,7 +108,7 @@ Expected<NormalisedWheel> normalise_wheel(const std::string& wheel, const WheelN
       TAILOR_TRY(retagged, retag_wheel_file(std::string(as_chars(*text)), options.retag));
       // The original bytes still answer to the old RECORD.
       if (auto row = old_rows.find(e.name); row != old_rows.end() && row->second.hash_algorithm == "sha256" &&
-                                            digest_field(Sha256::of(*text)) != "sha256=" + row->second.hash_value)
+                                            record_digest(Sha256::of(*text)) != "sha256=" + row->second.hash_value)
         return make_error(fmt::format("{}: member '{}' does not match its RECORD row (line {}); refusing to rewrite a damaged wheel",
                                       wheel, e.name, row->second.line));
       m.replacement = std::move(retagged);
@@ -162,13 +150,13 @@ Expected<NormalisedWheel> normalise_wheel(const std::string& wheel, const WheelN
     if (!m.replaced)
       if (auto row = old_rows.find(m.name); row != old_rows.end()) {
         const auto& r = row->second;
-        bool hash_differs = r.hash_algorithm == "sha256" && digest_field(written->sha256) != "sha256=" + r.hash_value;
+        bool hash_differs = r.hash_algorithm == "sha256" && record_digest(written->sha256) != "sha256=" + r.hash_value;
         bool size_differs = r.size && *r.size != written->size;
         if (hash_differs || size_differs)
           return make_error(fmt::format("{}: member '{}' does not match its RECORD row (line {}); refusing to rewrite a damaged wheel",
                                         wheel, m.name, r.line));
       }
-    record += fmt::format("{},{},{}\n", record_field(m.name), digest_field(written->sha256), written->size);
+    record += fmt::format("{},{},{}\n", record_field(m.name), record_digest(written->sha256), written->size);
   }
   record += record_field(record_name) + ",,\n";
   formats::ZipWriteEntry rec;

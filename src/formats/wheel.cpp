@@ -1,5 +1,7 @@
 #include "formats/wheel.h"
 
+#include "util/base64.h"
+
 #include <fmt/format.h>
 
 #include <cctype>
@@ -233,6 +235,10 @@ std::string record_field(const std::string& text) {
     out += c;
   }
   return out + "\"";
+}
+
+std::string record_digest(const Sha256::Digest& d) {
+  return "sha256=" + base64url_nopad_encode(std::as_bytes(std::span(d.data(), d.size())));
 }
 
 }  // namespace tailor::formats

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "util/expected.h"
+#include "util/sha256.h"
 
 namespace tailor::formats {
 
@@ -83,6 +84,9 @@ WheelMetadata parse_metadata(std::string_view text);
 /// One RECORD field, quoted as Python's csv module quotes it (when it holds , " or a
 /// line break).
 std::string record_field(const std::string& text);
+
+/// A RECORD hash field: "sha256=" and the digest in urlsafe base64 without padding.
+std::string record_digest(const Sha256::Digest& digest);
 
 /// PEP 503 normalization, used to compare names: lowercase, runs of -_. become '-'.
 std::string normalize_distribution_name(std::string_view name);

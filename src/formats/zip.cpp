@@ -409,4 +409,12 @@ Expected<std::string> peek_member(Bytes file, const ZipEntry& e, size_t max_byte
   return out;
 }
 
+uint32_t normal_mode(Bytes file, const ZipEntry& e) {
+  constexpr uint8_t k_host_unix = 3;
+  auto made_by = read_le<uint16_t>(file, e.central_offset + 4);
+  auto attributes = read_le<uint32_t>(file, e.central_offset + 38);
+  if (!made_by || !attributes || (*made_by >> 8) != k_host_unix) return 0644;
+  return ((*attributes >> 16) & 0111) ? 0755 : 0644;
+}
+
 }  // namespace tailor::formats

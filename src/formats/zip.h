@@ -89,6 +89,11 @@ Expected<void> stream_member(Bytes file, const ZipEntry& entry,
 Expected<std::string> peek_member(Bytes file, const ZipEntry& entry, size_t max_bytes,
                                   const ZipLimits& limits = {});
 
+/// The permissions a member gets when written again: 0755 when a Unix zip stored it with
+/// any execute bit, else 0644 (read from its central record: "version made by" and the
+/// external attributes).
+uint32_t normal_mode(Bytes file, const ZipEntry& entry);
+
 /// CRC-32 (the zip polynomial) of bytes, continuing from `crc`.
 uint32_t zip_crc32(uint32_t crc, Bytes bytes);
 

@@ -189,17 +189,7 @@ Expected<void> ZipWriter::write_bytes(Bytes bytes) {
 }
 
 Expected<ZipWrittenMember> ZipWriter::add(const ZipWriteEntry& entry) {
-  if (m_failed || m_committed || m_fd < 0) return make_error(fmt::format("{}: the zip writer is closed", m_path));
-  if (auto why = name_problem(entry.name); !why.empty()) {
-    auto e = make_error(fmt::format("{}: member '{}': {}", m_path, entry.name.substr(0, 200), why));
-    fail(e);
-    return e;
-  }
-  if (m_names.count(entry.name)) {
-    auto e = make_error(fmt::format("{}: member '{}' is added twice", m_path, entry.name));
-    fail(e);
-    return e;
-  }
+  if (auto r = check_name(entry.name); !r) return r.error();
 
   // The size up front decides zip64 in the local header before the data is written.
   Fd file;
@@ -230,7 +220,6 @@ Expected<ZipWrittenMember> ZipWriter::add(const ZipWriteEntry& entry) {
   const bool zip64_offset = m_options.force_zip64 || header_offset >= k_max32;
   const uint16_t flags = is_ascii(entry.name) ? 0 : k_flag_utf8;
   const uint16_t method = stored ? k_zip_stored : k_zip_deflated;
-  const uint16_t needs = zip64_sizes || zip64_offset ? k_needs_zip64 : k_needs_plain;
 
   std::vector<std::byte> local;
   put32(local, k_sig_local);
@@ -390,38 +379,7 @@ Expected<ZipWrittenMember> ZipWriter::add(const ZipWriteEntry& entry) {
   }
 
   // Its central directory record, written at commit().
-  std::vector<std::byte> extra;
-  if (zip64_sizes || zip64_offset) {
-    put16(extra, 0x0001);
-    put16(extra, static_cast<uint16_t>((zip64_sizes ? 16 : 0) + (zip64_offset ? 8 : 0)));
-    if (zip64_sizes) {
-      put64(extra, size);
-      put64(extra, written);
-    }
-    if (zip64_offset) put64(extra, header_offset);
-  }
-  std::vector<std::byte> central;
-  put32(central, k_sig_central);
-  put16(central, k_made_by);
-  put16(central, needs);
-  put16(central, flags);
-  put16(central, method);
-  put16(central, m_dos_time);
-  put16(central, m_dos_date);
-  put32(central, crc);
-  put32(central, zip64_sizes ? k_max32 : static_cast<uint32_t>(written));
-  put32(central, zip64_sizes ? k_max32 : static_cast<uint32_t>(size));
-  put16(central, static_cast<uint16_t>(entry.name.size()));
-  put16(central, static_cast<uint16_t>(extra.size()));
-  put16(central, 0);  // comment
-  put16(central, 0);  // disk
-  put16(central, 0);  // internal attributes
-  put32(central, (0100000u | (entry.mode & 07777u)) << 16);  // S_IFREG | permissions
-  put32(central, zip64_offset ? k_max32 : static_cast<uint32_t>(header_offset));
-  put_text(central, entry.name);
-  central.insert(central.end(), extra.begin(), extra.end());
-  m_central.push_back(std::move(central));
-  m_names.insert(entry.name);
+  add_central(entry.name, flags, method, crc, size, written, header_offset, zip64_sizes, zip64_offset, entry.mode);
   return out;
 }
 

@@ -20,7 +20,6 @@
 #include "formats/wheel.h"
 #include "formats/zip.h"
 #include "formats/zip_writer.h"
-#include "util/base64.h"
 #include "util/files.h"
 #include "util/interrupt.h"
 #include "util/mapped_file.h"
@@ -96,10 +95,6 @@ public:
 private:
   std::string m_path;
 };
-
-std::string digest_field(const Sha256::Digest& d) {
-  return "sha256=" + base64url_nopad_encode(std::span<const std::byte>(reinterpret_cast<const std::byte*>(d.data()), d.size()));
-}
 
 // SHA-256 of a file read in 4 MiB chunks (a map would keep every page resident).
 Expected<Sha256::Digest> hash_file(const std::string& path) {
@@ -433,23 +428,22 @@ Expected<InputSlim> slim_wheel_input(const std::string& path, const SlimOptions&
     const auto& e = zip->entries[i];
     if (e.name == record_name || e.name == marker_name) continue;
     if (e.is_directory()) continue;
-    uint32_t mode = 0644;
+    const uint32_t mode = formats::normal_mode(file, e);
     auto s = slimmed.find(i);
     if (s != slimmed.end()) {
-      TAILOR_TRY(m, writer.add({e.name, formats::ZipFileSource{s->second->temp_out}, 0755}));
-      new_rows[e.name] = digest_field(m.sha256) + "," + std::to_string(m.size);
+      TAILOR_TRY(m, writer.add({e.name, formats::ZipFileSource{s->second->temp_out}, mode}));
+      new_rows[e.name] = formats::record_digest(m.sha256) + "," + std::to_string(m.size);
       continue;
     }
     auto data = strict_substr(file, e.data_offset, e.compressed_size);
     if (!data) return make_error(path + ": member '" + e.name + "' runs past the archive");
-    if (may_be_library(e.name) && e.name.find(".so") != std::string::npos) mode = 0755;
     TAILOR_TRY(m, writer.add_raw({e.name, mode, e.method, e.crc32, e.uncompressed_size, *data}));
     (void)m;
   }
   std::vector<SlimmedFile> marker_files = in.files;
   std::string marker = marker_json(o, fs::path(path).filename().string(), original_sha, marker_files).dump(2) + "\n";
   TAILOR_TRY(mm, writer.add({marker_name, marker, 0644}));
-  new_rows[marker_name] = digest_field(mm.sha256) + "," + std::to_string(mm.size);
+  new_rows[marker_name] = formats::record_digest(mm.sha256) + "," + std::to_string(mm.size);
   std::string record_text;
   for (const auto& r : *rows) {
     if (r.path == record_name || r.path == marker_name) continue;
@@ -576,14 +570,14 @@ Expected<InputSlim> slim_environment_input(const std::string& path, const SlimOp
     std::map<std::string, std::string> new_rows;
     std::vector<SlimmedFile> slimmed_here;
     for (const auto* f : list) {
-      new_rows[f->row_path] = digest_field(f->result.sha) + "," + std::to_string(f->result.lib.size_after);
+      new_rows[f->row_path] = formats::record_digest(f->result.sha) + "," + std::to_string(f->result.lib.size_after);
       slimmed_here.push_back({f->row_path, f->result.lib});
     }
     // The marker, merged with an earlier run's.
     std::string marker = marker_json(o, "", "", slimmed_here).dump(2) + "\n";
     if (auto w = write_file_atomic((dist / k_slim_marker).string(), marker); !w) return w.error();
     const std::string marker_row = dist.filename().string() + "/" + k_slim_marker;
-    new_rows[marker_row] = digest_field(Sha256::of(std::span<const std::byte>(reinterpret_cast<const std::byte*>(marker.data()), marker.size()))) +
+    new_rows[marker_row] = formats::record_digest(Sha256::of(std::span<const std::byte>(reinterpret_cast<const std::byte*>(marker.data()), marker.size()))) +
                            "," + std::to_string(marker.size());
     std::string text;
     std::string record_row;
