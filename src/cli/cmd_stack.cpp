@@ -1,0 +1,226 @@
+// `tailor stack [PACKAGE[==VER]...] [-r FILE] [--gpu SPEC | --arch SPEC] ...`: the
+// compatibility matrix of a package stack for a target machine, measured from the wheels
+// (pip resolves, inspect judges), with a lock, an install script and --install.
+// Exit 0 when every package can be had (prebuilt or built), 1 when one cannot (or the
+// install's verification failed), 2 for bad input, 128+signal when interrupted.
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "stack/stack.h"
+#include "util/files.h"
+#include "util/interrupt.h"
+#include "util/process.h"
+#include "util/strings.h"
+#include "util/terminal_style.h"
+#include "util/text_escape.h"
+#include "util/user_file.h"
+
+namespace fs = std::filesystem;
+
+namespace tailor::cli {
+namespace {
+
+struct StackArgs {
+  stack::StackRequest request;
+  std::string lock, script, install, from_lock, out = "dist";
+  bool json = false, build = false, no_index = false;
+};
+
+std::string self_path() {
+  std::error_code ec;
+  auto p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("tailor") : p.string();
+}
+
+Paint outcome_paint(stack::Outcome o) {
+  switch (o) {
+    case stack::Outcome::prebuilt:
+    case stack::Outcome::installed: return Paint::green;
+    case stack::Outcome::build: return Paint::yellow;
+    case stack::Outcome::unsupported: return Paint::red;
+  }
+  return Paint::bold;
+}
+
+std::string render_text(const stack::StackResult& r) {
+  std::string out = fmt::format("{} {} Python {} (glibc {}), {}\n", paint("target:", Paint::bold), r.target.platform, r.target.python,
+                                r.target.glibc, r.target.gpu_label());
+  if (!r.torch.version.empty())
+    out += fmt::format("{} {} ({}; CUDA {})\n", paint("torch: ", Paint::bold), r.torch.version, r.torch.source,
+                       r.torch.cuda.empty() ? "none" : r.torch.cuda);
+  struct Line {
+    std::string name, version, prebuilt, covers, build, outcome, reason;
+    stack::Outcome o;
+  };
+  std::vector<Line> lines;
+  size_t wn = 7, wv = 7;
+  for (const auto& row : r.rows) {
+    Line l{terminal_safe(row.name), terminal_safe(row.version), row.wheel ? "yes" : "no", row.covers, row.buildable,
+           std::string(stack::outcome_key(row.outcome)), terminal_safe(row.reason), row.outcome};
+    wn = std::max(wn, std::min<size_t>(l.name.size(), 40));
+    wv = std::max(wv, std::min<size_t>(l.version.size(), 24));
+    lines.push_back(std::move(l));
+  }
+  out += fmt::format("\n{:<{}}  {:<{}}  {:<8}  {:<6}  {:<6}  {:<11}  {}\n", "package", wn, "version", wv, "prebuilt", "covers", "build",
+                     "outcome", "reason");
+  for (const auto& l : lines)
+    out += fmt::format("{:<{}}  {:<{}}  {:<8}  {:<6}  {:<6}  {}  {}\n", l.name, wn, l.version, wv, l.prebuilt, l.covers, l.build,
+                       paint(fmt::format("{:<11}", l.outcome), outcome_paint(l.o)), l.reason);
+  size_t prebuilt = 0, build = 0, unsupported = 0;
+  for (const auto& row : r.rows) {
+    if (row.outcome == stack::Outcome::prebuilt || row.outcome == stack::Outcome::installed) ++prebuilt;
+    if (row.outcome == stack::Outcome::build) ++build;
+    if (row.outcome == stack::Outcome::unsupported) ++unsupported;
+  }
+  out += fmt::format("\n{} prebuilt or installed, {} to build, {} unsupported", prebuilt, build, unsupported);
+  if (r.resolve_seconds > 0)
+    out += fmt::format(" (resolved in {:.1f} s, inspected in {:.1f} s; {} downloaded, {} from the cache)", r.resolve_seconds,
+                       r.inspect_seconds, r.downloads, r.cache_hits);
+  out += "\n";
+  for (const auto& n : r.notes) out += fmt::format("{} {}\n", paint("note:", Paint::yellow), terminal_safe(n));
+  return out;
+}
+
+nlohmann::json render_json(const stack::StackResult& r, const stack::InstallReport* install) {
+  auto j = nlohmann::json::parse(stack::render_lock(r));
+  j.erase("schema");
+  j["ok"] = r.ok();
+  j["pip_command"] = r.pip_command;
+  j["seconds"] = {{"resolve", r.resolve_seconds}, {"inspect", r.inspect_seconds}};
+  j["downloads"] = r.downloads;
+  j["cache_hits"] = r.cache_hits;
+  if (install) {
+    j["install"] = {{"venv", install->venv}, {"steps", install->steps}, {"failures", install->failures}, {"ok", install->ok()}};
+    auto v = nlohmann::json::parse(install->verification_json, nullptr, false);
+    j["install"]["verification"] = v.is_discarded() ? nlohmann::json() : v;
+  }
+  return with_schema(std::move(j), "stack");
+}
+
+int interrupted_exit() {
+  int sig = interrupt_signal();
+  report_error("stack: interrupted; nothing was written", interrupt_exit_code(sig));
+  return interrupt_exit_code(sig);
+}
+
+int run_stack(StackArgs& args) {
+  install_interrupt_handlers();
+  args.request.self = self_path();
+  args.request.index.no_index = args.no_index;
+  stack::StackResult result;
+  if (!args.from_lock.empty()) {
+    if (!args.request.packages.empty() || !args.request.requirement_files.empty())
+      return report_error("stack: --from-lock replaces the package list: give one or the other");
+    auto text = read_text_file(args.from_lock, 64ull << 20);
+    if (!text) return report_error("--from-lock: " + text.error().message);
+    auto lock = stack::read_lock(*text);
+    if (!lock) return report_error(args.from_lock + ": " + lock.error().message);
+    result = std::move(*lock);
+  } else {
+    for (const auto& f : args.request.requirement_files)
+      if (auto t = read_text_file(f, 8ull << 20); !t) return report_error("-r: " + t.error().message);
+    SystemCommandRunner runner;
+    auto r = stack::run_stack(args.request, runner);
+    if (!r) return interrupt_signal() ? interrupted_exit() : report_error("stack: " + r.error().message);
+    result = std::move(*r);
+  }
+  if (!args.lock.empty())
+    if (auto w = write_file_atomic(args.lock, stack::render_lock(result)); !w) return report_error("--lock: " + w.error().message);
+  if (!args.script.empty()) {
+    if (auto w = write_file_atomic(args.script, stack::render_script(result)); !w) return report_error("--script: " + w.error().message);
+    fs::permissions(args.script, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);
+  }
+  std::optional<stack::InstallReport> installed;
+  if (!args.install.empty()) {
+    if (!result.ok()) {
+      if (args.json) std::cout << render_json(result, nullptr).dump(2) << "\n";
+      else std::cout << render_text(result);
+      return report_error("stack: not installing: a package cannot be had (see the table)", k_exit_failed);
+    }
+    if (!args.json) std::cout << render_text(result) << "\n";
+    SystemCommandRunner runner;
+    auto report = stack::install_stack(result, args.install, args.request, runner,
+                                       [](std::string_view line) { std::cerr << line << "\n"; });
+    if (!report) return interrupt_signal() ? interrupted_exit() : report_error("stack: --install: " + report.error().message);
+    installed = std::move(*report);
+    if (args.json) {
+      std::cout << render_json(result, &*installed).dump(2) << "\n";
+    } else if (installed->verification_json.empty()) {
+      for (const auto& f : installed->failures) std::cout << paint("FAILED ", Paint::red) << terminal_safe(f) << "\n";
+    } else {
+      auto v = nlohmann::json::parse(installed->verification_json, nullptr, false);
+      size_t imports = 0;
+      if (!v.is_discarded())
+        for (const auto& i : v.value("imports", nlohmann::json::array())) imports += i.value("ok", false) ? 1 : 0;
+      std::cout << fmt::format("{} {}: {} imports", paint("verified", Paint::bold), installed->venv, imports);
+      if (!v.is_discarded() && v.contains("torch") && v["torch"].is_object())
+        std::cout << fmt::format("; torch {} CUDA {} arch list {}", v["torch"].value("version", ""), v["torch"].value("cuda", ""),
+                                 join(v["torch"].value("arch_list", std::vector<std::string>{}), " "));
+      if (!v.is_discarded() && v.contains("gpu") && v["gpu"].is_object())
+        std::cout << fmt::format("; GPU smoke test on {} ({}): {}", v["gpu"].value("name", ""), v["gpu"].value("cc", ""),
+                                 v["gpu"].value("matmul", false) ? "passed" : "FAILED");
+      else
+        std::cout << "; GPU smoke test: skipped (no GPU)";
+      std::cout << "\n";
+      for (const auto& f : installed->failures) std::cout << paint("FAILED ", Paint::red) << terminal_safe(f) << "\n";
+    }
+    return installed->ok() ? k_exit_ok : k_exit_failed;
+  }
+  if (args.build) {
+    SystemCommandRunner runner;
+    for (const auto& row : result.rows) {
+      if (row.outcome != stack::Outcome::build || row.kind == stack::Kind::torch) continue;
+      CommandSpec spec;
+      std::string gpu = result.target.gpu_text;
+      spec.argv = {args.request.self, "build", row.sdist_file, "--gpu", gpu, "--python", args.request.interpreter, "--out", args.out,
+                   "--progress", "plain"};
+      spec.timeout = std::chrono::hours(12);
+      spec.on_line = [](std::string_view line) { std::cerr << line << "\n"; };
+      spec.keep_output = false;
+      auto r = runner.run(spec);
+      if (r.interrupted) return interrupted_exit();
+      if (!r.ok()) return report_error(fmt::format("stack: building {} failed (exit {})", row.name, r.exit_code), k_exit_failed);
+    }
+  }
+  if (args.json) std::cout << render_json(result, nullptr).dump(2) << "\n";
+  else std::cout << render_text(result);
+  return result.ok() ? k_exit_ok : k_exit_failed;
+}
+
+}  // namespace
+
+void setup_stack(CLI::App& sub, RunFn& run) {
+  auto a = std::make_shared<StackArgs>();
+  auto& q = a->request;
+  sub.add_option("packages", q.packages, "Requirements: NAME, NAME==VERSION, NAME>=VERSION ...");
+  sub.add_option("-r,--requirement", q.requirement_files, "A requirements file (passed to pip)");
+  sub.add_option("--gpu", q.gpu, "The target's GPUs (T4G, A10G, H100, 8.6, g5g.xlarge; default: this machine's)");
+  sub.add_option("--arch", q.arch, "The target's GPUs as CUDA targets (8.6, sm_90)");
+  sub.add_option("--platform", q.platform, "The target's platform: x86_64 or aarch64 (default: this machine's)");
+  sub.add_option("--python", q.python, "The target's Python version, 3.X (default: the resolving interpreter's)");
+  sub.add_option("--glibc", q.glibc, "The target's glibc (its manylinux tags; default: this machine's, or 2.35 for another)");
+  sub.add_option("--cuda", q.cuda, "The CUDA version torch must be built for (adds the PyTorch index for it)");
+  sub.add_option("--torch", q.torch, "A torch version, or a Python interpreter whose installed torch the stack uses");
+  sub.add_option("--index-url", q.index.index_url, "The package index (pip's --index-url)");
+  sub.add_option("--extra-index-url", q.index.extra_index_urls, "More indexes (pip's --extra-index-url)");
+  sub.add_option("--find-links", q.index.find_links, "Folders or pages of wheels and sdists (pip's --find-links)");
+  sub.add_flag("--no-index", a->no_index, "Use only --find-links (pip's --no-index)");
+  sub.add_option("--interpreter", q.interpreter, "The Python that runs pip (default python3)");
+  sub.add_option("--cache-dir", q.cache_dir, "Where inspected wheels and sdists are kept by sha256 (default ~/.cache/tailor/stack)");
+  sub.add_flag("--json", a->json, "Machine-readable output");
+  sub.add_option("--lock", a->lock, "Write the lock: pinned wheel URLs with sha256, the sdists to build");
+  sub.add_option("--from-lock", a->from_lock, "Use a lock written by --lock instead of resolving");
+  sub.add_option("--script", a->script, "Write a bash script that installs the stack into a venv (bash SCRIPT VENV)");
+  sub.add_option("--install", a->install, "Install the stack into this venv (created when missing) and verify it");
+  sub.add_flag("--build", a->build, "Build the packages that have no usable wheel now, into --out");
+  sub.add_option("--out", a->out, "Where --build puts the built wheels (default ./dist)");
+  sub.callback([&run, a] { run = [a] { return run_stack(*a); }; });
+}
+
+}  // namespace tailor::cli

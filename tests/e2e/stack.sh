@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# End-to-end: `tailor stack` against a PEP 503 index served on loopback by this test
+# (python -m http.server over a folder laid out by stack_index.py): wheels made from the
+# CUDA fixtures (sm_75 only and sm_90 only, cut by `tailor slim`; SASS+PTX; a wheel that
+# carries a CUDA 11 build next to its CUDA 13 one), a pure-Python wheel, and the example's
+# sdist. pip resolves (the real pip), tailor inspects and decides; the lock round-trips,
+# the script passes bash -n, and --install builds the example from its sdist into a fresh
+# venv that reuses this machine's torch and ends with the verification passing.
+# Online part (skipped visibly without PyPI): the aarch64 torch 2.9.1 case and
+# bitsandbytes + einops on x86_64.
+set -u
+: "${TAILOR:?TAILOR must point at the built binary}"
+[ -x "$TAILOR" ] || { echo "skip: $TAILOR not built"; exit 77; }
+fixtures="$TAILOR_BINARY_DIR/fixtures"
+for f in slim_multi.so sass_ptx_80.so; do
+  [ -f "$fixtures/$f" ] || { echo "skip: fixture $f not built (needs nvcc; target tailor_fixtures)"; exit 77; }
+done
+python3 -c 'import torch' 2>/dev/null || { echo "skip: python3 with torch needed"; exit 77; }
+src=${TAILOR_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+
+fail=0
+ok() { echo "ok   $1"; }
+bad() { echo "FAIL $1"; fail=1; }
+expect_eq() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got '$2', want '$3'"; fi; }
+jq_py() { python3 -c 'import json,sys; j=json.load(open(sys.argv[2])); print(eval(sys.argv[1]))' "$1" "$2"; }
+row() { jq_py "[p for p in j['packages'] if p['key']=='$2'][0]['$3']" "$1"; }
+
+tmp=$(mktemp -d)
+server=
+cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+
+# ---- the index -------------------------------------------------------------------------
+lib="$tmp/lib"
+mkdir -p "$lib"
+"$TAILOR" slim "$fixtures/slim_multi.so" --keep sm_75 --out "$lib/75" >/dev/null && cp "$lib/75/slim_multi.so" "$lib/only_75.so"
+"$TAILOR" slim "$fixtures/slim_multi.so" --keep sm_90 --out "$lib/90" >/dev/null && cp "$lib/90/slim_multi.so" "$lib/only_90.so"
+cp "$fixtures/sass_ptx_80.so" "$lib/"
+# A library built for CUDA 11: it links libcudart.so.11.0 (a stub with that soname).
+echo 'int cudart_stub(void) { return 11; }' >"$lib/stub.c"
+echo 'int cudart_stub(void); int kern_cuda11(void) { return cudart_stub(); }' >"$lib/k11.c"
+gcc -shared -fPIC -Wl,-soname,libcudart.so.11.0 -o "$lib/libcudart.so.11.0" "$lib/stub.c"
+gcc -shared -fPIC -o "$lib/cuda11.so" "$lib/k11.c" -Wl,--no-as-needed "$lib/libcudart.so.11.0"
+"$TAILOR" inspect "$lib/only_75.so" --exact sm_75 >/dev/null && "$TAILOR" inspect "$lib/only_90.so" --exact sm_90 >/dev/null \
+  && ok "slimmed fixtures: sm_75 only, sm_90 only" || bad "slimmed fixtures"
+python3 "$src/tests/e2e/stack_index.py" "$tmp/index" "$lib" "$src/examples/fused_ops" >"$tmp/files" || { cat "$tmp/files"; bad "index"; exit 1; }
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+(cd "$tmp/index" && exec python3 -m http.server "$port" --bind 127.0.0.1) >/dev/null 2>&1 &
+server=$!
+for _ in $(seq 50); do python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/simple/')" 2>/dev/null && break; sleep 0.1; done
+index="http://127.0.0.1:$port/simple"
+export XDG_CACHE_HOME="$tmp/cache"
+
+# ---- T4G: the sm_75 wheel is picked, the sm_90 one refused with its reason ----------------
+"$TAILOR" stack --gpu T4G --torch python3 --index-url "$index" kern75 kern90 kernptx kernmulti purepkg \
+  --json --lock "$tmp/t4g.lock" >"$tmp/t4g.json" 2>"$tmp/t4g.err"
+expect_eq "exit 1 (one package unsupported)" "$?" 1
+expect_eq "schema" "$(jq_py 'j["schema"]' "$tmp/t4g.json")" "tailor.stack/1"
+expect_eq "kern75 prebuilt" "$(row "$tmp/t4g.json" kern75 outcome)" prebuilt
+expect_eq "kern75 covers" "$(row "$tmp/t4g.json" kern75 covers)" yes
+expect_eq "kern75 targets" "$(jq_py "' '.join([p for p in j['packages'] if p['key']=='kern75'][0]['targets'])" "$tmp/t4g.json")" "sm_75"
+expect_eq "kern90 unsupported" "$(row "$tmp/t4g.json" kern90 outcome)" unsupported
+reason=$(row "$tmp/t4g.json" kern90 reason)
+case "$reason" in *"has sm_90; 7.5 needs sm_75"*"no sdist"*) ok "kern90 reason: $reason" ;; *) bad "kern90 reason: $reason" ;; esac
+expect_eq "kernptx (PTX 8.0) refused on 7.5" "$(row "$tmp/t4g.json" kernptx covers)" no
+expect_eq "kernmulti prebuilt (its CUDA 11 build set aside)" "$(row "$tmp/t4g.json" kernmulti outcome)" prebuilt
+case "$(row "$tmp/t4g.json" kernmulti reason)" in *"also carries builds for CUDA 11"*) ok "kernmulti reason" ;; *) bad "kernmulti reason: $(row "$tmp/t4g.json" kernmulti reason)" ;; esac
+expect_eq "purepkg pure" "$(row "$tmp/t4g.json" purepkg kind)" pure
+expect_eq "torch installed" "$(row "$tmp/t4g.json" torch outcome)" installed
+expect_eq "dependency order: kern75 before purepkg" \
+  "$(jq_py "[p['key'] for p in j['packages']].index('kern75') < [p['key'] for p in j['packages']].index('purepkg')" "$tmp/t4g.json")" True
+sha=$(jq_py "[p for p in j['packages'] if p['key']=='kern75'][0]['wheel']['sha256']" "$tmp/t4g.lock")
+expect_eq "lock pins kern75 by sha256" "$sha" "$(sha256sum "$tmp/index/files/kern75-1.0-py3-none-linux_x86_64.whl" | cut -d' ' -f1)"
+[ -n "$(find "$tmp/cache/tailor/stack/files" -name 'kern75-*.whl' -path "*$sha*")" ] && ok "wheel cached by sha256" || bad "no cache entry"
+# The same on 8.6: the PTX wheel JITs, kern75's sm_75 SASS runs (same major? no: 7.5 -> 8.6 is not), kern90 still not.
+"$TAILOR" stack --arch 8.6 --torch python3 --index-url "$index" kernptx --json >"$tmp/a86.json" 2>/dev/null
+expect_eq "kernptx on 8.6" "$(row "$tmp/a86.json" kernptx covers)" yes
+expect_eq "cache hit on the second run" "$(jq_py 'j["cache_hits"] >= 1' "$tmp/a86.json")" True
+
+# ---- the example from its sdist; lock and script; --install ------------------------------
+"$TAILOR" stack --gpu T4G --torch python3 --index-url "$index" kern75 purepkg fused_ops \
+  --lock "$tmp/ok.lock" --script "$tmp/install.sh" >"$tmp/ok.txt" 2>"$tmp/ok.err"
+expect_eq "stack exit 0" "$?" 0
+grep -q "fused.ops .* build .*no wheel for the target; build from fused_ops-0.1.0.tar.gz (generic recipe)" "$tmp/ok.txt" \
+  && ok "fused_ops: build from the sdist" || { bad "fused_ops row"; cat "$tmp/ok.txt" "$tmp/ok.err"; }
+grep -q "^kern75 .* prebuilt" "$tmp/ok.txt" && ok "text table" || bad "text table"
+bash -n "$tmp/install.sh" && ok "script passes bash -n" || bad "script syntax"
+grep -q -- "--require-hashes" "$tmp/install.sh" && grep -q "kern75 @ http://127.0.0.1:$port/.*--hash=sha256:$sha" "$tmp/install.sh" \
+  && ok "script installs hashed wheels" || bad "script hashes"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/ok.lock" && ok "lock is JSON" || bad "lock JSON"
+"$TAILOR" stack --from-lock "$tmp/ok.lock" --lock "$tmp/again.lock" --script "$tmp/again.sh" >/dev/null
+cmp -s "$tmp/ok.lock" "$tmp/again.lock" && ok "lock round-trips" || bad "lock differs after a round trip"
+cmp -s "$tmp/install.sh" "$tmp/again.sh" && ok "script from the lock is the same" || bad "script differs"
+echo '{"schema": "tailor.stack-lock/1", "target": 5}' >"$tmp/bad.lock"
+out=$("$TAILOR" stack --from-lock "$tmp/bad.lock" 2>&1); rc=$?
+expect_eq "broken lock: exit 2" "$rc" 2
+expect_eq "broken lock: one line" "$(echo "$out" | wc -l)" 1
+out=$("$TAILOR" stack --gpu T4G --index-url "$index" "kern75===" 2>&1); rc=$?
+expect_eq "bad requirement: exit 2" "$rc" 2
+
+if [ "${TAILOR_STACK_SKIP_INSTALL:-0}" = 1 ]; then
+  echo "skip: --install (TAILOR_STACK_SKIP_INSTALL=1)"
+else
+  "$TAILOR" stack --from-lock "$tmp/ok.lock" --install "$tmp/venv" >"$tmp/install.out" 2>"$tmp/install.err"
+  rc=$?
+  expect_eq "--install exit" "$rc" 0
+  [ "$rc" = 0 ] || tail -n 30 "$tmp/install.err" "$tmp/install.out"
+  grep -q "^verified $tmp/venv: [0-9]* imports; torch .* arch list .*sm_75" "$tmp/install.out" && ok "verification line" \
+    || { bad "verification line"; cat "$tmp/install.out"; }
+  if nvidia-smi -L >/dev/null 2>&1; then
+    grep -q "GPU smoke test on .*passed" "$tmp/install.out" && ok "GPU smoke" || bad "GPU smoke"
+  else
+    grep -q "GPU smoke test: skipped (no GPU)" "$tmp/install.out" && ok "GPU smoke skipped (no GPU)" || bad "no skip line"
+  fi
+  "$tmp/venv/bin/python" -c 'import fused_ops, purepkg, kern75; assert purepkg.VALUE == 42' && ok "venv imports" || bad "venv imports"
+  expect_eq "fused_ops built for sm_75 only" \
+    "$("$TAILOR" inspect "$("$tmp/venv/bin/python" -c 'import fused_ops._C as m; print(m.__file__)')" --exact sm_75 >/dev/null; echo $?)" 0
+fi
+
+# ---- online (PyPI) -------------------------------------------------------------------------
+if python3 -c "import urllib.request; urllib.request.urlopen('https://pypi.org/simple/einops/', timeout=10)" 2>/dev/null; then
+  "$TAILOR" stack --platform aarch64 --python 3.10 --gpu T4G torch==2.9.1 --json >"$tmp/arm.json" 2>"$tmp/arm.err"
+  expect_eq "aarch64 torch 2.9.1: exit 0 (buildable)" "$?" 0
+  expect_eq "aarch64 torch: build" "$(row "$tmp/arm.json" torch outcome)" build
+  case "$(row "$tmp/arm.json" torch reason)" in *"CPU-only build"*"tailor plan torch --gpu T4G"*) ok "aarch64 torch: no CUDA, offers tailor plan torch" ;;
+    *) bad "aarch64 torch reason: $(row "$tmp/arm.json" torch reason)" ;; esac
+  expect_eq "aarch64: no x86_64-only nvidia wheels" "$(jq_py "len([p for p in j['packages'] if p['key'].startswith('nvidia-')])" "$tmp/arm.json")" 0
+  "$TAILOR" stack --platform x86_64 --gpu 8.6 bitsandbytes einops --json >"$tmp/bnb.json" 2>"$tmp/bnb.err"
+  expect_eq "bitsandbytes: prebuilt" "$(row "$tmp/bnb.json" bitsandbytes outcome)" prebuilt
+  expect_eq "bitsandbytes: covers 8.6" "$(row "$tmp/bnb.json" bitsandbytes covers)" yes
+  expect_eq "einops: prebuilt" "$(row "$tmp/bnb.json" einops outcome)" prebuilt
+else
+  echo "skip: online checks (pypi.org unreachable)"
+fi
+exit $fail

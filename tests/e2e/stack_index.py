@@ -1,0 +1,97 @@
+"""Lays out a PEP 503 package index for tests/e2e/stack.sh.
+
+Wheels are made here from the CUDA fixtures (real nvcc output): kern75 (sm_75 only),
+kern90 (sm_90 only), kernptx (sm_80 + compute_80 PTX) and kernmulti (sm_75, and a second
+build for CUDA 11 that links libcudart.so.11.0); a pure-Python wheel (purepkg, which
+depends on kern75); and the bundled example's sdist (fused_ops, no wheel).
+
+python3 stack_index.py OUT FIXTURE_DIR EXAMPLE_DIR
+"""
+import base64
+import hashlib
+import html
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+
+out, fixtures, example = sys.argv[1:4]
+files = os.path.join(out, "files")
+os.makedirs(files, exist_ok=True)
+tag = "py3-none-linux_x86_64"
+
+
+def record_line(name, data):
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+
+
+def make_wheel(dist, version, members, requires=(), purelib=False):
+    wheel_tag = "py3-none-any" if purelib else tag
+    info = f"{dist}-{version}.dist-info"
+    metadata = f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n" + "".join(
+        f"Requires-Dist: {r}\n" for r in requires
+    )
+    wheel = f"Wheel-Version: 1.0\nGenerator: tailor-test\nRoot-Is-Purelib: {'true' if purelib else 'false'}\nTag: {wheel_tag}\n"
+    members = dict(members)
+    members[f"{info}/METADATA"] = metadata.encode()
+    members[f"{info}/WHEEL"] = wheel.encode()
+    record = [record_line(n, d) for n, d in members.items()] + [f"{info}/RECORD,,"]
+    members[f"{info}/RECORD"] = ("\n".join(record) + "\n").encode()
+    path = os.path.join(files, f"{dist}-{version}-{wheel_tag}.whl")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for n, d in members.items():
+            z.writestr(n, d)
+    return path
+
+
+def loader(module, libs):
+    lines = ["import ctypes, os", "_here = os.path.dirname(__file__)"]
+    for lib in libs:
+        lines.append(f"ctypes.CDLL(os.path.join(_here, {lib!r}))")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def read(name):
+    with open(os.path.join(fixtures, name), "rb") as f:
+        return f.read()
+
+
+make_wheel("kern75", "1.0", {"kern75/__init__.py": loader("kern75", ["_k.so"]), "kern75/_k.so": read("only_75.so")})
+make_wheel("kern90", "1.0", {"kern90/__init__.py": b"", "kern90/_k.so": read("only_90.so")})
+make_wheel("kernptx", "1.0", {"kernptx/__init__.py": b"", "kernptx/_k.so": read("sass_ptx_80.so")})
+make_wheel(
+    "kernmulti",
+    "1.0",
+    {"kernmulti/__init__.py": b"", "kernmulti/_k_cuda13.so": read("only_75.so"), "kernmulti/_k_cuda11.so": read("cuda11.so")},
+)
+make_wheel("purepkg", "1.0", {"purepkg/__init__.py": b"VALUE = 42\n"}, requires=["kern75>=1.0"], purelib=True)
+
+# The example's sdist (its setup.py imports torch, as CUDA extensions' do).
+work = os.path.join(out, "example")
+shutil.copytree(example, work, ignore=shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__"))
+subprocess.run([sys.executable, "setup.py", "-q", "sdist", "-d", files], cwd=work, check=True, capture_output=True)
+shutil.rmtree(work)
+
+# PEP 503: /simple/<normalised name>/ lists the files with their sha256.
+simple = os.path.join(out, "simple")
+projects = {}
+for f in sorted(os.listdir(files)):
+    name = f.split("-")[0].lower().replace("_", "-")
+    projects.setdefault(name, []).append(f)
+os.makedirs(simple, exist_ok=True)
+with open(os.path.join(simple, "index.html"), "w") as idx:
+    idx.write("<!DOCTYPE html><html><body>\n")
+    for name, names in projects.items():
+        idx.write(f'<a href="{name}/">{name}</a>\n')
+        os.makedirs(os.path.join(simple, name), exist_ok=True)
+        with open(os.path.join(simple, name, "index.html"), "w") as page:
+            page.write("<!DOCTYPE html><html><body>\n")
+            for f in names:
+                with open(os.path.join(files, f), "rb") as fh:
+                    digest = hashlib.sha256(fh.read()).hexdigest()
+                page.write(f'<a href="../../files/{html.escape(f)}#sha256={digest}">{html.escape(f)}</a>\n')
+            page.write("</body></html>\n")
+    idx.write("</body></html>\n")
+print("\n".join(sorted(os.listdir(files))))
