@@ -199,7 +199,7 @@ void setup_stack(CLI::App& sub, RunFn& run) {
   auto a = std::make_shared<StackArgs>();
   auto& q = a->request;
   sub.add_option("packages", q.packages, "Requirements: NAME, NAME==VERSION, NAME>=VERSION ...");
-  sub.add_option("-r,--requirement", q.requirement_files, "A requirements file (passed to pip)");
+  sub.add_option("-r,--requirement", q.requirement_files, "A requirements file (passed to pip)")->allow_extra_args(false);
   sub.add_option("--gpu", q.gpu, "The target's GPUs (T4G, A10G, H100, 8.6, g5g.xlarge; default: this machine's)");
   sub.add_option("--arch", q.arch, "The target's GPUs as CUDA targets (8.6, sm_90)");
   sub.add_option("--platform", q.platform, "The target's platform: x86_64 or aarch64 (default: this machine's)");
@@ -208,8 +208,8 @@ void setup_stack(CLI::App& sub, RunFn& run) {
   sub.add_option("--cuda", q.cuda, "The CUDA version torch must be built for (adds the PyTorch index for it)");
   sub.add_option("--torch", q.torch, "A torch version, or a Python interpreter whose installed torch the stack uses");
   sub.add_option("--index-url", q.index.index_url, "The package index (pip's --index-url)");
-  sub.add_option("--extra-index-url", q.index.extra_index_urls, "More indexes (pip's --extra-index-url)");
-  sub.add_option("--find-links", q.index.find_links, "Folders or pages of wheels and sdists (pip's --find-links)");
+  sub.add_option("--extra-index-url", q.index.extra_index_urls, "More indexes (pip's --extra-index-url)")->allow_extra_args(false);
+  sub.add_option("--find-links", q.index.find_links, "Folders or pages of wheels and sdists (pip's --find-links)")->allow_extra_args(false);
   sub.add_flag("--no-index", a->no_index, "Use only --find-links (pip's --no-index)");
   sub.add_option("--interpreter", q.interpreter, "The Python that runs pip (default python3)");
   sub.add_option("--cache-dir", q.cache_dir, "Where inspected wheels and sdists are kept by sha256 (default ~/.cache/tailor/stack)");
