@@ -604,10 +604,15 @@ StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& c
                          std::chrono::seconds(300));
   // When the target Python is itself a venv (e.g. /opt/torch/.venv), --system-site-packages
   // exposes the base interpreter, not the venv that holds torch: hand the new venv the
-  // target's own site folders through a .pth file so torch (and only what sits beside it)
-  // is visible.
+  // target's own site folders, and what their .pth files add to its path (a venv that
+  // reuses another interpreter's torch that way, as `tailor stack --torch` makes), through
+  // a .pth file so torch (and only what sits beside it) is visible.
   if (r.ok) {
-    CheckRun sites = run_check(runner, {rep.python, "-c", "import site; print('\\n'.join(site.getsitepackages()))"},
+    CheckRun sites = run_check(runner,
+                               {rep.python, "-c",
+                                "import site, sys; s = site.getsitepackages(); "
+                                "i = min([sys.path.index(p) for p in s if p in sys.path] or [len(sys.path)]); "
+                                "print('\\n'.join(p for p in sys.path[i:] if p))"},
                                work_dir, clean_env, log, std::chrono::seconds(120));
     if (sites.ok)
       r = run_check(runner,
