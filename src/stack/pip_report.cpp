@@ -139,10 +139,33 @@ bool StackResult::ok() const {
 }
 
 namespace {
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/// The last path part of a URL, percent-decoded ("torch-2.11.0%2Bcu130-...whl" ->
+/// "torch-2.11.0+cu130-...whl"); a '/' or NUL that decoding would produce is kept encoded.
 std::string file_name_of_url(const std::string& url) {
   std::string path = url.substr(0, url.find_first_of("#?"));
   auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string out;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (name[i] == '%' && i + 2 < name.size()) {
+      int hi = hex_value(name[i + 1]), lo = hex_value(name[i + 2]);
+      char c = static_cast<char>(hi * 16 + lo);
+      if (hi >= 0 && lo >= 0 && c != '/' && c != '\0') {
+        out += c;
+        i += 2;
+        continue;
+      }
+    }
+    out += name[i];
+  }
+  return out;
 }
 }  // namespace
 
@@ -173,6 +196,9 @@ Expected<std::vector<ResolvedDist>> parse_pip_report(std::string_view text) {
       }
     }
     d.filename = file_name_of_url(d.url);
+    if (d.filename.empty() || d.filename == "." || d.filename == ".." || d.filename.size() > 255 ||
+        d.filename.find('\0') != std::string::npos)
+      return make_error(fmt::format("pip's report: {} {}: the URL names no usable file", d.name, d.version));
     d.wheel = d.filename.ends_with(".whl");
     d.requested = item.value("requested", false);
     if (md.contains("requires_dist") && md["requires_dist"].is_array())

@@ -205,6 +205,13 @@ void decide_torch(Context& c, Row& row, const ResolvedDist& d, const std::vector
                              c.target.gpu_label());
     return;
   }
+  if (!c.request.cuda.empty() && compare_versions(cuda, c.request.cuda) != 0) {
+    row.covers = "-";
+    row.outcome = Outcome::unsupported;
+    row.reason = fmt::format("torch {} is a CUDA {} build; --cuda {} asked for another (no such torch on these indexes)", d.version,
+                             cuda, c.request.cuda);
+    return;
+  }
   std::string list;
   for (const auto& w : cuda::official_torch_arch_lists())
     if (w.cuda == cuda && w.platform == c.target.platform) list = w.torch_cuda_arch_list;

@@ -77,6 +77,18 @@ expect_eq "lock pins kern75 by sha256" "$sha" "$(sha256sum "$tmp/index/files/ker
 expect_eq "kernptx on 8.6" "$(row "$tmp/a86.json" kernptx covers)" yes
 expect_eq "cache hit on the second run" "$(jq_py 'j["cache_hits"] >= 1' "$tmp/a86.json")" True
 
+# ---- torch for T4G on aarch64: the official CUDA 13.0 list has no 7.5 (the seed 000 case) ---
+"$TAILOR" stack --platform aarch64 --python 3.11 --gpu T4G --index-url "$index" torch --json >"$tmp/arm.json" 2>"$tmp/arm.err"
+expect_eq "aarch64 T4G torch: exit 0 (buildable)" "$?" 0
+expect_eq "aarch64 T4G torch: build" "$(row "$tmp/arm.json" torch outcome)" build
+case "$(row "$tmp/arm.json" torch reason)" in
+  *"official CUDA 13.0 wheels for aarch64 carry 8.0;9.0;10.0;11.0;12.0+PTX; 7.5 is not among them: \`tailor plan torch --gpu T4G\`"*) ok "aarch64 T4G torch reason" ;;
+  *) bad "aarch64 T4G torch reason: $(row "$tmp/arm.json" torch reason)"; cat "$tmp/arm.err" ;; esac
+"$TAILOR" stack --platform aarch64 --python 3.11 --gpu GH200 --index-url "$index" torch --json >"$tmp/gh.json" 2>/dev/null
+expect_eq "aarch64 GH200 torch: prebuilt" "$(row "$tmp/gh.json" torch outcome)" prebuilt
+"$TAILOR" stack --platform aarch64 --python 3.11 --gpu GH200 --cuda 12.8 --no-index --find-links "$tmp/index/files" torch --json >"$tmp/gh2.json" 2>/dev/null
+expect_eq "--cuda 12.8 with a cu130 torch: unsupported" "$(row "$tmp/gh2.json" torch outcome)" unsupported
+
 # ---- the example from its sdist; lock and script; --install ------------------------------
 "$TAILOR" stack --gpu T4G --torch python3 --index-url "$index" kern75 purepkg fused_ops \
   --lock "$tmp/ok.lock" --script "$tmp/install.sh" >"$tmp/ok.txt" 2>"$tmp/ok.err"

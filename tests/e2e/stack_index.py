@@ -27,8 +27,8 @@ def record_line(name, data):
     return f"{name},sha256={digest},{len(data)}"
 
 
-def make_wheel(dist, version, members, requires=(), purelib=False):
-    wheel_tag = "py3-none-any" if purelib else tag
+def make_wheel(dist, version, members, requires=(), purelib=False, platform_tag=None):
+    wheel_tag = "py3-none-any" if purelib else (platform_tag or tag)
     info = f"{dist}-{version}.dist-info"
     metadata = f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n" + "".join(
         f"Requires-Dist: {r}\n" for r in requires
@@ -67,6 +67,10 @@ make_wheel(
     {"kernmulti/__init__.py": b"", "kernmulti/_k_cuda13.so": read("only_75.so"), "kernmulti/_k_cuda11.so": read("cuda11.so")},
 )
 make_wheel("purepkg", "1.0", {"purepkg/__init__.py": b"VALUE = 42\n"}, requires=["kern75>=1.0"], purelib=True)
+
+# A torch in the PyTorch index's style, for an aarch64 target: the CUDA 13.0 build (its
+# coverage comes from the official arch list in tailor's data, not from its bytes).
+make_wheel("torch", "2.11.0+cu130", {"torch/__init__.py": b""}, platform_tag="py3-none-manylinux_2_28_aarch64")
 
 # The example's sdist (its setup.py imports torch, as CUDA extensions' do).
 work = os.path.join(out, "example")

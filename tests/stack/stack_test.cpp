@@ -73,6 +73,8 @@ constexpr std::string_view k_report = R"({
                        "archive_info": {"hash": "sha256=aa", "hashes": {"sha256": "0123"}}},
      "is_direct": false, "requested": true,
      "metadata": {"name": "torch", "version": "2.9.1", "requires_dist": ["filelock", "nvidia-cublas-cu12==12.8.4.1; platform_machine == \"x86_64\""]}},
+    {"download_info": {"url": "http://127.0.0.1:8000/files/torch-2.11.0%2Bcu130-py3-none-linux_aarch64.whl%2F%zz%2"},
+     "metadata": {"name": "torch", "version": "2.11.0+cu130"}},
     {"download_info": {"url": "http://127.0.0.1:8000/files/fused_ops-0.1.0.tar.gz#sha256=beef",
                        "archive_info": {"hash": "sha256=beef"}},
      "requested": false, "metadata": {"name": "Fused_Ops", "version": "0.1.0"}}
@@ -83,7 +85,9 @@ constexpr std::string_view k_report = R"({
 TEST(PipReport, Parses) {
   auto dists = parse_pip_report(k_report);
   ASSERT_TRUE(dists) << dists.error().message;
-  ASSERT_EQ(dists->size(), 2u);
+  ASSERT_EQ(dists->size(), 3u);
+  EXPECT_EQ((*dists)[1].filename, "torch-2.11.0+cu130-py3-none-linux_aarch64.whl%2F%zz%2");  // '/' stays encoded
+  EXPECT_EQ((*dists)[1].sha256, "");
   const auto& torch = (*dists)[0];
   EXPECT_EQ(torch.key, "torch");
   EXPECT_EQ(torch.sha256, "0123");  // `hashes` wins over the legacy `hash`
@@ -91,7 +95,7 @@ TEST(PipReport, Parses) {
   EXPECT_TRUE(torch.wheel);
   EXPECT_TRUE(torch.requested);
   EXPECT_EQ(torch.requires_dist.size(), 2u);
-  const auto& sdist = (*dists)[1];
+  const auto& sdist = (*dists)[2];
   EXPECT_EQ(sdist.key, "fused-ops");
   EXPECT_EQ(sdist.sha256, "beef");
   EXPECT_EQ(sdist.filename, "fused_ops-0.1.0.tar.gz");
@@ -105,6 +109,10 @@ TEST(PipReport, RefusesWhatItCannotRead) {
   EXPECT_FALSE(parse_pip_report(R"({"version": "1", "install": [{"metadata": {}}]})"));
   EXPECT_FALSE(parse_pip_report(R"({"version": "1", "install": [{"metadata": {"name": ""}, "download_info": {}}]})"));
   EXPECT_FALSE(parse_pip_report(R"({"version": "1", "install": [5]})"));
+  // A hostile index: a URL whose file name would climb out of the cache.
+  EXPECT_EQ(parse_pip_report(R"({"version": "1", "install": [{"metadata": {"name": "x", "version": "1"},
+      "download_info": {"url": "http://h/a/.."}}]})").error().message,
+            "pip's report: x 1: the URL names no usable file");
 }
 
 TEST(PipErrors, UnsatisfiedRequirementAndFirstLine) {
