@@ -170,7 +170,8 @@ struct InstallReport {
 /// the same steps): the venv is created when missing (with --torch PYTHON, a .pth makes
 /// that interpreter's torch importable there), prebuilt wheels, builds in dependency
 /// order, then the verification, judged against the target's GPUs. `on_line` gets the
-/// script's output.
+/// script's output. A venv this call created is removed again when the script fails or is
+/// interrupted.
 Expected<InstallReport> install_stack(const StackResult& result, const std::string& venv, const StackRequest& request,
                                       CommandRunner& runner, std::function<void(std::string_view)> on_line);
 /// Judges the verification JSON of verify_env.py: failed imports, a torch without CUDA

@@ -249,14 +249,19 @@ Expected<InstallReport> install_stack(const StackResult& r, const std::string& v
     else if (on_line) on_line(line);
     if (line.starts_with("stack: ")) report.steps.push_back(std::string(line.substr(7)));
   };
+  // A venv this run creates is removed again when the run fails or is interrupted: no
+  // half-made environment is left behind. One that existed keeps what was done to it.
+  bool created = !fs::exists(fs::path(report.venv) / "bin" / "python");
   auto result = runner.run(spec);
   std::error_code ec;
   fs::remove(script, ec);
-  if (result.interrupted) return make_error("interrupted");
+  if (created && !result.ok()) fs::remove_all(report.venv, ec);
+  if (result.interrupted) return make_error(created ? "interrupted; the new venv was removed" : "interrupted");
   if (!result.started) return make_error("cannot run bash");
   report.verification_json = last_json;
   if (result.exit_code != 0) {
-    report.failures.push_back(fmt::format("the install script stopped (exit {})", result.exit_code));
+    report.failures.push_back(fmt::format("the install script stopped (exit {}){}", result.exit_code,
+                                          created ? "; the new venv was removed" : ""));
     return report;
   }
   report.failures = verification_failures(r, last_json);

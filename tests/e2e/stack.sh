@@ -110,6 +110,11 @@ expect_eq "broken lock: one line" "$(echo "$out" | wc -l)" 1
 out=$("$TAILOR" stack --gpu T4G --index-url "$index" "kern75===" 2>&1); rc=$?
 expect_eq "bad requirement: exit 2" "$rc" 2
 
+out=$("$TAILOR" stack --gpu T4G --torch python3 --index-url "$index" broken 2>&1); rc=$?
+expect_eq "truncated wheel on the index: exit 2" "$rc" 2
+expect_eq "truncated wheel: one line" "$(echo "$out" | wc -l)" 1
+case "$out" in "tailor: error: stack: "*) ok "truncated wheel: $out" ;; *) bad "truncated wheel: $out" ;; esac
+
 if [ "${TAILOR_STACK_SKIP_INSTALL:-0}" = 1 ]; then
   echo "skip: --install (TAILOR_STACK_SKIP_INSTALL=1)"
 else

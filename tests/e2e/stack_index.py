@@ -68,6 +68,10 @@ make_wheel(
 )
 make_wheel("purepkg", "1.0", {"purepkg/__init__.py": b"VALUE = 42\n"}, requires=["kern75>=1.0"], purelib=True)
 
+# A hostile file: a wheel cut off in the middle.
+with open(make_wheel("broken", "1.0", {"broken/_k.so": read("only_75.so")}), "r+b") as f:
+    f.truncate(4096)
+
 # A torch in the PyTorch index's style, for an aarch64 target: the CUDA 13.0 build (its
 # coverage comes from the official arch list in tailor's data, not from its bytes).
 make_wheel("torch", "2.11.0+cu130", {"torch/__init__.py": b""}, platform_tag="py3-none-manylinux_2_28_aarch64")
