@@ -178,7 +178,13 @@ int run_stack(StackArgs& args) {
       if (row.outcome != stack::Outcome::build || row.kind == stack::Kind::torch) continue;
       CommandSpec spec;
       std::string gpu = result.target.gpu_text;
-      spec.argv = {args.request.self, "build", row.sdist_file, "--gpu", gpu, "--python", args.request.interpreter, "--out", args.out,
+      if (gpu.empty()) {
+        std::vector<std::string> ccs;
+        for (const auto& cc : result.target.gpus) ccs.push_back(cc.str());
+        gpu = join(ccs, ",");
+      }
+      std::string python = result.torch_python.empty() ? args.request.interpreter : result.torch_python;
+      spec.argv = {args.request.self, "build", row.sdist_file, "--gpu", gpu, "--python", python, "--out", args.out, "--no-tests",
                    "--progress", "plain"};
       spec.timeout = std::chrono::hours(12);
       spec.on_line = [](std::string_view line) { std::cerr << line << "\n"; };

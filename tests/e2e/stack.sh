@@ -134,6 +134,15 @@ else
     "$("$TAILOR" inspect "$("$tmp/venv/bin/python" -c 'import fused_ops._C as m; print(m.__file__)')" --exact sm_75 >/dev/null; echo $?)" 0
 fi
 
+# --build: the packages to build, built now into --out (against the lock's torch interpreter).
+if [ "${TAILOR_STACK_SKIP_INSTALL:-0}" != 1 ]; then
+  "$TAILOR" stack --from-lock "$tmp/ok.lock" --build --out "$tmp/built" >"$tmp/build.out" 2>"$tmp/build.err"
+  expect_eq "--build exit" "$?" 0
+  built=$(ls "$tmp/built"/fused_ops-*.whl 2>/dev/null | head -1)
+  [ -n "$built" ] && "$TAILOR" inspect "$built" --exact sm_75 >/dev/null && ok "--build: fused_ops wheel for sm_75" \
+    || { bad "--build wheel"; tail -n 20 "$tmp/build.err"; }
+fi
+
 # ---- online (PyPI) -------------------------------------------------------------------------
 if python3 -c "import urllib.request; urllib.request.urlopen('https://pypi.org/simple/einops/', timeout=10)" 2>/dev/null; then
   "$TAILOR" stack --platform aarch64 --python 3.10 --gpu T4G torch==2.9.1 --json >"$tmp/arm.json" 2>"$tmp/arm.err"
