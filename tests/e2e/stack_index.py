@@ -16,7 +16,7 @@ import subprocess
 import sys
 import zipfile
 
-out, fixtures, example = sys.argv[1:4]
+out, fixtures, example = (os.path.abspath(a) for a in sys.argv[1:4])
 files = os.path.join(out, "files")
 os.makedirs(files, exist_ok=True)
 tag = "py3-none-linux_x86_64"
