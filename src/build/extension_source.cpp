@@ -319,13 +319,7 @@ std::string detect_package_name(const std::string& source_dir) {
   return {};
 }
 
-std::string default_work_root() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return (fs::path(xdg) / "tailor" / "extensions").string();
-  if (const char* home = std::getenv("HOME"); home && *home)
-    return (fs::path(home) / ".cache" / "tailor" / "extensions").string();
-  return "/tmp/tailor-extensions";
-}
+std::string default_work_root() { return user_cache_dir("extensions"); }
 
 std::string work_dir_for(const SourceSpec& spec, const std::string& root) {
   std::string key = std::string(source_kind_name(spec.kind)) + "\n" + spec.path + "\n" + spec.name + "\n" +

@@ -45,11 +45,6 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 
 constexpr auto k_pip_timeout = std::chrono::minutes(20);
 
-std::string default_cache_dir() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return (fs::path(xdg) / "tailor" / "stack").string();
-  if (const char* home = std::getenv("HOME"); home && *home) return (fs::path(home) / ".cache" / "tailor" / "stack").string();
-  return "/tmp/tailor-stack";
-}
 
 std::string normalise_machine(std::string m) {
   if (m == "arm64") return "aarch64";
@@ -352,16 +347,9 @@ fs::path cache_path(const Context& c, const std::string& sha256, const std::stri
   return fs::path(c.cache) / "files" / sha256.substr(0, 2) / sha256 / filename;
 }
 
-std::string file_sha256(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  Sha256 h;
-  std::vector<char> buf(1 << 20);
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    auto n = in.gcount();
-    if (n > 0) h.update(std::as_bytes(std::span(buf.data(), static_cast<size_t>(n))));
-  }
-  return Sha256::hex(h.finish());
+Expected<std::string> file_sha256(const fs::path& path) {
+  TAILOR_TRY(digest, Sha256::of_file(path.string()));
+  return Sha256::hex(digest);
 }
 
 /// Brings these files into the cache (pip download, sha256 checked); returns the paths.
@@ -408,7 +396,12 @@ Expected<std::map<std::string, fs::path>> fetch_into_cache(Context& c, const std
       fs::remove_all(scratch, ec);
       return make_error(fmt::format("pip download did not write {}", d->filename));
     }
-    std::string sha = file_sha256(got);
+    auto hashed = file_sha256(got);
+    if (!hashed) {
+      fs::remove_all(scratch, ec);
+      return hashed.error();
+    }
+    std::string sha = *hashed;
     if (!d->sha256.empty() && sha != d->sha256) {
       fs::remove_all(scratch, ec);
       return make_error(fmt::format("{}: sha256 {} differs from the index's {}", d->filename, sha, d->sha256));
@@ -481,7 +474,12 @@ Expected<void> fall_back_to_source(Context& c, Row& row, const std::string& requ
   row.buildable = "yes";
   row.outcome = Outcome::build;
   row.sdist_url = sdist->url;
-  row.sdist_sha256 = sdist->sha256.empty() ? file_sha256(paths.at(sdist->key)) : sdist->sha256;
+  if (sdist->sha256.empty()) {
+    TAILOR_TRY(sha, file_sha256(paths.at(sdist->key)));
+    row.sdist_sha256 = sha;
+  } else {
+    row.sdist_sha256 = sdist->sha256;
+  }
   row.sdist_file = paths.at(sdist->key).string();
   if (row.version.empty()) row.version = sdist->version;
   const auto& recipe = plan::recipe_for(row.key);
@@ -554,7 +552,7 @@ Expected<Target> resolve_target(const StackRequest& request, CommandRunner& runn
 Expected<StackResult> run_stack(const StackRequest& request, CommandRunner& runner) {
   if (request.packages.empty() && request.requirement_files.empty())
     return make_error("name the packages (PACKAGE[==VER]... or -r requirements.txt)");
-  Context c{request, runner, {}, request.interpreter, {}, request.index, request.cache_dir.empty() ? default_cache_dir() : request.cache_dir, {}};
+  Context c{request, runner, {}, request.interpreter, {}, request.index, request.cache_dir.empty() ? user_cache_dir("stack") : request.cache_dir, {}};
   std::vector<std::string> requirements = request.packages;
 
   // --torch: a version to pin, or an interpreter whose installed torch the stack uses.

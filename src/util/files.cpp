@@ -1,5 +1,7 @@
 #include "util/files.h"
 
+#include <cstdlib>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -36,6 +38,13 @@ Expected<void> write_file_atomic(const std::string& path, std::string_view text)
     return make_error(path + ": cannot replace: " + ec.message());
   }
   return {};
+}
+
+std::string user_cache_dir(std::string_view what) {
+  std::string w(what);
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/tailor/" + w;
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/tailor/" + w;
+  return "/tmp/tailor-" + w;
 }
 
 }  // namespace tailor

@@ -16,4 +16,8 @@ std::optional<std::string> read_file(const std::string& path);
 /// run) never sees half a file. Errors name the path.
 Expected<void> write_file_atomic(const std::string& path, std::string_view text);
 
+/// tailor's cache folder for `what`: ${XDG_CACHE_HOME:-$HOME/.cache}/tailor/<what>, or
+/// /tmp/tailor-<what> when neither is set.
+std::string user_cache_dir(std::string_view what);
+
 }  // namespace tailor

@@ -3,7 +3,11 @@
 #include <openssl/evp.h>
 
 #include <cstdlib>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <vector>
 
 namespace tailor {
 
@@ -55,6 +59,19 @@ Sha256::Digest Sha256::of(std::span<const std::byte> data) {
       n != d.size())
     crypto_failure("SHA-256");
   return d;
+}
+
+Expected<Sha256::Digest> Sha256::of_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(path + ": " + std::strerror(errno));
+  Sha256 h;
+  std::vector<char> buf(1 << 20);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    if (in.bad()) return make_error(path + ": read error");
+    if (auto n = in.gcount(); n > 0) h.update(std::as_bytes(std::span(buf.data(), static_cast<size_t>(n))));
+  }
+  return h.finish();
 }
 
 std::string Sha256::hex(const Digest& digest) {

@@ -10,6 +10,8 @@
 #include <span>
 #include <string>
 
+#include "util/expected.h"
+
 struct evp_md_ctx_st;
 
 namespace tailor {
@@ -31,6 +33,8 @@ public:
 
   /// One-shot convenience.
   static Digest of(std::span<const std::byte> data);
+  /// A whole file, read in 1 MiB chunks; errors name the path.
+  static Expected<Digest> of_file(const std::string& path);
   /// Lowercase hex of a digest.
   static std::string hex(const Digest& digest);
 
