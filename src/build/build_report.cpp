@@ -82,6 +82,13 @@ nlohmann::json to_json(const BuildReport& r) {
   nlohmann::json cache = {{"tool", r.cache_tool}};
   cache["hits"] = r.cache_hits ? nlohmann::json(*r.cache_hits) : nlohmann::json(nullptr);
   cache["misses"] = r.cache_misses ? nlohmann::json(*r.cache_misses) : nlohmann::json(nullptr);
+  if (!r.cache_storage.empty()) cache["storage"] = r.cache_storage;
+  if (r.cache_hits) {
+    cache["errors"] = r.cache_errors;
+    nlohmann::json cats = nlohmann::json::object();
+    for (const auto& [name, hm] : r.cache_categories) cats[name] = {{"hits", hm.first}, {"misses", hm.second}};
+    cache["categories"] = cats;
+  }
   j["run"]["cache"] = cache;
   nlohmann::json units = nullptr;
   if (r.units_reused && r.units_total)
@@ -117,8 +124,19 @@ std::string render_summary(const BuildReport& r) {
   out += fmt::format("time      {:.1f} s with {} jobs ({})\n", r.duration_s, r.jobs, r.jobs_reason);
   if (r.cache_tool.empty() || r.cache_tool == "none")
     out += "cache     none (install ccache to make rebuilds fast)\n";
-  else if (r.cache_hits && r.cache_misses)
-    out += fmt::format("cache     {}: {} hits, {} misses\n", r.cache_tool, *r.cache_hits, *r.cache_misses);
+  else if (r.cache_hits && r.cache_misses) {
+    auto rate = [](uint64_t h, uint64_t m) {
+      return h + m ? fmt::format("{:.0f}%", 100.0 * static_cast<double>(h) / static_cast<double>(h + m)) : std::string("-");
+    };
+    out += fmt::format("cache     {}{}: {} hits, {} misses ({})", r.cache_tool,
+                       r.cache_storage.empty() ? "" : " (" + r.cache_storage + ")", *r.cache_hits, *r.cache_misses,
+                       rate(*r.cache_hits, *r.cache_misses));
+    std::vector<std::string> parts;
+    for (const auto& [name, hm] : r.cache_categories) parts.push_back(fmt::format("{} {}", name, rate(hm.first, hm.second)));
+    if (!parts.empty()) out += "; " + join(parts, ", ");
+    if (r.cache_errors) out += fmt::format("; {} storage errors", r.cache_errors);
+    out += "\n";
+  }
   else
     out += fmt::format("cache     {} (statistics unavailable)\n", r.cache_tool);
   if (r.units_reused && r.units_total)

@@ -73,6 +73,11 @@ struct BuildReport {
   std::string jobs_reason;
   std::string cache_tool;      ///< "ccache", "sccache", "none"
   std::optional<uint64_t> cache_hits, cache_misses;
+  std::string cache_storage;   ///< "local ~/.cache/sccache", "redis://host:6379": no secrets
+  uint64_t cache_errors = 0;   ///< storage reads/writes that failed
+  /// Hits and misses per step kind: "C/C++", "CUDA (nvcc)", "PTX (cicc)", "cubin (ptxas)"
+  /// (sccache; ccache counts whole compiles and leaves this empty).
+  std::map<std::string, std::pair<uint64_t, uint64_t>> cache_categories;
   /// Compile steps an earlier (perhaps interrupted) run in the same work folder had
   /// already done, of all the build's compile steps; `units_source` says how that was
   /// counted. Unset when unknown (no Ninja lines, no earlier run).

@@ -5,12 +5,23 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "plan/cache_settings.h"
 #include "util/strings.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <poll.h>
+#include <cerrno>
+#include <cstring>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 namespace tailor::build {
 
@@ -32,8 +43,15 @@ std::optional<CacheTool> parse_cache_tool(std::string_view name) {
 
 CacheStats stats_delta(const CacheStats& before, const CacheStats& after) {
   auto d = [](uint64_t b, uint64_t a) { return a > b ? a - b : 0; };
-  return {d(before.hits, after.hits), d(before.misses, after.misses),
-          d(before.uncacheable, after.uncacheable)};
+  CacheStats out{d(before.hits, after.hits), d(before.misses, after.misses),
+                 d(before.uncacheable, after.uncacheable), d(before.errors, after.errors), {}};
+  for (const auto& [name, a] : after.categories) {
+    auto it = before.categories.find(name);
+    CacheCount b = it == before.categories.end() ? CacheCount{} : it->second;
+    CacheCount c{d(b.hits, a.hits), d(b.misses, a.misses)};
+    if (c.hits || c.misses) out.categories[name] = c;
+  }
+  return out;
 }
 
 Expected<CacheStats> parse_ccache_print_stats(std::string_view text) {
@@ -66,26 +84,36 @@ Expected<CacheStats> parse_sccache_stats_json(std::string_view text) {
   if (j.is_discarded() || !j.is_object() || !j.contains("stats") || !j["stats"].is_object())
     return make_error("sccache --show-stats: not the JSON stats object");
   const auto& st = j["stats"];
-  auto sum_counts = [&](const char* key) -> uint64_t {
-    uint64_t total = 0;
-    if (!st.contains(key) || !st[key].is_object()) return 0;
-    const auto& obj = st[key];
-    if (!obj.contains("counts") || !obj["counts"].is_object()) return 0;
-    for (const auto& [lang, n] : obj["counts"].items())
-      if (n.is_number_unsigned() || n.is_number_integer()) total += n.get<uint64_t>();
-    return total;
-  };
   CacheStats s;
-  s.hits = sum_counts("cache_hits");
-  s.misses = sum_counts("cache_misses");
-  if (st.contains("non_cacheable_calls") && st["non_cacheable_calls"].is_number())
-    s.uncacheable = st["non_cacheable_calls"].get<uint64_t>();
+  // cache_hits / cache_misses: {"counts": {"C/C++": 3, "PTX": 2, ...}}, per language.
+  auto each_count = [&](const char* key, const std::function<void(const std::string&, uint64_t)>& add) {
+    if (!st.contains(key) || !st[key].is_object()) return;
+    const auto& obj = st[key];
+    if (!obj.contains("counts") || !obj["counts"].is_object()) return;
+    for (const auto& [lang, n] : obj["counts"].items())
+      if (n.is_number_unsigned() || (n.is_number_integer() && n.get<int64_t>() >= 0)) add(lang, n.get<uint64_t>());
+  };
+  each_count("cache_hits", [&](const std::string& lang, uint64_t n) {
+    s.hits += n;
+    s.categories[plan::sccache_category(lang)].hits += n;
+  });
+  each_count("cache_misses", [&](const std::string& lang, uint64_t n) {
+    s.misses += n;
+    s.categories[plan::sccache_category(lang)].misses += n;
+  });
+  each_count("cache_errors", [&](const std::string&, uint64_t n) { s.errors += n; });
+  auto number = [&](const char* key) -> uint64_t {
+    return st.contains(key) && st[key].is_number_unsigned() ? st[key].get<uint64_t>() : 0;
+  };
+  s.uncacheable = number("requests_not_cacheable") + number("non_cacheable_compilations");
+  s.errors += number("cache_read_errors") + number("cache_write_errors") + number("cache_timeouts");
   return s;
 }
 
 Expected<CacheStats> read_cache_stats(CacheTool tool, const std::string& executable,
-                                      CommandRunner& runner) {
+                                      CommandRunner& runner, const std::map<std::string, std::string>& env) {
   CommandSpec spec;
+  for (const auto& [k, v] : env) spec.env[k] = v;
   spec.timeout = std::chrono::seconds(30);
   if (tool == CacheTool::ccache)
     spec.argv = {executable, "--print-stats"};
@@ -100,6 +128,162 @@ Expected<CacheStats> read_cache_stats(CacheTool tool, const std::string& executa
                                                                   : std::string(trim(r.err))
                                             : std::string("not found")));
   return tool == CacheTool::ccache ? parse_ccache_print_stats(r.out) : parse_sccache_stats_json(r.out);
+}
+
+Expected<std::string> redis_ping(const std::string& url, std::chrono::milliseconds timeout) {
+  if (url.rfind("rediss://", 0) == 0) return make_error("a TLS (rediss://) server is not checked here; sccache checks it when a build starts");
+  if (url.rfind("redis://", 0) != 0) return make_error(fmt::format("'{}' is not a redis:// URL", url));
+  std::string rest = url.substr(8);
+  std::string user, password;
+  if (auto at = rest.rfind('@'); at != std::string::npos) {
+    std::string cred = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    if (auto colon = cred.find(':'); colon != std::string::npos) {
+      user = cred.substr(0, colon);
+      password = cred.substr(colon + 1);
+    } else {
+      password = cred;
+    }
+  }
+  std::string hostport = rest.substr(0, rest.find('/'));
+  std::string host = hostport, port = "6379";
+  if (auto colon = hostport.rfind(':'); colon != std::string::npos) {
+    host = hostport.substr(0, colon);
+    port = hostport.substr(colon + 1);
+  }
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0)
+    return make_error(fmt::format("{}: {}", host, gai_strerror(rc)));
+  std::string error = "no address";
+  int fd = -1;
+  for (addrinfo* a = found; a && fd < 0; a = a->ai_next) {
+    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+    if (fd < 0) continue;
+    int rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
+    if (rc != 0 && errno == EINPROGRESS) {
+      pollfd p{fd, POLLOUT, 0};
+      rc = ::poll(&p, 1, static_cast<int>(timeout.count()));
+      int err = 0;
+      socklen_t len = sizeof err;
+      if (rc == 1 && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) rc = 0;
+      else {
+        error = rc == 0 ? "no answer within " + std::to_string(timeout.count()) + " ms" : std::strerror(err ? err : errno);
+        rc = -1;
+      }
+    } else if (rc != 0) {
+      error = std::strerror(errno);
+    }
+    if (rc != 0) {
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  ::freeaddrinfo(found);
+  if (fd < 0) return make_error(fmt::format("{}:{}: cannot connect ({})", host, port, error));
+  auto send_line = [&](const std::string& cmd) { return ::send(fd, cmd.data(), cmd.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(cmd.size()); };
+  auto resp = [](std::initializer_list<std::string> words) {
+    std::string out = "*" + std::to_string(words.size()) + "\r\n";
+    for (const auto& w : words) out += "$" + std::to_string(w.size()) + "\r\n" + w + "\r\n";
+    return out;
+  };
+  // Each reply is one line ("+OK", "+PONG", "-NOAUTH ..."): read up to the first CRLF.
+  auto read_line = [&]() -> std::string {
+    std::string line;
+    char buf[256];
+    while (line.find("\r\n") == std::string::npos && line.size() < 4096) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(timeout.count())) != 1) return line.empty() ? "(no reply)" : line;
+      ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) return line.empty() ? "(connection closed)" : line;
+      line.append(buf, static_cast<size_t>(n));
+    }
+    return line.substr(0, line.find("\r\n"));
+  };
+  std::string reply;
+  if (!password.empty()) {
+    send_line(user.empty() ? resp({"AUTH", password}) : resp({"AUTH", user, password}));
+    reply = read_line();
+    if (reply != "+OK") {
+      ::close(fd);
+      return make_error(fmt::format("{}:{}: AUTH refused ({})", host, port, trim(reply)));
+    }
+  }
+  send_line(resp({"PING"}));
+  reply = read_line();
+  ::close(fd);
+  if (reply == "+PONG") return std::string("PONG");
+  return make_error(fmt::format("{}:{}: PING answered '{}'", host, port, trim(reply).substr(0, 200)));
+}
+
+Expected<int> free_loopback_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return make_error("no socket for a free port");
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  socklen_t len = sizeof a;
+  int port = -1;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  ::close(fd);
+  if (port <= 0) return make_error("no free TCP port on 127.0.0.1 for the build's sccache server");
+  return port;
+}
+
+CommandSpec SccacheServer::spec(std::vector<std::string> args) const {
+  CommandSpec spec;
+  spec.argv = {m_executable};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.timeout = std::chrono::seconds(60);
+  for (const auto& [k, v] : m_env) spec.env[k] = v;
+  return spec;
+}
+
+Expected<std::unique_ptr<SccacheServer>> SccacheServer::start(const std::string& executable,
+                                                              std::map<std::string, std::string> storage_env,
+                                                              CommandRunner& runner) {
+  // Two tries: another process may take the port between the probe and the start.
+  std::string last;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    TAILOR_TRY(port, free_loopback_port());
+    auto env = storage_env;
+    env["SCCACHE_SERVER_PORT"] = std::to_string(port);
+    env["SCCACHE_IDLE_TIMEOUT"] = std::to_string(plan::sccache_idle_timeout_s());
+    // The build's statistics come from this server, not from a log.
+    env.erase("SCCACHE_LOG");
+    std::unique_ptr<SccacheServer> server(new SccacheServer(executable, std::move(env), port, runner));
+    CommandResult r = runner.run(server->spec({"--start-server"}));
+    if (r.ok()) return server;
+    server->m_running = false;
+    if (r.interrupted) return make_error("interrupted while starting sccache");
+    last = trim(r.err).empty() ? trim(r.out).empty() ? fmt::format("exit {}", r.exit_code) : std::string(trim(r.out))
+                               : std::string(trim(r.err));
+    if (!r.started) break;
+  }
+  // sccache's own words: "Server startup failed: cache storage failed to read: ... Connection refused".
+  auto lines = split_any(last, "\n");
+  std::erase_if(lines, [](const std::string& l) { return trim(l).empty(); });
+  return make_error(fmt::format("sccache --start-server failed: {}", join(lines, "; ")));
+}
+
+SccacheServer::~SccacheServer() { stop(); }
+
+Expected<CacheStats> SccacheServer::stats() {
+  CommandResult r = m_runner.run(spec({"--show-stats", "--stats-format", "json"}));
+  if (!r.ok()) return make_error(fmt::format("sccache --show-stats failed: {}", trim(r.err).empty() ? fmt::format("exit {}", r.exit_code) : std::string(trim(r.err))));
+  return parse_sccache_stats_json(r.out);
+}
+
+void SccacheServer::stop() {
+  if (!m_running) return;
+  m_running = false;
+  CommandSpec s = spec({"--stop-server"});
+  s.timeout = std::chrono::seconds(20);
+  (void)m_runner.run(s);
 }
 
 Expected<std::map<std::string, std::string>> wrap_cached_compilers(

@@ -2,8 +2,10 @@
 // the tool's statistics before and after the build (the delta is this build's, as long
 // as no other build shares the cache at the same time).
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,11 +19,22 @@ enum class CacheTool { none, ccache, sccache };
 std::string_view cache_tool_name(CacheTool tool);           // "none", "ccache", "sccache"
 std::optional<CacheTool> parse_cache_tool(std::string_view name);
 
+struct CacheCount {
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  bool operator==(const CacheCount&) const = default;
+};
+
 struct CacheStats {
   uint64_t hits = 0;
   uint64_t misses = 0;
   /// Requests the tool could not cache (unsupported flags, linking, ...).
   uint64_t uncacheable = 0;
+  /// Reads or writes of the storage that failed (an unreachable Redis counts here).
+  uint64_t errors = 0;
+  /// Per step kind ("C/C++", "CUDA (nvcc)", "PTX (cicc)", "cubin (ptxas)"): sccache counts
+  /// each step of an nvcc call; ccache counts whole compiles only (empty here).
+  std::map<std::string, CacheCount> categories;
 };
 /// after - before, clamped at 0 (a cache cleared mid-build must not wrap around).
 CacheStats stats_delta(const CacheStats& before, const CacheStats& after);
@@ -32,8 +45,52 @@ Expected<CacheStats> parse_ccache_print_stats(std::string_view text);
 Expected<CacheStats> parse_sccache_stats_json(std::string_view text);
 
 /// Runs the tool's stats command; `executable` is the path or name of ccache/sccache.
+/// `env`: the storage variables the build gives the tool (CCACHE_DIR decides whose
+/// statistics ccache prints).
 Expected<CacheStats> read_cache_stats(CacheTool tool, const std::string& executable,
-                                      CommandRunner& runner);
+                                      CommandRunner& runner, const std::map<std::string, std::string>& env = {});
+
+/// A build's own sccache server, so its statistics are this build's alone and two builds
+/// at once do not share one server's configuration. Started on a free loopback port with
+/// the storage variables (SCCACHE_REDIS_ENDPOINT, ...) and an idle timeout; every step of
+/// the build gets `env()` so its sccache calls reach this server. Stopped by stop() or the
+/// destructor; after an interrupt the runner's sweep kills it (it carries the run marker).
+class SccacheServer {
+public:
+  static Expected<std::unique_ptr<SccacheServer>> start(const std::string& executable,
+                                                        std::map<std::string, std::string> storage_env,
+                                                        CommandRunner& runner);
+  ~SccacheServer();
+  SccacheServer(const SccacheServer&) = delete;
+  SccacheServer& operator=(const SccacheServer&) = delete;
+
+  /// The storage variables plus SCCACHE_SERVER_PORT and SCCACHE_IDLE_TIMEOUT.
+  const std::map<std::string, std::string>& env() const { return m_env; }
+  int port() const { return m_port; }
+  /// `sccache --show-stats --stats-format json` of this server.
+  Expected<CacheStats> stats();
+  /// `sccache --stop-server`; idempotent.
+  void stop();
+
+private:
+  SccacheServer(std::string executable, std::map<std::string, std::string> env, int port, CommandRunner& runner)
+      : m_executable(std::move(executable)), m_env(std::move(env)), m_port(port), m_runner(runner) {}
+  CommandSpec spec(std::vector<std::string> args) const;
+  std::string m_executable;
+  std::map<std::string, std::string> m_env;
+  int m_port = 0;
+  CommandRunner& m_runner;
+  bool m_running = true;
+};
+
+/// Whether a Redis server answers at `url` (redis://[user[:password]@]host[:port][/db]):
+/// connects within `timeout`, sends PING (after AUTH when the URL has a password) and
+/// returns the reply ("PONG"), or an error naming what failed. rediss:// (TLS) is not
+/// checked here: an error says so.
+Expected<std::string> redis_ping(const std::string& url, std::chrono::milliseconds timeout);
+
+/// A TCP port on 127.0.0.1 that nothing listens on now (bound and released).
+Expected<int> free_loopback_port();
 
 /// torch.utils.cpp_extension checks the host compiler by running `$CXX -dumpfullversion`
 /// and by its name, so CXX="ccache g++" fails ("ccache (0.0.0) is less than the minimum

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "build/cache_ledger.h"
 #include "build/compiler_cache.h"
 #include "build/folder_lock.h"
 #include "build/publish.h"
@@ -257,8 +258,31 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   if (o.cache != "auto" && !parse_cache_tool(o.cache))
     return stop(BuildStatus::bad_input, fmt::format("--cache {}: expected auto, ccache, sccache or none", o.cache));
 
-  s.work_root = o.work_root.empty() ? default_work_root() : o.work_root;
-  s.work_dir = work_dir_for(s.spec, s.work_root);
+  {
+    // [cache] of --config, then TAILOR_CACHE / TAILOR_CACHE_URL, then --cache-url.
+    plan::CacheSettings settings;
+    if (!o.config.empty()) {
+      auto loaded = plan::load_cache_settings(o.config);
+      if (!loaded) return stop(BuildStatus::bad_input, loaded.error().message);
+      settings = *loaded;
+    }
+    auto with_env = plan::apply_cache_environment(settings, ctx.environment);
+    if (!with_env) return stop(BuildStatus::bad_input, with_env.error().message);
+    settings = *with_env;
+    if (!o.cache_url.empty())
+      if (auto ok = plan::set_cache_url(settings, o.cache_url, "--cache-url"); !ok)
+        return stop(BuildStatus::bad_input, ok.error().message);
+    s.request.cache_settings = settings;
+  }
+  // A shared cache and no --work-dir: a path that is the same on every machine and for
+  // every checkout, so nvcc's cached steps (keyed by the source's path) hit.
+  if (o.work_root.empty() && s.request.cache_settings.shared() && o.cache != "none") {
+    s.work_root = plan::shared_work_root();
+    s.work_dir = stable_work_dir_for(s.spec, s.work_root);
+  } else {
+    s.work_root = o.work_root.empty() ? default_work_root() : o.work_root;
+    s.work_dir = work_dir_for(s.spec, s.work_root);
+  }
   probe::ProbeOptions popts;
   popts.build_dir = fs::exists(s.work_root) ? s.work_root : ".";
   popts.probe_pythons = false;
@@ -320,7 +344,7 @@ StepResult print_build_env(const ExtensionBuildOptions&, ExtensionBuildContext& 
   auto epoch_var = ctx.environment.find("SOURCE_DATE_EPOCH");
   auto epoch_env = source_date_epoch_from_env(epoch_var == ctx.environment.end() ? nullptr : epoch_var->second.c_str());
   if (!epoch_env) return stop(BuildStatus::bad_input, epoch_env.error().message);
-  add_reproducible_build_env(p->env, epoch_env->value_or(0), s.request.source_dir);
+  add_reproducible_build_env(p->env, epoch_env->value_or(0), s.request.source_dir, p->cache_tool != "sccache");
   if (!*epoch_env) {
     p->env.erase("SOURCE_DATE_EPOCH");
     p->notes.push_back("SOURCE_DATE_EPOCH: the source's own date (the commit time of HEAD, else the newest file or sdist member), set when the build prepares it");
@@ -399,7 +423,7 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
     rep.env = *wrapped;
   }
   if (s.toolkit && !rep.env.count("CUDA_HOME")) rep.env["CUDA_HOME"] = s.toolkit->root;
-  add_reproducible_build_env(rep.env, s.identity->source_date_epoch, *src);
+  add_reproducible_build_env(rep.env, s.identity->source_date_epoch, *src, p->cache_tool != "sccache");
   rep.jobs = p->jobs;
   rep.jobs_reason = p->jobs_reason;
   return std::nullopt;
@@ -430,11 +454,21 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   }
   CacheTool cache = parse_cache_tool(p->cache_tool).value_or(CacheTool::none);
   rep.cache_tool = std::string(cache_tool_name(cache));
+  rep.cache_storage = cache == CacheTool::none ? "" : p->cache_storage;
   std::string cache_exe = cache == CacheTool::none ? "" : find_in_path(std::string(cache_tool_name(cache)));
   std::optional<CacheStats> before;
-  if (!cache_exe.empty())
-    if (auto st = read_cache_stats(cache, cache_exe, runner)) before = *st;
-
+  // sccache: the build's own server, so its statistics are this build's alone.
+  std::unique_ptr<SccacheServer> sccache_server;
+  std::map<std::string, std::string> cache_env = p->cache_env;
+  if (cache == CacheTool::sccache && !cache_exe.empty()) {
+    auto server = SccacheServer::start(cache_exe, p->cache_env, runner);
+    if (!server) return stop(BuildStatus::build_failed,
+                             fmt::format("compiler cache ({}): {}", p->cache_storage, server.error().message));
+    sccache_server = std::move(*server);
+    cache_env = sccache_server->env();
+  } else if (!cache_exe.empty()) {
+    if (auto st = read_cache_stats(cache, cache_exe, runner, cache_env)) before = *st;
+  }
   // Resume: the copy's build/ tree stays while the build is configured the same (the
   // job count, which follows free memory, does not change what is built).
   std::string fingerprint = join(rep.targets, ",");
@@ -450,6 +484,9 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
                         cache == CacheTool::none ? "" : ", cache " + rep.cache_tool, rep.log_path));
   std::unique_ptr<ProgressDisplay> own_display;
   if (!ctx.display) own_display = make_progress_display(o.display, o.status_out ? o.status_out : stderr);
+  // After the fingerprint: the server's port changes every run and decides nothing built.
+  for (auto& st : steps)
+    for (const auto& [k, v] : cache_env) st.env[k] = v;
   BuildRunner build_runner(runner, ctx.display ? *ctx.display : *own_display, rep.log_path);
   auto outcome = build_runner.run(steps);
   if (!outcome) return stop(BuildStatus::build_failed, outcome.error().message);
@@ -458,12 +495,22 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
     rep.units_total = reused->total;
     rep.units_source = reused->source;
   }
-  if (!cache_exe.empty() && before)
-    if (auto after = read_cache_stats(cache, cache_exe, runner)) {
-      CacheStats d = stats_delta(*before, *after);
-      rep.cache_hits = d.hits;
-      rep.cache_misses = d.misses;
+  {
+    Expected<CacheStats> d = make_error("no statistics");
+    if (sccache_server) {
+      d = sccache_server->stats();
+      sccache_server->stop();
+    } else if (!cache_exe.empty() && before) {
+      if (auto after = read_cache_stats(cache, cache_exe, runner, cache_env)) d = stats_delta(*before, *after);
     }
+    if (d) {
+      rep.cache_hits = d->hits;
+      rep.cache_misses = d->misses;
+      rep.cache_errors = d->errors;
+      for (const auto& [name, c] : d->categories) rep.cache_categories[name] = {c.hits, c.misses};
+      record_cache_use(rep.cache_tool, *d);
+    }
+  }
   rep.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count();
   if (!outcome->ok()) {
     std::string log = read_text(rep.log_path);

@@ -29,6 +29,8 @@ struct ExtensionBuildOptions {
   std::optional<int> jobs;
   std::string package;                 ///< --package: recipe override
   std::string cache = "auto";          ///< --cache auto|ccache|sccache|none
+  std::string cache_url;               ///< --cache-url: redis://, s3://, a folder; "" none
+  std::string config;                  ///< --config: a tailor.toml whose [cache] applies; "" none
   std::string profile;                 ///< --profile: a recipe restriction profile, "" none
   std::string work_root;               ///< empty: default_work_root()
   enum class Tests { automatic, always, never } tests = Tests::automatic;

@@ -332,6 +332,18 @@ std::string work_dir_for(const SourceSpec& spec, const std::string& root) {
   return (fs::path(root) / (name + "-" + Sha256::hex(digest).substr(0, 12))).string();
 }
 
+std::string stable_work_dir_for(const SourceSpec& spec, const std::string& root) {
+  std::string name = spec.name.empty() ? fs::path(spec.path).filename().string() : spec.name;
+  // An sdist's file name carries its version: fused_ops-0.1.0.tar.gz -> fused_ops.
+  if (spec.name.empty() && spec.kind != SourceKind::example && spec.kind != SourceKind::directory) {
+    if (auto dash = name.find('-'); dash != std::string::npos) name = name.substr(0, dash);
+  }
+  if (name.empty() || name == "." || name == "..") name = "source";
+  for (auto& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  return (fs::path(root) / name).string();
+}
+
 Expected<std::string> prepare_source(const SourceSpec& spec, const std::string& work_dir,
                                      const std::string& python, CommandRunner& runner) {
   std::error_code ec;

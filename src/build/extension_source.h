@@ -43,6 +43,10 @@ bool split_git_url(std::string_view text, std::string& url, std::string& ref);
 
 /// A stable work folder for this source under `root`: `<root>/<name>-<hash of spec>`.
 std::string work_dir_for(const SourceSpec& spec, const std::string& root);
+/// The same folder for every checkout, sdist or index copy of one package:
+/// root/<name>, so paths inside compiles (and cache keys) match across them. Builds of
+/// two checkouts share it one after the other (the work-folder lock).
+std::string stable_work_dir_for(const SourceSpec& spec, const std::string& root);
 /// ${XDG_CACHE_HOME:-$HOME/.cache}/tailor/extensions (or /tmp/tailor-extensions).
 std::string default_work_root();
 

@@ -168,7 +168,7 @@ Expected<NormalisedWheel> normalise_wheel(const std::string& wheel, const WheelN
 }
 
 void add_reproducible_build_env(std::map<std::string, std::string>& env, int64_t source_date_epoch,
-                                const std::string& source_dir) {
+                                const std::string& source_dir, bool nvcc_objtemp) {
   // Appended to the plan's value, else to the caller's own (the build inherits it).
   auto append = [&](const std::string& name, const std::string& flags) {
     auto it = env.find(name);
@@ -177,7 +177,7 @@ void add_reproducible_build_env(std::map<std::string, std::string>& env, int64_t
     env[name] = v;
   };
   env["SOURCE_DATE_EPOCH"] = std::to_string(source_date_epoch);
-  append("NVCC_APPEND_FLAGS", "-objtemp");
+  if (nvcc_objtemp) append("NVCC_APPEND_FLAGS", "-objtemp");
   // Flags are split at spaces: a folder with one cannot be mapped.
   if (source_dir.find_first_of(" \t\n'\"") != std::string::npos) return;
   const std::string prefix_map = "-ffile-prefix-map=" + source_dir + "=.";

@@ -52,8 +52,11 @@ Expected<std::string> retag_wheel_file(const std::string& wheel_text, const std:
 /// files after the object instead of the process id (the name lands in the object's symbol
 /// table); and -ffile-prefix-map=<source_dir>=. for gcc (CFLAGS, CXXFLAGS) and nvcc's host
 /// compiler, so __FILE__ in assertions does not carry the work folder.
+/// `nvcc_objtemp` false leaves -objtemp out: sccache runs nvcc's steps itself in its own
+/// temporary folder and cleans it, and -objtemp puts them beside the object, which sccache
+/// then loses (the link finds no .o).
 void add_reproducible_build_env(std::map<std::string, std::string>& env, int64_t source_date_epoch,
-                                const std::string& source_dir);
+                                const std::string& source_dir, bool nvcc_objtemp = true);
 
 /// The provenance of an extension build from its report (tool version, package, recipe,
 /// targets, toolchain, environment), the identified source and the recipe (whose jobs and

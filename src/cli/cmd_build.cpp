@@ -129,7 +129,13 @@ void setup_build(CLI::App& sub, RunFn& run) {
   sub.add_option("--package", o->core.package, "the recipe to use (default: the name the source declares)");
   sub.add_option("--profile", o->core.profile,
                  "a restriction the package's recipe allows (e.g. minimal: fewer kernels, a faster build)");
-  sub.add_option("--cache", o->core.cache, "compiler cache: auto, ccache, sccache or none (default auto)");
+  sub.add_option("--cache", o->core.cache,
+                 "compiler cache: auto, ccache, sccache or none (default auto: sccache for a shared storage, "
+                 "else ccache when installed)");
+  sub.add_option("--cache-url", o->core.cache_url,
+                 "where the cache keeps its entries: redis://HOST[:PORT][/DB], s3://BUCKET[/PREFIX] or a folder "
+                 "(default: tailor.toml [cache], TAILOR_CACHE_URL, else the tool's own folder)");
+  sub.add_option("--config", o->core.config, "a tailor.toml whose [cache] table applies to this build");
   sub.add_option("--work-dir", o->core.work_root, "where sources are copied and built (default ~/.cache/tailor/extensions)");
   sub.add_option("--progress", o->progress, "auto, live, plain or quiet (default auto: live on a terminal)");
   sub.add_flag("--tests", o->tests, "run the package's tests/ against the built wheel (default: only for the example)");

@@ -27,6 +27,7 @@ const CommandEntry k_commands[] = {
     {"doctor", "Pre-flight checks for a build: toolchain, versions, disk, memory", setup_doctor},
     {"matrix", "Expand a tailor.toml build matrix into named variants, plan or build them", setup_matrix},
     {"stack", "Which packages install prebuilt for a target machine and its GPUs, which to build: a lock, a script, an install", setup_stack},
+    {"cache", "The compiler cache builds share (local, Redis, S3): status, hit rates per CUDA step, zero", setup_cache},
     {"slim", "Cut the device code your GPUs will never run out of wheels, libraries and environments", setup_slim},
 };
 }  // namespace

@@ -1,12 +1,14 @@
 // An extension build resolved against a host: every variable, every command, the job
 // count and why. Pure: resolving runs nothing; `apply_patches` is the only side effect.
 #pragma once
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "cuda/target_set.h"
+#include "plan/cache_settings.h"
 #include "plan/extension_recipe.h"
 #include "probe/host_report.h"
 #include "util/expected.h"
@@ -20,6 +22,9 @@ struct ExtensionBuildRequest {
   std::string python = "python3";
   std::optional<int> jobs;   ///< --jobs: wins over the memory formula
   enum class Cache { automatic, ccache, sccache, none } cache = Cache::automatic;
+  /// Where the cache keeps its entries (tailor.toml [cache], TAILOR_CACHE_URL, --cache-url)
+  /// and its tool when --cache is auto.
+  CacheSettings cache_settings;
   std::string out_dir;       ///< where the wheel goes
   /// The caller's environment, for what it configures (SCCACHE_* picks sccache under
   /// Cache::automatic); nothing else is read from it.
@@ -67,6 +72,10 @@ struct ExtensionBuildPlan {
   std::string jobs_reason;
   int nvcc_threads = 1;
   std::string cache_tool;  ///< "ccache", "sccache" or "" (none)
+  /// The variables that point the cache tool at its storage (SCCACHE_REDIS_ENDPOINT, ...).
+  /// Kept apart from `env`: they may hold a password, and reports print `env`.
+  std::map<std::string, std::string> cache_env;
+  std::string cache_storage;  ///< describe_cache_storage(): no secrets
   std::vector<SourcePatch> patches;
   /// What the recipe did so a serial package uses the cores ("ninja switched on by recipe
   /// patch"); empty when nothing was needed or --jobs 1 kept it serial.
@@ -80,6 +89,15 @@ struct ExtensionBuildPlan {
   /// match torch's CUDA, a package that ignores the job count.
   std::vector<std::string> notes;
 };
+
+/// The compiler cache a build uses: --cache (`flag`) wins, then the settings' tool; auto
+/// takes sccache for a shared storage (ccache for Redis when sccache is missing), sccache
+/// when SCCACHE_* variables are set, else ccache, else none. `path_of` finds a tool ("" when
+/// it is missing). The path of the tool, "" for none; an error when the tool asked for is
+/// missing.
+Expected<std::string> choose_cache_tool(const CacheSettings& settings, ExtensionBuildRequest::Cache flag,
+                                        const std::map<std::string, std::string>& environment,
+                                        const std::function<std::string(std::string_view)>& path_of);
 
 Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest& request,
                                                      const probe::HostReport& host);

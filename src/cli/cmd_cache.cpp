@@ -1,0 +1,216 @@
+// `tailor cache status|show|zero`: the compiler cache builds use and what they got from it.
+//   status  the tool (auto resolved as a build would), its version, the storage and whether
+//           it answers (Redis: PING; sccache: a server of its own started against the storage,
+//           which is how sccache itself finds a broken one; ccache: its statistics), the base
+//           folders. Exit 1 when the storage does not answer or the tool is missing.
+//   show    hit rates per step kind (C/C++, CUDA (nvcc), PTX (cicc), cubin (ptxas)) summed
+//           over tailor's builds since the last zero, and the latest build's.
+//   zero    starts those sums again.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "build/cache_ledger.h"
+#include "build/compiler_cache.h"
+#include "cli/commands.h"
+#include "plan/cache_settings.h"
+#include "plan/extension_plan.h"
+#include "util/files.h"
+#include "util/process.h"
+#include "util/strings.h"
+#include "util/terminal_style.h"
+
+namespace tailor::cli {
+namespace {
+
+struct CacheCommandOptions {
+  std::string config;
+  std::string tool = "auto";
+  std::string url;
+  bool json = false;
+};
+
+Expected<plan::CacheSettings> settings_for(const CacheCommandOptions& o, const std::map<std::string, std::string>& env) {
+  plan::CacheSettings s;
+  if (!o.config.empty()) {
+    TAILOR_TRY(loaded, plan::load_cache_settings(o.config));
+    s = loaded;
+  }
+  TAILOR_TRY(with_env, plan::apply_cache_environment(s, env));
+  s = with_env;
+  if (!o.url.empty())
+    if (auto ok = plan::set_cache_url(s, o.url, "--cache-url"); !ok) return ok.error();
+  if (o.tool != "auto")
+    if (auto ok = plan::set_cache_tool(s, o.tool, "--cache"); !ok) return ok.error();
+  return s;
+}
+
+std::string first_line(const std::string& text) {
+  auto lines = split_any(text, "\n");
+  for (const auto& l : lines)
+    if (!trim(l).empty()) return std::string(trim(l));
+  return "";
+}
+
+int run_status(const CacheCommandOptions& o) {
+  const auto env = process_environment();
+  auto settings = settings_for(o, env);
+  if (!settings) return report_error(settings.error().message);
+  auto tool_path = plan::choose_cache_tool(*settings, plan::ExtensionBuildRequest::Cache::automatic, env,
+                                           [](std::string_view name) { return find_in_path(std::string(name)); });
+  nlohmann::json j = {{"storage", plan::describe_cache_storage(*settings)},
+                      {"storage_kind", std::string(plan::cache_storage_name(settings->storage))},
+                      {"from", settings->from},
+                      {"basedirs", settings->basedirs}};
+  std::vector<std::pair<std::string, std::string>> rows;  // label, value
+  bool ok = true;
+  std::string tool;
+  if (!tool_path) {
+    j["tool"] = nullptr;
+    j["problem"] = tool_path.error().message;
+    ok = false;
+  } else if (tool_path->empty()) {
+    j["tool"] = "none";
+    rows.push_back({"tool", "none (install sccache or ccache: rebuilds reuse compiled steps)"});
+  } else {
+    tool = std::filesystem::path(*tool_path).filename().string();
+    j["tool"] = tool;
+    j["path"] = *tool_path;
+    CommandResult v = run_command({*tool_path, "--version"}, std::chrono::seconds(20));
+    j["version"] = first_line(v.out);
+    rows.push_back({"tool", fmt::format("{} ({}, {})", tool, first_line(v.out), *tool_path)});
+  }
+  rows.push_back({"storage", plan::describe_cache_storage(*settings) +
+                                 (settings->from.empty() ? "" : " (from " + join(settings->from, ", ") + ")")});
+  if (!settings->basedirs.empty()) rows.push_back({"basedirs", join(settings->basedirs, ", ")});
+
+  // Does the storage answer?
+  std::string check;
+  if (settings->storage == plan::CacheStorage::redis) {
+    auto pong = build::redis_ping(settings->url, std::chrono::milliseconds(3000));
+    check = pong ? "answers PING" : pong.error().message;
+    ok = ok && pong.has_value();
+  }
+  if (ok && tool == "sccache") {
+    auto storage_env = plan::cache_tool_environment(*settings, tool);
+    if (!storage_env) {
+      check = storage_env.error().message;
+      ok = false;
+    } else {
+      SystemCommandRunner runner;
+      auto server = build::SccacheServer::start(*tool_path, *storage_env, runner);
+      if (!server) {
+        check = server.error().message;
+        ok = false;
+      } else {
+        CommandSpec spec;
+        spec.argv = {*tool_path, "--show-stats", "--stats-format", "json"};
+        for (const auto& [k, v] : (*server)->env()) spec.env[k] = v;
+        spec.timeout = std::chrono::seconds(30);
+        CommandResult r = runner.run(spec);
+        (*server)->stop();
+        auto stats = nlohmann::json::parse(r.out, nullptr, false);
+        if (!r.ok() || stats.is_discarded() || !stats.is_object()) {
+          check = "sccache --show-stats failed";
+          ok = false;
+        } else {
+          if (stats.contains("cache_location") && stats["cache_location"].is_string())
+            rows.push_back({"location", stats["cache_location"].get<std::string>()});
+          if (stats.contains("cache_size") && stats["cache_size"].is_number_unsigned()) {
+            j["size_bytes"] = stats["cache_size"];
+            rows.push_back({"size", fmt::format("{:.1f} MiB", stats["cache_size"].get<uint64_t>() / 1048576.0)});
+          }
+          if (check.empty()) check = "sccache started a server against it";
+        }
+      }
+    }
+  } else if (ok && tool == "ccache") {
+    auto storage_env = plan::cache_tool_environment(*settings, tool);
+    if (!storage_env) {
+      check = storage_env.error().message;
+      ok = false;
+    } else {
+      CommandSpec spec;
+      spec.argv = {*tool_path, "--print-stats"};
+      for (const auto& [k, v] : *storage_env) spec.env[k] = v;
+      SystemCommandRunner runner;
+      CommandResult r = runner.run(spec);
+      for (const auto& line : split_any(r.out, "\n"))
+        if (line.rfind("cache_size_kibibyte\t", 0) == 0) {
+          uint64_t kib = std::strtoull(line.c_str() + 20, nullptr, 10);
+          j["size_bytes"] = kib * 1024;
+          rows.push_back({"size", fmt::format("{:.1f} MiB", kib / 1024.0)});
+        }
+      if (check.empty()) check = r.ok() ? "ccache reads its statistics" : "ccache --print-stats failed";
+      ok = ok && r.ok();
+    }
+  }
+  if (!check.empty()) rows.push_back({"check", check});
+  if (!tool_path) rows.push_back({"problem", tool_path.error().message});
+  j["ok"] = ok;
+  j["check"] = check;
+  if (auto ledger = build::read_cache_ledger(build::cache_ledger_path()); ledger && ledger->builds)
+    j["builds_since_zero"] = ledger->builds;
+  if (o.json) {
+    std::printf("%s\n", with_schema(j, "cache").dump(2).c_str());
+  } else {
+    for (const auto& [label, value] : rows) std::printf("%-9s %s\n", label.c_str(), value.c_str());
+    std::printf("%s\n", ok ? paint("ready", Paint::green).c_str() : paint("not ready", Paint::red).c_str());
+  }
+  return ok ? k_exit_ok : k_exit_failed;
+}
+
+int run_show(const CacheCommandOptions& o) {
+  const std::string path = build::cache_ledger_path();
+  auto ledger = build::read_cache_ledger(path);
+  if (!ledger) return report_error(ledger.error().message, k_exit_failed);
+  if (o.json) {
+    nlohmann::json j = build::to_json(*ledger);
+    j["file"] = path;
+    std::printf("%s\n", with_schema(j, "cache").dump(2).c_str());
+    return k_exit_ok;
+  }
+  if (ledger->builds == 0) {
+    std::printf("no builds with a compiler cache since %s\n", ledger->since.empty() ? "ever" : ledger->since.c_str());
+    return k_exit_ok;
+  }
+  std::printf("%llu builds since %s (%s)\n", static_cast<unsigned long long>(ledger->builds), ledger->since.c_str(),
+              path.c_str());
+  for (const auto& [tool, stats] : ledger->by_tool) {
+    std::printf("%s%s\n", tool.c_str(), stats.categories.empty() ? " (counts whole compiles)" : "");
+    std::fputs(build::render_cache_stats(stats).c_str(), stdout);
+  }
+  std::printf("latest build (%s, %s)\n", ledger->last_tool.c_str(), ledger->last_at.c_str());
+  std::fputs(build::render_cache_stats(ledger->last).c_str(), stdout);
+  return k_exit_ok;
+}
+
+int run_zero() {
+  const std::string path = build::cache_ledger_path();
+  if (auto ok = build::zero_cache_ledger(path); !ok) return report_error(ok.error().message, k_exit_failed);
+  std::printf("statistics zeroed (%s); the cached entries stay\n", path.c_str());
+  return k_exit_ok;
+}
+
+}  // namespace
+
+void setup_cache(CLI::App& sub, RunFn& run) {
+  auto o = std::make_shared<CacheCommandOptions>();
+  sub.require_subcommand(1);
+  auto* status = sub.add_subcommand("status", "The cache builds use: tool, version, storage, whether it answers");
+  status->add_option("--config", o->config, "a tailor.toml whose [cache] table applies");
+  status->add_option("--cache", o->tool, "auto, ccache, sccache or none (default auto, as a build chooses)");
+  status->add_option("--cache-url", o->url, "redis://HOST[:PORT][/DB], s3://BUCKET[/PREFIX] or a folder");
+  status->add_flag("--json", o->json, "print JSON");
+  status->callback([o, &run] { run = [o] { return run_status(*o); }; });
+  auto* show = sub.add_subcommand("show", "Hit rates per step kind (C/C++, CUDA, PTX, cubin) over tailor's builds");
+  show->add_flag("--json", o->json, "print JSON");
+  show->callback([o, &run] { run = [o] { return run_show(*o); }; });
+  auto* zero = sub.add_subcommand("zero", "Start the hit-rate sums again (the cached entries stay)");
+  zero->callback([&run] { run = [] { return run_zero(); }; });
+}
+
+}  // namespace tailor::cli

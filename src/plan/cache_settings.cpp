@@ -1,0 +1,278 @@
+#include "plan/cache_settings.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "data/toml_document.h"
+#include "util/strings.h"
+#include "util/text_escape.h"
+#include "util/user_file.h"
+
+namespace tailor::plan {
+
+namespace {
+
+constexpr std::string_view k_facts = "cache/caches.toml";
+
+const data::TomlDocument& facts() {
+  static const data::TomlDocument doc = data::toml_document(k_facts);
+  return doc;
+}
+
+/// The variable `tool` reads for `what` ("dir", "redis", ...); empty when it has none.
+std::string env_name(std::string_view tool, std::string_view what) {
+  return facts()[tool]["env"][what].string();
+}
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+/// redis://[user[:password]@]host[:port][/db]: a host, a numeric port, a numeric db.
+Expected<void> check_redis_url(std::string_view url) {
+  std::string_view rest = url.substr(url.find("://") + 3);
+  if (auto at = rest.rfind('@'); at != std::string_view::npos) rest = rest.substr(at + 1);
+  std::string_view hostport = rest.substr(0, rest.find('/'));
+  std::string_view db = rest.size() > hostport.size() ? rest.substr(hostport.size() + 1) : std::string_view();
+  std::string_view host = hostport, port;
+  if (auto colon = hostport.rfind(':'); colon != std::string_view::npos && hostport.find(']') == std::string_view::npos) {
+    host = hostport.substr(0, colon);
+    port = hostport.substr(colon + 1);
+  }
+  if (host.empty()) return make_error("no host");
+  for (char ch : host)
+    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '_' || ch == '[' ||
+          ch == ']' || ch == ':'))
+      return make_error(fmt::format("the host '{}' has a character a host name cannot have", terminal_safe(host)));
+  auto all_digits = [](std::string_view s) {
+    return !s.empty() && s.size() <= 5 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (!port.empty() && (!all_digits(port) || std::stoi(std::string(port)) < 1 || std::stoi(std::string(port)) > 65535))
+    return make_error(fmt::format("the port '{}' is not 1-65535", terminal_safe(port)));
+  if (!db.empty() && !all_digits(db)) return make_error(fmt::format("the database '{}' is not a number", terminal_safe(db)));
+  return {};
+}
+
+bool has_control(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](char c) {
+    auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7f;
+  });
+}
+
+Expected<void> check_size(std::string_view s) {
+  // "20G", "500M", "1T", "1048576": digits then at most one unit letter.
+  size_t digits = 0;
+  while (digits < s.size() && s[digits] >= '0' && s[digits] <= '9') ++digits;
+  std::string_view unit = s.substr(digits);
+  if (digits == 0 || digits > 12 || unit.size() > 1 || (unit.size() == 1 && std::string_view("KMGT").find(unit[0]) == std::string_view::npos))
+    return make_error(fmt::format("'{}' is not a size such as 20G or 500M", terminal_safe(s)));
+  return {};
+}
+
+}  // namespace
+
+std::string_view cache_storage_name(CacheStorage s) {
+  switch (s) {
+    case CacheStorage::redis: return "redis";
+    case CacheStorage::s3: return "s3";
+    case CacheStorage::local: break;
+  }
+  return "local";
+}
+
+Expected<void> set_cache_tool(CacheSettings& settings, std::string_view tool, std::string_view from) {
+  if (tool != "auto" && tool != "ccache" && tool != "sccache" && tool != "none")
+    return make_error(fmt::format("{}: '{}' is not a compiler cache (auto, ccache, sccache or none)", from, terminal_safe(tool)));
+  settings.tool = std::string(tool);
+  settings.from.emplace_back(from);
+  return {};
+}
+
+Expected<void> set_cache_url(CacheSettings& settings, std::string_view url, std::string_view from) {
+  auto bad = [&](std::string_view why) {
+    return make_error(fmt::format("{}: '{}': {}", from, terminal_safe(url), why));
+  };
+  if (url.empty()) return bad("empty");
+  if (url.size() > 2048) return bad("longer than 2048 characters");
+  if (has_control(url)) return bad("has control characters");
+  CacheSettings s = settings;
+  if (starts_with(url, "redis://") || starts_with(url, "rediss://")) {
+    if (auto ok = check_redis_url(url); !ok) return bad(ok.error().message);
+    s.storage = CacheStorage::redis;
+    s.url = std::string(url);
+  } else if (starts_with(url, "s3://")) {
+    std::string_view rest = url.substr(5);
+    std::string_view bucket = rest.substr(0, rest.find('/'));
+    if (bucket.empty()) return bad("no bucket (s3://BUCKET[/PREFIX])");
+    for (char ch : bucket)
+      if (!(std::islower(static_cast<unsigned char>(ch)) || std::isdigit(static_cast<unsigned char>(ch)) || ch == '-' || ch == '.'))
+        return bad("a bucket name is lower-case letters, digits, '-' and '.'");
+    s.storage = CacheStorage::s3;
+    s.bucket = std::string(bucket);
+    s.prefix = rest.size() > bucket.size() ? std::string(rest.substr(bucket.size() + 1)) : std::string();
+  } else if (starts_with(url, "file://") || starts_with(url, "/")) {
+    std::string_view path = starts_with(url, "file://") ? url.substr(7) : url;
+    if (!starts_with(path, "/")) return bad("a local cache folder must be an absolute path");
+    s.storage = CacheStorage::local;
+    s.dir = std::string(path);
+  } else {
+    return bad("expected redis://HOST[:PORT][/DB], s3://BUCKET[/PREFIX] or an absolute folder");
+  }
+  s.from.emplace_back(from);
+  settings = std::move(s);
+  return {};
+}
+
+Expected<CacheSettings> parse_cache_settings(std::string_view text, const std::string& path) {
+  return data::expected_from([&] {
+    data::TomlDocument doc = data::parse_toml(text, path);
+    CacheSettings s;
+    data::TomlValue t = doc["cache"];
+    if (!t.present()) return s;
+    if (!t.is_table()) doc.fail("cache: expected a table ([cache])");
+    static const std::set<std::string> known = {"tool", "url", "dir", "bucket", "prefix", "endpoint",
+                                                "region", "size", "basedirs"};
+    for (const auto& [key, value] : t.entries())
+      if (!known.count(key))
+        value.fail(fmt::format("unknown key (known: tool, url, dir, bucket, prefix, endpoint, region, size, basedirs)"));
+    const std::string from = path + " [cache]";
+    auto rethrow = [&](const Expected<void>& ok) {
+      if (!ok) throw data::DataError(ok.error().message);
+    };
+    if (t["tool"].present()) rethrow(set_cache_tool(s, t["tool"].string(), from + " tool"));
+    if (t["url"].present()) rethrow(set_cache_url(s, t["url"].string(), from + " url"));
+    if (t["dir"].present()) {
+      if (t["url"].present()) t["dir"].fail("give either url or dir");
+      std::string dir = t["dir"].string();
+      if (dir.empty() || dir[0] != '/' || has_control(dir)) t["dir"].fail("expected an absolute folder");
+      s.storage = CacheStorage::local;
+      s.dir = dir;
+    }
+    if (t["bucket"].present()) {
+      if (s.storage == CacheStorage::redis) t["bucket"].fail("a redis:// url and a bucket cannot both be the storage");
+      rethrow(set_cache_url(s, "s3://" + t["bucket"].string(), from + " bucket"));
+    }
+    for (auto [key, field] : {std::pair{"prefix", &s.prefix}, {"endpoint", &s.endpoint}, {"region", &s.region}}) {
+      if (!t[key].present()) continue;
+      if (s.storage != CacheStorage::s3) t[key].fail("only an s3:// storage has one");
+      *field = t[key].string();
+      if (has_control(*field)) t[key].fail("has control characters");
+    }
+    if (t["size"].present()) {
+      s.size = t["size"].string();
+      if (auto ok = check_size(s.size); !ok) t["size"].fail(ok.error().message);
+    }
+    for (const auto& dir : t["basedirs"].strings_or_empty()) {
+      if (dir.empty() || dir[0] != '/' || has_control(dir) || dir.find(':') != std::string::npos)
+        t["basedirs"].fail(fmt::format("'{}' is not an absolute folder without ':'", terminal_safe(dir)));
+      s.basedirs.push_back(dir);
+    }
+    if (s.from.empty() || s.from.back() != from) s.from.push_back(from);
+    return s;
+  });
+}
+
+Expected<CacheSettings> load_cache_settings(const std::string& path) {
+  auto text = read_text_file(path, uint64_t{1} << 20, BinaryData::refused);
+  if (!text) return text.error();
+  return parse_cache_settings(*text, path);
+}
+
+Expected<CacheSettings> apply_cache_environment(CacheSettings settings, const std::map<std::string, std::string>& env) {
+  if (auto it = env.find("TAILOR_CACHE"); it != env.end() && !it->second.empty())
+    if (auto ok = set_cache_tool(settings, it->second, "TAILOR_CACHE"); !ok) return ok.error();
+  if (auto it = env.find("TAILOR_CACHE_URL"); it != env.end() && !it->second.empty())
+    if (auto ok = set_cache_url(settings, it->second, "TAILOR_CACHE_URL"); !ok) return ok.error();
+  return settings;
+}
+
+std::string describe_cache_storage(const CacheSettings& s) {
+  switch (s.storage) {
+    case CacheStorage::redis: {
+      // Hide a password: redis://user:secret@host -> redis://user:***@host.
+      std::string url = s.url;
+      size_t scheme = url.find("://") + 3;
+      size_t at = url.rfind('@');
+      if (at != std::string::npos && at > scheme) {
+        size_t colon = url.find(':', scheme);
+        std::string user = colon != std::string::npos && colon < at ? url.substr(scheme, colon - scheme) : url.substr(scheme, at - scheme);
+        url = url.substr(0, scheme) + user + ":***" + url.substr(at);
+      }
+      return terminal_safe(url);
+    }
+    case CacheStorage::s3: {
+      std::string out = "s3://" + s.bucket + (s.prefix.empty() ? "" : "/" + s.prefix);
+      std::vector<std::string> extra;
+      if (!s.endpoint.empty()) extra.push_back("endpoint " + s.endpoint);
+      if (!s.region.empty()) extra.push_back("region " + s.region);
+      if (!extra.empty()) out += " (" + join(extra, ", ") + ")";
+      return terminal_safe(out);
+    }
+    case CacheStorage::local: break;
+  }
+  return s.dir.empty() ? std::string("local (the tool's default folder)") : "local " + terminal_safe(s.dir);
+}
+
+Expected<std::map<std::string, std::string>> cache_tool_environment(const CacheSettings& s, std::string_view tool,
+                                                                      const std::vector<std::string>& extra_basedirs) {
+  if (tool != "ccache" && tool != "sccache") return make_error(fmt::format("'{}' is not a compiler cache", tool));
+  std::map<std::string, std::string> env;
+  auto need = [&](std::string_view what) -> Expected<std::string> {
+    std::string name = env_name(tool, what);
+    if (name.empty())
+      return make_error(fmt::format("{} cannot use {} storage ({}); use sccache", tool, cache_storage_name(s.storage),
+                                    describe_cache_storage(s)));
+    return name;
+  };
+  switch (s.storage) {
+    case CacheStorage::local:
+      if (!s.dir.empty()) env[env_name(tool, "dir")] = s.dir;
+      if (!s.size.empty()) env[env_name(tool, "size")] = s.size;
+      break;
+    case CacheStorage::redis: {
+      TAILOR_TRY(name, need("redis"));
+      env[name] = s.url;
+      break;
+    }
+    case CacheStorage::s3: {
+      TAILOR_TRY(name, need("bucket"));
+      env[name] = s.bucket;
+      if (!s.prefix.empty()) env[env_name(tool, "prefix")] = s.prefix;
+      if (!s.endpoint.empty()) env[env_name(tool, "endpoint")] = s.endpoint;
+      if (!s.region.empty()) env[env_name(tool, "region")] = s.region;
+      break;
+    }
+  }
+  std::vector<std::string> dirs;
+  for (const auto* list : {&s.basedirs, &extra_basedirs})
+    for (const auto& d : *list)
+      if (!d.empty() && std::find(dirs.begin(), dirs.end(), d) == dirs.end()) dirs.push_back(d);
+  if (!dirs.empty()) {
+    if (tool == "sccache") {
+      env[env_name(tool, "basedirs")] = join(dirs, ":");
+    } else {
+      // ccache takes one base folder: the first (the settings' own, else the build's).
+      env[env_name(tool, "basedirs")] = dirs.front();
+    }
+  }
+  return env;
+}
+
+std::string sccache_category(std::string_view language) {
+  data::TomlValue v = facts()["sccache"]["categories"][language];
+  return v.present() ? v.string() : std::string(language);
+}
+
+const std::vector<std::string>& cache_category_order() {
+  static const std::vector<std::string> order = facts()["sccache"]["category_order"].strings();
+  return order;
+}
+
+std::string sccache_min_version() { return facts()["sccache"]["min_version"].string(); }
+std::string shared_work_root() { return facts()["shared"]["work_root"].string(); }
+int sccache_idle_timeout_s() { return static_cast<int>(facts()["sccache"]["idle_timeout_s"].integer()); }
+
+}  // namespace tailor::plan
