@@ -515,16 +515,10 @@ Expected<GithubWorkflow> render_github_actions(const TailorConfig& config, const
     if (use_sccache) {
       const auto& vars = facts.sccache_backends.at(backend);
       o += "        env:\n";
-      std::vector<std::string> names;
-      for (const auto& [var, secret] : vars) {
-        o += fmt::format("          {}: ${{{{ secrets.{} }}}}\n", var, secret);
-        names.push_back(var);
-      }
+      for (const auto& [var, secret] : vars) o += fmt::format("          {}: ${{{{ secrets.{} }}}}\n", var, secret);
       o += "        run: |\n";
       o += "          # An unset secret is an empty variable: drop it, so sccache does not read it as set.\n";
-      o += "          for v in " + join(names, " ") + "; do\n";
-      o += "            if [ -z \"${!v}\" ]; then unset \"$v\"; fi\n";
-      o += "          done\n";
+      for (const auto& [var, secret] : vars) o += fmt::format("          if [ -z \"${}\" ]; then unset {}; fi\n", var, var);
       o += "          " + build + "\n";
     } else {
       o += fmt::format("        run: {}\n", yaml_quote(build));
