@@ -60,6 +60,11 @@ for jid, job in jobs.items():
             # shellcheck reads the script with each expression as a plain word.
             body = re.sub(r"\$\{\{[^}]*\}\}", "/github/expr", s["run"])
             open(f"{sys.argv[3]}/{jid}.{i}.sh", "w").write("#!/usr/bin/env bash\n" + body + "\n")
+            # The tailor commands, for the check of their options against this tailor.
+            with open(f"{sys.argv[3]}/commands.txt", "a") as out:
+                for line in s["run"].splitlines():
+                    if line.startswith("tailor "):
+                        out.write(line + "\n")
     upload = [s for s in steps if s.get("uses", "").startswith("actions/upload-artifact@")]
     assert upload and upload[0]["if"] == "always()", (jid, upload)
 # Every expression in the file is tailor's own: the workspace, the concurrency group, a secret.
@@ -69,6 +74,19 @@ for e in re.findall(r"\$\{\{(.*?)\}\}", text):
 print(f"{len(jobs)} jobs, {hosted} on GitHub-hosted runners")
 PY
   shellcheck -s bash "$tmp"/runs/*.sh || fail "shellcheck of the run: scripts of $1"
+  # Every option of an emitted tailor command is one this tailor's command takes.
+  local sub opt
+  while read -r cmd; do
+    read -ra words <<< "$cmd"
+    sub=${words[1]}
+    [ "$sub" = build ] && sub="build ${words[2]}"
+    # shellcheck disable=SC2086 # sub is one or two words
+    "$TAILOR" $sub --help > "$tmp/help.txt" 2>&1 || true
+    for opt in "${words[@]}"; do
+      [[ $opt == --* ]] || continue
+      grep -qE -- "^ +$opt( |,|$)" "$tmp/help.txt" || echo "tailor $sub $opt" >> "$tmp/missing_options.txt"
+    done
+  done < "$tmp/runs/commands.txt"
 }
 
 "$TAILOR" matrix --config "$cfg" --emit github-actions > "$tmp/wf.yml" 2> "$tmp/wf.err" || fail "emit: $(cat "$tmp/wf.err")"
@@ -159,4 +177,9 @@ set +e
 "$TAILOR" matrix --config "$tmp/missing.toml" > /dev/null 2>&1
 [ $? = 2 ] || fail "missing config must exit 2"
 set -e
+if [ -s "$tmp/missing_options.txt" ]; then
+  # The workflow is otherwise checked; a runner would stop at these options of this tailor.
+  echo "SKIP: the workflow's commands use options this tailor lacks: $(sort -u "$tmp/missing_options.txt" | paste -sd ';' -)"
+  exit 77
+fi
 echo "matrix e2e: ok"
