@@ -284,14 +284,23 @@ std::string yaml_quote(std::string_view s) {
   return out + "'";
 }
 
-/// Text that goes into the workflow: no control characters (a newline would end the YAML
-/// scalar and start a new key) and no `${{` (GitHub would evaluate it as an expression).
+/// Text that goes into the workflow: valid UTF-8 (a workflow is UTF-8), no control
+/// characters (a newline would end the YAML scalar and start a new key; YAML 1.1 readers also
+/// break lines at NEL U+0085 and U+2028/U+2029) and no `${{` (GitHub would evaluate it as an
+/// expression).
 Expected<void> check_emittable(std::string_view what, std::string_view s) {
-  for (char ch : s) {
-    auto u = static_cast<unsigned char>(ch);
-    if (u < 0x20 || u == 0x7f)
-      return make_error(fmt::format("{} '{}' has control characters; it cannot go into a workflow", what,
-                                    terminal_safe(s)));
+  if (!is_valid_utf8(s))
+    return make_error(fmt::format("{} '{}' is not UTF-8; it cannot go into a workflow", what, terminal_safe(s)));
+  for (size_t i = 0; i < s.size(); ++i) {
+    auto u = static_cast<unsigned char>(s[i]);
+    auto next = i + 1 < s.size() ? static_cast<unsigned char>(s[i + 1]) : 0;
+    const bool c1 = u == 0xc2 && next >= 0x80 && next <= 0x9f;
+    const bool separator = u == 0xe2 && next == 0x80 && i + 2 < s.size() &&
+                           (static_cast<unsigned char>(s[i + 2]) == 0xa8 || static_cast<unsigned char>(s[i + 2]) == 0xa9);
+    if (u < 0x20 || u == 0x7f || c1 || separator)
+      return make_error(fmt::format("{} '{}' has control characters or line separators; it cannot go into a "
+                                    "workflow",
+                                    what, terminal_safe(s)));
   }
   if (s.find("${{") != std::string_view::npos)
     return make_error(fmt::format("{} '{}' contains '${{{{': it cannot go into a workflow", what, terminal_safe(s)));

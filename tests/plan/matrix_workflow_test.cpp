@@ -273,6 +273,16 @@ TEST(MatrixWorkflow, RendererRefusesWhatCannotBeEmitted) {
     EXPECT_FALSE(render_github_actions(config, {v})) << name;
   }
   v.name = "gpu";
+  // The config path is free text: YAML 1.1 line breaks (NEL, U+2028) and bytes that are not
+  // UTF-8 cannot go into the workflow either.
+  for (const char* path : {"a\xc2\x85" "b.toml", "a\xe2\x80\xa8" "b.toml", "a\xff.toml"}) {
+    config.path = path;
+    auto wf = render_github_actions(config, {v});
+    ASSERT_FALSE(wf) << path;
+    EXPECT_EQ(wf.error().message.find('\n'), std::string::npos) << wf.error().message;
+  }
+  config.path = "caf\xc3\xa9/tailor.toml";  // plain UTF-8 is fine
+  EXPECT_TRUE(render_github_actions(config, {v}));
   config.ci.tags = "v${{ github.token }}";
   EXPECT_FALSE(render_github_actions(config, {v}));
   config.ci.tags.reset();
