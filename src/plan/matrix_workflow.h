@@ -60,13 +60,17 @@ const GithubActionsFacts& github_actions_facts();
 
 /// A tailor.toml's `[ci.github]`: overrides of the runner classes, the sccache backend
 /// (a backend of the data, or "none"), a tag pattern whose pushes also run the workflow,
-/// and where tailor's sources come from (default: the workflow's own repository).
+/// and how tailor gets onto the runner: built from sources (default: the workflow's own
+/// repository) or unpacked from a release tarball.
 struct GithubCiConfig {
   std::map<std::string, GithubRunnerOverride> runners;  ///< by class, merged by github_runner()
   std::optional<std::string> sccache;
   std::optional<std::string> tags;
   std::optional<std::string> tailor_repository;  ///< owner/name
   std::optional<std::string> tailor_ref;
+  /// https URL of a release tarball (scripts/release_tarball.sh), `{arch}` for the runner's
+  /// `uname -m`; its `.sha256` beside it. Instead of building tailor on the runner.
+  std::optional<std::string> tailor_release;
 };
 
 /// The `[ci]` table of a tailor.toml at `path`: every value checked (unknown keys, label

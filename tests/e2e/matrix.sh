@@ -133,6 +133,37 @@ src = [s for s in job["steps"] if s.get("with", {}).get("repository")][0]
 assert src["with"] == {"repository": "example-org/tailor", "ref": "v0.1.0", "path": ".tailor-src"}, src
 PY
 
+# tailor from a release tarball: the emitted install step really runs, against a tarball laid
+# out as scripts/release_tarball.sh lays it out (served as a file: URL in place of https), and
+# refuses one that does not match its .sha256.
+cp "$cfg" "$tmp/rel.toml"
+printf '[ci.github]\ntailor_release = "https://example.invalid/rel/tailor-0.0.0-linux-{arch}.tar.gz"\n' >> "$tmp/rel.toml"
+"$TAILOR" matrix --config "$tmp/rel.toml" --json > "$tmp/rel.json"
+"$TAILOR" matrix --config "$tmp/rel.toml" --emit github-actions > "$tmp/rel.yml" 2> /dev/null || fail "emit with tailor_release"
+lint "$tmp/rel.yml" "$tmp/rel.json"
+python3 - "$tmp/rel.yml" > "$tmp/install.sh" <<'PY' || fail "no install step"
+import sys, yaml
+job = yaml.safe_load(open(sys.argv[1]))["jobs"]["pytorch-cpu-avx2"]
+print([s for s in job["steps"] if s.get("name") == "Install tailor"][0]["run"])
+PY
+name=tailor-0.0.0-linux-$(uname -m)
+mkdir -p "$tmp/rel/$name/bin" "$tmp/runner"
+cp "$TAILOR" "$tmp/rel/$name/bin/tailor"
+tar -C "$tmp/rel" -czf "$tmp/rel/$name.tar.gz" "$name"
+(cd "$tmp/rel" && sha256sum "$name.tar.gz" > "$name.tar.gz.sha256")
+sed -i "s#https://example.invalid/rel#file://$tmp/rel#" "$tmp/install.sh"
+: > "$tmp/github_path"
+RUNNER_TEMP="$tmp/runner" GITHUB_PATH="$tmp/github_path" bash -eo pipefail "$tmp/install.sh" > "$tmp/install.out" 2>&1 \
+  || { cat "$tmp/install.out"; fail "the emitted install step failed"; }
+[ "$(cat "$tmp/github_path")" = "$tmp/runner/tailor/bin" ] || fail "install step: GITHUB_PATH is '$(cat "$tmp/github_path")'"
+"$tmp/runner/tailor/bin/tailor" arch 9.0 > /dev/null || fail "the installed tailor does not run"
+echo "tampered" >> "$tmp/rel/$name.tar.gz"
+rm -rf "$tmp/runner" && mkdir "$tmp/runner"
+if RUNNER_TEMP="$tmp/runner" GITHUB_PATH="$tmp/github_path" bash -eo pipefail "$tmp/install.sh" > "$tmp/install.out" 2>&1; then
+  fail "the install step unpacked a tarball that does not match its .sha256"
+fi
+[ ! -e "$tmp/runner/tailor" ] || fail "a tampered tarball was unpacked"
+
 # Hostile [ci.github] values: one error line naming the key, exit 2, no workflow.
 bad() {
   local name=$1 want=$2

@@ -210,6 +210,19 @@ labels = ["self-hosted", "big-cpu"]
       << hopper;
   EXPECT_NE(hopper.find("cmake -S '${{ github.workspace }}/.tailor-src' -B "), std::string::npos) << hopper;
 
+  // A release tarball instead of a build on the runner: fetched for the runner's arch and
+  // checked against its .sha256 before it is unpacked.
+  auto release = config_with("[ci.github]\ntailor_release = \"https://example.com/r/tailor-0.1.0-linux-{arch}.tar.gz\"\n");
+  ASSERT_TRUE(release) << release.error().message;
+  auto released = render_github_actions(*release, *config_variants(*release));
+  ASSERT_TRUE(released) << released.error().message;
+  EXPECT_EQ(released->text.find("apt-get install"), std::string::npos);
+  const std::string install = "      - name: 'Install tailor'\n        run: |\n"
+                              "          url='https://example.com/r/tailor-0.1.0-linux-{arch}.tar.gz'\n"
+                              "          url=${url//\\{arch\\}/$(uname -m)}\n";
+  EXPECT_NE(released->text.find(install), std::string::npos) << released->text;
+  EXPECT_LT(released->text.find("sha256sum -c"), released->text.find("tar -xzf"));
+
   auto none = config_with("[ci.github]\nsccache = \"none\"\n");
   ASSERT_TRUE(none);
   auto plain = render_github_actions(*none, *config_variants(*none));
@@ -259,6 +272,16 @@ TEST(MatrixWorkflow, CiGithubIsCheckedKeyByKey) {
       {"[ci.github]\ntailor_repository = \"a/b\"\ntailor_ref = \"--upload-pack=x\"\n", "ci.github.tailor_ref: '--upload-pack=x' is not"},
       {"[ci.github]\ntailor_ref = \"main\"\n", "t.toml: ci.github.tailor_ref: needs tailor_repository"},
       {"[ci]\ngithub = 3\n", "t.toml: ci.github: must be a table"},
+      {"[ci.github]\ntailor_release = \"http://example.com/t-{arch}.tar.gz\"\n",
+       "t.toml: ci.github.tailor_release: 'http://example.com/t-{arch}.tar.gz' is not an https URL of a tarball"},
+      {"[ci.github]\ntailor_release = \"https://example.com/t.tar.gz'; curl x | sh; '\"\n",
+       "ci.github.tailor_release: 'https://example.com/t.tar.gz'; curl x | sh; '' is not an https URL"},
+      {"[ci.github]\ntailor_release = \"https://example.com/$(id).tar.gz\"\n", "is not an https URL of a tarball"},
+      {"[ci.github]\ntailor_release = \"https://example.com/${{ github.token }}.tar.gz\"\n",
+       "is not an https URL of a tarball"},
+      {"[ci.github]\ntailor_release = \"https://example.com/t-{os}.tar.gz\"\n", "the only placeholder is {arch}"},
+      {"[ci.github]\ntailor_release = \"https://example.com/t.tar.gz\"\ntailor_repository = \"a/b\"\n",
+       "t.toml: ci.github.tailor_release: tailor comes from a release or from tailor_repository, not both"},
       {"[ci.\"a\\nb\"]\n", "t.toml: ci.a\\x0ab: unknown key"},
       {"[ci.github.runner.cpu-x86_64]\n\"x\\ny\" = 1\n", "ci.github.runner.cpu-x86_64.x\\x0ay: unknown key"},
       {"[ci.github.runner.\"cpu\\n\"]\n", "ci.github.runner.cpu\\x0a: unknown runner class"},
