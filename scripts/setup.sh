@@ -19,7 +19,8 @@ PY=${PYTHON:-python3}
 # torch 2.11.0 is the CUDA 13.0 build on PyPI: it matches the nvcc 13.0 of this machine
 # kind and the lent GPU machine. ninja >= 1.13 is a jobserver client.
 $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore \
-  "torch==2.11.0" "ninja>=1.13" numpy wheel pytest "setuptools>=65" nvidia-cuda-cuobjdump
+  "torch==2.11.0" "ninja>=1.13" numpy wheel pytest "setuptools>=65" nvidia-cuda-cuobjdump \
+  "check-jsonschema>=0.29" pyyaml
 
 if ! command -v nvcc >/dev/null 2>&1; then
   for d in /usr/local/cuda/bin /usr/local/cuda-13.0/bin; do

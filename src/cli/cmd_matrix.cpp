@@ -12,6 +12,7 @@
 #include "plan/torch_plan_render.h"
 #include "probe/probe.h"
 #include "util/strings.h"
+#include "util/text_escape.h"
 #include "util/user_file.h"
 
 namespace tailor::cli {
@@ -66,7 +67,9 @@ int run_matrix(const MatrixOptions& o) {
     if (o.emit != "github-actions") return report_error("--emit: only github-actions is known");
     auto workflow = plan::render_github_actions(*config, *variants);
     if (!workflow) return report_error(workflow.error().message);
-    std::fputs(workflow->c_str(), stdout);
+    std::fputs(workflow->text.c_str(), stdout);
+    // What does not fit (a hosted job's limit, its disk) goes to stderr: the workflow is still written.
+    for (const auto& note : workflow->notes) std::fprintf(stderr, "tailor: note: %s\n", terminal_safe(note).c_str());
     return k_exit_ok;
   }
   if (o.action == "list" && o.json) {
@@ -160,7 +163,7 @@ void setup_matrix(CLI::App& sub, RunFn& run) {
   auto o = std::make_shared<MatrixOptions>();
   sub.add_option("action", o->action, "list (default), plan or build")->check(CLI::IsMember({"list", "plan", "build"}));
   sub.add_option("--config", o->config, "the tailor.toml (default ./tailor.toml)");
-  sub.add_option("--emit", o->emit, "github-actions: write a workflow with one job per variant");
+  sub.add_option("--emit", o->emit, "github-actions: write a workflow with one job per variant (runners and timeouts: [ci.github])");
   sub.add_option("--out", o->out, "output folder for built wheels (one subfolder per variant)");
   sub.add_option("--work-dir", o->work_dir, "work folder (one subfolder per variant)");
   sub.add_option("--jobs", o->jobs, "parallel compile jobs per build, MAX_JOBS (default: from usable memory)");

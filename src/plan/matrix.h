@@ -2,7 +2,7 @@
 // `[matrix]` whose axes (gpu, cpu, cuda, python, torch) expand as a cartesian product,
 // minus `exclude` rows, plus `include` rows, into named variants such as
 // `pytorch-sm90-avx512` (the names such matrices commonly use), and a GitHub Actions workflow with one job
-// per variant.
+// per variant (runners, timeouts and caches as `[ci.github]` and data/ci/github_actions.toml say).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "plan/matrix_workflow.h"
 #include "plan/torch_variant.h"
 #include "util/expected.h"
 
@@ -33,6 +34,7 @@ struct TailorConfig {
   TorchVariant defaults;
   std::vector<TorchVariant> variants;  ///< named, file order
   std::optional<MatrixSpec> matrix;
+  GithubCiConfig ci;                   ///< `[ci.github]`; empty: the data's choices
 };
 
 Expected<TailorConfig> parse_tailor_config(std::string_view text, const std::string& path);
@@ -72,11 +74,22 @@ Expected<std::vector<TorchVariant>> config_variants(const TailorConfig& config);
 /// One variant by name (named or from the matrix), or an error listing the names.
 Expected<TorchVariant> find_config_variant(const TailorConfig& config, std::string_view name);
 
+/// A GitHub Actions workflow and what the user should know about it (printed to stderr).
+struct GithubWorkflow {
+  std::string text;
+  std::vector<std::string> notes;  ///< "pytorch-cpu-avx2: the plan estimates ..."
+};
+
 /// A GitHub Actions workflow: one job per variant running `tailor build torch --config
-/// ... --variant NAME` on a runner of the variant's platform (explicit or implied by its
-/// GPUs), uploading the wheel. Every path is under ${{ github.workspace }}; every value
-/// is a single-quoted YAML scalar and every argument shell-quoted. An error for a name or
-/// config path that cannot be emitted safely (control characters, `${{`).
-Expected<std::string> render_github_actions(const TailorConfig& config, const std::vector<TorchVariant>& variants);
+/// ... --variant NAME --cache sccache` (CPU-only variants on GitHub-hosted runners, the
+/// others on self-hosted GPU runners, each of the variant's platform), with tailor built on
+/// the runner, sccache's backend from repository secrets, and the wheel, report and log
+/// uploaded. A job's timeout is the user's, or the plan's estimate for the runner clamped
+/// to the platform's job limit (a note when the estimate does not fit). Every path is under
+/// ${{ github.workspace }}; every value is a single-quoted YAML scalar and every argument
+/// shell-quoted; only tailor's own templates write `${{`. An error for a name, label,
+/// path or value that cannot be emitted safely (control characters, `${{`).
+Expected<GithubWorkflow> render_github_actions(const TailorConfig& config, const std::vector<TorchVariant>& variants,
+                                               const GithubActionsFacts& facts = github_actions_facts());
 
 }  // namespace tailor::plan

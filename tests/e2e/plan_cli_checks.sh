@@ -157,12 +157,15 @@ if python3 -c 'import yaml' 2> /dev/null; then
 import sys, yaml
 wf = yaml.safe_load(open(sys.argv[1]))
 job = wf["jobs"]["graviton"]
-assert job["runs-on"] == "ubuntu-22.04-arm", job["runs-on"]
-run = job["steps"][2]["run"]
+# A GPU variant (T4G implies aarch64): a self-hosted arm64 GPU runner, never a hosted one.
+assert job["runs-on"] == ["self-hosted", "linux", "arm64", "gpu"], job["runs-on"]
+build = [s for s in job["steps"] if s.get("name") == "Build"][0]
+run = build["run"].splitlines()[-1]
 ws = "${{ github.workspace }}"
 assert run.startswith("tailor build torch --config "), run
-assert "--work-dir '" + ws + "/tailor-work/graviton' --out '" + ws + "/dist/graviton'" in run, run
-assert job["steps"][3]["with"]["path"] == ws + "/dist/graviton/", job["steps"][3]
+assert "--work-dir '" + ws + "/tailor-work/graviton' --cache sccache --out '" + ws + "/dist/graviton'" in run, run
+upload = [s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact@")][0]
+assert upload["with"]["path"].splitlines()[0] == ws + "/dist/graviton/", upload
 PY
 fi
 run list 0 matrix --config "$tmp/arm.toml"

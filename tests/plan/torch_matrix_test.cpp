@@ -82,25 +82,26 @@ TEST(TorchMatrix, GithubActionsOneJobPerVariant) {
   ASSERT_TRUE(config);
   auto vs = config_variants(*config);
   ASSERT_TRUE(vs);
-  auto wf = render_github_actions(*config, *vs);
-  ASSERT_TRUE(wf) << wf.error().message;
+  auto rendered = render_github_actions(*config, *vs);
+  ASSERT_TRUE(rendered) << rendered.error().message;
+  const std::string* wf = &rendered->text;
   for (const auto& n : names(*vs)) {
     EXPECT_NE(wf->find("  " + n + ":\n"), std::string::npos) << n;
     EXPECT_NE(wf->find("    name: '" + n + "'\n"), std::string::npos) << n;
     // Absolute paths under the workspace: the build runs in the source tree.
-    EXPECT_NE(wf->find("--variant " + n + " --work-dir ''${{ github.workspace }}/tailor-work/" + n +
-                       "'' --out ''${{ github.workspace }}/dist/" + n + "'''\n"),
+    EXPECT_NE(wf->find("--variant " + n + " --work-dir '${{ github.workspace }}/tailor-work/" + n +
+                       "' --cache sccache --out '${{ github.workspace }}/dist/" + n + "'\n"),
               std::string::npos)
         << n << "\n" << *wf;
-    EXPECT_NE(wf->find("          path: '${{ github.workspace }}/dist/" + n + "/'\n"), std::string::npos) << n;
+    EXPECT_NE(wf->find("            ${{ github.workspace }}/dist/" + n + "/\n"), std::string::npos) << n;
   }
   // An absolute config path stays as given; a relative one is read in the workspace.
-  EXPECT_NE(wf->find("run: 'tailor build torch --config " + config->path + " --variant "), std::string::npos) << *wf;
+  EXPECT_NE(wf->find("          tailor build torch --config " + config->path + " --variant "), std::string::npos) << *wf;
   config->path = "examples/tailor.toml";
   auto relative = render_github_actions(*config, *vs);
   ASSERT_TRUE(relative);
-  EXPECT_NE(relative->find("--config ''${{ github.workspace }}/examples/tailor.toml'' --variant "), std::string::npos)
-      << *relative;
+  EXPECT_NE(relative->text.find("--config '${{ github.workspace }}/examples/tailor.toml' --variant "), std::string::npos)
+      << relative->text;
   EXPECT_NE(wf->find("jobs:"), std::string::npos);
 }
 
@@ -119,8 +120,17 @@ platform = "x86_64"
   ASSERT_TRUE(vs) << vs.error().message;
   auto wf = render_github_actions(*config, *vs);
   ASSERT_TRUE(wf) << wf.error().message;
-  EXPECT_NE(wf->find("  graviton:\n    name: 'graviton'\n    runs-on: 'ubuntu-22.04-arm'\n"), std::string::npos) << *wf;
-  EXPECT_NE(wf->find("  intel:\n    name: 'intel'\n    runs-on: 'ubuntu-22.04'\n"), std::string::npos) << *wf;
+  // GPU variants: self-hosted runners of the platform the GPU implies (T4G: aarch64).
+  EXPECT_NE(wf->text.find("  graviton:\n    name: 'graviton'\n"
+                          "    # gpu-aarch64, self-hosted: GPU targets or CUDA (the runner needs the CUDA toolkit)\n"
+                          "    runs-on: ['self-hosted', 'linux', 'arm64', 'gpu']\n"),
+            std::string::npos)
+      << wf->text;
+  EXPECT_NE(wf->text.find("  intel:\n    name: 'intel'\n"
+                          "    # gpu-x86_64, self-hosted: GPU targets or CUDA (the runner needs the CUDA toolkit)\n"
+                          "    runs-on: ['self-hosted', 'linux', 'x64', 'gpu']\n"),
+            std::string::npos)
+      << wf->text;
   // A platform that contradicts the GPU is a config problem.
   auto bad = parse_tailor_config("[variant.x]\ntorch = \"2.9.1\"\narch = \"T4G\"\nplatform = \"x86_64\"\n", "t.toml");
   ASSERT_TRUE(bad);
@@ -162,11 +172,11 @@ TEST(TorchMatrix, WorkflowQuotesEverything) {
   v.arch = {"8.0"};
   auto wf = render_github_actions(config, {v});
   ASSERT_TRUE(wf) << wf.error().message;
-  EXPECT_NE(wf->find("        run: 'tailor doctor --config ''${{ github.workspace }}/my dir/it''\\''''s $HOME.toml'' "
+  EXPECT_NE(wf->text.find("        run: 'tailor doctor --config ''${{ github.workspace }}/my dir/it''\\''''s $HOME.toml'' "
                      "--variant v1.0 --work-dir ''${{ github.workspace }}/tailor-work/v1.0'''\n"),
             std::string::npos)
-      << *wf;
-  EXPECT_NE(wf->find("  v1_0:\n"), std::string::npos) << "job ids have no dots";
+      << wf->text;
+  EXPECT_NE(wf->text.find("  v1_0:\n"), std::string::npos) << "job ids have no dots";
   for (const char* path : {"a\nb.toml", "${{ github.token }}.toml"}) {
     config.path = path;
     EXPECT_FALSE(render_github_actions(config, {v})) << path;
@@ -176,8 +186,8 @@ TEST(TorchMatrix, WorkflowQuotesEverything) {
   wf = render_github_actions(config, {v});
   ASSERT_TRUE(wf);
   size_t runs = 0;
-  for (const auto& line : split_any(*wf, "\n")) {
-    if (line.find("run: ") == std::string::npos) continue;
+  for (const auto& line : split_any(wf->text, "\n")) {
+    if (line.find("run: ") == std::string::npos || line.find("run: |") != std::string::npos) continue;
     ++runs;
     std::string value = line.substr(line.find("run: ") + 5);
     ASSERT_GE(value.size(), 2u);
@@ -191,7 +201,7 @@ TEST(TorchMatrix, WorkflowQuotesEverything) {
       }
     }
   }
-  EXPECT_EQ(runs, 2u);
+  EXPECT_EQ(runs, 2u);  // sccache's install and the pre-flight checks; the others are literal blocks
 }
 
 TEST(TorchMatrix, EveryAxisValueIsCheckedAndAllProblemsReported) {
