@@ -1,5 +1,10 @@
 #include "build/torch_build.h"
 
+#include "build/cache_ledger.h"
+#include "build/compiler_cache.h"
+#include "plan/extension_plan.h"
+#include "util/interrupt.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -238,6 +243,51 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
       return fail(1, fmt::format("{}: empty submodules ({}); run git submodule update --init --recursive",
                                  p.layout.source_dir, join(facts.empty_submodules, ", ")));
   }
+  // The compiler cache. PyTorch's CMake takes ccache from PATH itself (USE_CCACHE, on by
+  // default); sccache goes in as the C, C++ and CUDA compiler launcher (CMAKE_* variables
+  // reach CMake through setup.py) with a server of this build's own.
+  std::map<std::string, std::string> cache_env;
+  std::unique_ptr<SccacheServer> sccache_server;
+  std::string cache_tool = "none";
+  std::string cache_storage;
+  {
+    plan::CacheSettings settings = options.cache_settings;
+    auto with_env = plan::apply_cache_environment(settings, process_environment());
+    if (!with_env) return fail(2, with_env.error().message);
+    settings = *with_env;
+    if (!options.cache_url.empty())
+      if (auto ok = plan::set_cache_url(settings, options.cache_url, "--cache-url"); !ok) return fail(2, ok.error().message);
+    using Cache = plan::ExtensionBuildRequest::Cache;
+    Cache flag = options.cache == "ccache" ? Cache::ccache : options.cache == "sccache" ? Cache::sccache
+               : options.cache == "none" ? Cache::none : Cache::automatic;
+    if (options.cache != "auto" && flag == Cache::automatic)
+      return fail(2, fmt::format("--cache {}: expected auto, ccache, sccache or none", options.cache));
+    auto tool_path = plan::choose_cache_tool(settings, flag, process_environment(),
+                                             [](std::string_view n) { return find_in_path(std::string(n)); });
+    if (!tool_path) return fail(2, tool_path.error().message);
+    if (!tool_path->empty()) {
+      cache_tool = fs::path(*tool_path).filename().string();
+      cache_storage = plan::describe_cache_storage(settings);
+      auto storage_env = plan::cache_tool_environment(settings, cache_tool, {work});
+      if (!storage_env) return fail(2, storage_env.error().message);
+      cache_env = *storage_env;
+      if (cache_tool == "sccache" && !options.configure_only) {
+        auto server = SccacheServer::start(*tool_path, cache_env, runner);
+        if (!server) return fail(1, fmt::format("compiler cache ({}): {}", cache_storage, server.error().message));
+        sccache_server = std::move(*server);
+        cache_env = sccache_server->env();
+      }
+      if (cache_tool == "sccache") {
+        cache_env["USE_CCACHE"] = "0";
+        for (const char* lang : {"C", "CXX", "CUDA"}) cache_env[fmt::format("CMAKE_{}_COMPILER_LAUNCHER", lang)] = *tool_path;
+      }
+    } else {
+      cache_env["USE_CCACHE"] = "0";
+    }
+    for (auto& st : steps)
+      if (!st.env.empty())
+        for (const auto& [k, v] : cache_env) st.env[k] = v;
+  }
   auto run_log = start_run_log(work);
   if (!run_log) return fail(1, run_log.error().message);
   std::string log_path = *run_log;
@@ -246,6 +296,13 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
   std::printf("Building %s (%s), %d jobs; log: %s\n", p.wheel_name.c_str(), join(p.targets.names(), " ").c_str(),
               p.estimate.jobs, log_path.c_str());
   auto outcome = build_runner.run(steps);
+  if (sccache_server && !interrupt_signal()) {
+    if (auto st = sccache_server->stats()) {
+      std::printf("compiler cache: sccache (%s)\n%s", cache_storage.c_str(), render_cache_stats(*st).c_str());
+      record_cache_use("sccache", *st);
+    }
+    sccache_server->stop();
+  }
   if (!outcome) return fail(1, outcome.error().message);
   if (outcome->interrupted) return fail(1, "interrupted");
   if (!outcome->ok()) {

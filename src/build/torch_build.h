@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/cache_settings.h"
 #include "plan/torch_doctor.h"
 #include "plan/torch_plan.h"
 #include "probe/host_report.h"
@@ -24,6 +25,11 @@ struct TorchBuildOptions {
   bool no_venv = false;
   /// false (--no-wait): fail at once when another build holds the work or output folder.
   bool wait_for_lock = true;
+  /// The compiler cache: auto, ccache, sccache or none, and where it keeps its entries
+  /// (the config's [cache], then TAILOR_CACHE / TAILOR_CACHE_URL, then --cache-url).
+  std::string cache = "auto";
+  std::string cache_url;
+  plan::CacheSettings cache_settings;
 };
 
 struct TorchBuildResult {

@@ -1,5 +1,6 @@
 // `tailor build torch [VARIANT FLAGS] [--source DIR] [--configure-only] [--out DIR]`.
 #include "build/torch_build.h"
+#include "plan/cache_settings.h"
 #include "cli/commands.h"
 #include "cli/torch_variant_flags.h"
 #include "cli/build_interrupt.h"
@@ -18,8 +19,14 @@ int run_build_torch(const BuildTorchOptions& o) {
   if (auto usable = check_out_dir(o.build.out_dir); !usable) return report_error(usable.error().message);
   probe::HostReport host = probe_for_torch(o.variant, *variant);
   plan::ResolveOptions ropts = resolve_options_from_flags(o.variant);
+  build::TorchBuildOptions bopts = o.build;
+  if (!o.variant.config.empty()) {
+    auto settings = plan::load_cache_settings(o.variant.config);
+    if (!settings) return report_error(settings.error().message);
+    bopts.cache_settings = *settings;
+  }
   install_interrupt_handlers();
-  auto result = build::build_torch(*variant, host, ropts, o.build);
+  auto result = build::build_torch(*variant, host, ropts, bopts);
   if (int sig = interrupt_signal(); sig != 0) return report_interrupt(sig, result.exit_code == 0 && !result.wheel_path.empty());
   return result.exit_code;
 }
@@ -31,6 +38,12 @@ void setup_build_torch(CLI::App& sub, RunFn& run) {
   sub.add_flag("--configure-only", o->build.configure_only, "stop after CMake configure");
   sub.add_flag("--no-venv", o->build.no_venv, "build with the chosen Python as is (no venv, no pip install)");
   sub.add_option("--out", o->build.out_dir, "output folder (default dist)");
+  sub.add_option("--cache", o->build.cache,
+                 "compiler cache: auto, ccache, sccache or none (default auto: sccache for a shared storage, "
+                 "else ccache when installed)");
+  sub.add_option("--cache-url", o->build.cache_url,
+                 "where the cache keeps its entries: redis://HOST[:PORT][/DB], s3://BUCKET[/PREFIX] or a folder "
+                 "(default: the config's [cache], TAILOR_CACHE_URL, else the tool's own folder)");
   sub.add_flag_function("--no-wait", [o](std::int64_t) { o->build.wait_for_lock = false; },
                "fail at once when another tailor build uses the work or output folder (default: wait)");
   sub.callback([&run, o] { run = [o] { return run_build_torch(*o); }; });

@@ -1,4 +1,5 @@
 #include "plan/matrix.h"
+#include "plan/cache_settings.h"
 
 #include <algorithm>
 #include <cctype>
@@ -171,8 +172,11 @@ Expected<TailorConfig> parse_tailor_config(std::string_view text, const std::str
       if (!v.as_table()) return make_error(path + ": [ci] must be a table");
       TAILOR_TRY(ci, parse_ci_table(*v.as_table(), path));
       c.ci = ci;
+    } else if (key == "cache") {
+      TAILOR_TRY(cache, parse_cache_settings(text, path));
+      c.cache = cache;
     } else {
-      return make_error(path + ": unknown table '" + key + "' (known: defaults, variant, matrix, ci)");
+      return make_error(path + ": unknown table '" + key + "' (known: defaults, variant, matrix, ci, cache)");
     }
   }
   return c;
