@@ -277,7 +277,7 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   // A shared cache and no --work-dir: a path that is the same on every machine and for
   // every checkout, so nvcc's cached steps (keyed by the source's path) hit.
   if (o.work_root.empty() && s.request.cache_settings.shared() && o.cache != "none") {
-    s.work_root = plan::shared_work_root();
+    s.work_root = s.request.cache_settings.work_root.empty() ? plan::shared_work_root() : s.request.cache_settings.work_root;
     s.work_dir = stable_work_dir_for(s.spec, s.work_root);
   } else {
     s.work_root = o.work_root.empty() ? default_work_root() : o.work_root;
@@ -328,6 +328,15 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   req.python = rep.python;
   req.jobs = o.jobs;
   req.cache = parse_cache_choice(o.cache);
+  // A shared Redis that does not answer: build without the cache rather than not at all
+  // (sccache would refuse to start its server).
+  if (req.cache != plan::ExtensionBuildRequest::Cache::none && req.cache_settings.storage == plan::CacheStorage::redis) {
+    if (auto pong = redis_ping(req.cache_settings.url, std::chrono::milliseconds(3000)); !pong) {
+      status(o, fmt::format("tailor: warning: compiler cache {}: {}; building without a compiler cache",
+                            plan::describe_cache_storage(req.cache_settings), pong.error().message));
+      req.cache = plan::ExtensionBuildRequest::Cache::none;
+    }
+  }
   req.profile = o.profile;
   req.out_dir = (fs::path(s.work_dir) / "wheelhouse").string();
   req.environment = ctx.environment;

@@ -134,10 +134,10 @@ Expected<CacheSettings> parse_cache_settings(std::string_view text, const std::s
     if (!t.present()) return s;
     if (!t.is_table()) doc.fail("cache: expected a table ([cache])");
     static const std::set<std::string> known = {"tool", "url", "dir", "bucket", "prefix", "endpoint",
-                                                "region", "size", "basedirs"};
+                                                "region", "size", "basedirs", "work_root"};
     for (const auto& [key, value] : t.entries())
       if (!known.count(key))
-        value.fail(fmt::format("unknown key (known: tool, url, dir, bucket, prefix, endpoint, region, size, basedirs)"));
+        value.fail(fmt::format("unknown key (known: tool, url, dir, bucket, prefix, endpoint, region, size, basedirs, work_root)"));
     const std::string from = path + " [cache]";
     auto rethrow = [&](const Expected<void>& ok) {
       if (!ok) throw data::DataError(ok.error().message);
@@ -164,6 +164,10 @@ Expected<CacheSettings> parse_cache_settings(std::string_view text, const std::s
     if (t["size"].present()) {
       s.size = t["size"].string();
       if (auto ok = check_size(s.size); !ok) t["size"].fail(ok.error().message);
+    }
+    if (t["work_root"].present()) {
+      s.work_root = t["work_root"].string();
+      if (s.work_root.empty() || s.work_root[0] != '/' || has_control(s.work_root)) t["work_root"].fail("expected an absolute folder");
     }
     for (const auto& dir : t["basedirs"].strings_or_empty()) {
       if (dir.empty() || dir[0] != '/' || has_control(dir) || dir.find(':') != std::string::npos)

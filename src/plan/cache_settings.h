@@ -29,6 +29,9 @@ struct CacheSettings {
   std::string region;     ///< s3
   std::string size;       ///< local size limit ("20G"); empty = the tool's default
   std::vector<std::string> basedirs;  ///< absolute folders stripped from paths before hashing
+  /// The work root of builds with a shared storage and no --work-dir; empty: the data's
+  /// machine-wide default (the same path on every machine is what makes nvcc steps hit).
+  std::string work_root;
   /// Where the settings came from, for people ("examples/tailor.toml [cache]",
   /// "TAILOR_CACHE_URL", "--cache-url"); empty: defaults.
   std::vector<std::string> from;
