@@ -73,6 +73,14 @@ struct BuildReport {
   std::string jobs_reason;
   std::string cache_tool;      ///< "ccache", "sccache", "none"
   std::optional<uint64_t> cache_hits, cache_misses;
+  /// --dist: where compiles were sent and how many went (sccache's counts, this build's own).
+  struct Dist {
+    std::string scheduler_url, client_config;
+    uint64_t compilations = 0, dist_compiles = 0, dist_errors = 0, not_distributable = 0;
+    std::map<std::string, uint64_t> per_server;
+    std::vector<std::string> notes;  ///< what ran locally and why
+  };
+  std::optional<Dist> dist;
   /// Compile steps an earlier (perhaps interrupted) run in the same work folder had
   /// already done, of all the build's compile steps; `units_source` says how that was
   /// counted. Unset when unknown (no Ninja lines, no earlier run).

@@ -29,6 +29,9 @@ struct ExtensionBuildOptions {
   std::optional<int> jobs;
   std::string package;                 ///< --package: recipe override
   std::string cache = "auto";          ///< --cache auto|ccache|sccache|none
+  /// --dist [STATE_DIR_OR_CLIENT_CONFIG]: compile on an sccache-dist cluster ("" means
+  /// $TAILOR_DIST, else the default state folder); nullopt: no distribution.
+  std::optional<std::string> dist;
   std::string profile;                 ///< --profile: a recipe restriction profile, "" none
   std::string work_root;               ///< empty: default_work_root()
   enum class Tests { automatic, always, never } tests = Tests::automatic;

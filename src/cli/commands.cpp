@@ -28,6 +28,7 @@ const CommandEntry k_commands[] = {
     {"matrix", "Expand a tailor.toml build matrix into named variants, plan or build them", setup_matrix},
     {"stack", "Which packages install prebuilt for a target machine and its GPUs, which to build: a lock, a script, an install", setup_stack},
     {"slim", "Cut the device code your GPUs will never run out of wheels, libraries and environments", setup_slim},
+    {"dist", "Distributed compiles: start, check and stop an sccache-dist scheduler and build servers", setup_dist},
 };
 }  // namespace
 

@@ -37,6 +37,7 @@ void setup_doctor(CLI::App& sub, RunFn& run);
 void setup_matrix(CLI::App& sub, RunFn& run);
 void setup_slim(CLI::App& sub, RunFn& run);
 void setup_stack(CLI::App& sub, RunFn& run);
+void setup_dist(CLI::App& sub, RunFn& run);
 
 /// Entry point used by the thin main: parses argv, runs one command, prints errors as
 /// `tailor: error: ...` and returns the exit code.

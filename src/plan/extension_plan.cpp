@@ -312,7 +312,12 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
     plan.cache_tool = std::filesystem::path(cache_path).filename().string();
     if (recipe.cache_hook == CacheHook::torch_env) {
       plan.env["PYTORCH_NVCC"] = cache_path + " " + nvcc;
-      plan.env["CC"] = cache_path + " gcc";
+      // torch hands $CC to nvcc as -ccbin; an sccache wrapper there fails nvcc's host
+      // compiler check ("Failed to preprocess host compiler properties"), and sccache runs
+      // nvcc's host step itself anyway.
+      if (request.cache != ExtensionBuildRequest::Cache::sccache &&
+          std::filesystem::path(cache_path).filename() != "sccache")
+        plan.env["CC"] = cache_path + " gcc";
       plan.env["CXX"] = cache_path + " g++";
     } else {
       for (const char* lang : {"C", "CXX", "CUDA"})
