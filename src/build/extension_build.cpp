@@ -401,6 +401,16 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
   }
   if (s.toolkit && !rep.env.count("CUDA_HOME")) rep.env["CUDA_HOME"] = s.toolkit->root;
   add_reproducible_build_env(rep.env, s.identity->source_date_epoch, *src);
+  // sccache (0.16) parses nvcc's -objtemp as `-o bjtemp`: the object is written to a file
+  // named bjtemp, nvcc exits 0 and the link fails on missing objects. Under sccache the
+  // flag is left out (sccache runs nvcc's steps in a folder of its own anyway).
+  if (p->cache_tool == "sccache")
+    if (auto it = rep.env.find("NVCC_APPEND_FLAGS"); it != rep.env.end()) {
+      auto words = split_any(it->second, " ");
+      std::erase(words, std::string("-objtemp"));
+      if (words.empty()) rep.env.erase(it);
+      else it->second = join(words, " ");
+    }
   rep.jobs = p->jobs;
   rep.jobs_reason = p->jobs_reason;
   return std::nullopt;

@@ -648,7 +648,7 @@ std::vector<DistCheck> check_dist(const std::string& arg, const char* env_value,
     else
       out.push_back({"nvcc", L::ok,
                      "nvcc runs here; its cudafe++, cicc, ptxas and host-compiler steps go to the servers, each "
-                     "as its own toolchain (nvcc's -ccbin must name a real compiler, not a cache wrapper)"});
+                     "as its own toolchain (tailor leaves out -ccbin cache wrappers and -objtemp, which sccache misreads)"});
   }
   return out;
 }
