@@ -48,7 +48,7 @@ for _ in range(200):
             s=socket.socket(); s.bind(("127.0.0.1",q)); s.close()
         print(p); break
     except OSError: pass')
-echo "cores: $(nproc); target: $arch; per server: ${cores_args[1]:-all} CPUs; jobs: ${jobs_args[1]:-tailor's choice}"
+echo "cores: $(nproc); target: $arch; per server: ${cores_args[1]:-all} CPUs; jobs: ${jobs_args[1]:-default}"
 
 # build_on N LABEL SOURCE...: wall seconds of one build on a fresh N-server cluster ("" on failure).
 build_on() {
