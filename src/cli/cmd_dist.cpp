@@ -42,6 +42,11 @@ nlohmann::json processes_json(const std::vector<build::dist::ProcessEntry>& ps) 
 }
 
 int run_up(const DistOptions& o) {
+  // Bad values are usage errors (exit 2), before anything starts.
+  if (o.servers < 1 || o.servers > 64) return report_error(fmt::format("--servers {}: expected 1 to 64", o.servers));
+  if (o.port < 1024 || o.port + o.servers > 65535)
+    return report_error(fmt::format("--port {}: expected 1024 to {}", o.port, 65535 - o.servers));
+  if (o.cores && (*o.cores < 1 || *o.cores > 4096)) return report_error(fmt::format("--cores {}: expected 1 to 4096", *o.cores));
   install_interrupt_handlers();
   SystemCommandRunner runner;
   build::dist::UpOptions u;
