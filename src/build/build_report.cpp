@@ -90,6 +90,11 @@ nlohmann::json to_json(const BuildReport& r) {
     cache["categories"] = cats;
   }
   j["run"]["cache"] = cache;
+  if (r.dist)
+    j["run"]["dist"] = {{"scheduler_url", r.dist->scheduler_url}, {"client_config", r.dist->client_config},
+                        {"compilations", r.dist->compilations}, {"dist_compiles", r.dist->dist_compiles},
+                        {"dist_errors", r.dist->dist_errors}, {"not_distributable", r.dist->not_distributable},
+                        {"per_server", r.dist->per_server}, {"notes", r.dist->notes}};
   nlohmann::json units = nullptr;
   if (r.units_reused && r.units_total)
     units = {{"reused", *r.units_reused}, {"total", *r.units_total}, {"source", r.units_source}};
@@ -139,6 +144,13 @@ std::string render_summary(const BuildReport& r) {
   }
   else
     out += fmt::format("cache     {} (statistics unavailable)\n", r.cache_tool);
+  if (r.dist) {
+    std::vector<std::string> servers;
+    for (const auto& [server, n] : r.dist->per_server) servers.push_back(fmt::format("{} {}", server, n));
+    out += fmt::format("dist      {} of {} compiler runs on build servers{}, {} dist errors\n", r.dist->dist_compiles,
+                       r.dist->compilations, servers.empty() ? "" : " (" + join(servers, ", ") + ")", r.dist->dist_errors);
+    for (const auto& n : r.dist->notes) out += fmt::format("dist      note: {}\n", n);
+  }
   if (r.units_reused && r.units_total)
     out += fmt::format("reused    {} of {} Ninja steps from an earlier run ({})\n", *r.units_reused, *r.units_total, r.units_source);
   for (const auto& c : r.checks)

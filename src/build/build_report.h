@@ -78,6 +78,14 @@ struct BuildReport {
   /// Hits and misses per step kind: "C/C++", "CUDA (nvcc)", "PTX (cicc)", "cubin (ptxas)"
   /// (sccache; ccache counts whole compiles and leaves this empty).
   std::map<std::string, std::pair<uint64_t, uint64_t>> cache_categories;
+  /// --dist: where compiles were sent and how many went (sccache's counts, this build's own).
+  struct Dist {
+    std::string scheduler_url, client_config;
+    uint64_t compilations = 0, dist_compiles = 0, dist_errors = 0, not_distributable = 0;
+    std::map<std::string, uint64_t> per_server;
+    std::vector<std::string> notes;  ///< what ran locally and why
+  };
+  std::optional<Dist> dist;
   /// Compile steps an earlier (perhaps interrupted) run in the same work folder had
   /// already done, of all the build's compile steps; `units_source` says how that was
   /// counted. Unset when unknown (no Ninja lines, no earlier run).

@@ -18,6 +18,7 @@
 #include "build/folder_lock.h"
 #include "build/publish.h"
 #include "build/resume.h"
+#include "build/sccache_dist.h"
 #include "build/verify.h"
 #include "build/wheel_normaliser.h"
 #include "cuda/arch_spec.h"
@@ -469,7 +470,8 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   // sccache: the build's own server, so its statistics are this build's alone.
   std::unique_ptr<SccacheServer> sccache_server;
   std::map<std::string, std::string> cache_env = p->cache_env;
-  if (cache == CacheTool::sccache && !cache_exe.empty()) {
+  // (--dist starts the build's server itself, with the cluster's client config.)
+  if (cache == CacheTool::sccache && !cache_exe.empty() && !o.dist) {
     auto server = SccacheServer::start(cache_exe, p->cache_env, runner);
     if (!server) return stop(BuildStatus::build_failed,
                              fmt::format("compiler cache ({}): {}", p->cache_storage, server.error().message));
@@ -486,6 +488,32 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
     fingerprint += "\n" + render_step_shell(st);
   }
   bool tree_kept = keep_build_tree_if_unchanged(s.source_dir, s.work_dir, fingerprint);
+  // --dist: the checks that can be made now (one preflight line each), then this build's
+  // own sccache server with the dist client config; not part of the fingerprint (the port
+  // changes every run, what is built does not).
+  std::optional<dist::BuildSession> dist_session;
+  if (o.dist) {
+    auto env_dist = ctx.environment.find("TAILOR_DIST");
+    auto checks = dist::check_dist(*o.dist, env_dist == ctx.environment.end() ? nullptr : env_dist->second.c_str(), runner);
+    std::string first_failure;
+    for (const auto& c : checks) {
+      bool ok = c.level != dist::DistCheck::Level::fail;
+      s.result.preflight.checks.push_back({"dist-" + c.name, ok, c.line, ok ? "" : c.line, ok ? "" : "tailor doctor --dist"});
+      if (!ok && first_failure.empty()) first_failure = c.line;
+      status(o, fmt::format("==> dist {}: {}", dist::level_name(c.level), c.line));
+    }
+    if (!first_failure.empty()) return stop(BuildStatus::preflight_failed, "distributed compiles: " + first_failure);
+    auto config = dist::load_client_config(*o.dist, env_dist == ctx.environment.end() ? nullptr : env_dist->second.c_str());
+    if (!config) return stop(BuildStatus::preflight_failed, config.error().message);
+    auto session = dist::start_build_session(*config, runner);
+    if (!session) return stop(BuildStatus::preflight_failed, session.error().message);
+    dist_session = std::move(*session);
+    for (auto& st : steps)
+      for (const auto& [k, v] : dist_session->env) st.env[k] = v;
+    rep.dist = BuildReport::Dist{};
+    rep.dist->scheduler_url = config->scheduler_url;
+    rep.dist->client_config = config->path;
+  }
   auto run_log = start_run_log(s.work_dir);
   if (!run_log) return stop(BuildStatus::build_failed, run_log.error().message);
   rep.log_path = *run_log;
@@ -498,6 +526,36 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
     for (const auto& [k, v] : cache_env) st.env[k] = v;
   BuildRunner build_runner(runner, ctx.display ? *ctx.display : *own_display, rep.log_path);
   auto outcome = build_runner.run(steps);
+  if (dist_session) {
+    auto end = dist::finish_build_session(*dist_session, runner);
+    if (!end) {
+      rep.dist->notes.push_back(end.error().message);
+    } else {
+      auto b = dist::parse_dist_stats_json(dist_session->stats_before);
+      auto a = dist::parse_dist_stats_json(*end);
+      if (b && a) {
+        dist::DistStats d = dist::dist_stats_delta(*b, *a);
+        rep.dist->compilations = d.compilations;
+        rep.dist->dist_compiles = d.dist_compiles;
+        rep.dist->dist_errors = d.dist_errors;
+        rep.dist->not_distributable = d.not_distributable;
+        rep.dist->per_server = d.per_server;
+        rep.dist->notes = dist::dist_notes(d);
+      } else {
+        rep.dist->notes.push_back(!a ? a.error().message : b.error().message);
+      }
+      auto cb = parse_sccache_stats_json(dist_session->stats_before);
+      auto ca = parse_sccache_stats_json(*end);
+      if (cb && ca) {
+        CacheStats d = stats_delta(*cb, *ca);
+        rep.cache_hits = d.hits;
+        rep.cache_misses = d.misses;
+        rep.cache_errors = d.errors;
+        for (const auto& [name, c] : d.categories) rep.cache_categories[name] = {c.hits, c.misses};
+        record_cache_use(rep.cache_tool, d);
+      }
+    }
+  }
   if (!outcome) return stop(BuildStatus::build_failed, outcome.error().message);
   if (auto reused = account_reused_units(s.work_dir, tree_kept, ninja_steps_run(read_text(rep.log_path)))) {
     rep.units_reused = reused->reused;
@@ -509,7 +567,7 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
     if (sccache_server) {
       d = sccache_server->stats();
       sccache_server->stop();
-    } else if (!cache_exe.empty() && before) {
+    } else if (!cache_exe.empty() && before && !o.dist) {
       if (auto after = read_cache_stats(cache, cache_exe, runner, cache_env)) d = stats_delta(*before, *after);
     }
     if (d) {

@@ -31,6 +31,9 @@ struct ExtensionBuildOptions {
   std::string cache = "auto";          ///< --cache auto|ccache|sccache|none
   std::string cache_url;               ///< --cache-url: redis://, s3://, a folder; "" none
   std::string config;                  ///< --config: a tailor.toml whose [cache] applies; "" none
+  /// --dist [STATE_DIR_OR_CLIENT_CONFIG]: compile on an sccache-dist cluster ("" means
+  /// $TAILOR_DIST, else the default state folder); nullopt: no distribution.
+  std::optional<std::string> dist;
   std::string profile;                 ///< --profile: a recipe restriction profile, "" none
   std::string work_root;               ///< empty: default_work_root()
   enum class Tests { automatic, always, never } tests = Tests::automatic;

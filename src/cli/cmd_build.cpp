@@ -88,6 +88,12 @@ int run_build(BuildCommandOptions& o) {
   else
     return report_error(fmt::format("--progress {}: expected auto, live, plain or quiet", o.progress));
   if (o.progress == "quiet") o.core.status_out = nullptr;
+  if (o.core.dist) {
+    // Distribution goes through sccache: it is the cache of a --dist build.
+    if (o.core.cache == "auto") o.core.cache = "sccache";
+    if (o.core.cache != "sccache")
+      return report_error(fmt::format("--dist compiles through sccache; --cache {} cannot be used with it", o.core.cache));
+  }
 
   install_interrupt_handlers();
   build::ExtensionBuildResult r = build::build_extension(o.core);
@@ -136,6 +142,11 @@ void setup_build(CLI::App& sub, RunFn& run) {
                  "where the cache keeps its entries: redis://HOST[:PORT][/DB], s3://BUCKET[/PREFIX] or a folder "
                  "(default: tailor.toml [cache], TAILOR_CACHE_URL, else the tool's own folder)");
   sub.add_option("--config", o->core.config, "a tailor.toml whose [cache] table applies to this build");
+  sub.add_option("--dist", o->core.dist,
+                 "compile on an sccache-dist cluster: a `tailor dist` state folder or an sccache client config "
+                 "(default $TAILOR_DIST, else ~/.cache/tailor/dist)")
+      ->expected(0, 1)
+      ->default_str("");
   sub.add_option("--work-dir", o->core.work_root, "where sources are copied and built (default ~/.cache/tailor/extensions)");
   sub.add_option("--progress", o->progress, "auto, live, plain or quiet (default auto: live on a terminal)");
   sub.add_flag("--tests", o->tests, "run the package's tests/ against the built wheel (default: only for the example)");

@@ -2,12 +2,16 @@
 // fixes (disk, memory and swap against jobs, toolchain, Python build requirements,
 // submodules).
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <memory>
 
+#include "build/sccache_dist.h"
 #include "build/torch_build.h"
 #include "cli/commands.h"
 #include "cli/torch_variant_flags.h"
 #include "plan/torch_doctor.h"
+#include "util/text_escape.h"
 
 namespace tailor::cli {
 
@@ -18,9 +22,28 @@ struct DoctorOptions {
   TorchVariantFlags variant;
   std::string package = "torch";
   bool json = false;
+  std::optional<std::string> dist;  ///< --dist [STATE_DIR_OR_CLIENT_CONFIG]: the distributed-compile checks
 };
 
+/// `tailor doctor --dist [...]`: what can be known about distributed compiles before a build.
+int run_dist_doctor(const DoctorOptions& o) {
+  SystemCommandRunner runner;
+  auto checks = build::dist::check_dist(*o.dist, std::getenv("TAILOR_DIST"), runner);
+  if (o.json) {
+    nlohmann::json j{{"ready", build::dist::checks_ok(checks)}, {"checks", nlohmann::json::array()}};
+    for (const auto& c : checks)
+      j["checks"].push_back({{"name", c.name}, {"status", build::dist::level_name(c.level)}, {"detail", c.line}});
+    std::printf("%s\n", with_schema(j, "doctor").dump(2).c_str());
+  } else {
+    for (const auto& c : checks)
+      std::printf("%-7s %-16s %s\n", std::string(build::dist::level_name(c.level)).c_str(), c.name.c_str(),
+                  terminal_safe(c.line).c_str());
+  }
+  return build::dist::checks_ok(checks) ? k_exit_ok : k_exit_failed;
+}
+
 int run_doctor(const DoctorOptions& o) {
+  if (o.dist) return run_dist_doctor(o);
   if (o.package != "torch") return report_error("doctor: only 'torch' can be checked here (extensions: tailor build --print-env)");
   const TorchVariantFlags& f = o.variant;
   auto variant = variant_from_flags(f);
@@ -55,6 +78,11 @@ void setup_doctor(CLI::App& sub, RunFn& run) {
   sub.add_option("package", o->package, "torch (the default)");
   add_torch_variant_flags(sub, o->variant);
   sub.add_flag("--json", o->json, "Machine-readable output");
+  sub.add_option("--dist", o->dist,
+                 "check distributed compiles instead: scheduler, token, servers, bubblewrap, nvcc (a `tailor dist` state "
+                 "folder or client config; default $TAILOR_DIST, else ~/.cache/tailor/dist)")
+      ->expected(0, 1)
+      ->default_str("");
   sub.callback([&run, o] { run = [o] { return run_doctor(*o); }; });
 }
 

