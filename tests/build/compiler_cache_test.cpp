@@ -1,6 +1,7 @@
 #include "build/compiler_cache.h"
 
 #include "util/strings.h"
+#include "support/fixtures.h"
 
 #include <gtest/gtest.h>
 
@@ -35,12 +36,82 @@ TEST(CompilerCache, RejectsOtherText) {
 
 TEST(CompilerCache, ParsesSccacheJson) {
   const char* text = R"({"stats":{"compile_requests":12,"cache_hits":{"counts":{"C/C++":3,"CUDA":5},"adv_counts":{}},
-    "cache_misses":{"counts":{"CUDA":2}},"non_cacheable_calls":1}})";
+    "cache_misses":{"counts":{"CUDA":2}},"requests_not_cacheable":1,"non_cacheable_compilations":2,
+    "cache_errors":{"counts":{"PTX":1}},"cache_read_errors":1}})";
   auto s = parse_sccache_stats_json(text);
   ASSERT_TRUE(s) << s.error().message;
   EXPECT_EQ(s->hits, 8u);
   EXPECT_EQ(s->misses, 2u);
-  EXPECT_EQ(s->uncacheable, 1u);
+  EXPECT_EQ(s->uncacheable, 3u);
+  EXPECT_EQ(s->errors, 2u);
+}
+
+// sccache counts by language; tailor by the step that did the work (data/cache/caches.toml).
+TEST(CompilerCache, SccacheCountsBecomeStepKinds) {
+  auto s = parse_sccache_stats_json(tailor::test::slurp_text(std::string(TAILOR_SOURCE_DIR) + "/tests/build/data/sccache_dist_stats_nvcc_example.json"));
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->hits, 0u);
+  EXPECT_EQ(s->misses, 4u);
+  ASSERT_EQ(s->categories.size(), 3u);
+  EXPECT_EQ(s->categories.at("CUDA (nvcc)").misses, 2u);  // nvcc and cudafe++
+  EXPECT_EQ(s->categories.at("PTX (cicc)").misses, 1u);
+  EXPECT_EQ(s->categories.at("cubin (ptxas)").misses, 1u);
+  // A delta keeps only what changed, per kind.
+  CacheStats before = *s, after = *s;
+  after.categories["PTX (cicc)"].hits += 3;
+  after.hits += 3;
+  CacheStats d = stats_delta(before, after);
+  EXPECT_EQ(d.hits, 3u);
+  ASSERT_EQ(d.categories.size(), 1u);
+  EXPECT_EQ(d.categories.at("PTX (cicc)").hits, 3u);
+  // Negative or non-numeric counts are ignored, not wrapped around.
+  auto odd = parse_sccache_stats_json(R"({"stats":{"cache_hits":{"counts":{"C/C++":-4,"PTX":"x","CUBIN":2}}}})");
+  ASSERT_TRUE(odd);
+  EXPECT_EQ(odd->hits, 2u);
+}
+
+// The real sccache: a server of the build's own on a free port, a private folder; one miss,
+// then one hit, counted as C/C++; stopped afterwards (the port no longer answers).
+TEST(CompilerCache, RealSccacheServerOfItsOwn) {
+  std::string sccache = find_in_path("sccache");
+  if (sccache.empty() || find_in_path("gcc").empty()) GTEST_SKIP() << "sccache or gcc not installed";
+  namespace fs = std::filesystem;
+  fs::path dir = tailor::test::scratch_dir("sccache_server");
+  { std::ofstream(dir / "a.c") << "int f(int x) { return x * 3; }\n"; }
+  SystemCommandRunner runner;
+  auto server = SccacheServer::start(sccache, {{"SCCACHE_DIR", (dir / "cache").string()}}, runner);
+  ASSERT_TRUE(server) << server.error().message;
+  EXPECT_EQ((*server)->env().at("SCCACHE_SERVER_PORT"), std::to_string((*server)->port()));
+  for (int i = 0; i < 2; ++i) {
+    CommandSpec spec;
+    spec.argv = {sccache, "gcc", "-c", (dir / "a.c").string(), "-o", (dir / "a.o").string()};
+    for (const auto& [k, v] : (*server)->env()) spec.env[k] = v;
+    CommandResult r = runner.run(spec);
+    ASSERT_TRUE(r.ok()) << r.err;
+  }
+  auto st = (*server)->stats();
+  ASSERT_TRUE(st) << st.error().message;
+  EXPECT_EQ(st->hits, 1u);
+  EXPECT_EQ(st->misses, 1u);
+  ASSERT_EQ(st->categories.count("C/C++"), 1u);
+  EXPECT_EQ(st->categories.at("C/C++").hits, 1u);
+  int port = (*server)->port();
+  (*server)->stop();
+  auto ping = redis_ping("redis://127.0.0.1:" + std::to_string(port), std::chrono::milliseconds(500));
+  EXPECT_FALSE(ping);  // nothing listens there any more
+  fs::remove_all(dir);
+}
+
+TEST(CompilerCache, RedisPingNamesWhatFailed) {
+  auto port = free_loopback_port();
+  ASSERT_TRUE(port);
+  auto r = redis_ping("redis://127.0.0.1:" + std::to_string(*port), std::chrono::milliseconds(500));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("cannot connect"), std::string::npos) << r.error().message;
+  EXPECT_FALSE(redis_ping("rediss://127.0.0.1:6379", std::chrono::milliseconds(100)));
+  EXPECT_FALSE(redis_ping("http://x", std::chrono::milliseconds(100)));
+  auto bad = redis_ping("redis://no-such-host.invalid:6379", std::chrono::milliseconds(500));
+  EXPECT_FALSE(bad);
 }
 
 TEST(CompilerCache, DeltaClampsAtZero) {

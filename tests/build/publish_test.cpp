@@ -11,7 +11,7 @@ using namespace tailor::build;
 namespace fs = std::filesystem;
 
 namespace {
-fs::path fresh_dir(const std::string& name) {
+fs::path publish_fresh_dir(const std::string& name) {
   fs::path p = fs::temp_directory_path() / ("tailor_publish_test_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(p);
   fs::create_directories(p);
@@ -25,7 +25,7 @@ size_t entries(const fs::path& p) {
 }  // namespace
 
 TEST(Publish, NothingAppearsUntilCommit) {
-  fs::path root = fresh_dir("commit");
+  fs::path root = publish_fresh_dir("commit");
   fs::path out = root / "dist";
   {
     auto s = PublishStaging::create(out.string());
@@ -45,7 +45,7 @@ TEST(Publish, NothingAppearsUntilCommit) {
 }
 
 TEST(Publish, AbandonedStagingLeavesTheOutputAsItWas) {
-  fs::path root = fresh_dir("abandon");
+  fs::path root = publish_fresh_dir("abandon");
   fs::path out = root / "dist";
   fs::create_directories(out);
   std::ofstream(out / "old.whl") << "old";
@@ -62,7 +62,7 @@ TEST(Publish, AbandonedStagingLeavesTheOutputAsItWas) {
 }
 
 TEST(Publish, MissingOutputFolderIsNotCreatedOnFailure) {
-  fs::path root = fresh_dir("missing");
+  fs::path root = publish_fresh_dir("missing");
   {
     auto s = PublishStaging::create((root / "dist").string());
     ASSERT_TRUE(s);
@@ -73,7 +73,7 @@ TEST(Publish, MissingOutputFolderIsNotCreatedOnFailure) {
 }
 
 TEST(Publish, ReplacesAnOlderWheelOfTheSameName) {
-  fs::path root = fresh_dir("replace");
+  fs::path root = publish_fresh_dir("replace");
   fs::path out = root / "dist";
   fs::create_directories(out);
   std::ofstream(out / "a.whl") << "old";
@@ -86,7 +86,7 @@ TEST(Publish, ReplacesAnOlderWheelOfTheSameName) {
 }
 
 TEST(Publish, RejectsBadNamesAndFileAsFolder) {
-  fs::path root = fresh_dir("bad");
+  fs::path root = publish_fresh_dir("bad");
   std::ofstream(root / "file") << "x";
   EXPECT_FALSE(PublishStaging::create((root / "file").string()));
   auto s = PublishStaging::create((root / "dist").string());
@@ -98,7 +98,7 @@ TEST(Publish, RejectsBadNamesAndFileAsFolder) {
 }
 
 TEST(Publish, CommitFailureLeavesNoTrace) {
-  fs::path root = fresh_dir("rollback");
+  fs::path root = publish_fresh_dir("rollback");
   fs::path out = root / "dist";
   {
     auto s = PublishStaging::create(out.string());
