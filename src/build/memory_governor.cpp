@@ -487,6 +487,7 @@ void MemoryGovernor::tick() {
   }
   in.new_job_peak = new_job_peak();
   PolicyDecision d = decide(in);
+  const size_t running_seen = running;  // at once, before this sample's brake
   auto event = [&](const CompileJob& j, const char* action) {
     ++m_report.brake_count;
     if (m_report.brakes.size() < m_settings.max_brake_events)
@@ -516,7 +517,7 @@ void MemoryGovernor::tick() {
   GovernorReport& r = m_report;
   ++r.samples;
   r.peak_build_rss = std::max(r.peak_build_rss, s.tree_rss);
-  r.max_running = std::max(r.max_running, running);
+  r.max_running = std::max(r.max_running, running_seen);
   for (const auto& [k, v] : s.process_rss) r.process_peaks[k] = std::max(r.process_peaks[k], v);
   for (const auto& [k, v] : m_learned) r.job_peaks[k] = std::max(r.job_peaks[k], v);
   for (const auto& [k, v] : m_running_peaks) r.job_peaks[k] = std::max(r.job_peaks[k], v);
