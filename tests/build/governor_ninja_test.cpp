@@ -4,18 +4,23 @@
 #include "build/memory_governor.h"
 
 #include <dirent.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
 #include "probe/host_files.h"
 #include "probe/probe.h"
 #include "support/fixtures.h"
+#include "util/interrupt.h"
 #include "util/process.h"
 #include "util/version.h"
 
@@ -192,4 +197,39 @@ TEST(GovernorWithNinja, TheBrakeStopsGrowingEdgesAndAllFinish) {
   EXPECT_EQ(continues, stops) << "every stopped edge was continued";
   EXPECT_EQ(report.stops_left_over, 0u);
   EXPECT_EQ(stopped_descendants(), 0u);
+}
+
+TEST(GovernorWithNinja, AnInterruptContinuesStoppedEdgesBeforeTheKill) {
+  std::string ninja = usable_ninja();
+  if (ninja.empty()) GTEST_SKIP() << "needs ninja 1.13 or newer (a jobserver client) and python3 on PATH";
+  auto dir = scratch_dir("governor-interrupt");
+  const int edges = 4;
+  write_build(dir, edges, 320, 16, 60.0);  // they grow past the budget, then hold a minute
+  GovernorSettings settings;
+  GovernorOptions o = governed_options(dir, settings);
+  o.budget = 700 * kNinjaMiB;
+  o.prior_job_bytes = 50 * kNinjaMiB;
+  o.max_jobs = edges;
+  auto g = MemoryGovernor::start(o);
+  ASSERT_TRUE(g) << g.error().message;
+  install_interrupt_handlers();
+  reset_interrupt_for_testing();
+  CommandResult r;
+  std::thread t([&] { r = run_ninja(ninja, dir, (*g)->makeflags()); });
+  bool braked = false;
+  for (int i = 0; i < 600 && !braked; ++i) {  // up to a minute for the brake to stop an edge
+    braked = stopped_descendants() > 0;
+    if (!braked) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  kill(getpid(), SIGINT);
+  t.join();
+  GovernorReport report = (*g)->finish();
+  reset_interrupt_for_testing();
+  ASSERT_TRUE(braked) << "an edge should have been stopped by the brake before the interrupt";
+  EXPECT_TRUE(r.interrupted);
+  bool continued_on_interrupt = false;
+  for (const auto& b : report.brakes) continued_on_interrupt |= b.action == "continue (interrupt)";
+  EXPECT_TRUE(continued_on_interrupt) << "the governor continues stopped edges as soon as the interrupt arrives";
+  EXPECT_EQ(stopped_descendants(), 0u);
+  EXPECT_EQ(read_intervals(dir, edges).size(), 0u) << "no edge ran to its end: the interrupt ended them";
 }
