@@ -38,33 +38,14 @@ namespace tailor::build {
 namespace fs = std::filesystem;
 namespace {
 
-/// The version of the ninja the build will run: the first on `path`; empty when none.
-std::string ninja_version_on(const std::string& path, CommandRunner& runner) {
-  for (const auto& dir : split_any(path, ":")) {
-    std::string exe = dir + "/ninja";
-    std::error_code ec;
-    if (!fs::is_regular_file(exe, ec) || access(exe.c_str(), X_OK) != 0) continue;
-    CommandSpec spec;
-    spec.argv = {exe, "--version"};
-    spec.timeout = std::chrono::seconds(10);
-    CommandResult r = runner.run(spec);
-    if (!r.started || r.exit_code != 0) return "";
-    return probe::parse_tool_version(r.out).value_or("");
-  }
-  return "";
-}
-
 /// The memory governor for this build (build/memory_governor.h), or why the static count
 /// runs instead; with the static count and --memory-budget, the count fits the budget.
-std::unique_ptr<MemoryGovernor> start_memory_governor(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
-                                                      ExtensionBuildState& s, std::vector<RunStep>& steps) {
+std::unique_ptr<MemoryGovernor> start_memory_governor(const ExtensionBuildOptions& o, ExtensionBuildState& s,
+                                                      std::vector<RunStep>& steps) {
   BuildReport& rep = s.result.report;
   const plan::ExtensionBuildPlan& p = s.build_plan;
   const plan::ExtensionRecipe& recipe = *s.recipe;
   const GovernorSettings& settings = governor_settings();
-  std::string path = steps.empty() || !steps[0].env.count("PATH") ? "" : steps[0].env.at("PATH");
-  if (path.empty())
-    if (auto it = ctx.environment.find("PATH"); it != ctx.environment.end()) path = it->second;
   GovernorFacts facts;
   facts.jobs = o.jobs;
   facts.recipe = recipe.name;
@@ -72,7 +53,10 @@ std::unique_ptr<MemoryGovernor> start_memory_governor(const ExtensionBuildOption
   facts.jobs_variable = recipe.jobs_variable;
   facts.jobs_count_nvcc_threads = recipe.jobs_count_nvcc_threads;
   facts.serial = recipe.serial && !recipe.parallel_fix;
-  if (!o.jobs) facts.ninja_version = ninja_version_on(path, ctx.runner);
+  // The ninja torch's cpp_extension runs: the first on PATH, as the probe found it (the
+  // plan prepends only the toolkit's bin folder).
+  for (const auto& t : s.host.tools)
+    if (t.name == "ninja") facts.ninja_version = t.version;
   const uint64_t prior = static_cast<uint64_t>(recipe.memory_per_job_gib * (recipe.memory_per_nvcc_thread ? p.nvcc_threads : 1) *
                                                static_cast<double>(1ull << 30));
   GovernorReport off;
@@ -524,7 +508,7 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
 
   // Resume: the copy's build/ tree stays while the build is configured the same (the
   // job count, which follows free memory, does not change what is built).
-  std::unique_ptr<MemoryGovernor> governor = start_memory_governor(o, ctx, s, steps);
+  std::unique_ptr<MemoryGovernor> governor = start_memory_governor(o, s, steps);
   std::string fingerprint = join(rep.targets, ",");
   for (RunStep st : steps) {
     st.env.erase(s.recipe->jobs_variable);
