@@ -137,7 +137,8 @@ void setup_build(CLI::App& sub, RunFn& run) {
   sub.add_option("--memory-budget", o->memory_budget,
                  "the most memory the build may use, e.g. 6G: the governor hands out job tokens so the build's "
                  "measured RSS stays under it and stops (SIGSTOP) the youngest job when it would not; with a "
-                 "static count, jobs = budget / the recipe's memory per job (default: cgroup-aware free memory)");
+                 "static count, jobs = budget / the recipe's memory per job (default: cgroup-aware free memory)")
+      ->type_name("SIZE");
   sub.add_option("--package", o->core.package, "the recipe to use (default: the name the source declares)");
   sub.add_option("--profile", o->core.profile,
                  "a restriction the package's recipe allows (e.g. minimal: fewer kernels, a faster build)");
