@@ -38,6 +38,8 @@ trap cleanup EXIT
 
 # 1. A whole build under a budget.
 export CCACHE_DIR=${TAILOR_BINARY_DIR:-$tmp}/e2e-governor-ccache
+# The work folder is new each run: paths under it must not split the cache.
+export CCACHE_BASEDIR=$tmp CCACHE_NOHASHDIR=1
 t0=$SECONDS
 (cd "$src" && "$TAILOR" build --arch 7.5 --memory-budget 3G --out "$tmp/dist" --work-dir "$tmp/work" \
    --progress plain --no-tests --json) >"$tmp/report.json" 2>"$tmp/stderr"
