@@ -70,7 +70,8 @@ need(max(p[5] for p in s) > 0, "build RSS sampled")
 need(m["peak_build_rss_mib"] > 100, "peak build RSS")
 need(m["max_running"] >= 1, "jobs seen")
 need(any(k.startswith("nvcc") for k in m["job_peaks_mib"]), "an nvcc job's peak learned")
-need("cicc" in m["process_peaks_mib"], "cicc's peak")
+# With the compiler cache warm, cicc and cc1plus may never run: nvcc (and ld) always do.
+need(m["process_peaks_mib"].get("nvcc", 0) > 0 and "ld" in m["process_peaks_mib"], "process peaks")
 need(m["continued_at_end"] == 0 and all(b["action"] in ("stop", "continue") for b in m["brakes"]), "brakes paired")
 print("     peak build RSS", m["peak_build_rss_mib"], "MiB; job peaks", m["job_peaks_mib"], "; brakes", m["brake_count"])
 PY
