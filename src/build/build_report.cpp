@@ -99,6 +99,7 @@ nlohmann::json to_json(const BuildReport& r) {
   if (r.units_reused && r.units_total)
     units = {{"reused", *r.units_reused}, {"total", *r.units_total}, {"source", r.units_source}};
   j["run"]["reused_units"] = units;
+  if (r.governor) j["run"]["memory"] = to_json(*r.governor);
   nlohmann::json wheel = nullptr;
   if (!r.wheel.empty())
     wheel = {{"name", r.wheel}, {"path", r.wheel_path}, {"sha256", r.sha256}, {"size", r.size},
@@ -126,7 +127,11 @@ std::string render_summary(const BuildReport& r) {
     per_target.push_back(it == r.bytes_per_target.end() ? t : fmt::format("{} {}", t, human_bytes(it->second)));
   }
   out += fmt::format("targets   {}\n", join(per_target, ", "));
-  out += fmt::format("time      {:.1f} s with {} jobs ({})\n", r.duration_s, r.jobs, r.jobs_reason);
+  if (r.governor && r.governor->mode == "governor")
+    out += fmt::format("time      {:.1f} s under the memory governor ({})\n", r.duration_s, r.governor->reason);
+  else
+    out += fmt::format("time      {:.1f} s with {} jobs ({})\n", r.duration_s, r.jobs, r.jobs_reason);
+  if (r.governor) out += render_governor_summary(*r.governor);
   if (r.cache_tool.empty() || r.cache_tool == "none")
     out += "cache     none (install ccache to make rebuilds fast)\n";
   else if (r.cache_hits && r.cache_misses) {

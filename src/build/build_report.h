@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "build/memory_governor.h"
+
 namespace tailor::build {
 
 enum class CheckStatus { passed, failed, skipped };
@@ -91,6 +93,9 @@ struct BuildReport {
   /// counted. Unset when unknown (no Ninja lines, no earlier run).
   std::optional<uint64_t> units_reused, units_total;
   std::string units_source;
+  /// How parallelism was decided while the build ran: the memory governor's record, or
+  /// the static count and why (unset for builds that never ran).
+  std::optional<GovernorReport> governor;
   // result
   std::string wheel;           ///< file name
   std::string wheel_path;      ///< published path

@@ -2,6 +2,7 @@
 #include "build/extension_steps.h"
 
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <chrono>
@@ -16,6 +17,7 @@
 #include "build/cache_ledger.h"
 #include "build/compiler_cache.h"
 #include "build/folder_lock.h"
+#include "build/memory_governor.h"
 #include "build/publish.h"
 #include "build/resume.h"
 #include "build/sccache_dist.h"
@@ -26,6 +28,7 @@
 #include "plan/extension_plan.h"
 #include "plan/extension_recipe.h"
 #include "plan/toolkit_choice.h"
+#include "probe/host_files.h"
 #include "probe/probe.h"
 #include "util/interrupt.h"
 #include "util/files.h"
@@ -36,6 +39,74 @@
 namespace tailor::build {
 namespace fs = std::filesystem;
 namespace {
+
+/// The memory governor for this build (build/memory_governor.h), or why the static count
+/// runs instead; with the static count and --memory-budget, the count fits the budget.
+std::unique_ptr<MemoryGovernor> start_memory_governor(const ExtensionBuildOptions& o, ExtensionBuildState& s,
+                                                      std::vector<RunStep>& steps) {
+  BuildReport& rep = s.result.report;
+  const plan::ExtensionBuildPlan& p = s.build_plan;
+  const plan::ExtensionRecipe& recipe = *s.recipe;
+  const GovernorSettings& settings = governor_settings();
+  GovernorFacts facts;
+  facts.jobs = o.jobs;
+  facts.recipe = recipe.name;
+  facts.pip_build = recipe.build_system == plan::BuildSystem::pip;
+  facts.jobs_variable = recipe.jobs_variable;
+  facts.jobs_count_nvcc_threads = recipe.jobs_count_nvcc_threads;
+  facts.serial = recipe.serial && !recipe.parallel_fix;
+  // The ninja torch's cpp_extension runs: the first on PATH, as the probe found it (the
+  // plan prepends only the toolkit's bin folder).
+  for (const auto& t : s.host.tools)
+    if (t.name == "ninja") facts.ninja_version = t.version;
+  const uint64_t prior = static_cast<uint64_t>(recipe.memory_per_job_gib * (recipe.memory_per_nvcc_thread ? p.nvcc_threads : 1) *
+                                               static_cast<double>(1ull << 30));
+  GovernorReport off;
+  off.mode = "static";
+  if (auto why = static_reason(facts, settings)) {
+    off.reason = *why;
+    if (o.memory_budget && !o.jobs && prior > 0) {
+      int fit = static_cast<int>(std::max<uint64_t>(1, *o.memory_budget / prior));
+      if (fit < rep.jobs) {
+        rep.jobs = fit;
+        rep.jobs_reason = fmt::format("--memory-budget {} MiB / {} MiB per job = {}", *o.memory_budget >> 20, prior >> 20, fit);
+        const int value = recipe.jobs_count_nvcc_threads ? fit * p.nvcc_threads : fit;
+        for (auto& st : steps) st.env[recipe.jobs_variable] = std::to_string(value);
+      }
+    }
+    rep.governor = off;
+    return nullptr;
+  }
+  GovernorOptions g;
+  g.fifo_path = (fs::path(s.work_dir) / "jobserver.fifo").string();
+  g.prior_job_bytes = prior;
+  g.budget = o.memory_budget;
+  g.max_jobs = static_cast<size_t>(std::max(1, s.host.cpu.logical_cores));
+  g.limit_bytes = s.host.memory.cgroup_limit ? s.host.memory.cgroup_limit : s.host.memory.total;
+  const std::string reason = fmt::format("ninja {} is a jobserver client; tokens by measured memory, up to {} jobs",
+                                        facts.ninja_version, g.max_jobs);
+  g.reason = reason;
+  g.available = [] {
+    probe::SystemHostFiles files;
+    return probe::probe_memory(files).usable;
+  };
+  auto governor = MemoryGovernor::start(std::move(g));
+  if (!governor) {
+    off.reason = "the jobserver could not start: " + governor.error().message;
+    rep.governor = off;
+    return nullptr;
+  }
+  GovernorReport on;
+  on.mode = "governor";
+  on.reason = reason;
+  rep.governor = on;
+  for (auto& st : steps) {
+    st.env.erase(recipe.jobs_variable);  // torch passes -j to ninja only from MAX_JOBS
+    st.unset_env.push_back(recipe.jobs_variable);
+    st.env["MAKEFLAGS"] = (*governor)->makeflags();
+  }
+  return std::move(*governor);
+}
 
 // An extension build needs its source copy, build/ objects and the wheel: a couple of GB
 // covers every package in the recipes except flash-attn's full instantiation set.
@@ -482,9 +553,12 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   }
   // Resume: the copy's build/ tree stays while the build is configured the same (the
   // job count, which follows free memory, does not change what is built).
+  std::unique_ptr<MemoryGovernor> governor = start_memory_governor(o, s, steps);
   std::string fingerprint = join(rep.targets, ",");
   for (RunStep st : steps) {
     st.env.erase(s.recipe->jobs_variable);
+    st.env.erase("MAKEFLAGS");
+    std::erase(st.unset_env, s.recipe->jobs_variable);
     fingerprint += "\n" + render_step_shell(st);
   }
   bool tree_kept = keep_build_tree_if_unchanged(s.source_dir, s.work_dir, fingerprint);
@@ -517,7 +591,9 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   auto run_log = start_run_log(s.work_dir);
   if (!run_log) return stop(BuildStatus::build_failed, run_log.error().message);
   rep.log_path = *run_log;
-  status(o, fmt::format("==> building with {} jobs ({}){}; log: {}", p->jobs, p->jobs_reason,
+  status(o, fmt::format("==> building {} ({}){}; log: {}",
+                        governor ? "under the memory governor" : fmt::format("with {} jobs", rep.jobs),
+                        governor ? rep.governor->reason : rep.jobs_reason,
                         cache == CacheTool::none ? "" : ", cache " + rep.cache_tool, rep.log_path));
   std::unique_ptr<ProgressDisplay> own_display;
   if (!ctx.display) own_display = make_progress_display(o.display, o.status_out ? o.status_out : stderr);
@@ -556,6 +632,7 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
       }
     }
   }
+  if (governor) rep.governor = governor->finish();
   if (!outcome) return stop(BuildStatus::build_failed, outcome.error().message);
   if (auto reused = account_reused_units(s.work_dir, tree_kept, ninja_steps_run(read_text(rep.log_path)))) {
     rep.units_reused = reused->reused;

@@ -26,7 +26,8 @@ struct ExtensionBuildOptions {
   std::optional<std::string> gpu;      ///< --gpu SPEC
   std::string python;                  ///< --python; empty: python3 on PATH
   std::string out_dir = "dist";
-  std::optional<int> jobs;
+  std::optional<int> jobs;              ///< --jobs: a static count, no memory governor
+  std::optional<uint64_t> memory_budget;  ///< --memory-budget in bytes: the governor's ceiling
   std::string package;                 ///< --package: recipe override
   std::string cache = "auto";          ///< --cache auto|ccache|sccache|none
   std::string cache_url;               ///< --cache-url: redis://, s3://, a folder; "" none

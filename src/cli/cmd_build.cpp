@@ -20,6 +20,7 @@ struct BuildCommandOptions {
   build::ExtensionBuildOptions core;
   std::string arch, gpu, progress = "auto";
   std::optional<int> jobs;
+  std::string memory_budget;
   bool json = false, tests = false, no_tests = false;
 };
 
@@ -74,6 +75,11 @@ int run_build(BuildCommandOptions& o) {
   if (!o.arch.empty()) o.core.arch = o.arch;
   if (!o.gpu.empty()) o.core.gpu = o.gpu;
   o.core.jobs = o.jobs;
+  if (!o.memory_budget.empty()) {
+    auto budget = build::parse_memory_size(o.memory_budget);
+    if (!budget) return report_error(budget.error().message);
+    o.core.memory_budget = *budget;
+  }
   if (o.tests && o.no_tests) return report_error("--tests and --no-tests exclude each other");
   if (o.tests) o.core.tests = build::ExtensionBuildOptions::Tests::always;
   if (o.no_tests) o.core.tests = build::ExtensionBuildOptions::Tests::never;
@@ -131,7 +137,14 @@ void setup_build(CLI::App& sub, RunFn& run) {
   sub.add_option("--gpu", o->gpu, "build for these GPUs (T4G, A10G, H100, g5g.xlarge)");
   sub.add_option("--python", o->core.python, "the interpreter whose torch to build against (default python3)");
   sub.add_option("--out", o->core.out_dir, "output folder for wheel, report and log (default ./dist)");
-  sub.add_option("--jobs", o->jobs, "parallel compile jobs (default: from usable memory and the recipe)");
+  sub.add_option("--jobs", o->jobs,
+                 "a fixed count of parallel compile jobs, no memory governor (default: the governor where the "
+                 "build's ninja is a jobserver client, 1.13 or newer; else from usable memory and the recipe)");
+  sub.add_option("--memory-budget", o->memory_budget,
+                 "the most memory the build may use, e.g. 6G: the governor hands out job tokens so the build's "
+                 "measured RSS stays under it and stops (SIGSTOP) the youngest job when it would not; with a "
+                 "static count, jobs = budget / the recipe's memory per job (default: cgroup-aware free memory)")
+      ->type_name("SIZE");
   sub.add_option("--package", o->core.package, "the recipe to use (default: the name the source declares)");
   sub.add_option("--profile", o->core.profile,
                  "a restriction the package's recipe allows (e.g. minimal: fewer kernels, a faster build)");

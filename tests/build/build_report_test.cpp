@@ -45,3 +45,37 @@ TEST(BuildReport, UnknownCacheStatsAreNull) {
   EXPECT_TRUE(j["wheel"].is_null());
   EXPECT_NE(render_summary(r).find("install ccache"), std::string::npos);
 }
+
+TEST(BuildReport, TheMemorySectionSaysWhichModeRanAndWhy) {
+  BuildReport r;
+  r.jobs = 2;
+  r.jobs_reason = "22 GiB / 3 GiB per job = 7, capped by 2 cores";
+  EXPECT_FALSE(to_json(r)["run"].contains("memory")) << "no section for a build that never ran";
+  GovernorReport g;
+  g.mode = "static";
+  g.reason = "ninja 1.11.1 on the build's PATH is not a jobserver client (1.13 is)";
+  r.governor = g;
+  EXPECT_EQ(to_json(r)["run"]["memory"]["mode"], "static");
+  EXPECT_NE(render_summary(r).find("with 2 jobs"), std::string::npos);
+  EXPECT_NE(render_summary(r).find("static job count (ninja 1.11.1"), std::string::npos) << render_summary(r);
+  g.mode = "governor";
+  g.reason = "ninja 1.13.2 is a jobserver client";
+  g.budget = uint64_t{3} << 30;
+  g.peak_build_rss = uint64_t{2390} << 20;
+  g.max_running = 2;
+  g.job_peaks = {{"nvcc", uint64_t{584} << 20}, {"cc1plus", uint64_t{1836} << 20}};
+  g.series = {{0.0, 1, 0, 0, 3000, 10}, {0.25, 1, 1, 0, 2500, 500}};
+  g.brakes = {{1.0, "stop", 42, "cc1plus", 900, 200}, {2.0, "continue", 42, "cc1plus", 900, 1500}};
+  r.governor = g;
+  auto j = to_json(r)["run"]["memory"];
+  EXPECT_EQ(j["mode"], "governor");
+  EXPECT_EQ(j["budget_mib"], 3072);
+  EXPECT_EQ(j["peak_build_rss_mib"], 2390);
+  EXPECT_EQ(j["job_peaks_mib"]["cc1plus"], 1836);
+  EXPECT_EQ(j["series"][1][4], 2500);
+  EXPECT_EQ(j["brakes"][0]["action"], "stop");
+  std::string text = render_summary(r);
+  EXPECT_NE(text.find("under the memory governor (ninja 1.13.2"), std::string::npos) << text;
+  EXPECT_NE(text.find("peak build RSS 2390 MiB, up to 2 jobs at once, 1 brake stop\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("cc1plus 1836 MiB, nvcc 584 MiB"), std::string::npos) << text;
+}

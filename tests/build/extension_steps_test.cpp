@@ -439,3 +439,54 @@ TEST_F(ExtensionSteps, BuildExtensionStopsAtTheFirstFailingStepWithItsStatus) {
   EXPECT_FALSE(fs::exists(root / "out"));
   EXPECT_TRUE(runner.calls.empty() || runner.calls.front().front() != "/venv/bin/python");  // no build ran
 }
+
+TEST_F(ExtensionSteps, RunBuildServesAJobserverWhenNinjaIsAClient) {
+  auto c = context();
+  resolve_and_prepare(c);
+  s.host.tools.push_back({"ninja", "/usr/bin/ninja", "1.13.2", true});
+  o.memory_budget = uint64_t{6} << 30;
+  bool fifo_seen = false;
+  runner.handler = [&](const CommandSpec&) -> std::optional<CommandResult> {
+    fifo_seen = fs::is_fifo(fs::path(s.work_dir) / "jobserver.fifo");
+    write(fs::path(s.request.out_dir) / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl", "not really a wheel");
+    return ran(0, "Successfully built demo-ops\n");
+  };
+  ASSERT_EQ(run_build(o, c, s), std::nullopt);
+  ASSERT_EQ(runner.specs.size(), 1u);
+  const CommandSpec& spec = runner.specs[0];
+  ASSERT_TRUE(spec.env.count("MAKEFLAGS"));
+  EXPECT_EQ(spec.env.at("MAKEFLAGS").value_or(""),
+            fmt::format(" -j{} --jobserver-auth=fifo:{}", std::max(1, s.host.cpu.logical_cores),
+                        (fs::path(s.work_dir) / "jobserver.fifo").string()));
+  ASSERT_TRUE(spec.env.count("MAX_JOBS"));
+  EXPECT_EQ(spec.env.at("MAX_JOBS"), std::nullopt) << "MAX_JOBS unset: torch would give ninja -j and no jobserver";
+  EXPECT_TRUE(fifo_seen) << "the fifo exists while the build runs";
+  EXPECT_FALSE(fs::exists(fs::path(s.work_dir) / "jobserver.fifo")) << "and is gone after";
+  ASSERT_TRUE(s.result.report.governor);
+  EXPECT_EQ(s.result.report.governor->mode, "governor");
+  EXPECT_EQ(s.result.report.governor->budget, o.memory_budget);
+  EXPECT_GE(s.result.report.governor->samples, 1u);
+}
+
+TEST_F(ExtensionSteps, RunBuildKeepsTheStaticCountWithAnOldNinjaOrJobs) {
+  for (bool with_jobs : {false, true}) {
+    auto c = context();
+    resolve_and_prepare(c);
+    s.host.tools.push_back({"ninja", "/usr/bin/ninja", with_jobs ? "1.13.2" : "1.11.1", false});
+    if (with_jobs) o.jobs = 1;
+    runner.specs.clear();
+    runner.handler = [&](const CommandSpec&) -> std::optional<CommandResult> {
+      write(fs::path(s.request.out_dir) / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl", "not really a wheel");
+      return ran(0, "Successfully built demo-ops\n");
+    };
+    ASSERT_EQ(run_build(o, c, s), std::nullopt);
+    ASSERT_EQ(runner.specs.size(), 1u);
+    EXPECT_FALSE(runner.specs[0].env.count("MAKEFLAGS"));
+    ASSERT_TRUE(runner.specs[0].env.count("MAX_JOBS"));
+    EXPECT_TRUE(runner.specs[0].env.at("MAX_JOBS").has_value());
+    ASSERT_TRUE(s.result.report.governor);
+    EXPECT_EQ(s.result.report.governor->mode, "static");
+    EXPECT_NE(s.result.report.governor->reason.find(with_jobs ? "--jobs 1" : "ninja 1.11.1"), std::string::npos)
+        << s.result.report.governor->reason;
+  }
+}

@@ -39,7 +39,7 @@ TEST(Publish, NothingAppearsUntilCommit) {
     ASSERT_EQ(published->size(), 2u);
     EXPECT_EQ(fs::path(published->back()).filename(), "x.whl");  // the wheel comes last
   }
-  EXPECT_EQ(test::slurp_text(out / "x.whl"), "wheel bytes");
+  EXPECT_EQ(tailor::test::slurp_text(out / "x.whl"), "wheel bytes");
   EXPECT_EQ(entries(root), 1u);  // the staging folder is gone
   fs::remove_all(root);
 }
@@ -56,7 +56,7 @@ TEST(Publish, AbandonedStagingLeavesTheOutputAsItWas) {
     // a failure happens here: no commit
   }
   EXPECT_EQ(entries(out), 1u);
-  EXPECT_EQ(test::slurp_text(out / "old.whl"), "old");
+  EXPECT_EQ(tailor::test::slurp_text(out / "old.whl"), "old");
   EXPECT_EQ(entries(root), 1u);
   fs::remove_all(root);
 }
@@ -81,7 +81,7 @@ TEST(Publish, ReplacesAnOlderWheelOfTheSameName) {
   ASSERT_TRUE(s);
   ASSERT_TRUE(s->add_text("a.whl", "new"));
   ASSERT_TRUE(s->commit({"a.whl"}));
-  EXPECT_EQ(test::slurp_text(out / "a.whl"), "new");
+  EXPECT_EQ(tailor::test::slurp_text(out / "a.whl"), "new");
   fs::remove_all(root);
 }
 
