@@ -219,14 +219,6 @@ private:
   TickThread m_ticker;
 };
 
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 }  // namespace
 
@@ -315,7 +307,7 @@ Expected<RunOutcome> BuildRunner::run(const std::vector<RunStep>& steps) {
       break;
     }
     std::fprintf(log, "### tailor step %zu/%zu: %s (%s)\n### %s\n", i + 1, steps.size(),
-                 step.title.c_str(), utc_now().c_str(), render_step_shell(step).c_str());
+                 step.title.c_str(), utc_now_iso8601().c_str(), render_step_shell(step).c_str());
     std::fflush(log);
     m_display.step_started(step, i, steps.size());
     tracker.restart();

@@ -12,20 +12,12 @@
 
 #include "plan/cache_settings.h"
 #include "util/files.h"
+#include "util/strings.h"
 #include "util/user_file.h"
 
 namespace tailor::build {
 
 namespace {
-
-std::string now_iso() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 Expected<CacheStats> stats_from_json(const nlohmann::json& j, const std::string& where) {
   auto u = [&](const nlohmann::json& o, const char* key) -> Expected<uint64_t> {
@@ -121,11 +113,11 @@ Expected<void> add_to_cache_ledger(const std::string& path, const std::string& t
   if (!lock.ok()) return make_error(path + ".lock: cannot lock");
   auto ledger = read_cache_ledger(path);
   CacheLedger l = ledger ? *ledger : CacheLedger{};  // a damaged file starts again
-  if (l.since.empty()) l.since = now_iso();
+  if (l.since.empty()) l.since = utc_now_iso8601();
   ++l.builds;
   add(l.by_tool[tool], stats);
   l.last_tool = tool;
-  l.last_at = now_iso();
+  l.last_at = utc_now_iso8601();
   l.last = stats;
   return write_file_atomic(path, to_json(l).dump(2) + "\n");
 }
@@ -134,7 +126,7 @@ Expected<void> zero_cache_ledger(const std::string& path) {
   LedgerLock lock(path);
   if (!lock.ok()) return make_error(path + ".lock: cannot lock");
   CacheLedger l;
-  l.since = now_iso();
+  l.since = utc_now_iso8601();
   return write_file_atomic(path, to_json(l).dump(2) + "\n");
 }
 

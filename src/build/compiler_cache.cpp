@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plan/cache_settings.h"
+#include "util/net.h"
 #include "util/strings.h"
 
 #include <arpa/inet.h>
@@ -151,37 +152,9 @@ Expected<std::string> redis_ping(const std::string& url, std::chrono::millisecon
     host = hostport.substr(0, colon);
     port = hostport.substr(colon + 1);
   }
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0)
-    return make_error(fmt::format("{}: {}", host, gai_strerror(rc)));
-  std::string error = "no address";
-  int fd = -1;
-  for (addrinfo* a = found; a && fd < 0; a = a->ai_next) {
-    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
-    if (fd < 0) continue;
-    int rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
-    if (rc != 0 && errno == EINPROGRESS) {
-      pollfd p{fd, POLLOUT, 0};
-      rc = ::poll(&p, 1, static_cast<int>(timeout.count()));
-      int err = 0;
-      socklen_t len = sizeof err;
-      if (rc == 1 && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) rc = 0;
-      else {
-        error = rc == 0 ? "no answer within " + std::to_string(timeout.count()) + " ms" : std::strerror(err ? err : errno);
-        rc = -1;
-      }
-    } else if (rc != 0) {
-      error = std::strerror(errno);
-    }
-    if (rc != 0) {
-      ::close(fd);
-      fd = -1;
-    }
-  }
-  ::freeaddrinfo(found);
-  if (fd < 0) return make_error(fmt::format("{}:{}: cannot connect ({})", host, port, error));
+  auto connected = connect_tcp(host, port, timeout);
+  if (!connected) return connected.error();
+  int fd = *connected;
   auto send_line = [&](const std::string& cmd) { return ::send(fd, cmd.data(), cmd.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(cmd.size()); };
   auto resp = [](std::initializer_list<std::string> words) {
     std::string out = "*" + std::to_string(words.size()) + "\r\n";
@@ -215,23 +188,6 @@ Expected<std::string> redis_ping(const std::string& url, std::chrono::millisecon
   ::close(fd);
   if (reply == "+PONG") return std::string("PONG");
   return make_error(fmt::format("{}:{}: PING answered '{}'", host, port, trim(reply).substr(0, 200)));
-}
-
-Expected<int> free_loopback_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return make_error("no socket for a free port");
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  socklen_t len = sizeof a;
-  int port = -1;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  ::close(fd);
-  if (port <= 0) return make_error("no free TCP port on 127.0.0.1 for the build's sccache server");
-  return port;
 }
 
 CommandSpec SccacheServer::spec(std::vector<std::string> args) const {

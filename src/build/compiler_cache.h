@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "util/expected.h"
+#include "util/net.h"
 #include "util/process.h"
 
 namespace tailor::build {
@@ -89,8 +90,6 @@ private:
 /// checked here: an error says so.
 Expected<std::string> redis_ping(const std::string& url, std::chrono::milliseconds timeout);
 
-/// A TCP port on 127.0.0.1 that nothing listens on now (bound and released).
-Expected<int> free_loopback_port();
 
 /// torch.utils.cpp_extension checks the host compiler by running `$CXX -dumpfullversion`
 /// and by its name, so CXX="ccache g++" fails ("ccache (0.0.0) is less than the minimum

@@ -113,14 +113,6 @@ std::unique_ptr<MemoryGovernor> start_memory_governor(const ExtensionBuildOption
 constexpr uint64_t k_disk_needed_bytes = uint64_t{4} << 30;
 constexpr const char* k_tool_version = "0.1.0";
 
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string read_text(const std::string& path) { return read_file(path).value_or(""); }
 
@@ -953,7 +945,7 @@ StepResult publish_outputs(const ExtensionBuildOptions& o, ExtensionBuildContext
 ExtensionBuildResult build_extension(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx) {
   ExtensionBuildState s;
   s.result.report.tool_version = k_tool_version;
-  s.result.report.started_at = utc_now();
+  s.result.report.started_at = utc_now_iso8601();
   s.started = std::chrono::steady_clock::now();
   auto stopped = [&](StepStop st) {
     s.result.status = st.status;

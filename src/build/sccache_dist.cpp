@@ -1,4 +1,5 @@
 #include "build/sccache_dist.h"
+#include "util/net.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -125,43 +126,9 @@ std::string strip_slash(std::string s) {
 Expected<HttpReply> http_over_socket(const Url& u, const std::string& method, const std::string& path,
                                      const std::vector<std::string>& headers, std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  if (int rc = getaddrinfo(u.host.c_str(), u.port.c_str(), &hints, &res); rc != 0)
-    return make_error(fmt::format("{}: cannot resolve: {}", u.host, gai_strerror(rc)));
-  std::string last_error = "no address";
-  int fd = -1;
-  for (addrinfo* a = res; a && fd < 0; a = a->ai_next) {
-    int s = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
-    if (s < 0) continue;
-    if (::connect(s, a->ai_addr, a->ai_addrlen) == 0) {
-      fd = s;
-      break;
-    }
-    if (errno == EINPROGRESS) {
-      pollfd p{s, POLLOUT, 0};
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (::poll(&p, 1, static_cast<int>(std::max<int64_t>(left.count(), 0))) == 1) {
-        int err = 0;
-        socklen_t len = sizeof err;
-        getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &len);
-        if (err == 0) {
-          fd = s;
-          break;
-        }
-        last_error = std::strerror(err);
-      } else {
-        last_error = "timed out";
-      }
-    } else {
-      last_error = std::strerror(errno);
-    }
-    ::close(s);
-  }
-  freeaddrinfo(res);
-  if (fd < 0) return make_error(fmt::format("cannot connect to {}:{}: {}", u.host, u.port, last_error));
+  auto connected = connect_tcp(u.host, u.port, timeout);
+  if (!connected) return connected.error();
+  int fd = *connected;
   std::string req = fmt::format("{} {} HTTP/1.1\r\nHost: {}:{}\r\nConnection: close\r\nContent-Length: 0\r\n", method,
                                 path, u.host, u.port);
   for (const auto& h : headers) req += h + "\r\n";
@@ -651,22 +618,6 @@ std::vector<DistCheck> check_dist(const std::string& arg, const char* env_value,
                      "as its own toolchain (tailor leaves out -ccbin cache wrappers and -objtemp, which sccache misreads)"});
   }
   return out;
-}
-
-Expected<int> free_loopback_port() {
-  int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (s < 0) return make_error("cannot open a socket");
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    ::close(s);
-    return make_error("cannot find a free port on 127.0.0.1");
-  }
-  ::close(s);
-  return static_cast<int>(ntohs(a.sin_port));
 }
 
 Expected<std::map<std::string, std::string>> client_environment(const ClientConfig& config) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "util/expected.h"
+#include "util/net.h"
 #include "util/process.h"
 
 namespace tailor::build::dist {
@@ -104,8 +105,6 @@ bool checks_ok(const std::vector<DistCheck>& checks);
 /// The variables a build gets: SCCACHE_CONF and a free SCCACHE_SERVER_PORT, so the sccache
 /// server its compilers talk to is its own and starts with the dist config.
 Expected<std::map<std::string, std::string>> client_environment(const ClientConfig& config);
-/// A free TCP port on loopback (bound and released).
-Expected<int> free_loopback_port();
 
 /// One build's sccache server: started (`sccache --start-server`) under client_environment,
 /// its statistics read at the start and the end, stopped (`--stop-server`) at the end.

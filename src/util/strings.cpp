@@ -1,5 +1,7 @@
 #include "util/strings.h"
 
+#include <ctime>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
@@ -87,6 +89,15 @@ std::string shell_quote(std::string_view s) {
       r += c;
   }
   return r + "'";
+}
+
+std::string utc_now_iso8601() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 }  // namespace tailor

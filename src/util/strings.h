@@ -18,4 +18,7 @@ std::string human_bytes(uint64_t bytes);
 /// Quote for a POSIX shell when needed.
 std::string shell_quote(std::string_view s);
 
+/// The current time in UTC as ISO 8601: "2026-11-26T19:22:55Z".
+std::string utc_now_iso8601();
+
 }  // namespace tailor
