@@ -3,7 +3,12 @@
 # cap, three ways, same source, fresh work folders, no compiler cache:
 #   A. --jobs $(nproc)                  what a user without tailor's count would run
 #   B. --jobs <static safe count>       budget / the recipe's memory per job (tailor's formula)
-#   C. --memory-budget BUDGET           the governor (jobserver tokens by measured memory)
+#   C. --memory-budget BUDGET           the governor (jobserver tokens by measured memory),
+#                                       its first build of the package (nothing learned)
+#   D. --memory-budget BUDGET again     the governor's second build: it starts from the job
+#                                       peaks C measured (the user cache's governor peaks)
+# Every run has its own XDG_CACHE_HOME under the bench's scratch folder except that D
+# shares C's, so C starts from the recipe and D from C's record.
 # Prints wall time, peak RSS of the build's process tree, OOM kills, and the ratio of
 # B's time to C's. The cap: a memory cgroup (v2, else v1) made for each run where
 # /sys/fs/cgroup can be written AND a probe shows the limit is enforced; otherwise none
@@ -11,7 +16,7 @@
 # run whose peak passed the budget counts as "would be OOM-killed".
 #
 # usage: bench/governor.sh [--tailor PATH] [--package SOURCE] [--arch 7.5] [--budget 3G]
-#                          [--per-job-gib G] [--only A,B,C]
+#                          [--per-job-gib G] [--only A,B,C,D]
 # SOURCE: an sdist, a folder or NAME==VERSION (default: the bundled example). On a
 # 16-core GPU machine, for example:
 #   bench/governor.sh --package causal-conv1d==1.5.0.post8 --arch 9.0 --budget 24G
@@ -22,7 +27,7 @@ package=""
 arch=7.5
 budget=3G
 per_job=""
-only="A,B,C"
+only="A,B,C,D"
 while [ $# -gt 0 ]; do
   case $1 in
     --tailor) tailor=$2; shift 2 ;;
@@ -31,7 +36,7 @@ while [ $# -gt 0 ]; do
     --budget) budget=$2; shift 2 ;;
     --per-job-gib) per_job=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
-    *) echo "usage: $0 [--tailor PATH] [--package SOURCE] [--arch A] [--budget SIZE] [--per-job-gib G] [--only A,B,C]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--tailor PATH] [--package SOURCE] [--arch A] [--budget SIZE] [--per-job-gib G] [--only A,B,C,D]" >&2; exit 2 ;;
   esac
 done
 [ -x "$tailor" ] || { echo "no tailor at $tailor (build it first)" >&2; exit 2; }
@@ -106,8 +111,26 @@ def tree_rss(pid):
         todo += kids.get(p, [])
     return total
 
+def compile_span(work):
+    """Seconds from the first compile's start to the last one's end, from the build's
+    .ninja_log files (format v5+: start end mtime output hash, in ms), summed over the
+    Ninja runs of the build (one per extension module)."""
+    total = 0.0
+    for dirpath, _, files in os.walk(work):
+        if ".ninja_log" not in files:
+            continue
+        spans = []
+        for line in open(os.path.join(dirpath, ".ninja_log"), errors="replace"):
+            f = line.split("\t")
+            if len(f) >= 4 and f[0].isdigit() and f[1].isdigit():
+                spans.append((int(f[0]), int(f[1])))
+        if spans:
+            total += (max(e for _, e in spans) - min(s for s, _ in spans)) / 1000
+    return total
+
 def run(label, extra):
     work = f"{tmp}/work-{label}"
+    env = dict(os.environ, XDG_CACHE_HOME=f"{tmp}/cache-{'C' if label == 'D' else label}")
     argv = [tailor, "build"] + ([package] if package else []) + ["--arch", arch, "--out", f"{tmp}/out-{label}",
             "--work-dir", work, "--cache", "none", "--no-tests", "--progress", "plain", "--json"] + extra
     cg = None
@@ -124,7 +147,7 @@ def run(label, extra):
         pre = ["sh", "-c", f'echo $$ > {cg}/cgroup.procs; exec "$@"', "sh"]
     t0 = time.monotonic()
     with open(f"{tmp}/{label}.json", "w") as out, open(f"{tmp}/{label}.err", "w") as err:
-        p = subprocess.Popen(pre + argv, cwd=here, stdout=out, stderr=err)
+        p = subprocess.Popen(pre + argv, cwd=here, stdout=out, stderr=err, env=env)
         peak = 0
         while p.poll() is None:
             peak = max(peak, tree_rss(p.pid))
@@ -153,11 +176,12 @@ def run(label, extra):
     gov = {}
     try: gov = json.load(open(f"{tmp}/{label}.json"))["run"].get("memory", {})
     except (OSError, ValueError, KeyError): pass
-    return {"label": label, "rc": p.returncode, "wall": wall, "peak": peak, "ooms": ooms if kind else None,
+    return {"label": label, "rc": p.returncode, "wall": wall, "compile": compile_span(work), "peak": peak, "ooms": ooms if kind else None,
             "killed_in_log": killed, "over": over, "gov": gov}
 
 runs = {"A": ("A nproc", ["--jobs", str(cores)]), "B": ("B static", ["--jobs", str(safe)]),
-        "C": ("C governor", ["--memory-budget", budget_text])}
+        "C": ("C governor", ["--memory-budget", budget_text]),
+        "D": ("D governor2", ["--memory-budget", budget_text])}
 results = {}
 for key in only.split(","):
     label, extra = runs[key]
@@ -166,12 +190,15 @@ for key in only.split(","):
     oom = (f"{r['ooms']} OOM kills" if r["ooms"] is not None else
            ("would be OOM-killed (peak > budget)" if r["over"] else "within the budget"))
     g = r["gov"]
-    gtxt = (f"; governor: up to {g.get('max_running')} jobs, {g.get('brake_count')} brake events"
+    gtxt = (f"; governor: up to {g.get('max_running')} jobs, {g.get('brake_count')} brake events, "
+            f"job peaks {g.get('job_peaks_mib')} MiB, started from {g.get('known_peaks_mib') or 'the recipe'}"
             if g.get("mode") == "governor" else "")
-    print(f"{label:11s} {' '.join(extra):28s} exit {r['rc']:3d}  wall {r['wall']:7.1f} s  peak RSS {r['peak'] >> 20:6d} MiB  "
+    print(f"{label:11s} {' '.join(extra):28s} exit {r['rc']:3d}  wall {r['wall']:7.1f} s  compile {r['compile']:7.1f} s  peak RSS {r['peak'] >> 20:6d} MiB  "
           f"{oom}; compiler kills in log {r['killed_in_log']}{gtxt}", flush=True)
-if "B" in results and "C" in results and results["C"]["wall"] > 0:
-    b, c = results["B"], results["C"]
-    print(f"ratio static/governor wall time: {b['wall'] / c['wall']:.2f}"
-          + ("" if b["rc"] == 0 and c["rc"] == 0 else "  (a run failed: the ratio compares unequal work)"))
+for key, what in (("C", "governor, first build"), ("D", "governor, second build")):
+    if "B" in results and key in results and results[key]["wall"] > 0:
+        b, c = results["B"], results[key]
+        ctext = f"; compile phase {b['compile'] / c['compile']:.2f}" if b["compile"] > 0 and c["compile"] > 0 else ""
+        print(f"ratio static/{what}: wall {b['wall'] / c['wall']:.2f}{ctext}"
+              + ("" if b["rc"] == 0 and c["rc"] == 0 else "  (a run failed: the ratio compares unequal work)"))
 PY

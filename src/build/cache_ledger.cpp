@@ -1,9 +1,5 @@
 #include "build/cache_ledger.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -56,27 +52,6 @@ void add(CacheStats& into, const CacheStats& s) {
   }
 }
 
-/// An exclusive lock on PATH.lock for a read-modify-write of the ledger.
-class LedgerLock {
-public:
-  explicit LedgerLock(const std::string& path) {
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-    m_fd = ::open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (m_fd >= 0 && ::flock(m_fd, LOCK_EX) != 0) {
-      ::close(m_fd);
-      m_fd = -1;
-    }
-  }
-  ~LedgerLock() {
-    if (m_fd >= 0) ::close(m_fd);
-  }
-  bool ok() const { return m_fd >= 0; }
-
-private:
-  int m_fd = -1;
-};
-
 }  // namespace
 
 std::string cache_ledger_path() { return (std::filesystem::path(user_cache_dir("cache")) / "stats.json").string(); }
@@ -109,7 +84,7 @@ Expected<CacheLedger> read_cache_ledger(const std::string& path) {
 }
 
 Expected<void> add_to_cache_ledger(const std::string& path, const std::string& tool, const CacheStats& stats) {
-  LedgerLock lock(path);
+  ExclusiveFileLock lock(path);
   if (!lock.ok()) return make_error(path + ".lock: cannot lock");
   auto ledger = read_cache_ledger(path);
   CacheLedger l = ledger ? *ledger : CacheLedger{};  // a damaged file starts again
@@ -123,7 +98,7 @@ Expected<void> add_to_cache_ledger(const std::string& path, const std::string& t
 }
 
 Expected<void> zero_cache_ledger(const std::string& path) {
-  LedgerLock lock(path);
+  ExclusiveFileLock lock(path);
   if (!lock.ok()) return make_error(path + ".lock: cannot lock");
   CacheLedger l;
   l.since = utc_now_iso8601();

@@ -17,6 +17,7 @@
 #include "build/cache_ledger.h"
 #include "build/compiler_cache.h"
 #include "build/folder_lock.h"
+#include "build/governor_profile.h"
 #include "build/memory_governor.h"
 #include "build/publish.h"
 #include "build/resume.h"
@@ -39,6 +40,11 @@
 namespace tailor::build {
 namespace fs = std::filesystem;
 namespace {
+
+/// The key of this build's job peaks among earlier builds' (build/governor_profile.h).
+std::string governor_key(const ExtensionBuildState& s) {
+  return governor_profile_key(s.result.report.package, s.recipe->name, s.result.report.targets, s.build_plan.nvcc_threads);
+}
 
 /// The memory governor for this build (build/memory_governor.h), or why the static count
 /// runs instead; with the static count and --memory-budget, the count fits the budget.
@@ -86,6 +92,12 @@ std::unique_ptr<MemoryGovernor> start_memory_governor(const ExtensionBuildOption
   const std::string reason = fmt::format("ninja {} is a jobserver client; tokens by measured memory, up to {} jobs",
                                         facts.ninja_version, g.max_jobs);
   g.reason = reason;
+  // What earlier builds of this package measured (a damaged record is ignored here and
+  // replaced when this build records its own).
+  if (auto known = read_governor_profile(governor_profile_path(), governor_key(s)); known && *known) {
+    g.known_peaks = (*known)->peaks;
+    g.known_builds = (*known)->builds;
+  }
   g.available = [] {
     probe::SystemHostFiles files;
     return probe::probe_memory(files).usable;
@@ -624,7 +636,15 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
       }
     }
   }
-  if (governor) rep.governor = governor->finish();
+  if (governor) {
+    rep.governor = governor->finish();
+    // What this build's finished jobs measured teaches the next build of the package,
+    // even a failed one's (the jobs that ended are real); best effort: a read-only cache
+    // folder must not fail a build.
+    if (!interrupt_signal())
+      (void)record_governor_profile(governor_profile_path(), governor_key(s), rep.governor->finished_peaks,
+                                    governor_settings().profile_max_entries);
+  }
   if (!outcome) return stop(BuildStatus::build_failed, outcome.error().message);
   if (auto reused = account_reused_units(s.work_dir, tree_kept, ninja_steps_run(read_text(rep.log_path)))) {
     rep.units_reused = reused->reused;

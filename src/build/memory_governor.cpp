@@ -54,6 +54,9 @@ GovernorSettings load_settings() {
     s.kinds.push_back(std::move(r));
   }
   s.report_processes = doc.at_path("report.processes").strings();
+  auto entries = doc.at_path("profile.max_entries").integer();
+  if (entries < 1 || entries > 100000) doc.at_path("profile.max_entries").fail("expected 1 to 100000");
+  s.profile_max_entries = static_cast<size_t>(entries);
   return s;
 }
 
@@ -321,6 +324,10 @@ nlohmann::json to_json(const GovernorReport& r) {
   for (const auto& [k, v] : r.process_peaks) pp[k] = v / k_mib;
   j["job_peaks_mib"] = jp;
   j["process_peaks_mib"] = pp;
+  nlohmann::json kp = nlohmann::json::object();
+  for (const auto& [k, v] : r.known_peaks) kp[k] = v / k_mib;
+  j["known_peaks_mib"] = kp;
+  j["known_builds"] = r.known_builds;
   j["series_fields"] = {"t", "tokens", "running", "stopped", "available_mib", "build_rss_mib"};
   nlohmann::json series = nlohmann::json::array();
   for (const auto& p : r.series)
@@ -342,10 +349,14 @@ std::string render_governor_summary(const GovernorReport& r) {
   for (const auto& [k, v] : r.job_peaks) peaks.push_back(fmt::format("{} {} MiB", k, v / k_mib));
   size_t stops = 0;
   for (const auto& b : r.brakes) stops += b.action == "stop";
+  std::vector<std::string> known;
+  for (const auto& [k, v] : r.known_peaks) known.push_back(fmt::format("{} {} MiB", k, v / k_mib));
   return fmt::format("memory    governor{}: peak build RSS {} MiB, up to {} jobs at once, {} brake stop{}\n"
-                     "          learned job peaks: {}\n",
+                     "          learned job peaks: {}\n{}",
                      r.budget ? fmt::format(" (budget {} MiB)", *r.budget / k_mib) : "", r.peak_build_rss / k_mib,
-                     r.max_running, stops, stops == 1 ? "" : "s", peaks.empty() ? "none" : join(peaks, ", "));
+                     r.max_running, stops, stops == 1 ? "" : "s", peaks.empty() ? "none" : join(peaks, ", "),
+                     known.empty() ? "" : fmt::format("          started from {} earlier build{}: {}\n", r.known_builds,
+                                                      r.known_builds == 1 ? "" : "s", join(known, ", ")));
 }
 
 // ---- the governor -----------------------------------------------------------------------
@@ -368,6 +379,9 @@ Expected<std::unique_ptr<MemoryGovernor>> MemoryGovernor::start(GovernorOptions 
   r.budget = g->m_opt.budget;
   r.prior = g->m_opt.prior_job_bytes;
   r.max_jobs = g->m_opt.max_jobs;
+  r.known_peaks = g->m_opt.known_peaks;
+  r.known_builds = g->m_opt.known_builds;
+  g->m_learned = g->m_opt.known_peaks;
   uint64_t limit = g->m_opt.budget ? *g->m_opt.budget : g->m_opt.limit_bytes;
   r.reserve = std::max<uint64_t>(g->m_settings.reserve_min_bytes,
                                  static_cast<uint64_t>(g->m_settings.reserve_fraction * static_cast<double>(limit)));
@@ -456,7 +470,10 @@ void MemoryGovernor::tick() {
       ++it;
       continue;
     }
-    if (!it->second.stopped_by_us) m_learned[it->second.kind] = std::max(m_learned[it->second.kind], it->second.peak);
+    if (!it->second.stopped_by_us) {
+      m_learned[it->second.kind] = std::max(m_learned[it->second.kind], it->second.peak);
+      m_measured[it->second.kind] = std::max(m_measured[it->second.kind], it->second.peak);
+    }
     it = m_jobs.erase(it);
   }
   m_running_peaks.clear();
@@ -519,7 +536,8 @@ void MemoryGovernor::tick() {
   r.peak_build_rss = std::max(r.peak_build_rss, s.tree_rss);
   r.max_running = std::max(r.max_running, running_seen);
   for (const auto& [k, v] : s.process_rss) r.process_peaks[k] = std::max(r.process_peaks[k], v);
-  for (const auto& [k, v] : m_learned) r.job_peaks[k] = std::max(r.job_peaks[k], v);
+  for (const auto& [k, v] : m_measured) r.job_peaks[k] = std::max(r.job_peaks[k], v);
+  r.finished_peaks = m_measured;
   for (const auto& [k, v] : m_running_peaks) r.job_peaks[k] = std::max(r.job_peaks[k], v);
   if (m_tick_count++ % m_stride == 0) {
     r.series.push_back({std::chrono::duration<double>(std::chrono::steady_clock::now() - m_t0).count(),

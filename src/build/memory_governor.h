@@ -7,7 +7,8 @@
 // `ProcessTable`, so tests feed fake /proc trees). A compile job is a child of a Ninja
 // with its subtree; its RSS is the sum of its processes'. Jobs are sorted into kinds
 // (nvcc with its --threads, ld, cc1plus, other) and each kind's peak is learned as jobs
-// finish; the recipe's memory per job is the prior until then.
+// finish; the recipe's memory per job is the prior until then, unless earlier builds of
+// the same package measured them (build/governor_profile.h): then those from the start.
 //
 // Tokens: headroom = available - reserve - what running jobs may still grow (up to their
 // kind's peak); new jobs = floor(headroom / a new job's expected peak); jobs allowed =
@@ -59,6 +60,7 @@ struct GovernorSettings {
   size_t max_brake_events = 200;
   std::vector<JobKindRule> kinds;
   std::vector<std::string> report_processes;
+  size_t profile_max_entries = 256;  ///< builds remembered (build/governor_profile.h)
 };
 /// data/build/governor.toml, loaded once (a DataError is a programming error).
 const GovernorSettings& governor_settings();
@@ -188,7 +190,10 @@ struct GovernorReport {
   size_t max_jobs = 0;
   uint64_t peak_build_rss = 0;
   size_t max_running = 0, samples = 0;
-  std::map<std::string, uint64_t> job_peaks;      ///< learned, by job kind
+  std::map<std::string, uint64_t> job_peaks;      ///< this build's, by job kind (running ones too)
+  std::map<std::string, uint64_t> finished_peaks; ///< this build's finished jobs, by kind: what it teaches
+  std::map<std::string, uint64_t> known_peaks;    ///< from earlier builds (governor_profile.h)
+  uint64_t known_builds = 0;                      ///< how many earlier builds measured them
   std::map<std::string, uint64_t> process_peaks;  ///< by process name
   std::vector<GovernorPoint> series;              ///< thinned to max_series_points
   std::vector<BrakeEvent> brakes;                 ///< the first max_brake_events
@@ -216,6 +221,10 @@ struct GovernorOptions {
   const GovernorSettings* settings = nullptr;  ///< null: governor_settings()
   bool own_thread = true;                 ///< false: tests call tick() themselves
   std::function<int(pid_t, int)> signal_fn;  ///< empty: kill(2)
+  /// Job peaks by kind that earlier builds of the same package measured: they replace
+  /// the prior from the first sample (build/governor_profile.h).
+  std::map<std::string, uint64_t> known_peaks;
+  uint64_t known_builds = 0;
 };
 
 class MemoryGovernor {
@@ -257,7 +266,8 @@ private:
     bool stopped_by_us = false;
   };
   std::map<std::pair<pid_t, uint64_t>, Seen> m_jobs;  ///< (pid, start) -> what we saw
-  std::map<std::string, uint64_t> m_learned;          ///< finished jobs' peaks by kind
+  std::map<std::string, uint64_t> m_learned;          ///< finished jobs' peaks by kind, and known ones
+  std::map<std::string, uint64_t> m_measured;         ///< finished jobs' peaks by kind, this build
   std::map<std::string, uint64_t> m_running_peaks;    ///< running jobs' peaks by kind
 };
 

@@ -1,5 +1,9 @@
 #include "util/files.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <cstdlib>
 
 #include <cstdio>
@@ -38,6 +42,20 @@ Expected<void> write_file_atomic(const std::string& path, std::string_view text)
     return make_error(path + ": cannot replace: " + ec.message());
   }
   return {};
+}
+
+ExclusiveFileLock::ExclusiveFileLock(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  m_fd = ::open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (m_fd >= 0 && ::flock(m_fd, LOCK_EX) != 0) {
+    ::close(m_fd);
+    m_fd = -1;
+  }
+}
+
+ExclusiveFileLock::~ExclusiveFileLock() {
+  if (m_fd >= 0) ::close(m_fd);
 }
 
 std::string user_cache_dir(std::string_view what) {

@@ -367,3 +367,54 @@ TEST(MemoryGovernor, TheSeriesStaysBounded) {
   EXPECT_GE(r.series.size(), 4u);
   for (size_t i = 1; i < r.series.size(); ++i) EXPECT_GE(r.series[i].t, r.series[i - 1].t);
 }
+
+TEST(MemoryGovernor, StartsFromEarlierBuildsPeaksInsteadOfThePrior) {
+  auto dir = scratch_dir("governor-known");
+  auto table = std::make_shared<ScriptedTable>();
+  table->procs.push_back(ProcInfo{50, 10, 50, "ninja", 'S', 10 * MiB, 5, {}});
+  GovernorSettings settings = governor_settings();
+  settings.reserve_min_bytes = 100 * MiB;
+  settings.reserve_fraction = 0;
+  settings.new_job_margin = 1.0;
+  auto options = [&](const std::string& name) {
+    GovernorOptions o;
+    o.fifo_path = (dir / name).string();
+    o.prior_job_bytes = 400 * MiB;
+    o.budget = 2000 * MiB;
+    o.max_jobs = 16;
+    o.root = 10;
+    o.table = table;
+    o.settings = &settings;
+    o.own_thread = false;
+    o.available = [] { return uint64_t{64} << 30; };
+    o.signal_fn = [](pid_t, int) { return 0; };
+    return o;
+  };
+  // No earlier build: (2000 - 10 - 100) / 400 = 4 jobs, 3 tokens.
+  auto cold = MemoryGovernor::start(options("cold.fifo"));
+  ASSERT_TRUE(cold) << cold.error().message;
+  GovernorReport rc = (*cold)->finish();
+  ASSERT_FALSE(rc.series.empty());
+  EXPECT_EQ(rc.series.front().tokens, 3u);
+  EXPECT_TRUE(rc.known_peaks.empty());
+  // An earlier build measured cc1plus jobs at 150 MiB: 1890 / 150 = 12 jobs, 11 tokens.
+  GovernorOptions o = options("known.fifo");
+  o.known_peaks = {{"cc1plus", 150 * MiB}};
+  o.known_builds = 2;
+  auto warm = MemoryGovernor::start(o);
+  ASSERT_TRUE(warm) << warm.error().message;
+  // A running job larger than the known peak raises what its kind may still grow to.
+  table->add_job(61, 200, 300);
+  (*warm)->tick();
+  table->remove(61);
+  (*warm)->tick();
+  GovernorReport rw = (*warm)->finish();
+  EXPECT_EQ(rw.series.front().tokens, 11u) << "the known peak replaces the prior from the first sample";
+  EXPECT_EQ(rw.known_builds, 2u);
+  EXPECT_EQ(rw.known_peaks.at("cc1plus"), 150 * MiB);
+  ASSERT_TRUE(rw.finished_peaks.count("cc1plus"));
+  EXPECT_EQ(rw.finished_peaks.at("cc1plus"), 300 * MiB) << "what this build measured, not the known value";
+  EXPECT_EQ(to_json(rw)["known_peaks_mib"]["cc1plus"], 150);
+  EXPECT_NE(render_governor_summary(rw).find("started from 2 earlier builds: cc1plus 150 MiB"), std::string::npos)
+      << render_governor_summary(rw);
+}
