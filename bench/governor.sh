@@ -16,7 +16,9 @@
 # run whose peak passed the budget counts as "would be OOM-killed".
 #
 # usage: bench/governor.sh [--tailor PATH] [--package SOURCE] [--arch 7.5] [--budget 3G]
-#                          [--per-job-gib G] [--only A,B,C,D]
+#                          [--per-job-gib G] [--only A,B,C,D] [--limit SECONDS]
+# --limit: a run still going after SECONDS gets Ctrl-C (SIGINT) and is reported as cut
+# there: its time is a lower bound.
 # SOURCE: an sdist, a folder or NAME==VERSION (default: the bundled example). On a
 # 16-core GPU machine, for example:
 #   bench/governor.sh --package causal-conv1d==1.5.0.post8 --arch 9.0 --budget 24G
@@ -28,6 +30,7 @@ arch=7.5
 budget=3G
 per_job=""
 only="A,B,C,D"
+limit=0
 while [ $# -gt 0 ]; do
   case $1 in
     --tailor) tailor=$2; shift 2 ;;
@@ -36,7 +39,8 @@ while [ $# -gt 0 ]; do
     --budget) budget=$2; shift 2 ;;
     --per-job-gib) per_job=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
-    *) echo "usage: $0 [--tailor PATH] [--package SOURCE] [--arch A] [--budget SIZE] [--per-job-gib G] [--only A,B,C,D]" >&2; exit 2 ;;
+    --limit) limit=$2; shift 2 ;;
+    *) echo "usage: $0 [--tailor PATH] [--package SOURCE] [--arch A] [--budget SIZE] [--per-job-gib G] [--only A,B,C,D] [--limit S]" >&2; exit 2 ;;
   esac
 done
 [ -x "$tailor" ] || { echo "no tailor at $tailor (build it first)" >&2; exit 2; }
@@ -50,10 +54,11 @@ if [ -z "$per_job" ]; then
   [ -n "$per_job" ] || per_job=3
 fi
 
-exec python3 - "$tailor" "$here" "$package" "$arch" "$budget" "$per_job" "$only" "$tmp" <<'PY'
-import json, math, os, re, subprocess, sys, time
+exec python3 - "$tailor" "$here" "$package" "$arch" "$budget" "$per_job" "$only" "$tmp" "$limit" <<'PY'
+import json, math, os, re, signal, subprocess, sys, time
 
-tailor, here, package, arch, budget_text, per_job_gib, only, tmp = sys.argv[1:]
+tailor, here, package, arch, budget_text, per_job_gib, only, tmp, limit = sys.argv[1:]
+limit = float(limit)
 units = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "KIB": 2**10, "M": 2**20, "MB": 2**20, "MIB": 2**20,
          "G": 2**30, "GB": 2**30, "GIB": 2**30, "T": 2**40, "TB": 2**40, "TIB": 2**40}
 m = re.fullmatch(r"([0-9.]+)\s*([A-Za-z]*)", budget_text)
@@ -149,10 +154,14 @@ def run(label, extra):
     with open(f"{tmp}/{label}.json", "w") as out, open(f"{tmp}/{label}.err", "w") as err:
         p = subprocess.Popen(pre + argv, cwd=here, stdout=out, stderr=err, env=env)
         peak = 0
+        cut = False
         while p.poll() is None:
             peak = max(peak, tree_rss(p.pid))
+            if limit > 0 and not cut and time.monotonic() - t0 > limit:
+                p.send_signal(signal.SIGINT)
+                cut = True
             time.sleep(0.2)
-    wall = time.monotonic() - t0
+    wall = min(time.monotonic() - t0, limit) if cut else time.monotonic() - t0
     ooms = 0
     if cg:
         try:
@@ -176,7 +185,7 @@ def run(label, extra):
     gov = {}
     try: gov = json.load(open(f"{tmp}/{label}.json"))["run"].get("memory", {})
     except (OSError, ValueError, KeyError): pass
-    return {"label": label, "rc": p.returncode, "wall": wall, "compile": compile_span(work), "peak": peak, "ooms": ooms if kind else None,
+    return {"label": label, "rc": p.returncode, "wall": wall, "cut": cut, "compile": compile_span(work), "peak": peak, "ooms": ooms if kind else None,
             "killed_in_log": killed, "over": over, "gov": gov}
 
 runs = {"A": ("A nproc", ["--jobs", str(cores)]), "B": ("B static", ["--jobs", str(safe)]),
@@ -193,12 +202,15 @@ for key in only.split(","):
     gtxt = (f"; governor: up to {g.get('max_running')} jobs, {g.get('brake_count')} brake events, "
             f"job peaks {g.get('job_peaks_mib')} MiB, started from {g.get('known_peaks_mib') or 'the recipe'}"
             if g.get("mode") == "governor" else "")
-    print(f"{label:11s} {' '.join(extra):28s} exit {r['rc']:3d}  wall {r['wall']:7.1f} s  compile {r['compile']:7.1f} s  peak RSS {r['peak'] >> 20:6d} MiB  "
+    print(f"{label:11s} {' '.join(extra):28s} exit {r['rc']:3d}  wall {'>' if r['cut'] else ' '}{r['wall']:7.1f} s  compile {r['compile']:7.1f} s  peak RSS {r['peak'] >> 20:6d} MiB  "
           f"{oom}; compiler kills in log {r['killed_in_log']}{gtxt}", flush=True)
 for key, what in (("C", "governor, first build"), ("D", "governor, second build")):
     if "B" in results and key in results and results[key]["wall"] > 0:
         b, c = results["B"], results[key]
         ctext = f"; compile phase {b['compile'] / c['compile']:.2f}" if b["compile"] > 0 and c["compile"] > 0 else ""
-        print(f"ratio static/{what}: wall {b['wall'] / c['wall']:.2f}{ctext}"
-              + ("" if b["rc"] == 0 and c["rc"] == 0 else "  (a run failed: the ratio compares unequal work)"))
+        if b["cut"]:
+            print(f"ratio static/{what}: wall at least {b['wall'] / c['wall']:.2f} (static cut at {limit:.0f} s)")
+        else:
+            print(f"ratio static/{what}: wall {b['wall'] / c['wall']:.2f}{ctext}"
+                  + ("" if b["rc"] == 0 and c["rc"] == 0 else "  (a run failed: the ratio compares unequal work)"))
 PY

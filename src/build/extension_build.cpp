@@ -89,15 +89,17 @@ std::unique_ptr<MemoryGovernor> start_memory_governor(const ExtensionBuildOption
   g.budget = o.memory_budget;
   g.max_jobs = static_cast<size_t>(std::max(1, s.host.cpu.logical_cores));
   g.limit_bytes = s.host.memory.cgroup_limit ? s.host.memory.cgroup_limit : s.host.memory.total;
-  const std::string reason = fmt::format("ninja {} is a jobserver client; tokens by measured memory, up to {} jobs",
-                                        facts.ninja_version, g.max_jobs);
-  g.reason = reason;
   // What earlier builds of this package measured (a damaged record is ignored here and
   // replaced when this build records its own).
   if (auto known = read_governor_profile(governor_profile_path(), governor_key(s)); known && *known) {
     g.known_peaks = (*known)->peaks;
     g.known_builds = (*known)->builds;
   }
+  const std::string reason = fmt::format(
+      "ninja {} is a jobserver client; tokens by measured memory, up to {} jobs{}", facts.ninja_version, g.max_jobs,
+      g.known_builds ? fmt::format("; job peaks from {} earlier build{}", g.known_builds, g.known_builds == 1 ? "" : "s")
+                     : "");
+  g.reason = reason;
   g.available = [] {
     probe::SystemHostFiles files;
     return probe::probe_memory(files).usable;

@@ -36,6 +36,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# The governor's record of job peaks lives in the user cache: this test's own.
+export XDG_CACHE_HOME=$tmp/xdg
+peaks=$XDG_CACHE_HOME/tailor/governor/peaks.json
+
 # 1. A whole build under a budget.
 export CCACHE_DIR=${TAILOR_BINARY_DIR:-$tmp}/e2e-governor-ccache
 # The work folder is new each run: paths under it must not split the cache.
@@ -76,6 +80,18 @@ need(m["continued_at_end"] == 0 and all(b["action"] in ("stop", "continue") for 
 print("     peak build RSS", m["peak_build_rss_mib"], "MiB; job peaks", m["job_peaks_mib"], "; brakes", m["brake_count"])
 PY
 [ -e "$(dirname "$log")/jobserver.fifo" ] && bad "the fifo was left behind" || ok "the fifo is removed"
+# What the build measured is kept for the next build of the same package and targets.
+python3 - "$peaks" "$tmp/report.json" <<'PY' && ok "the job peaks are recorded for the next build" || bad "no record of the job peaks"
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = json.load(open(sys.argv[2]))["run"]["memory"]
+assert d["schema"] == "tailor.governor-peaks/1", d.get("schema")
+[(key, e)] = d["entries"].items()
+assert "targets=sm_75" in key and e["builds"] == 1, (key, e)
+assert any(k.startswith("nvcc") for k in e["peaks"]), e
+assert m["known_builds"] == 0 and m["known_peaks_mib"] == {}, "the first build started from the recipe"
+print("    ", key, {k: v >> 20 for k, v in e["peaks"].items()}, "MiB")
+PY
 
 # 2. Ctrl-C while nvcc and the compilers run: nothing left alive or stopped.
 tok="gov-$$-$RANDOM"
@@ -87,6 +103,9 @@ if wait_until 100 compiling; then ok "the build reached its compiles"; else
   bad "no compiler ever ran"; tail -20 "$tmp/int.stderr"; fi
 fifo=$(ls "$tmp"/work2/*/jobserver.fifo 2>/dev/null)
 [ -p "$fifo" ] && ok "the jobserver fifo exists during the build" || bad "no jobserver fifo during the build"
+grep -q "under the memory governor (.*job peaks from 1 earlier build" "$tmp/int.stderr" \
+  && ok "the second build starts from the first one's job peaks" \
+  || bad "the second build did not start from the first one's peaks: $(grep '==> building' "$tmp/int.stderr")"
 kill -INT -- "-$pid"
 wait "$pid"
 expect_eq "interrupted exit" "$?" 130
@@ -96,4 +115,6 @@ if wait_until 10 none_tagged; then ok "no process of the build left (alive or st
     echo "    $p $(sed 's/.*) \(.\).*/\1/' /proc/$p/stat 2>/dev/null) $rest"; done; fi
 [ -e "$fifo" ] && bad "the fifo was left behind after the interrupt" || ok "the fifo is removed after the interrupt"
 grep -q "^tailor: interrupted; nothing published$" "$tmp/int.stderr" && ok "one line says so" || bad "no interrupt line"
+python3 -c 'import json,sys; [e] = json.load(open(sys.argv[1]))["entries"].values(); sys.exit(e["builds"] != 1)' "$peaks" \
+  && ok "an interrupted build records no peaks" || bad "the interrupted build changed the record"
 exit $fail
