@@ -182,6 +182,13 @@ def run(label, extra):
     except (OSError, IndexError): pass
     killed = len(re.findall(r"Killed signal terminated program|Killed|signal 9", log))
     over = peak > budget
+    keep = os.environ.get("BENCH_KEEP")  # a folder for each run's .ninja_log and report
+    if keep:
+        os.makedirs(keep, exist_ok=True)
+        for dirpath, _, files in os.walk(work):
+            if ".ninja_log" in files:
+                subprocess.run(["cp", os.path.join(dirpath, ".ninja_log"), f"{keep}/{label}.ninja_log"])
+        subprocess.run(["cp", f"{tmp}/{label}.json", f"{tmp}/{label}.err", keep])
     gov = {}
     try: gov = json.load(open(f"{tmp}/{label}.json"))["run"].get("memory", {})
     except (OSError, ValueError, KeyError): pass

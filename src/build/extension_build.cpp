@@ -641,11 +641,11 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   if (governor) {
     rep.governor = governor->finish();
     // What this build's finished jobs measured teaches the next build of the package,
-    // even a failed one's (the jobs that ended are real); best effort: a read-only cache
-    // folder must not fail a build.
-    if (!interrupt_signal())
-      (void)record_governor_profile(governor_profile_path(), governor_key(s), rep.governor->finished_peaks,
-                                    governor_settings().profile_max_entries);
+    // even a failed or interrupted one's (the jobs that ended before it are real: the
+    // governor learns nothing once an interrupt has come); best effort: a read-only
+    // cache folder must not fail a build.
+    (void)record_governor_profile(governor_profile_path(), governor_key(s), rep.governor->finished_peaks,
+                                  governor_settings().profile_max_entries);
   }
   if (!outcome) return stop(BuildStatus::build_failed, outcome.error().message);
   if (auto reused = account_reused_units(s.work_dir, tree_kept, ninja_steps_run(read_text(rep.log_path)))) {

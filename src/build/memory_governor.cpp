@@ -462,7 +462,9 @@ void MemoryGovernor::tick() {
     uint64_t room = *m_opt.budget > s.tree_rss ? *m_opt.budget - s.tree_rss : 0;
     available = system == 0 ? room : std::min(system, room);
   }
-  // Jobs that finished teach their kind's peak.
+  // Jobs that finished teach their kind's peak; after an interrupt, jobs end because they
+  // were killed, and their peaks so far teach nothing.
+  const bool learning = interrupt_signal() == 0;
   std::set<std::pair<pid_t, uint64_t>> now;
   for (const auto& j : s.jobs) now.insert({j.pid, j.start});
   for (auto it = m_jobs.begin(); it != m_jobs.end();) {
@@ -470,7 +472,7 @@ void MemoryGovernor::tick() {
       ++it;
       continue;
     }
-    if (!it->second.stopped_by_us) {
+    if (learning && !it->second.stopped_by_us) {
       m_learned[it->second.kind] = std::max(m_learned[it->second.kind], it->second.peak);
       m_measured[it->second.kind] = std::max(m_measured[it->second.kind], it->second.peak);
     }
