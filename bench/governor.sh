@@ -18,7 +18,7 @@
 # usage: bench/governor.sh [--tailor PATH] [--package SOURCE] [--arch 7.5] [--budget 3G]
 #                          [--per-job-gib G] [--only A,B,C,D] [--limit SECONDS]
 # --limit: a run still going after SECONDS gets Ctrl-C (SIGINT) and is reported as cut
-# there: its time is a lower bound.
+# there: its time is a lower bound. Per run: --limit C=150,B=540.
 # SOURCE: an sdist, a folder or NAME==VERSION (default: the bundled example). On a
 # 16-core GPU machine, for example:
 #   bench/governor.sh --package causal-conv1d==1.5.0.post8 --arch 9.0 --budget 24G
@@ -57,8 +57,12 @@ fi
 exec python3 - "$tailor" "$here" "$package" "$arch" "$budget" "$per_job" "$only" "$tmp" "$limit" <<'PY'
 import json, math, os, re, signal, subprocess, sys, time
 
-tailor, here, package, arch, budget_text, per_job_gib, only, tmp, limit = sys.argv[1:]
-limit = float(limit)
+tailor, here, package, arch, budget_text, per_job_gib, only, tmp, limit_text = sys.argv[1:]
+# --limit S (every run) or --limit C=150,B=540 (per run)
+limits = {}
+for part in limit_text.split(","):
+    key, _, value = part.rpartition("=")
+    limits[key or "*"] = float(value)
 units = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "KIB": 2**10, "M": 2**20, "MB": 2**20, "MIB": 2**20,
          "G": 2**30, "GB": 2**30, "GIB": 2**30, "T": 2**40, "TB": 2**40, "TIB": 2**40}
 m = re.fullmatch(r"([0-9.]+)\s*([A-Za-z]*)", budget_text)
@@ -134,6 +138,7 @@ def compile_span(work):
     return total
 
 def run(label, extra):
+    limit = limits.get(label, limits.get("*", 0.0))
     work = f"{tmp}/work-{label}"
     env = dict(os.environ, XDG_CACHE_HOME=f"{tmp}/cache-{'C' if label == 'D' else label}")
     argv = [tailor, "build"] + ([package] if package else []) + ["--arch", arch, "--out", f"{tmp}/out-{label}",
@@ -189,10 +194,13 @@ def run(label, extra):
             if ".ninja_log" in files:
                 subprocess.run(["cp", os.path.join(dirpath, ".ninja_log"), f"{keep}/{label}.ninja_log"])
         subprocess.run(["cp", f"{tmp}/{label}.json", f"{tmp}/{label}.err", keep])
+        peaks = f"{env['XDG_CACHE_HOME']}/tailor/governor/peaks.json"
+        if os.path.exists(peaks):
+            subprocess.run(["cp", peaks, f"{keep}/{label}.peaks.json"])
     gov = {}
     try: gov = json.load(open(f"{tmp}/{label}.json"))["run"].get("memory", {})
     except (OSError, ValueError, KeyError): pass
-    return {"label": label, "rc": p.returncode, "wall": wall, "cut": cut, "compile": compile_span(work), "peak": peak, "ooms": ooms if kind else None,
+    return {"label": label, "rc": p.returncode, "wall": wall, "cut": cut, "limit": limit, "compile": compile_span(work), "peak": peak, "ooms": ooms if kind else None,
             "killed_in_log": killed, "over": over, "gov": gov}
 
 runs = {"A": ("A nproc", ["--jobs", str(cores)]), "B": ("B static", ["--jobs", str(safe)]),
@@ -216,7 +224,7 @@ for key, what in (("C", "governor, first build"), ("D", "governor, second build"
         b, c = results["B"], results[key]
         ctext = f"; compile phase {b['compile'] / c['compile']:.2f}" if b["compile"] > 0 and c["compile"] > 0 else ""
         if b["cut"]:
-            print(f"ratio static/{what}: wall at least {b['wall'] / c['wall']:.2f} (static cut at {limit:.0f} s)")
+            print(f"ratio static/{what}: wall at least {b['wall'] / c['wall']:.2f} (static cut at {b['limit']:.0f} s)")
         else:
             print(f"ratio static/{what}: wall {b['wall'] / c['wall']:.2f}{ctext}"
                   + ("" if b["rc"] == 0 and c["rc"] == 0 else "  (a run failed: the ratio compares unequal work)"))
