@@ -290,9 +290,9 @@ std::string render_html(const InspectReport& report, const Verdicts* verdicts, c
   for (const auto& l : libs)
     if (!l.lib->has_device_code) plain.push_back(&l);
   if (!plain.empty()) {
-    body += fmt::format("<details><summary>{} libraries without device code</summary><table><tr><th>library</th><th "
+    body += fmt::format("<details><summary>{} {} without device code</summary><table><tr><th>library</th><th "
                         "class=\"num\">size</th><th>manylinux</th></tr>\n",
-                        plain.size());
+                        plain.size(), plain.size() == 1 ? "library" : "libraries");
     for (size_t i = 0; i < plain.size() && i < k_max_table_rows; ++i)
       body += fmt::format("<tr><td class=\"mono\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
                           escape(html::shorten(plain[i]->label, 100)), human_bytes(plain[i]->lib->file_size),
