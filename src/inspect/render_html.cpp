@@ -98,7 +98,10 @@ void verdict_section(std::string& out, const Verdicts* verdicts) {
                            devices.size() + 1, libraries.size() - k_max_table_rows);
         break;
       }
-      out += fmt::format("<tr><td class=\"mono\" title=\"{}\">{}</td>", escape(lib), escape(html::shorten(lib, 80)));
+      // "<wheel>!<member>": the member (the Wheels section names the wheel), whole in the tooltip.
+      auto bang = lib.rfind('!');
+      std::string shown = bang == std::string::npos ? lib : lib.substr(bang + 1);
+      out += fmt::format("<tr><td class=\"mono\" title=\"{}\">{}</td>", escape(lib), escape(html::shorten(shown, 80)));
       for (const auto& d : devices) {
         auto it = cell.find({lib, d});
         if (it == cell.end()) {

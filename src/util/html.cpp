@@ -306,9 +306,9 @@ std::string timeline(const std::vector<TimelineBar>& bars, const TimelineOptions
   }
   auto xt = ticks(xmax, 12);
   xmax = std::max(xmax, xt.back());
-  int lane_h = o.lane_height;
-  if (lanes > 0 && static_cast<double>(lanes) * lane_h > o.max_height)
-    lane_h = std::max(2, static_cast<int>(o.max_height / static_cast<double>(lanes)));
+  // Few lanes get tall bands (up to 2 x lane_height), many get thin ones (down to 2 px).
+  int lane_h = lanes ? std::clamp(static_cast<int>(o.max_height / static_cast<double>(lanes)), 2, 2 * o.lane_height)
+                     : o.lane_height;
   Frame f;
   f.left = 56;
   f.w = o.width - f.left - f.right;
@@ -326,9 +326,11 @@ std::string timeline(const std::vector<TimelineBar>& bars, const TimelineOptions
   for (const auto& b : bars) {
     double x = f.left + (xmax > 0 ? clean(b.start) / xmax * f.w : 0);
     double w = xmax > 0 ? std::max(clean(b.end) - clean(b.start), 0.0) / xmax * f.w : 0;
-    out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" rx=\"1\"><title>{}</title></rect>\n",
+    // A white edge keeps back-to-back jobs of one kind apart.
+    out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#fff\" "
+                       "stroke-width=\"{}\" rx=\"1\"><title>{}</title></rect>\n",
                        num(x), num(f.top + static_cast<double>(b.lane) * lane_h + gap), num(std::max(w, 1.0)),
-                       num(lane_h - 2 * gap), escape(b.color), escape(b.tooltip));
+                       num(lane_h - 2 * gap), escape(b.color), lane_h >= 6 ? "0.8" : "0", escape(b.tooltip));
   }
   return out + "</svg>\n";
 }

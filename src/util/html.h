@@ -108,8 +108,8 @@ struct TimelineBar {
 };
 struct TimelineOptions {
   int width = 1100;
-  int lane_height = 12;       ///< shrinks (down to 2) when there are many lanes
-  int max_height = 900;
+  int lane_height = 12;       ///< up to twice this for few lanes, down to 2 px for many
+  int max_height = 600;
   std::string x_label = "seconds";
 };
 /// One SVG: a horizontal band per lane, a rectangle per bar, an axis in seconds.
