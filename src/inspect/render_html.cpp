@@ -21,8 +21,8 @@ constexpr size_t k_max_library_rows = 150;
 constexpr size_t k_max_table_rows = 500;
 
 // Palettes: SASS in blues/greens, PTX in oranges/reds (styling, not facts).
-constexpr const char* k_sass_colors[] = {"#1c3f94", "#2f6fdf", "#1098ad", "#2b8a3e", "#5f3dc4", "#74a7f5",
-                                         "#0b7285", "#66a80f", "#364fc7", "#15aabf", "#862e9c", "#94d82d"};
+constexpr const char* k_sass_colors[] = {"#1c3f94", "#2f6fdf", "#2b8a3e", "#5f3dc4", "#0b7285", "#74a7f5",
+                                         "#66a80f", "#862e9c", "#1098ad", "#364fc7", "#94d82d", "#15aabf"};
 constexpr const char* k_ptx_colors[] = {"#e8590c", "#f59f00", "#c92a2a", "#d6336c", "#ffa94d", "#a61e4d"};
 
 bool is_ptx(std::string_view target) { return target.rfind("compute_", 0) == 0; }
@@ -58,6 +58,24 @@ struct Labelled {
   const InspectedLibrary* lib;
 };
 
+/// The folder every label starts with ("/site-packages/torch/lib/"), when there are several
+/// labels: rows show the rest, tooltips the whole.
+std::string common_folder(const std::vector<std::string>& labels) {
+  if (labels.size() < 2) return {};
+  std::string prefix = labels.front();
+  for (const auto& l : labels) {
+    size_t n = 0;
+    while (n < prefix.size() && n < l.size() && prefix[n] == l[n]) ++n;
+    prefix.resize(n);
+  }
+  auto slash = prefix.rfind('/');
+  return slash == std::string::npos ? std::string() : prefix.substr(0, slash + 1);
+}
+
+std::string without(const std::string& label, const std::string& prefix) {
+  return !prefix.empty() && label.rfind(prefix, 0) == 0 ? label.substr(prefix.size()) : label;
+}
+
 struct TargetSum {
   uint64_t libraries = 0, entries = 0, stored = 0, uncompressed = 0;
   std::set<std::string> compression;
@@ -77,7 +95,7 @@ void verdict_section(std::string& out, const Verdicts* verdicts) {
   for (const auto& p : verdicts->problems)
     out += fmt::format("<p><span class=\"badge b-bad\">FAIL</span> {}</p>\n", escape(p));
   // GPU checks as a grid: a row per library, a column per device.
-  std::vector<std::string> devices, libraries;
+  std::vector<std::string> devices, libraries, shown_names;
   std::map<std::pair<std::string, std::string>, const LibraryVerdict*> cell;
   for (const auto& v : verdicts->items) {
     if (v.check != VerdictCheck::gpu) continue;
@@ -88,19 +106,26 @@ void verdict_section(std::string& out, const Verdicts* verdicts) {
   if (!devices.empty()) {
     out += html::legend({{"runs: native SASS", "#1a7f37"}, {"runs: compatible SASS (same major, older minor)", "#2b8a3e"},
                          {"JIT-only: compiled from PTX at first load", "#a15c00"}, {"missing: no kernel image", "#c62828"}});
+    // "<wheel>!<member>": the member (the Wheels section names the wheel); else the path
+    // below the folder all share. Whole in the tooltip.
+    for (const auto& lib : libraries) {
+      auto bang = lib.rfind('!');
+      shown_names.push_back(bang == std::string::npos ? lib : lib.substr(bang + 1));
+    }
+    const std::string prefix = common_folder(shown_names);
+    if (!prefix.empty()) out += fmt::format("<p class=\"sub\">Libraries under <code>{}</code></p>\n", escape(prefix));
     out += "<table><tr><th>library</th>";
     for (const auto& d : devices) out += fmt::format("<th>GPU {}</th>", escape(d));
     out += "</tr>\n";
     size_t rows = 0;
-    for (const auto& lib : libraries) {
+    for (size_t li = 0; li < libraries.size(); ++li) {
+      const std::string& lib = libraries[li];
       if (++rows > k_max_table_rows) {
         out += fmt::format("<tr><td colspan=\"{}\" class=\"note\">{} more libraries (--json lists them all)</td></tr>\n",
                            devices.size() + 1, libraries.size() - k_max_table_rows);
         break;
       }
-      // "<wheel>!<member>": the member (the Wheels section names the wheel), whole in the tooltip.
-      auto bang = lib.rfind('!');
-      std::string shown = bang == std::string::npos ? lib : lib.substr(bang + 1);
+      const std::string shown = without(shown_names[li], prefix);
       out += fmt::format("<tr><td class=\"mono\" title=\"{}\">{}</td>", escape(lib), escape(html::shorten(shown, 80)));
       for (const auto& d : devices) {
         auto it = cell.find({lib, d});
@@ -244,11 +269,15 @@ std::string render_html(const InspectReport& report, const Verdicts* verdicts, c
                    [](const Labelled* a, const Labelled* b) { return a->lib->device_code_bytes > b->lib->device_code_bytes; });
   if (!coded.empty()) {
     body += "<h2>Device code per library</h2>\n";
+    std::vector<std::string> labels;
+    for (const auto* l : coded) labels.push_back(l->label);
+    const std::string prefix = common_folder(labels);
+    if (!prefix.empty()) body += fmt::format("<p class=\"sub\">Libraries under <code>{}</code></p>\n", escape(prefix));
     body += html::legend(legend_items);
     std::vector<html::BarRow> rows;
     for (size_t i = 0; i < coded.size() && i < k_max_library_rows; ++i) {
       const InspectedLibrary& lib = *coded[i]->lib;
-      html::BarRow row{coded[i]->label, library_row_note(lib), {}};
+      html::BarRow row{without(coded[i]->label, prefix), library_row_note(lib), {}};
       for (const auto& t : lib.targets)
         row.segments.push_back({static_cast<double>(t.stored_bytes), colors[t.name],
                                 fmt::format("{} {}: {} ({} entries, {})", coded[i]->label, t.name,

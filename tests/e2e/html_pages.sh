@@ -101,45 +101,8 @@ render() {  # render PAGE NAME
   fi
   timeout 60 "$chromium" --headless=new --no-sandbox --disable-gpu --no-first-run --user-data-dir="$work/profile-$name" \
     --dump-dom "file://$page" >"$work/$name.dom" 2>/dev/null || fail "chromium --dump-dom on $name exited $?"
-  python3 - "$work/$name.png" <<'PY' || fail "the $name screenshot is not a picture of a page"
-import struct, sys, zlib
-data = open(sys.argv[1], "rb").read()
-assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-at, idat, w = 8, b"", 0
-while at < len(data):
-    n, kind = struct.unpack(">I4s", data[at:at + 8])
-    body = data[at + 8:at + 8 + n]
-    if kind == b"IHDR":
-        w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
-        assert depth == 8 and ctype in (2, 6), f"PNG depth {depth} colour type {ctype}"
-        bpp = 3 if ctype == 2 else 4
-    elif kind == b"IDAT":
-        idat += body
-    at += 12 + n
-raw, stride = zlib.decompress(idat), w * bpp
-prev, colours, rows = bytearray(stride), {}, 0
-for y in range(h):
-    f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-    for i in range(stride):
-        a = line[i - bpp] if i >= bpp else 0
-        b, c = prev[i], prev[i - bpp] if i >= bpp else 0
-        if f == 1: line[i] = (line[i] + a) & 255
-        elif f == 2: line[i] = (line[i] + b) & 255
-        elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
-        elif f == 4:
-            p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-            line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-    if y % 4 == 0:
-        for x in range(0, w, 4):
-            px = bytes(line[x * bpp:x * bpp + 3])
-            colours[px] = colours.get(px, 0) + 1
-    prev = line
-total = sum(colours.values())
-top = max(colours.values())
-print(f"{sys.argv[1].rsplit('/', 1)[1]}: {w}x{h}, {len(colours)} colours, the commonest {100 * top / total:.1f}%")
-assert len(colours) >= 8, "almost one colour"
-assert top / total < 0.97, "nearly all one colour"
-PY
+  python3 "$TAILOR_SOURCE_DIR/tests/e2e/lib/png_colours.py" "$work/$name.png" \
+    || fail "the $name screenshot is not a picture of a page"
 }
 render "$work/inspect.html" inspect
 grep -q "<svg class=\"bars\"" "$work/inspect.dom" || fail "no bar chart in the inspect DOM"
