@@ -137,13 +137,14 @@ void jobs_section(std::string& out, const std::vector<Job>& jobs, uint64_t dropp
                     fmt::format("{} ({}): {} → {}, {}", j.output, kind_style(j.kind).label, html::seconds_text(j.start),
                                 html::seconds_text(j.end), html::seconds_text(j.end - j.start))});
   }
-  out += fmt::format("<p class=\"sub\">{} jobs over {}, up to {} at once (average {:.1f}); each row is a lane, "
+  out += fmt::format("<p class=\"sub\">{} job{} over {}, up to {} at once (average {:.1f}); each row is a lane, "
                      "jobs packed into the first free lane. Hover a bar for its output.</p>\n",
-                     jobs.size(), html::seconds_text(span), lane_count, span > 0 ? busy / span : 0.0);
+                     jobs.size(), jobs.size() == 1 ? "" : "s", html::seconds_text(span), lane_count, span > 0 ? busy / span : 0.0);
   std::vector<html::LegendItem> items;
   for (const auto& k : k_kinds)
     if (auto it = per_kind.find(k.kind); it != per_kind.end())
-      items.push_back({fmt::format("{}: {} jobs, {} total", k.label, it->second.first, html::seconds_text(it->second.second)),
+      items.push_back({fmt::format("{}: {} job{}, {} total", k.label, it->second.first, it->second.first == 1 ? "" : "s",
+                                   html::seconds_text(it->second.second)),
                        k.color});
   out += html::legend(items);
   html::TimelineOptions opt;

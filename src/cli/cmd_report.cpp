@@ -87,7 +87,7 @@ int run_report(const ReportArgs& args) {
 
 void setup_report(CLI::App& sub, RunFn& run) {
   auto args = std::make_shared<ReportArgs>();
-  sub.add_option("report", args->report, "A build report (<wheel>.report.json)")->required();
+  sub.add_option("REPORT", args->report, "A build report (<wheel>.report.json)")->required();
   sub.add_option("--html", args->html, "Write the report page (job timeline, memory, cache, checks) to FILE")
       ->type_name("FILE")
       ->required();

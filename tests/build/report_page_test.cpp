@@ -117,5 +117,5 @@ TEST(ReportPage, ReadsTheTorchBuildReport) {
   EXPECT_NE(page.find("1 h 30 min"), std::string::npos);
   EXPECT_NE(page.find("exactly sm_90"), std::string::npos);
   EXPECT_NE(page.find("858.3 MiB"), std::string::npos);
-  EXPECT_NE(page.find("1 jobs over 1.0 s"), std::string::npos);
+  EXPECT_NE(page.find("1 job over 1.0 s"), std::string::npos);
 }
