@@ -242,6 +242,7 @@ void memory_section(std::string& out, const json& report) {
                        {stopped.name, stopped.color, "line"}});
   lo.y_label = "jobs";
   lo.height = 200;
+  lo.integer_y = true;
   out += html::line_chart({tokens, running, stopped}, lo);
   if (const json* peaks = get(mem, "job_peaks_mib"); peaks && peaks->is_object() && !peaks->empty()) {
     out += "<h3>Learned peak per job kind</h3>\n<table><tr><th>job kind</th><th class=\"num\">peak</th></tr>\n";

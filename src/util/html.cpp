@@ -234,6 +234,10 @@ std::string line_chart(const std::vector<LineSeries>& series, const LineChartOpt
       if (o.y_max <= 0) ymax = std::max(ymax, clean(p.y));
     }
   auto xt = ticks(xmax, 10), yt = ticks(ymax, 5);
+  if (o.integer_y && yt.size() > 1 && yt[1] < 1) {
+    yt.clear();
+    for (double v = 0; v < ymax + 1; v += 1) yt.push_back(v);
+  }
   xmax = std::max(xmax, xt.back());
   ymax = std::max(ymax, yt.back());
   Frame f;

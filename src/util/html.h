@@ -84,6 +84,7 @@ struct LineChartOptions {
   int width = 1100, height = 260;
   std::string x_label = "seconds", y_label;
   double x_max = 0, y_max = 0;  ///< 0: from the data
+  bool integer_y = false;       ///< counts: y ticks at whole numbers only
 };
 /// One SVG with axes, ticks, grid lines and a polyline per series.
 std::string line_chart(const std::vector<LineSeries>& series, const LineChartOptions& options = {});

@@ -136,3 +136,14 @@ TEST(HtmlSeconds, ReadableDurations) {
   EXPECT_EQ(seconds_text(125), "2 min 05 s");
   EXPECT_EQ(seconds_text(-5), "0 ms");
 }
+
+TEST(HtmlCharts, CountsGetWholeNumberTicks) {
+  LineSeries jobs{"jobs", "#2f6fdf", {{0, 1}, {5, 2}}, true};
+  LineChartOptions o;
+  o.integer_y = true;
+  std::string svg = line_chart({jobs}, o);
+  EXPECT_EQ(svg.find(">0.5<"), std::string::npos) << svg;
+  EXPECT_EQ(svg.find(">1.5<"), std::string::npos);
+  EXPECT_NE(svg.find(">2<"), std::string::npos);
+  EXPECT_NE(line_chart({jobs}).find(">0.5<"), std::string::npos) << "without the option the ticks are finer";
+}
