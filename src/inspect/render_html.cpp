@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "inspect/render.h"
@@ -27,12 +28,28 @@ constexpr const char* k_ptx_colors[] = {"#e8590c", "#f59f00", "#c92a2a", "#d6336
 
 bool is_ptx(std::string_view target) { return target.rfind("compute_", 0) == 0; }
 
+// The i-th colour of a kind when the fixed palette is too short: hues inside the kind's
+// range (SASS green to violet, PTX red to yellow) a golden ratio apart, three lightnesses.
+std::string generated_color(size_t i, bool ptx) {
+  const double lo = ptx ? 0 : 95, hi = ptx ? 50 : 290;
+  const double frac = std::fmod(static_cast<double>(i) * 0.6180339887, 1.0);
+  static constexpr int k_lightness[] = {38, 52, 66};
+  return fmt::format("hsl({:.0f} 70% {}%)", lo + (hi - lo) * frac, k_lightness[i % 3]);
+}
+
 std::map<std::string, std::string> target_colors(const std::vector<std::string>& names) {
+  size_t sass_count = 0, ptx_count = 0;
+  for (const auto& n : names) ++(is_ptx(n) ? ptx_count : sass_count);
   std::map<std::string, std::string> colors;
   size_t sass = 0, ptx = 0;
   for (const auto& n : names) {
-    if (is_ptx(n)) colors[n] = k_ptx_colors[ptx++ % std::size(k_ptx_colors)];
-    else colors[n] = k_sass_colors[sass++ % std::size(k_sass_colors)];
+    if (is_ptx(n)) {
+      colors[n] = ptx_count <= std::size(k_ptx_colors) ? k_ptx_colors[ptx] : generated_color(ptx, true);
+      ++ptx;
+    } else {
+      colors[n] = sass_count <= std::size(k_sass_colors) ? k_sass_colors[sass] : generated_color(sass, false);
+      ++sass;
+    }
   }
   return colors;
 }

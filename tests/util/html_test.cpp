@@ -138,7 +138,7 @@ TEST(HtmlSeconds, ReadableDurations) {
 }
 
 TEST(HtmlCharts, CountsGetWholeNumberTicks) {
-  LineSeries jobs{"jobs", "#2f6fdf", {{0, 1}, {5, 2}}, true};
+  LineSeries jobs{"jobs", "#2f6fdf", {{0, 1}, {50, 2}}, true};  // x ticks 0, 5, 10 ...: whole too
   LineChartOptions o;
   o.integer_y = true;
   std::string svg = line_chart({jobs}, o);
