@@ -9,11 +9,12 @@ SUDO=$(need_root)
 
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
+# chromium: tests/e2e/html_pages.sh renders the HTML pages in it, headless.
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake ninja-build pkg-config git \
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev \
   libzstd-dev liblz4-dev libdeflate-dev libisal-dev zlib1g-dev libssl-dev libgtest-dev \
-  clang libclang-rt-14-dev ccache redis-server shellcheck time unzip elfutils \
+  clang libclang-rt-14-dev ccache redis-server shellcheck time unzip elfutils chromium \
   bubblewrap util-linux >/dev/null
 
 PY=${PYTHON:-python3}

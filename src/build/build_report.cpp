@@ -100,6 +100,10 @@ nlohmann::json to_json(const BuildReport& r) {
     units = {{"reused", *r.units_reused}, {"total", *r.units_total}, {"source", r.units_source}};
   j["run"]["reused_units"] = units;
   if (r.governor) j["run"]["memory"] = to_json(*r.governor);
+  if (!r.job_timeline.empty() || r.job_timeline_dropped) {
+    j["run"]["job_timeline"] = jobs_to_json(r.job_timeline);
+    j["run"]["job_timeline_dropped"] = r.job_timeline_dropped;
+  }
   nlohmann::json wheel = nullptr;
   if (!r.wheel.empty())
     wheel = {{"name", r.wheel}, {"path", r.wheel_path}, {"sha256", r.sha256}, {"size", r.size},

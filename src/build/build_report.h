@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "build/memory_governor.h"
+#include "build/ninja_log.h"
 
 namespace tailor::build {
 
@@ -96,6 +97,10 @@ struct BuildReport {
   /// How parallelism was decided while the build ran: the memory governor's record, or
   /// the static count and why (unset for builds that never ran).
   std::optional<GovernorReport> governor;
+  /// Compile jobs from the build folder's .ninja_log (what this run appended), on one
+  /// timeline in ms; at most NinjaLogLimits::max_jobs, the rest counted in job_timeline_dropped.
+  std::vector<NinjaJob> job_timeline;
+  uint64_t job_timeline_dropped = 0;
   // result
   std::string wheel;           ///< file name
   std::string wheel_path;      ///< published path

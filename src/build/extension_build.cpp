@@ -19,7 +19,9 @@
 #include "build/folder_lock.h"
 #include "build/governor_profile.h"
 #include "build/memory_governor.h"
+#include "build/ninja_log.h"
 #include "build/publish.h"
+#include "build/report_page.h"
 #include "build/resume.h"
 #include "build/sccache_dist.h"
 #include "build/verify.h"
@@ -607,7 +609,15 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   for (auto& st : steps)
     for (const auto& [k, v] : cache_env) st.env[k] = v;
   BuildRunner build_runner(runner, ctx.display ? *ctx.display : *own_display, rep.log_path);
+  // The job timeline: what this run appends to the build folder's .ninja_log files.
+  const std::string ninja_root = (fs::path(s.source_dir) / "build").string();
+  const auto ninja_logs_before = ninja_log_sizes(ninja_root);
   auto outcome = build_runner.run(steps);
+  {
+    BuildJobs jobs = collect_build_jobs(ninja_root, ninja_logs_before);
+    rep.job_timeline = std::move(jobs.jobs);
+    rep.job_timeline_dropped = jobs.dropped;
+  }
   if (dist_session) {
     auto end = dist::finish_build_session(*dist_session, runner);
     if (!end) {
@@ -955,6 +965,7 @@ StepResult publish_outputs(const ExtensionBuildOptions& o, ExtensionBuildContext
   rep.log_path = (fs::path(staging->out_dir()) / log_name).string();
   auto steps_ok = staging->add_copy(kept_log, log_name);
   if (steps_ok) steps_ok = staging->add_text(report_name, to_json(rep).dump(2) + "\n");
+  if (steps_ok) steps_ok = staging->add_text(rep.wheel + ".report.html", render_report_html(to_json(rep)));
   if (steps_ok) steps_ok = staging->add_copy(s.wheel, rep.wheel);
   if (!steps_ok) return stop(BuildStatus::build_failed, steps_ok.error().message);
   auto published = staging->commit({report_name, rep.wheel});

@@ -15,7 +15,9 @@
 
 #include "build/build_runner.h"
 #include "build/folder_lock.h"
+#include "build/ninja_log.h"
 #include "build/publish.h"
+#include "build/report_page.h"
 #include "build/verify.h"
 #include "build/wheel_normaliser.h"
 #include "cuda/compatibility.h"
@@ -295,7 +297,11 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
   BuildRunner build_runner(runner, *display, log_path);
   std::printf("Building %s (%s), %d jobs; log: %s\n", p.wheel_name.c_str(), join(p.targets.names(), " ").c_str(),
               p.estimate.jobs, log_path.c_str());
+  // The job timeline: what this run appends to the source tree's build/.ninja_log.
+  const std::string ninja_root = p.layout.source_dir + "/build";
+  const auto ninja_logs_before = ninja_log_sizes(ninja_root);
   auto outcome = build_runner.run(steps);
+  BuildJobs ninja_jobs = collect_build_jobs(ninja_root, ninja_logs_before);
   if (sccache_server && !interrupt_signal()) {
     if (auto st = sccache_server->stats()) {
       std::printf("compiler cache: sccache (%s)\n%s", cache_storage.c_str(), render_cache_stats(*st).c_str());
@@ -442,9 +448,14 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
   rep["runtime_packages"] = packages;
   rep["duration_s"] = std::chrono::duration<double>(outcome->duration).count();
   rep["wheel_bytes"] = fs::file_size(renamed, ec);
+  if (!ninja_jobs.jobs.empty() || ninja_jobs.dropped)
+    rep["run"] = {{"duration_s", rep["duration_s"]},
+                  {"job_timeline", jobs_to_json(ninja_jobs.jobs)},
+                  {"job_timeline_dropped", ninja_jobs.dropped}};
   auto staging = PublishStaging::create(options.out_dir);
   if (!staging) return fail(1, staging.error().message);
   for (auto r : {staging->add_text(wheel_name + ".report.json", rep.dump(2) + "\n"),
+                 staging->add_text(wheel_name + ".report.html", render_report_html(rep)),
                  staging->add_text(wheel_name + ".RELEASE_NOTES.md", release_notes(p, wheel_name, v, needed, packages)),
                  staging->add_text("Dockerfile.runtime", render_runtime_dockerfile(p, wheel_name, packages)),
                  staging->add_copy(log_path, wheel_name + ".build.log"), staging->add_copy(renamed, wheel_name)})

@@ -8,6 +8,7 @@
 #include "inspect/inspect_report.h"
 #include "inspect/render.h"
 #include "inspect/verdicts.h"
+#include "util/files.h"
 
 namespace tailor::cli {
 
@@ -20,6 +21,7 @@ struct InspectArgs {
   bool verify_payloads = false;
   unsigned threads = 0;
   std::string gpu, require, exact;
+  std::string html;  // --html FILE
 };
 
 int run_inspect(const InspectArgs& args) {
@@ -41,6 +43,11 @@ int run_inspect(const InspectArgs& args) {
   auto verdicts = inspect::evaluate(*report, specs);
   if (!verdicts) return report_error(verdicts.error().message, k_exit_bad_input);
   const inspect::Verdicts* shown = specs.any() ? &*verdicts : nullptr;
+  // The page first: a FILE that cannot be written is bad input, before anything is printed.
+  if (!args.html.empty()) {
+    auto written = write_file_atomic(args.html, inspect::render_html(*report, shown, args.paths));
+    if (!written) return report_error("--html: " + written.error().message, k_exit_bad_input);
+  }
 
   if (args.json) {
     std::cout << inspect::to_json(*report, shown).dump(2) << "\n";
@@ -64,6 +71,8 @@ void setup_inspect(CLI::App& sub, RunFn& run) {
   sub.add_option("--require", args->require, "Verdict: every library with device code has these targets");
   sub.add_option("--exact", args->exact, "Verdict: every library with device code has exactly these targets");
   sub.add_flag("--verify-payloads", args->verify_payloads, "Decompress every fatbin entry and check its size");
+  sub.add_option("--html", args->html, "Also write a self-contained HTML page (bars per target and library, verdicts) to FILE")
+      ->type_name("FILE");
   sub.add_flag("--all", args->all_libraries, "Full detail also for libraries without device code");
   sub.add_option("--threads", args->threads, "Threads for wheel members (default: all cores)");
   sub.callback([&run, args] { run = [args] { return run_inspect(*args); }; });

@@ -29,6 +29,7 @@ const CommandEntry k_commands[] = {
     {"stack", "Which packages install prebuilt for a target machine and its GPUs, which to build: a lock, a script, an install", setup_stack},
     {"cache", "The compiler cache builds share (local, Redis, S3): status, hit rates per CUDA step, zero", setup_cache},
     {"slim", "Cut the device code your GPUs will never run out of wheels, libraries and environments", setup_slim},
+    {"report", "A build report as a page: compile-job timeline, memory, cache hits, checks", setup_report},
     {"dist", "Distributed compiles: start, check and stop an sccache-dist scheduler and build servers", setup_dist},
 };
 }  // namespace

@@ -3,6 +3,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "inspect/inspect_report.h"
 #include "inspect/verdicts.h"
@@ -17,6 +18,11 @@ struct TextOptions {
 };
 std::string render_text(const InspectReport& report, const Verdicts* verdicts = nullptr,
                         const TextOptions& options = {});
+
+/// One self-contained HTML page (util/html.h) of the same result: bytes per target per
+/// library as stacked bars, totals, compression, the verdicts as a library x GPU grid.
+/// `inputs` are the paths as given, for the title.
+std::string render_html(const InspectReport& report, const Verdicts* verdicts, const std::vector<std::string>& inputs);
 
 /// "████░░░░░░" for a share in [0,1], `width` cells.
 std::string share_bar(double share, int width = 10);

@@ -33,7 +33,7 @@ whl=$(cd "$tmp/dist" && ls ./*.whl 2>/dev/null | head -1)
 whl=${whl#./}
 expect_eq "one wheel" "$(cd "$tmp/dist" && ls ./*.whl | wc -l)" 1
 expect_eq "published files" "$(cd "$tmp/dist" && ls | sort | tr '\n' ' ')" \
-  "$whl $whl.build.log $whl.report.json "
+  "$whl $whl.build.log $whl.report.html $whl.report.json "
 expect_eq "no staging left" "$(ls -A "$tmp" | grep -c tailor-staging)" 0
 expect_eq "report file = stdout" "$(json_get "$tmp/dist/$whl.report.json" 'j["wheel"]["sha256"]')" \
   "$(json_get "$tmp/report.json" 'j["wheel"]["sha256"]')"
@@ -42,6 +42,11 @@ expect_eq "size" "$(json_get "$tmp/report.json" 'j["wheel"]["size"]')" "$(stat -
 expect_eq "report targets" "$(json_get "$tmp/report.json" '" ".join(j["inputs"]["targets"])')" "$want"
 expect_eq "bytes per target" "$(json_get "$tmp/report.json" '" ".join(sorted(j["wheel"]["bytes_per_target"]))')" "$want"
 expect_eq "arch variable" "$(json_get "$tmp/report.json" 'j["environment"]["set"]["TORCH_CUDA_ARCH_LIST"]')" "$arch"
+# The job timeline from the build folder's .ninja_log, and the page drawn from it.
+expect_eq "job timeline has the .cu compile" \
+  "$(json_get "$tmp/report.json" 'any(x["kind"] == "cu" and x["end_ms"] >= x["start_ms"] for x in j["run"]["job_timeline"])')" True
+grep -q 'class="timeline"' "$tmp/dist/$whl.report.html" && echo "ok   report page has the timeline" \
+  || { echo "FAIL report page without a timeline"; fail=1; }
 expect_eq "targets check" "$(json_get "$tmp/report.json" '[c["status"] for c in j["checks"] if c["name"]=="targets"][0]')" passed
 expect_eq "import check" "$(json_get "$tmp/report.json" '[c["status"] for c in j["checks"] if c["name"]=="import"][0]')" passed
 if nvidia-smi -L >/dev/null 2>&1; then
