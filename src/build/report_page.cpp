@@ -209,7 +209,7 @@ void memory_section(std::string& out, const json& report) {
     return number(&row[it->second]);
   };
   html::LineSeries rss{"build RSS (MiB)", "#d9480f", {}, false}, avail{"available memory (MiB)", "#2f6fdf", {}, false};
-  html::LineSeries tokens{"jobs allowed (tokens)", "#4c9a2a", {}, true}, running{"jobs running", "#2f6fdf", {}, true},
+  html::LineSeries tokens{"jobs allowed (tokens + Ninja's own one)", "#4c9a2a", {}, true}, running{"jobs running", "#2f6fdf", {}, true},
       stopped{"jobs stopped (brake)", "#c62828", {}, true};
   if (series && series->is_array())
     for (const auto& row : *series) {
@@ -218,7 +218,7 @@ void memory_section(std::string& out, const json& report) {
       if (!t) continue;
       if (auto v = field(row, "build_rss_mib")) rss.points.push_back({*t, *v});
       if (auto v = field(row, "available_mib")) avail.points.push_back({*t, *v});
-      if (auto v = field(row, "tokens")) tokens.points.push_back({*t, *v});
+      if (auto v = field(row, "tokens")) tokens.points.push_back({*t, *v + 1});  // the client's implicit token
       if (auto v = field(row, "running")) running.points.push_back({*t, *v});
       if (auto v = field(row, "stopped")) stopped.points.push_back({*t, *v});
     }
