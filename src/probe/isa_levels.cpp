@@ -34,10 +34,10 @@ IsaLevelTable load() {
   table.x86_64 = rules(root, "x86_64");
   table.aarch64 = rules(root, "aarch64");
   table.x86_64_cpuinfo_names = root["x86_64_cpuinfo_names"].string_table_or_empty();
-  table.aarch64_hwcap = root["aarch64_hwcap"].strings();
-  table.aarch64_hwcap2 = root["aarch64_hwcap2"].strings();
-  if (table.aarch64_hwcap.size() > 64) root["aarch64_hwcap"].fail("more than 64 bits");
-  if (table.aarch64_hwcap2.size() > 64) root["aarch64_hwcap2"].fail("more than 64 bits");
+  table.aarch64_hwcap = root["aarch64_hwcap_names"]["hwcap"].strings();
+  table.aarch64_hwcap2 = root["aarch64_hwcap_names"]["hwcap2"].strings();
+  if (table.aarch64_hwcap.size() > 64) root["aarch64_hwcap_names"]["hwcap"].fail("more than 64 bits");
+  if (table.aarch64_hwcap2.size() > 64) root["aarch64_hwcap_names"]["hwcap2"].fail("more than 64 bits");
   for (const auto& t : root["aarch64_core"].array()) {
     ArmCore c;
     c.implementer = hex_id(t["implementer"]);

@@ -15,9 +15,9 @@ namespace tailor::plan {
 namespace {
 
 probe::CpuInfo recorded_cpu(const std::string& name) {
-  test::FakeHostFiles f;
+  tailor::test::FakeHostFiles f;
   f.arch = "aarch64";
-  f.files["/proc/cpuinfo"] = test::slurp_text(std::string(TAILOR_SOURCE_DIR) + "/tests/probe/data/cpuinfo/" + name);
+  f.files["/proc/cpuinfo"] = tailor::test::slurp_text(std::string(TAILOR_SOURCE_DIR) + "/tests/probe/data/cpuinfo/" + name);
   EXPECT_FALSE(f.files["/proc/cpuinfo"].empty()) << name;
   return probe::probe_cpu(f);
 }

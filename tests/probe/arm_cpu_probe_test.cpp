@@ -14,13 +14,13 @@ namespace tailor::probe {
 namespace {
 
 std::string recorded(const std::string& name) {
-  std::string text = test::slurp_text(std::string(TAILOR_SOURCE_DIR) + "/tests/probe/data/cpuinfo/" + name);
+  std::string text = tailor::test::slurp_text(std::string(TAILOR_SOURCE_DIR) + "/tests/probe/data/cpuinfo/" + name);
   EXPECT_FALSE(text.empty()) << "missing fixture " << name;
   return text;
 }
 
 CpuInfo probe_recorded(const std::string& name) {
-  test::FakeHostFiles f;
+  tailor::test::FakeHostFiles f;
   f.arch = "aarch64";
   f.files["/proc/cpuinfo"] = recorded(name);
   return probe_cpu(f);
@@ -90,7 +90,7 @@ TEST(ArmCpuProbe, Gb10NamesBothCoreKindsAndIsV2Class) {
 // Orin's cores by part number only: no published Orin dump was at hand, so the features
 // line here is a plain Armv8.2-A one and only the naming is under test.
 TEST(ArmCpuProbe, OrinPartNumberIsCortexA78AE) {
-  test::FakeHostFiles f;
+  tailor::test::FakeHostFiles f;
   f.arch = "aarch64";
   f.files["/proc/cpuinfo"] =
       "processor\t: 0\nFeatures\t: fp asimd atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp\n"
@@ -109,7 +109,7 @@ const char* k_x86_cpuinfo =
     "flags\t\t: fpu sse sse2 pni ssse3 avx avx2 bmi1 bmi2\nphysical id\t: 0\ncore id\t\t: 0\n\n";
 
 TEST(ArmCpuProbe, UnderAnEmulatorHwcapAndMidrWinOverTheHostsCpuinfo) {
-  test::FakeHostFiles f;
+  tailor::test::FakeHostFiles f;
   f.arch = "aarch64";
   f.files["/proc/cpuinfo"] = k_x86_cpuinfo;
   f.cpuid = hwcap_names(0x119ffb, 0);  // qemu-aarch64 -cpu neoverse-n1
@@ -127,7 +127,7 @@ TEST(ArmCpuProbe, UnderAnEmulatorHwcapAndMidrWinOverTheHostsCpuinfo) {
 }
 
 TEST(ArmCpuProbe, AnUnknownPartIsNamedByNumberAndClassedByFeatures) {
-  test::FakeHostFiles f;
+  tailor::test::FakeHostFiles f;
   f.arch = "aarch64";
   f.files["/proc/cpuinfo"] = k_x86_cpuinfo;
   f.cpuid = hwcap_names(0xecfffffb, 0x7f877fff);  // qemu-aarch64 7.2 -cpu max
@@ -140,7 +140,7 @@ TEST(ArmCpuProbe, AnUnknownPartIsNamedByNumberAndClassedByFeatures) {
 }
 
 TEST(ArmCpuProbe, NoCpuinfoNoMidrStillClassesByFeatures) {
-  test::FakeHostFiles f;
+  tailor::test::FakeHostFiles f;
   f.arch = "aarch64";
   f.cpuid = {"fp", "asimd"};
   CpuInfo cpu = probe_cpu(f);
@@ -151,7 +151,7 @@ TEST(ArmCpuProbe, NoCpuinfoNoMidrStillClassesByFeatures) {
 }
 
 TEST(ArmCpuProbe, MalformedPartNumbersAreIgnored) {
-  test::FakeHostFiles f;
+  tailor::test::FakeHostFiles f;
   f.arch = "aarch64";
   f.files["/proc/cpuinfo"] =
       "processor\t: 0\nFeatures\t: fp asimd\nCPU implementer\t: 0xZZ\nCPU part\t: 0xd0c\n\n"
