@@ -100,6 +100,10 @@ exec "$qemu" -L / -cpu "\${QEMU_CPU:-$cpu}" "$build/bin/tailor" "\$@"
 EOF
 chmod +x "$wrapper"
 e2e=(arm_host detect plan arch explain matrix print_env plan_cli_checks inspect_hostile cli_habits)
+# Scripts that cannot hold under an aarch64 tailor, and why (counted as skipped).
+declare -A not_here=(
+  [plan]="plans the g5g wheel from an x86_64 host with --manylinux 2_35; on an aarch64 host with glibc 2.36 that is rightly an error (arm_host covers the aarch64 host)"
+)
 e_pass=0 e_fail=0 e_skip=0 e_failed=() e_skipped=()
 e2e_s=0
 if [ "$unit_only" = 0 ]; then
@@ -107,6 +111,9 @@ if [ "$unit_only" = 0 ]; then
   for t in "${e2e[@]}"; do
     s="$root/tests/e2e/$t.sh"
     [ -f "$s" ] || { e_skip=$((e_skip + 1)); e_skipped+=("$t (no such script)"); continue; }
+    if [ -n "${not_here[$t]:-}" ]; then
+      e_skip=$((e_skip + 1)); e_skipped+=("$t: ${not_here[$t]}"); echo "SKIP e2e $t: ${not_here[$t]}"; continue
+    fi
     log="$build/e2e-$t.log"
     TAILOR="$wrapper" TAILOR_SOURCE_DIR="$root" TAILOR_BINARY_DIR="$build" timeout 600 bash "$s" >"$log" 2>&1
     rc=$?
