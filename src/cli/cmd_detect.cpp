@@ -38,7 +38,7 @@ std::string render_text(const probe::HostReport& r) {
     std::string core = r.cpu.cores.empty() ? "unknown (no CPU part in /proc/cpuinfo, no MIDR)" : join(r.cpu.cores, " + ");
     if (!r.cpu.midr.empty()) core += " [" + r.cpu.midr + "]";
     row(out, "arm core", core);
-    std::string cls = r.cpu.neoverse_class.empty() ? "none (below Neoverse N1)" : "Neoverse " + r.cpu.neoverse_class;
+    std::string cls = r.cpu.neoverse_class.empty() ? "none (lacks a feature of Neoverse N1)" : "Neoverse " + r.cpu.neoverse_class;
     if (!r.cpu.seen_in.empty()) cls += "; as in " + r.cpu.seen_in;
     row(out, "class", cls);
   }
