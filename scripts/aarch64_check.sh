@@ -129,8 +129,9 @@ if [ "$unit_only" = 0 ]; then
 
   # ---- 5. what detect says as each emulated CPU -------------------------------------------
   say "tailor detect under qemu -cpu X"
-  for c in neoverse-n1 cortex-a76 a64fx cortex-a72 max; do
-    "$qemu" -cpu help 2>/dev/null | grep -qw "$c" || { echo "  $c: not offered by this qemu"; continue; }
+  offered=$("$qemu" -cpu help 2>&1 || true)
+  for c in neoverse-n1 neoverse-v1 neoverse-n2 cortex-a76 a64fx cortex-a72 max; do
+    grep -qw -- "$c" <<<"$offered" || { echo "  $c: not offered by this qemu"; continue; }
     QEMU_CPU=$c "$wrapper" detect --json --no-python 2>/dev/null | python3 -c '
 import json, sys
 c = json.load(sys.stdin)["cpu"]; a = c.get("arm", {})
