@@ -53,10 +53,11 @@ fi
 build_s=0
 if [ "$no_build" = 0 ]; then
   say "configure $build"
+  mkdir -p "$build"
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$root/cmake/aarch64-linux-gnu.cmake" \
     -DTAILOR_AARCH64_DEPS="$deps" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTAILOR_BENCH=OFF -DTAILOR_FUZZ=OFF \
-    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >"$build.configure.log" 2>&1 ||
-    { echo "aarch64_check: configure failed, see $build.configure.log" >&2; tail -20 "$build.configure.log" >&2; exit 1; }
+    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >"$build/configure.log" 2>&1 ||
+    { echo "aarch64_check: configure failed, see $build/configure.log" >&2; tail -20 "$build/configure.log" >&2; exit 1; }
   targets=${TARGETS:-$(ninja -C "$build" -t targets all | sed -n 's/^\(tailor\|test_[a-z]*\|tailor_fixtures\): phony$/\1/p' | tr '\n' ' ')}
   say "build ($jobs jobs): $targets"
   b0=$(date +%s)
@@ -134,9 +135,12 @@ if [ "$unit_only" = 0 ]; then
     grep -qw -- "$c" <<<"$offered" || { echo "  $c: not offered by this qemu"; continue; }
     QEMU_CPU=$c "$wrapper" detect --json --no-python 2>/dev/null | python3 -c '
 import json, sys
-c = json.load(sys.stdin)["cpu"]; a = c.get("arm", {})
-print(f"  {sys.argv[1]:<12} core {\" + \".join(a.get(\"cores\", [])) or \"-\"} [{a.get(\"midr\", \"\")}], "
-      f"class {a.get(\"neoverse_class\") or \"none\"}, {c[\"isa_level\"]}, {len(c[\"features\"])} features from {c[\"features_source\"]}")
+c = json.load(sys.stdin)["cpu"]
+a = c.get("arm", {})
+cores = " + ".join(a.get("cores", [])) or "-"
+cls = a.get("neoverse_class") or "none"
+print("  %-12s core %s [%s], class %s, %s, %d features from %s"
+      % (sys.argv[1], cores, a.get("midr", ""), cls, c["isa_level"], len(c["features"]), c["features_source"]))
 ' "$c" || echo "  $c: detect failed"
   done
 fi
