@@ -2,12 +2,40 @@
 # Installs everything tailor needs to build and test on a fresh Debian 12 machine that has
 # the CUDA toolkit (nvcc) installed: Debian's -dev packages, then the Python side from PyPI.
 # Idempotent; safe to run again.
+#
+#   scripts/setup.sh            the native build (what CI runs)
+#   scripts/setup.sh --aarch64  only what the aarch64 cross build and its qemu-user tests
+#                               need (scripts/aarch64_check.sh); not part of CI
 set -euo pipefail
 
 need_root() { if [ "$(id -u)" -ne 0 ]; then echo sudo; fi; }
 SUDO=$(need_root)
 
 export DEBIAN_FRONTEND=noninteractive
+
+if [ "${1:-}" = "--aarch64" ]; then
+  # Debian multiarch: the cross compiler, qemu-user and the arm64 -dev packages. CLI11 and
+  # nlohmann-json are architecture-independent and come from the native install.
+  $SUDO dpkg --add-architecture arm64
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends g++-aarch64-linux-gnu qemu-user-static \
+    libfmt-dev:arm64 libtomlplusplus-dev:arm64 libzstd-dev:arm64 liblz4-dev:arm64 \
+    libdeflate-dev:arm64 zlib1g-dev:arm64 libssl-dev:arm64 libgtest-dev:arm64 >/dev/null
+  # libisal-dev is not Multi-Arch: same: installing its arm64 package removes the amd64 one
+  # the native build needs. Its arm64 files are unpacked into a folder of their own, which
+  # cmake/aarch64-linux-gnu.cmake reads (TAILOR_AARCH64_DEPS).
+  deps=${TAILOR_AARCH64_DEPS:-/opt/tailor-aarch64-deps}
+  tmp=$(mktemp -d)
+  (cd "$tmp" && apt-get download -qq libisal2:arm64 libisal-dev:arm64 2>/dev/null)
+  $SUDO mkdir -p "$deps"
+  for deb in "$tmp"/*.deb; do $SUDO dpkg-deb -x "$deb" "$deps"; done
+  rm -rf "$tmp"
+  # The .pc file names prefix=/usr: point it at the unpacked copy.
+  $SUDO sed -i "s|^prefix=.*|prefix=$deps/usr|" "$deps/usr/lib/aarch64-linux-gnu/pkgconfig/libisal.pc"
+  echo "setup: aarch64 cross build ready ($(aarch64-linux-gnu-g++ -dumpversion), $(qemu-aarch64-static --version | head -1), isa-l in $deps)"
+  exit 0
+fi
+
 $SUDO apt-get update -qq
 # chromium: tests/e2e/html_pages.sh renders the HTML pages in it, headless.
 $SUDO apt-get install -y -qq --no-install-recommends \

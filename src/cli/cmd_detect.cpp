@@ -34,6 +34,16 @@ std::string render_text(const probe::HostReport& r) {
   row(out, "cpu", fmt::format("{}, {} cores / {} threads", or_none(r.cpu.model), r.cpu.physical_cores,
                               r.cpu.logical_cores));
   row(out, "isa level", or_none(r.cpu.isa_level));
+  if (r.cpu.arch == "aarch64") {
+    std::string core = r.cpu.cores.empty() ? "unknown (no CPU part in /proc/cpuinfo, no MIDR)" : join(r.cpu.cores, " + ");
+    if (!r.cpu.midr.empty()) core += " [" + r.cpu.midr + "]";
+    row(out, "arm core", core);
+    std::string cls = r.cpu.neoverse_class.empty() ? "none (lacks a feature of Neoverse N1)" : "Neoverse " + r.cpu.neoverse_class;
+    if (!r.cpu.seen_in.empty()) cls += "; as in " + r.cpu.seen_in;
+    row(out, "class", cls);
+  }
+  if (!r.cpu.features.empty())
+    row(out, "features", fmt::format("{} (from {})", join(r.cpu.features, " "), or_none(r.cpu.features_source)));
   std::string mem = fmt::format("{} usable ({}), {} total", human_bytes(r.memory.usable),
                                 r.memory.limited_by, human_bytes(r.memory.total));
   if (r.memory.cgroup_limit) mem += fmt::format(", cgroup limit {}", human_bytes(r.memory.cgroup_limit));

@@ -117,6 +117,8 @@ Expected<void> load_cpu_targets(std::string_view text, TorchCatalog& into) {
       c.flags = t["flags"].strings();
       c.isa_note = t["isa_note"].string();
       c.level = whole(t["level"]);
+      c.requires_features = t["requires"].strings_or_empty();
+      c.neoverse = t["neoverse"].string_or("");
       into.cpu_targets.push_back(std::move(c));
     }
   });

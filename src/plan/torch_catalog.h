@@ -44,6 +44,8 @@ struct CpuTarget {
   std::vector<std::string> flags;
   std::string isa_note;  ///< extra flag recording the ISA in the output; may be empty
   int level = 0;
+  std::vector<std::string> requires_features;  ///< aarch64: HWCAP names a CPU needs to run it
+  std::string neoverse;                        ///< aarch64: the Neoverse class it tunes for
 };
 
 struct NvccHostLimit {

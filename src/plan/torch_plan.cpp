@@ -195,7 +195,18 @@ void resolve_cpu_target(Context& c) {
     p.notes.push_back(fmt::format("CPU target {} implied by {} (pass --cpu-target to choose another)", *wanted,
                                   c.implied->source));
   }
-  if (!wanted) return;
+  if (!wanted) {
+    // Nothing asked and nothing implied: on an Arm host say which target tunes for it.
+    if (c.same_platform() && p.platform == "aarch64" && !c.host.cpu.neoverse_class.empty())
+      for (const auto& k : c.catalog.cpu_targets)
+        if (k.platform == "aarch64" && k.neoverse == c.host.cpu.neoverse_class) {
+          p.notes.push_back(fmt::format("no CPU target: the compiler's default; this host is Neoverse {} class "
+                                        "({}): --cpu-target {} tunes for it and for machines of that class",
+                                        k.neoverse, c.host.cpu.model.empty() ? "?" : c.host.cpu.model, k.name));
+          break;
+        }
+    return;
+  }
   const CpuTarget* t = c.catalog.find_cpu_target(*wanted);
   if (!t) {
     std::vector<std::string> known;
@@ -227,6 +238,19 @@ void resolve_cpu_target(Context& c) {
   else p.notes.push_back(fmt::format("{}: the toolchain has no ISA note for {}; the target is recorded in the build "
                                      "report and release notes only", t->name, p.platform));
   // The build imports and tests the result on this host: a newer ISA than the host's stops that.
+  if (c.same_platform() && t->platform == "aarch64" && !t->requires_features.empty() && !c.host.cpu.features.empty()) {
+    std::vector<std::string> missing;
+    for (const auto& f : t->requires_features)
+      if (std::find(c.host.cpu.features.begin(), c.host.cpu.features.end(), f) == c.host.cpu.features.end())
+        missing.push_back(f);
+    if (!missing.empty()) {
+      std::string host = c.host.cpu.model.empty() ? "this host's CPU" : "this host (" + c.host.cpu.model + ")";
+      c.add(ProblemSeverity::warning, ProblemKind::host, "cpu_target",
+            fmt::format("{} lacks {} that a {} build uses; the import check will stop with an illegal "
+                        "instruction here and must run on a {} machine", host, join(missing, ", "), t->name, t->name),
+            "build on a host with that CPU, or choose a lower --cpu-target");
+    }
+  }
   if (c.same_platform() && t->platform == "x86_64" && c.host.cpu.isa_level.rfind("x86-64-v", 0) == 0) {
     int host_level = c.host.cpu.isa_level.back() - '0';
     if (host_level < t->level)
@@ -441,7 +465,12 @@ BuildPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostRepor
   plan.host_platform = normalize_platform(!host.os.arch.empty() ? host.os.arch : host.cpu.arch);
   plan.platform = variant.platform ? normalize_platform(*variant.platform) : plan.host_platform;
   // A GPU or instance that exists on one platform only implies that platform (and its CPU).
-  if (auto implied = implied_platform(variant.arch); !implied) {
+  // With no --arch and no --platform, the GPUs of this host speak for the build (a T4G
+  // here means an AWS g5g: aarch64 with Graviton2).
+  std::vector<std::string> gpu_names = variant.arch;
+  if (variant.arch.empty() && !variant.platform)
+    for (const auto& g : host.gpus) gpu_names.push_back(g.name);
+  if (auto implied = implied_platform(gpu_names); !implied) {
     c.input_error("platform", implied.error().message, "name GPUs of one platform per variant");
   } else if (*implied) {
     c.implied = **implied;

@@ -6,6 +6,12 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#endif
+
+#include <algorithm>
+#include <fmt/format.h>
 
 #include "probe/isa_levels.h"
 #include "probe/probe.h"
@@ -105,37 +111,130 @@ std::set<std::string> cpuid_features() {
   return f;
 }
 
+std::set<std::string> hwcap_names(uint64_t hwcap, uint64_t hwcap2) {
+  const auto& table = isa_level_table();
+  std::set<std::string> out;
+  auto add = [&](uint64_t bits, const std::vector<std::string>& names) {
+    for (size_t i = 0; i < names.size() && i < 64; ++i)
+      if ((bits >> i) & 1u) out.insert(names[i]);
+  };
+  add(hwcap, table.aarch64_hwcap);
+  add(hwcap2, table.aarch64_hwcap2);
+  return out;
+}
+
+std::set<std::string> hwcap_features() {
+#if defined(__aarch64__)
+  return hwcap_names(getauxval(AT_HWCAP), getauxval(AT_HWCAP2));
+#else
+  return {};
+#endif
+}
+
+std::string aarch64_neoverse_class(const std::set<std::string>& features) {
+  for (const auto& rule : isa_level_table().aarch64_neoverse_classes)
+    if (has_all(features, rule.features)) return rule.level;
+  return "";
+}
+
+namespace {
+
+/// "0x41" / "0xd0c" as /proc/cpuinfo prints them; nullopt for anything else.
+std::optional<unsigned> parse_hex_id(const std::string& s) {
+  if (s.size() < 3 || s.size() > 10 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) return std::nullopt;
+  if (s.find_first_not_of("0123456789abcdefABCDEF", 2) != std::string::npos) return std::nullopt;
+  return static_cast<unsigned>(std::stoul(s.substr(2), nullptr, 16));
+}
+
+/// What the Arm side of /proc/cpuinfo and MIDR say: core names (one per kind, in order),
+/// the first core's implementer:part and the Neoverse class all known cores share.
+void name_arm_cores(CpuInfo& cpu, const std::vector<std::pair<unsigned, unsigned>>& ids,
+                    const std::set<std::string>& features) {
+  const auto& table = isa_level_table();
+  std::string shared_class;
+  bool all_known = !ids.empty();
+  for (const auto& [impl, part] : ids) {
+    const ArmCore* core = table.find_arm_core(impl, part);
+    std::string name = core ? core->name : fmt::format("unknown Arm core (implementer 0x{:02x}, part 0x{:03x})", impl, part);
+    if (std::find(cpu.cores.begin(), cpu.cores.end(), name) == cpu.cores.end()) cpu.cores.push_back(name);
+    if (!core || core->neoverse.empty() || (!shared_class.empty() && shared_class != core->neoverse)) {
+      all_known = false;
+    } else {
+      shared_class = core->neoverse;
+    }
+    if (cpu.midr.empty()) {
+      cpu.midr = fmt::format("0x{:02x}:0x{:03x}", impl, part);
+      if (core) cpu.seen_in = core->seen_in;
+    }
+  }
+  // A core the table names gives its class; anything else (an unknown part, an emulator's
+  // "max" CPU, cores of different classes) is classed by what its features allow.
+  cpu.neoverse_class = all_known ? shared_class : aarch64_neoverse_class(features);
+}
+
+}  // namespace
+
 CpuInfo probe_cpu(HostFiles& files) {
-  const std::set<std::string> cpuid = files.cpu_features();
   CpuInfo cpu;
   cpu.arch = files.machine();
   const auto& table = isa_level_table();
   auto text = files.read("/proc/cpuinfo").value_or("");
+  const bool arm_cpuinfo = text.find("CPU implementer") != std::string::npos ||
+                           text.find("\nFeatures") != std::string::npos || text.rfind("Features", 0) == 0;
+  if (cpu.arch.empty()) cpu.arch = arm_cpuinfo ? "aarch64" : "x86_64";
+  const bool aarch64 = cpu.arch == "aarch64";
+  // Under an emulator (qemu-user) /proc/cpuinfo is the host machine's: on aarch64 only an
+  // Arm cpuinfo is read for names and features; cores are counted either way.
+  const bool use_names = !aarch64 || arm_cpuinfo;
+
   std::set<std::pair<std::string, std::string>> cores;  // (physical id, core id)
   std::string physical_id, implementer;
   std::set<std::string> flags;
+  std::vector<std::pair<unsigned, unsigned>> arm_ids;
+  std::set<std::pair<unsigned, unsigned>> seen_ids;
   for (const auto& [key, value] : cpuinfo_fields(text)) {
     if (key == "processor") ++cpu.logical_cores;
+    else if (!use_names) continue;
     else if (key == "model name" && cpu.model.empty()) cpu.model = value;
     else if (key == "physical id") physical_id = value;
     else if (key == "core id") cores.emplace(physical_id, value);
     else if (key == "CPU implementer") implementer = value;
-    else if (key == "CPU part" && cpu.model.empty()) {
-      auto it = table.aarch64_parts.find(implementer + ":" + value);
-      if (it != table.aarch64_parts.end()) cpu.model = it->second;
-    } else if ((key == "flags" || key == "Features") && flags.empty()) {
+    else if (key == "CPU part") {
+      auto impl = parse_hex_id(implementer);
+      auto part = parse_hex_id(value);
+      if (impl && part && seen_ids.emplace(*impl, *part).second) arm_ids.emplace_back(*impl, *part);
+    } else if (key == (aarch64 ? "Features" : "flags") && flags.empty()) {
       for (auto& f : split_any(value, " \t")) flags.insert(f);
     }
   }
   cpu.physical_cores = cores.empty() ? cpu.logical_cores : static_cast<int>(cores.size());
-  if (cpu.arch.empty()) cpu.arch = text.find("Features") != std::string::npos ? "aarch64" : "x86_64";
 
-  if (cpu.arch == "aarch64") {
+  if (aarch64) {
+    std::set<std::string> hw = files.cpu_features();
+    if (!hw.empty()) {
+      flags = std::move(hw);
+      cpu.features_source = "hwcap";
+    } else if (!flags.empty()) {
+      cpu.features_source = "/proc/cpuinfo";
+    }
+    if (arm_ids.empty()) {
+      if (auto midr = files.arm_midr()) {
+        unsigned impl = static_cast<unsigned>((*midr >> 24) & 0xff), part = static_cast<unsigned>((*midr >> 4) & 0xfff);
+        arm_ids.emplace_back(impl, part);
+      }
+    }
     cpu.features.assign(flags.begin(), flags.end());
     cpu.isa_level = aarch64_isa_level(flags);
+    name_arm_cores(cpu, arm_ids, flags);
+    // The kernel prints no model name on arm64 (32-bit compat kernels print "ARMv8
+    // Processor"): the core names say more.
+    if (!cpu.cores.empty()) cpu.model = join(cpu.cores, " + ");
   } else if (cpu.arch == "x86_64") {
+    const std::set<std::string> cpuid = files.cpu_features();
     std::set<std::string> names = cpuid;
+    cpu.features_source = "cpuid";
     if (names.empty()) {  // no CPUID (tests, or an emulator): the kernel's flag names
+      cpu.features_source = flags.empty() ? "" : "/proc/cpuinfo";
       for (const auto& f : flags) {
         auto it = table.x86_64_cpuinfo_names.find(f);
         names.insert(it == table.x86_64_cpuinfo_names.end() ? f : it->second);

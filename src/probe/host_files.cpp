@@ -6,6 +6,10 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
 
 #include <climits>
 #include <cstdlib>
@@ -73,7 +77,34 @@ std::string SystemHostFiles::machine() {
 
 std::string SystemHostFiles::libc_version() { return gnu_get_libc_version(); }
 
-std::set<std::string> SystemHostFiles::cpu_features() { return cpuid_features(); }
+std::set<std::string> SystemHostFiles::cpu_features() {
+#if defined(__aarch64__)
+  return hwcap_features();
+#else
+  return cpuid_features();
+#endif
+}
+
+std::optional<uint64_t> SystemHostFiles::arm_midr() {
+#if defined(__aarch64__)
+  // Linux publishes each CPU's MIDR_EL1 in sysfs ("0x00000000410fd0c1").
+  if (auto text = read("/sys/devices/system/cpu/cpu0/regs/identification/midr_el1")) {
+    std::string t(trim(*text));
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(t.c_str(), &end, 16);
+    if (!t.empty() && end && *end == '\0') return static_cast<uint64_t>(v);
+  }
+  // Else the register itself: EL0 reads of the ID registers trap to the kernel (or to
+  // qemu-user), which emulates them when HWCAP_CPUID is set; without it the read would
+  // be an illegal instruction.
+  if (getauxval(AT_HWCAP) & HWCAP_CPUID) {
+    uint64_t midr = 0;
+    __asm__ volatile("mrs %0, midr_el1" : "=r"(midr));
+    return midr;
+  }
+#endif
+  return std::nullopt;
+}
 
 std::string find_executable(HostFiles& files, const std::string& name) {
   if (name.find('/') != std::string::npos) return files.is_executable(name) ? name : "";

@@ -34,6 +34,9 @@ public:
   /// x86 CPUID feature names (cpuid_features()); empty where there is no CPUID, and in
   /// fakes, which then decide through /proc/cpuinfo flags.
   virtual std::set<std::string> cpu_features() = 0;
+  /// aarch64: MIDR_EL1 of the CPU this runs on (sysfs, else the kernel-emulated MRS when
+  /// HWCAP_CPUID says it is there); nullopt elsewhere and in fakes that do not set it.
+  virtual std::optional<uint64_t> arm_midr() { return std::nullopt; }
 };
 
 /// The real machine.
@@ -49,6 +52,7 @@ public:
   std::string machine() override;
   std::string libc_version() override;
   std::set<std::string> cpu_features() override;
+  std::optional<uint64_t> arm_midr() override;
 };
 
 /// Search the PATH from `files.getenv("PATH")` for an executable; empty when absent.

@@ -25,6 +25,13 @@ struct CpuInfo {
   int physical_cores = 0;
   std::string isa_level;              ///< "x86-64-v3", "armv8.2-a", "armv9-a"
   std::vector<std::string> features;  ///< the features the level was decided from
+  /// Where the features came from: "cpuid", "hwcap" (getauxval) or "/proc/cpuinfo".
+  std::string features_source;
+  // aarch64 only:
+  std::string midr;            ///< "0x41:0xd0c" (implementer:part) of the first core
+  std::vector<std::string> cores;  ///< core names, one per kind ("Cortex-X925", "Cortex-A725")
+  std::string neoverse_class;  ///< "N1", "V1", "V2": the Neoverse core whose ISA this CPU covers
+  std::string seen_in;         ///< machines that carry the first core ("AWS Graviton2 ...")
 };
 
 struct MemoryInfo {

@@ -71,6 +71,13 @@ std::string x86_isa_level(const std::set<std::string>& features);
 std::string aarch64_isa_level(const std::set<std::string>& features);
 /// CPUID of the running CPU as feature names (empty on non-x86).
 std::set<std::string> cpuid_features();
+/// HWCAP/HWCAP2 bits as the names /proc/cpuinfo "Features" prints ("asimddp", "sve2");
+/// bits without a name in data/probe/isa_levels.toml are left out.
+std::set<std::string> hwcap_names(uint64_t hwcap, uint64_t hwcap2);
+/// getauxval(AT_HWCAP/AT_HWCAP2) of this process through hwcap_names (empty on non-Arm).
+std::set<std::string> hwcap_features();
+/// The Neoverse class ("V2", "V1", "N1") whose features `features` all has; empty if none.
+std::string aarch64_neoverse_class(const std::set<std::string>& features);
 /// "Cuda compilation tools, release 13.0, V13.0.88" -> "13.0.88".
 std::optional<std::string> parse_nvcc_version(const std::string& text);
 /// CUDNN_MAJOR/MINOR/PATCHLEVEL from cudnn_version.h (or old cudnn.h).

@@ -12,7 +12,13 @@ nlohmann::json to_json(const HostReport& r) {
               {"logical_cores", r.cpu.logical_cores},
               {"physical_cores", r.cpu.physical_cores},
               {"isa_level", r.cpu.isa_level},
-              {"features", r.cpu.features}};
+              {"features", r.cpu.features},
+              {"features_source", r.cpu.features_source}};
+  if (r.cpu.arch == "aarch64")
+    j["cpu"]["arm"] = {{"midr", r.cpu.midr},
+                       {"cores", r.cpu.cores},
+                       {"neoverse_class", r.cpu.neoverse_class},
+                       {"seen_in", r.cpu.seen_in}};
   j["memory"] = {{"total", r.memory.total},
                  {"available", r.memory.available},
                  {"cgroup_limit", r.memory.cgroup_limit},

@@ -30,7 +30,8 @@ public:
   std::map<std::string, std::string> env;
   std::string arch = "x86_64";
   std::string glibc = "2.36";
-  std::set<std::string> cpuid;
+  std::set<std::string> cpuid;  ///< what cpu_features() answers: CPUID names, or HWCAP names on aarch64
+  std::optional<uint64_t> midr;  ///< what arm_midr() answers
   std::optional<DiskSpace> disk = DiskSpace{100ull << 30, 500ull << 30};
 
   std::optional<std::string> read(const std::string& path) override {
@@ -67,6 +68,7 @@ public:
   std::string machine() override { return arch; }
   std::string libc_version() override { return glibc; }
   std::set<std::string> cpu_features() override { return cpuid; }
+  std::optional<uint64_t> arm_midr() override { return midr; }
 };
 
 /// Answers commands by `handler` when it answers, else by their argv joined with spaces,
