@@ -8,12 +8,15 @@ endif()
 set(CMAKE_FIND_LIBRARY_SUFFIXES .a)
 set(OPENSSL_USE_STATIC_LIBS TRUE)
 set(ZLIB_USE_STATIC_LIBS TRUE)
-# 2. fmt header-only: Debian's compiled libfmt is built against libstdc++, zig uses libc++.
-#    Defining both targets first makes fmt's own config file keep them.
+# 2. fmt and toml++ header-only: Debian's compiled libfmt and libtomlplusplus are built
+#    against libstdc++, zig uses libc++. Defining the targets first makes their own config
+#    files keep them.
 foreach(t fmt::fmt fmt::fmt-header-only)
   add_library(${t} INTERFACE IMPORTED)
   set_target_properties(${t} PROPERTIES INTERFACE_COMPILE_DEFINITIONS FMT_HEADER_ONLY=1)
 endforeach()
+add_library(tomlplusplus::tomlplusplus INTERFACE IMPORTED)
+set_target_properties(tomlplusplus::tomlplusplus PROPERTIES INTERFACE_COMPILE_DEFINITIONS TOML_HEADER_ONLY=1)
 # 3. The dependencies' headers without glibc's: /usr/include also holds glibc 2.36's headers,
 #    which must not shadow zig's 2.28 ones. The headers the project uses are linked into one
 #    folder, and /usr/include is treated as implicit so no -isystem /usr/include is emitted.

