@@ -118,7 +118,7 @@ for arch in "${arches[@]}"; do
     -C wheel.tags="py3-none-linux_$arch" "${launcher[@]}" .
   raw=$(ls "$work/$arch/raw"/tailor-*.whl)
   "$tools/bin/auditwheel" show "$raw" | tr '\n' ' ' | sed 's/  */ /g'; echo
-  "$tools/bin/auditwheel" repair -q --plat "manylinux_2_28_$arch" -w "$out" "$raw"
+  PATH=$tools/bin:$PATH "$tools/bin/auditwheel" repair --only-plat --plat "manylinux_2_28_$arch" -w "$out" "$raw"
   whl=$(ls "$out"/tailor-"$version"-py3-none-manylinux_2_28_"$arch".whl)
   built+=("$whl")
   echo "wheel: $whl ($(du -h "$whl" | cut -f1), built in $((SECONDS - t0)) s)"
@@ -128,9 +128,10 @@ done
 check=$(mktemp -d)
 trap 'rm -rf "$check"' EXIT
 host_tailor=
+wheel_arch() { case $1 in *_x86_64.whl) echo x86_64 ;; *_aarch64.whl) echo aarch64 ;; esac; }
 for whl in "${built[@]}"; do
-  arch=${whl##*_}; arch=${arch%.whl}
-  mkdir -p "$check/$arch" && (cd "$check/$arch" && "$tools/bin/python" -m zipfile -e "$whl" .)
+  arch=$(wheel_arch "$whl")
+  mkdir -p "$check/$arch" && unzip -q "$whl" -d "$check/$arch"
   bin=$(ls "$check/$arch"/tailor-*.data/scripts/tailor)
   [ -x "$bin" ] || { echo "build_wheel: $whl has no executable scripts/tailor" >&2; exit 1; }
   glibc_audit "$bin" "$arch"
@@ -146,7 +147,7 @@ for whl in "${built[@]}"; do
   fi
 done
 for whl in "${built[@]}"; do
-  arch=${whl##*_}; arch=${arch%.whl}
+  arch=$(wheel_arch "$whl")
   if [ "$arch" = "$(uname -m)" ]; then
     # pip install into a fresh venv, then run it away from the repository: its data is inside.
     python3 -m venv "$check/venv"
