@@ -18,6 +18,17 @@ case $which in
   x86_64) arches=(x86_64) ;; aarch64) arches=(aarch64) ;; all) arches=(x86_64 aarch64) ;;
   *) echo "build_wheel: unknown architecture '$which' (x86_64, aarch64 or all)" >&2; exit 2 ;;
 esac
+for arch in "${arches[@]}"; do  # what Debian must provide, named before a long build starts
+  missing=()
+  for a in libz libzstd liblz4 libdeflate libcrypto; do
+    [ -f "/usr/lib/$arch-linux-gnu/$a.a" ] || missing+=("/usr/lib/$arch-linux-gnu/$a.a")
+  done
+  [ "$arch" = x86_64 ] && ! command -v nasm >/dev/null && missing+=(nasm)
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "build_wheel: $arch needs ${missing[*]} (apt-get install nasm, or the :arm64 -dev packages: zlib1g-dev libzstd-dev liblz4-dev libdeflate-dev libssl-dev)" >&2
+    exit 1
+  fi
+done
 work=$root/build-wheel
 out=$root/dist/wheels
 mkdir -p "$work" "$out"
