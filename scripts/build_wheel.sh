@@ -129,7 +129,11 @@ for arch in "${arches[@]}"; do
     -C wheel.tags="py3-none-linux_$arch" "${launcher[@]}" .
   raw=$(ls "$work/$arch/raw"/tailor-*.whl)
   "$tools/bin/auditwheel" show "$raw" | tr '\n' ' ' | sed 's/  */ /g'; echo
-  PATH=$tools/bin:$PATH "$tools/bin/auditwheel" repair --only-plat --plat "manylinux_2_28_$arch" -w "$out" "$raw"
+  # auditwheel offers the platform tags of the machine it runs on; for the other architecture
+  # it is told that machine (it reads the wheel's own ELF files, whatever the host).
+  PATH=$tools/bin:$PATH "$tools/bin/python" -c 'import platform, sys; m = sys.argv.pop(1); platform.machine = lambda: m
+from auditwheel.main import main; sys.argv[0] = "auditwheel"; sys.exit(main())' \
+    "$arch" repair --only-plat --plat "manylinux_2_28_$arch" -w "$out" "$raw"
   whl=$(ls "$out"/tailor-"$version"-py3-none-manylinux_2_28_"$arch".whl)
   built+=("$whl")
   echo "wheel: $whl ($(du -h "$whl" | cut -f1), built in $((SECONDS - t0)) s)"
@@ -169,7 +173,7 @@ for whl in "${built[@]}"; do
   elif command -v "qemu-$arch-static" >/dev/null && [ -d "/usr/$arch-linux-gnu/lib" ]; then
     bin=$(ls "$check/$arch"/tailor-*.data/scripts/tailor)
     (cd /tmp && set -x && "qemu-$arch-static" -L "/usr/$arch-linux-gnu" "$bin" --version \
-       && "qemu-$arch-static" -L "/usr/$arch-linux-gnu" "$bin" detect >/dev/null) 2>&1 | sed 's/^/  /'
+       && timeout 120 "qemu-$arch-static" -L "/usr/$arch-linux-gnu" "$bin" detect >/dev/null) 2>&1 | sed 's/^/  /'
   else
     echo "  ($arch: no qemu-$arch-static or /usr/$arch-linux-gnu: not run)"
   fi
