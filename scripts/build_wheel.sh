@@ -170,10 +170,13 @@ for whl in "${built[@]}"; do
     (cd /tmp && PATH=$check/venv/bin:$PATH && set -x && tailor --version && tailor detect >/dev/null \
        && tailor plan torch --help >/dev/null && tailor arch sm_90) 2>&1 | sed 's/^/  /'
     [ -f "$check/venv/share/man/man1/tailor.1" ] && echo "  man page: venv/share/man/man1/tailor.1"
-  elif command -v "qemu-$arch-static" >/dev/null && [ -d "/usr/$arch-linux-gnu/lib" ]; then
+  elif command -v "qemu-$arch-static" >/dev/null && { [ -e "/lib/ld-linux-$arch.so.1" ] || [ -d "/usr/$arch-linux-gnu/lib" ]; }; then
+    # The arm64 multiarch libc (libc6:arm64) with -L /: the cross toolchain's copy under
+    # /usr/aarch64-linux-gnu mixed with the host's /etc and /usr/lib hung `detect`.
     bin=$(ls "$check/$arch"/tailor-*.data/scripts/tailor)
-    (cd /tmp && set -x && "qemu-$arch-static" -L "/usr/$arch-linux-gnu" "$bin" --version \
-       && timeout 120 "qemu-$arch-static" -L "/usr/$arch-linux-gnu" "$bin" detect >/dev/null) 2>&1 | sed 's/^/  /'
+    root=/; [ -e "/lib/ld-linux-$arch.so.1" ] || root=/usr/$arch-linux-gnu
+    (cd /tmp && set -x && "qemu-$arch-static" -L "$root" "$bin" --version \
+       && timeout 120 "qemu-$arch-static" -L "$root" "$bin" detect >/dev/null) 2>&1 | sed 's/^/  /'
   else
     echo "  ($arch: no qemu-$arch-static or /usr/$arch-linux-gnu: not run)"
   fi
