@@ -8,12 +8,14 @@
 #include <functional>
 #include <map>
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "plan/cache_settings.h"
 #include "util/net.h"
 #include "util/strings.h"
+#include "util/user_file.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -227,6 +229,30 @@ Expected<std::unique_ptr<SccacheServer>> SccacheServer::start(const std::string&
 }
 
 SccacheServer::~SccacheServer() { stop(); }
+
+std::optional<pid_t> SccacheServer::server_pid() const {
+  const std::string want = "SCCACHE_SERVER_PORT=" + std::to_string(m_port);
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+    auto comm = read_text_file(it->path().string() + "/comm", 4096);
+    if (!comm || trim(*comm) != "sccache") continue;
+    auto env = read_text_file(it->path().string() + "/environ", uint64_t{1} << 20);  // ours: readable
+    if (!env) continue;
+    for (size_t at = 0; at < env->size();) {
+      size_t end = env->find('\0', at);
+      if (end == std::string::npos) end = env->size();
+      if (std::string_view(*env).substr(at, end - at) == want) {
+        pid_t pid = 0;
+        std::from_chars(name.data(), name.data() + name.size(), pid);
+        return pid;
+      }
+      at = end + 1;
+    }
+  }
+  return std::nullopt;
+}
 
 Expected<CacheStats> SccacheServer::stats() {
   CommandResult r = m_runner.run(spec({"--show-stats", "--stats-format", "json"}));

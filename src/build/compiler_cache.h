@@ -2,6 +2,8 @@
 // the tool's statistics before and after the build (the delta is this build's, as long
 // as no other build shares the cache at the same time).
 #pragma once
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -72,6 +74,10 @@ public:
   Expected<CacheStats> stats();
   /// `sccache --stop-server`; idempotent.
   void stop();
+  /// The server's process (it daemonizes out of tailor's tree): the `sccache` process
+  /// whose environment has this server's SCCACHE_SERVER_PORT; nullopt when none is found.
+  /// The memory governor counts its children as the build's compile jobs.
+  std::optional<pid_t> server_pid() const;
 
 private:
   SccacheServer(std::string executable, std::map<std::string, std::string> env, int port, CommandRunner& runner)

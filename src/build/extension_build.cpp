@@ -51,7 +51,7 @@ std::string governor_key(const ExtensionBuildState& s) {
 /// The memory governor for this build (build/memory_governor.h), or why the static count
 /// runs instead; with the static count and --memory-budget, the count fits the budget.
 std::unique_ptr<MemoryGovernor> start_memory_governor(const ExtensionBuildOptions& o, ExtensionBuildState& s,
-                                                      std::vector<RunStep>& steps) {
+                                                      std::vector<RunStep>& steps, std::optional<pid_t> cache_server) {
   BuildReport& rep = s.result.report;
   const plan::ExtensionBuildPlan& p = s.build_plan;
   const plan::ExtensionRecipe& recipe = *s.recipe;
@@ -102,6 +102,7 @@ std::unique_ptr<MemoryGovernor> start_memory_governor(const ExtensionBuildOption
       g.known_builds ? fmt::format("; job peaks from {} earlier build{}", g.known_builds, g.known_builds == 1 ? "" : "s")
                      : "");
   g.reason = reason;
+  if (cache_server) g.cache_servers.push_back(*cache_server);
   g.available = [] {
     probe::SystemHostFiles files;
     return probe::probe_memory(files).usable;
@@ -561,7 +562,8 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   }
   // Resume: the copy's build/ tree stays while the build is configured the same (the
   // job count, which follows free memory, does not change what is built).
-  std::unique_ptr<MemoryGovernor> governor = start_memory_governor(o, s, steps);
+  std::unique_ptr<MemoryGovernor> governor =
+      start_memory_governor(o, s, steps, sccache_server ? sccache_server->server_pid() : std::nullopt);
   std::string fingerprint = join(rep.targets, ",");
   for (RunStep st : steps) {
     st.env.erase(s.recipe->jobs_variable);

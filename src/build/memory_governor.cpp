@@ -57,6 +57,7 @@ GovernorSettings load_settings() {
   auto entries = doc.at_path("profile.max_entries").integer();
   if (entries < 1 || entries > 100000) doc.at_path("profile.max_entries").fail("expected 1 to 100000");
   s.profile_max_entries = static_cast<size_t>(entries);
+  s.cache_clients = doc.at_path("cache_server.client_processes").strings();
   return s;
 }
 
@@ -214,11 +215,15 @@ std::string job_kind(const std::vector<const ProcInfo*>& subtree, const Governor
   return "other";
 }
 
-TreeSample group_tree(const std::vector<ProcInfo>& procs, pid_t root, const GovernorSettings& settings) {
+TreeSample group_tree(const std::vector<ProcInfo>& procs, pid_t root, const GovernorSettings& settings,
+                      const std::vector<pid_t>& servers) {
   TreeSample s;
   std::unordered_map<pid_t, std::vector<const ProcInfo*>> children;
-  for (const auto& p : procs)
+  std::unordered_map<pid_t, const ProcInfo*> by_pid;
+  for (const auto& p : procs) {
     if (p.pid != p.ppid) children[p.ppid].push_back(&p);
+    by_pid[p.pid] = &p;
+  }
   auto subtree = [&](const ProcInfo* top) {
     std::vector<const ProcInfo*> out{top};
     for (size_t i = 0; i < out.size() && out.size() < 100000; ++i) {
@@ -227,10 +232,43 @@ TreeSample group_tree(const std::vector<ProcInfo>& procs, pid_t root, const Gove
     }
     return out;
   };
+  auto is_client = [&](const ProcInfo* p) {
+    return std::find(settings.cache_clients.begin(), settings.cache_clients.end(), p->comm) != settings.cache_clients.end();
+  };
+  auto add_job = [&](const ProcInfo* top, bool slot, bool holds_memory) {
+    auto members = subtree(top);
+    CompileJob job;
+    job.slot = slot;
+    job.holds_memory = holds_memory;
+    job.pid = top->pid;
+    job.pgid = top->pgid;
+    job.start = top->start;
+    job.kind = job_kind(members, settings);
+    job.stopped = true;
+    for (const ProcInfo* m : members) {
+      job.rss += m->rss;
+      job.pids.push_back(m->pid);
+      if (!is_stopped_state(m->state)) job.stopped = false;
+    }
+    s.jobs.push_back(std::move(job));
+  };
   std::vector<const ProcInfo*> all;
+  std::unordered_map<pid_t, bool> seen;
+  auto collect = [&](const ProcInfo* top) {
+    for (const ProcInfo* p : subtree(top))
+      if (!seen[p->pid]) {
+        seen[p->pid] = true;
+        all.push_back(p);
+      }
+  };
   if (auto it = children.find(root); it != children.end())
-    for (const ProcInfo* c : it->second)
-      for (const ProcInfo* p : subtree(c)) all.push_back(p);
+    for (const ProcInfo* c : it->second) collect(c);
+  std::vector<const ProcInfo*> server_procs;
+  for (pid_t sp : servers)
+    if (auto it = by_pid.find(sp); it != by_pid.end() && sp != root && !seen[sp]) {
+      server_procs.push_back(it->second);
+      collect(it->second);
+    }
   for (const ProcInfo* p : all) {
     s.tree_rss += p->rss;
     if (std::find(settings.report_processes.begin(), settings.report_processes.end(), p->comm) !=
@@ -241,21 +279,19 @@ TreeSample group_tree(const std::vector<ProcInfo>& procs, pid_t root, const Gove
     auto it = children.find(p->pid);
     if (it == children.end()) continue;
     for (const ProcInfo* top : it->second) {
-      auto members = subtree(top);
-      CompileJob job;
-      job.pid = top->pid;
-      job.pgid = top->pgid;
-      job.start = top->start;
-      job.kind = job_kind(members, settings);
-      job.stopped = true;
-      for (const ProcInfo* m : members) {
-        job.rss += m->rss;
-        job.pids.push_back(m->pid);
-        if (!is_stopped_state(m->state)) job.stopped = false;
+      // A cache client alone (no compiler under it) waits on its server: the compile is
+      // the server's child, counted there.
+      bool waiting = false;
+      if (!server_procs.empty()) {
+        auto members = subtree(top);
+        waiting = std::all_of(members.begin(), members.end(), is_client);
       }
-      s.jobs.push_back(std::move(job));
+      add_job(top, true, !waiting);
     }
   }
+  for (const ProcInfo* server : server_procs)
+    if (auto it = children.find(server->pid); it != children.end())
+      for (const ProcInfo* top : it->second) add_job(top, false, true);
   std::sort(s.jobs.begin(), s.jobs.end(),
             [](const CompileJob& a, const CompileJob& b) { return std::tie(a.start, a.pid) < std::tie(b.start, b.pid); });
   return s;
@@ -278,12 +314,15 @@ PolicyDecision decide(const PolicyInput& in) {
   const int64_t available = static_cast<int64_t>(in.available), reserve = static_cast<int64_t>(in.reserve);
   d.headroom = available - reserve - growth;
 
-  if (available < reserve && running.size() > 1) {
+  std::vector<const JobView*> brakeable;
+  for (const JobView* j : running)
+    if (j->holds_memory) brakeable.push_back(j);
+  if (available < reserve && brakeable.size() > 1) {
     // The brake: the youngest running job has done the least work.
-    const JobView* youngest = running.back();
+    const JobView* youngest = brakeable.back();
     d.stop = youngest->pid;
     growth -= growth_of(youngest);
-    running.pop_back();
+    running.erase(std::find(running.begin(), running.end(), youngest));
     d.headroom = available - reserve - growth;
   } else if (!stopped.empty()) {
     // The oldest stopped job goes on when its growth fits, or when nothing else runs.
@@ -299,7 +338,8 @@ PolicyDecision decide(const PolicyInput& in) {
   size_t fresh = 0;
   if (stopped.empty() && !d.stop && d.headroom > 0 && in.new_job_peak > 0)
     fresh = static_cast<size_t>(d.headroom / static_cast<int64_t>(in.new_job_peak));
-  d.allowed_jobs = std::min(std::max<size_t>(1, in.max_jobs), running.size() + fresh);
+  const size_t slots = static_cast<size_t>(std::count_if(running.begin(), running.end(), [](const JobView* j) { return j->slot; }));
+  d.allowed_jobs = std::min(std::max<size_t>(1, in.max_jobs), slots + fresh);
   const size_t implicit = std::max<size_t>(1, in.clients);
   d.tokens = d.allowed_jobs > implicit ? d.allowed_jobs - implicit : 0;
   return d;
@@ -455,7 +495,7 @@ void MemoryGovernor::continue_all(const char* why) {
 void MemoryGovernor::tick() {
   std::lock_guard lock(m_mutex);
   if (m_finished || m_interrupted) return;
-  TreeSample s = group_tree(m_opt.table->snapshot(), m_opt.root, m_settings);
+  TreeSample s = group_tree(m_opt.table->snapshot(), m_opt.root, m_settings, m_opt.cache_servers);
   uint64_t system = m_opt.available ? m_opt.available() : 0;
   uint64_t available = system;
   if (m_opt.budget) {
@@ -472,7 +512,7 @@ void MemoryGovernor::tick() {
       ++it;
       continue;
     }
-    if (learning && !it->second.stopped_by_us) {
+    if (learning && !it->second.stopped_by_us && it->second.holds_memory) {
       m_learned[it->second.kind] = std::max(m_learned[it->second.kind], it->second.peak);
       m_measured[it->second.kind] = std::max(m_measured[it->second.kind], it->second.peak);
     }
@@ -490,7 +530,8 @@ void MemoryGovernor::tick() {
     seen.peak = std::max(seen.peak, j.rss);
     seen.pgid = j.pgid;
     if (!seen.stopped_by_us || seen.pids.empty()) seen.pids = j.pids;
-    m_running_peaks[seen.kind] = std::max(m_running_peaks[seen.kind], seen.peak);
+    seen.holds_memory = j.holds_memory;
+    if (seen.holds_memory) m_running_peaks[seen.kind] = std::max(m_running_peaks[seen.kind], seen.peak);
   }
   size_t running = 0, stopped = 0;
   for (const auto& j : s.jobs) {
@@ -499,8 +540,10 @@ void MemoryGovernor::tick() {
     v.pid = j.pid;
     v.start = j.start;
     v.rss = j.rss;
-    v.expected_peak = std::max(j.rss, expected_peak(seen.kind));
+    v.expected_peak = j.holds_memory ? std::max(j.rss, expected_peak(seen.kind)) : j.rss;
     v.stopped = seen.stopped_by_us;
+    v.slot = j.slot;
+    v.holds_memory = j.holds_memory;
     (v.stopped ? stopped : running) += 1;
     in.jobs.push_back(v);
   }
@@ -562,7 +605,7 @@ GovernorReport MemoryGovernor::finish() {
   m_finished = true;
   continue_all("end of the build");
   // Any process of a job we stopped that the records missed (forked before the stop).
-  TreeSample s = group_tree(m_opt.table->snapshot(), m_opt.root, m_settings);
+  TreeSample s = group_tree(m_opt.table->snapshot(), m_opt.root, m_settings, m_opt.cache_servers);
   for (const auto& j : s.jobs)
     if (j.stopped) signal_job(j, SIGCONT);
   if (m_jobserver) {

@@ -5,7 +5,10 @@
 // (probe's cgroup-aware figure, or a --memory-budget less the build's own RSS, whichever
 // is lower) and the build's process tree (the descendants of tailor, through a
 // `ProcessTable`, so tests feed fake /proc trees). A compile job is a child of a Ninja
-// with its subtree; its RSS is the sum of its processes'. Jobs are sorted into kinds
+// with its subtree; its RSS is the sum of its processes'. Under sccache, whose server
+// daemonizes out of tailor's tree and runs the compiles for Ninja's waiting clients, the
+// server's pid is given too: its children are jobs holding memory (no core slot), the
+// clients jobs holding a slot (no memory, never braked). Jobs are sorted into kinds
 // (nvcc with its --threads, ld, cc1plus, other) and each kind's peak is learned as jobs
 // finish; the recipe's memory per job is the prior until then, unless earlier builds of
 // the same package measured them (build/governor_profile.h): then those from the start.
@@ -61,6 +64,7 @@ struct GovernorSettings {
   std::vector<JobKindRule> kinds;
   std::vector<std::string> report_processes;
   size_t profile_max_entries = 256;  ///< builds remembered (build/governor_profile.h)
+  std::vector<std::string> cache_clients;  ///< a cache server's client processes ("sccache")
 };
 /// data/build/governor.toml, loaded once (a DataError is a programming error).
 const GovernorSettings& governor_settings();
@@ -123,6 +127,8 @@ struct CompileJob {
   uint64_t rss = 0;       ///< sum over the subtree
   std::vector<pid_t> pids;  ///< the subtree, the job first
   bool stopped = false;   ///< every process of it is stopped
+  bool slot = true;       ///< one of Ninja's jobs (a cache server's child is not)
+  bool holds_memory = true;  ///< false: a cache client waiting on its server
 };
 
 struct TreeSample {
@@ -132,8 +138,13 @@ struct TreeSample {
   std::map<std::string, uint64_t> process_rss;  ///< the largest RSS per process name listed
 };
 
-/// The descendants of `root` (not `root` itself), grouped into compile jobs.
-TreeSample group_tree(const std::vector<ProcInfo>& procs, pid_t root, const GovernorSettings& settings);
+/// The descendants of `root` (not `root` itself), grouped into compile jobs: each child of
+/// a Ninja with its subtree, except a child that is only a cache client (settings'
+/// cache_clients) waiting on its server; and each child of a cache server in `servers`
+/// (a compiler cache that daemonized out of the tree and compiles for Ninja's clients),
+/// whose own RSS counts in the tree's.
+TreeSample group_tree(const std::vector<ProcInfo>& procs, pid_t root, const GovernorSettings& settings,
+                      const std::vector<pid_t>& servers = {});
 /// The kind of a job from its processes ("nvcc --threads 4", "cc1plus", "other").
 std::string job_kind(const std::vector<const ProcInfo*>& subtree, const GovernorSettings& settings);
 
@@ -145,6 +156,8 @@ struct JobView {
   uint64_t rss = 0;
   uint64_t expected_peak = 0;  ///< its kind's learned peak (or the prior), at least its rss
   bool stopped = false;
+  bool slot = true;            ///< counts against the cores (one of Ninja's jobs)
+  bool holds_memory = true;    ///< the brake may stop it (a waiting cache client frees nothing)
 };
 
 struct PolicyInput {
@@ -225,6 +238,9 @@ struct GovernorOptions {
   /// the prior from the first sample (build/governor_profile.h).
   std::map<std::string, uint64_t> known_peaks;
   uint64_t known_builds = 0;
+  /// Compiler cache servers outside tailor's tree whose children are the build's
+  /// compiles (sccache's daemon).
+  std::vector<pid_t> cache_servers;
 };
 
 class MemoryGovernor {
@@ -264,6 +280,7 @@ private:
     pid_t pgid = 0;
     std::vector<pid_t> pids;
     bool stopped_by_us = false;
+    bool holds_memory = true;  ///< false: a waiting cache client (teaches nothing)
   };
   std::map<std::pair<pid_t, uint64_t>, Seen> m_jobs;  ///< (pid, start) -> what we saw
   std::map<std::string, uint64_t> m_learned;          ///< finished jobs' peaks by kind, and known ones

@@ -106,6 +106,27 @@ TEST(GovernorPolicy, StoppedJobsContinueOldestFirstWhenTheirGrowthFits) {
   EXPECT_EQ(*d.resume, 3);
 }
 
+TEST(GovernorPolicy, ServerChildrenCountMemoryNotSlotsAndWaitingClientsAreNeverBraked) {
+  // 4 cores. Two of Ninja's jobs are cache clients waiting (no memory); the server runs
+  // three compiles for them. Slots: the 2 clients, so 2 more jobs fit the cores.
+  auto in = input(100000, 1024, 500, 4);
+  JobView c1 = job(1, 10, 6, 6), c2 = job(2, 11, 6, 6);
+  c1.holds_memory = c2.holds_memory = false;
+  JobView s1 = job(3, 12, 900, 1000), s2 = job(4, 13, 900, 1000), s3 = job(5, 14, 900, 1000);
+  s1.slot = s2.slot = s3.slot = false;
+  in.jobs = {c1, c2, s1, s2, s3};
+  PolicyDecision d = decide(in);
+  EXPECT_EQ(d.allowed_jobs, 4u) << "the server's children do not take Ninja's slots";
+  // Below the reserve: the youngest job holding memory stops, never a waiting client.
+  JobView c3 = job(6, 20, 6, 6);
+  c3.holds_memory = false;  // the youngest of all
+  in.jobs.push_back(c3);
+  in.available = 500 * MiB;
+  d = decide(in);
+  ASSERT_TRUE(d.stop);
+  EXPECT_EQ(*d.stop, 5);
+}
+
 TEST(GovernorPolicy, SettingsComeFromTheDataFile) {
   const GovernorSettings& s = governor_settings();
   EXPECT_EQ(s.min_ninja_version, "1.13");
@@ -245,6 +266,50 @@ TEST(GovernorProc, GroupsTheTreeIntoCompileJobsUnderNinja) {
   TreeSample none = group_tree(procs, 121, governor_settings());
   EXPECT_EQ(none.jobs.size(), 0u);
   EXPECT_EQ(none.tree_rss, 700 * MiB);
+}
+
+TEST(GovernorProc, ACacheServersChildrenHoldTheMemoryAndItsWaitingClientsTheSlots) {
+  FakeProc proc("governor-proc-server");
+  const uint64_t pages = MiB / 4096;
+  proc.add(100, "tailor", 1, 100, 1, 10 * pages);
+  proc.add(101, "python3", 100, 101, 2, 300 * pages);
+  proc.add(103, "ninja", 101, 101, 4, 5 * pages);
+  // Ninja's jobs: two sccache clients waiting on the server, and a link it runs itself.
+  proc.add(110, "sccache", 103, 110, 50, 6 * pages, 'S', {"sccache", "nvcc", "-c", "a.cu"});
+  proc.add(111, "sccache", 103, 111, 51, 6 * pages, 'S', {"sccache", "nvcc", "-c", "b.cu"});
+  proc.add(112, "sh", 103, 112, 52, 1 * pages);
+  proc.add(113, "ld", 112, 112, 53, 80 * pages);
+  // The server daemonized out of the tree (its parent is init): it runs the compiles.
+  proc.add(500, "sccache", 1, 500, 5, 40 * pages);
+  proc.add(510, "nvcc", 500, 500, 55, 3 * pages, 'S', {"nvcc", "-c", "a.cu", "--threads", "4"});
+  proc.add(511, "cicc", 510, 500, 56, 900 * pages);
+  proc.add(520, "nvcc", 500, 500, 57, 3 * pages, 'S', {"nvcc", "-c", "b.cu", "--threads", "4"});
+  proc.add(521, "ptxas", 520, 500, 58, 200 * pages);
+  // Another user's sccache server: not ours.
+  proc.add(600, "sccache", 1, 600, 5, 40 * pages);
+  proc.add(610, "nvcc", 600, 600, 60, 3 * pages);
+  ProcFsTable table(proc.root.string());
+  auto procs = table.snapshot();
+  TreeSample with = group_tree(procs, 100, governor_settings(), {500});
+  ASSERT_EQ(with.jobs.size(), 5u) << "Ninja's three jobs and the server's two compiles";
+  EXPECT_EQ(with.jobs[0].pid, 110);
+  EXPECT_TRUE(with.jobs[0].slot && !with.jobs[0].holds_memory) << "a waiting client takes a slot and no memory";
+  EXPECT_TRUE(with.jobs[1].slot && !with.jobs[1].holds_memory);
+  EXPECT_EQ(with.jobs[2].pid, 112);
+  EXPECT_TRUE(with.jobs[2].slot && with.jobs[2].holds_memory) << "Ninja's own link";
+  EXPECT_EQ(with.jobs[3].pid, 510);
+  EXPECT_EQ(with.jobs[3].kind, "nvcc --threads 4");
+  EXPECT_EQ(with.jobs[3].rss, 903 * MiB);
+  EXPECT_TRUE(!with.jobs[3].slot && with.jobs[3].holds_memory) << "a server child uses memory, not a core slot";
+  EXPECT_EQ(with.jobs[4].pid, 520);
+  EXPECT_EQ(with.jobs[4].rss, 203 * MiB);
+  EXPECT_EQ(with.tree_rss, (300 + 5 + 6 + 6 + 1 + 80 + 40 + 3 + 900 + 3 + 200) * MiB) << "the server counts, the stranger not";
+  EXPECT_EQ(with.process_rss.at("cicc"), 900 * MiB);
+  // Without the server's pid the clients are all the governor can see (a few MiB each).
+  TreeSample without = group_tree(procs, 100, governor_settings());
+  ASSERT_EQ(without.jobs.size(), 3u);
+  EXPECT_EQ(without.jobs[0].rss, 6 * MiB);
+  EXPECT_EQ(without.tree_rss, (300 + 5 + 6 + 6 + 1 + 80) * MiB);
 }
 
 // ---- the governor over a scripted table ------------------------------------------------
