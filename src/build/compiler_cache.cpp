@@ -230,10 +230,12 @@ Expected<std::unique_ptr<SccacheServer>> SccacheServer::start(const std::string&
 
 SccacheServer::~SccacheServer() { stop(); }
 
-std::optional<pid_t> SccacheServer::server_pid() const {
-  const std::string want = "SCCACHE_SERVER_PORT=" + std::to_string(m_port);
+std::optional<pid_t> SccacheServer::server_pid() const { return sccache_server_pid(m_port); }
+
+std::optional<pid_t> sccache_server_pid(int port, const std::string& proc_root) {
+  const std::string want = "SCCACHE_SERVER_PORT=" + std::to_string(port);
   std::error_code ec;
-  for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+  for (std::filesystem::directory_iterator it(proc_root, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
     auto comm = read_text_file(it->path().string() + "/comm", 4096);

@@ -90,6 +90,11 @@ private:
   bool m_running = true;
 };
 
+/// The sccache server listening on loopback `port` (it daemonizes out of tailor's tree):
+/// the `sccache` process whose environment has SCCACHE_SERVER_PORT=`port`, found under
+/// `proc_root`; nullopt when none is.
+std::optional<pid_t> sccache_server_pid(int port, const std::string& proc_root = "/proc");
+
 /// Whether a Redis server answers at `url` (redis://[user[:password]@]host[:port][/db]):
 /// connects within `timeout`, sends PING (after AUTH when the URL has a password) and
 /// returns the reply ("PONG"), or an error naming what failed. rediss:// (TLS) is not

