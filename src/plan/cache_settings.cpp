@@ -254,6 +254,8 @@ Expected<CacheSettings> parse_cache_settings(std::string_view text, const std::s
     }
     if (t["bucket"].present()) {
       if (s.storage == CacheStorage::redis) t["bucket"].fail("a redis:// url and a bucket cannot both be the storage");
+      if (t["bucket"].string().find_first_of("/?") != std::string::npos)
+        t["bucket"].fail("a bucket name only (the prefix, endpoint and region have keys of their own)");
       rethrow(set_cache_url(s, "s3://" + t["bucket"].string(), from + " bucket"));
     }
     for (auto [key, field] : {std::pair{"prefix", &s.prefix}, {"endpoint", &s.endpoint}, {"region", &s.region}}) {

@@ -28,8 +28,8 @@ expect_eq() {  # expect_eq NAME GOT WANT
 }
 json_get() { python3 -c 'import json,sys; j=json.load(open(sys.argv[2])); print(eval(sys.argv[1]))' "$2" "$1"; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() {  # wait_port PORT: up to 20 s for a listener
-  for _ in $(seq 200); do
+wait_port() {  # wait_port PORT: up to 60 s for a listener (moto takes 2-15 s to import)
+  for _ in $(seq 600); do
     python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1",int(sys.argv[1])),0.2)' "$1" 2>/dev/null && return 0
     sleep 0.1
   done

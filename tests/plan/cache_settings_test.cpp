@@ -205,6 +205,9 @@ TEST(CacheSettings, S3RefusesWhatSccacheWouldMisread) {
   t = parse_cache_settings("[cache]\nbucket = \"bkt\"\nregion = \"Eu West\"\n", "t.toml");
   ASSERT_FALSE(t);
   EXPECT_NE(t.error().message.find("cache.region"), std::string::npos) << t.error().message;
+  t = parse_cache_settings("[cache]\nbucket = \"bkt?endpoint=http://h\"\n", "t.toml");
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.error().message.find("cache.bucket"), std::string::npos) << t.error().message;
   t = parse_cache_settings("[cache]\nbucket = \"bkt\"\nprefix = \"/a/b/\"\n", "t.toml");
   ASSERT_TRUE(t) << t.error().message;
   EXPECT_EQ(t->prefix, "a/b");
