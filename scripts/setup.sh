@@ -49,10 +49,11 @@ PY=${PYTHON:-python3}
 # torch 2.11.0 is the CUDA 13.0 build on PyPI: it matches the nvcc 13.0 of this machine
 # kind and the lent GPU machine. ninja >= 1.13 is a jobserver client. sccache (client and
 # sccache-dist; >= 0.9 splits nvcc into steps it can distribute) and bubblewrap serve
-# `tailor dist` and `tailor build --dist`.
+# `tailor dist` and `tailor build --dist`. moto's server (moto_server) is the S3-compatible
+# storage tests/e2e/cache_s3.sh runs the shared compiler cache against.
 $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore \
   "torch==2.11.0" "ninja>=1.13" numpy wheel pytest "setuptools>=65" nvidia-cuda-cuobjdump \
-  "check-jsonschema>=0.29" pyyaml "sccache>=0.9"
+  "check-jsonschema>=0.29" pyyaml "sccache>=0.9" "moto[server]>=5.0"
 
 if ! command -v nvcc >/dev/null 2>&1; then
   for d in /usr/local/cuda/bin /usr/local/cuda-13.0/bin; do

@@ -192,6 +192,58 @@ Expected<std::string> redis_ping(const std::string& url, std::chrono::millisecon
   return make_error(fmt::format("{}:{}: PING answered '{}'", host, port, trim(reply).substr(0, 200)));
 }
 
+std::string sccache_startup_error(std::string_view output) {
+  auto lines = split_any(output, "\n");
+  std::string message, source;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string_view line = trim(lines[i]);
+    if (message.empty())
+      if (auto at = line.find("error: "); at != std::string_view::npos) message = std::string(trim(line.substr(at + 7)));
+    if (!message.empty() && source.empty() && line == "Source:")
+      for (size_t k = i + 1; k < lines.size() && source.empty(); ++k) source = std::string(trim(lines[k]));
+  }
+  if (message.empty()) {
+    // No "error:" line: the last line that is not sccache's greeting.
+    for (const auto& l : lines)
+      if (!trim(l).empty() && trim(l).find("Starting the server") == std::string_view::npos) message = std::string(trim(l));
+    if (message.empty()) return "sccache said nothing";
+  }
+  auto strip_prefix = [&](std::string_view p) {
+    if (message.rfind(p, 0) == 0) message = message.substr(p.size());
+  };
+  strip_prefix("Server startup failed: ");
+  // opendal: "<Kind> (permanent|temporary|persistent) at <operation>[, context: {...}] => <detail>".
+  for (std::string_view status : {" (permanent) at ", " (temporary) at ", " (persistent) at "}) {
+    size_t at = message.find(status);
+    if (at == std::string::npos) continue;
+    size_t kind_start = message.rfind(' ', at == 0 ? 0 : at - 1);
+    kind_start = kind_start == std::string::npos ? 0 : kind_start + 1;
+    std::string kind = message.substr(kind_start, at - kind_start);
+    size_t arrow = message.find(" => ", at);
+    std::string detail = arrow == std::string::npos ? kind : message.substr(arrow + 4);
+    message = message.substr(0, kind_start) + detail;
+    break;
+  }
+  // S3Error { code: "NoSuchBucket", message: "The specified bucket does not exist", ... }
+  if (auto s3 = message.find("S3Error {"); s3 != std::string::npos) {
+    auto field = [&](std::string_view name) -> std::string {
+      std::string key = std::string(name) + ": \"";
+      size_t at = message.find(key, s3);
+      if (at == std::string::npos) return "";
+      at += key.size();
+      size_t end = message.find('"', at);
+      return end == std::string::npos ? "" : message.substr(at, end - at);
+    };
+    std::string code = field("code"), text = field("message");
+    if (!code.empty()) message = message.substr(0, s3) + code + (text.empty() ? "" : ": " + text);
+  }
+  if (!source.empty() && source != "Backtrace:" && source != "Context:")
+    message += ": " + (source.size() > 300 ? source.substr(0, 297) + "..." : source);
+  if (std::string hint = plan::sccache_error_hint(message); !hint.empty()) message += " (" + hint + ")";
+  if (message.size() > 600) message = message.substr(0, 597) + "...";
+  return message;
+}
+
 CommandSpec SccacheServer::spec(std::vector<std::string> args) const {
   CommandSpec spec;
   spec.argv = {m_executable};
@@ -222,10 +274,8 @@ Expected<std::unique_ptr<SccacheServer>> SccacheServer::start(const std::string&
                                : std::string(trim(r.err));
     if (!r.started) break;
   }
-  // sccache's own words: "Server startup failed: cache storage failed to read: ... Connection refused".
-  auto lines = split_any(last, "\n");
-  std::erase_if(lines, [](const std::string& l) { return trim(l).empty(); });
-  return make_error(fmt::format("sccache --start-server failed: {}", join(lines, "; ")));
+  // sccache's own words, on one line: "cache storage failed to read: NoSuchBucket: ...".
+  return make_error(fmt::format("sccache --start-server failed: {}", sccache_startup_error(last)));
 }
 
 SccacheServer::~SccacheServer() { stop(); }

@@ -95,6 +95,13 @@ private:
 /// `proc_root`; nullopt when none is.
 std::optional<pid_t> sccache_server_pid(int port, const std::string& proc_root = "/proc");
 
+/// What sccache printed when its server did not start (the error, then opendal's Context,
+/// Source and a backtrace, over many lines) as one line: the error without opendal's kind
+/// and operation ("ConfigInvalid (permanent) at read => "), an S3 error as its code and
+/// message, the first line of the Source ("... Connection refused (os error 111)"), and a
+/// hint in tailor's terms where the data has one (a missing region, bucket or credentials).
+std::string sccache_startup_error(std::string_view output);
+
 /// Whether a Redis server answers at `url` (redis://[user[:password]@]host[:port][/db]):
 /// connects within `timeout`, sends PING (after AUTH when the URL has a password) and
 /// returns the reply ("PONG"), or an error naming what failed. rediss:// (TLS) is not

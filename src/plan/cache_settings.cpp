@@ -55,11 +55,120 @@ Expected<void> check_redis_url(std::string_view url) {
   return {};
 }
 
+/// scheme://user:secret@host... -> scheme://user:***@host..., for every URL in `text` (an
+/// s3:// URL carries its endpoint's in ?endpoint=); a URL without a password stays.
+std::string hide_password(std::string_view text) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t scheme = text.find("://", pos);
+    if (scheme == std::string_view::npos) break;
+    scheme += 3;
+    size_t end = text.find_first_of("/?#&", scheme);
+    std::string_view authority = text.substr(scheme, end == std::string_view::npos ? std::string_view::npos : end - scheme);
+    out.append(text.substr(pos, scheme - pos));
+    size_t at = authority.rfind('@');
+    if (at == std::string_view::npos) {
+      pos = scheme;
+      continue;
+    }
+    std::string_view user = authority.substr(0, std::min(at, authority.find(':')));
+    out.append(user).append(":***");
+    pos = scheme + at;
+  }
+  out.append(text.substr(std::min(pos, text.size())));
+  return out;
+}
+
 bool has_control(std::string_view s) {
   return std::any_of(s.begin(), s.end(), [](char c) {
     auto u = static_cast<unsigned char>(c);
     return u < 0x20 || u == 0x7f;
   });
+}
+
+/// An S3-compatible endpoint: http:// or https://, a host, an optional port and path, no
+/// user or password (credentials come from the environment, never from tailor's settings,
+/// so no report or printed plan can show one).
+Expected<void> check_endpoint(std::string_view e) {
+  std::string_view rest;
+  if (starts_with(e, "http://")) rest = e.substr(7);
+  else if (starts_with(e, "https://")) rest = e.substr(8);
+  else
+    return make_error(fmt::format("the endpoint '{}' needs its scheme: http://HOST[:PORT] or https://HOST[:PORT]",
+                                  terminal_safe(e)));
+  std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
+  if (authority.find('@') != std::string_view::npos)
+    return make_error("the endpoint has a user or password in it; give credentials as AWS_ACCESS_KEY_ID and "
+                      "AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) in the environment");
+  std::string_view host = authority, port;
+  if (auto colon = authority.rfind(':'); colon != std::string_view::npos && authority.find(']') == std::string_view::npos) {
+    host = authority.substr(0, colon);
+    port = authority.substr(colon + 1);
+  }
+  if (host.empty()) return make_error(fmt::format("the endpoint '{}' has no host", terminal_safe(e)));
+  for (char ch : host)
+    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '_' || ch == '[' ||
+          ch == ']' || ch == ':'))
+      return make_error(fmt::format("the endpoint host '{}' has a character a host name cannot have", terminal_safe(host)));
+  if (authority.find(':') != std::string_view::npos && authority.find(']') == std::string_view::npos &&
+      (port.empty() || port.size() > 5 || !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+       std::stoi(std::string(port)) < 1 || std::stoi(std::string(port)) > 65535))
+    return make_error(fmt::format("the endpoint port '{}' is not 1-65535", terminal_safe(port)));
+  for (char ch : rest)
+    if (std::isspace(static_cast<unsigned char>(ch)) || ch == '"' || ch == '\\')
+      return make_error(fmt::format("the endpoint '{}' has a space, quote or backslash", terminal_safe(e)));
+  return {};
+}
+
+/// A region: "eu-west-1", "auto": lower-case letters, digits and '-'.
+Expected<void> check_region(std::string_view r) {
+  if (r.empty() || r.size() > 64 ||
+      !std::all_of(r.begin(), r.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; }))
+    return make_error(fmt::format("'{}' is not a region (lower-case letters, digits and '-', such as eu-west-1)",
+                                  terminal_safe(r)));
+  return {};
+}
+
+/// s3://BUCKET[/PREFIX][?endpoint=URL&region=NAME] into `s`; no decoding of %XX.
+Expected<void> parse_s3_url(CacheSettings& s, std::string_view url) {
+  std::string_view rest = url.substr(5);
+  std::string_view query;
+  if (auto q = rest.find('?'); q != std::string_view::npos) {
+    query = rest.substr(q + 1);
+    rest = rest.substr(0, q);
+  }
+  std::string_view bucket = rest.substr(0, rest.find('/'));
+  if (bucket.empty()) return make_error("no bucket (s3://BUCKET[/PREFIX])");
+  if (bucket.size() < 3 || bucket.size() > 63) return make_error("a bucket name is 3 to 63 characters");
+  for (char ch : bucket)
+    if (!(std::islower(static_cast<unsigned char>(ch)) || std::isdigit(static_cast<unsigned char>(ch)) || ch == '-' || ch == '.'))
+      return make_error("a bucket name is lower-case letters, digits, '-' and '.'");
+  std::string_view prefix = rest.substr(bucket.size());
+  // sccache drops a trailing '/' and puts one between the prefix and its keys.
+  while (!prefix.empty() && prefix.front() == '/') prefix.remove_prefix(1);
+  while (!prefix.empty() && prefix.back() == '/') prefix.remove_suffix(1);
+  if (prefix.find("//") != std::string_view::npos) return make_error("the prefix has an empty folder ('//')");
+  s.storage = CacheStorage::s3;
+  s.bucket = std::string(bucket);
+  s.prefix = std::string(prefix);
+  // Without ?endpoint= or ?region= the ones set before (a [cache] table's) stay: a flag
+  // may pick another bucket on the same server.
+  for (const auto& pair : split_any(query, "&")) {
+    if (pair.empty()) continue;
+    auto eq = pair.find('=');
+    std::string key = pair.substr(0, eq), value = eq == std::string::npos ? "" : pair.substr(eq + 1);
+    if (key == "endpoint") {
+      if (auto ok = check_endpoint(value); !ok) return ok.error();
+      s.endpoint = value;
+    } else if (key == "region") {
+      if (auto ok = check_region(value); !ok) return ok.error();
+      s.region = value;
+    } else {
+      return make_error(fmt::format("'{}' is not an s3:// setting (endpoint=URL, region=NAME)", terminal_safe(key)));
+    }
+  }
+  return {};
 }
 
 Expected<void> check_size(std::string_view s) {
@@ -93,7 +202,7 @@ Expected<void> set_cache_tool(CacheSettings& settings, std::string_view tool, st
 
 Expected<void> set_cache_url(CacheSettings& settings, std::string_view url, std::string_view from) {
   auto bad = [&](std::string_view why) {
-    return make_error(fmt::format("{}: '{}': {}", from, terminal_safe(url), why));
+    return make_error(fmt::format("{}: '{}': {}", from, terminal_safe(hide_password(url)), why));
   };
   if (url.empty()) return bad("empty");
   if (url.size() > 2048) return bad("longer than 2048 characters");
@@ -104,22 +213,14 @@ Expected<void> set_cache_url(CacheSettings& settings, std::string_view url, std:
     s.storage = CacheStorage::redis;
     s.url = std::string(url);
   } else if (starts_with(url, "s3://")) {
-    std::string_view rest = url.substr(5);
-    std::string_view bucket = rest.substr(0, rest.find('/'));
-    if (bucket.empty()) return bad("no bucket (s3://BUCKET[/PREFIX])");
-    for (char ch : bucket)
-      if (!(std::islower(static_cast<unsigned char>(ch)) || std::isdigit(static_cast<unsigned char>(ch)) || ch == '-' || ch == '.'))
-        return bad("a bucket name is lower-case letters, digits, '-' and '.'");
-    s.storage = CacheStorage::s3;
-    s.bucket = std::string(bucket);
-    s.prefix = rest.size() > bucket.size() ? std::string(rest.substr(bucket.size() + 1)) : std::string();
+    if (auto ok = parse_s3_url(s, url); !ok) return bad(ok.error().message);
   } else if (starts_with(url, "file://") || starts_with(url, "/")) {
     std::string_view path = starts_with(url, "file://") ? url.substr(7) : url;
     if (!starts_with(path, "/")) return bad("a local cache folder must be an absolute path");
     s.storage = CacheStorage::local;
     s.dir = std::string(path);
   } else {
-    return bad("expected redis://HOST[:PORT][/DB], s3://BUCKET[/PREFIX] or an absolute folder");
+    return bad("expected redis://HOST[:PORT][/DB], s3://BUCKET[/PREFIX][?endpoint=URL&region=NAME] or an absolute folder");
   }
   s.from.emplace_back(from);
   settings = std::move(s);
@@ -153,6 +254,8 @@ Expected<CacheSettings> parse_cache_settings(std::string_view text, const std::s
     }
     if (t["bucket"].present()) {
       if (s.storage == CacheStorage::redis) t["bucket"].fail("a redis:// url and a bucket cannot both be the storage");
+      if (t["bucket"].string().find_first_of("/?") != std::string::npos)
+        t["bucket"].fail("a bucket name only (the prefix, endpoint and region have keys of their own)");
       rethrow(set_cache_url(s, "s3://" + t["bucket"].string(), from + " bucket"));
     }
     for (auto [key, field] : {std::pair{"prefix", &s.prefix}, {"endpoint", &s.endpoint}, {"region", &s.region}}) {
@@ -161,6 +264,18 @@ Expected<CacheSettings> parse_cache_settings(std::string_view text, const std::s
       *field = t[key].string();
       if (has_control(*field)) t[key].fail("has control characters");
     }
+    if (t["prefix"].present()) {
+      // As in a URL: no leading or trailing '/' (sccache drops the trailing one).
+      std::string_view p = s.prefix;
+      while (!p.empty() && p.front() == '/') p.remove_prefix(1);
+      while (!p.empty() && p.back() == '/') p.remove_suffix(1);
+      if (p.find("//") != std::string_view::npos) t["prefix"].fail("has an empty folder ('//')");
+      s.prefix = std::string(p);
+    }
+    if (t["endpoint"].present())
+      if (auto ok = check_endpoint(s.endpoint); !ok) t["endpoint"].fail(ok.error().message);
+    if (t["region"].present())
+      if (auto ok = check_region(s.region); !ok) t["region"].fail(ok.error().message);
     if (t["size"].present()) {
       s.size = t["size"].string();
       if (auto ok = check_size(s.size); !ok) t["size"].fail(ok.error().message);
@@ -195,22 +310,13 @@ Expected<CacheSettings> apply_cache_environment(CacheSettings settings, const st
 
 std::string describe_cache_storage(const CacheSettings& s) {
   switch (s.storage) {
-    case CacheStorage::redis: {
+    case CacheStorage::redis:
       // Hide a password: redis://user:secret@host -> redis://user:***@host.
-      std::string url = s.url;
-      size_t scheme = url.find("://") + 3;
-      size_t at = url.rfind('@');
-      if (at != std::string::npos && at > scheme) {
-        size_t colon = url.find(':', scheme);
-        std::string user = colon != std::string::npos && colon < at ? url.substr(scheme, colon - scheme) : url.substr(scheme, at - scheme);
-        url = url.substr(0, scheme) + user + ":***" + url.substr(at);
-      }
-      return terminal_safe(url);
-    }
+      return terminal_safe(hide_password(s.url));
     case CacheStorage::s3: {
       std::string out = "s3://" + s.bucket + (s.prefix.empty() ? "" : "/" + s.prefix);
       std::vector<std::string> extra;
-      if (!s.endpoint.empty()) extra.push_back("endpoint " + s.endpoint);
+      if (!s.endpoint.empty()) extra.push_back("endpoint " + hide_password(s.endpoint));
       if (!s.region.empty()) extra.push_back("region " + s.region);
       if (!extra.empty()) out += " (" + join(extra, ", ") + ")";
       return terminal_safe(out);
@@ -239,14 +345,24 @@ Expected<std::map<std::string, std::string>> cache_tool_environment(const CacheS
     case CacheStorage::redis: {
       TAILOR_TRY(name, need("redis"));
       env[name] = s.url;
+      // sccache prefers S3 to Redis: a bucket in the caller's environment would win.
+      if (auto bucket = env_name(tool, "bucket"); !bucket.empty()) env[bucket] = "";
       break;
     }
     case CacheStorage::s3: {
       TAILOR_TRY(name, need("bucket"));
       env[name] = s.bucket;
-      if (!s.prefix.empty()) env[env_name(tool, "prefix")] = s.prefix;
-      if (!s.endpoint.empty()) env[env_name(tool, "endpoint")] = s.endpoint;
-      if (!s.region.empty()) env[env_name(tool, "region")] = s.region;
+      // Set even when empty (sccache reads an empty variable as unset): the caller's own
+      // SCCACHE_S3_KEY_PREFIX or SCCACHE_ENDPOINT must not move the objects elsewhere.
+      env[env_name(tool, "prefix")] = s.prefix;
+      env[env_name(tool, "endpoint")] = s.endpoint;
+      // The scheme says it: sccache's own flag would override it.
+      env[env_name(tool, "use_ssl")] = s.endpoint.empty() ? "" : starts_with(s.endpoint, "https://") ? "true" : "false";
+      // AWS without a region: the caller's SCCACHE_REGION or AWS_REGION (or ~/.aws) says.
+      if (!s.region.empty())
+        env[env_name(tool, "region")] = s.region;
+      else if (!s.endpoint.empty())
+        env[env_name(tool, "region")] = facts()["s3"]["endpoint_region"].string();
       break;
     }
   }
@@ -273,6 +389,12 @@ std::string sccache_category(std::string_view language) {
 const std::vector<std::string>& cache_category_order() {
   static const std::vector<std::string> order = facts()["sccache"]["category_order"].strings();
   return order;
+}
+
+std::string sccache_error_hint(std::string_view message) {
+  for (const auto& [piece, hint] : facts()["sccache"]["error_hints"].entries_or_empty())
+    if (message.find(piece) != std::string_view::npos) return hint.string();
+  return "";
 }
 
 std::string sccache_min_version() { return facts()["sccache"]["min_version"].string(); }

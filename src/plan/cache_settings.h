@@ -24,8 +24,8 @@ struct CacheSettings {
   std::string dir;        ///< local: the cache folder; empty = the tool's own default
   std::string url;        ///< redis: redis://[user[:password]@]host[:port][/db] (or rediss://)
   std::string bucket;     ///< s3
-  std::string prefix;     ///< s3: key prefix
-  std::string endpoint;   ///< s3: an S3-compatible endpoint (MinIO, R2, ...); empty = AWS
+  std::string prefix;     ///< s3: key prefix, without leading or trailing '/'
+  std::string endpoint;   ///< s3: http(s)://HOST[:PORT] of an S3-compatible server (MinIO, R2, ...); empty = AWS
   std::string region;     ///< s3
   std::string size;       ///< local size limit ("20G"); empty = the tool's default
   std::vector<std::string> basedirs;  ///< absolute folders stripped from paths before hashing
@@ -46,8 +46,11 @@ Expected<CacheSettings> parse_cache_settings(std::string_view text, const std::s
 /// The file at `path` (bounded read), then parse_cache_settings.
 Expected<CacheSettings> load_cache_settings(const std::string& path);
 
-/// A storage URL: redis://..., rediss://..., s3://BUCKET[/PREFIX], file:///PATH or an
-/// absolute path (a local folder). `from` is recorded in settings.from.
+/// A storage URL: redis://..., rediss://..., s3://BUCKET[/PREFIX][?endpoint=URL&region=NAME],
+/// file:///PATH or an absolute path (a local folder). `from` is recorded in settings.from.
+/// An s3:// URL's ?endpoint= and ?region= set those (without them, the ones set before
+/// stay): an endpoint is http:// or https:// without a user or password. An error never
+/// shows a password.
 Expected<void> set_cache_url(CacheSettings& settings, std::string_view url, std::string_view from);
 /// A tool name: auto, ccache, sccache or none.
 Expected<void> set_cache_tool(CacheSettings& settings, std::string_view tool, std::string_view from);
@@ -61,7 +64,12 @@ std::string describe_cache_storage(const CacheSettings& settings);
 
 /// The variables that point `tool` ("ccache" or "sccache") at the settings' storage, size
 /// and base folders (the settings' own, then `extra_basedirs`, deduplicated). An error
-/// when the tool has no such storage (ccache cannot use S3).
+/// when the tool has no such storage (ccache cannot use S3). For S3 every variable that
+/// moves the objects is set, empty when unset (sccache reads empty as unset), so the
+/// caller's own SCCACHE_* cannot send them elsewhere than describe_cache_storage says;
+/// SCCACHE_S3_USE_SSL follows the endpoint's scheme; an endpoint without a region gets
+/// the data's default ("auto"). Credentials are never here: sccache reads them from the
+/// caller's environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_PROFILE).
 Expected<std::map<std::string, std::string>> cache_tool_environment(
     const CacheSettings& settings, std::string_view tool, const std::vector<std::string>& extra_basedirs = {});
 
@@ -70,6 +78,9 @@ Expected<std::map<std::string, std::string>> cache_tool_environment(
 std::string sccache_category(std::string_view language);
 /// The categories in report order: C/C++, CUDA (nvcc), PTX (cicc), cubin (ptxas).
 const std::vector<std::string>& cache_category_order();
+/// What to add to an sccache error that names a known cause ("region is missing",
+/// "NoSuchBucket", ...): a hint in tailor's terms; empty when none applies.
+std::string sccache_error_hint(std::string_view message);
 /// The oldest sccache that caches nvcc's steps, and how long a build's own server may
 /// sit idle before it stops itself.
 std::string sccache_min_version();

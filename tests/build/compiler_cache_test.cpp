@@ -183,3 +183,67 @@ TEST(CompilerCache, WrapsTwoWordCompilersForTorch) {
   }
   fs::remove_all(dir);
 }
+
+// sccache 0.16's words when its server cannot use an S3 storage, as it prints them.
+TEST(CompilerCache, SccacheStartupErrorsBecomeOneLine) {
+  const std::string refused = R"(sccache: error: Server startup failed: cache storage failed to read: Unexpected (temporary) at read => send http request
+
+Context:
+   url: http://127.0.0.1:1/bkt/.sccache_check
+   called: http_util::Client::send
+   service: s3
+
+Source:
+   error sending request for url (http://127.0.0.1:1/bkt/.sccache_check): client error (Connect): tcp connect error: Connection refused (os error 111)
+
+Backtrace:
+   0: <unknown>
+  15: __libc_start_call_main
+             at ./csu/../sysdeps/nptl/libc_start_call_main.h:58:16
+)";
+  EXPECT_EQ(sccache_startup_error(refused),
+            "cache storage failed to read: send http request: error sending request for url "
+            "(http://127.0.0.1:1/bkt/.sccache_check): client error (Connect): tcp connect error: Connection refused (os error 111)");
+  const std::string bucket = R"(sccache: error: Server startup failed: cache storage failed to read: ConfigInvalid (permanent) at read => S3Error { code: "NoSuchBucket", message: "The specified bucket does not exist", resource: "", request_id: "OYYt" }
+
+Context:
+   uri: http://127.0.0.1:51055/nobucket/.sccache_check
+)";
+  std::string b = sccache_startup_error(bucket);
+  EXPECT_EQ(b.rfind("cache storage failed to read: NoSuchBucket: The specified bucket does not exist (", 0), 0u) << b;
+  const std::string region = "sccache: error: Server startup failed: create s3 cache failed: ConfigInvalid (permanent) at "
+                             "Builder::build, context: { service: s3 } => region is missing. Please find it by "
+                             "S3::detect_region() or set them in env.\n\nStack backtrace:\n   0: <unknown>\n";
+  std::string r = sccache_startup_error(region);
+  EXPECT_EQ(r.rfind("create s3 cache failed: region is missing.", 0), 0u) << r;
+  EXPECT_NE(r.find("?region="), std::string::npos) << r;
+  const std::string denied = "sccache: error: Server startup failed: cache storage failed to read: PermissionDenied (permanent) at read\n\nContext:\n   uri: x\n";
+  EXPECT_EQ(sccache_startup_error(denied), "cache storage failed to read: PermissionDenied");
+  EXPECT_EQ(sccache_startup_error("sccache: Starting the server...\nexit 2\n"), "exit 2");
+  EXPECT_EQ(sccache_startup_error(""), "sccache said nothing");
+  for (const auto& text : {refused, bucket, region, denied}) EXPECT_EQ(sccache_startup_error(text).find('\n'), std::string::npos);
+}
+
+// The real sccache on an S3 endpoint nothing listens on: the server does not start, and
+// the error is one line that says why.
+TEST(CompilerCache, RealSccacheOnAClosedS3PortSaysWhy) {
+  std::string sccache = find_in_path("sccache");
+  if (sccache.empty()) GTEST_SKIP() << "sccache not installed";
+  auto port = free_loopback_port();
+  ASSERT_TRUE(port);
+  SystemCommandRunner runner;
+  auto server = SccacheServer::start(sccache,
+                                     {{"SCCACHE_BUCKET", "bkt"},
+                                      {"SCCACHE_ENDPOINT", "http://127.0.0.1:" + std::to_string(*port)},
+                                      {"SCCACHE_REGION", "auto"},
+                                      {"SCCACHE_S3_USE_SSL", "false"},
+                                      {"AWS_ACCESS_KEY_ID", "tailor-test"},
+                                      {"AWS_SECRET_ACCESS_KEY", "tailor-test-secret"}},
+                                     runner);
+  ASSERT_FALSE(server);
+  const std::string& m = server.error().message;
+  EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  EXPECT_NE(m.find("Connection refused"), std::string::npos) << m;
+  EXPECT_EQ(m.find("Backtrace"), std::string::npos) << m;
+  EXPECT_EQ(m.find("tailor-test-secret"), std::string::npos) << m;
+}

@@ -51,7 +51,9 @@ expect_eq "dead storage exit" "$?" 1
 expect_eq "dead storage says why" "$(grep -c 'cannot connect' "$tmp/dead.out")" 1
 
 # Two checkouts of the same package; the config puts the stable work folder in $tmp.
-for c in co1 co2; do mkdir -p "$tmp/$c" && cp -r "$src/examples/fused_ops" "$tmp/$c/"; done
+# cp -p: the wheel's timestamps come from the newest file in the source (SOURCE_DATE_EPOCH),
+# so two copies made a second apart would differ in their wheels' bytes.
+for c in co1 co2; do mkdir -p "$tmp/$c" && cp -rp "$src/examples/fused_ops" "$tmp/$c/"; done
 cat >"$tmp/tailor.toml" <<EOF
 [cache]
 url = "$url"
