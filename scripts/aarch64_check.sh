@@ -107,8 +107,9 @@ chmod +x "$wrapper"
 e2e=(arm_host detect plan arch explain matrix print_env plan_cli_checks inspect_hostile cli_habits)
 # Scripts that cannot hold under an aarch64 tailor, and why (counted as skipped): none now.
 declare -A not_here=()
-# How an e2e script runs a cross-built binary other than $TAILOR (cli_habits' installed one).
-export TAILOR_EMULATOR="$qemu -L /"
+# How an e2e script runs a cross-built binary other than $TAILOR (cli_habits' installed one):
+# an installed tailor has no build RUNPATH, so libisal comes from $deps as from a system folder.
+export TAILOR_EMULATOR="$qemu -L / -E LD_LIBRARY_PATH=$deps/usr/lib/aarch64-linux-gnu"
 e_pass=0 e_fail=0 e_skip=0 e_failed=() e_skipped=()
 e2e_s=0
 if [ "$unit_only" = 0 ]; then
