@@ -14,7 +14,11 @@
 #   scripts/aarch64_check.sh [--unit-only] [--no-build]
 # Environment: JOBS (default 2), TAILOR_AARCH64_BUILD (default build-aarch64),
 # QEMU_CPU (default neoverse-n1) for the e2e tests, TARGETS (ninja targets; default
-# tailor and every unit test binary).
+# tailor and every unit test binary), TAILOR_AARCH64_NVCC_WHEELS (optional: a folder with
+# NVIDIA's aarch64 wheels of nvcc, for one real CUDA compile under qemu; fetch them once with
+#   pip download --platform manylinux2014_aarch64 --only-binary=:all: --no-deps -d DIR \
+#     nvidia-cuda-nvcc nvidia-nvvm nvidia-cuda-crt nvidia-cuda-runtime
+# of one CUDA version; without it that step is skipped, and says so).
 # Exit 0 when nothing failed, 1 when a test failed, 2 when something is missing.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -101,12 +105,11 @@ exec "$qemu" -L / -cpu "\${QEMU_CPU:-$cpu}" "$build/bin/tailor" "\$@"
 EOF
 chmod +x "$wrapper"
 e2e=(arm_host detect plan arch explain matrix print_env plan_cli_checks inspect_hostile cli_habits)
-# Scripts that cannot hold under an aarch64 tailor, and why (counted as skipped).
-declare -A not_here=(
-  [cli_habits]="installs through the tailor_docs target, which a cross build has not (the man page and completions are made by running the built tailor)"
-  [matrix]="its example matrix has x86 CPU targets (avx512) without a platform, which assume an x86_64 host; on aarch64 that is rightly an error"
-  [plan]="plans the g5g wheel from an x86_64 host with --manylinux 2_35; on an aarch64 host with glibc 2.36 that is rightly an error (arm_host covers the aarch64 host)"
-)
+# Scripts that cannot hold under an aarch64 tailor, and why (counted as skipped): none now.
+declare -A not_here=()
+# How an e2e script runs a cross-built binary other than $TAILOR (cli_habits' installed one):
+# an installed tailor has no build RUNPATH, so libisal comes from $deps as from a system folder.
+export TAILOR_EMULATOR="$qemu -L / -E LD_LIBRARY_PATH=$deps/usr/lib/aarch64-linux-gnu"
 e_pass=0 e_fail=0 e_skip=0 e_failed=() e_skipped=()
 e2e_s=0
 if [ "$unit_only" = 0 ]; then
@@ -145,7 +148,61 @@ print("  %-12s core %s [%s], class %s, %s, %d features from %s"
   done
 fi
 
-# ---- 6. summary ------------------------------------------------------------------------
+# ---- 6. one real CUDA compile with the aarch64 nvcc (optional) --------------------------
+# nvcc and its tools (cicc, ptxas, fatbinary, ...) from NVIDIA's aarch64 wheels run under
+# qemu-user, each tool behind a small wrapper because the kernel cannot exec an aarch64 binary
+# here; the host compiler is the cross g++ (an x86_64 program). The result must be an aarch64
+# library that the aarch64 tailor, under qemu, inspects as holding sm_80.
+nvcc_line="skipped: TAILOR_AARCH64_NVCC_WHEELS is not set (see the header of this script)"
+nvcc_fail=0
+if [ "$unit_only" = 0 ] && [ -n "${TAILOR_AARCH64_NVCC_WHEELS:-}" ]; then
+  say "CUDA compile with the aarch64 nvcc under $(basename "$qemu")"
+  wheels=() missing_wheels=()
+  for w in nvidia_cuda_nvcc nvidia_nvvm nvidia_cuda_crt nvidia_cuda_runtime; do
+    f=$(find "$TAILOR_AARCH64_NVCC_WHEELS" -maxdepth 1 -name "$w-[0-9]*aarch64*.whl" | sort -V | tail -1)
+    if [ -n "$f" ]; then wheels+=("$f"); else missing_wheels+=("$w"); fi
+  done
+  if [ ${#missing_wheels[@]} -gt 0 ]; then
+    nvcc_line="skipped: no aarch64 wheel of ${missing_wheels[*]} in $TAILOR_AARCH64_NVCC_WHEELS"
+  else
+    tk="$build/nvcc-aarch64"
+    rm -rf "$tk" && mkdir -p "$tk"
+    for w in "${wheels[@]}"; do python3 -m zipfile -e "$w" "$tk" || nvcc_fail=1; done
+    nvcc=$(find "$tk"/nvidia -path '*/bin/nvcc' -type f | head -1)
+    if [ "$nvcc_fail" = 1 ] || [ -z "$nvcc" ]; then
+      nvcc_fail=1 nvcc_line="FAILED: the wheels in $TAILOR_AARCH64_NVCC_WHEELS hold no nvidia/cu*/bin/nvcc"
+    else
+      cu=$(dirname "$(dirname "$nvcc")")
+      chmod +x "$cu"/bin/* "$cu"/nvvm/bin/*  # zip members lose their mode
+      for t in "$cu"/bin/cudafe++ "$cu"/bin/fatbinary "$cu"/bin/nvlink "$cu"/bin/ptxas "$cu"/bin/bin2c "$cu"/nvvm/bin/cicc; do
+        [ -f "$t" ] || continue
+        mv "$t" "$t.aarch64"
+        printf '#!/bin/sh\nexec "%s" -L / "%s" "$@"\n' "$qemu" "$t.aarch64" > "$t"
+        chmod +x "$t"
+      done
+      so="$tk/kernels_sm80.so"
+      n0=$(date +%s)
+      if "$qemu" -L / "$nvcc" -ccbin aarch64-linux-gnu-g++ -shared -Xcompiler -fPIC \
+           -gencode arch=compute_80,code=sm_80 -o "$so" "$root/tests/fixtures/kernels.cu" >"$tk/nvcc.log" 2>&1 &&
+         "$wrapper" inspect --json "$so" >"$tk/inspect.json" 2>>"$tk/nvcc.log" &&
+         python3 - "$tk/inspect.json" >>"$tk/nvcc.log" 2>&1 <<'PY'
+import json, sys
+lib = json.load(open(sys.argv[1]))["libraries"][0]
+assert lib["machine"] == "aarch64", lib["machine"]
+assert lib["targets"] == ["sm_80"], lib["targets"]
+PY
+      then
+        nvcc_line="passed: $("$qemu" -L / "$nvcc" --version | sed -n 's/.*\(release [0-9.]*\).*/nvcc \1/p') compiled kernels.cu for sm_80 into an aarch64 library; tailor inspect (aarch64, qemu) reads sm_80 ($(( $(date +%s) - n0 ))s)"
+      else
+        nvcc_fail=1 nvcc_line="FAILED: see $tk/nvcc.log"
+        tail -5 "$tk/nvcc.log" | sed 's/^/    /'
+      fi
+    fi
+  fi
+  echo "  $nvcc_line"
+fi
+
+# ---- 7. summary ------------------------------------------------------------------------
 total_s=$(( $(date +%s) - start ))
 say "summary"
 echo "  build:      ${build_s}s ($jobs jobs)"
@@ -156,5 +213,6 @@ if [ "$unit_only" = 0 ]; then
   for f in "${e_failed[@]}"; do echo "    failed:  $f ($build/e2e-$f.log)"; done
   for s in "${e_skipped[@]}"; do echo "    skipped: $s"; done
 fi
+[ "$unit_only" = 1 ] || echo "  aarch64 nvcc: $nvcc_line"
 echo "  total:      ${total_s}s"
-[ "$u_fail" -eq 0 ] && [ "$unit_rc" -eq 0 ] && [ "$e_fail" -eq 0 ] && [ "$u_total" -gt 0 ]
+[ "$u_fail" -eq 0 ] && [ "$unit_rc" -eq 0 ] && [ "$e_fail" -eq 0 ] && [ "$nvcc_fail" -eq 0 ] && [ "$u_total" -gt 0 ]

@@ -348,7 +348,13 @@ void resolve_manylinux(Context& c) {
       p.notes.push_back(fmt::format("manylinux_{} assumed from this host's glibc; the real tag is decided by the "
                                     "glibc of the {} build host", p.manylinux, p.platform));
   }
-  if (c.same_platform()) c.take(check_glibc_for_manylinux(c.host.os.glibc, p.manylinux, c.catalog));
+  // A problem of this host, not of the variant: `plan` describes a build that its fix (an
+  // image of that glibc, `--format dockerfile`) can run elsewhere, so there it warns.
+  if (c.same_platform())
+    for (auto& pr : check_glibc_for_manylinux(c.host.os.glibc, p.manylinux, c.catalog)) {
+      pr.severity = c.host_severity();
+      c.plan.problems.push_back(std::move(pr));
+    }
 }
 
 void build_env(Context& c, const probe::CudaToolkit* tk) {

@@ -47,7 +47,9 @@ if [ -n "${TAILOR_BINARY_DIR:-}" ] && [ -f "$TAILOR_BINARY_DIR/CMakeCache.txt" ]
            share/zsh/site-functions/_tailor share/fish/vendor_completions.d/tailor.fish; do
     [ -s "$work/prefix/$f" ] || fail "cmake --install did not install $f"
   done
-  "$work/prefix/bin/tailor" --version >/dev/null || fail "the installed tailor does not run"
+  # TAILOR_EMULATOR: how to run a cross-built binary here (scripts/aarch64_check.sh sets it).
+  # shellcheck disable=SC2086  # the emulator's words
+  ${TAILOR_EMULATOR:-} "$work/prefix/bin/tailor" --version >/dev/null || fail "the installed tailor does not run"
   echo "ok: cmake --install lays out binary, man page and completions"
 fi
 

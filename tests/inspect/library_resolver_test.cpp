@@ -101,7 +101,7 @@ TEST(LibraryResolver, RunpathThatReachesTheSiblingFindsItOneThatDoesNotSaysWhere
   EXPECT_EQ(lost.note, "a file of that name is in the wheel at pkg/lib/libsibling.so, but no RUNPATH reaches it");
   EXPECT_EQ(needed_kind_key(lost.kind), "not-found");
   // A need nothing provides lowers the wheel to linux, and says why.
-  EXPECT_EQ(w.manylinux_needed, "linux_x86_64");
+  EXPECT_EQ(w.manylinux_needed, "linux_" + tailor::test::cxx_fixture_machine());
   bool said = false;
   for (const auto& l : w.manylinux_limiting) said |= l.find("pkg/bin/lost.so: needs libsibling.so, not found") == 0;
   EXPECT_TRUE(said) << testing::PrintToString(w.manylinux_limiting);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "support/fixtures.h"
 #include "util/process.h"
 
 namespace fs = std::filesystem;

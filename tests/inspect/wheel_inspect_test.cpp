@@ -55,8 +55,18 @@ TEST(WheelInspect, ReadsNameTagsRecordAndTargets) {
   EXPECT_LT(w.targets[0].share + w.targets[1].share, 1.0);
   EXPECT_EQ(report->targets_union(), (std::vector<std::string>{"sm_75", "sm_80"}));
   EXPECT_TRUE(w.claim_ok);  // linux_x86_64 claims nothing
-  // nvcc's host code calls GLIBC_2.34 symbols (readelf -V on the fixture).
-  EXPECT_EQ(w.manylinux_needed, "manylinux_2_34_x86_64");
+  // nvcc's host code calls GLIBC_2.34 symbols (readelf -V on the fixture). In a cross build
+  // plain.so is the target's and kernels.so nvcc's host's: a wheel of two machines is plain
+  // linux of the first library's machine, and says why.
+  const std::string m = tailor::test::nvcc_fixture_machine();
+  if (tailor::test::cxx_fixture_machine() == m) {
+    EXPECT_EQ(w.manylinux_needed, "manylinux_2_34_" + m);
+  } else {
+    EXPECT_EQ(w.manylinux_needed, "linux_" + m);
+    bool said = false;
+    for (const auto& l : w.manylinux_limiting) said |= l.find("demo/lib/plain.so: machine ") == 0;
+    EXPECT_TRUE(said) << testing::PrintToString(w.manylinux_limiting);
+  }
   EXPECT_EQ(w.libraries[0].manylinux.policy, "manylinux_2_34");
   // The nvcc library needs the C++ runtime and the loader: whitelisted, not "system".
   bool saw_libstdcxx = false;
@@ -104,16 +114,17 @@ TEST(WheelInspect, TamperedRecordIsReported) {
 
 TEST(WheelInspect, FalseManylinuxClaimIsFlagged) {
   REQUIRE_FIXTURES("glibc_234.so");
-  auto path = make_wheel("1.0", "cp311-cp311-manylinux_2_17_x86_64", {{"demo/fast.so", fixture("glibc_234.so")}});
+  const std::string m = tailor::test::cxx_fixture_machine();  // the tags name the library's own machine
+  auto path = make_wheel("1.0", "cp311-cp311-manylinux_2_17_" + m, {{"demo/fast.so", fixture("glibc_234.so")}});
   auto report = inspect_paths({path});
   ASSERT_TRUE(report) << report.error().message;
   const auto& w = report->wheels[0];
-  EXPECT_EQ(w.manylinux_needed, "manylinux_2_34_x86_64");
+  EXPECT_EQ(w.manylinux_needed, "manylinux_2_34_" + m);
   EXPECT_FALSE(w.claim_ok);
-  EXPECT_NE(w.claim_problem.find("manylinux_2_17_x86_64"), std::string::npos) << w.claim_problem;
+  EXPECT_NE(w.claim_problem.find("manylinux_2_17_" + m), std::string::npos) << w.claim_problem;
   EXPECT_NE(w.claim_problem.find("GLIBC_2.34"), std::string::npos) << w.claim_problem;
   // The same library under an honest tag passes.
-  auto honest = inspect_paths({make_wheel("1.0", "cp311-cp311-manylinux_2_34_x86_64",
+  auto honest = inspect_paths({make_wheel("1.0", "cp311-cp311-manylinux_2_34_" + m,
                                           {{"demo/fast.so", fixture("glibc_234.so")}})});
   ASSERT_TRUE(honest);
   EXPECT_TRUE(honest->wheels[0].claim_ok) << honest->wheels[0].claim_problem;
@@ -209,7 +220,7 @@ TEST(InspectPaths, DirectoryFindsLibrariesAndSkipsSymlinksAndOtherFiles) {
   ASSERT_TRUE(report) << report.error().message;
   ASSERT_EQ(report->libraries.size(), 2u);
   EXPECT_EQ(report->libraries[0].path, (dir / "g.so").string());
-  EXPECT_EQ(report->libraries[0].manylinux.tag, "manylinux_2_34_x86_64");
+  EXPECT_EQ(report->libraries[0].manylinux.tag, "manylinux_2_34_" + tailor::test::cxx_fixture_machine());
   EXPECT_EQ(report->targets_union(), (std::vector<std::string>{"sm_75", "sm_80"}));
 }
 

@@ -113,6 +113,12 @@ TEST(TorchValidation, HostGlibcNewerThanManylinuxWanted) {
   ASSERT_NE(pr, nullptr);
   EXPECT_NE(pr->message.find("glibc 2.35 is newer than manylinux_2_28"), std::string::npos) << pr->message;
   EXPECT_NE(pr->fix.find("rockylinux8"), std::string::npos) << pr->fix;
+  EXPECT_EQ(pr->severity, ProblemSeverity::error);
+  // `plan` describes it for the glibc 2.28 image its fix names: a warning, and a plan.
+  BuildPlan describe = resolve_torch_plan(v, graviton_t4g_host());
+  ASSERT_NE(find(describe, "manylinux"), nullptr);
+  EXPECT_EQ(find(describe, "manylinux")->severity, ProblemSeverity::warning);
+  EXPECT_EQ(describe.manylinux, "2_28");
   v.manylinux = "manylinux_2_35";
   EXPECT_EQ(find(resolve_torch_plan(v, graviton_t4g_host(), here()), "manylinux"), nullptr);
 }

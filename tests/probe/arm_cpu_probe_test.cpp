@@ -87,18 +87,35 @@ TEST(ArmCpuProbe, Gb10NamesBothCoreKindsAndIsV2Class) {
   for (const char* f : {"sve2", "bf16", "i8mm", "wfxt"}) EXPECT_TRUE(has(cpu, f)) << f;
 }
 
-// Orin's cores by part number only: no published Orin dump was at hand, so the features
-// line here is a plain Armv8.2-A one and only the naming is under test.
-TEST(ArmCpuProbe, OrinPartNumberIsCortexA78AE) {
+// Orin's MIDR as NVIDIA's Tegra234 kernel patch quotes it (README): only the implementer
+// and part lines, so the core is named but no feature is claimed from nothing.
+TEST(ArmCpuProbe, OrinRecordedLinesNameCortexA78AE) {
+  CpuInfo cpu = probe_recorded("orin_tegra234_lines");
+  EXPECT_EQ(cpu.arch, "aarch64");
+  EXPECT_EQ(cpu.model, "Cortex-A78AE");
+  EXPECT_EQ(cpu.cores, std::vector<std::string>{"Cortex-A78AE"});
+  EXPECT_EQ(cpu.midr, "0x41:0xd42");
+  EXPECT_EQ(cpu.neoverse_class, "N1");
+  EXPECT_NE(cpu.seen_in.find("Orin"), std::string::npos) << cpu.seen_in;
+  EXPECT_TRUE(cpu.features.empty()) << testing::PrintToString(cpu.features);
+}
+
+// A Jetson AGX Orin's features and MIDR fields as its published lscpu shows them (README:
+// Flags, Model 1 = variant 0x0, Stepping r0p1 = revision 1), in a cpuinfo layout written here.
+TEST(ArmCpuProbe, OrinLscpuFeaturesAreArmv82WithDotProductAndNoSve) {
   tailor::test::FakeHostFiles f;
   f.arch = "aarch64";
   f.files["/proc/cpuinfo"] =
-      "processor\t: 0\nFeatures\t: fp asimd atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp\n"
-      "CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x1\nCPU part\t: 0xd42\nCPU revision\t: 1\n";
+      "processor\t: 0\nBogoMIPS\t: 62.50\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp "
+      "asimdhp cpuid asimdrdm lrcpc dcpop asimddp uscat ilrcpc flagm paca pacg\n"
+      "CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd42\nCPU revision\t: 1\n";
   CpuInfo cpu = probe_cpu(f);
   EXPECT_EQ(cpu.model, "Cortex-A78AE");
   EXPECT_EQ(cpu.neoverse_class, "N1");
-  EXPECT_NE(cpu.seen_in.find("Orin"), std::string::npos);
+  EXPECT_EQ(cpu.features_source, "/proc/cpuinfo");
+  EXPECT_EQ(cpu.isa_level, "armv8.2-a");
+  for (const char* x : {"asimddp", "lrcpc", "ilrcpc", "paca", "atomics"}) EXPECT_TRUE(has(cpu, x)) << x;
+  for (const char* x : {"sve", "sve2", "bf16", "i8mm"}) EXPECT_FALSE(has(cpu, x)) << x;
 }
 
 // qemu-user: /proc/cpuinfo is the x86 host's, HWCAP and MIDR are the emulated CPU's.

@@ -14,6 +14,10 @@ std::string fixture(const std::string& name) {
   return std::string(TAILOR_BINARY_DIR) + "/fixtures/" + name + ".so";
 }
 
+std::string cxx_fixture_machine() { return TAILOR_CXX_FIXTURE_MACHINE; }
+
+std::string nvcc_fixture_machine() { return TAILOR_NVCC_FIXTURE_MACHINE; }
+
 std::vector<std::byte> slurp(const std::string& path) {
   std::string text = slurp_text(path);
   std::vector<std::byte> out(text.size());

@@ -11,6 +11,14 @@ namespace tailor::test {
 /// <build>/fixtures/<name>.so, made by tests/fixtures/CMakeLists.txt.
 std::string fixture(const std::string& name);
 
+/// The machine (uname -m spelling: "x86_64", "aarch64") of the fixtures made by the C/C++
+/// compiler of the build, i.e. the target's: in a cross build, not the build machine's.
+std::string cxx_fixture_machine();
+
+/// The machine of the fixtures made by nvcc: nvcc compiles host code with its own host's
+/// compiler, so in a cross build these are the build machine's, unlike cxx_fixture_machine().
+std::string nvcc_fixture_machine();
+
 /// The bytes of a file; empty when it cannot be read.
 std::vector<std::byte> slurp(const std::string& path);
 
