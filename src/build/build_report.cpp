@@ -68,6 +68,16 @@ nlohmann::json to_json(const BuildProvenance& p) {
 
 std::string provenance_file_text(const BuildProvenance& p) { return to_json(p).dump(2) + "\n"; }
 
+std::optional<double> compile_span_s(const std::vector<NinjaJob>& jobs) {
+  if (jobs.empty()) return std::nullopt;
+  uint64_t first = jobs.front().start_ms, last = jobs.front().end_ms;
+  for (const auto& job : jobs) {
+    first = std::min(first, job.start_ms);
+    last = std::max(last, job.end_ms);
+  }
+  return static_cast<double>(last - first) / 1000.0;
+}
+
 nlohmann::json to_json(const BuildReport& r) {
   nlohmann::json j;
   j["tool"] = {{"name", "tailor"}, {"version", r.tool_version}};
@@ -100,6 +110,12 @@ nlohmann::json to_json(const BuildReport& r) {
     units = {{"reused", *r.units_reused}, {"total", *r.units_total}, {"source", r.units_source}};
   j["run"]["reused_units"] = units;
   if (r.governor) j["run"]["memory"] = to_json(*r.governor);
+  if (!r.phases.empty()) {
+    nlohmann::json phases = nlohmann::json::array();
+    for (const auto& ph : r.phases) phases.push_back({{"name", ph.name}, {"seconds", ph.seconds}});
+    j["run"]["phases"] = phases;
+  }
+  if (auto span = compile_span_s(r.job_timeline)) j["run"]["compile_span_s"] = *span;
   if (!r.job_timeline.empty() || r.job_timeline_dropped) {
     j["run"]["job_timeline"] = jobs_to_json(r.job_timeline);
     j["run"]["job_timeline_dropped"] = r.job_timeline_dropped;
@@ -135,6 +151,17 @@ std::string render_summary(const BuildReport& r) {
     out += fmt::format("time      {:.1f} s under the memory governor ({})\n", r.duration_s, r.governor->reason);
   else
     out += fmt::format("time      {:.1f} s with {} jobs ({})\n", r.duration_s, r.jobs, r.jobs_reason);
+  if (!r.phases.empty()) {
+    std::vector<std::string> parts;
+    const auto span = compile_span_s(r.job_timeline);
+    for (const auto& ph : r.phases) {
+      if (ph.name == "build" && span)
+        parts.push_back(fmt::format("build {:.1f} (compiles {:.1f})", ph.seconds, *span));
+      else
+        parts.push_back(fmt::format("{} {:.1f}", ph.name, ph.seconds));
+    }
+    out += fmt::format("phases    {} s\n", join(parts, ", "));
+  }
   if (r.governor) out += render_governor_summary(*r.governor);
   if (r.cache_tool.empty() || r.cache_tool == "none")
     out += "cache     none (install ccache to make rebuilds fast)\n";

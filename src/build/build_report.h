@@ -72,6 +72,14 @@ struct BuildReport {
   // run
   std::string started_at;      ///< ISO 8601 UTC
   double duration_s = 0;
+  /// Where the time went, in order: "inputs", "toolchain", "prepare", "build" (pip or
+  /// CMake, compiles and link), "verify", "import", "tests", "publish" (the report is
+  /// written during publish, so its own phase is not in it).
+  struct Phase {
+    std::string name;
+    double seconds = 0;
+  };
+  std::vector<Phase> phases;
   int jobs = 0;
   std::string jobs_reason;
   std::string cache_tool;      ///< "ccache", "sccache", "none"
@@ -113,6 +121,9 @@ struct BuildReport {
   std::optional<BuildProvenance> provenance;  ///< set once the source is identified
 };
 
+/// Seconds from the first compile job's start to the last one's end (the ninja log's
+/// timeline); nullopt without jobs.
+std::optional<double> compile_span_s(const std::vector<NinjaJob>& jobs);
 nlohmann::json to_json(const BuildReport& report);
 nlohmann::json to_json(const BuildProvenance& provenance);
 /// Eight lines or so for people: wheel, size, targets with bytes, time, jobs, cache, checks.

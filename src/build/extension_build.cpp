@@ -829,8 +829,10 @@ StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& c
   s.venv_python = vpy;
   const auto clean_env = clean_venv_env();
   status(o, fmt::format("==> import test in a clean venv ({})", venv.string()));
-  CheckRun r = run_check(runner, {rep.python, "-m", "venv", "--system-site-packages", venv.string()}, work_dir, clean_env, log,
-                         std::chrono::seconds(300));
+  // No pip of its own (ensurepip costs seconds per build): the target's pip installs into
+  // it with --python (pip 22.3 and later); an older pip gets the venv its own pip below.
+  CheckRun r = run_check(runner, {rep.python, "-m", "venv", "--system-site-packages", "--without-pip", venv.string()},
+                         work_dir, clean_env, log, std::chrono::seconds(300));
   // When the target Python is itself a venv (e.g. /opt/torch/.venv), --system-site-packages
   // exposes the base interpreter, not the venv that holds torch: hand the new venv the
   // target's own site folders, and what their .pth files add to its path (a venv that
@@ -851,9 +853,20 @@ StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& c
                      sites.output},
                     work_dir, clean_env, log, std::chrono::seconds(120));
   }
-  if (r.ok)
-    r = run_check(runner, {vpy, "-m", "pip", "install", "--no-deps", "--no-index", "--force-reinstall", "-q", s.wheel},
-                  work_dir, clean_env, log, std::chrono::seconds(600));
+  if (r.ok) {
+    CheckRun via = run_check(runner,
+                             {rep.python, "-m", "pip", "--python", vpy, "install", "--no-deps", "--no-index",
+                              "--force-reinstall", "-q", s.wheel},
+                             work_dir, clean_env, log, std::chrono::seconds(600));
+    if (via.ok || via.output.find("no such option: --python") == std::string::npos) {
+      r = via;
+    } else {
+      r = run_check(runner, {vpy, "-m", "ensurepip", "-q"}, work_dir, clean_env, log, std::chrono::seconds(300));
+      if (r.ok)
+        r = run_check(runner, {vpy, "-m", "pip", "install", "--no-deps", "--no-index", "--force-reinstall", "-q", s.wheel},
+                      work_dir, clean_env, log, std::chrono::seconds(600));
+    }
+  }
   // Run from the venv folder so the source tree's own package folder cannot shadow the
   // installed one.
   if (r.ok)
@@ -1001,14 +1014,29 @@ ExtensionBuildResult build_extension(const ExtensionBuildOptions& o, ExtensionBu
     s.result.report.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count();
     return std::move(s.result);
   };
-  if (auto st = resolve_inputs(o, ctx, s)) return stopped(std::move(*st));
+  auto mark = std::chrono::steady_clock::now();
+  auto phase_done = [&](const char* name) {
+    auto now = std::chrono::steady_clock::now();
+    s.result.report.phases.push_back({name, std::chrono::duration<double>(now - mark).count()});
+    mark = now;
+  };
+  auto st_inputs = resolve_inputs(o, ctx, s);
+  phase_done("inputs");
+  if (st_inputs) return stopped(std::move(*st_inputs));
   if (o.print_env) {
     if (auto st = print_build_env(o, ctx, s)) return stopped(std::move(*st));
     return std::move(s.result);
   }
   using Step = StepResult (*)(const ExtensionBuildOptions&, ExtensionBuildContext&, ExtensionBuildState&);
-  for (Step step : {check_toolchain, prepare_build, run_build, verify_wheel, import_check, run_package_tests, publish_outputs})
-    if (auto st = step(o, ctx, s)) return stopped(std::move(*st));
+  const std::pair<const char*, Step> steps[] = {{"toolchain", check_toolchain}, {"prepare", prepare_build},
+                                                {"build", run_build},          {"verify", verify_wheel},
+                                                {"import", import_check},      {"tests", run_package_tests},
+                                                {"publish", publish_outputs}};
+  for (const auto& [name, step] : steps) {
+    auto st = step(o, ctx, s);
+    phase_done(name);
+    if (st) return stopped(std::move(*st));
+  }
   return std::move(s.result);
 }
 
