@@ -253,6 +253,33 @@ void memory_section(std::string& out, const json& report) {
   }
 }
 
+// The build's phases (run.phases) as one bar each; the build phase split into the
+// compile span (run.compile_span_s) and the rest (pip or CMake, the link, the wheel).
+void phases_section(std::string& out, const json& report) {
+  const json* phases = path(report, {"run", "phases"});
+  if (!phases || !phases->is_array() || phases->empty()) return;
+  out += "<h2>Where the time went</h2>\n";
+  auto span = number(path(report, {"run", "compile_span_s"}));
+  std::vector<html::BarRow> rows;
+  for (const auto& ph : *phases) {
+    if (rows.size() >= k_max_rows) break;
+    std::string name = str(get(&ph, "name"));
+    double sec = std::clamp(number(get(&ph, "seconds")).value_or(0), 0.0, 1e9);
+    if (name == "build" && span) {
+      double c = std::clamp(*span, 0.0, sec);
+      rows.push_back({name, html::seconds_text(sec),
+                      {{c, "#1971c2", fmt::format("compiles: {}", html::seconds_text(c))},
+                       {sec - c, "#a5d8ff", fmt::format("the rest of the build step: {}", html::seconds_text(sec - c))}}});
+    } else {
+      rows.push_back({name, html::seconds_text(sec), {{sec, "#868e96", fmt::format("{}: {}", name, html::seconds_text(sec))}}});
+    }
+  }
+  out += html::legend({{"compiles (Ninja jobs)", "#1971c2"}, {"rest of the build step", "#a5d8ff"}, {"other phases", "#868e96"}});
+  html::BarChartOptions bo;
+  bo.label_width = 200;
+  out += html::stacked_bars(rows, bo);
+}
+
 void cache_section(std::string& out, const json& report) {
   out += "<h2>Compiler cache</h2>\n";
   const json* cache = path(report, {"run", "cache"});
@@ -371,6 +398,7 @@ std::string render_report_html(const nlohmann::json& report_in) {
   if (size) body += card(human_bytes(static_cast<uint64_t>(std::clamp(*size, 0.0, 1e18))), "wheel size");
   body += "</div>\n";
 
+  phases_section(body, report);
   jobs_section(body, jobs, dropped);
   memory_section(body, report);
   cache_section(body, report);

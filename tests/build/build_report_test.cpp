@@ -79,3 +79,20 @@ TEST(BuildReport, TheMemorySectionSaysWhichModeRanAndWhy) {
   EXPECT_NE(text.find("peak build RSS 2390 MiB, up to 2 jobs at once, 1 brake stop\n"), std::string::npos) << text;
   EXPECT_NE(text.find("cc1plus 1836 MiB, nvcc 584 MiB"), std::string::npos) << text;
 }
+
+TEST(BuildReport, PhasesAndTheCompileSpanAreReported) {
+  BuildReport r;
+  r.phases = {{"inputs", 2.5}, {"build", 40.0}, {"import", 3.25}};
+  r.job_timeline = {{"a.o", 1000, 9000, "cu"}, {"b.o", 500, 4000, "cpp"}, {"lib.so", 9000, 12500, "link"}};
+  nlohmann::json j = to_json(r);
+  ASSERT_EQ(j["run"]["phases"].size(), 3u);
+  EXPECT_EQ(j["run"]["phases"][1]["name"], "build");
+  EXPECT_DOUBLE_EQ(j["run"]["phases"][2]["seconds"].get<double>(), 3.25);
+  EXPECT_DOUBLE_EQ(j["run"]["compile_span_s"].get<double>(), 12.0);  // 0.5 s to 12.5 s
+  std::string text = render_summary(r);
+  EXPECT_NE(text.find("phases    inputs 2.5, build 40.0 (compiles 12.0), import 3.2 s"), std::string::npos) << text;
+  EXPECT_FALSE(compile_span_s({}).has_value());
+  BuildReport none;
+  EXPECT_FALSE(to_json(none)["run"].contains("phases"));
+  EXPECT_FALSE(to_json(none)["run"].contains("compile_span_s"));
+}
