@@ -58,6 +58,9 @@ struct ExtensionBuildState {
   /// A module the package imports at run time that the target environment lacks (and the
   /// wheel does not provide): its import and smoke checks are skipped, not failed.
   std::string missing_dependency;
+  /// The GPU smoke test when it ran in the import test's interpreter (one import of the
+  /// package, not two: mamba-ssm's takes 14 s): whether it passed, and its output.
+  std::optional<std::pair<bool, std::string>> smoke_run;
   std::optional<SourceIdentity> identity;  ///< what the source is, its SOURCE_DATE_EPOCH
   std::optional<FolderLock> work_lock, out_lock;  ///< held from preflight to the end of the run
 };

@@ -490,3 +490,53 @@ TEST_F(ExtensionSteps, RunBuildKeepsTheStaticCountWithAnOldNinjaOrJobs) {
         << s.result.report.governor->reason;
   }
 }
+
+TEST_F(ExtensionSteps, OnAGpuTheSmokeTestRunsInTheImportTestsInterpreter) {
+  host.gpus.push_back({0, "NVIDIA H100", cuda::ComputeCapability{9, 0}, 0, ""});
+  o.tests = ExtensionBuildOptions::Tests::never;
+  auto c = context();
+  resolve_and_prepare(c);
+  s.result.report.log_path = (root / "build.log").string();
+  s.wheel = (root / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl").string();
+  s.build_plan.smoke_test = "import demo_ops_cuda";
+  // The import passes, the smoke test after the marker fails: the import check passes and
+  // the smoke check fails with the output, with no second interpreter.
+  runner.handler = [](const CommandSpec& spec) -> std::optional<CommandResult> {
+    if (spec.argv.size() > 2 && spec.argv[2].rfind("import torch, ", 0) == 0) {
+      EXPECT_NE(spec.argv[2].find("\nimport demo_ops_cuda"), std::string::npos) << spec.argv[2];
+      return ran(1, "/venv/demo_ops/__init__.py\ntailor: import passed; the smoke test follows\nCUDA error: no kernel image\n");
+    }
+    return ran(0);
+  };
+  EXPECT_EQ(import_check(o, c, s), std::nullopt);
+  EXPECT_EQ(s.result.report.checks.back().name, "import");
+  EXPECT_EQ(s.result.report.checks.back().status, CheckStatus::passed);
+  const size_t before = runner.specs.size();
+  EXPECT_EQ(run_package_tests(o, c, s), (StepStop{BuildStatus::check_failed, "the GPU smoke test failed"}));
+  EXPECT_EQ(runner.specs.size(), before);
+  EXPECT_EQ(s.result.report.checks.back().name, "gpu-smoke");
+  EXPECT_NE(s.result.check_output.find("no kernel image"), std::string::npos);
+
+  // A failure before the marker is the import's own, and stops there.
+  s.smoke_run.reset();
+  s.result.report.checks.clear();
+  runner.handler = [](const CommandSpec& spec) -> std::optional<CommandResult> {
+    if (spec.argv.size() > 2 && spec.argv[2].rfind("import torch, ", 0) == 0)
+      return ran(1, "ImportError: undefined symbol: _ZN3c10\n");
+    return ran(0);
+  };
+  EXPECT_EQ(import_check(o, c, s), (StepStop{BuildStatus::check_failed, "the built wheel does not import (demo_ops)"}));
+  EXPECT_FALSE(s.smoke_run.has_value());
+
+  // Both pass: one passed smoke check, still no second interpreter.
+  s.result.report.checks.clear();
+  runner.handler = [](const CommandSpec&) -> std::optional<CommandResult> {
+    return ran(0, "x\ntailor: import passed; the smoke test follows\n");
+  };
+  EXPECT_EQ(import_check(o, c, s), std::nullopt);
+  const size_t after_import = runner.specs.size();
+  EXPECT_EQ(run_package_tests(o, c, s), std::nullopt);
+  EXPECT_EQ(runner.specs.size(), after_import);
+  EXPECT_EQ(s.result.report.checks.back().name, "gpu-smoke");
+  EXPECT_EQ(s.result.report.checks.back().status, CheckStatus::passed);
+}
