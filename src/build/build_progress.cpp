@@ -118,6 +118,10 @@ std::optional<std::string> parse_pip_phase(std::string_view line) {
     if (auto colon = shown.rfind("): "); colon != std::string_view::npos) shown = shown.substr(0, colon + 1);
     return std::string(shown);
   }
+  // setuptools under the PEP 517 driver (no pip around it): the zip at the end, seconds
+  // for a large wheel ("building 'x' extension" is parse_setuptools_extension's).
+  if (line.starts_with("creating '") && line.find(".whl' and adding ") != std::string_view::npos)
+    return std::string("writing the wheel");
   // "Created wheel for torch-scatter: filename=... size=... sha256=..."
   if (line.starts_with("Created wheel for ")) {
     auto colon = line.find(':');

@@ -42,7 +42,8 @@ std::optional<CompilerCall> parse_compiler_call(std::string_view line);
 std::optional<std::string> parse_setuptools_extension(std::string_view line);
 
 /// pip's own phase lines, shortened: "Preparing metadata (setup.py)", "Building wheel
-/// for torch-scatter (setup.py)", "Created wheel for torch-scatter", "Processing ./src".
+/// for torch-scatter (setup.py)", "Created wheel for torch-scatter", "Processing ./src";
+/// and setuptools' zip when no pip is around it: "writing the wheel".
 std::optional<std::string> parse_pip_phase(std::string_view line);
 
 /// Remaining time by linear extrapolation of elapsed time over the finished fraction;

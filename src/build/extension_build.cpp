@@ -10,6 +10,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -168,17 +169,6 @@ std::optional<uint64_t> disk_free(const std::string& path) {
   struct statvfs st {};
   if (p.empty() || statvfs(p.c_str(), &st) != 0) return std::nullopt;
   return static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
-}
-
-/// pip hides a build's output unless verbose; the progress parser needs Ninja's lines.
-std::vector<std::string> with_verbose_pip(std::vector<std::string> argv) {
-  bool is_pip_wheel = false, verbose = false;
-  for (size_t i = 0; i + 1 < argv.size(); ++i)
-    if (argv[i] == "pip" && argv[i + 1] == "wheel") is_pip_wheel = true;
-  for (const auto& a : argv)
-    if (a == "-v" || a == "--verbose" || a == "-vv") verbose = true;
-  if (is_pip_wheel && !verbose) argv.push_back("-v");
-  return argv;
 }
 
 std::string tail_lines(std::string_view text, size_t n) {
@@ -373,9 +363,11 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   probe::ProbeOptions popts;
   popts.build_dir = fs::exists(s.work_root) ? s.work_root : ".";
   popts.probe_pythons = false;
-  s.host = ctx.probe_host(popts);
   s.python_arg = o.python.empty() ? "python3" : o.python;
-  s.python = ctx.probe_python(s.python_arg);
+  // Importing torch takes seconds: the interpreter is probed while the host is.
+  auto python_probe = std::async(std::launch::async, [&ctx, &s] { return ctx.probe_python(s.python_arg); });
+  s.host = ctx.probe_host(popts);
+  s.python = python_probe.get();
   if (s.python) s.host.pythons.insert(s.host.pythons.begin(), *s.python);
   else if (!o.python.empty())
     return stop(BuildStatus::bad_input, fmt::format("--python {}: cannot run it", o.python));
@@ -520,6 +512,9 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
   }
   if (s.toolkit && !rep.env.count("CUDA_HOME")) rep.env["CUDA_HOME"] = s.toolkit->root;
   add_reproducible_build_env(rep.env, s.identity->source_date_epoch, *src, p->cache_tool != "sccache");
+  for (const auto& file : p->helper_files)
+    if (auto written = write_file_atomic(file.path, file.text); !written)
+      return stop(BuildStatus::build_failed, "writing " + file.path + ": " + written.error().message);
   rep.jobs = p->jobs;
   rep.jobs_reason = p->jobs_reason;
   return std::nullopt;
@@ -538,7 +533,7 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   for (const auto& st : p->steps) {
     RunStep rs;
     rs.title = st.title;
-    rs.argv = with_verbose_pip(st.argv);
+    rs.argv = st.argv;
     rs.cwd = st.cwd.empty() ? s.source_dir : st.cwd;
     rs.env = rep.env;
     if (!p->path_prepend.empty()) {

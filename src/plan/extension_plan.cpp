@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "cuda/renderers.h"
+#include "data/data_files.h"
+#include "data/toml_document.h"
 #include "plan/toolkit_choice.h"
 #include "util/user_file.h"
 #include "util/files.h"
@@ -20,6 +22,13 @@ namespace tailor::plan {
 namespace {
 
 constexpr double k_gib = 1024.0 * 1024.0 * 1024.0;
+
+/// data/build/build_wheel.py: the wheel through the source's PEP 517 backend.
+std::string build_wheel_script() {
+  auto text = data::file("build/build_wheel.py");
+  if (!text) throw data::DataError("data/build/build_wheel.py: missing");
+  return std::string(*text);
+}
 
 std::string gib_text(double gib) {
   return std::fabs(gib - std::round(gib)) < 0.05 ? fmt::format("{:.0f}", gib)
@@ -357,11 +366,13 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
     }
   }
 
-  // Commands.
-  std::vector<std::string> pip = {python, "-m", "pip", "wheel", "--no-build-isolation",
-                                  "--no-deps", "-v", "-w", out_dir};
-  pip.insert(pip.end(), recipe.pip_args.begin(), recipe.pip_args.end());
-  pip.push_back(source);
+  // Commands. The wheel: the source's PEP 517 backend, called once in the target
+  // interpreter with no build isolation (data/build/build_wheel.py).
+  // pip would run setup.py (and its `import torch`) once more for metadata first.
+  const std::string driver = (std::filesystem::path(source).parent_path() / "tailor-build-wheel.py").string();
+  plan.helper_files.push_back({driver, build_wheel_script()});
+  BuildStep wheel_step{"build the " + recipe.name + " wheel (PEP 517)", {python, "-u", driver, out_dir}, source,
+                       {python, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", out_dir, source}};
   if (recipe.build_system == BuildSystem::cmake_then_pip) {
     const std::string build_dir = source + "/build";
     std::vector<std::string> configure = {"cmake", "-S", source, "-B", build_dir};
@@ -371,7 +382,7 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
     plan.steps.push_back({"configure " + recipe.name + " (CMake)", configure, source});
     plan.steps.push_back({"compile " + recipe.name + " (CMake)", {"cmake", "--build", build_dir}, source});
   }
-  plan.steps.push_back({"build the " + recipe.name + " wheel (pip)", pip, source});
+  plan.steps.push_back(std::move(wheel_step));
   return plan;
 }
 
@@ -422,6 +433,12 @@ std::string render_print_env(const ExtensionBuildPlan& plan) {
     out << "# " << s.title << "\n";
     std::vector<std::string> quoted;
     for (const auto& a : s.argv) quoted.push_back(shell_quote(a));
+    if (!s.by_hand.empty()) {
+      // The helper file exists only inside a build; pip gives the same wheel by hand.
+      out << "# tailor runs: " << join(quoted, " ") << "\n";
+      quoted.clear();
+      for (const auto& a : s.by_hand) quoted.push_back(shell_quote(a));
+    }
     out << "(cd " << shell_quote(s.cwd) << " && " << join(quoted, " ") << ")\n";
   }
   if (!plan.smoke_test.empty()) {

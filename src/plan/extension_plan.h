@@ -38,6 +38,16 @@ struct BuildStep {
   std::string title;
   std::vector<std::string> argv;
   std::string cwd;
+  /// When argv runs one of tailor's helper files: the command a person would type for
+  /// the same result (--print-env shows it; the build runs argv).
+  std::vector<std::string> by_hand;
+};
+
+/// A file of tailor's own that the build writes before its steps run (the PEP 517
+/// driver); `path` is inside the build's work folder.
+struct HelperFile {
+  std::string path;
+  std::string text;
 };
 
 /// A recipe patch made concrete for one target set (see RecipePatch).
@@ -83,6 +93,7 @@ struct ExtensionBuildPlan {
   std::vector<PackageAddition> package_additions;
   std::string profile;  ///< the recipe profile applied, "" for none
   std::vector<BuildStep> steps;
+  std::vector<HelperFile> helper_files;  ///< written before the steps run
   std::string smoke_test;  ///< Python source
   std::string import_name;
   /// What the user should know: spellings that lose something, a toolkit that does not

@@ -147,7 +147,6 @@ ExtensionRecipe read_recipe(const data::TomlDocument& doc) {
 
   r.cache_hook = parse_enum(doc, "cache.hook", k_hooks, CacheHook::torch_env);
   r.cmake_args = doc.at_path("cmake.args").strings_or_empty();
-  r.pip_args = doc.at_path("pip.args").strings_or_empty();
 
   r.patches = read_patches(doc["patch"]);
   if (r.arch_via == ArchVia::patch && r.patches.empty())

@@ -16,8 +16,8 @@ namespace tailor::plan {
 
 /// How the package builds.
 enum class BuildSystem {
-  pip,             ///< `pip wheel --no-build-isolation --no-deps` (setup.py / cpp_extension)
-  cmake_then_pip,  ///< configure + build native code with CMake, then `pip wheel` (bitsandbytes)
+  pip,             ///< the source's PEP 517 backend, no build isolation (setup.py / cpp_extension), as `pip wheel --no-build-isolation --no-deps` would
+  cmake_then_pip,  ///< configure + build native code with CMake, then the wheel as for `pip` (bitsandbytes)
 };
 
 /// How the arch list reaches the package.
@@ -119,7 +119,6 @@ struct ExtensionRecipe {
   bool serial = false;                ///< the package compiles one file at a time
   CacheHook cache_hook = CacheHook::torch_env;
   std::vector<std::string> cmake_args;   ///< extra configure args (cmake_then_pip)
-  std::vector<std::string> pip_args;     ///< extra args for pip wheel
   std::vector<RecipePatch> patches;
   VerifyPolicy verify;
   std::vector<RecipeProfile> profiles;

@@ -142,6 +142,10 @@ TEST(SetuptoolsAndPip, ExtensionAndPhaseLines) {
             "Created wheel for torch-scatter");
   EXPECT_EQ(parse_pip_phase("Processing ./src/pkg"), "Processing ./src/pkg");
   EXPECT_FALSE(parse_pip_phase("running build_ext"));
+  // setuptools' zip, as the PEP 517 driver shows it unindented.
+  EXPECT_EQ(parse_pip_phase("creating '/w/wheelhouse/tmpab/x-1-cp311-cp311-linux_x86_64.whl' and adding 'build/bdist' to it"),
+            "writing the wheel");
+  EXPECT_FALSE(parse_pip_phase("building 'torch_scatter._scatter_cuda' extension"));
 }
 
 TEST(ProgressLine, WithoutCountsNamesTheCommand) {

@@ -226,9 +226,12 @@ TEST_F(ExtensionSteps, RunBuildPutsTheChosenNvccFirstOnPath) {
   EXPECT_EQ(spec.env.at("PATH"), std::optional<std::string>("/usr/local/cuda-13.1/bin:/usr/bin:/bin"));
   EXPECT_EQ(spec.env.at("CUDA_HOME"), std::optional<std::string>("/usr/local/cuda-13.1"));
   EXPECT_EQ(spec.cwd, s.source_dir);
-  EXPECT_NE(std::find(spec.argv.begin(), spec.argv.end(), "wheel"), spec.argv.end());
+  // The PEP 517 driver runs from the file the build wrote beside the source.
+  const std::string driver = (fs::path(s.source_dir).parent_path() / "tailor-build-wheel.py").string();
+  EXPECT_NE(std::find(spec.argv.begin(), spec.argv.end(), driver), spec.argv.end());
+  EXPECT_NE(test::slurp_text(driver).find("backend.build_wheel(out)"), std::string::npos);
   ASSERT_EQ(display.events.size(), 2u);
-  EXPECT_EQ(display.events[1], "end build the generic wheel (pip) ok");
+  EXPECT_EQ(display.events[1], "end build the generic wheel (PEP 517) ok");
   EXPECT_NE(test::slurp_text(s.result.report.log_path).find("Successfully built demo-ops"), std::string::npos);
 }
 
@@ -240,7 +243,7 @@ TEST_F(ExtensionSteps, RunBuildDiagnosesAFailedStep) {
   };
   auto st = run_build(o, c, s);
   ASSERT_TRUE(st);
-  EXPECT_EQ(*st, (StepStop{BuildStatus::build_failed, "step 'build the generic wheel (pip)' failed (exit 1)"}));
+  EXPECT_EQ(*st, (StepStop{BuildStatus::build_failed, "step 'build the generic wheel (PEP 517)' failed (exit 1)"}));
   ASSERT_TRUE(s.result.error_block);
   EXPECT_NE(s.result.error_block->lines.front().find("FAILED: ops.o"), std::string::npos);
 }

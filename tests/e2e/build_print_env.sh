@@ -31,7 +31,10 @@ env_of xformers xformers==0.0.32 --arch "8.0;9.0" --jobs 4
 expect_eq "xformers TORCH_CUDA_ARCH_LIST" "$(export_value "$tmp/xformers" TORCH_CUDA_ARCH_LIST)" "8.0;9.0"
 expect_eq "xformers FORCE_CUDA" "$(export_value "$tmp/xformers" FORCE_CUDA)" 1
 expect_eq "xformers MAX_JOBS from --jobs" "$(export_value "$tmp/xformers" MAX_JOBS)" 4
-has "xformers pip wheel" "$tmp/xformers" "pip wheel --no-build-isolation --no-deps"
+# The build runs its PEP 517 driver (a file written at build time); the printed script
+# gives pip's equivalent so it works when pasted.
+has "xformers wheel by hand" "$tmp/xformers" "pip wheel --no-build-isolation --no-deps -w $tmp/work/xformers-"
+has "xformers wheel as tailor runs it" "$tmp/xformers" "# tailor runs: python3 -u $tmp/work/xformers-"
 # What the build adds for the same wheel twice: no nvcc temp names, no work-folder paths,
 # and the epoch (the source's, at build time; the caller's when set).
 has "reproducible: nvcc -objtemp" "$tmp/xformers" "NVCC_APPEND_FLAGS='-objtemp -Xcompiler=-ffile-prefix-map=$tmp/work/xformers-"

@@ -77,12 +77,16 @@ TEST(ExtensionPlan, XformersTakesTorchSpellingAndForcesCuda) {
   EXPECT_EQ(plan.env["FORCE_CUDA"], "1");
   EXPECT_EQ(plan.env["CUDA_HOME"], "/usr/local/cuda-13.0");
   ASSERT_EQ(plan.steps.size(), 1u);
-  const auto& pip = plan.steps[0].argv;
-  ASSERT_GE(pip.size(), 6u);
-  EXPECT_EQ(pip[0], "/venv/bin/python");
-  EXPECT_TRUE(has_arg(plan.steps[0], "--no-build-isolation"));
-  EXPECT_TRUE(has_arg(plan.steps[0], "--no-deps"));
-  EXPECT_EQ(pip.back(), "/src/pkg");
+  // The wheel: the PEP 517 driver, a file the build writes into the work folder, run by
+  // the target interpreter in the source folder; pip's equivalent for --print-env.
+  const auto& wheel = plan.steps[0].argv;
+  EXPECT_EQ(wheel, (std::vector<std::string>{"/venv/bin/python", "-u", "/src/tailor-build-wheel.py", "/out"}));
+  ASSERT_EQ(plan.helper_files.size(), 1u);
+  EXPECT_EQ(plan.helper_files[0].path, "/src/tailor-build-wheel.py");
+  EXPECT_NE(plan.helper_files[0].text.find("backend.build_wheel(out)"), std::string::npos);
+  EXPECT_EQ(plan.steps[0].by_hand, (std::vector<std::string>{"/venv/bin/python", "-m", "pip", "wheel", "--no-build-isolation",
+                                                              "--no-deps", "-w", "/out", "/src/pkg"}));
+  EXPECT_EQ(plan.steps[0].cwd, "/src/pkg");
   EXPECT_EQ(plan.smoke_test, "import xformers, xformers.ops");
 }
 
@@ -131,7 +135,8 @@ TEST(ExtensionPlan, BitsandbytesPassesComputeCapabilityToCMake) {
   EXPECT_TRUE(has_arg(configure, "-DCOMPUTE_BACKEND=cuda"));
   EXPECT_TRUE(has_arg(configure, "-DCMAKE_CUDA_COMPILER=/usr/local/cuda-13.0/bin/nvcc"));
   EXPECT_EQ(plan.steps[1].argv[1], "--build");
-  EXPECT_EQ(plan.steps[2].argv[3], "wheel");
+  EXPECT_EQ(plan.steps[2].argv[2], "/src/tailor-build-wheel.py");
+  EXPECT_EQ(plan.steps[2].by_hand[3], "wheel");
   EXPECT_EQ(plan.env.count("TORCH_CUDA_ARCH_LIST"), 0u);
   // CMake packages take the cache as a launcher and parallelism from CMake's variable.
   EXPECT_EQ(plan.env["CMAKE_CUDA_COMPILER_LAUNCHER"], "/usr/bin/ccache");
@@ -396,7 +401,8 @@ TEST(ExtensionPlan, PrintEnvIsShellReady) {
   EXPECT_NE(text.find("export FLASH_ATTN_CUDA_ARCHS='80;90'\n"), std::string::npos) << text;
   EXPECT_NE(text.find("export FLASH_ATTENTION_FORCE_BUILD=TRUE\n"), std::string::npos) << text;
   EXPECT_NE(text.find("export MAX_JOBS=1\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("(cd /src/pkg && /venv/bin/python -m pip wheel --no-build-isolation --no-deps"),
+  EXPECT_NE(text.find("# tailor runs: /venv/bin/python -u /src/tailor-build-wheel.py /out\n"
+                      "(cd /src/pkg && /venv/bin/python -m pip wheel --no-build-isolation --no-deps -w /out /src/pkg)\n"),
             std::string::npos)
       << text;
   // Every line is a comment, an export/unset, a compiler-wrapper line or a subshell command.
