@@ -309,8 +309,9 @@ ExtensionBuildContext ExtensionBuildContext::system(CommandRunner& runner) {
   ExtensionBuildContext ctx{runner};
   ctx.probe_host = [](const probe::ProbeOptions& popts) { return probe::probe_host(popts); };
   ctx.probe_python = [&runner](const std::string& python) {
-    // A build waits minutes anyway: give a loaded machine time to import torch.
-    return probe::probe_python(python, runner, std::chrono::seconds(180));
+    // A build waits minutes anyway: give a loaded machine time to import torch. The
+    // answer is cached by the stat of torch's files, so a rebuild skips the import.
+    return probe::probe_python_cached(python, runner, std::chrono::seconds(180), user_cache_dir("probe"));
   };
   ctx.environment = process_environment();
   return ctx;

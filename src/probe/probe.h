@@ -44,6 +44,13 @@ GpuQueryResult probe_gpus(GpuQuery& gpus, CommandRunner& runner, std::vector<std
 /// One interpreter: version and its torch; nullopt when it cannot be run at all.
 std::optional<PythonInstall> probe_python(const std::string& python, CommandRunner& runner,
                                          std::chrono::seconds timeout = std::chrono::seconds(30));
+/// probe_python with a cache in `cache_dir`: a short script that does not import torch
+/// stamps the interpreter and torch's files (inode, size, mtime); the same stamp as the
+/// cached entry's returns the cached answer (`from_cache`), else the full probe runs and
+/// an interpreter with a torch is cached. Importing torch costs seconds per build.
+std::optional<PythonInstall> probe_python_cached(const std::string& python, CommandRunner& runner,
+                                                std::chrono::seconds timeout, const std::string& cache_dir,
+                                                bool* from_cache = nullptr);
 /// Interpreters on PATH (python3, python, python3.X), pyenv versions, plus `extra`,
 /// deduplicated by realpath, probed in parallel.
 std::vector<PythonInstall> probe_pythons(HostFiles& files, CommandRunner& runner,

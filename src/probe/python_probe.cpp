@@ -1,11 +1,14 @@
 // Python interpreters and the torch each one would build against. One short script per
 // interpreter prints everything as one JSON line; importing torch takes seconds, so the
 // interpreters are probed in parallel with a generous timeout.
+#include <filesystem>
 #include <future>
 #include <regex>
 #include <set>
 
 #include "probe/probe.h"
+#include "util/files.h"
+#include "util/sha256.h"
 #include "util/strings.h"
 
 namespace tailor::probe {
@@ -35,6 +38,37 @@ except Exception as e:
     r["torch_error"] = type(e).__name__ + ": " + str(e)
 print("TAILOR_PROBE " + json.dumps(r))
 )PY";
+
+// What a cached probe is keyed by, without importing torch (tens of milliseconds): the
+// interpreter, its prefix, where `import torch` would load from, and the inode, size and
+// mtime of the files the probe's answers come from (version.py: versions; _C: the ABI;
+// lib/libtorch_cuda.so, lib/libc10_cuda.so: the arch list). A reinstall changes them.
+constexpr const char* k_stamp_script = R"PY(
+import importlib.util, json, os, platform, sys
+r = {"version": platform.python_version(), "executable": sys.executable, "prefix": sys.prefix,
+     "path": os.environ.get("PYTHONPATH", "")}
+s = importlib.util.find_spec("torch")
+if s is not None and s.origin:
+    d = os.path.dirname(s.origin)
+    r["torch"] = d
+    files = []
+    for n in ["__init__.py", "version.py", "lib/libtorch_cuda.so", "lib/libc10_cuda.so"] + sorted(
+            x for x in os.listdir(d) if x.startswith("_C") and x.endswith(".so")):
+        try:
+            st = os.stat(os.path.join(d, n))
+            files.append([n, st.st_ino, st.st_size, st.st_mtime_ns])
+        except OSError:
+            files.append([n])
+    r["files"] = files
+print("TAILOR_STAMP " + json.dumps(r, sort_keys=True))
+)PY";
+
+std::string marked_line(const std::string& output, std::string_view marker) {
+  auto pos = output.rfind(marker);
+  if (pos == std::string::npos) return "";
+  auto end = output.find('\n', pos);
+  return output.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+}
 
 std::string dirname(const std::string& path) {
   auto slash = path.rfind('/');
@@ -97,6 +131,51 @@ std::optional<PythonInstall> probe_python(const std::string& python, CommandRunn
   }
   parsed->path = python;  // the name it was found by, not sys.executable of a venv's base
   return *parsed;
+}
+
+std::optional<PythonInstall> probe_python_cached(const std::string& python, CommandRunner& runner,
+                                                std::chrono::seconds timeout, const std::string& cache_dir,
+                                                bool* from_cache) {
+  if (from_cache) *from_cache = false;
+  CommandSpec stamp_spec;
+  stamp_spec.argv = {python, "-c", k_stamp_script};
+  stamp_spec.timeout = std::min(timeout, std::chrono::seconds(30));
+  stamp_spec.env["PYTHONDONTWRITEBYTECODE"] = "1";
+  auto stamp_run = runner.run(stamp_spec);
+  if (!stamp_run.started) return std::nullopt;
+  std::string stamp = stamp_run.timed_out || stamp_run.exit_code != 0 ? "" : marked_line(stamp_run.out, "TAILOR_STAMP ");
+  nlohmann::json stamp_json = nlohmann::json::parse(stamp.empty() ? std::string("null") : stamp.substr(13), nullptr, false);
+  // Only an interpreter that finds a torch is cached: the others probe in no time.
+  const bool cacheable = !cache_dir.empty() && stamp_json.is_object() && stamp_json.contains("torch");
+  const std::string entry =
+      cacheable ? cache_dir + "/" + Sha256::hex(Sha256::of(std::as_bytes(std::span(python.data(), python.size())))).substr(0, 24) + ".json"
+                : std::string();
+  if (cacheable) {
+    if (auto text = read_file(entry)) {
+      nlohmann::json cached = nlohmann::json::parse(*text, nullptr, false);
+      if (cached.is_object() && cached.value("stamp", "") == stamp && cached.contains("probe") && cached["probe"].is_string())
+        if (auto py = parse_python_probe(cached["probe"].get<std::string>())) {
+          py->path = python;
+          if (from_cache) *from_cache = true;
+          return *py;
+        }
+    }
+  }
+  auto py = probe_python(python, runner, timeout);
+  if (cacheable && py && py->torch) {
+    // The probe's own line again, as parse_python_probe reads it.
+    nlohmann::json t{{"version", py->torch->version},
+                     {"cuda", py->torch->cuda_version.empty() ? nlohmann::json() : nlohmann::json(py->torch->cuda_version)},
+                     {"path", py->torch->path},
+                     {"arch_list", py->torch->arch_list},
+                     {"cxx11_abi", py->torch->cxx11_abi ? nlohmann::json(*py->torch->cxx11_abi) : nlohmann::json()}};
+    nlohmann::json line{{"version", py->version}, {"executable", py->path}, {"torch", t}};
+    nlohmann::json doc{{"stamp", stamp}, {"probe", "TAILOR_PROBE " + line.dump()}};
+    std::error_code ec;
+    std::filesystem::create_directories(cache_dir, ec);
+    (void)write_file_atomic(entry, doc.dump() + "\n");  // a cache: a failed write costs only time
+  }
+  return py;
 }
 
 std::vector<PythonInstall> probe_pythons(HostFiles& files, CommandRunner& runner,

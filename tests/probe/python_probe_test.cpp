@@ -3,9 +3,11 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "support/fake_host.h"
+#include "support/fixtures.h"
 #include "probe/probe.h"
 
 namespace tailor::probe {
@@ -120,6 +122,113 @@ TEST(ProbePythons, DeduplicatesByRealpathKeepsVenvsAndProbesExtras) {
                                              "/home/u/.pyenv/versions/3.12.1/bin/python3"}));
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("/missing/python"), std::string::npos);
+}
+
+
+// The cached probe: the stamp script runs every time; the full probe (the torch import)
+// only when the stamp differs from the cached entry's.
+struct CachedProbe {
+  test::FakeCommandRunner runner;
+  std::string stamp = "TAILOR_STAMP {\"torch\": \"/x/torch\", \"files\": [[\"version.py\", 7, 100, 1]]}\n";
+  int full_probes = 0;
+  CachedProbe() {
+    runner.handler = [this](const CommandSpec& spec) -> std::optional<CommandResult> {
+      CommandResult r;
+      r.started = true;
+      r.exit_code = 0;
+      if (spec.argv.size() == 3 && spec.argv[2].find("TAILOR_STAMP") != std::string::npos) {
+        r.out = stamp;
+      } else {
+        ++full_probes;
+        r.out = k_torch_line;
+      }
+      return r;
+    };
+  }
+};
+
+TEST(ProbePythonCached, SecondProbeWithTheSameStampSkipsTheTorchImport) {
+  auto dir = tailor::test::scratch_dir("probe_cache_same").string();
+  CachedProbe f;
+  bool cached = true;
+  auto first = probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached);
+  ASSERT_TRUE(first && first->torch);
+  EXPECT_FALSE(cached);
+  EXPECT_EQ(f.full_probes, 1);
+  auto second = probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached);
+  ASSERT_TRUE(second && second->torch);
+  EXPECT_TRUE(cached);
+  EXPECT_EQ(f.full_probes, 1);
+  EXPECT_EQ(second->path, "/usr/bin/python3");
+  EXPECT_EQ(second->version, "3.11.7");
+  EXPECT_EQ(second->torch->version, "2.11.0+cu130");
+  EXPECT_EQ(second->torch->cuda_version, "13.0");
+  EXPECT_EQ(second->torch->arch_list, first->torch->arch_list);
+  EXPECT_EQ(second->torch->cxx11_abi, std::optional<bool>(true));
+  EXPECT_EQ(second->torch->path, "/x/torch");
+}
+
+TEST(ProbePythonCached, AChangedTorchFileProbesAgain) {
+  auto dir = tailor::test::scratch_dir("probe_cache_changed").string();
+  CachedProbe f;
+  bool cached = true;
+  ASSERT_TRUE(probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached));
+  f.stamp = "TAILOR_STAMP {\"torch\": \"/x/torch\", \"files\": [[\"version.py\", 8, 100, 2]]}\n";  // reinstalled
+  ASSERT_TRUE(probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached));
+  EXPECT_FALSE(cached);
+  EXPECT_EQ(f.full_probes, 2);
+  // Another interpreter name has its own entry.
+  ASSERT_TRUE(probe_python_cached("/opt/venv/bin/python", f.runner, std::chrono::seconds(30), dir, &cached));
+  EXPECT_FALSE(cached);
+  EXPECT_EQ(f.full_probes, 3);
+}
+
+TEST(ProbePythonCached, NoTorchOrABrokenStampIsNeverCached) {
+  auto dir = tailor::test::scratch_dir("probe_cache_none").string();
+  CachedProbe f;
+  bool cached = true;
+  f.stamp = "TAILOR_STAMP {\"version\": \"3.11.7\"}\n";  // find_spec found no torch
+  probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached);
+  probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached);
+  EXPECT_FALSE(cached);
+  EXPECT_EQ(f.full_probes, 2);
+  f.stamp = "Traceback (most recent call last):\n";  // the stamp script failed
+  probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached);
+  EXPECT_FALSE(cached);
+  EXPECT_EQ(f.full_probes, 3);
+}
+
+TEST(ProbePythonCached, ACorruptEntryIsProbedOver) {
+  auto dir = tailor::test::scratch_dir("probe_cache_corrupt").string();
+  CachedProbe f;
+  bool cached = true;
+  ASSERT_TRUE(probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached));
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    std::ofstream(e.path()) << "{\"stamp\": 3, \"probe\": [";
+  }
+  auto py = probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached);
+  ASSERT_TRUE(py && py->torch);
+  EXPECT_FALSE(cached);
+  EXPECT_EQ(f.full_probes, 2);
+}
+
+// The real interpreter, when it has a torch: the cached answer equals the full probe's.
+TEST(ProbePythonCached, RealInterpreterGivesTheSameAnswerFromTheCache) {
+  SystemCommandRunner runner;
+  auto dir = tailor::test::scratch_dir("probe_cache_real").string();
+  bool cached = true;
+  auto full = probe_python_cached("python3", runner, std::chrono::seconds(120), dir, &cached);
+  if (!full || !full->torch) GTEST_SKIP() << "python3 with torch is not installed here";
+  EXPECT_FALSE(cached);
+  auto again = probe_python_cached("python3", runner, std::chrono::seconds(120), dir, &cached);
+  ASSERT_TRUE(again && again->torch);
+  EXPECT_TRUE(cached);
+  EXPECT_EQ(again->version, full->version);
+  EXPECT_EQ(again->torch->version, full->torch->version);
+  EXPECT_EQ(again->torch->cuda_version, full->torch->cuda_version);
+  EXPECT_EQ(again->torch->arch_list, full->torch->arch_list);
+  EXPECT_EQ(again->torch->cxx11_abi, full->torch->cxx11_abi);
+  EXPECT_EQ(again->torch->path, full->torch->path);
 }
 
 }  // namespace
