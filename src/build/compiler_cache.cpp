@@ -133,7 +133,8 @@ Expected<CacheStats> read_cache_stats(CacheTool tool, const std::string& executa
   return tool == CacheTool::ccache ? parse_ccache_print_stats(r.out) : parse_sccache_stats_json(r.out);
 }
 
-Expected<std::string> redis_ping(const std::string& url, std::chrono::milliseconds timeout) {
+Expected<std::string> redis_ping(const std::string& url, std::chrono::milliseconds timeout, bool* unreachable) {
+  if (unreachable) *unreachable = false;
   if (url.rfind("rediss://", 0) == 0) return make_error("a TLS (rediss://) server is not checked here; sccache checks it when a build starts");
   if (url.rfind("redis://", 0) != 0) return make_error(fmt::format("'{}' is not a redis:// URL", url));
   std::string rest = url.substr(8);
@@ -155,7 +156,10 @@ Expected<std::string> redis_ping(const std::string& url, std::chrono::millisecon
     port = hostport.substr(colon + 1);
   }
   auto connected = connect_tcp(host, port, timeout);
-  if (!connected) return connected.error();
+  if (!connected) {
+    if (unreachable) *unreachable = true;
+    return connected.error();
+  }
   int fd = *connected;
   auto send_line = [&](const std::string& cmd) { return ::send(fd, cmd.data(), cmd.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(cmd.size()); };
   auto resp = [](std::initializer_list<std::string> words) {
@@ -190,6 +194,59 @@ Expected<std::string> redis_ping(const std::string& url, std::chrono::millisecon
   ::close(fd);
   if (reply == "+PONG") return std::string("PONG");
   return make_error(fmt::format("{}:{}: PING answered '{}'", host, port, trim(reply).substr(0, 200)));
+}
+
+Expected<StorageCheck> check_shared_storage(const plan::CacheSettings& settings, std::chrono::milliseconds timeout) {
+  StorageCheck check;
+  if (settings.storage == plan::CacheStorage::redis) {
+    if (settings.url.rfind("rediss://", 0) == 0) {
+      check.detail = "TLS: sccache checks it when the build starts";
+      return check;
+    }
+    bool unreachable = false;
+    auto pong = redis_ping(settings.url, timeout, &unreachable);
+    if (pong) {
+      check.detail = "answers PING";
+    } else if (unreachable) {
+      check.reachable = false;
+      check.detail = pong.error().message;
+    } else {
+      return pong.error();
+    }
+    return check;
+  }
+  if (settings.storage == plan::CacheStorage::s3) {
+    // Only whether anything listens: the bucket, keys and region are sccache's to check
+    // when its server starts (one line with a hint, see sccache_startup_error).
+    std::string host, port = "443";
+    if (settings.endpoint.empty()) {
+      host = settings.region.empty() ? "s3.amazonaws.com" : "s3." + settings.region + ".amazonaws.com";
+    } else {
+      std::string_view rest = settings.endpoint;
+      if (rest.starts_with("http://")) {
+        rest.remove_prefix(7);
+        port = "80";
+      } else if (rest.starts_with("https://")) {
+        rest.remove_prefix(8);
+      }
+      rest = rest.substr(0, rest.find('/'));
+      host = std::string(rest);
+      if (auto colon = host.rfind(':'); colon != std::string::npos && host.find(']', colon) == std::string::npos) {
+        port = host.substr(colon + 1);
+        host = host.substr(0, colon);
+      }
+      if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    }
+    auto connected = connect_tcp(host, port, timeout);
+    if (!connected) {
+      check.reachable = false;
+      check.detail = connected.error().message;
+    } else {
+      ::close(*connected);
+      check.detail = fmt::format("{}:{} accepts connections", host, port);
+    }
+  }
+  return check;
 }
 
 std::string sccache_startup_error(std::string_view output) {

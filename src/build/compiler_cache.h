@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "plan/cache_settings.h"
 #include "util/expected.h"
 #include "util/net.h"
 #include "util/process.h"
@@ -106,7 +107,23 @@ std::string sccache_startup_error(std::string_view output);
 /// connects within `timeout`, sends PING (after AUTH when the URL has a password) and
 /// returns the reply ("PONG"), or an error naming what failed. rediss:// (TLS) is not
 /// checked here: an error says so.
-Expected<std::string> redis_ping(const std::string& url, std::chrono::milliseconds timeout);
+/// `unreachable` (when given) says whether the failure was that nothing answered at the
+/// address (no connection), rather than a server that answered and refused.
+Expected<std::string> redis_ping(const std::string& url, std::chrono::milliseconds timeout,
+                                 bool* unreachable = nullptr);
+
+/// Whether a build can use a shared storage. Nothing answers at its address (Redis: no
+/// connection; S3: no TCP connection to the endpoint, or to AWS's when none is set):
+/// `reachable` is false, and the build goes on without a compiler cache, warning (an
+/// outage must not stop builds). A server that answers and refuses (Redis AUTH, a wrong
+/// reply) is an error: a setting to fix, which a silent uncached build would hide. An S3
+/// bucket, keys and region are checked by sccache when its server starts. Local storage
+/// and rediss:// (TLS) are not checked here.
+struct StorageCheck {
+  bool reachable = true;
+  std::string detail;
+};
+Expected<StorageCheck> check_shared_storage(const plan::CacheSettings& settings, std::chrono::milliseconds timeout);
 
 
 /// torch.utils.cpp_extension checks the host compiler by running `$CXX -dumpfullversion`

@@ -408,12 +408,18 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   req.python = rep.python;
   req.jobs = o.jobs;
   req.cache = parse_cache_choice(o.cache);
-  // A shared Redis that does not answer: build without the cache rather than not at all
-  // (sccache would refuse to start its server).
-  if (req.cache != plan::ExtensionBuildRequest::Cache::none && req.cache_settings.storage == plan::CacheStorage::redis) {
-    if (auto pong = redis_ping(req.cache_settings.url, std::chrono::milliseconds(3000)); !pong) {
+  // A shared storage (Redis or S3) that nothing answers at: build without the cache
+  // rather than not at all (sccache would refuse to start its server). One that answers
+  // and refuses is a setting to fix: stop, rather than build uncached every time.
+  if (req.cache != plan::ExtensionBuildRequest::Cache::none && req.cache_settings.shared()) {
+    auto check = check_shared_storage(req.cache_settings, std::chrono::milliseconds(3000));
+    if (!check)
+      return stop(BuildStatus::bad_input,
+                  fmt::format("compiler cache {}: {} (fix the storage's settings, or build with --cache none)",
+                              plan::describe_cache_storage(req.cache_settings), check.error().message));
+    if (!check->reachable) {
       status(o, fmt::format("tailor: warning: compiler cache {}: {}; building without a compiler cache",
-                            plan::describe_cache_storage(req.cache_settings), pong.error().message));
+                            plan::describe_cache_storage(req.cache_settings), check->detail));
       req.cache = plan::ExtensionBuildRequest::Cache::none;
     }
   }

@@ -9,6 +9,10 @@
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <thread>
 
 using namespace tailor;
 using namespace tailor::build;
@@ -112,6 +116,83 @@ TEST(CompilerCache, RedisPingNamesWhatFailed) {
   EXPECT_FALSE(redis_ping("http://x", std::chrono::milliseconds(100)));
   auto bad = redis_ping("redis://no-such-host.invalid:6379", std::chrono::milliseconds(500));
   EXPECT_FALSE(bad);
+}
+
+// A loopback listener that answers every connection with `reply` (empty: says nothing).
+struct StorageTestListener {
+  int fd = -1;
+  int port = 0;
+  std::thread thread;
+  explicit StorageTestListener(std::string reply) {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ::listen(fd, 4);
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    port = ntohs(a.sin_port);
+    thread = std::thread([this, reply] {
+      int c = ::accept(fd, nullptr, nullptr);
+      if (c < 0) return;
+      char buf[256];
+      (void)::recv(c, buf, sizeof buf, 0);
+      if (!reply.empty()) (void)::send(c, reply.data(), reply.size(), MSG_NOSIGNAL);
+      ::usleep(200 * 1000);
+      ::close(c);
+    });
+  }
+  ~StorageTestListener() {
+    ::shutdown(fd, SHUT_RDWR);
+    ::close(fd);
+    thread.join();
+  }
+};
+
+plan::CacheSettings storage_settings(plan::CacheStorage storage, std::string url, std::string endpoint = "") {
+  plan::CacheSettings s;
+  s.storage = storage;
+  s.url = std::move(url);
+  s.endpoint = std::move(endpoint);
+  return s;
+}
+
+// Nothing listening is an outage (the build goes on uncached); a server that answers and
+// refuses is a setting to fix (the build stops): the same rule for Redis and S3.
+TEST(CompilerCache, SharedStorageNobodyListeningIsUnreachableForRedisAndS3) {
+  auto port = free_loopback_port();
+  ASSERT_TRUE(port);
+  auto redis = check_shared_storage(storage_settings(plan::CacheStorage::redis, "redis://127.0.0.1:" + std::to_string(*port)),
+                                    std::chrono::milliseconds(500));
+  ASSERT_TRUE(redis) << redis.error().message;
+  EXPECT_FALSE(redis->reachable);
+  EXPECT_NE(redis->detail.find("cannot connect"), std::string::npos) << redis->detail;
+  auto s3 = check_shared_storage(
+      storage_settings(plan::CacheStorage::s3, "s3://bucket/p", "http://127.0.0.1:" + std::to_string(*port)),
+      std::chrono::milliseconds(500));
+  ASSERT_TRUE(s3) << s3.error().message;
+  EXPECT_FALSE(s3->reachable);
+  EXPECT_NE(s3->detail.find("cannot connect"), std::string::npos) << s3->detail;
+}
+
+TEST(CompilerCache, SharedStorageS3EndpointThatListensIsReachable) {
+  StorageTestListener listener("");
+  auto s3 = check_shared_storage(
+      storage_settings(plan::CacheStorage::s3, "s3://bucket", "http://127.0.0.1:" + std::to_string(listener.port) + "/"),
+      std::chrono::milliseconds(2000));
+  ASSERT_TRUE(s3) << s3.error().message;
+  EXPECT_TRUE(s3->reachable) << s3->detail;
+  EXPECT_EQ(s3->detail, "127.0.0.1:" + std::to_string(listener.port) + " accepts connections");
+}
+
+TEST(CompilerCache, SharedStorageRedisThatRefusesIsAnError) {
+  StorageTestListener listener("-NOAUTH Authentication required.\r\n");
+  auto redis = check_shared_storage(
+      storage_settings(plan::CacheStorage::redis, "redis://127.0.0.1:" + std::to_string(listener.port)),
+      std::chrono::milliseconds(2000));
+  ASSERT_FALSE(redis);
+  EXPECT_NE(redis.error().message.find("NOAUTH"), std::string::npos) << redis.error().message;
 }
 
 TEST(CompilerCache, DeltaClampsAtZero) {

@@ -178,14 +178,22 @@ expect_eq "warm: nothing new written" "$(wc -l <"$tmp/keys2")" "$(wc -l <"$tmp/k
 leaks=$(grep -rl --exclude='moto*.log' -- "$secret" "$tmp" 2>/dev/null | wc -l)
 expect_eq "the secret key is in no file" "$leaks" 0
 
-# A storage that does not answer: sccache will not start on it, so the build stops with one
-# line that says why, and writes no wheel.
+# An endpoint where nothing listens is an outage: the build goes on without a cache and
+# says so, as for a Redis that does not answer (cache_shared.sh).
 "$TAILOR" build "$tmp/co2/fused_ops" --arch 7.5 --cache-url "s3://$bucket?endpoint=http://127.0.0.1:$dead" \
-  --work-dir "$tmp/w3" --out "$tmp/out3" --no-tests --progress quiet >"$tmp/o3" 2>"$tmp/e3"
-expect_eq "dead endpoint: build exit 1" "$?" 1
-expect_eq "dead endpoint: one line" "$(wc -l <"$tmp/e3")" 1
-expect_eq "dead endpoint: says why" "$(grep -c "^tailor: error: compiler cache (s3://$bucket (endpoint http://127.0.0.1:$dead)): .*Connection refused" "$tmp/e3")" 1
-expect_eq "dead endpoint: no wheel" "$(ls "$tmp/out3"/*.whl 2>/dev/null | wc -l)" 0
+  --work-dir "$tmp/w3" --print-env >"$tmp/o3" 2>"$tmp/e3"
+expect_eq "dead endpoint: exit" "$?" 0
+expect_eq "dead endpoint: warned" "$(grep -c "^tailor: warning: compiler cache s3://$bucket (endpoint http://127.0.0.1:$dead): .*cannot connect.*building without a compiler cache" "$tmp/e3")" 1
+expect_eq "dead endpoint: no cache in the plan" "$(grep -c '^# compiler cache: none$' "$tmp/o3")" 1
+
+# A server that answers and refuses (no such bucket) is a setting to fix: the build stops
+# with one line that says why, and writes no wheel.
+"$TAILOR" build "$tmp/co2/fused_ops" --arch 7.5 --cache-url "s3://no-such-bucket-$bucket?endpoint=$endpoint" \
+  --work-dir "$tmp/w3" --out "$tmp/out3" --no-tests --progress quiet >"$tmp/o3b" 2>"$tmp/e3b"
+expect_eq "missing bucket: build exit 1" "$?" 1
+expect_eq "missing bucket: one line" "$(wc -l <"$tmp/e3b")" 1
+expect_eq "missing bucket: says why" "$(grep -c "^tailor: error: .*NoSuchBucket" "$tmp/e3b")" 1
+expect_eq "missing bucket: no wheel" "$(ls "$tmp/out3"/*.whl 2>/dev/null | wc -l)" 0
 
 # No server of these builds is left behind.
 left=$(grep -l "SCCACHE_BUCKET=$bucket" /proc/[0-9]*/environ 2>/dev/null | wc -l)
