@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "build/memory_governor.h"
 #include "plan/cache_settings.h"
 #include "util/net.h"
 #include "util/strings.h"
@@ -339,14 +340,15 @@ SccacheServer::~SccacheServer() { stop(); }
 
 std::optional<pid_t> SccacheServer::server_pid() const { return sccache_server_pid(m_port); }
 
-std::optional<pid_t> sccache_server_pid(int port, const std::string& proc_root) {
+std::optional<pid_t> sccache_server_pid(int port, const std::string& proc_root, const GovernorSettings* settings) {
+  const std::vector<std::string>& names = (settings ? *settings : governor_settings()).cache_clients;
   const std::string want = "SCCACHE_SERVER_PORT=" + std::to_string(port);
   std::error_code ec;
   for (std::filesystem::directory_iterator it(proc_root, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
     auto comm = read_text_file(it->path().string() + "/comm", 4096);
-    if (!comm || trim(*comm) != "sccache") continue;
+    if (!comm || std::find(names.begin(), names.end(), trim(*comm)) == names.end()) continue;
     auto env = read_text_file(it->path().string() + "/environ", uint64_t{1} << 20);  // ours: readable
     if (!env) continue;
     for (size_t at = 0; at < env->size();) {

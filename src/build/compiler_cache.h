@@ -91,10 +91,15 @@ private:
   bool m_running = true;
 };
 
+struct GovernorSettings;
+
 /// The sccache server listening on loopback `port` (it daemonizes out of tailor's tree):
-/// the `sccache` process whose environment has SCCACHE_SERVER_PORT=`port`, found under
-/// `proc_root`; nullopt when none is.
-std::optional<pid_t> sccache_server_pid(int port, const std::string& proc_root = "/proc");
+/// the process whose environment has SCCACHE_SERVER_PORT=`port` and whose name is one of
+/// the cache's process names (`settings->cache_clients`, data/build/governor.toml: the
+/// server is the client's own executable), found under `proc_root`; nullopt when none is.
+/// `settings` null: governor_settings().
+std::optional<pid_t> sccache_server_pid(int port, const std::string& proc_root = "/proc",
+                                        const GovernorSettings* settings = nullptr);
 
 /// What sccache printed when its server did not start (the error, then opendal's Context,
 /// Source and a backtrace, over many lines) as one line: the error without opendal's kind

@@ -303,8 +303,8 @@ Expected<CacheSettings> load_cache_settings(const std::string& path) {
 Expected<CacheSettings> apply_cache_environment(CacheSettings settings, const std::map<std::string, std::string>& env) {
   if (auto it = env.find("TAILOR_CACHE"); it != env.end() && !it->second.empty())
     if (auto ok = set_cache_tool(settings, it->second, "TAILOR_CACHE"); !ok) return ok.error();
-  if (auto it = env.find("TAILOR_CACHE_URL"); it != env.end() && !it->second.empty())
-    if (auto ok = set_cache_url(settings, it->second, "TAILOR_CACHE_URL"); !ok) return ok.error();
+  if (auto it = env.find(std::string(k_cache_url_variable)); it != env.end() && !it->second.empty())
+    if (auto ok = set_cache_url(settings, it->second, k_cache_url_variable); !ok) return ok.error();
   return settings;
 }
 

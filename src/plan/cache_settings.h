@@ -54,6 +54,8 @@ Expected<CacheSettings> load_cache_settings(const std::string& path);
 Expected<void> set_cache_url(CacheSettings& settings, std::string_view url, std::string_view from);
 /// A tool name: auto, ccache, sccache or none.
 Expected<void> set_cache_tool(CacheSettings& settings, std::string_view tool, std::string_view from);
+/// The variable that names the storage (a URL as set_cache_url takes it).
+inline constexpr std::string_view k_cache_url_variable = "TAILOR_CACHE_URL";
 /// TAILOR_CACHE (the tool) and TAILOR_CACHE_URL (the storage) from `env` over `settings`.
 Expected<CacheSettings> apply_cache_environment(CacheSettings settings,
                                                 const std::map<std::string, std::string>& env);

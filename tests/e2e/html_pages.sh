@@ -20,28 +20,10 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 # A wheel whose members come from the fixtures; one library name carries markup.
 wheel="$work/demo-1.0+cu130-cp311-cp311-manylinux_2_34_x86_64.whl"
-python3 - "$wheel" "$fixtures" <<'PY' || fail "could not make the wheel"
-import sys, zipfile, hashlib, base64
-out, fx = sys.argv[1], sys.argv[2]
-di = "demo-1.0+cu130.dist-info"
-files = {
-    "demo/lib/kernels.so": open(f"{fx}/sass_75_80.so", "rb").read(),
-    "demo/lib/jit.so": open(f"{fx}/sass_ptx_80.so", "rb").read(),
-    "demo/lib/<script>alert(1)<!--.so": open(f"{fx}/sm_90a.so", "rb").read(),
-    "demo/lib/plain.so": open(f"{fx}/plain_c.so", "rb").read(),
-    f"{di}/WHEEL": b"Wheel-Version: 1.0\nGenerator: e2e\nRoot-Is-Purelib: false\nTag: cp311-cp311-manylinux_2_34_x86_64\n",
-    f"{di}/METADATA": b"Metadata-Version: 2.1\nName: demo\nVersion: 1.0+cu130\n",
-}
-rows = []
-for arc, data in files.items():
-    h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).decode().rstrip("=")
-    rows.append(f"{arc},sha256={h},{len(data)}")
-rows.append(f"{di}/RECORD,,")
-files[f"{di}/RECORD"] = ("\n".join(rows) + "\n").encode()
-with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-    for arc, data in files.items():
-        z.writestr(arc, data)
-PY
+python3 "$(dirname "$0")/lib/make_wheel.py" "$wheel" \
+  "$fixtures/sass_75_80.so:demo/lib/kernels.so" "$fixtures/sass_ptx_80.so:demo/lib/jit.so" \
+  "$fixtures/sm_90a.so:demo/lib/<script>alert(1)<!--.so" "$fixtures/plain_c.so:demo/lib/plain.so" \
+  || fail "could not make the wheel"
 
 # ---- inspect --html: the page, and the text output as before --------------------------
 text=$("$TAILOR" inspect --gpu T4,A100,H100 --html "$work/inspect.html" "$wheel"); rc=$?

@@ -13,20 +13,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-python3 - "$work/demo-1.0-cp311-cp311-manylinux_2_17_x86_64.whl" \
+python3 "$(dirname "$0")/lib/make_wheel.py" --stored "$work/demo-1.0-cp311-cp311-manylinux_2_17_x86_64.whl" \
   "$fixtures/libsibling.so:demo/lib/libsibling.so" "$fixtures/reach_sibling.so:demo/bin/reach.so" \
-  "$fixtures/lost_sibling.so:demo/bin/lost.so" "$fixtures/build_machine.so:demo/bin/b.so" <<'PY'
-import sys, zipfile, hashlib, base64
-out = sys.argv[1]
-di = "demo-1.0.dist-info"
-files = {arc: open(src, 'rb').read() for src, arc in (p.split(':') for p in sys.argv[2:])}
-files[f"{di}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: e2e\nRoot-Is-Purelib: false\nTag: cp311-cp311-manylinux_2_17_x86_64\n"
-files[f"{di}/METADATA"] = b"Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n"
-rows = [f"{a},sha256={base64.urlsafe_b64encode(hashlib.sha256(d).digest()).decode().rstrip('=')},{len(d)}" for a, d in files.items()]
-files[f"{di}/RECORD"] = ('\n'.join(rows + [f"{di}/RECORD,,"]) + '\n').encode()
-with zipfile.ZipFile(out, 'w') as z:
-    for a, d in files.items(): z.writestr(a, d)
-PY
+  "$fixtures/lost_sibling.so:demo/bin/lost.so" "$fixtures/build_machine.so:demo/bin/b.so" || fail "could not make the wheel"
 whl="$work/demo-1.0-cp311-cp311-manylinux_2_17_x86_64.whl"
 
 "$TAILOR" inspect --all "$whl" > "$work/t.txt" 2>&1

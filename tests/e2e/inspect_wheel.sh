@@ -11,35 +11,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-# make_wheel OUT TAG TAMPER FILE:ARC...
-make_wheel() {
-  python3 - "$@" <<'PY'
-import sys, zipfile, hashlib, base64, os
-out, tag, tamper = sys.argv[1], sys.argv[2], sys.argv[3]
-name, version = os.path.basename(out).split('-')[:2]
-di = f"{name}-{version}.dist-info"
-files = {}
-for pair in sys.argv[4:]:
-    src, arc = pair.split(':')
-    files[arc] = open(src, 'rb').read()
-files[f"{di}/WHEEL"] = f"Wheel-Version: 1.0\nGenerator: e2e\nRoot-Is-Purelib: false\nTag: {tag}\n".encode()
-files[f"{di}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode()
-rows = []
-for arc, data in files.items():
-    h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).decode().rstrip('=')
-    rows.append(f"{arc},sha256={h},{len(data)}")
-if tamper == 'hash':
-    rows[0] = rows[0].split(',')[0] + ',sha256=' + 'B' * 43 + ',' + rows[0].split(',')[2]
-rows.append(f"{di}/RECORD,,")
-files[f"{di}/RECORD"] = ('\n'.join(rows) + '\n').encode()
-with zipfile.ZipFile(out, 'w', zipfile.ZIP_DEFLATED) as z:
-    for arc, data in files.items():
-        z.writestr(arc, data)
-PY
-}
+# make_wheel OUT [--bad-hash] FILE:ARC...: name, version and tag from OUT's file name.
+make_wheel() { python3 "$(dirname "$0")/lib/make_wheel.py" "$@"; }
 
 good="$work/demo-1.0+cu130-cp311-cp311-manylinux_2_34_x86_64.whl"
-make_wheel "$good" cp311-cp311-manylinux_2_34_x86_64 none \
+make_wheel "$good" \
   "$fixtures/sass_75_80.so:demo/lib/kernels.so" "$fixtures/plain_c.so:demo/lib/plain.so" \
   "$fixtures/glibc_234.so:demo/lib/fast.so"
 
@@ -76,13 +52,13 @@ grep -q "verdict FAIL: gpu 9.0" "$work/v.txt" || fail "no FAIL line for 9.0"
 [ ! -s "$work/o.txt" ] || fail "bad spec printed to stdout"
 
 tampered="$work/demo-1.0-py3-none-linux_x86_64.whl"
-make_wheel "$tampered" py3-none-linux_x86_64 hash "$fixtures/plain_c.so:demo/p.so"
+make_wheel --bad-hash "$tampered" "$fixtures/plain_c.so:demo/p.so"
 "$TAILOR" inspect "$tampered" >"$work/t.txt"; rc=$?
 [ $rc -eq 1 ] || fail "tampered RECORD should exit 1, got $rc"
 grep -q "mismatch  demo/p.so: sha256 differs" "$work/t.txt" || fail "no mismatch line: $(cat "$work/t.txt")"
 
 liar="$work/demo-2.0-cp311-cp311-manylinux_2_17_x86_64.whl"
-make_wheel "$liar" cp311-cp311-manylinux_2_17_x86_64 none "$fixtures/glibc_234.so:demo/fast.so"
+make_wheel "$liar" "$fixtures/glibc_234.so:demo/fast.so"
 "$TAILOR" inspect "$liar" >"$work/l.txt"; rc=$?
 [ $rc -eq 1 ] || fail "false manylinux claim should exit 1, got $rc"
 grep -q "WRONG: claims manylinux_2_17_x86_64 but the libraries need manylinux_2_34_x86_64" "$work/l.txt" ||

@@ -128,7 +128,10 @@ job = wf["jobs"]["pytorch-sm90-avx512"]
 assert job["runs-on"] == ["self-hosted", "linux", "x64", "h100"], job["runs-on"]
 assert job["timeout-minutes"] < 360, job["timeout-minutes"]  # 64 cores: under 1.5 h
 build = [s for s in job["steps"] if s.get("name") == "Build"][0]
-assert list(build["env"]) == ["SCCACHE_REDIS_ENDPOINT"], build["env"]
+# The storage reaches tailor as TAILOR_CACHE_URL (Redis has no credentials of its own);
+# sccache's own storage variables are tailor's to set.
+assert build["env"] == {"TAILOR_CACHE_URL": "${{ secrets.TAILOR_CACHE_URL }}"}, build["env"]
+assert "SCCACHE_" not in open(sys.argv[1]).read()
 src = [s for s in job["steps"] if s.get("with", {}).get("repository")][0]
 assert src["with"] == {"repository": "example-org/tailor", "ref": "v0.1.0", "path": ".tailor-src"}, src
 PY

