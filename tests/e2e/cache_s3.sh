@@ -184,7 +184,7 @@ expect_eq "missing bucket: no wheel" "$(ls "$tmp/out3"/*.whl 2>/dev/null | wc -l
 
 # No server of these builds is left behind.
 # (By this test's own endpoint port: another run of this test may be using the same bucket name.)
-left=$(grep -l "SCCACHE_ENDPOINT=$endpoint" /proc/[0-9]*/environ 2>/dev/null | wc -l)
+left=$(grep -lz "^SCCACHE_ENDPOINT=$endpoint$" /proc/[0-9]*/environ 2>/dev/null | wc -l)
 expect_eq "no sccache server left" "$left" 0
 
 exit $fail
