@@ -747,6 +747,15 @@ StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&, 
     return stop(BuildStatus::verify_failed, "the wheel's targets differ from the request: " + join(lines, "; "));
   }
   rep.checks.push_back({"targets", CheckStatus::passed, verification->summary()});
+  if (!verification->runtime_problems.empty()) {
+    // Caught here, before the import test or the package's tests die of it (a segfault
+    // on the first exception torch throws): name the compiler that did it.
+    std::string text = join(verification->runtime_problems, "; ");
+    if (auto cxx = s.request.environment.find("CXX"); cxx != s.request.environment.end() && !cxx->second.empty())
+      text += fmt::format(" [the C++ compiler came from the environment: CXX={}]", cxx->second);
+    rep.checks.push_back({"runtime", CheckStatus::failed, text});
+    return stop(BuildStatus::verify_failed, "the wheel's C++ runtime does not match torch's: " + text);
+  }
   return std::nullopt;
 }
 

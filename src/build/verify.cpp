@@ -129,7 +129,10 @@ Expected<TargetVerification> verify_wheel_targets(const std::string& wheel, cons
     }
     libs.push_back(std::move(lt));
   }
-  return compare_targets(libs, expected, declared);
+  auto verification = compare_targets(libs, expected, declared);
+  for (const auto& lib : report.wheels.front().libraries)
+    for (const auto& w : lib.runtime_warnings) verification.runtime_problems.push_back(lib.path + ": " + w);
+  return verification;
 }
 
 }  // namespace tailor::build

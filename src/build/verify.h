@@ -42,6 +42,10 @@ struct TargetVerification {
   std::vector<LibraryVerdict> libraries;  ///< one per library with device code
   std::map<std::string, uint64_t> bytes_per_target;  ///< summed over libraries
   bool any_device_code = false;
+  /// "fused_ops/_C.so: links torch (libc10.so) but does not need libstdc++.so.6: ..." for
+  /// each library of the wheel with a C++ runtime problem (inspect's runtime_warnings);
+  /// not part of ok(), which is about targets.
+  std::vector<std::string> runtime_problems;
   /// Every library with device code matches, and there is at least one.
   bool ok() const;
   /// One line per failing library: "fused_ops/_C.so: missing sm_90, unexpected sm_80".

@@ -94,6 +94,8 @@ const TorchLibraries& TorchLibraries::get() {
     for (const auto& n : t.m_names)
       if (n.empty()) root["libraries"].fail("holds an empty name");
     std::sort(t.m_names.begin(), t.m_names.end());
+    t.m_cxx_runtime = root["cxx_runtime"].string();
+    if (t.m_cxx_runtime.empty()) root["cxx_runtime"].fail("is empty");
     return t;
   }();
   return table;

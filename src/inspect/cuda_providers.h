@@ -58,10 +58,13 @@ public:
   static const TorchLibraries& get();
   bool contains(const std::string& soname) const;
   const std::vector<std::string>& names() const { return m_names; }
+  /// torch's C++ runtime ("libstdc++.so.6"): a library linking torch must need it too.
+  const std::string& cxx_runtime() const { return m_cxx_runtime; }
 
 private:
   TorchLibraries() = default;
   std::vector<std::string> m_names;  // sorted
+  std::string m_cxx_runtime;
 };
 
 }  // namespace tailor::inspect

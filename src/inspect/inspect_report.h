@@ -53,6 +53,9 @@ struct InspectedLibrary : LibraryReport {
   /// Search-path problems: build-machine RUNPATH entries, $LIB/$PLATFORM tokens, entries
   /// relative to the working directory or above the install root, a capped search path.
   std::vector<std::string> loader_warnings;
+  /// C++ runtime problems: a library that links torch's libraries but carries its own
+  /// static C++ runtime (torch's exceptions crash it).
+  std::vector<std::string> runtime_warnings;
 };
 
 struct RecordMismatch {

@@ -66,6 +66,19 @@ InspectedLibrary classify_resolved(LibraryReport report, const std::vector<NeedR
     }
     lib.needed_libraries.push_back(std::move(n));
   }
+  // Linking torch means C++ against torch's runtime; not needing that runtime means a
+  // static copy of another one inside this library.
+  std::string torch_lib;
+  bool needs_cxx_runtime = false;
+  for (const auto& n : lib.needed_libraries) {
+    if (n.kind == NeededKind::torch && torch_lib.empty()) torch_lib = n.soname;
+    if (n.soname == torch.cxx_runtime()) needs_cxx_runtime = true;
+  }
+  if (!torch_lib.empty() && !needs_cxx_runtime)
+    lib.runtime_warnings.push_back(fmt::format(
+        "links torch ({}) but does not need {}: a static C++ runtime of its own is linked in, so an exception "
+        "torch throws crashes it (build with a compiler that links {} dynamically)",
+        torch_lib, torch.cxx_runtime(), torch.cxx_runtime()));
   lib.manylinux = policies.strictest_fit(lib.machine, lib.version_needs);
   return lib;
 }

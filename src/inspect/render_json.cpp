@@ -39,6 +39,7 @@ json library_json(const InspectedLibrary& lib) {
   j["runpath"] = lib.runpath;
   j["rpath"] = lib.rpath;
   j["loader_warnings"] = lib.loader_warnings;
+  j["runtime_warnings"] = lib.runtime_warnings;
   json needs = json::array();
   for (const auto& v : lib.version_needs) needs.push_back({{"file", v.file}, {"versions", v.versions}});
   j["version_needs"] = needs;

@@ -110,6 +110,7 @@ void library_text(std::string& out, const InspectedLibrary& lib, bool full, cons
   if (!lib.runpath.empty()) out += fmt::format("{}  runpath    {}\n", indent, join_capped(lib.runpath, ":", "entries"));
   if (!lib.rpath.empty()) out += fmt::format("{}  rpath      {}\n", indent, join_capped(lib.rpath, ":", "entries"));
   for (const auto& w : lib.loader_warnings) out += fmt::format("{}  WARNING    {}\n", indent, t(w));
+  for (const auto& w : lib.runtime_warnings) out += fmt::format("{}  WARNING    {}\n", indent, t(w));
   std::string abi = !lib.cxx11_abi ? "no C++ symbols" : *lib.cxx11_abi ? "cxx11 (new)" : "pre-cxx11 (old)";
   out += fmt::format("{}  c++ abi    {}", indent, abi);
   if (lib.x86_isa_level) out += fmt::format("; x86 ISA {}", *lib.x86_isa_level);

@@ -102,3 +102,24 @@ TEST(ManylinuxClaim, ASystemNeedIsTheReasonWhenTheVersionsFit) {
             "claims manylinux_2_28_x86_64 but the libraries fit no manylinux policy (pkg/_C.so: needs "
             "libopenblas.so.0 from the system)");
 }
+
+// A library that links torch's libraries needs torch's C++ runtime too; without it, it
+// carries a static copy of its own, and the first exception torch throws crashes it.
+TEST(NeededClassification, TorchLinkedWithoutLibstdcxxIsARuntimeWarning) {
+  // What g++ -static-libstdc++ (or a compiler that finds only libstdc++.a) leaves.
+  auto static_runtime =
+      classify_library(lib("fused_ops/_C.so", {"libc10.so", "libtorch.so", "libgcc_s.so.1", "libc.so.6"}, "2.17"), {});
+  ASSERT_EQ(static_runtime.runtime_warnings.size(), 1u);
+  EXPECT_NE(static_runtime.runtime_warnings[0].find("links torch (libc10.so) but does not need libstdc++.so.6"),
+            std::string::npos)
+      << static_runtime.runtime_warnings[0];
+  auto dynamic_runtime = classify_library(
+      lib("fused_ops/_C.so", {"libc10.so", "libtorch.so", "libstdc++.so.6", "libgcc_s.so.1", "libc.so.6"}, "2.17"), {});
+  EXPECT_TRUE(dynamic_runtime.runtime_warnings.empty());
+  // No torch library needed: a plain C library, or a C++ one that owns its runtime.
+  auto plain = classify_library(lib("bnb/libbitsandbytes_cuda130.so", {"libcudart.so.13", "libc.so.6"}, "2.17"), {});
+  EXPECT_TRUE(plain.runtime_warnings.empty());
+  // A libc10.so bundled in the wheel is the wheel's own, not torch's: no warning here.
+  auto bundled = classify_library(lib("x/_C.so", {"libc10.so", "libc.so.6"}, "2.17"), {"libc10.so"});
+  EXPECT_TRUE(bundled.runtime_warnings.empty());
+}
