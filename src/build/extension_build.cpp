@@ -308,10 +308,11 @@ PreflightFacts preflight_facts(const probe::HostReport& host, const probe::Pytho
 ExtensionBuildContext ExtensionBuildContext::system(CommandRunner& runner) {
   ExtensionBuildContext ctx{runner};
   ctx.probe_host = [](const probe::ProbeOptions& popts) { return probe::probe_host(popts); };
-  ctx.probe_python = [&runner](const std::string& python) {
+  ctx.probe_python = [&runner](const std::string& python, bool may_write) {
     // A build waits minutes anyway: give a loaded machine time to import torch. The
     // answer is cached by the stat of torch's files, so a rebuild skips the import.
-    return probe::probe_python_cached(python, runner, std::chrono::seconds(180), user_cache_dir("probe"));
+    return probe::probe_python_cached(python, runner, std::chrono::seconds(180), user_cache_dir("probe"), nullptr,
+                                      may_write);
   };
   ctx.environment = process_environment();
   return ctx;
@@ -366,7 +367,7 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   popts.probe_pythons = false;
   s.python_arg = o.python.empty() ? "python3" : o.python;
   // Importing torch takes seconds: the interpreter is probed while the host is.
-  auto python_probe = std::async(std::launch::async, [&ctx, &s] { return ctx.probe_python(s.python_arg); });
+  auto python_probe = std::async(std::launch::async, [&ctx, &s, &o] { return ctx.probe_python(s.python_arg, !o.print_env); });
   s.host = ctx.probe_host(popts);
   s.python = python_probe.get();
   if (s.python) s.host.pythons.insert(s.host.pythons.begin(), *s.python);

@@ -27,8 +27,9 @@ struct ExtensionBuildContext {
   CommandRunner& runner;
   /// The host as probe sees it (Pythons are not probed there: the target one is, alone).
   std::function<probe::HostReport(const probe::ProbeOptions&)> probe_host;
-  /// One interpreter and its torch; nullopt when it cannot run.
-  std::function<std::optional<probe::PythonInstall>(const std::string& python)> probe_python;
+  /// One interpreter and its torch; nullopt when it cannot run. `may_write` false: a
+  /// cached answer may be read but nothing is written (--print-env writes no file).
+  std::function<std::optional<probe::PythonInstall>(const std::string& python, bool may_write)> probe_python;
   /// The caller's environment: SCCACHE_* picks the cache, PATH goes after the toolkit's bin/.
   std::map<std::string, std::string> environment;
   /// The build step's live progress; null: made from the options' display style and status_out.

@@ -47,10 +47,11 @@ std::optional<PythonInstall> probe_python(const std::string& python, CommandRunn
 /// probe_python with a cache in `cache_dir`: a short script that does not import torch
 /// stamps the interpreter and torch's files (inode, size, mtime); the same stamp as the
 /// cached entry's returns the cached answer (`from_cache`), else the full probe runs and
-/// an interpreter with a torch is cached. Importing torch costs seconds per build.
+/// an interpreter with a torch is cached (unless `may_write` is false). Importing torch
+/// costs seconds per build.
 std::optional<PythonInstall> probe_python_cached(const std::string& python, CommandRunner& runner,
                                                 std::chrono::seconds timeout, const std::string& cache_dir,
-                                                bool* from_cache = nullptr);
+                                                bool* from_cache = nullptr, bool may_write = true);
 /// Interpreters on PATH (python3, python, python3.X), pyenv versions, plus `extra`,
 /// deduplicated by realpath, probed in parallel.
 std::vector<PythonInstall> probe_pythons(HostFiles& files, CommandRunner& runner,

@@ -135,7 +135,7 @@ std::optional<PythonInstall> probe_python(const std::string& python, CommandRunn
 
 std::optional<PythonInstall> probe_python_cached(const std::string& python, CommandRunner& runner,
                                                 std::chrono::seconds timeout, const std::string& cache_dir,
-                                                bool* from_cache) {
+                                                bool* from_cache, bool may_write) {
   if (from_cache) *from_cache = false;
   CommandSpec stamp_spec;
   stamp_spec.argv = {python, "-c", k_stamp_script};
@@ -162,7 +162,7 @@ std::optional<PythonInstall> probe_python_cached(const std::string& python, Comm
     }
   }
   auto py = probe_python(python, runner, timeout);
-  if (cacheable && py && py->torch) {
+  if (cacheable && may_write && py && py->torch) {
     // The probe's own line again, as parse_python_probe reads it.
     nlohmann::json t{{"version", py->torch->version},
                      {"cuda", py->torch->cuda_version.empty() ? nlohmann::json() : nlohmann::json(py->torch->cuda_version)},

@@ -77,7 +77,7 @@ protected:
   ExtensionBuildContext context() {
     ExtensionBuildContext c{runner};
     c.probe_host = [this](const probe::ProbeOptions&) { return host; };
-    c.probe_python = [this](const std::string&) { return python; };
+    c.probe_python = [this](const std::string&, bool) { return python; };
     c.environment = environment;
     c.display = &display;
     return c;

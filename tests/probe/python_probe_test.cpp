@@ -212,6 +212,20 @@ TEST(ProbePythonCached, ACorruptEntryIsProbedOver) {
   EXPECT_EQ(f.full_probes, 2);
 }
 
+// --print-env writes no file: a probe that may not write reads the cache but adds nothing.
+TEST(ProbePythonCached, MayNotWriteLeavesNoEntry) {
+  auto dir = tailor::test::scratch_dir("probe_cache_readonly").string();
+  CachedProbe f;
+  bool cached = true;
+  ASSERT_TRUE(probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached, false));
+  EXPECT_FALSE(cached);
+  EXPECT_FALSE(std::filesystem::exists(dir) && !std::filesystem::is_empty(dir));
+  ASSERT_TRUE(probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached, true));
+  ASSERT_TRUE(probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached, false));
+  EXPECT_TRUE(cached);  // an existing entry is still read
+  EXPECT_EQ(f.full_probes, 2);
+}
+
 // The real interpreter, when it has a torch: the cached answer equals the full probe's.
 TEST(ProbePythonCached, RealInterpreterGivesTheSameAnswerFromTheCache) {
   SystemCommandRunner runner;
