@@ -412,6 +412,11 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   // A shared storage (Redis or S3) that nothing answers at: build without the cache
   // rather than not at all (sccache would refuse to start its server). One that answers
   // and refuses is a setting to fix: stop, rather than build uncached every time.
+  // A tool the storage does not fit (ccache and S3) is bad input, before anything is asked
+  // of the storage.
+  if ((o.cache == "ccache" || o.cache == "sccache") && req.cache_settings.shared())
+    if (auto fits = plan::cache_tool_environment(req.cache_settings, o.cache); !fits)
+      return stop(BuildStatus::bad_input, fits.error().message);
   if (req.cache != plan::ExtensionBuildRequest::Cache::none && req.cache_settings.shared()) {
     auto check = check_shared_storage(req.cache_settings, std::chrono::milliseconds(3000));
     if (!check)

@@ -58,7 +58,7 @@ else
   grep -q "GPU smoke test: skipped (no GPU)" "$tmp/stderr" && echo "ok   says GPU smoke skipped" || { echo "FAIL no skip line"; fail=1; }
 fi
 grep -q "^==> \[1/1\] " "$tmp/stderr" && echo "ok   plain progress lines" || { echo "FAIL no plain progress"; fail=1; }
-grep -q "Successfully built fused-ops\|Successfully built fused_ops" "$tmp/dist/$whl.build.log" \
+grep -q "^tailor: built fused_ops-0.1.0-.*\.whl with setuptools.build_meta:__legacy__$" "$tmp/dist/$whl.build.log" \
   && echo "ok   full log published" || { echo "FAIL log incomplete"; fail=1; }
 
 # inspect, independently of the build's own verification.
