@@ -219,25 +219,7 @@ Expected<StorageCheck> check_shared_storage(const plan::CacheSettings& settings,
   if (settings.storage == plan::CacheStorage::s3) {
     // Only whether anything listens: the bucket, keys and region are sccache's to check
     // when its server starts (one line with a hint, see sccache_startup_error).
-    std::string host, port = "443";
-    if (settings.endpoint.empty()) {
-      host = settings.region.empty() ? "s3.amazonaws.com" : "s3." + settings.region + ".amazonaws.com";
-    } else {
-      std::string_view rest = settings.endpoint;
-      if (rest.starts_with("http://")) {
-        rest.remove_prefix(7);
-        port = "80";
-      } else if (rest.starts_with("https://")) {
-        rest.remove_prefix(8);
-      }
-      rest = rest.substr(0, rest.find('/'));
-      host = std::string(rest);
-      if (auto colon = host.rfind(':'); colon != std::string::npos && host.find(']', colon) == std::string::npos) {
-        port = host.substr(colon + 1);
-        host = host.substr(0, colon);
-      }
-      if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-    }
+    auto [host, port] = plan::s3_address(settings);
     auto connected = connect_tcp(host, port, timeout);
     if (!connected) {
       check.reachable = false;

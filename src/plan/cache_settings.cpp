@@ -87,6 +87,19 @@ bool has_control(std::string_view s) {
   });
 }
 
+/// An endpoint's host and port ("http://h:9000/x" -> h, 9000; the scheme's port when none;
+/// brackets of an IPv6 host removed). `rest` is the endpoint without its scheme.
+std::pair<std::string, std::string> endpoint_host_port(std::string_view rest, std::string_view default_port) {
+  std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
+  std::string_view host = authority, port = default_port;
+  if (auto colon = authority.rfind(':'); colon != std::string_view::npos && authority.find(']', colon) == std::string_view::npos) {
+    host = authority.substr(0, colon);
+    port = authority.substr(colon + 1);
+  }
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return {std::string(host), std::string(port)};
+}
+
 /// An S3-compatible endpoint: http:// or https://, a host, an optional port and path, no
 /// user or password (credentials come from the environment, never from tailor's settings,
 /// so no report or printed plan can show one).
@@ -324,6 +337,17 @@ std::string describe_cache_storage(const CacheSettings& s) {
     case CacheStorage::local: break;
   }
   return s.dir.empty() ? std::string("local (the tool's default folder)") : "local " + terminal_safe(s.dir);
+}
+
+std::pair<std::string, std::string> s3_address(const CacheSettings& s) {
+  if (s.endpoint.empty()) {
+    std::string host = s.region.empty() ? facts()["s3"]["aws_host"].string() : facts()["s3"]["aws_region_host"].string();
+    if (auto at = host.find("{region}"); at != std::string::npos) host.replace(at, 8, s.region);
+    return {host, "443"};
+  }
+  if (starts_with(s.endpoint, "http://")) return endpoint_host_port(std::string_view(s.endpoint).substr(7), "80");
+  if (starts_with(s.endpoint, "https://")) return endpoint_host_port(std::string_view(s.endpoint).substr(8), "443");
+  return endpoint_host_port(s.endpoint, "80");  // refused by set_cache_url before it gets here
 }
 
 Expected<std::map<std::string, std::string>> cache_tool_environment(const CacheSettings& s, std::string_view tool,

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "util/expected.h"
@@ -61,6 +62,10 @@ Expected<CacheSettings> apply_cache_environment(CacheSettings settings,
                                                 const std::map<std::string, std::string>& env);
 
 /// The storage for people, without secrets: "local ~/.cache/sccache", "redis://127.0.0.1:6390",
+/// Where an S3 storage's server listens: the endpoint's host and port (the scheme's port
+/// when none), else AWS's host for the region (data/cache/caches.toml [s3]) on 443.
+std::pair<std::string, std::string> s3_address(const CacheSettings& settings);
+
 /// "redis://user:***@host:6379/1", "s3://bucket/prefix (endpoint http://minio:9000, region eu-1)".
 std::string describe_cache_storage(const CacheSettings& settings);
 
