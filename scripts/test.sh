@@ -12,6 +12,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The layer order of ARCHITECTURE.md, read from the includes (cheap: before any compile).
+python3 scripts/check_layers.py
 # Redis for the shared-cache tests; harmless when already running.
 if command -v redis-server >/dev/null 2>&1 && ! redis-cli ping >/dev/null 2>&1; then
   redis-server --port 6379 --daemonize yes --save '' >/dev/null

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "build/extension_build.h"
+#include "workflow/extension_build.h"
 #include "cli/commands.h"
 #include "cli/build_interrupt.h"
 
@@ -17,22 +17,22 @@ namespace tailor::cli {
 namespace {
 
 struct BuildCommandOptions {
-  build::ExtensionBuildOptions core;
+  workflow::ExtensionBuildOptions core;
   std::string arch, gpu, progress = "auto";
   std::optional<int> jobs;
   std::string memory_budget;
   bool json = false, tests = false, no_tests = false;
 };
 
-nlohmann::json diagnosis_json(const build::ExtensionBuildResult& r) {
+nlohmann::json diagnosis_json(const workflow::ExtensionBuildResult& r) {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& d : r.diagnoses)
     j.push_back({{"pattern", d.pattern_id}, {"line", d.line_number}, {"quoted", d.quoted_line}, {"cause", d.cause}, {"fix", d.fix}});
   return j;
 }
 
-nlohmann::json result_json(const build::ExtensionBuildResult& r) {
-  nlohmann::json j = build::to_json(r.report);
+nlohmann::json result_json(const workflow::ExtensionBuildResult& r) {
+  nlohmann::json j = executor::to_json(r.report);
   if (!r.message.empty()) j["error"] = r.message;
   if (!r.preflight.checks.empty()) {
     j["preflight"] = nlohmann::json::array();
@@ -48,9 +48,9 @@ nlohmann::json result_json(const build::ExtensionBuildResult& r) {
   return j;
 }
 
-void print_failure_details(const build::ExtensionBuildResult& r) {
+void print_failure_details(const workflow::ExtensionBuildResult& r) {
   if (!r.preflight.ok())
-    std::fputs(build::render_preflight(r.preflight, build::PreflightVerbosity::problems).c_str(), stderr);
+    std::fputs(executor::render_preflight(r.preflight, executor::PreflightVerbosity::problems).c_str(), stderr);
   if (r.error_block) {
     std::fprintf(stderr, "\nfirst error (log lines %zu-%zu):\n", r.error_block->first_line, r.error_block->last_line);
     for (const auto& l : r.error_block->lines) std::fprintf(stderr, "  | %s\n", l.c_str());
@@ -59,11 +59,11 @@ void print_failure_details(const build::ExtensionBuildResult& r) {
     std::fprintf(stderr, "\ndiagnosis [%s] (line %zu): %s\n", d.pattern_id.c_str(), d.line_number, d.quoted_line.c_str());
     std::fprintf(stderr, "  cause: %s\n  fix:   %s\n", d.cause.c_str(), d.fix.c_str());
   }
-  if (r.status == build::BuildStatus::build_failed && r.diagnoses.empty() && !r.report.log_path.empty())
+  if (r.status == workflow::BuildStatus::build_failed && r.diagnoses.empty() && !r.report.log_path.empty())
     std::fprintf(stderr, "\nno known failure pattern matched; `tailor explain %s` shows the same analysis\n",
                  r.report.log_path.c_str());
   if (!r.check_output.empty()) std::fprintf(stderr, "\n%s\n", r.check_output.c_str());
-  if (!r.report.log_path.empty() && r.status != build::BuildStatus::preflight_failed)
+  if (!r.report.log_path.empty() && r.status != workflow::BuildStatus::preflight_failed)
     std::fprintf(stderr, "full log: %s\nnothing was written to %s\n", r.report.log_path.c_str(), r.report.wheel_path.empty() ? "the output folder" : r.report.wheel_path.c_str());
 }
 
@@ -76,21 +76,21 @@ int run_build(BuildCommandOptions& o) {
   if (!o.gpu.empty()) o.core.gpu = o.gpu;
   o.core.jobs = o.jobs;
   if (!o.memory_budget.empty()) {
-    auto budget = build::parse_memory_size(o.memory_budget);
+    auto budget = executor::parse_memory_size(o.memory_budget);
     if (!budget) return report_error(budget.error().message);
     o.core.memory_budget = *budget;
   }
   if (o.tests && o.no_tests) return report_error("--tests and --no-tests exclude each other");
-  if (o.tests) o.core.tests = build::ExtensionBuildOptions::Tests::always;
-  if (o.no_tests) o.core.tests = build::ExtensionBuildOptions::Tests::never;
+  if (o.tests) o.core.tests = workflow::ExtensionBuildOptions::Tests::always;
+  if (o.no_tests) o.core.tests = workflow::ExtensionBuildOptions::Tests::never;
   if (o.progress == "auto")
-    o.core.display = build::default_display_style(stderr);
+    o.core.display = executor::default_display_style(stderr);
   else if (o.progress == "live")
-    o.core.display = build::DisplayStyle::live;
+    o.core.display = executor::DisplayStyle::live;
   else if (o.progress == "plain")
-    o.core.display = build::DisplayStyle::plain;
+    o.core.display = executor::DisplayStyle::plain;
   else if (o.progress == "quiet")
-    o.core.display = build::DisplayStyle::quiet;
+    o.core.display = executor::DisplayStyle::quiet;
   else
     return report_error(fmt::format("--progress {}: expected auto, live, plain or quiet", o.progress));
   if (o.progress == "quiet") o.core.status_out = nullptr;
@@ -102,20 +102,20 @@ int run_build(BuildCommandOptions& o) {
   }
 
   install_interrupt_handlers();
-  build::ExtensionBuildResult r = build::build_extension(o.core);
-  if (int sig = interrupt_signal(); sig != 0) return report_interrupt(sig, r.status == build::BuildStatus::ok);
+  workflow::ExtensionBuildResult r = workflow::build_extension(o.core);
+  if (int sig = interrupt_signal(); sig != 0) return report_interrupt(sig, r.status == workflow::BuildStatus::ok);
   switch (r.status) {
-    case build::BuildStatus::printed_env:
+    case workflow::BuildStatus::printed_env:
       std::fputs(r.print_env.c_str(), stdout);
       return k_exit_ok;
-    case build::BuildStatus::bad_input:
+    case workflow::BuildStatus::bad_input:
       return report_error(r.message, k_exit_bad_input);
-    case build::BuildStatus::ok:
+    case workflow::BuildStatus::ok:
       if (o.json)
         std::printf("%s\n", with_schema(result_json(r), "build").dump(2).c_str());
       else
         std::printf("built %s for %s\n%s", r.report.wheel.c_str(), fmt::format("{}", fmt::join(r.report.targets, ", ")).c_str(),
-                    build::render_summary(r.report).c_str());
+                    executor::render_summary(r.report).c_str());
       return k_exit_ok;
     default:
       break;

@@ -1,6 +1,6 @@
 // `tailor build torch [VARIANT FLAGS] [--source DIR] [--configure-only] [--out DIR]`.
-#include "build/torch_build.h"
-#include "plan/cache_settings.h"
+#include "workflow/torch_build.h"
+#include "cache/cache_settings.h"
 #include "cli/commands.h"
 #include "cli/torch_variant_flags.h"
 #include "cli/build_interrupt.h"
@@ -10,7 +10,7 @@ namespace tailor::cli {
 namespace {
 struct BuildTorchOptions {
   TorchVariantFlags variant;
-  build::TorchBuildOptions build;
+  workflow::TorchBuildOptions build;
 };
 
 int run_build_torch(const BuildTorchOptions& o) {
@@ -19,14 +19,14 @@ int run_build_torch(const BuildTorchOptions& o) {
   if (auto usable = check_out_dir(o.build.out_dir); !usable) return report_error(usable.error().message);
   probe::HostReport host = probe_for_torch(o.variant, *variant);
   plan::ResolveOptions ropts = resolve_options_from_flags(o.variant);
-  build::TorchBuildOptions bopts = o.build;
+  workflow::TorchBuildOptions bopts = o.build;
   if (!o.variant.config.empty()) {
-    auto settings = plan::load_cache_settings(o.variant.config);
+    auto settings = cache::load_cache_settings(o.variant.config);
     if (!settings) return report_error(settings.error().message);
     bopts.cache_settings = *settings;
   }
   install_interrupt_handlers();
-  auto result = build::build_torch(*variant, host, ropts, bopts);
+  auto result = workflow::build_torch(*variant, host, ropts, bopts);
   if (int sig = interrupt_signal(); sig != 0) return report_interrupt(sig, result.exit_code == 0 && !result.wheel_path.empty());
   return result.exit_code;
 }

@@ -13,10 +13,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "build/cache_ledger.h"
-#include "build/compiler_cache.h"
+#include "cache/cache_ledger.h"
+#include "cache/compiler_cache.h"
 #include "cli/commands.h"
-#include "plan/cache_settings.h"
+#include "cache/cache_settings.h"
 #include "plan/extension_plan.h"
 #include "util/files.h"
 #include "util/process.h"
@@ -33,18 +33,18 @@ struct CacheCommandOptions {
   bool json = false;
 };
 
-Expected<plan::CacheSettings> settings_for(const CacheCommandOptions& o, const std::map<std::string, std::string>& env) {
-  plan::CacheSettings s;
+Expected<cache::CacheSettings> settings_for(const CacheCommandOptions& o, const std::map<std::string, std::string>& env) {
+  cache::CacheSettings s;
   if (!o.config.empty()) {
-    TAILOR_TRY(loaded, plan::load_cache_settings(o.config));
+    TAILOR_TRY(loaded, cache::load_cache_settings(o.config));
     s = loaded;
   }
-  TAILOR_TRY(with_env, plan::apply_cache_environment(s, env));
+  TAILOR_TRY(with_env, cache::apply_cache_environment(s, env));
   s = with_env;
   if (!o.url.empty())
-    if (auto ok = plan::set_cache_url(s, o.url, "--cache-url"); !ok) return ok.error();
+    if (auto ok = cache::set_cache_url(s, o.url, "--cache-url"); !ok) return ok.error();
   if (o.tool != "auto")
-    if (auto ok = plan::set_cache_tool(s, o.tool, "--cache"); !ok) return ok.error();
+    if (auto ok = cache::set_cache_tool(s, o.tool, "--cache"); !ok) return ok.error();
   return s;
 }
 
@@ -61,8 +61,8 @@ int run_status(const CacheCommandOptions& o) {
   if (!settings) return report_error(settings.error().message);
   auto tool_path = plan::choose_cache_tool(*settings, plan::ExtensionBuildRequest::Cache::automatic, env,
                                            [](std::string_view name) { return find_in_path(std::string(name)); });
-  nlohmann::json j = {{"storage", plan::describe_cache_storage(*settings)},
-                      {"storage_kind", std::string(plan::cache_storage_name(settings->storage))},
+  nlohmann::json j = {{"storage", cache::describe_cache_storage(*settings)},
+                      {"storage_kind", std::string(cache::cache_storage_name(settings->storage))},
                       {"from", settings->from},
                       {"basedirs", settings->basedirs}};
   std::vector<std::pair<std::string, std::string>> rows;  // label, value
@@ -83,25 +83,25 @@ int run_status(const CacheCommandOptions& o) {
     j["version"] = first_line(v.out);
     rows.push_back({"tool", fmt::format("{} ({}, {})", tool, first_line(v.out), *tool_path)});
   }
-  rows.push_back({"storage", plan::describe_cache_storage(*settings) +
+  rows.push_back({"storage", cache::describe_cache_storage(*settings) +
                                  (settings->from.empty() ? "" : " (from " + join(settings->from, ", ") + ")")});
   if (!settings->basedirs.empty()) rows.push_back({"basedirs", join(settings->basedirs, ", ")});
 
   // Does the storage answer?
   std::string check;
-  if (settings->storage == plan::CacheStorage::redis) {
-    auto pong = build::redis_ping(settings->url, std::chrono::milliseconds(3000));
+  if (settings->storage == cache::CacheStorage::redis) {
+    auto pong = cache::redis_ping(settings->url, std::chrono::milliseconds(3000));
     check = pong ? "answers PING" : pong.error().message;
     ok = ok && pong.has_value();
   }
   if (ok && tool == "sccache") {
-    auto storage_env = plan::cache_tool_environment(*settings, tool);
+    auto storage_env = cache::cache_tool_environment(*settings, tool);
     if (!storage_env) {
       check = storage_env.error().message;
       ok = false;
     } else {
       SystemCommandRunner runner;
-      auto server = build::SccacheServer::start(*tool_path, *storage_env, runner);
+      auto server = cache::SccacheServer::start(*tool_path, *storage_env, runner);
       if (!server) {
         check = server.error().message;
         ok = false;
@@ -128,7 +128,7 @@ int run_status(const CacheCommandOptions& o) {
       }
     }
   } else if (ok && tool == "ccache") {
-    auto storage_env = plan::cache_tool_environment(*settings, tool);
+    auto storage_env = cache::cache_tool_environment(*settings, tool);
     if (!storage_env) {
       check = storage_env.error().message;
       ok = false;
@@ -152,7 +152,7 @@ int run_status(const CacheCommandOptions& o) {
   if (!tool_path) rows.push_back({"problem", tool_path.error().message});
   j["ok"] = ok;
   j["check"] = check;
-  if (auto ledger = build::read_cache_ledger(build::cache_ledger_path()); ledger && ledger->builds)
+  if (auto ledger = cache::read_cache_ledger(cache::cache_ledger_path()); ledger && ledger->builds)
     j["builds_since_zero"] = ledger->builds;
   if (o.json) {
     std::printf("%s\n", with_schema(j, "cache").dump(2).c_str());
@@ -164,11 +164,11 @@ int run_status(const CacheCommandOptions& o) {
 }
 
 int run_show(const CacheCommandOptions& o) {
-  const std::string path = build::cache_ledger_path();
-  auto ledger = build::read_cache_ledger(path);
+  const std::string path = cache::cache_ledger_path();
+  auto ledger = cache::read_cache_ledger(path);
   if (!ledger) return report_error(ledger.error().message, k_exit_failed);
   if (o.json) {
-    nlohmann::json j = build::to_json(*ledger);
+    nlohmann::json j = cache::to_json(*ledger);
     j["file"] = path;
     std::printf("%s\n", with_schema(j, "cache").dump(2).c_str());
     return k_exit_ok;
@@ -181,16 +181,16 @@ int run_show(const CacheCommandOptions& o) {
               path.c_str());
   for (const auto& [tool, stats] : ledger->by_tool) {
     std::printf("%s%s\n", tool.c_str(), stats.categories.empty() ? " (counts whole compiles)" : "");
-    std::fputs(build::render_cache_stats(stats).c_str(), stdout);
+    std::fputs(cache::render_cache_stats(stats).c_str(), stdout);
   }
   std::printf("latest build (%s, %s)\n", ledger->last_tool.c_str(), ledger->last_at.c_str());
-  std::fputs(build::render_cache_stats(ledger->last).c_str(), stdout);
+  std::fputs(cache::render_cache_stats(ledger->last).c_str(), stdout);
   return k_exit_ok;
 }
 
 int run_zero() {
-  const std::string path = build::cache_ledger_path();
-  if (auto ok = build::zero_cache_ledger(path); !ok) return report_error(ok.error().message, k_exit_failed);
+  const std::string path = cache::cache_ledger_path();
+  if (auto ok = cache::zero_cache_ledger(path); !ok) return report_error(ok.error().message, k_exit_failed);
   std::printf("statistics zeroed (%s); the cached entries stay\n", path.c_str());
   return k_exit_ok;
 }

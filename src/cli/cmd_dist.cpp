@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "build/sccache_dist.h"
+#include "cache/sccache_dist.h"
 #include "cli/commands.h"
 #include "util/interrupt.h"
 #include "util/process.h"
@@ -32,10 +32,10 @@ struct DistOptions {
 std::string state_of(const DistOptions& o) {
   if (!o.state_dir.empty()) return o.state_dir;
   if (const char* env = std::getenv("TAILOR_DIST"); env && *env) return env;
-  return build::dist::default_state_dir();
+  return cache::dist::default_state_dir();
 }
 
-nlohmann::json processes_json(const std::vector<build::dist::ProcessEntry>& ps) {
+nlohmann::json processes_json(const std::vector<cache::dist::ProcessEntry>& ps) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& p : ps) a.push_back({{"name", p.name}, {"pid", p.pid}, {"alive", p.alive}, {"log", p.log_file}});
   return a;
@@ -49,7 +49,7 @@ int run_up(const DistOptions& o) {
   if (o.cores && (*o.cores < 1 || *o.cores > 4096)) return report_error(fmt::format("--cores {}: expected 1 to 4096", *o.cores));
   install_interrupt_handlers();
   SystemCommandRunner runner;
-  build::dist::UpOptions u;
+  cache::dist::UpOptions u;
   u.state_dir = state_of(o);
   u.servers = o.servers;
   u.port = o.port;
@@ -57,7 +57,7 @@ int run_up(const DistOptions& o) {
   u.cores = o.cores;
   if (o.wait_s < 1 || o.wait_s > 3600) return report_error(fmt::format("--wait {}: expected 1 to 3600 seconds", o.wait_s));
   u.wait = std::chrono::seconds(o.wait_s);
-  auto r = build::dist::up(u, runner);
+  auto r = cache::dist::up(u, runner);
   if (!r) return report_error(r.error().message, k_exit_failed);
   if (o.foreground)
     for (const auto& p : r->processes) supervise_process_group(static_cast<pid_t>(p.pid));  // gone with tailor
@@ -89,10 +89,10 @@ int run_up(const DistOptions& o) {
     pollfd p{interrupt_fd(), POLLIN, 0};
     if (::poll(&p, 1, 1000) > 0 || interrupt_signal() != 0) break;
     bool any = false;
-    for (const auto& proc : build::dist::processes_of(r->state_dir)) any = any || proc.alive;
+    for (const auto& proc : cache::dist::processes_of(r->state_dir)) any = any || proc.alive;
     if (!any) break;
   }
-  build::dist::down(r->state_dir);
+  cache::dist::down(r->state_dir);
   if (int sig = interrupt_signal(); sig != 0) {
     std::fprintf(stderr, "tailor: interrupted; the scheduler and servers were stopped\n");
     return interrupt_exit_code(sig);
@@ -102,12 +102,12 @@ int run_up(const DistOptions& o) {
 
 int run_status(const DistOptions& o) {
   std::string state = state_of(o);
-  auto procs = build::dist::processes_of(state);
-  auto config = build::dist::load_client_config(state, nullptr);
-  std::optional<build::dist::SchedulerStatus> st;
+  auto procs = cache::dist::processes_of(state);
+  auto config = cache::dist::load_client_config(state, nullptr);
+  std::optional<cache::dist::SchedulerStatus> st;
   std::string why;
   if (config) {
-    if (auto s = build::dist::scheduler_status(config->scheduler_url)) st = *s;
+    if (auto s = cache::dist::scheduler_status(config->scheduler_url)) st = *s;
     else why = s.error().message;
   } else {
     why = config.error().message;
@@ -138,7 +138,7 @@ int run_status(const DistOptions& o) {
 
 int run_down(const DistOptions& o) {
   std::string state = state_of(o);
-  auto stopped = build::dist::down(state);
+  auto stopped = cache::dist::down(state);
   bool left = false;
   for (const auto& p : stopped) {
     std::printf("stopped %-10s pid %ld%s\n", p.name.c_str(), p.pid, p.alive ? " (STILL RUNNING)" : "");

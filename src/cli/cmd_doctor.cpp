@@ -6,8 +6,8 @@
 #include <optional>
 #include <memory>
 
-#include "build/sccache_dist.h"
-#include "build/torch_build.h"
+#include "cache/sccache_dist.h"
+#include "workflow/torch_build.h"
 #include "cli/commands.h"
 #include "cli/torch_variant_flags.h"
 #include "plan/torch_doctor.h"
@@ -28,18 +28,18 @@ struct DoctorOptions {
 /// `tailor doctor --dist [...]`: what can be known about distributed compiles before a build.
 int run_dist_doctor(const DoctorOptions& o) {
   SystemCommandRunner runner;
-  auto checks = build::dist::check_dist(*o.dist, std::getenv("TAILOR_DIST"), runner);
+  auto checks = cache::dist::check_dist(*o.dist, std::getenv("TAILOR_DIST"), runner);
   if (o.json) {
-    nlohmann::json j{{"ready", build::dist::checks_ok(checks)}, {"checks", nlohmann::json::array()}};
+    nlohmann::json j{{"ready", cache::dist::checks_ok(checks)}, {"checks", nlohmann::json::array()}};
     for (const auto& c : checks)
-      j["checks"].push_back({{"name", c.name}, {"status", build::dist::level_name(c.level)}, {"detail", c.line}});
+      j["checks"].push_back({{"name", c.name}, {"status", cache::dist::level_name(c.level)}, {"detail", c.line}});
     std::printf("%s\n", with_schema(j, "doctor").dump(2).c_str());
   } else {
     for (const auto& c : checks)
-      std::printf("%-7s %-16s %s\n", std::string(build::dist::level_name(c.level)).c_str(), c.name.c_str(),
+      std::printf("%-7s %-16s %s\n", std::string(cache::dist::level_name(c.level)).c_str(), c.name.c_str(),
                   terminal_safe(c.line).c_str());
   }
-  return build::dist::checks_ok(checks) ? k_exit_ok : k_exit_failed;
+  return cache::dist::checks_ok(checks) ? k_exit_ok : k_exit_failed;
 }
 
 int run_doctor(const DoctorOptions& o) {
@@ -53,7 +53,7 @@ int run_doctor(const DoctorOptions& o) {
   ropts.purpose = plan::PlanPurpose::build_here;
   plan::BuildPlan p = plan::resolve_torch_plan(*variant, host, ropts);
   SystemCommandRunner runner;
-  plan::DoctorFacts facts = build::gather_doctor_facts(p, runner);
+  plan::DoctorFacts facts = workflow::gather_doctor_facts(p, runner);
   plan::DoctorReport report = plan::run_torch_doctor(p, host, facts);
   if (o.json) {
     nlohmann::json j{{"variant", p.name}, {"wheel", p.wheel_name}, {"ready", report.ok()}};

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <fmt/format.h>
 
-#include "build/torch_build.h"
+#include "workflow/torch_build.h"
 #include "cli/commands.h"
 #include "cli/torch_variant_flags.h"
 #include "plan/matrix.h"
@@ -134,11 +134,11 @@ int run_matrix(const MatrixOptions& o) {
                          fmt::format("~{:.1f} h", p.estimate.build_hours), fmt::format("{} jobs", p.estimate.jobs)});
     } else if (o.action == "build") {
       ropts.purpose = plan::PlanPurpose::build_here;
-      build::TorchBuildOptions bopts;
+      workflow::TorchBuildOptions bopts;
       bopts.out_dir = o.out + "/" + v.name;
       bopts.no_venv = o.no_venv;
       std::printf("== %s\n", v.name.c_str());
-      auto result = build::build_torch(v, host, ropts, bopts);
+      auto result = workflow::build_torch(v, host, ropts, bopts);
       int code = result.exit_code;
       worst = std::max(worst, code);
       summary.push_back({v.name, code == 0 ? "ok" : "FAILED", code == 0 ? result.wheel_path : result.message});

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "build/ninja_log.h"
-#include "build/report_page.h"
+#include "executor/ninja_log.h"
+#include "executor/report_page.h"
 #include "cli/commands.h"
 #include "util/files.h"
 #include "util/text_escape.h"
@@ -65,19 +65,19 @@ int run_report(const ReportArgs& args) {
   if (!args.ninja_log.empty()) {
     auto log_text = read_text_file(args.ninja_log, k_max_ninja_log_bytes, BinaryData::refused);
     if (!log_text) return report_error(log_text.error().message);
-    auto log = build::parse_ninja_log(*log_text);
+    auto log = executor::parse_ninja_log(*log_text);
     if (!log) return report_error(args.ninja_log + ": " + log.error().message);
     auto build_ninja = read_file((std::filesystem::path(args.ninja_log).parent_path() / "build.ninja").string());
-    build::classify_jobs(log->jobs, build_ninja ? std::string_view(*build_ninja) : std::string_view());
-    build::place_invocations(log->jobs);
+    executor::classify_jobs(log->jobs, build_ninja ? std::string_view(*build_ninja) : std::string_view());
+    executor::place_invocations(log->jobs);
     if (!j["run"].is_object()) j["run"] = nlohmann::json::object();
-    j["run"]["job_timeline"] = build::jobs_to_json(log->jobs);
+    j["run"]["job_timeline"] = executor::jobs_to_json(log->jobs);
     j["run"]["job_timeline_dropped"] = log->dropped;
     if (log->skipped)
       std::fprintf(stderr, "tailor: %s: %llu malformed lines skipped\n", terminal_safe(args.ninja_log).c_str(),
                    static_cast<unsigned long long>(log->skipped));
   }
-  auto written = write_file_atomic(args.html, build::render_report_html(j));
+  auto written = write_file_atomic(args.html, executor::render_report_html(j));
   if (!written) return report_error("--html: " + written.error().message);
   std::printf("wrote %s\n", args.html.c_str());
   return k_exit_ok;

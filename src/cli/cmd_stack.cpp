@@ -1,8 +1,11 @@
 // `tailor stack [PACKAGE[==VER]...] [-r FILE] [--gpu SPEC | --arch SPEC] ...`: the
 // compatibility matrix of a package stack for a target machine, measured from the wheels
 // (pip resolves, inspect judges), with a lock, an install script and --install.
-// Exit 0 when every package can be had (prebuilt or built), 1 when one cannot (or the
-// install's verification failed), 2 for bad input, 128+signal when interrupted.
+// Exit 0 when every package can be had (prebuilt or built), 1 when one cannot, when what
+// one runs on is unknown (outcome "unknown": tailor's data does not say and nothing was
+// inspected; the row names the command that decides it), or when the install's
+// verification failed, with one stderr line saying which; 2 for bad input, 128+signal when
+// interrupted.
 #include <unistd.h>
 
 #include <filesystem>
@@ -13,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "stack/stack.h"
+#include "workflow/stack_build.h"
 #include "util/files.h"
 #include "util/interrupt.h"
 #include "util/process.h"
@@ -44,6 +48,7 @@ Paint outcome_paint(stack::Outcome o) {
     case stack::Outcome::installed: return Paint::green;
     case stack::Outcome::build: return Paint::yellow;
     case stack::Outcome::unsupported: return Paint::red;
+    case stack::Outcome::unknown: return Paint::yellow;
   }
   return Paint::bold;
 }
@@ -72,13 +77,15 @@ std::string render_text(const stack::StackResult& r) {
   for (const auto& l : lines)
     out += fmt::format("{:<{}}  {:<{}}  {:<8}  {:<6}  {:<6}  {}  {}\n", l.name, wn, l.version, wv, l.prebuilt, l.covers, l.build,
                        paint(fmt::format("{:<11}", l.outcome), outcome_paint(l.o)), l.reason);
-  size_t prebuilt = 0, build = 0, unsupported = 0;
+  size_t prebuilt = 0, build = 0, unsupported = 0, unknown = 0;
   for (const auto& row : r.rows) {
     if (row.outcome == stack::Outcome::prebuilt || row.outcome == stack::Outcome::installed) ++prebuilt;
     if (row.outcome == stack::Outcome::build) ++build;
     if (row.outcome == stack::Outcome::unsupported) ++unsupported;
+    if (row.outcome == stack::Outcome::unknown) ++unknown;
   }
-  out += fmt::format("\n{} prebuilt or installed, {} to build, {} unsupported", prebuilt, build, unsupported);
+  out += fmt::format("\n{} prebuilt or installed, {} to build, {}{} unsupported", prebuilt, build,
+                     unknown ? fmt::format("{} unknown, ", unknown) : "", unsupported);
   if (r.resolve_seconds > 0)
     out += fmt::format(" (resolved in {:.1f} s, inspected in {:.1f} s; {} downloaded, {} from the cache)", r.resolve_seconds,
                        r.inspect_seconds, r.downloads, r.cache_hits);
@@ -101,6 +108,22 @@ nlohmann::json render_json(const stack::StackResult& r, const stack::InstallRepo
     j["install"]["verification"] = v.is_discarded() ? nlohmann::json() : v;
   }
   return with_schema(std::move(j), "stack");
+}
+
+/// Why a stack is not ok, in one line: the packages that cannot be had, and those whose
+/// coverage is unknown with what decides it.
+std::string not_ok_line(const stack::StackResult& r) {
+  std::vector<std::string> unsupported, unknown;
+  for (const auto& row : r.rows) {
+    if (row.outcome == stack::Outcome::unsupported) unsupported.push_back(row.name);
+    if (row.outcome == stack::Outcome::unknown)
+      unknown.push_back(fmt::format("{} {}: coverage of {} unknown (the table's reason names the command that decides it)", row.name,
+                                    row.version, r.target.gpu_label()));
+  }
+  std::string out;
+  if (!unsupported.empty()) out = "cannot be had: " + join(unsupported, ", ");
+  if (!unknown.empty()) out += (out.empty() ? "" : "; ") + join(unknown, "; ");
+  return out;
 }
 
 int interrupted_exit() {
@@ -141,7 +164,7 @@ int run_stack(StackArgs& args) {
     if (!result.ok()) {
       if (args.json) std::cout << render_json(result, nullptr).dump(2) << "\n";
       else std::cout << render_text(result);
-      return report_error("stack: not installing: a package cannot be had (see the table)", k_exit_failed);
+      return report_error("stack: not installing: " + not_ok_line(result), k_exit_failed);
     }
     if (!args.json) std::cout << render_text(result) << "\n";
     SystemCommandRunner runner;
@@ -173,30 +196,30 @@ int run_stack(StackArgs& args) {
     return installed->ok() ? k_exit_ok : k_exit_failed;
   }
   if (args.build) {
-    SystemCommandRunner runner;
-    for (const auto& row : result.rows) {
-      if (row.outcome != stack::Outcome::build || row.kind == stack::Kind::torch) continue;
-      CommandSpec spec;
-      std::string gpu = result.target.gpu_text;
-      if (gpu.empty()) {
-        std::vector<std::string> ccs;
-        for (const auto& cc : result.target.gpus) ccs.push_back(cc.str());
-        gpu = join(ccs, ",");
+    // The builds run here, through the workflow layer, as `tailor build` would run them.
+    workflow::StackBuildOptions b;
+    b.out_dir = args.out;
+    b.python = args.request.interpreter;
+    auto built = workflow::build_stack_packages(result, b, [](const workflow::ExtensionBuildOptions& o) {
+      return workflow::build_extension(o);
+    });
+    if (interrupt_signal() != 0) return interrupted_exit();
+    for (const auto& one : built) {
+      const auto& r = one.result;
+      if (r.status == workflow::BuildStatus::ok) {
+        std::cerr << fmt::format("built {} for {}\n", r.report.wheel, join(r.report.targets, ", "));
+        continue;
       }
-      std::string python = result.torch_python.empty() ? args.request.interpreter : result.torch_python;
-      spec.argv = {args.request.self, "build", row.sdist_file, "--gpu", gpu, "--python", python, "--out", args.out, "--no-tests",
-                   "--progress", "plain"};
-      spec.timeout = std::chrono::hours(12);
-      spec.on_line = [](std::string_view line) { std::cerr << line << "\n"; };
-      spec.keep_output = false;
-      auto r = runner.run(spec);
-      if (r.interrupted) return interrupted_exit();
-      if (!r.ok()) return report_error(fmt::format("stack: building {} failed (exit {})", row.name, r.exit_code), k_exit_failed);
+      std::string why = r.message.empty() ? std::string("see ") + r.report.log_path : r.message;
+      return report_error(fmt::format("stack: building {} failed: {}", one.package, why),
+                          r.status == workflow::BuildStatus::bad_input ? k_exit_bad_input : k_exit_failed);
     }
   }
   if (args.json) std::cout << render_json(result, nullptr).dump(2) << "\n";
   else std::cout << render_text(result);
-  return result.ok() ? k_exit_ok : k_exit_failed;
+  if (result.ok()) return k_exit_ok;
+  std::cout.flush();
+  return report_error("stack: " + not_ok_line(result), k_exit_failed);
 }
 
 }  // namespace

@@ -18,6 +18,8 @@
 #include "util/strings.h"
 
 namespace tailor::plan {
+using namespace tailor::cache;
+
 
 namespace {
 

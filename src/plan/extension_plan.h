@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cuda/target_set.h"
-#include "plan/cache_settings.h"
+#include "cache/cache_settings.h"
 #include "plan/extension_recipe.h"
 #include "probe/host_report.h"
 #include "util/expected.h"
@@ -24,7 +24,7 @@ struct ExtensionBuildRequest {
   enum class Cache { automatic, ccache, sccache, none } cache = Cache::automatic;
   /// Where the cache keeps its entries (tailor.toml [cache], TAILOR_CACHE_URL, --cache-url)
   /// and its tool when --cache is auto.
-  CacheSettings cache_settings;
+  cache::CacheSettings cache_settings;
   std::string out_dir;       ///< where the wheel goes
   /// The caller's environment, for what it configures (SCCACHE_* picks sccache under
   /// Cache::automatic); nothing else is read from it.
@@ -85,7 +85,7 @@ struct ExtensionBuildPlan {
   /// The variables that point the cache tool at its storage (SCCACHE_REDIS_ENDPOINT, ...).
   /// Kept apart from `env`: they may hold a password, and reports print `env`.
   std::map<std::string, std::string> cache_env;
-  std::string cache_storage;  ///< describe_cache_storage(): no secrets
+  std::string cache_storage;  ///< cache::describe_cache_storage(): no secrets
   std::vector<SourcePatch> patches;
   /// What the recipe did so a serial package uses the cores ("ninja switched on by recipe
   /// patch"); empty when nothing was needed or --jobs 1 kept it serial.
@@ -106,7 +106,7 @@ struct ExtensionBuildPlan {
 /// when SCCACHE_* variables are set, else ccache, else none. `path_of` finds a tool ("" when
 /// it is missing). The path of the tool, "" for none; an error when the tool asked for is
 /// missing.
-Expected<std::string> choose_cache_tool(const CacheSettings& settings, ExtensionBuildRequest::Cache flag,
+Expected<std::string> choose_cache_tool(const cache::CacheSettings& settings, ExtensionBuildRequest::Cache flag,
                                         const std::map<std::string, std::string>& environment,
                                         const std::function<std::string(std::string_view)>& path_of);
 

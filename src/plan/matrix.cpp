@@ -1,5 +1,5 @@
 #include "plan/matrix.h"
-#include "plan/cache_settings.h"
+#include "cache/cache_settings.h"
 
 #include <algorithm>
 #include <cctype>
@@ -20,6 +20,8 @@
 #include "util/strings.h"
 
 namespace tailor::plan {
+using namespace tailor::cache;
+
 
 namespace {
 

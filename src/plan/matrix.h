@@ -12,7 +12,7 @@
 
 #include "plan/matrix_workflow.h"
 #include "plan/torch_variant.h"
-#include "plan/cache_settings.h"
+#include "cache/cache_settings.h"
 #include "util/expected.h"
 
 namespace tailor::plan {
@@ -36,7 +36,7 @@ struct TailorConfig {
   std::vector<TorchVariant> variants;  ///< named, file order
   std::optional<MatrixSpec> matrix;
   GithubCiConfig ci;                   ///< `[ci.github]`; empty: the data's choices
-  CacheSettings cache;                 ///< `[cache]`: the compiler cache builds use
+  cache::CacheSettings cache;                 ///< `[cache]`: the compiler cache builds use
 };
 
 Expected<TailorConfig> parse_tailor_config(std::string_view text, const std::string& path);

@@ -9,7 +9,7 @@
 
 #include "data/data_files.h"
 #include "data/toml_document.h"
-#include "plan/cache_settings.h"
+#include "cache/cache_settings.h"
 #include "plan/matrix.h"
 #include "plan/torch_plan.h"
 #include "plan/torch_platform.h"
@@ -18,6 +18,8 @@
 #include "util/text_escape.h"
 
 namespace tailor::plan {
+using namespace tailor::cache;
+
 
 namespace {
 

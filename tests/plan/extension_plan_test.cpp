@@ -10,6 +10,7 @@
 #include "plan/extension_plan.h"
 
 namespace tailor::plan {
+using namespace tailor::cache;
 namespace {
 
 constexpr uint64_t k_gib = 1024ull * 1024 * 1024;

@@ -9,13 +9,14 @@
 #include <sstream>
 
 #include "data/data_files.h"
-#include "plan/cache_settings.h"
+#include "cache/cache_settings.h"
 #include "plan/matrix.h"
 #include "plan/matrix_workflow.h"
 #include "plan/torch_catalog.h"
 #include "util/strings.h"
 
 namespace tailor::plan {
+using namespace tailor::cache;
 namespace {
 
 Expected<TailorConfig> config_with(const std::string& ci) {

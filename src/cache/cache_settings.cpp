@@ -1,0 +1,433 @@
+#include "cache/cache_settings.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "data/toml_document.h"
+#include "util/strings.h"
+#include "util/text_escape.h"
+#include "util/user_file.h"
+
+namespace tailor::cache {
+
+namespace {
+
+constexpr std::string_view k_facts = "cache/caches.toml";
+
+const data::TomlDocument& facts() {
+  static const data::TomlDocument doc = data::toml_document(k_facts);
+  return doc;
+}
+
+/// The variable `tool` reads for `what` ("dir", "redis", ...); empty when it has none.
+std::string env_name(std::string_view tool, std::string_view what) {
+  return facts()[tool]["env"][what].string();
+}
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+/// redis://[user[:password]@]host[:port][/db]: a host, a numeric port, a numeric db.
+Expected<void> check_redis_url(std::string_view url) {
+  std::string_view rest = url.substr(url.find("://") + 3);
+  if (auto at = rest.rfind('@'); at != std::string_view::npos) rest = rest.substr(at + 1);
+  std::string_view hostport = rest.substr(0, rest.find('/'));
+  std::string_view db = rest.size() > hostport.size() ? rest.substr(hostport.size() + 1) : std::string_view();
+  std::string_view host = hostport, port;
+  if (auto colon = hostport.rfind(':'); colon != std::string_view::npos && hostport.find(']') == std::string_view::npos) {
+    host = hostport.substr(0, colon);
+    port = hostport.substr(colon + 1);
+  }
+  if (host.empty()) return make_error("no host");
+  for (char ch : host)
+    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '_' || ch == '[' ||
+          ch == ']' || ch == ':'))
+      return make_error(fmt::format("the host '{}' has a character a host name cannot have", terminal_safe(host)));
+  auto all_digits = [](std::string_view s) {
+    return !s.empty() && s.size() <= 5 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (!port.empty() && (!all_digits(port) || std::stoi(std::string(port)) < 1 || std::stoi(std::string(port)) > 65535))
+    return make_error(fmt::format("the port '{}' is not 1-65535", terminal_safe(port)));
+  if (!db.empty() && !all_digits(db)) return make_error(fmt::format("the database '{}' is not a number", terminal_safe(db)));
+  return {};
+}
+
+/// scheme://user:secret@host... -> scheme://user:***@host..., for every URL in `text` (an
+/// s3:// URL carries its endpoint's in ?endpoint=); a URL without a password stays.
+std::string hide_password(std::string_view text) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t scheme = text.find("://", pos);
+    if (scheme == std::string_view::npos) break;
+    scheme += 3;
+    size_t end = text.find_first_of("/?#&", scheme);
+    std::string_view authority = text.substr(scheme, end == std::string_view::npos ? std::string_view::npos : end - scheme);
+    out.append(text.substr(pos, scheme - pos));
+    size_t at = authority.rfind('@');
+    if (at == std::string_view::npos) {
+      pos = scheme;
+      continue;
+    }
+    std::string_view user = authority.substr(0, std::min(at, authority.find(':')));
+    out.append(user).append(":***");
+    pos = scheme + at;
+  }
+  out.append(text.substr(std::min(pos, text.size())));
+  return out;
+}
+
+bool has_control(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](char c) {
+    auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7f;
+  });
+}
+
+/// An endpoint's host and port ("http://h:9000/x" -> h, 9000; the scheme's port when none;
+/// brackets of an IPv6 host removed). `rest` is the endpoint without its scheme.
+std::pair<std::string, std::string> endpoint_host_port(std::string_view rest, std::string_view default_port) {
+  std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
+  std::string_view host = authority, port = default_port;
+  if (auto colon = authority.rfind(':'); colon != std::string_view::npos && authority.find(']', colon) == std::string_view::npos) {
+    host = authority.substr(0, colon);
+    port = authority.substr(colon + 1);
+  }
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return {std::string(host), std::string(port)};
+}
+
+/// An S3-compatible endpoint: http:// or https://, a host, an optional port and path, no
+/// user or password (credentials come from the environment, never from tailor's settings,
+/// so no report or printed plan can show one).
+Expected<void> check_endpoint(std::string_view e) {
+  std::string_view rest;
+  if (starts_with(e, "http://")) rest = e.substr(7);
+  else if (starts_with(e, "https://")) rest = e.substr(8);
+  else
+    return make_error(fmt::format("the endpoint '{}' needs its scheme: http://HOST[:PORT] or https://HOST[:PORT]",
+                                  terminal_safe(e)));
+  std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
+  if (authority.find('@') != std::string_view::npos)
+    return make_error("the endpoint has a user or password in it; give credentials as AWS_ACCESS_KEY_ID and "
+                      "AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) in the environment");
+  std::string_view host = authority, port;
+  if (auto colon = authority.rfind(':'); colon != std::string_view::npos && authority.find(']') == std::string_view::npos) {
+    host = authority.substr(0, colon);
+    port = authority.substr(colon + 1);
+  }
+  if (host.empty()) return make_error(fmt::format("the endpoint '{}' has no host", terminal_safe(e)));
+  for (char ch : host)
+    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '_' || ch == '[' ||
+          ch == ']' || ch == ':'))
+      return make_error(fmt::format("the endpoint host '{}' has a character a host name cannot have", terminal_safe(host)));
+  if (authority.find(':') != std::string_view::npos && authority.find(']') == std::string_view::npos &&
+      (port.empty() || port.size() > 5 || !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+       std::stoi(std::string(port)) < 1 || std::stoi(std::string(port)) > 65535))
+    return make_error(fmt::format("the endpoint port '{}' is not 1-65535", terminal_safe(port)));
+  for (char ch : rest)
+    if (std::isspace(static_cast<unsigned char>(ch)) || ch == '"' || ch == '\\')
+      return make_error(fmt::format("the endpoint '{}' has a space, quote or backslash", terminal_safe(e)));
+  return {};
+}
+
+/// A region: "eu-west-1", "auto": lower-case letters, digits and '-'.
+Expected<void> check_region(std::string_view r) {
+  if (r.empty() || r.size() > 64 ||
+      !std::all_of(r.begin(), r.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; }))
+    return make_error(fmt::format("'{}' is not a region (lower-case letters, digits and '-', such as eu-west-1)",
+                                  terminal_safe(r)));
+  return {};
+}
+
+/// s3://BUCKET[/PREFIX][?endpoint=URL&region=NAME] into `s`; no decoding of %XX.
+Expected<void> parse_s3_url(CacheSettings& s, std::string_view url) {
+  std::string_view rest = url.substr(5);
+  std::string_view query;
+  if (auto q = rest.find('?'); q != std::string_view::npos) {
+    query = rest.substr(q + 1);
+    rest = rest.substr(0, q);
+  }
+  std::string_view bucket = rest.substr(0, rest.find('/'));
+  if (bucket.empty()) return make_error("no bucket (s3://BUCKET[/PREFIX])");
+  if (bucket.size() < 3 || bucket.size() > 63) return make_error("a bucket name is 3 to 63 characters");
+  for (char ch : bucket)
+    if (!(std::islower(static_cast<unsigned char>(ch)) || std::isdigit(static_cast<unsigned char>(ch)) || ch == '-' || ch == '.'))
+      return make_error("a bucket name is lower-case letters, digits, '-' and '.'");
+  std::string_view prefix = rest.substr(bucket.size());
+  // sccache drops a trailing '/' and puts one between the prefix and its keys.
+  while (!prefix.empty() && prefix.front() == '/') prefix.remove_prefix(1);
+  while (!prefix.empty() && prefix.back() == '/') prefix.remove_suffix(1);
+  if (prefix.find("//") != std::string_view::npos) return make_error("the prefix has an empty folder ('//')");
+  s.storage = CacheStorage::s3;
+  s.bucket = std::string(bucket);
+  s.prefix = std::string(prefix);
+  // Without ?endpoint= or ?region= the ones set before (a [cache] table's) stay: a flag
+  // may pick another bucket on the same server.
+  for (const auto& pair : split_any(query, "&")) {
+    if (pair.empty()) continue;
+    auto eq = pair.find('=');
+    std::string key = pair.substr(0, eq), value = eq == std::string::npos ? "" : pair.substr(eq + 1);
+    if (key == "endpoint") {
+      if (auto ok = check_endpoint(value); !ok) return ok.error();
+      s.endpoint = value;
+    } else if (key == "region") {
+      if (auto ok = check_region(value); !ok) return ok.error();
+      s.region = value;
+    } else {
+      return make_error(fmt::format("'{}' is not an s3:// setting (endpoint=URL, region=NAME)", terminal_safe(key)));
+    }
+  }
+  return {};
+}
+
+Expected<void> check_size(std::string_view s) {
+  // "20G", "500M", "1T", "1048576": digits then at most one unit letter.
+  size_t digits = 0;
+  while (digits < s.size() && s[digits] >= '0' && s[digits] <= '9') ++digits;
+  std::string_view unit = s.substr(digits);
+  if (digits == 0 || digits > 12 || unit.size() > 1 || (unit.size() == 1 && std::string_view("KMGT").find(unit[0]) == std::string_view::npos))
+    return make_error(fmt::format("'{}' is not a size such as 20G or 500M", terminal_safe(s)));
+  return {};
+}
+
+}  // namespace
+
+std::string_view cache_storage_name(CacheStorage s) {
+  switch (s) {
+    case CacheStorage::redis: return "redis";
+    case CacheStorage::s3: return "s3";
+    case CacheStorage::local: break;
+  }
+  return "local";
+}
+
+Expected<void> set_cache_tool(CacheSettings& settings, std::string_view tool, std::string_view from) {
+  if (tool != "auto" && tool != "ccache" && tool != "sccache" && tool != "none")
+    return make_error(fmt::format("{}: '{}' is not a compiler cache (auto, ccache, sccache or none)", from, terminal_safe(tool)));
+  settings.tool = std::string(tool);
+  settings.from.emplace_back(from);
+  return {};
+}
+
+Expected<void> set_cache_url(CacheSettings& settings, std::string_view url, std::string_view from) {
+  auto bad = [&](std::string_view why) {
+    return make_error(fmt::format("{}: '{}': {}", from, terminal_safe(hide_password(url)), why));
+  };
+  if (url.empty()) return bad("empty");
+  if (url.size() > 2048) return bad("longer than 2048 characters");
+  if (has_control(url)) return bad("has control characters");
+  CacheSettings s = settings;
+  if (starts_with(url, "redis://") || starts_with(url, "rediss://")) {
+    if (auto ok = check_redis_url(url); !ok) return bad(ok.error().message);
+    s.storage = CacheStorage::redis;
+    s.url = std::string(url);
+  } else if (starts_with(url, "s3://")) {
+    if (auto ok = parse_s3_url(s, url); !ok) return bad(ok.error().message);
+  } else if (starts_with(url, "file://") || starts_with(url, "/")) {
+    std::string_view path = starts_with(url, "file://") ? url.substr(7) : url;
+    if (!starts_with(path, "/")) return bad("a local cache folder must be an absolute path");
+    s.storage = CacheStorage::local;
+    s.dir = std::string(path);
+  } else {
+    return bad("expected redis://HOST[:PORT][/DB], s3://BUCKET[/PREFIX][?endpoint=URL&region=NAME] or an absolute folder");
+  }
+  s.from.emplace_back(from);
+  settings = std::move(s);
+  return {};
+}
+
+Expected<CacheSettings> parse_cache_settings(std::string_view text, const std::string& path) {
+  return data::expected_from([&] {
+    data::TomlDocument doc = data::parse_toml(text, path);
+    CacheSettings s;
+    data::TomlValue t = doc["cache"];
+    if (!t.present()) return s;
+    if (!t.is_table()) doc.fail("cache: expected a table ([cache])");
+    static const std::set<std::string> known = {"tool", "url", "dir", "bucket", "prefix", "endpoint",
+                                                "region", "size", "basedirs", "work_root"};
+    for (const auto& [key, value] : t.entries())
+      if (!known.count(key))
+        value.fail(fmt::format("unknown key (known: tool, url, dir, bucket, prefix, endpoint, region, size, basedirs, work_root)"));
+    const std::string from = path + " [cache]";
+    auto rethrow = [&](const Expected<void>& ok) {
+      if (!ok) throw data::DataError(ok.error().message);
+    };
+    if (t["tool"].present()) rethrow(set_cache_tool(s, t["tool"].string(), from + " tool"));
+    if (t["url"].present()) rethrow(set_cache_url(s, t["url"].string(), from + " url"));
+    if (t["dir"].present()) {
+      if (t["url"].present()) t["dir"].fail("give either url or dir");
+      std::string dir = t["dir"].string();
+      if (dir.empty() || dir[0] != '/' || has_control(dir)) t["dir"].fail("expected an absolute folder");
+      s.storage = CacheStorage::local;
+      s.dir = dir;
+    }
+    if (t["bucket"].present()) {
+      if (s.storage == CacheStorage::redis) t["bucket"].fail("a redis:// url and a bucket cannot both be the storage");
+      if (t["bucket"].string().find_first_of("/?") != std::string::npos)
+        t["bucket"].fail("a bucket name only (the prefix, endpoint and region have keys of their own)");
+      rethrow(set_cache_url(s, "s3://" + t["bucket"].string(), from + " bucket"));
+    }
+    for (auto [key, field] : {std::pair{"prefix", &s.prefix}, {"endpoint", &s.endpoint}, {"region", &s.region}}) {
+      if (!t[key].present()) continue;
+      if (s.storage != CacheStorage::s3) t[key].fail("only an s3:// storage has one");
+      *field = t[key].string();
+      if (has_control(*field)) t[key].fail("has control characters");
+    }
+    if (t["prefix"].present()) {
+      // As in a URL: no leading or trailing '/' (sccache drops the trailing one).
+      std::string_view p = s.prefix;
+      while (!p.empty() && p.front() == '/') p.remove_prefix(1);
+      while (!p.empty() && p.back() == '/') p.remove_suffix(1);
+      if (p.find("//") != std::string_view::npos) t["prefix"].fail("has an empty folder ('//')");
+      s.prefix = std::string(p);
+    }
+    if (t["endpoint"].present())
+      if (auto ok = check_endpoint(s.endpoint); !ok) t["endpoint"].fail(ok.error().message);
+    if (t["region"].present())
+      if (auto ok = check_region(s.region); !ok) t["region"].fail(ok.error().message);
+    if (t["size"].present()) {
+      s.size = t["size"].string();
+      if (auto ok = check_size(s.size); !ok) t["size"].fail(ok.error().message);
+    }
+    if (t["work_root"].present()) {
+      s.work_root = t["work_root"].string();
+      if (s.work_root.empty() || s.work_root[0] != '/' || has_control(s.work_root)) t["work_root"].fail("expected an absolute folder");
+    }
+    for (const auto& dir : t["basedirs"].strings_or_empty()) {
+      if (dir.empty() || dir[0] != '/' || has_control(dir) || dir.find(':') != std::string::npos)
+        t["basedirs"].fail(fmt::format("'{}' is not an absolute folder without ':'", terminal_safe(dir)));
+      s.basedirs.push_back(dir);
+    }
+    if (s.from.empty() || s.from.back() != from) s.from.push_back(from);
+    return s;
+  });
+}
+
+Expected<CacheSettings> load_cache_settings(const std::string& path) {
+  auto text = read_text_file(path, uint64_t{1} << 20, BinaryData::refused);
+  if (!text) return text.error();
+  return parse_cache_settings(*text, path);
+}
+
+Expected<CacheSettings> apply_cache_environment(CacheSettings settings, const std::map<std::string, std::string>& env) {
+  if (auto it = env.find("TAILOR_CACHE"); it != env.end() && !it->second.empty())
+    if (auto ok = set_cache_tool(settings, it->second, "TAILOR_CACHE"); !ok) return ok.error();
+  if (auto it = env.find(std::string(k_cache_url_variable)); it != env.end() && !it->second.empty())
+    if (auto ok = set_cache_url(settings, it->second, k_cache_url_variable); !ok) return ok.error();
+  return settings;
+}
+
+std::string describe_cache_storage(const CacheSettings& s) {
+  switch (s.storage) {
+    case CacheStorage::redis:
+      // Hide a password: redis://user:secret@host -> redis://user:***@host.
+      return terminal_safe(hide_password(s.url));
+    case CacheStorage::s3: {
+      std::string out = "s3://" + s.bucket + (s.prefix.empty() ? "" : "/" + s.prefix);
+      std::vector<std::string> extra;
+      if (!s.endpoint.empty()) extra.push_back("endpoint " + hide_password(s.endpoint));
+      if (!s.region.empty()) extra.push_back("region " + s.region);
+      if (!extra.empty()) out += " (" + join(extra, ", ") + ")";
+      return terminal_safe(out);
+    }
+    case CacheStorage::local: break;
+  }
+  return s.dir.empty() ? std::string("local (the tool's default folder)") : "local " + terminal_safe(s.dir);
+}
+
+std::pair<std::string, std::string> s3_address(const CacheSettings& s) {
+  if (s.endpoint.empty()) {
+    std::string host = s.region.empty() ? facts()["s3"]["aws_host"].string() : facts()["s3"]["aws_region_host"].string();
+    if (auto at = host.find("{region}"); at != std::string::npos) host.replace(at, 8, s.region);
+    return {host, "443"};
+  }
+  if (starts_with(s.endpoint, "http://")) return endpoint_host_port(std::string_view(s.endpoint).substr(7), "80");
+  if (starts_with(s.endpoint, "https://")) return endpoint_host_port(std::string_view(s.endpoint).substr(8), "443");
+  return endpoint_host_port(s.endpoint, "80");  // refused by set_cache_url before it gets here
+}
+
+Expected<std::map<std::string, std::string>> cache_tool_environment(const CacheSettings& s, std::string_view tool,
+                                                                      const std::vector<std::string>& extra_basedirs) {
+  if (tool != "ccache" && tool != "sccache") return make_error(fmt::format("'{}' is not a compiler cache", tool));
+  std::map<std::string, std::string> env;
+  auto need = [&](std::string_view what) -> Expected<std::string> {
+    std::string name = env_name(tool, what);
+    if (name.empty())
+      return make_error(fmt::format("{} cannot use {} storage ({}); use sccache", tool, cache_storage_name(s.storage),
+                                    describe_cache_storage(s)));
+    return name;
+  };
+  switch (s.storage) {
+    case CacheStorage::local:
+      if (!s.dir.empty()) env[env_name(tool, "dir")] = s.dir;
+      if (!s.size.empty()) env[env_name(tool, "size")] = s.size;
+      break;
+    case CacheStorage::redis: {
+      TAILOR_TRY(name, need("redis"));
+      env[name] = s.url;
+      // sccache prefers S3 to Redis: a bucket in the caller's environment would win.
+      if (auto bucket = env_name(tool, "bucket"); !bucket.empty()) env[bucket] = "";
+      break;
+    }
+    case CacheStorage::s3: {
+      TAILOR_TRY(name, need("bucket"));
+      env[name] = s.bucket;
+      // Set even when empty (sccache reads an empty variable as unset): the caller's own
+      // SCCACHE_S3_KEY_PREFIX or SCCACHE_ENDPOINT must not move the objects elsewhere.
+      env[env_name(tool, "prefix")] = s.prefix;
+      env[env_name(tool, "endpoint")] = s.endpoint;
+      // The scheme says it: sccache's own flag would override it.
+      env[env_name(tool, "use_ssl")] = s.endpoint.empty() ? "" : starts_with(s.endpoint, "https://") ? "true" : "false";
+      // AWS without a region: the caller's SCCACHE_REGION or AWS_REGION (or ~/.aws) says.
+      if (!s.region.empty())
+        env[env_name(tool, "region")] = s.region;
+      else if (!s.endpoint.empty())
+        env[env_name(tool, "region")] = facts()["s3"]["endpoint_region"].string();
+      break;
+    }
+  }
+  std::vector<std::string> dirs;
+  for (const auto* list : {&s.basedirs, &extra_basedirs})
+    for (const auto& d : *list)
+      if (!d.empty() && std::find(dirs.begin(), dirs.end(), d) == dirs.end()) dirs.push_back(d);
+  if (!dirs.empty()) {
+    if (tool == "sccache") {
+      env[env_name(tool, "basedirs")] = join(dirs, ":");
+    } else {
+      // ccache takes one base folder: the first (the settings' own, else the build's).
+      env[env_name(tool, "basedirs")] = dirs.front();
+    }
+  }
+  return env;
+}
+
+std::string sccache_category(std::string_view language) {
+  data::TomlValue v = facts()["sccache"]["categories"][language];
+  return v.present() ? v.string() : std::string(language);
+}
+
+const std::vector<std::string>& sccache_process_names() {
+  static const std::vector<std::string> names = facts()["sccache"]["processes"].strings();
+  return names;
+}
+
+const std::vector<std::string>& cache_category_order() {
+  static const std::vector<std::string> order = facts()["sccache"]["category_order"].strings();
+  return order;
+}
+
+std::string sccache_error_hint(std::string_view message) {
+  for (const auto& [piece, hint] : facts()["sccache"]["error_hints"].entries_or_empty())
+    if (message.find(piece) != std::string_view::npos) return hint.string();
+  return "";
+}
+
+std::string sccache_min_version() { return facts()["sccache"]["min_version"].string(); }
+std::string shared_work_root() { return facts()["shared"]["work_root"].string(); }
+int sccache_idle_timeout_s() { return static_cast<int>(facts()["sccache"]["idle_timeout_s"].integer()); }
+
+}  // namespace tailor::cache

@@ -1,0 +1,139 @@
+// Compiler caches (ccache, sccache): which one a build uses and its hit counts, read from
+// the tool's statistics before and after the build (the delta is this build's, as long
+// as no other build shares the cache at the same time).
+#pragma once
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cache/cache_settings.h"
+#include "util/expected.h"
+#include "util/net.h"
+#include "util/process.h"
+
+namespace tailor::cache {
+
+enum class CacheTool { none, ccache, sccache };
+std::string_view cache_tool_name(CacheTool tool);           // "none", "ccache", "sccache"
+std::optional<CacheTool> parse_cache_tool(std::string_view name);
+
+struct CacheCount {
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  bool operator==(const CacheCount&) const = default;
+};
+
+struct CacheStats {
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  /// Requests the tool could not cache (unsupported flags, linking, ...).
+  uint64_t uncacheable = 0;
+  /// Reads or writes of the storage that failed (an unreachable Redis counts here).
+  uint64_t errors = 0;
+  /// Per step kind ("C/C++", "CUDA (nvcc)", "PTX (cicc)", "cubin (ptxas)"): sccache counts
+  /// each step of an nvcc call; ccache counts whole compiles only (empty here).
+  std::map<std::string, CacheCount> categories;
+};
+/// after - before, clamped at 0 (a cache cleared mid-build must not wrap around).
+CacheStats stats_delta(const CacheStats& before, const CacheStats& after);
+
+/// `ccache --print-stats` (tab-separated `key\tvalue` lines, ccache >= 4.4).
+Expected<CacheStats> parse_ccache_print_stats(std::string_view text);
+/// `sccache --show-stats --stats-format json`.
+Expected<CacheStats> parse_sccache_stats_json(std::string_view text);
+
+/// Runs the tool's stats command; `executable` is the path or name of ccache/sccache.
+/// `env`: the storage variables the build gives the tool (CCACHE_DIR decides whose
+/// statistics ccache prints).
+Expected<CacheStats> read_cache_stats(CacheTool tool, const std::string& executable,
+                                      CommandRunner& runner, const std::map<std::string, std::string>& env = {});
+
+/// A build's own sccache server, so its statistics are this build's alone and two builds
+/// at once do not share one server's configuration. Started on a free loopback port with
+/// the storage variables (SCCACHE_REDIS_ENDPOINT, ...) and an idle timeout; every step of
+/// the build gets `env()` so its sccache calls reach this server. Stopped by stop() or the
+/// destructor; after an interrupt the runner's sweep kills it (it carries the run marker).
+class SccacheServer {
+public:
+  static Expected<std::unique_ptr<SccacheServer>> start(const std::string& executable,
+                                                        std::map<std::string, std::string> storage_env,
+                                                        CommandRunner& runner);
+  ~SccacheServer();
+  SccacheServer(const SccacheServer&) = delete;
+  SccacheServer& operator=(const SccacheServer&) = delete;
+
+  /// The storage variables plus SCCACHE_SERVER_PORT and SCCACHE_IDLE_TIMEOUT.
+  const std::map<std::string, std::string>& env() const { return m_env; }
+  int port() const { return m_port; }
+  /// `sccache --show-stats --stats-format json` of this server.
+  Expected<CacheStats> stats();
+  /// `sccache --stop-server`; idempotent.
+  void stop();
+  /// The server's process (it daemonizes out of tailor's tree): the `sccache` process
+  /// whose environment has this server's SCCACHE_SERVER_PORT; nullopt when none is found.
+  /// The memory governor counts its children as the build's compile jobs.
+  std::optional<pid_t> server_pid() const;
+
+private:
+  SccacheServer(std::string executable, std::map<std::string, std::string> env, int port, CommandRunner& runner)
+      : m_executable(std::move(executable)), m_env(std::move(env)), m_port(port), m_runner(runner) {}
+  CommandSpec spec(std::vector<std::string> args) const;
+  std::string m_executable;
+  std::map<std::string, std::string> m_env;
+  int m_port = 0;
+  CommandRunner& m_runner;
+  bool m_running = true;
+};
+
+/// The sccache server listening on loopback `port` (it daemonizes out of tailor's tree):
+/// the process whose environment has SCCACHE_SERVER_PORT=`port` and whose name is one of
+/// `names` (empty: sccache_process_names(), data/cache/caches.toml: the server is the
+/// client's own executable), found under `proc_root`; nullopt when none is.
+std::optional<pid_t> sccache_server_pid(int port, const std::string& proc_root = "/proc",
+                                        const std::vector<std::string>& names = {});
+
+/// What sccache printed when its server did not start (the error, then opendal's Context,
+/// Source and a backtrace, over many lines) as one line: the error without opendal's kind
+/// and operation ("ConfigInvalid (permanent) at read => "), an S3 error as its code and
+/// message, the first line of the Source ("... Connection refused (os error 111)"), and a
+/// hint in tailor's terms where the data has one (a missing region, bucket or credentials).
+std::string sccache_startup_error(std::string_view output);
+
+/// Whether a Redis server answers at `url` (redis://[user[:password]@]host[:port][/db]):
+/// connects within `timeout`, sends PING (after AUTH when the URL has a password) and
+/// returns the reply ("PONG"), or an error naming what failed. rediss:// (TLS) is not
+/// checked here: an error says so.
+/// `unreachable` (when given) says whether the failure was that nothing answered at the
+/// address (no connection), rather than a server that answered and refused.
+Expected<std::string> redis_ping(const std::string& url, std::chrono::milliseconds timeout,
+                                 bool* unreachable = nullptr);
+
+/// Whether a build can use a shared storage. Nothing answers at its address (Redis: no
+/// connection; S3: no TCP connection to the endpoint, or to AWS's when none is set):
+/// `reachable` is false, and the build goes on without a compiler cache, warning (an
+/// outage must not stop builds). A server that answers and refuses (Redis AUTH, a wrong
+/// reply) is an error: a setting to fix, which a silent uncached build would hide. An S3
+/// bucket, keys and region are checked by sccache when its server starts. Local storage
+/// and rediss:// (TLS) are not checked here.
+struct StorageCheck {
+  bool reachable = true;
+  std::string detail;
+};
+Expected<StorageCheck> check_shared_storage(const cache::CacheSettings& settings, std::chrono::milliseconds timeout);
+
+
+/// torch.utils.cpp_extension checks the host compiler by running `$CXX -dumpfullversion`
+/// and by its name, so CXX="ccache g++" fails ("ccache (0.0.0) is less than the minimum
+/// required version"). Every CC/CXX value of the form "<ccache|sccache> <compiler>" is
+/// replaced by a wrapper script named after the compiler, written into `dir`, that runs
+/// `<cache> <absolute compiler> "$@"`. Other variables are returned unchanged.
+Expected<std::map<std::string, std::string>> wrap_cached_compilers(
+    const std::map<std::string, std::string>& env, const std::string& dir);
+
+}  // namespace tailor::cache

@@ -1,0 +1,132 @@
+// The record of one build: inputs, resolved environment, toolchain, time, jobs, cache
+// hits, the wheel (name, sha256, size, bytes per target) and the checks it passed.
+// One model, two renderers: JSON (written beside the wheel) and a short human summary.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "executor/memory_governor.h"
+#include "executor/ninja_log.h"
+
+namespace tailor::executor {
+
+enum class CheckStatus { passed, failed, skipped };
+std::string_view check_status_name(CheckStatus s);  // "passed", "failed", "skipped"
+
+struct CheckResult {
+  std::string name;     ///< "targets", "import", "cpu-tests", "gpu-smoke"
+  CheckStatus status = CheckStatus::skipped;
+  std::string detail;   ///< why skipped / what failed / what ran
+};
+
+/// What a wheel was built from and with: written into the wheel as
+/// `<name>.dist-info/tailor-provenance.json` and into the report. The wheel's copy holds
+/// only what decides the wheel's bytes, so it is the same on every machine that builds
+/// the same source with the same plan: no times of the run, no paths, no host name, no
+/// job counts or compiler caches (those are named in `left_out` and kept in the report).
+struct BuildProvenance {
+  std::string tool_version;
+  std::string package, recipe;
+  std::vector<std::string> targets;
+  std::string source_kind;    ///< "example", "directory", "sdist", "index", "git", "torch-source"
+  std::string source_name;    ///< sdist file name, NAME==VERSION, git URL@ref; empty for folders
+  std::string digest_kind;    ///< "sdist-sha256", "git-commit", "tree-sha256"
+  std::string digest;
+  int64_t source_date_epoch = 0;
+  std::string epoch_from;
+  std::map<std::string, std::string> toolchain;    ///< versions: nvcc, gcc, python, torch, ninja, cmake
+  std::map<std::string, std::string> environment;  ///< plan variables that decide the bytes
+  std::vector<std::string> left_out;               ///< plan variables that do not (jobs, caches, paths)
+  std::string compressor;     ///< "zlib 1.2.13, level 6"
+};
+
+/// Splits a plan's environment: variables naming parallelism (`parallel_variables`), a
+/// path on this machine (an absolute path in the value: toolkit root, compilers, cache
+/// wrappers) or SOURCE_DATE_EPOCH (a field of its own) go to `left_out`, the rest to
+/// `environment`. Toolchain values lose a trailing " (/path)".
+void fill_provenance_environment(BuildProvenance& provenance, const std::map<std::string, std::string>& env,
+                                 const std::vector<std::string>& parallel_variables);
+void fill_provenance_toolchain(BuildProvenance& provenance, const std::map<std::string, std::string>& toolchain);
+/// The wheel's tailor-provenance.json (sorted keys, two-space indent, a final newline).
+std::string provenance_file_text(const BuildProvenance& provenance);
+
+struct BuildReport {
+  // inputs
+  std::string tool_version;
+  std::string package;         ///< distribution name
+  std::string source;          ///< as given: dir, sdist, NAME==VERSION, git URL@ref
+  std::string source_kind;     ///< "directory", "sdist", "index", "git", "example"
+  std::vector<std::string> targets;      ///< canonical names asked for: "sm_75"
+  std::string targets_spec;    ///< as given, e.g. "--arch 7.5" or "GPU 0: Tesla T4 (7.5)"
+  std::string recipe;
+  // resolved environment and toolchain
+  std::map<std::string, std::string> env;
+  std::vector<std::string> unset_env;
+  std::map<std::string, std::string> toolchain;  ///< nvcc, gcc, python, torch, ninja, ccache
+  std::string python;
+  // run
+  std::string started_at;      ///< ISO 8601 UTC
+  double duration_s = 0;
+  /// Where the time went, in order: "inputs", "toolchain", "prepare", "build" (pip or
+  /// CMake, compiles and link), "verify", "import", "tests", "publish" (the report is
+  /// written during publish, so its own phase is not in it).
+  struct Phase {
+    std::string name;
+    double seconds = 0;
+  };
+  std::vector<Phase> phases;
+  int jobs = 0;
+  std::string jobs_reason;
+  std::string cache_tool;      ///< "ccache", "sccache", "none"
+  std::optional<uint64_t> cache_hits, cache_misses;
+  std::string cache_storage;   ///< "local ~/.cache/sccache", "redis://host:6379": no secrets
+  uint64_t cache_errors = 0;   ///< storage reads/writes that failed
+  /// Hits and misses per step kind: "C/C++", "CUDA (nvcc)", "PTX (cicc)", "cubin (ptxas)"
+  /// (sccache; ccache counts whole compiles and leaves this empty).
+  std::map<std::string, std::pair<uint64_t, uint64_t>> cache_categories;
+  /// --dist: where compiles were sent and how many went (sccache's counts, this build's own).
+  struct Dist {
+    std::string scheduler_url, client_config;
+    uint64_t compilations = 0, dist_compiles = 0, dist_errors = 0, not_distributable = 0;
+    std::map<std::string, uint64_t> per_server;
+    std::vector<std::string> notes;  ///< what ran locally and why
+  };
+  std::optional<Dist> dist;
+  /// Compile steps an earlier (perhaps interrupted) run in the same work folder had
+  /// already done, of all the build's compile steps; `units_source` says how that was
+  /// counted. Unset when unknown (no Ninja lines, no earlier run).
+  std::optional<uint64_t> units_reused, units_total;
+  std::string units_source;
+  /// How parallelism was decided while the build ran: the memory governor's record, or
+  /// the static count and why (unset for builds that never ran).
+  std::optional<GovernorReport> governor;
+  /// Compile jobs from the build folder's .ninja_log (what this run appended), on one
+  /// timeline in ms; at most NinjaLogLimits::max_jobs, the rest counted in job_timeline_dropped.
+  std::vector<NinjaJob> job_timeline;
+  uint64_t job_timeline_dropped = 0;
+  // result
+  std::string wheel;           ///< file name
+  std::string wheel_path;      ///< published path
+  std::string sha256;
+  uint64_t size = 0;
+  std::map<std::string, uint64_t> bytes_per_target;
+  std::vector<CheckResult> checks;
+  std::string log_path;
+  bool ok = false;
+  std::optional<BuildProvenance> provenance;  ///< set once the source is identified
+};
+
+/// Seconds from the first compile job's start to the last one's end (the ninja log's
+/// timeline); nullopt without jobs.
+std::optional<double> compile_span_s(const std::vector<NinjaJob>& jobs);
+nlohmann::json to_json(const BuildReport& report);
+nlohmann::json to_json(const BuildProvenance& provenance);
+/// Eight lines or so for people: wheel, size, targets with bytes, time, jobs, cache, checks.
+std::string render_summary(const BuildReport& report);
+
+}  // namespace tailor::executor

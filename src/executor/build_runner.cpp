@@ -1,0 +1,361 @@
+#include "executor/build_runner.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <condition_variable>
+#include <ctime>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "util/interrupt.h"
+#include "util/strings.h"
+
+namespace tailor::executor {
+namespace {
+
+class QuietDisplay : public ProgressDisplay {
+public:
+  void step_started(const RunStep&, size_t, size_t) override {}
+  void progress(const BuildProgress&) override {}
+  void step_finished(const StepOutcome&) override {}
+};
+
+/// A thread that calls `tick` every second while a step runs, so a quiet build still
+/// gets its "still running" line (the runner only reports when output arrives).
+class TickThread {
+public:
+  explicit TickThread(std::function<void()> tick) : m_tick(std::move(tick)) {}
+  ~TickThread() { stop(); }
+  void start() {
+    stop();
+    m_stop = false;
+    m_thread = std::thread([this] {
+      std::unique_lock lock(m_mutex);
+      while (!m_cv.wait_for(lock, std::chrono::seconds(1), [this] { return m_stop; })) {
+        lock.unlock();
+        m_tick();
+        lock.lock();
+      }
+    });
+  }
+  void stop() {
+    {
+      std::lock_guard lock(m_mutex);
+      m_stop = true;
+    }
+    m_cv.notify_all();
+    if (m_thread.joinable()) m_thread.join();
+  }
+
+private:
+  std::function<void()> m_tick;
+  std::mutex m_mutex;
+  std::condition_variable m_cv;
+  bool m_stop = true;
+  std::thread m_thread;
+};
+
+/// Seconds between "still running" lines: the option, TAILOR_HEARTBEAT_SECONDS, else 30.
+std::chrono::seconds heartbeat_interval(const HeartbeatOptions& o) {
+  if (o.interval.count() > 0) return o.interval;
+  if (const char* v = std::getenv("TAILOR_HEARTBEAT_SECONDS")) {
+    int s = std::atoi(v);
+    if (s >= 1 && s <= 3600) return std::chrono::seconds(s);
+  }
+  return std::chrono::seconds(30);
+}
+
+ProgressTracker::Clock heartbeat_clock(const HeartbeatOptions& o) {
+  if (o.clock) return o.clock;
+  return [] { return std::chrono::steady_clock::now(); };
+}
+
+/// Plain lines for logs and CI: a line per step; with counts (Ninja, CMake) a line per
+/// 10% of progress; without (setuptools without ninja, pip's phases) a line per new
+/// extension, compile or phase; and a "still running" line after each quiet interval.
+class PlainDisplay : public ProgressDisplay {
+public:
+  PlainDisplay(std::FILE* out, const HeartbeatOptions& hb)
+      : m_out(out), m_heartbeat(heartbeat_interval(hb), heartbeat_clock(hb)), m_own_thread(hb.own_thread),
+        m_ticker([this] { tick(); }) {}
+  ~PlainDisplay() override { m_ticker.stop(); }
+  void step_started(const RunStep& step, size_t index, size_t count) override {
+    m_ticker.stop();
+    {
+      std::lock_guard lock(m_mutex);
+      std::fprintf(m_out, "==> [%zu/%zu] %s\n", index + 1, count, step.title.c_str());
+      std::fflush(m_out);
+      m_last_decile = -1;
+      m_last_shown.clear();
+      m_last = BuildProgress{};
+      m_heartbeat.start();
+    }
+    if (m_own_thread) m_ticker.start();
+  }
+  void progress(const BuildProgress& p) override {
+    std::lock_guard lock(m_mutex);
+    m_last = p;
+    if (p.percent >= 0) {
+      int decile = p.percent / 10;
+      if (decile == m_last_decile) return;
+      m_last_decile = decile;
+      print(render_progress_line(p));
+      return;
+    }
+    // No counts: show each new thing once (the elapsed time alone is not news).
+    std::string what = fmt::format("{}|{}|{}", p.phase, p.current_command, p.compiles);
+    if (what == m_last_shown) return;
+    m_last_shown = what;
+    print(render_progress_line(p));
+  }
+  void step_finished(const StepOutcome& o) override {
+    m_ticker.stop();
+    std::lock_guard lock(m_mutex);
+    auto secs = std::chrono::duration_cast<std::chrono::seconds>(o.duration);
+    if (o.ok())
+      std::fprintf(m_out, "    done in %s\n", format_duration(secs).c_str());
+    else
+      std::fprintf(m_out, "    failed after %s (%s)\n", format_duration(secs).c_str(),
+                   !o.started ? "could not start"
+                   : o.timed_out ? "timed out"
+                                 : fmt::format("exit {}", o.exit_code).c_str());
+    std::fflush(m_out);
+  }
+
+  void tick() override {
+    std::lock_guard lock(m_mutex);
+    if (m_heartbeat.due()) {
+      std::fprintf(m_out, "    %s\n", render_heartbeat_line(m_last, m_heartbeat.elapsed()).c_str());
+      std::fflush(m_out);
+    }
+  }
+
+private:
+  void print(const std::string& line) {
+    std::fprintf(m_out, "    %s\n", line.c_str());
+    std::fflush(m_out);
+    m_heartbeat.shown();
+  }
+  std::FILE* m_out;
+  std::mutex m_mutex;
+  int m_last_decile = -1;
+  std::string m_last_shown;
+  BuildProgress m_last;
+  Heartbeat m_heartbeat;
+  bool m_own_thread = true;
+  TickThread m_ticker;  // last: stopped before the members it reads go away
+};
+
+/// One status line rewritten in place, cut to the terminal width; redrawn with the elapsed
+/// time and the last command after each quiet heartbeat interval.
+class LiveDisplay : public ProgressDisplay {
+public:
+  LiveDisplay(std::FILE* out, const HeartbeatOptions& hb)
+      : m_out(out), m_heartbeat(heartbeat_interval(hb), heartbeat_clock(hb)), m_own_thread(hb.own_thread),
+        m_ticker([this] { tick(); }) {
+    if (const char* cols = std::getenv("COLUMNS")) m_width = std::max(20, std::atoi(cols));
+  }
+  ~LiveDisplay() override { m_ticker.stop(); }
+  void step_started(const RunStep& step, size_t index, size_t count) override {
+    m_ticker.stop();
+    {
+      std::lock_guard lock(m_mutex);
+      m_title = fmt::format("[{}/{}] {}", index + 1, count, step.title);
+      m_last = BuildProgress{};
+      m_have_progress = false;
+      m_heartbeat.start();
+      draw(m_title);
+    }
+    if (m_own_thread) m_ticker.start();
+  }
+  void progress(const BuildProgress& p) override {
+    std::lock_guard lock(m_mutex);
+    m_last = p;
+    m_have_progress = true;
+    draw(m_title + ": " + render_progress_line(p));
+    m_heartbeat.shown();
+  }
+  void step_finished(const StepOutcome& o) override {
+    m_ticker.stop();
+    std::lock_guard lock(m_mutex);
+    auto secs = std::chrono::duration_cast<std::chrono::seconds>(o.duration);
+    draw(m_title + (o.ok() ? ": done in " : ": FAILED after ") + format_duration(secs));
+    std::fputc('\n', m_out);
+    std::fflush(m_out);
+  }
+
+  void tick() override {
+    std::lock_guard lock(m_mutex);
+    if (!m_heartbeat.due()) return;
+    // The status line with the elapsed time of the step, whatever the build printed last.
+    BuildProgress p = m_last;
+    p.elapsed = m_heartbeat.elapsed();
+    draw(m_title + ": " + (m_have_progress ? render_progress_line(p) : render_heartbeat_line(p, p.elapsed)));
+  }
+
+private:
+  void draw(std::string line) {
+    if (static_cast<int>(line.size()) > m_width - 1) line.resize(m_width - 1);
+    std::fprintf(m_out, "\r\033[K%s", line.c_str());
+    std::fflush(m_out);
+  }
+  std::FILE* m_out;
+  std::mutex m_mutex;
+  std::string m_title;
+  BuildProgress m_last;
+  bool m_have_progress = false;
+  Heartbeat m_heartbeat;
+  bool m_own_thread = true;
+  int m_width = 100;
+  TickThread m_ticker;
+};
+
+
+}  // namespace
+
+bool RunOutcome::ok() const {
+  if (steps.empty()) return false;
+  for (const auto& s : steps)
+    if (!s.ok()) return false;
+  return true;
+}
+
+std::unique_ptr<ProgressDisplay> make_progress_display(DisplayStyle style, std::FILE* out,
+                                                       HeartbeatOptions heartbeat) {
+  switch (style) {
+    case DisplayStyle::live: return std::make_unique<LiveDisplay>(out, heartbeat);
+    case DisplayStyle::plain: return std::make_unique<PlainDisplay>(out, heartbeat);
+    case DisplayStyle::quiet: break;
+  }
+  return std::make_unique<QuietDisplay>();
+}
+
+DisplayStyle default_display_style(std::FILE* out) {
+  const char* term = std::getenv("TERM");
+  if (!isatty(fileno(out)) || (term && std::strcmp(term, "dumb") == 0)) return DisplayStyle::plain;
+  return DisplayStyle::live;
+}
+
+std::string render_step_shell(const RunStep& step) {
+  std::string line;
+  if (!step.cwd.empty()) line += "cd " + shell_quote(step.cwd) + " && ";
+  for (const auto& v : step.unset_env) line += "unset " + v + "; ";
+  for (const auto& [k, v] : step.env) line += k + "=" + shell_quote(v) + " ";
+  std::vector<std::string> quoted;
+  for (const auto& a : step.argv) quoted.push_back(shell_quote(a));
+  return line + join(quoted, " ");
+}
+
+Expected<std::string> start_run_log(const std::string& dir, size_t keep) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return make_error(fmt::format("{}: cannot create: {}", dir, ec.message()));
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+  std::string name = fmt::format("build-{}-{}.log", stamp, getpid());
+  fs::path log = fs::path(dir) / name;
+  if (std::FILE* f = std::fopen(log.c_str(), "w"))
+    std::fclose(f);
+  else
+    return make_error(fmt::format("{}: cannot write the build log: {}", log.string(), std::strerror(errno)));
+  // build.log -> the newest run's log: a link made aside, then renamed over the old one.
+  fs::path link = fs::path(dir) / "build.log", tmp = fs::path(dir) / fmt::format(".build.log.{}", getpid());
+  fs::remove(tmp, ec);
+  fs::create_symlink(name, tmp, ec);
+  if (!ec) fs::rename(tmp, link, ec);
+  if (ec) return make_error(fmt::format("{}: cannot point it at {}: {}", link.string(), name, ec.message()));
+  // The names sort by time: keep the newest `keep`.
+  std::vector<std::string> logs;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::string n = e.path().filename().string();
+    if (n.rfind("build-", 0) == 0 && n.size() > 4 && n.substr(n.size() - 4) == ".log") logs.push_back(n);
+  }
+  std::sort(logs.begin(), logs.end());
+  for (size_t i = 0; i + keep < logs.size(); ++i)
+    if (logs[i] != name) fs::remove(fs::path(dir) / logs[i], ec);
+  return log.string();
+}
+
+BuildRunner::BuildRunner(CommandRunner& runner, ProgressDisplay& display, std::string log_path,
+                         ProgressTracker::Clock clock)
+    : m_runner(runner), m_display(display), m_log_path(std::move(log_path)), m_clock(std::move(clock)) {}
+
+Expected<RunOutcome> BuildRunner::run(const std::vector<RunStep>& steps) {
+  std::FILE* log = std::fopen(m_log_path.c_str(), "w");
+  if (!log) return make_error(fmt::format("{}: cannot write the build log: {}", m_log_path, std::strerror(errno)));
+  RunOutcome outcome;
+  outcome.log_path = m_log_path;
+  auto run_start = m_clock();
+  ProgressTracker tracker(m_clock);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const RunStep& step = steps[i];
+    if (interrupt_signal() != 0) {
+      outcome.interrupted = true;
+      break;
+    }
+    std::fprintf(log, "### tailor step %zu/%zu: %s (%s)\n### %s\n", i + 1, steps.size(),
+                 step.title.c_str(), utc_now_iso8601().c_str(), render_step_shell(step).c_str());
+    std::fflush(log);
+    m_display.step_started(step, i, steps.size());
+    tracker.restart();
+
+    CommandSpec spec;
+    spec.argv = step.argv;
+    spec.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(step.timeout);
+    if (!step.cwd.empty()) spec.cwd = step.cwd;
+    for (const auto& v : step.unset_env) spec.env[v] = std::nullopt;
+    for (const auto& [k, v] : step.env) spec.env[k] = v;
+    spec.keep_output = false;
+    spec.on_line = [&](std::string_view line) {
+      std::fwrite(line.data(), 1, line.size(), log);
+      std::fputc('\n', log);
+      if (tracker.feed(line)) m_display.progress(tracker.progress());
+    };
+    auto step_start = m_clock();
+    CommandResult r = m_runner.run(spec);
+    StepOutcome so;
+    so.title = step.title;
+    so.started = r.started;
+    so.timed_out = r.timed_out;
+    so.interrupted = r.interrupted;
+    so.exit_code = r.exit_code;
+    so.duration = std::chrono::duration_cast<std::chrono::milliseconds>(m_clock() - step_start);
+    if (r.interrupted)
+      std::fprintf(log, "### tailor step %zu INTERRUPTED (signal %d) after %.1f s\n", i + 1, interrupt_signal(),
+                   so.duration.count() / 1000.0);
+    else if (!r.started)
+      std::fprintf(log, "### tailor: could not start %s\n", step.argv.empty() ? "(empty)" : step.argv[0].c_str());
+    else
+      std::fprintf(log, "### tailor step %zu %s: exit %d%s after %.1f s\n", i + 1,
+                   so.ok() ? "finished" : "FAILED", r.exit_code, r.timed_out ? " (timed out)" : "",
+                   so.duration.count() / 1000.0);
+    std::fflush(log);
+    m_display.step_finished(so);
+    outcome.steps.push_back(so);
+    if (so.interrupted) outcome.interrupted = true;
+    if (!so.ok()) break;
+  }
+  if (outcome.interrupted) {
+    std::fprintf(log, "### tailor: interrupted by signal %d; the run stopped here\n", interrupt_signal());
+    std::fflush(log);
+  }
+  outcome.duration = std::chrono::duration_cast<std::chrono::milliseconds>(m_clock() - run_start);
+  if (std::fclose(log) != 0)
+    return make_error(fmt::format("{}: cannot write the build log: {}", m_log_path, std::strerror(errno)));
+  return outcome;
+}
+
+}  // namespace tailor::executor

@@ -1,0 +1,103 @@
+// Runs the steps of a build (extension or torch): each step a process with its own
+// environment, its output appended to one log file, parsed for progress and shown either
+// as a live line on a terminal or as plain lines otherwise. Processes go through
+// CommandRunner so the runner is tested with fakes.
+#pragma once
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "executor/build_progress.h"
+#include "util/expected.h"
+#include "util/process.h"
+
+namespace tailor::executor {
+
+/// One process to run.
+struct RunStep {
+  std::string title;               ///< "pip wheel", "cmake configure"
+  std::vector<std::string> argv;
+  std::string cwd;                 ///< empty: the current directory
+  std::map<std::string, std::string> env;  ///< set on top of the inherited environment
+  std::vector<std::string> unset_env;      ///< removed from the inherited environment
+  std::chrono::seconds timeout{std::chrono::hours(24)};
+};
+
+struct StepOutcome {
+  std::string title;
+  bool started = false;
+  bool timed_out = false;
+  bool interrupted = false;  ///< tailor got SIGINT/SIGTERM/SIGHUP during the step
+  int exit_code = -1;
+  std::chrono::milliseconds duration{0};
+  bool ok() const { return started && !timed_out && !interrupted && exit_code == 0; }
+};
+
+struct RunOutcome {
+  std::vector<StepOutcome> steps;     ///< the steps that ran; the last one failed if !ok
+  std::chrono::milliseconds duration{0};
+  std::string log_path;
+  bool interrupted = false;           ///< stopped by an interrupt (see util/interrupt.h)
+  bool ok() const;
+};
+
+/// Where progress goes: the runner reports, a display renders.
+class ProgressDisplay {
+public:
+  virtual ~ProgressDisplay() = default;
+  virtual void step_started(const RunStep& step, size_t index, size_t count) = 0;
+  virtual void progress(const BuildProgress& p) = 0;
+  virtual void step_finished(const StepOutcome& outcome) = 0;
+  /// About once a second while a step runs (the display's own thread, or a test): shows
+  /// the "still running" heartbeat when the build has been quiet for an interval.
+  virtual void tick() {}
+};
+
+/// The displays' heartbeat: its interval (0: TAILOR_HEARTBEAT_SECONDS, else 30 s), its
+/// clock (empty: steady_clock) and whether the display ticks on its own thread (tests
+/// call tick() themselves with a fake clock).
+struct HeartbeatOptions {
+  std::chrono::seconds interval{0};
+  ProgressTracker::Clock clock;
+  bool own_thread = true;
+};
+
+enum class DisplayStyle { live, plain, quiet };
+/// live: one line rewritten in place with `\r` (terminals); plain: a line per step and
+/// per 10% of progress (CI logs); quiet: nothing.
+std::unique_ptr<ProgressDisplay> make_progress_display(DisplayStyle style, std::FILE* out,
+                                                       HeartbeatOptions heartbeat = {});
+/// live when `out` is a terminal and TERM is not "dumb", else plain.
+DisplayStyle default_display_style(std::FILE* out);
+
+class BuildRunner {
+public:
+  /// `log_path` is created (truncated); every line of every step is appended to it.
+  BuildRunner(CommandRunner& runner, ProgressDisplay& display, std::string log_path,
+              ProgressTracker::Clock clock = [] { return std::chrono::steady_clock::now(); });
+  /// Runs the steps in order, stopping at the first failure. An error only when the log
+  /// cannot be written; a failed step is a RunOutcome with !ok().
+  Expected<RunOutcome> run(const std::vector<RunStep>& steps);
+
+private:
+  CommandRunner& m_runner;
+  ProgressDisplay& m_display;
+  std::string m_log_path;
+  ProgressTracker::Clock m_clock;
+};
+
+/// Each run gets its own log, `DIR/build-<UTC time>-<pid>.log`, and `DIR/build.log`
+/// becomes a symbolic link to it (replaced atomically), so two runs never write into or
+/// point at each other's log. Per-run logs beyond the newest `keep` are removed. Returns
+/// the new log's path; the caller holds DIR's lock (executor/folder_lock.h).
+Expected<std::string> start_run_log(const std::string& dir, size_t keep = 10);
+
+/// `RunStep` as a shell line for --print-env style output and for the log header:
+/// `cd DIR && VAR=value ... argv...`.
+std::string render_step_shell(const RunStep& step);
+
+}  // namespace tailor::executor

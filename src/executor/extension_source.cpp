@@ -1,0 +1,617 @@
+#include "executor/extension_source.h"
+
+#include <cctype>
+#include <optional>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <regex>
+#include <span>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "formats/zip.h"
+#include "util/user_file.h"
+#include "util/mapped_file.h"
+#include "util/sha256.h"
+#include "util/files.h"
+#include "util/strings.h"
+
+namespace tailor::executor {
+namespace fs = std::filesystem;
+namespace {
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// The package's own metadata files (setup.py, pyproject.toml, ...): bounded, regular files only.
+std::string read_text(const fs::path& p) {
+  auto text = read_text_file(p.string(), uint64_t{16} << 20);
+  return text ? std::move(*text) : std::string();
+}
+
+bool is_sdist_name(std::string_view s) {
+  return ends_with(s, ".tar.gz") || ends_with(s, ".tgz") || ends_with(s, ".zip") || ends_with(s, ".tar.bz2") ||
+         ends_with(s, ".tar.xz");
+}
+
+/// "causal_conv1d-1.5.2.tar.gz" -> "causal_conv1d".
+std::string name_from_sdist(std::string_view file) {
+  std::string base = fs::path(std::string(file)).filename().string();
+  auto dash = base.rfind('-');
+  return dash == std::string::npos ? base : base.substr(0, dash);
+}
+
+std::string tail_of(const CommandResult& r) {
+  std::string text = !r.err.empty() ? r.err : r.out;
+  auto lines = split_any(text, "\n");
+  if (lines.size() > 6) lines.erase(lines.begin(), lines.end() - 6);
+  if (!r.started) return "could not start the command";
+  return join(lines, "\n");
+}
+
+Expected<void> run_checked(CommandRunner& runner, std::vector<std::string> argv, const std::string& cwd,
+                           std::chrono::seconds timeout) {
+  CommandSpec spec;
+  spec.argv = argv;
+  spec.cwd = cwd;
+  spec.timeout = timeout;
+  CommandResult r = runner.run(spec);
+  if (r.ok()) return {};
+  return make_error(fmt::format("`{}` failed{}:\n{}", join(argv, " "),
+                                r.timed_out ? " (timed out)" : fmt::format(" (exit {})", r.exit_code), tail_of(r)));
+}
+
+/// The single top-level folder an sdist unpacks to (or the folder itself when several).
+std::string single_child_dir(const fs::path& dir) {
+  std::vector<fs::path> entries;
+  for (const auto& e : fs::directory_iterator(dir)) entries.push_back(e.path());
+  if (entries.size() == 1 && fs::is_directory(entries[0])) return entries[0].string();
+  return dir.string();
+}
+
+Expected<std::string> unpack_sdist(const std::string& sdist, const fs::path& dest, const std::string& python,
+                                   CommandRunner& runner) {
+  std::error_code ec;
+  fs::create_directories(dest, ec);
+  if (ec) return make_error(fmt::format("{}: cannot create: {}", dest.string(), ec.message()));
+  if (ends_with(sdist, ".zip")) {
+    auto r = run_checked(runner, {python, "-m", "zipfile", "-e", sdist, dest.string()}, dest.string(),
+                         std::chrono::seconds(600));
+    if (!r) return r.error();
+  } else {
+    auto r = run_checked(runner, {"tar", "-xf", sdist, "-C", dest.string()}, dest.string(), std::chrono::seconds(600));
+    if (!r) return r.error();
+  }
+  return single_child_dir(dest);
+}
+
+/// Makes `to` a copy of `from` without touching what is already equal: a file whose size
+/// and modification time match is kept, others are copied with the source's modification
+/// time (so a build system comparing times sees exactly the files that changed), and
+/// entries gone from `from` are removed. Top-level names for which `skip` is true are
+/// neither copied nor removed (the copy's own build/ stays for the next run).
+Expected<void> sync_tree(const std::string& from, const std::string& to,
+                         const std::function<bool(const std::string&)>& skip) {
+  std::error_code ec;
+  auto sync_dir = [&](auto& self, const fs::path& a, const fs::path& b, bool top) -> Expected<void> {
+    fs::create_directories(b, ec);
+    if (ec) return make_error(fmt::format("{}: cannot create: {}", b.string(), ec.message()));
+    std::set<std::string> names;
+    for (const auto& e : fs::directory_iterator(a, ec)) {
+      std::string n = e.path().filename().string();
+      if (top && skip(n)) continue;
+      names.insert(n);
+      fs::path dest = b / n;
+      auto st = e.symlink_status(ec);
+      auto dst = fs::symlink_status(dest, ec);
+      if (fs::is_symlink(st)) {
+        fs::remove_all(dest, ec);
+        fs::copy_symlink(e.path(), dest, ec);
+      } else if (fs::is_directory(st)) {
+        if (fs::exists(dst) && !fs::is_directory(dst)) fs::remove_all(dest, ec);
+        if (auto r = self(self, e.path(), dest, false); !r) return r;
+      } else if (fs::is_regular_file(st)) {
+        auto mtime = fs::last_write_time(e.path(), ec);
+        bool same = fs::is_regular_file(dst) && fs::file_size(dest, ec) == fs::file_size(e.path(), ec) &&
+                    fs::last_write_time(dest, ec) == mtime;
+        if (!same) {
+          if (fs::exists(dst)) fs::remove_all(dest, ec);
+          fs::copy_file(e.path(), dest, fs::copy_options::overwrite_existing, ec);
+          if (!ec) fs::last_write_time(dest, mtime, ec);
+        }
+      }
+      if (ec) return make_error(fmt::format("{}: cannot copy into {}: {}", e.path().string(), b.string(), ec.message()));
+    }
+    if (ec) return make_error(fmt::format("{}: cannot read: {}", a.string(), ec.message()));
+    std::vector<fs::path> stale;
+    for (const auto& e : fs::directory_iterator(b, ec)) {
+      std::string n = e.path().filename().string();
+      if (top && skip(n)) continue;
+      if (!names.count(n)) stale.push_back(e.path());
+    }
+    for (const auto& p : stale) fs::remove_all(p, ec);
+    return {};
+  };
+  return sync_dir(sync_dir, fs::path(from), fs::path(to), true);
+}
+
+}  // namespace
+
+std::string_view source_kind_name(SourceKind kind) {
+  switch (kind) {
+    case SourceKind::example: return "example";
+    case SourceKind::directory: return "directory";
+    case SourceKind::sdist: return "sdist";
+    case SourceKind::index: return "index";
+    case SourceKind::git: return "git";
+  }
+  return "directory";
+}
+
+bool split_git_url(std::string_view text, std::string& url, std::string& ref) {
+  std::string t(text);
+  bool explicit_git = false;
+  if (t.rfind("git+", 0) == 0) {
+    t = t.substr(4);
+    explicit_git = true;
+  }
+  bool remote = t.rfind("https://", 0) == 0 || t.rfind("http://", 0) == 0 || t.rfind("ssh://", 0) == 0 ||
+                t.rfind("git://", 0) == 0 || t.rfind("git@", 0) == 0 || t.rfind("file://", 0) == 0;
+  if (!remote) return false;
+  // The ref follows the last '@' or '#' after the last '/' (pip's `URL@ref` form).
+  auto slash = t.find_last_of('/');
+  auto at = t.find_last_of("@#");
+  std::string u = t, r;
+  if (at != std::string::npos && slash != std::string::npos && at > slash) {
+    u = t.substr(0, at);
+    r = t.substr(at + 1);
+  }
+  if (!explicit_git && !ends_with(u, ".git") && r.empty() && t.rfind("git@", 0) != 0 && t.rfind("git://", 0) != 0)
+    return false;
+  url = u;
+  ref = r;
+  return true;
+}
+
+Expected<SourceSpec> classify_source(std::string_view text_in, const std::string& example_dir) {
+  SourceSpec s;
+  std::string text(trim(text_in));
+  s.text = text;
+  if (text.empty()) {
+    if (example_dir.empty())
+      return make_error(
+          "no SOURCE given and this is not tailor's repository (where it builds the bundled example); "
+          "name a source folder, an sdist, NAME==VERSION or a git URL@ref");
+    s.kind = SourceKind::example;
+    s.path = example_dir;
+    s.name = "fused_ops";
+    return s;
+  }
+  std::string url, ref;
+  if (split_git_url(text, url, ref)) {
+    s.kind = SourceKind::git;
+    s.url = url;
+    s.ref = ref;
+    std::string base = fs::path(url).filename().string();
+    if (ends_with(base, ".git")) base.resize(base.size() - 4);
+    s.name = base;
+    return s;
+  }
+  std::error_code ec;
+  if (fs::is_directory(text, ec)) {
+    s.kind = SourceKind::directory;
+    s.path = fs::absolute(text).lexically_normal().string();
+    if (!s.path.empty() && s.path.back() == '/') s.path.pop_back();
+    return s;
+  }
+  if (is_sdist_name(text)) {
+    if (!fs::is_regular_file(text, ec)) return make_error(fmt::format("{}: no such sdist file", text));
+    s.kind = SourceKind::sdist;
+    s.path = fs::absolute(text).lexically_normal().string();
+    s.name = name_from_sdist(text);
+    return s;
+  }
+  static const std::regex k_pinned(R"(^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9][A-Za-z0-9.+!_-]*)$)");
+  std::smatch m;
+  if (std::regex_match(text, m, k_pinned)) {
+    s.kind = SourceKind::index;
+    s.name = m[1];
+    s.version = m[2];
+    return s;
+  }
+  if (text.find("==") == std::string::npos && text.find('/') == std::string::npos &&
+      std::regex_match(text, std::regex(R"(^[A-Za-z0-9][A-Za-z0-9._-]*$)")))
+    return make_error(fmt::format("SOURCE '{}': no such folder; for the package index give an exact version, e.g. {}==1.2.3",
+                                  text, text));
+  return make_error(fmt::format(
+      "SOURCE '{}': not a folder, an sdist (.tar.gz, .zip), NAME==VERSION or a git URL (git+https://...@ref)", text));
+}
+
+std::string find_bundled_example(const std::string& start) {
+  std::error_code ec;
+  fs::path p = fs::absolute(start, ec);
+  if (ec) return {};
+  for (; !p.empty(); p = p.parent_path()) {
+    fs::path example = p / "examples" / "fused_ops";
+    // tailor's repository: the example beside the build module's sources.
+    if (fs::exists(example / "setup.py", ec) && fs::exists(p / "src" / "executor" / "extension_source.h", ec))
+      return example.string();
+    if (p == p.root_path()) break;
+  }
+  return {};
+}
+
+/// The `name="..."` argument of the last top-level `setup(` call in a setup.py, read at the
+/// call's own nesting level: apex's Extension(name="distributed_adam_cuda", ...) entries
+/// come before setup(name="apex"), and an inline ext_modules=[Extension(name=...)] sits
+/// inside the call.
+static std::optional<std::string> setup_call_name(std::string_view text) {
+  static const std::regex k_call(R"((^|\n)[ \t]*(setuptools\.)?setup\()");
+  std::string str(text);
+  size_t start = std::string::npos;
+  for (auto it = std::sregex_iterator(str.begin(), str.end(), k_call); it != std::sregex_iterator(); ++it)
+    start = static_cast<size_t>(it->position(0) + it->length(0));
+  if (start == std::string::npos) return std::nullopt;
+  int depth = 0;
+  for (size_t i = start; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '#') {  // a comment runs to the end of the line
+      while (i < text.size() && text[i] != '\n') ++i;
+    } else if (c == '"' || c == '\'') {  // skip a string literal
+      for (++i; i < text.size() && text[i] != c; ++i)
+        if (text[i] == '\\') ++i;
+    } else if (c == '(' || c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ')' || c == ']' || c == '}') {
+      if (depth-- == 0) return std::nullopt;  // the end of the call
+    } else if (depth == 0 && text.compare(i, 4, "name") == 0 &&
+               (i == 0 || !(std::isalnum(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '_'))) {
+      size_t j = i + 4;
+      while (j < text.size() && (text[j] == ' ' || text[j] == '\t')) ++j;
+      if (j >= text.size() || text[j] != '=' || (j + 1 < text.size() && text[j + 1] == '=')) continue;
+      ++j;
+      while (j < text.size() && (text[j] == ' ' || text[j] == '\t' || text[j] == '\n')) ++j;
+      if (j >= text.size() || (text[j] != '"' && text[j] != '\'')) return std::nullopt;  // a variable
+      char q = text[j];
+      size_t end = text.find(q, j + 1);
+      if (end == std::string_view::npos || end == j + 1 || end - j > 200) return std::nullopt;
+      return std::string(text.substr(j + 1, end - j - 1));
+    }
+  }
+  return std::nullopt;
+}
+
+std::string detect_package_name(const std::string& source_dir) {
+  fs::path dir(source_dir);
+  static const std::regex k_pkg_info_name(R"((^|\n)Name:\s*([^\r\n]+))");
+  std::smatch m;
+  std::string pkg_info = read_text(dir / "PKG-INFO");
+  if (std::regex_search(pkg_info, m, k_pkg_info_name)) return std::string(trim(m[2].str()));
+  std::string pyproject = read_text(dir / "pyproject.toml");
+  if (!pyproject.empty()) {
+    try {
+      auto tbl = toml::parse(pyproject);
+      if (auto name = tbl["project"]["name"].value<std::string>()) return *name;
+    } catch (const toml::parse_error&) {
+      // A broken pyproject is pip's to report; keep looking elsewhere.
+    }
+  }
+  static const std::regex k_cfg_name(R"(\[metadata\][^\[]*?\n\s*name\s*=\s*([^\r\n]+))");
+  std::string cfg = read_text(dir / "setup.cfg");
+  if (std::regex_search(cfg, m, k_cfg_name)) return std::string(trim(m[1].str()));
+  std::string setup = read_text(dir / "setup.py");
+  if (auto name = setup_call_name(setup)) return *name;
+  static const std::regex k_setup_name(R"(\bname\s*=\s*["']([A-Za-z0-9][A-Za-z0-9._-]*)["'])");
+  if (std::regex_search(setup, m, k_setup_name)) return m[1].str();
+  return {};
+}
+
+std::string default_work_root() { return user_cache_dir("extensions"); }
+
+std::string work_dir_for(const SourceSpec& spec, const std::string& root) {
+  std::string key = std::string(source_kind_name(spec.kind)) + "\n" + spec.path + "\n" + spec.name + "\n" +
+                    spec.version + "\n" + spec.url + "\n" + spec.ref;
+  auto digest = Sha256::of(std::as_bytes(std::span(key.data(), key.size())));
+  std::string name = spec.name.empty() ? fs::path(spec.path).filename().string() : spec.name;
+  if (name.empty()) name = "source";
+  for (auto& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  return (fs::path(root) / (name + "-" + Sha256::hex(digest).substr(0, 12))).string();
+}
+
+std::string stable_work_dir_for(const SourceSpec& spec, const std::string& root) {
+  std::string name = spec.name.empty() ? fs::path(spec.path).filename().string() : spec.name;
+  // An sdist's file name carries its version: fused_ops-0.1.0.tar.gz -> fused_ops.
+  if (spec.name.empty() && spec.kind != SourceKind::example && spec.kind != SourceKind::directory) {
+    if (auto dash = name.find('-'); dash != std::string::npos) name = name.substr(0, dash);
+  }
+  if (name.empty() || name == "." || name == "..") name = "source";
+  for (auto& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  return (fs::path(root) / name).string();
+}
+
+Expected<std::string> prepare_source(const SourceSpec& spec, const std::string& work_dir,
+                                     const std::string& python, CommandRunner& runner) {
+  std::error_code ec;
+  fs::path work(work_dir), src = work / "src";
+  fs::create_directories(work, ec);
+  if (ec) return make_error(fmt::format("{}: cannot create the work folder: {}", work.string(), ec.message()));
+  // A folder is synchronised into the copy (see sync_tree) so the copy's own build/
+  // objects from an earlier, perhaps interrupted, run stay usable; other kinds start over.
+  if (spec.kind != SourceKind::example && spec.kind != SourceKind::directory) {
+    fs::remove_all(src, ec);
+    if (ec) return make_error(fmt::format("{}: cannot clear the old copy: {}", src.string(), ec.message()));
+  }
+  switch (spec.kind) {
+    case SourceKind::example:
+    case SourceKind::directory: {
+      // Earlier in-tree builds of the user's folder must not leak into this one.
+      auto skip = [](const std::string& n) {
+        return n == "build" || n == "dist" || ends_with(n, ".egg-info") || n == "__pycache__" || n == ".pytest_cache";
+      };
+      if (auto synced = sync_tree(spec.path, src.string(), skip); !synced) return synced.error();
+      return src.string();
+    }
+    case SourceKind::sdist:
+      return unpack_sdist(spec.path, src, python, runner);
+    case SourceKind::index: {
+      fs::path dl = work / "download";
+      fs::remove_all(dl, ec);
+      fs::create_directories(dl, ec);
+      // --no-build-isolation: preparing the sdist's metadata runs its setup.py, which
+      // imports torch; an isolated environment would download torch for that.
+      auto r = run_checked(runner,
+                           {python, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+                            "--no-build-isolation", "-d", dl.string(), spec.name + "==" + spec.version},
+                           work.string(), std::chrono::seconds(1800));
+      if (!r) return r.error();
+      for (const auto& e : fs::directory_iterator(dl, ec))
+        if (is_sdist_name(e.path().filename().string())) return unpack_sdist(e.path().string(), src, python, runner);
+      return make_error(fmt::format("pip download {}=={}: no sdist in {}", spec.name, spec.version, dl.string()));
+    }
+    case SourceKind::git: {
+      std::vector<std::string> argv = {"git", "clone", "--depth", "1", "--recurse-submodules", "--shallow-submodules"};
+      if (!spec.ref.empty()) {
+        argv.push_back("--branch");
+        argv.push_back(spec.ref);
+      }
+      argv.push_back(spec.url);
+      argv.push_back(src.string());
+      auto r = run_checked(runner, argv, work.string(), std::chrono::seconds(3600));
+      if (!r) return r.error();
+      return src.string();
+    }
+  }
+  return make_error("unknown source kind");
+}
+
+namespace {
+
+// Trees are walked with bounds: a source with more files than this is refused rather
+// than hashed for hours.
+constexpr uint64_t k_max_tree_files = 2'000'000;
+
+/// Skipped by digest_tree: VCS metadata and build leftovers (anywhere), the folders
+/// prepare_source does not copy (at the top).
+bool skipped_in_tree(const std::string& name, bool is_dir, bool top) {
+  if (is_dir && (name == ".git" || name == "__pycache__" || name == ".pytest_cache" || name == ".hg" || name == ".svn"))
+    return true;
+  if (!is_dir && (ends_with(name, ".pyc") || ends_with(name, ".pyo"))) return true;
+  if (top && (name == "build" || name == "dist" || ends_with(name, ".egg-info"))) return true;
+  return false;
+}
+
+Expected<std::string> sha256_of_file(const std::string& path) {
+  auto mapped = MappedFile::open(path);
+  if (!mapped) return mapped.error();
+  return Sha256::hex(Sha256::of(mapped->bytes()));
+}
+
+struct TreeEntry {
+  std::string rel;
+  std::string line;
+};
+
+Expected<void> walk_tree(const fs::path& root, const fs::path& rel, bool top, std::vector<TreeEntry>& out,
+                         int64_t& newest) {
+  std::error_code ec;
+  std::vector<fs::directory_entry> children;
+  for (const auto& e : fs::directory_iterator(root / rel, ec)) children.push_back(e);
+  if (ec) return make_error(fmt::format("{}: cannot read: {}", (root / rel).string(), ec.message()));
+  for (const auto& e : children) {
+    std::string name = e.path().filename().string();
+    fs::path r = rel / name;
+    struct stat st {};
+    if (::lstat(e.path().c_str(), &st) != 0)
+      return make_error(fmt::format("{}: cannot stat: {}", e.path().string(), std::strerror(errno)));
+    bool is_dir = S_ISDIR(st.st_mode);
+    if (skipped_in_tree(name, is_dir, top)) continue;
+    if (is_dir) {
+      if (auto w = walk_tree(root, r, false, out, newest); !w) return w;
+      continue;
+    }
+    if (out.size() >= k_max_tree_files)
+      return make_error(fmt::format("{}: more than {} files; refusing to hash the tree", root.string(), k_max_tree_files));
+    newest = std::max<int64_t>(newest, st.st_mtime);
+    if (S_ISLNK(st.st_mode)) {
+      auto target = fs::read_symlink(e.path(), ec);
+      if (ec) return make_error(fmt::format("{}: cannot read the link: {}", e.path().string(), ec.message()));
+      out.push_back({r.generic_string(), "link\t" + r.generic_string() + "\t" + target.generic_string() + "\n"});
+    } else if (S_ISREG(st.st_mode)) {
+      TAILOR_TRY(digest, sha256_of_file(e.path().string()));
+      bool exec = (st.st_mode & 0111) != 0;
+      out.push_back({r.generic_string(), "file\t" + r.generic_string() + "\t" + (exec ? "x" : "-") + "\t" + digest + "\n"});
+    }
+    // Sockets, fifos and devices are no part of a source.
+  }
+  return {};
+}
+
+/// The newest member time of a zip sdist (DOS times, read as UTC).
+Expected<int64_t> newest_zip_member_time(const std::string& path) {
+  auto mapped = MappedFile::open(path);
+  if (!mapped) return mapped.error();
+  auto archive = formats::parse_zip(mapped->bytes());
+  if (!archive) return make_error(path + ": " + archive.error().message);
+  int64_t newest = 0;
+  for (const auto& e : archive->entries) {
+    auto time = read_le<uint16_t>(mapped->bytes(), e.central_offset + 12);
+    auto date = read_le<uint16_t>(mapped->bytes(), e.central_offset + 14);
+    if (!time || !date) continue;
+    std::tm tm{};
+    tm.tm_year = (*date >> 9) + 80;
+    tm.tm_mon = ((*date >> 5) & 15) - 1;
+    tm.tm_mday = *date & 31;
+    tm.tm_hour = *time >> 11;
+    tm.tm_min = (*time >> 5) & 63;
+    tm.tm_sec = (*time & 31) * 2;
+    newest = std::max<int64_t>(newest, timegm(&tm));
+  }
+  return newest;
+}
+
+Expected<std::string> git_output(CommandRunner& runner, const std::string& dir, std::vector<std::string> args) {
+  std::vector<std::string> argv = {"git", "-C", dir};
+  argv.insert(argv.end(), args.begin(), args.end());
+  CommandSpec spec;
+  spec.argv = argv;
+  spec.timeout = std::chrono::seconds(60);
+  CommandResult r = runner.run(spec);
+  if (!r.ok())
+    return make_error(fmt::format("`{}` failed{}:\n{}", join(argv, " "),
+                                  r.timed_out ? " (timed out)" : fmt::format(" (exit {})", r.exit_code), tail_of(r)));
+  return std::string(trim(r.out));
+}
+
+Expected<SourceIdentity> identify_git(const std::string& dir, CommandRunner& runner) {
+  SourceIdentity id;
+  id.digest_kind = "git-commit";
+  TAILOR_TRY(commit, git_output(runner, dir, {"rev-parse", "HEAD"}));
+  TAILOR_TRY(time, git_output(runner, dir, {"log", "-1", "--format=%ct", "HEAD"}));
+  id.digest = commit;
+  auto epoch = source_date_epoch_from_env(time.c_str());
+  if (!epoch || !*epoch) return make_error(fmt::format("{}: git gave no commit time for HEAD ('{}')", dir, time));
+  id.source_date_epoch = **epoch;
+  id.epoch_from = "the commit time of HEAD";
+  return id;
+}
+
+Expected<SourceIdentity> identify_folder(const std::string& dir) {
+  TAILOR_TRY(tree, digest_tree(dir));
+  SourceIdentity id;
+  id.digest_kind = "tree-sha256";
+  id.digest = tree.sha256;
+  id.source_date_epoch = tree.newest_mtime;
+  id.epoch_from = "the newest modification time among the source's files";
+  return id;
+}
+
+Expected<SourceIdentity> identify_sdist(const std::string& sdist, const std::string& unpacked) {
+  SourceIdentity id;
+  id.digest_kind = "sdist-sha256";
+  TAILOR_TRY(digest, sha256_of_file(sdist));
+  id.digest = digest;
+  if (ends_with(sdist, ".zip")) {
+    TAILOR_TRY(newest, newest_zip_member_time(sdist));
+    id.source_date_epoch = newest;
+  } else {
+    // tar restores its members' times when it unpacks.
+    TAILOR_TRY(tree, digest_tree(unpacked));
+    id.source_date_epoch = tree.newest_mtime;
+  }
+  id.epoch_from = "the newest modification time among the sdist's members";
+  return id;
+}
+
+SourceIdentity with_override(SourceIdentity id, std::optional<int64_t> epoch_override) {
+  if (epoch_override) {
+    id.source_date_epoch = *epoch_override;
+    id.epoch_from = "SOURCE_DATE_EPOCH in the environment";
+  }
+  return id;
+}
+
+}  // namespace
+
+Expected<std::optional<int64_t>> source_date_epoch_from_env(const char* value) {
+  if (!value || !*value) return std::optional<int64_t>{};
+  std::string_view v(value);
+  int64_t out = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (ec != std::errc() || end != v.data() + v.size() || out < 0)
+    return make_error(fmt::format("SOURCE_DATE_EPOCH='{}': not a whole number of seconds since 1970", v.substr(0, 40)));
+  return std::optional<int64_t>(out);
+}
+
+Expected<TreeDigest> digest_tree(const std::string& dir) {
+  std::vector<TreeEntry> entries;
+  int64_t newest = 0;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return make_error(fmt::format("{}: not a folder", dir));
+  if (auto w = walk_tree(fs::path(dir), fs::path(), true, entries, newest); !w) return w.error();
+  std::sort(entries.begin(), entries.end(), [](const TreeEntry& a, const TreeEntry& b) { return a.rel < b.rel; });
+  Sha256 sha;
+  for (const auto& e : entries) sha.update(std::as_bytes(std::span(e.line.data(), e.line.size())));
+  TreeDigest d;
+  d.sha256 = Sha256::hex(sha.finish());
+  d.newest_mtime = newest;
+  d.files = entries.size();
+  return d;
+}
+
+Expected<SourceIdentity> identify_tree(const std::string& dir, CommandRunner& runner, std::optional<int64_t> epoch_override) {
+  std::error_code ec;
+  if (fs::exists(fs::path(dir) / ".git", ec)) {
+    TAILOR_TRY(id, identify_git(dir, runner));
+    return with_override(id, epoch_override);
+  }
+  TAILOR_TRY(id, identify_folder(dir));
+  return with_override(id, epoch_override);
+}
+
+Expected<SourceIdentity> identify_source(const SourceSpec& spec, const std::string& prepared_src,
+                                         const std::string& work_dir, CommandRunner& runner,
+                                         std::optional<int64_t> epoch_override) {
+  switch (spec.kind) {
+    case SourceKind::git: {
+      TAILOR_TRY(id, identify_git(prepared_src, runner));
+      return with_override(id, epoch_override);
+    }
+    case SourceKind::sdist: {
+      TAILOR_TRY(id, identify_sdist(spec.path, prepared_src));
+      return with_override(id, epoch_override);
+    }
+    case SourceKind::index: {
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(fs::path(work_dir) / "download", ec))
+        if (is_sdist_name(e.path().filename().string())) {
+          TAILOR_TRY(id, identify_sdist(e.path().string(), prepared_src));
+          return with_override(id, epoch_override);
+        }
+      return make_error(fmt::format("{}: no downloaded sdist to identify", (fs::path(work_dir) / "download").string()));
+    }
+    case SourceKind::example:
+    case SourceKind::directory: {
+      // The user's folder, not the copy: copies get fresh modification times.
+      TAILOR_TRY(id, identify_folder(spec.path));
+      return with_override(id, epoch_override);
+    }
+  }
+  return make_error("unknown source kind");
+}
+
+}  // namespace tailor::executor

@@ -1,0 +1,91 @@
+#include "executor/folder_lock.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "util/interrupt.h"
+#include "util/strings.h"
+
+namespace tailor::executor {
+namespace fs = std::filesystem;
+
+namespace {
+
+/// The pid the holder wrote, or 0.
+long holder_pid(int fd) {
+  char buf[32] = {};
+  ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+  if (n <= 0) return 0;
+  return std::strtol(buf, nullptr, 10);
+}
+
+}  // namespace
+
+std::string folder_lock_path(const std::string& dir, FolderLock::Place place) {
+  fs::path d = fs::absolute(fs::path(dir)).lexically_normal();
+  if (!d.has_filename()) d = d.parent_path();
+  if (place == FolderLock::Place::inside) return (d / ".tailor.lock").string();
+  return (d.parent_path() / ("." + d.filename().string() + ".tailor.lock")).string();
+}
+
+Expected<FolderLock> FolderLock::acquire(const std::string& dir, Place place, bool wait, std::FILE* note) {
+  std::string path = folder_lock_path(dir, place);
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  if (ec) return make_error(fmt::format("{}: cannot create: {}", fs::path(path).parent_path().string(), ec.message()));
+  // O_CLOEXEC: the build's processes must not inherit the lock and hold it past tailor.
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return make_error(fmt::format("{}: cannot open the lock file: {}", path, std::strerror(errno)));
+  bool said = false;
+  for (;;) {
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) break;
+    if (errno == EINTR) continue;
+    if (errno != EWOULDBLOCK) {
+      std::string err = std::strerror(errno);
+      close(fd);
+      return make_error(fmt::format("{}: cannot lock: {}", path, err));
+    }
+    long holder = holder_pid(fd);
+    std::string who = holder > 0 ? fmt::format("tailor build pid {}", holder) : "another tailor build";
+    if (!wait) {
+      close(fd);
+      return make_error(fmt::format("{} is in use by {} (--no-wait: not waiting)", dir, who));
+    }
+    if (!said && note) {
+      std::fprintf(note, "waiting for %s using %s\n", who.c_str(), dir.c_str());
+      std::fflush(note);
+    }
+    said = true;
+    // Poll the lock rather than block in flock(): an interrupt must end the wait.
+    pollfd pfd{interrupt_fd(), POLLIN, 0};
+    poll(&pfd, interrupt_fd() >= 0 ? 1 : 0, 200);
+    if (interrupt_signal() != 0) {
+      close(fd);
+      return make_error(fmt::format("interrupted while waiting for {}", dir));
+    }
+  }
+  std::string pid = fmt::format("{}\n", getpid());
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    // The lock holds without the pid; only the waiting message loses its number.
+  }
+  return FolderLock(fd, path);
+}
+
+FolderLock::FolderLock(FolderLock&& other) noexcept : m_fd(other.m_fd), m_path(std::move(other.m_path)) {
+  other.m_fd = -1;
+}
+
+FolderLock::~FolderLock() {
+  if (m_fd >= 0) close(m_fd);  // closing the only descriptor releases the flock
+}
+
+}  // namespace tailor::executor

@@ -1,0 +1,653 @@
+#include "executor/memory_governor.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <cmath>
+#include <deque>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "cache/cache_settings.h"
+#include "data/toml_document.h"
+#include "util/interrupt.h"
+#include "util/strings.h"
+#include "util/version.h"
+
+namespace tailor::executor {
+using namespace tailor::cache;
+
+namespace {
+
+constexpr uint64_t k_mib = 1ull << 20;
+
+GovernorSettings load_settings() {
+  auto doc = data::toml_document("build/governor.toml");
+  GovernorSettings s;
+  s.min_ninja_version = doc["min_ninja_version"].string();
+  s.reserve_fraction = doc["reserve_fraction"].number();
+  if (s.reserve_fraction < 0 || s.reserve_fraction >= 1) doc["reserve_fraction"].fail("expected a fraction in [0, 1)");
+  auto reserve_mib = doc["reserve_min_mib"].integer();
+  if (reserve_mib < 0) doc["reserve_min_mib"].fail("expected a size in MiB, 0 or more");
+  s.reserve_min_bytes = static_cast<uint64_t>(reserve_mib) * k_mib;
+  auto period = doc["sample_period_ms"].integer();
+  if (period < 20 || period > 10000) doc["sample_period_ms"].fail("expected 20 to 10000 ms");
+  s.sample_period = std::chrono::milliseconds(period);
+  s.new_job_margin = doc["new_job_margin"].number();
+  if (s.new_job_margin < 1 || s.new_job_margin > 4) doc["new_job_margin"].fail("expected 1 to 4");
+  auto points = doc["max_series_points"].integer();
+  if (points < 8 || points > 5000) doc["max_series_points"].fail("expected 8 to 5000");
+  s.max_series_points = static_cast<size_t>(points);
+  auto brakes = doc["max_brake_events"].integer();
+  if (brakes < 1 || brakes > 5000) doc["max_brake_events"].fail("expected 1 to 5000");
+  s.max_brake_events = static_cast<size_t>(brakes);
+  for (const auto& k : doc["kind"].array()) {
+    JobKindRule r;
+    r.name = k["name"].string();
+    r.processes = k["processes"].strings();
+    r.threads_flag = k["threads_flag"].boolean_or(false);
+    if (r.name.empty() || r.name == "other" || r.processes.empty()) k.fail("expected a name (not \"other\") and processes");
+    r.compilers = k["compilers"].strings_or_empty();
+    if (r.compilers.empty()) r.compilers = r.processes;
+    s.kinds.push_back(std::move(r));
+  }
+  s.preprocess_flags = doc["preprocess_flags"].strings();
+  s.report_processes = doc.at_path("report.processes").strings();
+  auto entries = doc.at_path("profile.max_entries").integer();
+  if (entries < 1 || entries > 100000) doc.at_path("profile.max_entries").fail("expected 1 to 100000");
+  s.profile_max_entries = static_cast<size_t>(entries);
+  s.cache_clients = cache::sccache_process_names();
+  return s;
+}
+
+uint64_t parse_u64_or0(std::string_view s) {
+  uint64_t v = 0;
+  std::from_chars(s.data(), s.data() + s.size(), v);
+  return v;
+}
+
+/// A small file under /proc read whole (stat lines are short; cmdline is capped).
+std::optional<std::string> read_small(const std::string& path, size_t cap) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string out;
+  char buf[4096];
+  while (out.size() < cap) {
+    ssize_t n = ::read(fd, buf, std::min(sizeof buf, cap - out.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+/// nvcc's --threads N / --threads=N / -t N / -tN; 1 when absent.
+int nvcc_threads(const std::vector<std::string>& argv) {
+  for (size_t i = 0; i < argv.size(); ++i) {
+    std::string_view a = argv[i], v;
+    if ((a == "--threads" || a == "-t") && i + 1 < argv.size()) v = argv[i + 1];
+    else if (a.rfind("--threads=", 0) == 0) v = a.substr(10);
+    else if (a.rfind("-t", 0) == 0 && a.size() > 2 && a[2] >= '0' && a[2] <= '9') v = a.substr(2);
+    else continue;
+    int n = 0;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec == std::errc() && p == v.data() + v.size() && n >= 1 && n <= 1024) return n;
+  }
+  return 1;
+}
+
+bool is_stopped_state(char s) { return s == 'T' || s == 't'; }
+
+}  // namespace
+
+const GovernorSettings& governor_settings() {
+  static const GovernorSettings s = load_settings();
+  return s;
+}
+
+std::optional<std::string> static_reason(const GovernorFacts& f, const GovernorSettings& settings) {
+  if (f.jobs) return fmt::format("--jobs {} asks for a fixed count", *f.jobs);
+  if (f.serial) return fmt::format("{} compiles one file at a time", f.recipe);
+  if (!f.pip_build)
+    return fmt::format("{} builds with CMake before pip, whose jobs the jobserver does not reach", f.recipe);
+  if (f.jobs_variable != "MAX_JOBS" || f.jobs_count_nvcc_threads)
+    return fmt::format("{}'s jobs variable {} is not torch's ninja -j", f.recipe, f.jobs_variable);
+  if (f.ninja_version.empty()) return std::string("no ninja on the build's PATH answered --version");
+  if (compare_versions(f.ninja_version, settings.min_ninja_version) < 0)
+    return fmt::format("ninja {} on the build's PATH is not a jobserver client ({} is)", f.ninja_version,
+                       settings.min_ninja_version);
+  return std::nullopt;
+}
+
+Expected<uint64_t> parse_memory_size(std::string_view text) {
+  auto bad = [&] {
+    return make_error(fmt::format("--memory-budget '{}': expected a size such as 6G, 512M or 1.5GiB", text));
+  };
+  std::string_view t = trim(text);
+  size_t digits = 0;
+  while (digits < t.size() && ((t[digits] >= '0' && t[digits] <= '9') || t[digits] == '.')) ++digits;
+  if (digits == 0 || digits > 20) return bad();
+  std::string number(t.substr(0, digits));
+  if (std::count(number.begin(), number.end(), '.') > 1 || number.front() == '.' || number.back() == '.') return bad();
+  std::string unit(t.substr(digits));
+  for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  double scale = 0;
+  if (unit.empty() || unit == "B") scale = 1;
+  else if (unit == "K" || unit == "KB" || unit == "KIB") scale = 1024.0;
+  else if (unit == "M" || unit == "MB" || unit == "MIB") scale = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GB" || unit == "GIB") scale = 1024.0 * 1024 * 1024;
+  else if (unit == "T" || unit == "TB" || unit == "TIB") scale = 1024.0 * 1024 * 1024 * 1024;
+  else return bad();
+  double value = std::strtod(number.c_str(), nullptr) * scale;
+  if (!(value >= 64.0 * k_mib))
+    return make_error(fmt::format("--memory-budget '{}': at least 64M is needed to build anything", text));
+  if (value > 1024.0 * 1024 * 1024 * 1024 * 1024) return make_error(fmt::format("--memory-budget '{}': more than 1 PiB", text));
+  return static_cast<uint64_t>(value);
+}
+
+// ---- the process tree -------------------------------------------------------------------
+
+std::optional<ProcInfo> parse_proc_stat(std::string_view text, uint64_t page_size) {
+  auto open = text.find('(');
+  auto close = text.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return std::nullopt;
+  ProcInfo p;
+  int pid = 0;
+  std::string_view head = trim(text.substr(0, open));
+  auto [ptr, ec] = std::from_chars(head.data(), head.data() + head.size(), pid);
+  if (ec != std::errc() || ptr != head.data() + head.size() || pid <= 0) return std::nullopt;
+  p.pid = pid;
+  p.comm = std::string(text.substr(open + 1, close - open - 1));
+  auto fields = split_any(text.substr(close + 1), " \n");
+  // After "(comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
+  // utime stime cutime cstime priority nice threads itrealvalue starttime vsize rss ...
+  if (fields.size() < 22 || fields[0].size() != 1) return std::nullopt;
+  p.state = fields[0][0];
+  p.ppid = static_cast<pid_t>(parse_u64_or0(fields[1]));
+  p.pgid = static_cast<pid_t>(parse_u64_or0(fields[2]));
+  p.start = parse_u64_or0(fields[19]);
+  p.rss = parse_u64_or0(fields[21]) * page_size;
+  return p;
+}
+
+ProcFsTable::ProcFsTable(std::string root, const GovernorSettings* settings) : m_root(std::move(root)) {
+  const GovernorSettings& s = settings ? *settings : governor_settings();
+  m_argv_names.insert("nvcc");
+  for (const auto& k : s.kinds) m_argv_names.insert(k.compilers.begin(), k.compilers.end());
+}
+
+std::vector<ProcInfo> ProcFsTable::snapshot() {
+  std::vector<ProcInfo> out;
+  static const uint64_t page = static_cast<uint64_t>(std::max(1L, sysconf(_SC_PAGESIZE)));
+  DIR* dir = ::opendir(m_root.c_str());
+  if (!dir) return out;
+  while (dirent* e = ::readdir(dir)) {
+    const char* n = e->d_name;
+    if (*n < '1' || *n > '9') continue;
+    std::string base = m_root + "/" + n;
+    auto text = read_small(base + "/stat", 4096);
+    if (!text) continue;  // gone between readdir and open
+    auto p = parse_proc_stat(*text, page);
+    if (!p) continue;
+    if (m_argv_names.count(p->comm)) {
+      if (auto cmd = read_small(base + "/cmdline", 256 * 1024)) {
+        size_t start = 0;
+        for (size_t i = 0; i <= cmd->size(); ++i)
+          if (i == cmd->size() || (*cmd)[i] == '\0') {
+            if (i > start) p->argv.push_back(cmd->substr(start, i - start));
+            start = i + 1;
+          }
+      }
+    }
+    out.push_back(std::move(*p));
+  }
+  ::closedir(dir);
+  return out;
+}
+
+std::string job_kind(const std::vector<const ProcInfo*>& subtree, const GovernorSettings& settings) {
+  for (const auto& rule : settings.kinds) {
+    for (const ProcInfo* p : subtree) {
+      if (std::find(rule.processes.begin(), rule.processes.end(), p->comm) == rule.processes.end()) continue;
+      if (!rule.threads_flag) return rule.name;
+      int threads = 1;
+      for (const ProcInfo* q : subtree)
+        if (q->comm == "nvcc") threads = std::max(threads, nvcc_threads(q->argv));
+      return threads > 1 ? fmt::format("{} --threads {}", rule.name, threads) : rule.name;
+    }
+  }
+  return "other";
+}
+
+bool job_compiles(const std::vector<const ProcInfo*>& subtree, const GovernorSettings& settings) {
+  auto preprocessing = [&](const ProcInfo* p) {
+    return std::any_of(p->argv.begin(), p->argv.end(), [&](const std::string& a) {
+      return std::find(settings.preprocess_flags.begin(), settings.preprocess_flags.end(), a) != settings.preprocess_flags.end();
+    });
+  };
+  // The job's kind is the first rule with a process in it (job_kind): its compilers decide.
+  for (const auto& rule : settings.kinds) {
+    bool is_kind = std::any_of(subtree.begin(), subtree.end(), [&](const ProcInfo* p) {
+      return std::find(rule.processes.begin(), rule.processes.end(), p->comm) != rule.processes.end();
+    });
+    if (!is_kind) continue;
+    return std::any_of(subtree.begin(), subtree.end(), [&](const ProcInfo* p) {
+      return std::find(rule.compilers.begin(), rule.compilers.end(), p->comm) != rule.compilers.end() && !preprocessing(p);
+    });
+  }
+  return false;
+}
+
+TreeSample group_tree(const std::vector<ProcInfo>& procs, pid_t root, const GovernorSettings& settings,
+                      const std::vector<pid_t>& servers) {
+  TreeSample s;
+  std::unordered_map<pid_t, std::vector<const ProcInfo*>> children;
+  std::unordered_map<pid_t, const ProcInfo*> by_pid;
+  for (const auto& p : procs) {
+    if (p.pid != p.ppid) children[p.ppid].push_back(&p);
+    by_pid[p.pid] = &p;
+  }
+  auto subtree = [&](const ProcInfo* top) {
+    std::vector<const ProcInfo*> out{top};
+    for (size_t i = 0; i < out.size() && out.size() < 100000; ++i) {
+      auto it = children.find(out[i]->pid);
+      if (it != children.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+    }
+    return out;
+  };
+  auto is_client = [&](const ProcInfo* p) {
+    return std::find(settings.cache_clients.begin(), settings.cache_clients.end(), p->comm) != settings.cache_clients.end();
+  };
+  auto add_job = [&](const ProcInfo* top, bool slot, bool holds_memory) {
+    auto members = subtree(top);
+    CompileJob job;
+    job.slot = slot;
+    job.holds_memory = holds_memory;
+    job.pid = top->pid;
+    job.pgid = top->pgid;
+    job.start = top->start;
+    job.kind = job_kind(members, settings);
+    job.compiles = job_compiles(members, settings);
+    job.stopped = true;
+    for (const ProcInfo* m : members) {
+      job.rss += m->rss;
+      job.pids.push_back(m->pid);
+      if (!is_stopped_state(m->state)) job.stopped = false;
+    }
+    s.jobs.push_back(std::move(job));
+  };
+  std::vector<const ProcInfo*> all;
+  std::unordered_map<pid_t, bool> seen;
+  auto collect = [&](const ProcInfo* top) {
+    for (const ProcInfo* p : subtree(top))
+      if (!seen[p->pid]) {
+        seen[p->pid] = true;
+        all.push_back(p);
+      }
+  };
+  if (auto it = children.find(root); it != children.end())
+    for (const ProcInfo* c : it->second) collect(c);
+  std::vector<const ProcInfo*> server_procs;
+  for (pid_t sp : servers)
+    if (auto it = by_pid.find(sp); it != by_pid.end() && sp != root && !seen[sp]) {
+      server_procs.push_back(it->second);
+      collect(it->second);
+    }
+  for (const ProcInfo* p : all) {
+    s.tree_rss += p->rss;
+    if (std::find(settings.report_processes.begin(), settings.report_processes.end(), p->comm) !=
+        settings.report_processes.end())
+      s.process_rss[p->comm] = std::max(s.process_rss[p->comm], p->rss);
+    if (p->comm != "ninja") continue;
+    ++s.clients;
+    auto it = children.find(p->pid);
+    if (it == children.end()) continue;
+    for (const ProcInfo* top : it->second) {
+      // A cache client alone (no compiler under it) waits on its server: the compile is
+      // the server's child, counted there.
+      bool waiting = false;
+      if (!server_procs.empty()) {
+        auto members = subtree(top);
+        waiting = std::all_of(members.begin(), members.end(), is_client);
+      }
+      add_job(top, true, !waiting);
+    }
+  }
+  for (const ProcInfo* server : server_procs)
+    if (auto it = children.find(server->pid); it != children.end())
+      for (const ProcInfo* top : it->second) add_job(top, false, true);
+  std::sort(s.jobs.begin(), s.jobs.end(),
+            [](const CompileJob& a, const CompileJob& b) { return std::tie(a.start, a.pid) < std::tie(b.start, b.pid); });
+  return s;
+}
+
+// ---- the arithmetic ---------------------------------------------------------------------
+
+PolicyDecision decide(const PolicyInput& in) {
+  PolicyDecision d;
+  std::vector<const JobView*> running, stopped;
+  for (const auto& j : in.jobs) (j.stopped ? stopped : running).push_back(&j);
+  auto older = [](const JobView* a, const JobView* b) { return std::tie(a->start, a->pid) < std::tie(b->start, b->pid); };
+  std::sort(running.begin(), running.end(), older);
+  std::sort(stopped.begin(), stopped.end(), older);
+  auto growth_of = [](const JobView* j) -> int64_t {
+    return j->expected_peak > j->rss ? static_cast<int64_t>(j->expected_peak - j->rss) : 0;
+  };
+  int64_t growth = 0;
+  for (const JobView* j : running) growth += growth_of(j);
+  const int64_t available = static_cast<int64_t>(in.available), reserve = static_cast<int64_t>(in.reserve);
+  d.headroom = available - reserve - growth;
+
+  std::vector<const JobView*> brakeable;
+  for (const JobView* j : running)
+    if (j->holds_memory) brakeable.push_back(j);
+  if (available < reserve && brakeable.size() > 1) {
+    // The brake: the youngest running job has done the least work.
+    const JobView* youngest = brakeable.back();
+    d.stop = youngest->pid;
+    growth -= growth_of(youngest);
+    running.erase(std::find(running.begin(), running.end(), youngest));
+    d.headroom = available - reserve - growth;
+  } else if (!stopped.empty()) {
+    // The oldest stopped job goes on when its growth fits, or when nothing else runs.
+    const JobView* oldest = stopped.front();
+    if (running.empty() || d.headroom >= growth_of(oldest)) {
+      d.resume = oldest->pid;
+      growth += growth_of(oldest);
+      running.push_back(oldest);
+      stopped.erase(stopped.begin());
+      d.headroom = available - reserve - growth;
+    }
+  }
+  size_t fresh = 0;
+  if (stopped.empty() && !d.stop && d.headroom > 0 && in.new_job_peak > 0)
+    fresh = static_cast<size_t>(d.headroom / static_cast<int64_t>(in.new_job_peak));
+  const size_t slots = static_cast<size_t>(std::count_if(running.begin(), running.end(), [](const JobView* j) { return j->slot; }));
+  d.allowed_jobs = std::min(std::max<size_t>(1, in.max_jobs), slots + fresh);
+  const size_t implicit = std::max<size_t>(1, in.clients);
+  d.tokens = d.allowed_jobs > implicit ? d.allowed_jobs - implicit : 0;
+  return d;
+}
+
+// ---- the report -------------------------------------------------------------------------
+
+nlohmann::json to_json(const GovernorReport& r) {
+  nlohmann::json j;
+  j["mode"] = r.mode;
+  j["reason"] = r.reason;
+  if (r.mode != "governor") return j;
+  j["budget_mib"] = r.budget ? nlohmann::json(*r.budget / k_mib) : nlohmann::json(nullptr);
+  j["reserve_mib"] = r.reserve / k_mib;
+  j["prior_job_mib"] = r.prior / k_mib;
+  j["max_jobs"] = r.max_jobs;
+  j["peak_build_rss_mib"] = r.peak_build_rss / k_mib;
+  j["max_running"] = r.max_running;
+  j["samples"] = r.samples;
+  nlohmann::json jp = nlohmann::json::object(), pp = nlohmann::json::object();
+  for (const auto& [k, v] : r.job_peaks) jp[k] = v / k_mib;
+  for (const auto& [k, v] : r.process_peaks) pp[k] = v / k_mib;
+  j["job_peaks_mib"] = jp;
+  j["process_peaks_mib"] = pp;
+  nlohmann::json kp = nlohmann::json::object();
+  for (const auto& [k, v] : r.known_peaks) kp[k] = v / k_mib;
+  j["known_peaks_mib"] = kp;
+  j["known_builds"] = r.known_builds;
+  j["series_fields"] = {"t", "tokens", "running", "stopped", "available_mib", "build_rss_mib"};
+  nlohmann::json series = nlohmann::json::array();
+  for (const auto& p : r.series)
+    series.push_back({std::round(p.t * 100) / 100, p.tokens, p.running, p.stopped, p.available_mib, p.build_rss_mib});
+  j["series"] = series;
+  nlohmann::json brakes = nlohmann::json::array();
+  for (const auto& b : r.brakes)
+    brakes.push_back({{"t", std::round(b.t * 100) / 100}, {"action", b.action}, {"pid", b.pid}, {"kind", b.kind},
+                      {"rss_mib", b.rss_mib}, {"available_mib", b.available_mib}});
+  j["brakes"] = brakes;
+  j["brake_count"] = r.brake_count;
+  j["continued_at_end"] = r.stops_left_over;
+  return j;
+}
+
+std::string render_governor_summary(const GovernorReport& r) {
+  if (r.mode != "governor") return fmt::format("memory    static job count ({})\n", r.reason);
+  std::vector<std::string> peaks;
+  for (const auto& [k, v] : r.job_peaks) peaks.push_back(fmt::format("{} {} MiB", k, v / k_mib));
+  size_t stops = 0;
+  for (const auto& b : r.brakes) stops += b.action == "stop";
+  std::vector<std::string> known;
+  for (const auto& [k, v] : r.known_peaks) known.push_back(fmt::format("{} {} MiB", k, v / k_mib));
+  return fmt::format("memory    governor{}: peak build RSS {} MiB, up to {} jobs at once, {} brake stop{}\n"
+                     "          learned job peaks: {}\n{}",
+                     r.budget ? fmt::format(" (budget {} MiB)", *r.budget / k_mib) : "", r.peak_build_rss / k_mib,
+                     r.max_running, stops, stops == 1 ? "" : "s", peaks.empty() ? "none" : join(peaks, ", "),
+                     known.empty() ? "" : fmt::format("          started from {} earlier build{}: {}\n", r.known_builds,
+                                                      r.known_builds == 1 ? "" : "s", join(known, ", ")));
+}
+
+// ---- the governor -----------------------------------------------------------------------
+
+MemoryGovernor::MemoryGovernor(GovernorOptions options)
+    : m_opt(std::move(options)), m_settings(m_opt.settings ? *m_opt.settings : governor_settings()) {}
+
+Expected<std::unique_ptr<MemoryGovernor>> MemoryGovernor::start(GovernorOptions options) {
+  std::unique_ptr<MemoryGovernor> g(new MemoryGovernor(std::move(options)));
+  if (g->m_opt.root == 0) g->m_opt.root = getpid();
+  if (!g->m_opt.table) g->m_opt.table = std::make_shared<ProcFsTable>();
+  if (!g->m_opt.signal_fn) g->m_opt.signal_fn = [](pid_t p, int sig) { return ::kill(p, sig); };
+  g->m_opt.max_jobs = std::max<size_t>(1, g->m_opt.max_jobs);
+  auto js = FifoJobserver::create(g->m_opt.fifo_path, 0);
+  if (!js) return make_error(js.error().message);
+  g->m_jobserver = std::move(*js);
+  GovernorReport& r = g->m_report;
+  r.mode = "governor";
+  r.reason = g->m_opt.reason;
+  r.budget = g->m_opt.budget;
+  r.prior = g->m_opt.prior_job_bytes;
+  r.max_jobs = g->m_opt.max_jobs;
+  r.known_peaks = g->m_opt.known_peaks;
+  r.known_builds = g->m_opt.known_builds;
+  g->m_learned = g->m_opt.known_peaks;
+  uint64_t limit = g->m_opt.budget ? *g->m_opt.budget : g->m_opt.limit_bytes;
+  r.reserve = std::max<uint64_t>(g->m_settings.reserve_min_bytes,
+                                 static_cast<uint64_t>(g->m_settings.reserve_fraction * static_cast<double>(limit)));
+  if (g->m_opt.budget) r.reserve = std::min(r.reserve, *g->m_opt.budget / 4);
+  g->m_t0 = std::chrono::steady_clock::now();
+  g->tick();  // the first tokens before the build starts
+  if (g->m_opt.own_thread) g->m_thread = std::thread([p = g.get()] { p->loop(); });
+  return g;
+}
+
+MemoryGovernor::~MemoryGovernor() { finish(); }
+
+std::string MemoryGovernor::makeflags() const { return m_jobserver ? m_jobserver->makeflags(m_opt.max_jobs) : ""; }
+
+void MemoryGovernor::loop() {
+  const auto slice = std::chrono::milliseconds(25);
+  while (!m_stop) {
+    auto until = std::chrono::steady_clock::now() + m_settings.sample_period;
+    while (!m_stop && std::chrono::steady_clock::now() < until) {
+      if (interrupt_signal() != 0) {
+        // Continue every stopped job at once: the runner's signal and kill come next.
+        std::lock_guard lock(m_mutex);
+        m_interrupted = true;
+        continue_all("interrupt");
+        return;
+      }
+      std::this_thread::sleep_for(slice);
+    }
+    if (!m_stop) tick();
+  }
+}
+
+uint64_t MemoryGovernor::expected_peak(const std::string& kind) const {
+  uint64_t running = 0;
+  if (auto it = m_running_peaks.find(kind); it != m_running_peaks.end()) running = it->second;
+  if (auto it = m_learned.find(kind); it != m_learned.end()) return std::max(it->second, running);
+  return std::max(m_opt.prior_job_bytes, running);
+}
+
+uint64_t MemoryGovernor::new_job_peak() const {
+  if (m_learned.empty()) return m_opt.prior_job_bytes;
+  uint64_t peak = 0;
+  for (const auto& [k, v] : m_learned) peak = std::max(peak, v);
+  for (const auto& [k, v] : m_running_peaks) peak = std::max(peak, v);
+  return static_cast<uint64_t>(static_cast<double>(peak) * m_settings.new_job_margin);
+}
+
+void MemoryGovernor::signal_job(const CompileJob& job, int sig) {
+  if (job.pgid == job.pid && job.pgid > 1) m_opt.signal_fn(-job.pgid, sig);
+  for (pid_t p : job.pids)
+    if (p > 1) m_opt.signal_fn(p, sig);
+}
+
+void MemoryGovernor::continue_all(const char* why) {
+  for (auto& [key, seen] : m_jobs) {
+    if (!seen.stopped_by_us) continue;
+    CompileJob job;
+    job.pid = key.first;
+    job.pgid = seen.pgid;
+    job.pids = seen.pids;
+    signal_job(job, SIGCONT);
+    seen.stopped_by_us = false;
+    ++m_report.stops_left_over;
+    if (m_report.brakes.size() < m_settings.max_brake_events)
+      m_report.brakes.push_back({std::chrono::duration<double>(std::chrono::steady_clock::now() - m_t0).count(),
+                                 std::string("continue (") + why + ")", key.first, seen.kind, 0, 0});
+    ++m_report.brake_count;
+  }
+}
+
+void MemoryGovernor::tick() {
+  std::lock_guard lock(m_mutex);
+  if (m_finished || m_interrupted) return;
+  TreeSample s = group_tree(m_opt.table->snapshot(), m_opt.root, m_settings, m_opt.cache_servers);
+  uint64_t system = m_opt.available ? m_opt.available() : 0;
+  uint64_t available = system;
+  if (m_opt.budget) {
+    uint64_t room = *m_opt.budget > s.tree_rss ? *m_opt.budget - s.tree_rss : 0;
+    available = system == 0 ? room : std::min(system, room);
+  }
+  // Jobs that finished teach their kind's peak; after an interrupt, jobs end because they
+  // were killed, and their peaks so far teach nothing. Nor does a job in which no compiler
+  // of its kind ran (a compiler cache's hit, governor.toml): its memory is the cache's
+  // lookup, not the compile's, and would lower the peak the next real compile needs.
+  const bool learning = interrupt_signal() == 0;
+  std::set<std::pair<pid_t, uint64_t>> now;
+  for (const auto& j : s.jobs) now.insert({j.pid, j.start});
+  for (auto it = m_jobs.begin(); it != m_jobs.end();) {
+    if (now.count(it->first)) {
+      ++it;
+      continue;
+    }
+    if (learning && !it->second.stopped_by_us && it->second.holds_memory && it->second.compiled) {
+      m_learned[it->second.kind] = std::max(m_learned[it->second.kind], it->second.peak);
+      m_measured[it->second.kind] = std::max(m_measured[it->second.kind], it->second.peak);
+    }
+    it = m_jobs.erase(it);
+  }
+  m_running_peaks.clear();
+  PolicyInput in;
+  in.available = available;
+  in.reserve = m_report.reserve;
+  in.max_jobs = m_opt.max_jobs;
+  in.clients = std::max<size_t>(1, s.clients);
+  for (const auto& j : s.jobs) {
+    Seen& seen = m_jobs[{j.pid, j.start}];
+    if (seen.kind.empty() || (seen.kind == "other" && j.kind != "other")) seen.kind = j.kind;
+    seen.peak = std::max(seen.peak, j.rss);
+    seen.pgid = j.pgid;
+    if (!seen.stopped_by_us || seen.pids.empty()) seen.pids = j.pids;
+    seen.holds_memory = j.holds_memory;
+    seen.compiled = seen.compiled || j.compiles;
+    if (seen.holds_memory) m_running_peaks[seen.kind] = std::max(m_running_peaks[seen.kind], seen.peak);
+  }
+  size_t running = 0, stopped = 0;
+  for (const auto& j : s.jobs) {
+    const Seen& seen = m_jobs[{j.pid, j.start}];
+    JobView v;
+    v.pid = j.pid;
+    v.start = j.start;
+    v.rss = j.rss;
+    v.expected_peak = j.holds_memory ? std::max(j.rss, expected_peak(seen.kind)) : j.rss;
+    v.stopped = seen.stopped_by_us;
+    v.slot = j.slot;
+    v.holds_memory = j.holds_memory;
+    (v.stopped ? stopped : running) += 1;
+    in.jobs.push_back(v);
+  }
+  in.new_job_peak = new_job_peak();
+  PolicyDecision d = decide(in);
+  const size_t running_seen = running;  // at once, before this sample's brake
+  auto event = [&](const CompileJob& j, const char* action) {
+    ++m_report.brake_count;
+    if (m_report.brakes.size() < m_settings.max_brake_events)
+      m_report.brakes.push_back({std::chrono::duration<double>(std::chrono::steady_clock::now() - m_t0).count(), action,
+                                 j.pid, m_jobs[{j.pid, j.start}].kind, j.rss / k_mib, available / k_mib});
+  };
+  for (const auto& j : s.jobs) {
+    Seen& seen = m_jobs[{j.pid, j.start}];
+    if (d.stop && *d.stop == j.pid) {
+      signal_job(j, SIGSTOP);
+      seen.stopped_by_us = true;
+      seen.pids = j.pids;
+      event(j, "stop");
+      --running, ++stopped;
+    } else if (d.resume && *d.resume == j.pid) {
+      signal_job(j, SIGCONT);
+      seen.stopped_by_us = false;
+      event(j, "continue");
+      ++running, --stopped;
+    }
+  }
+  if (d.tokens > m_jobserver->minted())
+    m_jobserver->mint(d.tokens - m_jobserver->minted());
+  else if (d.tokens < m_jobserver->minted())
+    m_jobserver->withdraw(m_jobserver->minted() - d.tokens);
+  // The report.
+  GovernorReport& r = m_report;
+  ++r.samples;
+  r.peak_build_rss = std::max(r.peak_build_rss, s.tree_rss);
+  r.max_running = std::max(r.max_running, running_seen);
+  for (const auto& [k, v] : s.process_rss) r.process_peaks[k] = std::max(r.process_peaks[k], v);
+  for (const auto& [k, v] : m_measured) r.job_peaks[k] = std::max(r.job_peaks[k], v);
+  r.finished_peaks = m_measured;
+  for (const auto& [k, v] : m_running_peaks) r.job_peaks[k] = std::max(r.job_peaks[k], v);
+  if (m_tick_count++ % m_stride == 0) {
+    r.series.push_back({std::chrono::duration<double>(std::chrono::steady_clock::now() - m_t0).count(),
+                        m_jobserver->minted(), running, stopped, available / k_mib, s.tree_rss / k_mib});
+    if (r.series.size() >= m_settings.max_series_points) {
+      // Thin to every other point and sample half as often from now on.
+      std::vector<GovernorPoint> kept;
+      for (size_t i = 0; i < r.series.size(); i += 2) kept.push_back(r.series[i]);
+      r.series = std::move(kept);
+      m_stride *= 2;
+    }
+  }
+}
+
+GovernorReport MemoryGovernor::finish() {
+  m_stop = true;
+  if (m_thread.joinable()) m_thread.join();
+  std::lock_guard lock(m_mutex);
+  if (m_finished) return m_report;
+  m_finished = true;
+  continue_all("end of the build");
+  // Any process of a job we stopped that the records missed (forked before the stop).
+  TreeSample s = group_tree(m_opt.table->snapshot(), m_opt.root, m_settings, m_opt.cache_servers);
+  for (const auto& j : s.jobs)
+    if (j.stopped) signal_job(j, SIGCONT);
+  if (m_jobserver) {
+    m_jobserver->withdraw(m_jobserver->minted());
+    m_jobserver.reset();
+  }
+  return m_report;
+}
+
+}  // namespace tailor::executor

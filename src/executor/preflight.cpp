@@ -1,0 +1,124 @@
+#include "executor/preflight.h"
+
+#include <fmt/format.h>
+
+#include "util/strings.h"
+#include "util/version.h"
+
+namespace tailor::executor {
+namespace {
+
+PreflightCheck ok_check(std::string name, std::string detail) {
+  return PreflightCheck{std::move(name), true, std::move(detail), {}, {}};
+}
+PreflightCheck bad_check(std::string name, std::string detail, std::string problem, std::string fix) {
+  return PreflightCheck{std::move(name), false, std::move(detail), std::move(problem), std::move(fix)};
+}
+
+}  // namespace
+
+bool PreflightReport::ok() const {
+  for (const auto& c : checks)
+    if (!c.ok) return false;
+  return true;
+}
+
+std::vector<const PreflightCheck*> PreflightReport::problems() const {
+  std::vector<const PreflightCheck*> out;
+  for (const auto& c : checks)
+    if (!c.ok) out.push_back(&c);
+  return out;
+}
+
+PreflightReport run_preflight(const PreflightFacts& f) {
+  PreflightReport r;
+  // nvcc present
+  if (f.nvcc_path.empty()) {
+    r.checks.push_back(bad_check("nvcc", "no nvcc on PATH, in CUDA_HOME or /usr/local/cuda*",
+                                 "no CUDA compiler (nvcc) found",
+                                 "install the CUDA toolkit matching torch's CUDA version and put its bin/ on PATH (or set CUDA_HOME)"));
+  } else {
+    r.checks.push_back(ok_check("nvcc", fmt::format("nvcc {} at {}", f.nvcc_version.empty() ? "?" : f.nvcc_version, f.nvcc_path)));
+    // nvcc able to produce the targets
+    if (!f.unsupported_targets.empty())
+      r.checks.push_back(bad_check("targets", "", join(f.unsupported_targets, "; "),
+                                   "use a CUDA toolkit that supports these targets, or drop them from --arch"));
+    else
+      r.checks.push_back(ok_check("targets", "nvcc can produce every requested target"));
+  }
+  // Python
+  if (f.python.empty() || !f.python_runs) {
+    r.checks.push_back(bad_check("python", f.python.empty() ? "no python found" : f.python + " does not run",
+                                 "no usable Python interpreter",
+                                 "pass --python PATH to the interpreter of the environment the wheel is for"));
+  } else {
+    r.checks.push_back(ok_check("python", f.python));
+    if (f.torch_required) {
+      if (f.torch_version.empty())
+        r.checks.push_back(bad_check("torch", "", fmt::format("torch is not importable in {}{}", f.python, f.torch_error.empty() ? "" : " (" + f.torch_error + ")"),
+                                     fmt::format("{} -m pip install torch (the extension builds against the installed torch)", f.python)));
+      else if (f.torch_cuda_version.empty())
+        r.checks.push_back(bad_check("torch", "torch " + f.torch_version, "the installed torch is a CPU-only build",
+                                     "install a CUDA build of torch (e.g. from https://download.pytorch.org/whl/cu130)"));
+      else
+        r.checks.push_back(ok_check("torch", fmt::format("torch {} (CUDA {})", f.torch_version, f.torch_cuda_version)));
+    }
+  }
+  // nvcc's CUDA major == torch's: torch.utils.cpp_extension raises a RuntimeError
+  // ("The detected CUDA version ... mismatches ...") only after the build has started.
+  if (f.torch_required && !f.nvcc_path.empty() && !f.torch_cuda_version.empty()) {
+    std::optional<int> nvcc_major = f.nvcc_major ? f.nvcc_major : version_major(f.nvcc_version);
+    std::optional<int> torch_major = version_major(f.torch_cuda_version);
+    if (nvcc_major && torch_major && *nvcc_major != *torch_major)
+      r.checks.push_back(bad_check(
+          "cuda-match", "",
+          fmt::format("nvcc is CUDA {} but torch {} was built with CUDA {}: torch.utils.cpp_extension would stop "
+                      "with 'The detected CUDA version ({}) mismatches the version that was used to compile PyTorch ({})'",
+                      f.nvcc_version, f.torch_version, f.torch_cuda_version, f.nvcc_version, f.torch_cuda_version),
+          fmt::format("use a CUDA {}.x toolkit (set CUDA_HOME and PATH to it), or install a torch built for CUDA {}",
+                      *torch_major, *nvcc_major)));
+    else if (nvcc_major && torch_major)
+      r.checks.push_back(ok_check("cuda-match", fmt::format("nvcc and torch both CUDA {}", *nvcc_major)));
+  }
+  // host compiler accepted by nvcc
+  if (!f.nvcc_path.empty()) {
+    if (f.host_compiler.empty())
+      r.checks.push_back(bad_check("host-compiler", "", "no host C++ compiler (g++) found",
+                                   "install g++ (build-essential) or set CXX"));
+    else if (f.host_compiler_accepted && !*f.host_compiler_accepted)
+      r.checks.push_back(bad_check(
+          "host-compiler", f.host_compiler,
+          fmt::format("nvcc {} does not accept {}{}", f.nvcc_version, f.host_compiler,
+                      f.host_compiler_limit.empty() ? "" : " (it wants " + f.host_compiler_limit + ")"),
+          "install an accepted gcc and point CUDAHOSTCXX (and NVCC_CCBIN) at it, or as a last resort add "
+          "-allow-unsupported-compiler to NVCC_APPEND_FLAGS"));
+    else
+      r.checks.push_back(ok_check("host-compiler", f.host_compiler));
+  }
+  // disk
+  if (f.disk_free_bytes) {
+    if (*f.disk_free_bytes < f.disk_needed_bytes)
+      r.checks.push_back(bad_check("disk", f.build_dir,
+                                   fmt::format("{} free under {}, the build needs about {}", human_bytes(*f.disk_free_bytes),
+                                               f.build_dir, human_bytes(f.disk_needed_bytes)),
+                                   "free space there or point TMPDIR at a larger disk"));
+    else
+      r.checks.push_back(ok_check("disk", fmt::format("{} free under {}", human_bytes(*f.disk_free_bytes), f.build_dir)));
+  }
+  return r;
+}
+
+std::string render_preflight(const PreflightReport& report, PreflightVerbosity verbosity) {
+  std::string out;
+  for (const auto& c : report.checks) {
+    if (c.ok) {
+      if (verbosity == PreflightVerbosity::all) out += fmt::format("  ok  {:<14} {}\n", c.name, c.detail);
+      continue;
+    }
+    out += fmt::format("  bad {:<14} {}\n", c.name, c.problem);
+    if (!c.fix.empty()) out += fmt::format("      {:<14} fix: {}\n", "", c.fix);
+  }
+  return out;
+}
+
+}  // namespace tailor::executor

@@ -1,0 +1,105 @@
+#include "executor/resume.h"
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "util/strings.h"
+
+namespace tailor::executor {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* k_state_file = ".tailor-resume.json";
+
+nlohmann::json read_state(const std::string& work_dir) {
+  std::ifstream f(fs::path(work_dir) / k_state_file);
+  if (!f) return nlohmann::json::object();
+  try {
+    auto j = nlohmann::json::parse(f);
+    return j.is_object() ? j : nlohmann::json::object();
+  } catch (const std::exception&) {
+    return nlohmann::json::object();  // a damaged state only costs the reuse
+  }
+}
+
+void write_state(const std::string& work_dir, const nlohmann::json& j) {
+  fs::path p = fs::path(work_dir) / k_state_file, tmp = p;
+  tmp += ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << j.dump(2) << "\n";
+  }
+  std::error_code ec;
+  fs::rename(tmp, p, ec);
+}
+
+}  // namespace
+
+bool keep_build_tree_if_unchanged(const std::string& source_dir, const std::string& work_dir,
+                                  const std::string& fingerprint) {
+  nlohmann::json st = read_state(work_dir);
+  std::error_code ec;
+  fs::path tree = fs::path(source_dir) / "build";
+  bool same = st.value("fingerprint", std::string()) == fingerprint;
+  bool kept = same && fs::is_directory(tree, ec);
+  if (!same) {
+    fs::remove_all(tree, ec);
+    st = nlohmann::json::object();
+    st["fingerprint"] = fingerprint;
+    write_state(work_dir, st);
+  }
+  if (!kept) {
+    // A fresh tree: the next count of Ninja's steps is the whole build.
+    st.erase("ninja_total");
+    write_state(work_dir, st);
+  }
+  return kept;
+}
+
+std::optional<uint64_t> ninja_steps_run(std::string_view log) {
+  static const std::regex k_step(R"(^\s*\[(\d+)/(\d+)\] )");
+  uint64_t sum = 0, current_max = 0, last_n = 0;
+  bool any = false;
+  for (const auto& line : split_any(log, "\n")) {
+    std::smatch m;
+    std::string l(line);
+    if (!std::regex_search(l, m, k_step)) continue;
+    uint64_t n = std::stoull(m[1].str()), total = std::stoull(m[2].str());
+    if (any && n < last_n) {  // a new invocation
+      sum += current_max;
+      current_max = 0;
+    }
+    current_max = std::max(current_max, total);
+    last_n = n;
+    any = true;
+  }
+  if (!any) return std::nullopt;
+  return sum + current_max;
+}
+
+std::optional<ReusedUnits> account_reused_units(const std::string& work_dir, bool tree_kept,
+                                                std::optional<uint64_t> steps_run) {
+  nlohmann::json st = read_state(work_dir);
+  if (!tree_kept) {
+    if (steps_run) {
+      st["ninja_total"] = *steps_run;
+      write_state(work_dir, st);
+    }
+    return std::nullopt;
+  }
+  if (!st.contains("ninja_total") || !st["ninja_total"].is_number_unsigned()) return std::nullopt;
+  uint64_t total = st["ninja_total"].get<uint64_t>();
+  uint64_t run = steps_run.value_or(0);
+  ReusedUnits u;
+  u.total = std::max(total, run);
+  u.reused = u.total - run;
+  u.source = "Ninja's [n/N] count now vs. on a fresh build tree in this work folder";
+  return u;
+}
+
+}  // namespace tailor::executor

@@ -1,0 +1,251 @@
+#include "executor/wheel_normaliser.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <span>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "formats/wheel.h"
+#include "formats/zip.h"
+#include "formats/zip_writer.h"
+#include "util/base64.h"
+#include "util/mapped_file.h"
+#include "util/sha256.h"
+#include "util/strings.h"
+
+namespace tailor::executor {
+
+namespace {
+
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+using formats::normal_mode;
+using formats::record_digest;
+
+struct Member {
+  const formats::ZipEntry* entry = nullptr;  ///< null for members tailor writes
+  std::string name;
+  std::string replacement;                   ///< text written instead of the entry's bytes
+  bool replaced = false;
+  uint32_t mode = 0644;
+  bool in_dist_info = false;
+};
+
+}  // namespace
+
+Expected<std::string> retag_wheel_file(const std::string& wheel_text, const std::string& tag) {
+  auto parts = split_any(tag, "-");
+  if (parts.size() != 3 || std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); }) ||
+      tag.find_first_of(" \t\r\n") != std::string::npos)
+    return make_error(fmt::format("tag '{}': expected python-abi-platform, e.g. cp311-cp311-manylinux_2_35_x86_64", tag));
+  std::vector<std::string> lines;
+  for (auto& l : split_any(wheel_text, "\n")) {
+    if (trim(l).empty()) continue;
+    lines.push_back(l.back() == '\r' ? l.substr(0, l.size() - 1) : l);
+  }
+  auto is_tag = [](const std::string& l) { return l.rfind("Tag:", 0) == 0; };
+  auto first = std::find_if(lines.begin(), lines.end(), is_tag);
+  size_t at = static_cast<size_t>(first - lines.begin());
+  lines.erase(std::remove_if(lines.begin(), lines.end(), is_tag), lines.end());
+  lines.insert(lines.begin() + static_cast<ptrdiff_t>(std::min(at, lines.size())), "Tag: " + tag);
+  // Headers end at a blank line, as bdist_wheel writes them.
+  return join(lines, "\n") + "\n\n";
+}
+
+Expected<NormalisedWheel> normalise_wheel(const std::string& wheel, const WheelNormaliseOptions& options) {
+  TAILOR_TRY(mapped, MappedFile::open(wheel));
+  Bytes file = mapped.bytes();
+  auto archive = formats::parse_zip(file);
+  if (!archive) return make_error(wheel + ": " + archive.error().message);
+
+  // The one .dist-info folder at the top that holds WHEEL.
+  std::vector<std::string> dist_infos;
+  for (const auto& e : archive->entries) {
+    auto slash = e.name.find('/');
+    if (slash != std::string::npos && e.name.substr(slash) == "/WHEEL" && ends_with(e.name.substr(0, slash), ".dist-info"))
+      dist_infos.push_back(e.name.substr(0, slash));
+  }
+  if (dist_infos.size() != 1)
+    return make_error(fmt::format("{}: expected exactly one *.dist-info/WHEEL, found {}", wheel, dist_infos.size()));
+  const std::string di = dist_infos.front();
+  const std::string record_name = di + "/RECORD";
+  const std::string wheel_name = di + "/WHEEL";
+  const std::string provenance_name = di + "/" + k_provenance_file;
+
+  // The old RECORD, to check the bytes against before they get a new one.
+  std::map<std::string, formats::RecordRow> old_rows;
+  std::vector<std::byte> buffer;
+  for (const auto& e : archive->entries) {
+    if (e.name != record_name) continue;
+    auto text = formats::extract_member(file, e, buffer);
+    if (!text) return make_error(wheel + ": " + text.error().message);
+    auto rows = formats::parse_record(as_chars(*text));
+    if (!rows) return make_error(fmt::format("{}: {}: {}", wheel, record_name, rows.error().message));
+    for (auto& r : *rows) old_rows[r.path] = r;
+  }
+
+  std::vector<Member> members;
+  for (const auto& e : archive->entries) {
+    if (e.is_directory()) continue;
+    // RECORD is rebuilt; its signatures would no longer match, so they go.
+    if (e.name == record_name || e.name == record_name + ".jws" || e.name == record_name + ".p7s") continue;
+    if (e.name == provenance_name && !options.provenance_json.empty()) continue;
+    Member m;
+    m.entry = &e;
+    m.name = e.name;
+    m.mode = normal_mode(file, e);
+    m.in_dist_info = e.name.rfind(di + "/", 0) == 0;
+    if (e.name == wheel_name && !options.retag.empty()) {
+      auto text = formats::extract_member(file, e, buffer);
+      if (!text) return make_error(wheel + ": " + text.error().message);
+      TAILOR_TRY(retagged, retag_wheel_file(std::string(as_chars(*text)), options.retag));
+      // The original bytes still answer to the old RECORD.
+      if (auto row = old_rows.find(e.name); row != old_rows.end() && row->second.hash_algorithm == "sha256" &&
+                                            record_digest(Sha256::of(*text)) != "sha256=" + row->second.hash_value)
+        return make_error(fmt::format("{}: member '{}' does not match its RECORD row (line {}); refusing to rewrite a damaged wheel",
+                                      wheel, e.name, row->second.line));
+      m.replacement = std::move(retagged);
+      m.replaced = true;
+    }
+    members.push_back(std::move(m));
+  }
+  if (!options.provenance_json.empty()) {
+    Member m;
+    m.name = provenance_name;
+    m.replacement = options.provenance_json;
+    m.replaced = true;
+    m.in_dist_info = true;
+    members.push_back(std::move(m));
+  }
+  // The package first, then its .dist-info (the wheel spec's convention), each by name.
+  std::sort(members.begin(), members.end(), [](const Member& a, const Member& b) {
+    return std::tie(a.in_dist_info, a.name) < std::tie(b.in_dist_info, b.name);
+  });
+
+  formats::ZipWriteOptions zopts;
+  zopts.mtime = options.source_date_epoch;
+  const std::string out_path = options.output.empty() ? wheel : options.output;
+  TAILOR_TRY(writer, formats::ZipWriter::create(out_path, zopts));
+  std::string record;
+  for (const auto& m : members) {
+    formats::ZipWriteEntry we;
+    we.name = m.name;
+    we.mode = m.mode;
+    if (m.replaced) {
+      we.source = m.replacement;
+    } else {
+      const formats::ZipEntry* e = m.entry;
+      we.source = formats::ZipStreamSource{
+          e->uncompressed_size, [file, e](const std::function<void(Bytes)>& sink) { return formats::stream_member(file, *e, sink); }};
+    }
+    auto written = writer.add(we);
+    if (!written) return make_error(wheel + ": " + written.error().message);
+    if (!m.replaced)
+      if (auto row = old_rows.find(m.name); row != old_rows.end()) {
+        const auto& r = row->second;
+        bool hash_differs = r.hash_algorithm == "sha256" && record_digest(written->sha256) != "sha256=" + r.hash_value;
+        bool size_differs = r.size && *r.size != written->size;
+        if (hash_differs || size_differs)
+          return make_error(fmt::format("{}: member '{}' does not match its RECORD row (line {}); refusing to rewrite a damaged wheel",
+                                        wheel, m.name, r.line));
+      }
+    record += fmt::format("{},{},{}\n", record_field(m.name), record_digest(written->sha256), written->size);
+  }
+  record += record_field(record_name) + ",,\n";
+  formats::ZipWriteEntry rec;
+  rec.name = record_name;
+  rec.source = record;
+  if (auto r = writer.add(rec); !r) return make_error(wheel + ": " + r.error().message);
+  if (auto r = writer.commit(); !r) return make_error(wheel + ": " + r.error().message);
+  return NormalisedWheel{out_path, di, members.size() + 1};
+}
+
+void add_reproducible_build_env(std::map<std::string, std::string>& env, int64_t source_date_epoch,
+                                const std::string& source_dir, bool nvcc_objtemp) {
+  // Appended to the plan's value, else to the caller's own (the build inherits it).
+  auto append = [&](const std::string& name, const std::string& flags) {
+    auto it = env.find(name);
+    std::string v = it != env.end() ? it->second : std::getenv(name.c_str()) ? std::getenv(name.c_str()) : "";
+    if (v.find(flags) == std::string::npos) v += (v.empty() ? "" : " ") + flags;
+    env[name] = v;
+  };
+  env["SOURCE_DATE_EPOCH"] = std::to_string(source_date_epoch);
+  if (nvcc_objtemp) append("NVCC_APPEND_FLAGS", "-objtemp");
+  // Flags are split at spaces: a folder with one cannot be mapped.
+  if (source_dir.find_first_of(" \t\n'\"") != std::string::npos) return;
+  const std::string prefix_map = "-ffile-prefix-map=" + source_dir + "=.";
+  append("NVCC_APPEND_FLAGS", "-Xcompiler=" + prefix_map);
+  append("CFLAGS", prefix_map);
+  append("CXXFLAGS", prefix_map);
+}
+
+BuildProvenance make_build_provenance(const BuildReport& report, const SourceIdentity& identity,
+                                      const SourceSpec& spec, const plan::ExtensionRecipe& recipe) {
+  BuildProvenance p;
+  p.tool_version = report.tool_version;
+  p.package = report.package;
+  p.recipe = report.recipe;
+  p.targets = report.targets;
+  p.source_kind = std::string(source_kind_name(spec.kind));
+  switch (spec.kind) {
+    case SourceKind::sdist: p.source_name = std::filesystem::path(spec.path).filename().string(); break;
+    case SourceKind::index: p.source_name = spec.name + "==" + spec.version; break;
+    case SourceKind::git: p.source_name = without_credentials(spec.url) + (spec.ref.empty() ? "" : "@" + spec.ref); break;
+    case SourceKind::example:
+    case SourceKind::directory: break;  // the folder's path is this machine's
+  }
+  p.digest_kind = identity.digest_kind;
+  p.digest = identity.digest;
+  p.source_date_epoch = identity.source_date_epoch;
+  p.epoch_from = identity.epoch_from;
+  fill_provenance_toolchain(p, report.toolchain);
+  std::vector<std::string> parallel = {recipe.jobs_variable};
+  if (!recipe.nvcc_threads_variable.empty()) parallel.push_back(recipe.nvcc_threads_variable);
+  fill_provenance_environment(p, report.env, parallel);
+  p.compressor = formats::zip_writer_compressor();
+  return p;
+}
+
+std::string without_credentials(const std::string& url) {
+  auto scheme = url.find("://");
+  if (scheme == std::string::npos) return url;
+  auto host_start = scheme + 3;
+  auto path_start = url.find('/', host_start);
+  auto at = url.rfind('@', path_start == std::string::npos ? std::string::npos : path_start);
+  if (at == std::string::npos || at < host_start) return url;
+  return url.substr(0, host_start) + url.substr(at + 1);
+}
+
+BuildProvenance make_torch_provenance(const plan::BuildPlan& plan, const probe::HostReport& host,
+                                      const SourceIdentity& identity, const std::string& tool_version) {
+  BuildProvenance p;
+  p.tool_version = tool_version;
+  p.package = "torch";
+  p.recipe = plan.name;
+  p.targets = plan.targets.names();
+  p.source_kind = "torch-source";
+  p.digest_kind = identity.digest_kind;
+  p.digest = identity.digest;
+  p.source_date_epoch = identity.source_date_epoch;
+  p.epoch_from = identity.epoch_from;
+  std::map<std::string, std::string> toolchain;
+  if (plan.cuda) toolchain["nvcc"] = plan.cuda_version;
+  toolchain["python"] = plan.python_version;
+  for (const auto& c : host.compilers)
+    if (c.path == plan.host_compiler) toolchain[c.kind] = c.version;
+  for (const auto& t : host.tools)
+    if (t.name == "ninja" || t.name == "cmake") toolchain[t.name] = t.version;
+  fill_provenance_toolchain(p, toolchain);
+  fill_provenance_environment(p, plan.env, {"MAX_JOBS"});
+  p.compressor = formats::zip_writer_compressor();
+  return p;
+}
+
+}  // namespace tailor::executor

@@ -1,0 +1,75 @@
+// Rewrites a built wheel deterministically, so the same source built with the same plan
+// gives the same bytes: members sorted by name with the .dist-info folder last and RECORD
+// last of all, every member at SOURCE_DATE_EPOCH, permissions 0644 (0755 where the member
+// was executable: libraries, scripts), deflate at one fixed level, no extra fields or
+// comments (formats/zip_writer). RECORD is rebuilt from the bytes written (sha256
+// urlsafe-base64, sizes, its own row last with no hash); the old RECORD is checked first,
+// so a damaged wheel is refused rather than given a fresh, matching RECORD. Optionally
+// adds `<name>.dist-info/tailor-provenance.json` and replaces WHEEL's Tag lines (the
+// torch build's retag). The output is written beside its destination and renamed into
+// place.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "executor/build_report.h"
+#include "formats/wheel.h"
+#include "executor/extension_source.h"
+#include "plan/extension_recipe.h"
+#include "plan/torch_plan.h"
+#include "probe/host_report.h"
+#include "util/expected.h"
+
+namespace tailor::executor {
+
+inline constexpr const char* k_provenance_file = "tailor-provenance.json";
+
+struct WheelNormaliseOptions {
+  int64_t source_date_epoch = 0;   ///< clamped to 1980-01-01 for the zip's DOS times
+  std::string provenance_json;     ///< written into the dist-info when not empty
+  std::string retag;               ///< "cp311-cp311-manylinux_2_35_x86_64": WHEEL's Tag lines become this one
+  std::string output;              ///< empty: replace the input wheel
+};
+
+struct NormalisedWheel {
+  std::string path;       ///< the written wheel
+  std::string dist_info;  ///< "fused_ops-0.1.0.dist-info"
+  size_t members = 0;     ///< RECORD included
+};
+
+Expected<NormalisedWheel> normalise_wheel(const std::string& wheel, const WheelNormaliseOptions& options);
+
+using formats::record_field;
+
+/// WHEEL's text with its Tag lines replaced by one `Tag: <tag>` where the first stood;
+/// an error when `tag` is not python-abi-platform.
+Expected<std::string> retag_wheel_file(const std::string& wheel_text, const std::string& tag);
+
+/// Variables that make a build's output independent of the run and of the work folder,
+/// added to `env` (appended to flags it already holds): SOURCE_DATE_EPOCH (setuptools'
+/// zip times, compilers' __DATE__/__TIME__); nvcc's -objtemp, which names its intermediate
+/// files after the object instead of the process id (the name lands in the object's symbol
+/// table); and -ffile-prefix-map=<source_dir>=. for gcc (CFLAGS, CXXFLAGS) and nvcc's host
+/// compiler, so __FILE__ in assertions does not carry the work folder.
+/// `nvcc_objtemp` false leaves -objtemp out: sccache runs nvcc's steps itself in its own
+/// temporary folder and cleans it, and -objtemp puts them beside the object, which sccache
+/// then loses (the link finds no .o).
+void add_reproducible_build_env(std::map<std::string, std::string>& env, int64_t source_date_epoch,
+                                const std::string& source_dir, bool nvcc_objtemp = true);
+
+/// The provenance of an extension build from its report (tool version, package, recipe,
+/// targets, toolchain, environment), the identified source and the recipe (whose jobs and
+/// nvcc-threads variables are left out of the wheel's copy).
+BuildProvenance make_build_provenance(const BuildReport& report, const SourceIdentity& identity,
+                                      const SourceSpec& spec, const plan::ExtensionRecipe& recipe);
+
+/// The provenance of a PyTorch build: the plan's version, targets and variables (MAX_JOBS
+/// and machine paths left out), the host's nvcc/compiler/python/ninja/cmake versions.
+BuildProvenance make_torch_provenance(const plan::BuildPlan& plan, const probe::HostReport& host,
+                                      const SourceIdentity& identity, const std::string& tool_version);
+
+/// A git URL without user:password@ (provenance must not carry credentials).
+std::string without_credentials(const std::string& url);
+
+}  // namespace tailor::executor

@@ -1,0 +1,1120 @@
+#include "workflow/extension_build.h"
+#include "workflow/extension_steps.h"
+
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <chrono>
+#include <algorithm>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "cache/cache_ledger.h"
+#include "cache/compiler_cache.h"
+#include "executor/folder_lock.h"
+#include "executor/governor_profile.h"
+#include "executor/memory_governor.h"
+#include "executor/ninja_log.h"
+#include "executor/publish.h"
+#include "executor/report_page.h"
+#include "executor/resume.h"
+#include "cache/sccache_dist.h"
+#include "executor/verify.h"
+#include "executor/wheel_normaliser.h"
+#include "cuda/arch_spec.h"
+#include "cuda/gpu_platform.h"
+#include "cuda/nvcc_capabilities.h"
+#include "plan/extension_plan.h"
+#include "plan/extension_recipe.h"
+#include "plan/toolkit_choice.h"
+#include "probe/host_files.h"
+#include "probe/probe.h"
+#include "util/interrupt.h"
+#include "util/files.h"
+#include "util/mapped_file.h"
+#include "util/sha256.h"
+#include "util/strings.h"
+
+namespace tailor::workflow {
+using namespace tailor::executor;
+using namespace tailor::cache;
+
+namespace fs = std::filesystem;
+namespace {
+
+/// The key of this build's job peaks among earlier builds' (executor/governor_profile.h).
+std::string governor_key(const ExtensionBuildState& s) {
+  return governor_profile_key(s.result.report.package, s.recipe->name, s.result.report.targets, s.build_plan.nvcc_threads);
+}
+
+/// The memory governor for this build (executor/memory_governor.h), or why the static count
+/// runs instead; with the static count and --memory-budget, the count fits the budget.
+std::unique_ptr<MemoryGovernor> start_memory_governor(const ExtensionBuildOptions& o, ExtensionBuildState& s,
+                                                      std::vector<RunStep>& steps, std::optional<pid_t> cache_server) {
+  BuildReport& rep = s.result.report;
+  const plan::ExtensionBuildPlan& p = s.build_plan;
+  const plan::ExtensionRecipe& recipe = *s.recipe;
+  const GovernorSettings& settings = governor_settings();
+  GovernorFacts facts;
+  facts.jobs = o.jobs;
+  facts.recipe = recipe.name;
+  facts.pip_build = recipe.build_system == plan::BuildSystem::pip;
+  facts.jobs_variable = recipe.jobs_variable;
+  facts.jobs_count_nvcc_threads = recipe.jobs_count_nvcc_threads;
+  facts.serial = recipe.serial && !recipe.parallel_fix;
+  // The ninja torch's cpp_extension runs: the first on PATH, as the probe found it (the
+  // plan prepends only the toolkit's bin folder).
+  for (const auto& t : s.host.tools)
+    if (t.name == "ninja") facts.ninja_version = t.version;
+  const uint64_t prior = static_cast<uint64_t>(recipe.memory_per_job_gib * (recipe.memory_per_nvcc_thread ? p.nvcc_threads : 1) *
+                                               static_cast<double>(1ull << 30));
+  GovernorReport off;
+  off.mode = "static";
+  if (auto why = static_reason(facts, settings)) {
+    off.reason = *why;
+    if (o.memory_budget && !o.jobs && prior > 0) {
+      int fit = static_cast<int>(std::max<uint64_t>(1, *o.memory_budget / prior));
+      if (fit < rep.jobs) {
+        rep.jobs = fit;
+        rep.jobs_reason = fmt::format("--memory-budget {} MiB / {} MiB per job = {}", *o.memory_budget >> 20, prior >> 20, fit);
+        const int value = recipe.jobs_count_nvcc_threads ? fit * p.nvcc_threads : fit;
+        for (auto& st : steps) st.env[recipe.jobs_variable] = std::to_string(value);
+      }
+    }
+    rep.governor = off;
+    return nullptr;
+  }
+  GovernorOptions g;
+  g.fifo_path = (fs::path(s.work_dir) / "jobserver.fifo").string();
+  g.prior_job_bytes = prior;
+  g.budget = o.memory_budget;
+  g.max_jobs = static_cast<size_t>(std::max(1, s.host.cpu.logical_cores));
+  g.limit_bytes = s.host.memory.cgroup_limit ? s.host.memory.cgroup_limit : s.host.memory.total;
+  // What earlier builds of this package measured (a damaged record is ignored here and
+  // replaced when this build records its own).
+  if (auto known = read_governor_profile(governor_profile_path(), governor_key(s)); known && *known) {
+    g.known_peaks = (*known)->peaks;
+    g.known_builds = (*known)->builds;
+  }
+  const std::string reason = fmt::format(
+      "ninja {} is a jobserver client; tokens by measured memory, up to {} jobs{}", facts.ninja_version, g.max_jobs,
+      g.known_builds ? fmt::format("; job peaks from {} earlier build{}", g.known_builds, g.known_builds == 1 ? "" : "s")
+                     : "");
+  g.reason = reason;
+  if (cache_server) g.cache_servers.push_back(*cache_server);
+  g.available = [] {
+    probe::SystemHostFiles files;
+    return probe::probe_memory(files).usable;
+  };
+  auto governor = MemoryGovernor::start(std::move(g));
+  if (!governor) {
+    off.reason = "the jobserver could not start: " + governor.error().message;
+    rep.governor = off;
+    return nullptr;
+  }
+  GovernorReport on;
+  on.mode = "governor";
+  on.reason = reason;
+  rep.governor = on;
+  for (auto& st : steps) {
+    st.env.erase(recipe.jobs_variable);  // torch passes -j to ninja only from MAX_JOBS
+    st.unset_env.push_back(recipe.jobs_variable);
+    st.env["MAKEFLAGS"] = (*governor)->makeflags();
+  }
+  return std::move(*governor);
+}
+
+// An extension build needs its source copy, build/ objects and the wheel: a couple of GB
+// covers every package in the recipes except flash-attn's full instantiation set.
+constexpr uint64_t k_disk_needed_bytes = uint64_t{4} << 30;
+constexpr const char* k_tool_version = "0.1.0";
+
+
+std::string read_text(const std::string& path) { return read_file(path).value_or(""); }
+
+void status(const ExtensionBuildOptions& o, const std::string& line) {
+  if (!o.status_out) return;
+  std::fprintf(o.status_out, "%s\n", line.c_str());
+  std::fflush(o.status_out);
+}
+
+std::string realpath_or(const std::string& p) {
+  std::error_code ec;
+  auto r = fs::canonical(p, ec);
+  return ec ? p : r.string();
+}
+
+/// The C++ compiler torch's cpp_extension will use: $CXX, else c++ / g++ on PATH.
+const probe::Compiler* host_cxx(const probe::HostReport& host) {
+  std::string want;
+  if (const char* cxx = std::getenv("CXX"); cxx && *cxx) want = find_in_path(split_any(cxx, " ").back());
+  if (want.empty()) want = find_in_path("c++");
+  if (want.empty()) want = find_in_path("g++");
+  if (!want.empty()) {
+    std::string real = realpath_or(want);
+    for (const auto& c : host.compilers)
+      if (realpath_or(c.path) == real) return &c;
+  }
+  for (const auto& c : host.compilers)
+    if (c.kind == "gcc") return &c;
+  return host.compilers.empty() ? nullptr : &host.compilers.front();
+}
+
+std::optional<uint64_t> disk_free(const std::string& path) {
+  fs::path p(path);
+  std::error_code ec;
+  while (!p.empty() && !fs::exists(p, ec)) p = p.parent_path();
+  struct statvfs st {};
+  if (p.empty() || statvfs(p.c_str(), &st) != 0) return std::nullopt;
+  return static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
+}
+
+std::string tail_lines(std::string_view text, size_t n) {
+  auto lines = split_any(text, "\n");
+  if (lines.size() > n) lines.erase(lines.begin(), lines.end() - n);
+  return join(lines, "\n");
+}
+
+struct CheckRun {
+  bool ok = false;
+  std::string output;
+};
+
+CheckRun run_check(CommandRunner& runner, std::vector<std::string> argv, const std::string& cwd,
+                   std::map<std::string, std::optional<std::string>> env, std::ofstream& log,
+                   std::chrono::seconds timeout) {
+  CommandSpec spec;
+  spec.argv = std::move(argv);
+  spec.cwd = cwd;
+  spec.env = std::move(env);
+  spec.timeout = timeout;
+  std::string out;
+  spec.on_line = [&](std::string_view line) {
+    out.append(line).push_back('\n');
+  };
+  CommandResult r = runner.run(spec);
+  log << "### tailor check: " << join(spec.argv, " ") << "\n" << out;
+  log << "### exit " << r.exit_code << (r.timed_out ? " (timed out)" : "") << "\n";
+  if (!r.started) out += "could not start " + spec.argv[0] + "\n";
+  return CheckRun{r.ok(), out};
+}
+
+std::vector<std::string> python_test_files(const std::string& source_dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  fs::path tests = fs::path(source_dir) / "tests";
+  if (!fs::is_directory(tests, ec)) return files;
+  for (const auto& e : fs::directory_iterator(tests, ec)) {
+    auto n = e.path().filename().string();
+    if (n.rfind("test_", 0) == 0 && e.path().extension() == ".py") files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+bool has_python_tests(const std::string& source_dir) { return !python_test_files(source_dir).empty(); }
+
+/// The environment of every check in the clean venv: no PYTHONPATH, no user site.
+std::map<std::string, std::optional<std::string>> clean_venv_env() {
+  return {{"PYTHONPATH", std::nullopt}, {"PYTHONNOUSERSITE", "1"}};
+}
+
+StepResult stop(BuildStatus status, std::string message) { return StepStop{status, std::move(message)}; }
+
+plan::ExtensionBuildRequest::Cache parse_cache_choice(const std::string& s) {
+  using C = plan::ExtensionBuildRequest::Cache;
+  if (s == "ccache") return C::ccache;
+  if (s == "sccache") return C::sccache;
+  if (s == "none") return C::none;
+  return C::automatic;
+}
+
+}  // namespace
+
+Expected<cuda::TargetSet> resolve_targets(const std::optional<std::string>& arch,
+                                          const std::optional<std::string>& gpu,
+                                          const probe::HostReport& host, std::string& described) {
+  cuda::ArchSpecContext ctx;
+  for (const auto& g : host.gpus)
+    if (g.compute_capability) ctx.native_devices.push_back(*g.compute_capability);
+  cuda::TargetSet set;
+  if (arch) {
+    TAILOR_TRY(parsed, cuda::parse_arch_spec(*arch, ctx));
+    set.add(parsed);
+    described = "--arch " + *arch;
+  }
+  if (gpu) {
+    TAILOR_TRY(ccs, cuda::parse_gpu_spec(*gpu));
+    for (const auto& cc : ccs) set.add(cuda::sass(cc));
+    described += std::string(described.empty() ? "" : ", ") + "--gpu " + *gpu;
+  }
+  if (arch || gpu) {
+    if (set.empty()) return make_error("the target spec names no CUDA target");
+    return set;
+  }
+  if (host.gpus.empty())
+    return make_error("no GPU found and no target given; name one with --arch (e.g. --arch 8.6) or --gpu (e.g. --gpu A10G)");
+  std::vector<std::string> names;
+  for (const auto& g : host.gpus) {
+    if (!g.compute_capability)
+      return make_error(fmt::format("GPU {} ({}) reports no compute capability; name the target with --arch", g.index, g.name));
+    set.add(cuda::sass(*g.compute_capability));
+    names.push_back(fmt::format("GPU {}: {} ({})", g.index, g.name, g.compute_capability->str()));
+  }
+  described = "detected " + join(names, ", ");
+  return set;
+}
+
+PreflightFacts preflight_facts(const probe::HostReport& host, const probe::PythonInstall* py,
+                               const probe::CudaToolkit* tk, const cuda::TargetSet& targets,
+                               const std::string& work_dir, CommandRunner& runner) {
+  PreflightFacts f;
+  if (tk) {
+    f.nvcc_path = tk->nvcc;
+    f.nvcc_version = tk->version;
+    f.nvcc_major = tk->major;
+    auto caps = cuda::nvcc_capabilities_from_nvcc(tk->nvcc, runner);
+    if (!caps) caps = cuda::nvcc_capabilities_from_table(tk->version);
+    if (caps)
+      f.unsupported_targets = cuda::unsupported_by(targets, *caps);
+    if (const probe::Compiler* cxx = host_cxx(host)) {
+      f.host_compiler = fmt::format("{} {} ({})", cxx->kind, cxx->version, cxx->path);
+      if (tk->max_gcc_major && cxx->kind == "gcc") {
+        f.host_compiler_accepted = cxx->major <= *tk->max_gcc_major;
+        f.host_compiler_limit = fmt::format("gcc <= {}", *tk->max_gcc_major);
+      } else if (tk->max_clang_major && cxx->kind == "clang") {
+        f.host_compiler_accepted = cxx->major <= *tk->max_clang_major;
+        f.host_compiler_limit = fmt::format("clang <= {}", *tk->max_clang_major);
+      }
+    }
+  }
+  if (py) {
+    f.python = py->path;
+    f.python_runs = true;
+    f.torch_error = py->torch_error;
+    if (py->torch) {
+      f.torch_version = py->torch->version;
+      f.torch_cuda_version = py->torch->cuda_version;
+    }
+  }
+  f.build_dir = work_dir;
+  f.disk_free_bytes = disk_free(work_dir);
+  f.disk_needed_bytes = k_disk_needed_bytes;
+  return f;
+}
+
+ExtensionBuildContext ExtensionBuildContext::system(CommandRunner& runner) {
+  ExtensionBuildContext ctx{runner};
+  ctx.probe_host = [](const probe::ProbeOptions& popts) { return probe::probe_host(popts); };
+  ctx.probe_python = [&runner](const std::string& python, bool may_write) {
+    // A build waits minutes anyway: give a loaded machine time to import torch. The
+    // answer is cached by the stat of torch's files, so a rebuild skips the import.
+    return probe::probe_python_cached(python, runner, std::chrono::seconds(180), user_cache_dir("probe"), nullptr,
+                                      may_write);
+  };
+  ctx.environment = process_environment();
+  return ctx;
+}
+
+// 1. What to build, for what.
+StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s) {
+  BuildReport& rep = s.result.report;
+  auto spec = classify_source(o.source, o.source.empty() ? find_bundled_example(fs::absolute(o.cwd).lexically_normal().string())
+                                                         : std::string());
+  if (!spec) return stop(BuildStatus::bad_input, spec.error().message);
+  s.spec = *spec;
+  rep.source = spec->kind == SourceKind::example ? spec->path : spec->text;
+  rep.source_kind = std::string(source_kind_name(spec->kind));
+  if (o.jobs && *o.jobs < 1) return stop(BuildStatus::bad_input, fmt::format("--jobs {}: must be at least 1", *o.jobs));
+  if (o.cache != "auto" && !parse_cache_tool(o.cache))
+    return stop(BuildStatus::bad_input, fmt::format("--cache {}: expected auto, ccache, sccache or none", o.cache));
+
+  {
+    // [cache] of --config, then TAILOR_CACHE / TAILOR_CACHE_URL, then --cache-url.
+    cache::CacheSettings settings;
+    if (!o.config.empty()) {
+      auto loaded = cache::load_cache_settings(o.config);
+      if (!loaded) return stop(BuildStatus::bad_input, loaded.error().message);
+      settings = *loaded;
+    }
+    auto with_env = cache::apply_cache_environment(settings, ctx.environment);
+    if (!with_env) return stop(BuildStatus::bad_input, with_env.error().message);
+    settings = *with_env;
+    if (!o.cache_url.empty())
+      if (auto ok = cache::set_cache_url(settings, o.cache_url, "--cache-url"); !ok)
+        return stop(BuildStatus::bad_input, ok.error().message);
+    s.request.cache_settings = settings;
+  }
+  // A shared cache and no --work-dir: a path that is the same on every machine and for
+  // every checkout, so nvcc's cached steps (keyed by the source's path) hit.
+  if (o.work_root.empty() && s.request.cache_settings.shared() && o.cache != "none") {
+    s.work_root = s.request.cache_settings.work_root.empty() ? cache::shared_work_root() : s.request.cache_settings.work_root;
+    s.work_dir = stable_work_dir_for(s.spec, s.work_root);
+  } else {
+    s.work_root = o.work_root.empty() ? default_work_root() : o.work_root;
+    s.work_dir = work_dir_for(s.spec, s.work_root);
+    if (!o.work_root.empty() && s.request.cache_settings.shared() && o.cache != "none")
+      status(o, fmt::format("note: --work-dir with a shared cache: nvcc's cached steps are keyed by the source's path, "
+                            "so only builds in this same folder will hit them; leave --work-dir out to build in the "
+                            "shared work folder ({})",
+                            s.request.cache_settings.work_root.empty() ? cache::shared_work_root()
+                                                                      : s.request.cache_settings.work_root));
+  }
+  probe::ProbeOptions popts;
+  popts.build_dir = fs::exists(s.work_root) ? s.work_root : ".";
+  popts.probe_pythons = false;
+  s.python_arg = o.python.empty() ? "python3" : o.python;
+  // Importing torch takes seconds: the interpreter is probed while the host is.
+  auto python_probe = std::async(std::launch::async, [&ctx, &s, &o] { return ctx.probe_python(s.python_arg, !o.print_env); });
+  s.host = ctx.probe_host(popts);
+  s.python = python_probe.get();
+  if (s.python) s.host.pythons.insert(s.host.pythons.begin(), *s.python);
+  else if (!o.python.empty())
+    return stop(BuildStatus::bad_input, fmt::format("--python {}: cannot run it", o.python));
+
+  auto targets = resolve_targets(o.arch, o.gpu, s.host, rep.targets_spec);
+  if (!targets) return stop(BuildStatus::bad_input, targets.error().message);
+  s.targets = *targets;
+  rep.targets = targets->names();
+  // A GPU or instance that exists on one platform only (T4G, g5g.xlarge: aarch64) needs a
+  // wheel for that platform, and an extension is built for the host's own: refuse before
+  // anything is fetched or compiled rather than publish a wheel that can never load there.
+  {
+    std::vector<std::string> specs;
+    if (o.arch) specs.push_back(*o.arch);
+    if (o.gpu) specs.push_back(*o.gpu);
+    auto implied = cuda::implied_platform(specs);
+    if (!implied) return stop(BuildStatus::bad_input, rep.targets_spec + ": " + implied.error().message);
+    std::string why = *implied ? cuda::platform_mismatch(**implied, !s.host.os.arch.empty() ? s.host.os.arch : s.host.cpu.arch,
+                                                         "this host")
+                               : "";
+    if (!why.empty())
+      return stop(BuildStatus::bad_input, fmt::format("{}: {}: build on an {} machine (tailor does not cross-compile extensions)",
+                                                      rep.targets_spec, why, (*implied)->platform));
+  }
+
+  s.toolkit = plan::choose_toolkit(s.host, s.python ? &*s.python : nullptr).toolkit;
+  const probe::CudaToolkit* tk = s.toolkit;
+  const auto& py = s.python;
+  rep.python = py ? py->path : s.python_arg;
+  if (tk) rep.toolchain["nvcc"] = tk->version + " (" + tk->nvcc + ")";
+  if (py) {
+    rep.toolchain["python"] = py->version;
+    if (py->torch) rep.toolchain["torch"] = py->torch->version + (py->torch->cuda_version.empty() ? "" : " (CUDA " + py->torch->cuda_version + ")");
+  }
+  if (const probe::Compiler* cxx = host_cxx(s.host)) rep.toolchain[cxx->kind] = cxx->version;
+  for (const auto& t : s.host.tools)
+    if (t.name == "ninja" || t.name == "ccache" || t.name == "sccache" || t.name == "cmake" || t.name == "git")
+      rep.toolchain[t.name] = t.version;
+
+  // The package name picks the recipe: --package, else what the source declares.
+  s.package = o.package;
+  if (s.package.empty() && (s.spec.kind == SourceKind::directory || s.spec.kind == SourceKind::example))
+    s.package = detect_package_name(s.spec.path);
+  if (s.package.empty()) s.package = s.spec.name;
+  // Nothing declares a name (setup(name=NAME) from a variable, say): the folder's own name
+  // rather than nothing. (An sdist's name already comes from its file name.)
+  if (s.package.empty()) s.package = fs::path(s.spec.path).filename().string();
+  s.recipe = &plan::recipe_for(s.package);
+
+  plan::ExtensionBuildRequest& req = s.request;
+  req.package_name = s.package;
+  req.targets = s.targets;
+  req.python = rep.python;
+  req.jobs = o.jobs;
+  req.cache = parse_cache_choice(o.cache);
+  // A shared storage (Redis or S3) that nothing answers at: build without the cache
+  // rather than not at all (sccache would refuse to start its server). One that answers
+  // and refuses is a setting to fix: stop, rather than build uncached every time.
+  // A tool the storage does not fit (ccache and S3) is bad input, before anything is asked
+  // of the storage.
+  if ((o.cache == "ccache" || o.cache == "sccache") && req.cache_settings.shared())
+    if (auto fits = cache::cache_tool_environment(req.cache_settings, o.cache); !fits)
+      return stop(BuildStatus::bad_input, fits.error().message);
+  if (req.cache != plan::ExtensionBuildRequest::Cache::none && req.cache_settings.shared()) {
+    auto check = check_shared_storage(req.cache_settings, std::chrono::milliseconds(3000));
+    if (!check)
+      return stop(BuildStatus::bad_input,
+                  fmt::format("compiler cache {}: {} (fix the storage's settings, or build with --cache none)",
+                              cache::describe_cache_storage(req.cache_settings), check.error().message));
+    if (!check->reachable) {
+      status(o, fmt::format("tailor: warning: compiler cache {}: {}; building without a compiler cache",
+                            cache::describe_cache_storage(req.cache_settings), check->detail));
+      req.cache = plan::ExtensionBuildRequest::Cache::none;
+    }
+  }
+  req.profile = o.profile;
+  req.out_dir = (fs::path(s.work_dir) / "wheelhouse").string();
+  req.environment = ctx.environment;
+  return std::nullopt;
+}
+
+// --print-env: nothing is fetched or built; the source folder is shown where it would be.
+StepResult print_build_env(const ExtensionBuildOptions&, ExtensionBuildContext& ctx, ExtensionBuildState& s) {
+  s.request.source_dir = (fs::path(s.work_dir) / "src").string();
+  auto p = plan::resolve_extension_build(s.request, s.host);
+  if (!p) return stop(BuildStatus::bad_input, p.error().message);
+  // The reproducibility settings the build adds (prepare_build): the epoch is the
+  // caller's, else the source's, known once the source is prepared.
+  auto epoch_var = ctx.environment.find("SOURCE_DATE_EPOCH");
+  auto epoch_env = source_date_epoch_from_env(epoch_var == ctx.environment.end() ? nullptr : epoch_var->second.c_str());
+  if (!epoch_env) return stop(BuildStatus::bad_input, epoch_env.error().message);
+  add_reproducible_build_env(p->env, epoch_env->value_or(0), s.request.source_dir, p->cache_tool != "sccache");
+  if (!*epoch_env) {
+    p->env.erase("SOURCE_DATE_EPOCH");
+    p->notes.push_back("SOURCE_DATE_EPOCH: the source's own date (the commit time of HEAD, else the newest file or sdist member), set when the build prepares it");
+  }
+  s.result.print_env = plan::render_print_env(*p);
+  s.result.status = BuildStatus::printed_env;
+  s.result.report.package = s.package;
+  s.result.report.recipe = p->recipe_name;
+  return std::nullopt;
+}
+
+// 2. Check everything before building; report every problem at once.
+StepResult check_toolchain(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s) {
+  BuildReport& rep = s.result.report;
+  // One build at a time per work folder and output folder (executor/folder_lock.h); the
+  // locks are held in the state until the run ends.
+  auto work_lock = FolderLock::acquire(s.work_dir, FolderLock::Place::inside, o.wait_for_lock, o.status_out);
+  if (!work_lock) return stop(BuildStatus::build_failed, work_lock.error().message);
+  s.work_lock.emplace(std::move(*work_lock));
+  auto out_lock = FolderLock::acquire(o.out_dir, FolderLock::Place::beside, o.wait_for_lock, o.status_out);
+  if (!out_lock) return stop(BuildStatus::build_failed, out_lock.error().message);
+  s.out_lock.emplace(std::move(*out_lock));
+
+  status(o, fmt::format("==> checking toolchain for {} ({})", s.package, join(rep.targets, ", ")));
+  PreflightFacts facts =
+      preflight_facts(s.host, s.python ? &*s.python : nullptr, s.toolkit, s.targets, s.work_root, ctx.runner);
+  if (!s.python) {
+    facts.python = s.python_arg;
+    facts.python_runs = false;
+  }
+  s.result.preflight = run_preflight(facts);
+  if (!s.result.preflight.ok())
+    return stop(BuildStatus::preflight_failed,
+                fmt::format("{} problem(s) to fix before building", s.result.preflight.problems().size()));
+  return std::nullopt;
+}
+
+// 3. Source into the work folder, the plan, its patches.
+StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s) {
+  BuildReport& rep = s.result.report;
+  plan::ExtensionBuildRequest& req = s.request;
+  status(o, fmt::format("==> preparing source {} in {}", rep.source, s.work_dir));
+  auto src = prepare_source(s.spec, s.work_dir, rep.python, ctx.runner);
+  if (!src) return stop(s.spec.kind == SourceKind::sdist || s.spec.kind == SourceKind::directory ? BuildStatus::bad_input
+                                                                                                : BuildStatus::build_failed,
+                        src.error().message);
+  s.source_dir = *src;
+  if (o.package.empty() && s.spec.kind != SourceKind::directory && s.spec.kind != SourceKind::example) {
+    std::string declared = detect_package_name(*src);
+    if (!declared.empty() && plan::normalise_dist_name(declared) != plan::normalise_dist_name(s.package)) {
+      s.package = declared;
+      req.package_name = s.package;
+    }
+  }
+  rep.package = s.package;
+  req.source_dir = *src;
+  {
+    auto epoch_var = ctx.environment.find("SOURCE_DATE_EPOCH");
+    auto epoch_env = source_date_epoch_from_env(epoch_var == ctx.environment.end() ? nullptr : epoch_var->second.c_str());
+    if (!epoch_env) return stop(BuildStatus::bad_input, epoch_env.error().message);
+    auto identity = identify_source(s.spec, *src, s.work_dir, ctx.runner, *epoch_env);
+    if (!identity) return stop(BuildStatus::build_failed, "identifying the source: " + identity.error().message);
+    s.identity = std::move(*identity);
+  }
+  auto p = plan::resolve_extension_build(req, s.host);
+  if (!p) return stop(BuildStatus::bad_input, p.error().message);
+  s.build_plan = *p;
+  rep.recipe = p->recipe_name.empty() ? s.recipe->name : p->recipe_name;
+  if (auto patched = plan::apply_patches(*p, *src); !patched)
+    return stop(BuildStatus::build_failed, "patching the source: " + patched.error().message);
+  rep.env = p->env;
+  rep.unset_env = p->unset_env;
+  {
+    auto wrapped = wrap_cached_compilers(rep.env, (fs::path(s.work_dir) / "compiler-wrappers").string());
+    if (!wrapped) return stop(BuildStatus::build_failed, wrapped.error().message);
+    rep.env = *wrapped;
+  }
+  if (s.toolkit && !rep.env.count("CUDA_HOME")) rep.env["CUDA_HOME"] = s.toolkit->root;
+  add_reproducible_build_env(rep.env, s.identity->source_date_epoch, *src, p->cache_tool != "sccache");
+  for (const auto& file : p->helper_files)
+    if (auto written = write_file_atomic(file.path, file.text); !written)
+      return stop(BuildStatus::build_failed, "writing " + file.path + ": " + written.error().message);
+  rep.jobs = p->jobs;
+  rep.jobs_reason = p->jobs_reason;
+  return std::nullopt;
+}
+
+// 4. Build.
+StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s) {
+  BuildReport& rep = s.result.report;
+  const plan::ExtensionBuildRequest& req = s.request;
+  const plan::ExtensionBuildPlan* p = &s.build_plan;
+  CommandRunner& runner = ctx.runner;
+  std::error_code ec;
+  fs::remove_all(req.out_dir, ec);
+  fs::create_directories(req.out_dir, ec);
+  std::vector<RunStep> steps;
+  for (const auto& st : p->steps) {
+    RunStep rs;
+    rs.title = st.title;
+    rs.argv = st.argv;
+    rs.cwd = st.cwd.empty() ? s.source_dir : st.cwd;
+    rs.env = rep.env;
+    if (!p->path_prepend.empty()) {
+      auto path = req.environment.find("PATH");
+      rs.env["PATH"] = p->path_prepend + (path == req.environment.end() ? "" : ":" + path->second);
+    }
+    rs.unset_env = p->unset_env;
+    steps.push_back(std::move(rs));
+  }
+  CacheTool cache = parse_cache_tool(p->cache_tool).value_or(CacheTool::none);
+  rep.cache_tool = std::string(cache_tool_name(cache));
+  rep.cache_storage = cache == CacheTool::none ? "" : p->cache_storage;
+  std::string cache_exe = cache == CacheTool::none ? "" : find_in_path(std::string(cache_tool_name(cache)));
+  std::optional<CacheStats> before;
+  // sccache: the build's own server, so its statistics are this build's alone.
+  std::unique_ptr<SccacheServer> sccache_server;
+  std::map<std::string, std::string> cache_env = p->cache_env;
+  // (--dist starts the build's server itself, with the cluster's client config.)
+  if (cache == CacheTool::sccache && !cache_exe.empty() && !o.dist) {
+    auto server = SccacheServer::start(cache_exe, p->cache_env, runner);
+    if (!server) return stop(BuildStatus::build_failed,
+                             fmt::format("compiler cache ({}): {}", p->cache_storage, server.error().message));
+    sccache_server = std::move(*server);
+    cache_env = sccache_server->env();
+  } else if (!cache_exe.empty()) {
+    if (auto st = read_cache_stats(cache, cache_exe, runner, cache_env)) before = *st;
+  }
+  // Resume: the copy's build/ tree stays while the build is configured the same (the
+  // job count, which follows free memory, does not change what is built).
+  std::string fingerprint = join(rep.targets, ",");
+  for (RunStep st : steps) {
+    st.env.erase(s.recipe->jobs_variable);
+    st.env.erase("MAKEFLAGS");
+    std::erase(st.unset_env, s.recipe->jobs_variable);
+    fingerprint += "\n" + render_step_shell(st);
+  }
+  bool tree_kept = keep_build_tree_if_unchanged(s.source_dir, s.work_dir, fingerprint);
+  // --dist: the checks that can be made now (one preflight line each), then this build's
+  // own sccache server with the dist client config; not part of the fingerprint (the port
+  // changes every run, what is built does not).
+  std::optional<dist::BuildSession> dist_session;
+  if (o.dist) {
+    auto env_dist = ctx.environment.find("TAILOR_DIST");
+    auto checks = dist::check_dist(*o.dist, env_dist == ctx.environment.end() ? nullptr : env_dist->second.c_str(), runner);
+    std::string first_failure;
+    for (const auto& c : checks) {
+      bool ok = c.level != dist::DistCheck::Level::fail;
+      s.result.preflight.checks.push_back({"dist-" + c.name, ok, c.line, ok ? "" : c.line, ok ? "" : "tailor doctor --dist"});
+      if (!ok && first_failure.empty()) first_failure = c.line;
+      status(o, fmt::format("==> dist {}: {}", dist::level_name(c.level), c.line));
+    }
+    if (!first_failure.empty()) return stop(BuildStatus::preflight_failed, "distributed compiles: " + first_failure);
+    auto config = dist::load_client_config(*o.dist, env_dist == ctx.environment.end() ? nullptr : env_dist->second.c_str());
+    if (!config) return stop(BuildStatus::preflight_failed, config.error().message);
+    // The storage (--cache-url, [cache]) is the dist build's too: its server checks the
+    // shared cache first and distributes only what misses.
+    auto session = dist::start_build_session(*config, p->cache_env, runner);
+    if (!session) return stop(BuildStatus::preflight_failed, session.error().message);
+    dist_session = std::move(*session);
+    for (auto& st : steps)
+      for (const auto& [k, v] : dist_session->env) st.env[k] = v;
+    rep.dist = BuildReport::Dist{};
+    rep.dist->scheduler_url = config->scheduler_url;
+    rep.dist->client_config = config->path;
+  }
+  // The governor changes only the job variables, which the fingerprint leaves out; it
+  // starts once the build's sccache server (plain or dist) is up, to count its children.
+  std::optional<pid_t> cache_server_pid = sccache_server  ? sccache_server->server_pid()
+                                          : dist_session ? sccache_server_pid(dist_session->port)
+                                                         : std::nullopt;
+  std::unique_ptr<MemoryGovernor> governor = start_memory_governor(o, s, steps, cache_server_pid);
+  auto run_log = start_run_log(s.work_dir);
+  if (!run_log) return stop(BuildStatus::build_failed, run_log.error().message);
+  rep.log_path = *run_log;
+  status(o, fmt::format("==> building {} ({}){}; log: {}",
+                        governor ? "under the memory governor" : fmt::format("with {} jobs", rep.jobs),
+                        governor ? rep.governor->reason : rep.jobs_reason,
+                        cache == CacheTool::none ? "" : ", cache " + rep.cache_tool, rep.log_path));
+  std::unique_ptr<ProgressDisplay> own_display;
+  if (!ctx.display) own_display = make_progress_display(o.display, o.status_out ? o.status_out : stderr);
+  // After the fingerprint: the server's port changes every run and decides nothing built.
+  for (auto& st : steps)
+    for (const auto& [k, v] : cache_env) st.env[k] = v;
+  BuildRunner build_runner(runner, ctx.display ? *ctx.display : *own_display, rep.log_path);
+  // The job timeline: what this run appends to the build folder's .ninja_log files.
+  const std::string ninja_root = (fs::path(s.source_dir) / "build").string();
+  const auto ninja_logs_before = ninja_log_sizes(ninja_root);
+  auto outcome = build_runner.run(steps);
+  {
+    BuildJobs jobs = collect_build_jobs(ninja_root, ninja_logs_before);
+    rep.job_timeline = std::move(jobs.jobs);
+    rep.job_timeline_dropped = jobs.dropped;
+  }
+  if (dist_session) {
+    auto end = dist::finish_build_session(*dist_session, runner);
+    if (!end) {
+      rep.dist->notes.push_back(end.error().message);
+    } else {
+      auto b = dist::parse_dist_stats_json(dist_session->stats_before);
+      auto a = dist::parse_dist_stats_json(*end);
+      if (b && a) {
+        dist::DistStats d = dist::dist_stats_delta(*b, *a);
+        rep.dist->compilations = d.compilations;
+        rep.dist->dist_compiles = d.dist_compiles;
+        rep.dist->dist_errors = d.dist_errors;
+        rep.dist->not_distributable = d.not_distributable;
+        rep.dist->per_server = d.per_server;
+        rep.dist->notes = dist::dist_notes(d);
+      } else {
+        rep.dist->notes.push_back(!a ? a.error().message : b.error().message);
+      }
+      auto cb = parse_sccache_stats_json(dist_session->stats_before);
+      auto ca = parse_sccache_stats_json(*end);
+      if (cb && ca) {
+        CacheStats d = stats_delta(*cb, *ca);
+        rep.cache_hits = d.hits;
+        rep.cache_misses = d.misses;
+        rep.cache_errors = d.errors;
+        for (const auto& [name, c] : d.categories) rep.cache_categories[name] = {c.hits, c.misses};
+        record_cache_use(rep.cache_tool, d);
+      }
+    }
+  }
+  if (governor) rep.governor = governor->finish();
+  // What this build's finished jobs measured teaches the next build of the package,
+  // even a failed or interrupted one's (the jobs that ended before it are real: the
+  // governor learns nothing once an interrupt has come), once what it did not compile
+  // itself is known: a build with cache hits or reused steps only raises the kept peaks
+  // (peak_update). Best effort: a read-only cache folder must not fail a build.
+  auto record_peaks = [&] {
+    if (!governor) return;
+    BuildReuse reuse;
+    reuse.cache_used = cache != CacheTool::none;
+    reuse.cache_hits = rep.cache_hits;
+    reuse.tree_kept = tree_kept;
+    reuse.units_reused = rep.units_reused;
+    (void)record_governor_profile(governor_profile_path(), governor_key(s), rep.governor->finished_peaks,
+                                  governor_settings().profile_max_entries, peak_update(reuse));
+  };
+  if (!outcome) {
+    record_peaks();
+    return stop(BuildStatus::build_failed, outcome.error().message);
+  }
+  if (auto reused = account_reused_units(s.work_dir, tree_kept, ninja_steps_run(read_text(rep.log_path)))) {
+    rep.units_reused = reused->reused;
+    rep.units_total = reused->total;
+    rep.units_source = reused->source;
+  }
+  {
+    Expected<CacheStats> d = make_error("no statistics");
+    if (sccache_server) {
+      d = sccache_server->stats();
+      sccache_server->stop();
+    } else if (!cache_exe.empty() && before && !o.dist) {
+      if (auto after = read_cache_stats(cache, cache_exe, runner, cache_env)) d = stats_delta(*before, *after);
+    }
+    if (d) {
+      rep.cache_hits = d->hits;
+      rep.cache_misses = d->misses;
+      rep.cache_errors = d->errors;
+      for (const auto& [name, c] : d->categories) rep.cache_categories[name] = {c.hits, c.misses};
+      record_cache_use(rep.cache_tool, *d);
+    }
+  }
+  record_peaks();
+  rep.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count();
+  if (!outcome->ok()) {
+    std::string log = read_text(rep.log_path);
+    s.result.error_block = diagnose::first_error_block(log);
+    s.result.diagnoses = diagnose::diagnose_log(log);
+    const StepOutcome& last = outcome->steps.back();
+    return stop(BuildStatus::build_failed,
+                fmt::format("step '{}' failed ({})", last.title,
+                            !last.started ? "could not start" : last.timed_out ? "timed out" : fmt::format("exit {}", last.exit_code)));
+  }
+  return std::nullopt;
+}
+
+// 5. The wheel, verified against the request.
+StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&, ExtensionBuildState& s) {
+  BuildReport& rep = s.result.report;
+  const plan::ExtensionBuildRequest& req = s.request;
+  std::error_code ec;
+  std::string wheel;
+  for (const auto& e : fs::directory_iterator(req.out_dir, ec))
+    if (e.path().extension() == ".whl") wheel = e.path().string();
+  if (wheel.empty()) return stop(BuildStatus::build_failed, fmt::format("the build finished but left no wheel in {}", req.out_dir));
+  s.wheel = wheel;
+  rep.wheel = fs::path(wheel).filename().string();
+  auto hash_wheel = [&]() -> StepResult {
+    auto mapped = MappedFile::open(wheel);
+    if (!mapped) return stop(BuildStatus::build_failed, mapped.error().message);
+    rep.sha256 = Sha256::hex(Sha256::of(mapped->bytes()));
+    rep.size = mapped->bytes().size();
+    return std::nullopt;
+  };
+  if (auto st = hash_wheel()) return st;
+  // Same inputs, same bytes: rewrite the package's wheel deterministically, with provenance
+  // (the source identity comes from prepare_build).
+  if (s.identity) {
+    rep.provenance = make_build_provenance(rep, *s.identity, s.spec, plan::recipe_for(s.package));
+    if (auto n = normalise_wheel(wheel, {s.identity->source_date_epoch, provenance_file_text(*rep.provenance)}); !n)
+      return stop(BuildStatus::verify_failed, "the built wheel cannot be normalised: " + n.error().message);
+    if (auto st = hash_wheel()) return st;
+  }
+  status(o, fmt::format("==> verifying {}", rep.wheel));
+  auto verification = verify_wheel_targets(wheel, s.targets, s.build_plan.package_additions);
+  if (!verification) return stop(BuildStatus::verify_failed, verification.error().message);
+  rep.bytes_per_target = verification->bytes_per_target;
+  if (!verification->ok()) {
+    rep.checks.push_back({"targets", CheckStatus::failed, verification->describe_problems()});
+    // One line (the error line escapes control characters): a library's problems a clause each.
+    auto lines = split_any(verification->describe_problems(), "\n");
+    std::erase_if(lines, [](const std::string& l) { return trim(l).empty(); });
+    return stop(BuildStatus::verify_failed, "the wheel's targets differ from the request: " + join(lines, "; "));
+  }
+  rep.checks.push_back({"targets", CheckStatus::passed, verification->summary()});
+  if (!verification->runtime_problems.empty()) {
+    // Caught here, before the import test or the package's tests die of it (a segfault
+    // on the first exception torch throws): name the compiler that did it.
+    std::string text = join(verification->runtime_problems, "; ");
+    if (auto cxx = s.request.environment.find("CXX"); cxx != s.request.environment.end() && !cxx->second.empty())
+      text += fmt::format(" [the C++ compiler came from the environment: CXX={}]", cxx->second);
+    rep.checks.push_back({"runtime", CheckStatus::failed, text});
+    return stop(BuildStatus::verify_failed, "the wheel's C++ runtime does not match torch's: " + text);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> missing_module_in(std::string_view out) {
+  static constexpr std::string_view key = "ModuleNotFoundError: No module named '";
+  size_t at = out.rfind(key);
+  if (at == std::string_view::npos) return std::nullopt;
+  size_t begin = at + key.size();
+  size_t end = out.find('\'', begin);
+  if (end == std::string_view::npos || end == begin || end - begin > 200) return std::nullopt;
+  return std::string(out.substr(begin, end - begin));
+}
+
+namespace {
+bool contains_word(std::string_view text, std::string_view word) {
+  auto is_ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t at = text.find(word); !word.empty() && at != std::string_view::npos; at = text.find(word, at + 1)) {
+    bool left = at == 0 || !is_ident(text[at - 1]);
+    bool right = at + word.size() == text.size() || !is_ident(text[at + word.size()]);
+    if (left && right) return true;
+  }
+  return false;
+}
+
+// Run in the check venv: exit 3 when `missing` is a module of the wheel itself (then the
+// wheel is broken, not the environment), exit 4 when no Requires-Dist of the wheel's
+// METADATA names it (py-cpuinfo provides cpuinfo: a name that contains it counts);
+// otherwise load every compiled extension module of the wheel straight from its file,
+// without importing the package around it, and print "loaded NAME" for each (exit 1 at
+// the first that fails).
+constexpr const char* k_native_import = R"PY(
+import sys, zipfile, sysconfig, os, importlib.util, importlib.machinery
+whl, missing = sys.argv[1], sys.argv[2]
+names = zipfile.ZipFile(whl).namelist()
+def top(n): return n.split('/')[0].split('.')[0]
+own = {top(n) for n in names if not n.split('/')[0].endswith(('.dist-info', '.data'))}
+if missing.split('.')[0] in own:
+    print('the wheel itself lacks', missing); sys.exit(3)
+import re
+norm = lambda x: re.sub(r'[-_.]+', '_', x).lower()
+meta = next((n for n in names if n.count('/') == 1 and n.endswith('.dist-info/METADATA')), None)
+reqs = []
+if meta:
+    for line in zipfile.ZipFile(whl).read(meta).decode('utf-8', 'replace').splitlines():
+        if line.startswith('Requires-Dist:'):
+            r = re.match(r'\s*([A-Za-z0-9._-]+)', line[len('Requires-Dist:'):])
+            if r: reqs.append(norm(r.group(1)))
+want = norm(missing.split('.')[0])
+if not any(want == r or want in r for r in reqs):
+    print(missing, 'is not a declared dependency of the wheel (Requires-Dist:', ', '.join(reqs) or 'none', ')'); sys.exit(4)
+import torch
+site = sysconfig.get_paths()['platlib']
+sfx = sorted(importlib.machinery.EXTENSION_SUFFIXES, key=len, reverse=True)
+for n in sorted(names):
+    if n.split('/')[0].endswith(('.dist-info', '.data')): continue
+    s = next((x for x in sfx if n.endswith(x)), None)
+    if s is None: continue
+    mod = n[:-len(s)].replace('/', '.')
+    spec = importlib.util.spec_from_file_location(mod, os.path.join(site, n))
+    m = importlib.util.module_from_spec(spec)
+    sys.modules[mod] = m
+    spec.loader.exec_module(m)
+    print('loaded', mod)
+)PY";
+}  // namespace
+
+// 6. Install into a clean venv (torch visible, nothing else) and import.
+bool package_tests_run(const ExtensionBuildOptions& o, const ExtensionBuildState& s) {
+  bool run_tests = o.tests == ExtensionBuildOptions::Tests::always ||
+                   (o.tests == ExtensionBuildOptions::Tests::automatic && s.spec.kind == SourceKind::example);
+  return run_tests && has_python_tests(s.source_dir);
+}
+
+constexpr std::string_view k_smoke_marker = "tailor: import passed; the smoke test follows";
+
+StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s) {
+  BuildReport& rep = s.result.report;
+  CommandRunner& runner = ctx.runner;
+  const std::string& work_dir = s.work_dir;
+  std::ofstream log(rep.log_path, std::ios::app);
+  std::error_code ec;
+  fs::path venv = fs::path(work_dir) / "venv";
+  fs::remove_all(venv, ec);
+  s.venv = venv.string();
+  std::string import_name = s.build_plan.import_name.empty() ? s.recipe->import_name : s.build_plan.import_name;
+  if (import_name.empty()) import_name = plan::normalise_dist_name(s.package);
+  for (auto& c : import_name)
+    if (c == '-') c = '_';
+  std::string vpy = (venv / "bin" / "python").string();
+  s.venv_python = vpy;
+  const auto clean_env = clean_venv_env();
+  status(o, fmt::format("==> import test in a clean venv ({})", venv.string()));
+  // No pip of its own (ensurepip costs seconds per build): the target's pip installs into
+  // it with --python (pip 22.3 and later); an older pip gets the venv its own pip below.
+  CheckRun r = run_check(runner, {rep.python, "-m", "venv", "--system-site-packages", "--without-pip", venv.string()},
+                         work_dir, clean_env, log, std::chrono::seconds(300));
+  // When the target Python is itself a venv (e.g. /opt/torch/.venv), --system-site-packages
+  // exposes the base interpreter, not the venv that holds torch: hand the new venv the
+  // target's own site folders, and what their .pth files add to its path (a venv that
+  // reuses another interpreter's torch that way, as `tailor stack --torch` makes), through
+  // a .pth file so torch (and only what sits beside it) is visible.
+  if (r.ok) {
+    CheckRun sites = run_check(runner,
+                               {rep.python, "-c",
+                                "import site, sys; s = site.getsitepackages(); "
+                                "i = min([sys.path.index(p) for p in s if p in sys.path] or [len(sys.path)]); "
+                                "print('\\n'.join(p for p in sys.path[i:] if p))"},
+                               work_dir, clean_env, log, std::chrono::seconds(120));
+    if (sites.ok)
+      r = run_check(runner,
+                    {vpy, "-c",
+                     "import sysconfig, sys; open(sysconfig.get_paths()['purelib'] + '/_tailor_target_site.pth', 'w')"
+                     ".write(sys.argv[1])",
+                     sites.output},
+                    work_dir, clean_env, log, std::chrono::seconds(120));
+  }
+  if (r.ok) {
+    CheckRun via = run_check(runner,
+                             {rep.python, "-m", "pip", "--python", vpy, "install", "--no-deps", "--no-index",
+                              "--force-reinstall", "-q", s.wheel},
+                             work_dir, clean_env, log, std::chrono::seconds(600));
+    if (via.ok || via.output.find("no such option: --python") == std::string::npos) {
+      r = via;
+    } else {
+      r = run_check(runner, {vpy, "-m", "ensurepip", "-q"}, work_dir, clean_env, log, std::chrono::seconds(300));
+      if (r.ok)
+        r = run_check(runner, {vpy, "-m", "pip", "install", "--no-deps", "--no-index", "--force-reinstall", "-q", s.wheel},
+                      work_dir, clean_env, log, std::chrono::seconds(600));
+    }
+  }
+  // Run from the venv folder so the source tree's own package folder cannot shadow the
+  // installed one.
+  // With a GPU and no package tests to run first, the recipe's smoke test runs in the same
+  // interpreter after the import, behind a marker line that tells the two apart.
+  const bool fold_smoke = r.ok && !s.host.gpus.empty() && !s.build_plan.smoke_test.empty() && !package_tests_run(o, s);
+  if (r.ok) {
+    std::string code = fmt::format("import torch, {0}; print({0}.__file__)", import_name);
+    if (fold_smoke) code += fmt::format("\nprint('{}', flush=True)\n{}", k_smoke_marker, s.build_plan.smoke_test);
+    r = run_check(runner, {vpy, "-c", code}, venv.string(), clean_env, log, std::chrono::seconds(fold_smoke ? 900 : 300));
+    if (fold_smoke) {
+      size_t at = r.output.find(k_smoke_marker);
+      if (r.ok || at != std::string::npos) {
+        s.smoke_run = std::make_pair(r.ok, r.output);
+        r.ok = true;  // the import itself passed
+      }
+    }
+  }
+  if (!r.ok) {
+    // A run-time dependency this environment lacks (transformers for mamba-ssm, say) is not
+    // the build's fault: say so, and load the wheel's compiled modules directly instead.
+    // Never for a module the package itself names (its compiled module missing from the
+    // wheel is a broken build): its own prefix, or a name in the recipe's smoke test.
+    auto missing = missing_module_in(r.output);
+    if (missing && (missing->starts_with(import_name) ||
+                    contains_word(s.build_plan.smoke_test, missing->substr(0, missing->find('.')))))
+      missing.reset();
+    if (missing) {
+      CheckRun native = run_check(runner, {vpy, "-c", k_native_import, s.wheel, *missing}, venv.string(), clean_env,
+                                  log, std::chrono::seconds(300));
+      if (native.ok) {
+        std::vector<std::string> loaded;
+        for (const auto& line : split_any(native.output, "\n"))
+          if (line.starts_with("loaded ")) loaded.push_back(std::string(trim(line.substr(7))));
+        s.missing_dependency = *missing;
+        rep.checks.push_back({"import", CheckStatus::skipped,
+                              fmt::format("import {} needs {}, which this environment lacks (a run-time dependency; "
+                                          "install it to use the package)",
+                                          import_name, *missing)});
+        rep.checks.push_back(
+            {"native-import", loaded.empty() ? CheckStatus::skipped : CheckStatus::passed,
+             loaded.empty() ? std::string("the wheel has no compiled Python modules to load on their own")
+                            : fmt::format("{} compiled module{} load{}: {}", loaded.size(), loaded.size() == 1 ? "" : "s",
+                                          loaded.size() == 1 ? "s" : "", join(loaded, ", "))});
+        status(o, fmt::format("import test: {} is not installed here (a run-time dependency of {}); "
+                              "the compiled modules load",
+                              *missing, import_name));
+        return std::nullopt;
+      }
+      r.output += "\n" + native.output;
+    }
+    rep.checks.push_back({"import", CheckStatus::failed, "import " + import_name});
+    s.result.check_output = tail_lines(r.output, 30);
+    return stop(BuildStatus::check_failed, fmt::format("the built wheel does not import ({})", import_name));
+  }
+  rep.checks.push_back({"import", CheckStatus::passed, "import " + import_name + " in a fresh venv"});
+  return std::nullopt;
+}
+
+// 7. Tests: the package's pytest suite (the example's by default), then the GPU smoke test.
+StepResult run_package_tests(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s) {
+  BuildReport& rep = s.result.report;
+  CommandRunner& runner = ctx.runner;
+  std::ofstream log(rep.log_path, std::ios::app);
+  const auto clean_env = clean_venv_env();
+  const std::string& vpy = s.venv_python;
+  const std::string& src = s.source_dir;
+  CheckRun r{true, ""};
+  bool gpu = !s.host.gpus.empty();
+  bool tests_ran_on_gpu = false;
+  if (package_tests_run(o, s)) {
+    status(o, gpu ? "==> running the package's tests (CPU and GPU)" : "==> running the package's tests (CPU; GPU tests skip: no GPU)");
+    bool have_pytest = run_check(runner, {vpy, "-c", "import pytest"}, s.venv, clean_env, log,
+                                 std::chrono::seconds(60)).ok;
+    if (have_pytest) {
+      r = run_check(runner, {vpy, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", (fs::path(src) / "tests").string()},
+                    s.venv, clean_env, log, std::chrono::seconds(1800));
+    } else {
+      // Offline machines may lack pytest: run each test file as a script (the example's
+      // files carry a stand-in runner for exactly this).
+      for (const auto& file : python_test_files(src)) {
+        r = run_check(runner, {vpy, file}, s.venv, clean_env, log, std::chrono::seconds(1800));
+        if (!r.ok) break;
+      }
+    }
+    std::string last = split_any(r.output, "\n").empty() ? "" : split_any(r.output, "\n").back();
+    if (!r.ok) {
+      rep.checks.push_back({gpu ? "tests" : "cpu-tests", CheckStatus::failed, std::string(trim(last))});
+      s.result.check_output = tail_lines(r.output, 40);
+      return stop(BuildStatus::check_failed, "the package's tests failed against the built wheel");
+    }
+    rep.checks.push_back({gpu ? "tests" : "cpu-tests", CheckStatus::passed, std::string(trim(last))});
+    tests_ran_on_gpu = gpu;
+  } else if (o.tests == ExtensionBuildOptions::Tests::always) {
+    rep.checks.push_back({"tests", CheckStatus::skipped, "no tests/test_*.py in the source"});
+  }
+  if (!gpu) {
+    rep.checks.push_back({"gpu-smoke", CheckStatus::skipped, "no GPU"});
+    status(o, "GPU smoke test: skipped (no GPU)");
+  } else if (tests_ran_on_gpu) {
+    rep.checks.push_back({"gpu-smoke", CheckStatus::passed, "the package's GPU tests ran"});
+  } else if (!s.build_plan.smoke_test.empty()) {
+    if (s.smoke_run) {
+      status(o, "==> GPU smoke test (ran with the import test)");
+      r = CheckRun{s.smoke_run->first, s.smoke_run->second};
+    } else {
+      status(o, "==> GPU smoke test");
+      r = run_check(runner, {vpy, "-c", s.build_plan.smoke_test}, s.venv, clean_env, log, std::chrono::seconds(600));
+    }
+    const auto missing = r.ok ? std::nullopt : missing_module_in(r.output);
+    if (missing && !s.missing_dependency.empty() && *missing == s.missing_dependency) {
+      rep.checks.push_back({"gpu-smoke", CheckStatus::skipped,
+                            fmt::format("the recipe's smoke test needs {}, which this environment lacks", *missing)});
+    } else if (!r.ok) {
+      rep.checks.push_back({"gpu-smoke", CheckStatus::failed, "the recipe's smoke test"});
+      s.result.check_output = tail_lines(r.output, 30);
+      return stop(BuildStatus::check_failed, "the GPU smoke test failed");
+    } else {
+      rep.checks.push_back({"gpu-smoke", CheckStatus::passed, "the recipe's smoke test"});
+    }
+  } else {
+    rep.checks.push_back({"gpu-smoke", CheckStatus::skipped, "the recipe has no smoke test"});
+  }
+  return std::nullopt;
+}
+
+// 8. Publish wheel, report and log together; an interrupted run publishes nothing.
+StepResult publish_outputs(const ExtensionBuildOptions& o, ExtensionBuildContext&, ExtensionBuildState& s) {
+  BuildReport& rep = s.result.report;
+  if (interrupt_signal() != 0) return stop(BuildStatus::build_failed, "interrupted");
+  auto staging = PublishStaging::create(o.out_dir);
+  if (!staging) return stop(BuildStatus::bad_input, staging.error().message);
+  rep.ok = true;
+  rep.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count();
+  std::string report_name = rep.wheel + ".report.json";
+  std::string log_name = rep.wheel + ".build.log";
+  rep.wheel_path = (fs::path(staging->out_dir()) / rep.wheel).string();
+  std::string kept_log = rep.log_path;
+  rep.log_path = (fs::path(staging->out_dir()) / log_name).string();
+  auto steps_ok = staging->add_copy(kept_log, log_name);
+  if (steps_ok) steps_ok = staging->add_text(report_name, to_json(rep).dump(2) + "\n");
+  if (steps_ok) steps_ok = staging->add_text(rep.wheel + ".report.html", render_report_html(to_json(rep)));
+  if (steps_ok) steps_ok = staging->add_copy(s.wheel, rep.wheel);
+  if (!steps_ok) return stop(BuildStatus::build_failed, steps_ok.error().message);
+  auto published = staging->commit({report_name, rep.wheel});
+  if (!published) return stop(BuildStatus::build_failed, published.error().message);
+  s.result.published = *published;
+  s.result.status = BuildStatus::ok;
+  return std::nullopt;
+}
+
+ExtensionBuildResult build_extension(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx) {
+  ExtensionBuildState s;
+  s.result.report.tool_version = k_tool_version;
+  s.result.report.started_at = utc_now_iso8601();
+  s.started = std::chrono::steady_clock::now();
+  auto stopped = [&](StepStop st) {
+    s.result.status = st.status;
+    s.result.message = std::move(st.message);
+    s.result.report.ok = false;
+    s.result.report.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count();
+    return std::move(s.result);
+  };
+  auto mark = std::chrono::steady_clock::now();
+  auto phase_done = [&](const char* name) {
+    auto now = std::chrono::steady_clock::now();
+    s.result.report.phases.push_back({name, std::chrono::duration<double>(now - mark).count()});
+    mark = now;
+  };
+  auto st_inputs = resolve_inputs(o, ctx, s);
+  phase_done("inputs");
+  if (st_inputs) return stopped(std::move(*st_inputs));
+  if (o.print_env) {
+    if (auto st = print_build_env(o, ctx, s)) return stopped(std::move(*st));
+    return std::move(s.result);
+  }
+  using Step = StepResult (*)(const ExtensionBuildOptions&, ExtensionBuildContext&, ExtensionBuildState&);
+  const std::pair<const char*, Step> steps[] = {{"toolchain", check_toolchain}, {"prepare", prepare_build},
+                                                {"build", run_build},          {"verify", verify_wheel},
+                                                {"import", import_check},      {"tests", run_package_tests},
+                                                {"publish", publish_outputs}};
+  for (const auto& [name, step] : steps) {
+    auto st = step(o, ctx, s);
+    phase_done(name);
+    if (st) return stopped(std::move(*st));
+  }
+  return std::move(s.result);
+}
+
+ExtensionBuildResult build_extension(const ExtensionBuildOptions& o) {
+  SystemCommandRunner runner;
+  ExtensionBuildContext ctx = ExtensionBuildContext::system(runner);
+  return build_extension(o, ctx);
+}
+
+}  // namespace tailor::workflow

@@ -1,0 +1,83 @@
+// `tailor build [SOURCE]`: the whole run for one extension package. Check first (every
+// problem with its fix), build with the recipe's plan under the runner (progress, log,
+// compiler cache), diagnose a failure, verify the wheel's targets, install it into a
+// clean venv and import it, run the example's tests / the GPU smoke test, then publish
+// wheel + report + log atomically. Returns data; the CLI renders it.
+#pragma once
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "executor/build_report.h"
+#include "executor/build_runner.h"
+#include "executor/extension_source.h"
+#include "executor/preflight.h"
+#include "cuda/target_set.h"
+#include "diagnose/diagnosis.h"
+#include "probe/host_report.h"
+#include "util/expected.h"
+
+namespace tailor::workflow {
+
+struct ExtensionBuildOptions {
+  std::string source;                  ///< as given; empty: the bundled example
+  std::optional<std::string> arch;     ///< --arch SPEC
+  std::optional<std::string> gpu;      ///< --gpu SPEC
+  std::string python;                  ///< --python; empty: python3 on PATH
+  std::string out_dir = "dist";
+  std::optional<int> jobs;              ///< --jobs: a static count, no memory governor
+  std::optional<uint64_t> memory_budget;  ///< --memory-budget in bytes: the governor's ceiling
+  std::string package;                 ///< --package: recipe override
+  std::string cache = "auto";          ///< --cache auto|ccache|sccache|none
+  std::string cache_url;               ///< --cache-url: redis://, s3://, a folder; "" none
+  std::string config;                  ///< --config: a tailor.toml whose [cache] applies; "" none
+  /// --dist [STATE_DIR_OR_CLIENT_CONFIG]: compile on an sccache-dist cluster ("" means
+  /// $TAILOR_DIST, else the default state folder); nullopt: no distribution.
+  std::optional<std::string> dist;
+  std::string profile;                 ///< --profile: a recipe restriction profile, "" none
+  std::string work_root;               ///< empty: default_work_root()
+  enum class Tests { automatic, always, never } tests = Tests::automatic;
+  bool print_env = false;
+  bool wait_for_lock = true;           ///< false (--no-wait): fail when another build holds the folders
+  executor::DisplayStyle display = executor::DisplayStyle::plain;
+  std::FILE* status_out = stderr;      ///< step headlines and progress
+  std::string cwd = ".";               ///< where to look for tailor's repository
+};
+
+enum class BuildStatus {
+  ok,
+  printed_env,       ///< --print-env: nothing built
+  bad_input,         ///< exit 2
+  preflight_failed,  ///< exit 1, problems in `preflight`
+  build_failed,      ///< exit 1, diagnosis in `error_block` / `diagnoses`
+  verify_failed,     ///< exit 1, wheel targets differ from the request
+  check_failed,      ///< exit 1, import or tests failed
+};
+
+struct ExtensionBuildResult {
+  BuildStatus status = BuildStatus::bad_input;
+  std::string message;  ///< one line for errors
+  executor::PreflightReport preflight;
+  std::optional<diagnose::ErrorBlock> error_block;
+  std::vector<diagnose::Diagnosis> diagnoses;
+  std::string print_env;
+  std::string check_output;  ///< tail of a failed import/test run
+  executor::BuildReport report;
+  std::vector<std::string> published;
+};
+
+/// Targets from --arch / --gpu, else the GPUs the probe found; an error (bad input)
+/// when there is neither: never a silent "all architectures".
+Expected<cuda::TargetSet> resolve_targets(const std::optional<std::string>& arch,
+                                          const std::optional<std::string>& gpu,
+                                          const probe::HostReport& host, std::string& described);
+
+/// The facts the pre-flight checks judge, from the probe and the chosen interpreter.
+executor::PreflightFacts preflight_facts(const probe::HostReport& host, const probe::PythonInstall* python,
+                               const probe::CudaToolkit* toolkit, const cuda::TargetSet& targets,
+                               const std::string& work_dir, CommandRunner& runner);
+
+ExtensionBuildResult build_extension(const ExtensionBuildOptions& options);
+
+}  // namespace tailor::workflow

@@ -1,0 +1,365 @@
+#include "cache/compiler_cache.h"
+
+#include "util/strings.h"
+#include "support/fixtures.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <thread>
+
+using namespace tailor;
+using namespace tailor::cache;
+
+TEST(CompilerCache, ParsesCcachePrintStats) {
+  const char* text =
+      "cache_miss\t7\n"
+      "called_for_link\t2\n"
+      "direct_cache_hit\t3\n"
+      "preprocessed_cache_hit\t1\n"
+      "unsupported_compiler_option\t4\n"
+      "stats_updated_timestamp\t1764110000\n";
+  auto s = parse_ccache_print_stats(text);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->hits, 4u);
+  EXPECT_EQ(s->misses, 7u);
+  EXPECT_EQ(s->uncacheable, 6u);
+}
+
+TEST(CompilerCache, RejectsOtherText) {
+  EXPECT_FALSE(parse_ccache_print_stats("Cacheable calls: 10 / 12\n  Hits: 4\n"));
+  EXPECT_FALSE(parse_sccache_stats_json("not json"));
+  EXPECT_FALSE(parse_sccache_stats_json("{\"x\": 1}"));
+}
+
+TEST(CompilerCache, ParsesSccacheJson) {
+  const char* text = R"({"stats":{"compile_requests":12,"cache_hits":{"counts":{"C/C++":3,"CUDA":5},"adv_counts":{}},
+    "cache_misses":{"counts":{"CUDA":2}},"requests_not_cacheable":1,"non_cacheable_compilations":2,
+    "cache_errors":{"counts":{"PTX":1}},"cache_read_errors":1}})";
+  auto s = parse_sccache_stats_json(text);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->hits, 8u);
+  EXPECT_EQ(s->misses, 2u);
+  EXPECT_EQ(s->uncacheable, 3u);
+  EXPECT_EQ(s->errors, 2u);
+}
+
+// sccache counts by language; tailor by the step that did the work (data/cache/caches.toml).
+TEST(CompilerCache, SccacheCountsBecomeStepKinds) {
+  auto s = parse_sccache_stats_json(tailor::test::slurp_text(std::string(TAILOR_SOURCE_DIR) + "/tests/cache/data/sccache_dist_stats_nvcc_example.json"));
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->hits, 0u);
+  EXPECT_EQ(s->misses, 4u);
+  ASSERT_EQ(s->categories.size(), 3u);
+  EXPECT_EQ(s->categories.at("CUDA (nvcc)").misses, 2u);  // nvcc and cudafe++
+  EXPECT_EQ(s->categories.at("PTX (cicc)").misses, 1u);
+  EXPECT_EQ(s->categories.at("cubin (ptxas)").misses, 1u);
+  // A delta keeps only what changed, per kind.
+  CacheStats before = *s, after = *s;
+  after.categories["PTX (cicc)"].hits += 3;
+  after.hits += 3;
+  CacheStats d = stats_delta(before, after);
+  EXPECT_EQ(d.hits, 3u);
+  ASSERT_EQ(d.categories.size(), 1u);
+  EXPECT_EQ(d.categories.at("PTX (cicc)").hits, 3u);
+  // Negative or non-numeric counts are ignored, not wrapped around.
+  auto odd = parse_sccache_stats_json(R"({"stats":{"cache_hits":{"counts":{"C/C++":-4,"PTX":"x","CUBIN":2}}}})");
+  ASSERT_TRUE(odd);
+  EXPECT_EQ(odd->hits, 2u);
+}
+
+// The real sccache: a server of the build's own on a free port, a private folder; one miss,
+// then one hit, counted as C/C++; stopped afterwards (the port no longer answers).
+TEST(CompilerCache, RealSccacheServerOfItsOwn) {
+  std::string sccache = find_in_path("sccache");
+  if (sccache.empty() || find_in_path("gcc").empty()) GTEST_SKIP() << "sccache or gcc not installed";
+  namespace fs = std::filesystem;
+  fs::path dir = tailor::test::scratch_dir("sccache_server");
+  { std::ofstream(dir / "a.c") << "int f(int x) { return x * 3; }\n"; }
+  SystemCommandRunner runner;
+  auto server = SccacheServer::start(sccache, {{"SCCACHE_DIR", (dir / "cache").string()}}, runner);
+  ASSERT_TRUE(server) << server.error().message;
+  EXPECT_EQ((*server)->env().at("SCCACHE_SERVER_PORT"), std::to_string((*server)->port()));
+  for (int i = 0; i < 2; ++i) {
+    CommandSpec spec;
+    spec.argv = {sccache, "gcc", "-c", (dir / "a.c").string(), "-o", (dir / "a.o").string()};
+    for (const auto& [k, v] : (*server)->env()) spec.env[k] = v;
+    CommandResult r = runner.run(spec);
+    ASSERT_TRUE(r.ok()) << r.err;
+  }
+  auto st = (*server)->stats();
+  ASSERT_TRUE(st) << st.error().message;
+  EXPECT_EQ(st->hits, 1u);
+  EXPECT_EQ(st->misses, 1u);
+  ASSERT_EQ(st->categories.count("C/C++"), 1u);
+  EXPECT_EQ(st->categories.at("C/C++").hits, 1u);
+  int port = (*server)->port();
+  (*server)->stop();
+  auto ping = redis_ping("redis://127.0.0.1:" + std::to_string(port), std::chrono::milliseconds(500));
+  EXPECT_FALSE(ping);  // nothing listens there any more
+  fs::remove_all(dir);
+}
+
+TEST(CompilerCache, RedisPingNamesWhatFailed) {
+  auto port = free_loopback_port();
+  ASSERT_TRUE(port);
+  auto r = redis_ping("redis://127.0.0.1:" + std::to_string(*port), std::chrono::milliseconds(500));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("cannot connect"), std::string::npos) << r.error().message;
+  EXPECT_FALSE(redis_ping("rediss://127.0.0.1:6379", std::chrono::milliseconds(100)));
+  EXPECT_FALSE(redis_ping("http://x", std::chrono::milliseconds(100)));
+  auto bad = redis_ping("redis://no-such-host.invalid:6379", std::chrono::milliseconds(500));
+  EXPECT_FALSE(bad);
+}
+
+// A loopback listener that answers every connection with `reply` (empty: says nothing).
+struct StorageTestListener {
+  int fd = -1;
+  int port = 0;
+  std::thread thread;
+  explicit StorageTestListener(std::string reply) {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ::listen(fd, 4);
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    port = ntohs(a.sin_port);
+    thread = std::thread([this, reply] {
+      int c = ::accept(fd, nullptr, nullptr);
+      if (c < 0) return;
+      char buf[256];
+      (void)::recv(c, buf, sizeof buf, 0);
+      if (!reply.empty()) (void)::send(c, reply.data(), reply.size(), MSG_NOSIGNAL);
+      ::usleep(200 * 1000);
+      ::close(c);
+    });
+  }
+  ~StorageTestListener() {
+    ::shutdown(fd, SHUT_RDWR);
+    ::close(fd);
+    thread.join();
+  }
+};
+
+cache::CacheSettings storage_settings(cache::CacheStorage storage, std::string url, std::string endpoint = "") {
+  cache::CacheSettings s;
+  s.storage = storage;
+  s.url = std::move(url);
+  s.endpoint = std::move(endpoint);
+  return s;
+}
+
+// Nothing listening is an outage (the build goes on uncached); a server that answers and
+// refuses is a setting to fix (the build stops): the same rule for Redis and S3.
+TEST(CompilerCache, SharedStorageNobodyListeningIsUnreachableForRedisAndS3) {
+  auto port = free_loopback_port();
+  ASSERT_TRUE(port);
+  auto redis = check_shared_storage(storage_settings(cache::CacheStorage::redis, "redis://127.0.0.1:" + std::to_string(*port)),
+                                    std::chrono::milliseconds(500));
+  ASSERT_TRUE(redis) << redis.error().message;
+  EXPECT_FALSE(redis->reachable);
+  EXPECT_NE(redis->detail.find("cannot connect"), std::string::npos) << redis->detail;
+  auto s3 = check_shared_storage(
+      storage_settings(cache::CacheStorage::s3, "s3://bucket/p", "http://127.0.0.1:" + std::to_string(*port)),
+      std::chrono::milliseconds(500));
+  ASSERT_TRUE(s3) << s3.error().message;
+  EXPECT_FALSE(s3->reachable);
+  EXPECT_NE(s3->detail.find("cannot connect"), std::string::npos) << s3->detail;
+}
+
+TEST(CompilerCache, SharedStorageS3EndpointThatListensIsReachable) {
+  StorageTestListener listener("");
+  auto s3 = check_shared_storage(
+      storage_settings(cache::CacheStorage::s3, "s3://bucket", "http://127.0.0.1:" + std::to_string(listener.port) + "/"),
+      std::chrono::milliseconds(2000));
+  ASSERT_TRUE(s3) << s3.error().message;
+  EXPECT_TRUE(s3->reachable) << s3->detail;
+  EXPECT_EQ(s3->detail, "127.0.0.1:" + std::to_string(listener.port) + " accepts connections");
+}
+
+TEST(CompilerCache, SharedStorageRedisThatRefusesIsAnError) {
+  StorageTestListener listener("-NOAUTH Authentication required.\r\n");
+  auto redis = check_shared_storage(
+      storage_settings(cache::CacheStorage::redis, "redis://127.0.0.1:" + std::to_string(listener.port)),
+      std::chrono::milliseconds(2000));
+  ASSERT_FALSE(redis);
+  EXPECT_NE(redis.error().message.find("NOAUTH"), std::string::npos) << redis.error().message;
+}
+
+TEST(CompilerCache, DeltaClampsAtZero) {
+  CacheStats before{10, 5, 1}, after{12, 4, 3};
+  CacheStats d = stats_delta(before, after);
+  EXPECT_EQ(d.hits, 2u);
+  EXPECT_EQ(d.misses, 0u);
+  EXPECT_EQ(d.uncacheable, 2u);
+}
+
+TEST(CompilerCache, ToolNames) {
+  EXPECT_EQ(parse_cache_tool("ccache"), CacheTool::ccache);
+  EXPECT_EQ(parse_cache_tool(""), CacheTool::none);
+  EXPECT_FALSE(parse_cache_tool("distcc"));
+  EXPECT_EQ(cache_tool_name(CacheTool::sccache), "sccache");
+}
+
+// The real ccache, on a private cache directory: one miss, then one hit.
+TEST(CompilerCache, RealCcacheCountsAHitOnTheSecondCompile) {
+  std::string ccache = find_in_path("ccache");
+  if (ccache.empty() || find_in_path("gcc").empty()) GTEST_SKIP() << "ccache or gcc not installed";
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("tailor_ccache_test_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "cache");
+  { std::ofstream(dir / "a.c") << "int f(int x) { return x * 2; }\n"; }
+  setenv("CCACHE_DIR", (dir / "cache").c_str(), 1);
+  SystemCommandRunner runner;
+  auto before = read_cache_stats(CacheTool::ccache, ccache, runner);
+  ASSERT_TRUE(before) << before.error().message;
+  for (int i = 0; i < 2; ++i) {
+    CommandSpec spec;
+    spec.argv = {ccache, "gcc", "-c", (dir / "a.c").string(), "-o", (dir / "a.o").string()};
+    ASSERT_TRUE(runner.run(spec).ok());
+  }
+  auto after = read_cache_stats(CacheTool::ccache, ccache, runner);
+  ASSERT_TRUE(after);
+  CacheStats d = stats_delta(*before, *after);
+  EXPECT_EQ(d.misses, 1u);
+  EXPECT_EQ(d.hits, 1u);
+  unsetenv("CCACHE_DIR");
+  fs::remove_all(dir);
+}
+
+TEST(CompilerCache, WrapsTwoWordCompilersForTorch) {
+  if (find_in_path("g++").empty()) GTEST_SKIP() << "g++ not installed";
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("tailor_wrap_test_" + std::to_string(::getpid()));
+  std::map<std::string, std::string> env = {{"CXX", "/usr/bin/ccache g++"}, {"CC", "gcc"}, {"MAX_JOBS", "2"}};
+  auto out = wrap_cached_compilers(env, dir.string());
+  ASSERT_TRUE(out) << out.error().message;
+  EXPECT_EQ(out->at("CC"), "gcc");
+  EXPECT_EQ(out->at("MAX_JOBS"), "2");
+  EXPECT_EQ(out->at("CXX"), (dir / "g++").string());  // named after the compiler: torch checks the name
+  std::ifstream f(out->at("CXX"));
+  std::string text((std::istreambuf_iterator<char>(f)), {});
+  EXPECT_NE(text.find("exec /usr/bin/ccache " + find_in_path("g++") + " \"$@\""), std::string::npos) << text;
+  // The wrapper is a working compiler as far as `-dumpfullversion` goes (what torch runs).
+  if (!find_in_path("ccache").empty()) {
+    std::map<std::string, std::string> real = {{"CXX", find_in_path("ccache") + " g++"}};
+    auto w = wrap_cached_compilers(real, dir.string());
+    ASSERT_TRUE(w);
+    SystemCommandRunner runner;
+    CommandSpec spec;
+    spec.argv = {w->at("CXX"), "-dumpfullversion"};
+    auto r = runner.run(spec);
+    EXPECT_TRUE(r.ok());
+    EXPECT_FALSE(std::string(trim(r.out)).empty());
+  }
+  fs::remove_all(dir);
+}
+
+// sccache 0.16's words when its server cannot use an S3 storage, as it prints them.
+TEST(CompilerCache, SccacheStartupErrorsBecomeOneLine) {
+  const std::string refused = R"(sccache: error: Server startup failed: cache storage failed to read: Unexpected (temporary) at read => send http request
+
+Context:
+   url: http://127.0.0.1:1/bkt/.sccache_check
+   called: http_util::Client::send
+   service: s3
+
+Source:
+   error sending request for url (http://127.0.0.1:1/bkt/.sccache_check): client error (Connect): tcp connect error: Connection refused (os error 111)
+
+Backtrace:
+   0: <unknown>
+  15: __libc_start_call_main
+             at ./csu/../sysdeps/nptl/libc_start_call_main.h:58:16
+)";
+  EXPECT_EQ(sccache_startup_error(refused),
+            "cache storage failed to read: send http request: error sending request for url "
+            "(http://127.0.0.1:1/bkt/.sccache_check): client error (Connect): tcp connect error: Connection refused (os error 111)");
+  const std::string bucket = R"(sccache: error: Server startup failed: cache storage failed to read: ConfigInvalid (permanent) at read => S3Error { code: "NoSuchBucket", message: "The specified bucket does not exist", resource: "", request_id: "OYYt" }
+
+Context:
+   uri: http://127.0.0.1:51055/nobucket/.sccache_check
+)";
+  std::string b = sccache_startup_error(bucket);
+  EXPECT_EQ(b.rfind("cache storage failed to read: NoSuchBucket: The specified bucket does not exist (", 0), 0u) << b;
+  const std::string region = "sccache: error: Server startup failed: create s3 cache failed: ConfigInvalid (permanent) at "
+                             "Builder::build, context: { service: s3 } => region is missing. Please find it by "
+                             "S3::detect_region() or set them in env.\n\nStack backtrace:\n   0: <unknown>\n";
+  std::string r = sccache_startup_error(region);
+  EXPECT_EQ(r.rfind("create s3 cache failed: region is missing.", 0), 0u) << r;
+  EXPECT_NE(r.find("?region="), std::string::npos) << r;
+  const std::string denied = "sccache: error: Server startup failed: cache storage failed to read: PermissionDenied (permanent) at read\n\nContext:\n   uri: x\n";
+  EXPECT_EQ(sccache_startup_error(denied), "cache storage failed to read: PermissionDenied");
+  EXPECT_EQ(sccache_startup_error("sccache: Starting the server...\nexit 2\n"), "exit 2");
+  EXPECT_EQ(sccache_startup_error(""), "sccache said nothing");
+  for (const auto& text : {refused, bucket, region, denied}) EXPECT_EQ(sccache_startup_error(text).find('\n'), std::string::npos);
+}
+
+// The real sccache on an S3 endpoint nothing listens on: the server does not start, and
+// the error is one line that says why.
+TEST(CompilerCache, RealSccacheOnAClosedS3PortSaysWhy) {
+  std::string sccache = find_in_path("sccache");
+  if (sccache.empty()) GTEST_SKIP() << "sccache not installed";
+  auto port = free_loopback_port();
+  ASSERT_TRUE(port);
+  SystemCommandRunner runner;
+  auto server = SccacheServer::start(sccache,
+                                     {{"SCCACHE_BUCKET", "bkt"},
+                                      {"SCCACHE_ENDPOINT", "http://127.0.0.1:" + std::to_string(*port)},
+                                      {"SCCACHE_REGION", "auto"},
+                                      {"SCCACHE_S3_USE_SSL", "false"},
+                                      {"AWS_ACCESS_KEY_ID", "tailor-test"},
+                                      {"AWS_SECRET_ACCESS_KEY", "tailor-test-secret"}},
+                                     runner);
+  ASSERT_FALSE(server);
+  const std::string& m = server.error().message;
+  EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  EXPECT_NE(m.find("Connection refused"), std::string::npos) << m;
+  EXPECT_EQ(m.find("Backtrace"), std::string::npos) << m;
+  EXPECT_EQ(m.find("tailor-test-secret"), std::string::npos) << m;
+}
+
+namespace {
+/// A /proc entry under `root`: `comm` and a NUL-separated `environ`.
+void fake_process(const std::filesystem::path& root, int pid, const std::string& comm, const std::string& environ) {
+  std::filesystem::create_directories(root / std::to_string(pid));
+  std::ofstream(root / std::to_string(pid) / "comm") << comm << "\n";
+  std::ofstream(root / std::to_string(pid) / "environ", std::ios::binary) << environ;
+}
+}  // namespace
+
+TEST(CompilerCache, SccacheServerIsFoundByTheGovernorsProcessNames) {
+  const std::filesystem::path proc = tailor::test::scratch_dir("sccache_pid") / "proc";
+  using namespace std::string_literals;
+  const std::string env = "HOME=/root\0SCCACHE_SERVER_PORT=4301\0SCCACHE_IDLE_TIMEOUT=900\0"s;
+  fake_process(proc, 120, "sccache", env);
+  fake_process(proc, 130, "sccache-wrap", env);
+  fake_process(proc, 140, "python3", env);                                          // not the cache
+  fake_process(proc, 150, "sccache-wrap", "SCCACHE_SERVER_PORT=4302\0"s);           // another server
+  std::filesystem::create_directories(proc / "self");                               // not a pid
+  // The names come from data/cache/caches.toml ([sccache] processes), the same list the
+  // governor reads its cache clients from.
+  ASSERT_EQ(sccache_process_names(), std::vector<std::string>{"sccache"});
+  EXPECT_EQ(sccache_server_pid(4301, proc.string()), std::optional<pid_t>(120));
+  EXPECT_EQ(sccache_server_pid(4302, proc.string()), std::nullopt);  // only "sccache-wrap" listens there
+  EXPECT_EQ(sccache_server_pid(4399, proc.string()), std::nullopt);
+  // Other names in the settings: only those match, "sccache" itself no longer does.
+  std::vector<std::string> other = {"sccache-wrap"};
+  EXPECT_EQ(sccache_server_pid(4302, proc.string(), other), std::optional<pid_t>(150));
+  EXPECT_EQ(sccache_server_pid(4301, proc.string(), other), std::optional<pid_t>(130));
+  std::filesystem::remove_all(proc / "130");
+  EXPECT_EQ(sccache_server_pid(4301, proc.string(), other), std::nullopt);
+  other = {"python3", "sccache-wrap"};
+  EXPECT_EQ(sccache_server_pid(4301, proc.string(), other), std::optional<pid_t>(140));
+  EXPECT_EQ(sccache_server_pid(4301, (proc / "missing").string()), std::nullopt);
+}

@@ -1,0 +1,203 @@
+#include "support/fixtures.h"
+#include "executor/build_runner.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace tailor;
+using namespace tailor::executor;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// Plays back scripted output per program and records what it was asked to run.
+class ScriptedRunner : public CommandRunner {
+public:
+  struct Script {
+    std::vector<std::string> lines;
+    int exit_code = 0;
+    bool started = true;
+  };
+  std::map<std::string, Script> scripts;
+  std::vector<CommandSpec> seen;
+  std::chrono::steady_clock::time_point* clock = nullptr;
+
+  CommandResult run(const CommandSpec& spec) override {
+    seen.push_back(spec);
+    CommandResult r;
+    auto it = scripts.find(spec.argv.at(0));
+    if (it == scripts.end() || !it->second.started) return r;
+    for (const auto& l : it->second.lines) {
+      if (clock) *clock += 10s;
+      if (spec.on_line) spec.on_line(l);
+    }
+    r.started = true;
+    r.exit_code = it->second.exit_code;
+    return r;
+  }
+};
+
+class RecordingDisplay : public ProgressDisplay {
+public:
+  std::vector<std::string> events;
+  std::vector<BuildProgress> updates;
+  void step_started(const RunStep& s, size_t i, size_t n) override {
+    events.push_back("start " + s.title + " " + std::to_string(i + 1) + "/" + std::to_string(n));
+  }
+  void progress(const BuildProgress& p) override { updates.push_back(p); }
+  void step_finished(const StepOutcome& o) override { events.push_back("end " + o.title + (o.ok() ? " ok" : " failed")); }
+};
+
+std::string log_file(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("tailor_runner_" + name + std::to_string(::getpid()) + ".log")).string();
+}
+}  // namespace
+
+TEST(BuildRunner, RunsStepsWithEnvLogsAndProgress) {
+  auto now = std::chrono::steady_clock::time_point{};
+  ScriptedRunner runner;
+  runner.clock = &now;
+  runner.scripts["python3"] = {{"running build_ext", "[1/3] nvcc -c /s/a.cu -o a.o", "[2/3] nvcc -c /s/b.cu -o b.o",
+                                "[3/3] c++ -shared a.o b.o -o _C.so", "Successfully built x"}, 0};
+  RecordingDisplay display;
+  std::string log = log_file("ok");
+  BuildRunner br(runner, display, log, [&] { return now; });
+  RunStep step;
+  step.title = "pip wheel";
+  step.argv = {"python3", "-m", "pip", "wheel", "."};
+  step.cwd = "/src";
+  step.env = {{"TORCH_CUDA_ARCH_LIST", "7.5"}, {"MAX_JOBS", "2"}};
+  step.unset_env = {"CUDA_VISIBLE_DEVICES"};
+  auto out = br.run({step});
+  ASSERT_TRUE(out) << out.error().message;
+  EXPECT_TRUE(out->ok());
+  ASSERT_EQ(runner.seen.size(), 1u);
+  const CommandSpec& spec = runner.seen[0];
+  EXPECT_EQ(spec.env.at("TORCH_CUDA_ARCH_LIST"), std::optional<std::string>("7.5"));
+  EXPECT_FALSE(spec.env.at("CUDA_VISIBLE_DEVICES").has_value());
+  EXPECT_EQ(spec.cwd, std::optional<std::string>("/src"));
+  EXPECT_FALSE(spec.keep_output);
+  EXPECT_EQ(display.events, (std::vector<std::string>{"start pip wheel 1/1", "end pip wheel ok"}));
+  ASSERT_EQ(display.updates.size(), 3u);
+  EXPECT_EQ(display.updates[1].finished_file, "b.cu");
+  // [2/3] arrives after 30 s of fake time: two of three edges done, 15 s to go.
+  ASSERT_TRUE(display.updates[1].eta);
+  EXPECT_EQ(*display.updates[1].eta, 15s);
+  std::string text = test::slurp_text(log);
+  EXPECT_NE(text.find("[2/3] nvcc -c /s/b.cu -o b.o\n"), std::string::npos);
+  EXPECT_NE(text.find("TORCH_CUDA_ARCH_LIST=7.5"), std::string::npos);
+  EXPECT_NE(text.find("unset CUDA_VISIBLE_DEVICES"), std::string::npos);
+  std::filesystem::remove(log);
+}
+
+TEST(BuildRunner, StopsAtTheFirstFailure) {
+  ScriptedRunner runner;
+  runner.scripts["cmake"] = {{"-- Configuring done", "error: something"}, 1};
+  runner.scripts["python3"] = {{"never"}, 0};
+  RecordingDisplay display;
+  std::string log = log_file("fail");
+  BuildRunner br(runner, display, log);
+  auto out = br.run({RunStep{"configure", {"cmake", "-S", "."}, "", {}, {}, 60s}, RunStep{"pip wheel", {"python3"}, "", {}, {}, 60s}});
+  ASSERT_TRUE(out);
+  EXPECT_FALSE(out->ok());
+  ASSERT_EQ(out->steps.size(), 1u);
+  EXPECT_EQ(out->steps[0].exit_code, 1);
+  EXPECT_EQ(runner.seen.size(), 1u);
+  EXPECT_NE(test::slurp_text(log).find("FAILED: exit 1"), std::string::npos);
+  std::filesystem::remove(log);
+}
+
+TEST(BuildRunner, MissingProgramIsAFailedStepNotAnError) {
+  ScriptedRunner runner;
+  RecordingDisplay display;
+  std::string log = log_file("missing");
+  BuildRunner br(runner, display, log);
+  auto out = br.run({RunStep{"x", {"no-such-program"}, "", {}, {}, 60s}});
+  ASSERT_TRUE(out);
+  EXPECT_FALSE(out->ok());
+  EXPECT_FALSE(out->steps[0].started);
+  EXPECT_NE(test::slurp_text(log).find("could not start no-such-program"), std::string::npos);
+  std::filesystem::remove(log);
+}
+
+TEST(BuildRunner, UnwritableLogIsAnError) {
+  ScriptedRunner runner;
+  RecordingDisplay display;
+  BuildRunner br(runner, display, "/nonexistent-dir/x/build.log");
+  auto out = br.run({});
+  ASSERT_FALSE(out);
+  EXPECT_NE(out.error().message.find("/nonexistent-dir/x/build.log"), std::string::npos);
+}
+
+TEST(BuildRunner, RealProcessOutputReachesTheLog) {
+  SystemCommandRunner runner;
+  RecordingDisplay display;
+  std::string log = log_file("real");
+  BuildRunner br(runner, display, log);
+  RunStep step{"sh", {"sh", "-c", "echo \"[1/2] cc -c $GREETING.c\"; echo oops >&2; exit 3"}, "", {{"GREETING", "hello"}}, {}, 30s};
+  auto out = br.run({step});
+  ASSERT_TRUE(out);
+  EXPECT_EQ(out->steps[0].exit_code, 3);
+  ASSERT_EQ(display.updates.size(), 1u);
+  EXPECT_EQ(display.updates[0].finished_file, "hello.c");
+  std::string text = test::slurp_text(log);
+  EXPECT_NE(text.find("oops"), std::string::npos);
+  std::filesystem::remove(log);
+}
+
+TEST(ProgressDisplays, PlainPrintsStepsAndDeciles) {
+  char* buf = nullptr;
+  size_t len = 0;
+  std::FILE* f = open_memstream(&buf, &len);
+  auto d = make_progress_display(DisplayStyle::plain, f);
+  RunStep step{"pip wheel", {"python3"}, "", {}, {}, 60s};
+  d->step_started(step, 0, 2);
+  BuildProgress p;
+  p.total = 10;
+  for (int i = 1; i <= 10; ++i) {
+    p.done = i;
+    p.percent = i * 10;
+    d->progress(p);
+    d->progress(p);  // repeated percent: no new line
+  }
+  StepOutcome o;
+  o.title = "pip wheel";
+  o.started = true;
+  o.exit_code = 0;
+  d->step_finished(o);
+  std::fclose(f);
+  std::string text(buf, len);
+  free(buf);
+  EXPECT_NE(text.find("==> [1/2] pip wheel\n"), std::string::npos);
+  EXPECT_NE(text.find("[5/10]"), std::string::npos);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 12);
+  EXPECT_EQ(text.find('\r'), std::string::npos);
+}
+
+TEST(ProgressDisplays, LiveRewritesOneLine) {
+  char* buf = nullptr;
+  size_t len = 0;
+  std::FILE* f = open_memstream(&buf, &len);
+  auto d = make_progress_display(DisplayStyle::live, f);
+  RunStep step{"pip wheel", {"python3"}, "", {}, {}, 60s};
+  d->step_started(step, 0, 1);
+  BuildProgress p;
+  p.done = 1;
+  p.total = 4;
+  p.percent = 25;
+  p.current_file = "a.cu";
+  d->progress(p);
+  std::fclose(f);
+  std::string text(buf, len);
+  free(buf);
+  EXPECT_NE(text.find("\r\033[K[1/1] pip wheel: [1/4]"), std::string::npos);
+  EXPECT_EQ(text.find('\n'), std::string::npos);
+}
+
+TEST(RenderStepShell, QuotesWhatNeedsIt) {
+  RunStep s{"t", {"python3", "-m", "pip", "wheel", "a b"}, "/src dir", {{"X", "1;2"}}, {"Y"}, 60s};
+  EXPECT_EQ(render_step_shell(s), "cd '/src dir' && unset Y; X='1;2' python3 -m pip wheel 'a b'");
+}

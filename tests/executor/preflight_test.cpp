@@ -1,0 +1,95 @@
+#include "executor/preflight.h"
+
+#include <gtest/gtest.h>
+
+using namespace tailor::executor;
+
+namespace {
+PreflightFacts healthy() {
+  PreflightFacts f;
+  f.nvcc_path = "/usr/local/cuda-13.0/bin/nvcc";
+  f.nvcc_version = "13.0.88";
+  f.nvcc_major = 13;
+  f.host_compiler = "gcc 12.2.0 (/usr/bin/g++)";
+  f.host_compiler_accepted = true;
+  f.python = "/usr/bin/python3";
+  f.python_runs = true;
+  f.torch_version = "2.11.0+cu130";
+  f.torch_cuda_version = "13.0";
+  f.build_dir = "/tmp";
+  f.disk_free_bytes = uint64_t{100} << 30;
+  f.disk_needed_bytes = uint64_t{4} << 30;
+  return f;
+}
+const PreflightCheck* find(const PreflightReport& r, const std::string& name) {
+  for (const auto& c : r.checks)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+}  // namespace
+
+TEST(Preflight, HealthyHostPasses) {
+  auto r = run_preflight(healthy());
+  EXPECT_TRUE(r.ok()) << render_preflight(r, PreflightVerbosity::all);
+  EXPECT_TRUE(r.problems().empty());
+  ASSERT_TRUE(find(r, "cuda-match"));
+}
+
+TEST(Preflight, CudaMajorMismatchIsTheTorchRuntimeError) {
+  auto f = healthy();
+  f.nvcc_version = "12.6.85";
+  f.nvcc_major = 12;
+  auto r = run_preflight(f);
+  ASSERT_FALSE(r.ok());
+  auto* c = find(r, "cuda-match");
+  ASSERT_TRUE(c);
+  EXPECT_FALSE(c->ok);
+  EXPECT_NE(c->problem.find("mismatches the version that was used to compile PyTorch"), std::string::npos);
+  EXPECT_NE(c->fix.find("CUDA 13.x toolkit"), std::string::npos);
+}
+
+TEST(Preflight, CollectsEveryProblemAtOnce) {
+  auto f = healthy();
+  f.unsupported_targets = {"CUDA 13.0 cannot target sm_60; its lowest is 7.5 (sm_75)"};
+  f.host_compiler_accepted = false;
+  f.host_compiler_limit = "gcc <= 11";
+  f.torch_version.clear();
+  f.torch_cuda_version.clear();
+  f.disk_free_bytes = uint64_t{1} << 30;
+  auto r = run_preflight(f);
+  std::vector<std::string> names;
+  for (auto* p : r.problems()) names.push_back(p->name);
+  EXPECT_EQ(names, (std::vector<std::string>{"targets", "torch", "host-compiler", "disk"}));
+  for (auto* p : r.problems()) EXPECT_FALSE(p->fix.empty()) << p->name;
+  std::string text = render_preflight(r, PreflightVerbosity::problems);
+  EXPECT_NE(text.find("sm_60"), std::string::npos);
+  EXPECT_NE(text.find("gcc <= 11"), std::string::npos);
+  EXPECT_NE(text.find("1.0 GiB free"), std::string::npos);
+}
+
+TEST(Preflight, MissingNvccAndPython) {
+  PreflightFacts f;
+  f.python = "/nope/python";
+  auto r = run_preflight(f);
+  std::vector<std::string> names;
+  for (auto* p : r.problems()) names.push_back(p->name);
+  EXPECT_EQ(names, (std::vector<std::string>{"nvcc", "python"}));
+}
+
+TEST(Preflight, CpuOnlyTorchCannotBuildCudaExtensions) {
+  auto f = healthy();
+  f.torch_cuda_version.clear();
+  auto r = run_preflight(f);
+  auto* c = find(r, "torch");
+  ASSERT_TRUE(c);
+  EXPECT_FALSE(c->ok);
+  EXPECT_NE(c->problem.find("CPU-only"), std::string::npos);
+}
+
+TEST(Preflight, TorchNotRequiredForTorchBuilds) {
+  auto f = healthy();
+  f.torch_required = false;
+  f.torch_version.clear();
+  f.torch_cuda_version.clear();
+  EXPECT_TRUE(run_preflight(f).ok());
+}

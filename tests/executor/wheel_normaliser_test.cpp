@@ -1,0 +1,271 @@
+// The wheel normaliser over wheels made in the test by Python's zipfile, the way
+// setuptools' bdist_wheel writes them (its own member order, times and modes): the result
+// is checked by tailor's inspect (RECORD), by pip (install --target) and byte for byte
+// against the same wheel given in another order with other times.
+#include "support/fixtures.h"
+#include "executor/wheel_normaliser.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "formats/zip.h"
+#include "inspect/inspect_report.h"
+#include "util/mapped_file.h"
+#include "util/process.h"
+
+using namespace tailor;
+using namespace tailor::executor;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool have_python() { return run_command({"python3", "-c", "import zipfile, hashlib, csv"}, std::chrono::seconds(30)).ok(); }
+
+// A wheel like bdist_wheel's: members in `order` (a Python expression over the list of
+// names), each with time `date` and the mode given, RECORD with correct hashes unless
+// `damage` names a member whose row lies; plus a directory entry and a ZIP extra field.
+fs::path make_wheel(const std::string& name, const std::string& order, const std::string& date,
+                    const std::string& damage = "") {
+  fs::path out = test::scratch_dir("normaliser_test") / name;
+  fs::create_directories(out.parent_path());
+  fs::path py = test::scratch_dir("normaliser_test") / (name + ".py");
+  std::ofstream(py) << R"(import base64, csv, hashlib, io, sys, zipfile
+out, date, damage = sys.argv[1], eval(sys.argv[2]), sys.argv[3]
+di = 'demo_pkg-1.0.dist-info'
+members = {
+    'demo_pkg/__init__.py': (b'from ._C import *\n', 0o644),
+    'demo_pkg/bin/tool': (bytes(range(256)) * 400, 0o755),
+    'demo_pkg/data, with comma.txt': (b'comma\n', 0o664),
+    'demo_pkg-1.0.data/scripts/demo': (b'#!python\nprint(1)\n', 0o755),
+    di + '/METADATA': (b'Metadata-Version: 2.1\nName: demo-pkg\nVersion: 1.0\n', 0o644),
+    di + '/WHEEL': (b'Wheel-Version: 1.0\nGenerator: bdist_wheel (0.45.1)\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n\n', 0o644),
+    di + '/top_level.txt': (b'demo_pkg\n', 0o600),
+}
+names = list(members)
+names = )" << order << R"(
+buf = io.StringIO()
+w = csv.writer(buf, lineterminator='\n')
+for n in names:
+    data = members[n][0]
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data + (b'x' if n == damage else b'')).digest()).rstrip(b'=').decode()
+    w.writerow([n, 'sha256=' + digest, len(data)])
+w.writerow([di + '/RECORD', '', ''])
+with zipfile.ZipFile(out, 'w', zipfile.ZIP_DEFLATED) as z:
+    d = zipfile.ZipInfo('demo_pkg/', date)
+    d.external_attr = (0o40755 << 16) | 0x10
+    z.writestr(d, b'')
+    for n in names:
+        i = zipfile.ZipInfo(n, date)
+        i.external_attr = (0o100000 | members[n][1]) << 16
+        i.compress_type = zipfile.ZIP_DEFLATED
+        i.extra = b'\x55\x54\x05\x00\x01\x00\x00\x00\x00'  # an "extended timestamp" field
+        z.writestr(i, members[n][0])
+    z.writestr(zipfile.ZipInfo(di + '/RECORD', date), buf.getvalue())
+)";
+  auto r = run_command({"python3", py.string(), out.string(), date, damage}, std::chrono::seconds(60));
+  EXPECT_TRUE(r.ok()) << r.err;
+  return out;
+}
+
+std::string names_in(const fs::path& wheel) {
+  auto mapped = MappedFile::open(wheel.string());
+  if (!mapped) return mapped.error().message;
+  auto archive = formats::parse_zip(mapped->bytes());
+  if (!archive) return archive.error().message;
+  std::string out;
+  for (const auto& e : archive->entries) out += e.name + "\n";
+  return out;
+}
+
+}  // namespace
+
+TEST(RecordField, QuotesLikePythonsCsv) {
+  EXPECT_EQ(record_field("a/b.py"), "a/b.py");
+  EXPECT_EQ(record_field("a,b"), "\"a,b\"");
+  EXPECT_EQ(record_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+}
+
+TEST(RetagWheelFile, ReplacesTagLinesWhereTheFirstStood) {
+  auto t = retag_wheel_file("Wheel-Version: 1.0\nTag: cp311-cp311-linux_x86_64\nTag: cp311-abi3-linux_x86_64\nBuild: 1\n\n",
+                            "cp311-cp311-manylinux_2_28_x86_64");
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(*t, "Wheel-Version: 1.0\nTag: cp311-cp311-manylinux_2_28_x86_64\nBuild: 1\n\n");
+  EXPECT_FALSE(retag_wheel_file("Tag: a-b-c\n", "not a tag"));
+  EXPECT_FALSE(retag_wheel_file("Tag: a-b-c\n", "a--c"));
+}
+
+TEST(WheelNormaliser, SortsFixesTimesModesAndRebuildsRecord) {
+  if (!have_python()) GTEST_SKIP() << "python3 needed to make the input wheel";
+  fs::path in = make_wheel("sorts/demo_pkg-1.0-cp311-cp311-linux_x86_64.whl", "names[::-1]", "(2024, 5, 6, 7, 8, 10)");
+  auto n = normalise_wheel(in.string(), {1700000000, "{\"x\": 1}\n", "", ""});
+  ASSERT_TRUE(n) << n.error().message;
+  EXPECT_EQ(n->path, in.string());
+  EXPECT_EQ(n->dist_info, "demo_pkg-1.0.dist-info");
+  EXPECT_EQ(n->members, 9u);
+  // The package by name, then the dist-info by name, RECORD last; no directory entries.
+  EXPECT_EQ(names_in(in),
+            "demo_pkg-1.0.data/scripts/demo\n"
+            "demo_pkg/__init__.py\n"
+            "demo_pkg/bin/tool\n"
+            "demo_pkg/data, with comma.txt\n"
+            "demo_pkg-1.0.dist-info/METADATA\n"
+            "demo_pkg-1.0.dist-info/WHEEL\n"
+            "demo_pkg-1.0.dist-info/tailor-provenance.json\n"
+            "demo_pkg-1.0.dist-info/top_level.txt\n"
+            "demo_pkg-1.0.dist-info/RECORD\n");
+  auto listing = run_command({"python3", "-c",
+                              "import sys, zipfile\n"
+                              "z = zipfile.ZipFile(sys.argv[1])\n"
+                              "assert z.testzip() is None\n"
+                              "for i in z.infolist():\n"
+                              "    print(oct(i.external_attr >> 16), i.date_time, len(i.extra), i.filename)\n"
+                              "print(z.read('demo_pkg-1.0.dist-info/RECORD').decode(), end='')\n",
+                              in.string()},
+                             std::chrono::seconds(60));
+  ASSERT_TRUE(listing.ok()) << listing.err;
+  const std::string t = " (2023, 11, 14, 22, 13, 20) 0 ";
+  EXPECT_NE(listing.out.find("0o100755" + t + "demo_pkg-1.0.data/scripts/demo\n"), std::string::npos) << listing.out;
+  EXPECT_NE(listing.out.find("0o100755" + t + "demo_pkg/bin/tool\n"), std::string::npos);
+  EXPECT_NE(listing.out.find("0o100644" + t + "demo_pkg/data, with comma.txt\n"), std::string::npos);  // 0664 -> 0644
+  EXPECT_NE(listing.out.find("0o100644" + t + "demo_pkg-1.0.dist-info/top_level.txt\n"), std::string::npos);  // 0600 -> 0644
+  EXPECT_NE(listing.out.find("\"demo_pkg/data, with comma.txt\",sha256="), std::string::npos) << listing.out;
+  EXPECT_NE(listing.out.find("demo_pkg-1.0.dist-info/tailor-provenance.json,sha256="), std::string::npos);
+  EXPECT_TRUE(listing.out.ends_with("demo_pkg-1.0.dist-info/RECORD,,\n")) << listing.out;
+
+  // inspect's RECORD check: every member listed, every hash and size right.
+  auto report = inspect::inspect_paths({in.string()});
+  ASSERT_TRUE(report) << report.error().message;
+  ASSERT_EQ(report->wheels.size(), 1u);
+  EXPECT_TRUE(report->wheels[0].record.passed());
+  EXPECT_EQ(report->wheels[0].record.ok, 8u);
+
+  // pip installs it, with the executable bits where they were.
+  fs::path target = test::scratch_dir("normaliser_test") / "sorts" / "site";
+  auto pip = run_command({"python3", "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", target.string(),
+                          in.string()},
+                         std::chrono::seconds(300));
+  if (!pip.started || pip.err.find("No module named pip") != std::string::npos) GTEST_SKIP() << "pip not available";
+  ASSERT_TRUE(pip.ok()) << pip.out << pip.err;
+  EXPECT_EQ(test::slurp_text(target / "demo_pkg" / "__init__.py"), "from ._C import *\n");
+  EXPECT_EQ(test::slurp_text(target / "demo_pkg-1.0.dist-info" / "tailor-provenance.json"), "{\"x\": 1}\n");
+  EXPECT_NE(fs::status(target / "demo_pkg" / "bin" / "tool").permissions() & fs::perms::owner_exec,
+            fs::perms::none);
+}
+
+TEST(WheelNormaliser, SameContentInAnyOrderWithAnyTimesGivesTheSameBytes) {
+  if (!have_python()) GTEST_SKIP() << "python3 needed to make the input wheels";
+  fs::path a = make_wheel("order/a/demo_pkg-1.0-cp311-cp311-linux_x86_64.whl", "names", "(2021, 1, 2, 3, 4, 6)");
+  fs::path b = make_wheel("order/b/demo_pkg-1.0-cp311-cp311-linux_x86_64.whl", "sorted(names, key=lambda n: n[::-1])",
+                          "(2025, 12, 31, 23, 59, 58)");
+  ASSERT_NE(test::slurp_text(a), test::slurp_text(b));
+  WheelNormaliseOptions opts{1600000000, "{}\n", "", ""};
+  ASSERT_TRUE(normalise_wheel(a.string(), opts));
+  ASSERT_TRUE(normalise_wheel(b.string(), opts));
+  EXPECT_EQ(test::slurp_text(a), test::slurp_text(b));
+  // Normalising again changes nothing.
+  std::string once = test::slurp_text(a);
+  ASSERT_TRUE(normalise_wheel(a.string(), opts));
+  EXPECT_EQ(test::slurp_text(a), once);
+  // Another epoch or provenance does change the bytes.
+  ASSERT_TRUE(normalise_wheel(b.string(), {1600000100, "{}\n", "", ""}));
+  EXPECT_NE(test::slurp_text(b), once);
+  ASSERT_TRUE(normalise_wheel(b.string(), {1600000000, "{\"a\": 2}\n", "", ""}));
+  EXPECT_NE(test::slurp_text(b), once);
+}
+
+TEST(WheelNormaliser, RetagsIntoANewFileAndLeavesTheInput) {
+  if (!have_python()) GTEST_SKIP() << "python3 needed to make the input wheel";
+  fs::path in = make_wheel("retag/demo_pkg-1.0-cp311-cp311-linux_x86_64.whl", "names", "(2024, 1, 1, 0, 0, 0)");
+  std::string before = test::slurp_text(in);
+  fs::path out = test::scratch_dir("normaliser_test") / "retag" / "demo_pkg-1.0-cp311-cp311-manylinux_2_28_x86_64.whl";
+  auto n = normalise_wheel(in.string(), {1700000000, "", "cp311-cp311-manylinux_2_28_x86_64", out.string()});
+  ASSERT_TRUE(n) << n.error().message;
+  EXPECT_EQ(test::slurp_text(in), before);
+  auto report = inspect::inspect_paths({out.string()});
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_TRUE(report->wheels[0].record.passed());
+  EXPECT_TRUE(report->wheels[0].tags_consistent);
+  EXPECT_EQ(report->wheels[0].tags_from_wheel_file, std::vector<std::string>{"cp311-cp311-manylinux_2_28_x86_64"});
+  EXPECT_EQ(names_in(out).find("tailor-provenance.json"), std::string::npos);  // none asked for
+}
+
+TEST(WheelNormaliser, RefusesADamagedWheelAndLeavesItAlone) {
+  if (!have_python()) GTEST_SKIP() << "python3 needed to make the input wheel";
+  fs::path in = make_wheel("damaged/demo_pkg-1.0-cp311-cp311-linux_x86_64.whl", "names", "(2024, 1, 1, 0, 0, 0)",
+                           "demo_pkg/__init__.py");
+  std::string before = test::slurp_text(in);
+  auto n = normalise_wheel(in.string(), {1700000000, "{}\n", "", ""});
+  ASSERT_FALSE(n);
+  EXPECT_NE(n.error().message.find("'demo_pkg/__init__.py' does not match its RECORD row"), std::string::npos)
+      << n.error().message;
+  EXPECT_EQ(test::slurp_text(in), before);
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(in.parent_path())) files += e.path().extension() != ".py";
+  EXPECT_EQ(files, 1u);  // no temporary left beside it
+
+  fs::path not_wheel = test::scratch_dir("normaliser_test") / "damaged" / "plain.whl";
+  auto r = run_command({"python3", "-c", "import sys, zipfile; zipfile.ZipFile(sys.argv[1], 'w').writestr('a.txt', 'x')",
+                        not_wheel.string()},
+                       std::chrono::seconds(30));
+  ASSERT_TRUE(r.ok()) << r.err;
+  auto none = normalise_wheel(not_wheel.string(), {0, "", "", ""});
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("expected exactly one *.dist-info/WHEEL, found 0"), std::string::npos);
+  std::ofstream(test::scratch_dir("normaliser_test") / "damaged" / "junk.whl") << "not a zip";
+  EXPECT_FALSE(normalise_wheel((test::scratch_dir("normaliser_test") / "damaged" / "junk.whl").string(), {0, "", "", ""}));
+}
+
+TEST(BuildProvenance, LeavesJobsCachesAndPathsOutOfTheWheel) {
+  BuildProvenance p;
+  fill_provenance_environment(p,
+                              {{"TORCH_CUDA_ARCH_LIST", "7.5"},
+                               {"FORCE_CUDA", "1"},
+                               {"MAX_JOBS", "2"},
+                               {"NVCC_THREADS", "4"},
+                               {"CUDA_HOME", "/usr/local/cuda"},
+                               {"CXX", "/tmp/work/compiler-wrappers/g++"},
+                               {"PYTORCH_NVCC", "ccache /usr/local/cuda/bin/nvcc"},
+                               {"SOURCE_DATE_EPOCH", "1700000000"}},
+                              {"MAX_JOBS", "NVCC_THREADS"});
+  EXPECT_EQ(p.environment, (std::map<std::string, std::string>{{"FORCE_CUDA", "1"}, {"TORCH_CUDA_ARCH_LIST", "7.5"}}));
+  EXPECT_EQ(p.left_out, (std::vector<std::string>{"CUDA_HOME", "CXX", "MAX_JOBS", "NVCC_THREADS", "PYTORCH_NVCC",
+                                                  "SOURCE_DATE_EPOCH"}));
+  fill_provenance_toolchain(p, {{"nvcc", "13.0 (/usr/local/cuda/bin/nvcc)"},
+                                {"torch", "2.11.0+cu130 (CUDA 13.0)"},
+                                {"ccache", "4.8"},
+                                {"gcc", "12.2.0"}});
+  EXPECT_EQ(p.toolchain, (std::map<std::string, std::string>{
+                             {"gcc", "12.2.0"}, {"nvcc", "13.0"}, {"torch", "2.11.0+cu130 (CUDA 13.0)"}}));
+  p.source_date_epoch = 1700000000;
+  std::string text = provenance_file_text(p);
+  EXPECT_EQ(text, provenance_file_text(p));
+  EXPECT_EQ(text.find("MAX_JOBS"), std::string::npos);
+  EXPECT_EQ(text.find("/usr/local"), std::string::npos);
+  EXPECT_NE(text.find("\"source_date_epoch\": 1700000000"), std::string::npos) << text;
+  EXPECT_EQ(without_credentials("https://user:token@github.com/a/b.git"), "https://github.com/a/b.git");
+  EXPECT_EQ(without_credentials("https://github.com/a/b.git"), "https://github.com/a/b.git");
+  EXPECT_EQ(without_credentials("git@github.com:a/b.git"), "git@github.com:a/b.git");
+}
+
+TEST(ReproducibleBuildEnv, EpochObjtempAndPrefixMapsAppended) {
+  std::map<std::string, std::string> env = {{"NVCC_APPEND_FLAGS", "-lineinfo"}, {"TORCH_CUDA_ARCH_LIST", "7.5"}};
+  ::setenv("CXXFLAGS", "-O3", 1);
+  ::unsetenv("CFLAGS");
+  add_reproducible_build_env(env, 1700000000, "/w/pkg-abc/src");
+  EXPECT_EQ(env["SOURCE_DATE_EPOCH"], "1700000000");
+  EXPECT_EQ(env["NVCC_APPEND_FLAGS"], "-lineinfo -objtemp -Xcompiler=-ffile-prefix-map=/w/pkg-abc/src=.");
+  EXPECT_EQ(env["CFLAGS"], "-ffile-prefix-map=/w/pkg-abc/src=.");
+  EXPECT_EQ(env["CXXFLAGS"], "-O3 -ffile-prefix-map=/w/pkg-abc/src=.");  // the caller's flags kept
+  EXPECT_EQ(env["TORCH_CUDA_ARCH_LIST"], "7.5");
+  auto again = env;
+  add_reproducible_build_env(again, 1700000000, "/w/pkg-abc/src");
+  EXPECT_EQ(again, env);  // idempotent
+  std::map<std::string, std::string> spaced;
+  add_reproducible_build_env(spaced, 5, "/w/with space/src");
+  EXPECT_EQ(spaced["NVCC_APPEND_FLAGS"], "-objtemp");
+  EXPECT_EQ(spaced.count("CFLAGS"), 0u);
+  ::unsetenv("CXXFLAGS");
+}

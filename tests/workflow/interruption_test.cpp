@@ -1,0 +1,251 @@
+// Folder locks, per-run logs, resume bookkeeping and what an interrupt does to the build
+// layers (the runner stops, publishing refuses). Real files and real flock(2).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/fixtures.h"
+#include "executor/build_runner.h"
+#include "executor/extension_source.h"
+#include "executor/folder_lock.h"
+#include "executor/publish.h"
+#include "executor/resume.h"
+#include "util/interrupt.h"
+
+using namespace tailor;
+using namespace tailor::executor;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string t = (fs::temp_directory_path() / "tailor-interruption-XXXXXX").string();
+    path = mkdtemp(t.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+/// Runs `fn` in a forked child and returns its exit status (locks are per process).
+template <typename Fn>
+int in_child(Fn fn) {
+  pid_t pid = fork();
+  if (pid == 0) _exit(fn());
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
+}
+
+TEST(FolderLock, SecondHolderIsRefusedWithThePidWithoutWaiting) {
+  TempDir t;
+  std::string work = (t.path / "work").string();
+  auto lock = FolderLock::acquire(work, FolderLock::Place::inside, false, nullptr);
+  ASSERT_TRUE(lock) << lock.error().message;
+  EXPECT_EQ(test::slurp_text(lock->lock_path()), std::to_string(getpid()) + "\n");
+  int rc = in_child([&] {
+    auto second = FolderLock::acquire(work, FolderLock::Place::inside, false, nullptr);
+    if (second) return 1;
+    std::string want = "is in use by tailor build pid " + std::to_string(getppid());
+    return second.error().message.find(want) != std::string::npos ? 0 : 2;
+  });
+  EXPECT_EQ(rc, 0);
+}
+
+TEST(FolderLock, ReleasedWhenTheHolderGoesAway) {
+  TempDir t;
+  std::string work = (t.path / "work").string();
+  {
+    auto lock = FolderLock::acquire(work, FolderLock::Place::inside, false, nullptr);
+    ASSERT_TRUE(lock);
+  }
+  // A holder killed with SIGKILL leaves no stale lock: the kernel drops it.
+  int rc = in_child([&] {
+    auto lock = FolderLock::acquire(work, FolderLock::Place::inside, false, nullptr);
+    if (!lock) return 1;
+    raise(SIGKILL);
+    return 0;
+  });
+  EXPECT_EQ(rc, 100);
+  auto again = FolderLock::acquire(work, FolderLock::Place::inside, false, nullptr);
+  EXPECT_TRUE(again) << (again ? "" : again.error().message);
+}
+
+TEST(FolderLock, WaiterSaysSoOnceAndGetsTheLock) {
+  TempDir t;
+  std::string out = (t.path / "dist").string();
+  int to_child[2];
+  ASSERT_EQ(pipe(to_child), 0);
+  pid_t holder = fork();
+  if (holder == 0) {
+    auto lock = FolderLock::acquire(out, FolderLock::Place::beside, false, nullptr);
+    [[maybe_unused]] ssize_t n = ::write(to_child[1], "x", 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    _exit(lock ? 0 : 1);
+  }
+  char c;
+  ASSERT_EQ(::read(to_child[0], &c, 1), 1);
+  std::FILE* note = std::tmpfile();
+  auto lock = FolderLock::acquire(out, FolderLock::Place::beside, true, note);
+  ASSERT_TRUE(lock) << lock.error().message;
+  std::rewind(note);
+  char buf[512] = {};
+  size_t n = std::fread(buf, 1, sizeof buf - 1, note);
+  std::fclose(note);
+  EXPECT_EQ(std::string(buf, n), "waiting for tailor build pid " + std::to_string(holder) + " using " + out + "\n");
+  int status = 0;
+  waitpid(holder, &status, 0);
+  // Beside the output folder: the output folder itself is not created.
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_TRUE(fs::exists(t.path / ".dist.tailor.lock"));
+}
+
+TEST(RunLog, EachRunGetsItsOwnLogAndBuildLogPointsAtTheLatest) {
+  TempDir t;
+  auto first = start_run_log(t.path.string(), 2);
+  ASSERT_TRUE(first);
+  std::ofstream(*first) << "first\n";
+  EXPECT_EQ(test::slurp_text(t.path / "build.log"), "first\n");
+  std::vector<std::string> made = {*first};
+  for (int i = 0; i < 3; ++i) {
+    // Distinct names within one second: make the older ones look older.
+    fs::rename(made.back(), t.path / ("build-20000101T00000" + std::to_string(i) + "Z-1.log"));
+    made.back() = (t.path / ("build-20000101T00000" + std::to_string(i) + "Z-1.log")).string();
+    auto next = start_run_log(t.path.string(), 2);
+    ASSERT_TRUE(next);
+    made.push_back(*next);
+  }
+  std::ofstream(made.back()) << "latest\n";
+  EXPECT_TRUE(fs::is_symlink(t.path / "build.log"));
+  EXPECT_EQ(test::slurp_text(t.path / "build.log"), "latest\n");
+  size_t logs = 0;
+  for (const auto& e : fs::directory_iterator(t.path))
+    if (e.path().filename().string().rfind("build-", 0) == 0) ++logs;
+  EXPECT_EQ(logs, 2u);  // the newest two kept
+  EXPECT_TRUE(fs::exists(made.back()));
+}
+
+TEST(Resume, KeepsTheTreeOnlyWhileConfiguredTheSame) {
+  TempDir t;
+  fs::path src = t.path / "src", work = t.path;
+  fs::create_directories(src / "build" / "obj");
+  EXPECT_FALSE(keep_build_tree_if_unchanged(src.string(), work.string(), "sm_75\npip wheel"));
+  EXPECT_FALSE(fs::exists(src / "build"));  // no fingerprint yet: unknown tree removed
+  fs::create_directories(src / "build" / "obj");
+  EXPECT_TRUE(keep_build_tree_if_unchanged(src.string(), work.string(), "sm_75\npip wheel"));
+  EXPECT_TRUE(fs::exists(src / "build" / "obj"));
+  EXPECT_FALSE(keep_build_tree_if_unchanged(src.string(), work.string(), "sm_80\npip wheel"));
+  EXPECT_FALSE(fs::exists(src / "build"));
+}
+
+TEST(Resume, CountsNinjaStepsPerInvocation) {
+  EXPECT_FALSE(ninja_steps_run("no ninja here\n"));
+  EXPECT_EQ(*ninja_steps_run("[1/4] a\n[2/4] b\n  [4/4] d\n"), 4u);
+  EXPECT_EQ(*ninja_steps_run("[1/4] a\n[3/4] c\n[1/2] x\n[2/2] y\n"), 6u);  // two invocations
+}
+
+TEST(Resume, ReusedUnitsAgainstTheFreshTreeCount) {
+  TempDir t;
+  std::string work = t.path.string();
+  fs::create_directories(t.path / "src");
+  keep_build_tree_if_unchanged((t.path / "src").string(), work, "f");
+  EXPECT_FALSE(account_reused_units(work, false, 4));  // fresh tree: records 4
+  auto u = account_reused_units(work, true, 1);
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->reused, 3u);
+  EXPECT_EQ(u->total, 4u);
+  EXPECT_NE(u->source.find("Ninja"), std::string::npos);
+  auto none_ran = account_reused_units(work, true, std::nullopt);  // everything up to date
+  ASSERT_TRUE(none_ran);
+  EXPECT_EQ(none_ran->reused, 4u);
+}
+
+TEST(Resume, SourceSyncKeepsTheCopysBuildTreeAndSourceTimes) {
+  TempDir t;
+  fs::path pkg = t.path / "pkg";
+  fs::create_directories(pkg / "csrc");
+  std::ofstream(pkg / "setup.py") << "from setuptools import setup\nsetup(name='p')\n";
+  std::ofstream(pkg / "csrc" / "k.cu") << "one\n";
+  std::ofstream(pkg / "gone.txt") << "x\n";
+  auto spec = classify_source(pkg.string(), "");
+  ASSERT_TRUE(spec);
+  SystemCommandRunner runner;
+  auto src = prepare_source(*spec, (t.path / "work").string(), "python3", runner);
+  ASSERT_TRUE(src) << src.error().message;
+  fs::path copy(*src);
+  EXPECT_EQ(fs::last_write_time(copy / "csrc" / "k.cu"), fs::last_write_time(pkg / "csrc" / "k.cu"));
+  fs::create_directories(copy / "build" / "temp");
+  std::ofstream(copy / "build" / "temp" / "k.o") << "object\n";
+
+  // Unchanged, changed and removed files; the copy's own build/ stays.
+  std::ofstream(pkg / "csrc" / "k.cu") << "two, longer\n";
+  fs::remove(pkg / "gone.txt");
+  src = prepare_source(*spec, (t.path / "work").string(), "python3", runner);
+  ASSERT_TRUE(src);
+  EXPECT_TRUE(fs::exists(copy / "build" / "temp" / "k.o"));
+  EXPECT_EQ(test::slurp_text(copy / "csrc" / "k.cu"), "two, longer\n");
+  EXPECT_EQ(fs::last_write_time(copy / "csrc" / "k.cu"), fs::last_write_time(pkg / "csrc" / "k.cu"));
+  EXPECT_FALSE(fs::exists(copy / "gone.txt"));
+  EXPECT_TRUE(fs::exists(copy / "setup.py"));
+}
+
+/// Counts the processes it was asked to run.
+class CountingRunner : public CommandRunner {
+public:
+  int runs = 0;
+  CommandResult run(const CommandSpec&) override {
+    ++runs;
+    CommandResult r;
+    r.started = true;
+    r.exit_code = 0;
+    return r;
+  }
+};
+
+class QuietDisplay : public ProgressDisplay {
+  void step_started(const RunStep&, size_t, size_t) override {}
+  void progress(const BuildProgress&) override {}
+  void step_finished(const StepOutcome&) override {}
+};
+
+TEST(Interrupt, RunnerStopsAndPublishingRefuses) {
+  TempDir t;
+  install_interrupt_handlers();
+  reset_interrupt_for_testing();
+  kill(getpid(), SIGINT);
+  ASSERT_EQ(interrupt_signal(), SIGINT);
+  CountingRunner runner;
+  QuietDisplay display;
+  BuildRunner br(runner, display, (t.path / "log").string());
+  auto outcome = br.run({RunStep{"one", {"true"}}, RunStep{"two", {"true"}}});
+  ASSERT_TRUE(outcome);
+  EXPECT_TRUE(outcome->interrupted);
+  EXPECT_FALSE(outcome->ok());
+  EXPECT_EQ(runner.runs, 0);
+  EXPECT_NE(test::slurp_text(t.path / "log").find("interrupted by signal 2"), std::string::npos);
+
+  fs::create_directories(t.path / "dist");
+  std::ofstream(t.path / "dist" / "keep.txt") << "old\n";
+  auto staging = PublishStaging::create((t.path / "dist").string());
+  ASSERT_TRUE(staging);
+  ASSERT_TRUE(staging->add_text("pkg.whl", "wheel"));
+  auto published = staging->commit({"pkg.whl"});
+  EXPECT_FALSE(published);
+  reset_interrupt_for_testing();
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(t.path / "dist")) names.push_back(e.path().filename().string());
+  EXPECT_EQ(names, std::vector<std::string>{"keep.txt"});
+}
+
+}  // namespace
