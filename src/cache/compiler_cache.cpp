@@ -294,7 +294,8 @@ CommandSpec SccacheServer::spec(std::vector<std::string> args) const {
 
 Expected<std::unique_ptr<SccacheServer>> SccacheServer::start(const std::string& executable,
                                                               std::map<std::string, std::string> storage_env,
-                                                              CommandRunner& runner) {
+                                                              CommandRunner& runner,
+                                                              const std::vector<std::string>& launcher) {
   // Two tries: another process may take the port between the probe and the start.
   std::string last;
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -305,7 +306,9 @@ Expected<std::unique_ptr<SccacheServer>> SccacheServer::start(const std::string&
     // The build's statistics come from this server, not from a log.
     env.erase("SCCACHE_LOG");
     std::unique_ptr<SccacheServer> server(new SccacheServer(executable, std::move(env), port, runner));
-    CommandResult r = runner.run(server->spec({"--start-server"}));
+    CommandSpec start_spec = server->spec({"--start-server"});
+    start_spec.argv.insert(start_spec.argv.begin(), launcher.begin(), launcher.end());
+    CommandResult r = runner.run(start_spec);
     if (r.ok()) return server;
     server->m_running = false;
     if (r.interrupted) return make_error("interrupted while starting sccache");

@@ -61,9 +61,13 @@ Expected<CacheStats> read_cache_stats(CacheTool tool, const std::string& executa
 /// destructor; after an interrupt the runner's sweep kills it (it carries the run marker).
 class SccacheServer {
 public:
+  /// `launcher`: what `sccache --start-server` runs behind (the build's private mount
+  /// namespace, so the server sees the work folder where the build's compiles name it);
+  /// empty: nothing.
   static Expected<std::unique_ptr<SccacheServer>> start(const std::string& executable,
                                                         std::map<std::string, std::string> storage_env,
-                                                        CommandRunner& runner);
+                                                        CommandRunner& runner,
+                                                        const std::vector<std::string>& launcher = {});
   ~SccacheServer();
   SccacheServer(const SccacheServer&) = delete;
   SccacheServer& operator=(const SccacheServer&) = delete;

@@ -106,6 +106,10 @@ nlohmann::json to_json(const BuildReport& r) {
                         {"compilations", r.dist->compilations}, {"dist_compiles", r.dist->dist_compiles},
                         {"dist_errors", r.dist->dist_errors}, {"not_distributable", r.dist->not_distributable},
                         {"per_server", r.dist->per_server}, {"notes", r.dist->notes}};
+  if (!r.work_path.empty()) {
+    j["run"]["work_path"] = r.work_path;
+    j["run"]["work_path_note"] = r.work_path_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.work_path_note);
+  }
   nlohmann::json units = nullptr;
   if (r.units_reused && r.units_total)
     units = {{"reused", *r.units_reused}, {"total", *r.units_total}, {"source", r.units_source}};

@@ -97,6 +97,11 @@ struct BuildReport {
     std::vector<std::string> notes;  ///< what ran locally and why
   };
   std::optional<Dist> dist;
+  /// Where the build's steps saw the work folder: the fixed path of a private mount
+  /// namespace (executor/fixed_path.h: the same bytes from any folder), or the folder
+  /// itself with `work_path_note` saying why (no bubblewrap, --dist).
+  std::string work_path;
+  std::string work_path_note;
   /// Compile steps an earlier (perhaps interrupted) run in the same work folder had
   /// already done, of all the build's compile steps; `units_source` says how that was
   /// counted. Unset when unknown (no Ninja lines, no earlier run).

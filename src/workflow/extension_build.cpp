@@ -17,6 +17,7 @@
 
 #include "cache/cache_ledger.h"
 #include "cache/compiler_cache.h"
+#include "executor/fixed_path.h"
 #include "executor/folder_lock.h"
 #include "executor/governor_profile.h"
 #include "executor/memory_governor.h"
@@ -359,12 +360,6 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   } else {
     s.work_root = o.work_root.empty() ? default_work_root() : o.work_root;
     s.work_dir = work_dir_for(s.spec, s.work_root);
-    if (!o.work_root.empty() && s.request.cache_settings.shared() && o.cache != "none")
-      status(o, fmt::format("note: --work-dir with a shared cache: nvcc's cached steps are keyed by the source's path, "
-                            "so only builds in this same folder will hit them; leave --work-dir out to build in the "
-                            "shared work folder ({})",
-                            s.request.cache_settings.work_root.empty() ? cache::shared_work_root()
-                                                                      : s.request.cache_settings.work_root));
   }
   probe::ProbeOptions popts;
   popts.build_dir = fs::exists(s.work_root) ? s.work_root : ".";
@@ -576,6 +571,23 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
     rs.unset_env = p->unset_env;
     steps.push_back(std::move(rs));
   }
+  // The same bytes and cache keys from any work folder: the steps, and the build's own
+  // sccache server, see the work folder at one fixed path (executor/fixed_path.h). --dist
+  // keeps the real path: the dist session starts its server itself.
+  std::optional<FixedPath> fixed;
+  if (o.dist) {
+    rep.work_path = s.work_dir;
+    rep.work_path_note = "--dist: built in the work folder itself";
+  } else if (auto fp = open_fixed_path(s.work_dir, fixed_work_path(s.package), find_in_path("bwrap"), runner)) {
+    fixed = *fp;
+    for (auto& st : steps) st = in_fixed_path(std::move(st), *fixed);
+    rep.work_path = fixed->fixed;
+  } else {
+    rep.work_path = s.work_dir;
+    rep.work_path_note = "no fixed path (" + fp.error().message +
+                         "): nvcc's symbol names and the cache keys carry this work folder's path";
+    status(o, "==> note: " + rep.work_path_note);
+  }
   CacheTool cache = parse_cache_tool(p->cache_tool).value_or(CacheTool::none);
   rep.cache_tool = std::string(cache_tool_name(cache));
   rep.cache_storage = cache == CacheTool::none ? "" : p->cache_storage;
@@ -586,7 +598,8 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   std::map<std::string, std::string> cache_env = p->cache_env;
   // (--dist starts the build's server itself, with the cluster's client config.)
   if (cache == CacheTool::sccache && !cache_exe.empty() && !o.dist) {
-    auto server = SccacheServer::start(cache_exe, p->cache_env, runner);
+    auto server = SccacheServer::start(cache_exe, p->cache_env, runner,
+                                       fixed ? fixed_path_argv(*fixed, s.work_dir, {}) : std::vector<std::string>{});
     if (!server) return stop(BuildStatus::build_failed,
                              fmt::format("compiler cache ({}): {}", p->cache_storage, server.error().message));
     sccache_server = std::move(*server);
@@ -649,7 +662,7 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   if (!ctx.display) own_display = make_progress_display(o.display, o.status_out ? o.status_out : stderr);
   // After the fingerprint: the server's port changes every run and decides nothing built.
   for (auto& st : steps)
-    for (const auto& [k, v] : cache_env) st.env[k] = v;
+    for (const auto& [k, v] : cache_env) st.env[k] = fixed ? to_fixed(v, *fixed) : v;
   BuildRunner build_runner(runner, ctx.display ? *ctx.display : *own_display, rep.log_path);
   // The job timeline: what this run appends to the build folder's .ninja_log files.
   const std::string ninja_root = (fs::path(s.source_dir) / "build").string();

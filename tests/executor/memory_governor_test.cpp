@@ -501,6 +501,10 @@ TEST(GovernorProc, AJobTeachesOnlyWhenACompilerOfItsKindRanNotAsAPreprocessor) {
   proc.add(120, "sh", 103, 120, 60, 1 * pages);
   proc.add(121, "nvcc", 120, 120, 61, 3 * pages, 'S', {"nvcc", "-c", "b.cu"});
   proc.add(122, "cicc", 121, 120, 62, 580 * pages, 'S', {"cicc", "--c++17", "b.cpp1.ii"});
+  // Another, sampled in its host compile.
+  proc.add(125, "sh", 103, 125, 65, 1 * pages);
+  proc.add(126, "nvcc", 125, 125, 66, 3 * pages, 'S', {"nvcc", "-c", "e.cu"});
+  proc.add(127, "cc1plus", 126, 125, 67, 800 * pages, 'S', {"cc1plus", "-quiet", "e.cudafe1.cpp"});
   // A ccache hit on g++ in direct mode: no compiler at all ("other").
   proc.add(130, "sh", 103, 130, 70, 1 * pages);
   proc.add(131, "ccache", 130, 130, 71, 4 * pages);
@@ -514,11 +518,14 @@ TEST(GovernorProc, AJobTeachesOnlyWhenACompilerOfItsKindRanNotAsAPreprocessor) {
   proc.add(161, "ld", 160, 160, 96, 80 * pages);
   ProcFsTable table(proc.root.string());
   TreeSample s = group_tree(table.snapshot(), 100, governor_settings());
-  ASSERT_EQ(s.jobs.size(), 6u);
+  ASSERT_EQ(s.jobs.size(), 7u);
   EXPECT_EQ(s.jobs[0].kind, "nvcc");
   EXPECT_FALSE(s.jobs[0].compiles) << "nvcc only preprocessed: a cache hit";
   EXPECT_EQ(s.jobs[1].kind, "nvcc");
   EXPECT_TRUE(s.jobs[1].compiles);
+  EXPECT_EQ(s.jobs[2].kind, "nvcc");
+  EXPECT_TRUE(s.jobs[2].compiles) << "nvcc's host compile";
+  s.jobs.erase(s.jobs.begin() + 2);
   EXPECT_EQ(s.jobs[2].kind, "other");
   EXPECT_FALSE(s.jobs[2].compiles);
   EXPECT_EQ(s.jobs[3].kind, "cc1plus");
