@@ -1,14 +1,19 @@
 // `tailor inspect WHEEL|LIB|DIR...`: what is inside, what it needs, and verdicts for CI.
-// Exit 0 when every check holds, 1 when a verdict, the RECORD check or the manylinux
-// claim fails, 2 for unreadable or malformed input (one error line, nothing on stdout).
+// Exit 0 when every check holds, 1 when a finding fails the run (inspect_outcome.h: a
+// verdict, the RECORD check, a manylinux tag the CUDA and CPU libraries do not fit), with
+// one stderr line naming why; findings that only warn get a stderr line each and exit 0.
+// Exit 2 for unreadable or malformed input (one error line, nothing on stdout).
 #include <cstdio>
 #include <iostream>
 
 #include "cli/commands.h"
+#include "inspect/inspect_outcome.h"
 #include "inspect/inspect_report.h"
 #include "inspect/render.h"
 #include "inspect/verdicts.h"
 #include "util/files.h"
+#include "util/terminal_style.h"
+#include "util/text_escape.h"
 
 namespace tailor::cli {
 
@@ -49,16 +54,26 @@ int run_inspect(const InspectArgs& args) {
     if (!written) return report_error("--html: " + written.error().message, k_exit_bad_input);
   }
 
+  const auto outcome = inspect::judge(*report, shown);
+  const int code = outcome.failed() ? k_exit_failed : k_exit_ok;
   if (args.json) {
-    std::cout << inspect::to_json(*report, shown).dump(2) << "\n";
+    auto doc = inspect::to_json(*report, shown);
+    doc["outcome"] = {{"exit", code}, {"failures", outcome.failures}, {"warnings", outcome.warnings}};
+    std::cout << doc.dump(2) << "\n";
   } else {
     inspect::TextOptions text;
     text.all_libraries = args.all_libraries;
     std::cout << inspect::render_text(*report, shown, text);
   }
-  bool ok = !shown || shown->pass();
-  for (const auto& w : report->wheels) ok = ok && w.record.passed() && w.claim_ok;
-  return ok ? k_exit_ok : k_exit_failed;
+  std::cout.flush();
+  // Every warning and every failed run says why on stderr, one line each: the report on
+  // stdout may be long, or go to a file.
+  for (const auto& w : outcome.warnings)
+    std::fprintf(stderr, "%s %s\n", paint("tailor inspect: warning:", Paint::yellow, 2).c_str(), terminal_safe(w).c_str());
+  if (outcome.failed())
+    std::fprintf(stderr, "%s %s\n", paint("tailor inspect: exit 1:", Paint::red, 2).c_str(),
+                 terminal_safe(outcome.failure_line()).c_str());
+  return code;
 }
 
 }  // namespace

@@ -39,13 +39,58 @@ std::string kept_targets(const slim::LibrarySlim& lib) {
   return kept.empty() ? "-" : join(kept, " ");
 }
 
+// The summary lines that account for every target left in the input's files, one line per
+// reason (and detail): "kept:        sm_86 1.2 KiB (runs on 8.6)", "placeholder: ...",
+// "left:        sm_75 1.1 KiB, sm_80 1.1 KiB in __nv_relfatbin (relocatable device code, not slimmed)".
+std::string left_lines(const std::vector<slim::TargetLeft>& left) {
+  std::string out;
+  for (size_t i = 0; i < left.size();) {
+    size_t j = i;
+    std::vector<std::string> targets;
+    for (; j < left.size() && left[j].reason == left[i].reason && left[j].detail == left[i].detail; ++j)
+      targets.push_back(fmt::format("{} {}", left[j].target, human_bytes(left[j].bytes)));
+    const std::string list = join(targets, ", "), detail = terminal_safe(left[i].detail);
+    switch (left[i].reason) {
+      case slim::LeftReason::runs: out += fmt::format("  kept:        {} ({})\n", list, detail); break;
+      case slim::LeftReason::placeholder:
+        out += fmt::format("  placeholder: {} ({}: its smallest entry is kept so that it stays a valid fatbin)\n", list,
+                           detail);
+        break;
+      case slim::LeftReason::whole: out += fmt::format("  left:        {} (container kept whole: {})\n", list, detail); break;
+      case slim::LeftReason::relocatable:
+        out += fmt::format("  left:        {} in __nv_relfatbin (relocatable device code, not slimmed)\n", list);
+        break;
+    }
+    i = j;
+  }
+  return out;
+}
+
+nlohmann::json left_json(const std::vector<slim::TargetLeft>& left) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& t : left)
+    j.push_back({{"target", t.target},
+                 {"reason", slim::left_reason_key(t.reason)},
+                 {"detail", t.detail},
+                 {"entries", t.entries},
+                 {"bytes", t.bytes}});
+  return j;
+}
+
+std::vector<slim::TargetLeft> left_of_input(const slim::InputSlim& in) {
+  std::vector<slim::TargetLeft> left;
+  for (const auto& f : in.files)
+    for (const auto& row : f.lib.left) slim::add_left(left, row);
+  return left;
+}
+
 std::string render_text(const slim::SlimReport& report) {
   std::string out = fmt::format("{} {}{}\n", paint("keep:", Paint::bold), report.policy,
                                 report.dry_run ? "  (dry run: nothing written)" : "");
   for (const auto& in : report.inputs) {
     out += fmt::format("\n{} ({}, {:.1f} s){}\n", paint(terminal_safe(in.input), Paint::bold), slim::input_kind_key(in.kind), in.seconds,
                        in.output.empty() || in.output == in.input ? "" : " -> " + terminal_safe(in.output));
-    std::map<std::string, std::pair<uint64_t, uint64_t>> per_target;  // removed, kept
+    std::map<std::string, uint64_t> removed_per_target;
     size_t name_width = 7;
     for (const auto& f : in.files) name_width = std::max(name_width, std::min<size_t>(f.path.size(), 60));
     if (!in.files.empty())
@@ -54,10 +99,7 @@ std::string render_text(const slim::SlimReport& report) {
     std::vector<std::string> notes;
     for (const auto& f : in.files) {
       const auto& l = f.lib;
-      for (const auto& t : l.targets) {
-        per_target[t.target].first += t.removed_bytes;
-        per_target[t.target].second += t.kept_bytes - t.placeholder_bytes;
-      }
+      for (const auto& t : l.targets) removed_per_target[t.target] += t.removed_bytes;
       std::string shown = terminal_safe(f.path);
       if (shown.size() > 60) shown = "..." + shown.substr(shown.size() - 57);
       out += fmt::format("  {:<{}}  {:>10}  {:>10}  {:>14}  {}\n", shown, name_width, human_bytes(l.size_before),
@@ -83,19 +125,14 @@ std::string render_text(const slim::SlimReport& report) {
         notes.push_back(fmt::format("{}: {} container{} kept whole{}", terminal_safe(f.path), l.containers_whole,
                                     l.containers_whole == 1 ? "" : "s", first.empty() ? "" : ", e.g. " + terminal_safe(first)));
       }
-      if (l.relocatable_bytes)
-        notes.push_back(fmt::format("{}: {} of relocatable device code (-rdc, __nv_relfatbin) left as is",
-                                    terminal_safe(f.path), human_bytes(l.relocatable_bytes)));
     }
     if (in.files.empty())
       out += fmt::format("  no device code in {} ELF file{}\n", in.libraries_scanned, in.libraries_scanned == 1 ? "" : "s");
-    std::string removed, kept;
-    for (const auto& [t, rk] : per_target) {
-      if (rk.first) removed += fmt::format("{}{} {}", removed.empty() ? "" : ", ", t, human_bytes(rk.first));
-      if (rk.second) kept += fmt::format("{}{} {}", kept.empty() ? "" : ", ", t, human_bytes(rk.second));
-    }
-    if (!removed.empty()) out += "  removed: " + removed + "\n";
-    if (!kept.empty()) out += "  kept:    " + kept + "\n";
+    std::string removed;
+    for (const auto& [t, bytes] : removed_per_target)
+      if (bytes) removed += fmt::format("{}{} {}", removed.empty() ? "" : ", ", t, human_bytes(bytes));
+    if (!removed.empty()) out += "  removed:     " + removed + "\n";
+    out += left_lines(left_of_input(in));
     if (in.kind == slim::InputKind::wheel)
       out += fmt::format("  wheel {} -> {} (-{}); its libraries installed {} -> {} (-{})\n", human_bytes(in.size_before),
                          human_bytes(in.size_after), percent(in.size_before, in.size_after), human_bytes(in.installed_before),
@@ -149,7 +186,8 @@ nlohmann::json render_json(const slim::SlimReport& report) {
                         {"containers_pinned", l.containers_pinned},
                         {"packed", l.packed},
                         {"segment_split", l.split},
-                        {"warnings", l.warnings}};
+                        {"warnings", l.warnings},
+                        {"left", left_json(l.left)}};
       jf["targets"] = nlohmann::json::array();
       for (const auto& t : l.targets)
         jf["targets"].push_back({{"target", t.target},
@@ -161,6 +199,7 @@ nlohmann::json render_json(const slim::SlimReport& report) {
                                  {"placeholder_bytes", t.placeholder_bytes}});
       ji["files"].push_back(std::move(jf));
     }
+    ji["left"] = left_json(left_of_input(in));
     j["inputs"].push_back(std::move(ji));
   }
   return j;

@@ -10,6 +10,7 @@ namespace tailor::inspect {
 namespace {
 constexpr std::string_view k_cuda_file = "manylinux/cuda_libraries.toml";
 constexpr std::string_view k_torch_file = "manylinux/torch_libraries.toml";
+constexpr std::string_view k_other_gpu_file = "manylinux/other_gpu_runtimes.toml";
 }  // namespace
 
 std::optional<std::pair<std::string, std::string>> split_soname(const std::string& soname) {
@@ -103,6 +104,40 @@ const TorchLibraries& TorchLibraries::get() {
 
 bool TorchLibraries::contains(const std::string& soname) const {
   return std::binary_search(m_names.begin(), m_names.end(), soname);
+}
+
+const OtherGpuRuntimes& OtherGpuRuntimes::get() {
+  static const OtherGpuRuntimes table = [] {
+    OtherGpuRuntimes t;
+    const auto root = data::toml_document(k_other_gpu_file);
+    const auto platforms = root["platform"].array();
+    if (platforms.empty()) root["platform"].fail("no platforms");
+    for (const auto& p : platforms) {
+      const std::string name = p["name"].string();
+      if (name.empty()) p["name"].fail("is empty");
+      const auto stems = p["stems"].strings();
+      if (stems.empty()) p["stems"].fail("platform '" + name + "' has no stems");
+      for (const auto& stem : stems) {
+        if (stem.size() < 4 || stem.substr(stem.size() - 3) != ".so")
+          p["stems"].fail("platform '" + name + "': stem '" + stem + "' must end in .so");
+        t.m_stems.emplace_back(stem, name);
+      }
+    }
+    std::sort(t.m_stems.begin(), t.m_stems.end());
+    for (size_t i = 1; i < t.m_stems.size(); ++i)
+      if (t.m_stems[i].first == t.m_stems[i - 1].first) root.fail("stem '" + t.m_stems[i].first + "' twice");
+    return t;
+  }();
+  return table;
+}
+
+std::optional<std::string> OtherGpuRuntimes::platform_of(const std::string& soname) const {
+  auto split = split_soname(soname);
+  if (!split) return std::nullopt;
+  auto it = std::lower_bound(m_stems.begin(), m_stems.end(), split->first,
+                             [](const auto& row, const std::string& stem) { return row.first < stem; });
+  if (it == m_stems.end() || it->first != split->first) return std::nullopt;
+  return it->second;
 }
 
 }  // namespace tailor::inspect

@@ -2,7 +2,9 @@
 // CUDA libraries (data/manylinux/cuda_libraries.toml: the nvidia-* wheel and the apt
 // package per soname major), so that `inspect` can say "libcudart.so.13: CUDA runtime,
 // from nvidia-cuda-runtime or cuda-cudart-13-*" instead of "not found"; and the
-// libraries that come with torch (data/manylinux/torch_libraries.toml).
+// libraries that come with torch (data/manylinux/torch_libraries.toml); and the runtimes of
+// other GPU platforms (data/manylinux/other_gpu_runtimes.toml: ROCm, oneAPI), which mark a
+// library as that platform's backend.
 #pragma once
 #include <optional>
 #include <string>
@@ -65,6 +67,20 @@ private:
   TorchLibraries() = default;
   std::vector<std::string> m_names;  // sorted
   std::string m_cxx_runtime;
+};
+
+/// Runtimes of GPU platforms other than CUDA (ROCm, oneAPI): a library that needs one is
+/// that platform's backend, loaded only on its GPUs.
+class OtherGpuRuntimes {
+public:
+  static const OtherGpuRuntimes& get();
+  /// The platform whose runtime this soname is ("ROCm" for libhipblas.so.2, whatever its
+  /// version); nullopt for any other library.
+  std::optional<std::string> platform_of(const std::string& soname) const;
+
+private:
+  OtherGpuRuntimes() = default;
+  std::vector<std::pair<std::string, std::string>> m_stems;  // (stem, platform), sorted by stem
 };
 
 }  // namespace tailor::inspect

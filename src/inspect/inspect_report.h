@@ -95,6 +95,16 @@ struct WheelReport {
   std::string manylinux_claimed;            // the platform tags of the name, '.'-joined
   bool claim_ok = true;
   std::string claim_problem;  // why the claim does not hold
+  /// Libraries that are another GPU platform's backend (they need a ROCm or oneAPI
+  /// runtime: loaded only on such GPUs), in path order.
+  struct OtherGpuLibrary {
+    std::string path, platform;  // "pkg/libk_rocm64.so", "ROCm"
+  };
+  std::vector<OtherGpuLibrary> other_gpu_libraries;
+  /// The claim checked over the CUDA and CPU libraries only: when only the other
+  /// platforms' libraries break it, inspect warns instead of failing (inspect_outcome.h).
+  bool claim_ok_without_other_gpu = true;
+  std::string claim_problem_without_other_gpu;
 
   std::vector<std::string> target_names() const;
 };

@@ -257,4 +257,32 @@ ClaimCheck check_manylinux_claim(const std::vector<std::string>& platform_tags, 
   return check;
 }
 
+std::optional<std::string> other_gpu_platform(const InspectedLibrary& library) {
+  const auto& runtimes = OtherGpuRuntimes::get();
+  for (const auto& n : library.needed_libraries)
+    if (auto platform = runtimes.platform_of(n.soname)) return platform;
+  return std::nullopt;
+}
+
+void check_wheel_claim(WheelReport& w, const std::vector<std::string>& platform_tags) {
+  auto fit = fit_of_set(w.libraries);
+  w.manylinux_needed = fit.tag;
+  w.manylinux_limiting = fit.limiting;
+  auto claim = check_manylinux_claim(platform_tags, fit, w.libraries);
+  w.claim_ok = claim.ok;
+  w.claim_problem = claim.problem;
+  w.other_gpu_libraries.clear();
+  std::vector<InspectedLibrary> own;  // the CUDA and CPU libraries
+  for (const auto& lib : w.libraries) {
+    if (auto platform = other_gpu_platform(lib)) w.other_gpu_libraries.push_back({lib.path, *platform});
+    else if (!claim.ok) own.push_back(lib);
+  }
+  w.claim_ok_without_other_gpu = claim.ok;
+  w.claim_problem_without_other_gpu = claim.problem;
+  if (claim.ok || w.other_gpu_libraries.empty()) return;
+  auto own_claim = check_manylinux_claim(platform_tags, fit_of_set(own), own);
+  w.claim_ok_without_other_gpu = own_claim.ok;
+  w.claim_problem_without_other_gpu = own_claim.problem;
+}
+
 }  // namespace tailor::inspect

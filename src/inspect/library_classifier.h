@@ -3,6 +3,7 @@
 // system) and the strictest manylinux policy the version needs fit. Also the
 // aggregation shared by wheels and directories (target totals, the policy of a set).
 #pragma once
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -52,5 +53,14 @@ struct ClaimCheck {
 };
 ClaimCheck check_manylinux_claim(const std::vector<std::string>& platform_tags, const SetFit& fit,
                                  const std::vector<InspectedLibrary>& libraries);
+
+/// The GPU platform other than CUDA whose backend a library is ("ROCm", "oneAPI (XPU)"):
+/// it needs that platform's runtime (OtherGpuRuntimes). nullopt for CUDA and CPU libraries.
+std::optional<std::string> other_gpu_platform(const InspectedLibrary& library);
+
+/// Fills a wheel's claim fields from its libraries and the platform tags of its name:
+/// claim_ok/claim_problem over every library, other_gpu_libraries, and the claim checked
+/// again without those (claim_ok_without_other_gpu), which decides whether it fails a run.
+void check_wheel_claim(WheelReport& wheel, const std::vector<std::string>& platform_tags);
 
 }  // namespace tailor::inspect

@@ -86,6 +86,11 @@ json wheel_json(const WheelReport& w) {
   j["manylinux_claimed"] = w.manylinux_claimed;
   j["claim_ok"] = w.claim_ok;
   j["claim_problem"] = w.claim_problem;
+  j["claim_ok_without_other_gpu"] = w.claim_ok_without_other_gpu;
+  j["claim_problem_without_other_gpu"] = w.claim_problem_without_other_gpu;
+  j["other_gpu_libraries"] = json::array();
+  for (const auto& lib : w.other_gpu_libraries)
+    j["other_gpu_libraries"].push_back({{"path", lib.path}, {"platform", lib.platform}});
   json libs = json::array();
   for (const auto& lib : w.libraries) libs.push_back(library_json(lib));
   j["libraries"] = libs;
@@ -113,6 +118,7 @@ nlohmann::json to_json(const InspectReport& report, const Verdicts* verdicts) {
         i["device"] = v.device;
         i["mode"] = v.mode;
         i["via"] = v.via;
+        if (!v.reason.empty()) i["reason"] = v.reason;
         json covering = json::array();
         for (const auto& c : v.covering) covering.push_back({{"target", c.target}, {"entries", c.entries}});
         i["covering"] = covering;

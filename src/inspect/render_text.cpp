@@ -146,9 +146,23 @@ void wheel_text(std::string& out, const WheelReport& w, const TextOptions& optio
     lines(rec.unlisted.size(), "unlisted", [&](size_t i) { return fmt::format("    unlisted  {}\n", t(rec.unlisted[i])); });
     lines(rec.missing.size(), "missing", [&](size_t i) { return fmt::format("    missing   {}\n", t(rec.missing[i])); });
   }
-  if (!w.manylinux_needed.empty())
-    out += fmt::format("  manylinux  needs {}, claims {}: {}\n", w.manylinux_needed, t(w.manylinux_claimed),
-                       w.claim_ok ? "ok" : "WRONG: " + t(w.claim_problem));
+  if (!w.manylinux_needed.empty()) {
+    std::string verdict = "ok";
+    if (!w.claim_ok && w.claim_ok_without_other_gpu) {
+      // Wrong only for another GPU platform's backend: said, and only a warning.
+      std::vector<std::string> platforms;
+      for (const auto& lib : w.other_gpu_libraries)
+        if (std::find(platforms.begin(), platforms.end(), lib.platform) == platforms.end()) platforms.push_back(lib.platform);
+      verdict = fmt::format("WRONG for the {} libraries only (a warning: the CUDA and CPU libraries fit it): {}",
+                            join(platforms, " and "), t(w.claim_problem));
+    } else if (!w.claim_ok) {
+      verdict = "WRONG: " + t(w.claim_problem);
+      // Libraries of another GPU platform broke it too: what breaks it for the others.
+      if (!w.other_gpu_libraries.empty() && w.claim_problem_without_other_gpu != w.claim_problem)
+        verdict += "; for the CUDA and CPU libraries alone: " + t(w.claim_problem_without_other_gpu);
+    }
+    out += fmt::format("  manylinux  needs {}, claims {}: {}\n", w.manylinux_needed, t(w.manylinux_claimed), verdict);
+  }
   size_t with_code = std::count_if(w.libraries.begin(), w.libraries.end(), [](auto& l) { return l.has_device_code; });
   out += fmt::format("  libraries  {} ELF, {} with CUDA device code\n", w.libraries.size(), with_code);
   if (!w.targets.empty()) {
@@ -194,7 +208,9 @@ std::string render_text(const InspectReport& report, const Verdicts* verdicts, c
       const std::string status = v.pass ? paint("PASS", Paint::green) : paint("FAIL", Paint::red);
       switch (v.check) {
         case VerdictCheck::gpu:
-          if (v.mode == "none")
+          if (!v.reason.empty())
+            out += fmt::format("verdict {}: gpu {}: {}: {}\n", status, v.device, t(v.library), t(v.reason));
+          else if (v.mode == "none")
             out += fmt::format("verdict {}: gpu {}: {} has no kernel image for it\n", status, v.device, t(v.library));
           else {
             std::string how = v.mode == "native" ? "native SASS" : v.mode == "compatible_sass" ? "compatible SASS" : "PTX JIT";

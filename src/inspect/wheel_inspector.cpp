@@ -449,12 +449,7 @@ Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path, const I
   std::sort(w.libraries.begin(), w.libraries.end(), [](auto& a, auto& b) { return a.path < b.path; });
   w.targets = target_totals(w.libraries, w.installed_bytes);
 
-  auto fit = fit_of_set(w.libraries);
-  w.manylinux_needed = fit.tag;
-  w.manylinux_limiting = fit.limiting;
-  auto claim = check_manylinux_claim(name->platform_tags, fit, w.libraries);
-  w.claim_ok = claim.ok;
-  w.claim_problem = claim.problem;
+  check_wheel_claim(w, name->platform_tags);
   return w;
 }
 

@@ -9,9 +9,11 @@
 #include <map>
 #include <unordered_map>
 
+#include "cuda/cuda_target.h"
 #include "formats/elf.h"
 #include "formats/fatbin.h"
 #include "util/interrupt.h"
+#include "util/strings.h"
 
 namespace tailor::slim {
 namespace {
@@ -503,6 +505,39 @@ Expected<void> write_output(Bytes file, const Plan& p, int fd, bool release_page
 
 }  // namespace
 
+std::string_view left_reason_key(LeftReason reason) {
+  switch (reason) {
+    case LeftReason::runs: return "runs_on_kept_gpu";
+    case LeftReason::placeholder: return "placeholder";
+    case LeftReason::whole: return "container_kept_whole";
+    case LeftReason::relocatable: break;
+  }
+  return "relocatable_device_code";
+}
+
+void add_left(std::vector<TargetLeft>& rows, const TargetLeft& row) {
+  // Canonical target order (CC, then variant, SASS before PTX); names the CUDA model does
+  // not know (an unknown entry kind) last, by name.
+  auto target_less = [](const std::string& a, const std::string& b) {
+    auto ta = cuda::parse_target_name(a), tb = cuda::parse_target_name(b);
+    if (ta && tb) return *ta < *tb;
+    if (ta || tb) return static_cast<bool>(ta);
+    return a < b;
+  };
+  auto less = [&](const TargetLeft& a, const TargetLeft& b) {
+    if (a.reason != b.reason) return a.reason < b.reason;
+    if (a.detail != b.detail) return a.detail < b.detail;
+    return target_less(a.target, b.target);
+  };
+  auto at = std::lower_bound(rows.begin(), rows.end(), row, less);
+  if (at != rows.end() && at->target == row.target && at->reason == row.reason && at->detail == row.detail) {
+    at->bytes += row.bytes;
+    at->entries += row.entries;
+    return;
+  }
+  rows.insert(at, row);
+}
+
 std::string_view outcome_key(SlimOutcome outcome) {
   switch (outcome) {
     case SlimOutcome::slimmed: return "slimmed";
@@ -525,7 +560,15 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
     if (has_fat) r.note = "a " + p.elf.machine + (p.elf.is_64 ? "" : " 32-bit") + " file; only 64-bit x86_64 and aarch64 are rewritten";
     return r;
   }
-  if (const auto* rel = p.elf.find("__nv_relfatbin")) r.relocatable_bytes = rel->size;
+  if (const auto* rel = p.elf.find("__nv_relfatbin")) {
+    // Read only by a later device link, never slimmed: its targets stay, and are named.
+    r.relocatable_bytes = rel->size;
+    TAILOR_TRY(rel_section, formats::section_bytes(file, *rel));
+    TAILOR_TRY(rel_containers, formats::parse_fatbin_section(rel_section, rel->offset));
+    for (const auto& c : rel_containers)
+      for (const auto& e : c.entries)
+        add_left(r.left, {e.target_name(), LeftReason::relocatable, "", e.header_size + e.stored_size, 1});
+  }
   for (size_t i = 0; i < p.elf.sections.size(); ++i)
     if (p.elf.sections[i].name == ".nv_fatbin") {
       p.fat = &p.elf.sections[i];
@@ -562,6 +605,10 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
   }
   std::map<std::string, TargetBytes> per_target;
   uint64_t removed_total = 0;
+  std::vector<std::string> kept_devices;
+  for (const auto& cc : policy.devices) kept_devices.push_back(cc.str());
+  const std::string placeholder_detail =
+      "its container has no code for " + (kept_devices.empty() ? std::string("the kept GPUs") : join(kept_devices, ", "));
   for (size_t ci = 0; ci < p.containers.size(); ++ci) {
     const auto& c = p.containers[ci];
     auto choice = choose_entries(c, policy);
@@ -598,6 +645,18 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
           ++t.placeholders;
         }
         r.device_after += bytes;
+        TargetLeft row{entry.target_name(), LeftReason::runs, "", bytes, 1};
+        if (choice.whole) {
+          row.reason = LeftReason::whole;
+          row.detail = choice.note;
+        } else if (choice.no_code_for_kept) {
+          row.reason = LeftReason::placeholder;
+          row.detail = placeholder_detail;
+        } else {
+          auto target = entry_target(entry);
+          row.detail = target ? why_kept(*target, policy) : "named in --keep";
+        }
+        add_left(r.left, row);
       } else {
         t.removed_bytes += bytes;
         ++t.removed;

@@ -20,7 +20,9 @@
 // compacted inside each container and the freed bytes zeroed (they cost nothing in a
 // compressed wheel or image), and the result says the file was not shrunk and why.
 // `__nv_relfatbin` (-rdc relocatable device code, read only by a later device link) is
-// left as it is.
+// left as it is. The result accounts for every target left in the file, and why
+// (TargetLeft): it runs on a kept GPU, it is a placeholder, its container was kept whole,
+// or it is relocatable device code.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -41,6 +43,32 @@ struct TargetBytes {
   uint64_t placeholder_bytes = 0;
   uint32_t placeholders = 0;
 };
+
+/// Why a target is still in the file after slimming.
+enum class LeftReason {
+  runs,         ///< runs on a kept GPU (or was named in --keep)
+  placeholder,  ///< the smallest entry of a container with no code for the kept GPUs
+  whole,        ///< in a container kept whole (detail: why)
+  relocatable,  ///< in __nv_relfatbin (-rdc relocatable device code), not slimmed
+};
+/// "runs_on_kept_gpu", "placeholder", "container_kept_whole", "relocatable_device_code"
+std::string_view left_reason_key(LeftReason reason);
+
+/// One target left in the file, for one reason. A target can be left for several reasons
+/// (sm_80 kept in one container, a placeholder in another): one row each.
+struct TargetLeft {
+  std::string target;  ///< "sm_86", "compute_90"
+  LeftReason reason = LeftReason::runs;
+  /// runs: "runs on 8.6" (keep_policy.h, why_kept); placeholder: "no code for 8.6 in its
+  /// container"; whole: the container's note; relocatable: empty.
+  std::string detail;
+  uint64_t bytes = 0;  ///< entry headers and stored payloads
+  uint32_t entries = 0;
+};
+
+/// Adds `row` to `rows`, summed into the row of the same target, reason and detail; rows
+/// stay ordered by reason, then detail, then target (canonical order: sm_75 < sm_120).
+void add_left(std::vector<TargetLeft>& rows, const TargetLeft& row);
 
 enum class SlimOutcome {
   slimmed,         ///< entries were removed
@@ -64,6 +92,9 @@ struct LibrarySlim {
   bool packed = false;     ///< containers packed and the file cut
   bool split = false;      ///< a load segment was split (program headers moved)
   std::vector<TargetBytes> targets;  ///< sorted by target
+  /// Every target left in the file (.nv_fatbin and __nv_relfatbin), and why (add_left's
+  /// order). Empty for left_untouched (nothing was read) and no_device_code.
+  std::vector<TargetLeft> left;
   /// Containers kept whole or without code for a kept GPU, one line each (at most 20; the
   /// counters count all).
   std::vector<std::string> warnings;

@@ -41,6 +41,24 @@ std::optional<cuda::CudaTarget> entry_target(const formats::FatbinEntry& e) {
   return e.kind == formats::k_fatbin_kind_cubin ? cuda::sass(*cc, variant) : cuda::ptx(*cc, variant);
 }
 
+std::string why_kept(const cuda::CudaTarget& target, const KeepPolicy& policy) {
+  // The kept GPUs per way of running, in the order the policy names them.
+  std::vector<std::string> native, compatible, jit;
+  for (const auto& device : policy.devices) {
+    switch (cuda::run_mode(target, device)) {
+      case RunMode::native: native.push_back(device.str()); break;
+      case RunMode::compatible_sass: compatible.push_back(device.str()); break;
+      case RunMode::ptx_jit: jit.push_back(device.str()); break;
+      case RunMode::none: break;
+    }
+  }
+  std::vector<std::string> parts;
+  if (!native.empty()) parts.push_back("runs on " + join(native, ", "));
+  if (!compatible.empty()) parts.push_back("runs on " + join(compatible, ", ") + " as compatible SASS");
+  if (!jit.empty()) parts.push_back("runs on " + join(jit, ", ") + " through PTX JIT");
+  return parts.empty() ? "named in --keep" : join(parts, "; ");
+}
+
 namespace {
 
 // Keeps, among the entries `mode` accepts on `device`, those with the best CC (every

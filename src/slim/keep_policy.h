@@ -31,6 +31,11 @@ KeepPolicy keep_policy_for(const cuda::TargetSet& targets, PtxPolicy ptx);
 /// The target an entry holds, or nullopt for kinds other than SASS (2) and PTX (1).
 std::optional<cuda::CudaTarget> entry_target(const formats::FatbinEntry& entry);
 
+/// Why a kept entry's target is there under `policy`: the kept GPUs it runs on and how,
+/// "runs on 8.6", "runs on 8.9 as compatible SASS", "runs on 10.0 through PTX JIT" (joined
+/// by "; "), else "named in --keep" (a PTX target asked for by name).
+std::string why_kept(const cuda::CudaTarget& target, const KeepPolicy& policy);
+
 struct ContainerChoice {
   std::vector<bool> keep;  ///< one per entry
   bool whole = false;      ///< kept as it was: an entry this tool does not read (see note)

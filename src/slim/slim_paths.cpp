@@ -276,6 +276,10 @@ nlohmann::json marker_json(const SlimOptions& o, const std::string& original_nam
     }
     l["targets_kept"] = kept;
     l["targets_removed"] = removed;
+    // Every target left, and why: what `inspect` will still find in the file.
+    l["targets_left"] = nlohmann::json::array();
+    for (const auto& t : f.lib.left)
+      l["targets_left"].push_back({{"target", t.target}, {"reason", left_reason_key(t.reason)}, {"detail", t.detail}});
     j["libraries"].push_back(std::move(l));
   }
   return j;

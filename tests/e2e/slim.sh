@@ -82,6 +82,35 @@ done
 [ "$(json_get "$work/sass_ptx_80.json" "d['inputs'][0]['files'][0]['containers_ptx_only']")" = 1 ] || fail "sass_ptx_80: PTX JIT not reported"
 [ "$(targets_of "$work/variants/sass_ptx_80.so")" = "sm_80 compute_80" ] || fail "sass_ptx_80 for 9.0 kept $(targets_of "$work/variants/sass_ptx_80.so")"
 echo "ok: compressed, -rdc, sm_90a, sm_120f and SASS+PTX fixtures slimmed, valid and loadable"
+# Every target left in the result is accounted for, and why (issue 27: `--keep 8.6` said
+# "kept: sm_86" while relocatable sm_60..sm_120 and placeholder PTX stayed, named nowhere):
+# the targets inspect finds afterwards are exactly those of the summary's `left` rows.
+for spec in "rdc 7.5" "rdc 8.0" "sm_90a 8.6" "slim_multi 8.6" "slim_multi 10.0" "sass_ptx_80 9.0"; do
+  read -r fx kp <<<"$spec"
+  [ -f "$fixtures/$fx.so" ] || continue
+  "$T" slim "$fixtures/$fx.so" --keep "$kp" --out "$work/acc_${fx}_${kp}" --json > "$work/acc.json" || fail "slim $fx --keep $kp exit $?"
+  found=$("$T" inspect --json "$work/acc_${fx}_${kp}/$fx.so" | python3 -c "import json,sys; print(sorted(json.load(sys.stdin)['libraries'][0]['targets']))")
+  for scope in "d['inputs'][0]['files'][0]['left']" "d['inputs'][0]['left']"; do
+    told=$(json_get "$work/acc.json" "sorted({t['target'] for t in $scope})")
+    [ "$found" = "$told" ] || fail "$fx --keep $kp: inspect finds $found, the summary ($scope) accounts for $told"
+  done
+  "$T" slim "$fixtures/$fx.so" --keep "$kp" --dry-run > "$work/acc_${fx}_${kp}.txt" || fail "slim $fx --keep $kp --dry-run exit $?"
+done
+acc_has() {  # acc_has FIXTURE KEEP REGEX: a summary line of that run matches
+  grep -Eq "$3" "$work/acc_$1_$2.txt" || fail "$1 --keep $2: no line matching '$3' in: $(cat "$work/acc_$1_$2.txt")"
+}
+if [ -f "$fixtures/rdc.so" ]; then
+  acc_has rdc 7.5 '^  left: +sm_80 [0-9.]+ [KMG]?i?B in __nv_relfatbin \(relocatable device code, not slimmed\)$'
+  acc_has rdc 7.5 '^  placeholder: sm_80 [0-9.]+ [KMG]?i?B \(its container has no code for 7.5: '
+  acc_has rdc 8.0 '^  kept: +sm_80 [0-9.]+ [KMG]?i?B \(runs on 8.0\)$'
+fi
+if [ -f "$fixtures/sm_90a.so" ]; then
+  acc_has sm_90a 8.6 '^  placeholder: .*sm_90a.* \(its container has no code for 8.6: '
+  acc_has sm_90a 8.6 '^  placeholder: .*compute_90a'
+fi
+acc_has slim_multi 8.6 '^  kept: +sm_80 [0-9.]+ [KMG]?i?B \(runs on 8.6 as compatible SASS\)$'
+acc_has slim_multi 10.0 '^  kept: +compute_90 [0-9.]+ [KMG]?i?B \(runs on 10.0 through PTX JIT\)$'
+echo "ok: every target left after slimming is named with its reason (kept, placeholder, relocatable), text and --json"
 
 # 3. In place, and a dry run that writes nothing.
 cp -p "$in" "$work/inplace.so"
@@ -115,6 +144,7 @@ assert marker["original"]["sha256"] == hashlib.sha256(open(sys.argv[2], 'rb').re
 assert {l["path"] for l in marker["libraries"]} == {"fused/_multi.so", "fused/lib/libtwo.so.1"}, marker
 for l in marker["libraries"]:
     assert l["targets_kept"] == ["sm_80"], l
+    assert [(t["target"], t["reason"]) for t in l["targets_left"]] == [("sm_80", "runs_on_kept_gpu")], l
 assert new.read("fused/_plain.so") == old.read("fused/_plain.so")
 assert new.read("fused-1.0.dist-info/WHEEL") == old.read("fused-1.0.dist-info/WHEEL")
 assert new.getinfo("fused/_multi.so").external_attr >> 16 & 0o777 == 0o755

@@ -1,6 +1,7 @@
 // How needed libraries are classified and how a set of libraries sets the wheel's tag.
 #include <gtest/gtest.h>
 
+#include "inspect/cuda_providers.h"
 #include "inspect/library_classifier.h"
 
 using namespace tailor::inspect;
@@ -122,4 +123,41 @@ TEST(NeededClassification, TorchLinkedWithoutLibstdcxxIsARuntimeWarning) {
   // A libc10.so bundled in the wheel is the wheel's own, not torch's: no warning here.
   auto bundled = classify_library(lib("x/_C.so", {"libc10.so", "libc.so.6"}, "2.17"), {"libc10.so"});
   EXPECT_TRUE(bundled.runtime_warnings.empty());
+}
+
+// data/manylinux/other_gpu_runtimes.toml: a library that needs ROCm's or oneAPI's runtime is
+// that platform's backend, whatever the runtime's version; Intel's compiler runtime alone
+// (CPU code needs it too) is not.
+TEST(OtherGpuPlatform, ByTheRuntimeItNeeds) {
+  EXPECT_EQ(other_gpu_platform(classify_library(lib("b/libb_rocm64.so", {"libhipblas.so.2", "libhipblaslt.so.0"}, "2.17"), {})),
+            "ROCm");
+  EXPECT_EQ(other_gpu_platform(classify_library(lib("b/libb_rocm72.so", {"libhipblas.so.3"}, "2.17"), {})), "ROCm");
+  EXPECT_EQ(other_gpu_platform(classify_library(lib("b/libb_xpu.so", {"libsvml.so", "libsycl.so.8"}, "2.32"), {})),
+            "oneAPI (XPU)");
+  EXPECT_FALSE(other_gpu_platform(classify_library(lib("b/libb_cpu.so", {"libsvml.so", "libgomp.so.1"}, "2.17"), {})));
+  EXPECT_FALSE(other_gpu_platform(classify_library(lib("b/libb_cuda.so", {"libcudart.so.13"}, "2.17"), {})));
+  EXPECT_EQ(OtherGpuRuntimes::get().platform_of("libamdhip64.so.6"), "ROCm");
+  EXPECT_FALSE(OtherGpuRuntimes::get().platform_of("libhipblas"));
+}
+
+// bitsandbytes 0.50.2 in small: its XPU backend needs GLIBC_2.32 and libsycl from the system,
+// its ROCm one libhipblas; the CUDA library fits manylinux_2_24, so the tag holds for it.
+TEST(ManylinuxClaim, JudgedAgainWithoutAnotherGpuPlatformsLibraries) {
+  WheelReport w;
+  w.libraries = {classify_library(lib("b/libb_cuda130.so", {"libcudart.so.13"}, "2.17"), {}),
+                 classify_library(lib("b/libb_rocm64.so", {"libhipblas.so.2"}, "2.17"), {}),
+                 classify_library(lib("b/libb_xpu2025.so", {"libsycl.so.8"}, "2.32"), {})};
+  check_wheel_claim(w, {"manylinux_2_24_x86_64"});
+  EXPECT_FALSE(w.claim_ok);
+  EXPECT_TRUE(w.claim_ok_without_other_gpu) << w.claim_problem_without_other_gpu;
+  ASSERT_EQ(w.other_gpu_libraries.size(), 2u);
+  EXPECT_EQ(w.other_gpu_libraries[1].platform, "oneAPI (XPU)");
+  // A CPU library needing libgomp.so.1 from the system breaks the tag for the libraries
+  // that do load on a CUDA machine.
+  w.libraries.push_back(classify_library(lib("b/libb_cpu.so", {"libgomp.so.1"}, "2.17"), {}));
+  check_wheel_claim(w, {"manylinux_2_24_x86_64"});
+  EXPECT_FALSE(w.claim_ok_without_other_gpu);
+  EXPECT_EQ(w.claim_problem_without_other_gpu,
+            "claims manylinux_2_24_x86_64 but the libraries fit no manylinux policy (b/libb_cpu.so: needs libgomp.so.1 "
+            "from the system)");
 }

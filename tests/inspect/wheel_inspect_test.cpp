@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 
+#include "inspect/inspect_outcome.h"
 #include "inspect/inspect_report.h"
 #include "inspect/render.h"
 #include "inspect/verdicts.h"
@@ -130,6 +131,43 @@ TEST(WheelInspect, FalseManylinuxClaimIsFlagged) {
   EXPECT_TRUE(honest->wheels[0].claim_ok) << honest->wheels[0].claim_problem;
 }
 
+// Issue 27: a backend for another GPU platform (here a library needing ROCm's
+// libhipblas.so.2 from the system) breaks the manylinux claim; the claim is judged again
+// without it, and only a CUDA or CPU library that breaks it fails the run.
+TEST(WheelInspect, ManylinuxClaimIsJudgedWithoutAnotherGpuPlatformsLibraries) {
+  REQUIRE_FIXTURES("plain_c.so", "rocm_backend.so", "glibc_234.so");
+  const std::string m = tailor::test::cxx_fixture_machine();
+  auto path = make_wheel("1.0", "cp311-cp311-manylinux_2_17_" + m,
+                         {{"demo/plain.so", fixture("plain_c.so")}, {"demo/librocm.so", fixture("rocm_backend.so")}});
+  auto report = inspect_paths({path});
+  ASSERT_TRUE(report) << report.error().message;
+  const auto& w = report->wheels[0];
+  EXPECT_FALSE(w.claim_ok);
+  EXPECT_NE(w.claim_problem.find("libhipblas.so.2 from the system"), std::string::npos) << w.claim_problem;
+  ASSERT_EQ(w.other_gpu_libraries.size(), 1u);
+  EXPECT_EQ(w.other_gpu_libraries[0].path, "demo/librocm.so");
+  EXPECT_EQ(w.other_gpu_libraries[0].platform, "ROCm");
+  EXPECT_TRUE(w.claim_ok_without_other_gpu) << w.claim_problem_without_other_gpu;
+  auto outcome = judge(*report, nullptr);
+  EXPECT_FALSE(outcome.failed()) << outcome.failure_line();
+  ASSERT_EQ(outcome.warnings.size(), 1u);
+  EXPECT_NE(outcome.warnings[0].find("not for the ROCm library (demo/librocm.so)"), std::string::npos) << outcome.warnings[0];
+  EXPECT_NE(render_text(*report).find("WRONG for the ROCm libraries only (a warning"), std::string::npos);
+
+  // A CPU library that needs a newer glibc than the tag fails the run, whatever the ROCm one does.
+  auto mixed = inspect_paths({make_wheel("1.0", "cp311-cp311-manylinux_2_17_" + m,
+                                         {{"demo/fast.so", fixture("glibc_234.so")},
+                                          {"demo/librocm.so", fixture("rocm_backend.so")}})});
+  ASSERT_TRUE(mixed) << mixed.error().message;
+  EXPECT_FALSE(mixed->wheels[0].claim_ok_without_other_gpu);
+  auto failed = judge(*mixed, nullptr);
+  ASSERT_TRUE(failed.failed());
+  EXPECT_NE(failed.failure_line().find("its manylinux tag is wrong: claims manylinux_2_17_" + m), std::string::npos)
+      << failed.failure_line();
+  EXPECT_NE(failed.failure_line().find("GLIBC_2.34"), std::string::npos) << failed.failure_line();
+  EXPECT_EQ(failed.failure_line().find("libhipblas"), std::string::npos) << failed.failure_line();
+}
+
 TEST(WheelInspect, WheelFileTagsThatDifferFromTheNameAreNoticed) {
   REQUIRE_FIXTURES("plain_c.so");
   auto path = make_wheel("1.0", "cp311-cp311-manylinux_2_28_x86_64", {{"demo/p.so", fixture("plain_c.so")}}, {},
@@ -160,11 +198,11 @@ TEST(Verdicts, GpuRequireExactOverAWheel) {
     EXPECT_TRUE(v) << v.error().message;
     return *v;
   };
-  auto t4g = gpu("T4G");
-  ASSERT_EQ(t4g.items.size(), 1u);  // only the library with device code is judged
-  EXPECT_TRUE(t4g.pass());
-  EXPECT_EQ(t4g.items[0].mode, "native");
-  EXPECT_EQ(t4g.items[0].via, "sm_75");
+  auto t4 = gpu("T4");  // not T4G: it exists only on aarch64 (verdicts_test.cpp)
+  ASSERT_EQ(t4.items.size(), 1u);  // only the library with device code is judged
+  EXPECT_TRUE(t4.pass());
+  EXPECT_EQ(t4.items[0].mode, "native");
+  EXPECT_EQ(t4.items[0].via, "sm_75");
   auto a10 = gpu("8.6");
   EXPECT_TRUE(a10.pass());
   EXPECT_EQ(a10.items[0].mode, "compatible_sass");
@@ -245,7 +283,7 @@ TEST(Render, JsonHasTheStableFields) {
   auto report = inspect_paths({good_wheel()});
   ASSERT_TRUE(report);
   VerdictSpecs s;
-  s.gpu = "T4G";
+  s.gpu = "T4";
   auto v = evaluate(*report, s);
   auto j = to_json(*report, &*v);
   const auto& w = j["wheels"][0];

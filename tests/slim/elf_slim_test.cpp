@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <map>
 
 #include "formats/elf.h"
 #include "formats/fatbin.h"
@@ -57,6 +58,39 @@ std::vector<std::string> targets_in(const std::vector<std::byte>& file) {
   return names;
 }
 
+// Entries per target in both device code sections (.nv_fatbin and __nv_relfatbin): what
+// `inspect` finds in the file.
+std::map<std::string, uint32_t> entries_in(const std::vector<std::byte>& file) {
+  Bytes b(file.data(), file.size());
+  std::map<std::string, uint32_t> count;
+  auto elf = formats::parse_elf(b);
+  EXPECT_TRUE(elf.has_value());
+  if (!elf) return count;
+  for (const char* name : {".nv_fatbin", "__nv_relfatbin"}) {
+    const auto* section = elf->find(name);
+    if (!section) continue;
+    auto containers = formats::parse_fatbin_section(*formats::section_bytes(b, *section), section->offset);
+    EXPECT_TRUE(containers.has_value());
+    if (!containers) continue;
+    for (const auto& c : *containers)
+      for (const auto& e : c.entries) ++count[e.target_name()];
+  }
+  return count;
+}
+
+// The same count from the result's account of what is left.
+std::map<std::string, uint32_t> entries_left(const LibrarySlim& r) {
+  std::map<std::string, uint32_t> count;
+  for (const auto& t : r.left) count[t.target] += t.entries;
+  return count;
+}
+
+const TargetLeft* find_left(const LibrarySlim& r, const std::string& target, LeftReason reason) {
+  for (const auto& t : r.left)
+    if (t.target == target && t.reason == reason) return &t;
+  return nullptr;
+}
+
 class ElfSlim : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -89,6 +123,20 @@ TEST_F(ElfSlim, KeepsExactlyTheChosenTargetsAndCutsTheFile) {
   }
   EXPECT_EQ(kept, r.device_after);
   EXPECT_EQ(kept + removed, r.device_before);
+}
+
+TEST_F(ElfSlim, KeptTargetsSayWhichGpuRunsThem) {
+  LibrarySlim r;
+  slim_to_memory(input, keep({8, 6}), r);
+  ASSERT_EQ(r.left.size(), 1u);
+  EXPECT_EQ(r.left[0].target, "sm_80");
+  EXPECT_EQ(r.left[0].reason, LeftReason::runs);
+  EXPECT_EQ(r.left[0].detail, "runs on 8.6 as compatible SASS");
+  // 10.0 runs two containers through compute_90; the third keeps sm_75 as a placeholder.
+  slim_to_memory(input, keep({10, 0}), r);
+  ASSERT_NE(find_left(r, "compute_90", LeftReason::runs), nullptr);
+  EXPECT_EQ(find_left(r, "compute_90", LeftReason::runs)->detail, "runs on 10.0 through PTX JIT");
+  EXPECT_NE(find_left(r, "sm_75", LeftReason::placeholder), nullptr);
 }
 
 TEST_F(ElfSlim, ResultIsAValidElfWithOneMoreLoadSegment) {
@@ -178,6 +226,61 @@ TEST(ElfSlimPlain, RelocatableDeviceCodeIsLeftAsIs) {
   auto r = slim_elf(Bytes(in.data(), in.size()), keep({9, 0}), -1);
   ASSERT_TRUE(r.has_value());
   EXPECT_GT(r->relocatable_bytes, 0u);
+}
+
+// Issue 27: `slim --keep 8.6` said "kept: sm_86" while sm_60..sm_120 stayed in
+// __nv_relfatbin and placeholder PTX stayed in .nv_fatbin, named nowhere. Every entry left
+// in the file is now accounted for, with its reason.
+TEST(ElfSlimPlain, EveryTargetLeftIsAccountedFor) {
+  struct Case {
+    const char* fixture;
+    cuda::ComputeCapability keep;
+  };
+  for (const Case& c : {Case{"rdc", {7, 5}}, Case{"rdc", {8, 0}}, Case{"sm_90a", {8, 6}}, Case{"slim_multi", {8, 6}},
+                        Case{"slim_multi", {10, 0}}, Case{"sass_ptx_80", {9, 0}}, Case{"family_120f", {9, 0}}}) {
+    if (!std::filesystem::exists(fixture(c.fixture))) GTEST_SKIP() << fixture(c.fixture) << " not built (no nvcc)";
+    SCOPED_TRACE(std::string(c.fixture) + " --keep " + c.keep.str());
+    auto in = slurp(fixture(c.fixture));
+    LibrarySlim r;
+    auto out = slim_to_memory(in, keep(c.keep), r);
+    // Nothing removed: nothing written, the input is the result.
+    EXPECT_EQ(entries_left(r), entries_in(r.outcome == SlimOutcome::slimmed ? out : in));
+  }
+}
+
+TEST(ElfSlimPlain, RelocatableAndPlaceholderTargetsAreNamedWithTheirReason) {
+  if (!std::filesystem::exists(fixture("rdc"))) GTEST_SKIP() << "fixture not built";
+  auto in = slurp(fixture("rdc"));
+  // 7.5: sm_80 is no code for it. .nv_fatbin keeps its only entry as a placeholder, and the
+  // relocatable copy of sm_80 stays as it is.
+  auto r = slim_elf(Bytes(in.data(), in.size()), keep({7, 5}), -1);
+  ASSERT_TRUE(r.has_value());
+  const auto* rel = find_left(*r, "sm_80", LeftReason::relocatable);
+  ASSERT_NE(rel, nullptr);
+  EXPECT_GT(rel->bytes, 0u);
+  const auto* placeholder = find_left(*r, "sm_80", LeftReason::placeholder);
+  ASSERT_NE(placeholder, nullptr);
+  EXPECT_EQ(placeholder->detail, "its container has no code for 7.5");
+  EXPECT_EQ(find_left(*r, "sm_80", LeftReason::runs), nullptr);
+  // 8.0: sm_80 runs there; the relocatable copy is still named apart.
+  r = slim_elf(Bytes(in.data(), in.size()), keep({8, 0}), -1);
+  ASSERT_TRUE(r.has_value());
+  const auto* runs = find_left(*r, "sm_80", LeftReason::runs);
+  ASSERT_NE(runs, nullptr);
+  EXPECT_EQ(runs->detail, "runs on 8.0");
+  EXPECT_NE(find_left(*r, "sm_80", LeftReason::relocatable), nullptr);
+}
+
+TEST(ElfSlimPlain, PlaceholderPtxIsNamed) {
+  if (!std::filesystem::exists(fixture("sm_90a"))) GTEST_SKIP() << "fixture not built";
+  auto in = slurp(fixture("sm_90a"));
+  LibrarySlim r;
+  slim_to_memory(in, keep({8, 6}), r);
+  ASSERT_FALSE(r.left.empty());
+  for (const auto& t : r.left) {
+    EXPECT_EQ(t.reason, LeftReason::placeholder) << t.target;
+    EXPECT_EQ(t.detail, "its container has no code for 8.6");
+  }
 }
 
 }  // namespace

@@ -87,6 +87,13 @@ TEST(KeepPolicy, ExplicitPtxTargetsAreKept) {
   EXPECT_EQ(kept(c, p), (std::vector<bool>{true, false, true}));
 }
 
+TEST(KeepPolicy, WhyKeptNamesTheGpusAndHow) {
+  auto p = devices({{8, 6}, {8, 9}, {10, 0}});
+  EXPECT_EQ(why_kept(cuda::sass({8, 6}), p), "runs on 8.6; runs on 8.9 as compatible SASS");
+  EXPECT_EQ(why_kept(cuda::ptx({9, 0}), p), "runs on 10.0 through PTX JIT");
+  EXPECT_EQ(why_kept(cuda::ptx({12, 0}), p), "named in --keep");
+}
+
 TEST(KeepPolicy, PolicyFromArchSpelling) {
   cuda::TargetSet t;
   t.add(cuda::sass({8, 6}));
