@@ -152,11 +152,13 @@ void verdict_section(std::string& out, const Verdicts* verdicts) {
         }
         const LibraryVerdict& v = *it->second;
         std::string cls, text;
-        if (v.mode == "native") cls = "b-ok", text = "runs · " + v.via;
+        if (!v.reason.empty()) cls = "b-bad", text = "wrong platform";
+        else if (v.mode == "native") cls = "b-ok", text = "runs · " + v.via;
         else if (v.mode == "compatible_sass") cls = "b-ok", text = "runs · compatible " + v.via;
         else if (v.mode == "ptx_jit") cls = "b-warn", text = "JIT-only · " + v.via;
         else cls = "b-bad", text = "missing";
         std::string style = v.mode == "compatible_sass" ? " style=\"background:#2b8a3e\"" : "";
+        if (!v.reason.empty()) style = fmt::format(" title=\"{}\"", escape(v.reason));
         out += fmt::format("<td><span class=\"badge {}\"{}>{}</span></td>", cls, style, escape(text));
       }
       out += "</tr>\n";

@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "cuda/arch_spec.h"
 #include "cuda/compatibility.h"
 #include "cuda/cuda_target.h"
+#include "cuda/gpu_platform.h"
 #include "cuda/target_set.h"
 
 namespace tailor::inspect {
@@ -60,10 +62,23 @@ Expected<Verdicts> evaluate(const InspectReport& report, const VerdictSpecs& spe
   Verdicts verdicts;
   if (!specs.any()) return verdicts;
   std::vector<cuda::ComputeCapability> devices;
+  // The platform each device's names imply (T4G: aarch64), for the one platform rule.
+  std::map<cuda::ComputeCapability, cuda::ImpliedPlatform> device_platform;
   if (specs.gpu) {
     auto parsed = cuda::parse_gpu_spec(*specs.gpu);
     if (!parsed) return make_error("--gpu: " + parsed.error().message);
     devices = *parsed;
+    auto implied = cuda::implied_platform({*specs.gpu});
+    if (!implied) return make_error("--gpu: " + implied.error().message);
+    for (const auto& h : *implied ? (*implied)->hints : std::vector<cuda::PlatformHint>{}) {
+      auto ccs = cuda::parse_gpu_spec(h.name);
+      for (const auto& cc : ccs ? *ccs : std::vector<cuda::ComputeCapability>{}) {
+        auto& p = device_platform[cc];
+        p.platform = h.host_arch;
+        p.source += (p.source.empty() ? "" : ", ") + h.name;
+        p.hints.push_back(h);
+      }
+    }
   }
   std::optional<cuda::TargetSet> required, exact;
   if (specs.require) {
@@ -106,6 +121,10 @@ Expected<Verdicts> evaluate(const InspectReport& report, const VerdictSpecs& spe
         });
         for (const auto& [target, entries] : covering) v.covering.push_back({target.name(), entries});
         if (!v.covering.empty()) v.via = v.covering.front().target;
+      }
+      if (auto p = device_platform.find(cc); p != device_platform.end()) {
+        v.reason = cuda::platform_mismatch(p->second, lib->machine, "this library");
+        if (!v.reason.empty()) v.pass = false;
       }
       verdicts.items.push_back(std::move(v));
     }

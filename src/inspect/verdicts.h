@@ -37,6 +37,10 @@ struct LibraryVerdict {
   /// newest first: sm_90 (444 entries) and sm_90a (4 entries) on a 9.0 device.
   std::vector<CoveringTarget> covering;
   std::vector<std::string> missing, extra;  // require / exact
+  /// gpu: why it fails whatever its device code, in one line: the GPU exists only on
+  /// another platform than the library's machine ("T4G (g5g) exists only on aarch64; this
+  /// library is x86_64", cuda::platform_mismatch). Empty otherwise.
+  std::string reason;
 };
 
 struct Verdicts {
@@ -45,7 +49,9 @@ struct Verdicts {
   bool pass() const;
 };
 
-/// Evaluates the specs. A spec tailor cannot parse is an error (exit 2), never a failure.
+/// Evaluates the specs. A spec tailor cannot parse, or one whose GPUs exist on two
+/// platforms, is an error (exit 2), never a failure. A GPU verdict fails for a library of
+/// another machine than the platform its GPU implies (cuda::platform_mismatch).
 Expected<Verdicts> evaluate(const InspectReport& report, const VerdictSpecs& specs);
 
 }  // namespace tailor::inspect

@@ -130,12 +130,14 @@ std::string_view outcome_key(Outcome outcome) {
     case Outcome::build: return "build";
     case Outcome::unsupported: return "unsupported";
     case Outcome::installed: return "installed";
+    case Outcome::unknown: return "unknown";
   }
   return "prebuilt";
 }
 
 bool StackResult::ok() const {
-  return std::none_of(rows.begin(), rows.end(), [](const Row& r) { return r.outcome == Outcome::unsupported; });
+  return std::none_of(rows.begin(), rows.end(),
+                      [](const Row& r) { return r.outcome == Outcome::unsupported || r.outcome == Outcome::unknown; });
 }
 
 namespace {

@@ -21,6 +21,7 @@
 #include "cuda/arch_spec.h"
 #include "cuda/compatibility.h"
 #include "cuda/target_set.h"
+#include "cuda/gpu_platform.h"
 #include "cuda/torch_wheels.h"
 #include "formats/wheel.h"
 #include "inspect/cuda_providers.h"
@@ -177,62 +178,7 @@ std::string needs_text(const cuda::ComputeCapability& cc) {
 }
 
 void decide_torch(Context& c, Row& row, const ResolvedDist& d, const std::vector<ResolvedDist>& all) {
-  row.kind = Kind::torch;
-  auto name = formats::parse_wheel_filename(d.filename);
-  std::string cuda = name ? cuda_of_label(name->local_label) : "";
-  if (cuda.empty())
-    for (const auto& o : all)
-      if (o.key.starts_with("nvidia-cuda-runtime")) {
-        auto v = parse_version(o.version);
-        if (v) cuda = v->major_minor();
-      }
-  c.result.torch.version = d.version;
-  c.result.torch.cuda = cuda;
-  c.result.torch.source = "resolved";
-  c.result.torch.cxx11_abi = compare_versions(d.version, facts().torch_cxx11_abi_since) >= 0 ? std::optional<bool>(true) : std::nullopt;
-  if (cuda.empty()) {
-    row.covers = "no";
-    row.outcome = Outcome::build;
-    row.buildable = "yes";
-    row.recipe = "tailor build torch";
-    row.reason = fmt::format("torch {} for {} from this index is a CPU-only build; `tailor plan torch --gpu {}` builds one for {}",
-                             d.version, c.target.platform, c.target.gpu_text.empty() ? c.target.gpus.front().str() : c.target.gpu_text,
-                             c.target.gpu_label());
-    return;
-  }
-  if (!c.request.cuda.empty() && compare_versions(cuda, c.request.cuda) != 0) {
-    row.covers = "-";
-    row.outcome = Outcome::unsupported;
-    row.reason = fmt::format("torch {} is a CUDA {} build; --cuda {} asked for another (no such torch on these indexes)", d.version,
-                             cuda, c.request.cuda);
-    return;
-  }
-  std::string list;
-  for (const auto& w : cuda::official_torch_arch_lists())
-    if (w.cuda == cuda && w.platform == c.target.platform) list = w.torch_cuda_arch_list;
-  c.result.torch.arch_list = list;
-  if (list.empty()) {
-    row.covers = "?";
-    row.reason = fmt::format("CUDA {} build; its arch list for {} is not in tailor's data", cuda, c.target.platform);
-    return;
-  }
-  auto set = cuda::parse_arch_spec(list);
-  std::vector<std::string> missing;
-  if (set)
-    for (const auto& cc : c.target.gpus)
-      if (cuda::coverage_on(*set, cc).mode == cuda::RunMode::none) missing.push_back(cc.str());
-  for (const auto& t : set ? set->targets : std::vector<cuda::CudaTarget>{}) row.targets.push_back(t.name());
-  if (missing.empty()) {
-    row.covers = "yes";
-    row.reason = fmt::format("CUDA {} build for {}: {}", cuda, c.target.platform, list);
-    return;
-  }
-  row.covers = "no";
-  row.outcome = Outcome::build;
-  row.buildable = "yes";
-  row.recipe = "tailor build torch";
-  row.reason = fmt::format("official CUDA {} wheels for {} carry {}; {} is not among them: `tailor plan torch --gpu {}`", cuda,
-                           c.target.platform, list, join(missing, ", "), c.target.gpu_text.empty() ? missing.front() : c.target.gpu_text);
+  stack::decide_torch(c.target, c.request.cuda, d, all, row, c.result.torch);
 }
 
 void decide_runtime(Context& c, Row& row, const ResolvedDist& d) {
@@ -507,13 +453,97 @@ void order_rows(std::vector<Row>& rows) {
   for (size_t i = 0; i < rows.size(); ++i) visit(i);
   rows = std::move(out);
 }
+
+/// The commands that say what a torch wheel runs on: download it for the target, inspect
+/// it with the target's GPUs ("pip download ... URL && tailor inspect FILE --gpu 8.6").
+std::string torch_deciding_command(const Target& target, const ResolvedDist& d) {
+  auto name = formats::parse_wheel_filename(d.filename);
+  std::string platform = name && !name->platform_tags.empty() ? name->platform_tags.front() : "linux_" + target.platform;
+  std::string gpu = target.gpu_text;
+  if (gpu.empty()) {
+    std::vector<std::string> ccs;
+    for (const auto& cc : target.gpus) ccs.push_back(cc.str());
+    gpu = join(ccs, ",");
+  }
+  return fmt::format("pip download --no-deps --only-binary=:all: --platform {} --python-version {} -d . {} && tailor inspect {} --gpu {}",
+                     shell_quote(platform), shell_quote(target.python), shell_quote(d.url.empty() ? "torch==" + d.version : d.url),
+                     shell_quote(d.filename), shell_quote(gpu));
+}
 }  // namespace
+
+void decide_torch(const Target& target, std::string_view asked_cuda, const ResolvedDist& d,
+                  const std::vector<ResolvedDist>& all, Row& row, TorchChoice& choice) {
+  row.kind = Kind::torch;
+  auto name = formats::parse_wheel_filename(d.filename);
+  std::string cuda = name ? cuda_of_label(name->local_label) : "";
+  if (cuda.empty())
+    for (const auto& o : all)
+      if (o.key.starts_with("nvidia-cuda-runtime")) {
+        auto v = parse_version(o.version);
+        if (v) cuda = v->major_minor();
+      }
+  choice.version = d.version;
+  choice.cuda = cuda;
+  choice.source = "resolved";
+  choice.cxx11_abi = compare_versions(d.version, facts().torch_cxx11_abi_since) >= 0 ? std::optional<bool>(true) : std::nullopt;
+  if (cuda.empty()) {
+    row.covers = "no";
+    row.outcome = Outcome::build;
+    row.buildable = "yes";
+    row.recipe = "tailor build torch";
+    row.reason = fmt::format("torch {} for {} from this index is a CPU-only build; `tailor plan torch --gpu {}` builds one for {}",
+                             d.version, target.platform, target.gpu_text.empty() ? target.gpus.front().str() : target.gpu_text,
+                             target.gpu_label());
+    return;
+  }
+  if (!asked_cuda.empty() && compare_versions(cuda, asked_cuda) != 0) {
+    row.covers = "-";
+    row.outcome = Outcome::unsupported;
+    row.reason = fmt::format("torch {} is a CUDA {} build; --cuda {} asked for another (no such torch on these indexes)", d.version,
+                             cuda, asked_cuda);
+    return;
+  }
+  std::string list;
+  for (const auto& w : cuda::official_torch_arch_lists())
+    if (w.cuda == cuda && w.platform == target.platform) list = w.torch_cuda_arch_list;
+  choice.arch_list = list;
+  if (list.empty()) {
+    // Nothing says what it carries: unknown, never prebuilt, with what decides it.
+    row.covers = "?";
+    row.outcome = Outcome::unknown;
+    row.reason = fmt::format("CUDA {} build; its arch list for {} is not in tailor's data, so whether it runs on {} is unknown: "
+                             "decide it with `{}`, or install it and run tailor stack with --torch PYTHON",
+                             cuda, target.platform, target.gpu_label(), torch_deciding_command(target, d));
+    return;
+  }
+  auto set = cuda::parse_arch_spec(list);
+  std::vector<std::string> missing;
+  if (set)
+    for (const auto& cc : target.gpus)
+      if (cuda::coverage_on(*set, cc).mode == cuda::RunMode::none) missing.push_back(cc.str());
+  for (const auto& t : set ? set->targets : std::vector<cuda::CudaTarget>{}) row.targets.push_back(t.name());
+  if (missing.empty()) {
+    row.covers = "yes";
+    row.reason = fmt::format("CUDA {} build for {}: {}", cuda, target.platform, list);
+    return;
+  }
+  row.covers = "no";
+  row.outcome = Outcome::build;
+  row.buildable = "yes";
+  row.recipe = "tailor build torch";
+  row.reason = fmt::format("official CUDA {} wheels for {} carry {}; {} is not among them: `tailor plan torch --gpu {}`", cuda,
+                           target.platform, list, join(missing, ", "), target.gpu_text.empty() ? missing.front() : target.gpu_text);
+}
 
 Expected<Target> resolve_target(const StackRequest& request, CommandRunner& runner) {
   Target t;
   std::string machine;
   TAILOR_TRY(python, interpreter_facts(runner, request.interpreter, machine));
-  t.platform = request.platform.empty() ? machine : normalise_machine(request.platform);
+  // A GPU or instance of one platform only (T4G: aarch64) implies the target's platform.
+  std::string gpu_spec = !request.gpu.empty() ? request.gpu : request.arch;
+  TAILOR_TRY(implied, cuda::variant_platform(request.platform.empty() ? std::nullopt : std::optional<std::string>(request.platform),
+                                             {gpu_spec}));
+  t.platform = !request.platform.empty() ? normalise_machine(request.platform) : implied ? *implied : machine;
   if (t.platform != "x86_64" && t.platform != "aarch64")
     return make_error(fmt::format("--platform {}: expected x86_64 or aarch64", request.platform));
   static const std::regex py_re(R"(3\.\d{1,2})");
@@ -566,6 +596,9 @@ Expected<StackResult> run_stack(const StackRequest& request, CommandRunner& runn
   TAILOR_TRY(target, resolve_target(with_python, runner));
   c.target = target;
   c.result.target = target;
+  if (request.platform.empty())
+    if (auto implied = cuda::implied_platform({!request.gpu.empty() ? request.gpu : request.arch}); implied && *implied)
+      c.result.notes.push_back(fmt::format("platform {} implied by {}", (*implied)->platform, (*implied)->source));
   if (torch_interpreter) {
     if (c.target.cross) return make_error("--torch PYTHON uses that interpreter's torch: the target must be this machine");
     auto py = probe::probe_python(c.torch_python, runner, std::chrono::seconds(120));

@@ -7,7 +7,9 @@
 // drop); tailor reads pip's JSON report, downloads the native wheels into a cache keyed by
 // sha256 and inspects them (device code per library, CUDA runtime needs, C++ ABI) against
 // the target GPUs, the chosen torch and its CUDA. The outcome per package is prebuilt,
-// build (from its sdist with `tailor build`) or unsupported, each with one line of reason.
+// build (from its sdist with `tailor build`), unsupported, or unknown (what it covers is
+// neither in tailor's data nor inspected: never called prebuilt), each with one line of
+// reason; an unknown one names the command that decides it.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -100,7 +102,7 @@ struct StackRequest {
 
 enum class Kind { pure, native, cuda, cuda_runtime, torch, source };
 std::string_view kind_key(Kind kind);  // "pure", "native", "cuda", "cuda-runtime", "torch", "sdist"
-enum class Outcome { prebuilt, build, unsupported, installed };
+enum class Outcome { prebuilt, build, unsupported, installed, unknown };
 std::string_view outcome_key(Outcome outcome);
 
 struct TorchChoice {
@@ -115,7 +117,7 @@ struct Row {
   std::string name, key, version;
   Kind kind = Kind::pure;
   bool wheel = false;            ///< a wheel was resolved for the target
-  std::string covers = "-";      ///< "yes", "no" or "-" (no device code)
+  std::string covers = "-";      ///< "yes", "no", "?" (unknown) or "-" (no device code)
   std::string buildable = "-";   ///< "yes", "no" or "-" (not needed)
   Outcome outcome = Outcome::prebuilt;
   std::string reason;            ///< one line
@@ -137,12 +139,22 @@ struct StackResult {
   std::string pip_command;  ///< the binary resolution, as run
   double resolve_seconds = 0, inspect_seconds = 0;
   unsigned downloads = 0, cache_hits = 0;
-  bool ok() const;  ///< every row prebuilt, installed or build
+  bool ok() const;  ///< every row prebuilt, installed or build: none unsupported or unknown
 };
 
 /// The target from the request and this machine: --platform/--python/--gpu/--arch, else
-/// the resolving interpreter and this machine's GPUs.
+/// the resolving interpreter and this machine's GPUs. A GPU or instance that exists on
+/// one platform only (T4G, g5g.xlarge: aarch64) implies it; --platform contradicting it is
+/// an error (cuda::variant_platform, the rule plan, build and inspect use).
 Expected<Target> resolve_target(const StackRequest& request, CommandRunner& runner);
+
+/// torch's row from its resolved wheel: its CUDA build (the local label, else the
+/// nvidia-cuda-runtime resolved with it) and the official arch list of that CUDA and the
+/// target's platform (cuda/torch_wheels) against the target's GPUs. A list tailor's data
+/// lacks is Outcome::unknown (covers "?"), with the commands that decide it: download the
+/// wheel for the target and `tailor inspect` it with the target's GPUs. `asked_cuda`: --cuda.
+void decide_torch(const Target& target, std::string_view asked_cuda, const ResolvedDist& torch,
+                  const std::vector<ResolvedDist>& resolved, Row& row, TorchChoice& choice);
 
 /// Resolves, inspects and decides. Errors are bad input (a requirement pip refuses, a
 /// failed resolution, an unreadable file) and name the cause in one line.

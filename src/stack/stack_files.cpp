@@ -29,7 +29,7 @@ Kind kind_of(std::string_view key) {
   return Kind::pure;
 }
 std::optional<Outcome> outcome_of(std::string_view key) {
-  for (Outcome o : {Outcome::prebuilt, Outcome::build, Outcome::unsupported, Outcome::installed})
+  for (Outcome o : {Outcome::prebuilt, Outcome::build, Outcome::unsupported, Outcome::installed, Outcome::unknown})
     if (outcome_key(o) == key) return o;
   return std::nullopt;
 }
@@ -156,6 +156,9 @@ std::string render_script(const StackResult& r) {
   for (const auto& row : r.rows)
     if (row.outcome == Outcome::unsupported)
       s += fmt::format("echo {} >&2; exit 1\n", single_quoted(fmt::format("stack: {} cannot be installed: {}", row.name, row.reason)));
+  for (const auto& row : r.rows)
+    if (row.outcome == Outcome::unknown)
+      s += fmt::format("echo {} >&2; exit 1\n", single_quoted(fmt::format("stack: {}'s coverage is unknown: {}", row.name, row.reason)));
   for (const auto& row : r.rows)
     if (row.kind == Kind::torch && row.outcome == Outcome::build)
       s += fmt::format("echo {} >&2; exit 1\n",

@@ -320,6 +320,9 @@ ExtensionBuildContext ExtensionBuildContext::system(CommandRunner& runner) {
                                       may_write);
   };
   ctx.environment = process_environment();
+  ctx.fixed_path = [&runner](const std::string& real, const std::string& fixed) {
+    return open_fixed_path(real, fixed, find_in_path("bwrap"), runner);
+  };
   return ctx;
 }
 
@@ -578,7 +581,8 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   if (o.dist) {
     rep.work_path = s.work_dir;
     rep.work_path_note = "--dist: built in the work folder itself";
-  } else if (auto fp = open_fixed_path(s.work_dir, fixed_work_path(s.package), find_in_path("bwrap"), runner)) {
+  } else if (auto fp = ctx.fixed_path ? ctx.fixed_path(s.work_dir, fixed_work_path(s.package))
+                                      : Expected<FixedPath>(make_error("not asked for"))) {
     fixed = *fp;
     for (auto& st : steps) st = in_fixed_path(std::move(st), *fixed);
     rep.work_path = fixed->fixed;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "executor/build_runner.h"
+#include "executor/fixed_path.h"
 #include "executor/folder_lock.h"
 #include "workflow/extension_build.h"
 #include "plan/extension_plan.h"
@@ -32,6 +33,9 @@ struct ExtensionBuildContext {
   std::function<std::optional<probe::PythonInstall>(const std::string& python, bool may_write)> probe_python;
   /// The caller's environment: SCCACHE_* picks the cache, PATH goes after the toolkit's bin/.
   std::map<std::string, std::string> environment;
+  /// The private mount namespace where the build sees its work folder at a fixed path
+  /// (executor/fixed_path.h); `system` tries bubblewrap; unset (tests): none, with a note.
+  std::function<Expected<executor::FixedPath>(const std::string& real, const std::string& fixed)> fixed_path;
   /// The build step's live progress; null: made from the options' display style and status_out.
   executor::ProgressDisplay* display = nullptr;
 

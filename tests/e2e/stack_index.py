@@ -3,9 +3,10 @@
 Wheels are made here from the CUDA fixtures (real nvcc output): kern75 (sm_75 only),
 kern90 (sm_90 only), kernptx (sm_80 + compute_80 PTX) and kernmulti (sm_75, and a second
 build for CUDA 11 that links libcudart.so.11.0); a pure-Python wheel (purepkg, which
-depends on kern75); and the bundled example's sdist (fused_ops, no wheel).
+depends on kern75); and the sdist of a CUDA extension package (no wheel): the test
+fixture tests/e2e/data/tiny_ext.
 
-python3 stack_index.py OUT FIXTURE_DIR EXAMPLE_DIR
+python3 stack_index.py OUT FIXTURE_DIR PACKAGE_DIR
 """
 import base64
 import hashlib
@@ -16,7 +17,7 @@ import subprocess
 import sys
 import zipfile
 
-out, fixtures, example = (os.path.abspath(a) for a in sys.argv[1:4])
+out, fixtures, package = (os.path.abspath(a) for a in sys.argv[1:4])
 files = os.path.join(out, "files")
 os.makedirs(files, exist_ok=True)
 tag = "py3-none-linux_x86_64"
@@ -75,10 +76,13 @@ with open(make_wheel("broken", "1.0", {"broken/_k.so": read("only_75.so")}), "r+
 # A torch in the PyTorch index's style, for an aarch64 target: the CUDA 13.0 build (its
 # coverage comes from the official arch list in tailor's data, not from its bytes).
 make_wheel("torch", "2.11.0+cu130", {"torch/__init__.py": b""}, platform_tag="py3-none-manylinux_2_28_aarch64")
+# A torch for x86_64 built for a CUDA tailor's data has no arch list for (19.9): its
+# coverage is unknown until its own libraries are inspected.
+make_wheel("torch", "2.99.0+cu199", {"torch/__init__.py": b""}, platform_tag="py3-none-manylinux_2_28_x86_64")
 
-# The example's sdist (its setup.py imports torch, as CUDA extensions' do).
-work = os.path.join(out, "example")
-shutil.copytree(example, work, ignore=shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__"))
+# The package's sdist (its setup.py imports torch, as CUDA extensions' do).
+work = os.path.join(out, "package")
+shutil.copytree(package, work, ignore=shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__"))
 subprocess.run([sys.executable, "setup.py", "-q", "sdist", "-d", files], cwd=work, check=True, capture_output=True)
 shutil.rmtree(work)
 

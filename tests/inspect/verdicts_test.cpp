@@ -63,3 +63,55 @@ TEST(GpuVerdict, CompatibleSassAndPtxListTheirTargetsToo) {
   EXPECT_FALSE(volta.pass());
   EXPECT_TRUE(volta.items[0].covering.empty());
 }
+
+// One platform rule (cuda::platform_mismatch): a GPU that exists only on aarch64 never runs
+// an x86_64 library, whatever SASS it carries; the verdict fails and says why.
+TEST(GpuVerdict, AGpuOfAnotherPlatformFailsWhateverTheDeviceCode) {
+  auto r = report_with({{"sm_75", 2, 1, 1, {"none"}}});  // an x86_64 library
+  for (const std::string spec : {"T4G", "g5g.xlarge"}) {
+    auto v = gpu(r, spec);
+    ASSERT_EQ(v.items.size(), 1u) << spec;
+    EXPECT_FALSE(v.pass()) << spec;
+    EXPECT_EQ(v.items[0].mode, "native") << spec;  // the device code itself would do
+    EXPECT_NE(v.items[0].reason.find("exists only on aarch64; this library is x86_64"), std::string::npos) << v.items[0].reason;
+  }
+  auto t4g = gpu(r, "T4G");
+  EXPECT_EQ(t4g.items[0].reason, "T4G (g5g) exists only on aarch64; this library is x86_64");
+  EXPECT_NE(render_text(r, &t4g).find("verdict FAIL: gpu 7.5: torch/lib/libtorch_cuda.so: T4G (g5g) exists only on aarch64; "
+                                      "this library is x86_64\n"),
+            std::string::npos)
+      << render_text(r, &t4g);
+  EXPECT_EQ(to_json(r, &t4g)["verdicts"]["items"][0]["reason"], "T4G (g5g) exists only on aarch64; this library is x86_64");
+  // The same GPU model without a platform of its own passes.
+  auto t4 = gpu(r, "T4");
+  EXPECT_TRUE(t4.pass());
+  EXPECT_TRUE(t4.items[0].reason.empty());
+  EXPECT_FALSE(to_json(r, &t4)["verdicts"]["items"][0].contains("reason"));
+}
+
+TEST(GpuVerdict, ALibraryOfTheImpliedPlatformPassesAndOnlyThatGpuIsJudgedSo) {
+  auto r = report_with({{"sm_75", 2, 1, 1, {"none"}}, {"sm_90", 2, 1, 1, {"none"}}});
+  r.libraries[0].machine = "aarch64";
+  EXPECT_TRUE(gpu(r, "T4G").pass());
+  auto x86_only = gpu(r, "g4dn.xlarge");  // an x86_64 instance
+  EXPECT_FALSE(x86_only.pass());
+  EXPECT_EQ(x86_only.items[0].reason, "g4dn.xlarge (T4) exists only on x86_64; this library is aarch64");
+  // T4G and H100: the T4G's verdict fails on an x86_64 library, the H100's stands alone.
+  r.libraries[0].machine = "x86_64";
+  auto both = gpu(r, "T4G,H100");
+  ASSERT_EQ(both.items.size(), 2u);
+  ASSERT_EQ(both.items[0].device, "7.5");
+  EXPECT_FALSE(both.items[0].pass);
+  ASSERT_EQ(both.items[1].device, "9.0");
+  EXPECT_TRUE(both.items[1].pass) << both.items[1].reason;
+}
+
+TEST(GpuVerdict, GpusOfTwoPlatformsAreBadInput) {
+  VerdictSpecs s;
+  s.gpu = "T4G,g4dn.xlarge";
+  auto v = evaluate(report_with({{"sm_75", 2, 1, 1, {"none"}}}), s);
+  ASSERT_FALSE(v);
+  EXPECT_NE(v.error().message.find("--gpu: T4G (GPU T4G) exists only on aarch64, g4dn.xlarge (instance g4dn) only on x86_64"),
+            std::string::npos)
+      << v.error().message;
+}

@@ -134,7 +134,7 @@ StackResult sample() {
   r.target.platform = "x86_64";
   r.target.python = "3.11";
   r.target.glibc = "2.36";
-  r.target.gpu_text = "T4G";
+  r.target.gpu_text = "T4";  // not T4G: that implies aarch64
   r.target.gpus = {{7, 5}};
   r.torch = {"2.11.0+cu130", "13.0", "sm_75 sm_80", "installed in python3", true};
   r.torch_python = "python3";
@@ -155,7 +155,7 @@ StackResult sample() {
   k.wheel_file = "kern75-1.0-py3-none-linux_x86_64.whl";
   k.targets = {"sm_75"};
   k.covers = "yes";
-  k.reason = "has sm_75; runs on T4G (7.5)";
+  k.reason = "has sm_75; runs on T4 (7.5)";
   k.requested = true;
   Row b;
   b.name = "fused_ops";
@@ -208,7 +208,7 @@ TEST(StackScript, InstallsExactlyAndPassesBashN) {
   EXPECT_NE(s.find("kern75 @ http://127.0.0.1:1/files/kern75-1.0-py3-none-linux_x86_64.whl --hash=sha256:" + std::string(64, 'a')),
             std::string::npos);
   EXPECT_NE(s.find("--require-hashes --index-url http://127.0.0.1:1/simple"), std::string::npos);
-  EXPECT_NE(s.find("\"$TAILOR\" build \"$work/fused_ops-0.1.0.tar.gz\" --gpu T4G"), std::string::npos);
+  EXPECT_NE(s.find("\"$TAILOR\" build \"$work/fused_ops-0.1.0.tar.gz\" --gpu T4"), std::string::npos);
   EXPECT_NE(s.find(std::string(64, 'b')), std::string::npos);  // the sdist's sha256 is checked
   EXPECT_NE(s.find("tailor-stack-torch.pth"), std::string::npos);
   EXPECT_EQ(s.find("exit 1\n[ -x"), std::string::npos);  // nothing unsupported: no refusal line
@@ -220,6 +220,93 @@ TEST(StackScript, InstallsExactlyAndPassesBashN) {
   r.rows[1].reason = "it's gone";
   s = render_script(r);
   EXPECT_NE(s.find("echo 'stack: kern75 cannot be installed: it'\\''s gone' >&2; exit 1"), std::string::npos);
+}
+
+// torch's coverage comes from the official arch list of its CUDA build and platform; a
+// CUDA build tailor's data does not know is "unknown", never "prebuilt" (issue 27).
+ResolvedDist torch_wheel(const std::string& version, const std::string& platform_tag) {
+  ResolvedDist d;
+  d.name = d.key = "torch";
+  d.version = version;
+  d.filename = "torch-" + version + "-cp312-cp312-" + platform_tag + ".whl";
+  d.url = "https://download.example/whl/" + d.filename;
+  d.sha256 = std::string(64, 'c');
+  d.requested = true;
+  return d;
+}
+
+Target x86_target() {
+  Target t;
+  t.platform = "x86_64";
+  t.python = "3.12";
+  t.glibc = "2.35";
+  t.gpu_text = "8.6";
+  t.gpus = {{8, 6}};
+  return t;
+}
+
+TEST(StackTorch, ACudaBuildWithoutDataIsUnknownWithTheCommandThatDecidesIt) {
+  Row row;
+  TorchChoice choice;
+  auto d = torch_wheel("2.99.0+cu199", "manylinux_2_28_x86_64");
+  decide_torch(x86_target(), "", d, {d}, row, choice);
+  EXPECT_EQ(row.outcome, Outcome::unknown);
+  EXPECT_EQ(outcome_key(row.outcome), "unknown");
+  EXPECT_EQ(row.covers, "?");
+  EXPECT_EQ(choice.cuda, "19.9");
+  EXPECT_NE(row.reason.find("CUDA 19.9 build; its arch list for x86_64 is not in tailor's data, so whether it runs on 8.6 is unknown"),
+            std::string::npos)
+      << row.reason;
+  EXPECT_NE(row.reason.find("pip download --no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 --python-version 3.12 -d . "
+                            "https://download.example/whl/torch-2.99.0+cu199-cp312-cp312-manylinux_2_28_x86_64.whl && "
+                            "tailor inspect torch-2.99.0+cu199-cp312-cp312-manylinux_2_28_x86_64.whl --gpu 8.6"),
+            std::string::npos)
+      << row.reason;
+  // The user's own spelling of the GPUs is carried, quoted for the shell where needed.
+  Target t = x86_target();
+  t.gpu_text = "A10G;H100";
+  t.gpus = {{8, 6}, {9, 0}};
+  Row row2;
+  decide_torch(t, "", d, {d}, row2, choice);
+  EXPECT_NE(row2.reason.find("--gpu 'A10G;H100'`"), std::string::npos) << row2.reason;
+
+  StackResult r;
+  r.target = x86_target();
+  r.rows = {row};
+  EXPECT_FALSE(r.ok());
+}
+
+TEST(StackTorch, AKnownCudaBuildIsJudgedByItsOfficialList) {
+  Row row;
+  TorchChoice choice;
+  auto d = torch_wheel("2.11.0+cu130", "manylinux_2_28_x86_64");
+  decide_torch(x86_target(), "", d, {d}, row, choice);
+  EXPECT_EQ(row.outcome, Outcome::prebuilt);
+  EXPECT_EQ(row.covers, "yes");
+  Target t4g = x86_target();
+  t4g.platform = "aarch64";
+  t4g.gpu_text = "T4G";
+  t4g.gpus = {{7, 5}};
+  Row arm;
+  decide_torch(t4g, "", torch_wheel("2.11.0+cu130", "manylinux_2_28_aarch64"), {}, arm, choice);
+  EXPECT_EQ(arm.outcome, Outcome::build);
+  EXPECT_EQ(arm.covers, "no");
+}
+
+TEST(StackTorch, AnUnknownRowRoundTripsThroughTheLockAndTheScriptRefusesIt) {
+  auto r = sample();
+  r.rows[0].outcome = Outcome::unknown;
+  r.rows[0].covers = "?";
+  r.rows[0].reason = "CUDA 19.9 build; decide it with `tailor inspect x.whl --gpu T4`";
+  auto back = read_lock(render_lock(r));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->rows[0].outcome, Outcome::unknown);
+  EXPECT_FALSE(back->ok());
+  auto s = render_script(r);
+  EXPECT_NE(s.find("echo 'stack: torch'\\''s coverage is unknown: CUDA 19.9 build; decide it with `tailor inspect x.whl --gpu T4`' >&2; "
+                   "exit 1\n"),
+            std::string::npos)
+      << s;
 }
 
 TEST(StackVerification, JudgedAgainstTheTarget) {

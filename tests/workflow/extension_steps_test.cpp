@@ -270,6 +270,53 @@ TEST_F(ExtensionSteps, RunBuildPutsTheChosenNvccFirstOnPath) {
   EXPECT_NE(test::slurp_text(s.result.report.log_path).find("Successfully built demo-ops"), std::string::npos);
 }
 
+TEST_F(ExtensionSteps, RunBuildRunsItsStepsAtTheFixedWorkPath) {
+  auto c = context();
+  resolve_and_prepare(c);
+  std::string asked_real, asked_fixed;
+  c.fixed_path = [&](const std::string& real, const std::string& fixed) -> Expected<executor::FixedPath> {
+    asked_real = real;
+    asked_fixed = fixed;
+    return executor::FixedPath{real, fixed, "/usr/bin/bwrap"};
+  };
+  runner.handler = [&](const CommandSpec&) -> std::optional<CommandResult> {
+    write(fs::path(s.request.out_dir) / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl", "not really a wheel");
+    return ran(0, "Successfully built demo-ops\n");
+  };
+  ASSERT_EQ(run_build(o, c, s), std::nullopt);
+  EXPECT_EQ(asked_real, s.work_dir);
+  EXPECT_EQ(asked_fixed, executor::fixed_work_path(s.package));
+  ASSERT_EQ(runner.specs.size(), 1u);
+  const CommandSpec& spec = runner.specs[0];
+  ASSERT_GE(spec.argv.size(), 12u);
+  EXPECT_EQ(spec.argv[0], "/usr/bin/bwrap");
+  EXPECT_EQ(spec.argv[8], asked_fixed);  // --bind REAL FIXED
+  EXPECT_EQ(spec.argv[7], s.work_dir);
+  // Past the "--", no argument names the real work folder any more.
+  auto dashdash = std::find(spec.argv.begin(), spec.argv.end(), "--");
+  ASSERT_NE(dashdash, spec.argv.end());
+  for (auto it = dashdash; it != spec.argv.end(); ++it) EXPECT_EQ(it->find(s.work_dir), std::string::npos) << *it;
+  EXPECT_EQ(s.result.report.work_path, asked_fixed);
+  EXPECT_EQ(s.result.report.work_path_note, "");
+}
+
+TEST_F(ExtensionSteps, RunBuildWithoutAFixedPathSaysWhy) {
+  auto c = context();
+  resolve_and_prepare(c);
+  c.fixed_path = [](const std::string&, const std::string&) -> Expected<executor::FixedPath> {
+    return make_error("bwrap: setting up uid map: Permission denied");
+  };
+  runner.handler = [&](const CommandSpec&) -> std::optional<CommandResult> {
+    write(fs::path(s.request.out_dir) / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl", "not really a wheel");
+    return ran(0, "Successfully built demo-ops\n");
+  };
+  ASSERT_EQ(run_build(o, c, s), std::nullopt);
+  ASSERT_EQ(runner.specs.size(), 1u);
+  EXPECT_NE(runner.specs[0].argv[0], "/usr/bin/bwrap");
+  EXPECT_EQ(s.result.report.work_path, s.work_dir);
+  EXPECT_NE(s.result.report.work_path_note.find("bwrap: setting up uid map: Permission denied"), std::string::npos);
+}
+
 TEST_F(ExtensionSteps, RunBuildDiagnosesAFailedStep) {
   auto c = context();
   resolve_and_prepare(c);

@@ -1,12 +1,26 @@
-#include "plan/torch_platform.h"
+#include "cuda/gpu_platform.h"
 
 #include <algorithm>
 #include <fmt/format.h>
 
-#include "cuda/gpu_catalog.h"
 #include "util/strings.h"
 
-namespace tailor::plan {
+namespace tailor::cuda {
+
+namespace {
+
+/// "T4G (g5g)": a GPU with the instance families that carry it; "g5g.xlarge (T4G)": an
+/// instance with its GPU; the name as typed.
+std::string describe(const PlatformHint& h) {
+  if (auto inst = find_instance(h.name)) return fmt::format("{} ({})", h.name, inst->gpu);
+  std::vector<std::string> families;
+  if (auto gpu = find_gpu(h.name))
+    for (const auto& i : cloud_instances())
+      if (i.gpu == gpu->name && i.host_arch == h.host_arch) families.push_back(i.family);
+  return families.empty() ? h.name : fmt::format("{} ({})", h.name, join(families, "/"));
+}
+
+}  // namespace
 
 std::string normalize_platform(std::string_view p) {
   std::string s = to_lower(trim(p));
@@ -16,9 +30,9 @@ std::string normalize_platform(std::string_view p) {
 }
 
 Expected<std::optional<ImpliedPlatform>> implied_platform(const std::vector<std::string>& gpu_specs) {
-  std::vector<cuda::PlatformHint> hints;
+  std::vector<PlatformHint> hints;
   for (const auto& spec : gpu_specs)
-    for (auto& h : cuda::platform_hints(spec)) hints.push_back(std::move(h));
+    for (auto& h : platform_hints(spec)) hints.push_back(std::move(h));
   if (hints.empty()) return std::optional<ImpliedPlatform>{};
   ImpliedPlatform out;
   out.platform = hints.front().host_arch;
@@ -34,6 +48,7 @@ Expected<std::optional<ImpliedPlatform>> implied_platform(const std::vector<std:
     if (std::find(names.begin(), names.end(), h.name) == names.end()) names.push_back(h.name);
   }
   out.source = join(names, ", ");
+  out.hints = std::move(hints);
   return std::optional<ImpliedPlatform>{out};
 }
 
@@ -48,4 +63,17 @@ Expected<std::optional<std::string>> variant_platform(const std::optional<std::s
   return std::optional<std::string>{};
 }
 
-}  // namespace tailor::plan
+std::string platform_mismatch(const ImpliedPlatform& implied, std::string_view machine, std::string_view what) {
+  std::string m = normalize_platform(machine);
+  if ((m != "x86_64" && m != "aarch64") || m == implied.platform) return "";
+  std::vector<std::string> names;
+  for (const auto& h : implied.hints) {
+    std::string d = describe(h);
+    if (std::find(names.begin(), names.end(), d) == names.end()) names.push_back(d);
+  }
+  if (names.empty()) names.push_back(implied.source);
+  return fmt::format("{} {} only on {}; {} is {}", join(names, ", "), names.size() == 1 ? "exists" : "exist", implied.platform,
+                     what, m);
+}
+
+}  // namespace tailor::cuda
