@@ -81,9 +81,23 @@ const TorchRelease* resolve_release(Context& c) {
   }
   if (!rel) {
     std::vector<std::string> known;
-    for (const auto& r : c.catalog.releases) known.push_back(r.version);
-    c.input_error("torch", fmt::format("torch {} is not a release tailor knows", wanted),
-                  fmt::format("choose one of {} (data/pytorch/versions.toml), or --source DIR", join(known, ", ")));
+    const TorchRelease* newest = nullptr;
+    for (const auto& r : c.catalog.releases) {
+      known.push_back(r.version);
+      if (!newest || compare_versions(r.version, newest->version) > 0) newest = &r;
+    }
+    // Newer than the data is its own case: the facts a build needs (CUDA and Python
+    // support, arch lists, the build interface) are not known yet, and a guess is wrong.
+    if (newest && compare_versions(wanted, newest->version) > 0)
+      c.input_error("torch",
+                    fmt::format("torch {} is newer than tailor's data (the newest release it knows is {}): its CUDA "
+                                "and Python support, arch lists and build interface are not known here",
+                                wanted, newest->version),
+                    fmt::format("plan {} (--torch {}), or use a tailor whose data knows {}", newest->version,
+                                newest->version, wanted));
+    else
+      c.input_error("torch", fmt::format("torch {} is not a release tailor knows", wanted),
+                    fmt::format("choose one of {} (data/pytorch/versions.toml), or --source DIR", join(known, ", ")));
     return nullptr;
   }
   c.plan.torch_version = wanted;
@@ -537,16 +551,53 @@ BuildPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostRepor
   build_steps(c, rel);
 
   plan.notes.push_back(fmt::format("PYTORCH_BUILD_VERSION carries the local label ({}): torch's "
-                                   "tools/generate_torch_version.py uses it as the whole version, so 2.9.1 alone "
-                                   "would give a wheel without +{}", plan.wheel_version,
+                                   "tools/generate_torch_version.py uses it as the whole version, so {} alone "
+                                   "would give a wheel without +{}", plan.wheel_version, plan.torch_version,
                                    plan.cuda ? cuda_label(plan.cuda_version) : "cpu"));
   if (plan.cuda)
     plan.notes.push_back("FORCE_CUDA is not set: it is read by extension packages, not by PyTorch's own build");
   plan.notes.push_back("MAX_JOBS: " + plan.estimate.jobs_reason);
   if (plan.platform != plan.host_platform)
-    plan.notes.push_back("MAX_JOBS, CUDA_HOME and the compiler were resolved on this host; `tailor plan` on the " +
-                         plan.platform + " build host gives its own values");
+    plan.notes.push_back(fmt::format("MAX_JOBS, CUDA_HOME and the compiler were resolved on this host; `tailor plan {}` "
+                                     "on the {} build host gives its own values",
+                                     k_plan_flags_placeholder, plan.platform));
+  // Every suggested command asks for this same plan: the user's flags, resolved.
+  const std::string flags = plan_command_flags(plan);
+  auto fill = [&](std::string& text) {
+    for (size_t pos; (pos = text.find(k_plan_flags_placeholder)) != std::string::npos;)
+      text.replace(pos, k_plan_flags_placeholder.size(), flags);
+  };
+  for (auto& pr : plan.problems) fill(pr.fix);
+  for (auto& note : plan.notes) fill(note);
   return plan;
+}
+
+std::string plan_command_flags(const BuildPlan& p) {
+  const TorchVariant& v = p.variant;
+  std::vector<std::string> out;
+  auto add = [&](std::string_view flag, const std::string& value) {
+    if (value.empty()) return;
+    out.push_back(std::string(flag));
+    out.push_back(shell_quote(value));
+  };
+  if (v.source_dir) add("--source", *v.source_dir);
+  add("--torch", !p.torch_version.empty() ? p.torch_version : v.torch.value_or(""));
+  add("--python", !p.python_version.empty() ? p.python_version : v.python.value_or(""));
+  if (p.cuda) add("--cuda", p.cuda_version);
+  else out.push_back("--cpu-only");
+  if (p.cuda) {
+    if (!v.arch.empty()) add("--arch", join(v.arch, ";"));
+    else add("--arch", join(p.targets.names(), ";"));
+  }
+  add("--platform", p.platform);
+  if (v.cpu_target) add("--cpu-target", *v.cpu_target);
+  if (v.blas) add("--blas", *v.blas);
+  for (const auto& [feature, on] : v.features) add(on ? "--with" : "--without", feature);
+  if (v.build_type) add("--build-type", *v.build_type);
+  if (v.keep_debug.value_or(false)) out.push_back("--keep-debug");
+  if (v.compress) add("--compress", *v.compress);
+  if (v.manylinux) add("--manylinux", *v.manylinux);
+  return join(out, " ");
 }
 
 }  // namespace tailor::plan

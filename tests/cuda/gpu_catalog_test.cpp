@@ -84,7 +84,7 @@ TEST(NamedArches, TorchMeanings) {
 }
 
 TEST(TorchWheels, OfficialListsLoad) {
-  ASSERT_EQ(official_torch_arch_lists().size(), 8u);
+  ASSERT_EQ(official_torch_arch_lists().size(), 10u);
   bool saw = false;
   for (const auto& w : official_torch_arch_lists())
     if (w.cuda == "13.0" && w.platform == "x86_64") {

@@ -37,7 +37,7 @@ std::string problems(const char* spec, const char* cuda) {
 }  // namespace
 
 TEST(NvccTable, VersionsAndTargets) {
-  EXPECT_EQ(join(known_cuda_versions(), " "), "11.8 12.0 12.1 12.2 12.3 12.4 12.5 12.6 12.8 12.9 13.0");
+  EXPECT_EQ(join(known_cuda_versions(), " "), "11.8 12.0 12.1 12.2 12.3 12.4 12.5 12.6 12.8 12.9 13.0 13.2");
   auto c130 = nvcc_capabilities_from_table("13.0.88");
   ASSERT_TRUE(c130);
   EXPECT_EQ(c130->cuda_version, "13.0");

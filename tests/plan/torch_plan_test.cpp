@@ -247,3 +247,33 @@ TEST(TorchPlan, DockerfileBaseMatchesManylinuxGlibc) {
 
 }  // namespace
 }  // namespace tailor::plan
+
+namespace tailor::plan {
+namespace {
+
+// A torch newer than the data is said to be that, with what to do, not "unknown release".
+TEST(TorchPlanVersions, NewerThanTheDataSaysSo) {
+  auto v = graviton_t4g_variant();
+  v.torch = "99.0.0";
+  BuildPlan p = resolve_torch_plan(v, graviton_t4g_host());
+  ASSERT_TRUE(p.has_errors());
+  bool saw = false;
+  for (const auto& pr : p.problems)
+    if (pr.field == "torch") {
+      saw = true;
+      EXPECT_NE(pr.message.find("torch 99.0.0 is newer than tailor's data (the newest release it knows is "),
+                std::string::npos) << pr.message;
+      EXPECT_NE(pr.fix.find("--torch "), std::string::npos) << pr.fix;
+    }
+  EXPECT_TRUE(saw);
+  v.torch = "1.0.0";  // older: one of the known ones
+  BuildPlan old = resolve_torch_plan(v, graviton_t4g_host());
+  for (const auto& pr : old.problems) {
+    if (pr.field == "torch") {
+      EXPECT_NE(pr.message.find("is not a release tailor knows"), std::string::npos);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tailor::plan
