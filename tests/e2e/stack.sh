@@ -2,9 +2,10 @@
 # End-to-end: `tailor stack` against a PEP 503 index served on loopback by this test
 # (python -m http.server over a folder laid out by stack_index.py): wheels made from the
 # CUDA fixtures (sm_75 only and sm_90 only, cut by `tailor slim`; SASS+PTX; a wheel that
-# carries a CUDA 11 build next to its CUDA 13 one), a pure-Python wheel, and the example's
-# sdist. pip resolves (the real pip), tailor inspects and decides; the lock round-trips,
-# the script passes bash -n, and --install builds the example from its sdist into a fresh
+# carries a CUDA 11 build next to its CUDA 13 one), a pure-Python wheel, and the sdist of
+# the test fixture extension (tests/e2e/data/tiny_ext: a real CUDAExtension that builds in
+# seconds). pip resolves (the real pip), tailor inspects and decides; the lock round-trips,
+# the script passes bash -n, and --install builds the fixture from its sdist into a fresh
 # venv that reuses this machine's torch and ends with the verification passing.
 # Online part (skipped visibly without PyPI): the aarch64 torch 2.9.1 case and
 # bitsandbytes + einops on x86_64.
@@ -43,7 +44,7 @@ gcc -shared -fPIC -Wl,-soname,libcudart.so.11.0 -o "$lib/libcudart.so.11.0" "$li
 gcc -shared -fPIC -o "$lib/cuda11.so" "$lib/k11.c" -Wl,--no-as-needed "$lib/libcudart.so.11.0"
 "$TAILOR" inspect "$lib/only_75.so" --exact sm_75 >/dev/null && "$TAILOR" inspect "$lib/only_90.so" --exact sm_90 >/dev/null \
   && ok "slimmed fixtures: sm_75 only, sm_90 only" || bad "slimmed fixtures"
-python3 "$src/tests/e2e/stack_index.py" "$tmp/index" "$lib" "$src/examples/fused_ops" >"$tmp/files" || { cat "$tmp/files"; bad "index"; exit 1; }
+python3 "$src/tests/e2e/stack_index.py" "$tmp/index" "$lib" "$src/tests/e2e/data/tiny_ext" >"$tmp/files" || { cat "$tmp/files"; bad "index"; exit 1; }
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 (cd "$tmp/index" && exec python3 -m http.server "$port" --bind 127.0.0.1) >/dev/null 2>&1 &
 server=$!
@@ -51,8 +52,8 @@ for _ in $(seq 50); do python3 -c "import urllib.request; urllib.request.urlopen
 index="http://127.0.0.1:$port/simple"
 export XDG_CACHE_HOME="$tmp/cache"
 
-# ---- T4G: the sm_75 wheel is picked, the sm_90 one refused with its reason ----------------
-"$TAILOR" stack --gpu T4G --torch python3 --index-url "$index" kern75 kern90 kernptx kernmulti purepkg \
+# ---- T4 (7.5; T4G would imply aarch64): the sm_75 wheel is picked, the sm_90 one refused ---
+"$TAILOR" stack --gpu T4 --torch python3 --index-url "$index" kern75 kern90 kernptx kernmulti purepkg \
   --json --lock "$tmp/t4g.lock" >"$tmp/t4g.json" 2>"$tmp/t4g.err"
 expect_eq "exit 1 (one package unsupported)" "$?" 1
 expect_eq "schema" "$(jq_py 'j["schema"]' "$tmp/t4g.json")" "tailor.stack/1"
@@ -82,19 +83,44 @@ expect_eq "cache hit on the second run" "$(jq_py 'j["cache_hits"] >= 1' "$tmp/a8
 expect_eq "aarch64 T4G torch: exit 0 (buildable)" "$?" 0
 expect_eq "aarch64 T4G torch: build" "$(row "$tmp/arm.json" torch outcome)" build
 case "$(row "$tmp/arm.json" torch reason)" in
-  *"official CUDA 13.0 wheels for aarch64 carry 8.0;9.0;10.0;11.0;12.0+PTX; 7.5 is not among them: \`tailor plan torch --gpu T4G\`"*) ok "aarch64 T4G torch reason" ;;
+  *"official CUDA 13.0 wheels for aarch64 carry 8.0;9.0;10.0;11.0;12.0+PTX; 7.5 is not among them: \`tailor build torch --torch "*" --python 3.11 --platform aarch64 --cuda 13.0 --gpu T4G\` builds one"*) ok "aarch64 T4G torch reason" ;;
   *) bad "aarch64 T4G torch reason: $(row "$tmp/arm.json" torch reason)"; cat "$tmp/arm.err" ;; esac
+# The suggested command runs as printed; `plan` with its flags (a build is hours) plans it.
+fix=$(row "$tmp/arm.json" torch reason | sed -n 's/.*`tailor build torch \([^`]*\)`.*/\1/p')
+eval "\"\$TAILOR\" plan $fix" >"$tmp/arm-fix.txt" 2>&1
+expect_eq "stack's torch fix line plans (exit 0): tailor plan $fix" "$?" 0
 "$TAILOR" stack --platform aarch64 --python 3.11 --gpu GH200 --index-url "$index" torch --json >"$tmp/gh.json" 2>/dev/null
 expect_eq "aarch64 GH200 torch: prebuilt" "$(row "$tmp/gh.json" torch outcome)" prebuilt
 "$TAILOR" stack --platform aarch64 --python 3.11 --gpu GH200 --cuda 12.8 --no-index --find-links "$tmp/index/files" torch --json >"$tmp/gh2.json" 2>/dev/null
 expect_eq "--cuda 12.8 with a cu130 torch: unsupported" "$(row "$tmp/gh2.json" torch outcome)" unsupported
 
-# ---- the example from its sdist; lock and script; --install ------------------------------
-"$TAILOR" stack --gpu T4G --torch python3 --index-url "$index" kern75 purepkg fused_ops \
+# ---- a torch whose CUDA build tailor's data does not know: "unknown", never "prebuilt" ------
+"$TAILOR" stack --platform x86_64 --gpu 8.6 --index-url "$index" torch --json --lock "$tmp/unk.lock" \
+  --script "$tmp/unk.sh" >"$tmp/unk.json" 2>"$tmp/unk.err"
+expect_eq "unknown torch: exit 1" "$?" 1
+expect_eq "unknown torch: outcome" "$(row "$tmp/unk.json" torch outcome)" unknown
+expect_eq "unknown torch: covers" "$(row "$tmp/unk.json" torch covers)" "?"
+expect_eq "unknown torch: not ok" "$(jq_py 'j["ok"]' "$tmp/unk.json")" False
+case "$(row "$tmp/unk.json" torch reason)" in
+  *"CUDA 19.9"*"tailor inspect torch-2.99.0+cu199-py3-none-manylinux_2_28_x86_64.whl --gpu 8.6"*) ok "unknown torch: reason names the deciding command" ;;
+  *) bad "unknown torch reason: $(row "$tmp/unk.json" torch reason)" ;; esac
+expect_eq "unknown torch: one stderr line" "$(wc -l <"$tmp/unk.err")" 1
+grep -q "torch 2.99.0+cu199: coverage of 8.6 unknown" "$tmp/unk.err" && ok "unknown torch: stderr names it" || bad "unknown stderr: $(cat "$tmp/unk.err")"
+bash "$tmp/unk.sh" "$tmp/unk-venv" >/dev/null 2>"$tmp/unk-sh.err"
+expect_eq "unknown torch: the script refuses" "$?" 1
+grep -q "^stack: torch's coverage is unknown: CUDA 19.9 build" "$tmp/unk-sh.err" && [ ! -e "$tmp/unk-venv" ] \
+  && ok "unknown torch: the script says why, before making a venv" || bad "unknown torch script: $(cat "$tmp/unk-sh.err")"
+"$TAILOR" stack --from-lock "$tmp/unk.lock" >"$tmp/unk.txt" 2>/dev/null
+expect_eq "unknown torch from the lock: exit 1" "$?" 1
+grep -q "^torch .* unknown " "$tmp/unk.txt" && grep -q "^0 prebuilt or installed, 0 to build, 1 unknown, 0 unsupported" "$tmp/unk.txt" \
+  && ok "unknown torch: text table and total" || { bad "unknown torch text"; cat "$tmp/unk.txt"; }
+
+# ---- the fixture extension from its sdist; lock and script; --install ---------------------
+"$TAILOR" stack --gpu T4 --torch python3 --index-url "$index" kern75 purepkg tiny_ext \
   --lock "$tmp/ok.lock" --script "$tmp/install.sh" >"$tmp/ok.txt" 2>"$tmp/ok.err"
 expect_eq "stack exit 0" "$?" 0
-grep -q "fused.ops .* build .*no wheel for the target; build from fused_ops-0.1.0.tar.gz (generic recipe)" "$tmp/ok.txt" \
-  && ok "fused_ops: build from the sdist" || { bad "fused_ops row"; cat "$tmp/ok.txt" "$tmp/ok.err"; }
+grep -q "tiny.ext .* build .*no wheel for the target; build from tiny_ext-0.1.0.tar.gz (generic recipe)" "$tmp/ok.txt" \
+  && ok "tiny_ext: build from the sdist" || { bad "tiny_ext row"; cat "$tmp/ok.txt" "$tmp/ok.err"; }
 grep -q "^kern75 .* prebuilt" "$tmp/ok.txt" && ok "text table" || bad "text table"
 bash -n "$tmp/install.sh" && ok "script passes bash -n" || bad "script syntax"
 grep -q -- "--require-hashes" "$tmp/install.sh" && grep -q "kern75 @ http://127.0.0.1:$port/.*--hash=sha256:$sha" "$tmp/install.sh" \
@@ -107,10 +133,10 @@ echo '{"schema": "tailor.stack-lock/1", "target": 5}' >"$tmp/bad.lock"
 out=$("$TAILOR" stack --from-lock "$tmp/bad.lock" 2>&1); rc=$?
 expect_eq "broken lock: exit 2" "$rc" 2
 expect_eq "broken lock: one line" "$(echo "$out" | wc -l)" 1
-out=$("$TAILOR" stack --gpu T4G --index-url "$index" "kern75===" 2>&1); rc=$?
+out=$("$TAILOR" stack --gpu T4 --index-url "$index" "kern75===" 2>&1); rc=$?
 expect_eq "bad requirement: exit 2" "$rc" 2
 
-out=$("$TAILOR" stack --gpu T4G --torch python3 --index-url "$index" broken 2>&1); rc=$?
+out=$("$TAILOR" stack --gpu T4 --torch python3 --index-url "$index" broken 2>&1); rc=$?
 expect_eq "truncated wheel on the index: exit 2" "$rc" 2
 expect_eq "truncated wheel: one line" "$(echo "$out" | wc -l)" 1
 case "$out" in "tailor: error: stack: "*) ok "truncated wheel: $out" ;; *) bad "truncated wheel: $out" ;; esac
@@ -129,17 +155,17 @@ else
   else
     grep -q "GPU smoke test: skipped (no GPU)" "$tmp/install.out" && ok "GPU smoke skipped (no GPU)" || bad "no skip line"
   fi
-  "$tmp/venv/bin/python" -c 'import fused_ops, purepkg, kern75; assert purepkg.VALUE == 42' && ok "venv imports" || bad "venv imports"
-  expect_eq "fused_ops built for sm_75 only" \
-    "$("$TAILOR" inspect "$("$tmp/venv/bin/python" -c 'import fused_ops._C as m; print(m.__file__)')" --exact sm_75 >/dev/null; echo $?)" 0
+  "$tmp/venv/bin/python" -c 'import tiny_ext, purepkg, kern75; assert purepkg.VALUE == 42' && ok "venv imports" || bad "venv imports"
+  expect_eq "tiny_ext built for sm_75 only" \
+    "$("$TAILOR" inspect "$("$tmp/venv/bin/python" -c 'import tiny_ext._C as m; print(m.__file__)')" --exact sm_75 >/dev/null; echo $?)" 0
 fi
 
 # --build: the packages to build, built now into --out (against the lock's torch interpreter).
 if [ "${TAILOR_STACK_SKIP_INSTALL:-0}" != 1 ]; then
   "$TAILOR" stack --from-lock "$tmp/ok.lock" --build --out "$tmp/built" >"$tmp/build.out" 2>"$tmp/build.err"
   expect_eq "--build exit" "$?" 0
-  built=$(ls "$tmp/built"/fused_ops-*.whl 2>/dev/null | head -1)
-  [ -n "$built" ] && "$TAILOR" inspect "$built" --exact sm_75 >/dev/null && ok "--build: fused_ops wheel for sm_75" \
+  built=$(ls "$tmp/built"/tiny_ext-*.whl 2>/dev/null | head -1)
+  [ -n "$built" ] && "$TAILOR" inspect "$built" --exact sm_75 >/dev/null && ok "--build: tiny_ext wheel for sm_75" \
     || { bad "--build wheel"; tail -n 20 "$tmp/build.err"; }
 fi
 
@@ -148,7 +174,7 @@ if python3 -c "import urllib.request; urllib.request.urlopen('https://pypi.org/s
   "$TAILOR" stack --platform aarch64 --python 3.10 --gpu T4G torch==2.9.1 --json >"$tmp/arm.json" 2>"$tmp/arm.err"
   expect_eq "aarch64 torch 2.9.1: exit 0 (buildable)" "$?" 0
   expect_eq "aarch64 torch: build" "$(row "$tmp/arm.json" torch outcome)" build
-  case "$(row "$tmp/arm.json" torch reason)" in *"CPU-only build"*"tailor plan torch --gpu T4G"*) ok "aarch64 torch: no CUDA, offers tailor plan torch" ;;
+  case "$(row "$tmp/arm.json" torch reason)" in *"CPU-only build"*"tailor build torch --torch 2.9.1 --python 3.10 --platform aarch64 --gpu T4G"*) ok "aarch64 torch: no CUDA, offers its own build torch" ;;
     *) bad "aarch64 torch reason: $(row "$tmp/arm.json" torch reason)" ;; esac
   expect_eq "aarch64: no x86_64-only nvidia wheels" "$(jq_py "len([p for p in j['packages'] if p['key'].startswith('nvidia-')])" "$tmp/arm.json")" 0
   "$TAILOR" stack --platform x86_64 --gpu 8.6 bitsandbytes einops --json >"$tmp/bnb.json" 2>"$tmp/bnb.err"

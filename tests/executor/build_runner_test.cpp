@@ -201,3 +201,37 @@ TEST(RenderStepShell, QuotesWhatNeedsIt) {
   RunStep s{"t", {"python3", "-m", "pip", "wheel", "a b"}, "/src dir", {{"X", "1;2"}}, {"Y"}, 60s};
   EXPECT_EQ(render_step_shell(s), "cd '/src dir' && unset Y; X='1;2' python3 -m pip wheel 'a b'");
 }
+
+namespace {
+
+// A step stopped by a signal is "interrupted", never "failed" (issue 24: a Ctrl-C printed
+// `failed after 4m00s (exit 1)` before `interrupted; nothing published`).
+TEST(ProgressDisplays, AnInterruptedStepSaysInterruptedNotFailed) {
+  for (auto style : {tailor::executor::DisplayStyle::plain, tailor::executor::DisplayStyle::live}) {
+    char* buf = nullptr;
+    size_t len = 0;
+    std::FILE* f = open_memstream(&buf, &len);
+    tailor::executor::HeartbeatOptions hb;
+    hb.own_thread = false;
+    auto d = tailor::executor::make_progress_display(style, f, hb);
+    tailor::executor::RunStep st;
+    st.title = "build";
+    d->step_started(st, 0, 1);
+    tailor::executor::StepOutcome o;
+    o.title = "build";
+    o.started = true;
+    o.interrupted = true;
+    o.exit_code = 1;
+    o.duration = std::chrono::seconds(240);
+    d->step_finished(o);
+    d.reset();
+    std::fclose(f);
+    std::string out(buf, len);
+    std::free(buf);
+    EXPECT_NE(out.find("interrupted after 4m00s"), std::string::npos) << out;
+    EXPECT_EQ(out.find("failed"), std::string::npos) << out;
+    EXPECT_EQ(out.find("FAILED"), std::string::npos) << out;
+  }
+}
+
+}  // namespace

@@ -1,7 +1,8 @@
-# shellcheck shell=bash disable=SC2034  # fail, src, redis_port: read by the scripts that source this file
-# Plumbing shared by the e2e scripts that start servers and build the bundled example
-# (cache_shared.sh, cache_s3.sh, dist.sh): sourced, never run. Safe under `set -u`; it
-# changes no shell option and starts nothing until a function is called.
+# shellcheck shell=bash disable=SC2034  # fail, src, redis_port, tiny_ext: read by the scripts that source this file
+# Plumbing shared by the e2e scripts that start servers and build the test fixture
+# extension (cache_shared.sh, cache_s3.sh, dist.sh, governor.sh, build_failure.sh,
+# stack.sh): sourced, never run. Safe under `set -u`; it changes no shell option and
+# starts nothing until a function is called.
 
 # The source tree: TAILOR_SOURCE_DIR, else the tree this file is in.
 src=${TAILOR_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}
@@ -49,14 +50,20 @@ stop_redis() {
   redis_pid=
 }
 
-# copy_example NAME DEST...: examples/NAME of the source tree into each DEST folder (made
-# when missing), with the files' times kept: the wheel's timestamps follow the newest file
-# of the source (SOURCE_DATE_EPOCH), so copies made a second apart would make wheels of
-# different bytes.
-copy_example() {
-  local name=$1 dest
+# The test fixture extension (tests/e2e/data/tiny_ext): a real torch CUDAExtension package
+# of one small .cu and one .cpp, no torch header, that builds in seconds. The tests of the
+# build's infrastructure (caches, dist, governor, failures, stack) build it;
+# build_example.sh builds the real example, examples/fused_ops.
+tiny_ext=$src/tests/e2e/data/tiny_ext
+
+# copy_package DIR DEST...: the package folder DIR into each DEST folder (made when
+# missing), as DEST/<basename of DIR>, with the files' times kept: the wheel's timestamps
+# follow the newest file of the source (SOURCE_DATE_EPOCH), so copies made a second apart
+# would make wheels of different bytes.
+copy_package() {
+  local dir=$1 dest
   shift
   for dest in "$@"; do
-    mkdir -p "$dest" && cp -rp "$src/examples/$name" "$dest/" || return 1
+    mkdir -p "$dest" && cp -rp "$dir" "$dest/" || return 1
   done
 }
