@@ -1,6 +1,8 @@
-// `tailor matrix [--config tailor.toml] [list|plan|build] [--emit github-actions]`:
+// `tailor matrix [--config tailor.toml] [list|plan|build] [--emit github-actions|nix|flox]`:
 // expands the [matrix] of a tailor.toml into named variants, lists them, plans or builds
-// them in turn with a summary, or writes a GitHub Actions workflow.
+// them in turn with a summary, or writes a GitHub Actions workflow, a Nix flake or a Flox
+// environment's Nix expression builds.
+#include <filesystem>
 #include <cstdio>
 #include <fmt/format.h>
 
@@ -8,9 +10,11 @@
 #include "cli/commands.h"
 #include "cli/torch_variant_flags.h"
 #include "plan/matrix.h"
+#include "plan/matrix_nix.h"
 #include "plan/torch_platform.h"
 #include "plan/torch_plan_render.h"
 #include "probe/probe.h"
+#include "util/files.h"
 #include "util/strings.h"
 #include "util/text_escape.h"
 #include "util/user_file.h"
@@ -22,6 +26,7 @@ struct MatrixOptions {
   std::string config = "tailor.toml";
   std::string action = "list";
   std::string emit;
+  std::string emit_dir = ".";
   std::string out = "dist";
   std::string work_dir = "tailor-work";
   bool no_venv = false;
@@ -51,6 +56,24 @@ std::string opt(const std::optional<std::string>& s, const char* dflt = "-") { r
 // A tailor.toml is a few KiB; this bounds a hostile one (or /dev/zero) before parsing.
 constexpr uint64_t k_max_config_bytes = 4u << 20;
 
+// The flake (nix) or Flox environment (flox) files under --emit-dir: every file is
+// rendered first, so a problem writes nothing; each is then written beside its place and
+// renamed over it.
+int emit_nix(const MatrixOptions& o, const std::vector<plan::TorchVariant>& variants) {
+  auto files = plan::render_nix_files(plan::nix_variant_plans(variants),
+                                      o.emit == "nix" ? plan::NixEmit::flake : plan::NixEmit::flox);
+  if (!files) return report_error(files.error().message);
+  std::error_code ec;
+  for (const auto& f : *files) {
+    std::filesystem::path path = std::filesystem::path(o.emit_dir) / f.path;
+    std::filesystem::create_directories(path.parent_path(), ec);
+    if (ec) return report_error(fmt::format("{}: {}", terminal_safe(path.parent_path().string()), ec.message()));
+    if (auto written = write_file_atomic(path.string(), f.text); !written) return report_error(written.error().message);
+    std::printf("%s\n", terminal_safe(path.string()).c_str());
+  }
+  return k_exit_ok;
+}
+
 int run_matrix(const MatrixOptions& o) {
   // Checked first with the bounded reader: a FIFO, a device or a huge file is one error line
   // here instead of a hang or an exhausted memory in the parser's read.
@@ -63,8 +86,9 @@ int run_matrix(const MatrixOptions& o) {
   if (variants->empty()) return report_error(o.config + ": no variants (add [variant.NAME] tables or a [matrix])");
   for (auto& v : *variants)
     if (auto filled = fill_version_from_source(v); !filled) return report_error(filled.error().message);
+  if (o.emit == "nix" || o.emit == "flox") return emit_nix(o, *variants);
   if (!o.emit.empty()) {
-    if (o.emit != "github-actions") return report_error("--emit: only github-actions is known");
+    if (o.emit != "github-actions") return report_error("--emit: github-actions, nix or flox");
     auto workflow = plan::render_github_actions(*config, *variants);
     if (!workflow) return report_error(workflow.error().message);
     std::fputs(workflow->text.c_str(), stdout);
@@ -163,7 +187,12 @@ void setup_matrix(CLI::App& sub, RunFn& run) {
   auto o = std::make_shared<MatrixOptions>();
   sub.add_option("action", o->action, "list (default), plan or build")->check(CLI::IsMember({"list", "plan", "build"}));
   sub.add_option("--config", o->config, "the tailor.toml (default ./tailor.toml)");
-  sub.add_option("--emit", o->emit, "github-actions: write a workflow with one job per variant (runners and timeouts: [ci.github])");
+  sub.add_option("--emit", o->emit,
+                 "github-actions: a workflow with one job per variant (runners and timeouts: [ci.github]); nix: a "
+                 "flake (flake.nix, default.nix, nix/) with one package per variant; flox: a Flox environment's "
+                 "Nix expression builds (.flox/)")
+      ->check(CLI::IsMember({"github-actions", "nix", "flox"}));
+  sub.add_option("--emit-dir", o->emit_dir, "nix, flox: the folder the files go to (default: the current folder)");
   sub.add_option("--out", o->out, "output folder for built wheels (one subfolder per variant)");
   sub.add_option("--work-dir", o->work_dir, "work folder (one subfolder per variant)");
   sub.add_option("--jobs", o->jobs, "parallel compile jobs per build, MAX_JOBS (default: from usable memory)");

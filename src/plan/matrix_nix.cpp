@@ -1,0 +1,302 @@
+#include "plan/matrix_nix.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <fmt/format.h>
+
+#include "cuda/renderers.h"
+#include "data/data_files.h"
+#include "data/toml_document.h"
+#include "probe/host_report.h"
+#include "util/strings.h"
+
+namespace tailor::plan {
+
+namespace {
+
+/// A Nix identifier as the data gives it (a function argument, an attribute): written bare.
+bool nix_identifier(std::string_view s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '\'';
+  });
+}
+
+/// Text for a `#` comment: one line, control characters shown as '?'.
+std::string comment_text(std::string_view s) {
+  std::string out;
+  for (char ch : s) out += static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f ? '?' : ch;
+  return out;
+}
+
+std::string nix_bool(bool b) { return b ? "true" : "false"; }
+
+std::string nix_list(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (const auto& i : items) out += " " + nix_string(i);
+  return out + " ]";
+}
+
+/// "3.13" -> "python313Packages" by the data's pattern; empty when not a version.
+std::string python_packages(const NixpkgsFacts& facts, const std::string& version) {
+  auto parts = split_any(version, ".");
+  if (parts.size() < 2) return "";
+  for (const auto& p : {parts[0], parts[1]})
+    if (p.empty() || p.size() > 3 || p.find_first_not_of("0123456789") != std::string::npos) return "";
+  std::string out = facts.python_packages;
+  auto put = [&](std::string_view key, const std::string& value) {
+    if (auto at = out.find(key); at != std::string::npos) out.replace(at, key.size(), value);
+  };
+  put("{major}", parts[0]);
+  put("{minor}", parts[1]);
+  return out;
+}
+
+/// The capabilities of a CUDA plan in nixpkgs' spelling: gpuTargets as PyTorch's arch list
+/// ("8.6", "9.0+PTX"), the same text the plan gives TORCH_CUDA_ARCH_LIST.
+std::vector<std::string> gpu_targets(const BuildPlan& p) {
+  std::vector<std::string> out;
+  for (auto& t : split_any(cuda::render_torch_arch_list(p.targets), "; "))
+    if (!t.empty()) out.push_back(t);
+  return out;
+}
+
+struct VariantNames {
+  std::string python_set;  ///< python313Packages
+  std::string system;      ///< x86_64-linux
+  std::string blas;        ///< openblas
+};
+
+Expected<VariantNames> variant_names(const BuildPlan& p, const NixpkgsFacts& facts) {
+  if (!valid_variant_name(p.name))
+    return make_error(fmt::format("variant '{}': not a name a Nix file can carry (1-64 of A-Z a-z 0-9 . _ -)",
+                                  comment_text(p.name)));
+  for (const auto& problem : p.problems)
+    if (problem.severity == ProblemSeverity::error)
+      return make_error(fmt::format("{}: {}: {}", p.name, problem.field, problem.message));
+  if (p.variant.source_dir)
+    return make_error(p.name + ": source: a local source tree cannot go into a Nix package (nixpkgs builds its own "
+                               "source of torch); remove `source` or use `tailor build torch`");
+  VariantNames n;
+  n.python_set = python_packages(facts, p.python_version);
+  if (n.python_set.empty() || !nix_identifier(n.python_set))
+    return make_error(fmt::format("{}: python: '{}' has no nixpkgs package set", p.name, comment_text(p.python_version)));
+  auto sys = facts.systems.find(p.platform);
+  if (sys == facts.systems.end())
+    return make_error(fmt::format("{}: platform: '{}' has no Nix system", p.name, comment_text(p.platform)));
+  n.system = sys->second;
+  auto blas = facts.blas.find(p.blas);
+  if (blas == facts.blas.end())
+    return make_error(fmt::format("{}: blas: '{}' has no nixpkgs provider", p.name, comment_text(p.blas)));
+  n.blas = blas->second;
+  return n;
+}
+
+std::string header(const std::string& what, NixEmit emit) {
+  return fmt::format("# {}\n# Written by `tailor matrix --emit {}` from tailor.toml and the plan `tailor plan torch` makes "
+                     "for it;\n# edit tailor.toml and emit again instead of editing this file.\n",
+                     comment_text(what), emit == NixEmit::flake ? "nix" : "flox");
+}
+
+std::string extension_expression(const BuildPlan& p, const VariantNames& n, const std::string& recipe,
+                                 const std::string& attribute, NixEmit emit) {
+  std::string o = header(fmt::format("{}-{}: nixpkgs' {} built against the torch of {}", p.name, recipe, attribute, p.name),
+                         emit);
+  o += fmt::format("{{ {}, callPackage }}:\n", n.python_set);
+  o += fmt::format("{}.{}.override {{\n", n.python_set, nix_string(attribute));
+  o += fmt::format("  torch = callPackage (./. + {}) {{ }};\n", nix_string("/" + p.name + ".nix"));
+  o += "}\n";
+  return o;
+}
+
+std::string torch_expression(const BuildPlan& p, const VariantNames& n, const NixpkgsFacts& facts, NixEmit emit) {
+  std::string what = fmt::format("{}: torch {}, {}, CPU {}, {}", p.name, p.torch_version,
+                                 p.cuda ? "CUDA " + p.cuda_version + " (" + join(p.targets.names(), " ") + ")" : "CPU-only",
+                                 p.cpu_target.empty() ? "compiler default" : p.cpu_target, p.blas);
+  std::string o = header(what, emit);
+  o += fmt::format("{{ {}, blas, {} }}:\n", n.python_set, n.blas);
+  o += "let\n";
+  o += fmt::format("  torch = {}.{};\n", n.python_set, nix_string(facts.torch_attribute));
+  o += fmt::format("  wanted = {};\n", nix_string(p.torch_version));
+  o += "in\n";
+  // nixpkgs builds the torch of its own revision: the plan's version is a check, not an override.
+  o += "if torch.version != wanted then\n";
+  o += fmt::format("  throw ({} + wanted + \"; this nixpkgs has \" + torch.version + \": choose a nixpkgs revision whose "
+                   "{}.torch is \" + wanted)\n",
+                   nix_string(p.name + ": tailor.toml asks for torch "), n.python_set);
+  o += "else\n";
+  o += "  (torch.override {\n";
+  o += fmt::format("    cudaSupport = {};\n", nix_bool(p.cuda));
+  if (p.cuda) o += fmt::format("    gpuTargets = {};\n", nix_list(gpu_targets(p)));
+  for (const auto& [feature, arg] : facts.feature_args)
+    if (auto f = p.features.find(feature); f != p.features.end())
+      o += fmt::format("    {} = {};\n", arg, nix_bool(f->second));
+  o += fmt::format("    blas = blas.override {{ blasProvider = {}; }};\n", n.blas);
+  o += "  }).overrideAttrs (old: {\n";
+  o += "    # The plan's build environment: CPU flags (-march), feature switches, build type.\n";
+  const std::set<std::string> host_only(facts.host_only_env.begin(), facts.host_only_env.end());
+  for (const auto& [key, value] : p.env)
+    if (!host_only.count(key)) o += fmt::format("    {} = {};\n", nix_string(key), nix_string(value));
+  o += fmt::format("    passthru = (old.passthru or {{ }}) // {{ tailorVariant = {}; tailorCpuFlags = {}; }};\n",
+                   nix_string(p.name), nix_list(p.cpu_flags));
+  o += "  })\n";
+  return o;
+}
+
+}  // namespace
+
+std::string nix_string(std::string_view s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    switch (ch) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '$': out += "\\$"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default: out += ch;
+    }
+  }
+  return out + "\"";
+}
+
+Expected<NixpkgsFacts> parse_nixpkgs_facts(std::string_view text, const std::string& source) {
+  return data::expected_from([&] {
+    data::TomlDocument doc = data::parse_toml(text, source);
+    NixpkgsFacts f;
+    auto ident = [](const data::TomlValue& v) {
+      std::string s = v.string();
+      if (!nix_identifier(s)) v.fail("'" + s + "' is not a Nix identifier");
+      return s;
+    };
+    f.default_url = doc["nixpkgs"]["default_url"].string();
+    f.python_packages = doc["nixpkgs"]["python_packages"].string();
+    if (f.python_packages.find("{major}") == std::string::npos || f.python_packages.find("{minor}") == std::string::npos)
+      doc["nixpkgs"]["python_packages"].fail("must contain {major} and {minor}");
+    f.torch_attribute = doc["torch"]["attribute"].string();
+    for (const auto& [feature, v] : doc["torch"]["feature_args"].entries()) f.feature_args[feature] = ident(v);
+    f.host_only_env = doc["torch"]["env"]["host_only"].strings();
+    for (const auto& [name, v] : doc["blas"].entries()) f.blas[name] = ident(v);
+    for (const auto& [platform, v] : doc["platform"].entries()) {
+      std::string system = v.string();
+      if (system.empty() || system.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") != std::string::npos)
+        v.fail("'" + system + "' is not a Nix system (a-z 0-9 _ -)");
+      f.systems[platform] = system;
+    }
+    for (const auto& [recipe, v] : doc["extensions"].entries()) f.extensions[recipe] = v.string();
+    return f;
+  });
+}
+
+const NixpkgsFacts& nixpkgs_facts() {
+  static const NixpkgsFacts facts = [] {
+    auto text = data::file("nix/nixpkgs.toml");
+    if (!text) throw data::DataError(text.error().message);
+    auto f = parse_nixpkgs_facts(*text, "data/nix/nixpkgs.toml");
+    if (!f) throw data::DataError(f.error().message);
+    return *f;
+  }();
+  return facts;
+}
+
+Expected<std::string> render_nix_torch(const BuildPlan& plan, const NixpkgsFacts& facts) {
+  TAILOR_TRY(names, variant_names(plan, facts));
+  return torch_expression(plan, names, facts, NixEmit::flox);
+}
+
+std::vector<BuildPlan> nix_variant_plans(const std::vector<TorchVariant>& variants) {
+  std::vector<BuildPlan> plans;
+  for (const auto& v : variants) {
+    // The variant's own platform, no host facts: the files do not depend on where tailor ran.
+    probe::HostReport host;
+    auto platform = v.platform.value_or("x86_64");
+    host.os.arch = platform;
+    host.cpu.arch = platform;
+    ResolveOptions ropts;
+    ropts.work_dir = "/tailor-work/" + v.name;
+    ropts.base_dir = "/";
+    plans.push_back(resolve_torch_plan(v, host, ropts));
+  }
+  return plans;
+}
+
+Expected<std::vector<NixFile>> render_nix_files(const std::vector<BuildPlan>& plans, NixEmit emit,
+                                                const NixpkgsFacts& facts) {
+  std::vector<NixFile> files;
+  const std::string pkgs_dir = emit == NixEmit::flake ? "nix/pkgs/" : ".flox/pkgs/";
+  // system -> lines of nix/packages.nix
+  std::map<std::string, std::string> by_system;
+  std::string lets;
+  std::set<std::string> systems, names;
+  std::vector<std::string> flox_names;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const BuildPlan& p = plans[i];
+    TAILOR_TRY(n, variant_names(p, facts));
+    if (!names.insert(p.name).second) return make_error(p.name + ": two variants have this name");
+    systems.insert(n.system);
+    const std::string dir = pkgs_dir + n.python_set + "/";
+    files.push_back({dir + p.name + ".nix", torch_expression(p, n, facts, emit)});
+    flox_names.push_back(n.python_set + "." + p.name);
+    // The package set of this variant: nixpkgs' CUDA configuration follows the plan, so
+    // everything torch links (NCCL, magma, triton) is built for the same capabilities.
+    std::string config = fmt::format("cudaSupport = {};", nix_bool(p.cuda));
+    if (p.cuda) {
+      std::vector<std::string> caps;
+      bool ptx = false;
+      for (auto t : gpu_targets(p)) {
+        if (auto plus = t.find("+PTX"); plus != std::string::npos) {
+          ptx = true;
+          t.erase(plus);
+        }
+        caps.push_back(t);
+      }
+      config += fmt::format(" cudaCapabilities = {}; cudaForwardCompat = {};", nix_list(caps), nix_bool(ptx));
+    }
+    lets += fmt::format("  pkgs{} = variant {} {{ {} }};\n", i, nix_string(n.system), config);
+    std::string& lines = by_system[n.system];
+    lines += fmt::format("    {} = pkgs{}.callPackage (./pkgs + {}) {{ }};\n", nix_string(p.name), i,
+                         nix_string("/" + n.python_set + "/" + p.name + ".nix"));
+    for (const auto& [recipe, attribute] : facts.extensions) {
+      std::string ext = p.name + "-" + recipe;
+      if (!valid_variant_name(ext)) continue;  // over 64 characters: the torch package alone
+      files.push_back({dir + ext + ".nix", extension_expression(p, n, recipe, attribute, emit)});
+      lines += fmt::format("    {} = pkgs{}.callPackage (./pkgs + {}) {{ }};\n", nix_string(ext), i,
+                           nix_string("/" + n.python_set + "/" + ext + ".nix"));
+    }
+  }
+  if (emit == NixEmit::flake) {
+    std::string packages = header("Every variant's package set and packages, by Nix system.", emit);
+    packages += "{ nixpkgs }:\nlet\n";
+    packages += "  variant = system: config: import nixpkgs { inherit system; config = { allowUnfree = true; } // config; };\n";
+    packages += lets + "in\n{\n";
+    for (const auto& [system, lines] : by_system) packages += fmt::format("  {} = {{\n{}  }};\n", nix_string(system), lines);
+    packages += "}\n";
+    files.push_back({"nix/packages.nix", packages});
+    std::string flake = header("PyTorch variants from tailor.toml: nix build .#<variant>", emit);
+    flake += "{\n  description = \"PyTorch variants planned by tailor\";\n";
+    flake += fmt::format("  inputs.nixpkgs.url = {};\n", nix_string(facts.default_url));
+    flake += "  outputs = { self, nixpkgs }: {\n    packages = import ./nix/packages.nix { inherit nixpkgs; };\n  };\n}\n";
+    files.push_back({"flake.nix", flake});
+    std::string legacy = header("Without flakes: nix-build -A <system>.<variant> [--arg nixpkgs <path>]", emit);
+    legacy += "{ nixpkgs ? <nixpkgs> }:\nimport ./nix/packages.nix { inherit nixpkgs; }\n";
+    files.push_back({"default.nix", legacy});
+  } else {
+    std::string manifest = "# Written by `tailor matrix --emit flox` from tailor.toml: the environment of the Nix\n"
+                           "# expression builds in .flox/pkgs/. Build one with `flox build <name>`:\n";
+    for (const auto& name : flox_names) manifest += "#   " + comment_text(name) + "\n";
+    manifest += "version = 1\n\n[install]\n\n[options]\nsystems = [";
+    bool first = true;
+    for (const auto& s : systems) {
+      manifest += std::string(first ? "" : ", ") + "\"" + s + "\"";  // checked by the loader: [a-z0-9_-]
+      first = false;
+    }
+    manifest += "]\n";
+    files.push_back({".flox/env/manifest.toml", manifest});
+    files.push_back({".flox/env.json", "{\n  \"name\": \"tailor-torch\",\n  \"version\": 1\n}\n"});
+  }
+  return files;
+}
+
+}  // namespace tailor::plan

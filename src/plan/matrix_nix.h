@@ -1,0 +1,62 @@
+// A build matrix as Nix: a flake (`tailor matrix --emit nix`) or a Flox environment's Nix
+// expression builds (`--emit flox`), one package per variant overriding nixpkgs' own
+// python3XPackages.torch with what the variant's plan decided (CUDA, gpuTargets, CPU flags,
+// BLAS, USE_* switches, the torch version as a check), and the same variants of the
+// extension packages nixpkgs has, built against the variant's torch. nixpkgs' names are in
+// data/nix/nixpkgs.toml, read by nixpkgs_facts() only. Pure: returns the files' contents.
+#pragma once
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "plan/matrix.h"
+#include "plan/torch_plan.h"
+#include "util/expected.h"
+
+namespace tailor::plan {
+
+struct NixpkgsFacts {
+  std::string default_url;                              ///< the flake's nixpkgs input
+  std::string python_packages;                          ///< "python{major}{minor}Packages"
+  std::string torch_attribute;                          ///< "torch"
+  std::map<std::string, std::string> feature_args;      ///< plan feature -> torch argument
+  std::vector<std::string> host_only_env;               ///< plan env keys not emitted
+  std::map<std::string, std::string> blas;              ///< plan BLAS -> nixpkgs attribute
+  std::map<std::string, std::string> systems;           ///< plan platform -> Nix system
+  std::map<std::string, std::string> extensions;        ///< recipe -> python attribute
+};
+
+Expected<NixpkgsFacts> parse_nixpkgs_facts(std::string_view text, const std::string& source);
+/// data/nix/nixpkgs.toml, parsed once.
+const NixpkgsFacts& nixpkgs_facts();
+
+/// One emitted file: its path relative to the output folder, and its text.
+struct NixFile {
+  std::string path;
+  std::string text;
+};
+
+enum class NixEmit { flake, flox };
+
+/// A Nix string literal of `s`: `"` `\` `$` and control characters escaped (`\"`, `\\`,
+/// `\$`, `\n`, `\r`, `\t`), so no value can end the string or start `${...}`.
+std::string nix_string(std::string_view s);
+
+/// The Nix expression of one variant's torch: a function of nixpkgs' arguments
+/// ({ python313Packages, blas, openblas }) for callPackage, as Flox calls .flox/pkgs files.
+/// An error when the plan has input errors or a value nixpkgs has no name for.
+Expected<std::string> render_nix_torch(const BuildPlan& plan, const NixpkgsFacts& facts = nixpkgs_facts());
+
+/// Every file of the emission for plans resolved from the variants (one per variant).
+/// flake: flake.nix, default.nix (`nixpkgs ? <nixpkgs>`), nix/packages.nix and
+/// nix/pkgs/<pythonPackages>/<name>.nix; flox: .flox/env/manifest.toml, .flox/env.json and
+/// .flox/pkgs/<pythonPackages>/<name>.nix (Flox names them pythonXYPackages.<name>).
+Expected<std::vector<NixFile>> render_nix_files(const std::vector<BuildPlan>& plans, NixEmit emit,
+                                                const NixpkgsFacts& facts = nixpkgs_facts());
+
+/// The plans of the config's variants as `matrix --emit nix|flox` makes them: described for
+/// the variant's own platform, independent of the machine tailor runs on.
+std::vector<BuildPlan> nix_variant_plans(const std::vector<TorchVariant>& variants);
+
+}  // namespace tailor::plan
