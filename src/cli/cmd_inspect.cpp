@@ -12,6 +12,7 @@
 #include "inspect/render.h"
 #include "inspect/verdicts.h"
 #include "util/files.h"
+#include "util/strings.h"
 #include "util/terminal_style.h"
 #include "util/text_escape.h"
 
@@ -25,7 +26,8 @@ struct InspectArgs {
   bool all_libraries = false;
   bool verify_payloads = false;
   unsigned threads = 0;
-  std::string gpu, require, exact;
+  std::vector<std::string> gpu;  ///< --gpu may repeat, as on `plan`: joined into one list
+  std::string require, exact;
   std::string html;  // --html FILE
 };
 
@@ -34,7 +36,7 @@ int run_inspect(const InspectArgs& args) {
   options.verify_payloads = args.verify_payloads;
   options.threads = args.threads;
   inspect::VerdictSpecs specs;
-  if (!args.gpu.empty()) specs.gpu = args.gpu;
+  if (!args.gpu.empty()) specs.gpu = join(args.gpu, ";");
   if (!args.require.empty()) specs.require = args.require;
   if (!args.exact.empty()) specs.exact = args.exact;
 
@@ -82,7 +84,7 @@ void setup_inspect(CLI::App& sub, RunFn& run) {
   auto args = std::make_shared<InspectArgs>();
   sub.add_option("paths", args->paths, "Wheels (.whl), ELF libraries or directories")->required();
   sub.add_flag("--json", args->json, "Machine-readable output (stable field names)");
-  sub.add_option("--gpu", args->gpu, "Verdict: how this GPU runs each library (T4G, 9.0, H100, sm_120 ...)");
+  sub.add_option("--gpu", args->gpu, "Verdict: how this GPU runs each library (T4G, 9.0, H100, sm_120 ...); repeat it for several");
   sub.add_option("--require", args->require, "Verdict: every library with device code has these targets");
   sub.add_option("--exact", args->exact, "Verdict: every library with device code has exactly these targets");
   sub.add_flag("--verify-payloads", args->verify_payloads, "Decompress every fatbin entry and check its size");

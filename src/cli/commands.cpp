@@ -46,7 +46,7 @@ namespace {
 /// Every command on one CLI11 app; `run` is set by the chosen command's callback.
 void add_commands(CLI::App& app, RunFn& run) {
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string(k_version));
+  app.set_version_flag("-V,--version", std::string(k_version));
   // --color before or after the command (`tailor --color=never inspect ...`, `tailor inspect ... --color never`).
   app.fallthrough();
   app.add_option_function<std::string>(
@@ -141,6 +141,45 @@ std::string unknown_command_message(CLI::App& app, std::string_view word) {
   return msg + "; `tailor help` lists the commands";
 }
 
+/// " (did you mean --arch?)" for the first unknown --option on the line: the nearest long
+/// option names of the command it follows (and the global ones) within two edits; "" when none.
+std::string option_suggestion(CLI::App& app, int argc, char** argv) {
+  CLI::App* command = &app;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view word = argv[i];
+    if (!word.empty() && word[0] != '-') {
+      try {
+        command = command->get_subcommand(std::string(word));  // `build torch`: the innermost command
+      } catch (const CLI::OptionNotFound&) {
+      }
+      continue;
+    }
+    if (!word.starts_with("--")) continue;
+    std::string_view name = word.substr(2, word.find('=') == std::string_view::npos ? word.npos : word.find('=') - 2);
+    std::vector<std::string> known;
+    for (CLI::App* scope : {command, &app})
+      for (const CLI::Option* opt : scope->get_options())
+        for (const auto& l : opt->get_lnames()) known.push_back(l);
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    std::vector<std::string> near;
+    size_t best = 3;
+    for (const auto& k : known) {
+      size_t d = edit_distance(name, k);
+      if (d < best) {
+        best = d;
+        near.clear();
+      }
+      if (d == best && d < 3 && std::find(near.begin(), near.end(), "--" + k) == near.end()) near.push_back("--" + k);
+    }
+    std::string where = " --help";
+    for (const CLI::App* c = command; c != nullptr && c != &app; c = c->get_parent()) where = " " + c->get_name() + where;
+    where = "tailor" + where;
+    if (near.empty()) return fmt::format("; `{}` lists the options", where);
+    return fmt::format(" (did you mean {}?); `{}` lists the options", join(near, " or "), where);
+  }
+  return "";
+}
+
 int run_command_line(int argc, char** argv) {
   CLI::App app{"tailor: made-to-measure PyTorch builds", "tailor"};
   RunFn run;
@@ -168,7 +207,8 @@ int run_command_line(int argc, char** argv) {
       return 0;
     }
     try {
-      std::fputs(app.get_subcommand(argv[2])->help().c_str(), stdout);
+      // As `tailor COMMAND --help` shows it: "Usage: tailor build ...".
+      std::fputs(app.get_subcommand(argv[2])->help("tailor").c_str(), stdout);
       return 0;
     } catch (const CLI::OptionNotFound&) {
       return report_error(unknown_command_message(app, argv[2]), k_exit_bad_input);
@@ -187,6 +227,8 @@ int run_command_line(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    return report_error(e.what() + option_suggestion(app, argc, argv), k_exit_bad_input);
   } catch (const CLI::ParseError& e) {
     return report_error(e.what(), k_exit_bad_input);
   }

@@ -31,7 +31,7 @@ void estimate_jobs(const EstimateInput& in, const EstimateCoefficients& k, PlanE
   out.jobs = std::max(1, std::min(cores, by_memory));
   out.jobs_reason = fmt::format(
       "min({} cores, floor(({:.1f} GiB usable - {:.0f} GiB reserve) / {:.1f} GiB per job) = {}) = {}; "
-      "{:.1f} GiB per job for {} ({})",
+      "{:.1f} GiB per job for {} (basis: {})",
       cores, usable_gib, k.reserve_gib, per_job, by_memory, out.jobs, per_job,
       !in.cuda ? "CPU-only compiles" : in.flash_attention ? "CUDA with FlashAttention kernels" : "CUDA compiles",
       k.jobs_source);
@@ -44,7 +44,7 @@ void estimate_outputs(const EstimateInput& in, const EstimateCoefficients& k, Pl
   out.per_target_mib.clear();
   if (!in.cuda || sass + ptx == 0) {
     out.wheel_mib = k.cpu_only_mib;
-    out.wheel_formula = fmt::format("CPU-only wheel ~{:.0f} MiB ({})", k.cpu_only_mib, k.size_source);
+    out.wheel_formula = fmt::format("CPU-only wheel ~{:.0f} MiB (basis: {})", k.cpu_only_mib, k.size_source);
   } else {
     // The first SASS target carries the host code too; its device share is one "extra" slope.
     double host_part = k.first_sass_mib - k.per_extra_sass_mib;
@@ -54,7 +54,7 @@ void estimate_outputs(const EstimateInput& in, const EstimateCoefficients& k, Pl
       out.per_target_mib[t.name()] =
           (t.kind == cuda::TargetKind::sass ? k.per_extra_sass_mib : k.per_ptx_mib) * factor;
     out.wheel_formula = fmt::format(
-        "{:.0f} MiB host code + ({} SASS x {:.0f} + {} PTX x {:.0f}) MiB x {:.2f} ({} compression) = {:.0f} MiB; {}",
+        "{:.0f} MiB host code + ({} SASS x {:.0f} + {} PTX x {:.0f}) MiB x {:.2f} ({} compression) = {:.0f} MiB; basis: {}",
         host_part, sass, k.per_extra_sass_mib, ptx, k.per_ptx_mib, factor,
         in.compress.empty() ? "default" : in.compress, out.wheel_mib, k.size_source);
   }
@@ -63,7 +63,7 @@ void estimate_outputs(const EstimateInput& in, const EstimateCoefficients& k, Pl
                                : k.cuda_first_target_core_hours +
                                      std::max(0, sass + ptx - 1) * k.per_extra_target_core_hours;
   out.build_hours = core_hours / jobs;
-  out.time_formula = fmt::format("{:.1f} core-hours / {} jobs = {:.1f} h without a warm compiler cache ({})",
+  out.time_formula = fmt::format("{:.1f} core-hours / {} jobs = {:.1f} h without a warm compiler cache (basis: {})",
                                  core_hours, jobs, out.build_hours, k.time_source);
   int targets = std::max(1, sass + ptx);
   out.disk_gib = !in.cuda ? k.disk_cpu_only_gib : k.disk_base_gib + targets * k.disk_per_target_gib;

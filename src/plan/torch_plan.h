@@ -117,6 +117,14 @@ struct ResolveOptions {
 BuildPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostReport& host,
                              const ResolveOptions& options = {});
 
+/// The flags that ask for this plan again, as `tailor plan`, `doctor` and `build torch` take
+/// them (shell-quoted): the resolved release or source tree, Python, CUDA, GPU targets
+/// (as typed, else the resolved ones), platform, and whatever else the variant set, so a
+/// suggested command plans the same build as the one that printed it.
+std::string plan_command_flags(const BuildPlan& plan);
+/// Where a fix text says this, resolve_torch_plan puts plan_command_flags.
+inline constexpr std::string_view k_plan_flags_placeholder = "{plan-flags}";
+
 /// "2_35" from "2.35"; "" when not a glibc version.
 std::string manylinux_from_glibc(std::string_view glibc);
 

@@ -57,7 +57,7 @@ nlohmann::json plan_to_json(const BuildPlan& p) {
 std::string render_problems(const BuildPlan& p) {
   std::string out;
   for (const auto& pr : p.problems)
-    out += fmt::format("{}: {}: {}\n  fix: {}\n", severity_name(pr.severity), pr.field, pr.message, pr.fix);
+    out += fmt::format("tailor: {}: {}: {}\n  fix: {}\n", severity_name(pr.severity), pr.field, pr.message, pr.fix);
   return out;
 }
 

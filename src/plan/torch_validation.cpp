@@ -67,7 +67,9 @@ Problems check_platform(const std::string& platform, const std::string& host_pla
                         fmt::format("PyTorch's build cannot cross-compile: a wheel for {} must be built on {} (this "
                                     "host is {})",
                                     platform, example, host_platform),
-                        "run the build there: `tailor plan --format sh` writes a script for that host");
+                        fmt::format("run the build there: `tailor plan {} --format sh > build-torch.sh` writes a "
+                                    "script for that host",
+                                    k_plan_flags_placeholder));
   if (purpose == PlanPurpose::describe) p.severity = ProblemSeverity::warning;
   return {p};
 }
@@ -83,8 +85,9 @@ Problems check_glibc_for_manylinux(const std::string& host_glibc, const std::str
                 fmt::format("this host's glibc {} is newer than manylinux_{} allows: the libraries would need "
                             "GLIBC_{} symbols and fail on older systems",
                             host_glibc, manylinux, host_glibc),
-                distro ? fmt::format("build inside a glibc {} image ({}): `tailor plan --format dockerfile`",
-                                     distro->glibc, distro->name)
+                distro ? fmt::format("build inside a glibc {} image ({}): `tailor plan {} --format dockerfile "
+                                     "> Dockerfile`",
+                                     distro->glibc, distro->name, k_plan_flags_placeholder)
                        : "build on a distribution with that glibc")};
 }
 

@@ -471,6 +471,18 @@ std::string torch_deciding_command(const Target& target, const ResolvedDist& d) 
 }
 }  // namespace
 
+/// The `tailor build torch` that builds the stack's own torch (version, Python, platform,
+/// CUDA, GPUs), runnable as printed; `tailor plan` with the same flags shows it first.
+std::string torch_build_command(const Target& target, const std::string& version, std::string_view cuda) {
+  std::string gpus;
+  if (!target.gpu_text.empty()) gpus = " --gpu " + shell_quote(target.gpu_text);
+  else
+    for (const auto& cc : target.gpus) gpus += " --gpu " + shell_quote(cc.str());
+  return fmt::format("tailor build torch --torch {} --python {} --platform {}{}{}", shell_quote(version),
+                     shell_quote(target.python), shell_quote(target.platform),
+                     cuda.empty() ? "" : " --cuda " + shell_quote(std::string(cuda)), gpus);
+}
+
 void decide_torch(const Target& target, std::string_view asked_cuda, const ResolvedDist& d,
                   const std::vector<ResolvedDist>& all, Row& row, TorchChoice& choice) {
   row.kind = Kind::torch;
@@ -491,9 +503,8 @@ void decide_torch(const Target& target, std::string_view asked_cuda, const Resol
     row.outcome = Outcome::build;
     row.buildable = "yes";
     row.recipe = "tailor build torch";
-    row.reason = fmt::format("torch {} for {} from this index is a CPU-only build; `tailor plan torch --gpu {}` builds one for {}",
-                             d.version, target.platform, target.gpu_text.empty() ? target.gpus.front().str() : target.gpu_text,
-                             target.gpu_label());
+    row.reason = fmt::format("torch {} for {} from this index is a CPU-only build; `{}` builds one for {}", d.version,
+                             target.platform, torch_build_command(target, d.version, asked_cuda), target.gpu_label());
     return;
   }
   if (!asked_cuda.empty() && compare_versions(cuda, asked_cuda) != 0) {
@@ -531,8 +542,8 @@ void decide_torch(const Target& target, std::string_view asked_cuda, const Resol
   row.outcome = Outcome::build;
   row.buildable = "yes";
   row.recipe = "tailor build torch";
-  row.reason = fmt::format("official CUDA {} wheels for {} carry {}; {} is not among them: `tailor plan torch --gpu {}`", cuda,
-                           target.platform, list, join(missing, ", "), target.gpu_text.empty() ? missing.front() : target.gpu_text);
+  row.reason = fmt::format("official CUDA {} wheels for {} carry {}; {} is not among them: `{}` builds one", cuda,
+                           target.platform, list, join(missing, ", "), torch_build_command(target, d.version, cuda));
 }
 
 Expected<Target> resolve_target(const StackRequest& request, CommandRunner& runner) {

@@ -71,7 +71,7 @@ expect_eq "no spec exit" "$rc" 2
 # Human output: the canonical list, each consumer, the runs-on table, the CUDA versions.
 out=$("$TAILOR" arch "8.0;8.6+PTX" --nvcc 12.8)
 for want in "targets  sm_80 sm_86 compute_86" "CMAKE_CUDA_ARCHITECTURES   80-real;86" "FLASH_ATTN_CUDA_ARCHS" \
-            "8.9   compatible SASS  sm_86" "9.0   PTX JIT" "8.7   PTX JIT" "built by CUDA 11.8-13.0"; do
+            "8.9   compatible SASS  sm_86" "9.0   PTX JIT" "8.7   PTX JIT" "built by CUDA 11.8-13.2"; do
   if grep -qF -- "$want" <<<"$out"; then expect_eq "text has '$want'" y y; else expect_eq "text has '$want'" n y; fi
 done
 

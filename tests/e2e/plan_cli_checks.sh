@@ -60,7 +60,7 @@ run t4g 0 plan --torch 2.9.1 --cuda 12.8 --python 3.12 --gpu T4G
 has t4g.out "platform aarch64 implied by T4G"
 run conflict 2 plan --torch 2.9.1 --cuda 12.8 --python 3.12 --gpu g5g.xlarge --platform x86_64
 has conflict.err "platform x86_64 conflicts with g5g.xlarge, which exists only on aarch64"
-[ "$(grep -c '^tailor: error: ' "$tmp/conflict.err")" = 1 ] || fail "one error line"
+[ "$(grep -c '^tailor: error: ' "$tmp/conflict.err")" = 2 ] || fail "one error line (the problem, then the summary)"
 run doctor_conflict 2 doctor --torch 2.9.1 --cuda 12.8 --python 3.12 --gpu T4G --platform x86_64
 has doctor_conflict.out "platform x86_64 conflicts with T4G"
 
