@@ -3,10 +3,14 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "probe/cxx_runtime.h"
 #include "probe/probe.h"
+#include "util/process.h"
 #include "util/strings.h"
 
 namespace tailor::cli {
@@ -26,7 +30,7 @@ void row(std::string& out, std::string_view key, std::string_view value) {
 
 std::string or_none(const std::string& s) { return s.empty() ? "-" : s; }
 
-std::string render_text(const probe::HostReport& r) {
+std::string render_text(const probe::HostReport& r, const probe::CxxRuntime& rt) {
   std::string out;
   out += "host\n";
   row(out, "os", fmt::format("{} (kernel {}, {}, glibc {})", or_none(r.os.name), or_none(r.os.kernel),
@@ -74,6 +78,12 @@ std::string render_text(const probe::HostReport& r) {
   out += "compilers\n";
   if (r.compilers.empty()) row(out, "-", "none found");
   for (const auto& c : r.compilers) row(out, c.kind + " " + c.version, c.path);
+  // What torch's cpp_extension links with ($CXX, else c++): its C++ runtime must be
+  // torch's libstdc++.so.6, not a static copy (an extension would crash on torch's exceptions).
+  row(out, "C++ runtime", !rt.checked ? "not checked: " + rt.detail
+                          : rt.dynamic ? rt.detail
+                                       : "PROBLEM: " + rt.detail + "; extensions linked so crash on torch's first "
+                                                                   "exception: set CXX to a g++ that links libstdc++.so.6");
 
   out += "pythons\n";
   if (r.pythons.empty()) row(out, "-", "none probed");
@@ -109,8 +119,20 @@ int run_detect(const DetectOptions& opts) {
   po.probe_pythons = !opts.no_python;
   po.python_timeout = std::chrono::seconds(opts.python_timeout_s);
   auto report = probe::probe_host(po);
+  SystemCommandRunner runner;
+  std::error_code ec;
+  const probe::CxxRuntime rt =
+      probe::check_cxx_runtime(probe::extension_cxx(std::getenv("CXX")), std::filesystem::temp_directory_path(ec).string(), runner);
   // Rendered whole, then written once: no partial output on a late failure.
-  std::string text = opts.json ? with_schema(probe::to_json(report), "detect").dump(2) + "\n" : render_text(report);
+  std::string text;
+  if (opts.json) {
+    nlohmann::json j = probe::to_json(report);
+    j["cxx_runtime"] = {{"compiler", rt.compiler}, {"checked", rt.checked}, {"dynamic", rt.dynamic},
+                        {"runtime", rt.runtime}, {"detail", rt.detail}};
+    text = with_schema(j, "detect").dump(2) + "\n";
+  } else {
+    text = render_text(report, rt);
+  }
   std::fwrite(text.data(), 1, text.size(), stdout);
   return k_exit_ok;
 }

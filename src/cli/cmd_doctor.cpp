@@ -3,12 +3,15 @@
 // submodules).
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
+#include <filesystem>
 #include <optional>
 #include <memory>
 
 #include "cache/sccache_dist.h"
 #include "workflow/torch_build.h"
 #include "cli/commands.h"
+#include "probe/cxx_runtime.h"
 #include "cli/torch_variant_flags.h"
 #include "plan/torch_doctor.h"
 #include "util/text_escape.h"
@@ -55,6 +58,23 @@ int run_doctor(const DoctorOptions& o) {
   SystemCommandRunner runner;
   plan::DoctorFacts facts = workflow::gather_doctor_facts(p, runner);
   plan::DoctorReport report = plan::run_torch_doctor(p, host, facts);
+  {
+    // Next to the compiler checks: the C++ runtime $CXX links (torch's libraries and every
+    // extension must share libstdc++.so.6; a static copy crashes on the first exception).
+    std::error_code ec;
+    probe::CxxRuntime rt = probe::check_cxx_runtime(probe::extension_cxx(std::getenv("CXX")),
+                                                    std::filesystem::temp_directory_path(ec).string(), runner);
+    plan::DoctorCheck c;
+    c.name = "cxx-runtime";
+    c.detail = rt.checked ? rt.detail : "not checked: " + rt.detail;
+    c.ok = !rt.checked || rt.dynamic;
+    c.warning = !rt.checked;
+    if (!c.ok)
+      c.fix = "set CXX to a g++ that links libstdc++.so.6 dynamically (the system's /usr/bin/g++), or unset CXX";
+    auto at = std::find_if(report.checks.begin(), report.checks.end(),
+                           [](const plan::DoctorCheck& d) { return d.name == "host-compiler"; });
+    report.checks.insert(at == report.checks.end() ? at : at + 1, c);
+  }
   if (o.json) {
     nlohmann::json j{{"variant", p.name}, {"wheel", p.wheel_name}, {"ready", report.ok()}};
     j["checks"] = nlohmann::json::array();

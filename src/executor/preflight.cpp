@@ -95,6 +95,22 @@ PreflightReport run_preflight(const PreflightFacts& f) {
     else
       r.checks.push_back(ok_check("host-compiler", f.host_compiler));
   }
+  // C++ runtime: a compiler that cannot link a C++ library at all fails the build anyway
+  // (its own words then); one that links the runtime statically fails it after minutes.
+  if (!f.cxx_runtime_compiler.empty()) {
+    if (f.cxx_runtime_dynamic && !*f.cxx_runtime_dynamic)
+      r.checks.push_back(bad_check(
+          "cxx-runtime", f.cxx_runtime_detail,
+          fmt::format("{}: an extension linked so carries its own C++ runtime and crashes on the first exception "
+                      "torch throws (torch uses libstdc++.so.6)",
+                      f.cxx_runtime_detail),
+          "use a C++ compiler that links libstdc++.so.6 dynamically: set CXX to the system's g++ (/usr/bin/g++), "
+          "or unset CXX"));
+    else if (f.cxx_runtime_dynamic)
+      r.checks.push_back(ok_check("cxx-runtime", f.cxx_runtime_detail));
+    else
+      r.checks.push_back(ok_check("cxx-runtime", "not checked: " + f.cxx_runtime_detail));
+  }
   // disk
   if (f.disk_free_bytes) {
     if (*f.disk_free_bytes < f.disk_needed_bytes)

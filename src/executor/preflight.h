@@ -21,6 +21,12 @@ struct PreflightFacts {
   std::string host_compiler;             ///< "gcc 12.2.0"; empty when unknown
   std::optional<bool> host_compiler_accepted;  ///< by this nvcc; nullopt when unknown
   std::string host_compiler_limit;       ///< "gcc <= 14" (for the fix text)
+  // The C++ runtime of the compiler that links the extension (probe::check_cxx_runtime):
+  // torch's libraries need libstdc++.so.6, an extension with a static copy crashes on
+  // torch's first exception.
+  std::string cxx_runtime_compiler;             ///< empty: not checked (no check asked)
+  std::optional<bool> cxx_runtime_dynamic;      ///< nullopt: the test link could not be made
+  std::string cxx_runtime_detail;               ///< one line: what was found, or why not
   // Python and torch
   std::string python;                    ///< path asked for or found
   bool python_runs = false;
@@ -35,7 +41,7 @@ struct PreflightFacts {
 };
 
 struct PreflightCheck {
-  std::string name;     ///< "nvcc", "targets", "cuda-match", "host-compiler", "python", "torch", "disk"
+  std::string name;     ///< "nvcc", "targets", "cuda-match", "host-compiler", "cxx-runtime", "python", "torch", "disk"
   bool ok = true;
   std::string detail;   ///< what was found: "nvcc 13.0.88 at /usr/local/cuda/bin/nvcc"
   std::string problem;  ///< when !ok: what is wrong

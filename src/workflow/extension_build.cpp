@@ -34,6 +34,7 @@
 #include "plan/extension_plan.h"
 #include "plan/extension_recipe.h"
 #include "plan/toolkit_choice.h"
+#include "probe/cxx_runtime.h"
 #include "probe/host_files.h"
 #include "probe/probe.h"
 #include "util/interrupt.h"
@@ -303,6 +304,14 @@ PreflightFacts preflight_facts(const probe::HostReport& host, const probe::Pytho
       f.torch_version = py->torch->version;
       f.torch_cuda_version = py->torch->cuda_version;
     }
+  }
+  {
+    std::error_code ec;
+    std::string scratch = fs::exists(work_dir, ec) ? work_dir : fs::temp_directory_path(ec).string();
+    probe::CxxRuntime rt = probe::check_cxx_runtime(probe::extension_cxx(std::getenv("CXX")), scratch, runner);
+    f.cxx_runtime_compiler = rt.compiler;
+    if (rt.checked) f.cxx_runtime_dynamic = rt.dynamic;
+    f.cxx_runtime_detail = rt.detail;
   }
   f.build_dir = work_dir;
   f.disk_free_bytes = disk_free(work_dir);

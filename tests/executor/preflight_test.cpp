@@ -93,3 +93,29 @@ TEST(Preflight, TorchNotRequiredForTorchBuilds) {
   f.torch_cuda_version.clear();
   EXPECT_TRUE(run_preflight(f).ok());
 }
+
+namespace {
+
+TEST(PreflightCxxRuntime, AStaticRuntimeStopsTheBuildBeforeAnyCompile) {
+  tailor::executor::PreflightFacts f;
+  f.cxx_runtime_compiler = "/opt/gcc/bin/g++";
+  f.cxx_runtime_dynamic = false;
+  f.cxx_runtime_detail = "/opt/gcc/bin/g++ links the C++ runtime statically (its test library needs no libstdc++.so.6)";
+  auto r = tailor::executor::run_preflight(f);
+  EXPECT_FALSE(r.ok());
+  bool saw = false;
+  for (const auto* c : r.problems())
+    if (c->name == "cxx-runtime") {
+      saw = true;
+      EXPECT_NE(c->problem.find("crashes on the first exception torch throws"), std::string::npos);
+      EXPECT_NE(c->fix.find("CXX"), std::string::npos);
+    }
+  EXPECT_TRUE(saw);
+  f.cxx_runtime_dynamic = true;
+  f.cxx_runtime_detail = "g++ links libstdc++.so.6 as a shared library";
+  for (const auto* c : tailor::executor::run_preflight(f).problems()) EXPECT_NE(c->name, "cxx-runtime");
+  f.cxx_runtime_dynamic.reset();  // could not link a test library: the build will say why
+  for (const auto* c : tailor::executor::run_preflight(f).problems()) EXPECT_NE(c->name, "cxx-runtime");
+}
+
+}  // namespace
