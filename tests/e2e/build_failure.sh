@@ -56,4 +56,18 @@ if [ -n "$log" ] && "$TAILOR" explain --help >/dev/null 2>&1; then
   "$TAILOR" explain "$log" >"$tmp/explain" 2>&1
   expect_grep "tailor explain agrees" "ptx-needs-newer-arch" "$tmp/explain"
 fi
+# A C++ compiler that links the C++ runtime statically (the GPU machine's relocated gcc did):
+# stopped in preflight, before any compile, with the fix; nothing published.
+printf '#!/bin/sh\nexec g++ -static-libstdc++ -static-libgcc "$@"\n' >"$tmp/static-gxx"
+chmod +x "$tmp/static-gxx"
+start=$(date +%s)
+CXX="$tmp/static-gxx" "$TAILOR" build "$tiny_ext" --arch 7.5 --out "$tmp/dist" --work-dir "$tmp/work-cxx" --progress plain \
+  >"$tmp/cxx.out" 2>"$tmp/cxx.err"
+expect_eq "static C++ runtime: exit 1" "$?" 1
+expect_grep "static C++ runtime: preflight names it" "bad cxx-runtime .*links the C++ runtime statically" "$tmp/cxx.err"
+expect_grep "static C++ runtime: the fix" "fix: use a C++ compiler that links libstdc++.so.6 dynamically" "$tmp/cxx.err"
+[ ! -d "$tmp/work-cxx/"*/src/build ] && echo "ok   static C++ runtime: nothing compiled" \
+  || { echo "FAIL static C++ runtime: a build tree exists"; fail=1; }
+expect_eq "static C++ runtime: output folder as it was" "$(ls -A "$tmp/dist" | tr '\n' ' ')" "keep.txt "
+echo "     (stopped after $(( $(date +%s) - start )) s)"
 exit $fail
