@@ -336,7 +336,7 @@ std::string describe_cache_storage(const CacheSettings& s) {
     }
     case CacheStorage::local: break;
   }
-  return s.dir.empty() ? std::string("local (the tool's default folder)") : "local " + terminal_safe(s.dir);
+  return s.dir.empty() ? std::string("local, the tool's default folder") : "local " + terminal_safe(s.dir);
 }
 
 std::pair<std::string, std::string> s3_address(const CacheSettings& s) {

@@ -13,6 +13,8 @@
 #include "cli/commands.h"
 #include "cuda/arch_report.h"
 #include "cuda/arch_spec.h"
+#include "cuda/gpu_platform.h"
+#include "probe/isa_levels.h"
 #include "probe/probe.h"
 #include "util/process.h"
 #include "util/strings.h"
@@ -59,8 +61,27 @@ std::string join_ranges(const std::vector<std::string>& versions) {
   return join(out, ", ");
 }
 
-std::string render_text(const cuda::ArchReport& r) {
-  std::string out = fmt::format("targets  {}\n\n", join(r.targets.names(), " "));
+/// "platform aarch64 (g5g.xlarge: instance g5g; CPU neoverse-n1, Neoverse-N1, as in AWS
+/// Graviton2 (c6g, m6g, g5g), Ampere Altra)" when a name in the spec implies a platform.
+std::string platform_line(const std::vector<std::string>& specs) {
+  auto implied = cuda::implied_platform(specs);
+  if (!implied || !*implied) return "";
+  const cuda::ImpliedPlatform& ip = **implied;
+  std::vector<std::string> from;
+  for (const auto& h : ip.hints) from.push_back(h.name + ": " + h.what);
+  std::string cpu;
+  if (!ip.cpu_target.empty()) {
+    cpu = "; CPU " + ip.cpu_target;
+    for (const auto& core : probe::isa_level_table().aarch64_cores)
+      if (to_lower(core.name) == to_lower(ip.cpu_target) && !core.seen_in.empty())
+        cpu += fmt::format(" ({}, as in {})", core.name, core.seen_in);
+  }
+  return fmt::format("platform {} (only there: {}{})\n", ip.platform, join(from, ", "), cpu);
+}
+
+std::string render_text(const cuda::ArchReport& r, const std::vector<std::string>& specs) {
+  std::string out = fmt::format("targets  {}\n", join(r.targets.names(), " "));
+  out += platform_line(specs) + "\n";
   for (const auto& s : r.spellings) {
     std::string label = s.variable == "COMPUTE_CAPABILITY" ? "COMPUTE_CAPABILITY (bnb)" : s.variable;
     out += fmt::format("{:<26} {}\n", label, s.text.empty() ? "-" : s.text);
@@ -157,7 +178,7 @@ int run_arch(const ArchOptions& o) {
   if (o.json)
     std::printf("%s\n", with_schema(render_json(report), "arch").dump(2).c_str());
   else
-    std::fputs(render_text(report).c_str(), stdout);
+    std::fputs(render_text(report, o.specs).c_str(), stdout);
   // The nvcc checked against (--nvcc, else the one on PATH) is the one a build would use:
   // a target it cannot produce is the same failure either way, exit 1 with the reason.
   if (report.nvcc_check && !report.nvcc_check->problems.empty()) {

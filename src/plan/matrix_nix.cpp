@@ -186,6 +186,9 @@ Expected<NixpkgsFacts> parse_nixpkgs_facts(std::string_view text, const std::str
       f.systems[platform] = system;
     }
     for (const auto& [recipe, v] : doc["extensions"].entries()) f.extensions[recipe] = v.string();
+    f.cuda_only = doc["extensions_cuda_only"]["recipes"].strings();
+    for (const auto& r : f.cuda_only)
+      if (!f.extensions.count(r)) doc["extensions_cuda_only"]["recipes"].fail("'" + r + "' is not in [extensions]");
     return f;
   });
 }
@@ -259,6 +262,9 @@ Expected<std::vector<NixFile>> render_nix_files(const std::vector<BuildPlan>& pl
     lines += fmt::format("    {} = pkgs{}.callPackage (./pkgs + {}) {{ }};\n", nix_string(p.name), i,
                          nix_string("/" + n.python_set + "/" + p.name + ".nix"));
     for (const auto& [recipe, attribute] : facts.extensions) {
+      // A CPU-only variant gets no package that only builds with CUDA.
+      if (!p.cuda && std::find(facts.cuda_only.begin(), facts.cuda_only.end(), recipe) != facts.cuda_only.end())
+        continue;
       std::string ext = p.name + "-" + recipe;
       if (!valid_variant_name(ext)) continue;  // over 64 characters: the torch package alone
       files.push_back({dir + ext + ".nix", extension_expression(p, n, recipe, attribute, emit)});

@@ -25,6 +25,7 @@ struct NixpkgsFacts {
   std::map<std::string, std::string> blas;              ///< plan BLAS -> nixpkgs attribute
   std::map<std::string, std::string> systems;           ///< plan platform -> Nix system
   std::map<std::string, std::string> extensions;        ///< recipe -> python attribute
+  std::vector<std::string> cuda_only;                   ///< recipes with no CPU-only build
 };
 
 Expected<NixpkgsFacts> parse_nixpkgs_facts(std::string_view text, const std::string& source);

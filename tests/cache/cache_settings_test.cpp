@@ -55,7 +55,7 @@ TEST(CacheSettings, RedisForBothToolsAndThePasswordHidden) {
   ASSERT_TRUE(set_cache_url(local, "file:///var/cache/cc", "x"));
   EXPECT_EQ(local.dir, "/var/cache/cc");
   EXPECT_EQ(cache_tool_environment(local, "ccache")->at("CCACHE_DIR"), "/var/cache/cc");
-  EXPECT_EQ(describe_cache_storage(CacheSettings{}), "local (the tool's default folder)");
+  EXPECT_EQ(describe_cache_storage(CacheSettings{}), "local, the tool's default folder");
 }
 
 TEST(CacheSettings, RefusesBadValuesWithTheKey) {

@@ -22,6 +22,12 @@ for spec in T4G g5g.xlarge t4g G5G.2XLARGE; do
   expect_eq "$spec native on" "$(json_get "$out" '[r["cc"] for r in j["runs_on"] if r["mode"]=="native"]')" "['7.5']"
 done
 
+# A name that exists on one platform only says which, and what CPU it implies.
+"$TAILOR" arch g5g.xlarge >"$tmp/g5g.txt"
+grep -q "^platform aarch64 (only there: g5g.xlarge: instance g5g; CPU neoverse-n1 (Neoverse-N1, as in AWS Graviton2" "$tmp/g5g.txt" \
+  && echo "ok   g5g.xlarge names aarch64 and Graviton2" || { echo "FAIL g5g.xlarge platform line"; cat "$tmp/g5g.txt"; fail=1; }
+"$TAILOR" arch 8.6 | grep -q "^platform" && { echo "FAIL 8.6 implies no platform"; fail=1; } || echo "ok   8.6 implies no platform"
+
 out=$("$TAILOR" arch "8.0;8.6+PTX" --json); rc=$?
 expect_eq "8.0;8.6+PTX exit" "$rc" 0
 expect_eq "8.0;8.6+PTX torch" "$(json_get "$out" 'j["torch_cuda_arch_list"]')" "8.0;8.6+PTX"

@@ -149,6 +149,17 @@ TEST(MatrixNix, FlakeAndFloxLayouts) {
   EXPECT_TRUE(find(*flox, ".flox/pkgs/python313Packages/pytorch-sm86-sm90ptx.nix"));
   EXPECT_FALSE(find(*flox, "flake.nix"));
 
+  // A CUDA variant gets the CUDA-only extensions; a CPU-only one does not.
+  EXPECT_TRUE(find(*flake, "nix/pkgs/python313Packages/pytorch-sm86-sm90ptx-flash-attn.nix"));
+  std::vector<BuildPlan> cpu{plans[0]};
+  cpu[0].cuda = false;
+  cpu[0].name = "pytorch-cpu-avx512";
+  auto cpu_files = render_nix_files(cpu, NixEmit::flake);
+  ASSERT_TRUE(cpu_files) << cpu_files.error().message;
+  EXPECT_TRUE(find(*cpu_files, "nix/pkgs/python313Packages/pytorch-cpu-avx512-torch-scatter.nix"));
+  for (const std::string r : {"flash-attn", "causal-conv1d", "mamba-ssm"})
+    EXPECT_FALSE(find(*cpu_files, "nix/pkgs/python313Packages/pytorch-cpu-avx512-" + r + ".nix")) << r;
+
   plans.push_back(plans[0]);
   EXPECT_FALSE(render_nix_files(plans, NixEmit::flake));  // two variants, one name
 }
