@@ -84,7 +84,9 @@ void setup_inspect(CLI::App& sub, RunFn& run) {
   auto args = std::make_shared<InspectArgs>();
   sub.add_option("paths", args->paths, "Wheels (.whl), ELF libraries or directories")->required();
   sub.add_flag("--json", args->json, "Machine-readable output (stable field names)");
-  sub.add_option("--gpu", args->gpu, "Verdict: how this GPU runs each library (T4G, 9.0, H100, sm_120 ...); repeat it for several");
+  // One value per --gpu (repeat it for several): the paths after it stay paths.
+  sub.add_option("--gpu", args->gpu, "Verdict: how this GPU runs each library (T4G, 9.0, H100, sm_120 ...); repeat it for several")
+      ->allow_extra_args(false);
   sub.add_option("--require", args->require, "Verdict: every library with device code has these targets");
   sub.add_option("--exact", args->exact, "Verdict: every library with device code has exactly these targets");
   sub.add_flag("--verify-payloads", args->verify_payloads, "Decompress every fatbin entry and check its size");

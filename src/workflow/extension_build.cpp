@@ -763,6 +763,9 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
     std::string log = read_text(rep.log_path);
     s.result.error_block = diagnose::first_error_block(log);
     s.result.diagnoses = diagnose::diagnose_log(log);
+    // An interrupt before the first step started leaves no step at all.
+    if (outcome->steps.empty() || outcome->interrupted || interrupt_signal() != 0)
+      return stop(BuildStatus::build_failed, "interrupted");
     const StepOutcome& last = outcome->steps.back();
     return stop(BuildStatus::build_failed,
                 fmt::format("step '{}' failed ({})", last.title,
@@ -1133,6 +1136,9 @@ ExtensionBuildResult build_extension(const ExtensionBuildOptions& o, ExtensionBu
     auto st = step(o, ctx, s);
     phase_done(name);
     if (st) return stopped(std::move(*st));
+    // A signal that came while a step ran (the toolchain's test link, the source copy)
+    // ends the run there: nothing after it starts.
+    if (interrupt_signal() != 0) return stopped({BuildStatus::build_failed, "interrupted"});
   }
   return std::move(s.result);
 }

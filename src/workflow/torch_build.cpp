@@ -322,7 +322,8 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
     }
     for (const auto& d : diagnose::diagnose_log(log))
       std::fprintf(stderr, "diagnosis [%s]: %s\n  fix: %s\n", d.pattern_id.c_str(), d.cause.c_str(), d.fix.c_str());
-    return fail(1, fmt::format("step '{}' failed; full log: {}", outcome->steps.back().title, log_path));
+    return fail(1, outcome->steps.empty() ? "no build step ran; full log: " + log_path
+                                          : fmt::format("step '{}' failed; full log: {}", outcome->steps.back().title, log_path));
   }
   if (options.configure_only) {
     std::printf("configure-only: stopped after CMake configure (CMAKE_ONLY=1)\n");

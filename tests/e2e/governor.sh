@@ -109,7 +109,9 @@ tok="gov-$$-$RANDOM"
 TAILOR_E2E_TOKEN=$tok "$TAILOR" build "$tmp/held/tiny_ext" --arch 7.5 --memory-budget 3G --out "$tmp/dist2" \
   --work-dir "$tmp/work2" --cache none --progress plain --no-tests >"$tmp/int.stdout" 2>"$tmp/int.stderr" &
 pid=$!
-compiling() { tagged_processes "$tok" | grep -qE 'cicc|cc1plus|ptxas'; }
+# The build's compiles, not the preflight's test link of the C++ runtime (it runs cc1plus
+# too): the build step has started once its line is out.
+compiling() { grep -q "^==> \[1/1\]" "$tmp/int.stderr" && tagged_processes "$tok" | grep -qE 'cicc|cc1plus|ptxas'; }
 if wait_until 100 compiling; then ok "the build reached its compiles"; else
   bad "no compiler ever ran"; tail -20 "$tmp/int.stderr"; fi
 fifo=$(ls "$tmp"/work2/*/jobserver.fifo 2>/dev/null)

@@ -1,7 +1,9 @@
 // The steps of `tailor build` (workflow/extension_steps.h), one at a time, over a fake host,
 // a fake command runner and a temporary work root: what each step decides, records and
 // stops on. The whole chain with the real nvcc is tests/e2e/build_*.sh.
+#include <signal.h>
 #include "workflow/extension_steps.h"
+#include "util/interrupt.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -315,6 +317,21 @@ TEST_F(ExtensionSteps, RunBuildWithoutAFixedPathSaysWhy) {
   EXPECT_NE(runner.specs[0].argv[0], "/usr/bin/bwrap");
   EXPECT_EQ(s.result.report.work_path, s.work_dir);
   EXPECT_NE(s.result.report.work_path_note.find("bwrap: setting up uid map: Permission denied"), std::string::npos);
+}
+
+// A signal that came before the build step started (during the preflight's test link,
+// say): the runner starts nothing, and the step says "interrupted" (it read the last of
+// no steps and crashed before).
+TEST_F(ExtensionSteps, RunBuildInterruptedBeforeItsStepStartsSaysInterrupted) {
+  auto c = context();
+  resolve_and_prepare(c);
+  install_interrupt_handlers();
+  ::raise(SIGTERM);
+  ASSERT_NE(interrupt_signal(), 0);
+  auto st = run_build(o, c, s);
+  reset_interrupt_for_testing();
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->message, "interrupted");
 }
 
 TEST_F(ExtensionSteps, RunBuildDiagnosesAFailedStep) {
