@@ -478,7 +478,10 @@ std::string torch_build_command(const Target& target, const std::string& version
   if (!target.gpu_text.empty()) gpus = " --gpu " + shell_quote(target.gpu_text);
   else
     for (const auto& cc : target.gpus) gpus += " --gpu " + shell_quote(cc.str());
-  return fmt::format("tailor build torch --torch {} --python {} --platform {}{}{}", shell_quote(version),
+  // The release, not the wheel's local label: "2.11.0+cu130" is 2.11.0 for CUDA 13.0, and
+  // --cuda carries the CUDA.
+  const std::string release = version.substr(0, version.find('+'));
+  return fmt::format("tailor build torch --torch {} --python {} --platform {}{}{}", shell_quote(release),
                      shell_quote(target.python), shell_quote(target.platform),
                      cuda.empty() ? "" : " --cuda " + shell_quote(std::string(cuda)), gpus);
 }

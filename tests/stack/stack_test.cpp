@@ -291,6 +291,11 @@ TEST(StackTorch, AKnownCudaBuildIsJudgedByItsOfficialList) {
   decide_torch(t4g, "", torch_wheel("2.11.0+cu130", "manylinux_2_28_aarch64"), {}, arm, choice);
   EXPECT_EQ(arm.outcome, Outcome::build);
   EXPECT_EQ(arm.covers, "no");
+  // The suggested build names the release (plan and build torch take no +cuNNN label)
+  // and carries the CUDA and the GPUs.
+  EXPECT_NE(arm.reason.find("`tailor build torch --torch 2.11.0 --python "), std::string::npos) << arm.reason;
+  EXPECT_EQ(arm.reason.find("2.11.0+cu130 --python"), std::string::npos) << arm.reason;
+  EXPECT_NE(arm.reason.find("--platform aarch64 --cuda 13.0 --gpu T4G`"), std::string::npos) << arm.reason;
 }
 
 TEST(StackTorch, AnUnknownRowRoundTripsThroughTheLockAndTheScriptRefusesIt) {
