@@ -15,7 +15,8 @@ mkdir -p "$out/bin/lib"
 ldd "$out/bin/tailor" | awk '/=> \// {print $3}' | while read -r lib; do
   case "$(basename "$lib")" in
     libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*) ;;
-    *) cp -L "$lib" "$out/bin/lib/" ;;
+    # A second run finds the copies already there (RUNPATH=$ORIGIN/lib): nothing to copy.
+    *) [ "$(readlink -f "$lib")" = "$(readlink -f "$out/bin/lib/$(basename "$lib")")" ] || cp -L "$lib" "$out/bin/lib/" ;;
   esac
 done
 echo "portable tailor in $out/bin (libraries: $(ls "$out/bin/lib" | tr '\n' ' '))"
