@@ -1,5 +1,7 @@
 #include "executor/memory_governor.h"
 
+#include <filesystem>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -17,6 +19,7 @@
 
 #include "cache/cache_settings.h"
 #include "data/toml_document.h"
+#include "util/files.h"
 #include "util/interrupt.h"
 #include "util/strings.h"
 #include "util/version.h"
@@ -648,6 +651,27 @@ GovernorReport MemoryGovernor::finish() {
     m_jobserver.reset();
   }
   return m_report;
+}
+
+Expected<std::string> write_make_shim(const std::string& dir, const std::string& real_make) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const std::string path = (fs::path(dir) / "make").string();
+  std::string text =
+      "#!/bin/sh\n"
+      "# Written by tailor: GNU make older than 4.4 cannot read the fifo jobserver of tailor's memory\n"
+      "# governor (--jobserver-auth=fifo:...) and stops with \"invalid --jobserver-auth string\"; GCC's\n"
+      "# LTO link runs make. This runs it as a make started outside any jobserver.\n"
+      "MAKEFLAGS=$(printf '%s' \"$MAKEFLAGS\" | sed 's/--jobserver-auth=fifo:[^ ]*//g; s/--jobserver-fds=[^ ]*//g; "
+      "s/\\(^\\| \\)-j[0-9]*//g')\n"
+      "export MAKEFLAGS\n"
+      "exec " + shell_quote(real_make) + " \"$@\"\n";
+  if (auto w = write_file_atomic(path, text); !w) return make_error("make shim: " + w.error().message);
+  fs::permissions(path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                            fs::perms::others_exec, ec);
+  if (ec) return make_error(fmt::format("make shim: {}: {}", path, ec.message()));
+  return dir;
 }
 
 }  // namespace tailor::executor

@@ -81,7 +81,7 @@ std::vector<Compiler> find_host_compilers(HostFiles& files, CommandRunner& runne
 
 std::vector<Tool> find_tools(HostFiles& files, CommandRunner& runner) {
   std::vector<Tool> out;
-  for (const char* name : {"ninja", "cmake", "ccache", "sccache", "git", "pip"}) {
+  for (const char* name : {"ninja", "cmake", "ccache", "sccache", "git", "pip", "make"}) {
     std::string exe = find_executable(files, name);
     if (exe.empty()) continue;
     Tool t;
@@ -92,6 +92,11 @@ std::vector<Tool> find_tools(HostFiles& files, CommandRunner& runner) {
     if (t.name == "ninja" && !t.version.empty()) {
       // Ninja 1.13 joins a make jobserver, so nested builds share one -j budget.
       t.jobserver_client = compare_versions(t.version, "1.13") >= 0;
+    }
+    if (t.name == "make" && !t.version.empty()) {
+      // GNU make reads a fifo jobserver (--jobserver-auth=fifo:PATH) from 4.4 on; 4.3
+      // stops with "invalid --jobserver-auth string".
+      t.jobserver_client = compare_versions(t.version, "4.4") >= 0;
     }
     out.push_back(std::move(t));
   }

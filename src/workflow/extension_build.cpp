@@ -124,10 +124,25 @@ std::unique_ptr<MemoryGovernor> start_memory_governor(const ExtensionBuildOption
   on.mode = "governor";
   on.reason = reason;
   rep.governor = on;
+  // A make older than 4.4 inside the build (GCC 13's LTO link runs one through lto-wrapper
+  // when MAKEFLAGS names a jobserver) stops on the fifo: such a make gets a shim first on
+  // PATH that runs it without the jobserver. Seen on Ubuntu 24.04 (gcc 13, make 4.3).
+  std::string shim_dir;
+  for (const auto& t : s.host.tools)
+    if (t.name == "make" && !t.version.empty() && !t.jobserver_client) {
+      auto dir = write_make_shim((fs::path(s.work_dir) / "make-shim").string(), t.path);
+      if (dir) shim_dir = *dir;
+      else if (o.status_out) std::fprintf(o.status_out, "==> note: %s\n", dir.error().message.c_str());
+    }
   for (auto& st : steps) {
     st.env.erase(recipe.jobs_variable);  // torch passes -j to ninja only from MAX_JOBS
     st.unset_env.push_back(recipe.jobs_variable);
     st.env["MAKEFLAGS"] = (*governor)->makeflags();
+    if (!shim_dir.empty()) {
+      auto path = st.env.find("PATH");
+      const char* inherited = std::getenv("PATH");
+      st.env["PATH"] = shim_dir + ":" + (path != st.env.end() ? path->second : inherited ? inherited : "/usr/bin:/bin");
+    }
   }
   return std::move(*governor);
 }

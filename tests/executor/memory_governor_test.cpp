@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "support/fixtures.h"
+#include "util/process.h"
 
 using namespace tailor;
 using namespace tailor::executor;
@@ -596,3 +597,43 @@ TEST(MemoryGovernor, JobsServedFromACompilerCacheTeachNothing) {
   GovernorReport real = (*g)->finish();
   EXPECT_EQ(real.finished_peaks, (std::map<std::string, uint64_t>{{"nvcc", 584 * MiB}, {"cc1plus", 700 * MiB}}));
 }
+
+namespace {
+
+// GNU make 4.3 stops on the governor's fifo jobserver; the shim runs it without it.
+TEST(MakeShim, DropsTheFifoJobserverAndItsJobsForAnOldMake) {
+  namespace fs = std::filesystem;
+  fs::path dir = tailor::test::scratch_dir("make_shim");
+  fs::path fake = dir / "old-make";
+  {
+    std::ofstream f(fake);
+    f << "#!/bin/sh\necho \"MAKEFLAGS=[$MAKEFLAGS] ARGS=[$*]\"\n";
+  }
+  fs::permissions(fake, fs::perms::owner_all);
+  auto shim = tailor::executor::write_make_shim((dir / "shim").string(), fake.string());
+  ASSERT_TRUE(shim) << shim.error().message;
+  tailor::CommandSpec spec;
+  spec.argv = {(fs::path(*shim) / "make").string(), "-f", "ltrans.mk", "all"};
+  spec.env["MAKEFLAGS"] = " -j16 --jobserver-auth=fifo:/w/a/jobserver.fifo";
+  tailor::SystemCommandRunner runner;
+  auto r = runner.run(spec);
+  ASSERT_TRUE(r.ok()) << r.err;
+  EXPECT_EQ(r.out.find("jobserver"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("-j16"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ARGS=[-f ltrans.mk all]"), std::string::npos) << r.out;
+  // The real make 4.3 (where it is the one installed) accepts what the shim passes on.
+  std::string make = tailor::find_in_path("make");
+  if (!make.empty()) {
+    auto real = tailor::executor::write_make_shim((dir / "shim-real").string(), make);
+    ASSERT_TRUE(real);
+    { std::ofstream(dir / "m.mk") << "all:\n\t@echo made\n"; }
+    tailor::CommandSpec s2;
+    s2.argv = {(fs::path(*real) / "make").string(), "-s", "-f", (dir / "m.mk").string()};
+    s2.env["MAKEFLAGS"] = " -j16 --jobserver-auth=fifo:/nonexistent/jobserver.fifo";
+    auto r2 = runner.run(s2);
+    EXPECT_TRUE(r2.ok()) << r2.out << r2.err;
+    EXPECT_EQ(r2.out, "made\n");
+  }
+}
+
+}  // namespace
