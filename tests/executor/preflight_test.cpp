@@ -113,9 +113,12 @@ TEST(PreflightCxxRuntime, AStaticRuntimeStopsTheBuildBeforeAnyCompile) {
   EXPECT_TRUE(saw);
   f.cxx_runtime_dynamic = true;
   f.cxx_runtime_detail = "g++ links libstdc++.so.6 as a shared library";
-  for (const auto* c : tailor::executor::run_preflight(f).problems()) EXPECT_NE(c->name, "cxx-runtime");
+  // (The report outlives the loop: problems() points into it.)
+  const auto dynamic = tailor::executor::run_preflight(f);
+  for (const auto* c : dynamic.problems()) EXPECT_NE(c->name, "cxx-runtime");
   f.cxx_runtime_dynamic.reset();  // could not link a test library: the build will say why
-  for (const auto* c : tailor::executor::run_preflight(f).problems()) EXPECT_NE(c->name, "cxx-runtime");
+  const auto unknown = tailor::executor::run_preflight(f);
+  for (const auto* c : unknown.problems()) EXPECT_NE(c->name, "cxx-runtime");
 }
 
 }  // namespace
