@@ -22,6 +22,122 @@ if os.path.exists("pyproject.toml"):
         system = tomllib.load(f).get("build-system", {})
 elif not os.path.exists("setup.py"):
     sys.exit("tailor: " + os.getcwd() + " has neither pyproject.toml nor setup.py")
+
+def modules_at_once():
+    # torch.utils.cpp_extension builds a package's extension modules one after another,
+    # each through its own Ninja in one shared build folder. Here every module gets its
+    # own folder (build_temp/<module>) and the modules build side by side in threads:
+    # each Ninja is a client of tailor's jobserver (MAKEFLAGS), or, with a fixed job
+    # count (MAX_JOBS), the count is shared out between the modules running at once.
+    # Only torch's Ninja path (BuildExtension with use_ninja): its non-Ninja path swaps
+    # the compiler executable around each compile, which threads would race on.
+    # TAILOR_SPLIT_COMPILE="REF:MAX" gives every nvcc unit -split-compile=K with
+    # K = min(MAX, REF // units): a package of few units uses REF cores, and K depends
+    # on the source alone, so the bytes do not depend on the machine.
+    if os.environ.get("TAILOR_MODULES_AT_ONCE") != "1":
+        return
+    try:
+        from setuptools.command.build_ext import build_ext
+    except ImportError:
+        return
+    import concurrent.futures
+    import re
+    import threading
+    import time
+
+    import contextlib
+
+    local = threading.local()
+    _nothing = contextlib.nullcontext
+
+    def get_temp(self):
+        base = self.__dict__.get("_tailor_build_temp")
+        sub = getattr(local, "sub", None)
+        return os.path.join(base, sub) if base and sub else base
+
+    def set_temp(self, value):
+        self.__dict__["_tailor_build_temp"] = value
+
+    build_ext.build_temp = property(get_temp, set_temp)
+    original = build_ext.build_extensions
+
+    def is_cuda(path):
+        return path.endswith((".cu", ".cuh"))
+
+    def add_nvcc_flag(ext, flag):
+        args = ext.extra_compile_args
+        if isinstance(args, dict):
+            args["nvcc"] = list(args.get("nvcc") or []) + [flag]
+        else:
+            # torch gives a list to both compilers: the same as {cxx: list, nvcc: list}.
+            ext.extra_compile_args = {"cxx": list(args or []), "nvcc": list(args or []) + [flag]}
+
+    def build_extensions(self):
+        exts = list(self.extensions)
+        if not getattr(self, "use_ninja", False) or not exts:
+            return original(self)
+        units = sum(len(e.sources) for e in exts)
+        cuda_units = sum(1 for e in exts for s in e.sources if is_cuda(s))
+        split = re.fullmatch(r"(\d+):(\d+)", os.environ.get("TAILOR_SPLIT_COMPILE", ""))
+        k = min(int(split.group(2)), int(split.group(1)) // cuda_units) if split and cuda_units else 1
+        if k >= 2:
+            for e in exts:
+                if any(is_cuda(s) for s in e.sources):
+                    add_nvcc_flag(e, "-split-compile=%d" % k)
+        fixed = os.environ.get("MAX_JOBS", "")
+        jobs = int(fixed) if fixed.isdigit() else int(os.environ.get("TAILOR_JOBS") or os.cpu_count() or 1)
+        workers = max(1, min(len(exts), jobs))
+        print("tailor: modules at once: %d modules, %d units (%d CUDA), %d at a time%s"
+              % (len(exts), units, cuda_units, workers, ", nvcc -split-compile=%d" % k if k >= 2 else ""),
+              flush=True)
+        if not fixed.isdigit() and "--jobserver-auth" not in os.environ.get("MAKEFLAGS", ""):
+            fixed = str(jobs)
+        if fixed.isdigit():
+            os.environ["MAX_JOBS"] = str(max(1, int(fixed) // workers))
+        self.check_extensions_list(self.extensions)
+        # The heaviest first: CUDA units weigh more than host ones.
+        order = sorted(exts, key=lambda e: -sum(20 if is_cuda(s) else 1 for s in e.sources))
+
+        def one(ext):
+            local.sub = re.sub(r"[^A-Za-z0-9_.-]", "_", ext.name)
+            try:
+                os.makedirs(self.build_temp, exist_ok=True)
+                with open(os.path.join(self.build_temp, ".tailor_start"), "w") as f:
+                    f.write("%d\n" % int(time.time() * 1000))
+                self.build_extension(ext)
+            finally:
+                local.sub = None
+
+        failed = []
+        if workers < 2:
+            # One at a time, in the same per-module folders: the same bytes as at once
+            # (the objects' folder reaches the debug info's DW_AT_comp_dir).
+            for ext in self.extensions:
+                with getattr(self, "_filter_build_errors")(ext) if getattr(ext, "optional", False) else _nothing():
+                    one(ext)
+            return
+        with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = {pool.submit(one, e): e for e in order}
+            for fut in concurrent.futures.as_completed(futures):
+                if fut.cancelled() or fut.exception() is None:
+                    continue
+                ext = futures[fut]
+                failed.append((ext, fut.exception()))
+                if not getattr(ext, "optional", False):
+                    for other in futures:
+                        other.cancel()  # not started yet: never starts
+        filt = getattr(self, "_filter_build_errors", None)
+        for ext, error in failed:
+            if filt is None or not getattr(ext, "optional", False):
+                raise error
+            with filt(ext):  # an optional module's failure is a warning
+                raise error
+
+    build_ext.build_extensions = build_extensions
+
+
+modules_at_once()
+
 spec = system.get("build-backend") or "setuptools.build_meta:__legacy__"
 for p in reversed(system.get("backend-path", [])):
     sys.path.insert(0, os.path.abspath(p))

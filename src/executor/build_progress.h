@@ -8,6 +8,7 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <utility>
 #include <string>
 #include <string_view>
 
@@ -46,6 +47,10 @@ std::optional<std::string> parse_setuptools_extension(std::string_view line);
 /// and setuptools' zip when no pip is around it: "writing the wheel".
 std::optional<std::string> parse_pip_phase(std::string_view line);
 
+/// data/build/build_wheel.py's "tailor: modules at once: 3 modules, 14 units (9 CUDA), ..."
+/// line: (modules, units). The units are the package's Ninja edges, over all its Ninjas.
+std::optional<std::pair<int, int>> parse_package_units(std::string_view line);
+
 /// Remaining time by linear extrapolation of elapsed time over the finished fraction;
 /// nothing until at least one unit is done (a first guess would be noise).
 std::optional<std::chrono::seconds> estimate_eta(double fraction_done, std::chrono::seconds elapsed);
@@ -69,6 +74,7 @@ struct BuildProgress {
   std::string phase;      ///< pip's phase or "extension torch_scatter._scatter_cuda"
   int compiles = 0;       ///< compiler calls seen outside Ninja/CMake (setuptools' own)
   int extensions = 0;     ///< `building 'x' extension` lines seen
+  int modules = 0;        ///< extension modules built side by side (0: not told)
   std::optional<std::chrono::seconds> eta;
   std::chrono::seconds elapsed{0};
 };
@@ -88,6 +94,8 @@ private:
   Clock m_now;
   std::chrono::steady_clock::time_point m_start;
   BuildProgress m_progress;
+  int m_package_total = 0;  ///< units of the whole package, when build_wheel.py said
+  int m_package_done = 0;
 };
 
 /// The one-line rendering used for the live line and for plain progress lines:

@@ -1,11 +1,14 @@
 #include "executor/ninja_log.h"
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "util/strings.h"
 #include "util/user_file.h"
 
 namespace tailor::executor {
@@ -207,9 +210,16 @@ BuildJobs collect_build_jobs(const std::string& build_root,
     ordered.emplace_back(fs::last_write_time(path, ec), path);
   }
   std::sort(ordered.begin(), ordered.end());
-  uint64_t base = 0;
   std::string root = build_root;
   if (!root.empty() && root.back() != '/') root += '/';
+  // Each log's new jobs, and when its Ninja started where data/build/build_wheel.py ran
+  // the package's modules side by side (a `.tailor_start` beside the log: epoch ms).
+  struct Invocation {
+    std::string path;
+    NinjaLog log;
+    std::optional<uint64_t> started_ms;
+  };
+  std::vector<Invocation> runs;
   for (const auto& [when, path] : ordered) {
     auto text = read_text_file(path, k_max_log_bytes);
     if (!text) continue;
@@ -217,20 +227,38 @@ BuildJobs collect_build_jobs(const std::string& build_root,
     for (const auto& [p, size] : offsets_before)
       if (p == path && size <= text->size()) from = size;
     NinjaLogLimits left = limits;
-    left.max_jobs = limits.max_jobs > result.jobs.size() ? limits.max_jobs - result.jobs.size() : 0;
+    size_t kept = 0;
+    for (const auto& r : runs) kept += r.log.jobs.size();
+    left.max_jobs = limits.max_jobs > kept ? limits.max_jobs - kept : 0;
     auto log = parse_ninja_log(*text, from, left);
     if (!log) continue;
-    result.logs.push_back(path);
-    auto folder = fs::path(path).parent_path();
-    auto build_ninja = read_text_file((folder / "build.ninja").string(), k_max_build_ninja_bytes);
-    classify_jobs(log->jobs, build_ninja ? std::string_view(*build_ninja) : std::string_view());
-    base = place_invocations(log->jobs, base);
-    for (auto& j : log->jobs) {
+    Invocation run{path, std::move(*log), std::nullopt};
+    if (auto stamp = read_text_file((fs::path(path).parent_path() / ".tailor_start").string(), 64)) {
+      uint64_t ms = 0;
+      std::string_view t = trim(*stamp);
+      auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), ms);
+      if (ec == std::errc() && p == t.data() + t.size() && ms > 0) run.started_ms = ms;
+    }
+    runs.push_back(std::move(run));
+  }
+  std::optional<uint64_t> first_start;
+  for (const auto& r : runs)
+    if (r.started_ms && !r.log.jobs.empty()) first_start = std::min(first_start.value_or(*r.started_ms), *r.started_ms);
+  uint64_t base = 0, side_by_side_end = 0;
+  for (auto& r : runs) {
+    result.logs.push_back(r.path);
+    auto build_ninja = read_text_file((fs::path(r.path).parent_path() / "build.ninja").string(), k_max_build_ninja_bytes);
+    classify_jobs(r.log.jobs, build_ninja ? std::string_view(*build_ninja) : std::string_view());
+    if (r.started_ms && first_start && !r.log.jobs.empty())
+      side_by_side_end = std::max(side_by_side_end, place_invocations(r.log.jobs, *r.started_ms - *first_start));
+    else
+      base = place_invocations(r.log.jobs, std::max(base, side_by_side_end));
+    for (auto& j : r.log.jobs) {
       if (j.output.rfind(root, 0) == 0) j.output.erase(0, root.size());
       result.jobs.push_back(std::move(j));
     }
-    result.dropped += log->dropped;
-    result.skipped += log->skipped;
+    result.dropped += r.log.dropped;
+    result.skipped += r.log.skipped;
   }
   return result;
 }

@@ -16,6 +16,7 @@
 #include "util/user_file.h"
 #include "util/files.h"
 #include "util/strings.h"
+#include "util/version.h"
 
 namespace tailor::plan {
 using namespace tailor::cache;
@@ -30,6 +31,30 @@ std::string build_wheel_script() {
   auto text = data::file("build/build_wheel.py");
   if (!text) throw data::DataError("data/build/build_wheel.py: missing");
   return std::string(*text);
+}
+
+/// data/build/parallel.toml: every module at once and nvcc's -split-compile.
+struct PackageParallelism {
+  bool modules_at_once = true;
+  int split_reference_cores = 16;
+  int split_max = 8;
+  std::string split_min_nvcc;
+};
+
+const PackageParallelism& package_parallelism() {
+  static const PackageParallelism p = [] {
+    auto doc = data::toml_document("build/parallel.toml");
+    PackageParallelism r;
+    r.modules_at_once = doc["modules_at_once"].boolean();
+    r.split_reference_cores = static_cast<int>(doc.at_path("split_compile.reference_cores").integer());
+    if (r.split_reference_cores < 1 || r.split_reference_cores > 1024)
+      doc.at_path("split_compile.reference_cores").fail("expected 1 to 1024");
+    r.split_max = static_cast<int>(doc.at_path("split_compile.max").integer());
+    if (r.split_max < 1 || r.split_max > 64) doc.at_path("split_compile.max").fail("expected 1 to 64");
+    r.split_min_nvcc = doc.at_path("split_compile.min_nvcc").string();
+    return r;
+  }();
+  return p;
 }
 
 std::string gib_text(double gib) {
@@ -317,6 +342,16 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
     plan.env[recipe.nvcc_threads_variable] =
         recipe.nvcc_threads_in_flags ? fmt::format("--threads {}", jobs.nvcc_threads)
                                      : std::to_string(jobs.nvcc_threads);
+  // Every extension module at once, and -split-compile for packages of few nvcc units
+  // (data/build/build_wheel.py acts on these inside torch's BuildExtension; a user's own
+  // TAILOR_MODULES_AT_ONCE wins).
+  if (const auto& par = package_parallelism(); par.modules_at_once && recipe.build_system == BuildSystem::pip &&
+                                               !request.environment.count("TAILOR_MODULES_AT_ONCE")) {
+    plan.env["TAILOR_MODULES_AT_ONCE"] = "1";
+    if (toolkit && !toolkit->version.empty() && par.split_max >= 2 &&
+        compare_versions(toolkit->version, par.split_min_nvcc) >= 0)
+      plan.env["TAILOR_SPLIT_COMPILE"] = fmt::format("{}:{}", par.split_reference_cores, par.split_max);
+  }
   if (recipe.serial && !recipe.parallel_fix && request.jobs)
     plan.notes.push_back(recipe.name + " compiles one file at a time; --jobs has no effect");
 

@@ -109,6 +109,7 @@ std::unique_ptr<MemoryGovernor> start_memory_governor(const ExtensionBuildOption
       g.known_builds ? fmt::format("; job peaks from {} earlier build{}", g.known_builds, g.known_builds == 1 ? "" : "s")
                      : "");
   g.reason = reason;
+  const size_t max_jobs = g.max_jobs;
   if (cache_server) g.cache_servers.push_back(*cache_server);
   g.available = [] {
     probe::SystemHostFiles files;
@@ -138,6 +139,8 @@ std::unique_ptr<MemoryGovernor> start_memory_governor(const ExtensionBuildOption
     st.env.erase(recipe.jobs_variable);  // torch passes -j to ninja only from MAX_JOBS
     st.unset_env.push_back(recipe.jobs_variable);
     st.env["MAKEFLAGS"] = (*governor)->makeflags();
+    // How many modules build_wheel.py runs at once (each Ninja then takes tokens).
+    st.env["TAILOR_JOBS"] = std::to_string(max_jobs);
     if (!shim_dir.empty()) {
       auto path = st.env.find("PATH");
       const char* inherited = std::getenv("PATH");

@@ -399,3 +399,46 @@ TEST(HeartbeatDisplay, LiveRedrawsTheStatusLine) {
   free(buf);
   EXPECT_NE(text.find("\r\033[K[1/1] pip wheel: still running after 45s"), std::string::npos) << text;
 }
+
+namespace tailor::executor {
+namespace {
+using namespace std::chrono_literals;
+
+TEST(PackageUnits, ParsesTheBuildDriversLine) {
+  auto u = parse_package_units("tailor: modules at once: 3 modules, 14 units (9 CUDA), 2 at a time");
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->first, 3);
+  EXPECT_EQ(u->second, 14);
+  EXPECT_FALSE(parse_package_units("tailor: modules at once: 3 modules, 0 units"));
+  EXPECT_FALSE(parse_package_units("tailor: modules at once: x modules, 4 units"));
+  EXPECT_FALSE(parse_package_units("note: modules at once: 3 modules, 4 units"));
+  EXPECT_FALSE(parse_package_units("tailor: modules at once: 99999999999999 modules, 4 units"));
+}
+
+TEST(ProgressTracker, CountsThePackagesUnitsOverEveryModulesNinja) {
+  auto now = std::chrono::steady_clock::time_point{};
+  ProgressTracker t([&] { return now; });
+  t.feed("tailor: modules at once: 3 modules, 6 units (4 CUDA), 3 at a time");
+  now += 10s;
+  // Three Ninjas, each counting its own edges: the package's count goes on across them.
+  EXPECT_TRUE(t.feed("[1/2] nvcc -c /s/a.cu -o a.o"));
+  EXPECT_TRUE(t.feed("[1/3] nvcc -c /s/b.cu -o b.o"));
+  EXPECT_TRUE(t.feed("[1/1] c++ -c /s/c.cpp -o c.o"));
+  auto p = t.progress();
+  EXPECT_EQ(p.done, 3);
+  EXPECT_EQ(p.total, 6);
+  EXPECT_EQ(p.percent, 50);
+  EXPECT_EQ(p.modules, 3);
+  ASSERT_TRUE(p.eta);
+  EXPECT_EQ(*p.eta, 10s) << "half the package in 10 s: 10 s to go, not one module's ETA";
+  EXPECT_NE(render_progress_line(p).find("[3/6]"), std::string::npos) << render_progress_line(p);
+  EXPECT_NE(render_progress_line(p).find("(3 modules)"), std::string::npos);
+  for (int i = 0; i < 5; ++i) t.feed("[2/3] nvcc -c /s/b.cu -o b.o");
+  EXPECT_EQ(t.progress().done, 6) << "never past the package's total";
+  t.restart();
+  t.feed("[1/4] nvcc -c /s/a.cu -o a.o");
+  EXPECT_EQ(t.progress().total, 4) << "a new step without the line: Ninja's own counts";
+}
+
+}  // namespace
+}  // namespace tailor::executor

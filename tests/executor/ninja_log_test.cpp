@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "executor/build_report.h"
 #include "support/fixtures.h"
@@ -161,3 +162,35 @@ TEST(NinjaLog, TheReportCarriesTheTimelineOnlyWhenThereIsOne) {
   EXPECT_EQ(j["run"]["job_timeline"][0]["kind"], "cu");
   EXPECT_EQ(j["run"]["job_timeline_dropped"], 3);
 }
+
+namespace tailor::executor {
+namespace {
+
+TEST(NinjaLog, ModulesBuiltSideBySideArePlacedByTheirStartStamps) {
+  // build_wheel.py ran two modules at once, each Ninja in its own folder, and wrote when
+  // each started (.tailor_start, epoch ms): their jobs overlap in the timeline instead of
+  // one module's following the other's.
+  fs::path root = tailor::test::scratch_dir("ninja_log_side") / "build";
+  for (const char* m : {"pkg._a", "pkg._b"}) fs::create_directories(root / "temp" / m);
+  { std::ofstream(root / "temp/pkg._a/.ninja_log") << "# ninja log v5\n0\t3000\t0\t" << (root / "temp/pkg._a/a.o").string() << "\tff\n"; }
+  { std::ofstream(root / "temp/pkg._b/.ninja_log") << "# ninja log v5\n0\t2000\t0\t" << (root / "temp/pkg._b/b.o").string() << "\tff\n"; }
+  { std::ofstream(root / "temp/pkg._a/.tailor_start") << "1700000000000\n"; }
+  { std::ofstream(root / "temp/pkg._b/.tailor_start") << "1700000000500\n"; }
+  BuildJobs jobs = collect_build_jobs(root.string(), {});
+  ASSERT_EQ(jobs.jobs.size(), 2u);
+  std::map<std::string, NinjaJob> by;
+  for (const auto& j : jobs.jobs) by[j.output] = j;
+  EXPECT_EQ(by["temp/pkg._a/a.o"].start_ms, 0u);
+  EXPECT_EQ(by["temp/pkg._a/a.o"].end_ms, 3000u);
+  EXPECT_EQ(by["temp/pkg._b/b.o"].start_ms, 500u) << "started 500 ms after the first module";
+  EXPECT_EQ(by["temp/pkg._b/b.o"].end_ms, 2500u);
+  // A damaged stamp: that log is placed one after another, as before.
+  { std::ofstream(root / "temp/pkg._b/.tailor_start") << "soon\n"; }
+  jobs = collect_build_jobs(root.string(), {});
+  by.clear();
+  for (const auto& j : jobs.jobs) by[j.output] = j;
+  EXPECT_GE(by["temp/pkg._b/b.o"].start_ms, 3000u);
+}
+
+}  // namespace
+}  // namespace tailor::executor

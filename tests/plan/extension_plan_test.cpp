@@ -426,3 +426,31 @@ TEST(ExtensionPlan, PrintEnvIsShellReady) {
 
 }  // namespace
 }  // namespace tailor::plan
+
+namespace tailor::plan {
+namespace {
+
+TEST(ExtensionPlan, ModulesAtOnceAndSplitCompileFromTheData) {
+  // data/build/parallel.toml: every module at once; nvcc 13.0 takes -split-compile, whose
+  // K build_wheel.py derives from the package's units alone (never from this host).
+  auto plan = resolve(request("generic", sass_set({{8, 0}})));
+  EXPECT_EQ(plan.env["TAILOR_MODULES_AT_ONCE"], "1");
+  EXPECT_EQ(plan.env["TAILOR_SPLIT_COMPILE"], "16:8");
+  // The user's own choice wins.
+  auto r = request("generic", sass_set({{8, 0}}));
+  r.environment["TAILOR_MODULES_AT_ONCE"] = "0";
+  plan = resolve(r);
+  EXPECT_EQ(plan.env.count("TAILOR_MODULES_AT_ONCE"), 0u);
+  EXPECT_EQ(plan.env.count("TAILOR_SPLIT_COMPILE"), 0u);
+  // An nvcc older than the data's min_nvcc gets no -split-compile.
+  auto old = fake_host();
+  old.cuda_toolkits[0].version = "11.7.99";
+  old.cuda_toolkits[0].major = 11;
+  old.cuda_toolkits[0].minor = 7;
+  plan = resolve(request("generic", sass_set({{8, 0}})), old);
+  EXPECT_EQ(plan.env["TAILOR_MODULES_AT_ONCE"], "1");
+  EXPECT_EQ(plan.env.count("TAILOR_SPLIT_COMPILE"), 0u);
+}
+
+}  // namespace
+}  // namespace tailor::plan
