@@ -1,6 +1,7 @@
 // libFuzzer target for the ELF reader and the whole per-library analysis (which walks the
-// fatbin sections it finds): any input must give a report or an Error, never a crash,
-// and never memory in proportion to sizes the input merely claims.
+// fatbin sections it finds and searches every other allocated section for embedded
+// containers): any input must give a report or an Error, never a crash, and never memory
+// in proportion to sizes the input merely claims.
 #include <cstddef>
 #include <cstdint>
 

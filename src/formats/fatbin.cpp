@@ -1,7 +1,10 @@
 #include "formats/fatbin.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstring>
+#include <optional>
 
 namespace tailor::formats {
 namespace {
@@ -89,6 +92,36 @@ Expected<FatbinEntry> read_entry(Bytes section, uint64_t base, uint64_t pos, uin
   return e;
 }
 
+// The entries of the container whose header (header_size bytes) is at `pos` and which ends
+// at `end` (both section-relative; the caller checked that end fits the section). `work`
+// grows by one per entry header read and one per 64 identifier bytes kept, also when the
+// walk fails, so that a scan over candidates can bound what failed candidates cost.
+Expected<FatbinContainer> read_container(Bytes section, uint64_t base, uint64_t pos, uint64_t header_size,
+                                         uint64_t end, uint64_t* work = nullptr) {
+  const uint64_t at = base + pos;
+  FatbinContainer c;
+  c.offset = at;
+  c.size = end - pos;
+  uint64_t e = pos + header_size;
+  uint64_t identifier_bytes = 0;
+  while (e < end) {
+    // Trailing padding inside a container: fewer than 64 zero bytes.
+    if (end - e < k_min_entry_header && all_zero(section.subspan(e, end - e))) break;
+    if (work) *work += 1;
+    TAILOR_TRY(entry, read_entry(section, base, e, end));
+    // header_size >= 64 makes every step advance, so the walk is bounded by size/64.
+    e += entry.header_size + entry.stored_size;
+    identifier_bytes += entry.identifier.size();
+    if (work) *work += entry.identifier.size() / 64;
+    if (c.entries.size() == k_max_entries || identifier_bytes > k_max_identifier_bytes)
+      return make_error("fatbin container at " + hex(at) + ": more than " + std::to_string(k_max_entries) +
+                        " entries or " + std::to_string(k_max_identifier_bytes >> 20) +
+                        " MiB of entry identifiers, far beyond any real container");
+    c.entries.push_back(std::move(entry));
+  }
+  return c;
+}
+
 }  // namespace
 
 std::string_view compression_name(FatbinCompression c) {
@@ -105,6 +138,7 @@ std::string FatbinEntry::target_name() const {
   std::string name;
   if (kind == k_fatbin_kind_cubin) name = "sm_";
   else if (kind == k_fatbin_kind_ptx) name = "compute_";
+  else if (kind == k_fatbin_kind_lto_ir) name = "lto_";
   else name = "kind" + std::to_string(kind) + "_";
   name += std::to_string(arch);
   if (arch_specific) name += 'a';
@@ -150,30 +184,99 @@ Expected<void> for_each_fatbin_container(Bytes section, uint64_t section_file_of
       return make_error("fatbin container at " + hex(at) + ": size " + hex(fat_size) +
                         " runs past the end of its section (" + hex(left - header_size) +
                         " bytes left)");
-    FatbinContainer c;
-    c.offset = at;
-    c.size = header_size + fat_size;
-    const uint64_t end = pos + c.size;
-    uint64_t e = pos + header_size;
-    uint64_t identifier_bytes = 0;
-    while (e < end) {
-      // Trailing padding inside a container: fewer than 64 zero bytes.
-      if (end - e < k_min_entry_header && all_zero(section.subspan(e, end - e))) break;
-      TAILOR_TRY(entry, read_entry(section, section_file_offset, e, end));
-      // header_size >= 64 makes every step advance, so the walk is bounded by size/64.
-      e += entry.header_size + entry.stored_size;
-      identifier_bytes += entry.identifier.size();
-      if (c.entries.size() == k_max_entries || identifier_bytes > k_max_identifier_bytes)
-        return make_error("fatbin container at " + hex(at) + ": more than " + std::to_string(k_max_entries) +
-                          " entries or " + std::to_string(k_max_identifier_bytes >> 20) +
-                          " MiB of entry identifiers, far beyond any real container");
-      c.entries.push_back(std::move(entry));
-    }
+    TAILOR_TRY(c, read_container(section, section_file_offset, pos, header_size, pos + header_size + fat_size));
+    const uint64_t size = c.size;
     if (auto v = visit(std::move(c)); !v) return v.error();
-    pos = end;
+    pos += size;
     if (pos % 8) pos += 8 - pos % 8;
   }
   return {};
+}
+
+namespace {
+
+// Embedded containers: the magic as it lies in the file, and how often the scan reports
+// progress. Work on candidates that fail (entry headers read, identifier bytes / 64) may
+// reach a sixteenth of the section's bytes plus one largest container's worth; real
+// libraries have no failing candidate at all.
+constexpr unsigned char k_magic_bytes[4] = {0x50, 0xED, 0x55, 0xBA};
+constexpr uint64_t k_embedded_alignment = 8;
+constexpr uint64_t k_progress_step = 4u << 20;
+
+// The container at `pos` if it validates as an embedded one (see for_each_embedded_fatbin).
+std::optional<FatbinContainer> embedded_container(Bytes section, uint64_t base, uint64_t pos, uint64_t& work) {
+  const uint64_t left = section.size() - pos;
+  if (left < k_container_header) return std::nullopt;
+  const uint16_t version = *read_le<uint16_t>(section, pos + 4);
+  const uint16_t header_size = *read_le<uint16_t>(section, pos + 6);
+  const uint64_t fat_size = *read_le<uint64_t>(section, pos + 8);
+  if (version != 1 || header_size != k_container_header || fat_size > left - header_size)
+    return std::nullopt;
+  auto c = read_container(section, base, pos, header_size, pos + header_size + fat_size, &work);
+  if (!c || c->entries.empty()) return std::nullopt;
+  return std::move(*c);
+}
+
+}  // namespace
+
+Expected<void> for_each_embedded_fatbin(Bytes section, uint64_t section_file_offset,
+                                        uint64_t section_address, const FatbinVisitor& visit,
+                                        const ScanProgress& progress) {
+  const uint64_t budget = section.size() / 16 + k_max_entries + (k_max_identifier_bytes / 64);
+  uint64_t work = 0;
+  // The first offset at or after `from` whose address is 8-aligned.
+  auto aligned_from = [&](uint64_t from) {
+    return from + (k_embedded_alignment - (section_address + from) % k_embedded_alignment) % k_embedded_alignment;
+  };
+  uint64_t pos = aligned_from(0);
+  uint64_t reported = 0;
+  const auto* data = reinterpret_cast<const char*>(section.data());
+  while (pos < section.size() && section.size() - pos >= k_container_header) {
+    // Every 4 MiB passed is reported, containers or not, so a long run of code or data is
+    // handed back as the search goes.
+    if (progress && pos - reported >= k_progress_step) progress(section_file_offset + (reported = pos));
+    // memchr for the magic's last byte (0xBA; 3-4 GB/s where memmem of the whole magic
+    // makes 1), then the whole magic at the 8-aligned address 3 bytes before it; a search
+    // stops at the next 4 MiB mark.
+    const uint64_t window_end = std::min<uint64_t>(section.size(), pos + k_progress_step);
+    const uint64_t search_end = std::min<uint64_t>(section.size(), window_end + 3);
+    const void* hit = std::memchr(data + pos + 3, k_magic_bytes[3], search_end - (pos + 3));
+    if (!hit) {
+      pos = window_end;
+      continue;
+    }
+    const uint64_t at = static_cast<uint64_t>(static_cast<const char*>(hit) - data) - 3;
+    if ((section_address + at) % k_embedded_alignment || std::memcmp(data + at, k_magic_bytes, 3) != 0) {
+      pos = aligned_from(at + 1);
+      continue;
+    }
+    auto c = embedded_container(section, section_file_offset, at, work);
+    if (!c) {
+      if (work > budget)
+        return make_error("fatbin container candidates in the section at " + hex(section_file_offset) +
+                          " cost more than " + std::to_string(budget) +
+                          " entry headers before failing to validate: damaged or hostile input");
+      pos = at + k_embedded_alignment;
+      continue;
+    }
+    pos = at + c->size;
+    if (auto v = visit(std::move(*c)); !v) return v.error();
+    if (progress) progress(section_file_offset + (reported = pos));
+  }
+  if (progress) progress(section_file_offset + section.size());
+  return {};
+}
+
+Expected<std::vector<FatbinContainer>> find_embedded_fatbins(Bytes section, uint64_t section_file_offset,
+                                                             uint64_t section_address) {
+  std::vector<FatbinContainer> containers;
+  auto scanned = for_each_embedded_fatbin(section, section_file_offset, section_address,
+                                          [&](FatbinContainer&& c) -> Expected<void> {
+                                            containers.push_back(std::move(c));
+                                            return {};
+                                          });
+  if (!scanned) return scanned.error();
+  return containers;
 }
 
 }  // namespace tailor::formats

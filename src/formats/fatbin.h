@@ -1,6 +1,8 @@
-// CUDA fatbin containers (.nv_fatbin, __nv_relfatbin): the container and entry headers
-// as reverse-engineered by several public projects and checked against CUDA 13.0 nvcc output. Only headers are read; payload bytes are
-// touched only by decompress_entry (decompress.h), when a caller asks for it.
+// CUDA fatbin containers (.nv_fatbin, __nv_relfatbin, and containers that libraries keep in
+// their own sections and load themselves): the container and entry headers as
+// reverse-engineered by several public projects and checked against CUDA 13.0 nvcc output.
+// Only headers are read; payload bytes are touched only by decompress_entry (decompress.h),
+// when a caller asks for it.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -19,6 +21,9 @@ std::string_view compression_name(FatbinCompression c);
 
 inline constexpr uint16_t k_fatbin_kind_ptx = 1;
 inline constexpr uint16_t k_fatbin_kind_cubin = 2;
+/// NVVM LTO IR (payload magic 0x7F4E43ED), linked at run time by the library itself
+/// (cuFFT's LTO callbacks): nvcc's `code=lto_<arch>`. The driver does not load it.
+inline constexpr uint16_t k_fatbin_kind_lto_ir = 8;
 
 struct FatbinEntry {
   uint16_t kind = 0;  // 1 PTX, 2 cubin
@@ -33,7 +38,7 @@ struct FatbinEntry {
   uint64_t flags = 0;
   std::string identifier;  // source file name recorded by nvcc, may be empty; cut at 4 KiB
 
-  /// "sm_90a", "compute_120f", "sm_75"; unknown kinds give "kind<k>_<arch>".
+  /// "sm_90a", "compute_120f", "sm_75", "lto_75"; unknown kinds give "kind<k>_<arch>".
   std::string target_name() const;
   uint64_t payload_offset() const { return header_offset + header_size; }
 };
@@ -59,5 +64,28 @@ Expected<std::vector<FatbinContainer>> parse_fatbin_section(Bytes section,
 using FatbinVisitor = std::function<Expected<void>(FatbinContainer&&)>;
 Expected<void> for_each_fatbin_container(Bytes section, uint64_t section_file_offset,
                                          const FatbinVisitor& visit);
+
+/// Fatbin containers that a library keeps outside .nv_fatbin/__nv_relfatbin, in a section of
+/// its own choosing (cuFFT: .data/.ldata, cuBLASLt: .cask_resource, cuSPARSE: .rodata) and
+/// hands to the driver itself. The scan looks for the container magic at every offset that
+/// is 8-aligned in the address space (section_address + offset; every container in real
+/// libraries is, as the ones nvcc places in .nv_fatbin) and keeps a candidate only when its
+/// version is 1, its header 16 bytes, header + size stays inside the section and its entries
+/// walk as in .nv_fatbin (at least one entry, same checks and caps). Candidates that do not
+/// validate are skipped, not errors; the scan goes on after each container found, so
+/// containers never overlap and a magic inside a container's payload is not another one.
+/// `progress` (optional) is called with a file offset below which the scan will read
+/// nothing more, after each container and after each 4 MiB searched, so that a caller over
+/// a memory map can hand pages back. The only errors: a visit error, and candidates that
+/// fail only after many entry headers (hostile input: the work on failed candidates is
+/// bounded by the section's size).
+using ScanProgress = std::function<void(uint64_t file_offset)>;
+Expected<void> for_each_embedded_fatbin(Bytes section, uint64_t section_file_offset,
+                                        uint64_t section_address, const FatbinVisitor& visit,
+                                        const ScanProgress& progress = nullptr);
+
+/// The same scan, collecting the containers.
+Expected<std::vector<FatbinContainer>> find_embedded_fatbins(Bytes section, uint64_t section_file_offset,
+                                                             uint64_t section_address);
 
 }  // namespace tailor::formats

@@ -23,14 +23,37 @@ constexpr std::string_view k_device_sections[] = {".nv_fatbin", "__nv_relfatbin"
 // Real libraries carry tens of targets (kind x arch x variant); entries that each name a
 // new arch are hostile and would make the report as large as the file.
 constexpr size_t k_max_targets = 1024;
+// Sections searched for embedded containers: allocated ones with file bytes (SHF_ALLOC,
+// not SHT_NOBITS). Real libraries keep them in one or two; each section that holds any
+// gets a row of per-target stats, so their count is capped.
+constexpr uint64_t k_shf_alloc = 0x2;
+constexpr uint32_t k_sht_nobits = 8;
+constexpr size_t k_max_embedded_sections = 256;
+// Pages are handed back in batches: one madvise per container costs more than the walk.
+constexpr uint64_t k_release_batch = 4u << 20;
+
+// "lto_100" -> {"lto_", 100}: the kind and the arch of a name the CUDA model cannot parse.
+std::pair<std::string_view, uint64_t> kind_and_arch(std::string_view name) {
+  const size_t us = name.rfind('_');
+  if (us == std::string_view::npos) return {name, 0};
+  uint64_t arch = 0;
+  for (char c : name.substr(us + 1)) {
+    if (c < '0' || c > '9' || arch > (uint64_t{1} << 40)) break;
+    arch = arch * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return {name.substr(0, us + 1), arch};
+}
 
 // Canonical order is tailor::cuda::CudaTarget's (CC, then variant, then SASS before PTX);
-// names the CUDA model cannot parse (an unknown entry kind) go last, by name.
+// names the CUDA model cannot parse (LTO IR, an unknown entry kind) go last, by kind, then
+// arch number (lto_50 before lto_100), then name.
 bool canonical_less(const TargetStats& a, const TargetStats& b) {
   auto ta = cuda::parse_target_name(a.name);
   auto tb = cuda::parse_target_name(b.name);
   if (ta && tb) return *ta < *tb;
   if (ta || tb) return static_cast<bool>(ta);
+  auto ka = kind_and_arch(a.name), kb = kind_and_arch(b.name);
+  if (ka != kb) return ka < kb;
   return a.name < b.name;
 }
 
@@ -77,10 +100,78 @@ std::string fmt_hex(uint64_t v) {
 // mapping the pages can be dropped and would simply fault back in from the page cache.
 using ReleasePages = std::function<void(uint64_t offset, uint64_t size)>;
 
+// Adds one entry to per-target stats; a new name beyond k_max_targets is an error.
+Expected<void> count_entry(std::map<std::string, TargetStats>& by_target, const formats::FatbinEntry& e) {
+  std::string name = e.target_name();
+  if (by_target.size() == k_max_targets && !by_target.count(name))
+    return make_error("fatbin entry at 0x" + fmt_hex(e.header_offset) + ": more than " +
+                      std::to_string(k_max_targets) + " distinct targets in one library");
+  TargetStats& t = by_target[name];
+  if (t.name.empty()) t.name = std::move(name);
+  t.entries += 1;
+  t.stored_bytes += e.stored_size;
+  t.uncompressed_bytes += e.uncompressed_size;
+  t.compression.insert(std::string(formats::compression_name(e.compression)));
+  return {};
+}
+
+std::vector<TargetStats> sorted_targets(std::map<std::string, TargetStats>&& by_target) {
+  std::vector<TargetStats> out;
+  out.reserve(by_target.size());
+  for (auto& [key, stats] : by_target) out.push_back(std::move(stats));
+  std::sort(out.begin(), out.end(), canonical_less);
+  return out;
+}
+
+// The sections to search for embedded containers, in file order: allocated, with file
+// bytes inside the file, not a fatbin section, and overlapping neither a fatbin section nor
+// an earlier searched one (many headers naming one range must not multiply the search, and
+// no container may be counted twice).
+std::vector<const formats::ElfSection*> embedded_scan_sections(const formats::ElfFile& elf, uint64_t file_size,
+                                                                bool (*is_device)(const formats::ElfSection&)) {
+  std::vector<std::pair<uint64_t, uint64_t>> device;  // [start, end), by start
+  std::vector<const formats::ElfSection*> candidates;
+  for (const formats::ElfSection& s : elf.sections) {
+    if (s.size == 0 || s.offset > file_size || s.size > file_size - s.offset) continue;
+    if (is_device(s)) device.emplace_back(s.offset, s.offset + s.size);
+    else if ((s.flags & k_shf_alloc) && s.type != k_sht_nobits) candidates.push_back(&s);
+  }
+  std::sort(device.begin(), device.end());
+  std::vector<uint64_t> max_end(device.size());  // the largest end among device[0..i]
+  for (size_t i = 0; i < device.size(); ++i) max_end[i] = std::max(device[i].second, i ? max_end[i - 1] : 0);
+  auto overlaps_device = [&](uint64_t begin, uint64_t end) {
+    auto after = std::lower_bound(device.begin(), device.end(), std::pair<uint64_t, uint64_t>{end, 0});
+    return after != device.begin() && max_end[static_cast<size_t>(after - device.begin()) - 1] > begin;
+  };
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const formats::ElfSection* a, const formats::ElfSection* b) { return a->offset < b->offset; });
+  std::vector<const formats::ElfSection*> out;
+  uint64_t covered_to = 0;
+  for (const formats::ElfSection* s : candidates) {
+    const uint64_t end = s->offset + s->size;
+    if (s->offset < covered_to || overlaps_device(s->offset, end)) continue;
+    covered_to = end;
+    out.push_back(s);
+  }
+  return out;
+}
+
 Expected<LibraryReport> analyze(Bytes file, std::string path, const LibraryOptions& options,
                                 const ReleasePages& release);
 
 }  // namespace
+
+uint64_t LibraryReport::embedded_containers() const {
+  uint64_t n = 0;
+  for (const EmbeddedFatbins& e : embedded) n += e.containers;
+  return n;
+}
+
+uint64_t LibraryReport::embedded_bytes() const {
+  uint64_t n = 0;
+  for (const EmbeddedFatbins& e : embedded) n += e.bytes;
+  return n;
+}
 
 std::vector<std::string> LibraryReport::target_names() const {
   std::vector<std::string> names;
@@ -129,11 +220,13 @@ Expected<LibraryReport> analyze(Bytes file, std::string path, const LibraryOptio
   report.version_needs = elf->version_needs;
   report.x86_isa_level = isa_level(elf->x86_isa_needed);
 
+  auto is_device = [](const formats::ElfSection& s) {
+    return std::find(std::begin(k_device_sections), std::end(k_device_sections), s.name) !=
+           std::end(k_device_sections);
+  };
   std::map<std::string, TargetStats> by_target;
   for (const formats::ElfSection& s : elf->sections) {
-    if (std::find(std::begin(k_device_sections), std::end(k_device_sections), s.name) ==
-        std::end(k_device_sections))
-      continue;
+    if (!is_device(s)) continue;
     auto bytes = formats::section_bytes(file, s);
     if (!bytes) return fail(bytes.error());
     report.device_code_bytes += s.size;
@@ -149,19 +242,9 @@ Expected<LibraryReport> analyze(Bytes file, std::string path, const LibraryOptio
               // Streamed in bounded memory: a declared 1 GiB is never allocated.
               if (auto ok = formats::verify_entry(file, e, options.max_entry_bytes); !ok) return ok.error();
             }
-            std::string name = e.target_name();
-            if (by_target.size() == k_max_targets && !by_target.count(name))
-              return make_error("fatbin entry at 0x" + fmt_hex(e.header_offset) + ": more than " +
-                                std::to_string(k_max_targets) + " distinct targets in one library");
-            TargetStats& t = by_target[name];
-            if (t.name.empty()) t.name = std::move(name);
-            t.entries += 1;
-            t.stored_bytes += e.stored_size;
-            t.uncompressed_bytes += e.uncompressed_size;
-            t.compression.insert(std::string(formats::compression_name(e.compression)));
+            if (auto ok = count_entry(by_target, e); !ok) return ok.error();
           }
-          // Released in 4 MiB batches: one madvise per container costs more than the walk.
-          if (release && c.offset + c.size - released_to >= (4u << 20)) {
+          if (release && c.offset + c.size - released_to >= k_release_batch) {
             release(released_to, c.offset + c.size - released_to);
             released_to = c.offset + c.size;
           }
@@ -170,9 +253,47 @@ Expected<LibraryReport> analyze(Bytes file, std::string path, const LibraryOptio
     if (!walked) return fail(walked.error());
     if (release) release(released_to, s.offset + s.size - released_to);
   }
+
+  // Containers the library keeps in its own sections. The search reads every allocated
+  // byte once (memchr, GB/s once the pages are in memory) and hands pages back behind it.
+  for (const formats::ElfSection* s : embedded_scan_sections(*elf, file.size(), +is_device)) {
+    Bytes bytes = file.subspan(s->offset, s->size);
+    std::map<std::string, TargetStats> in_section;
+    EmbeddedFatbins found;
+    uint64_t released_to = s->offset;
+    auto scanned = formats::for_each_embedded_fatbin(
+        bytes, s->offset, s->addr,
+        [&](formats::FatbinContainer&& c) -> Expected<void> {
+          for (const formats::FatbinEntry& e : c.entries) {
+            if (options.verify_payloads) {
+              if (auto ok = formats::verify_entry(file, e, options.max_entry_bytes); !ok) return ok.error();
+            }
+            if (auto ok = count_entry(by_target, e); !ok) return ok.error();
+            if (auto ok = count_entry(in_section, e); !ok) return ok.error();
+          }
+          found.containers += 1;
+          found.bytes += c.size;
+          return {};
+        },
+        [&](uint64_t scanned_to) {
+          if (release && scanned_to - released_to >= k_release_batch) {
+            release(released_to, scanned_to - released_to);
+            released_to = scanned_to;
+          }
+        });
+    if (!scanned) return fail(scanned.error());
+    if (release) release(released_to, s->offset + s->size - released_to);
+    if (found.containers == 0) continue;
+    if (report.embedded.size() == k_max_embedded_sections)
+      return fail(make_error("section " + s->name + " at 0x" + fmt_hex(s->offset) + ": more than " +
+                             std::to_string(k_max_embedded_sections) + " sections hold fatbin containers"));
+    found.section = s->name;
+    found.targets = sorted_targets(std::move(in_section));
+    report.device_code_bytes += found.bytes;
+    report.embedded.push_back(std::move(found));
+  }
   report.payloads_verified = options.verify_payloads;
-  for (auto& [key, stats] : by_target) report.targets.push_back(std::move(stats));
-  std::sort(report.targets.begin(), report.targets.end(), canonical_less);
+  report.targets = sorted_targets(std::move(by_target));
   report.has_device_code = !report.targets.empty();
 
   if (const formats::ElfSection* dynstr = elf->find(".dynstr")) {

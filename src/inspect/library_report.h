@@ -21,13 +21,25 @@ struct TargetStats {
   std::set<std::string> compression;  // "none", "lz4", "zstd", "unknown"
 };
 
+/// Fatbin containers that the library keeps in one of its own sections (cuFFT's .data and
+/// .ldata, cuBLASLt's .cask_resource, cuSPARSE's .rodata) and loads itself: found by
+/// formats::for_each_embedded_fatbin, counted in the library's targets like .nv_fatbin.
+struct EmbeddedFatbins {
+  std::string section;  // ".ldata"
+  uint64_t containers = 0;
+  uint64_t bytes = 0;                // the containers' headers and entries
+  std::vector<TargetStats> targets;  // canonical order
+};
+
 struct LibraryReport {
   std::string path;
   std::string machine;  // x86_64, aarch64
   uint64_t file_size = 0;
   bool has_device_code = false;
-  uint64_t device_code_bytes = 0;  // bytes of .nv_fatbin + __nv_relfatbin sections
+  // Bytes of the .nv_fatbin + __nv_relfatbin sections, plus the embedded containers.
+  uint64_t device_code_bytes = 0;
   std::vector<TargetStats> targets;  // sorted by canonical order (arch, then sm before compute)
+  std::vector<EmbeddedFatbins> embedded;  // per section holding any, in file order
   std::vector<std::string> needed, runpath, rpath;
   std::string soname;
   std::vector<formats::ElfVersionNeed> version_needs;
@@ -39,6 +51,9 @@ struct LibraryReport {
 
   /// Target names in canonical order.
   std::vector<std::string> target_names() const;
+  /// Sums over `embedded`.
+  uint64_t embedded_containers() const;
+  uint64_t embedded_bytes() const;
 };
 
 struct LibraryOptions {
@@ -52,8 +67,9 @@ Expected<LibraryReport> analyze_library(Bytes file, std::string path,
                                         const LibraryOptions& options = {});
 
 /// The same for a library on disk: maps it and hands back the pages of each fatbin
-/// container once read, which keeps peak RSS of a 456 MB libtorch_cuda.so near 10 MB
-/// instead of 200 MB. Use this for installed libraries and extracted files.
+/// container once read, and of each stretch the embedded-fatbin scan has passed, which
+/// keeps peak RSS of a 456 MB libtorch_cuda.so near 10 MB instead of 200 MB. Use this for
+/// installed libraries and extracted files.
 Expected<LibraryReport> analyze_library_file(const std::string& path,
                                              const LibraryOptions& options = {});
 

@@ -24,6 +24,19 @@ json library_json(const InspectedLibrary& lib) {
                      {"uncompressed_bytes", t.uncompressed_bytes},
                      {"compression", t.compression}});
   j["target_stats"] = stats;
+  // Containers the library keeps in its own sections (counted in targets above).
+  json embedded = json::array();
+  for (const auto& e : lib.embedded) {
+    json targets = json::array();
+    for (const auto& t : e.targets)
+      targets.push_back({{"name", t.name},
+                         {"entries", t.entries},
+                         {"stored_bytes", t.stored_bytes},
+                         {"uncompressed_bytes", t.uncompressed_bytes},
+                         {"compression", t.compression}});
+    embedded.push_back({{"section", e.section}, {"containers", e.containers}, {"bytes", e.bytes}, {"target_stats", targets}});
+  }
+  j["embedded_fatbins"] = embedded;
   json needed = json::array();
   for (const auto& n : lib.needed_libraries) {
     json e{{"soname", n.soname}, {"kind", std::string(needed_kind_key(n.kind))}};
@@ -116,6 +129,7 @@ nlohmann::json to_json(const InspectReport& report, const Verdicts* verdicts) {
       json i{{"check", std::string(verdict_check_key(v.check))}, {"library", v.library}, {"pass", v.pass}};
       if (v.check == VerdictCheck::gpu) {
         i["device"] = v.device;
+        i["gpu_names"] = v.gpu_names;
         i["mode"] = v.mode;
         i["via"] = v.via;
         if (!v.reason.empty()) i["reason"] = v.reason;

@@ -48,6 +48,26 @@ void target_table(std::string& out, const std::vector<Row>& rows, uint64_t whole
   }
 }
 
+// Containers outside .nv_fatbin, which the library loads itself: where they are, then per
+// section the entries per target ("embedded fatbins: 21652 containers, 241.2 MiB in .data").
+void embedded_text(std::string& out, const InspectedLibrary& lib, const std::string& indent) {
+  if (lib.embedded.empty()) return;
+  std::vector<std::string> sections;
+  for (const auto& e : lib.embedded) sections.push_back(e.section);
+  auto containers = [](uint64_t n) { return fmt::format("{} {}", n, n == 1 ? "container" : "containers"); };
+  out += fmt::format("{}embedded fatbins: {}, {} in {}\n", indent, containers(lib.embedded_containers()),
+                     human_bytes(lib.embedded_bytes()), join_capped(sections, ", ", "sections"));
+  for (size_t i = 0; i < lib.embedded.size() && i < k_max_listed; ++i) {
+    const auto& e = lib.embedded[i];
+    std::vector<std::string> per_target;
+    for (const auto& ts : e.targets) per_target.push_back(fmt::format("{} {}", ts.name, ts.entries));
+    out += fmt::format("{}  {}: {}, {}; entries {}\n", indent, t(e.section), containers(e.containers),
+                       human_bytes(e.bytes), join_capped(per_target, ", ", "targets"));
+  }
+  if (lib.embedded.size() > k_max_listed)
+    out += fmt::format("{}  ({} more sections; --json lists them all)\n", indent, lib.embedded.size() - k_max_listed);
+}
+
 std::string needed_line(const NeededLibrary& n) {
   std::string at = n.resolved.empty() ? "" : fmt::format(", found at {} through {}", t(n.resolved), t(n.via));
   switch (n.kind) {
@@ -99,6 +119,7 @@ void library_text(std::string& out, const InspectedLibrary& lib, bool full, cons
     out += head + fmt::format("  device code {} in {} targets\n", human_bytes(lib.device_code_bytes), lib.targets.size());
     std::string sub = std::string(indent) + "    ";
     target_table(out, lib.targets, lib.device_code_bytes, sub.c_str());
+    embedded_text(out, lib, sub);
   }
   out += fmt::format("{}  needs      {} -> {}\n", indent, newest_needs(lib), lib.manylinux.tag);
   std::vector<std::string> needed;
@@ -209,13 +230,13 @@ std::string render_text(const InspectReport& report, const Verdicts* verdicts, c
       switch (v.check) {
         case VerdictCheck::gpu:
           if (!v.reason.empty())
-            out += fmt::format("verdict {}: gpu {}: {}: {}\n", status, v.device, t(v.library), t(v.reason));
+            out += fmt::format("verdict {}: gpu {}: {}: {}\n", status, v.device_label(), t(v.library), t(v.reason));
           else if (v.mode == "none")
-            out += fmt::format("verdict {}: gpu {}: {} has no kernel image for it\n", status, v.device, t(v.library));
+            out += fmt::format("verdict {}: gpu {}: {} has no kernel image for it\n", status, v.device_label(), t(v.library));
           else {
             std::string how = v.mode == "native" ? "native SASS" : v.mode == "compatible_sass" ? "compatible SASS" : "PTX JIT";
             if (v.covering.empty()) {
-              out += fmt::format("verdict {}: gpu {}: {} runs through {} ({})\n", status, v.device, t(v.library), how, v.via);
+              out += fmt::format("verdict {}: gpu {}: {} runs through {} ({})\n", status, v.device_label(), t(v.library), how, v.via);
             } else {
               std::vector<std::string> parts;
               for (const auto& c : v.covering)
@@ -225,7 +246,7 @@ std::string render_text(const InspectReport& report, const Verdicts* verdicts, c
                 parts.pop_back();
                 list = join(parts, ", ") + " and " + list;
               }
-              out += fmt::format("verdict {}: gpu {}: {} runs through {} {}\n", status, v.device, t(v.library), how, list);
+              out += fmt::format("verdict {}: gpu {}: {} runs through {} {}\n", status, v.device_label(), t(v.library), how, list);
             }
           }
           break;

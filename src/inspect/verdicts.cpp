@@ -10,6 +10,7 @@
 #include "cuda/cuda_target.h"
 #include "cuda/gpu_platform.h"
 #include "cuda/target_set.h"
+#include "util/strings.h"
 
 namespace tailor::inspect {
 
@@ -33,6 +34,9 @@ std::vector<DeviceLibrary> libraries_with_device_code(const InspectReport& repor
 Expected<cuda::TargetSet> target_set_of(const InspectedLibrary& lib, const std::string& label) {
   cuda::TargetSet set;
   for (const auto& t : lib.targets) {
+    // LTO IR (cuFFT's embedded lto_<arch> entries) is linked by the library itself through
+    // nvJitLink; the driver loads none of it, so it covers no GPU.
+    if (t.name.starts_with("lto_")) continue;
     auto target = cuda::parse_target_name(t.name);
     if (!target) return make_error(fmt::format("{}: unknown target '{}'", label, t.name));
     set.add(*target);
@@ -58,16 +62,22 @@ bool Verdicts::pass() const {
   return true;
 }
 
+std::string LibraryVerdict::device_label() const {
+  return gpu_names.empty() ? device : join(gpu_names, ", ") + " (" + device + ")";
+}
+
 Expected<Verdicts> evaluate(const InspectReport& report, const VerdictSpecs& specs) {
   Verdicts verdicts;
   if (!specs.any()) return verdicts;
   std::vector<cuda::ComputeCapability> devices;
   // The platform each device's names imply (T4G: aarch64), for the one platform rule.
   std::map<cuda::ComputeCapability, cuda::ImpliedPlatform> device_platform;
+  std::map<cuda::ComputeCapability, std::vector<std::string>> names;  // as the user typed them
   if (specs.gpu) {
     auto parsed = cuda::parse_gpu_spec(*specs.gpu);
     if (!parsed) return make_error("--gpu: " + parsed.error().message);
     devices = *parsed;
+    names = cuda::gpu_names_in_spec(*specs.gpu);
     auto implied = cuda::implied_platform({*specs.gpu});
     if (!implied) return make_error("--gpu: " + implied.error().message);
     for (const auto& h : *implied ? (*implied)->hints : std::vector<cuda::PlatformHint>{}) {
@@ -104,6 +114,7 @@ Expected<Verdicts> evaluate(const InspectReport& report, const VerdictSpecs& spe
       v.check = VerdictCheck::gpu;
       v.library = label;
       v.device = cc.str();
+      if (auto n = names.find(cc); n != names.end()) v.gpu_names = n->second;
       v.mode = std::string(cuda::run_mode_key(coverage.mode));
       if (coverage.via) v.via = coverage.via->name();
       v.pass = coverage.mode != cuda::RunMode::none;

@@ -31,6 +31,10 @@ struct LibraryVerdict {
   std::string library;  // path (for a wheel member: "<wheel>!<member>")
   bool pass = false;
   std::string device;  // gpu: the CC, "7.5"
+  /// gpu: the GPU and instance names the user typed for this CC ("H100"), empty for a bare CC.
+  std::vector<std::string> gpu_names;
+  /// gpu: "H100 (9.0)" where the user named the GPU, "9.0" where they typed the CC.
+  std::string device_label() const;
   std::string mode;    // gpu: "native", "compatible_sass", "ptx_jit", "none"
   std::string via;     // gpu: the entry it would load, "sm_75" (the plain target when several cover)
   /// gpu: every target that runs on the device in `mode`, plain before a/f variants, then

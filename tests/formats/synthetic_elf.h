@@ -11,13 +11,15 @@
 
 namespace tailor::testing_elf {
 
-constexpr uint32_t k_progbits = 1, k_strtab = 3, k_dynamic = 6, k_verneed = 0x6ffffffe;
+constexpr uint32_t k_progbits = 1, k_strtab = 3, k_dynamic = 6, k_nobits = 8, k_verneed = 0x6ffffffe;
+constexpr uint64_t k_shf_write = 0x1, k_shf_alloc = 0x2;
 
 struct Section {
   uint32_t name = 0;  // index into the section name table
   uint32_t type = k_progbits;
   uint64_t offset = 0, size = 0;
   uint32_t link = 0, info = 0;
+  uint64_t flags = 0, addr = 0;  // sh_flags (SHF_ALLOC ...), sh_addr
 };
 
 class Builder {
@@ -48,6 +50,8 @@ public:
       const uint64_t h = shoff + 64 * (i + 1);
       put<uint32_t>(out, h, s.name);
       put<uint32_t>(out, h + 4, s.type);
+      put<uint64_t>(out, h + 8, s.flags);
+      put<uint64_t>(out, h + 16, s.addr);
       put<uint64_t>(out, h + 24, s.offset);
       put<uint64_t>(out, h + 32, s.size);
       put<uint32_t>(out, h + 40, s.link);
@@ -181,6 +185,25 @@ inline std::vector<std::byte> with_fatbin(const std::vector<std::byte>& section,
   const uint64_t sh_at = b.add(shnames), fat_at = b.add(section);
   uint32_t shstr = b.section({idx[0], k_strtab, sh_at, shnames.size()});
   for (uint64_t i = 0; i < copies; ++i) b.section({idx[1], k_progbits, fat_at, section.size()});
+  return b.build(shstr);
+}
+
+// A library whose allocated sections `names` (PROGBITS, SHF_ALLOC, address = file offset
+// + `address_skew`) hold `contents` in turn; no .nv_fatbin unless named.
+inline std::vector<std::byte> with_sections(const std::vector<std::string>& names,
+                                            const std::vector<std::vector<std::byte>>& contents,
+                                            uint64_t address_skew = 0, uint64_t flags = k_shf_alloc) {
+  Builder b;
+  std::vector<uint32_t> idx;
+  std::vector<std::string> all = {".shstrtab"};
+  all.insert(all.end(), names.begin(), names.end());
+  const std::string shnames = string_table(all, idx);
+  const uint64_t sh_at = b.add(shnames);
+  std::vector<uint64_t> at;
+  for (const auto& c : contents) at.push_back(b.add(c));
+  uint32_t shstr = b.section({idx[0], k_strtab, sh_at, shnames.size()});
+  for (size_t i = 0; i < names.size(); ++i)
+    b.section({idx[i + 1], k_progbits, at[i], contents[i].size(), 0, 0, flags, at[i] + address_skew});
   return b.build(shstr);
 }
 
