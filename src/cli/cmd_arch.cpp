@@ -18,6 +18,7 @@
 #include "probe/probe.h"
 #include "util/process.h"
 #include "util/strings.h"
+#include "util/terminal_style.h"
 
 namespace tailor::cli {
 namespace {
@@ -79,15 +80,29 @@ std::string platform_line(const std::vector<std::string>& specs) {
   return fmt::format("platform {} (only there: {}{})\n", ip.platform, join(from, ", "), cpu);
 }
 
-std::string render_text(const cuda::ArchReport& r, const std::vector<std::string>& specs) {
-  std::string out = fmt::format("targets  {}\n", join(r.targets.names(), " "));
-  out += platform_line(specs) + "\n";
+/// Colour marks how a CC runs the set (as inspect's PASS/FAIL): runs natively or on
+/// compatible SASS green, only through PTX JIT yellow, not at all red.
+Paint run_mode_paint(cuda::RunMode mode) {
+  switch (mode) {
+    case cuda::RunMode::native:
+    case cuda::RunMode::compatible_sass: return Paint::green;
+    case cuda::RunMode::ptx_jit: return Paint::yellow;
+    default: return Paint::red;
+  }
+}
+
+std::string render_text(const cuda::ArchReport& r, const std::vector<std::string>& specs,
+                        const std::vector<std::string>& notes) {
+  std::string out = fmt::format("{}  {}\n", paint("targets", Paint::bold), join(r.targets.names(), " "));
+  out += platform_line(specs);
+  for (const auto& n : notes) out += fmt::format("{} {}\n", paint("note:", Paint::yellow), n);
+  out += "\n";
   for (const auto& s : r.spellings) {
     std::string label = s.variable == "COMPUTE_CAPABILITY" ? "COMPUTE_CAPABILITY (bnb)" : s.variable;
     out += fmt::format("{:<26} {}\n", label, s.text.empty() ? "-" : s.text);
-    for (const auto& l : s.losses) out += fmt::format("{:<26}   note: {}\n", "", l);
+    for (const auto& l : s.losses) out += fmt::format("{:<26}   {} {}\n", "", paint("note:", Paint::yellow), l);
   }
-  out += "\nruns on\n";
+  out += "\n" + paint("runs on", Paint::bold) + "\n";
   out += fmt::format("  {:<6}{:<17}{:<14}{}\n", "CC", "how", "via", "GPUs");
   std::vector<std::string> not_on;
   for (const auto& d : r.devices) {
@@ -97,10 +112,12 @@ std::string render_text(const cuda::ArchReport& r, const std::vector<std::string
     }
     std::string gpus = join(d.gpu_examples, ", ");
     if (d.capability.tegra) gpus += gpus.empty() ? "(Tegra)" : " (Tegra)";
-    out += fmt::format("  {:<6}{:<17}{:<14}{}\n", d.capability.cc.str(), cuda::run_mode_label(d.coverage.mode),
+    // Padded first, painted after: escape sequences have no width on a terminal.
+    out += fmt::format("  {:<6}{}{:<14}{}\n", d.capability.cc.str(),
+                       paint(fmt::format("{:<17}", cuda::run_mode_label(d.coverage.mode)), run_mode_paint(d.coverage.mode)),
                        d.coverage.via ? d.coverage.via->name() : "", gpus);
   }
-  if (!not_on.empty()) out += fmt::format("  not on: {}\n", join(not_on, " "));
+  if (!not_on.empty()) out += fmt::format("  {} {}\n", paint("not on:", Paint::red), join(not_on, " "));
   out += "\nbuilt by CUDA ";
   out += r.cuda_versions_that_build.empty() ? "none of " + join(cuda::known_cuda_versions(), ", ")
                                             : join_ranges(r.cuda_versions_that_build);
@@ -109,17 +126,18 @@ std::string render_text(const cuda::ArchReport& r, const std::vector<std::string
     const auto& c = *r.nvcc_check;
     std::string where = c.path.empty() ? "table" : c.path + ", " + c.nvcc.source;
     out += fmt::format("checked against CUDA {} ({}): {}\n", c.nvcc.cuda_version, where,
-                       c.problems.empty() ? "can build every target" : "");
-    for (const auto& p : c.problems) out += "  " + p + "\n";
+                       c.problems.empty() ? paint("can build every target", Paint::green) : "");
+    for (const auto& p : c.problems) out += "  " + paint("FAIL", Paint::red) + " " + p + "\n";
   } else {
     out += "no nvcc found on PATH; pass --nvcc VERSION to check against a CUDA version\n";
   }
   return out;
 }
 
-nlohmann::json render_json(const cuda::ArchReport& r) {
+nlohmann::json render_json(const cuda::ArchReport& r, const std::vector<std::string>& notes) {
   nlohmann::json j;
   j["targets"] = r.targets.names();
+  j["notes"] = notes;
   nlohmann::json losses = nlohmann::json::object();
   for (const auto& s : r.spellings) {
     switch (s.consumer) {
@@ -175,10 +193,11 @@ int run_arch(const ArchOptions& o) {
   auto targets = cuda::parse_arch_specs(o.specs, ctx);
   if (!targets) return report_error(targets.error().message);
   auto report = cuda::make_arch_report(*targets, check);
+  const auto notes = cuda::arch_spec_notes(o.specs, ctx);
   if (o.json)
-    std::printf("%s\n", with_schema(render_json(report), "arch").dump(2).c_str());
+    std::printf("%s\n", with_schema(render_json(report, notes), "arch").dump(2).c_str());
   else
-    std::fputs(render_text(report, o.specs).c_str(), stdout);
+    std::fputs(render_text(report, o.specs, notes).c_str(), stdout);
   // The nvcc checked against (--nvcc, else the one on PATH) is the one a build would use:
   // a target it cannot produce is the same failure either way, exit 1 with the reason.
   if (report.nvcc_check && !report.nvcc_check->problems.empty()) {

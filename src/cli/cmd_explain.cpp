@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -23,6 +24,7 @@ constexpr size_t k_max_shown_line = 300;
 
 struct ExplainOptions {
   std::string log_path;
+  std::string source_dir;  ///< the user's source the logged build compiled a copy of
   bool json = false;
 };
 
@@ -104,7 +106,14 @@ int run_explain(const ExplainOptions& o) {
   auto text = read_log(o.log_path);
   if (!text) return report_error(text.error().message, k_exit_bad_input);
   const auto block = diagnose::first_error_block(*text);
-  const auto diagnoses = diagnose::diagnose_log(*text);
+  diagnose::DiagnoseOptions options;
+  if (!o.source_dir.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(o.source_dir, ec))
+      return report_error(fmt::format("--source {}: not a folder", o.source_dir), k_exit_bad_input);
+    options.source_dir = std::filesystem::absolute(o.source_dir, ec).lexically_normal().string();
+  }
+  const auto diagnoses = diagnose::diagnose_log(*text, options);
   const int code = exit_code_for(block, diagnoses);
   if (o.json)
     print_json(o, block, diagnoses, code);
@@ -118,6 +127,10 @@ int run_explain(const ExplainOptions& o) {
 void setup_explain(CLI::App& sub, RunFn& run) {
   auto opts = std::make_shared<ExplainOptions>();
   sub.add_option("log", opts->log_path, "A build log ('-' reads standard input)")->required();
+  sub.add_option("--source", opts->source_dir,
+                 "the package's source folder that the logged build compiled a copy of: a compiler's paths are "
+                 "named in it (default: the path inside the package)")
+      ->type_name("DIR");
   sub.add_flag("--json", opts->json, "Print the error block and diagnoses as JSON");
   sub.callback([&run, opts] { run = [opts] { return run_explain(*opts); }; });
 }

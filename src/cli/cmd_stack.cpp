@@ -149,6 +149,12 @@ int run_stack(StackArgs& args) {
     for (const auto& f : args.request.requirement_files)
       if (auto t = read_text_file(f, 8ull << 20); !t) return report_error("-r: " + t.error().message);
     SystemCommandRunner runner;
+    // What it is doing while pip resolves (tens of seconds), on a terminal only: piped
+    // stderr keeps its one line per failure.
+    if (::isatty(2) == 1)
+      args.request.progress = [](std::string_view line) {
+        std::fprintf(stderr, "tailor stack: %s\n", terminal_safe(line).c_str());
+      };
     auto r = stack::run_stack(args.request, runner);
     if (!r) return interrupt_signal() ? interrupted_exit() : report_error("stack: " + r.error().message);
     result = std::move(*r);

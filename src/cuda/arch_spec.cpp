@@ -4,6 +4,9 @@
 #include <cctype>
 #include <set>
 
+#include <fmt/format.h>
+
+#include "cuda/compatibility.h"
 #include "cuda/gpu_catalog.h"
 #include "cuda/named_arches.h"
 #include "util/strings.h"
@@ -16,6 +19,13 @@ namespace {
 struct Reading {
   TargetSet targets;
   std::vector<ComputeCapability> devices;
+  std::vector<NamedArch> named;                            ///< torch's named lists used
+  std::vector<std::pair<std::string, ComputeCapability>> gpu_names;  ///< GPU and instance names used
+  void add_gpu_name(std::string name, ComputeCapability cc) {
+    for (const auto& [n, c] : gpu_names)
+      if (n == name) return;
+    gpu_names.emplace_back(std::move(name), cc);
+  }
   void add_device(ComputeCapability cc) {
     if (std::find(devices.begin(), devices.end(), cc) == devices.end()) devices.push_back(cc);
   }
@@ -167,6 +177,8 @@ Expected<void> parse_simple(Reading& r, std::string_view word, const ArchSpecCon
   const std::string w = to_lower(word);
   if (w == "all" || w == "all-major" || w == "native") return add_keyword(r, w, ctx);
   if (auto named = find_named_arch(w)) {
+    if (std::none_of(r.named.begin(), r.named.end(), [&](const NamedArch& n) { return n.name == named->name; }))
+      r.named.push_back(*named);
     for (const auto& piece : split_any(named->arch_list, ";")) {
       auto ok = parse_simple(r, piece, ctx);
       if (!ok) return ok;
@@ -221,11 +233,13 @@ Expected<void> parse_simple(Reading& r, std::string_view word, const ArchSpecCon
     auto gpu = find_gpu(inst->gpu);
     if (gpu) {
       r.add_device(gpu->cc);
+      r.add_gpu_name(std::string(word), gpu->cc);
       return add_known(r, sass(gpu->cc), word);
     }
   }
   if (auto gpu = find_gpu(word)) {
     r.add_device(gpu->cc);
+    r.add_gpu_name(gpu->name, gpu->cc);
     return add_known(r, sass(gpu->cc), word);
   }
   return unknown(word);
@@ -259,6 +273,7 @@ Expected<void> parse_words(Reading& r, const std::vector<std::string>& words, co
         bool is_exact = exact(gpu->name) || std::any_of(gpu->aliases.begin(), gpu->aliases.end(), exact);
         if (is_exact) {
           r.add_device(gpu->cc);
+          r.add_gpu_name(gpu->name, gpu->cc);
           auto ok = add_known(r, sass(gpu->cc), phrase);
           if (!ok) return ok;
           i += n - 1;
@@ -345,6 +360,7 @@ Expected<void> read_spec(Reading& r, std::string_view spec, const ArchSpecContex
       auto gpu = words.size() > 1 ? find_gpu(piece) : std::nullopt;
       if (!gpu) return ok;
       r.add_device(gpu->cc);
+      r.add_gpu_name(gpu->name, gpu->cc);
       auto added = add_known(r, sass(gpu->cc), piece);
       if (!added) return added;
       continue;
@@ -376,6 +392,76 @@ Expected<TargetSet> parse_arch_specs(const std::vector<std::string>& specs, cons
   }
   if (r.targets.empty()) return make_error("no CUDA target in '" + join(specs, " ") + "'");
   return r.targets;
+}
+
+std::vector<std::string> arch_spec_notes(const std::vector<std::string>& specs, const ArchSpecContext& context) {
+  Reading r;
+  for (const auto& s : specs)
+    if (!read_spec(r, s, context)) return {};
+  std::vector<std::string> notes;
+  bool any_ptx = std::any_of(r.targets.targets.begin(), r.targets.targets.end(),
+                             [](const CudaTarget& t) { return t.kind == TargetKind::ptx; });
+  for (const auto& n : r.named) {
+    const auto pieces = split_any(n.arch_list, ";");
+    if (!pieces.empty() && to_lower(pieces.back()).ends_with("+ptx")) {
+      std::string newest = pieces.back().substr(0, pieces.back().size() - 4);
+      auto cc = parse_gpu_spec(newest);
+      notes.push_back(fmt::format(
+          "{} is torch's named list {} (torch.utils.cpp_extension): a family name also embeds PTX of its newest CC{}, "
+          "which the driver JIT-compiles on newer GPUs (forward compatibility)",
+          n.name, n.arch_list, cc && !cc->empty() ? " (" + ptx(cc->back()).name() + ")" : ""));
+    }
+    if (n.name.find('+') != std::string::npos) continue;
+    // torch keeps a family's Tegra parts (Jetson) in a list of their own.
+    auto tegra = find_named_arch(n.name + "+Tegra");
+    if (!tegra) continue;
+    auto tegra_ccs = parse_gpu_spec(tegra->arch_list);
+    if (!tegra_ccs) continue;
+    std::vector<std::string> left_out;
+    for (const auto& cc : *tegra_ccs) {
+      if (r.targets.contains(sass(cc))) continue;
+      std::vector<std::string> gpus;
+      for (const auto& g : gpus_with_capability(cc)) gpus.push_back(g.name);
+      std::string first_cuda;
+      for (const auto& v : known_cuda_versions()) {
+        auto caps = nvcc_capabilities_from_table(v);
+        if (caps && std::find(caps->sass.begin(), caps->sass.end(), sass(cc)) != caps->sass.end()) {
+          first_cuda = v;
+          break;
+        }
+      }
+      left_out.push_back(fmt::format("{} ({}{})", cc.str(), gpus.empty() ? "Tegra" : join(gpus, ", ") + ", a Tegra part",
+                                     first_cuda.empty() ? "" : "; CUDA " + first_cuda + " or newer"));
+    }
+    if (!left_out.empty())
+      notes.push_back(fmt::format("{} is torch's list for the discrete GPUs and leaves out {}: torch names {} {}; "
+                                  "`tailor arch {} {}` gives both",
+                                  n.name, join(left_out, ", "), left_out.size() == 1 ? "it" : "them", tegra->name,
+                                  n.name, tegra->name));
+  }
+  for (const auto& [name, cc] : r.gpu_names) {
+    if (any_ptx) break;
+    auto cap = find_capability(cc);
+    std::string family = cap && find_named_arch(cap->family) ? cap->family : "";
+    TargetSet own;
+    own.add(sass(cc));
+    std::vector<std::string> runs;
+    for (const auto& c : known_capabilities())
+      if (coverage_on(own, c.cc).mode != RunMode::none) runs.push_back(c.cc.str());
+    notes.push_back(fmt::format(
+        "{} names one GPU: only its SASS ({}), no PTX, so the build runs on CC {} only; add {}+PTX{} "
+        "to embed PTX that newer GPUs JIT-compile",
+        name, sass(cc).name(), join(runs, ", "), cc.str(), family.empty() ? "" : " (or name the family, " + family + ")"));
+  }
+  return notes;
+}
+
+std::map<ComputeCapability, std::vector<std::string>> gpu_names_in_spec(std::string_view spec) {
+  Reading r;
+  std::map<ComputeCapability, std::vector<std::string>> out;
+  if (!read_spec(r, spec, {})) return out;
+  for (const auto& [name, cc] : r.gpu_names) out[cc].push_back(name);
+  return out;
 }
 
 Expected<std::vector<ComputeCapability>> parse_gpu_spec(std::string_view spec) {

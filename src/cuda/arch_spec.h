@@ -8,6 +8,7 @@
 //   "sm_86", "sm86" = sm_86          "compute_86" = compute_86
 //   a GPU name or instance type = SASS for that GPU's CC (T4G, g5g.xlarge -> sm_75)
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +34,15 @@ Expected<TargetSet> parse_arch_spec(std::string_view spec, const ArchSpecContext
 /// The union of several arguments (`tailor arch 8.0 sm_90a T4G`).
 Expected<TargetSet> parse_arch_specs(const std::vector<std::string>& specs,
                                      const ArchSpecContext& context = {});
+/// Why the specs gave the targets they did, where people are surprised: a torch named
+/// list embeds PTX of its newest CC ("Turing" = 7.5+PTX), a GPU or instance name gives
+/// that GPU's SASS only ("T4G" = sm_75), a family's list leaves out its Tegra parts
+/// ("Blackwell" has no sm_110, which is "Blackwell+Tegra"). Empty for a spec that does
+/// not parse (parse_arch_specs says why).
+std::vector<std::string> arch_spec_notes(const std::vector<std::string>& specs, const ArchSpecContext& context = {});
+/// The GPU and instance names a spec uses, per CC, as verdicts label a device:
+/// "H100;8.6" -> {9.0: [H100]}, "g5g.xlarge" -> {7.5: [g5g.xlarge]}. Empty when it does not parse.
+std::map<ComputeCapability, std::vector<std::string>> gpu_names_in_spec(std::string_view spec);
 /// The device CCs a spec names: "T4G" -> 7.5, "9.0" -> 9.0, "sm_90a" -> 9.0,
 /// "g5g.xlarge" -> 7.5, "A100;H100" -> 8.0, 9.0. Ascending, unique.
 Expected<std::vector<ComputeCapability>> parse_gpu_spec(std::string_view spec);

@@ -5,9 +5,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <regex>
 
 #include "diagnose/log_lines.h"
+#include "diagnose/source_paths.h"
 #include "util/strings.h"
 
 namespace tailor::diagnose {
@@ -18,8 +20,27 @@ namespace {
 constexpr size_t k_window_before = 512;
 constexpr size_t k_window_after = 2048;
 
-/// Fills {1}, {2|default}, {block_line} from a match.
-std::string render_template(const std::string& tmpl, const std::smatch& m, size_t block_line) {
+/// Where a match sits, for the placeholders that read more than the match.
+struct MatchPlace {
+  const std::vector<std::string>& lines;
+  size_t line_index = 0;  ///< 0-based line of the match
+  size_t own = 0;         ///< the window's length up to the end of the matched line
+  const BuildPaths& paths;
+  std::string_view source_dir;
+};
+
+/// Group `group` as far as the matched line goes (a window runs on into the next line).
+std::string group_on_its_line(const std::smatch& m, size_t group, size_t own) {
+  if (group >= m.size() || !m[group].matched) return "?";
+  const size_t at = static_cast<size_t>(m.position(group));
+  if (at >= own) return "?";
+  return std::string(trim(m[group].str().substr(0, own - at)));
+}
+
+/// Fills {1}, {2|default}, {block_line}, and {line:N} (group N cut at the end of its line),
+/// {source:N} (group N as a path mapped back into the user's source) and {copy:N} (" (the
+/// build compiled its copy, PATH)" where the log names a copy) from a match.
+std::string render_template(const std::string& tmpl, const std::smatch& m, size_t block_line, const MatchPlace& place) {
   std::string out;
   for (size_t i = 0; i < tmpl.size(); ++i) {
     if (tmpl[i] != '{') {
@@ -39,8 +60,22 @@ std::string render_template(const std::string& tmpl, const std::smatch& m, size_
       key.resize(bar);
       has_fallback = true;
     }
+    auto group_of = [&](std::string_view prefix) -> std::optional<size_t> {
+      if (!key.starts_with(prefix)) return std::nullopt;
+      std::string digits = key.substr(prefix.size());
+      if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return std::nullopt;
+      return std::stoul(digits);
+    };
     if (key == "block_line") {
       out += block_line ? std::to_string(block_line) : std::string("?");
+    } else if (auto g = group_of("line:")) {
+      out += group_on_its_line(m, *g, place.own);
+    } else if (auto src = group_of("source:"), copy = group_of("copy:"); src || copy) {
+      const std::string printed = group_on_its_line(m, src ? *src : *copy, place.own);
+      const SourcePath path = map_source_path(printed, place.lines, place.line_index, place.paths, place.source_dir);
+      if (src) out += path.shown();
+      else if (!path.build_file.empty() && path.build_file != path.shown())
+        out += " (the build compiled its copy, " + path.build_file + ")";
     } else if (!key.empty() && std::all_of(key.begin(), key.end(), ::isdigit)) {
       size_t group = std::stoul(key);
       if (group < m.size() && m[group].matched)
@@ -78,6 +113,15 @@ const std::regex* compiled_symptom(const std::string& symptom) {
 
 std::vector<Diagnosis> diagnose_log(std::string_view log,
                                     const std::vector<FailurePattern>& patterns) {
+  return diagnose_log(log, patterns, DiagnoseOptions{});
+}
+
+std::vector<Diagnosis> diagnose_log(std::string_view log, const DiagnoseOptions& options) {
+  return diagnose_log(log, failure_patterns(), options);
+}
+
+std::vector<Diagnosis> diagnose_log(std::string_view log, const std::vector<FailurePattern>& patterns,
+                                    const DiagnoseOptions& options) {
   const auto lines = split_log_lines(log);
   const auto block = first_error_block(log);
   const size_t block_line = block ? block->first_line : 0;
@@ -109,8 +153,10 @@ std::vector<Diagnosis> diagnose_log(std::string_view log,
       d.pattern_id = p.id;
       d.quoted_line = std::string(trim(line));
       d.line_number = i + 1;
-      d.cause = render_template(p.cause, m, block_line);
-      d.fix = render_template(p.fix, m, block_line);
+      const BuildPaths paths = read_build_paths(lines, i);
+      const MatchPlace place{lines, i, own, paths, options.source_dir};
+      d.cause = render_template(p.cause, m, block_line, place);
+      d.fix = render_template(p.fix, m, block_line, place);
       d.priority = p.priority;
       found.push_back({p.priority, std::move(d)});
       break;  // one per pattern: the earliest line that shows it

@@ -37,8 +37,17 @@ struct Diagnosis {
 /// line that shows it).
 std::vector<Diagnosis> diagnose_log(std::string_view log);
 
+struct DiagnoseOptions {
+  /// The user's source folder the logged build compiled a copy of: a compiler's path is
+  /// mapped back into it (source_paths.h). Empty: the path inside the package is said.
+  std::string source_dir;
+};
+std::vector<Diagnosis> diagnose_log(std::string_view log, const DiagnoseOptions& options);
+
 /// The same over a caller-given table (tests, and future user-supplied tables).
 std::vector<Diagnosis> diagnose_log(std::string_view log,
                                     const std::vector<FailurePattern>& patterns);
+std::vector<Diagnosis> diagnose_log(std::string_view log, const std::vector<FailurePattern>& patterns,
+                                    const DiagnoseOptions& options);
 
 }  // namespace tailor::diagnose

@@ -42,7 +42,7 @@ void judge_verdicts(const Verdicts& verdicts, InspectOutcome& out) {
   std::vector<std::string> order;
   std::map<std::string, Group> groups;
   for (const auto& v : verdicts.items) {
-    const std::string key = v.check == VerdictCheck::gpu ? "--gpu " + v.device : "--" + std::string(verdict_check_key(v.check));
+    const std::string key = v.check == VerdictCheck::gpu ? "--gpu " + v.device_label() : "--" + std::string(verdict_check_key(v.check));
     if (!groups.count(key)) order.push_back(key);
     auto& g = groups[key];
     ++g.total;

@@ -113,10 +113,12 @@ void verdict_section(std::string& out, const Verdicts* verdicts) {
     out += fmt::format("<p><span class=\"badge b-bad\">FAIL</span> {}</p>\n", escape(p));
   // GPU checks as a grid: a row per library, a column per device.
   std::vector<std::string> devices, libraries, shown_names;
+  std::map<std::string, std::string> device_labels;  // "9.0" -> "H100 (9.0)" where the user named the GPU
   std::map<std::pair<std::string, std::string>, const LibraryVerdict*> cell;
   for (const auto& v : verdicts->items) {
     if (v.check != VerdictCheck::gpu) continue;
     if (std::find(devices.begin(), devices.end(), v.device) == devices.end()) devices.push_back(v.device);
+    device_labels[v.device] = v.gpu_names.empty() ? "GPU " + v.device : v.device_label();
     if (std::find(libraries.begin(), libraries.end(), v.library) == libraries.end()) libraries.push_back(v.library);
     cell[{v.library, v.device}] = &v;
   }
@@ -132,7 +134,7 @@ void verdict_section(std::string& out, const Verdicts* verdicts) {
     const std::string prefix = common_folder(shown_names);
     if (!prefix.empty()) out += fmt::format("<p class=\"sub\">Libraries under <code>{}</code></p>\n", escape(prefix));
     out += "<table><tr><th>library</th>";
-    for (const auto& d : devices) out += fmt::format("<th>GPU {}</th>", escape(d));
+    for (const auto& d : devices) out += fmt::format("<th>{}</th>", escape(device_labels[d]));
     out += "</tr>\n";
     size_t rows = 0;
     for (size_t li = 0; li < libraries.size(); ++li) {

@@ -101,6 +101,8 @@ Expected<void> load_features(std::string_view text, TorchCatalog& into) {
       f.default_aarch64 = t["default_aarch64"].boolean();
       f.needs_cuda = t["needs_cuda"].boolean();
       f.platforms = t["platforms"].strings();
+      for (const char* platform : {"x86_64", "aarch64"})
+        if (auto note = t[std::string("off_note_") + platform].string_or(""); !note.empty()) f.off_notes[platform] = note;
       into.features.push_back(std::move(f));
     }
   });

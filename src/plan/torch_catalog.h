@@ -32,6 +32,8 @@ struct FeatureSwitch {
   bool default_aarch64 = false;
   bool needs_cuda = false;
   std::vector<std::string> platforms;
+  /// platform -> what to say when this default leaves the feature off there (off_note_<platform>)
+  std::map<std::string, std::string> off_notes;
   bool default_on(std::string_view platform) const;
   bool builds_on(std::string_view platform) const;
 };

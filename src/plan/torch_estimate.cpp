@@ -21,6 +21,8 @@ void estimate_jobs(const EstimateInput& in, const EstimateCoefficients& k, PlanE
                    : in.flash_attention ? k.gib_per_job_flash_attention
                                         : k.gib_per_job_cuda;
   int cores = in.logical_cores > 0 ? in.logical_cores : 1;
+  out.gib_per_job = per_job;
+  out.reserve_gib = k.reserve_gib;
   if (in.usable_memory == 0) {
     out.jobs = cores;
     out.jobs_reason = fmt::format("{} logical cores; usable memory unknown, so not limited by memory", cores);

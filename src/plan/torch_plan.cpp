@@ -305,6 +305,9 @@ void resolve_features(Context& c, const probe::CudaToolkit* tk) {
     if (f.needs_cuda && !p.cuda) on = false;
     if (!f.builds_on(p.platform)) on = false;
     p.features[f.name] = on;
+    // Off by this default where the official wheels build it: say so, and how to choose.
+    if (auto note = f.off_notes.find(p.platform); !on && it == p.variant.features.end() && note != f.off_notes.end())
+      p.notes.push_back(note->second);
   }
   if (p.cuda && p.features["cudnn"] && tk && tk->cudnn_version.empty() && c.same_platform()) {
     bool asked = p.variant.features.count("cudnn") > 0;
@@ -524,6 +527,8 @@ BuildPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostRepor
   if (plan.cuda && rel) {
     int max_gcc = tk && tk->max_gcc_major ? *tk->max_gcc_major : c.catalog.max_gcc_for(plan.cuda_version);
     ProblemSeverity sev = c.same_platform() ? c.host_severity() : ProblemSeverity::warning;
+    plan.min_gcc = rel->min_gcc;
+    plan.max_gcc = max_gcc;
     auto choice = choose_host_compiler(host, rel->min_gcc, max_gcc, plan.cuda_version, sev, plan.problems);
     plan.host_compiler = choice.cxx.empty() ? "/usr/bin/g++" : choice.cxx;
   }
@@ -557,9 +562,11 @@ BuildPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostRepor
   if (plan.cuda)
     plan.notes.push_back("FORCE_CUDA is not set: it is read by extension packages, not by PyTorch's own build");
   plan.notes.push_back("MAX_JOBS: " + plan.estimate.jobs_reason);
-  if (plan.platform != plan.host_platform)
-    plan.notes.push_back(fmt::format("MAX_JOBS, CUDA_HOME and the compiler were resolved on this host; `tailor plan {}` "
-                                     "on the {} build host gives its own values",
+  if (!plan.for_this_host())
+    plan.notes.push_back(fmt::format("MAX_JOBS, CUDA_HOME, the compiler and the Python interpreter above were resolved on "
+                                     "this host; the --format sh script finds and counts them again on the machine it runs "
+                                     "on (PYTHON, CUDA_HOME, CUDAHOSTCXX and MAX_JOBS override), and `tailor plan {}` on the {} "
+                                     "build host gives its own values",
                                      k_plan_flags_placeholder, plan.platform));
   // Every suggested command asks for this same plan: the user's flags, resolved.
   const std::string flags = plan_command_flags(plan);
@@ -570,6 +577,14 @@ BuildPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostRepor
   for (auto& pr : plan.problems) fill(pr.fix);
   for (auto& note : plan.notes) fill(note);
   return plan;
+}
+
+std::vector<std::string> build_host_variables(const BuildPlan& p) {
+  std::vector<std::string> out;
+  if (p.for_this_host()) return out;
+  for (const char* k : {"CUDA_HOME", "CUDACXX", "CMAKE_CUDA_COMPILER", "CUDAHOSTCXX", "MAX_JOBS"})
+    if (p.env.count(k)) out.push_back(k);
+  return out;
 }
 
 std::string plan_command_flags(const BuildPlan& p) {

@@ -50,6 +50,10 @@ struct PlanEstimate {
   std::string disk_formula;
   /// Per-target share of the device code in the wheel, MiB ("sm_75" -> 175).
   std::map<std::string, double> per_target_mib;
+  /// The rule behind `jobs`, for a script that counts again on its build host:
+  /// min(cores, (usable GiB - reserve) / per job), at least 1.
+  double gib_per_job = 0;
+  double reserve_gib = 0;
 };
 
 /// Every path absolute: steps run with other working directories (the build runs in the
@@ -85,6 +89,7 @@ struct BuildPlan {
   std::map<std::string, bool> features;  ///< every known feature, resolved
   std::string build_type;
   std::string host_compiler;  ///< g++ path given to nvcc
+  int min_gcc = 0, max_gcc = 0;  ///< the GCC majors the release and nvcc accept (0: unknown)
   std::string manylinux;      ///< "2_35"
   std::string wheel_version;  ///< "2.9.1+cu126"
   std::string wheel_name;     ///< torch-2.9.1+cu126-cp310-cp310-manylinux_2_35_aarch64.whl
@@ -100,6 +105,9 @@ struct BuildPlan {
   std::vector<std::string> notes;
 
   bool has_errors() const;
+  /// Whether the build runs on the machine that planned it (the same platform). When not,
+  /// the host's own paths and counts mean nothing there: build_host_variables().
+  bool for_this_host() const { return platform == host_platform; }
   /// 0 ok, 2 when an input problem is an error, 1 when only host problems are.
   int exit_code() const;
 };
@@ -124,6 +132,11 @@ BuildPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostRepor
 std::string plan_command_flags(const BuildPlan& plan);
 /// Where a fix text says this, resolve_torch_plan puts plan_command_flags.
 inline constexpr std::string_view k_plan_flags_placeholder = "{plan-flags}";
+
+/// The env variables this host resolved for the plan (the CUDA folder, nvcc, the host
+/// compiler, MAX_JOBS), which the build host must find or count for itself when the plan is
+/// for another machine; empty for a plan of this host. The sh script sets them there.
+std::vector<std::string> build_host_variables(const BuildPlan& plan);
 
 /// "2_35" from "2.35"; "" when not a glibc version.
 std::string manylinux_from_glibc(std::string_view glibc);

@@ -19,6 +19,9 @@ nlohmann::json plan_to_json(const BuildPlan& p) {
   j["python_interpreter"] = p.python;
   j["platform"] = p.platform;
   j["host_platform"] = p.host_platform;
+  j["for_this_host"] = p.for_this_host();
+  // Resolved here, but found or counted again by the sh script on the build host.
+  j["build_host_env"] = build_host_variables(p);
   j["targets"] = p.targets.names();
   j["cpu_target"] = p.cpu_target.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.cpu_target);
   j["cpu_flags"] = p.cpu_flags;

@@ -128,8 +128,17 @@ Expected<PipRun> pip_dry_run(Context& c, const std::vector<std::string>& require
   fs::path report = scratch / "report.json";
   CommandSpec spec;
   spec.argv = pip_target_argv(c);
-  std::vector<std::string> args = {"install", "--dry-run", "--quiet", "--disable-pip-version-check", "--report",
-                                   report.string()};
+  std::vector<std::string> args = {"install", "--dry-run", "--disable-pip-version-check", "--report", report.string()};
+  // pip's own lines say what it is fetching (where an index has no PEP 658 metadata files,
+  // every wheel it considers is downloaded whole): shown as progress, else kept quiet.
+  if (c.request.progress)
+    spec.on_line = [&c](std::string_view line) {
+      std::string_view t = trim(line);
+      if (t.starts_with("Collecting ") || t.starts_with("Downloading ") || t.starts_with("Using cached "))
+        c.request.progress("pip: " + std::string(t));
+    };
+  else
+    args.insert(args.begin() + 2, "--quiet");
   if (ignore_installed) args.push_back("--ignore-installed");
   if (c.target.cross) args.insert(args.end(), {"--target", (scratch / "target").string()});
   auto tags = target_tag_args(c);
@@ -143,7 +152,10 @@ Expected<PipRun> pip_dry_run(Context& c, const std::vector<std::string>& require
   spec.timeout = k_pip_timeout;
   spec.env["PIP_NO_INPUT"] = "1";
   PipRun run;
-  run.command = "pip " + join(args, " ");
+  // The command as recorded (lock, --json) is the same with and without progress.
+  std::vector<std::string> recorded = args;
+  if (c.request.progress) recorded.insert(recorded.begin() + 2, "--quiet");
+  run.command = "pip " + join(recorded, " ");
   TAILOR_TRY(r, run_checked(c.runner, spec, "pip"));
   run.err = r.err + r.out;
   if (r.exit_code == 0) {
@@ -635,8 +647,12 @@ Expected<StackResult> run_stack(const StackRequest& request, CommandRunner& runn
   for (const auto& r : requirements)
     if (requirement_name(r).empty()) return make_error(fmt::format("requirement '{}': expected NAME[==VERSION]", r));
 
+  auto progress = [&](const std::string& line) {
+    if (request.progress) request.progress(line);
+  };
   // 1. Binary-only resolution for the target; packages with no wheel are retried from
   //    source (this machine) or set aside and looked up as sdists (another machine).
+  progress(fmt::format("resolving {} for {} Python {} with pip", join(requirements, " "), c.target.platform, c.target.python));
   auto t0 = Clock::now();
   std::set<std::string> no_wheel;
   std::vector<std::string> set_aside;  // requirement strings (cross)
@@ -681,6 +697,8 @@ Expected<StackResult> run_stack(const StackRequest& request, CommandRunner& runn
     if (requirements.empty() && c.request.requirement_files.empty()) break;
   }
   c.result.resolve_seconds = since(t0);
+  progress(fmt::format("resolved {} package{} in {:.1f} s", run.dists.size(), run.dists.size() == 1 ? "" : "s",
+                       c.result.resolve_seconds));
 
   // 2. Rows, and the downloads that inspection needs.
   auto t1 = Clock::now();
@@ -746,12 +764,14 @@ Expected<StackResult> run_stack(const StackRequest& request, CommandRunner& runn
     }
     rows.insert(rows.begin(), std::move(row));
   }
+  progress(fmt::format("inspecting {} wheel{} that may carry device code", to_inspect.size(), to_inspect.size() == 1 ? "" : "s"));
   TAILOR_TRY(paths, fetch_into_cache(c, to_inspect));
   std::map<std::string, Row*> by_key;
   for (auto& r : rows) by_key[r.key] = &r;
   for (const auto* d : to_inspect) {
     if (interrupt_signal()) return make_error("interrupted");
     Row& row = *by_key.at(d->key);
+    progress(fmt::format("inspecting {}", d->filename));
     auto report = inspect::inspect_paths({paths.at(d->key).string()});
     if (!report || report->wheels.empty()) {
       row.outcome = Outcome::unsupported;

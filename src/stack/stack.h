@@ -98,6 +98,9 @@ struct StackRequest {
   std::string cache_dir;  ///< default ${XDG_CACHE_HOME:-~/.cache}/tailor/stack
   std::string interpreter = "python3";  ///< runs pip; --install replaces it with the venv's
   std::string self;                     ///< this tailor binary (for builds)
+  /// When set, one line per phase (resolving, pip's own "Collecting ..." lines, fetching,
+  /// inspecting) while the stack is worked out: `stack` shows them on a terminal.
+  std::function<void(std::string_view)> progress;
 };
 
 enum class Kind { pure, native, cuda, cuda_runtime, torch, source };

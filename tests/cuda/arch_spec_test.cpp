@@ -162,3 +162,35 @@ TEST(ArchSpecFuzzFindings, SeparatorsAloneAreNotATargetList) {
   EXPECT_FALSE(tailor::cuda::parse_arch_specs({";", ","}));
   EXPECT_TRUE(tailor::cuda::parse_arch_spec("8.0;"));
 }
+
+// `tailor arch` says why a spelling gave what it did (issue 27): a named family list embeds
+// PTX, a GPU name gives SASS only, and Blackwell leaves Jetson Thor (sm_110) to Blackwell+Tegra.
+TEST(ArchSpecNotes, NamedListsGpuNamesAndTegraSiblings) {
+  auto joined = [](const std::vector<std::string>& specs) { return tailor::join(arch_spec_notes(specs), "\n"); };
+  const std::string blackwell = joined({"Blackwell"});
+  EXPECT_NE(blackwell.find("leaves out 11.0 (Jetson Thor, a Tegra part; CUDA 13.0 or newer)"), std::string::npos) << blackwell;
+  EXPECT_NE(blackwell.find("`tailor arch Blackwell Blackwell+Tegra` gives both"), std::string::npos) << blackwell;
+  EXPECT_EQ(names_of("Blackwell Blackwell+Tegra"), "sm_100 sm_103 sm_110 sm_120 sm_121 compute_121");
+  EXPECT_EQ(joined({"Blackwell", "Blackwell+Tegra"}).find("leaves out"), std::string::npos);
+
+  const std::string turing = joined({"Turing"});
+  EXPECT_NE(turing.find("Turing is torch's named list 7.5+PTX"), std::string::npos) << turing;
+  EXPECT_NE(turing.find("embeds PTX of its newest CC (compute_75)"), std::string::npos) << turing;
+  const std::string t4g = joined({"T4G"});
+  EXPECT_NE(t4g.find("T4G names one GPU: only its SASS (sm_75), no PTX, so the build runs on CC 7.5 only; add 7.5+PTX "
+                     "(or name the family, Turing)"),
+            std::string::npos) << t4g;
+  EXPECT_NE(joined({"A100"}).find("runs on CC 8.0, 8.6, 8.8, 8.9 only"), std::string::npos) << joined({"A100"});
+  EXPECT_TRUE(arch_spec_notes({"T4G", "7.5+PTX"}).empty());  // the PTX is there: nothing to explain
+  EXPECT_TRUE(arch_spec_notes({"8.6"}).empty());
+  EXPECT_TRUE(arch_spec_notes({"nonsense"}).empty());
+}
+
+TEST(GpuSpec, NamesPerCapability) {
+  auto names = gpu_names_in_spec("H100;8.6;g5g.xlarge;A10G");
+  ASSERT_EQ(names.size(), 3u);
+  EXPECT_EQ(names[*parse_compute_capability("9.0")], (std::vector<std::string>{"H100"}));
+  EXPECT_EQ(names[*parse_compute_capability("8.6")], (std::vector<std::string>{"A10G"}));
+  EXPECT_EQ(names[*parse_compute_capability("7.5")], (std::vector<std::string>{"g5g.xlarge"}));
+  EXPECT_TRUE(gpu_names_in_spec("8.6").empty());
+}

@@ -171,12 +171,18 @@ compilation terminated.
 error: command '/usr/bin/g++' failed with exit code 1
 LOG
 
-# The generic row: ninja's summary is not the error; an error tailor has no pattern for
-# is shown as the first error block and exits 1.
-expect ninja-stopped ninja-build-stopped "line 2" 1 <<'LOG'
+# The generic rows: ninja's summary is not the error; a compiler error tailor has no
+# pattern for is shown as the first error block, named by its file and line with the
+# compiler's own words, and exits 1.
+expect ninja-stopped cxx-compile-error "/src/b.cpp, where the compiler says: 'frobnicate' was not declared" 1 <<'LOG'
 [1/3] c++ -c /src/a.cpp -o a.o
 FAILED: b.o
 /src/b.cpp:7:3: error: 'frobnicate' was not declared in this scope
+ninja: build stopped: subcommand failed.
+LOG
+expect ninja-only ninja-build-stopped "line 2 of the log" 1 <<'LOG'
+[1/3] c++ -c /src/a.cpp -o a.o
+FAILED: b.o
 ninja: build stopped: subcommand failed.
 LOG
 python3 - "$work/ninja-stopped.json" <<'PY' || { echo "FAIL ninja-stopped: block"; failures=$((failures + 1)); }

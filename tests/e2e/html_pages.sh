@@ -32,7 +32,7 @@ grep -q "RECORD     ok" <<<"$text" || fail "the text output is gone: $text"
 [ -s "$work/inspect.html" ] || fail "no inspect page"
 grep -q "<script" "$work/inspect.html" && fail "a member name became a script element"
 grep -q "&lt;script&gt;alert(1)&lt;!--.so" "$work/inspect.html" || fail "the hostile name is not shown escaped"
-for want in "Bytes per GPU target" "Device code per library" "GPU 7.5" "JIT-only" "Compression" "zstd"; do
+for want in "Bytes per GPU target" "Device code per library" "T4 (7.5)" "H100 (9.0)" "JIT-only" "Compression" "zstd"; do
   grep -q "$want" "$work/inspect.html" || fail "inspect page lacks '$want'"
 done
 json=$("$TAILOR" inspect --json --html "$work/inspect2.html" "$wheel") || true

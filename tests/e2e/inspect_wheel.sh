@@ -40,12 +40,12 @@ PY
 
 "$TAILOR" inspect --gpu T4 "$good" >"$work/v.txt"; rc=$?
 [ $rc -eq 0 ] || fail "--gpu T4 exited $rc"
-grep -q "verdict PASS: gpu 7.5: .*kernels.so runs through native SASS sm_75 (2 entries)" "$work/v.txt" || fail "T4 verdict: $(cat "$work/v.txt")"
+grep -q "verdict PASS: gpu T4 (7.5): .*kernels.so runs through native SASS sm_75 (2 entries)" "$work/v.txt" || fail "T4 verdict: $(cat "$work/v.txt")"
 # T4G and g5g exist only on aarch64: this x86_64 wheel can never load there, whatever its SASS.
 for gpu in T4G g5g.xlarge; do
   "$TAILOR" inspect --gpu "$gpu" "$good" >"$work/v.txt"; rc=$?
   [ $rc -eq 1 ] || fail "--gpu $gpu on an x86_64 wheel should fail with 1, got $rc"
-  grep -q "verdict FAIL: gpu 7.5: .*kernels.so: $gpu (.*) exists only on aarch64; this library is x86_64" "$work/v.txt" \
+  grep -q "verdict FAIL: gpu $gpu (7.5): .*kernels.so: $gpu (.*) exists only on aarch64; this library is x86_64" "$work/v.txt" \
     || fail "$gpu verdict: $(cat "$work/v.txt")"
 done
 "$TAILOR" inspect --json --gpu T4G "$good" >"$work/v.json" 2>/dev/null

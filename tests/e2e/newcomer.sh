@@ -90,4 +90,60 @@ err=$("$T" inspect --gpu T4G --gpu H100 "$work/none.whl" 2>&1)
 lacks "inspect takes --gpu twice, as plan does" "$err" "At Most 1"
 err=$("$T" plan --format sh 2>&1 >/dev/null)
 lacks "plan's problems: no bare 'error:' line" "$(grep -v '^tailor: \|^  fix:' <<<"$err")" "error:"
+
+# ---- --color=always on arch (item 15); build's lines: tests/cli/build_output_test.cpp -----
+esc=$(printf '\033[')
+has "arch --color=always colours the run modes" "$("$T" --color=always arch 8.6 | cat)" "${esc}32mnative SASS"
+lacks "arch piped without --color: no escapes" "$("$T" arch 8.6 | cat)" "$esc"
+lacks "arch --color=never: no escapes" "$("$T" arch 8.6 --color=never)" "$esc"
+
+# ---- arch says why a spelling gave what it did (item 15) -----------------------------------
+out=$("$T" arch Blackwell)
+has "arch Blackwell explains sm_110 (Jetson Thor)" "$out" "leaves out 11.0 (Jetson Thor"
+has "arch Blackwell says how to add it" "$out" "tailor arch Blackwell Blackwell+Tegra"
+has "that command gives sm_110" "$("$T" arch Blackwell Blackwell+Tegra)" "sm_110"
+has "arch Turing: a family name embeds PTX" "$("$T" arch Turing)" "a family name also embeds PTX of its newest CC (compute_75)"
+has "arch T4G: a GPU name gives SASS only" "$("$T" arch T4G)" "T4G names one GPU: only its SASS (sm_75), no PTX"
+
+# ---- the aarch64 plan says why oneDNN is off and how to choose (item 15) --------------------
+text=$("$T" plan --torch 2.9.1 --gpu T4G 2>/dev/null)
+has "plan T4G: oneDNN note names ACL" "$text" "official aarch64 wheels build it with ACL, the Arm Compute Library"
+has "plan T4G: oneDNN note says how to choose" "$text" "--with mkldnn"
+lacks "plan T4G --with mkldnn: no note" "$("$T" plan --torch 2.9.1 --gpu T4G --with mkldnn 2>/dev/null)" "oneDNN (mkldnn) is off"
+
+# ---- a script for another machine finds its tools there (item 10) -------------------------
+other=T4G; [ "$(uname -m)" = aarch64 ] && other=A10G
+sh_text=$("$T" plan torch --gpu "$other" --format sh 2>/dev/null)
+json=$("$T" plan torch --gpu "$other" --format json 2>/dev/null)
+host_py=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["python_interpreter"])' <<<"$json")
+py_ver=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["python"])' <<<"$json")
+lacks "sh for $other: not this host's interpreter ($host_py)" "$sh_text" "$host_py -m venv"
+has "sh for $other: the interpreter is found there" "$sh_text" "PYTHON=\"\${PYTHON:-python$py_ver}\""
+lacks "sh for $other: no MAX_JOBS of this host" "$sh_text" "export MAX_JOBS=$(nproc)"
+has "sh for $other: MAX_JOBS counted there" "$sh_text" 'export MAX_JOBS="${MAX_JOBS:-$(tailor_max_jobs)}"'
+has "sh for $other: CUDA found there" "$sh_text" 'export CUDA_HOME="${CUDA_HOME:-/usr/local/cuda-'
+has "sh for this host keeps its own interpreter" "$("$T" plan torch --torch 2.9.1 --cpu-only --format sh 2>/dev/null)" " -m venv "
+
+# ---- explain on a compile error names the user's file and quotes the compiler (item 12) ----
+mkdir -p "$work/ext/csrc"
+: >"$work/ext/csrc/rms_norm.cu"
+cat >"$work/compile.log" <<LOG
+### tailor step 1/1: build the generic wheel (PEP 517) (2026-11-27T15:19:14Z)
+### cd $work/cache/ext-0123/src && /usr/bin/bwrap --dev-bind / / --tmpfs /tmp/.tailor-build --bind $work/cache/ext-0123 /tmp/.tailor-build/ext --chdir /tmp/.tailor-build/ext/src -- python3 -u /tmp/.tailor-build/ext/tailor-build-wheel.py
+FAILED: [code=2] /tmp/.tailor-build/ext/src/build/temp.linux-x86_64-cpython-311/csrc/rms_norm.o
+/usr/local/cuda/bin/nvcc -c /tmp/.tailor-build/ext/src/csrc/rms_norm.cu -o /tmp/.tailor-build/ext/src/build/temp.linux-x86_64-cpython-311/csrc/rms_norm.o
+../../csrc/rms_norm.cu(38): error: identifier "eps_" is undefined
+1 error detected in the compilation of "../../csrc/rms_norm.cu".
+ninja: build stopped: subcommand failed.
+LOG
+out=$("$T" explain "$work/compile.log" 2>&1)
+expect_eq "explain a compile error: exit 1 (tailor cannot say why the code is wrong)" "$?" 1
+lacks "explain's fix is not a circle" "$(grep 'fix:' <<<"$out")" "tailor explain"
+has "explain quotes the compiler" "$out" '> ../../csrc/rms_norm.cu(38): error: identifier "eps_" is undefined'
+has "explain names the file inside the package" "$out" "line 38 of csrc/rms_norm.cu in the package's source"
+out=$("$T" explain "$work/compile.log" --source "$work/ext" 2>&1)
+has "explain --source names the user's file" "$out" "Correct line 38 of $work/ext/csrc/rms_norm.cu (the build compiled its copy, $work/cache/ext-0123/src/csrc/rms_norm.cu)"
+"$T" explain "$work/compile.log" --source "$work/none" >/dev/null 2>"$work/err"
+expect_eq "explain --source of no folder: exit 2" "$?" 2
+has "explain --source of no folder: one line" "$(cat "$work/err")" "tailor: error: --source $work/none: not a folder"
 exit $fail

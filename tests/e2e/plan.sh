@@ -44,10 +44,17 @@ if command -v shellcheck > /dev/null; then shellcheck -s bash "$tmp/plan.sh" || 
 env -i bash -c '. "$1" && env -0' x "$tmp/plan.sh" > "$tmp/env.bin"
 python3 - "$tmp/plan.json" "$tmp/env.bin" <<'PY' || fail "sourced env differs from the plan's env"
 import json, sys
-want = json.load(open(sys.argv[1]))["env"]
+plan = json.load(open(sys.argv[1]))
+want = plan["env"]
 got = dict(kv.split("=", 1) for kv in open(sys.argv[2]).read().split("\0") if kv)
 for k in ("PWD", "SHLVL", "_", "OLDPWD"):
     got.pop(k, None)
+# A plan for another machine: the CUDA folder, compilers and MAX_JOBS are found or counted
+# where the script runs (here, the sourcing shell), so they are set, not this host's values.
+for k in plan["build_host_env"]:
+    assert got.get(k), (k, "not set by the script")
+    got[k] = want[k]
+assert plan["for_this_host"] == (plan["platform"] == plan["host_platform"])
 assert got == want, (set(got.items()) ^ set(want.items()))
 PY
 

@@ -77,6 +77,17 @@ expect_eq "lock pins kern75 by sha256" "$sha" "$(sha256sum "$tmp/index/files/ker
 "$TAILOR" stack --arch 8.6 --torch python3 --index-url "$index" kernptx --json >"$tmp/a86.json" 2>/dev/null
 expect_eq "kernptx on 8.6" "$(row "$tmp/a86.json" kernptx covers)" yes
 expect_eq "cache hit on the second run" "$(jq_py 'j["cache_hits"] >= 1' "$tmp/a86.json")" True
+# On a terminal, stderr says what happens while pip resolves (issue 27): the phases and
+# pip's own "Collecting" lines; piped (above), stderr stays free of them.
+if command -v script >/dev/null; then
+  TAILOR="$TAILOR" index="$index" script -qec '"$TAILOR" stack --arch 8.6 --torch python3 --index-url "$index" kernptx --json 2>&1 >/dev/null' \
+    /dev/null >"$tmp/tty.txt" 2>&1
+  for want in "tailor stack: resolving kernptx for x86_64 Python" "tailor stack: pip: Collecting kernptx" \
+              "tailor stack: resolved 1 package in" "tailor stack: inspecting kernptx-"; do
+    grep -q "$want" "$tmp/tty.txt" && ok "progress on a terminal: $want" || bad "no '$want' on a terminal: $(cat "$tmp/tty.txt")"
+  done
+  grep -q "tailor stack:" "$tmp/t4g.err" && bad "progress lines on a piped stderr" || ok "no progress lines when piped"
+fi
 
 # ---- torch for T4G on aarch64: the official CUDA 13.0 list has no 7.5 (the seed 000 case) ---
 "$TAILOR" stack --platform aarch64 --python 3.11 --gpu T4G --index-url "$index" torch --json >"$tmp/arm.json" 2>"$tmp/arm.err"

@@ -83,3 +83,16 @@ TEST(InspectHtml, GpuVerdictsAsAGrid) {
   EXPECT_GE(occurrences_in_html(page, ">missing<"), 2u) << "7.5 runs neither; 8.0 cannot run sm_90";
   EXPECT_NE(page.find("lacks sm_80"), std::string::npos) << "the --require row of _small.so";
 }
+
+// Where the user typed a GPU name, the grid's column says it and its CC (issue 27).
+TEST(InspectHtml, GridHeadersNameTheTypedGpu) {
+  InspectReport r = html_sample();
+  VerdictSpecs specs;
+  specs.gpu = "H100;8.0";
+  auto v = evaluate(r, specs);
+  ASSERT_TRUE(v) << v.error().message;
+  std::string page = render_html(r, &*v, {"dir"});
+  EXPECT_EQ(occurrences_in_html(page, "<th>H100 (9.0)</th>"), 1u);
+  EXPECT_EQ(occurrences_in_html(page, "<th>GPU 8.0</th>"), 1u);
+  EXPECT_EQ(occurrences_in_html(page, "<th>GPU 9.0</th>"), 0u);
+}

@@ -77,7 +77,7 @@ TEST(GpuVerdict, AGpuOfAnotherPlatformFailsWhateverTheDeviceCode) {
   }
   auto t4g = gpu(r, "T4G");
   EXPECT_EQ(t4g.items[0].reason, "T4G (g5g) exists only on aarch64; this library is x86_64");
-  EXPECT_NE(render_text(r, &t4g).find("verdict FAIL: gpu 7.5: torch/lib/libtorch_cuda.so: T4G (g5g) exists only on aarch64; "
+  EXPECT_NE(render_text(r, &t4g).find("verdict FAIL: gpu T4G (7.5): torch/lib/libtorch_cuda.so: T4G (g5g) exists only on aarch64; "
                                       "this library is x86_64\n"),
             std::string::npos)
       << render_text(r, &t4g);
@@ -104,6 +104,23 @@ TEST(GpuVerdict, ALibraryOfTheImpliedPlatformPassesAndOnlyThatGpuIsJudgedSo) {
   EXPECT_FALSE(both.items[0].pass);
   ASSERT_EQ(both.items[1].device, "9.0");
   EXPECT_TRUE(both.items[1].pass) << both.items[1].reason;
+}
+
+// A verdict names the GPU the user typed and its CC both; a bare CC stays a CC (issue 27).
+TEST(GpuVerdict, SaysTheTypedGpuNameAndItsCc) {
+  auto r = report_with({{"sm_90", 2, 1, 1, {"none"}}});
+  auto named = gpu(r, "H100;8.6");
+  ASSERT_EQ(named.items.size(), 2u);
+  EXPECT_EQ(named.items[0].device_label(), "8.6");
+  EXPECT_EQ(named.items[1].device_label(), "H100 (9.0)");
+  const std::string text = render_text(r, &named);
+  EXPECT_NE(text.find("verdict PASS: gpu H100 (9.0): torch/lib/libtorch_cuda.so runs through native SASS sm_90"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("verdict FAIL: gpu 8.6: "), std::string::npos) << text;
+  EXPECT_EQ(to_json(r, &named)["verdicts"]["items"][1]["gpu_names"], nlohmann::json::array({"H100"}));
+  auto two = gpu(r, "H100,H200");  // one CC, two names
+  ASSERT_EQ(two.items.size(), 1u);
+  EXPECT_EQ(two.items[0].device_label(), "H100, H200 (9.0)");
 }
 
 TEST(GpuVerdict, GpusOfTwoPlatformsAreBadInput) {

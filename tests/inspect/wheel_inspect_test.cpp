@@ -298,7 +298,7 @@ TEST(Render, JsonHasTheStableFields) {
   auto text = render_text(*report, &*v);
   EXPECT_NE(text.find("sm_75"), std::string::npos);
   EXPECT_NE(text.find("\u2588"), std::string::npos);  // the share bar
-  EXPECT_NE(text.find("verdict PASS: gpu 7.5"), std::string::npos) << text;
+  EXPECT_NE(text.find("verdict PASS: gpu T4 (7.5)"), std::string::npos) << text;
 }
 
 TEST(Render, ShareBar) {

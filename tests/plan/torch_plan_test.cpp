@@ -277,3 +277,38 @@ TEST(TorchPlanVersions, NewerThanTheDataSaysSo) {
 
 }  // namespace
 }  // namespace tailor::plan
+
+namespace tailor::plan {
+namespace {
+
+std::string notes_of(const BuildPlan& p) {
+  std::string all;
+  for (const auto& n : p.notes) all += n + "\n";
+  return all;
+}
+
+// The aarch64 default turns oneDNN off; the plan says the official wheels build it with
+// ACL and how to choose (issue 27). Not said where the user chose, nor on x86_64.
+TEST(TorchPlanGraviton, OneDnnOffIsExplained) {
+  BuildPlan p = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host());
+  ASSERT_EQ(p.env.at("USE_MKLDNN"), "0");
+  const std::string notes = notes_of(p);
+  EXPECT_NE(notes.find("official aarch64 wheels build it with ACL, the Arm Compute Library"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("USE_MKLDNN_ACL=1"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("--with mkldnn"), std::string::npos) << notes;
+  TorchVariant chosen = graviton_t4g_variant();
+  chosen.features["mkldnn"] = false;
+  EXPECT_EQ(notes_of(resolve_torch_plan(chosen, graviton_t4g_host())).find("oneDNN"), std::string::npos);
+  chosen.features["mkldnn"] = true;
+  BuildPlan on = resolve_torch_plan(chosen, graviton_t4g_host());
+  EXPECT_EQ(on.env.at("USE_MKLDNN"), "1");
+  EXPECT_EQ(notes_of(on).find("oneDNN"), std::string::npos);
+  TorchVariant x86;
+  x86.torch = "2.9.1";
+  x86.cuda = "12.8";
+  x86.arch = {"9.0"};
+  EXPECT_EQ(notes_of(resolve_torch_plan(x86, x86_cuda128_host())).find("oneDNN"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tailor::plan

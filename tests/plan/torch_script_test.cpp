@@ -113,6 +113,105 @@ TEST(TorchScript, SourcedEnvironmentEqualsThePlan) {
   EXPECT_EQ(got, p.env);
 }
 
+// A plan for another machine (a T4G's aarch64 from this x86_64 host) does not carry this
+// host's interpreter, CUDA folder, compiler or job count: the script finds and counts them
+// where it runs, and says in one line what is missing there (issue 27).
+BuildPlan t4g_planned_on_x86() {
+  probe::HostReport host = testing::x86_cuda128_host();
+  host.cuda_toolkits[0].root = "/opt/nvidia/cuda-12.8";
+  host.cuda_toolkits[0].nvcc = "/opt/nvidia/cuda-12.8/bin/nvcc";
+  host.compilers = {{"/opt/gcc-11/bin/g++", "gcc", "11.4.0", 11}};
+  host.pythons = {{"/opt/py/bin/python3.10", "3.10.12", std::nullopt, ""}};
+  TorchVariant v;
+  v.torch = "2.9.1";
+  v.cuda = "12.8";
+  v.python = "3.10";
+  v.arch = {"T4G"};
+  return resolve_torch_plan(v, host);
+}
+
+TEST(TorchScript, AnotherMachineFindsItsOwnTools) {
+  BuildPlan p = t4g_planned_on_x86();
+  ASSERT_FALSE(p.has_errors()) << render_problems(p);
+  ASSERT_EQ(p.platform, "aarch64");
+  ASSERT_FALSE(p.for_this_host());
+  const std::string script = render_plan_script(p);
+  for (const std::string host_path : {"/opt/py/bin/python3.10", "/opt/nvidia/cuda-12.8", "/opt/gcc-11"})
+    EXPECT_EQ(script.find(host_path), std::string::npos) << host_path << "\n" << script;
+  EXPECT_EQ(script.find("export MAX_JOBS=" + std::to_string(p.estimate.jobs)), std::string::npos) << script;
+  for (const char* want : {"PYTHON=\"${PYTHON:-python3.10}\"\n", "export CUDA_HOME=\"${CUDA_HOME:-/usr/local/cuda-12.8}\"\n",
+                           "export CUDACXX=\"${CUDACXX:-$CUDA_HOME/bin/nvcc}\"\n",
+                           "export CUDAHOSTCXX=\"${CUDAHOSTCXX:-$(command -v g++ || true)}\"\n",
+                           "export MAX_JOBS=\"${MAX_JOBS:-$(tailor_max_jobs)}\"\n", "  \"$PYTHON\" -m venv "})
+    EXPECT_NE(script.find(want), std::string::npos) << want << "\n" << script;
+  const std::string path = write_script(p, "t4g_from_x86.sh");
+  EXPECT_TRUE(run_command({"bash", "-n", path}).ok());
+  if (!find_in_path("shellcheck").empty()) {
+    auto r = run_command({"shellcheck", "-s", "bash", path}, std::chrono::seconds(60));
+    EXPECT_TRUE(r.ok()) << r.out << r.err;
+  }
+
+  // Run it where uname says aarch64, with fake tools that record what the build saw.
+  namespace fs = std::filesystem;
+  fs::path root = fs::temp_directory_path() / ("tailor_script_host_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "bin");
+  fs::create_directories(root / "cuda" / "bin");
+  const std::string log = (root / "calls.log").string();
+  auto tool = [&](const fs::path& at, const std::string& body) {
+    std::ofstream(at) << "#!/bin/sh\n" << body;
+    fs::permissions(at, fs::perms::owner_all);
+  };
+  tool(root / "bin" / "uname", "echo aarch64\n");
+  tool(root / "bin" / "g++", "echo 11\n");
+  tool(root / "bin" / "git", "[ \"$1\" = clone ] && for a; do last=$a; done && mkdir -p \"$last\"\nexit 0\n");
+  tool(root / "cuda" / "bin" / "nvcc", "echo 'Cuda compilation tools, release 12.8, V12.8.93'\n");
+  tool(root / "bin" / "python3.10",
+       "if [ \"$1\" = -c ]; then echo 3.10; exit 0; fi\n"
+       "echo \"$(basename \"$0\") $1 $2 MAX_JOBS=$MAX_JOBS CUDACXX=$CUDACXX CUDAHOSTCXX=$CUDAHOSTCXX\" >> '" + log + "'\n"
+       "if [ \"$1\" = -m ] && [ \"$2\" = venv ]; then mkdir -p \"$3/bin\" && cp \"$0\" \"$3/bin/python\"; fi\n");
+  auto run = [&](const std::string& env) {
+    return run_command({"bash", "-c", "cd \"$1\" && env PATH=\"$1/bin:$PATH\" CUDA_HOME=\"$1/cuda\" " + env + " bash \"$2\"",
+                        "tailor", root.string(), path},
+                       std::chrono::seconds(60));
+  };
+  auto ok = run("");
+  EXPECT_TRUE(ok.ok()) << ok.out << ok.err;
+  std::ifstream in(log);
+  std::vector<std::string> calls;
+  for (std::string line; std::getline(in, line);) calls.push_back(line);
+  ASSERT_EQ(calls.size(), 3u) << ok.out << ok.err;
+  EXPECT_EQ(calls[0].rfind("python3.10 -m venv MAX_JOBS=", 0), 0u) << calls[0];
+  EXPECT_NE(calls[2].find("CUDACXX=" + (root / "cuda" / "bin" / "nvcc").string()), std::string::npos) << calls[2];
+  EXPECT_NE(calls[2].find("CUDAHOSTCXX=" + (root / "bin" / "g++").string()), std::string::npos) << calls[2];
+  EXPECT_EQ(calls[2].find("MAX_JOBS= "), std::string::npos) << calls[2];
+  EXPECT_EQ(calls[2].find("MAX_JOBS=0 "), std::string::npos) << calls[2];
+
+  auto no_python = run("PYTHON=/nowhere/python3.10");
+  EXPECT_EQ(no_python.exit_code, 1);
+  EXPECT_EQ(no_python.err, "tailor: error: /nowhere/python3.10 not found: install Python 3.10 with its venv module, or set "
+                           "PYTHON=/path/to/python3.10\n");
+  auto bad_jobs = run("MAX_JOBS=lots");
+  EXPECT_EQ(bad_jobs.exit_code, 1);
+  EXPECT_EQ(bad_jobs.err, "tailor: error: MAX_JOBS='lots' is not a positive whole number: set MAX_JOBS=N\n");
+  auto no_cuda = run("CUDA_HOME=/nowhere/cuda");
+  EXPECT_EQ(no_cuda.exit_code, 1);
+  EXPECT_EQ(no_cuda.err, "tailor: error: nvcc not found at /nowhere/cuda/bin/nvcc: install CUDA 12.8 or set CUDA_HOME to its folder\n");
+  fs::remove_all(root);
+}
+
+// A plan of this host keeps what this host resolved.
+TEST(TorchScript, ThisHostKeepsItsOwnPaths) {
+  BuildPlan p = graviton_t4g_plan();
+  ASSERT_TRUE(p.for_this_host());
+  EXPECT_TRUE(build_host_variables(p).empty());
+  const std::string script = render_plan_script(p);
+  EXPECT_NE(script.find("export CUDA_HOME=/usr/local/cuda-12.6\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("export MAX_JOBS=" + std::to_string(p.estimate.jobs) + "\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("  /usr/bin/python3.10 -m venv "), std::string::npos) << script;
+  EXPECT_EQ(script.find("PYTHON="), std::string::npos) << script;
+}
+
 TEST(TorchCatalogLoaders, BrokenDataNamesTheField) {
   TorchCatalog c;
   auto r = load_features("[[feature]]\nname = \"x\"\nvars = [\"USE_X\"]\n", c);
