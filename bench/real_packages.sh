@@ -3,7 +3,9 @@
 # fresh work folder, for the GPU present (or --arch). Run on the lent GPU machine; split
 # the list with --only to fit a time limit per command.
 #
-# Per package it records: result, wall time, jobs used, peak memory (the machine's used
+# Per package it records: result, wall time, the longest single unit of its job timeline
+# (the critical path's lower bound), wall / that unit and whether wall <= 1.3 x it + 20 s,
+# core use (the units' time over wall x cores), jobs used, peak memory (the machine's used
 # memory above its level before the build, sampled every second, and the largest single
 # process from GNU time when installed), wheel size, targets verified, and the import and
 # GPU smoke checks, as rows of a TSV and a Markdown table (for bench/RESULTS.md).
@@ -56,6 +58,9 @@ done
 # build less than everything (the recipe's 'minimal' profile).
 packages=(
   "torch-scatter|torch_scatter-*.tar.gz||"
+  "torch-sparse|torch_sparse-*.tar.gz||"
+  "torch-cluster|torch_cluster-*.tar.gz||"
+  "torch-spline-conv|torch_spline_conv-*.tar.gz||"
   "bitsandbytes|bitsandbytes-git.tar.gz||"
   "causal-conv1d|causal_conv1d-*.tar.gz||"
   "mamba-ssm|mamba_ssm-*.tar.gz||"
@@ -67,7 +72,7 @@ packages=(
 
 tmp=$(mktemp -d /tmp/tailor-suite.XXXXXX)
 [ -n "$keep" ] && mkdir -p "$keep"
-# --keep copies the per-package records and build logs (not the work folders) before the cleanup.
+# --keep copies the per-package records, build logs and wheels (not the work folders) before the cleanup.
 trap '[ -n "$keep" ] && find "$tmp" -maxdepth 1 -type f -exec cp {} "$keep"/ \; ; rm -rf "$tmp"' EXIT
 rows="$tmp/rows.tsv"
 : >"$rows"
@@ -130,7 +135,7 @@ run_own() {
       >"$tmp/$name-own.log" 2>&1
     size=$(stat -c %s "$tmp"/own-out-"$name"/*.whl 2>/dev/null | head -1)
     result=ok; [ "$m_rc" -ne 0 ] && result="failed ($m_rc)"; [ "$m_rc" = 124 ] && result=timeout
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\t-\t%s\n' "$name (own build)" "$result" "$m_wall" "package default" \
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\t-\t-\t-\t-\t-\t%s\n' "$name (own build)" "$result" "$m_wall" "package default" \
       "$m_peak_gib" "$m_rss_gib" "${size:--}" "$torch_list" "$note" >>"$rows"
 }
 
@@ -140,7 +145,7 @@ own_pid=""
 for entry in "${packages[@]}"; do
   IFS='|' read -r name glob extra envs <<<"$entry"
   wanted "$only" "$name" || continue
-  src=$(source_for "$glob") || { printf '%s\tno source\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n' "$name" "no $glob in $sources" >>"$rows"; continue; }
+  src=$(source_for "$glob") || { printf '%s\tno source\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n' "$name" "no $glob in $sources" >>"$rows"; continue; }
   work="$tmp/work-$name" out="$tmp/out-$name"
   if [ "$alongside" = 1 ] && [ -n "$own" ] && wanted "$own" "$name"; then run_own & own_pid=$!; fi
   echo "=== $name: tailor build $src ${arch_args[*]} $extra" >&2
@@ -150,6 +155,7 @@ for entry in "${packages[@]}"; do
   rc=$m_rc
   tail -5 "$tmp/$name.err" >&2
   # The build's own log (the last 4 MB), for --keep: the work folder goes with the run.
+  [ -n "$keep" ] && cp "$out"/*.whl "$keep"/ 2>/dev/null
   blog=$(ls -t "$work"/*/build-*.log 2>/dev/null | head -1)
   [ -n "$blog" ] && tail -c 4000000 "$blog" >"$tmp/$name.build.log"
   python3 - "$tmp/$name.json" "$name" "$rc" "$m_wall" "$m_peak_gib" "$m_rss_gib" "$tmp/$name.err" >>"$rows" <<'PY'
@@ -166,10 +172,22 @@ run = j.get("run", {})
 wheel = j.get("wheel", {}) or {}
 checks = {c.get("name"): c.get("status") for c in j.get("checks", [])}
 why = "" if rc == 0 else (j.get("message") or (err[-1] if err else ""))
+# The critical path's lower bound: the longest single unit of the job timeline (the
+# build folder's .ninja_log files); core use: the units' time over wall x cores.
+import os
+jobs = run.get("job_timeline") or []
+units = [(x["end_ms"] - x["start_ms"]) / 1000 for x in jobs if x.get("kind") in ("cu", "cpp", "c")]
+longest = max(units) if units else 0
+cores = os.cpu_count() or 1
+crit = f"{longest:.1f}" if units else "-"
+ratio = f"{float(wall) / longest:.2f}" if units and longest > 0 else "-"
+goal = f"{'met' if float(wall) <= 1.3 * longest + 20 else 'missed'}" if units else "-"
+use = f"{sum(units) / (float(wall) * cores):.0%}" if units and float(wall) > 0 else "-"
 print("\t".join(str(x) for x in [
     name, result, wall, run.get("jobs", "-"), peak, rss,
     wheel.get("size", "-"), " ".join(j.get("inputs", {}).get("targets", [])) or "-",
-    checks.get("import", "-"), checks.get("gpu-smoke", "-"), why.replace("\t", " ")[:200]]))
+    checks.get("import", "-"), checks.get("gpu-smoke", "-"), crit, ratio, goal, use,
+    why.replace("\t", " ")[:200]]))
 PY
   [ "$own_pid" != "" ] && { wait "$own_pid"; own_pid=""; }
   if [ "$alongside" = 0 ] && [ -n "$own" ] && wanted "$own" "$name"; then run_own; fi
@@ -179,8 +197,8 @@ echo
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
 echo "nvcc $(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p'), torch $("$python" -c 'import torch; print(torch.__version__)' 2>/dev/null), tailor $tailor"
 echo
-echo "| package | result | wall s | jobs | peak mem GiB (machine) | largest process GiB | wheel bytes | targets verified | import | GPU smoke | note |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| package | result | wall s | jobs | peak mem GiB (machine) | largest process GiB | wheel bytes | targets verified | import | GPU smoke | longest unit s | wall / longest | wall <= 1.3 x longest + 20 s | core use | note |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 while IFS=$'\t' read -r -a f; do
   printf '| %s |\n' "$(IFS='|'; echo "${f[*]}" | sed 's/|/ | /g')"
 done <"$rows"

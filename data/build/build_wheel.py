@@ -42,6 +42,7 @@ def modules_at_once():
         return
     import concurrent.futures
     import re
+    import select
     import threading
     import time
 
@@ -72,6 +73,37 @@ def modules_at_once():
             # torch gives a list to both compilers: the same as {cxx: list, nvcc: list}.
             ext.extra_compile_args = {"cxx": list(args or []), "nvcc": list(args or []) + [flag]}
 
+    class JobserverSlots:
+        # The implicit token for one module at a time; a token read from the fifo for each
+        # other, written back after its link. A waiting module takes whichever comes first
+        # (with tokens all withdrawn by the governor, the implicit one still frees up).
+        def __init__(self, path):
+            self.fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
+            self.lock = threading.Lock()
+            self.implicit_free = True
+
+        def take(self, stop):
+            while not stop.is_set():
+                with self.lock:
+                    if self.implicit_free:
+                        self.implicit_free = False
+                        return None
+                if select.select([self.fd], [], [], 0.2)[0]:
+                    try:
+                        token = os.read(self.fd, 1)
+                    except BlockingIOError:
+                        continue  # another module's thread took it
+                    if token:
+                        return token
+            return False
+
+        def give(self, token):
+            if token is None:
+                with self.lock:
+                    self.implicit_free = True
+            elif token:
+                os.write(self.fd, token)
+
     def build_extensions(self):
         exts = list(self.extensions)
         if not getattr(self, "use_ninja", False) or not exts:
@@ -86,19 +118,36 @@ def modules_at_once():
                     add_nvcc_flag(e, "-split-compile=%d" % k)
         fixed = os.environ.get("MAX_JOBS", "")
         jobs = int(fixed) if fixed.isdigit() else int(os.environ.get("TAILOR_JOBS") or os.cpu_count() or 1)
-        workers = max(1, min(len(exts), jobs))
-        print("tailor: modules at once: %d modules, %d units (%d CUDA), %d at a time%s"
-              % (len(exts), units, cuda_units, workers, ", nvcc -split-compile=%d" % k if k >= 2 else ""),
-              flush=True)
-        if not fixed.isdigit() and "--jobserver-auth" not in os.environ.get("MAKEFLAGS", ""):
-            fixed = str(jobs)
-        if fixed.isdigit():
+        fifo = re.search(r"--jobserver-auth=fifo:(\S+)", os.environ.get("MAKEFLAGS", ""))
+        if fifo and not fixed.isdigit() and jobs > 1:
+            # Every module at once, each Ninja a jobserver client. This process is one
+            # client with one implicit token: like GNU make for its children, it takes a
+            # token for each Ninja it runs beside the first and gives it back after the
+            # module's link (the governor counts Ninjas of one parent as one client).
+            workers = min(len(exts), 256)
+            slots = JobserverSlots(fifo.group(1))
+        else:
+            workers = max(1, min(len(exts), jobs))
+            slots = None
+            if not fixed.isdigit():
+                fixed = str(jobs)
+            # A fixed count (--jobs, or no jobserver client): shared out between modules.
             os.environ["MAX_JOBS"] = str(max(1, int(fixed) // workers))
+        print("tailor: modules at once: %d modules, %d units (%d CUDA), %s%s"
+              % (len(exts), units, cuda_units,
+                 "all under the jobserver" if slots else "%d at a time" % workers,
+                 ", nvcc -split-compile=%d" % k if k >= 2 else ""),
+              flush=True)
         self.check_extensions_list(self.extensions)
         # The heaviest first: CUDA units weigh more than host ones.
         order = sorted(exts, key=lambda e: -sum(20 if is_cuda(s) else 1 for s in e.sources))
 
+        stop = threading.Event()  # a module failed: the waiting ones never start
+
         def one(ext):
+            token = slots.take(stop) if slots else None
+            if token is False:
+                return
             local.sub = re.sub(r"[^A-Za-z0-9_.-]", "_", ext.name)
             try:
                 os.makedirs(self.build_temp, exist_ok=True)
@@ -107,6 +156,8 @@ def modules_at_once():
                 self.build_extension(ext)
             finally:
                 local.sub = None
+                if slots:
+                    slots.give(token)
 
         failed = []
         if workers < 2:
@@ -124,6 +175,7 @@ def modules_at_once():
                 ext = futures[fut]
                 failed.append((ext, fut.exception()))
                 if not getattr(ext, "optional", False):
+                    stop.set()
                     for other in futures:
                         other.cancel()  # not started yet: never starts
         filt = getattr(self, "_filter_build_errors", None)

@@ -3,15 +3,21 @@
 // a nested subcommand owned by cmd_build_torch.cpp; CLI11 matches a subcommand name before
 // filling the positional SOURCE, so `build torch` reaches it and `build ./torch` does not.
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <memory>
 #include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "diagnose/diagnosis.h"
 #include "workflow/extension_build.h"
 #include "cli/commands.h"
 #include "cli/build_interrupt.h"
+#include "cli/build_output.h"
+#include "cli/build_verify.h"
 
 namespace tailor::cli {
 namespace {
@@ -21,6 +27,7 @@ struct BuildCommandOptions {
   std::string arch, gpu, progress = "auto";
   std::optional<int> jobs;
   std::string memory_budget;
+  std::string verify_wheel;  ///< --verify-reproducible WHEEL
   bool json = false, tests = false, no_tests = false;
 };
 
@@ -48,23 +55,20 @@ nlohmann::json result_json(const workflow::ExtensionBuildResult& r) {
   return j;
 }
 
-void print_failure_details(const workflow::ExtensionBuildResult& r) {
-  if (!r.preflight.ok())
-    std::fputs(executor::render_preflight(r.preflight, executor::PreflightVerbosity::problems).c_str(), stderr);
-  if (r.error_block) {
-    std::fprintf(stderr, "\nfirst error (log lines %zu-%zu):\n", r.error_block->first_line, r.error_block->last_line);
-    for (const auto& l : r.error_block->lines) std::fprintf(stderr, "  | %s\n", l.c_str());
-  }
-  for (const auto& d : r.diagnoses) {
-    std::fprintf(stderr, "\ndiagnosis [%s] (line %zu): %s\n", d.pattern_id.c_str(), d.line_number, d.quoted_line.c_str());
-    std::fprintf(stderr, "  cause: %s\n  fix:   %s\n", d.cause.c_str(), d.fix.c_str());
-  }
-  if (r.status == workflow::BuildStatus::build_failed && r.diagnoses.empty() && !r.report.log_path.empty())
-    std::fprintf(stderr, "\nno known failure pattern matched; `tailor explain %s` shows the same analysis\n",
-                 r.report.log_path.c_str());
-  if (!r.check_output.empty()) std::fprintf(stderr, "\n%s\n", r.check_output.c_str());
-  if (!r.report.log_path.empty() && r.status != workflow::BuildStatus::preflight_failed)
-    std::fprintf(stderr, "full log: %s\nnothing was written to %s\n", r.report.log_path.c_str(), r.report.wheel_path.empty() ? "the output folder" : r.report.wheel_path.c_str());
+/// The build compiled a copy of the user's folder: its diagnoses name the user's files
+/// (diagnose maps the copy's and the fixed-path namespace's paths back into the folder).
+void remap_diagnoses_to_source(workflow::ExtensionBuildResult& r) {
+  if (r.diagnoses.empty() || r.report.log_path.empty() || r.report.source.empty()) return;
+  if (r.report.source_kind != "directory" && r.report.source_kind != "example") return;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(r.report.source, ec)) return;
+  std::ifstream in(r.report.log_path, std::ios::binary);
+  if (!in) return;
+  std::stringstream log;
+  log << in.rdbuf();
+  diagnose::DiagnoseOptions options;
+  options.source_dir = std::filesystem::absolute(r.report.source, ec).lexically_normal().string();
+  r.diagnoses = diagnose::diagnose_log(log.str(), options);
 }
 
 int run_build(BuildCommandOptions& o) {
@@ -101,6 +105,10 @@ int run_build(BuildCommandOptions& o) {
       return report_error(fmt::format("--dist compiles through sccache; --cache {} cannot be used with it", o.core.cache));
   }
 
+  if (!o.verify_wheel.empty()) {
+    if (o.core.print_env) return report_error("--verify-reproducible builds: no --print-env");
+    return run_verify_reproducible(o.verify_wheel, o.core, o.json);
+  }
   install_interrupt_handlers();
   workflow::ExtensionBuildResult r = workflow::build_extension(o.core);
   if (int sig = interrupt_signal(); sig != 0) return report_interrupt(sig, r.status == workflow::BuildStatus::ok);
@@ -114,15 +122,15 @@ int run_build(BuildCommandOptions& o) {
       if (o.json)
         std::printf("%s\n", with_schema(result_json(r), "build").dump(2).c_str());
       else
-        std::printf("built %s for %s\n%s", r.report.wheel.c_str(), fmt::format("{}", fmt::join(r.report.targets, ", ")).c_str(),
-                    executor::render_summary(r.report).c_str());
+        std::fputs(render_build_success(r).c_str(), stdout);
       return k_exit_ok;
     default:
       break;
   }
+  remap_diagnoses_to_source(r);
   if (o.json) std::printf("%s\n", with_schema(result_json(r), "build").dump(2).c_str());
   report_error(r.message, k_exit_failed);
-  print_failure_details(r);
+  std::fputs(render_build_failure(r).c_str(), stderr);
   return k_exit_failed;
 }
 
@@ -164,6 +172,9 @@ void setup_build(CLI::App& sub, RunFn& run) {
   sub.add_option("--progress", o->progress, "auto, live, plain or quiet (default auto: live on a terminal)");
   sub.add_flag("--tests", o->tests, "run the package's tests/ against the built wheel (default: only for the example)");
   sub.add_flag("--no-tests", o->no_tests, "skip the package's tests");
+  sub.add_option("--verify-reproducible", o->verify_wheel,
+                 "rebuild WHEEL from its tailor provenance (SOURCE when it came from a folder or an sdist) "
+                 "and compare the bytes: exit 0 when the same, 1 with the members that differ");
   sub.add_flag("--print-env", o->core.print_env, "print the variables and commands of the build, build nothing");
   sub.add_flag("--json", o->json, "print the build report as JSON");
   sub.add_flag_function("--no-wait", [o](std::int64_t) { o->core.wait_for_lock = false; },

@@ -56,6 +56,7 @@ nlohmann::json to_json(const BuildProvenance& p) {
   j["tool"] = {{"name", "tailor"}, {"version", p.tool_version}};
   j["package"] = p.package;
   j["recipe"] = p.recipe;
+  if (!p.profile.empty()) j["profile"] = p.profile;
   j["targets"] = p.targets;
   j["source"] = {{"kind", p.source_kind}, {p.digest_kind, p.digest}};
   if (!p.source_name.empty()) j["source"]["name"] = p.source_name;

@@ -43,6 +43,7 @@ struct BuildProvenance {
   std::map<std::string, std::string> environment;  ///< plan variables that decide the bytes
   std::vector<std::string> left_out;               ///< plan variables that do not (jobs, caches, paths)
   std::string compressor;     ///< "zlib 1.2.13, level 6"
+  std::string profile;        ///< the recipe's restriction profile (--profile), "" none
 };
 
 /// Splits a plan's environment: variables naming parallelism (`parallel_variables`), a

@@ -304,13 +304,20 @@ TreeSample group_tree(const std::vector<ProcInfo>& procs, pid_t root, const Gove
       server_procs.push_back(it->second);
       collect(it->second);
     }
+  std::vector<pid_t> ninja_parents;
   for (const ProcInfo* p : all) {
     s.tree_rss += p->rss;
     if (std::find(settings.report_processes.begin(), settings.report_processes.end(), p->comm) !=
         settings.report_processes.end())
       s.process_rss[p->comm] = std::max(s.process_rss[p->comm], p->rss);
     if (p->comm != "ninja") continue;
-    ++s.clients;
+    // A jobserver client's implicit token: one per process that starts Ninjas. Like GNU
+    // make, build_wheel.py takes a token for every Ninja it runs beside its first (its
+    // modules at once), so Ninjas of one parent share one implicit token.
+    if (std::find(ninja_parents.begin(), ninja_parents.end(), p->ppid) == ninja_parents.end()) {
+      ninja_parents.push_back(p->ppid);
+      ++s.clients;
+    }
     auto it = children.find(p->pid);
     if (it == children.end()) continue;
     for (const ProcInfo* top : it->second) {

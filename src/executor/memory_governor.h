@@ -142,7 +142,7 @@ struct CompileJob {
 
 struct TreeSample {
   uint64_t tree_rss = 0;       ///< every descendant of the root
-  size_t clients = 0;          ///< Ninja processes in the tree
+  size_t clients = 0;          ///< processes that run Ninjas (a jobserver client each: its Ninjas share one implicit token)
   std::vector<CompileJob> jobs;
   std::map<std::string, uint64_t> process_rss;  ///< the largest RSS per process name listed
 };

@@ -627,6 +627,14 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   // sccache: the build's own server, so its statistics are this build's alone.
   std::unique_ptr<SccacheServer> sccache_server;
   std::map<std::string, std::string> cache_env = p->cache_env;
+  // ccache's base_dir rewrites the compiler's absolute paths under the work folder into
+  // relative ones on the command line, which reach the debug info (DW_AT_name "../../csrc/x.cpp"
+  // where an uncached build has "./csrc/x.cpp"): a cached build's bytes would differ. At
+  // the fixed path every work folder is the same folder, so it has nothing left to do.
+  if (fixed && cache == CacheTool::ccache)
+    if (auto it = cache_env.find("CCACHE_BASEDIR");
+        it != cache_env.end() && fs::path(it->second).lexically_normal() == fs::path(s.work_dir).lexically_normal())
+      cache_env.erase(it);
   // (--dist starts the build's server itself, with the cluster's client config.)
   if (cache == CacheTool::sccache && !cache_exe.empty() && !o.dist) {
     auto server = SccacheServer::start(cache_exe, p->cache_env, runner,
@@ -815,6 +823,7 @@ StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&, 
   // (the source identity comes from prepare_build).
   if (s.identity) {
     rep.provenance = make_build_provenance(rep, *s.identity, s.spec, plan::recipe_for(s.package));
+    rep.provenance->profile = o.profile;
     if (auto n = normalise_wheel(wheel, {s.identity->source_date_epoch, provenance_file_text(*rep.provenance)}); !n)
       return stop(BuildStatus::verify_failed, "the built wheel cannot be normalised: " + n.error().message);
     if (auto st = hash_wheel()) return st;

@@ -8,6 +8,11 @@
 #  - the same pair against one Redis through sccache: the second build, in another work
 #    folder, hits every step kind (C/C++, CUDA (nvcc), PTX (cicc), cubin (ptxas)) and misses
 #    none, and its wheel has the same bytes as the first's;
+#  - `tailor build --verify-reproducible WHEEL SOURCE` rebuilds wheel a from its provenance
+#    in another work folder and finds the same bytes (exit 0); with a changed source it
+#    says the source is not the wheel's (exit 1); a wheel with one member changed is "not
+#    reproduced" with that member named (exit 1); a wheel without provenance, or an sdist
+#    wheel without its sdist, is an error (exit 2);
 #  - without bubblewrap (PATH without it) the build still succeeds, says in one note why its
 #    bytes depend on the folder, and (the point of the fixed path) its wheel differs.
 set -u
@@ -47,6 +52,45 @@ expect_eq "work path b" "$(json_get "$(ls "$tmp"/out-b/*.report.json)" 'j["run"]
 # Nothing is left at the fixed path outside the namespace.
 [ ! -e /tmp/.tailor-build/tiny_ext/src ] && echo "ok   nothing written at the fixed path itself" \
   || { echo "FAIL /tmp/.tailor-build/tiny_ext/src exists outside a build"; fail=1; }
+
+# A stranger's check: rebuild from the provenance in the wheel, compare the bytes.
+wa=$(ls "$tmp"/out-a/*.whl)
+"$TAILOR" build --verify-reproducible "$wa" "$tmp/second/checkout/tiny_ext" --work-dir "$tmp/verify" --progress quiet \
+  >"$tmp/v.out" 2>"$tmp/v.err"
+expect_eq "verify-reproducible: exit 0" "$?" 0
+grep -q "^reproduced " "$tmp/v.out" && grep -q "$(sha a)" "$tmp/v.out" && echo "ok   verify-reproducible: same sha256" \
+  || { echo "FAIL verify-reproducible output:"; cat "$tmp/v.out" "$tmp/v.err"; fail=1; }
+# The same check after the source changed: the digest in the provenance catches it.
+copy_package "$tiny_ext" "$tmp/changed"
+echo "// changed" >>"$tmp/changed/tiny_ext/csrc/module.cpp"
+"$TAILOR" build --verify-reproducible "$wa" "$tmp/changed/tiny_ext" --work-dir "$tmp/verify" --progress quiet \
+  >"$tmp/v2.out" 2>"$tmp/v2.err"
+expect_eq "verify-reproducible, other source: exit 1" "$?" 1
+grep -q "tailor: error: the source is not the one the wheel was built from: tree-sha256" "$tmp/v2.err" \
+  && echo "ok   verify-reproducible names the source difference" || { echo "FAIL:"; cat "$tmp/v2.err"; fail=1; }
+# A wheel whose library was changed after the build: not reproduced, the member named.
+mkdir -p "$tmp/tampered" && python3 - "$wa" "$tmp/tampered/$(basename "$wa")" <<'PY'
+import sys, zipfile
+src, dst = sys.argv[1:]
+with zipfile.ZipFile(src) as a, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as b:
+    for i in a.infolist():
+        data = a.read(i)
+        if i.filename.endswith(".so"):
+            data = data + b"\0"
+        b.writestr(i, data)
+PY
+"$TAILOR" build --verify-reproducible "$tmp/tampered/$(basename "$wa")" "$tmp/second/checkout/tiny_ext" \
+  --work-dir "$tmp/verify" --progress quiet >"$tmp/v3.out" 2>"$tmp/v3.err"
+expect_eq "verify-reproducible, tampered wheel: exit 1" "$?" 1
+grep -q "tailor: error: not reproduced: 1 member of" "$tmp/v3.err" && grep -q "_C.*: .* vs .* bytes" "$tmp/v3.err" \
+  && echo "ok   verify-reproducible names the member that differs" || { echo "FAIL:"; cat "$tmp/v3.err"; fail=1; }
+# No provenance, or an sdist's without the sdist: one error line, exit 2.
+mkdir -p "$tmp/plain" && echo "x = 1" >"$tmp/plain/x.py"
+python3 "$src/tests/e2e/lib/make_wheel.py" "$tmp/plain/plain-1.0-py3-none-any.whl" "$tmp/plain/x.py:plain/__init__.py" >/dev/null
+"$TAILOR" build --verify-reproducible "$(ls "$tmp"/plain/*.whl | head -1)" >"$tmp/v4.out" 2>"$tmp/v4.err"
+expect_eq "verify-reproducible, no provenance: exit 2" "$?" 2
+expect_eq "verify-reproducible, no provenance: one line" "$(wc -l <"$tmp/v4.err")" 1
+grep -q "not a wheel tailor built" "$tmp/v4.err" && echo "ok   no provenance: says so" || { cat "$tmp/v4.err"; fail=1; }
 
 # Without bubblewrap: a note, a good build, and (what the fixed path prevents) other bytes.
 nobw="$tmp/nobwrap-bin"

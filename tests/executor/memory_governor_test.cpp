@@ -637,3 +637,26 @@ TEST(MakeShim, DropsTheFifoJobserverAndItsJobsForAnOldMake) {
 }
 
 }  // namespace
+
+namespace tailor::executor {
+namespace {
+
+TEST(GovernorProc, NinjasOfOneParentShareOneImplicitToken) {
+  // build_wheel.py runs a package's modules at once, one Ninja each, and takes a jobserver
+  // token for every Ninja beside its first, as GNU make does for its children: the
+  // parent is one client. Ninjas of two parents are two.
+  FakeProc proc("governor-ninja-parents");
+  const uint64_t pages = MiB / 4096;
+  proc.add(100, "tailor", 1, 100, 1, 10 * pages);
+  proc.add(101, "python3", 100, 101, 2, 300 * pages);
+  for (pid_t n : {103, 104, 105}) proc.add(n, "ninja", 101, 101, 4, 5 * pages);
+  ProcFsTable table(proc.root.string());
+  EXPECT_EQ(group_tree(table.snapshot(), 100, governor_settings()).clients, 1u);
+  proc.add(106, "make", 100, 106, 5, 1 * pages);
+  proc.add(107, "ninja", 106, 106, 6, 5 * pages);
+  ProcFsTable again(proc.root.string());
+  EXPECT_EQ(group_tree(again.snapshot(), 100, governor_settings()).clients, 2u);
+}
+
+}  // namespace
+}  // namespace tailor::executor
