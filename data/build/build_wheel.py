@@ -75,34 +75,64 @@ def modules_at_once():
 
     class JobserverSlots:
         # The implicit token for one module at a time; a token read from the fifo for each
-        # other, written back after its link. A waiting module takes whichever comes first
-        # (with tokens all withdrawn by the governor, the implicit one still frees up).
+        # other, written back after its link. Modules get their slots in the order given
+        # (the heaviest first): only the head of the line waits on the jobserver, and it
+        # takes whichever comes first (with every token withdrawn by the governor, the
+        # implicit one still frees up).
         def __init__(self, path):
             self.fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
-            self.lock = threading.Lock()
+            self.cond = threading.Condition()
             self.implicit_free = True
+            self.serving = 0
 
-        def take(self, stop):
-            while not stop.is_set():
-                with self.lock:
+        def take(self, stop, ticket):
+            with self.cond:
+                while self.serving != ticket and not stop.is_set():
+                    self.cond.wait(0.2)
+            got = False
+            while got is False and not stop.is_set():
+                with self.cond:
                     if self.implicit_free:
                         self.implicit_free = False
-                        return None
+                        got = None
+                        break
                 if select.select([self.fd], [], [], 0.2)[0]:
                     try:
-                        token = os.read(self.fd, 1)
+                        got = os.read(self.fd, 1) or False
                     except BlockingIOError:
-                        continue  # another module's thread took it
-                    if token:
-                        return token
-            return False
+                        pass
+            if got is not False:
+                with self.cond:
+                    self.serving += 1
+                    self.cond.notify_all()
+            return got
 
         def give(self, token):
             if token is None:
-                with self.lock:
+                with self.cond:
                     self.implicit_free = True
             elif token:
                 os.write(self.fd, token)
+
+    def cuda_units_first():
+        # Within a module's build.ninja, Ninja starts edges in the order written, and torch
+        # writes them in source order: a module's long CUDA units then start after its host
+        # files. Written CUDA first instead (the link's object order is distutils' own and
+        # stays as it was; not with a device-link step, whose inputs follow this order).
+        cpp_extension = sys.modules.get("torch.utils.cpp_extension")
+        write = getattr(cpp_extension, "_write_ninja_file_and_compile_objects", None)
+        if write is None or getattr(write, "tailor_cuda_first", False):
+            return
+
+        def reordered(*args, **kwargs):
+            if not args and "sources" in kwargs and "objects" in kwargs and kwargs.get("cuda_dlink_post_cflags") is None:
+                pairs = sorted(zip(kwargs["sources"], kwargs["objects"]), key=lambda p: not is_cuda(p[0]))
+                kwargs["sources"] = [src for src, _ in pairs]
+                kwargs["objects"] = [obj for _, obj in pairs]
+            return write(*args, **kwargs)
+
+        reordered.tailor_cuda_first = True
+        cpp_extension._write_ninja_file_and_compile_objects = reordered
 
     def build_extensions(self):
         exts = list(self.extensions)
@@ -139,13 +169,15 @@ def modules_at_once():
                  ", nvcc -split-compile=%d" % k if k >= 2 else ""),
               flush=True)
         self.check_extensions_list(self.extensions)
+        cuda_units_first()
         # The heaviest first: CUDA units weigh more than host ones.
         order = sorted(exts, key=lambda e: -sum(20 if is_cuda(s) else 1 for s in e.sources))
+        tickets = {id(e): i for i, e in enumerate(order)}
 
         stop = threading.Event()  # a module failed: the waiting ones never start
 
         def one(ext):
-            token = slots.take(stop) if slots else None
+            token = slots.take(stop, tickets[id(ext)]) if slots else None
             if token is False:
                 return
             local.sub = re.sub(r"[^A-Za-z0-9_.-]", "_", ext.name)
