@@ -154,7 +154,10 @@ def modules_at_once():
             # client with one implicit token: like GNU make for its children, it takes a
             # token for each Ninja it runs beside the first and gives it back after the
             # module's link (the governor counts Ninjas of one parent as one client).
-            workers = min(len(exts), 256)
+            # At most half as many modules as jobs at a time: a module whose Ninja got
+            # only its one slot runs its units one after another (torch-cluster on 16
+            # cores: 18 modules, each CUDA module's host file waiting 75 s for its .cu).
+            workers = min(len(exts), max(2, jobs // 2))
             slots = JobserverSlots(fifo.group(1))
         else:
             workers = max(1, min(len(exts), jobs))
@@ -165,7 +168,7 @@ def modules_at_once():
             os.environ["MAX_JOBS"] = str(max(1, int(fixed) // workers))
         print("tailor: modules at once: %d modules, %d units (%d CUDA), %s%s"
               % (len(exts), units, cuda_units,
-                 "all under the jobserver" if slots else "%d at a time" % workers,
+                 ("up to %d at a time under the jobserver" if slots else "%d at a time") % workers,
                  ", nvcc -split-compile=%d" % k if k >= 2 else ""),
               flush=True)
         self.check_extensions_list(self.extensions)

@@ -2,6 +2,7 @@
 // code these GPUs will never run. Exit 0 when done (or, with --dry-run, planned), 2 for
 // bad input or a failure (one error line; inputs untouched, no partial output), 130/143
 // when interrupted.
+#include <algorithm>
 #include <iostream>
 #include <map>
 
@@ -22,7 +23,7 @@ namespace {
 struct SlimArgs {
   std::vector<std::string> paths;
   std::string keep, gpu, out;
-  bool in_place = false, keep_ptx = false, drop_ptx = false, dry_run = false, json = false;
+  bool in_place = false, keep_ptx = false, drop_ptx = false, drop_lto = false, dry_run = false, json = false;
   unsigned jobs = 0;
 };
 
@@ -32,11 +33,59 @@ std::string percent(uint64_t before, uint64_t after) {
   return fmt::format("{:.1f}%", p);
 }
 
+// 1021 -> "1,021".
+std::string with_thousands(uint64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// Every target left in one library, for the table's last column: the targets that run
+// on a kept GPU, then the others by reason ("compute_75 sm_90 sm_90a; placeholders: sm_50
+// sm_52 ... (1,021 entries in 10 targets); LTO IR: lto_50 (10,046 entries)").
 std::string kept_targets(const slim::LibrarySlim& lib) {
-  std::vector<std::string> kept;
-  for (const auto& t : lib.targets)
-    if (t.kept > t.placeholders) kept.push_back(t.target);
-  return kept.empty() ? "-" : join(kept, " ");
+  struct Group {
+    std::vector<std::string> targets;
+    uint64_t entries = 0;
+  };
+  std::map<slim::LeftReason, Group> groups;
+  for (const auto& row : lib.left) {
+    auto& g = groups[row.reason];
+    if (std::find(g.targets.begin(), g.targets.end(), row.target) == g.targets.end()) g.targets.push_back(row.target);
+    g.entries += row.entries;
+  }
+  auto canonical = [](std::vector<std::string> names) {
+    std::vector<slim::TargetLeft> rows;
+    for (const auto& n : names) slim::add_left(rows, {n, slim::LeftReason::runs, "", 0, 0});
+    names.clear();
+    for (const auto& r : rows) names.push_back(r.target);
+    return names;
+  };
+  auto list = [&](const Group& g, size_t shown) {
+    auto names = canonical(g.targets);
+    if (names.size() > shown) {
+      names.resize(shown);
+      names.push_back("...");
+    }
+    return join(names, " ");
+  };
+  std::string out;
+  if (auto it = groups.find(slim::LeftReason::runs); it != groups.end()) out = list(it->second, 12);
+  const std::pair<slim::LeftReason, const char*> others[] = {{slim::LeftReason::placeholder, "placeholders"},
+                                                             {slim::LeftReason::whole, "kept whole"},
+                                                             {slim::LeftReason::link_time_ir, "LTO IR"},
+                                                             {slim::LeftReason::relocatable, "relocatable"}};
+  for (const auto& [reason, label] : others) {
+    auto it = groups.find(reason);
+    if (it == groups.end()) continue;
+    const auto& g = it->second;
+    out += fmt::format("{}{}: {} ({} entr{} in {} target{})", out.empty() ? "" : "; ", label, list(g, 4),
+                       with_thousands(g.entries), g.entries == 1 ? "y" : "ies", g.targets.size(), g.targets.size() == 1 ? "" : "s");
+  }
+  return out.empty() ? "-" : out;
 }
 
 // The summary lines that account for every target left in the input's files, one line per
@@ -57,6 +106,7 @@ std::string left_lines(const std::vector<slim::TargetLeft>& left) {
                            detail);
         break;
       case slim::LeftReason::whole: out += fmt::format("  left:        {} (container kept whole: {})\n", list, detail); break;
+      case slim::LeftReason::link_time_ir: out += fmt::format("  LTO IR:      {} ({})\n", list, detail); break;
       case slim::LeftReason::relocatable:
         out += fmt::format("  left:        {} in __nv_relfatbin (relocatable device code, not slimmed)\n", list);
         break;
@@ -106,6 +156,35 @@ std::string render_text(const slim::SlimReport& report) {
                          human_bytes(l.size_after), l.removed_bytes() ? human_bytes(l.removed_bytes()) : "-",
                          l.outcome == slim::SlimOutcome::left_untouched ? "left untouched" : kept_targets(l));
       if (!l.note.empty()) notes.push_back(terminal_safe(f.path) + ": " + terminal_safe(l.note));
+      if (!l.embedded.empty()) {
+        slim::EmbeddedSection all;
+        std::vector<std::string> sections;
+        for (const auto& e : l.embedded) {
+          all.containers += e.containers;
+          all.containers_changed += e.containers_changed;
+          all.containers_whole += e.containers_whole;
+          all.device_before += e.device_before;
+          all.device_after += e.device_after;
+          sections.push_back(terminal_safe(e.section));
+        }
+        if (sections.size() > 4) {
+          sections.resize(4);
+          sections.push_back("...");
+        }
+        const std::string whole =
+            all.containers_whole ? fmt::format("; {} kept whole", with_thousands(all.containers_whole)) : "";
+        if (all.containers_changed == 0)
+          notes.push_back(fmt::format("{}: {} fatbin container{} in {} ({}), none with an entry to remove{}", terminal_safe(f.path),
+                                      with_thousands(all.containers), all.containers == 1 ? "" : "s", join(sections, ", "),
+                                      human_bytes(all.device_before), whole));
+        else
+          notes.push_back(fmt::format("{}: {} fatbin container{} in {}: {} compacted in place, keeping {} address{} ({} -> {} of "
+                                      "entries; the freed bytes are zeroed, so the file keeps its size){}",
+                                      terminal_safe(f.path), with_thousands(all.containers), all.containers == 1 ? "" : "s",
+                                      join(sections, ", "), with_thousands(all.containers_changed),
+                                      all.containers_changed == 1 ? "its" : "their", all.containers_changed == 1 ? "" : "es",
+                                      human_bytes(all.device_before), human_bytes(all.device_after), whole));
+      }
       if (l.containers_without_code)
         notes.push_back(fmt::format("{}: {} container{} had no code for the kept GPUs before either (kernels for other GPUs); "
                                     "each keeps only its smallest entry so it stays a valid fatbin",
@@ -133,13 +212,30 @@ std::string render_text(const slim::SlimReport& report) {
       if (bytes) removed += fmt::format("{}{} {}", removed.empty() ? "" : ", ", t, human_bytes(bytes));
     if (!removed.empty()) out += "  removed:     " + removed + "\n";
     out += left_lines(left_of_input(in));
+    // Apparent sizes, then disk usage (st_blocks): zeros left inside sections keep the
+    // size but, punched out, not the blocks.
+    const bool disk_known = !report.dry_run && in.disk_before;
+    const std::string disk = disk_known ? fmt::format("; on disk {} -> {} (-{})", human_bytes(in.disk_before),
+                                                      human_bytes(in.disk_after), percent(in.disk_before, in.disk_after))
+                             : in.disk_before ? fmt::format("; on disk {} now", human_bytes(in.disk_before))
+                                              : std::string();
     if (in.kind == slim::InputKind::wheel)
-      out += fmt::format("  wheel {} -> {} (-{}); its libraries installed {} -> {} (-{})\n", human_bytes(in.size_before),
-                         human_bytes(in.size_after), percent(in.size_before, in.size_after), human_bytes(in.installed_before),
+      out += fmt::format("  wheel {} -> {} (-{}){}; its libraries installed {} -> {} (-{})\n", human_bytes(in.size_before),
+                         human_bytes(in.size_after), percent(in.size_before, in.size_after), disk, human_bytes(in.installed_before),
                          human_bytes(in.installed_after), percent(in.installed_before, in.installed_after));
     else
-      out += fmt::format("  {} librar{}: {} -> {} (-{})\n", in.libraries_scanned, in.libraries_scanned == 1 ? "y" : "ies",
-                         human_bytes(in.size_before), human_bytes(in.size_after), percent(in.size_before, in.size_after));
+      out += fmt::format("  {} librar{}: {} -> {} (-{}){}\n", in.libraries_scanned, in.libraries_scanned == 1 ? "y" : "ies",
+                         human_bytes(in.size_before), human_bytes(in.size_after), percent(in.size_before, in.size_after), disk);
+    if (in.zeroed_bytes) {
+      std::string where = in.kind == slim::InputKind::wheel
+                              ? "they compress away in the wheel; a slim in place of the installed files punches them out"
+                          : report.dry_run ? "a slim that writes punches them out of the files"
+                          : in.punched_bytes ? fmt::format("punched out of the files: {} less on disk", human_bytes(in.punched_bytes))
+                                             : "not punched out";
+      out += fmt::format("  zeroed:      {} freed inside sections, {} of it in whole pages ({})\n", human_bytes(in.zeroed_bytes),
+                         human_bytes(in.punchable_bytes), where);
+    }
+    if (!in.punch_note.empty()) notes.push_back(terminal_safe(in.punch_note));
     size_t shown_notes = 0;
     for (const auto& n : notes) {
       if (++shown_notes > 12) {
@@ -167,7 +263,14 @@ nlohmann::json render_json(const slim::SlimReport& report) {
                       {"bytes_before", in.size_before},
                       {"bytes_after", in.size_after},
                       {"installed_bytes_before", in.installed_before},
-                      {"installed_bytes_after", in.installed_after}};
+                      {"installed_bytes_after", in.installed_after},
+                      {"zeroed_bytes", in.zeroed_bytes},
+                      {"punchable_bytes", in.punchable_bytes},
+                      {"punched_bytes", in.punched_bytes},
+                      {"punch_note", in.punch_note}};
+    // Disk usage (st_blocks * 512): null where not known (after a dry run).
+    ji["disk_bytes_before"] = in.disk_before ? nlohmann::json(in.disk_before) : nlohmann::json(nullptr);
+    ji["disk_bytes_after"] = !report.dry_run && in.disk_after ? nlohmann::json(in.disk_after) : nlohmann::json(nullptr);
     ji["files"] = nlohmann::json::array();
     for (const auto& f : in.files) {
       const auto& l = f.lib;
@@ -187,7 +290,21 @@ nlohmann::json render_json(const slim::SlimReport& report) {
                         {"packed", l.packed},
                         {"segment_split", l.split},
                         {"warnings", l.warnings},
-                        {"left", left_json(l.left)}};
+                        {"left", left_json(l.left)},
+                        {"zeroed_bytes", l.zeroed_bytes},
+                        {"punchable_bytes", l.punchable_bytes},
+                        {"punched_bytes", l.punched_bytes},
+                        {"punch_note", l.punch_note}};
+      jf["disk_bytes_before"] = l.disk_before ? nlohmann::json(l.disk_before) : nlohmann::json(nullptr);
+      jf["disk_bytes_after"] = l.disk_after ? nlohmann::json(l.disk_after) : nlohmann::json(nullptr);
+      jf["embedded"] = nlohmann::json::array();
+      for (const auto& e : l.embedded)
+        jf["embedded"].push_back({{"section", e.section},
+                                  {"containers", e.containers},
+                                  {"containers_changed", e.containers_changed},
+                                  {"containers_kept_whole", e.containers_whole},
+                                  {"device_bytes_before", e.device_before},
+                                  {"device_bytes_after", e.device_after}});
       jf["targets"] = nlohmann::json::array();
       for (const auto& t : l.targets)
         jf["targets"].push_back({{"target", t.target},
@@ -226,6 +343,7 @@ int run_slim(const SlimArgs& args) {
   o.policy = slim::keep_policy_for(targets, args.keep_ptx   ? slim::PtxPolicy::keep
                                             : args.drop_ptx ? slim::PtxPolicy::drop
                                                             : slim::PtxPolicy::needed);
+  o.policy.lto = args.drop_lto ? slim::LtoPolicy::drop : slim::LtoPolicy::keep;
   o.out_dir = args.out;
   o.in_place = args.in_place;
   o.dry_run = args.dry_run;
@@ -261,6 +379,9 @@ void setup_slim(CLI::App& sub, RunFn& run) {
   sub.add_flag("--in-place", args->in_place, "Replace the inputs (required for environments)");
   sub.add_flag("--keep-ptx", args->keep_ptx, "Also keep the best PTX for each kept GPU (JIT on later GPUs)");
   sub.add_flag("--drop-ptx", args->drop_ptx, "Never keep PTX, even where it is the only code for a kept GPU");
+  sub.add_flag("--drop-lto", args->drop_lto,
+               "Also remove LTO IR (lto_XY entries, which the driver never loads). Kept by default: a library such as "
+               "cuFFT links it at run time (JIT LTO kernels, LTO callbacks), so dropping it may break those");
   sub.add_flag("--dry-run", args->dry_run, "Show what would go, per library and per target, and write nothing");
   sub.add_flag("--json", args->json, "Machine-readable output");
   sub.add_option("--jobs,-j", args->jobs, "Libraries processed at once (default: one per CPU)");

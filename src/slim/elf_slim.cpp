@@ -6,8 +6,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <unordered_map>
+
+#include <fmt/format.h>
 
 #include "cuda/cuda_target.h"
 #include "formats/elf.h"
@@ -81,11 +84,18 @@ Patch patch_of(uint64_t offset, T value) {
   return p;
 }
 
-// Sequential writes through a 1 MiB buffer.
+// Sequential writes through a 1 MiB buffer. With fd -1 nothing is written, only counted
+// (a dry run learns the same zero runs as a real one).
 class Writer {
 public:
-  Writer(int fd, bool release_pages) : m_fd(fd), m_release(release_pages) { m_buf.reserve(1 << 20); }
+  Writer(int fd, bool release_pages) : m_fd(fd), m_release(release_pages) {
+    if (m_fd >= 0) m_buf.reserve(1 << 20);
+  }
   Expected<void> bytes(Bytes b) {
+    if (m_fd < 0) {
+      m_written += b.size();
+      return {};
+    }
     if (m_buf.size() + b.size() > m_buf.capacity()) TRY_VOID(flush());
     if (b.size() >= m_buf.capacity()) return raw(b);
     m_buf.insert(m_buf.end(), b.begin(), b.end());
@@ -94,6 +104,7 @@ public:
   // A large span of the input map: written in 16 MiB steps, each step's pages handed back
   // to the kernel afterwards, so a 1 GB library does not stay resident.
   Expected<void> copy_from_map(Bytes b) {
+    if (m_fd < 0) return bytes(b);
     constexpr size_t k_step = size_t{16} << 20;
     const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
     for (size_t at = 0; at < b.size(); at += k_step) {
@@ -106,7 +117,16 @@ public:
     }
     return {};
   }
+  // Freed bytes: zeros, and the run remembered (ByteRange) when it is at least a page.
   Expected<void> zeros(uint64_t n) {
+    if (n == 0) return {};
+    m_zero_bytes += n;
+    if (n >= k_min_zero_run) {
+      if (!m_zero_runs.empty() && m_zero_runs.back().offset + m_zero_runs.back().size == written())
+        m_zero_runs.back().size += n;
+      else
+        m_zero_runs.push_back({written(), n});
+    }
     static const std::vector<std::byte> k_zero(1 << 16);
     while (n) {
       uint64_t k = std::min<uint64_t>(n, k_zero.size());
@@ -117,11 +137,15 @@ public:
   }
   Expected<void> flush() {
     if (int sig = interrupt_signal()) return make_error("interrupted by signal " + std::to_string(sig));
+    if (m_fd < 0) return {};
     auto r = raw(Bytes(m_buf.data(), m_buf.size()));
     m_buf.clear();
     return r;
   }
   uint64_t written() const { return m_written + m_buf.size(); }
+  std::vector<ByteRange>& zero_runs() { return m_zero_runs; }
+  uint64_t zero_bytes() const { return m_zero_bytes; }
+  static constexpr uint64_t k_min_zero_run = 4096;
 
 private:
   Expected<void> raw(Bytes b) {
@@ -141,6 +165,8 @@ private:
   bool m_release;
   std::vector<std::byte> m_buf;
   uint64_t m_written = 0;
+  std::vector<ByteRange> m_zero_runs;
+  uint64_t m_zero_bytes = 0;
 };
 
 Expected<void> pwrite_all(int fd, const Patch& p) {
@@ -161,6 +187,21 @@ struct Pointer {
   std::optional<uint64_t> word;  // file offset of the in-place word, when it holds the target
   std::optional<uint64_t> addend;  // file offset of the RELA entry's r_addend
 };
+
+// A container found outside .nv_fatbin/__nv_relfatbin. Only its place is kept: its entries
+// are read again when needed (the choice is a pure function of the bytes and the policy),
+// so a library with tens of thousands of containers costs 40 bytes each.
+struct EmbeddedContainer {
+  uint64_t offset = 0, size = 0, addr = 0;  // file offset, 16 + fatSize, address
+  uint32_t section = 0;                     // index into Plan::elf.sections
+  uint32_t scan = 0;                        // index into LibrarySlim::embedded
+  bool pointed_into = false;                // a relocation names a place inside it: kept whole
+  bool changed = false;                     // entries are removed: rewritten in place
+  uint64_t new_size = 0;                    // header and kept entries
+};
+
+// Embedded containers one file may make this tool remember (cuFFT 12: ~22,000).
+constexpr size_t k_max_embedded_containers = 1'000'000;
 
 struct Plan {
   formats::ElfFile elf;
@@ -183,6 +224,8 @@ struct Plan {
   bool split = false;
   size_t load_index = 0;  // the PT_LOAD holding .nv_fatbin
   uint64_t new_phoff = 0;
+  bool fat_changed = false;  // .nv_fatbin is rewritten (entries removed from it)
+  std::vector<EmbeddedContainer> embedded;  // in file order
   uint64_t delta() const { return cut_hi - cut_lo; }
   uint64_t out(uint64_t in) const { return in >= cut_hi ? in - delta() : in; }
 };
@@ -194,7 +237,7 @@ Expected<void> read_headers(Bytes file, Plan& p) {
   uint16_t phentsize = *read_le<uint16_t>(file, 54);
   p.e_phnum = *read_le<uint16_t>(file, 56);
   uint16_t shentsize = *read_le<uint16_t>(file, 58);
-  if (phentsize != k_phdr_size || (shentsize != k_shdr_size && !p.elf.sections.empty()))
+  if ((phentsize != k_phdr_size && p.e_phnum != 0) || (shentsize != k_shdr_size && !p.elf.sections.empty()))
     return make_error("unexpected program or section header entry sizes");
   if (p.e_phnum == 0xffff) return make_error("extended program header numbering (PN_XNUM)");
   if (!strict_substr(file, p.e_phoff, uint64_t{p.e_phnum} * k_phdr_size))
@@ -230,6 +273,166 @@ std::optional<uint64_t> file_offset_of(const Plan& p, uint64_t vaddr, uint64_t s
     if (rel <= h.filesz && size <= h.filesz - rel) return h.offset + rel;
   }
   return std::nullopt;
+}
+
+// The sections searched for embedded containers, as inspect searches them (so that what
+// inspect counts is what slim chooses from): allocated, with file bytes inside the file,
+// not a fatbin section and overlapping neither a fatbin section nor an earlier searched
+// one; in file order.
+std::vector<size_t> embedded_scan_sections(const formats::ElfFile& elf, uint64_t file_size) {
+  auto is_device = [](const formats::ElfSection& s) { return s.name == ".nv_fatbin" || s.name == "__nv_relfatbin"; };
+  std::vector<std::pair<uint64_t, uint64_t>> device;  // [start, end), by start
+  std::vector<size_t> candidates;
+  for (size_t i = 0; i < elf.sections.size(); ++i) {
+    const auto& s = elf.sections[i];
+    if (s.size == 0 || s.offset > file_size || s.size > file_size - s.offset) continue;
+    if (is_device(s)) device.emplace_back(s.offset, s.offset + s.size);
+    else if ((s.flags & k_shf_alloc) && s.type != k_sht_nobits) candidates.push_back(i);
+  }
+  std::sort(device.begin(), device.end());
+  std::vector<uint64_t> max_end(device.size());
+  for (size_t i = 0; i < device.size(); ++i) max_end[i] = std::max(device[i].second, i ? max_end[i - 1] : 0);
+  auto overlaps_device = [&](uint64_t begin, uint64_t end) {
+    auto after = std::lower_bound(device.begin(), device.end(), std::pair<uint64_t, uint64_t>{end, 0});
+    return after != device.begin() && max_end[static_cast<size_t>(after - device.begin()) - 1] > begin;
+  };
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [&](size_t a, size_t b) { return elf.sections[a].offset < elf.sections[b].offset; });
+  std::vector<size_t> out;
+  uint64_t covered_to = 0;
+  for (size_t i : candidates) {
+    const auto& s = elf.sections[i];
+    if (s.offset < covered_to || overlaps_device(s.offset, s.offset + s.size)) continue;
+    covered_to = s.offset + s.size;
+    out.push_back(i);
+  }
+  return out;
+}
+
+// Hands the pages of [offset, offset + size) of a read-only file map back to the kernel.
+void release_map(Bytes file, uint64_t offset, uint64_t size) {
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t begin = offset / page * page, end = std::min<uint64_t>(file.size(), offset + size);
+  if (end <= begin) return;
+  ::madvise(const_cast<std::byte*>(file.data()) + begin, end - begin, MADV_DONTNEED);
+}
+
+// Finds the embedded containers (their places only). Sets `too_many` and stops when a file
+// has more than k_max_embedded_containers; errors are the scan's (hostile input).
+Expected<void> find_embedded(Bytes file, Plan& p, LibrarySlim& r, bool release, bool& too_many) {
+  for (size_t si : embedded_scan_sections(p.elf, file.size())) {
+    const auto& s = p.elf.sections[si];
+    EmbeddedSection found;
+    found.section = s.name;
+    const auto scan = static_cast<uint32_t>(r.embedded.size());
+    uint64_t released_to = s.offset;
+    auto scanned = formats::for_each_embedded_fatbin(
+        file.subspan(s.offset, s.size), s.offset, s.addr,
+        [&](formats::FatbinContainer&& c) -> Expected<void> {
+          if (p.embedded.size() >= k_max_embedded_containers) {
+            too_many = true;
+            return make_error("too many");
+          }
+          EmbeddedContainer e;
+          e.offset = c.offset;
+          e.size = c.size;
+          e.addr = s.addr + (c.offset - s.offset);
+          e.section = static_cast<uint32_t>(si);
+          e.scan = scan;
+          p.embedded.push_back(e);
+          ++found.containers;
+          return {};
+        },
+        [&](uint64_t scanned_to) {
+          if (release && scanned_to - released_to >= (uint64_t{4} << 20)) {
+            release_map(file, released_to, scanned_to - released_to);
+            released_to = scanned_to;
+          }
+        });
+    if (too_many) return {};
+    if (!scanned) return scanned.error();
+    if (release) release_map(file, released_to, s.offset + s.size - released_to);
+    if (found.containers) r.embedded.push_back(std::move(found));
+  }
+  return {};
+}
+
+// Marks the embedded containers that a dynamic relocation points inside (not at their
+// start): something addresses their bytes, so they are kept whole. A pointer at a start
+// is the library handing the container to the driver, which stays valid. Returns a reason
+// when the relocations cannot be read (every container is then kept whole).
+std::string mark_pointed_into(Bytes file, Plan& p) {
+  if (p.embedded.empty()) return "";
+  std::vector<size_t> by_addr(p.embedded.size());
+  for (size_t i = 0; i < by_addr.size(); ++i) by_addr[i] = i;
+  std::sort(by_addr.begin(), by_addr.end(), [&](size_t a, size_t b) { return p.embedded[a].addr < p.embedded[b].addr; });
+  auto check = [&](uint64_t target) {
+    auto it = std::upper_bound(by_addr.begin(), by_addr.end(), target,
+                               [&](uint64_t v, size_t i) { return v < p.embedded[i].addr; });
+    if (it == by_addr.begin()) return;
+    auto& e = p.embedded[*(it - 1)];
+    if (target > e.addr && target < e.addr + e.size) e.pointed_into = true;
+  };
+  for (const auto& s : p.elf.sections) {
+    if (!(s.flags & k_shf_alloc)) continue;
+    if (s.type == k_sht_rela) {
+      if (s.size % k_rela_size || !strict_substr(file, s.offset, s.size)) return s.name + " is not an array of RELA entries";
+      for (uint64_t at = s.offset; at < s.offset + s.size; at += k_rela_size) check(*read_le<uint64_t>(file, at + 16));
+    } else if (s.type == k_sht_relr) {
+      if (s.size % 8 || !strict_substr(file, s.offset, s.size)) return s.name + " is not an array of RELR words";
+      uint64_t where = 0;
+      auto note = [&](uint64_t place) {
+        if (auto off = file_offset_of(p, place, 8)) check(*read_le<uint64_t>(file, *off));
+      };
+      for (uint64_t at = s.offset; at < s.offset + s.size; at += 8) {
+        uint64_t w = *read_le<uint64_t>(file, at);
+        if ((w & 1) == 0) {
+          note(w);
+          where = w + 8;
+        } else {
+          uint64_t bits = w >> 1;
+          for (uint64_t i = 0; bits != 0; ++i, bits >>= 1)
+            if (bits & 1) note(where + i * 8);
+          where += 63 * 8;
+        }
+      }
+    }
+  }
+  return "";
+}
+
+uint64_t container_header_size(const formats::FatbinContainer& c) {
+  return c.entries.empty() ? c.size : c.entries.front().header_offset - c.offset;
+}
+
+// The entries of one container to keep, and its size after compaction. `whole_reason`
+// (not empty) keeps it whole; so do entries whose sizes are not multiples of 8 (moving
+// them would misalign the next).
+ContainerChoice decide(const formats::FatbinContainer& c, const KeepPolicy& policy, const std::string& whole_reason,
+                       uint64_t& new_size) {
+  auto choice = choose_entries(c, policy);
+  auto keep_whole = [&](const std::string& note) {
+    choice = ContainerChoice{};
+    choice.keep.assign(c.entries.size(), true);
+    choice.whole = true;
+    choice.note = note;
+  };
+  if (!whole_reason.empty()) keep_whole(whole_reason);
+  const uint64_t header = container_header_size(c);
+  bool aligned = header % 8 == 0;
+  for (const auto& entry : c.entries) aligned = aligned && (entry.header_size + entry.stored_size) % 8 == 0;
+  if (!aligned && !choice.whole) keep_whole("its entries are not 8-byte aligned");
+  new_size = header;
+  for (size_t e = 0; e < c.entries.size(); ++e)
+    if (choice.keep[e]) new_size += c.entries[e].header_size + c.entries[e].stored_size;
+  return choice;
+}
+
+// One embedded container, read again from the file.
+Expected<formats::FatbinContainer> read_embedded(Bytes file, const EmbeddedContainer& e) {
+  TAILOR_TRY(containers, formats::parse_fatbin_section(file.subspan(e.offset, e.size), e.offset));
+  if (containers.size() != 1) return make_error(fmt::format("internal: the embedded container at {:#x} reads differently", e.offset));
+  return std::move(containers.front());
 }
 
 // Which containers may move. A container moves when registration wrappers in
@@ -435,71 +638,138 @@ std::vector<Phdr> new_phdrs(const Plan& p) {
   return out;
 }
 
-Expected<void> write_output(Bytes file, const Plan& p, int fd, bool release_pages) {
-  if (::lseek(fd, 0, SEEK_SET) < 0 || ::ftruncate(fd, 0) != 0)
+// The zero runs minus the bytes patches overwrite (the program header table moves into
+// .nv_fatbin's freed range), runs shorter than a page dropped.
+std::vector<ByteRange> zero_runs_minus(std::vector<ByteRange> runs, std::vector<Patch> patches) {
+  std::sort(patches.begin(), patches.end(), [](const Patch& a, const Patch& b) { return a.offset < b.offset; });
+  std::vector<ByteRange> out;
+  size_t first = 0;
+  for (const auto& run : runs) {
+    uint64_t at = run.offset;
+    const uint64_t end = run.offset + run.size;
+    while (first < patches.size() && patches[first].offset + patches[first].bytes.size() <= run.offset) ++first;
+    for (size_t i = first; i < patches.size() && patches[i].offset < end; ++i) {
+      const uint64_t lo = patches[i].offset, hi = lo + patches[i].bytes.size();
+      if (hi <= at) continue;
+      if (lo > at) out.push_back({at, lo - at});
+      at = std::max(at, hi);
+    }
+    if (end > at) out.push_back({at, end - at});
+  }
+  std::erase_if(out, [](const ByteRange& r) { return r.size < Writer::k_min_zero_run; });
+  return out;
+}
+
+// Writes the result to `fd` (or, with fd -1, only counts it: a dry run) and records the
+// freed bytes left as zeros in `r`.
+Expected<void> write_output(Bytes file, const Plan& p, const KeepPolicy& policy, int fd, bool release_pages,
+                            LibrarySlim& r) {
+  if (fd >= 0 && (::lseek(fd, 0, SEEK_SET) < 0 || ::ftruncate(fd, 0) != 0))
     return make_error(std::string("preparing the slimmed file: ") + std::strerror(errno));
   Writer w(fd, release_pages);
-  const uint64_t fat_off = p.fat->offset, fat_end = p.fat->offset + p.fat->size;
-  TRY_VOID(w.copy_from_map(file.subspan(0, fat_off)));
-  for (size_t i = 0; i < p.containers.size(); ++i) {
-    const auto& c = p.containers[i];
-    TRY_VOID(w.zeros(fat_off + p.new_pos[i] - w.written()));
-    const uint64_t header = c.entries.empty() ? c.size : c.entries.front().header_offset - c.offset;
-    std::vector<std::byte> head(file.begin() + c.offset, file.begin() + c.offset + header);
-    uint64_t fat_size = p.new_size[i] - header;
-    std::memcpy(head.data() + 8, &fat_size, 8);
-    TRY_VOID(w.bytes(head));
-    for (size_t e = 0; e < c.entries.size(); ++e) {
-      if (!p.choices[i].keep[e]) continue;
-      const auto& entry = c.entries[e];
-      TRY_VOID(w.bytes(file.subspan(entry.header_offset, entry.header_size + entry.stored_size)));
+  uint64_t at = 0;  // the input is written up to here
+  size_t next = 0;  // the next embedded container
+  // The changed embedded containers that start before `limit`: header (new size), kept
+  // entries, zeros up to the old end. Each stays where it was.
+  auto embedded_before = [&](uint64_t limit) -> Expected<void> {
+    for (; next < p.embedded.size() && p.embedded[next].offset < limit; ++next) {
+      const auto& e = p.embedded[next];
+      if (!e.changed) continue;
+      TRY_VOID(w.copy_from_map(file.subspan(at, e.offset - at)));
+      if (w.written() != p.out(e.offset)) return make_error("internal: an embedded container would move");
+      TAILOR_TRY(c, read_embedded(file, e));
+      uint64_t size = 0;
+      auto choice = decide(c, policy, "", size);
+      if (size != e.new_size) return make_error("internal: an embedded container's choice changed between passes");
+      const uint64_t header = container_header_size(c);
+      std::vector<std::byte> head(file.begin() + c.offset, file.begin() + c.offset + header);
+      const uint64_t fat_size = size - header;
+      std::memcpy(head.data() + 8, &fat_size, 8);
+      TRY_VOID(w.bytes(head));
+      for (size_t i = 0; i < c.entries.size(); ++i)
+        if (choice.keep[i]) TRY_VOID(w.bytes(file.subspan(c.entries[i].header_offset, c.entries[i].header_size + c.entries[i].stored_size)));
+      TRY_VOID(w.zeros(e.size - size));
+      at = e.offset + e.size;
     }
+    return {};
+  };
+  std::vector<Patch> patches;
+  if (p.fat_changed) {
+    const uint64_t fat_off = p.fat->offset, fat_end = p.fat->offset + p.fat->size;
+    TRY_VOID(embedded_before(fat_off));
+    TRY_VOID(w.copy_from_map(file.subspan(at, fat_off - at)));
+    for (size_t i = 0; i < p.containers.size(); ++i) {
+      const auto& c = p.containers[i];
+      TRY_VOID(w.zeros(fat_off + p.new_pos[i] - w.written()));
+      const uint64_t header = container_header_size(c);
+      std::vector<std::byte> head(file.begin() + c.offset, file.begin() + c.offset + header);
+      uint64_t fat_size = p.new_size[i] - header;
+      std::memcpy(head.data() + 8, &fat_size, 8);
+      TRY_VOID(w.bytes(head));
+      for (size_t e = 0; e < c.entries.size(); ++e) {
+        if (!p.choices[i].keep[e]) continue;
+        const auto& entry = c.entries[e];
+        TRY_VOID(w.bytes(file.subspan(entry.header_offset, entry.header_size + entry.stored_size)));
+      }
+    }
+    if (fat_end - p.delta() < w.written()) return make_error("internal: slimmed containers overran their section");
+    TRY_VOID(w.zeros(fat_end - p.delta() - w.written()));
+    at = fat_end;
   }
-  if (fat_end - p.delta() < w.written()) return make_error("internal: slimmed containers overran their section");
-  TRY_VOID(w.zeros(fat_end - p.delta() - w.written()));
-  TRY_VOID(w.copy_from_map(file.subspan(fat_end)));
+  TRY_VOID(embedded_before(file.size()));
+  TRY_VOID(w.copy_from_map(file.subspan(at)));
   TRY_VOID(w.flush());
 
-  std::vector<Patch> patches;
-  // Program headers: in the freed range when a segment was split, else where they were.
-  auto phdrs = new_phdrs(p);
-  patches.push_back({p.split ? p.new_phoff : p.e_phoff, encode_phdrs(phdrs)});
-  if (p.split) {
-    patches.push_back(patch_of<uint64_t>(32, p.new_phoff));
-    patches.push_back(patch_of<uint16_t>(56, static_cast<uint16_t>(phdrs.size())));
-  }
-  // Section headers: later offsets move down; .nv_fatbin ends at the last container.
-  const uint64_t shoff_out = p.out(p.e_shoff);
-  if (shoff_out != p.e_shoff) patches.push_back(patch_of<uint64_t>(40, shoff_out));
-  for (size_t i = 0; i < p.elf.sections.size(); ++i) {
-    const auto& s = p.elf.sections[i];
-    uint64_t at = shoff_out + i * k_shdr_size;
-    if (i > 0 && s.offset >= p.cut_hi && p.delta()) patches.push_back(patch_of<uint64_t>(at + 24, s.offset - p.delta()));
-    if (i == p.fat_index && p.packed_end != p.fat->size) patches.push_back(patch_of<uint64_t>(at + 32, p.packed_end));
-  }
-  // Wrapper pointers and the symbols naming containers.
-  std::unordered_map<uint64_t, size_t> moved;  // old vaddr -> container
-  for (size_t i = 0; i < p.containers.size(); ++i)
-    moved[p.fat->addr + (p.containers[i].offset - fat_off)] = i;
-  auto new_addr = [&](size_t i) { return p.fat->addr + p.new_pos[i]; };
-  for (const auto& ptr : p.pointers) {
-    uint64_t to = new_addr(moved.at(ptr.target));
-    if (ptr.word) patches.push_back(patch_of<uint64_t>(p.out(*ptr.word), to));
-    if (ptr.addend) patches.push_back(patch_of<uint64_t>(p.out(*ptr.addend), to));
-  }
-  for (const auto& s : p.elf.sections) {
-    if ((s.type != k_sht_symtab && s.type != k_sht_dynsym) || s.size % k_sym_size) continue;
-    if (!strict_substr(file, s.offset, s.size)) continue;
-    for (uint64_t at = s.offset; at < s.offset + s.size; at += k_sym_size) {
-      if (*read_le<uint16_t>(file, at + 6) != p.fat_index) continue;
-      uint64_t value = *read_le<uint64_t>(file, at + 8), size = *read_le<uint64_t>(file, at + 16);
-      auto c = moved.find(value);
-      if (c == moved.end()) continue;
-      patches.push_back(patch_of<uint64_t>(p.out(at + 8), new_addr(c->second)));
-      if (size == p.containers[c->second].size) patches.push_back(patch_of<uint64_t>(p.out(at + 16), p.new_size[c->second]));
+  if (p.fat_changed) {
+    const uint64_t fat_off = p.fat->offset;
+    // Program headers: in the freed range when a segment was split, else where they were.
+    auto phdrs = new_phdrs(p);
+    patches.push_back({p.split ? p.new_phoff : p.e_phoff, encode_phdrs(phdrs)});
+    if (p.split) {
+      patches.push_back(patch_of<uint64_t>(32, p.new_phoff));
+      patches.push_back(patch_of<uint16_t>(56, static_cast<uint16_t>(phdrs.size())));
     }
+    // Section headers: later offsets move down; .nv_fatbin ends at the last container.
+    const uint64_t shoff_out = p.out(p.e_shoff);
+    if (shoff_out != p.e_shoff) patches.push_back(patch_of<uint64_t>(40, shoff_out));
+    for (size_t i = 0; i < p.elf.sections.size(); ++i) {
+      const auto& s = p.elf.sections[i];
+      uint64_t sh = shoff_out + i * k_shdr_size;
+      if (i > 0 && s.offset >= p.cut_hi && p.delta()) patches.push_back(patch_of<uint64_t>(sh + 24, s.offset - p.delta()));
+      if (i == p.fat_index && p.packed_end != p.fat->size) patches.push_back(patch_of<uint64_t>(sh + 32, p.packed_end));
+    }
+    // Wrapper pointers and the symbols naming containers.
+    std::unordered_map<uint64_t, size_t> moved;  // old vaddr -> container
+    for (size_t i = 0; i < p.containers.size(); ++i)
+      moved[p.fat->addr + (p.containers[i].offset - fat_off)] = i;
+    auto new_addr = [&](size_t i) { return p.fat->addr + p.new_pos[i]; };
+    for (const auto& ptr : p.pointers) {
+      uint64_t to = new_addr(moved.at(ptr.target));
+      if (ptr.word) patches.push_back(patch_of<uint64_t>(p.out(*ptr.word), to));
+      if (ptr.addend) patches.push_back(patch_of<uint64_t>(p.out(*ptr.addend), to));
+    }
+    for (const auto& s : p.elf.sections) {
+      if ((s.type != k_sht_symtab && s.type != k_sht_dynsym) || s.size % k_sym_size) continue;
+      if (!strict_substr(file, s.offset, s.size)) continue;
+      for (uint64_t sym = s.offset; sym < s.offset + s.size; sym += k_sym_size) {
+        if (*read_le<uint16_t>(file, sym + 6) != p.fat_index) continue;
+        uint64_t value = *read_le<uint64_t>(file, sym + 8), size = *read_le<uint64_t>(file, sym + 16);
+        auto c = moved.find(value);
+        if (c == moved.end()) continue;
+        patches.push_back(patch_of<uint64_t>(p.out(sym + 8), new_addr(c->second)));
+        if (size == p.containers[c->second].size) patches.push_back(patch_of<uint64_t>(p.out(sym + 16), p.new_size[c->second]));
+      }
+    }
+    if (fd >= 0)
+      for (const auto& patch : patches) TRY_VOID(pwrite_all(fd, patch));
   }
-  for (const auto& patch : patches) TRY_VOID(pwrite_all(fd, patch));
+  r.zeroed_bytes = w.zero_bytes();
+  r.zeroed = zero_runs_minus(std::move(w.zero_runs()), std::move(patches));
+  r.punchable_bytes = 0;
+  for (const auto& z : r.zeroed) {
+    const uint64_t lo = align_up(z.offset, Writer::k_min_zero_run), hi = align_down(z.offset + z.size, Writer::k_min_zero_run);
+    if (hi > lo) r.punchable_bytes += hi - lo;
+  }
   return {};
 }
 
@@ -510,6 +780,7 @@ std::string_view left_reason_key(LeftReason reason) {
     case LeftReason::runs: return "runs_on_kept_gpu";
     case LeftReason::placeholder: return "placeholder";
     case LeftReason::whole: return "container_kept_whole";
+    case LeftReason::link_time_ir: return "link_time_ir";
     case LeftReason::relocatable: break;
   }
   return "relocatable_device_code";
@@ -575,139 +846,204 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
       p.fat_index = i;
       break;
     }
-  if (!p.fat) {
-    r.outcome = r.relocatable_bytes ? SlimOutcome::unchanged : SlimOutcome::no_device_code;
-    if (r.relocatable_bytes) r.note = "only relocatable device code (-rdc, __nv_relfatbin), left as is";
-    return r;
-  }
-  if (p.fat->type == k_sht_nobits || !(p.fat->flags & k_shf_alloc) || p.fat->size == 0) {
+  if (p.fat && (p.fat->type == k_sht_nobits || !(p.fat->flags & k_shf_alloc) || p.fat->size == 0)) {
     r.outcome = SlimOutcome::left_untouched;
     r.note = ".nv_fatbin is not an allocated section with contents";
     return r;
   }
-  if (auto h = read_headers(file, p); !h) {
-    r.outcome = SlimOutcome::left_untouched;
-    r.note = h.error().message;
+  bool too_many = false;
+  TRY_VOID(find_embedded(file, p, r, file_is_mapped, too_many));
+  if (!p.fat && p.embedded.empty() && !too_many) {
+    r.outcome = r.relocatable_bytes ? SlimOutcome::unchanged : SlimOutcome::no_device_code;
+    if (r.relocatable_bytes) r.note = "only relocatable device code (-rdc, __nv_relfatbin), left as is";
     return r;
   }
-  TAILOR_TRY(section, formats::section_bytes(file, *p.fat));
-  TAILOR_TRY(containers, formats::parse_fatbin_section(section, p.fat->offset));
-  p.containers = std::move(containers);
-  r.containers = p.containers.size();
+  auto untouched = [&](std::string note) {
+    LibrarySlim u;
+    u.size_before = u.size_after = file.size();
+    u.relocatable_bytes = r.relocatable_bytes;
+    u.outcome = SlimOutcome::left_untouched;
+    u.note = std::move(note);
+    return u;
+  };
+  if (too_many)
+    return untouched("more than " + std::to_string(k_max_embedded_containers) + " fatbin containers outside .nv_fatbin");
+  if (auto h = read_headers(file, p); !h) return untouched(h.error().message);
 
-  // Which containers may move, before choosing entries: a pointer into the middle of a
-  // container keeps all of it.
-  const std::string why = find_pointers(file, p);
-  if (!why.empty()) {
-    p.pointers.clear();
-    p.pinned.assign(p.containers.size(), true);
-    p.pinned_whole.assign(p.containers.size(), false);
-  }
   std::map<std::string, TargetBytes> per_target;
-  uint64_t removed_total = 0;
   std::vector<std::string> kept_devices;
   for (const auto& cc : policy.devices) kept_devices.push_back(cc.str());
   const std::string placeholder_detail =
       "its container has no code for " + (kept_devices.empty() ? std::string("the kept GPUs") : join(kept_devices, ", "));
-  for (size_t ci = 0; ci < p.containers.size(); ++ci) {
-    const auto& c = p.containers[ci];
-    auto choice = choose_entries(c, policy);
-    if (p.pinned_whole[ci]) {
-      choice = ContainerChoice{};
-      choice.keep.assign(c.entries.size(), true);
-      choice.whole = true;
-      choice.note = "a pointer other than a registration wrapper points inside it";
-    }
-    const uint64_t header = c.entries.empty() ? c.size : c.entries.front().header_offset - c.offset;
-    bool aligned = header % 8 == 0;
-    for (const auto& entry : c.entries) aligned = aligned && (entry.header_size + entry.stored_size) % 8 == 0;
-    if (!aligned && !choice.whole)
-    {
-      choice = ContainerChoice{};
-      choice.keep.assign(c.entries.size(), true);
-      choice.whole = true;
-      choice.note = "its entries are not 8-byte aligned";
-    }
-    uint64_t size = header;
-    for (size_t e = 0; e < c.entries.size(); ++e)
-      if (choice.keep[e]) size += c.entries[e].header_size + c.entries[e].stored_size;
+  const std::string lto_detail =
+      "LTO IR: the library links it itself at run time (nvJitLink); the driver never loads it (--drop-lto removes it)";
+  // Counts one container's entries into the result; returns the bytes removed.
+  auto account = [&](const formats::FatbinContainer& c, const ContainerChoice& choice, const std::function<std::string()>& where) {
+    uint64_t removed = 0;
     for (size_t e = 0; e < c.entries.size(); ++e) {
       const auto& entry = c.entries[e];
       const uint64_t bytes = entry.header_size + entry.stored_size;
-      auto& t = per_target[entry.target_name()];
-      t.target = entry.target_name();
+      const std::string name = entry.target_name();
+      auto& t = per_target[name];
+      t.target = name;
       r.device_before += bytes;
-      if (choice.keep[e]) {
-        t.kept_bytes += bytes;
-        ++t.kept;
-        if (choice.no_code_for_kept) {
-          t.placeholder_bytes += bytes;
-          ++t.placeholders;
-        }
-        r.device_after += bytes;
-        TargetLeft row{entry.target_name(), LeftReason::runs, "", bytes, 1};
-        if (choice.whole) {
-          row.reason = LeftReason::whole;
-          row.detail = choice.note;
-        } else if (choice.no_code_for_kept) {
-          row.reason = LeftReason::placeholder;
-          row.detail = placeholder_detail;
-        } else {
-          auto target = entry_target(entry);
-          row.detail = target ? why_kept(*target, policy) : "named in --keep";
-        }
-        add_left(r.left, row);
-      } else {
+      if (!choice.keep[e]) {
         t.removed_bytes += bytes;
         ++t.removed;
-        removed_total += bytes;
+        removed += bytes;
+        continue;
       }
+      t.kept_bytes += bytes;
+      ++t.kept;
+      if (choice.no_code_for_kept) {
+        t.placeholder_bytes += bytes;
+        ++t.placeholders;
+      }
+      r.device_after += bytes;
+      TargetLeft row{name, LeftReason::runs, "", bytes, 1};
+      if (choice.whole) {
+        row.reason = LeftReason::whole;
+        row.detail = choice.note;
+      } else if (choice.no_code_for_kept) {
+        row.reason = LeftReason::placeholder;
+        row.detail = placeholder_detail;
+      } else if (is_lto_ir(entry)) {
+        row.reason = LeftReason::link_time_ir;
+        row.detail = lto_detail;
+      } else {
+        auto target = entry_target(entry);
+        row.detail = target ? why_kept(*target, policy) : "named in --keep";
+      }
+      add_left(r.left, row);
     }
     if (choice.ptx_only) ++r.containers_ptx_only;
     if (choice.whole || choice.no_code_for_kept) {
       ++(choice.whole ? r.containers_whole : r.containers_without_code);
       if (r.warnings.size() < k_max_warnings) {
-        std::string who = c.entries.empty() || c.entries.front().identifier.empty() ? "" : c.entries.front().identifier + ": ";
-        r.warnings.push_back(who + (choice.whole ? "kept whole: " : "") + choice.note);
+        std::string who = where();
+        r.warnings.push_back((who.empty() ? "" : who + ": ") + (choice.whole ? "kept whole: " : "") + choice.note);
       }
     }
-    p.new_size.push_back(size);
-    p.choices.push_back(std::move(choice));
+    return removed;
+  };
+
+  uint64_t fat_removed = 0, embedded_removed = 0;
+  std::string why;  // non-empty: .nv_fatbin's containers may not move
+  if (p.fat) {
+    TAILOR_TRY(section, formats::section_bytes(file, *p.fat));
+    TAILOR_TRY(containers, formats::parse_fatbin_section(section, p.fat->offset));
+    p.containers = std::move(containers);
+    r.containers = p.containers.size();
+    // Which containers may move, before choosing entries: a pointer into the middle of a
+    // container keeps all of it.
+    why = find_pointers(file, p);
+    if (!why.empty()) {
+      p.pointers.clear();
+      p.pinned.assign(p.containers.size(), true);
+      p.pinned_whole.assign(p.containers.size(), false);
+    }
+    for (size_t ci = 0; ci < p.containers.size(); ++ci) {
+      const auto& c = p.containers[ci];
+      uint64_t size = 0;
+      auto choice = decide(c, policy, p.pinned_whole[ci] ? "a pointer other than a registration wrapper points inside it" : "", size);
+      fat_removed += account(c, choice, [&] { return c.entries.empty() ? std::string() : c.entries.front().identifier; });
+      p.new_size.push_back(size);
+      p.choices.push_back(std::move(choice));
+    }
+  }
+  // Embedded containers: the same choice; they keep their address and are compacted in
+  // place (their entries read again, one container at a time).
+  const std::string unreadable = mark_pointed_into(file, p);
+  for (auto& e : p.embedded) {
+    TAILOR_TRY(c, read_embedded(file, e));
+    const std::string whole = !unreadable.empty() ? "relocations unreadable (" + unreadable + ")"
+                              : e.pointed_into    ? "a relocation points inside it, not at its start"
+                                                  : "";
+    auto choice = decide(c, policy, whole, e.new_size);
+    auto& stats = r.embedded[e.scan];
+    const uint64_t before = r.device_before, after = r.device_after;
+    const uint64_t removed = account(c, choice, [&] {
+      return p.elf.sections[e.section].name + fmt::format(" container at {:#x}", e.offset);
+    });
+    stats.device_before += r.device_before - before;
+    stats.device_after += r.device_after - after;
+    if (choice.whole) ++stats.containers_whole;
+    e.changed = removed > 0;
+    if (e.changed) ++stats.containers_changed;
+    embedded_removed += removed;
   }
   for (auto& [name, t] : per_target) r.targets.push_back(t);
-  if (removed_total == 0) {
+  if (fat_removed + embedded_removed == 0) {
     r.outcome = SlimOutcome::unchanged;
     return r;
   }
   r.outcome = SlimOutcome::slimmed;
 
-  // Layout: movable containers packed toward the start; a pinned one keeps its place.
-  // Every container ends at or before where it ended, so none overlaps a pinned one.
-  const uint64_t align = std::max<uint64_t>(8, p.shdrs[p.fat_index].addralign);
-  uint64_t pos = 0;
-  for (size_t i = 0; i < p.containers.size(); ++i) {
-    const uint64_t old_pos = p.containers[i].offset - p.fat->offset;
-    pos = p.pinned[i] ? old_pos : align_up(pos, align);
-    p.new_pos.push_back(pos);
-    pos += p.new_size[i];
-    if (p.pinned[i]) ++r.containers_pinned;
-  }
-  p.packed_end = why.empty() ? pos : p.fat->size;
-  r.packed = why.empty() && r.containers_pinned < p.containers.size();
-  if (why.empty()) {
-    place_cut(file, p);
-    r.split = p.split;
-    if (!p.delta()) r.note = "the freed bytes do not span a whole aligned page range; zeroed, not cut";
-    else if (r.containers_pinned)
-      r.note = std::to_string(r.containers_pinned) + " container" + (r.containers_pinned == 1 ? "" : "s") +
-               " kept " + (r.containers_pinned == 1 ? "its" : "their") +
-               " address (named by code, not only by a registration wrapper): compacted in place, the rest packed";
-  } else {
-    r.note = "not shrunk on disk (" + why + "): entries compacted inside their containers, the rest zeroed";
+  if (fat_removed) {
+    p.fat_changed = true;
+    // Layout: movable containers packed toward the start; a pinned one keeps its place.
+    // Every container ends at or before where it ended, so none overlaps a pinned one.
+    const uint64_t align = std::max<uint64_t>(8, p.shdrs[p.fat_index].addralign);
+    uint64_t pos = 0;
+    for (size_t i = 0; i < p.containers.size(); ++i) {
+      const uint64_t old_pos = p.containers[i].offset - p.fat->offset;
+      pos = p.pinned[i] ? old_pos : align_up(pos, align);
+      p.new_pos.push_back(pos);
+      pos += p.new_size[i];
+      if (p.pinned[i]) ++r.containers_pinned;
+    }
+    p.packed_end = why.empty() ? pos : p.fat->size;
+    r.packed = why.empty() && r.containers_pinned < p.containers.size();
+    if (why.empty()) {
+      place_cut(file, p);
+      r.split = p.split;
+      if (!p.delta()) r.note = "the freed bytes do not span a whole aligned page range; zeroed, not cut";
+      else if (r.containers_pinned)
+        r.note = std::to_string(r.containers_pinned) + " container" + (r.containers_pinned == 1 ? "" : "s") +
+                 " kept " + (r.containers_pinned == 1 ? "its" : "their") +
+                 " address (named by code, not only by a registration wrapper): compacted in place, the rest packed";
+    } else {
+      r.note = "not shrunk on disk (" + why + "): entries compacted inside their containers, the rest zeroed";
+    }
   }
   r.size_after = file.size() - p.delta();
-  if (out_fd >= 0) TRY_VOID(write_output(file, p, out_fd, file_is_mapped));
+  TRY_VOID(write_output(file, p, policy, out_fd, file_is_mapped, r));
   return r;
+}
+
+Expected<DeviceCount> count_device_code(Bytes file, bool file_is_mapped) {
+  TAILOR_TRY(elf, formats::parse_elf(file));
+  DeviceCount n;
+  auto count = [&](const formats::FatbinContainer& c) {
+    for (const auto& e : c.entries) {
+      ++n.entries;
+      n.bytes += e.header_size + e.stored_size;
+    }
+  };
+  if (const auto* fat = elf.find(".nv_fatbin")) {
+    TAILOR_TRY(section, formats::section_bytes(file, *fat));
+    TAILOR_TRY(containers, formats::parse_fatbin_section(section, fat->offset));
+    n.fatbin_containers = containers.size();
+    for (const auto& c : containers) count(c);
+  }
+  for (size_t si : embedded_scan_sections(elf, file.size())) {
+    const auto& s = elf.sections[si];
+    uint64_t released_to = s.offset;
+    TRY_VOID(formats::for_each_embedded_fatbin(
+        file.subspan(s.offset, s.size), s.offset, s.addr,
+        [&](formats::FatbinContainer&& c) -> Expected<void> {
+          ++n.embedded_containers;
+          count(c);
+          return {};
+        },
+        [&](uint64_t scanned_to) {
+          if (file_is_mapped && scanned_to - released_to >= (uint64_t{4} << 20)) {
+            release_map(file, released_to, scanned_to - released_to);
+            released_to = scanned_to;
+          }
+        }));
+  }
+  return n;
 }
 
 }  // namespace tailor::slim

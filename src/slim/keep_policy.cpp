@@ -21,6 +21,7 @@ std::string KeepPolicy::describe() const {
     case PtxPolicy::keep: out += "; PTX kept"; break;
     case PtxPolicy::drop: out += "; PTX dropped"; break;
   }
+  if (lto == LtoPolicy::drop) out += "; LTO IR dropped";
   return out;
 }
 
@@ -32,6 +33,8 @@ KeepPolicy keep_policy_for(const cuda::TargetSet& targets, PtxPolicy ptx) {
   p.ptx = ptx;
   return p;
 }
+
+bool is_lto_ir(const formats::FatbinEntry& e) { return e.kind == formats::k_fatbin_kind_lto_ir; }
 
 std::optional<cuda::CudaTarget> entry_target(const formats::FatbinEntry& e) {
   if (e.kind != formats::k_fatbin_kind_cubin && e.kind != formats::k_fatbin_kind_ptx) return std::nullopt;
@@ -87,8 +90,12 @@ bool keep_best(const std::vector<std::optional<cuda::CudaTarget>>& targets, cuda
 ContainerChoice choose_entries(const formats::FatbinContainer& c, const KeepPolicy& policy) {
   ContainerChoice choice;
   choice.keep.assign(c.entries.size(), false);
-  std::vector<std::optional<cuda::CudaTarget>> targets;
+  std::vector<std::optional<cuda::CudaTarget>> targets;  // nullopt for LTO IR
   for (const auto& e : c.entries) {
+    if (is_lto_ir(e)) {
+      targets.push_back(std::nullopt);
+      continue;
+    }
     auto t = entry_target(e);
     if (!t || e.compression == formats::FatbinCompression::unknown) {
       choice.whole = true;
@@ -117,7 +124,10 @@ ContainerChoice choose_entries(const formats::FatbinContainer& c, const KeepPoli
   }
   for (const auto& asked : policy.ptx_asked)
     for (size_t i = 0; i < targets.size(); ++i)
-      if (*targets[i] == asked) choice.keep[i] = true;
+      if (targets[i] && *targets[i] == asked) choice.keep[i] = true;
+  if (policy.lto == LtoPolicy::keep)
+    for (size_t i = 0; i < c.entries.size(); ++i)
+      if (is_lto_ir(c.entries[i])) choice.keep[i] = choice.lto_kept = true;
   if (!jit_for.empty()) {
     choice.ptx_only = true;
     choice.note = "PTX kept: the only code for ";
@@ -132,9 +142,10 @@ ContainerChoice choose_entries(const formats::FatbinContainer& c, const KeepPoli
     choice.keep[smallest] = true;
     choice.no_code_for_kept = true;
     std::string have;
-    for (const auto& t : targets) have += (have.empty() ? "" : " ") + t->name();
-    choice.note = "no code for " + join(none_for, ", ") + " before either (it has " + have + "); kept its smallest entry, " +
-                  targets[smallest]->name() + ", so it stays a valid fatbin";
+    for (const auto& e : c.entries) have += (have.empty() ? "" : " ") + e.target_name();
+    choice.note = (none_for.empty() ? std::string("only LTO IR, dropped") : "no code for " + join(none_for, ", ") + " before either") +
+                  " (it has " + have + "); kept its smallest entry, " + c.entries[smallest].target_name() +
+                  ", so it stays a valid fatbin";
   }
   return choice;
 }

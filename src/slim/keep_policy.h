@@ -17,10 +17,24 @@ enum class PtxPolicy {
   drop,    ///< never keep PTX, even when it is the only code for a kept device
 };
 
+/// LTO IR entries (kind 8, `lto_<arch>`) are never loaded by the driver: a library hands
+/// them to nvJitLink itself. cuFFT 11.2 (nvidia-cufft-cu12 11.2.3.61) keeps 10,046 of them,
+/// 88 MiB, all `lto_50` (one arch: LTO IR links forward to any later GPU, so no entry is
+/// "for another GPU"), each alone in its own container in `.data`, beside the SASS and PTX
+/// containers; its RUNPATH names `$ORIGIN/../../nvjitlink/lib` and the wheel depends on
+/// nvidia-nvjitlink: it links that IR at run time, for its JIT LTO kernels and for user LTO
+/// callbacks. Which transforms need it is cuFFT's own choice, not visible in the file, so
+/// the IR is kept by default; dropping it is the user's explicit decision (--drop-lto).
+enum class LtoPolicy {
+  keep,  ///< keep every LTO IR entry (the default)
+  drop,  ///< remove them (a container holding nothing else keeps its smallest entry)
+};
+
 struct KeepPolicy {
   std::vector<cuda::ComputeCapability> devices;  ///< the GPUs the result must run on
   std::vector<cuda::CudaTarget> ptx_asked;       ///< compute_XY named in --keep: kept where present
   PtxPolicy ptx = PtxPolicy::needed;
+  LtoPolicy lto = LtoPolicy::keep;
   std::string describe() const;                  ///< "sm_90 (9.0), PTX where needed"
 };
 
@@ -28,8 +42,10 @@ struct KeepPolicy {
 /// and its PTX targets are kept where a container has them.
 KeepPolicy keep_policy_for(const cuda::TargetSet& targets, PtxPolicy ptx);
 
-/// The target an entry holds, or nullopt for kinds other than SASS (2) and PTX (1).
+/// The target an entry holds, or nullopt for kinds other than SASS (2) and PTX (1) (LTO IR
+/// included: is_lto_ir says which).
 std::optional<cuda::CudaTarget> entry_target(const formats::FatbinEntry& entry);
+bool is_lto_ir(const formats::FatbinEntry& entry);
 
 /// Why a kept entry's target is there under `policy`: the kept GPUs it runs on and how,
 /// "runs on 8.6", "runs on 8.9 as compatible SASS", "runs on 10.0 through PTX JIT" (joined
@@ -44,10 +60,14 @@ struct ContainerChoice {
   /// container stays a valid, registrable fatbin, as the original was on this GPU.
   bool no_code_for_kept = false;
   bool ptx_only = false;   ///< some kept device runs this container only through PTX JIT
+  bool lto_kept = false;   ///< LTO IR entries were kept (LtoPolicy::keep)
   std::string note;        ///< why it was kept whole, which device needed PTX, or which had no code
 };
 
 /// The entries of one container to keep under `policy`. A container never ends up empty.
+/// LTO IR entries are kept or dropped by `policy.lto` alone; they take no part in choosing
+/// the SASS and PTX (the driver never loads them), and are no reason to keep a container
+/// whole. The same rules hold for .nv_fatbin and for containers embedded in other sections.
 ContainerChoice choose_entries(const formats::FatbinContainer& container, const KeepPolicy& policy);
 
 }  // namespace tailor::slim

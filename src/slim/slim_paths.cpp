@@ -1,6 +1,7 @@
 #include "slim/slim_paths.h"
 
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -120,33 +121,29 @@ Expected<Sha256::Digest> hash_file(const std::string& path) {
   return sha.finish();
 }
 
-// Re-reads a written file: it must parse, and its .nv_fatbin must hold exactly the entries
-// the plan kept. Returns the file's sha256 (for RECORD).
+// Re-reads a written file: it must parse, and its .nv_fatbin and embedded containers must
+// hold exactly the entries the plan kept. Returns the file's sha256 (for RECORD).
 Expected<Sha256::Digest> check_written(const std::string& path, const LibrarySlim& plan) {
-  TAILOR_TRY(map, MappedFile::open(path));
-  Bytes b = map.bytes();
-  if (b.size() != plan.size_after)
-    return make_error(path + ": the slimmed file has " + std::to_string(b.size()) + " bytes, " +
-                      std::to_string(plan.size_after) + " were planned");
-  TAILOR_TRY(elf, formats::parse_elf(b));
-  const auto* fat = elf.find(".nv_fatbin");
-  if (!fat) return make_error(path + ": the slimmed file lost its .nv_fatbin");
-  TAILOR_TRY(section, formats::section_bytes(b, *fat));
-  TAILOR_TRY(containers, formats::parse_fatbin_section(section, fat->offset));
-  uint64_t entries = 0, bytes = 0;
-  for (const auto& c : containers)
-    for (const auto& e : c.entries) {
-      ++entries;
-      bytes += e.header_size + e.stored_size;
-    }
-  uint64_t want = 0;
-  for (const auto& t : plan.targets) want += t.kept;
-  if (entries != want || bytes != plan.device_after || containers.size() != plan.containers)
-    return make_error(path + ": the slimmed file holds " + std::to_string(entries) + " fatbin entries in " +
-                      std::to_string(containers.size()) + " containers; the plan kept " + std::to_string(want) +
-                      " in " + std::to_string(plan.containers));
+  {
+    TAILOR_TRY(map, MappedFile::open(path));
+    Bytes b = map.bytes();
+    if (b.size() != plan.size_after)
+      return make_error(path + ": the slimmed file has " + std::to_string(b.size()) + " bytes, " +
+                        std::to_string(plan.size_after) + " were planned");
+    TAILOR_TRY(n, count_device_code(b, /*file_is_mapped=*/true));
+    uint64_t want = 0;
+    for (const auto& t : plan.targets) want += t.kept;
+    if (n.entries != want || n.bytes != plan.device_after || n.fatbin_containers != plan.containers ||
+        n.embedded_containers != plan.embedded_containers())
+      return make_error(path + ": the slimmed file holds " + std::to_string(n.entries) + " fatbin entries in " +
+                        std::to_string(n.fatbin_containers) + " + " + std::to_string(n.embedded_containers) +
+                        " embedded containers; the plan kept " + std::to_string(want) + " in " +
+                        std::to_string(plan.containers) + " + " + std::to_string(plan.embedded_containers()));
+  }
   return hash_file(path);
 }
+
+uint64_t disk_bytes(const struct stat& st) { return static_cast<uint64_t>(st.st_blocks) * 512; }
 
 struct FileResult {
   LibrarySlim lib;
@@ -156,9 +153,10 @@ struct FileResult {
 
 // Slims `in` to `out` (the same path for in place); a dry run when `out` is empty. A file
 // without anything to remove is copied when `copy_unchanged` (an --out folder stays
-// complete), else left alone.
+// complete), else left alone. `punch`: the output stays on disk (not a wheel's member), so
+// its zeroed ranges are punched out of it.
 Expected<FileResult> slim_file(const std::string& in, const std::string& out, const KeepPolicy& policy,
-                               bool copy_unchanged) {
+                               bool copy_unchanged, bool punch) {
   struct stat st {};
   if (::stat(in.c_str(), &st) != 0) return make_error(in + ": " + errno_text());
   if (!S_ISREG(st.st_mode)) return make_error(in + ": not a regular file");
@@ -166,16 +164,22 @@ Expected<FileResult> slim_file(const std::string& in, const std::string& out, co
   if (!mapped) return mapped.error();
   std::optional<MappedFile> map(std::move(*mapped));
   FileResult r;
+  auto disk_of_input = [&] {
+    r.lib.disk_before = disk_bytes(st);
+    r.lib.disk_after = r.lib.outcome == SlimOutcome::slimmed ? 0 : r.lib.disk_before;
+  };
   if (out.empty()) {
     auto lib = slim_elf(map->bytes(), policy, -1);
     if (!lib) return make_error(in + ": " + lib.error().message);
     r.lib = std::move(*lib);
+    disk_of_input();
     return r;
   }
   TAILOR_TRY(temp, TempFile::beside(out));
   auto lib = slim_elf(map->bytes(), policy, temp.fd(), /*file_is_mapped=*/true);
   if (!lib) return make_error(in + ": " + lib.error().message);
   r.lib = std::move(*lib);
+  disk_of_input();
   if (r.lib.outcome != SlimOutcome::slimmed) {
     if (!copy_unchanged || out == in) return r;
     Bytes b = map->bytes();
@@ -192,10 +196,21 @@ Expected<FileResult> slim_file(const std::string& in, const std::string& out, co
     auto sha = check_written(temp.path(), r.lib);
     if (!sha) return sha.error();
     r.sha = *sha;
+    if (punch && !r.lib.zeroed.empty()) {
+      // The ranges hold zeros the writer wrote: punching them changes no byte the file
+      // reads back (the hash just taken stays valid).
+      struct stat before {}, after {};
+      const bool sized = ::fstat(temp.fd(), &before) == 0;
+      r.lib.punch_note = punch_zeroed_ranges(temp.fd(), r.lib.zeroed);
+      if (sized && ::fstat(temp.fd(), &after) == 0 && disk_bytes(after) < disk_bytes(before))
+        r.lib.punched_bytes = disk_bytes(before) - disk_bytes(after);
+    }
   }
   if (auto i = interrupted_check(); !i) return i.error();
   if (auto c = temp.commit(out, st.st_mode); !c) return c.error();
   r.written = true;
+  struct stat done {};
+  if (::stat(out.c_str(), &done) == 0) r.lib.disk_after = disk_bytes(done);
   return r;
 }
 
@@ -290,6 +305,12 @@ void tally(InputSlim& in, const LibrarySlim& lib) {
   in.size_after += lib.size_after;
   in.installed_before += lib.size_before;
   in.installed_after += lib.size_after;
+  in.disk_before += lib.disk_before;
+  in.disk_after += lib.disk_after;
+  in.zeroed_bytes += lib.zeroed_bytes;
+  in.punchable_bytes += lib.punchable_bytes;
+  in.punched_bytes += lib.punched_bytes;
+  if (in.punch_note.empty()) in.punch_note = lib.punch_note;
 }
 
 Expected<InputSlim> slim_library_input(const std::string& path, const SlimOptions& o) {
@@ -300,7 +321,7 @@ Expected<InputSlim> slim_library_input(const std::string& path, const SlimOption
   in.output = o.dry_run ? std::string() : o.in_place ? path : (fs::path(o.out_dir) / fs::path(path).filename()).string();
   if (!o.dry_run && !o.in_place && fs::exists(in.output) && fs::equivalent(in.output, path))
     return make_error(path + ": --out would overwrite the input; use --in-place to replace it");
-  TAILOR_TRY(r, slim_file(path, in.output, o.policy, true));
+  TAILOR_TRY(r, slim_file(path, in.output, o.policy, true, true));
   tally(in, r.lib);
   in.files.push_back({path, std::move(r.lib)});
   return in;
@@ -386,7 +407,7 @@ Expected<InputSlim> slim_wheel_input(const std::string& path, const SlimOptions&
       if (!s) return make_error(path + ": " + s.error().message);
       if (!werr) return werr.error();
     }
-    auto r = slim_file(w.temp_in, w.temp_out, o.policy, false);
+    auto r = slim_file(w.temp_in, w.temp_out, o.policy, false, false);
     if (!r) return make_error(path + ": " + e.name + ": " + r.error().message.substr(std::min(r.error().message.size(), w.temp_in.size() + 2)));
     w.result = std::move(*r);
     if (!w.result.written) ::unlink(w.temp_in.c_str());
@@ -394,15 +415,23 @@ Expected<InputSlim> slim_wheel_input(const std::string& path, const SlimOptions&
   });
   hasher.join();
   if (!done) return done.error();
-  for (const auto& w : work) {
+  for (auto& w : work) {
+    // A member's disk sizes are those of a temporary file: the wheel's are what counts.
+    w.result.lib.disk_before = w.result.lib.disk_after = 0;
     in.installed_before += w.result.lib.size_before;
     in.installed_after += w.result.lib.size_after;
+    in.zeroed_bytes += w.result.lib.zeroed_bytes;
+    in.punchable_bytes += w.result.lib.punchable_bytes;
     if (w.result.lib.outcome != SlimOutcome::no_device_code)
       in.files.push_back({zip->entries[w.member].name, w.result.lib});
   }
   std::sort(in.files.begin(), in.files.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
   in.size_before = file.size();
   in.size_after = file.size();
+  {
+    struct stat wst {};
+    if (::stat(path.c_str(), &wst) == 0) in.disk_before = in.disk_after = disk_bytes(wst);
+  }
   bool any = std::any_of(work.begin(), work.end(), [](const auto& w) { return w.result.written; });
   if (o.dry_run || !any) {
     if (!o.dry_run && !o.in_place) {
@@ -463,6 +492,8 @@ Expected<InputSlim> slim_wheel_input(const std::string& path, const SlimOptions&
   (void)rm;
   if (auto c = writer.commit(); !c) return c.error();
   in.size_after = fs::file_size(in.output);
+  struct stat wst {};
+  in.disk_after = ::stat(in.output.c_str(), &wst) == 0 ? disk_bytes(wst) : 0;
   return in;
 }
 
@@ -556,7 +587,7 @@ Expected<InputSlim> slim_environment_input(const std::string& path, const SlimOp
   in.libraries_scanned = files.size();
   auto done = parallel_for(files.size(), o.jobs, [&](size_t k) -> Expected<void> {
     auto& f = files[k];
-    TAILOR_TRY(r, slim_file(f.abs, o.dry_run ? std::string() : f.abs, o.policy, false));
+    TAILOR_TRY(r, slim_file(f.abs, o.dry_run ? std::string() : f.abs, o.policy, false, true));
     f.result = std::move(r);
     return {};
   });
@@ -606,6 +637,27 @@ Expected<InputSlim> slim_environment_input(const std::string& path, const SlimOp
 }
 
 }  // namespace
+
+std::string punch_zeroed_ranges(int fd, const std::vector<ByteRange>& ranges) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return std::string("holes not punched: ") + errno_text();
+  // Whole filesystem blocks only: a partial block would only be zeroed again.
+  uint64_t block = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const auto blksize = static_cast<uint64_t>(st.st_blksize);
+  if (blksize > block && (blksize & (blksize - 1)) == 0) block = blksize;
+  for (const auto& r : ranges) {
+    const uint64_t lo = (r.offset + block - 1) / block * block, hi = (r.offset + r.size) / block * block;
+    if (hi <= lo) continue;
+    int rc;
+    do rc = ::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(lo), static_cast<off_t>(hi - lo));
+    while (rc != 0 && errno == EINTR);
+    if (rc == 0) continue;
+    if (errno == EOPNOTSUPP || errno == ENOSYS)
+      return "the filesystem does not punch holes (fallocate: " + errno_text() + "): the freed bytes stay on disk as zeros";
+    return "holes not punched (fallocate: " + errno_text() + "): the freed bytes stay on disk as zeros";
+  }
+  return "";
+}
 
 std::string_view input_kind_key(InputKind kind) {
   switch (kind) {

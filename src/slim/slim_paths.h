@@ -6,6 +6,10 @@
 //    private temporary folder, slimmed and deflated again; every other member is copied in
 //    its compressed form. RECORD gets the new hashes and sizes, the tags stay, and
 //    `<dist-info>/tailor-slim.json` records what was kept and the original's sha256.
+//  - Containers embedded in a library's own sections are compacted in place and their freed
+//    bytes zeroed (elf_slim.h); a library written to disk (in place, --out, in an
+//    environment) has those zeros punched out of the file where the filesystem allows, so
+//    its disk usage drops although its size does not.
 //  - An environment is slimmed in place, distribution by distribution: each library its
 //    RECORD lists, then RECORD itself (new rows, plus the tailor-slim.json marker), so
 //    `pip uninstall` and `pip check` keep working. One run at a time per environment (an
@@ -53,6 +57,13 @@ struct InputSlim {
   uint64_t libraries_scanned = 0;  ///< ELF files looked at
   uint64_t size_before = 0, size_after = 0;  ///< the wheel file, or the library files
   uint64_t installed_before = 0, installed_after = 0;  ///< uncompressed library bytes
+  /// On disk (st_blocks * 512): the wheel file, or the library files; after is 0 for a dry
+  /// run (not known until written).
+  uint64_t disk_before = 0, disk_after = 0;
+  uint64_t zeroed_bytes = 0;     ///< freed bytes left as zeros inside sections (LibrarySlim)
+  uint64_t punchable_bytes = 0;  ///< of those, whole 4 KiB pages
+  uint64_t punched_bytes = 0;    ///< disk bytes freed by punching holes
+  std::string punch_note;        ///< the first file whose filesystem refused to punch, why
   double seconds = 0;
 };
 
@@ -61,6 +72,12 @@ struct SlimReport {
   bool dry_run = false;
   std::vector<InputSlim> inputs;
 };
+
+/// Punches the whole filesystem blocks (at least a page) of `ranges` out of the file `fd`
+/// (fallocate PUNCH_HOLE | KEEP_SIZE): the bytes read as zeros as before, the file keeps
+/// its size, and `du` counts less. Returns why nothing more was punched (a filesystem that
+/// cannot, EOPNOTSUPP), or an empty string; never fails the slim.
+std::string punch_zeroed_ranges(int fd, const std::vector<ByteRange>& ranges);
 
 /// Slims each path (wheel, library, venv or site-packages folder). Errors name the input.
 Expected<SlimReport> slim_paths(const std::vector<std::string>& paths, const SlimOptions& options);

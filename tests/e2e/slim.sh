@@ -85,7 +85,7 @@ echo "ok: compressed, -rdc, sm_90a, sm_120f and SASS+PTX fixtures slimmed, valid
 # Every target left in the result is accounted for, and why (issue 27: `--keep 8.6` said
 # "kept: sm_86" while relocatable sm_60..sm_120 and placeholder PTX stayed, named nowhere):
 # the targets inspect finds afterwards are exactly those of the summary's `left` rows.
-for spec in "rdc 7.5" "rdc 8.0" "sm_90a 8.6" "slim_multi 8.6" "slim_multi 10.0" "sass_ptx_80 9.0"; do
+for spec in "rdc 7.5" "rdc 8.0" "sm_90a 8.6" "slim_multi 8.6" "slim_multi 10.0" "sass_ptx_80 9.0" "embedded_fatbin 9.0"; do
   read -r fx kp <<<"$spec"
   [ -f "$fixtures/$fx.so" ] || continue
   "$T" slim "$fixtures/$fx.so" --keep "$kp" --out "$work/acc_${fx}_${kp}" --json > "$work/acc.json" || fail "slim $fx --keep $kp exit $?"
@@ -111,6 +111,47 @@ fi
 acc_has slim_multi 8.6 '^  kept: +sm_80 [0-9.]+ [KMG]?i?B \(runs on 8.6 as compatible SASS\)$'
 acc_has slim_multi 10.0 '^  kept: +compute_90 [0-9.]+ [KMG]?i?B \(runs on 10.0 through PTX JIT\)$'
 echo "ok: every target left after slimming is named with its reason (kept, placeholder, relocatable), text and --json"
+
+# 2b. Containers a library keeps in its own sections (.rodata, .data, .cask_resource, as
+# cuSPARSE, cuFFT and cuBLASLt do): compacted where they are, the file keeps its size, the
+# freed bytes are zeros, inspect finds only the kept targets, the library still loads.
+emb="$fixtures/embedded_fatbin.so"
+if [ -f "$emb" ]; then
+  "$T" slim "$emb" --keep 9.0 --out "$work/emb" --json > "$work/emb.json" || fail "slim embedded_fatbin exit $?"
+  eout="$work/emb/embedded_fatbin.so"
+  [ "$(stat -c %s "$eout")" = "$(stat -c %s "$emb")" ] || fail "embedded: the file size changed"
+  [ "$(targets_of "$eout")" = "compute_80" ] || fail "embedded: inspect finds $(targets_of "$eout")"
+  "$T" inspect --json "$eout" | python3 -c "
+import json, sys
+lib = json.load(sys.stdin)['libraries'][0]
+emb = {e['section']: e for e in lib['embedded_fatbins']}
+assert sorted(emb) == ['.cask_resource', '.data', '.rodata'], emb
+for e in emb.values():
+    assert e['containers'] == 1 and [t['name'] for t in e['target_stats']] == ['compute_80'], e
+" || fail "embedded: inspect of the slimmed containers"
+  python3 - "$emb" "$eout" "$work/emb.json" <<'PY' || fail "embedded: bytes outside the freed ranges changed, or the freed ranges are not zeros"
+import json, sys
+a, b = open(sys.argv[1], 'rb').read(), open(sys.argv[2], 'rb').read()
+f = json.load(open(sys.argv[3]))['inputs'][0]['files'][0]
+assert f['zeroed_bytes'] > 0 and f['device_bytes_after'] < f['device_bytes_before'], f
+assert [e['containers_changed'] for e in f['embedded']] == [1, 1, 1], f['embedded']
+assert f['disk_bytes_before'] and f['disk_bytes_after'], f
+diff = [i for i in range(len(a)) if a[i] != b[i]]
+changed = [i for i in diff if b[i] != 0]
+# Only the three headers' sizes (8 bytes each) and the kept entries moved up may differ
+# with non-zero bytes; every other difference is a freed byte, now zero (and the freed
+# entries were mostly non-zero: the zeros grow).
+assert b.count(0) - a.count(0) >= f['zeroed_bytes'] // 4, (b.count(0) - a.count(0), f['zeroed_bytes'])
+assert len(changed) <= 3 * (8 + 2048), len(changed)
+PY
+  elf_clean "$eout"
+  loads "$eout" tailor_fatbin
+  grep -q "LTO IR\|link_time_ir" "$work/emb.json" && fail "embedded: LTO IR named though the fixture has none"
+  "$T" slim "$emb" --keep 9.0 --dry-run > "$work/emb.txt" || fail "embedded dry run exit $?"
+  grep -Eq "^  note: .*3 fatbin containers in .*: 3 compacted in place" "$work/emb.txt" || fail "embedded: no note: $(cat "$work/emb.txt")"
+  grep -Eq "^  zeroed: +[0-9.]+ [KMG]?i?B freed inside sections" "$work/emb.txt" || fail "embedded: no zeroed line: $(cat "$work/emb.txt")"
+  echo "ok: embedded containers compacted in place in .rodata, .data and .cask_resource; size kept, freed bytes zero, loads"
+fi
 
 # 3. In place, and a dry run that writes nothing.
 cp -p "$in" "$work/inplace.so"

@@ -80,6 +80,27 @@ TEST(KeepPolicy, UnknownKindKeepsTheContainerWhole) {
   EXPECT_EQ(choice.keep, (std::vector<bool>{true, true}));
 }
 
+TEST(KeepPolicy, LtoIrIsKeptAsideFromTheChoiceUnlessDropped) {
+  // LTO IR is not a reason to keep a container whole, nor code for a GPU: the SASS and PTX
+  // are chosen as without it, and the IR is kept (or dropped) as a whole.
+  auto c = container({sass(80), sass(90), entry(formats::k_fatbin_kind_lto_ir, 50), ptx(90)});
+  auto choice = choose_entries(c, devices({{9, 0}}));
+  EXPECT_FALSE(choice.whole);
+  EXPECT_TRUE(choice.lto_kept);
+  EXPECT_EQ(choice.keep, (std::vector<bool>{false, true, true, false}));
+  auto drop = devices({{9, 0}});
+  drop.lto = LtoPolicy::drop;
+  EXPECT_EQ(kept(c, drop), (std::vector<bool>{false, true, false, false}));
+  EXPECT_NE(drop.describe().find("LTO IR dropped"), std::string::npos);
+  // LTO IR alone, dropped: the smallest entry stays so the container stays valid.
+  auto only = container({entry(formats::k_fatbin_kind_lto_ir, 50, 500), entry(formats::k_fatbin_kind_lto_ir, 75, 100)});
+  auto placeholder = choose_entries(only, drop);
+  EXPECT_TRUE(placeholder.no_code_for_kept);
+  EXPECT_EQ(placeholder.keep, (std::vector<bool>{false, true}));
+  EXPECT_NE(placeholder.note.find("lto_75"), std::string::npos) << placeholder.note;
+  EXPECT_EQ(kept(only, devices({{9, 0}})), (std::vector<bool>{true, true}));
+}
+
 TEST(KeepPolicy, ExplicitPtxTargetsAreKept) {
   auto c = container({sass(90), ptx(90), ptx(80)});
   auto p = devices({{9, 0}}, PtxPolicy::drop);
