@@ -5,7 +5,7 @@
 # compile on a small machine is never silent; TAILOR_BUILD_QUIET=1 hides it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 quiet=()
 if [[ ${TAILOR_BUILD_QUIET:-0} == 1 ]]; then
   help=$(ninja --help 2>&1 || true)  # ninja --help exits 1

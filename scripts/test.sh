@@ -23,7 +23,7 @@ if [ "${TAILOR_SKIP_SANITIZE:-0}" = 1 ]; then
   ctest --test-dir build --output-on-failure -j 2 --timeout 1500
   exit 0
 fi
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 ninja -C build -j "$(nproc)" tailor tailor_fixtures
 ctest --test-dir build --output-on-failure -j 2 --timeout 1500 -L e2e
 
