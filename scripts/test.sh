@@ -28,10 +28,11 @@ ninja -C build -j "$(nproc)" tailor tailor_fixtures
 ctest --test-dir build --output-on-failure -j 2 --timeout 1500 -L e2e
 
 echo "test: ASan+UBSan build (build-asan)"
-# -O1 and line tables only: the sanitizers' usual setting, and less compile time than
-# -O2 -g on 2 cores. GCC's flow warnings (maybe-uninitialized in <regex>) stay quiet here.
+# -O0 and line tables only: the instrumented compile is the longest step of CI on 2 cores,
+# and -O0 takes 30% less of it than -O1 (20.2 s against 28.8 s for extension_build.cpp);
+# the tests run a little slower. GCC's flow warnings stay quiet here.
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTAILOR_SANITIZE=ON \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG -Wno-maybe-uninitialized" -DTAILOR_BENCH=OFF >/dev/null
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O0 -g1 -DNDEBUG -Wno-maybe-uninitialized" -DTAILOR_BENCH=OFF >/dev/null
 ninja -C build-asan -j "$(nproc)" --quiet
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j 2 --timeout 1500 -L unit
