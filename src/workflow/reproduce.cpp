@@ -164,7 +164,9 @@ ReproduceResult verify_reproducible(const std::string& wheel, ExtensionBuildOpti
   r.source = source->empty() ? "the bundled example" : *source;
   if (build.arch || build.gpu) return stop("--verify-reproducible takes the targets from the wheel: no --arch or --gpu", true);
   build.arch = join(provenance->targets, ",");
-  if (build.package.empty() && provenance->recipe != "generic") build.package = provenance->recipe;
+  // The recipe is not passed: the same source resolves to the same one, and --package with
+  // the recipe's name would record another package name (causal-conv1d for the sdist's
+  // causal_conv1d) in the rebuilt provenance. Checked after the rebuild instead.
   if (build.profile.empty()) build.profile = provenance->profile;
   build.tests = ExtensionBuildOptions::Tests::never;
   build.print_env = false;
@@ -183,6 +185,10 @@ ReproduceResult verify_reproducible(const std::string& wheel, ExtensionBuildOpti
   auto rebuilt = read_wheel_provenance(r.rebuilt_wheel);
   if (!rebuilt) return stop(rebuilt.error().message, false);
   r.toolchain_differences = toolchain_differences(provenance->toolchain, rebuilt->toolchain);
+  if (rebuilt->recipe != provenance->recipe)
+    return stop(fmt::format("the rebuild used the recipe {}, the wheel says {}: pass --package {}", rebuilt->recipe,
+                            provenance->recipe, provenance->recipe),
+                false);
   if (rebuilt->digest != provenance->digest)
     return stop(fmt::format("the source is not the one the wheel was built from: {} {} in the wheel, {} here",
                             provenance->digest_kind, provenance->digest.substr(0, 16), rebuilt->digest.substr(0, 16)),
