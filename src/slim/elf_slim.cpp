@@ -266,6 +266,25 @@ Expected<void> read_headers(Bytes file, Plan& p) {
 }
 
 // The file offset of a virtual address, through the PT_LOAD that maps it from the file.
+/// Every place a RELR section relocates (an address word, then bitmaps of the next 63
+/// words), in order. The caller has checked the section lies in the file and is whole words.
+template <typename F>
+void for_each_relr_place(Bytes file, uint64_t offset, uint64_t size, F&& note) {
+  uint64_t where = 0;
+  for (uint64_t at = offset; at < offset + size; at += 8) {
+    uint64_t w = *read_le<uint64_t>(file, at);
+    if ((w & 1) == 0) {
+      note(w);
+      where = w + 8;
+    } else {
+      uint64_t bits = w >> 1;
+      for (uint64_t i = 0; bits != 0; ++i, bits >>= 1)
+        if (bits & 1) note(where + i * 8);
+      where += 63 * 8;
+    }
+  }
+}
+
 std::optional<uint64_t> file_offset_of(const Plan& p, uint64_t vaddr, uint64_t size) {
   for (const auto& h : p.phdrs) {
     if (h.type != k_pt_load || vaddr < h.vaddr) continue;
@@ -380,22 +399,10 @@ std::string mark_pointed_into(Bytes file, Plan& p) {
       for (uint64_t at = s.offset; at < s.offset + s.size; at += k_rela_size) check(*read_le<uint64_t>(file, at + 16));
     } else if (s.type == k_sht_relr) {
       if (s.size % 8 || !strict_substr(file, s.offset, s.size)) return s.name + " is not an array of RELR words";
-      uint64_t where = 0;
       auto note = [&](uint64_t place) {
         if (auto off = file_offset_of(p, place, 8)) check(*read_le<uint64_t>(file, *off));
       };
-      for (uint64_t at = s.offset; at < s.offset + s.size; at += 8) {
-        uint64_t w = *read_le<uint64_t>(file, at);
-        if ((w & 1) == 0) {
-          note(w);
-          where = w + 8;
-        } else {
-          uint64_t bits = w >> 1;
-          for (uint64_t i = 0; bits != 0; ++i, bits >>= 1)
-            if (bits & 1) note(where + i * 8);
-          where += 63 * 8;
-        }
-      }
+      for_each_relr_place(file, s.offset, s.size, note);
     }
   }
   return "";
@@ -493,7 +500,6 @@ std::string find_pointers(Bytes file, Plan& p) {
       }
     } else if (s.type == k_sht_relr) {
       if (s.size % 8 || !strict_substr(file, s.offset, s.size)) return s.name + " is not an array of RELR words";
-      uint64_t where = 0;
       auto note = [&](uint64_t place) {
         if (place >= seg_lo && place < seg_hi) {
           relr_at[place] = true;
@@ -501,18 +507,7 @@ std::string find_pointers(Bytes file, Plan& p) {
         }
         if (auto off = file_offset_of(p, place, 8)) pin(*read_le<uint64_t>(file, *off));
       };
-      for (uint64_t at = s.offset; at < s.offset + s.size; at += 8) {
-        uint64_t w = *read_le<uint64_t>(file, at);
-        if ((w & 1) == 0) {
-          note(w);
-          where = w + 8;
-        } else {
-          uint64_t bits = w >> 1;
-          for (uint64_t i = 0; bits != 0; ++i, bits >>= 1)
-            if (bits & 1) note(where + i * 8);
-          where += 63 * 8;
-        }
-      }
+      for_each_relr_place(file, s.offset, s.size, note);
     }
   }
 

@@ -14,13 +14,6 @@ python3 -c 'import torch' 2>/dev/null || { echo "skip: python3 with torch needed
 # shellcheck source=lib/common.sh
 . "$(dirname "$0")/lib/common.sh"
 
-fail=0
-expect_eq() {
-  if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1: got '$2', want '$3'"; fail=1; fi
-}
-expect_grep() {  # expect_grep NAME PATTERN FILE
-  if grep -q -- "$2" "$3"; then echo "ok   $1"; else echo "FAIL $1: no '$2' in $3"; sed 's/^/    /' "$3" | tail -40; fail=1; fi
-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

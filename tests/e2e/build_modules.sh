@@ -17,9 +17,6 @@ python3 -c 'import torch' 2>/dev/null || { echo "skip: python3 with torch needed
 # shellcheck source=lib/common.sh
 . "$(dirname "$0")/lib/common.sh"
 
-expect_grep() {  # expect_grep NAME PATTERN FILE
-  if grep -q -- "$2" "$3"; then echo "ok   $1"; else echo "FAIL $1: no '$2' in $3"; sed 's/^/    /' "$3" | tail -30; fail=1; fi
-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 multi=$src/tests/e2e/data/multi_ext

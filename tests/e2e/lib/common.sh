@@ -15,6 +15,12 @@ expect_eq() {
   if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1: got '$2', want '$3'"; fail=1; fi
 }
 
+# expect_grep NAME PATTERN FILE: "ok   NAME" when FILE has PATTERN, else a FAIL line, the
+# file's last 40 lines and fail=1.
+expect_grep() {
+  if grep -q -- "$2" "$3"; then echo "ok   $1"; else echo "FAIL $1: no '$2' in $3"; sed 's/^/    /' "$3" | tail -40; fail=1; fi
+}
+
 # json_get FILE EXPR: the Python expression EXPR over the JSON document of FILE (as `j`).
 json_get() { python3 -c 'import json,sys; j=json.load(open(sys.argv[2])); print(eval(sys.argv[1]))' "$2" "$1"; }
 
