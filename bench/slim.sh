@@ -33,7 +33,7 @@ print(f"libraries installed {i['installed_bytes_before']/M:.1f} -> {i['installed
       f"device code removed {rem/M:.1f} MiB, files shrank {shr/M:.1f} MiB ({100*shr/max(rem,1):.1f}% of removed)")
 for f in sorted(i['files'], key=lambda f: -f['bytes_before'])[:10]:
     print(f"  {f['path'][-50:]:50s} {f['bytes_before']/M:8.1f} -> {f['bytes_after']/M:8.1f} MiB  kept "
-          + ' '.join(t['target'] for t in f['targets'] if t['kept_entries'] > t['placeholder_entries']))
+          + ' '.join(t['target'] for t in f['targets'] if t['kept_entries']))
 PY
 }
 

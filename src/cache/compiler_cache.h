@@ -54,6 +54,15 @@ Expected<CacheStats> parse_sccache_stats_json(std::string_view text);
 Expected<CacheStats> read_cache_stats(CacheTool tool, const std::string& executable,
                                       CommandRunner& runner, const std::map<std::string, std::string>& env = {});
 
+/// `sccache --version` ("sccache 0.16.0"): "0.16.0"; empty when it does not answer so.
+std::string sccache_version(const std::string& executable, CommandRunner& runner);
+
+/// Whether `executable` is an sccache tailor can use: data/cache/caches.toml's
+/// `min_version` (from 0.9 on sccache splits nvcc into its steps and caches each). An older
+/// one is an error naming both versions; a version that cannot be read is let through (the
+/// server's start then says what is wrong). Returns the version read.
+Expected<std::string> check_sccache_version(const std::string& executable, CommandRunner& runner);
+
 /// A build's own sccache server, so its statistics are this build's alone and two builds
 /// at once do not share one server's configuration. Started on a free loopback port with
 /// the storage variables (SCCACHE_REDIS_ENDPOINT, ...) and an idle timeout; every step of
@@ -61,6 +70,8 @@ Expected<CacheStats> read_cache_stats(CacheTool tool, const std::string& executa
 /// destructor; after an interrupt the runner's sweep kills it (it carries the run marker).
 class SccacheServer {
 public:
+  /// An sccache older than data/cache/caches.toml's `min_version` is refused first
+  /// (check_sccache_version).
   /// `launcher`: what `sccache --start-server` runs behind (the build's private mount
   /// namespace, so the server sees the work folder where the build's compiles name it);
   /// empty: nothing.

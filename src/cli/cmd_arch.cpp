@@ -46,17 +46,17 @@ std::vector<cuda::ComputeCapability> detected_devices() {
   return out;
 }
 
-std::string join_ranges(const std::vector<std::string>& versions) {
+std::string join_ranges(const std::vector<cuda::CudaVersion>& versions) {
   // Neighbours in the table read better as a range: "11.8-12.9", "12.8, 12.9".
   std::vector<std::string> out;
   const auto all = cuda::known_cuda_versions();
-  auto pos = [&](const std::string& v) { return std::find(all.begin(), all.end(), v) - all.begin(); };
+  auto pos = [&](const cuda::CudaVersion& v) { return std::find(all.begin(), all.end(), v) - all.begin(); };
   size_t i = 0;
   while (i < versions.size()) {
     size_t j = i;
     while (j + 1 < versions.size() && pos(versions[j + 1]) == pos(versions[j]) + 1) ++j;
-    out.push_back(j > i + 1 ? versions[i] + "-" + versions[j] : versions[i]);
-    if (j == i + 1) out.push_back(versions[j]);
+    out.push_back(j > i + 1 ? versions[i].to_string() + "-" + versions[j].to_string() : versions[i].to_string());
+    if (j == i + 1) out.push_back(versions[j].to_string());
     i = j + 1;
   }
   return join(out, ", ");
@@ -119,13 +119,13 @@ std::string render_text(const cuda::ArchReport& r, const std::vector<std::string
   }
   if (!not_on.empty()) out += fmt::format("  {} {}\n", paint("not on:", Paint::red), join(not_on, " "));
   out += "\nbuilt by CUDA ";
-  out += r.cuda_versions_that_build.empty() ? "none of " + join(cuda::known_cuda_versions(), ", ")
+  out += r.cuda_versions_that_build.empty() ? "none of " + join(cuda::to_strings(cuda::known_cuda_versions()), ", ")
                                             : join_ranges(r.cuda_versions_that_build);
   out += " (table)\n";
   if (r.nvcc_check) {
     const auto& c = *r.nvcc_check;
     std::string where = c.path.empty() ? "table" : c.path + ", " + c.nvcc.source;
-    out += fmt::format("checked against CUDA {} ({}): {}\n", c.nvcc.cuda_version, where,
+    out += fmt::format("checked against CUDA {} ({}): {}\n", c.nvcc.cuda_version.to_string(), where,
                        c.problems.empty() ? paint("can build every target", Paint::green) : "");
     for (const auto& p : c.problems) out += "  " + paint("FAIL", Paint::red) + " " + p + "\n";
   } else {
@@ -163,10 +163,10 @@ nlohmann::json render_json(const cuda::ArchReport& r, const std::vector<std::str
                             {"tegra", d.capability.tegra},
                             {"gpus", d.gpu_examples}});
   }
-  j["cuda_versions"] = r.cuda_versions_that_build;
+  j["cuda_versions"] = cuda::to_strings(r.cuda_versions_that_build);
   if (r.nvcc_check) {
     const auto& c = *r.nvcc_check;
-    j["nvcc"] = {{"cuda_version", c.nvcc.cuda_version},
+    j["nvcc"] = {{"cuda_version", c.nvcc.cuda_version.to_string()},
                  {"source", c.nvcc.source},
                  {"path", c.path},
                  {"problems", c.problems}};

@@ -1,6 +1,7 @@
 // `tailor build torch [VARIANT FLAGS] [--source DIR] [--configure-only] [--out DIR]`.
 #include "workflow/torch_build.h"
 #include "cache/cache_settings.h"
+#include "cache/tailor_toml.h"
 #include "cli/commands.h"
 #include "cli/torch_variant_flags.h"
 #include "cli/build_interrupt.h"
@@ -21,9 +22,9 @@ int run_build_torch(const BuildTorchOptions& o) {
   plan::ResolveOptions ropts = resolve_options_from_flags(o.variant);
   workflow::TorchBuildOptions bopts = o.build;
   if (!o.variant.config.empty()) {
-    auto settings = cache::load_cache_settings(o.variant.config);
-    if (!settings) return report_error(settings.error().message);
-    bopts.cache_settings = *settings;
+    auto config = cache::load_tailor_toml(o.variant.config);
+    if (!config) return report_error(config.error().message);
+    bopts.cache_settings = config->cache;
   }
   install_interrupt_handlers();
   auto result = workflow::build_torch(*variant, host, ropts, bopts);

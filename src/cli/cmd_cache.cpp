@@ -17,6 +17,7 @@
 #include "cache/compiler_cache.h"
 #include "cli/commands.h"
 #include "cache/cache_settings.h"
+#include "cache/tailor_toml.h"
 #include "plan/extension_plan.h"
 #include "util/files.h"
 #include "util/process.h"
@@ -36,8 +37,8 @@ struct CacheCommandOptions {
 Expected<cache::CacheSettings> settings_for(const CacheCommandOptions& o, const std::map<std::string, std::string>& env) {
   cache::CacheSettings s;
   if (!o.config.empty()) {
-    TAILOR_TRY(loaded, cache::load_cache_settings(o.config));
-    s = loaded;
+    TAILOR_TRY(loaded, cache::load_tailor_toml(o.config));
+    s = loaded.cache;
   }
   TAILOR_TRY(with_env, cache::apply_cache_environment(s, env));
   s = with_env;

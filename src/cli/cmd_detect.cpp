@@ -62,7 +62,7 @@ std::string render_text(const probe::HostReport& r, const probe::CxxRuntime& rt)
     row(out, fmt::format("[{}]", g.index),
         fmt::format("{}, CC {}, {}", g.name, or_none(g.compute_capability ? g.compute_capability->str() : ""), human_bytes(g.memory_bytes)));
   if (r.driver)
-    row(out, "driver", fmt::format("{} (CUDA {}, via {})", r.driver->version, or_none(r.driver->cuda_version),
+    row(out, "driver", fmt::format("{} (CUDA {}, via {})", r.driver->version, or_none(r.driver->cuda_version ? r.driver->cuda_version->to_string() : ""),
                                    r.driver->source));
 
   out += "cuda toolkits\n";
@@ -77,7 +77,7 @@ std::string render_text(const probe::HostReport& r, const probe::CxxRuntime& rt)
 
   out += "compilers\n";
   if (r.compilers.empty()) row(out, "-", "none found");
-  for (const auto& c : r.compilers) row(out, c.kind + " " + c.version, c.path);
+  for (const auto& c : r.compilers) row(out, std::string(probe::compiler_kind_name(c.kind)) + " " + c.version, c.path);
   // What torch's cpp_extension links with ($CXX, else c++): its C++ runtime must be
   // torch's libstdc++.so.6, not a static copy (an extension would crash on torch's exceptions).
   row(out, "C++ runtime", !rt.checked ? "not checked: " + rt.detail

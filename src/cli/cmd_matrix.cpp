@@ -17,7 +17,6 @@
 #include "util/files.h"
 #include "util/strings.h"
 #include "util/text_escape.h"
-#include "util/user_file.h"
 
 namespace tailor::cli {
 
@@ -53,9 +52,6 @@ std::string columns(const std::vector<std::vector<std::string>>& rows, const cha
 
 std::string opt(const std::optional<std::string>& s, const char* dflt = "-") { return s ? *s : dflt; }
 
-// A tailor.toml is a few KiB; this bounds a hostile one (or /dev/zero) before parsing.
-constexpr uint64_t k_max_config_bytes = 4u << 20;
-
 // The flake (nix) or Flox environment (flox) files under --emit-dir: every file is
 // rendered first, so a problem writes nothing; each is then written beside its place and
 // renamed over it.
@@ -75,10 +71,8 @@ int emit_nix(const MatrixOptions& o, const std::vector<plan::TorchVariant>& vari
 }
 
 int run_matrix(const MatrixOptions& o) {
-  // Checked first with the bounded reader: a FIFO, a device or a huge file is one error line
-  // here instead of a hang or an exhausted memory in the parser's read.
-  if (auto readable = read_text_file(o.config, k_max_config_bytes); !readable)
-    return report_error(readable.error().message);
+  // The loader reads with a bound (cache/tailor_toml.h): a FIFO, a device or a huge file is
+  // one error line, not a hang or an exhausted memory.
   auto config = plan::load_tailor_config(o.config);
   if (!config) return report_error(config.error().message);
   auto variants = plan::config_variants(*config);
@@ -103,7 +97,7 @@ int run_matrix(const MatrixOptions& o) {
       auto platform = plan::variant_platform(v.platform, v.arch);
       j["variants"].push_back({{"name", v.name},
                                {"torch", v.torch ? nlohmann::json(*v.torch) : nlohmann::json(nullptr)},
-                               {"cuda", v.cpu_only.value_or(false) ? nlohmann::json("cpu") : v.cuda ? nlohmann::json(*v.cuda) : nlohmann::json(nullptr)},
+                               {"cuda", v.cpu_only.value_or(false) ? nlohmann::json("cpu") : v.cuda ? nlohmann::json(v.cuda->to_string()) : nlohmann::json(nullptr)},
                                {"arch", v.arch},
                                {"cpu", v.cpu_target ? nlohmann::json(*v.cpu_target) : nlohmann::json(nullptr)},
                                {"python", v.python ? nlohmann::json(*v.python) : nlohmann::json(nullptr)},
@@ -119,7 +113,7 @@ int run_matrix(const MatrixOptions& o) {
       auto platform = plan::variant_platform(v.platform, v.arch);
       std::string shown = platform && *platform ? **platform : "host";
       std::printf("%-28s %-8s %-6s %-16s %-12s %-7s %s\n", v.name.c_str(), opt(v.torch).c_str(),
-                  v.cpu_only.value_or(false) ? "cpu" : opt(v.cuda).c_str(),
+                  v.cpu_only.value_or(false) ? "cpu" : v.cuda ? v.cuda->to_string().c_str() : "-",
                   v.arch.empty() ? (v.cpu_only.value_or(false) ? "none" : "-") : join(v.arch, ";").c_str(),
                   opt(v.cpu_target).c_str(), opt(v.python).c_str(), shown.c_str());
     }

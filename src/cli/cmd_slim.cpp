@@ -44,8 +44,9 @@ std::string with_thousands(uint64_t n) {
 }
 
 // Every target left in one library, for the table's last column: the targets that run
-// on a kept GPU, then the others by reason ("compute_75 sm_90 sm_90a; placeholders: sm_50
-// sm_52 ... (1,021 entries in 10 targets); LTO IR: lto_50 (10,046 entries)").
+// on a kept GPU, then the others by reason, then the containers emptied to their header
+// ("compute_75 sm_90 sm_90a; LTO IR: lto_50 (10,046 entries in 1 target); emptied: 1,021
+// containers").
 std::string kept_targets(const slim::LibrarySlim& lib) {
   struct Group {
     std::vector<std::string> targets;
@@ -74,8 +75,7 @@ std::string kept_targets(const slim::LibrarySlim& lib) {
   };
   std::string out;
   if (auto it = groups.find(slim::LeftReason::runs); it != groups.end()) out = list(it->second, 12);
-  const std::pair<slim::LeftReason, const char*> others[] = {{slim::LeftReason::placeholder, "placeholders"},
-                                                             {slim::LeftReason::whole, "kept whole"},
+  const std::pair<slim::LeftReason, const char*> others[] = {{slim::LeftReason::whole, "kept whole"},
                                                              {slim::LeftReason::link_time_ir, "LTO IR"},
                                                              {slim::LeftReason::relocatable, "relocatable"}};
   for (const auto& [reason, label] : others) {
@@ -85,11 +85,14 @@ std::string kept_targets(const slim::LibrarySlim& lib) {
     out += fmt::format("{}{}: {} ({} entr{} in {} target{})", out.empty() ? "" : "; ", label, list(g, 4),
                        with_thousands(g.entries), g.entries == 1 ? "y" : "ies", g.targets.size(), g.targets.size() == 1 ? "" : "s");
   }
+  if (lib.containers_emptied)
+    out += fmt::format("{}emptied: {} container{}", out.empty() ? "" : "; ", with_thousands(lib.containers_emptied),
+                       lib.containers_emptied == 1 ? "" : "s");
   return out.empty() ? "-" : out;
 }
 
 // The summary lines that account for every target left in the input's files, one line per
-// reason (and detail): "kept:        sm_86 1.2 KiB (runs on 8.6)", "placeholder: ...",
+// reason (and detail): "kept:        sm_86 1.2 KiB (runs on 8.6)", "LTO IR:      ...",
 // "left:        sm_75 1.1 KiB, sm_80 1.1 KiB in __nv_relfatbin (relocatable device code, not slimmed)".
 std::string left_lines(const std::vector<slim::TargetLeft>& left) {
   std::string out;
@@ -101,10 +104,6 @@ std::string left_lines(const std::vector<slim::TargetLeft>& left) {
     const std::string list = join(targets, ", "), detail = terminal_safe(left[i].detail);
     switch (left[i].reason) {
       case slim::LeftReason::runs: out += fmt::format("  kept:        {} ({})\n", list, detail); break;
-      case slim::LeftReason::placeholder:
-        out += fmt::format("  placeholder: {} ({}: its smallest entry is kept so that it stays a valid fatbin)\n", list,
-                           detail);
-        break;
       case slim::LeftReason::whole: out += fmt::format("  left:        {} (container kept whole: {})\n", list, detail); break;
       case slim::LeftReason::link_time_ir: out += fmt::format("  LTO IR:      {} ({})\n", list, detail); break;
       case slim::LeftReason::relocatable:
@@ -185,11 +184,6 @@ std::string render_text(const slim::SlimReport& report) {
                                       all.containers_changed == 1 ? "its" : "their", all.containers_changed == 1 ? "" : "es",
                                       human_bytes(all.device_before), human_bytes(all.device_after), whole));
       }
-      if (l.containers_without_code)
-        notes.push_back(fmt::format("{}: {} container{} had no code for the kept GPUs before either (kernels for other GPUs); "
-                                    "each keeps only its smallest entry so it stays a valid fatbin",
-                                    terminal_safe(f.path), l.containers_without_code,
-                                    l.containers_without_code == 1 ? "" : "s"));
       if (l.containers_ptx_only)
         notes.push_back(fmt::format("{}: {} container{} run{} on a kept GPU only through PTX JIT: PTX kept (first launch compiles it)",
                                     terminal_safe(f.path), l.containers_ptx_only, l.containers_ptx_only == 1 ? "" : "s",
@@ -212,6 +206,14 @@ std::string render_text(const slim::SlimReport& report) {
       if (bytes) removed += fmt::format("{}{} {}", removed.empty() ? "" : ", ", t, human_bytes(bytes));
     if (!removed.empty()) out += "  removed:     " + removed + "\n";
     out += left_lines(left_of_input(in));
+    uint64_t emptied = 0;
+    for (const auto& f : in.files) emptied += f.lib.containers_emptied;
+    if (emptied)
+      out += fmt::format("  emptied:     {} container{} had no code for {}: emptied to {} header; the CUDA runtime "
+                         "answers \"no kernel image\" for {} kernels, as it did for the original{}\n",
+                         with_thousands(emptied), emptied == 1 ? "" : "s",
+                         report.devices.empty() ? std::string("the kept GPUs") : join(report.devices, ", "),
+                         emptied == 1 ? "its" : "their", emptied == 1 ? "its" : "their", emptied == 1 ? "" : "s");
     // Apparent sizes, then disk usage (st_blocks): zeros left inside sections keep the
     // size but, punched out, not the blocks.
     const bool disk_known = !report.dry_run && in.disk_before;
@@ -271,6 +273,9 @@ nlohmann::json render_json(const slim::SlimReport& report) {
     // Disk usage (st_blocks * 512): null where not known (after a dry run).
     ji["disk_bytes_before"] = in.disk_before ? nlohmann::json(in.disk_before) : nlohmann::json(nullptr);
     ji["disk_bytes_after"] = !report.dry_run && in.disk_after ? nlohmann::json(in.disk_after) : nlohmann::json(nullptr);
+    uint64_t emptied = 0;
+    for (const auto& f : in.files) emptied += f.lib.containers_emptied;
+    ji["containers_emptied"] = emptied;
     ji["files"] = nlohmann::json::array();
     for (const auto& f : in.files) {
       const auto& l = f.lib;
@@ -284,7 +289,7 @@ nlohmann::json render_json(const slim::SlimReport& report) {
                         {"relocatable_device_bytes", l.relocatable_bytes},
                         {"containers", l.containers},
                         {"containers_kept_whole", l.containers_whole},
-                        {"containers_without_code_for_kept", l.containers_without_code},
+                        {"containers_emptied", l.containers_emptied},
                         {"containers_ptx_only", l.containers_ptx_only},
                         {"containers_pinned", l.containers_pinned},
                         {"packed", l.packed},
@@ -303,6 +308,7 @@ nlohmann::json render_json(const slim::SlimReport& report) {
                                   {"containers", e.containers},
                                   {"containers_changed", e.containers_changed},
                                   {"containers_kept_whole", e.containers_whole},
+                                  {"containers_emptied", e.containers_emptied},
                                   {"device_bytes_before", e.device_before},
                                   {"device_bytes_after", e.device_after}});
       jf["targets"] = nlohmann::json::array();
@@ -311,9 +317,7 @@ nlohmann::json render_json(const slim::SlimReport& report) {
                                  {"kept_entries", t.kept},
                                  {"removed_entries", t.removed},
                                  {"kept_bytes", t.kept_bytes},
-                                 {"removed_bytes", t.removed_bytes},
-                                 {"placeholder_entries", t.placeholders},
-                                 {"placeholder_bytes", t.placeholder_bytes}});
+                                 {"removed_bytes", t.removed_bytes}});
       ji["files"].push_back(std::move(jf));
     }
     ji["left"] = left_json(left_of_input(in));

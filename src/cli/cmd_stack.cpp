@@ -6,10 +6,17 @@
 // inspected; the row names the command that decides it), or when the install's
 // verification failed, with one stderr line saying which; 2 for bad input, 128+signal when
 // interrupted.
+#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -32,8 +39,113 @@ namespace {
 
 struct StackArgs {
   stack::StackRequest request;
-  std::string lock, script, install, from_lock, out = "dist";
+  std::string lock, script, install, from_lock, out = "dist", progress = "auto";
   bool json = false, build = false, no_index = false;
+};
+
+/// What `stack` shows on stderr while it works out the stack (pip alone may take a
+/// minute). live (a terminal): each phase as a line, and below it one status line redrawn
+/// in place every second: a spinner, the seconds the phase has taken, what is under way
+/// (pip's "Collecting ..." lines, the wheel being inspected). plain (piped, TERM=dumb):
+/// the phases, pip's "Collecting ..." lines and the wheels inspected, as plain lines.
+/// quiet: nothing. Warnings are shown in every style.
+class StackProgress {
+public:
+  enum class Style { live, plain, quiet };
+  explicit StackProgress(Style style) : m_style(style) {
+    if (m_style == Style::live) m_ticker = std::thread([this] { tick(); });
+  }
+  ~StackProgress() { stop(); }
+  StackProgress(const StackProgress&) = delete;
+  StackProgress& operator=(const StackProgress&) = delete;
+
+  void phase(std::string_view line) {
+    std::lock_guard lock(m_mutex);
+    if (m_style == Style::quiet) return;
+    clear_status();
+    std::fprintf(stderr, "tailor stack: %s\n", terminal_safe(line).c_str());
+    m_detail.clear();
+    m_phase_start = Clock::now();
+    m_active = true;
+    draw_status();
+    std::fflush(stderr);
+  }
+  void detail(std::string_view line) {
+    std::lock_guard lock(m_mutex);
+    if (m_style == Style::live) {
+      m_detail = terminal_safe(line);
+      draw_status();
+    } else if (m_style == Style::plain && !line.starts_with("pip: Downloading") && !line.starts_with("pip: Using cached")) {
+      std::fprintf(stderr, "tailor stack: %s\n", terminal_safe(line).c_str());
+    }
+    std::fflush(stderr);
+  }
+  void warn(std::string_view line) {
+    std::lock_guard lock(m_mutex);
+    clear_status();
+    std::fprintf(stderr, "%s %s\n", paint("tailor stack: warning:", Paint::yellow, 2).c_str(), terminal_safe(line).c_str());
+    draw_status();
+    std::fflush(stderr);
+  }
+  /// Clears the status line and stops redrawing it (before the result is printed).
+  void stop() {
+    {
+      std::lock_guard lock(m_mutex);
+      if (m_stopped) return;
+      m_stopped = true;
+      clear_status();
+      m_active = false;
+      std::fflush(stderr);
+    }
+    m_wake.notify_all();
+    if (m_ticker.joinable()) m_ticker.join();
+  }
+
+private:
+  using Clock = std::chrono::steady_clock;
+  void tick() {
+    std::unique_lock lock(m_mutex);
+    while (!m_stopped) {
+      m_wake.wait_for(lock, std::chrono::seconds(1));
+      if (m_stopped) break;
+      ++m_spin;
+      draw_status();
+      std::fflush(stderr);
+    }
+  }
+  static size_t width() {
+    struct winsize ws {};
+    if (::ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+    if (const char* cols = std::getenv("COLUMNS"); cols && std::atoi(cols) > 0) return static_cast<size_t>(std::atoi(cols));
+    return 80;
+  }
+  void draw_status() {
+    if (m_style != Style::live || !m_active || m_stopped) return;
+    static constexpr char k_spin[] = {'|', '/', '-', '\\'};
+    auto secs = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - m_phase_start).count();
+    std::string line = fmt::format("  {} {} s  {}", k_spin[m_spin % 4], secs, m_detail);
+    size_t w = width();
+    if (line.size() >= w) {
+      size_t cut = w > 4 ? w - 4 : w;
+      while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+      line = line.substr(0, cut) + "...";
+    }
+    std::fprintf(stderr, "\r\033[K%s", line.c_str());
+    m_shown = true;
+  }
+  void clear_status() {
+    if (m_shown) std::fputs("\r\033[K", stderr);
+    m_shown = false;
+  }
+
+  Style m_style;
+  std::mutex m_mutex;
+  std::condition_variable m_wake;
+  std::thread m_ticker;
+  std::string m_detail;
+  Clock::time_point m_phase_start = Clock::now();
+  unsigned m_spin = 0;
+  bool m_active = false, m_shown = false, m_stopped = false;
 };
 
 std::string self_path() {
@@ -87,8 +199,10 @@ std::string render_text(const stack::StackResult& r) {
   out += fmt::format("\n{} prebuilt or installed, {} to build, {}{} unsupported", prebuilt, build,
                      unknown ? fmt::format("{} unknown, ", unknown) : "", unsupported);
   if (r.resolve_seconds > 0)
-    out += fmt::format(" (resolved in {:.1f} s, inspected in {:.1f} s; {} downloaded, {} from the cache)", r.resolve_seconds,
-                       r.inspect_seconds, r.downloads, r.cache_hits);
+    out += fmt::format(" ({} in {:.1f} s, inspected in {:.1f} s; {} downloaded, {} from the cache{})",
+                       r.resolution_reused ? "stored resolution checked" : "resolved", r.resolve_seconds, r.inspect_seconds,
+                       r.downloads, r.cache_hits,
+                       r.inspections_reused ? fmt::format(", {} inspected before", r.inspections_reused) : "");
   out += "\n";
   for (const auto& n : r.notes) out += fmt::format("{} {}\n", paint("note:", Paint::yellow), terminal_safe(n));
   return out;
@@ -102,6 +216,8 @@ nlohmann::json render_json(const stack::StackResult& r, const stack::InstallRepo
   j["seconds"] = {{"resolve", r.resolve_seconds}, {"inspect", r.inspect_seconds}};
   j["downloads"] = r.downloads;
   j["cache_hits"] = r.cache_hits;
+  j["resolution_reused"] = r.resolution_reused;
+  j["inspections_reused"] = r.inspections_reused;
   if (install) {
     j["install"] = {{"venv", install->venv}, {"steps", install->steps}, {"failures", install->failures}, {"ok", install->ok()}};
     auto v = nlohmann::json::parse(install->verification_json, nullptr, false);
@@ -134,6 +250,8 @@ int interrupted_exit() {
 
 int run_stack(StackArgs& args) {
   install_interrupt_handlers();
+  if (args.progress != "auto" && args.progress != "live" && args.progress != "plain" && args.progress != "quiet")
+    return report_error(fmt::format("--progress {}: expected auto, live, plain or quiet", args.progress));
   args.request.self = self_path();
   args.request.index.no_index = args.no_index;
   stack::StackResult result;
@@ -149,13 +267,23 @@ int run_stack(StackArgs& args) {
     for (const auto& f : args.request.requirement_files)
       if (auto t = read_text_file(f, 8ull << 20); !t) return report_error("-r: " + t.error().message);
     SystemCommandRunner runner;
-    // What it is doing while pip resolves (tens of seconds), on a terminal only: piped
-    // stderr keeps its one line per failure.
-    if (::isatty(2) == 1)
-      args.request.progress = [](std::string_view line) {
-        std::fprintf(stderr, "tailor stack: %s\n", terminal_safe(line).c_str());
-      };
+    // What it is doing while pip resolves (tens of seconds when nothing is stored).
+    StackProgress::Style style = StackProgress::Style::quiet;
+    const char* term = std::getenv("TERM");
+    if (args.progress == "auto")
+      style = ::isatty(2) == 1 && !(term && std::strcmp(term, "dumb") == 0) ? StackProgress::Style::live : StackProgress::Style::plain;
+    else if (args.progress == "live")
+      style = StackProgress::Style::live;
+    else if (args.progress == "plain")
+      style = StackProgress::Style::plain;
+    StackProgress shown(style);
+    if (style != StackProgress::Style::quiet) {
+      args.request.progress = [&shown](std::string_view line) { shown.phase(line); };
+      args.request.progress_detail = [&shown](std::string_view line) { shown.detail(line); };
+    }
+    args.request.warn = [&shown](std::string_view line) { shown.warn(line); };
     auto r = stack::run_stack(args.request, runner);
+    shown.stop();
     if (!r) return interrupt_signal() ? interrupted_exit() : report_error("stack: " + r.error().message);
     result = std::move(*r);
   }
@@ -247,7 +375,10 @@ void setup_stack(CLI::App& sub, RunFn& run) {
   sub.add_option("--find-links", q.index.find_links, "Folders or pages of wheels and sdists (pip's --find-links)")->allow_extra_args(false);
   sub.add_flag("--no-index", a->no_index, "Use only --find-links (pip's --no-index)");
   sub.add_option("--interpreter", q.interpreter, "The Python that runs pip (default python3)");
-  sub.add_option("--cache-dir", q.cache_dir, "Where inspected wheels and sdists are kept by sha256 (default ~/.cache/tailor/stack)");
+  sub.add_option("--cache-dir", q.cache_dir,
+                 "Where wheels, sdists and their inspections are kept by sha256, and pip's resolutions (default ~/.cache/tailor/stack)");
+  sub.add_flag("--refresh", q.refresh, "Resolve with pip again even where the stored resolution still holds");
+  sub.add_option("--progress", a->progress, "auto, live, plain or quiet (default auto: live on a terminal, plain lines when piped)");
   sub.add_flag("--json", a->json, "Machine-readable output");
   sub.add_option("--lock", a->lock, "Write the lock: pinned wheel URLs with sha256, the sdists to build");
   sub.add_option("--from-lock", a->from_lock, "Use a lock written by --lock instead of resolving");

@@ -37,7 +37,7 @@ struct ArchReport {
   TargetSet targets;
   std::vector<ConsumerSpelling> spellings;
   std::vector<DeviceCoverage> devices;  ///< every known CC, ascending
-  std::vector<std::string> cuda_versions_that_build;  ///< from the table
+  std::vector<CudaVersion> cuda_versions_that_build;  ///< from the table, ascending
   std::optional<NvccCheck> nvcc_check;
 };
 

@@ -136,7 +136,7 @@ Expected<void> add_keyword(Reading& r, std::string_view kw, const ArchSpecContex
   std::vector<CudaTarget> plain;
   for (const auto& t : ctx.nvcc->sass)
     if (t.variant == ArchVariant::none) plain.push_back(t);
-  if (plain.empty()) return make_error("CUDA " + ctx.nvcc->cuda_version + " lists no targets");
+  if (plain.empty()) return make_error("CUDA " + ctx.nvcc->cuda_version.to_string() + " lists no targets");
   for (size_t i = 0; i < plain.size(); ++i)
     if (kw == "all" || i == 0 || plain[i - 1].cc.major != plain[i].cc.major) r.add_target(plain[i]);
   int top = plain.back().cc.major;
@@ -426,7 +426,7 @@ std::vector<std::string> arch_spec_notes(const std::vector<std::string>& specs, 
       for (const auto& v : known_cuda_versions()) {
         auto caps = nvcc_capabilities_from_table(v);
         if (caps && std::find(caps->sass.begin(), caps->sass.end(), sass(cc)) != caps->sass.end()) {
-          first_cuda = v;
+          first_cuda = v.to_string();
           break;
         }
       }

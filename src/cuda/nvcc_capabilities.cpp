@@ -5,18 +5,19 @@
 
 #include "data/toml_document.h"
 #include "util/strings.h"
-#include "util/version.h"
 
 namespace tailor::cuda {
 
 namespace {
 constexpr std::string_view k_file = "cuda/nvcc_targets.toml";
 
-std::map<std::string, NvccCapabilities> load() {
-  std::map<std::string, NvccCapabilities> out;
+std::map<CudaVersion, NvccCapabilities> load() {
+  std::map<CudaVersion, NvccCapabilities> out;
   for (const auto& n : data::toml_document(k_file)["cuda"].array()) {
     NvccCapabilities caps;
-    caps.cuda_version = n["version"].string();
+    auto version = parse_cuda_version(n["version"].string());
+    if (!version) n["version"].fail(version.error().message);
+    caps.cuda_version = *version;
     caps.source = "table";
     for (const auto& d : n["targets"].array()) {
       auto parsed = parse_target_name("sm_" + d.string());
@@ -31,16 +32,9 @@ std::map<std::string, NvccCapabilities> load() {
   return out;
 }
 
-const std::map<std::string, NvccCapabilities>& table() {
+const std::map<CudaVersion, NvccCapabilities>& table() {
   static const auto t = load();
   return t;
-}
-
-/// "13.0.88" -> "13.0"; "12" -> "" (a version needs major.minor).
-std::string major_minor(std::string_view version) {
-  auto v = parse_version(trim(version));
-  if (!v || v->parts.size() < 2) return {};
-  return v->major_minor();
 }
 
 std::vector<CudaTarget> parse_listing(std::string_view text) {
@@ -57,23 +51,23 @@ bool NvccCapabilities::can_produce(const CudaTarget& t) const {
   return std::binary_search(list.begin(), list.end(), t);
 }
 
-std::vector<std::string> known_cuda_versions() {
-  std::vector<std::string> out;
-  for (const auto& [v, caps] : table()) out.push_back(v);
-  std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
-    return compare_versions(a, b) < 0;
-  });
+std::vector<CudaVersion> known_cuda_versions() {
+  std::vector<CudaVersion> out;
+  for (const auto& [v, caps] : table()) out.push_back(v);  // the map keeps them ascending
   return out;
 }
 
-Expected<NvccCapabilities> nvcc_capabilities_from_table(std::string_view cuda_version) {
-  const std::string key = major_minor(cuda_version);
-  if (key.empty())
-    return make_error("not a CUDA version: '" + std::string(cuda_version) + "' (expected e.g. 12.8)");
-  auto it = table().find(key);
+Expected<NvccCapabilities> nvcc_capabilities_from_table(const CudaVersion& cuda_version) {
+  auto it = table().find(cuda_version);
   if (it == table().end())
-    return make_error("CUDA " + key + " is not in tailor's nvcc table (known: " + join(known_cuda_versions(), ", ") + ")");
+    return make_error("CUDA " + cuda_version.to_string() + " is not in tailor's nvcc table (known: " +
+                      join(to_strings(known_cuda_versions()), ", ") + ")");
   return it->second;
+}
+
+Expected<NvccCapabilities> nvcc_capabilities_from_table(std::string_view cuda_version) {
+  TAILOR_TRY(version, parse_cuda_version(cuda_version));
+  return nvcc_capabilities_from_table(version);
 }
 
 Expected<NvccCapabilities> nvcc_capabilities_from_nvcc(const std::string& nvcc, CommandRunner& runner) {
@@ -85,8 +79,9 @@ Expected<NvccCapabilities> nvcc_capabilities_from_nvcc(const std::string& nvcc, 
   if (pos == std::string::npos) return make_error("'" + nvcc + " --version' printed no release line");
   auto end = version.out.find_first_of(", \n", pos + 8);
   NvccCapabilities caps;
-  caps.cuda_version = major_minor(std::string_view(version.out).substr(pos + 8, end - pos - 8));
-  if (caps.cuda_version.empty()) return make_error("'" + nvcc + " --version': unreadable release number");
+  auto release = parse_cuda_version(std::string_view(version.out).substr(pos + 8, end - pos - 8));
+  if (!release) return make_error("'" + nvcc + " --version': unreadable release number");
+  caps.cuda_version = *release;
   CommandResult code = run("--list-gpu-code");
   CommandResult arch = run("--list-gpu-arch");
   if (!code.ok() || !arch.ok()) return make_error("'" + nvcc + " --list-gpu-code' failed (nvcc older than 11.0?)");
@@ -123,7 +118,7 @@ std::vector<std::string> unsupported_by(const TargetSet& set, const NvccCapabili
     std::vector<CudaTarget> plain;
     for (const auto& c : t.kind == TargetKind::sass ? nvcc.sass : nvcc.ptx)
       if (c.variant == ArchVariant::none) plain.push_back(c);
-    std::string msg = "CUDA " + nvcc.cuda_version + " cannot target " + t.name();
+    std::string msg = "CUDA " + nvcc.cuda_version.to_string() + " cannot target " + t.name();
     if (!plain.empty() && t.cc < plain.front().cc)
       msg += "; its lowest is " + plain.front().cc.str() + " (" + plain.front().name() + ")";
     else if (!plain.empty() && t.cc > plain.back().cc)

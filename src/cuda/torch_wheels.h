@@ -4,10 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "cuda/cuda_version.h"
+
 namespace tailor::cuda {
 
 struct OfficialArchList {
-  std::string cuda;      ///< "13.0"
+  CudaVersion cuda;      ///< 13.0
   std::string platform;  ///< "x86_64", "aarch64"
   std::string torch_cuda_arch_list;
   std::string note;

@@ -32,10 +32,6 @@ namespace tailor::executor {
 namespace fs = std::filesystem;
 namespace {
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 // The package's own metadata files (setup.py, pyproject.toml, ...): bounded, regular files only.
 std::string read_text(const fs::path& p) {
   auto text = read_text_file(p.string(), uint64_t{16} << 20);
@@ -43,8 +39,8 @@ std::string read_text(const fs::path& p) {
 }
 
 bool is_sdist_name(std::string_view s) {
-  return ends_with(s, ".tar.gz") || ends_with(s, ".tgz") || ends_with(s, ".zip") || ends_with(s, ".tar.bz2") ||
-         ends_with(s, ".tar.xz");
+  return s.ends_with(".tar.gz") || s.ends_with(".tgz") || s.ends_with(".zip") || s.ends_with(".tar.bz2") ||
+         s.ends_with(".tar.xz");
 }
 
 /// "causal_conv1d-1.5.2.tar.gz" -> "causal_conv1d".
@@ -87,7 +83,7 @@ Expected<std::string> unpack_sdist(const std::string& sdist, const fs::path& des
   std::error_code ec;
   fs::create_directories(dest, ec);
   if (ec) return make_error(fmt::format("{}: cannot create: {}", dest.string(), ec.message()));
-  if (ends_with(sdist, ".zip")) {
+  if (sdist.ends_with(".zip")) {
     auto r = run_checked(runner, {python, "-m", "zipfile", "-e", sdist, dest.string()}, dest.string(),
                          std::chrono::seconds(600));
     if (!r) return r.error();
@@ -179,7 +175,7 @@ bool split_git_url(std::string_view text, std::string& url, std::string& ref) {
     u = t.substr(0, at);
     r = t.substr(at + 1);
   }
-  if (!explicit_git && !ends_with(u, ".git") && r.empty() && t.rfind("git@", 0) != 0 && t.rfind("git://", 0) != 0)
+  if (!explicit_git && !u.ends_with(".git") && r.empty() && t.rfind("git@", 0) != 0 && t.rfind("git://", 0) != 0)
     return false;
   url = u;
   ref = r;
@@ -206,7 +202,7 @@ Expected<SourceSpec> classify_source(std::string_view text_in, const std::string
     s.url = url;
     s.ref = ref;
     std::string base = fs::path(url).filename().string();
-    if (ends_with(base, ".git")) base.resize(base.size() - 4);
+    if (base.ends_with(".git")) base.resize(base.size() - 4);
     s.name = base;
     return s;
   }
@@ -361,7 +357,7 @@ Expected<std::string> prepare_source(const SourceSpec& spec, const std::string& 
     case SourceKind::directory: {
       // Earlier in-tree builds of the user's folder must not leak into this one.
       auto skip = [](const std::string& n) {
-        return n == "build" || n == "dist" || ends_with(n, ".egg-info") || n == "__pycache__" || n == ".pytest_cache";
+        return n == "build" || n == "dist" || n.ends_with(".egg-info") || n == "__pycache__" || n == ".pytest_cache";
       };
       if (auto synced = sync_tree(spec.path, src.string(), skip); !synced) return synced.error();
       return src.string();
@@ -410,8 +406,8 @@ constexpr uint64_t k_max_tree_files = 2'000'000;
 bool skipped_in_tree(const std::string& name, bool is_dir, bool top) {
   if (is_dir && (name == ".git" || name == "__pycache__" || name == ".pytest_cache" || name == ".hg" || name == ".svn"))
     return true;
-  if (!is_dir && (ends_with(name, ".pyc") || ends_with(name, ".pyo"))) return true;
-  if (top && (name == "build" || name == "dist" || ends_with(name, ".egg-info"))) return true;
+  if (!is_dir && (name.ends_with(".pyc") || name.ends_with(".pyo"))) return true;
+  if (top && (name == "build" || name == "dist" || name.ends_with(".egg-info"))) return true;
   return false;
 }
 
@@ -525,7 +521,7 @@ Expected<SourceIdentity> identify_sdist(const std::string& sdist, const std::str
   id.digest_kind = "sdist-sha256";
   TAILOR_TRY(digest, sha256_of_file(sdist));
   id.digest = digest;
-  if (ends_with(sdist, ".zip")) {
+  if (sdist.ends_with(".zip")) {
     TAILOR_TRY(newest, newest_zip_member_time(sdist));
     id.source_date_epoch = newest;
   } else {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "util/files.h"
 #include "util/strings.h"
 
 namespace tailor::executor {
@@ -28,14 +29,8 @@ nlohmann::json read_state(const std::string& work_dir) {
 }
 
 void write_state(const std::string& work_dir, const nlohmann::json& j) {
-  fs::path p = fs::path(work_dir) / k_state_file, tmp = p;
-  tmp += ".tmp";
-  {
-    std::ofstream f(tmp);
-    f << j.dump(2) << "\n";
-  }
-  std::error_code ec;
-  fs::rename(tmp, p, ec);
+  // A state that cannot be written only costs the next run its reuse.
+  (void)write_file_atomic((fs::path(work_dir) / k_state_file).string(), j.dump(2) + "\n");
 }
 
 }  // namespace

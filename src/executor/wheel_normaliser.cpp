@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "data/toml_document.h"
 #include "formats/wheel.h"
 #include "formats/zip.h"
 #include "formats/zip_writer.h"
@@ -16,15 +17,11 @@
 #include "util/mapped_file.h"
 #include "util/sha256.h"
 #include "util/strings.h"
+#include "util/version.h"
 
 namespace tailor::executor {
 
 namespace {
-
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
 
 using formats::normal_mode;
 using formats::record_digest;
@@ -69,7 +66,7 @@ Expected<NormalisedWheel> normalise_wheel(const std::string& wheel, const WheelN
   std::vector<std::string> dist_infos;
   for (const auto& e : archive->entries) {
     auto slash = e.name.find('/');
-    if (slash != std::string::npos && e.name.substr(slash) == "/WHEEL" && ends_with(e.name.substr(0, slash), ".dist-info"))
+    if (slash != std::string::npos && e.name.substr(slash) == "/WHEEL" && e.name.substr(0, slash).ends_with(".dist-info"))
       dist_infos.push_back(e.name.substr(0, slash));
   }
   if (dist_infos.size() != 1)
@@ -167,8 +164,37 @@ Expected<NormalisedWheel> normalise_wheel(const std::string& wheel, const WheelN
   return NormalisedWheel{out_path, di, members.size() + 1};
 }
 
+namespace {
+
+/// data/build/reproducible.toml: nvcc's fixed random seed and the first nvcc that takes it.
+struct NvccRandomSeed {
+  std::string flags;
+  std::string min_nvcc;
+};
+
+const NvccRandomSeed& nvcc_random_seed() {
+  static const NvccRandomSeed seed = [] {
+    auto doc = data::toml_document("build/reproducible.toml");
+    NvccRandomSeed s;
+    s.flags = doc.at_path("nvcc_random_seed.flags").string();
+    s.min_nvcc = doc.at_path("nvcc_random_seed.min_nvcc").string();
+    if (!parse_version(s.min_nvcc)) doc.at_path("nvcc_random_seed.min_nvcc").fail("expected a version such as 12.9");
+    return s;
+  }();
+  return seed;
+}
+
+}  // namespace
+
+std::string nvcc_reproducible_flags(std::string_view nvcc_version) {
+  const auto& seed = nvcc_random_seed();
+  if (nvcc_version.empty() || !parse_version(nvcc_version) || compare_versions(nvcc_version, seed.min_nvcc) < 0)
+    return {};
+  return seed.flags;
+}
+
 void add_reproducible_build_env(std::map<std::string, std::string>& env, int64_t source_date_epoch,
-                                const std::string& source_dir, bool nvcc_objtemp) {
+                                const std::string& source_dir, bool nvcc_objtemp, std::string_view nvcc_version) {
   // Appended to the plan's value, else to the caller's own (the build inherits it).
   auto append = [&](const std::string& name, const std::string& flags) {
     auto it = env.find(name);
@@ -178,6 +204,7 @@ void add_reproducible_build_env(std::map<std::string, std::string>& env, int64_t
   };
   env["SOURCE_DATE_EPOCH"] = std::to_string(source_date_epoch);
   if (nvcc_objtemp) append("NVCC_APPEND_FLAGS", "-objtemp");
+  if (auto seed = nvcc_reproducible_flags(nvcc_version); !seed.empty()) append("NVCC_APPEND_FLAGS", seed);
   // Flags are split at spaces: a folder with one cannot be mapped.
   if (source_dir.find_first_of(" \t\n'\"") != std::string::npos) return;
   const std::string prefix_map = "-ffile-prefix-map=" + source_dir + "=.";
@@ -236,10 +263,10 @@ BuildProvenance make_torch_provenance(const plan::BuildPlan& plan, const probe::
   p.source_date_epoch = identity.source_date_epoch;
   p.epoch_from = identity.epoch_from;
   std::map<std::string, std::string> toolchain;
-  if (plan.cuda) toolchain["nvcc"] = plan.cuda_version;
+  if (plan.cuda) toolchain["nvcc"] = plan.cuda_text();
   toolchain["python"] = plan.python_version;
   for (const auto& c : host.compilers)
-    if (c.path == plan.host_compiler) toolchain[c.kind] = c.version;
+    if (c.path == plan.host_compiler) toolchain[std::string(probe::compiler_kind_name(c.kind))] = c.version;
   for (const auto& t : host.tools)
     if (t.name == "ninja" || t.name == "cmake") toolchain[t.name] = t.version;
   fill_provenance_toolchain(p, toolchain);

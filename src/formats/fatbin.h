@@ -53,7 +53,9 @@ struct FatbinContainer {
 /// file so that offsets in results and errors are file offsets. Every size is checked:
 /// a container or entry that runs past its bound, a header smaller than 64 bytes or a
 /// walk that would not advance is an error naming the file offset. So is a container with
-/// more than 65536 entries or more than 1 MiB of entry identifiers in all.
+/// more than 65536 entries or more than 1 MiB of entry identifiers in all. A container of
+/// its header alone (payload size 0: what `tailor slim` leaves of one with no code for the
+/// kept GPUs) is a container with no entries, and the walk goes on after it.
 Expected<std::vector<FatbinContainer>> parse_fatbin_section(Bytes section,
                                                            uint64_t section_file_offset);
 
@@ -71,8 +73,9 @@ Expected<void> for_each_fatbin_container(Bytes section, uint64_t section_file_of
 /// is 8-aligned in the address space (section_address + offset; every container in real
 /// libraries is, as the ones nvcc places in .nv_fatbin) and keeps a candidate only when its
 /// version is 1, its header 16 bytes, header + size stays inside the section and its entries
-/// walk as in .nv_fatbin (at least one entry, same checks and caps). Candidates that do not
-/// validate are skipped, not errors; the scan goes on after each container found, so
+/// walk as in .nv_fatbin (at least one entry, same checks and caps: a header alone holds
+/// nothing, and 16 bytes are too little evidence to call it a container). Candidates that
+/// do not validate are skipped, not errors; the scan goes on after each container found, so
 /// containers never overlap and a magic inside a container's payload is not another one.
 /// `progress` (optional) is called with a file offset below which the scan will read
 /// nothing more, after each container and after each 4 MiB searched, so that a caller over

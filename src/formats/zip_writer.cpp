@@ -79,8 +79,6 @@ bool is_ascii(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
 }
 
-std::string errno_text() { return std::strerror(errno); }
-
 struct Fd {
   int fd = -1;
   ~Fd() {
@@ -110,16 +108,10 @@ std::string zip_writer_compressor(const ZipWriteOptions& options) {
 Expected<ZipWriter> ZipWriter::create(const std::string& path, const ZipWriteOptions& options) {
   if (options.level < 0 || options.level > 9)
     return make_error(fmt::format("{}: zip compression level {} is not 0..9", path, options.level));
-  namespace fs = std::filesystem;
-  fs::path dest(path);
-  fs::path dir = dest.parent_path().empty() ? fs::path(".") : dest.parent_path();
-  std::string templ = (dir / ("." + dest.filename().string() + ".tmp-XXXXXX")).string();
-  int fd = ::mkstemp(templ.data());
-  if (fd < 0) return make_error(fmt::format("{}: cannot create a temporary file: {}", templ, errno_text()));
+  TAILOR_TRY(file, AtomicFile::beside(path));
   ZipWriter w;
   w.m_path = path;
-  w.m_temp_path = templ;
-  w.m_fd = fd;
+  w.m_file = std::move(file);
   w.m_options = options;
   uint32_t dt = dos_date_time(options.mtime);
   w.m_dos_date = static_cast<uint16_t>(dt >> 16);
@@ -130,8 +122,7 @@ Expected<ZipWriter> ZipWriter::create(const std::string& path, const ZipWriteOpt
 
 ZipWriter::ZipWriter(ZipWriter&& o) noexcept
     : m_path(std::move(o.m_path)),
-      m_temp_path(std::move(o.m_temp_path)),
-      m_fd(o.m_fd),
+      m_file(std::move(o.m_file)),
       m_options(o.m_options),
       m_dos_time(o.m_dos_time),
       m_dos_date(o.m_dos_date),
@@ -142,20 +133,12 @@ ZipWriter::ZipWriter(ZipWriter&& o) noexcept
       m_deflated(std::move(o.m_deflated)),
       m_failed(o.m_failed),
       m_committed(o.m_committed) {
-  o.m_fd = -1;
-  o.m_temp_path.clear();
   o.m_committed = true;
 }
 
 ZipWriter::~ZipWriter() { discard(); }
 
-void ZipWriter::discard() {
-  if (m_fd >= 0) {
-    ::close(m_fd);
-    m_fd = -1;
-  }
-  if (!m_committed && !m_temp_path.empty()) ::unlink(m_temp_path.c_str());
-}
+void ZipWriter::discard() { m_file = AtomicFile(); }
 
 Expected<void> ZipWriter::fail(Error error) {
   m_failed = true;
@@ -166,9 +149,9 @@ Expected<void> ZipWriter::fail(Error error) {
 Expected<void> ZipWriter::flush() {
   size_t done = 0;
   while (done < m_buffer.size()) {
-    ssize_t n = ::write(m_fd, m_buffer.data() + done, m_buffer.size() - done);
+    ssize_t n = ::write(m_file.fd(), m_buffer.data() + done, m_buffer.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return make_error(fmt::format("{}: write failed: {}", m_temp_path, errno_text()));
+    if (n <= 0) return make_error(fmt::format("{}: write failed: {}", m_file.path(), errno_text(errno)));
     done += static_cast<size_t>(n);
   }
   m_buffer.clear();
@@ -200,7 +183,7 @@ Expected<ZipWrittenMember> ZipWriter::add(const ZipWriteEntry& entry) {
     file.fd = ::open(f->path.c_str(), O_RDONLY | O_CLOEXEC);
     struct stat st {};
     if (file.fd < 0 || ::fstat(file.fd, &st) != 0) {
-      auto e = make_error(fmt::format("{}: cannot read: {}", f->path, errno_text()));
+      auto e = make_error(fmt::format("{}: cannot read: {}", f->path, errno_text(errno)));
       fail(e);
       return e;
     }
@@ -319,7 +302,7 @@ Expected<ZipWrittenMember> ZipWriter::add(const ZipWriteEntry& entry) {
       ssize_t n = ::read(file.fd, chunk.data(), chunk.size());
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
-        sink_error = make_error(fmt::format("{}: read failed: {}", path, errno_text()));
+        sink_error = make_error(fmt::format("{}: read failed: {}", path, errno_text(errno)));
         break;
       }
       if (n == 0) break;
@@ -371,8 +354,8 @@ Expected<ZipWrittenMember> ZipWriter::add(const ZipWriteEntry& entry) {
       fail(r.error());
       return r.error();
     }
-    if (::pwrite(m_fd, bytes->data(), bytes->size(), static_cast<off_t>(at)) != static_cast<ssize_t>(bytes->size())) {
-      auto e = make_error(fmt::format("{}: write failed: {}", m_temp_path, errno_text()));
+    if (::pwrite(m_file.fd(), bytes->data(), bytes->size(), static_cast<off_t>(at)) != static_cast<ssize_t>(bytes->size())) {
+      auto e = make_error(fmt::format("{}: write failed: {}", m_file.path(), errno_text(errno)));
       fail(e);
       return e;
     }
@@ -384,7 +367,7 @@ Expected<ZipWrittenMember> ZipWriter::add(const ZipWriteEntry& entry) {
 }
 
 Expected<void> ZipWriter::check_name(const std::string& name) {
-  if (m_failed || m_committed || m_fd < 0) return make_error(fmt::format("{}: the zip writer is closed", m_path));
+  if (m_failed || m_committed || m_file.fd() < 0) return make_error(fmt::format("{}: the zip writer is closed", m_path));
   if (auto why = name_problem(name); !why.empty()) return fail(make_error(fmt::format("{}: member '{}': {}", m_path, name.substr(0, 200), why)));
   if (m_names.count(name)) return fail(make_error(fmt::format("{}: member '{}' is added twice", m_path, name)));
   return {};
@@ -468,7 +451,7 @@ Expected<ZipWrittenMember> ZipWriter::add_raw(const ZipRawMember& member) {
 }
 
 Expected<void> ZipWriter::commit() {
-  if (m_failed || m_committed || m_fd < 0) return make_error(fmt::format("{}: the zip writer is closed", m_path));
+  if (m_failed || m_committed || m_file.fd() < 0) return make_error(fmt::format("{}: the zip writer is closed", m_path));
   const uint64_t cd_offset = m_offset;
   for (const auto& c : m_central)
     if (auto r = write_bytes(c); !r) return fail(r.error());
@@ -503,15 +486,7 @@ Expected<void> ZipWriter::commit() {
   put16(end, 0);  // comment
   if (auto r = write_bytes(end); !r) return fail(r.error());
   if (auto r = flush(); !r) return fail(r.error());
-  if (::fchmod(m_fd, 0644) != 0 || ::fsync(m_fd) != 0)
-    return fail(make_error(fmt::format("{}: cannot finish: {}", m_temp_path, errno_text())));
-  if (::close(m_fd) != 0) {
-    m_fd = -1;
-    return fail(make_error(fmt::format("{}: cannot close: {}", m_temp_path, errno_text())));
-  }
-  m_fd = -1;
-  if (::rename(m_temp_path.c_str(), m_path.c_str()) != 0)
-    return fail(make_error(fmt::format("{}: cannot move the finished archive into place: {}", m_path, errno_text())));
+  if (auto r = m_file.commit(0644); !r) return fail(r.error());
   m_committed = true;
   return {};
 }

@@ -18,6 +18,7 @@
 
 #include "util/byte_reader.h"
 #include "util/expected.h"
+#include "util/files.h"
 #include "util/sha256.h"
 
 namespace tailor::formats {
@@ -106,8 +107,8 @@ private:
                    uint64_t written, uint64_t header_offset, bool zip64_sizes, bool zip64_offset, uint32_t mode);
   void discard();
 
-  std::string m_path, m_temp_path;
-  int m_fd = -1;
+  std::string m_path;
+  AtomicFile m_file;  ///< the archive being written beside m_path
   ZipWriteOptions m_options;
   uint16_t m_dos_time = 0, m_dos_date = 0;
   uint64_t m_offset = 0;  ///< bytes written so far (buffered included)

@@ -58,10 +58,6 @@ Expected<std::vector<std::string>> find_elf_files(const std::string& dir, std::v
   return found;
 }
 
-bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 }  // namespace
 
 std::vector<std::string> InspectReport::targets_union() const {
@@ -95,7 +91,7 @@ Expected<InspectReport> inspect_paths(const std::vector<std::string>& paths, con
       elf_files.insert(elf_files.end(), found.begin(), found.end());
       continue;
     }
-    if (ends_with(path, ".whl")) {
+    if (path.ends_with(".whl")) {
       TAILOR_TRY(mapped, MappedFile::open(path));
       WheelPassOptions pass;
       pass.release_file_pages = true;  // our own map: its pages go back once read

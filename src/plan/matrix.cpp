@@ -1,5 +1,6 @@
 #include "plan/matrix.h"
 #include "cache/cache_settings.h"
+#include "cache/tailor_toml.h"
 
 #include <algorithm>
 #include <cctype>
@@ -15,7 +16,6 @@
 #include "cuda/nvcc_capabilities.h"
 #include "plan/torch_catalog.h"
 #include "plan/torch_platform.h"
-#include "util/user_file.h"
 #include "util/files.h"
 #include "util/strings.h"
 
@@ -128,10 +128,10 @@ TorchVariant variant_from_row(const MatrixRow& row) {
     } else if (k == "cpu") {
       v.cpu_target = value;
     } else if (k == "cuda") {
+      // check_config has refused a value that does not parse before any row is built.
       auto c = parse_cuda_choice(value);
       if (c && *c) v.cuda = **c;
       else if (c) v.cpu_only = true;
-      else v.cuda = value;  // resolution reports it
     } else if (k == "python") {
       v.python = value;
     } else if (k == "torch") {
@@ -141,18 +141,14 @@ TorchVariant variant_from_row(const MatrixRow& row) {
   return v;
 }
 
-}  // namespace
-
-Expected<TailorConfig> parse_tailor_config(std::string_view text, const std::string& path) {
-  toml::table root;
-  try {
-    root = toml::parse(text, path);
-  } catch (const toml::parse_error& e) {
-    return make_error(fmt::format("{}:{}:{}: {}", path, e.source().begin.line, e.source().begin.column, e.description()));
-  }
+// [defaults], [variant.NAME], [matrix] and [ci] of a tailor.toml; the loader
+// (cache/tailor_toml.h) has read [cache] and refused any other table.
+Expected<TailorConfig> config_from(const cache::TailorToml& file) {
+  const std::string& path = file.document.file();
   TailorConfig c;
   c.path = path;
-  for (const auto& [k, v] : root) {
+  c.cache = file.cache;
+  for (const auto& [k, v] : file.document.table()) {
     std::string key(k.str());
     if (key == "defaults") {
       if (!v.as_table()) return make_error(path + ": [defaults] must be a table");
@@ -174,21 +170,21 @@ Expected<TailorConfig> parse_tailor_config(std::string_view text, const std::str
       if (!v.as_table()) return make_error(path + ": [ci] must be a table");
       TAILOR_TRY(ci, parse_ci_table(*v.as_table(), path));
       c.ci = ci;
-    } else if (key == "cache") {
-      TAILOR_TRY(cache, parse_cache_settings(text, path));
-      c.cache = cache;
-    } else {
-      return make_error(path + ": unknown table '" + key + "' (known: defaults, variant, matrix, ci, cache)");
     }
   }
   return c;
 }
 
+}  // namespace
+
+Expected<TailorConfig> parse_tailor_config(std::string_view text, const std::string& path) {
+  TAILOR_TRY(file, cache::parse_tailor_toml(text, path));
+  return config_from(file);
+}
+
 Expected<TailorConfig> load_tailor_config(const std::string& path) {
-  // A config is a few KiB: 1 MiB is generous, and a binary file is refused at its first NUL.
-  auto text = read_text_file(path, uint64_t{1} << 20, BinaryData::refused);
-  if (!text) return text.error();
-  TAILOR_TRY(config, parse_tailor_config(*text, path));
+  TAILOR_TRY(file, cache::load_tailor_toml(path));
+  TAILOR_TRY(config, config_from(file));
   // A relative `source` means relative to the config file, wherever tailor runs from.
   auto anchor = [&](TorchVariant& v) {
     if (v.source_dir && !std::filesystem::path(*v.source_dir).is_absolute())
@@ -274,7 +270,10 @@ Expected<std::string> variant_name(const MatrixSpec& spec, const MatrixRow& row)
     s.erase(std::remove(s.begin(), s.end(), '.'), s.end());
     return s;
   };
-  if (row.count("cuda") && varies("cuda")) parts.push_back("cu" + strip(row.at("cuda")));
+  if (row.count("cuda") && varies("cuda")) {
+    auto c = parse_cuda_choice(row.at("cuda"));
+    parts.push_back(c && *c ? (*c)->label() : "cu" + strip(row.at("cuda")));
+  }
   if (row.count("python") && varies("python")) parts.push_back("py" + strip(row.at("python")));
   if (row.count("torch") && varies("torch")) parts.push_back("torch" + row.at("torch"));
   return join(parts, "-");
@@ -367,7 +366,8 @@ void check_axis_value(const std::string& axis, const std::string& value, const s
     } else if (*c) {
       auto known = cuda::known_cuda_versions();
       if (std::find(known.begin(), known.end(), **c) == known.end())
-        problems.push_back(fmt::format("{}: CUDA '{}' is not a version tailor knows ({})", where, shown, join(known, ", ")));
+        problems.push_back(fmt::format("{}: CUDA '{}' is not a version tailor knows ({})", where, shown,
+                                       join(cuda::to_strings(known), ", ")));
     }
   } else if (axis == "python") {
     auto parts = split_any(value, ".");

@@ -112,7 +112,7 @@ std::string extension_expression(const BuildPlan& p, const VariantNames& n, cons
 
 std::string torch_expression(const BuildPlan& p, const VariantNames& n, const NixpkgsFacts& facts, NixEmit emit) {
   std::string what = fmt::format("{}: torch {}, {}, CPU {}, {}", p.name, p.torch_version,
-                                 p.cuda ? "CUDA " + p.cuda_version + " (" + join(p.targets.names(), " ") + ")" : "CPU-only",
+                                 p.cuda ? "CUDA " + p.cuda_text() + " (" + join(p.targets.names(), " ") + ")" : "CPU-only",
                                  p.cpu_target.empty() ? "compiler default" : p.cpu_target, p.blas);
   std::string o = header(what, emit);
   o += fmt::format("{{ {}, blas, {} }}:\n", n.python_set, n.blas);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <fmt/format.h>
 
-#include "util/version.h"
 
 namespace tailor::plan {
 
@@ -11,21 +10,20 @@ ToolkitChoice choose_toolkit(const probe::HostReport& host, const probe::PythonI
   ToolkitChoice choice;
   if (host.cuda_toolkits.empty()) return choice;
   auto newest = std::max_element(host.cuda_toolkits.begin(), host.cuda_toolkits.end(),
-                                 [](const auto& a, const auto& b) {
-                                   return std::pair(a.major, a.minor) < std::pair(b.major, b.minor);
-                                 });
-  if (python && python->torch && !python->torch->cuda_version.empty()) {
-    const std::string& want = python->torch->cuda_version;
-    int major = version_major(want).value_or(0);
+                                 [](const auto& a, const auto& b) { return a.release < b.release; });
+  // torch's version text comes from the probe's JSON; a CPU build has none.
+  auto want = python && python->torch ? cuda::parse_cuda_version(python->torch->cuda_version)
+                                      : Expected<cuda::CudaVersion>(make_error("no torch"));
+  if (want) {
     const probe::CudaToolkit* best = nullptr;
     for (const auto& t : host.cuda_toolkits)
-      if (t.major == major && (!best || t.minor > best->minor)) best = &t;
+      if (t.release.major == want->major && (!best || t.release > best->release)) best = &t;
     if (best) {
       choice.toolkit = best;
       return choice;
     }
-    choice.note = fmt::format("no CUDA {}.x toolkit found for torch's CUDA {}; using CUDA {}", major, want,
-                              newest->version);
+    choice.note = fmt::format("no CUDA {}.x toolkit found for torch's CUDA {}; using CUDA {}", want->major,
+                              python->torch->cuda_version, newest->version);
   }
   choice.toolkit = &*newest;
   return choice;

@@ -18,6 +18,14 @@ Expected<void> load_text(std::string_view text, const char* file, Read read) {
 
 int whole(const data::TomlValue& v) { return static_cast<int>(v.number()); }
 
+/// A CUDA version the data names ("12.6"), read once here; anything else fails the file.
+cuda::CudaVersion cuda_version(const data::TomlValue& v, std::string_view text) {
+  auto parsed = cuda::parse_cuda_version(text);
+  if (!parsed) v.fail(parsed.error().message);
+  return *parsed;
+}
+cuda::CudaVersion cuda_version(const data::TomlValue& v) { return cuda_version(v, v.string()); }
+
 }  // namespace
 
 bool FeatureSwitch::default_on(std::string_view platform) const {
@@ -52,9 +60,9 @@ const CpuTarget* TorchCatalog::find_cpu_target(std::string_view name) const {
   return nullptr;
 }
 
-int TorchCatalog::max_gcc_for(std::string_view cuda) const {
+int TorchCatalog::max_gcc_for(const cuda::CudaVersion& cuda) const {
   for (const auto& l : nvcc_limits)
-    if (compare_versions(l.cuda, cuda) == 0) return l.max_gcc;
+    if (l.cuda == cuda) return l.max_gcc;
   return 0;
 }
 
@@ -73,7 +81,7 @@ Expected<void> load_versions(std::string_view text, TorchCatalog& into) {
       rel.version = t["version"].string();
       rel.tag = t["tag"].string();
       rel.pythons = t["pythons"].strings();
-      rel.cudas = t["cudas"].strings();
+      for (const auto& c : t["cudas"].array()) rel.cudas.push_back(cuda_version(c));
       rel.min_gcc = whole(t["min_gcc"]);
       rel.requirements = t["requirements"].strings();
       rel.build = t["build"].string();
@@ -128,10 +136,10 @@ Expected<void> load_cpu_targets(std::string_view text, TorchCatalog& into) {
 
 Expected<void> load_toolchain(std::string_view text, TorchCatalog& into) {
   return load_text(text, "data/pytorch/toolchain.toml", [&](const data::TomlDocument& root) {
-    for (const auto& t : root["nvcc"].array()) into.nvcc_limits.push_back({t["cuda"].string(), whole(t["max_gcc"])});
+    for (const auto& t : root["nvcc"].array()) into.nvcc_limits.push_back({cuda_version(t["cuda"]), whole(t["max_gcc"])});
     for (const auto& [k, v] : root["fatbin"].entries()) {
       std::string s = v.string();
-      if (k == "compress_mode_since") into.fatbin.compress_mode_since = s;
+      if (k == "compress_mode_since") into.fatbin.compress_mode_since = cuda_version(v, s);
       else if (k == "default_since_13") into.fatbin.default_since_13 = s;
       else into.fatbin.flags[k] = s;
     }
@@ -150,7 +158,7 @@ Expected<void> load_images(std::string_view text, TorchCatalog& into) {
     std::sort(into.distros.begin(), into.distros.end(), [](const auto& a, const auto& b) {
       return compare_versions(a.glibc, b.glibc) < 0;
     });
-    into.cuda_full = root["cuda_full"].string_table();
+    for (const auto& [k, v] : root["cuda_full"].entries()) into.cuda_full[cuda_version(v, k)] = v.string();
     into.repo_arch = root["repo_arch"].string_table();
   });
 }

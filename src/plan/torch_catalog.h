@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cuda/cuda_version.h"
 #include "util/expected.h"
 #include "util/version.h"
 
@@ -18,7 +19,7 @@ struct TorchRelease {
   std::string version;  ///< "2.9.1"
   std::string tag;      ///< "v2.9.1"
   std::vector<std::string> pythons;  ///< "3.10" ...
-  std::vector<std::string> cudas;    ///< "12.6" ...
+  std::vector<cuda::CudaVersion> cudas;  ///< 12.6 ..., as the data lists them
   int min_gcc = 0;
   std::vector<std::string> requirements;  ///< pip requirement strings with pins
   std::string build;                      ///< key of build_commands: setup_py | pip_wheel
@@ -51,13 +52,13 @@ struct CpuTarget {
 };
 
 struct NvccHostLimit {
-  std::string cuda;
+  cuda::CudaVersion cuda;
   int max_gcc = 0;
 };
 
 /// TORCH_NVCC_FLAGS for each compression choice (data/pytorch/toolchain.toml [fatbin]).
 struct FatbinFlags {
-  std::string compress_mode_since;  ///< first CUDA whose nvcc has -compress-mode
+  cuda::CudaVersion compress_mode_since;  ///< first CUDA whose nvcc has -compress-mode
   std::string default_since_13;
   std::map<std::string, std::string> flags;  ///< "size", "legacy_size", ...
 };
@@ -98,7 +99,7 @@ struct TorchCatalog {
   std::vector<NvccHostLimit> nvcc_limits;
   FatbinFlags fatbin;
   std::vector<DistroImage> distros;                  ///< ascending glibc
-  std::map<std::string, std::string> cuda_full;      ///< "12.6" -> "12.6.3"
+  std::map<cuda::CudaVersion, std::string> cuda_full;  ///< 12.6 -> "12.6.3"
   std::map<std::string, std::string> repo_arch;      ///< "aarch64" -> "sbsa"
   std::vector<RuntimeLibrary> runtime_libraries;
   EstimateCoefficients estimates;
@@ -108,7 +109,7 @@ struct TorchCatalog {
   /// By canonical name or alias, case-insensitive.
   const CpuTarget* find_cpu_target(std::string_view name) const;
   /// The newest GCC major this CUDA's nvcc accepts; 0 when unknown.
-  int max_gcc_for(std::string_view cuda) const;
+  int max_gcc_for(const cuda::CudaVersion& cuda) const;
   /// The distro with exactly this glibc ("2.35"), or the newest one not above it.
   const DistroImage* distro_for_glibc(std::string_view glibc) const;
 };

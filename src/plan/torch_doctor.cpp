@@ -109,9 +109,9 @@ DoctorReport run_torch_doctor(const BuildPlan& plan, const probe::HostReport& ho
   }
   if (plan.cuda) {
     bool found = std::any_of(host.cuda_toolkits.begin(), host.cuda_toolkits.end(), [&](const auto& tk) {
-      return fmt::format("{}.{}", tk.major, tk.minor) == plan.cuda_version;
+      return plan.cuda_version && tk.release == *plan.cuda_version;
     });
-    if (found) add({"nvcc", true, false, fmt::format("CUDA {} at {}", plan.cuda_version, plan.cuda_home), ""});
+    if (found) add({"nvcc", true, false, fmt::format("CUDA {} at {}", plan.cuda_text(), plan.cuda_home), ""});
     if (!plan.host_compiler.empty() &&
         std::none_of(plan.problems.begin(), plan.problems.end(), [](const auto& p) { return p.field == "host.compiler"; }))
       add({"host-compiler", true, false, "nvcc host compiler " + plan.host_compiler, ""});

@@ -15,6 +15,7 @@ namespace tailor::plan {
 
 namespace {
 
+/// Python's and torch's "3.10.12" -> "3.10" (CUDA versions are cuda::CudaVersion).
 std::string major_minor(std::string_view version) {
   auto parts = split_any(version, ".");
   if (parts.size() < 2) return std::string(version);
@@ -29,11 +30,11 @@ std::string normalize_manylinux(std::string_view m) {
   return s;
 }
 
-std::string cuda_label(const std::string& cuda) {
-  std::string digits;
-  for (char c : cuda)
-    if (c != '.') digits += c;
-  return "cu" + digits;
+/// The wheel's local label: "cu126", "cpu"; a CUDA build whose version could not be
+/// chosen (a problem already says so) keeps the bare "cu".
+std::string wheel_label(const BuildPlan& p) {
+  if (!p.cuda) return "cpu";
+  return p.cuda_version ? p.cuda_version->label() : "cu";
 }
 
 struct Context {
@@ -125,9 +126,9 @@ void resolve_python(Context& c, const TorchRelease* rel) {
   if (rel) c.take(check_python_for_release(*rel, want));
 }
 
-const probe::CudaToolkit* find_toolkit(const probe::HostReport& host, const std::string& cuda) {
+const probe::CudaToolkit* find_toolkit(const probe::HostReport& host, const cuda::CudaVersion& cuda) {
   for (const auto& tk : host.cuda_toolkits)
-    if (fmt::format("{}.{}", tk.major, tk.minor) == cuda) return &tk;
+    if (tk.release == cuda) return &tk;
   return nullptr;
 }
 
@@ -140,30 +141,30 @@ const probe::CudaToolkit* resolve_cuda(Context& c, const TorchRelease* rel) {
   }
   p.cuda = true;
   if (v.cuda) {
-    p.cuda_version = major_minor(*v.cuda);
+    p.cuda_version = *v.cuda;
   } else {
     // The newest installed toolkit this release supports.
     for (const auto& tk : c.host.cuda_toolkits) {
-      std::string mm = fmt::format("{}.{}", tk.major, tk.minor);
-      if (rel && std::find(rel->cudas.begin(), rel->cudas.end(), mm) == rel->cudas.end()) continue;
-      if (p.cuda_version.empty() || compare_versions(mm, p.cuda_version) > 0) p.cuda_version = mm;
+      if (rel && std::find(rel->cudas.begin(), rel->cudas.end(), tk.release) == rel->cudas.end()) continue;
+      if (!p.cuda_version || tk.release > *p.cuda_version) p.cuda_version = tk.release;
     }
-    if (p.cuda_version.empty()) {
+    if (!p.cuda_version) {
       c.input_error("cuda", "no CUDA version given and no CUDA toolkit supported by this torch found here",
                     "name one with --cuda 12.6 (or build CPU-only with --cpu-only)");
       return nullptr;
     }
   }
-  if (rel) c.take(check_cuda_for_release(*rel, p.cuda_version));
-  const probe::CudaToolkit* tk = find_toolkit(c.host, p.cuda_version);
+  const cuda::CudaVersion& release = *p.cuda_version;
+  if (rel) c.take(check_cuda_for_release(*rel, release));
+  const probe::CudaToolkit* tk = find_toolkit(c.host, release);
   if (tk) {
     p.cuda_home = tk->root;
   } else {
-    p.cuda_home = "/usr/local/cuda-" + p.cuda_version;
+    p.cuda_home = "/usr/local/cuda-" + release.to_string();
     if (c.same_platform())
-      c.host_problem("cuda", fmt::format("CUDA {} toolkit not found on this host", p.cuda_version),
-                     fmt::format("install cuda-toolkit-{} (NVIDIA's repository) or choose an installed CUDA",
-                                 [&] { auto s = p.cuda_version; std::replace(s.begin(), s.end(), '.', '-'); return s; }()));
+      c.host_problem("cuda", fmt::format("CUDA {} toolkit not found on this host", release.to_string()),
+                     fmt::format("install cuda-toolkit-{}-{} (NVIDIA's repository) or choose an installed CUDA",
+                                 release.major, release.minor));
   }
   return tk;
 }
@@ -197,7 +198,7 @@ void resolve_targets(Context& c) {
     return;
   }
   p.targets = *set;
-  if (!p.cuda_version.empty()) c.take(check_targets_for_nvcc(p.targets, p.cuda_version));
+  if (p.cuda_version) c.take(check_targets_for_nvcc(p.targets, *p.cuda_version));
 }
 
 void resolve_cpu_target(Context& c) {
@@ -312,9 +313,9 @@ void resolve_features(Context& c, const probe::CudaToolkit* tk) {
   if (p.cuda && p.features["cudnn"] && tk && tk->cudnn_version.empty() && c.same_platform()) {
     bool asked = p.variant.features.count("cudnn") > 0;
     c.host_problem("features", fmt::format("cuDNN is {} but was not found for CUDA {} ({})", asked ? "asked for" : "on by default",
-                                           p.cuda_version, tk->root),
+                                           p.cuda_text(), tk->root),
                    fmt::format("apt-get install libcudnn9-dev-cuda-{} (NVIDIA's repository), or --without cudnn",
-                               split_any(p.cuda_version, ".")[0]));
+                               p.cuda_version->major));
   }
 }
 
@@ -344,9 +345,9 @@ std::string nvcc_flags(const Context& c) {
   const auto& p = c.plan;
   const auto& fat = c.catalog.fatbin;
   std::string mode = p.variant.compress ? to_lower(*p.variant.compress) : "";
-  if (mode.empty() && compare_versions(p.cuda_version, "13.0") >= 0) mode = fat.default_since_13;
+  if (mode.empty() && p.cuda_version && *p.cuda_version >= cuda::CudaVersion{13, 0}) mode = fat.default_since_13;
   if (mode.empty()) mode = "size";
-  bool has_mode = compare_versions(p.cuda_version, fat.compress_mode_since) >= 0;
+  bool has_mode = p.cuda_version && *p.cuda_version >= fat.compress_mode_since;
   auto it = fat.flags.find(has_mode ? mode : "legacy_" + mode);
   return it == fat.flags.end() ? "" : it->second;
 }
@@ -407,8 +408,7 @@ void build_env(Context& c, const probe::CudaToolkit* tk) {
     std::string flags = nvcc_flags(c);
     if (!flags.empty()) env["TORCH_NVCC_FLAGS"] = flags;
   }
-  std::string label = p.cuda ? cuda_label(p.cuda_version) : "cpu";
-  p.wheel_version = p.torch_version + "+" + label;
+  p.wheel_version = p.torch_version + "+" + wheel_label(p);
   env["PYTORCH_BUILD_VERSION"] = p.wheel_version;
   env["PYTORCH_BUILD_NUMBER"] = "1";
 }
@@ -525,17 +525,20 @@ BuildPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostRepor
   resolve_manylinux(c);
 
   if (plan.cuda && rel) {
-    int max_gcc = tk && tk->max_gcc_major ? *tk->max_gcc_major : c.catalog.max_gcc_for(plan.cuda_version);
+    int max_gcc = tk && tk->max_gcc_major ? *tk->max_gcc_major
+                  : plan.cuda_version             ? c.catalog.max_gcc_for(*plan.cuda_version)
+                                                  : 0;
     ProblemSeverity sev = c.same_platform() ? c.host_severity() : ProblemSeverity::warning;
     plan.min_gcc = rel->min_gcc;
     plan.max_gcc = max_gcc;
-    auto choice = choose_host_compiler(host, rel->min_gcc, max_gcc, plan.cuda_version, sev, plan.problems);
+    auto choice = choose_host_compiler(host, rel->min_gcc, max_gcc, plan.cuda_version.value_or(cuda::CudaVersion{}), sev,
+                                       plan.problems);
     plan.host_compiler = choice.cxx.empty() ? "/usr/bin/g++" : choice.cxx;
   }
 
   EstimateInput est{plan.cuda, plan.targets, plan.features["flash-attention"],
                     plan.variant.compress ? to_lower(*plan.variant.compress)
-                                          : (plan.cuda && compare_versions(plan.cuda_version, "13.0") >= 0 ? "size" : ""),
+                                          : (plan.cuda && plan.cuda_version && *plan.cuda_version >= cuda::CudaVersion{13, 0} ? "size" : ""),
                     host.memory.usable, host.cpu.logical_cores};
   estimate_jobs(est, c.catalog.estimates, plan.estimate);
   if (options.jobs) {
@@ -558,7 +561,7 @@ BuildPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostRepor
   plan.notes.push_back(fmt::format("PYTORCH_BUILD_VERSION carries the local label ({}): torch's "
                                    "tools/generate_torch_version.py uses it as the whole version, so {} alone "
                                    "would give a wheel without +{}", plan.wheel_version, plan.torch_version,
-                                   plan.cuda ? cuda_label(plan.cuda_version) : "cpu"));
+                                   wheel_label(plan)));
   if (plan.cuda)
     plan.notes.push_back("FORCE_CUDA is not set: it is read by extension packages, not by PyTorch's own build");
   plan.notes.push_back("MAX_JOBS: " + plan.estimate.jobs_reason);
@@ -598,7 +601,7 @@ std::string plan_command_flags(const BuildPlan& p) {
   if (v.source_dir) add("--source", *v.source_dir);
   add("--torch", !p.torch_version.empty() ? p.torch_version : v.torch.value_or(""));
   add("--python", !p.python_version.empty() ? p.python_version : v.python.value_or(""));
-  if (p.cuda) add("--cuda", p.cuda_version);
+  if (p.cuda) add("--cuda", p.cuda_text());
   else out.push_back("--cpu-only");
   if (p.cuda) {
     if (!v.arch.empty()) add("--arch", join(v.arch, ";"));

@@ -76,7 +76,8 @@ struct BuildPlan {
   std::string torch_version;  ///< "2.9.1"
   std::string git_tag;        ///< "v2.9.1"; empty with a local source tree
   bool cuda = false;
-  std::string cuda_version;   ///< "12.6"; empty when CPU-only
+  /// 12.6; nullopt when CPU-only, or when no CUDA version could be chosen (a problem says why).
+  std::optional<cuda::CudaVersion> cuda_version;
   std::string cuda_home;      ///< "/usr/local/cuda-12.6"
   std::string python_version; ///< "3.10"
   std::string python;         ///< interpreter that creates the venv
@@ -105,6 +106,8 @@ struct BuildPlan {
   std::vector<std::string> notes;
 
   bool has_errors() const;
+  /// "12.6" as scripts, messages and JSON write it; empty without a CUDA version.
+  std::string cuda_text() const { return cuda_version ? cuda_version->to_string() : ""; }
   /// Whether the build runs on the machine that planned it (the same platform). When not,
   /// the host's own paths and counts mean nothing there: build_host_variables().
   bool for_this_host() const { return platform == host_platform; }

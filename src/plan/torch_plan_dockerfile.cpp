@@ -30,8 +30,8 @@ std::string render_plan_dockerfile(const BuildPlan& p) {
   if (!d) return "# no base image known\n";
   std::string base = d->cpu_image;
   if (p.cuda) {
-    auto it = c.cuda_full.find(p.cuda_version);
-    base = fill(d->cuda_image, "{cuda_full}", it != c.cuda_full.end() ? it->second : p.cuda_version + ".0");
+    auto it = p.cuda_version ? c.cuda_full.find(*p.cuda_version) : c.cuda_full.end();
+    base = fill(d->cuda_image, "{cuda_full}", it != c.cuda_full.end() ? it->second : p.cuda_text() + ".0");
   }
   std::string py = "python" + p.python_version;
   std::string o;
@@ -57,14 +57,14 @@ std::string render_plan_dockerfile(const BuildPlan& p) {
       o += "RUN apt-get update && apt-get install -y --no-install-recommends software-properties-common && \\\n"
            "    add-apt-repository -y ppa:deadsnakes/ppa\n";
     pkgs += fmt::format(" {0}-dev {0}-venv", py);
-    if (p.cuda && p.features.count("cudnn") && p.features.at("cudnn"))
-      pkgs += fmt::format(" libcudnn9-dev-cuda-{}", split_any(p.cuda_version, ".")[0]);
+    if (p.cuda_version && p.features.count("cudnn") && p.features.at("cudnn"))
+      pkgs += fmt::format(" libcudnn9-dev-cuda-{}", p.cuda_version->major);
     o += fmt::format("RUN apt-get update && apt-get install -y --no-install-recommends {} && \\\n"
                      "    rm -rf /var/lib/apt/lists/*\n", pkgs);
   } else {
     std::string pkgs = fmt::format("git gcc gcc-c++ make ninja-build cmake openblas-devel {0} {0}-devel", py);
-    if (p.cuda && p.features.count("cudnn") && p.features.at("cudnn"))
-      pkgs += fmt::format(" libcudnn9-devel-cuda-{}", split_any(p.cuda_version, ".")[0]);
+    if (p.cuda_version && p.features.count("cudnn") && p.features.at("cudnn"))
+      pkgs += fmt::format(" libcudnn9-devel-cuda-{}", p.cuda_version->major);
     o += fmt::format("RUN dnf install -y epel-release && dnf install -y {} && dnf clean all\n", pkgs);
   }
   o += "\n# The plan's environment; toolchain paths are the image's own.\n";

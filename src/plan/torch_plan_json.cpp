@@ -14,7 +14,7 @@ nlohmann::json plan_to_json(const BuildPlan& p) {
   j["name"] = p.name;
   j["torch"] = p.torch_version;
   j["git_tag"] = p.git_tag;
-  j["cuda"] = p.cuda ? nlohmann::json(p.cuda_version) : nlohmann::json(nullptr);
+  j["cuda"] = p.cuda ? nlohmann::json(p.cuda_text()) : nlohmann::json(nullptr);
   j["python"] = p.python_version;
   j["python_interpreter"] = p.python;
   j["platform"] = p.platform;
@@ -68,7 +68,7 @@ std::string render_plan_text(const BuildPlan& p) {
   std::string o;
   o += fmt::format("PyTorch build plan: {}\n", p.name);
   o += fmt::format("  torch        {}{}\n", p.torch_version, p.git_tag.empty() ? " (local source " + p.layout.source_dir + ")" : " (" + p.git_tag + ")");
-  o += fmt::format("  CUDA         {}\n", p.cuda ? p.cuda_version + " at " + p.cuda_home : "none (CPU-only)");
+  o += fmt::format("  CUDA         {}\n", p.cuda ? p.cuda_text() + " at " + p.cuda_home : "none (CPU-only)");
   if (p.cuda) o += fmt::format("  GPU targets  {}\n", join(p.targets.names(), " "));
   o += fmt::format("  CPU target   {}{}\n", p.cpu_target.empty() ? "compiler default" : p.cpu_target,
                    p.cpu_flags.empty() ? "" : " (" + join(p.cpu_flags, " ") + ", host compiler only)");

@@ -55,7 +55,7 @@ std::string build_host_assignments(const BuildPlan& p) {
         "}}\n",
         p.estimate.reserve_gib, p.estimate.gib_per_job);
   if (has("CUDA_HOME"))
-    o += fmt::format("export CUDA_HOME=\"${{CUDA_HOME:-{}}}\"\n", shell_quote("/usr/local/cuda-" + p.cuda_version));
+    o += fmt::format("export CUDA_HOME=\"${{CUDA_HOME:-{}}}\"\n", shell_quote("/usr/local/cuda-" + p.cuda_text()));
   if (has("CUDACXX")) o += "export CUDACXX=\"${CUDACXX:-$CUDA_HOME/bin/nvcc}\"\n";
   if (has("CMAKE_CUDA_COMPILER")) o += "export CMAKE_CUDA_COMPILER=\"${CMAKE_CUDA_COMPILER:-$CUDACXX}\"\n";
   if (has("CUDAHOSTCXX")) o += "export CUDAHOSTCXX=\"${CUDAHOSTCXX:-$(command -v g++ || true)}\"\n";
@@ -80,10 +80,10 @@ std::string build_host_checks(const BuildPlan& p) {
         fmt::format("$PYTHON is Python $py_version; the plan is for {0}: set PYTHON=/path/to/python{0}", p.python_version));
   if (has("CUDACXX")) {
     check("[ ! -x \"$CUDACXX\" ]",
-          fmt::format("nvcc not found at $CUDACXX: install CUDA {} or set CUDA_HOME to its folder", p.cuda_version));
+          fmt::format("nvcc not found at $CUDACXX: install CUDA {} or set CUDA_HOME to its folder", p.cuda_text()));
     o += "  nvcc_release=$(\"$CUDACXX\" --version | sed -n 's/.*release \\([0-9.]*\\),.*/\\1/p' || true)\n";
-    check(fmt::format("[ \"$nvcc_release\" != {} ]", shell_quote(p.cuda_version)),
-          fmt::format("$CUDACXX is CUDA $nvcc_release; the plan is for CUDA {}: set CUDA_HOME to that folder", p.cuda_version));
+    check(fmt::format("[ \"$nvcc_release\" != {} ]", shell_quote(p.cuda_text())),
+          fmt::format("$CUDACXX is CUDA $nvcc_release; the plan is for CUDA {}: set CUDA_HOME to that folder", p.cuda_text()));
   }
   if (has("CUDAHOSTCXX")) {
     check("[ -z \"$CUDAHOSTCXX\" ] || [ ! -x \"$CUDAHOSTCXX\" ]",
@@ -92,7 +92,7 @@ std::string build_host_checks(const BuildPlan& p) {
       o += "  gcc_major=$(\"$CUDAHOSTCXX\" -dumpversion | cut -d. -f1 || true)\n";
       check(fmt::format("[ \"${{gcc_major:-0}}\" -lt {0} ] || [ \"${{gcc_major:-0}}\" -gt {1} ]", p.min_gcc, p.max_gcc),
             fmt::format("$CUDAHOSTCXX is GCC $gcc_major; torch {} with CUDA {} needs GCC {} to {}: set CUDAHOSTCXX",
-                        p.torch_version, p.cuda_version, p.min_gcc, p.max_gcc));
+                        p.torch_version, p.cuda_text(), p.min_gcc, p.max_gcc));
     }
   }
   if (has("MAX_JOBS"))
@@ -144,7 +144,7 @@ std::string render_plan_script(const BuildPlan& p) {
     o += build_host_checks(p);
   else if (p.cuda)
     o += fmt::format("  if [ ! -x \"$CUDACXX\" ]; then tailor_fail \"nvcc not found at $CUDACXX (CUDA {})\"; return 1; fi\n",
-                     p.cuda_version);
+                     p.cuda_text());
   o += "  mkdir -p \"$TAILOR_WORK\"\n";
   for (const auto& s : p.steps) {
     o += fmt::format("  # {}\n", s.title);

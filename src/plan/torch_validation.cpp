@@ -25,16 +25,16 @@ Problems check_python_for_release(const TorchRelease& release, const std::string
                 fmt::format("choose --python {} (or another supported version)", release.pythons.front()))};
 }
 
-Problems check_cuda_for_release(const TorchRelease& release, const std::string& cuda) {
-  if (contains(release.cudas, cuda)) return {};
+Problems check_cuda_for_release(const TorchRelease& release, const cuda::CudaVersion& cuda) {
+  if (std::find(release.cudas.begin(), release.cudas.end(), cuda) != release.cudas.end()) return {};
   return {error(ProblemKind::input, "cuda",
-                fmt::format("torch {} does not build with CUDA {} (supported: {})", release.version, cuda,
-                            join(release.cudas, ", ")),
-                fmt::format("choose --cuda {} or a torch release that supports CUDA {}", release.cudas.back(),
-                            cuda))};
+                fmt::format("torch {} does not build with CUDA {} (supported: {})", release.version, cuda.to_string(),
+                            join(cuda::to_strings(release.cudas), ", ")),
+                fmt::format("choose --cuda {} or a torch release that supports CUDA {}", release.cudas.back().to_string(),
+                            cuda.to_string()))};
 }
 
-Problems check_targets_for_nvcc(const cuda::TargetSet& targets, const std::string& cuda) {
+Problems check_targets_for_nvcc(const cuda::TargetSet& targets, const cuda::CudaVersion& cuda) {
   Problems out;
   auto caps = cuda::nvcc_capabilities_from_table(cuda);
   if (!caps) {
@@ -92,11 +92,11 @@ Problems check_glibc_for_manylinux(const std::string& host_glibc, const std::str
 }
 
 CompilerChoice choose_host_compiler(const probe::HostReport& host, int min_gcc, int max_gcc,
-                                    const std::string& cuda, ProblemSeverity severity, Problems& problems) {
+                                    const cuda::CudaVersion& cuda, ProblemSeverity severity, Problems& problems) {
   CompilerChoice best;
   std::vector<std::string> seen;
   for (const auto& c : host.compilers) {
-    if (c.kind != "gcc") continue;
+    if (c.kind != probe::CompilerKind::gcc) continue;
     seen.push_back(fmt::format("{} ({})", c.path, c.major));
     if (c.major < min_gcc || (max_gcc > 0 && c.major > max_gcc)) continue;
     if (c.major > best.major) {
@@ -114,7 +114,7 @@ CompilerChoice choose_host_compiler(const probe::HostReport& host, int min_gcc, 
   std::string range = max_gcc > 0 ? fmt::format("GCC {} to {}", min_gcc, max_gcc) : fmt::format("GCC {} or newer", min_gcc);
   PlanProblem p{severity, ProblemKind::host, "host.compiler",
                 fmt::format("no host compiler fits: this build needs {} ({}{}), found {}", range,
-                            max_gcc > 0 ? fmt::format("nvcc {} accepts GCC up to {}; ", cuda, max_gcc) : "",
+                            max_gcc > 0 ? fmt::format("nvcc {} accepts GCC up to {}; ", cuda.to_string(), max_gcc) : "",
                             fmt::format("torch needs at least GCC {}", min_gcc),
                             seen.empty() ? "none" : join(seen, ", ")),
                 fmt::format("install a fitting g++ (e.g. apt-get install g++-{})", max_gcc > 0 ? max_gcc : min_gcc)};

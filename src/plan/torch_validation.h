@@ -19,9 +19,9 @@ using Problems = std::vector<PlanProblem>;
 /// Python X.Y against the release's supported list.
 Problems check_python_for_release(const TorchRelease& release, const std::string& python);
 /// CUDA X.Y against the release's supported list.
-Problems check_cuda_for_release(const TorchRelease& release, const std::string& cuda);
+Problems check_cuda_for_release(const TorchRelease& release, const cuda::CudaVersion& cuda);
 /// Every target the chosen nvcc cannot produce (from the CUDA target table).
-Problems check_targets_for_nvcc(const cuda::TargetSet& targets, const std::string& cuda);
+Problems check_targets_for_nvcc(const cuda::TargetSet& targets, const cuda::CudaVersion& cuda);
 /// A CPU target on the wrong platform (avx512 on aarch64).
 Problems check_cpu_target_platform(const CpuTarget& target, const std::string& platform,
                                    const TorchCatalog& catalog);
@@ -38,7 +38,7 @@ struct CompilerChoice {
 };
 /// The newest host g++ within [release min, nvcc max]; problems when none fits.
 CompilerChoice choose_host_compiler(const probe::HostReport& host, int min_gcc, int max_gcc,
-                                    const std::string& cuda, ProblemSeverity severity,
+                                    const cuda::CudaVersion& cuda, ProblemSeverity severity,
                                     Problems& problems);
 
 }  // namespace tailor::plan

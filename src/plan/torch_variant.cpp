@@ -32,20 +32,12 @@ TorchVariant overlay(const TorchVariant& base, const TorchVariant& top) {
   return v;
 }
 
-Expected<std::optional<std::string>> parse_cuda_choice(std::string_view text) {
+Expected<std::optional<cuda::CudaVersion>> parse_cuda_choice(std::string_view text) {
   std::string t = to_lower(trim(text));
-  if (t == "none" || t == "cpu" || t == "cpu-only") return std::optional<std::string>{};
-  if (t.rfind("cu", 0) == 0 && t.size() >= 5) {
-    std::string digits = t.substr(2);
-    bool all_digits = !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos;
-    if (all_digits && digits.size() >= 3)
-      return std::optional<std::string>(digits.substr(0, digits.size() - 1) + "." + digits.substr(digits.size() - 1));
-  }
-  auto parts = split_any(t, ".");
-  bool ok = parts.size() >= 2 && parts.size() <= 3;
-  for (const auto& p : parts) ok = ok && !p.empty() && p.find_first_not_of("0123456789") == std::string::npos;
-  if (!ok) return make_error("CUDA version '" + std::string(text) + "' is not like 12.6, cu126 or none");
-  return std::optional<std::string>(parts[0] + "." + parts[1]);
+  if (t == "none" || t == "cpu" || t == "cpu-only") return std::optional<cuda::CudaVersion>{};
+  auto v = cuda::parse_cuda_version(t);
+  if (!v) return make_error("CUDA version '" + std::string(text) + "' is not like 12.6, cu126 or none");
+  return std::optional<cuda::CudaVersion>(*v);
 }
 
 Expected<TorchVariant> variant_from_toml(const toml::table& table, std::string_view where) {

@@ -11,6 +11,7 @@
 
 #include <toml++/toml.h>
 
+#include "cuda/cuda_version.h"
 #include "util/expected.h"
 
 namespace tailor::plan {
@@ -19,7 +20,7 @@ struct TorchVariant {
   std::string name;                       ///< "pytorch-sm90-avx512" (config / matrix), may be empty
   std::optional<std::string> torch;       ///< release "2.9.1"
   std::optional<std::string> source_dir;  ///< a local source tree instead of a tag
-  std::optional<std::string> cuda;        ///< "12.6"
+  std::optional<cuda::CudaVersion> cuda;  ///< 12.6, parsed once from "12.6" or "cu126"
   std::optional<bool> cpu_only;
   std::optional<std::string> python;      ///< "3.10"
   std::vector<std::string> arch;          ///< GPU target specs as typed (any `tailor arch` spelling)
@@ -40,7 +41,7 @@ TorchVariant overlay(const TorchVariant& base, const TorchVariant& top);
 /// Unknown keys are errors naming the key, so a typo never silently does nothing.
 Expected<TorchVariant> variant_from_toml(const toml::table& table, std::string_view where);
 
-/// "12.6" or "cu126" -> "12.6"; "none"/"cpu" -> nullopt (CPU-only); else an error.
-Expected<std::optional<std::string>> parse_cuda_choice(std::string_view text);
+/// "12.6", "12.6.3" or "cu126" -> 12.6; "none"/"cpu" -> nullopt (CPU-only); else an error.
+Expected<std::optional<cuda::CudaVersion>> parse_cuda_choice(std::string_view text);
 
 }  // namespace tailor::plan

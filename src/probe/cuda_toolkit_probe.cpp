@@ -109,7 +109,9 @@ std::optional<int> parse_host_config_max_clang(const std::string& header) { retu
 std::vector<std::string> accepted_host_compilers(const CudaToolkit& toolkit, const std::vector<Compiler>& compilers) {
   std::vector<std::string> out;
   for (const auto& c : compilers) {
-    std::optional<int> max = c.kind == "gcc" ? toolkit.max_gcc_major : toolkit.max_clang_major;
+    std::optional<int> max = c.kind == CompilerKind::gcc     ? toolkit.max_gcc_major
+                             : c.kind == CompilerKind::clang ? toolkit.max_clang_major
+                                                             : std::nullopt;
     if (max && c.major > 0 && c.major <= *max) out.push_back(c.path);
   }
   return out;
@@ -141,10 +143,7 @@ std::vector<CudaToolkit> find_cuda_toolkits(HostFiles& files, CommandRunner& run
     if (r.ok()) {
       if (auto v = parse_nvcc_version(r.out)) {
         tk.version = *v;
-        if (auto parsed = parse_version(*v)) {
-          tk.major = parsed->major();
-          tk.minor = parsed->minor();
-        }
+        if (auto release = cuda::parse_cuda_version(*v)) tk.release = *release;
       }
     }
     tk.cudnn_version = first_header_version(files, header_candidates(files, tk.root, "cudnn", "cudnn_version.h", "CUDNN_HOME"),

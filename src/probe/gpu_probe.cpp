@@ -48,11 +48,6 @@ std::string trimmed(std::string_view s) { return std::string(trim(s)); }
 
 }  // namespace
 
-std::string cuda_version_from_int(int v) {
-  if (v <= 0) return "";
-  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
-}
-
 Expected<GpuQueryResult> NvmlGpuQuery::query() {
   NvmlLibrary lib;
   lib.handle = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -77,7 +72,7 @@ Expected<GpuQueryResult> NvmlGpuQuery::query() {
   if (lib.driver_version(buf, sizeof buf) == k_nvml_success) driver.version = buf;
   int cuda = 0;
   if (lib.cuda_driver_version && lib.cuda_driver_version(&cuda) == k_nvml_success)
-    driver.cuda_version = cuda_version_from_int(cuda);
+    if (auto v = cuda::cuda_version_from_driver(cuda)) driver.cuda_version = *v;
   result.driver = driver;
 
   unsigned count = 0;
@@ -130,7 +125,7 @@ Expected<GpuQueryResult> parse_nvidia_smi_csv(const std::string& text) {
     auto [q, ec2] = std::from_chars(f[3].data(), f[3].data() + f[3].size(), mib);
     if (ec2 == std::errc() && q == f[3].data() + f[3].size()) gpu.memory_bytes = mib * 1024 * 1024;
     gpu.uuid = f[4];
-    if (!result.driver) result.driver = DriverInfo{f[5], "", "nvidia-smi"};
+    if (!result.driver) result.driver = DriverInfo{f[5], std::nullopt, "nvidia-smi"};
     result.gpus.push_back(std::move(gpu));
   }
   return result;
@@ -178,14 +173,16 @@ GpuQueryResult probe_gpus(GpuQuery& gpus, CommandRunner& runner, std::vector<std
   return *parsed;
 }
 
-std::string parse_smi_cuda_version(const std::string& banner) {
+std::optional<cuda::CudaVersion> parse_smi_cuda_version(const std::string& banner) {
   auto pos = banner.find("CUDA Version:");
-  if (pos == std::string::npos) return "";
+  if (pos == std::string::npos) return std::nullopt;
   auto rest = std::string_view(banner).substr(pos + 13);
   rest = trim(rest);
   size_t n = 0;
   while (n < rest.size() && (std::isdigit(static_cast<unsigned char>(rest[n])) || rest[n] == '.')) ++n;
-  return std::string(rest.substr(0, n));
+  auto v = cuda::parse_cuda_version(rest.substr(0, n));
+  if (!v) return std::nullopt;
+  return *v;
 }
 
 }  // namespace tailor::probe

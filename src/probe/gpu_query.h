@@ -33,10 +33,8 @@ public:
 /// --format=csv,noheader,nounits` output (memory in MiB).
 Expected<GpuQueryResult> parse_nvidia_smi_csv(const std::string& text);
 
-/// "CUDA Version: 13.0" from the banner of a plain `nvidia-smi`; empty when absent.
-std::string parse_smi_cuda_version(const std::string& banner);
-
-/// "13000" style integer from nvmlSystemGetCudaDriverVersion -> "13.0".
-std::string cuda_version_from_int(int v);
+/// "CUDA Version: 13.0" from the banner of a plain `nvidia-smi`; nullopt when absent or
+/// unreadable. (NVML's integer goes through cuda::cuda_version_from_driver.)
+std::optional<cuda::CudaVersion> parse_smi_cuda_version(const std::string& banner);
 
 }  // namespace tailor::probe

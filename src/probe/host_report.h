@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cuda/compute_capability.h"
+#include "cuda/cuda_version.h"
 
 namespace tailor::probe {
 
@@ -62,7 +64,8 @@ struct GpuInfo {
 
 struct DriverInfo {
   std::string version;       ///< "580.95.05"
-  std::string cuda_version;  ///< highest CUDA the driver supports, "13.0"
+  /// The highest CUDA the driver supports, parsed once here; unknown when not reported.
+  std::optional<cuda::CudaVersion> cuda_version;
   std::string source;        ///< "nvml" | "nvidia-smi"
 };
 
@@ -70,8 +73,7 @@ struct CudaToolkit {
   std::string root;
   std::string nvcc;
   std::string version;  ///< "13.0.88"
-  int major = 0;
-  int minor = 0;
+  cuda::CudaVersion release;  ///< 13.0, parsed from version; 0.0 when nvcc did not answer
   std::string cudnn_version;  ///< "9.13.0", empty when not found
   std::string nccl_version;   ///< "2.27.7", empty when not found
   std::optional<int> max_gcc_major;    ///< newest GCC it takes, from include/crt/host_config.h
@@ -79,9 +81,15 @@ struct CudaToolkit {
   std::vector<std::string> accepted_host_compilers;  ///< paths of compilers this nvcc takes
 };
 
+/// Read once, from the compiler's `--version`; layers above never compare the kind as text.
+enum class CompilerKind { gcc, clang, other };
+
+/// "gcc", "clang", "other": the kind as `detect` prints it and its JSON names it.
+std::string_view compiler_kind_name(CompilerKind kind);
+
 struct Compiler {
   std::string path;
-  std::string kind;  ///< gcc | clang
+  CompilerKind kind = CompilerKind::other;
   std::string version;
   int major = 0;
 };

@@ -6,6 +6,8 @@
 #include <regex>
 #include <set>
 
+#include "data/data_files.h"
+#include "data/toml_document.h"
 #include "probe/probe.h"
 #include "util/files.h"
 #include "util/sha256.h"
@@ -14,54 +16,14 @@
 namespace tailor::probe {
 namespace {
 
-// torch.cuda.get_arch_list() is [] without a GPU on some versions; the compiled-in list
-// is then read from torch._C._cuda_getArchFlags().
-constexpr const char* k_probe_script = R"PY(
-import json, platform, sys
-r = {"version": platform.python_version(), "executable": sys.executable}
-try:
-    import torch
-    t = {"version": torch.__version__, "cuda": torch.version.cuda, "path": torch.__path__[0]}
-    a = []
-    try:
-        a = list(torch.cuda.get_arch_list())
-    except Exception:
-        pass
-    if not a:
-        f = getattr(torch._C, "_cuda_getArchFlags", None)
-        if f is not None:
-            a = (f() or "").split()
-    t["arch_list"] = a
-    t["cxx11_abi"] = getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", None)
-    r["torch"] = t
-except Exception as e:
-    r["torch_error"] = type(e).__name__ + ": " + str(e)
-print("TAILOR_PROBE " + json.dumps(r))
-)PY";
-
-// What a cached probe is keyed by, without importing torch (tens of milliseconds): the
-// interpreter, its prefix, where `import torch` would load from, and the inode, size and
-// mtime of the files the probe's answers come from (version.py: versions; _C: the ABI;
-// lib/libtorch_cuda.so, lib/libc10_cuda.so: the arch list). A reinstall changes them.
-constexpr const char* k_stamp_script = R"PY(
-import importlib.util, json, os, platform, sys
-r = {"version": platform.python_version(), "executable": sys.executable, "prefix": sys.prefix,
-     "path": os.environ.get("PYTHONPATH", "")}
-s = importlib.util.find_spec("torch")
-if s is not None and s.origin:
-    d = os.path.dirname(s.origin)
-    r["torch"] = d
-    files = []
-    for n in ["__init__.py", "version.py", "lib/libtorch_cuda.so", "lib/libc10_cuda.so"] + sorted(
-            x for x in os.listdir(d) if x.startswith("_C") and x.endswith(".so")):
-        try:
-            st = os.stat(os.path.join(d, n))
-            files.append([n, st.st_ino, st.st_size, st.st_mtime_ns])
-        except OSError:
-            files.append([n])
-    r["files"] = files
-print("TAILOR_STAMP " + json.dumps(r, sort_keys=True))
-)PY";
+// The programs run in each interpreter: data/probe/python_probe.py (what it is and its
+// torch, one JSON line) and data/probe/python_stamp.py (what a cached probe is keyed by,
+// without importing torch).
+std::string embedded_program(std::string_view path) {
+  auto text = data::file(path);
+  if (!text) throw data::DataError(text.error().message);
+  return std::string(*text);
+}
 
 std::string marked_line(const std::string& output, std::string_view marker) {
   auto pos = output.rfind(marker);
@@ -110,7 +72,7 @@ Expected<PythonInstall> parse_python_probe(const std::string& output) {
 std::optional<PythonInstall> probe_python(const std::string& python, CommandRunner& runner,
                                          std::chrono::seconds timeout) {
   CommandSpec spec;
-  spec.argv = {python, "-c", k_probe_script};
+  spec.argv = {python, "-c", embedded_program("probe/python_probe.py")};
   spec.timeout = timeout;
   spec.env["PYTHONDONTWRITEBYTECODE"] = "1";
   auto r = runner.run(spec);
@@ -138,7 +100,7 @@ std::optional<PythonInstall> probe_python_cached(const std::string& python, Comm
                                                 bool* from_cache, bool may_write) {
   if (from_cache) *from_cache = false;
   CommandSpec stamp_spec;
-  stamp_spec.argv = {python, "-c", k_stamp_script};
+  stamp_spec.argv = {python, "-c", embedded_program("probe/python_stamp.py")};
   stamp_spec.timeout = std::min(timeout, std::chrono::seconds(30));
   stamp_spec.env["PYTHONDONTWRITEBYTECODE"] = "1";
   auto stamp_run = runner.run(stamp_spec);

@@ -36,7 +36,7 @@ nlohmann::json to_json(const HostReport& r) {
                          {"memory_bytes", g.memory_bytes},
                          {"uuid", g.uuid}});
   j["driver"] = r.driver ? json{{"version", r.driver->version},
-                                {"cuda_version", r.driver->cuda_version},
+                                {"cuda_version", r.driver->cuda_version ? r.driver->cuda_version->to_string() : ""},
                                 {"source", r.driver->source}}
                          : json(nullptr);
   j["cuda_toolkits"] = json::array();
@@ -44,8 +44,8 @@ nlohmann::json to_json(const HostReport& r) {
     json tj = {{"root", t.root},
                {"nvcc", t.nvcc},
                {"version", t.version},
-               {"major", t.major},
-               {"minor", t.minor},
+               {"major", t.release.major},
+               {"minor", t.release.minor},
                {"cudnn_version", t.cudnn_version},
                {"nccl_version", t.nccl_version},
                {"max_gcc_major", t.max_gcc_major ? json(*t.max_gcc_major) : json(nullptr)},
@@ -55,7 +55,7 @@ nlohmann::json to_json(const HostReport& r) {
   }
   j["compilers"] = json::array();
   for (const auto& c : r.compilers)
-    j["compilers"].push_back({{"path", c.path}, {"kind", c.kind}, {"version", c.version}, {"major", c.major}});
+    j["compilers"].push_back({{"path", c.path}, {"kind", compiler_kind_name(c.kind)}, {"version", c.version}, {"major", c.major}});
   j["pythons"] = json::array();
   for (const auto& p : r.pythons) {
     json pj = {{"path", p.path}, {"version", p.version}, {"torch", nullptr}};

@@ -20,6 +20,15 @@ int major_of(const std::string& version) { return version_major(version).value_o
 
 }  // namespace
 
+std::string_view compiler_kind_name(CompilerKind kind) {
+  switch (kind) {
+    case CompilerKind::gcc: return "gcc";
+    case CompilerKind::clang: return "clang";
+    case CompilerKind::other: break;
+  }
+  return "other";
+}
+
 std::optional<std::string> parse_tool_version(const std::string& text) {
   static const std::regex re("(\\d+\\.\\d+(\\.\\d+)*)");
   std::smatch m;
@@ -36,7 +45,7 @@ std::optional<Compiler> parse_compiler_version(const std::string& text) {
   std::smatch m;
   static const std::regex clang("clang version (\\d+\\.\\d+(\\.\\d+)?)");
   if (std::regex_search(first_line, m, clang)) {
-    c.kind = "clang";
+    c.kind = CompilerKind::clang;
     c.version = m[1].str();
   } else if (text.find("Free Software Foundation") != std::string::npos ||
              first_line.find("gcc") != std::string::npos || first_line.find("g++") != std::string::npos ||
@@ -46,7 +55,7 @@ std::optional<Compiler> parse_compiler_version(const std::string& text) {
     static const std::regex after_paren("\\)\\s+(\\d+\\.\\d+(\\.\\d+)?)");
     static const std::regex any("(\\d+\\.\\d+(\\.\\d+)?)");
     if (!std::regex_search(first_line, m, after_paren) && !std::regex_search(first_line, m, any)) return std::nullopt;
-    c.kind = "gcc";
+    c.kind = CompilerKind::gcc;
     c.version = m[1].str();
   } else {
     return std::nullopt;

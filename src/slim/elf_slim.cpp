@@ -32,11 +32,6 @@ constexpr uint64_t k_wrapper_size = 24;
 constexpr uint64_t k_phdr_size = 56, k_shdr_size = 64, k_rela_size = 24, k_sym_size = 24;
 constexpr size_t k_max_warnings = 20;
 
-#define TRY_VOID(expr)                    \
-  do {                                     \
-    if (auto r_ = (expr); !r_) return r_.error(); \
-  } while (0)
-
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 uint64_t align_down(uint64_t v, uint64_t a) { return v / a * a; }
 
@@ -96,7 +91,7 @@ public:
       m_written += b.size();
       return {};
     }
-    if (m_buf.size() + b.size() > m_buf.capacity()) TRY_VOID(flush());
+    if (m_buf.size() + b.size() > m_buf.capacity()) TAILOR_TRY_VOID(flush());
     if (b.size() >= m_buf.capacity()) return raw(b);
     m_buf.insert(m_buf.end(), b.begin(), b.end());
     return {};
@@ -110,7 +105,7 @@ public:
     for (size_t at = 0; at < b.size(); at += k_step) {
       if (int sig = interrupt_signal()) return make_error("interrupted by signal " + std::to_string(sig));
       Bytes part = b.subspan(at, std::min(k_step, b.size() - at));
-      TRY_VOID(bytes(part));
+      TAILOR_TRY_VOID(bytes(part));
       uintptr_t lo = (reinterpret_cast<uintptr_t>(part.data()) + page - 1) / page * page;
       uintptr_t hi = (reinterpret_cast<uintptr_t>(part.data()) + part.size()) / page * page;
       if (m_release && hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
@@ -130,7 +125,7 @@ public:
     static const std::vector<std::byte> k_zero(1 << 16);
     while (n) {
       uint64_t k = std::min<uint64_t>(n, k_zero.size());
-      TRY_VOID(bytes(Bytes(k_zero.data(), k)));
+      TAILOR_TRY_VOID(bytes(Bytes(k_zero.data(), k)));
       n -= k;
     }
     return {};
@@ -670,7 +665,7 @@ Expected<void> write_output(Bytes file, const Plan& p, const KeepPolicy& policy,
     for (; next < p.embedded.size() && p.embedded[next].offset < limit; ++next) {
       const auto& e = p.embedded[next];
       if (!e.changed) continue;
-      TRY_VOID(w.copy_from_map(file.subspan(at, e.offset - at)));
+      TAILOR_TRY_VOID(w.copy_from_map(file.subspan(at, e.offset - at)));
       if (w.written() != p.out(e.offset)) return make_error("internal: an embedded container would move");
       TAILOR_TRY(c, read_embedded(file, e));
       uint64_t size = 0;
@@ -680,10 +675,10 @@ Expected<void> write_output(Bytes file, const Plan& p, const KeepPolicy& policy,
       std::vector<std::byte> head(file.begin() + c.offset, file.begin() + c.offset + header);
       const uint64_t fat_size = size - header;
       std::memcpy(head.data() + 8, &fat_size, 8);
-      TRY_VOID(w.bytes(head));
+      TAILOR_TRY_VOID(w.bytes(head));
       for (size_t i = 0; i < c.entries.size(); ++i)
-        if (choice.keep[i]) TRY_VOID(w.bytes(file.subspan(c.entries[i].header_offset, c.entries[i].header_size + c.entries[i].stored_size)));
-      TRY_VOID(w.zeros(e.size - size));
+        if (choice.keep[i]) TAILOR_TRY_VOID(w.bytes(file.subspan(c.entries[i].header_offset, c.entries[i].header_size + c.entries[i].stored_size)));
+      TAILOR_TRY_VOID(w.zeros(e.size - size));
       at = e.offset + e.size;
     }
     return {};
@@ -691,29 +686,29 @@ Expected<void> write_output(Bytes file, const Plan& p, const KeepPolicy& policy,
   std::vector<Patch> patches;
   if (p.fat_changed) {
     const uint64_t fat_off = p.fat->offset, fat_end = p.fat->offset + p.fat->size;
-    TRY_VOID(embedded_before(fat_off));
-    TRY_VOID(w.copy_from_map(file.subspan(at, fat_off - at)));
+    TAILOR_TRY_VOID(embedded_before(fat_off));
+    TAILOR_TRY_VOID(w.copy_from_map(file.subspan(at, fat_off - at)));
     for (size_t i = 0; i < p.containers.size(); ++i) {
       const auto& c = p.containers[i];
-      TRY_VOID(w.zeros(fat_off + p.new_pos[i] - w.written()));
+      TAILOR_TRY_VOID(w.zeros(fat_off + p.new_pos[i] - w.written()));
       const uint64_t header = container_header_size(c);
       std::vector<std::byte> head(file.begin() + c.offset, file.begin() + c.offset + header);
       uint64_t fat_size = p.new_size[i] - header;
       std::memcpy(head.data() + 8, &fat_size, 8);
-      TRY_VOID(w.bytes(head));
+      TAILOR_TRY_VOID(w.bytes(head));
       for (size_t e = 0; e < c.entries.size(); ++e) {
         if (!p.choices[i].keep[e]) continue;
         const auto& entry = c.entries[e];
-        TRY_VOID(w.bytes(file.subspan(entry.header_offset, entry.header_size + entry.stored_size)));
+        TAILOR_TRY_VOID(w.bytes(file.subspan(entry.header_offset, entry.header_size + entry.stored_size)));
       }
     }
     if (fat_end - p.delta() < w.written()) return make_error("internal: slimmed containers overran their section");
-    TRY_VOID(w.zeros(fat_end - p.delta() - w.written()));
+    TAILOR_TRY_VOID(w.zeros(fat_end - p.delta() - w.written()));
     at = fat_end;
   }
-  TRY_VOID(embedded_before(file.size()));
-  TRY_VOID(w.copy_from_map(file.subspan(at)));
-  TRY_VOID(w.flush());
+  TAILOR_TRY_VOID(embedded_before(file.size()));
+  TAILOR_TRY_VOID(w.copy_from_map(file.subspan(at)));
+  TAILOR_TRY_VOID(w.flush());
 
   if (p.fat_changed) {
     const uint64_t fat_off = p.fat->offset;
@@ -756,7 +751,7 @@ Expected<void> write_output(Bytes file, const Plan& p, const KeepPolicy& policy,
       }
     }
     if (fd >= 0)
-      for (const auto& patch : patches) TRY_VOID(pwrite_all(fd, patch));
+      for (const auto& patch : patches) TAILOR_TRY_VOID(pwrite_all(fd, patch));
   }
   r.zeroed_bytes = w.zero_bytes();
   r.zeroed = zero_runs_minus(std::move(w.zero_runs()), std::move(patches));
@@ -773,7 +768,6 @@ Expected<void> write_output(Bytes file, const Plan& p, const KeepPolicy& policy,
 std::string_view left_reason_key(LeftReason reason) {
   switch (reason) {
     case LeftReason::runs: return "runs_on_kept_gpu";
-    case LeftReason::placeholder: return "placeholder";
     case LeftReason::whole: return "container_kept_whole";
     case LeftReason::link_time_ir: return "link_time_ir";
     case LeftReason::relocatable: break;
@@ -847,7 +841,7 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
     return r;
   }
   bool too_many = false;
-  TRY_VOID(find_embedded(file, p, r, file_is_mapped, too_many));
+  TAILOR_TRY_VOID(find_embedded(file, p, r, file_is_mapped, too_many));
   if (!p.fat && p.embedded.empty() && !too_many) {
     r.outcome = r.relocatable_bytes ? SlimOutcome::unchanged : SlimOutcome::no_device_code;
     if (r.relocatable_bytes) r.note = "only relocatable device code (-rdc, __nv_relfatbin), left as is";
@@ -866,10 +860,6 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
   if (auto h = read_headers(file, p); !h) return untouched(h.error().message);
 
   std::map<std::string, TargetBytes> per_target;
-  std::vector<std::string> kept_devices;
-  for (const auto& cc : policy.devices) kept_devices.push_back(cc.str());
-  const std::string placeholder_detail =
-      "its container has no code for " + (kept_devices.empty() ? std::string("the kept GPUs") : join(kept_devices, ", "));
   const std::string lto_detail =
       "LTO IR: the library links it itself at run time (nvJitLink); the driver never loads it (--drop-lto removes it)";
   // Counts one container's entries into the result; returns the bytes removed.
@@ -890,18 +880,11 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
       }
       t.kept_bytes += bytes;
       ++t.kept;
-      if (choice.no_code_for_kept) {
-        t.placeholder_bytes += bytes;
-        ++t.placeholders;
-      }
       r.device_after += bytes;
       TargetLeft row{name, LeftReason::runs, "", bytes, 1};
       if (choice.whole) {
         row.reason = LeftReason::whole;
         row.detail = choice.note;
-      } else if (choice.no_code_for_kept) {
-        row.reason = LeftReason::placeholder;
-        row.detail = placeholder_detail;
       } else if (is_lto_ir(entry)) {
         row.reason = LeftReason::link_time_ir;
         row.detail = lto_detail;
@@ -913,7 +896,7 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
     }
     if (choice.ptx_only) ++r.containers_ptx_only;
     if (choice.whole || choice.no_code_for_kept) {
-      ++(choice.whole ? r.containers_whole : r.containers_without_code);
+      ++(choice.whole ? r.containers_whole : r.containers_emptied);
       if (r.warnings.size() < k_max_warnings) {
         std::string who = where();
         r.warnings.push_back((who.empty() ? "" : who + ": ") + (choice.whole ? "kept whole: " : "") + choice.note);
@@ -965,6 +948,7 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
     if (choice.whole) ++stats.containers_whole;
     e.changed = removed > 0;
     if (e.changed) ++stats.containers_changed;
+    if (choice.no_code_for_kept) ++stats.containers_emptied;
     embedded_removed += removed;
   }
   for (auto& [name, t] : per_target) r.targets.push_back(t);
@@ -1002,7 +986,7 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
     }
   }
   r.size_after = file.size() - p.delta();
-  TRY_VOID(write_output(file, p, policy, out_fd, file_is_mapped, r));
+  TAILOR_TRY_VOID(write_output(file, p, policy, out_fd, file_is_mapped, r));
   return r;
 }
 
@@ -1024,7 +1008,7 @@ Expected<DeviceCount> count_device_code(Bytes file, bool file_is_mapped) {
   for (size_t si : embedded_scan_sections(elf, file.size())) {
     const auto& s = elf.sections[si];
     uint64_t released_to = s.offset;
-    TRY_VOID(formats::for_each_embedded_fatbin(
+    TAILOR_TRY_VOID(formats::for_each_embedded_fatbin(
         file.subspan(s.offset, s.size), s.offset, s.addr,
         [&](formats::FatbinContainer&& c) -> Expected<void> {
           ++n.embedded_containers;

@@ -2,7 +2,10 @@
 // keeping it loadable and actually smaller on disk.
 //
 // 1. Each `.nv_fatbin` container keeps the entries keep_policy.h chooses; the kept entries
-//    move up inside it and its fatSize shrinks.
+//    move up inside it and its fatSize shrinks. A container with no code for the kept GPUs
+//    keeps none: it becomes its header alone (16 bytes, fatSize 0), which the CUDA runtime
+//    still registers and answers, for its kernels, "no kernel image for this device", as it
+//    did for the original on those GPUs (ContainerChoice::no_code_for_kept).
 // 2. When every container is referenced by exactly the registration wrappers in
 //    `.nvFatBinSegment` (the data pointer at +8, a RELATIVE relocation in a .so), the
 //    containers are packed together at the start of `.nv_fatbin` and each wrapper's pointer
@@ -30,10 +33,12 @@
 //    end are zeroed: they lie in the middle of a section, so they cannot be cut out of the
 //    file, but zeros compress away in a wheel and can be punched out of a file on disk
 //    (LibrarySlim::zeroed). A relocation that points inside such a container (not at its
-//    start) keeps it whole.
+//    start) keeps it whole. One emptied to its header stays a header at its address
+//    (cuModuleLoadData on it: CUDA_ERROR_NO_BINARY_FOR_GPU, as for the original); the
+//    embedded scan does not report it (it holds nothing).
 // The result accounts for every target left in the file, and why (TargetLeft): it runs on
-// a kept GPU, it is a placeholder, its container was kept whole, it is LTO IR, or it is
-// relocatable device code.
+// a kept GPU, its container was kept whole, it is LTO IR, or it is relocatable device
+// code; and it counts the containers emptied to their header.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -49,31 +54,26 @@ struct TargetBytes {
   std::string target;  ///< "sm_90", "compute_120"
   uint64_t kept_bytes = 0, removed_bytes = 0;  ///< entry headers and stored payloads
   uint32_t kept = 0, removed = 0;              ///< entries
-  /// Of the kept: entries kept only so that a container without code for the kept GPUs
-  /// stays valid (ContainerChoice::no_code_for_kept).
-  uint64_t placeholder_bytes = 0;
-  uint32_t placeholders = 0;
 };
 
 /// Why a target is still in the file after slimming.
 enum class LeftReason {
   runs,         ///< runs on a kept GPU (or was named in --keep)
-  placeholder,  ///< the smallest entry of a container with no code for the kept GPUs
   whole,        ///< in a container kept whole (detail: why)
   link_time_ir, ///< LTO IR, kept (LtoPolicy::keep): the library links it itself
   relocatable,  ///< in __nv_relfatbin (-rdc relocatable device code), not slimmed
 };
-/// "runs_on_kept_gpu", "placeholder", "container_kept_whole", "link_time_ir",
+/// "runs_on_kept_gpu", "container_kept_whole", "link_time_ir",
 /// "relocatable_device_code"
 std::string_view left_reason_key(LeftReason reason);
 
 /// One target left in the file, for one reason. A target can be left for several reasons
-/// (sm_80 kept in one container, a placeholder in another): one row each.
+/// (sm_80 kept in one container, LTO IR in another): one row each.
 struct TargetLeft {
   std::string target;  ///< "sm_86", "compute_90"
   LeftReason reason = LeftReason::runs;
-  /// runs: "runs on 8.6" (keep_policy.h, why_kept); placeholder: "no code for 8.6 in its
-  /// container"; whole: the container's note; link_time_ir: why it stays; relocatable: empty.
+  /// runs: "runs on 8.6" (keep_policy.h, why_kept); whole: the container's note;
+  /// link_time_ir: why it stays; relocatable: empty.
   std::string detail;
   uint64_t bytes = 0;  ///< entry headers and stored payloads
   uint32_t entries = 0;
@@ -96,6 +96,7 @@ std::string_view outcome_key(SlimOutcome outcome);  ///< "slimmed", "unchanged",
 struct EmbeddedSection {
   std::string section;  ///< ".data", ".cask_resource"
   uint64_t containers = 0, containers_changed = 0, containers_whole = 0;
+  uint64_t containers_emptied = 0;  ///< of the changed: emptied to their header (no code for the kept GPUs)
   uint64_t device_before = 0, device_after = 0;  ///< entry headers and stored payloads
 };
 
@@ -115,12 +116,20 @@ struct LibrarySlim {
   uint64_t containers = 0;           ///< in .nv_fatbin (embedded ones: `embedded`)
   /// These count .nv_fatbin's and the embedded containers together.
   uint64_t containers_whole = 0;        ///< kept whole (ContainerChoice::whole, or pointed into)
-  uint64_t containers_without_code = 0; ///< had no code for a kept GPU before either (ContainerChoice)
+  /// Had no code for the kept GPUs before either (ContainerChoice::no_code_for_kept): every
+  /// entry removed, emptied to their header.
+  uint64_t containers_emptied = 0;
   uint64_t containers_ptx_only = 0;     ///< run on a kept GPU only through PTX JIT (kept)
   uint64_t containers_pinned = 0;       ///< .nv_fatbin containers that kept their address (named by code, not only by a wrapper)
   uint64_t embedded_containers() const {
     uint64_t n = 0;
     for (const auto& e : embedded) n += e.containers;
+    return n;
+  }
+  /// Of those, the ones emptied to their header: a re-read's embedded scan does not find them.
+  uint64_t embedded_emptied() const {
+    uint64_t n = 0;
+    for (const auto& e : embedded) n += e.containers_emptied;
     return n;
   }
   bool packed = false;     ///< containers packed and the file cut
@@ -129,8 +138,8 @@ struct LibrarySlim {
   /// Every target left in the file (.nv_fatbin, embedded containers and __nv_relfatbin),
   /// and why (add_left's order). Empty for left_untouched (nothing was read) and no_device_code.
   std::vector<TargetLeft> left;
-  /// Containers kept whole or without code for a kept GPU, one line each (at most 20; the
-  /// counters count all).
+  /// Containers kept whole or emptied (no code for the kept GPUs), one line each (at most
+  /// 20; the counters count all).
   std::vector<std::string> warnings;
   /// Sections other than .nv_fatbin holding containers, in file order.
   std::vector<EmbeddedSection> embedded;
@@ -150,7 +159,8 @@ struct LibrarySlim {
 };
 
 /// What a file holds in .nv_fatbin and in embedded containers (the sections slim_elf
-/// searches): containers, entries and entry bytes. __nv_relfatbin is not counted.
+/// searches): containers, entries and entry bytes. __nv_relfatbin is not counted. A
+/// header-only container counts in .nv_fatbin; embedded, the scan does not find it.
 /// `file_is_mapped`: as for slim_elf, the pages searched are handed back behind the scan.
 struct DeviceCount {
   uint64_t fatbin_containers = 0, embedded_containers = 0, entries = 0, bytes = 0;

@@ -134,18 +134,12 @@ ContainerChoice choose_entries(const formats::FatbinContainer& c, const KeepPoli
     for (size_t i = 0; i < jit_for.size(); ++i) choice.note += (i ? ", " : "") + jit_for[i];
   }
   if (std::find(choice.keep.begin(), choice.keep.end(), true) == choice.keep.end() && !c.entries.empty()) {
-    size_t smallest = 0;
-    for (size_t i = 1; i < c.entries.size(); ++i)
-      if (c.entries[i].header_size + c.entries[i].stored_size <
-          c.entries[smallest].header_size + c.entries[smallest].stored_size)
-        smallest = i;
-    choice.keep[smallest] = true;
+    // Nothing here runs on a kept GPU, before either: the container is emptied to its header.
     choice.no_code_for_kept = true;
-    std::string have;
-    for (const auto& e : c.entries) have += (have.empty() ? "" : " ") + e.target_name();
+    std::string had;
+    for (const auto& e : c.entries) had += (had.empty() ? "" : " ") + e.target_name();
     choice.note = (none_for.empty() ? std::string("only LTO IR, dropped") : "no code for " + join(none_for, ", ") + " before either") +
-                  " (it has " + have + "); kept its smallest entry, " + c.entries[smallest].target_name() +
-                  ", so it stays a valid fatbin";
+                  " (it had " + had + "): emptied to its header";
   }
   return choice;
 }

@@ -1,7 +1,8 @@
 // Which fatbin entries a machine needs: for each kept device, the entries the CUDA driver
 // would load (native SASS, else the best compatible SASS of the same major, else PTX to
-// JIT), plus PTX when asked. A container that has nothing runnable on a kept device, or an
-// entry this tool does not understand, is kept whole and reported, never guessed at.
+// JIT), plus PTX when asked. A container that has nothing runnable on a kept device keeps
+// no entry (it is emptied to its header, elf_slim.h); one with an entry this tool does not
+// understand is kept whole and reported, never guessed at.
 #pragma once
 #include <string>
 #include <vector>
@@ -27,7 +28,7 @@ enum class PtxPolicy {
 /// the IR is kept by default; dropping it is the user's explicit decision (--drop-lto).
 enum class LtoPolicy {
   keep,  ///< keep every LTO IR entry (the default)
-  drop,  ///< remove them (a container holding nothing else keeps its smallest entry)
+  drop,  ///< remove them (a container holding nothing else is emptied to its header)
 };
 
 struct KeepPolicy {
@@ -56,15 +57,20 @@ struct ContainerChoice {
   std::vector<bool> keep;  ///< one per entry
   bool whole = false;      ///< kept as it was: an entry this tool does not read (see note)
   /// Nothing in the container ran on a kept device even before (its kernels serve other
-  /// GPUs, e.g. a library's sm_100-only kernels): its smallest entry is kept so that the
-  /// container stays a valid, registrable fatbin, as the original was on this GPU.
+  /// GPUs, e.g. a library's sm_100-only kernels, or it held only LTO IR that is dropped): no
+  /// entry is kept and the container is emptied to its header (magic, version, header
+  /// size, payload size 0). The CUDA runtime registers such a container and answers a
+  /// launch of its kernels with "no kernel image for this device" (cudaErrorNoKernelImage-
+  /// ForDevice; cuModuleLoadData: CUDA_ERROR_NO_BINARY_FOR_GPU), as it did for the
+  /// original on these GPUs (checked on an H200, CUDA 13 driver, eager and lazy loading).
   bool no_code_for_kept = false;
   bool ptx_only = false;   ///< some kept device runs this container only through PTX JIT
   bool lto_kept = false;   ///< LTO IR entries were kept (LtoPolicy::keep)
   std::string note;        ///< why it was kept whole, which device needed PTX, or which had no code
 };
 
-/// The entries of one container to keep under `policy`. A container never ends up empty.
+/// The entries of one container to keep under `policy`: none when nothing in it runs on a
+/// kept device (no_code_for_kept), and no LTO IR or PTX asked for by name is kept either.
 /// LTO IR entries are kept or dropped by `policy.lto` alone; they take no part in choosing
 /// the SASS and PTX (the driver never loads them), and are no reason to keep a container
 /// whole. The same rules hold for .nv_fatbin and for containers embedded in other sections.

@@ -30,50 +30,10 @@ namespace tailor::slim {
 namespace fs = std::filesystem;
 namespace {
 
-std::string errno_text() { return std::strerror(errno); }
-
 Expected<void> interrupted_check() {
   if (int sig = interrupt_signal()) return make_error("interrupted by signal " + std::to_string(sig) + "; nothing was replaced");
   return {};
 }
-
-// A file created beside its destination, removed unless committed.
-class TempFile {
-public:
-  static Expected<TempFile> beside(const std::string& dest) {
-    fs::path d(dest);
-    std::string tmpl = (d.parent_path().empty() ? fs::path(".") : d.parent_path()) / ("." + d.filename().string() + ".tailor-slim-XXXXXX");
-    TempFile t;
-    t.m_path = tmpl;
-    t.m_fd = ::mkostemp(t.m_path.data(), O_CLOEXEC);
-    if (t.m_fd < 0) return make_error(dest + ": cannot create a temporary file beside it: " + errno_text());
-    return t;
-  }
-  TempFile() = default;
-  TempFile(TempFile&& o) noexcept : m_path(std::move(o.m_path)), m_fd(o.m_fd) { o.m_fd = -1; o.m_path.clear(); }
-  TempFile& operator=(TempFile&&) = delete;
-  ~TempFile() {
-    if (m_fd >= 0) ::close(m_fd);
-    if (!m_path.empty()) ::unlink(m_path.c_str());
-  }
-  int fd() const { return m_fd; }
-  const std::string& path() const { return m_path; }
-  // Permissions, sync, close, rename over `dest`.
-  Expected<void> commit(const std::string& dest, mode_t mode) {
-    if (::fchmod(m_fd, mode & 07777) != 0 || ::fsync(m_fd) != 0 || ::close(m_fd) != 0) {
-      m_fd = -1;
-      return make_error(dest + ": cannot finish the slimmed file: " + errno_text());
-    }
-    m_fd = -1;
-    if (::rename(m_path.c_str(), dest.c_str()) != 0) return make_error(dest + ": cannot move the slimmed file into place: " + errno_text());
-    m_path.clear();
-    return {};
-  }
-
-private:
-  std::string m_path;
-  int m_fd = -1;
-};
 
 // A private folder for a wheel's inflated libraries, removed with everything in it.
 class TempDir {
@@ -81,7 +41,7 @@ public:
   static Expected<TempDir> inside(const std::string& parent) {
     TempDir t;
     t.m_path = (fs::path(parent.empty() ? "." : parent) / ".tailor-slim-XXXXXX").string();
-    if (!::mkdtemp(t.m_path.data())) return make_error(parent + ": cannot create a temporary folder: " + errno_text());
+    if (!::mkdtemp(t.m_path.data())) return make_error(parent + ": cannot create a temporary folder: " + errno_text(errno));
     return t;
   }
   TempDir() = default;
@@ -100,7 +60,7 @@ private:
 // SHA-256 of a file read in 4 MiB chunks (a map would keep every page resident).
 Expected<Sha256::Digest> hash_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return make_error(path + ": " + errno_text());
+  if (fd < 0) return make_error(path + ": " + errno_text(errno));
   Sha256 sha;
   std::vector<std::byte> buf(4 << 20);
   for (;;) {
@@ -112,7 +72,7 @@ Expected<Sha256::Digest> hash_file(const std::string& path) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       ::close(fd);
-      return make_error(path + ": " + errno_text());
+      return make_error(path + ": " + errno_text(errno));
     }
     if (n == 0) break;
     sha.update(Bytes(buf.data(), static_cast<size_t>(n)));
@@ -122,7 +82,8 @@ Expected<Sha256::Digest> hash_file(const std::string& path) {
 }
 
 // Re-reads a written file: it must parse, and its .nv_fatbin and embedded containers must
-// hold exactly the entries the plan kept. Returns the file's sha256 (for RECORD).
+// hold exactly the entries the plan kept (embedded containers emptied to their header are
+// not found by the scan: they hold nothing). Returns the file's sha256 (for RECORD).
 Expected<Sha256::Digest> check_written(const std::string& path, const LibrarySlim& plan) {
   {
     TAILOR_TRY(map, MappedFile::open(path));
@@ -133,12 +94,13 @@ Expected<Sha256::Digest> check_written(const std::string& path, const LibrarySli
     TAILOR_TRY(n, count_device_code(b, /*file_is_mapped=*/true));
     uint64_t want = 0;
     for (const auto& t : plan.targets) want += t.kept;
+    const uint64_t embedded_left = plan.embedded_containers() - plan.embedded_emptied();
     if (n.entries != want || n.bytes != plan.device_after || n.fatbin_containers != plan.containers ||
-        n.embedded_containers != plan.embedded_containers())
+        n.embedded_containers != embedded_left)
       return make_error(path + ": the slimmed file holds " + std::to_string(n.entries) + " fatbin entries in " +
                         std::to_string(n.fatbin_containers) + " + " + std::to_string(n.embedded_containers) +
                         " embedded containers; the plan kept " + std::to_string(want) + " in " +
-                        std::to_string(plan.containers) + " + " + std::to_string(plan.embedded_containers()));
+                        std::to_string(plan.containers) + " + " + std::to_string(embedded_left));
   }
   return hash_file(path);
 }
@@ -158,7 +120,7 @@ struct FileResult {
 Expected<FileResult> slim_file(const std::string& in, const std::string& out, const KeepPolicy& policy,
                                bool copy_unchanged, bool punch) {
   struct stat st {};
-  if (::stat(in.c_str(), &st) != 0) return make_error(in + ": " + errno_text());
+  if (::stat(in.c_str(), &st) != 0) return make_error(in + ": " + errno_text(errno));
   if (!S_ISREG(st.st_mode)) return make_error(in + ": not a regular file");
   auto mapped = MappedFile::open(in);
   if (!mapped) return mapped.error();
@@ -175,7 +137,7 @@ Expected<FileResult> slim_file(const std::string& in, const std::string& out, co
     disk_of_input();
     return r;
   }
-  TAILOR_TRY(temp, TempFile::beside(out));
+  TAILOR_TRY(temp, AtomicFile::beside(out));
   auto lib = slim_elf(map->bytes(), policy, temp.fd(), /*file_is_mapped=*/true);
   if (!lib) return make_error(in + ": " + lib.error().message);
   r.lib = std::move(*lib);
@@ -187,7 +149,7 @@ Expected<FileResult> slim_file(const std::string& in, const std::string& out, co
     while (done < b.size()) {
       ssize_t n = ::write(temp.fd(), b.data() + done, std::min<size_t>(b.size() - done, size_t{1} << 30));
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return make_error(out + ": " + errno_text());
+      if (n <= 0) return make_error(out + ": " + errno_text(errno));
       done += static_cast<size_t>(n);
     }
     r.sha = Sha256::of(b);
@@ -207,7 +169,7 @@ Expected<FileResult> slim_file(const std::string& in, const std::string& out, co
     }
   }
   if (auto i = interrupted_check(); !i) return i.error();
-  if (auto c = temp.commit(out, st.st_mode); !c) return c.error();
+  if (auto c = temp.commit(st.st_mode); !c) return c.error();
   r.written = true;
   struct stat done {};
   if (::stat(out.c_str(), &done) == 0) r.lib.disk_after = disk_bytes(done);
@@ -283,7 +245,8 @@ nlohmann::json marker_json(const SlimOptions& o, const std::string& original_nam
   for (const auto& f : files) {
     if (f.lib.outcome != SlimOutcome::slimmed) continue;
     nlohmann::json l{{"path", f.path}, {"bytes_before", f.lib.size_before}, {"bytes_after", f.lib.size_after},
-                     {"device_bytes_removed", f.lib.removed_bytes()}};
+                     {"device_bytes_removed", f.lib.removed_bytes()},
+                     {"containers_emptied", f.lib.containers_emptied}};
     nlohmann::json kept = nlohmann::json::array(), removed = nlohmann::json::array();
     for (const auto& t : f.lib.targets) {
       if (t.kept) kept.push_back(t.target);
@@ -392,14 +355,14 @@ Expected<InputSlim> slim_wheel_input(const std::string& path, const SlimOptions&
     const auto& e = zip->entries[w.member];
     {
       int fd = ::open(w.temp_in.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-      if (fd < 0) return make_error(w.temp_in + ": " + errno_text());
+      if (fd < 0) return make_error(w.temp_in + ": " + errno_text(errno));
       Expected<void> werr;
       auto s = formats::stream_member(file, e, [&](Bytes chunk) {
         size_t at = 0;
         while (werr && at < chunk.size()) {
           ssize_t n = ::write(fd, chunk.data() + at, chunk.size() - at);
           if (n < 0 && errno == EINTR) continue;
-          if (n <= 0) werr = make_error(w.temp_in + ": " + errno_text());
+          if (n <= 0) werr = make_error(w.temp_in + ": " + errno_text(errno));
           else at += static_cast<size_t>(n);
         }
       });
@@ -437,10 +400,10 @@ Expected<InputSlim> slim_wheel_input(const std::string& path, const SlimOptions&
     if (!o.dry_run && !o.in_place) {
       // Nothing to remove: the output is the input, copied.
       std::error_code ec;
-      TAILOR_TRY(temp, TempFile::beside(in.output));
+      TAILOR_TRY(temp, AtomicFile::beside(in.output));
       if (!fs::copy_file(path, temp.path(), fs::copy_options::overwrite_existing, ec))
         return make_error(in.output + ": " + ec.message());
-      if (auto c = temp.commit(in.output, 0644); !c) return c.error();
+      if (auto c = temp.commit(0644); !c) return c.error();
     }
     return in;
   }
@@ -543,10 +506,10 @@ Expected<InputSlim> slim_environment_input(const std::string& path, const SlimOp
   } lock;
   if (!o.dry_run) {
     lock.fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (lock.fd < 0) return make_error(path + ": " + errno_text());
+    if (lock.fd < 0) return make_error(path + ": " + errno_text(errno));
     bool told = false;
     while (::flock(lock.fd, LOCK_EX | LOCK_NB) != 0) {
-      if (errno != EWOULDBLOCK && errno != EINTR) return make_error(path + ": cannot lock: " + errno_text());
+      if (errno != EWOULDBLOCK && errno != EINTR) return make_error(path + ": cannot lock: " + errno_text(errno));
       if (auto i = interrupted_check(); !i) return i.error();
       if (!told && o.on_wait) o.on_wait("waiting for another tailor slim of " + path);
       told = true;
@@ -640,7 +603,7 @@ Expected<InputSlim> slim_environment_input(const std::string& path, const SlimOp
 
 std::string punch_zeroed_ranges(int fd, const std::vector<ByteRange>& ranges) {
   struct stat st {};
-  if (::fstat(fd, &st) != 0) return std::string("holes not punched: ") + errno_text();
+  if (::fstat(fd, &st) != 0) return std::string("holes not punched: ") + errno_text(errno);
   // Whole filesystem blocks only: a partial block would only be zeroed again.
   uint64_t block = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   const auto blksize = static_cast<uint64_t>(st.st_blksize);
@@ -653,8 +616,8 @@ std::string punch_zeroed_ranges(int fd, const std::vector<ByteRange>& ranges) {
     while (rc != 0 && errno == EINTR);
     if (rc == 0) continue;
     if (errno == EOPNOTSUPP || errno == ENOSYS)
-      return "the filesystem does not punch holes (fallocate: " + errno_text() + "): the freed bytes stay on disk as zeros";
-    return "holes not punched (fallocate: " + errno_text() + "): the freed bytes stay on disk as zeros";
+      return "the filesystem does not punch holes (fallocate: " + errno_text(errno) + "): the freed bytes stay on disk as zeros";
+    return "holes not punched (fallocate: " + errno_text(errno) + "): the freed bytes stay on disk as zeros";
   }
   return "";
 }
@@ -671,6 +634,7 @@ std::string_view input_kind_key(InputKind kind) {
 Expected<SlimReport> slim_paths(const std::vector<std::string>& paths, const SlimOptions& o) {
   SlimReport report;
   report.policy = o.policy.describe();
+  for (const auto& cc : o.policy.devices) report.devices.push_back(cc.str());
   report.dry_run = o.dry_run;
   if (!o.dry_run && !o.in_place && o.out_dir.empty())
     return make_error("say where the result goes: --out DIR, --in-place, or --dry-run");
@@ -682,7 +646,7 @@ Expected<SlimReport> slim_paths(const std::vector<std::string>& paths, const Sli
   for (const auto& p : paths) {
     auto start = std::chrono::steady_clock::now();
     struct stat st {};
-    if (::stat(p.c_str(), &st) != 0) return make_error(p + ": " + errno_text());
+    if (::stat(p.c_str(), &st) != 0) return make_error(p + ": " + errno_text(errno));
     Expected<InputSlim> r = make_error("");
     if (S_ISDIR(st.st_mode)) r = slim_environment_input(p, o);
     else if (!S_ISREG(st.st_mode)) return make_error(p + ": not a regular file or folder");

@@ -69,6 +69,7 @@ struct InputSlim {
 
 struct SlimReport {
   std::string policy;  ///< KeepPolicy::describe()
+  std::vector<std::string> devices;  ///< the kept GPUs, "9.0"
   bool dry_run = false;
   std::vector<InputSlim> inputs;
 };

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cuda/cuda_version.h"
 #include "data/data_files.h"
 #include "data/toml_document.h"
 #include "formats/wheel.h"
@@ -43,13 +44,11 @@ const StackFacts& facts() {
 Expected<std::string> pytorch_index_url(std::string_view cuda) {
   const auto& f = facts();
   if (cuda.empty()) return f.pytorch_index_base + "/" + f.cpu_variant;
-  static const std::regex re(R"((\d{1,2})\.(\d{1,2}))");
-  std::cmatch m;
-  if (!std::regex_match(cuda.begin(), cuda.end(), m, re))
-    return make_error(fmt::format("--cuda {}: expected MAJOR.MINOR, e.g. 13.0", std::string(cuda)));
+  auto v = cuda::parse_cuda_version(cuda);
+  if (!v) return make_error(fmt::format("--cuda {}: expected MAJOR.MINOR, e.g. 13.0", std::string(cuda)));
   std::string variant = f.cuda_variant;
-  variant.replace(variant.find("{major}"), 7, m[1].str());
-  variant.replace(variant.find("{minor}"), 7, m[2].str());
+  variant.replace(variant.find("{major}"), 7, std::to_string(v->major));
+  variant.replace(variant.find("{minor}"), 7, std::to_string(v->minor));
   return f.pytorch_index_base + "/" + variant;
 }
 

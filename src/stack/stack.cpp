@@ -1,6 +1,7 @@
 // run_stack: resolve with pip, download and inspect the wheels that may carry device code,
 // decide each package's outcome.
 #include "stack/stack.h"
+#include "stack/stack_cache.h"
 
 #include <gnu/libc-version.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 
 #include "cuda/arch_spec.h"
 #include "cuda/compatibility.h"
+#include "cuda/cuda_version.h"
 #include "cuda/target_set.h"
 #include "cuda/gpu_platform.h"
 #include "cuda/torch_wheels.h"
@@ -74,12 +76,10 @@ bool has_extra_marker(std::string_view req) {
   return semi != std::string_view::npos && req.substr(semi).find("extra") != std::string_view::npos;
 }
 
-/// "cu130" -> "13.0", "cu118" -> "11.8"; empty otherwise.
-std::string cuda_of_label(std::string_view label) {
-  static const std::regex re(R"(^cu(\d{2,3})(\d)$)");
-  std::cmatch m;
-  if (!std::regex_match(label.begin(), label.end(), m, re)) return "";
-  return fmt::format("{}.{}", std::stoi(m[1].str()), m[2].str());
+/// The CUDA major of torch's CUDA ("13.0" -> 13); nullopt for a CPU build.
+std::optional<int> cuda_major_of(const std::string& torch_cuda) {
+  auto v = cuda::parse_cuda_version(torch_cuda);
+  return v ? std::optional<int>(v->major) : std::nullopt;
 }
 
 struct Context {
@@ -117,68 +117,95 @@ struct PipRun {
   std::vector<ResolvedDist> dists;
   std::string err;
   std::string command;
+  bool reused = false;  ///< a stored resolution that still holds (stack_cache.h)
 };
 
-/// One `pip install --dry-run --report` through the target wrapper.
+PipCacheOptions pip_cache_options(const Context& c) {
+  PipCacheOptions o;
+  o.dir = (fs::path(c.cache) / "resolutions").string();
+  o.refresh = c.request.refresh;
+  for (const auto& [k, v] : process_environment())
+    if (k.starts_with("PIP_")) o.environment[k] = v;
+  o.progress = c.request.progress;
+  o.warn = c.request.warn;
+  return o;
+}
+
+/// One `pip install --dry-run --report` through the target wrapper, or the stored
+/// resolution of the same command while the index pages it read are unchanged.
 Expected<PipRun> pip_dry_run(Context& c, const std::vector<std::string>& requirements,
-                             const std::vector<std::string>& extra_args, bool ignore_installed) {
+                             const std::vector<std::string>& extra_args, bool ignore_installed, bool stored_only = false) {
   fs::path scratch = fs::path(c.cache) / "tmp" / fmt::format("report-{}-{}", ::getpid(), std::rand());
   std::error_code ec;
   fs::create_directories(scratch, ec);
   fs::path report = scratch / "report.json";
   CommandSpec spec;
   spec.argv = pip_target_argv(c);
-  std::vector<std::string> args = {"install", "--dry-run", "--disable-pip-version-check", "--report", report.string()};
+  // `args` as run; `keyed` the same with this run's own paths left out (the cache's key).
+  std::vector<std::string> args = {"install", "--dry-run", "--disable-pip-version-check", "--quiet", "--report", report.string()};
+  std::vector<std::string> keyed = {"install", "--dry-run", "--disable-pip-version-check", "--quiet", "--report", "{report}"};
   // pip's own lines say what it is fetching (where an index has no PEP 658 metadata files,
   // every wheel it considers is downloaded whole): shown as progress, else kept quiet.
-  if (c.request.progress)
+  if (c.request.progress_detail) {
+    args.erase(args.begin() + 3);
     spec.on_line = [&c](std::string_view line) {
       std::string_view t = trim(line);
       if (t.starts_with("Collecting ") || t.starts_with("Downloading ") || t.starts_with("Using cached "))
-        c.request.progress("pip: " + std::string(t));
+        c.request.progress_detail("pip: " + std::string(t));
     };
-  else
-    args.insert(args.begin() + 2, "--quiet");
-  if (ignore_installed) args.push_back("--ignore-installed");
-  if (c.target.cross) args.insert(args.end(), {"--target", (scratch / "target").string()});
+  }
+  std::vector<std::string> rest;
+  if (ignore_installed) rest.push_back("--ignore-installed");
+  if (c.target.cross) {
+    args.insert(args.end(), {"--target", (scratch / "target").string()});
+    keyed.insert(keyed.end(), {"--target", "{target}"});
+  }
   auto tags = target_tag_args(c);
-  args.insert(args.end(), tags.begin(), tags.end());
+  rest.insert(rest.end(), tags.begin(), tags.end());
   auto idx = c.index.args();
-  args.insert(args.end(), idx.begin(), idx.end());
-  args.insert(args.end(), extra_args.begin(), extra_args.end());
-  for (const auto& f : c.request.requirement_files) args.insert(args.end(), {"-r", f});
-  args.insert(args.end(), requirements.begin(), requirements.end());
+  rest.insert(rest.end(), idx.begin(), idx.end());
+  rest.insert(rest.end(), extra_args.begin(), extra_args.end());
+  for (const auto& f : c.request.requirement_files) rest.insert(rest.end(), {"-r", f});
+  rest.insert(rest.end(), requirements.begin(), requirements.end());
+  args.insert(args.end(), rest.begin(), rest.end());
+  keyed.insert(keyed.end(), rest.begin(), rest.end());
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.timeout = k_pip_timeout;
   spec.env["PIP_NO_INPUT"] = "1";
+  std::vector<std::string> key_argv = pip_target_argv(c);
+  key_argv.insert(key_argv.end(), keyed.begin(), keyed.end());
   PipRun run;
-  // The command as recorded (lock, --json) is the same with and without progress.
+  // The command as recorded (--json) is the same with and without progress.
   std::vector<std::string> recorded = args;
-  if (c.request.progress) recorded.insert(recorded.begin() + 2, "--quiet");
+  if (c.request.progress_detail) recorded.insert(recorded.begin() + 3, "--quiet");
   run.command = "pip " + join(recorded, " ");
-  TAILOR_TRY(r, run_checked(c.runner, spec, "pip"));
-  run.err = r.err + r.out;
-  if (r.exit_code == 0) {
-    auto text = read_file(report.string());
-    fs::remove_all(scratch, ec);
-    if (!text) return make_error("pip wrote no report");
-    TAILOR_TRY(dists, parse_pip_report(*text));
+  auto options = pip_cache_options(c);
+  options.stored_only = stored_only;
+  auto r = resolve_with_cache(c.runner, spec, report.string(), key_argv, scratch.string(), options);
+  fs::remove_all(scratch, ec);
+  if (!r) return r.error();
+  run.err = r->output;
+  run.reused = r->reused;
+  if (r->ok) {
+    TAILOR_TRY(dists, parse_pip_report(r->report));
     run.ok = true;
     run.dists = std::move(dists);
   }
-  fs::remove_all(scratch, ec);
   return run;
 }
 
-Expected<std::string> interpreter_facts(CommandRunner& runner, const std::string& python, std::string& machine) {
+Expected<std::string> interpreter_facts(CommandRunner& runner, const std::string& python, std::string& machine,
+                                        std::string* executable) {
   CommandSpec spec;
-  spec.argv = {python, "-c", "import platform,sys; print(platform.machine()); print('%d.%d' % sys.version_info[:2])"};
+  spec.argv = {python, "-c",
+               "import platform,sys; print(platform.machine()); print('%d.%d' % sys.version_info[:2]); print(sys.executable)"};
   spec.timeout = std::chrono::seconds(30);
   auto r = runner.run(spec);
   if (!r.ok()) return make_error(fmt::format("{}: cannot run this Python{}", python, r.err.empty() ? "" : ": " + std::string(trim(r.err))));
   auto lines = split_any(r.out, "\n");
   if (lines.size() < 2) return make_error(python + ": unexpected output");
   machine = normalise_machine(std::string(trim(lines[0])));
+  if (executable && lines.size() >= 3) *executable = std::string(trim(lines[2]));
   return std::string(trim(lines[1]));
 }
 
@@ -197,7 +224,7 @@ void decide_runtime(Context& c, Row& row, const ResolvedDist& d) {
   row.kind = Kind::cuda_runtime;
   std::string major = cuda_runtime_major(d.key, d.version);
   row.reason = major.empty() ? "NVIDIA CUDA library" : fmt::format("NVIDIA CUDA {} library", major);
-  auto torch_major = version_major(c.result.torch.cuda);
+  auto torch_major = cuda_major_of(c.result.torch.cuda);
   if (!major.empty() && torch_major && std::to_string(*torch_major) != major)
     c.result.notes.push_back(fmt::format("{} {} is a CUDA {} library next to torch's CUDA {}", d.name, d.version, major,
                                          c.result.torch.cuda));
@@ -223,7 +250,7 @@ std::string judge_wheel(Context& c, Row& row, const inspect::WheelReport& wheel)
   row.targets = wheel.target_names();
   bool device = !row.targets.empty();
   row.kind = device ? Kind::cuda : (wheel.libraries.empty() ? Kind::pure : Kind::native);
-  auto torch_major = version_major(c.result.torch.cuda);
+  auto torch_major = cuda_major_of(c.result.torch.cuda);
   std::string torch_cuda = torch_major ? std::to_string(*torch_major) : "";
   inspect::WheelReport usable = wheel;
   usable.libraries.clear();
@@ -315,7 +342,7 @@ Expected<std::map<std::string, fs::path>> fetch_into_cache(Context& c, const std
   std::map<std::string, fs::path> out;
   std::vector<const ResolvedDist*> missing;
   for (const auto* d : dists) {
-    if (!d->sha256.empty() && fs::exists(cache_path(c, d->sha256, d->filename))) {
+    if (is_sha256_hex(d->sha256) && fs::exists(cache_path(c, d->sha256, d->filename))) {
       out[d->key] = cache_path(c, d->sha256, d->filename);
       ++c.result.cache_hits;
     } else {
@@ -323,6 +350,13 @@ Expected<std::map<std::string, fs::path>> fetch_into_cache(Context& c, const std
     }
   }
   if (missing.empty()) return out;
+  if (c.request.progress) {
+    std::vector<std::string> names;
+    for (const auto* d : missing)
+      if (names.size() < 3) names.push_back(d->filename);
+    if (missing.size() > names.size()) names.push_back(fmt::format("{} more", missing.size() - names.size()));
+    c.request.progress(fmt::format("downloading {} file{} with pip: {}", missing.size(), missing.size() == 1 ? "" : "s", join(names, ", ")));
+  }
   fs::path scratch = fs::path(c.cache) / "tmp" / fmt::format("download-{}-{}", ::getpid(), std::rand());
   std::error_code ec;
   fs::create_directories(scratch, ec);
@@ -380,13 +414,24 @@ Expected<std::map<std::string, fs::path>> fetch_into_cache(Context& c, const std
 
 /// Finds NAME's sdist (pinned to `version` when given) with pip, --no-deps.
 Expected<std::optional<ResolvedDist>> find_sdist(Context& c, const std::string& requirement) {
+  // A lookup stored by an earlier run first, isolated or not: the isolated one of a CUDA
+  // extension fails each time (its build needs torch), which is never stored.
+  for (bool isolated : {true, false}) {
+    std::vector<std::string> extra = {"--no-deps", "--no-binary=:all:"};
+    if (!isolated) extra.push_back("--no-build-isolation");
+    TAILOR_TRY(run, pip_dry_run(c, {requirement}, extra, true, true));
+    if (run.ok && !run.dists.empty() && !run.dists.front().wheel) return std::optional<ResolvedDist>(run.dists.front());
+  }
   for (bool isolated : {true, false}) {
     std::vector<std::string> extra = {"--no-deps", "--no-binary=:all:"};
     if (!isolated) extra.push_back("--no-build-isolation");
     // pip refuses sdists with --platform unless --no-deps, which is set: the tags stay.
     TAILOR_TRY(run, pip_dry_run(c, {requirement}, extra, true));
     if (run.ok && !run.dists.empty() && !run.dists.front().wheel) return std::optional<ResolvedDist>(run.dists.front());
-    if (!unsatisfied_requirement(run.err).empty()) return std::optional<ResolvedDist>();
+    // No sdist of the package itself. A build dependency the isolated build could not get
+    // (--no-binary=:all: holds for them too: torch for xformers) is not that: the build
+    // without isolation, against this interpreter's packages, may still read the sdist.
+    if (unsatisfied_requirement(run.err) == requirement_name(requirement)) return std::optional<ResolvedDist>();
   }
   return std::optional<ResolvedDist>();
 }
@@ -502,13 +547,15 @@ void decide_torch(const Target& target, std::string_view asked_cuda, const Resol
                   const std::vector<ResolvedDist>& all, Row& row, TorchChoice& choice) {
   row.kind = Kind::torch;
   auto name = formats::parse_wheel_filename(d.filename);
-  std::string cuda = name ? cuda_of_label(name->local_label) : "";
-  if (cuda.empty())
+  // The wheel's label ("cu130"), else the CUDA runtime it pulls in ("13.0.96").
+  std::optional<cuda::CudaVersion> release;
+  if (name)
+    if (auto v = cuda::parse_cuda_version(name->local_label)) release = *v;
+  if (!release)
     for (const auto& o : all)
-      if (o.key.starts_with("nvidia-cuda-runtime")) {
-        auto v = parse_version(o.version);
-        if (v) cuda = v->major_minor();
-      }
+      if (o.key.starts_with("nvidia-cuda-runtime"))
+        if (auto v = cuda::parse_cuda_version(o.version)) release = *v;
+  const std::string cuda = release ? release->to_string() : "";
   choice.version = d.version;
   choice.cuda = cuda;
   choice.source = "resolved";
@@ -522,7 +569,7 @@ void decide_torch(const Target& target, std::string_view asked_cuda, const Resol
                              target.platform, torch_build_command(target, d.version, asked_cuda), target.gpu_label());
     return;
   }
-  if (!asked_cuda.empty() && compare_versions(cuda, asked_cuda) != 0) {
+  if (auto asked = cuda::parse_cuda_version(asked_cuda); !asked_cuda.empty() && (!asked || *asked != *release)) {
     row.covers = "-";
     row.outcome = Outcome::unsupported;
     row.reason = fmt::format("torch {} is a CUDA {} build; --cuda {} asked for another (no such torch on these indexes)", d.version,
@@ -531,7 +578,7 @@ void decide_torch(const Target& target, std::string_view asked_cuda, const Resol
   }
   std::string list;
   for (const auto& w : cuda::official_torch_arch_lists())
-    if (w.cuda == cuda && w.platform == target.platform) list = w.torch_cuda_arch_list;
+    if (w.cuda == *release && w.platform == target.platform) list = w.torch_cuda_arch_list;
   choice.arch_list = list;
   if (list.empty()) {
     // Nothing says what it carries: unknown, never prebuilt, with what decides it.
@@ -561,10 +608,10 @@ void decide_torch(const Target& target, std::string_view asked_cuda, const Resol
                            target.platform, list, join(missing, ", "), torch_build_command(target, d.version, cuda));
 }
 
-Expected<Target> resolve_target(const StackRequest& request, CommandRunner& runner) {
+Expected<Target> resolve_target(const StackRequest& request, CommandRunner& runner, std::string* interpreter_path) {
   Target t;
   std::string machine;
-  TAILOR_TRY(python, interpreter_facts(runner, request.interpreter, machine));
+  TAILOR_TRY(python, interpreter_facts(runner, request.interpreter, machine, interpreter_path));
   // A GPU or instance of one platform only (T4G: aarch64) implies the target's platform.
   std::string gpu_spec = !request.gpu.empty() ? request.gpu : request.arch;
   TAILOR_TRY(implied, cuda::variant_platform(request.platform.empty() ? std::nullopt : std::optional<std::string>(request.platform),
@@ -619,7 +666,10 @@ Expected<StackResult> run_stack(const StackRequest& request, CommandRunner& runn
   }
   StackRequest with_python = request;
   with_python.interpreter = c.python;
-  TAILOR_TRY(target, resolve_target(with_python, runner));
+  std::string executable;
+  TAILOR_TRY(target, resolve_target(with_python, runner, &executable));
+  // The interpreter itself from here on: a pyenv shim costs a few bash scripts per run.
+  if (!executable.empty() && executable.starts_with('/') && ::access(executable.c_str(), X_OK) == 0) c.python = executable;
   c.target = target;
   c.result.target = target;
   if (request.platform.empty())
@@ -650,6 +700,9 @@ Expected<StackResult> run_stack(const StackRequest& request, CommandRunner& runn
   auto progress = [&](const std::string& line) {
     if (request.progress) request.progress(line);
   };
+  auto detail = [&](const std::string& line) {
+    if (request.progress_detail) request.progress_detail(line);
+  };
   // 1. Binary-only resolution for the target; packages with no wheel are retried from
   //    source (this machine) or set aside and looked up as sdists (another machine).
   progress(fmt::format("resolving {} for {} Python {} with pip", join(requirements, " "), c.target.platform, c.target.python));
@@ -671,6 +724,7 @@ Expected<StackResult> run_stack(const StackRequest& request, CommandRunner& runn
     TAILOR_TRY(r, pip_dry_run(c, requirements, extra, c.torch_python.empty()));
     if (pass == 0) c.result.pip_command = r.command;
     if (r.ok) {
+      c.result.resolution_reused = r.reused;
       run = std::move(r);
       break;
     }
@@ -697,8 +751,8 @@ Expected<StackResult> run_stack(const StackRequest& request, CommandRunner& runn
     if (requirements.empty() && c.request.requirement_files.empty()) break;
   }
   c.result.resolve_seconds = since(t0);
-  progress(fmt::format("resolved {} package{} in {:.1f} s", run.dists.size(), run.dists.size() == 1 ? "" : "s",
-                       c.result.resolve_seconds));
+  progress(fmt::format("{} {} package{} in {:.1f} s", c.result.resolution_reused ? "reused the resolution of" : "resolved",
+                       run.dists.size(), run.dists.size() == 1 ? "" : "s", c.result.resolve_seconds));
 
   // 2. Rows, and the downloads that inspection needs.
   auto t1 = Clock::now();
@@ -766,20 +820,34 @@ Expected<StackResult> run_stack(const StackRequest& request, CommandRunner& runn
   }
   progress(fmt::format("inspecting {} wheel{} that may carry device code", to_inspect.size(), to_inspect.size() == 1 ? "" : "s"));
   TAILOR_TRY(paths, fetch_into_cache(c, to_inspect));
+  InspectionStore inspections((fs::path(c.cache) / "inspections").string(), build_identity());
   std::map<std::string, Row*> by_key;
   for (auto& r : rows) by_key[r.key] = &r;
   for (const auto* d : to_inspect) {
     if (interrupt_signal()) return make_error("interrupted");
     Row& row = *by_key.at(d->key);
-    progress(fmt::format("inspecting {}", d->filename));
-    auto report = inspect::inspect_paths({paths.at(d->key).string()});
-    if (!report || report->wheels.empty()) {
-      row.outcome = Outcome::unsupported;
-      row.covers = "?";
-      row.reason = fmt::format("{} does not read as a wheel: {}", d->filename, report ? "no wheel" : report.error().message);
-      continue;
+    const fs::path& file = paths.at(d->key);
+    // The cache's folder is the sha256 the file was checked against when it was stored.
+    const std::string sha = file.parent_path().filename().string();
+    std::string warning;
+    auto stored = inspections.load(sha, file.string(), warning);
+    if (!warning.empty() && c.request.warn) c.request.warn(warning);
+    if (stored) {
+      ++c.result.inspections_reused;
+    } else {
+      detail(fmt::format("inspecting {}", d->filename));
+      auto report = inspect::inspect_paths({file.string()});
+      if (!report || report->wheels.empty()) {
+        row.outcome = Outcome::unsupported;
+        row.covers = "?";
+        row.reason = fmt::format("{} does not read as a wheel: {}", d->filename, report ? "no wheel" : report.error().message);
+        continue;
+      }
+      stored = std::move(report->wheels.front());
+      if (auto w = inspections.store(sha, *stored); !w && c.request.warn)
+        c.request.warn("cannot store the inspection of " + d->filename + ": " + w.error().message);
     }
-    std::string why = judge_wheel(c, row, report->wheels.front());
+    std::string why = judge_wheel(c, row, *stored);
     if (!why.empty())
       if (auto f = fall_back_to_source(c, row, d->key + "==" + d->version, why); !f) return f.error();
   }

@@ -6,7 +6,8 @@
 // marker environment, so a cross-platform resolution drops what the target's pip would
 // drop); tailor reads pip's JSON report, downloads the native wheels into a cache keyed by
 // sha256 and inspects them (device code per library, CUDA runtime needs, C++ ABI) against
-// the target GPUs, the chosen torch and its CUDA. The outcome per package is prebuilt,
+// the target GPUs, the chosen torch and its CUDA. pip's resolution and each wheel's
+// inspection are kept for the next run (stack_cache.h). The outcome per package is prebuilt,
 // build (from its sdist with `tailor build`), unsupported, or unknown (what it covers is
 // neither in tailor's data nor inspected: never called prebuilt), each with one line of
 // reason; an unknown one names the command that decides it.
@@ -98,9 +99,17 @@ struct StackRequest {
   std::string cache_dir;  ///< default ${XDG_CACHE_HOME:-~/.cache}/tailor/stack
   std::string interpreter = "python3";  ///< runs pip; --install replaces it with the venv's
   std::string self;                     ///< this tailor binary (for builds)
-  /// When set, one line per phase (resolving, pip's own "Collecting ..." lines, fetching,
-  /// inspecting) while the stack is worked out: `stack` shows them on a terminal.
+  /// --refresh: pip resolves again even where a stored resolution still holds
+  /// (stack_cache.h); the new one replaces it.
+  bool refresh = false;
+  /// When set, one line per phase (resolving, checking a stored resolution, fetching,
+  /// inspecting) while the stack is worked out.
   std::function<void(std::string_view)> progress;
+  /// When set, what is under way within a phase: pip's own "Collecting ..." and
+  /// "Downloading ..." lines, each wheel inspected.
+  std::function<void(std::string_view)> progress_detail;
+  /// When set, a stored resolution or inspection that does not read (ignored, redone).
+  std::function<void(std::string_view)> warn;
 };
 
 enum class Kind { pure, native, cuda, cuda_runtime, torch, source };
@@ -142,6 +151,8 @@ struct StackResult {
   std::string pip_command;  ///< the binary resolution, as run
   double resolve_seconds = 0, inspect_seconds = 0;
   unsigned downloads = 0, cache_hits = 0;
+  bool resolution_reused = false;  ///< pip's stored resolution still held (stack_cache.h)
+  unsigned inspections_reused = 0;  ///< wheels whose stored inspection was used
   bool ok() const;  ///< every row prebuilt, installed or build: none unsupported or unknown
 };
 
@@ -149,7 +160,8 @@ struct StackResult {
 /// the resolving interpreter and this machine's GPUs. A GPU or instance that exists on
 /// one platform only (T4G, g5g.xlarge: aarch64) implies it; --platform contradicting it is
 /// an error (cuda::variant_platform, the rule plan, build and inspect use).
-Expected<Target> resolve_target(const StackRequest& request, CommandRunner& runner);
+/// `interpreter_path`, when given, gets the resolving interpreter's sys.executable.
+Expected<Target> resolve_target(const StackRequest& request, CommandRunner& runner, std::string* interpreter_path = nullptr);
 
 /// torch's row from its resolved wheel: its CUDA build (the local label, else the
 /// nvidia-cuda-runtime resolved with it) and the official arch list of that CUDA and the

@@ -56,3 +56,10 @@ inline Error make_error(std::string message) { return Error{std::move(message)};
   auto var##_result_ = (expr);                       \
   if (!var##_result_) return var##_result_.error();  \
   auto var = std::move(var##_result_).value()
+
+/// TAILOR_TRY_VOID(expr): return the error of an Expected whose value is not wanted
+/// (Expected<void>); one statement, so it may follow an `if`.
+#define TAILOR_TRY_VOID(expr)                                               \
+  do {                                                                      \
+    if (auto tailor_try_ = (expr); !tailor_try_) return tailor_try_.error(); \
+  } while (0)

@@ -2,11 +2,13 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdlib>
-
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -24,23 +26,107 @@ std::optional<std::string> read_file(const std::string& path) {
   return ss.str();
 }
 
-Expected<void> write_file_atomic(const std::string& path, std::string_view text) {
+std::string errno_text(int error_number) {
+  if (error_number == EACCES || error_number == EPERM) return "permission denied";
+  if (error_number == ENOENT) return "no such file or directory";
+  return std::strerror(error_number);
+}
+
+namespace {
+Expected<void> write_all(int fd, std::string_view text) {
+  for (size_t done = 0; done < text.size();) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return make_error(errno_text(n < 0 ? errno : EIO));
+    done += static_cast<size_t>(n);
+  }
+  return {};
+}
+}  // namespace
+
+Expected<void> write_file_atomic(const std::string& path, std::string_view text, mode_t mode) {
   const std::string tmp = path + ".tailor-tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return make_error(tmp + ": cannot write");
-    }
+  // A leftover of an interrupted run goes first: O_EXCL then never follows a link there.
+  ::unlink(tmp.c_str());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0) return make_error(tmp + ": cannot write: " + errno_text(errno));
+  auto written = write_all(fd, text);
+  if (::close(fd) != 0 && written) written = make_error(errno_text(errno));
+  if (!written) {
+    ::unlink(tmp.c_str());
+    return make_error(tmp + ": cannot write: " + written.error().message);
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    return make_error(path + ": cannot replace: " + ec.message());
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string why = errno_text(errno);
+    ::unlink(tmp.c_str());
+    return make_error(path + ": cannot replace: " + why);
   }
+  return {};
+}
+
+Expected<AtomicFile> AtomicFile::beside(const std::string& dest) {
+  std::filesystem::path d(dest);
+  std::filesystem::path dir = d.parent_path().empty() ? std::filesystem::path(".") : d.parent_path();
+  AtomicFile f;
+  f.m_dest = dest;
+  f.m_path = (dir / ("." + d.filename().string() + ".tailor-tmp-XXXXXX")).string();
+  f.m_fd = ::mkostemp(f.m_path.data(), O_CLOEXEC);
+  if (f.m_fd < 0) {
+    f.m_path.clear();
+    return make_error(dest + ": cannot create a temporary file beside it: " + errno_text(errno));
+  }
+  return f;
+}
+
+AtomicFile::AtomicFile(AtomicFile&& o) noexcept : m_dest(std::move(o.m_dest)), m_path(std::move(o.m_path)), m_fd(o.m_fd) {
+  o.m_fd = -1;
+  o.m_path.clear();
+}
+
+AtomicFile& AtomicFile::operator=(AtomicFile&& o) noexcept {
+  if (this != &o) {
+    discard();
+    m_dest = std::move(o.m_dest);
+    m_path = std::move(o.m_path);
+    m_fd = o.m_fd;
+    o.m_fd = -1;
+    o.m_path.clear();
+  }
+  return *this;
+}
+
+AtomicFile::~AtomicFile() { discard(); }
+
+void AtomicFile::discard() {
+  if (m_fd >= 0) ::close(m_fd);
+  m_fd = -1;
+  if (!m_path.empty()) ::unlink(m_path.c_str());
+  m_path.clear();
+}
+
+Expected<void> AtomicFile::commit(mode_t mode) {
+  if (m_fd < 0) return make_error(m_dest + ": the file beside it is already closed");
+  if (::fchmod(m_fd, mode & 07777) != 0 || ::fsync(m_fd) != 0) {
+    std::string why = errno_text(errno);
+    std::string tmp = m_path;
+    discard();
+    return make_error(tmp + ": cannot finish: " + why);
+  }
+  int closed = ::close(m_fd);
+  m_fd = -1;
+  if (closed != 0) {
+    std::string why = errno_text(errno);
+    std::string tmp = m_path;
+    discard();
+    return make_error(tmp + ": cannot close: " + why);
+  }
+  if (::rename(m_path.c_str(), m_dest.c_str()) != 0) {
+    std::string why = errno_text(errno);
+    std::string tmp = m_path;
+    discard();
+    return make_error(m_dest + ": cannot move " + tmp + " into place: " + why);
+  }
+  m_path.clear();
   return {};
 }
 

@@ -1,6 +1,8 @@
 // Whole-file reads and atomic writes, for the small text files tailor handles (logs,
 // configs, source files it patches). Big or untrusted binaries go through MappedFile.
 #pragma once
+#include <sys/types.h>
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,12 +11,46 @@
 
 namespace tailor {
 
+/// An errno value as tailor's messages say it: "permission denied" (EACCES, EPERM), "no
+/// such file or directory" (ENOENT), else strerror's words.
+std::string errno_text(int error_number);
+
 /// The whole file; nullopt when it cannot be opened or read.
 std::optional<std::string> read_file(const std::string& path);
 
-/// Writes `text` beside `path` and renames it over `path`, so a reader (or an interrupted
-/// run) never sees half a file. Errors name the path.
-Expected<void> write_file_atomic(const std::string& path, std::string_view text);
+/// Writes `text` to `path`.tailor-tmp and renames it over `path`, so a reader (or an
+/// interrupted run) never sees half a file. The file is created with `mode` less the
+/// umask (0600: a secret, never readable by others, not even for a moment). Errors name
+/// the path.
+Expected<void> write_file_atomic(const std::string& path, std::string_view text, mode_t mode = 0666);
+
+/// A file written in pieces (an archive, a slimmed library) beside its destination and
+/// renamed over it once complete: `.<name>.tailor-tmp-XXXXXX` in the destination's folder
+/// (the same filesystem, so the rename is atomic), removed unless committed.
+class AtomicFile {
+public:
+  static Expected<AtomicFile> beside(const std::string& dest);
+  AtomicFile() = default;
+  AtomicFile(AtomicFile&& o) noexcept;
+  AtomicFile& operator=(AtomicFile&& o) noexcept;
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  /// The open temporary file; -1 once committed or discarded.
+  int fd() const { return m_fd; }
+  /// The temporary file's path (empty once committed).
+  const std::string& path() const { return m_path; }
+  const std::string& dest() const { return m_dest; }
+  /// The permission bits `mode`, fsync, close, then the rename over the destination. The
+  /// temporary file is removed when any step fails.
+  Expected<void> commit(mode_t mode);
+
+private:
+  void discard();
+  std::string m_dest, m_path;
+  int m_fd = -1;
+};
 
 /// An exclusive flock(2) on PATH.lock (its folder made when missing), held for a
 /// read-modify-write of a small state file that several tailor runs share; it waits for

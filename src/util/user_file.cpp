@@ -9,6 +9,7 @@
 #include <cstring>
 #include <utility>
 
+#include "util/files.h"
 #include "util/strings.h"
 
 namespace tailor {
@@ -19,12 +20,6 @@ Error binary_error(const std::string& name, int64_t offset) {
   char hex[24];
   std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(offset));
   return make_error(name + ": binary data (a NUL byte at offset 0x" + hex + "), not text");
-}
-
-std::string errno_text(int e) {
-  if (e == EACCES || e == EPERM) return "permission denied";
-  if (e == ENOENT) return "no such file or directory";
-  return std::strerror(e);
 }
 
 constexpr size_t k_binary_window = 64 * 1024;

@@ -26,11 +26,14 @@
 #include "executor/report_page.h"
 #include "executor/resume.h"
 #include "cache/sccache_dist.h"
+#include "cache/tailor_toml.h"
 #include "executor/verify.h"
 #include "executor/wheel_normaliser.h"
 #include "cuda/arch_spec.h"
 #include "cuda/gpu_platform.h"
 #include "cuda/nvcc_capabilities.h"
+#include "data/data_files.h"
+#include "data/toml_document.h"
 #include "plan/extension_plan.h"
 #include "plan/extension_recipe.h"
 #include "plan/toolkit_choice.h"
@@ -182,7 +185,7 @@ const probe::Compiler* host_cxx(const probe::HostReport& host) {
       if (realpath_or(c.path) == real) return &c;
   }
   for (const auto& c : host.compilers)
-    if (c.kind == "gcc") return &c;
+    if (c.kind == probe::CompilerKind::gcc) return &c;
   return host.compilers.empty() ? nullptr : &host.compilers.front();
 }
 
@@ -298,17 +301,17 @@ PreflightFacts preflight_facts(const probe::HostReport& host, const probe::Pytho
   if (tk) {
     f.nvcc_path = tk->nvcc;
     f.nvcc_version = tk->version;
-    f.nvcc_major = tk->major;
+    f.nvcc_major = tk->release.major;
     auto caps = cuda::nvcc_capabilities_from_nvcc(tk->nvcc, runner);
-    if (!caps) caps = cuda::nvcc_capabilities_from_table(tk->version);
+    if (!caps) caps = cuda::nvcc_capabilities_from_table(tk->release);
     if (caps)
       f.unsupported_targets = cuda::unsupported_by(targets, *caps);
     if (const probe::Compiler* cxx = host_cxx(host)) {
-      f.host_compiler = fmt::format("{} {} ({})", cxx->kind, cxx->version, cxx->path);
-      if (tk->max_gcc_major && cxx->kind == "gcc") {
+      f.host_compiler = fmt::format("{} {} ({})", probe::compiler_kind_name(cxx->kind), cxx->version, cxx->path);
+      if (tk->max_gcc_major && cxx->kind == probe::CompilerKind::gcc) {
         f.host_compiler_accepted = cxx->major <= *tk->max_gcc_major;
         f.host_compiler_limit = fmt::format("gcc <= {}", *tk->max_gcc_major);
-      } else if (tk->max_clang_major && cxx->kind == "clang") {
+      } else if (tk->max_clang_major && cxx->kind == probe::CompilerKind::clang) {
         f.host_compiler_accepted = cxx->major <= *tk->max_clang_major;
         f.host_compiler_limit = fmt::format("clang <= {}", *tk->max_clang_major);
       }
@@ -370,9 +373,9 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
     // [cache] of --config, then TAILOR_CACHE / TAILOR_CACHE_URL, then --cache-url.
     cache::CacheSettings settings;
     if (!o.config.empty()) {
-      auto loaded = cache::load_cache_settings(o.config);
+      auto loaded = cache::load_tailor_toml(o.config);
       if (!loaded) return stop(BuildStatus::bad_input, loaded.error().message);
-      settings = *loaded;
+      settings = loaded->cache;
     }
     auto with_env = cache::apply_cache_environment(settings, ctx.environment);
     if (!with_env) return stop(BuildStatus::bad_input, with_env.error().message);
@@ -433,7 +436,8 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
     rep.toolchain["python"] = py->version;
     if (py->torch) rep.toolchain["torch"] = py->torch->version + (py->torch->cuda_version.empty() ? "" : " (CUDA " + py->torch->cuda_version + ")");
   }
-  if (const probe::Compiler* cxx = host_cxx(s.host)) rep.toolchain[cxx->kind] = cxx->version;
+  if (const probe::Compiler* cxx = host_cxx(s.host))
+    rep.toolchain[std::string(probe::compiler_kind_name(cxx->kind))] = cxx->version;
   for (const auto& t : s.host.tools)
     if (t.name == "ninja" || t.name == "ccache" || t.name == "sccache" || t.name == "cmake" || t.name == "git")
       rep.toolchain[t.name] = t.version;
@@ -490,7 +494,8 @@ StepResult print_build_env(const ExtensionBuildOptions&, ExtensionBuildContext& 
   auto epoch_var = ctx.environment.find("SOURCE_DATE_EPOCH");
   auto epoch_env = source_date_epoch_from_env(epoch_var == ctx.environment.end() ? nullptr : epoch_var->second.c_str());
   if (!epoch_env) return stop(BuildStatus::bad_input, epoch_env.error().message);
-  add_reproducible_build_env(p->env, epoch_env->value_or(0), s.request.source_dir, p->cache_tool != "sccache");
+  add_reproducible_build_env(p->env, epoch_env->value_or(0), s.request.source_dir, p->cache_tool != "sccache",
+                             s.toolkit ? s.toolkit->version : std::string());
   if (!*epoch_env) {
     p->env.erase("SOURCE_DATE_EPOCH");
     p->notes.push_back("SOURCE_DATE_EPOCH: the source's own date (the commit time of HEAD, else the newest file or sdist member), set when the build prepares it");
@@ -569,7 +574,8 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
     rep.env = *wrapped;
   }
   if (s.toolkit && !rep.env.count("CUDA_HOME")) rep.env["CUDA_HOME"] = s.toolkit->root;
-  add_reproducible_build_env(rep.env, s.identity->source_date_epoch, *src, p->cache_tool != "sccache");
+  add_reproducible_build_env(rep.env, s.identity->source_date_epoch, *src, p->cache_tool != "sccache",
+                             s.toolkit ? s.toolkit->version : std::string());
   for (const auto& file : p->helper_files)
     if (auto written = write_file_atomic(file.path, file.text); !written)
       return stop(BuildStatus::build_failed, "writing " + file.path + ": " + written.error().message);
@@ -873,46 +879,15 @@ bool contains_word(std::string_view text, std::string_view word) {
   return false;
 }
 
-// Run in the check venv: exit 3 when `missing` is a module of the wheel itself (then the
-// wheel is broken, not the environment), exit 4 when no Requires-Dist of the wheel's
-// METADATA names it (py-cpuinfo provides cpuinfo: a name that contains it counts);
-// otherwise load every compiled extension module of the wheel straight from its file,
-// without importing the package around it, and print "loaded NAME" for each (exit 1 at
-// the first that fails).
-constexpr const char* k_native_import = R"PY(
-import sys, zipfile, sysconfig, os, importlib.util, importlib.machinery
-whl, missing = sys.argv[1], sys.argv[2]
-names = zipfile.ZipFile(whl).namelist()
-def top(n): return n.split('/')[0].split('.')[0]
-own = {top(n) for n in names if not n.split('/')[0].endswith(('.dist-info', '.data'))}
-if missing.split('.')[0] in own:
-    print('the wheel itself lacks', missing); sys.exit(3)
-import re
-norm = lambda x: re.sub(r'[-_.]+', '_', x).lower()
-meta = next((n for n in names if n.count('/') == 1 and n.endswith('.dist-info/METADATA')), None)
-reqs = []
-if meta:
-    for line in zipfile.ZipFile(whl).read(meta).decode('utf-8', 'replace').splitlines():
-        if line.startswith('Requires-Dist:'):
-            r = re.match(r'\s*([A-Za-z0-9._-]+)', line[len('Requires-Dist:'):])
-            if r: reqs.append(norm(r.group(1)))
-want = norm(missing.split('.')[0])
-if not any(want == r or want in r for r in reqs):
-    print(missing, 'is not a declared dependency of the wheel (Requires-Dist:', ', '.join(reqs) or 'none', ')'); sys.exit(4)
-import torch
-site = sysconfig.get_paths()['platlib']
-sfx = sorted(importlib.machinery.EXTENSION_SUFFIXES, key=len, reverse=True)
-for n in sorted(names):
-    if n.split('/')[0].endswith(('.dist-info', '.data')): continue
-    s = next((x for x in sfx if n.endswith(x)), None)
-    if s is None: continue
-    mod = n[:-len(s)].replace('/', '.')
-    spec = importlib.util.spec_from_file_location(mod, os.path.join(site, n))
-    m = importlib.util.module_from_spec(spec)
-    sys.modules[mod] = m
-    spec.loader.exec_module(m)
-    print('loaded', mod)
-)PY";
+// The programs the import check runs in an interpreter: data/build/target_site_paths.py
+// and data/build/venv_add_paths.py (the target's own site folders handed to the check
+// venv), data/build/wheel_native_import.py (an import that failed on a module: the wheel's
+// own, undeclared, or its extension modules loaded one by one).
+std::string embedded_program(std::string_view path) {
+  auto text = data::file(path);
+  if (!text) throw data::DataError(text.error().message);
+  return std::string(*text);
+}
 }  // namespace
 
 // 6. Install into a clean venv (torch visible, nothing else) and import.
@@ -951,19 +926,11 @@ StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& c
   // reuses another interpreter's torch that way, as `tailor stack --torch` makes), through
   // a .pth file so torch (and only what sits beside it) is visible.
   if (r.ok) {
-    CheckRun sites = run_check(runner,
-                               {rep.python, "-c",
-                                "import site, sys; s = site.getsitepackages(); "
-                                "i = min([sys.path.index(p) for p in s if p in sys.path] or [len(sys.path)]); "
-                                "print('\\n'.join(p for p in sys.path[i:] if p))"},
-                               work_dir, clean_env, log, std::chrono::seconds(120));
+    CheckRun sites = run_check(runner, {rep.python, "-c", embedded_program("build/target_site_paths.py")}, work_dir,
+                               clean_env, log, std::chrono::seconds(120));
     if (sites.ok)
-      r = run_check(runner,
-                    {vpy, "-c",
-                     "import sysconfig, sys; open(sysconfig.get_paths()['purelib'] + '/_tailor_target_site.pth', 'w')"
-                     ".write(sys.argv[1])",
-                     sites.output},
-                    work_dir, clean_env, log, std::chrono::seconds(120));
+      r = run_check(runner, {vpy, "-c", embedded_program("build/venv_add_paths.py"), sites.output}, work_dir, clean_env,
+                    log, std::chrono::seconds(120));
   }
   if (r.ok) {
     CheckRun via = run_check(runner,
@@ -1006,8 +973,8 @@ StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& c
                     contains_word(s.build_plan.smoke_test, missing->substr(0, missing->find('.')))))
       missing.reset();
     if (missing) {
-      CheckRun native = run_check(runner, {vpy, "-c", k_native_import, s.wheel, *missing}, venv.string(), clean_env,
-                                  log, std::chrono::seconds(300));
+      CheckRun native = run_check(runner, {vpy, "-c", embedded_program("build/wheel_native_import.py"), s.wheel, *missing},
+                                  venv.string(), clean_env, log, std::chrono::seconds(300));
       if (native.ok) {
         std::vector<std::string> loaded;
         for (const auto& line : split_any(native.output, "\n"))

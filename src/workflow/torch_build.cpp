@@ -22,6 +22,8 @@
 #include "executor/wheel_normaliser.h"
 #include "cuda/compatibility.h"
 #include "cuda/compute_capability.h"
+#include "data/data_files.h"
+#include "data/toml_document.h"
 #include "diagnose/diagnosis.h"
 #include "inspect/inspect_report.h"
 #include "plan/torch_catalog.h"
@@ -39,36 +41,14 @@ using namespace tailor::cache;
 
 namespace {
 
-// Versions of the named distributions in one interpreter, as JSON (null = not installed).
-constexpr const char* k_packages_script = R"(import json, sys
-from importlib import metadata
-out = {}
-for name in sys.argv[1:]:
-    try:
-        out[name] = metadata.version(name)
-    except Exception:
-        out[name] = None
-print(json.dumps(out))
-)";
-
-constexpr const char* k_import_script = R"(import json, os, sys
-import torch
-info = {"version": torch.__version__, "file": torch.__file__,
-        "cuda": getattr(torch.version, "cuda", None),
-        "arch_list": torch.cuda.get_arch_list() if hasattr(torch.cuda, "get_arch_list") else []}
-print(json.dumps(info))
-)";
-
-constexpr const char* k_smoke_script = R"(import torch
-smoke = getattr(torch.cuda, "_fixture_smoke", None)
-if smoke is not None:
-    smoke()
-else:
-    x = torch.randn(256, 256, device="cuda")
-    y = (x @ x).sum().item()
-    torch.cuda.synchronize()
-print("GPU smoke test: ok on", torch.cuda.get_device_name(0) if hasattr(torch.cuda, "get_device_name") else "GPU")
-)";
+// The programs a torch build runs in an interpreter: data/build/installed_versions.py
+// (versions of the named distributions), data/build/torch_import_check.py (the torch a
+// fresh venv imports) and data/build/torch_smoke_test.py (a GPU smoke test).
+std::string embedded_program(std::string_view path) {
+  auto text = data::file(path);
+  if (!text) throw data::DataError(text.error().message);
+  return std::string(*text);
+}
 
 std::string read_file(const std::string& path) { return tailor::read_file(path).value_or(""); }
 
@@ -94,7 +74,7 @@ std::string release_notes(const plan::BuildPlan& p, const std::string& wheel, co
                           const std::string& manylinux, const std::vector<std::string>& packages) {
   std::string o = fmt::format("# {}\n\n", wheel);
   o += fmt::format("PyTorch {} built by tailor for {}.\n\n", p.torch_version, p.platform);
-  o += fmt::format("- CUDA: {}\n", p.cuda ? p.cuda_version : "none (CPU-only)");
+  o += fmt::format("- CUDA: {}\n", p.cuda ? p.cuda_text() : "none (CPU-only)");
   o += fmt::format("- GPU targets (verified in the binaries): {}\n", p.cuda ? join(v.expected, ", ") : "none");
   o += fmt::format("- CPU target: {}\n", p.cpu_target.empty() ? "compiler default" : p.cpu_target + " (" + join(p.cpu_flags, " ") + ")");
   o += fmt::format("- Python: {}\n- Platform tag: {} (what the libraries need)\n", p.python_version, manylinux);
@@ -111,15 +91,15 @@ std::string release_notes(const plan::BuildPlan& p, const std::string& wheel, co
 
 }  // namespace
 
-std::vector<std::string> runtime_packages_for(const std::vector<std::string>& needed, const std::string& cuda) {
+std::vector<std::string> runtime_packages_for(const std::vector<std::string>& needed,
+                                              const std::optional<cuda::CudaVersion>& cuda) {
   std::vector<std::string> out;
   const plan::TorchCatalog* cat = &plan::torch_catalog();
-  auto parts = split_any(cuda, ".");
-  std::string M = parts.size() > 0 ? parts[0] : "", m = parts.size() > 1 ? parts[1] : "";
+  std::string M = cuda ? std::to_string(cuda->major) : "", m = cuda ? std::to_string(cuda->minor) : "";
   for (const auto& so : needed)
     for (const auto& lib : cat->runtime_libraries) {
       if (so.rfind(lib.soname, 0) != 0) continue;
-      if (lib.apt.find("{M}") != std::string::npos && cuda.empty()) continue;
+      if (lib.apt.find("{M}") != std::string::npos && !cuda) continue;
       std::string pkg = lib.apt;
       for (auto [key, value] : {std::pair<std::string, std::string>{"{M}", M}, {"{m}", m}})
         for (size_t pos; (pos = pkg.find(key)) != std::string::npos;) pkg.replace(pos, key.size(), value);
@@ -165,7 +145,7 @@ std::string render_runtime_dockerfile(const plan::BuildPlan& p, const std::strin
 
 plan::DoctorFacts gather_doctor_facts(const plan::BuildPlan& p, CommandRunner& runner) {
   plan::DoctorFacts facts;
-  std::vector<std::string> argv = {p.python, "-c", k_packages_script};
+  std::vector<std::string> argv = {p.python, "-c", embedded_program("build/installed_versions.py")};
   for (const auto& r : p.requirements) argv.push_back(plan::parse_requirement(r).name);
   CommandSpec spec;
   spec.argv = argv;
@@ -383,7 +363,7 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
     inst.argv = {venv + "/bin/python", "-m", "pip", "install", "--no-deps", "--force-reinstall", "--no-index", renamed};
     inst.timeout = std::chrono::minutes(10);
     CommandSpec imp;
-    imp.argv = {venv + "/bin/python", "-c", k_import_script};
+    imp.argv = {venv + "/bin/python", "-c", embedded_program("build/torch_import_check.py")};
     imp.timeout = std::chrono::minutes(2);
     imp.cwd = work;
     for (CommandSpec* s : {&mk, &inst, &imp}) {
@@ -425,7 +405,7 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
                         host.gpus.front().compute_capability ? host.gpus.front().compute_capability->str() : "?");
   if (p.cuda && covered) {
     CommandSpec s;
-    s.argv = {venv + "/bin/python", "-c", k_smoke_script};
+    s.argv = {venv + "/bin/python", "-c", embedded_program("build/torch_smoke_test.py")};
     s.timeout = std::chrono::minutes(5);
     s.cwd = work;
     auto res = runner.run(s);

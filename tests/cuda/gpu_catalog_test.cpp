@@ -87,7 +87,7 @@ TEST(TorchWheels, OfficialListsLoad) {
   ASSERT_EQ(official_torch_arch_lists().size(), 10u);
   bool saw = false;
   for (const auto& w : official_torch_arch_lists())
-    if (w.cuda == "13.0" && w.platform == "x86_64") {
+    if (w.cuda == CudaVersion{13, 0} && w.platform == "x86_64") {
       saw = true;
       EXPECT_EQ(w.torch_cuda_arch_list, "7.5;8.0;8.6;9.0;10.0;12.0+PTX");
     }

@@ -37,10 +37,10 @@ std::string problems(const char* spec, const char* cuda) {
 }  // namespace
 
 TEST(NvccTable, VersionsAndTargets) {
-  EXPECT_EQ(join(known_cuda_versions(), " "), "11.8 12.0 12.1 12.2 12.3 12.4 12.5 12.6 12.8 12.9 13.0 13.2");
+  EXPECT_EQ(join(to_strings(known_cuda_versions()), " "), "11.8 12.0 12.1 12.2 12.3 12.4 12.5 12.6 12.8 12.9 13.0 13.2");
   auto c130 = nvcc_capabilities_from_table("13.0.88");
   ASSERT_TRUE(c130);
-  EXPECT_EQ(c130->cuda_version, "13.0");
+  EXPECT_EQ(c130->cuda_version, (CudaVersion{13, 0}));
   EXPECT_EQ(c130->source, "table");
   EXPECT_TRUE(c130->can_produce(sass({11, 0}, ArchVariant::f)));
   EXPECT_TRUE(c130->can_produce(ptx({12, 1})));
@@ -76,7 +76,7 @@ TEST(NvccCapabilities, FromFakeNvccAddsVariantsFromTable) {
   nvcc.answers["--list-gpu-arch"] = ok("compute_75\ncompute_80\ncompute_90\ncompute_120\n");
   auto caps = nvcc_capabilities_from_nvcc("nvcc", nvcc);
   ASSERT_TRUE(caps) << caps.error().message;
-  EXPECT_EQ(caps->cuda_version, "13.0");
+  EXPECT_EQ(caps->cuda_version, (CudaVersion{13, 0}));
   EXPECT_EQ(caps->source, "nvcc --list-gpu-code + table for a/f variants");
   std::vector<std::string> sass_names;
   for (auto& t : caps->sass) sass_names.push_back(t.name());
@@ -105,7 +105,7 @@ TEST(NvccCapabilities, RealNvccAgreesWithTable) {
   auto real = nvcc_capabilities_from_nvcc(nvcc, runner);
   ASSERT_TRUE(real) << real.error().message;
   auto table = nvcc_capabilities_from_table(real->cuda_version);
-  if (!table) GTEST_SKIP() << "CUDA " << real->cuda_version << " not in the table";
+  if (!table) GTEST_SKIP() << "CUDA " << real->cuda_version.to_string() << " not in the table";
   EXPECT_EQ(real->sass, table->sass);
   EXPECT_EQ(real->ptx, table->ptx);
 }

@@ -83,12 +83,12 @@ TEST(Renderers, OfficialTorchListsRoundTrip) {
   for (const auto& w : official_torch_arch_lists()) {
     TargetSet s = parse(w.torch_cuda_arch_list);
     ASSERT_FALSE(s.empty());
-    EXPECT_EQ(render_torch_arch_list(s), w.torch_cuda_arch_list) << w.cuda << " " << w.platform;
+    EXPECT_EQ(render_torch_arch_list(s), w.torch_cuda_arch_list) << w.cuda.to_string() << " " << w.platform;
     for (Consumer c : {Consumer::torch, Consumer::cmake, Consumer::nvcc}) {
       EXPECT_TRUE(render_losses(c, s).empty());
       auto back = parse_for(c, render_for(c, s));
       ASSERT_TRUE(back) << back.error().message;
-      EXPECT_EQ(back->names(), s.names()) << w.cuda << " " << w.platform << " via " << consumer_variable(c);
+      EXPECT_EQ(back->names(), s.names()) << w.cuda.to_string() << " " << w.platform << " via " << consumer_variable(c);
     }
   }
 }

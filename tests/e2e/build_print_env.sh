@@ -37,7 +37,13 @@ has "xformers wheel by hand" "$tmp/xformers" "pip wheel --no-build-isolation --n
 has "xformers wheel as tailor runs it" "$tmp/xformers" "# tailor runs: python3 -u $tmp/work/xformers-"
 # What the build adds for the same wheel twice: no nvcc temp names, no work-folder paths,
 # and the epoch (the source's, at build time; the caller's when set).
-has "reproducible: nvcc -objtemp" "$tmp/xformers" "NVCC_APPEND_FLAGS='-objtemp -Xcompiler=-ffile-prefix-map=$tmp/work/xformers-"
+# nvcc 12.9 and later also get a fixed seed for cudafe++'s module id (data/build/reproducible.toml).
+nvcc_version=$(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9]*\.[0-9]*\).*/\1/p')
+seed=""
+if [ -n "$nvcc_version" ] && [ "$(printf '%s\n12.9\n' "$nvcc_version" | sort -V | head -1)" = 12.9 ]; then
+  seed="-Xcudafe --frandom-seed=tailor "
+fi
+has "reproducible: nvcc -objtemp${seed:+, the seed}" "$tmp/xformers" "NVCC_APPEND_FLAGS='-objtemp ${seed}-Xcompiler=-ffile-prefix-map=$tmp/work/xformers-"
 has "reproducible: prefix map" "$tmp/xformers" "CXXFLAGS=-ffile-prefix-map=$tmp/work/xformers-"
 has "reproducible: the epoch comes from the source" "$tmp/xformers" "# note: SOURCE_DATE_EPOCH: the source's own date"
 SOURCE_DATE_EPOCH=1700000000 env_of epoch xformers==0.0.32 --arch 8.0
@@ -87,6 +93,26 @@ expect_eq "example TORCH_CUDA_ARCH_LIST" "$(export_value "$tmp/example" TORCH_CU
 [ -n "$(export_value "$tmp/example" MAX_JOBS)" ] && echo "ok   example MAX_JOBS from memory" || { echo "FAIL example MAX_JOBS"; fail=1; }
 
 expect_eq "--print-env fetched and built nothing" "$(ls -A "$tmp/work" 2>/dev/null | wc -l)" 0
+
+# The real nvcc: a unit of template instantiations only, compiled twice at one path with the
+# NVCC_APPEND_FLAGS the build sets, gives the same bytes; without the seed its cubin carries
+# cudafe++'s process id (printed as a note: a later nvcc may stop doing that).
+if [ -n "$seed" ]; then
+  flags=$(export_value "$tmp/example" NVCC_APPEND_FLAGS)
+  mkdir -p "$tmp/unit" && cp "$src/tests/e2e/data/template_only_unit.cu" "$tmp/unit/u.cu"
+  compile_twice() {  # compile_twice APPEND_FLAGS: 0 when both objects are byte-identical
+    (cd "$tmp/unit" && NVCC_APPEND_FLAGS="$1" nvcc -c -lineinfo -arch=sm_75 u.cu -o u.o && mv u.o u1.o &&
+      NVCC_APPEND_FLAGS="$1" nvcc -c -lineinfo -arch=sm_75 u.cu -o u.o && cmp -s u.o u1.o)
+  }
+  case "$flags" in *"--frandom-seed="*) echo "ok   example NVCC_APPEND_FLAGS has the seed" ;;
+    *) echo "FAIL example NVCC_APPEND_FLAGS: '$flags'"; fail=1 ;; esac
+  compile_twice "$flags" && echo "ok   nvcc $nvcc_version: one unit twice with the build's flags, same bytes" ||
+    { echo "FAIL nvcc $nvcc_version: one unit twice with the build's flags ('$flags') differs"; fail=1; }
+  compile_twice "${flags/$seed/}" && echo "note nvcc $nvcc_version: without the seed the unit was the same twice" ||
+    echo "ok   nvcc $nvcc_version: without the seed the unit differs run to run (the hazard the seed removes)"
+else
+  echo "skip the real-nvcc seed check: nvcc ${nvcc_version:-not found} is older than 12.9"
+fi
 
 # Bad input: exit 2, one line, nothing on stdout.
 "$TAILOR" build "no-such-dir/x" --arch 8.0 >"$tmp/bad" 2>"$tmp/bad.err"

@@ -34,7 +34,7 @@ elf_clean() {  # eu-elflint (Debian's elfutils) when installed, readelf always
 loads() {  # dlopen through ctypes and resolve an exported symbol
   python3 -c "import ctypes,sys; l=ctypes.CDLL(sys.argv[1]); getattr(l, sys.argv[2])" "$1" "$2" || fail "$1 does not load or lacks $2"
 }
-no_temps() { ! ls -A "$1" 2>/dev/null | grep -q 'tailor-slim' || fail "temporary files left in $1: $(ls -A "$1")"; }
+no_temps() { ! ls -A "$1" 2>/dev/null | grep -qE 'tailor-slim|tailor-tmp' || fail "temporary files left in $1: $(ls -A "$1")"; }
 
 # 1. One library, keep sm_80: exactly sm_80 remains, the file shrinks by what was removed.
 in="$fixtures/slim_multi.so"
@@ -59,16 +59,45 @@ echo "ok: library kept sm_80 only, $before -> $after bytes (removed entries $rem
 [ "$(targets_of "$work/o90/slim_multi.so")" = "sm_90 compute_90" ] || fail "--keep-ptx kept: $(targets_of "$work/o90/slim_multi.so")"
 "$T" slim "$in" --keep 10.0 --out "$work/o100" > "$work/o100.txt" || fail "slim --keep 10.0"
 # Two containers have compute_90 (JIT on 10.0); the third has only SASS, none for 10.0, so
-# it keeps its smallest entry (sm_75) and says so.
-[ "$(targets_of "$work/o100/slim_multi.so")" = "sm_75 compute_90" ] || fail "10.0 kept $(targets_of "$work/o100/slim_multi.so")"
+# it is emptied to its header (the CUDA runtime answers "no kernel image" for it, as
+# before) and the summary says so.
+[ "$(targets_of "$work/o100/slim_multi.so")" = "compute_90" ] || fail "10.0 kept $(targets_of "$work/o100/slim_multi.so")"
 grep -q "2 containers run on a kept GPU only through PTX JIT" "$work/o100.txt" || fail "no PTX JIT note: $(cat "$work/o100.txt")"
-grep -q "1 container had no code for the kept GPUs" "$work/o100.txt" || fail "no no-code note: $(cat "$work/o100.txt")"
+grep -Eq '^  emptied: +1 container had no code for 10.0: emptied to its header; the CUDA runtime answers "no kernel image"' "$work/o100.txt" ||
+  fail "no emptied line: $(cat "$work/o100.txt")"
 "$T" slim "$in" --gpu 8.6 --out "$work/o86" >/dev/null || fail "slim --gpu 8.6"
 [ "$(targets_of "$work/o86/slim_multi.so")" = "sm_80" ] || fail "8.6 should keep sm_80 (compatible SASS)"
 "$T" slim "$in" --keep 7.0 --out "$work/o70" > "$work/o70.txt" || fail "slim --keep 7.0"
-grep -q "had no code for the kept GPUs before either" "$work/o70.txt" || fail "no note for containers without code: $(cat "$work/o70.txt")"
+grep -Eq '^  emptied: +3 containers had no code for 7.0: emptied to their header' "$work/o70.txt" ||
+  fail "no emptied line for containers without code: $(cat "$work/o70.txt")"
 for d in o90 o100 o86 o70; do elf_clean "$work/$d/slim_multi.so"; loads "$work/$d/slim_multi.so" tailor_fixture_check; done
-echo "ok: --keep-ptx, PTX-only device, compatible SASS and no-code containers"
+# 7.0: nothing runs there: every container is its 16-byte header alone; inspect finds no
+# device code, and --json counts the emptied containers, every entry's bytes removed.
+o70="$work/o70/slim_multi.so"
+"$T" inspect "$o70" | grep -q "no CUDA device code" || fail "inspect on the emptied library: $("$T" inspect "$o70")"
+[ "$(targets_of "$o70")" = "" ] || fail "7.0 left $(targets_of "$o70")"
+"$T" slim "$in" --keep 7.0 --dry-run --json > "$work/o70.json" || fail "slim --keep 7.0 --json"
+json_get "$work/o70.json" "d['inputs'][0]['files'][0]" | python3 -c "
+import ast, sys
+f = ast.literal_eval(sys.stdin.read())
+assert f['containers_emptied'] == f['containers'] == 3, f
+assert f['device_bytes_after'] == 0 and f['device_bytes_before'] > 0, f
+assert all(t['kept_entries'] == 0 and 'placeholder_entries' not in t for t in f['targets']), f['targets']
+assert f['left'] == [], f['left']
+" || fail "--json for 7.0: $(cat "$work/o70.json")"
+[ "$(json_get "$work/o70.json" "d['inputs'][0]['containers_emptied']")" = 3 ] || fail "input containers_emptied"
+readelf -x .nv_fatbin "$o70" | python3 -c "
+import sys
+words = ''.join(''.join(l.split()[1:5]) for l in sys.stdin if l.strip().startswith('0x'))
+b = bytes.fromhex(''.join(words))
+assert len(b) == 48, len(b)
+for at in range(0, 48, 16):
+    assert b[at:at+16] == bytes.fromhex('50ed55ba010010000000000000000000'), b[at:at+16].hex()
+" || fail ".nv_fatbin of the 7.0 library is not three 16-byte headers: $(readelf -x .nv_fatbin "$o70")"
+# Slimmed again for 7.0: nothing left to remove.
+"$T" slim "$o70" --keep 7.0 --dry-run --json > "$work/o70again.json" || fail "slim of the emptied library"
+[ "$(json_get "$work/o70again.json" "d['inputs'][0]['files'][0]['outcome']")" = unchanged ] || fail "re-slim: $(cat "$work/o70again.json")"
+echo "ok: --keep-ptx, PTX-only device, compatible SASS and containers without code emptied to their header"
 # The other nvcc outputs: compressed entries (zstd, lz4), -rdc, arch-specific and family targets.
 for f in compress_all mode_speed mode_size rdc sm_90a family_120f sass_ptx_80; do
   [ -f "$fixtures/$f.so" ] || continue
@@ -78,12 +107,13 @@ for f in compress_all mode_speed mode_size rdc sm_90a family_120f sass_ptx_80; d
 done
 [ "$(json_get "$work/rdc.json" "d['inputs'][0]['files'][0]['relocatable_device_bytes'] > 0")" = True ] || fail "rdc: relocatable code not reported"
 # kernels.cu's container runs on 9.0 only through compute_80; the library's second, SASS-only
-# container (1.4 KiB) has nothing for 9.0 and keeps its one entry.
+# container (1.4 KiB) has nothing for 9.0 and is emptied to its header.
 [ "$(json_get "$work/sass_ptx_80.json" "d['inputs'][0]['files'][0]['containers_ptx_only']")" = 1 ] || fail "sass_ptx_80: PTX JIT not reported"
-[ "$(targets_of "$work/variants/sass_ptx_80.so")" = "sm_80 compute_80" ] || fail "sass_ptx_80 for 9.0 kept $(targets_of "$work/variants/sass_ptx_80.so")"
+[ "$(json_get "$work/sass_ptx_80.json" "d['inputs'][0]['files'][0]['containers_emptied']")" = 1 ] || fail "sass_ptx_80: emptied container not counted"
+[ "$(targets_of "$work/variants/sass_ptx_80.so")" = "compute_80" ] || fail "sass_ptx_80 for 9.0 kept $(targets_of "$work/variants/sass_ptx_80.so")"
 echo "ok: compressed, -rdc, sm_90a, sm_120f and SASS+PTX fixtures slimmed, valid and loadable"
 # Every target left in the result is accounted for, and why (issue 27: `--keep 8.6` said
-# "kept: sm_86" while relocatable sm_60..sm_120 and placeholder PTX stayed, named nowhere):
+# "kept: sm_86" while relocatable sm_60..sm_120 and PTX kept for another GPU stayed, named nowhere):
 # the targets inspect finds afterwards are exactly those of the summary's `left` rows.
 for spec in "rdc 7.5" "rdc 8.0" "sm_90a 8.6" "slim_multi 8.6" "slim_multi 10.0" "sass_ptx_80 9.0" "embedded_fatbin 9.0"; do
   read -r fx kp <<<"$spec"
@@ -101,16 +131,16 @@ acc_has() {  # acc_has FIXTURE KEEP REGEX: a summary line of that run matches
 }
 if [ -f "$fixtures/rdc.so" ]; then
   acc_has rdc 7.5 '^  left: +sm_80 [0-9.]+ [KMG]?i?B in __nv_relfatbin \(relocatable device code, not slimmed\)$'
-  acc_has rdc 7.5 '^  placeholder: sm_80 [0-9.]+ [KMG]?i?B \(its container has no code for 7.5: '
+  acc_has rdc 7.5 '^  emptied: +1 container had no code for 7.5: emptied to its header'
   acc_has rdc 8.0 '^  kept: +sm_80 [0-9.]+ [KMG]?i?B \(runs on 8.0\)$'
 fi
 if [ -f "$fixtures/sm_90a.so" ]; then
-  acc_has sm_90a 8.6 '^  placeholder: .*sm_90a.* \(its container has no code for 8.6: '
-  acc_has sm_90a 8.6 '^  placeholder: .*compute_90a'
+  acc_has sm_90a 8.6 '^  emptied: +[0-9]+ containers? had no code for 8.6: emptied to (its|their) header'
+  ! grep -Eq 'sm_90a|compute_90a' <(grep -E '^  (kept|left|LTO IR):' "$work/acc_sm_90a_8.6.txt") || fail "sm_90a for 8.6 left a target: $(cat "$work/acc_sm_90a_8.6.txt")"
 fi
 acc_has slim_multi 8.6 '^  kept: +sm_80 [0-9.]+ [KMG]?i?B \(runs on 8.6 as compatible SASS\)$'
 acc_has slim_multi 10.0 '^  kept: +compute_90 [0-9.]+ [KMG]?i?B \(runs on 10.0 through PTX JIT\)$'
-echo "ok: every target left after slimming is named with its reason (kept, placeholder, relocatable), text and --json"
+echo "ok: every target left after slimming is named with its reason (kept, relocatable), emptied containers counted, text and --json"
 
 # 2b. Containers a library keeps in its own sections (.rodata, .data, .cask_resource, as
 # cuSPARSE, cuFFT and cuBLASLt do): compacted where they are, the file keeps its size, the
@@ -150,7 +180,17 @@ PY
   "$T" slim "$emb" --keep 9.0 --dry-run > "$work/emb.txt" || fail "embedded dry run exit $?"
   grep -Eq "^  note: .*3 fatbin containers in .*: 3 compacted in place" "$work/emb.txt" || fail "embedded: no note: $(cat "$work/emb.txt")"
   grep -Eq "^  zeroed: +[0-9.]+ [KMG]?i?B freed inside sections" "$work/emb.txt" || fail "embedded: no zeroed line: $(cat "$work/emb.txt")"
-  echo "ok: embedded containers compacted in place in .rodata, .data and .cask_resource; size kept, freed bytes zero, loads"
+  # 7.5: nothing in them runs there: each becomes its header where it lies, the rest zeros;
+  # inspect finds no device code, the re-read before the rename agrees, the library loads.
+  "$T" slim "$emb" --keep 7.5 --out "$work/emb75" --json > "$work/emb75.json" || fail "slim embedded_fatbin --keep 7.5 exit $?"
+  e75="$work/emb75/embedded_fatbin.so"
+  [ "$(stat -c %s "$e75")" = "$(stat -c %s "$emb")" ] || fail "embedded 7.5: the file size changed"
+  "$T" inspect "$e75" | grep -q "no CUDA device code" || fail "embedded 7.5: inspect finds $("$T" inspect "$e75")"
+  [ "$(json_get "$work/emb75.json" "[e['containers_emptied'] for e in d['inputs'][0]['files'][0]['embedded']]")" = "[1, 1, 1]" ] ||
+    fail "embedded 7.5: emptied containers per section: $(cat "$work/emb75.json")"
+  elf_clean "$e75"
+  loads "$e75" tailor_fatbin
+  echo "ok: embedded containers compacted in place in .rodata, .data and .cask_resource; size kept, freed bytes zero, loads; emptied to their header where nothing runs"
 fi
 
 # 3. In place, and a dry run that writes nothing.

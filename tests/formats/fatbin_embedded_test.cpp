@@ -184,6 +184,31 @@ TEST(EmbeddedFatbin, CandidatesThatDoNotValidateAreSkipped) {
   }
 }
 
+TEST(EmbeddedFatbin, EmptiedContainersAreSkippedAndTheScanGoesOn) {
+  // `tailor slim` empties an embedded container with no code for the kept GPUs to its
+  // header where it lies and zeros the rest: the scan skips it (it holds nothing), never an
+  // error, and finds the real containers before and after it.
+  REAL_CONTAINER(real);
+  std::vector<std::byte> section;
+  append(section, real.bytes);
+  append(section, filler((8 - section.size() % 8) % 8, 0));
+  const uint64_t emptied_at = section.size();
+  append(section, header(0));
+  append(section, filler(real.bytes.size() - 16, 0));
+  append(section, filler((8 - section.size() % 8) % 8, 0));
+  const uint64_t second_at = section.size();
+  append(section, real.bytes);
+  auto found = scan(section, 0, 0);
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].offset, 0u);
+  EXPECT_EQ(found[1].offset, second_at);
+  EXPECT_LT(emptied_at, second_at);
+  // Only emptied containers: nothing found.
+  std::vector<std::byte> only = header(0);
+  append(only, header(0));
+  EXPECT_TRUE(scan(only, 0, 0).empty());
+}
+
 TEST(EmbeddedFatbin, TruncatedHeaderOrContainerAtTheSectionEnd) {
   REAL_CONTAINER(real);
   for (size_t cut : {size_t{4}, size_t{8}, size_t{15}, size_t{16}, size_t{17}, size_t{80}, real.bytes.size() - 1}) {

@@ -251,6 +251,47 @@ TEST(SyntheticFatbin, ZeroPaddingBetweenContainersIsSkipped) {
   EXPECT_EQ((*r)[1].entries.at(0).target_name(), "compute_90a");
 }
 
+TEST(SyntheticFatbin, HeaderOnlyContainersAreContainersWithoutEntries) {
+  // What `tailor slim` leaves of a container with no code for the kept GPUs: its 16-byte
+  // header, payload size 0. Two of them, one followed by zeros (an emptied container that
+  // kept its address), around a container with one entry: three containers, the walk goes
+  // on after each.
+  std::vector<std::byte> s(16 + 16 + 24 + 16 + 64);
+  for (uint64_t at : {uint64_t{0}, uint64_t{16}, uint64_t{16 + 16 + 24}}) {
+    poke_at<uint32_t>(s, at, 0xBA55ED50);
+    poke_at<uint16_t>(s, at + 4, 1);
+    poke_at<uint16_t>(s, at + 6, 16);
+  }
+  const uint64_t full = 16 + 16 + 24;
+  poke_at<uint64_t>(s, full + 8, 64);
+  poke_at<uint16_t>(s, full + 16, 2);
+  poke_at<uint32_t>(s, full + 16 + 4, 64);
+  poke_at<uint32_t>(s, full + 16 + 0x1c, 90);
+  auto r = parse_fatbin_section(s, 0x3000);
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->size(), 3u);
+  EXPECT_EQ((*r)[0].offset, 0x3000u);
+  EXPECT_EQ((*r)[0].size, 16u);
+  EXPECT_TRUE((*r)[0].entries.empty());
+  EXPECT_EQ((*r)[1].offset, 0x3000u + 16);
+  EXPECT_EQ((*r)[1].size, 16u);
+  EXPECT_TRUE((*r)[1].entries.empty());
+  EXPECT_EQ((*r)[2].offset, 0x3000u + full);
+  ASSERT_EQ((*r)[2].entries.size(), 1u);
+  EXPECT_EQ((*r)[2].entries[0].target_name(), "sm_90");
+  // A section of header-only containers alone.
+  std::vector<std::byte> only(16 * 4);
+  for (uint64_t at = 0; at < only.size(); at += 16) {
+    poke_at<uint32_t>(only, at, 0xBA55ED50);
+    poke_at<uint16_t>(only, at + 4, 1);
+    poke_at<uint16_t>(only, at + 6, 16);
+  }
+  r = parse_fatbin_section(only, 0);
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->size(), 4u);
+  for (const auto& c : *r) EXPECT_TRUE(c.entries.empty());
+}
+
 TEST(SyntheticFatbin, EmptyAndTinySections) {
   EXPECT_TRUE(parse_fatbin_section({}, 0));
   std::vector<std::byte> three(3);

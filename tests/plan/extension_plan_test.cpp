@@ -35,8 +35,7 @@ probe::HostReport fake_host() {
   tk.root = "/usr/local/cuda-13.0";
   tk.nvcc = "/usr/local/cuda-13.0/bin/nvcc";
   tk.version = "13.0.88";
-  tk.major = 13;
-  tk.minor = 0;
+  tk.release = {13, 0};
   h.cuda_toolkits.push_back(tk);
   probe::PythonInstall py;
   py.path = "/venv/bin/python";
@@ -391,7 +390,7 @@ TEST(ExtensionPlan, ToolkitMatchingTorchsCudaMajorIsChosen) {
   newer.root = "/usr/local/cuda-14.0";
   newer.nvcc = "/usr/local/cuda-14.0/bin/nvcc";
   newer.version = "14.0.1";
-  newer.major = 14;
+  newer.release = {14, 1};
   host.cuda_toolkits.push_back(newer);
   auto plan = resolve(request("xformers", sass_set({{8, 0}})), host);
   EXPECT_EQ(plan.env["CUDA_HOME"], "/usr/local/cuda-13.0");
@@ -446,8 +445,7 @@ TEST(ExtensionPlan, ModulesAtOnceAndSplitCompileFromTheData) {
   // An nvcc older than the data's min_nvcc gets no -split-compile.
   auto old = fake_host();
   old.cuda_toolkits[0].version = "11.7.99";
-  old.cuda_toolkits[0].major = 11;
-  old.cuda_toolkits[0].minor = 7;
+  old.cuda_toolkits[0].release = {11, 7};
   plan = resolve(request("generic", sass_set({{8, 0}})), old);
   EXPECT_EQ(plan.env["TAILOR_MODULES_AT_ONCE"], "1");
   EXPECT_EQ(plan.env.count("TAILOR_SPLIT_COMPILE"), 0u);

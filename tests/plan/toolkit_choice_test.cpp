@@ -14,8 +14,7 @@ probe::CudaToolkit toolkit(int major, int minor) {
   tk.root = "/usr/local/cuda-" + std::to_string(major) + "." + std::to_string(minor);
   tk.nvcc = tk.root + "/bin/nvcc";
   tk.version = std::to_string(major) + "." + std::to_string(minor) + ".1";
-  tk.major = major;
-  tk.minor = minor;
+  tk.release = {major, minor};
   return tk;
 }
 
@@ -47,6 +46,19 @@ TEST(ToolkitChoice, WithoutAMatchingMajorTheNewestWithANote) {
   ASSERT_NE(choice.toolkit, nullptr);
   EXPECT_EQ(choice.toolkit->root, "/usr/local/cuda-13.0");
   EXPECT_EQ(choice.note, "no CUDA 11.x toolkit found for torch's CUDA 11.8; using CUDA 13.0.1");
+}
+
+TEST(ToolkitChoice, ACpuTorchTakesTheNewestWithoutANote) {
+  probe::HostReport host;
+  host.cuda_toolkits = {toolkit(12, 9), toolkit(13, 0), toolkit(12, 10)};
+  auto py = python_with_torch_cuda("");
+  auto choice = choose_toolkit(host, &py);
+  ASSERT_NE(choice.toolkit, nullptr);
+  EXPECT_EQ(choice.toolkit->root, "/usr/local/cuda-13.0");
+  EXPECT_EQ(choice.note, "");
+  // Minors compare as numbers: 12.10 is newer than 12.9.
+  auto py12 = python_with_torch_cuda("12.4");
+  EXPECT_EQ(choose_toolkit(host, &py12).toolkit->root, "/usr/local/cuda-12.10");
 }
 
 TEST(ToolkitChoice, NoTorchTakesTheNewestAndNoToolkitIsNone) {

@@ -51,7 +51,7 @@ include = [{ gpu = "8.0+PTX", cpu = "avx512", cuda = "12.8" }]
   EXPECT_EQ(names(*vs), (std::vector<std::string>{"pytorch-sm80-avx2-cu126", "pytorch-sm90-avx2-cu126",
                                                   "pytorch-sm90-avx2-cu128", "pytorch-sm80ptx-avx512-cu128"}));
   EXPECT_EQ((*vs)[0].torch.value_or(""), "2.9.1");
-  EXPECT_EQ((*vs)[3].cuda.value_or(""), "12.8");
+  EXPECT_EQ((*vs)[3].cuda, (cuda::CudaVersion{12, 8}));
 }
 
 TEST(TorchMatrix, NamedVariantsAndErrors) {
@@ -66,7 +66,7 @@ platform = "aarch64"
   ASSERT_TRUE(config);
   auto v = find_config_variant(*config, "t4g");
   ASSERT_TRUE(v);
-  EXPECT_EQ(v->cuda.value_or(""), "12.6");
+  EXPECT_EQ(v->cuda, (cuda::CudaVersion{12, 6}));
   EXPECT_FALSE(parse_tailor_config("[variant.x]\npython = 3.10\n", "t.toml"));
   auto typo = parse_tailor_config("[variant.x]\ncuda_version = \"12.6\"\n", "t.toml");
   ASSERT_FALSE(typo);
@@ -276,6 +276,38 @@ TEST(TorchMatrix, ExpansionIsCappedWithoutBuildingIt) {
   for (int i = 0; i < 20; ++i) huge.axes.push_back({"gpu", std::vector<std::string>(1000, "8.0")});
   EXPECT_FALSE(count_rows(huge).exact);
   EXPECT_EQ(count_rows(huge).rows, std::numeric_limits<uint64_t>::max());
+}
+
+// --cuda, a tailor.toml's cuda and a matrix axis read CUDA once, into cuda::CudaVersion.
+TEST(TorchVariantCuda, EverySpellingOrCpu) {
+  for (const char* text : {"12.6", "12.6.3", "cu126", "CU126", " 12.6 "}) {
+    auto c = parse_cuda_choice(text);
+    ASSERT_TRUE(c) << text;
+    EXPECT_EQ(*c, (cuda::CudaVersion{12, 6})) << text;
+  }
+  for (const char* cpu : {"cpu", "none", "CPU-only"}) {
+    auto c = parse_cuda_choice(cpu);
+    ASSERT_TRUE(c) << cpu;
+    EXPECT_FALSE(*c) << cpu;
+  }
+  auto bad = parse_cuda_choice("cu12");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message, "CUDA version 'cu12' is not like 12.6, cu126 or none");
+}
+
+TEST(TorchMatrix, CudaAxisSpellingsNameVariantsByTheirLabel) {
+  auto config = parse_tailor_config(R"(
+[defaults]
+torch = "2.9.1"
+[matrix]
+gpu = ["9.0"]
+cuda = ["12.6", "cu128"]
+)", "t.toml");
+  ASSERT_TRUE(config) << config.error().message;
+  auto vs = config_variants(*config);
+  ASSERT_TRUE(vs) << vs.error().message;
+  EXPECT_EQ(names(*vs), (std::vector<std::string>{"pytorch-sm90-cu126", "pytorch-sm90-cu128"}));
+  EXPECT_EQ((*vs)[1].cuda, (cuda::CudaVersion{12, 8}));
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ probe::HostReport g5g_host() {
 TorchVariant plain_variant() {
   TorchVariant v;
   v.torch = "2.9.1";
-  v.cuda = "12.6";
+  v.cuda = cuda::CudaVersion{12, 6};
   v.python = "3.10";
   return v;
 }

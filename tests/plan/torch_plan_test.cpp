@@ -17,7 +17,7 @@ using testing::x86_cuda128_host;
 TorchVariant graviton_t4g_variant() {
   TorchVariant v;
   v.torch = "2.9.1";
-  v.cuda = "12.6";
+  v.cuda = cuda::CudaVersion{12, 6};
   v.python = "3.10";
   v.arch = {"T4G"};  // guides write 7.5; the GPU name must mean the same
   return v;
@@ -154,7 +154,7 @@ TorchVariant nix_variant(const std::string& arch, const std::string& cpu) {
   v.python = "3.13";
   v.blas = "openblas";
   if (arch == "cpu") v.cpu_only = true;
-  else { v.cuda = "12.8"; v.arch = {arch}; }
+  else { v.cuda = cuda::CudaVersion{12, 8}; v.arch = {arch}; }
   v.cpu_target = cpu;
   return v;
 }
@@ -305,7 +305,7 @@ TEST(TorchPlanGraviton, OneDnnOffIsExplained) {
   EXPECT_EQ(notes_of(on).find("oneDNN"), std::string::npos);
   TorchVariant x86;
   x86.torch = "2.9.1";
-  x86.cuda = "12.8";
+  x86.cuda = cuda::CudaVersion{12, 8};
   x86.arch = {"9.0"};
   EXPECT_EQ(notes_of(resolve_torch_plan(x86, x86_cuda128_host())).find("oneDNN"), std::string::npos);
 }

@@ -17,7 +17,7 @@ namespace {
 TorchVariant on_gpu(const std::string& gpu) {
   TorchVariant v;
   v.torch = "2.9.1";
-  v.cuda = "12.8";
+  v.cuda = cuda::CudaVersion{12, 8};
   v.python = "3.13";
   v.arch = {gpu};
   return v;

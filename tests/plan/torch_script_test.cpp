@@ -27,7 +27,7 @@ std::string write_script(const BuildPlan& p, const std::string& name) {
 BuildPlan graviton_t4g_plan() {
   TorchVariant v;
   v.torch = "2.9.1";
-  v.cuda = "12.6";
+  v.cuda = cuda::CudaVersion{12, 6};
   v.python = "3.10";
   v.arch = {"7.5", "8.0+PTX"};
   v.cpu_target = "neoverse-v1";
@@ -120,11 +120,11 @@ BuildPlan t4g_planned_on_x86() {
   probe::HostReport host = testing::x86_cuda128_host();
   host.cuda_toolkits[0].root = "/opt/nvidia/cuda-12.8";
   host.cuda_toolkits[0].nvcc = "/opt/nvidia/cuda-12.8/bin/nvcc";
-  host.compilers = {{"/opt/gcc-11/bin/g++", "gcc", "11.4.0", 11}};
+  host.compilers = {{"/opt/gcc-11/bin/g++", probe::CompilerKind::gcc, "11.4.0", 11}};
   host.pythons = {{"/opt/py/bin/python3.10", "3.10.12", std::nullopt, ""}};
   TorchVariant v;
   v.torch = "2.9.1";
-  v.cuda = "12.8";
+  v.cuda = cuda::CudaVersion{12, 8};
   v.python = "3.10";
   v.arch = {"T4G"};
   return resolve_torch_plan(v, host);
@@ -222,7 +222,7 @@ TEST(TorchCatalogLoaders, BrokenDataNamesTheField) {
   EXPECT_NE(bad.error().message.find("data/pytorch/cpu_targets.toml:1"), std::string::npos) << bad.error().message;
   const TorchCatalog& cat = torch_catalog();
   EXPECT_EQ(cat.find_cpu_target("AVX2")->name, "x86-64-v3");
-  EXPECT_EQ(cat.max_gcc_for("12.6"), 13);
+  EXPECT_EQ(cat.max_gcc_for({12, 6}), 13);
   EXPECT_EQ(cat.distro_for_glibc("2.36")->name, "ubuntu22.04");
   EXPECT_NE(cat.find_release("2.11.0"), nullptr);
   EXPECT_LT(compare_versions("2.9.1", "2.10.0"), 0);

@@ -25,12 +25,11 @@ inline probe::HostReport graviton_t4g_host() {
   tk.root = "/usr/local/cuda-12.6";
   tk.nvcc = "/usr/local/cuda-12.6/bin/nvcc";
   tk.version = "12.6.85";
-  tk.major = 12;
-  tk.minor = 6;
+  tk.release = {12, 6};
   tk.cudnn_version = "9.10.2";
   tk.max_gcc_major = 13;
   h.cuda_toolkits.push_back(tk);
-  h.compilers.push_back({"/usr/bin/g++", "gcc", "11.4.0", 11});
+  h.compilers.push_back({"/usr/bin/g++", probe::CompilerKind::gcc, "11.4.0", 11});
   h.pythons.push_back({"/usr/bin/python3.10", "3.10.12", std::nullopt, "No module named 'torch'"});
   return h;
 }
@@ -48,11 +47,10 @@ inline probe::HostReport x86_cuda128_host() {
   tk.root = "/usr/local/cuda-12.8";
   tk.nvcc = "/usr/local/cuda-12.8/bin/nvcc";
   tk.version = "12.8.93";
-  tk.major = 12;
-  tk.minor = 8;
+  tk.release = {12, 8};
   tk.cudnn_version = "9.8.0";
   h.cuda_toolkits.push_back(tk);
-  h.compilers.push_back({"/usr/bin/g++", "gcc", "11.4.0", 11});
+  h.compilers.push_back({"/usr/bin/g++", probe::CompilerKind::gcc, "11.4.0", 11});
   h.pythons.push_back({"/usr/bin/python3.13", "3.13.1", std::nullopt, ""});
   return h;
 }

@@ -13,7 +13,7 @@ using testing::x86_cuda128_host;
 TorchVariant base() {
   TorchVariant v;
   v.torch = "2.9.1";
-  v.cuda = "12.6";
+  v.cuda = cuda::CudaVersion{12, 6};
   v.python = "3.10";
   v.arch = {"7.5"};
   return v;
@@ -33,7 +33,7 @@ ResolveOptions here() {
 
 TEST(TorchValidation, TargetThatNvccCannotProduce) {
   TorchVariant v = base();
-  v.cuda = "13.0";
+  v.cuda = cuda::CudaVersion{13, 0};
   v.arch = {"6.0"};
   auto host = graviton_t4g_host();
   BuildPlan p = resolve_torch_plan(v, host);
@@ -45,7 +45,7 @@ TEST(TorchValidation, TargetThatNvccCannotProduce) {
 
 TEST(TorchValidation, HostGccNewerThanNvccAccepts) {
   auto host = graviton_t4g_host();
-  host.compilers = {{"/usr/bin/g++-14", "gcc", "14.2.0", 14}};
+  host.compilers = {{"/usr/bin/g++-14", probe::CompilerKind::gcc, "14.2.0", 14}};
   BuildPlan p = resolve_torch_plan(base(), host, here());
   const PlanProblem* pr = find(p, "host.compiler");
   ASSERT_NE(pr, nullptr);
@@ -53,7 +53,7 @@ TEST(TorchValidation, HostGccNewerThanNvccAccepts) {
   EXPECT_NE(pr->message.find("up to 13"), std::string::npos) << pr->message;
   EXPECT_EQ(p.exit_code(), 1);
   // Several compilers: the newest that fits is chosen.
-  host.compilers.push_back({"/usr/bin/g++-12", "gcc", "12.3.0", 12});
+  host.compilers.push_back({"/usr/bin/g++-12", probe::CompilerKind::gcc, "12.3.0", 12});
   BuildPlan q = resolve_torch_plan(base(), host, here());
   EXPECT_EQ(find(q, "host.compiler"), nullptr);
   EXPECT_EQ(q.env.at("CUDAHOSTCXX"), "/usr/bin/g++-12");
@@ -72,7 +72,7 @@ TEST(TorchValidation, PythonNotSupportedByTorch) {
 
 TEST(TorchValidation, CudaNotSupportedByTorch) {
   TorchVariant v = base();
-  v.cuda = "11.8";
+  v.cuda = cuda::CudaVersion{11, 8};
   BuildPlan p = resolve_torch_plan(v, graviton_t4g_host());
   const PlanProblem* pr = find(p, "cuda");
   ASSERT_NE(pr, nullptr);
@@ -126,7 +126,7 @@ TEST(TorchValidation, HostGlibcNewerThanManylinuxWanted) {
 TEST(TorchValidation, CrossPlatformSaysWhichHost) {
   TorchVariant v = base();  // an aarch64 build planned from an x86_64 machine
   auto host = x86_cuda128_host();
-  host.cuda_toolkits[0].minor = 6;
+  host.cuda_toolkits[0].release.minor = 6;
   BuildPlan build = resolve_torch_plan(overlay(v, [] { TorchVariant t; t.platform = "aarch64"; return t; }()), host, here());
   const PlanProblem* pr = find(build, "platform");
   ASSERT_NE(pr, nullptr);
@@ -146,7 +146,7 @@ TEST(TorchValidation, CrossPlatformSaysWhichHost) {
 TEST(TorchValidation, EveryProblemIsCollected) {
   TorchVariant v;
   v.torch = "2.9.1";
-  v.cuda = "13.0";
+  v.cuda = cuda::CudaVersion{13, 0};
   v.python = "3.8";
   v.arch = {"6.0"};
   v.cpu_target = "avx512";
@@ -179,7 +179,7 @@ TEST(TorchValidation, UnknownReleaseAndNoTarget) {
 
 TEST(TorchValidation, MissingToolkitIsWarningForPlanErrorForBuild) {
   TorchVariant v = base();
-  v.cuda = "12.8";
+  v.cuda = cuda::CudaVersion{12, 8};
   BuildPlan d = resolve_torch_plan(v, graviton_t4g_host());
   ASSERT_NE(find(d, "cuda"), nullptr);
   EXPECT_EQ(find(d, "cuda")->severity, ProblemSeverity::warning);

@@ -84,14 +84,14 @@ TEST(FindCudaToolkits, DeduplicatesByRealpathAndReadsVersions) {
   test::FakeCommandRunner runner;
   runner.answer("/usr/local/cuda-13.0/bin/nvcc", k_nvcc_13);
   runner.answer("/usr/local/cuda-12.8/bin/nvcc", "Cuda compilation tools, release 12.8, V12.8.93\n");
-  std::vector<Compiler> compilers = {{"/usr/bin/gcc-12", "gcc", "12.2.0", 12}, {"/usr/bin/gcc-16", "gcc", "16.1.0", 16}};
+  std::vector<Compiler> compilers = {{"/usr/bin/gcc-12", CompilerKind::gcc, "12.2.0", 12},
+                                     {"/usr/bin/gcc-16", CompilerKind::gcc, "16.1.0", 16}};
   auto tks = find_cuda_toolkits(f, runner, compilers);
   ASSERT_EQ(tks.size(), 2u);
   const auto& t13 = tks[0];
   EXPECT_EQ(t13.root, "/usr/local/cuda-13.0");
   EXPECT_EQ(t13.version, "13.0.88");
-  EXPECT_EQ(t13.major, 13);
-  EXPECT_EQ(t13.minor, 0);
+  EXPECT_EQ(t13.release, (cuda::CudaVersion{13, 0}));
   EXPECT_EQ(t13.cudnn_version, "9.13.0");
   EXPECT_EQ(t13.nccl_version, "2.27.3");  // from the nvidia-nccl pip wheel
   EXPECT_EQ(t13.max_gcc_major, 15);

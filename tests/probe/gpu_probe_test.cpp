@@ -47,21 +47,16 @@ TEST(NvidiaSmiCsv, EmptyOutputIsNoGpu) {
 
 TEST(SmiBanner, CudaVersion) {
   EXPECT_EQ(parse_smi_cuda_version("| NVIDIA-SMI 580.95.05    Driver Version: 580.95.05    CUDA Version: 13.0     |"),
-            "13.0");
-  EXPECT_EQ(parse_smi_cuda_version("no banner"), "");
-}
-
-TEST(CudaVersionFromInt, NvmlEncoding) {
-  EXPECT_EQ(cuda_version_from_int(13000), "13.0");
-  EXPECT_EQ(cuda_version_from_int(12080), "12.8");
-  EXPECT_EQ(cuda_version_from_int(0), "");
+            (cuda::CudaVersion{13, 0}));
+  EXPECT_EQ(parse_smi_cuda_version("no banner"), std::nullopt);
+  EXPECT_EQ(parse_smi_cuda_version("| CUDA Version: N/A |"), std::nullopt);
 }
 
 TEST(ProbeGpus, NvmlAnswerIsUsedAndNvidiaSmiNotRun) {
   test::FakeGpuQuery q;
   GpuQueryResult nvml;
   nvml.gpus.push_back({0, "NVIDIA H200", cuda::ComputeCapability{9, 0}, 150ull << 30, "GPU-x"});
-  nvml.driver = DriverInfo{"580.95.05", "13.0", "nvml"};
+  nvml.driver = DriverInfo{"580.95.05", cuda::CudaVersion{13, 0}, "nvml"};
   q.result = nvml;
   test::FakeCommandRunner runner;
   std::vector<std::string> notes;
@@ -82,7 +77,7 @@ TEST(ProbeGpus, FallsBackToNvidiaSmi) {
   auto r = probe_gpus(q, runner, notes);
   ASSERT_EQ(r.gpus.size(), 2u);
   ASSERT_TRUE(r.driver);
-  EXPECT_EQ(r.driver->cuda_version, "13.0");
+  EXPECT_EQ(r.driver->cuda_version, (cuda::CudaVersion{13, 0}));
   EXPECT_EQ(r.driver->source, "nvidia-smi");
 }
 

@@ -50,6 +50,7 @@ TEST(ProbeHost, WholeReportOverFakes) {
   EXPECT_TRUE(r.gpus.empty());
   ASSERT_EQ(r.cuda_toolkits.size(), 1u);
   EXPECT_EQ(r.cuda_toolkits[0].version, "13.0.88");
+  EXPECT_EQ(r.cuda_toolkits[0].release, (cuda::CudaVersion{13, 0}));
   EXPECT_EQ(r.cuda_toolkits[0].accepted_host_compilers, std::vector<std::string>{"/usr/bin/gcc-12"});
   ASSERT_EQ(r.pythons.size(), 1u);
   ASSERT_TRUE(r.pythons[0].torch);
@@ -68,6 +69,9 @@ TEST(ProbeHost, WholeReportOverFakes) {
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_TRUE(j["gpus"].is_array());
   EXPECT_EQ(j["cuda_toolkits"][0]["version"], "13.0.88");
+  EXPECT_EQ(j["cuda_toolkits"][0]["major"], 13);
+  EXPECT_EQ(j["cuda_toolkits"][0]["minor"], 0);
+  EXPECT_EQ(j["compilers"][0]["kind"], "gcc");  // the enum is named in JSON as before
   EXPECT_EQ(j["pythons"][0]["torch"]["arch_list"][0], "sm_90");
   EXPECT_EQ(j["tools"][0]["jobserver_client"], true);
 }
@@ -76,7 +80,7 @@ TEST(ProbeHost, GpuFromNvmlInJson) {
   FakeHost h;
   GpuQueryResult g;
   g.gpus.push_back({0, "NVIDIA H100 80GB HBM3", cuda::ComputeCapability{9, 0}, 80ull << 30, "GPU-1"});
-  g.driver = DriverInfo{"580.95.05", "13.0", "nvml"};
+  g.driver = DriverInfo{"580.95.05", cuda::CudaVersion{13, 0}, "nvml"};
   h.gpus.result = g;
   ProbeOptions o;
   o.probe_pythons = false;

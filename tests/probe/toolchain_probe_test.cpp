@@ -9,7 +9,8 @@ namespace {
 TEST(CompilerVersion, Gcc) {
   auto c = parse_compiler_version("gcc (Debian 12.2.0-14) 12.2.0\nCopyright (C) 2022 Free Software Foundation, Inc.\n");
   ASSERT_TRUE(c);
-  EXPECT_EQ(c->kind, "gcc");
+  EXPECT_EQ(c->kind, CompilerKind::gcc);
+  EXPECT_EQ(compiler_kind_name(c->kind), "gcc");
   EXPECT_EQ(c->version, "12.2.0");
   EXPECT_EQ(c->major, 12);
   c = parse_compiler_version("g++ (GCC) 14.2.1 20240912 (Red Hat 14.2.1-3)\n");
@@ -20,7 +21,8 @@ TEST(CompilerVersion, Gcc) {
 TEST(CompilerVersion, Clang) {
   auto c = parse_compiler_version("Debian clang version 14.0.6\nTarget: x86_64-pc-linux-gnu\n");
   ASSERT_TRUE(c);
-  EXPECT_EQ(c->kind, "clang");
+  EXPECT_EQ(c->kind, CompilerKind::clang);
+  EXPECT_EQ(compiler_kind_name(c->kind), "clang");
   EXPECT_EQ(c->version, "14.0.6");
   EXPECT_EQ(c->major, 14);
   c = parse_compiler_version("Ubuntu clang version 18.1.3 (1ubuntu1)\n");
@@ -73,7 +75,7 @@ TEST(FindHostCompilers, VersionedAndDeduplicated) {
   ASSERT_EQ(cs.size(), 2u);
   EXPECT_EQ(cs[0].path, "/usr/bin/gcc");
   EXPECT_EQ(cs[0].major, 12);
-  EXPECT_EQ(cs[1].kind, "clang");
+  EXPECT_EQ(cs[1].kind, CompilerKind::clang);
 }
 
 }  // namespace

@@ -7,10 +7,12 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "formats/elf.h"
 #include "formats/fatbin.h"
 #include "slim/elf_slim.h"
+#include "slim/slim_paths.h"
 #include "support/fixtures.h"
 
 namespace tailor::slim {
@@ -91,6 +93,63 @@ const TargetLeft* find_left(const LibrarySlim& r, const std::string& target, Lef
   return nullptr;
 }
 
+// The .nv_fatbin containers of a file, as the parser reads them.
+std::vector<formats::FatbinContainer> fatbin_containers(const std::vector<std::byte>& file) {
+  Bytes b(file.data(), file.size());
+  auto elf = formats::parse_elf(b);
+  EXPECT_TRUE(elf.has_value());
+  if (!elf || !elf->find(".nv_fatbin")) return {};
+  const auto* fat = elf->find(".nv_fatbin");
+  auto containers = formats::parse_fatbin_section(*formats::section_bytes(b, *fat), fat->offset);
+  EXPECT_TRUE(containers.has_value()) << (containers ? "" : containers.error().message);
+  return containers ? *containers : std::vector<formats::FatbinContainer>{};
+}
+
+template <typename T>
+T read_at(const std::vector<std::byte>& file, uint64_t at) {
+  T v{};
+  std::memcpy(&v, file.data() + at, sizeof v);
+  return v;
+}
+
+// A container of its 16-byte header alone: magic, version 1, header size 16, size 0.
+void expect_header_only(const std::vector<std::byte>& file, const formats::FatbinContainer& c) {
+  EXPECT_TRUE(c.entries.empty()) << "container at " << c.offset;
+  EXPECT_EQ(c.size, 16u) << "container at " << c.offset;
+  EXPECT_EQ(read_at<uint32_t>(file, c.offset), 0xBA55ED50u);
+  EXPECT_EQ(read_at<uint16_t>(file, c.offset + 4), 1u);
+  EXPECT_EQ(read_at<uint16_t>(file, c.offset + 6), 16u);
+  EXPECT_EQ(read_at<uint64_t>(file, c.offset + 8), 0u);
+}
+
+// Every registration wrapper's data pointer (its RELA addend where one relocates it, else
+// the word in place) names the start of a container of the file's .nv_fatbin.
+void expect_wrappers_name_containers(const std::vector<std::byte>& file) {
+  Bytes b(file.data(), file.size());
+  auto elf = formats::parse_elf(b);
+  ASSERT_TRUE(elf.has_value());
+  const auto* seg = elf->find(".nvFatBinSegment");
+  const auto* fat = elf->find(".nv_fatbin");
+  ASSERT_TRUE(seg && fat);
+  std::set<uint64_t> starts;
+  for (const auto& c : fatbin_containers(file)) starts.insert(fat->addr + (c.offset - fat->offset));
+  std::map<uint64_t, uint64_t> addend_at;  // place -> addend
+  for (const auto& s : elf->sections)
+    if (s.type == 4 /* SHT_RELA */)
+      for (uint64_t at = s.offset; at + 24 <= s.offset + s.size; at += 24)
+        addend_at[read_at<uint64_t>(file, at)] = read_at<uint64_t>(file, at + 16);
+  ASSERT_GT(seg->size, 0u);
+  for (uint64_t w = 0; w + 24 <= seg->size; w += 24) {
+    const uint64_t place = seg->addr + w + 8, word = read_at<uint64_t>(file, seg->offset + w + 8);
+    auto rela = addend_at.find(place);
+    const uint64_t target = rela != addend_at.end() ? rela->second : word;
+    EXPECT_TRUE(starts.count(target)) << "wrapper " << w / 24 << " points at " << std::hex << target;
+    if (rela != addend_at.end() && word != 0) {
+      EXPECT_EQ(word, target);
+    }
+  }
+}
+
 class ElfSlim : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -132,11 +191,13 @@ TEST_F(ElfSlim, KeptTargetsSayWhichGpuRunsThem) {
   EXPECT_EQ(r.left[0].target, "sm_80");
   EXPECT_EQ(r.left[0].reason, LeftReason::runs);
   EXPECT_EQ(r.left[0].detail, "runs on 8.6 as compatible SASS");
-  // 10.0 runs two containers through compute_90; the third keeps sm_75 as a placeholder.
+  // 10.0 runs two containers through compute_90; the third has nothing for 10.0 and is
+  // emptied to its header: nothing of it is left.
   slim_to_memory(input, keep({10, 0}), r);
   ASSERT_NE(find_left(r, "compute_90", LeftReason::runs), nullptr);
   EXPECT_EQ(find_left(r, "compute_90", LeftReason::runs)->detail, "runs on 10.0 through PTX JIT");
-  EXPECT_NE(find_left(r, "sm_75", LeftReason::placeholder), nullptr);
+  ASSERT_EQ(r.left.size(), 1u);
+  EXPECT_EQ(r.containers_emptied, 1u);
 }
 
 TEST_F(ElfSlim, ResultIsAValidElfWithOneMoreLoadSegment) {
@@ -229,7 +290,7 @@ TEST(ElfSlimPlain, RelocatableDeviceCodeIsLeftAsIs) {
 }
 
 // Issue 27: `slim --keep 8.6` said "kept: sm_86" while sm_60..sm_120 stayed in
-// __nv_relfatbin and placeholder PTX stayed in .nv_fatbin, named nowhere. Every entry left
+// __nv_relfatbin and PTX kept for another GPU stayed in .nv_fatbin, named nowhere. Every entry left
 // in the file is now accounted for, with its reason.
 TEST(ElfSlimPlain, EveryTargetLeftIsAccountedFor) {
   struct Case {
@@ -248,20 +309,19 @@ TEST(ElfSlimPlain, EveryTargetLeftIsAccountedFor) {
   }
 }
 
-TEST(ElfSlimPlain, RelocatableAndPlaceholderTargetsAreNamedWithTheirReason) {
+TEST(ElfSlimPlain, RelocatableTargetsAreNamedWithTheirReason) {
   if (!std::filesystem::exists(fixture("rdc"))) GTEST_SKIP() << "fixture not built";
   auto in = slurp(fixture("rdc"));
-  // 7.5: sm_80 is no code for it. .nv_fatbin keeps its only entry as a placeholder, and the
+  // 7.5: sm_80 is no code for it. .nv_fatbin's container is emptied to its header, and the
   // relocatable copy of sm_80 stays as it is.
   auto r = slim_elf(Bytes(in.data(), in.size()), keep({7, 5}), -1);
   ASSERT_TRUE(r.has_value());
   const auto* rel = find_left(*r, "sm_80", LeftReason::relocatable);
   ASSERT_NE(rel, nullptr);
   EXPECT_GT(rel->bytes, 0u);
-  const auto* placeholder = find_left(*r, "sm_80", LeftReason::placeholder);
-  ASSERT_NE(placeholder, nullptr);
-  EXPECT_EQ(placeholder->detail, "its container has no code for 7.5");
-  EXPECT_EQ(find_left(*r, "sm_80", LeftReason::runs), nullptr);
+  ASSERT_EQ(r->left.size(), 1u);
+  EXPECT_GE(r->containers_emptied, 1u);
+  EXPECT_EQ(r->device_after, 0u);
   // 8.0: sm_80 runs there; the relocatable copy is still named apart.
   r = slim_elf(Bytes(in.data(), in.size()), keep({8, 0}), -1);
   ASSERT_TRUE(r.has_value());
@@ -271,16 +331,126 @@ TEST(ElfSlimPlain, RelocatableAndPlaceholderTargetsAreNamedWithTheirReason) {
   EXPECT_NE(find_left(*r, "sm_80", LeftReason::relocatable), nullptr);
 }
 
-TEST(ElfSlimPlain, PlaceholderPtxIsNamed) {
+TEST(ElfSlimPlain, ArchSpecificCodeOnAnotherGpuLeavesNothing) {
+  // sm_90a and compute_90a run nowhere but 9.0: for 8.6 every container is emptied, sm_90a
+  // and compute_90a are both gone, and nothing is left to name.
   if (!std::filesystem::exists(fixture("sm_90a"))) GTEST_SKIP() << "fixture not built";
   auto in = slurp(fixture("sm_90a"));
   LibrarySlim r;
-  slim_to_memory(in, keep({8, 6}), r);
-  ASSERT_FALSE(r.left.empty());
-  for (const auto& t : r.left) {
-    EXPECT_EQ(t.reason, LeftReason::placeholder) << t.target;
-    EXPECT_EQ(t.detail, "its container has no code for 8.6");
+  auto out = slim_to_memory(in, keep({8, 6}), r);
+  EXPECT_EQ(r.outcome, SlimOutcome::slimmed);
+  EXPECT_TRUE(r.left.empty());
+  EXPECT_EQ(r.containers_emptied, r.containers);
+  EXPECT_TRUE(entries_in(out).empty());
+}
+
+// A GPU that no container serves: every container is emptied to its 16-byte header (the
+// CUDA runtime answers "no kernel image" for such a container, as for one with code only
+// for other GPUs), the file still parses, the wrappers still name container starts, and
+// every entry's bytes count as removed.
+TEST(ElfSlimHeaderOnly, NoContainerServesTheGpuEveryContainerIsEmptied) {
+  struct Case {
+    const char* fixture;
+    cuda::ComputeCapability keep;
+  };
+  for (const Case& c : {Case{"slim_multi", {6, 1}}, Case{"sass_75_80", {9, 0}}, Case{"sm_90a", {8, 6}},
+                        Case{"sass_ptx_80", {7, 0}}, Case{"compress_all", {7, 5}}}) {
+    if (!std::filesystem::exists(fixture(c.fixture))) GTEST_SKIP() << fixture(c.fixture) << " not built (no nvcc)";
+    SCOPED_TRACE(std::string(c.fixture) + " --keep " + c.keep.str());
+    auto in = slurp(fixture(c.fixture));
+    LibrarySlim r;
+    auto out = slim_to_memory(in, keep(c.keep), r);
+    ASSERT_EQ(r.outcome, SlimOutcome::slimmed) << r.note;
+    ASSERT_EQ(out.size(), r.size_after);
+    EXPECT_GT(r.containers, 0u);
+    EXPECT_EQ(r.containers_emptied, r.containers);
+    EXPECT_EQ(r.containers_whole, 0u);
+    EXPECT_EQ(r.device_after, 0u);
+    EXPECT_EQ(r.removed_bytes(), r.device_before);
+    uint64_t removed = 0;
+    for (const auto& t : r.targets) {
+      EXPECT_EQ(t.kept, 0u) << t.target;
+      removed += t.removed_bytes;
+    }
+    EXPECT_EQ(removed, r.device_before);
+    for (const auto& t : r.left) EXPECT_EQ(t.reason, LeftReason::relocatable) << t.target;
+    // Every container is its header alone, packed 8-aligned from the section's start.
+    auto containers = fatbin_containers(out);
+    ASSERT_EQ(containers.size(), r.containers);
+    for (const auto& container : containers) expect_header_only(out, container);
+    auto elf = formats::parse_elf(Bytes(out.data(), out.size()));
+    ASSERT_TRUE(elf.has_value());
+    if (r.packed) {
+      EXPECT_EQ(elf->find(".nv_fatbin")->size, 16 * r.containers);
+    }
+    expect_wrappers_name_containers(out);
+    // A re-read agrees: containers, no entries, no bytes.
+    auto n = count_device_code(Bytes(out.data(), out.size()));
+    ASSERT_TRUE(n.has_value()) << n.error().message;
+    EXPECT_EQ(n->fatbin_containers, r.containers);
+    EXPECT_EQ(n->entries, 0u);
+    EXPECT_EQ(n->bytes, 0u);
+    // Slimmed again for the same GPU: nothing left to remove.
+    auto again = slim_elf(Bytes(out.data(), out.size()), keep(c.keep), -1);
+    ASSERT_TRUE(again.has_value()) << again.error().message;
+    EXPECT_EQ(again->outcome, SlimOutcome::unchanged);
+    EXPECT_EQ(again->containers_emptied, 0u);
   }
+}
+
+// One container serves the kept GPU, another does not: the first keeps its entry, the
+// second becomes its header, and both stay where their wrappers say.
+TEST_F(ElfSlim, ServedAndUnservedContainersSideBySide) {
+  LibrarySlim r;
+  auto out = slim_to_memory(input, keep({10, 0}), r);
+  ASSERT_EQ(r.outcome, SlimOutcome::slimmed);
+  EXPECT_EQ(r.containers_emptied, 1u);
+  EXPECT_EQ(r.containers_ptx_only, 2u);
+  auto containers = fatbin_containers(out);
+  ASSERT_EQ(containers.size(), 3u);
+  size_t emptied = 0;
+  for (const auto& c : containers) {
+    if (c.entries.empty()) {
+      expect_header_only(out, c);
+      ++emptied;
+      continue;
+    }
+    ASSERT_EQ(c.entries.size(), 1u);
+    EXPECT_EQ(c.entries[0].target_name(), "compute_90");
+  }
+  EXPECT_EQ(emptied, 1u);
+  expect_wrappers_name_containers(out);
+  EXPECT_EQ(entries_in(out), (std::map<std::string, uint32_t>{{"compute_90", 2}}));
+  // The emptied container's entries (sm_75, sm_80, sm_90 of kernels_more.cu) count as removed.
+  uint64_t removed = 0;
+  for (const auto& t : r.targets) removed += t.removed_bytes;
+  EXPECT_EQ(removed, r.removed_bytes());
+  auto n = count_device_code(Bytes(out.data(), out.size()));
+  ASSERT_TRUE(n.has_value());
+  EXPECT_EQ(n->fatbin_containers, 3u);
+  EXPECT_EQ(n->entries, 2u);
+  EXPECT_EQ(n->bytes, r.device_after);
+}
+
+// Written to disk through slim_paths, whose re-read checks the written file against the
+// plan before renaming it: header-only containers pass.
+TEST(ElfSlimHeaderOnly, WrittenFileIsCheckedAndRenamed) {
+  if (!std::filesystem::exists(fixture("slim_multi"))) GTEST_SKIP() << fixture("slim_multi") << " not built (no nvcc)";
+  const auto dir = test::scratch_dir("slim_header_only");
+  const auto path = dir / "libslim_multi.so";
+  std::filesystem::copy_file(fixture("slim_multi"), path, std::filesystem::copy_options::overwrite_existing);
+  SlimOptions o;
+  o.policy = keep({6, 1});
+  o.in_place = true;
+  o.jobs = 1;
+  auto report = slim_paths({path.string()}, o);
+  ASSERT_TRUE(report.has_value()) << report.error().message;
+  ASSERT_EQ(report->inputs.size(), 1u);
+  ASSERT_EQ(report->inputs[0].files.size(), 1u);
+  EXPECT_EQ(report->inputs[0].files[0].lib.containers_emptied, 3u);
+  EXPECT_EQ(report->devices, (std::vector<std::string>{"6.1"}));
+  auto out = slurp(path.string());
+  for (const auto& c : fatbin_containers(out)) expect_header_only(out, c);
 }
 
 }  // namespace

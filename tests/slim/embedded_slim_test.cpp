@@ -126,7 +126,7 @@ const TargetLeft* find_left(const LibrarySlim& r, const std::string& target, Lef
 
 // .data: 8 bytes, then a container with sm_80, sm_90, compute_90 and lto_50 (the address
 // skew makes every container 8-aligned in the address space, as in real libraries);
-// .cask_resource: a container with only sm_75 (a placeholder on 9.0).
+// .cask_resource: a container with only sm_75 (no code for 9.0: emptied to its header).
 struct TwoSections {
   std::vector<std::byte> data_c = container({{2, 80, 4096}, {2, 90, 512}, {1, 90, 128}, {8, 50, 256}});
   std::vector<std::byte> cask_c = container({{2, 75, 64}});
@@ -149,7 +149,17 @@ TEST(EmbeddedSlim, ContainerIsCompactedWhereItIsAndTheFileKeepsItsSize) {
   const uint64_t at = before[".data"][0].first;
   EXPECT_EQ(after[".data"][0].first, at);
   EXPECT_EQ(after[".data"][0].second, (std::vector<std::string>{"sm_90", "lto_50"}));
-  EXPECT_EQ(after[".cask_resource"], before[".cask_resource"]);
+  // .cask_resource's sm_75-only container is its header alone now, at its place, the rest
+  // zeros: the scan does not report it (it holds nothing).
+  ASSERT_EQ(before[".cask_resource"].size(), 1u);
+  EXPECT_TRUE(after[".cask_resource"].empty());
+  const uint64_t cask_at = before[".cask_resource"][0].first;
+  EXPECT_TRUE(std::equal(out.begin() + static_cast<ptrdiff_t>(cask_at), out.begin() + static_cast<ptrdiff_t>(cask_at + 8),
+                         in.file.begin() + static_cast<ptrdiff_t>(cask_at)));
+  uint64_t cask_size = 1;
+  std::memcpy(&cask_size, out.data() + cask_at + 8, 8);
+  EXPECT_EQ(cask_size, 0u);
+  EXPECT_TRUE(all_zero(out, cask_at + 16, cask_at + in.cask_c.size()));
 
   // Header: the new size; the kept entries follow it byte for byte; the rest are zeros up
   // to the old end; everything outside the container is as it was.
@@ -165,10 +175,14 @@ TEST(EmbeddedSlim, ContainerIsCompactedWhereItIsAndTheFileKeepsItsSize) {
   const uint64_t end = at + in.data_c.size();
   EXPECT_TRUE(all_zero(out, at + 16 + kept, end));
   EXPECT_TRUE(std::equal(out.begin(), out.begin() + static_cast<ptrdiff_t>(at + 8), in.file.begin()));
-  EXPECT_TRUE(std::equal(out.begin() + static_cast<ptrdiff_t>(end), out.end(), in.file.begin() + static_cast<ptrdiff_t>(end)));
+  EXPECT_TRUE(std::equal(out.begin() + static_cast<ptrdiff_t>(end), out.begin() + static_cast<ptrdiff_t>(cask_at),
+                         in.file.begin() + static_cast<ptrdiff_t>(end)));
+  EXPECT_TRUE(std::equal(out.begin() + static_cast<ptrdiff_t>(cask_at + in.cask_c.size()), out.end(),
+                         in.file.begin() + static_cast<ptrdiff_t>(cask_at + in.cask_c.size())));
 
-  // The freed run is reported (for punching) and the zeroed count is exact.
-  EXPECT_EQ(r.zeroed_bytes, in.data_c.size() - 16 - kept);
+  // The freed run is reported (for punching; the .cask_resource one is below a page) and
+  // the zeroed count is exact.
+  EXPECT_EQ(r.zeroed_bytes, in.data_c.size() - 16 - kept + (in.cask_c.size() - 16));
   ASSERT_EQ(r.zeroed.size(), 1u);
   EXPECT_EQ(r.zeroed[0].offset, at + 16 + kept);
   EXPECT_EQ(r.zeroed[0].size, end - (at + 16 + kept));
@@ -177,37 +191,45 @@ TEST(EmbeddedSlim, ContainerIsCompactedWhereItIsAndTheFileKeepsItsSize) {
   ASSERT_EQ(r.embedded.size(), 2u);
   EXPECT_EQ(r.embedded[0].section, ".data");
   EXPECT_EQ(r.embedded[0].containers_changed, 1u);
+  EXPECT_EQ(r.embedded[0].containers_emptied, 0u);
   EXPECT_EQ(r.embedded[1].section, ".cask_resource");
-  EXPECT_EQ(r.embedded[1].containers_changed, 0u);
+  EXPECT_EQ(r.embedded[1].containers_changed, 1u);
+  EXPECT_EQ(r.embedded[1].containers_emptied, 1u);
+  EXPECT_EQ(r.embedded[1].device_after, 0u);
   EXPECT_EQ(r.embedded_containers(), 2u);
+  EXPECT_EQ(r.embedded_emptied(), 1u);
   EXPECT_EQ(r.containers, 0u);  // no .nv_fatbin
-  EXPECT_EQ(r.removed_bytes(), (64 + 4096) + (64 + 128));
+  EXPECT_EQ(r.removed_bytes(), (64 + 4096) + (64 + 128) + (64 + 64));
 
-  // A re-read agrees with the plan (what slim_paths checks before renaming).
+  // A re-read agrees with the plan (what slim_paths checks before renaming): the emptied
+  // container is not found.
   auto n = count_device_code(Bytes(out.data(), out.size()));
   ASSERT_TRUE(n.has_value()) << n.error().message;
-  EXPECT_EQ(n->embedded_containers, 2u);
+  EXPECT_EQ(n->embedded_containers, r.embedded_containers() - r.embedded_emptied());
   EXPECT_EQ(n->fatbin_containers, 0u);
-  EXPECT_EQ(n->entries, 3u);
+  EXPECT_EQ(n->entries, 2u);
   EXPECT_EQ(n->bytes, r.device_after);
 }
 
-TEST(EmbeddedSlim, EveryTargetLeftIsNamedPlaceholdersAndLtoIncluded) {
+TEST(EmbeddedSlim, EveryTargetLeftIsNamedLtoIncludedAndEmptiedContainersCounted) {
   TwoSections in;
   LibrarySlim r;
   slim_to_memory(in.file, keep({9, 0}), r);
   ASSERT_EQ(r.outcome, SlimOutcome::slimmed);
   ASSERT_NE(find_left(r, "sm_90", LeftReason::runs), nullptr);
   EXPECT_EQ(find_left(r, "sm_90", LeftReason::runs)->detail, "runs on 9.0");
-  ASSERT_NE(find_left(r, "sm_75", LeftReason::placeholder), nullptr);
-  EXPECT_EQ(find_left(r, "sm_75", LeftReason::placeholder)->entries, 1u);
   ASSERT_NE(find_left(r, "lto_50", LeftReason::link_time_ir), nullptr);
   EXPECT_EQ(find_left(r, "lto_50", LeftReason::link_time_ir)->bytes, 64u + 256);
   std::vector<std::string> left;
   for (const auto& t : r.left) left.push_back(t.target);
   std::sort(left.begin(), left.end());
-  EXPECT_EQ(left, (std::vector<std::string>{"lto_50", "sm_75", "sm_90"}));
-  EXPECT_EQ(r.containers_without_code, 1u);
+  EXPECT_EQ(left, (std::vector<std::string>{"lto_50", "sm_90"}));
+  // sm_75 is gone with its container's only entry; the container is counted as emptied.
+  EXPECT_EQ(r.containers_emptied, 1u);
+  ASSERT_FALSE(r.warnings.empty());
+  EXPECT_NE(r.warnings.back().find(".cask_resource container at"), std::string::npos) << r.warnings.back();
+  EXPECT_NE(r.warnings.back().find("no code for 9.0 before either (it had sm_75): emptied to its header"), std::string::npos)
+      << r.warnings.back();
   EXPECT_EQ(left_reason_key(LeftReason::link_time_ir), "link_time_ir");
 }
 
@@ -221,8 +243,8 @@ TEST(EmbeddedSlim, LtoIrIsKeptUnlessDropped) {
   EXPECT_EQ(after[".data"][0].second, (std::vector<std::string>{"sm_90"}));
   EXPECT_EQ(find_left(r, "lto_50", LeftReason::link_time_ir), nullptr);
 
-  // A container of LTO IR alone stays as it is by default; dropped, it keeps its smallest
-  // entry (a placeholder), like any container with nothing for the kept GPUs.
+  // A container of LTO IR alone stays as it is by default; dropped, it is emptied to its
+  // header, like any container with nothing for the kept GPUs.
   auto lto_only = testing_elf::with_sections({".data"}, {container({{8, 50, 128}, {8, 75, 64}})}, 0x10000);
   LibrarySlim kept;
   slim_to_memory(lto_only, keep({9, 0}), kept);
@@ -230,8 +252,10 @@ TEST(EmbeddedSlim, LtoIrIsKeptUnlessDropped) {
   LibrarySlim dropped;
   auto dropped_out = slim_to_memory(lto_only, keep({9, 0}, LtoPolicy::drop), dropped);
   ASSERT_EQ(dropped.outcome, SlimOutcome::slimmed);
-  EXPECT_EQ(embedded_in(dropped_out)[".data"][0].second, (std::vector<std::string>{"lto_75"}));
-  EXPECT_NE(find_left(dropped, "lto_75", LeftReason::placeholder), nullptr);
+  EXPECT_TRUE(embedded_in(dropped_out)[".data"].empty());
+  EXPECT_TRUE(dropped.left.empty());
+  EXPECT_EQ(dropped.containers_emptied, 1u);
+  EXPECT_EQ(dropped.removed_bytes(), (64u + 128) + (64 + 64));
 }
 
 TEST(EmbeddedSlim, NothingToRemoveIsUnchanged) {
@@ -340,6 +364,55 @@ TEST_F(EmbeddedFixture, EachSectionKeepsOnlyTheKeptTargets) {
     EXPECT_EQ(r.left[0].target, want);
     EXPECT_EQ(r.left[0].entries, 3u);
   }
+}
+
+TEST_F(EmbeddedFixture, NoCodeForTheGpuEmptiesEachContainerWhereItIs) {
+  // sm_80 and compute_80 run nowhere on 7.5: each of the three containers becomes its
+  // 16-byte header at its address, the rest of it zeros; the file keeps its size.
+  LibrarySlim r;
+  auto out = slim_to_memory(input, keep({7, 5}), r);
+  ASSERT_EQ(r.outcome, SlimOutcome::slimmed) << r.note;
+  ASSERT_EQ(out.size(), input.size());
+  EXPECT_EQ(r.containers_emptied, 3u);
+  EXPECT_EQ(r.embedded_emptied(), 3u);
+  EXPECT_EQ(r.device_after, 0u);
+  EXPECT_EQ(r.removed_bytes(), r.device_before);
+  EXPECT_TRUE(r.left.empty());
+  auto before = embedded_in(input);
+  ASSERT_EQ(before.size(), 3u);
+  EXPECT_TRUE(embedded_in(out).empty());
+  for (const auto& [section, found] : before) {
+    ASSERT_EQ(found.size(), 1u) << section;
+    const uint64_t at = found[0].first;
+    uint32_t magic = 0;
+    uint16_t version = 0, header = 0;
+    uint64_t size = 1, old_size = 0;
+    std::memcpy(&magic, out.data() + at, 4);
+    std::memcpy(&version, out.data() + at + 4, 2);
+    std::memcpy(&header, out.data() + at + 6, 2);
+    std::memcpy(&size, out.data() + at + 8, 8);
+    std::memcpy(&old_size, input.data() + at + 8, 8);
+    EXPECT_EQ(magic, 0xBA55ED50u) << section;
+    EXPECT_EQ(version, 1u) << section;
+    EXPECT_EQ(header, 16u) << section;
+    EXPECT_EQ(size, 0u) << section;
+    EXPECT_TRUE(all_zero(out, at + 16, at + 16 + old_size)) << section;
+  }
+  auto n = count_device_code(Bytes(out.data(), out.size()));
+  ASSERT_TRUE(n.has_value()) << n.error().message;
+  EXPECT_EQ(n->embedded_containers, 0u);
+  EXPECT_EQ(n->entries, 0u);
+  // Through slim_paths, whose re-read checks the written file against the plan.
+  const auto dir = test::scratch_dir("embedded_emptied");
+  const auto path = dir / "libembedded.so";
+  std::filesystem::copy_file(test::fixture("embedded_fatbin"), path, std::filesystem::copy_options::overwrite_existing);
+  SlimOptions o;
+  o.policy = keep({7, 5});
+  o.in_place = true;
+  o.jobs = 1;
+  auto report = slim_paths({path.string()}, o);
+  ASSERT_TRUE(report.has_value()) << report.error().message;
+  EXPECT_EQ(test::slurp(path.string()), out);
 }
 
 // Hole punching on a real file in a scratch folder of this filesystem.

@@ -1,5 +1,6 @@
 // Entry selection: native SASS first, then compatible SASS of the same major, PTX only
-// where nothing else runs (or when asked), and never an empty container.
+// where nothing else runs (or when asked); a container with no code for the kept GPUs
+// keeps no entry (it is emptied to its header), any other keeps at least one.
 #include <gtest/gtest.h>
 
 #include "slim/keep_policy.h"
@@ -53,7 +54,7 @@ TEST(KeepPolicy, PtxWhenItIsTheOnlyCode) {
   EXPECT_TRUE(choice.ptx_only);
   // Asked to keep PTX: SASS and the best PTX.
   EXPECT_EQ(kept(c, devices({{8, 0}}, PtxPolicy::keep)), (std::vector<bool>{false, true, true}));
-  // --drop-ptx, but PTX is the only code for 9.0: kept anyway (never an empty container).
+  // --drop-ptx, but PTX is the only code for 9.0: kept anyway (what runs there stays).
   EXPECT_EQ(kept(c, devices({{9, 0}}, PtxPolicy::drop)), (std::vector<bool>{false, false, true}));
 }
 
@@ -65,12 +66,46 @@ TEST(KeepPolicy, ArchSpecificSassOnlyOnItsExactCc) {
   EXPECT_TRUE(choice.no_code_for_kept);
 }
 
-TEST(KeepPolicy, NoCodeForTheKeptGpuKeepsTheSmallestEntry) {
+TEST(KeepPolicy, NoCodeForTheKeptGpuKeepsNoEntry) {
+  // sm_100, sm_120 and compute_120 run nowhere on 9.0: the container keeps nothing (emptied
+  // to its header), as the CUDA runtime answers "no kernel image" for it either way.
   auto c = container({sass(100, 5000), sass(120, 300), ptx(120, 4000)});
   auto choice = choose_entries(c, devices({{9, 0}}));
   EXPECT_TRUE(choice.no_code_for_kept);
-  EXPECT_EQ(choice.keep, (std::vector<bool>{false, true, false}));
+  EXPECT_FALSE(choice.whole);
+  EXPECT_EQ(choice.keep, (std::vector<bool>{false, false, false}));
   EXPECT_NE(choice.note.find("no code for 9.0"), std::string::npos) << choice.note;
+  EXPECT_NE(choice.note.find("it had sm_100 sm_120 compute_120"), std::string::npos) << choice.note;
+  EXPECT_NE(choice.note.find("emptied to its header"), std::string::npos) << choice.note;
+  // With two kept GPUs, one served: that one's entry is kept, the container is not emptied.
+  auto both = choose_entries(c, devices({{9, 0}, {12, 0}}));
+  EXPECT_FALSE(both.no_code_for_kept);
+  EXPECT_EQ(both.keep, (std::vector<bool>{false, true, false}));
+  // A container with no entries at all (one emptied before) is not emptied again.
+  auto none = choose_entries(container({}), devices({{9, 0}}));
+  EXPECT_FALSE(none.no_code_for_kept);
+  EXPECT_TRUE(none.keep.empty());
+}
+
+TEST(KeepPolicy, KeptLtoIrOrNamedPtxKeepsAContainerFromBeingEmptied) {
+  // Nothing for 9.0, but LTO IR kept (the default) or PTX named in --keep: those entries
+  // stay, and the container is not "emptied".
+  auto c = container({sass(100), entry(formats::k_fatbin_kind_lto_ir, 75, 500), ptx(75)});
+  auto lto = choose_entries(c, devices({{7, 0}}));
+  EXPECT_FALSE(lto.no_code_for_kept);
+  EXPECT_TRUE(lto.lto_kept);
+  EXPECT_EQ(lto.keep, (std::vector<bool>{false, true, false}));
+  auto asked = devices({{7, 0}});
+  asked.lto = LtoPolicy::drop;
+  asked.ptx_asked.push_back(cuda::ptx({7, 5}));
+  auto named = choose_entries(c, asked);
+  EXPECT_FALSE(named.no_code_for_kept);
+  EXPECT_EQ(named.keep, (std::vector<bool>{false, false, true}));
+  // Neither: emptied.
+  asked.ptx_asked.clear();
+  auto emptied = choose_entries(c, asked);
+  EXPECT_TRUE(emptied.no_code_for_kept);
+  EXPECT_EQ(emptied.keep, (std::vector<bool>{false, false, false}));
 }
 
 TEST(KeepPolicy, UnknownKindKeepsTheContainerWhole) {
@@ -92,12 +127,12 @@ TEST(KeepPolicy, LtoIrIsKeptAsideFromTheChoiceUnlessDropped) {
   drop.lto = LtoPolicy::drop;
   EXPECT_EQ(kept(c, drop), (std::vector<bool>{false, true, false, false}));
   EXPECT_NE(drop.describe().find("LTO IR dropped"), std::string::npos);
-  // LTO IR alone, dropped: the smallest entry stays so the container stays valid.
+  // LTO IR alone, dropped: nothing is left, the container is emptied to its header.
   auto only = container({entry(formats::k_fatbin_kind_lto_ir, 50, 500), entry(formats::k_fatbin_kind_lto_ir, 75, 100)});
-  auto placeholder = choose_entries(only, drop);
-  EXPECT_TRUE(placeholder.no_code_for_kept);
-  EXPECT_EQ(placeholder.keep, (std::vector<bool>{false, true}));
-  EXPECT_NE(placeholder.note.find("lto_75"), std::string::npos) << placeholder.note;
+  auto emptied = choose_entries(only, drop);
+  EXPECT_TRUE(emptied.no_code_for_kept);
+  EXPECT_EQ(emptied.keep, (std::vector<bool>{false, false}));
+  EXPECT_NE(emptied.note.find("no code for 9.0 before either (it had lto_50 lto_75): emptied to its header"), std::string::npos) << emptied.note;
   EXPECT_EQ(kept(only, devices({{9, 0}})), (std::vector<bool>{true, true}));
 }
 

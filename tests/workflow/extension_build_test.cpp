@@ -65,11 +65,10 @@ TEST(PreflightFactsFromProbe, ToolkitTorchAndCompiler) {
   tk.root = "/usr/local/cuda-12.6";
   tk.nvcc = "/usr/local/cuda-12.6/bin/nvcc";
   tk.version = "12.6.85";
-  tk.major = 12;
-  tk.minor = 6;
+  tk.release = {12, 6};
   tk.max_gcc_major = 11;
   h.cuda_toolkits.push_back(tk);
-  h.compilers.push_back({"/fake/bin/g++-12", "gcc", "12.2.0", 12});
+  h.compilers.push_back({"/fake/bin/g++-12", probe::CompilerKind::gcc, "12.2.0", 12});
   probe::PythonInstall py;
   py.path = "/usr/bin/python3";
   py.version = "3.11.7";
@@ -97,7 +96,7 @@ TEST(PreflightFactsFromProbe, Cuda13CannotTargetSm60) {
   probe::CudaToolkit tk;
   tk.nvcc = "/usr/local/cuda-13.0/bin/nvcc";
   tk.version = "13.0.88";
-  tk.major = 13;
+  tk.release = {13, 0};
   h.cuda_toolkits.push_back(tk);
   cuda::TargetSet set;
   set.add(cuda::sass(cuda::ComputeCapability{6, 0}));

@@ -38,8 +38,7 @@ probe::CudaToolkit toolkit(int major, int minor) {
   tk.root = "/usr/local/cuda-" + std::to_string(major) + "." + std::to_string(minor);
   tk.nvcc = tk.root + "/bin/nvcc";
   tk.version = std::to_string(major) + "." + std::to_string(minor) + ".1";
-  tk.major = major;
-  tk.minor = minor;
+  tk.release = {major, minor};
   return tk;
 }
 

@@ -15,19 +15,22 @@ TEST(TorchRuntimePackages, Aarch64List) {
       "libcudart.so.12", "libcublas.so.12", "libcublasLt.so.12", "libcufft.so.11", "libcurand.so.10",
       "libcusparse.so.12", "libcusolver.so.11", "libnvJitLink.so.12", "libcudnn.so.9", "libnccl.so.2",
       "libopenblas.so.0", "libcufile.so.0", "libcupti.so.12", "libc.so.6", "libstdc++.so.6"};
-  auto pkgs = runtime_packages_for(needed, "12.6");
+  auto pkgs = runtime_packages_for(needed, cuda::CudaVersion{12, 6});
   EXPECT_EQ(pkgs, (std::vector<std::string>{"cuda-cudart-12-6", "libcublas-12-6", "libcufft-12-6", "libcurand-12-6",
                                             "libcusparse-12-6", "libcusolver-12-6", "libnvjitlink-12-6",
                                             "libcudnn9-cuda-12", "libnccl2", "libopenblas0", "libcufile-12-6",
                                             "cuda-cupti-12-6"}));
-  EXPECT_TRUE(runtime_packages_for({"libc.so.6"}, "12.6").empty());
-  EXPECT_EQ(runtime_packages_for({"libcudart.so.13"}, "13.0"), (std::vector<std::string>{"cuda-cudart-13-0"}));
+  EXPECT_TRUE(runtime_packages_for({"libc.so.6"}, cuda::CudaVersion{12, 6}).empty());
+  EXPECT_EQ(runtime_packages_for({"libcudart.so.13"}, cuda::CudaVersion{13, 0}), (std::vector<std::string>{"cuda-cudart-13-0"}));
+  // A CPU build needs no CUDA package; a library without {M} still maps.
+  EXPECT_EQ(runtime_packages_for({"libcudart.so.13", "libopenblas.so.0"}, std::nullopt),
+            (std::vector<std::string>{"libopenblas0"}));
 }
 
 TEST(TorchRuntimeDockerfile, Aarch64UsesTheSbsaRepositoryAndTheBuildGlibc) {
   plan::BuildPlan p;
   p.cuda = true;
-  p.cuda_version = "12.6";
+  p.cuda_version = cuda::CudaVersion{12, 6};
   p.platform = "aarch64";
   p.python_version = "3.10";
   p.manylinux = "2_35";

@@ -1,0 +1,39 @@
+# Run in the check venv as `python -c <this file> WHEEL MISSING` when importing the
+# package failed on the module MISSING: exit 3 when MISSING is a module of the wheel
+# itself (then the wheel is broken, not the environment), exit 4 when no Requires-Dist of
+# the wheel's METADATA names it (py-cpuinfo provides cpuinfo: a name that contains it
+# counts); otherwise load every compiled extension module of the wheel straight from its
+# file, without importing the package around it, and print "loaded NAME" for each (exit 1
+# at the first that fails). Run by src/workflow/extension_build.cpp.
+import sys, zipfile, sysconfig, os, importlib.util, importlib.machinery
+whl, missing = sys.argv[1], sys.argv[2]
+names = zipfile.ZipFile(whl).namelist()
+def top(n): return n.split('/')[0].split('.')[0]
+own = {top(n) for n in names if not n.split('/')[0].endswith(('.dist-info', '.data'))}
+if missing.split('.')[0] in own:
+    print('the wheel itself lacks', missing); sys.exit(3)
+import re
+norm = lambda x: re.sub(r'[-_.]+', '_', x).lower()
+meta = next((n for n in names if n.count('/') == 1 and n.endswith('.dist-info/METADATA')), None)
+reqs = []
+if meta:
+    for line in zipfile.ZipFile(whl).read(meta).decode('utf-8', 'replace').splitlines():
+        if line.startswith('Requires-Dist:'):
+            r = re.match(r'\s*([A-Za-z0-9._-]+)', line[len('Requires-Dist:'):])
+            if r: reqs.append(norm(r.group(1)))
+want = norm(missing.split('.')[0])
+if not any(want == r or want in r for r in reqs):
+    print(missing, 'is not a declared dependency of the wheel (Requires-Dist:', ', '.join(reqs) or 'none', ')'); sys.exit(4)
+import torch
+site = sysconfig.get_paths()['platlib']
+sfx = sorted(importlib.machinery.EXTENSION_SUFFIXES, key=len, reverse=True)
+for n in sorted(names):
+    if n.split('/')[0].endswith(('.dist-info', '.data')): continue
+    s = next((x for x in sfx if n.endswith(x)), None)
+    if s is None: continue
+    mod = n[:-len(s)].replace('/', '.')
+    spec = importlib.util.spec_from_file_location(mod, os.path.join(site, n))
+    m = importlib.util.module_from_spec(spec)
+    sys.modules[mod] = m
+    spec.loader.exec_module(m)
+    print('loaded', mod)
