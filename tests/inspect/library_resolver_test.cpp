@@ -240,6 +240,8 @@ TEST(CudaLibraries, EveryMajorIsACudaLibraryWithItsOwnProvider) {
   EXPECT_EQ(wheels("libcublasLt.so.11"), std::vector<std::string>{"nvidia-cublas-cu11"});
   EXPECT_EQ(wheels("libcutensor.so.1"), std::vector<std::string>{"cutensor-cu11"});
   EXPECT_EQ(wheels("libcutensor.so.2").size(), 3u);
+  // cupy needs both; the multi-GPU one comes from the same cutensor wheels (not "system").
+  EXPECT_EQ(wheels("libcutensorMg.so.2"), wheels("libcutensor.so.2"));
   EXPECT_EQ(wheels("libnvinfer.so.10").size(), 3u);
   // A version nobody lists yet is still a CUDA library, with no known provider.
   auto future = c.match("libcudart.so.14");
