@@ -14,6 +14,7 @@
 #include "cuda/arch_report.h"
 #include "cuda/arch_spec.h"
 #include "cuda/gpu_platform.h"
+#include "cuda/target_request.h"
 #include "probe/isa_levels.h"
 #include "probe/probe.h"
 #include "util/process.h"
@@ -28,23 +29,6 @@ struct ArchOptions {
   std::string nvcc_version;
   bool json = false;
 };
-
-bool mentions_native(const std::vector<std::string>& specs) {
-  for (const auto& s : specs)
-    if (to_lower(s).find("native") != std::string::npos) return true;
-  return false;
-}
-
-/// The CCs of this machine's GPUs, for the `native` keyword.
-std::vector<cuda::ComputeCapability> detected_devices() {
-  probe::NvmlGpuQuery nvml;
-  SystemCommandRunner runner;
-  std::vector<std::string> notes;
-  std::vector<cuda::ComputeCapability> out;
-  for (const auto& g : probe::probe_gpus(nvml, runner, notes).gpus)
-    if (g.compute_capability) out.push_back(*g.compute_capability);
-  return out;
-}
 
 std::string join_ranges(const std::vector<cuda::CudaVersion>& versions) {
   // Neighbours in the table read better as a range: "11.8-12.9", "12.8, 12.9".
@@ -188,11 +172,26 @@ int run_arch(const ArchOptions& o) {
     if (auto caps = cuda::nvcc_capabilities_from_nvcc(nvcc, runner)) check = cuda::NvccCheck{*caps, nvcc, {}};
   }
   if (check) ctx.nvcc = check->nvcc;
-  if (mentions_native(o.specs)) ctx.native_devices = detected_devices();
 
-  auto targets = cuda::parse_arch_specs(o.specs, ctx);
+  // The specs are positionals: the resolution every command uses, with no flag to name
+  // and no default (CLI11 requires one spec). `native` probes this machine's GPUs.
+  cuda::TargetRequest request;
+  request.arch = o.specs;
+  request.arch_flag = "";
+  request.gpu_flag = "";
+  request.prefix_errors = false;
+  std::optional<std::vector<cuda::DetectedGpu>> detected;
+  request.detect = [&detected] {
+    if (!detected) detected = probe::gpu_detector()();
+    return *detected;
+  };
+  auto targets = cuda::resolve_target_request(request, ctx);
   if (!targets) return report_error(targets.error().message);
-  auto report = cuda::make_arch_report(*targets, check);
+  // The notes read the specs again: `native` is what the resolution found.
+  if (detected)
+    for (const auto& g : *detected)
+      if (g.cc) ctx.native_devices.push_back(*g.cc);
+  auto report = cuda::make_arch_report(targets->targets, check);
   const auto notes = cuda::arch_spec_notes(o.specs, ctx);
   if (o.json)
     std::printf("%s\n", with_schema(render_json(report, notes), "arch").dump(2).c_str());

@@ -24,7 +24,7 @@ namespace {
 
 struct BuildCommandOptions {
   workflow::ExtensionBuildOptions core;
-  std::string arch, gpu, progress = "auto";
+  std::string progress = "auto";
   std::optional<int> jobs;
   std::string memory_budget;
   std::string verify_wheel;  ///< --verify-reproducible WHEEL
@@ -73,11 +73,11 @@ void remap_diagnoses_to_source(workflow::ExtensionBuildResult& r) {
 
 int run_build(BuildCommandOptions& o) {
   // Two ways of naming targets; merging them silently would build what neither said.
-  if (!o.arch.empty() && !o.gpu.empty()) return report_error("use --arch or --gpu, not both");
+  // The one resolution (cuda::resolve_target_request) says so too; this says it before
+  // anything else is checked.
+  if (!o.core.arch.empty() && !o.core.gpu.empty()) return report_error("use --arch or --gpu, not both");
   if (!o.core.print_env)
     if (auto usable = check_out_dir(o.core.out_dir); !usable) return report_error(usable.error().message);
-  if (!o.arch.empty()) o.core.arch = o.arch;
-  if (!o.gpu.empty()) o.core.gpu = o.gpu;
   o.core.jobs = o.jobs;
   if (!o.memory_budget.empty()) {
     auto budget = executor::parse_memory_size(o.memory_budget);
@@ -141,8 +141,11 @@ void setup_build(CLI::App& sub, RunFn& run) {
   sub.add_option("SOURCE", o->core.source,
                  "a source folder, an sdist, NAME==VERSION from the index, or a git URL@ref; "
                  "none: the bundled example (inside tailor's repository)");
-  sub.add_option("--arch", o->arch, "targets in any spelling `tailor arch` takes (8.6, sm_90a, 8.0+PTX, Hopper)");
-  sub.add_option("--gpu", o->gpu, "build for these GPUs (T4G, A10G, H100, g5g.xlarge)");
+  // One value per flag (repeat it for several): SOURCE after it stays SOURCE.
+  sub.add_option("--arch", o->core.arch, "targets in any spelling `tailor arch` takes (8.6, sm_90a, 8.0+PTX, Hopper); repeat it for several")
+      ->allow_extra_args(false);
+  sub.add_option("--gpu", o->core.gpu, "build for these GPUs: each one's SASS (T4G, A10G, H100, g5g.xlarge); repeat it for several")
+      ->allow_extra_args(false);
   sub.add_option("--python", o->core.python, "the interpreter whose torch to build against (default python3)");
   sub.add_option("--out", o->core.out_dir, "output folder for wheel, report and log (default ./dist)");
   sub.add_option("--jobs", o->jobs,

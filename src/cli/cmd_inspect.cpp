@@ -27,7 +27,7 @@ struct InspectArgs {
   bool verify_payloads = false;
   unsigned threads = 0;
   std::vector<std::string> gpu;  ///< --gpu may repeat, as on `plan`: joined into one list
-  std::string require, exact;
+  std::vector<std::string> require, exact;  ///< may repeat too: one list each
   std::string html;  // --html FILE
 };
 
@@ -37,8 +37,8 @@ int run_inspect(const InspectArgs& args) {
   options.threads = args.threads;
   inspect::VerdictSpecs specs;
   if (!args.gpu.empty()) specs.gpu = join(args.gpu, ";");
-  if (!args.require.empty()) specs.require = args.require;
-  if (!args.exact.empty()) specs.exact = args.exact;
+  if (!args.require.empty()) specs.require = join(args.require, ";");
+  if (!args.exact.empty()) specs.exact = join(args.exact, ";");
 
   // Specs first: a typo in --gpu should not cost a 2 GB read.
   if (specs.any()) {
@@ -87,8 +87,10 @@ void setup_inspect(CLI::App& sub, RunFn& run) {
   // One value per --gpu (repeat it for several): the paths after it stay paths.
   sub.add_option("--gpu", args->gpu, "Verdict: how this GPU runs each library (T4G, 9.0, H100, sm_120 ...); repeat it for several")
       ->allow_extra_args(false);
-  sub.add_option("--require", args->require, "Verdict: every library with device code has these targets");
-  sub.add_option("--exact", args->exact, "Verdict: every library with device code has exactly these targets");
+  sub.add_option("--require", args->require, "Verdict: every library with device code has these targets; repeat it for several")
+      ->allow_extra_args(false);
+  sub.add_option("--exact", args->exact, "Verdict: every library with device code has exactly these targets; repeat it for several")
+      ->allow_extra_args(false);
   sub.add_flag("--verify-payloads", args->verify_payloads, "Decompress every fatbin entry and check its size");
   sub.add_option("--html", args->html, "Also write a self-contained HTML page (bars per target and library, verdicts) to FILE")
       ->type_name("FILE");

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "cuda/arch_spec.h"
+#include "cuda/target_request.h"
 #include "slim/slim_paths.h"
 #include "util/interrupt.h"
 #include "util/strings.h"
@@ -22,7 +22,8 @@ namespace {
 
 struct SlimArgs {
   std::vector<std::string> paths;
-  std::string keep, gpu, out;
+  std::vector<std::string> keep, gpu;  ///< --keep / --gpu, once per flag
+  std::string out;
   bool in_place = false, keep_ptx = false, drop_ptx = false, drop_lto = false, dry_run = false, json = false;
   unsigned jobs = 0;
 };
@@ -327,22 +328,19 @@ nlohmann::json render_json(const slim::SlimReport& report) {
 }
 
 int run_slim(const SlimArgs& args) {
-  if (args.keep.empty() == args.gpu.empty()) return report_error("slim: say what to keep with --keep SPEC or --gpu SPEC (one of them)");
+  // What to keep: the one resolution of --keep (as --arch) and --gpu; no default, the
+  // GPUs of the machine that slims are rarely those of the machine that runs.
+  cuda::TargetRequest request;
+  request.arch = args.keep;
+  request.gpu = args.gpu;
+  request.arch_flag = "--keep";
+  auto resolved = cuda::resolve_target_request(request);
+  if (!resolved) return report_error(resolved.error().message);
+  const cuda::TargetSet& targets = resolved->targets;
   if (args.keep_ptx && args.drop_ptx) return report_error("slim: --keep-ptx and --drop-ptx contradict each other");
   if (args.in_place && !args.out.empty()) return report_error("slim: --in-place and --out contradict each other");
   if (!args.out.empty())
     if (auto c = check_out_dir(args.out); !c) return report_error(c.error().message);
-  cuda::TargetSet targets;
-  if (!args.keep.empty()) {
-    auto t = cuda::parse_arch_spec(args.keep);
-    if (!t) return report_error("--keep: " + t.error().message);
-    targets = *t;
-  } else {
-    auto ccs = cuda::parse_gpu_spec(args.gpu);
-    if (!ccs) return report_error("--gpu: " + ccs.error().message);
-    for (const auto& cc : *ccs) targets.add(cuda::sass(cc));
-  }
-  if (targets.empty()) return report_error("slim: the kept set is empty");
   slim::SlimOptions o;
   o.policy = slim::keep_policy_for(targets, args.keep_ptx   ? slim::PtxPolicy::keep
                                             : args.drop_ptx ? slim::PtxPolicy::drop
@@ -377,8 +375,11 @@ void setup_slim(CLI::App& sub, RunFn& run) {
   auto args = std::make_shared<SlimArgs>();
   sub.add_option("paths", args->paths, "Wheels (.whl), ELF libraries, virtual environments or site-packages folders")
       ->required();
-  sub.add_option("--keep", args->keep, "Targets to keep, any `tailor arch` spelling (sm_90, 8.6;9.0+PTX, H100, g5g ...)");
-  sub.add_option("--gpu", args->gpu, "GPUs the result must run on (H100, T4G, 9.0 ...)");
+  // One value per flag (repeat it for several): the paths after it stay paths.
+  sub.add_option("--keep", args->keep, "Targets to keep, any `tailor arch` spelling (sm_90, 8.6;9.0+PTX, H100, g5g ...); repeat it for several")
+      ->allow_extra_args(false);
+  sub.add_option("--gpu", args->gpu, "GPUs the result must run on (H100, T4G, 9.0 ...); repeat it for several")
+      ->allow_extra_args(false);
   sub.add_option("--out", args->out, "Write slimmed wheels and libraries into this folder");
   sub.add_flag("--in-place", args->in_place, "Replace the inputs (required for environments)");
   sub.add_flag("--keep-ptx", args->keep_ptx, "Also keep the best PTX for each kept GPU (JIT on later GPUs)");

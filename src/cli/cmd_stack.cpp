@@ -363,8 +363,9 @@ void setup_stack(CLI::App& sub, RunFn& run) {
   auto& q = a->request;
   sub.add_option("packages", q.packages, "Requirements: NAME, NAME==VERSION, NAME>=VERSION ...");
   sub.add_option("-r,--requirement", q.requirement_files, "A requirements file (passed to pip)")->allow_extra_args(false);
-  sub.add_option("--gpu", q.gpu, "The target's GPUs (T4G, A10G, H100, 8.6, g5g.xlarge; default: this machine's)");
-  sub.add_option("--arch", q.arch, "The target's GPUs as CUDA targets (8.6, sm_90)");
+  sub.add_option("--gpu", q.gpu, "The target's GPUs (T4G, A10G, H100, 8.6, g5g.xlarge; default: this machine's); repeat it for several")
+      ->allow_extra_args(false);
+  sub.add_option("--arch", q.arch, "The target's GPUs as CUDA targets (8.6, sm_90); repeat it for several")->allow_extra_args(false);
   sub.add_option("--platform", q.platform, "The target's platform: x86_64 or aarch64 (default: this machine's)");
   sub.add_option("--python", q.python, "The target's Python version, 3.X (default: the resolving interpreter's)");
   sub.add_option("--glibc", q.glibc, "The target's glibc (its manylinux tags; default: this machine's, or 2.35 for another)");

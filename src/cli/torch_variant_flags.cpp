@@ -17,9 +17,9 @@ void add_torch_variant_flags(CLI::App& app, TorchVariantFlags& f) {
   app.add_option("--cuda", f.cuda, "CUDA version (12.6, cu126)");
   app.add_flag("--cpu-only", f.cpu_only, "build without CUDA");
   app.add_option("--python", f.python, "Python version (3.10) or interpreter path");
-  app.add_option("--arch", f.arch, "GPU targets in any `tailor arch` spelling (7.5, sm_90, 8.0+PTX, Hopper)");
-  app.add_option("--gpu", f.gpu, "build for these GPUs or instance types (T4G, A10G, g5g.xlarge); a GPU or "
-                                 "instance that exists on one platform only implies it");
+  app.add_option("--arch", f.arch, "GPU targets in any `tailor arch` spelling (7.5, sm_90, 8.0+PTX, Hopper); repeat it for several");
+  app.add_option("--gpu", f.gpu, "build for these GPUs or instance types: each one's SASS (T4G, A10G, g5g.xlarge); a GPU or "
+                                 "instance that exists on one platform only implies it; repeat it for several");
   app.add_option("--cpu-target", f.cpu_target, "x86-64-v2|v3|v4 (avx2, avx512), armv8.2-a, armv9-a, neoverse-v1|v2");
   app.add_option("--blas", f.blas, "openblas or mkl");
   app.add_option("--with", f.with, "turn a feature on (cudnn, nccl, distributed, mkldnn, fbgemm, kineto, xnnpack, qnnpack, flash-attention, mem-eff-attention, magma, tests)");
@@ -78,7 +78,8 @@ Expected<plan::TorchVariant> variant_from_flags(const TorchVariantFlags& f) {
   }
   if (f.cpu_only) top.cpu_only = true;
   if (!f.python.empty() && f.python.find('/') == std::string::npos) top.python = f.python;
-  top.arch = !f.gpu.empty() ? f.gpu : f.arch;
+  top.arch = f.arch;
+  top.gpu = f.gpu;
   if (!f.cpu_target.empty()) top.cpu_target = f.cpu_target;
   if (!f.blas.empty()) top.blas = f.blas;
   for (const auto& w : f.with) top.features[w] = true;

@@ -464,9 +464,9 @@ std::map<ComputeCapability, std::vector<std::string>> gpu_names_in_spec(std::str
   return out;
 }
 
-Expected<std::vector<ComputeCapability>> parse_gpu_spec(std::string_view spec) {
+Expected<std::vector<ComputeCapability>> parse_gpu_spec(std::string_view spec, const ArchSpecContext& context) {
   Reading r;
-  auto ok = read_spec(r, spec, {});
+  auto ok = read_spec(r, spec, context);
   if (!ok) return ok.error();
   std::sort(r.devices.begin(), r.devices.end());
   return r.devices;

@@ -44,7 +44,7 @@ std::vector<std::string> arch_spec_notes(const std::vector<std::string>& specs, 
 /// "H100;8.6" -> {9.0: [H100]}, "g5g.xlarge" -> {7.5: [g5g.xlarge]}. Empty when it does not parse.
 std::map<ComputeCapability, std::vector<std::string>> gpu_names_in_spec(std::string_view spec);
 /// The device CCs a spec names: "T4G" -> 7.5, "9.0" -> 9.0, "sm_90a" -> 9.0,
-/// "g5g.xlarge" -> 7.5, "A100;H100" -> 8.0, 9.0. Ascending, unique.
-Expected<std::vector<ComputeCapability>> parse_gpu_spec(std::string_view spec);
+/// "g5g.xlarge" -> 7.5, "A100;H100" -> 8.0, 9.0; "native" -> the context's devices. Ascending, unique.
+Expected<std::vector<ComputeCapability>> parse_gpu_spec(std::string_view spec, const ArchSpecContext& context = {});
 
 }  // namespace tailor::cuda

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cuda/fatbin_code.h"
 #include "inspect/inspect_report.h"
 #include "util/strings.h"
 
@@ -79,6 +80,23 @@ std::string TargetVerification::summary() const {
   return s;
 }
 
+Expected<LibraryTargets> library_targets(const inspect::InspectedLibrary& lib) {
+  LibraryTargets lt;
+  lt.path = lib.path;
+  for (const auto& t : lib.targets) {
+    // LTO IR (lto_<arch>) is linked by the library itself (nvJitLink); the driver loads none
+    // of it, so it is no target the build was asked for, and no unexpected one either.
+    if (t.code.is_lto_ir()) continue;
+    auto target = t.code.target();
+    if (!target) return make_error(fmt::format("{}: target '{}' not understood", lib.path, t.code.name()));
+    lt.targets.add(*target);
+    lt.bytes_per_target[target->name()] += t.stored_bytes;
+  }
+  // Device code here means targets: a library of LTO IR alone is judged like one without.
+  lt.has_device_code = lib.has_device_code && !lt.targets.empty();
+  return lt;
+}
+
 TargetVerification compare_targets(const std::vector<LibraryTargets>& libraries,
                                    const cuda::TargetSet& expected,
                                    const std::vector<plan::PackageAddition>& declared) {
@@ -115,19 +133,12 @@ Expected<TargetVerification> verify_wheel_targets(const std::string& wheel, cons
                                                   const std::vector<plan::PackageAddition>& declared) {
   TAILOR_TRY(report, inspect::inspect_paths({wheel}));
   if (report.wheels.empty()) return make_error(fmt::format("{}: not read as a wheel", wheel));
+  auto in_wheel = [&](const Error& e) { return make_error(fmt::format("{}: {}", wheel, e.message)); };
   std::vector<LibraryTargets> libs;
   for (const auto& lib : report.wheels.front().libraries) {
-    LibraryTargets lt;
-    lt.path = lib.path;
-    lt.has_device_code = lib.has_device_code;
-    for (const auto& t : lib.targets) {
-      auto parsed = cuda::parse_target_name(t.name);
-      if (!parsed) return make_error(fmt::format("{}: {}: target '{}' not understood: {}", wheel, lib.path, t.name,
-                                                 parsed.error().message));
-      lt.targets.add(*parsed);
-      lt.bytes_per_target[t.name] += t.stored_bytes;
-    }
-    libs.push_back(std::move(lt));
+    auto lt = library_targets(lib);
+    if (!lt) return in_wheel(lt.error());
+    libs.push_back(std::move(*lt));
   }
   auto verification = compare_targets(libs, expected, declared);
   for (const auto& lib : report.wheels.front().libraries)

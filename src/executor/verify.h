@@ -11,6 +11,7 @@
 
 #include "cuda/compatibility.h"
 #include "cuda/target_set.h"
+#include "inspect/inspect_report.h"
 #include "plan/extension_plan.h"
 #include "util/expected.h"
 
@@ -57,6 +58,13 @@ struct TargetVerification {
   /// and the additions after it.
   std::string summary() const;
 };
+
+/// A library of inspect's report as verification sees it: its SASS and PTX targets and
+/// their stored bytes. LTO IR entries (lto_<arch>) are neither targets nor an error: the
+/// library links them itself, the driver never loads them; a library that carries only
+/// LTO IR has no device code here. An entry of a kind the CUDA model does not know is an
+/// error naming the library.
+Expected<LibraryTargets> library_targets(const inspect::InspectedLibrary& lib);
 
 TargetVerification compare_targets(const std::vector<LibraryTargets>& libraries,
                                    const cuda::TargetSet& expected,

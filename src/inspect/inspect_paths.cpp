@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include <unistd.h>
 
@@ -60,13 +61,18 @@ Expected<std::vector<std::string>> find_elf_files(const std::string& dir, std::v
 
 }  // namespace
 
+std::vector<cuda::FatbinCode> InspectReport::target_codes() const {
+  std::set<cuda::FatbinCode> codes;
+  for (const auto& lib : libraries)
+    for (const auto& t : lib.targets) codes.insert(t.code);
+  for (const auto& w : wheels)
+    for (const auto& t : w.targets) codes.insert(t.code);
+  return {codes.begin(), codes.end()};
+}
+
 std::vector<std::string> InspectReport::targets_union() const {
   std::vector<std::string> names;
-  for (const auto& lib : libraries)
-    for (const auto& t : lib.targets) names.push_back(t.name);
-  for (const auto& w : wheels)
-    for (const auto& t : w.targets) names.push_back(t.name);
-  sort_target_names(names);
+  for (const auto& code : target_codes()) names.push_back(code.name());
   return names;
 }
 

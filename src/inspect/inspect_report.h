@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/fatbin_code.h"
 #include "inspect/library_report.h"
 #include "inspect/manylinux_policy.h"
 #include "util/expected.h"
@@ -73,10 +74,11 @@ struct RecordCheck {
 };
 
 struct TargetTotal {
-  std::string name;
+  std::string name;  // code.name(), for display
   uint64_t libraries = 0, entries = 0, stored_bytes = 0, uncompressed_bytes = 0;
   std::set<std::string> compression;
   double share = 0;  // stored_bytes / the wheel's installed (uncompressed) bytes
+  cuda::FatbinCode code;  // what the entries hold: compare and group by this
 };
 
 struct WheelReport {
@@ -115,7 +117,9 @@ struct InspectReport {
   /// Files and folders under a directory argument that could not be read, each
   /// "PATH: why" (permission denied ...). Listed by both renderers.
   std::vector<std::string> skipped;
-  /// Every target in any library or wheel, canonical order.
+  /// Every target in any library or wheel, canonical order (cuda::FatbinCode's).
+  std::vector<cuda::FatbinCode> target_codes() const;
+  /// The names of target_codes().
   std::vector<std::string> targets_union() const;
 };
 
@@ -126,7 +130,8 @@ Expected<InspectReport> inspect_paths(const std::vector<std::string>& paths, con
 /// Inspects one wheel given as bytes (a mapped file); `path` names it in messages.
 Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path, const InspectOptions& options = {});
 
-/// Sorts target names canonically (by CC, sm before compute); unknown names last.
+/// Sorts target names canonically (by CC, sm before compute); unknown names last. For
+/// callers that hold only names; inspect's own results carry their cuda::FatbinCode.
 void sort_target_names(std::vector<std::string>& names);
 
 }  // namespace tailor::inspect

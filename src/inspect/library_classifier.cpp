@@ -104,10 +104,11 @@ void sort_target_names(std::vector<std::string>& names) {
 }
 
 std::vector<TargetTotal> target_totals(const std::vector<InspectedLibrary>& libraries, uint64_t installed_bytes) {
-  std::map<std::string, TargetTotal> by_name;
+  std::map<cuda::FatbinCode, TargetTotal> by_code;  // in canonical order
   for (const auto& lib : libraries)
     for (const auto& t : lib.targets) {
-      auto& total = by_name[t.name];
+      auto& total = by_code[t.code];
+      total.code = t.code;
       total.name = t.name;
       total.libraries += 1;
       total.entries += t.entries;
@@ -115,12 +116,9 @@ std::vector<TargetTotal> target_totals(const std::vector<InspectedLibrary>& libr
       total.uncompressed_bytes += t.uncompressed_bytes;
       total.compression.insert(t.compression.begin(), t.compression.end());
     }
-  std::vector<std::string> names;
-  for (auto& [name, _] : by_name) names.push_back(name);
-  sort_target_names(names);
   std::vector<TargetTotal> out;
-  for (auto& name : names) {
-    auto t = by_name[name];
+  out.reserve(by_code.size());
+  for (auto& [code, t] : by_code) {
     if (installed_bytes > 0) t.share = double(t.stored_bytes) / double(installed_bytes);
     out.push_back(std::move(t));
   }

@@ -9,7 +9,7 @@
 #include <functional>
 #include <map>
 
-#include "cuda/cuda_target.h"
+#include "cuda/fatbin_code.h"
 #include "formats/decompress.h"
 #include "formats/fatbin.h"
 #include "util/mapped_file.h"
@@ -31,31 +31,6 @@ constexpr uint32_t k_sht_nobits = 8;
 constexpr size_t k_max_embedded_sections = 256;
 // Pages are handed back in batches: one madvise per container costs more than the walk.
 constexpr uint64_t k_release_batch = 4u << 20;
-
-// "lto_100" -> {"lto_", 100}: the kind and the arch of a name the CUDA model cannot parse.
-std::pair<std::string_view, uint64_t> kind_and_arch(std::string_view name) {
-  const size_t us = name.rfind('_');
-  if (us == std::string_view::npos) return {name, 0};
-  uint64_t arch = 0;
-  for (char c : name.substr(us + 1)) {
-    if (c < '0' || c > '9' || arch > (uint64_t{1} << 40)) break;
-    arch = arch * 10 + static_cast<uint64_t>(c - '0');
-  }
-  return {name.substr(0, us + 1), arch};
-}
-
-// Canonical order is tailor::cuda::CudaTarget's (CC, then variant, then SASS before PTX);
-// names the CUDA model cannot parse (LTO IR, an unknown entry kind) go last, by kind, then
-// arch number (lto_50 before lto_100), then name.
-bool canonical_less(const TargetStats& a, const TargetStats& b) {
-  auto ta = cuda::parse_target_name(a.name);
-  auto tb = cuda::parse_target_name(b.name);
-  if (ta && tb) return *ta < *tb;
-  if (ta || tb) return static_cast<bool>(ta);
-  auto ka = kind_and_arch(a.name), kb = kind_and_arch(b.name);
-  if (ka != kb) return ka < kb;
-  return a.name < b.name;
-}
 
 // GNU_PROPERTY_X86_ISA_1_NEEDED bits: 1 baseline, 2 v2, 4 v3, 8 v4 (the highest wins).
 std::optional<std::string> isa_level(std::optional<uint32_t> bits) {
@@ -100,14 +75,24 @@ std::string fmt_hex(uint64_t v) {
 // mapping the pages can be dropped and would simply fault back in from the page cache.
 using ReleasePages = std::function<void(uint64_t offset, uint64_t size)>;
 
-// Adds one entry to per-target stats; a new name beyond k_max_targets is an error.
-Expected<void> count_entry(std::map<std::string, TargetStats>& by_target, const formats::FatbinEntry& e) {
-  std::string name = e.target_name();
-  if (by_target.size() == k_max_targets && !by_target.count(name))
-    return make_error("fatbin entry at 0x" + fmt_hex(e.header_offset) + ": more than " +
-                      std::to_string(k_max_targets) + " distinct targets in one library");
-  TargetStats& t = by_target[name];
-  if (t.name.empty()) t.name = std::move(name);
+// Per-target stats, grouped by what the entries hold and kept in its canonical order
+// (cuda::FatbinCode's: CC, then variant, then SASS before PTX; LTO IR and codes that are no
+// target after the targets).
+using StatsByCode = std::map<cuda::FatbinCode, TargetStats>;
+
+// Adds one entry to per-target stats; a new code beyond k_max_targets is an error.
+Expected<void> count_entry(StatsByCode& by_target, const formats::FatbinEntry& e) {
+  const cuda::FatbinCode code = cuda::fatbin_code(e);
+  auto it = by_target.find(code);
+  if (it == by_target.end()) {
+    if (by_target.size() == k_max_targets)
+      return make_error("fatbin entry at 0x" + fmt_hex(e.header_offset) + ": more than " +
+                        std::to_string(k_max_targets) + " distinct targets in one library");
+    it = by_target.emplace(code, TargetStats{}).first;
+    it->second.code = code;
+    it->second.name = code.name();
+  }
+  TargetStats& t = it->second;
   t.entries += 1;
   t.stored_bytes += e.stored_size;
   t.uncompressed_bytes += e.uncompressed_size;
@@ -115,11 +100,10 @@ Expected<void> count_entry(std::map<std::string, TargetStats>& by_target, const 
   return {};
 }
 
-std::vector<TargetStats> sorted_targets(std::map<std::string, TargetStats>&& by_target) {
+std::vector<TargetStats> sorted_targets(StatsByCode&& by_target) {
   std::vector<TargetStats> out;
   out.reserve(by_target.size());
-  for (auto& [key, stats] : by_target) out.push_back(std::move(stats));
-  std::sort(out.begin(), out.end(), canonical_less);
+  for (auto& [code, stats] : by_target) out.push_back(std::move(stats));
   return out;
 }
 
@@ -224,7 +208,7 @@ Expected<LibraryReport> analyze(Bytes file, std::string path, const LibraryOptio
     return std::find(std::begin(k_device_sections), std::end(k_device_sections), s.name) !=
            std::end(k_device_sections);
   };
-  std::map<std::string, TargetStats> by_target;
+  StatsByCode by_target;
   for (const formats::ElfSection& s : elf->sections) {
     if (!is_device(s)) continue;
     auto bytes = formats::section_bytes(file, s);
@@ -258,7 +242,7 @@ Expected<LibraryReport> analyze(Bytes file, std::string path, const LibraryOptio
   // byte once (memchr, GB/s once the pages are in memory) and hands pages back behind it.
   for (const formats::ElfSection* s : embedded_scan_sections(*elf, file.size(), +is_device)) {
     Bytes bytes = file.subspan(s->offset, s->size);
-    std::map<std::string, TargetStats> in_section;
+    StatsByCode in_section;
     EmbeddedFatbins found;
     uint64_t released_to = s->offset;
     auto scanned = formats::for_each_embedded_fatbin(

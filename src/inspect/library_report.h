@@ -9,16 +9,20 @@
 #include <string>
 #include <vector>
 
+#include "cuda/fatbin_code.h"
 #include "formats/elf.h"
 #include "util/byte_reader.h"
 #include "util/expected.h"
 
 namespace tailor::inspect {
 
+/// The entries of one code (a target, or LTO IR: cuda/fatbin_code.h) in a library.
 struct TargetStats {
-  std::string name;  // sm_90a, compute_80
+  std::string name;  // code.name(), for display: sm_90a, compute_80, lto_50
   uint64_t entries = 0, stored_bytes = 0, uncompressed_bytes = 0;
   std::set<std::string> compression;  // "none", "lz4", "zstd", "unknown"
+  /// What the entries hold, from their headers: compare and group by this, never by name.
+  cuda::FatbinCode code;
 };
 
 /// Fatbin containers that the library keeps in one of its own sections (cuFFT's .data and
@@ -38,7 +42,7 @@ struct LibraryReport {
   bool has_device_code = false;
   // Bytes of the .nv_fatbin + __nv_relfatbin sections, plus the embedded containers.
   uint64_t device_code_bytes = 0;
-  std::vector<TargetStats> targets;  // sorted by canonical order (arch, then sm before compute)
+  std::vector<TargetStats> targets;  // by code (cuda::FatbinCode's order: CC, then sm before compute; LTO IR last)
   std::vector<EmbeddedFatbins> embedded;  // per section holding any, in file order
   std::vector<std::string> needed, runpath, rpath;
   std::string soname;

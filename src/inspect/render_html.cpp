@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 
+#include "cuda/fatbin_code.h"
 #include "inspect/render.h"
 #include "util/html.h"
 #include "util/strings.h"
@@ -26,7 +27,8 @@ constexpr const char* k_sass_colors[] = {"#1c3f94", "#2f6fdf", "#2b8a3e", "#5f3d
                                          "#66a80f", "#862e9c", "#1098ad", "#364fc7", "#94d82d", "#15aabf"};
 constexpr const char* k_ptx_colors[] = {"#e8590c", "#f59f00", "#c92a2a", "#d6336c", "#ffa94d", "#a61e4d"};
 
-bool is_ptx(std::string_view target) { return target.rfind("compute_", 0) == 0; }
+// PTX entries (compute_XX) get the warm palette, whether or not the model reads them as a target.
+bool is_ptx(const cuda::FatbinCode& code) { return code.kind == cuda::k_fatbin_kind_ptx; }
 
 // The i-th colour of a kind when the fixed palette is too short: hues inside the kind's
 // range (SASS green to violet, PTX red to yellow) a golden ratio apart, three lightnesses.
@@ -37,10 +39,10 @@ std::string generated_color(size_t i, bool ptx) {
   return fmt::format("hsl({:.0f} 70% {}%)", lo + (hi - lo) * frac, k_lightness[i % 3]);
 }
 
-std::map<std::string, std::string> target_colors(const std::vector<std::string>& names) {
+std::map<cuda::FatbinCode, std::string> target_colors(const std::vector<cuda::FatbinCode>& names) {
   size_t sass_count = 0, ptx_count = 0;
   for (const auto& n : names) ++(is_ptx(n) ? ptx_count : sass_count);
-  std::map<std::string, std::string> colors;
+  std::map<cuda::FatbinCode, std::string> colors;
   size_t sass = 0, ptx = 0;
   for (const auto& n : names) {
     if (is_ptx(n)) {
@@ -219,10 +221,10 @@ std::string render_html(const InspectReport& report, const Verdicts* verdicts, c
   for (const auto& lib : report.libraries) libs.push_back({lib.path, &lib});
   for (const auto& w : report.wheels)
     for (const auto& lib : w.libraries) libs.push_back({lib.path, &lib});
-  std::vector<std::string> names = report.targets_union();
-  auto colors = target_colors(names);
+  const std::vector<cuda::FatbinCode> codes = report.target_codes();
+  auto colors = target_colors(codes);
 
-  std::map<std::string, TargetSum> sums;
+  std::map<cuda::FatbinCode, TargetSum> sums;
   uint64_t device_bytes = 0, file_bytes = 0, sass_bytes = 0, ptx_bytes = 0, stored_all = 0, uncompressed_all = 0;
   size_t with_code = 0;
   for (const auto& l : libs) {
@@ -231,13 +233,13 @@ std::string render_html(const InspectReport& report, const Verdicts* verdicts, c
     ++with_code;
     device_bytes += l.lib->device_code_bytes;
     for (const auto& t : l.lib->targets) {
-      auto& s = sums[t.name];
+      auto& s = sums[t.code];
       ++s.libraries;
       s.entries += t.entries;
       s.stored += t.stored_bytes;
       s.uncompressed += t.uncompressed_bytes;
       s.compression.insert(t.compression.begin(), t.compression.end());
-      (is_ptx(t.name) ? ptx_bytes : sass_bytes) += t.stored_bytes;
+      (is_ptx(t.code) ? ptx_bytes : sass_bytes) += t.stored_bytes;
       stored_all += t.stored_bytes;
       uncompressed_all += t.uncompressed_bytes;
     }
@@ -256,7 +258,7 @@ std::string render_html(const InspectReport& report, const Verdicts* verdicts, c
   body += "</div>\n";
 
   std::vector<html::LegendItem> legend_items;
-  for (const auto& n : names) legend_items.push_back({n, colors[n]});
+  for (const auto& code : codes) legend_items.push_back({code.name(), colors[code]});
 
   body += "<h2>Bytes per GPU target</h2>\n";
   if (sums.empty()) {
@@ -267,12 +269,13 @@ std::string render_html(const InspectReport& report, const Verdicts* verdicts, c
             "compiled by the driver at first load.</p>\n";
     body += html::legend(legend_items);
     std::vector<html::BarRow> rows;
-    for (const auto& n : names) {
-      auto it = sums.find(n);
+    for (const auto& code : codes) {
+      auto it = sums.find(code);
       if (it == sums.end()) continue;
       const TargetSum& s = it->second;
+      const std::string n = code.name();
       rows.push_back({n, fmt::format("{} · {}", human_bytes(s.stored), percent(s.stored, stored_all)),
-                      {{static_cast<double>(s.stored), colors[n],
+                      {{static_cast<double>(s.stored), colors[code],
                         fmt::format("{}: {} in {} entries of {} libraries", n, human_bytes(s.stored), s.entries,
                                     s.libraries)}}});
     }
@@ -300,7 +303,7 @@ std::string render_html(const InspectReport& report, const Verdicts* verdicts, c
       const InspectedLibrary& lib = *coded[i]->lib;
       html::BarRow row{without(coded[i]->label, prefix), library_row_note(lib), {}};
       for (const auto& t : lib.targets)
-        row.segments.push_back({static_cast<double>(t.stored_bytes), colors[t.name],
+        row.segments.push_back({static_cast<double>(t.stored_bytes), colors[t.code],
                                 fmt::format("{} {}: {} ({} entries, {})", coded[i]->label, t.name,
                                             human_bytes(t.stored_bytes), t.entries, compression_words(t.compression))});
       rows.push_back(std::move(row));
@@ -320,14 +323,15 @@ std::string render_html(const InspectReport& report, const Verdicts* verdicts, c
     body += "<table><tr><th>target</th><th class=\"num\">libraries</th><th class=\"num\">entries</th><th "
             "class=\"num\">stored</th><th class=\"num\">uncompressed</th><th class=\"num\">stored / "
             "uncompressed</th><th>compression</th></tr>\n";
-    for (const auto& n : names) {
-      auto it = sums.find(n);
+    for (const auto& code : codes) {
+      auto it = sums.find(code);
       if (it == sums.end()) continue;
       const TargetSum& s = it->second;
+      const std::string n = code.name();
       body += fmt::format("<tr><td><span class=\"badge\" style=\"background:{}\">{}</span></td><td class=\"num\">{}</td>"
                           "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
                           "class=\"num\">{}</td><td>{}</td></tr>\n",
-                          colors[n], escape(n), s.libraries, s.entries, human_bytes(s.stored), human_bytes(s.uncompressed),
+                          colors[code], escape(n), s.libraries, s.entries, human_bytes(s.stored), human_bytes(s.uncompressed),
                           percent(s.stored, s.uncompressed), escape(compression_words(s.compression)));
     }
     body += "</table>\n";

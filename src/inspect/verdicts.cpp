@@ -8,7 +8,9 @@
 #include "cuda/arch_spec.h"
 #include "cuda/compatibility.h"
 #include "cuda/cuda_target.h"
+#include "cuda/fatbin_code.h"
 #include "cuda/gpu_platform.h"
+#include "cuda/target_request.h"
 #include "cuda/target_set.h"
 #include "util/strings.h"
 
@@ -36,9 +38,9 @@ Expected<cuda::TargetSet> target_set_of(const InspectedLibrary& lib, const std::
   for (const auto& t : lib.targets) {
     // LTO IR (cuFFT's embedded lto_<arch> entries) is linked by the library itself through
     // nvJitLink; the driver loads none of it, so it covers no GPU.
-    if (t.name.starts_with("lto_")) continue;
-    auto target = cuda::parse_target_name(t.name);
-    if (!target) return make_error(fmt::format("{}: unknown target '{}'", label, t.name));
+    if (t.code.is_lto_ir()) continue;
+    auto target = t.code.target();
+    if (!target) return make_error(fmt::format("{}: unknown target '{}'", label, t.code.name()));
     set.add(*target);
   }
   return set;
@@ -91,15 +93,22 @@ Expected<Verdicts> evaluate(const InspectReport& report, const VerdictSpecs& spe
     }
   }
   std::optional<cuda::TargetSet> required, exact;
+  // --require / --exact: targets, read by the one resolution every command uses.
+  auto targets_of = [](const std::string& spec, const char* flag) -> Expected<cuda::TargetSet> {
+    cuda::TargetRequest request;
+    request.arch = {spec};
+    request.arch_flag = flag;
+    request.gpu_flag = "";
+    TAILOR_TRY(resolved, cuda::resolve_target_request(request));
+    return resolved.targets;
+  };
   if (specs.require) {
-    auto parsed = cuda::parse_arch_spec(*specs.require);
-    if (!parsed) return make_error("--require: " + parsed.error().message);
-    required = *parsed;
+    TAILOR_TRY(parsed, targets_of(*specs.require, "--require"));
+    required = parsed;
   }
   if (specs.exact) {
-    auto parsed = cuda::parse_arch_spec(*specs.exact);
-    if (!parsed) return make_error("--exact: " + parsed.error().message);
-    exact = *parsed;
+    TAILOR_TRY(parsed, targets_of(*specs.exact, "--exact"));
+    exact = parsed;
   }
   auto libs = libraries_with_device_code(report);
   if (libs.empty()) {
@@ -122,7 +131,7 @@ Expected<Verdicts> evaluate(const InspectReport& report, const VerdictSpecs& spe
         // Every target that covers the device the same way, not only the one picked.
         std::vector<std::pair<cuda::CudaTarget, uint64_t>> covering;
         for (const auto& t : lib->targets) {
-          auto target = cuda::parse_target_name(t.name);
+          auto target = t.code.target();
           if (target && cuda::run_mode(*target, cc) == coverage.mode) covering.emplace_back(*target, t.entries);
         }
         std::sort(covering.begin(), covering.end(), [](const auto& a, const auto& b) {

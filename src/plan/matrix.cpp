@@ -14,6 +14,7 @@
 
 #include "cuda/arch_spec.h"
 #include "cuda/nvcc_capabilities.h"
+#include "cuda/target_request.h"
 #include "plan/torch_catalog.h"
 #include "plan/torch_platform.h"
 #include "util/files.h"
@@ -100,10 +101,19 @@ bool row_matches(const MatrixRow& row, const MatrixRow& pattern) {
   return true;
 }
 
+/// A gpu axis value's targets: `arch` of its variant, so resolved as plan resolves them.
+Expected<cuda::TargetSet> gpu_axis_targets(const std::string& value) {
+  cuda::TargetRequest request;
+  request.arch = {value};
+  request.prefix_errors = false;
+  TAILOR_TRY(resolved, cuda::resolve_target_request(request));
+  return resolved.targets;
+}
+
 std::string gpu_label(const std::string& value) {
   std::string v = to_lower(value);
   if (v == "cpu" || v == "none") return "cpu";
-  auto set = cuda::parse_arch_spec(value);
+  auto set = gpu_axis_targets(value);
   if (!set || set->empty()) return "";
   std::vector<std::string> parts;
   for (const auto& t : set->targets) {
@@ -351,7 +361,7 @@ void check_axis_value(const std::string& axis, const std::string& value, const s
   const std::string lv = to_lower(trim(value));
   if (axis == "gpu") {
     if (lv == "cpu" || lv == "none") return;
-    auto set = cuda::parse_arch_spec(value);
+    auto set = gpu_axis_targets(value);
     if (!set) problems.push_back(fmt::format("{}: '{}' is not a GPU target: {}", where, shown, set.error().message));
   } else if (axis == "cpu") {
     if (!cat.find_cpu_target(value)) {

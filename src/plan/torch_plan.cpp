@@ -5,10 +5,13 @@
 #include <fmt/format.h>
 
 #include "cuda/arch_spec.h"
+#include "cuda/nvcc_capabilities.h"
+#include "cuda/target_request.h"
 #include "cuda/renderers.h"
 #include "plan/torch_estimate.h"
 #include "plan/torch_platform.h"
 #include "plan/torch_validation.h"
+#include "probe/probe.h"
 #include "util/strings.h"
 
 namespace tailor::plan {
@@ -173,31 +176,32 @@ void resolve_targets(Context& c) {
   auto& p = c.plan;
   const auto& v = p.variant;
   if (!p.cuda) {
-    if (!v.arch.empty())
-      c.input_error("arch", "GPU targets were given for a CPU-only build", "drop --arch or drop --cpu-only");
+    if (!v.arch.empty() || !v.gpu.empty())
+      c.input_error(v.gpu.empty() ? "arch" : "gpu", "GPU targets were given for a CPU-only build",
+                    fmt::format("drop {} or drop --cpu-only", v.gpu.empty() ? "--arch" : "--gpu"));
     return;
   }
-  std::vector<std::string> specs = v.arch;
-  if (specs.empty()) {
-    for (const auto& g : c.host.gpus)
-      if (g.compute_capability) specs.push_back(g.compute_capability->str());
-    if (specs.empty()) {
-      c.input_error("arch", "no GPU target given and no GPU found on this host",
-                    "name one with --arch (e.g. --arch 8.6, --arch T4G, --arch sm_90)");
-      return;
-    }
-    p.notes.push_back("GPU targets taken from the GPUs on this host: " + join(specs, ", "));
-  }
-  auto set = cuda::parse_arch_specs(specs);
-  if (!set) {
-    c.input_error("arch", set.error().message, "see `tailor arch --help` for the accepted spellings");
+  // The one resolution every command uses; the problem's field names the input (flag or
+  // tailor.toml key), so the message carries no flag of its own.
+  cuda::TargetRequest request;
+  request.arch = v.arch;
+  request.gpu = v.gpu;
+  request.prefix_errors = false;
+  request.detect = [&c] { return probe::detected_gpus(c.host.gpus); };
+  cuda::ArchSpecContext context;
+  if (p.cuda_version)
+    if (auto caps = cuda::nvcc_capabilities_from_table(*p.cuda_version)) context.nvcc = *caps;
+  auto resolved = cuda::resolve_target_request(request, context);
+  if (!resolved) {
+    c.input_error(v.gpu.empty() ? "arch" : "gpu", resolved.error().message, "see `tailor arch --help` for the accepted spellings");
     return;
   }
-  if (set->empty()) {
-    c.input_error("arch", "the GPU target list is empty", "name at least one target with --arch");
-    return;
+  if (resolved->source == cuda::TargetSource::detected) {
+    std::vector<std::string> ccs;
+    for (const auto& g : c.host.gpus) ccs.push_back(g.compute_capability->str());
+    p.notes.push_back("GPU targets taken from the GPUs on this host: " + join(ccs, ", "));
   }
-  p.targets = *set;
+  p.targets = resolved->targets;
   if (p.cuda_version) c.take(check_targets_for_nvcc(p.targets, *p.cuda_version));
 }
 
@@ -491,7 +495,8 @@ BuildPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostRepor
   // With no --arch and no --platform, the GPUs of this host speak for the build (a T4G
   // here means an AWS g5g: aarch64 with Graviton2).
   std::vector<std::string> gpu_names = variant.arch;
-  if (variant.arch.empty() && !variant.platform)
+  gpu_names.insert(gpu_names.end(), variant.gpu.begin(), variant.gpu.end());
+  if (gpu_names.empty() && !variant.platform)
     for (const auto& g : host.gpus) gpu_names.push_back(g.name);
   if (auto implied = implied_platform(gpu_names); !implied) {
     c.input_error("platform", implied.error().message, "name GPUs of one platform per variant");
@@ -604,7 +609,8 @@ std::string plan_command_flags(const BuildPlan& p) {
   if (p.cuda) add("--cuda", p.cuda_text());
   else out.push_back("--cpu-only");
   if (p.cuda) {
-    if (!v.arch.empty()) add("--arch", join(v.arch, ";"));
+    if (!v.gpu.empty()) add("--gpu", join(v.gpu, ";"));
+    else if (!v.arch.empty()) add("--arch", join(v.arch, ";"));
     else add("--arch", join(p.targets.names(), ";"));
   }
   add("--platform", p.platform);

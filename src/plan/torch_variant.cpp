@@ -17,7 +17,10 @@ TorchVariant overlay(const TorchVariant& base, const TorchVariant& top) {
   take(v.cuda, top.cuda);
   take(v.cpu_only, top.cpu_only);
   take(v.python, top.python);
-  if (!top.arch.empty()) v.arch = top.arch;
+  if (!top.arch.empty() || !top.gpu.empty()) {
+    v.arch = top.arch;
+    v.gpu = top.gpu;
+  }
   take(v.cpu_target, top.cpu_target);
   take(v.blas, top.blas);
   for (const auto& [k, on] : top.features) v.features[k] = on;

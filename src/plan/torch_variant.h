@@ -24,6 +24,9 @@ struct TorchVariant {
   std::optional<bool> cpu_only;
   std::optional<std::string> python;      ///< "3.10"
   std::vector<std::string> arch;          ///< GPU target specs as typed (any `tailor arch` spelling)
+  /// --gpu: GPUs as typed (T4G, A10G, g5g.xlarge, 8.6), each one's SASS; never with `arch`
+  /// (cuda::resolve_target_request). A tailor.toml's `gpu` key is `arch`'s other name.
+  std::vector<std::string> gpu;
   std::optional<std::string> cpu_target;  ///< "avx512", "x86-64-v3", "neoverse-v2"
   std::optional<std::string> blas;        ///< "openblas" | "mkl"
   std::map<std::string, bool> features;   ///< explicit --with (true) / --without (false)
@@ -34,7 +37,8 @@ struct TorchVariant {
   std::optional<std::string> manylinux;   ///< "2_28"
 };
 
-/// `top` wins wherever it says something; features and arch merge key by key / replace.
+/// `top` wins wherever it says something; features merge key by key; arch or gpu in top
+/// replaces both of base's.
 TorchVariant overlay(const TorchVariant& base, const TorchVariant& top);
 
 /// One variant table of a tailor.toml (`[defaults]`, `[variant.NAME]`, a matrix row).

@@ -185,4 +185,19 @@ std::optional<cuda::CudaVersion> parse_smi_cuda_version(const std::string& banne
   return *v;
 }
 
+std::vector<cuda::DetectedGpu> detected_gpus(const std::vector<GpuInfo>& gpus) {
+  std::vector<cuda::DetectedGpu> out;
+  for (const auto& g : gpus) out.push_back({g.index, g.name, g.compute_capability});
+  return out;
+}
+
+std::function<std::vector<cuda::DetectedGpu>()> gpu_detector() {
+  return [] {
+    NvmlGpuQuery nvml;
+    SystemCommandRunner runner;
+    std::vector<std::string> notes;
+    return detected_gpus(probe_gpus(nvml, runner, notes).gpus);
+  };
+}
+
 }  // namespace tailor::probe

@@ -3,6 +3,7 @@
 // Every external command has a timeout; anything missing is a note, never fatal.
 #pragma once
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cuda/target_request.h"
 #include "probe/gpu_query.h"
 #include "probe/host_files.h"
 #include "probe/host_report.h"
@@ -41,6 +43,11 @@ MemoryInfo probe_memory(HostFiles& files);
 CpuInfo probe_cpu(HostFiles& files);
 /// GPUs through `gpus` (NVML), falling back to nvidia-smi; notes say what was missing.
 GpuQueryResult probe_gpus(GpuQuery& gpus, CommandRunner& runner, std::vector<std::string>& notes);
+/// The GPUs as cuda::resolve_target_request takes them (its default and `native`).
+std::vector<cuda::DetectedGpu> detected_gpus(const std::vector<GpuInfo>& gpus);
+/// This machine's GPUs, probed when first asked (NVML, else nvidia-smi): a
+/// TargetRequest's `detect` for commands that probe nothing else.
+std::function<std::vector<cuda::DetectedGpu>()> gpu_detector();
 /// One interpreter: version and its torch; nullopt when it cannot be run at all.
 std::optional<PythonInstall> probe_python(const std::string& python, CommandRunner& runner,
                                          std::chrono::seconds timeout = std::chrono::seconds(30));

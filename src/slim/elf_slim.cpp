@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "cuda/cuda_target.h"
+#include "cuda/fatbin_code.h"
 #include "formats/elf.h"
 #include "formats/fatbin.h"
 #include "util/interrupt.h"
@@ -827,7 +828,7 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
     TAILOR_TRY(rel_containers, formats::parse_fatbin_section(rel_section, rel->offset));
     for (const auto& c : rel_containers)
       for (const auto& e : c.entries)
-        add_left(r.left, {e.target_name(), LeftReason::relocatable, "", e.header_size + e.stored_size, 1});
+        add_left(r.left, {cuda::fatbin_code(e).name(), LeftReason::relocatable, "", e.header_size + e.stored_size, 1});
   }
   for (size_t i = 0; i < p.elf.sections.size(); ++i)
     if (p.elf.sections[i].name == ".nv_fatbin") {
@@ -868,7 +869,8 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
     for (size_t e = 0; e < c.entries.size(); ++e) {
       const auto& entry = c.entries[e];
       const uint64_t bytes = entry.header_size + entry.stored_size;
-      const std::string name = entry.target_name();
+      const cuda::FatbinCode code = cuda::fatbin_code(entry);
+      const std::string name = code.name();
       auto& t = per_target[name];
       t.target = name;
       r.device_before += bytes;
@@ -885,11 +887,11 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
       if (choice.whole) {
         row.reason = LeftReason::whole;
         row.detail = choice.note;
-      } else if (is_lto_ir(entry)) {
+      } else if (code.is_lto_ir()) {
         row.reason = LeftReason::link_time_ir;
         row.detail = lto_detail;
       } else {
-        auto target = entry_target(entry);
+        auto target = code.target();
         row.detail = target ? why_kept(*target, policy) : "named in --keep";
       }
       add_left(r.left, row);

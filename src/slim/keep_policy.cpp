@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cuda/compatibility.h"
+#include "cuda/fatbin_code.h"
 #include "util/strings.h"
 
 namespace tailor::slim {
@@ -13,7 +14,7 @@ std::string KeepPolicy::describe() const {
   std::string out;
   for (const auto& cc : devices) {
     if (!out.empty()) out += ", ";
-    out += "sm_" + std::to_string(cc.number()) + " (" + cc.str() + ")";
+    out += cuda::sass(cc).name() + " (" + cc.str() + ")";
   }
   for (const auto& t : ptx_asked) out += (out.empty() ? "" : ", ") + t.name();
   switch (ptx) {
@@ -32,16 +33,6 @@ KeepPolicy keep_policy_for(const cuda::TargetSet& targets, PtxPolicy ptx) {
     if (t.kind == cuda::TargetKind::ptx) p.ptx_asked.push_back(t);
   p.ptx = ptx;
   return p;
-}
-
-bool is_lto_ir(const formats::FatbinEntry& e) { return e.kind == formats::k_fatbin_kind_lto_ir; }
-
-std::optional<cuda::CudaTarget> entry_target(const formats::FatbinEntry& e) {
-  if (e.kind != formats::k_fatbin_kind_cubin && e.kind != formats::k_fatbin_kind_ptx) return std::nullopt;
-  auto cc = cuda::compute_capability_from_digits(std::to_string(e.arch));
-  if (!cc) return std::nullopt;
-  auto variant = e.arch_specific ? cuda::ArchVariant::a : e.family ? cuda::ArchVariant::f : cuda::ArchVariant::none;
-  return e.kind == formats::k_fatbin_kind_cubin ? cuda::sass(*cc, variant) : cuda::ptx(*cc, variant);
 }
 
 std::string why_kept(const cuda::CudaTarget& target, const KeepPolicy& policy) {
@@ -92,11 +83,12 @@ ContainerChoice choose_entries(const formats::FatbinContainer& c, const KeepPoli
   choice.keep.assign(c.entries.size(), false);
   std::vector<std::optional<cuda::CudaTarget>> targets;  // nullopt for LTO IR
   for (const auto& e : c.entries) {
-    if (is_lto_ir(e)) {
+    const cuda::FatbinCode code = cuda::fatbin_code(e);
+    if (code.is_lto_ir()) {
       targets.push_back(std::nullopt);
       continue;
     }
-    auto t = entry_target(e);
+    auto t = code.target();
     if (!t || e.compression == formats::FatbinCompression::unknown) {
       choice.whole = true;
       choice.note = "an entry of kind " + std::to_string(e.kind) +
@@ -127,7 +119,7 @@ ContainerChoice choose_entries(const formats::FatbinContainer& c, const KeepPoli
       if (targets[i] && *targets[i] == asked) choice.keep[i] = true;
   if (policy.lto == LtoPolicy::keep)
     for (size_t i = 0; i < c.entries.size(); ++i)
-      if (is_lto_ir(c.entries[i])) choice.keep[i] = choice.lto_kept = true;
+      if (cuda::fatbin_code(c.entries[i]).is_lto_ir()) choice.keep[i] = choice.lto_kept = true;
   if (!jit_for.empty()) {
     choice.ptx_only = true;
     choice.note = "PTX kept: the only code for ";
@@ -137,7 +129,7 @@ ContainerChoice choose_entries(const formats::FatbinContainer& c, const KeepPoli
     // Nothing here runs on a kept GPU, before either: the container is emptied to its header.
     choice.no_code_for_kept = true;
     std::string had;
-    for (const auto& e : c.entries) had += (had.empty() ? "" : " ") + e.target_name();
+    for (const auto& e : c.entries) had += (had.empty() ? "" : " ") + cuda::fatbin_code(e).name();
     choice.note = (none_for.empty() ? std::string("only LTO IR, dropped") : "no code for " + join(none_for, ", ") + " before either") +
                   " (it had " + had + "): emptied to its header";
   }

@@ -43,10 +43,6 @@ struct KeepPolicy {
 /// and its PTX targets are kept where a container has them.
 KeepPolicy keep_policy_for(const cuda::TargetSet& targets, PtxPolicy ptx);
 
-/// The target an entry holds, or nullopt for kinds other than SASS (2) and PTX (1) (LTO IR
-/// included: is_lto_ir says which).
-std::optional<cuda::CudaTarget> entry_target(const formats::FatbinEntry& entry);
-bool is_lto_ir(const formats::FatbinEntry& entry);
 
 /// Why a kept entry's target is there under `policy`: the kept GPUs it runs on and how,
 /// "runs on 8.6", "runs on 8.9 as compatible SASS", "runs on 10.0 through PTX JIT" (joined

@@ -22,6 +22,7 @@
 #include "cuda/arch_spec.h"
 #include "cuda/compatibility.h"
 #include "cuda/cuda_version.h"
+#include "cuda/target_request.h"
 #include "cuda/target_set.h"
 #include "cuda/gpu_platform.h"
 #include "cuda/torch_wheels.h"
@@ -373,7 +374,21 @@ Expected<std::map<std::string, fs::path>> fetch_into_cache(Context& c, const std
   for (const auto* d : missing) spec.argv.push_back(d->url);
   spec.timeout = k_pip_timeout;
   spec.env["PIP_NO_INPUT"] = "1";
-  auto r = run_checked(c.runner, spec, "pip download");
+  // pip download prepares an sdist's metadata: isolated, that installs its build
+  // requirements first (torch and its CUDA libraries for a CUDA extension: gigabytes).
+  // Against this interpreter's packages first; isolated when that fails. The file is the
+  // same either way (its sha256 is checked below).
+  Expected<CommandResult> r = make_error("");
+  if (!all_wheels) {
+    CommandSpec local = spec;
+    local.argv.push_back("--no-build-isolation");
+    r = run_checked(c.runner, local, "pip download");
+  }
+  if (all_wheels || (r && r->exit_code != 0)) {
+    fs::remove_all(scratch, ec);
+    fs::create_directories(scratch, ec);
+    r = run_checked(c.runner, spec, "pip download");
+  }
   if (!r) {
     fs::remove_all(scratch, ec);
     return r.error();
@@ -612,10 +627,24 @@ Expected<Target> resolve_target(const StackRequest& request, CommandRunner& runn
   Target t;
   std::string machine;
   TAILOR_TRY(python, interpreter_facts(runner, request.interpreter, machine, interpreter_path));
+  // The target's GPUs: the one resolution of --gpu / --arch (the devices they name; the
+  // flags may repeat), else this machine's when the target is this machine.
+  cuda::TargetRequest gpu_request;
+  gpu_request.arch = request.arch;
+  gpu_request.gpu = request.gpu;
+  gpu_request.detect = [&runner] {
+    probe::NvmlGpuQuery nvml;
+    std::vector<std::string> notes;
+    return probe::detected_gpus(probe::probe_gpus(nvml, runner, notes).gpus);
+  };
+  std::optional<cuda::ResolvedTargets> gpus;
+  if (!request.arch.empty() || !request.gpu.empty()) {
+    TAILOR_TRY(named, cuda::resolve_target_request(gpu_request));
+    gpus = std::move(named);
+  }
   // A GPU or instance of one platform only (T4G: aarch64) implies the target's platform.
-  std::string gpu_spec = !request.gpu.empty() ? request.gpu : request.arch;
   TAILOR_TRY(implied, cuda::variant_platform(request.platform.empty() ? std::nullopt : std::optional<std::string>(request.platform),
-                                             {gpu_spec}));
+                                             gpus ? gpus->named : std::vector<std::string>{}));
   t.platform = !request.platform.empty() ? normalise_machine(request.platform) : implied ? *implied : machine;
   if (t.platform != "x86_64" && t.platform != "aarch64")
     return make_error(fmt::format("--platform {}: expected x86_64 or aarch64", request.platform));
@@ -630,24 +659,13 @@ Expected<Target> resolve_target(const StackRequest& request, CommandRunner& runn
   } else {
     t.glibc = t.platform == machine ? std::string(gnu_get_libc_version()) : facts().default_target_glibc;
   }
-  std::string spec = !request.gpu.empty() ? request.gpu : request.arch;
-  if (!request.gpu.empty() && !request.arch.empty()) return make_error("give --gpu or --arch, not both");
-  if (!spec.empty()) {
-    auto gpus = cuda::parse_gpu_spec(spec);
-    if (!gpus) return make_error((request.gpu.empty() ? "--arch: " : "--gpu: ") + gpus.error().message);
-    t.gpus = *gpus;
-    t.gpu_text = spec;
-  } else {
-    probe::NvmlGpuQuery nvml;
-    std::vector<std::string> notes;
-    auto found = probe::probe_gpus(nvml, runner, notes);
-    for (const auto& g : found.gpus)
-      if (g.compute_capability &&
-          std::find(t.gpus.begin(), t.gpus.end(), *g.compute_capability) == t.gpus.end())
-        t.gpus.push_back(*g.compute_capability);
-    if (t.gpus.empty()) return make_error("no GPU here: name the target's GPUs with --gpu (T4G, H100, 8.6) or --arch");
+  if (!gpus) {
     if (t.cross) return make_error("the target is another machine: name its GPUs with --gpu or --arch");
+    TAILOR_TRY(detected, cuda::resolve_target_request(gpu_request));
+    gpus = std::move(detected);
   }
+  t.gpus = gpus->devices;
+  if (gpus->source != cuda::TargetSource::detected) t.gpu_text = join(gpus->named, ";");
   std::sort(t.gpus.begin(), t.gpus.end());
   return t;
 }
@@ -673,7 +691,7 @@ Expected<StackResult> run_stack(const StackRequest& request, CommandRunner& runn
   c.target = target;
   c.result.target = target;
   if (request.platform.empty())
-    if (auto implied = cuda::implied_platform({!request.gpu.empty() ? request.gpu : request.arch}); implied && *implied)
+    if (auto implied = cuda::implied_platform({c.target.gpu_text}); implied && *implied)
       c.result.notes.push_back(fmt::format("platform {} implied by {}", (*implied)->platform, (*implied)->source));
   if (torch_interpreter) {
     if (c.target.cross) return make_error("--torch PYTHON uses that interpreter's torch: the target must be this machine");

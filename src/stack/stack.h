@@ -92,7 +92,7 @@ std::string pip_error_line(std::string_view pip_stderr);
 struct StackRequest {
   std::vector<std::string> packages;           ///< requirement strings
   std::vector<std::string> requirement_files;  ///< -r
-  std::string gpu, arch;                       ///< one of them, or neither (this machine's GPUs)
+  std::vector<std::string> gpu, arch;          ///< one of them (each may repeat), or neither (this machine's GPUs)
   std::string platform, python, glibc, cuda;
   std::string torch;  ///< a version, or an interpreter whose installed torch is used
   IndexOptions index;

@@ -272,7 +272,10 @@ std::string inspection_to_json(const inspect::WheelReport& wheel, std::string_vi
   json libs = json::array();
   for (const auto& lib : wheel.libraries) {
     json targets = json::array(), needed = json::array();
-    for (const auto& t : lib.targets) targets.push_back({t.name, t.entries});
+    // The code's header fields too, so that a stored library is judged as a fresh one
+    // (inspect's verdicts compare cuda::FatbinCode, never names).
+    for (const auto& t : lib.targets)
+      targets.push_back({t.name, t.entries, t.code.kind, t.code.arch, t.code.arch_specific, t.code.family});
     for (const auto& n : lib.needed_libraries) needed.push_back({n.soname, std::string(inspect::needed_kind_key(n.kind))});
     libs.push_back({{"path", lib.path},
                     {"machine", lib.machine},
@@ -306,6 +309,7 @@ Expected<inspect::WheelReport> inspection_from_json(std::string_view text, std::
         inspect::TargetStats s;
         s.name = t.at(0).get<std::string>();
         s.entries = t.at(1).get<uint64_t>();
+        s.code = {t.at(2).get<uint16_t>(), t.at(3).get<uint32_t>(), t.at(4).get<bool>(), t.at(5).get<bool>()};
         lib.targets.push_back(std::move(s));
       }
       for (const auto& n : l.at("needed")) {

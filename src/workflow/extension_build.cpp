@@ -260,38 +260,13 @@ plan::ExtensionBuildRequest::Cache parse_cache_choice(const std::string& s) {
 
 }  // namespace
 
-Expected<cuda::TargetSet> resolve_targets(const std::optional<std::string>& arch,
-                                          const std::optional<std::string>& gpu,
-                                          const probe::HostReport& host, std::string& described) {
-  cuda::ArchSpecContext ctx;
-  for (const auto& g : host.gpus)
-    if (g.compute_capability) ctx.native_devices.push_back(*g.compute_capability);
-  cuda::TargetSet set;
-  if (arch) {
-    TAILOR_TRY(parsed, cuda::parse_arch_spec(*arch, ctx));
-    set.add(parsed);
-    described = "--arch " + *arch;
-  }
-  if (gpu) {
-    TAILOR_TRY(ccs, cuda::parse_gpu_spec(*gpu));
-    for (const auto& cc : ccs) set.add(cuda::sass(cc));
-    described += std::string(described.empty() ? "" : ", ") + "--gpu " + *gpu;
-  }
-  if (arch || gpu) {
-    if (set.empty()) return make_error("the target spec names no CUDA target");
-    return set;
-  }
-  if (host.gpus.empty())
-    return make_error("no GPU found and no target given; name one with --arch (e.g. --arch 8.6) or --gpu (e.g. --gpu A10G)");
-  std::vector<std::string> names;
-  for (const auto& g : host.gpus) {
-    if (!g.compute_capability)
-      return make_error(fmt::format("GPU {} ({}) reports no compute capability; name the target with --arch", g.index, g.name));
-    set.add(cuda::sass(*g.compute_capability));
-    names.push_back(fmt::format("GPU {}: {} ({})", g.index, g.name, g.compute_capability->str()));
-  }
-  described = "detected " + join(names, ", ");
-  return set;
+Expected<cuda::ResolvedTargets> resolve_targets(const std::vector<std::string>& arch, const std::vector<std::string>& gpu,
+                                                const probe::HostReport& host) {
+  cuda::TargetRequest request;
+  request.arch = arch;
+  request.gpu = gpu;
+  request.detect = [&host] { return probe::detected_gpus(host.gpus); };
+  return cuda::resolve_target_request(request);
 }
 
 PreflightFacts preflight_facts(const probe::HostReport& host, const probe::PythonInstall* py,
@@ -406,18 +381,16 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   else if (!o.python.empty())
     return stop(BuildStatus::bad_input, fmt::format("--python {}: cannot run it", o.python));
 
-  auto targets = resolve_targets(o.arch, o.gpu, s.host, rep.targets_spec);
+  auto targets = resolve_targets(o.arch, o.gpu, s.host);
   if (!targets) return stop(BuildStatus::bad_input, targets.error().message);
-  s.targets = *targets;
-  rep.targets = targets->names();
+  s.targets = targets->targets;
+  rep.targets = s.targets.names();
+  rep.targets_spec = targets->described;
   // A GPU or instance that exists on one platform only (T4G, g5g.xlarge: aarch64) needs a
   // wheel for that platform, and an extension is built for the host's own: refuse before
   // anything is fetched or compiled rather than publish a wheel that can never load there.
-  {
-    std::vector<std::string> specs;
-    if (o.arch) specs.push_back(*o.arch);
-    if (o.gpu) specs.push_back(*o.gpu);
-    auto implied = cuda::implied_platform(specs);
+  if (targets->source != cuda::TargetSource::detected) {
+    auto implied = cuda::implied_platform(targets->named);
     if (!implied) return stop(BuildStatus::bad_input, rep.targets_spec + ": " + implied.error().message);
     std::string why = *implied ? cuda::platform_mismatch(**implied, !s.host.os.arch.empty() ? s.host.os.arch : s.host.cpu.arch,
                                                          "this host")

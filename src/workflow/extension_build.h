@@ -13,6 +13,7 @@
 #include "executor/build_runner.h"
 #include "executor/extension_source.h"
 #include "executor/preflight.h"
+#include "cuda/target_request.h"
 #include "cuda/target_set.h"
 #include "diagnose/diagnosis.h"
 #include "probe/host_report.h"
@@ -22,8 +23,8 @@ namespace tailor::workflow {
 
 struct ExtensionBuildOptions {
   std::string source;                  ///< as given; empty: the bundled example
-  std::optional<std::string> arch;     ///< --arch SPEC
-  std::optional<std::string> gpu;      ///< --gpu SPEC
+  std::vector<std::string> arch;       ///< --arch SPEC, once per flag (cuda::TargetRequest)
+  std::vector<std::string> gpu;        ///< --gpu SPEC, once per flag
   std::string python;                  ///< --python; empty: python3 on PATH
   std::string out_dir = "dist";
   std::optional<int> jobs;              ///< --jobs: a static count, no memory governor
@@ -67,11 +68,11 @@ struct ExtensionBuildResult {
   std::vector<std::string> published;
 };
 
-/// Targets from --arch / --gpu, else the GPUs the probe found; an error (bad input)
-/// when there is neither: never a silent "all architectures".
-Expected<cuda::TargetSet> resolve_targets(const std::optional<std::string>& arch,
-                                          const std::optional<std::string>& gpu,
-                                          const probe::HostReport& host, std::string& described);
+/// Targets from --arch / --gpu, else the GPUs the probe found (cuda::resolve_target_request,
+/// as every command); an error (bad input) when there is neither: never a silent "all
+/// architectures".
+Expected<cuda::ResolvedTargets> resolve_targets(const std::vector<std::string>& arch, const std::vector<std::string>& gpu,
+                                                const probe::HostReport& host);
 
 /// The facts the pre-flight checks judge, from the probe and the chosen interpreter.
 executor::PreflightFacts preflight_facts(const probe::HostReport& host, const probe::PythonInstall* python,

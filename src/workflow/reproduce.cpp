@@ -162,8 +162,9 @@ ReproduceResult verify_reproducible(const std::string& wheel, ExtensionBuildOpti
   if (!source) return stop(source.error().message, true);
   build.source = *source;
   r.source = source->empty() ? "the bundled example" : *source;
-  if (build.arch || build.gpu) return stop("--verify-reproducible takes the targets from the wheel: no --arch or --gpu", true);
-  build.arch = join(provenance->targets, ",");
+  if (!build.arch.empty() || !build.gpu.empty())
+    return stop("--verify-reproducible takes the targets from the wheel: no --arch or --gpu", true);
+  build.arch = {join(provenance->targets, ",")};
   // The recipe is not passed: the same source resolves to the same one, and --package with
   // the recipe's name would record another package name (causal-conv1d for the sdist's
   // causal_conv1d) in the rebuilt provenance. Checked after the rebuild instead.

@@ -14,7 +14,7 @@ ExtensionBuildOptions stack_row_build_options(const stack::StackResult& stack, c
     for (const auto& cc : stack.target.gpus) ccs.push_back(cc.str());
     gpu = join(ccs, ",");
   }
-  if (!gpu.empty()) o.gpu = gpu;
+  if (!gpu.empty()) o.gpu = {gpu};
   o.python = stack.torch_python.empty() ? options.python : stack.torch_python;
   o.out_dir = options.out_dir;
   o.tests = ExtensionBuildOptions::Tests::never;

@@ -103,7 +103,9 @@ TEST(CommandLines, ArchAndGpuExcludeEachOther) {
   EXPECT_EQ(arch->arch, std::vector<std::string>{"8.0"});
   auto gpu = variant_from_flags(flags_with({}, {"g5g.xlarge"}));
   ASSERT_TRUE(gpu);
-  EXPECT_EQ(gpu->arch, std::vector<std::string>{"g5g.xlarge"});
+  // --gpu stays GPUs (each one's SASS), not --arch's spellings: cuda::resolve_target_request.
+  EXPECT_TRUE(gpu->arch.empty());
+  EXPECT_EQ(gpu->gpu, std::vector<std::string>{"g5g.xlarge"});
 }
 
 TEST(CommandLines, JobsBelowOneIsAnError) {

@@ -5,12 +5,10 @@ set -u
 [ -x "$TAILOR" ] || { echo "skip: $TAILOR not built"; exit 77; }
 command -v python3 >/dev/null || { echo "skip: python3 needed to read JSON"; exit 77; }
 
-fail=0
-expect_eq() {  # expect_eq NAME GOT WANT
-  if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1: got '$2', want '$3'"; fail=1; fi
-}
-# JSON field without jq: json_get JSON PYTHON-EXPR (j is the parsed document)
-json_get() { python3 -c 'import json,sys; j=json.load(sys.stdin); print(eval(sys.argv[1]))' "$2" <<<"$1"; }
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # fail, ok, bad, expect_eq
+# json_text JSON PYTHON-EXPR: a field of the JSON text itself (j is the parsed document).
+json_text() { python3 -c 'import json,sys; j=json.load(sys.stdin); print(eval(sys.argv[1]))' "$2" <<<"$1"; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -18,39 +16,39 @@ trap 'rm -rf "$tmp"' EXIT
 for spec in T4G g5g.xlarge t4g G5G.2XLARGE; do
   out=$("$TAILOR" arch "$spec" --json); rc=$?
   expect_eq "$spec exit" "$rc" 0
-  expect_eq "$spec targets" "$(json_get "$out" '" ".join(j["targets"])')" sm_75
-  expect_eq "$spec native on" "$(json_get "$out" '[r["cc"] for r in j["runs_on"] if r["mode"]=="native"]')" "['7.5']"
+  expect_eq "$spec targets" "$(json_text "$out" '" ".join(j["targets"])')" sm_75
+  expect_eq "$spec native on" "$(json_text "$out" '[r["cc"] for r in j["runs_on"] if r["mode"]=="native"]')" "['7.5']"
 done
 
 # A name that exists on one platform only says which, and what CPU it implies.
 "$TAILOR" arch g5g.xlarge >"$tmp/g5g.txt"
 grep -q "^platform aarch64 (only there: g5g.xlarge: instance g5g; CPU neoverse-n1 (Neoverse-N1, as in AWS Graviton2" "$tmp/g5g.txt" \
-  && echo "ok   g5g.xlarge names aarch64 and Graviton2" || { echo "FAIL g5g.xlarge platform line"; cat "$tmp/g5g.txt"; fail=1; }
-"$TAILOR" arch 8.6 | grep -q "^platform" && { echo "FAIL 8.6 implies no platform"; fail=1; } || echo "ok   8.6 implies no platform"
+  && ok "g5g.xlarge names aarch64 and Graviton2" || { bad "g5g.xlarge platform line"; cat "$tmp/g5g.txt"; }
+if "$TAILOR" arch 8.6 | grep -q "^platform"; then bad "8.6 implies no platform"; else ok "8.6 implies no platform"; fi
 
 out=$("$TAILOR" arch "8.0;8.6+PTX" --json); rc=$?
 expect_eq "8.0;8.6+PTX exit" "$rc" 0
-expect_eq "8.0;8.6+PTX torch" "$(json_get "$out" 'j["torch_cuda_arch_list"]')" "8.0;8.6+PTX"
-expect_eq "8.0;8.6+PTX cmake" "$(json_get "$out" 'j["cmake_cuda_architectures"]')" "80-real;86"
-expect_eq "8.0;8.6+PTX gencode" "$(json_get "$out" '" ".join(j["gencode"])')" \
+expect_eq "8.0;8.6+PTX torch" "$(json_text "$out" 'j["torch_cuda_arch_list"]')" "8.0;8.6+PTX"
+expect_eq "8.0;8.6+PTX cmake" "$(json_text "$out" 'j["cmake_cuda_architectures"]')" "80-real;86"
+expect_eq "8.0;8.6+PTX gencode" "$(json_text "$out" '" ".join(j["gencode"])')" \
   "-gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_86,code=sm_86 -gencode=arch=compute_86,code=compute_86"
 # Each spelling read back by the binary is the same set.
-t0=$(json_get "$out" '" ".join(j["targets"])')
-t1=$("$TAILOR" arch "$(json_get "$out" 'j["cmake_cuda_architectures"]')" --json | json_get "$(cat)" '" ".join(j["targets"])')
+t0=$(json_text "$out" '" ".join(j["targets"])')
+t1=$("$TAILOR" arch "$(json_text "$out" 'j["cmake_cuda_architectures"]')" --json | json_text "$(cat)" '" ".join(j["targets"])')
 expect_eq "CMake spelling reads back" "$t1" "$t0"
-read -r -a flags <<<"$(json_get "$out" '" ".join(j["gencode"])')"
-t2=$("$TAILOR" arch --json -- "${flags[@]}" | json_get "$(cat)" '" ".join(j["targets"])')
+read -r -a flags <<<"$(json_text "$out" '" ".join(j["gencode"])')"
+t2=$("$TAILOR" arch --json -- "${flags[@]}" | json_text "$(cat)" '" ".join(j["targets"])')
 expect_eq "gencode spelling reads back" "$t2" "$t0"
 
 # Hopper follows torch: 9.0+PTX.
 out=$("$TAILOR" arch Hopper --json)
-expect_eq "Hopper" "$(json_get "$out" '" ".join(j["targets"]) + " " + j["torch_cuda_arch_list"]')" "sm_90 compute_90 9.0+PTX"
+expect_eq "Hopper" "$(json_text "$out" '" ".join(j["targets"]) + " " + j["torch_cuda_arch_list"]')" "sm_90 compute_90 9.0+PTX"
 
 # CUDA 13.0 cannot target sm_60: one line naming the target and the lowest, exit 1, no stdout.
 err=$("$TAILOR" arch 6.0 --nvcc 13.0 2>&1 >"$tmp/stdout"); rc=$?
 expect_eq "6.0 --nvcc 13.0 exit" "$rc" 1
 expect_eq "6.0 --nvcc 13.0 message" "$err" "tailor: error: CUDA 13.0 cannot target sm_60; its lowest is 7.5 (sm_75)"
-grep -q "CUDA 13.0 cannot target sm_60" "$tmp/stdout" && echo "ok   6.0 --nvcc 13.0 report still printed" || { echo "FAIL 6.0 --nvcc 13.0: no report"; fail=1; }
+grep -q "CUDA 13.0 cannot target sm_60" "$tmp/stdout" && ok "6.0 --nvcc 13.0 report still printed" || bad "6.0 --nvcc 13.0: no report"
 # Without --nvcc the nvcc on PATH is checked: the same fact, the same exit.
 if command -v nvcc >/dev/null && nvcc --version | grep -q "release 13\."; then
   "$TAILOR" arch sm_70 >/dev/null 2>"$tmp/auto.err"; rc=$?
@@ -62,7 +60,7 @@ expect_eq "6.0 --nvcc 12.6 exit" "$rc" 0
 
 # sm_90a runs only on 9.0.
 out=$("$TAILOR" arch sm_90a --json)
-expect_eq "sm_90a runs on" "$(json_get "$out" '" ".join(r["cc"] + ":" + r["mode"] for r in j["runs_on"])')" "9.0:native"
+expect_eq "sm_90a runs on" "$(json_text "$out" '" ".join(r["cc"] + ":" + r["mode"] for r in j["runs_on"])')" "9.0:native"
 
 # Unknown input: one error line naming the token and the nearest spellings, exit 2.
 err=$("$TAILOR" arch hoper 2>&1 >"$tmp/stdout"); rc=$?
@@ -83,8 +81,8 @@ done
 
 # GPU names of several words, several arguments, all-major through the table.
 out=$("$TAILOR" arch "RTX 4090" "Jetson Orin" A100 --json)
-expect_eq "several GPUs" "$(json_get "$out" '" ".join(j["targets"])')" "sm_80 sm_87 sm_89"
+expect_eq "several GPUs" "$(json_text "$out" '" ".join(j["targets"])')" "sm_80 sm_87 sm_89"
 out=$("$TAILOR" arch all-major --nvcc 13.0 --json)
-expect_eq "all-major 13.0" "$(json_get "$out" 'j["cmake_cuda_architectures"]')" "75-real;80-real;90-real;100-real;110-real;120"
+expect_eq "all-major 13.0" "$(json_text "$out" 'j["cmake_cuda_architectures"]')" "75-real;80-real;90-real;100-real;110-real;120"
 
 exit $fail

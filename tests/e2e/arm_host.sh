@@ -8,7 +8,8 @@ set -euo pipefail
 command -v python3 >/dev/null || { echo "skip: python3 needed to read JSON"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # fail
 
 "$TAILOR" detect --json --no-python > "$tmp/detect.json" || fail "detect"
 arch=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["cpu"]["arch"])' "$tmp/detect.json")

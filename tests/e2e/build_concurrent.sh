@@ -17,11 +17,8 @@ python3 -c 'import torch' 2>/dev/null
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib/sleepy_package.sh"
 
-fail=0
-ok() { echo "ok   $1"; }
-bad() { echo "FAIL $1"; fail=1; }
-expect_eq() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got '$2', want '$3'"; fi; }
-expect_grep() { if grep -q -- "$2" "$3"; then ok "$1"; else bad "$1: no '$2' in $3"; sed 's/^/    /' "$3" | tail -20; fi; }
+# shellcheck source=lib/common.sh
+. "$here/lib/common.sh"  # fail, ok, bad, expect_eq, expect_grep
 
 tmp=$(mktemp -d)
 pids=()

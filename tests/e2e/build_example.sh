@@ -10,15 +10,11 @@ set -u
 [ -x "$TAILOR" ] || { echo "skip: $TAILOR not built"; exit 77; }
 command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || { echo "skip: no nvcc"; exit 77; }
 python3 -c 'import torch' 2>/dev/null || { echo "skip: python3 with torch needed"; exit 77; }
-src=${TAILOR_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # src, fail, expect_eq, json_get
 arch=${TAILOR_TEST_ARCH:-7.5}
 want="sm_${arch/./}"
 
-fail=0
-expect_eq() {  # expect_eq NAME GOT WANT
-  if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1: got '$2', want '$3'"; fail=1; fi
-}
-json_get() { python3 -c 'import json,sys; j=json.load(open(sys.argv[2])); print(eval(sys.argv[1]))' "$2" "$1"; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

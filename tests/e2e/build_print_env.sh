@@ -6,15 +6,11 @@
 set -u
 : "${TAILOR:?TAILOR must point at the built binary}"
 [ -x "$TAILOR" ] || { echo "skip: $TAILOR not built"; exit 77; }
-src=${TAILOR_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-
-fail=0
-expect_eq() {
-  if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1: got '$2', want '$3'"; fail=1; fi
-}
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # src, fail, ok, bad, expect_eq
 # has NAME OUTPUT-FILE FIXED-STRING
-has() { if grep -qF -- "$3" "$2"; then echo "ok   $1"; else echo "FAIL $1: no '$3' in:"; sed 's/^/    /' "$2"; fail=1; fi; }
-hasnt() { if grep -qF -- "$3" "$2"; then echo "FAIL $1: '$3' present"; fail=1; else echo "ok   $1"; fi; }
+has() { if grep -qF -- "$3" "$2"; then ok "$1"; else bad "$1: no '$3' in:"; sed 's/^/    /' "$2"; fi; }
+hasnt() { if grep -qF -- "$3" "$2"; then bad "$1: '$3' present"; else ok "$1"; fi; }
 # export_value FILE VAR: the value of `export VAR=...` with shell quotes removed.
 export_value() { sed -n "s/^export $2=//p" "$1" | head -1 | tr -d "'\""; }
 tmp=$(mktemp -d)
@@ -24,7 +20,7 @@ env_of() {  # env_of NAME ARGS...: run --print-env into $tmp/NAME
   local name=$1; shift
   "$TAILOR" build "$@" --print-env --work-dir "$tmp/work" >"$tmp/$name" 2>"$tmp/$name.err"
   expect_eq "$name exit" "$?" 0
-  bash -n "$tmp/$name" && echo "ok   $name is valid shell" || { echo "FAIL $name: not valid shell"; fail=1; }
+  bash -n "$tmp/$name" && ok "$name is valid shell" || bad "$name: not valid shell"
 }
 
 env_of xformers xformers==0.0.32 --arch "8.0;9.0" --jobs 4
@@ -52,7 +48,7 @@ expect_eq "SOURCE_DATE_EPOCH from the caller" "$(export_value "$tmp/epoch" SOURC
 env_of flash flash-attn==2.8.3 --arch "sm_80,sm_90" --jobs 4
 expect_eq "flash-attn FLASH_ATTN_CUDA_ARCHS" "$(export_value "$tmp/flash" FLASH_ATTN_CUDA_ARCHS)" "80;90"
 expect_eq "flash-attn force build" "$(export_value "$tmp/flash" FLASH_ATTENTION_FORCE_BUILD)" TRUE
-[ -n "$(export_value "$tmp/flash" NVCC_THREADS)" ] && echo "ok   flash-attn NVCC_THREADS" || { echo "FAIL flash-attn NVCC_THREADS"; fail=1; }
+[ -n "$(export_value "$tmp/flash" NVCC_THREADS)" ] && ok "flash-attn NVCC_THREADS" || bad "flash-attn NVCC_THREADS"
 
 env_of bnb bitsandbytes==0.48.0 --arch "7.5 8.0 9.0" --jobs 4
 has "bitsandbytes COMPUTE_CAPABILITY" "$tmp/bnb" "-DCOMPUTE_CAPABILITY=75;80;90"
@@ -90,7 +86,7 @@ has "unknown --profile message" "$tmp/badprofile.err" "tailor: error: --profile 
 (cd "$src" && "$TAILOR" build --arch sm_75 --print-env --work-dir "$tmp/work") >"$tmp/example" 2>&1
 expect_eq "example exit" "$?" 0
 expect_eq "example TORCH_CUDA_ARCH_LIST" "$(export_value "$tmp/example" TORCH_CUDA_ARCH_LIST)" "7.5"
-[ -n "$(export_value "$tmp/example" MAX_JOBS)" ] && echo "ok   example MAX_JOBS from memory" || { echo "FAIL example MAX_JOBS"; fail=1; }
+[ -n "$(export_value "$tmp/example" MAX_JOBS)" ] && ok "example MAX_JOBS from memory" || bad "example MAX_JOBS"
 
 expect_eq "--print-env fetched and built nothing" "$(ls -A "$tmp/work" 2>/dev/null | wc -l)" 0
 
@@ -104,10 +100,10 @@ if [ -n "$seed" ]; then
     (cd "$tmp/unit" && NVCC_APPEND_FLAGS="$1" nvcc -c -lineinfo -arch=sm_75 u.cu -o u.o && mv u.o u1.o &&
       NVCC_APPEND_FLAGS="$1" nvcc -c -lineinfo -arch=sm_75 u.cu -o u.o && cmp -s u.o u1.o)
   }
-  case "$flags" in *"--frandom-seed="*) echo "ok   example NVCC_APPEND_FLAGS has the seed" ;;
-    *) echo "FAIL example NVCC_APPEND_FLAGS: '$flags'"; fail=1 ;; esac
-  compile_twice "$flags" && echo "ok   nvcc $nvcc_version: one unit twice with the build's flags, same bytes" ||
-    { echo "FAIL nvcc $nvcc_version: one unit twice with the build's flags ('$flags') differs"; fail=1; }
+  case "$flags" in *"--frandom-seed="*) ok "example NVCC_APPEND_FLAGS has the seed" ;;
+    *) bad "example NVCC_APPEND_FLAGS: '$flags'" ;; esac
+  compile_twice "$flags" && ok "nvcc $nvcc_version: one unit twice with the build's flags, same bytes" ||
+    bad "nvcc $nvcc_version: one unit twice with the build's flags ('$flags') differs"
   compile_twice "${flags/$seed/}" && echo "note nvcc $nvcc_version: without the seed the unit was the same twice" ||
     echo "ok   nvcc $nvcc_version: without the seed the unit differs run to run (the hazard the seed removes)"
 else

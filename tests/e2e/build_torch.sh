@@ -10,7 +10,8 @@ py=$(python3 -c 'import sys; print(sys.executable)')
 "$py" -c 'import setuptools, wheel' 2> /dev/null || { echo "skipped: python3 lacks setuptools/wheel"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # fail
 cp -r "$TAILOR_SOURCE_DIR/tests/torch_fixture" "$tmp/src"
 cuda=$(nvcc --version | sed -n 's/.*release \([0-9]*\.[0-9]*\).*/\1/p')
 pyver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')

@@ -12,9 +12,8 @@ py=$(python3 -c 'import sys; print(sys.executable)')
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib/sleepy_package.sh"  # tagged_processes, wait_until
 
-fail=0
-ok() { echo "ok   $1"; }
-bad() { echo "FAIL $1"; fail=1; }
+# shellcheck source=lib/common.sh
+. "$here/lib/common.sh"  # fail, ok, bad
 tmp=$(mktemp -d)
 tokens=()
 cleanup() {

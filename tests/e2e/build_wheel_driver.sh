@@ -5,15 +5,13 @@
 # pyproject.toml (setuptools' legacy backend, as pip does), neither (one line, exit 1),
 # and a backend that names a wheel it did not write (one line, exit 1).
 set -u
-src=${TAILOR_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # src, fail, ok, bad
 driver=$src/data/build/build_wheel.py
 py=${PYTHON:-python3}
 command -v "$py" >/dev/null || { echo "skip: no $py"; exit 77; }
 "$py" -c 'import setuptools' 2>/dev/null || { echo "skip: $py has no setuptools"; exit 77; }
 
-fail=0
-ok() { echo "ok   $1"; }
-bad() { echo "FAIL $1"; fail=1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -7,7 +7,8 @@ set -uo pipefail
 T="$TAILOR"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # fail
 commands=$("$T" help | awk '/^Subcommands:/ {on=1; next} on && /^  [a-z]/ {print $1}')
 [ -n "$commands" ] || fail "no commands in tailor help"
 

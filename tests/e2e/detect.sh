@@ -5,6 +5,8 @@ set -euo pipefail
 : "${TAILOR:?TAILOR must point at the built binary}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # fail
 
 # A generous torch import timeout: CI machines are often loaded.
 "$TAILOR" detect --json --python-timeout 120 >"$tmp/out.json" 2>"$tmp/err"
@@ -25,7 +27,7 @@ PY
 if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
   python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["gpus"] and r["driver"]["version"], r["gpus"]' "$tmp/out.json"
 else
-  grep -q "no GPU" "$tmp/out.txt" || { echo "expected 'no GPU' in human output"; cat "$tmp/out.txt"; exit 1; }
+  grep -q "no GPU" "$tmp/out.txt" || { cat "$tmp/out.txt"; fail "expected 'no GPU' in human output"; }
   python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["gpus"] == [] and any(n.startswith("no GPU") for n in r["notes"]), r["notes"]' "$tmp/out.json"
 fi
 

@@ -18,12 +18,10 @@ done
 bwrap --ro-bind / / --dev /dev --unshare-all true 2>/dev/null || { echo "skip: bwrap cannot make a sandbox here (root and user namespaces needed)"; exit 77; }
 command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || { echo "skip: no nvcc"; exit 77; }
 python3 -c 'import torch' 2>/dev/null || { echo "skip: python3 with torch needed"; exit 77; }
-# src, fail, json_get, start_redis/stop_redis, tiny_ext.
+# src, fail, ok, bad, json_get, start_redis/stop_redis, tiny_ext.
 # shellcheck source=lib/common.sh
 . "$(dirname "$0")/lib/common.sh"
 
-ok() { echo "ok   $1"; }
-bad() { echo "FAIL $1"; fail=1; }
 tmp=$(mktemp -d)
 state=$tmp/state
 # Our processes: those whose command line names this test's state folder or work folder.

@@ -8,7 +8,8 @@ command -v python3 >/dev/null || { echo "skipped: python3 is needed to read --js
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failures=0
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # fail, failures, ok, bad
 
 # expect NAME WANT_ID WANT_TEXT_IN_FIX WANT_EXIT  (log on stdin)
 expect() {
@@ -35,10 +36,9 @@ print("ok")
 PY
 )
   if [[ "$got" != ok || $code -ne $want_exit ]]; then
-    echo "FAIL $name: $got (exit $code, want $want_exit)"; cat "$work/$name.err"
-    failures=$((failures + 1))
+    bad "$name: $got (exit $code, want $want_exit)"; cat "$work/$name.err"
   else
-    echo "ok   $name -> $want_id"
+    ok "$name -> $want_id"
   fi
 }
 
@@ -185,7 +185,7 @@ expect ninja-only ninja-build-stopped "line 2 of the log" 1 <<'LOG'
 FAILED: b.o
 ninja: build stopped: subcommand failed.
 LOG
-python3 - "$work/ninja-stopped.json" <<'PY' || { echo "FAIL ninja-stopped: block"; failures=$((failures + 1)); }
+python3 - "$work/ninja-stopped.json" <<'PY' || bad "ninja-stopped: block"
 import json, sys
 doc = json.load(open(sys.argv[1]))
 b = doc["error_block"]
@@ -198,35 +198,35 @@ PY
 if ! grep -q "First error in .*oom-cc1plus.log (lines 2-4)" "$work/human.txt" ||
   ! grep -q "> c++: fatal error: Killed signal terminated program cc1plus" "$work/human.txt" ||
   ! grep -q "cause: Out of memory" "$work/human.txt"; then
-  echo "FAIL human output:"; cat "$work/human.txt"; failures=$((failures + 1))
+  bad "human output:"; cat "$work/human.txt"
 fi
 
 # Every `tailor ...` command an out-of-memory fix names is accepted by tailor: the
 # PyTorch form `tailor build torch --jobs N` reaches the plan as MAX_JOBS, and N < 1 is
 # refused (exit 2). The fix of a torch OOM log must name it.
 if ! grep -qF 'tailor build torch --jobs N' "$work/human.txt"; then
-  echo "FAIL the OOM fix does not name tailor build torch --jobs N"; failures=$((failures + 1))
+  bad "the OOM fix does not name tailor build torch --jobs N"
 fi
 "$TAILOR" plan --torch 2.9.1 --cpu-only --jobs 2 --format json >"$work/jobs.json" 2>/dev/null
 if ! python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["env"]["MAX_JOBS"] == "2"' "$work/jobs.json"; then
-  echo "FAIL --jobs 2 did not become MAX_JOBS=2"; failures=$((failures + 1))
+  bad "--jobs 2 did not become MAX_JOBS=2"
 fi
 "$TAILOR" build torch --torch 2.9.1 --cpu-only --jobs 0 --work-dir "$work/w" >/dev/null 2>"$work/jobs0.err"
 code=$?
 if [[ $code -ne 2 ]] || ! grep -qF -- "--jobs 0: must be at least 1" "$work/jobs0.err"; then
-  echo "FAIL build torch --jobs 0: exit $code"; cat "$work/jobs0.err"; failures=$((failures + 1))
+  bad "build torch --jobs 0: exit $code"; cat "$work/jobs0.err"
 fi
 
 # Standard input, a clean log, an unreadable log.
 printf 'nvcc fatal   : Unsupported gpu architecture %s\n' "'compute_35'" | "$TAILOR" explain - >/dev/null ||
-  { echo "FAIL stdin"; failures=$((failures + 1)); }
+  bad "stdin"
 printf '[1/1] c++ -c a.cpp\n' >"$work/clean.log"
-"$TAILOR" explain "$work/clean.log" >/dev/null || { echo "FAIL clean log should exit 0"; failures=$((failures + 1)); }
+"$TAILOR" explain "$work/clean.log" >/dev/null || bad "clean log should exit 0"
 "$TAILOR" explain "$work/does-not-exist.log" 2>"$work/missing.err" >/dev/null
 code=$?
 if [[ $code -ne 2 ]] || ! grep -q "^tailor: error: .*does-not-exist.log: no such file or directory" "$work/missing.err"; then
-  echo "FAIL missing log: exit $code"; cat "$work/missing.err"; failures=$((failures + 1))
+  bad "missing log: exit $code"; cat "$work/missing.err"
 fi
 
 if [[ $failures -eq 0 ]]; then echo "all explain checks passed"; else echo "$failures explain check(s) failed"; fi
-exit $((failures > 0))
+exit $fail

@@ -9,7 +9,8 @@ command -v python3 >/dev/null || { echo "skipped: python3 is not installed"; exi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failures=0
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # fail, failures, ok, bad
 
 check() {  # check NAME WANT_ID WANT_IN_FIX
   "$TAILOR" explain --json "$work/$1.log" >"$work/$1.json" 2>&1
@@ -21,11 +22,11 @@ d = doc["diagnoses"]
 assert d and d[0]["id"] == sys.argv[2], [x["id"] for x in d]
 assert sys.argv[3] in d[0]["fix"], d[0]["fix"]
 PY
-    echo "FAIL $1 (exit $code):"; cat "$work/$1.log"; cat "$work/$1.json"; failures=$((failures + 1))
+    bad "$1 (exit $code):"; cat "$work/$1.log"; cat "$work/$1.json"
   elif [[ $code -ne 0 ]]; then
-    echo "FAIL $1: exit $code"; failures=$((failures + 1))
+    bad "$1: exit $code"
   else
-    echo "ok   $1 -> $2"
+    ok "$1 -> $2"
   fi
 }
 
@@ -49,4 +50,4 @@ else
 fi
 
 if [[ $failures -eq 0 ]]; then echo "all real-log explain checks passed"; else echo "$failures failed"; fi
-exit $((failures > 0))
+exit $fail

@@ -22,15 +22,11 @@ m = re.match(r"(\d+)\.(\d+)", sys.argv[1])
 sys.exit(0 if m and (int(m[1]), int(m[2])) >= (1, 13) else 1)
 PY
 here=$(cd "$(dirname "$0")" && pwd)
-# src, tiny_ext, copy_package.
+# src, fail, ok, bad, expect_eq, tiny_ext, copy_package.
 # shellcheck source=lib/common.sh
 . "$here/lib/common.sh"
 . "$here/lib/sleepy_package.sh"  # tagged_processes, wait_until
 
-fail=0
-ok() { echo "ok   $1"; }
-bad() { echo "FAIL $1"; fail=1; }
-expect_eq() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got '$2', want '$3'"; fi; }
 tmp=$(mktemp -d)
 tok=""
 cleanup() {

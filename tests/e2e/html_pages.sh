@@ -16,11 +16,12 @@ chromium=$(command -v chromium || command -v chromium-browser || true)
 [ -n "$chromium" ] || { echo "skip: chromium not installed (apt-get install chromium; scripts/setup.sh)"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # fail, make_wheel
 
 # A wheel whose members come from the fixtures; one library name carries markup.
 wheel="$work/demo-1.0+cu130-cp311-cp311-manylinux_2_34_x86_64.whl"
-python3 "$(dirname "$0")/lib/make_wheel.py" "$wheel" \
+make_wheel "$wheel" \
   "$fixtures/sass_75_80.so:demo/lib/kernels.so" "$fixtures/sass_ptx_80.so:demo/lib/jit.so" \
   "$fixtures/sm_90a.so:demo/lib/<script>alert(1)<!--.so" "$fixtures/plain_c.so:demo/lib/plain.so" \
   || fail "could not make the wheel"

@@ -9,9 +9,8 @@ set -uo pipefail
 command -v g++ >/dev/null || { echo "skip: no g++"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fail=0
-ok() { echo "ok   $1"; }
-bad() { echo "FAIL $1"; fail=1; }
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # fail, ok, bad
 cd "$work" || exit 1
 printf 'namespace c10 { void fail() { throw 1; } }\n' >c10.cpp
 printf 'namespace c10 { void fail(); }\nint ext() { try { c10::fail(); } catch (int) { return 1; } return 0; }\n' >ext.cpp

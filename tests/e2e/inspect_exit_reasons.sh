@@ -12,8 +12,8 @@ done
 command -v python3 >/dev/null || { echo "skip: python3 not found"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-make_wheel() { python3 "$(dirname "$0")/lib/make_wheel.py" "$@"; }
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # fail, make_wheel
 m=$(python3 -c "import json,sys; print(json.load(sys.stdin)['libraries'][0]['machine'])" \
   < <("$TAILOR" inspect --json "$fixtures/sass_75_80.so"))
 [ -n "$m" ] || fail "inspect could not read the fixtures' machine"

@@ -8,7 +8,8 @@ sanitized=0; grep -q __asan_init "$TAILOR" && sanitized=1
 command -v python3 >/dev/null || { echo "skip: python3 not found"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # fail
 cd "$work" || exit 1
 
 python3 - <<'PY'

@@ -11,9 +11,10 @@ done
 command -v python3 >/dev/null || { echo "skip: python3 not found"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # fail, make_wheel
 
-python3 "$(dirname "$0")/lib/make_wheel.py" --stored "$work/demo-1.0-cp311-cp311-manylinux_2_17_x86_64.whl" \
+make_wheel --stored "$work/demo-1.0-cp311-cp311-manylinux_2_17_x86_64.whl" \
   "$fixtures/libsibling.so:demo/lib/libsibling.so" "$fixtures/reach_sibling.so:demo/bin/reach.so" \
   "$fixtures/lost_sibling.so:demo/bin/lost.so" "$fixtures/build_machine.so:demo/bin/b.so" || fail "could not make the wheel"
 whl="$work/demo-1.0-cp311-cp311-manylinux_2_17_x86_64.whl"

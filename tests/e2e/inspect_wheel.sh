@@ -9,10 +9,8 @@ done
 command -v python3 >/dev/null || { echo "skip: python3 not found"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-
-# make_wheel OUT [--bad-hash] FILE:ARC...: name, version and tag from OUT's file name.
-make_wheel() { python3 "$(dirname "$0")/lib/make_wheel.py" "$@"; }
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # fail, make_wheel
 
 good="$work/demo-1.0+cu130-cp311-cp311-manylinux_2_34_x86_64.whl"
 make_wheel "$good" \

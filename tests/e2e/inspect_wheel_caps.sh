@@ -9,7 +9,8 @@ command -v python3 >/dev/null || { echo "skip: python3 not found"; exit 77; }
 [ -x /usr/bin/time ] || { echo "skip: /usr/bin/time not found (apt-get install time)"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # fail
 cd "$work" || exit 1
 
 python3 - <<'PY' || fail "could not write the test wheels"

@@ -8,7 +8,8 @@ set -euo pipefail
 : "${TAILOR:?}" "${TAILOR_SOURCE_DIR:?}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # fail
 cfg="$TAILOR_SOURCE_DIR/examples/tailor.toml"
 command -v check-jsonschema > /dev/null || fail "check-jsonschema is missing (scripts/setup.sh installs it)"
 command -v shellcheck > /dev/null || fail "shellcheck is missing (scripts/setup.sh installs it)"
@@ -168,7 +169,8 @@ fi
 [ ! -e "$tmp/runner/tailor" ] || fail "a tampered tarball was unpacked"
 
 # Hostile [ci.github] values: one error line naming the key, exit 2, no workflow.
-bad() {
+# refused NAME WANT <<TOML: tailor.toml plus the TOML on stdin is refused so, saying WANT.
+refused() {
   local name=$1 want=$2
   cp "$cfg" "$tmp/$name.toml"
   cat >> "$tmp/$name.toml"
@@ -181,23 +183,23 @@ bad() {
   [ "$(wc -l < "$tmp/$name.err")" = 1 ] || { cat "$tmp/$name.err"; fail "$name: not one error line"; }
   grep -qF -- "$want" "$tmp/$name.err" || { cat "$tmp/$name.err"; fail "$name: lacks $want"; }
 }
-bad timeout "ci.github.runner.cpu-x86_64.timeout_minutes: 100000 is over the 360-minute limit of a GitHub-hosted job" <<'TOML'
+refused timeout "ci.github.runner.cpu-x86_64.timeout_minutes: 100000 is over the 360-minute limit of a GitHub-hosted job" <<'TOML'
 [ci.github.runner.cpu-x86_64]
 timeout_minutes = 100000
 TOML
-bad newline "ci.github.runner.gpu-x86_64.labels[1]: 'a\x0ab' is not a runner label" <<'TOML'
+refused newline "ci.github.runner.gpu-x86_64.labels[1]: 'a\x0ab' is not a runner label" <<'TOML'
 [ci.github.runner.gpu-x86_64]
 labels = ["self-hosted", "a\nb"]
 TOML
-bad expr "ci.github.runner.gpu-aarch64.labels[0]: '\${{ secrets.GITHUB_TOKEN }}' is not a runner label" <<'TOML'
+refused expr "ci.github.runner.gpu-aarch64.labels[0]: '\${{ secrets.GITHUB_TOKEN }}' is not a runner label" <<'TOML'
 [ci.github.runner.gpu-aarch64]
 labels = ["${{ secrets.GITHUB_TOKEN }}"]
 TOML
-bad hosted_gpu "ci.github.runner.gpu-x86_64.labels: a GPU runner must be self-hosted" <<'TOML'
+refused hosted_gpu "ci.github.runner.gpu-x86_64.labels: a GPU runner must be self-hosted" <<'TOML'
 [ci.github.runner.gpu-x86_64]
 labels = ["ubuntu-24.04"]
 TOML
-bad unknown "ci.github.runner.cpu-x86_64.timeout: unknown key" <<'TOML'
+refused unknown "ci.github.runner.cpu-x86_64.timeout: unknown key" <<'TOML'
 [ci.github.runner.cpu-x86_64]
 timeout = 60
 TOML

@@ -8,7 +8,8 @@ command -v nvcc > /dev/null || { echo "skipped: no nvcc on PATH"; exit 77; }
 python3 -c 'import setuptools, wheel' 2> /dev/null || { echo "skipped: python3 lacks setuptools/wheel"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # fail
 cuda=$(nvcc --version | sed -n 's/.*release \([0-9]*\.[0-9]*\).*/\1/p')
 pyver=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 cp -r "$TAILOR_SOURCE_DIR/tests/torch_fixture" "$tmp/src"

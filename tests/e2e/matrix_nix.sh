@@ -14,7 +14,8 @@ if ! command -v nix-instantiate > /dev/null; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # fail
 stub="$TAILOR_SOURCE_DIR/tests/e2e/data/nix_stub"
 # No daemon and no store writes: evaluation only, with Nix's state under the temporary folder
 # (works as root and as another user).

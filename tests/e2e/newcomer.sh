@@ -6,14 +6,11 @@
 # habits (help COMMAND, -V, "did you mean", repeatable --gpu, one error spelling) hold.
 set -uo pipefail
 T="$TAILOR"
-src=${TAILOR_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # src, fail, ok, bad, expect_eq
 bin=${TAILOR_BINARY_DIR:-$src/build}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fail=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fail=1; }
-expect_eq() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got '$2', want '$3'"; fi; }
 has() { case "$2" in *"$3"*) ok "$1" ;; *) bad "$1: no '$3' in: $2" ;; esac; }
 lacks() { case "$2" in *"$3"*) bad "$1: '$3' in: $2" ;; *) ok "$1" ;; esac; }
 

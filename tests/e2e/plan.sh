@@ -6,7 +6,8 @@ set -euo pipefail
 : "${TAILOR:?TAILOR must point at the tailor binary}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # fail
 
 # T4G implies aarch64 and its CPU (Graviton2, Neoverse N1); the --platform agrees.
 g5g=(--torch 2.9.1 --cuda 12.6 --python 3.10 --arch T4G --platform aarch64 --manylinux 2_35)

@@ -8,7 +8,8 @@ set -euo pipefail
 : "${TAILOR:?}" "${TAILOR_SOURCE_DIR:?}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # fail
 # run NAME WANT_EXIT ARGS...: output in $tmp/NAME.out / .err
 run() {
   local name=$1 want=$2

@@ -7,7 +7,8 @@ set -euo pipefail
 command -v nvcc > /dev/null || { echo "skipped: no nvcc on PATH"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # fail
 py=$(python3 -c 'import sys; print(sys.executable)')
 cuda=$(nvcc --version | sed -n 's/.*release \([0-9]*\.[0-9]*\).*/\1/p')
 cp -r "$TAILOR_SOURCE_DIR/tests/torch_fixture" "$tmp/src"

@@ -10,8 +10,8 @@ set -u
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export XDG_CACHE_HOME="$work/cache"  # the work folder print-env names, never created
-failures=0
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # fail, failures, bad
 
 # A source folder that declares its name the way real packages do.
 make_source() {
@@ -26,14 +26,14 @@ print_env() {
   shift 2
   make_source "$name"
   if ! "$TAILOR" build "$work/$name" --arch "$arch" --print-env "$@" >"$work/$name.env" 2>"$work/$name.err"; then
-    fail "$name: tailor build --print-env failed: $(cat "$work/$name.err")"
+    bad "$name: tailor build --print-env failed: $(cat "$work/$name.err")"
     return 1
   fi
-  bash -n "$work/$name.env" || fail "$name: output is not valid shell"
+  bash -n "$work/$name.env" || bad "$name: output is not valid shell"
 }
 
 has() {  # has NAME LITERAL-LINE-FRAGMENT
-  grep -qF -- "$2" "$work/$1.env" || { fail "$1: missing [$2] in:"; cat "$work/$1.env"; }
+  grep -qF -- "$2" "$work/$1.env" || { bad "$1: missing [$2] in:"; cat "$work/$1.env"; }
 }
 
 if print_env xformers "8.0;9.0"; then
@@ -73,10 +73,10 @@ if print_env unknown-ext "7.5"; then
   has unknown-ext "(recipe: generic)"
   has unknown-ext "export TORCH_CUDA_ARCH_LIST=7.5"
   grep -qE "^# jobs: [0-9]+ \([0-9.]+ GiB usable \(.*\) / 3 GiB per job = [0-9]+" "$work/unknown-ext.env" ||
-    fail "unknown-ext: no memory-based jobs reason: $(grep '^# jobs' "$work/unknown-ext.env")"
+    bad "unknown-ext: no memory-based jobs reason: $(grep '^# jobs' "$work/unknown-ext.env")"
 fi
 
-[[ ! -e "$work/cache" ]] || fail "--print-env created $work/cache"
+[[ ! -e "$work/cache" ]] || bad "--print-env created $work/cache"
 
 if [[ $failures -eq 0 ]]; then echo "all print-env checks passed"; else echo "$failures print-env check(s) failed"; fi
-exit $((failures > 0))
+exit $fail

@@ -13,11 +13,11 @@ done
 command -v python3 >/dev/null || { echo "skip: python3 not found"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # fail, json_get
 T="$TAILOR"
 page=4096
 
-json_get() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 targets_of() {  # the targets inspect finds in a library, space-separated
   "$T" inspect --json "$1" | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join(d['libraries'][0]['targets']))"
 }
@@ -43,12 +43,12 @@ out="$work/o80/slim_multi.so"
 [ "$(targets_of "$out")" = "sm_80" ] || fail "kept targets: $(targets_of "$out")"
 "$T" inspect "$out" --exact sm_80 >/dev/null || fail "inspect --exact sm_80 on the slimmed library"
 before=$(stat -c %s "$in"); after=$(stat -c %s "$out")
-removed=$(json_get "$work/s80.json" "d['inputs'][0]['files'][0]['device_bytes_before'] - d['inputs'][0]['files'][0]['device_bytes_after']")
-[ "$(json_get "$work/s80.json" "d['inputs'][0]['files'][0]['bytes_after']")" = "$after" ] || fail "reported size differs from the file"
+removed=$(json_get "$work/s80.json" "j['inputs'][0]['files'][0]['device_bytes_before'] - j['inputs'][0]['files'][0]['device_bytes_after']")
+[ "$(json_get "$work/s80.json" "j['inputs'][0]['files'][0]['bytes_after']")" = "$after" ] || fail "reported size differs from the file"
 shrunk=$((before - after))
 [ "$shrunk" -le "$removed" ] && [ "$shrunk" -ge $((removed - 2 * page)) ] ||
   fail "file shrank by $shrunk bytes; removed entries hold $removed (want within 2 pages)"
-[ "$(json_get "$work/s80.json" "d['inputs'][0]['files'][0]['packed']")" = True ] || fail "containers were not packed"
+[ "$(json_get "$work/s80.json" "j['inputs'][0]['files'][0]['packed']")" = True ] || fail "containers were not packed"
 [ "$(stat -c %a "$out")" = "$(stat -c %a "$in")" ] || fail "permissions changed"
 elf_clean "$out"
 loads "$out" tailor_fixture_check
@@ -77,7 +77,7 @@ o70="$work/o70/slim_multi.so"
 "$T" inspect "$o70" | grep -q "no CUDA device code" || fail "inspect on the emptied library: $("$T" inspect "$o70")"
 [ "$(targets_of "$o70")" = "" ] || fail "7.0 left $(targets_of "$o70")"
 "$T" slim "$in" --keep 7.0 --dry-run --json > "$work/o70.json" || fail "slim --keep 7.0 --json"
-json_get "$work/o70.json" "d['inputs'][0]['files'][0]" | python3 -c "
+json_get "$work/o70.json" "j['inputs'][0]['files'][0]" | python3 -c "
 import ast, sys
 f = ast.literal_eval(sys.stdin.read())
 assert f['containers_emptied'] == f['containers'] == 3, f
@@ -85,7 +85,7 @@ assert f['device_bytes_after'] == 0 and f['device_bytes_before'] > 0, f
 assert all(t['kept_entries'] == 0 and 'placeholder_entries' not in t for t in f['targets']), f['targets']
 assert f['left'] == [], f['left']
 " || fail "--json for 7.0: $(cat "$work/o70.json")"
-[ "$(json_get "$work/o70.json" "d['inputs'][0]['containers_emptied']")" = 3 ] || fail "input containers_emptied"
+[ "$(json_get "$work/o70.json" "j['inputs'][0]['containers_emptied']")" = 3 ] || fail "input containers_emptied"
 readelf -x .nv_fatbin "$o70" | python3 -c "
 import sys
 words = ''.join(''.join(l.split()[1:5]) for l in sys.stdin if l.strip().startswith('0x'))
@@ -96,7 +96,7 @@ for at in range(0, 48, 16):
 " || fail ".nv_fatbin of the 7.0 library is not three 16-byte headers: $(readelf -x .nv_fatbin "$o70")"
 # Slimmed again for 7.0: nothing left to remove.
 "$T" slim "$o70" --keep 7.0 --dry-run --json > "$work/o70again.json" || fail "slim of the emptied library"
-[ "$(json_get "$work/o70again.json" "d['inputs'][0]['files'][0]['outcome']")" = unchanged ] || fail "re-slim: $(cat "$work/o70again.json")"
+[ "$(json_get "$work/o70again.json" "j['inputs'][0]['files'][0]['outcome']")" = unchanged ] || fail "re-slim: $(cat "$work/o70again.json")"
 echo "ok: --keep-ptx, PTX-only device, compatible SASS and containers without code emptied to their header"
 # The other nvcc outputs: compressed entries (zstd, lz4), -rdc, arch-specific and family targets.
 for f in compress_all mode_speed mode_size rdc sm_90a family_120f sass_ptx_80; do
@@ -105,11 +105,11 @@ for f in compress_all mode_speed mode_size rdc sm_90a family_120f sass_ptx_80; d
   elf_clean "$work/variants/$f.so"
   loads "$work/variants/$f.so" tailor_fixture_launch
 done
-[ "$(json_get "$work/rdc.json" "d['inputs'][0]['files'][0]['relocatable_device_bytes'] > 0")" = True ] || fail "rdc: relocatable code not reported"
+[ "$(json_get "$work/rdc.json" "j['inputs'][0]['files'][0]['relocatable_device_bytes'] > 0")" = True ] || fail "rdc: relocatable code not reported"
 # kernels.cu's container runs on 9.0 only through compute_80; the library's second, SASS-only
 # container (1.4 KiB) has nothing for 9.0 and is emptied to its header.
-[ "$(json_get "$work/sass_ptx_80.json" "d['inputs'][0]['files'][0]['containers_ptx_only']")" = 1 ] || fail "sass_ptx_80: PTX JIT not reported"
-[ "$(json_get "$work/sass_ptx_80.json" "d['inputs'][0]['files'][0]['containers_emptied']")" = 1 ] || fail "sass_ptx_80: emptied container not counted"
+[ "$(json_get "$work/sass_ptx_80.json" "j['inputs'][0]['files'][0]['containers_ptx_only']")" = 1 ] || fail "sass_ptx_80: PTX JIT not reported"
+[ "$(json_get "$work/sass_ptx_80.json" "j['inputs'][0]['files'][0]['containers_emptied']")" = 1 ] || fail "sass_ptx_80: emptied container not counted"
 [ "$(targets_of "$work/variants/sass_ptx_80.so")" = "compute_80" ] || fail "sass_ptx_80 for 9.0 kept $(targets_of "$work/variants/sass_ptx_80.so")"
 echo "ok: compressed, -rdc, sm_90a, sm_120f and SASS+PTX fixtures slimmed, valid and loadable"
 # Every target left in the result is accounted for, and why (issue 27: `--keep 8.6` said
@@ -120,7 +120,7 @@ for spec in "rdc 7.5" "rdc 8.0" "sm_90a 8.6" "slim_multi 8.6" "slim_multi 10.0" 
   [ -f "$fixtures/$fx.so" ] || continue
   "$T" slim "$fixtures/$fx.so" --keep "$kp" --out "$work/acc_${fx}_${kp}" --json > "$work/acc.json" || fail "slim $fx --keep $kp exit $?"
   found=$("$T" inspect --json "$work/acc_${fx}_${kp}/$fx.so" | python3 -c "import json,sys; print(sorted(json.load(sys.stdin)['libraries'][0]['targets']))")
-  for scope in "d['inputs'][0]['files'][0]['left']" "d['inputs'][0]['left']"; do
+  for scope in "j['inputs'][0]['files'][0]['left']" "j['inputs'][0]['left']"; do
     told=$(json_get "$work/acc.json" "sorted({t['target'] for t in $scope})")
     [ "$found" = "$told" ] || fail "$fx --keep $kp: inspect finds $found, the summary ($scope) accounts for $told"
   done
@@ -186,7 +186,7 @@ PY
   e75="$work/emb75/embedded_fatbin.so"
   [ "$(stat -c %s "$e75")" = "$(stat -c %s "$emb")" ] || fail "embedded 7.5: the file size changed"
   "$T" inspect "$e75" | grep -q "no CUDA device code" || fail "embedded 7.5: inspect finds $("$T" inspect "$e75")"
-  [ "$(json_get "$work/emb75.json" "[e['containers_emptied'] for e in d['inputs'][0]['files'][0]['embedded']]")" = "[1, 1, 1]" ] ||
+  [ "$(json_get "$work/emb75.json" "[e['containers_emptied'] for e in j['inputs'][0]['files'][0]['embedded']]")" = "[1, 1, 1]" ] ||
     fail "embedded 7.5: emptied containers per section: $(cat "$work/emb75.json")"
   elf_clean "$e75"
   loads "$e75" tailor_fatbin
@@ -272,7 +272,7 @@ PY
 # A second run finds nothing left to remove and rewrites nothing.
 sum=$(sha256sum < "$site/fused/_multi.so")
 "$T" slim "$work/venv" --keep sm_80 --in-place --json > "$work/env2.json" || fail "second slim of the venv"
-[ "$(json_get "$work/env2.json" "sorted({f['outcome'] for f in d['inputs'][0]['files']})")" = "['unchanged']" ] ||
+[ "$(json_get "$work/env2.json" "sorted({f['outcome'] for f in j['inputs'][0]['files']})")" = "['unchanged']" ] ||
   fail "second slim: $(cat "$work/env2.json")"
 [ "$(sha256sum < "$site/fused/_multi.so")" = "$sum" ] || fail "second slim rewrote an already slimmed library"
 "$work/venv/bin/pip" uninstall -y -q fused || fail "pip uninstall after slimming"

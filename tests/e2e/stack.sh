@@ -17,14 +17,10 @@ for f in slim_multi.so sass_ptx_80.so; do
   [ -f "$fixtures/$f" ] || { echo "skip: fixture $f not built (needs nvcc; target tailor_fixtures)"; exit 77; }
 done
 python3 -c 'import torch' 2>/dev/null || { echo "skip: python3 with torch needed"; exit 77; }
-src=${TAILOR_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-
-fail=0
-ok() { echo "ok   $1"; }
-bad() { echo "FAIL $1"; fail=1; }
-expect_eq() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got '$2', want '$3'"; fi; }
-jq_py() { python3 -c 'import json,sys; j=json.load(open(sys.argv[2])); print(eval(sys.argv[1]))' "$1" "$2"; }
-row() { jq_py "[p for p in j['packages'] if p['key']=='$2'][0]['$3']" "$1"; }
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # src, fail, ok, bad, expect_eq, json_get
+# row FILE KEY FIELD: FIELD of the package KEY in the stack document FILE.
+row() { json_get "$1" "[p for p in j['packages'] if p['key']=='$2'][0]['$3']"; }
 
 tmp=$(mktemp -d)
 server=
@@ -56,10 +52,10 @@ export XDG_CACHE_HOME="$tmp/cache"
 "$TAILOR" stack --gpu T4 --torch python3 --index-url "$index" kern75 kern90 kernptx kernmulti purepkg \
   --json --lock "$tmp/t4g.lock" >"$tmp/t4g.json" 2>"$tmp/t4g.err"
 expect_eq "exit 1 (one package unsupported)" "$?" 1
-expect_eq "schema" "$(jq_py 'j["schema"]' "$tmp/t4g.json")" "tailor.stack/1"
+expect_eq "schema" "$(json_get "$tmp/t4g.json" 'j["schema"]')" "tailor.stack/1"
 expect_eq "kern75 prebuilt" "$(row "$tmp/t4g.json" kern75 outcome)" prebuilt
 expect_eq "kern75 covers" "$(row "$tmp/t4g.json" kern75 covers)" yes
-expect_eq "kern75 targets" "$(jq_py "' '.join([p for p in j['packages'] if p['key']=='kern75'][0]['targets'])" "$tmp/t4g.json")" "sm_75"
+expect_eq "kern75 targets" "$(json_get "$tmp/t4g.json" "' '.join([p for p in j['packages'] if p['key']=='kern75'][0]['targets'])")" "sm_75"
 expect_eq "kern90 unsupported" "$(row "$tmp/t4g.json" kern90 outcome)" unsupported
 reason=$(row "$tmp/t4g.json" kern90 reason)
 case "$reason" in *"has sm_90; 7.5 needs sm_75"*"no sdist"*) ok "kern90 reason: $reason" ;; *) bad "kern90 reason: $reason" ;; esac
@@ -69,14 +65,14 @@ case "$(row "$tmp/t4g.json" kernmulti reason)" in *"also carries builds for CUDA
 expect_eq "purepkg pure" "$(row "$tmp/t4g.json" purepkg kind)" pure
 expect_eq "torch installed" "$(row "$tmp/t4g.json" torch outcome)" installed
 expect_eq "dependency order: kern75 before purepkg" \
-  "$(jq_py "[p['key'] for p in j['packages']].index('kern75') < [p['key'] for p in j['packages']].index('purepkg')" "$tmp/t4g.json")" True
-sha=$(jq_py "[p for p in j['packages'] if p['key']=='kern75'][0]['wheel']['sha256']" "$tmp/t4g.lock")
+  "$(json_get "$tmp/t4g.json" "[p['key'] for p in j['packages']].index('kern75') < [p['key'] for p in j['packages']].index('purepkg')")" True
+sha=$(json_get "$tmp/t4g.lock" "[p for p in j['packages'] if p['key']=='kern75'][0]['wheel']['sha256']")
 expect_eq "lock pins kern75 by sha256" "$sha" "$(sha256sum "$tmp/index/files/kern75-1.0-py3-none-linux_x86_64.whl" | cut -d' ' -f1)"
 [ -n "$(find "$tmp/cache/tailor/stack/files" -name 'kern75-*.whl' -path "*$sha*")" ] && ok "wheel cached by sha256" || bad "no cache entry"
 # The same on 8.6: the PTX wheel JITs, kern75's sm_75 SASS runs (same major? no: 7.5 -> 8.6 is not), kern90 still not.
 "$TAILOR" stack --arch 8.6 --torch python3 --index-url "$index" kernptx --json >"$tmp/a86.json" 2>/dev/null
 expect_eq "kernptx on 8.6" "$(row "$tmp/a86.json" kernptx covers)" yes
-expect_eq "cache hit on the second run" "$(jq_py 'j["cache_hits"] >= 1' "$tmp/a86.json")" True
+expect_eq "cache hit on the second run" "$(json_get "$tmp/a86.json" 'j["cache_hits"] >= 1')" True
 # stderr says what happens while pip resolves (issue 27). On a terminal: the phases as
 # lines, pip's own "Collecting" lines and each wheel inspected on a status line redrawn in
 # place; piped: plain lines (no escapes); --progress quiet: none.
@@ -100,24 +96,24 @@ expect_eq "--progress quiet: nothing on stderr" "$(wc -c <"$tmp/quiet.err")" 0
 # ---- what is kept between runs (issue 27): the same request checks the index pages pip
 # read and reuses pip's resolution and the wheels' inspections; a changed page or
 # --refresh resolves again; a stored file that does not read is a warning, never an error.
-rows_of() { jq_py '[(p["key"], p["version"], p["outcome"], p["covers"], p["reason"]) for p in j["packages"]]' "$1"; }
+rows_of() { json_get "$1" '[(p["key"], p["version"], p["outcome"], p["covers"], p["reason"]) for p in j["packages"]]'; }
 "$TAILOR" stack --arch 8.6 --torch python3 --index-url "$index" kernptx --json >"$tmp/again.json" 2>"$tmp/again.err"
-expect_eq "the same request: pip's resolution reused" "$(jq_py 'j["resolution_reused"]' "$tmp/again.json")" True
-expect_eq "the same request: the inspection reused" "$(jq_py 'j["inspections_reused"]' "$tmp/again.json")" 1
+expect_eq "the same request: pip's resolution reused" "$(json_get "$tmp/again.json" 'j["resolution_reused"]')" True
+expect_eq "the same request: the inspection reused" "$(json_get "$tmp/again.json" 'j["inspections_reused"]')" 1
 expect_eq "the same request: the same rows" "$(rows_of "$tmp/again.json")" "$(rows_of "$tmp/a86.json")"
 grep -q "^tailor stack: unchanged: the stored resolution holds" "$tmp/again.err" && ok "says the stored resolution holds" \
   || bad "no 'holds' line: $(cat "$tmp/again.err")"
 "$TAILOR" stack --arch 8.6 --torch python3 --index-url "$index" kernptx --refresh --json >"$tmp/refresh.json" 2>/dev/null
-expect_eq "--refresh: pip resolves again" "$(jq_py 'j["resolution_reused"]' "$tmp/refresh.json")" False
+expect_eq "--refresh: pip resolves again" "$(json_get "$tmp/refresh.json" 'j["resolution_reused"]')" False
 expect_eq "--refresh: the same rows" "$(rows_of "$tmp/refresh.json")" "$(rows_of "$tmp/a86.json")"
 cp "$tmp/index/simple/kernptx/index.html" "$tmp/kernptx-page.html"
 echo '<!-- a new upload -->' >>"$tmp/index/simple/kernptx/index.html"
 "$TAILOR" stack --arch 8.6 --torch python3 --index-url "$index" kernptx --json >"$tmp/changed.json" 2>"$tmp/changed.err"
-expect_eq "a changed index page: pip resolves again" "$(jq_py 'j["resolution_reused"]' "$tmp/changed.json")" False
+expect_eq "a changed index page: pip resolves again" "$(json_get "$tmp/changed.json" 'j["resolution_reused"]')" False
 grep -q "the index or pip's settings changed since: pip resolves again" "$tmp/changed.err" && ok "says the index changed" \
   || bad "no 'changed' line: $(cat "$tmp/changed.err")"
 "$TAILOR" stack --arch 8.6 --torch python3 --index-url "$index" kernptx --json >"$tmp/changed2.json" 2>/dev/null
-expect_eq "then reused again" "$(jq_py 'j["resolution_reused"]' "$tmp/changed2.json")" True
+expect_eq "then reused again" "$(json_get "$tmp/changed2.json" 'j["resolution_reused"]')" True
 cp "$tmp/kernptx-page.html" "$tmp/index/simple/kernptx/index.html"
 for f in "$tmp/cache/tailor/stack/resolutions/"*.json "$tmp/cache/tailor/stack/inspections/"*/*.json; do echo '{"schema": 1' >"$f"; done
 "$TAILOR" stack --arch 8.6 --torch python3 --index-url "$index" kernptx --json >"$tmp/corrupt.json" 2>"$tmp/corrupt.err"
@@ -147,7 +143,7 @@ expect_eq "--cuda 12.8 with a cu130 torch: unsupported" "$(row "$tmp/gh2.json" t
 expect_eq "unknown torch: exit 1" "$?" 1
 expect_eq "unknown torch: outcome" "$(row "$tmp/unk.json" torch outcome)" unknown
 expect_eq "unknown torch: covers" "$(row "$tmp/unk.json" torch covers)" "?"
-expect_eq "unknown torch: not ok" "$(jq_py 'j["ok"]' "$tmp/unk.json")" False
+expect_eq "unknown torch: not ok" "$(json_get "$tmp/unk.json" 'j["ok"]')" False
 case "$(row "$tmp/unk.json" torch reason)" in
   *"CUDA 19.9"*"tailor inspect torch-2.99.0+cu199-py3-none-manylinux_2_28_x86_64.whl --gpu 8.6"*) ok "unknown torch: reason names the deciding command" ;;
   *) bad "unknown torch reason: $(row "$tmp/unk.json" torch reason)" ;; esac
@@ -223,7 +219,7 @@ if python3 -c "import urllib.request; urllib.request.urlopen('https://pypi.org/s
   expect_eq "aarch64 torch: build" "$(row "$tmp/arm.json" torch outcome)" build
   case "$(row "$tmp/arm.json" torch reason)" in *"CPU-only build"*"tailor build torch --torch 2.9.1 --python 3.10 --platform aarch64 --gpu T4G"*) ok "aarch64 torch: no CUDA, offers its own build torch" ;;
     *) bad "aarch64 torch reason: $(row "$tmp/arm.json" torch reason)" ;; esac
-  expect_eq "aarch64: no x86_64-only nvidia wheels" "$(jq_py "len([p for p in j['packages'] if p['key'].startswith('nvidia-')])" "$tmp/arm.json")" 0
+  expect_eq "aarch64: no x86_64-only nvidia wheels" "$(json_get "$tmp/arm.json" "len([p for p in j['packages'] if p['key'].startswith('nvidia-')])")" 0
   "$TAILOR" stack --platform x86_64 --gpu 8.6 bitsandbytes einops --json >"$tmp/bnb.json" 2>"$tmp/bnb.err"
   expect_eq "bitsandbytes: prebuilt" "$(row "$tmp/bnb.json" bitsandbytes outcome)" prebuilt
   expect_eq "bitsandbytes: covers 8.6" "$(row "$tmp/bnb.json" bitsandbytes covers)" yes

@@ -9,11 +9,8 @@ set -u
 [ -x "$TAILOR" ] || { echo "skip: $TAILOR not built"; exit 77; }
 python3 -c 'import tomllib' 2>/dev/null || { echo "skip: python3 >= 3.11 (tomllib) needed"; exit 77; }
 
-fail=0
-expect_eq() {  # expect_eq NAME GOT WANT
-  if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1: got '$2', want '$3'"; fail=1; fi
-}
-src=$TAILOR_SOURCE_DIR
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"  # src (TAILOR_SOURCE_DIR), fail, expect_eq
 # py EXPR: evaluated with p = the parsed pyproject.toml, cm = CMakeLists.txt's text.
 py() {
   python3 - "$src" "$1" <<'PY'

@@ -4,6 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+
+#include "cuda/fatbin_code.h"
+#include "formats/synthetic_elf.h"
+#include "formats/zip_writer.h"
+#include "support/fixtures.h"
+
 using namespace tailor;
 using namespace tailor::executor;
 using namespace tailor::cache;
@@ -27,6 +35,52 @@ LibraryTargets lib(std::string path, std::initializer_list<const char*> names) {
   l.targets = set_of(names);
   for (const char* n : names) l.bytes_per_target[n] = 10;
   return l;
+}
+
+struct Entry {
+  uint16_t kind = cuda::k_fatbin_kind_cubin;  // 1 PTX, 2 SASS, 8 LTO IR
+  uint32_t arch = 90;
+  uint64_t payload = 64;  // bytes, a multiple of 8
+};
+
+// One fatbin container holding `entries` (payload bytes 0xA5).
+std::vector<std::byte> container(const std::vector<Entry>& entries) {
+  uint64_t body = 0;
+  for (const auto& e : entries) body += 64 + e.payload;
+  std::vector<std::byte> c(16 + body, std::byte{0xA5});
+  using testing_elf::Builder;
+  Builder::put<uint32_t>(c, 0, 0xBA55ED50);
+  Builder::put<uint16_t>(c, 4, 1);
+  Builder::put<uint16_t>(c, 6, 16);
+  Builder::put<uint64_t>(c, 8, body);
+  uint64_t at = 16;
+  for (const auto& e : entries) {
+    std::fill(c.begin() + static_cast<ptrdiff_t>(at), c.begin() + static_cast<ptrdiff_t>(at + 64), std::byte{0});
+    Builder::put<uint16_t>(c, at, e.kind);
+    Builder::put<uint32_t>(c, at + 4, 64);
+    Builder::put<uint64_t>(c, at + 8, e.payload);
+    Builder::put<uint32_t>(c, at + 0x1c, e.arch);
+    Builder::put<uint64_t>(c, at + 0x38, e.payload);
+    at += 64 + e.payload;
+  }
+  return c;
+}
+
+std::string bytes_text(const std::vector<std::byte>& b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
+
+// A wheel whose members `libs` (name -> .nv_fatbin contents) are ELF libraries.
+std::string wheel_with(const std::string& file, const std::vector<std::pair<std::string, std::vector<std::byte>>>& libs) {
+  const auto dir = test::scratch_dir("verify_test");
+  std::filesystem::create_directories(dir);
+  std::vector<formats::ZipWriteEntry> members;
+  for (const auto& [name, fatbin] : libs) members.push_back({name, bytes_text(testing_elf::with_fatbin(fatbin))});
+  members.push_back({"demo-1.0.dist-info/WHEEL",
+                     std::string("Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n")});
+  members.push_back({"demo-1.0.dist-info/METADATA", std::string("Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n")});
+  const std::string path = (dir / file).string();
+  auto written = formats::write_zip(path, members);
+  EXPECT_TRUE(written) << (written ? "" : written.error().message);
+  return path;
 }
 
 /// What bitsandbytes' recipe declares for a request.
@@ -139,4 +193,71 @@ TEST(Verify, NoDeviceCodeAtAllFails) {
   auto v = compare_targets({{"a.so", false, {}, {}}}, set_of({"sm_75"}));
   EXPECT_FALSE(v.ok());
   EXPECT_NE(v.describe_problems().find("no library"), std::string::npos);
+}
+
+TEST(Verify, LtoIrIsNeitherATargetNorAnError) {
+  // cuFFT-like: SASS and PTX for the GPUs beside LTO IR (kind 8) that the library links
+  // itself through nvJitLink; and a library of LTO IR alone. The wheel verifies on its
+  // real targets: the IR is not counted, not unexpected, not "not understood".
+  const std::string wheel =
+      wheel_with("demo-1.0-cp311-cp311-linux_x86_64.whl",
+                 {{"demo/_C.so", container({{cuda::k_fatbin_kind_cubin, 90}, {cuda::k_fatbin_kind_lto_ir, 90},
+                                            {cuda::k_fatbin_kind_ptx, 90}, {cuda::k_fatbin_kind_lto_ir, 50, 128}})},
+                  {"demo/libcallbacks.so", container({{cuda::k_fatbin_kind_lto_ir, 75}})}});
+  auto v = verify_wheel_targets(wheel, set_of({"sm_90", "compute_90"}));
+  ASSERT_TRUE(v) << v.error().message;
+  EXPECT_TRUE(v->ok()) << v->describe_problems();
+  ASSERT_EQ(v->libraries.size(), 1u);  // the LTO-only library has no target to judge
+  EXPECT_EQ(v->libraries[0].path, "demo/_C.so");
+  EXPECT_TRUE(v->libraries[0].unexpected.empty());
+  EXPECT_EQ(v->bytes_per_target.size(), 2u);
+  EXPECT_EQ(v->bytes_per_target.count("lto_90"), 0u);
+  EXPECT_EQ(v->bytes_per_target.at("sm_90"), 64u);
+  EXPECT_EQ(v->summary(), "exactly sm_90, compute_90 in every library with device code");
+  // The real targets still decide: sm_80 asked is missing, not hidden by the IR.
+  auto missing = verify_wheel_targets(wheel, set_of({"sm_80", "sm_90", "compute_90"}));
+  ASSERT_TRUE(missing) << missing.error().message;
+  EXPECT_FALSE(missing->ok());
+  EXPECT_EQ(missing->libraries[0].missing.names(), std::vector<std::string>{"sm_80"});
+}
+
+TEST(Verify, LtoIrAloneIsNoDeviceCode) {
+  const std::string wheel = wheel_with("lto-1.0-cp311-cp311-linux_x86_64.whl",
+                                       {{"lto/libir.so", container({{cuda::k_fatbin_kind_lto_ir, 90}})}});
+  auto v = verify_wheel_targets(wheel, set_of({"sm_90"}));
+  ASSERT_TRUE(v) << v.error().message;
+  EXPECT_FALSE(v->ok());
+  EXPECT_EQ(v->describe_problems(), "no library in the wheel carries CUDA device code");
+}
+
+TEST(Verify, UnknownEntryKindIsAnErrorNamingTheLibrary) {
+  const std::string wheel = wheel_with("odd-1.0-cp311-cp311-linux_x86_64.whl",
+                                       {{"odd/_C.so", container({{cuda::k_fatbin_kind_cubin, 90}, {4, 90}})}});
+  auto v = verify_wheel_targets(wheel, set_of({"sm_90"}));
+  ASSERT_FALSE(v);
+  EXPECT_NE(v.error().message.find("odd/_C.so: target 'kind4_90' not understood"), std::string::npos)
+      << v.error().message;
+  EXPECT_EQ(v.error().message.rfind(wheel, 0), 0u) << v.error().message;
+}
+
+TEST(Verify, LibraryTargetsReadsTheCodesNotTheNames) {
+  inspect::InspectedLibrary lib;
+  lib.path = "a.so";
+  lib.has_device_code = true;
+  auto stats = [](cuda::FatbinCode code, uint64_t stored) {
+    inspect::TargetStats t;
+    t.code = code;
+    t.name = code.name();
+    t.entries = 1;
+    t.stored_bytes = stored;
+    return t;
+  };
+  lib.targets = {stats({cuda::k_fatbin_kind_cubin, 100, false, true}, 7), stats({cuda::k_fatbin_kind_lto_ir, 100}, 9)};
+  auto lt = library_targets(lib);
+  ASSERT_TRUE(lt) << lt.error().message;
+  EXPECT_TRUE(lt->has_device_code);
+  EXPECT_EQ(lt->targets.names(), std::vector<std::string>{"sm_100f"});
+  EXPECT_EQ(lt->bytes_per_target, (std::map<std::string, uint64_t>{{"sm_100f", 7}}));
+  lib.targets.push_back(stats({cuda::k_fatbin_kind_cubin, 0}, 1));  // arch 0: no CC
+  EXPECT_FALSE(library_targets(lib));
 }

@@ -21,6 +21,7 @@
 #include "inspect/render.h"
 #include "inspect/verdicts.h"
 #include "support/fixtures.h"
+#include "target_codes.h"
 
 using namespace tailor;
 using namespace tailor::inspect;
@@ -280,7 +281,7 @@ TEST(EmbeddedFatbins, LtoIrCoversNoGpu) {
   lib.path = "nvidia/cufft/lib/libcufft.so.11";
   lib.machine = "x86_64";
   lib.has_device_code = true;
-  lib.targets = {{"sm_80", 357, 1, 1, {"lz4"}}, {"lto_50", 10046, 1, 1, {"lz4"}}};
+  lib.targets = with_codes({{"sm_80", 357, 1, 1, {"lz4"}}, {"lto_50", 10046, 1, 1, {"lz4"}}});
   InspectReport report;
   report.libraries.push_back(lib);
   VerdictSpecs specs;
@@ -290,7 +291,7 @@ TEST(EmbeddedFatbins, LtoIrCoversNoGpu) {
   ASSERT_EQ(v->items.size(), 1u);
   EXPECT_TRUE(v->items[0].pass);
   EXPECT_EQ(v->items[0].via, "sm_80");
-  report.libraries[0].targets = {{"lto_50", 10046, 1, 1, {"lz4"}}};
+  report.libraries[0].targets = with_codes({{"lto_50", 10046, 1, 1, {"lz4"}}});
   v = evaluate(report, specs);
   ASSERT_TRUE(v) << v.error().message;
   ASSERT_EQ(v->items.size(), 1u);

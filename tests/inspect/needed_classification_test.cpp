@@ -3,6 +3,7 @@
 
 #include "inspect/cuda_providers.h"
 #include "inspect/library_classifier.h"
+#include "target_codes.h"
 
 using namespace tailor::inspect;
 
@@ -52,9 +53,9 @@ TEST(NeededClassification, SetFitIsTheLeastStrictAndSystemLibrariesLowerIt) {
 
 TEST(TargetTotals, SumAcrossLibrariesInCanonicalOrder) {
   auto a = classify_library(lib("a.so", {}, "2.17"), {});
-  a.targets = {{"sm_80", 2, 100, 100, {"none"}}, {"compute_80", 1, 10, 40, {"zstd"}}};
+  a.targets = with_codes({{"sm_80", 2, 100, 100, {"none"}}, {"compute_80", 1, 10, 40, {"zstd"}}});
   auto b = classify_library(lib("b.so", {}, "2.17"), {});
-  b.targets = {{"sm_75", 1, 50, 50, {"none"}}, {"sm_80", 1, 30, 30, {"lz4"}}};
+  b.targets = with_codes({{"sm_75", 1, 50, 50, {"none"}}, {"sm_80", 1, 30, 30, {"lz4"}}});
   auto totals = target_totals({a, b}, 1000);
   ASSERT_EQ(totals.size(), 3u);
   EXPECT_EQ(totals[0].name, "sm_75");

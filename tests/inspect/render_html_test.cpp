@@ -4,6 +4,7 @@
 
 #include "inspect/render.h"
 #include "inspect/verdicts.h"
+#include "target_codes.h"
 
 using namespace tailor::inspect;
 
@@ -22,7 +23,7 @@ InspectedLibrary html_library(std::string path, std::vector<TargetStats> targets
   l.file_size = 1 << 20;
   l.has_device_code = !targets.empty();
   for (const auto& t : targets) l.device_code_bytes += t.stored_bytes;
-  l.targets = std::move(targets);
+  l.targets = with_codes(std::move(targets));
   l.manylinux.tag = "manylinux_2_28_x86_64";
   return l;
 }

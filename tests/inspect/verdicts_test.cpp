@@ -3,6 +3,7 @@
 
 #include "inspect/render.h"
 #include "inspect/verdicts.h"
+#include "target_codes.h"
 
 using namespace tailor::inspect;
 
@@ -12,7 +13,7 @@ InspectReport report_with(std::vector<TargetStats> targets) {
   lib.path = "torch/lib/libtorch_cuda.so";
   lib.machine = "x86_64";
   lib.has_device_code = true;
-  lib.targets = std::move(targets);
+  lib.targets = with_codes(std::move(targets));
   InspectReport r;
   r.libraries.push_back(std::move(lib));
   return r;

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "plan/extension_plan.h"
+#include "support/host_reports.h"
 
 namespace tailor::plan {
 using namespace tailor::cache;
@@ -31,20 +32,8 @@ probe::HostReport fake_host() {
   h.memory.cgroup_limit = static_cast<uint64_t>(23.1 * k_gib);
   h.memory.usable = static_cast<uint64_t>(23.1 * k_gib);
   h.memory.limited_by = "cgroup v2";
-  probe::CudaToolkit tk;
-  tk.root = "/usr/local/cuda-13.0";
-  tk.nvcc = "/usr/local/cuda-13.0/bin/nvcc";
-  tk.version = "13.0.88";
-  tk.release = {13, 0};
-  h.cuda_toolkits.push_back(tk);
-  probe::PythonInstall py;
-  py.path = "/venv/bin/python";
-  py.version = "3.11.2";
-  probe::TorchInstall torch;
-  torch.version = "2.11.0+cu130";
-  torch.cuda_version = "13.0";
-  py.torch = torch;
-  h.pythons.push_back(py);
+  h.cuda_toolkits.push_back(test::cuda_toolkit(13, 0, 88));
+  h.pythons.push_back(test::python_with_torch("13.0", "/venv/bin/python", "3.11.2"));
   h.tools.push_back({"ccache", "/usr/bin/ccache", "4.7.5", false});
   h.tools.push_back({"ninja", "/venv/bin/ninja", "1.13.0", true});
   return h;
@@ -386,12 +375,7 @@ TEST(ExtensionPlan, ProfilesAddTheirVariablesAndUnknownOnesAreErrors) {
 
 TEST(ExtensionPlan, ToolkitMatchingTorchsCudaMajorIsChosen) {
   auto host = fake_host();
-  probe::CudaToolkit newer;
-  newer.root = "/usr/local/cuda-14.0";
-  newer.nvcc = "/usr/local/cuda-14.0/bin/nvcc";
-  newer.version = "14.0.1";
-  newer.release = {14, 1};
-  host.cuda_toolkits.push_back(newer);
+  host.cuda_toolkits.push_back(test::cuda_toolkit(14, 1));
   auto plan = resolve(request("xformers", sass_set({{8, 0}})), host);
   EXPECT_EQ(plan.env["CUDA_HOME"], "/usr/local/cuda-13.0");
 }

@@ -5,33 +5,18 @@
 #include <gtest/gtest.h>
 
 #include "plan/extension_plan.h"
+#include "support/host_reports.h"
 
 namespace tailor::plan {
 namespace {
 
-probe::CudaToolkit toolkit(int major, int minor) {
-  probe::CudaToolkit tk;
-  tk.root = "/usr/local/cuda-" + std::to_string(major) + "." + std::to_string(minor);
-  tk.nvcc = tk.root + "/bin/nvcc";
-  tk.version = std::to_string(major) + "." + std::to_string(minor) + ".1";
-  tk.release = {major, minor};
-  return tk;
-}
-
-probe::PythonInstall python_with_torch_cuda(std::string cuda) {
-  probe::PythonInstall py;
-  py.path = "/venv/bin/python";
-  probe::TorchInstall torch;
-  torch.version = "2.11.0+cu130";
-  torch.cuda_version = std::move(cuda);
-  py.torch = torch;
-  return py;
-}
+using test::cuda_toolkit;
+using test::python_with_torch;
 
 TEST(ToolkitChoice, NewestMinorOfTorchsMajorNotTheFirstFound) {
   probe::HostReport host;
-  host.cuda_toolkits = {toolkit(12, 8), toolkit(13, 0), toolkit(13, 1), toolkit(14, 0)};
-  auto py = python_with_torch_cuda("13.0");
+  host.cuda_toolkits = {cuda_toolkit(12, 8), cuda_toolkit(13, 0), cuda_toolkit(13, 1), cuda_toolkit(14, 0)};
+  auto py = python_with_torch("13.0");
   auto choice = choose_toolkit(host, &py);
   ASSERT_NE(choice.toolkit, nullptr);
   EXPECT_EQ(choice.toolkit->root, "/usr/local/cuda-13.1");
@@ -40,8 +25,8 @@ TEST(ToolkitChoice, NewestMinorOfTorchsMajorNotTheFirstFound) {
 
 TEST(ToolkitChoice, WithoutAMatchingMajorTheNewestWithANote) {
   probe::HostReport host;
-  host.cuda_toolkits = {toolkit(13, 0), toolkit(12, 8)};
-  auto py = python_with_torch_cuda("11.8");
+  host.cuda_toolkits = {cuda_toolkit(13, 0), cuda_toolkit(12, 8)};
+  auto py = python_with_torch("11.8");
   auto choice = choose_toolkit(host, &py);
   ASSERT_NE(choice.toolkit, nullptr);
   EXPECT_EQ(choice.toolkit->root, "/usr/local/cuda-13.0");
@@ -50,21 +35,21 @@ TEST(ToolkitChoice, WithoutAMatchingMajorTheNewestWithANote) {
 
 TEST(ToolkitChoice, ACpuTorchTakesTheNewestWithoutANote) {
   probe::HostReport host;
-  host.cuda_toolkits = {toolkit(12, 9), toolkit(13, 0), toolkit(12, 10)};
-  auto py = python_with_torch_cuda("");
+  host.cuda_toolkits = {cuda_toolkit(12, 9), cuda_toolkit(13, 0), cuda_toolkit(12, 10)};
+  auto py = python_with_torch("");
   auto choice = choose_toolkit(host, &py);
   ASSERT_NE(choice.toolkit, nullptr);
   EXPECT_EQ(choice.toolkit->root, "/usr/local/cuda-13.0");
   EXPECT_EQ(choice.note, "");
   // Minors compare as numbers: 12.10 is newer than 12.9.
-  auto py12 = python_with_torch_cuda("12.4");
+  auto py12 = python_with_torch("12.4");
   EXPECT_EQ(choose_toolkit(host, &py12).toolkit->root, "/usr/local/cuda-12.10");
 }
 
 TEST(ToolkitChoice, NoTorchTakesTheNewestAndNoToolkitIsNone) {
   probe::HostReport host;
   EXPECT_EQ(choose_toolkit(host, nullptr).toolkit, nullptr);
-  host.cuda_toolkits = {toolkit(12, 8), toolkit(12, 9)};
+  host.cuda_toolkits = {cuda_toolkit(12, 8), cuda_toolkit(12, 9)};
   ASSERT_NE(choose_toolkit(host, nullptr).toolkit, nullptr);
   EXPECT_EQ(choose_toolkit(host, nullptr).toolkit->root, "/usr/local/cuda-12.9");
 }
@@ -72,8 +57,8 @@ TEST(ToolkitChoice, NoTorchTakesTheNewestAndNoToolkitIsNone) {
 TEST(ToolkitChoice, ThePlanPutsTheChosenNvccFirstOnPathAndInCudaHome) {
   probe::HostReport host;
   host.cpu.logical_cores = 2;
-  host.cuda_toolkits = {toolkit(13, 0), toolkit(13, 1)};
-  host.pythons.push_back(python_with_torch_cuda("13.0"));
+  host.cuda_toolkits = {cuda_toolkit(13, 0), cuda_toolkit(13, 1)};
+  host.pythons.push_back(python_with_torch("13.0"));
   ExtensionBuildRequest r;
   r.package_name = "xformers";
   r.source_dir = "/src/pkg";

@@ -6,7 +6,7 @@
 #include "plan/matrix.h"
 #include "util/strings.h"
 #include "plan/torch_plan.h"
-#include "torch_test_hosts.h"
+#include "support/host_reports.h"
 
 namespace tailor::plan {
 namespace {

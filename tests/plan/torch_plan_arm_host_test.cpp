@@ -9,7 +9,7 @@
 #include "probe/probe.h"
 #include "support/fake_host.h"
 #include "support/fixtures.h"
-#include "torch_test_hosts.h"
+#include "support/host_reports.h"
 
 namespace tailor::plan {
 namespace {

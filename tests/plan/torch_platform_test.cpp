@@ -9,7 +9,7 @@
 #include "plan/torch_catalog.h"
 #include "plan/torch_platform.h"
 #include "plan/torch_plan.h"
-#include "torch_test_hosts.h"
+#include "support/host_reports.h"
 
 namespace tailor::plan {
 namespace {

@@ -9,7 +9,7 @@
 #include "plan/torch_doctor.h"
 #include "plan/torch_plan.h"
 #include "plan/torch_plan_render.h"
-#include "torch_test_hosts.h"
+#include "support/host_reports.h"
 #include "util/process.h"
 #include "util/strings.h"
 

@@ -115,6 +115,20 @@ TEST(KeepPolicy, UnknownKindKeepsTheContainerWhole) {
   EXPECT_EQ(choice.keep, (std::vector<bool>{true, true}));
 }
 
+TEST(KeepPolicy, AnEntryThatIsNoTargetKeepsTheContainerWhole) {
+  // SASS whose arch number is no CC, or with both the a and f flags: not guessed at.
+  auto both = entry(formats::k_fatbin_kind_cubin, 100, 1000, true);
+  both.family = true;
+  for (const auto& odd : {sass(0), sass(5), ptx(100000), both}) {
+    auto choice = choose_entries(container({sass(90), odd}), devices({{9, 0}}));
+    EXPECT_TRUE(choice.whole) << odd.target_name();
+    EXPECT_EQ(choice.keep, (std::vector<bool>{true, true}));
+    EXPECT_NE(choice.note.find("an entry of kind " + std::to_string(odd.kind) + " that this tool does not read"),
+              std::string::npos)
+        << choice.note;
+  }
+}
+
 TEST(KeepPolicy, LtoIrIsKeptAsideFromTheChoiceUnlessDropped) {
   // LTO IR is not a reason to keep a container whole, nor code for a GPU: the SASS and PTX
   // are chosen as without it, and the IR is kept (or dropped) as a whole.

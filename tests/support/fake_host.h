@@ -1,5 +1,6 @@
 // In-memory stand-ins for the host: files, environment, commands and the GPU query.
-// Shared by the probe and build tests (tests/support).
+// Shared by the probe and build tests (tests/support); the probe reports the plan and build
+// tests start from (toolkits, Pythons, whole hosts) are in host_reports.h.
 #pragma once
 #include <fnmatch.h>
 
@@ -9,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "probe/gpu_query.h"
@@ -71,6 +73,15 @@ public:
   std::optional<uint64_t> arm_midr() override { return midr; }
 };
 
+/// What a command that started, printed `out` and exited with `exit_code` gives back.
+inline CommandResult ran(int exit_code, std::string out = "") {
+  CommandResult r;
+  r.started = true;
+  r.exit_code = exit_code;
+  r.out = std::move(out);
+  return r;
+}
+
 /// Answers commands by `handler` when it answers, else by their argv joined with spaces,
 /// or by argv[0] alone; anything else did not start (a missing program). The answer's
 /// stdout goes line by line to the spec's on_line when it has one. Safe to call from
@@ -84,11 +95,7 @@ public:
   std::function<std::optional<CommandResult>(const CommandSpec&)> handler;
 
   void answer(const std::string& program, std::string out, int exit_code = 0) {
-    CommandResult r;
-    r.started = true;
-    r.exit_code = exit_code;
-    r.out = std::move(out);
-    by_program[program] = r;
+    by_program[program] = ran(exit_code, std::move(out));
   }
   void time_out(const std::string& program) {
     CommandResult r;

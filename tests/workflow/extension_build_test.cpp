@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "support/fake_host.h"
+#include "support/host_reports.h"
 
 using namespace tailor;
 using namespace tailor::executor;
@@ -22,57 +23,70 @@ probe::HostReport host_with_gpus(std::vector<std::string> ccs) {
 
 }  // namespace
 
+// build's targets: cuda::resolve_target_request over the probed host (its rules and
+// messages: tests/cuda/target_request_test.cpp).
 TEST(ResolveTargets, ArchWins) {
-  std::string why;
-  auto t = resolve_targets(std::string("8.0;9.0"), std::nullopt, host_with_gpus({"7.5"}), why);
+  auto t = resolve_targets({"8.0;9.0"}, {}, host_with_gpus({"7.5"}));
   ASSERT_TRUE(t) << t.error().message;
-  EXPECT_EQ(t->names(), (std::vector<std::string>{"sm_80", "sm_90"}));
-  EXPECT_EQ(why, "--arch 8.0;9.0");
+  EXPECT_EQ(t->targets.names(), (std::vector<std::string>{"sm_80", "sm_90"}));
+  EXPECT_EQ(t->described, "--arch 8.0;9.0");
+}
+
+TEST(ResolveTargets, RepeatedFlagsAreOneUnion) {
+  auto t = resolve_targets({"8.0", "9.0+PTX"}, {}, host_with_gpus({}));
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->targets.names(), (std::vector<std::string>{"sm_80", "sm_90", "compute_90"}));
+  EXPECT_EQ(t->described, "--arch 8.0 --arch 9.0+PTX");
+  auto g = resolve_targets({}, {"T4G", "H100"}, host_with_gpus({}));
+  ASSERT_TRUE(g) << g.error().message;
+  EXPECT_EQ(g->targets.names(), (std::vector<std::string>{"sm_75", "sm_90"}));
 }
 
 TEST(ResolveTargets, GpuNamesBecomeSass) {
-  std::string why;
-  auto t = resolve_targets(std::nullopt, std::string("T4G"), host_with_gpus({}), why);
+  auto t = resolve_targets({}, {"T4G"}, host_with_gpus({}));
   ASSERT_TRUE(t) << t.error().message;
-  EXPECT_EQ(t->names(), std::vector<std::string>{"sm_75"});
+  EXPECT_EQ(t->targets.names(), std::vector<std::string>{"sm_75"});
 }
 
 TEST(ResolveTargets, DetectedGpusWithoutFlags) {
-  std::string why;
-  auto t = resolve_targets(std::nullopt, std::nullopt, host_with_gpus({"9.0", "8.6", "9.0"}), why);
+  auto t = resolve_targets({}, {}, host_with_gpus({"9.0", "8.6", "9.0"}));
   ASSERT_TRUE(t) << t.error().message;
-  EXPECT_EQ(t->names(), (std::vector<std::string>{"sm_86", "sm_90"}));
-  EXPECT_NE(why.find("GPU 0: GPU 9.0 (9.0)"), std::string::npos);
+  EXPECT_EQ(t->targets.names(), (std::vector<std::string>{"sm_86", "sm_90"}));
+  EXPECT_NE(t->described.find("GPU 0: GPU 9.0 (9.0)"), std::string::npos);
+}
+
+TEST(ResolveTargets, NativeIsTheProbedHostsGpus) {
+  auto t = resolve_targets({"native;8.0"}, {}, host_with_gpus({"8.6"}));
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->targets.names(), (std::vector<std::string>{"sm_80", "sm_86"}));
 }
 
 TEST(ResolveTargets, NoGpuNoTargetIsAnErrorNeverAllArchitectures) {
-  std::string why;
-  auto t = resolve_targets(std::nullopt, std::nullopt, host_with_gpus({}), why);
+  auto t = resolve_targets({}, {}, host_with_gpus({}));
   ASSERT_FALSE(t);
   EXPECT_EQ(t.error().message,
             "no GPU found and no target given; name one with --arch (e.g. --arch 8.6) or --gpu (e.g. --gpu A10G)");
 }
 
-TEST(ResolveTargets, BadSpellingIsAnError) {
-  std::string why;
-  EXPECT_FALSE(resolve_targets(std::string("sm_9x9"), std::nullopt, host_with_gpus({}), why));
-  EXPECT_FALSE(resolve_targets(std::nullopt, std::string("NoSuchGPU 9000"), host_with_gpus({}), why));
+TEST(ResolveTargets, BadSpellingIsAnErrorNamingTheFlag) {
+  auto a = resolve_targets({"sm_9x9"}, {}, host_with_gpus({}));
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.error().message.rfind("--arch: unknown CUDA target 'sm_9x9'", 0), 0u) << a.error().message;
+  auto g = resolve_targets({}, {"NoSuchGPU 9000"}, host_with_gpus({}));
+  ASSERT_FALSE(g);
+  EXPECT_EQ(g.error().message.rfind("--gpu: ", 0), 0u) << g.error().message;
+  auto both = resolve_targets({"8.0"}, {"T4G"}, host_with_gpus({}));
+  ASSERT_FALSE(both);
+  EXPECT_EQ(both.error().message, "use --arch or --gpu, not both");
 }
 
 TEST(PreflightFactsFromProbe, ToolkitTorchAndCompiler) {
   probe::HostReport h;
-  probe::CudaToolkit tk;
-  tk.root = "/usr/local/cuda-12.6";
-  tk.nvcc = "/usr/local/cuda-12.6/bin/nvcc";
-  tk.version = "12.6.85";
-  tk.release = {12, 6};
+  probe::CudaToolkit tk = test::cuda_toolkit(12, 6, 85);
   tk.max_gcc_major = 11;
   h.cuda_toolkits.push_back(tk);
   h.compilers.push_back({"/fake/bin/g++-12", probe::CompilerKind::gcc, "12.2.0", 12});
-  probe::PythonInstall py;
-  py.path = "/usr/bin/python3";
-  py.version = "3.11.7";
-  py.torch = probe::TorchInstall{"2.11.0+cu130", "13.0", {}, true, ""};
+  probe::PythonInstall py = test::python_with_torch("13.0", "/usr/bin/python3", "3.11.7");
   cuda::TargetSet set;
   set.add(cuda::sass(cuda::ComputeCapability{6, 0}));
   set.add(cuda::sass(cuda::ComputeCapability{9, 0}));
@@ -93,11 +107,7 @@ TEST(PreflightFactsFromProbe, ToolkitTorchAndCompiler) {
 
 TEST(PreflightFactsFromProbe, Cuda13CannotTargetSm60) {
   probe::HostReport h;
-  probe::CudaToolkit tk;
-  tk.nvcc = "/usr/local/cuda-13.0/bin/nvcc";
-  tk.version = "13.0.88";
-  tk.release = {13, 0};
-  h.cuda_toolkits.push_back(tk);
+  h.cuda_toolkits.push_back(test::cuda_toolkit(13, 0, 88));
   cuda::TargetSet set;
   set.add(cuda::sass(cuda::ComputeCapability{6, 0}));
   NothingRuns runner;
@@ -109,8 +119,7 @@ TEST(PreflightFactsFromProbe, Cuda13CannotTargetSm60) {
 TEST(ResolveTargets, DetectedGpuWithoutAComputeCapabilityIsAnError) {
   probe::HostReport h;
   h.gpus.push_back({0, "Tesla T4", std::nullopt, 0, ""});
-  std::string why;
-  auto t = resolve_targets(std::nullopt, std::nullopt, h, why);
+  auto t = resolve_targets({}, {}, h);
   ASSERT_FALSE(t);
-  EXPECT_EQ(t.error().message, "GPU 0 (Tesla T4) reports no compute capability; name the target with --arch");
+  EXPECT_EQ(t.error().message, "GPU 0 (Tesla T4) reports no compute capability; name the target with --arch or --gpu");
 }

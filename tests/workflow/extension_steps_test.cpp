@@ -16,6 +16,7 @@
 
 #include "support/fake_host.h"
 #include "support/fixtures.h"
+#include "support/host_reports.h"
 
 using namespace tailor;
 using namespace tailor::executor;
@@ -25,22 +26,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-CommandResult ran(int exit_code, std::string out = "") {
-  CommandResult r;
-  r.started = true;
-  r.exit_code = exit_code;
-  r.out = std::move(out);
-  return r;
-}
-
-probe::CudaToolkit toolkit(int major, int minor) {
-  probe::CudaToolkit tk;
-  tk.root = "/usr/local/cuda-" + std::to_string(major) + "." + std::to_string(minor);
-  tk.nvcc = tk.root + "/bin/nvcc";
-  tk.version = std::to_string(major) + "." + std::to_string(minor) + ".1";
-  tk.release = {major, minor};
-  return tk;
-}
+using test::ran;
 
 void write(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
@@ -59,15 +45,11 @@ protected:
     write(root / "pkg" / "setup.py", "from setuptools import setup\nsetup(name='demo-ops')\n");
     write(root / "pkg" / "tests" / "test_ops.py", "print('1 passed')\n");
     host.cpu.logical_cores = 2;
-    host.cuda_toolkits = {toolkit(13, 0), toolkit(13, 1)};
-    probe::PythonInstall py;
-    py.path = "/venv/bin/python";
-    py.version = "3.11.7";
-    py.torch = probe::TorchInstall{"2.11.0+cu130", "13.0", {}, true, ""};
-    python = py;
+    host.cuda_toolkits = {test::cuda_toolkit(13, 0), test::cuda_toolkit(13, 1)};
+    python = test::python_with_torch("13.0", "/venv/bin/python", "3.11.7");
     environment = {{"PATH", "/usr/bin:/bin"}};
     o.source = (root / "pkg").string();
-    o.arch = "8.0";
+    o.arch = {"8.0"};
     o.python = "/venv/bin/python";
     o.work_root = (root / "work").string();
     o.out_dir = (root / "out").string();
@@ -156,15 +138,15 @@ TEST_F(ExtensionSteps, ResolveInputsStopsOnBadOptions) {
 // bad input (exit 2) before anything is fetched or compiled.
 TEST_F(ExtensionSteps, AGpuOfAnotherPlatformThanTheHostIsBadInput) {
   host.os.arch = "x86_64";
-  o.arch.reset();
-  o.gpu = "g5g.xlarge";
+  o.arch.clear();
+  o.gpu = {"g5g.xlarge"};
   auto c = context();
   EXPECT_EQ(resolve_inputs(o, c, s),
             (StepStop{BuildStatus::bad_input, "--gpu g5g.xlarge: g5g.xlarge (T4G) exists only on aarch64; this host is x86_64: "
                                               "build on an aarch64 machine (tailor does not cross-compile extensions)"}));
   EXPECT_TRUE(runner.calls.empty());
-  o.gpu.reset();
-  o.arch = "T4G";
+  o.gpu.clear();
+  o.arch = {"T4G"};
   ExtensionBuildState s2;
   auto st = resolve_inputs(o, c, s2);
   ASSERT_TRUE(st);
@@ -178,7 +160,7 @@ TEST_F(ExtensionSteps, AGpuOfAnotherPlatformThanTheHostIsBadInput) {
   EXPECT_EQ(resolve_inputs(o, c2, s3), std::nullopt);
   EXPECT_EQ(s3.result.report.targets, std::vector<std::string>{"sm_75"});
   host.os.arch = "x86_64";
-  o.arch = "T4";
+  o.arch = {"T4"};
   auto c3 = context();
   ExtensionBuildState s4;
   EXPECT_EQ(resolve_inputs(o, c3, s4), std::nullopt);

@@ -38,7 +38,7 @@ TEST(StackBuild, BuildsOnlyTheBuildRowsInOrderWithTheStacksTarget) {
   EXPECT_EQ(built[1].package, "causal-conv1d");
   ASSERT_EQ(seen.size(), 2u);
   EXPECT_EQ(seen[0].source, "/cache/torch-scatter.tar.gz");
-  EXPECT_EQ(seen[0].gpu, std::optional<std::string>("T4G"));
+  EXPECT_EQ(seen[0].gpu, std::vector<std::string>{"T4G"});
   EXPECT_EQ(seen[0].python, "/envs/t/bin/python");  // the stack's torch interpreter wins
   EXPECT_EQ(seen[0].out_dir, "/out");
   EXPECT_EQ(seen[0].tests, ExtensionBuildOptions::Tests::never);
@@ -53,7 +53,7 @@ TEST(StackBuild, StopsAtTheFirstFailureAndFallsBackToTheResolvedGpus) {
   int calls = 0;
   auto built = build_stack_packages(s, o, [&](const ExtensionBuildOptions& b) {
     ++calls;
-    EXPECT_EQ(b.gpu, std::optional<std::string>("8.6,9.0"));
+    EXPECT_EQ(b.gpu, std::vector<std::string>{"8.6,9.0"});
     EXPECT_EQ(b.python, "/usr/bin/python3.12");
     ExtensionBuildResult r;
     r.status = BuildStatus::build_failed;

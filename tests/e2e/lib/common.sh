@@ -1,28 +1,54 @@
-# shellcheck shell=bash disable=SC2034  # fail, src, redis_port, tiny_ext: read by the scripts that source this file
-# Plumbing shared by the e2e scripts that start servers and build the test fixture
-# extension (cache_shared.sh, cache_s3.sh, dist.sh, governor.sh, build_failure.sh,
-# stack.sh): sourced, never run. Safe under `set -u`; it changes no shell option and
-# starts nothing until a function is called.
+# shellcheck shell=bash disable=SC2034  # fail, failures, src, redis_port, tiny_ext: read by the scripts that source this file
+# Plumbing shared by the e2e scripts (tests/e2e/*.sh): the check helpers (ok, bad,
+# expect_eq, expect_grep, fail), JSON reads, test wheels, and for the scripts that start
+# servers and build the test fixture extension (cache_shared.sh, cache_s3.sh, dist.sh,
+# governor.sh, build_failure.sh, stack.sh ...) ports, a Redis and package copies. Sourced,
+# never run. Safe under `set -euo pipefail`; it changes no shell option and starts nothing
+# until a function is called.
+#
+# Two styles of script use it. Most check everything and end with `exit $fail`: ok,
+# bad, expect_eq and expect_grep print one line per check and set fail=1 on a failure.
+# The others stop at the first failure: fail prints one line and exits 1.
+
+# This folder (tests/e2e/lib), absolute: the scripts may cd after sourcing this file.
+e2e_lib=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 # The source tree: TAILOR_SOURCE_DIR, else the tree this file is in.
-src=${TAILOR_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}
+src=${TAILOR_SOURCE_DIR:-$(cd "$e2e_lib/../../.." && pwd)}
 
-# Set to 1 by a failed expect_eq; the script ends with `exit $fail`.
+# A failed check (bad, expect_eq, expect_grep) sets fail to 1 and counts in failures; the
+# script ends with `exit $fail`.
 fail=0
+failures=0
+
+# ok NAME: "ok   NAME".
+ok() { echo "ok   $*"; }
+
+# bad WHAT: "FAIL WHAT" and fail=1; the script goes on.
+bad() { echo "FAIL $*"; fail=1; failures=$((failures + 1)); }
 
 # expect_eq NAME GOT WANT: "ok   NAME", or a FAIL line with both values and fail=1.
 expect_eq() {
-  if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1: got '$2', want '$3'"; fail=1; fi
+  if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got '$2', want '$3'"; fi
 }
 
 # expect_grep NAME PATTERN FILE: "ok   NAME" when FILE has PATTERN, else a FAIL line, the
 # file's last 40 lines and fail=1.
 expect_grep() {
-  if grep -q -- "$2" "$3"; then echo "ok   $1"; else echo "FAIL $1: no '$2' in $3"; sed 's/^/    /' "$3" | tail -40; fail=1; fi
+  if grep -q -- "$2" "$3"; then ok "$1"; else bad "$1: no '$2' in $3"; sed 's/^/    /' "$3" | tail -40; fi
 }
+
+# fail WHAT: "FAIL: WHAT" on stderr and exit 1, for the scripts that stop at the first
+# failure. (The variable fail above is the flag of the scripts that go on; bash keeps
+# functions and variables apart.)
+fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # json_get FILE EXPR: the Python expression EXPR over the JSON document of FILE (as `j`).
 json_get() { python3 -c 'import json,sys; j=json.load(open(sys.argv[2])); print(eval(sys.argv[1]))' "$2" "$1"; }
+
+# make_wheel [--stored] [--bad-hash] OUT FILE:ARC...: a wheel of those files, its name,
+# version and tag taken from OUT's file name (lib/make_wheel.py).
+make_wheel() { python3 "$e2e_lib/make_wheel.py" "$@"; }
 
 # free_port: a loopback TCP port that nothing listened on a moment ago.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
