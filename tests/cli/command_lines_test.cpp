@@ -77,6 +77,30 @@ TEST(CommandLines, TheParserRefusesWhatTailorRefuses) {
   EXPECT_FALSE(check_command_line({"frobnicate"}));
 }
 
+// --arch / --gpu (and slim's --keep, inspect's --require/--exact) repeat on every command,
+// one value each: a path after the flag stays a path (slim and inspect require one).
+TEST(CommandLines, TargetFlagsRepeatOnEveryCommand) {
+  const std::vector<std::vector<std::string>> lines = {
+      {"build", "--arch", "8.0", "--arch", "9.0", "src"},
+      {"build", "--gpu", "T4G", "--gpu", "H100"},
+      {"plan", "--gpu", "T4G", "--gpu", "H100"},
+      {"plan", "--arch", "8.0", "--arch", "9.0"},
+      {"build", "torch", "--arch", "8.0", "--arch", "9.0"},
+      {"doctor", "torch", "--gpu", "T4G", "--gpu", "A10G"},
+      {"slim", "--keep", "8.0", "--keep", "9.0", "x.whl", "--dry-run"},
+      {"slim", "--gpu", "T4G", "x.whl", "--dry-run"},
+      {"stack", "torch", "--gpu", "T4G", "--gpu", "H100"},
+      {"stack", "--arch", "8.0", "torch", "--arch", "9.0"},
+      {"inspect", "--gpu", "T4G", "--gpu", "H100", "x.whl"},
+      {"inspect", "--require", "8.0", "--require", "9.0", "x.whl"},
+      {"inspect", "--exact", "8.0", "x.whl", "--exact", "9.0"},
+  };
+  for (const auto& line : lines) {
+    auto ok = check_command_line(line);
+    EXPECT_TRUE(ok) << join(line, " ") << ": " << (ok ? "" : ok.error().message);
+  }
+}
+
 TEST(CommandLines, DoctorTakesItsPositionalSafely) {
   // CLI11 writes the positional during parsing, after setup_doctor returned: the field
   // must outlive setup (a local string there was written after its end).

@@ -177,6 +177,30 @@ TEST(TorchValidation, UnknownReleaseAndNoTarget) {
   EXPECT_EQ(resolve_torch_plan(w, host).env.at("TORCH_CUDA_ARCH_LIST"), "7.5");
 }
 
+// --gpu is GPUs, as on every command (cuda::resolve_target_request): each one's SASS,
+// repeats one union; a bad one is filed under "gpu", an --arch one under "arch".
+TEST(TorchValidation, GpuIsEachGpusSassAndRepeats) {
+  TorchVariant v = base();
+  v.arch.clear();
+  v.gpu = {"8.0+PTX", "A10G"};
+  BuildPlan p = resolve_torch_plan(v, x86_cuda128_host());
+  EXPECT_EQ(p.targets.names(), (std::vector<std::string>{"sm_80", "sm_86"}));
+  EXPECT_EQ(p.env.at("TORCH_CUDA_ARCH_LIST"), "8.0;8.6");
+  v.gpu = {"hoper"};
+  BuildPlan bad = resolve_torch_plan(v, x86_cuda128_host());
+  ASSERT_NE(find(bad, "gpu"), nullptr);
+  EXPECT_EQ(find(bad, "gpu")->message, "unknown CUDA target 'hoper' (did you mean: Hopper, H100?)");
+  TorchVariant a = base();
+  a.arch = {"8.0+PTX", "A10G"};
+  EXPECT_EQ(resolve_torch_plan(a, x86_cuda128_host()).targets.names(),
+            (std::vector<std::string>{"sm_80", "compute_80", "sm_86"}));
+  // A --gpu that implies a platform implies it here too.
+  TorchVariant t4g = base();
+  t4g.arch.clear();
+  t4g.gpu = {"T4G"};
+  EXPECT_EQ(resolve_torch_plan(t4g, x86_cuda128_host()).platform, "aarch64");
+}
+
 TEST(TorchValidation, MissingToolkitIsWarningForPlanErrorForBuild) {
   TorchVariant v = base();
   v.cuda = cuda::CudaVersion{12, 8};
