@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "cuda/cuda_version.h"
 #include "data/toml_document.h"
 #include "formats/wheel.h"
 #include "formats/zip.h"
@@ -169,7 +170,7 @@ namespace {
 /// data/build/reproducible.toml: nvcc's fixed random seed and the first nvcc that takes it.
 struct NvccRandomSeed {
   std::string flags;
-  std::string min_nvcc;
+  cuda::CudaVersion min_nvcc;
 };
 
 const NvccRandomSeed& nvcc_random_seed() {
@@ -177,8 +178,9 @@ const NvccRandomSeed& nvcc_random_seed() {
     auto doc = data::toml_document("build/reproducible.toml");
     NvccRandomSeed s;
     s.flags = doc.at_path("nvcc_random_seed.flags").string();
-    s.min_nvcc = doc.at_path("nvcc_random_seed.min_nvcc").string();
-    if (!parse_version(s.min_nvcc)) doc.at_path("nvcc_random_seed.min_nvcc").fail("expected a version such as 12.9");
+    auto min = cuda::parse_cuda_version(doc.at_path("nvcc_random_seed.min_nvcc").string());
+    if (!min) doc.at_path("nvcc_random_seed.min_nvcc").fail("expected a CUDA version such as 12.9");
+    s.min_nvcc = *min;
     return s;
   }();
   return seed;
@@ -188,8 +190,8 @@ const NvccRandomSeed& nvcc_random_seed() {
 
 std::string nvcc_reproducible_flags(std::string_view nvcc_version) {
   const auto& seed = nvcc_random_seed();
-  if (nvcc_version.empty() || !parse_version(nvcc_version) || compare_versions(nvcc_version, seed.min_nvcc) < 0)
-    return {};
+  auto version = cuda::parse_cuda_version(nvcc_version);
+  if (!version || *version < seed.min_nvcc) return {};
   return seed.flags;
 }
 

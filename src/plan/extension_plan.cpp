@@ -16,6 +16,7 @@
 #include "util/user_file.h"
 #include "util/files.h"
 #include "util/strings.h"
+#include "cuda/cuda_version.h"
 #include "util/version.h"
 
 namespace tailor::plan {
@@ -38,7 +39,7 @@ struct PackageParallelism {
   bool modules_at_once = true;
   int split_reference_cores = 16;
   int split_max = 8;
-  std::string split_min_nvcc;
+  cuda::CudaVersion split_min_nvcc;
 };
 
 const PackageParallelism& package_parallelism() {
@@ -51,7 +52,9 @@ const PackageParallelism& package_parallelism() {
       doc.at_path("split_compile.reference_cores").fail("expected 1 to 1024");
     r.split_max = static_cast<int>(doc.at_path("split_compile.max").integer());
     if (r.split_max < 1 || r.split_max > 64) doc.at_path("split_compile.max").fail("expected 1 to 64");
-    r.split_min_nvcc = doc.at_path("split_compile.min_nvcc").string();
+    auto min = cuda::parse_cuda_version(doc.at_path("split_compile.min_nvcc").string());
+    if (!min) doc.at_path("split_compile.min_nvcc").fail("expected a CUDA version such as 12.0");
+    r.split_min_nvcc = *min;
     return r;
   }();
   return p;
@@ -348,8 +351,8 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
   if (const auto& par = package_parallelism(); par.modules_at_once && recipe.build_system == BuildSystem::pip &&
                                                !request.environment.count("TAILOR_MODULES_AT_ONCE")) {
     plan.env["TAILOR_MODULES_AT_ONCE"] = "1";
-    if (toolkit && !toolkit->version.empty() && par.split_max >= 2 &&
-        compare_versions(toolkit->version, par.split_min_nvcc) >= 0)
+    if (auto nvcc = cuda::parse_cuda_version(toolkit ? toolkit->version : std::string());
+        nvcc && par.split_max >= 2 && *nvcc >= par.split_min_nvcc)
       plan.env["TAILOR_SPLIT_COMPILE"] = fmt::format("{}:{}", par.split_reference_cores, par.split_max);
   }
   if (recipe.serial && !recipe.parallel_fix && request.jobs)
