@@ -24,7 +24,7 @@ namespace {
 
 class QuietDisplay : public ProgressDisplay {
 public:
-  void step_started(const RunStep&, size_t, size_t) override {}
+  void step_started(const plan::Step&, size_t, size_t) override {}
   void progress(const BuildProgress&) override {}
   void step_finished(const StepOutcome&) override {}
 };
@@ -88,7 +88,7 @@ public:
       : m_out(out), m_heartbeat(heartbeat_interval(hb), heartbeat_clock(hb)), m_own_thread(hb.own_thread),
         m_ticker([this] { tick(); }) {}
   ~PlainDisplay() override { m_ticker.stop(); }
-  void step_started(const RunStep& step, size_t index, size_t count) override {
+  void step_started(const plan::Step& step, size_t index, size_t count) override {
     m_ticker.stop();
     {
       std::lock_guard lock(m_mutex);
@@ -167,7 +167,7 @@ public:
     if (const char* cols = std::getenv("COLUMNS")) m_width = std::max(20, std::atoi(cols));
   }
   ~LiveDisplay() override { m_ticker.stop(); }
-  void step_started(const RunStep& step, size_t index, size_t count) override {
+  void step_started(const plan::Step& step, size_t index, size_t count) override {
     m_ticker.stop();
     {
       std::lock_guard lock(m_mutex);
@@ -248,7 +248,7 @@ DisplayStyle default_display_style(std::FILE* out) {
   return DisplayStyle::live;
 }
 
-std::string render_step_shell(const RunStep& step) {
+std::string render_step_shell(const plan::Step& step) {
   std::string line;
   if (!step.cwd.empty()) line += "cd " + shell_quote(step.cwd) + " && ";
   for (const auto& v : step.unset_env) line += "unset " + v + "; ";
@@ -296,7 +296,7 @@ BuildRunner::BuildRunner(CommandRunner& runner, ProgressDisplay& display, std::s
                          ProgressTracker::Clock clock)
     : m_runner(runner), m_display(display), m_log_path(std::move(log_path)), m_clock(std::move(clock)) {}
 
-Expected<RunOutcome> BuildRunner::run(const std::vector<RunStep>& steps) {
+Expected<RunOutcome> BuildRunner::run(const std::vector<plan::Step>& steps) {
   std::FILE* log = std::fopen(m_log_path.c_str(), "w");
   if (!log) return make_error(fmt::format("{}: cannot write the build log: {}", m_log_path, std::strerror(errno)));
   RunOutcome outcome;
@@ -304,7 +304,7 @@ Expected<RunOutcome> BuildRunner::run(const std::vector<RunStep>& steps) {
   auto run_start = m_clock();
   ProgressTracker tracker(m_clock);
   for (size_t i = 0; i < steps.size(); ++i) {
-    const RunStep& step = steps[i];
+    const plan::Step& step = steps[i];
     if (interrupt_signal() != 0) {
       outcome.interrupted = true;
       break;

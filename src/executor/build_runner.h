@@ -12,20 +12,11 @@
 #include <vector>
 
 #include "executor/build_progress.h"
+#include "plan/step.h"
 #include "util/expected.h"
 #include "util/process.h"
 
 namespace tailor::executor {
-
-/// One process to run.
-struct RunStep {
-  std::string title;               ///< "pip wheel", "cmake configure"
-  std::vector<std::string> argv;
-  std::string cwd;                 ///< empty: the current directory
-  std::map<std::string, std::string> env;  ///< set on top of the inherited environment
-  std::vector<std::string> unset_env;      ///< removed from the inherited environment
-  std::chrono::seconds timeout{std::chrono::hours(24)};
-};
 
 struct StepOutcome {
   std::string title;
@@ -49,7 +40,7 @@ struct RunOutcome {
 class ProgressDisplay {
 public:
   virtual ~ProgressDisplay() = default;
-  virtual void step_started(const RunStep& step, size_t index, size_t count) = 0;
+  virtual void step_started(const plan::Step& step, size_t index, size_t count) = 0;
   virtual void progress(const BuildProgress& p) = 0;
   virtual void step_finished(const StepOutcome& outcome) = 0;
   /// About once a second while a step runs (the display's own thread, or a test): shows
@@ -81,7 +72,7 @@ public:
               ProgressTracker::Clock clock = [] { return std::chrono::steady_clock::now(); });
   /// Runs the steps in order, stopping at the first failure. An error only when the log
   /// cannot be written; a failed step is a RunOutcome with !ok().
-  Expected<RunOutcome> run(const std::vector<RunStep>& steps);
+  Expected<RunOutcome> run(const std::vector<plan::Step>& steps);
 
 private:
   CommandRunner& m_runner;
@@ -96,8 +87,8 @@ private:
 /// the new log's path; the caller holds DIR's lock (executor/folder_lock.h).
 Expected<std::string> start_run_log(const std::string& dir, size_t keep = 10);
 
-/// `RunStep` as a shell line for --print-env style output and for the log header:
+/// `plan::Step` as a shell line for --print-env style output and for the log header:
 /// `cd DIR && VAR=value ... argv...`.
-std::string render_step_shell(const RunStep& step);
+std::string render_step_shell(const plan::Step& step);
 
 }  // namespace tailor::executor

@@ -52,7 +52,7 @@ std::vector<std::string> fixed_path_argv(const FixedPath& fp, const std::string&
   return out;
 }
 
-RunStep in_fixed_path(RunStep step, const FixedPath& fp) {
+plan::Step in_fixed_path(plan::Step step, const FixedPath& fp) {
   step.argv = fixed_path_argv(fp, step.cwd, step.argv);
   for (auto& [k, v] : step.env) v = to_fixed(v, fp);
   return step;

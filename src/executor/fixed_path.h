@@ -46,6 +46,6 @@ std::vector<std::string> fixed_path_argv(const FixedPath& fp, const std::string&
 
 /// A step that runs in the namespace: argv, cwd and every environment value mapped, argv
 /// behind bubblewrap, which is started in the real cwd.
-RunStep in_fixed_path(RunStep step, const FixedPath& fp);
+plan::Step in_fixed_path(plan::Step step, const FixedPath& fp);
 
 }  // namespace tailor::executor

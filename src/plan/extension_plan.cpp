@@ -411,8 +411,10 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
   // pip would run setup.py (and its `import torch`) once more for metadata first.
   const std::string driver = (std::filesystem::path(source).parent_path() / "tailor-build-wheel.py").string();
   plan.helper_files.push_back({driver, build_wheel_script()});
-  BuildStep wheel_step{"build the " + recipe.name + " wheel (PEP 517)", {python, "-u", driver, out_dir}, source,
-                       {python, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", out_dir, source}};
+  Step wheel_step{.title = "build the " + recipe.name + " wheel (PEP 517)",
+                  .argv = {python, "-u", driver, out_dir},
+                  .cwd = source,
+                  .by_hand = {python, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", out_dir, source}};
   if (recipe.build_system == BuildSystem::cmake_then_pip) {
     const std::string build_dir = source + "/build";
     std::vector<std::string> configure = {"cmake", "-S", source, "-B", build_dir};

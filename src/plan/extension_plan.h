@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cuda/target_set.h"
+#include "plan/step.h"
 #include "cache/cache_settings.h"
 #include "plan/extension_recipe.h"
 #include "probe/host_report.h"
@@ -32,15 +33,6 @@ struct ExtensionBuildRequest {
   /// A recipe profile (`[profile.<name>]`) to build with: restrictions the package
   /// allows. Empty: none. A name the recipe lacks is an error that lists its profiles.
   std::string profile;
-};
-
-struct BuildStep {
-  std::string title;
-  std::vector<std::string> argv;
-  std::string cwd;
-  /// When argv runs one of tailor's helper files: the command a person would type for
-  /// the same result (--print-env shows it; the build runs argv).
-  std::vector<std::string> by_hand;
 };
 
 /// A file of tailor's own that the build writes before its steps run (the PEP 517
@@ -92,7 +84,7 @@ struct ExtensionBuildPlan {
   std::string parallel_fix;
   std::vector<PackageAddition> package_additions;
   std::string profile;  ///< the recipe profile applied, "" for none
-  std::vector<BuildStep> steps;
+  std::vector<Step> steps;
   std::vector<HelperFile> helper_files;  ///< written before the steps run
   std::string smoke_test;  ///< Python source
   std::string import_name;

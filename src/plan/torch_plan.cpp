@@ -18,6 +18,10 @@ namespace tailor::plan {
 
 namespace {
 
+Step step(std::string title, std::vector<std::string> argv, std::string cwd, bool uses_plan_env) {
+  return Step{.title = std::move(title), .argv = std::move(argv), .cwd = std::move(cwd), .uses_plan_env = uses_plan_env};
+}
+
 /// Python's and torch's "3.10.12" -> "3.10" (CUDA versions are cuda::CudaVersion).
 std::string major_minor(std::string_view version) {
   auto parts = split_any(version, ".");
@@ -443,22 +447,22 @@ void build_steps(Context& c, const TorchRelease* rel) {
   auto& p = c.plan;
   auto& L = p.layout;
   if (!p.variant.source_dir) {
-    p.steps.push_back({"clone source", {"git", "clone", "--recursive", "--depth", "1", "--branch", p.git_tag, c.catalog.source_url, L.source_dir}, "", false});
-    p.steps.push_back({"sync submodules", {"git", "submodule", "sync"}, L.source_dir, false});
-    p.steps.push_back({"update submodules", {"git", "submodule", "update", "--init", "--recursive", "--depth", "1"}, L.source_dir, false});
+    p.steps.push_back(step("clone source", {"git", "clone", "--recursive", "--depth", "1", "--branch", p.git_tag, c.catalog.source_url, L.source_dir}, "", false));
+    p.steps.push_back(step("sync submodules", {"git", "submodule", "sync"}, L.source_dir, false));
+    p.steps.push_back(step("update submodules", {"git", "submodule", "update", "--init", "--recursive", "--depth", "1"}, L.source_dir, false));
   }
-  p.steps.push_back({"create venv", {p.python, "-m", "venv", L.venv_dir}, "", false});
+  p.steps.push_back(step("create venv", {p.python, "-m", "venv", L.venv_dir}, "", false));
   std::string vpy = L.venv_dir + "/bin/python";
   std::vector<std::string> pip = {vpy, "-m", "pip", "install", "-r", "requirements.txt"};
   for (const auto& r : p.requirements) pip.push_back(r);
-  p.steps.push_back({"install build requirements", pip, L.source_dir, false});
+  p.steps.push_back(step("install build requirements", pip, L.source_dir, false));
   if (rel) {
     auto it = c.catalog.build_commands.find(rel->build);
     std::vector<std::string> argv;
     if (it != c.catalog.build_commands.end())
       for (const auto& a : it->second) argv.push_back(a == "{python}" ? vpy : a);
     p.build_style = rel->build;
-    p.steps.push_back({"build wheel", argv, L.source_dir, true});
+    p.steps.push_back(step("build wheel", argv, L.source_dir, true));
   }
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cuda/target_set.h"
+#include "plan/step.h"
 #include "plan/torch_catalog.h"
 #include "plan/torch_variant.h"
 #include "probe/host_report.h"
@@ -31,13 +32,6 @@ struct PlanProblem {
 /// What the plan is for: `plan` describes a build that may run elsewhere (this host's
 /// missing pieces are warnings); `build` and `doctor` run here (they are errors).
 enum class PlanPurpose { describe, build_here };
-
-struct PlanStep {
-  std::string title;
-  std::vector<std::string> argv;
-  std::string cwd;         ///< empty: the directory tailor runs in
-  bool uses_env = false;   ///< runs with the plan's env (the build itself)
-};
 
 struct PlanEstimate {
   int jobs = 1;
@@ -99,7 +93,7 @@ struct BuildPlan {
   std::map<std::string, std::string> env;
   std::vector<std::string> requirements;
   WorkLayout layout;
-  std::vector<PlanStep> steps;
+  std::vector<Step> steps;
   PlanEstimate estimate;
   std::vector<PlanProblem> problems;
   /// Why tailor's choice differs from the common hand-written recipes (build guides written by hand).

@@ -37,7 +37,7 @@ nlohmann::json plan_to_json(const BuildPlan& p) {
   j["layout"] = {{"work_dir", p.layout.work_dir}, {"source_dir", p.layout.source_dir}, {"venv_dir", p.layout.venv_dir}};
   auto& steps = j["steps"] = nlohmann::json::array();
   for (const auto& s : p.steps)
-    steps.push_back({{"title", s.title}, {"argv", s.argv}, {"cwd", s.cwd}, {"uses_env", s.uses_env}});
+    steps.push_back({{"title", s.title}, {"argv", s.argv}, {"cwd", s.cwd}, {"uses_env", s.uses_plan_env}});
   const auto& e = p.estimate;
   j["estimates"] = {{"jobs", e.jobs},         {"jobs_reason", e.jobs_reason}, {"wheel_mib", e.wheel_mib},
                     {"wheel_formula", e.wheel_formula}, {"per_target_mib", e.per_target_mib},
@@ -88,7 +88,7 @@ std::string render_plan_text(const BuildPlan& p) {
   for (const auto& s : p.steps) {
     std::vector<std::string> q;
     for (const auto& a : s.argv) q.push_back(shell_quote(a));
-    o += fmt::format("  {}. {}{}: {}{}\n", n++, s.title, s.uses_env ? " (with the environment above)" : "",
+    o += fmt::format("  {}. {}{}: {}{}\n", n++, s.title, s.uses_plan_env ? " (with the environment above)" : "",
                      s.cwd.empty() ? "" : "cd " + shell_quote(s.cwd) + " && ", join(q, " "));
   }
   const auto& e = p.estimate;

@@ -149,7 +149,7 @@ std::string render_plan_script(const BuildPlan& p) {
   for (const auto& s : p.steps) {
     o += fmt::format("  # {}\n", s.title);
     std::string cmd = quote_all(p, s.argv);
-    if (s.uses_env) cmd += " 2>&1 | tee \"$TAILOR_WORK/build.log\"";
+    if (s.uses_plan_env) cmd += " 2>&1 | tee \"$TAILOR_WORK/build.log\"";
     if (!s.cwd.empty()) o += fmt::format("  (cd {} && {})\n", script_word(p, s.cwd), cmd);
     else o += fmt::format("  {}\n", cmd);
   }

@@ -61,7 +61,7 @@ std::string governor_key(const ExtensionBuildState& s) {
 /// The memory governor for this build (executor/memory_governor.h), or why the static count
 /// runs instead; with the static count and --memory-budget, the count fits the budget.
 std::unique_ptr<MemoryGovernor> start_memory_governor(const ExtensionBuildOptions& o, ExtensionBuildState& s,
-                                                      std::vector<RunStep>& steps, std::optional<pid_t> cache_server) {
+                                                      std::vector<plan::Step>& steps, std::optional<pid_t> cache_server) {
   BuildReport& rep = s.result.report;
   const plan::ExtensionBuildPlan& p = s.build_plan;
   const plan::ExtensionRecipe& recipe = *s.recipe;
@@ -566,9 +566,9 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   std::error_code ec;
   fs::remove_all(req.out_dir, ec);
   fs::create_directories(req.out_dir, ec);
-  std::vector<RunStep> steps;
+  std::vector<plan::Step> steps;
   for (const auto& st : p->steps) {
-    RunStep rs;
+    plan::Step rs;
     rs.title = st.title;
     rs.argv = st.argv;
     rs.cwd = st.cwd.empty() ? s.source_dir : st.cwd;
@@ -628,7 +628,7 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   // Resume: the copy's build/ tree stays while the build is configured the same (the
   // job count, which follows free memory, does not change what is built).
   std::string fingerprint = join(rep.targets, ",");
-  for (RunStep st : steps) {
+  for (plan::Step st : steps) {
     st.env.erase(s.recipe->jobs_variable);
     st.env.erase("MAKEFLAGS");
     std::erase(st.unset_env, s.recipe->jobs_variable);

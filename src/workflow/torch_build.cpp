@@ -203,19 +203,19 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
   }
 
   // Steps: source (git) unless --source, venv + requirements unless --no-venv, build.
-  std::vector<RunStep> steps;
+  std::vector<plan::Step> steps;
   std::string build_python = options.no_venv ? p.python : p.layout.venv_dir + "/bin/python";
   for (const auto& s : p.steps) {
     if (options.no_venv && (s.title == "create venv" || s.title == "install build requirements")) continue;
     if (s.title == "clone source" && fs::exists(p.layout.source_dir + "/.git", ec)) continue;  // resumable
-    RunStep r;
+    plan::Step r;
     r.title = s.title;
     r.argv = s.argv;
     if (options.no_venv)
       for (auto& a : r.argv)
         if (a == p.layout.venv_dir + "/bin/python") a = build_python;
     r.cwd = s.cwd;
-    if (s.uses_env) {
+    if (s.uses_plan_env) {
       r.env = p.env;
       if (options.configure_only) r.env["CMAKE_ONLY"] = "1";
     }

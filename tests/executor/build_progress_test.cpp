@@ -348,7 +348,7 @@ TEST(HeartbeatDisplay, PlainPrintsStillRunningAfterAQuietInterval) {
   auto now = std::chrono::steady_clock::time_point{};
   {
     auto d = make_progress_display(DisplayStyle::plain, f, HeartbeatOptions{30s, [&] { return now; }, false});
-    RunStep step{"build the torch-scatter wheel (pip)", {"python3"}, "", {}, {}, 60s};
+    tailor::plan::Step step{"build the torch-scatter wheel (pip)", {"python3"}, "", {}, {}, 60s};
     d->step_started(step, 0, 1);
     now += 29s;
     d->tick();  // not yet
@@ -390,7 +390,7 @@ TEST(HeartbeatDisplay, LiveRedrawsTheStatusLine) {
   auto now = std::chrono::steady_clock::time_point{};
   {
     auto d = make_progress_display(DisplayStyle::live, f, HeartbeatOptions{30s, [&] { return now; }, false});
-    d->step_started(RunStep{"pip wheel", {"python3"}, "", {}, {}, 60s}, 0, 1);
+    d->step_started(tailor::plan::Step{"pip wheel", {"python3"}, "", {}, {}, 60s}, 0, 1);
     now += 45s;
     d->tick();
   }

@@ -44,7 +44,7 @@ class RecordingDisplay : public ProgressDisplay {
 public:
   std::vector<std::string> events;
   std::vector<BuildProgress> updates;
-  void step_started(const RunStep& s, size_t i, size_t n) override {
+  void step_started(const tailor::plan::Step& s, size_t i, size_t n) override {
     events.push_back("start " + s.title + " " + std::to_string(i + 1) + "/" + std::to_string(n));
   }
   void progress(const BuildProgress& p) override { updates.push_back(p); }
@@ -65,7 +65,7 @@ TEST(BuildRunner, RunsStepsWithEnvLogsAndProgress) {
   RecordingDisplay display;
   std::string log = log_file("ok");
   BuildRunner br(runner, display, log, [&] { return now; });
-  RunStep step;
+  tailor::plan::Step step;
   step.title = "pip wheel";
   step.argv = {"python3", "-m", "pip", "wheel", "."};
   step.cwd = "/src";
@@ -100,7 +100,7 @@ TEST(BuildRunner, StopsAtTheFirstFailure) {
   RecordingDisplay display;
   std::string log = log_file("fail");
   BuildRunner br(runner, display, log);
-  auto out = br.run({RunStep{"configure", {"cmake", "-S", "."}, "", {}, {}, 60s}, RunStep{"pip wheel", {"python3"}, "", {}, {}, 60s}});
+  auto out = br.run({tailor::plan::Step{"configure", {"cmake", "-S", "."}, "", {}, {}, 60s}, tailor::plan::Step{"pip wheel", {"python3"}, "", {}, {}, 60s}});
   ASSERT_TRUE(out);
   EXPECT_FALSE(out->ok());
   ASSERT_EQ(out->steps.size(), 1u);
@@ -115,7 +115,7 @@ TEST(BuildRunner, MissingProgramIsAFailedStepNotAnError) {
   RecordingDisplay display;
   std::string log = log_file("missing");
   BuildRunner br(runner, display, log);
-  auto out = br.run({RunStep{"x", {"no-such-program"}, "", {}, {}, 60s}});
+  auto out = br.run({tailor::plan::Step{"x", {"no-such-program"}, "", {}, {}, 60s}});
   ASSERT_TRUE(out);
   EXPECT_FALSE(out->ok());
   EXPECT_FALSE(out->steps[0].started);
@@ -137,7 +137,7 @@ TEST(BuildRunner, RealProcessOutputReachesTheLog) {
   RecordingDisplay display;
   std::string log = log_file("real");
   BuildRunner br(runner, display, log);
-  RunStep step{"sh", {"sh", "-c", "echo \"[1/2] cc -c $GREETING.c\"; echo oops >&2; exit 3"}, "", {{"GREETING", "hello"}}, {}, 30s};
+  tailor::plan::Step step{"sh", {"sh", "-c", "echo \"[1/2] cc -c $GREETING.c\"; echo oops >&2; exit 3"}, "", {{"GREETING", "hello"}}, {}, 30s};
   auto out = br.run({step});
   ASSERT_TRUE(out);
   EXPECT_EQ(out->steps[0].exit_code, 3);
@@ -153,7 +153,7 @@ TEST(ProgressDisplays, PlainPrintsStepsAndDeciles) {
   size_t len = 0;
   std::FILE* f = open_memstream(&buf, &len);
   auto d = make_progress_display(DisplayStyle::plain, f);
-  RunStep step{"pip wheel", {"python3"}, "", {}, {}, 60s};
+  tailor::plan::Step step{"pip wheel", {"python3"}, "", {}, {}, 60s};
   d->step_started(step, 0, 2);
   BuildProgress p;
   p.total = 10;
@@ -182,7 +182,7 @@ TEST(ProgressDisplays, LiveRewritesOneLine) {
   size_t len = 0;
   std::FILE* f = open_memstream(&buf, &len);
   auto d = make_progress_display(DisplayStyle::live, f);
-  RunStep step{"pip wheel", {"python3"}, "", {}, {}, 60s};
+  tailor::plan::Step step{"pip wheel", {"python3"}, "", {}, {}, 60s};
   d->step_started(step, 0, 1);
   BuildProgress p;
   p.done = 1;
@@ -198,7 +198,7 @@ TEST(ProgressDisplays, LiveRewritesOneLine) {
 }
 
 TEST(RenderStepShell, QuotesWhatNeedsIt) {
-  RunStep s{"t", {"python3", "-m", "pip", "wheel", "a b"}, "/src dir", {{"X", "1;2"}}, {"Y"}, 60s};
+  tailor::plan::Step s{"t", {"python3", "-m", "pip", "wheel", "a b"}, "/src dir", {{"X", "1;2"}}, {"Y"}, 60s};
   EXPECT_EQ(render_step_shell(s), "cd '/src dir' && unset Y; X='1;2' python3 -m pip wheel 'a b'");
 }
 
@@ -214,7 +214,7 @@ TEST(ProgressDisplays, AnInterruptedStepSaysInterruptedNotFailed) {
     tailor::executor::HeartbeatOptions hb;
     hb.own_thread = false;
     auto d = tailor::executor::make_progress_display(style, f, hb);
-    tailor::executor::RunStep st;
+    tailor::plan::Step st;
     st.title = "build";
     d->step_started(st, 0, 1);
     tailor::executor::StepOutcome o;

@@ -38,12 +38,12 @@ TEST(FixedPath, MapsWholePathsOnly) {
 
 TEST(FixedPath, WrapsAStep) {
   FixedPath fp{"/w/a", "/tmp/.tailor-build/p", "/usr/bin/bwrap"};
-  RunStep st;
+  tailor::plan::Step st;
   st.title = "build";
   st.argv = {"python3", "/w/a/build_wheel.py", "--out", "/w/a/wheelhouse"};
   st.cwd = "/w/a/src";
   st.env = {{"MAKEFLAGS", "-j4 --jobserver-auth=fifo:/w/a/jobserver.fifo"}, {"HOME", "/home/u"}};
-  RunStep w = in_fixed_path(st, fp);
+  tailor::plan::Step w = in_fixed_path(st, fp);
   EXPECT_EQ(w.cwd, "/w/a/src");  // bubblewrap starts in the real folder
   EXPECT_EQ(w.argv, (std::vector<std::string>{"/usr/bin/bwrap", "--dev-bind", "/", "/", "--tmpfs", "/tmp/.tailor-build",
                                                "--bind", "/w/a", "/tmp/.tailor-build/p", "--die-with-parent", "--chdir",

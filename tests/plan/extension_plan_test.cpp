@@ -55,7 +55,7 @@ ExtensionBuildPlan resolve(const ExtensionBuildRequest& r, const probe::HostRepo
   return plan ? *plan : ExtensionBuildPlan{};
 }
 
-bool has_arg(const BuildStep& step, const std::string& arg) {
+bool has_arg(const Step& step, const std::string& arg) {
   return std::find(step.argv.begin(), step.argv.end(), arg) != step.argv.end();
 }
 

@@ -108,7 +108,7 @@ TEST(TorchPlanGraviton, StepsCloneTagWithSubmodulesThenVenvThenBuild) {
   EXPECT_EQ(p.steps[4].cwd, "/home/ubuntu/tailor-work/pytorch");
   EXPECT_EQ(p.steps[4].argv.front(), "/home/ubuntu/tailor-work/venv/bin/python");
   EXPECT_EQ(p.steps[5].argv, (std::vector<std::string>{"/home/ubuntu/tailor-work/venv/bin/python", "setup.py", "bdist_wheel"}));
-  EXPECT_TRUE(p.steps[5].uses_env);
+  EXPECT_TRUE(p.steps[5].uses_plan_env);
 }
 
 TEST(TorchPlan, EveryWorkPathIsAbsolute) {

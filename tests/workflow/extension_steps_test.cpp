@@ -77,7 +77,7 @@ protected:
   class RecordingDisplay : public ProgressDisplay {
   public:
     std::vector<std::string> events;
-    void step_started(const RunStep& step, size_t i, size_t n) override {
+    void step_started(const tailor::plan::Step& step, size_t i, size_t n) override {
       events.push_back("start " + step.title + " " + std::to_string(i + 1) + "/" + std::to_string(n));
     }
     void progress(const BuildProgress&) override {}

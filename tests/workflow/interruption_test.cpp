@@ -214,7 +214,7 @@ public:
 };
 
 class QuietDisplay : public ProgressDisplay {
-  void step_started(const RunStep&, size_t, size_t) override {}
+  void step_started(const tailor::plan::Step&, size_t, size_t) override {}
   void progress(const BuildProgress&) override {}
   void step_finished(const StepOutcome&) override {}
 };
@@ -228,7 +228,7 @@ TEST(Interrupt, RunnerStopsAndPublishingRefuses) {
   CountingRunner runner;
   QuietDisplay display;
   BuildRunner br(runner, display, (t.path / "log").string());
-  auto outcome = br.run({RunStep{"one", {"true"}}, RunStep{"two", {"true"}}});
+  auto outcome = br.run({tailor::plan::Step{"one", {"true"}}, tailor::plan::Step{"two", {"true"}}});
   ASSERT_TRUE(outcome);
   EXPECT_TRUE(outcome->interrupted);
   EXPECT_FALSE(outcome->ok());

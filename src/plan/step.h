@@ -1,0 +1,28 @@
+// The one step type: a process a build plan runs. Plan writes steps (torch's clone, venv,
+// requirements and setup.py; an extension's CMake and PEP 517 wheel), the executor runs
+// them (executor/build_runner.h) and renders them (`--print-env`, the log header, the sh
+// script). No other step type exists.
+#pragma once
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tailor::plan {
+
+struct Step {
+  std::string title;                        ///< "pip wheel", "cmake configure"
+  std::vector<std::string> argv;
+  std::string cwd;                          ///< empty: the directory tailor runs in
+  std::map<std::string, std::string> env;   ///< set on top of the inherited environment
+  std::vector<std::string> unset_env;       ///< removed from the inherited environment
+  std::chrono::seconds timeout{std::chrono::hours(24)};
+  /// When argv runs one of tailor's helper files: the command a person would type for the
+  /// same result (--print-env shows it; the build runs argv).
+  std::vector<std::string> by_hand;
+  /// Runs with the plan's build environment (`BuildPlan::env`, the cache's variables): the
+  /// compile itself, not the clone or the venv. The executor fills `env` from the plan.
+  bool uses_plan_env = false;
+};
+
+}  // namespace tailor::plan
