@@ -194,6 +194,22 @@ Expected<void> check_size(std::string_view s) {
 
 }  // namespace
 
+std::string_view cache_tool_name(CacheTool tool) {
+  switch (tool) {
+    case CacheTool::ccache: return "ccache";
+    case CacheTool::sccache: return "sccache";
+    case CacheTool::none: break;
+  }
+  return "none";
+}
+
+std::optional<CacheTool> parse_cache_tool(std::string_view name) {
+  if (name == "ccache") return CacheTool::ccache;
+  if (name == "sccache") return CacheTool::sccache;
+  if (name == "none") return CacheTool::none;
+  return std::nullopt;
+}
+
 std::string_view cache_storage_name(CacheStorage s) {
   switch (s) {
     case CacheStorage::redis: return "redis";
@@ -204,9 +220,10 @@ std::string_view cache_storage_name(CacheStorage s) {
 }
 
 Expected<void> set_cache_tool(CacheSettings& settings, std::string_view tool, std::string_view from) {
-  if (tool != "auto" && tool != "ccache" && tool != "sccache" && tool != "none")
+  auto parsed = parse_cache_tool(tool);
+  if (tool != "auto" && !parsed)
     return make_error(fmt::format("{}: '{}' is not a compiler cache (auto, ccache, sccache or none)", from, terminal_safe(tool)));
-  settings.tool = std::string(tool);
+  settings.tool = parsed;
   settings.from.emplace_back(from);
   return {};
 }

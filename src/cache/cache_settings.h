@@ -19,12 +19,18 @@ class TomlDocument;
 
 namespace tailor::cache {
 
+/// The compiler cache tools, the one representation past the edge where text is read.
+enum class CacheTool { none, ccache, sccache };
+std::string_view cache_tool_name(CacheTool tool);           // "none", "ccache", "sccache"
+/// "ccache", "sccache", "none"; anything else (the empty string too) is nullopt.
+std::optional<CacheTool> parse_cache_tool(std::string_view name);
+
 enum class CacheStorage { local, redis, s3 };
 std::string_view cache_storage_name(CacheStorage s);  // "local", "redis", "s3"
 
 struct CacheSettings {
-  /// "auto", "ccache", "sccache" or "none".
-  std::string tool = "auto";
+  /// The tool asked for; nullopt: auto (what the storage and the installed tools say).
+  std::optional<CacheTool> tool;
   CacheStorage storage = CacheStorage::local;
   std::string dir;        ///< local: the cache folder; empty = the tool's own default
   std::string url;        ///< redis: redis://[user[:password]@]host[:port][/db] (or rediss://)

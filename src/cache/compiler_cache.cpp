@@ -29,22 +29,6 @@
 
 namespace tailor::cache {
 
-std::string_view cache_tool_name(CacheTool tool) {
-  switch (tool) {
-    case CacheTool::ccache: return "ccache";
-    case CacheTool::sccache: return "sccache";
-    case CacheTool::none: break;
-  }
-  return "none";
-}
-
-std::optional<CacheTool> parse_cache_tool(std::string_view name) {
-  if (name == "ccache") return CacheTool::ccache;
-  if (name == "sccache") return CacheTool::sccache;
-  if (name == "none" || name.empty()) return CacheTool::none;
-  return std::nullopt;
-}
-
 CacheStats stats_delta(const CacheStats& before, const CacheStats& after) {
   auto d = [](uint64_t b, uint64_t a) { return a > b ? a - b : 0; };
   CacheStats out{d(before.hits, after.hits), d(before.misses, after.misses),

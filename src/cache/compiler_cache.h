@@ -19,9 +19,6 @@
 
 namespace tailor::cache {
 
-enum class CacheTool { none, ccache, sccache };
-std::string_view cache_tool_name(CacheTool tool);           // "none", "ccache", "sccache"
-std::optional<CacheTool> parse_cache_tool(std::string_view name);
 
 struct CacheCount {
   uint64_t hits = 0;

@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cache/cache_settings.h"
 #include "cache/tailor_toml.h"
+#include "plan/build_plan.h"
 #include "plan/extension_plan.h"
 #include "util/files.h"
 #include "util/process.h"
@@ -60,7 +61,7 @@ int run_status(const CacheCommandOptions& o) {
   const auto env = process_environment();
   auto settings = settings_for(o, env);
   if (!settings) return report_error(settings.error().message);
-  auto tool_path = plan::choose_cache_tool(*settings, plan::ExtensionBuildRequest::Cache::automatic, env,
+  auto tool_path = plan::choose_cache_tool(*settings, std::nullopt, env,
                                            [](std::string_view name) { return find_in_path(std::string(name)); });
   nlohmann::json j = {{"storage", cache::describe_cache_storage(*settings)},
                       {"storage_kind", std::string(cache::cache_storage_name(settings->storage))},

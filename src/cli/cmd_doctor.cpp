@@ -54,7 +54,7 @@ int run_doctor(const DoctorOptions& o) {
   probe::HostReport host = probe_for_torch(f, *variant);
   plan::ResolveOptions ropts = resolve_options_from_flags(f);
   ropts.purpose = plan::PlanPurpose::build_here;
-  plan::BuildPlan p = plan::resolve_torch_plan(*variant, host, ropts);
+  plan::TorchPlan p = plan::resolve_torch_plan(*variant, host, ropts);
   SystemCommandRunner runner;
   plan::DoctorFacts facts = workflow::gather_doctor_facts(p, runner);
   plan::DoctorReport report = plan::run_torch_doctor(p, host, facts);

@@ -132,7 +132,7 @@ int run_matrix(const MatrixOptions& o) {
     ropts.work_dir = o.work_dir + "/" + v.name;
     ropts.jobs = o.jobs;
     if (o.action == "plan") {
-      plan::BuildPlan p = plan::resolve_torch_plan(v, host, ropts);
+      plan::TorchPlan p = plan::resolve_torch_plan(v, host, ropts);
       if (o.json) {
         nlohmann::json r = plan::plan_to_json(p);
         r["variant"] = v.name;
@@ -149,7 +149,7 @@ int run_matrix(const MatrixOptions& o) {
       }
       std::fputs(plan::render_plan_text(p).c_str(), stdout);
       summary.push_back({v.name, p.wheel_name, fmt::format("~{:.0f} MiB", p.estimate.wheel_mib),
-                         fmt::format("~{:.1f} h", p.estimate.build_hours), fmt::format("{} jobs", p.estimate.jobs)});
+                         fmt::format("~{:.1f} h", p.estimate.build_hours), fmt::format("{} jobs", p.jobs)});
     } else if (o.action == "build") {
       ropts.purpose = plan::PlanPurpose::build_here;
       workflow::TorchBuildOptions bopts;

@@ -21,7 +21,7 @@ int run_plan(const PlanOptions& o) {
   if (!variant) return report_error(variant.error().message);
   probe::HostReport host = probe_for_torch(o.variant, *variant);
   plan::ResolveOptions ropts = resolve_options_from_flags(o.variant);
-  plan::BuildPlan p = plan::resolve_torch_plan(*variant, host, ropts);
+  plan::TorchPlan p = plan::resolve_torch_plan(*variant, host, ropts);
   if (p.has_errors()) {
     // Nothing on stdout: a half-right script is worse than none.
     std::fputs(plan::render_problems(p).c_str(), stderr);

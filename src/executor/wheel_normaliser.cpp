@@ -252,7 +252,7 @@ std::string without_credentials(const std::string& url) {
   return url.substr(0, host_start) + url.substr(at + 1);
 }
 
-BuildProvenance make_torch_provenance(const plan::BuildPlan& plan, const probe::HostReport& host,
+BuildProvenance make_torch_provenance(const plan::TorchPlan& plan, const probe::HostReport& host,
                                       const SourceIdentity& identity, const std::string& tool_version) {
   BuildProvenance p;
   p.tool_version = tool_version;

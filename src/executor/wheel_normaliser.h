@@ -76,7 +76,7 @@ BuildProvenance make_build_provenance(const BuildReport& report, const SourceIde
 
 /// The provenance of a PyTorch build: the plan's version, targets and variables (MAX_JOBS
 /// and machine paths left out), the host's nvcc/compiler/python/ninja/cmake versions.
-BuildProvenance make_torch_provenance(const plan::BuildPlan& plan, const probe::HostReport& host,
+BuildProvenance make_torch_provenance(const plan::TorchPlan& plan, const probe::HostReport& host,
                                       const SourceIdentity& identity, const std::string& tool_version);
 
 /// A git URL without user:password@ (provenance must not carry credentials).

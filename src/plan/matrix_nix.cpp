@@ -55,7 +55,7 @@ std::string python_packages(const NixpkgsFacts& facts, const std::string& versio
 
 /// The capabilities of a CUDA plan in nixpkgs' spelling: gpuTargets as PyTorch's arch list
 /// ("8.6", "9.0+PTX"), the same text the plan gives TORCH_CUDA_ARCH_LIST.
-std::vector<std::string> gpu_targets(const BuildPlan& p) {
+std::vector<std::string> gpu_targets(const TorchPlan& p) {
   std::vector<std::string> out;
   for (auto& t : split_any(cuda::render_torch_arch_list(p.targets), "; "))
     if (!t.empty()) out.push_back(t);
@@ -68,7 +68,7 @@ struct VariantNames {
   std::string blas;        ///< openblas
 };
 
-Expected<VariantNames> variant_names(const BuildPlan& p, const NixpkgsFacts& facts) {
+Expected<VariantNames> variant_names(const TorchPlan& p, const NixpkgsFacts& facts) {
   if (!valid_variant_name(p.name))
     return make_error(fmt::format("variant '{}': not a name a Nix file can carry (1-64 of A-Z a-z 0-9 . _ -)",
                                   comment_text(p.name)));
@@ -99,7 +99,7 @@ std::string header(const std::string& what, NixEmit emit) {
                      comment_text(what), emit == NixEmit::flake ? "nix" : "flox");
 }
 
-std::string extension_expression(const BuildPlan& p, const VariantNames& n, const std::string& recipe,
+std::string extension_expression(const TorchPlan& p, const VariantNames& n, const std::string& recipe,
                                  const std::string& attribute, NixEmit emit) {
   std::string o = header(fmt::format("{}-{}: nixpkgs' {} built against the torch of {}", p.name, recipe, attribute, p.name),
                          emit);
@@ -110,7 +110,7 @@ std::string extension_expression(const BuildPlan& p, const VariantNames& n, cons
   return o;
 }
 
-std::string torch_expression(const BuildPlan& p, const VariantNames& n, const NixpkgsFacts& facts, NixEmit emit) {
+std::string torch_expression(const TorchPlan& p, const VariantNames& n, const NixpkgsFacts& facts, NixEmit emit) {
   std::string what = fmt::format("{}: torch {}, {}, CPU {}, {}", p.name, p.torch_version,
                                  p.cuda ? "CUDA " + p.cuda_text() + " (" + join(p.targets.names(), " ") + ")" : "CPU-only",
                                  p.cpu_target.empty() ? "compiler default" : p.cpu_target, p.blas);
@@ -204,13 +204,13 @@ const NixpkgsFacts& nixpkgs_facts() {
   return facts;
 }
 
-Expected<std::string> render_nix_torch(const BuildPlan& plan, const NixpkgsFacts& facts) {
+Expected<std::string> render_nix_torch(const TorchPlan& plan, const NixpkgsFacts& facts) {
   TAILOR_TRY(names, variant_names(plan, facts));
   return torch_expression(plan, names, facts, NixEmit::flox);
 }
 
-std::vector<BuildPlan> nix_variant_plans(const std::vector<TorchVariant>& variants) {
-  std::vector<BuildPlan> plans;
+std::vector<TorchPlan> nix_variant_plans(const std::vector<TorchVariant>& variants) {
+  std::vector<TorchPlan> plans;
   for (const auto& v : variants) {
     // The variant's own platform, no host facts: the files do not depend on where tailor ran.
     probe::HostReport host;
@@ -225,7 +225,7 @@ std::vector<BuildPlan> nix_variant_plans(const std::vector<TorchVariant>& varian
   return plans;
 }
 
-Expected<std::vector<NixFile>> render_nix_files(const std::vector<BuildPlan>& plans, NixEmit emit,
+Expected<std::vector<NixFile>> render_nix_files(const std::vector<TorchPlan>& plans, NixEmit emit,
                                                 const NixpkgsFacts& facts) {
   std::vector<NixFile> files;
   const std::string pkgs_dir = emit == NixEmit::flake ? "nix/pkgs/" : ".flox/pkgs/";
@@ -235,7 +235,7 @@ Expected<std::vector<NixFile>> render_nix_files(const std::vector<BuildPlan>& pl
   std::set<std::string> systems, names;
   std::vector<std::string> flox_names;
   for (size_t i = 0; i < plans.size(); ++i) {
-    const BuildPlan& p = plans[i];
+    const TorchPlan& p = plans[i];
     TAILOR_TRY(n, variant_names(p, facts));
     if (!names.insert(p.name).second) return make_error(p.name + ": two variants have this name");
     systems.insert(n.system);

@@ -47,17 +47,17 @@ std::string nix_string(std::string_view s);
 /// The Nix expression of one variant's torch: a function of nixpkgs' arguments
 /// ({ python313Packages, blas, openblas }) for callPackage, as Flox calls .flox/pkgs files.
 /// An error when the plan has input errors or a value nixpkgs has no name for.
-Expected<std::string> render_nix_torch(const BuildPlan& plan, const NixpkgsFacts& facts = nixpkgs_facts());
+Expected<std::string> render_nix_torch(const TorchPlan& plan, const NixpkgsFacts& facts = nixpkgs_facts());
 
 /// Every file of the emission for plans resolved from the variants (one per variant).
 /// flake: flake.nix, default.nix (`nixpkgs ? <nixpkgs>`), nix/packages.nix and
 /// nix/pkgs/<pythonPackages>/<name>.nix; flox: .flox/env/manifest.toml, .flox/env.json and
 /// .flox/pkgs/<pythonPackages>/<name>.nix (Flox names them pythonXYPackages.<name>).
-Expected<std::vector<NixFile>> render_nix_files(const std::vector<BuildPlan>& plans, NixEmit emit,
+Expected<std::vector<NixFile>> render_nix_files(const std::vector<TorchPlan>& plans, NixEmit emit,
                                                 const NixpkgsFacts& facts = nixpkgs_facts());
 
 /// The plans of the config's variants as `matrix --emit nix|flox` makes them: described for
 /// the variant's own platform, independent of the machine tailor runs on.
-std::vector<BuildPlan> nix_variant_plans(const std::vector<TorchVariant>& variants);
+std::vector<TorchPlan> nix_variant_plans(const std::vector<TorchVariant>& variants);
 
 }  // namespace tailor::plan

@@ -391,12 +391,12 @@ JobTimeout job_timeout(const TorchVariant& v, const std::string& runner_class, c
     ResolveOptions ropts;
     ropts.work_dir = "/tailor-work/" + v.name;  // absolute: the estimate never reads this host's folders
     ropts.base_dir = "/";
-    BuildPlan p = resolve_torch_plan(v, runner_host(r, platform), ropts);
+    TorchPlan p = resolve_torch_plan(v, runner_host(r, platform), ropts);
     const double hours = p.estimate.build_hours;
     needed = static_cast<int>(std::ceil(hours * 60.0 * facts.timeout_margin)) + facts.setup_minutes;
     t.comments.push_back(fmt::format("estimate on {} cores, {:.0f} GiB: {} jobs, {:.1f} h of build without a warm "
                                      "compiler cache; x{:.2f} + {} min of setup = {} min",
-                                     *r.cores, *r.memory_gib, p.estimate.jobs, hours, facts.timeout_margin,
+                                     *r.cores, *r.memory_gib, p.jobs, hours, facts.timeout_margin,
                                      facts.setup_minutes, *needed));
     if (r.disk_gib && p.estimate.disk_gib > *r.disk_gib) {
       t.comments.push_back(fmt::format("disk: the build needs ~{:.0f} GiB; this runner has ~{:.0f} GiB free",

@@ -60,7 +60,7 @@ bool satisfies(std::string_view version, const std::vector<std::string>& specs) 
   return true;
 }
 
-DoctorReport run_torch_doctor(const BuildPlan& plan, const probe::HostReport& host, const DoctorFacts& facts) {
+DoctorReport run_torch_doctor(const TorchPlan& plan, const probe::HostReport& host, const DoctorFacts& facts) {
   DoctorReport r;
   auto add = [&](DoctorCheck c) { r.checks.push_back(std::move(c)); };
 
@@ -79,11 +79,11 @@ DoctorReport run_torch_doctor(const BuildPlan& plan, const probe::HostReport& ho
   {
     DoctorCheck c{"memory"};
     c.detail = fmt::format("{:.1f} GiB usable ({}), {} jobs: {}", gib(host.memory.usable),
-                           host.memory.limited_by.empty() ? "MemAvailable" : host.memory.limited_by, plan.estimate.jobs,
-                           plan.estimate.jobs_reason);
-    c.ok = host.memory.usable == 0 || plan.estimate.jobs >= 1;
+                           host.memory.limited_by.empty() ? "MemAvailable" : host.memory.limited_by, plan.jobs,
+                           plan.jobs_reason);
+    c.ok = host.memory.usable == 0 || plan.jobs >= 1;
     // Only when memory, not the core count, is what holds the jobs down.
-    if (plan.estimate.jobs <= 2 && host.memory.usable > 0 && host.cpu.logical_cores > plan.estimate.jobs) {
+    if (plan.jobs <= 2 && host.memory.usable > 0 && host.cpu.logical_cores > plan.jobs) {
       c.warning = true;
       c.ok = false;
       c.fix = "only 1-2 parallel jobs fit in memory: the build will take many hours; use a larger machine";

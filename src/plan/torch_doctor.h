@@ -36,7 +36,7 @@ struct DoctorReport {
   bool ok() const;  ///< no failed non-warning check
 };
 
-DoctorReport run_torch_doctor(const BuildPlan& plan, const probe::HostReport& host, const DoctorFacts& facts);
+DoctorReport run_torch_doctor(const TorchPlan& plan, const probe::HostReport& host, const DoctorFacts& facts);
 std::string render_doctor(const DoctorReport& report);
 
 /// "packaging>=22,<24" -> name "packaging", specs {">=22", "<24"}.

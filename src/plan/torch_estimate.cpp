@@ -16,7 +16,8 @@ double device_factor(const std::string& compress, const EstimateCoefficients& k)
 }
 }  // namespace
 
-void estimate_jobs(const EstimateInput& in, const EstimateCoefficients& k, PlanEstimate& out) {
+void estimate_jobs(const EstimateInput& in, const EstimateCoefficients& k, TorchPlan& plan) {
+  PlanEstimate& out = plan.estimate;
   double per_job = !in.cuda ? k.gib_per_job_cpu
                    : in.flash_attention ? k.gib_per_job_flash_attention
                                         : k.gib_per_job_cuda;
@@ -24,22 +25,22 @@ void estimate_jobs(const EstimateInput& in, const EstimateCoefficients& k, PlanE
   out.gib_per_job = per_job;
   out.reserve_gib = k.reserve_gib;
   if (in.usable_memory == 0) {
-    out.jobs = cores;
-    out.jobs_reason = fmt::format("{} logical cores; usable memory unknown, so not limited by memory", cores);
+    plan.jobs = cores;
+    plan.jobs_reason = fmt::format("{} logical cores; usable memory unknown, so not limited by memory", cores);
     return;
   }
   double usable_gib = static_cast<double>(in.usable_memory) / k_gib;
   int by_memory = static_cast<int>(std::floor(std::max(0.0, usable_gib - k.reserve_gib) / per_job));
-  out.jobs = std::max(1, std::min(cores, by_memory));
-  out.jobs_reason = fmt::format(
+  plan.jobs = std::max(1, std::min(cores, by_memory));
+  plan.jobs_reason = fmt::format(
       "min({} cores, floor(({:.1f} GiB usable - {:.0f} GiB reserve) / {:.1f} GiB per job) = {}) = {}; "
       "{:.1f} GiB per job for {} (basis: {})",
-      cores, usable_gib, k.reserve_gib, per_job, by_memory, out.jobs, per_job,
+      cores, usable_gib, k.reserve_gib, per_job, by_memory, plan.jobs, per_job,
       !in.cuda ? "CPU-only compiles" : in.flash_attention ? "CUDA with FlashAttention kernels" : "CUDA compiles",
       k.jobs_source);
 }
 
-void estimate_outputs(const EstimateInput& in, const EstimateCoefficients& k, PlanEstimate& out) {
+void estimate_outputs(const EstimateInput& in, const EstimateCoefficients& k, int jobs_in, PlanEstimate& out) {
   int sass = 0, ptx = 0;
   for (const auto& t : in.targets.targets) (t.kind == cuda::TargetKind::sass ? sass : ptx)++;
   double factor = device_factor(in.compress, k);
@@ -60,7 +61,7 @@ void estimate_outputs(const EstimateInput& in, const EstimateCoefficients& k, Pl
         host_part, sass, k.per_extra_sass_mib, ptx, k.per_ptx_mib, factor,
         in.compress.empty() ? "default" : in.compress, out.wheel_mib, k.size_source);
   }
-  int jobs = std::max(1, out.jobs);
+  int jobs = std::max(1, jobs_in);
   double core_hours = !in.cuda ? k.cpu_only_core_hours
                                : k.cuda_first_target_core_hours +
                                      std::max(0, sass + ptx - 1) * k.per_extra_target_core_hours;

@@ -21,8 +21,9 @@ struct EstimateInput {
 };
 
 /// MAX_JOBS: min(cores, floor((usable - reserve) / GiB per job)), at least 1.
-void estimate_jobs(const EstimateInput& in, const EstimateCoefficients& k, PlanEstimate& out);
-/// Wheel size, per-target shares, build time (with out.jobs) and disk.
-void estimate_outputs(const EstimateInput& in, const EstimateCoefficients& k, PlanEstimate& out);
+/// Sets the plan's jobs and jobs_reason, and the rule's terms in its estimate.
+void estimate_jobs(const EstimateInput& in, const EstimateCoefficients& k, TorchPlan& plan);
+/// Wheel size, per-target shares, build time (with `jobs`) and disk.
+void estimate_outputs(const EstimateInput& in, const EstimateCoefficients& k, int jobs, PlanEstimate& out);
 
 }  // namespace tailor::plan

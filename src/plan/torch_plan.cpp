@@ -39,7 +39,7 @@ std::string normalize_manylinux(std::string_view m) {
 
 /// The wheel's local label: "cu126", "cpu"; a CUDA build whose version could not be
 /// chosen (a problem already says so) keeps the bare "cu".
-std::string wheel_label(const BuildPlan& p) {
+std::string wheel_label(const TorchPlan& p) {
   if (!p.cuda) return "cpu";
   return p.cuda_version ? p.cuda_version->label() : "cu";
 }
@@ -48,7 +48,7 @@ struct Context {
   const TorchCatalog& catalog;
   const probe::HostReport& host;
   const ResolveOptions& options;
-  BuildPlan& plan;
+  TorchPlan& plan;
   std::optional<ImpliedPlatform> implied;  ///< what the GPU names say about the platform
 
   ProblemSeverity host_severity() const {
@@ -388,7 +388,7 @@ void build_env(Context& c, const probe::CudaToolkit* tk) {
   auto& env = p.env;
   env["CMAKE_GENERATOR"] = "Ninja";
   env["CMAKE_BUILD_TYPE"] = p.build_type;
-  env["MAX_JOBS"] = std::to_string(p.estimate.jobs);
+  env["MAX_JOBS"] = std::to_string(p.jobs);
   env["USE_CUDA"] = p.cuda ? "1" : "0";
   for (const auto& f : c.catalog.features) {
     bool on = p.features[f.name];
@@ -468,11 +468,11 @@ void build_steps(Context& c, const TorchRelease* rel) {
 
 }  // namespace
 
-bool BuildPlan::has_errors() const {
+bool TorchPlan::has_errors() const {
   return std::any_of(problems.begin(), problems.end(), [](const auto& p) { return p.severity == ProblemSeverity::error; });
 }
 
-int BuildPlan::exit_code() const {
+int TorchPlan::exit_code() const {
   bool input = false, host = false;
   for (const auto& p : problems) {
     if (p.severity != ProblemSeverity::error) continue;
@@ -489,8 +489,8 @@ std::string manylinux_from_glibc(std::string_view glibc) {
   return parts[0] + "_" + parts[1];
 }
 
-BuildPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostReport& host, const ResolveOptions& options) {
-  BuildPlan plan;
+TorchPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostReport& host, const ResolveOptions& options) {
+  TorchPlan plan;
   plan.variant = variant;
   Context c{torch_catalog(), host, options, plan};
   plan.host_platform = normalize_platform(!host.os.arch.empty() ? host.os.arch : host.cpu.arch);
@@ -549,16 +549,16 @@ BuildPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostRepor
                     plan.variant.compress ? to_lower(*plan.variant.compress)
                                           : (plan.cuda && plan.cuda_version && *plan.cuda_version >= cuda::CudaVersion{13, 0} ? "size" : ""),
                     host.memory.usable, host.cpu.logical_cores};
-  estimate_jobs(est, c.catalog.estimates, plan.estimate);
+  estimate_jobs(est, c.catalog.estimates, plan);
   if (options.jobs) {
     if (*options.jobs < 1) {
       c.input_error("jobs", fmt::format("--jobs {}: must be at least 1", *options.jobs), "e.g. --jobs 4");
     } else {
-      plan.estimate.jobs_reason = fmt::format("--jobs {} (tailor's estimate: {})", *options.jobs, plan.estimate.jobs_reason);
-      plan.estimate.jobs = *options.jobs;
+      plan.jobs_reason = fmt::format("--jobs {} (tailor's estimate: {})", *options.jobs, plan.jobs_reason);
+      plan.jobs = *options.jobs;
     }
   }
-  estimate_outputs(est, c.catalog.estimates, plan.estimate);
+  estimate_outputs(est, c.catalog.estimates, plan.jobs, plan.estimate);
 
   build_env(c, tk);
   std::string py_tag = "cp" + [&] { std::string s = plan.python_version; s.erase(std::remove(s.begin(), s.end(), '.'), s.end()); return s; }();
@@ -573,7 +573,7 @@ BuildPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostRepor
                                    wheel_label(plan)));
   if (plan.cuda)
     plan.notes.push_back("FORCE_CUDA is not set: it is read by extension packages, not by PyTorch's own build");
-  plan.notes.push_back("MAX_JOBS: " + plan.estimate.jobs_reason);
+  plan.notes.push_back("MAX_JOBS: " + plan.jobs_reason);
   if (!plan.for_this_host())
     plan.notes.push_back(fmt::format("MAX_JOBS, CUDA_HOME, the compiler and the Python interpreter above were resolved on "
                                      "this host; the --format sh script finds and counts them again on the machine it runs "
@@ -591,7 +591,7 @@ BuildPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostRepor
   return plan;
 }
 
-std::vector<std::string> build_host_variables(const BuildPlan& p) {
+std::vector<std::string> build_host_variables(const TorchPlan& p) {
   std::vector<std::string> out;
   if (p.for_this_host()) return out;
   for (const char* k : {"CUDA_HOME", "CUDACXX", "CMAKE_CUDA_COMPILER", "CUDAHOSTCXX", "MAX_JOBS"})
@@ -599,7 +599,7 @@ std::vector<std::string> build_host_variables(const BuildPlan& p) {
   return out;
 }
 
-std::string plan_command_flags(const BuildPlan& p) {
+std::string plan_command_flags(const TorchPlan& p) {
   const TorchVariant& v = p.variant;
   std::vector<std::string> out;
   auto add = [&](std::string_view flag, const std::string& value) {

@@ -1,4 +1,4 @@
-// Resolution: one pure function from a variant and a detected host to a BuildPlan, the
+// Resolution: one pure function from a variant and a detected host to a TorchPlan, the
 // complete description of a PyTorch source build: every environment variable, the
 // Python build requirements with the pins the release needs, the commands, the
 // estimates (with how they were derived) and every problem found on the way.
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cuda/target_set.h"
-#include "plan/step.h"
+#include "plan/build_plan.h"
 #include "plan/torch_catalog.h"
 #include "plan/torch_variant.h"
 #include "probe/host_report.h"
@@ -33,9 +33,8 @@ struct PlanProblem {
 /// missing pieces are warnings); `build` and `doctor` run here (they are errors).
 enum class PlanPurpose { describe, build_here };
 
+/// What a torch build will cost (the jobs and their reason are the BuildPlan's).
 struct PlanEstimate {
-  int jobs = 1;
-  std::string jobs_reason;
   double wheel_mib = 0;
   std::string wheel_formula;
   double build_hours = 0;
@@ -63,7 +62,9 @@ struct WorkLayout {
   std::string source_dir_given;          ///< --source as given; empty: work_dir/pytorch
 };
 
-struct BuildPlan {
+/// A PyTorch source build: the decisions every build has (plan/build_plan.h) and the
+/// release, variant and wheel of its own.
+struct TorchPlan : BuildPlan {
   TorchVariant variant;  ///< as asked (after config layering)
   std::string name;      ///< variant name or "torch-<version>-<cuda>"
 
@@ -77,7 +78,6 @@ struct BuildPlan {
   std::string python;         ///< interpreter that creates the venv
   std::string platform;       ///< target: x86_64 | aarch64
   std::string host_platform;
-  cuda::TargetSet targets;
   std::string cpu_target;     ///< canonical name, empty = compiler default
   std::vector<std::string> cpu_flags;
   std::string blas;           ///< "OpenBLAS" | "MKL"
@@ -90,14 +90,10 @@ struct BuildPlan {
   std::string wheel_name;     ///< torch-2.9.1+cu126-cp310-cp310-manylinux_2_35_aarch64.whl
   std::string build_style;    ///< setup_py | pip_wheel
 
-  std::map<std::string, std::string> env;
   std::vector<std::string> requirements;
   WorkLayout layout;
-  std::vector<Step> steps;
   PlanEstimate estimate;
   std::vector<PlanProblem> problems;
-  /// Why tailor's choice differs from the common hand-written recipes (build guides written by hand).
-  std::vector<std::string> notes;
 
   bool has_errors() const;
   /// "12.6" as scripts, messages and JSON write it; empty without a CUDA version.
@@ -119,21 +115,21 @@ struct ResolveOptions {
 };
 
 /// Never fails: everything wrong is a PlanProblem, all of them collected.
-BuildPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostReport& host,
+TorchPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostReport& host,
                              const ResolveOptions& options = {});
 
 /// The flags that ask for this plan again, as `tailor plan`, `doctor` and `build torch` take
 /// them (shell-quoted): the resolved release or source tree, Python, CUDA, GPU targets
 /// (as typed, else the resolved ones), platform, and whatever else the variant set, so a
 /// suggested command plans the same build as the one that printed it.
-std::string plan_command_flags(const BuildPlan& plan);
+std::string plan_command_flags(const TorchPlan& plan);
 /// Where a fix text says this, resolve_torch_plan puts plan_command_flags.
 inline constexpr std::string_view k_plan_flags_placeholder = "{plan-flags}";
 
 /// The env variables this host resolved for the plan (the CUDA folder, nvcc, the host
 /// compiler, MAX_JOBS), which the build host must find or count for itself when the plan is
 /// for another machine; empty for a plan of this host. The sh script sets them there.
-std::vector<std::string> build_host_variables(const BuildPlan& plan);
+std::vector<std::string> build_host_variables(const TorchPlan& plan);
 
 /// "2_35" from "2.35"; "" when not a glibc version.
 std::string manylinux_from_glibc(std::string_view glibc);

@@ -9,7 +9,7 @@
 
 namespace tailor::plan {
 
-const DistroImage* builder_distro(const BuildPlan& p, const TorchCatalog& catalog) {
+const DistroImage* builder_distro(const TorchPlan& p, const TorchCatalog& catalog) {
   std::string glibc = p.manylinux;
   std::replace(glibc.begin(), glibc.end(), '_', '.');
   const DistroImage* d = catalog.distro_for_glibc(glibc);
@@ -24,7 +24,7 @@ std::string fill(std::string s, const std::string& key, const std::string& value
 }
 }  // namespace
 
-std::string render_plan_dockerfile(const BuildPlan& p) {
+std::string render_plan_dockerfile(const TorchPlan& p) {
   const TorchCatalog& c = torch_catalog();
   const DistroImage* d = builder_distro(p, c);
   if (!d) return "# no base image known\n";

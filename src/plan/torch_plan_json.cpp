@@ -9,7 +9,7 @@ namespace {
 const char* severity_name(ProblemSeverity s) { return s == ProblemSeverity::error ? "error" : "warning"; }
 }  // namespace
 
-nlohmann::json plan_to_json(const BuildPlan& p) {
+nlohmann::json plan_to_json(const TorchPlan& p) {
   nlohmann::json j;
   j["name"] = p.name;
   j["torch"] = p.torch_version;
@@ -39,7 +39,7 @@ nlohmann::json plan_to_json(const BuildPlan& p) {
   for (const auto& s : p.steps)
     steps.push_back({{"title", s.title}, {"argv", s.argv}, {"cwd", s.cwd}, {"uses_env", s.uses_plan_env}});
   const auto& e = p.estimate;
-  j["estimates"] = {{"jobs", e.jobs},         {"jobs_reason", e.jobs_reason}, {"wheel_mib", e.wheel_mib},
+  j["estimates"] = {{"jobs", p.jobs},         {"jobs_reason", p.jobs_reason}, {"wheel_mib", e.wheel_mib},
                     {"wheel_formula", e.wheel_formula}, {"per_target_mib", e.per_target_mib},
                     {"build_hours", e.build_hours}, {"time_formula", e.time_formula},
                     {"disk_gib", e.disk_gib},     {"disk_formula", e.disk_formula}};
@@ -57,14 +57,14 @@ nlohmann::json plan_to_json(const BuildPlan& p) {
   return j;
 }
 
-std::string render_problems(const BuildPlan& p) {
+std::string render_problems(const TorchPlan& p) {
   std::string out;
   for (const auto& pr : p.problems)
     out += fmt::format("tailor: {}: {}: {}\n  fix: {}\n", severity_name(pr.severity), pr.field, pr.message, pr.fix);
   return out;
 }
 
-std::string render_plan_text(const BuildPlan& p) {
+std::string render_plan_text(const TorchPlan& p) {
   std::string o;
   o += fmt::format("PyTorch build plan: {}\n", p.name);
   o += fmt::format("  torch        {}{}\n", p.torch_version, p.git_tag.empty() ? " (local source " + p.layout.source_dir + ")" : " (" + p.git_tag + ")");
@@ -93,7 +93,7 @@ std::string render_plan_text(const BuildPlan& p) {
   }
   const auto& e = p.estimate;
   o += "\nEstimates:\n";
-  o += fmt::format("  jobs         {}: {}\n", e.jobs, e.jobs_reason);
+  o += fmt::format("  jobs         {}: {}\n", p.jobs, p.jobs_reason);
   o += fmt::format("  wheel        ~{:.0f} MiB: {}\n", e.wheel_mib, e.wheel_formula);
   for (const auto& [t, mib] : e.per_target_mib) o += fmt::format("    {:<12} ~{:.0f} MiB\n", t, mib);
   o += fmt::format("  build time   ~{:.1f} h: {}\n", e.build_hours, e.time_formula);

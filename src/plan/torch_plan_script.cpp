@@ -1,5 +1,5 @@
 // The standalone script form of a plan: what hand-written build guides do (setup checks,
-// exports, clone, venv, build), generated from the same BuildPlan. Sourced, it only
+// exports, clone, venv, build), generated from the same TorchPlan. Sourced, it only
 // exports the plan's environment (tests compare that with the JSON); executed, it runs
 // the steps.
 #include <fmt/format.h>
@@ -19,7 +19,7 @@ bool is_under(const std::string& path, const std::string& dir) {
 
 /// A path of the plan in the script: paths in the source or work folder go through
 /// $TAILOR_SOURCE / $TAILOR_WORK (set once at the top), everything else is quoted.
-std::string script_word(const BuildPlan& p, const std::string& a) {
+std::string script_word(const TorchPlan& p, const std::string& a) {
   for (auto [dir, var] : {std::pair{&p.layout.source_dir, "TAILOR_SOURCE"}, std::pair{&p.layout.work_dir, "TAILOR_WORK"}}) {
     if (!is_under(a, *dir)) continue;
     std::string rest = a.substr(dir->size());
@@ -28,7 +28,7 @@ std::string script_word(const BuildPlan& p, const std::string& a) {
   return shell_quote(a);
 }
 
-std::string quote_all(const BuildPlan& p, const std::vector<std::string>& argv) {
+std::string quote_all(const TorchPlan& p, const std::vector<std::string>& argv) {
   std::vector<std::string> q;
   for (size_t i = 0; i < argv.size(); ++i)
     // The interpreter of another machine is found there ($PYTHON), not this host's path.
@@ -38,7 +38,7 @@ std::string quote_all(const BuildPlan& p, const std::vector<std::string>& argv) 
 
 /// What a script for another machine than this host finds there: the variables this host
 /// resolved become defaults the build host may override, computed where the script runs.
-std::string build_host_assignments(const BuildPlan& p) {
+std::string build_host_assignments(const TorchPlan& p) {
   std::string o;
   o += fmt::format("# Found on the machine this script runs on, not taken from the {} host that planned it;\n",
                    p.host_platform);
@@ -65,7 +65,7 @@ std::string build_host_assignments(const BuildPlan& p) {
 }
 
 /// The checks of a script for another machine: each tool found there, or one clear line.
-std::string build_host_checks(const BuildPlan& p) {
+std::string build_host_checks(const TorchPlan& p) {
   std::string o;
   const auto vars = build_host_variables(p);
   auto has = [&](const char* k) { return std::find(vars.begin(), vars.end(), k) != vars.end(); };
@@ -111,7 +111,7 @@ std::string folder_assignment(const std::string& given, const std::string& absol
 
 }  // namespace
 
-std::string render_plan_script(const BuildPlan& p) {
+std::string render_plan_script(const TorchPlan& p) {
   std::string o;
   o += "#!/usr/bin/env bash\n";
   o += fmt::format("# PyTorch {} build: {}\n", p.torch_version, p.name);
@@ -119,7 +119,7 @@ std::string render_plan_script(const BuildPlan& p) {
   o += "# source it (. plan.sh) to get exactly the plan's environment without building.\n";
   o += fmt::format("# Wheel: {}\n", p.wheel_name);
   o += fmt::format("# Estimates: ~{:.0f} MiB wheel, ~{:.1f} h with {} jobs, ~{:.0f} GiB disk.\n", p.estimate.wheel_mib,
-                   p.estimate.build_hours, p.estimate.jobs, p.estimate.disk_gib);
+                   p.estimate.build_hours, p.jobs, p.estimate.disk_gib);
   o += "\n";
   const auto build_host = build_host_variables(p);
   for (const auto& [k, v] : p.env)

@@ -250,14 +250,6 @@ std::map<std::string, std::optional<std::string>> clean_venv_env() {
 
 StepResult stop(BuildStatus status, std::string message) { return StepStop{status, std::move(message)}; }
 
-plan::ExtensionBuildRequest::Cache parse_cache_choice(const std::string& s) {
-  using C = plan::ExtensionBuildRequest::Cache;
-  if (s == "ccache") return C::ccache;
-  if (s == "sccache") return C::sccache;
-  if (s == "none") return C::none;
-  return C::automatic;
-}
-
 }  // namespace
 
 Expected<cuda::ResolvedTargets> resolve_targets(const std::vector<std::string>& arch, const std::vector<std::string>& gpu,
@@ -341,8 +333,9 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   rep.source = spec->kind == SourceKind::example ? spec->path : spec->text;
   rep.source_kind = std::string(source_kind_name(spec->kind));
   if (o.jobs && *o.jobs < 1) return stop(BuildStatus::bad_input, fmt::format("--jobs {}: must be at least 1", *o.jobs));
-  if (o.cache != "auto" && !parse_cache_tool(o.cache))
-    return stop(BuildStatus::bad_input, fmt::format("--cache {}: expected auto, ccache, sccache or none", o.cache));
+  auto cache_flag = plan::parse_cache_flag(o.cache);
+  if (!cache_flag) return stop(BuildStatus::bad_input, cache_flag.error().message);
+  s.request.cache = *cache_flag;
 
   {
     // [cache] of --config, then TAILOR_CACHE / TAILOR_CACHE_URL, then --cache-url.
@@ -430,16 +423,15 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   req.targets = s.targets;
   req.python = rep.python;
   req.jobs = o.jobs;
-  req.cache = parse_cache_choice(o.cache);
   // A shared storage (Redis or S3) that nothing answers at: build without the cache
   // rather than not at all (sccache would refuse to start its server). One that answers
   // and refuses is a setting to fix: stop, rather than build uncached every time.
   // A tool the storage does not fit (ccache and S3) is bad input, before anything is asked
   // of the storage.
-  if ((o.cache == "ccache" || o.cache == "sccache") && req.cache_settings.shared())
-    if (auto fits = cache::cache_tool_environment(req.cache_settings, o.cache); !fits)
+  if (req.cache && *req.cache != CacheTool::none && req.cache_settings.shared())
+    if (auto fits = cache::cache_tool_environment(req.cache_settings, cache_tool_name(*req.cache)); !fits)
       return stop(BuildStatus::bad_input, fits.error().message);
-  if (req.cache != plan::ExtensionBuildRequest::Cache::none && req.cache_settings.shared()) {
+  if (req.cache != CacheTool::none && req.cache_settings.shared()) {
     auto check = check_shared_storage(req.cache_settings, std::chrono::milliseconds(3000));
     if (!check)
       return stop(BuildStatus::bad_input,
@@ -448,7 +440,7 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
     if (!check->reachable) {
       status(o, fmt::format("tailor: warning: compiler cache {}: {}; building without a compiler cache",
                             cache::describe_cache_storage(req.cache_settings), check->detail));
-      req.cache = plan::ExtensionBuildRequest::Cache::none;
+      req.cache = CacheTool::none;
     }
   }
   req.profile = o.profile;
@@ -467,7 +459,7 @@ StepResult print_build_env(const ExtensionBuildOptions&, ExtensionBuildContext& 
   auto epoch_var = ctx.environment.find("SOURCE_DATE_EPOCH");
   auto epoch_env = source_date_epoch_from_env(epoch_var == ctx.environment.end() ? nullptr : epoch_var->second.c_str());
   if (!epoch_env) return stop(BuildStatus::bad_input, epoch_env.error().message);
-  add_reproducible_build_env(p->env, epoch_env->value_or(0), s.request.source_dir, p->cache_tool != "sccache",
+  add_reproducible_build_env(p->env, epoch_env->value_or(0), s.request.source_dir, p->cache.tool != CacheTool::sccache,
                              s.toolkit ? s.toolkit->version : std::string());
   if (!*epoch_env) {
     p->env.erase("SOURCE_DATE_EPOCH");
@@ -547,7 +539,7 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
     rep.env = *wrapped;
   }
   if (s.toolkit && !rep.env.count("CUDA_HOME")) rep.env["CUDA_HOME"] = s.toolkit->root;
-  add_reproducible_build_env(rep.env, s.identity->source_date_epoch, *src, p->cache_tool != "sccache",
+  add_reproducible_build_env(rep.env, s.identity->source_date_epoch, *src, p->cache.tool != CacheTool::sccache,
                              s.toolkit ? s.toolkit->version : std::string());
   for (const auto& file : p->helper_files)
     if (auto written = write_file_atomic(file.path, file.text); !written)
@@ -598,14 +590,14 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
                          "): nvcc's symbol names and the cache keys carry this work folder's path";
     status(o, "==> note: " + rep.work_path_note);
   }
-  CacheTool cache = parse_cache_tool(p->cache_tool).value_or(CacheTool::none);
-  rep.cache_tool = std::string(cache_tool_name(cache));
-  rep.cache_storage = cache == CacheTool::none ? "" : p->cache_storage;
-  std::string cache_exe = cache == CacheTool::none ? "" : find_in_path(std::string(cache_tool_name(cache)));
+  const CacheTool cache = p->cache.tool;
+  rep.cache_tool = std::string(p->cache.tool_name());
+  rep.cache_storage = p->cache.storage;
+  const std::string& cache_exe = p->cache.executable;
   std::optional<CacheStats> before;
   // sccache: the build's own server, so its statistics are this build's alone.
   std::unique_ptr<SccacheServer> sccache_server;
-  std::map<std::string, std::string> cache_env = p->cache_env;
+  std::map<std::string, std::string> cache_env = p->cache.env;
   // ccache's base_dir rewrites the compiler's absolute paths under the work folder into
   // relative ones on the command line, which reach the debug info (DW_AT_name "../../csrc/x.cpp"
   // where an uncached build has "./csrc/x.cpp"): a cached build's bytes would differ. At
@@ -616,10 +608,10 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
       cache_env.erase(it);
   // (--dist starts the build's server itself, with the cluster's client config.)
   if (cache == CacheTool::sccache && !cache_exe.empty() && !o.dist) {
-    auto server = SccacheServer::start(cache_exe, p->cache_env, runner,
+    auto server = SccacheServer::start(cache_exe, p->cache.env, runner,
                                        fixed ? fixed_path_argv(*fixed, s.work_dir, {}) : std::vector<std::string>{});
     if (!server) return stop(BuildStatus::build_failed,
-                             fmt::format("compiler cache ({}): {}", p->cache_storage, server.error().message));
+                             fmt::format("compiler cache ({}): {}", p->cache.storage, server.error().message));
     sccache_server = std::move(*server);
     cache_env = sccache_server->env();
   } else if (!cache_exe.empty()) {
@@ -654,7 +646,7 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
     if (!config) return stop(BuildStatus::preflight_failed, config.error().message);
     // The storage (--cache-url, [cache]) is the dist build's too: its server checks the
     // shared cache first and distributes only what misses.
-    auto session = dist::start_build_session(*config, p->cache_env, runner);
+    auto session = dist::start_build_session(*config, p->cache.env, runner);
     if (!session) return stop(BuildStatus::preflight_failed, session.error().message);
     dist_session = std::move(*session);
     for (auto& st : steps)

@@ -2,6 +2,7 @@
 
 #include "cache/cache_ledger.h"
 #include "cache/compiler_cache.h"
+#include "plan/build_plan.h"
 #include "plan/extension_plan.h"
 #include "util/interrupt.h"
 
@@ -70,7 +71,7 @@ std::string newest_wheel(const std::string& dist) {
   return best;
 }
 
-std::string release_notes(const plan::BuildPlan& p, const std::string& wheel, const TargetVerification& v,
+std::string release_notes(const plan::TorchPlan& p, const std::string& wheel, const TargetVerification& v,
                           const std::string& manylinux, const std::vector<std::string>& packages) {
   std::string o = fmt::format("# {}\n\n", wheel);
   o += fmt::format("PyTorch {} built by tailor for {}.\n\n", p.torch_version, p.platform);
@@ -108,7 +109,7 @@ std::vector<std::string> runtime_packages_for(const std::vector<std::string>& ne
   return out;
 }
 
-std::string render_runtime_dockerfile(const plan::BuildPlan& p, const std::string& wheel, const std::vector<std::string>& packages) {
+std::string render_runtime_dockerfile(const plan::TorchPlan& p, const std::string& wheel, const std::vector<std::string>& packages) {
   const plan::TorchCatalog* cat = &plan::torch_catalog();
   const plan::DistroImage* d = plan::builder_distro(p, *cat);
   if (!d) return "";
@@ -143,7 +144,7 @@ std::string render_runtime_dockerfile(const plan::BuildPlan& p, const std::strin
   return o;
 }
 
-plan::DoctorFacts gather_doctor_facts(const plan::BuildPlan& p, CommandRunner& runner) {
+plan::DoctorFacts gather_doctor_facts(const plan::TorchPlan& p, CommandRunner& runner) {
   plan::DoctorFacts facts;
   std::vector<std::string> argv = {p.python, "-c", embedded_program("build/installed_versions.py")};
   for (const auto& r : p.requirements) argv.push_back(plan::parse_requirement(r).name);
@@ -177,7 +178,7 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
                              const plan::ResolveOptions& resolve, const TorchBuildOptions& options) {
   plan::ResolveOptions ropts = resolve;
   ropts.purpose = plan::PlanPurpose::build_here;
-  plan::BuildPlan p = plan::resolve_torch_plan(variant, host, ropts);
+  plan::TorchPlan p = plan::resolve_torch_plan(variant, host, ropts);
   if (p.has_errors()) {
     std::fputs(plan::render_problems(p).c_str(), stderr);
     return fail(p.exit_code(), "the variant cannot be built here (problems listed above)");
@@ -242,12 +243,9 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
     settings = *with_env;
     if (!options.cache_url.empty())
       if (auto ok = cache::set_cache_url(settings, options.cache_url, "--cache-url"); !ok) return fail(2, ok.error().message);
-    using Cache = plan::ExtensionBuildRequest::Cache;
-    Cache flag = options.cache == "ccache" ? Cache::ccache : options.cache == "sccache" ? Cache::sccache
-               : options.cache == "none" ? Cache::none : Cache::automatic;
-    if (options.cache != "auto" && flag == Cache::automatic)
-      return fail(2, fmt::format("--cache {}: expected auto, ccache, sccache or none", options.cache));
-    auto tool_path = plan::choose_cache_tool(settings, flag, process_environment(),
+    auto flag = plan::parse_cache_flag(options.cache);
+    if (!flag) return fail(2, flag.error().message);
+    auto tool_path = plan::choose_cache_tool(settings, *flag, process_environment(),
                                              [](std::string_view n) { return find_in_path(std::string(n)); });
     if (!tool_path) return fail(2, tool_path.error().message);
     if (!tool_path->empty()) {
@@ -279,7 +277,7 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
   auto display = make_progress_display(default_display_style(stdout), stdout);
   BuildRunner build_runner(runner, *display, log_path);
   std::printf("Building %s (%s), %d jobs; log: %s\n", p.wheel_name.c_str(), join(p.targets.names(), " ").c_str(),
-              p.estimate.jobs, log_path.c_str());
+              p.jobs, log_path.c_str());
   // The job timeline: what this run appends to the source tree's build/.ninja_log.
   const std::string ninja_root = p.layout.source_dir + "/build";
   const auto ninja_logs_before = ninja_log_sizes(ninja_root);

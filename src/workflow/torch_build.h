@@ -1,4 +1,4 @@
-// `tailor build torch`: runs a resolved PyTorch BuildPlan on this host. Source at the tag
+// `tailor build torch`: runs a resolved PyTorch TorchPlan on this host. Source at the tag
 // with submodules (git) or a local tree; a venv with the build requirements; the build
 // with progress, log and diagnosis; then verification (inspect shows exactly the asked
 // targets in libtorch_cuda.so, the manylinux tag its libraries need, import and
@@ -46,7 +46,7 @@ TorchBuildResult build_torch(const plan::TorchVariant& variant, const probe::Hos
 
 /// Facts for `tailor doctor` that need the file system or a Python: installed package
 /// versions of the plan's requirements, and empty third_party submodules.
-plan::DoctorFacts gather_doctor_facts(const plan::BuildPlan& plan, CommandRunner& runner);
+plan::DoctorFacts gather_doctor_facts(const plan::TorchPlan& plan, CommandRunner& runner);
 
 /// The apt packages the runtime image needs for these DT_NEEDED sonames (data/pytorch/
 /// runtime_packages.toml), for CUDA `cuda` (12.6; nullopt: a CPU build, no CUDA packages);
@@ -56,7 +56,7 @@ std::vector<std::string> runtime_packages_for(const std::vector<std::string>& ne
 
 /// The runtime Dockerfile beside the wheel: a base with the build's glibc, NVIDIA's
 /// repository for the platform, exactly those packages, and the wheel installed.
-std::string render_runtime_dockerfile(const plan::BuildPlan& plan, const std::string& wheel_name,
+std::string render_runtime_dockerfile(const plan::TorchPlan& plan, const std::string& wheel_name,
                                       const std::vector<std::string>& packages);
 
 }  // namespace tailor::workflow

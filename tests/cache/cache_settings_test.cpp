@@ -8,7 +8,7 @@ using namespace tailor::cache;
 TEST(CacheSettings, DefaultsWithoutATable) {
   auto s = parse_cache_settings("[defaults]\ntorch = \"2.9.1\"\n", "t.toml");
   ASSERT_TRUE(s) << s.error().message;
-  EXPECT_EQ(s->tool, "auto");
+  EXPECT_FALSE(s->tool);  // auto
   EXPECT_EQ(s->storage, CacheStorage::local);
   EXPECT_TRUE(s->from.empty());
   EXPECT_FALSE(s->shared());
@@ -25,7 +25,7 @@ work_root = "/scratch/tailor"
 )",
                                 "t.toml");
   ASSERT_TRUE(s) << s.error().message;
-  EXPECT_EQ(s->tool, "sccache");
+  EXPECT_EQ(s->tool, CacheTool::sccache);
   EXPECT_EQ(s->storage, CacheStorage::s3);
   EXPECT_EQ(s->bucket, "builds");
   EXPECT_EQ(s->prefix, "torch");
@@ -95,7 +95,7 @@ TEST(CacheSettings, EnvironmentOverridesTheFile) {
   ASSERT_TRUE(s);
   auto e = apply_cache_environment(*s, {{"TAILOR_CACHE_URL", "s3://bkt"}, {"TAILOR_CACHE", "sccache"}});
   ASSERT_TRUE(e) << e.error().message;
-  EXPECT_EQ(e->tool, "sccache");
+  EXPECT_EQ(e->tool, CacheTool::sccache);
   EXPECT_EQ(e->storage, CacheStorage::s3);
   EXPECT_EQ(e->from.back(), "TAILOR_CACHE_URL");
   EXPECT_FALSE(apply_cache_environment(*s, {{"TAILOR_CACHE", "bogus"}}));

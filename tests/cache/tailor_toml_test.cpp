@@ -34,7 +34,7 @@ url = "redis://cache:6379"
   // No [cache]: the defaults.
   auto plain = parse_tailor_toml("[variant.a]\ntorch = \"2.9.1\"\n", "t.toml");
   ASSERT_TRUE(plain) << plain.error().message;
-  EXPECT_EQ(plain->cache.tool, "auto");
+  EXPECT_FALSE(plain->cache.tool);
   EXPECT_TRUE(plain->cache.from.empty());
 }
 

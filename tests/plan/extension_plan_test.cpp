@@ -180,7 +180,7 @@ TEST(ExtensionPlan, JobsFlagWinsAndAtLeastOneJob) {
 
 TEST(ExtensionPlan, TorchPackagesGetCcacheThroughPytorchNvccAndCompilers) {
   auto plan = resolve(request("torchvision", sass_set({{7, 5}})));
-  EXPECT_EQ(plan.cache_tool, "ccache");
+  EXPECT_EQ(plan.cache.tool, tailor::cache::CacheTool::ccache);
   EXPECT_EQ(plan.env["PYTORCH_NVCC"], "/usr/bin/ccache /usr/local/cuda-13.0/bin/nvcc");
   EXPECT_EQ(plan.env["CC"], "/usr/bin/ccache gcc");
   EXPECT_EQ(plan.env["CXX"], "/usr/bin/ccache g++");
@@ -198,16 +198,16 @@ TEST(ExtensionPlan, SccacheWhenConfiguredAndNoneWhenAsked) {
   auto r = request("torchvision", sass_set({{7, 5}}));
   r.environment["SCCACHE_REDIS_ENDPOINT"] = "redis://127.0.0.1:6379";
   auto plan = resolve(r, host);
-  EXPECT_EQ(plan.cache_tool, "sccache");
+  EXPECT_EQ(plan.cache.tool, tailor::cache::CacheTool::sccache);
   EXPECT_EQ(plan.env["PYTORCH_NVCC"], "/venv/bin/sccache /usr/local/cuda-13.0/bin/nvcc");
   // torch passes $CC to nvcc as -ccbin, and nvcc's host-compiler check fails on an sccache
   // wrapper: under sccache only CXX is wrapped.
   EXPECT_EQ(plan.env.count("CC"), 0u);
   EXPECT_EQ(plan.env["CXX"], "/venv/bin/sccache g++");
 
-  r.cache = ExtensionBuildRequest::Cache::none;
+  r.cache = tailor::cache::CacheTool::none;
   plan = resolve(r, host);
-  EXPECT_EQ(plan.cache_tool, "");
+  EXPECT_EQ(plan.cache.tool, tailor::cache::CacheTool::none);
   EXPECT_EQ(plan.env.count("PYTORCH_NVCC"), 0u);
 }
 
@@ -229,16 +229,16 @@ TEST(ExtensionPlan, CacheWrapsTheCallersCompilers) {
   r.cache_settings.url = "redis://cache:6379";
   r.cache_settings.storage = CacheStorage::redis;
   plan = resolve(r, host);
-  EXPECT_EQ(plan.cache_tool, "sccache");
-  EXPECT_EQ(plan.cache_env["SCCACHE_REDIS_ENDPOINT"], "redis://cache:6379");
-  EXPECT_EQ(plan.cache_storage, "redis://cache:6379");
+  EXPECT_EQ(plan.cache.tool, tailor::cache::CacheTool::sccache);
+  EXPECT_EQ(plan.cache.env["SCCACHE_REDIS_ENDPOINT"], "redis://cache:6379");
+  EXPECT_EQ(plan.cache.storage, "redis://cache:6379");
   EXPECT_EQ(plan.env.count("SCCACHE_REDIS_ENDPOINT"), 0u);  // not in the reported environment
 }
 
 TEST(ExtensionPlan, AskingForAMissingCacheIsAnError) {
   auto host = fake_host();
   auto r = request("torchvision", sass_set({{7, 5}}));
-  r.cache = ExtensionBuildRequest::Cache::sccache;
+  r.cache = tailor::cache::CacheTool::sccache;
   auto plan = resolve_extension_build(r, host);
   ASSERT_FALSE(plan);
   EXPECT_NE(plan.error().message.find("sccache is not installed"), std::string::npos);

@@ -38,7 +38,7 @@ TEST(MatrixNix, StringsRoundTripAndNeverInterpolate) {
   EXPECT_EQ(nix_string("a${b}\"c\\"), "\"a\\${b}\\\"c\\\\\"");
 }
 
-BuildPlan cuda_plan() {
+TorchPlan cuda_plan() {
   auto config = parse_tailor_config(R"(
 [defaults]
 torch = "2.9.1"
@@ -58,7 +58,7 @@ cpu_target = "avx512"
 }
 
 TEST(MatrixNix, TorchExpressionCarriesThePlan) {
-  BuildPlan p = cuda_plan();
+  TorchPlan p = cuda_plan();
   auto text = render_nix_torch(p);
   ASSERT_TRUE(text) << text.error().message;
   EXPECT_NE(text->find("{ python313Packages, blas, openblas }:"), std::string::npos) << *text;
@@ -76,7 +76,7 @@ TEST(MatrixNix, TorchExpressionCarriesThePlan) {
 }
 
 TEST(MatrixNix, HostileValuesAreQuoted) {
-  BuildPlan p = cuda_plan();
+  TorchPlan p = cuda_plan();
   auto clean = render_nix_torch(p);
   ASSERT_TRUE(clean);
   const std::string evil = "x\"; ${builtins.abort \"pwned\"} \\\n# ";
@@ -105,7 +105,7 @@ TEST(MatrixNix, HostileValuesAreQuoted) {
 }
 
 TEST(MatrixNix, RefusesWhatCannotBeANixPackage) {
-  BuildPlan p = cuda_plan();
+  TorchPlan p = cuda_plan();
   p.name = "bad\"name";
   EXPECT_FALSE(render_nix_torch(p));
   p = cuda_plan();
@@ -121,7 +121,7 @@ TEST(MatrixNix, RefusesWhatCannotBeANixPackage) {
 }
 
 TEST(MatrixNix, FlakeAndFloxLayouts) {
-  std::vector<BuildPlan> plans{cuda_plan()};
+  std::vector<TorchPlan> plans{cuda_plan()};
   auto flake = render_nix_files(plans, NixEmit::flake);
   ASSERT_TRUE(flake) << flake.error().message;
   auto find = [](const std::vector<NixFile>& files, const std::string& path) -> const NixFile* {
@@ -151,7 +151,7 @@ TEST(MatrixNix, FlakeAndFloxLayouts) {
 
   // A CUDA variant gets the CUDA-only extensions; a CPU-only one does not.
   EXPECT_TRUE(find(*flake, "nix/pkgs/python313Packages/pytorch-sm86-sm90ptx-flash-attn.nix"));
-  std::vector<BuildPlan> cpu{plans[0]};
+  std::vector<TorchPlan> cpu{plans[0]};
   cpu[0].cuda = false;
   cpu[0].name = "pytorch-cpu-avx512";
   auto cpu_files = render_nix_files(cpu, NixEmit::flake);

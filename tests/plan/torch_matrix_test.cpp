@@ -24,7 +24,7 @@ TEST(TorchMatrix, ExampleReproducesTheNixMatrix) {
   ASSERT_TRUE(vs) << vs.error().message;
   EXPECT_EQ(names(*vs), (std::vector<std::string>{"pytorch-sm90-avx512", "pytorch-sm86-avx2", "pytorch-cpu-avx2"}));
   for (const auto& v : *vs) {
-    BuildPlan p = resolve_torch_plan(v, testing::x86_cuda128_host());
+    TorchPlan p = resolve_torch_plan(v, testing::x86_cuda128_host());
     EXPECT_FALSE(p.has_errors()) << v.name;
     EXPECT_EQ(p.python_version, "3.13");
   }

@@ -43,12 +43,12 @@ TorchVariant plain_variant() {
   return v;
 }
 
-bool has_problem(const BuildPlan& p, const std::string& field) {
+bool has_problem(const TorchPlan& p, const std::string& field) {
   return std::any_of(p.problems.begin(), p.problems.end(), [&](const auto& pr) { return pr.field == field; });
 }
 
 TEST(TorchPlanArmHost, T4gGraviton2WithoutFlagsBuildsForThisMachine) {
-  BuildPlan p = resolve_torch_plan(plain_variant(), g5g_host());
+  TorchPlan p = resolve_torch_plan(plain_variant(), g5g_host());
   for (const auto& pr : p.problems) ADD_FAILURE() << pr.field << ": " << pr.message;
   EXPECT_EQ(p.host_platform, "aarch64");
   EXPECT_EQ(p.platform, "aarch64");
@@ -73,7 +73,7 @@ TEST(TorchPlanArmHost, ATooNewCpuTargetWarnsOnGraviton2) {
   TorchVariant v = plain_variant();
   v.arch = {"7.5"};  // a bare CC implies no CPU
   v.cpu_target = "neoverse-v1";
-  BuildPlan p = resolve_torch_plan(v, g5g_host());
+  TorchPlan p = resolve_torch_plan(v, g5g_host());
   ASSERT_FALSE(p.has_errors());
   auto it = std::find_if(p.problems.begin(), p.problems.end(), [](const auto& pr) {
     return pr.field == "cpu_target" && pr.kind == ProblemKind::host;
@@ -107,7 +107,7 @@ TEST(TorchPlanArmHost, WithoutAnImpliedTargetTheNoteNamesTheHostsClass) {
   probe::HostReport h = g5g_host();
   h.gpus.clear();
   h.cpu = recorded_cpu("graviton3");
-  BuildPlan p = resolve_torch_plan(v, h);
+  TorchPlan p = resolve_torch_plan(v, h);
   EXPECT_EQ(p.cpu_target, "");  // the compiler's default: nothing is chosen behind the user's back
   bool said = std::any_of(p.notes.begin(), p.notes.end(), [](const std::string& n) {
     return n.find("--cpu-target neoverse-v1") != std::string::npos;
@@ -118,7 +118,7 @@ TEST(TorchPlanArmHost, WithoutAnImpliedTargetTheNoteNamesTheHostsClass) {
 TEST(TorchPlanArmHost, AnExplicitPlatformKeepsTheHostGpusFromImplyingOne) {
   TorchVariant v = plain_variant();
   v.platform = "x86_64";
-  BuildPlan p = resolve_torch_plan(v, g5g_host());
+  TorchPlan p = resolve_torch_plan(v, g5g_host());
   EXPECT_EQ(p.platform, "x86_64");
   for (const auto& pr : p.problems) EXPECT_EQ(pr.message.find("conflicts"), std::string::npos) << pr.message;
   EXPECT_EQ(p.cpu_target, "");

@@ -24,7 +24,7 @@ TorchVariant graviton_t4g_variant() {
 }
 
 TEST(TorchPlanGraviton, ResolvesToTheGuideSettings) {
-  BuildPlan p = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host());
+  TorchPlan p = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host());
   for (const auto& pr : p.problems) ADD_FAILURE() << pr.field << ": " << pr.message;
   ASSERT_FALSE(p.has_errors());
   const auto& e = p.env;
@@ -68,25 +68,25 @@ TEST(TorchPlanGraviton, MaxJobsFromUsableMemory) {
   // 125 GiB usable - 4 GiB reserve = 121 GiB; 4.5 GiB per job with FlashAttention on ->
   // 26 jobs. The guide's 24 was a hand-picked margin on the same 128 GB (with 32 GB swap);
   // tailor derives it from what the host really has free.
-  BuildPlan p = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host());
-  EXPECT_EQ(p.estimate.jobs, 26);
+  TorchPlan p = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host());
+  EXPECT_EQ(p.jobs, 26);
   EXPECT_EQ(p.env.at("MAX_JOBS"), "26");
   TorchVariant v = graviton_t4g_variant();
   v.features["flash-attention"] = false;
-  BuildPlan q = resolve_torch_plan(v, graviton_t4g_host());
-  EXPECT_EQ(q.estimate.jobs, 30);  // floor(121 / 4.0)
+  TorchPlan q = resolve_torch_plan(v, graviton_t4g_host());
+  EXPECT_EQ(q.jobs, 30);  // floor(121 / 4.0)
   EXPECT_EQ(q.env.at("USE_FLASH_ATTENTION"), "0");
   auto host = graviton_t4g_host();
   host.memory.usable = 16 * testing::k_gib;
-  EXPECT_EQ(resolve_torch_plan(graviton_t4g_variant(), host).estimate.jobs, 2);
+  EXPECT_EQ(resolve_torch_plan(graviton_t4g_variant(), host).jobs, 2);
 }
 
 TEST(TorchPlanGraviton, EstimatesFollowTheMeasuredTable) {
-  BuildPlan one = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host());
+  TorchPlan one = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host());
   EXPECT_NEAR(one.estimate.wheel_mib, 185, 1);  // measured: ~185 MB for sm_75 alone
   TorchVariant v = graviton_t4g_variant();
   v.arch = {"7.5;8.0;9.0"};
-  BuildPlan three = resolve_torch_plan(v, graviton_t4g_host());
+  TorchPlan three = resolve_torch_plan(v, graviton_t4g_host());
   EXPECT_NEAR(three.estimate.wheel_mib, 535, 30);  // measured: ~550 MB
   EXPECT_EQ(three.estimate.per_target_mib.size(), 3u);
   EXPECT_NEAR(one.estimate.build_hours, 48.0 / 26, 0.01);
@@ -98,7 +98,7 @@ TEST(TorchPlanGraviton, EstimatesFollowTheMeasuredTable) {
 TEST(TorchPlanGraviton, StepsCloneTagWithSubmodulesThenVenvThenBuild) {
   ResolveOptions o;
   o.base_dir = "/home/ubuntu";  // the relative default work folder is read against it
-  BuildPlan p = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host(), o);
+  TorchPlan p = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host(), o);
   ASSERT_EQ(p.steps.size(), 6u);
   EXPECT_EQ(p.steps[0].argv, (std::vector<std::string>{"git", "clone", "--recursive", "--depth", "1", "--branch", "v2.9.1",
                                                        "https://github.com/pytorch/pytorch", "/home/ubuntu/tailor-work/pytorch"}));
@@ -118,7 +118,7 @@ TEST(TorchPlan, EveryWorkPathIsAbsolute) {
     if (*source) v.source_dir = source;
     ResolveOptions o;
     o.work_dir = "w/../tailor-work/";
-    BuildPlan p = resolve_torch_plan(v, graviton_t4g_host(), o);
+    TorchPlan p = resolve_torch_plan(v, graviton_t4g_host(), o);
     const std::string cwd = std::filesystem::current_path().string();
     EXPECT_EQ(p.layout.work_dir, cwd + "/tailor-work");
     EXPECT_EQ(p.layout.venv_dir, cwd + "/tailor-work/venv");
@@ -136,13 +136,13 @@ TEST(TorchPlan, EveryWorkPathIsAbsolute) {
 TEST(TorchPlan, JobsOptionSetsMaxJobs) {
   ResolveOptions o;
   o.jobs = 3;
-  BuildPlan p = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host(), o);
+  TorchPlan p = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host(), o);
   ASSERT_FALSE(p.has_errors());
   EXPECT_EQ(p.env.at("MAX_JOBS"), "3");
-  EXPECT_EQ(p.estimate.jobs, 3);
-  EXPECT_EQ(p.estimate.jobs_reason.rfind("--jobs 3 (tailor's estimate: ", 0), 0u) << p.estimate.jobs_reason;
+  EXPECT_EQ(p.jobs, 3);
+  EXPECT_EQ(p.jobs_reason.rfind("--jobs 3 (tailor's estimate: ", 0), 0u) << p.jobs_reason;
   o.jobs = 0;
-  BuildPlan bad = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host(), o);
+  TorchPlan bad = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host(), o);
   EXPECT_EQ(bad.exit_code(), 2);
   ASSERT_FALSE(bad.problems.empty());
   EXPECT_EQ(bad.problems.back().message, "--jobs 0: must be at least 1");
@@ -160,7 +160,7 @@ TorchVariant nix_variant(const std::string& arch, const std::string& cpu) {
 }
 
 TEST(TorchPlanNixMatrix, Sm90Avx512) {
-  BuildPlan p = resolve_torch_plan(nix_variant("9.0", "avx512"), x86_cuda128_host());
+  TorchPlan p = resolve_torch_plan(nix_variant("9.0", "avx512"), x86_cuda128_host());
   for (const auto& pr : p.problems) ADD_FAILURE() << pr.field << ": " << pr.message;
   EXPECT_EQ(p.env.at("TORCH_CUDA_ARCH_LIST"), "9.0");
   // Matrices write TORCH_CUDA_ARCH_LIST="sm_90" with CMAKE_CUDA_ARCHITECTURES="90" (SASS +
@@ -178,7 +178,7 @@ TEST(TorchPlanNixMatrix, Sm90Avx512) {
 }
 
 TEST(TorchPlanNixMatrix, Sm86Avx2) {
-  BuildPlan p = resolve_torch_plan(nix_variant("sm_86", "avx2"), x86_cuda128_host());
+  TorchPlan p = resolve_torch_plan(nix_variant("sm_86", "avx2"), x86_cuda128_host());
   EXPECT_FALSE(p.has_errors());
   EXPECT_EQ(p.env.at("TORCH_CUDA_ARCH_LIST"), "8.6");
   EXPECT_EQ(p.env.at("CUDAARCHS"), "86-real");
@@ -186,7 +186,7 @@ TEST(TorchPlanNixMatrix, Sm86Avx2) {
 }
 
 TEST(TorchPlanNixMatrix, CpuAvx2) {
-  BuildPlan p = resolve_torch_plan(nix_variant("cpu", "avx2"), x86_cuda128_host());
+  TorchPlan p = resolve_torch_plan(nix_variant("cpu", "avx2"), x86_cuda128_host());
   EXPECT_FALSE(p.has_errors());
   EXPECT_EQ(p.env.at("USE_CUDA"), "0");
   EXPECT_EQ(p.env.count("TORCH_CUDA_ARCH_LIST"), 0u);
@@ -195,13 +195,13 @@ TEST(TorchPlanNixMatrix, CpuAvx2) {
   EXPECT_EQ(p.env.at("USE_FLASH_ATTENTION"), "0");
   EXPECT_EQ(p.env.at("PYTORCH_BUILD_VERSION"), "2.9.1+cpu");
   EXPECT_EQ(p.wheel_name, "torch-2.9.1+cpu-cp313-cp313-manylinux_2_35_x86_64.whl");
-  EXPECT_EQ(p.estimate.jobs, 64);  // 246 GiB / 2.5 GiB per job > 64 cores
+  EXPECT_EQ(p.jobs, 64);  // 246 GiB / 2.5 GiB per job > 64 cores
 }
 
 TEST(TorchPlan, KeepDebugAndBuildType) {
   TorchVariant v = graviton_t4g_variant();
   v.keep_debug = true;
-  BuildPlan p = resolve_torch_plan(v, graviton_t4g_host());
+  TorchPlan p = resolve_torch_plan(v, graviton_t4g_host());
   EXPECT_EQ(p.env.at("CFLAGS"), "-mcpu=neoverse-n1");  // no -g0; the CPU T4G implies stays
   v.keep_debug.reset();
   v.build_type = "relwithdebinfo";
@@ -214,7 +214,7 @@ TEST(TorchPlan, PtxAndCompressionModes) {
   TorchVariant v = graviton_t4g_variant();
   v.arch = {"7.5", "8.0+PTX"};
   v.compress = "none";
-  BuildPlan p = resolve_torch_plan(v, graviton_t4g_host());
+  TorchPlan p = resolve_torch_plan(v, graviton_t4g_host());
   EXPECT_EQ(p.env.at("TORCH_CUDA_ARCH_LIST"), "7.5;8.0+PTX");
   EXPECT_EQ(p.env.at("CMAKE_CUDA_ARCHITECTURES"), "75-real;80");
   EXPECT_EQ(p.env.at("TORCH_NVCC_FLAGS"), "-no-compress");  // CUDA 12.6 has no -compress-mode
@@ -223,7 +223,7 @@ TEST(TorchPlan, PtxAndCompressionModes) {
 }
 
 TEST(TorchPlan, JsonHasEveryEnvVariable) {
-  BuildPlan p = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host());
+  TorchPlan p = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host());
   auto j = plan_to_json(p);
   ASSERT_TRUE(j["env"].is_object());
   EXPECT_EQ(j["env"].size(), p.env.size());
@@ -233,7 +233,7 @@ TEST(TorchPlan, JsonHasEveryEnvVariable) {
 }
 
 TEST(TorchPlan, DockerfileBaseMatchesManylinuxGlibc) {
-  BuildPlan p = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host());
+  TorchPlan p = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host());
   std::string d = render_plan_dockerfile(p);
   EXPECT_NE(d.find("FROM nvidia/cuda:12.6.3-devel-ubuntu22.04"), std::string::npos) << d;
   EXPECT_NE(d.find("ENV TORCH_CUDA_ARCH_LIST=\"7.5\""), std::string::npos);
@@ -241,7 +241,7 @@ TEST(TorchPlan, DockerfileBaseMatchesManylinuxGlibc) {
   v.manylinux = "2_28";
   auto host = graviton_t4g_host();
   host.os.glibc = "2.28";
-  BuildPlan q = resolve_torch_plan(v, host);
+  TorchPlan q = resolve_torch_plan(v, host);
   EXPECT_NE(render_plan_dockerfile(q).find("FROM nvidia/cuda:12.6.3-devel-rockylinux8"), std::string::npos);
 }
 
@@ -255,7 +255,7 @@ namespace {
 TEST(TorchPlanVersions, NewerThanTheDataSaysSo) {
   auto v = graviton_t4g_variant();
   v.torch = "99.0.0";
-  BuildPlan p = resolve_torch_plan(v, graviton_t4g_host());
+  TorchPlan p = resolve_torch_plan(v, graviton_t4g_host());
   ASSERT_TRUE(p.has_errors());
   bool saw = false;
   for (const auto& pr : p.problems)
@@ -267,7 +267,7 @@ TEST(TorchPlanVersions, NewerThanTheDataSaysSo) {
     }
   EXPECT_TRUE(saw);
   v.torch = "1.0.0";  // older: one of the known ones
-  BuildPlan old = resolve_torch_plan(v, graviton_t4g_host());
+  TorchPlan old = resolve_torch_plan(v, graviton_t4g_host());
   for (const auto& pr : old.problems) {
     if (pr.field == "torch") {
       EXPECT_NE(pr.message.find("is not a release tailor knows"), std::string::npos);
@@ -281,7 +281,7 @@ TEST(TorchPlanVersions, NewerThanTheDataSaysSo) {
 namespace tailor::plan {
 namespace {
 
-std::string notes_of(const BuildPlan& p) {
+std::string notes_of(const TorchPlan& p) {
   std::string all;
   for (const auto& n : p.notes) all += n + "\n";
   return all;
@@ -290,7 +290,7 @@ std::string notes_of(const BuildPlan& p) {
 // The aarch64 default turns oneDNN off; the plan says the official wheels build it with
 // ACL and how to choose (issue 27). Not said where the user chose, nor on x86_64.
 TEST(TorchPlanGraviton, OneDnnOffIsExplained) {
-  BuildPlan p = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host());
+  TorchPlan p = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host());
   ASSERT_EQ(p.env.at("USE_MKLDNN"), "0");
   const std::string notes = notes_of(p);
   EXPECT_NE(notes.find("official aarch64 wheels build it with ACL, the Arm Compute Library"), std::string::npos) << notes;
@@ -300,7 +300,7 @@ TEST(TorchPlanGraviton, OneDnnOffIsExplained) {
   chosen.features["mkldnn"] = false;
   EXPECT_EQ(notes_of(resolve_torch_plan(chosen, graviton_t4g_host())).find("oneDNN"), std::string::npos);
   chosen.features["mkldnn"] = true;
-  BuildPlan on = resolve_torch_plan(chosen, graviton_t4g_host());
+  TorchPlan on = resolve_torch_plan(chosen, graviton_t4g_host());
   EXPECT_EQ(on.env.at("USE_MKLDNN"), "1");
   EXPECT_EQ(notes_of(on).find("oneDNN"), std::string::npos);
   TorchVariant x86;

@@ -23,13 +23,13 @@ TorchVariant on_gpu(const std::string& gpu) {
   return v;
 }
 
-bool has_note(const BuildPlan& p, const std::string& text) {
+bool has_note(const TorchPlan& p, const std::string& text) {
   return std::find(p.notes.begin(), p.notes.end(), text) != p.notes.end();
 }
 
 TEST(TorchPlatform, InstanceAndGpuImplyAarch64OnAnX86Host) {
   for (const char* gpu : {"g5g.xlarge", "T4G", "t4g", "g5g.16xlarge"}) {
-    BuildPlan p = resolve_torch_plan(on_gpu(gpu), testing::x86_cuda128_host());  // x86_64 host
+    TorchPlan p = resolve_torch_plan(on_gpu(gpu), testing::x86_cuda128_host());  // x86_64 host
     EXPECT_FALSE(p.has_errors()) << gpu;
     EXPECT_EQ(p.platform, "aarch64") << gpu;
     EXPECT_EQ(p.wheel_name, "torch-2.9.1+cu128-cp313-cp313-manylinux_2_35_aarch64.whl") << gpu;
@@ -43,7 +43,7 @@ TEST(TorchPlatform, InstanceAndGpuImplyAarch64OnAnX86Host) {
 TEST(TorchPlatform, ConflictingExplicitPlatformIsAnInputError) {
   TorchVariant v = on_gpu("g5g.xlarge");
   v.platform = "x86_64";
-  BuildPlan p = resolve_torch_plan(v, testing::x86_cuda128_host());
+  TorchPlan p = resolve_torch_plan(v, testing::x86_cuda128_host());
   EXPECT_EQ(p.exit_code(), 2);
   auto it = std::find_if(p.problems.begin(), p.problems.end(), [](const PlanProblem& q) { return q.field == "platform"; });
   ASSERT_NE(it, p.problems.end());
@@ -56,7 +56,7 @@ TEST(TorchPlatform, ConflictingExplicitPlatformIsAnInputError) {
 TEST(TorchPlatform, GpusOfTwoPlatformsConflict) {
   TorchVariant v = on_gpu("T4G");
   v.arch.push_back("g4dn.xlarge");
-  BuildPlan p = resolve_torch_plan(v, testing::x86_cuda128_host());
+  TorchPlan p = resolve_torch_plan(v, testing::x86_cuda128_host());
   EXPECT_EQ(p.exit_code(), 2);
   auto implied = implied_platform({"T4G;g4dn.xlarge"});
   ASSERT_FALSE(implied);
@@ -71,7 +71,7 @@ TEST(TorchPlatform, PortableGpusAndNumbersImplyNothing) {
     ASSERT_TRUE(implied) << spec << ": " << implied.error().message;
     EXPECT_FALSE(*implied) << spec << " implied " << (*implied)->platform;
   }
-  BuildPlan p = resolve_torch_plan(on_gpu("H100"), testing::graviton_t4g_host());  // aarch64 host
+  TorchPlan p = resolve_torch_plan(on_gpu("H100"), testing::graviton_t4g_host());  // aarch64 host
   EXPECT_EQ(p.platform, "aarch64");
   EXPECT_TRUE(p.cpu_target.empty());
 }
@@ -79,7 +79,7 @@ TEST(TorchPlatform, PortableGpusAndNumbersImplyNothing) {
 TEST(TorchPlatform, ExplicitCpuTargetWinsWithAWarningWhenTooNew) {
   TorchVariant v = on_gpu("g5g.xlarge");
   v.cpu_target = "neoverse-v2";
-  BuildPlan p = resolve_torch_plan(v, testing::x86_cuda128_host());
+  TorchPlan p = resolve_torch_plan(v, testing::x86_cuda128_host());
   EXPECT_FALSE(p.has_errors());
   EXPECT_EQ(p.cpu_target, "neoverse-v2");
   auto it = std::find_if(p.problems.begin(), p.problems.end(), [](const PlanProblem& q) { return q.field == "cpu_target"; });

@@ -16,7 +16,7 @@
 namespace tailor::plan {
 namespace {
 
-std::string write_script(const BuildPlan& p, const std::string& name) {
+std::string write_script(const TorchPlan& p, const std::string& name) {
   auto dir = std::filesystem::temp_directory_path() / ("tailor_plan_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::string path = (dir / name).string();
@@ -24,7 +24,7 @@ std::string write_script(const BuildPlan& p, const std::string& name) {
   return path;
 }
 
-BuildPlan graviton_t4g_plan() {
+TorchPlan graviton_t4g_plan() {
   TorchVariant v;
   v.torch = "2.9.1";
   v.cuda = cuda::CudaVersion{12, 6};
@@ -71,7 +71,7 @@ TEST(TorchScript, RelativeWorkFolderRunsFromAnotherFolder) {
   v.source_dir = "src";  // relative, like --source src
   ResolveOptions o;      // the default work folder "tailor-work", relative
   o.base_dir = "/where/tailor/plan/ran";
-  BuildPlan p = resolve_torch_plan(v, host, o);
+  TorchPlan p = resolve_torch_plan(v, host, o);
   ASSERT_FALSE(p.has_errors()) << render_problems(p);
   const std::string script = (root / "plan.sh").string();
   std::ofstream(script) << render_plan_script(p);
@@ -94,7 +94,7 @@ TEST(TorchScript, RelativeWorkFolderRunsFromAnotherFolder) {
 }
 
 TEST(TorchScript, SourcedEnvironmentEqualsThePlan) {
-  BuildPlan p = graviton_t4g_plan();
+  TorchPlan p = graviton_t4g_plan();
   std::string path = write_script(p, "env.sh");
   auto r = run_command({"env", "-i", "bash", "-c", ". \"$1\" && env -0", "tailor", path}, std::chrono::seconds(30));
   ASSERT_TRUE(r.ok()) << r.err;
@@ -116,7 +116,7 @@ TEST(TorchScript, SourcedEnvironmentEqualsThePlan) {
 // A plan for another machine (a T4G's aarch64 from this x86_64 host) does not carry this
 // host's interpreter, CUDA folder, compiler or job count: the script finds and counts them
 // where it runs, and says in one line what is missing there (issue 27).
-BuildPlan t4g_planned_on_x86() {
+TorchPlan t4g_planned_on_x86() {
   probe::HostReport host = testing::x86_cuda128_host();
   host.cuda_toolkits[0].root = "/opt/nvidia/cuda-12.8";
   host.cuda_toolkits[0].nvcc = "/opt/nvidia/cuda-12.8/bin/nvcc";
@@ -131,14 +131,14 @@ BuildPlan t4g_planned_on_x86() {
 }
 
 TEST(TorchScript, AnotherMachineFindsItsOwnTools) {
-  BuildPlan p = t4g_planned_on_x86();
+  TorchPlan p = t4g_planned_on_x86();
   ASSERT_FALSE(p.has_errors()) << render_problems(p);
   ASSERT_EQ(p.platform, "aarch64");
   ASSERT_FALSE(p.for_this_host());
   const std::string script = render_plan_script(p);
   for (const std::string host_path : {"/opt/py/bin/python3.10", "/opt/nvidia/cuda-12.8", "/opt/gcc-11"})
     EXPECT_EQ(script.find(host_path), std::string::npos) << host_path << "\n" << script;
-  EXPECT_EQ(script.find("export MAX_JOBS=" + std::to_string(p.estimate.jobs)), std::string::npos) << script;
+  EXPECT_EQ(script.find("export MAX_JOBS=" + std::to_string(p.jobs)), std::string::npos) << script;
   for (const char* want : {"PYTHON=\"${PYTHON:-python3.10}\"\n", "export CUDA_HOME=\"${CUDA_HOME:-/usr/local/cuda-12.8}\"\n",
                            "export CUDACXX=\"${CUDACXX:-$CUDA_HOME/bin/nvcc}\"\n",
                            "export CUDAHOSTCXX=\"${CUDAHOSTCXX:-$(command -v g++ || true)}\"\n",
@@ -202,12 +202,12 @@ TEST(TorchScript, AnotherMachineFindsItsOwnTools) {
 
 // A plan of this host keeps what this host resolved.
 TEST(TorchScript, ThisHostKeepsItsOwnPaths) {
-  BuildPlan p = graviton_t4g_plan();
+  TorchPlan p = graviton_t4g_plan();
   ASSERT_TRUE(p.for_this_host());
   EXPECT_TRUE(build_host_variables(p).empty());
   const std::string script = render_plan_script(p);
   EXPECT_NE(script.find("export CUDA_HOME=/usr/local/cuda-12.6\n"), std::string::npos) << script;
-  EXPECT_NE(script.find("export MAX_JOBS=" + std::to_string(p.estimate.jobs) + "\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("export MAX_JOBS=" + std::to_string(p.jobs) + "\n"), std::string::npos) << script;
   EXPECT_NE(script.find("  /usr/bin/python3.10 -m venv "), std::string::npos) << script;
   EXPECT_EQ(script.find("PYTHON="), std::string::npos) << script;
 }
@@ -240,7 +240,7 @@ TEST(TorchDoctor, RequirementsAndPins) {
 }
 
 TEST(TorchDoctor, ChecksWithFixes) {
-  BuildPlan p = graviton_t4g_plan();
+  TorchPlan p = graviton_t4g_plan();
   auto host = testing::graviton_t4g_host();
   DoctorFacts facts;
   facts.python_checked = true;

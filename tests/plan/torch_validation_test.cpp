@@ -19,7 +19,7 @@ TorchVariant base() {
   return v;
 }
 
-const PlanProblem* find(const BuildPlan& p, const std::string& field) {
+const PlanProblem* find(const TorchPlan& p, const std::string& field) {
   for (const auto& pr : p.problems)
     if (pr.field == field) return &pr;
   return nullptr;
@@ -36,7 +36,7 @@ TEST(TorchValidation, TargetThatNvccCannotProduce) {
   v.cuda = cuda::CudaVersion{13, 0};
   v.arch = {"6.0"};
   auto host = graviton_t4g_host();
-  BuildPlan p = resolve_torch_plan(v, host);
+  TorchPlan p = resolve_torch_plan(v, host);
   const PlanProblem* pr = find(p, "arch");
   ASSERT_NE(pr, nullptr);
   EXPECT_NE(pr->message.find("sm_60"), std::string::npos) << pr->message;
@@ -46,7 +46,7 @@ TEST(TorchValidation, TargetThatNvccCannotProduce) {
 TEST(TorchValidation, HostGccNewerThanNvccAccepts) {
   auto host = graviton_t4g_host();
   host.compilers = {{"/usr/bin/g++-14", probe::CompilerKind::gcc, "14.2.0", 14}};
-  BuildPlan p = resolve_torch_plan(base(), host, here());
+  TorchPlan p = resolve_torch_plan(base(), host, here());
   const PlanProblem* pr = find(p, "host.compiler");
   ASSERT_NE(pr, nullptr);
   EXPECT_EQ(pr->severity, ProblemSeverity::error);
@@ -54,7 +54,7 @@ TEST(TorchValidation, HostGccNewerThanNvccAccepts) {
   EXPECT_EQ(p.exit_code(), 1);
   // Several compilers: the newest that fits is chosen.
   host.compilers.push_back({"/usr/bin/g++-12", probe::CompilerKind::gcc, "12.3.0", 12});
-  BuildPlan q = resolve_torch_plan(base(), host, here());
+  TorchPlan q = resolve_torch_plan(base(), host, here());
   EXPECT_EQ(find(q, "host.compiler"), nullptr);
   EXPECT_EQ(q.env.at("CUDAHOSTCXX"), "/usr/bin/g++-12");
 }
@@ -62,7 +62,7 @@ TEST(TorchValidation, HostGccNewerThanNvccAccepts) {
 TEST(TorchValidation, PythonNotSupportedByTorch) {
   TorchVariant v = base();
   v.python = "3.9";
-  BuildPlan p = resolve_torch_plan(v, graviton_t4g_host());
+  TorchPlan p = resolve_torch_plan(v, graviton_t4g_host());
   bool found = false;
   for (const auto& pr : p.problems)
     found = found || (pr.field == "python" && pr.message == "torch 2.9.1 does not support Python 3.9 (it supports 3.10, 3.11, 3.12, 3.13, 3.14)");
@@ -73,7 +73,7 @@ TEST(TorchValidation, PythonNotSupportedByTorch) {
 TEST(TorchValidation, CudaNotSupportedByTorch) {
   TorchVariant v = base();
   v.cuda = cuda::CudaVersion{11, 8};
-  BuildPlan p = resolve_torch_plan(v, graviton_t4g_host());
+  TorchPlan p = resolve_torch_plan(v, graviton_t4g_host());
   const PlanProblem* pr = find(p, "cuda");
   ASSERT_NE(pr, nullptr);
   EXPECT_NE(pr->message.find("CUDA 11.8"), std::string::npos) << pr->message;
@@ -82,13 +82,13 @@ TEST(TorchValidation, CudaNotSupportedByTorch) {
 TEST(TorchValidation, Avx512OnAarch64) {
   TorchVariant v = base();
   v.cpu_target = "avx512";
-  BuildPlan p = resolve_torch_plan(v, graviton_t4g_host());
+  TorchPlan p = resolve_torch_plan(v, graviton_t4g_host());
   const PlanProblem* pr = find(p, "cpu_target");
   ASSERT_NE(pr, nullptr);
   EXPECT_NE(pr->message.find("x86-64-v4 is for x86_64, not aarch64"), std::string::npos) << pr->message;
   EXPECT_NE(pr->fix.find("neoverse-v2"), std::string::npos);
   v.cpu_target = "neoverse-v2";
-  BuildPlan q = resolve_torch_plan(v, graviton_t4g_host());
+  TorchPlan q = resolve_torch_plan(v, graviton_t4g_host());
   EXPECT_EQ(q.env.at("CXXFLAGS"), "-g0 -mcpu=neoverse-v2");
 }
 
@@ -97,7 +97,7 @@ TEST(TorchValidation, CudnnAskedButMissing) {
   host.cuda_toolkits[0].cudnn_version.clear();
   TorchVariant v = base();
   v.features["cudnn"] = true;
-  BuildPlan p = resolve_torch_plan(v, host, here());
+  TorchPlan p = resolve_torch_plan(v, host, here());
   const PlanProblem* pr = find(p, "features");
   ASSERT_NE(pr, nullptr);
   EXPECT_NE(pr->message.find("cuDNN is asked for but was not found"), std::string::npos) << pr->message;
@@ -108,14 +108,14 @@ TEST(TorchValidation, CudnnAskedButMissing) {
 TEST(TorchValidation, HostGlibcNewerThanManylinuxWanted) {
   TorchVariant v = base();
   v.manylinux = "2_28";
-  BuildPlan p = resolve_torch_plan(v, graviton_t4g_host(), here());
+  TorchPlan p = resolve_torch_plan(v, graviton_t4g_host(), here());
   const PlanProblem* pr = find(p, "manylinux");
   ASSERT_NE(pr, nullptr);
   EXPECT_NE(pr->message.find("glibc 2.35 is newer than manylinux_2_28"), std::string::npos) << pr->message;
   EXPECT_NE(pr->fix.find("rockylinux8"), std::string::npos) << pr->fix;
   EXPECT_EQ(pr->severity, ProblemSeverity::error);
   // `plan` describes it for the glibc 2.28 image its fix names: a warning, and a plan.
-  BuildPlan describe = resolve_torch_plan(v, graviton_t4g_host());
+  TorchPlan describe = resolve_torch_plan(v, graviton_t4g_host());
   ASSERT_NE(find(describe, "manylinux"), nullptr);
   EXPECT_EQ(find(describe, "manylinux")->severity, ProblemSeverity::warning);
   EXPECT_EQ(describe.manylinux, "2_28");
@@ -127,7 +127,7 @@ TEST(TorchValidation, CrossPlatformSaysWhichHost) {
   TorchVariant v = base();  // an aarch64 build planned from an x86_64 machine
   auto host = x86_cuda128_host();
   host.cuda_toolkits[0].release.minor = 6;
-  BuildPlan build = resolve_torch_plan(overlay(v, [] { TorchVariant t; t.platform = "aarch64"; return t; }()), host, here());
+  TorchPlan build = resolve_torch_plan(overlay(v, [] { TorchVariant t; t.platform = "aarch64"; return t; }()), host, here());
   const PlanProblem* pr = find(build, "platform");
   ASSERT_NE(pr, nullptr);
   EXPECT_EQ(pr->severity, ProblemSeverity::error);
@@ -136,7 +136,7 @@ TEST(TorchValidation, CrossPlatformSaysWhichHost) {
   // `plan` may still describe it (to write the script for that host): a warning.
   TorchVariant w = v;
   w.platform = "arm64";
-  BuildPlan describe = resolve_torch_plan(w, host);
+  TorchPlan describe = resolve_torch_plan(w, host);
   ASSERT_NE(find(describe, "platform"), nullptr);
   EXPECT_EQ(find(describe, "platform")->severity, ProblemSeverity::warning);
   EXPECT_EQ(describe.env.at("USE_PRIORITIZED_TEXT_FOR_LD"), "1");
@@ -153,7 +153,7 @@ TEST(TorchValidation, EveryProblemIsCollected) {
   v.features["flashattention"] = true;
   v.blas = "mkl";
   auto host = graviton_t4g_host();
-  BuildPlan p = resolve_torch_plan(v, host, here());
+  TorchPlan p = resolve_torch_plan(v, host, here());
   for (const char* field : {"python", "arch", "cpu_target", "features", "blas", "cuda"})
     EXPECT_NE(find(p, field), nullptr) << field;
   EXPECT_NE(find(p, "features")->message.find("did you mean flash-attention"), std::string::npos);
@@ -165,7 +165,7 @@ TEST(TorchValidation, UnknownReleaseAndNoTarget) {
   TorchVariant v = base();
   v.torch = "1.13.1";
   v.arch.clear();
-  BuildPlan p = resolve_torch_plan(v, graviton_t4g_host());
+  TorchPlan p = resolve_torch_plan(v, graviton_t4g_host());
   ASSERT_NE(find(p, "torch"), nullptr);
   ASSERT_NE(find(p, "arch"), nullptr);
   EXPECT_NE(find(p, "arch")->message.find("no GPU found and no target given"), std::string::npos);
@@ -183,11 +183,11 @@ TEST(TorchValidation, GpuIsEachGpusSassAndRepeats) {
   TorchVariant v = base();
   v.arch.clear();
   v.gpu = {"8.0+PTX", "A10G"};
-  BuildPlan p = resolve_torch_plan(v, x86_cuda128_host());
+  TorchPlan p = resolve_torch_plan(v, x86_cuda128_host());
   EXPECT_EQ(p.targets.names(), (std::vector<std::string>{"sm_80", "sm_86"}));
   EXPECT_EQ(p.env.at("TORCH_CUDA_ARCH_LIST"), "8.0;8.6");
   v.gpu = {"hoper"};
-  BuildPlan bad = resolve_torch_plan(v, x86_cuda128_host());
+  TorchPlan bad = resolve_torch_plan(v, x86_cuda128_host());
   ASSERT_NE(find(bad, "gpu"), nullptr);
   EXPECT_EQ(find(bad, "gpu")->message, "unknown CUDA target 'hoper' (did you mean: Hopper, H100?)");
   TorchVariant a = base();
@@ -204,11 +204,11 @@ TEST(TorchValidation, GpuIsEachGpusSassAndRepeats) {
 TEST(TorchValidation, MissingToolkitIsWarningForPlanErrorForBuild) {
   TorchVariant v = base();
   v.cuda = cuda::CudaVersion{12, 8};
-  BuildPlan d = resolve_torch_plan(v, graviton_t4g_host());
+  TorchPlan d = resolve_torch_plan(v, graviton_t4g_host());
   ASSERT_NE(find(d, "cuda"), nullptr);
   EXPECT_EQ(find(d, "cuda")->severity, ProblemSeverity::warning);
   EXPECT_EQ(d.env.at("CUDA_HOME"), "/usr/local/cuda-12.8");
-  BuildPlan b = resolve_torch_plan(v, graviton_t4g_host(), here());
+  TorchPlan b = resolve_torch_plan(v, graviton_t4g_host(), here());
   EXPECT_EQ(find(b, "cuda")->severity, ProblemSeverity::error);
 }
 

@@ -28,7 +28,7 @@ TEST(TorchRuntimePackages, Aarch64List) {
 }
 
 TEST(TorchRuntimeDockerfile, Aarch64UsesTheSbsaRepositoryAndTheBuildGlibc) {
-  plan::BuildPlan p;
+  plan::TorchPlan p;
   p.cuda = true;
   p.cuda_version = cuda::CudaVersion{12, 6};
   p.platform = "aarch64";

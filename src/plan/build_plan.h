@@ -1,0 +1,72 @@
+// What every build plan decides, for an extension package and for PyTorch alike: the GPU
+// targets, the jobs and why, the compiler cache (tool, storage, its variables), the
+// build environment and the steps. TorchPlan (plan/torch_plan.h) and ExtensionBuildPlan
+// (plan/extension_plan.h) are this plus what only their kind of build has; the executor
+// runs any of them through `BuildPlan` alone (executor/build_runner.h: `plan_steps`).
+#pragma once
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cache/cache_settings.h"
+#include "cache/compiler_cache.h"
+#include "cuda/target_set.h"
+#include "plan/step.h"
+#include "util/expected.h"
+
+namespace tailor::plan {
+
+/// `--cache` as typed, read once: nullopt is `auto` (the settings, then what is installed).
+/// Anything but auto, ccache, sccache and none is an error that names the flag.
+Expected<std::optional<cache::CacheTool>> parse_cache_flag(std::string_view text);
+
+/// The compiler cache a plan builds with.
+struct CacheDecision {
+  cache::CacheTool tool = cache::CacheTool::none;
+  std::string executable;  ///< the tool's path; empty for none
+  std::string storage;     ///< cache::describe_cache_storage(): no secrets
+  /// The variables that point the tool at its storage (SCCACHE_REDIS_ENDPOINT, ...). Kept
+  /// apart from the plan's `env`: they may hold a password, and reports print `env`.
+  std::map<std::string, std::string> env;
+  bool used() const { return tool != cache::CacheTool::none; }
+  /// "ccache", "sccache", "none".
+  std::string_view tool_name() const { return cache::cache_tool_name(tool); }
+};
+
+/// The compiler cache tool a build uses: `flag` (--cache) wins, then the settings' tool;
+/// auto takes sccache for a shared storage (ccache for Redis when sccache is missing),
+/// sccache when SCCACHE_* variables are set, else ccache, else none. `path_of` finds a tool
+/// ("" when it is missing). The tool's path, "" for none; an error when the tool asked for
+/// (or the one a shared storage needs) is missing.
+Expected<std::string> choose_cache_tool(const cache::CacheSettings& settings, std::optional<cache::CacheTool> flag,
+                                        const std::map<std::string, std::string>& environment,
+                                        const std::function<std::string(std::string_view)>& path_of);
+
+/// choose_cache_tool plus the tool's variables for the storage, with `basedirs` (the work
+/// folder) stripped from the keys so two folders share hits.
+Expected<CacheDecision> decide_cache(const cache::CacheSettings& settings, std::optional<cache::CacheTool> flag,
+                                     const std::map<std::string, std::string>& environment,
+                                     const std::function<std::string(std::string_view)>& path_of,
+                                     const std::vector<std::string>& basedirs);
+
+struct BuildPlan {
+  cuda::TargetSet targets;
+  int jobs = 1;
+  /// Shown to the user: "23.1 GiB usable (cgroup) / 4 GiB per job = 5, capped by 2 cores".
+  std::string jobs_reason;
+  CacheDecision cache;
+  /// The build's variables (the steps with `uses_plan_env` get them); never secrets.
+  std::map<std::string, std::string> env;
+  std::vector<std::string> unset_env;
+  /// The chosen toolkit's bin/ folder, put first on PATH so `nvcc` is the nvcc chosen.
+  std::string path_prepend;
+  std::vector<Step> steps;
+  /// What the user should know: spellings that lose something, a toolkit that does not
+  /// match torch's CUDA, why tailor's choice differs from the hand-written recipes.
+  std::vector<std::string> notes;
+};
+
+}  // namespace tailor::plan
