@@ -248,6 +248,26 @@ DisplayStyle default_display_style(std::FILE* out) {
   return DisplayStyle::live;
 }
 
+std::vector<plan::Step> plan_steps(const plan::BuildPlan& plan, const std::map<std::string, std::string>& build_env,
+                                   const std::map<std::string, std::string>& caller_env, const std::string& default_cwd) {
+  std::vector<plan::Step> out;
+  out.reserve(plan.steps.size());
+  for (plan::Step step : plan.steps) {
+    if (step.cwd.empty()) step.cwd = default_cwd;
+    if (step.uses_plan_env) {
+      for (const auto& [k, v] : build_env) step.env.emplace(k, v);
+      if (!plan.path_prepend.empty()) {
+        auto path = caller_env.find("PATH");
+        step.env["PATH"] = plan.path_prepend + (path == caller_env.end() ? "" : ":" + path->second);
+      }
+      for (const auto& v : plan.unset_env)
+        if (std::find(step.unset_env.begin(), step.unset_env.end(), v) == step.unset_env.end()) step.unset_env.push_back(v);
+    }
+    out.push_back(std::move(step));
+  }
+  return out;
+}
+
 std::string render_step_shell(const plan::Step& step) {
   std::string line;
   if (!step.cwd.empty()) line += "cd " + shell_quote(step.cwd) + " && ";

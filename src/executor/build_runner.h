@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "executor/build_progress.h"
+#include "plan/build_plan.h"
 #include "plan/step.h"
 #include "util/expected.h"
 #include "util/process.h"
@@ -86,6 +87,15 @@ private:
 /// point at each other's log. Per-run logs beyond the newest `keep` are removed. Returns
 /// the new log's path; the caller holds DIR's lock (executor/folder_lock.h).
 Expected<std::string> start_run_log(const std::string& dir, size_t keep = 10);
+
+/// Any plan's steps made ready to run, the one way every build turns a plan into processes:
+/// a step with `uses_plan_env` gets `build_env` (the plan's variables and what the run
+/// adds to them: SOURCE_DATE_EPOCH, the reproducible-build flags), the plan's `unset_env`,
+/// and PATH with the plan's toolkit folder first (after `caller_env`'s PATH); other steps
+/// (a clone, a venv) run in the caller's environment. An empty cwd becomes `default_cwd`.
+std::vector<plan::Step> plan_steps(const plan::BuildPlan& plan, const std::map<std::string, std::string>& build_env,
+                                   const std::map<std::string, std::string>& caller_env,
+                                   const std::string& default_cwd = "");
 
 /// `plan::Step` as a shell line for --print-env style output and for the log header:
 /// `cd DIR && VAR=value ... argv...`.

@@ -370,15 +370,17 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
   Step wheel_step{.title = "build the " + recipe.name + " wheel (PEP 517)",
                   .argv = {python, "-u", driver, out_dir},
                   .cwd = source,
-                  .by_hand = {python, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", out_dir, source}};
+                  .by_hand = {python, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", out_dir, source},
+                  .uses_plan_env = true};
   if (recipe.build_system == BuildSystem::cmake_then_pip) {
     const std::string build_dir = source + "/build";
     std::vector<std::string> configure = {"cmake", "-S", source, "-B", build_dir};
     configure.insert(configure.end(), recipe.cmake_args.begin(), recipe.cmake_args.end());
     configure.insert(configure.end(), cmake_defines.begin(), cmake_defines.end());
     if (toolkit && !toolkit->nvcc.empty()) configure.push_back("-DCMAKE_CUDA_COMPILER=" + nvcc);
-    plan.steps.push_back({"configure " + recipe.name + " (CMake)", configure, source});
-    plan.steps.push_back({"compile " + recipe.name + " (CMake)", {"cmake", "--build", build_dir}, source});
+    plan.steps.push_back({.title = "configure " + recipe.name + " (CMake)", .argv = configure, .cwd = source, .uses_plan_env = true});
+    plan.steps.push_back(
+        {.title = "compile " + recipe.name + " (CMake)", .argv = {"cmake", "--build", build_dir}, .cwd = source, .uses_plan_env = true});
   }
   plan.steps.push_back(std::move(wheel_step));
   return plan;

@@ -235,3 +235,21 @@ TEST(ProgressDisplays, AnInterruptedStepSaysInterruptedNotFailed) {
 }
 
 }  // namespace
+
+TEST(PlanSteps, PlanEnvironmentOnlyForTheStepsThatUseIt) {
+  tailor::plan::BuildPlan p;
+  p.path_prepend = "/usr/local/cuda-13.0/bin";
+  p.unset_env = {"CUDA_PATH"};
+  p.steps.push_back({.title = "clone", .argv = {"git", "clone"}, .cwd = "/w"});
+  p.steps.push_back({.title = "build", .argv = {"python3", "setup.py"}, .env = {{"MAX_JOBS", "3"}}, .uses_plan_env = true});
+  auto steps = tailor::executor::plan_steps(p, {{"MAX_JOBS", "8"}, {"SOURCE_DATE_EPOCH", "1"}}, {{"PATH", "/usr/bin"}}, "/src");
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].cwd, "/w");
+  EXPECT_TRUE(steps[0].env.empty());
+  EXPECT_TRUE(steps[0].unset_env.empty());
+  EXPECT_EQ(steps[1].cwd, "/src");
+  EXPECT_EQ(steps[1].env.at("MAX_JOBS"), "3");  // the step's own value wins over the plan's
+  EXPECT_EQ(steps[1].env.at("SOURCE_DATE_EPOCH"), "1");
+  EXPECT_EQ(steps[1].env.at("PATH"), "/usr/local/cuda-13.0/bin:/usr/bin");
+  EXPECT_EQ(steps[1].unset_env, std::vector<std::string>{"CUDA_PATH"});
+}
