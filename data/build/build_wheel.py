@@ -5,6 +5,7 @@
 # [build-system] means setuptools' legacy backend, as pip does. Full-line comments are
 # dropped when tailor embeds this in a command line.
 import importlib
+import json
 import os
 import sys
 
@@ -114,24 +115,43 @@ def modules_at_once():
             elif token:
                 os.write(self.fd, token)
 
-    def cuda_units_first():
-        # Within a module's build.ninja, Ninja starts edges in the order written, and torch
-        # writes them in source order: a module's long CUDA units then start after its host
-        # files. Written CUDA first instead (the link's object order is distutils' own and
-        # stays as it was; not with a device-link step, whose inputs follow this order).
+    # Each unit's time from earlier builds of the same package and targets
+    # (TAILOR_UNIT_TIMES: a JSON object, source relative to this folder -> ms). A unit with
+    # no record counts as the longest known unit of its kind, a first build's CUDA units
+    # as longer than every host unit.
+    known = {}
+    try:
+        with open(os.environ.get("TAILOR_UNIT_TIMES") or os.devnull) as f:
+            data = json.load(f) if os.environ.get("TAILOR_UNIT_TIMES") else {}
+        known = {k: int(v) for k, v in data.items() if isinstance(k, str) and isinstance(v, int) and v >= 0}
+    except (OSError, ValueError, AttributeError):
+        known = {}
+    longest = {True: max([v for k, v in known.items() if is_cuda(k)] or [1 << 40]),
+               False: max([v for k, v in known.items() if not is_cuda(k)] or [0])}
+
+    def unit_ms(src):
+        rel = os.path.relpath(os.path.abspath(src))
+        return known.get(rel, longest[is_cuda(src)])
+
+    def longest_units_first():
+        # Within a module's build.ninja, Ninja starts ready edges in the order written, and
+        # torch writes them in source order: a module's long units would start after its
+        # short ones. Written longest first instead (the link's object order is
+        # distutils' own and stays as it was, so the bytes do not change; not with a
+        # device-link step, whose inputs follow this order).
         cpp_extension = sys.modules.get("torch.utils.cpp_extension")
         write = getattr(cpp_extension, "_write_ninja_file_and_compile_objects", None)
-        if write is None or getattr(write, "tailor_cuda_first", False):
+        if write is None or getattr(write, "tailor_longest_first", False):
             return
 
         def reordered(*args, **kwargs):
             if not args and "sources" in kwargs and "objects" in kwargs and kwargs.get("cuda_dlink_post_cflags") is None:
-                pairs = sorted(zip(kwargs["sources"], kwargs["objects"]), key=lambda p: not is_cuda(p[0]))
+                pairs = sorted(zip(kwargs["sources"], kwargs["objects"]), key=lambda p: -unit_ms(p[0]))
                 kwargs["sources"] = [src for src, _ in pairs]
                 kwargs["objects"] = [obj for _, obj in pairs]
             return write(*args, **kwargs)
 
-        reordered.tailor_cuda_first = True
+        reordered.tailor_longest_first = True
         cpp_extension._write_ninja_file_and_compile_objects = reordered
 
     def build_extensions(self):
@@ -172,9 +192,15 @@ def modules_at_once():
                  ", nvcc -split-compile=%d" % k if k >= 2 else ""),
               flush=True)
         self.check_extensions_list(self.extensions)
-        cuda_units_first()
-        # The heaviest first: CUDA units weigh more than host ones.
-        order = sorted(exts, key=lambda e: -sum(20 if is_cuda(s) else 1 for s in e.sources))
+        longest_units_first()
+        # The heaviest first: by earlier builds' unit times, else CUDA units weigh more
+        # than host ones.
+        if known:
+            order = sorted(exts, key=lambda e: -max([unit_ms(s) for s in e.sources] or [0]))
+        else:
+            order = sorted(exts, key=lambda e: -sum(20 if is_cuda(s) else 1 for s in e.sources))
+        print("tailor: units ordered by %s" % ("%d units' times from earlier builds" % len(known) if known
+                                               else "kind (CUDA first): no earlier build"), flush=True)
         tickets = {id(e): i for i, e in enumerate(order)}
 
         stop = threading.Event()  # a module failed: the waiting ones never start

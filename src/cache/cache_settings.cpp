@@ -1,4 +1,5 @@
 #include "cache/cache_settings.h"
+#include "cache/storage.h"
 #include "cache/tailor_toml.h"
 
 #include <algorithm>
@@ -21,11 +22,6 @@ constexpr std::string_view k_facts = "cache/caches.toml";
 const data::TomlDocument& facts() {
   static const data::TomlDocument doc = data::toml_document(k_facts);
   return doc;
-}
-
-/// The variable `tool` reads for `what` ("dir", "redis", ...); empty when it has none.
-std::string env_name(std::string_view tool, std::string_view what) {
-  return facts()[tool]["env"][what].string();
 }
 
 /// redis://[user[:password]@]host[:port][/db]: a host, a numeric port, a numeric db.
@@ -53,49 +49,11 @@ Expected<void> check_redis_url(std::string_view url) {
   return {};
 }
 
-/// scheme://user:secret@host... -> scheme://user:***@host..., for every URL in `text` (an
-/// s3:// URL carries its endpoint's in ?endpoint=); a URL without a password stays.
-std::string hide_password(std::string_view text) {
-  std::string out;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t scheme = text.find("://", pos);
-    if (scheme == std::string_view::npos) break;
-    scheme += 3;
-    size_t end = text.find_first_of("/?#&", scheme);
-    std::string_view authority = text.substr(scheme, end == std::string_view::npos ? std::string_view::npos : end - scheme);
-    out.append(text.substr(pos, scheme - pos));
-    size_t at = authority.rfind('@');
-    if (at == std::string_view::npos) {
-      pos = scheme;
-      continue;
-    }
-    std::string_view user = authority.substr(0, std::min(at, authority.find(':')));
-    out.append(user).append(":***");
-    pos = scheme + at;
-  }
-  out.append(text.substr(std::min(pos, text.size())));
-  return out;
-}
-
 bool has_control(std::string_view s) {
   return std::any_of(s.begin(), s.end(), [](char c) {
     auto u = static_cast<unsigned char>(c);
     return u < 0x20 || u == 0x7f;
   });
-}
-
-/// An endpoint's host and port ("http://h:9000/x" -> h, 9000; the scheme's port when none;
-/// brackets of an IPv6 host removed). `rest` is the endpoint without its scheme.
-std::pair<std::string, std::string> endpoint_host_port(std::string_view rest, std::string_view default_port) {
-  std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
-  std::string_view host = authority, port = default_port;
-  if (auto colon = authority.rfind(':'); colon != std::string_view::npos && authority.find(']', colon) == std::string_view::npos) {
-    host = authority.substr(0, colon);
-    port = authority.substr(colon + 1);
-  }
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  return {std::string(host), std::string(port)};
 }
 
 /// An S3-compatible endpoint: http:// or https://, a host, an optional port and path, no
@@ -194,6 +152,29 @@ Expected<void> check_size(std::string_view s) {
 
 }  // namespace
 
+std::string hide_url_passwords(std::string_view text) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t scheme = text.find("://", pos);
+    if (scheme == std::string_view::npos) break;
+    scheme += 3;
+    size_t end = text.find_first_of("/?#&", scheme);
+    std::string_view authority = text.substr(scheme, end == std::string_view::npos ? std::string_view::npos : end - scheme);
+    out.append(text.substr(pos, scheme - pos));
+    size_t at = authority.rfind('@');
+    if (at == std::string_view::npos) {
+      pos = scheme;
+      continue;
+    }
+    std::string_view user = authority.substr(0, std::min(at, authority.find(':')));
+    out.append(user).append(":***");
+    pos = scheme + at;
+  }
+  out.append(text.substr(std::min(pos, text.size())));
+  return out;
+}
+
 std::string_view cache_tool_name(CacheTool tool) {
   switch (tool) {
     case CacheTool::ccache: return "ccache";
@@ -230,7 +211,7 @@ Expected<void> set_cache_tool(CacheSettings& settings, std::string_view tool, st
 
 Expected<void> set_cache_url(CacheSettings& settings, std::string_view url, std::string_view from) {
   auto bad = [&](std::string_view why) {
-    return make_error(fmt::format("{}: '{}': {}", from, terminal_safe(hide_password(url)), why));
+    return make_error(fmt::format("{}: '{}': {}", from, terminal_safe(hide_url_passwords(url)), why));
   };
   if (url.empty()) return bad("empty");
   if (url.size() > 2048) return bad("longer than 2048 characters");
@@ -335,88 +316,36 @@ Expected<CacheSettings> apply_cache_environment(CacheSettings settings, const st
   return settings;
 }
 
-std::string describe_cache_storage(const CacheSettings& s) {
-  switch (s.storage) {
-    case CacheStorage::redis:
-      // Hide a password: redis://user:secret@host -> redis://user:***@host.
-      return terminal_safe(hide_password(s.url));
-    case CacheStorage::s3: {
-      std::string out = "s3://" + s.bucket + (s.prefix.empty() ? "" : "/" + s.prefix);
-      std::vector<std::string> extra;
-      if (!s.endpoint.empty()) extra.push_back("endpoint " + hide_password(s.endpoint));
-      if (!s.region.empty()) extra.push_back("region " + s.region);
-      if (!extra.empty()) out += " (" + join(extra, ", ") + ")";
-      return terminal_safe(out);
-    }
-    case CacheStorage::local: break;
-  }
-  return s.dir.empty() ? std::string("local, the tool's default folder") : "local " + terminal_safe(s.dir);
-}
+bool CacheSettings::shared() const { return storage_backend(*this)->shared(); }
 
-std::pair<std::string, std::string> s3_address(const CacheSettings& s) {
-  if (s.endpoint.empty()) {
-    std::string host = s.region.empty() ? facts()["s3"]["aws_host"].string() : facts()["s3"]["aws_region_host"].string();
-    if (auto at = host.find("{region}"); at != std::string::npos) host.replace(at, 8, s.region);
-    return {host, "443"};
-  }
-  if (s.endpoint.starts_with("http://")) return endpoint_host_port(std::string_view(s.endpoint).substr(7), "80");
-  if (s.endpoint.starts_with("https://")) return endpoint_host_port(std::string_view(s.endpoint).substr(8), "443");
-  return endpoint_host_port(s.endpoint, "80");  // refused by set_cache_url before it gets here
-}
+std::string describe_cache_storage(const CacheSettings& s) { return storage_backend(s)->describe(); }
 
 Expected<std::map<std::string, std::string>> cache_tool_environment(const CacheSettings& s, std::string_view tool,
                                                                       const std::vector<std::string>& extra_basedirs) {
-  if (tool != "ccache" && tool != "sccache") return make_error(fmt::format("'{}' is not a compiler cache", tool));
-  std::map<std::string, std::string> env;
-  auto need = [&](std::string_view what) -> Expected<std::string> {
-    std::string name = env_name(tool, what);
-    if (name.empty())
-      return make_error(fmt::format("{} cannot use {} storage ({}); use sccache", tool, cache_storage_name(s.storage),
-                                    describe_cache_storage(s)));
-    return name;
-  };
-  switch (s.storage) {
-    case CacheStorage::local:
-      if (!s.dir.empty()) env[env_name(tool, "dir")] = s.dir;
-      if (!s.size.empty()) env[env_name(tool, "size")] = s.size;
-      break;
-    case CacheStorage::redis: {
-      TAILOR_TRY(name, need("redis"));
-      env[name] = s.url;
-      // sccache prefers S3 to Redis: a bucket in the caller's environment would win.
-      if (auto bucket = env_name(tool, "bucket"); !bucket.empty()) env[bucket] = "";
-      break;
-    }
-    case CacheStorage::s3: {
-      TAILOR_TRY(name, need("bucket"));
-      env[name] = s.bucket;
-      // Set even when empty (sccache reads an empty variable as unset): the caller's own
-      // SCCACHE_S3_KEY_PREFIX or SCCACHE_ENDPOINT must not move the objects elsewhere.
-      env[env_name(tool, "prefix")] = s.prefix;
-      env[env_name(tool, "endpoint")] = s.endpoint;
-      // The scheme says it: sccache's own flag would override it.
-      env[env_name(tool, "use_ssl")] = s.endpoint.empty() ? "" : s.endpoint.starts_with("https://") ? "true" : "false";
-      // AWS without a region: the caller's SCCACHE_REGION or AWS_REGION (or ~/.aws) says.
-      if (!s.region.empty())
-        env[env_name(tool, "region")] = s.region;
-      else if (!s.endpoint.empty())
-        env[env_name(tool, "region")] = facts()["s3"]["endpoint_region"].string();
-      break;
-    }
-  }
+  auto parsed = parse_cache_tool(tool);
+  if (!parsed || *parsed == CacheTool::none)
+    return make_error(fmt::format("'{}' is not a compiler cache", terminal_safe(tool)));
+  TAILOR_TRY(env, storage_backend(s)->tool_environment(*parsed));
+  // The base folders are the tool's, whatever the storage.
   std::vector<std::string> dirs;
   for (const auto* list : {&s.basedirs, &extra_basedirs})
     for (const auto& d : *list)
       if (!d.empty() && std::find(dirs.begin(), dirs.end(), d) == dirs.end()) dirs.push_back(d);
-  if (!dirs.empty()) {
-    if (tool == "sccache") {
-      env[env_name(tool, "basedirs")] = join(dirs, ":");
-    } else {
-      // ccache takes one base folder: the first (the settings' own, else the build's).
-      env[env_name(tool, "basedirs")] = dirs.front();
-    }
-  }
+  if (!dirs.empty())
+    // sccache takes a list; ccache one base folder: the first (the settings' own, else the build's).
+    env[cache_tool_variable(*parsed, "basedirs")] = *parsed == CacheTool::sccache ? join(dirs, ":") : dirs.front();
   return env;
+}
+
+std::string cache_tool_variable(CacheTool tool, std::string_view what) {
+  if (tool == CacheTool::none) return "";
+  return facts()[cache_tool_name(tool)]["env"][what].string();
+}
+
+const S3Facts& s3_facts() {
+  static const S3Facts f{facts()["s3"]["endpoint_region"].string(), facts()["s3"]["aws_host"].string(),
+                         facts()["s3"]["aws_region_host"].string()};
+  return f;
 }
 
 std::string sccache_category(std::string_view language) {

@@ -47,7 +47,8 @@ struct CacheSettings {
   /// "TAILOR_CACHE_URL", "--cache-url"); empty: defaults.
   std::vector<std::string> from;
 
-  bool shared() const { return storage != CacheStorage::local; }
+  /// Whether machines share the storage (Redis, S3): its backend says (cache/storage.h).
+  bool shared() const;
 };
 
 /// The [cache] table of a tailor.toml (cache/tailor_toml.h reads the file); defaults when
@@ -71,12 +72,11 @@ inline constexpr std::string_view k_cache_url_variable = "TAILOR_CACHE_URL";
 Expected<CacheSettings> apply_cache_environment(CacheSettings settings,
                                                 const std::map<std::string, std::string>& env);
 
-/// The storage for people, without secrets: "local ~/.cache/sccache", "redis://127.0.0.1:6390",
-/// Where an S3 storage's server listens: the endpoint's host and port (the scheme's port
-/// when none), else AWS's host for the region (data/cache/caches.toml [s3]) on 443.
-std::pair<std::string, std::string> s3_address(const CacheSettings& settings);
+// The storage-specific parts of the next three are the backend of `settings.storage`
+// (cache/storage.h): these are the entry points the rest of tailor calls.
 
-/// "redis://user:***@host:6379/1", "s3://bucket/prefix (endpoint http://minio:9000, region eu-1)".
+/// The storage for people, without secrets: "local /var/cache/cc", "redis://user:***@host:6379/1",
+/// "s3://bucket/prefix (endpoint http://minio:9000, region eu-1)".
 std::string describe_cache_storage(const CacheSettings& settings);
 
 /// The variables that point `tool` ("ccache" or "sccache") at the settings' storage, size
@@ -89,6 +89,23 @@ std::string describe_cache_storage(const CacheSettings& settings);
 /// caller's environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_PROFILE).
 Expected<std::map<std::string, std::string>> cache_tool_environment(
     const CacheSettings& settings, std::string_view tool, const std::vector<std::string>& extra_basedirs = {});
+
+/// scheme://user:secret@host... -> scheme://user:***@host..., for every URL in `text` (an
+/// s3:// URL carries its endpoint's in ?endpoint=; sccache's cache_location names a Redis
+/// URL whole); a URL without a password stays.
+std::string hide_url_passwords(std::string_view text);
+
+/// The variable `tool` reads for `what` ("dir", "size", "redis", "bucket", "prefix",
+/// "endpoint", "region", "use_ssl", "basedirs"): data/cache/caches.toml [<tool>.env]; empty
+/// when the tool has none (ccache and S3).
+std::string cache_tool_variable(CacheTool tool, std::string_view what);
+/// data/cache/caches.toml [s3]: the region an endpoint without one gets, and AWS's hosts.
+struct S3Facts {
+  std::string endpoint_region;  ///< "auto"
+  std::string aws_host;         ///< "s3.amazonaws.com"
+  std::string aws_region_host;  ///< "s3.{region}.amazonaws.com"
+};
+const S3Facts& s3_facts();
 
 /// What sccache's statistics call a language ("PTX", "CUDA (Device code)") as the
 /// category a report shows ("PTX (cicc)", "CUDA (nvcc)"); an unknown name stays itself.

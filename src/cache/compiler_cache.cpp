@@ -2,15 +2,13 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <map>
 
-#include <algorithm>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "cache/cache_settings.h"
 #include "util/net.h"
@@ -18,203 +16,7 @@
 #include "util/user_file.h"
 #include "util/version.h"
 
-#include <arpa/inet.h>
-#include <netdb.h>
-#include <poll.h>
-#include <cerrno>
-#include <cstring>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 namespace tailor::cache {
-
-CacheStats stats_delta(const CacheStats& before, const CacheStats& after) {
-  auto d = [](uint64_t b, uint64_t a) { return a > b ? a - b : 0; };
-  CacheStats out{d(before.hits, after.hits), d(before.misses, after.misses),
-                 d(before.uncacheable, after.uncacheable), d(before.errors, after.errors), {}};
-  for (const auto& [name, a] : after.categories) {
-    auto it = before.categories.find(name);
-    CacheCount b = it == before.categories.end() ? CacheCount{} : it->second;
-    CacheCount c{d(b.hits, a.hits), d(b.misses, a.misses)};
-    if (c.hits || c.misses) out.categories[name] = c;
-  }
-  return out;
-}
-
-Expected<CacheStats> parse_ccache_print_stats(std::string_view text) {
-  std::map<std::string, uint64_t> values;
-  for (const auto& line : split_any(text, "\n")) {
-    auto tab = line.find('\t');
-    if (tab == std::string::npos) continue;
-    uint64_t v = 0;
-    std::string_view num = trim(std::string_view(line).substr(tab + 1));
-    auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
-    if (ec != std::errc{} || p != num.data() + num.size()) continue;
-    values[line.substr(0, tab)] = v;
-  }
-  if (!values.count("direct_cache_hit") || !values.count("cache_miss"))
-    return make_error("ccache --print-stats: no direct_cache_hit/cache_miss counters (ccache older than 4.4?)");
-  CacheStats s;
-  s.hits = values["direct_cache_hit"] + values["preprocessed_cache_hit"];
-  s.misses = values["cache_miss"];
-  // Calls ccache passed through without caching: the ones a user asks "why no hit?" about.
-  for (const char* k : {"called_for_link", "called_for_preprocessing", "multiple_source_files",
-                        "unsupported_code_directive", "unsupported_compiler_option",
-                        "unsupported_source_language", "compiler_produced_stdout", "no_input_file",
-                        "output_to_stdout", "autoconf_test", "bad_compiler_arguments"})
-    s.uncacheable += values[k];
-  return s;
-}
-
-Expected<CacheStats> parse_sccache_stats_json(std::string_view text) {
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("stats") || !j["stats"].is_object())
-    return make_error("sccache --show-stats: not the JSON stats object");
-  const auto& st = j["stats"];
-  CacheStats s;
-  // cache_hits / cache_misses: {"counts": {"C/C++": 3, "PTX": 2, ...}}, per language.
-  auto each_count = [&](const char* key, const std::function<void(const std::string&, uint64_t)>& add) {
-    if (!st.contains(key) || !st[key].is_object()) return;
-    const auto& obj = st[key];
-    if (!obj.contains("counts") || !obj["counts"].is_object()) return;
-    for (const auto& [lang, n] : obj["counts"].items())
-      if (n.is_number_unsigned() || (n.is_number_integer() && n.get<int64_t>() >= 0)) add(lang, n.get<uint64_t>());
-  };
-  each_count("cache_hits", [&](const std::string& lang, uint64_t n) {
-    s.hits += n;
-    s.categories[cache::sccache_category(lang)].hits += n;
-  });
-  each_count("cache_misses", [&](const std::string& lang, uint64_t n) {
-    s.misses += n;
-    s.categories[cache::sccache_category(lang)].misses += n;
-  });
-  each_count("cache_errors", [&](const std::string&, uint64_t n) { s.errors += n; });
-  auto number = [&](const char* key) -> uint64_t {
-    return st.contains(key) && st[key].is_number_unsigned() ? st[key].get<uint64_t>() : 0;
-  };
-  s.uncacheable = number("requests_not_cacheable") + number("non_cacheable_compilations");
-  s.errors += number("cache_read_errors") + number("cache_write_errors") + number("cache_timeouts");
-  return s;
-}
-
-Expected<CacheStats> read_cache_stats(CacheTool tool, const std::string& executable,
-                                      CommandRunner& runner, const std::map<std::string, std::string>& env) {
-  CommandSpec spec;
-  for (const auto& [k, v] : env) spec.env[k] = v;
-  spec.timeout = std::chrono::seconds(30);
-  if (tool == CacheTool::ccache)
-    spec.argv = {executable, "--print-stats"};
-  else if (tool == CacheTool::sccache)
-    spec.argv = {executable, "--show-stats", "--stats-format", "json"};
-  else
-    return make_error("no compiler cache in use");
-  CommandResult r = runner.run(spec);
-  if (!r.ok())
-    return make_error(fmt::format("{} failed: {}", join(spec.argv, " "),
-                                  r.started ? trim(r.err).empty() ? fmt::format("exit {}", r.exit_code)
-                                                                  : std::string(trim(r.err))
-                                            : std::string("not found")));
-  return tool == CacheTool::ccache ? parse_ccache_print_stats(r.out) : parse_sccache_stats_json(r.out);
-}
-
-Expected<std::string> redis_ping(const std::string& url, std::chrono::milliseconds timeout, bool* unreachable) {
-  if (unreachable) *unreachable = false;
-  if (url.rfind("rediss://", 0) == 0) return make_error("a TLS (rediss://) server is not checked here; sccache checks it when a build starts");
-  if (url.rfind("redis://", 0) != 0) return make_error(fmt::format("'{}' is not a redis:// URL", url));
-  std::string rest = url.substr(8);
-  std::string user, password;
-  if (auto at = rest.rfind('@'); at != std::string::npos) {
-    std::string cred = rest.substr(0, at);
-    rest = rest.substr(at + 1);
-    if (auto colon = cred.find(':'); colon != std::string::npos) {
-      user = cred.substr(0, colon);
-      password = cred.substr(colon + 1);
-    } else {
-      password = cred;
-    }
-  }
-  std::string hostport = rest.substr(0, rest.find('/'));
-  std::string host = hostport, port = "6379";
-  if (auto colon = hostport.rfind(':'); colon != std::string::npos) {
-    host = hostport.substr(0, colon);
-    port = hostport.substr(colon + 1);
-  }
-  auto connected = connect_tcp(host, port, timeout);
-  if (!connected) {
-    if (unreachable) *unreachable = true;
-    return connected.error();
-  }
-  int fd = *connected;
-  auto send_line = [&](const std::string& cmd) { return ::send(fd, cmd.data(), cmd.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(cmd.size()); };
-  auto resp = [](std::initializer_list<std::string> words) {
-    std::string out = "*" + std::to_string(words.size()) + "\r\n";
-    for (const auto& w : words) out += "$" + std::to_string(w.size()) + "\r\n" + w + "\r\n";
-    return out;
-  };
-  // Each reply is one line ("+OK", "+PONG", "-NOAUTH ..."): read up to the first CRLF.
-  auto read_line = [&]() -> std::string {
-    std::string line;
-    char buf[256];
-    while (line.find("\r\n") == std::string::npos && line.size() < 4096) {
-      pollfd p{fd, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(timeout.count())) != 1) return line.empty() ? "(no reply)" : line;
-      ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-      if (n <= 0) return line.empty() ? "(connection closed)" : line;
-      line.append(buf, static_cast<size_t>(n));
-    }
-    return line.substr(0, line.find("\r\n"));
-  };
-  std::string reply;
-  if (!password.empty()) {
-    send_line(user.empty() ? resp({"AUTH", password}) : resp({"AUTH", user, password}));
-    reply = read_line();
-    if (reply != "+OK") {
-      ::close(fd);
-      return make_error(fmt::format("{}:{}: AUTH refused ({})", host, port, trim(reply)));
-    }
-  }
-  send_line(resp({"PING"}));
-  reply = read_line();
-  ::close(fd);
-  if (reply == "+PONG") return std::string("PONG");
-  return make_error(fmt::format("{}:{}: PING answered '{}'", host, port, trim(reply).substr(0, 200)));
-}
-
-Expected<StorageCheck> check_shared_storage(const cache::CacheSettings& settings, std::chrono::milliseconds timeout) {
-  StorageCheck check;
-  if (settings.storage == cache::CacheStorage::redis) {
-    if (settings.url.rfind("rediss://", 0) == 0) {
-      check.detail = "TLS: sccache checks it when the build starts";
-      return check;
-    }
-    bool unreachable = false;
-    auto pong = redis_ping(settings.url, timeout, &unreachable);
-    if (pong) {
-      check.detail = "answers PING";
-    } else if (unreachable) {
-      check.reachable = false;
-      check.detail = pong.error().message;
-    } else {
-      return pong.error();
-    }
-    return check;
-  }
-  if (settings.storage == cache::CacheStorage::s3) {
-    // Only whether anything listens: the bucket, keys and region are sccache's to check
-    // when its server starts (one line with a hint, see sccache_startup_error).
-    auto [host, port] = cache::s3_address(settings);
-    auto connected = connect_tcp(host, port, timeout);
-    if (!connected) {
-      check.reachable = false;
-      check.detail = connected.error().message;
-    } else {
-      ::close(*connected);
-      check.detail = fmt::format("{}:{} accepts connections", host, port);
-    }
-  }
-  return check;
-}
 
 std::string sccache_startup_error(std::string_view output) {
   auto lines = split_any(output, "\n");
@@ -355,10 +157,11 @@ std::optional<pid_t> sccache_server_pid(int port, const std::string& proc_root, 
   return std::nullopt;
 }
 
+Expected<ToolStats> SccacheServer::tool_stats() { return read_tool_stats(CacheTool::sccache, m_executable, m_runner, m_env); }
+
 Expected<CacheStats> SccacheServer::stats() {
-  CommandResult r = m_runner.run(spec({"--show-stats", "--stats-format", "json"}));
-  if (!r.ok()) return make_error(fmt::format("sccache --show-stats failed: {}", trim(r.err).empty() ? fmt::format("exit {}", r.exit_code) : std::string(trim(r.err))));
-  return parse_sccache_stats_json(r.out);
+  TAILOR_TRY(s, tool_stats());
+  return s.counts;
 }
 
 void SccacheServer::stop() {

@@ -1,6 +1,8 @@
-// Compiler caches (ccache, sccache): which one a build uses and its hit counts, read from
-// the tool's statistics before and after the build (the delta is this build's, as long
-// as no other build shares the cache at the same time).
+// Compiler caches (ccache, sccache) as processes: sccache's version gate, a build's own
+// sccache server (its statistics are the build's alone), the server's process, sccache's
+// startup errors as one line, and the wrappers torch needs around a cached compiler. The
+// statistics' one reader is cache/cache_stats.h; the storages' backends and checks are
+// cache/storage.h (both included here, for the callers of this header).
 #pragma once
 #include <sys/types.h>
 
@@ -13,43 +15,13 @@
 #include <string_view>
 
 #include "cache/cache_settings.h"
+#include "cache/cache_stats.h"
+#include "cache/storage.h"
 #include "util/expected.h"
 #include "util/net.h"
 #include "util/process.h"
 
 namespace tailor::cache {
-
-
-struct CacheCount {
-  uint64_t hits = 0;
-  uint64_t misses = 0;
-  bool operator==(const CacheCount&) const = default;
-};
-
-struct CacheStats {
-  uint64_t hits = 0;
-  uint64_t misses = 0;
-  /// Requests the tool could not cache (unsupported flags, linking, ...).
-  uint64_t uncacheable = 0;
-  /// Reads or writes of the storage that failed (an unreachable Redis counts here).
-  uint64_t errors = 0;
-  /// Per step kind ("C/C++", "CUDA (nvcc)", "PTX (cicc)", "cubin (ptxas)"): sccache counts
-  /// each step of an nvcc call; ccache counts whole compiles only (empty here).
-  std::map<std::string, CacheCount> categories;
-};
-/// after - before, clamped at 0 (a cache cleared mid-build must not wrap around).
-CacheStats stats_delta(const CacheStats& before, const CacheStats& after);
-
-/// `ccache --print-stats` (tab-separated `key\tvalue` lines, ccache >= 4.4).
-Expected<CacheStats> parse_ccache_print_stats(std::string_view text);
-/// `sccache --show-stats --stats-format json`.
-Expected<CacheStats> parse_sccache_stats_json(std::string_view text);
-
-/// Runs the tool's stats command; `executable` is the path or name of ccache/sccache.
-/// `env`: the storage variables the build gives the tool (CCACHE_DIR decides whose
-/// statistics ccache prints).
-Expected<CacheStats> read_cache_stats(CacheTool tool, const std::string& executable,
-                                      CommandRunner& runner, const std::map<std::string, std::string>& env = {});
 
 /// `sccache --version` ("sccache 0.16.0"): "0.16.0"; empty when it does not answer so.
 std::string sccache_version(const std::string& executable, CommandRunner& runner);
@@ -83,7 +55,9 @@ public:
   /// The storage variables plus SCCACHE_SERVER_PORT and SCCACHE_IDLE_TIMEOUT.
   const std::map<std::string, std::string>& env() const { return m_env; }
   int port() const { return m_port; }
-  /// `sccache --show-stats --stats-format json` of this server.
+  /// `sccache --show-stats --stats-format json` of this server (read_tool_stats): all it
+  /// says, and its counts alone (what a build report takes).
+  Expected<ToolStats> tool_stats();
   Expected<CacheStats> stats();
   /// `sccache --stop-server`; idempotent.
   void stop();
@@ -116,29 +90,6 @@ std::optional<pid_t> sccache_server_pid(int port, const std::string& proc_root =
 /// message, the first line of the Source ("... Connection refused (os error 111)"), and a
 /// hint in tailor's terms where the data has one (a missing region, bucket or credentials).
 std::string sccache_startup_error(std::string_view output);
-
-/// Whether a Redis server answers at `url` (redis://[user[:password]@]host[:port][/db]):
-/// connects within `timeout`, sends PING (after AUTH when the URL has a password) and
-/// returns the reply ("PONG"), or an error naming what failed. rediss:// (TLS) is not
-/// checked here: an error says so.
-/// `unreachable` (when given) says whether the failure was that nothing answered at the
-/// address (no connection), rather than a server that answered and refused.
-Expected<std::string> redis_ping(const std::string& url, std::chrono::milliseconds timeout,
-                                 bool* unreachable = nullptr);
-
-/// Whether a build can use a shared storage. Nothing answers at its address (Redis: no
-/// connection; S3: no TCP connection to the endpoint, or to AWS's when none is set):
-/// `reachable` is false, and the build goes on without a compiler cache, warning (an
-/// outage must not stop builds). A server that answers and refuses (Redis AUTH, a wrong
-/// reply) is an error: a setting to fix, which a silent uncached build would hide. An S3
-/// bucket, keys and region are checked by sccache when its server starts. Local storage
-/// and rediss:// (TLS) are not checked here.
-struct StorageCheck {
-  bool reachable = true;
-  std::string detail;
-};
-Expected<StorageCheck> check_shared_storage(const cache::CacheSettings& settings, std::chrono::milliseconds timeout);
-
 
 /// torch.utils.cpp_extension checks the host compiler by running `$CXX -dumpfullversion`
 /// and by its name, so CXX="ccache g++" fails ("ccache (0.0.0) is less than the minimum

@@ -401,41 +401,8 @@ Expected<ClientConfig> load_client_config(const std::string& arg, const char* en
 }
 
 Expected<DistStats> parse_dist_stats_json(std::string_view text) {
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("stats") || !j["stats"].is_object())
-    return make_error("sccache --show-stats: not the JSON stats object");
-  const auto& st = j["stats"];
-  DistStats s;
-  s.compilations = json_u64(st, "compilations");
-  s.dist_errors = json_u64(st, "dist_errors");
-  s.not_distributable = json_u64(st, "requests_unsupported_compiler") + json_u64(st, "requests_not_compile");
-  if (st.contains("dist_compiles")) {
-    const auto& d = st["dist_compiles"];
-    if (!d.is_object()) return make_error("sccache --show-stats: dist_compiles: expected an object (server -> count)");
-    for (const auto& [server, n] : d.items()) {
-      if (!n.is_number_unsigned() && !n.is_number_integer()) continue;
-      uint64_t v = n.get<int64_t>() < 0 ? 0 : n.get<uint64_t>();
-      s.per_server[server] = v;
-      s.dist_compiles += v;
-    }
-  }
-  return s;
-}
-
-DistStats dist_stats_delta(const DistStats& before, const DistStats& after) {
-  auto d = [](uint64_t b, uint64_t a) { return a > b ? a - b : 0; };
-  DistStats out;
-  out.compilations = d(before.compilations, after.compilations);
-  out.dist_errors = d(before.dist_errors, after.dist_errors);
-  out.not_distributable = d(before.not_distributable, after.not_distributable);
-  for (const auto& [server, n] : after.per_server) {
-    auto it = before.per_server.find(server);
-    uint64_t v = d(it == before.per_server.end() ? 0 : it->second, n);
-    if (v == 0) continue;
-    out.per_server[server] = v;
-    out.dist_compiles += v;
-  }
-  return out;
+  TAILOR_TRY(s, parse_sccache_show_stats(text));
+  return s.dist;
 }
 
 Expected<SchedulerStatus> parse_scheduler_status_json(std::string_view text) {
@@ -622,20 +589,19 @@ Expected<BuildSession> start_build_session(const ClientConfig& config,
   s.port = std::stoi(env.at("SCCACHE_SERVER_PORT"));
   CommandResult started = run_sccache(runner, s, {"--start-server"}, 60s);
   if (!started.ok()) return make_error("sccache --start-server with the dist config failed: " + failure_text(started));
-  CommandResult stats = run_sccache(runner, s, {"--show-stats", "--stats-format", "json"}, 30s);
-  if (!stats.ok()) {
+  auto stats = run_stats_command(CacheTool::sccache, s.sccache, runner, s.env);
+  if (!stats) {
     run_sccache(runner, s, {"--stop-server"}, 30s);
-    return make_error("sccache --show-stats failed: " + failure_text(stats));
+    return stats.error();
   }
-  s.stats_before = stats.out;
+  s.stats_before = std::move(*stats);
   return s;
 }
 
 Expected<std::string> finish_build_session(const BuildSession& s, CommandRunner& runner) {
-  CommandResult stats = run_sccache(runner, s, {"--show-stats", "--stats-format", "json"}, 30s);
+  auto stats = run_stats_command(CacheTool::sccache, s.sccache, runner, s.env);
   run_sccache(runner, s, {"--stop-server"}, 30s);
-  if (!stats.ok()) return make_error("sccache --show-stats failed: " + failure_text(stats));
-  return stats.out;
+  return stats;
 }
 
 std::vector<std::string> dist_notes(const DistStats& d) {

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cache/cache_stats.h"
 #include "util/expected.h"
 #include "util/net.h"
 #include "util/process.h"
@@ -53,17 +54,10 @@ Expected<std::string> resolve_client_config_path(const std::string& arg, const c
 Expected<ClientConfig> load_client_config(const std::string& arg, const char* env_value);
 
 // ---- statistics -------------------------------------------------------------------------
-struct DistStats {
-  uint64_t compilations = 0;  ///< compiler runs, local or remote (nvcc's steps each count)
-  uint64_t dist_compiles = 0; ///< of those, run on a build server
-  uint64_t dist_errors = 0;   ///< distributed attempts that failed (and ran locally)
-  uint64_t not_distributable = 0;  ///< requests sccache could not handle (unsupported compiler, not a compile)
-  std::map<std::string, uint64_t> per_server;  ///< server address -> compiles
-};
-/// `sccache --show-stats --stats-format json`: dist_compiles (an object, server -> count),
-/// dist_errors, compilations.
+// DistStats and dist_stats_delta: cache/cache_stats.h, whose one sccache parser reads them.
+/// parse_sccache_show_stats's dist counts: compilations, dist_errors, the requests sccache
+/// could not distribute and dist_compiles (an object, server -> count).
 Expected<DistStats> parse_dist_stats_json(std::string_view text);
-DistStats dist_stats_delta(const DistStats& before, const DistStats& after);
 
 /// The scheduler's GET /api/v1/scheduler/status as JSON.
 struct SchedulerStatus {

@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/torch_variant_flags.h"
 #include "cli/build_interrupt.h"
+#include "plan/build_plan.h"
 
 namespace tailor::cli {
 
@@ -12,15 +13,19 @@ namespace {
 struct BuildTorchOptions {
   TorchVariantFlags variant;
   workflow::TorchBuildOptions build;
+  std::string cache = "auto";  ///< --cache as typed, read by plan::parse_cache_flag
 };
 
 int run_build_torch(const BuildTorchOptions& o) {
   auto variant = variant_from_flags(o.variant);
   if (!variant) return report_error(variant.error().message);
   if (auto usable = check_out_dir(o.build.out_dir); !usable) return report_error(usable.error().message);
+  workflow::TorchBuildOptions bopts = o.build;
+  auto cache = plan::parse_cache_flag(o.cache);
+  if (!cache) return report_error(cache.error().message);
+  bopts.cache = *cache;
   probe::HostReport host = probe_for_torch(o.variant, *variant);
   plan::ResolveOptions ropts = resolve_options_from_flags(o.variant);
-  workflow::TorchBuildOptions bopts = o.build;
   if (!o.variant.config.empty()) {
     auto config = cache::load_tailor_toml(o.variant.config);
     if (!config) return report_error(config.error().message);
@@ -39,7 +44,7 @@ void setup_build_torch(CLI::App& sub, RunFn& run) {
   sub.add_flag("--configure-only", o->build.configure_only, "stop after CMake configure");
   sub.add_flag("--no-venv", o->build.no_venv, "build with the chosen Python as is (no venv, no pip install)");
   sub.add_option("--out", o->build.out_dir, "output folder (default dist)");
-  sub.add_option("--cache", o->build.cache,
+  sub.add_option("--cache", o->cache,
                  "compiler cache: auto, ccache, sccache or none (default auto: sccache for a shared storage, "
                  "else ccache when installed)");
   sub.add_option("--cache-url", o->build.cache_url,

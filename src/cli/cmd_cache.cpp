@@ -1,8 +1,10 @@
 // `tailor cache status|show|zero`: the compiler cache builds use and what they got from it.
 //   status  the tool (auto resolved as a build would), its version, the storage and whether
-//           it answers (Redis: PING; sccache: a server of its own started against the storage,
-//           which is how sccache itself finds a broken one; ccache: its statistics), the base
-//           folders. Exit 1 when the storage does not answer or the tool is missing.
+//           it answers (its backend's check, cache/storage.h: Redis PING, S3 a connection,
+//           local the folder; then sccache starts a server of its own against it, which is
+//           how sccache itself finds a broken one, or ccache reads its statistics), where
+//           the cache is and its size (cache/cache_stats.h), the base folders. Exit 1 when
+//           the storage does not answer or the tool is missing.
 //   show    hit rates per step kind (C/C++, CUDA (nvcc), PTX (cicc), cubin (ptxas)) summed
 //           over tailor's builds since the last zero, and the latest build's.
 //   zero    starts those sums again.
@@ -24,6 +26,7 @@
 #include "util/process.h"
 #include "util/strings.h"
 #include "util/terminal_style.h"
+#include "util/text_escape.h"
 
 namespace tailor::cli {
 namespace {
@@ -89,65 +92,44 @@ int run_status(const CacheCommandOptions& o) {
                                  (settings->from.empty() ? "" : " (from " + join(settings->from, ", ") + ")")});
   if (!settings->basedirs.empty()) rows.push_back({"basedirs", join(settings->basedirs, ", ")});
 
-  // Does the storage answer?
+  // Does the storage answer (its backend's check), then does the tool use it: sccache
+  // starts a server of its own against it (how sccache itself finds a broken one), ccache
+  // reads its statistics. Each reports the cache's size where the tool says it.
   std::string check;
-  if (settings->storage == cache::CacheStorage::redis) {
-    auto pong = cache::redis_ping(settings->url, std::chrono::milliseconds(3000));
-    check = pong ? "answers PING" : pong.error().message;
-    ok = ok && pong.has_value();
+  if (auto answer = cache::check_shared_storage(*settings, std::chrono::milliseconds(3000)); !answer) {
+    check = answer.error().message;
+    ok = false;
+  } else {
+    check = answer->detail;
+    ok = ok && answer->reachable;
   }
-  if (ok && tool == "sccache") {
-    auto storage_env = cache::cache_tool_environment(*settings, tool);
-    if (!storage_env) {
-      check = storage_env.error().message;
-      ok = false;
+  std::optional<cache::CacheTool> tool_kind = cache::parse_cache_tool(tool);
+  if (ok && tool_kind && *tool_kind != cache::CacheTool::none) {
+    SystemCommandRunner runner;
+    Expected<cache::ToolStats> stats = make_error("");
+    if (auto storage_env = cache::cache_tool_environment(*settings, tool); !storage_env) {
+      stats = storage_env.error();
+    } else if (*tool_kind == cache::CacheTool::ccache) {
+      stats = cache::read_tool_stats(*tool_kind, *tool_path, runner, *storage_env);
+    } else if (auto server = cache::SccacheServer::start(*tool_path, *storage_env, runner); !server) {
+      stats = server.error();
     } else {
-      SystemCommandRunner runner;
-      auto server = cache::SccacheServer::start(*tool_path, *storage_env, runner);
-      if (!server) {
-        check = server.error().message;
-        ok = false;
-      } else {
-        CommandSpec spec;
-        spec.argv = {*tool_path, "--show-stats", "--stats-format", "json"};
-        for (const auto& [k, v] : (*server)->env()) spec.env[k] = v;
-        spec.timeout = std::chrono::seconds(30);
-        CommandResult r = runner.run(spec);
-        (*server)->stop();
-        auto stats = nlohmann::json::parse(r.out, nullptr, false);
-        if (!r.ok() || stats.is_discarded() || !stats.is_object()) {
-          check = "sccache --show-stats failed";
-          ok = false;
-        } else {
-          if (stats.contains("cache_location") && stats["cache_location"].is_string())
-            rows.push_back({"location", stats["cache_location"].get<std::string>()});
-          if (stats.contains("cache_size") && stats["cache_size"].is_number_unsigned()) {
-            j["size_bytes"] = stats["cache_size"];
-            rows.push_back({"size", fmt::format("{:.1f} MiB", stats["cache_size"].get<uint64_t>() / 1048576.0)});
-          }
-          if (check.empty()) check = "sccache started a server against it";
-        }
-      }
+      stats = (*server)->tool_stats();
+      (*server)->stop();
     }
-  } else if (ok && tool == "ccache") {
-    auto storage_env = cache::cache_tool_environment(*settings, tool);
-    if (!storage_env) {
-      check = storage_env.error().message;
+    if (!stats) {
+      check = stats.error().message;
       ok = false;
     } else {
-      CommandSpec spec;
-      spec.argv = {*tool_path, "--print-stats"};
-      for (const auto& [k, v] : *storage_env) spec.env[k] = v;
-      SystemCommandRunner runner;
-      CommandResult r = runner.run(spec);
-      for (const auto& line : split_any(r.out, "\n"))
-        if (line.rfind("cache_size_kibibyte\t", 0) == 0) {
-          uint64_t kib = std::strtoull(line.c_str() + 20, nullptr, 10);
-          j["size_bytes"] = kib * 1024;
-          rows.push_back({"size", fmt::format("{:.1f} MiB", kib / 1024.0)});
-        }
-      if (check.empty()) check = r.ok() ? "ccache reads its statistics" : "ccache --print-stats failed";
-      ok = ok && r.ok();
+      if (!stats->location.empty()) {
+        j["location"] = stats->location;
+        rows.push_back({"location", terminal_safe(stats->location)});
+      }
+      if (stats->size_bytes) {
+        j["size_bytes"] = *stats->size_bytes;
+        rows.push_back({"size", fmt::format("{:.1f} MiB", static_cast<double>(*stats->size_bytes) / 1048576.0)});
+      }
+      check += *tool_kind == cache::CacheTool::sccache ? "; sccache started a server against it" : "; ccache reads its statistics";
     }
   }
   if (!check.empty()) rows.push_back({"check", check});

@@ -12,7 +12,6 @@
 #include "inspect/render.h"
 #include "inspect/verdicts.h"
 #include "util/files.h"
-#include "util/strings.h"
 #include "util/terminal_style.h"
 #include "util/text_escape.h"
 
@@ -26,8 +25,7 @@ struct InspectArgs {
   bool all_libraries = false;
   bool verify_payloads = false;
   unsigned threads = 0;
-  std::vector<std::string> gpu;  ///< --gpu may repeat, as on `plan`: joined into one list
-  std::vector<std::string> require, exact;  ///< may repeat too: one list each
+  std::vector<std::string> gpu, require, exact;  ///< once per flag given: each may repeat
   std::string html;  // --html FILE
 };
 
@@ -35,21 +33,15 @@ int run_inspect(const InspectArgs& args) {
   inspect::InspectOptions options;
   options.verify_payloads = args.verify_payloads;
   options.threads = args.threads;
-  inspect::VerdictSpecs specs;
-  if (!args.gpu.empty()) specs.gpu = join(args.gpu, ";");
-  if (!args.require.empty()) specs.require = join(args.require, ";");
-  if (!args.exact.empty()) specs.exact = join(args.exact, ";");
-
-  // Specs first: a typo in --gpu should not cost a 2 GB read.
-  if (specs.any()) {
-    auto checked = inspect::evaluate(inspect::InspectReport{}, specs);
-    if (!checked) return report_error(checked.error().message, k_exit_bad_input);
-  }
+  // The verdict flags first, read once (each may repeat, as on every command): a typo in
+  // --gpu should not cost a 2 GB read.
+  auto targets = inspect::resolve_verdict_specs({args.gpu, args.require, args.exact});
+  if (!targets) return report_error(targets.error().message, k_exit_bad_input);
   auto report = inspect::inspect_paths(args.paths, options);
   if (!report) return report_error(report.error().message, k_exit_bad_input);
-  auto verdicts = inspect::evaluate(*report, specs);
+  auto verdicts = inspect::evaluate(*report, *targets);
   if (!verdicts) return report_error(verdicts.error().message, k_exit_bad_input);
-  const inspect::Verdicts* shown = specs.any() ? &*verdicts : nullptr;
+  const inspect::Verdicts* shown = targets->any() ? &*verdicts : nullptr;
   // The page first: a FILE that cannot be written is bad input, before anything is printed.
   if (!args.html.empty()) {
     auto written = write_file_atomic(args.html, inspect::render_html(*report, shown, args.paths));

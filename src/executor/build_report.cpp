@@ -20,6 +20,17 @@ std::string_view check_status_name(CheckStatus s) {
 
 namespace {
 
+// The compile job that took longest: the build's critical path when it ran alone.
+const NinjaJob* longest_unit(const std::vector<NinjaJob>& jobs) {
+  const NinjaJob* best = nullptr;
+  for (const auto& j : jobs)
+    if ((j.kind == "cu" || j.kind == "cpp" || j.kind == "c") && j.end_ms >= j.start_ms &&
+        (!best || j.end_ms - j.start_ms > best->end_ms - best->start_ms))
+      best = &j;
+  return best;
+}
+
+
 bool names_a_path(const std::string& value) {
   for (const auto& token : split_any(value, " =:,;\t"))
     if (!token.empty() && token.front() == '/') return true;
@@ -122,6 +133,8 @@ nlohmann::json to_json(const BuildReport& r) {
     j["run"]["phases"] = phases;
   }
   if (auto span = compile_span_s(r.job_timeline)) j["run"]["compile_span_s"] = *span;
+  j["run"]["split_compile"] = r.split_compile;
+  j["run"]["units_known"] = r.units_known;
   if (!r.job_timeline.empty() || r.job_timeline_dropped) {
     j["run"]["job_timeline"] = jobs_to_json(r.job_timeline);
     j["run"]["job_timeline_dropped"] = r.job_timeline_dropped;
@@ -193,6 +206,12 @@ std::string render_summary(const BuildReport& r) {
                        r.dist->compilations, servers.empty() ? "" : " (" + join(servers, ", ") + ")", r.dist->dist_errors);
     for (const auto& n : r.dist->notes) out += fmt::format("dist      note: {}\n", n);
   }
+  if (const NinjaJob* longest = longest_unit(r.job_timeline))
+    out += fmt::format("longest   {} {:.1f} s{}{}\n", longest->input.empty() ? longest->output : longest->input,
+                       static_cast<double>(longest->end_ms - longest->start_ms) / 1000.0,
+                       longest->split > 0 ? fmt::format(", split {} ways (nvcc -split-compile)", longest->split) : ", not split",
+                       r.units_known ? fmt::format("; {} units started longest first from earlier builds' times", r.units_known)
+                                     : "");
   if (r.units_reused && r.units_total)
     out += fmt::format("reused    {} of {} Ninja steps from an earlier run ({})\n", *r.units_reused, *r.units_total, r.units_source);
   for (const auto& c : r.checks)

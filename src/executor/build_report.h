@@ -115,6 +115,11 @@ struct BuildReport {
   /// timeline in ms; at most NinjaLogLimits::max_jobs, the rest counted in job_timeline_dropped.
   std::vector<NinjaJob> job_timeline;
   uint64_t job_timeline_dropped = 0;
+  /// nvcc's -split-compile=K given to every CUDA unit (0: none); each split job says it too.
+  int split_compile = 0;
+  /// Compile units whose time an earlier build of the same key measured: the build started
+  /// them longest first (executor/governor_profile.h). 0: a first build, source order.
+  size_t units_known = 0;
   // result
   std::string wheel;           ///< file name
   std::string wheel_path;      ///< published path

@@ -18,6 +18,8 @@ constexpr uint64_t k_max_file_bytes = uint64_t{8} << 20;
 constexpr uint64_t k_max_peak_bytes = uint64_t{1} << 40;  // 1 TiB: more is not a compile job
 constexpr size_t k_max_kinds = 64;
 constexpr size_t k_max_key_bytes = 1024;
+constexpr size_t k_max_units = 4096;
+constexpr uint64_t k_max_unit_ms = uint64_t{7} * 24 * 3600 * 1000;  // a week: more is not one compile
 
 using Entries = std::map<std::string, GovernorProfile>;
 
@@ -42,6 +44,16 @@ Expected<Entries> read_all(const std::string& path) {
           v.get<uint64_t>() > k_max_peak_bytes)
         return bad(fmt::format("entries.\"{}\".peaks: expected byte counts from 1 to 1 TiB", key));
       p.peaks[kind] = v.get<uint64_t>();
+    }
+    if (e.contains("unit_ms")) {
+      const auto& u = e["unit_ms"];
+      if (!u.is_object() || u.size() > k_max_units)
+        return bad(fmt::format("entries.\"{}\".unit_ms: expected an object of at most {} units", key, k_max_units));
+      for (const auto& [unit, v] : u.items()) {
+        if (unit.empty() || unit.size() > k_max_key_bytes || !v.is_number_unsigned() || v.get<uint64_t>() > k_max_unit_ms)
+          return bad(fmt::format("entries.\"{}\".unit_ms: expected milliseconds up to a week per unit", key));
+        p.unit_ms[unit] = v.get<uint64_t>();
+      }
     }
     if (e.contains("builds") && e["builds"].is_number_unsigned()) p.builds = e["builds"].get<uint64_t>();
     if (e.contains("updated") && e["updated"].is_string()) p.updated = e["updated"].get<std::string>();
@@ -78,8 +90,8 @@ PeakUpdate peak_update(const BuildReuse& r) {
 
 Expected<void> record_governor_profile(const std::string& path, const std::string& key,
                                        const std::map<std::string, uint64_t>& measured, size_t max_entries,
-                                       PeakUpdate update) {
-  if (measured.empty()) return {};
+                                       PeakUpdate update, const std::map<std::string, uint64_t>& unit_ms) {
+  if (measured.empty() && unit_ms.empty()) return {};
   if (key.empty() || key.size() > k_max_key_bytes) return make_error("governor peaks: the key is empty or too long");
   ExclusiveFileLock lock(path);
   if (!lock.ok()) return make_error(path + ".lock: cannot lock");
@@ -89,6 +101,14 @@ Expected<void> record_governor_profile(const std::string& path, const std::strin
   for (const auto& [kind, bytes] : measured)
     if (!kind.empty() && bytes > 0 && bytes <= k_max_peak_bytes && (p.peaks.count(kind) || p.peaks.size() < k_max_kinds))
       p.peaks[kind] = update == PeakUpdate::raise_only && p.peaks.count(kind) ? std::max(p.peaks[kind], bytes) : bytes;
+  for (const auto& [unit, ms] : unit_ms)
+    if (!unit.empty() && unit.size() <= k_max_key_bytes && ms <= k_max_unit_ms)
+      p.unit_ms[unit] = update == PeakUpdate::raise_only && p.unit_ms.count(unit) ? std::max(p.unit_ms[unit], ms) : ms;
+  while (p.unit_ms.size() > k_max_units) {  // the shortest go: the order of the longest is what matters
+    auto shortest = std::min_element(p.unit_ms.begin(), p.unit_ms.end(),
+                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+    p.unit_ms.erase(shortest);
+  }
   ++p.builds;
   p.updated = utc_now_iso8601();
   // The least recently updated go first (ISO 8601 UTC strings order by time).
@@ -104,6 +124,7 @@ Expected<void> record_governor_profile(const std::string& path, const std::strin
     nlohmann::json peaks = nlohmann::json::object();
     for (const auto& [kind, bytes] : e.peaks) peaks[kind] = bytes;
     entries[k] = {{"peaks", peaks}, {"builds", e.builds}, {"updated", e.updated}};
+    if (!e.unit_ms.empty()) entries[k]["unit_ms"] = e.unit_ms;
   }
   nlohmann::json doc = {{"schema", k_schema}, {"entries", entries}};
   return write_file_atomic(path, doc.dump(1) + "\n");

@@ -23,6 +23,9 @@ namespace tailor::executor {
 
 struct GovernorProfile {
   std::map<std::string, uint64_t> peaks;  ///< job kind ("nvcc --threads 4", "cc1plus") -> bytes
+  /// How long each compile unit took, ms, by its source relative to the package
+  /// (executor/ninja_log.h unit_times): the next build starts the longest first.
+  std::map<std::string, uint64_t> unit_ms;
   uint64_t builds = 0;                    ///< builds that measured this key
   std::string updated;                    ///< ISO 8601 UTC
 };
@@ -60,11 +63,12 @@ struct BuildReuse {
 /// counts, not a high rate: one hidden unit can be the heaviest.
 PeakUpdate peak_update(const BuildReuse& reuse);
 
-/// Records one build's measured peaks under `key`: kinds it measured replace the old
-/// values (`raise_only`: only larger ones), kinds it did not measure are kept. A damaged
-/// file starts again.
+/// Records one build's measured peaks and unit times under `key`: kinds and units it
+/// measured replace the old values (`raise_only`: only larger ones: a cache hit's time says
+/// nothing of the compile's), the others are kept (at most 4096 units, the longest). A
+/// damaged file starts again.
 Expected<void> record_governor_profile(const std::string& path, const std::string& key,
                                        const std::map<std::string, uint64_t>& measured, size_t max_entries,
-                                       PeakUpdate update);
+                                       PeakUpdate update, const std::map<std::string, uint64_t>& unit_ms = {});
 
 }  // namespace tailor::executor

@@ -171,6 +171,7 @@ void classify_jobs(std::vector<NinjaJob>& jobs, std::string_view build_ninja) {
     if (auto it = edges.find(j.output); it != edges.end()) {
       rule = it->second.first;
       input = it->second.second;
+      j.input = std::string(input);
     }
     std::string_view ext = extension_of(input.empty() ? std::string_view(j.output) : input);
     std::string_view out_ext = extension_of(j.output);
@@ -265,9 +266,33 @@ BuildJobs collect_build_jobs(const std::string& build_root,
 
 nlohmann::json jobs_to_json(const std::vector<NinjaJob>& jobs) {
   nlohmann::json a = nlohmann::json::array();
-  for (const auto& j : jobs)
-    a.push_back({{"output", j.output}, {"start_ms", j.start_ms}, {"end_ms", j.end_ms}, {"kind", j.kind}});
+  for (const auto& j : jobs) {
+    nlohmann::json o = {{"output", j.output}, {"start_ms", j.start_ms}, {"end_ms", j.end_ms}, {"kind", j.kind}};
+    if (j.split > 0) o["split"] = j.split;
+    a.push_back(std::move(o));
+  }
   return a;
+}
+
+std::map<std::string, uint64_t> unit_times(const std::vector<NinjaJob>& jobs, const std::vector<std::string>& roots) {
+  std::map<std::string, uint64_t> out;
+  for (const auto& j : jobs) {
+    if (j.input.empty() || (j.kind != "cu" && j.kind != "cpp" && j.kind != "c") || j.end_ms < j.start_ms) continue;
+    const fs::path in = fs::path(j.input).lexically_normal();
+    std::string key = in.string();
+    for (const auto& r : roots) {
+      if (r.empty()) continue;
+      fs::path rel = in.lexically_relative(fs::path(r).lexically_normal());
+      if (!rel.empty() && *rel.begin() != "..") {
+        key = rel.string();
+        break;
+      }
+    }
+    if (key.empty() || key.size() > 1024) continue;
+    uint64_t& ms = out[key];
+    ms = std::max(ms, j.end_ms - j.start_ms);
+  }
+  return out;
 }
 
 }  // namespace tailor::executor

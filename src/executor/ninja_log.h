@@ -5,6 +5,7 @@
 // The build report carries the jobs as `run.jobs` (bounded), the report page draws them.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,9 @@ struct NinjaJob {
   std::string output;
   uint64_t start_ms = 0, end_ms = 0;  ///< on the build's timeline once placed (place_invocations)
   std::string kind;                   ///< "cu", "cpp", "c", "link", "other"
+  std::string input;                  ///< the edge's first input (classify_jobs), "" unknown
+  /// nvcc's -split-compile=K of this unit (0: not split); the report says it per unit.
+  int split = 0;
 };
 
 struct NinjaLog {
@@ -68,7 +72,15 @@ BuildJobs collect_build_jobs(const std::string& build_root,
                              const std::vector<std::pair<std::string, uint64_t>>& offsets_before,
                              const NinjaLogLimits& limits = {});
 
-/// `run.jobs`: [{"output", "start_ms", "end_ms", "kind"}], and the counts beside it.
+/// What a build teaches the next one about its compile units: each compile job's time in
+/// ms, keyed by its source made relative to the first of `roots` it lies under (the
+/// source folder, seen from inside and outside the fixed work path), so the key is the same
+/// from any work folder: "csrc/causal_conv1d_bwd.cu". Jobs with no known source, links and
+/// other edges are left out; a unit seen twice keeps its longest time.
+std::map<std::string, uint64_t> unit_times(const std::vector<NinjaJob>& jobs, const std::vector<std::string>& roots);
+
+/// `run.jobs`: [{"output", "start_ms", "end_ms", "kind"}] (and "split": K for a split
+/// unit), and the counts beside it.
 nlohmann::json jobs_to_json(const std::vector<NinjaJob>& jobs);
 
 }  // namespace tailor::executor

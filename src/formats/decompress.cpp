@@ -21,8 +21,11 @@ std::string hex(uint64_t v) {
   return "0x" + std::string(buf.data(), r.ptr);
 }
 
+// The entry's raw header fields: naming it as a target ("sm_80") is the CUDA model's job,
+// which formats does not know.
 std::string where(const FatbinEntry& e) {
-  return "fatbin entry at " + hex(e.header_offset) + " (" + e.target_name() + ")";
+  return "fatbin entry at " + hex(e.header_offset) + " (kind " + std::to_string(e.kind) + ", arch " +
+         std::to_string(e.arch) + ")";
 }
 
 }  // namespace

@@ -134,18 +134,6 @@ std::string_view compression_name(FatbinCompression c) {
   return "unknown";
 }
 
-std::string FatbinEntry::target_name() const {
-  std::string name;
-  if (kind == k_fatbin_kind_cubin) name = "sm_";
-  else if (kind == k_fatbin_kind_ptx) name = "compute_";
-  else if (kind == k_fatbin_kind_lto_ir) name = "lto_";
-  else name = "kind" + std::to_string(kind) + "_";
-  name += std::to_string(arch);
-  if (arch_specific) name += 'a';
-  if (family) name += 'f';
-  return name;
-}
-
 Expected<std::vector<FatbinContainer>> parse_fatbin_section(Bytes section,
                                                            uint64_t section_file_offset) {
   std::vector<FatbinContainer> containers;

@@ -38,8 +38,8 @@ struct FatbinEntry {
   uint64_t flags = 0;
   std::string identifier;  // source file name recorded by nvcc, may be empty; cut at 4 KiB
 
-  /// "sm_90a", "compute_120f", "sm_75", "lto_75"; unknown kinds give "kind<k>_<arch>".
-  std::string target_name() const;
+  // No name here: what an entry is, as a target, is the CUDA model's (cuda::fatbin_code(entry)
+  // and FatbinCode::name(), cuda/fatbin_code.h); formats' own messages give the raw fields.
   uint64_t payload_offset() const { return header_offset + header_size; }
 };
 

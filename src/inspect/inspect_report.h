@@ -130,8 +130,4 @@ Expected<InspectReport> inspect_paths(const std::vector<std::string>& paths, con
 /// Inspects one wheel given as bytes (a mapped file); `path` names it in messages.
 Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path, const InspectOptions& options = {});
 
-/// Sorts target names canonically (by CC, sm before compute); unknown names last. For
-/// callers that hold only names; inspect's own results carry their cuda::FatbinCode.
-void sort_target_names(std::vector<std::string>& names);
-
 }  // namespace tailor::inspect

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <map>
 
-#include "cuda/cuda_target.h"
+#include "cuda/fatbin_code.h"
 #include "inspect/cuda_providers.h"
 
 namespace tailor::inspect {
@@ -91,16 +91,6 @@ InspectedLibrary classify_library(LibraryReport report, const std::set<std::stri
       resolutions[i].path = report.needed[i];
     }
   return classify_resolved(std::move(report), resolutions);
-}
-
-void sort_target_names(std::vector<std::string>& names) {
-  std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
-    auto ta = cuda::parse_target_name(a), tb = cuda::parse_target_name(b);
-    if (ta && tb) return *ta < *tb;
-    if (bool(ta) != bool(tb)) return bool(ta);
-    return a < b;
-  });
-  names.erase(std::unique(names.begin(), names.end()), names.end());
 }
 
 std::vector<TargetTotal> target_totals(const std::vector<InspectedLibrary>& libraries, uint64_t installed_bytes) {

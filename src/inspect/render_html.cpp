@@ -114,13 +114,14 @@ void verdict_section(std::string& out, const Verdicts* verdicts) {
   for (const auto& p : verdicts->problems)
     out += fmt::format("<p><span class=\"badge b-bad\">FAIL</span> {}</p>\n", escape(p));
   // GPU checks as a grid: a row per library, a column per device.
-  std::vector<std::string> devices, libraries, shown_names;
-  std::map<std::string, std::string> device_labels;  // "9.0" -> "H100 (9.0)" where the user named the GPU
-  std::map<std::pair<std::string, std::string>, const LibraryVerdict*> cell;
+  std::vector<cuda::ComputeCapability> devices;
+  std::vector<std::string> libraries, shown_names;
+  std::map<cuda::ComputeCapability, std::string> device_labels;  // 9.0 -> "H100 (9.0)" where the user named the GPU
+  std::map<std::pair<std::string, cuda::ComputeCapability>, const LibraryVerdict*> cell;
   for (const auto& v : verdicts->items) {
     if (v.check != VerdictCheck::gpu) continue;
     if (std::find(devices.begin(), devices.end(), v.device) == devices.end()) devices.push_back(v.device);
-    device_labels[v.device] = v.gpu_names.empty() ? "GPU " + v.device : v.device_label();
+    device_labels[v.device] = v.gpu_names.empty() ? "GPU " + v.device.str() : v.device_label();
     if (std::find(libraries.begin(), libraries.end(), v.library) == libraries.end()) libraries.push_back(v.library);
     cell[{v.library, v.device}] = &v;
   }

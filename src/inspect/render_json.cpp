@@ -128,7 +128,7 @@ nlohmann::json to_json(const InspectReport& report, const Verdicts* verdicts) {
     for (const auto& v : verdicts->items) {
       json i{{"check", std::string(verdict_check_key(v.check))}, {"library", v.library}, {"pass", v.pass}};
       if (v.check == VerdictCheck::gpu) {
-        i["device"] = v.device;
+        i["device"] = v.device.str();
         i["gpu_names"] = v.gpu_names;
         i["mode"] = v.mode;
         i["via"] = v.via;

@@ -65,51 +65,66 @@ bool Verdicts::pass() const {
 }
 
 std::string LibraryVerdict::device_label() const {
-  return gpu_names.empty() ? device : join(gpu_names, ", ") + " (" + device + ")";
+  return gpu_names.empty() ? device.str() : join(gpu_names, ", ") + " (" + device.str() + ")";
 }
 
-Expected<Verdicts> evaluate(const InspectReport& report, const VerdictSpecs& specs) {
-  Verdicts verdicts;
-  if (!specs.any()) return verdicts;
-  std::vector<cuda::ComputeCapability> devices;
-  // The platform each device's names imply (T4G: aarch64), for the one platform rule.
-  std::map<cuda::ComputeCapability, cuda::ImpliedPlatform> device_platform;
-  std::map<cuda::ComputeCapability, std::vector<std::string>> names;  // as the user typed them
-  if (specs.gpu) {
-    auto parsed = cuda::parse_gpu_spec(*specs.gpu);
-    if (!parsed) return make_error("--gpu: " + parsed.error().message);
-    devices = *parsed;
-    names = cuda::gpu_names_in_spec(*specs.gpu);
-    auto implied = cuda::implied_platform({*specs.gpu});
+Expected<VerdictTargets> resolve_verdict_specs(const VerdictSpecs& specs) {
+  VerdictTargets out;
+  if (!specs.gpu.empty()) {
+    cuda::TargetRequest request;
+    request.gpu = specs.gpu;
+    request.arch_flag = "";
+    TAILOR_TRY(resolved, cuda::resolve_target_request(request));
+    out.devices = resolved.devices;
+    for (const auto& spec : specs.gpu)
+      for (const auto& [cc, names] : cuda::gpu_names_in_spec(spec))
+        for (const auto& name : names) {
+          auto& known = out.gpu_names[cc];
+          if (std::find(known.begin(), known.end(), name) == known.end()) known.push_back(name);
+        }
+    // The platform each device's names imply (T4G: aarch64), for the one platform rule.
+    auto implied = cuda::implied_platform(resolved.named);
     if (!implied) return make_error("--gpu: " + implied.error().message);
     for (const auto& h : *implied ? (*implied)->hints : std::vector<cuda::PlatformHint>{}) {
       auto ccs = cuda::parse_gpu_spec(h.name);
       for (const auto& cc : ccs ? *ccs : std::vector<cuda::ComputeCapability>{}) {
-        auto& p = device_platform[cc];
+        auto& p = out.platforms[cc];
         p.platform = h.host_arch;
         p.source += (p.source.empty() ? "" : ", ") + h.name;
         p.hints.push_back(h);
       }
     }
   }
-  std::optional<cuda::TargetSet> required, exact;
-  // --require / --exact: targets, read by the one resolution every command uses.
-  auto targets_of = [](const std::string& spec, const char* flag) -> Expected<cuda::TargetSet> {
+  auto targets_of = [](const std::vector<std::string>& typed, const char* flag) -> Expected<cuda::TargetSet> {
     cuda::TargetRequest request;
-    request.arch = {spec};
+    request.arch = typed;
     request.arch_flag = flag;
     request.gpu_flag = "";
     TAILOR_TRY(resolved, cuda::resolve_target_request(request));
     return resolved.targets;
   };
-  if (specs.require) {
-    TAILOR_TRY(parsed, targets_of(*specs.require, "--require"));
-    required = parsed;
+  if (!specs.require.empty()) {
+    TAILOR_TRY(set, targets_of(specs.require, "--require"));
+    out.require = std::move(set);
   }
-  if (specs.exact) {
-    TAILOR_TRY(parsed, targets_of(*specs.exact, "--exact"));
-    exact = parsed;
+  if (!specs.exact.empty()) {
+    TAILOR_TRY(set, targets_of(specs.exact, "--exact"));
+    out.exact = std::move(set);
   }
+  return out;
+}
+
+Expected<Verdicts> evaluate(const InspectReport& report, const VerdictSpecs& specs) {
+  TAILOR_TRY(targets, resolve_verdict_specs(specs));
+  return evaluate(report, targets);
+}
+
+Expected<Verdicts> evaluate(const InspectReport& report, const VerdictTargets& targets) {
+  Verdicts verdicts;
+  if (!targets.any()) return verdicts;
+  const auto& devices = targets.devices;
+  const auto& required = targets.require;
+  const auto& exact = targets.exact;
   auto libs = libraries_with_device_code(report);
   if (libs.empty()) {
     verdicts.problems.push_back("no library carries CUDA device code");
@@ -122,8 +137,8 @@ Expected<Verdicts> evaluate(const InspectReport& report, const VerdictSpecs& spe
       LibraryVerdict v;
       v.check = VerdictCheck::gpu;
       v.library = label;
-      v.device = cc.str();
-      if (auto n = names.find(cc); n != names.end()) v.gpu_names = n->second;
+      v.device = cc;
+      if (auto n = targets.gpu_names.find(cc); n != targets.gpu_names.end()) v.gpu_names = n->second;
       v.mode = std::string(cuda::run_mode_key(coverage.mode));
       if (coverage.via) v.via = coverage.via->name();
       v.pass = coverage.mode != cuda::RunMode::none;
@@ -142,7 +157,7 @@ Expected<Verdicts> evaluate(const InspectReport& report, const VerdictSpecs& spe
         for (const auto& [target, entries] : covering) v.covering.push_back({target.name(), entries});
         if (!v.covering.empty()) v.via = v.covering.front().target;
       }
-      if (auto p = device_platform.find(cc); p != device_platform.end()) {
+      if (auto p = targets.platforms.find(cc); p != targets.platforms.end()) {
         v.reason = cuda::platform_mismatch(p->second, lib->machine, "this library");
         if (!v.reason.empty()) v.pass = false;
       }

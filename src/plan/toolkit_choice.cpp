@@ -6,11 +6,25 @@
 
 namespace tailor::plan {
 
+const probe::CudaToolkit* newest_toolkit(const probe::HostReport& host, const std::vector<cuda::CudaVersion>* among) {
+  const probe::CudaToolkit* best = nullptr;
+  for (const auto& tk : host.cuda_toolkits) {
+    if (among && std::find(among->begin(), among->end(), tk.release) == among->end()) continue;
+    if (!best || tk.release > best->release) best = &tk;
+  }
+  return best;
+}
+
+const probe::CudaToolkit* toolkit_of(const probe::HostReport& host, const cuda::CudaVersion& cuda) {
+  for (const auto& tk : host.cuda_toolkits)
+    if (tk.release == cuda) return &tk;
+  return nullptr;
+}
+
 ToolkitChoice choose_toolkit(const probe::HostReport& host, const probe::PythonInstall* python) {
   ToolkitChoice choice;
-  if (host.cuda_toolkits.empty()) return choice;
-  auto newest = std::max_element(host.cuda_toolkits.begin(), host.cuda_toolkits.end(),
-                                 [](const auto& a, const auto& b) { return a.release < b.release; });
+  const probe::CudaToolkit* newest = newest_toolkit(host);
+  if (!newest) return choice;
   // torch's version text comes from the probe's JSON; a CPU build has none.
   auto want = python && python->torch ? cuda::parse_cuda_version(python->torch->cuda_version)
                                       : Expected<cuda::CudaVersion>(make_error("no torch"));
@@ -25,7 +39,7 @@ ToolkitChoice choose_toolkit(const probe::HostReport& host, const probe::PythonI
     choice.note = fmt::format("no CUDA {}.x toolkit found for torch's CUDA {}; using CUDA {}", want->major,
                               python->torch->cuda_version, newest->version);
   }
-  choice.toolkit = &*newest;
+  choice.toolkit = newest;
   return choice;
 }
 

@@ -10,6 +10,7 @@
 #include "cuda/renderers.h"
 #include "plan/torch_estimate.h"
 #include "plan/torch_platform.h"
+#include "plan/toolkit_choice.h"
 #include "plan/torch_validation.h"
 #include "probe/probe.h"
 #include "util/strings.h"
@@ -133,12 +134,6 @@ void resolve_python(Context& c, const TorchRelease* rel) {
   if (rel) c.take(check_python_for_release(*rel, want));
 }
 
-const probe::CudaToolkit* find_toolkit(const probe::HostReport& host, const cuda::CudaVersion& cuda) {
-  for (const auto& tk : host.cuda_toolkits)
-    if (tk.release == cuda) return &tk;
-  return nullptr;
-}
-
 const probe::CudaToolkit* resolve_cuda(Context& c, const TorchRelease* rel) {
   auto& p = c.plan;
   const auto& v = p.variant;
@@ -147,23 +142,20 @@ const probe::CudaToolkit* resolve_cuda(Context& c, const TorchRelease* rel) {
     return nullptr;
   }
   p.cuda = true;
+  // The toolkit decision is plan/toolkit_choice's: the CUDA asked for, else the newest
+  // installed toolkit this release supports.
+  const probe::CudaToolkit* tk = v.cuda ? toolkit_of(c.host, *v.cuda) : newest_toolkit(c.host, rel ? &rel->cudas : nullptr);
   if (v.cuda) {
     p.cuda_version = *v.cuda;
+  } else if (tk) {
+    p.cuda_version = tk->release;
   } else {
-    // The newest installed toolkit this release supports.
-    for (const auto& tk : c.host.cuda_toolkits) {
-      if (rel && std::find(rel->cudas.begin(), rel->cudas.end(), tk.release) == rel->cudas.end()) continue;
-      if (!p.cuda_version || tk.release > *p.cuda_version) p.cuda_version = tk.release;
-    }
-    if (!p.cuda_version) {
-      c.input_error("cuda", "no CUDA version given and no CUDA toolkit supported by this torch found here",
-                    "name one with --cuda 12.6 (or build CPU-only with --cpu-only)");
-      return nullptr;
-    }
+    c.input_error("cuda", "no CUDA version given and no CUDA toolkit supported by this torch found here",
+                  "name one with --cuda 12.6 (or build CPU-only with --cpu-only)");
+    return nullptr;
   }
   const cuda::CudaVersion& release = *p.cuda_version;
   if (rel) c.take(check_cuda_for_release(*rel, release));
-  const probe::CudaToolkit* tk = find_toolkit(c.host, release);
   if (tk) {
     p.cuda_home = tk->root;
   } else {
@@ -443,6 +435,27 @@ void build_layout(Context& c) {
   L.venv_dir = L.work_dir + "/venv";
 }
 
+/// The compiler cache: plan::decide_cache over the options, with the tools the host report
+/// found (ccache and sccache on PATH) and the work folder stripped from the cache's keys.
+/// A tool that is asked for and missing, or that cannot use the storage (ccache and S3),
+/// stops a build here (exit 2); a plan for elsewhere only warns.
+void resolve_cache(Context& c) {
+  auto& p = c.plan;
+  const auto& o = c.options;
+  auto path_of = [&](std::string_view name) {
+    for (const auto& t : c.host.tools)
+      if (t.name == name) return t.path.empty() ? std::string(name) : t.path;
+    return std::string();
+  };
+  auto decision = decide_cache(o.cache_settings, o.cache, o.environment, path_of, {p.layout.work_dir});
+  if (!decision) {
+    c.add(c.host_severity(), ProblemKind::input, "cache", decision.error().message,
+          "install the tool, choose another with --cache, or build with --cache none");
+    decision = CacheDecision{};
+  }
+  set_torch_cache(p, std::move(*decision));
+}
+
 void build_steps(Context& c, const TorchRelease* rel) {
   auto& p = c.plan;
   auto& L = p.layout;
@@ -479,6 +492,17 @@ int TorchPlan::exit_code() const {
     (p.kind == ProblemKind::input ? input : host) = true;
   }
   return input ? 2 : host ? 1 : 0;
+}
+
+void set_torch_cache(TorchPlan& p, CacheDecision decision) {
+  p.cache = std::move(decision);
+  if (p.cache.tool == cache::CacheTool::sccache) {
+    p.cache.env["USE_CCACHE"] = "0";
+    for (const char* lang : {"C", "CXX", "CUDA"})
+      p.cache.env[fmt::format("CMAKE_{}_COMPILER_LAUNCHER", lang)] = p.cache.executable;
+  } else if (p.cache.tool == cache::CacheTool::none) {
+    p.cache.env["USE_CCACHE"] = "0";
+  }
 }
 
 std::string manylinux_from_glibc(std::string_view glibc) {
@@ -534,14 +558,16 @@ TorchPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostRepor
   resolve_manylinux(c);
 
   if (plan.cuda && rel) {
-    int max_gcc = tk && tk->max_gcc_major ? *tk->max_gcc_major
-                  : plan.cuda_version             ? c.catalog.max_gcc_for(*plan.cuda_version)
-                                                  : 0;
+    // The host compilers the build's nvcc takes: the installed toolkit's own limits
+    // (include/crt/host_config.h), else what the data knows of that CUDA's nvcc.
+    probe::CudaToolkit nvcc = tk ? *tk : probe::CudaToolkit{};
+    nvcc.release = plan.cuda_version.value_or(cuda::CudaVersion{});
+    if (!nvcc.max_gcc_major && plan.cuda_version)
+      if (int known = c.catalog.max_gcc_for(*plan.cuda_version); known > 0) nvcc.max_gcc_major = known;
     ProblemSeverity sev = c.same_platform() ? c.host_severity() : ProblemSeverity::warning;
     plan.min_gcc = rel->min_gcc;
-    plan.max_gcc = max_gcc;
-    auto choice = choose_host_compiler(host, rel->min_gcc, max_gcc, plan.cuda_version.value_or(cuda::CudaVersion{}), sev,
-                                       plan.problems);
+    plan.max_gcc = nvcc.max_gcc_major.value_or(0);
+    auto choice = choose_host_compiler(host, rel->min_gcc, nvcc, sev, plan.problems);
     plan.host_compiler = choice.cxx.empty() ? "/usr/bin/g++" : choice.cxx;
   }
 
@@ -565,6 +591,7 @@ TorchPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostRepor
   plan.wheel_name = fmt::format("torch-{}-{}-{}-manylinux_{}_{}.whl", plan.wheel_version, py_tag, py_tag, plan.manylinux, plan.platform);
   plan.name = !variant.name.empty() ? variant.name : fmt::format("torch-{}", plan.wheel_version);
   build_layout(c);
+  resolve_cache(c);
   build_steps(c, rel);
 
   plan.notes.push_back(fmt::format("PYTORCH_BUILD_VERSION carries the local label ({}): torch's "

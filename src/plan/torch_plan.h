@@ -112,11 +112,27 @@ struct ResolveOptions {
   std::string base_dir;
   /// --jobs: MAX_JOBS as given (>= 1; less is an input problem), instead of the estimate.
   std::optional<int> jobs;
+  /// The compiler cache (plan's `cache`, decided by decide_cache): the settings as layered
+  /// (tailor.toml's [cache], TAILOR_CACHE(_URL), --cache-url), --cache as read
+  /// (nullopt: auto), and the caller's environment (SCCACHE_* makes auto take sccache).
+  /// The tools are the host report's.
+  cache::CacheSettings cache_settings;
+  std::optional<cache::CacheTool> cache;
+  std::map<std::string, std::string> environment;
 };
 
 /// Never fails: everything wrong is a PlanProblem, all of them collected.
 TorchPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostReport& host,
                              const ResolveOptions& options = {});
+
+/// `decision` as the plan's compiler cache: `plan.cache`, with how PyTorch's build takes
+/// the tool added to the cache's variables (never to `env`, which describes the build for
+/// any host): sccache as the C, C++ and CUDA compiler launcher (CMAKE_*_COMPILER_LAUNCHER,
+/// which setup.py hands to CMake) with USE_CCACHE=0; ccache through USE_CCACHE, on by
+/// default, with which torch's CMake finds it on PATH itself; no cache: USE_CCACHE=0.
+/// resolve_torch_plan applies its decision; a build whose shared storage is down applies
+/// none (an empty decision).
+void set_torch_cache(TorchPlan& plan, CacheDecision decision);
 
 /// The flags that ask for this plan again, as `tailor plan`, `doctor` and `build torch` take
 /// them (shell-quoted): the resolved release or source tree, Python, CUDA, GPU targets

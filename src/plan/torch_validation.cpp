@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cuda/nvcc_capabilities.h"
+#include "probe/cuda_toolkit_probe.h"
 #include "util/strings.h"
 
 namespace tailor::plan {
@@ -91,14 +92,14 @@ Problems check_glibc_for_manylinux(const std::string& host_glibc, const std::str
                        : "build on a distribution with that glibc")};
 }
 
-CompilerChoice choose_host_compiler(const probe::HostReport& host, int min_gcc, int max_gcc,
-                                    const cuda::CudaVersion& cuda, ProblemSeverity severity, Problems& problems) {
+CompilerChoice choose_host_compiler(const probe::HostReport& host, int min_gcc, const probe::CudaToolkit& nvcc,
+                                    ProblemSeverity severity, Problems& problems) {
   CompilerChoice best;
   std::vector<std::string> seen;
   for (const auto& c : host.compilers) {
     if (c.kind != probe::CompilerKind::gcc) continue;
     seen.push_back(fmt::format("{} ({})", c.path, c.major));
-    if (c.major < min_gcc || (max_gcc > 0 && c.major > max_gcc)) continue;
+    if (c.major < min_gcc || probe::toolkit_accepts_compiler(nvcc, c) == false) continue;
     if (c.major > best.major) {
       best.major = c.major;
       best.cxx = c.path;
@@ -111,6 +112,8 @@ CompilerChoice choose_host_compiler(const probe::HostReport& host, int min_gcc, 
       best.cxx.replace(pos, 3, "g++");
     return best;
   }
+  const int max_gcc = nvcc.max_gcc_major.value_or(0);
+  const cuda::CudaVersion& cuda = nvcc.release;
   std::string range = max_gcc > 0 ? fmt::format("GCC {} to {}", min_gcc, max_gcc) : fmt::format("GCC {} or newer", min_gcc);
   PlanProblem p{severity, ProblemKind::host, "host.compiler",
                 fmt::format("no host compiler fits: this build needs {} ({}{}), found {}", range,

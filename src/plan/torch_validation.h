@@ -36,9 +36,10 @@ struct CompilerChoice {
   std::string cxx;  ///< path of the g++ to give nvcc; empty when none fits
   int major = 0;
 };
-/// The newest host g++ within [release min, nvcc max]; problems when none fits.
-CompilerChoice choose_host_compiler(const probe::HostReport& host, int min_gcc, int max_gcc,
-                                    const cuda::CudaVersion& cuda, ProblemSeverity severity,
-                                    Problems& problems);
+/// The newest host g++ of at least the release's `min_gcc` that `nvcc` takes
+/// (probe::toolkit_accepts_compiler; a limit it does not state takes any); a problem when
+/// none fits. `nvcc`: the build's toolkit, its limits as the probe or the data know them.
+CompilerChoice choose_host_compiler(const probe::HostReport& host, int min_gcc, const probe::CudaToolkit& nvcc,
+                                    ProblemSeverity severity, Problems& problems);
 
 }  // namespace tailor::plan

@@ -1,5 +1,7 @@
 // CUDA toolkits: every nvcc a build could pick up, its version, the cuDNN and NCCL it
 // would compile against, and which host compilers it accepts.
+#include "probe/cuda_toolkit_probe.h"
+
 #include <regex>
 #include <set>
 
@@ -106,14 +108,25 @@ std::optional<int> parse_host_config_max_gcc(const std::string& header) {
 
 std::optional<int> parse_host_config_max_clang(const std::string& header) { return clang_max_from_header(header); }
 
+std::optional<int> host_compiler_max_major(const CudaToolkit& toolkit, CompilerKind kind) {
+  switch (kind) {
+    case CompilerKind::gcc: return toolkit.max_gcc_major;
+    case CompilerKind::clang: return toolkit.max_clang_major;
+    case CompilerKind::other: break;
+  }
+  return std::nullopt;
+}
+
+std::optional<bool> toolkit_accepts_compiler(const CudaToolkit& toolkit, const Compiler& compiler) {
+  std::optional<int> max = host_compiler_max_major(toolkit, compiler.kind);
+  if (!max || compiler.major <= 0) return std::nullopt;
+  return compiler.major <= *max;
+}
+
 std::vector<std::string> accepted_host_compilers(const CudaToolkit& toolkit, const std::vector<Compiler>& compilers) {
   std::vector<std::string> out;
-  for (const auto& c : compilers) {
-    std::optional<int> max = c.kind == CompilerKind::gcc     ? toolkit.max_gcc_major
-                             : c.kind == CompilerKind::clang ? toolkit.max_clang_major
-                                                             : std::nullopt;
-    if (max && c.major > 0 && c.major <= *max) out.push_back(c.path);
-  }
+  for (const auto& c : compilers)
+    if (toolkit_accepts_compiler(toolkit, c) == true) out.push_back(c.path);
   return out;
 }
 

@@ -273,17 +273,15 @@ std::string judge_wheel(Context& c, Row& row, const inspect::WheelReport& wheel)
     problems.push_back(fmt::format("its libraries are for CUDA {}; torch uses CUDA {}",
                                    join(std::vector<std::string>(other_majors.begin(), other_majors.end()), ", "), c.result.torch.cuda));
   // Does every (usable) library with device code run on every target GPU?
-  std::vector<std::string> usable_targets;
+  std::set<cuda::FatbinCode> usable_codes;  // canonical order (cuda::FatbinCode's)
   for (const auto& l : usable.libraries)
-    for (const auto& t : l.targets) usable_targets.push_back(t.name);
-  if (device && problems.empty() && !usable_targets.empty()) {
+    for (const auto& t : l.targets) usable_codes.insert(t.code);
+  if (device && problems.empty() && !usable_codes.empty()) {
     inspect::InspectReport report;
     report.wheels.push_back(usable);
-    inspect::VerdictSpecs specs;
-    std::vector<std::string> ccs;
-    for (const auto& cc : c.target.gpus) ccs.push_back(cc.str());
-    specs.gpu = join(ccs, ",");
-    auto verdicts = inspect::evaluate(report, specs);
+    inspect::VerdictTargets gpus;
+    gpus.devices = c.target.gpus;
+    auto verdicts = inspect::evaluate(report, gpus);
     row.covers = "yes";
     if (verdicts) {
       for (const auto& v : verdicts->items) {
@@ -294,9 +292,8 @@ std::string judge_wheel(Context& c, Row& row, const inspect::WheelReport& wheel)
         for (const auto& l : usable.libraries)
           if (l.path == lib || wheel.path + "!" + l.path == v.library)
             for (const auto& t : l.targets) has.push_back(t.name);
-        auto cc = cuda::parse_compute_capability(v.device);
-        problems.push_back(fmt::format("{} has {}; {} needs {}", fs::path(lib).filename().string(), targets_text(has), v.device,
-                                       cc ? needs_text(*cc) : "a kernel for it"));
+        problems.push_back(fmt::format("{} has {}; {} needs {}", fs::path(lib).filename().string(), targets_text(has),
+                                       v.device.str(), needs_text(v.device)));
         break;
       }
     }
@@ -315,9 +312,8 @@ std::string judge_wheel(Context& c, Row& row, const inspect::WheelReport& wheel)
   }
   if (!problems.empty()) return join(problems, "; ");
   if (device) {
-    std::sort(usable_targets.begin(), usable_targets.end());
-    usable_targets.erase(std::unique(usable_targets.begin(), usable_targets.end()), usable_targets.end());
-    inspect::sort_target_names(usable_targets);
+    std::vector<std::string> usable_targets;
+    for (const auto& code : usable_codes) usable_targets.push_back(code.name());
     row.reason = fmt::format("has {}; runs on {}", join(usable_targets, " "), c.target.gpu_label());
     if (!other_majors.empty())
       row.reason += fmt::format(" (with CUDA {}; also carries builds for CUDA {})", c.result.torch.cuda,

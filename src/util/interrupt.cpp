@@ -256,6 +256,12 @@ void send_record(char op, pid_t pid) {
   }
 }
 
+// At a clean exit (registered with atexit when the supervisor starts): the supervisor
+// leaves without sweeping.
+void supervisor_clean_exit() {
+  if (state().owner == getpid()) send_record('Q', 0);
+}
+
 void start_supervisor() {
   SupervisorState& s = state();
   run_marker_name();
@@ -373,10 +379,6 @@ int kill_run_processes() {
   for (pid_t g : s.groups)
     if (n < k_max_groups) groups[n++] = g;
   return sweep(groups, n, s.pid);
-}
-
-void supervisor_clean_exit() {
-  if (state().owner == getpid()) send_record('Q', 0);
 }
 
 }  // namespace tailor

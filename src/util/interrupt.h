@@ -61,8 +61,5 @@ void release_process_group(pid_t pgid);
 /// Stops and kills every live process of this run: those carrying the marker, those in a
 /// still-registered group, and their descendants. Returns how many were killed.
 int kill_run_processes();
-/// Called at a clean exit (registered with atexit when the supervisor starts): the
-/// supervisor leaves without sweeping.
-void supervisor_clean_exit();
 
 }  // namespace tailor

@@ -1,7 +1,6 @@
 #include "util/jobserver.h"
 
 #include <fcntl.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -61,17 +60,6 @@ size_t FifoJobserver::withdraw(size_t n) {
   }
   m_minted -= std::min(m_minted, done);
   return done;
-}
-
-size_t FifoJobserver::in_pipe() const {
-  int n = 0;
-  if (::ioctl(m_fd, FIONREAD, &n) != 0 || n < 0) return 0;
-  return static_cast<size_t>(n);
-}
-
-size_t FifoJobserver::held() const {
-  size_t p = in_pipe();
-  return m_minted > p ? m_minted - p : 0;
 }
 
 std::string FifoJobserver::makeflags(size_t jobs) const {

@@ -5,7 +5,7 @@
 // byte before starting an extra job and writes it back when the job ends; every client
 // also has one implicit token. Clients find the fifo through
 // `MAKEFLAGS=" -j<N> --jobserver-auth=fifo:<path>"` (Ninja 1.13 joins when it is given
-// no -j). Tokens a client holds are `minted() - in_pipe()`.
+// no -j). Tokens clients hold are `minted()` less the bytes waiting in the pipe.
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -29,10 +29,6 @@ public:
   size_t withdraw(size_t n);
   /// Tokens in existence: written and not withdrawn.
   size_t minted() const { return m_minted; }
-  /// Bytes waiting in the pipe now (FIONREAD).
-  size_t in_pipe() const;
-  /// Tokens clients hold now.
-  size_t held() const;
   const std::string& path() const { return m_path; }
   /// The MAKEFLAGS value for clients; `jobs` is the -j make itself would show.
   std::string makeflags(size_t jobs) const;

@@ -20,6 +20,9 @@ Expected<ColorMode> parse_color_mode(std::string_view text) {
 
 void set_color_mode(ColorMode mode) { g_mode = mode; }
 
+namespace {
+
+/// Whether text written to `fd` (1 stdout, 2 stderr) is coloured.
 bool color_enabled(int fd) {
   switch (g_mode.load()) {
     case ColorMode::always: return true;
@@ -32,6 +35,8 @@ bool color_enabled(int fd) {
   if (term && std::strcmp(term, "dumb") == 0) return false;
   return ::isatty(fd) == 1;
 }
+
+}  // namespace
 
 std::string paint(std::string_view text, Paint p, int fd) {
   if (!color_enabled(fd)) return std::string(text);

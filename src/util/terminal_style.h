@@ -19,9 +19,6 @@ Expected<ColorMode> parse_color_mode(std::string_view text);
 /// Set once by the command line (before any output).
 void set_color_mode(ColorMode mode);
 
-/// Whether text written to `fd` (1 stdout, 2 stderr) is coloured.
-bool color_enabled(int fd);
-
 enum class Paint { bold, red, green, yellow };
 
 /// `text` wrapped in the SGR sequence for `paint` and a reset, when colour is enabled for

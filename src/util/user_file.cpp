@@ -58,8 +58,8 @@ Error too_large(const std::string& name, uint64_t size, uint64_t max_bytes, bool
                     ", larger than the " + human_bytes(max_bytes) + " tailor reads");
 }
 
-}  // namespace
-
+/// What kind of thing a non-regular file is, for messages: "a FIFO", "a directory",
+/// "a character device", "a block device", "a socket".
 std::string file_kind_name(unsigned mode) {
   if (S_ISFIFO(mode)) return "a FIFO";
   if (S_ISDIR(mode)) return "a directory";
@@ -68,6 +68,8 @@ std::string file_kind_name(unsigned mode) {
   if (S_ISSOCK(mode)) return "a socket";
   return "not a plain file";
 }
+
+}  // namespace
 
 Expected<RegularFile> RegularFile::open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);

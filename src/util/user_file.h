@@ -37,10 +37,6 @@ private:
   bool m_owned = true;
 };
 
-/// What kind of thing a non-regular file is, for messages: "a FIFO", "a directory",
-/// "a character device", "a block device", "a socket".
-std::string file_kind_name(unsigned mode);
-
 enum class BinaryData { allowed, refused };
 
 /// A whole text file of at most max_bytes: regular files only (checked before reading

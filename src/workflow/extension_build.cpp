@@ -37,6 +37,7 @@
 #include "plan/extension_plan.h"
 #include "plan/extension_recipe.h"
 #include "plan/toolkit_choice.h"
+#include "probe/cuda_toolkit_probe.h"
 #include "probe/cxx_runtime.h"
 #include "probe/host_files.h"
 #include "probe/probe.h"
@@ -52,6 +53,19 @@ using namespace tailor::cache;
 
 namespace fs = std::filesystem;
 namespace {
+
+/// nvcc's -split-compile=K as the build driver announced it ("tailor: modules at once: ...,
+/// nvcc -split-compile=K"); 0 when it split nothing.
+int split_compile_in_log(std::string_view log) {
+  size_t at = log.find("tailor: modules at once: ");
+  if (at == std::string_view::npos) return 0;
+  std::string_view line = log.substr(at, log.find('\n', at) - at);
+  size_t k = line.find("-split-compile=");
+  if (k == std::string_view::npos) return 0;
+  int n = 0;
+  for (size_t i = k + 15; i < line.size() && std::isdigit(static_cast<unsigned char>(line[i])) && n < 1000; ++i) n = n * 10 + (line[i] - '0');
+  return n;
+}
 
 /// The key of this build's job peaks among earlier builds' (executor/governor_profile.h).
 std::string governor_key(const ExtensionBuildState& s) {
@@ -275,13 +289,9 @@ PreflightFacts preflight_facts(const probe::HostReport& host, const probe::Pytho
       f.unsupported_targets = cuda::unsupported_by(targets, *caps);
     if (const probe::Compiler* cxx = host_cxx(host)) {
       f.host_compiler = fmt::format("{} {} ({})", probe::compiler_kind_name(cxx->kind), cxx->version, cxx->path);
-      if (tk->max_gcc_major && cxx->kind == probe::CompilerKind::gcc) {
-        f.host_compiler_accepted = cxx->major <= *tk->max_gcc_major;
-        f.host_compiler_limit = fmt::format("gcc <= {}", *tk->max_gcc_major);
-      } else if (tk->max_clang_major && cxx->kind == probe::CompilerKind::clang) {
-        f.host_compiler_accepted = cxx->major <= *tk->max_clang_major;
-        f.host_compiler_limit = fmt::format("clang <= {}", *tk->max_clang_major);
-      }
+      f.host_compiler_accepted = probe::toolkit_accepts_compiler(*tk, *cxx);
+      if (auto max = probe::host_compiler_max_major(*tk, cxx->kind))
+        f.host_compiler_limit = fmt::format("{} <= {}", probe::compiler_kind_name(cxx->kind), *max);
     }
   }
   if (py) {
@@ -558,20 +568,7 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   std::error_code ec;
   fs::remove_all(req.out_dir, ec);
   fs::create_directories(req.out_dir, ec);
-  std::vector<plan::Step> steps;
-  for (const auto& st : p->steps) {
-    plan::Step rs;
-    rs.title = st.title;
-    rs.argv = st.argv;
-    rs.cwd = st.cwd.empty() ? s.source_dir : st.cwd;
-    rs.env = rep.env;
-    if (!p->path_prepend.empty()) {
-      auto path = req.environment.find("PATH");
-      rs.env["PATH"] = p->path_prepend + (path == req.environment.end() ? "" : ":" + path->second);
-    }
-    rs.unset_env = p->unset_env;
-    steps.push_back(std::move(rs));
-  }
+  std::vector<plan::Step> steps = plan_steps(*p, rep.env, req.environment, s.source_dir);
   // The same bytes and cache keys from any work folder: the steps, and the build's own
   // sccache server, see the work folder at one fixed path (executor/fixed_path.h). --dist
   // keeps the real path: the dist session starts its server itself.
@@ -673,6 +670,16 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   // After the fingerprint: the server's port changes every run and decides nothing built.
   for (auto& st : steps)
     for (const auto& [k, v] : cache_env) st.env[k] = fixed ? to_fixed(v, *fixed) : v;
+  // What earlier builds of the same key measured per unit: the build driver starts the
+  // longest first (data/build/build_wheel.py). Only the order changes, never what is
+  // compiled or linked: the objects link in distutils' order either way.
+  if (auto known = read_governor_profile(governor_profile_path(), governor_key(s)); known && *known && !(*known)->unit_ms.empty()) {
+    const std::string times = (fs::path(s.work_dir) / "unit-times.json").string();
+    if (write_file_atomic(times, nlohmann::json((*known)->unit_ms).dump() + "\n")) {
+      rep.units_known = (*known)->unit_ms.size();
+      for (auto& st : steps) st.env["TAILOR_UNIT_TIMES"] = fixed ? to_fixed(times, *fixed) : times;
+    }
+  }
   BuildRunner build_runner(runner, ctx.display ? *ctx.display : *own_display, rep.log_path);
   // The job timeline: what this run appends to the build folder's .ninja_log files.
   const std::string ninja_root = (fs::path(s.source_dir) / "build").string();
@@ -682,6 +689,10 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
     BuildJobs jobs = collect_build_jobs(ninja_root, ninja_logs_before);
     rep.job_timeline = std::move(jobs.jobs);
     rep.job_timeline_dropped = jobs.dropped;
+    rep.split_compile = split_compile_in_log(read_text(rep.log_path));
+    if (rep.split_compile > 0)
+      for (auto& j : rep.job_timeline)
+        if (j.kind == "cu") j.split = rep.split_compile;
   }
   if (dist_session) {
     auto end = dist::finish_build_session(*dist_session, runner);
@@ -720,14 +731,18 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   // itself is known: a build with cache hits or reused steps only raises the kept peaks
   // (peak_update). Best effort: a read-only cache folder must not fail a build.
   auto record_peaks = [&] {
-    if (!governor) return;
     BuildReuse reuse;
     reuse.cache_used = cache != CacheTool::none;
     reuse.cache_hits = rep.cache_hits;
     reuse.tree_kept = tree_kept;
     reuse.units_reused = rep.units_reused;
-    (void)record_governor_profile(governor_profile_path(), governor_key(s), rep.governor->finished_peaks,
-                                  governor_settings().profile_max_entries, peak_update(reuse));
+    // Each unit's time, keyed by its source in the package (seen at the fixed path or not).
+    std::vector<std::string> roots = {s.source_dir};
+    if (fixed) roots.push_back(to_fixed(s.source_dir, *fixed));
+    (void)record_governor_profile(governor_profile_path(), governor_key(s),
+                                  governor ? rep.governor->finished_peaks : std::map<std::string, uint64_t>{},
+                                  governor_settings().profile_max_entries, peak_update(reuse),
+                                  unit_times(rep.job_timeline, roots));
   };
   if (!outcome) {
     record_peaks();

@@ -1,10 +1,11 @@
-// `tailor build torch`: runs a resolved PyTorch TorchPlan on this host. Source at the tag
-// with submodules (git) or a local tree; a venv with the build requirements; the build
-// with progress, log and diagnosis; then verification (inspect shows exactly the asked
-// targets in libtorch_cuda.so, the manylinux tag its libraries need, import and
-// torch.cuda.get_arch_list() in a clean venv, a GPU smoke test where a GPU is present);
-// the wheel renamed in the official style with WHEEL and RECORD rewritten, and a report,
-// release notes and a runtime Dockerfile published beside it, atomically.
+// `tailor build torch`: runs a resolved PyTorch TorchPlan on this host, as the steps of
+// workflow/torch_steps.h. Source at the tag with submodules (git) or a local tree; a venv
+// with the build requirements; the build with progress, log and diagnosis; then
+// verification (inspect shows exactly the asked targets in libtorch_cuda.so, the
+// manylinux tag its libraries need, import and torch.cuda.get_arch_list() in a clean
+// venv, a GPU smoke test where a GPU is present); the wheel renamed in the official style
+// with WHEEL and RECORD rewritten, and a report, release notes and a runtime Dockerfile
+// published beside it, atomically.
 #pragma once
 #include <optional>
 #include <string>
@@ -27,9 +28,10 @@ struct TorchBuildOptions {
   bool no_venv = false;
   /// false (--no-wait): fail at once when another build holds the work or output folder.
   bool wait_for_lock = true;
-  /// The compiler cache: auto, ccache, sccache or none, and where it keeps its entries
-  /// (the config's [cache], then TAILOR_CACHE / TAILOR_CACHE_URL, then --cache-url).
-  std::string cache = "auto";
+  /// The compiler cache: --cache as read (plan::parse_cache_flag; nullopt: auto), and
+  /// where it keeps its entries (the config's [cache], then TAILOR_CACHE /
+  /// TAILOR_CACHE_URL, then --cache-url). The plan decides the tool from these.
+  std::optional<cache::CacheTool> cache;
   std::string cache_url;
   cache::CacheSettings cache_settings;
 };

@@ -234,21 +234,3 @@ TEST(CacheSettings, DescriptionsNeverShowAPassword) {
   EXPECT_EQ(e.error().message.find("pw"), std::string::npos) << e.error().message;
 }
 
-// Where a build checks that an S3 storage answers: the endpoint's host and port, the
-// scheme's port when none, AWS's host (from the data) when no endpoint.
-TEST(CacheSettings, S3AddressFromTheEndpointOrAws) {
-  CacheSettings s;
-  s.storage = CacheStorage::s3;
-  s.endpoint = "http://minio.internal:9000/x";
-  EXPECT_EQ(s3_address(s), (std::pair<std::string, std::string>{"minio.internal", "9000"}));
-  s.endpoint = "https://r2.example.com";
-  EXPECT_EQ(s3_address(s), (std::pair<std::string, std::string>{"r2.example.com", "443"}));
-  s.endpoint = "http://[::1]:9000";
-  EXPECT_EQ(s3_address(s), (std::pair<std::string, std::string>{"::1", "9000"}));
-  s.endpoint = "http://[::1]";
-  EXPECT_EQ(s3_address(s), (std::pair<std::string, std::string>{"::1", "80"}));
-  s.endpoint.clear();
-  EXPECT_EQ(s3_address(s), (std::pair<std::string, std::string>{"s3.amazonaws.com", "443"}));
-  s.region = "eu-west-1";
-  EXPECT_EQ(s3_address(s), (std::pair<std::string, std::string>{"s3.eu-west-1.amazonaws.com", "443"}));
-}

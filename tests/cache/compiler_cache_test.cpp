@@ -5,74 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <thread>
 
 using namespace tailor;
 using namespace tailor::cache;
 
-TEST(CompilerCache, ParsesCcachePrintStats) {
-  const char* text =
-      "cache_miss\t7\n"
-      "called_for_link\t2\n"
-      "direct_cache_hit\t3\n"
-      "preprocessed_cache_hit\t1\n"
-      "unsupported_compiler_option\t4\n"
-      "stats_updated_timestamp\t1764110000\n";
-  auto s = parse_ccache_print_stats(text);
-  ASSERT_TRUE(s) << s.error().message;
-  EXPECT_EQ(s->hits, 4u);
-  EXPECT_EQ(s->misses, 7u);
-  EXPECT_EQ(s->uncacheable, 6u);
-}
-
-TEST(CompilerCache, RejectsOtherText) {
-  EXPECT_FALSE(parse_ccache_print_stats("Cacheable calls: 10 / 12\n  Hits: 4\n"));
-  EXPECT_FALSE(parse_sccache_stats_json("not json"));
-  EXPECT_FALSE(parse_sccache_stats_json("{\"x\": 1}"));
-}
-
-TEST(CompilerCache, ParsesSccacheJson) {
-  const char* text = R"({"stats":{"compile_requests":12,"cache_hits":{"counts":{"C/C++":3,"CUDA":5},"adv_counts":{}},
-    "cache_misses":{"counts":{"CUDA":2}},"requests_not_cacheable":1,"non_cacheable_compilations":2,
-    "cache_errors":{"counts":{"PTX":1}},"cache_read_errors":1}})";
-  auto s = parse_sccache_stats_json(text);
-  ASSERT_TRUE(s) << s.error().message;
-  EXPECT_EQ(s->hits, 8u);
-  EXPECT_EQ(s->misses, 2u);
-  EXPECT_EQ(s->uncacheable, 3u);
-  EXPECT_EQ(s->errors, 2u);
-}
-
-// sccache counts by language; tailor by the step that did the work (data/cache/caches.toml).
-TEST(CompilerCache, SccacheCountsBecomeStepKinds) {
-  auto s = parse_sccache_stats_json(tailor::test::slurp_text(std::string(TAILOR_SOURCE_DIR) + "/tests/cache/data/sccache_dist_stats_nvcc_example.json"));
-  ASSERT_TRUE(s) << s.error().message;
-  EXPECT_EQ(s->hits, 0u);
-  EXPECT_EQ(s->misses, 4u);
-  ASSERT_EQ(s->categories.size(), 3u);
-  EXPECT_EQ(s->categories.at("CUDA (nvcc)").misses, 2u);  // nvcc and cudafe++
-  EXPECT_EQ(s->categories.at("PTX (cicc)").misses, 1u);
-  EXPECT_EQ(s->categories.at("cubin (ptxas)").misses, 1u);
-  // A delta keeps only what changed, per kind.
-  CacheStats before = *s, after = *s;
-  after.categories["PTX (cicc)"].hits += 3;
-  after.hits += 3;
-  CacheStats d = stats_delta(before, after);
-  EXPECT_EQ(d.hits, 3u);
-  ASSERT_EQ(d.categories.size(), 1u);
-  EXPECT_EQ(d.categories.at("PTX (cicc)").hits, 3u);
-  // Negative or non-numeric counts are ignored, not wrapped around.
-  auto odd = parse_sccache_stats_json(R"({"stats":{"cache_hits":{"counts":{"C/C++":-4,"PTX":"x","CUBIN":2}}}})");
-  ASSERT_TRUE(odd);
-  EXPECT_EQ(odd->hits, 2u);
-}
+// The parsers of the statistics: cache_stats_test.cpp; the storages and their checks:
+// storage_test.cpp.
 
 // The real sccache: a server of the build's own on a free port, a private folder; one miss,
 // then one hit, counted as C/C++; stopped afterwards (the port no longer answers).
@@ -162,95 +105,6 @@ TEST(CompilerCache, AnSccacheOlderThanTheDataSaysIsRefusedInOneLine) {
   auto v = check_sccache_version("sccache", odd);
   ASSERT_TRUE(v);
   EXPECT_EQ(*v, "");
-}
-
-TEST(CompilerCache, RedisPingNamesWhatFailed) {
-  auto port = free_loopback_port();
-  ASSERT_TRUE(port);
-  auto r = redis_ping("redis://127.0.0.1:" + std::to_string(*port), std::chrono::milliseconds(500));
-  ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("cannot connect"), std::string::npos) << r.error().message;
-  EXPECT_FALSE(redis_ping("rediss://127.0.0.1:6379", std::chrono::milliseconds(100)));
-  EXPECT_FALSE(redis_ping("http://x", std::chrono::milliseconds(100)));
-  auto bad = redis_ping("redis://no-such-host.invalid:6379", std::chrono::milliseconds(500));
-  EXPECT_FALSE(bad);
-}
-
-// A loopback listener that answers every connection with `reply` (empty: says nothing).
-struct StorageTestListener {
-  int fd = -1;
-  int port = 0;
-  std::thread thread;
-  explicit StorageTestListener(std::string reply) {
-    fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    ::listen(fd, 4);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    port = ntohs(a.sin_port);
-    thread = std::thread([this, reply] {
-      int c = ::accept(fd, nullptr, nullptr);
-      if (c < 0) return;
-      char buf[256];
-      (void)::recv(c, buf, sizeof buf, 0);
-      if (!reply.empty()) (void)::send(c, reply.data(), reply.size(), MSG_NOSIGNAL);
-      ::usleep(200 * 1000);
-      ::close(c);
-    });
-  }
-  ~StorageTestListener() {
-    ::shutdown(fd, SHUT_RDWR);
-    ::close(fd);
-    thread.join();
-  }
-};
-
-cache::CacheSettings storage_settings(cache::CacheStorage storage, std::string url, std::string endpoint = "") {
-  cache::CacheSettings s;
-  s.storage = storage;
-  s.url = std::move(url);
-  s.endpoint = std::move(endpoint);
-  return s;
-}
-
-// Nothing listening is an outage (the build goes on uncached); a server that answers and
-// refuses is a setting to fix (the build stops): the same rule for Redis and S3.
-TEST(CompilerCache, SharedStorageNobodyListeningIsUnreachableForRedisAndS3) {
-  auto port = free_loopback_port();
-  ASSERT_TRUE(port);
-  auto redis = check_shared_storage(storage_settings(cache::CacheStorage::redis, "redis://127.0.0.1:" + std::to_string(*port)),
-                                    std::chrono::milliseconds(500));
-  ASSERT_TRUE(redis) << redis.error().message;
-  EXPECT_FALSE(redis->reachable);
-  EXPECT_NE(redis->detail.find("cannot connect"), std::string::npos) << redis->detail;
-  auto s3 = check_shared_storage(
-      storage_settings(cache::CacheStorage::s3, "s3://bucket/p", "http://127.0.0.1:" + std::to_string(*port)),
-      std::chrono::milliseconds(500));
-  ASSERT_TRUE(s3) << s3.error().message;
-  EXPECT_FALSE(s3->reachable);
-  EXPECT_NE(s3->detail.find("cannot connect"), std::string::npos) << s3->detail;
-}
-
-TEST(CompilerCache, SharedStorageS3EndpointThatListensIsReachable) {
-  StorageTestListener listener("");
-  auto s3 = check_shared_storage(
-      storage_settings(cache::CacheStorage::s3, "s3://bucket", "http://127.0.0.1:" + std::to_string(listener.port) + "/"),
-      std::chrono::milliseconds(2000));
-  ASSERT_TRUE(s3) << s3.error().message;
-  EXPECT_TRUE(s3->reachable) << s3->detail;
-  EXPECT_EQ(s3->detail, "127.0.0.1:" + std::to_string(listener.port) + " accepts connections");
-}
-
-TEST(CompilerCache, SharedStorageRedisThatRefusesIsAnError) {
-  StorageTestListener listener("-NOAUTH Authentication required.\r\n");
-  auto redis = check_shared_storage(
-      storage_settings(cache::CacheStorage::redis, "redis://127.0.0.1:" + std::to_string(listener.port)),
-      std::chrono::milliseconds(2000));
-  ASSERT_FALSE(redis);
-  EXPECT_NE(redis.error().message.find("NOAUTH"), std::string::npos) << redis.error().message;
 }
 
 TEST(CompilerCache, DeltaClampsAtZero) {

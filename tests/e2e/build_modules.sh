@@ -5,7 +5,9 @@
 # - the build driver says so, each module has its own build folder and build.ninja, and the
 #   modules' compiles overlap in the report's job timeline (2 cores or more);
 # - progress counts the package's units across the modules' Ninjas ([5/5] at the end);
-# - --jobs 1 builds one module at a time and gives the same wheel bytes;
+# - --jobs 1 builds one module at a time and gives the same wheel bytes, with its units
+#   started longest first from the first build's measured times (the report says which unit
+#   was longest and whether it was split);
 # - every module imports and works from the wheel;
 # - one module's compile error fails the build with that error, nothing published;
 # - Ctrl-C (SIGINT) while the modules compile leaves no compiler or Ninja behind.
@@ -19,6 +21,8 @@ python3 -c 'import torch' 2>/dev/null || { echo "skip: python3 with torch needed
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# Learned unit times and job peaks of this test's own (the user cache's folder).
+export XDG_CACHE_HOME=$tmp/cache
 multi=$src/tests/e2e/data/multi_ext
 cores=$(nproc)
 # build_wheel.py: at most half as many modules as jobs (at least 2) under the jobserver.
@@ -38,6 +42,8 @@ for m in _a _b _c; do
   expect_eq "module $m has its own build.ninja" "$n" 1
 done
 expect_grep "progress counts the package's units" "\[5/5\] 100%" "$tmp/err"
+expect_grep "a first build orders units by kind" "units ordered by kind (CUDA first): no earlier build" "$log"
+expect_grep "the report names the longest unit and its split" "longest   .*csrc/.*\.cu [0-9.]* s, split 8 ways" "$tmp/out"
 report=$(ls "$tmp"/dist/*.report.json)
 overlap=$(python3 - "$report" <<'PY'
 import json, re, sys
@@ -64,6 +70,7 @@ expect_eq "every module imports and runs" "$got" "4.0 6.0 8.0 True False"
   >"$tmp/out1" 2>"$tmp/err1"
 expect_eq "--jobs 1 exit 0" "$?" 0
 expect_grep "--jobs 1 builds one module at a time" "3 modules, 5 units (2 CUDA), 1 at a time" "$(ls "$tmp"/work1/multi_ext-*/build-*.log | head -1)"
+expect_grep "the second build starts units by the first one's times" "units ordered by [0-9]* units' times from earlier builds" "$(ls "$tmp"/work1/multi_ext-*/build-*.log | head -1)"
 expect_eq "--jobs 1 gives the same wheel bytes" "$(sha256sum "$tmp"/dist1/*.whl | cut -c1-64)" "$(sha256sum "$wheel" | cut -c1-64)"
 
 # 3. One module's compile error: the build fails with it, nothing is published.

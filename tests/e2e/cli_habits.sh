@@ -42,7 +42,13 @@ echo "ok: man page with every command"
 
 # cmake --install.
 if [ -n "${TAILOR_BINARY_DIR:-}" ] && [ -f "$TAILOR_BINARY_DIR/CMakeCache.txt" ]; then
-  cmake --build "$TAILOR_BINARY_DIR" --target tailor_docs >/dev/null || fail "building tailor_docs"
+  # scripts/test.sh builds tailor before the e2e tests, but not the man page and completions
+  # that the install lays out: they are made here from that binary, under the lock every
+  # build of this tree takes (flock /tmp/tailor-ninja.lock), so a build running beside the
+  # tests is never raced.
+  lock=()
+  if command -v flock >/dev/null; then lock=(flock /tmp/tailor-ninja.lock); fi
+  "${lock[@]}" cmake --build "$TAILOR_BINARY_DIR" --target tailor_docs >/dev/null || fail "building tailor_docs"
   cmake --install "$TAILOR_BINARY_DIR" --prefix "$work/prefix" >/dev/null || fail "cmake --install"
   for f in bin/tailor share/man/man1/tailor.1 share/bash-completion/completions/tailor \
            share/zsh/site-functions/_tailor share/fish/vendor_completions.d/tailor.fish; do

@@ -125,3 +125,42 @@ TEST(GovernorProfile, OnlyABuildThatCompiledEverythingLowersAKeptPeak) {
   ASSERT_TRUE(record_governor_profile(path, "k", {{"nvcc", 500 * kProfileMiB}}, 8, PeakUpdate::replace));
   EXPECT_EQ((*read_governor_profile(path, "k"))->peaks.at("nvcc"), 500 * kProfileMiB);
 }
+
+TEST(GovernorProfile, UnitTimesAreKeptPerKeyAndOnlyRaisedByABuildWithHits) {
+  auto dir = tailor::test::scratch_dir("governor-units");
+  const std::string path = (dir / "peaks.json").string();
+  // A build without the governor records unit times alone.
+  ASSERT_TRUE(record_governor_profile(path, "k", {}, 8, PeakUpdate::replace,
+                                      {{"csrc/causal_conv1d_bwd.cu", 380000}, {"csrc/causal_conv1d.cpp", 9000}}));
+  auto got = read_governor_profile(path, "k");
+  ASSERT_TRUE(got && *got);
+  EXPECT_TRUE((*got)->peaks.empty());
+  EXPECT_EQ((*got)->unit_ms.at("csrc/causal_conv1d_bwd.cu"), 380000u);
+  // A build with cache hits measured 40 ms for the hit: the kept time stays.
+  ASSERT_TRUE(record_governor_profile(path, "k", {{"cc1plus", 100 * kProfileMiB}}, 8, PeakUpdate::raise_only,
+                                      {{"csrc/causal_conv1d_bwd.cu", 40}, {"csrc/new.cu", 5000}}));
+  got = read_governor_profile(path, "k");
+  ASSERT_TRUE(got && *got);
+  EXPECT_EQ((*got)->unit_ms.at("csrc/causal_conv1d_bwd.cu"), 380000u);
+  EXPECT_EQ((*got)->unit_ms.at("csrc/new.cu"), 5000u);
+  EXPECT_EQ((*got)->peaks.at("cc1plus"), 100 * kProfileMiB);
+  // A build that compiled everything (split now) replaces the time.
+  ASSERT_TRUE(record_governor_profile(path, "k", {}, 8, PeakUpdate::replace, {{"csrc/causal_conv1d_bwd.cu", 200000}}));
+  got = read_governor_profile(path, "k");
+  ASSERT_TRUE(got && *got);
+  EXPECT_EQ((*got)->unit_ms.at("csrc/causal_conv1d_bwd.cu"), 200000u);
+  EXPECT_EQ((*got)->unit_ms.size(), 3u) << "units this build did not measure are kept";
+}
+
+TEST(GovernorProfile, HostileUnitTimesAreErrorsNamingTheFile) {
+  auto dir = tailor::test::scratch_dir("governor-units-hostile");
+  const auto path = dir / "peaks.json";
+  for (const char* entry : {R"("unit_ms": [1, 2])", R"("unit_ms": {"a.cu": -1})", R"("unit_ms": {"a.cu": "slow"})",
+                            R"("unit_ms": {"a.cu": 99999999999999})", R"("unit_ms": {"": 1})"}) {
+    write_profile_text(path, std::string(R"({"schema": "tailor.governor-peaks/1", "entries": {"k": {"peaks": {}, )") + entry + "}}}");
+    auto got = read_governor_profile(path.string(), "k");
+    ASSERT_FALSE(got) << entry;
+    EXPECT_NE(got.error().message.find(path.string()), std::string::npos) << got.error().message;
+    EXPECT_NE(got.error().message.find("unit_ms"), std::string::npos) << got.error().message;
+  }
+}

@@ -194,3 +194,21 @@ TEST(NinjaLog, ModulesBuiltSideBySideArePlacedByTheirStartStamps) {
 
 }  // namespace
 }  // namespace tailor::executor
+
+TEST(NinjaLog, UnitTimesAreKeyedBySourceWithinThePackageFromAnyFolder) {
+  std::vector<NinjaJob> jobs = {
+      {"/tmp/.tailor-build/pkg/src/build/temp/m/csrc/bwd.o", 0, 380000, "cu", "/tmp/.tailor-build/pkg/src/csrc/bwd.cu"},
+      {"/home/u/w/src/build/temp/m/csrc/fwd.o", 10, 2010, "cpp", "/home/u/w/src/csrc/fwd.cpp"},
+      {"build/temp/m/x.o", 0, 50, "c", "csrc/x.c"},  // already relative: kept as written
+      {"m.so", 0, 9000, "link", "build/temp/m/x.o"},  // links are not units
+      {"gen.h", 0, 10, "other", "gen.py"},
+      {"orphan.o", 0, 10, "cpp", ""},  // no known source
+  };
+  auto t = unit_times(jobs, {"/home/u/w/src", "/tmp/.tailor-build/pkg/src"});
+  EXPECT_EQ(t, (std::map<std::string, uint64_t>{{"csrc/bwd.cu", 380000}, {"csrc/fwd.cpp", 2000}, {"csrc/x.c", 50}}));
+  // classify_jobs gives each job its input from build.ninja.
+  std::vector<NinjaJob> classified = {{"/s/build/a.o", 0, 5, ""}};
+  classify_jobs(classified, "build /s/build/a.o: cuda_compile /s/csrc/a.cu\n");
+  EXPECT_EQ(classified[0].input, "/s/csrc/a.cu");
+  EXPECT_EQ(unit_times(classified, {"/s"}), (std::map<std::string, uint64_t>{{"csrc/a.cu", 5}}));
+}

@@ -66,6 +66,12 @@ TEST(ReportPage, DrawsEverySectionOfAFullReport) {
   EXPECT_NE(page.find("exactly sm_75 sm_80"), std::string::npos);
   EXPECT_NE(page.find("b-skip"), std::string::npos);
   EXPECT_EQ(page.find("<script"), std::string::npos);
+  // Device code per target: a bar per target, SASS blue and PTX orange, with its size.
+  ASSERT_NE(page.find("Device code per target in the wheel"), std::string::npos);
+  const std::string bars = page.substr(page.find("Device code per target in the wheel"));
+  EXPECT_NE(bars.find("fill=\"#2f6fdf\"><title>sm_75: 120.6 KiB</title>"), std::string::npos) << bars;
+  EXPECT_NE(bars.find("fill=\"#e8590c\"><title>compute_80: 4.5 KiB</title>"), std::string::npos) << bars;
+  EXPECT_EQ(bars.find("fill=\"#e8590c\"><title>sm_75"), std::string::npos) << "SASS is not drawn as PTX";
 }
 
 TEST(ReportPage, MissingSectionsAreNotesNotErrors) {

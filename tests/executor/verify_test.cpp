@@ -10,6 +10,7 @@
 #include "cuda/fatbin_code.h"
 #include "formats/synthetic_elf.h"
 #include "formats/zip_writer.h"
+#include "support/fatbin_writer.h"
 #include "support/fixtures.h"
 
 using namespace tailor;
@@ -37,34 +38,7 @@ LibraryTargets lib(std::string path, std::initializer_list<const char*> names) {
   return l;
 }
 
-struct Entry {
-  uint16_t kind = cuda::k_fatbin_kind_cubin;  // 1 PTX, 2 SASS, 8 LTO IR
-  uint32_t arch = 90;
-  uint64_t payload = 64;  // bytes, a multiple of 8
-};
-
-// One fatbin container holding `entries` (payload bytes 0xA5).
-std::vector<std::byte> container(const std::vector<Entry>& entries) {
-  uint64_t body = 0;
-  for (const auto& e : entries) body += 64 + e.payload;
-  std::vector<std::byte> c(16 + body, std::byte{0xA5});
-  using testing_elf::Builder;
-  Builder::put<uint32_t>(c, 0, 0xBA55ED50);
-  Builder::put<uint16_t>(c, 4, 1);
-  Builder::put<uint16_t>(c, 6, 16);
-  Builder::put<uint64_t>(c, 8, body);
-  uint64_t at = 16;
-  for (const auto& e : entries) {
-    std::fill(c.begin() + static_cast<ptrdiff_t>(at), c.begin() + static_cast<ptrdiff_t>(at + 64), std::byte{0});
-    Builder::put<uint16_t>(c, at, e.kind);
-    Builder::put<uint32_t>(c, at + 4, 64);
-    Builder::put<uint64_t>(c, at + 8, e.payload);
-    Builder::put<uint32_t>(c, at + 0x1c, e.arch);
-    Builder::put<uint64_t>(c, at + 0x38, e.payload);
-    at += 64 + e.payload;
-  }
-  return c;
-}
+using test::fatbin_container;
 
 std::string bytes_text(const std::vector<std::byte>& b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
 
@@ -201,9 +175,9 @@ TEST(Verify, LtoIrIsNeitherATargetNorAnError) {
   // real targets: the IR is not counted, not unexpected, not "not understood".
   const std::string wheel =
       wheel_with("demo-1.0-cp311-cp311-linux_x86_64.whl",
-                 {{"demo/_C.so", container({{cuda::k_fatbin_kind_cubin, 90}, {cuda::k_fatbin_kind_lto_ir, 90},
+                 {{"demo/_C.so", fatbin_container({{cuda::k_fatbin_kind_cubin, 90}, {cuda::k_fatbin_kind_lto_ir, 90},
                                             {cuda::k_fatbin_kind_ptx, 90}, {cuda::k_fatbin_kind_lto_ir, 50, 128}})},
-                  {"demo/libcallbacks.so", container({{cuda::k_fatbin_kind_lto_ir, 75}})}});
+                  {"demo/libcallbacks.so", fatbin_container({{cuda::k_fatbin_kind_lto_ir, 75}})}});
   auto v = verify_wheel_targets(wheel, set_of({"sm_90", "compute_90"}));
   ASSERT_TRUE(v) << v.error().message;
   EXPECT_TRUE(v->ok()) << v->describe_problems();
@@ -223,7 +197,7 @@ TEST(Verify, LtoIrIsNeitherATargetNorAnError) {
 
 TEST(Verify, LtoIrAloneIsNoDeviceCode) {
   const std::string wheel = wheel_with("lto-1.0-cp311-cp311-linux_x86_64.whl",
-                                       {{"lto/libir.so", container({{cuda::k_fatbin_kind_lto_ir, 90}})}});
+                                       {{"lto/libir.so", fatbin_container({{cuda::k_fatbin_kind_lto_ir, 90}})}});
   auto v = verify_wheel_targets(wheel, set_of({"sm_90"}));
   ASSERT_TRUE(v) << v.error().message;
   EXPECT_FALSE(v->ok());
@@ -232,7 +206,7 @@ TEST(Verify, LtoIrAloneIsNoDeviceCode) {
 
 TEST(Verify, UnknownEntryKindIsAnErrorNamingTheLibrary) {
   const std::string wheel = wheel_with("odd-1.0-cp311-cp311-linux_x86_64.whl",
-                                       {{"odd/_C.so", container({{cuda::k_fatbin_kind_cubin, 90}, {4, 90}})}});
+                                       {{"odd/_C.so", fatbin_container({{cuda::k_fatbin_kind_cubin, 90}, {4, 90}})}});
   auto v = verify_wheel_targets(wheel, set_of({"sm_90"}));
   ASSERT_FALSE(v);
   EXPECT_NE(v.error().message.find("odd/_C.so: target 'kind4_90' not understood"), std::string::npos)

@@ -15,6 +15,7 @@
 
 #include "formats/elf.h"
 #include "formats/fatbin.h"
+#include "support/fatbin_writer.h"
 #include "support/fixtures.h"
 #include "synthetic_elf.h"
 
@@ -53,27 +54,12 @@ RealContainer real_container() {
   RealContainer var = real_container();                                                 \
   if (var.bytes.empty()) GTEST_SKIP() << fixture("sass_ptx_80") << " not built (no nvcc?)"
 
-std::vector<std::byte> filler(size_t n, unsigned char value = 0x11) {
-  return std::vector<std::byte>(n, std::byte{value});
-}
+std::vector<std::byte> filler(size_t n, unsigned char value = 0x11) { return test::filled(n, value); }
 
 void append(std::vector<std::byte>& to, const std::vector<std::byte>& b) { to.insert(to.end(), b.begin(), b.end()); }
 
-template <typename T>
-void put(std::vector<std::byte>& b, uint64_t at, T v) {
-  ASSERT_LE(at + sizeof v, b.size());
-  std::memcpy(b.data() + at, &v, sizeof v);
-}
-
-// A 16-byte container header.
-std::vector<std::byte> header(uint64_t fat_size, uint16_t version = 1, uint16_t header_size = 16) {
-  std::vector<std::byte> h(16);
-  put<uint32_t>(h, 0, 0xBA55ED50);
-  put<uint16_t>(h, 4, version);
-  put<uint16_t>(h, 6, header_size);
-  put<uint64_t>(h, 8, fat_size);
-  return h;
-}
+using test::fatbin_header;
+using test::put;
 
 std::vector<FatbinContainer> scan(Bytes section, uint64_t file_offset, uint64_t address) {
   auto r = find_embedded_fatbins(section, file_offset, address);
@@ -97,7 +83,10 @@ TEST(EmbeddedFatbin, FindsARealContainerAmongOtherBytes) {
   for (size_t i = 0; i < real.entries.size(); ++i) {
     const FatbinEntry& got = found[0].entries[i];
     const FatbinEntry& want = real.entries[i];
-    EXPECT_EQ(got.target_name(), want.target_name());
+    EXPECT_EQ(got.kind, want.kind);
+    EXPECT_EQ(got.arch, want.arch);
+    EXPECT_EQ(got.arch_specific, want.arch_specific);
+    EXPECT_EQ(got.family, want.family);
     EXPECT_EQ(got.header_offset, want.header_offset + file_offset + 40);
     EXPECT_EQ(got.stored_size, want.stored_size);
     EXPECT_EQ(got.uncompressed_size, want.uncompressed_size);
@@ -146,19 +135,20 @@ TEST(EmbeddedFatbin, MagicInsideAContainerIsNotAnotherOne) {
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].size, outer.size());
   ASSERT_EQ(found[0].entries.size(), 1u);
-  EXPECT_EQ(found[0].entries[0].target_name(), "sm_80");
+  EXPECT_EQ(found[0].entries[0].kind, k_fatbin_kind_cubin);
+  EXPECT_EQ(found[0].entries[0].arch, 80u);
 }
 
 TEST(EmbeddedFatbin, CandidatesThatDoNotValidateAreSkipped) {
   REAL_CONTAINER(real);
   const uint64_t body = real.bytes.size() - 16;
   std::vector<std::vector<std::byte>> bad;
-  bad.push_back(header(body, 2));       // version 2
-  bad.push_back(header(body, 1, 32));   // header size 32
-  bad.push_back(header(body, 1, 0));    // header size 0
-  bad.push_back(header(0));             // no entries
-  bad.push_back(header(1ull << 40));    // size past the section's end
-  bad.push_back(header(~0ull - 8));     // size that wraps around
+  bad.push_back(fatbin_header(body, 2));       // version 2
+  bad.push_back(fatbin_header(body, 1, 32));   // header size 32
+  bad.push_back(fatbin_header(body, 1, 0));    // header size 0
+  bad.push_back(fatbin_header(0));             // no entries
+  bad.push_back(fatbin_header(1ull << 40));    // size past the section's end
+  bad.push_back(fatbin_header(~0ull - 8));     // size that wraps around
   {
     auto broken = real.bytes;  // first entry's header size 0
     put<uint32_t>(broken, 16 + 4, 0);
@@ -193,7 +183,7 @@ TEST(EmbeddedFatbin, EmptiedContainersAreSkippedAndTheScanGoesOn) {
   append(section, real.bytes);
   append(section, filler((8 - section.size() % 8) % 8, 0));
   const uint64_t emptied_at = section.size();
-  append(section, header(0));
+  append(section, fatbin_header(0));
   append(section, filler(real.bytes.size() - 16, 0));
   append(section, filler((8 - section.size() % 8) % 8, 0));
   const uint64_t second_at = section.size();
@@ -204,8 +194,8 @@ TEST(EmbeddedFatbin, EmptiedContainersAreSkippedAndTheScanGoesOn) {
   EXPECT_EQ(found[1].offset, second_at);
   EXPECT_LT(emptied_at, second_at);
   // Only emptied containers: nothing found.
-  std::vector<std::byte> only = header(0);
-  append(only, header(0));
+  std::vector<std::byte> only = fatbin_header(0);
+  append(only, fatbin_header(0));
   EXPECT_TRUE(scan(only, 0, 0).empty());
 }
 
@@ -230,7 +220,7 @@ TEST(EmbeddedFatbin, OverlappingCandidates) {
   REAL_CONTAINER(real);
   // A bogus candidate whose declared size spans a real container after it, with entries
   // that do not walk: skipped, and the real container inside its span is found.
-  std::vector<std::byte> section = header(8 + real.bytes.size() + 8);
+  std::vector<std::byte> section = fatbin_header(8 + real.bytes.size() + 8);
   append(section, filler(8, 0xff));
   const uint64_t real_at = section.size();
   append(section, real.bytes);
@@ -251,30 +241,15 @@ TEST(EmbeddedFatbin, OverlappingCandidates) {
 }
 
 TEST(EmbeddedFatbin, FailedCandidatesCannotMakeTheScanQuadratic) {
-  // A run of empty 64-byte entries, each hosting a container header in its ignored tail
-  // (reserved field and the uncompressed size of an uncompressed entry), so that every
-  // hosted candidate walks every later entry, up to a last entry that fails: n^2/2 entry
-  // reads unless the scan bounds the work that failed candidates cost.
-  auto chain = [](uint64_t n) {
-    std::vector<std::byte> s((n + 1) * 64);
-    for (uint64_t i = 0; i < n; ++i) {
-      const uint64_t e = i * 64;
-      put<uint16_t>(s, e, 2);
-      put<uint32_t>(s, e + 4, 64);
-      put<uint32_t>(s, e + 0x1c, 80);
-      put<uint32_t>(s, e + 0x30, 0xBA55ED50);
-      put<uint16_t>(s, e + 0x34, 1);
-      put<uint16_t>(s, e + 0x36, 16);
-      put<uint64_t>(s, e + 0x38, s.size() - (e + 0x30) - 16);
-    }
-    put<uint16_t>(s, n * 64, 2);  // the last entry: header size 0
-    return s;
-  };
+  // A run of empty 64-byte entries, each hosting a container header whose entries run to a
+  // last bad one (test::candidate_chain): n^2/2 entry reads unless the scan bounds the work
+  // that failed candidates cost.
+  using test::candidate_chain;
   // A short chain costs little and is just skipped.
-  EXPECT_TRUE(scan(chain(64), 0, 0).empty());
+  EXPECT_TRUE(scan(candidate_chain(64), 0, 0).empty());
   // A long one is an error, quickly (unbounded, 20000 entries would be 2e8 entry reads).
   const auto start = std::chrono::steady_clock::now();
-  auto r = find_embedded_fatbins(chain(20000), 0x1000, 0);
+  auto r = find_embedded_fatbins(candidate_chain(20000), 0x1000, 0);
   const auto ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
   ASSERT_FALSE(r);
@@ -338,17 +313,8 @@ TEST(EmbeddedFatbin, FixtureKeepsNvccOutputInItsOwnSections) {
     EXPECT_EQ(found[0].size, container_size);
     // "head" (4 bytes) then padding to 8: the container follows at the next 8-aligned address.
     EXPECT_EQ(std::memcmp(file.data() + found[0].offset - 8, "head", 4), 0);
-    std::vector<std::string> targets;
-    for (const auto& e : found[0].entries) targets.push_back(e.target_name());
-    EXPECT_EQ(targets, (std::vector<std::string>{"sm_80", "compute_80"}));
+    std::vector<std::pair<uint16_t, uint32_t>> kinds;  // sm_80, compute_80
+    for (const auto& e : found[0].entries) kinds.emplace_back(e.kind, e.arch);
+    EXPECT_EQ(kinds, (std::vector<std::pair<uint16_t, uint32_t>>{{k_fatbin_kind_cubin, 80}, {k_fatbin_kind_ptx, 80}}));
   }
-}
-
-TEST(EmbeddedFatbin, LtoIrEntriesAreNamedAsNvccSpellsThem) {
-  FatbinEntry e;
-  e.kind = k_fatbin_kind_lto_ir;
-  e.arch = 75;
-  EXPECT_EQ(e.target_name(), "lto_75");
-  e.kind = 4;
-  EXPECT_EQ(e.target_name(), "kind4_75");
 }

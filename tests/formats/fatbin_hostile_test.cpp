@@ -15,6 +15,7 @@
 #include "formats/elf.h"
 #include "formats/fatbin.h"
 
+#include "support/fatbin_writer.h"
 #include "support/fixtures.h"
 
 using namespace tailor;
@@ -25,11 +26,7 @@ namespace {
 using test::fixture;
 using test::slurp;
 
-template <typename T>
-void poke_at(std::vector<std::byte>& b, uint64_t at, T v) {
-  ASSERT_LE(at + sizeof(T), b.size());
-  std::memcpy(b.data() + at, &v, sizeof(T));
-}
+using test::put;
 
 std::string hex(uint64_t v) {
   char buf[32];
@@ -78,7 +75,7 @@ protected:
 
 TEST_F(HostileFatbin, ContainerSizeOverflows) {
   auto f = m_file;
-  poke_at<uint64_t>(f, m_section.offset + 8, 0xfffffffffffffff8ull);
+  put<uint64_t>(f, m_section.offset + 8, 0xfffffffffffffff8ull);
   std::string e = walk_error(f);
   EXPECT_NE(e.find("fatbin container at " + hex(m_section.offset) + ": size 0xfffffffffffffff8 runs past"),
             std::string::npos) << e;
@@ -86,20 +83,20 @@ TEST_F(HostileFatbin, ContainerSizeOverflows) {
 
 TEST_F(HostileFatbin, ContainerHeaderSizeZero) {
   auto f = m_file;
-  poke_at<uint16_t>(f, m_section.offset + 6, 0);
+  put<uint16_t>(f, m_section.offset + 6, 0);
   EXPECT_NE(walk_error(f).find("header size 0x0 is below 16"), std::string::npos);
 }
 
 TEST_F(HostileFatbin, BadMagic) {
   auto f = m_file;
-  poke_at<uint32_t>(f, m_section.offset, 0xdeadbeef);
+  put<uint32_t>(f, m_section.offset, 0xdeadbeef);
   EXPECT_NE(walk_error(f).find("no fatbin container magic at " + hex(m_section.offset) + " (found 0xdeadbeef)"),
             std::string::npos);
 }
 
 TEST_F(HostileFatbin, EntryHeaderSizeZeroWouldLoop) {
   auto f = m_file;
-  poke_at<uint32_t>(f, m_first_entry + 4, 0);
+  put<uint32_t>(f, m_first_entry + 4, 0);
   std::string e = walk_error(f);
   EXPECT_NE(e.find("fatbin entry at " + hex(m_first_entry) + ": header size 0x0 is below 64"),
             std::string::npos) << e;
@@ -107,7 +104,7 @@ TEST_F(HostileFatbin, EntryHeaderSizeZeroWouldLoop) {
 
 TEST_F(HostileFatbin, EntryPayloadSizeHuge) {
   auto f = m_file;
-  poke_at<uint64_t>(f, m_first_entry + 8, 0x7fffffffffffffffull);
+  put<uint64_t>(f, m_first_entry + 8, 0x7fffffffffffffffull);
   EXPECT_NE(walk_error(f).find("fatbin entry at " + hex(m_first_entry) + ": payload size 0x7fffffffffffffff runs past"),
             std::string::npos);
 }
@@ -115,14 +112,14 @@ TEST_F(HostileFatbin, EntryPayloadSizeHuge) {
 TEST_F(HostileFatbin, EntryPayloadSizeWrapsAround) {
   // header + payload would wrap to a small number with unchecked arithmetic
   auto f = m_file;
-  poke_at<uint64_t>(f, m_first_entry + 8, 0xffffffffffffffc0ull);
+  put<uint64_t>(f, m_first_entry + 8, 0xffffffffffffffc0ull);
   EXPECT_NE(walk_error(f).find("payload size 0xffffffffffffffc0 runs past"), std::string::npos);
 }
 
 TEST_F(HostileFatbin, IdentifierOutsideContainer) {
   auto f = m_file;
-  poke_at<uint32_t>(f, m_first_entry + 0x20, 0x100000);
-  poke_at<uint32_t>(f, m_first_entry + 0x24, 16);
+  put<uint32_t>(f, m_first_entry + 0x20, 0x100000);
+  put<uint32_t>(f, m_first_entry + 0x24, 16);
   EXPECT_NE(walk_error(f).find("identifier at offset 0x100000"), std::string::npos);
 }
 
@@ -146,7 +143,7 @@ TEST_F(HostileFatbin, CompressedSizeLargerThanPayload) {
   auto f = m_file;
   for (auto& e : entries(f)) {
     if (e.compression == FatbinCompression::none) continue;
-    poke_at<uint32_t>(f, e.header_offset + 0x10, static_cast<uint32_t>(e.stored_size + 8));
+    put<uint32_t>(f, e.header_offset + 0x10, static_cast<uint32_t>(e.stored_size + 8));
     EXPECT_NE(walk_error(f).find("fatbin entry at " + hex(e.header_offset) + ": compressed size"),
               std::string::npos);
     return;
@@ -158,7 +155,7 @@ TEST_F(HostileFatbin, DeclaredSizeAboveLimitIsRefusedBeforeAllocating) {
   auto f = m_file;
   for (auto& e : entries(f)) {
     if (e.compression != FatbinCompression::zstd) continue;
-    poke_at<uint64_t>(f, e.header_offset + 0x38, 0x4000000000ull);  // 256 GiB
+    put<uint64_t>(f, e.header_offset + 0x38, 0x4000000000ull);  // 256 GiB
     auto patched = entries(f);
     for (auto& p : patched) {
       if (p.header_offset != e.header_offset) continue;
@@ -176,7 +173,7 @@ TEST_F(HostileFatbin, CorruptZstdAndWrongDeclaredSize) {
   for (auto& e : entries(m_file)) {
     if (e.compression != FatbinCompression::zstd) continue;
     auto f = m_file;
-    poke_at<uint32_t>(f, e.payload_offset(), 0x11223344);  // destroy the frame magic
+    put<uint32_t>(f, e.payload_offset(), 0x11223344);  // destroy the frame magic
     auto out = decompress_entry(f, e, 1 << 20);
     ASSERT_FALSE(out);
     EXPECT_NE(out.error().message.find("ZSTD frame does not decode"), std::string::npos);
@@ -194,7 +191,7 @@ TEST_F(HostileFatbin, CorruptLz4) {
     if (e.compression != FatbinCompression::lz4) continue;
     ASSERT_TRUE(decompress_entry(m_file, e, 1 << 20));
     auto f = m_file;
-    for (uint64_t i = 0; i < e.compressed_size; ++i) poke_at<uint8_t>(f, e.payload_offset() + i, 0xff);
+    for (uint64_t i = 0; i < e.compressed_size; ++i) put<uint8_t>(f, e.payload_offset() + i, 0xff);
     auto out = decompress_entry(f, e, 1 << 20);
     ASSERT_FALSE(out);
     EXPECT_NE(out.error().message.find("LZ4 block does not decode"), std::string::npos);
@@ -209,46 +206,43 @@ TEST_F(HostileFatbin, PayloadOutsideFileForDecompress) {
   auto out = decompress_entry(m_file, e, 1ull << 40);
   ASSERT_FALSE(out);
   EXPECT_NE(out.error().message.find("runs past end of file"), std::string::npos);
+  // formats names the entry by its raw header fields (a target name is the CUDA model's).
+  EXPECT_EQ(out.error().message.rfind("fatbin entry at " + hex(e.header_offset) + " (kind " + std::to_string(e.kind) +
+                                          ", arch 80): payload",
+                                      0),
+            0u)
+      << out.error().message;
 }
 
 TEST(SyntheticFatbin, MinimalEntriesAreBoundedBySize) {
   // One container of 1000 entries with 64-byte headers and empty payloads: the walk
   // returns exactly size/64 entries (the most any section can hold).
   const uint64_t n = 1000;
-  std::vector<std::byte> s(16 + n * 64);
-  poke_at<uint32_t>(s, 0, 0xBA55ED50);
-  poke_at<uint16_t>(s, 4, 1);
-  poke_at<uint16_t>(s, 6, 16);
-  poke_at<uint64_t>(s, 8, n * 64);
-  for (uint64_t i = 0; i < n; ++i) {
-    poke_at<uint16_t>(s, 16 + i * 64, 2);
-    poke_at<uint32_t>(s, 16 + i * 64 + 4, 64);
-    poke_at<uint32_t>(s, 16 + i * 64 + 0x1c, 80);
-  }
+  const auto s = test::fatbin_container(std::vector<test::FatbinEntrySpec>(n, {.kind = 2, .arch = 80, .payload = 0}));
+  ASSERT_EQ(s.size(), 16 + n * 64);
   auto r = parse_fatbin_section(s, 0x5000);
   ASSERT_TRUE(r) << r.error().message;
   ASSERT_EQ(r->size(), 1u);
   EXPECT_EQ((*r)[0].entries.size(), n);
   EXPECT_EQ((*r)[0].entries.back().header_offset, 0x5000 + 16 + (n - 1) * 64);
-  EXPECT_EQ((*r)[0].entries.back().target_name(), "sm_80");
+  EXPECT_EQ((*r)[0].entries.back().kind, k_fatbin_kind_cubin);
+  EXPECT_EQ((*r)[0].entries.back().arch, 80u);
 }
 
 TEST(SyntheticFatbin, ZeroPaddingBetweenContainersIsSkipped) {
-  std::vector<std::byte> s(16 + 64 + 24 + 16 + 64);
-  for (uint64_t at : {uint64_t{0}, uint64_t{16 + 64 + 24}}) {
-    poke_at<uint32_t>(s, at, 0xBA55ED50);
-    poke_at<uint16_t>(s, at + 6, 16);
-    poke_at<uint64_t>(s, at + 8, 64);
-    poke_at<uint16_t>(s, at + 16, 1);
-    poke_at<uint32_t>(s, at + 16 + 4, 64);
-    poke_at<uint32_t>(s, at + 16 + 0x1c, 90);
-    poke_at<uint64_t>(s, at + 16 + 0x28, 0x100011);
-  }
+  // Two containers of one compute_90a entry (flags 0x100011: `a`, 64-bit, Linux), 24 zero
+  // bytes between them.
+  const auto one = test::fatbin_container({{.kind = 1, .arch = 90, .payload = 0, .flags = 0x100011}});
+  const auto s = test::concat({one, test::filled(24, 0), one});
   auto r = parse_fatbin_section(s, 0);
   ASSERT_TRUE(r) << r.error().message;
   ASSERT_EQ(r->size(), 2u);
   EXPECT_EQ((*r)[1].offset, 16u + 64 + 24);
-  EXPECT_EQ((*r)[1].entries.at(0).target_name(), "compute_90a");
+  const FatbinEntry& e = (*r)[1].entries.at(0);
+  EXPECT_EQ(e.kind, k_fatbin_kind_ptx);
+  EXPECT_EQ(e.arch, 90u);
+  EXPECT_TRUE(e.arch_specific);
+  EXPECT_FALSE(e.family);
 }
 
 TEST(SyntheticFatbin, HeaderOnlyContainersAreContainersWithoutEntries) {
@@ -256,17 +250,9 @@ TEST(SyntheticFatbin, HeaderOnlyContainersAreContainersWithoutEntries) {
   // header, payload size 0. Two of them, one followed by zeros (an emptied container that
   // kept its address), around a container with one entry: three containers, the walk goes
   // on after each.
-  std::vector<std::byte> s(16 + 16 + 24 + 16 + 64);
-  for (uint64_t at : {uint64_t{0}, uint64_t{16}, uint64_t{16 + 16 + 24}}) {
-    poke_at<uint32_t>(s, at, 0xBA55ED50);
-    poke_at<uint16_t>(s, at + 4, 1);
-    poke_at<uint16_t>(s, at + 6, 16);
-  }
+  const auto s = test::concat({test::fatbin_header(0), test::fatbin_header(0), test::filled(24, 0),
+                               test::fatbin_container({{.kind = 2, .arch = 90, .payload = 0}})});
   const uint64_t full = 16 + 16 + 24;
-  poke_at<uint64_t>(s, full + 8, 64);
-  poke_at<uint16_t>(s, full + 16, 2);
-  poke_at<uint32_t>(s, full + 16 + 4, 64);
-  poke_at<uint32_t>(s, full + 16 + 0x1c, 90);
   auto r = parse_fatbin_section(s, 0x3000);
   ASSERT_TRUE(r) << r.error().message;
   ASSERT_EQ(r->size(), 3u);
@@ -278,14 +264,10 @@ TEST(SyntheticFatbin, HeaderOnlyContainersAreContainersWithoutEntries) {
   EXPECT_TRUE((*r)[1].entries.empty());
   EXPECT_EQ((*r)[2].offset, 0x3000u + full);
   ASSERT_EQ((*r)[2].entries.size(), 1u);
-  EXPECT_EQ((*r)[2].entries[0].target_name(), "sm_90");
+  EXPECT_EQ((*r)[2].entries[0].kind, k_fatbin_kind_cubin);
+  EXPECT_EQ((*r)[2].entries[0].arch, 90u);
   // A section of header-only containers alone.
-  std::vector<std::byte> only(16 * 4);
-  for (uint64_t at = 0; at < only.size(); at += 16) {
-    poke_at<uint32_t>(only, at, 0xBA55ED50);
-    poke_at<uint16_t>(only, at + 4, 1);
-    poke_at<uint16_t>(only, at + 6, 16);
-  }
+  const auto only = test::concat({test::fatbin_header(0), test::fatbin_header(0), test::fatbin_header(0), test::fatbin_header(0)});
   r = parse_fatbin_section(only, 0);
   ASSERT_TRUE(r) << r.error().message;
   ASSERT_EQ(r->size(), 4u);

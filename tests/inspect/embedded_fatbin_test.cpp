@@ -20,6 +20,7 @@
 #include "inspect/library_report.h"
 #include "inspect/render.h"
 #include "inspect/verdicts.h"
+#include "support/fatbin_writer.h"
 #include "support/fixtures.h"
 #include "target_codes.h"
 
@@ -31,13 +32,8 @@ using tailor::test::fixture;
 
 namespace {
 
-std::vector<std::byte> bytes_of(size_t n, unsigned char v) { return std::vector<std::byte>(n, std::byte{v}); }
-
-std::vector<std::byte> concat(std::initializer_list<std::vector<std::byte>> parts) {
-  std::vector<std::byte> out;
-  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
-  return out;
-}
+using tailor::test::concat;
+using tailor::test::filled;
 
 std::string write_scratch(const std::string& name, const std::vector<std::byte>& bytes) {
   fs::path p = tailor::test::scratch_dir("embedded_fatbin") / name;
@@ -117,7 +113,7 @@ TEST(EmbeddedFatbins, TextJsonAndVerdicts) {
   EXPECT_EQ(embedded[0]["target_stats"][0]["entries"], 1);
   EXPECT_EQ(j["libraries"][0]["has_device_code"], true);
   VerdictSpecs specs;
-  specs.gpu = "8.0,12.0";
+  specs.gpu = {"8.0,12.0"};
   auto v = evaluate(*report, specs);
   ASSERT_TRUE(v) << v.error().message;
   ASSERT_EQ(v->items.size(), 2u);
@@ -129,7 +125,7 @@ TEST(EmbeddedFatbins, SyntheticSectionsSaySectionByWhere) {
   // Containers of empty cubin entries (tests/formats/synthetic_elf.h) in .data and .ldata,
   // after other bytes; nothing in .nv_fatbin.
   auto c75 = te::fatbin_container(3, 0, 75), c90 = te::fatbin_container(1, 0, 90);
-  auto lib = te::with_sections({".data", ".ldata"}, {concat({bytes_of(24, 0x5a), c75, bytes_of(8, 0), c75}), c90}, 0x200000);
+  auto lib = te::with_sections({".data", ".ldata"}, {concat({filled(24, 0x5a), c75, filled(8, 0), c75}), c90}, 0x200000);
   auto r = analyze_library(lib, "libfft.so");
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->target_names(), (std::vector<std::string>{"sm_75", "sm_90"}));
@@ -188,7 +184,7 @@ TEST(EmbeddedFatbins, OverlappingSectionsAreSearchedOnce) {
     te::Builder b;
     std::vector<uint32_t> idx;
     const std::string shnames = te::string_table({".shstrtab", ".nv_fatbin", ".rodata"}, idx);
-    const uint64_t sh_at = b.add(shnames), at = b.add(concat({bytes_of(64, 0x33), c}));
+    const uint64_t sh_at = b.add(shnames), at = b.add(concat({filled(64, 0x33), c}));
     uint32_t shstr = b.section({idx[0], te::k_strtab, sh_at, shnames.size()});
     b.section({idx[1], te::k_progbits, at + 64, c.size(), 0, 0, te::k_shf_alloc, at + 64});
     b.section({idx[2], te::k_progbits, at, 64 + c.size(), 0, 0, te::k_shf_alloc, at});
@@ -243,21 +239,8 @@ TEST(EmbeddedFatbins, HandingPagesBackGivesTheSameReport) {
 
 TEST(EmbeddedFatbins, HostileCandidatesNameThePath) {
   // Empty entries that each host a container header whose entries run to a last bad one
-  // (tests/formats/fatbin_embedded_test.cpp): an error, not minutes of work.
-  const uint64_t n = 20000;
-  std::vector<std::byte> s((n + 1) * 64);
-  auto put32 = [&](uint64_t at, uint32_t v) { std::memcpy(s.data() + at, &v, 4); };
-  for (uint64_t i = 0; i < n; ++i) {
-    const uint64_t e = i * 64;
-    put32(e, 2);
-    put32(e + 4, 64);
-    put32(e + 0x30, 0xBA55ED50);
-    put32(e + 0x34, 0x00100001);  // version 1, header size 16
-    const uint64_t fat = s.size() - (e + 0x30) - 16;
-    std::memcpy(s.data() + e + 0x38, &fat, 8);
-  }
-  put32(n * 64, 2);
-  auto r = analyze_library(te::with_sections({".rodata"}, {s}), "evil.so");
+  // (test::candidate_chain): an error, not minutes of work.
+  auto r = analyze_library(te::with_sections({".rodata"}, {tailor::test::candidate_chain(20000)}), "evil.so");
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().message.rfind("evil.so: fatbin container candidates in the section at 0x", 0), 0u)
       << r.error().message;
@@ -285,7 +268,7 @@ TEST(EmbeddedFatbins, LtoIrCoversNoGpu) {
   InspectReport report;
   report.libraries.push_back(lib);
   VerdictSpecs specs;
-  specs.gpu = "8.0";
+  specs.gpu = {"8.0"};
   auto v = evaluate(report, specs);
   ASSERT_TRUE(v) << v.error().message;
   ASSERT_EQ(v->items.size(), 1u);

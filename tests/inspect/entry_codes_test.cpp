@@ -1,10 +1,9 @@
 // inspect reads each fatbin entry into a cuda::FatbinCode (cuda/fatbin_code.h) and groups,
 // orders and judges by it: LTO IR is listed, never judged; an entry the model cannot read
-// as a target is listed, and a verdict over it is an error; the names shown are formats'.
+// as a target is listed, and a verdict over it is an error; the names shown are the code's.
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -15,6 +14,7 @@
 #include "inspect/library_classifier.h"
 #include "inspect/library_report.h"
 #include "inspect/verdicts.h"
+#include "support/fatbin_writer.h"
 
 using namespace tailor;
 using namespace tailor::inspect;
@@ -25,37 +25,9 @@ static_assert(cuda::k_fatbin_kind_ptx == formats::k_fatbin_kind_ptx);
 static_assert(cuda::k_fatbin_kind_cubin == formats::k_fatbin_kind_cubin);
 static_assert(cuda::k_fatbin_kind_lto_ir == formats::k_fatbin_kind_lto_ir);
 
-struct Spec {
-  uint16_t kind = 2;
-  uint32_t arch = 80;
-  uint64_t flags = 0;  // 0x100000 `a`, 0x200000 `f`
-  uint64_t payload = 64;
-};
-
-// One container of `specs`, entries as nvcc writes their headers.
-std::vector<std::byte> container(const std::vector<Spec>& specs) {
-  using testing_elf::Builder;
-  uint64_t body = 0;
-  for (const auto& s : specs) body += 64 + s.payload;
-  std::vector<std::byte> c(16 + body);
-  Builder::put<uint32_t>(c, 0, 0xBA55ED50);
-  Builder::put<uint16_t>(c, 4, 1);
-  Builder::put<uint16_t>(c, 6, 16);
-  Builder::put<uint64_t>(c, 8, body);
-  uint64_t at = 16;
-  for (const auto& s : specs) {
-    Builder::put<uint16_t>(c, at, s.kind);
-    Builder::put<uint32_t>(c, at + 4, 64);
-    Builder::put<uint64_t>(c, at + 8, s.payload);
-    Builder::put<uint32_t>(c, at + 0x1c, s.arch);
-    Builder::put<uint64_t>(c, at + 0x28, s.flags);
-    Builder::put<uint64_t>(c, at + 0x38, s.payload);
-    at += 64 + s.payload;
-  }
-  return c;
-}
-
-constexpr uint64_t k_a = 0x100000, k_f = 0x200000;
+using Spec = test::FatbinEntrySpec;
+using test::fatbin_container;
+constexpr uint64_t k_a = test::k_entry_arch_specific, k_f = test::k_entry_family;
 
 std::vector<std::string> names_of(const std::vector<TargetStats>& targets) {
   std::vector<std::string> out;
@@ -65,26 +37,10 @@ std::vector<std::string> names_of(const std::vector<TargetStats>& targets) {
 
 }  // namespace
 
-TEST(EntryCodes, NamesAreFormatsNamesForEveryKindArchAndFlag) {
-  // formats names entries in its own errors; inspect and slim show the code's name. Both
-  // spellings agree for every header, a target or not.
-  for (uint16_t kind : {uint16_t{0}, uint16_t{1}, uint16_t{2}, uint16_t{3}, uint16_t{4}, uint16_t{8}, uint16_t{9},
-                        uint16_t{0xffff}})
-    for (uint32_t arch : {0u, 9u, 10u, 50u, 75u, 90u, 100u, 121u, 999u, 1000u, std::numeric_limits<uint32_t>::max()})
-      for (int flags = 0; flags < 4; ++flags) {
-        formats::FatbinEntry e;
-        e.kind = kind;
-        e.arch = arch;
-        e.arch_specific = flags & 1;
-        e.family = flags & 2;
-        EXPECT_EQ(cuda::fatbin_code(e).name(), e.target_name()) << kind << " " << arch << " " << flags;
-      }
-}
-
 TEST(EntryCodes, LibraryTargetsGroupAndOrderByCode) {
   // Two containers; lto_100 before lto_50 and sm_100 before sm_80 in the file.
-  auto section = container({{2, 100}, {8, 100, 0, 128}, {2, 80}, {1, 80}, {8, 50}});
-  auto more = container({{2, 90, k_a}, {2, 80}, {8, 50}, {1, 100, k_f}, {2, 0}, {4, 75}});
+  auto section = fatbin_container({{2, 100}, {8, 100, 128}, {2, 80}, {1, 80}, {8, 50}});
+  auto more = fatbin_container({{2, 90, 64, k_a}, {2, 80}, {8, 50}, {1, 100, 64, k_f}, {2, 0}, {4, 75}});
   section.insert(section.end(), more.begin(), more.end());
   auto r = analyze_library(testing_elf::with_fatbin(section), "x.so");
   ASSERT_TRUE(r) << r.error().message;
@@ -118,7 +74,7 @@ TEST(EntryCodes, LibraryTargetsGroupAndOrderByCode) {
 }
 
 TEST(EntryCodes, VerdictsSkipLtoIrAndRefuseWhatIsNoTarget) {
-  auto r = analyze_library(testing_elf::with_fatbin(container({{2, 90}, {8, 90}, {8, 50}})), "x.so");
+  auto r = analyze_library(testing_elf::with_fatbin(fatbin_container({{2, 90}, {8, 90}, {8, 50}})), "x.so");
   ASSERT_TRUE(r) << r.error().message;
   InspectReport report;
   InspectedLibrary lib;
@@ -126,7 +82,7 @@ TEST(EntryCodes, VerdictsSkipLtoIrAndRefuseWhatIsNoTarget) {
   lib.machine = "x86_64";
   report.libraries = {lib};
   VerdictSpecs specs;
-  specs.gpu = "9.0";
+  specs.gpu = {"9.0"};
   auto v = evaluate(report, specs);
   ASSERT_TRUE(v) << v.error().message;
   ASSERT_EQ(v->items.size(), 1u);
@@ -134,8 +90,8 @@ TEST(EntryCodes, VerdictsSkipLtoIrAndRefuseWhatIsNoTarget) {
   EXPECT_EQ(v->items[0].via, "sm_90");
   ASSERT_EQ(v->items[0].covering.size(), 1u);  // lto_90 covers nothing
 
-  for (const Spec& odd : {Spec{4, 90}, Spec{2, 0}, Spec{2, 90, k_a | k_f}, Spec{1, 5000}}) {
-    auto bad = analyze_library(testing_elf::with_fatbin(container({{2, 90}, odd})), "y.so");
+  for (const Spec& odd : {Spec{4, 90}, Spec{2, 0}, Spec{2, 90, 64, k_a | k_f}, Spec{1, 5000}}) {
+    auto bad = analyze_library(testing_elf::with_fatbin(fatbin_container({{2, 90}, odd})), "y.so");
     ASSERT_TRUE(bad) << bad.error().message;  // listed as read
     InspectReport one;
     InspectedLibrary l;

@@ -19,7 +19,7 @@ LibraryVerdict gpu_verdict(const std::string& library, bool pass) {
   LibraryVerdict v;
   v.check = VerdictCheck::gpu;
   v.library = library;
-  v.device = "9.0";
+  v.device = {9, 0};
   v.pass = pass;
   v.mode = pass ? "native" : "none";
   return v;

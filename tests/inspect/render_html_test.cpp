@@ -71,8 +71,8 @@ TEST(InspectHtml, BarsPerTargetAndPerLibraryWithTotals) {
 TEST(InspectHtml, GpuVerdictsAsAGrid) {
   InspectReport r = html_sample();
   VerdictSpecs specs;
-  specs.gpu = "8.0,9.0,7.5";
-  specs.require = "sm_80";
+  specs.gpu = {"8.0,9.0,7.5"};
+  specs.require = {"sm_80"};
   auto v = evaluate(r, specs);
   ASSERT_TRUE(v) << v.error().message;
   std::string page = render_html(r, &*v, {"dir"});
@@ -89,7 +89,7 @@ TEST(InspectHtml, GpuVerdictsAsAGrid) {
 TEST(InspectHtml, GridHeadersNameTheTypedGpu) {
   InspectReport r = html_sample();
   VerdictSpecs specs;
-  specs.gpu = "H100;8.0";
+  specs.gpu = {"H100;8.0"};
   auto v = evaluate(r, specs);
   ASSERT_TRUE(v) << v.error().message;
   std::string page = render_html(r, &*v, {"dir"});

@@ -20,7 +20,7 @@ InspectReport report_with(std::vector<TargetStats> targets) {
 }
 Verdicts gpu(const InspectReport& r, const std::string& spec) {
   VerdictSpecs s;
-  s.gpu = spec;
+  s.gpu = {spec};
   auto v = evaluate(r, s);
   EXPECT_TRUE(v) << v.error().message;
   return v ? *v : Verdicts{};
@@ -101,9 +101,9 @@ TEST(GpuVerdict, ALibraryOfTheImpliedPlatformPassesAndOnlyThatGpuIsJudgedSo) {
   r.libraries[0].machine = "x86_64";
   auto both = gpu(r, "T4G,H100");
   ASSERT_EQ(both.items.size(), 2u);
-  ASSERT_EQ(both.items[0].device, "7.5");
+  ASSERT_EQ(both.items[0].device.str(), "7.5");
   EXPECT_FALSE(both.items[0].pass);
-  ASSERT_EQ(both.items[1].device, "9.0");
+  ASSERT_EQ(both.items[1].device.str(), "9.0");
   EXPECT_TRUE(both.items[1].pass) << both.items[1].reason;
 }
 
@@ -126,10 +126,59 @@ TEST(GpuVerdict, SaysTheTypedGpuNameAndItsCc) {
 
 TEST(GpuVerdict, GpusOfTwoPlatformsAreBadInput) {
   VerdictSpecs s;
-  s.gpu = "T4G,g4dn.xlarge";
+  s.gpu = {"T4G,g4dn.xlarge"};
   auto v = evaluate(report_with({{"sm_75", 2, 1, 1, {"none"}}}), s);
   ASSERT_FALSE(v);
   EXPECT_NE(v.error().message.find("--gpu: T4G (GPU T4G) exists only on aarch64, g4dn.xlarge (instance g4dn) only on x86_64"),
             std::string::npos)
       << v.error().message;
+}
+
+// The verdict flags are read by the resolution every command uses (cuda/target_request.h):
+// each flag may repeat, its specs are one union, and a bad spec is one line naming its flag.
+TEST(VerdictSpecs, RepeatedFlagsAreOneUnionAsOnEveryCommand) {
+  auto r = report_with({{"sm_75", 2, 1, 1, {"none"}}, {"sm_90", 2, 1, 1, {"none"}}});
+  VerdictSpecs s;
+  s.gpu = {"T4", "H100", "9.0"};
+  s.require = {"7.5", "9.0"};
+  s.exact = {"sm_75", "sm_90"};
+  auto targets = resolve_verdict_specs(s);
+  ASSERT_TRUE(targets) << targets.error().message;
+  EXPECT_EQ(targets->devices, (std::vector<tailor::cuda::ComputeCapability>{{7, 5}, {9, 0}}));
+  EXPECT_EQ(targets->gpu_names.at({9, 0}), std::vector<std::string>{"H100"});
+  EXPECT_EQ(targets->require->size(), 2u);
+  auto v = evaluate(r, *targets);
+  ASSERT_TRUE(v) << v.error().message;
+  ASSERT_EQ(v->items.size(), 4u);  // two GPUs, --require, --exact
+  EXPECT_TRUE(v->pass());
+  EXPECT_EQ(v->items[0].device_label(), "T4 (7.5)");
+  EXPECT_EQ(v->items[1].device_label(), "H100 (9.0)");
+  // The same union as one spec per flag.
+  VerdictSpecs joined;
+  joined.require = {"7.5;9.0"};
+  EXPECT_EQ(*resolve_verdict_specs(joined)->require, *targets->require);
+  // A second --exact spec that the library lacks fails the verdict.
+  s.exact.push_back("sm_80");
+  auto more = evaluate(r, s);
+  ASSERT_TRUE(more) << more.error().message;
+  EXPECT_FALSE(more->pass());
+  EXPECT_EQ(more->items.back().missing, std::vector<std::string>{"sm_80"});
+}
+
+TEST(VerdictSpecs, ABadSpecIsOneLineNamingItsFlag) {
+  const std::pair<VerdictSpecs, std::string> cases[] = {
+      {{.gpu = {"H100", "hoper"}}, "--gpu: "},
+      {{.require = {"8.0", "sm_8x"}}, "--require: "},
+      {{.exact = {"bogus"}}, "--exact: "},
+      // GPUs of two platforms, each in its own flag.
+      {{.gpu = {"T4G", "g4dn.xlarge"}}, "--gpu: T4G (GPU T4G) exists only on aarch64, g4dn.xlarge (instance g4dn) only on x86_64"},
+  };
+  for (const auto& [specs, start] : cases) {
+    auto v = resolve_verdict_specs(specs);
+    ASSERT_FALSE(v) << start;
+    EXPECT_EQ(v.error().message.rfind(start, 0), 0u) << v.error().message;
+    EXPECT_EQ(v.error().message.find('\n'), std::string::npos) << v.error().message;
+  }
+  // --gpu beside --require or --exact is no conflict: each flag asks its own question.
+  EXPECT_TRUE(resolve_verdict_specs({.gpu = {"H100"}, .require = {"9.0"}, .exact = {"9.0"}}));
 }

@@ -193,7 +193,7 @@ TEST(Verdicts, GpuRequireExactOverAWheel) {
   ASSERT_TRUE(report) << report.error().message;
   auto gpu = [&](const std::string& spec) {
     VerdictSpecs s;
-    s.gpu = spec;
+    s.gpu = {spec};
     auto v = evaluate(*report, s);
     EXPECT_TRUE(v) << v.error().message;
     return *v;
@@ -212,24 +212,24 @@ TEST(Verdicts, GpuRequireExactOverAWheel) {
   EXPECT_EQ(h100.items[0].mode, "none");
 
   VerdictSpecs req;
-  req.require = "7.5";
+  req.require = {"7.5"};
   EXPECT_TRUE(evaluate(*report, req)->pass());
-  req.require = "7.5;9.0";
+  req.require = {"7.5;9.0"};
   auto missing = *evaluate(*report, req);
   EXPECT_FALSE(missing.pass());
   EXPECT_EQ(missing.items[0].missing, std::vector<std::string>{"sm_90"});
 
   VerdictSpecs exact;
-  exact.exact = "7.5;8.0";
+  exact.exact = {"7.5;8.0"};
   EXPECT_TRUE(evaluate(*report, exact)->pass());
-  exact.exact = "8.0;8.0+PTX";
+  exact.exact = {"8.0;8.0+PTX"};
   auto diff = *evaluate(*report, exact);
   EXPECT_FALSE(diff.pass());
   EXPECT_EQ(diff.items[0].missing, std::vector<std::string>{"compute_80"});
   EXPECT_EQ(diff.items[0].extra, std::vector<std::string>{"sm_75"});
 
   VerdictSpecs bad;
-  bad.gpu = "not-a-gpu-xyz";
+  bad.gpu = {"not-a-gpu-xyz"};
   EXPECT_FALSE(evaluate(*report, bad));
 }
 
@@ -238,7 +238,7 @@ TEST(Verdicts, NoDeviceCodeFailsRequire) {
   auto report = inspect_paths({fixture("plain_c.so")});
   ASSERT_TRUE(report) << report.error().message;
   VerdictSpecs s;
-  s.require = "8.0";
+  s.require = {"8.0"};
   auto v = evaluate(*report, s);
   ASSERT_TRUE(v);
   EXPECT_FALSE(v->pass());
@@ -283,7 +283,7 @@ TEST(Render, JsonHasTheStableFields) {
   auto report = inspect_paths({good_wheel()});
   ASSERT_TRUE(report);
   VerdictSpecs s;
-  s.gpu = "T4";
+  s.gpu = {"T4"};
   auto v = evaluate(*report, s);
   auto j = to_json(*report, &*v);
   const auto& w = j["wheels"][0];

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "plan/toolkit_choice.h"
 #include "plan/torch_plan.h"
 #include "plan/torch_plan_render.h"
 #include "support/host_reports.h"
@@ -146,6 +147,102 @@ TEST(TorchPlan, JobsOptionSetsMaxJobs) {
   EXPECT_EQ(bad.exit_code(), 2);
   ASSERT_FALSE(bad.problems.empty());
   EXPECT_EQ(bad.problems.back().message, "--jobs 0: must be at least 1");
+}
+
+// The toolkit is plan/toolkit_choice's: the newest installed one the release supports
+// (2.9.1: CUDA 12.6, 12.8, 13.0), or the one of the CUDA asked for.
+TEST(TorchPlan, ToolkitIsTheNewestInstalledTheReleaseSupportsOrTheOneAskedFor) {
+  auto host = graviton_t4g_host();
+  host.cuda_toolkits = {test::cuda_toolkit(12, 6), test::cuda_toolkit(13, 1), test::cuda_toolkit(12, 8)};
+  TorchVariant v = graviton_t4g_variant();
+  v.cuda.reset();
+  TorchPlan p = resolve_torch_plan(v, host);
+  ASSERT_TRUE(p.cuda_version);
+  EXPECT_EQ(*p.cuda_version, (cuda::CudaVersion{12, 8}));  // 13.1 is newer, but not 2.9.1's
+  EXPECT_EQ(p.cuda_home, "/usr/local/cuda-12.8");
+  v.cuda = cuda::CudaVersion{12, 6};
+  EXPECT_EQ(resolve_torch_plan(v, host).cuda_home, "/usr/local/cuda-12.6");
+  host.cuda_toolkits = {test::cuda_toolkit(13, 1)};
+  v.cuda.reset();
+  TorchPlan none = resolve_torch_plan(v, host);
+  EXPECT_EQ(none.exit_code(), 2);
+  EXPECT_FALSE(none.cuda_version);
+  EXPECT_EQ(toolkit_of(host, {12, 8}), nullptr);
+  const std::vector<cuda::CudaVersion> among = {{12, 8}};
+  EXPECT_EQ(newest_toolkit(host, &among), nullptr);
+  ASSERT_NE(newest_toolkit(host), nullptr);
+  EXPECT_EQ(newest_toolkit(host)->root, "/usr/local/cuda-13.1");
+}
+
+// The compiler cache is decided in plan (decide_cache over the host report's tools); how
+// PyTorch's build takes it goes into the cache's variables, never into `env`, which
+// describes the build for any host.
+TEST(TorchPlanCache, AutoTakesCcacheFromTheHostsToolsWithTheWorkFolderStripped) {
+  auto host = graviton_t4g_host();
+  host.tools.push_back({"ccache", "/usr/bin/ccache", "4.9.1", false});
+  ResolveOptions o;
+  o.work_dir = "/w/tailor-work";
+  TorchPlan p = resolve_torch_plan(graviton_t4g_variant(), host, o);
+  ASSERT_FALSE(p.has_errors());
+  EXPECT_EQ(p.cache.tool, cache::CacheTool::ccache);
+  EXPECT_EQ(p.cache.executable, "/usr/bin/ccache");
+  EXPECT_EQ(p.cache.env.at("CCACHE_BASEDIR"), "/w/tailor-work");
+  EXPECT_EQ(p.cache.env.count("USE_CCACHE"), 0u);  // torch's CMake finds ccache itself
+  EXPECT_EQ(p.env.count("USE_CCACHE"), 0u);
+  // No tool on the host: none, and torch's own ccache lookup is switched off.
+  TorchPlan none = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host(), o);
+  EXPECT_EQ(none.cache.tool, cache::CacheTool::none);
+  EXPECT_EQ(none.cache.env, (std::map<std::string, std::string>{{"USE_CCACHE", "0"}}));
+}
+
+TEST(TorchPlanCache, SccacheGoesInAsTheCompilerLauncher) {
+  auto host = graviton_t4g_host();
+  host.tools.push_back({"ccache", "/usr/bin/ccache", "4.9.1", false});
+  host.tools.push_back({"sccache", "/opt/bin/sccache", "0.10.0", false});
+  ResolveOptions o;
+  o.environment = {{"SCCACHE_BUCKET", "builds"}};  // auto: sccache when SCCACHE_* is set
+  TorchPlan p = resolve_torch_plan(graviton_t4g_variant(), host, o);
+  ASSERT_FALSE(p.has_errors());
+  EXPECT_EQ(p.cache.tool, cache::CacheTool::sccache);
+  for (const char* var : {"CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER", "CMAKE_CUDA_COMPILER_LAUNCHER"}) {
+    EXPECT_EQ(p.cache.env.at(var), "/opt/bin/sccache") << var;
+    EXPECT_EQ(p.env.count(var), 0u) << var;
+  }
+  EXPECT_EQ(p.cache.env.at("USE_CCACHE"), "0");
+  // --cache ccache wins over the environment.
+  o.cache = cache::CacheTool::ccache;
+  EXPECT_EQ(resolve_torch_plan(graviton_t4g_variant(), host, o).cache.tool, cache::CacheTool::ccache);
+  // A build whose shared storage is down applies none.
+  set_torch_cache(p, {});
+  EXPECT_EQ(p.cache.tool, cache::CacheTool::none);
+  EXPECT_EQ(p.cache.env, (std::map<std::string, std::string>{{"USE_CCACHE", "0"}}));
+}
+
+TEST(TorchPlanCache, AMissingOrUnfitToolIsAProblemOfTheBuildAndAWarningOfAPlan) {
+  auto host = graviton_t4g_host();
+  host.tools.push_back({"ccache", "/usr/bin/ccache", "4.9.1", false});
+  ResolveOptions o;
+  o.purpose = PlanPurpose::build_here;
+  o.cache = cache::CacheTool::sccache;
+  TorchPlan p = resolve_torch_plan(graviton_t4g_variant(), host, o);
+  ASSERT_EQ(p.problems.size(), 1u);
+  EXPECT_EQ(p.problems[0].field, "cache");
+  EXPECT_EQ(p.problems[0].message, "compiler cache sccache: sccache is not installed (not found on PATH)");
+  EXPECT_EQ(p.exit_code(), 2);
+  o.purpose = PlanPurpose::describe;
+  TorchPlan elsewhere = resolve_torch_plan(graviton_t4g_variant(), host, o);
+  EXPECT_FALSE(elsewhere.has_errors());
+  ASSERT_EQ(elsewhere.problems.size(), 1u);
+  EXPECT_EQ(elsewhere.problems[0].severity, ProblemSeverity::warning);
+  // ccache cannot use an S3 storage.
+  o.purpose = PlanPurpose::build_here;
+  o.cache = cache::CacheTool::ccache;
+  ASSERT_TRUE(cache::set_cache_url(o.cache_settings, "s3://bucket/prefix", "--cache-url"));
+  TorchPlan s3 = resolve_torch_plan(graviton_t4g_variant(), host, o);
+  ASSERT_EQ(s3.problems.size(), 1u);
+  EXPECT_EQ(s3.problems[0].field, "cache");
+  EXPECT_NE(s3.problems[0].message.find("ccache"), std::string::npos) << s3.problems[0].message;
+  EXPECT_EQ(s3.cache.tool, cache::CacheTool::none);
 }
 
 TorchVariant nix_variant(const std::string& arch, const std::string& cpu) {

@@ -59,6 +59,23 @@ TEST(TorchValidation, HostGccNewerThanNvccAccepts) {
   EXPECT_EQ(q.env.at("CUDAHOSTCXX"), "/usr/bin/g++-12");
 }
 
+// The limit is the installed toolkit's own (probe::toolkit_accepts_compiler over its
+// host_config.h), and the data's for that CUDA only when the probe read none.
+TEST(TorchValidation, TheInstalledToolkitsHostCompilerLimitWinsOverTheData) {
+  auto host = graviton_t4g_host();  // CUDA 12.6: the data says GCC <= 13
+  host.compilers = {{"/usr/bin/g++-13", probe::CompilerKind::gcc, "13.2.0", 13},
+                    {"/usr/bin/g++-12", probe::CompilerKind::gcc, "12.3.0", 12}};
+  host.cuda_toolkits[0].max_gcc_major = 12;
+  TorchPlan p = resolve_torch_plan(base(), host, here());
+  EXPECT_EQ(find(p, "host.compiler"), nullptr);
+  EXPECT_EQ(p.env.at("CUDAHOSTCXX"), "/usr/bin/g++-12");
+  EXPECT_EQ(p.max_gcc, 12);
+  host.cuda_toolkits[0].max_gcc_major.reset();
+  TorchPlan q = resolve_torch_plan(base(), host, here());
+  EXPECT_EQ(q.env.at("CUDAHOSTCXX"), "/usr/bin/g++-13");
+  EXPECT_EQ(q.max_gcc, 13);
+}
+
 TEST(TorchValidation, PythonNotSupportedByTorch) {
   TorchVariant v = base();
   v.python = "3.9";

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include "support/fake_host.h"
+#include "support/host_reports.h"
+#include "probe/cuda_toolkit_probe.h"
 #include "probe/probe.h"
 #include "util/process.h"
 
@@ -77,6 +79,30 @@ test::FakeHostFiles toolkit_host() {
   f.files["/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/nvidia/nccl/include/nccl.h"] =
       "#define NCCL_MAJOR 2\n#define NCCL_MINOR 27\n#define NCCL_PATCH 3\n";
   return f;
+}
+
+// The one rule of whether nvcc takes a host compiler (the probe's list, an extension's
+// preflight and a torch plan's choice of g++ all ask it): a compiler's major against the
+// toolkit's limit for its kind; unknown without a limit for the kind or a major.
+TEST(ToolkitAcceptsCompiler, ByTheLimitOfTheCompilersKind) {
+  CudaToolkit tk = tailor::test::cuda_toolkit(13, 0);
+  tk.max_gcc_major = 15;
+  tk.max_clang_major = 20;
+  const Compiler gcc15{"/usr/bin/g++-15", CompilerKind::gcc, "15.1.0", 15};
+  const Compiler gcc16{"/usr/bin/g++-16", CompilerKind::gcc, "16.1.0", 16};
+  const Compiler clang21{"/usr/bin/clang++-21", CompilerKind::clang, "21.1.0", 21};
+  const Compiler clang20{"/usr/bin/clang++-20", CompilerKind::clang, "20.1.8", 20};
+  EXPECT_EQ(toolkit_accepts_compiler(tk, gcc15), true);
+  EXPECT_EQ(toolkit_accepts_compiler(tk, gcc16), false);
+  EXPECT_EQ(toolkit_accepts_compiler(tk, clang20), true);
+  EXPECT_EQ(toolkit_accepts_compiler(tk, clang21), false);  // the clang limit, not GCC's
+  EXPECT_EQ(toolkit_accepts_compiler(tk, {"/usr/bin/icpx", CompilerKind::other, "2025.0", 2025}), std::nullopt);
+  EXPECT_EQ(toolkit_accepts_compiler(tk, {"/usr/bin/g++", CompilerKind::gcc, "", 0}), std::nullopt);
+  EXPECT_EQ(host_compiler_max_major(tk, CompilerKind::clang), 20);
+  tk.max_clang_major.reset();
+  EXPECT_EQ(toolkit_accepts_compiler(tk, clang21), std::nullopt);
+  EXPECT_EQ(host_compiler_max_major(tk, CompilerKind::clang), std::nullopt);
+  EXPECT_EQ(accepted_host_compilers(tk, {gcc15, gcc16, clang20}), std::vector<std::string>{"/usr/bin/g++-15"});
 }
 
 TEST(FindCudaToolkits, DeduplicatesByRealpathAndReadsVersions) {

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "cuda/fatbin_code.h"
 #include "formats/elf.h"
 #include "formats/fatbin.h"
 #include "slim/elf_slim.h"
@@ -55,7 +56,7 @@ std::vector<std::string> targets_in(const std::vector<std::byte>& file) {
   if (!containers) return names;
   for (const auto& c : *containers)
     for (const auto& e : c.entries)
-      if (std::find(names.begin(), names.end(), e.target_name()) == names.end()) names.push_back(e.target_name());
+      if (std::find(names.begin(), names.end(), cuda::fatbin_code(e).name()) == names.end()) names.push_back(cuda::fatbin_code(e).name());
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -75,7 +76,7 @@ std::map<std::string, uint32_t> entries_in(const std::vector<std::byte>& file) {
     EXPECT_TRUE(containers.has_value());
     if (!containers) continue;
     for (const auto& c : *containers)
-      for (const auto& e : c.entries) ++count[e.target_name()];
+      for (const auto& e : c.entries) ++count[cuda::fatbin_code(e).name()];
   }
   return count;
 }
@@ -416,7 +417,7 @@ TEST_F(ElfSlim, ServedAndUnservedContainersSideBySide) {
       continue;
     }
     ASSERT_EQ(c.entries.size(), 1u);
-    EXPECT_EQ(c.entries[0].target_name(), "compute_90");
+    EXPECT_EQ(cuda::fatbin_code(c.entries[0]).name(), "compute_90");
   }
   EXPECT_EQ(emptied, 1u);
   expect_wrappers_name_containers(out);

@@ -16,11 +16,13 @@
 #include <filesystem>
 #include <map>
 
+#include "cuda/fatbin_code.h"
 #include "formats/elf.h"
 #include "formats/fatbin.h"
 #include "formats/synthetic_elf.h"
 #include "slim/elf_slim.h"
 #include "slim/slim_paths.h"
+#include "support/fatbin_writer.h"
 #include "support/fixtures.h"
 
 namespace tailor::slim {
@@ -28,46 +30,9 @@ namespace embedded_slim_test {
 
 using testing_elf::Builder;
 
-struct Spec {
-  uint16_t kind = 2;  // 1 PTX, 2 SASS, 8 LTO IR
-  uint32_t arch = 80;
-  uint64_t payload = 64;  // bytes, a multiple of 8
-};
-
-// One container of `specs`; payload bytes are 0xA0 + the entry's index (never zero).
-std::vector<std::byte> container(const std::vector<Spec>& specs) {
-  uint64_t body = 0;
-  for (const auto& s : specs) body += 64 + s.payload;
-  std::vector<std::byte> c(16 + body);
-  Builder::put<uint32_t>(c, 0, 0xBA55ED50);
-  Builder::put<uint16_t>(c, 4, 1);
-  Builder::put<uint16_t>(c, 6, 16);
-  Builder::put<uint64_t>(c, 8, body);
-  uint64_t at = 16;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    Builder::put<uint16_t>(c, at, specs[i].kind);
-    Builder::put<uint32_t>(c, at + 4, 64);
-    Builder::put<uint64_t>(c, at + 8, specs[i].payload);
-    Builder::put<uint32_t>(c, at + 0x1c, specs[i].arch);
-    Builder::put<uint64_t>(c, at + 0x38, specs[i].payload);
-    std::fill(c.begin() + static_cast<ptrdiff_t>(at + 64), c.begin() + static_cast<ptrdiff_t>(at + 64 + specs[i].payload),
-              std::byte(0xA0 + i));
-    at += 64 + specs[i].payload;
-  }
-  return c;
-}
-
-std::vector<std::byte> concat(std::initializer_list<std::vector<std::byte>> parts) {
-  std::vector<std::byte> out;
-  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
-  return out;
-}
-
-std::vector<std::byte> text(const std::string& s) {
-  std::vector<std::byte> b(s.size());
-  std::memcpy(b.data(), s.data(), s.size());
-  return b;
-}
+using test::concat;
+using test::fatbin_container;
+using test::text_bytes;
 
 KeepPolicy keep(cuda::ComputeCapability cc, LtoPolicy lto = LtoPolicy::keep) {
   KeepPolicy p;
@@ -106,7 +71,7 @@ std::map<std::string, std::vector<std::pair<uint64_t, std::vector<std::string>>>
     if (!found) continue;
     for (const auto& c : *found) {
       std::vector<std::string> names;
-      for (const auto& e : c.entries) names.push_back(e.target_name());
+      for (const auto& e : c.entries) names.push_back(cuda::fatbin_code(e).name());
       out[s.name].push_back({c.offset, names});
     }
   }
@@ -128,10 +93,10 @@ const TargetLeft* find_left(const LibrarySlim& r, const std::string& target, Lef
 // skew makes every container 8-aligned in the address space, as in real libraries);
 // .cask_resource: a container with only sm_75 (no code for 9.0: emptied to its header).
 struct TwoSections {
-  std::vector<std::byte> data_c = container({{2, 80, 4096}, {2, 90, 512}, {1, 90, 128}, {8, 50, 256}});
-  std::vector<std::byte> cask_c = container({{2, 75, 64}});
+  std::vector<std::byte> data_c = fatbin_container({{2, 80, 4096}, {2, 90, 512}, {1, 90, 128}, {8, 50, 256}});
+  std::vector<std::byte> cask_c = fatbin_container({{2, 75, 64}});
   std::vector<std::byte> file =
-      testing_elf::with_sections({".data", ".cask_resource"}, {concat({text("headhead"), data_c, text("tailtail")}), cask_c}, 0x10000);
+      testing_elf::with_sections({".data", ".cask_resource"}, {concat({text_bytes("headhead"), data_c, text_bytes("tailtail")}), cask_c}, 0x10000);
 };
 
 TEST(EmbeddedSlim, ContainerIsCompactedWhereItIsAndTheFileKeepsItsSize) {
@@ -245,7 +210,7 @@ TEST(EmbeddedSlim, LtoIrIsKeptUnlessDropped) {
 
   // A container of LTO IR alone stays as it is by default; dropped, it is emptied to its
   // header, like any container with nothing for the kept GPUs.
-  auto lto_only = testing_elf::with_sections({".data"}, {container({{8, 50, 128}, {8, 75, 64}})}, 0x10000);
+  auto lto_only = testing_elf::with_sections({".data"}, {fatbin_container({{8, 50, 128}, {8, 75, 64}})}, 0x10000);
   LibrarySlim kept;
   slim_to_memory(lto_only, keep({9, 0}), kept);
   EXPECT_EQ(kept.outcome, SlimOutcome::unchanged);
@@ -291,7 +256,7 @@ TEST(EmbeddedSlim, RelocationInsideAContainerKeepsItWhole) {
   std::vector<uint32_t> idx;
   const std::string names = testing_elf::string_table({".shstrtab", ".data", ".rela.dyn"}, idx);
   const uint64_t sh_at = b.add(names);
-  const auto data = concat({text("headhead"), in.data_c});
+  const auto data = concat({text_bytes("headhead"), in.data_c});
   const uint64_t data_at = b.add(data);
   const uint64_t skew = 0x10000;
   std::vector<std::byte> rela(48);
@@ -455,7 +420,7 @@ TEST(EmbeddedPunch, SlimInPlaceShrinksTheDiskUsageNotTheSize) {
   // 1 MiB is zeroed and punched out.
   const auto dir = test::scratch_dir("embedded_punch_slim");
   const std::string path = (dir / "libbig.so").string();
-  auto file = testing_elf::with_sections({".data"}, {container({{2, 80, 1 << 20}, {2, 90, 64 << 10}})}, 0x10000);
+  auto file = testing_elf::with_sections({".data"}, {fatbin_container({{2, 80, 1 << 20}, {2, 90, 64 << 10}})}, 0x10000);
   {
     int fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0755);
     ASSERT_GE(fd, 0);

@@ -3,6 +3,7 @@
 // keeps no entry (it is emptied to its header), any other keeps at least one.
 #include <gtest/gtest.h>
 
+#include "cuda/fatbin_code.h"
 #include "slim/keep_policy.h"
 
 namespace tailor::slim {
@@ -121,7 +122,7 @@ TEST(KeepPolicy, AnEntryThatIsNoTargetKeepsTheContainerWhole) {
   both.family = true;
   for (const auto& odd : {sass(0), sass(5), ptx(100000), both}) {
     auto choice = choose_entries(container({sass(90), odd}), devices({{9, 0}}));
-    EXPECT_TRUE(choice.whole) << odd.target_name();
+    EXPECT_TRUE(choice.whole) << cuda::fatbin_code(odd).name();
     EXPECT_EQ(choice.keep, (std::vector<bool>{true, true}));
     EXPECT_NE(choice.note.find("an entry of kind " + std::to_string(odd.kind) + " that this tool does not read"),
               std::string::npos)

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "stack/stack_cache.h"
+#include "support/fixtures.h"
 #include "util/files.h"
 
 namespace fs = std::filesystem;
@@ -24,17 +25,7 @@ constexpr std::string_view k_wheel_report = R"({"version": "1", "install": [
                      "archive_info": {"hashes": {"sha256": "aa"}}},
    "is_direct": false, "requested": true, "metadata": {"name": "torch", "version": "2.11.0"}}]})";
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "tailor-stack-cache-XXXXXX").string();
-    path = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using test::TempDir;
 
 /// pip through pip_target.py, as far as the cache sees it: a report where --report says,
 /// and with TAILOR_PIP_SEEN the fingerprints of the index pages it "fetched" (`pages`,
@@ -86,7 +77,7 @@ public:
 };
 
 struct Fixture {
-  TempDir dir;
+  TempDir dir{"stack-cache"};
   FakePip pip;
   std::vector<std::string> warnings, lines;
   std::string scratch() {
@@ -439,7 +430,7 @@ TEST(InspectionCache, RoundTripsWhatStackJudges) {
 }
 
 TEST(InspectionCache, StoreLoadStaleAndCorrupt) {
-  TempDir dir;
+  TempDir dir("stack-cache");
   const std::string sha(64, 'a');
   InspectionStore store((dir.path / "inspections").string(), "build-id 01");
   std::string warning;

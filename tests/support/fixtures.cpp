@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -36,6 +39,20 @@ std::filesystem::path scratch_dir(const std::string& tag) {
     std::filesystem::create_directories(dir);
   }
   return dir;
+}
+
+TempDir::TempDir(const std::string& tag) {
+  std::string pattern = (std::filesystem::temp_directory_path() / ("tailor-" + tag + "-XXXXXX")).string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    std::fprintf(stderr, "TempDir: cannot make %s: %s\n", pattern.c_str(), std::strerror(errno));
+    std::abort();
+  }
+  path = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
 }
 
 std::string slurp_text(const std::string& path) {

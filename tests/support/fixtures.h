@@ -1,5 +1,5 @@
-// Helpers shared by the unit tests: the libraries made at build time (tests/fixtures) and
-// whole-file reads. Linked into every test binary as tailor_test_support.
+// Helpers shared by the unit tests: the libraries made at build time (tests/fixtures),
+// whole-file reads and scratch folders. Linked into every test binary as tailor_test_support.
 #pragma once
 #include <cstddef>
 #include <filesystem>
@@ -27,5 +27,15 @@ std::string slurp_text(const std::string& path);
 /// A folder of this test process for `tag`, made empty on first use:
 /// <tmp>/tailor_<tag>_<pid>.
 std::filesystem::path scratch_dir(const std::string& tag);
+
+/// A fresh folder of its own, <tmp>/tailor-<tag>-XXXXXX, removed with everything in it when
+/// it goes out of scope: for tests that each need a clean folder (locks, caches).
+struct TempDir {
+  explicit TempDir(const std::string& tag);
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::filesystem::path path;
+};
 
 }  // namespace tailor::test

@@ -26,17 +26,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "tailor-interruption-XXXXXX").string();
-    path = mkdtemp(t.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using test::TempDir;
 
 /// Runs `fn` in a forked child and returns its exit status (locks are per process).
 template <typename Fn>
@@ -49,7 +39,7 @@ int in_child(Fn fn) {
 }
 
 TEST(FolderLock, SecondHolderIsRefusedWithThePidWithoutWaiting) {
-  TempDir t;
+  TempDir t("interruption");
   std::string work = (t.path / "work").string();
   auto lock = FolderLock::acquire(work, FolderLock::Place::inside, false, nullptr);
   ASSERT_TRUE(lock) << lock.error().message;
@@ -64,7 +54,7 @@ TEST(FolderLock, SecondHolderIsRefusedWithThePidWithoutWaiting) {
 }
 
 TEST(FolderLock, ReleasedWhenTheHolderGoesAway) {
-  TempDir t;
+  TempDir t("interruption");
   std::string work = (t.path / "work").string();
   {
     auto lock = FolderLock::acquire(work, FolderLock::Place::inside, false, nullptr);
@@ -83,7 +73,7 @@ TEST(FolderLock, ReleasedWhenTheHolderGoesAway) {
 }
 
 TEST(FolderLock, WaiterSaysSoOnceAndGetsTheLock) {
-  TempDir t;
+  TempDir t("interruption");
   std::string out = (t.path / "dist").string();
   int to_child[2];
   ASSERT_EQ(pipe(to_child), 0);
@@ -112,7 +102,7 @@ TEST(FolderLock, WaiterSaysSoOnceAndGetsTheLock) {
 }
 
 TEST(RunLog, EachRunGetsItsOwnLogAndBuildLogPointsAtTheLatest) {
-  TempDir t;
+  TempDir t("interruption");
   auto first = start_run_log(t.path.string(), 2);
   ASSERT_TRUE(first);
   std::ofstream(*first) << "first\n";
@@ -137,7 +127,7 @@ TEST(RunLog, EachRunGetsItsOwnLogAndBuildLogPointsAtTheLatest) {
 }
 
 TEST(Resume, KeepsTheTreeOnlyWhileConfiguredTheSame) {
-  TempDir t;
+  TempDir t("interruption");
   fs::path src = t.path / "src", work = t.path;
   fs::create_directories(src / "build" / "obj");
   EXPECT_FALSE(keep_build_tree_if_unchanged(src.string(), work.string(), "sm_75\npip wheel"));
@@ -156,7 +146,7 @@ TEST(Resume, CountsNinjaStepsPerInvocation) {
 }
 
 TEST(Resume, ReusedUnitsAgainstTheFreshTreeCount) {
-  TempDir t;
+  TempDir t("interruption");
   std::string work = t.path.string();
   fs::create_directories(t.path / "src");
   keep_build_tree_if_unchanged((t.path / "src").string(), work, "f");
@@ -172,7 +162,7 @@ TEST(Resume, ReusedUnitsAgainstTheFreshTreeCount) {
 }
 
 TEST(Resume, SourceSyncKeepsTheCopysBuildTreeAndSourceTimes) {
-  TempDir t;
+  TempDir t("interruption");
   fs::path pkg = t.path / "pkg";
   fs::create_directories(pkg / "csrc");
   std::ofstream(pkg / "setup.py") << "from setuptools import setup\nsetup(name='p')\n";
@@ -220,7 +210,7 @@ class QuietDisplay : public ProgressDisplay {
 };
 
 TEST(Interrupt, RunnerStopsAndPublishingRefuses) {
-  TempDir t;
+  TempDir t("interruption");
   install_interrupt_handlers();
   reset_interrupt_for_testing();
   kill(getpid(), SIGINT);
