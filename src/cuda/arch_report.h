@@ -22,7 +22,7 @@ struct ConsumerSpelling {
 };
 
 struct DeviceCoverage {
-  CapabilityInfo capability;
+  CapabilityFacts capability;
   Coverage coverage;
   std::vector<std::string> gpu_examples;
 };

@@ -20,7 +20,7 @@ ComputeCapability require_cc(const data::TomlValue& v) {
 }
 
 struct Catalog {
-  std::vector<CapabilityInfo> capabilities;
+  std::vector<CapabilityFacts> capabilities;
   std::vector<GpuModel> gpus;
   std::vector<CloudInstance> instances;
 };
@@ -29,14 +29,14 @@ Catalog load_catalog() {
   Catalog c;
   const auto gpus = data::toml_document(k_gpus_file);
   for (const auto& n : gpus["capability"].array()) {
-    CapabilityInfo info;
+    CapabilityFacts info;
     info.cc = require_cc(n["cc"]);
     info.family = n["family"].string();
     info.tegra = n["tegra"].boolean_or(false);
     c.capabilities.push_back(info);
   }
   std::sort(c.capabilities.begin(), c.capabilities.end(),
-            [](const CapabilityInfo& a, const CapabilityInfo& b) { return a.cc < b.cc; });
+            [](const CapabilityFacts& a, const CapabilityFacts& b) { return a.cc < b.cc; });
   for (const auto& n : gpus["gpu"].array()) {
     GpuModel g;
     g.name = n["name"].string();
@@ -49,7 +49,7 @@ Catalog load_catalog() {
       n.fail("gpu '" + g.name + "': cpu_target without a host");
     g.aliases = n["aliases"].strings_or_empty();
     auto info = std::find_if(c.capabilities.begin(), c.capabilities.end(),
-                             [&](const CapabilityInfo& i) { return i.cc == g.cc; });
+                             [&](const CapabilityFacts& i) { return i.cc == g.cc; });
     if (info == c.capabilities.end())
       n.fail("gpu '" + g.name + "' has CC " + g.cc.str() + " with no [[capability]] entry");
     g.family = info->family;
@@ -103,9 +103,9 @@ bool contains_run(const std::vector<std::string>& hay, const std::vector<std::st
 
 const std::vector<GpuModel>& gpu_catalog() { return catalog().gpus; }
 
-const std::vector<CapabilityInfo>& known_capabilities() { return catalog().capabilities; }
+const std::vector<CapabilityFacts>& known_capabilities() { return catalog().capabilities; }
 
-std::optional<CapabilityInfo> find_capability(ComputeCapability cc) {
+std::optional<CapabilityFacts> find_capability(ComputeCapability cc) {
   for (const auto& i : known_capabilities())
     if (i.cc == cc) return i;
   return std::nullopt;

@@ -21,7 +21,7 @@ struct GpuModel {
 };
 
 /// A known compute capability: its family and whether it is a Tegra part.
-struct CapabilityInfo {
+struct CapabilityFacts {
   ComputeCapability cc;
   std::string family;
   bool tegra = false;
@@ -29,8 +29,8 @@ struct CapabilityInfo {
 
 const std::vector<GpuModel>& gpu_catalog();
 /// Every CC tailor knows (3.5 ... 12.1), ascending.
-const std::vector<CapabilityInfo>& known_capabilities();
-std::optional<CapabilityInfo> find_capability(ComputeCapability cc);
+const std::vector<CapabilityFacts>& known_capabilities();
+std::optional<CapabilityFacts> find_capability(ComputeCapability cc);
 /// Case-insensitive and tolerant of vendor decoration, so a detected device name maps
 /// to its model: "NVIDIA H100 80GB HBM3" -> H100, "Tesla T4" -> T4, "rtx4090" -> RTX 4090.
 std::optional<GpuModel> find_gpu(std::string_view name);

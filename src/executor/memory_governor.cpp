@@ -158,11 +158,11 @@ Expected<uint64_t> parse_memory_size(std::string_view text) {
 
 // ---- the process tree -------------------------------------------------------------------
 
-std::optional<ProcInfo> parse_proc_stat(std::string_view text, uint64_t page_size) {
+std::optional<ProcessSample> parse_proc_stat(std::string_view text, uint64_t page_size) {
   auto open = text.find('(');
   auto close = text.rfind(')');
   if (open == std::string_view::npos || close == std::string_view::npos || close < open) return std::nullopt;
-  ProcInfo p;
+  ProcessSample p;
   int pid = 0;
   std::string_view head = trim(text.substr(0, open));
   auto [ptr, ec] = std::from_chars(head.data(), head.data() + head.size(), pid);
@@ -187,8 +187,8 @@ ProcFsTable::ProcFsTable(std::string root, const GovernorSettings* settings) : m
   for (const auto& k : s.kinds) m_argv_names.insert(k.compilers.begin(), k.compilers.end());
 }
 
-std::vector<ProcInfo> ProcFsTable::snapshot() {
-  std::vector<ProcInfo> out;
+std::vector<ProcessSample> ProcFsTable::snapshot() {
+  std::vector<ProcessSample> out;
   static const uint64_t page = static_cast<uint64_t>(std::max(1L, sysconf(_SC_PAGESIZE)));
   DIR* dir = ::opendir(m_root.c_str());
   if (!dir) return out;
@@ -216,13 +216,13 @@ std::vector<ProcInfo> ProcFsTable::snapshot() {
   return out;
 }
 
-std::string job_kind(const std::vector<const ProcInfo*>& subtree, const GovernorSettings& settings) {
+std::string job_kind(const std::vector<const ProcessSample*>& subtree, const GovernorSettings& settings) {
   for (const auto& rule : settings.kinds) {
-    for (const ProcInfo* p : subtree) {
+    for (const ProcessSample* p : subtree) {
       if (std::find(rule.processes.begin(), rule.processes.end(), p->comm) == rule.processes.end()) continue;
       if (!rule.threads_flag) return rule.name;
       int threads = 1;
-      for (const ProcInfo* q : subtree)
+      for (const ProcessSample* q : subtree)
         if (q->comm == "nvcc") threads = std::max(threads, nvcc_threads(q->argv));
       return threads > 1 ? fmt::format("{} --threads {}", rule.name, threads) : rule.name;
     }
@@ -230,46 +230,46 @@ std::string job_kind(const std::vector<const ProcInfo*>& subtree, const Governor
   return "other";
 }
 
-bool job_compiles(const std::vector<const ProcInfo*>& subtree, const GovernorSettings& settings) {
-  auto preprocessing = [&](const ProcInfo* p) {
+bool job_compiles(const std::vector<const ProcessSample*>& subtree, const GovernorSettings& settings) {
+  auto preprocessing = [&](const ProcessSample* p) {
     return std::any_of(p->argv.begin(), p->argv.end(), [&](const std::string& a) {
       return std::find(settings.preprocess_flags.begin(), settings.preprocess_flags.end(), a) != settings.preprocess_flags.end();
     });
   };
   // The job's kind is the first rule with a process in it (job_kind): its compilers decide.
   for (const auto& rule : settings.kinds) {
-    bool is_kind = std::any_of(subtree.begin(), subtree.end(), [&](const ProcInfo* p) {
+    bool is_kind = std::any_of(subtree.begin(), subtree.end(), [&](const ProcessSample* p) {
       return std::find(rule.processes.begin(), rule.processes.end(), p->comm) != rule.processes.end();
     });
     if (!is_kind) continue;
-    return std::any_of(subtree.begin(), subtree.end(), [&](const ProcInfo* p) {
+    return std::any_of(subtree.begin(), subtree.end(), [&](const ProcessSample* p) {
       return std::find(rule.compilers.begin(), rule.compilers.end(), p->comm) != rule.compilers.end() && !preprocessing(p);
     });
   }
   return false;
 }
 
-TreeSample group_tree(const std::vector<ProcInfo>& procs, pid_t root, const GovernorSettings& settings,
+TreeSample group_tree(const std::vector<ProcessSample>& procs, pid_t root, const GovernorSettings& settings,
                       const std::vector<pid_t>& servers) {
   TreeSample s;
-  std::unordered_map<pid_t, std::vector<const ProcInfo*>> children;
-  std::unordered_map<pid_t, const ProcInfo*> by_pid;
+  std::unordered_map<pid_t, std::vector<const ProcessSample*>> children;
+  std::unordered_map<pid_t, const ProcessSample*> by_pid;
   for (const auto& p : procs) {
     if (p.pid != p.ppid) children[p.ppid].push_back(&p);
     by_pid[p.pid] = &p;
   }
-  auto subtree = [&](const ProcInfo* top) {
-    std::vector<const ProcInfo*> out{top};
+  auto subtree = [&](const ProcessSample* top) {
+    std::vector<const ProcessSample*> out{top};
     for (size_t i = 0; i < out.size() && out.size() < 100000; ++i) {
       auto it = children.find(out[i]->pid);
       if (it != children.end()) out.insert(out.end(), it->second.begin(), it->second.end());
     }
     return out;
   };
-  auto is_client = [&](const ProcInfo* p) {
+  auto is_client = [&](const ProcessSample* p) {
     return std::find(settings.cache_clients.begin(), settings.cache_clients.end(), p->comm) != settings.cache_clients.end();
   };
-  auto add_job = [&](const ProcInfo* top, bool slot, bool holds_memory) {
+  auto add_job = [&](const ProcessSample* top, bool slot, bool holds_memory) {
     auto members = subtree(top);
     CompileJob job;
     job.slot = slot;
@@ -280,32 +280,32 @@ TreeSample group_tree(const std::vector<ProcInfo>& procs, pid_t root, const Gove
     job.kind = job_kind(members, settings);
     job.compiles = job_compiles(members, settings);
     job.stopped = true;
-    for (const ProcInfo* m : members) {
+    for (const ProcessSample* m : members) {
       job.rss += m->rss;
       job.pids.push_back(m->pid);
       if (!is_stopped_state(m->state)) job.stopped = false;
     }
     s.jobs.push_back(std::move(job));
   };
-  std::vector<const ProcInfo*> all;
+  std::vector<const ProcessSample*> all;
   std::unordered_map<pid_t, bool> seen;
-  auto collect = [&](const ProcInfo* top) {
-    for (const ProcInfo* p : subtree(top))
+  auto collect = [&](const ProcessSample* top) {
+    for (const ProcessSample* p : subtree(top))
       if (!seen[p->pid]) {
         seen[p->pid] = true;
         all.push_back(p);
       }
   };
   if (auto it = children.find(root); it != children.end())
-    for (const ProcInfo* c : it->second) collect(c);
-  std::vector<const ProcInfo*> server_procs;
+    for (const ProcessSample* c : it->second) collect(c);
+  std::vector<const ProcessSample*> server_procs;
   for (pid_t sp : servers)
     if (auto it = by_pid.find(sp); it != by_pid.end() && sp != root && !seen[sp]) {
       server_procs.push_back(it->second);
       collect(it->second);
     }
   std::vector<pid_t> ninja_parents;
-  for (const ProcInfo* p : all) {
+  for (const ProcessSample* p : all) {
     s.tree_rss += p->rss;
     if (std::find(settings.report_processes.begin(), settings.report_processes.end(), p->comm) !=
         settings.report_processes.end())
@@ -320,7 +320,7 @@ TreeSample group_tree(const std::vector<ProcInfo>& procs, pid_t root, const Gove
     }
     auto it = children.find(p->pid);
     if (it == children.end()) continue;
-    for (const ProcInfo* top : it->second) {
+    for (const ProcessSample* top : it->second) {
       // A cache client alone (no compiler under it) waits on its server: the compile is
       // the server's child, counted there.
       bool waiting = false;
@@ -331,9 +331,9 @@ TreeSample group_tree(const std::vector<ProcInfo>& procs, pid_t root, const Gove
       add_job(top, true, !waiting);
     }
   }
-  for (const ProcInfo* server : server_procs)
+  for (const ProcessSample* server : server_procs)
     if (auto it = children.find(server->pid); it != children.end())
-      for (const ProcInfo* top : it->second) add_job(top, false, true);
+      for (const ProcessSample* top : it->second) add_job(top, false, true);
   std::sort(s.jobs.begin(), s.jobs.end(),
             [](const CompileJob& a, const CompileJob& b) { return std::tie(a.start, a.pid) < std::tie(b.start, b.pid); });
   return s;

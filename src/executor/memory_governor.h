@@ -96,7 +96,7 @@ Expected<uint64_t> parse_memory_size(std::string_view text);
 
 // ---- the process tree -------------------------------------------------------------------
 
-struct ProcInfo {
+struct ProcessSample {
   pid_t pid = 0, ppid = 0, pgid = 0;
   std::string comm;       ///< /proc/<pid>/stat's name
   char state = '?';       ///< 'R', 'S', 'T' (stopped), 'Z', ...
@@ -108,7 +108,7 @@ struct ProcInfo {
 class ProcessTable {
 public:
   virtual ~ProcessTable() = default;
-  virtual std::vector<ProcInfo> snapshot() = 0;
+  virtual std::vector<ProcessSample> snapshot() = 0;
 };
 
 /// /proc (or a folder laid out like it, for tests): <pid>/stat and, for nvcc and the
@@ -117,7 +117,7 @@ class ProcFsTable : public ProcessTable {
 public:
   /// `settings` null: governor_settings().
   explicit ProcFsTable(std::string root = "/proc", const GovernorSettings* settings = nullptr);
-  std::vector<ProcInfo> snapshot() override;
+  std::vector<ProcessSample> snapshot() override;
 
 private:
   std::string m_root;
@@ -125,7 +125,7 @@ private:
 };
 
 /// Parses one /proc/<pid>/stat line; nullopt when malformed.
-std::optional<ProcInfo> parse_proc_stat(std::string_view text, uint64_t page_size);
+std::optional<ProcessSample> parse_proc_stat(std::string_view text, uint64_t page_size);
 
 struct CompileJob {
   pid_t pid = 0;          ///< the child of Ninja
@@ -152,13 +152,13 @@ struct TreeSample {
 /// cache_clients) waiting on its server; and each child of a cache server in `servers`
 /// (a compiler cache that daemonized out of the tree and compiles for Ninja's clients),
 /// whose own RSS counts in the tree's.
-TreeSample group_tree(const std::vector<ProcInfo>& procs, pid_t root, const GovernorSettings& settings,
+TreeSample group_tree(const std::vector<ProcessSample>& procs, pid_t root, const GovernorSettings& settings,
                       const std::vector<pid_t>& servers = {});
 /// The kind of a job from its processes ("nvcc --threads 4", "cc1plus", "other").
-std::string job_kind(const std::vector<const ProcInfo*>& subtree, const GovernorSettings& settings);
+std::string job_kind(const std::vector<const ProcessSample*>& subtree, const GovernorSettings& settings);
 /// Whether one of the compilers of the job's kind runs in it other than as a preprocessor
 /// (false for "other"): only such a job's peak says what a compile of that kind costs.
-bool job_compiles(const std::vector<const ProcInfo*>& subtree, const GovernorSettings& settings);
+bool job_compiles(const std::vector<const ProcessSample*>& subtree, const GovernorSettings& settings);
 
 // ---- the arithmetic (pure) --------------------------------------------------------------
 

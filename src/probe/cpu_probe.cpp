@@ -148,7 +148,7 @@ std::optional<unsigned> parse_hex_id(const std::string& s) {
 
 /// What the Arm side of /proc/cpuinfo and MIDR say: core names (one per kind, in order),
 /// the first core's implementer:part and the Neoverse class all known cores share.
-void name_arm_cores(CpuInfo& cpu, const std::vector<std::pair<unsigned, unsigned>>& ids,
+void name_arm_cores(HostCpu& cpu, const std::vector<std::pair<unsigned, unsigned>>& ids,
                     const std::set<std::string>& features) {
   const auto& table = isa_level_table();
   std::string shared_class;
@@ -174,8 +174,8 @@ void name_arm_cores(CpuInfo& cpu, const std::vector<std::pair<unsigned, unsigned
 
 }  // namespace
 
-CpuInfo probe_cpu(HostFiles& files) {
-  CpuInfo cpu;
+HostCpu probe_cpu(HostFiles& files) {
+  HostCpu cpu;
   cpu.arch = files.machine();
   const auto& table = isa_level_table();
   auto text = files.read("/proc/cpuinfo").value_or("");

@@ -66,7 +66,7 @@ Expected<GpuQueryResult> NvmlGpuQuery::query() {
     return make_error("nvmlInit_v2 failed with NVML error " + std::to_string(rc));
 
   GpuQueryResult result;
-  DriverInfo driver;
+  GpuDriver driver;
   driver.source = "nvml";
   char buf[256] = {};
   if (lib.driver_version(buf, sizeof buf) == k_nvml_success) driver.version = buf;
@@ -80,7 +80,7 @@ Expected<GpuQueryResult> NvmlGpuQuery::query() {
   for (unsigned i = 0; i < count; ++i) {
     nvmlDevice dev = nullptr;
     if (lib.get_handle(i, &dev) != k_nvml_success) continue;
-    GpuInfo gpu;
+    HostGpu gpu;
     gpu.index = static_cast<int>(i);
     char name[256] = {};
     if (lib.get_name(dev, name, sizeof name) == k_nvml_success) gpu.name = name;
@@ -115,7 +115,7 @@ Expected<GpuQueryResult> parse_nvidia_smi_csv(const std::string& text) {
     if (f.size() != 6)
       return make_error("nvidia-smi line " + std::to_string(line_no) + ": expected 6 fields, got " +
                         std::to_string(f.size()) + ": " + line);
-    GpuInfo gpu;
+    HostGpu gpu;
     auto [p, ec] = std::from_chars(f[0].data(), f[0].data() + f[0].size(), gpu.index);
     if (ec != std::errc() || p != f[0].data() + f[0].size())
       return make_error("nvidia-smi line " + std::to_string(line_no) + ": bad index '" + f[0] + "'");
@@ -125,7 +125,7 @@ Expected<GpuQueryResult> parse_nvidia_smi_csv(const std::string& text) {
     auto [q, ec2] = std::from_chars(f[3].data(), f[3].data() + f[3].size(), mib);
     if (ec2 == std::errc() && q == f[3].data() + f[3].size()) gpu.memory_bytes = mib * 1024 * 1024;
     gpu.uuid = f[4];
-    if (!result.driver) result.driver = DriverInfo{f[5], std::nullopt, "nvidia-smi"};
+    if (!result.driver) result.driver = GpuDriver{f[5], std::nullopt, "nvidia-smi"};
     result.gpus.push_back(std::move(gpu));
   }
   return result;
@@ -185,7 +185,7 @@ std::optional<cuda::CudaVersion> parse_smi_cuda_version(const std::string& banne
   return *v;
 }
 
-std::vector<cuda::DetectedGpu> detected_gpus(const std::vector<GpuInfo>& gpus) {
+std::vector<cuda::DetectedGpu> detected_gpus(const std::vector<HostGpu>& gpus) {
   std::vector<cuda::DetectedGpu> out;
   for (const auto& g : gpus) out.push_back({g.index, g.name, g.compute_capability});
   return out;

@@ -11,8 +11,8 @@
 namespace tailor::probe {
 
 struct GpuQueryResult {
-  std::vector<GpuInfo> gpus;
-  std::optional<DriverInfo> driver;
+  std::vector<HostGpu> gpus;
+  std::optional<GpuDriver> driver;
 };
 
 class GpuQuery {

@@ -7,8 +7,8 @@
 namespace tailor::probe {
 namespace {
 
-OsInfo probe_os(HostFiles& files) {
-  OsInfo os;
+HostOs probe_os(HostFiles& files) {
+  HostOs os;
   os.arch = files.machine();
   os.glibc = files.libc_version();
   if (auto k = files.read("/proc/sys/kernel/osrelease")) os.kernel = std::string(trim(*k));

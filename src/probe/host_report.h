@@ -13,14 +13,14 @@
 
 namespace tailor::probe {
 
-struct OsInfo {
+struct HostOs {
   std::string name;    ///< PRETTY_NAME from /etc/os-release
   std::string kernel;  ///< uname release
   std::string arch;    ///< x86_64 | aarch64
   std::string glibc;   ///< gnu_get_libc_version()
 };
 
-struct CpuInfo {
+struct HostCpu {
   std::string model;
   std::string arch;
   int logical_cores = 0;
@@ -36,7 +36,7 @@ struct CpuInfo {
   std::string seen_in;         ///< machines that carry the first core ("AWS Graviton2 ...")
 };
 
-struct MemoryInfo {
+struct HostMemory {
   uint64_t total = 0;
   uint64_t available = 0;     ///< MemAvailable
   uint64_t cgroup_limit = 0;  ///< 0 = no limit
@@ -47,13 +47,13 @@ struct MemoryInfo {
   std::string limited_by;     ///< "MemAvailable" | "cgroup v2" | "cgroup v1"
 };
 
-struct DiskInfo {
+struct HostDisk {
   std::string path;
   uint64_t free_bytes = 0;
   uint64_t total_bytes = 0;
 };
 
-struct GpuInfo {
+struct HostGpu {
   int index = 0;
   std::string name;
   /// Parsed once, here in probe; unknown (old drivers print [N/A]) when absent.
@@ -62,7 +62,7 @@ struct GpuInfo {
   std::string uuid;
 };
 
-struct DriverInfo {
+struct GpuDriver {
   std::string version;       ///< "580.95.05"
   /// The highest CUDA the driver supports, parsed once here; unknown when not reported.
   std::optional<cuda::CudaVersion> cuda_version;
@@ -117,12 +117,12 @@ struct Tool {
 };
 
 struct HostReport {
-  OsInfo os;
-  CpuInfo cpu;
-  MemoryInfo memory;
-  DiskInfo disk;
-  std::vector<GpuInfo> gpus;
-  std::optional<DriverInfo> driver;
+  HostOs os;
+  HostCpu cpu;
+  HostMemory memory;
+  HostDisk disk;
+  std::vector<HostGpu> gpus;
+  std::optional<GpuDriver> driver;
   std::vector<CudaToolkit> cuda_toolkits;
   std::vector<Compiler> compilers;
   std::vector<PythonInstall> pythons;

@@ -114,8 +114,8 @@ MeminfoFields parse_meminfo(const std::string& text) {
   return m;
 }
 
-MemoryInfo probe_memory(HostFiles& files) {
-  MemoryInfo mem;
+HostMemory probe_memory(HostFiles& files) {
+  HostMemory mem;
   auto fields = parse_meminfo(files.read("/proc/meminfo").value_or(""));
   mem.total = fields.total;
   mem.available = fields.available;

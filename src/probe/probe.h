@@ -37,14 +37,14 @@ HostReport probe_host(const ProbeOptions& options, HostFiles& files, CommandRunn
 // ---- pieces ------------------------------------------------------------------------
 /// /proc/meminfo plus the cgroup v2 (memory.max/memory.current) or v1
 /// (memory.limit_in_bytes/memory.usage_in_bytes) limit of this process.
-MemoryInfo probe_memory(HostFiles& files);
+HostMemory probe_memory(HostFiles& files);
 /// Model and cores from /proc/cpuinfo; the ISA level from `files.cpu_features()` (CPUID)
 /// or, when that is empty, from the cpuinfo flags/Features.
-CpuInfo probe_cpu(HostFiles& files);
+HostCpu probe_cpu(HostFiles& files);
 /// GPUs through `gpus` (NVML), falling back to nvidia-smi; notes say what was missing.
 GpuQueryResult probe_gpus(GpuQuery& gpus, CommandRunner& runner, std::vector<std::string>& notes);
 /// The GPUs as cuda::resolve_target_request takes them (its default and `native`).
-std::vector<cuda::DetectedGpu> detected_gpus(const std::vector<GpuInfo>& gpus);
+std::vector<cuda::DetectedGpu> detected_gpus(const std::vector<HostGpu>& gpus);
 /// This machine's GPUs, probed when first asked (NVML, else nvidia-smi): a
 /// TargetRequest's `detect` for commands that probe nothing else.
 std::function<std::vector<cuda::DetectedGpu>()> gpu_detector();

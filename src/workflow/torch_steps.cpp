@@ -363,7 +363,7 @@ TorchStepResult import_check(const TorchBuildOptions&, TorchBuildContext& ctx, T
 // host would fail for the right reason ("no kernel image"), which says nothing of the wheel.
 TorchStepResult smoke_test(const TorchBuildOptions&, TorchBuildContext& ctx, TorchBuildState& s) {
   const plan::TorchPlan& p = s.plan;
-  const probe::GpuInfo* covered = nullptr;
+  const probe::HostGpu* covered = nullptr;
   for (const auto& g : s.host.gpus) {
     const auto& cc = g.compute_capability;
     if (cc && cuda::coverage_on(p.targets, *cc).mode != cuda::RunMode::none) {
@@ -373,7 +373,7 @@ TorchStepResult smoke_test(const TorchBuildOptions&, TorchBuildContext& ctx, Tor
   }
   s.smoke = "skipped (no GPU)";
   if (p.cuda && !s.host.gpus.empty() && !covered) {
-    const probe::GpuInfo& first = s.host.gpus.front();
+    const probe::HostGpu& first = s.host.gpus.front();
     s.smoke = fmt::format("skipped ({} (CC {}) is not among the targets)", first.name,
                           first.compute_capability ? first.compute_capability->str() : "?");
   }

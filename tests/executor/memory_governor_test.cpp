@@ -319,15 +319,15 @@ namespace {
 
 class ScriptedTable : public ProcessTable {
 public:
-  std::vector<ProcInfo> procs;
-  std::vector<ProcInfo> snapshot() override { return procs; }
+  std::vector<ProcessSample> procs;
+  std::vector<ProcessSample> snapshot() override { return procs; }
   void set_rss(pid_t pid, uint64_t mib) {
     for (auto& p : procs)
       if (p.pid == pid) p.rss = mib * MiB;
   }
-  void remove(pid_t pid) { std::erase_if(procs, [&](const ProcInfo& p) { return p.pid == pid; }); }
+  void remove(pid_t pid) { std::erase_if(procs, [&](const ProcessSample& p) { return p.pid == pid; }); }
   void add_job(pid_t pid, uint64_t start, uint64_t mib, const std::string& comm = "cc1plus") {
-    procs.push_back(ProcInfo{pid, 50, pid, comm, 'S', mib * MiB, start, {}});
+    procs.push_back(ProcessSample{pid, 50, pid, comm, 'S', mib * MiB, start, {}});
   }
 };
 
@@ -336,7 +336,7 @@ public:
 TEST(MemoryGovernor, LearnsPeaksMintsTokensAndBrakesWithinABudget) {
   auto dir = scratch_dir("governor-scripted");
   auto table = std::make_shared<ScriptedTable>();
-  table->procs.push_back(ProcInfo{50, 10, 50, "ninja", 'S', 10 * MiB, 5, {}});
+  table->procs.push_back(ProcessSample{50, 10, 50, "ninja", 'S', 10 * MiB, 5, {}});
   std::vector<std::pair<pid_t, int>> signals;
   GovernorSettings settings = governor_settings();
   settings.reserve_min_bytes = 100 * MiB;
@@ -437,7 +437,7 @@ TEST(MemoryGovernor, TheSeriesStaysBounded) {
 TEST(MemoryGovernor, StartsFromEarlierBuildsPeaksInsteadOfThePrior) {
   auto dir = scratch_dir("governor-known");
   auto table = std::make_shared<ScriptedTable>();
-  table->procs.push_back(ProcInfo{50, 10, 50, "ninja", 'S', 10 * MiB, 5, {}});
+  table->procs.push_back(ProcessSample{50, 10, 50, "ninja", 'S', 10 * MiB, 5, {}});
   GovernorSettings settings = governor_settings();
   settings.reserve_min_bytes = 100 * MiB;
   settings.reserve_fraction = 0;
@@ -540,9 +540,9 @@ TEST(GovernorProc, AJobTeachesOnlyWhenACompilerOfItsKindRanNotAsAPreprocessor) {
 TEST(MemoryGovernor, JobsServedFromACompilerCacheTeachNothing) {
   auto dir = scratch_dir("governor-cache-hits");
   auto table = std::make_shared<ScriptedTable>();
-  table->procs.push_back(ProcInfo{50, 10, 50, "ninja", 'S', 10 * MiB, 5, {}});
+  table->procs.push_back(ProcessSample{50, 10, 50, "ninja", 'S', 10 * MiB, 5, {}});
   // sccache's server, out of the tree: it runs nvcc's steps as its own children.
-  table->procs.push_back(ProcInfo{500, 1, 500, "sccache", 'S', 40 * MiB, 3, {}});
+  table->procs.push_back(ProcessSample{500, 1, 500, "sccache", 'S', 40 * MiB, 3, {}});
   GovernorSettings settings = governor_settings();
   settings.reserve_min_bytes = 100 * MiB;
   settings.reserve_fraction = 0;
@@ -561,7 +561,7 @@ TEST(MemoryGovernor, JobsServedFromACompilerCacheTeachNothing) {
   o.cache_servers = {500};
   auto g = MemoryGovernor::start(o);
   ASSERT_TRUE(g) << g.error().message;
-  auto run = [&](std::vector<ProcInfo> job) {
+  auto run = [&](std::vector<ProcessSample> job) {
     for (auto& p : job) table->procs.push_back(p);
     (*g)->tick();
     for (const auto& p : job) table->remove(p.pid);

@@ -14,7 +14,7 @@
 namespace tailor::plan {
 namespace {
 
-probe::CpuInfo recorded_cpu(const std::string& name) {
+probe::HostCpu recorded_cpu(const std::string& name) {
   tailor::test::FakeHostFiles f;
   f.arch = "aarch64";
   f.files["/proc/cpuinfo"] = tailor::test::slurp_text(std::string(TAILOR_SOURCE_DIR) + "/tests/probe/data/cpuinfo/" + name);
@@ -27,7 +27,7 @@ probe::CpuInfo recorded_cpu(const std::string& name) {
 probe::HostReport g5g_host() {
   probe::HostReport h = testing::graviton_t4g_host();
   h.cpu = recorded_cpu("graviton2_t4g_small");
-  probe::GpuInfo g;
+  probe::HostGpu g;
   g.name = "NVIDIA T4G";
   g.compute_capability = cuda::ComputeCapability{7, 5};
   g.memory_bytes = 16 * testing::k_gib;

@@ -19,19 +19,19 @@ std::string recorded(const std::string& name) {
   return text;
 }
 
-CpuInfo probe_recorded(const std::string& name) {
+HostCpu probe_recorded(const std::string& name) {
   tailor::test::FakeHostFiles f;
   f.arch = "aarch64";
   f.files["/proc/cpuinfo"] = recorded(name);
   return probe_cpu(f);
 }
 
-bool has(const CpuInfo& cpu, const std::string& feature) {
+bool has(const HostCpu& cpu, const std::string& feature) {
   return std::find(cpu.features.begin(), cpu.features.end(), feature) != cpu.features.end();
 }
 
 TEST(ArmCpuProbe, Graviton2IsNeoverseN1) {
-  CpuInfo cpu = probe_recorded("graviton2_t4g_small");
+  HostCpu cpu = probe_recorded("graviton2_t4g_small");
   EXPECT_EQ(cpu.arch, "aarch64");
   EXPECT_EQ(cpu.model, "Neoverse-N1");
   EXPECT_EQ(cpu.cores, std::vector<std::string>{"Neoverse-N1"});
@@ -49,7 +49,7 @@ TEST(ArmCpuProbe, Graviton2IsNeoverseN1) {
 }
 
 TEST(ArmCpuProbe, Graviton3IsNeoverseV1WithSveBf16I8mm) {
-  CpuInfo cpu = probe_recorded("graviton3");
+  HostCpu cpu = probe_recorded("graviton3");
   EXPECT_EQ(cpu.model, "Neoverse-V1");
   EXPECT_EQ(cpu.neoverse_class, "V1");
   EXPECT_EQ(cpu.isa_level, "armv8.4-a+sve");
@@ -58,7 +58,7 @@ TEST(ArmCpuProbe, Graviton3IsNeoverseV1WithSveBf16I8mm) {
 }
 
 TEST(ArmCpuProbe, Graviton4IsNeoverseV2WithSve2) {
-  CpuInfo cpu = probe_recorded("graviton4");
+  HostCpu cpu = probe_recorded("graviton4");
   EXPECT_EQ(cpu.model, "Neoverse-V2");
   EXPECT_EQ(cpu.neoverse_class, "V2");
   EXPECT_EQ(cpu.logical_cores, 4);
@@ -67,7 +67,7 @@ TEST(ArmCpuProbe, Graviton4IsNeoverseV2WithSve2) {
 }
 
 TEST(ArmCpuProbe, GraceIsNeoverseV2) {
-  CpuInfo cpu = probe_recorded("grace_gh200");
+  HostCpu cpu = probe_recorded("grace_gh200");
   EXPECT_EQ(cpu.model, "Neoverse-V2");
   EXPECT_EQ(cpu.neoverse_class, "V2");
   EXPECT_NE(cpu.seen_in.find("GH200"), std::string::npos) << cpu.seen_in;
@@ -77,7 +77,7 @@ TEST(ArmCpuProbe, GraceIsNeoverseV2) {
 }
 
 TEST(ArmCpuProbe, Gb10NamesBothCoreKindsAndIsV2Class) {
-  CpuInfo cpu = probe_recorded("gb10_dgx_spark");
+  HostCpu cpu = probe_recorded("gb10_dgx_spark");
   EXPECT_EQ(cpu.cores, (std::vector<std::string>{"Cortex-A725", "Cortex-X925"}));
   EXPECT_EQ(cpu.model, "Cortex-A725 + Cortex-X925");
   EXPECT_EQ(cpu.midr, "0x41:0xd87");
@@ -90,7 +90,7 @@ TEST(ArmCpuProbe, Gb10NamesBothCoreKindsAndIsV2Class) {
 // Orin's MIDR as NVIDIA's Tegra234 kernel patch quotes it (README): only the implementer
 // and part lines, so the core is named but no feature is claimed from nothing.
 TEST(ArmCpuProbe, OrinRecordedLinesNameCortexA78AE) {
-  CpuInfo cpu = probe_recorded("orin_tegra234_lines");
+  HostCpu cpu = probe_recorded("orin_tegra234_lines");
   EXPECT_EQ(cpu.arch, "aarch64");
   EXPECT_EQ(cpu.model, "Cortex-A78AE");
   EXPECT_EQ(cpu.cores, std::vector<std::string>{"Cortex-A78AE"});
@@ -109,7 +109,7 @@ TEST(ArmCpuProbe, OrinLscpuFeaturesAreArmv82WithDotProductAndNoSve) {
       "processor\t: 0\nBogoMIPS\t: 62.50\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp "
       "asimdhp cpuid asimdrdm lrcpc dcpop asimddp uscat ilrcpc flagm paca pacg\n"
       "CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd42\nCPU revision\t: 1\n";
-  CpuInfo cpu = probe_cpu(f);
+  HostCpu cpu = probe_cpu(f);
   EXPECT_EQ(cpu.model, "Cortex-A78AE");
   EXPECT_EQ(cpu.neoverse_class, "N1");
   EXPECT_EQ(cpu.features_source, "/proc/cpuinfo");
@@ -131,7 +131,7 @@ TEST(ArmCpuProbe, UnderAnEmulatorHwcapAndMidrWinOverTheHostsCpuinfo) {
   f.files["/proc/cpuinfo"] = k_x86_cpuinfo;
   f.cpuid = hwcap_names(0x119ffb, 0);  // qemu-aarch64 -cpu neoverse-n1
   f.midr = 0x414fd0c1;
-  CpuInfo cpu = probe_cpu(f);
+  HostCpu cpu = probe_cpu(f);
   EXPECT_EQ(cpu.model, "Neoverse-N1");
   EXPECT_EQ(cpu.midr, "0x41:0xd0c");
   EXPECT_EQ(cpu.neoverse_class, "N1");
@@ -149,7 +149,7 @@ TEST(ArmCpuProbe, AnUnknownPartIsNamedByNumberAndClassedByFeatures) {
   f.files["/proc/cpuinfo"] = k_x86_cpuinfo;
   f.cpuid = hwcap_names(0xecfffffb, 0x7f877fff);  // qemu-aarch64 7.2 -cpu max
   f.midr = 0x000f0510;
-  CpuInfo cpu = probe_cpu(f);
+  HostCpu cpu = probe_cpu(f);
   EXPECT_EQ(cpu.model, "unknown Arm core (implementer 0x00, part 0x051)");
   EXPECT_EQ(cpu.neoverse_class, "V2");
   EXPECT_TRUE(has(cpu, "sve2"));
@@ -160,7 +160,7 @@ TEST(ArmCpuProbe, NoCpuinfoNoMidrStillClassesByFeatures) {
   tailor::test::FakeHostFiles f;
   f.arch = "aarch64";
   f.cpuid = {"fp", "asimd"};
-  CpuInfo cpu = probe_cpu(f);
+  HostCpu cpu = probe_cpu(f);
   EXPECT_TRUE(cpu.cores.empty());
   EXPECT_EQ(cpu.model, "");
   EXPECT_EQ(cpu.neoverse_class, "");  // below N1
@@ -174,7 +174,7 @@ TEST(ArmCpuProbe, MalformedPartNumbersAreIgnored) {
       "processor\t: 0\nFeatures\t: fp asimd\nCPU implementer\t: 0xZZ\nCPU part\t: 0xd0c\n\n"
       "processor\t: 1\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\nCPU part\t: d0c\n\n"
       "processor\t: 2\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\nCPU part\t: 0x1234567890123\n";
-  CpuInfo cpu = probe_cpu(f);
+  HostCpu cpu = probe_cpu(f);
   EXPECT_TRUE(cpu.cores.empty());
   EXPECT_EQ(cpu.logical_cores, 3);
 }

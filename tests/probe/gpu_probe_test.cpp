@@ -56,7 +56,7 @@ TEST(ProbeGpus, NvmlAnswerIsUsedAndNvidiaSmiNotRun) {
   test::FakeGpuQuery q;
   GpuQueryResult nvml;
   nvml.gpus.push_back({0, "NVIDIA H200", cuda::ComputeCapability{9, 0}, 150ull << 30, "GPU-x"});
-  nvml.driver = DriverInfo{"580.95.05", cuda::CudaVersion{13, 0}, "nvml"};
+  nvml.driver = GpuDriver{"580.95.05", cuda::CudaVersion{13, 0}, "nvml"};
   q.result = nvml;
   test::FakeCommandRunner runner;
   std::vector<std::string> notes;

@@ -80,7 +80,7 @@ TEST(ProbeHost, GpuFromNvmlInJson) {
   FakeHost h;
   GpuQueryResult g;
   g.gpus.push_back({0, "NVIDIA H100 80GB HBM3", cuda::ComputeCapability{9, 0}, 80ull << 30, "GPU-1"});
-  g.driver = DriverInfo{"580.95.05", cuda::CudaVersion{13, 0}, "nvml"};
+  g.driver = GpuDriver{"580.95.05", cuda::CudaVersion{13, 0}, "nvml"};
   h.gpus.result = g;
   ProbeOptions o;
   o.probe_pythons = false;

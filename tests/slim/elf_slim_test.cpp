@@ -274,6 +274,72 @@ TEST_F(ElfSlim, DamagedFatbinIsAnErrorNotAGuess) {
   EXPECT_NE(r.error().message.find("runs past its container"), std::string::npos) << r.error().message;
 }
 
+TEST_F(ElfSlim, FatbinSymbolsMoveWithTheirContainers) {
+  // nvcc names each container by a local `fatbinData` symbol in .nv_fatbin; packing moves
+  // the containers, and each symbol must still name the start of one.
+  LibrarySlim r;
+  auto out = slim_to_memory(input, keep({8, 0}), r);
+  ASSERT_TRUE(r.packed);
+  Bytes b(out.data(), out.size());
+  auto elf = formats::parse_elf(b);
+  ASSERT_TRUE(elf.has_value());
+  const auto fat = elf->find_index(".nv_fatbin");
+  ASSERT_TRUE(fat);
+  const auto& section = elf->sections[*fat];
+  auto containers = formats::parse_fatbin_section(*formats::section_bytes(b, section), section.offset);
+  ASSERT_TRUE(containers.has_value());
+  std::set<uint64_t> starts;
+  for (const auto& c : *containers) starts.insert(section.addr + (c.offset - section.offset));
+  auto symbols = formats::symbol_table(b, *elf, *elf->find(".symtab"));
+  ASSERT_TRUE(symbols.has_value()) << symbols.error().message;
+  std::set<uint64_t> named;
+  for (uint64_t i = 0; i < symbols->size(); ++i) {
+    const auto sym = (*symbols)[i];
+    if (sym.shndx != *fat) continue;
+    auto name = symbols->name(sym);
+    ASSERT_TRUE(name.has_value()) << name.error().message;
+    EXPECT_EQ(*name, "fatbinData");
+    named.insert(sym.value);
+  }
+  EXPECT_EQ(named, starts);
+  EXPECT_EQ(named.size(), 3u);
+}
+
+TEST_F(ElfSlim, UnreadableProgramHeadersLeaveTheFileUntouched) {
+  const uint16_t phnum = 0x7000;  // a table of 1.5 MB in a 1 MB file
+  std::memcpy(input.data() + formats::k_elf64_e_phnum, &phnum, 2);
+  int fd = ::memfd_create("slim", 0);
+  ASSERT_GE(fd, 0);
+  auto r = slim_elf(Bytes(input.data(), input.size()), keep({8, 0}), fd);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->outcome, SlimOutcome::left_untouched);
+  EXPECT_NE(r->note.find("program header table at 0x40 (0x188000 bytes) runs past end of file"), std::string::npos)
+      << r->note;
+  EXPECT_EQ(::lseek(fd, 0, SEEK_END), 0);  // nothing written
+  ::close(fd);
+}
+
+TEST_F(ElfSlim, UnreadableRelocationsKeepContainersInPlace) {
+  // .rela.dyn's size no longer a whole number of records: which pointers name which
+  // container is unknown, so nothing moves; entries are still compacted inside each
+  // container and the file keeps its size.
+  auto elf = formats::parse_elf(Bytes(input.data(), input.size()));
+  ASSERT_TRUE(elf.has_value());
+  const auto rela = elf->find_index(".rela.dyn");
+  ASSERT_TRUE(rela);
+  const uint64_t size = elf->sections[*rela].size - 8;
+  std::memcpy(input.data() + elf->e_shoff + *rela * formats::k_elf64_shdr_size + formats::k_elf64_sh_size, &size, 8);
+  LibrarySlim r;
+  auto out = slim_to_memory(input, keep({8, 0}), r);
+  EXPECT_EQ(r.outcome, SlimOutcome::slimmed);
+  EXPECT_FALSE(r.packed);
+  EXPECT_EQ(r.containers_pinned, r.containers);
+  EXPECT_EQ(out.size(), input.size());
+  EXPECT_NE(r.note.find("not shrunk on disk (section .rela.dyn at 0x"), std::string::npos) << r.note;
+  EXPECT_NE(r.note.find("is not a whole number of 24-byte RELA records"), std::string::npos) << r.note;
+  EXPECT_EQ(targets_in(out), (std::vector<std::string>{"sm_80"}));
+}
+
 TEST(ElfSlimPlain, LibraryWithoutDeviceCode) {
   if (!std::filesystem::exists(fixture("plain_c"))) GTEST_SKIP() << "fixture not built";
   auto in = slurp(fixture("plain_c"));
