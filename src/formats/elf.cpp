@@ -1,15 +1,14 @@
 #include "formats/elf.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstring>
+#include <initializer_list>
 
 namespace tailor::formats {
 namespace {
 
-constexpr uint32_t k_sht_nobits = 8;
-constexpr uint32_t k_sht_dynamic = 6;
-constexpr uint32_t k_sht_note = 7;
-constexpr uint32_t k_sht_gnu_verneed = 0x6ffffffe;
 constexpr uint16_t k_shn_xindex = 0xffff;
 constexpr uint32_t k_nt_gnu_property_type_0 = 5;
 constexpr uint32_t k_gnu_property_x86_isa_1_needed = 0xc0008002;
@@ -44,9 +43,9 @@ std::string hex(uint64_t v) {
 std::string machine_name(uint16_t m) {
   // ELF format constants (the ELF specification's e_machine values), not policy.
   switch (m) {
-    case 62: return "x86_64";
-    case 183: return "aarch64";
-    case 190: return "cuda";
+    case k_em_x86_64: return "x86_64";
+    case k_em_aarch64: return "aarch64";
+    case k_em_cuda: return "cuda";
     case 3: return "i386";
     case 40: return "arm";
     case 21: return "ppc64";
@@ -102,27 +101,32 @@ private:
   bool m_64;
 };
 
-// A NUL-terminated string at offset inside a string table.
+// A NUL-terminated string at offset inside a string table, as a view into the table.
 // At most max_length bytes are looked at: a longer name is an error or is cut (`long_name`).
-Expected<std::string> table_string(Bytes table, uint64_t table_offset, uint64_t index,
-                                   const char* what, uint64_t max_length = k_max_name,
-                                   LongName long_name = LongName::error) {
+Expected<std::string_view> table_string_view(Bytes table, uint64_t table_offset, uint64_t index,
+                                             std::string_view what, uint64_t max_length = k_max_name,
+                                             LongName long_name = LongName::error) {
   if (index >= table.size())
-    return make_error(std::string(what) + " name offset " + hex(index) +
-                      " lies outside its string table at " + hex(table_offset) + " (size " +
-                      hex(table.size()) + ")");
+    return make_error(std::string(what) + " name offset " + hex(index) + " lies outside its string table at " +
+                      hex(table_offset) + " (size " + hex(table.size()) + ")");
   auto rest = as_chars(table.subspan(index));
   auto window = rest.substr(0, max_length + 1);
   auto end = window.find('\0');
   if (end == std::string_view::npos && window.size() > max_length) {
-    if (long_name == LongName::truncate) return std::string(window.substr(0, max_length));
+    if (long_name == LongName::truncate) return window.substr(0, max_length);
     return make_error(std::string(what) + " name at " + hex(table_offset + index) + " is longer than " +
                       std::to_string(max_length) + " bytes");
   }
   if (end == std::string_view::npos)
     return make_error(std::string(what) + " name at " + hex(table_offset + index) +
                       " is not NUL-terminated inside its string table");
-  return std::string(rest.substr(0, end));
+  return rest.substr(0, end);
+}
+
+Expected<std::string> table_string(Bytes table, uint64_t table_offset, uint64_t index, std::string_view what,
+                                   uint64_t max_length = k_max_name, LongName long_name = LongName::error) {
+  TAILOR_TRY(view, table_string_view(table, table_offset, index, what, max_length, long_name));
+  return std::string(view);
 }
 
 Expected<std::vector<ElfSection>> read_sections(const Reader& r, std::string& error_ctx,
@@ -167,6 +171,8 @@ Expected<std::vector<ElfSection>> read_sections(const Reader& r, std::string& er
       s.size = *read_le<uint64_t>(r.file(), h + 32);
       s.link = *read_le<uint32_t>(r.file(), h + 40);
       s.info = *read_le<uint32_t>(r.file(), h + 44);
+      s.addralign = *read_le<uint64_t>(r.file(), h + 48);
+      s.entsize = *read_le<uint64_t>(r.file(), h + 56);
     } else {
       s.flags = *read_le<uint32_t>(r.file(), h + 8);
       s.addr = *read_le<uint32_t>(r.file(), h + 12);
@@ -174,6 +180,8 @@ Expected<std::vector<ElfSection>> read_sections(const Reader& r, std::string& er
       s.size = *read_le<uint32_t>(r.file(), h + 20);
       s.link = *read_le<uint32_t>(r.file(), h + 24);
       s.info = *read_le<uint32_t>(r.file(), h + 28);
+      s.addralign = *read_le<uint32_t>(r.file(), h + 32);
+      s.entsize = *read_le<uint32_t>(r.file(), h + 36);
     }
     sections.push_back(std::move(s));
   }
@@ -349,9 +357,14 @@ void read_isa_note(const Reader& r, ElfFile& elf) {
 }  // namespace
 
 const ElfSection* ElfFile::find(std::string_view name) const {
-  for (const ElfSection& s : sections)
-    if (s.name == name) return &s;
-  return nullptr;
+  auto i = find_index(name);
+  return i ? &sections[*i] : nullptr;
+}
+
+std::optional<size_t> ElfFile::find_index(std::string_view name) const {
+  for (size_t i = 0; i < sections.size(); ++i)
+    if (sections[i].name == name) return i;
+  return std::nullopt;
 }
 
 bool looks_like_elf(Bytes file) {
@@ -379,8 +392,20 @@ Expected<ElfFile> parse_elf(Bytes file) {
   elf.is_64 = cls == 2;
   Reader r(file, elf.is_64);
   if (elf.is_64 && file.size() < 64) return r.past_end("ELF header", 0, 64);
+  elf.e_type = *read_le<uint16_t>(file, 0x10);
   elf.e_machine = *read_le<uint16_t>(file, 0x12);
   elf.machine = machine_name(elf.e_machine);
+  if (elf.is_64) {
+    elf.e_phoff = *read_le<uint64_t>(file, 0x20);
+    elf.e_shoff = *read_le<uint64_t>(file, 0x28);
+    elf.e_phentsize = *read_le<uint16_t>(file, 0x36);
+    elf.e_phnum = *read_le<uint16_t>(file, 0x38);
+  } else {
+    elf.e_phoff = *read_le<uint32_t>(file, 0x1c);
+    elf.e_shoff = *read_le<uint32_t>(file, 0x20);
+    elf.e_phentsize = *read_le<uint16_t>(file, 0x2a);
+    elf.e_phnum = *read_le<uint16_t>(file, 0x2c);
+  }
   std::string ctx;
   StringBudget budget;
   auto sections = read_sections(r, ctx, budget);
@@ -389,8 +414,131 @@ Expected<ElfFile> parse_elf(Bytes file) {
   if (auto d = read_dynamic(r, elf, budget); !d) return d.error();
   if (auto v = read_version_needs(r, elf, budget); !v) return v.error();
   // Property numbers from 0xc0000000 up are processor-specific: only x86 means ISA levels.
-  if (elf.e_machine == 62 || elf.e_machine == 3) read_isa_note(r, elf);
+  if (elf.e_machine == k_em_x86_64 || elf.e_machine == 3 /* EM_386 */) read_isa_note(r, elf);
   return elf;
+}
+
+// ---- Program headers, relocation and symbol tables (ELF64) ----
+
+namespace {
+
+// A table section's records: ELF64, of one of `types`, inside the file, whole records.
+Expected<Bytes> table_records(Bytes file, const ElfFile& elf, const ElfSection& section,
+                              std::initializer_list<uint32_t> types, const char* kind, uint64_t record) {
+  const std::string where = "section " + section.name + " at " + hex(section.offset);
+  if (!elf.is_64) return make_error(where + ": " + kind + " tables are read in ELF64 files only");
+  if (std::find(types.begin(), types.end(), section.type) == types.end())
+    return make_error(where + ": type " + hex(section.type) + " is not a " + kind + " table");
+  auto bytes = strict_substr(file, section.offset, section.size);
+  if (!bytes)
+    return make_error(where + " (" + hex(section.size) + " bytes) runs past end of file (size " + hex(file.size()) + ")");
+  if (section.size % record != 0)
+    return make_error(where + ": size " + hex(section.size) + " is not a whole number of " + std::to_string(record) +
+                      "-byte " + kind + " records");
+  return *bytes;
+}
+
+}  // namespace
+
+Expected<std::vector<ElfSegment>> read_segments(Bytes file, const ElfFile& elf) {
+  std::vector<ElfSegment> segments;
+  if (elf.e_phnum == 0) return segments;
+  if (!elf.is_64) return make_error("program header table at " + hex(elf.e_phoff) + ": read in ELF64 files only");
+  if (elf.e_phentsize != k_elf64_phdr_size)
+    return make_error("e_phentsize at 0x36 is " + hex(elf.e_phentsize) + ", expected " + hex(k_elf64_phdr_size));
+  // PN_XNUM: the real count would be in section 0's sh_info. No linker writes it for a
+  // shared library (65535 segments); it is refused rather than half supported.
+  if (elf.e_phnum == 0xffff) return make_error("e_phnum at 0x38 is 0xffff (extended program header numbering, PN_XNUM)");
+  const uint64_t table_size = uint64_t{elf.e_phnum} * k_elf64_phdr_size;
+  auto table = strict_substr(file, elf.e_phoff, table_size);
+  if (!table)
+    return make_error("program header table at " + hex(elf.e_phoff) + " (" + hex(table_size) +
+                      " bytes) runs past end of file (size " + hex(file.size()) + ")");
+  segments.reserve(elf.e_phnum);
+  for (uint64_t at = 0; at < table_size; at += k_elf64_phdr_size) {
+    ElfSegment h;
+    h.type = *read_le<uint32_t>(*table, at);
+    h.flags = *read_le<uint32_t>(*table, at + 4);
+    h.offset = *read_le<uint64_t>(*table, at + 8);
+    h.vaddr = *read_le<uint64_t>(*table, at + 16);
+    h.paddr = *read_le<uint64_t>(*table, at + 24);
+    h.filesz = *read_le<uint64_t>(*table, at + 32);
+    h.memsz = *read_le<uint64_t>(*table, at + 40);
+    h.align = *read_le<uint64_t>(*table, at + 48);
+    segments.push_back(h);
+  }
+  return segments;
+}
+
+std::vector<std::byte> encode_segments(std::span<const ElfSegment> segments) {
+  std::vector<std::byte> out(segments.size() * k_elf64_phdr_size);
+  auto put = [&](size_t at, auto v) { std::memcpy(out.data() + at, &v, sizeof v); };
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const ElfSegment& h = segments[i];
+    const size_t at = i * k_elf64_phdr_size;
+    put(at, h.type);
+    put(at + 4, h.flags);
+    put(at + 8, h.offset);
+    put(at + 16, h.vaddr);
+    put(at + 24, h.paddr);
+    put(at + 32, h.filesz);
+    put(at + 40, h.memsz);
+    put(at + 48, h.align);
+  }
+  return out;
+}
+
+std::optional<uint64_t> file_offset_of(std::span<const ElfSegment> segments, uint64_t vaddr, uint64_t size) {
+  for (const ElfSegment& h : segments) {
+    if (h.type != k_pt_load || vaddr < h.vaddr) continue;
+    const uint64_t rel = vaddr - h.vaddr;
+    if (rel <= h.filesz && size <= h.filesz - rel) return checked_add(h.offset, rel);
+  }
+  return std::nullopt;
+}
+
+ElfRela ElfRelaTable::operator[](uint64_t i) const {
+  const uint64_t at = i * k_elf64_rela_size;
+  return {m_offset + at, *read_le<uint64_t>(m_records, at), *read_le<uint64_t>(m_records, at + 8),
+          *read_le<uint64_t>(m_records, at + k_elf64_r_addend)};
+}
+
+Expected<ElfRelaTable> rela_table(Bytes file, const ElfFile& elf, const ElfSection& section) {
+  TAILOR_TRY(records, table_records(file, elf, section, {k_sht_rela}, "RELA", k_elf64_rela_size));
+  return ElfRelaTable(records, section.offset);
+}
+
+Expected<ElfRelrTable> relr_table(Bytes file, const ElfFile& elf, const ElfSection& section) {
+  TAILOR_TRY(words, table_records(file, elf, section, {k_sht_relr}, "RELR", k_elf64_relr_size));
+  return ElfRelrTable(words);
+}
+
+ElfSymbol ElfSymbolTable::operator[](uint64_t i) const {
+  const uint64_t at = i * k_elf64_sym_size;
+  ElfSymbol s;
+  s.at = m_offset + at;
+  s.name = *read_le<uint32_t>(m_records, at);
+  s.info = *read_le<uint8_t>(m_records, at + 4);
+  s.other = *read_le<uint8_t>(m_records, at + 5);
+  s.shndx = *read_le<uint16_t>(m_records, at + 6);
+  s.value = *read_le<uint64_t>(m_records, at + k_elf64_st_value);
+  s.size = *read_le<uint64_t>(m_records, at + k_elf64_st_size);
+  return s;
+}
+
+Expected<std::string_view> ElfSymbolTable::name(const ElfSymbol& symbol) const {
+  if (!m_strings || m_strings->type != k_sht_strtab)
+    return make_error("section " + m_section + " links to string table " + std::to_string(m_link) +
+                      ", which is not a string table");
+  TAILOR_TRY(strings, section_bytes(m_file, *m_strings));
+  return table_string_view(strings, m_strings->offset, symbol.name, "symbol at " + hex(symbol.at));
+}
+
+Expected<ElfSymbolTable> symbol_table(Bytes file, const ElfFile& elf, const ElfSection& section) {
+  TAILOR_TRY(records, table_records(file, elf, section, {k_sht_symtab, k_sht_dynsym}, "symbol", k_elf64_sym_size));
+  std::optional<ElfSection> strings;
+  if (section.link < elf.sections.size()) strings = elf.sections[section.link];
+  return ElfSymbolTable(file, records, section.offset, section.name, std::move(strings), section.link);
 }
 
 }  // namespace tailor::formats

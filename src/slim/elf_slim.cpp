@@ -22,50 +22,18 @@
 namespace tailor::slim {
 namespace {
 
-constexpr uint32_t k_pt_load = 1, k_pt_phdr = 6;
-constexpr uint32_t k_sht_symtab = 2, k_sht_rela = 4, k_sht_nobits = 8, k_sht_dynsym = 11, k_sht_relr = 19;
-constexpr uint64_t k_shf_alloc = 2, k_shf_execinstr = 4;
-constexpr uint32_t k_pf_x = 1;
-constexpr uint16_t k_em_x86_64 = 62, k_em_aarch64 = 183;
-constexpr uint32_t k_r_x86_64_relative = 8, k_r_aarch64_relative = 1027;
+// The ELF reading (constants, program headers, relocation and symbol tables) is
+// formats/elf.h's; what follows is the surgery.
+using formats::ElfSegment;
+
+// The CUDA runtime's registration wrapper (__fatBinC_Wrapper_t): magic, version, then the
+// container's address at +8 and a second pointer at +16.
 constexpr uint32_t k_wrapper_magic = 0x466243B1;
 constexpr uint64_t k_wrapper_size = 24;
-constexpr uint64_t k_phdr_size = 56, k_shdr_size = 64, k_rela_size = 24, k_sym_size = 24;
 constexpr size_t k_max_warnings = 20;
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 uint64_t align_down(uint64_t v, uint64_t a) { return v / a * a; }
-
-struct Phdr {
-  uint32_t type = 0, flags = 0;
-  uint64_t offset = 0, vaddr = 0, paddr = 0, filesz = 0, memsz = 0, align = 0;
-};
-
-struct Shdr {
-  uint64_t addralign = 0, entsize = 0;
-};
-
-template <typename T>
-void put(std::vector<std::byte>& out, size_t at, T v) {
-  std::memcpy(out.data() + at, &v, sizeof(T));
-}
-
-std::vector<std::byte> encode_phdrs(const std::vector<Phdr>& phdrs) {
-  std::vector<std::byte> out(phdrs.size() * k_phdr_size);
-  for (size_t i = 0; i < phdrs.size(); ++i) {
-    const auto& p = phdrs[i];
-    size_t at = i * k_phdr_size;
-    put(out, at, p.type);
-    put(out, at + 4, p.flags);
-    put(out, at + 8, p.offset);
-    put(out, at + 16, p.vaddr);
-    put(out, at + 24, p.paddr);
-    put(out, at + 32, p.filesz);
-    put(out, at + 40, p.memsz);
-    put(out, at + 48, p.align);
-  }
-  return out;
-}
 
 // One change to the output, at an output offset.
 struct Patch {
@@ -181,7 +149,7 @@ Expected<void> pwrite_all(int fd, const Patch& p) {
 struct Pointer {
   uint64_t target = 0;           // the container start it names (vaddr)
   std::optional<uint64_t> word;  // file offset of the in-place word, when it holds the target
-  std::optional<uint64_t> addend;  // file offset of the RELA entry's r_addend
+  std::optional<uint64_t> addend;  // file offset of the RELA record's r_addend
 };
 
 // A container found outside .nv_fatbin/__nv_relfatbin. Only its place is kept: its entries
@@ -203,10 +171,7 @@ struct Plan {
   formats::ElfFile elf;
   const formats::ElfSection* fat = nullptr;
   size_t fat_index = 0;
-  uint64_t e_type = 0, e_phoff = 0, e_shoff = 0;
-  uint16_t e_phnum = 0;
-  std::vector<Phdr> phdrs;
-  std::vector<Shdr> shdrs;
+  std::vector<ElfSegment> phdrs;
   std::vector<formats::FatbinContainer> containers;
   std::vector<ContainerChoice> choices;
   std::vector<uint64_t> new_size;  // container bytes after compaction
@@ -226,68 +191,10 @@ struct Plan {
   uint64_t out(uint64_t in) const { return in >= cut_hi ? in - delta() : in; }
 };
 
-Expected<void> read_headers(Bytes file, Plan& p) {
-  p.e_type = *read_le<uint16_t>(file, 16);
-  p.e_phoff = *read_le<uint64_t>(file, 32);
-  p.e_shoff = *read_le<uint64_t>(file, 40);
-  uint16_t phentsize = *read_le<uint16_t>(file, 54);
-  p.e_phnum = *read_le<uint16_t>(file, 56);
-  uint16_t shentsize = *read_le<uint16_t>(file, 58);
-  if ((phentsize != k_phdr_size && p.e_phnum != 0) || (shentsize != k_shdr_size && !p.elf.sections.empty()))
-    return make_error("unexpected program or section header entry sizes");
-  if (p.e_phnum == 0xffff) return make_error("extended program header numbering (PN_XNUM)");
-  if (!strict_substr(file, p.e_phoff, uint64_t{p.e_phnum} * k_phdr_size))
-    return make_error("program header table runs past the end of the file");
-  for (uint16_t i = 0; i < p.e_phnum; ++i) {
-    uint64_t at = p.e_phoff + i * k_phdr_size;
-    Phdr h;
-    h.type = *read_le<uint32_t>(file, at);
-    h.flags = *read_le<uint32_t>(file, at + 4);
-    h.offset = *read_le<uint64_t>(file, at + 8);
-    h.vaddr = *read_le<uint64_t>(file, at + 16);
-    h.paddr = *read_le<uint64_t>(file, at + 24);
-    h.filesz = *read_le<uint64_t>(file, at + 32);
-    h.memsz = *read_le<uint64_t>(file, at + 40);
-    h.align = *read_le<uint64_t>(file, at + 48);
-    p.phdrs.push_back(h);
-  }
-  for (size_t i = 0; i < p.elf.sections.size(); ++i) {
-    uint64_t at = p.e_shoff + i * k_shdr_size;
-    Shdr s;
-    s.addralign = *read_le<uint64_t>(file, at + 48);
-    s.entsize = *read_le<uint64_t>(file, at + 56);
-    p.shdrs.push_back(s);
-  }
-  return {};
-}
-
-// The file offset of a virtual address, through the PT_LOAD that maps it from the file.
-/// Every place a RELR section relocates (an address word, then bitmaps of the next 63
-/// words), in order. The caller has checked the section lies in the file and is whole words.
-template <typename F>
-void for_each_relr_place(Bytes file, uint64_t offset, uint64_t size, F&& note) {
-  uint64_t where = 0;
-  for (uint64_t at = offset; at < offset + size; at += 8) {
-    uint64_t w = *read_le<uint64_t>(file, at);
-    if ((w & 1) == 0) {
-      note(w);
-      where = w + 8;
-    } else {
-      uint64_t bits = w >> 1;
-      for (uint64_t i = 0; bits != 0; ++i, bits >>= 1)
-        if (bits & 1) note(where + i * 8);
-      where += 63 * 8;
-    }
-  }
-}
-
-std::optional<uint64_t> file_offset_of(const Plan& p, uint64_t vaddr, uint64_t size) {
-  for (const auto& h : p.phdrs) {
-    if (h.type != k_pt_load || vaddr < h.vaddr) continue;
-    uint64_t rel = vaddr - h.vaddr;
-    if (rel <= h.filesz && size <= h.filesz - rel) return h.offset + rel;
-  }
-  return std::nullopt;
+// The 8-byte word at a virtual address, when a PT_LOAD maps it from inside the file.
+std::optional<uint64_t> word_at_address(Bytes file, const Plan& p, uint64_t vaddr) {
+  auto at = formats::file_offset_of(p.phdrs, vaddr, 8);
+  return at ? read_le<uint64_t>(file, *at) : std::nullopt;
 }
 
 // The sections searched for embedded containers, as inspect searches them (so that what
@@ -302,7 +209,7 @@ std::vector<size_t> embedded_scan_sections(const formats::ElfFile& elf, uint64_t
     const auto& s = elf.sections[i];
     if (s.size == 0 || s.offset > file_size || s.size > file_size - s.offset) continue;
     if (is_device(s)) device.emplace_back(s.offset, s.offset + s.size);
-    else if ((s.flags & k_shf_alloc) && s.type != k_sht_nobits) candidates.push_back(i);
+    else if ((s.flags & formats::k_shf_alloc) && s.type != formats::k_sht_nobits) candidates.push_back(i);
   }
   std::sort(device.begin(), device.end());
   std::vector<uint64_t> max_end(device.size());
@@ -389,16 +296,17 @@ std::string mark_pointed_into(Bytes file, Plan& p) {
     if (target > e.addr && target < e.addr + e.size) e.pointed_into = true;
   };
   for (const auto& s : p.elf.sections) {
-    if (!(s.flags & k_shf_alloc)) continue;
-    if (s.type == k_sht_rela) {
-      if (s.size % k_rela_size || !strict_substr(file, s.offset, s.size)) return s.name + " is not an array of RELA entries";
-      for (uint64_t at = s.offset; at < s.offset + s.size; at += k_rela_size) check(*read_le<uint64_t>(file, at + 16));
-    } else if (s.type == k_sht_relr) {
-      if (s.size % 8 || !strict_substr(file, s.offset, s.size)) return s.name + " is not an array of RELR words";
-      auto note = [&](uint64_t place) {
-        if (auto off = file_offset_of(p, place, 8)) check(*read_le<uint64_t>(file, *off));
-      };
-      for_each_relr_place(file, s.offset, s.size, note);
+    if (!(s.flags & formats::k_shf_alloc)) continue;
+    if (s.type == formats::k_sht_rela) {
+      auto rela = formats::rela_table(file, p.elf, s);
+      if (!rela) return rela.error().message;
+      for (uint64_t i = 0; i < rela->size(); ++i) check((*rela)[i].addend);
+    } else if (s.type == formats::k_sht_relr) {
+      auto relr = formats::relr_table(file, p.elf, s);
+      if (!relr) return relr.error().message;
+      relr->for_each_place([&](uint64_t place) {
+        if (auto word = word_at_address(file, p, place)) check(*word);
+      });
     }
   }
   return "";
@@ -449,7 +357,7 @@ std::string find_pointers(Bytes file, Plan& p) {
   p.pinned_whole.assign(p.containers.size(), false);
   const auto* seg = p.elf.find(".nvFatBinSegment");
   if (!seg) return "no .nvFatBinSegment registration wrappers";
-  if (seg->type == k_sht_nobits || seg->size % k_wrapper_size != 0 ||
+  if (seg->type == formats::k_sht_nobits || seg->size % k_wrapper_size != 0 ||
       !strict_substr(file, seg->offset, seg->size))
     return ".nvFatBinSegment is not an array of 24-byte wrappers";
   const uint64_t fat_lo = p.fat->addr, fat_hi = p.fat->addr + p.fat->size;
@@ -470,40 +378,39 @@ std::string find_pointers(Bytes file, Plan& p) {
       if (!c->second) p.pinned_whole[c->first] = true;
     }
   };
-  const uint32_t relative = p.elf.e_machine == k_em_x86_64 ? k_r_x86_64_relative : k_r_aarch64_relative;
+  const uint32_t relative =
+      p.elf.e_machine == formats::k_em_x86_64 ? formats::k_r_x86_64_relative : formats::k_r_aarch64_relative;
 
   // Every dynamic relocation: wrapper places are remembered; any other pointer into
   // .nv_fatbin pins the container it names.
-  std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> rela_at;  // place -> (entry offset, addend)
+  std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> rela_at;  // place -> (record offset, addend)
   std::unordered_map<uint64_t, bool> relr_at;
   const uint64_t seg_lo = seg->addr, seg_hi = seg->addr + seg->size;
   for (const auto& s : p.elf.sections) {
-    if (!(s.flags & k_shf_alloc)) continue;
-    if (s.type == k_sht_rela) {
-      if (s.size % k_rela_size || !strict_substr(file, s.offset, s.size)) return s.name + " is not an array of RELA entries";
-      for (uint64_t at = s.offset; at < s.offset + s.size; at += k_rela_size) {
-        uint64_t place = *read_le<uint64_t>(file, at);
-        uint64_t info = *read_le<uint64_t>(file, at + 8);
-        uint64_t addend = *read_le<uint64_t>(file, at + 16);
-        bool in_seg = place >= seg_lo && place < seg_hi;
-        if (in_seg) {
-          if (static_cast<uint32_t>(info) != relative && (place - seg_lo) % k_wrapper_size >= 8)
-            return "a wrapper pointer has a relocation of type " + std::to_string(static_cast<uint32_t>(info));
-          rela_at[place] = {at, addend};
+    if (!(s.flags & formats::k_shf_alloc)) continue;
+    if (s.type == formats::k_sht_rela) {
+      auto rela = formats::rela_table(file, p.elf, s);
+      if (!rela) return rela.error().message;
+      for (uint64_t i = 0; i < rela->size(); ++i) {
+        const formats::ElfRela r = (*rela)[i];
+        if (r.place >= seg_lo && r.place < seg_hi) {
+          if (r.type() != relative && (r.place - seg_lo) % k_wrapper_size >= 8)
+            return "a wrapper pointer has a relocation of type " + std::to_string(r.type());
+          rela_at[r.place] = {r.at, r.addend};
         } else {
-          pin(addend);
+          pin(r.addend);
         }
       }
-    } else if (s.type == k_sht_relr) {
-      if (s.size % 8 || !strict_substr(file, s.offset, s.size)) return s.name + " is not an array of RELR words";
-      auto note = [&](uint64_t place) {
+    } else if (s.type == formats::k_sht_relr) {
+      auto relr = formats::relr_table(file, p.elf, s);
+      if (!relr) return relr.error().message;
+      relr->for_each_place([&](uint64_t place) {
         if (place >= seg_lo && place < seg_hi) {
           relr_at[place] = true;
           return;
         }
-        if (auto off = file_offset_of(p, place, 8)) pin(*read_le<uint64_t>(file, *off));
-      };
-      for_each_relr_place(file, s.offset, s.size, note);
+        if (auto word = word_at_address(file, p, place)) pin(*word);
+      });
     }
   }
 
@@ -518,11 +425,11 @@ std::string find_pointers(Bytes file, Plan& p) {
       auto rela = rela_at.find(place);
       if (rela != rela_at.end()) {
         ptr.target = rela->second.second;
-        ptr.addend = rela->second.first + 16;
+        ptr.addend = rela->second.first + formats::k_elf64_r_addend;
         if (word == ptr.target) ptr.word = at + field;
         else if (word != 0) return "a wrapper's word and its relocation disagree";
       } else {
-        if (p.e_type != 2 /* ET_EXEC */ && !relr_at.count(place) && word != 0 && field == 8)
+        if (p.elf.e_type != formats::k_et_exec && !relr_at.count(place) && word != 0 && field == 8)
           return "a wrapper pointer without a relocation in a position-independent file";
         ptr.target = word;
         ptr.word = at + field;
@@ -552,18 +459,18 @@ void place_cut(Bytes file, Plan& p) {
   std::optional<size_t> load;
   for (size_t i = 0; i < p.phdrs.size(); ++i) {
     const auto& h = p.phdrs[i];
-    if (h.type != k_pt_load) continue;
+    if (h.type != formats::k_pt_load) continue;
     if (h.align > 1 && (h.align & (h.align - 1))) return;  // not a power of two
     align = std::max(align, h.align);
     if (h.offset <= p.fat->offset && hole_hi <= h.offset + h.filesz) load = i;
   }
   if (!load) return;
-  const Phdr& L = p.phdrs[*load];
+  const ElfSegment& L = p.phdrs[*load];
   const uint64_t load_end = L.offset + L.filesz;
   uint64_t hi = align_down(hole_hi, align);
   bool split = hi < load_end;
   uint64_t table = align_up(hole_lo, 8);
-  uint64_t lo = align_up(split ? table + (p.phdrs.size() + 1) * k_phdr_size : hole_lo, align);
+  uint64_t lo = align_up(split ? table + (p.phdrs.size() + 1) * formats::k_elf64_phdr_size : hole_lo, align);
   if (lo >= hi) return;
   if (!split && L.memsz != L.filesz) return;
   // Nothing but .nv_fatbin may lie in the cut: no other section or segment, nor the
@@ -571,17 +478,17 @@ void place_cut(Bytes file, Plan& p) {
   for (size_t i = 0; i < p.elf.sections.size(); ++i) {
     const auto& s = p.elf.sections[i];
     if (i == p.fat_index || s.type == 0) continue;
-    uint64_t end = s.offset + (s.type == k_sht_nobits ? 0 : s.size);
+    uint64_t end = s.offset + (s.type == formats::k_sht_nobits ? 0 : s.size);
     if (s.offset < hi && end > lo) return;
-    if (s.type == k_sht_nobits && s.offset > lo && s.offset < hi) return;
+    if (s.type == formats::k_sht_nobits && s.offset > lo && s.offset < hi) return;
   }
   for (size_t i = 0; i < p.phdrs.size(); ++i) {
     const auto& h = p.phdrs[i];
     if (i == *load || h.filesz == 0) continue;
     if (h.offset < hi && h.offset + h.filesz > lo) return;
   }
-  if (p.e_shoff > lo && p.e_shoff < hi) return;
-  if (p.e_phoff + p.phdrs.size() * k_phdr_size > lo && p.e_phoff < hi) return;
+  if (p.elf.e_shoff > lo && p.elf.e_shoff < hi) return;
+  if (p.elf.e_phoff + p.phdrs.size() * formats::k_elf64_phdr_size > lo && p.elf.e_phoff < hi) return;
   (void)file;
   p.cut_lo = lo;
   p.cut_hi = hi;
@@ -590,13 +497,13 @@ void place_cut(Bytes file, Plan& p) {
   p.new_phoff = table;
 }
 
-std::vector<Phdr> new_phdrs(const Plan& p) {
-  std::vector<Phdr> out;
+std::vector<ElfSegment> new_phdrs(const Plan& p) {
+  std::vector<ElfSegment> out;
   for (size_t i = 0; i < p.phdrs.size(); ++i) {
-    Phdr h = p.phdrs[i];
+    ElfSegment h = p.phdrs[i];
     if (p.delta() && i == p.load_index) {
       const uint64_t a_size = p.cut_lo - h.offset;
-      Phdr b = h;
+      ElfSegment b = h;
       b.offset = p.cut_lo;
       b.vaddr = h.vaddr + (p.cut_hi - h.offset);
       b.paddr = h.paddr + (p.cut_hi - h.offset);
@@ -607,8 +514,8 @@ std::vector<Phdr> new_phdrs(const Plan& p) {
       // first half keeps .text when the linker put code and read-only data together).
       bool code = false;
       for (const auto& s : p.elf.sections)
-        if ((s.flags & k_shf_execinstr) && s.addr + s.size > b.vaddr && s.addr < b.vaddr + b.memsz) code = true;
-      if (!code) b.flags &= ~k_pf_x;
+        if ((s.flags & formats::k_shf_execinstr) && s.addr + s.size > b.vaddr && s.addr < b.vaddr + b.memsz) code = true;
+      if (!code) b.flags &= ~formats::k_pf_x;
       out.push_back(h);
       if (p.split) out.push_back(b);
       continue;
@@ -617,13 +524,13 @@ std::vector<Phdr> new_phdrs(const Plan& p) {
     out.push_back(h);
   }
   if (p.split) {
-    const Phdr& L = p.phdrs[p.load_index];
+    const ElfSegment& L = p.phdrs[p.load_index];
     for (auto& h : out)
-      if (h.type == k_pt_phdr) {
+      if (h.type == formats::k_pt_phdr) {
         h.offset = p.new_phoff;
         h.vaddr = L.vaddr + (p.new_phoff - L.offset);
         h.paddr = L.paddr + (p.new_phoff - L.offset);
-        h.filesz = h.memsz = out.size() * k_phdr_size;
+        h.filesz = h.memsz = out.size() * formats::k_elf64_phdr_size;
       }
   }
   return out;
@@ -715,19 +622,21 @@ Expected<void> write_output(Bytes file, const Plan& p, const KeepPolicy& policy,
     const uint64_t fat_off = p.fat->offset;
     // Program headers: in the freed range when a segment was split, else where they were.
     auto phdrs = new_phdrs(p);
-    patches.push_back({p.split ? p.new_phoff : p.e_phoff, encode_phdrs(phdrs)});
+    patches.push_back({p.split ? p.new_phoff : p.elf.e_phoff, formats::encode_segments(phdrs)});
     if (p.split) {
-      patches.push_back(patch_of<uint64_t>(32, p.new_phoff));
-      patches.push_back(patch_of<uint16_t>(56, static_cast<uint16_t>(phdrs.size())));
+      patches.push_back(patch_of<uint64_t>(formats::k_elf64_e_phoff, p.new_phoff));
+      patches.push_back(patch_of<uint16_t>(formats::k_elf64_e_phnum, static_cast<uint16_t>(phdrs.size())));
     }
     // Section headers: later offsets move down; .nv_fatbin ends at the last container.
-    const uint64_t shoff_out = p.out(p.e_shoff);
-    if (shoff_out != p.e_shoff) patches.push_back(patch_of<uint64_t>(40, shoff_out));
+    const uint64_t shoff_out = p.out(p.elf.e_shoff);
+    if (shoff_out != p.elf.e_shoff) patches.push_back(patch_of<uint64_t>(formats::k_elf64_e_shoff, shoff_out));
     for (size_t i = 0; i < p.elf.sections.size(); ++i) {
       const auto& s = p.elf.sections[i];
-      uint64_t sh = shoff_out + i * k_shdr_size;
-      if (i > 0 && s.offset >= p.cut_hi && p.delta()) patches.push_back(patch_of<uint64_t>(sh + 24, s.offset - p.delta()));
-      if (i == p.fat_index && p.packed_end != p.fat->size) patches.push_back(patch_of<uint64_t>(sh + 32, p.packed_end));
+      const uint64_t sh = shoff_out + i * formats::k_elf64_shdr_size;
+      if (i > 0 && s.offset >= p.cut_hi && p.delta())
+        patches.push_back(patch_of<uint64_t>(sh + formats::k_elf64_sh_offset, s.offset - p.delta()));
+      if (i == p.fat_index && p.packed_end != p.fat->size)
+        patches.push_back(patch_of<uint64_t>(sh + formats::k_elf64_sh_size, p.packed_end));
     }
     // Wrapper pointers and the symbols naming containers.
     std::unordered_map<uint64_t, size_t> moved;  // old vaddr -> container
@@ -740,15 +649,17 @@ Expected<void> write_output(Bytes file, const Plan& p, const KeepPolicy& policy,
       if (ptr.addend) patches.push_back(patch_of<uint64_t>(p.out(*ptr.addend), to));
     }
     for (const auto& s : p.elf.sections) {
-      if ((s.type != k_sht_symtab && s.type != k_sht_dynsym) || s.size % k_sym_size) continue;
-      if (!strict_substr(file, s.offset, s.size)) continue;
-      for (uint64_t sym = s.offset; sym < s.offset + s.size; sym += k_sym_size) {
-        if (*read_le<uint16_t>(file, sym + 6) != p.fat_index) continue;
-        uint64_t value = *read_le<uint64_t>(file, sym + 8), size = *read_le<uint64_t>(file, sym + 16);
-        auto c = moved.find(value);
+      if (s.type != formats::k_sht_symtab && s.type != formats::k_sht_dynsym) continue;
+      auto symbols = formats::symbol_table(file, p.elf, s);
+      if (!symbols) continue;  // a table that does not read names nothing here
+      for (uint64_t i = 0; i < symbols->size(); ++i) {
+        const formats::ElfSymbol sym = (*symbols)[i];
+        if (sym.shndx != p.fat_index) continue;
+        auto c = moved.find(sym.value);
         if (c == moved.end()) continue;
-        patches.push_back(patch_of<uint64_t>(p.out(sym + 8), new_addr(c->second)));
-        if (size == p.containers[c->second].size) patches.push_back(patch_of<uint64_t>(p.out(sym + 16), p.new_size[c->second]));
+        patches.push_back(patch_of<uint64_t>(p.out(sym.at + formats::k_elf64_st_value), new_addr(c->second)));
+        if (sym.size == p.containers[c->second].size)
+          patches.push_back(patch_of<uint64_t>(p.out(sym.at + formats::k_elf64_st_size), p.new_size[c->second]));
       }
     }
     if (fd >= 0)
@@ -815,7 +726,7 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
   Plan p;
   TAILOR_TRY(elf, formats::parse_elf(file));
   p.elf = std::move(elf);
-  if (!p.elf.is_64 || (p.elf.e_machine != k_em_x86_64 && p.elf.e_machine != k_em_aarch64)) {
+  if (!p.elf.is_64 || (p.elf.e_machine != formats::k_em_x86_64 && p.elf.e_machine != formats::k_em_aarch64)) {
     const bool has_fat = p.elf.find(".nv_fatbin") != nullptr;
     r.outcome = has_fat ? SlimOutcome::left_untouched : SlimOutcome::no_device_code;
     if (has_fat) r.note = "a " + p.elf.machine + (p.elf.is_64 ? "" : " 32-bit") + " file; only 64-bit x86_64 and aarch64 are rewritten";
@@ -830,13 +741,11 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
       for (const auto& e : c.entries)
         add_left(r.left, {cuda::fatbin_code(e).name(), LeftReason::relocatable, "", e.header_size + e.stored_size, 1});
   }
-  for (size_t i = 0; i < p.elf.sections.size(); ++i)
-    if (p.elf.sections[i].name == ".nv_fatbin") {
-      p.fat = &p.elf.sections[i];
-      p.fat_index = i;
-      break;
-    }
-  if (p.fat && (p.fat->type == k_sht_nobits || !(p.fat->flags & k_shf_alloc) || p.fat->size == 0)) {
+  if (auto fat = p.elf.find_index(".nv_fatbin")) {
+    p.fat_index = *fat;
+    p.fat = &p.elf.sections[*fat];
+  }
+  if (p.fat && (p.fat->type == formats::k_sht_nobits || !(p.fat->flags & formats::k_shf_alloc) || p.fat->size == 0)) {
     r.outcome = SlimOutcome::left_untouched;
     r.note = ".nv_fatbin is not an allocated section with contents";
     return r;
@@ -858,7 +767,9 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
   };
   if (too_many)
     return untouched("more than " + std::to_string(k_max_embedded_containers) + " fatbin containers outside .nv_fatbin");
-  if (auto h = read_headers(file, p); !h) return untouched(h.error().message);
+  auto segments = formats::read_segments(file, p.elf);
+  if (!segments) return untouched(segments.error().message);
+  p.phdrs = std::move(*segments);
 
   std::map<std::string, TargetBytes> per_target;
   const std::string lto_detail =
@@ -964,7 +875,7 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
     p.fat_changed = true;
     // Layout: movable containers packed toward the start; a pinned one keeps its place.
     // Every container ends at or before where it ended, so none overlaps a pinned one.
-    const uint64_t align = std::max<uint64_t>(8, p.shdrs[p.fat_index].addralign);
+    const uint64_t align = std::max<uint64_t>(8, p.fat->addralign);
     uint64_t pos = 0;
     for (size_t i = 0; i < p.containers.size(); ++i) {
       const uint64_t old_pos = p.containers[i].offset - p.fat->offset;

@@ -1,7 +1,8 @@
-// Small ELF64 files built in memory by tests: a string table, sections and the records
-// that hostile inputs abuse (many sections, DT_NEEDED entries or version needs naming one
-// long string, fatbin entries sharing one identifier). Header-only; used by the formats
-// and inspect tests.
+// Small ELF64 files built in memory by tests: a string table, sections, program headers and
+// the records that hostile inputs abuse (many sections, DT_NEEDED entries or version needs
+// naming one long string, fatbin entries sharing one identifier, symbol and relocation
+// tables). Header-only; used by the formats, inspect and slim tests. Its constants are
+// written out here rather than taken from formats/elf.h, so a wrong constant there shows.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -11,7 +12,9 @@
 
 namespace tailor::testing_elf {
 
-constexpr uint32_t k_progbits = 1, k_strtab = 3, k_dynamic = 6, k_nobits = 8, k_verneed = 0x6ffffffe;
+constexpr uint32_t k_progbits = 1, k_symtab = 2, k_strtab = 3, k_rela = 4, k_dynamic = 6, k_nobits = 8,
+                   k_dynsym = 11, k_relr = 19, k_verneed = 0x6ffffffe;
+constexpr uint32_t k_pt_load = 1, k_pt_dynamic = 2;
 constexpr uint64_t k_shf_write = 0x1, k_shf_alloc = 0x2;
 
 struct Section {
@@ -20,6 +23,13 @@ struct Section {
   uint64_t offset = 0, size = 0;
   uint32_t link = 0, info = 0;
   uint64_t flags = 0, addr = 0;  // sh_flags (SHF_ALLOC ...), sh_addr
+  uint64_t addralign = 0, entsize = 0;
+};
+
+// One program header (Elf64_Phdr); p_paddr is written as p_vaddr.
+struct Segment {
+  uint32_t type = k_pt_load, flags = 4;  // PF_R
+  uint64_t offset = 0, vaddr = 0, filesz = 0, memsz = 0, align = 0x1000;
 };
 
 class Builder {
@@ -40,6 +50,8 @@ public:
     m_sections.push_back(s);
     return static_cast<uint32_t>(m_sections.size());
   }
+  // Program headers are written after the section headers (none: e_phoff, e_phnum 0).
+  void segment(const Segment& s) { m_segments.push_back(s); }
   std::vector<std::byte> build(uint32_t shstrndx) {
     std::vector<std::byte> out = m_bytes;
     while (out.size() % 8) out.push_back(std::byte{0});
@@ -56,6 +68,22 @@ public:
       put<uint64_t>(out, h + 32, s.size);
       put<uint32_t>(out, h + 40, s.link);
       put<uint32_t>(out, h + 44, s.info);
+      put<uint64_t>(out, h + 48, s.addralign);
+      put<uint64_t>(out, h + 56, s.entsize);
+    }
+    const uint64_t phoff = out.size();
+    out.resize(phoff + 56 * m_segments.size());
+    for (size_t i = 0; i < m_segments.size(); ++i) {
+      const Segment& p = m_segments[i];
+      const uint64_t h = phoff + 56 * i;
+      put<uint32_t>(out, h, p.type);
+      put<uint32_t>(out, h + 4, p.flags);
+      put<uint64_t>(out, h + 8, p.offset);
+      put<uint64_t>(out, h + 16, p.vaddr);
+      put<uint64_t>(out, h + 24, p.vaddr);
+      put<uint64_t>(out, h + 32, p.filesz);
+      put<uint64_t>(out, h + 40, p.memsz);
+      put<uint64_t>(out, h + 48, p.align);
     }
     const char ident[] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
     std::memcpy(out.data(), ident, sizeof ident);
@@ -63,6 +91,11 @@ public:
     put<uint16_t>(out, 0x12, 62);  // x86_64
     put<uint32_t>(out, 0x14, 1);
     put<uint64_t>(out, 0x28, shoff);
+    if (!m_segments.empty()) {
+      put<uint64_t>(out, 0x20, phoff);
+      put<uint16_t>(out, 0x36, 56);
+      put<uint16_t>(out, 0x38, static_cast<uint16_t>(m_segments.size()));
+    }
     put<uint16_t>(out, 0x34, 64);
     put<uint16_t>(out, 0x3a, 64);
     const uint64_t count = m_sections.size() + 1;
@@ -83,6 +116,7 @@ public:
 private:
   std::vector<std::byte> m_bytes;
   std::vector<Section> m_sections;
+  std::vector<Segment> m_segments;
 };
 
 // A string table "\0<names...>": index of each name in `indices`.
@@ -205,6 +239,52 @@ inline std::vector<std::byte> with_sections(const std::vector<std::string>& name
   for (size_t i = 0; i < names.size(); ++i)
     b.section({idx[i + 1], k_progbits, at[i], contents[i].size(), 0, 0, flags, at[i] + address_skew});
   return b.build(shstr);
+}
+
+// One Elf64_Sym record.
+inline std::vector<std::byte> symbol_record(uint32_t name, uint64_t value, uint64_t size, uint16_t shndx,
+                                            uint8_t info = 0x12 /* STB_GLOBAL, STT_FUNC */) {
+  std::vector<std::byte> r(24);
+  Builder::put<uint32_t>(r, 0, name);
+  Builder::put<uint8_t>(r, 4, info);
+  Builder::put<uint16_t>(r, 6, shndx);
+  Builder::put<uint64_t>(r, 8, value);
+  Builder::put<uint64_t>(r, 16, size);
+  return r;
+}
+
+// One Elf64_Rela record.
+inline std::vector<std::byte> rela_record(uint64_t place, uint64_t info, uint64_t addend) {
+  std::vector<std::byte> r(24);
+  Builder::put<uint64_t>(r, 0, place);
+  Builder::put<uint64_t>(r, 8, info);
+  Builder::put<uint64_t>(r, 16, addend);
+  return r;
+}
+
+inline std::vector<std::byte> concat(const std::vector<std::vector<std::byte>>& parts) {
+  std::vector<std::byte> out;
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+// A library with one allocated table section `name` of `type` holding `records` (address =
+// file offset), linked to a string table `.dynstr` holding `strings`, and one PT_LOAD that
+// maps the whole file at address 0.
+inline std::vector<std::byte> with_table(const std::string& name, uint32_t type, const std::vector<std::byte>& records,
+                                         const std::string& strings = std::string(1, '\0'), uint64_t entsize = 0) {
+  Builder b;
+  std::vector<uint32_t> idx;
+  const std::string shnames = string_table({".shstrtab", ".dynstr", name}, idx);
+  const uint64_t sh_at = b.add(shnames), str_at = b.add(strings), table_at = b.add(records);
+  uint32_t shstr = b.section({idx[0], k_strtab, sh_at, shnames.size()});
+  uint32_t str = b.section({idx[1], k_strtab, str_at, strings.size(), 0, 0, k_shf_alloc, str_at});
+  b.section({idx[2], type, table_at, records.size(), str, 0, k_shf_alloc, table_at, 8, entsize});
+  auto out = b.build(shstr);
+  // The PT_LOAD is added to a copy that knows the final size: the table comes last.
+  Builder sized = b;
+  sized.segment({k_pt_load, 4, 0, 0, out.size() + 56, out.size() + 56, 0x1000});
+  return sized.build(shstr);
 }
 
 }  // namespace tailor::testing_elf
