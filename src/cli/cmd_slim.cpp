@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cuda/fatbin_code.h"
 #include "cuda/target_request.h"
 #include "slim/slim_paths.h"
 #include "util/interrupt.h"
@@ -50,24 +52,18 @@ std::string with_thousands(uint64_t n) {
 // containers").
 std::string kept_targets(const slim::LibrarySlim& lib) {
   struct Group {
-    std::vector<std::string> targets;
+    std::set<cuda::FatbinCode> codes;  // canonical order: sm_75 < sm_120, SASS before PTX
     uint64_t entries = 0;
   };
   std::map<slim::LeftReason, Group> groups;
   for (const auto& row : lib.left) {
     auto& g = groups[row.reason];
-    if (std::find(g.targets.begin(), g.targets.end(), row.target) == g.targets.end()) g.targets.push_back(row.target);
+    g.codes.insert(row.code);
     g.entries += row.entries;
   }
-  auto canonical = [](std::vector<std::string> names) {
-    std::vector<slim::TargetLeft> rows;
-    for (const auto& n : names) slim::add_left(rows, {n, slim::LeftReason::runs, "", 0, 0});
-    names.clear();
-    for (const auto& r : rows) names.push_back(r.target);
-    return names;
-  };
   auto list = [&](const Group& g, size_t shown) {
-    auto names = canonical(g.targets);
+    std::vector<std::string> names;
+    for (const auto& c : g.codes) names.push_back(c.name());
     if (names.size() > shown) {
       names.resize(shown);
       names.push_back("...");
@@ -84,7 +80,7 @@ std::string kept_targets(const slim::LibrarySlim& lib) {
     if (it == groups.end()) continue;
     const auto& g = it->second;
     out += fmt::format("{}{}: {} ({} entr{} in {} target{})", out.empty() ? "" : "; ", label, list(g, 4),
-                       with_thousands(g.entries), g.entries == 1 ? "y" : "ies", g.targets.size(), g.targets.size() == 1 ? "" : "s");
+                       with_thousands(g.entries), g.entries == 1 ? "y" : "ies", g.codes.size(), g.codes.size() == 1 ? "" : "s");
   }
   if (lib.containers_emptied)
     out += fmt::format("{}emptied: {} container{}", out.empty() ? "" : "; ", with_thousands(lib.containers_emptied),
@@ -140,7 +136,7 @@ std::string render_text(const slim::SlimReport& report) {
   for (const auto& in : report.inputs) {
     out += fmt::format("\n{} ({}, {:.1f} s){}\n", paint(terminal_safe(in.input), Paint::bold), slim::input_kind_key(in.kind), in.seconds,
                        in.output.empty() || in.output == in.input ? "" : " -> " + terminal_safe(in.output));
-    std::map<std::string, uint64_t> removed_per_target;
+    std::map<cuda::FatbinCode, uint64_t> removed_per_target;  // canonical order
     size_t name_width = 7;
     for (const auto& f : in.files) name_width = std::max(name_width, std::min<size_t>(f.path.size(), 60));
     if (!in.files.empty())
@@ -149,7 +145,7 @@ std::string render_text(const slim::SlimReport& report) {
     std::vector<std::string> notes;
     for (const auto& f : in.files) {
       const auto& l = f.lib;
-      for (const auto& t : l.targets) removed_per_target[t.target] += t.removed_bytes;
+      for (const auto& t : l.targets) removed_per_target[t.code] += t.removed_bytes;
       std::string shown = terminal_safe(f.path);
       if (shown.size() > 60) shown = "..." + shown.substr(shown.size() - 57);
       out += fmt::format("  {:<{}}  {:>10}  {:>10}  {:>14}  {}\n", shown, name_width, human_bytes(l.size_before),
@@ -204,7 +200,7 @@ std::string render_text(const slim::SlimReport& report) {
       out += fmt::format("  no device code in {} ELF file{}\n", in.libraries_scanned, in.libraries_scanned == 1 ? "" : "s");
     std::string removed;
     for (const auto& [t, bytes] : removed_per_target)
-      if (bytes) removed += fmt::format("{}{} {}", removed.empty() ? "" : ", ", t, human_bytes(bytes));
+      if (bytes) removed += fmt::format("{}{} {}", removed.empty() ? "" : ", ", t.name(), human_bytes(bytes));
     if (!removed.empty()) out += "  removed:     " + removed + "\n";
     out += left_lines(left_of_input(in));
     uint64_t emptied = 0;

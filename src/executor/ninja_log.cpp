@@ -234,7 +234,12 @@ BuildJobs collect_build_jobs(const std::string& build_root,
     auto log = parse_ninja_log(*text, from, left);
     if (!log) continue;
     Invocation run{path, std::move(*log), std::nullopt};
-    if (auto stamp = read_text_file((fs::path(path).parent_path() / ".tailor_start").string(), 64)) {
+    // The stamp is in the module's build folder; a package that moves its objects one
+    // folder further (apex: build_temp/<module>/<extension name>) has its log below it.
+    fs::path dir = fs::path(path).parent_path();
+    for (int up = 0; up < 3 && !run.started_ms && dir.string().size() + 1 >= root.size(); ++up, dir = dir.parent_path()) {
+      auto stamp = read_text_file((dir / ".tailor_start").string(), 64);
+      if (!stamp) continue;
       uint64_t ms = 0;
       std::string_view t = trim(*stamp);
       auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), ms);

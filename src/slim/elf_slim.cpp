@@ -688,21 +688,13 @@ std::string_view left_reason_key(LeftReason reason) {
 }
 
 void add_left(std::vector<TargetLeft>& rows, const TargetLeft& row) {
-  // Canonical target order (CC, then variant, SASS before PTX); names the CUDA model does
-  // not know (an unknown entry kind) last, by name.
-  auto target_less = [](const std::string& a, const std::string& b) {
-    auto ta = cuda::parse_target_name(a), tb = cuda::parse_target_name(b);
-    if (ta && tb) return *ta < *tb;
-    if (ta || tb) return static_cast<bool>(ta);
-    return a < b;
-  };
-  auto less = [&](const TargetLeft& a, const TargetLeft& b) {
+  auto less = [](const TargetLeft& a, const TargetLeft& b) {
     if (a.reason != b.reason) return a.reason < b.reason;
     if (a.detail != b.detail) return a.detail < b.detail;
-    return target_less(a.target, b.target);
+    return a.code < b.code;
   };
   auto at = std::lower_bound(rows.begin(), rows.end(), row, less);
-  if (at != rows.end() && at->target == row.target && at->reason == row.reason && at->detail == row.detail) {
+  if (at != rows.end() && at->code == row.code && at->reason == row.reason && at->detail == row.detail) {
     at->bytes += row.bytes;
     at->entries += row.entries;
     return;
@@ -739,7 +731,8 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
     TAILOR_TRY(rel_containers, formats::parse_fatbin_section(rel_section, rel->offset));
     for (const auto& c : rel_containers)
       for (const auto& e : c.entries)
-        add_left(r.left, {cuda::fatbin_code(e).name(), LeftReason::relocatable, "", e.header_size + e.stored_size, 1});
+        add_left(r.left, {cuda::fatbin_code(e).name(), LeftReason::relocatable, "", e.header_size + e.stored_size, 1,
+                          cuda::fatbin_code(e)});
   }
   if (auto fat = p.elf.find_index(".nv_fatbin")) {
     p.fat_index = *fat;
@@ -771,7 +764,7 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
   if (!segments) return untouched(segments.error().message);
   p.phdrs = std::move(*segments);
 
-  std::map<std::string, TargetBytes> per_target;
+  std::map<cuda::FatbinCode, TargetBytes> per_target;  // canonical order, not the names' text
   const std::string lto_detail =
       "LTO IR: the library links it itself at run time (nvJitLink); the driver never loads it (--drop-lto removes it)";
   // Counts one container's entries into the result; returns the bytes removed.
@@ -782,8 +775,9 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
       const uint64_t bytes = entry.header_size + entry.stored_size;
       const cuda::FatbinCode code = cuda::fatbin_code(entry);
       const std::string name = code.name();
-      auto& t = per_target[name];
+      auto& t = per_target[code];
       t.target = name;
+      t.code = code;
       r.device_before += bytes;
       if (!choice.keep[e]) {
         t.removed_bytes += bytes;
@@ -794,7 +788,7 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
       t.kept_bytes += bytes;
       ++t.kept;
       r.device_after += bytes;
-      TargetLeft row{name, LeftReason::runs, "", bytes, 1};
+      TargetLeft row{name, LeftReason::runs, "", bytes, 1, code};
       if (choice.whole) {
         row.reason = LeftReason::whole;
         row.detail = choice.note;

@@ -44,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/fatbin_code.h"
 #include "slim/keep_policy.h"
 #include "util/byte_reader.h"
 #include "util/expected.h"
@@ -51,7 +52,8 @@
 namespace tailor::slim {
 
 struct TargetBytes {
-  std::string target;  ///< "sm_90", "compute_120"
+  std::string target;  ///< "sm_90", "compute_120": code.name()
+  cuda::FatbinCode code;
   uint64_t kept_bytes = 0, removed_bytes = 0;  ///< entry headers and stored payloads
   uint32_t kept = 0, removed = 0;              ///< entries
 };
@@ -77,10 +79,12 @@ struct TargetLeft {
   std::string detail;
   uint64_t bytes = 0;  ///< entry headers and stored payloads
   uint32_t entries = 0;
+  cuda::FatbinCode code;  ///< what `target` names; rows are ordered by it
 };
 
-/// Adds `row` to `rows`, summed into the row of the same target, reason and detail; rows
-/// stay ordered by reason, then detail, then target (canonical order: sm_75 < sm_120).
+/// Adds `row` to `rows`, summed into the row of the same code, reason and detail; rows
+/// stay ordered by reason, then detail, then code (canonical order: sm_75 < sm_120, SASS
+/// before PTX, LTO IR and unknown kinds last).
 void add_left(std::vector<TargetLeft>& rows, const TargetLeft& row);
 
 enum class SlimOutcome {

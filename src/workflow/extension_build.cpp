@@ -559,6 +559,112 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
   return std::nullopt;
 }
 
+namespace {
+
+// The steps see the work folder at one fixed path when bubblewrap can give them one
+// (--dist keeps the real path: the dist session starts its server itself). Says where in
+// the report.
+std::optional<FixedPath> enter_fixed_path(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s,
+                                          std::vector<plan::Step>& steps) {
+  BuildReport& rep = s.result.report;
+  if (o.dist) {
+    rep.work_path = s.work_dir;
+    rep.work_path_note = "--dist: built in the work folder itself";
+    return std::nullopt;
+  }
+  auto fp = ctx.fixed_path ? ctx.fixed_path(s.work_dir, fixed_work_path(s.package))
+                           : Expected<FixedPath>(make_error("not asked for"));
+  if (!fp) {
+    rep.work_path = s.work_dir;
+    rep.work_path_note = "no fixed path (" + fp.error().message +
+                         "): nvcc's symbol names and the cache keys carry this work folder's path";
+    status(o, "==> note: " + rep.work_path_note);
+    return std::nullopt;
+  }
+  for (auto& st : steps) st = in_fixed_path(std::move(st), *fp);
+  rep.work_path = fp->fixed;
+  return *fp;
+}
+
+// --dist: the checks that can be made now (one preflight line each), then this build's
+// own sccache server with the dist client config; not part of the fingerprint (the port
+// changes every run, what is built does not).
+StepResult start_dist_session(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s,
+                              std::vector<plan::Step>& steps, std::optional<dist::BuildSession>& dist_session) {
+  BuildReport& rep = s.result.report;
+  const plan::ExtensionBuildPlan* p = &s.build_plan;
+  CommandRunner& runner = ctx.runner;
+  auto env_dist = ctx.environment.find("TAILOR_DIST");
+  auto checks = dist::check_dist(*o.dist, env_dist == ctx.environment.end() ? nullptr : env_dist->second.c_str(), runner);
+  std::string first_failure;
+  for (const auto& c : checks) {
+    bool ok = c.level != dist::DistCheck::Level::fail;
+    s.result.preflight.checks.push_back({"dist-" + c.name, ok, c.line, ok ? "" : c.line, ok ? "" : "tailor doctor --dist"});
+    if (!ok && first_failure.empty()) first_failure = c.line;
+    status(o, fmt::format("==> dist {}: {}", dist::level_name(c.level), c.line));
+  }
+  if (!first_failure.empty()) return stop(BuildStatus::preflight_failed, "distributed compiles: " + first_failure);
+  auto config = dist::load_client_config(*o.dist, env_dist == ctx.environment.end() ? nullptr : env_dist->second.c_str());
+  if (!config) return stop(BuildStatus::preflight_failed, config.error().message);
+  // The storage (--cache-url, [cache]) is the dist build's too: its server checks the
+  // shared cache first and distributes only what misses.
+  auto session = dist::start_build_session(*config, p->cache.env, runner);
+  if (!session) return stop(BuildStatus::preflight_failed, session.error().message);
+  dist_session = std::move(*session);
+  for (auto& st : steps)
+    for (const auto& [k, v] : dist_session->env) st.env[k] = v;
+  rep.dist = BuildReport::Dist{};
+  rep.dist->scheduler_url = config->scheduler_url;
+  rep.dist->client_config = config->path;
+  return std::nullopt;
+}
+
+// What the dist build's own server counted, from its statistics before and after.
+void account_dist_session(const dist::BuildSession& session, CommandRunner& runner, BuildReport& rep) {
+  auto end = dist::finish_build_session(session, runner);
+  if (!end) {
+    rep.dist->notes.push_back(end.error().message);
+  } else {
+    auto b = dist::parse_dist_stats_json(session.stats_before);
+    auto a = dist::parse_dist_stats_json(*end);
+    if (b && a) {
+      dist::DistStats d = dist::dist_stats_delta(*b, *a);
+      rep.dist->compilations = d.compilations;
+      rep.dist->dist_compiles = d.dist_compiles;
+      rep.dist->dist_errors = d.dist_errors;
+      rep.dist->not_distributable = d.not_distributable;
+      rep.dist->per_server = d.per_server;
+      rep.dist->notes = dist::dist_notes(d);
+    } else {
+      rep.dist->notes.push_back(!a ? a.error().message : b.error().message);
+    }
+    auto cb = parse_sccache_stats_json(session.stats_before);
+    auto ca = parse_sccache_stats_json(*end);
+    if (cb && ca) {
+      CacheStats d = stats_delta(*cb, *ca);
+      rep.cache_hits = d.hits;
+      rep.cache_misses = d.misses;
+      rep.cache_errors = d.errors;
+      for (const auto& [name, c] : d.categories) rep.cache_categories[name] = {c.hits, c.misses};
+      record_cache_use(rep.cache_tool, d);
+    }
+  }
+}
+
+// What earlier builds of the same key measured per unit: the build driver starts the
+// longest first (data/build/build_wheel.py). Only the order changes, never what is
+// compiled or linked: the objects link in distutils' order either way.
+void hand_over_unit_times(ExtensionBuildState& s, const std::optional<FixedPath>& fixed, std::vector<plan::Step>& steps) {
+  auto known = read_governor_profile(governor_profile_path(), governor_key(s));
+  if (!known || !*known || (*known)->unit_ms.empty()) return;
+  const std::string times = (fs::path(s.work_dir) / "unit-times.json").string();
+  if (!write_file_atomic(times, nlohmann::json((*known)->unit_ms).dump() + "\n")) return;
+  s.result.report.units_known = (*known)->unit_ms.size();
+  for (auto& st : steps) st.env["TAILOR_UNIT_TIMES"] = fixed ? to_fixed(times, *fixed) : times;
+}
+
+}  // namespace
+
 // 4. Build.
 StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s) {
   BuildReport& rep = s.result.report;
@@ -572,21 +678,7 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   // The same bytes and cache keys from any work folder: the steps, and the build's own
   // sccache server, see the work folder at one fixed path (executor/fixed_path.h). --dist
   // keeps the real path: the dist session starts its server itself.
-  std::optional<FixedPath> fixed;
-  if (o.dist) {
-    rep.work_path = s.work_dir;
-    rep.work_path_note = "--dist: built in the work folder itself";
-  } else if (auto fp = ctx.fixed_path ? ctx.fixed_path(s.work_dir, fixed_work_path(s.package))
-                                      : Expected<FixedPath>(make_error("not asked for"))) {
-    fixed = *fp;
-    for (auto& st : steps) st = in_fixed_path(std::move(st), *fixed);
-    rep.work_path = fixed->fixed;
-  } else {
-    rep.work_path = s.work_dir;
-    rep.work_path_note = "no fixed path (" + fp.error().message +
-                         "): nvcc's symbol names and the cache keys carry this work folder's path";
-    status(o, "==> note: " + rep.work_path_note);
-  }
+  const std::optional<FixedPath> fixed = enter_fixed_path(o, ctx, s, steps);
   const CacheTool cache = p->cache.tool;
   rep.cache_tool = std::string(p->cache.tool_name());
   rep.cache_storage = p->cache.storage;
@@ -628,30 +720,9 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   // own sccache server with the dist client config; not part of the fingerprint (the port
   // changes every run, what is built does not).
   std::optional<dist::BuildSession> dist_session;
-  if (o.dist) {
-    auto env_dist = ctx.environment.find("TAILOR_DIST");
-    auto checks = dist::check_dist(*o.dist, env_dist == ctx.environment.end() ? nullptr : env_dist->second.c_str(), runner);
-    std::string first_failure;
-    for (const auto& c : checks) {
-      bool ok = c.level != dist::DistCheck::Level::fail;
-      s.result.preflight.checks.push_back({"dist-" + c.name, ok, c.line, ok ? "" : c.line, ok ? "" : "tailor doctor --dist"});
-      if (!ok && first_failure.empty()) first_failure = c.line;
-      status(o, fmt::format("==> dist {}: {}", dist::level_name(c.level), c.line));
-    }
-    if (!first_failure.empty()) return stop(BuildStatus::preflight_failed, "distributed compiles: " + first_failure);
-    auto config = dist::load_client_config(*o.dist, env_dist == ctx.environment.end() ? nullptr : env_dist->second.c_str());
-    if (!config) return stop(BuildStatus::preflight_failed, config.error().message);
-    // The storage (--cache-url, [cache]) is the dist build's too: its server checks the
-    // shared cache first and distributes only what misses.
-    auto session = dist::start_build_session(*config, p->cache.env, runner);
-    if (!session) return stop(BuildStatus::preflight_failed, session.error().message);
-    dist_session = std::move(*session);
-    for (auto& st : steps)
-      for (const auto& [k, v] : dist_session->env) st.env[k] = v;
-    rep.dist = BuildReport::Dist{};
-    rep.dist->scheduler_url = config->scheduler_url;
-    rep.dist->client_config = config->path;
-  }
+  if (o.dist)
+    if (auto stopped = start_dist_session(o, ctx, s, steps, dist_session)) return stopped;
+
   // The governor changes only the job variables, which the fingerprint leaves out; it
   // starts once the build's sccache server (plain or dist) is up, to count its children.
   std::optional<pid_t> cache_server_pid = sccache_server  ? sccache_server->server_pid()
@@ -673,13 +744,7 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   // What earlier builds of the same key measured per unit: the build driver starts the
   // longest first (data/build/build_wheel.py). Only the order changes, never what is
   // compiled or linked: the objects link in distutils' order either way.
-  if (auto known = read_governor_profile(governor_profile_path(), governor_key(s)); known && *known && !(*known)->unit_ms.empty()) {
-    const std::string times = (fs::path(s.work_dir) / "unit-times.json").string();
-    if (write_file_atomic(times, nlohmann::json((*known)->unit_ms).dump() + "\n")) {
-      rep.units_known = (*known)->unit_ms.size();
-      for (auto& st : steps) st.env["TAILOR_UNIT_TIMES"] = fixed ? to_fixed(times, *fixed) : times;
-    }
-  }
+  hand_over_unit_times(s, fixed, steps);
   BuildRunner build_runner(runner, ctx.display ? *ctx.display : *own_display, rep.log_path);
   // The job timeline: what this run appends to the build folder's .ninja_log files.
   const std::string ninja_root = (fs::path(s.source_dir) / "build").string();
@@ -694,36 +759,7 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
       for (auto& j : rep.job_timeline)
         if (j.kind == "cu") j.split = rep.split_compile;
   }
-  if (dist_session) {
-    auto end = dist::finish_build_session(*dist_session, runner);
-    if (!end) {
-      rep.dist->notes.push_back(end.error().message);
-    } else {
-      auto b = dist::parse_dist_stats_json(dist_session->stats_before);
-      auto a = dist::parse_dist_stats_json(*end);
-      if (b && a) {
-        dist::DistStats d = dist::dist_stats_delta(*b, *a);
-        rep.dist->compilations = d.compilations;
-        rep.dist->dist_compiles = d.dist_compiles;
-        rep.dist->dist_errors = d.dist_errors;
-        rep.dist->not_distributable = d.not_distributable;
-        rep.dist->per_server = d.per_server;
-        rep.dist->notes = dist::dist_notes(d);
-      } else {
-        rep.dist->notes.push_back(!a ? a.error().message : b.error().message);
-      }
-      auto cb = parse_sccache_stats_json(dist_session->stats_before);
-      auto ca = parse_sccache_stats_json(*end);
-      if (cb && ca) {
-        CacheStats d = stats_delta(*cb, *ca);
-        rep.cache_hits = d.hits;
-        rep.cache_misses = d.misses;
-        rep.cache_errors = d.errors;
-        for (const auto& [name, c] : d.categories) rep.cache_categories[name] = {c.hits, c.misses};
-        record_cache_use(rep.cache_tool, d);
-      }
-    }
-  }
+  if (dist_session) account_dist_session(*dist_session, runner, rep);
   if (governor) rep.governor = governor->finish();
   // What this build's finished jobs measured teaches the next build of the package,
   // even a failed or interrupted one's (the jobs that ended before it are real: the

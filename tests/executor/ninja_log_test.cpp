@@ -190,6 +190,16 @@ TEST(NinjaLog, ModulesBuiltSideBySideArePlacedByTheirStartStamps) {
   by.clear();
   for (const auto& j : jobs.jobs) by[j.output] = j;
   EXPECT_GE(by["temp/pkg._b/b.o"].start_ms, 3000u);
+  // apex moves each module's objects one folder further (build_temp/<module>/<extension>):
+  // the stamp in the module's folder still places its log.
+  { std::ofstream(root / "temp/pkg._b/.tailor_start") << "1700000000500\n"; }
+  fs::create_directories(root / "temp/pkg._c/fused_c");
+  { std::ofstream(root / "temp/pkg._c/fused_c/.ninja_log") << "# ninja log v5\n0\t1000\t0\t" << (root / "temp/pkg._c/fused_c/c.o").string() << "\tff\n"; }
+  { std::ofstream(root / "temp/pkg._c/.tailor_start") << "1700000001000\n"; }
+  jobs = collect_build_jobs(root.string(), {});
+  by.clear();
+  for (const auto& j : jobs.jobs) by[j.output] = j;
+  EXPECT_EQ(by["temp/pkg._c/fused_c/c.o"].start_ms, 1000u) << "placed by its module's stamp, not after the others";
 }
 
 }  // namespace

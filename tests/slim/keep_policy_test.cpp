@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "cuda/fatbin_code.h"
+#include "slim/elf_slim.h"
 #include "slim/keep_policy.h"
 
 namespace tailor::slim {
@@ -177,3 +178,22 @@ TEST(KeepPolicy, PolicyFromArchSpelling) {
 
 }  // namespace
 }  // namespace tailor::slim
+
+TEST(AddLeft, RowsSumPerCodeAndFollowTheCanonicalOrderNotTheText) {
+  using tailor::slim::LeftReason;
+  using tailor::slim::TargetLeft;
+  auto code = [](std::string_view name) {  // "sm_120" -> kind SASS, arch 120
+    const bool ptx = name.starts_with("compute_");
+    return tailor::cuda::FatbinCode{ptx ? tailor::cuda::k_fatbin_kind_ptx : tailor::cuda::k_fatbin_kind_cubin,
+                                    static_cast<uint32_t>(std::stoul(std::string(name.substr(ptx ? 8 : 3))))};
+  };
+  std::vector<TargetLeft> rows;
+  for (const char* n : {"sm_120", "compute_90", "sm_75", "sm_90", "sm_120"})
+    tailor::slim::add_left(rows, {n, LeftReason::runs, "", 10, 1, code(n)});
+  std::vector<std::string> names;
+  for (const auto& r : rows) names.push_back(r.target);
+  // As text, compute_90 < sm_120 < sm_75: the order a user reads is by capability.
+  EXPECT_EQ(names, (std::vector<std::string>{"sm_75", "sm_90", "compute_90", "sm_120"}));
+  EXPECT_EQ(rows.back().bytes, 20u);
+  EXPECT_EQ(rows.back().entries, 2u);
+}
