@@ -37,6 +37,10 @@ def modules_at_once():
     # on the source alone, so the bytes do not depend on the machine.
     if os.environ.get("TAILOR_MODULES_AT_ONCE") != "1":
         return
+    # MAX_JOBS as tailor started the build: a package may set its own when it is unset
+    # (flash-attn's NinjaBuildExtension: cpu_count() // 2), which would pin Ninja's -j
+    # below the tokens the jobserver hands out.
+    asked_jobs = os.environ.get("MAX_JOBS")
     try:
         from setuptools.command.build_ext import build_ext
     except ImportError:
@@ -166,9 +170,15 @@ def modules_at_once():
             for e in exts:
                 if any(is_cuda(s) for s in e.sources):
                     add_nvcc_flag(e, "-split-compile=%d" % k)
+        fifo = re.search(r"--jobserver-auth=fifo:(\S+)", os.environ.get("MAKEFLAGS", ""))
+        own = os.environ.get("MAX_JOBS")
+        if fifo and own is not None and own != asked_jobs:
+            # The package's own count, not the user's: the jobserver decides instead.
+            del os.environ["MAX_JOBS"]
+            print("tailor: the package set MAX_JOBS=%s itself; the build's jobserver shares out the jobs instead" % own,
+                  flush=True)
         fixed = os.environ.get("MAX_JOBS", "")
         jobs = int(fixed) if fixed.isdigit() else int(os.environ.get("TAILOR_JOBS") or os.cpu_count() or 1)
-        fifo = re.search(r"--jobserver-auth=fifo:(\S+)", os.environ.get("MAKEFLAGS", ""))
         if fifo and not fixed.isdigit() and jobs > 1:
             # Every module at once, each Ninja a jobserver client. This process is one
             # client with one implicit token: like GNU make for its children, it takes a

@@ -36,6 +36,7 @@ log=$(ls "$tmp"/work/multi_ext-*/build-*.log 2>/dev/null | head -1)
 [ -n "$log" ] || { echo "FAIL no build log"; fail=1; log=/dev/null; }
 expect_grep "the driver builds the modules at once" \
   "tailor: modules at once: 3 modules, 5 units (2 CUDA), up to $at_once at a time under the jobserver" "$log"
+expect_grep "a package's own MAX_JOBS gives way to the jobserver" "the package set MAX_JOBS=1 itself" "$log"
 expect_grep "-split-compile from the package's units (16 / 2 CUDA units = 8)" "split-compile=8 " "$log"
 for m in _a _b _c; do
   n=$(ls "$tmp"/work/multi_ext-*/src/build/temp.*/multi_ext.$m/build.ninja 2>/dev/null | wc -l)

@@ -2,7 +2,11 @@
 # cpp_extension package of three extension modules, so the test sees tailor build them at
 # once, each in its own build folder. _a and _b share their sources (one CPython module
 # and one CUDA kernel, compiled once per module with its own module name); _c has no CUDA.
-# No torch or ATen header: it compiles in seconds.
+# No torch or ATen header: it compiles in seconds. Like flash-attn's NinjaBuildExtension,
+# its build command sets MAX_JOBS itself when the environment has none (flash-attn:
+# cpu_count() // 2): tailor's jobserver must still decide the jobs.
+import os
+
 from setuptools import setup
 from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtension
 
@@ -13,6 +17,13 @@ def cuda_module(name):
         sources=["csrc/module.cpp", "csrc/scale.cu"],
         extra_compile_args={"cxx": ["-O2", "-DMODULE_NAME=" + name], "nvcc": ["-O2"]},
     )
+
+
+class OwnJobsBuildExtension(BuildExtension):
+    def __init__(self, *args, **kwargs):
+        if not os.environ.get("MAX_JOBS"):
+            os.environ["MAX_JOBS"] = "1"
+        super().__init__(*args, **kwargs)
 
 
 setup(
@@ -29,6 +40,6 @@ setup(
             extra_compile_args=["-O2", "-DMODULE_NAME=_c", "-DHOST_ONLY"],
         ),
     ],
-    cmdclass={"build_ext": BuildExtension.with_options(use_ninja=True)},
+    cmdclass={"build_ext": OwnJobsBuildExtension.with_options(use_ninja=True)},
     python_requires=">=3.9",
 )
