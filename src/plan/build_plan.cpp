@@ -49,6 +49,12 @@ Expected<std::string> choose_cache_tool(const cache::CacheSettings& settings, st
   return std::string();
 }
 
+std::string host_tool_path(const probe::HostReport& host, std::string_view name) {
+  for (const auto& t : host.tools)
+    if (t.name == name) return t.path.empty() ? std::string(name) : t.path;
+  return std::string();
+}
+
 Expected<CacheDecision> decide_cache(const cache::CacheSettings& settings, std::optional<cache::CacheTool> flag,
                                      const std::map<std::string, std::string>& environment,
                                      const std::function<std::string(std::string_view)>& path_of,

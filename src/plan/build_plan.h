@@ -15,6 +15,7 @@
 #include "cache/compiler_cache.h"
 #include "cuda/target_set.h"
 #include "plan/step.h"
+#include "probe/host_report.h"
 #include "util/expected.h"
 
 namespace tailor::plan {
@@ -44,6 +45,11 @@ struct CacheDecision {
 Expected<std::string> choose_cache_tool(const cache::CacheSettings& settings, std::optional<cache::CacheTool> flag,
                                         const std::map<std::string, std::string>& environment,
                                         const std::function<std::string(std::string_view)>& path_of);
+
+/// Where the probe found a tool on the host ("ccache", "sccache"): its path, the bare name
+/// when the probe saw it without one, "" when it is missing. The `path_of` of a plan made
+/// for this host.
+std::string host_tool_path(const probe::HostReport& host, std::string_view name);
 
 /// choose_cache_tool plus the tool's variables for the storage, with `basedirs` (the work
 /// folder) stripped from the keys so two folders share hits.

@@ -153,21 +153,11 @@ JobChoice choose_jobs(const ExtensionRecipe& recipe, const ExtensionBuildRequest
   return c;
 }
 
-const probe::Tool* find_tool(const probe::HostReport& host, std::string_view name) {
-  for (const auto& t : host.tools)
-    if (t.name == name) return &t;
-  return nullptr;
-}
-
 // The copied source is under the work folder: strip it so two work folders (two
 // checkouts, users, machines) share hits.
 Expected<CacheDecision> choose_cache(const ExtensionBuildRequest& request, const probe::HostReport& host) {
   return decide_cache(request.cache_settings, request.cache, request.environment,
-                      [&](std::string_view name) {
-                        const auto* t = find_tool(host, name);
-                        if (!t) return std::string();
-                        return t->path.empty() ? std::string(name) : t->path;
-                      },
+                      [&](std::string_view name) { return host_tool_path(host, name); },
                       {std::filesystem::path(request.source_dir).parent_path().string()});
 }
 

@@ -442,11 +442,7 @@ void build_layout(Context& c) {
 void resolve_cache(Context& c) {
   auto& p = c.plan;
   const auto& o = c.options;
-  auto path_of = [&](std::string_view name) {
-    for (const auto& t : c.host.tools)
-      if (t.name == name) return t.path.empty() ? std::string(name) : t.path;
-    return std::string();
-  };
+  auto path_of = [&](std::string_view name) { return host_tool_path(c.host, name); };
   auto decision = decide_cache(o.cache_settings, o.cache, o.environment, path_of, {p.layout.work_dir});
   if (!decision) {
     c.add(c.host_severity(), ProblemKind::input, "cache", decision.error().message,
