@@ -178,7 +178,7 @@ def modules_at_once():
             print("tailor: the package set MAX_JOBS=%s itself; the build's jobserver shares out the jobs instead" % own,
                   flush=True)
         fixed = os.environ.get("MAX_JOBS", "")
-        jobs = int(fixed) if fixed.isdigit() else int(os.environ.get("TAILOR_JOBS") or os.cpu_count() or 1)
+        jobs = int(fixed) if fixed.isdigit() else int(os.environ.get("TAILOR_JOBS") or len(os.sched_getaffinity(0)) or 1)
         if fifo and not fixed.isdigit() and jobs > 1:
             # Every module at once, each Ninja a jobserver client. This process is one
             # client with one implicit token: like GNU make for its children, it takes a

@@ -37,6 +37,9 @@ std::string render_text(const probe::HostReport& r, const probe::CxxRuntime& rt)
                              or_none(r.os.arch), or_none(r.os.glibc)));
   row(out, "cpu", fmt::format("{}, {} cores / {} threads", or_none(r.cpu.model), r.cpu.physical_cores,
                               r.cpu.logical_cores));
+  if (!r.cpu.cores_limited_by.empty())
+    row(out, "usable cpus", fmt::format("{} of {} ({}): jobs are counted against these", r.cpu.build_cores(),
+                                        r.cpu.logical_cores, r.cpu.cores_limited_by));
   row(out, "isa level", or_none(r.cpu.isa_level));
   if (r.cpu.arch == "aarch64") {
     std::string core = r.cpu.cores.empty() ? "unknown (no CPU part in /proc/cpuinfo, no MIDR)" : join(r.cpu.cores, " + ");

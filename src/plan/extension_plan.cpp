@@ -111,7 +111,7 @@ JobChoice choose_jobs(const ExtensionRecipe& recipe, const ExtensionBuildRequest
   c.nvcc_threads = recipe.nvcc_threads;
   if (!recipe.nvcc_threads_variable.empty() && device_compiles > 0)
     c.nvcc_threads = std::min(c.nvcc_threads, static_cast<int>(std::min<size_t>(device_compiles, 64)));
-  const int cores = std::max(1, host.cpu.logical_cores);
+  const int cores = std::max(1, host.cpu.build_cores());
   if (request.jobs) {
     c.jobs = std::max(1, *request.jobs);
     c.reason = fmt::format("--jobs {}", c.jobs);
@@ -148,7 +148,10 @@ JobChoice choose_jobs(const ExtensionRecipe& recipe, const ExtensionBuildRequest
                                       gib_text(recipe.memory_per_job_gib), c.nvcc_threads)
                         : fmt::format("{} GiB per job", gib_text(job_gib));
   c.reason = fmt::format("{:.1f} GiB usable ({}) / {} = {}", usable_gib, source, per, by_memory);
-  if (by_memory > cores) c.reason += fmt::format(", capped by {} cores", cores);
+  if (by_memory > cores)
+    c.reason += host.cpu.cores_limited_by.empty()
+                    ? fmt::format(", capped by {} cores", cores)
+                    : fmt::format(", capped by {} usable cores ({})", cores, host.cpu.cores_limited_by);
   if (by_memory < 1) c.reason += ", at least 1";
   return c;
 }

@@ -83,7 +83,7 @@ DoctorReport run_torch_doctor(const TorchPlan& plan, const probe::HostReport& ho
                            plan.jobs_reason);
     c.ok = host.memory.usable == 0 || plan.jobs >= 1;
     // Only when memory, not the core count, is what holds the jobs down.
-    if (plan.jobs <= 2 && host.memory.usable > 0 && host.cpu.logical_cores > plan.jobs) {
+    if (plan.jobs <= 2 && host.memory.usable > 0 && host.cpu.build_cores() > plan.jobs) {
       c.warning = true;
       c.ok = false;
       c.fix = "only 1-2 parallel jobs fit in memory: the build will take many hours; use a larger machine";

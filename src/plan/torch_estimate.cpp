@@ -21,12 +21,12 @@ void estimate_jobs(const EstimateInput& in, const EstimateCoefficients& k, Torch
   double per_job = !in.cuda ? k.gib_per_job_cpu
                    : in.flash_attention ? k.gib_per_job_flash_attention
                                         : k.gib_per_job_cuda;
-  int cores = in.logical_cores > 0 ? in.logical_cores : 1;
+  int cores = in.cores > 0 ? in.cores : 1;
   out.gib_per_job = per_job;
   out.reserve_gib = k.reserve_gib;
   if (in.usable_memory == 0) {
     plan.jobs = cores;
-    plan.jobs_reason = fmt::format("{} logical cores; usable memory unknown, so not limited by memory", cores);
+    plan.jobs_reason = fmt::format("{} cores; usable memory unknown, so not limited by memory", cores);
     return;
   }
   double usable_gib = static_cast<double>(in.usable_memory) / k_gib;

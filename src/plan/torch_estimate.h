@@ -17,7 +17,7 @@ struct EstimateInput {
   bool flash_attention = false;
   std::string compress;      ///< size | speed | none | "" (nvcc's default)
   uint64_t usable_memory = 0;  ///< bytes; 0 = unknown
-  int logical_cores = 0;       ///< 0 = unknown
+  int cores = 0;               ///< the CPUs the build may use (HostCpu::build_cores()); 0 = unknown
 };
 
 /// MAX_JOBS: min(cores, floor((usable - reserve) / GiB per job)), at least 1.

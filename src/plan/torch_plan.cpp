@@ -570,7 +570,7 @@ TorchPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostRepor
   EstimateInput est{plan.cuda, plan.targets, plan.features["flash-attention"],
                     plan.variant.compress ? to_lower(*plan.variant.compress)
                                           : (plan.cuda && plan.cuda_version && *plan.cuda_version >= cuda::CudaVersion{13, 0} ? "size" : ""),
-                    host.memory.usable, host.cpu.logical_cores};
+                    host.memory.usable, host.cpu.build_cores()};
   estimate_jobs(est, c.catalog.estimates, plan);
   if (options.jobs) {
     if (*options.jobs < 1) {

@@ -247,6 +247,7 @@ HostCpu probe_cpu(HostFiles& files) {
     cpu.features.assign(relevant.begin(), relevant.end());
     cpu.isa_level = x86_isa_level(names);
   }
+  limit_cpu(files, cpu);
   return cpu;
 }
 

@@ -25,6 +25,13 @@ struct HostCpu {
   std::string arch;
   int logical_cores = 0;
   int physical_cores = 0;
+  /// The CPUs this process may really use: the lowest of logical_cores, its affinity mask
+  /// (taskset, a batch scheduler's cpuset) and its cgroup's CPU quota (a container's
+  /// --cpus), rounded up. 0 = not probed, which build_cores() reads as logical_cores.
+  int usable_cores = 0;
+  std::string cores_limited_by;  ///< "" (no limit), "affinity", "cgroup v2 cpu.max", "cgroup v1 cfs quota"
+  /// What jobs are counted against.
+  int build_cores() const { return usable_cores > 0 ? usable_cores : logical_cores; }
   std::string isa_level;              ///< "x86-64-v3", "armv8.2-a", "armv9-a"
   std::vector<std::string> features;  ///< the features the level was decided from
   /// Where the features came from: "cpuid", "hwcap" (getauxval) or "/proc/cpuinfo".

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <limits>
 
+#include "probe/cgroup.h"
 #include "probe/probe.h"
 #include "util/strings.h"
 
@@ -36,35 +37,13 @@ struct CgroupMemory {
   std::string version;
 };
 
-/// Parent directories from `path` up to the root: "/a/b" -> "/a/b", "/a", "".
-std::vector<std::string> up_to_root(std::string path) {
-  std::vector<std::string> out;
-  while (!path.empty() && path != "/") {
-    out.push_back(path);
-    auto slash = path.rfind('/');
-    path = slash == std::string::npos ? "" : path.substr(0, slash);
-  }
-  out.push_back("");
-  return out;
-}
-
 /// The tightest limit along the hierarchy: a parent's limit binds its children too.
 /// Usage counts reclaimable page cache (inactive_file) that a build would get back, so
 /// it is left out, as the kubelet's working-set figure does.
 std::optional<CgroupMemory> cgroup_memory(HostFiles& files) {
-  auto self = files.read("/proc/self/cgroup");
-  if (!self) return std::nullopt;
-  std::optional<std::string> v2_path, v1_path;
-  for (const auto& line : split_any(*self, "\n")) {
-    auto first = line.find(':');
-    auto second = first == std::string::npos ? std::string::npos : line.find(':', first + 1);
-    if (second == std::string::npos) continue;
-    std::string controllers = line.substr(first + 1, second - first - 1);
-    std::string path = line.substr(second + 1);
-    if (line.substr(0, first) == "0" && controllers.empty()) v2_path = path;
-    for (const auto& c : split_any(controllers, ","))
-      if (c == "memory") v1_path = path;
-  }
+  const CgroupPaths paths = cgroup_paths(files);
+  const auto& v2_path = paths.v2;
+  const auto& v1_path = paths.v1_memory;
   std::optional<CgroupMemory> best;
   auto consider = [&](const std::string& dir, const char* limit_file, const char* usage_file,
                       const char* inactive_key, const char* version) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -40,7 +41,11 @@ HostReport probe_host(const ProbeOptions& options, HostFiles& files, CommandRunn
 HostMemory probe_memory(HostFiles& files);
 /// Model and cores from /proc/cpuinfo; the ISA level from `files.cpu_features()` (CPUID)
 /// or, when that is empty, from the cpuinfo flags/Features.
+/// Then usable_cores: the affinity mask (/proc/self/status) and the cgroup CPU quota.
 HostCpu probe_cpu(HostFiles& files);
+/// Sets cpu.usable_cores and cores_limited_by from the affinity mask and the cgroup CPU
+/// quota (v2 cpu.max, else v1 cpu.cfs_quota_us), the tightest along the hierarchy.
+void limit_cpu(HostFiles& files, HostCpu& cpu);
 /// GPUs through `gpus` (NVML), falling back to nvidia-smi; notes say what was missing.
 GpuQueryResult probe_gpus(GpuQuery& gpus, CommandRunner& runner, std::vector<std::string>& notes);
 /// The GPUs as cuda::resolve_target_request takes them (its default and `native`).
@@ -79,6 +84,12 @@ struct MeminfoFields {
   uint64_t total = 0, available = 0, swap_total = 0, swap_free = 0;
 };
 MeminfoFields parse_meminfo(const std::string& text);
+/// How many CPUs a kernel CPU list names ("0-3,8,10-11" is 7), as in /proc/self/status's
+/// Cpus_allowed_list and cpuset.cpus; nullopt for anything malformed.
+std::optional<int> parse_cpu_list(std::string_view text);
+/// The CPUs a cgroup CPU quota allows, rounded up: v2 cpu.max "150000 100000" is 2;
+/// nullopt for "max ..." (no quota) and malformed text.
+std::optional<int> parse_cpu_max(std::string_view text);
 /// x86-64 micro-architecture level (x86-64-v1..v4) from CPUID feature names
 /// ("avx2", "bmi1", "osxsave" ...); the rules are data/probe/isa_levels.toml.
 std::string x86_isa_level(const std::set<std::string>& features);

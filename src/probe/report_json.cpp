@@ -11,6 +11,8 @@ nlohmann::json to_json(const HostReport& r) {
               {"arch", r.cpu.arch},
               {"logical_cores", r.cpu.logical_cores},
               {"physical_cores", r.cpu.physical_cores},
+              {"usable_cores", r.cpu.build_cores()},
+              {"cores_limited_by", r.cpu.cores_limited_by},
               {"isa_level", r.cpu.isa_level},
               {"features", r.cpu.features},
               {"features_source", r.cpu.features_source}};

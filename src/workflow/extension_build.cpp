@@ -113,7 +113,7 @@ std::unique_ptr<MemoryGovernor> start_memory_governor(const ExtensionBuildOption
   g.fifo_path = (fs::path(s.work_dir) / "jobserver.fifo").string();
   g.prior_job_bytes = prior;
   g.budget = o.memory_budget;
-  g.max_jobs = static_cast<size_t>(std::max(1, s.host.cpu.logical_cores));
+  g.max_jobs = static_cast<size_t>(std::max(1, s.host.cpu.build_cores()));
   g.limit_bytes = s.host.memory.cgroup_limit ? s.host.memory.cgroup_limit : s.host.memory.total;
   // What earlier builds of this package measured (a damaged record is ignored here and
   // replaced when this build records its own).

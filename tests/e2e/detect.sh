@@ -24,6 +24,16 @@ for g in r["gpus"]:
     assert g["name"] and "." in g["compute_capability"], g
 PY
 
+# Jobs count the CPUs this process may use: pinned to one CPU (taskset, as a batch
+# scheduler's cpuset does), detect says 1 usable and why.
+if command -v taskset >/dev/null; then
+  taskset -c 0 "$TAILOR" detect --json --no-python >"$tmp/pinned.json"
+  python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["cpu"]; assert c["usable_cores"] == 1, c; assert c["logical_cores"] == 1 or c["cores_limited_by"] == "affinity", c' "$tmp/pinned.json"
+  python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["cpu"]; assert 0 < c["usable_cores"] <= c["logical_cores"], c' "$tmp/out.json"
+else
+  echo "SKIP pinned-CPU check: no taskset"
+fi
+
 if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
   python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["gpus"] and r["driver"]["version"], r["gpus"]' "$tmp/out.json"
 else

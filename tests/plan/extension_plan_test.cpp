@@ -163,6 +163,17 @@ TEST(ExtensionPlan, MaxJobsFromCgroupMemoryCappedByCores) {
   EXPECT_EQ(plan.jobs_reason, "23.1 GiB usable (cgroup v2) / 3 GiB per job = 7");
 }
 
+TEST(ExtensionPlan, JobsCountTheCoresThisProcessMayUseNotTheMachine) {
+  auto host = fake_host();
+  host.memory.usable = 120 * k_gib;
+  host.cpu.logical_cores = 64;
+  host.cpu.usable_cores = 16;  // taskset -c 0-15 on a 64-core machine
+  host.cpu.cores_limited_by = "affinity";
+  auto plan = resolve(request("some-unknown-ext", sass_set({{8, 6}})), host);
+  EXPECT_EQ(plan.jobs, 16);
+  EXPECT_NE(plan.jobs_reason.find("capped by 16 usable cores (affinity)"), std::string::npos) << plan.jobs_reason;
+}
+
 TEST(ExtensionPlan, JobsFlagWinsAndAtLeastOneJob) {
   auto r = request("xformers", sass_set({{8, 0}}));
   r.jobs = 6;

@@ -539,7 +539,7 @@ TEST_F(ExtensionSteps, RunBuildServesAJobserverWhenNinjaIsAClient) {
   const CommandSpec& spec = runner.specs[0];
   ASSERT_TRUE(spec.env.count("MAKEFLAGS"));
   EXPECT_EQ(spec.env.at("MAKEFLAGS").value_or(""),
-            fmt::format(" -j{} --jobserver-auth=fifo:{}", std::max(1, s.host.cpu.logical_cores),
+            fmt::format(" -j{} --jobserver-auth=fifo:{}", std::max(1, s.host.cpu.build_cores()),
                         (fs::path(s.work_dir) / "jobserver.fifo").string()));
   ASSERT_TRUE(spec.env.count("MAX_JOBS"));
   EXPECT_EQ(spec.env.at("MAX_JOBS"), std::nullopt) << "MAX_JOBS unset: torch would give ninja -j and no jobserver";
