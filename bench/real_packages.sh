@@ -19,6 +19,10 @@
 # usage: bench/real_packages.sh [--tailor PATH] [--python PY] [--arch SPEC]
 #          [--sources DIR] [--only name,name] [--own name,name] [--timeout SECONDS]
 #          [--results FILE] [--keep DIR] [--extra "ARGS for every tailor build"] [--alongside]
+#          [--own-only]
+# --own-only runs the --own builds alone (no tailor build), for a second command or
+# machine when the two do not fit one command's limit. Under taskset (several lanes of
+# one large machine side by side) core use counts the CPUs the suite may use.
 # Sources are looked up in --sources (default .carry/sdists): sdists from the index
 # (NAME-VERSION.tar.gz) and `git archive` tarballs of git heads (NAME-git.tar.gz, unpacked
 # to a folder first, as a git checkout would be). The device machine has no network.
@@ -35,6 +39,7 @@ results=""
 keep=""
 extra_all=""
 alongside=0
+own_only=0
 while [ $# -gt 0 ]; do
   case $1 in
     --tailor) tailor=$2; shift 2 ;;
@@ -48,6 +53,7 @@ while [ $# -gt 0 ]; do
     --keep) keep=$2; shift 2 ;;
     --extra) extra_all=$2; shift 2 ;;
     --alongside) alongside=1; shift ;;
+    --own-only) own_only=1; shift ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -147,6 +153,7 @@ for entry in "${packages[@]}"; do
   wanted "$only" "$name" || continue
   src=$(source_for "$glob") || { printf '%s\tno source\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n' "$name" "no $glob in $sources" >>"$rows"; continue; }
   work="$tmp/work-$name" out="$tmp/out-$name"
+  if [ "$own_only" = 1 ]; then wanted "$own" "$name" && run_own; continue; fi
   if [ "$alongside" = 1 ] && [ -n "$own" ] && wanted "$own" "$name"; then run_own & own_pid=$!; fi
   echo "=== $name: tailor build $src ${arch_args[*]} $extra" >&2
   # shellcheck disable=SC2086
@@ -178,7 +185,7 @@ import os
 jobs = run.get("job_timeline") or []
 units = [(x["end_ms"] - x["start_ms"]) / 1000 for x in jobs if x.get("kind") in ("cu", "cpp", "c")]
 longest = max(units) if units else 0
-cores = os.cpu_count() or 1
+cores = len(os.sched_getaffinity(0)) or 1
 crit = f"{longest:.1f}" if units else "-"
 ratio = f"{float(wall) / longest:.2f}" if units and longest > 0 else "-"
 goal = f"{'met' if float(wall) <= 1.3 * longest + 20 else 'missed'}" if units else "-"
@@ -194,7 +201,7 @@ PY
 done
 
 echo
-echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
+echo "machine: $(nproc) cores usable of $(nproc --all), $(free -g | awk '/Mem:/{print $2}') GiB, $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
 echo "nvcc $(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p'), torch $("$python" -c 'import torch; print(torch.__version__)' 2>/dev/null), tailor $tailor"
 echo
 echo "| package | result | wall s | jobs | peak mem GiB (machine) | largest process GiB | wheel bytes | targets verified | import | GPU smoke | longest unit s | wall / longest | wall <= 1.3 x longest + 20 s | core use | note |"
