@@ -11,23 +11,19 @@
 
 #include "cuda/fatbin_code.h"
 #include "formats/decompress.h"
+#include "formats/device_sections.h"
 #include "formats/fatbin.h"
 #include "util/mapped_file.h"
 
 namespace tailor::inspect {
 namespace {
 
-// Sections that hold fatbin containers: whole-program device code and the relocatable
-// device code that -rdc builds keep for the device linker.
-constexpr std::string_view k_device_sections[] = {".nv_fatbin", "__nv_relfatbin"};
 // Real libraries carry tens of targets (kind x arch x variant); entries that each name a
 // new arch are hostile and would make the report as large as the file.
 constexpr size_t k_max_targets = 1024;
-// Sections searched for embedded containers: allocated ones with file bytes (SHF_ALLOC,
-// not SHT_NOBITS). Real libraries keep them in one or two; each section that holds any
-// gets a row of per-target stats, so their count is capped.
-constexpr uint64_t k_shf_alloc = 0x2;
-constexpr uint32_t k_sht_nobits = 8;
+// Sections searched for embedded containers (formats::embedded_scan_sections): real
+// libraries keep them in one or two; each section that holds any gets a row of per-target
+// stats, so their count is capped.
 constexpr size_t k_max_embedded_sections = 256;
 // Pages are handed back in batches: one madvise per container costs more than the walk.
 constexpr uint64_t k_release_batch = 4u << 20;
@@ -107,39 +103,6 @@ std::vector<TargetStats> sorted_targets(StatsByCode&& by_target) {
   return out;
 }
 
-// The sections to search for embedded containers, in file order: allocated, with file
-// bytes inside the file, not a fatbin section, and overlapping neither a fatbin section nor
-// an earlier searched one (many headers naming one range must not multiply the search, and
-// no container may be counted twice).
-std::vector<const formats::ElfSection*> embedded_scan_sections(const formats::ElfFile& elf, uint64_t file_size,
-                                                                bool (*is_device)(const formats::ElfSection&)) {
-  std::vector<std::pair<uint64_t, uint64_t>> device;  // [start, end), by start
-  std::vector<const formats::ElfSection*> candidates;
-  for (const formats::ElfSection& s : elf.sections) {
-    if (s.size == 0 || s.offset > file_size || s.size > file_size - s.offset) continue;
-    if (is_device(s)) device.emplace_back(s.offset, s.offset + s.size);
-    else if ((s.flags & k_shf_alloc) && s.type != k_sht_nobits) candidates.push_back(&s);
-  }
-  std::sort(device.begin(), device.end());
-  std::vector<uint64_t> max_end(device.size());  // the largest end among device[0..i]
-  for (size_t i = 0; i < device.size(); ++i) max_end[i] = std::max(device[i].second, i ? max_end[i - 1] : 0);
-  auto overlaps_device = [&](uint64_t begin, uint64_t end) {
-    auto after = std::lower_bound(device.begin(), device.end(), std::pair<uint64_t, uint64_t>{end, 0});
-    return after != device.begin() && max_end[static_cast<size_t>(after - device.begin()) - 1] > begin;
-  };
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const formats::ElfSection* a, const formats::ElfSection* b) { return a->offset < b->offset; });
-  std::vector<const formats::ElfSection*> out;
-  uint64_t covered_to = 0;
-  for (const formats::ElfSection* s : candidates) {
-    const uint64_t end = s->offset + s->size;
-    if (s->offset < covered_to || overlaps_device(s->offset, end)) continue;
-    covered_to = end;
-    out.push_back(s);
-  }
-  return out;
-}
-
 Expected<LibraryReport> analyze(Bytes file, std::string path, const LibraryOptions& options,
                                 const ReleasePages& release);
 
@@ -204,13 +167,9 @@ Expected<LibraryReport> analyze(Bytes file, std::string path, const LibraryOptio
   report.version_needs = elf->version_needs;
   report.x86_isa_level = isa_level(elf->x86_isa_needed);
 
-  auto is_device = [](const formats::ElfSection& s) {
-    return std::find(std::begin(k_device_sections), std::end(k_device_sections), s.name) !=
-           std::end(k_device_sections);
-  };
   StatsByCode by_target;
   for (const formats::ElfSection& s : elf->sections) {
-    if (!is_device(s)) continue;
+    if (!formats::is_device_section(s)) continue;
     auto bytes = formats::section_bytes(file, s);
     if (!bytes) return fail(bytes.error());
     report.device_code_bytes += s.size;
@@ -240,7 +199,8 @@ Expected<LibraryReport> analyze(Bytes file, std::string path, const LibraryOptio
 
   // Containers the library keeps in its own sections. The search reads every allocated
   // byte once (memchr, GB/s once the pages are in memory) and hands pages back behind it.
-  for (const formats::ElfSection* s : embedded_scan_sections(*elf, file.size(), +is_device)) {
+  for (size_t index : formats::embedded_scan_sections(*elf, file.size())) {
+    const formats::ElfSection* s = &elf->sections[index];
     Bytes bytes = file.subspan(s->offset, s->size);
     StatsByCode in_section;
     EmbeddedFatbins found;

@@ -14,6 +14,7 @@
 
 #include "cuda/cuda_target.h"
 #include "cuda/fatbin_code.h"
+#include "formats/device_sections.h"
 #include "formats/elf.h"
 #include "formats/fatbin.h"
 #include "util/interrupt.h"
@@ -197,40 +198,6 @@ std::optional<uint64_t> word_at_address(Bytes file, const Plan& p, uint64_t vadd
   return at ? read_le<uint64_t>(file, *at) : std::nullopt;
 }
 
-// The sections searched for embedded containers, as inspect searches them (so that what
-// inspect counts is what slim chooses from): allocated, with file bytes inside the file,
-// not a fatbin section and overlapping neither a fatbin section nor an earlier searched
-// one; in file order.
-std::vector<size_t> embedded_scan_sections(const formats::ElfFile& elf, uint64_t file_size) {
-  auto is_device = [](const formats::ElfSection& s) { return s.name == ".nv_fatbin" || s.name == "__nv_relfatbin"; };
-  std::vector<std::pair<uint64_t, uint64_t>> device;  // [start, end), by start
-  std::vector<size_t> candidates;
-  for (size_t i = 0; i < elf.sections.size(); ++i) {
-    const auto& s = elf.sections[i];
-    if (s.size == 0 || s.offset > file_size || s.size > file_size - s.offset) continue;
-    if (is_device(s)) device.emplace_back(s.offset, s.offset + s.size);
-    else if ((s.flags & formats::k_shf_alloc) && s.type != formats::k_sht_nobits) candidates.push_back(i);
-  }
-  std::sort(device.begin(), device.end());
-  std::vector<uint64_t> max_end(device.size());
-  for (size_t i = 0; i < device.size(); ++i) max_end[i] = std::max(device[i].second, i ? max_end[i - 1] : 0);
-  auto overlaps_device = [&](uint64_t begin, uint64_t end) {
-    auto after = std::lower_bound(device.begin(), device.end(), std::pair<uint64_t, uint64_t>{end, 0});
-    return after != device.begin() && max_end[static_cast<size_t>(after - device.begin()) - 1] > begin;
-  };
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [&](size_t a, size_t b) { return elf.sections[a].offset < elf.sections[b].offset; });
-  std::vector<size_t> out;
-  uint64_t covered_to = 0;
-  for (size_t i : candidates) {
-    const auto& s = elf.sections[i];
-    if (s.offset < covered_to || overlaps_device(s.offset, s.offset + s.size)) continue;
-    covered_to = s.offset + s.size;
-    out.push_back(i);
-  }
-  return out;
-}
-
 // Hands the pages of [offset, offset + size) of a read-only file map back to the kernel.
 void release_map(Bytes file, uint64_t offset, uint64_t size) {
   const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
@@ -239,10 +206,12 @@ void release_map(Bytes file, uint64_t offset, uint64_t size) {
   ::madvise(const_cast<std::byte*>(file.data()) + begin, end - begin, MADV_DONTNEED);
 }
 
-// Finds the embedded containers (their places only). Sets `too_many` and stops when a file
-// has more than k_max_embedded_containers; errors are the scan's (hostile input).
+// Finds the embedded containers (their places only) in the sections inspect searches
+// (formats::embedded_scan_sections), so that what inspect counts is what slim chooses from.
+// Sets `too_many` and stops when a file has more than k_max_embedded_containers; errors are
+// the scan's (hostile input).
 Expected<void> find_embedded(Bytes file, Plan& p, LibrarySlim& r, bool release, bool& too_many) {
-  for (size_t si : embedded_scan_sections(p.elf, file.size())) {
+  for (size_t si : formats::embedded_scan_sections(p.elf, file.size())) {
     const auto& s = p.elf.sections[si];
     EmbeddedSection found;
     found.section = s.name;
@@ -719,12 +688,12 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
   TAILOR_TRY(elf, formats::parse_elf(file));
   p.elf = std::move(elf);
   if (!p.elf.is_64 || (p.elf.e_machine != formats::k_em_x86_64 && p.elf.e_machine != formats::k_em_aarch64)) {
-    const bool has_fat = p.elf.find(".nv_fatbin") != nullptr;
+    const bool has_fat = p.elf.find(formats::k_nv_fatbin_section) != nullptr;
     r.outcome = has_fat ? SlimOutcome::left_untouched : SlimOutcome::no_device_code;
     if (has_fat) r.note = "a " + p.elf.machine + (p.elf.is_64 ? "" : " 32-bit") + " file; only 64-bit x86_64 and aarch64 are rewritten";
     return r;
   }
-  if (const auto* rel = p.elf.find("__nv_relfatbin")) {
+  if (const auto* rel = p.elf.find(formats::k_nv_relfatbin_section)) {
     // Read only by a later device link, never slimmed: its targets stay, and are named.
     r.relocatable_bytes = rel->size;
     TAILOR_TRY(rel_section, formats::section_bytes(file, *rel));
@@ -734,7 +703,7 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
         add_left(r.left, {cuda::fatbin_code(e).name(), LeftReason::relocatable, "", e.header_size + e.stored_size, 1,
                           cuda::fatbin_code(e)});
   }
-  if (auto fat = p.elf.find_index(".nv_fatbin")) {
+  if (auto fat = p.elf.find_index(formats::k_nv_fatbin_section)) {
     p.fat_index = *fat;
     p.fat = &p.elf.sections[*fat];
   }
@@ -906,13 +875,13 @@ Expected<DeviceCount> count_device_code(Bytes file, bool file_is_mapped) {
       n.bytes += e.header_size + e.stored_size;
     }
   };
-  if (const auto* fat = elf.find(".nv_fatbin")) {
+  if (const auto* fat = elf.find(formats::k_nv_fatbin_section)) {
     TAILOR_TRY(section, formats::section_bytes(file, *fat));
     TAILOR_TRY(containers, formats::parse_fatbin_section(section, fat->offset));
     n.fatbin_containers = containers.size();
     for (const auto& c : containers) count(c);
   }
-  for (size_t si : embedded_scan_sections(elf, file.size())) {
+  for (size_t si : formats::embedded_scan_sections(elf, file.size())) {
     const auto& s = elf.sections[si];
     uint64_t released_to = s.offset;
     TAILOR_TRY_VOID(formats::for_each_embedded_fatbin(
