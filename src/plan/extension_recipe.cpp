@@ -119,6 +119,10 @@ ExtensionRecipe read_recipe(const data::TomlDocument& doc) {
   r.checked = doc["checked"].value_or(std::string());
   if (r.checked.empty()) doc.fail("'checked' (what the recipe was checked against) is missing");
   r.smoke_test = doc["smoke_test"].value_or(std::string());
+  r.undeclared_requires = doc["undeclared_requires"].strings_or_empty();
+  for (const auto& m : r.undeclared_requires)
+    if (m.empty() || m.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") != std::string::npos)
+      doc["undeclared_requires"].fail("'" + m + "' is not a Python module name");
   r.notes = doc["notes"].value_or(std::string());
   r.build_system = parse_enum(doc, "build_system", k_build_systems, BuildSystem::pip);
 

@@ -124,6 +124,9 @@ struct ExtensionRecipe {
   std::vector<RecipeProfile> profiles;
   std::optional<ParallelFix> parallel_fix;  ///< only for `serial` packages
   std::string smoke_test;             ///< Python run after install, e.g. "import flash_attn"
+  /// Modules the package imports at run time without naming them in its metadata
+  /// (torch-sparse imports torch_scatter): the import check counts them as declared.
+  std::vector<std::string> undeclared_requires;
   std::string notes;
 };
 

@@ -989,17 +989,24 @@ StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& c
                     contains_word(s.build_plan.smoke_test, missing->substr(0, missing->find('.')))))
       missing.reset();
     if (missing) {
-      CheckRun native = run_check(runner, {vpy, "-c", embedded_program("build/wheel_native_import.py"), s.wheel, *missing},
-                                  venv.string(), clean_env, log, std::chrono::seconds(300));
+      std::vector<std::string> argv = {vpy, "-c", embedded_program("build/wheel_native_import.py"), s.wheel, *missing};
+      const std::vector<std::string>& known = s.recipe->undeclared_requires;
+      argv.insert(argv.end(), known.begin(), known.end());
+      const bool undeclared = std::any_of(known.begin(), known.end(), [&](const std::string& k) {
+        return missing->substr(0, missing->find('.')) == k.substr(0, k.find('.'));
+      });
+      CheckRun native = run_check(runner, argv, venv.string(), clean_env, log, std::chrono::seconds(300));
       if (native.ok) {
         std::vector<std::string> loaded;
         for (const auto& line : split_any(native.output, "\n"))
           if (line.starts_with("loaded ")) loaded.push_back(std::string(trim(line.substr(7))));
         s.missing_dependency = *missing;
-        rep.checks.push_back({"import", CheckStatus::skipped,
-                              fmt::format("import {} needs {}, which this environment lacks (a run-time dependency; "
-                                          "install it to use the package)",
-                                          import_name, *missing)});
+        rep.checks.push_back(
+            {"import", CheckStatus::skipped,
+             fmt::format("import {} needs {}, which this environment lacks (a run-time dependency{}; "
+                         "install it to use the package)",
+                         import_name, *missing,
+                         undeclared ? fmt::format(" that {} does not declare in its metadata", s.recipe->name) : "")});
         rep.checks.push_back(
             {"native-import", loaded.empty() ? CheckStatus::skipped : CheckStatus::passed,
              loaded.empty() ? std::string("the wheel has no compiled Python modules to load on their own")

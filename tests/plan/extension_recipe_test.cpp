@@ -52,6 +52,18 @@ TEST(ExtensionRecipe, ParserNamesTheFileAndField) {
   EXPECT_NE(r.error().message.find("[[patch]]"), std::string::npos);
 }
 
+TEST(ExtensionRecipe, UndeclaredRequiresAreModuleNames) {
+  EXPECT_EQ(recipe_for("torch-sparse").undeclared_requires, std::vector<std::string>{"torch_scatter"});
+  EXPECT_TRUE(recipe_for("torch-scatter").undeclared_requires.empty());
+  const std::string head = "name = \"x\"\nchecked = \"v\"\n[arch]\nvariable = \"V\"\n";
+  auto r = parse_recipe("undeclared_requires = [\"torch_scatter\", \"a.b\"]\n" + head, "x.toml");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->undeclared_requires.size(), 2u);
+  r = parse_recipe("undeclared_requires = [\"rm -rf /\"]\n" + head, "x.toml");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("not a Python module name"), std::string::npos) << r.error().message;
+}
+
 TEST(ExtensionRecipe, VerifyParallelAndProfileSectionsAreChecked) {
   const std::string head = "name = \"x\"\nchecked = \"v1\"\n[arch]\nvariable = \"V\"\n";
   auto r = parse_recipe(head + "[verify]\nadds = \"ptx-of-highest\"\nwhy = \"its CMake\"\n", "x.toml");

@@ -427,6 +427,30 @@ TEST_F(ExtensionSteps, AMissingRunTimeDependencySkipsTheImportAndLoadsTheCompile
   EXPECT_EQ(s.result.report.checks.back().status, CheckStatus::skipped);
 }
 
+TEST_F(ExtensionSteps, AnUndeclaredDependencyTheRecipeKnowsIsHandedToTheDirectLoad) {
+  auto c = context();
+  resolve_and_prepare(c);
+  s.result.report.log_path = (root / "build.log").string();
+  s.wheel = (root / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl").string();
+  plan::ExtensionRecipe recipe = *s.recipe;
+  recipe.name = "torch-sparse";
+  recipe.undeclared_requires = {"torch_scatter"};
+  s.recipe = &recipe;
+  runner.handler = import_needs("torch_scatter", 0, "loaded torch_sparse._convert_cuda (torch operator library)\n");
+  EXPECT_EQ(import_check(o, c, s), std::nullopt);
+  ASSERT_EQ(runner.specs.size(), 6u);
+  const auto& argv = runner.specs[5].argv;
+  ASSERT_EQ(argv.size(), 6u);
+  EXPECT_EQ(argv[4], "torch_scatter");
+  EXPECT_EQ(argv[5], "torch_scatter");  // the recipe's list, for the script's "declared" test
+  const auto& checks = s.result.report.checks;
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_EQ(checks[0].status, CheckStatus::skipped);
+  EXPECT_NE(checks[0].detail.find("that torch-sparse does not declare in its metadata"), std::string::npos)
+      << checks[0].detail;
+  EXPECT_EQ(checks[1].status, CheckStatus::passed);
+}
+
 TEST_F(ExtensionSteps, TheWheelsOwnMissingModuleIsABrokenBuildNotAMissingDependency) {
   auto c = context();
   resolve_and_prepare(c);
