@@ -25,6 +25,7 @@
 #include "executor/publish.h"
 #include "executor/report_page.h"
 #include "executor/resume.h"
+#include "executor/step_list.h"
 #include "cache/sccache_dist.h"
 #include "cache/tailor_toml.h"
 #include "executor/verify.h"
@@ -1149,14 +1150,13 @@ ExtensionBuildResult build_extension(const ExtensionBuildOptions& o, ExtensionBu
                                                 {"build", run_build},          {"verify", verify_wheel},
                                                 {"import", import_check},      {"tests", run_package_tests},
                                                 {"publish", publish_outputs}};
-  for (const auto& [name, step] : steps) {
-    auto st = step(o, ctx, s);
-    phase_done(name);
-    if (st) return stopped(std::move(*st));
-    // A signal that came while a step ran (the toolchain's test link, the source copy)
-    // ends the run there: nothing after it starts.
-    if (interrupt_signal() != 0) return stopped({BuildStatus::build_failed, "interrupted"});
-  }
+  // A signal that came while a step ran (the toolchain's test link, the source copy) ends
+  // the run there: nothing after it starts.
+  StepResult st = executor::run_step_list(
+      steps, [&](const std::pair<const char*, Step>& step) { return step.second(o, ctx, s); },
+      [&](const std::pair<const char*, Step>& step) { phase_done(step.first); },
+      StepStop{BuildStatus::build_failed, "interrupted"});
+  if (st) return stopped(std::move(*st));
   return std::move(s.result);
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fmt/format.h>
 
+#include "executor/step_list.h"
 #include "plan/torch_catalog.h"
 #include "plan/torch_plan_render.h"
 #include "util/interrupt.h"
@@ -65,17 +66,16 @@ std::string render_runtime_dockerfile(const plan::TorchPlan& p, const std::strin
 }
 
 TorchBuildResult build_torch(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s) {
-  for (const TorchStep& step : torch_build_steps()) {
-    // After a signal nothing more starts. A step it cut short failed because of it: the
-    // CLI says "interrupted", and no error line of the step's own comes before that.
-    TorchStepResult stopped = interrupt_signal() != 0 ? TorchStop{1, "interrupted"} : step.run(o, ctx, s);
-    if (!stopped) continue;
-    if (stopped->exit_code != 0 && interrupt_signal() != 0) stopped->message = "interrupted";
-    else if (stopped->exit_code != 0) std::fprintf(ctx.err, "tailor: error: %s\n", stopped->message.c_str());
-    s.result.exit_code = stopped->exit_code;
-    s.result.message = std::move(stopped->message);
-    return std::move(s.result);
-  }
+  TorchStepResult stopped = executor::run_step_list(
+      torch_build_steps(), [&](const TorchStep& step) { return step.run(o, ctx, s); }, [](const TorchStep&) {},
+      TorchStop{1, "interrupted"});
+  if (!stopped) return std::move(s.result);
+  // A step a signal cut short failed because of it: the CLI says "interrupted", and no
+  // error line of the step's own comes before that.
+  if (stopped->exit_code != 0 && interrupt_signal() != 0) stopped->message = "interrupted";
+  else if (stopped->exit_code != 0) std::fprintf(ctx.err, "tailor: error: %s\n", stopped->message.c_str());
+  s.result.exit_code = stopped->exit_code;
+  s.result.message = std::move(stopped->message);
   return std::move(s.result);
 }
 
