@@ -30,19 +30,35 @@ if not any(want == r or want in r for r in reqs) and want not in {norm(k.split('
 import torch
 site = sysconfig.get_paths()['platlib']
 sfx = sorted(importlib.machinery.EXTENSION_SUFFIXES, key=len, reverse=True)
+import mmap
+def has_python_init(path, name):
+    # Told from the file, not by loading it: dlopen runs the library's static
+    # initialisers, which register a torch operator library's operators.
+    if os.path.getsize(path) == 0: return False
+    with open(path, 'rb') as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        return m.find(b'PyInit_' + name.encode() + b'\0') != -1
+ops = []  # torch operator libraries: no Python module init
 for n in sorted(names):
     if n.split('/')[0].endswith(('.dist-info', '.data')): continue
     s = next((x for x in sfx if n.endswith(x)), None)
     if s is None: continue
     mod = n[:-len(s)].replace('/', '.')
-    spec = importlib.util.spec_from_file_location(mod, os.path.join(site, n))
-    try:
-        m = importlib.util.module_from_spec(spec)
-    except ImportError as e:
-        if 'module export function' not in str(e): raise
-        torch.ops.load_library(os.path.join(site, n))
-        print('loaded', mod, '(torch operator library)')
+    path = os.path.join(site, n)
+    if not has_python_init(path, mod.split('.')[-1]):
+        ops.append((mod, n))
         continue
+    spec = importlib.util.spec_from_file_location(mod, path)
+    m = importlib.util.module_from_spec(spec)
     sys.modules[mod] = m
     spec.loader.exec_module(m)
     print('loaded', mod)
+# A package that ships one operator library per device loads one of each pair, the CUDA
+# one when it is there (PyG: _convert_cuda, else _convert_cpu): both register the same
+# operators, and a second registration aborts the process.
+have = {mod for mod, _ in ops}
+for mod, n in ops:
+    if mod.endswith('_cpu') and mod[:-len('_cpu')] + '_cuda' in have:
+        print('skipped', mod, '(its _cuda library registers the same operators)')
+        continue
+    torch.ops.load_library(os.path.join(site, n))
+    print('loaded', mod, '(torch operator library)')
