@@ -3,6 +3,7 @@
 // and jobs counted from the machine would queue on them (the governor's tokens, torch's
 // MAX_JOBS). The lowest of the three wins, as in ninja's own processor count.
 #include <charconv>
+#include <algorithm>
 #include <cmath>
 
 #include "probe/cgroup.h"
@@ -24,6 +25,13 @@ std::optional<long> parse_long(std::string_view s) {
   return v;
 }
 
+/// quota / period CPUs, rounded up, without overflow; a quota beyond any real CPU count
+/// (the kernel accepts up to about 2^44 us) is as good as none and counts as the largest.
+int cpus_of_quota(long quota, long period) {
+  const long n = quota / period + (quota % period != 0);
+  return static_cast<int>(std::clamp<long>(n, 1, k_max_cpu_id));
+}
+
 /// The value of a "Key:\tvalue" line of /proc/self/status.
 std::optional<std::string> status_field(const std::string& text, std::string_view key) {
   for (const auto& line : split_any(text, "\n")) {
@@ -41,7 +49,7 @@ std::optional<int> v1_quota(HostFiles& files, const std::string& dir) {
   if (!quota || !period) return std::nullopt;
   auto q = parse_long(*quota), p = parse_long(*period);
   if (!q || !p || *q <= 0 || *p <= 0) return std::nullopt;
-  return static_cast<int>(std::max<long>(1, (*q + *p - 1) / *p));
+  return cpus_of_quota(*q, *p);
 }
 
 }  // namespace
@@ -67,7 +75,7 @@ std::optional<int> parse_cpu_max(std::string_view text) {
   auto quota = parse_long(parts[0]);
   auto period = parts.size() == 2 ? parse_long(parts[1]) : std::optional<long>(100000);  // the kernel's default period
   if (!quota || !period || *quota <= 0 || *period <= 0) return std::nullopt;
-  return static_cast<int>(std::max<long>(1, (*quota + *period - 1) / *period));
+  return cpus_of_quota(*quota, *period);
 }
 
 void limit_cpu(HostFiles& files, HostCpu& cpu) {

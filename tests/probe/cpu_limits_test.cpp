@@ -36,6 +36,9 @@ TEST(ParseCpuMax, QuotaOverPeriodRoundedUp) {
   EXPECT_EQ(parse_cpu_max("max 100000"), std::nullopt);
   EXPECT_EQ(parse_cpu_max("0 100000"), std::nullopt);
   EXPECT_EQ(parse_cpu_max("x y"), std::nullopt);
+  // A quota beyond any CPU count (found by fuzz/host_limits_fuzz: it overflowed int).
+  EXPECT_EQ(parse_cpu_max("1150000005000000"), 65536);
+  EXPECT_EQ(parse_cpu_max("9223372036854775807 1"), 65536);
   EXPECT_EQ(parse_cpu_max(""), std::nullopt);
 }
 
