@@ -1,15 +1,15 @@
-# Run in the check venv as `python -c <this file> WHEEL MISSING [KNOWN...]` when importing
+# Run in the check venv as `python -c <this file> WHEEL MISSING [--recipe-knows]` when importing
 # the package failed on the module MISSING: exit 3 when MISSING is a module of the wheel
 # itself (then the wheel is broken, not the environment), exit 4 when no Requires-Dist of
 # the wheel's METADATA names it (py-cpuinfo provides cpuinfo: a name that contains it
-# counts) and it is none of KNOWN (the recipe's undeclared_requires: modules the package
-# imports without declaring them); otherwise load every compiled extension module of the
+# counts) and the caller did not pass --recipe-knows (MISSING is in the recipe's
+# undeclared_requires: the package imports it without declaring it); otherwise load every compiled extension module of the
 # wheel straight from its file, without importing the package around it, and print
 # "loaded NAME" for each (exit 1 at the first that fails). A shared library with no Python
 # module init is a torch operator library (PyG's _convert_cuda.so): loaded as the package
 # loads it, with torch.ops.load_library. Run by src/workflow/extension_build.cpp.
 import sys, zipfile, sysconfig, os, importlib.util, importlib.machinery
-whl, missing, known = sys.argv[1], sys.argv[2], sys.argv[3:]
+whl, missing, recipe_knows = sys.argv[1], sys.argv[2], sys.argv[3:] == ['--recipe-knows']
 names = zipfile.ZipFile(whl).namelist()
 def top(n): return n.split('/')[0].split('.')[0]
 own = {top(n) for n in names if not n.split('/')[0].endswith(('.dist-info', '.data'))}
@@ -25,7 +25,7 @@ if meta:
             r = re.match(r'\s*([A-Za-z0-9._-]+)', line[len('Requires-Dist:'):])
             if r: reqs.append(norm(r.group(1)))
 want = norm(missing.split('.')[0])
-if not any(want == r or want in r for r in reqs) and want not in {norm(k.split('.')[0]) for k in known}:
+if not any(want == r or want in r for r in reqs) and not recipe_knows:
     print(missing, 'is not a declared dependency of the wheel (Requires-Dist:', ', '.join(reqs) or 'none', ')'); sys.exit(4)
 import torch
 site = sysconfig.get_paths()['platlib']

@@ -2,9 +2,7 @@
 // by taskset or a batch scheduler's cpuset, or in a container with a CPU quota, gets fewer,
 // and jobs counted from the machine would queue on them (the governor's tokens, torch's
 // MAX_JOBS). The lowest of the three wins, as in ninja's own processor count.
-#include <charconv>
 #include <algorithm>
-#include <cmath>
 
 #include "probe/cgroup.h"
 #include "probe/probe.h"
@@ -16,14 +14,6 @@ namespace {
 // Real lists name at most a few thousand CPUs (Linux's NR_CPUS tops out at 8192).
 constexpr long k_max_cpu_id = 1 << 16;
 constexpr size_t k_max_list_text = 64 * 1024;
-
-std::optional<long> parse_long(std::string_view s) {
-  s = trim(s);
-  long v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
 
 /// quota / period CPUs, rounded up, without overflow; a quota beyond any real CPU count
 /// (the kernel accepts up to about 2^44 us) is as good as none and counts as the largest.
@@ -47,7 +37,7 @@ std::optional<int> v1_quota(HostFiles& files, const std::string& dir) {
   auto quota = files.read(dir + "/cpu.cfs_quota_us");
   auto period = files.read(dir + "/cpu.cfs_period_us");
   if (!quota || !period) return std::nullopt;
-  auto q = parse_long(*quota), p = parse_long(*period);
+  auto q = parse_whole_number<long>(*quota), p = parse_whole_number<long>(*period);
   if (!q || !p || *q <= 0 || *p <= 0) return std::nullopt;
   return cpus_of_quota(*q, *p);
 }
@@ -60,8 +50,8 @@ std::optional<int> parse_cpu_list(std::string_view text) {
   long count = 0;
   for (const auto& part : split_any(text, ",")) {
     auto dash = part.find('-');
-    auto lo = parse_long(std::string_view(part).substr(0, dash));
-    auto hi = dash == std::string::npos ? lo : parse_long(std::string_view(part).substr(dash + 1));
+    auto lo = parse_whole_number<long>(std::string_view(part).substr(0, dash));
+    auto hi = dash == std::string::npos ? lo : parse_whole_number<long>(std::string_view(part).substr(dash + 1));
     if (!lo || !hi || *lo < 0 || *hi < *lo || *hi > k_max_cpu_id) return std::nullopt;
     count += *hi - *lo + 1;
   }
@@ -72,8 +62,8 @@ std::optional<int> parse_cpu_list(std::string_view text) {
 std::optional<int> parse_cpu_max(std::string_view text) {
   auto parts = split_any(trim(text), " ");
   if (parts.empty() || parts.size() > 2 || parts[0] == "max") return std::nullopt;
-  auto quota = parse_long(parts[0]);
-  auto period = parts.size() == 2 ? parse_long(parts[1]) : std::optional<long>(100000);  // the kernel's default period
+  auto quota = parse_whole_number<long>(parts[0]);
+  auto period = parts.size() == 2 ? parse_whole_number<long>(parts[1]) : std::optional<long>(100000);  // the kernel's default period
   if (!quota || !period || *quota <= 0 || *period <= 0) return std::nullopt;
   return cpus_of_quota(*quota, *period);
 }

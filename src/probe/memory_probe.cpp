@@ -1,6 +1,5 @@
 // Memory the build can really use. In a container MemAvailable describes the host, and
 // the cgroup limit is what the OOM killer enforces, so the lower of the two wins.
-#include <charconv>
 #include <limits>
 
 #include "probe/cgroup.h"
@@ -10,14 +9,6 @@
 namespace tailor::probe {
 namespace {
 
-std::optional<uint64_t> parse_u64(std::string_view s) {
-  s = trim(s);
-  uint64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
 /// cgroup v1 reports "no limit" as a page-rounded LONG_MAX; anything this large is none.
 constexpr uint64_t k_v1_unlimited = uint64_t{1} << 60;
 
@@ -26,7 +17,7 @@ uint64_t stat_field(const std::optional<std::string>& text, std::string_view key
   if (!text) return 0;
   for (const auto& line : split_any(*text, "\n")) {
     auto parts = split_any(line, " ");
-    if (parts.size() == 2 && parts[0] == key) return parse_u64(parts[1]).value_or(0);
+    if (parts.size() == 2 && parts[0] == key) return parse_whole_number<uint64_t>(parts[1]).value_or(0);
   }
   return 0;
 }
@@ -49,11 +40,11 @@ std::optional<CgroupMemory> cgroup_memory(HostFiles& files) {
                       const char* inactive_key, const char* version) {
     auto limit_text = files.read(dir + "/" + limit_file);
     if (!limit_text) return;
-    auto limit = parse_u64(*limit_text);  // "max" (v2) parses as none
+    auto limit = parse_whole_number<uint64_t>(*limit_text);  // "max" (v2) parses as none
     if (!limit || *limit >= k_v1_unlimited) return;
     if (best && best->limit <= *limit) return;
     uint64_t usage = 0;
-    if (auto u = files.read(dir + "/" + usage_file)) usage = parse_u64(*u).value_or(0);
+    if (auto u = files.read(dir + "/" + usage_file)) usage = parse_whole_number<uint64_t>(*u).value_or(0);
     uint64_t inactive = stat_field(files.read(dir + "/memory.stat"), inactive_key);
     usage = usage > inactive ? usage - inactive : 0;
     best = CgroupMemory{*limit, usage, version};
@@ -82,7 +73,7 @@ MeminfoFields parse_meminfo(const std::string& text) {
     std::string key = line.substr(0, colon);
     auto parts = split_any(std::string_view(line).substr(colon + 1), " \t");
     if (parts.empty()) continue;
-    auto value = parse_u64(parts[0]);
+    auto value = parse_whole_number<uint64_t>(parts[0]);
     if (!value) continue;
     uint64_t bytes = (parts.size() > 1 && parts[1] == "kB") ? *value * 1024 : *value;
     if (key == "MemTotal") m.total = bytes;

@@ -1,4 +1,6 @@
 #pragma once
+#include <charconv>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +17,16 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep);
 size_t edit_distance(std::string_view a, std::string_view b);
 /// Human-readable byte count: 1.5 KiB, 297.0 MiB.
 std::string human_bytes(uint64_t bytes);
+/// A decimal integer that is the whole of `s` once trimmed ("  42\n" is 42; "42 kB", "",
+/// "-" and out-of-range values are none): for the kernel's one-number files.
+template <class T>
+std::optional<T> parse_whole_number(std::string_view s) {
+  s = trim(s);
+  T v{};
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
 /// Quote for a POSIX shell when needed.
 std::string shell_quote(std::string_view s);
 

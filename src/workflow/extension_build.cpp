@@ -990,12 +990,14 @@ StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& c
                     contains_word(s.build_plan.smoke_test, missing->substr(0, missing->find('.')))))
       missing.reset();
     if (missing) {
-      std::vector<std::string> argv = {vpy, "-c", embedded_program("build/wheel_native_import.py"), s.wheel, *missing};
+      // A module the recipe knows the package imports without declaring it is as good as
+      // declared (torch-sparse's torch_scatter).
       const std::vector<std::string>& known = s.recipe->undeclared_requires;
-      argv.insert(argv.end(), known.begin(), known.end());
       const bool undeclared = std::any_of(known.begin(), known.end(), [&](const std::string& k) {
         return missing->substr(0, missing->find('.')) == k.substr(0, k.find('.'));
       });
+      std::vector<std::string> argv = {vpy, "-c", embedded_program("build/wheel_native_import.py"), s.wheel, *missing};
+      if (undeclared) argv.push_back("--recipe-knows");
       CheckRun native = run_check(runner, argv, venv.string(), clean_env, log, std::chrono::seconds(300));
       if (native.ok) {
         std::vector<std::string> loaded;

@@ -105,6 +105,7 @@ TEST(ProbeCpu, HostileStatusIsIgnored) {
   f.files["/sys/fs/cgroup/cpu.max"] = "-5 100000\n";
   HostCpu cpu = probe_cpu(f);
   EXPECT_EQ(cpu.build_cores(), 4);
+  EXPECT_EQ(cpu.cores_limited_by, "");
 }
 
 }  // namespace

@@ -46,4 +46,14 @@ TEST(Process, RunsAndTimesOut) {
   EXPECT_FALSE(missing.started);
 }
 
+TEST(Strings, ParseWholeNumberTakesTheWholeTrimmedTextOnly) {
+  EXPECT_EQ(parse_whole_number<uint64_t>("  42\n"), 42u);
+  EXPECT_EQ(parse_whole_number<long>("-1"), -1);
+  EXPECT_EQ(parse_whole_number<uint64_t>("-1"), std::nullopt);
+  EXPECT_EQ(parse_whole_number<uint64_t>("42 kB"), std::nullopt);
+  EXPECT_EQ(parse_whole_number<uint64_t>("max"), std::nullopt);
+  EXPECT_EQ(parse_whole_number<uint64_t>(""), std::nullopt);
+  EXPECT_EQ(parse_whole_number<int>("99999999999"), std::nullopt);  // out of range
+}
+
 }  // namespace tailor
