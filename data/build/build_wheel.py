@@ -27,11 +27,12 @@ elif not os.path.exists("setup.py"):
 def modules_at_once():
     # torch.utils.cpp_extension builds a package's extension modules one after another,
     # each through its own Ninja in one shared build folder. Here every module gets its
-    # own folder (build_temp/<module>) and the modules build side by side in threads:
-    # each Ninja is a client of tailor's jobserver (MAKEFLAGS), or, with a fixed job
-    # count (MAX_JOBS), the count is shared out between the modules running at once.
-    # Only torch's Ninja path (BuildExtension with use_ninja): its non-Ninja path swaps
-    # the compiler executable around each compile, which threads would race on.
+    # own folder (build_temp/<module>), the modules run side by side in threads up to
+    # their compile, and one Ninja, a client of tailor's jobserver (MAKEFLAGS) or run
+    # with the fixed job count (MAX_JOBS), compiles every module's units at once, the
+    # longest first across the whole package; each module links when its own objects are
+    # built. Only torch's Ninja path (BuildExtension with use_ninja): its non-Ninja path
+    # swaps the compiler executable around each compile, which threads would race on.
     # TAILOR_SPLIT_COMPILE="REF:MAX" gives every nvcc unit -split-compile=K with
     # K = min(MAX, REF // units): a package of few units uses REF cores, and K depends
     # on the source alone, so the bytes do not depend on the machine.
@@ -48,13 +49,11 @@ def modules_at_once():
     import concurrent.futures
     import re
     import select
+    import subprocess
     import threading
     import time
 
-    import contextlib
-
     local = threading.local()
-    _nothing = contextlib.nullcontext
 
     def get_temp(self):
         base = self.__dict__.get("_tailor_build_temp")
@@ -78,44 +77,47 @@ def modules_at_once():
             # torch gives a list to both compilers: the same as {cxx: list, nvcc: list}.
             ext.extra_compile_args = {"cxx": list(args or []), "nvcc": list(args or []) + [flag]}
 
-    class JobserverSlots:
-        # The implicit token for one module at a time; a token read from the fifo for each
-        # other, written back after its link. Modules get their slots in the order given
-        # (the heaviest first): only the head of the line waits on the jobserver, and it
-        # takes whichever comes first (with every token withdrawn by the governor, the
-        # implicit one still frees up).
-        def __init__(self, path):
-            self.fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
+    class LinkTokens:
+        # What a module's link runs under, beside the package's one Ninja. Under the
+        # jobserver this process is one client with one implicit token: the Ninja has it
+        # while it runs (GNU make's rule for a child it starts), and each link reads a
+        # token from the fifo, or takes the implicit one once the Ninja has ended, and
+        # gives it back after. With a fixed job count there is no fifo: links wait for the
+        # Ninja to end and then run that many at a time.
+        def __init__(self, path, fixed):
+            self.fd = os.open(path, os.O_RDWR | os.O_NONBLOCK) if path else None
             self.cond = threading.Condition()
-            self.implicit_free = True
-            self.serving = 0
+            self.free = 0  # local tokens: the implicit one, or the fixed count, once the Ninja ends
+            self.after_ninja = 1 if path else max(1, fixed)
 
-        def take(self, stop, ticket):
+        def ninja_ended(self):
             with self.cond:
-                while self.serving != ticket and not stop.is_set():
-                    self.cond.wait(0.2)
-            got = False
-            while got is False and not stop.is_set():
+                self.free = self.after_ninja
+                self.cond.notify_all()
+
+        def take(self, stop):
+            while not stop.is_set():
                 with self.cond:
-                    if self.implicit_free:
-                        self.implicit_free = False
-                        got = None
-                        break
+                    if self.free > 0:
+                        self.free -= 1
+                        return "local"
+                    if self.fd is None:
+                        self.cond.wait(0.2)
+                        continue
                 if select.select([self.fd], [], [], 0.2)[0]:
                     try:
-                        got = os.read(self.fd, 1) or False
+                        got = os.read(self.fd, 1)
                     except BlockingIOError:
-                        pass
-            if got is not False:
-                with self.cond:
-                    self.serving += 1
-                    self.cond.notify_all()
-            return got
+                        continue
+                    if got:
+                        return got
+            return None
 
         def give(self, token):
-            if token is None:
+            if token == "local":
                 with self.cond:
-                    self.implicit_free = True
+                    self.free += 1
+                    self.cond.notify_all()
             elif token:
                 os.write(self.fd, token)
 
@@ -158,6 +160,255 @@ def modules_at_once():
         reordered.tailor_longest_first = True
         cpp_extension._write_ninja_file_and_compile_objects = reordered
 
+    # The package's one Ninja. torch writes one build.ninja per module (its rules and
+    # variables at the file's top level); they are merged into one file in the package's
+    # build folder: each module's rules renamed (compile -> compile_m3) with the module's
+    # variables written into them, and every compile edge of the package in one list,
+    # longest unit first. Ninja starts ready edges by their critical path, and every
+    # compile edge here has the same one, so the list's order is the order they start in:
+    # the longest units of the whole package first, whatever module they belong to. A
+    # module file this cannot read (a construct torch does not write) is included whole
+    # with `subninja`, its units in its own order. Each module ends in a stamp edge
+    # (.tailor-done/mN over its outputs): when Ninja reports it, that module links while
+    # the Ninja goes on. Only the order in which edges start is changed, never a command
+    # or an edge's inputs, so the bytes are those of torch's own files.
+    STAMP_DIR = ".tailor-done"
+    STAMP_LINE = re.compile(r" touch \.tailor-done/m(\d+)$")  # Ninja's line for a stamp edge (-v)
+
+    def unescape(text):
+        return re.sub(r"\$([$ :])", r"\1", text)
+
+    def references(text):
+        # The variables a ninja value refers to ($name, ${name}); None: not a value ninja reads.
+        names, i = [], 0
+        while i < len(text):
+            if text[i] != "$":
+                i += 1
+                continue
+            nxt = text[i + 1:i + 2]
+            if nxt in ("$", " ", ":"):
+                i += 2
+                continue
+            m = re.match(r"\{([A-Za-z0-9_.-]+)\}|([A-Za-z0-9_-]+)", text[i + 1:])
+            if not m:
+                return None
+            names.append(m.group(1) or m.group(2))
+            i += 1 + len(m.group(0))
+        return names
+
+    def substitute(text, values):
+        out, i = [], 0
+        while i < len(text):
+            if text[i] != "$":
+                out.append(text[i])
+                i += 1
+                continue
+            nxt = text[i + 1:i + 2]
+            if nxt in ("$", " ", ":"):
+                out.append(text[i:i + 2])
+                i += 2
+                continue
+            m = re.match(r"\{([A-Za-z0-9_.-]+)\}|([A-Za-z0-9_-]+)", text[i + 1:])
+            name = m.group(1) or m.group(2)
+            out.append(values.get(name, "$" + m.group(0)))
+            i += 1 + len(m.group(0))
+        return "".join(out)
+
+    def split_edge(line):
+        # "build OUTS: RULE INS" -> (OUTS text, [explicit outputs, escaped], RULE, first
+        # input unescaped, INS text); None: no unescaped colon.
+        body = line[len("build "):]
+        i = 0
+        while i < len(body) and body[i] != ":":
+            i += 2 if body[i] == "$" else 1
+        if i >= len(body):
+            return None
+        outs, rest = body[:i], body[i + 1:].lstrip(" ")
+        explicit = re.split(r"(?<!\$) ", outs.split(" | ")[0].strip())
+        rule, _, ins = rest.partition(" ")
+        first = re.split(r"(?<!\$) ", ins.strip())[0] if ins.strip() else ""
+        return outs, [o for o in explicit if o], rule, unescape(first), ins
+
+    def read_module(path, number):
+        # -> (rules text, [(first input, edge text)], [outputs]); (None, [], None): include the
+        # file whole.
+        with open(path) as f:
+            lines = f.read().split("\n")
+        variables, rules, edges, outputs = {}, [], [], []
+        readable = True
+        block = None
+        for line in lines:
+            if line.endswith("$") or line.startswith("\t"):
+                readable = False
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            if line.startswith(" "):
+                key, eq, value = line.strip().partition("=")
+                if not eq or block is None:
+                    readable = False
+                    continue
+                if block == "rule":
+                    rules.append("  %s = %s" % (key.strip(), substitute(value.strip(), variables)))
+                else:
+                    if references(value.strip()) != []:
+                        readable = False  # an edge binding read in the file's scope
+                    edges[-1][1].append(line)
+                continue
+            if line.startswith("rule "):
+                block = "rule"
+                rules.append("rule %s_m%d" % (line[5:].strip(), number))
+                continue
+            if line.startswith("build "):
+                block = "edge"
+                parts = split_edge(line)
+                if parts is None:
+                    return None, [], None
+                outs_text, outs, rule, first, ins = parts
+                outputs.extend(outs)
+                head = line if rule == "phony" else "build %s: %s_m%d %s" % (outs_text, rule, number, ins)
+                edges.append((first, [head]))
+                continue
+            block = None
+            key, eq, value = line.partition("=")
+            key = key.strip()
+            if not eq or not re.fullmatch(r"[A-Za-z0-9_.-]+", key):
+                readable = False  # include, subninja, pool, default: not torch's
+                continue
+            if key == "ninja_required_version":
+                continue
+            if references(value.strip()) != []:
+                readable = False
+            variables[key] = value.strip()
+        if not readable:
+            # Included whole; its outputs as read here may be cut short (a line continued
+            # with $): no stamp, the module links when the Ninja has ended.
+            return None, [], None
+        return "\n".join(rules), [(first, "\n".join(text)) for first, text in edges], outputs
+
+    class PackageNinja:
+        # Waits until every module has written its build.ninja (or ended without one), runs
+        # the package's one Ninja over them all, and lets each module link as soon as its
+        # own objects are built.
+        def __init__(self, base, exts, order, tokens, jobs_arg, stop):
+            self.base, self.order, self.tokens, self.jobs_arg, self.stop = base, order, tokens, jobs_arg, stop
+            self.cond = threading.Condition()
+            self.expected = len(exts)
+            self.ended_early = 0
+            self.folders = {}  # build folder -> module number
+            self.state = {}    # module number -> "wait", "done", "failed"
+            self.started = False
+            self.rc = None
+
+        def left(self):
+            with self.cond:
+                self.ended_early += 1
+                self._maybe_start()
+
+        def _maybe_start(self):
+            if self.started or len(self.folders) + self.ended_early < self.expected:
+                return
+            self.started = True
+            if self.stop.is_set() or not self.folders:
+                for n in self.state:
+                    self.state[n] = "failed"
+                self.tokens.ninja_ended()
+                self.cond.notify_all()
+                return
+            threading.Thread(target=self._run, daemon=True).start()
+
+        def wait_for(self, folder, ext, error_prefix):
+            # Called in the module's thread in place of torch's own Ninja run.
+            with self.cond:
+                number = self.order.index(id(ext))
+                self.folders[folder] = number
+                self.state[number] = "wait"
+                self._maybe_start()
+                while self.state[number] == "wait" and not self.stop.is_set():
+                    self.cond.wait(0.2)
+                state = self.state[number]
+            if state != "done":
+                # As torch's own Ninja run fails (a RuntimeError, which setuptools does not
+                # turn into a warning even for an optional module).
+                raise RuntimeError("%s: the package's Ninja %s" % (
+                    error_prefix, "ended with exit %s" % self.rc if self.rc else "stopped"))
+            token = self.tokens.take(self.stop)
+            if token is None:
+                raise RuntimeError(error_prefix + ": the build was stopped")
+            local.link_token = token
+
+        def _stamp(self, number):
+            return "%s/m%d" % (STAMP_DIR, number)
+
+        def _manifest(self):
+            rules, edges, stamps = [], [], []
+            for folder, number in sorted(self.folders.items(), key=lambda kv: kv[1]):
+                path = os.path.join(folder, "build.ninja")
+                text, module_edges, outputs = read_module(path, number)
+                if text is None:
+                    rules.append("subninja %s" % path.replace("$", "$$").replace(" ", "$ ").replace(":", "$:"))
+                else:
+                    rules.append(text)
+                    edges.extend((-unit_ms(first) if first else 0, number, i, edge)
+                                 for i, (first, edge) in enumerate(module_edges))
+                if outputs is not None:
+                    stamps.append("build %s: tailor_module_done %s" % (self._stamp(number), " ".join(outputs)))
+            edges.sort(key=lambda e: e[:3])
+            return "\n".join(["# The package's one Ninja, written by tailor's build driver "
+                              "(data/build/build_wheel.py) from each module's build.ninja.",
+                              "ninja_required_version = 1.3", ""] + rules +
+                             ["", "rule tailor_module_done", "  command = touch $out", ""] +
+                             [e[3] for e in edges] + [""] + stamps) + "\n"
+
+        def _ninja(self, targets):
+            command = ["ninja", "-v"] + self.jobs_arg + targets
+            proc = subprocess.Popen(command, cwd=self.base, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    env=os.environ.copy())
+
+            def watch():
+                while proc.poll() is None:
+                    if self.stop.wait(0.5):
+                        proc.terminate()
+                        return
+            threading.Thread(target=watch, daemon=True).start()
+            for line in proc.stdout:
+                text = line.rstrip(b"\r\n").decode("utf-8", "replace")
+                stamp = STAMP_LINE.search(text)
+                n = int(stamp.group(1)) if stamp else None
+                if n is None:
+                    os.write(1, line)
+                    continue
+                with self.cond:
+                    if self.state.get(n) == "wait":
+                        self.state[n] = "done"
+                        self.cond.notify_all()
+            return proc.wait()
+
+        def _run(self):
+            os.makedirs(os.path.join(self.base, STAMP_DIR), exist_ok=True)
+            for n in self.state:
+                try:
+                    os.unlink(os.path.join(self.base, self._stamp(n)))
+                except FileNotFoundError:
+                    pass
+            manifest = os.path.join(self.base, "build.ninja")
+            with open(manifest + ".tmp", "w") as f:
+                f.write(self._manifest())
+            os.replace(manifest + ".tmp", manifest)
+            with open(os.path.join(self.base, ".tailor_start"), "w") as f:
+                f.write("%d\n" % int(time.time() * 1000))
+            try:
+                rc = self._ninja([])
+            except Exception as e:  # no ninja, or it could not start
+                print("tailor: the package's Ninja did not run: %s" % e, flush=True)
+                rc = -1
+            with self.cond:
+                self.rc = rc
+                for n, st in self.state.items():
+                    if st == "wait":
+                        self.state[n] = "done" if rc == 0 else "failed"
+                self.tokens.ninja_ended()
+                self.cond.notify_all()
+
     def build_extensions(self):
         exts = list(self.extensions)
         if not getattr(self, "use_ninja", False) or not exts:
@@ -178,67 +429,55 @@ def modules_at_once():
             print("tailor: the package set MAX_JOBS=%s itself; the build's jobserver shares out the jobs instead" % own,
                   flush=True)
         fixed = os.environ.get("MAX_JOBS", "")
-        jobs = int(fixed) if fixed.isdigit() else int(os.environ.get("TAILOR_JOBS") or len(os.sched_getaffinity(0)) or 1)
-        if fifo and not fixed.isdigit() and jobs > 1:
-            # Every module at once, each Ninja a jobserver client. This process is one
-            # client with one implicit token: like GNU make for its children, it takes a
-            # token for each Ninja it runs beside the first and gives it back after the
-            # module's link (the governor counts Ninjas of one parent as one client).
-            # At most half as many modules as jobs at a time: a module whose Ninja got
-            # only its one slot runs its units one after another (torch-cluster on 16
-            # cores: 18 modules, each CUDA module's host file waiting 75 s for its .cu).
-            workers = min(len(exts), max(2, jobs // 2))
-            slots = JobserverSlots(fifo.group(1))
+        if fifo and not fixed.isdigit():
+            jobs_arg, tokens = [], LinkTokens(fifo.group(1), 0)
+            how = "one Ninja under the jobserver"
         else:
-            workers = max(1, min(len(exts), jobs))
-            slots = None
-            if not fixed.isdigit():
-                fixed = str(jobs)
-            # A fixed count (--jobs, or no jobserver client): shared out between modules.
-            os.environ["MAX_JOBS"] = str(max(1, int(fixed) // workers))
+            # A fixed count (--jobs, or no jobserver client): the Ninja's -j.
+            jobs = int(fixed) if fixed.isdigit() else int(os.environ.get("TAILOR_JOBS") or
+                                                           len(os.sched_getaffinity(0)) or 1)
+            jobs = max(1, jobs)
+            jobs_arg, tokens = ["-j", str(jobs)], LinkTokens(None, jobs)
+            how = "one Ninja, %d at a time" % jobs
         print("tailor: modules at once: %d modules, %d units (%d CUDA), %s%s"
-              % (len(exts), units, cuda_units,
-                 ("up to %d at a time under the jobserver" if slots else "%d at a time") % workers,
-                 ", nvcc -split-compile=%d" % k if k >= 2 else ""),
-              flush=True)
+              % (len(exts), units, cuda_units, how, ", nvcc -split-compile=%d" % k if k >= 2 else ""), flush=True)
         self.check_extensions_list(self.extensions)
         longest_units_first()
+        cpp_extension = sys.modules.get("torch.utils.cpp_extension")
+        if cpp_extension is None or not hasattr(cpp_extension, "_run_ninja_build"):
+            return original(self)
+        if not getattr(cpp_extension._run_ninja_build, "tailor_package_ninja", False):
+            torch_runs[:] = [cpp_extension._run_ninja_build]
+            cpp_extension._run_ninja_build = run_ninja_build
         # The heaviest first: by earlier builds' unit times, else CUDA units weigh more
-        # than host ones.
+        # than host ones (the modules' order in the package's Ninja, and so the order of
+        # units of equal weight).
         if known:
             order = sorted(exts, key=lambda e: -max([unit_ms(s) for s in e.sources] or [0]))
         else:
             order = sorted(exts, key=lambda e: -sum(20 if is_cuda(s) else 1 for s in e.sources))
         print("tailor: units ordered by %s" % ("%d units' times from earlier builds" % len(known) if known
                                                else "kind (CUDA first): no earlier build"), flush=True)
-        tickets = {id(e): i for i, e in enumerate(order)}
-
-        stop = threading.Event()  # a module failed: the waiting ones never start
+        stop = threading.Event()  # a module failed: nothing more starts, the Ninja stops
+        package = PackageNinja(os.path.abspath(self.build_temp), exts, [id(e) for e in order], tokens, jobs_arg,
+                               stop)
 
         def one(ext):
-            token = slots.take(stop, tickets[id(ext)]) if slots else None
-            if token is False:
-                return
             local.sub = re.sub(r"[^A-Za-z0-9_.-]", "_", ext.name)
+            local.package, local.ext, local.link_token, local.ext_waited = package, ext, None, False
             try:
-                os.makedirs(self.build_temp, exist_ok=True)
-                with open(os.path.join(self.build_temp, ".tailor_start"), "w") as f:
-                    f.write("%d\n" % int(time.time() * 1000))
                 self.build_extension(ext)
             finally:
-                local.sub = None
-                if slots:
-                    slots.give(token)
+                if not local.ext_waited:
+                    package.left()
+                local.sub = local.package = local.ext = None
+                if local.link_token:
+                    tokens.give(local.link_token)
+                local.link_token = None
+                local.ext_waited = False
 
         failed = []
-        if workers < 2:
-            # One at a time, in the same per-module folders: the same bytes as at once
-            # (the objects' folder reaches the debug info's DW_AT_comp_dir).
-            for ext in self.extensions:
-                with getattr(self, "_filter_build_errors")(ext) if getattr(ext, "optional", False) else _nothing():
-                    one(ext)
-            return
-        with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(exts)) as pool:
             futures = {pool.submit(one, e): e for e in order}
             for fut in concurrent.futures.as_completed(futures):
                 if fut.cancelled() or fut.exception() is None:
@@ -247,14 +486,25 @@ def modules_at_once():
                 failed.append((ext, fut.exception()))
                 if not getattr(ext, "optional", False):
                     stop.set()
-                    for other in futures:
-                        other.cancel()  # not started yet: never starts
         filt = getattr(self, "_filter_build_errors", None)
         for ext, error in failed:
             if filt is None or not getattr(ext, "optional", False):
                 raise error
             with filt(ext):  # an optional module's failure is a warning
                 raise error
+
+    def run_ninja_build(build_directory, verbose, error_prefix, *args, **kwargs):
+        # torch's Ninja run for one module's objects: in a module's thread, the package's
+        # one Ninja does it instead (once per module; a second compile call of the same
+        # module runs its own Ninja, as torch would).
+        package = getattr(local, "package", None)
+        if package is None or getattr(local, "ext_waited", False):
+            return torch_runs[0](build_directory, verbose, error_prefix, *args, **kwargs)
+        local.ext_waited = True
+        package.wait_for(os.path.abspath(build_directory), local.ext, error_prefix)
+
+    run_ninja_build.tailor_package_ninja = True
+    torch_runs = []
 
     build_ext.build_extensions = build_extensions
 

@@ -19,6 +19,28 @@ namespace {
 
 constexpr uint64_t k_max_log_bytes = uint64_t{256} << 20;
 constexpr uint64_t k_max_build_ninja_bytes = uint64_t{16} << 20;
+// The build driver's package Ninja (data/build/build_wheel.py) ends each module in an
+// edge that only touches this folder's mN, to learn when the module may link: not work.
+constexpr std::string_view k_module_stamps = ".tailor-done/";
+
+// A build.ninja and the files its `subninja` lines name (the package Ninja includes a
+// module file it could not merge whole), up to 64 files and 16 MiB in all.
+std::string read_manifest(const fs::path& path) {
+  auto top = read_text_file(path.string(), k_max_build_ninja_bytes);
+  if (!top) return {};
+  std::string text = *top;
+  int included = 0;
+  for (const auto& whole : split_any(*top, "\n")) {
+    std::string_view line = whole;
+    if (line.substr(0, 9) != "subninja " || ++included > 64 || text.size() >= k_max_build_ninja_bytes) continue;
+    std::string name;
+    std::string_view rest = trim(line.substr(9));
+    for (size_t i = 0; i < rest.size(); ++i) name += rest[i] == '$' && i + 1 < rest.size() ? rest[++i] : rest[i];
+    fs::path sub = fs::path(name).is_absolute() ? fs::path(name) : path.parent_path() / name;
+    if (auto more = read_text_file(sub.string(), k_max_build_ninja_bytes - text.size())) text += "\n" + *more;
+  }
+  return text;
+}
 
 // Decimal digits only (no sign, no spaces), at most `max`.
 bool parse_ms(std::string_view s, uint64_t max, uint64_t& out) {
@@ -233,6 +255,7 @@ BuildJobs collect_build_jobs(const std::string& build_root,
     left.max_jobs = limits.max_jobs > kept ? limits.max_jobs - kept : 0;
     auto log = parse_ninja_log(*text, from, left);
     if (!log) continue;
+    std::erase_if(log->jobs, [](const NinjaJob& j) { return j.output.rfind(k_module_stamps, 0) == 0; });
     Invocation run{path, std::move(*log), std::nullopt};
     // The stamp is in the module's build folder; a package that moves its objects one
     // folder further (apex: build_temp/<module>/<extension name>) has its log below it.
@@ -253,8 +276,7 @@ BuildJobs collect_build_jobs(const std::string& build_root,
   uint64_t base = 0, side_by_side_end = 0;
   for (auto& r : runs) {
     result.logs.push_back(r.path);
-    auto build_ninja = read_text_file((fs::path(r.path).parent_path() / "build.ninja").string(), k_max_build_ninja_bytes);
-    classify_jobs(r.log.jobs, build_ninja ? std::string_view(*build_ninja) : std::string_view());
+    classify_jobs(r.log.jobs, read_manifest(fs::path(r.path).parent_path() / "build.ninja"));
     if (r.started_ms && first_start && !r.log.jobs.empty())
       side_by_side_end = std::max(side_by_side_end, place_invocations(r.log.jobs, *r.started_ms - *first_start));
     else

@@ -205,6 +205,36 @@ TEST(NinjaLog, ModulesBuiltSideBySideArePlacedByTheirStartStamps) {
 }  // namespace
 }  // namespace tailor::executor
 
+TEST(NinjaLog, ThePackageNinjasModuleStampsAreNotJobsAndItsSubninjasClassify) {
+  // build_wheel.py's one Ninja over every module: one log in the package's build folder,
+  // each module ending in a stamp edge (.tailor-done/mN), and a module file it could not
+  // merge included with `subninja` (its edges, and so their kinds, are there).
+  fs::path root = tailor::test::scratch_dir("ninja_log_package") / "build";
+  fs::create_directories(root / "temp/pkg._b");
+  {
+    std::ofstream(root / "temp/build.ninja") << "rule cuda_compile_m0\n  command = nvcc $in\n"
+                                             << "build " << (root / "temp/pkg._a/k.o").string()
+                                             << ": cuda_compile_m0 /s/k.cu\n"
+                                             << "subninja " << (root / "temp/pkg._b/build$ ninja").string() << "\n"
+                                             << "build .tailor-done/m0: tailor_module_done "
+                                             << (root / "temp/pkg._a/k.o").string() << "\n";
+  }
+  { std::ofstream(root / "temp/pkg._b/build ninja") << "build " << (root / "temp/pkg._b/h.o").string() << ": compile /s/h.cpp\n"; }
+  {
+    std::ofstream(root / "temp/.ninja_log") << "# ninja log v7\n0\t3000\t0\t" << (root / "temp/pkg._a/k.o").string()
+                                            << "\tff\n3000\t3001\t0\t.tailor-done/m0\tff\n0\t900\t0\t"
+                                            << (root / "temp/pkg._b/h.o").string() << "\tff\n";
+  }
+  BuildJobs jobs = collect_build_jobs(root.string(), {});
+  ASSERT_EQ(jobs.jobs.size(), 2u) << "the stamp edge is not a job";
+  std::map<std::string, NinjaJob> by;
+  for (const auto& j : jobs.jobs) by[j.output] = j;
+  EXPECT_EQ(by["temp/pkg._a/k.o"].kind, "cu");
+  EXPECT_EQ(by["temp/pkg._a/k.o"].input, "/s/k.cu");
+  EXPECT_EQ(by["temp/pkg._b/h.o"].kind, "cpp") << "classified from the subninja's edge";
+  EXPECT_EQ(by["temp/pkg._b/h.o"].input, "/s/h.cpp");
+}
+
 TEST(NinjaLog, UnitTimesAreKeyedBySourceWithinThePackageFromAnyFolder) {
   std::vector<NinjaJob> jobs = {
       {"/tmp/.tailor-build/pkg/src/build/temp/m/csrc/bwd.o", 0, 380000, "cu", "/tmp/.tailor-build/pkg/src/csrc/bwd.cu"},
