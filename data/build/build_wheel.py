@@ -33,9 +33,10 @@ def modules_at_once():
     # longest first across the whole package; each module links when its own objects are
     # built. Only torch's Ninja path (BuildExtension with use_ninja): its non-Ninja path
     # swaps the compiler executable around each compile, which threads would race on.
-    # TAILOR_SPLIT_COMPILE="REF:MAX" gives every nvcc unit -split-compile=K with
-    # K = min(MAX, REF // units): a package of few units uses REF cores, and K depends
-    # on the source alone, so the bytes do not depend on the machine.
+    # TAILOR_SPLIT_COMPILE="REF:MAX[:jobserver]" gives every nvcc unit -split-compile=K
+    # with K = min(MAX, REF // units): a package of few units uses REF cores, and K
+    # depends on the source alone, so the bytes do not depend on the machine; with
+    # ":jobserver" and a jobserver, -jobserver too.
     if os.environ.get("TAILOR_MODULES_AT_ONCE") != "1":
         return
     # MAX_JOBS as tailor started the build: a package may set its own when it is unset
@@ -415,13 +416,16 @@ def modules_at_once():
             return original(self)
         units = sum(len(e.sources) for e in exts)
         cuda_units = sum(1 for e in exts for s in e.sources if is_cuda(s))
-        split = re.fullmatch(r"(\d+):(\d+)", os.environ.get("TAILOR_SPLIT_COMPILE", ""))
+        split = re.fullmatch(r"(\d+):(\d+)(:jobserver)?", os.environ.get("TAILOR_SPLIT_COMPILE", ""))
         k = min(int(split.group(2)), int(split.group(1)) // cuda_units) if split and cuda_units else 1
-        if k >= 2:
-            for e in exts:
-                if any(is_cuda(s) for s in e.sources):
-                    add_nvcc_flag(e, "-split-compile=%d" % k)
         fifo = re.search(r"--jobserver-auth=fifo:(\S+)", os.environ.get("MAKEFLAGS", ""))
+        # -jobserver: ptxas's split threads take the build's tokens (the device code does
+        # not change; without a jobserver nvcc would only warn).
+        split_flags = ["-split-compile=%d" % k] + (["-jobserver"] if split.group(3) and fifo else []) if k >= 2 else []
+        for e in exts:
+            if any(is_cuda(s) for s in e.sources):
+                for flag in split_flags:
+                    add_nvcc_flag(e, flag)
         own = os.environ.get("MAX_JOBS")
         if fifo and own is not None and own != asked_jobs:
             # The package's own count, not the user's: the jobserver decides instead.
@@ -440,7 +444,7 @@ def modules_at_once():
             jobs_arg, tokens = ["-j", str(jobs)], LinkTokens(None, jobs)
             how = "one Ninja, %d at a time" % jobs
         print("tailor: modules at once: %d modules, %d units (%d CUDA), %s%s"
-              % (len(exts), units, cuda_units, how, ", nvcc -split-compile=%d" % k if k >= 2 else ""), flush=True)
+              % (len(exts), units, cuda_units, how, ", nvcc " + " ".join(split_flags) if split_flags else ""), flush=True)
         self.check_extensions_list(self.extensions)
         longest_units_first()
         cpp_extension = sys.modules.get("torch.utils.cpp_extension")
