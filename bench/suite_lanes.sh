@@ -12,11 +12,13 @@
 #
 # usage: bench/suite_lanes.sh [--tailor PATH] [--python PY] [--sources DIR] [--out DIR]
 #          [--width CPUS] [--timeout S] [--budget S] [--tag NAME] [--learned FILE]
-#          "lane0-packages" "lane1-packages" ...
+#          [--first-lane N] "lane0-packages" "lane1-packages" ...
 # A lane's packages are comma-separated names of bench/real_packages.sh; "own:NAME" runs
 # the package's own build (pip wheel) instead of tailor's. --learned FILE copies a
 # governor profile (peaks.json of an earlier command) in first, so that builds start from
 # what earlier builds measured; the profile after the run is copied to OUT/peaks.json.
+# --first-lane N numbers the lanes from N (CPUs and GPU of lane N on), so two commands
+# with different tailors can share one machine side by side.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 tailor="$here/build/bin/tailor"
@@ -28,6 +30,7 @@ timeout_s=540
 budget=550
 tag=first
 learned=""
+first=0
 while [ $# -gt 0 ]; do
   case $1 in
     --tailor) tailor=$2; shift 2 ;;
@@ -39,13 +42,14 @@ while [ $# -gt 0 ]; do
     --budget) budget=$2; shift 2 ;;
     --tag) tag=$2; shift 2 ;;
     --learned) learned=$2; shift 2 ;;
+    --first-lane) first=$2; shift 2 ;;
     --*) echo "unknown argument $1" >&2; exit 2 ;;
     *) break ;;
   esac
 done
 [ $# -gt 0 ] || { echo "usage: $0 [options] \"lane0-packages\" [\"lane1-packages\" ...]" >&2; exit 2; }
 cpus=$(nproc --all)
-[ $(( $# * width )) -le "$cpus" ] || { echo "$# lanes of $width CPUs need $(( $# * width )), this machine has $cpus" >&2; exit 2; }
+[ $(( ($# + first) * width )) -le "$cpus" ] || { echo "lanes $first to $(( first + $# - 1 )) of $width CPUs need $(( ($# + first) * width )), this machine has $cpus" >&2; exit 2; }
 command -v taskset >/dev/null || { echo "taskset (util-linux) is needed" >&2; exit 2; }
 mkdir -p "$out"
 S=$out/summary.txt
@@ -102,7 +106,7 @@ PY
   done
 }
 
-i=0
+i=$first
 for pkgs in "$@"; do
   lane "$i" "$pkgs" &
   i=$(( i + 1 ))

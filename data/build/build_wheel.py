@@ -33,10 +33,9 @@ def modules_at_once():
     # longest first across the whole package; each module links when its own objects are
     # built. Only torch's Ninja path (BuildExtension with use_ninja): its non-Ninja path
     # swaps the compiler executable around each compile, which threads would race on.
-    # TAILOR_SPLIT_COMPILE="REF:MAX[:jobserver]" gives every nvcc unit -split-compile=K
-    # with K = min(MAX, REF // units): a package of few units uses REF cores, and K
-    # depends on the source alone, so the bytes do not depend on the machine; with
-    # ":jobserver" and a jobserver, -jobserver too.
+    # TAILOR_SPLIT_COMPILE="REF:MAX" gives every nvcc unit -split-compile=K with
+    # K = min(MAX, REF // units): a package of few units uses REF cores, and K depends
+    # on the source alone, so the bytes do not depend on the machine.
     if os.environ.get("TAILOR_MODULES_AT_ONCE") != "1":
         return
     # MAX_JOBS as tailor started the build: a package may set its own when it is unset
@@ -416,12 +415,10 @@ def modules_at_once():
             return original(self)
         units = sum(len(e.sources) for e in exts)
         cuda_units = sum(1 for e in exts for s in e.sources if is_cuda(s))
-        split = re.fullmatch(r"(\d+):(\d+)(:jobserver)?", os.environ.get("TAILOR_SPLIT_COMPILE", ""))
+        split = re.fullmatch(r"(\d+):(\d+)", os.environ.get("TAILOR_SPLIT_COMPILE", ""))
         k = min(int(split.group(2)), int(split.group(1)) // cuda_units) if split and cuda_units else 1
         fifo = re.search(r"--jobserver-auth=fifo:(\S+)", os.environ.get("MAKEFLAGS", ""))
-        # -jobserver: ptxas's split threads take the build's tokens (the device code does
-        # not change; without a jobserver nvcc would only warn).
-        split_flags = ["-split-compile=%d" % k] + (["-jobserver"] if split.group(3) and fifo else []) if k >= 2 else []
+        split_flags = ["-split-compile=%d" % k] if k >= 2 else []
         for e in exts:
             if any(is_cuda(s) for s in e.sources):
                 for flag in split_flags:

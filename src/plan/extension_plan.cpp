@@ -40,7 +40,6 @@ struct PackageParallelism {
   int split_reference_cores = 16;
   int split_max = 8;
   cuda::CudaVersion split_min_nvcc;
-  cuda::CudaVersion split_jobserver_min_nvcc;
 };
 
 const PackageParallelism& package_parallelism() {
@@ -56,9 +55,6 @@ const PackageParallelism& package_parallelism() {
     auto min = cuda::parse_cuda_version(doc.at_path("split_compile.min_nvcc").string());
     if (!min) doc.at_path("split_compile.min_nvcc").fail("expected a CUDA version such as 12.0");
     r.split_min_nvcc = *min;
-    auto js = cuda::parse_cuda_version(doc.at_path("split_compile.jobserver_min_nvcc").string());
-    if (!js) doc.at_path("split_compile.jobserver_min_nvcc").fail("expected a CUDA version such as 13.0");
-    r.split_jobserver_min_nvcc = *js;
     return r;
   }();
   return p;
@@ -311,8 +307,7 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
     plan.env["TAILOR_MODULES_AT_ONCE"] = "1";
     if (auto nvcc = cuda::parse_cuda_version(toolkit ? toolkit->version : std::string());
         nvcc && par.split_max >= 2 && *nvcc >= par.split_min_nvcc)
-      plan.env["TAILOR_SPLIT_COMPILE"] = fmt::format("{}:{}{}", par.split_reference_cores, par.split_max,
-                                                     *nvcc >= par.split_jobserver_min_nvcc ? ":jobserver" : "");
+      plan.env["TAILOR_SPLIT_COMPILE"] = fmt::format("{}:{}", par.split_reference_cores, par.split_max);
   }
   if (recipe.serial && !recipe.parallel_fix && request.jobs)
     plan.notes.push_back(recipe.name + " compiles one file at a time; --jobs has no effect");

@@ -430,18 +430,13 @@ TEST(ExtensionPlan, ModulesAtOnceAndSplitCompileFromTheData) {
   // K build_wheel.py derives from the package's units alone (never from this host).
   auto plan = resolve(request("generic", sass_set({{8, 0}})));
   EXPECT_EQ(plan.env["TAILOR_MODULES_AT_ONCE"], "1");
-  EXPECT_EQ(plan.env["TAILOR_SPLIT_COMPILE"], "32:16:jobserver") << "nvcc 13.0 is given -jobserver too";
+  EXPECT_EQ(plan.env["TAILOR_SPLIT_COMPILE"], "16:8");
   // The user's own choice wins.
   auto r = request("generic", sass_set({{8, 0}}));
   r.environment["TAILOR_MODULES_AT_ONCE"] = "0";
   plan = resolve(r);
   EXPECT_EQ(plan.env.count("TAILOR_MODULES_AT_ONCE"), 0u);
   EXPECT_EQ(plan.env.count("TAILOR_SPLIT_COMPILE"), 0u);
-  // An nvcc older than the data's jobserver_min_nvcc: split, without -jobserver.
-  auto twelve = fake_host();
-  twelve.cuda_toolkits[0].version = "12.8.93";
-  twelve.cuda_toolkits[0].release = {12, 8};
-  EXPECT_EQ(resolve(request("generic", sass_set({{8, 0}})), twelve).env["TAILOR_SPLIT_COMPILE"], "32:16");
   // An nvcc older than the data's min_nvcc gets no -split-compile.
   auto old = fake_host();
   old.cuda_toolkits[0].version = "11.7.99";
