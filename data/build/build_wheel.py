@@ -7,22 +7,142 @@
 import importlib
 import json
 import os
+import re
 import sys
 
-out = os.path.abspath(sys.argv[1])
-system = {}
-if os.path.exists("pyproject.toml"):
-    try:
-        import tomllib
-    except ImportError:
-        try:
-            import tomli as tomllib
-        except ImportError:
-            from pip._vendor import tomli as tomllib
-    with open("pyproject.toml", "rb") as f:
-        system = tomllib.load(f).get("build-system", {})
-elif not os.path.exists("setup.py"):
-    sys.exit("tailor: " + os.getcwd() + " has neither pyproject.toml nor setup.py")
+# The package's one Ninja. torch writes one build.ninja per module (its rules and
+# variables at the file's top level); they are merged into one file in the package's
+# build folder: each module's rules renamed (compile -> compile_m3) with the module's
+# variables written into them, and every compile edge of the package in one list,
+# longest unit first. Ninja starts ready edges by their critical path, and every
+# compile edge here has the same one, so the list's order is the order they start in:
+# the longest units of the whole package first, whatever module they belong to. A
+# module file this cannot read (a construct torch does not write) is included whole
+# with `subninja`, its units in its own order. Each module ends in a stamp edge
+# (.tailor-done/mN over its outputs): when Ninja reports it, that module links while
+# the Ninja goes on. Only the order in which edges start is changed, never a command
+# or an edge's inputs, so the bytes are those of torch's own files.
+STAMP_DIR = ".tailor-done"
+STAMP_LINE = re.compile(r" touch \.tailor-done/m(\d+)$")  # Ninja's line for a stamp edge (-v)
+
+
+def unescape(text):
+    return re.sub(r"\$([$ :])", r"\1", text)
+
+
+def references(text):
+    # The variables a ninja value refers to ($name, ${name}); None: not a value ninja reads.
+    names, i = [], 0
+    while i < len(text):
+        if text[i] != "$":
+            i += 1
+            continue
+        nxt = text[i + 1:i + 2]
+        if nxt in ("$", " ", ":"):
+            i += 2
+            continue
+        m = re.match(r"\{([A-Za-z0-9_.-]+)\}|([A-Za-z0-9_-]+)", text[i + 1:])
+        if not m:
+            return None
+        names.append(m.group(1) or m.group(2))
+        i += 1 + len(m.group(0))
+    return names
+
+
+def substitute(text, values):
+    out, i = [], 0
+    while i < len(text):
+        if text[i] != "$":
+            out.append(text[i])
+            i += 1
+            continue
+        nxt = text[i + 1:i + 2]
+        if nxt in ("$", " ", ":"):
+            out.append(text[i:i + 2])
+            i += 2
+            continue
+        m = re.match(r"\{([A-Za-z0-9_.-]+)\}|([A-Za-z0-9_-]+)", text[i + 1:])
+        name = m.group(1) or m.group(2)
+        out.append(values.get(name, "$" + m.group(0)))
+        i += 1 + len(m.group(0))
+    return "".join(out)
+
+
+def split_edge(line):
+    # "build OUTS: RULE INS" -> (OUTS text, [explicit outputs, escaped], RULE, first
+    # input unescaped, INS text); None: no unescaped colon.
+    body = line[len("build "):]
+    i = 0
+    while i < len(body) and body[i] != ":":
+        i += 2 if body[i] == "$" else 1
+    if i >= len(body):
+        return None
+    outs, rest = body[:i], body[i + 1:].lstrip(" ")
+    explicit = re.split(r"(?<!\$) ", outs.split(" | ")[0].strip())
+    rule, _, ins = rest.partition(" ")
+    first = re.split(r"(?<!\$) ", ins.strip())[0] if ins.strip() else ""
+    return outs, [o for o in explicit if o], rule, unescape(first), ins
+
+
+def read_module(path, number):
+    # -> (rules text, [(first input, edge text)], [outputs]); (None, [], None): include the
+    # file whole.
+    with open(path) as f:
+        lines = f.read().split("\n")
+    variables, rules, edges, outputs = {}, [], [], []
+    readable = True
+    block = None
+    for line in lines:
+        if line.endswith("$") or line.startswith("\t"):
+            readable = False
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if line.startswith(" "):
+            key, eq, value = line.strip().partition("=")
+            if not eq or block is None:
+                readable = False
+                continue
+            if block == "rule":
+                rules.append(("  %s = " % key.strip(), value.strip()))  # substituted below
+            else:
+                if references(value.strip()) != []:
+                    readable = False  # an edge binding read in the file's scope
+                edges[-1][1].append(line)
+            continue
+        if line.startswith("rule "):
+            block = "rule"
+            rules.append("rule %s_m%d" % (line[5:].strip(), number))
+            continue
+        if line.startswith("build "):
+            block = "edge"
+            parts = split_edge(line)
+            if parts is None:
+                return None, [], None
+            outs_text, outs, rule, first, ins = parts
+            outputs.extend(outs)
+            head = line if rule == "phony" else "build %s: %s_m%d %s" % (outs_text, rule, number, ins)
+            edges.append((first, [head]))
+            continue
+        block = None
+        key, eq, value = line.partition("=")
+        key = key.strip()
+        if not eq or not re.fullmatch(r"[A-Za-z0-9_.-]+", key):
+            readable = False  # include, subninja, pool, default: not torch's
+            continue
+        if key == "ninja_required_version":
+            continue
+        if references(value.strip()) != [] or key in variables:
+            readable = False  # a value read from another, or set twice
+        variables[key] = value.strip()
+    if not readable:
+        # Included whole; its outputs as read here may be cut short (a line continued
+        # with $): no stamp, the module links when the Ninja has ended.
+        return None, [], None
+    # The module's variables written into its rules: ninja reads a rule's variables when
+    # an edge runs, after the whole file, so every top-level value counts.
+    rules = [r if isinstance(r, str) else r[0] + substitute(r[1], variables) for r in rules]
+    return "\n".join(rules), [(first, "\n".join(text)) for first, text in edges], outputs
+
 
 def modules_at_once():
     # torch.utils.cpp_extension builds a package's extension modules one after another,
@@ -47,7 +167,6 @@ def modules_at_once():
     except ImportError:
         return
     import concurrent.futures
-    import re
     import select
     import subprocess
     import threading
@@ -159,131 +278,6 @@ def modules_at_once():
 
         reordered.tailor_longest_first = True
         cpp_extension._write_ninja_file_and_compile_objects = reordered
-
-    # The package's one Ninja. torch writes one build.ninja per module (its rules and
-    # variables at the file's top level); they are merged into one file in the package's
-    # build folder: each module's rules renamed (compile -> compile_m3) with the module's
-    # variables written into them, and every compile edge of the package in one list,
-    # longest unit first. Ninja starts ready edges by their critical path, and every
-    # compile edge here has the same one, so the list's order is the order they start in:
-    # the longest units of the whole package first, whatever module they belong to. A
-    # module file this cannot read (a construct torch does not write) is included whole
-    # with `subninja`, its units in its own order. Each module ends in a stamp edge
-    # (.tailor-done/mN over its outputs): when Ninja reports it, that module links while
-    # the Ninja goes on. Only the order in which edges start is changed, never a command
-    # or an edge's inputs, so the bytes are those of torch's own files.
-    STAMP_DIR = ".tailor-done"
-    STAMP_LINE = re.compile(r" touch \.tailor-done/m(\d+)$")  # Ninja's line for a stamp edge (-v)
-
-    def unescape(text):
-        return re.sub(r"\$([$ :])", r"\1", text)
-
-    def references(text):
-        # The variables a ninja value refers to ($name, ${name}); None: not a value ninja reads.
-        names, i = [], 0
-        while i < len(text):
-            if text[i] != "$":
-                i += 1
-                continue
-            nxt = text[i + 1:i + 2]
-            if nxt in ("$", " ", ":"):
-                i += 2
-                continue
-            m = re.match(r"\{([A-Za-z0-9_.-]+)\}|([A-Za-z0-9_-]+)", text[i + 1:])
-            if not m:
-                return None
-            names.append(m.group(1) or m.group(2))
-            i += 1 + len(m.group(0))
-        return names
-
-    def substitute(text, values):
-        out, i = [], 0
-        while i < len(text):
-            if text[i] != "$":
-                out.append(text[i])
-                i += 1
-                continue
-            nxt = text[i + 1:i + 2]
-            if nxt in ("$", " ", ":"):
-                out.append(text[i:i + 2])
-                i += 2
-                continue
-            m = re.match(r"\{([A-Za-z0-9_.-]+)\}|([A-Za-z0-9_-]+)", text[i + 1:])
-            name = m.group(1) or m.group(2)
-            out.append(values.get(name, "$" + m.group(0)))
-            i += 1 + len(m.group(0))
-        return "".join(out)
-
-    def split_edge(line):
-        # "build OUTS: RULE INS" -> (OUTS text, [explicit outputs, escaped], RULE, first
-        # input unescaped, INS text); None: no unescaped colon.
-        body = line[len("build "):]
-        i = 0
-        while i < len(body) and body[i] != ":":
-            i += 2 if body[i] == "$" else 1
-        if i >= len(body):
-            return None
-        outs, rest = body[:i], body[i + 1:].lstrip(" ")
-        explicit = re.split(r"(?<!\$) ", outs.split(" | ")[0].strip())
-        rule, _, ins = rest.partition(" ")
-        first = re.split(r"(?<!\$) ", ins.strip())[0] if ins.strip() else ""
-        return outs, [o for o in explicit if o], rule, unescape(first), ins
-
-    def read_module(path, number):
-        # -> (rules text, [(first input, edge text)], [outputs]); (None, [], None): include the
-        # file whole.
-        with open(path) as f:
-            lines = f.read().split("\n")
-        variables, rules, edges, outputs = {}, [], [], []
-        readable = True
-        block = None
-        for line in lines:
-            if line.endswith("$") or line.startswith("\t"):
-                readable = False
-            if not line.strip() or line.lstrip().startswith("#"):
-                continue
-            if line.startswith(" "):
-                key, eq, value = line.strip().partition("=")
-                if not eq or block is None:
-                    readable = False
-                    continue
-                if block == "rule":
-                    rules.append("  %s = %s" % (key.strip(), substitute(value.strip(), variables)))
-                else:
-                    if references(value.strip()) != []:
-                        readable = False  # an edge binding read in the file's scope
-                    edges[-1][1].append(line)
-                continue
-            if line.startswith("rule "):
-                block = "rule"
-                rules.append("rule %s_m%d" % (line[5:].strip(), number))
-                continue
-            if line.startswith("build "):
-                block = "edge"
-                parts = split_edge(line)
-                if parts is None:
-                    return None, [], None
-                outs_text, outs, rule, first, ins = parts
-                outputs.extend(outs)
-                head = line if rule == "phony" else "build %s: %s_m%d %s" % (outs_text, rule, number, ins)
-                edges.append((first, [head]))
-                continue
-            block = None
-            key, eq, value = line.partition("=")
-            key = key.strip()
-            if not eq or not re.fullmatch(r"[A-Za-z0-9_.-]+", key):
-                readable = False  # include, subninja, pool, default: not torch's
-                continue
-            if key == "ninja_required_version":
-                continue
-            if references(value.strip()) != []:
-                readable = False
-            variables[key] = value.strip()
-        if not readable:
-            # Included whole; its outputs as read here may be cut short (a line continued
-            # with $): no stamp, the module links when the Ninja has ended.
-            return None, [], None
-        return "\n".join(rules), [(first, "\n".join(text)) for first, text in edges], outputs
 
     class PackageNinja:
         # Waits until every module has written its build.ninja (or ended without one), runs
@@ -510,17 +504,38 @@ def modules_at_once():
     build_ext.build_extensions = build_extensions
 
 
-modules_at_once()
 
-spec = system.get("build-backend") or "setuptools.build_meta:__legacy__"
-for p in reversed(system.get("backend-path", [])):
-    sys.path.insert(0, os.path.abspath(p))
-name, _, attr = spec.partition(":")
-backend = importlib.import_module(name)
-for part in filter(None, attr.split(".")):
-    backend = getattr(backend, part)
-os.makedirs(out, exist_ok=True)
-wheel = backend.build_wheel(out)
-if not os.path.isfile(os.path.join(out, wheel)):
-    sys.exit("tailor: the backend " + spec + " named " + wheel + " but left no such file in " + out)
-print("tailor: built " + wheel + " with " + spec, flush=True)
+def main():
+    out = os.path.abspath(sys.argv[1])
+    system = {}
+    if os.path.exists("pyproject.toml"):
+        try:
+            import tomllib
+        except ImportError:
+            try:
+                import tomli as tomllib
+            except ImportError:
+                from pip._vendor import tomli as tomllib
+        with open("pyproject.toml", "rb") as f:
+            system = tomllib.load(f).get("build-system", {})
+    elif not os.path.exists("setup.py"):
+        sys.exit("tailor: " + os.getcwd() + " has neither pyproject.toml nor setup.py")
+
+    modules_at_once()
+
+    spec = system.get("build-backend") or "setuptools.build_meta:__legacy__"
+    for p in reversed(system.get("backend-path", [])):
+        sys.path.insert(0, os.path.abspath(p))
+    name, _, attr = spec.partition(":")
+    backend = importlib.import_module(name)
+    for part in filter(None, attr.split(".")):
+        backend = getattr(backend, part)
+    os.makedirs(out, exist_ok=True)
+    wheel = backend.build_wheel(out)
+    if not os.path.isfile(os.path.join(out, wheel)):
+        sys.exit("tailor: the backend " + spec + " named " + wheel + " but left no such file in " + out)
+    print("tailor: built " + wheel + " with " + spec, flush=True)
+
+
+if __name__ == "__main__":
+    main()

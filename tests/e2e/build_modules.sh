@@ -46,6 +46,12 @@ done
 package_ninja=$(ls "$tmp"/work/multi_ext-*/src/build/temp.*/build.ninja 2>/dev/null | head -1)
 order=$(grep -o '^build [^ ]*\.o: [a-z_]*_m[0-9]' "${package_ninja:-/dev/null}" | sed 's/.*: //; s/_m[0-9]$//' | tr '\n' ' ')
 expect_eq "one build.ninja for the package, every module's CUDA units first" "$order" "cuda_compile cuda_compile compile compile compile "
+# The merge changes no command: the package Ninja runs exactly the modules' own.
+base=$(dirname "${package_ninja:-/nonexistent/x}")
+merged=$(cd "$base" 2>/dev/null && ninja -t commands | grep -v '^touch \.tailor-done/' | sort)
+own=$(for m in "$base"/multi_ext.*/; do (cd "$m" && ninja -t commands); done | sort)
+[ -n "$merged" ] && [ "$merged" = "$own" ] && ok "the package Ninja runs the modules' own commands, no other" \
+  || bad "the package Ninja's commands differ from the modules' own: $(diff <(echo "$merged") <(echo "$own") | head -5)"
 expect_eq "no stamp edge in the job timeline or the progress" "$(grep -c 'tailor-done' "$tmp/err")" 0
 expect_grep "progress counts the package's units" "\[5/5\] 100%" "$tmp/err"
 expect_grep "a first build orders units by kind" "units ordered by kind (CUDA first): no earlier build" "$log"

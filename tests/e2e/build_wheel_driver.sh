@@ -3,7 +3,8 @@
 # (data/build/build_wheel.py), in the real interpreter, over sources of every kind it
 # meets: an in-tree backend named by pyproject.toml (backend-path), a setup.py with no
 # pyproject.toml (setuptools' legacy backend, as pip does), neither (one line, exit 1),
-# and a backend that names a wheel it did not write (one line, exit 1).
+# and a backend that names a wheel it did not write (one line, exit 1); and its reader of
+# torch's per-module build.ninja files for the package's one Ninja.
 set -u
 # shellcheck source=lib/common.sh
 . "$(dirname "$0")/lib/common.sh"  # src, fail, ok, bad
@@ -77,5 +78,57 @@ printf 'def build_wheel(d, c=None, m=None):\n    return "ghost-1.0-py3-none-any.
 out=$( cd "$tmp/liar" && "$py" -u "$driver" "$tmp/liar-out" 2>&1 ); rc=$?
 [ $rc = 1 ] && ok "lying backend: exit 1" || bad "lying backend: exit $rc"
 grep -q "named ghost-1.0-py3-none-any.whl but left no such file" <<<"$out" && ok "lying backend: says so" || bad "lying backend: output: $out"
+
+# 5. The package Ninja's reader of torch's per-module build.ninja (read_module), imported
+# from the driver without running it: what it merges, and what it leaves whole.
+mkdir -p "$tmp/ninja"
+out=$(cd "$tmp/ninja" && "$py" - "$driver" <<'PY' 2>&1
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("tailor_build_wheel", sys.argv[1])
+drv = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(drv)  # defines, runs nothing: the build is main()
+
+def module(name, text):
+    with open(name, "w") as f:
+        f.write(text)
+    return drv.read_module(name, 3)
+
+torch_like = """ninja_required_version = 1.3
+cxx = c++
+rule compile
+  command = $cxx -MMD -MF $out.d $cflags -c $in -o $out $post_cflags
+  depfile = $out.d
+  deps = gcc
+
+cflags = -O2 -DX=$$HOME -I/a$ b
+post_cflags = -DTORCH_EXTENSION_NAME=_c
+
+build /o/a$ b.o: compile /s/a$ b.cpp
+build /o/c$:d.o: compile /s/c.cpp
+"""
+rules, edges, outputs = module("torch.ninja", torch_like)
+print("rule", rules.splitlines()[0])
+print("command", rules.splitlines()[1])
+print("edges", [first for first, _ in edges], [e.split(": ")[1] for _, e in edges])
+print("outputs", outputs)
+for name, text in [("chained", "a = 1\nb = $a\nrule r\n  command = $b\nbuild o: r i\n"),
+                   ("twice", "a = 1\na = 2\nrule r\n  command = $a\nbuild o: r i\n"),
+                   ("include", "include other.ninja\nbuild o: r i\n"),
+                   ("continued", "rule r\n  command = x $\n    y\nbuild o: r i\n"),
+                   ("nocolon", "rule r\n  command = x\nbuild o r i\n"),
+                   ("binding", "rule r\n  command = x\nbuild o: r i\n  v = $w\n")]:
+    print(name, module(name + ".ninja", text))
+PY
+)
+expect_eq "torch's rules are renamed per module" "$(sed -n 1p <<<"$out")" "rule rule compile_m3"
+expect_eq "the module's variables are written into its rules, even ones set after the rule" "$(sed -n 2p <<<"$out")" \
+  "command   command = c++ -MMD -MF \$out.d -O2 -DX=\$\$HOME -I/a\$ b -c \$in -o \$out -DTORCH_EXTENSION_NAME=_c"
+expect_eq "edges keep their escaped paths, the first input read unescaped" "$(sed -n 3p <<<"$out")" \
+  "edges ['/s/a b.cpp', '/s/c.cpp'] ['compile_m3 /s/a\$ b.cpp', 'compile_m3 /s/c.cpp']"
+expect_eq "the module's outputs for its stamp edge" "$(sed -n 4p <<<"$out")" "outputs ['/o/a\$ b.o', '/o/c\$:d.o']"
+printf '%s\n' "$out" >"$tmp/ninja/read.txt"
+for name in chained twice include continued nocolon binding; do
+  expect_grep "a file torch does not write ($name) is left whole, with no stamp" "^$name (None, \[\], None)$" "$tmp/ninja/read.txt"
+done
 
 exit $fail
