@@ -326,15 +326,18 @@ namespace tailor::executor {
 
 std::string render_heartbeat_line(const BuildProgress& p, std::chrono::seconds elapsed) {
   std::string line = "still running after " + format_duration(elapsed);
+  // Which extension: with every module at once (build_wheel.py), setuptools names each
+  // module as its thread starts, so the last one named is not the one running.
+  const std::string where = p.modules > 1                      ? fmt::format(" ({} modules)", p.modules)
+                            : p.phase.starts_with("extension ") ? " (" + p.phase + ")"
+                                                                : "";
   if (!p.current_command.empty()) {
-    line += ": " + p.current_command;
-    if (p.phase.starts_with("extension ")) line += " (" + p.phase + ")";
+    line += ": " + p.current_command + where;
   } else if (p.total > 0 && p.done < p.total) {
     // Ninja names an edge only once it has finished: how many are left is known, which of
     // them run is not.
     const int left = p.total - p.done;
-    line += fmt::format(": {} Ninja job{} not finished", left, left == 1 ? "" : "s");
-    if (p.phase.starts_with("extension ")) line += " (" + p.phase + ")";
+    line += fmt::format(": {} Ninja job{} not finished", left, left == 1 ? "" : "s") + where;
   } else if (!p.phase.empty()) {
     line += ": " + p.phase;
   }

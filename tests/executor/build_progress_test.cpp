@@ -288,6 +288,17 @@ TEST(RecordedLogs, NinjaNamesFinishedJobsSoTheHeartbeatNeverDoes) {
   }
 }
 
+TEST(HeartbeatLine, ModulesAtOnceNameThePackageNotTheLastModuleSetuptoolsNamed) {
+  // build_wheel.py's threads each print setuptools' "building '...' extension": the last
+  // one printed is not the one compiling.
+  ProgressTracker t([] { return std::chrono::steady_clock::time_point{}; });
+  t.feed("tailor: modules at once: 6 modules, 12 units (2 CUDA), one Ninja under the jobserver");
+  t.feed("building 'torch_spline_conv._basis_cuda' extension");
+  t.feed("building 'torch_spline_conv._basis_cpu' extension");
+  t.feed("[4/14] c++ -c /s/weighting.cpp -o weighting.o");
+  EXPECT_EQ(render_heartbeat_line(t.progress(), 170s), "still running after 2m50s: 8 Ninja jobs not finished (6 modules) [4/12]");
+}
+
 TEST(HeartbeatLine, ANinjaPhaseCountsWhatIsLeftAndNamesNoFinishedJob) {
   ProgressTracker t([] { return std::chrono::steady_clock::time_point{}; });
   t.feed("[1/4] c++ -c /s/bindings.cpp -o bindings.o");
