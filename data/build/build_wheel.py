@@ -258,27 +258,6 @@ def modules_at_once():
         rel = os.path.relpath(os.path.abspath(src))
         return known.get(rel, longest[is_cuda(src)])
 
-    def longest_units_first():
-        # Within a module's build.ninja, Ninja starts ready edges in the order written, and
-        # torch writes them in source order: a module's long units would start after its
-        # short ones. Written longest first instead (the link's object order is
-        # distutils' own and stays as it was, so the bytes do not change; not with a
-        # device-link step, whose inputs follow this order).
-        cpp_extension = sys.modules.get("torch.utils.cpp_extension")
-        write = getattr(cpp_extension, "_write_ninja_file_and_compile_objects", None)
-        if write is None or getattr(write, "tailor_longest_first", False):
-            return
-
-        def reordered(*args, **kwargs):
-            if not args and "sources" in kwargs and "objects" in kwargs and kwargs.get("cuda_dlink_post_cflags") is None:
-                pairs = sorted(zip(kwargs["sources"], kwargs["objects"]), key=lambda p: -unit_ms(p[0]))
-                kwargs["sources"] = [src for src, _ in pairs]
-                kwargs["objects"] = [obj for _, obj in pairs]
-            return write(*args, **kwargs)
-
-        reordered.tailor_longest_first = True
-        cpp_extension._write_ninja_file_and_compile_objects = reordered
-
     class PackageNinja:
         # Waits until every module has written its build.ninja (or ended without one), runs
         # the package's one Ninja over them all, and lets each module link as soon as its
@@ -353,8 +332,8 @@ def modules_at_once():
                              ["", "rule tailor_module_done", "  command = touch $out", ""] +
                              [e[3] for e in edges] + [""] + stamps) + "\n"
 
-        def _ninja(self, targets):
-            command = ["ninja", "-v"] + self.jobs_arg + targets
+        def _ninja(self):
+            command = ["ninja", "-v"] + self.jobs_arg
             proc = subprocess.Popen(command, cwd=self.base, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                     env=os.environ.copy())
 
@@ -378,21 +357,23 @@ def modules_at_once():
             return proc.wait()
 
         def _run(self):
-            os.makedirs(os.path.join(self.base, STAMP_DIR), exist_ok=True)
-            for n in self.state:
-                try:
-                    os.unlink(os.path.join(self.base, self._stamp(n)))
-                except FileNotFoundError:
-                    pass
-            manifest = os.path.join(self.base, "build.ninja")
-            with open(manifest + ".tmp", "w") as f:
-                f.write(self._manifest())
-            os.replace(manifest + ".tmp", manifest)
-            with open(os.path.join(self.base, ".tailor_start"), "w") as f:
-                f.write("%d\n" % int(time.time() * 1000))
+            # Any failure here (a module file that cannot be read, no ninja) fails the
+            # waiting modules with it; none of them may wait for ever.
             try:
-                rc = self._ninja([])
-            except Exception as e:  # no ninja, or it could not start
+                os.makedirs(os.path.join(self.base, STAMP_DIR), exist_ok=True)
+                for n in self.state:
+                    try:
+                        os.unlink(os.path.join(self.base, self._stamp(n)))
+                    except FileNotFoundError:
+                        pass
+                manifest = os.path.join(self.base, "build.ninja")
+                with open(manifest + ".tmp", "w") as f:
+                    f.write(self._manifest())
+                os.replace(manifest + ".tmp", manifest)
+                with open(os.path.join(self.base, ".tailor_start"), "w") as f:
+                    f.write("%d\n" % int(time.time() * 1000))
+                rc = self._ninja()
+            except Exception as e:
                 print("tailor: the package's Ninja did not run: %s" % e, flush=True)
                 rc = -1
             with self.cond:
@@ -437,7 +418,6 @@ def modules_at_once():
         print("tailor: modules at once: %d modules, %d units (%d CUDA), %s%s"
               % (len(exts), units, cuda_units, how, ", nvcc " + " ".join(split_flags) if split_flags else ""), flush=True)
         self.check_extensions_list(self.extensions)
-        longest_units_first()
         cpp_extension = sys.modules.get("torch.utils.cpp_extension")
         if cpp_extension is None or not hasattr(cpp_extension, "_run_ninja_build"):
             return original(self)
@@ -468,8 +448,6 @@ def modules_at_once():
                 local.sub = local.package = local.ext = None
                 if local.link_token:
                     tokens.give(local.link_token)
-                local.link_token = None
-                local.ext_waited = False
 
         failed = []
         with concurrent.futures.ThreadPoolExecutor(max_workers=len(exts)) as pool:
