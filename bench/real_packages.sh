@@ -60,20 +60,26 @@ done
 [ -x "$tailor" ] || { echo "no tailor at $tailor (build it, or pass --tailor)" >&2; exit 2; }
 
 # name | source glob | extra tailor build arguments | extra environment (space-separated K=V)
+#   | the own build's switches (space-separated K=V; TARGET stands for the one target, e.g. 90)
 # The restrictions for flash-attn and xformers are the switches each package offers to
-# build less than everything (the recipe's 'minimal' profile).
+# build less than everything (the recipe's 'minimal' profile). The own build gets the
+# switches a user sets to build what tailor builds: apex's extensions, deepspeed's
+# prebuilt ops (the ones the recipe turns off stay off), a build from source instead of
+# a download, flash-attn's minimal profile and one target. causal-conv1d and mamba-ssm
+# take no target switch: their own build compiles the gencode list setup.py hard-codes.
+fa_minimal="-DFLASHATTENTION_DISABLE_BACKWARD -DFLASHATTENTION_DISABLE_DROPOUT -DFLASHATTENTION_DISABLE_ALIBI -DFLASHATTENTION_DISABLE_SOFTCAP -DFLASHATTENTION_DISABLE_UNEVEN_K -DFLASHATTENTION_DISABLE_LOCAL"
 packages=(
-  "torch-scatter|torch_scatter-*.tar.gz||"
-  "torch-sparse|torch_sparse-*.tar.gz||"
-  "torch-cluster|torch_cluster-*.tar.gz||"
-  "torch-spline-conv|torch_spline_conv-*.tar.gz||"
-  "bitsandbytes|bitsandbytes-git.tar.gz||"
-  "causal-conv1d|causal_conv1d-*.tar.gz||"
-  "mamba-ssm|mamba_ssm-*.tar.gz||"
-  "apex|apex-git.tar.gz||"
-  "deepspeed|deepspeed-*.tar.gz||"
-  "flash-attn|flash_attn-*.tar.gz|--profile minimal|"
-  "xformers|xformers-*.tar.gz|--profile minimal|"
+  "torch-scatter|torch_scatter-*.tar.gz|||"
+  "torch-sparse|torch_sparse-*.tar.gz|||"
+  "torch-cluster|torch_cluster-*.tar.gz|||"
+  "torch-spline-conv|torch_spline_conv-*.tar.gz|||"
+  "bitsandbytes|bitsandbytes-git.tar.gz|||"
+  "causal-conv1d|causal_conv1d-*.tar.gz|||CAUSAL_CONV1D_FORCE_BUILD=TRUE"
+  "mamba-ssm|mamba_ssm-*.tar.gz|||MAMBA_FORCE_BUILD=TRUE"
+  "apex|apex-git.tar.gz|||APEX_CPP_EXT=1 APEX_CUDA_EXT=1"
+  "deepspeed|deepspeed-*.tar.gz|||DS_BUILD_OPS=1 DS_BUILD_CUTLASS_OPS=0 DS_BUILD_RAGGED_DEVICE_OPS=0 DS_BUILD_EVOFORMER_ATTN=0 DS_BUILD_FP_QUANTIZER=0"
+  "flash-attn|flash_attn-*.tar.gz|--profile minimal||FLASH_ATTENTION_FORCE_BUILD=TRUE FLASH_ATTN_CUDA_ARCHS=TARGET FLASH_ATTENTION_DISABLE_DROPOUT=TRUE"
+  "xformers|xformers-*.tar.gz|--profile minimal||"
 )
 
 tmp=$(mktemp -d /tmp/tailor-suite.XXXXXX)
@@ -130,13 +136,17 @@ source_for() {
 
 # run_own: the package's own build of $src (pip wheel, same target, no tailor); appends its row.
 run_own() {
-  local note="pip wheel --no-build-isolation"
+  local note="pip wheel --no-build-isolation${ownenvs:+; $ownenvs}"
   [ "$alongside" = 1 ] && note="$note; ran alongside tailor's build"
     echo "=== $name: the package's own build (pip wheel, same target)" >&2
     ownsrc=$src
     case $src in *.tar.gz) mkdir -p "$tmp/own-$name"; tar -xzf "$src" -C "$tmp/own-$name"; ownsrc=$(ls -d "$tmp/own-$name"/*/ | head -1) ;; esac
     torch_list=$("$tailor" arch "${arch:-native}" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["torch_cuda_arch_list"])' 2>/dev/null || echo "")
-    measure "$name-own" env FORCE_CUDA=1 TORCH_CUDA_ARCH_LIST="$torch_list" CCACHE_DISABLE=1 \
+    local target=${torch_list//./}; target=${target%%[;+ ]*}
+    # shellcheck disable=SC2086
+    local ownenv=(${ownenvs//TARGET/$target})
+    [ "$name" = flash-attn ] && ownenv+=("NVCC_APPEND_FLAGS=$fa_minimal" "CFLAGS=$fa_minimal")
+    measure "$name-own" env FORCE_CUDA=1 TORCH_CUDA_ARCH_LIST="$torch_list" CCACHE_DISABLE=1 "${ownenv[@]}" \
       "$python" -m pip wheel --no-deps --no-build-isolation --no-index -w "$tmp/own-out-$name" "$ownsrc" \
       >"$tmp/$name-own.log" 2>&1
     size=$(stat -c %s "$tmp"/own-out-"$name"/*.whl 2>/dev/null | head -1)
@@ -149,7 +159,7 @@ arch_args=()
 own_pid=""
 [ -n "$arch" ] && arch_args=(--arch "$arch")
 for entry in "${packages[@]}"; do
-  IFS='|' read -r name glob extra envs <<<"$entry"
+  IFS='|' read -r name glob extra envs ownenvs <<<"$entry"
   wanted "$only" "$name" || continue
   src=$(source_for "$glob") || { printf '%s\tno source\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n' "$name" "no $glob in $sources" >>"$rows"; continue; }
   work="$tmp/work-$name" out="$tmp/out-$name"

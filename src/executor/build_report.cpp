@@ -135,6 +135,7 @@ nlohmann::json to_json(const BuildReport& r) {
   if (auto span = compile_span_s(r.job_timeline)) j["run"]["compile_span_s"] = *span;
   j["run"]["split_compile"] = r.split_compile;
   j["run"]["units_known"] = r.units_known;
+  if (r.units_known) j["run"]["unit_times_from"] = r.unit_times_from;
   if (!r.job_timeline.empty() || r.job_timeline_dropped) {
     j["run"]["job_timeline"] = jobs_to_json(r.job_timeline);
     j["run"]["job_timeline_dropped"] = r.job_timeline_dropped;
@@ -210,7 +211,7 @@ std::string render_summary(const BuildReport& r) {
     out += fmt::format("longest   {} {:.1f} s{}{}\n", longest->input.empty() ? longest->output : longest->input,
                        static_cast<double>(longest->end_ms - longest->start_ms) / 1000.0,
                        longest->split > 0 ? fmt::format(", split {} ways (nvcc -split-compile)", longest->split) : ", not split",
-                       r.units_known ? fmt::format("; {} units started longest first from earlier builds' times", r.units_known)
+                       r.units_known ? fmt::format("; {} units started longest first, times from {}", r.units_known, r.unit_times_from)
                                      : "");
   if (r.units_reused && r.units_total)
     out += fmt::format("reused    {} of {} Ninja steps from an earlier run ({})\n", *r.units_reused, *r.units_total, r.units_source);

@@ -117,9 +117,13 @@ struct BuildReport {
   uint64_t job_timeline_dropped = 0;
   /// nvcc's -split-compile=K given to every CUDA unit (0: none); each split job says it too.
   int split_compile = 0;
-  /// Compile units whose time an earlier build of the same key measured: the build started
-  /// them longest first (executor/governor_profile.h). 0: a first build, source order.
+  /// Compile units whose time is known, from an earlier build of the same key
+  /// (executor/governor_profile.h) or measured for the recipe (data/build/unit_times.toml):
+  /// the build started them longest first. 0: nothing known, CUDA units first, source order.
   size_t units_known = 0;
+  /// Where those times come from: "earlier builds on this machine", or how the times
+  /// shipped in data/build/unit_times.toml were measured.
+  std::string unit_times_from;
   // result
   std::string wheel;           ///< file name
   std::string wheel_path;      ///< published path

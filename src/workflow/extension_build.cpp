@@ -38,6 +38,7 @@
 #include "plan/extension_plan.h"
 #include "plan/extension_recipe.h"
 #include "plan/toolkit_choice.h"
+#include "plan/unit_times.h"
 #include "probe/cuda_toolkit_probe.h"
 #include "probe/cxx_runtime.h"
 #include "probe/host_files.h"
@@ -70,7 +71,11 @@ int split_compile_in_log(std::string_view log) {
 
 /// The key of this build's job peaks among earlier builds' (executor/governor_profile.h).
 std::string governor_key(const ExtensionBuildState& s) {
-  return governor_profile_key(s.result.report.package, s.recipe->name, s.result.report.targets, s.build_plan.nvcc_threads);
+  // A profile builds other units (flash-attn's minimal one leaves the backward out), so
+  // its peaks and unit times are its own.
+  const std::string recipe =
+      s.build_plan.profile.empty() ? s.recipe->name : fmt::format("{} profile={}", s.recipe->name, s.build_plan.profile);
+  return governor_profile_key(s.result.report.package, recipe, s.result.report.targets, s.build_plan.nvcc_threads);
 }
 
 /// The memory governor for this build (executor/memory_governor.h), or why the static count
@@ -652,15 +657,19 @@ void account_dist_session(const dist::BuildSession& session, CommandRunner& runn
   }
 }
 
-// What earlier builds of the same key measured per unit: the build driver starts the
-// longest first (data/build/build_wheel.py). Only the order changes, never what is
-// compiled or linked: the objects link in distutils' order either way.
+// What earlier builds of the same key measured per unit, else what tailor measured for the
+// recipe and profile (data/build/unit_times.toml): the build driver starts the longest
+// first (data/build/build_wheel.py). Only the order changes, never what is compiled or
+// linked: the objects link in distutils' order either way.
 void hand_over_unit_times(ExtensionBuildState& s, const std::optional<FixedPath>& fixed, std::vector<plan::Step>& steps) {
   auto known = read_governor_profile(governor_profile_path(), governor_key(s));
-  if (!known || !*known || (*known)->unit_ms.empty()) return;
+  const std::map<std::string, uint64_t>* learned = known && *known ? &(*known)->unit_ms : nullptr;
+  const plan::UnitTimesChoice choice = plan::choose_unit_times(learned, s.recipe->name, s.build_plan.profile);
+  if (!choice.unit_ms) return;
   const std::string times = (fs::path(s.work_dir) / "unit-times.json").string();
-  if (!write_file_atomic(times, nlohmann::json((*known)->unit_ms).dump() + "\n")) return;
-  s.result.report.units_known = (*known)->unit_ms.size();
+  if (!write_file_atomic(times, nlohmann::json(*choice.unit_ms).dump() + "\n")) return;
+  s.result.report.units_known = choice.unit_ms->size();
+  s.result.report.unit_times_from = choice.source;
   for (auto& st : steps) st.env["TAILOR_UNIT_TIMES"] = fixed ? to_fixed(times, *fixed) : times;
 }
 

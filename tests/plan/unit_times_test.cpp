@@ -1,0 +1,59 @@
+// data/build/unit_times.toml loads, names real recipes and profiles, and a build's learned
+// times win over the shipped ones.
+#include <gtest/gtest.h>
+
+#include "plan/extension_recipe.h"
+#include "plan/unit_times.h"
+
+namespace tailor::plan {
+namespace {
+
+TEST(UnitTimes, EveryEntryNamesARecipeAndRelativeSources) {
+  const auto& all = all_measured_unit_times();
+  ASSERT_FALSE(all.empty());
+  for (const auto& m : all) {
+    EXPECT_EQ(recipe_for(m.recipe).name, m.recipe);
+    EXPECT_FALSE(m.measured.empty()) << m.recipe;
+    ASSERT_FALSE(m.unit_ms.empty()) << m.recipe;
+    for (const auto& [src, ms] : m.unit_ms) {
+      EXPECT_GT(ms, 0u) << src;
+      EXPECT_NE(src.front(), '/') << src;
+      EXPECT_EQ(src.find(".."), std::string::npos) << src;
+    }
+  }
+}
+
+TEST(UnitTimes, FlashAttnMinimalStartsTheForwardUnitsBeforeTheBackwardOnes) {
+  // The reason the file exists: flash-attn lists its sources alphabetically, so the short
+  // backward units of the minimal profile came first and the long forward ones last.
+  const MeasuredUnitTimes* m = measured_unit_times("flash-attn", "minimal");
+  ASSERT_NE(m, nullptr);
+  uint64_t longest_bwd = 0, shortest_fwd = UINT64_MAX;
+  for (const auto& [src, ms] : m->unit_ms) {
+    if (src.find("/flash_bwd_") != std::string::npos) longest_bwd = std::max(longest_bwd, ms);
+    if (src.find("/flash_fwd_") != std::string::npos) shortest_fwd = std::min(shortest_fwd, ms);
+  }
+  EXPECT_GT(longest_bwd, 0u);
+  EXPECT_LT(longest_bwd, shortest_fwd);
+  // No profile is another build (the backward units are the long ones there): not this entry.
+  EXPECT_EQ(measured_unit_times("flash-attn", ""), nullptr);
+  EXPECT_EQ(measured_unit_times("no-such-recipe", ""), nullptr);
+}
+
+TEST(UnitTimes, LearnedTimesWinThenMeasuredThenNothing) {
+  const std::map<std::string, uint64_t> learned = {{"a.cu", 5}};
+  const std::map<std::string, uint64_t> none;
+  auto c = choose_unit_times(&learned, "flash-attn", "minimal");
+  EXPECT_EQ(c.unit_ms, &learned);
+  EXPECT_EQ(c.source, "earlier builds on this machine");
+  c = choose_unit_times(&none, "flash-attn", "minimal");
+  ASSERT_NE(c.unit_ms, nullptr);
+  EXPECT_EQ(c.unit_ms, &measured_unit_times("flash-attn", "minimal")->unit_ms);
+  EXPECT_NE(c.source.find("sm_90"), std::string::npos) << c.source;
+  c = choose_unit_times(nullptr, "generic", "");
+  EXPECT_EQ(c.unit_ms, nullptr);
+  EXPECT_TRUE(c.source.empty());
+}
+
+}  // namespace
+}  // namespace tailor::plan
