@@ -431,8 +431,11 @@ def modules_at_once():
             order = sorted(exts, key=lambda e: -max([unit_ms(s) for s in e.sources] or [0]))
         else:
             order = sorted(exts, key=lambda e: -sum(20 if is_cuda(s) else 1 for s in e.sources))
-        print("tailor: units ordered by %s" % ("%d units' times from earlier builds" % len(known) if known
-                                               else "kind (CUDA first): no earlier build"), flush=True)
+        # TAILOR_UNIT_TIMES_FROM: "earlier builds" (this machine's), or tailor's measured
+        # times of a known package (data/build/unit_times.toml).
+        print("tailor: units ordered by %s" % ("%d units' times from %s" % (
+            len(known), os.environ.get("TAILOR_UNIT_TIMES_FROM") or "earlier builds") if known
+            else "kind (CUDA first): no earlier build"), flush=True)
         stop = threading.Event()  # a module failed: nothing more starts, the Ninja stops
         package = PackageNinja(os.path.abspath(self.build_temp), exts, [id(e) for e in order], tokens, jobs_arg,
                                stop)

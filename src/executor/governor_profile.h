@@ -64,9 +64,9 @@ struct BuildReuse {
 PeakUpdate peak_update(const BuildReuse& reuse);
 
 /// Records one build's measured peaks and unit times under `key`: kinds and units it
-/// measured replace the old values (`raise_only`: only larger ones: a cache hit's time says
-/// nothing of the compile's), the others are kept (at most 4096 units, the longest). A
-/// damaged file starts again.
+/// measured replace the old values (`raise_only`: only larger ones, and no unit not kept
+/// yet: a cache hit's time says nothing of the compile's), the others are kept (at most
+/// 4096 units, the longest). A damaged file starts again.
 Expected<void> record_governor_profile(const std::string& path, const std::string& key,
                                        const std::map<std::string, uint64_t>& measured, size_t max_entries,
                                        PeakUpdate update, const std::map<std::string, uint64_t>& unit_ms = {});

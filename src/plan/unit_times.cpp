@@ -1,5 +1,6 @@
 #include "plan/unit_times.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -72,9 +73,37 @@ const MeasuredUnitTimes* measured_unit_times(std::string_view recipe, std::strin
 
 UnitTimesChoice choose_unit_times(const std::map<std::string, uint64_t>* learned, std::string_view recipe,
                                   std::string_view profile) {
-  if (learned && !learned->empty()) return {learned, "earlier builds on this machine"};
-  if (const MeasuredUnitTimes* m = measured_unit_times(recipe, profile)) return {&m->unit_ms, m->measured};
-  return {};
+  UnitTimesChoice c;
+  const MeasuredUnitTimes* m = measured_unit_times(recipe, profile);
+  std::vector<double> ratios;
+  if (learned && m)
+    for (const auto& [src, ms] : *learned)
+      if (auto it = m->unit_ms.find(src); it != m->unit_ms.end() && it->second > 0)
+        ratios.push_back(static_cast<double>(ms) / static_cast<double>(it->second));
+  double scale = 1.0;
+  if (!ratios.empty()) {
+    std::sort(ratios.begin(), ratios.end());
+    const size_t n = ratios.size();
+    scale = n % 2 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
+  }
+  if (m)
+    for (const auto& [src, ms] : m->unit_ms)
+      if (!learned || !learned->contains(src)) {
+        c.unit_ms[src] = static_cast<uint64_t>(std::llround(static_cast<double>(ms) * scale));
+        c.measured = true;
+      }
+  if (learned)
+    for (const auto& [src, ms] : *learned) {
+      c.unit_ms[src] = ms;
+      c.learned = true;
+    }
+  if (c.learned && c.measured)
+    c.source = fmt::format("earlier builds on this machine, the rest measured ({}), scaled {:.2f} x", m->measured, scale);
+  else if (c.learned)
+    c.source = "earlier builds on this machine";
+  else if (c.measured)
+    c.source = m->measured;
+  return c;
 }
 
 }  // namespace tailor::plan

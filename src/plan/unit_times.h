@@ -23,11 +23,15 @@ const std::vector<MeasuredUnitTimes>& all_measured_unit_times();
 /// The measured times for this recipe and profile, or nullptr.
 const MeasuredUnitTimes* measured_unit_times(std::string_view recipe, std::string_view profile);
 
-/// Which unit times a build starts with: this machine's learned ones (non-empty) win, then
-/// the measured ones of the recipe and profile, else none.
+/// Which unit times a build starts with. This machine's learned times (`learned`, may be
+/// partial: an interrupted build records the units it finished) win unit by unit; the
+/// measured times of the recipe and profile fill in the rest, scaled to this machine by
+/// the median ratio over the units both know (1 when none). Empty: nothing known.
 struct UnitTimesChoice {
-  const std::map<std::string, uint64_t>* unit_ms = nullptr;  ///< nullptr: nothing known
-  std::string source;  ///< "earlier builds on this machine" or the entry's `measured` text
+  std::map<std::string, uint64_t> unit_ms;
+  bool learned = false;   ///< some times are this machine's own
+  bool measured = false;  ///< some come from data/build/unit_times.toml
+  std::string source;     ///< for the report: where the times come from
 };
 UnitTimesChoice choose_unit_times(const std::map<std::string, uint64_t>* learned, std::string_view recipe,
                                   std::string_view profile);

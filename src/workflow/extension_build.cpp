@@ -665,12 +665,18 @@ void hand_over_unit_times(ExtensionBuildState& s, const std::optional<FixedPath>
   auto known = read_governor_profile(governor_profile_path(), governor_key(s));
   const std::map<std::string, uint64_t>* learned = known && *known ? &(*known)->unit_ms : nullptr;
   const plan::UnitTimesChoice choice = plan::choose_unit_times(learned, s.recipe->name, s.build_plan.profile);
-  if (!choice.unit_ms) return;
+  if (choice.unit_ms.empty()) return;
   const std::string times = (fs::path(s.work_dir) / "unit-times.json").string();
-  if (!write_file_atomic(times, nlohmann::json(*choice.unit_ms).dump() + "\n")) return;
-  s.result.report.units_known = choice.unit_ms->size();
+  if (!write_file_atomic(times, nlohmann::json(choice.unit_ms).dump() + "\n")) return;
+  s.result.report.units_known = choice.unit_ms.size();
   s.result.report.unit_times_from = choice.source;
-  for (auto& st : steps) st.env["TAILOR_UNIT_TIMES"] = fixed ? to_fixed(times, *fixed) : times;
+  const std::string from = choice.measured ? (choice.learned ? "earlier builds and measured builds of " : "measured builds of ") +
+                                                 s.recipe->name + " (data/build/unit_times.toml)"
+                                           : "earlier builds";
+  for (auto& st : steps) {
+    st.env["TAILOR_UNIT_TIMES"] = fixed ? to_fixed(times, *fixed) : times;
+    st.env["TAILOR_UNIT_TIMES_FROM"] = from;
+  }
 }
 
 }  // namespace

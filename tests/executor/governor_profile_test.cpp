@@ -142,14 +142,14 @@ TEST(GovernorProfile, UnitTimesAreKeptPerKeyAndOnlyRaisedByABuildWithHits) {
   got = read_governor_profile(path, "k");
   ASSERT_TRUE(got && *got);
   EXPECT_EQ((*got)->unit_ms.at("csrc/causal_conv1d_bwd.cu"), 380000u);
-  EXPECT_EQ((*got)->unit_ms.at("csrc/new.cu"), 5000u);
+  EXPECT_EQ((*got)->unit_ms.count("csrc/new.cu"), 0u) << "a unit first seen in a build with hits may be a hit";
   EXPECT_EQ((*got)->peaks.at("cc1plus"), 100 * kProfileMiB);
   // A build that compiled everything (split now) replaces the time.
   ASSERT_TRUE(record_governor_profile(path, "k", {}, 8, PeakUpdate::replace, {{"csrc/causal_conv1d_bwd.cu", 200000}}));
   got = read_governor_profile(path, "k");
   ASSERT_TRUE(got && *got);
   EXPECT_EQ((*got)->unit_ms.at("csrc/causal_conv1d_bwd.cu"), 200000u);
-  EXPECT_EQ((*got)->unit_ms.size(), 3u) << "units this build did not measure are kept";
+  EXPECT_EQ((*got)->unit_ms.size(), 2u) << "units this build did not measure are kept";
 }
 
 TEST(GovernorProfile, HostileUnitTimesAreErrorsNamingTheFile) {

@@ -40,19 +40,37 @@ TEST(UnitTimes, FlashAttnMinimalStartsTheForwardUnitsBeforeTheBackwardOnes) {
   EXPECT_EQ(measured_unit_times("no-such-recipe", ""), nullptr);
 }
 
-TEST(UnitTimes, LearnedTimesWinThenMeasuredThenNothing) {
-  const std::map<std::string, uint64_t> learned = {{"a.cu", 5}};
-  const std::map<std::string, uint64_t> none;
+TEST(UnitTimes, LearnedTimesWinUnitByUnitAndScaleTheMeasuredRest) {
+  const MeasuredUnitTimes* m = measured_unit_times("flash-attn", "minimal");
+  ASSERT_NE(m, nullptr);
+  ASSERT_GE(m->unit_ms.size(), 3u);
+  auto it = m->unit_ms.begin();
+  const auto [a, a_ms] = *it++;
+  const auto [b, b_ms] = *it++;
+  const auto [c_src, c_ms] = *it;
+  // An interrupted build on a machine 3 x slower learned two units: they win, and the
+  // other units are the measured ones scaled 3 x (the median of the two ratios).
+  const std::map<std::string, uint64_t> learned = {{a, a_ms * 3}, {b, b_ms * 3}, {"new_in_this_version.cu", 7}};
   auto c = choose_unit_times(&learned, "flash-attn", "minimal");
-  EXPECT_EQ(c.unit_ms, &learned);
+  EXPECT_TRUE(c.learned);
+  EXPECT_TRUE(c.measured);
+  EXPECT_EQ(c.unit_ms.size(), m->unit_ms.size() + 1);
+  EXPECT_EQ(c.unit_ms.at(a), a_ms * 3);
+  EXPECT_EQ(c.unit_ms.at("new_in_this_version.cu"), 7u);
+  EXPECT_EQ(c.unit_ms.at(c_src), c_ms * 3);
+  EXPECT_NE(c.source.find("scaled 3.00 x"), std::string::npos) << c.source;
+  // Nothing learned: the measured times as they are.
+  c = choose_unit_times(nullptr, "flash-attn", "minimal");
+  EXPECT_EQ(c.unit_ms, m->unit_ms);
+  EXPECT_FALSE(c.learned);
+  EXPECT_EQ(c.source, m->measured);
+  // Learned, no measured entry: the learned times alone.
+  c = choose_unit_times(&learned, "generic", "");
+  EXPECT_EQ(c.unit_ms, learned);
+  EXPECT_FALSE(c.measured);
   EXPECT_EQ(c.source, "earlier builds on this machine");
-  c = choose_unit_times(&none, "flash-attn", "minimal");
-  ASSERT_NE(c.unit_ms, nullptr);
-  EXPECT_EQ(c.unit_ms, &measured_unit_times("flash-attn", "minimal")->unit_ms);
-  EXPECT_NE(c.source.find("sm_90"), std::string::npos) << c.source;
-  c = choose_unit_times(nullptr, "generic", "");
-  EXPECT_EQ(c.unit_ms, nullptr);
-  EXPECT_TRUE(c.source.empty());
+  // Neither: nothing.
+  EXPECT_TRUE(choose_unit_times(nullptr, "generic", "").unit_ms.empty());
 }
 
 }  // namespace
