@@ -257,6 +257,10 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
     plan.env["TORCH_CUDA_ARCH_LIST"] = cuda::render_torch_arch_list(request.targets);
   for (const auto* table : {&recipe.force_cuda_env, &recipe.force_build_env, &recipe.extra_env})
     for (const auto& [k, v] : *table) plan.env[k] = v;
+  // No GPU here: a setup.py that asks torch.cuda whether to build CUDA code is answered as
+  // by one GPU of the highest target (data/build/build_wheel.py, stand_in_gpu).
+  if (host.gpus.empty() && !request.targets.empty())
+    plan.env["TAILOR_STAND_IN_GPU"] = request.targets.capabilities().back().str();
 
   // Toolkit.
   const ToolkitChoice choice = choose_toolkit(host, choose_python(host, python));
