@@ -60,27 +60,56 @@ done
 [ -x "$tailor" ] || { echo "no tailor at $tailor (build it, or pass --tailor)" >&2; exit 2; }
 
 # name | source glob | extra tailor build arguments | extra environment (space-separated K=V)
-#   | the own build's switches (space-separated K=V; TARGET stands for the one target, e.g. 90)
 # The restrictions for flash-attn and xformers are the switches each package offers to
-# build less than everything (the recipe's 'minimal' profile). The own build gets the
-# switches a user sets to build what tailor builds: apex's extensions, deepspeed's
-# prebuilt ops (the ones the recipe turns off stay off), a build from source instead of
-# a download, flash-attn's minimal profile and one target. causal-conv1d and mamba-ssm
-# take no target switch: their own build compiles the gencode list setup.py hard-codes.
-fa_minimal="-DFLASHATTENTION_DISABLE_BACKWARD -DFLASHATTENTION_DISABLE_DROPOUT -DFLASHATTENTION_DISABLE_ALIBI -DFLASHATTENTION_DISABLE_SOFTCAP -DFLASHATTENTION_DISABLE_UNEVEN_K -DFLASHATTENTION_DISABLE_LOCAL"
+# build less than everything (the recipe's 'minimal' profile).
 packages=(
-  "torch-scatter|torch_scatter-*.tar.gz|||"
-  "torch-sparse|torch_sparse-*.tar.gz|||"
-  "torch-cluster|torch_cluster-*.tar.gz|||"
-  "torch-spline-conv|torch_spline_conv-*.tar.gz|||"
-  "bitsandbytes|bitsandbytes-git.tar.gz|||"
-  "causal-conv1d|causal_conv1d-*.tar.gz|||CAUSAL_CONV1D_FORCE_BUILD=TRUE"
-  "mamba-ssm|mamba_ssm-*.tar.gz|||MAMBA_FORCE_BUILD=TRUE"
-  "apex|apex-git.tar.gz|||APEX_CPP_EXT=1 APEX_CUDA_EXT=1"
-  "deepspeed|deepspeed-*.tar.gz|||DS_BUILD_OPS=1 DS_BUILD_CUTLASS_OPS=0 DS_BUILD_RAGGED_DEVICE_OPS=0 DS_BUILD_EVOFORMER_ATTN=0 DS_BUILD_FP_QUANTIZER=0"
-  "flash-attn|flash_attn-*.tar.gz|--profile minimal||FLASH_ATTENTION_FORCE_BUILD=TRUE FLASH_ATTN_CUDA_ARCHS=TARGET FLASH_ATTENTION_DISABLE_DROPOUT=TRUE"
-  "xformers|xformers-*.tar.gz|--profile minimal||"
+  "torch-scatter|torch_scatter-*.tar.gz||"
+  "torch-sparse|torch_sparse-*.tar.gz||"
+  "torch-cluster|torch_cluster-*.tar.gz||"
+  "torch-spline-conv|torch_spline_conv-*.tar.gz||"
+  "bitsandbytes|bitsandbytes-git.tar.gz||"
+  "causal-conv1d|causal_conv1d-*.tar.gz||"
+  "mamba-ssm|mamba_ssm-*.tar.gz||"
+  "apex|apex-git.tar.gz||"
+  "deepspeed|deepspeed-*.tar.gz||"
+  "flash-attn|flash_attn-*.tar.gz|--profile minimal|"
+  "xformers|xformers-*.tar.gz|--profile minimal|"
 )
+
+# own_switches NAME EXTRA: the switches a user sets so the package's own build builds what
+# tailor's does, one K=V a line, from the package's recipe (data/recipes/NAME.toml): its
+# [env.*] tables (apex's extensions, deepspeed's ops, a build from source instead of a
+# download), the profile named by --profile in EXTRA, and its target variable when it is
+# not TORCH_CUDA_ARCH_LIST (flash-attn's FLASH_ATTN_CUDA_ARCHS, in the spelling `tailor
+# arch --json` gives). A recipe that patches setup.py for its targets (causal-conv1d,
+# mamba-ssm) gets nothing for them: the own build compiles the list setup.py hard-codes.
+own_switches() {
+  local arch_json
+  arch_json=$("$tailor" arch "${arch:-native}" --json 2>/dev/null)
+  python3 - "$here/data/recipes/$1.toml" "$2" "$arch_json" <<'PY'
+import json, sys, tomllib
+path, extra, arch_json = sys.argv[1:]
+try:
+    recipe = tomllib.load(open(path, "rb"))
+except OSError:
+    sys.exit(0)
+env = {}
+for table in recipe.get("env", {}).values():
+    env.update(table)
+words = extra.split()
+if "--profile" in words and words.index("--profile") + 1 < len(words):
+    env.update(recipe.get("profile", {}).get(words[words.index("--profile") + 1], {}).get("env", {}))
+a = recipe.get("arch", {})
+spelled = {"flash_attn": "flash_attn_cuda_archs", "cmake": "cmake_cuda_architectures", "bnb": "bnb_compute_capability"}
+if a.get("via") == "env" and a.get("variable") not in (None, "TORCH_CUDA_ARCH_LIST") and a.get("spelling") in spelled:
+    try:
+        env[a["variable"]] = json.loads(arch_json)[spelled[a["spelling"]]]
+    except (ValueError, KeyError):
+        pass
+for k, v in env.items():
+    print("%s=%s" % (k, v))
+PY
+}
 
 tmp=$(mktemp -d /tmp/tailor-suite.XXXXXX)
 [ -n "$keep" ] && mkdir -p "$keep"
@@ -136,16 +165,15 @@ source_for() {
 
 # run_own: the package's own build of $src (pip wheel, same target, no tailor); appends its row.
 run_own() {
-  local note="pip wheel --no-build-isolation${ownenvs:+; $ownenvs}"
+  local note="pip wheel --no-build-isolation"
   [ "$alongside" = 1 ] && note="$note; ran alongside tailor's build"
     echo "=== $name: the package's own build (pip wheel, same target)" >&2
     ownsrc=$src
     case $src in *.tar.gz) mkdir -p "$tmp/own-$name"; tar -xzf "$src" -C "$tmp/own-$name"; ownsrc=$(ls -d "$tmp/own-$name"/*/ | head -1) ;; esac
     torch_list=$("$tailor" arch "${arch:-native}" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["torch_cuda_arch_list"])' 2>/dev/null || echo "")
-    local target=${torch_list//./}; target=${target%%[;+ ]*}
-    # shellcheck disable=SC2086
-    local ownenv=(${ownenvs//TARGET/$target})
-    [ "$name" = flash-attn ] && ownenv+=("NVCC_APPEND_FLAGS=$fa_minimal" "CFLAGS=$fa_minimal")
+    local ownenv=()
+    mapfile -t ownenv < <(own_switches "$name" "$extra")
+    note="$note${ownenv[*]:+; ${ownenv[*]}}"
     measure "$name-own" env FORCE_CUDA=1 TORCH_CUDA_ARCH_LIST="$torch_list" CCACHE_DISABLE=1 "${ownenv[@]}" \
       "$python" -m pip wheel --no-deps --no-build-isolation --no-index -w "$tmp/own-out-$name" "$ownsrc" \
       >"$tmp/$name-own.log" 2>&1
@@ -159,7 +187,7 @@ arch_args=()
 own_pid=""
 [ -n "$arch" ] && arch_args=(--arch "$arch")
 for entry in "${packages[@]}"; do
-  IFS='|' read -r name glob extra envs ownenvs <<<"$entry"
+  IFS='|' read -r name glob extra envs <<<"$entry"
   wanted "$only" "$name" || continue
   src=$(source_for "$glob") || { printf '%s\tno source\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n' "$name" "no $glob in $sources" >>"$rows"; continue; }
   work="$tmp/work-$name" out="$tmp/out-$name"
