@@ -486,6 +486,204 @@ def modules_at_once():
 
 
 
+# What tailor takes back from the package's own build choices, each said on one line
+# ("tailor: package choice: ...") that tailor copies into the build's report.
+CHOICE = "tailor: package choice: "
+ARCH_OPTIONS = ("-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code", "--gpu-code")
+ARCH_TOKEN = re.compile(r"\b(?:compute|sm|lto)_\d+[a-z]?\b")
+CMAKE_ARCH_PROPERTY = re.compile(r"(\bCUDA_ARCHITECTURES\b)(\s+)((?:\"[^\"\n]*\"|[^\s)\"]+)"
+                                 r"(?:\s+(?![A-Z][A-Z0-9_]*\b)(?:\"[^\"\n]*\"|[^\s)\"]+))*)")
+CMAKE_ARCH_SET = re.compile(r"(\bset\s*\(\s*CMAKE_CUDA_ARCHITECTURES)(\s+)((?:\"[^\"\n]*\"|[^\s)\"]+)"
+                            r"(?:\s+(?!CACHE\b|PARENT_SCOPE\b|FORCE\b)(?:\"[^\"\n]*\"|[^\s)\"]+))*)", re.I)
+
+
+def say_choice(text):
+    print(CHOICE + text, flush=True)
+
+
+def where_in_source(needle):
+    # "setup.py:12": the first line of the package's own top-level Python files that holds
+    # `needle`; "setup.py" when none does (a value the package computed).
+    files = ["setup.py"] + sorted(f for f in os.listdir(".") if f.endswith(".py") and f != "setup.py"
+                                  and not f.startswith("tailor-"))
+    for name in files:
+        try:
+            with open(name, errors="replace") as f:
+                for number, line in enumerate(f, 1):
+                    if needle in line and not line.lstrip().startswith("#"):
+                        return "%s:%d" % (name, number)
+        except OSError:
+            continue
+    return "setup.py (a value it computed)" if os.path.exists("setup.py") else "the package's build"
+
+
+def strip_arch_flags(args):
+    # nvcc arguments -> (kept, removed): every target option, with its value whether it is
+    # attached (-arch=sm_80, "-gencode arch=...,code=...") or the next argument.
+    kept, removed, i = [], [], 0
+    while i < len(args):
+        a = args[i]
+        text = a.strip() if isinstance(a, str) else None
+        head = re.split(r"[= ]", text, 1)[0] if text else None
+        if head in ARCH_OPTIONS:
+            if text != head or i + 1 >= len(args):
+                removed.append(text)
+                i += 1
+            else:
+                removed.append("%s %s" % (text, args[i + 1]))
+                i += 2
+            continue
+        kept.append(a)
+        i += 1
+    return kept, removed
+
+
+def take_back_choices():
+    # Inside setuptools' build_ext.run, before torch's BuildExtension picks its compile path:
+    #  - Ninja, always: a BuildExtension the package made with use_ninja=False (in its
+    #    __init__, with_options or a subclass) compiles through Ninja like any other, so its
+    #    units run at once (and in the package's one Ninja, modules_at_once).
+    #  - The requested targets win (TAILOR_TORCH_ARCH_LIST, the user's targets in torch's
+    #    spelling; unset with --keep-package-archs): nvcc target options the package wrote
+    #    into extra_compile_args are dropped, so torch adds the requested ones, and a
+    #    TORCH_CUDA_ARCH_LIST the package set itself is put back.
+    #  - A MAX_JOBS the package set itself (MAX_JOBS=1) gives way to tailor's.
+    asked_arch = os.environ.get("TAILOR_TORCH_ARCH_LIST")
+    asked_jobs = os.environ.get("MAX_JOBS")
+    try:
+        from setuptools.command.build_ext import build_ext
+    except ImportError:
+        return
+    original_run = build_ext.run
+
+    def run(self):
+        cpp_extension = sys.modules.get("torch.utils.cpp_extension")
+        torch_build = cpp_extension is not None and isinstance(self, getattr(cpp_extension, "BuildExtension", ()))
+        if torch_build and os.environ.get("TAILOR_MODULES_AT_ONCE") == "1" and not getattr(self, "use_ninja", True):
+            if cpp_extension.is_ninja_available():
+                self.use_ninja = True
+                self.force = True  # as BuildExtension.finalize_options does for Ninja
+                say_choice("%s: the package turned Ninja off (use_ninja=False); its units compile through "
+                           "Ninja, at once" % where_in_source("use_ninja"))
+        if os.environ.get("MAX_JOBS") != asked_jobs and os.environ.get("MAX_JOBS") is not None:
+            say_choice("%s: MAX_JOBS=%s set by the package; tailor's job count stands"
+                       % (where_in_source("MAX_JOBS"), os.environ["MAX_JOBS"]))
+            if asked_jobs is None:
+                del os.environ["MAX_JOBS"]
+            else:
+                os.environ["MAX_JOBS"] = asked_jobs
+        if asked_arch and torch_build:
+            own = os.environ.get("TORCH_CUDA_ARCH_LIST")
+            if own != asked_arch:
+                say_choice("%s: TORCH_CUDA_ARCH_LIST=%s set by the package, replaced by the requested %s"
+                           % (where_in_source("TORCH_CUDA_ARCH_LIST"), own, asked_arch))
+                os.environ["TORCH_CUDA_ARCH_LIST"] = asked_arch
+            for ext in self.extensions:
+                args = ext.extra_compile_args
+                if isinstance(args, dict):
+                    nvcc = args.get("nvcc")
+                    if not isinstance(nvcc, (list, tuple)):
+                        continue
+                    kept, removed = strip_arch_flags(list(nvcc))
+                    if removed:
+                        args["nvcc"] = kept
+                elif isinstance(args, (list, tuple)) and any(s.endswith(".cu") for s in ext.sources):
+                    kept, removed = strip_arch_flags(list(args))
+                    if removed:
+                        ext.extra_compile_args = kept
+                else:
+                    continue
+                for flag in removed:
+                    token = ARCH_TOKEN.search(flag)
+                    say_choice("%s: nvcc %s (extension %s) replaced by the requested targets (%s)"
+                               % (where_in_source(token.group(0) if token else flag.split()[0]), flag, ext.name,
+                                  asked_arch))
+        return original_run(self)
+
+    build_ext.run = run
+
+
+def take_back_cmake_archs():
+    # TAILOR_CMAKE_ARCHS: the requested targets in CMake's spelling. A CUDA_ARCHITECTURES
+    # property or a set(CMAKE_CUDA_ARCHITECTURES ...) written in the package's CMake files
+    # gets them instead of its own list (this folder is tailor's copy of the source).
+    asked = os.environ.get("TAILOR_CMAKE_ARCHS")
+    if not asked:
+        return
+    seen = 0
+    for root, dirs, files in os.walk("."):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("build", "dist", "venv")]
+        for name in files:
+            if name != "CMakeLists.txt" and not name.endswith(".cmake"):
+                continue
+            seen += 1
+            if seen > 5000:
+                return
+            path = os.path.join(root, name)
+            try:
+                if os.path.getsize(path) > (4 << 20):
+                    continue
+                with open(path, errors="surrogateescape") as f:
+                    text = f.read()
+            except OSError:
+                continue
+            changes = []
+
+            def replace(m):
+                old = m.group(3)
+                before = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
+                if before.count('"') % 2 or "#" in before:
+                    return m.group(0)  # inside a string or a comment
+                if old.strip('"') in (asked, '"%s"' % asked):
+                    return m.group(0)
+                line = text.count("\n", 0, m.start(3)) + 1
+                changes.append("%s:%d: %s %s" % (os.path.relpath(path), line, m.group(1).split("(")[-1].strip(), old))
+                return m.group(1) + m.group(2) + '"%s"' % asked
+
+            new = CMAKE_ARCH_SET.sub(replace, text)
+            text = new  # the line numbers below are counted on the text as changed so far
+            new = CMAKE_ARCH_PROPERTY.sub(replace, new)
+            if changes:
+                with open(path + ".tailor-tmp", "w", errors="surrogateescape") as f:
+                    f.write(new)
+                os.replace(path + ".tailor-tmp", path)
+                for c in changes:
+                    say_choice("%s replaced by the requested targets (%s)" % (c, asked))
+
+
+def take_back_cmake_calls():
+    # The cmake commands a setup.py runs itself: a -DCMAKE_CUDA_ARCHITECTURES=... of its own
+    # gets the requested targets (TAILOR_CMAKE_ARCHS), and `cmake --build ... -j1`
+    # (or --parallel 1) loses its one job, so the build's jobserver or
+    # CMAKE_BUILD_PARALLEL_LEVEL decides.
+    import subprocess
+    asked = os.environ.get("TAILOR_CMAKE_ARCHS")
+    original_init = subprocess.Popen.__init__
+
+    def init(self, args, *rest, **kwargs):
+        if isinstance(args, (list, tuple)) and args and os.path.basename(str(args[0])) == "cmake":
+            args, changed, i = list(args), [], 0
+            while i < len(args):
+                a = str(args[i])
+                if asked and a.startswith("-DCMAKE_CUDA_ARCHITECTURES") and "=" in a and a.split("=", 1)[1] != asked:
+                    changed.append(("CMAKE_CUDA_ARCHITECTURES", "cmake %s replaced by the requested targets (%s)" % (a, asked)))
+                    args[i] = "-DCMAKE_CUDA_ARCHITECTURES=" + asked
+                elif "--build" in args and a in ("-j1", "--parallel=1", "-j=1"):
+                    changed.append((a, "cmake --build %s dropped: tailor's job count stands" % a))
+                    del args[i]
+                    continue
+                elif "--build" in args and a in ("-j", "--parallel") and i + 1 < len(args) and str(args[i + 1]) == "1":
+                    changed.append((a, "cmake --build %s 1 dropped: tailor's job count stands" % a))
+                    del args[i:i + 2]
+                    continue
+                i += 1
+            for needle, text in changed:
+                say_choice("%s: %s" % (where_in_source(needle), text))
+        return original_init(self, args, *rest, **kwargs)
+
+    subprocess.Popen.__init__ = init
+
+
 def stand_in_gpu():
     # TAILOR_STAND_IN_GPU=M.m: this machine has no GPU and the build is for CUDA targets, the
     # highest of them M.m. A setup.py that asks torch.cuda whether it may build CUDA code
@@ -533,6 +731,9 @@ def main():
         sys.exit("tailor: " + os.getcwd() + " has neither pyproject.toml nor setup.py")
 
     modules_at_once()
+    take_back_choices()
+    take_back_cmake_archs()
+    take_back_cmake_calls()
     stand_in_gpu()
 
     spec = system.get("build-backend") or "setuptools.build_meta:__legacy__"

@@ -68,7 +68,16 @@ void remap_diagnoses_to_source(workflow::ExtensionBuildResult& r) {
   log << in.rdbuf();
   diagnose::DiagnoseOptions options;
   options.source_dir = std::filesystem::absolute(r.report.source, ec).lexically_normal().string();
-  r.diagnoses = diagnose::diagnose_log(log.str(), options);
+  auto remapped = diagnose::diagnose_log(log.str(), options);
+  // What the build said about a diagnosis from what it knows beyond the log (a target the
+  // package chose itself, named with its file and line) stays.
+  for (auto& d : remapped)
+    for (const auto& was : r.diagnoses)
+      if (was.pattern_id == d.pattern_id && was.line_number == d.line_number) {
+        d.cause = was.cause;
+        d.fix = was.fix;
+      }
+  r.diagnoses = std::move(remapped);
 }
 
 int run_build(BuildCommandOptions& o) {
@@ -159,6 +168,9 @@ void setup_build(CLI::App& sub, RunFn& run) {
   sub.add_option("--package", o->core.package, "the recipe to use (default: the name the source declares)");
   sub.add_option("--profile", o->core.profile,
                  "a restriction the package's recipe allows (e.g. minimal: fewer kernels, a faster build)");
+  sub.add_flag("--keep-package-archs", o->core.keep_package_archs,
+               "keep the GPU targets a package without a recipe chose itself (nvcc -arch/-gencode in its "
+               "setup.py, CUDA_ARCHITECTURES in its CMake files); default: the requested targets replace them");
   sub.add_option("--cache", o->core.cache,
                  "compiler cache: auto, ccache, sccache or none (default auto: sccache for a shared storage, "
                  "else ccache when installed)");

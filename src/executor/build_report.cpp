@@ -134,6 +134,7 @@ nlohmann::json to_json(const BuildReport& r) {
   }
   if (auto span = compile_span_s(r.job_timeline)) j["run"]["compile_span_s"] = *span;
   j["run"]["split_compile"] = r.split_compile;
+  j["run"]["package_choices"] = r.package_choices;
   j["run"]["units_known"] = r.units_known;
   if (r.units_known) j["run"]["unit_times_from"] = r.unit_times_from;
   if (!r.job_timeline.empty() || r.job_timeline_dropped) {
@@ -213,6 +214,7 @@ std::string render_summary(const BuildReport& r) {
                        longest->split > 0 ? fmt::format(", split {} ways (nvcc -split-compile)", longest->split) : ", not split",
                        r.units_known ? fmt::format("; {} units started longest first, times from {}", r.units_known, r.unit_times_from)
                                      : "");
+  for (const auto& c : r.package_choices) out += fmt::format("package   {}\n", c);
   if (r.units_reused && r.units_total)
     out += fmt::format("reused    {} of {} Ninja steps from an earlier run ({})\n", *r.units_reused, *r.units_total, r.units_source);
   for (const auto& c : r.checks)

@@ -117,6 +117,10 @@ struct BuildReport {
   uint64_t job_timeline_dropped = 0;
   /// nvcc's -split-compile=K given to every CUDA unit (0: none); each split job says it too.
   int split_compile = 0;
+  /// What tailor took back from the package's own build choices, one line each with the
+  /// package's file and line ("setup.py:31: nvcc -arch=compute_50 (extension foo) replaced
+  /// by the requested targets (9.0)"), as the build driver said them.
+  std::vector<std::string> package_choices;
   /// Compile units whose time is known, from an earlier build of the same key
   /// (executor/governor_profile.h) or measured for the recipe (data/build/unit_times.toml):
   /// the build started them longest first. 0: nothing known, CUDA units first, source order.

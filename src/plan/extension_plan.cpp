@@ -255,6 +255,13 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
   }
   if (recipe.also_torch_arch_list)
     plan.env["TORCH_CUDA_ARCH_LIST"] = cuda::render_torch_arch_list(request.targets);
+  // A package without a recipe: the requested targets win over those it chose itself
+  // (data/build/build_wheel.py: take_back_choices, take_back_cmake_archs). A recipe knows
+  // its package's own choices (bitsandbytes' PTX, flash-attn's list) and keeps them.
+  if (recipe.name == "generic" && !request.keep_package_archs) {
+    plan.env["TAILOR_TORCH_ARCH_LIST"] = cuda::render_torch_arch_list(request.targets);
+    plan.env["TAILOR_CMAKE_ARCHS"] = cuda::render_cmake_architectures(request.targets);
+  }
   for (const auto* table : {&recipe.force_cuda_env, &recipe.force_build_env, &recipe.extra_env})
     for (const auto& [k, v] : *table) plan.env[k] = v;
   // No GPU here: a setup.py that asks torch.cuda whether to build CUDA code is answered as

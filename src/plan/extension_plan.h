@@ -33,6 +33,11 @@ struct ExtensionBuildRequest {
   /// A recipe profile (`[profile.<name>]`) to build with: restrictions the package
   /// allows. Empty: none. A name the recipe lacks is an error that lists its profiles.
   std::string profile;
+  /// --keep-package-archs: the package's own target flags stand. Otherwise, for a package
+  /// without a recipe, the build driver replaces every target the package chose itself
+  /// (nvcc options in its extra_compile_args, a TORCH_CUDA_ARCH_LIST it sets, CUDA
+  /// architectures in its CMake files and cmake calls) with the requested ones.
+  bool keep_package_archs = false;
 };
 
 /// A file of tailor's own that the build writes before its steps run (the PEP 517

@@ -10,6 +10,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <future>
 #include <sstream>
 
@@ -20,6 +21,7 @@
 #include "executor/fixed_path.h"
 #include "executor/folder_lock.h"
 #include "executor/governor_profile.h"
+#include "executor/wheel_modules.h"
 #include "executor/memory_governor.h"
 #include "executor/ninja_log.h"
 #include "executor/publish.h"
@@ -67,6 +69,81 @@ int split_compile_in_log(std::string_view log) {
   int n = 0;
   for (size_t i = k + 15; i < line.size() && std::isdigit(static_cast<unsigned char>(line[i])) && n < 1000; ++i) n = n * 10 + (line[i] - '0');
   return n;
+}
+
+/// What the build driver took back from the package ("tailor: package choice: ..." lines),
+/// each once, in order; at most 64, the text of each at most 400 bytes.
+std::vector<std::string> package_choices_in_log(std::string_view log) {
+  constexpr std::string_view k_prefix = "tailor: package choice: ";
+  std::vector<std::string> out;
+  for (size_t at = log.find(k_prefix); at != std::string_view::npos && out.size() < 64; at = log.find(k_prefix, at + 1)) {
+    if (at != 0 && log[at - 1] != '\n') continue;
+    size_t end = log.find('\n', at);
+    std::string line(log.substr(at + k_prefix.size(), std::min<size_t>((end == std::string_view::npos ? log.size() : end) - at - k_prefix.size(), 400)));
+    if (std::find(out.begin(), out.end(), line) == out.end()) out.push_back(std::move(line));
+  }
+  return out;
+}
+
+/// The first line of the package's own build files (setup.py and other top-level Python
+/// files, CMakeLists.txt and *.cmake anywhere in the tree) holding `token` as a word:
+/// "setup.py:31"; empty when none does. Bounded: 4,000 files of at most 2 MiB each.
+std::string package_line_with(const std::string& source_dir, const std::string& token) {
+  const std::regex word("(^|[^A-Za-z0-9_])" + token + "($|[^A-Za-z0-9_])");
+  std::error_code ec;
+  size_t seen = 0;
+  std::vector<fs::path> files;
+  for (auto it = fs::recursive_directory_iterator(source_dir, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator() && seen < 4000; it.increment(ec)) {
+    const fs::path& p = it->path();
+    const std::string name = p.filename().string();
+    if (it->is_directory(ec)) {
+      if (name.starts_with(".") || name == "build" || name == "dist" || name == "venv") it.disable_recursion_pending();
+      continue;
+    }
+    ++seen;
+    const bool top = p.parent_path() == fs::path(source_dir);
+    if ((top && name.ends_with(".py") && !name.starts_with("tailor-")) || name == "CMakeLists.txt" || name.ends_with(".cmake"))
+      files.push_back(p);
+  }
+  std::sort(files.begin(), files.end(), [](const fs::path& a, const fs::path& b) {
+    return (a.filename() != "setup.py") < (b.filename() != "setup.py") ||
+           ((a.filename() != "setup.py") == (b.filename() != "setup.py") && a < b);
+  });
+  for (const auto& p : files) {
+    if (fs::file_size(p, ec) > (2u << 20) || ec) continue;
+    std::ifstream in(p);
+    std::string line;
+    for (size_t n = 1; std::getline(in, line); ++n)
+      if (line.find(token) != std::string::npos && !trim(line).starts_with("#") && std::regex_search(line, word))
+        return fmt::format("{}:{}", fs::relative(p, source_dir, ec).string(), n);
+  }
+  return {};
+}
+
+/// nvcc refused a target nobody asked for: the package chose it. The fix names the
+/// package's file and line, never an arch list the user did not give.
+void name_package_archs(ExtensionBuildState& s, bool kept) {
+  static const std::regex arch_token("\\b(compute|sm)_(\\d+[a-z]?)\\b");
+  for (auto& d : s.result.diagnoses) {
+    if (d.pattern_id != "nvcc-unsupported-arch" && d.pattern_id != "nvcc-unsupported-gpu-name") continue;
+    std::smatch m;
+    if (!std::regex_search(d.quoted_line, m, arch_token)) continue;
+    const std::string sm = "sm_" + m[2].str();
+    const auto& asked = s.result.report.targets;
+    if (std::find(asked.begin(), asked.end(), sm) != asked.end()) continue;
+    std::string where = package_line_with(s.source_dir, m[0].str());
+    if (where.empty()) where = package_line_with(s.source_dir, (m[1].str() == "sm" ? "compute_" : "sm_") + m[2].str());
+    const std::string whose = where.empty() ? std::string("the package's own build") : "the package's " + where;
+    d.cause = fmt::format("{} asks for {} itself (the request was {}), and this nvcc cannot generate code for it.",
+                          whose, m[0].str(), join(asked, ", "));
+    d.fix = kept ? fmt::format("Build without --keep-package-archs, so the requested targets replace the package's; "
+                               "or edit {}.", where.empty() ? "the package's target flags" : where)
+                 : fmt::format("tailor replaces the targets a package sets in setup.py's nvcc flags, "
+                               "TORCH_CUDA_ARCH_LIST and CMake's CUDA_ARCHITECTURES, but not this one: edit {} "
+                               "(or use a CUDA toolkit that still supports {}).",
+                               where.empty() ? "the package's target flags" : where, m[0].str());
+  }
 }
 
 /// The key of this build's job peaks among earlier builds' (executor/governor_profile.h).
@@ -460,6 +537,7 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
     }
   }
   req.profile = o.profile;
+  req.keep_package_archs = o.keep_package_archs;
   req.out_dir = (fs::path(s.work_dir) / "wheelhouse").string();
   req.environment = ctx.environment;
   return std::nullopt;
@@ -770,7 +848,9 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
     BuildJobs jobs = collect_build_jobs(ninja_root, ninja_logs_before);
     rep.job_timeline = std::move(jobs.jobs);
     rep.job_timeline_dropped = jobs.dropped;
-    rep.split_compile = split_compile_in_log(read_text(rep.log_path));
+    const std::string log_text = read_text(rep.log_path);
+    rep.split_compile = split_compile_in_log(log_text);
+    rep.package_choices = package_choices_in_log(log_text);
     if (rep.split_compile > 0)
       for (auto& j : rep.job_timeline)
         if (j.kind == "cu") j.split = rep.split_compile;
@@ -827,6 +907,7 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
     std::string log = read_text(rep.log_path);
     s.result.error_block = diagnose::first_error_block(log);
     s.result.diagnoses = diagnose::diagnose_log(log);
+    name_package_archs(s, o.keep_package_archs);
     // An interrupt before the first step started leaves no step at all.
     if (outcome->steps.empty() || outcome->interrupted || interrupt_signal() != 0)
       return stop(BuildStatus::build_failed, "interrupted");
@@ -940,10 +1021,28 @@ StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& c
   fs::path venv = fs::path(work_dir) / "venv";
   fs::remove_all(venv, ec);
   s.venv = venv.string();
-  std::string import_name = s.build_plan.import_name.empty() ? s.recipe->import_name : s.build_plan.import_name;
-  if (import_name.empty()) import_name = plan::normalise_dist_name(s.package);
-  for (auto& c : import_name)
-    if (c == '-') c = '_';
+  // What to import: the recipe's name for it, else what the built wheel itself holds at its
+  // top level (top_level.txt, its packages and extension modules), never a name guessed
+  // from the distribution's (FooBar's module may be foobar).
+  std::vector<std::string> import_names;
+  if (!s.recipe->import_name.empty() && is_python_identifier(s.recipe->import_name)) {
+    import_names = {s.recipe->import_name};
+  } else if (auto names = wheel_top_level_names(s.wheel); names && !names->empty()) {
+    import_names = import_names_to_check(*names, s.package);
+  }
+  if (import_names.empty()) {
+    rep.checks.push_back({"import", CheckStatus::failed, "the wheel has no top-level Python package or module to import"});
+    return stop(BuildStatus::check_failed, "the built wheel holds nothing to import (no top-level package, module "
+                                           "or extension module)");
+  }
+  const std::string import_name = join(import_names, ", ");
+  if (s.recipe->import_name.empty() && !s.recipe->smoke_test.empty())
+  {
+    std::string smoke = s.recipe->smoke_test;
+    for (size_t at = smoke.find("{import_name}"); at != std::string::npos; at = smoke.find("{import_name}", at + import_names.front().size()))
+      smoke.replace(at, 13, import_names.front());
+    s.build_plan.smoke_test = std::move(smoke);
+  }
   std::string vpy = (venv / "bin" / "python").string();
   s.venv_python = vpy;
   const auto clean_env = clean_venv_env();
@@ -984,7 +1083,7 @@ StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& c
   // interpreter after the import, behind a marker line that tells the two apart.
   const bool fold_smoke = r.ok && !s.host.gpus.empty() && !s.build_plan.smoke_test.empty() && !package_tests_run(o, s);
   if (r.ok) {
-    std::string code = fmt::format("import torch, {0}; print({0}.__file__)", import_name);
+    std::string code = fmt::format("import torch, {}; print({}.__file__)", import_name, import_names.front());
     if (fold_smoke) code += fmt::format("\nprint('{}', flush=True)\n{}", k_smoke_marker, s.build_plan.smoke_test);
     r = run_check(runner, {vpy, "-c", code}, venv.string(), clean_env, log, std::chrono::seconds(fold_smoke ? 900 : 300));
     if (fold_smoke) {
@@ -1001,7 +1100,8 @@ StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& c
     // Never for a module the package itself names (its compiled module missing from the
     // wheel is a broken build): its own prefix, or a name in the recipe's smoke test.
     auto missing = missing_module_in(r.output);
-    if (missing && (missing->starts_with(import_name) ||
+    if (missing && (std::any_of(import_names.begin(), import_names.end(),
+                                [&](const std::string& n) { return missing->starts_with(n); }) ||
                     contains_word(s.build_plan.smoke_test, missing->substr(0, missing->find('.')))))
       missing.reset();
     if (missing) {

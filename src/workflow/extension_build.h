@@ -37,6 +37,7 @@ struct ExtensionBuildOptions {
   /// $TAILOR_DIST, else the default state folder); nullopt: no distribution.
   std::optional<std::string> dist;
   std::string profile;                 ///< --profile: a recipe restriction profile, "" none
+  bool keep_package_archs = false;     ///< --keep-package-archs: the package's own target flags stand
   std::string work_root;               ///< empty: default_work_root()
   enum class Tests { automatic, always, never } tests = Tests::automatic;
   bool print_env = false;

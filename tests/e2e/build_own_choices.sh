@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# End-to-end: tailor takes back the build choices a package makes for itself (issue 37).
+# tests/e2e/data/own_choices: a BuildExtension subclass with use_ninja=False and three CUDA
+# units, -arch=compute_50 and a -gencode pair in extra_compile_args, TORCH_CUDA_ARCH_LIST
+# set in setup.py, and an import name (OwnChoices) that is not its distribution's name
+# (own-choices). tests/e2e/data/cmake_archs: a setup.py that runs CMake itself with its own
+# -DCMAKE_CUDA_ARCHITECTURES and `cmake --build -j1`, over a CMakeLists.txt that sets
+# CMAKE_CUDA_ARCHITECTURES and a target's CUDA_ARCHITECTURES. nvcc 13 refuses every target
+# the packages chose, so each build passes only if the requested one replaced them all.
+# - each builds for --arch 8.0, with exactly sm_80 in the wheel, and its import passes;
+# - the report lists every replacement with the package's file and line;
+# - the three CUDA units of the Ninja-off package compile at the same time (2 cores);
+# - --keep-package-archs keeps the package's choice: nvcc refuses it, and the diagnosis
+#   names the package's file and line, not an arch list the user never gave.
+set -u
+: "${TAILOR:?TAILOR must point at the built binary}"
+[ -x "$TAILOR" ] || { echo "skip: $TAILOR not built"; exit 77; }
+command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || { echo "skip: no nvcc"; exit 77; }
+python3 -c 'import torch' 2>/dev/null || { echo "skip: python3 with torch needed"; exit 77; }
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export XDG_CACHE_HOME=$tmp/cache
+data=$src/tests/e2e/data
+
+# 1. The Ninja-off package with hard-coded targets and its own import name.
+"$TAILOR" build "$data/own_choices" --arch 8.0 --out "$tmp/dist" --work-dir "$tmp/work" --progress plain --cache none \
+  >"$tmp/out" 2>"$tmp/err"
+expect_eq "build exit 0" "$?" 0
+report=$(ls "$tmp"/dist/*.report.json 2>/dev/null | head -1)
+[ -n "$report" ] || { bad "no report"; report=/dev/null; }
+choices=$(python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["run"]["package_choices"]))' "$report" 2>&1)
+echo "$choices" | sed 's/^/    choice: /'
+line_of() { grep -n -- "$1" "$data/own_choices/setup.py" | grep -v "^[0-9]*: *#" | head -1 | cut -d: -f1; }
+for want in "setup.py:$(line_of 'use_ninja'): the package turned Ninja off" \
+            "setup.py:$(line_of 'compute_50'): nvcc -arch=compute_50 (extension OwnChoices._kernels) replaced by the requested targets (8.0)" \
+            "setup.py:$(line_of 'compute_52'): nvcc -gencode arch=compute_52,code=sm_52 (extension OwnChoices._kernels) replaced" \
+            "setup.py:$(line_of 'TORCH_CUDA_ARCH_LIST'): TORCH_CUDA_ARCH_LIST=5.0 set by the package, replaced by the requested 8.0"; do
+  case "$choices" in *"$want"*) ok "report: $want" ;; *) bad "report lacks '$want'" ;; esac
+done
+expect_grep "the summary lists the choices" "^package   setup.py:[0-9]*: nvcc -arch=compute_50" "$tmp/out"
+wheel=$(ls "$tmp"/dist/*.whl 2>/dev/null | head -1)
+"$TAILOR" inspect "${wheel:-/nonexistent}" --exact 8.0 >"$tmp/inspect" 2>&1
+expect_eq "the wheel holds exactly sm_80 (inspect --exact 8.0)" "$?" 0
+expect_eq "the import check imported the wheel's own module" \
+  "$(json_get "$report" '[c["detail"] for c in j["checks"] if c["name"]=="import"][0]' 2>&1)" "import OwnChoices in a fresh venv"
+overlap=$(python3 - "$report" <<'PY'
+import json, sys
+jobs = [j for j in json.load(open(sys.argv[1]))["run"]["job_timeline"] if j["kind"] == "cu"]
+print(len(jobs), int(any(a is not b and a["start_ms"] < b["end_ms"] and b["start_ms"] < a["end_ms"] for a in jobs for b in jobs)))
+PY
+)
+if [ "$(nproc)" -ge 2 ]; then
+  expect_eq "the three CUDA units compile at the same time (units, overlap)" "$overlap" "3 1"
+else
+  echo "skip overlap check: 1 core"
+fi
+
+# 2. --keep-package-archs: the package's own target stands, nvcc refuses it, and the
+# diagnosis names the package's line.
+"$TAILOR" build "$data/own_choices" --arch 8.0 --keep-package-archs --out "$tmp/dist-keep" --work-dir "$tmp/work-keep" \
+  --progress plain --cache none >"$tmp/out-keep" 2>"$tmp/err-keep"
+expect_eq "--keep-package-archs: nvcc refuses the package's target (exit 1)" "$?" 1
+expect_grep "the diagnosis names the package's file and line" \
+  "setup.py:$(line_of 'compute_50') asks for compute_50 itself (the request was sm_80)" "$tmp/err-keep"
+if grep -q "Drop compute_50 from the arch list" "$tmp/err-keep"; then bad "the diagnosis speaks of an arch list the user never gave"; else ok "no arch list the user never gave"; fi
+expect_eq "nothing published" "$(ls -A "$tmp/dist-keep" 2>/dev/null | grep -c '\.whl$')" 0
+
+# 3. A CMake project with hard-coded architectures, run by its own setup.py.
+"$TAILOR" build "$data/cmake_archs" --arch 8.0 --out "$tmp/dist-cm" --work-dir "$tmp/work-cm" --progress plain --cache none \
+  >"$tmp/out-cm" 2>"$tmp/err-cm"
+expect_eq "CMake package: exit 0" "$?" 0
+report=$(ls "$tmp"/dist-cm/*.report.json 2>/dev/null | head -1)
+choices=$(python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["run"]["package_choices"]))' "${report:-/dev/null}" 2>&1)
+echo "$choices" | sed 's/^/    choice: /'
+cm_line() { grep -n -- "$1" "$data/cmake_archs/$2" | grep -v "^[0-9]*: *#" | head -1 | cut -d: -f1; }
+for want in "CMakeLists.txt:$(cm_line 'set(CMAKE_CUDA_ARCHITECTURES' CMakeLists.txt): CMAKE_CUDA_ARCHITECTURES 52 replaced" \
+            "CMakeLists.txt:$(cm_line 'PROPERTIES CUDA_ARCHITECTURES' CMakeLists.txt): CUDA_ARCHITECTURES \"50;52\" replaced" \
+            "setup.py:$(cm_line 'CMAKE_CUDA_ARCHITECTURES' setup.py): cmake -DCMAKE_CUDA_ARCHITECTURES=50 replaced" \
+            "setup.py:$(cm_line '"-j1"' setup.py): cmake --build -j1 dropped"; do
+  case "$choices" in *"$want"*) ok "report: $want" ;; *) bad "report lacks '$want'" ;; esac
+done
+wheel=$(ls "$tmp"/dist-cm/*.whl 2>/dev/null | head -1)
+"$TAILOR" inspect "${wheel:-/nonexistent}" --exact 8.0 >"$tmp/inspect-cm" 2>&1
+expect_eq "the CMake wheel holds exactly sm_80" "$?" 0
+expect_eq "its import check passed" \
+  "$(json_get "${report:-/dev/null}" '[c["status"] for c in j["checks"] if c["name"]=="import"][0]' 2>&1)" "passed"
+
+exit $fail

@@ -1,0 +1,1 @@
+from cmake_archs._cm import kernels  # noqa: F401

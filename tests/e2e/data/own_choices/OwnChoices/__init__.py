@@ -1,0 +1,1 @@
+from OwnChoices._kernels import count  # noqa: F401
