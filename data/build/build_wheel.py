@@ -538,6 +538,44 @@ def strip_arch_flags(args):
     return kept, removed
 
 
+def requested_ccs(torch_list):
+    # "8.0;9.0+PTX" -> {"80", "90"}: the compute capabilities the user asked for.
+    return {m.group(1) + m.group(2) for m in re.finditer(r"(\d+)\.(\d+)", torch_list or "")}
+
+
+def arch_specific(texts, ccs):
+    # The arch-specific variants (sm_90a, compute_100f, CMake's 90a-real) the package names
+    # for a requested capability: {"90": "a"}. Such a package uses instructions only the
+    # variant has (wgmma, tcgen05), so the requested capability is built as that variant.
+    found = {}
+    for t in texts:
+        for m in re.finditer(r"(?:\b(?:compute|sm)_|(?<![\w.])(?=\d+[af]\b|\d+[af]-))(\d+)([af])\b", t or ""):
+            if m.group(1) in ccs:
+                found[m.group(1)] = m.group(2)
+    return found
+
+
+PACKAGE_TARGET = "tailor: package target: "
+
+
+def say_variants(upgrades, announced=set()):
+    for cc, suffix in sorted(upgrades.items()):
+        if cc not in announced:
+            announced.add(cc)
+            print("%ssm_%s%s for sm_%s" % (PACKAGE_TARGET, cc, suffix, cc), flush=True)
+
+
+def upgraded_torch_list(torch_list, upgrades):
+    # "8.0;9.0+PTX" with {"90": "a"} -> "8.0;9.0a+PTX".
+    return re.sub(r"(\d+)\.(\d+)(?![\d.af])", lambda m: m.group(0) + upgrades.get(m.group(1) + m.group(2), ""),
+                  torch_list)
+
+
+def upgraded_cmake_list(cmake_list, upgrades):
+    # "80-real;90-real" with {"90": "a"} -> "80-real;90a-real".
+    return re.sub(r"(?<![\w.])(\d+)(?=-|;|$)", lambda m: m.group(1) + upgrades.get(m.group(1), ""), cmake_list)
+
+
 def take_back_choices():
     # Inside setuptools' build_ext.run, before torch's BuildExtension picks its compile path:
     #  - Ninja, always: a BuildExtension the package made with use_ninja=False (in its
@@ -574,10 +612,7 @@ def take_back_choices():
                 os.environ["MAX_JOBS"] = asked_jobs
         if asked_arch and torch_build:
             own = os.environ.get("TORCH_CUDA_ARCH_LIST")
-            if own != asked_arch:
-                say_choice("%s: TORCH_CUDA_ARCH_LIST=%s set by the package, replaced by the requested %s"
-                           % (where_in_source("TORCH_CUDA_ARCH_LIST"), own, asked_arch))
-                os.environ["TORCH_CUDA_ARCH_LIST"] = asked_arch
+            stripped = []  # (extension, flags removed)
             for ext in self.extensions:
                 args = ext.extra_compile_args
                 if isinstance(args, dict):
@@ -593,11 +628,24 @@ def take_back_choices():
                         ext.extra_compile_args = kept
                 else:
                     continue
+                stripped.append((ext, removed))
+            # One target list for the whole package: the requested one, each capability
+            # built as the arch-specific variant (9.0a) where the package asks for that.
+            # (torch's list takes the "a" variants, 9.0a, not the "f" families.)
+            upgrades = {cc: v for cc, v in arch_specific([own] + [f for _, removed in stripped for f in removed],
+                                                         requested_ccs(asked_arch)).items() if v == "a"}
+            targets = upgraded_torch_list(asked_arch, upgrades)
+            say_variants(upgrades)
+            if own != targets:
+                say_choice("%s: TORCH_CUDA_ARCH_LIST=%s set by the package, replaced by the requested %s"
+                           % (where_in_source("TORCH_CUDA_ARCH_LIST"), own, targets))
+            os.environ["TORCH_CUDA_ARCH_LIST"] = targets
+            for ext, removed in stripped:
                 for flag in removed:
                     token = ARCH_TOKEN.search(flag)
                     say_choice("%s: nvcc %s (extension %s) replaced by the requested targets (%s)"
                                % (where_in_source(token.group(0) if token else flag.split()[0]), flag, ext.name,
-                                  asked_arch))
+                                  targets))
         return original_run(self)
 
     build_ext.run = run
@@ -606,19 +654,22 @@ def take_back_choices():
 def take_back_cmake_archs():
     # TAILOR_CMAKE_ARCHS: the requested targets in CMake's spelling. A CUDA_ARCHITECTURES
     # property or a set(CMAKE_CUDA_ARCHITECTURES ...) written in the package's CMake files
-    # gets them instead of its own list (this folder is tailor's copy of the source).
+    # gets them instead of its own list (this folder is tailor's copy of the source), each
+    # capability as the arch-specific variant (90a-real) where the package names that.
+    # Returns the variants, for the package's own cmake calls.
     asked = os.environ.get("TAILOR_CMAKE_ARCHS")
     if not asked:
-        return
-    seen = 0
+        return {}
+    ccs = {m.group(1) for m in re.finditer(r"(?<![\w.])(\d+)(?=-|;|$)", asked)}
+    found, seen = [], 0  # (path, text, [match]) of files with a list of their own
     for root, dirs, files in os.walk("."):
-        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("build", "dist", "venv")]
-        for name in files:
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("build", "dist", "venv"))
+        for name in sorted(files):
             if name != "CMakeLists.txt" and not name.endswith(".cmake"):
                 continue
             seen += 1
             if seen > 5000:
-                return
+                break
             path = os.path.join(root, name)
             try:
                 if os.path.getsize(path) > (4 << 20):
@@ -627,31 +678,38 @@ def take_back_cmake_archs():
                     text = f.read()
             except OSError:
                 continue
-            changes = []
+            matches = []
+            for pattern in (CMAKE_ARCH_SET, CMAKE_ARCH_PROPERTY):
+                for m in pattern.finditer(text):
+                    before = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
+                    if before.count('"') % 2 or "#" in before:
+                        continue  # inside a string or a comment
+                    matches.append(m)
+            if matches:
+                found.append((path, text, sorted(matches, key=lambda m: m.start(3))))
+    upgrades = arch_specific([m.group(3) for _, _, ms in found for m in ms], ccs)
+    targets = upgraded_cmake_list(asked, upgrades)
+    say_variants(upgrades)
+    for path, text, matches in found:
+        out, at = [], 0
+        for m in matches:
+            old = m.group(3)
+            if old.strip('"') == targets or m.start(3) < at:
+                continue
+            line = text.count("\n", 0, m.start(3)) + 1
+            what = m.group(1).split("(")[-1].strip()
+            say_choice("%s:%d: %s %s replaced by the requested targets (%s)" % (os.path.relpath(path), line, what, old,
+                                                                              targets))
+            out.append(text[at:m.start(3)] + '"%s"' % targets)
+            at = m.end(3)
+        out.append(text[at:])
+        with open(path + ".tailor-tmp", "w", errors="surrogateescape") as f:
+            f.write("".join(out))
+        os.replace(path + ".tailor-tmp", path)
+    return upgrades
 
-            def replace(m):
-                old = m.group(3)
-                before = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
-                if before.count('"') % 2 or "#" in before:
-                    return m.group(0)  # inside a string or a comment
-                if old.strip('"') in (asked, '"%s"' % asked):
-                    return m.group(0)
-                line = text.count("\n", 0, m.start(3)) + 1
-                changes.append("%s:%d: %s %s" % (os.path.relpath(path), line, m.group(1).split("(")[-1].strip(), old))
-                return m.group(1) + m.group(2) + '"%s"' % asked
 
-            new = CMAKE_ARCH_SET.sub(replace, text)
-            text = new  # the line numbers below are counted on the text as changed so far
-            new = CMAKE_ARCH_PROPERTY.sub(replace, new)
-            if changes:
-                with open(path + ".tailor-tmp", "w", errors="surrogateescape") as f:
-                    f.write(new)
-                os.replace(path + ".tailor-tmp", path)
-                for c in changes:
-                    say_choice("%s replaced by the requested targets (%s)" % (c, asked))
-
-
-def take_back_cmake_calls():
+def take_back_cmake_calls(upgrades):
     # The cmake commands a setup.py runs itself: a -DCMAKE_CUDA_ARCHITECTURES=... of its own
     # gets the requested targets (TAILOR_CMAKE_ARCHS), and `cmake --build ... -j1`
     # (or --parallel 1) loses its one job, so the build's jobserver or
@@ -659,15 +717,23 @@ def take_back_cmake_calls():
     import subprocess
     asked = os.environ.get("TAILOR_CMAKE_ARCHS")
     original_init = subprocess.Popen.__init__
+    ccs = {m.group(1) for m in re.finditer(r"(?<![\w.])(\d+)(?=-|;|$)", asked or "")}
 
     def init(self, args, *rest, **kwargs):
         if isinstance(args, (list, tuple)) and args and os.path.basename(str(args[0])) == "cmake":
             args, changed, i = list(args), [], 0
             while i < len(args):
                 a = str(args[i])
-                if asked and a.startswith("-DCMAKE_CUDA_ARCHITECTURES") and "=" in a and a.split("=", 1)[1] != asked:
-                    changed.append(("CMAKE_CUDA_ARCHITECTURES", "cmake %s replaced by the requested targets (%s)" % (a, asked)))
-                    args[i] = "-DCMAKE_CUDA_ARCHITECTURES=" + asked
+                own = a.split("=", 1)[1] if a.startswith("-DCMAKE_CUDA_ARCHITECTURES") and "=" in a else None
+                if asked and own is not None:
+                    variants = dict(upgrades)
+                    variants.update(arch_specific([own], ccs))
+                    say_variants(variants)
+                    targets = upgraded_cmake_list(asked, variants)
+                    if own != targets:
+                        changed.append(("CMAKE_CUDA_ARCHITECTURES",
+                                        "cmake %s replaced by the requested targets (%s)" % (a, targets)))
+                    args[i] = "-DCMAKE_CUDA_ARCHITECTURES=" + targets
                 elif "--build" in args and a in ("-j1", "--parallel=1", "-j=1"):
                     changed.append((a, "cmake --build %s dropped: tailor's job count stands" % a))
                     del args[i]
@@ -732,8 +798,7 @@ def main():
 
     modules_at_once()
     take_back_choices()
-    take_back_cmake_archs()
-    take_back_cmake_calls()
+    take_back_cmake_calls(take_back_cmake_archs())
     stand_in_gpu()
 
     spec = system.get("build-backend") or "setuptools.build_meta:__legacy__"

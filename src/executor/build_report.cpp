@@ -135,6 +135,7 @@ nlohmann::json to_json(const BuildReport& r) {
   if (auto span = compile_span_s(r.job_timeline)) j["run"]["compile_span_s"] = *span;
   j["run"]["split_compile"] = r.split_compile;
   j["run"]["package_choices"] = r.package_choices;
+  j["run"]["package_variants"] = r.package_variants;
   j["run"]["units_known"] = r.units_known;
   if (r.units_known) j["run"]["unit_times_from"] = r.unit_times_from;
   if (!r.job_timeline.empty() || r.job_timeline_dropped) {

@@ -121,6 +121,10 @@ struct BuildReport {
   /// package's file and line ("setup.py:31: nvcc -arch=compute_50 (extension foo) replaced
   /// by the requested targets (9.0)"), as the build driver said them.
   std::vector<std::string> package_choices;
+  /// Requested targets the package builds as their arch-specific variant, because its
+  /// kernels need that variant's instructions: "sm_90" -> "sm_90a". Verification expects
+  /// the variant for them.
+  std::map<std::string, std::string> package_variants;
   /// Compile units whose time is known, from an earlier build of the same key
   /// (executor/governor_profile.h) or measured for the recipe (data/build/unit_times.toml):
   /// the build started them longest first. 0: nothing known, CUDA units first, source order.

@@ -85,6 +85,27 @@ std::vector<std::string> package_choices_in_log(std::string_view log) {
   return out;
 }
 
+/// The arch-specific variants the package builds requested targets as ("tailor: package
+/// target: sm_90a for sm_90" lines of the build driver): requested name -> variant name.
+/// Only a variant of a requested target's own capability counts.
+std::map<std::string, std::string> package_variants_in_log(std::string_view log, const cuda::TargetSet& requested) {
+  constexpr std::string_view k_prefix = "tailor: package target: ";
+  std::map<std::string, std::string> out;
+  for (size_t at = log.find(k_prefix); at != std::string_view::npos && out.size() < 64; at = log.find(k_prefix, at + 1)) {
+    if (at != 0 && log[at - 1] != '\n') continue;
+    size_t end = std::min(log.find('\n', at), log.size());
+    auto words = split_any(log.substr(at + k_prefix.size(), end - at - k_prefix.size()), " ");
+    if (words.size() != 3 || words[1] != "for") continue;
+    auto variant = cuda::parse_target_name(words[0]);
+    auto base = cuda::parse_target_name(words[2]);
+    if (!variant || !base || !requested.contains(*base) || variant->variant == cuda::ArchVariant::none ||
+        variant->cc != base->cc || variant->kind != base->kind)
+      continue;
+    out[base->name()] = variant->name();
+  }
+  return out;
+}
+
 /// The first line of the package's own build files (setup.py and other top-level Python
 /// files, CMakeLists.txt and *.cmake anywhere in the tree) holding `token` as a word:
 /// "setup.py:31"; empty when none does. Bounded: 4,000 files of at most 2 MiB each.
@@ -851,6 +872,7 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
     const std::string log_text = read_text(rep.log_path);
     rep.split_compile = split_compile_in_log(log_text);
     rep.package_choices = package_choices_in_log(log_text);
+    rep.package_variants = package_variants_in_log(log_text, s.targets);
     if (rep.split_compile > 0)
       for (auto& j : rep.job_timeline)
         if (j.kind == "cu") j.split = rep.split_compile;
@@ -948,7 +970,20 @@ StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&, 
     if (auto st = hash_wheel()) return st;
   }
   status(o, fmt::format("==> verifying {}", rep.wheel));
-  auto verification = verify_wheel_targets(wheel, s.targets, s.build_plan.package_additions);
+  // A capability the package builds as its arch-specific variant (its kernels need sm_90a's
+  // instructions): that variant is what the wheel must hold for it.
+  cuda::TargetSet expected;
+  for (const auto& t : s.targets.targets) {
+    auto it = rep.package_variants.find(t.name());
+    if (it == rep.package_variants.end()) {
+      expected.add(t);
+    } else if (auto variant = cuda::parse_target_name(it->second)) {
+      expected.add(*variant);
+    } else {
+      expected.add(t);
+    }
+  }
+  auto verification = verify_wheel_targets(wheel, expected, s.build_plan.package_additions);
   if (!verification) return stop(BuildStatus::verify_failed, verification.error().message);
   rep.bytes_per_target = verification->bytes_per_target;
   if (!verification->ok()) {

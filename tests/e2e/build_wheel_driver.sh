@@ -131,4 +131,42 @@ for name in chained twice include continued nocolon binding; do
   expect_grep "a file torch does not write ($name) is left whole, with no stamp" "^$name (None, \[\], None)$" "$tmp/ninja/read.txt"
 done
 
+# The package's own target choices (issue 37): what the driver takes back and how. Its
+# functions are importable (the build runs only as main()).
+mkdir -p "$tmp/choices/sub"
+cat >"$tmp/choices/CMakeLists.txt" <<'CMAKE'
+set(CMAKE_CUDA_ARCHITECTURES 80 90a)
+message(STATUS "CUDA_ARCHITECTURES ${CMAKE_CUDA_ARCHITECTURES}")
+# set_property(TARGET k PROPERTY CUDA_ARCHITECTURES 52)
+CMAKE
+cat >"$tmp/choices/sub/CMakeLists.txt" <<'CMAKE'
+set_target_properties(k PROPERTIES CUDA_ARCHITECTURES "50;52" POSITION_INDEPENDENT_CODE ON)
+CMAKE
+got=$(cd "$tmp/choices" && TAILOR_CMAKE_ARCHS="80-real;90-real" "$py" - "$driver" <<'PY' 2>&1
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("driver", sys.argv[1])
+d = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(d)
+print(d.strip_arch_flags(["-O3", "-arch=compute_50", "-gencode", "arch=compute_60,code=sm_60",
+                          "-gencode arch=compute_70,code=sm_70", "--use_fast_math", "-code=sm_50", "-Xptxas", "-v"]))
+print(d.arch_specific(["-gencode arch=compute_90a,code=sm_90a", "sm_100f", "sm_86a"], {"90", "100"}))
+print(d.upgraded_torch_list("8.0;9.0+PTX", {"90": "a"}), d.upgraded_cmake_list("80-real;90", {"90": "a"}))
+print(d.take_back_cmake_archs())
+PY
+)
+expect_eq "driver: nvcc target options out, the rest kept; the arch-specific variants of requested capabilities; the CMake lists" \
+  "$(echo "$got" | grep -v '^tailor: ')" \
+  "(['-O3', '--use_fast_math', '-Xptxas', '-v'], ['-arch=compute_50', '-gencode arch=compute_60,code=sm_60', '-gencode arch=compute_70,code=sm_70', '-code=sm_50'])
+{'90': 'a', '100': 'f'}
+8.0;9.0a+PTX 80-real;90a
+{'90': 'a'}"
+expect_eq "driver: the CMake files' own lists replaced, 90a kept as the variant, strings and comments untouched" \
+  "$(cat "$tmp/choices/CMakeLists.txt" "$tmp/choices/sub/CMakeLists.txt")" \
+  'set(CMAKE_CUDA_ARCHITECTURES "80-real;90a-real")
+message(STATUS "CUDA_ARCHITECTURES ${CMAKE_CUDA_ARCHITECTURES}")
+# set_property(TARGET k PROPERTY CUDA_ARCHITECTURES 52)
+set_target_properties(k PROPERTIES CUDA_ARCHITECTURES "80-real;90a-real" POSITION_INDEPENDENT_CODE ON)'
+case "$got" in *"tailor: package target: sm_90a for sm_90"*"CMakeLists.txt:1: CMAKE_CUDA_ARCHITECTURES 80 90a replaced"*"sub/CMakeLists.txt:1: CUDA_ARCHITECTURES \"50;52\" replaced"*) ok "driver: each replacement said with its file and line" ;;
+  *) bad "driver: replacements not said: $got" ;; esac
+
 exit $fail
