@@ -102,7 +102,12 @@ PreflightReport run_preflight(const PreflightFacts& f) {
   // C++ runtime: a compiler that cannot link a C++ library at all fails the build anyway
   // (its own words then); one that links the runtime statically fails it after minutes.
   if (!f.cxx_runtime_compiler.empty()) {
-    if (f.cxx_runtime_dynamic && !*f.cxx_runtime_dynamic)
+    if (f.cxx_runtime_dynamic && !*f.cxx_runtime_dynamic && !f.cxx_runtime_instead.empty())
+      r.checks.push_back(ok_check(
+          "cxx-runtime", fmt::format("{}; building with {} and {} instead ({}), as torch's libraries need",
+                                     f.cxx_runtime_detail, f.cxx_runtime_instead, f.cc_runtime_instead,
+                                     f.cxx_runtime_instead_detail)));
+    else if (f.cxx_runtime_dynamic && !*f.cxx_runtime_dynamic)
       r.checks.push_back(bad_check(
           "cxx-runtime", f.cxx_runtime_detail,
           fmt::format("{}: an extension linked so carries its own C++ runtime and crashes on the first exception "

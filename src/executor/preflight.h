@@ -27,6 +27,10 @@ struct PreflightFacts {
   std::string cxx_runtime_compiler;             ///< empty: not checked (no check asked)
   std::optional<bool> cxx_runtime_dynamic;      ///< nullopt: the test link could not be made
   std::string cxx_runtime_detail;               ///< one line: what was found, or why not
+  /// When that compiler links the runtime statically: a C++ compiler of this machine that
+  /// links libstdc++.so.6 (the system's g++) and its C compiler, which the build uses
+  /// instead (CXX, CC), and what was found of it; empty: none.
+  std::string cxx_runtime_instead, cc_runtime_instead, cxx_runtime_instead_detail;
   // Python and torch
   std::string python;                    ///< path asked for or found
   bool python_runs = false;

@@ -414,6 +414,22 @@ PreflightFacts preflight_facts(const probe::HostReport& host, const probe::Pytho
     f.cxx_runtime_compiler = rt.compiler;
     if (rt.checked) f.cxx_runtime_dynamic = rt.dynamic;
     f.cxx_runtime_detail = rt.detail;
+    // A compiler that links the runtime statically (a relocated gcc, the CXX of some GPU
+    // images): the system's own pair, when it links libstdc++.so.6, builds instead.
+    if (rt.checked && !rt.dynamic) {
+      for (const auto& [cxx, cc] : {std::pair<std::string, std::string>{"/usr/bin/g++", "/usr/bin/gcc"},
+                                    {"/usr/bin/c++", "/usr/bin/cc"}}) {
+        if (!fs::exists(cxx, ec) || !fs::exists(cc, ec)) continue;
+        if (fs::equivalent(cxx, rt.compiler, ec)) continue;
+        probe::CxxRuntime other = probe::check_cxx_runtime(cxx, scratch, runner);
+        if (other.checked && other.dynamic) {
+          f.cxx_runtime_instead = cxx;
+          f.cc_runtime_instead = cc;
+          f.cxx_runtime_instead_detail = other.detail;
+          break;
+        }
+      }
+    }
   }
   f.build_dir = work_dir;
   f.disk_free_bytes = disk_free(work_dir);
@@ -607,6 +623,13 @@ StepResult check_toolchain(const ExtensionBuildOptions& o, ExtensionBuildContext
     facts.python_runs = false;
   }
   s.result.preflight = run_preflight(facts);
+  if (!facts.cxx_runtime_instead.empty()) {
+    s.request.environment["CXX"] = facts.cxx_runtime_instead;
+    s.request.environment["CC"] = facts.cc_runtime_instead;
+    status(o, fmt::format("tailor: {} links the C++ runtime statically; building with {} (links libstdc++.so.6, as "
+                          "torch does)",
+                          facts.cxx_runtime_compiler, facts.cxx_runtime_instead));
+  }
   if (!s.result.preflight.ok())
     return stop(BuildStatus::preflight_failed,
                 fmt::format("{} problem(s) to fix before building", s.result.preflight.problems().size()));
@@ -648,6 +671,11 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
     return stop(BuildStatus::build_failed, "patching the source: " + patched.error().message);
   rep.env = p->env;
   rep.unset_env = p->unset_env;
+  // The compilers preflight chose because the caller's links the C++ runtime statically.
+  for (const char* var : {"CXX", "CC"})
+    if (auto it = req.environment.find(var), was = ctx.environment.find(var);
+        it != req.environment.end() && (was == ctx.environment.end() || was->second != it->second) && !rep.env.count(var))
+      rep.env[var] = it->second;
   {
     auto wrapped = wrap_cached_compilers(rep.env, (fs::path(s.work_dir) / "compiler-wrappers").string());
     if (!wrapped) return stop(BuildStatus::build_failed, wrapped.error().message);
