@@ -19,7 +19,10 @@
 # usage: bash bench/corpus.sh --tailor PATH --python /opt/torch/.venv/bin/python --lanes N
 #          --width 16 --budget SECONDS --out DIR [--timeout SECONDS] [--only name,name]
 #          [--first-lane N] [--sources DIR] [--wheels DIR] [--corpus FILE] [--arch SPEC]
-#          [--extra "ARGS for every tailor build"]
+#          [--extra "ARGS for every tailor build"] [--own]
+# --own runs each package's own build instead of tailor's, as its users would run it:
+# `pip wheel --no-build-isolation --no-deps` of the same source with TORCH_CUDA_ARCH_LIST
+# set to the target and the same switches, pinned to the same lane (for own / tailor ratios).
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 tailor="$here/build/bin/tailor"
@@ -36,6 +39,7 @@ wheels="$here/.carry/wheels"
 corpus="$here/bench/corpus.txt"
 arch=9.0
 extra=""
+own=0
 while [ $# -gt 0 ]; do
   case $1 in
     --tailor) tailor=$2; shift 2 ;;
@@ -52,6 +56,7 @@ while [ $# -gt 0 ]; do
     --corpus) corpus=$2; shift 2 ;;
     --arch) arch=$2; shift 2 ;;
     --extra) extra=$2; shift 2 ;;
+    --own) own=1; shift ;;
     -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
@@ -195,11 +200,19 @@ build_one() {
   echo "lane $lane: $name start (timeout ${t}s, CPUs $lo-$hi, GPU $(( lane % gpus ))) $(date +%T)" >>"$S"
   local t0 t1 rc
   t0=$(date +%s.%N)
-  CUDA_VISIBLE_DEVICES=$(( lane % gpus )) taskset -c "$lo-$hi" env "${kv[@]}" \
-    timeout -s INT -k 20 "$t" "$tailor" build "$path" --arch "$arch" --python "$python" \
-    --out "$dir/dist" --work-dir "$dir/work" --progress plain --cache none --json "${more[@]}" \
-    >"$dir/build.json" 2>"$dir/build.stderr" </dev/null
-  rc=$?
+  if [ "$own" = 1 ]; then
+    CUDA_VISIBLE_DEVICES=$(( lane % gpus )) taskset -c "$lo-$hi" env "${kv[@]}" TORCH_CUDA_ARCH_LIST="$arch" \
+      timeout -s INT -k 20 "$t" "$python" -m pip wheel --no-build-isolation --no-deps --no-index -w "$dir/dist" "$path" \
+      >"$dir/build.stderr" 2>&1 </dev/null
+    rc=$?
+    echo '{}' >"$dir/build.json"
+  else
+    CUDA_VISIBLE_DEVICES=$(( lane % gpus )) taskset -c "$lo-$hi" env "${kv[@]}" \
+      timeout -s INT -k 20 "$t" "$tailor" build "$path" --arch "$arch" --python "$python" \
+      --out "$dir/dist" --work-dir "$dir/work" --progress plain --cache none --json "${more[@]}" \
+      >"$dir/build.json" 2>"$dir/build.stderr" </dev/null
+    rc=$?
+  fi
   t1=$(date +%s.%N)
   local wall
   wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')

@@ -400,11 +400,11 @@ def modules_at_once():
                     add_nvcc_flag(e, flag)
         own = os.environ.get("MAX_JOBS")
         if fifo and own is not None and own != asked_jobs:
-            # The package's own count, not the user's: the jobserver decides instead.
-            del os.environ["MAX_JOBS"]
+            # The package's own count, not the user's: the jobserver decides instead. The
+            # variable stays as the package left it (it may pop it after the build).
             print("tailor: the package set MAX_JOBS=%s itself; the build's jobserver shares out the jobs instead" % own,
                   flush=True)
-        fixed = os.environ.get("MAX_JOBS", "")
+        fixed = asked_jobs or ""
         if fifo and not fixed.isdigit():
             jobs_arg, tokens = [], LinkTokens(fifo.group(1), 0)
             how = "one Ninja under the jobserver"
@@ -604,11 +604,12 @@ def take_back_choices():
                 say_choice("%s: the package turned Ninja off (use_ninja=False); its units compile through "
                            "Ninja, at once" % where_in_source("use_ninja"))
         if os.environ.get("MAX_JOBS") != asked_jobs and os.environ.get("MAX_JOBS") is not None:
+            # The package's own count gives way: tailor's (--jobs) is put back, or with the
+            # jobserver the package's Ninja ignores it (modules_at_once). The variable stays
+            # set: a setup.py that pops it after the build (gsplat) must find it.
             say_choice("%s: MAX_JOBS=%s set by the package; tailor's job count stands"
                        % (where_in_source("MAX_JOBS"), os.environ["MAX_JOBS"]))
-            if asked_jobs is None:
-                del os.environ["MAX_JOBS"]
-            else:
+            if asked_jobs is not None:
                 os.environ["MAX_JOBS"] = asked_jobs
         if asked_arch and torch_build:
             own = os.environ.get("TORCH_CUDA_ARCH_LIST")

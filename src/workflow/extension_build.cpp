@@ -626,6 +626,10 @@ StepResult check_toolchain(const ExtensionBuildOptions& o, ExtensionBuildContext
   if (!facts.cxx_runtime_instead.empty()) {
     s.request.environment["CXX"] = facts.cxx_runtime_instead;
     s.request.environment["CC"] = facts.cc_runtime_instead;
+    // nvcc's own host compiler too, which links a CMake project's CUDA targets (CMake reads
+    // CUDAHOSTCXX; every nvcc without -ccbin reads NVCC_CCBIN).
+    s.request.environment["CUDAHOSTCXX"] = facts.cxx_runtime_instead;
+    s.request.environment["NVCC_CCBIN"] = facts.cxx_runtime_instead;
     status(o, fmt::format("tailor: {} links the C++ runtime statically; building with {} (links libstdc++.so.6, as "
                           "torch does)",
                           facts.cxx_runtime_compiler, facts.cxx_runtime_instead));
@@ -672,7 +676,7 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
   rep.env = p->env;
   rep.unset_env = p->unset_env;
   // The compilers preflight chose because the caller's links the C++ runtime statically.
-  for (const char* var : {"CXX", "CC"})
+  for (const char* var : {"CXX", "CC", "CUDAHOSTCXX", "NVCC_CCBIN"})
     if (auto it = req.environment.find(var), was = ctx.environment.find(var);
         it != req.environment.end() && (was == ctx.environment.end() || was->second != it->second) && !rep.env.count(var))
       rep.env[var] = it->second;
