@@ -601,6 +601,21 @@ def take_back_choices():
             if cpp_extension.is_ninja_available():
                 self.use_ninja = True
                 self.force = True  # as BuildExtension.finalize_options does for Ninja
+                # Without Ninja the compiler ran in the source folder, so a relative include
+                # folder worked there (torch-points-kernels: include_dirs=["cuda/include"]);
+                # Ninja compiles in the build folder: the same folders, made absolute.
+                for ext in self.extensions:
+                    ext.include_dirs = [d if os.path.isabs(d) else os.path.abspath(d) for d in ext.include_dirs]
+                    args = ext.extra_compile_args
+                    for key, flags in (args.items() if isinstance(args, dict) else [(None, args)]):
+                        if not isinstance(flags, list):
+                            continue
+                        fixed = ["-I" + os.path.abspath(f[2:]) if isinstance(f, str) and f.startswith("-I") and
+                                 len(f) > 2 and not os.path.isabs(f[2:]) and os.path.isdir(f[2:]) else f for f in flags]
+                        if key is None:
+                            ext.extra_compile_args = fixed
+                        else:
+                            args[key] = fixed
                 say_choice("%s: the package turned Ninja off (use_ninja=False); its units compile through "
                            "Ninja, at once" % where_in_source("use_ninja"))
         if os.environ.get("MAX_JOBS") != asked_jobs and os.environ.get("MAX_JOBS") is not None:

@@ -1,7 +1,8 @@
 # A TEST FIXTURE for tests/e2e/build_own_choices.sh (not an example to copy): a package that
 # makes the build choices real packages make for themselves, each of which tailor takes back:
 # - its BuildExtension subclass turns Ninja off (use_ninja=False), so on its own it compiles
-#   its three CUDA units one after another;
+#   its three CUDA units one after another, in the source folder, so its relative include
+#   folder (csrc/include) works there;
 # - it hard-codes its GPU targets: -arch=compute_50 and a -gencode pair in extra_compile_args,
 #   and TORCH_CUDA_ARCH_LIST set here (nvcc 13 refuses all three);
 # - its distribution name (own-choices) is not its import name (OwnChoices).
@@ -29,6 +30,7 @@ setup(
         CUDAExtension(
             name="OwnChoices._kernels",
             sources=["csrc/module.cpp", "csrc/k1.cu", "csrc/k2.cu", "csrc/k3.cu"],
+            include_dirs=["csrc/include"],
             extra_compile_args={"cxx": ["-O2"],
                                 "nvcc": ["-O2", "-arch=compute_50", "-gencode", "arch=compute_52,code=sm_52"]},
         ),

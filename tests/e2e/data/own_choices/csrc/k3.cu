@@ -2,6 +2,8 @@
 // few seconds (so the three units are seen compiling at the same time).
 #include <cuda_runtime.h>
 
+#include "own_choices.h"
+
 namespace {
 template <int N>
 __global__ void fill_kernel(float* v, int n) {
@@ -17,6 +19,7 @@ struct Kernels {
 
 extern "C" int own_choices_k3() {
   using K = Kernels<0, 1, 2, 3, 4, 5, 6, 7>;
+  static_assert(OWN_CHOICES_KERNELS == 8, "the header of the relative include folder");
   (void)fill_kernel<1>; (void)fill_kernel<2>; (void)fill_kernel<3>; (void)fill_kernel<4>;
   (void)fill_kernel<5>; (void)fill_kernel<6>; (void)fill_kernel<7>;
   return K::first() ? K::count() : 0;

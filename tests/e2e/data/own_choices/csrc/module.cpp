@@ -2,9 +2,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-extern "C" int own_choices_k1();
-extern "C" int own_choices_k2();
-extern "C" int own_choices_k3();
+#include "own_choices.h"
 
 // count() -> int: the kernels the three CUDA units carry (8 each), counted on the host.
 static PyObject* count(PyObject*, PyObject*) {
