@@ -182,6 +182,7 @@ public:
   void progress(const BuildProgress& p) override {
     std::lock_guard lock(m_mutex);
     m_last = p;
+    m_last_at = m_heartbeat.elapsed();
     m_have_progress = true;
     draw(m_title + ": " + render_progress_line(p));
     m_heartbeat.shown();
@@ -199,8 +200,9 @@ public:
   void tick() override {
     std::lock_guard lock(m_mutex);
     if (!m_heartbeat.due()) return;
-    // The status line with the elapsed time of the step, whatever the build printed last.
-    BuildProgress p = m_last;
+    // The status line with the elapsed time of the step, whatever the build printed last;
+    // its ETA counts down from when that was, and gives way once it has run out.
+    BuildProgress p = aged(m_last, m_heartbeat.elapsed() - m_last_at);
     p.elapsed = m_heartbeat.elapsed();
     draw(m_title + ": " + (m_have_progress ? render_progress_line(p) : render_heartbeat_line(p, p.elapsed)));
   }
@@ -215,6 +217,7 @@ private:
   std::mutex m_mutex;
   std::string m_title;
   BuildProgress m_last;
+  std::chrono::seconds m_last_at{0};  ///< the step's elapsed time when m_last came
   bool m_have_progress = false;
   Heartbeat m_heartbeat;
   bool m_own_thread = true;
