@@ -443,7 +443,38 @@ TEST(HeartbeatDisplay, LiveRedrawsTheStatusLine) {
   std::fclose(f);
   std::string text(buf, len);
   free(buf);
-  EXPECT_NE(text.find("\r\033[K[1/1] pip wheel: still running after 45s"), std::string::npos) << text;
+  EXPECT_NE(text.find("\r\033[Kpip wheel: still running after 45s"), std::string::npos) << text;
+}
+
+// With progress, every tick redraws the line: its elapsed time and ETA move while the build
+// prints nothing, and an ETA that ran out says so; a step of several says which it is.
+TEST(HeartbeatDisplay, LiveMovesTheElapsedTimeAndTheEtaEveryTick) {
+  char* buf = nullptr;
+  size_t len = 0;
+  std::FILE* f = open_memstream(&buf, &len);
+  auto now = std::chrono::steady_clock::time_point{};
+  {
+    auto d = make_progress_display(DisplayStyle::live, f, HeartbeatOptions{30s, [&] { return now; }, false});
+    d->step_started(tailor::plan::Step{"build", {"python3"}, "", {}, {}, 60s}, 1, 2);
+    now += 20s;
+    BuildProgress p;
+    p.done = 2;
+    p.total = 4;
+    p.percent = 50;
+    p.elapsed = 20s;
+    p.eta = 20s;
+    d->progress(p);
+    now += 5s;
+    d->tick();
+    now += 20s;
+    d->tick();
+  }
+  std::fclose(f);
+  std::string text(buf, len);
+  free(buf);
+  EXPECT_NE(text.find("\r\033[Kstep 2/2 build: [2/4]  50% elapsed 20s ETA 20s"), std::string::npos) << text;
+  EXPECT_NE(text.find("elapsed 25s ETA 15s"), std::string::npos) << text;
+  EXPECT_NE(text.find("elapsed 45s, past its ETA"), std::string::npos) << text;
 }
 
 namespace tailor::executor {
