@@ -162,6 +162,8 @@ expect_eq "build of a missing source: exit 2" "$?" 2
 printf '[matrix\n' >"$work/bad.toml"
 "$T" matrix build --config "$work/bad.toml" --out "$work/mo" >/dev/null 2>&1
 [ -e "$work/mo" ] && bad "matrix of a broken tailor.toml left $work/mo" || ok "matrix of a broken tailor.toml left no --out folder"
+"$T" stack -r "$work/nope/req.txt" --gpu H100 --build --out "$work/sto" >/dev/null 2>&1
+[ -e "$work/sto" ] && bad "stack --build of a missing -r left $work/sto" || ok "stack --build of a missing -r left no --out folder"
 "$T" build torch --torch 0.0.1 --cpu-only --out "$work/to" >/dev/null 2>&1
 [ -e "$work/to" ] && bad "build torch of an unknown release left $work/to" || ok "build torch of an unknown release left no --out folder"
 
