@@ -19,6 +19,7 @@ constexpr int64_t k_dt_null = 0, k_dt_needed = 1, k_dt_strtab = 5, k_dt_soname =
 constexpr uint32_t k_sht_gnu_verdef = 0x6ffffffd;
 constexpr uint32_t k_pt_dynamic = 2;
 constexpr uint64_t k_dyn_size = 16;
+constexpr uint64_t k_elf64_e_shstrndx = 0x3e;
 // A search path string longer than this is no real library's.
 constexpr uint64_t k_max_search_path = 64 * 1024;
 
@@ -180,6 +181,15 @@ Expected<std::vector<SearchPathEdit>> rewrite_search_paths(std::span<std::byte> 
 
   // Every other name of the string table: none may lie inside a string that is rewritten.
   TAILOR_TRY(refs, table_references(view, elf, strtab_index));
+  // A file may name its sections from the same table (e_shstrndx): their sh_name too.
+  uint64_t shstrndx = read_le<uint16_t>(view, k_elf64_e_shstrndx).value_or(0);
+  if (shstrndx == 0xffff) shstrndx = read_le<uint32_t>(view, elf.e_shoff + 40).value_or(0);  // SHN_XINDEX: section 0's sh_link
+  if (shstrndx == strtab_index)
+    for (size_t i = 0; i < elf.sections.size(); ++i) {
+      auto name = read_le<uint32_t>(view, elf.e_shoff + i * k_elf64_shdr_size);
+      if (!name) return make_error("the section header table runs past the end of the file");
+      refs.push_back(*name);
+    }
   std::vector<uint64_t> edited_values;
   for (const auto& e : edited) edited_values.push_back(e.value);
   for (const auto& e : entries)

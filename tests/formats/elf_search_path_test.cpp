@@ -201,3 +201,31 @@ TEST(ElfSearchPath, RefusesWhenTheLoaderReadsAnotherStringTable) {
   EXPECT_NE(edits.error().message.find("DT_STRTAB"), std::string::npos) << edits.error().message;
   EXPECT_EQ(bytes, before);
 }
+
+// A file may name its sections from .dynstr itself (e_shstrndx): a section name inside the
+// RUNPATH string is a shared string too.
+TEST(ElfSearchPath, SectionNamesFromTheSameTableCountAsSharers) {
+  LOAD_SEARCH_PATH_FIXTURE(bytes, "glibc_234");
+  auto elf = parse_elf(Bytes(bytes.data(), bytes.size()));
+  ASSERT_TRUE(elf);
+  auto dynstr = elf->find_index(".dynstr");
+  ASSERT_TRUE(dynstr);
+  const uint64_t runpath_at = sp_dynamic_value_at(bytes, 29);
+  uint64_t runpath;
+  std::memcpy(&runpath, bytes.data() + runpath_at, 8);
+  const uint32_t inside = static_cast<uint32_t>(runpath + std::string("$ORIGIN/lib:").size());
+  for (size_t i = 0; i < elf->sections.size(); ++i) {
+    const uint32_t name = i == 1 ? inside : 0;
+    std::memcpy(bytes.data() + elf->e_shoff + i * 64, &name, 4);
+  }
+  const auto shstrndx = static_cast<uint16_t>(*dynstr);
+  std::memcpy(bytes.data() + 0x3e, &shstrndx, 2);
+  auto named = parse_elf(Bytes(bytes.data(), bytes.size()));
+  ASSERT_TRUE(named) << named.error().message;
+  EXPECT_EQ(named->sections[1].name, "/opt/tailor/lib");
+  const auto before = bytes;
+  auto edits = rewrite_search_paths(bytes, sp_keep_origin);
+  ASSERT_FALSE(edits);
+  EXPECT_NE(edits.error().message.find("shares its bytes with another name"), std::string::npos) << edits.error().message;
+  EXPECT_EQ(bytes, before);
+}
