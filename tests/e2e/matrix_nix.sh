@@ -47,6 +47,18 @@ check_config() {  # CONFIG LABEL
   [ -f "$out/flox/.flox/env/manifest.toml" ] || fail "$label: .flox/env/manifest.toml missing"
   python3 -c 'import sys,tomllib; tomllib.load(open(sys.argv[1],"rb"))' "$out/flox/.flox/env/manifest.toml" ||
     fail "$label: manifest.toml is not TOML"
+  # CUDA is unfree in nixpkgs: a manifest with a CUDA variant allows it, a CPU-only one need not.
+  python3 - "$out/flox/.flox/env/manifest.toml" "$tmp/$label.plan.json" << 'PY' || fail "$label: manifest's unfree permission"
+import json, sys, tomllib
+manifest, plans = tomllib.load(open(sys.argv[1], "rb")), json.load(open(sys.argv[2]))
+cuda = any(p["cuda"] is not None for p in plans["variants"])
+assert manifest["options"].get("allow", {}).get("unfree", False) == cuda, (manifest["options"], cuda)
+PY
+  # --emit says what to run next.
+  "$TAILOR" matrix --config "$cfg" --emit nix --emit-dir "$out/nix" 2>&1 >/dev/null | grep -q "^next: nix build $out/nix#" ||
+    fail "$label: --emit nix prints no next command"
+  "$TAILOR" matrix --config "$cfg" --emit flox --emit-dir "$out/flox" 2>&1 >/dev/null | grep -q "^next: cd $out/flox && flox build python" ||
+    fail "$label: --emit flox prints no next command"
   local n=0 f
   while IFS= read -r -d '' f; do
     nixi --parse "$f" > /dev/null || fail "$label: $f does not parse"
@@ -78,12 +90,18 @@ def check(rec, where, with_config):
     if cuda:
         targets = env["TORCH_CUDA_ARCH_LIST"].split(";")
         assert a["gpuTargets"] == targets, (where, a["gpuTargets"], targets)
+        cuda_set = "cudaPackages_" + plan["cuda"].replace(".", "_")
+        assert a["cudaPackages"] == cuda_set, (where, a.get("cudaPackages"), plan["cuda"])
+        assert a["effectiveMagma"] == {"magmaCudaPackages": cuda_set}, (where, a.get("effectiveMagma"))
+        if with_config:  # the flake's package set: every package takes the plan's CUDA
+            assert rec["nixpkgsCuda"] == cuda_set, (where, rec["nixpkgsCuda"], cuda_set)
         if with_config:
             c = rec["nixpkgsConfig"]
             assert c["cudaCapabilities"] == [t.replace("+PTX", "") for t in targets], (where, c)
             assert c["cudaForwardCompat"] == any(t.endswith("+PTX") for t in targets), (where, c)
     else:
-        assert "gpuTargets" not in a, (where, a)
+        assert "gpuTargets" not in a and "cudaPackages" not in a and "effectiveMagma" not in a, (where, a)
+        assert rec["nixpkgsCuda"] is None, (where, rec["nixpkgsCuda"])
     assert a["mklDnnSupport"] == feat["mkldnn"] and a["useSystemNccl"] == feat["nccl"], (where, a, feat)
     assert a["blas"] == {"OpenBLAS": "openblas", "MKL": "mkl"}[plan["blas"]], (where, a["blas"], plan["blas"])
     assert attrs["passthru"]["tailorCpuFlags"] == plan["cpu_flags"], (where, attrs["passthru"], plan["cpu_flags"])
