@@ -294,31 +294,38 @@ Expected<std::vector<NixFile>> render_nix_files(const std::vector<TorchPlan>& pl
       }
       config += fmt::format(" cudaCapabilities = {}; cudaForwardCompat = {};", nix_list(caps), nix_bool(ptx));
     }
-    // The whole package set takes the plan's CUDA (an overlay), so torch, magma, NCCL and
-    // every extension are built with one cudaPackages.
-    lets += fmt::format("  pkgs{} = variant {} {{ {} }} {};\n", i, nix_string(n.system), config,
-                        n.cuda_packages.empty() ? "null" : nix_string(n.cuda_packages));
+    // The flake's package set of the variant (overlays): the plan's CUDA for every package,
+    // and the variant's torch as the set's own torch, so every package that needs torch
+    // (the extensions and whatever they pull in) gets this one, never nixpkgs' default.
+    lets += fmt::format("  pkgs{} = variant {} {{ {} }} {} {} (./pkgs + {});\n", i, nix_string(n.system), config,
+                        n.cuda_packages.empty() ? "null" : nix_string(n.cuda_packages), nix_string(n.python_set),
+                        nix_string("/" + n.python_set + "/" + p.name + ".nix"));
     std::string& lines = by_system[n.system];
-    lines += fmt::format("    {} = pkgs{}.callPackage (./pkgs + {}) {{ }};\n", nix_string(p.name), i,
-                         nix_string("/" + n.python_set + "/" + p.name + ".nix"));
+    lines += fmt::format("    {} = pkgs{}.{}.{};\n", nix_string(p.name), i, n.python_set, nix_string(facts.torch_attribute));
     for (const auto& [recipe, attribute] : facts.extensions) {
       // A CPU-only variant gets no package that only builds with CUDA.
       if (!p.cuda && std::find(facts.cuda_only.begin(), facts.cuda_only.end(), recipe) != facts.cuda_only.end())
         continue;
       std::string ext = p.name + "-" + recipe;
       if (!valid_variant_name(ext)) continue;  // over 64 characters: the torch package alone
-      files.push_back({dir + ext + ".nix", extension_expression(p, n, recipe, attribute, emit)});
-      lines += fmt::format("    {} = pkgs{}.callPackage (./pkgs + {}) {{ }};\n", nix_string(ext), i,
-                           nix_string("/" + n.python_set + "/" + ext + ".nix"));
+      if (emit == NixEmit::flox) files.push_back({dir + ext + ".nix", extension_expression(p, n, recipe, attribute, emit)});
+      lines += fmt::format("    {} = pkgs{}.{}.{};\n", nix_string(ext), i, n.python_set, nix_string(attribute));
     }
   }
   if (emit == NixEmit::flake) {
     std::string packages = header("Every variant's package set and packages, by Nix system.", emit);
     packages += "{ nixpkgs }:\nlet\n";
-    packages += "  variant = system: config: cuda: import nixpkgs {\n"
+    packages += "  variant = system: config: cuda: python: torch: import nixpkgs {\n"
                 "    inherit system;\n"
                 "    config = { allowUnfree = true; } // config;\n"
-                "    overlays = if cuda == null then [ ] else [ (final: prev: { cudaPackages = final.${cuda}; }) ];\n"
+                "    overlays = (if cuda == null then [ ] else [ (final: prev: { cudaPackages = final.${cuda}; }) ]) ++ [\n"
+                "      # The variant's torch is the Python package set's torch: made from nixpkgs' own (pyprev).\n"
+                "      (final: prev: {\n"
+                "        pythonPackagesExtensions = prev.pythonPackagesExtensions ++ [\n"
+                "          (pyfinal: pyprev: { torch = final.callPackage torch { ${python} = pyprev; }; })\n"
+                "        ];\n"
+                "      })\n"
+                "    ];\n"
                 "  };\n";
     packages += lets + "in\n{\n";
     for (const auto& [system, lines] : by_system) packages += fmt::format("  {} = {{\n{}  }};\n", nix_string(system), lines);

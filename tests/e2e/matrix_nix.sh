@@ -3,8 +3,10 @@
 # parses (nix-instantiate --parse), and every variant, evaluated against a stub nixpkgs
 # (tests/e2e/data/nix_stub, which records what it is passed), overrides torch with exactly
 # what `tailor matrix plan --json` plans for it: CUDA on/off, gpuTargets and the package set's
-# cudaCapabilities (PTX included), CPU flags, USE_* switches, BLAS; extension packages get the
-# variant's torch. Also: a torch version nixpkgs lacks is an evaluation error naming both, an
+# cudaCapabilities (PTX included), the plan's cudaPackages_X_Y (torch's, magma's and, in the
+# flake, the package set's), CPU flags, USE_* switches, BLAS; extension packages get the
+# variant's torch (in the flake, as the one torch of the variant's package set); the Flox
+# manifest allows unfree packages for CUDA; --emit prints the next command. Also: a torch version nixpkgs lacks is an evaluation error naming both, an
 # error in tailor.toml is one line naming the key, exit 2 and no file written.
 set -euo pipefail
 : "${TAILOR:?}" "${TAILOR_SOURCE_DIR:?}"
@@ -70,7 +72,8 @@ PY
     local py="python$(python3 -c 'import json,sys; r=[r for r in json.load(open(sys.argv[1]))["variants"] if r["variant"]==sys.argv[2]][0]; print(r["python"].replace(".","")[:1]+r["python"].split(".")[1])' "$tmp/$label.plan.json" "$v")Packages"
     STUB_TORCH_VERSION=2.9.1 nixi --eval --strict --json -E "
       let o = (import $out/nix/flake.nix).outputs { self = { }; nixpkgs = $stub; };
-      in o.packages.\"x86_64-linux\"" > "$tmp/$label.flake.json" || fail "$label: flake eval"
+      in builtins.mapAttrs (n: v: builtins.removeAttrs v [ \"override\" ]) o.packages.\"x86_64-linux\"" > "$tmp/$label.flake.json" ||
+      fail "$label: flake eval"
     STUB_TORCH_VERSION=2.9.1 nixi --eval --strict --json -E "
       let pkgs = import $stub { };
       in { torch = pkgs.callPackage $out/flox/.flox/pkgs/$py/$v.nix { };
@@ -115,6 +118,10 @@ check(flake[name], "flake", True)
 check(flox["torch"], "flox", False)
 assert flox["scatter"]["extension"] == "torch-scatter" and flox["scatter"]["torch"] == flox["torch"], "extension torch"
 assert flake[name + "-torchvision"]["torch"] == flake[name], "flake extension torch"
+# One torch in the variant's package set: every extension of the flake is built against it.
+exts = [k for k in flake if k.startswith(name + "-")]
+assert exts and all(flake[k]["torch"] == flake[name] for k in exts), [k for k in exts if flake[k]["torch"] != flake[name]]
+assert all(flake[k]["torchFrom"] == "the package set" for k in exts), [(k, flake[k]["torchFrom"]) for k in exts]
 print(f"{name}: flake and flox match the plan (cuda={plan['cuda']}, cpu={plan['cpu_flags']}, blas={plan['blas']})")
 PY
   done

@@ -2,7 +2,8 @@
 # emitted files use. It records what they pass: torch.override's arguments (cudaPackages by
 # its name, magma by the cudaPackages it got), the attributes overrideAttrs sets, the package
 # set's config (import nixpkgs { config = ...; }) and the cudaPackages its overlays chose, and
-# the torch an extension package is built against. Everything it returns is plain data, so
+# the torch an extension package is built against (in a package set: the set's own torch, after
+# pythonPackagesExtensions). Everything it returns is plain data, so
 # `nix-instantiate --eval --strict --json` prints it. The torch version is $STUB_TORCH_VERSION.
 { system ? "x86_64-linux", config ? { }, overlays ? [ ] }:
 let
@@ -20,15 +21,27 @@ let
     override = more: mkTorch (args // more);
     overrideAttrs = f: recorded args (f { passthru = { stub = true; }; });
   };
-  mkExtension = name: {
+  # An extension in a package set takes the set's torch; .override { torch } another one.
+  mkExtension = self: name: {
+    extension = name;
+    torch = self.torch;
+    torchFrom = "the package set";
     override = args: {
       extension = name;
       torch = args.torch;
+      torchFrom = "override";
     };
   };
   extensions = [ "torchvision" "torchaudio" "torch-scatter" "torch-sparse" "torch-cluster" "torch-spline-conv"
                  "xformers" "flash-attn" "bitsandbytes" "causal-conv1d" "mamba-ssm" ];
-  pythonSet = { torch = mkTorch { }; } // builtins.listToAttrs (map (n: { name = n; value = mkExtension n; }) extensions);
+  # A Python package set: nixpkgs' own, then pkgs.pythonPackagesExtensions (self: super: { ... })
+  # applied in order over it, each package seeing the final set, as nixpkgs does.
+  pythonSet =
+    let
+      own = self: { torch = mkTorch { }; } // builtins.listToAttrs (map (n: { name = n; value = mkExtension self n; }) extensions);
+      self = builtins.foldl' (super: extension: super // extension self super) (own self) pkgs.pythonPackagesExtensions;
+    in
+    self;
   pythonSets = builtins.listToAttrs (map (minor: { name = "python3${minor}Packages"; value = pythonSet; })
     [ "9" "10" "11" "12" "13" "14" ]);
   callPackage = fn: extra:
@@ -43,6 +56,7 @@ let
   pkgs = builtins.foldl' (acc: overlay: acc // overlay pkgs acc) base overlays;
   base = pythonSets // cudaSets // magma // {
     inherit callPackage system config;
+    pythonPackagesExtensions = [ ];
     blas = { override = a: { provider = a.blasProvider.name; }; };
     openblas = { name = "openblas"; };
     mkl = { name = "mkl"; };
