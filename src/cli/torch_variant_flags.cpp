@@ -1,5 +1,6 @@
 #include "cli/torch_variant_flags.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -107,6 +108,29 @@ probe::HostReport probe_for_torch(const TorchVariantFlags& f, plan::TorchVariant
   opts.build_dir = std::filesystem::exists(f.work_dir) ? f.work_dir : ".";
   if (f.python.find('/') != std::string::npos) opts.pythons.push_back(f.python);
   probe::HostReport host = probe::probe_host(opts);
+  if (f.python.empty()) {
+    // No --python: the python3 first on PATH, as the shell runs it (a pyenv shim picks its
+    // version by the folder), goes first, so the plan is for the interpreter `python3` is
+    // here, not for the first of PATH's folders that holds a real one (/usr/bin/python3).
+    SystemCommandRunner runner;
+    CommandSpec where;
+    where.argv = {"python3", "-c", "import sys; print(sys.executable)"};
+    where.timeout = std::chrono::seconds(60);
+    auto r = runner.run(where);
+    std::string exe(trim(r.out));
+    if (r.ok() && !exe.empty() && exe.front() == '/') {
+      auto same = [&](const probe::PythonInstall& p) {
+        std::error_code e1, e2;
+        return std::filesystem::weakly_canonical(p.path, e1) == std::filesystem::weakly_canonical(exe, e2) && !e1 && !e2;
+      };
+      auto it = std::find_if(host.pythons.begin(), host.pythons.end(), same);
+      if (it != host.pythons.end()) {
+        std::rotate(host.pythons.begin(), it, it + 1);
+      } else if (auto probed = probe::probe_python(exe, runner, std::chrono::seconds(180))) {
+        host.pythons.insert(host.pythons.begin(), *probed);
+      }
+    }
+  }
   if (f.python.find('/') != std::string::npos) {
     // The probe deduplicates interpreters by realpath and may keep another spelling of
     // this one; ask it directly so the named interpreter is the one used.

@@ -52,9 +52,11 @@ const std::set<CudaTarget>& known_targets() {
 std::vector<std::string> suggestions(std::string_view token) {
   const std::string t = to_lower(token);
   std::vector<std::pair<size_t, std::string>> scored;
+  // Near means a slip of one character in a short spelling ("9.O", "8,6"), of a third of a
+  // long one; and only the nearest are named: "3.5" is two edits from "9.O", "9.0" one.
+  const size_t limit = t.size() <= 4 ? 1 : std::max<size_t>(2, t.size() / 3);
   auto consider = [&](const std::string& spelling) {
     size_t d = edit_distance(t, to_lower(spelling));
-    size_t limit = std::max<size_t>(2, t.size() / 3);
     if (d <= limit) scored.emplace_back(d, spelling);
   };
   for (const auto& n : named_arches()) consider(n.name);
@@ -69,6 +71,7 @@ std::vector<std::string> suggestions(std::string_view token) {
   std::stable_sort(scored.begin(), scored.end(), [](auto& a, auto& b) { return a.first < b.first; });
   std::vector<std::string> out;
   for (const auto& [d, s] : scored) {
+    if (d > scored.front().first) break;
     if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
     if (out.size() == 3) break;
   }

@@ -180,4 +180,39 @@ std::vector<Diagnosis> diagnose_log(std::string_view log) {
   return diagnose_log(log, failure_patterns());
 }
 
+std::optional<Interruption> find_interruption(std::string_view log) {
+  static const std::regex k_line(R"(^### tailor(?: step \d+ INTERRUPTED \(signal (\d+)\)|: interrupted by signal (\d+)))");
+  size_t number = 0;
+  for (size_t start = 0; start < log.size();) {
+    size_t end = log.find('\n', start);
+    if (end == std::string_view::npos) end = log.size();
+    ++number;
+    std::string_view line = log.substr(start, end - start);
+    if (line.starts_with("### tailor")) {
+      std::string text(line);
+      std::smatch m;
+      if (std::regex_search(text, m, k_line)) {
+        Interruption i;
+        i.line_number = number;
+        std::string digits = m[1].matched ? m[1].str() : m[2].str();
+        if (digits.size() < 4) i.signal = std::stoi(digits);
+        if (!text.empty() && text.back() == '\r') text.pop_back();
+        i.quoted_line = std::move(text);
+        return i;
+      }
+    }
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+std::string signal_label(int signal) {
+  switch (signal) {
+    case 1: return "SIGHUP";
+    case 2: return "SIGINT (Ctrl-C)";
+    case 15: return "SIGTERM";
+    default: return "signal " + std::to_string(signal);
+  }
+}
+
 }  // namespace tailor::diagnose

@@ -37,6 +37,19 @@ struct Diagnosis {
 /// line that shows it).
 std::vector<Diagnosis> diagnose_log(std::string_view log);
 
+/// Where tailor's runner wrote that the build was interrupted (executor/build_runner:
+/// "### tailor step N INTERRUPTED (signal S) after T s", "### tailor: interrupted by signal
+/// S; the run stopped here"): the build did not fail, it was stopped.
+struct Interruption {
+  size_t line_number = 0;  ///< 1-based, the first such line
+  int signal = 0;          ///< 2 SIGINT, 15 SIGTERM, 1 SIGHUP; 0 when the line names none
+  std::string quoted_line;
+};
+std::optional<Interruption> find_interruption(std::string_view log);
+
+/// "SIGINT (Ctrl-C)", "SIGTERM", "SIGHUP", "signal 9".
+std::string signal_label(int signal);
+
 struct DiagnoseOptions {
   /// The user's source folder the logged build compiled a copy of: a compiler's path is
   /// mapped back into it (source_paths.h). Empty: the path inside the package is said.

@@ -190,12 +190,13 @@ std::optional<std::chrono::seconds> estimate_eta(double fraction_done, std::chro
   return std::chrono::seconds(static_cast<long long>(std::llround(remaining)));
 }
 
-ProgressTracker::ProgressTracker(Clock now) : m_now(std::move(now)), m_start(m_now()) {}
+ProgressTracker::ProgressTracker(Clock now) : m_now(std::move(now)), m_start(m_now()), m_last_move(m_start) {}
 
 void ProgressTracker::restart() {
   m_package_total = 0;
   m_package_done = 0;
   m_start = m_now();
+  m_last_move = m_start;
   m_progress = BuildProgress{};
 }
 
@@ -239,12 +240,14 @@ bool ProgressTracker::feed(std::string_view line) {
       m_progress.total = s->total;
     }
     m_progress.percent = static_cast<int>(100LL * m_progress.done / m_progress.total);
+    m_last_move = m_now();
     m_progress.finished_file = current_file_from_command(s->command);
     m_progress.current_file.clear();
     m_progress.current_command.clear();
     return true;
   }
   if (auto pct = parse_cmake_percent(line)) {
+    if (*pct != m_progress.percent) m_last_move = m_now();
     m_progress.percent = *pct;
     std::string file = current_file_from_command(line);
     if (!file.empty()) {
@@ -284,7 +287,30 @@ BuildProgress ProgressTracker::progress() const {
     fraction = static_cast<double>(p.done) / p.total;
   else if (p.percent >= 0)
     fraction = p.percent / 100.0;
-  if (fraction > 0) p.eta = estimate_eta(fraction, p.elapsed);
+  // The estimate is made when the count moves and counts down from there: a count that
+  // stands still does not keep an ETA that stands still with it.
+  if (fraction > 0) {
+    const auto moved_at = std::chrono::duration_cast<std::chrono::seconds>(m_last_move - m_start);
+    const auto since = std::chrono::duration_cast<std::chrono::seconds>(m_now() - m_last_move);
+    if (auto full = estimate_eta(fraction, moved_at)) {
+      if (*full > since || fraction >= 1.0) p.eta = std::max(*full - since, std::chrono::seconds(0));
+      else p.eta_overdue = true;
+    }
+  }
+  return p;
+}
+
+BuildProgress aged(BuildProgress p, std::chrono::seconds later) {
+  if (later.count() <= 0) return p;
+  p.elapsed += later;
+  if (p.eta) {
+    if (*p.eta > later) {
+      *p.eta -= later;
+    } else {
+      p.eta.reset();
+      p.eta_overdue = true;
+    }
+  }
   return p;
 }
 
@@ -312,6 +338,7 @@ std::string render_progress_line(const BuildProgress& p) {
   if (p.percent >= 0) line += fmt::format("{:3}% ", p.percent);
   line += "elapsed " + format_duration(p.elapsed);
   if (p.eta) line += " ETA " + format_duration(*p.eta);
+  else if (p.eta_overdue) line += ", past its ETA";
   if (p.modules > 1) line += fmt::format(" ({} modules)", p.modules);
   if (!p.current_file.empty())
     line += " " + p.current_file;

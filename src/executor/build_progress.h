@@ -75,7 +75,11 @@ struct BuildProgress {
   int compiles = 0;       ///< compiler calls seen outside Ninja/CMake (setuptools' own)
   int extensions = 0;     ///< `building 'x' extension` lines seen
   int modules = 0;        ///< extension modules built side by side (0: not told)
+  /// Time left: the estimate made when the count last moved, less the time since. An
+  /// estimate that has run out while the count stood still is no estimate: eta is then
+  /// empty and eta_overdue says why.
   std::optional<std::chrono::seconds> eta;
+  bool eta_overdue = false;
   std::chrono::seconds elapsed{0};
 };
 
@@ -94,9 +98,15 @@ private:
   Clock m_now;
   std::chrono::steady_clock::time_point m_start;
   BuildProgress m_progress;
+  std::chrono::steady_clock::time_point m_last_move;  ///< when done/percent last changed
   int m_package_total = 0;  ///< units of the whole package, when build_wheel.py said
   int m_package_done = 0;
 };
+
+/// `p` as it reads `later` after it was taken, with no new line from the build: the elapsed
+/// time goes on, the ETA counts down and, once it has run out, gives way to eta_overdue (the
+/// live line's redraw between the build's lines).
+BuildProgress aged(BuildProgress p, std::chrono::seconds later);
 
 /// The one-line rendering used for the live line and for plain progress lines:
 /// "[12/40] 30% ETA 1m05s, finished bias_gelu.cu" (Ninja), "[ 42%] ... ops.cu" (CMake);

@@ -13,6 +13,7 @@ std::string_view check_status_name(CheckStatus s) {
   switch (s) {
     case CheckStatus::passed: return "passed";
     case CheckStatus::failed: return "failed";
+    case CheckStatus::warning: return "warning";
     case CheckStatus::skipped: break;
   }
   return "skipped";

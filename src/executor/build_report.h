@@ -15,8 +15,9 @@
 
 namespace tailor::executor {
 
-enum class CheckStatus { passed, failed, skipped };
-std::string_view check_status_name(CheckStatus s);  // "passed", "failed", "skipped"
+/// warning: the check ran and found what `tailor inspect` warns about; it does not stop the build.
+enum class CheckStatus { passed, failed, skipped, warning };
+std::string_view check_status_name(CheckStatus s);  // "passed", "failed", "skipped", "warning"
 
 struct CheckResult {
   std::string name;     ///< "targets", "import", "cpu-tests", "gpu-smoke"

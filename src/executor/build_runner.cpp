@@ -171,7 +171,9 @@ public:
     m_ticker.stop();
     {
       std::lock_guard lock(m_mutex);
-      m_title = fmt::format("[{}/{}] {}", index + 1, count, step.title);
+      // The step's place only when there are several: a lone step's "[1/1]" beside Ninja's
+      // "[3/12]" read as two nested counters.
+      m_title = count > 1 ? fmt::format("step {}/{} {}", index + 1, count, step.title) : step.title;
       m_last = BuildProgress{};
       m_have_progress = false;
       m_heartbeat.start();
@@ -182,6 +184,7 @@ public:
   void progress(const BuildProgress& p) override {
     std::lock_guard lock(m_mutex);
     m_last = p;
+    m_last_at = m_heartbeat.elapsed();
     m_have_progress = true;
     draw(m_title + ": " + render_progress_line(p));
     m_heartbeat.shown();
@@ -198,9 +201,13 @@ public:
 
   void tick() override {
     std::lock_guard lock(m_mutex);
-    if (!m_heartbeat.due()) return;
-    // The status line with the elapsed time of the step, whatever the build printed last.
-    BuildProgress p = m_last;
+    // With progress, the line is redrawn every tick, in place: its elapsed time and ETA move
+    // while the build prints nothing ("elapsed 2s, extension 8" stood still for 31 s).
+    // Before any, the heartbeat line comes at the heartbeat's pace.
+    if (!m_have_progress && !m_heartbeat.due()) return;
+    // The status line with the elapsed time of the step, whatever the build printed last;
+    // its ETA counts down from when that was, and gives way once it has run out.
+    BuildProgress p = aged(m_last, m_heartbeat.elapsed() - m_last_at);
     p.elapsed = m_heartbeat.elapsed();
     draw(m_title + ": " + (m_have_progress ? render_progress_line(p) : render_heartbeat_line(p, p.elapsed)));
   }
@@ -215,6 +222,7 @@ private:
   std::mutex m_mutex;
   std::string m_title;
   BuildProgress m_last;
+  std::chrono::seconds m_last_at{0};  ///< the step's elapsed time when m_last came
   bool m_have_progress = false;
   Heartbeat m_heartbeat;
   bool m_own_thread = true;

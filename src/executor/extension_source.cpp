@@ -220,6 +220,22 @@ Expected<SourceSpec> classify_source(std::string_view text_in, const std::string
     s.name = name_from_sdist(text);
     return s;
   }
+  // A file that is no source: say what it is and what build takes.
+  constexpr std::string_view k_takes = "build takes a source folder, an sdist (.tar.gz, .zip), NAME==VERSION or a git URL "
+                                       "(git+https://...@ref)";
+  if (text.ends_with(".whl")) {
+    if (!fs::exists(text, ec))
+      return make_error(fmt::format("SOURCE '{}': no such file, and a .whl is a wheel, which is already built; {}", text, k_takes));
+    return make_error(fmt::format("SOURCE '{}': a wheel, which is already built; {}. To look inside the wheel: tailor inspect {}",
+                                  text, k_takes, text));
+  }
+  if (auto st = fs::status(text, ec); fs::exists(st)) {
+    std::string what = "a file that is not a source";
+    if (!fs::is_regular_file(st)) what = "not a folder or a regular file";
+    else if (std::string head(4, '\0'); std::ifstream(text, std::ios::binary).read(head.data(), 4) && head == "\x7f" "ELF")
+      what = "an ELF file (a built library or program), not a source";
+    return make_error(fmt::format("SOURCE '{}': {}; {}", text, what, k_takes));
+  }
   static const std::regex k_pinned(R"(^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9][A-Za-z0-9.+!_-]*)$)");
   std::smatch m;
   if (std::regex_match(text, m, k_pinned)) {
@@ -230,10 +246,10 @@ Expected<SourceSpec> classify_source(std::string_view text_in, const std::string
   }
   if (text.find("==") == std::string::npos && text.find('/') == std::string::npos &&
       std::regex_match(text, std::regex(R"(^[A-Za-z0-9][A-Za-z0-9._-]*$)")))
-    return make_error(fmt::format("SOURCE '{}': no such folder; for the package index give an exact version, e.g. {}==1.2.3",
-                                  text, text));
-  return make_error(fmt::format(
-      "SOURCE '{}': not a folder, an sdist (.tar.gz, .zip), NAME==VERSION or a git URL (git+https://...@ref)", text));
+    return make_error(fmt::format("SOURCE '{}': no such folder or file; for the package index give an exact version, "
+                                  "e.g. {}==1.2.3 ({})",
+                                  text, text, k_takes));
+  return make_error(fmt::format("SOURCE '{}': no such folder or file; {}", text, k_takes));
 }
 
 std::string find_bundled_example(const std::string& start) {

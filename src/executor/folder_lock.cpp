@@ -12,7 +12,10 @@
 
 #include <fmt/format.h>
 
+#include "util/byte_reader.h"
+#include "util/files.h"
 #include "util/interrupt.h"
+#include "util/sha256.h"
 #include "util/strings.h"
 
 namespace tailor::executor {
@@ -31,17 +34,23 @@ long holder_pid(int fd) {
 }  // namespace
 
 std::string folder_lock_path(const std::string& dir, FolderLock::Place place) {
+  std::error_code ec;
   fs::path d = fs::absolute(fs::path(dir)).lexically_normal();
-  if (!d.has_filename()) d = d.parent_path();
-  if (place == FolderLock::Place::inside) return (d / ".tailor.lock").string();
-  return (d.parent_path() / ("." + d.filename().string() + ".tailor.lock")).string();
+  if (!d.has_filename() && d.has_parent_path()) d = d.parent_path();
+  if (auto c = fs::weakly_canonical(d, ec); !ec) d = c;
+  std::string key = (place == FolderLock::Place::inside ? "work:" : "out:") + d.string();
+  return user_cache_dir("locks") + "/" + Sha256::hex(Sha256::of(as_bytes(key))).substr(0, 32) + ".lock";
 }
 
 Expected<FolderLock> FolderLock::acquire(const std::string& dir, Place place, bool wait, std::FILE* note) {
-  std::string path = folder_lock_path(dir, place);
   std::error_code ec;
+  if (place == Place::inside) {
+    fs::create_directories(dir, ec);
+    if (ec) return make_error(fmt::format("{}: cannot create: {}", dir, ec.message()));
+  }
+  std::string path = folder_lock_path(dir, place);
   fs::create_directories(fs::path(path).parent_path(), ec);
-  if (ec) return make_error(fmt::format("{}: cannot create: {}", fs::path(path).parent_path().string(), ec.message()));
+  if (ec) return make_error(fmt::format("{}: cannot create tailor's lock folder: {}", fs::path(path).parent_path().string(), ec.message()));
   // O_CLOEXEC: the build's processes must not inherit the lock and hold it past tailor.
   int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return make_error(fmt::format("{}: cannot open the lock file: {}", path, std::strerror(errno)));

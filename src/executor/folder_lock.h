@@ -1,9 +1,14 @@
 // One build at a time per work folder and per output folder. An flock(2) on a lock file,
 // held for the whole run: the kernel drops it when the process ends in any way, so a
 // stale lock cannot exist. The holder writes its pid into the file so a second build can
-// say whom it waits for. The work folder's lock file lies inside it (`.tailor.lock`);
-// the output folder's lies beside it (`.<name>.tailor.lock`), because a build that fails
-// must leave the output folder as it was, not even created.
+// say whom it waits for. The lock files live in tailor's own folder,
+// ${XDG_CACHE_HOME:-~/.cache}/tailor/locks/<sha256 of the place and the folder's path>.lock,
+// never in or beside the user's folders: a build must leave the output folder as it was
+// (not even created) when it fails, and nothing in the user's tree (`git status`) when it
+// succeeds. They stay there: removing a lock file while another process may be about to
+// lock it would let two builds hold two different files. The path is made canonical as far
+// as it exists (symbolic links resolved), so two spellings of one folder share one lock;
+// the locks are per user (another user's build has its own cache folder).
 #pragma once
 #include <cstdio>
 #include <string>
@@ -15,7 +20,9 @@ namespace tailor::executor {
 class FolderLock {
 public:
   enum class Place { inside, beside };
-  /// Locks `dir` (creating it when the lock file lies inside). When another process holds
+  /// Locks `dir` (creating it for Place::inside, the work folder; an output folder is not
+  /// created). `place` keeps a work folder's lock apart from an output folder's of the
+  /// same path. When another process holds
   /// the lock: with `wait`, prints `waiting for tailor build pid N using DIR` once to
   /// `note` (may be null) and waits, giving up when tailor is interrupted; without, an
   /// error naming the holder.
@@ -33,7 +40,7 @@ private:
   std::string m_path;
 };
 
-/// The lock file for `dir` at `place`.
+/// The lock file for `dir` at `place`, in tailor's lock folder.
 std::string folder_lock_path(const std::string& dir, FolderLock::Place place);
 
 }  // namespace tailor::executor

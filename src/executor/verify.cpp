@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cuda/fatbin_code.h"
+#include "inspect/inspect_outcome.h"
 #include "inspect/inspect_report.h"
 #include "util/strings.h"
 
@@ -141,8 +142,13 @@ Expected<TargetVerification> verify_wheel_targets(const std::string& wheel, cons
     libs.push_back(std::move(*lt));
   }
   auto verification = compare_targets(libs, expected, declared);
-  for (const auto& lib : report.wheels.front().libraries)
+  for (const auto& lib : report.wheels.front().libraries) {
     for (const auto& w : lib.runtime_warnings) verification.runtime_problems.push_back(lib.path + ": " + w);
+    for (const auto& w : lib.loader_warnings) verification.inspect_warnings.push_back(lib.path + ": " + w);
+  }
+  auto outcome = inspect::judge(report, nullptr);
+  verification.inspect_failures = outcome.failures;
+  for (auto& w : outcome.warnings) verification.inspect_warnings.push_back(std::move(w));
   return verification;
 }
 

@@ -47,6 +47,11 @@ struct TargetVerification {
   /// each library of the wheel with a C++ runtime problem (inspect's runtime_warnings);
   /// not part of ok(), which is about targets.
   std::vector<std::string> runtime_problems;
+  /// What `tailor inspect` of the same wheel reports beyond targets, each one line naming the
+  /// library or the wheel: its failures (a RECORD that does not match, a manylinux tag the
+  /// libraries do not fit) and its warnings (the search-path WARNING lines of each library:
+  /// a build machine's folder, $LIB, an entry relative to the working directory ...).
+  std::vector<std::string> inspect_failures, inspect_warnings;
   /// Every library with device code matches, and there is at least one.
   bool ok() const;
   /// One line per failing library: "fused_ops/_C.so: missing sm_90, unexpected sm_80".

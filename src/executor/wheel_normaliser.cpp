@@ -11,6 +11,8 @@
 
 #include "cuda/cuda_version.h"
 #include "data/toml_document.h"
+#include "formats/elf.h"
+#include "formats/elf_search_path.h"
 #include "formats/wheel.h"
 #include "formats/zip.h"
 #include "formats/zip_writer.h"
@@ -56,6 +58,20 @@ Expected<std::string> retag_wheel_file(const std::string& wheel_text, const std:
   // Headers end at a blank line, as bdist_wheel writes them.
   return join(lines, "\n") + "\n\n";
 }
+
+bool search_path_entry_stays(std::string_view entry) {
+  return entry == "$ORIGIN" || entry == "${ORIGIN}" || entry.starts_with("$ORIGIN/") || entry.starts_with("${ORIGIN}/");
+}
+
+namespace {
+
+// A member worth reading as ELF: a shared library by its name, or an executable.
+bool may_be_elf(const std::string& name, uint32_t mode) {
+  auto base = name.substr(name.rfind('/') + 1);
+  return (mode & 0111) != 0 || base.ends_with(".so") || base.find(".so.") != std::string::npos;
+}
+
+}  // namespace
 
 Expected<NormalisedWheel> normalise_wheel(const std::string& wheel, const WheelNormaliseOptions& options) {
   TAILOR_TRY(mapped, MappedFile::open(wheel));
@@ -132,11 +148,43 @@ Expected<NormalisedWheel> normalise_wheel(const std::string& wheel, const WheelN
   const std::string out_path = options.output.empty() ? wheel : options.output;
   TAILOR_TRY(writer, formats::ZipWriter::create(out_path, zopts));
   std::string record;
+  std::vector<SearchPathRemoval> search_paths;
+  std::vector<std::byte> library;  // one ELF member at a time, when its search path changes
+  auto damaged = [&](const std::string& name, const formats::RecordRow& r) {
+    return make_error(fmt::format("{}: member '{}' does not match its RECORD row (line {}); refusing to rewrite a damaged wheel",
+                                  wheel, name, r.line));
+  };
   for (const auto& m : members) {
     formats::ZipWriteEntry we;
     we.name = m.name;
     we.mode = m.mode;
-    if (m.replaced) {
+    bool rewritten = false;
+    if (!m.replaced && !m.in_dist_info && may_be_elf(m.name, m.mode)) {
+      auto head = formats::peek_member(file, *m.entry, 4);
+      if (!head) return make_error(wheel + ": " + head.error().message);
+      if (formats::looks_like_elf(as_bytes(*head))) {
+        auto bytes = formats::extract_member(file, *m.entry, buffer);
+        if (!bytes) return make_error(wheel + ": " + bytes.error().message);
+        // The bytes as built answer to the old RECORD before they change.
+        if (auto row = old_rows.find(m.name); row != old_rows.end() && row->second.hash_algorithm == "sha256" &&
+                                              record_digest(Sha256::of(*bytes)) != "sha256=" + row->second.hash_value)
+          return damaged(m.name, row->second);
+        library.assign(bytes->begin(), bytes->end());
+        auto edits = formats::rewrite_search_paths(library, search_path_entry_stays);
+        if (!edits)
+          return make_error(fmt::format("{}: member '{}' keeps a build machine's folder in its search path: {}", wheel,
+                                        m.name, edits.error().message));
+        for (auto& e : *edits) search_paths.push_back({m.name, e.tag, std::move(e.removed), e.after});
+        rewritten = !edits->empty();
+      }
+    }
+    if (rewritten) {
+      const Bytes bytes(library.data(), library.size());
+      we.source = formats::ZipStreamSource{bytes.size(), [bytes](const std::function<void(Bytes)>& sink) -> Expected<void> {
+                                             sink(bytes);
+                                             return {};
+                                           }};
+    } else if (m.replaced) {
       we.source = m.replacement;
     } else {
       const formats::ZipEntry* e = m.entry;
@@ -145,14 +193,12 @@ Expected<NormalisedWheel> normalise_wheel(const std::string& wheel, const WheelN
     }
     auto written = writer.add(we);
     if (!written) return make_error(wheel + ": " + written.error().message);
-    if (!m.replaced)
+    if (!m.replaced && !rewritten)
       if (auto row = old_rows.find(m.name); row != old_rows.end()) {
         const auto& r = row->second;
         bool hash_differs = r.hash_algorithm == "sha256" && record_digest(written->sha256) != "sha256=" + r.hash_value;
         bool size_differs = r.size && *r.size != written->size;
-        if (hash_differs || size_differs)
-          return make_error(fmt::format("{}: member '{}' does not match its RECORD row (line {}); refusing to rewrite a damaged wheel",
-                                        wheel, m.name, r.line));
+        if (hash_differs || size_differs) return damaged(m.name, r);
       }
     record += fmt::format("{},{},{}\n", record_field(m.name), record_digest(written->sha256), written->size);
   }
@@ -162,7 +208,7 @@ Expected<NormalisedWheel> normalise_wheel(const std::string& wheel, const WheelN
   rec.source = record;
   if (auto r = writer.add(rec); !r) return make_error(wheel + ": " + r.error().message);
   if (auto r = writer.commit(); !r) return make_error(wheel + ": " + r.error().message);
-  return NormalisedWheel{out_path, di, members.size() + 1};
+  return NormalisedWheel{out_path, di, members.size() + 1, std::move(search_paths)};
 }
 
 namespace {

@@ -6,13 +6,16 @@
 // urlsafe-base64, sizes, its own row last with no hash); the old RECORD is checked first,
 // so a damaged wheel is refused rather than given a fresh, matching RECORD. Optionally
 // adds `<name>.dist-info/tailor-provenance.json` and replaces WHEEL's Tag lines (the
-// torch build's retag). The output is written beside its destination and renamed into
+// torch build's retag). Every ELF member's RUNPATH/RPATH keeps only the entries that name
+// folders of the installed wheel (search_path_entry_stays; formats/elf_search_path does the
+// edit in place, or says why it cannot, and then the wheel is refused). The output is written beside its destination and renamed into
 // place.
 #pragma once
 #include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "executor/build_report.h"
 #include "formats/wheel.h"
@@ -26,6 +29,20 @@ namespace tailor::executor {
 
 inline constexpr const char* k_provenance_file = "tailor-provenance.json";
 
+/// A search path entry that stays in a published library: one relative to the library's own
+/// folder ($ORIGIN, ${ORIGIN}), so it names a folder of the installed wheel. Every other
+/// entry (absolute: the build machine's folders, /root/.pyenv/versions/3.11.7/lib from the
+/// building Python's LDSHARED; relative: the working directory of the process) is removed.
+bool search_path_entry_stays(std::string_view entry);
+
+/// What the rewrite removed from one library's search path.
+struct SearchPathRemoval {
+  std::string member;                ///< "fused_ops/_C.so"
+  std::string tag;                   ///< "RUNPATH" or "RPATH"
+  std::vector<std::string> removed;  ///< the entries dropped
+  std::string after;                 ///< what is left ("" when the entry went)
+};
+
 struct WheelNormaliseOptions {
   int64_t source_date_epoch = 0;   ///< clamped to 1980-01-01 for the zip's DOS times
   std::string provenance_json;     ///< written into the dist-info when not empty
@@ -37,6 +54,7 @@ struct NormalisedWheel {
   std::string path;       ///< the written wheel
   std::string dist_info;  ///< "fused_ops-0.1.0.dist-info"
   size_t members = 0;     ///< RECORD included
+  std::vector<SearchPathRemoval> search_paths;  ///< one per library whose search path changed
 };
 
 Expected<NormalisedWheel> normalise_wheel(const std::string& wheel, const WheelNormaliseOptions& options);

@@ -107,7 +107,8 @@ Expected<InspectReport> inspect_paths(const std::vector<std::string>& paths, con
     }
     TAILOR_TRY(is_elf, file_starts_with_elf_magic(path));
     if (!is_elf)
-      return make_error(path + ": offset 0x0: neither an ELF file (no \\x7fELF magic) nor a .whl");
+      return make_error(path + ": offset 0x0: neither an ELF file (no \\x7fELF magic) nor a .whl; inspect takes wheels, "
+                        "ELF libraries and folders of them");
     elf_files.push_back(path);
   }
 

@@ -63,9 +63,10 @@ std::vector<std::string> gpu_targets(const TorchPlan& p) {
 }
 
 struct VariantNames {
-  std::string python_set;  ///< python313Packages
-  std::string system;      ///< x86_64-linux
-  std::string blas;        ///< openblas
+  std::string python_set;     ///< python313Packages
+  std::string system;         ///< x86_64-linux
+  std::string blas;           ///< openblas
+  std::string cuda_packages;  ///< cudaPackages_12_8; empty for a CPU-only plan
 };
 
 Expected<VariantNames> variant_names(const TorchPlan& p, const NixpkgsFacts& facts) {
@@ -90,6 +91,16 @@ Expected<VariantNames> variant_names(const TorchPlan& p, const NixpkgsFacts& fac
   if (blas == facts.blas.end())
     return make_error(fmt::format("{}: blas: '{}' has no nixpkgs provider", p.name, comment_text(p.blas)));
   n.blas = blas->second;
+  if (p.cuda && p.cuda_version) {
+    n.cuda_packages = facts.cuda_packages;
+    auto put = [&](std::string_view key, const std::string& value) {
+      if (auto at = n.cuda_packages.find(key); at != std::string::npos) n.cuda_packages.replace(at, key.size(), value);
+    };
+    put("{major}", std::to_string(p.cuda_version->major));
+    put("{minor}", std::to_string(p.cuda_version->minor));
+    if (!nix_identifier(n.cuda_packages))
+      return make_error(fmt::format("{}: cuda: '{}' has no nixpkgs package set", p.name, comment_text(p.cuda_text())));
+  }
   return n;
 }
 
@@ -115,7 +126,8 @@ std::string torch_expression(const TorchPlan& p, const VariantNames& n, const Ni
                                  p.cuda ? "CUDA " + p.cuda_text() + " (" + join(p.targets.names(), " ") + ")" : "CPU-only",
                                  p.cpu_target.empty() ? "compiler default" : p.cpu_target, p.blas);
   std::string o = header(what, emit);
-  o += fmt::format("{{ {}, blas, {} }}:\n", n.python_set, n.blas);
+  o += fmt::format("{{ {}, blas, {}{} }}:\n", n.python_set, n.blas,
+                   n.cuda_packages.empty() ? "" : fmt::format(", {}, {}", n.cuda_packages, facts.cuda_magma));
   o += "let\n";
   o += fmt::format("  torch = {}.{};\n", n.python_set, nix_string(facts.torch_attribute));
   o += fmt::format("  wanted = {};\n", nix_string(p.torch_version));
@@ -129,6 +141,13 @@ std::string torch_expression(const TorchPlan& p, const VariantNames& n, const Ni
   o += "  (torch.override {\n";
   o += fmt::format("    cudaSupport = {};\n", nix_bool(p.cuda));
   if (p.cuda) o += fmt::format("    gpuTargets = {};\n", nix_list(gpu_targets(p)));
+  // The plan's CUDA, not nixpkgs' default one; magma with the same (torch is marked broken
+  // when the two differ).
+  if (!n.cuda_packages.empty()) {
+    o += fmt::format("    {} = {};\n", facts.cuda_packages_arg, n.cuda_packages);
+    o += fmt::format("    {} = {}.override {{ {} = {}; }};\n", facts.magma_arg, facts.cuda_magma, facts.cuda_packages_arg,
+                     n.cuda_packages);
+  }
   for (const auto& [feature, arg] : facts.feature_args)
     if (auto f = p.features.find(feature); f != p.features.end())
       o += fmt::format("    {} = {};\n", arg, nix_bool(f->second));
@@ -176,6 +195,12 @@ Expected<NixpkgsFacts> parse_nixpkgs_facts(std::string_view text, const std::str
     if (f.python_packages.find("{major}") == std::string::npos || f.python_packages.find("{minor}") == std::string::npos)
       doc["nixpkgs"]["python_packages"].fail("must contain {major} and {minor}");
     f.torch_attribute = doc["torch"]["attribute"].string();
+    f.cuda_packages_arg = ident(doc["torch"]["cuda_packages_arg"]);
+    f.cuda_packages = doc["torch"]["cuda_packages"].string();
+    f.magma_arg = ident(doc["torch"]["magma_arg"]);
+    f.cuda_magma = ident(doc["torch"]["cuda_magma"]);
+    if (f.cuda_packages.find("{major}") == std::string::npos || f.cuda_packages.find("{minor}") == std::string::npos)
+      doc["torch"]["cuda_packages"].fail("must contain {major} and {minor}");
     for (const auto& [feature, v] : doc["torch"]["feature_args"].entries()) f.feature_args[feature] = ident(v);
     f.host_only_env = doc["torch"]["env"]["host_only"].strings();
     for (const auto& [name, v] : doc["blas"].entries()) f.blas[name] = ident(v);
@@ -207,6 +232,18 @@ const NixpkgsFacts& nixpkgs_facts() {
 Expected<std::string> render_nix_torch(const TorchPlan& plan, const NixpkgsFacts& facts) {
   TAILOR_TRY(names, variant_names(plan, facts));
   return torch_expression(plan, names, facts, NixEmit::flox);
+}
+
+std::string nix_next_command(const std::vector<TorchPlan>& plans, NixEmit emit, const std::string& dir,
+                             const NixpkgsFacts& facts) {
+  if (plans.empty()) return "";
+  auto n = variant_names(plans.front(), facts);
+  if (!n) return "";
+  const std::string quoted = "'" + dir + "'";
+  if (emit == NixEmit::flake) return fmt::format("nix build {}#{}", dir.find_first_of(" '\"$") == std::string::npos ? dir : quoted,
+                                                 plans.front().name);
+  return fmt::format("cd {} && flox build {}.{}", dir.find_first_of(" '\"$") == std::string::npos ? dir : quoted,
+                     n->python_set, plans.front().name);
 }
 
 std::vector<TorchPlan> nix_variant_plans(const std::vector<TorchVariant>& variants) {
@@ -257,25 +294,39 @@ Expected<std::vector<NixFile>> render_nix_files(const std::vector<TorchPlan>& pl
       }
       config += fmt::format(" cudaCapabilities = {}; cudaForwardCompat = {};", nix_list(caps), nix_bool(ptx));
     }
-    lets += fmt::format("  pkgs{} = variant {} {{ {} }};\n", i, nix_string(n.system), config);
+    // The flake's package set of the variant (overlays): the plan's CUDA for every package,
+    // and the variant's torch as the set's own torch, so every package that needs torch
+    // (the extensions and whatever they pull in) gets this one, never nixpkgs' default.
+    lets += fmt::format("  pkgs{} = variant {} {{ {} }} {} {} (./pkgs + {});\n", i, nix_string(n.system), config,
+                        n.cuda_packages.empty() ? "null" : nix_string(n.cuda_packages), nix_string(n.python_set),
+                        nix_string("/" + n.python_set + "/" + p.name + ".nix"));
     std::string& lines = by_system[n.system];
-    lines += fmt::format("    {} = pkgs{}.callPackage (./pkgs + {}) {{ }};\n", nix_string(p.name), i,
-                         nix_string("/" + n.python_set + "/" + p.name + ".nix"));
+    lines += fmt::format("    {} = pkgs{}.{}.{};\n", nix_string(p.name), i, n.python_set, nix_string(facts.torch_attribute));
     for (const auto& [recipe, attribute] : facts.extensions) {
       // A CPU-only variant gets no package that only builds with CUDA.
       if (!p.cuda && std::find(facts.cuda_only.begin(), facts.cuda_only.end(), recipe) != facts.cuda_only.end())
         continue;
       std::string ext = p.name + "-" + recipe;
       if (!valid_variant_name(ext)) continue;  // over 64 characters: the torch package alone
-      files.push_back({dir + ext + ".nix", extension_expression(p, n, recipe, attribute, emit)});
-      lines += fmt::format("    {} = pkgs{}.callPackage (./pkgs + {}) {{ }};\n", nix_string(ext), i,
-                           nix_string("/" + n.python_set + "/" + ext + ".nix"));
+      if (emit == NixEmit::flox) files.push_back({dir + ext + ".nix", extension_expression(p, n, recipe, attribute, emit)});
+      lines += fmt::format("    {} = pkgs{}.{}.{};\n", nix_string(ext), i, n.python_set, nix_string(attribute));
     }
   }
   if (emit == NixEmit::flake) {
     std::string packages = header("Every variant's package set and packages, by Nix system.", emit);
     packages += "{ nixpkgs }:\nlet\n";
-    packages += "  variant = system: config: import nixpkgs { inherit system; config = { allowUnfree = true; } // config; };\n";
+    packages += "  variant = system: config: cuda: python: torch: import nixpkgs {\n"
+                "    inherit system;\n"
+                "    config = { allowUnfree = true; } // config;\n"
+                "    overlays = (if cuda == null then [ ] else [ (final: prev: { cudaPackages = final.${cuda}; }) ]) ++ [\n"
+                "      # The variant's torch is the Python package set's torch: made from nixpkgs' own (pyprev).\n"
+                "      (final: prev: {\n"
+                "        pythonPackagesExtensions = prev.pythonPackagesExtensions ++ [\n"
+                "          (pyfinal: pyprev: { torch = final.callPackage torch { ${python} = pyprev; }; })\n"
+                "        ];\n"
+                "      })\n"
+                "    ];\n"
+                "  };\n";
     packages += lets + "in\n{\n";
     for (const auto& [system, lines] : by_system) packages += fmt::format("  {} = {{\n{}  }};\n", nix_string(system), lines);
     packages += "}\n";
@@ -292,7 +343,10 @@ Expected<std::vector<NixFile>> render_nix_files(const std::vector<TorchPlan>& pl
     std::string manifest = "# Written by `tailor matrix --emit flox` from tailor.toml: the environment of the Nix\n"
                            "# expression builds in .flox/pkgs/. Build one with `flox build <name>`:\n";
     for (const auto& name : flox_names) manifest += "#   " + comment_text(name) + "\n";
-    manifest += "version = 1\n\n[install]\n\n[options]\nsystems = [";
+    manifest += "version = 1\n\n[install]\n\n[options]\n";
+    // CUDA is unfree in nixpkgs: without the permission no CUDA variant evaluates.
+    if (std::any_of(plans.begin(), plans.end(), [](const TorchPlan& p) { return p.cuda; })) manifest += "allow.unfree = true\n";
+    manifest += "systems = [";
     bool first = true;
     for (const auto& s : systems) {
       manifest += std::string(first ? "" : ", ") + "\"" + s + "\"";  // checked by the loader: [a-z0-9_-]

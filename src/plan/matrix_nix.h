@@ -20,6 +20,10 @@ struct NixpkgsFacts {
   std::string default_url;                              ///< the flake's nixpkgs input
   std::string python_packages;                          ///< "python{major}{minor}Packages"
   std::string torch_attribute;                          ///< "torch"
+  std::string cuda_packages_arg;                        ///< torch's argument: "cudaPackages"
+  std::string cuda_packages;                            ///< "cudaPackages_{major}_{minor}"
+  std::string magma_arg;                                ///< torch's argument: "effectiveMagma"
+  std::string cuda_magma;                               ///< "magma-cuda-static"
   std::map<std::string, std::string> feature_args;      ///< plan feature -> torch argument
   std::vector<std::string> host_only_env;               ///< plan env keys not emitted
   std::map<std::string, std::string> blas;              ///< plan BLAS -> nixpkgs attribute
@@ -45,7 +49,8 @@ enum class NixEmit { flake, flox };
 std::string nix_string(std::string_view s);
 
 /// The Nix expression of one variant's torch: a function of nixpkgs' arguments
-/// ({ python313Packages, blas, openblas }) for callPackage, as Flox calls .flox/pkgs files.
+/// ({ python313Packages, blas, openblas }, and cudaPackages_12_8 for a CUDA 12.8 plan) for
+/// callPackage, as Flox calls .flox/pkgs files.
 /// An error when the plan has input errors or a value nixpkgs has no name for.
 Expected<std::string> render_nix_torch(const TorchPlan& plan, const NixpkgsFacts& facts = nixpkgs_facts());
 
@@ -55,6 +60,11 @@ Expected<std::string> render_nix_torch(const TorchPlan& plan, const NixpkgsFacts
 /// .flox/pkgs/<pythonPackages>/<name>.nix (Flox names them pythonXYPackages.<name>).
 Expected<std::vector<NixFile>> render_nix_files(const std::vector<TorchPlan>& plans, NixEmit emit,
                                                 const NixpkgsFacts& facts = nixpkgs_facts());
+
+/// What to run next in the emitted folder `dir`: `nix build <dir>#<first variant>` (flake) or
+/// `cd <dir> && flox build <pythonXYPackages>.<first variant>` (flox); empty without plans.
+std::string nix_next_command(const std::vector<TorchPlan>& plans, NixEmit emit, const std::string& dir,
+                             const NixpkgsFacts& facts = nixpkgs_facts());
 
 /// The plans of the config's variants as `matrix --emit nix|flox` makes them: described for
 /// the variant's own platform, independent of the machine tailor runs on.

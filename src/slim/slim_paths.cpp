@@ -638,22 +638,40 @@ Expected<SlimReport> slim_paths(const std::vector<std::string>& paths, const Sli
   report.dry_run = o.dry_run;
   if (!o.dry_run && !o.in_place && o.out_dir.empty())
     return make_error("say where the result goes: --out DIR, --in-place, or --dry-run");
-  if (!o.out_dir.empty()) {
-    std::error_code ec;
-    fs::create_directories(o.out_dir, ec);
-    if (!fs::is_directory(o.out_dir, ec)) return make_error(o.out_dir + ": cannot create the output folder");
-  }
+  // Every input is looked at before the output folder exists: a wrong path leaves nothing.
+  enum class Kind { environment, wheel, library };
+  std::vector<Kind> kinds;
   for (const auto& p : paths) {
-    auto start = std::chrono::steady_clock::now();
     struct stat st {};
     if (::stat(p.c_str(), &st) != 0) return make_error(p + ": " + errno_text(errno));
-    Expected<InputSlim> r = make_error("");
-    if (S_ISDIR(st.st_mode)) r = slim_environment_input(p, o);
+    if (S_ISDIR(st.st_mode)) kinds.push_back(Kind::environment);
     else if (!S_ISREG(st.st_mode)) return make_error(p + ": not a regular file or folder");
-    else if (p.ends_with(".whl")) r = slim_wheel_input(p, o);
-    else if (has_elf_magic(p)) r = slim_library_input(p, o);
+    else if (p.ends_with(".whl")) kinds.push_back(Kind::wheel);
+    else if (has_elf_magic(p)) kinds.push_back(Kind::library);
     else return make_error(p + ": not a wheel, an ELF library, a virtual environment or a site-packages folder");
-    if (!r) return r.error();
+  }
+  // A folder this run made and left empty goes again when the run fails.
+  bool made_out_dir = false;
+  if (!o.out_dir.empty()) {
+    std::error_code ec;
+    made_out_dir = fs::create_directories(o.out_dir, ec);
+    if (!fs::is_directory(o.out_dir, ec)) return make_error(o.out_dir + ": cannot create the output folder");
+  }
+  auto fail = [&](const Error& e) -> Expected<SlimReport> {
+    std::error_code ec;
+    if (made_out_dir && fs::is_empty(o.out_dir, ec) && !ec) fs::remove(o.out_dir, ec);
+    return e;
+  };
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const std::string& p = paths[i];
+    auto start = std::chrono::steady_clock::now();
+    Expected<InputSlim> r = make_error("");
+    switch (kinds[i]) {
+      case Kind::environment: r = slim_environment_input(p, o); break;
+      case Kind::wheel: r = slim_wheel_input(p, o); break;
+      case Kind::library: r = slim_library_input(p, o); break;
+    }
+    if (!r) return fail(r.error());
     r->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     report.inputs.push_back(std::move(*r));
   }

@@ -973,6 +973,19 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   return std::nullopt;
 }
 
+namespace {
+// The check line of the search-path rewrite: what left each library, or that nothing had to.
+CheckResult search_path_check(const std::vector<SearchPathRemoval>& removals) {
+  if (removals.empty()) return {"search-path", CheckStatus::passed, "no RUNPATH/RPATH entry outside the wheel"};
+  std::vector<std::string> parts;
+  for (const auto& r : removals)
+    parts.push_back(fmt::format("{}: removed {} {}{}", r.member, r.tag, join(r.removed, ":"),
+                                r.after.empty() ? "" : fmt::format(" (kept {})", r.after)));
+  return {"search-path", CheckStatus::passed,
+          "build machine folders removed from the wheel's libraries: " + join(parts, "; ")};
+}
+}  // namespace
+
 // 5. The wheel, verified against the request.
 StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&, ExtensionBuildState& s) {
   BuildReport& rep = s.result.report;
@@ -997,9 +1010,13 @@ StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&, 
   if (s.identity) {
     rep.provenance = make_build_provenance(rep, *s.identity, s.spec, plan::recipe_for(s.package));
     rep.provenance->profile = o.profile;
-    if (auto n = normalise_wheel(wheel, {s.identity->source_date_epoch, provenance_file_text(*rep.provenance)}); !n)
+    auto n = normalise_wheel(wheel, {s.identity->source_date_epoch, provenance_file_text(*rep.provenance)});
+    if (!n) {
+      rep.checks.push_back({"search-path", CheckStatus::failed, n.error().message});
       return stop(BuildStatus::verify_failed, "the built wheel cannot be normalised: " + n.error().message);
+    }
     if (auto st = hash_wheel()) return st;
+    rep.checks.push_back(search_path_check(n->search_paths));
   }
   status(o, fmt::format("==> verifying {}", rep.wheel));
   // A capability the package builds as its arch-specific variant (its kernels need sm_90a's
@@ -1026,6 +1043,16 @@ StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&, 
     return stop(BuildStatus::verify_failed, "the wheel's targets differ from the request: " + join(lines, "; "));
   }
   rep.checks.push_back({"targets", CheckStatus::passed, verification->summary()});
+  // What `tailor inspect` would say of this wheel, said here: a failure stops the build, a
+  // warning is a check of its own in the summary and the report.
+  if (!verification->inspect_failures.empty()) {
+    std::string text = join(verification->inspect_failures, "; ");
+    rep.checks.push_back({"inspect", CheckStatus::failed, text});
+    return stop(BuildStatus::verify_failed, "tailor inspect fails the wheel: " + text);
+  }
+  rep.checks.push_back(verification->inspect_warnings.empty()
+                           ? CheckResult{"inspect", CheckStatus::passed, "no warnings (RECORD, manylinux tag, search paths)"}
+                           : CheckResult{"inspect", CheckStatus::warning, join(verification->inspect_warnings, "; ")});
   if (!verification->runtime_problems.empty()) {
     // Caught here, before the import test or the package's tests die of it (a segfault
     // on the first exception torch throws): name the compiler that did it.

@@ -101,6 +101,10 @@ TEST(ArchSpec, UnknownTokenNamesItAndSuggests) {
   auto r = parse_arch_spec("hoper");
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().message, "unknown CUDA target 'hoper' (did you mean: Hopper, H100?)");
+  // Only what is near: a letter O for a zero is one edit from 9.0, two from 3.5 and 3.7.
+  auto typo = parse_arch_spec("9.O");
+  ASSERT_FALSE(typo);
+  EXPECT_EQ(typo.error().message, "unknown CUDA target '9.O' (did you mean: 9.0?)");
   struct Case { const char* spec; const char* token; };
   for (auto c : {Case{"8.0;8.9a", "8.9a"}, Case{"sm_89a", "sm_89a"}, Case{"7.9", "7.9"}, Case{"sm_99", "sm_99"},
                  Case{"8.0,foo", "foo"}, Case{"H1000", "H1000"}, Case{"-foo", "-foo"}, Case{"8.0+PTXX", "8.0+PTXX"},

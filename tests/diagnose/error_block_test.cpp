@@ -124,3 +124,32 @@ TEST(LogLines, StripsColourAndCarriageReturnRedraws) {
 
 }  // namespace
 }  // namespace tailor::diagnose
+
+namespace tailor::diagnose {
+namespace {
+
+// What executor/build_runner writes into the log when a signal stops a step.
+TEST(Interruption, FoundWhereTheRunnerWroteIt) {
+  const char* log =
+      "### tailor step 1/1: build the generic wheel (PEP 517) (2026-11-28T10:00:00Z)\n"
+      "[3/12] /usr/local/cuda/bin/nvcc -c csrc/a.cu -o a.o\n"
+      "### tailor step 1 INTERRUPTED (signal 15) after 31.4 s\n"
+      "### tailor: interrupted by signal 15; the run stopped here\n";
+  auto i = find_interruption(log);
+  ASSERT_TRUE(i);
+  EXPECT_EQ(i->line_number, 3u);
+  EXPECT_EQ(i->signal, 15);
+  EXPECT_EQ(i->quoted_line, "### tailor step 1 INTERRUPTED (signal 15) after 31.4 s");
+  EXPECT_EQ(signal_label(15), "SIGTERM");
+  EXPECT_EQ(signal_label(2), "SIGINT (Ctrl-C)");
+  auto run_only = find_interruption("### tailor: interrupted by signal 2; the run stopped here\r\n");
+  ASSERT_TRUE(run_only);
+  EXPECT_EQ(run_only->signal, 2);
+  EXPECT_EQ(run_only->quoted_line, "### tailor: interrupted by signal 2; the run stopped here");
+  // A failed step, or a package that prints the words, is no interruption.
+  EXPECT_FALSE(find_interruption("### tailor step 1 FAILED: exit 1 after 2.0 s\nKeyboardInterrupt\n"));
+  EXPECT_FALSE(find_interruption("  ### tailor step 1 INTERRUPTED (signal 2) after 1 s\n"));
+}
+
+}  // namespace
+}  // namespace tailor::diagnose

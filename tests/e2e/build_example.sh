@@ -3,7 +3,8 @@
 # nvcc, torch and pip for one target; asserts the published files, the targets through
 # `tailor inspect --exact` and the JSON report, and runs the example's CPU tests against
 # the built wheel in a fresh venv, then builds again and compares the bytes (reproducible
-# builds) and the provenance inside the wheel. On a GPU machine set TAILOR_TEST_ARCH=9.0 (H100): the
+# builds) and the provenance inside the wheel, and that no folder of the build machine is in
+# its libraries' search paths. On a GPU machine set TAILOR_TEST_ARCH=9.0 (H100): the
 # example's GPU tests then run too, and the wheel must carry no other target.
 set -u
 : "${TAILOR:?TAILOR must point at the built binary}"
@@ -67,6 +68,37 @@ if "$TAILOR" inspect --help 2>/dev/null | grep -q -- "--exact"; then
 else
   echo "note: inspect --exact not available in this build; the report's targets were checked"
 fi
+
+# No folder of the build machine in the wheel's libraries (issue 40). The building Python
+# links every extension with its own -rpath (LDSHARED of a pyenv or a from-source Python):
+# the wheel tailor publishes keeps only $ORIGIN-relative entries, the report's search-path
+# check names what it removed, and what `tailor inspect` warns about is a check of the build.
+ldshared=$(python3 -c "import sysconfig; print(sysconfig.get_config_var('LDSHARED') or '')")
+rpath_dir=$(sed -n 's/.*-Wl,-rpath,\([^ ]*\).*/\1/p' <<<"$ldshared")
+if [ -n "$rpath_dir" ]; then echo "ok   the building Python links with -rpath $rpath_dir (LDSHARED)"; else
+  echo "FAIL the building Python's LDSHARED has no -rpath ($ldshared): the removal is not exercised here"; fail=1; fi
+mkdir -p "$tmp/members"
+python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); [z.extract(n, sys.argv[2]) for n in z.namelist() if ".so" in n]' \
+  "$tmp/dist/$whl" "$tmp/members"
+libs=$(find "$tmp/members" -name '*.so*' -type f)
+[ -n "$libs" ] && echo "ok   the wheel has libraries to check" || { echo "FAIL no library in $whl"; fail=1; }
+for lib in $libs; do
+  paths=$(readelf -dW "$lib" | sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]/\2/p' | tr ':' '\n')
+  outside=$(grep -v '^\$ORIGIN\(/\|$\)' <<<"$paths" | grep -v '^\${ORIGIN}' | grep -v '^$')
+  expect_eq "readelf: ${lib#"$tmp/members/"} has no RUNPATH/RPATH outside \$ORIGIN" "$outside" ""
+done
+if [ -n "$rpath_dir" ]; then
+  detail=$(json_get "$tmp/report.json" '[c["detail"] for c in j["checks"] if c["name"]=="search-path"][0]')
+  case "$detail" in *"removed RUNPATH $rpath_dir"* | *"removed RPATH $rpath_dir"*) echo "ok   search-path check names $rpath_dir" ;;
+    *) echo "FAIL search-path check: $detail"; fail=1 ;; esac
+fi
+"$TAILOR" inspect "$tmp/dist/$whl" >"$tmp/inspect.out" 2>&1
+inspect_warnings=$(grep -ci 'warning' "$tmp/inspect.out")
+inspect_check=$(json_get "$tmp/report.json" '[c["status"] for c in j["checks"] if c["name"]=="inspect"][0]')
+if [ "$inspect_warnings" = 0 ]; then expect_eq "inspect warns of nothing, the build's inspect check passed" "$inspect_check" passed
+else expect_eq "inspect's warnings are the build's inspect check" "$inspect_check" warning; fi
+lacks_machine=$(grep -c 'folder of the build machine' "$tmp/inspect.out")
+expect_eq "inspect: no 'folder of the build machine'" "$lacks_machine" 0
 
 # The example's tests against the wheel, in a venv of our own, from outside the source tree.
 python3 -m venv --system-site-packages "$tmp/venv" && "$tmp/venv/bin/pip" install -q --no-deps --no-index "$tmp/dist/$whl"

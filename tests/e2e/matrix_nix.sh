@@ -3,8 +3,10 @@
 # parses (nix-instantiate --parse), and every variant, evaluated against a stub nixpkgs
 # (tests/e2e/data/nix_stub, which records what it is passed), overrides torch with exactly
 # what `tailor matrix plan --json` plans for it: CUDA on/off, gpuTargets and the package set's
-# cudaCapabilities (PTX included), CPU flags, USE_* switches, BLAS; extension packages get the
-# variant's torch. Also: a torch version nixpkgs lacks is an evaluation error naming both, an
+# cudaCapabilities (PTX included), the plan's cudaPackages_X_Y (torch's, magma's and, in the
+# flake, the package set's), CPU flags, USE_* switches, BLAS; extension packages get the
+# variant's torch (in the flake, as the one torch of the variant's package set); the Flox
+# manifest allows unfree packages for CUDA; --emit prints the next command. Also: a torch version nixpkgs lacks is an evaluation error naming both, an
 # error in tailor.toml is one line naming the key, exit 2 and no file written.
 set -euo pipefail
 : "${TAILOR:?}" "${TAILOR_SOURCE_DIR:?}"
@@ -47,6 +49,18 @@ check_config() {  # CONFIG LABEL
   [ -f "$out/flox/.flox/env/manifest.toml" ] || fail "$label: .flox/env/manifest.toml missing"
   python3 -c 'import sys,tomllib; tomllib.load(open(sys.argv[1],"rb"))' "$out/flox/.flox/env/manifest.toml" ||
     fail "$label: manifest.toml is not TOML"
+  # CUDA is unfree in nixpkgs: a manifest with a CUDA variant allows it, a CPU-only one need not.
+  python3 - "$out/flox/.flox/env/manifest.toml" "$tmp/$label.plan.json" << 'PY' || fail "$label: manifest's unfree permission"
+import json, sys, tomllib
+manifest, plans = tomllib.load(open(sys.argv[1], "rb")), json.load(open(sys.argv[2]))
+cuda = any(p["cuda"] is not None for p in plans["variants"])
+assert manifest["options"].get("allow", {}).get("unfree", False) == cuda, (manifest["options"], cuda)
+PY
+  # --emit says what to run next.
+  "$TAILOR" matrix --config "$cfg" --emit nix --emit-dir "$out/nix" 2>&1 >/dev/null | grep -q "^next: nix build $out/nix#" ||
+    fail "$label: --emit nix prints no next command"
+  "$TAILOR" matrix --config "$cfg" --emit flox --emit-dir "$out/flox" 2>&1 >/dev/null | grep -q "^next: cd $out/flox && flox build python" ||
+    fail "$label: --emit flox prints no next command"
   local n=0 f
   while IFS= read -r -d '' f; do
     nixi --parse "$f" > /dev/null || fail "$label: $f does not parse"
@@ -58,7 +72,8 @@ check_config() {  # CONFIG LABEL
     local py="python$(python3 -c 'import json,sys; r=[r for r in json.load(open(sys.argv[1]))["variants"] if r["variant"]==sys.argv[2]][0]; print(r["python"].replace(".","")[:1]+r["python"].split(".")[1])' "$tmp/$label.plan.json" "$v")Packages"
     STUB_TORCH_VERSION=2.9.1 nixi --eval --strict --json -E "
       let o = (import $out/nix/flake.nix).outputs { self = { }; nixpkgs = $stub; };
-      in o.packages.\"x86_64-linux\"" > "$tmp/$label.flake.json" || fail "$label: flake eval"
+      in builtins.mapAttrs (n: v: builtins.removeAttrs v [ \"override\" ]) o.packages.\"x86_64-linux\"" > "$tmp/$label.flake.json" ||
+      fail "$label: flake eval"
     STUB_TORCH_VERSION=2.9.1 nixi --eval --strict --json -E "
       let pkgs = import $stub { };
       in { torch = pkgs.callPackage $out/flox/.flox/pkgs/$py/$v.nix { };
@@ -78,12 +93,18 @@ def check(rec, where, with_config):
     if cuda:
         targets = env["TORCH_CUDA_ARCH_LIST"].split(";")
         assert a["gpuTargets"] == targets, (where, a["gpuTargets"], targets)
+        cuda_set = "cudaPackages_" + plan["cuda"].replace(".", "_")
+        assert a["cudaPackages"] == cuda_set, (where, a.get("cudaPackages"), plan["cuda"])
+        assert a["effectiveMagma"] == {"magmaCudaPackages": cuda_set}, (where, a.get("effectiveMagma"))
+        if with_config:  # the flake's package set: every package takes the plan's CUDA
+            assert rec["nixpkgsCuda"] == cuda_set, (where, rec["nixpkgsCuda"], cuda_set)
         if with_config:
             c = rec["nixpkgsConfig"]
             assert c["cudaCapabilities"] == [t.replace("+PTX", "") for t in targets], (where, c)
             assert c["cudaForwardCompat"] == any(t.endswith("+PTX") for t in targets), (where, c)
     else:
-        assert "gpuTargets" not in a, (where, a)
+        assert "gpuTargets" not in a and "cudaPackages" not in a and "effectiveMagma" not in a, (where, a)
+        assert rec["nixpkgsCuda"] is None, (where, rec["nixpkgsCuda"])
     assert a["mklDnnSupport"] == feat["mkldnn"] and a["useSystemNccl"] == feat["nccl"], (where, a, feat)
     assert a["blas"] == {"OpenBLAS": "openblas", "MKL": "mkl"}[plan["blas"]], (where, a["blas"], plan["blas"])
     assert attrs["passthru"]["tailorCpuFlags"] == plan["cpu_flags"], (where, attrs["passthru"], plan["cpu_flags"])
@@ -97,6 +118,10 @@ check(flake[name], "flake", True)
 check(flox["torch"], "flox", False)
 assert flox["scatter"]["extension"] == "torch-scatter" and flox["scatter"]["torch"] == flox["torch"], "extension torch"
 assert flake[name + "-torchvision"]["torch"] == flake[name], "flake extension torch"
+# One torch in the variant's package set: every extension of the flake is built against it.
+exts = [k for k in flake if k.startswith(name + "-")]
+assert exts and all(flake[k]["torch"] == flake[name] for k in exts), [k for k in exts if flake[k]["torch"] != flake[name]]
+assert all(flake[k]["torchFrom"] == "the package set" for k in exts), [(k, flake[k]["torchFrom"]) for k in exts]
 print(f"{name}: flake and flox match the plan (cuda={plan['cuda']}, cpu={plan['cpu_flags']}, blas={plan['blas']})")
 PY
   done

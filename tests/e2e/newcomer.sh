@@ -143,4 +143,114 @@ has "explain --source names the user's file" "$out" "Correct line 38 of $work/ex
 "$T" explain "$work/compile.log" --source "$work/none" >/dev/null 2>"$work/err"
 expect_eq "explain --source of no folder: exit 2" "$?" 2
 has "explain --source of no folder: one line" "$(cat "$work/err")" "tailor: error: --source $work/none: not a folder"
+
+# ==== issue 40: the second newcomer walk ====================================================
+# Item 1 (build machine folders in a published wheel): tests/e2e/build_example.sh checks the
+# example's wheel with readelf (it builds it; this script builds nothing).
+
+# ---- no output folder before the input is known good (item 3) ------------------------------
+"$T" slim "$work/nope/x.whl" --keep 8.6 --out "$work/so2" >/dev/null 2>"$work/err"
+expect_eq "slim of a missing wheel: exit 2" "$?" 2
+[ -e "$work/so2" ] && bad "slim of a missing wheel left $work/so2" || ok "slim of a missing wheel left no --out folder"
+printf 'not a wheel' >"$work/junk.whl"
+"$T" slim "$work/junk.whl" --keep 8.6 --out "$work/so3" >/dev/null 2>&1
+expect_eq "slim of a damaged wheel: exit 2" "$?" 2
+[ -e "$work/so3" ] && bad "slim of a damaged wheel left $work/so3" || ok "slim of a damaged wheel left no --out folder"
+"$T" build "$work/nope" --arch 8.6 --out "$work/bo" >/dev/null 2>&1
+expect_eq "build of a missing source: exit 2" "$?" 2
+[ -e "$work/bo" ] && bad "build of a missing source left $work/bo" || ok "build of a missing source left no --out folder"
+printf '[matrix\n' >"$work/bad.toml"
+"$T" matrix build --config "$work/bad.toml" --out "$work/mo" >/dev/null 2>&1
+[ -e "$work/mo" ] && bad "matrix of a broken tailor.toml left $work/mo" || ok "matrix of a broken tailor.toml left no --out folder"
+"$T" stack -r "$work/nope/req.txt" --gpu H100 --build --out "$work/sto" >/dev/null 2>&1
+[ -e "$work/sto" ] && bad "stack --build of a missing -r left $work/sto" || ok "stack --build of a missing -r left no --out folder"
+"$T" build torch --torch 0.0.1 --cpu-only --out "$work/to" >/dev/null 2>&1
+[ -e "$work/to" ] && bad "build torch of an unknown release left $work/to" || ok "build torch of an unknown release left no --out folder"
+
+# ---- a build leaves no lock file in or beside the user's folders (item 3) ------------------
+# A Python without torch fails the build's pre-flight, after it took its folder locks.
+if python3 -m venv --without-pip "$work/notorch" >/dev/null 2>&1; then
+  mkdir -p "$work/user"
+  (cd "$work/user" && "$T" build "$src/examples/fused_ops" --arch 8.6 --python "$work/notorch/bin/python" \
+    --work-dir "$work/lockwork" --out "$work/user/dist" --progress plain >/dev/null 2>"$work/lock.err")
+  rc=$?
+  [ "$rc" != 0 ] && ok "build with a Python without torch fails (exit $rc)" || bad "build with a Python without torch passed"
+  grep -q "torch" "$work/lock.err" && ok "it says torch is missing" || bad "no word of torch in: $(cat "$work/lock.err")"
+  expect_eq "nothing left in the user's folder (no .dist.tailor.lock, no dist)" "$(ls -A "$work/user")" ""
+  expect_eq "no lock file in the work folder" "$(find "$work/lockwork" -name '*.tailor.lock' 2>/dev/null)" ""
+else
+  echo "skip the lock file check: python3 -m venv unavailable"
+fi
+
+# ---- errors name what the input is and what the command takes (item 2) ---------------------
+make_wheel "$work/random-1.0-py3-none-any.whl" >/dev/null 2>&1 || printf 'PK' >"$work/random-1.0-py3-none-any.whl"
+err=$("$T" build "$work/random-1.0-py3-none-any.whl" --arch 8.6 2>&1)
+expect_eq "build of a wheel: exit 2" "$?" 2
+has "build of a wheel says it is a wheel, already built" "$err" "a wheel, which is already built"
+has "build of a wheel points at inspect" "$err" "tailor inspect $work/random-1.0-py3-none-any.whl"
+has "build of a wheel says what build takes" "$err" "build takes a source folder, an sdist (.tar.gz, .zip), NAME==VERSION or a git URL"
+lacks "build of a wheel: no 'no such folder'" "$err" "no such folder"
+lacks "build of a wheel: no NAME==1.2.3 advice" "$err" ".whl==1.2.3"
+err=$("$T" build /bin/sh --arch 8.6 2>&1)
+has "build of a program says it is built" "$err" "an ELF file (a built library or program), not a source"
+err=$("$T" build nosuchthing --arch 8.6 2>&1)
+has "build of a missing name: no such folder or file, and the index form" "$err" "no such folder or file; for the package index give an exact version, e.g. nosuchthing==1.2.3"
+err=$("$T" inspect /etc/hostname 2>&1)
+has "inspect of a text file says what inspect takes" "$err" "inspect takes wheels, ELF libraries and folders"
+printf 'hello\n' >"$work/not.json"
+err=$("$T" report "$work/not.json" --html "$work/r.html" 2>&1)
+has "report of a non-report says what report reads" "$err" "reads the <wheel>.report.json a build writes"
+: >"$work/empty.log"
+err=$("$T" explain "$work/empty.log" 2>&1)
+expect_eq "explain of an empty file: exit 2" "$?" 2
+has "explain of an empty file says so" "$err" "empty: no build log to explain"
+has "explain of another text says it is no tailor log" "$("$T" explain /etc/hostname 2>&1)" "not a log a tailor build wrote"
+: >"$work/empty.txt"
+err=$("$T" stack -r "$work/empty.txt" --gpu H100 2>&1)
+expect_eq "stack -r of an empty file: exit 2" "$?" 2
+has "stack -r of an empty file says it holds no requirement" "$err" "no requirement in it"
+
+# ---- smaller truths (item 6) -----------------------------------------------------------------
+cat >"$work/interrupted.log" <<'LOG'
+### tailor step 1/1: build the generic wheel (PEP 517) (2026-11-28T10:00:00Z)
+[3/12] /usr/local/cuda/bin/nvcc -c csrc/a.cu -o a.o
+### tailor step 1 INTERRUPTED (signal 2) after 31.4 s
+### tailor: interrupted by signal 2; the run stopped here
+LOG
+out=$("$T" explain "$work/interrupted.log" 2>&1)
+lacks "explain of an interrupted build: not 'No error found'" "$out" "No error found"
+has "explain of an interrupted build says so" "$out" "The build was interrupted by SIGINT (Ctrl-C)"
+expect_eq "explain --json: interrupted" "$("$T" explain "$work/interrupted.log" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["interrupted"]["signal"])')" 2
+first_python=$(python3 -c 'import sys; print(sys.executable)')
+json=$(cd "$work" && "$T" plan torch --torch 2.11.0 --cpu-only --format json 2>/dev/null)
+planned=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["python_interpreter"])' <<<"$json")
+expect_eq "plan's default Python is the python3 first on PATH" "$(readlink -f "$planned")" "$(readlink -f "$first_python")"
+err=$("$T" arch 9.O 2>&1)
+has "9.O suggests 9.0" "$err" "(did you mean: 9.0?)"
+lacks "9.O does not suggest 3.5" "$err" "3.5"
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  out=$("$T" doctor --torch 2.11.0 2>&1)
+  lacks "doctor without GPU or --arch: no FAIL arch" "$out" "[FAIL] arch"
+  has "doctor without GPU or --arch: says the targets were not checked" "$out" "not checked: no --arch or --gpu given"
+  has "doctor without GPU or --arch: says what to pass" "$out" "--arch '8.0;9.0' or --gpu H100"
+fi
+
+# ---- no silent stretches (item 5) -----------------------------------------------------------
+lacks "test.sh: the sanitizer build shows Ninja's lines" "$(grep 'ninja -C build-asan' "$src/scripts/test.sh")" "--quiet"
+setup=$(cat "$src/scripts/setup.sh")
+has "setup.sh says it installs the Python side" "$setup" "setup: installing the Python side"
+lacks "setup.sh: pip is not quiet" "$setup" "pip install -q"
+lacks "setup.sh: apt is not sent to /dev/null" "$(grep -A6 'apt-get install -y -q --no-install-recommends \\$' "$src/scripts/setup.sh")" ">/dev/null"
+
+# ---- install says when tailor is not on PATH, with the line that fixes it (item 4) ---------
+if [ -f "$bin/cmake_install.cmake" ] && [ -x "$bin/bin/tailor" ]; then
+  out=$(PATH=/usr/bin:/bin cmake --install "$bin" --prefix "$work/p2" --component tailor 2>&1)
+  expect_eq "cmake --install --component tailor: exit" "$?" 0
+  has "install says the prefix's bin is not on PATH" "$out" "but $work/p2/bin is not on PATH"
+  has "install prints the fixing line" "$out" "export PATH=\"$work/p2/bin:\$PATH\""
+  out=$(PATH="$work/p2/bin:/usr/bin:/bin" cmake --install "$bin" --prefix "$work/p2" --component tailor 2>&1)
+  lacks "install on PATH: no warning" "$out" "not on PATH"
+else
+  echo "skip the install PATH check: no configured build at $bin"
+fi
 exit $fail

@@ -64,6 +64,23 @@ TEST(Eta, ExtrapolatesLinearly) {
   EXPECT_FALSE(estimate_eta(1.5, 10s));
 }
 
+TEST(ProgressTracker, AnAgedEtaCountsDownThenSaysItRanOut) {
+  BuildProgress p;
+  p.done = 3;
+  p.total = 5;
+  p.percent = 60;
+  p.elapsed = 56s;
+  p.eta = 28s;
+  auto later = aged(p, 10s);
+  EXPECT_EQ(later.elapsed, 66s);
+  ASSERT_TRUE(later.eta);
+  EXPECT_EQ(*later.eta, 18s);
+  auto overdue = aged(p, 31s);
+  EXPECT_FALSE(overdue.eta);
+  EXPECT_TRUE(overdue.eta_overdue);
+  EXPECT_EQ(render_progress_line(overdue), "[3/5]  60% elapsed 1m27s, past its ETA");
+}
+
 TEST(ProgressTracker, UsesFinishedEdgesAndTheClock) {
   auto now = std::chrono::steady_clock::time_point{};
   ProgressTracker t([&] { return now; });
@@ -87,6 +104,23 @@ TEST(ProgressTracker, UsesFinishedEdgesAndTheClock) {
   EXPECT_EQ(p.current_file, "");
   EXPECT_EQ(p.current_command, "");
   EXPECT_EQ(p.percent, 60);
+  // The count stands still: the ETA counts down from when it moved, then gives way.
+  now += 25s;
+  p = t.progress();
+  ASSERT_TRUE(p.eta);
+  EXPECT_EQ(*p.eta, 15s);
+  EXPECT_FALSE(p.eta_overdue);
+  now += 20s;
+  p = t.progress();
+  EXPECT_FALSE(p.eta) << "an ETA that ran out is no estimate";
+  EXPECT_TRUE(p.eta_overdue);
+  EXPECT_NE(render_progress_line(p).find("past its ETA"), std::string::npos) << render_progress_line(p);
+  EXPECT_EQ(render_progress_line(p).find(" ETA "), std::string::npos) << render_progress_line(p);
+  now += 5s;
+  EXPECT_TRUE(t.feed("[4/5] nvcc -c /s/d.cu -o d.o"));
+  p = t.progress();
+  ASSERT_TRUE(p.eta) << "a new count gives a new estimate";
+  EXPECT_FALSE(p.eta_overdue);
   t.restart();
   EXPECT_EQ(t.progress().total, 0);
   EXPECT_EQ(t.progress().elapsed, 0s);
@@ -409,7 +443,38 @@ TEST(HeartbeatDisplay, LiveRedrawsTheStatusLine) {
   std::fclose(f);
   std::string text(buf, len);
   free(buf);
-  EXPECT_NE(text.find("\r\033[K[1/1] pip wheel: still running after 45s"), std::string::npos) << text;
+  EXPECT_NE(text.find("\r\033[Kpip wheel: still running after 45s"), std::string::npos) << text;
+}
+
+// With progress, every tick redraws the line: its elapsed time and ETA move while the build
+// prints nothing, and an ETA that ran out says so; a step of several says which it is.
+TEST(HeartbeatDisplay, LiveMovesTheElapsedTimeAndTheEtaEveryTick) {
+  char* buf = nullptr;
+  size_t len = 0;
+  std::FILE* f = open_memstream(&buf, &len);
+  auto now = std::chrono::steady_clock::time_point{};
+  {
+    auto d = make_progress_display(DisplayStyle::live, f, HeartbeatOptions{30s, [&] { return now; }, false});
+    d->step_started(tailor::plan::Step{"build", {"python3"}, "", {}, {}, 60s}, 1, 2);
+    now += 20s;
+    BuildProgress p;
+    p.done = 2;
+    p.total = 4;
+    p.percent = 50;
+    p.elapsed = 20s;
+    p.eta = 20s;
+    d->progress(p);
+    now += 5s;
+    d->tick();
+    now += 20s;
+    d->tick();
+  }
+  std::fclose(f);
+  std::string text(buf, len);
+  free(buf);
+  EXPECT_NE(text.find("\r\033[Kstep 2/2 build: [2/4]  50% elapsed 20s ETA 20s"), std::string::npos) << text;
+  EXPECT_NE(text.find("elapsed 25s ETA 15s"), std::string::npos) << text;
+  EXPECT_NE(text.find("elapsed 45s, past its ETA"), std::string::npos) << text;
 }
 
 namespace tailor::executor {

@@ -193,7 +193,8 @@ TEST(ProgressDisplays, LiveRewritesOneLine) {
   std::fclose(f);
   std::string text(buf, len);
   free(buf);
-  EXPECT_NE(text.find("\r\033[K[1/1] pip wheel: [1/4]"), std::string::npos);
+  // One step: no "[1/1]" of its own beside Ninja's counter.
+  EXPECT_NE(text.find("\r\033[Kpip wheel: [1/4]"), std::string::npos) << text;
   EXPECT_EQ(text.find('\n'), std::string::npos);
 }
 

@@ -218,6 +218,108 @@ TEST(WheelNormaliser, RefusesADamagedWheelAndLeavesItAlone) {
   EXPECT_FALSE(normalise_wheel((test::scratch_dir("normaliser_test") / "damaged" / "junk.whl").string(), {0, "", "", ""}));
 }
 
+namespace {
+
+// A wheel holding fixture libraries (tests/fixtures) as members `<member>` = fixture name,
+// the way setuptools stores an extension (0755), with a correct RECORD.
+fs::path make_library_wheel(const std::string& name, const std::vector<std::pair<std::string, std::string>>& libraries) {
+  fs::path out = test::scratch_dir("normaliser_test") / name;
+  fs::create_directories(out.parent_path());
+  std::vector<std::string> args = {"python3", "-c", R"(import base64, hashlib, sys, zipfile
+out, pairs = sys.argv[1], sys.argv[2:]
+di = 'ext_pkg-1.0.dist-info'
+members = {di + '/WHEEL': b'Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n\n',
+           di + '/METADATA': b'Metadata-Version: 2.1\nName: ext-pkg\nVersion: 1.0\n'}
+for member, path in zip(pairs[::2], pairs[1::2]):
+    members[member] = open(path, 'rb').read()
+record = ''.join('%s,sha256=%s,%d\n' % (n, base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b'=').decode(), len(d))
+                 for n, d in members.items()) + di + '/RECORD,,\n'
+with zipfile.ZipFile(out, 'w', zipfile.ZIP_DEFLATED) as z:
+    for n, d in members.items():
+        i = zipfile.ZipInfo(n, (2024, 1, 1, 0, 0, 0))
+        i.external_attr = (0o100755 if n.endswith('.so') else 0o100644) << 16
+        i.compress_type = zipfile.ZIP_DEFLATED
+        z.writestr(i, d)
+    z.writestr(di + '/RECORD', record)
+)",
+                                   out.string()};
+  for (const auto& [member, fixture] : libraries) {
+    args.push_back(member);
+    args.push_back(test::fixture(fixture));
+  }
+  auto r = run_command(args, std::chrono::seconds(60));
+  EXPECT_TRUE(r.ok()) << r.err;
+  return out;
+}
+
+// readelf -d of one member of a wheel, extracted beside it.
+std::string member_dynamic(const fs::path& wheel, const std::string& member) {
+  fs::path at = wheel.parent_path() / "extracted.so";
+  auto x = run_command({"python3", "-c", "import sys, zipfile; open(sys.argv[3], 'wb').write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))",
+                        wheel.string(), member, at.string()},
+                       std::chrono::seconds(60));
+  EXPECT_TRUE(x.ok()) << x.err;
+  return run_command({"readelf", "-dW", at.string()}).out;
+}
+
+}  // namespace
+
+// The building Python's -Wl,-rpath (/root/.pyenv/.../lib) never reaches the published
+// wheel: the normaliser drops every search path entry that is not $ORIGIN-relative, keeps
+// the rest, RECORD answers to the new bytes, and the result is the same bytes every time.
+TEST(WheelNormaliser, RemovesBuildMachineFoldersFromLibrarySearchPaths) {
+  if (!have_python()) GTEST_SKIP() << "python3 needed to make the input wheel";
+  for (const char* f : {"runpath_build_machine", "glibc_234", "plain_c"})
+    if (!fs::exists(test::fixture(f))) GTEST_SKIP() << "fixture " << f << " not built";
+  const std::vector<std::pair<std::string, std::string>> libs = {
+      {"ext_pkg/_C.so", "runpath_build_machine"}, {"ext_pkg/lib/libkeep.so", "glibc_234"}, {"ext_pkg/libplain.so", "plain_c"}};
+  fs::path in = make_library_wheel("runpath/a/ext_pkg-1.0-cp311-cp311-linux_x86_64.whl", libs);
+  ASSERT_NE(member_dynamic(in, "ext_pkg/_C.so").find("Library runpath: [/root/.pyenv/versions/3.11.7/lib]"), std::string::npos);
+
+  auto n = normalise_wheel(in.string(), {1700000000, "{}\n", "", ""});
+  ASSERT_TRUE(n) << n.error().message;
+  ASSERT_EQ(n->search_paths.size(), 2u);
+  EXPECT_EQ(n->search_paths[0].member, "ext_pkg/_C.so");
+  EXPECT_EQ(n->search_paths[0].tag, "RUNPATH");
+  EXPECT_EQ(n->search_paths[0].removed, (std::vector<std::string>{"/root/.pyenv/versions/3.11.7/lib"}));
+  EXPECT_EQ(n->search_paths[0].after, "");
+  EXPECT_EQ(n->search_paths[1].member, "ext_pkg/lib/libkeep.so");
+  EXPECT_EQ(n->search_paths[1].after, "$ORIGIN/lib");
+
+  std::string c = member_dynamic(in, "ext_pkg/_C.so");
+  EXPECT_EQ(c.find("RUNPATH"), std::string::npos) << c;
+  EXPECT_NE(c.find("Library soname: [libmachine.so]"), std::string::npos) << c;  // the other entries stay
+  EXPECT_NE(member_dynamic(in, "ext_pkg/lib/libkeep.so").find("Library runpath: [$ORIGIN/lib]"), std::string::npos);
+
+  auto report = inspect::inspect_paths({in.string()});
+  ASSERT_TRUE(report) << report.error().message;
+  ASSERT_EQ(report->wheels.size(), 1u);
+  EXPECT_TRUE(report->wheels[0].record.passed());
+  for (const auto& lib : report->wheels[0].libraries)
+    for (const auto& w : lib.loader_warnings) EXPECT_EQ(w.find("build machine"), std::string::npos) << lib.path << ": " << w;
+
+  // Reproducible: the same input again gives the same bytes; the output is a fixed point.
+  fs::path again = make_library_wheel("runpath/b/ext_pkg-1.0-cp311-cp311-linux_x86_64.whl", libs);
+  ASSERT_TRUE(normalise_wheel(again.string(), {1700000000, "{}\n", "", ""}));
+  EXPECT_EQ(test::slurp_text(in), test::slurp_text(again));
+  const std::string once = test::slurp_text(in);
+  auto twice = normalise_wheel(in.string(), {1700000000, "{}\n", "", ""});
+  ASSERT_TRUE(twice);
+  EXPECT_TRUE(twice->search_paths.empty());
+  EXPECT_EQ(test::slurp_text(in), once);
+}
+
+TEST(WheelNormaliser, AnEntryStaysOnlyWhenItIsRelativeToTheLibrary) {
+  EXPECT_TRUE(search_path_entry_stays("$ORIGIN"));
+  EXPECT_TRUE(search_path_entry_stays("$ORIGIN/../lib"));
+  EXPECT_TRUE(search_path_entry_stays("${ORIGIN}/lib"));
+  EXPECT_FALSE(search_path_entry_stays("/root/.pyenv/versions/3.11.7/lib"));
+  EXPECT_FALSE(search_path_entry_stays("/usr/local/cuda/lib64"));
+  EXPECT_FALSE(search_path_entry_stays("lib"));
+  EXPECT_FALSE(search_path_entry_stays("$ORIGINAL/lib"));
+  EXPECT_FALSE(search_path_entry_stays("$LIB"));
+}
+
 TEST(BuildProvenance, LeavesJobsCachesAndPathsOutOfTheWheel) {
   BuildProvenance p;
   fill_provenance_environment(p,

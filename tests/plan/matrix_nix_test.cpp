@@ -61,7 +61,13 @@ TEST(MatrixNix, TorchExpressionCarriesThePlan) {
   TorchPlan p = cuda_plan();
   auto text = render_nix_torch(p);
   ASSERT_TRUE(text) << text.error().message;
-  EXPECT_NE(text->find("{ python313Packages, blas, openblas }:"), std::string::npos) << *text;
+  EXPECT_NE(text->find("{ python313Packages, blas, openblas, cudaPackages_12_8, magma-cuda-static }:"), std::string::npos)
+      << *text;
+  // The plan's CUDA 12.8, for torch and its magma alike.
+  EXPECT_NE(text->find("cudaPackages = cudaPackages_12_8;"), std::string::npos) << *text;
+  EXPECT_NE(text->find("effectiveMagma = magma-cuda-static.override { cudaPackages = cudaPackages_12_8; };"),
+            std::string::npos)
+      << *text;
   EXPECT_NE(text->find("cudaSupport = true;"), std::string::npos);
   EXPECT_NE(text->find("gpuTargets = [ \"8.6\" \"9.0+PTX\" ];"), std::string::npos) << *text;
   EXPECT_NE(text->find("blasProvider = openblas;"), std::string::npos);
@@ -133,32 +139,60 @@ TEST(MatrixNix, FlakeAndFloxLayouts) {
   ASSERT_TRUE(find(*flake, "default.nix"));
   const NixFile* packages = find(*flake, "nix/packages.nix");
   ASSERT_TRUE(packages);
-  EXPECT_NE(packages->text.find("cudaCapabilities = [ \"8.6\" \"9.0\" ]; cudaForwardCompat = true;"), std::string::npos)
+  EXPECT_NE(packages->text.find("cudaCapabilities = [ \"8.6\" \"9.0\" ]; cudaForwardCompat = true; } \"cudaPackages_12_8\" "
+                                 "\"python313Packages\" (./pkgs + \"/python313Packages/pytorch-sm86-sm90ptx.nix\");"),
+            std::string::npos)
+      << packages->text;
+  EXPECT_NE(packages->text.find("(final: prev: { cudaPackages = final.${cuda}; })"), std::string::npos) << packages->text;
+  // The variant's torch is its package set's torch; the extensions come from that set.
+  EXPECT_NE(packages->text.find("(pyfinal: pyprev: { torch = final.callPackage torch { ${python} = pyprev; }; })"),
+            std::string::npos)
+      << packages->text;
+  EXPECT_NE(packages->text.find("\"pytorch-sm86-sm90ptx\" = pkgs0.python313Packages.\"torch\";"), std::string::npos)
+      << packages->text;
+  EXPECT_NE(packages->text.find("\"pytorch-sm86-sm90ptx-torch-scatter\" = pkgs0.python313Packages.\"torch-scatter\";"),
+            std::string::npos)
       << packages->text;
   ASSERT_TRUE(find(*flake, "nix/pkgs/python313Packages/pytorch-sm86-sm90ptx.nix"));
-  const NixFile* ext = find(*flake, "nix/pkgs/python313Packages/pytorch-sm86-sm90ptx-torch-scatter.nix");
-  ASSERT_TRUE(ext);
-  EXPECT_NE(ext->text.find("python313Packages.\"torch-scatter\".override"), std::string::npos) << ext->text;
+  EXPECT_FALSE(find(*flake, "nix/pkgs/python313Packages/pytorch-sm86-sm90ptx-torch-scatter.nix")) << "the set's own";
 
   auto flox = render_nix_files(plans, NixEmit::flox);
   ASSERT_TRUE(flox) << flox.error().message;
   const NixFile* manifest = find(*flox, ".flox/env/manifest.toml");
   ASSERT_TRUE(manifest);
   EXPECT_NE(manifest->text.find("systems = [\"x86_64-linux\"]"), std::string::npos) << manifest->text;
+  EXPECT_NE(manifest->text.find("[options]\nallow.unfree = true\n"), std::string::npos) << manifest->text;
+  EXPECT_EQ(nix_next_command(plans, NixEmit::flake, "out"), "nix build out#pytorch-sm86-sm90ptx");
+  EXPECT_EQ(nix_next_command(plans, NixEmit::flox, "my dir"), "cd 'my dir' && flox build python313Packages.pytorch-sm86-sm90ptx");
   EXPECT_NE(manifest->text.find("python313Packages.pytorch-sm86-sm90ptx"), std::string::npos);
   EXPECT_TRUE(find(*flox, ".flox/pkgs/python313Packages/pytorch-sm86-sm90ptx.nix"));
   EXPECT_FALSE(find(*flox, "flake.nix"));
+  // Flox builds each file on its own: an extension is nixpkgs' own, given the variant's torch.
+  const NixFile* ext = find(*flox, ".flox/pkgs/python313Packages/pytorch-sm86-sm90ptx-torch-scatter.nix");
+  ASSERT_TRUE(ext);
+  EXPECT_NE(ext->text.find("python313Packages.\"torch-scatter\".override"), std::string::npos) << ext->text;
 
   // A CUDA variant gets the CUDA-only extensions; a CPU-only one does not.
-  EXPECT_TRUE(find(*flake, "nix/pkgs/python313Packages/pytorch-sm86-sm90ptx-flash-attn.nix"));
+  EXPECT_NE(packages->text.find("\"pytorch-sm86-sm90ptx-flash-attn\""), std::string::npos);
+  EXPECT_TRUE(find(*flox, ".flox/pkgs/python313Packages/pytorch-sm86-sm90ptx-flash-attn.nix"));
   std::vector<TorchPlan> cpu{plans[0]};
   cpu[0].cuda = false;
   cpu[0].name = "pytorch-cpu-avx512";
   auto cpu_files = render_nix_files(cpu, NixEmit::flake);
   ASSERT_TRUE(cpu_files) << cpu_files.error().message;
-  EXPECT_TRUE(find(*cpu_files, "nix/pkgs/python313Packages/pytorch-cpu-avx512-torch-scatter.nix"));
-  for (const std::string r : {"flash-attn", "causal-conv1d", "mamba-ssm"})
-    EXPECT_FALSE(find(*cpu_files, "nix/pkgs/python313Packages/pytorch-cpu-avx512-" + r + ".nix")) << r;
+  const std::string cpu_packages = find(*cpu_files, "nix/packages.nix")->text;
+  EXPECT_NE(cpu_packages.find("\"pytorch-cpu-avx512-torch-scatter\""), std::string::npos) << cpu_packages;
+  EXPECT_NE(cpu_packages.find("cudaSupport = false; } null \"python313Packages\""), std::string::npos) << cpu_packages;
+  const NixFile* cpu_torch = find(*cpu_files, "nix/pkgs/python313Packages/pytorch-cpu-avx512.nix");
+  ASSERT_TRUE(cpu_torch);
+  EXPECT_EQ(cpu_torch->text.find("cudaPackages"), std::string::npos) << cpu_torch->text;
+  auto cpu_flox = render_nix_files(cpu, NixEmit::flox);
+  ASSERT_TRUE(cpu_flox);
+  EXPECT_EQ(find(*cpu_flox, ".flox/env/manifest.toml")->text.find("unfree"), std::string::npos) << "no CUDA, nothing unfree";
+  for (const std::string r : {"flash-attn", "causal-conv1d", "mamba-ssm"}) {
+    EXPECT_EQ(cpu_packages.find("\"pytorch-cpu-avx512-" + r + "\""), std::string::npos) << r;
+    EXPECT_FALSE(find(*cpu_flox, ".flox/pkgs/python313Packages/pytorch-cpu-avx512-" + r + ".nix")) << r;
+  }
 
   plans.push_back(plans[0]);
   EXPECT_FALSE(render_nix_files(plans, NixEmit::flake));  // two variants, one name

@@ -18,6 +18,7 @@
 #include "executor/folder_lock.h"
 #include "executor/publish.h"
 #include "executor/resume.h"
+#include "util/files.h"
 #include "util/interrupt.h"
 
 using namespace tailor;
@@ -96,9 +97,17 @@ TEST(FolderLock, WaiterSaysSoOnceAndGetsTheLock) {
   EXPECT_EQ(std::string(buf, n), "waiting for tailor build pid " + std::to_string(holder) + " using " + out + "\n");
   int status = 0;
   waitpid(holder, &status, 0);
-  // Beside the output folder: the output folder itself is not created.
+  // In tailor's lock folder: the output folder is not created, nothing is left beside it.
   EXPECT_FALSE(fs::exists(out));
-  EXPECT_TRUE(fs::exists(t.path / ".dist.tailor.lock"));
+  EXPECT_FALSE(fs::exists(t.path / ".dist.tailor.lock"));
+  EXPECT_EQ(lock->lock_path(), folder_lock_path(out, FolderLock::Place::beside));
+  EXPECT_EQ(fs::path(lock->lock_path()).parent_path(), fs::path(user_cache_dir("locks")));
+  EXPECT_TRUE(fs::exists(lock->lock_path()));
+  EXPECT_EQ(std::distance(fs::directory_iterator(t.path), fs::directory_iterator()), 0);
+  // One folder spelt two ways shares one lock; a work folder's lock is not its output's.
+  EXPECT_EQ(folder_lock_path(out + "/", FolderLock::Place::beside), lock->lock_path());
+  EXPECT_EQ(folder_lock_path((t.path / "x" / ".." / "dist").string(), FolderLock::Place::beside), lock->lock_path());
+  EXPECT_NE(folder_lock_path(out, FolderLock::Place::inside), lock->lock_path());
 }
 
 TEST(RunLog, EachRunGetsItsOwnLogAndBuildLogPointsAtTheLatest) {

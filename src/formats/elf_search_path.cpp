@@ -1,0 +1,241 @@
+#include "formats/elf_search_path.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "formats/elf.h"
+#include "util/byte_reader.h"
+
+namespace tailor::formats {
+namespace {
+
+// Dynamic tags (the ELF specification, the GNU extensions).
+constexpr int64_t k_dt_null = 0, k_dt_needed = 1, k_dt_strtab = 5, k_dt_soname = 14, k_dt_rpath = 15,
+                  k_dt_runpath = 29, k_dt_config = 0x6ffffefa, k_dt_depaudit = 0x6ffffefb,
+                  k_dt_audit = 0x6ffffefc, k_dt_auxiliary = 0x7ffffffd, k_dt_filter = 0x7fffffff;
+constexpr uint32_t k_sht_gnu_verdef = 0x6ffffffd;
+constexpr uint32_t k_pt_dynamic = 2;
+constexpr uint64_t k_dyn_size = 16;
+constexpr uint64_t k_elf64_e_shstrndx = 0x3e;
+// A search path string longer than this is no real library's.
+constexpr uint64_t k_max_search_path = 64 * 1024;
+
+bool names_a_string(int64_t tag) {
+  switch (tag) {
+    case k_dt_needed: case k_dt_soname: case k_dt_rpath: case k_dt_runpath: case k_dt_config:
+    case k_dt_depaudit: case k_dt_audit: case k_dt_auxiliary: case k_dt_filter: return true;
+    default: return false;
+  }
+}
+
+struct DynEntry {
+  uint64_t index = 0;
+  int64_t tag = 0;
+  uint64_t value = 0;
+};
+
+// Offsets into the string table `strtab_index` that symbol and version tables name. The walk
+// over version records is bounded by the section's size, as parse_elf's is.
+Expected<std::vector<uint64_t>> table_references(Bytes file, const ElfFile& elf, uint32_t strtab_index) {
+  std::vector<uint64_t> refs;
+  for (const ElfSection& s : elf.sections) {
+    if (s.link != strtab_index || s.type == k_sht_dynamic) continue;
+    const std::string where = fmt::format("section {} (linked to the dynamic string table)", s.name);
+    if (s.type == k_sht_dynsym || s.type == k_sht_symtab) {
+      TAILOR_TRY(table, symbol_table(file, elf, s));
+      for (uint64_t i = 0; i < table.size(); ++i) refs.push_back(table[i].name);
+      continue;
+    }
+    if (s.type != k_sht_gnu_verneed && s.type != k_sht_gnu_verdef)
+      return make_error(where + ": of a type (" + std::to_string(s.type) +
+                        ") whose names tailor does not read, so it cannot tell what shares the string");
+    auto bytes = strict_substr(file, s.offset, s.size);
+    if (!bytes) return make_error(where + ": runs past the end of the file");
+    auto u16 = [&](uint64_t at) { return read_le<uint16_t>(*bytes, at); };
+    auto u32 = [&](uint64_t at) { return read_le<uint32_t>(*bytes, at); };
+    auto damaged = [&] { return make_error(where + ": a version record runs past its section"); };
+    uint64_t steps = bytes->size() / 8 + 1;  // every record is at least 8 bytes
+    uint64_t pos = 0;
+    const bool need = s.type == k_sht_gnu_verneed;
+    for (uint32_t n = 0; n < s.info; ++n) {
+      // Verneed: vn_cnt +2, vn_file +4, vn_aux +8, vn_next +12. Verdef: vd_cnt +6, vd_aux +12, vd_next +16.
+      auto cnt = u16(pos + (need ? 2 : 6));
+      auto aux = u32(pos + (need ? 8 : 12));
+      auto next = u32(pos + (need ? 12 : 16));
+      if (!cnt || !aux || !next) return damaged();
+      if (need) {
+        auto file_name = u32(pos + 4);
+        if (!file_name) return damaged();
+        refs.push_back(*file_name);
+      }
+      uint64_t apos = pos + *aux;
+      for (uint16_t k = 0; k < *cnt; ++k) {
+        if (steps-- == 0) return make_error(where + ": version records loop");
+        // Vernaux: vna_name +8, vna_next +12. Verdaux: vda_name +0, vda_next +4.
+        auto name = u32(apos + (need ? 8 : 0));
+        auto anext = u32(apos + (need ? 12 : 4));
+        if (!name || !anext) return damaged();
+        refs.push_back(*name);
+        if (*anext == 0) break;
+        apos += *anext;
+      }
+      if (steps-- == 0) return make_error(where + ": version records loop");
+      if (*next == 0) break;
+      pos += *next;
+    }
+  }
+  return refs;
+}
+
+std::vector<std::string> split_entries(std::string_view s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t colon = s.find(':', start);
+    if (colon == std::string_view::npos) colon = s.size();
+    out.emplace_back(s.substr(start, colon - start));
+    start = colon + 1;
+  }
+  return out;
+}
+
+std::string tag_name(int64_t tag) { return tag == k_dt_runpath ? "RUNPATH" : "RPATH"; }
+
+}  // namespace
+
+Expected<std::vector<SearchPathEdit>> rewrite_search_paths(std::span<std::byte> file,
+                                                           const std::function<bool(std::string_view)>& keep) {
+  const Bytes view(file.data(), file.size());
+  TAILOR_TRY(elf, parse_elf(view));
+  if (elf.runpath.empty() && elf.rpath.empty()) return std::vector<SearchPathEdit>{};
+  auto dyn_it = std::find_if(elf.sections.begin(), elf.sections.end(),
+                             [](const ElfSection& s) { return s.type == k_sht_dynamic; });
+  if (dyn_it == elf.sections.end()) return std::vector<SearchPathEdit>{};
+  const ElfSection& dyn = *dyn_it;
+  auto dyn_bytes = strict_substr(view, dyn.offset, dyn.size);
+  if (!dyn_bytes || dyn.link >= elf.sections.size())
+    return make_error("section " + dyn.name + " or its string table lies outside the file");
+  const uint32_t strtab_index = dyn.link;
+  const ElfSection& strtab = elf.sections[strtab_index];
+  auto strs = strict_substr(view, strtab.offset, strtab.size);
+  if (!strs || strtab.type == k_sht_nobits) return make_error("section " + strtab.name + " lies outside the file");
+
+  // The dynamic entries up to DT_NULL.
+  std::vector<DynEntry> entries;
+  std::optional<uint64_t> null_at;
+  for (uint64_t i = 0; (i + 1) * k_dyn_size <= dyn_bytes->size(); ++i) {
+    int64_t tag = *read_le<int64_t>(*dyn_bytes, i * k_dyn_size);
+    uint64_t value = *read_le<uint64_t>(*dyn_bytes, i * k_dyn_size + 8);
+    if (tag == k_dt_null) {
+      null_at = i;
+      break;
+    }
+    entries.push_back({i, tag, value});
+  }
+
+  // What each search path keeps.
+  std::vector<SearchPathEdit> edits;
+  std::vector<DynEntry> edited;
+  bool runpath_removed = false, rpath_kept = false;
+  for (const auto& e : entries) {
+    if (e.tag != k_dt_runpath && e.tag != k_dt_rpath) continue;
+    if (e.value >= strs->size()) return make_error(fmt::format("DT_{} names an offset outside {}", tag_name(e.tag), strtab.name));
+    auto rest = as_chars(strs->subspan(e.value));
+    auto end = rest.substr(0, k_max_search_path + 1).find('\0');
+    if (end == std::string_view::npos)
+      return make_error(fmt::format("DT_{} is not NUL-terminated within {} bytes", tag_name(e.tag), k_max_search_path));
+    SearchPathEdit edit;
+    edit.tag = tag_name(e.tag);
+    edit.before = std::string(rest.substr(0, end));
+    std::vector<std::string> kept;
+    bool empty_entry = false;
+    for (auto& entry : split_entries(edit.before)) {
+      if (entry.empty()) empty_entry = true;
+      else if (keep(entry)) kept.push_back(entry);
+      else edit.removed.push_back(entry);
+    }
+    for (size_t i = 0; i < kept.size(); ++i) edit.after += (i ? ":" : "") + kept[i];
+    if (e.tag == k_dt_runpath && kept.empty()) runpath_removed = true;
+    if (e.tag == k_dt_rpath && !kept.empty()) rpath_kept = true;
+    if (edit.removed.empty() && !empty_entry) continue;
+    edits.push_back(std::move(edit));
+    edited.push_back(e);
+  }
+  if (edits.empty()) return edits;
+
+  // Checks before the first byte is written.
+  if (!elf.is_64) return make_error("an ELF32 file: its search path is not rewritten");
+  if (!null_at) return make_error("section " + dyn.name + " has no DT_NULL at its end");
+  if (runpath_removed && rpath_kept)
+    return make_error("removing DT_RUNPATH would make the loader read DT_RPATH, which keeps other folders");
+  if (auto strtab_tag = std::find_if(entries.begin(), entries.end(), [](const DynEntry& e) { return e.tag == k_dt_strtab; });
+      strtab_tag == entries.end() || strtab_tag->value != strtab.addr)
+    return make_error("DT_STRTAB does not name section " + strtab.name + ": the loader reads another string table");
+  TAILOR_TRY(segments, read_segments(view, elf));
+  auto pt_dynamic = std::find_if(segments.begin(), segments.end(), [](const ElfSegment& s) { return s.type == k_pt_dynamic; });
+  if (pt_dynamic == segments.end() || pt_dynamic->offset != dyn.offset)
+    return make_error("PT_DYNAMIC does not name section " + dyn.name + ": the loader reads another dynamic array");
+
+  // Every other name of the string table: none may lie inside a string that is rewritten.
+  TAILOR_TRY(refs, table_references(view, elf, strtab_index));
+  // A file may name its sections from the same table (e_shstrndx): their sh_name too.
+  uint64_t shstrndx = read_le<uint16_t>(view, k_elf64_e_shstrndx).value_or(0);
+  if (shstrndx == 0xffff) shstrndx = read_le<uint32_t>(view, elf.e_shoff + 40).value_or(0);  // SHN_XINDEX: section 0's sh_link
+  if (shstrndx == strtab_index)
+    for (size_t i = 0; i < elf.sections.size(); ++i) {
+      auto name = read_le<uint32_t>(view, elf.e_shoff + i * k_elf64_shdr_size);
+      if (!name) return make_error("the section header table runs past the end of the file");
+      refs.push_back(*name);
+    }
+  std::vector<uint64_t> edited_values;
+  for (const auto& e : edited) edited_values.push_back(e.value);
+  for (const auto& e : entries)
+    if (names_a_string(e.tag) && std::find(edited_values.begin(), edited_values.end(), e.value) == edited_values.end())
+      refs.push_back(e.value);
+  std::vector<bool> write_string(edits.size(), true);
+  for (size_t i = 0; i < edits.size(); ++i) {
+    const uint64_t begin = edited[i].value, end = begin + edits[i].before.size();
+    // Two edited entries naming one string (RPATH and RUNPATH both, as old linkers wrote
+    // them) get the same text; one inside the other is a shared string.
+    // A string that does not follow a NUL is the tail of a longer one.
+    bool shared = (begin > 0 && (*strs)[begin - 1] != std::byte{0}) ||
+                  std::any_of(refs.begin(), refs.end(), [&](uint64_t r) { return r >= begin && r < end; }) ||
+                  std::any_of(edited.begin(), edited.end(),
+                              [&](const DynEntry& o) { return o.value != begin && o.value >= begin && o.value < end; });
+    if (!shared) continue;
+    if (!edits[i].after.empty())
+      return make_error(fmt::format("the DT_{} string shares its bytes with another name of {}: not rewritten in place",
+                                    edits[i].tag, strtab.name));
+    write_string[i] = false;  // the entry goes; the bytes stay for the other name
+  }
+
+  // Write: the strings, then the dynamic array without the removed entries.
+  for (size_t i = 0; i < edits.size(); ++i) {
+    if (!write_string[i]) continue;
+    std::byte* at = file.data() + strtab.offset + edited[i].value;
+    std::memset(at, 0, edits[i].before.size());
+    std::memcpy(at, edits[i].after.data(), edits[i].after.size());
+  }
+  std::vector<DynEntry> remaining;
+  for (const auto& e : entries) {
+    bool removed = false;
+    for (size_t i = 0; i < edits.size(); ++i)
+      if (edited[i].index == e.index && edits[i].after.empty()) removed = true;
+    if (!removed) remaining.push_back(e);
+  }
+  if (remaining.size() != entries.size()) {
+    std::byte* base = file.data() + dyn.offset;
+    for (uint64_t i = 0; i <= *null_at; ++i) {
+      int64_t tag = i < remaining.size() ? remaining[i].tag : k_dt_null;
+      uint64_t value = i < remaining.size() ? remaining[i].value : 0;
+      std::memcpy(base + i * k_dyn_size, &tag, sizeof tag);
+      std::memcpy(base + i * k_dyn_size + 8, &value, sizeof value);
+    }
+  }
+  return edits;
+}
+
+}  // namespace tailor::formats
