@@ -121,6 +121,9 @@ nlohmann::json to_json(const BuildReport& r) {
   if (!r.work_path.empty()) {
     j["run"]["work_path"] = r.work_path;
     j["run"]["work_path_note"] = r.work_path_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.work_path_note);
+    j["run"]["work_path_route"] = r.work_path_route.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.work_path_route);
+    j["run"]["work_path_tried"] = r.work_path_tried.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.work_path_tried);
+    j["run"]["sandbox"] = r.sandbox;
   }
   nlohmann::json units = nullptr;
   if (r.units_reused && r.units_total)
