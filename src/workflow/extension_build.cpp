@@ -376,7 +376,9 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
     s.work_root = s.request.cache_settings.work_root.empty() ? cache::shared_work_root() : s.request.cache_settings.work_root;
     s.work_dir = stable_work_dir_for(s.spec, s.work_root);
   } else {
-    s.work_root = o.work_root.empty() ? default_work_root() : o.work_root;
+    // Absolute: the steps see the work folder at the fixed path, which maps absolute paths
+    // (a relative --work-dir built nowhere: its relative paths were never mapped).
+    s.work_root = o.work_root.empty() ? default_work_root() : fs::absolute(o.work_root).lexically_normal().string();
     s.work_dir = work_dir_for(s.spec, s.work_root);
   }
   probe::ProbeOptions popts;
