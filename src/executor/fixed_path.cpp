@@ -85,6 +85,8 @@ std::string first_line_of(const CommandResult& r, const std::string& program) {
   std::string why = std::string(trim(r.err));
   if (why.empty()) why = r.started ? fmt::format("exit {}", r.exit_code) : "could not run " + program;
   if (auto nl = why.find('\n'); nl != std::string::npos) why = why.substr(0, nl);
+  // The launcher's own "tailor: fixed path: " says nothing the caller does not.
+  if (why.starts_with("tailor: fixed path: ")) why.erase(0, std::string_view("tailor: fixed path: ").size());
   return why;
 }
 
@@ -138,8 +140,8 @@ std::string describe_fixed_path_route(FixedPathRoute route) {
     case FixedPathRoute::bwrap:
       return fmt::format("bubblewrap's mount namespace: builds see their work folder at {}/<package>", k_fixed_root);
     case FixedPathRoute::folder:
-      return fmt::format("no namespace can be made here: builds run in a real folder {}/<package>, "
-                         "one build of a package at a time (others wait)",
+      return fmt::format("builds run in a real folder {}/<package>, one build of a package at a time (others "
+                         "wait): the same bytes without a namespace",
                          k_fixed_root);
     case FixedPathRoute::none: break;
   }

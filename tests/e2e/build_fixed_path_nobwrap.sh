@@ -3,12 +3,14 @@
 # is hidden from PATH (a folder of links to every other program), so the fixed work path
 # comes from tailor's own mount namespace or, where none can be made, a real fixed folder:
 #  - the bundled example (examples/fused_ops, --arch 8.0) built in one work folder and
-#    HOME on the namespace route (the report says "namespace"), and at the same time on
-#    the forced folder route (TAILOR_FIXED_PATH_ROUTE=folder) from another work folder and
-#    HOME: one sha256; the folder build's tree is back in its work folder afterwards and
-#    nothing is left at the fixed folder;
+#    HOME on the namespace route (the report says "namespace"), and at the same time where
+#    no namespace can be made (a seccomp filter refuses unshare, as container runtimes'
+#    default profiles do: lib/deny_unshare.py) from another work folder and HOME, which
+#    takes the folder route and says why: one sha256; the folder build's tree is back in
+#    its work folder afterwards and nothing is left at the fixed folder;
 #  - two builds of one package (the test fixture, tests/e2e/data/tiny_ext: seconds) from
-#    two work folders at once on the folder route: the second waits for the first
+#    two work folders at once on the folder route (forced: TAILOR_FIXED_PATH_ROUTE=folder,
+#    the switch for tests): the second waits for the first
 #    (`waiting for tailor build pid N using /tmp/.tailor-build/tiny_ext`), both succeed,
 #    with one sha256;
 #  - an unprivileged user (setpriv to nobody) gets the namespace too: tailor's launcher
@@ -52,10 +54,12 @@ PATH="$nobw" command -v bwrap >/dev/null && { echo "FAIL bwrap still on the test
 
 # build NAME SOURCE WORK HOME [VAR=VALUE...]: SOURCE ("" for the bundled example, built
 # from inside the repository) into $tmp/out-NAME, in the background; $last_pid is its pid.
+# $launch goes before tailor (lib/deny_unshare.py: no namespace).
+launch=
 build() {
   local name=$1 source=$2 work=$3 home=$4
   shift 4
-  (cd "$src" && exec env PATH="$nobw" HOME="$home" "$@" "$TAILOR" build $source --arch 8.0 --work-dir "$work" \
+  (cd "$src" && exec env PATH="$nobw" HOME="$home" "$@" $launch "$TAILOR" build $source --arch 8.0 --work-dir "$work" \
     --out "$tmp/out-$name" --no-tests --cache none --progress plain >"$tmp/$name.log" 2>&1) &
   last_pid=$!
   pids+=("$last_pid")
@@ -73,7 +77,8 @@ finished() {  # finished NAME PID: its exit, the log's tail when it failed
 #    test) and, at the same time, on the folder route from another work folder and HOME.
 build ns "" "$tmp/w" "$tmp/home1"
 ns=$last_pid
-build folder "" "$tmp/a/much/longer/work/folder" "$tmp/a/much/longer/home2" TAILOR_FIXED_PATH_ROUTE=folder
+deny="python3 $src/tests/e2e/lib/deny_unshare.py"
+launch=$deny build folder "" "$tmp/a/much/longer/work/folder" "$tmp/a/much/longer/home2"
 folder=$last_pid
 finished ns "$ns"
 finished folder "$folder"
@@ -85,6 +90,8 @@ fi
 if [ -n "$(report folder)" ]; then
   expect_eq "folder: route in the report" "$(json_get "$(report folder)" 'j["run"]["work_path_route"]')" folder
   expect_eq "folder: work path" "$(json_get "$(report folder)" 'j["run"]["work_path"]')" /tmp/.tailor-build/fused_ops
+  json_get "$(report folder)" 'j["run"]["work_path_tried"]' | grep -q "^namespace: unshare(CLONE_NEWUSER|CLONE_NEWNS): permission denied" \
+    && ok "folder: the report says why not a namespace" || bad "folder: no reason in run.work_path_tried"
 fi
 [ -n "$(sha ns)" ] && expect_eq "folder route, other work folder and HOME: the namespace build's bytes" "$(sha folder)" "$(sha ns)"
 ls -d "$tmp/a/much/longer/work/folder"/*/src/build >/dev/null 2>&1 && ok "the folder build's tree is back in its work folder" \
@@ -142,7 +149,11 @@ else
   fi
 fi
 
-# 4. detect says which route builds take here, and a forced one.
+# 4. detect says which route builds take here, and why not the better ones.
+PATH="$nobw" $deny "$TAILOR" detect --no-python >"$tmp/detect-denied.txt" 2>&1
+expect_grep "detect, no namespace: the folder route" "route         folder: builds run in a real folder" "$tmp/detect-denied.txt"
+expect_grep "detect, no namespace: why" "not namespace: unshare(CLONE_NEWUSER|CLONE_NEWNS): permission denied" "$tmp/detect-denied.txt"
+expect_grep "detect, no namespace: no bwrap" "not bwrap: no bwrap (bubblewrap) on PATH" "$tmp/detect-denied.txt"
 (cd "$src" && PATH="$nobw" TAILOR_FIXED_PATH_ROUTE=none "$TAILOR" detect --no-python >"$tmp/detect.txt" 2>&1)
 expect_grep "detect: route none, forced" "route         none (TAILOR_FIXED_PATH_ROUTE=none)" "$tmp/detect.txt"
 (cd "$src" && PATH="$nobw" "$TAILOR" detect --no-python --json >"$tmp/detect.json" 2>&1)
