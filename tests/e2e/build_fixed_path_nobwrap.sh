@@ -96,7 +96,8 @@ fi
 [ -n "$(sha ns)" ] && expect_eq "folder route, other work folder and HOME: the namespace build's bytes" "$(sha folder)" "$(sha ns)"
 ls -d "$tmp/a/much/longer/work/folder"/*/src/build >/dev/null 2>&1 && ok "the folder build's tree is back in its work folder" \
   || bad "no build tree in the folder build's work folder"
-expect_eq "nothing left at the fixed folder" "$(ls -A /tmp/.tailor-build/fused_ops 2>/dev/null | grep -cv '^.tailor.lock$')" 0
+expect_eq "nothing left at the fixed folder" \
+  "$(find /tmp/.tailor-build/fused_ops -mindepth 1 -maxdepth 1 ! -name .tailor.lock 2>/dev/null | wc -l)" 0
 
 # 2. Two builds of one package from two work folders at once on the folder route: the
 #    second waits for the first, by pid; both succeed, with the same bytes.
