@@ -653,13 +653,11 @@ StepResult enter_fixed_path(const ExtensionBuildOptions& o, ExtensionBuildContex
     choice.refused.emplace_back(FixedPathRoute::none, "not asked for");
   }
   if (choice.path && choice.path->route == FixedPathRoute::folder) {
+    // Held by another build of the package (--no-wait, or an interrupt while waiting): stop,
+    // as for the work folder's own lock, rather than build with other bytes.
     auto locked = FixedFolder::acquire(s.work_dir, choice.path->fixed, o.wait_for_lock, o.status_out);
-    if (!locked) {
-      choice.path.reset();
-      choice.refused.emplace_back(FixedPathRoute::folder, locked.error().message);
-    } else {
-      folder.emplace(std::move(*locked));
-    }
+    if (!locked) return stop(BuildStatus::build_failed, "the fixed work folder: " + locked.error().message);
+    folder.emplace(std::move(*locked));
   }
   rep.work_path_tried = choice.refusals();
   if (o.sandbox) {
