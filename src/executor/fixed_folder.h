@@ -6,7 +6,9 @@
 // or interrupted runs included; the work folder's lock and logs stay where they are, and
 // a fifo or socket (the jobserver's, held open by tailor) stays too, linked from the fixed
 // folder. The fixed folder is held under a folder lock (folder_lock.h), so a second build
-// of the same package, from any work folder, waits and says so.
+// of the same package, from any work folder, waits and says so. A tailor killed with -9
+// leaves the contents in the fixed folder: the package's next build there clears them, and
+// the work folder's next build prepares its source again (its build tree is gone).
 #pragma once
 #include <cstdio>
 #include <string>

@@ -88,7 +88,13 @@ Expected<MountNamespaceKind> enter_private_mount_namespace() {
   TAILOR_TRY_VOID(write_proc("/proc/self/setgroups", "deny"));
   TAILOR_TRY_VOID(write_proc("/proc/self/uid_map", fmt::format("{} {} 1\n", uid, uid)));
   TAILOR_TRY_VOID(write_proc("/proc/self/gid_map", fmt::format("{} {} 1\n", gid, gid)));
-  TAILOR_TRY_VOID(make_mounts_private());
+  if (auto made = make_mounts_private(); !made) {
+    // Ubuntu 23.10+: the namespace is made, but AppArmor gives it no capability.
+    if (sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1")
+      return make_error(made.error().message +
+                        ": AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns = 1)");
+    return made.error();
+  }
   return MountNamespaceKind::with_user;
 }
 
