@@ -631,6 +631,11 @@ StepResult enter_fixed_path(const ExtensionBuildOptions& o, ExtensionBuildContex
   };
   if (o.sandbox && o.dist)
     return stop(BuildStatus::bad_input, "--sandbox with --dist: the dist servers are reached over the network");
+  // sccache's compiles talk to the build's server over loopback, which the sandbox's own
+  // network namespace does not share.
+  if (o.sandbox && s.build_plan.cache.tool == CacheTool::sccache)
+    return stop(BuildStatus::bad_input, "--sandbox with sccache: its compiles reach the build's sccache server over the "
+                                        "network, which the sandbox has none of; build with --cache ccache or --cache none");
   if (o.dist) {
     warn("--dist: built in the work folder itself (the dist servers compile at the client's paths), so nvcc's symbol "
          "names carry this work folder's path; fix: build without --dist for a wheel whose bytes do not depend on it");

@@ -343,6 +343,35 @@ TEST_F(ExtensionSteps, RunBuildOnTheFolderRouteBuildsInTheFixedFolder) {
   EXPECT_EQ(s.result.report.work_path_route, "folder");
 }
 
+// --sandbox needs tailor's own namespace, and no network for sccache's client to reach
+// its server: both refused before anything runs, with what to do.
+TEST_F(ExtensionSteps, RunBuildSandboxedSaysWhatItCannotDo) {
+  auto c = context();
+  resolve_and_prepare(c);
+  o.sandbox = true;
+  c.fixed_path = [](const std::string&, const std::string&, std::optional<executor::FixedPathRoute> forced) {
+    EXPECT_EQ(forced, executor::FixedPathRoute::own_namespace);
+    executor::FixedPathChoice choice;
+    choice.refused.emplace_back(executor::FixedPathRoute::own_namespace, "unshare: permission denied");
+    return choice;
+  };
+  auto stopped = run_build(o, c, s);
+  ASSERT_TRUE(stopped);
+  EXPECT_EQ(stopped->status, BuildStatus::preflight_failed);
+  EXPECT_EQ(stopped->message, "--sandbox: no private namespace here (namespace: unshare: permission denied)");
+  EXPECT_TRUE(runner.specs.empty());
+  s.build_plan.cache.tool = CacheTool::sccache;
+  stopped = run_build(o, c, s);
+  ASSERT_TRUE(stopped);
+  EXPECT_EQ(stopped->status, BuildStatus::bad_input);
+  EXPECT_NE(stopped->message.find("--sandbox with sccache"), std::string::npos);
+  c.environment["TAILOR_FIXED_PATH_ROUTE"] = "folder";
+  s.build_plan.cache.tool = CacheTool::none;
+  stopped = run_build(o, c, s);
+  ASSERT_TRUE(stopped);
+  EXPECT_EQ(stopped->message, "--sandbox: only tailor's own namespace makes one, not TAILOR_FIXED_PATH_ROUTE=folder");
+}
+
 TEST_F(ExtensionSteps, RunBuildWithAnUnknownRouteSwitchIsBadInput) {
   auto c = context();
   resolve_and_prepare(c);
