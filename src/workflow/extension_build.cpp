@@ -581,20 +581,22 @@ Expected<void> make_sandbox(ExtensionBuildContext& ctx, ExtensionBuildState& s, 
     auto it = ctx.environment.find(name);
     return it == ctx.environment.end() ? std::string() : it->second;
   };
-  // ccache writes its cache in the compile (sccache's server runs outside the sandbox).
-  if (auto it = s.build_plan.cache.env.find("CCACHE_DIR"); it != s.build_plan.cache.env.end()) {
-    fp.writable.push_back(it->second);
-  } else if (!env("CCACHE_DIR").empty()) {
-    fp.writable.push_back(env("CCACHE_DIR"));
-  } else {
-    if (!env("XDG_CACHE_HOME").empty()) fp.writable.push_back(env("XDG_CACHE_HOME") + "/ccache");
-    if (!env("HOME").empty()) {
-      fp.writable.push_back(env("HOME") + "/.cache/ccache");
-      fp.writable.push_back(env("HOME") + "/.ccache");
+  // ccache writes its cache in the compile (sccache's server runs outside the sandbox):
+  // its folder as ccache 4 picks it, made now (only a folder that exists can stay writable).
+  std::error_code ec;
+  if (s.build_plan.cache.tool == CacheTool::ccache) {
+    std::string dir;
+    if (auto it = s.build_plan.cache.env.find("CCACHE_DIR"); it != s.build_plan.cache.env.end()) dir = it->second;
+    else if (!env("CCACHE_DIR").empty()) dir = env("CCACHE_DIR");
+    else if (!env("HOME").empty() && fs::is_directory(env("HOME") + "/.ccache", ec)) dir = env("HOME") + "/.ccache";
+    else if (!env("XDG_CACHE_HOME").empty()) dir = env("XDG_CACHE_HOME") + "/ccache";
+    else if (!env("HOME").empty()) dir = env("HOME") + "/.cache/ccache";
+    if (!dir.empty()) {
+      fs::create_directories(dir, ec);
+      fp.writable.push_back(dir);
     }
   }
   const std::string tmp = (fs::path(s.work_dir) / "tmp").string();
-  std::error_code ec;
   fs::create_directories(tmp, ec);
   for (auto& st : steps) {
     st = in_fixed_path(std::move(st), fp);

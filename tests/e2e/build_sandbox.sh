@@ -6,7 +6,8 @@
 #    system: '$HOME/.bashrc'`, and the file is untouched; `tailor explain` of its log names
 #    the sandbox;
 #  - the same with a setup.py that opens a connection: `[Errno 101] Network is unreachable`;
-#  - the fixture as it is builds under --sandbox (exit 0), and the report says so.
+#  - the fixture as it is builds under --sandbox (exit 0; through ccache where it is
+#    installed, whose folder stays writable), and the report says so.
 set -u
 : "${TAILOR:?TAILOR must point at the built binary}"
 [ -x "$TAILOR" ] || { echo "skip: $TAILOR not built"; exit 77; }
@@ -28,9 +29,9 @@ copy_package "$tiny_ext" "$tmp/good" "$tmp/home-writer" "$tmp/connector"
 { echo 'import socket'; echo 'socket.create_connection(("1.1.1.1", 443), 5)'; cat "$tiny_ext/setup.py"; } \
   >"$tmp/connector/tiny_ext/setup.py"
 
-build() {  # build NAME: $tmp/NAME/tiny_ext under --sandbox into $tmp/out-NAME
+build() {  # build NAME [CACHE]: $tmp/NAME/tiny_ext under --sandbox into $tmp/out-NAME
   "$TAILOR" build "$tmp/$1/tiny_ext" --sandbox --arch 8.0 --work-dir "$tmp/w-$1" --out "$tmp/out-$1" --no-tests \
-    --cache none --progress plain >"$tmp/$1.log" 2>&1
+    --cache "${2:-none}" --progress plain >"$tmp/$1.log" 2>&1
 }
 
 build home-writer
@@ -55,10 +56,13 @@ build connector
 expect_eq "opens a connection: exit 1" "$?" 1
 expect_grep "the package's own error: no network" "\[Errno 101\] Network is unreachable" "$tmp/connector.log"
 
-build good
+cache=none
+command -v ccache >/dev/null && cache=ccache
+build good "$cache"
 rc=$?
 expect_eq "the fixture as it is: exit 0 under --sandbox" "$rc" 0
 [ "$rc" = 0 ] || tail -n 25 "$tmp/good.log"
 r=$(ls "$tmp"/out-good/*.report.json 2>/dev/null | head -1)
 [ -n "$r" ] && expect_eq "report: sandbox" "$(json_get "$r" 'j["run"]["sandbox"]')" True
+[ -n "$r" ] && expect_eq "report: the cache it ran with" "$(json_get "$r" 'j["run"]["cache"]["tool"]')" "$cache"
 exit $fail
