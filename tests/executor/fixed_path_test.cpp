@@ -19,6 +19,7 @@
 #include "executor/fixed_folder.h"
 #include "executor/fixed_path.h"
 #include "executor/fixed_path_wrapper.h"
+#include "support/fake_host.h"
 #include "support/fixtures.h"
 #include "util/process.h"
 
@@ -181,6 +182,37 @@ TEST(FixedPath, TakesTheFirstRouteThatOpens) {
   warning = no_fixed_path_warning(c);
   EXPECT_NE(warning.find("(TAILOR_FIXED_PATH_ROUTE=folder: folder: folder refused)"), std::string::npos) << warning;
   EXPECT_NE(warning.find("fix: unset TAILOR_FIXED_PATH_ROUTE"), std::string::npos) << warning;
+}
+
+// The system's tries, over a fake runner: each namespace route runs `true` behind its
+// launcher once; the launcher's own prefix is left out of the reason; the folder route is
+// only checked (here: a root that is a file, so it is refused too).
+TEST(FixedPath, TriesEachNamespaceRouteOnceWithTrue) {
+  tailor::test::FakeCommandRunner runner;
+  CommandResult refused = tailor::test::ran(127);
+  refused.err = "tailor: fixed path: unshare(CLONE_NEWUSER|CLONE_NEWNS): permission denied: user namespaces are disabled\n";
+  runner.by_program["/opt/tailor"] = refused;
+  CommandResult bwrap_refused = tailor::test::ran(1);
+  bwrap_refused.err = "bwrap: setting up uid map: Permission denied\n";
+  runner.by_program["/usr/bin/bwrap"] = bwrap_refused;
+  tailor::test::TempDir dir("fixed_path_tries");
+  { std::ofstream(dir.path / "root") << "a file in the way\n"; }
+  auto c = open_fixed_path("/w/a", (dir.path / "root" / "p").string(), {"/opt/tailor", "/usr/bin/bwrap"}, std::nullopt, runner);
+  EXPECT_EQ(c.route(), FixedPathRoute::none);
+  ASSERT_EQ(runner.calls.size(), 2u);
+  EXPECT_EQ(runner.calls[0].front(), "/opt/tailor");
+  EXPECT_EQ(runner.calls[0].back(), "true");
+  EXPECT_EQ(runner.calls[1].front(), "/usr/bin/bwrap");
+  ASSERT_EQ(c.refused.size(), 3u);
+  EXPECT_EQ(c.refused[0].second, "unshare(CLONE_NEWUSER|CLONE_NEWNS): permission denied: user namespaces are disabled");
+  EXPECT_EQ(c.refused[1].second, "bwrap: setting up uid map: Permission denied");
+  EXPECT_EQ(c.refused[2].second, (dir.path / "root").string() + " is not a folder");
+  // The launcher works: taken at once, nothing else tried.
+  runner.by_program["/opt/tailor"] = tailor::test::ran(0);
+  runner.calls.clear();
+  c = open_fixed_path("/w/a", "/tmp/.tailor-build/p", {"/opt/tailor", "/usr/bin/bwrap"}, std::nullopt, runner);
+  EXPECT_EQ(c.route(), FixedPathRoute::own_namespace);
+  EXPECT_EQ(runner.calls.size(), 1u);
 }
 
 /// Runs tailor's launcher in a forked child (the test process stands in for tailor; the
