@@ -194,6 +194,9 @@ void setup_build(CLI::App& sub, RunFn& run) {
   sub.add_flag("--json", o->json, "print the build report as JSON");
   sub.add_flag_function("--no-wait", [o](std::int64_t) { o->core.wait_for_lock = false; },
                "fail at once when another tailor build uses the work or output folder (default: wait)");
+  sub.add_flag("--sandbox", o->core.sandbox,
+               "no network for the build, and nothing writable but its work folder and the compiler cache: a setup.py "
+               "that writes to $HOME or connects fails with its own error (needs a private namespace)");
   setup_build_torch(*sub.add_subcommand("torch", "Build PyTorch itself for chosen targets (see `tailor build torch --help`)"), run);
   sub.callback([o, &run, &sub] {
     // The nested `torch` subcommand sets `run` itself; do not overwrite it.

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "executor/fixed_path.h"
 #include "probe/cxx_runtime.h"
 #include "probe/probe.h"
 #include "util/process.h"
@@ -30,7 +31,39 @@ void row(std::string& out, std::string_view key, std::string_view value) {
 
 std::string or_none(const std::string& s) { return s.empty() ? "-" : s; }
 
-std::string render_text(const probe::HostReport& r, const probe::CxxRuntime& rt) {
+/// Which route builds take to their fixed work path here, and why not the better ones.
+struct FixedPathFacts {
+  executor::FixedPathChoice choice;
+  std::string error;  ///< a TAILOR_FIXED_PATH_ROUTE tailor does not know
+};
+
+FixedPathFacts fixed_path_facts(CommandRunner& runner) {
+  FixedPathFacts f;
+  auto forced = executor::parse_fixed_path_route(std::getenv(std::string(executor::k_fixed_path_route_variable).c_str()));
+  if (!forced) {
+    f.error = forced.error().message;
+    return f;
+  }
+  f.choice = executor::probe_fixed_path_route({executor::self_executable(), find_in_path("bwrap")}, *forced, runner);
+  return f;
+}
+
+nlohmann::json fixed_path_json(const FixedPathFacts& f) {
+  const executor::FixedPathRoute route = f.choice.route();
+  nlohmann::json j{{"route", f.error.empty() ? nlohmann::json(executor::fixed_path_route_name(route)) : nlohmann::json(nullptr)},
+                   {"fixed_root", executor::k_fixed_root},
+                   {"detail", f.error.empty() ? (route == executor::FixedPathRoute::none
+                                                     ? executor::no_fixed_path_warning(f.choice)
+                                                     : executor::describe_fixed_path_route(route))
+                                              : f.error},
+                   {"forced", f.choice.forced.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.choice.forced)}};
+  j["refused"] = nlohmann::json::array();
+  for (const auto& [r, why] : f.choice.refused)
+    j["refused"].push_back({{"route", executor::fixed_path_route_name(r)}, {"why", why}});
+  return j;
+}
+
+std::string render_text(const probe::HostReport& r, const probe::CxxRuntime& rt, const FixedPathFacts& fp) {
   std::string out;
   out += "host\n";
   row(out, "os", fmt::format("{} (kernel {}, {}, glibc {})", or_none(r.os.name), or_none(r.os.kernel),
@@ -108,6 +141,19 @@ std::string render_text(const probe::HostReport& r, const probe::CxxRuntime& rt)
   for (const auto& t : r.tools)
     row(out, t.name, fmt::format("{} {}{}", or_none(t.version), t.path,
                                  t.jobserver_client ? " (jobserver client)" : ""));
+  out += "fixed work path\n";
+  if (!fp.error.empty()) {
+    row(out, "route", "? " + fp.error);
+  } else {
+    const executor::FixedPathRoute route = fp.choice.route();
+    row(out, "route", fmt::format("{}{}: {}", executor::fixed_path_route_name(route),
+                                  fp.choice.forced.empty() ? "" : " (" + fp.choice.forced + ")",
+                                  route == executor::FixedPathRoute::none ? executor::no_fixed_path_warning(fp.choice)
+                                                                          : executor::describe_fixed_path_route(route)));
+    if (route != executor::FixedPathRoute::none)
+      for (const auto& [r, why] : fp.choice.refused)
+        row(out, "", fmt::format("not {}: {}", executor::fixed_path_route_name(r), why));
+  }
   if (!r.notes.empty()) {
     out += "notes\n";
     for (const auto& n : r.notes) out += "  " + n + "\n";
@@ -126,15 +172,17 @@ int run_detect(const DetectOptions& opts) {
   std::error_code ec;
   const probe::CxxRuntime rt =
       probe::check_cxx_runtime(probe::extension_cxx(std::getenv("CXX")), std::filesystem::temp_directory_path(ec).string(), runner);
+  const FixedPathFacts fixed_path = fixed_path_facts(runner);
   // Rendered whole, then written once: no partial output on a late failure.
   std::string text;
   if (opts.json) {
     nlohmann::json j = probe::to_json(report);
     j["cxx_runtime"] = {{"compiler", rt.compiler}, {"checked", rt.checked}, {"dynamic", rt.dynamic},
                         {"runtime", rt.runtime}, {"detail", rt.detail}};
+    j["fixed_path"] = fixed_path_json(fixed_path);
     text = with_schema(j, "detect").dump(2) + "\n";
   } else {
-    text = render_text(report, rt);
+    text = render_text(report, rt, fixed_path);
   }
   std::fwrite(text.data(), 1, text.size(), stdout);
   return k_exit_ok;

@@ -8,9 +8,12 @@
 #include <optional>
 #include <memory>
 
+#include <fmt/format.h>
+
 #include "cache/sccache_dist.h"
 #include "workflow/torch_build.h"
 #include "cli/commands.h"
+#include "executor/fixed_path.h"
 #include "probe/cxx_runtime.h"
 #include "cli/torch_variant_flags.h"
 #include "plan/torch_doctor.h"
@@ -93,6 +96,29 @@ int run_doctor(const DoctorOptions& o) {
     auto at = std::find_if(report.checks.begin(), report.checks.end(),
                            [](const plan::DoctorCheck& d) { return d.name == "host-compiler"; });
     report.checks.insert(at == report.checks.end() ? at : at + 1, c);
+  }
+  {
+    // How extension builds see their work folder at one path (the same bytes and cache
+    // keys from any folder): the route this machine takes, a warning without one.
+    plan::DoctorCheck c;
+    c.name = "fixed-path";
+    auto forced = executor::parse_fixed_path_route(std::getenv(std::string(executor::k_fixed_path_route_variable).c_str()));
+    if (!forced) {
+      c.ok = false;
+      c.detail = forced.error().message;
+      c.fix = fmt::format("unset {}", executor::k_fixed_path_route_variable);
+    } else {
+      auto choice = executor::probe_fixed_path_route({executor::self_executable(), find_in_path("bwrap")}, *forced, runner);
+      const executor::FixedPathRoute route = choice.route();
+      c.ok = route != executor::FixedPathRoute::none;
+      c.warning = !c.ok;  // a warning, never a failed check: builds go on, with other bytes
+      c.detail = fmt::format("{}{}: {}", executor::fixed_path_route_name(route),
+                             choice.forced.empty() ? "" : " (" + choice.forced + ")",
+                             route == executor::FixedPathRoute::none ? executor::no_fixed_path_warning(choice)
+                                                                     : executor::describe_fixed_path_route(route));
+      if (route != executor::FixedPathRoute::none && !choice.refused.empty()) c.detail += "; not " + choice.refusals();
+    }
+    report.checks.push_back(c);
   }
   if (o.json) {
     nlohmann::json j{{"variant", p.name}, {"wheel", p.wheel_name}, {"ready", report.ok()}};

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/shell_help.h"
+#include "executor/fixed_path_wrapper.h"
 #include "util/strings.h"
 #include "util/terminal_style.h"
 #include "util/text_escape.h"
@@ -181,6 +182,11 @@ std::string option_suggestion(CLI::App& app, int argc, char** argv) {
 }
 
 int run_command_line(int argc, char** argv) {
+  // The launcher a build's steps run behind on the own-namespace route (hidden: not in
+  // help, completions or the man page; executor/fixed_path_wrapper.h). First, before
+  // anything could start a thread: a threaded process cannot enter a user namespace.
+  if (argc >= 2 && argv[1] == executor::k_fixed_path_command)
+    return executor::run_fixed_path_wrapper(std::vector<std::string>(argv + 2, argv + argc));
   CLI::App app{"tailor: made-to-measure PyTorch builds", "tailor"};
   RunFn run;
   add_commands(app, run);

@@ -122,6 +122,9 @@ nlohmann::json to_json(const BuildReport& r) {
   if (!r.work_path.empty()) {
     j["run"]["work_path"] = r.work_path;
     j["run"]["work_path_note"] = r.work_path_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.work_path_note);
+    j["run"]["work_path_route"] = r.work_path_route.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.work_path_route);
+    j["run"]["work_path_tried"] = r.work_path_tried.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.work_path_tried);
+    j["run"]["sandbox"] = r.sandbox;
   }
   nlohmann::json units = nullptr;
   if (r.units_reused && r.units_total)
@@ -222,6 +225,13 @@ std::string render_summary(const BuildReport& r) {
   for (const auto& c : r.checks)
     out += fmt::format("check     {:<10} {}{}\n", c.name, check_status_name(c.status),
                        c.detail.empty() ? "" : ": " + c.detail);
+  // Where the steps saw the work folder; a build without a fixed path repeats its warning
+  // here, at the end, where it does not scroll away.
+  if (!r.work_path.empty())
+    out += r.work_path_route == "none" && !r.work_path_note.empty()
+               ? fmt::format("path      warning: {}\n", r.work_path_note)
+               : fmt::format("path      {}{}\n", r.work_path,
+                             r.work_path_route.empty() ? "" : " (" + r.work_path_route + (r.sandbox ? ", sandbox)" : ")"));
   if (!r.log_path.empty()) out += fmt::format("log       {}\n", r.log_path);
   if (r.provenance)
     out += fmt::format("source    {} {} (SOURCE_DATE_EPOCH {}, {})\n", r.provenance->digest_kind,

@@ -99,11 +99,15 @@ struct BuildReport {
     std::vector<std::string> notes;  ///< what ran locally and why
   };
   std::optional<Dist> dist;
-  /// Where the build's steps saw the work folder: the fixed path of a private mount
-  /// namespace (executor/fixed_path.h: the same bytes from any folder), or the folder
-  /// itself with `work_path_note` saying why (no bubblewrap, --dist).
+  /// Where the build's steps saw the work folder: the fixed path (executor/fixed_path.h:
+  /// the same bytes from any folder) and the route that gave it ("namespace", "bwrap",
+  /// "folder"), or the folder itself (route "none") with `work_path_note`, the warning
+  /// that says why and what would fix it (no namespace could be made, --dist).
   std::string work_path;
+  std::string work_path_route;
   std::string work_path_note;
+  std::string work_path_tried;  ///< the better routes tried and why each was not taken
+  bool sandbox = false;  ///< --sandbox: no network, writes only to the work folder and the cache
   /// Compile steps an earlier (perhaps interrupted) run in the same work folder had
   /// already done, of all the build's compile steps; `units_source` says how that was
   /// counted. Unset when unknown (no Ninja lines, no earlier run).

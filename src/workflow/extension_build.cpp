@@ -18,6 +18,7 @@
 
 #include "cache/cache_ledger.h"
 #include "cache/compiler_cache.h"
+#include "executor/fixed_folder.h"
 #include "executor/fixed_path.h"
 #include "executor/folder_lock.h"
 #include "executor/governor_profile.h"
@@ -447,8 +448,8 @@ ExtensionBuildContext ExtensionBuildContext::system(CommandRunner& runner) {
                                       may_write);
   };
   ctx.environment = process_environment();
-  ctx.fixed_path = [&runner](const std::string& real, const std::string& fixed) {
-    return open_fixed_path(real, fixed, find_in_path("bwrap"), runner);
+  ctx.fixed_path = [&runner](const std::string& real, const std::string& fixed, std::optional<FixedPathRoute> forced) {
+    return open_fixed_path(real, fixed, FixedPathTools{self_executable(), find_in_path("bwrap")}, forced, runner);
   };
   return ctx;
 }
@@ -489,7 +490,9 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
     s.work_root = s.request.cache_settings.work_root.empty() ? cache::shared_work_root() : s.request.cache_settings.work_root;
     s.work_dir = stable_work_dir_for(s.spec, s.work_root);
   } else {
-    s.work_root = o.work_root.empty() ? default_work_root() : o.work_root;
+    // Absolute: the steps see the work folder at the fixed path, which maps absolute paths
+    // (a relative --work-dir built nowhere: its relative paths were never mapped).
+    s.work_root = o.work_root.empty() ? default_work_root() : fs::absolute(o.work_root).lexically_normal().string();
     s.work_dir = work_dir_for(s.spec, s.work_root);
   }
   probe::ProbeOptions popts;
@@ -698,29 +701,123 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
 
 namespace {
 
-// The steps see the work folder at one fixed path when bubblewrap can give them one
-// (--dist keeps the real path: the dist session starts its server itself). Says where in
-// the report.
-std::optional<FixedPath> enter_fixed_path(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s,
-                                          std::vector<plan::Step>& steps) {
+// --sandbox: the namespace also has no network and a read-only file system but for the
+// work folder (the steps' temporary folder moves into it), the compiler cache's folder and
+// /dev/shm; tried once with `true` before the build, so a kernel that cannot (Linux older
+// than 5.12) says so at once.
+Expected<void> make_sandbox(ExtensionBuildContext& ctx, ExtensionBuildState& s, FixedPath& fp,
+                            std::vector<plan::Step>& steps) {
+  fp.sandbox = true;
+  auto env = [&](const std::string& name) {
+    auto it = ctx.environment.find(name);
+    return it == ctx.environment.end() ? std::string() : it->second;
+  };
+  // ccache writes its cache in the compile (sccache's server runs outside the sandbox):
+  // its folder as ccache 4 picks it, made now (only a folder that exists can stay writable).
+  std::error_code ec;
+  if (s.build_plan.cache.tool == CacheTool::ccache) {
+    std::string dir;
+    if (auto it = s.build_plan.cache.env.find("CCACHE_DIR"); it != s.build_plan.cache.env.end()) dir = it->second;
+    else if (!env("CCACHE_DIR").empty()) dir = env("CCACHE_DIR");
+    else if (!env("HOME").empty() && fs::is_directory(env("HOME") + "/.ccache", ec)) dir = env("HOME") + "/.ccache";
+    else if (!env("XDG_CACHE_HOME").empty()) dir = env("XDG_CACHE_HOME") + "/ccache";
+    else if (!env("HOME").empty()) dir = env("HOME") + "/.cache/ccache";
+    if (!dir.empty()) {
+      fs::create_directories(dir, ec);
+      fp.writable.push_back(dir);
+    }
+  }
+  const std::string tmp = (fs::path(s.work_dir) / "tmp").string();
+  fs::create_directories(tmp, ec);
+  for (auto& st : steps) {
+    st = in_fixed_path(std::move(st), fp);
+    for (const char* var : {"TMPDIR", "TEMP", "TMP"}) st.env[var] = to_fixed(tmp, fp);
+  }
+  CommandSpec spec;
+  spec.argv = fixed_path_argv(fp, s.work_dir, {"true"});
+  spec.timeout = std::chrono::seconds(20);
+  CommandResult r = ctx.runner.run(spec);
+  if (!r.ok()) {
+    std::string why(trim(r.err.empty() ? r.out : r.err));
+    if (why.empty()) why = fmt::format("exit {}", r.exit_code);
+    return make_error("--sandbox: " + why.substr(0, why.find('\n')));
+  }
+  return {};
+}
+
+// The steps see the work folder at one fixed path by the best route this machine allows
+// (executor/fixed_path.h; --dist keeps the real path: the dist session starts its server
+// itself). Says where and how in the report; without a fixed path, a warning on stderr and
+// in the report says why and what would fix it. The folder route also locks the fixed
+// folder (`folder`), which a second build of the package waits for.
+StepResult enter_fixed_path(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s,
+                            std::vector<plan::Step>& steps, std::optional<FixedPath>& fixed_path,
+                            std::optional<FixedFolder>& folder) {
   BuildReport& rep = s.result.report;
+  auto warn = [&](const std::string& why) {
+    rep.work_path = s.work_dir;
+    rep.work_path_route = std::string(fixed_path_route_name(FixedPathRoute::none));
+    rep.work_path_note = why;
+    std::FILE* out = o.status_out ? o.status_out : stderr;
+    std::fprintf(out, "tailor: warning: %s\n", why.c_str());
+    std::fflush(out);
+  };
+  if (o.sandbox && o.dist)
+    return stop(BuildStatus::bad_input, "--sandbox with --dist: the dist servers are reached over the network");
+  // sccache's compiles talk to the build's server over loopback, which the sandbox's own
+  // network namespace does not share.
+  if (o.sandbox && s.build_plan.cache.tool == CacheTool::sccache)
+    return stop(BuildStatus::bad_input, "--sandbox with sccache: its compiles reach the build's sccache server over the "
+                                        "network, which the sandbox has none of; build with --cache ccache or --cache none");
   if (o.dist) {
-    rep.work_path = s.work_dir;
-    rep.work_path_note = "--dist: built in the work folder itself";
+    warn("--dist: built in the work folder itself (the dist servers compile at the client's paths), so nvcc's symbol "
+         "names carry this work folder's path; fix: build without --dist for a wheel whose bytes do not depend on it");
     return std::nullopt;
   }
-  auto fp = ctx.fixed_path ? ctx.fixed_path(s.work_dir, fixed_work_path(s.package))
-                           : Expected<FixedPath>(make_error("not asked for"));
-  if (!fp) {
-    rep.work_path = s.work_dir;
-    rep.work_path_note = "no fixed path (" + fp.error().message +
-                         "): nvcc's symbol names and the cache keys carry this work folder's path";
-    status(o, "==> note: " + rep.work_path_note);
+  auto var = ctx.environment.find(std::string(k_fixed_path_route_variable));
+  auto forced = parse_fixed_path_route(var == ctx.environment.end() ? nullptr : var->second.c_str());
+  if (!forced) return stop(BuildStatus::bad_input, forced.error().message);
+  if (o.sandbox && *forced && **forced != FixedPathRoute::own_namespace)
+    return stop(BuildStatus::bad_input, fmt::format("--sandbox: only tailor's own namespace makes one, not {}={}",
+                                                    k_fixed_path_route_variable, fixed_path_route_name(**forced)));
+  if (o.sandbox) *forced = FixedPathRoute::own_namespace;
+  const std::string fixed = fixed_work_path(s.package);
+  FixedPathChoice choice;
+  if (*forced == FixedPathRoute::none) {
+    choice.forced = fmt::format("{}=none", k_fixed_path_route_variable);
+  } else if (ctx.fixed_path) {
+    choice = ctx.fixed_path(s.work_dir, fixed, *forced);
+  } else {
+    choice.refused.emplace_back(FixedPathRoute::none, "not asked for");
+  }
+  if (choice.path && choice.path->route == FixedPathRoute::folder) {
+    // Held by another build of the package (--no-wait, or an interrupt while waiting): stop,
+    // as for the work folder's own lock, rather than build with other bytes.
+    auto locked = FixedFolder::acquire(s.work_dir, choice.path->fixed, o.wait_for_lock, o.status_out);
+    if (!locked) return stop(BuildStatus::build_failed, "the fixed work folder: " + locked.error().message);
+    folder.emplace(std::move(*locked));
+  }
+  rep.work_path_tried = choice.refusals();
+  if (o.sandbox) {
+    if (!choice.path)
+      return stop(BuildStatus::preflight_failed, "--sandbox: no private namespace here (" + choice.refusals() + ")");
+    if (auto made = make_sandbox(ctx, s, *choice.path, steps); !made)
+      return stop(BuildStatus::preflight_failed, made.error().message);
+  }
+  if (!choice.path) {
+    warn(no_fixed_path_warning(choice));
     return std::nullopt;
   }
-  for (auto& st : steps) st = in_fixed_path(std::move(st), *fp);
-  rep.work_path = fp->fixed;
-  return *fp;
+  if (!o.sandbox)
+    for (auto& st : steps) st = in_fixed_path(std::move(st), *choice.path);
+  rep.work_path = choice.path->fixed;
+  rep.work_path_route = std::string(fixed_path_route_name(choice.path->route));
+  status(o, fmt::format("==> fixed work path {} ({}{}{})", rep.work_path, rep.work_path_route,
+                        o.sandbox ? ", sandbox: no network, writes only to the work folder and the cache" : "",
+                        choice.forced.empty() || o.sandbox ? "" : ", " + choice.forced));
+  rep.sandbox = o.sandbox;
+  fixed_path = std::move(choice.path);
+  return std::nullopt;
 }
 
 // --dist: the checks that can be made now (one preflight line each), then this build's
@@ -825,7 +922,9 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   // The same bytes and cache keys from any work folder: the steps, and the build's own
   // sccache server, see the work folder at one fixed path (executor/fixed_path.h). --dist
   // keeps the real path: the dist session starts its server itself.
-  const std::optional<FixedPath> fixed = enter_fixed_path(o, ctx, s, steps);
+  std::optional<FixedFolder> fixed_folder;
+  std::optional<FixedPath> fixed;
+  if (auto stopped = enter_fixed_path(o, ctx, s, steps, fixed, fixed_folder)) return stopped;
   const CacheTool cache = p->cache.tool;
   rep.cache_tool = std::string(p->cache.tool_name());
   rep.cache_storage = p->cache.storage;
@@ -844,8 +943,11 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
       cache_env.erase(it);
   // (--dist starts the build's server itself, with the cluster's client config.)
   if (cache == CacheTool::sccache && !cache_exe.empty() && !o.dist) {
+    // The server itself runs outside any sandbox: it may reach a shared storage.
+    std::optional<FixedPath> server_path = fixed;
+    if (server_path) server_path->sandbox = false;
     auto server = SccacheServer::start(cache_exe, p->cache.env, runner,
-                                       fixed ? fixed_path_argv(*fixed, s.work_dir, {}) : std::vector<std::string>{});
+                                       server_path ? fixed_path_argv(*server_path, s.work_dir, {}) : std::vector<std::string>{});
     if (!server) return stop(BuildStatus::build_failed,
                              fmt::format("compiler cache ({}): {}", p->cache.storage, server.error().message));
     sccache_server = std::move(*server);
@@ -896,7 +998,17 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   // The job timeline: what this run appends to the build folder's .ninja_log files.
   const std::string ninja_root = (fs::path(s.source_dir) / "build").string();
   const auto ninja_logs_before = ninja_log_sizes(ninja_root);
+  // The folder route: the work folder's contents are at the fixed path for the run, and
+  // back afterwards whatever the run's end (a failed or interrupted build resumes there).
+  if (fixed_folder)
+    if (auto moved = fixed_folder->move_in(); !moved) {
+      (void)fixed_folder->move_out();
+      return stop(BuildStatus::build_failed, "the fixed work folder: " + moved.error().message);
+    }
   auto outcome = build_runner.run(steps);
+  if (fixed_folder)
+    if (auto moved = fixed_folder->move_out(); !moved)
+      return stop(BuildStatus::build_failed, "the fixed work folder: " + moved.error().message);
   {
     BuildJobs jobs = collect_build_jobs(ninja_root, ninja_logs_before);
     rep.job_timeline = std::move(jobs.jobs);

@@ -42,6 +42,10 @@ struct ExtensionBuildOptions {
   enum class Tests { automatic, always, never } tests = Tests::automatic;
   bool print_env = false;
   bool wait_for_lock = true;           ///< false (--no-wait): fail when another build holds the folders
+  /// --sandbox: the steps run in tailor's own namespace with no network and nothing
+  /// writable but the work folder (where the wheel is written), the compiler cache's
+  /// folder and /dev/shm; a package that writes elsewhere or connects gets its own error.
+  bool sandbox = false;
   executor::DisplayStyle display = executor::DisplayStyle::plain;
   std::FILE* status_out = stderr;      ///< step headlines and progress
   std::string cwd = ".";               ///< where to look for tailor's repository

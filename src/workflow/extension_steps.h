@@ -33,9 +33,12 @@ struct ExtensionBuildContext {
   std::function<std::optional<probe::PythonInstall>(const std::string& python, bool may_write)> probe_python;
   /// The caller's environment: SCCACHE_* picks the cache, PATH goes after the toolkit's bin/.
   std::map<std::string, std::string> environment;
-  /// The private mount namespace where the build sees its work folder at a fixed path
-  /// (executor/fixed_path.h); `system` tries bubblewrap; unset (tests): none, with a note.
-  std::function<Expected<executor::FixedPath>(const std::string& real, const std::string& fixed)> fixed_path;
+  /// How the build sees its work folder at a fixed path (executor/fixed_path.h): `system`
+  /// tries tailor's own namespace, bubblewrap, then the real fixed folder (only `forced`,
+  /// when TAILOR_FIXED_PATH_ROUTE names one); unset (tests): none, with the warning.
+  std::function<executor::FixedPathChoice(const std::string& real, const std::string& fixed,
+                                          std::optional<executor::FixedPathRoute> forced)>
+      fixed_path;
   /// The build step's live progress; null: made from the options' display style and status_out.
   executor::ProgressDisplay* display = nullptr;
 

@@ -13,15 +13,16 @@
 #    says the source is not the wheel's (exit 1); a wheel with one member changed is "not
 #    reproduced" with that member named (exit 1); a wheel without provenance, or an sdist
 #    wheel without its sdist, is an error (exit 2);
-#  - without bubblewrap (PATH without it) the build still succeeds, says in one note why its
-#    bytes depend on the folder, and (the point of the fixed path) its wheel differs.
+#  - without a fixed path (TAILOR_FIXED_PATH_ROUTE=none) the build still succeeds, warns on
+#    stderr and in the report why its bytes depend on the folder and what would fix it, and
+#    (the point of the fixed path) its wheel differs.
+# The fixed path is whichever route the machine allows (tailor's own namespace first; no
+# program needed): build_fixed_path_nobwrap.sh covers each route without bubblewrap.
 set -u
 : "${TAILOR:?TAILOR must point at the built binary}"
 [ -x "$TAILOR" ] || { echo "skip: $TAILOR not built"; exit 77; }
 command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || { echo "skip: no nvcc"; exit 77; }
 python3 -c 'import torch' 2>/dev/null || { echo "skip: python3 with torch needed"; exit 77; }
-command -v bwrap >/dev/null || { echo "skip: no bwrap (apt-get install bubblewrap)"; exit 77; }
-bwrap --dev-bind / / true 2>/dev/null || { echo "skip: bubblewrap cannot make a namespace on this machine"; exit 77; }
 # shellcheck source=lib/common.sh
 . "$(dirname "$0")/lib/common.sh"
 
@@ -49,6 +50,8 @@ expect_eq "build b (other checkout, work folder and HOME)" "$?" 0
 expect_eq "same wheel bytes from two work folders" "$(sha b)" "$(sha a)"
 expect_eq "work path a" "$(json_get "$(ls "$tmp"/out-a/*.report.json)" 'j["run"]["work_path"]')" "/tmp/.tailor-build/tiny_ext"
 expect_eq "work path b" "$(json_get "$(ls "$tmp"/out-b/*.report.json)" 'j["run"]["work_path"]')" "/tmp/.tailor-build/tiny_ext"
+expect_eq "a fixed path's route (the machine's best)" \
+  "$(json_get "$(ls "$tmp"/out-a/*.report.json)" 'j["run"]["work_path_route"] in ("namespace", "bwrap", "folder")')" True
 # Nothing is left at the fixed path outside the namespace.
 [ ! -e /tmp/.tailor-build/tiny_ext/src ] && echo "ok   nothing written at the fixed path itself" \
   || { echo "FAIL /tmp/.tailor-build/tiny_ext/src exists outside a build"; fail=1; }
@@ -92,19 +95,15 @@ expect_eq "verify-reproducible, no provenance: exit 2" "$?" 2
 expect_eq "verify-reproducible, no provenance: one line" "$(wc -l <"$tmp/v4.err")" 1
 grep -q "not a wheel tailor built" "$tmp/v4.err" && echo "ok   no provenance: says so" || { cat "$tmp/v4.err"; fail=1; }
 
-# Without bubblewrap: a note, a good build, and (what the fixed path prevents) other bytes.
-nobw="$tmp/nobwrap-bin"
-mkdir -p "$nobw"
-for d in ${PATH//:/ }; do
-  for f in "$d"/*; do
-    n=$(basename "$f")
-    [ "$n" = bwrap ] || [ -e "$nobw/$n" ] || ln -s "$f" "$nobw/$n" 2>/dev/null
-  done
-done
-PATH="$nobw" build c "$tmp/checkout-one/tiny_ext" "$tmp/w-c" --cache none
-expect_eq "build without bwrap" "$?" 0
-grep -q "note: no fixed path (no bwrap (bubblewrap) on PATH)" "$tmp/c.log" && echo "ok   the note says why" \
-  || { echo "FAIL no note without bwrap"; fail=1; }
+# Without a fixed path: a warning, a good build, and (what the fixed path prevents) other bytes.
+TAILOR_FIXED_PATH_ROUTE=none build c "$tmp/checkout-one/tiny_ext" "$tmp/w-c" --cache none
+expect_eq "build without a fixed path" "$?" 0
+grep -q "^tailor: warning: no fixed work path (TAILOR_FIXED_PATH_ROUTE=none).*fix: unset TAILOR_FIXED_PATH_ROUTE" "$tmp/c.log" \
+  && echo "ok   the warning says why and the fix" || { echo "FAIL no warning without a fixed path"; grep -i "fixed" "$tmp/c.log"; fail=1; }
+rc_=$(ls "$tmp"/out-c/*.report.json)
+expect_eq "report: route none" "$(json_get "$rc_" 'j["run"]["work_path_route"]')" none
+json_get "$rc_" 'j["run"]["work_path_note"]' | grep -q "^no fixed work path (TAILOR_FIXED_PATH_ROUTE=none)" \
+  && echo "ok   the report carries the warning" || { echo "FAIL no warning in the report"; fail=1; }
 [ "$(sha c)" != "$(sha a)" ] && echo "ok   without the fixed path the work folder changes the wheel" \
   || { echo "FAIL the wheel did not depend on the folder: this test proves nothing"; fail=1; }
 

@@ -37,6 +37,25 @@ TEST(BuildReport, JsonCarriesEveryField) {
   EXPECT_NE(text.find("gpu-smoke  skipped: no GPU"), std::string::npos);
 }
 
+TEST(BuildReport, SaysWhereTheStepsSawTheWorkFolder) {
+  BuildReport r;
+  r.work_path = "/tmp/.tailor-build/fused_ops";
+  r.work_path_route = "folder";
+  r.work_path_tried = "namespace: unshare(CLONE_NEWUSER|CLONE_NEWNS): permission denied";
+  auto j = to_json(r);
+  EXPECT_EQ(j["run"]["work_path_route"], "folder");
+  EXPECT_EQ(j["run"]["work_path_tried"], r.work_path_tried);
+  EXPECT_TRUE(j["run"]["work_path_note"].is_null());
+  EXPECT_EQ(j["run"]["sandbox"], false);
+  EXPECT_NE(render_summary(r).find("path      /tmp/.tailor-build/fused_ops (folder)\n"), std::string::npos) << render_summary(r);
+  // Without a fixed path the warning comes again at the end of the summary.
+  r.work_path = "/home/u/.cache/tailor/extensions/fused_ops-1a2b";
+  r.work_path_route = "none";
+  r.work_path_note = "no fixed work path (...): ...; fix: ...";
+  EXPECT_NE(render_summary(r).find("path      warning: no fixed work path (...): ...; fix: ...\n"), std::string::npos)
+      << render_summary(r);
+}
+
 TEST(BuildReport, UnknownCacheStatsAreNull) {
   BuildReport r;
   r.cache_tool = "none";

@@ -257,10 +257,14 @@ TEST_F(ExtensionSteps, RunBuildRunsItsStepsAtTheFixedWorkPath) {
   auto c = context();
   resolve_and_prepare(c);
   std::string asked_real, asked_fixed;
-  c.fixed_path = [&](const std::string& real, const std::string& fixed) -> Expected<executor::FixedPath> {
+  c.fixed_path = [&](const std::string& real, const std::string& fixed, std::optional<executor::FixedPathRoute> forced) {
     asked_real = real;
     asked_fixed = fixed;
-    return executor::FixedPath{real, fixed, "/usr/bin/bwrap"};
+    EXPECT_EQ(forced, std::nullopt);
+    executor::FixedPathChoice choice;
+    choice.path = executor::FixedPath{real, fixed, executor::FixedPathRoute::bwrap, "/usr/bin/bwrap"};
+    choice.refused.emplace_back(executor::FixedPathRoute::own_namespace, "refused here");
+    return choice;
   };
   runner.handler = [&](const CommandSpec&) -> std::optional<CommandResult> {
     write(fs::path(s.request.out_dir) / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl", "not really a wheel");
@@ -280,14 +284,18 @@ TEST_F(ExtensionSteps, RunBuildRunsItsStepsAtTheFixedWorkPath) {
   ASSERT_NE(dashdash, spec.argv.end());
   for (auto it = dashdash; it != spec.argv.end(); ++it) EXPECT_EQ(it->find(s.work_dir), std::string::npos) << *it;
   EXPECT_EQ(s.result.report.work_path, asked_fixed);
+  EXPECT_EQ(s.result.report.work_path_route, "bwrap");
+  EXPECT_EQ(s.result.report.work_path_tried, "namespace: refused here");
   EXPECT_EQ(s.result.report.work_path_note, "");
 }
 
 TEST_F(ExtensionSteps, RunBuildWithoutAFixedPathSaysWhy) {
   auto c = context();
   resolve_and_prepare(c);
-  c.fixed_path = [](const std::string&, const std::string&) -> Expected<executor::FixedPath> {
-    return make_error("bwrap: setting up uid map: Permission denied");
+  c.fixed_path = [](const std::string&, const std::string&, std::optional<executor::FixedPathRoute>) {
+    executor::FixedPathChoice choice;
+    choice.refused.emplace_back(executor::FixedPathRoute::bwrap, "bwrap: setting up uid map: Permission denied");
+    return choice;
   };
   runner.handler = [&](const CommandSpec&) -> std::optional<CommandResult> {
     write(fs::path(s.request.out_dir) / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl", "not really a wheel");
@@ -298,6 +306,80 @@ TEST_F(ExtensionSteps, RunBuildWithoutAFixedPathSaysWhy) {
   EXPECT_NE(runner.specs[0].argv[0], "/usr/bin/bwrap");
   EXPECT_EQ(s.result.report.work_path, s.work_dir);
   EXPECT_NE(s.result.report.work_path_note.find("bwrap: setting up uid map: Permission denied"), std::string::npos);
+  EXPECT_NE(s.result.report.work_path_note.find("fix: "), std::string::npos);
+  EXPECT_EQ(s.result.report.work_path_route, "none");
+}
+
+// The folder route: the steps run at the fixed folder itself, where the work folder's
+// contents are for the run, and are back in the work folder afterwards.
+TEST_F(ExtensionSteps, RunBuildOnTheFolderRouteBuildsInTheFixedFolder) {
+  auto c = context();
+  resolve_and_prepare(c);
+  test::TempDir root("steps_fixed_root");
+  const std::string fixed = (root.path / "demo").string();
+  c.fixed_path = [&](const std::string& real, const std::string&, std::optional<executor::FixedPathRoute> forced) {
+    EXPECT_EQ(forced, executor::FixedPathRoute::folder);  // the switch reached the choice
+    executor::FixedPathChoice choice;
+    choice.forced = "TAILOR_FIXED_PATH_ROUTE=folder";
+    choice.path = executor::FixedPath{real, fixed, executor::FixedPathRoute::folder, ""};
+    return choice;
+  };
+  c.environment["TAILOR_FIXED_PATH_ROUTE"] = "folder";
+  bool source_at_fixed = false, source_in_work = true;
+  runner.handler = [&](const CommandSpec& spec) -> std::optional<CommandResult> {
+    source_at_fixed = spec.cwd && fs::is_directory(*spec.cwd) && spec.cwd->starts_with(fixed);
+    source_in_work = fs::exists(s.source_dir);
+    // The build writes its wheel where it sees the work folder: at the fixed folder.
+    write(fs::path(fixed) / fs::relative(s.request.out_dir, s.work_dir) / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl",
+          "not really a wheel");
+    return ran(0, "Successfully built demo-ops\n");
+  };
+  ASSERT_EQ(run_build(o, c, s), std::nullopt);
+  EXPECT_TRUE(source_at_fixed);
+  EXPECT_FALSE(source_in_work);
+  EXPECT_TRUE(fs::exists(s.source_dir));  // back
+  EXPECT_FALSE(fs::exists(fs::path(fixed) / "src"));
+  EXPECT_EQ(s.result.report.work_path, fixed);
+  EXPECT_EQ(s.result.report.work_path_route, "folder");
+}
+
+// --sandbox needs tailor's own namespace, and no network for sccache's client to reach
+// its server: both refused before anything runs, with what to do.
+TEST_F(ExtensionSteps, RunBuildSandboxedSaysWhatItCannotDo) {
+  auto c = context();
+  resolve_and_prepare(c);
+  o.sandbox = true;
+  c.fixed_path = [](const std::string&, const std::string&, std::optional<executor::FixedPathRoute> forced) {
+    EXPECT_EQ(forced, executor::FixedPathRoute::own_namespace);
+    executor::FixedPathChoice choice;
+    choice.refused.emplace_back(executor::FixedPathRoute::own_namespace, "unshare: permission denied");
+    return choice;
+  };
+  auto stopped = run_build(o, c, s);
+  ASSERT_TRUE(stopped);
+  EXPECT_EQ(stopped->status, BuildStatus::preflight_failed);
+  EXPECT_EQ(stopped->message, "--sandbox: no private namespace here (namespace: unshare: permission denied)");
+  EXPECT_TRUE(runner.specs.empty());
+  s.build_plan.cache.tool = CacheTool::sccache;
+  stopped = run_build(o, c, s);
+  ASSERT_TRUE(stopped);
+  EXPECT_EQ(stopped->status, BuildStatus::bad_input);
+  EXPECT_NE(stopped->message.find("--sandbox with sccache"), std::string::npos);
+  c.environment["TAILOR_FIXED_PATH_ROUTE"] = "folder";
+  s.build_plan.cache.tool = CacheTool::none;
+  stopped = run_build(o, c, s);
+  ASSERT_TRUE(stopped);
+  EXPECT_EQ(stopped->message, "--sandbox: only tailor's own namespace makes one, not TAILOR_FIXED_PATH_ROUTE=folder");
+}
+
+TEST_F(ExtensionSteps, RunBuildWithAnUnknownRouteSwitchIsBadInput) {
+  auto c = context();
+  resolve_and_prepare(c);
+  c.environment["TAILOR_FIXED_PATH_ROUTE"] = "sideways";
+  auto stopped = run_build(o, c, s);
+  ASSERT_TRUE(stopped);
+  EXPECT_EQ(stopped->status, BuildStatus::bad_input);
+  EXPECT_NE(stopped->message.find("TAILOR_FIXED_PATH_ROUTE=sideways"), std::string::npos);
 }
 
 // A signal that came before the build step started (during the preflight's test link,
