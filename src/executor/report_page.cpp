@@ -282,6 +282,16 @@ void phases_section(std::string& out, const json& report) {
 
 void cache_section(std::string& out, const json& report) {
   out += "<h2>Compiler cache</h2>\n";
+  // The cache keys carry the path the compilers saw: the fixed one (and its route), or the
+  // work folder's own with the warning the build printed.
+  if (std::string where = str(path(report, {"run", "work_path"})); !where.empty()) {
+    std::string route = str(path(report, {"run", "work_path_route"}));
+    std::string warning = str(path(report, {"run", "work_path_note"}));
+    out += route == "none" && !warning.empty()
+               ? note("Warning: " + warning)
+               : fmt::format("<p>Work path <code>{}</code>{}</p>\n", escape(where),
+                             route.empty() ? "" : " · " + escape(route) + " route");
+  }
   const json* cache = path(report, {"run", "cache"});
   std::string tool = str(get(cache, "tool"));
   if (!cache || tool.empty() || tool == "none") {

@@ -125,3 +125,16 @@ TEST(ReportPage, ReadsTheTorchBuildReport) {
   EXPECT_NE(page.find("858.3 MiB"), std::string::npos);
   EXPECT_NE(page.find("1 job over 1.0 s"), std::string::npos);
 }
+
+TEST(ReportPage, SaysWhereTheCompilersSawTheWorkFolder) {
+  BuildReport r = page_report();
+  r.work_path = "/tmp/.tailor-build/fused_ops";
+  r.work_path_route = "namespace";
+  std::string page = render_report_html(to_json(r));
+  EXPECT_NE(page.find("<p>Work path <code>/tmp/.tailor-build/fused_ops</code> · namespace route</p>"), std::string::npos);
+  r.work_path = "/home/u/w/fused_ops-1a2b";
+  r.work_path_route = "none";
+  r.work_path_note = "no fixed work path (<why>): ...; fix: ...";
+  page = render_report_html(to_json(r));
+  EXPECT_NE(page.find("<p class=\"note\">Warning: no fixed work path (&lt;why&gt;): ...; fix: ...</p>"), std::string::npos);
+}
