@@ -144,6 +144,40 @@ def read_module(path, number):
     return "\n".join(rules), [(first, "\n".join(text)) for first, text in edges], outputs
 
 
+def learned_splits(times, units, jobs, max_k, min_ms=20000):
+    # The CUDA units that set the package's wall, each split with nvcc -split-compile=K: a
+    # unit longer than 1.5 x the package's work shared over its jobs would still run when
+    # every other unit has ended. K = its time over that share (at most max_k). Only from
+    # measured times (`times`: unit -> ms, of earlier builds or tailor's data) that cover
+    # at least 90% of the package's `units`: a guess splits nothing.
+    known = {u: times[u] for u in units if u in times}
+    if not units or len(known) * 10 < len(units) * 9 or max_k < 2:
+        return {}
+    share = sum(known.values()) / float(max(1, jobs))
+    out = {}
+    for unit, ms in sorted(known.items()):
+        if unit.endswith(".cu") and ms >= min_ms and ms > 1.5 * share:
+            k = min(max_k, int(-(-ms // max(1, int(share)))))
+            if k >= 2:
+                out[unit] = k
+    return out
+
+
+def split_rule(rules_text, rule, k):
+    # The module's rule `rule` with -split-compile=K at the end of its command, renamed;
+    # None when the text has no such rule.
+    lines, block, out = rules_text.split("\n"), False, []
+    for line in lines:
+        if line.startswith("rule "):
+            block = line == "rule " + rule
+            if block:
+                out.append("rule %s_s%d" % (rule, k))
+            continue
+        if block:
+            out.append(line + (" -split-compile=%d" % k if line.startswith("  command = ") else ""))
+    return "\n".join(out) if out else None
+
+
 def modules_at_once():
     # torch.utils.cpp_extension builds a package's extension modules one after another,
     # each through its own Ninja in one shared build folder. Here every module gets its
@@ -262,8 +296,9 @@ def modules_at_once():
         # Waits until every module has written its build.ninja (or ended without one), runs
         # the package's one Ninja over them all, and lets each module link as soon as its
         # own objects are built.
-        def __init__(self, base, exts, order, tokens, jobs_arg, stop):
+        def __init__(self, base, exts, order, tokens, jobs_arg, stop, split_max):
             self.base, self.order, self.tokens, self.jobs_arg, self.stop = base, order, tokens, jobs_arg, stop
+            self.split_max = split_max  # None: every unit is split already (few units); 0: none learned
             self.cond = threading.Condition()
             self.expected = len(exts)
             self.ended_early = 0
@@ -326,6 +361,44 @@ def modules_at_once():
                 if outputs is not None:
                     stamps.append("build %s: tailor_module_done %s" % (self._stamp(number), " ".join(outputs)))
             edges.sort(key=lambda e: e[:3])
+            # Units that set the wall, split on their own (learned, or as the wheel being
+            # reproduced says: TAILOR_SPLIT_UNITS, unit -> K).
+            units = {}
+            for _, number, _, edge in edges:
+                head = edge.split("\n", 1)[0]
+                parts = split_edge(head) if head.startswith("build ") else None
+                if parts and "compile" in parts[2] and parts[3]:
+                    units[os.path.relpath(os.path.abspath(parts[3]))] = (number, parts[2])
+            given = os.environ.get("TAILOR_SPLIT_UNITS")
+            if self.split_max is None:
+                chosen, why = {}, ""
+            elif given is not None:
+                try:
+                    chosen = {u: int(k) for u, k in json.loads(given).items() if int(k) >= 2}
+                except (ValueError, AttributeError, TypeError):
+                    chosen = {}
+                why = "as the wheel being reproduced was built"
+            else:
+                jobs = int(self.jobs_arg[1]) if self.jobs_arg else len(os.sched_getaffinity(0))
+                chosen = learned_splits(known, list(units), jobs, self.split_max)
+                why = "measured in earlier builds: it sets the wall"
+            split_rules = {}
+            for unit, k in sorted(chosen.items()):
+                if unit not in units or not units[unit][1].startswith("cuda_compile"):
+                    continue
+                number, rule = units[unit]
+                text = split_rule(rules[sorted(self.folders.values()).index(number)], rule, k)
+                if text is None:
+                    continue
+                split_rules[(number, rule, k)] = text
+                print("tailor: split unit: %s %d (%s)" % (unit, k, why), flush=True)
+                for i, e in enumerate(edges):
+                    head, _, rest = e[3].partition("\n")
+                    parts = split_edge(head) if head.startswith("build ") else None
+                    if parts and parts[2] == rule and os.path.relpath(os.path.abspath(parts[3])) == unit:
+                        head = head.replace(": %s " % rule, ": %s_s%d " % (rule, k), 1)
+                        edges[i] = e[:3] + (head + ("\n" + rest if rest else ""),)
+            rules = rules + list(split_rules.values())
             return "\n".join(["# The package's one Ninja, written by tailor's build driver "
                               "(data/build/build_wheel.py) from each module's build.ninja.",
                               "ninja_required_version = 1.3", ""] + rules +
@@ -438,7 +511,7 @@ def modules_at_once():
             else "kind (CUDA first): no earlier build"), flush=True)
         stop = threading.Event()  # a module failed: nothing more starts, the Ninja stops
         package = PackageNinja(os.path.abspath(self.build_temp), exts, [id(e) for e in order], tokens, jobs_arg,
-                               stop)
+                               stop, None if k >= 2 else int(split.group(2)) if split else 0)
 
         def one(ext):
             local.sub = re.sub(r"[^A-Za-z0-9_.-]", "_", ext.name)

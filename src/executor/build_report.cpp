@@ -69,6 +69,7 @@ nlohmann::json to_json(const BuildProvenance& p) {
   j["package"] = p.package;
   j["recipe"] = p.recipe;
   if (!p.profile.empty()) j["profile"] = p.profile;
+  if (!p.split_units.empty()) j["split_units"] = p.split_units;
   j["targets"] = p.targets;
   j["source"] = {{"kind", p.source_kind}, {p.digest_kind, p.digest}};
   if (!p.source_name.empty()) j["source"]["name"] = p.source_name;
@@ -140,6 +141,7 @@ nlohmann::json to_json(const BuildReport& r) {
   j["run"]["split_compile"] = r.split_compile;
   j["run"]["package_choices"] = r.package_choices;
   j["run"]["package_variants"] = r.package_variants;
+  j["run"]["split_units"] = r.split_units;
   j["run"]["units_known"] = r.units_known;
   if (r.units_known) j["run"]["unit_times_from"] = r.unit_times_from;
   if (!r.job_timeline.empty() || r.job_timeline_dropped) {

@@ -45,6 +45,9 @@ struct BuildProvenance {
   std::vector<std::string> left_out;               ///< plan variables that do not (jobs, caches, paths)
   std::string compressor;     ///< "zlib 1.2.13, level 6"
   std::string profile;        ///< the recipe's restriction profile (--profile), "" none
+  /// CUDA units the build split with nvcc -split-compile=K on their own (K changes their
+  /// bytes): source in the package -> K. A rebuild from the provenance splits the same.
+  std::map<std::string, int> split_units;
 };
 
 /// Splits a plan's environment: variables naming parallelism (`parallel_variables`), a
@@ -130,6 +133,9 @@ struct BuildReport {
   /// kernels need that variant's instructions: "sm_90" -> "sm_90a". Verification expects
   /// the variant for them.
   std::map<std::string, std::string> package_variants;
+  /// CUDA units split on their own because they set the wall (learned unit times), or as a
+  /// reproduced wheel's provenance says: source in the package -> K.
+  std::map<std::string, int> split_units;
   /// Compile units whose time is known, from an earlier build of the same key
   /// (executor/governor_profile.h) or measured for the recipe (data/build/unit_times.toml):
   /// the build started them longest first. 0: nothing known, CUDA units first, source order.

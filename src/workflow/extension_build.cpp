@@ -86,6 +86,21 @@ std::vector<std::string> package_choices_in_log(std::string_view log) {
   return out;
 }
 
+/// The units the build driver split on their own ("tailor: split unit: REL K (why)").
+std::map<std::string, int> split_units_in_log(std::string_view log) {
+  constexpr std::string_view k_prefix = "tailor: split unit: ";
+  std::map<std::string, int> out;
+  for (size_t at = log.find(k_prefix); at != std::string_view::npos && out.size() < 256; at = log.find(k_prefix, at + 1)) {
+    if (at != 0 && log[at - 1] != '\n') continue;
+    size_t end = std::min(log.find('\n', at), log.size());
+    auto words = split_any(log.substr(at + k_prefix.size(), end - at - k_prefix.size()), " ");
+    if (words.size() < 2) continue;
+    auto k = parse_whole_number<int>(words[1]);
+    if (k && *k >= 2 && *k <= 64) out[words[0]] = static_cast<int>(*k);
+  }
+  return out;
+}
+
 /// The arch-specific variants the package builds requested targets as ("tailor: package
 /// target: sm_90a for sm_90" lines of the build driver): requested name -> variant name.
 /// Only a variant of a requested target's own capability counts.
@@ -994,6 +1009,14 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   // longest first (data/build/build_wheel.py). Only the order changes, never what is
   // compiled or linked: the objects link in distutils' order either way.
   hand_over_unit_times(s, fixed, steps);
+  // A rebuild splits exactly the units the wheel's own build split (its provenance), none
+  // learned: the bytes of a split unit depend on K. Not in the report's environment (the
+  // provenance names the units themselves).
+  if (o.split_units) {
+    nlohmann::json units = *o.split_units;
+    for (auto& st : steps)
+      if (st.uses_plan_env) st.env["TAILOR_SPLIT_UNITS"] = units.dump();
+  }
   BuildRunner build_runner(runner, ctx.display ? *ctx.display : *own_display, rep.log_path);
   // The job timeline: what this run appends to the build folder's .ninja_log files.
   const std::string ninja_root = (fs::path(s.source_dir) / "build").string();
@@ -1017,6 +1040,10 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
     rep.split_compile = split_compile_in_log(log_text);
     rep.package_choices = package_choices_in_log(log_text);
     rep.package_variants = package_variants_in_log(log_text, s.targets);
+    rep.split_units = split_units_in_log(log_text);
+    for (auto& j : rep.job_timeline)
+      for (const auto& [unit, k] : rep.split_units)
+        if (j.kind == "cu" && (j.input == unit || j.input.ends_with("/" + unit))) j.split = k;
     if (rep.split_compile > 0)
       for (auto& j : rep.job_timeline)
         if (j.kind == "cu") j.split = rep.split_compile;
@@ -1122,6 +1149,7 @@ StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&, 
   if (s.identity) {
     rep.provenance = make_build_provenance(rep, *s.identity, s.spec, plan::recipe_for(s.package));
     rep.provenance->profile = o.profile;
+    rep.provenance->split_units = rep.split_units;
     auto n = normalise_wheel(wheel, {s.identity->source_date_epoch, provenance_file_text(*rep.provenance)});
     if (!n) {
       rep.checks.push_back({"search-path", CheckStatus::failed, n.error().message});

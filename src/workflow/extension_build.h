@@ -38,6 +38,9 @@ struct ExtensionBuildOptions {
   std::optional<std::string> dist;
   std::string profile;                 ///< --profile: a recipe restriction profile, "" none
   bool keep_package_archs = false;     ///< --keep-package-archs: the package's own target flags stand
+  /// Set by --verify-reproducible: the units the wheel's build split on its own, split the
+  /// same (none learned). nullopt: a build decides from what it has learned.
+  std::optional<std::map<std::string, int>> split_units;
   std::string work_root;               ///< empty: default_work_root()
   enum class Tests { automatic, always, never } tests = Tests::automatic;
   bool print_env = false;

@@ -59,6 +59,10 @@ Expected<WheelProvenance> read_wheel_provenance(const std::string& wheel) {
   p.package = json_string(j, "package");
   p.recipe = json_string(j, "recipe");
   p.profile = json_string(j, "profile");
+  if (auto su = j.find("split_units"); su != j.end() && su->is_object())
+    for (const auto& [unit, k] : su->items())
+      if (k.is_number_integer() && k.get<int64_t>() >= 2 && k.get<int64_t>() <= 64 && unit.size() < 4096)
+        p.split_units[unit] = static_cast<int>(k.get<int64_t>());
   if (p.package.empty()) return bad("no package");
   if (auto t = j.find("targets"); t != j.end() && t->is_array())
     for (const auto& v : *t)
@@ -169,6 +173,7 @@ ReproduceResult verify_reproducible(const std::string& wheel, ExtensionBuildOpti
   // the recipe's name would record another package name (causal-conv1d for the sdist's
   // causal_conv1d) in the rebuilt provenance. Checked after the rebuild instead.
   if (build.profile.empty()) build.profile = provenance->profile;
+  build.split_units = provenance->split_units;
   build.tests = ExtensionBuildOptions::Tests::never;
   build.print_env = false;
   // A fresh output folder: the rebuilt wheel must not meet the original or an older one.

@@ -16,6 +16,7 @@ namespace tailor::workflow {
 /// What the wheel's tailor-provenance.json says (the fields a rebuild needs).
 struct WheelProvenance {
   std::string package, recipe, profile;
+  std::map<std::string, int> split_units;  ///< units split on their own, and how many ways
   std::vector<std::string> targets;
   std::string source_kind, source_name, digest_kind, digest;
   std::map<std::string, std::string> toolchain;
