@@ -158,7 +158,7 @@ Expected<NormalisedWheel> normalise_wheel(const std::string& wheel, const WheelN
     formats::ZipWriteEntry we;
     we.name = m.name;
     we.mode = m.mode;
-    bool rewritten = false;
+    bool from_memory = false;  // an ELF member: inflated once, its search path kept clean
     if (!m.replaced && !m.in_dist_info && may_be_elf(m.name, m.mode)) {
       auto head = formats::peek_member(file, *m.entry, 4);
       if (!head) return make_error(wheel + ": " + head.error().message);
@@ -166,22 +166,29 @@ Expected<NormalisedWheel> normalise_wheel(const std::string& wheel, const WheelN
         auto bytes = formats::extract_member(file, *m.entry, buffer);
         if (!bytes) return make_error(wheel + ": " + bytes.error().message);
         // The bytes as built answer to the old RECORD before they change.
-        if (auto row = old_rows.find(m.name); row != old_rows.end() && row->second.hash_algorithm == "sha256" &&
-                                              record_digest(Sha256::of(*bytes)) != "sha256=" + row->second.hash_value)
+        if (auto row = old_rows.find(m.name);
+            row != old_rows.end() && ((row->second.hash_algorithm == "sha256" &&
+                                       record_digest(Sha256::of(*bytes)) != "sha256=" + row->second.hash_value) ||
+                                      (row->second.size && *row->second.size != bytes->size())))
           return damaged(m.name, row->second);
-        library.assign(bytes->begin(), bytes->end());
+        // The inflated bytes are written from memory (no second inflate): taken over when
+        // they are the buffer's, copied when they are a stored member's view of the file.
+        if (!bytes->empty() && bytes->data() == buffer.data() && bytes->size() == buffer.size()) library.swap(buffer);
+        else library.assign(bytes->begin(), bytes->end());
         auto edits = formats::rewrite_search_paths(library, search_path_entry_stays);
         if (!edits)
           return make_error(fmt::format("{}: member '{}' keeps a build machine's folder in its search path: {}", wheel,
                                         m.name, edits.error().message));
         for (auto& e : *edits) search_paths.push_back({m.name, e.tag, std::move(e.removed), e.after});
-        rewritten = !edits->empty();
+        from_memory = true;  // checked against RECORD above, written from `library`
       }
     }
-    if (rewritten) {
+    if (from_memory) {
       const Bytes bytes(library.data(), library.size());
       we.source = formats::ZipStreamSource{bytes.size(), [bytes](const std::function<void(Bytes)>& sink) -> Expected<void> {
-                                             sink(bytes);
+                                             constexpr size_t k_piece = 1 << 20;  // as the writer takes a file
+                                             for (size_t at = 0; at < bytes.size(); at += k_piece)
+                                               sink(bytes.subspan(at, std::min(k_piece, bytes.size() - at)));
                                              return {};
                                            }};
     } else if (m.replaced) {
@@ -193,7 +200,7 @@ Expected<NormalisedWheel> normalise_wheel(const std::string& wheel, const WheelN
     }
     auto written = writer.add(we);
     if (!written) return make_error(wheel + ": " + written.error().message);
-    if (!m.replaced && !rewritten)
+    if (!m.replaced && !from_memory)
       if (auto row = old_rows.find(m.name); row != old_rows.end()) {
         const auto& r = row->second;
         bool hash_differs = r.hash_algorithm == "sha256" && record_digest(written->sha256) != "sha256=" + r.hash_value;

@@ -309,12 +309,15 @@ TorchStepResult verify_wheel(const TorchBuildOptions&, TorchBuildContext& ctx, T
     if (!identity) return stop(1, "identifying the source: " + identity.error().message);
     s.identity = std::move(*identity);
   }
-  // Retagged and normalised in one deterministic rewrite (WHEEL's Tag lines, RECORD).
-  if (auto n = normalise_wheel(s.built, {s.identity->source_date_epoch,
-                                         provenance_file_text(make_torch_provenance(p, s.host, *s.identity, "0.1.0")), tag,
-                                         s.renamed});
-      !n)
-    return stop(1, "renaming the wheel failed: " + n.error().message);
+  // Retagged and normalised in one deterministic rewrite (WHEEL's Tag lines, RECORD, the
+  // libraries' search paths without folders of the build machine).
+  auto n = normalise_wheel(s.built, {s.identity->source_date_epoch,
+                                     provenance_file_text(make_torch_provenance(p, s.host, *s.identity, "0.1.0")), tag,
+                                     s.renamed});
+  if (!n) return stop(1, "renaming the wheel failed: " + n.error().message);
+  for (const auto& r : n->search_paths)
+    std::fprintf(ctx.out, "search path: %s: removed %s %s (not $ORIGIN-relative: a folder of the build machine)%s\n", r.member.c_str(), r.tag.c_str(),
+                 join(r.removed, ":").c_str(), r.after.empty() ? "" : ("; kept " + r.after).c_str());
   auto recheck = inspect::inspect_paths({s.renamed});
   if (!recheck || recheck->wheels.empty() || !recheck->wheels.front().record.passed() || !recheck->wheels.front().tags_consistent)
     return stop(1, "the renamed wheel's RECORD or tags do not check out");
