@@ -88,4 +88,40 @@ expect_eq "the CMake wheel holds exactly sm_80" "$?" 0
 expect_eq "its import check passed" \
   "$(json_get "${report:-/dev/null}" '[c["status"] for c in j["checks"] if c["name"]=="import"][0]' 2>&1)" "passed"
 
+# 4. A unit split on its own (the learned rule needs a package of more than 16 CUDA units
+# and a unit of 20 s or more; TAILOR_SPLIT_UNITS gives the split as a rebuild does):
+# only that unit's edge gets -split-compile, the wheel's provenance names it, and
+# --verify-reproducible, given no variable, splits it the same and gets the same bytes.
+many=$tmp/many
+mkdir -p "$many/csrc" "$many/many"
+for i in $(seq 1 17); do
+  printf '#include <cuda_runtime.h>\nnamespace { __global__ void k(float* v) { v[threadIdx.x] *= %d; } }\nextern "C" void* many_k%d() { return reinterpret_cast<void*>(&k); }\n' "$i" "$i" >"$many/csrc/k$i.cu"
+done
+printf '#define PY_SSIZE_T_CLEAN\n#include <Python.h>\nstatic PyModuleDef m = {PyModuleDef_HEAD_INIT, "_k", "", -1, nullptr, nullptr, nullptr, nullptr, nullptr};\nPyMODINIT_FUNC PyInit__k() { return PyModule_Create(&m); }\n' >"$many/csrc/module.cpp"
+: >"$many/many/__init__.py"
+cat >"$many/setup.py" <<'PY'
+import glob
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+setup(name="many-units", version="0.1", packages=["many"],
+      ext_modules=[CUDAExtension("many._k", ["csrc/module.cpp"] + sorted(glob.glob("csrc/*.cu")))],
+      cmdclass={"build_ext": BuildExtension})
+PY
+TAILOR_SPLIT_UNITS='{"csrc/k3.cu": 2}' "$TAILOR" build "$many" --arch 8.0 --out "$tmp/dist-many" --work-dir "$tmp/work-many" \
+  --progress plain --cache none >"$tmp/out-many" 2>"$tmp/err-many"
+expect_eq "17 CUDA units: exit 0" "$?" 0
+pn=$(ls "$tmp"/work-many/*/src/build/temp.*/build.ninja 2>/dev/null | head -1)
+expect_eq "only k3.cu's edge takes the split rule" \
+  "$(grep -c '^build .*: cuda_compile_m0_s2 ' "${pn:-/dev/null}") $(grep -c '^build .*k3.o: cuda_compile_m0_s2 ' "${pn:-/dev/null}")" "1 1"
+expect_grep "the split rule's command ends in -split-compile=2" "^  command = .*nvcc.* -split-compile=2$" "${pn:-/dev/null}"
+wheel=$(ls "$tmp"/dist-many/*.whl 2>/dev/null | head -1)
+expect_eq "the provenance names the split unit" \
+  "$(python3 -c 'import json,sys,zipfile; z=zipfile.ZipFile(sys.argv[1]); n=[x for x in z.namelist() if x.endswith("tailor-provenance.json")][0]; print(json.loads(z.read(n)).get("split_units"))' "${wheel:-/dev/null}" 2>&1)" \
+  "{'csrc/k3.cu': 2}"
+"$TAILOR" build "$many" --verify-reproducible "${wheel:-/nonexistent}" --work-dir "$tmp/work-many2" --progress plain --cache none \
+  >"$tmp/out-many2" 2>"$tmp/err-many2"
+expect_eq "--verify-reproducible splits the same unit and gets the same bytes (exit 0)" "$?" 0
+expect_grep "the rebuild says it split as the wheel was built" "split unit: csrc/k3.cu 2 (as the wheel being reproduced was built)" \
+  "$(ls "$tmp"/work-many2/*/build-*.log 2>/dev/null | head -1)"
+
 exit $fail

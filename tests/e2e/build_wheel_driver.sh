@@ -169,4 +169,34 @@ set_target_properties(k PROPERTIES CUDA_ARCHITECTURES "80-real;90a-real" POSITIO
 case "$got" in *"tailor: package target: sm_90a for sm_90"*"CMakeLists.txt:1: CMAKE_CUDA_ARCHITECTURES 80 90a replaced"*"sub/CMakeLists.txt:1: CUDA_ARCHITECTURES \"50;52\" replaced"*) ok "driver: each replacement said with its file and line" ;;
   *) bad "driver: replacements not said: $got" ;; esac
 
+# The units that set a package's wall are split on their own (issue 37): only from measured
+# times covering 90% of the units, only CUDA units of 20 s or more that are longer than
+# 1.5 x the work shared over the jobs; K = time over that share, at most the maximum. The
+# split rule is the module's own with -split-compile=K at the end of its command.
+got=$("$py" - "$driver" <<'PY' 2>&1
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("driver", sys.argv[1])
+d = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(d)
+units = ["a.cu", "b.cu", "c.cpp"] + ["u%d.cu" % i for i in range(17)]
+times = {"a.cu": 180000, "b.cu": 30000, "c.cpp": 5000}
+times.update({"u%d.cu" % i: 10000 for i in range(17)})
+print(d.learned_splits(times, units, 16, 16))                     # share 24.7 s: a.cu 8 ways
+print(d.learned_splits(times, units, 16, 4))                      # at most 4
+print(d.learned_splits({"a.cu": 180000}, units, 16, 16))          # 1 of 20 units known: nothing
+print(d.learned_splits(times, units, 1, 16))                      # one job: nothing sets the wall alone
+rules = "rule compile_m0\n  command = g++ $in\nrule cuda_compile_m0\n  command = nvcc -c $in -o $out\n  depfile = $out.d"
+print(d.split_rule(rules, "cuda_compile_m0", 3))
+print(d.split_rule(rules, "missing_m0", 3))
+PY
+)
+expect_eq "driver: learned splits and the split rule" "$got" "{'a.cu': 8}
+{'a.cu': 4}
+{}
+{}
+rule cuda_compile_m0_s3
+  command = nvcc -c \$in -o \$out -split-compile=3
+  depfile = \$out.d
+None"
+
 exit $fail
