@@ -1270,12 +1270,16 @@ StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& c
                                            "or extension module)");
   }
   const std::string import_name = join(import_names, ", ");
-  if (s.recipe->import_name.empty() && !s.recipe->smoke_test.empty())
-  {
-    std::string smoke = s.recipe->smoke_test;
-    for (size_t at = smoke.find("{import_name}"); at != std::string::npos; at = smoke.find("{import_name}", at + import_names.front().size()))
-      smoke.replace(at, 13, import_names.front());
-    s.build_plan.smoke_test = std::move(smoke);
+  // The recipe's smoke test as the plan rendered it with the name it guessed: rendered
+  // again with the wheel's own.
+  if (s.recipe->import_name.empty() && !s.recipe->smoke_test.empty()) {
+    auto render = [&](const std::string& name) {
+      std::string smoke = s.recipe->smoke_test;
+      for (size_t at = smoke.find("{import_name}"); at != std::string::npos; at = smoke.find("{import_name}", at + name.size()))
+        smoke.replace(at, 13, name);
+      return smoke;
+    };
+    if (s.build_plan.smoke_test == render(s.build_plan.import_name)) s.build_plan.smoke_test = render(import_names.front());
   }
   std::string vpy = (venv / "bin" / "python").string();
   s.venv_python = vpy;

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "formats/zip_writer.h"
 #include "support/fake_host.h"
 #include "support/fixtures.h"
 #include "support/host_reports.h"
@@ -72,6 +73,13 @@ protected:
     ASSERT_EQ(resolve_inputs(o, c, s), std::nullopt);
     auto st = prepare_build(o, c, s);
     ASSERT_FALSE(st) << st->message;
+    // The built wheel the import check reads its module names from (the runner is a fake:
+    // nothing else reads it).
+    s.wheel = (root / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl").string();
+    auto written = formats::write_zip(s.wheel, {{"demo_ops/__init__.py", std::string()},
+                                                {"demo_ops/_C.cpython-311-x86_64-linux-gnu.so", std::string("x")},
+                                                {"demo_ops-0.1.dist-info/RECORD", std::string()}});
+    ASSERT_TRUE(written) << written.error().message;
   }
 
   class RecordingDisplay : public ProgressDisplay {
