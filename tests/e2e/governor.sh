@@ -72,9 +72,12 @@ need(max(p[5] for p in s) > 0, "build RSS sampled")
 need(m["peak_build_rss_mib"] > 100, "peak build RSS")
 need(m["max_running"] >= 1, "jobs seen")
 need(any(k.startswith("nvcc") for k in m["job_peaks_mib"]), "an nvcc job's peak learned")
-# cicc and cc1plus may run too briefly to be sampled: nvcc (and ld) always are (the
-# fixture links with -flto, so its link outlasts the 250 ms sample period).
-need(m["process_peaks_mib"].get("nvcc", 0) > 0 and "ld" in m["process_peaks_mib"], "process peaks")
+# cicc and cc1plus may run too briefly to be sampled; nvcc always is. The link (-flto)
+# usually outlasts the 250 ms sample period but not always: a CI run's samples caught only
+# cc1plus, cicc and nvcc, so the link is said, not required.
+need(m["process_peaks_mib"].get("nvcc", 0) > 0, "process peaks")
+link = ("ld", "collect2", "lto1", "lto-wrapper", "ld.bfd", "ld.gold")
+print("     link sampled:", [k for k in link if k in m["process_peaks_mib"]] or "no (shorter than a sample period)")
 need(m["continued_at_end"] == 0 and all(b["action"] in ("stop", "continue") for b in m["brakes"]), "brakes paired")
 print("     peak build RSS", m["peak_build_rss_mib"], "MiB; job peaks", m["job_peaks_mib"], "; brakes", m["brake_count"])
 PY
