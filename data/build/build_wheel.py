@@ -644,6 +644,11 @@ def upgraded_torch_list(torch_list, upgrades):
                   torch_list)
 
 
+def cmake_ccs(cmake_list):
+    # "80-real;90" -> {"80", "90"}: the capabilities of a CMake architecture list.
+    return {m.group(1) for m in re.finditer(r"(?<![\w.])(\d+)(?=-|;|$)", cmake_list or "")}
+
+
 def upgraded_cmake_list(cmake_list, upgrades):
     # "80-real;90-real" with {"90": "a"} -> "80-real;90a-real".
     return re.sub(r"(?<![\w.])(\d+)(?=-|;|$)", lambda m: m.group(1) + upgrades.get(m.group(1), ""), cmake_list)
@@ -749,7 +754,7 @@ def take_back_cmake_archs():
     asked = os.environ.get("TAILOR_CMAKE_ARCHS")
     if not asked:
         return {}
-    ccs = {m.group(1) for m in re.finditer(r"(?<![\w.])(\d+)(?=-|;|$)", asked)}
+    ccs = cmake_ccs(asked)
     found, seen = [], 0  # (path, text, [match]) of files with a list of their own
     for root, dirs, files in os.walk("."):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("build", "dist", "venv"))
@@ -806,7 +811,7 @@ def take_back_cmake_calls(upgrades):
     import subprocess
     asked = os.environ.get("TAILOR_CMAKE_ARCHS")
     original_init = subprocess.Popen.__init__
-    ccs = {m.group(1) for m in re.finditer(r"(?<![\w.])(\d+)(?=-|;|$)", asked or "")}
+    ccs = cmake_ccs(asked)
 
     def init(self, args, *rest, **kwargs):
         if isinstance(args, (list, tuple)) and args and os.path.basename(str(args[0])) == "cmake":

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <map>
 #include <set>
 
+#include "formats/wheel.h"
 #include "formats/zip.h"
 #include "util/mapped_file.h"
 #include "util/strings.h"
@@ -12,10 +12,10 @@
 namespace tailor::executor {
 namespace {
 
+/// The PEP 503 name without its separators: FooBar, foo_bar and Foo-Bar are one name.
 std::string squashed(std::string_view name) {
-  std::string out;
-  for (char c : name)
-    if (c != '-' && c != '_' && c != '.') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string out = formats::normalize_distribution_name(name);
+  std::erase(out, '-');
   return out;
 }
 

@@ -72,31 +72,35 @@ int split_compile_in_log(std::string_view log) {
   return n;
 }
 
-/// What the build driver took back from the package ("tailor: package choice: ..." lines),
-/// each once, in order; at most 64, the text of each at most 400 bytes.
-std::vector<std::string> package_choices_in_log(std::string_view log) {
-  constexpr std::string_view k_prefix = "tailor: package choice: ";
-  std::vector<std::string> out;
-  for (size_t at = log.find(k_prefix); at != std::string_view::npos && out.size() < 64; at = log.find(k_prefix, at + 1)) {
+/// The rest of each log line that starts with `prefix` (the build driver's own lines), in
+/// order; at most `max` of them, each at most 400 bytes.
+std::vector<std::string_view> driver_lines(std::string_view log, std::string_view prefix, size_t max) {
+  std::vector<std::string_view> out;
+  for (size_t at = log.find(prefix); at != std::string_view::npos && out.size() < max; at = log.find(prefix, at + 1)) {
     if (at != 0 && log[at - 1] != '\n') continue;
-    size_t end = log.find('\n', at);
-    std::string line(log.substr(at + k_prefix.size(), std::min<size_t>((end == std::string_view::npos ? log.size() : end) - at - k_prefix.size(), 400)));
-    if (std::find(out.begin(), out.end(), line) == out.end()) out.push_back(std::move(line));
+    size_t end = std::min(log.find('\n', at), log.size());
+    out.push_back(log.substr(at + prefix.size(), std::min<size_t>(end - at - prefix.size(), 400)));
   }
+  return out;
+}
+
+/// What the build driver took back from the package ("tailor: package choice: ..." lines),
+/// each once, in order.
+std::vector<std::string> package_choices_in_log(std::string_view log) {
+  std::vector<std::string> out;
+  for (auto line : driver_lines(log, "tailor: package choice: ", 64))
+    if (std::find(out.begin(), out.end(), line) == out.end()) out.emplace_back(line);
   return out;
 }
 
 /// The units the build driver split on their own ("tailor: split unit: REL K (why)").
 std::map<std::string, int> split_units_in_log(std::string_view log) {
-  constexpr std::string_view k_prefix = "tailor: split unit: ";
   std::map<std::string, int> out;
-  for (size_t at = log.find(k_prefix); at != std::string_view::npos && out.size() < 256; at = log.find(k_prefix, at + 1)) {
-    if (at != 0 && log[at - 1] != '\n') continue;
-    size_t end = std::min(log.find('\n', at), log.size());
-    auto words = split_any(log.substr(at + k_prefix.size(), end - at - k_prefix.size()), " ");
+  for (auto line : driver_lines(log, "tailor: split unit: ", 256)) {
+    auto words = split_any(line, " ");
     if (words.size() < 2) continue;
     auto k = parse_whole_number<int>(words[1]);
-    if (k && *k >= 2 && *k <= 64) out[words[0]] = static_cast<int>(*k);
+    if (k && *k >= 2 && *k <= 64) out[words[0]] = *k;
   }
   return out;
 }
@@ -105,12 +109,9 @@ std::map<std::string, int> split_units_in_log(std::string_view log) {
 /// target: sm_90a for sm_90" lines of the build driver): requested name -> variant name.
 /// Only a variant of a requested target's own capability counts.
 std::map<std::string, std::string> package_variants_in_log(std::string_view log, const cuda::TargetSet& requested) {
-  constexpr std::string_view k_prefix = "tailor: package target: ";
   std::map<std::string, std::string> out;
-  for (size_t at = log.find(k_prefix); at != std::string_view::npos && out.size() < 64; at = log.find(k_prefix, at + 1)) {
-    if (at != 0 && log[at - 1] != '\n') continue;
-    size_t end = std::min(log.find('\n', at), log.size());
-    auto words = split_any(log.substr(at + k_prefix.size(), end - at - k_prefix.size()), " ");
+  for (auto line : driver_lines(log, "tailor: package target: ", 64)) {
+    auto words = split_any(line, " ");
     if (words.size() != 3 || words[1] != "for") continue;
     auto variant = cuda::parse_target_name(words[0]);
     auto base = cuda::parse_target_name(words[2]);
