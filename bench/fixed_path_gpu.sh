@@ -34,7 +34,7 @@ echo "== machine: $(uname -r), uid $(id -u), bwrap: $(command -v bwrap || echo '
 echo "== user namespaces: max_user_namespaces=$(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo ?)," \
   "unprivileged_userns_clone=$(cat /proc/sys/kernel/unprivileged_userns_clone 2>/dev/null || echo n/a)"
 echo "== tailor detect:"
-TAILOR_FIXED_PATH_ROUTE=$route "$tailor" detect --no-python | sed -n '/^fixed work path/,/^[a-z]/p' | sed '$d'
+TAILOR_FIXED_PATH_ROUTE=$route "$tailor" detect --no-python | awk '/^fixed work path/ {on=1; next} on && /^[^ ]/ {on=0} on'
 status=0
 for source in "${sources[@]}"; do
   label=${source:-example}
