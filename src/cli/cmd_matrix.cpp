@@ -68,6 +68,9 @@ int emit_nix(const MatrixOptions& o, const std::vector<plan::TorchVariant>& vari
     if (auto written = write_file_atomic(path.string(), f.text); !written) return report_error(written.error().message);
     std::printf("%s\n", terminal_safe(path.string()).c_str());
   }
+  // Variants the pinned nixpkgs cannot build as planned: said before the next command.
+  if (emit == plan::NixEmit::flake)
+    for (const auto& note : plan::nixpkgs_pin(plans).notes) std::fprintf(stderr, "note: %s\n", terminal_safe(note).c_str());
   // What to run with them: the first variant's build.
   if (auto next = plan::nix_next_command(plans, emit, o.emit_dir); !next.empty())
     std::fprintf(stderr, "next: %s\n", terminal_safe(next).c_str());

@@ -10,6 +10,7 @@
 #include "data/toml_document.h"
 #include "probe/host_report.h"
 #include "util/strings.h"
+#include "util/version.h"
 
 namespace tailor::plan {
 
@@ -190,7 +191,34 @@ Expected<NixpkgsFacts> parse_nixpkgs_facts(std::string_view text, const std::str
       if (!nix_identifier(s)) v.fail("'" + s + "' is not a Nix identifier");
       return s;
     };
-    f.default_url = doc["nixpkgs"]["default_url"].string();
+    {
+      const auto repository = doc["nixpkgs"]["repository"];
+      std::string r = repository.string();
+      auto slash = r.find('/');
+      auto name_ok = [](std::string_view n) {
+        return !n.empty() && n.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+                                 std::string_view::npos;
+      };
+      if (slash == std::string::npos || !name_ok(r.substr(0, slash)) || !name_ok(r.substr(slash + 1)))
+        repository.fail("'" + r + "' is not a GitHub owner/repo");
+      f.owner = r.substr(0, slash);
+      f.repo = r.substr(slash + 1);
+    }
+    for (const auto& v : doc["revision"].array()) {
+      NixpkgsRevision rev;
+      rev.rev = v["rev"].string();
+      if (rev.rev.size() != 40 || rev.rev.find_first_not_of("0123456789abcdef") != std::string::npos)
+        v["rev"].fail("'" + rev.rev + "' is not a 40-digit git revision");
+      rev.torch = v["torch"].string();
+      if (!parse_version(rev.torch)) v["torch"].fail("'" + rev.torch + "' is not a version");
+      for (const auto& m : v["cuda_majors"].array_or_empty()) {
+        auto major = m.integer();
+        if (major < 1 || major > 99) m.fail("not a CUDA major");
+        rev.cuda_majors.push_back(static_cast<int>(major));
+      }
+      f.revisions.push_back(std::move(rev));
+    }
+    if (f.revisions.empty()) doc["revision"].fail("at least one nixpkgs revision is needed");
     f.python_packages = doc["nixpkgs"]["python_packages"].string();
     if (f.python_packages.find("{major}") == std::string::npos || f.python_packages.find("{minor}") == std::string::npos)
       doc["nixpkgs"]["python_packages"].fail("must contain {major} and {minor}");
@@ -232,6 +260,45 @@ const NixpkgsFacts& nixpkgs_facts() {
 Expected<std::string> render_nix_torch(const TorchPlan& plan, const NixpkgsFacts& facts) {
   TAILOR_TRY(names, variant_names(plan, facts));
   return torch_expression(plan, names, facts, NixEmit::flox);
+}
+
+NixpkgsPin nixpkgs_pin(const std::vector<TorchPlan>& plans, const NixpkgsFacts& facts) {
+  NixpkgsPin pin;
+  pin.revision = facts.revisions.front();
+  auto carrying = [&](const std::string& torch) -> const NixpkgsRevision* {
+    for (const auto& r : facts.revisions)
+      if (compare_versions(r.torch, torch) == 0) return &r;
+    return nullptr;
+  };
+  for (const auto& p : plans)
+    if (const auto* r = carrying(p.torch_version)) {
+      pin.revision = *r;
+      break;
+    }
+  const std::string override_hint = "nix build --override-input nixpkgs github:" + facts.owner + "/" + facts.repo + "/<rev>";
+  for (const auto& p : plans) {
+    if (compare_versions(pin.revision.torch, p.torch_version) != 0) {
+      const auto* r = carrying(p.torch_version);
+      pin.notes.push_back(fmt::format(
+          "{}: torch {} is not in the pinned nixpkgs ({}, torch {}): {}; the variant stops at evaluation until then",
+          p.name, p.torch_version, pin.revision.rev.substr(0, 12), pin.revision.torch,
+          r ? fmt::format("nixpkgs {} has it: {}", r->rev, override_hint)
+            : fmt::format("tailor knows no nixpkgs revision with it: {} of one whose torch is {}", override_hint,
+                          p.torch_version)));
+    } else if (p.cuda && p.cuda_version && !pin.revision.cuda_majors.empty() &&
+               std::find(pin.revision.cuda_majors.begin(), pin.revision.cuda_majors.end(), p.cuda_version->major) ==
+                   pin.revision.cuda_majors.end()) {
+      pin.notes.push_back(fmt::format("{}: CUDA {}: the pinned nixpkgs' torch {} builds with CUDA {} only (it is "
+                                      "marked broken for others): choose a CUDA of those in tailor.toml",
+                                      p.name, p.cuda_text(), pin.revision.torch,
+                                      join([&] {
+                                        std::vector<std::string> v;
+                                        for (int m : pin.revision.cuda_majors) v.push_back(std::to_string(m) + ".x");
+                                        return v;
+                                      }(), ", ")));
+    }
+  }
+  return pin;
 }
 
 std::string nix_next_command(const std::vector<TorchPlan>& plans, NixEmit emit, const std::string& dir,
@@ -333,12 +400,28 @@ Expected<std::vector<NixFile>> render_nix_files(const std::vector<TorchPlan>& pl
     files.push_back({"nix/packages.nix", packages});
     std::string flake = header("PyTorch variants from tailor.toml: nix build .#<variant>", emit);
     flake += "{\n  description = \"PyTorch variants planned by tailor\";\n";
-    flake += fmt::format("  inputs.nixpkgs.url = {};\n", nix_string(facts.default_url));
+    const NixpkgsPin pin = nixpkgs_pin(plans, facts);
+    const std::string github = fmt::format("github:{}/{}/{}", facts.owner, facts.repo, pin.revision.rev);
+    flake += fmt::format("  # nixpkgs {} builds torch {}; flake.lock locks it (Nix adds its narHash on the first fetch).\n",
+                         pin.revision.rev.substr(0, 12), pin.revision.torch);
+    flake += fmt::format("  inputs.nixpkgs.url = {};\n", nix_string(github));
     flake += "  outputs = { self, nixpkgs }: {\n    packages = import ./nix/packages.nix { inherit nixpkgs; };\n  };\n}\n";
     files.push_back({"flake.nix", flake});
     std::string legacy = header("Without flakes: nix-build -A <system>.<variant> [--arg nixpkgs <path>]", emit);
-    legacy += "{ nixpkgs ? <nixpkgs> }:\nimport ./nix/packages.nix { inherit nixpkgs; }\n";
+    legacy += fmt::format("{{ nixpkgs ? builtins.fetchTarball {} }}:\nimport ./nix/packages.nix {{ inherit nixpkgs; }}\n",
+                          nix_string(fmt::format("https://github.com/{}/{}/archive/{}.tar.gz", facts.owner, facts.repo,
+                                                 pin.revision.rev)));
     files.push_back({"default.nix", legacy});
+    // The lock Nix would write for the pinned input: a github input with its revision is
+    // locked; Nix fills in narHash and lastModified when it first fetches the revision.
+    std::string repo = fmt::format("\"owner\": \"{}\",\n        \"repo\": \"{}\",\n        \"rev\": \"{}\",\n"
+                                   "        \"type\": \"github\"",
+                                   facts.owner, facts.repo, pin.revision.rev);
+    std::string lock = "{\n  \"nodes\": {\n    \"nixpkgs\": {\n      \"locked\": {\n        " + repo +
+                       "\n      },\n      \"original\": {\n        " + repo +
+                       "\n      }\n    },\n    \"root\": {\n      \"inputs\": {\n        \"nixpkgs\": \"nixpkgs\"\n"
+                       "      }\n    }\n  },\n  \"root\": \"root\",\n  \"version\": 7\n}\n";
+    files.push_back({"flake.lock", lock});
   } else {
     std::string manifest = "# Written by `tailor matrix --emit flox` from tailor.toml: the environment of the Nix\n"
                            "# expression builds in .flox/pkgs/. Build one with `flox build <name>`:\n";

@@ -16,8 +16,16 @@
 
 namespace tailor::plan {
 
+/// A nixpkgs revision and the torch it builds (data/nix/nixpkgs.toml [[revision]]).
+struct NixpkgsRevision {
+  std::string rev;              ///< 40 hex digits
+  std::string torch;            ///< "2.9.1"
+  std::vector<int> cuda_majors; ///< the CUDA majors its torch accepts; empty: not read
+};
+
 struct NixpkgsFacts {
-  std::string default_url;                              ///< the flake's nixpkgs input
+  std::string owner, repo;                              ///< "NixOS", "nixpkgs": the input's repository
+  std::vector<NixpkgsRevision> revisions;               ///< newest first
   std::string python_packages;                          ///< "python{major}{minor}Packages"
   std::string torch_attribute;                          ///< "torch"
   std::string cuda_packages_arg;                        ///< torch's argument: "cudaPackages"
@@ -54,8 +62,20 @@ std::string nix_string(std::string_view s);
 /// An error when the plan has input errors or a value nixpkgs has no name for.
 Expected<std::string> render_nix_torch(const TorchPlan& plan, const NixpkgsFacts& facts = nixpkgs_facts());
 
+/// The nixpkgs revision the emitted files pin, and what the user should know about it.
+struct NixpkgsPin {
+  NixpkgsRevision revision;
+  std::vector<std::string> notes;  ///< variants whose torch or CUDA that revision lacks
+};
+
+/// The revision whose torch is the variants' (the first variant's when they differ; the
+/// newest known when none has it), with a note for each variant it cannot build as planned
+/// (another torch, a CUDA major its torch refuses) naming the way out (--override-input).
+NixpkgsPin nixpkgs_pin(const std::vector<TorchPlan>& plans, const NixpkgsFacts& facts = nixpkgs_facts());
+
 /// Every file of the emission for plans resolved from the variants (one per variant).
-/// flake: flake.nix, default.nix (`nixpkgs ? <nixpkgs>`), nix/packages.nix and
+/// flake: flake.nix (nixpkgs pinned to nixpkgs_pin's revision), flake.lock (that revision
+/// locked), default.nix (`nixpkgs ?` the same revision's tarball), nix/packages.nix and
 /// nix/pkgs/<pythonPackages>/<name>.nix; flox: .flox/env/manifest.toml, .flox/env.json and
 /// .flox/pkgs/<pythonPackages>/<name>.nix (Flox names them pythonXYPackages.<name>).
 Expected<std::vector<NixFile>> render_nix_files(const std::vector<TorchPlan>& plans, NixEmit emit,

@@ -56,6 +56,24 @@ manifest, plans = tomllib.load(open(sys.argv[1], "rb")), json.load(open(sys.argv
 cuda = any(p["cuda"] is not None for p in plans["variants"])
 assert manifest["options"].get("allow", {}).get("unfree", False) == cuda, (manifest["options"], cuda)
 PY
+  # nixpkgs is pinned to the revision data/nix/nixpkgs.toml says carries the planned torch:
+  # the flake's input, its flake.lock and default.nix name that one revision.
+  python3 - "$TAILOR_SOURCE_DIR/data/nix/nixpkgs.toml" "$tmp/$label.plan.json" "$out/nix" << 'PY' || fail "$label: nixpkgs pin"
+import json, re, sys, tomllib
+facts, plans, out = tomllib.load(open(sys.argv[1], "rb")), json.load(open(sys.argv[2])), sys.argv[3]
+torch = plans["variants"][0]["torch"]
+rev = next(r["rev"] for r in facts["revision"] if r["torch"] == torch)
+flake = open(out + "/flake.nix").read()
+url = re.search(r'inputs\.nixpkgs\.url = "([^"]*)";', flake).group(1)
+assert url == "github:NixOS/nixpkgs/" + rev, url
+lock = json.load(open(out + "/flake.lock"))
+node = lock["nodes"][lock["nodes"][lock["root"]]["inputs"]["nixpkgs"]]
+assert node["locked"] == {"type": "github", "owner": "NixOS", "repo": "nixpkgs", "rev": rev}, node
+assert node["original"] == node["locked"], node
+assert lock["version"] == 7, lock["version"]
+assert "archive/%s.tar.gz" % rev in open(out + "/default.nix").read()
+print("pinned: nixpkgs", rev[:12], "for torch", torch)
+PY
   # --emit says what to run next.
   "$TAILOR" matrix --config "$cfg" --emit nix --emit-dir "$out/nix" 2>&1 >/dev/null | grep -q "^next: nix build $out/nix#" ||
     fail "$label: --emit nix prints no next command"
@@ -133,6 +151,16 @@ for f in pytorch-sm90-avx512 pytorch-sm86-avx2 pytorch-cpu-avx2; do
 done
 check_config "$tmp/ptx.toml" ptx
 grep -q 'cudaForwardCompat = true' "$tmp/ptx/nix/nix/packages.nix" || fail "PTX: cudaForwardCompat"
+
+# A torch no known nixpkgs revision carries: --emit says so, and how to pin one that does.
+printf '[defaults]\npython = "3.13"\nplatform = "x86_64"\ncuda = "13.0"\n[variant.old-cpu]\ntorch = "2.11.0"\narch = ["9.0"]\n[variant.cu13]\ntorch = "2.9.1"\narch = ["9.0"]\n' > "$tmp/old.toml"
+"$TAILOR" matrix --config "$tmp/old.toml" --emit nix --emit-dir "$tmp/old" > /dev/null 2> "$tmp/old.err" || fail "--emit nix of torch 2.11.0"
+grep -q '^note: old-cpu: torch 2.11.0 is not in the pinned nixpkgs .*--override-input nixpkgs github:NixOS/nixpkgs/<rev>' "$tmp/old.err" ||
+  fail "no note for a torch nixpkgs lacks: $(cat "$tmp/old.err")"
+# A CUDA major the pinned revision's torch is marked broken for.
+grep -q '^note: cu13: CUDA 13.0: the pinned nixpkgs. torch 2.9.1 builds with CUDA 11.x, 12.x only' "$tmp/old.err" ||
+  fail "no note for a CUDA the pinned torch refuses: $(cat "$tmp/old.err")"
+echo "ok   a torch no known nixpkgs carries is named: $(head -1 "$tmp/old.err" | cut -c1-100)..."
 
 # A torch version this nixpkgs does not have: an evaluation error naming both versions.
 if STUB_TORCH_VERSION=2.7.1 nixi --eval --strict -E "(import $stub { }).callPackage $tmp/seed/flox/.flox/pkgs/python313Packages/pytorch-cpu-avx2.nix { }" 2> "$tmp/mismatch.err"; then

@@ -242,6 +242,18 @@ has "setup.sh says it installs the Python side" "$setup" "setup: installing the 
 lacks "setup.sh: pip is not quiet" "$setup" "pip install -q"
 lacks "setup.sh: apt is not sent to /dev/null" "$(grep -A6 'apt-get install -y -q --no-install-recommends \\$' "$src/scripts/setup.sh")" ">/dev/null"
 
+# ---- Nix output a user can build as it is: nixpkgs pinned and locked (item 7) -------------
+# (the rest of item 7, evaluated against the stub nixpkgs: tests/e2e/matrix_nix.sh)
+if "$TAILOR" matrix --config "$src/examples/tailor.toml" --emit nix --emit-dir "$work/nixout" > /dev/null 2>&1; then
+  flake=$(cat "$work/nixout/flake.nix")
+  lacks "the flake does not follow an unpinned branch" "$flake" "nixos-unstable"
+  has "the flake pins a nixpkgs revision" "$flake" "inputs.nixpkgs.url = \"github:NixOS/nixpkgs/"
+  [ -f "$work/nixout/flake.lock" ] && ok "the flake comes with its flake.lock" || bad "no flake.lock beside flake.nix"
+  lacks "default.nix does not take <nixpkgs> from the user's channel" "$(cat "$work/nixout/default.nix")" "<nixpkgs>"
+else
+  bad "matrix --emit nix of the example's tailor.toml failed"
+fi
+
 # ---- install says when tailor is not on PATH, with the line that fixes it (item 4) ---------
 if [ -f "$bin/cmake_install.cmake" ] && [ -x "$bin/bin/tailor" ]; then
   out=$(PATH=/usr/bin:/bin cmake --install "$bin" --prefix "$work/p2" --component tailor 2>&1)

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "data/data_files.h"
 #include "plan/matrix.h"
 
 namespace tailor::plan {
@@ -203,7 +204,57 @@ TEST(MatrixNix, FactsLoad) {
   EXPECT_EQ(f.systems.at("aarch64"), "aarch64-linux");
   EXPECT_EQ(f.feature_args.at("mkldnn"), "mklDnnSupport");
   EXPECT_TRUE(f.extensions.count("torch-scatter"));
-  EXPECT_FALSE(parse_nixpkgs_facts("[nixpkgs]\ndefault_url = \"x\"\npython_packages = \"py\"\n", "t"));
+  EXPECT_FALSE(parse_nixpkgs_facts("[nixpkgs]\nrepository = \"x\"\npython_packages = \"py\"\n", "t"));
+}
+
+TEST(MatrixNix, PinsTheRevisionCarryingThePlannedTorch) {
+  auto facts = parse_nixpkgs_facts(*data::file("nix/nixpkgs.toml"), "nixpkgs.toml");
+  ASSERT_TRUE(facts) << facts.error().message;
+  facts->revisions = {{std::string(40, 'a'), "2.9.1", {11, 12}}, {std::string(40, 'b'), "2.8.0", {}}};
+  TorchPlan p = cuda_plan();  // torch 2.9.1, CUDA 12.8
+  NixpkgsPin pin = nixpkgs_pin({p}, *facts);
+  EXPECT_EQ(pin.revision.rev, std::string(40, 'a'));
+  EXPECT_TRUE(pin.notes.empty());
+
+  p.torch_version = "2.8.0";
+  pin = nixpkgs_pin({p}, *facts);
+  EXPECT_EQ(pin.revision.rev, std::string(40, 'b'));
+  EXPECT_TRUE(pin.notes.empty());
+
+  // No revision has it: the newest, and a note naming the torch and the way out.
+  p.torch_version = "2.7.1";
+  pin = nixpkgs_pin({p}, *facts);
+  EXPECT_EQ(pin.revision.rev, std::string(40, 'a'));
+  ASSERT_EQ(pin.notes.size(), 1u);
+  EXPECT_NE(pin.notes[0].find("torch 2.7.1 is not in the pinned nixpkgs"), std::string::npos) << pin.notes[0];
+  EXPECT_NE(pin.notes[0].find("--override-input nixpkgs github:NixOS/nixpkgs/"), std::string::npos) << pin.notes[0];
+
+  // A CUDA major the pinned torch refuses.
+  p.torch_version = "2.9.1";
+  p.cuda_version = cuda::CudaVersion{13, 0};
+  pin = nixpkgs_pin({p}, *facts);
+  ASSERT_EQ(pin.notes.size(), 1u);
+  EXPECT_NE(pin.notes[0].find("CUDA 13.0"), std::string::npos) << pin.notes[0];
+  EXPECT_NE(pin.notes[0].find("11.x, 12.x"), std::string::npos) << pin.notes[0];
+
+  // The files: the flake's input and the lock name the same revision; default.nix too.
+  auto files = render_nix_files({cuda_plan()}, NixEmit::flake, *facts);
+  ASSERT_TRUE(files) << files.error().message;
+  auto text = [&](const std::string& path) {
+    for (const auto& f : *files)
+      if (f.path == path) return f.text;
+    ADD_FAILURE() << path << " not emitted";
+    return std::string();
+  };
+  EXPECT_NE(text("flake.nix").find("inputs.nixpkgs.url = \"github:NixOS/nixpkgs/" + std::string(40, 'a') + "\""),
+            std::string::npos);
+  EXPECT_NE(text("flake.lock").find("\"rev\": \"" + std::string(40, 'a') + "\""), std::string::npos);
+  EXPECT_NE(text("default.nix").find("archive/" + std::string(40, 'a') + ".tar.gz"), std::string::npos);
+
+  // A revision that is not 40 hex digits, or none at all, is a data error.
+  std::string bad(*data::file("nix/nixpkgs.toml"));
+  auto at = bad.find("rev = \"");
+  EXPECT_FALSE(parse_nixpkgs_facts(bad.substr(0, at) + "rev = \"nixos-unstable\"" + bad.substr(bad.find('\n', at)), "t"));
 }
 
 }  // namespace
