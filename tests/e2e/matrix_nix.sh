@@ -152,6 +152,21 @@ done
 check_config "$tmp/ptx.toml" ptx
 grep -q 'cudaForwardCompat = true' "$tmp/ptx/nix/nix/packages.nix" || fail "PTX: cudaForwardCompat"
 
+# Real Nix reads the emitted flake.lock as complete: --no-update-lock-file fails when the lock
+# does not match flake.nix's inputs (offline: nothing is fetched).
+if command -v nix > /dev/null && command -v git > /dev/null; then
+  (cd "$tmp/seed/nix" && git init -q && git add -A) || fail "git add of the flake"
+  if nix --extra-experimental-features 'nix-command flakes' flake metadata --offline --no-update-lock-file \
+      "$tmp/seed/nix" > "$tmp/meta.out" 2>&1; then
+    grep -q 'nixpkgs.*github:NixOS/nixpkgs/[0-9a-f]\{40\}' "$tmp/meta.out" && echo "ok   nix reads flake.lock as it is" ||
+      fail "nix flake metadata names no pinned nixpkgs: $(cat "$tmp/meta.out")"
+  else
+    fail "nix flake metadata --no-update-lock-file: $(tail -3 "$tmp/meta.out")"
+  fi
+else
+  echo "skip nix flake metadata: no nix on PATH"
+fi
+
 # A torch no known nixpkgs revision carries: --emit says so, and how to pin one that does.
 printf '[defaults]\npython = "3.13"\nplatform = "x86_64"\ncuda = "13.0"\n[variant.old-cpu]\ntorch = "2.11.0"\narch = ["9.0"]\n[variant.cu13]\ntorch = "2.9.1"\narch = ["9.0"]\n' > "$tmp/old.toml"
 "$TAILOR" matrix --config "$tmp/old.toml" --emit nix --emit-dir "$tmp/old" > /dev/null 2> "$tmp/old.err" || fail "--emit nix of torch 2.11.0"
