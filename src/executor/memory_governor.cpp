@@ -664,7 +664,6 @@ Expected<std::string> write_make_shim(const std::string& dir, const std::string&
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(dir, ec);
-  const std::string path = (fs::path(dir) / "make").string();
   std::string text =
       "#!/bin/sh\n"
       "# Written by tailor: GNU make older than 4.4 cannot read the fifo jobserver of tailor's memory\n"
@@ -674,10 +673,15 @@ Expected<std::string> write_make_shim(const std::string& dir, const std::string&
       "s/\\(^\\| \\)-j[0-9]*//g')\n"
       "export MAKEFLAGS\n"
       "exec " + shell_quote(real_make) + " \"$@\"\n";
-  if (auto w = write_file_atomic(path, text); !w) return make_error("make shim: " + w.error().message);
-  fs::permissions(path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
-                            fs::perms::others_exec, ec);
-  if (ec) return make_error(fmt::format("make shim: {}: {}", path, ec.message()));
+  // Both names: CMake's Makefile generator runs `gmake` where there is one (Ubuntu's
+  // /usr/bin/gmake), before `make` (torch-kdtree 1.0 stopped on its fifo that way).
+  for (const char* name : {"make", "gmake"}) {
+    const std::string path = (fs::path(dir) / name).string();
+    if (auto w = write_file_atomic(path, text); !w) return make_error("make shim: " + w.error().message);
+    fs::permissions(path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec, ec);
+    if (ec) return make_error(fmt::format("make shim: {}: {}", path, ec.message()));
+  }
   return dir;
 }
 

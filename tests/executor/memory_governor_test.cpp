@@ -621,6 +621,12 @@ TEST(MakeShim, DropsTheFifoJobserverAndItsJobsForAnOldMake) {
   EXPECT_EQ(r.out.find("jobserver"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("-j16"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ARGS=[-f ltrans.mk all]"), std::string::npos) << r.out;
+  // CMake's Makefile generator runs `gmake` first where there is one: the same shim.
+  spec.argv[0] = (fs::path(*shim) / "gmake").string();
+  auto g = runner.run(spec);
+  ASSERT_TRUE(g.ok()) << g.err;
+  EXPECT_EQ(g.out.find("jobserver"), std::string::npos) << g.out;
+  EXPECT_NE(g.out.find("ARGS=[-f ltrans.mk all]"), std::string::npos) << g.out;
   // The real make 4.3 (where it is the one installed) accepts what the shim passes on.
   std::string make = tailor::find_in_path("make");
   if (!make.empty()) {
