@@ -55,7 +55,7 @@ Expected<std::string> interpreter_facts(CommandRunner& runner, const std::string
 }
 
 void decide_torch(Context& c, Row& row, const ResolvedDist& d, const std::vector<ResolvedDist>& all) {
-  stack::decide_torch(c.target, c.request.cuda, d, all, row, c.result.torch);
+  stack::decide_torch(c.target, c.asked_cuda, d, all, row, c.result.torch);
 }
 
 void order_rows(std::vector<Row>& rows) {
@@ -151,10 +151,7 @@ Expected<void> take_torch(Context& c, bool torch_interpreter, std::vector<std::s
     if (named) return make_error("--torch and a torch requirement both given: keep one");
     requirements.insert(requirements.begin(), "torch==" + request.torch);
   }
-  if (!request.cuda.empty() && !torch_interpreter && !c.index.no_index) {
-    TAILOR_TRY(url, pytorch_index_url(request.cuda));
-    c.index.extra_index_urls.push_back(url);
-  }
+  if (c.asked_cuda && !torch_interpreter && !c.index.no_index) c.index.extra_index_urls.push_back(pytorch_index_url(c.asked_cuda));
   for (const auto& r : requirements)
     if (requirement_name(r).empty()) return make_error(fmt::format("requirement '{}': expected NAME[==VERSION]", r));
   return {};
@@ -265,7 +262,7 @@ Row installed_torch_row(const Context& c) {
   row.version = c.result.torch.version;
   row.kind = Kind::torch;
   row.outcome = Outcome::installed;
-  row.reason = fmt::format("{}; CUDA {}; {}", c.result.torch.source, c.result.torch.cuda.empty() ? "none" : c.result.torch.cuda,
+  row.reason = fmt::format("{}; CUDA {}; {}", c.result.torch.source, c.result.torch.cuda ? c.result.torch.cuda->to_string() : "none",
                            c.result.torch.arch_list.empty() ? "no GPU targets" : c.result.torch.arch_list);
   auto set = cuda::parse_arch_spec(c.result.torch.arch_list);
   row.covers = "yes";
@@ -350,6 +347,8 @@ Expected<StackResult> run_stack(const StackRequest& request, CommandRunner& runn
     return make_error("name the packages (PACKAGE[==VER]... or -r requirements.txt)");
   Context c{request, runner, {}, request.interpreter, {}, request.index, request.cache_dir.empty() ? user_cache_dir("stack") : request.cache_dir, {}};
   std::vector<std::string> requirements = request.packages;
+  TAILOR_TRY(asked_cuda, parse_cuda_flag(request.cuda));
+  c.asked_cuda = asked_cuda;
 
   // --torch: a version to pin, or an interpreter whose installed torch the stack uses.
   bool torch_interpreter = request.torch.find('/') != std::string::npos || request.torch.starts_with("python");
@@ -382,7 +381,7 @@ Expected<StackResult> run_stack(const StackRequest& request, CommandRunner& runn
   c.result.inspect_seconds = since(t1);
   // A CUDA package on a torch without CUDA cannot work whatever its wheel holds.
   bool any_cuda = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.kind == Kind::cuda; });
-  if (any_cuda && c.result.torch.cuda.empty() && !c.result.torch.version.empty())
+  if (any_cuda && !c.result.torch.cuda && !c.result.torch.version.empty())
     c.result.notes.push_back(fmt::format("torch {} has no CUDA on {}: every CUDA package needs a CUDA torch first", c.result.torch.version,
                                          c.target.platform));
   order_rows(rows);

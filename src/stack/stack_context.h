@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,7 @@ struct Context {
   std::string torch_python;  // --torch PYTHON: its installed torch is part of the stack
   IndexOptions index;
   std::string cache;
+  std::optional<cuda::CudaVersion> asked_cuda;  // --cuda, read once
   StackResult result;
 };
 

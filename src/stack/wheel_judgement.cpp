@@ -23,11 +23,8 @@ namespace tailor::stack {
 
 namespace {
 
-/// The CUDA major of torch's CUDA ("13.0" -> 13); nullopt for a CPU build.
-std::optional<int> cuda_major_of(const std::string& torch_cuda) {
-  auto v = cuda::parse_cuda_version(torch_cuda);
-  return v ? std::optional<int>(v->major) : std::nullopt;
-}
+/// torch's CUDA as the data's and pip's text spell it ("13.0"), or "none".
+std::string cuda_text(const std::optional<cuda::CudaVersion>& cuda) { return cuda ? cuda->to_string() : "none"; }
 
 std::string targets_text(const std::vector<std::string>& targets) { return targets.empty() ? "no device code" : join(targets, " "); }
 
@@ -69,10 +66,10 @@ void decide_runtime(Context& c, Row& row, const ResolvedDist& d) {
   row.kind = Kind::cuda_runtime;
   std::string major = cuda_runtime_major(d.key, d.version);
   row.reason = major.empty() ? "NVIDIA CUDA library" : fmt::format("NVIDIA CUDA {} library", major);
-  auto torch_major = cuda_major_of(c.result.torch.cuda);
-  if (!major.empty() && torch_major && std::to_string(*torch_major) != major)
+  const auto& torch_cuda = c.result.torch.cuda;
+  if (!major.empty() && torch_cuda && std::to_string(torch_cuda->major) != major)
     c.result.notes.push_back(fmt::format("{} {} is a CUDA {} library next to torch's CUDA {}", d.name, d.version, major,
-                                         c.result.torch.cuda));
+                                         torch_cuda->to_string()));
 }
 
 /// The reason a wheel cannot be used on the target (empty when it can), from its inspection.
@@ -83,8 +80,7 @@ std::string judge_wheel(Context& c, Row& row, const inspect::WheelReport& wheel)
   row.targets = wheel.target_names();
   bool device = !row.targets.empty();
   row.kind = device ? Kind::cuda : (wheel.libraries.empty() ? Kind::pure : Kind::native);
-  auto torch_major = cuda_major_of(c.result.torch.cuda);
-  std::string torch_cuda = torch_major ? std::to_string(*torch_major) : "";
+  const std::string torch_cuda = c.result.torch.cuda ? std::to_string(c.result.torch.cuda->major) : "";
   inspect::WheelReport usable = wheel;
   usable.libraries.clear();
   std::set<std::string> other_majors;
@@ -103,7 +99,8 @@ std::string judge_wheel(Context& c, Row& row, const inspect::WheelReport& wheel)
       std::none_of(usable.libraries.begin(), usable.libraries.end(),
                    [](const auto& l) { return !l.targets.empty() || !cuda_majors_of(l).empty(); }))
     problems.push_back(fmt::format("its libraries are for CUDA {}; torch uses CUDA {}",
-                                   join(std::vector<std::string>(other_majors.begin(), other_majors.end()), ", "), c.result.torch.cuda));
+                                   join(std::vector<std::string>(other_majors.begin(), other_majors.end()), ", "),
+                                   cuda_text(c.result.torch.cuda)));
   // Does every (usable) library with device code run on every target GPU?
   std::set<cuda::FatbinCode> usable_codes;  // canonical order (cuda::FatbinCode's)
   for (const auto& l : usable.libraries)
@@ -148,7 +145,7 @@ std::string judge_wheel(Context& c, Row& row, const inspect::WheelReport& wheel)
     for (const auto& code : usable_codes) usable_targets.push_back(code.name());
     row.reason = fmt::format("has {}; runs on {}", join(usable_targets, " "), c.target.gpu_label());
     if (!other_majors.empty())
-      row.reason += fmt::format(" (with CUDA {}; also carries builds for CUDA {})", c.result.torch.cuda,
+      row.reason += fmt::format(" (with CUDA {}; also carries builds for CUDA {})", cuda_text(c.result.torch.cuda),
                                 join(std::vector<std::string>(other_majors.begin(), other_majors.end()), ", "));
   } else {
     row.reason = row.kind == Kind::native ? "native code, no CUDA device code" : "pure Python";
@@ -158,7 +155,8 @@ std::string judge_wheel(Context& c, Row& row, const inspect::WheelReport& wheel)
 
 /// The `tailor build torch` that builds the stack's own torch (version, Python, platform,
 /// CUDA, GPUs), runnable as printed; `tailor plan` with the same flags shows it first.
-std::string torch_build_command(const Target& target, const std::string& version, std::string_view cuda) {
+std::string torch_build_command(const Target& target, const std::string& version,
+                                const std::optional<cuda::CudaVersion>& cuda) {
   std::string gpus;
   if (!target.gpu_text.empty()) gpus = " --gpu " + shell_quote(target.gpu_text);
   else
@@ -168,10 +166,10 @@ std::string torch_build_command(const Target& target, const std::string& version
   const std::string release = version.substr(0, version.find('+'));
   return fmt::format("tailor build torch --torch {} --python {} --platform {}{}{}", shell_quote(release),
                      shell_quote(target.python), shell_quote(target.platform),
-                     cuda.empty() ? "" : " --cuda " + shell_quote(std::string(cuda)), gpus);
+                     cuda ? " --cuda " + shell_quote(cuda->to_string()) : "", gpus);
 }
 
-void decide_torch(const Target& target, std::string_view asked_cuda, const ResolvedDist& d,
+void decide_torch(const Target& target, const std::optional<cuda::CudaVersion>& asked_cuda, const ResolvedDist& d,
                   const std::vector<ResolvedDist>& all, Row& row, TorchChoice& choice) {
   row.kind = Kind::torch;
   auto name = formats::parse_wheel_filename(d.filename);
@@ -185,7 +183,7 @@ void decide_torch(const Target& target, std::string_view asked_cuda, const Resol
         if (auto v = cuda::parse_cuda_version(o.version)) release = *v;
   const std::string cuda = release ? release->to_string() : "";
   choice.version = d.version;
-  choice.cuda = cuda;
+  choice.cuda = release;
   choice.source = "resolved";
   choice.cxx11_abi = compare_versions(d.version, facts().torch_cxx11_abi_since) >= 0 ? std::optional<bool>(true) : std::nullopt;
   if (cuda.empty()) {
@@ -197,11 +195,11 @@ void decide_torch(const Target& target, std::string_view asked_cuda, const Resol
                              target.platform, torch_build_command(target, d.version, asked_cuda), target.gpu_label());
     return;
   }
-  if (auto asked = cuda::parse_cuda_version(asked_cuda); !asked_cuda.empty() && (!asked || *asked != *release)) {
+  if (asked_cuda && *asked_cuda != *release) {
     row.covers = "-";
     row.outcome = Outcome::unsupported;
     row.reason = fmt::format("torch {} is a CUDA {} build; --cuda {} asked for another (no such torch on these indexes)", d.version,
-                             cuda, asked_cuda);
+                             cuda, asked_cuda->to_string());
     return;
   }
   std::string list;
@@ -233,7 +231,7 @@ void decide_torch(const Target& target, std::string_view asked_cuda, const Resol
   row.buildable = "yes";
   row.recipe = "tailor build torch";
   row.reason = fmt::format("official CUDA {} wheels for {} carry {}; {} is not among them: `{}` builds one", cuda,
-                           target.platform, list, join(missing, ", "), torch_build_command(target, d.version, cuda));
+                           target.platform, list, join(missing, ", "), torch_build_command(target, d.version, release));
 }
 
 }  // namespace tailor::stack
