@@ -221,6 +221,26 @@ def _in_constructor_initialisers(head):
     return bool(_CTOR_INIT.search(head)) and bool(re.search(r"[\w>]\s*$", head))
 
 
+def _without_angles(text):
+    """text with its <...> groups taken out, innermost first (template parameter lists)."""
+    while True:
+        stripped = re.sub(r"<[^<>]*>", "", text)
+        if stripped == text:
+            return text
+        text = stripped
+
+
+def _is_class_head(head):
+    """`class X : Base`, `template <class T = int> struct Y`, not `struct P p = ` nor an enum."""
+    if re.search(r"\benum\b", head):
+        return False
+    m = re.search(r"\b(?:class|struct|union)\b(.*)$", _without_angles(head), re.S)
+    if not m:
+        return False
+    rest = re.sub(r"\b(?:alignas|__attribute__)\s*\((?:[^()]|\([^()]*\))*\)|\[\[.*?\]\]", "", m.group(1))
+    return "=" not in rest and "(" not in rest
+
+
 _OPERATOR = re.compile(r"((?:~?\w+\s*(?:<[^()]*>)?\s*::\s*)*)operator\b\s*(\(\s*\)|[^\w\s(]+|[\w:<>*& ]+?)\s*\(")
 
 
@@ -231,9 +251,10 @@ def _function_name(head):
     flat = re.sub(r"^.*\brequires\b[^{}]*\{[^{}]*\}", "", flat)
     op = _OPERATOR.search(flat)
     if op:
-        return re.sub(r"\s+", "", op.group(1)) + "operator" + re.sub(r"\s+", "", op.group(2)) \
-            if not re.match(r"\w", op.group(2)) else re.sub(r"\s+", "", op.group(1)) + \
-            "operator " + op.group(2).strip()
+        prefix = re.sub(r"\s+", "", op.group(1))
+        symbol = op.group(2).strip()
+        # A conversion keeps its space ("operator bool"); a symbol has none ("operator()").
+        return prefix + ("operator " + symbol if re.match(r"\w", symbol) else "operator" + re.sub(r"\s+", "", symbol))
     angle = 0
     depth = 0
     for k, c in enumerate(flat):
@@ -309,8 +330,7 @@ def find_functions(text):
         if _in_constructor_initialisers(head):
             i = _matching_brace(code, i) + 1  # part of the head; the body follows
             continue
-        if re.search(r"\b(?:class|struct|union)\b", head) and not re.search(r"\benum\b", head) \
-                and "=" not in head:
+        if _is_class_head(head):
             head_start = i + 1  # class scope: member functions are read one by one
             i += 1
             continue

@@ -93,6 +93,18 @@ class FindFunctions(unittest.TestCase):
             """), [("Box", 3, 5), ("get", 6, 6), ("operator()", 7, 7), ("make", 8, 10),
                    ("wrap", 15, 21), ("Box::~Box", 22, 22)])
 
+    def test_members_of_a_class_template_with_defaults_are_read(self):
+        self.assertEqual(functions("""
+            template <typename T = int, int N = 2>
+            struct alignas(16) Table final : Base<T> {
+              T at(int i) const {
+                return m_values[i];
+              }
+              explicit operator bool() const { return N > 0; }
+            };
+            struct Point { int x; } const k_origin = {0};
+            """), [("at", 3, 5), ("operator bool", 6, 6)])
+
     def test_initialisers_enums_and_constraints_are_not_functions(self):
         self.assertEqual(functions("""
             enum class Kind : int { a, b };
