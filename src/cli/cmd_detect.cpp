@@ -127,7 +127,7 @@ std::string render_text(const probe::HostReport& r, const probe::CxxRuntime& rt,
     std::string torch;
     if (p.torch) {
       torch = "torch " + p.torch->version;
-      torch += p.torch->cuda_version.empty() ? " (CPU)" : " (CUDA " + p.torch->cuda_version + ")";
+      torch += p.torch->cuda_version ? " (CUDA " + p.torch->cuda_version->to_string() + ")" : " (CPU)";
       if (!p.torch->arch_list.empty()) torch += " " + join(p.torch->arch_list, " ");
       if (p.torch->cxx11_abi) torch += *p.torch->cxx11_abi ? ", cxx11 ABI" : ", pre-cxx11 ABI";
     } else {

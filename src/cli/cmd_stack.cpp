@@ -170,7 +170,7 @@ std::string render_text(const stack::StackResult& r) {
                                 r.target.glibc, r.target.gpu_label());
   if (!r.torch.version.empty())
     out += fmt::format("{} {} ({}; CUDA {})\n", paint("torch: ", Paint::bold), r.torch.version, r.torch.source,
-                       r.torch.cuda.empty() ? "none" : r.torch.cuda);
+                       r.torch.cuda ? r.torch.cuda->to_string() : "none");
   struct Line {
     std::string name, version, prebuilt, covers, build, outcome, reason;
     stack::Outcome o;

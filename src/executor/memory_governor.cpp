@@ -19,6 +19,7 @@
 
 #include "cache/cache_settings.h"
 #include "data/toml_document.h"
+#include "probe/build_tools.h"
 #include "util/files.h"
 #include "util/interrupt.h"
 #include "util/strings.h"
@@ -34,7 +35,7 @@ constexpr uint64_t k_mib = 1ull << 20;
 GovernorSettings load_settings() {
   auto doc = data::toml_document("build/governor.toml");
   GovernorSettings s;
-  s.min_ninja_version = doc["min_ninja_version"].string();
+  s.min_ninja_version = probe::jobserver_client_since().ninja;
   s.reserve_fraction = doc["reserve_fraction"].number();
   if (s.reserve_fraction < 0 || s.reserve_fraction >= 1) doc["reserve_fraction"].fail("expected a fraction in [0, 1)");
   auto reserve_mib = doc["reserve_min_mib"].integer();

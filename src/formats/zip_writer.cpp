@@ -10,6 +10,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <fmt/format.h>
 
@@ -171,31 +172,191 @@ Expected<void> ZipWriter::write_bytes(Bytes bytes) {
   return {};
 }
 
-Expected<ZipWrittenMember> ZipWriter::add(const ZipWriteEntry& entry) {
-  if (auto r = check_name(entry.name); !r) return r.error();
+namespace {
 
-  // The size up front decides zip64 in the local header before the data is written.
-  Fd file;
-  uint64_t size = 0;
-  if (const auto* text = std::get_if<std::string>(&entry.source)) {
-    size = text->size();
-  } else if (const auto* f = std::get_if<ZipFileSource>(&entry.source)) {
+// A member's source opened (a file: regular, its size read once), and its size, which
+// decides zip64 in the local header before the data is written.
+Expected<uint64_t> open_source(const ZipWriteEntry& entry, Fd& file) {
+  if (const auto* text = std::get_if<std::string>(&entry.source)) return static_cast<uint64_t>(text->size());
+  if (const auto* f = std::get_if<ZipFileSource>(&entry.source)) {
     file.fd = ::open(f->path.c_str(), O_RDONLY | O_CLOEXEC);
     struct stat st {};
-    if (file.fd < 0 || ::fstat(file.fd, &st) != 0) {
-      auto e = make_error(fmt::format("{}: cannot read: {}", f->path, errno_text(errno)));
-      fail(e);
-      return e;
-    }
-    if (!S_ISREG(st.st_mode)) {
-      auto e = make_error(fmt::format("{}: not a regular file", f->path));
-      fail(e);
-      return e;
-    }
-    size = static_cast<uint64_t>(st.st_size);
-  } else {
-    size = std::get<ZipStreamSource>(entry.source).size;
+    if (file.fd < 0 || ::fstat(file.fd, &st) != 0) return make_error(fmt::format("{}: cannot read: {}", f->path, errno_text(errno)));
+    if (!S_ISREG(st.st_mode)) return make_error(fmt::format("{}: not a regular file", f->path));
+    return static_cast<uint64_t>(st.st_size);
   }
+  return std::get<ZipStreamSource>(entry.source).size;
+}
+
+// A local file header with its CRC and sizes left zero, and where they go.
+struct LocalHeader {
+  std::vector<std::byte> bytes;
+  size_t crc_at = 0;    ///< CRC-32, then the 32-bit compressed size and size
+  size_t zip64_at = 0;  ///< the zip64 extra field (its sizes 4 bytes in), when zip64_sizes
+};
+
+LocalHeader local_header(const std::string& name, bool zip64_sizes, uint16_t flags, uint16_t method, uint16_t dos_time,
+                         uint16_t dos_date) {
+  LocalHeader h;
+  auto& local = h.bytes;
+  put32(local, k_sig_local);
+  put16(local, zip64_sizes ? k_needs_zip64 : k_needs_plain);
+  put16(local, flags);
+  put16(local, method);
+  put16(local, dos_time);
+  put16(local, dos_date);
+  h.crc_at = local.size();
+  put32(local, 0);  // CRC-32, patched after the data
+  put32(local, zip64_sizes ? k_max32 : 0);  // compressed size
+  put32(local, zip64_sizes ? k_max32 : 0);  // size
+  put16(local, static_cast<uint16_t>(name.size()));
+  put16(local, zip64_sizes ? 20 : 0);
+  put_text(local, name);
+  h.zip64_at = local.size();
+  if (zip64_sizes) {
+    put16(local, 0x0001);
+    put16(local, 16);
+    put64(local, 0);
+    put64(local, 0);
+  }
+  return h;
+}
+
+// One member's data as it comes: CRC-32 and SHA-256 of the plain bytes, deflated (or
+// stored) into `write`, never more than the size announced. The first error sticks.
+class MemberSink {
+ public:
+  MemberSink(const std::string& name, uint64_t size, bool stored, std::vector<std::byte>& deflated,
+             std::function<Expected<void>(Bytes)> write)
+      : m_name(name), m_size(size), m_stored(stored), m_deflated(deflated), m_write(std::move(write)) {}
+  ~MemberSink() {
+    if (m_started) deflateEnd(&m_zs);
+  }
+  MemberSink(const MemberSink&) = delete;
+  MemberSink& operator=(const MemberSink&) = delete;
+
+  Expected<void> start(int level, const std::string& archive) {
+    if (m_stored) return {};
+    if (deflateInit2(&m_zs, level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+      return make_error(fmt::format("{}: zlib could not start", archive));
+    m_started = true;
+    if (m_deflated.empty()) m_deflated.resize(k_deflate_out);
+    return {};
+  }
+
+  void feed(Bytes chunk, bool last) {
+    if (!m_error) return;
+    m_fed += chunk.size();
+    if (m_fed > m_size) {
+      m_error = make_error(fmt::format("member '{}': more than the {} bytes announced", m_name, m_size));
+      return;
+    }
+    // libdeflate's CRC of a null buffer is the initial value, not `crc` unchanged.
+    if (!chunk.empty()) {
+      m_crc = zip_crc32(m_crc, chunk);
+      m_sha.update(chunk);
+    }
+    if (m_stored) {
+      m_written += chunk.size();
+      m_error = m_write(chunk);
+      return;
+    }
+    do {
+      size_t n = std::min(chunk.size(), k_chunk);
+      m_zs.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(chunk.data()));
+      m_zs.avail_in = static_cast<uInt>(n);
+      bool finish = last && n == chunk.size();
+      int rc;
+      do {
+        m_zs.next_out = reinterpret_cast<Bytef*>(m_deflated.data());
+        m_zs.avail_out = static_cast<uInt>(m_deflated.size());
+        rc = deflate(&m_zs, finish ? Z_FINISH : Z_NO_FLUSH);
+        if (rc == Z_STREAM_ERROR) {
+          m_error = make_error(fmt::format("member '{}': zlib failed", m_name));
+          return;
+        }
+        size_t produced = m_deflated.size() - m_zs.avail_out;
+        m_written += produced;
+        if (produced)
+          if (auto r = m_write(Bytes(m_deflated.data(), produced)); !r) {
+            m_error = r;
+            return;
+          }
+      } while (m_zs.avail_out == 0 || (finish && rc != Z_STREAM_END));
+      chunk = chunk.subspan(n);
+    } while (!chunk.empty());
+  }
+
+  // The member's end: the size given checked against the size announced, deflate finished.
+  Expected<void> finish() {
+    if (m_error && m_fed != m_size)
+      m_error = make_error(fmt::format("member '{}': {} bytes announced, {} given", m_name, m_size, m_fed));
+    if (m_error && !m_stored) feed(Bytes(), true);
+    return m_error;
+  }
+
+  Expected<void>& error() { return m_error; }
+  uint64_t fed() const { return m_fed; }
+  uint64_t written() const { return m_written; }
+  uint32_t crc() const { return m_crc; }
+  Sha256& sha() { return m_sha; }
+
+ private:
+  const std::string& m_name;
+  uint64_t m_size;
+  bool m_stored;
+  std::vector<std::byte>& m_deflated;
+  std::function<Expected<void>(Bytes)> m_write;
+  z_stream m_zs{};
+  bool m_started = false;
+  Sha256 m_sha;
+  uint32_t m_crc = 0;
+  uint64_t m_fed = 0, m_written = 0;
+  Expected<void> m_error;
+};
+
+// Feeds the member's bytes from its source: text in chunks, a file read to its end (its
+// size must not change), or the producer's chunks.
+void stream_source(const ZipWriteEntry& entry, const Fd& file, uint64_t size, MemberSink& sink) {
+  if (const auto* text = std::get_if<std::string>(&entry.source)) {
+    Bytes all(reinterpret_cast<const std::byte*>(text->data()), text->size());
+    for (size_t at = 0; at < all.size(); at += k_chunk) sink.feed(all.subspan(at, std::min(k_chunk, all.size() - at)), false);
+  } else if (file.fd >= 0) {
+    std::vector<std::byte> chunk(k_chunk);
+    const std::string& path = std::get<ZipFileSource>(entry.source).path;
+    while (sink.error()) {
+      ssize_t n = ::read(file.fd, chunk.data(), chunk.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        sink.error() = make_error(fmt::format("{}: read failed: {}", path, errno_text(errno)));
+        break;
+      }
+      if (n == 0) break;
+      sink.feed(Bytes(chunk.data(), static_cast<size_t>(n)), false);
+    }
+    if (sink.error() && sink.fed() != size)
+      sink.error() = make_error(fmt::format("{}: changed while being written ({} bytes, then {})", path, size, sink.fed()));
+  } else {
+    const auto& producer = std::get<ZipStreamSource>(entry.source);
+    if (!producer.produce) {
+      sink.error() = make_error(fmt::format("member '{}': no producer", entry.name));
+    } else if (auto r = producer.produce([&](Bytes chunk) { sink.feed(chunk, false); }); !r && sink.error()) {
+      sink.error() = r;
+    }
+  }
+}
+
+}  // namespace
+
+Expected<ZipWrittenMember> ZipWriter::add(const ZipWriteEntry& entry) {
+  if (auto r = check_name(entry.name); !r) return r.error();
+  Fd file;
+  auto opened = open_source(entry, file);
+  if (!opened) {
+    fail(opened.error());
+    return opened.error();
+  }
+  const uint64_t size = *opened;
 
   const bool stored = m_options.level == 0;
   const uint64_t header_offset = m_offset;
@@ -203,167 +364,66 @@ Expected<ZipWrittenMember> ZipWriter::add(const ZipWriteEntry& entry) {
   const bool zip64_offset = m_options.force_zip64 || header_offset >= k_max32;
   const uint16_t flags = is_ascii(entry.name) ? 0 : k_flag_utf8;
   const uint16_t method = stored ? k_zip_stored : k_zip_deflated;
-
-  std::vector<std::byte> local;
-  put32(local, k_sig_local);
-  put16(local, zip64_sizes ? k_needs_zip64 : k_needs_plain);
-  put16(local, flags);
-  put16(local, method);
-  put16(local, m_dos_time);
-  put16(local, m_dos_date);
-  const size_t crc_at = local.size();
-  put32(local, 0);  // CRC-32, patched after the data
-  put32(local, zip64_sizes ? k_max32 : 0);  // compressed size
-  put32(local, zip64_sizes ? k_max32 : 0);  // size
-  put16(local, static_cast<uint16_t>(entry.name.size()));
-  put16(local, zip64_sizes ? 20 : 0);
-  put_text(local, entry.name);
-  size_t zip64_at = local.size();
-  if (zip64_sizes) {
-    put16(local, 0x0001);
-    put16(local, 16);
-    put64(local, 0);
-    put64(local, 0);
-  }
-  if (auto r = write_bytes(local); !r) {
+  const LocalHeader local = local_header(entry.name, zip64_sizes, flags, method, m_dos_time, m_dos_date);
+  if (auto r = write_bytes(local.bytes); !r) {
     fail(r.error());
     return r.error();
   }
 
-  // The data: CRC-32 and SHA-256 of the plain bytes, deflated as they come.
-  ZipWrittenMember out;
-  out.name = entry.name;
-  Sha256 sha;
-  uint32_t crc = 0;
-  uint64_t fed = 0, written = 0;
-  z_stream zs{};
-  std::unique_ptr<z_stream, int (*)(z_stream*)> guard(nullptr, deflateEnd);
-  if (!stored) {
-    if (deflateInit2(&zs, m_options.level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-      auto e = make_error(fmt::format("{}: zlib could not start", m_path));
-      fail(e);
-      return e;
-    }
-    guard.reset(&zs);
+  MemberSink sink(entry.name, size, stored, m_deflated, [this](Bytes b) { return write_bytes(b); });
+  if (auto r = sink.start(m_options.level, m_path); !r) {
+    fail(r.error());
+    return r.error();
   }
-  std::vector<std::byte>& deflated = m_deflated;
-  if (!stored && deflated.empty()) deflated.resize(k_deflate_out);
-  Expected<void> sink_error;
-  auto feed = [&](Bytes chunk, bool last) {
-    if (!sink_error) return;
-    fed += chunk.size();
-    if (fed > size) {
-      sink_error = make_error(fmt::format("member '{}': more than the {} bytes announced", entry.name, size));
-      return;
-    }
-    // libdeflate's CRC of a null buffer is the initial value, not `crc` unchanged.
-    if (!chunk.empty()) {
-      crc = zip_crc32(crc, chunk);
-      sha.update(chunk);
-    }
-    if (stored) {
-      written += chunk.size();
-      sink_error = write_bytes(chunk);
-      return;
-    }
-    do {
-      size_t n = std::min(chunk.size(), k_chunk);
-      zs.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(chunk.data()));
-      zs.avail_in = static_cast<uInt>(n);
-      bool finish = last && n == chunk.size();
-      int rc;
-      do {
-        zs.next_out = reinterpret_cast<Bytef*>(deflated.data());
-        zs.avail_out = static_cast<uInt>(deflated.size());
-        rc = deflate(&zs, finish ? Z_FINISH : Z_NO_FLUSH);
-        if (rc == Z_STREAM_ERROR) {
-          sink_error = make_error(fmt::format("member '{}': zlib failed", entry.name));
-          return;
-        }
-        size_t produced = deflated.size() - zs.avail_out;
-        written += produced;
-        if (produced)
-          if (auto r = write_bytes(Bytes(deflated.data(), produced)); !r) {
-            sink_error = r;
-            return;
-          }
-      } while (zs.avail_out == 0 || (finish && rc != Z_STREAM_END));
-      chunk = chunk.subspan(n);
-    } while (!chunk.empty());
-  };
-
-  if (const auto* text = std::get_if<std::string>(&entry.source)) {
-    Bytes all(reinterpret_cast<const std::byte*>(text->data()), text->size());
-    for (size_t at = 0; at < all.size(); at += k_chunk) feed(all.subspan(at, std::min(k_chunk, all.size() - at)), false);
-  } else if (file.fd >= 0) {
-    std::vector<std::byte> chunk(k_chunk);
-    const std::string& path = std::get<ZipFileSource>(entry.source).path;
-    while (sink_error) {
-      ssize_t n = ::read(file.fd, chunk.data(), chunk.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        sink_error = make_error(fmt::format("{}: read failed: {}", path, errno_text(errno)));
-        break;
-      }
-      if (n == 0) break;
-      feed(Bytes(chunk.data(), static_cast<size_t>(n)), false);
-    }
-    if (sink_error && fed != size)
-      sink_error = make_error(fmt::format("{}: changed while being written ({} bytes, then {})", path, size, fed));
-  } else {
-    const auto& producer = std::get<ZipStreamSource>(entry.source);
-    if (!producer.produce) {
-      sink_error = make_error(fmt::format("member '{}': no producer", entry.name));
-    } else if (auto r = producer.produce([&](Bytes chunk) { feed(chunk, false); }); !r && sink_error) {
-      sink_error = r;
-    }
-  }
-  if (sink_error && fed != size)
-    sink_error = make_error(fmt::format("member '{}': {} bytes announced, {} given", entry.name, size, fed));
-  if (sink_error && !stored) feed(Bytes(), true);
-  if (!sink_error) {
-    Error e = sink_error.error();
+  stream_source(entry, file, size, sink);
+  if (auto r = sink.finish(); !r) {
+    Error e = r.error();
     e.message = fmt::format("{}: {}", m_path, e.message);
     fail(e);
     return e;
   }
+  ZipWrittenMember out;
+  out.name = entry.name;
   out.size = size;
-  out.compressed_size = written;
-  out.crc32 = crc;
-  out.sha256 = sha.finish();
+  out.compressed_size = sink.written();
+  out.crc32 = sink.crc();
+  out.sha256 = sink.sha().finish();
 
   // Patch CRC and sizes into the local header (already on disk or still buffered).
   std::vector<std::byte> patch(12);
-  set32(patch, 0, crc);
-  set32(patch, 4, zip64_sizes ? k_max32 : static_cast<uint32_t>(written));
+  set32(patch, 0, out.crc32);
+  set32(patch, 4, zip64_sizes ? k_max32 : static_cast<uint32_t>(out.compressed_size));
   set32(patch, 8, zip64_sizes ? k_max32 : static_cast<uint32_t>(size));
-  std::vector<std::byte> patch64;
+  TAILOR_TRY_VOID(patch_written(header_offset + local.crc_at, patch));
   if (zip64_sizes) {
-    patch64.resize(16);
+    std::vector<std::byte> patch64(16);
     set64(patch64, 0, size);
-    set64(patch64, 8, written);
-  }
-  for (auto [at, bytes] : {std::pair{header_offset + crc_at, &patch}, std::pair{header_offset + zip64_at + 4, &patch64}}) {
-    if (bytes->empty()) continue;
-    uint64_t buffered_from = m_offset - m_buffer.size();
-    if (at >= buffered_from) {
-      std::copy(bytes->begin(), bytes->end(), m_buffer.begin() + static_cast<ptrdiff_t>(at - buffered_from));
-      continue;
-    }
-    if (auto r = flush(); !r) {
-      fail(r.error());
-      return r.error();
-    }
-    if (::pwrite(m_file.fd(), bytes->data(), bytes->size(), static_cast<off_t>(at)) != static_cast<ssize_t>(bytes->size())) {
-      auto e = make_error(fmt::format("{}: write failed: {}", m_file.path(), errno_text(errno)));
-      fail(e);
-      return e;
-    }
+    set64(patch64, 8, out.compressed_size);
+    TAILOR_TRY_VOID(patch_written(header_offset + local.zip64_at + 4, patch64));
   }
 
   // Its central directory record, written at commit().
-  add_central(entry.name, flags, method, crc, size, written, header_offset, zip64_sizes, zip64_offset, entry.mode);
+  add_central(entry.name, flags, method, out.crc32, size, out.compressed_size, header_offset, zip64_sizes, zip64_offset,
+              entry.mode);
   return out;
+}
+
+Expected<void> ZipWriter::patch_written(uint64_t at, const std::vector<std::byte>& bytes) {
+  uint64_t buffered_from = m_offset - m_buffer.size();
+  if (at >= buffered_from) {
+    std::copy(bytes.begin(), bytes.end(), m_buffer.begin() + static_cast<ptrdiff_t>(at - buffered_from));
+    return {};
+  }
+  if (auto r = flush(); !r) {
+    fail(r.error());
+    return r.error();
+  }
+  if (::pwrite(m_file.fd(), bytes.data(), bytes.size(), static_cast<off_t>(at)) != static_cast<ssize_t>(bytes.size())) {
+    auto e = make_error(fmt::format("{}: write failed: {}", m_file.path(), errno_text(errno)));
+    fail(e);
+    return e;
+  }
+  return {};
 }
 
 Expected<void> ZipWriter::check_name(const std::string& name) {

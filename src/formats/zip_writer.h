@@ -103,6 +103,8 @@ private:
   Expected<void> flush();
   Expected<void> fail(Error error);
   Expected<void> check_name(const std::string& name);
+  /// Writes `bytes` over what was written at `at` (still buffered, or on disk).
+  Expected<void> patch_written(uint64_t at, const std::vector<std::byte>& bytes);
   void add_central(const std::string& name, uint16_t flags, uint16_t method, uint32_t crc, uint64_t size,
                    uint64_t written, uint64_t header_offset, bool zip64_sizes, bool zip64_offset, uint32_t mode);
   void discard();

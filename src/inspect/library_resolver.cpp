@@ -1,7 +1,6 @@
 #include "inspect/library_resolver.h"
 
 #include <fmt/format.h>
-#include <toml++/toml.h>
 
 #include <algorithm>
 #include <deque>
@@ -12,7 +11,7 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "data/data_files.h"
+#include "data/toml_document.h"
 #include "inspect/library_classifier.h"
 
 namespace tailor::inspect {
@@ -22,8 +21,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view k_file = "manylinux/loader.toml";
-
-[[noreturn]] void bad(const std::string& what) { throw std::logic_error("data/" + std::string(k_file) + ": " + what); }
 
 // One directory of a search path after $ORIGIN substitution.
 struct SearchDir {
@@ -391,23 +388,14 @@ std::vector<InspectedLibrary> resolve(std::vector<LibraryReport> libraries, File
 const LoaderRules& LoaderRules::get() {
   static const LoaderRules rules = [] {
     LoaderRules r;
-    auto text = data::file(k_file);
-    if (!text) throw std::logic_error(text.error().message);
-    toml::table root;
-    try {
-      root = toml::parse(*text, k_file);
-    } catch (const toml::parse_error& e) {
-      bad(std::string(e.description()));
-    }
-    auto max = root["max_search_entries"].value<int64_t>();
-    if (!max || *max < 1 || *max > 65536) bad("max_search_entries must be 1..65536");
-    r.max_search_entries = static_cast<size_t>(*max);
-    const auto* list = root["build_machine_prefixes"].as_array();
-    if (!list) bad("no build_machine_prefixes");
-    for (const auto& v : *list) {
-      auto s = v.value<std::string>();
-      if (!s || s->size() < 2 || (*s)[0] != '/' || s->back() != '/') bad("a build_machine_prefixes entry is not '/<folder>/'");
-      r.build_machine_prefixes.push_back(*s);
+    auto doc = data::toml_document(k_file);
+    auto max = doc["max_search_entries"];
+    if (max.integer() < 1 || max.integer() > 65536) max.fail("expected 1 to 65536");
+    r.max_search_entries = static_cast<size_t>(max.integer());
+    auto list = doc["build_machine_prefixes"];
+    for (const auto& s : list.strings()) {
+      if (s.size() < 2 || s[0] != '/' || s.back() != '/') list.fail("'" + s + "' is not '/<folder>/'");
+      r.build_machine_prefixes.push_back(s);
     }
     return r;
   }();

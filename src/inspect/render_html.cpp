@@ -215,137 +215,145 @@ void wheel_section(std::string& out, const WheelReport& w) {
   out += "</table>\n";
 }
 
-}  // namespace
-
-std::string render_html(const InspectReport& report, const Verdicts* verdicts, const std::vector<std::string>& inputs) {
+// What the page draws from: the libraries (of the inputs and inside wheels) with their
+// labels, the targets in canonical order with their colours, and the sums over them.
+struct PageModel {
   std::vector<Labelled> libs;
-  for (const auto& lib : report.libraries) libs.push_back({lib.path, &lib});
-  for (const auto& w : report.wheels)
-    for (const auto& lib : w.libraries) libs.push_back({lib.path, &lib});
-  const std::vector<cuda::FatbinCode> codes = report.target_codes();
-  auto colors = target_colors(codes);
-
+  std::vector<cuda::FatbinCode> codes;
+  std::map<cuda::FatbinCode, std::string> colors;
+  std::vector<html::LegendItem> legend;
   std::map<cuda::FatbinCode, TargetSum> sums;
   uint64_t device_bytes = 0, file_bytes = 0, sass_bytes = 0, ptx_bytes = 0, stored_all = 0, uncompressed_all = 0;
   size_t with_code = 0;
-  for (const auto& l : libs) {
-    file_bytes += l.lib->file_size;
+};
+
+PageModel page_model(const InspectReport& report) {
+  PageModel m;
+  for (const auto& lib : report.libraries) m.libs.push_back({lib.path, &lib});
+  for (const auto& w : report.wheels)
+    for (const auto& lib : w.libraries) m.libs.push_back({lib.path, &lib});
+  m.codes = report.target_codes();
+  m.colors = target_colors(m.codes);
+  for (const auto& code : m.codes) m.legend.push_back({code.name(), m.colors[code]});
+  for (const auto& l : m.libs) {
+    m.file_bytes += l.lib->file_size;
     if (!l.lib->has_device_code) continue;
-    ++with_code;
-    device_bytes += l.lib->device_code_bytes;
+    ++m.with_code;
+    m.device_bytes += l.lib->device_code_bytes;
     for (const auto& t : l.lib->targets) {
-      auto& s = sums[t.code];
+      auto& s = m.sums[t.code];
       ++s.libraries;
       s.entries += t.entries;
       s.stored += t.stored_bytes;
       s.uncompressed += t.uncompressed_bytes;
       s.compression.insert(t.compression.begin(), t.compression.end());
-      (is_ptx(t.code) ? ptx_bytes : sass_bytes) += t.stored_bytes;
-      stored_all += t.stored_bytes;
-      uncompressed_all += t.uncompressed_bytes;
+      (is_ptx(t.code) ? m.ptx_bytes : m.sass_bytes) += t.stored_bytes;
+      m.stored_all += t.stored_bytes;
+      m.uncompressed_all += t.uncompressed_bytes;
     }
   }
+  return m;
+}
 
-  std::string body;
+void cards_section(std::string& body, const PageModel& m, const InspectReport& report, const std::vector<std::string>& inputs) {
   body += "<p class=\"sub\">" + escape(inputs.size() == 1 ? inputs.front() : join(inputs, ", ")) + "</p>\n";
   body += "<div class=\"cards\">";
-  body += card(fmt::format("{}", libs.size()), "ELF libraries");
-  body += card(fmt::format("{}", with_code), "with CUDA device code");
-  body += card(human_bytes(file_bytes), "library bytes");
-  body += card(human_bytes(device_bytes), "device code (" + percent(device_bytes, file_bytes) + " of the libraries)");
-  body += card(human_bytes(sass_bytes), "SASS (sm_XX), runs as is");
-  body += card(human_bytes(ptx_bytes), "PTX (compute_XX), JIT-compiled");
+  body += card(fmt::format("{}", m.libs.size()), "ELF libraries");
+  body += card(fmt::format("{}", m.with_code), "with CUDA device code");
+  body += card(human_bytes(m.file_bytes), "library bytes");
+  body += card(human_bytes(m.device_bytes), "device code (" + percent(m.device_bytes, m.file_bytes) + " of the libraries)");
+  body += card(human_bytes(m.sass_bytes), "SASS (sm_XX), runs as is");
+  body += card(human_bytes(m.ptx_bytes), "PTX (compute_XX), JIT-compiled");
   for (const auto& w : report.wheels) body += card(human_bytes(w.file_size), "wheel archive");
   body += "</div>\n";
+}
 
-  std::vector<html::LegendItem> legend_items;
-  for (const auto& code : codes) legend_items.push_back({code.name(), colors[code]});
-
+void targets_section(std::string& body, PageModel& m) {
   body += "<h2>Bytes per GPU target</h2>\n";
-  if (sums.empty()) {
+  if (m.sums.empty()) {
     body += note("No library here carries CUDA device code.");
-  } else {
-    body += "<p class=\"sub\">Stored bytes of each target's fatbin entries (compressed as they sit in the library), all "
-            "libraries together. SASS (sm_XX, cool colours) runs on its GPU as is; PTX (compute_XX, warm colours) is "
-            "compiled by the driver at first load.</p>\n";
-    body += html::legend(legend_items);
-    std::vector<html::BarRow> rows;
-    for (const auto& code : codes) {
-      auto it = sums.find(code);
-      if (it == sums.end()) continue;
-      const TargetSum& s = it->second;
-      const std::string n = code.name();
-      rows.push_back({n, fmt::format("{} · {}", human_bytes(s.stored), percent(s.stored, stored_all)),
-                      {{static_cast<double>(s.stored), colors[code],
-                        fmt::format("{}: {} in {} entries of {} libraries", n, human_bytes(s.stored), s.entries,
-                                    s.libraries)}}});
-    }
-    html::BarChartOptions bo;
-    bo.label_width = 140;
-    bo.note_width = 150;
-    body += html::stacked_bars(rows, bo);
+    return;
   }
+  body += "<p class=\"sub\">Stored bytes of each target's fatbin entries (compressed as they sit in the library), all "
+          "libraries together. SASS (sm_XX, cool colours) runs on its GPU as is; PTX (compute_XX, warm colours) is "
+          "compiled by the driver at first load.</p>\n";
+  body += html::legend(m.legend);
+  std::vector<html::BarRow> rows;
+  for (const auto& code : m.codes) {
+    auto it = m.sums.find(code);
+    if (it == m.sums.end()) continue;
+    const TargetSum& s = it->second;
+    const std::string n = code.name();
+    rows.push_back({n, fmt::format("{} · {}", human_bytes(s.stored), percent(s.stored, m.stored_all)),
+                    {{static_cast<double>(s.stored), m.colors[code],
+                      fmt::format("{}: {} in {} entries of {} libraries", n, human_bytes(s.stored), s.entries,
+                                  s.libraries)}}});
+  }
+  html::BarChartOptions bo;
+  bo.label_width = 140;
+  bo.note_width = 150;
+  body += html::stacked_bars(rows, bo);
+}
 
-  // A stacked bar per library with device code, largest first.
+// A stacked bar per library with device code, largest first.
+void libraries_section(std::string& body, PageModel& m) {
   std::vector<const Labelled*> coded;
-  for (const auto& l : libs)
+  for (const auto& l : m.libs)
     if (l.lib->has_device_code) coded.push_back(&l);
   std::stable_sort(coded.begin(), coded.end(),
                    [](const Labelled* a, const Labelled* b) { return a->lib->device_code_bytes > b->lib->device_code_bytes; });
-  if (!coded.empty()) {
-    body += "<h2>Device code per library</h2>\n";
-    std::vector<std::string> labels;
-    for (const auto* l : coded) labels.push_back(l->label);
-    const std::string prefix = common_folder(labels);
-    if (!prefix.empty()) body += fmt::format("<p class=\"sub\">Libraries under <code>{}</code></p>\n", escape(prefix));
-    body += html::legend(legend_items);
-    std::vector<html::BarRow> rows;
-    for (size_t i = 0; i < coded.size() && i < k_max_library_rows; ++i) {
-      const InspectedLibrary& lib = *coded[i]->lib;
-      html::BarRow row{without(coded[i]->label, prefix), library_row_note(lib), {}};
-      for (const auto& t : lib.targets)
-        row.segments.push_back({static_cast<double>(t.stored_bytes), colors[t.code],
-                                fmt::format("{} {}: {} ({} entries, {})", coded[i]->label, t.name,
-                                            human_bytes(t.stored_bytes), t.entries, compression_words(t.compression))});
-      rows.push_back(std::move(row));
-    }
-    body += html::stacked_bars(rows);
-    if (coded.size() > k_max_library_rows)
-      body += note(fmt::format("{} more libraries with device code are not drawn (--json lists them all).",
-                               coded.size() - k_max_library_rows));
+  if (coded.empty()) return;
+  body += "<h2>Device code per library</h2>\n";
+  std::vector<std::string> labels;
+  for (const auto* l : coded) labels.push_back(l->label);
+  const std::string prefix = common_folder(labels);
+  if (!prefix.empty()) body += fmt::format("<p class=\"sub\">Libraries under <code>{}</code></p>\n", escape(prefix));
+  body += html::legend(m.legend);
+  std::vector<html::BarRow> rows;
+  for (size_t i = 0; i < coded.size() && i < k_max_library_rows; ++i) {
+    const InspectedLibrary& lib = *coded[i]->lib;
+    html::BarRow row{without(coded[i]->label, prefix), library_row_note(lib), {}};
+    for (const auto& t : lib.targets)
+      row.segments.push_back({static_cast<double>(t.stored_bytes), m.colors[t.code],
+                              fmt::format("{} {}: {} ({} entries, {})", coded[i]->label, t.name,
+                                          human_bytes(t.stored_bytes), t.entries, compression_words(t.compression))});
+    rows.push_back(std::move(row));
   }
+  body += html::stacked_bars(rows);
+  if (coded.size() > k_max_library_rows)
+    body += note(fmt::format("{} more libraries with device code are not drawn (--json lists them all).",
+                             coded.size() - k_max_library_rows));
+}
 
+void compression_section(std::string& body, PageModel& m) {
   body += "<h2>Compression</h2>\n";
-  if (sums.empty()) {
+  if (m.sums.empty()) {
     body += note("No fatbin entries to compress.");
-  } else {
-    body += fmt::format("<p class=\"sub\">Fatbin entries store {} for {} of code: {} of the uncompressed size.</p>\n",
-                        human_bytes(stored_all), human_bytes(uncompressed_all), percent(stored_all, uncompressed_all));
-    body += "<table><tr><th>target</th><th class=\"num\">libraries</th><th class=\"num\">entries</th><th "
-            "class=\"num\">stored</th><th class=\"num\">uncompressed</th><th class=\"num\">stored / "
-            "uncompressed</th><th>compression</th></tr>\n";
-    for (const auto& code : codes) {
-      auto it = sums.find(code);
-      if (it == sums.end()) continue;
-      const TargetSum& s = it->second;
-      const std::string n = code.name();
-      body += fmt::format("<tr><td><span class=\"badge\" style=\"background:{}\">{}</span></td><td class=\"num\">{}</td>"
-                          "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
-                          "class=\"num\">{}</td><td>{}</td></tr>\n",
-                          colors[code], escape(n), s.libraries, s.entries, human_bytes(s.stored), human_bytes(s.uncompressed),
-                          percent(s.stored, s.uncompressed), escape(compression_words(s.compression)));
-    }
-    body += "</table>\n";
+    return;
   }
-
-  verdict_section(body, verdicts);
-
-  if (!report.wheels.empty()) {
-    body += "<h2>Wheels</h2>\n";
-    for (const auto& w : report.wheels) wheel_section(body, w);
+  body += fmt::format("<p class=\"sub\">Fatbin entries store {} for {} of code: {} of the uncompressed size.</p>\n",
+                      human_bytes(m.stored_all), human_bytes(m.uncompressed_all), percent(m.stored_all, m.uncompressed_all));
+  body += "<table><tr><th>target</th><th class=\"num\">libraries</th><th class=\"num\">entries</th><th "
+          "class=\"num\">stored</th><th class=\"num\">uncompressed</th><th class=\"num\">stored / "
+          "uncompressed</th><th>compression</th></tr>\n";
+  for (const auto& code : m.codes) {
+    auto it = m.sums.find(code);
+    if (it == m.sums.end()) continue;
+    const TargetSum& s = it->second;
+    const std::string n = code.name();
+    body += fmt::format("<tr><td><span class=\"badge\" style=\"background:{}\">{}</span></td><td class=\"num\">{}</td>"
+                        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
+                        "class=\"num\">{}</td><td>{}</td></tr>\n",
+                        m.colors[code], escape(n), s.libraries, s.entries, human_bytes(s.stored), human_bytes(s.uncompressed),
+                        percent(s.stored, s.uncompressed), escape(compression_words(s.compression)));
   }
+  body += "</table>\n";
+}
+
+// The libraries without device code, folded away, and the inputs skipped.
+void plain_and_skipped_section(std::string& body, const PageModel& m, const InspectReport& report) {
   std::vector<const Labelled*> plain;
-  for (const auto& l : libs)
+  for (const auto& l : m.libs)
     if (!l.lib->has_device_code) plain.push_back(&l);
   if (!plain.empty()) {
     body += fmt::format("<details><summary>{} {} without device code</summary><table><tr><th>library</th><th "
@@ -363,6 +371,23 @@ std::string render_html(const InspectReport& report, const Verdicts* verdicts, c
       body += "<li class=\"mono\">" + escape(report.skipped[i]) + "</li>";
     body += "</ul>\n";
   }
+}
+
+}  // namespace
+
+std::string render_html(const InspectReport& report, const Verdicts* verdicts, const std::vector<std::string>& inputs) {
+  PageModel m = page_model(report);
+  std::string body;
+  cards_section(body, m, report, inputs);
+  targets_section(body, m);
+  libraries_section(body, m);
+  compression_section(body, m);
+  verdict_section(body, verdicts);
+  if (!report.wheels.empty()) {
+    body += "<h2>Wheels</h2>\n";
+    for (const auto& w : report.wheels) wheel_section(body, w);
+  }
+  plain_and_skipped_section(body, m, report);
   body += "<footer>Made by tailor inspect from the same result as --json. Self-contained: no scripts, nothing "
           "fetched.</footer>\n";
   std::string title = "tailor inspect";

@@ -317,6 +317,67 @@ void check_record(const std::vector<formats::RecordRow>& rows, const std::string
     if (!in_archive.count(r.path)) check.missing.push_back(r.path);
 }
 
+// The .dist-info directory: top level, named after the distribution (else the first one
+// with a WHEEL file), with its trailing slash.
+Expected<std::string> find_dist_info(const formats::ZipArchive& archive, const std::string& distribution) {
+  std::string dist_info;
+  const std::string wanted = formats::normalize_distribution_name(distribution);
+  for (const auto& e : archive.entries) {
+    auto slash = e.name.find('/');
+    if (slash == std::string::npos || e.name.substr(slash + 1) != "WHEEL") continue;
+    std::string dir = e.name.substr(0, slash);
+    if (dir.size() < 10 || dir.substr(dir.size() - 10) != ".dist-info") continue;
+    std::string dist = dir.substr(0, dir.find('-'));
+    if (formats::normalize_distribution_name(dist) == wanted || dist_info.empty()) dist_info = dir + "/";
+  }
+  if (dist_info.empty()) return make_error("no *.dist-info/WHEEL file in the archive");
+  return dist_info;
+}
+
+// The .dist-info files the report reads (WHEEL is always there: find_dist_info found it).
+struct DistInfoFiles {
+  const formats::ZipEntry* wheel = nullptr;
+  const formats::ZipEntry* record = nullptr;
+  const formats::ZipEntry* metadata = nullptr;
+};
+
+// WHEEL's tags, METADATA's name and version, and RECORD's rows into the report. The
+// metadata files are read whole, so their declared sizes are capped before they are
+// inflated (extract_member refuses output past the declared size).
+Expected<void> read_dist_info(Bytes file, const std::string& dist_info, const DistInfoFiles& files, size_t members,
+                              WheelReport& w, std::vector<formats::RecordRow>& rows) {
+  const formats::WheelLimits limits;
+  auto small_text = [&](const formats::ZipEntry& e, uint64_t cap) -> Expected<std::string> {
+    if (e.uncompressed_size > cap)
+      return make_error(fmt::format("{}: {} bytes, over the limit of {} for this file", e.name, e.uncompressed_size, cap));
+    std::vector<std::byte> buffer;
+    auto bytes = formats::extract_member(file, e, buffer);
+    if (!bytes) return bytes.error();
+    return std::string(as_chars(*bytes));
+  };
+  TAILOR_TRY(wheel_text, small_text(*files.wheel, limits.max_wheel_file_bytes));
+  auto wheel_file = formats::parse_wheel_file(wheel_text);
+  if (!wheel_file) return make_error(dist_info + wheel_file.error().message);
+  w.tags_from_wheel_file = wheel_file->tags;
+  std::set<std::string> a(w.tags_from_name.begin(), w.tags_from_name.end());
+  std::set<std::string> b(w.tags_from_wheel_file.begin(), w.tags_from_wheel_file.end());
+  w.tags_consistent = a == b;
+  if (files.metadata) {
+    TAILOR_TRY(text, small_text(*files.metadata, limits.max_metadata_bytes));
+    auto meta = formats::parse_metadata(text);
+    w.metadata_name = meta.name;
+    w.metadata_version = meta.version;
+  }
+  if (files.record) {
+    TAILOR_TRY(text, small_text(*files.record, limits.record_cap(members)));
+    auto parsed = formats::parse_record(text, members + limits.record_extra_rows);
+    if (!parsed) return make_error(dist_info + parsed.error().message);
+    rows = std::move(*parsed);
+    w.record.present = true;
+  }
+  return {};
+}
+
 }  // namespace
 
 std::vector<std::string> WheelReport::target_names() const {
@@ -347,70 +408,23 @@ Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path, const I
   auto archive = formats::parse_zip(file);
   if (!archive) return fail(archive.error());
 
-  // The .dist-info directory: top level, named after the distribution.
-  std::string dist_info;
-  const std::string wanted = formats::normalize_distribution_name(w.name);
-  for (const auto& e : archive->entries) {
-    auto slash = e.name.find('/');
-    if (slash == std::string::npos || e.name.substr(slash + 1) != "WHEEL") continue;
-    std::string dir = e.name.substr(0, slash);
-    if (dir.size() < 10 || dir.substr(dir.size() - 10) != ".dist-info") continue;
-    std::string dist = dir.substr(0, dir.find('-'));
-    if (formats::normalize_distribution_name(dist) == wanted || dist_info.empty()) dist_info = dir + "/";
-  }
-  if (dist_info.empty()) return fail(make_error("no *.dist-info/WHEEL file in the archive"));
-
+  auto found = find_dist_info(*archive, w.name);
+  if (!found) return fail(found.error());
+  const std::string dist_info = *found;
   std::vector<const formats::ZipEntry*> members;
-  const formats::ZipEntry* wheel_entry = nullptr;
-  const formats::ZipEntry* record_entry = nullptr;
-  const formats::ZipEntry* metadata_entry = nullptr;
+  DistInfoFiles files;
   for (const auto& e : archive->entries) {
     if (e.is_directory()) continue;
     members.push_back(&e);
     w.installed_bytes += e.uncompressed_size;
-    if (e.name == dist_info + "WHEEL") wheel_entry = &e;
-    if (e.name == dist_info + "RECORD") record_entry = &e;
-    if (e.name == dist_info + "METADATA") metadata_entry = &e;
+    if (e.name == dist_info + "WHEEL") files.wheel = &e;
+    if (e.name == dist_info + "RECORD") files.record = &e;
+    if (e.name == dist_info + "METADATA") files.metadata = &e;
   }
   w.members = members.size();
-
-  // The metadata files are read whole, so their declared sizes are capped before they are
-  // inflated (extract_member refuses output past the declared size).
-  const formats::WheelLimits limits;
-  auto small_text = [&](const formats::ZipEntry& e, uint64_t cap) -> Expected<std::string> {
-    if (e.uncompressed_size > cap)
-      return make_error(fmt::format("{}: {} bytes, over the limit of {} for this file", e.name, e.uncompressed_size, cap));
-    std::vector<std::byte> buffer;
-    auto bytes = formats::extract_member(file, e, buffer);
-    if (!bytes) return bytes.error();
-    return std::string(as_chars(*bytes));
-  };
-  auto wheel_text = small_text(*wheel_entry, limits.max_wheel_file_bytes);
-  if (!wheel_text) return fail(wheel_text.error());
-  auto wheel_file = formats::parse_wheel_file(*wheel_text);
-  if (!wheel_file) return fail(make_error(dist_info + wheel_file.error().message));
-  w.tags_from_wheel_file = wheel_file->tags;
-  {
-    std::set<std::string> a(w.tags_from_name.begin(), w.tags_from_name.end());
-    std::set<std::string> b(w.tags_from_wheel_file.begin(), w.tags_from_wheel_file.end());
-    w.tags_consistent = a == b;
-  }
-  if (metadata_entry) {
-    auto text = small_text(*metadata_entry, limits.max_metadata_bytes);
-    if (!text) return fail(text.error());
-    auto meta = formats::parse_metadata(*text);
-    w.metadata_name = meta.name;
-    w.metadata_version = meta.version;
-  }
   std::vector<formats::RecordRow> rows;
-  if (record_entry) {
-    auto text = small_text(*record_entry, limits.record_cap(members.size()));
-    if (!text) return fail(text.error());
-    auto parsed = formats::parse_record(*text, members.size() + limits.record_extra_rows);
-    if (!parsed) return fail(make_error(dist_info + parsed.error().message));
-    rows = std::move(*parsed);
-    w.record.present = true;
-  }
+  if (auto r = read_dist_info(file, dist_info, files, members.size(), w, rows); !r) return fail(r.error());
+  const formats::ZipEntry* record_entry = files.record;
 
   // Only members that RECORD lists with a sha256 must be hashed (every byte inflated);
   // the others are inflated only as far as the ELF magic.

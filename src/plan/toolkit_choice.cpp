@@ -25,9 +25,8 @@ ToolkitChoice choose_toolkit(const probe::HostReport& host, const probe::PythonI
   ToolkitChoice choice;
   const probe::CudaToolkit* newest = newest_toolkit(host);
   if (!newest) return choice;
-  // torch's version text comes from the probe's JSON; a CPU build has none.
-  auto want = python && python->torch ? cuda::parse_cuda_version(python->torch->cuda_version)
-                                      : Expected<cuda::CudaVersion>(make_error("no torch"));
+  // torch's CUDA as the probe read it; a CPU build has none.
+  const std::optional<cuda::CudaVersion> want = python && python->torch ? python->torch->cuda_version : std::nullopt;
   if (want) {
     const probe::CudaToolkit* best = nullptr;
     for (const auto& t : host.cuda_toolkits)
@@ -37,7 +36,7 @@ ToolkitChoice choose_toolkit(const probe::HostReport& host, const probe::PythonI
       return choice;
     }
     choice.note = fmt::format("no CUDA {}.x toolkit found for torch's CUDA {}; using CUDA {}", want->major,
-                              python->torch->cuda_version, newest->version);
+                              want->to_string(), newest->version);
   }
   choice.toolkit = newest;
   return choice;

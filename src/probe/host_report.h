@@ -103,7 +103,8 @@ struct Compiler {
 
 struct TorchInstall {
   std::string version;       ///< "2.11.0+cu130"
-  std::string cuda_version;  ///< "13.0"; empty for a CPU build
+  /// torch.version.cuda, read once by the probe; nullopt for a CPU build.
+  std::optional<cuda::CudaVersion> cuda_version;
   std::vector<std::string> arch_list;  ///< "sm_75", "sm_90", "compute_90" ...
   std::optional<bool> cxx11_abi;
   std::string path;  ///< torch/__init__.py directory

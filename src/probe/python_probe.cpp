@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 
+#include "cuda/cuda_version.h"
 #include "data/data_files.h"
 #include "data/toml_document.h"
 #include "probe/probe.h"
@@ -58,7 +59,11 @@ Expected<PythonInstall> parse_python_probe(const std::string& output) {
     TorchInstall torch;
     if (!t.contains("version") || !t["version"].is_string()) return make_error("python probe: torch without 'version'");
     torch.version = t["version"].get<std::string>();
-    if (t.contains("cuda") && t["cuda"].is_string()) torch.cuda_version = t["cuda"].get<std::string>();
+    if (t.contains("cuda") && t["cuda"].is_string() && !t["cuda"].get<std::string>().empty()) {
+      auto cuda = cuda::parse_cuda_version(t["cuda"].get<std::string>());
+      if (!cuda) return make_error("python probe: torch's CUDA: " + cuda.error().message);
+      torch.cuda_version = *cuda;
+    }
     if (t.contains("path") && t["path"].is_string()) torch.path = t["path"].get<std::string>();
     if (t.contains("arch_list") && t["arch_list"].is_array())
       for (const auto& a : t["arch_list"])
@@ -127,7 +132,7 @@ std::optional<PythonInstall> probe_python_cached(const std::string& python, Comm
   if (cacheable && may_write && py && py->torch) {
     // The probe's own line again, as parse_python_probe reads it.
     nlohmann::json t{{"version", py->torch->version},
-                     {"cuda", py->torch->cuda_version.empty() ? nlohmann::json() : nlohmann::json(py->torch->cuda_version)},
+                     {"cuda", py->torch->cuda_version ? nlohmann::json(py->torch->cuda_version->to_string()) : nlohmann::json()},
                      {"path", py->torch->path},
                      {"arch_list", py->torch->arch_list},
                      {"cxx11_abi", py->torch->cxx11_abi ? nlohmann::json(*py->torch->cxx11_abi) : nlohmann::json()}};

@@ -63,7 +63,7 @@ nlohmann::json to_json(const HostReport& r) {
     json pj = {{"path", p.path}, {"version", p.version}, {"torch", nullptr}};
     if (p.torch)
       pj["torch"] = {{"version", p.torch->version},
-                     {"cuda_version", p.torch->cuda_version.empty() ? json(nullptr) : json(p.torch->cuda_version)},
+                     {"cuda_version", p.torch->cuda_version ? json(p.torch->cuda_version->to_string()) : json(nullptr)},
                      {"arch_list", p.torch->arch_list},
                      {"cxx11_abi", p.torch->cxx11_abi ? json(*p.torch->cxx11_abi) : json(nullptr)},
                      {"path", p.torch->path}};

@@ -2,6 +2,7 @@
 #include <regex>
 #include <set>
 
+#include "probe/build_tools.h"
 #include "probe/probe.h"
 #include "util/strings.h"
 #include "util/version.h"
@@ -98,15 +99,11 @@ std::vector<Tool> find_tools(HostFiles& files, CommandRunner& runner) {
     t.path = exe;
     auto r = version_of(runner, exe);
     if (r.ok()) t.version = parse_tool_version(r.out).value_or("");
-    if (t.name == "ninja" && !t.version.empty()) {
-      // Ninja 1.13 joins a make jobserver, so nested builds share one -j budget.
-      t.jobserver_client = compare_versions(t.version, "1.13") >= 0;
-    }
-    if (t.name == "make" && !t.version.empty()) {
-      // GNU make reads a fifo jobserver (--jobserver-auth=fifo:PATH) from 4.4 on; 4.3
-      // stops with "invalid --jobserver-auth string".
-      t.jobserver_client = compare_versions(t.version, "4.4") >= 0;
-    }
+    // Ninja and GNU make join a make fifo jobserver from the versions the data names, so
+    // nested builds share one job budget.
+    const auto& since = jobserver_client_since();
+    if (t.name == "ninja" && !t.version.empty()) t.jobserver_client = compare_versions(t.version, since.ninja) >= 0;
+    if (t.name == "make" && !t.version.empty()) t.jobserver_client = compare_versions(t.version, since.make) >= 0;
     out.push_back(std::move(t));
   }
   return out;

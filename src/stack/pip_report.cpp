@@ -41,15 +41,20 @@ const StackFacts& facts() {
   return f;
 }
 
-Expected<std::string> pytorch_index_url(std::string_view cuda) {
+std::string pytorch_index_url(const std::optional<cuda::CudaVersion>& cuda) {
   const auto& f = facts();
-  if (cuda.empty()) return f.pytorch_index_base + "/" + f.cpu_variant;
-  auto v = cuda::parse_cuda_version(cuda);
-  if (!v) return make_error(fmt::format("--cuda {}: expected MAJOR.MINOR, e.g. 13.0", std::string(cuda)));
+  if (!cuda) return f.pytorch_index_base + "/" + f.cpu_variant;
   std::string variant = f.cuda_variant;
-  variant.replace(variant.find("{major}"), 7, std::to_string(v->major));
-  variant.replace(variant.find("{minor}"), 7, std::to_string(v->minor));
+  variant.replace(variant.find("{major}"), 7, std::to_string(cuda->major));
+  variant.replace(variant.find("{minor}"), 7, std::to_string(cuda->minor));
   return f.pytorch_index_base + "/" + variant;
+}
+
+Expected<std::optional<cuda::CudaVersion>> parse_cuda_flag(std::string_view text) {
+  if (text.empty()) return std::optional<cuda::CudaVersion>();
+  auto v = cuda::parse_cuda_version(text);
+  if (!v) return make_error(fmt::format("--cuda {}: expected MAJOR.MINOR, e.g. 13.0", std::string(text)));
+  return std::optional<cuda::CudaVersion>(*v);
 }
 
 bool is_cuda_runtime_package(std::string_view name) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cuda/compute_capability.h"
+#include "cuda/cuda_version.h"
 #include "util/expected.h"
 #include "util/process.h"
 
@@ -36,9 +37,11 @@ struct StackFacts {
   std::vector<BuildNeed> build_needs;
 };
 const StackFacts& facts();
-/// The PyTorch wheel index folder for a CUDA version ("13.0" -> .../whl/cu130), or for
-/// CPU builds with an empty version. An error for a version that is not "MAJOR.MINOR".
-Expected<std::string> pytorch_index_url(std::string_view cuda);
+/// The PyTorch wheel index folder for a CUDA version (13.0 -> .../whl/cu130), or for CPU
+/// builds with none.
+std::string pytorch_index_url(const std::optional<cuda::CudaVersion>& cuda);
+/// `--cuda`, read once where it enters: nullopt when not given; an error names the flag.
+Expected<std::optional<cuda::CudaVersion>> parse_cuda_flag(std::string_view text);
 /// A package from NVIDIA's CUDA runtime family (nvidia-cublas, nvidia-cudnn-cu12 ...).
 bool is_cuda_runtime_package(std::string_view normalised_name);
 /// Its CUDA major: the -cuNN suffix, else the version's major when >= 13; empty if unknown.
@@ -119,7 +122,7 @@ std::string_view outcome_key(Outcome outcome);
 
 struct TorchChoice {
   std::string version;      ///< "2.11.0+cu130"
-  std::string cuda;         ///< "13.0"; empty for a CPU build
+  std::optional<cuda::CudaVersion> cuda;  ///< the build's CUDA; nullopt for a CPU build
   std::string arch_list;    ///< TORCH_CUDA_ARCH_LIST of that build, when known
   std::string source;       ///< "resolved", "installed in PYTHON"
   std::optional<bool> cxx11_abi;
@@ -168,7 +171,7 @@ Expected<Target> resolve_target(const StackRequest& request, CommandRunner& runn
 /// target's platform (cuda/torch_wheels) against the target's GPUs. A list tailor's data
 /// lacks is Outcome::unknown (covers "?"), with the commands that decide it: download the
 /// wheel for the target and `tailor inspect` it with the target's GPUs. `asked_cuda`: --cuda.
-void decide_torch(const Target& target, std::string_view asked_cuda, const ResolvedDist& torch,
+void decide_torch(const Target& target, const std::optional<cuda::CudaVersion>& asked_cuda, const ResolvedDist& torch,
                   const std::vector<ResolvedDist>& resolved, Row& row, TorchChoice& choice);
 
 /// Resolves, inspects and decides. Errors are bad input (a requirement pip refuses, a

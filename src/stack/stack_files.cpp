@@ -57,7 +57,7 @@ std::string render_lock(const StackResult& r) {
       {"schema", k_lock_schema},
       {"target",
        {{"platform", r.target.platform}, {"python", r.target.python}, {"glibc", r.target.glibc}, {"gpu", r.target.gpu_text}, {"gpus", gpus}}},
-      {"torch", {{"version", r.torch.version}, {"cuda", r.torch.cuda}, {"arch_list", r.torch.arch_list}, {"source", r.torch.source}, {"python", r.torch_python}}},
+      {"torch", {{"version", r.torch.version}, {"cuda", r.torch.cuda ? r.torch.cuda->to_string() : ""}, {"arch_list", r.torch.arch_list}, {"source", r.torch.source}, {"python", r.torch_python}}},
       {"index",
        {{"index_url", r.index.index_url}, {"extra_index_urls", r.index.extra_index_urls}, {"find_links", r.index.find_links}, {"no_index", r.index.no_index}}},
       {"packages", packages},
@@ -86,7 +86,11 @@ Expected<StackResult> read_lock(std::string_view text) {
     }
     const auto& tj = j.at("torch");
     r.torch.version = tj.at("version").get<std::string>();
-    r.torch.cuda = tj.at("cuda").get<std::string>();
+    if (auto cuda = tj.at("cuda").get<std::string>(); !cuda.empty()) {
+      auto v = cuda::parse_cuda_version(cuda);
+      if (!v) return make_error("the lock: torch.cuda: " + v.error().message);
+      r.torch.cuda = *v;
+    }
     r.torch.arch_list = tj.at("arch_list").get<std::string>();
     r.torch.source = tj.at("source").get<std::string>();
     r.torch_python = tj.at("python").get<std::string>();

@@ -54,7 +54,7 @@ TEST(ProbeHost, WholeReportOverFakes) {
   EXPECT_EQ(r.cuda_toolkits[0].accepted_host_compilers, std::vector<std::string>{"/usr/bin/gcc-12"});
   ASSERT_EQ(r.pythons.size(), 1u);
   ASSERT_TRUE(r.pythons[0].torch);
-  EXPECT_EQ(r.pythons[0].torch->cuda_version, "13.0");
+  EXPECT_EQ(r.pythons[0].torch->cuda_version, (cuda::CudaVersion{13, 0}));
   bool no_gpu_note = false, cmake_note = false;
   for (const auto& n : r.notes) {
     no_gpu_note = no_gpu_note || n.rfind("no GPU", 0) == 0;

@@ -24,7 +24,7 @@ TEST(PythonProbeOutput, ParsesTorch) {
   EXPECT_EQ(py->version, "3.11.7");
   ASSERT_TRUE(py->torch);
   EXPECT_EQ(py->torch->version, "2.11.0+cu130");
-  EXPECT_EQ(py->torch->cuda_version, "13.0");
+  EXPECT_EQ(py->torch->cuda_version, (cuda::CudaVersion{13, 0}));
   EXPECT_EQ(py->torch->arch_list.size(), 5u);
   EXPECT_EQ(py->torch->arch_list[2], "sm_90");
   EXPECT_EQ(py->torch->cxx11_abi, true);
@@ -36,8 +36,16 @@ TEST(PythonProbeOutput, CpuTorchHasNoCudaVersion) {
       "\"arch_list\": [], \"cxx11_abi\": null}}");
   ASSERT_TRUE(py);
   ASSERT_TRUE(py->torch);
-  EXPECT_EQ(py->torch->cuda_version, "");
+  EXPECT_EQ(py->torch->cuda_version, std::nullopt);
   EXPECT_FALSE(py->torch->cxx11_abi);
+}
+
+TEST(PythonProbeOutput, ATorchCudaThatIsNoCudaVersionIsOneError) {
+  auto py = parse_python_probe(
+      "TAILOR_PROBE {\"version\": \"3.12.1\", \"torch\": {\"version\": \"2.11.0\", \"cuda\": \"thirteen\"}}");
+  ASSERT_FALSE(py);
+  EXPECT_EQ(py.error().message,
+            "python probe: torch's CUDA: not a CUDA version: 'thirteen' (expected e.g. 12.8 or cu128)");
 }
 
 TEST(PythonProbeOutput, NoTorch) {
@@ -162,7 +170,7 @@ TEST(ProbePythonCached, SecondProbeWithTheSameStampSkipsTheTorchImport) {
   EXPECT_EQ(second->path, "/usr/bin/python3");
   EXPECT_EQ(second->version, "3.11.7");
   EXPECT_EQ(second->torch->version, "2.11.0+cu130");
-  EXPECT_EQ(second->torch->cuda_version, "13.0");
+  EXPECT_EQ(second->torch->cuda_version, (cuda::CudaVersion{13, 0}));
   EXPECT_EQ(second->torch->arch_list, first->torch->arch_list);
   EXPECT_EQ(second->torch->cxx11_abi, std::optional<bool>(true));
   EXPECT_EQ(second->torch->path, "/x/torch");

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "support/fake_host.h"
+#include "probe/build_tools.h"
 #include "probe/probe.h"
 
 namespace tailor::probe {
@@ -59,6 +60,12 @@ TEST(FindTools, NinjaJobserverFromVersionAndMissingToolsLeftOut) {
   EXPECT_FALSE(find_tools(f, runner)[0].jobserver_client);
   runner.answer("/a/ninja", "2.0.0\n");
   EXPECT_TRUE(find_tools(f, runner)[0].jobserver_client);
+}
+
+TEST(BuildTools, JobserverClientsFromTheData) {
+  // data/probe/build_tools.toml: the versions find_tools compares against.
+  EXPECT_EQ(jobserver_client_since().ninja, "1.13");
+  EXPECT_EQ(jobserver_client_since().make, "4.4");
 }
 
 TEST(FindHostCompilers, VersionedAndDeduplicated) {

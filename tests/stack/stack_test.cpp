@@ -15,13 +15,19 @@ namespace {
 bool contains(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
 
 TEST(StackFacts, PytorchIndexUrlFromData) {
-  EXPECT_EQ(*pytorch_index_url("13.0"), "https://download.pytorch.org/whl/cu130");
-  EXPECT_EQ(*pytorch_index_url("12.6"), "https://download.pytorch.org/whl/cu126");
-  EXPECT_EQ(*pytorch_index_url(""), "https://download.pytorch.org/whl/cpu");
-  auto bad = pytorch_index_url("13");
+  EXPECT_EQ(pytorch_index_url(cuda::CudaVersion{13, 0}), "https://download.pytorch.org/whl/cu130");
+  EXPECT_EQ(pytorch_index_url(cuda::CudaVersion{12, 6}), "https://download.pytorch.org/whl/cu126");
+  EXPECT_EQ(pytorch_index_url(std::nullopt), "https://download.pytorch.org/whl/cpu");
+}
+
+TEST(StackFacts, CudaFlagIsReadOnce) {
+  EXPECT_EQ(*parse_cuda_flag("13.0"), (cuda::CudaVersion{13, 0}));
+  EXPECT_EQ(*parse_cuda_flag("cu126"), (cuda::CudaVersion{12, 6}));
+  EXPECT_EQ(*parse_cuda_flag(""), std::nullopt);
+  auto bad = parse_cuda_flag("13");
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().message, "--cuda 13: expected MAJOR.MINOR, e.g. 13.0");
-  EXPECT_FALSE(pytorch_index_url("13.0; rm -rf /"));
+  EXPECT_FALSE(parse_cuda_flag("13.0; rm -rf /"));
 }
 
 TEST(StackFacts, CudaRuntimePackages) {
@@ -136,7 +142,7 @@ StackResult sample() {
   r.target.glibc = "2.36";
   r.target.gpu_text = "T4";  // not T4G: that implies aarch64
   r.target.gpus = {{7, 5}};
-  r.torch = {"2.11.0+cu130", "13.0", "sm_75 sm_80", "installed in python3", true};
+  r.torch = {"2.11.0+cu130", cuda::CudaVersion{13, 0}, "sm_75 sm_80", "installed in python3", true};
   r.torch_python = "python3";
   r.index.index_url = "http://127.0.0.1:1/simple";
   Row torch;
@@ -249,11 +255,11 @@ TEST(StackTorch, ACudaBuildWithoutDataIsUnknownWithTheCommandThatDecidesIt) {
   Row row;
   TorchChoice choice;
   auto d = torch_wheel("2.99.0+cu199", "manylinux_2_28_x86_64");
-  decide_torch(x86_target(), "", d, {d}, row, choice);
+  decide_torch(x86_target(), std::nullopt, d, {d}, row, choice);
   EXPECT_EQ(row.outcome, Outcome::unknown);
   EXPECT_EQ(outcome_key(row.outcome), "unknown");
   EXPECT_EQ(row.covers, "?");
-  EXPECT_EQ(choice.cuda, "19.9");
+  EXPECT_EQ(choice.cuda, (cuda::CudaVersion{19, 9}));
   EXPECT_NE(row.reason.find("CUDA 19.9 build; its arch list for x86_64 is not in tailor's data, so whether it runs on 8.6 is unknown"),
             std::string::npos)
       << row.reason;
@@ -267,7 +273,7 @@ TEST(StackTorch, ACudaBuildWithoutDataIsUnknownWithTheCommandThatDecidesIt) {
   t.gpu_text = "A10G;H100";
   t.gpus = {{8, 6}, {9, 0}};
   Row row2;
-  decide_torch(t, "", d, {d}, row2, choice);
+  decide_torch(t, std::nullopt, d, {d}, row2, choice);
   EXPECT_NE(row2.reason.find("--gpu 'A10G;H100'`"), std::string::npos) << row2.reason;
 
   StackResult r;
@@ -280,7 +286,7 @@ TEST(StackTorch, AKnownCudaBuildIsJudgedByItsOfficialList) {
   Row row;
   TorchChoice choice;
   auto d = torch_wheel("2.11.0+cu130", "manylinux_2_28_x86_64");
-  decide_torch(x86_target(), "", d, {d}, row, choice);
+  decide_torch(x86_target(), std::nullopt, d, {d}, row, choice);
   EXPECT_EQ(row.outcome, Outcome::prebuilt);
   EXPECT_EQ(row.covers, "yes");
   Target t4g = x86_target();
@@ -288,7 +294,7 @@ TEST(StackTorch, AKnownCudaBuildIsJudgedByItsOfficialList) {
   t4g.gpu_text = "T4G";
   t4g.gpus = {{7, 5}};
   Row arm;
-  decide_torch(t4g, "", torch_wheel("2.11.0+cu130", "manylinux_2_28_aarch64"), {}, arm, choice);
+  decide_torch(t4g, std::nullopt, torch_wheel("2.11.0+cu130", "manylinux_2_28_aarch64"), {}, arm, choice);
   EXPECT_EQ(arm.outcome, Outcome::build);
   EXPECT_EQ(arm.covers, "no");
   // The suggested build names the release (plan and build torch take no +cuNNN label)

@@ -35,7 +35,9 @@ inline probe::PythonInstall python_with_torch(std::string torch_cuda = "13.0", s
   probe::PythonInstall py;
   py.path = std::move(path);
   py.version = std::move(version);
-  py.torch = probe::TorchInstall{"2.11.0+cu130", std::move(torch_cuda), {}, true, ""};
+  std::optional<cuda::CudaVersion> cuda;
+  if (!torch_cuda.empty()) cuda = *cuda::parse_cuda_version(torch_cuda);
+  py.torch = probe::TorchInstall{"2.11.0+cu130", cuda, {}, true, ""};
   return py;
 }
 

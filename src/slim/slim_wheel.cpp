@@ -1,0 +1,219 @@
+// slim_wheel_input: a wheel's libraries inflated into a private folder, slimmed in
+// parallel, and the archive written again beside its destination.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <thread>
+
+#include "formats/wheel.h"
+#include "formats/zip.h"
+#include "formats/zip_writer.h"
+#include "slim/slim_inputs.h"
+#include "util/mapped_file.h"
+
+namespace tailor::slim::inputs {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct WheelWork {
+  size_t member = 0;
+  std::string temp_in, temp_out;
+  FileResult result;
+};
+
+// The wheel's dist-info folder (the one holding RECORD) and RECORD's rows.
+struct WheelRecord {
+  std::string dist_info;
+  std::vector<formats::RecordRow> rows;
+};
+
+Expected<WheelRecord> read_wheel_record(const std::string& path, Bytes file, const formats::ZipArchive& zip) {
+  WheelRecord out;
+  const formats::ZipEntry* record_entry = nullptr;
+  for (const auto& e : zip.entries) {
+    auto slash = e.name.find('/');
+    if (slash == std::string::npos || e.name.substr(slash) != "/RECORD") continue;
+    std::string dir = e.name.substr(0, slash);
+    if (dir.size() > 10 && dir.ends_with(".dist-info")) {
+      out.dist_info = dir;
+      record_entry = &e;
+    }
+  }
+  if (!record_entry) return make_error(path + ": no *.dist-info/RECORD: not a wheel");
+  formats::WheelLimits limits;
+  if (record_entry->uncompressed_size > limits.record_cap(zip.entries.size()))
+    return make_error(path + ": RECORD is larger than " + std::to_string(limits.record_cap(zip.entries.size())) + " bytes");
+  std::vector<std::byte> buffer;
+  TAILOR_TRY(record_bytes, formats::extract_member(file, *record_entry, buffer));
+  auto rows = formats::parse_record(as_chars(record_bytes), zip.entries.size() + limits.record_extra_rows);
+  if (!rows) return make_error(path + ": RECORD: " + rows.error().message);
+  out.rows = std::move(*rows);
+  return out;
+}
+
+// The members that may be libraries (by name, then by the ELF magic), each with its
+// temporary files in `tmp`.
+Expected<std::vector<WheelWork>> wheel_libraries(const std::string& path, Bytes file, const formats::ZipArchive& zip,
+                                                 const TempDir& tmp, bool dry_run) {
+  std::vector<WheelWork> work;
+  for (size_t i = 0; i < zip.entries.size(); ++i) {
+    const auto& e = zip.entries[i];
+    if (e.is_directory() || e.uncompressed_size < 64 || !may_be_library(e.name)) continue;
+    auto head = formats::peek_member(file, e, 4);
+    if (!head) return make_error(path + ": " + head.error().message);
+    if (*head != std::string("\x7f" "ELF", 4)) continue;
+    WheelWork w;
+    w.member = i;
+    w.temp_in = tmp.path() + "/" + std::to_string(i) + ".in";
+    w.temp_out = dry_run ? std::string() : tmp.path() + "/" + std::to_string(i) + ".out";
+    work.push_back(std::move(w));
+  }
+  return work;
+}
+
+// One member inflated into its temporary file and slimmed from there.
+Expected<void> slim_member(const std::string& path, Bytes file, const formats::ZipEntry& e, WheelWork& w,
+                           const KeepPolicy& policy) {
+  {
+    int fd = ::open(w.temp_in.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) return make_error(w.temp_in + ": " + errno_text(errno));
+    Expected<void> werr;
+    auto s = formats::stream_member(file, e, [&](Bytes chunk) {
+      size_t at = 0;
+      while (werr && at < chunk.size()) {
+        ssize_t n = ::write(fd, chunk.data() + at, chunk.size() - at);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) werr = make_error(w.temp_in + ": " + errno_text(errno));
+        else at += static_cast<size_t>(n);
+      }
+    });
+    ::close(fd);
+    if (!s) return make_error(path + ": " + s.error().message);
+    if (!werr) return werr.error();
+  }
+  auto r = slim_file(w.temp_in, w.temp_out, policy, false, false);
+  if (!r) return make_error(path + ": " + e.name + ": " + r.error().message.substr(std::min(r.error().message.size(), w.temp_in.size() + 2)));
+  w.result = std::move(*r);
+  if (!w.result.written) ::unlink(w.temp_in.c_str());
+  return {};
+}
+
+// The new archive: members in their order, slimmed ones deflated again, the rest copied
+// compressed; the marker before RECORD; RECORD last.
+Expected<void> write_slimmed_wheel(const std::string& path, Bytes file, const formats::ZipArchive& zip,
+                                   const WheelRecord& record, const std::vector<WheelWork>& work, const SlimOptions& o,
+                                   const std::string& original_sha, const InputSlim& in) {
+  std::map<size_t, const WheelWork*> slimmed;
+  for (const auto& w : work)
+    if (w.result.written) slimmed[w.member] = &w;
+  formats::ZipWriteOptions zo;
+  zo.level = 6;
+  TAILOR_TRY(writer, formats::ZipWriter::create(in.output, zo));
+  const std::string marker_name = record.dist_info + "/" + k_slim_marker;
+  const std::string record_name = record.dist_info + "/RECORD";
+  std::map<std::string, std::string> new_rows;  // path -> "hash,size"
+  for (size_t i = 0; i < zip.entries.size(); ++i) {
+    if (auto c = interrupted_check(); !c) return c.error();
+    const auto& e = zip.entries[i];
+    if (e.name == record_name || e.name == marker_name) continue;
+    if (e.is_directory()) continue;
+    const uint32_t mode = formats::normal_mode(file, e);
+    auto s = slimmed.find(i);
+    if (s != slimmed.end()) {
+      TAILOR_TRY(m, writer.add({e.name, formats::ZipFileSource{s->second->temp_out}, mode}));
+      new_rows[e.name] = formats::record_digest(m.sha256) + "," + std::to_string(m.size);
+      continue;
+    }
+    auto data = strict_substr(file, e.data_offset, e.compressed_size);
+    if (!data) return make_error(path + ": member '" + e.name + "' runs past the archive");
+    TAILOR_TRY(m, writer.add_raw({e.name, mode, e.method, e.crc32, e.uncompressed_size, *data}));
+    (void)m;
+  }
+  std::vector<SlimmedFile> marker_files = in.files;
+  std::string marker = marker_json(o, fs::path(path).filename().string(), original_sha, marker_files).dump(2) + "\n";
+  TAILOR_TRY(mm, writer.add({marker_name, marker, 0644}));
+  new_rows[marker_name] = formats::record_digest(mm.sha256) + "," + std::to_string(mm.size);
+  std::string record_text;
+  for (const auto& r : record.rows) {
+    if (r.path == record_name || r.path == marker_name) continue;
+    auto n = new_rows.find(r.path);
+    if (n != new_rows.end()) record_text += formats::record_field(r.path) + "," + n->second + "\n";
+    else
+      record_text += formats::record_field(r.path) + "," + (r.hash_algorithm.empty() ? "" : r.hash_algorithm + "=" + r.hash_value) +
+                     "," + (r.size ? std::to_string(*r.size) : "") + "\n";
+  }
+  record_text += formats::record_field(marker_name) + "," + new_rows[marker_name] + "\n";
+  record_text += formats::record_field(record_name) + ",,\n";
+  TAILOR_TRY(rm, writer.add({record_name, record_text, 0644}));
+  (void)rm;
+  return writer.commit();
+}
+
+}  // namespace
+
+Expected<InputSlim> slim_wheel_input(const std::string& path, const SlimOptions& o) {
+  InputSlim in;
+  in.input = path;
+  in.kind = InputKind::wheel;
+  TAILOR_TRY(name, formats::parse_wheel_filename(path));
+  (void)name;
+  TAILOR_TRY(map, MappedFile::open(path));
+  const Bytes file = map.bytes();
+  auto zip = formats::parse_zip(file);
+  if (!zip) return make_error(path + ": " + zip.error().message);
+  TAILOR_TRY(record, read_wheel_record(path, file, *zip));
+
+  // Libraries: inflated, slimmed in parallel.
+  in.output = o.dry_run ? std::string() : o.in_place ? path : (fs::path(o.out_dir) / fs::path(path).filename()).string();
+  if (!o.dry_run && !o.in_place && fs::exists(in.output) && fs::equivalent(in.output, path))
+    return make_error(path + ": --out would overwrite the input; use --in-place to replace it");
+  TAILOR_TRY(tmp, TempDir::inside(o.dry_run ? fs::temp_directory_path().string() : fs::path(in.output).parent_path().string()));
+  TAILOR_TRY(work, wheel_libraries(path, file, *zip, tmp, o.dry_run));
+  in.libraries_scanned = work.size();
+  std::string original_sha;
+  std::thread hasher([&] { original_sha = Sha256::hex(Sha256::of(file)); });
+  auto done = parallel_for(work.size(), o.jobs,
+                           [&](size_t k) { return slim_member(path, file, zip->entries[work[k].member], work[k], o.policy); });
+  hasher.join();
+  if (!done) return done.error();
+  for (auto& w : work) {
+    // A member's disk sizes are those of a temporary file: the wheel's are what counts.
+    w.result.lib.disk_before = w.result.lib.disk_after = 0;
+    in.installed_before += w.result.lib.size_before;
+    in.installed_after += w.result.lib.size_after;
+    in.zeroed_bytes += w.result.lib.zeroed_bytes;
+    in.punchable_bytes += w.result.lib.punchable_bytes;
+    if (w.result.lib.outcome != SlimOutcome::no_device_code)
+      in.files.push_back({zip->entries[w.member].name, w.result.lib});
+  }
+  std::sort(in.files.begin(), in.files.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+  in.size_before = file.size();
+  in.size_after = file.size();
+  {
+    struct stat wst {};
+    if (::stat(path.c_str(), &wst) == 0) in.disk_before = in.disk_after = disk_bytes(wst);
+  }
+  bool any = std::any_of(work.begin(), work.end(), [](const auto& w) { return w.result.written; });
+  if (o.dry_run || !any) {
+    if (!o.dry_run && !o.in_place) {
+      // Nothing to remove: the output is the input, copied.
+      std::error_code ec;
+      TAILOR_TRY(temp, AtomicFile::beside(in.output));
+      if (!fs::copy_file(path, temp.path(), fs::copy_options::overwrite_existing, ec))
+        return make_error(in.output + ": " + ec.message());
+      if (auto c = temp.commit(0644); !c) return c.error();
+    }
+    return in;
+  }
+  TAILOR_TRY_VOID(write_slimmed_wheel(path, file, *zip, record, work, o, original_sha, in));
+  in.size_after = fs::file_size(in.output);
+  struct stat wst {};
+  in.disk_after = ::stat(in.output.c_str(), &wst) == 0 ? disk_bytes(wst) : 0;
+  return in;
+}
+
+}  // namespace tailor::slim::inputs
