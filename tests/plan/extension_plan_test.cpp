@@ -302,7 +302,7 @@ TEST(ExtensionPlan, SerialTorchScatterIsMadeParallelByARecipePatch) {
   EXPECT_EQ(plan.jobs_reason,
             "ninja switched on by recipe patch (torch-scatter turns it off); MAX_JOBS=7 "
             "(23.1 GiB usable (cgroup v2) / 3 GiB per job = 7)");
-  EXPECT_EQ(plan.env["TAILOR_MODULES_AT_ONCE"], "1") << "its modules build at once (build_wheel.py)";
+  EXPECT_EQ(plan.env["TAILOR_MODULES_AT_ONCE"], "1") << "its modules build at once (the build driver)";
   EXPECT_EQ(plan.parallel_fix, "ninja switched on by recipe patch (torch-scatter turns it off)");
   ASSERT_EQ(plan.patches.size(), 1u);
   EXPECT_EQ(plan.patches[0].file, "setup.py");
@@ -432,7 +432,7 @@ namespace {
 
 TEST(ExtensionPlan, ModulesAtOnceAndSplitCompileFromTheData) {
   // data/build/parallel.toml: every module at once; nvcc 13.0 takes -split-compile, whose
-  // K build_wheel.py derives from the package's units alone (never from this host).
+  // K the build driver derives from the package's units alone (never from this host).
   auto plan = resolve(request("generic", sass_set({{8, 0}})));
   EXPECT_EQ(plan.env["TAILOR_MODULES_AT_ONCE"], "1");
   EXPECT_EQ(plan.env["TAILOR_SPLIT_COMPILE"], "16:8");
