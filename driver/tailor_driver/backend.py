@@ -58,5 +58,6 @@ def main():
     os.makedirs(out, exist_ok=True)
     wheel = backend.build_wheel(out)
     if not os.path.isfile(os.path.join(out, wheel)):
-        sys.exit("tailor: the backend " + spec + " named " + wheel + " but left no such file in " + out)
+        sys.exit("tailor: the backend " + spec + " named " + wheel + " but left no such file in "
+                 + out)
     say.line("built " + wheel + " with " + spec)

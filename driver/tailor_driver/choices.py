@@ -25,12 +25,17 @@ def absolute_includes(ext):
     for key, flags in (args.items() if isinstance(args, dict) else [(None, args)]):
         if not isinstance(flags, list):
             continue
-        fixed = ["-I" + os.path.abspath(f[2:]) if isinstance(f, str) and f.startswith("-I") and
-                 len(f) > 2 and not os.path.isabs(f[2:]) and os.path.isdir(f[2:]) else f for f in flags]
+        fixed = ["-I" + os.path.abspath(f[2:]) if relative_include(f) else f for f in flags]
         if key is None:
             ext.extra_compile_args = fixed
         else:
             args[key] = fixed
+
+
+def relative_include(flag):
+    # "-Icuda/include", a folder that exists: a relative include folder.
+    return (isinstance(flag, str) and flag.startswith("-I") and len(flag) > 2
+            and not os.path.isabs(flag[2:]) and os.path.isdir(flag[2:]))
 
 
 def ninja_on(command, cpp_extension):
@@ -88,8 +93,9 @@ def requested_targets(extensions, asked_arch):
     # 9.0a, not the "f" families.)
     own = os.environ.get("TORCH_CUDA_ARCH_LIST")
     stripped = strip_extensions(extensions)
-    upgrades = {cc: v for cc, v in arch_specific([own] + [f for _, removed in stripped for f in removed],
-                                                 requested_ccs(asked_arch)).items() if v == "a"}
+    named = [own] + [f for _, removed in stripped for f in removed]
+    upgrades = {cc: v for cc, v in arch_specific(named, requested_ccs(asked_arch)).items()
+                if v == "a"}
     targets = upgraded_torch_list(asked_arch, upgrades)
     say.variants(upgrades)
     if own != targets:
@@ -99,9 +105,9 @@ def requested_targets(extensions, asked_arch):
     for ext, removed in stripped:
         for flag in removed:
             token = ARCH_TOKEN.search(flag)
+            needle = token.group(0) if token else flag.split()[0]
             say.choice("%s: nvcc %s (extension %s) replaced by the requested targets (%s)"
-                       % (say.where_in_source(token.group(0) if token else flag.split()[0]), flag, ext.name,
-                          targets))
+                       % (say.where_in_source(needle), flag, ext.name, targets))
 
 
 def take_back_choices():
@@ -117,8 +123,10 @@ def take_back_choices():
 
     def run(self):
         cpp_extension = sys.modules.get("torch.utils.cpp_extension")
-        torch_build = cpp_extension is not None and isinstance(self, getattr(cpp_extension, "BuildExtension", ()))
-        if torch_build and os.environ.get("TAILOR_MODULES_AT_ONCE") == "1" and not getattr(self, "use_ninja", True):
+        torch_build = cpp_extension is not None and isinstance(
+            self, getattr(cpp_extension, "BuildExtension", ()))
+        at_once = os.environ.get("TAILOR_MODULES_AT_ONCE") == "1"
+        if torch_build and at_once and not getattr(self, "use_ninja", True):
             ninja_on(self, cpp_extension)
         max_jobs_back(asked_jobs)
         if asked_arch and torch_build:

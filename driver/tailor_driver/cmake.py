@@ -7,10 +7,12 @@ import re
 from . import say
 from .targets import arch_specific, cmake_ccs, upgraded_cmake_list
 
-CMAKE_ARCH_PROPERTY = re.compile(r"(\bCUDA_ARCHITECTURES\b)(\s+)((?:\"[^\"\n]*\"|[^\s)\"]+)"
-                                 r"(?:\s+(?![A-Z][A-Z0-9_]*\b)(?:\"[^\"\n]*\"|[^\s)\"]+))*)")
-CMAKE_ARCH_SET = re.compile(r"(\bset\s*\(\s*CMAKE_CUDA_ARCHITECTURES)(\s+)((?:\"[^\"\n]*\"|[^\s)\"]+)"
-                            r"(?:\s+(?!CACHE\b|PARENT_SCOPE\b|FORCE\b)(?:\"[^\"\n]*\"|[^\s)\"]+))*)", re.I)
+CMAKE_ARCH_PROPERTY = re.compile(
+    r"(\bCUDA_ARCHITECTURES\b)(\s+)((?:\"[^\"\n]*\"|[^\s)\"]+)"
+    r"(?:\s+(?![A-Z][A-Z0-9_]*\b)(?:\"[^\"\n]*\"|[^\s)\"]+))*)")
+CMAKE_ARCH_SET = re.compile(
+    r"(\bset\s*\(\s*CMAKE_CUDA_ARCHITECTURES)(\s+)((?:\"[^\"\n]*\"|[^\s)\"]+)"
+    r"(?:\s+(?!CACHE\b|PARENT_SCOPE\b|FORCE\b)(?:\"[^\"\n]*\"|[^\s)\"]+))*)", re.I)
 MAX_FILES = 5000          # CMake files looked at, at most
 MAX_FILE_BYTES = 4 << 20  # a larger CMake file is not the package's own
 
@@ -33,7 +35,8 @@ def cmake_files_with_lists(top="."):
     # -> [(path, text, [match])]: the package's CMake files that set a list of their own.
     found, seen = [], 0
     for root, dirs, files in os.walk(top):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("build", "dist", "venv"))
+        dirs[:] = sorted(d for d in dirs
+                         if not d.startswith(".") and d not in ("build", "dist", "venv"))
         for name in sorted(files):
             if name != "CMakeLists.txt" and not name.endswith(".cmake"):
                 continue
@@ -64,8 +67,8 @@ def rewrite_lists(path, text, matches, targets):
             continue
         line = text.count("\n", 0, m.start(3)) + 1
         what = m.group(1).split("(")[-1].strip()
-        say.choice("%s:%d: %s %s replaced by the requested targets (%s)" % (os.path.relpath(path), line, what, old,
-                                                                           targets))
+        say.choice("%s:%d: %s %s replaced by the requested targets (%s)"
+                   % (os.path.relpath(path), line, what, old, targets))
         out.append(text[at:m.start(3)] + '"%s"' % targets)
         at = m.end(3)
     out.append(text[at:])
@@ -101,7 +104,8 @@ def patch_cmake_args(args, asked, upgrades):
     ccs = cmake_ccs(asked)
     while i < len(args):
         a = str(args[i])
-        own = a.split("=", 1)[1] if a.startswith("-DCMAKE_CUDA_ARCHITECTURES") and "=" in a else None
+        own = (a.split("=", 1)[1] if a.startswith("-DCMAKE_CUDA_ARCHITECTURES") and "=" in a
+               else None)
         if asked and own is not None:
             variants = dict(upgrades)
             variants.update(arch_specific([own], ccs))
@@ -115,7 +119,8 @@ def patch_cmake_args(args, asked, upgrades):
             changed.append((a, "cmake --build %s dropped: tailor's job count stands" % a))
             del args[i]
             continue
-        elif "--build" in args and a in ("-j", "--parallel") and i + 1 < len(args) and str(args[i + 1]) == "1":
+        elif ("--build" in args and a in ("-j", "--parallel") and i + 1 < len(args)
+              and str(args[i + 1]) == "1"):
             changed.append((a, "cmake --build %s 1 dropped: tailor's job count stands" % a))
             del args[i:i + 2]
             continue

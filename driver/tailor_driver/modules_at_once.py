@@ -56,8 +56,8 @@ class ModulesAtOnce:
         units = sum(len(e.sources) for e in exts)
         cuda_units = sum(1 for e in exts for s in e.sources if is_cuda(s))
         k, split_max = split_compile(os.environ.get("TAILOR_SPLIT_COMPILE", ""), cuda_units)
-        fifo, jobs, how = ninja_jobs(self.asked_jobs, os.environ.get("MAKEFLAGS", ""), os.environ.get("TAILOR_JOBS"),
-                                     len(os.sched_getaffinity(0)))
+        fifo, jobs, how = ninja_jobs(self.asked_jobs, os.environ.get("MAKEFLAGS", ""),
+                                     os.environ.get("TAILOR_JOBS"), len(os.sched_getaffinity(0)))
         split_flags = ["-split-compile=%d" % k] if k >= 2 else []
         for e in exts:
             if any(is_cuda(s) for s in e.sources):
@@ -67,10 +67,15 @@ class ModulesAtOnce:
         if fifo and own is not None and own != self.asked_jobs:
             # The package's own count, not the user's: the jobserver decides instead. The
             # variable stays as the package left it (it may pop it after the build).
-            say.line("the package set MAX_JOBS=%s itself; the build's jobserver shares out the jobs instead" % own)
-        jobs_arg, tokens = ([], LinkTokens(fifo, 0)) if fifo else (["-j", str(jobs)], LinkTokens(None, jobs))
+            say.line("the package set MAX_JOBS=%s itself; the build's jobserver shares out the "
+                     "jobs instead" % own)
+        if fifo:
+            jobs_arg, tokens = [], LinkTokens(fifo, 0)
+        else:
+            jobs_arg, tokens = ["-j", str(jobs)], LinkTokens(None, jobs)
+        nvcc = ", nvcc " + " ".join(split_flags) if split_flags else ""
         say.line("modules at once: %d modules, %d units (%d CUDA), %s%s"
-                 % (len(exts), units, cuda_units, how, ", nvcc " + " ".join(split_flags) if split_flags else ""))
+                 % (len(exts), units, cuda_units, how, nvcc))
         command.check_extensions_list(command.extensions)
         cpp_extension = sys.modules.get("torch.utils.cpp_extension")
         if cpp_extension is None or not hasattr(cpp_extension, "_run_ninja_build"):
@@ -81,12 +86,15 @@ class ModulesAtOnce:
         order = module_order(exts, self.times)
         # TAILOR_UNIT_TIMES_FROM: "earlier builds" (this machine's), or tailor's measured
         # times of a known package (data/build/unit_times.toml).
-        say.line("units ordered by %s" % ("%d units' times from %s" % (
-            len(self.times.known), os.environ.get("TAILOR_UNIT_TIMES_FROM") or "earlier builds") if self.times.known
-            else "kind (CUDA first): no earlier build"))
+        source = os.environ.get("TAILOR_UNIT_TIMES_FROM") or "earlier builds"
+        if self.times.known:
+            say.line("units ordered by %d units' times from %s" % (len(self.times.known), source))
+        else:
+            say.line("units ordered by kind (CUDA first): no earlier build")
         stop = threading.Event()  # a module failed: nothing more starts, the Ninja stops
-        package = PackageNinja(os.path.abspath(command.build_temp), len(exts), [id(e) for e in order], tokens,
-                               jobs_arg, stop, split_max, self.times)
+        package = PackageNinja(os.path.abspath(command.build_temp), len(exts),
+                               [id(e) for e in order], tokens, jobs_arg, stop, split_max,
+                               self.times)
         self.build_all(command, order, package, tokens, stop)
 
     def build_all(self, command, order, package, tokens, stop):
@@ -130,7 +138,8 @@ class ModulesAtOnce:
             if package is None or getattr(local, "ext_waited", False):
                 return self.torch_run(build_directory, verbose, error_prefix, *args, **kwargs)
             local.ext_waited = True
-            local.link_token = package.wait_for(os.path.abspath(build_directory), local.ext, error_prefix)
+            local.link_token = package.wait_for(os.path.abspath(build_directory), local.ext,
+                                                error_prefix)
 
         run_ninja_build.tailor_package_ninja = True
         return run_ninja_build

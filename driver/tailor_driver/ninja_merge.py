@@ -63,7 +63,8 @@ def read_module(path, number):
                 return UNREADABLE
             outs_text, outs, rule, first, ins = parts
             outputs.extend(outs)
-            head = line if rule == "phony" else "build %s: %s_m%d %s" % (outs_text, rule, number, ins)
+            head = (line if rule == "phony"
+                    else "build %s: %s_m%d %s" % (outs_text, rule, number, ins))
             edges.append((first, [head]))
             continue
         block = None
@@ -121,7 +122,8 @@ def package_manifest(folders, times, split_max, jobs_arg):
     rules, edges, stamps = merge_modules(folders, times.ms)
     units = schedule.compile_units(edges)
     chosen, why = schedule.chosen_splits(units, split_max, times.known, jobs_arg)
-    rules = rules + schedule.apply_splits(rules, sorted(folders.values()), edges, units, chosen, why)
+    numbers = sorted(folders.values())
+    rules = rules + schedule.apply_splits(rules, numbers, edges, units, chosen, why)
     return "\n".join([HEADER, "ninja_required_version = 1.3", ""] + rules +
                      ["", "rule tailor_module_done", "  command = touch $out", ""] +
                      [e[3] for e in edges] + [""] + stamps) + "\n"

@@ -13,7 +13,8 @@ from .ninja_merge import STAMP_DIR, STAMP_LINE, package_manifest, stamp
 
 class PackageNinja:
     def __init__(self, base, count, order, tokens, jobs_arg, stop, split_max, times):
-        self.base, self.order, self.tokens, self.jobs_arg, self.stop = base, order, tokens, jobs_arg, stop
+        self.base, self.order, self.tokens = base, order, tokens
+        self.jobs_arg, self.stop = jobs_arg, stop
         self.split_max = split_max  # None: every unit is split already (few units); 0: none learned
         self.times = times  # schedule.UnitTimes
         self.cond = threading.Condition()
@@ -65,8 +66,8 @@ class PackageNinja:
 
     def _ninja(self):
         command = ["ninja", "-v"] + self.jobs_arg
-        proc = subprocess.Popen(command, cwd=self.base, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                env=os.environ.copy())
+        proc = subprocess.Popen(command, cwd=self.base, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, env=os.environ.copy())
 
         def watch():
             while proc.poll() is None:

@@ -37,8 +37,8 @@ def split_unit(unit, k, why):
 def where_in_source(needle):
     # "setup.py:12": the first line of the package's own top-level Python files that holds
     # `needle`; "setup.py" when none does (a value the package computed).
-    files = ["setup.py"] + sorted(f for f in os.listdir(".") if f.endswith(".py") and f != "setup.py"
-                                  and not f.startswith("tailor-"))
+    files = ["setup.py"] + sorted(f for f in os.listdir(".") if f.endswith(".py")
+                                  and f != "setup.py" and not f.startswith("tailor-"))
     for name in files:
         try:
             with open(name, errors="replace") as f:

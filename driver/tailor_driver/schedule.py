@@ -31,7 +31,8 @@ def read_unit_times(path):
     try:
         with open(path or os.devnull) as f:
             data = json.load(f) if path else {}
-        return {k: int(v) for k, v in data.items() if isinstance(k, str) and isinstance(v, int) and v >= 0}
+        return {k: int(v) for k, v in data.items()
+                if isinstance(k, str) and isinstance(v, int) and v >= 0}
     except (OSError, ValueError, AttributeError):
         return {}
 

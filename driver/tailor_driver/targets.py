@@ -5,6 +5,9 @@ import re
 
 ARCH_OPTIONS = ("-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code", "--gpu-code")
 ARCH_TOKEN = re.compile(r"\b(?:compute|sm|lto)_\d+[a-z]?\b")
+# sm_90a, compute_100f, CMake's 90a-real: a capability and its variant letter.
+VARIANT = re.compile(r"(?:\b(?:compute|sm)_|(?<![\w.])(?=\d+[af]\b|\d+[af]-))(\d+)([af])\b")
+CMAKE_CC = re.compile(r"(?<![\w.])(\d+)(?=-|;|$)")  # 80 of "80-real;90"
 
 
 def strip_arch_flags(args):
@@ -39,7 +42,7 @@ def arch_specific(texts, ccs):
     # variant has (wgmma, tcgen05), so the requested capability is built as that variant.
     found = {}
     for t in texts:
-        for m in re.finditer(r"(?:\b(?:compute|sm)_|(?<![\w.])(?=\d+[af]\b|\d+[af]-))(\d+)([af])\b", t or ""):
+        for m in VARIANT.finditer(t or ""):
             if m.group(1) in ccs:
                 found[m.group(1)] = m.group(2)
     return found
@@ -47,15 +50,15 @@ def arch_specific(texts, ccs):
 
 def upgraded_torch_list(torch_list, upgrades):
     # "8.0;9.0+PTX" with {"90": "a"} -> "8.0;9.0a+PTX".
-    return re.sub(r"(\d+)\.(\d+)(?![\d.af])", lambda m: m.group(0) + upgrades.get(m.group(1) + m.group(2), ""),
-                  torch_list)
+    return re.sub(r"(\d+)\.(\d+)(?![\d.af])",
+                  lambda m: m.group(0) + upgrades.get(m.group(1) + m.group(2), ""), torch_list)
 
 
 def cmake_ccs(cmake_list):
     # "80-real;90" -> {"80", "90"}: the capabilities of a CMake architecture list.
-    return {m.group(1) for m in re.finditer(r"(?<![\w.])(\d+)(?=-|;|$)", cmake_list or "")}
+    return {m.group(1) for m in CMAKE_CC.finditer(cmake_list or "")}
 
 
 def upgraded_cmake_list(cmake_list, upgrades):
     # "80-real;90-real" with {"90": "a"} -> "80-real;90a-real".
-    return re.sub(r"(?<![\w.])(\d+)(?=-|;|$)", lambda m: m.group(1) + upgrades.get(m.group(1), ""), cmake_list)
+    return CMAKE_CC.sub(lambda m: m.group(1) + upgrades.get(m.group(1), ""), cmake_list)

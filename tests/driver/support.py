@@ -8,7 +8,8 @@ import sys
 import tempfile
 import unittest
 
-DRIVER = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "driver")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DRIVER = os.path.join(ROOT, "driver")
 if DRIVER not in sys.path:
     sys.path.insert(0, DRIVER)
 

@@ -18,8 +18,8 @@ class MaxJobsBack(DriverTest):
         with self.said() as lines:
             choices.max_jobs_back("6")
         self.assertEqual(os.environ["MAX_JOBS"], "6")
-        self.assertEqual(lines, ["tailor: package choice: setup.py:3: MAX_JOBS=1 set by the package; "
-                                 "tailor's job count stands"])
+        self.assertEqual(lines, ["tailor: package choice: setup.py:3: MAX_JOBS=1 set by the "
+                                 "package; tailor's job count stands"])
 
     def test_set_where_tailor_set_none_it_stays_for_the_package(self):
         os.environ["MAX_JOBS"] = "1"
@@ -43,16 +43,18 @@ class NinjaJobs(unittest.TestCase):
     fifo = " -j --jobserver-auth=fifo:/tmp/js.fifo"
 
     def test_the_jobserver_unless_a_fixed_count(self):
-        self.assertEqual(modules_at_once.ninja_jobs(None, self.fifo, None, 8),
+        jobs = modules_at_once.ninja_jobs
+        self.assertEqual(jobs(None, self.fifo, None, 8),
                          ("/tmp/js.fifo", None, "one Ninja under the jobserver"))
-        self.assertEqual(modules_at_once.ninja_jobs("4", self.fifo, None, 8), (None, 4, "one Ninja, 4 at a time"))
-        self.assertEqual(modules_at_once.ninja_jobs("x", self.fifo, None, 8)[0], "/tmp/js.fifo")
+        self.assertEqual(jobs("4", self.fifo, None, 8), (None, 4, "one Ninja, 4 at a time"))
+        self.assertEqual(jobs("x", self.fifo, None, 8)[0], "/tmp/js.fifo")
 
     def test_without_a_jobserver(self):
-        self.assertEqual(modules_at_once.ninja_jobs("3", "", "7", 8), (None, 3, "one Ninja, 3 at a time"))
-        self.assertEqual(modules_at_once.ninja_jobs(None, "", "7", 8), (None, 7, "one Ninja, 7 at a time"))
-        self.assertEqual(modules_at_once.ninja_jobs(None, "-j2", None, 8), (None, 8, "one Ninja, 8 at a time"))
-        self.assertEqual(modules_at_once.ninja_jobs("0", "", None, 0), (None, 1, "one Ninja, 1 at a time"))
+        jobs = modules_at_once.ninja_jobs
+        self.assertEqual(jobs("3", "", "7", 8), (None, 3, "one Ninja, 3 at a time"))
+        self.assertEqual(jobs(None, "", "7", 8), (None, 7, "one Ninja, 7 at a time"))
+        self.assertEqual(jobs(None, "-j2", None, 8), (None, 8, "one Ninja, 8 at a time"))
+        self.assertEqual(jobs("0", "", None, 0), (None, 1, "one Ninja, 1 at a time"))
 
 
 class Command:
@@ -78,16 +80,19 @@ class BuildExtensionsWithoutTorch(DriverTest):
         b = Extension("pkg._b", ["b.cpp"], ["-O2"])
         command = Command([a, b], self.dir)
         ran = []
-        at_once = modules_at_once.ModulesAtOnce(lambda c: ran.append(c), None, schedule.UnitTimes({}))
+        at_once = modules_at_once.ModulesAtOnce(lambda c: ran.append(c), None,
+                                                schedule.UnitTimes({}))
         with self.said() as lines:
             at_once.build_extensions(command)
         self.assertEqual(ran, [command])
         self.assertEqual(command.checked, 1)
         self.assertEqual(lines, [
-            "tailor: the package set MAX_JOBS=3 itself; the build's jobserver shares out the jobs instead",
+            "tailor: the package set MAX_JOBS=3 itself; the build's jobserver shares out the "
+            "jobs instead",
             "tailor: modules at once: 2 modules, 4 units (2 CUDA), one Ninja under the jobserver, "
             "nvcc -split-compile=8"])
-        self.assertEqual(a.extra_compile_args, {"cxx": ["-O3"], "nvcc": ["-O3", "-split-compile=8"]})
+        self.assertEqual(a.extra_compile_args,
+                         {"cxx": ["-O3"], "nvcc": ["-O3", "-split-compile=8"]})
         self.assertEqual(b.extra_compile_args, ["-O2"])
 
     def test_a_fixed_count_is_the_ninja_j(self):
@@ -98,7 +103,8 @@ class BuildExtensionsWithoutTorch(DriverTest):
         at_once = modules_at_once.ModulesAtOnce(lambda c: None, "5", schedule.UnitTimes({}))
         with self.said() as lines:
             at_once.build_extensions(command)
-        self.assertEqual(lines, ["tailor: modules at once: 1 modules, 1 units (1 CUDA), one Ninja, 5 at a time"])
+        self.assertEqual(lines, ["tailor: modules at once: 1 modules, 1 units (1 CUDA), "
+                                 "one Ninja, 5 at a time"])
 
 
 if __name__ == "__main__":

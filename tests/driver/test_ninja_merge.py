@@ -25,11 +25,14 @@ def torch_module(name, sources):
     edges = []
     for src in sources:
         rule = "cuda_compile" if src.endswith(".cu") else "compile"
-        edges.append("build %s/%s.o: %s %s" % (name, os.path.basename(src), rule, os.path.abspath(src)))
+        edges.append("build %s/%s.o: %s %s"
+                     % (name, os.path.basename(src), rule, os.path.abspath(src)))
     return ("ninja_required_version = 1.3\ncxx = c++\nnvcc = /cuda/bin/nvcc\n\n"
             "cflags = -DTORCH_EXTENSION_NAME=%s\ncuda_cflags = -O3\n\n"
-            "rule compile\n  command = $cxx -MMD -MF $out.d $cflags -c $in -o $out\n  depfile = $out.d\n  deps = gcc\n\n"
-            "rule cuda_compile\n  depfile = $out.d\n  deps = gcc\n  command = $nvcc $cuda_cflags -c $in -o $out\n\n"
+            "rule compile\n  command = $cxx -MMD -MF $out.d $cflags -c $in -o $out\n"
+            "  depfile = $out.d\n  deps = gcc\n\n"
+            "rule cuda_compile\n  depfile = $out.d\n  deps = gcc\n"
+            "  command = $nvcc $cuda_cflags -c $in -o $out\n\n"
             "%s\n\n" % (name, "\n".join(edges)))
 
 
@@ -37,10 +40,12 @@ class ReadModule(DriverTest):
     def test_rules_renamed_variables_written_in_paths_kept(self):
         rules, edges, outputs = ninja_merge.read_module(self.write("torch.ninja", TORCH_LIKE), 3)
         self.assertEqual(rules.splitlines()[0], "rule compile_m3")
-        self.assertEqual(rules.splitlines()[1], "  command = c++ -MMD -MF $out.d -O2 -DX=$$HOME -I/a$ b -c $in -o $out "
-                                                "-DTORCH_EXTENSION_NAME=_c")
+        self.assertEqual(rules.splitlines()[1],
+                         "  command = c++ -MMD -MF $out.d -O2 -DX=$$HOME -I/a$ b -c $in -o $out "
+                         "-DTORCH_EXTENSION_NAME=_c")
         self.assertEqual([first for first, _ in edges], ["/s/a b.cpp", "/s/c.cpp"])
-        self.assertEqual([e.split(": ")[1] for _, e in edges], ["compile_m3 /s/a$ b.cpp", "compile_m3 /s/c.cpp"])
+        self.assertEqual([e.split(": ")[1] for _, e in edges],
+                         ["compile_m3 /s/a$ b.cpp", "compile_m3 /s/c.cpp"])
         self.assertEqual(outputs, ["/o/a$ b.o", "/o/c$:d.o"])
 
     def test_a_file_torch_does_not_write_is_left_whole(self):
@@ -50,12 +55,14 @@ class ReadModule(DriverTest):
                            ("continued", "rule r\n  command = x $\n    y\nbuild o: r i\n"),
                            ("nocolon", "rule r\n  command = x\nbuild o r i\n"),
                            ("binding", "rule r\n  command = x\nbuild o: r i\n  v = $w\n")]:
-            self.assertEqual(ninja_merge.read_module(self.write(name + ".ninja", text), 3), (None, [], None), name)
+            self.assertEqual(ninja_merge.read_module(self.write(name + ".ninja", text), 3),
+                             (None, [], None), name)
 
     def test_syntax_pieces(self):
         self.assertEqual(ninja_syntax.references("a $b ${c.d} $$e $ f $:g"), ["b", "c.d"])
         self.assertIsNone(ninja_syntax.references("a $!"))
-        self.assertEqual(ninja_syntax.substitute("$a ${b} $$c $d", {"a": "1", "b": "2"}), "1 2 $$c $d")
+        self.assertEqual(ninja_syntax.substitute("$a ${b} $$c $d", {"a": "1", "b": "2"}),
+                         "1 2 $$c $d")
         self.assertEqual(ninja_syntax.split_edge("build x$:y.o | imp: cc /s/x.c | h.h"),
                          ("x$:y.o | imp", ["x$:y.o"], "cc", "/s/x.c", "/s/x.c | h.h"))
         self.assertEqual(ninja_syntax.escape_path("/a b:c$"), "/a$ b$:c$$")
@@ -70,7 +77,8 @@ class PackageManifest(DriverTest):
         return {os.path.dirname(one): 0, os.path.dirname(two): 1}
 
     def test_two_modules_merged_longest_first_with_stamps(self):
-        times = schedule.UnitTimes({"small.cpp": 1000, "big.cu": 90000, "mid.cu": 40000, "host.cpp": 2000})
+        times = schedule.UnitTimes({"small.cpp": 1000, "big.cu": 90000, "mid.cu": 40000,
+                                    "host.cpp": 2000})
         text = ninja_merge.package_manifest(self.modules(), times, 0, ["-j", "4"])
         lines = text.split("\n")
         self.assertEqual(lines[0], ninja_merge.HEADER)
@@ -79,11 +87,13 @@ class PackageManifest(DriverTest):
         for n, name in ((0, "one"), (1, "two")):
             self.assertIn("rule compile_m%d" % n, lines)
             self.assertIn("rule cuda_compile_m%d" % n, lines)
-            self.assertIn("  command = c++ -MMD -MF $out.d -DTORCH_EXTENSION_NAME=%s -c $in -o $out" % name, lines)
+            self.assertIn("  command = c++ -MMD -MF $out.d -DTORCH_EXTENSION_NAME=%s -c $in -o $out"
+                          % name, lines)
         self.assertIn("  command = /cuda/bin/nvcc -O3 -c $in -o $out", lines)
         self.assertNotIn("cflags = -DTORCH_EXTENSION_NAME=one", lines)
         # Every compile edge of the package, longest unit first, whatever its module.
-        edges = [line for line in lines if line.startswith("build ") and "tailor_module_done" not in line]
+        edges = [line for line in lines
+                 if line.startswith("build ") and "tailor_module_done" not in line]
         self.assertEqual(edges, [
             "build two/big.cu.o: cuda_compile_m1 %s/big.cu" % self.dir,
             "build one/mid.cu.o: cuda_compile_m0 %s/mid.cu" % self.dir,
@@ -91,15 +101,17 @@ class PackageManifest(DriverTest):
             "build one/small.cpp.o: compile_m0 %s/small.cpp" % self.dir])
         # Each module ends in a stamp edge over its outputs, after the stamp rule.
         self.assertIn("rule tailor_module_done\n  command = touch $out\n", text)
-        self.assertTrue(text.endswith("build .tailor-done/m0: tailor_module_done one/small.cpp.o one/mid.cu.o\n"
-                                      "build .tailor-done/m1: tailor_module_done two/host.cpp.o two/big.cu.o\n"), text)
+        self.assertTrue(text.endswith(
+            "build .tailor-done/m0: tailor_module_done one/small.cpp.o one/mid.cu.o\n"
+            "build .tailor-done/m1: tailor_module_done two/host.cpp.o two/big.cu.o\n"), text)
         self.assertRegex("[1/2] touch .tailor-done/m1", ninja_merge.STAMP_LINE)
 
     def test_no_times_cuda_first_in_module_order(self):
         text = ninja_merge.package_manifest(self.modules(), schedule.UnitTimes({}), 0, ["-j", "4"])
-        edges = [line.split(":")[0] for line in text.split("\n") if line.startswith("build ") and "tailor_module_done" not in line]
-        self.assertEqual(edges, ["build one/mid.cu.o", "build two/big.cu.o", "build one/small.cpp.o",
-                                 "build two/host.cpp.o"])
+        edges = [line.split(":")[0] for line in text.split("\n")
+                 if line.startswith("build ") and "tailor_module_done" not in line]
+        self.assertEqual(edges, ["build one/mid.cu.o", "build two/big.cu.o",
+                                 "build one/small.cpp.o", "build two/host.cpp.o"])
 
     def test_an_unreadable_module_is_included_whole(self):
         folders = self.modules()
@@ -118,7 +130,8 @@ class PackageManifest(DriverTest):
         with self.said() as lines:
             text = ninja_merge.package_manifest({os.path.dirname(one): 0}, times, 8, ["-j", "4"])
         # share: 280 s over 4 jobs = 70 s; u0.cu (200 s) > 1.5 x 70 s: K = ceil(200 / 70) = 3.
-        self.assertEqual(lines, ["tailor: split unit: u0.cu 3 (measured in earlier builds: it sets the wall)"])
+        self.assertEqual(lines, ["tailor: split unit: u0.cu 3 "
+                                 "(measured in earlier builds: it sets the wall)"])
         self.assertIn("rule cuda_compile_m0_s3\n  depfile = $out.d\n  deps = gcc\n"
                       "  command = /cuda/bin/nvcc -O3 -c $in -o $out -split-compile=3\n", text)
         self.assertIn("build one/u0.cu.o: cuda_compile_m0_s3 %s/u0.cu\n" % self.dir, text)
@@ -127,7 +140,8 @@ class PackageManifest(DriverTest):
         os.environ["TAILOR_SPLIT_UNITS"] = '{"u1.cu": 2}'
         with self.said() as lines:
             text = ninja_merge.package_manifest({os.path.dirname(one): 0}, times, 8, ["-j", "4"])
-        self.assertEqual(lines, ["tailor: split unit: u1.cu 2 (as the wheel being reproduced was built)"])
+        self.assertEqual(lines, ["tailor: split unit: u1.cu 2 "
+                                 "(as the wheel being reproduced was built)"])
         self.assertIn("build one/u1.cu.o: cuda_compile_m0_s2 %s/u1.cu\n" % self.dir, text)
         self.assertIn("build one/u0.cu.o: cuda_compile_m0 %s/u0.cu\n" % self.dir, text)
 

@@ -18,7 +18,8 @@ class Command:
     # setuptools' build_ext as torch's BuildExtension drives it, with the driver's build
     # folder per module (build_temp/<module> in a module's thread).
     def __init__(self, extensions, base, cpp_extension):
-        self.extensions, self.base, self.cpp_extension, self.use_ninja = extensions, base, cpp_extension, True
+        self.extensions, self.base, self.cpp_extension = extensions, base, cpp_extension
+        self.use_ninja = True
         self.linked = []
 
     @property
@@ -32,7 +33,8 @@ class Command:
     def build_extension(self, ext):
         folder = self.build_temp
         os.makedirs(folder, exist_ok=True)
-        edges = ["build %s.o: compile %s" % (os.path.join(folder, s), os.path.abspath(s)) for s in ext.sources]
+        edges = ["build %s.o: compile %s" % (os.path.join(folder, s), os.path.abspath(s))
+                 for s in ext.sources]
         with open(os.path.join(folder, "build.ninja"), "w") as f:
             f.write("ninja_required_version = 1.3\nlog = %s\n\nrule compile\n"
                     "  command = echo $in >> $log && cp $in $out\n\n%s\n" % (
@@ -62,8 +64,8 @@ class OneNinja(DriverTest):
 
     def build(self, exts, times):
         command = Command(exts, os.path.join(self.dir, "build"), self.cpp_extension)
-        at_once = modules_at_once.ModulesAtOnce(lambda c: self.fail("the package's own build ran"), "1",
-                                                schedule.UnitTimes(times))
+        at_once = modules_at_once.ModulesAtOnce(
+            lambda c: self.fail("the package's own build ran"), "1", schedule.UnitTimes(times))
         error = []
 
         def run():
@@ -91,16 +93,18 @@ class OneNinja(DriverTest):
             self.write(src, src)
         a = Extension("pkg._a", ["a1.cpp", "a2.cu"])
         b = Extension("pkg._b", ["b1.cu", "b2.cpp"])
-        command, error, lines, ninja_out = self.build([a, b], {"a1.cpp": 100, "a2.cu": 9000, "b1.cu": 20000,
-                                                               "b2.cpp": 50})
+        times = {"a1.cpp": 100, "a2.cu": 9000, "b1.cu": 20000, "b2.cpp": 50}
+        command, error, lines, ninja_out = self.build([a, b], times)
         self.assertEqual(error, [])
         self.assertEqual(sorted(command.linked), [("pkg._a", []), ("pkg._b", [])])
-        self.assertEqual(self.read("order.txt").split(), [self.dir + "/" + s for s in ("b1.cu", "a2.cu", "a1.cpp",
-                                                                                        "b2.cpp")])
-        self.assertEqual(lines[0], "tailor: modules at once: 2 modules, 4 units (2 CUDA), one Ninja, 1 at a time")
+        self.assertEqual(self.read("order.txt").split(),
+                         [self.dir + "/" + s for s in ("b1.cu", "a2.cu", "a1.cpp", "b2.cpp")])
+        self.assertEqual(lines[0], "tailor: modules at once: 2 modules, 4 units (2 CUDA), "
+                                   "one Ninja, 1 at a time")
         self.assertEqual(lines[1], "tailor: units ordered by 4 units' times from earlier builds")
         manifest = self.read("build/build.ninja")
-        self.assertIn("build .tailor-done/m0: tailor_module_done", manifest)  # pkg._b, the heaviest, is m0
+        # pkg._b, the heaviest, is m0.
+        self.assertIn("build .tailor-done/m0: tailor_module_done", manifest)
         self.assertIn("build/pkg._b/b1.cu.o", manifest.split("tailor-done/m0")[1].split("\n")[0])
         self.assertIn("cp %s/b1.cu" % self.dir, ninja_out)
         self.assertNotIn("touch .tailor-done", ninja_out)  # the stamps are the driver's, not shown
@@ -111,7 +115,8 @@ class OneNinja(DriverTest):
         a = Extension("pkg._a", ["ok.cpp", "missing.cpp"])
         _, error, _, _ = self.build([a], {})
         self.assertEqual(len(error), 1)
-        self.assertIn("Error compiling objects for extension: the package's Ninja ended with exit 1", str(error[0]))
+        self.assertIn("Error compiling objects for extension: the package's Ninja ended with "
+                      "exit 1", str(error[0]))
 
 
 if __name__ == "__main__":

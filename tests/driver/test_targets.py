@@ -9,24 +9,27 @@ from tailor_driver import choices, targets
 class StripArchFlags(unittest.TestCase):
     def test_each_spelling_is_removed_with_its_value(self):
         kept, removed = targets.strip_arch_flags(
-            ["-O3", "-arch=sm_80", "-arch", "sm_86", "-gencode=arch=compute_90,code=sm_90", "-gencode",
-             "arch=compute_60,code=sm_60", "-gencode arch=compute_70,code=sm_70", "-code=sm_50",
-             "--gpu-architecture=compute_75", "--gpu-architecture", "sm_75", "--generate-code=arch=compute_52,code=sm_52",
-             "--gpu-code", "sm_61", "--use_fast_math", "-Xptxas", "-v"])
+            ["-O3", "-arch=sm_80", "-arch", "sm_86", "-gencode=arch=compute_90,code=sm_90",
+             "-gencode", "arch=compute_60,code=sm_60", "-gencode arch=compute_70,code=sm_70",
+             "-code=sm_50", "--gpu-architecture=compute_75", "--gpu-architecture", "sm_75",
+             "--generate-code=arch=compute_52,code=sm_52", "--gpu-code", "sm_61",
+             "--use_fast_math", "-Xptxas", "-v"])
         self.assertEqual(kept, ["-O3", "--use_fast_math", "-Xptxas", "-v"])
-        self.assertEqual(removed, ["-arch=sm_80", "-arch sm_86", "-gencode=arch=compute_90,code=sm_90",
-                                   "-gencode arch=compute_60,code=sm_60", "-gencode arch=compute_70,code=sm_70",
-                                   "-code=sm_50", "--gpu-architecture=compute_75", "--gpu-architecture sm_75",
-                                   "--generate-code=arch=compute_52,code=sm_52", "--gpu-code sm_61"])
+        self.assertEqual(removed, [
+            "-arch=sm_80", "-arch sm_86", "-gencode=arch=compute_90,code=sm_90",
+            "-gencode arch=compute_60,code=sm_60", "-gencode arch=compute_70,code=sm_70",
+            "-code=sm_50", "--gpu-architecture=compute_75", "--gpu-architecture sm_75",
+            "--generate-code=arch=compute_52,code=sm_52", "--gpu-code sm_61"])
 
     def test_the_e2e_example_of_issue_37(self):
         self.assertEqual(
-            targets.strip_arch_flags(["-O3", "-arch=compute_50", "-gencode", "arch=compute_60,code=sm_60",
-                                      "-gencode arch=compute_70,code=sm_70", "--use_fast_math", "-code=sm_50",
-                                      "-Xptxas", "-v"]),
+            targets.strip_arch_flags(
+                ["-O3", "-arch=compute_50", "-gencode", "arch=compute_60,code=sm_60",
+                 "-gencode arch=compute_70,code=sm_70", "--use_fast_math", "-code=sm_50",
+                 "-Xptxas", "-v"]),
             (["-O3", "--use_fast_math", "-Xptxas", "-v"],
-             ["-arch=compute_50", "-gencode arch=compute_60,code=sm_60", "-gencode arch=compute_70,code=sm_70",
-              "-code=sm_50"]))
+             ["-arch=compute_50", "-gencode arch=compute_60,code=sm_60",
+              "-gencode arch=compute_70,code=sm_70", "-code=sm_50"]))
 
     def test_an_option_at_the_end_and_look_alikes(self):
         kept, removed = targets.strip_arch_flags(["-archive", "--arch-x", 3, "-arch"])
@@ -37,8 +40,8 @@ class StripArchFlags(unittest.TestCase):
 class TargetLists(unittest.TestCase):
     def test_requested_capabilities_and_variants(self):
         self.assertEqual(targets.requested_ccs("8.0;9.0+PTX"), {"80", "90"})
-        self.assertEqual(targets.arch_specific(["-gencode arch=compute_90a,code=sm_90a", "sm_100f", "sm_86a"],
-                                               {"90", "100"}), {"90": "a", "100": "f"})
+        named = ["-gencode arch=compute_90a,code=sm_90a", "sm_100f", "sm_86a"]
+        self.assertEqual(targets.arch_specific(named, {"90", "100"}), {"90": "a", "100": "f"})
         self.assertEqual(targets.arch_specific(["90a-real;80"], {"90", "80"}), {"90": "a"})
 
     def test_upgraded_lists(self):
@@ -52,9 +55,11 @@ class RequestedTargets(DriverTest):
     # list in TORCH_CUDA_ARCH_LIST, each replacement said with the package's line.
     def test_dict_and_list_arguments(self):
         self.write("setup.py", "import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '5.0'\n"
-                               "args = ['-arch=compute_50']\nnv = ['-gencode', 'arch=compute_90a,code=sm_90a']\n")
+                               "args = ['-arch=compute_50']\n"
+                               "nv = ['-gencode', 'arch=compute_90a,code=sm_90a']\n")
         os.environ["TORCH_CUDA_ARCH_LIST"] = "5.0"
-        a = Extension("pkg._a", ["a.cu"], {"cxx": ["-O2"], "nvcc": ["-O3", "-gencode", "arch=compute_90a,code=sm_90a"]})
+        nvcc = ["-O3", "-gencode", "arch=compute_90a,code=sm_90a"]
+        a = Extension("pkg._a", ["a.cu"], {"cxx": ["-O2"], "nvcc": nvcc})
         b = Extension("pkg._b", ["b.cu", "b.cpp"], ["-arch=compute_50", "-O3"])
         c = Extension("pkg._c", ["c.cpp"], ["-arch=compute_50"])  # host only: left alone
         with self.said() as lines:
@@ -65,12 +70,12 @@ class RequestedTargets(DriverTest):
         self.assertEqual(os.environ["TORCH_CUDA_ARCH_LIST"], "8.0;9.0a")
         self.assertEqual(lines, [
             "tailor: package target: sm_90a for sm_90",
-            "tailor: package choice: setup.py:2: TORCH_CUDA_ARCH_LIST=5.0 set by the package, replaced by the "
-            "requested 8.0;9.0a",
-            "tailor: package choice: setup.py:4: nvcc -gencode arch=compute_90a,code=sm_90a (extension pkg._a) "
-            "replaced by the requested targets (8.0;9.0a)",
-            "tailor: package choice: setup.py:3: nvcc -arch=compute_50 (extension pkg._b) replaced by the "
-            "requested targets (8.0;9.0a)"])
+            "tailor: package choice: setup.py:2: TORCH_CUDA_ARCH_LIST=5.0 set by the package, "
+            "replaced by the requested 8.0;9.0a",
+            "tailor: package choice: setup.py:4: nvcc -gencode arch=compute_90a,code=sm_90a "
+            "(extension pkg._a) replaced by the requested targets (8.0;9.0a)",
+            "tailor: package choice: setup.py:3: nvcc -arch=compute_50 (extension pkg._b) "
+            "replaced by the requested targets (8.0;9.0a)"])
 
     def test_nothing_to_take_back_says_nothing(self):
         os.environ["TORCH_CUDA_ARCH_LIST"] = "8.0"
