@@ -19,6 +19,7 @@ from .schedule import UnitTimes, is_cuda, module_order, split_compile
 from .tokens import LinkTokens
 
 local = threading.local()  # a module's thread: sub, package, ext, link_token, ext_waited
+JOBSERVER = re.compile(r"--jobserver-auth=fifo:(\S+)")  # GNU make 4.4's, in MAKEFLAGS
 
 
 def add_nvcc_flag(ext, flag):
@@ -34,7 +35,7 @@ def ninja_jobs(asked_jobs, makeflags, tailor_jobs, cores):
     # -> (jobserver fifo or None, Ninja's -j or None, how): a fixed count (MAX_JOBS as
     # tailor started the build, --jobs) is the Ninja's -j; else a jobserver client's Ninja
     # takes no -j; with neither, TAILOR_JOBS or this process's cores.
-    fifo = re.search(r"--jobserver-auth=fifo:(\S+)", makeflags or "")
+    fifo = JOBSERVER.search(makeflags or "")
     fixed = asked_jobs or ""
     if fifo and not fixed.isdigit():
         return fifo.group(1), None, "one Ninja under the jobserver"
@@ -56,17 +57,19 @@ class ModulesAtOnce:
         units = sum(len(e.sources) for e in exts)
         cuda_units = sum(1 for e in exts for s in e.sources if is_cuda(s))
         k, split_max = split_compile(os.environ.get("TAILOR_SPLIT_COMPILE", ""), cuda_units)
-        fifo, jobs, how = ninja_jobs(self.asked_jobs, os.environ.get("MAKEFLAGS", ""),
-                                     os.environ.get("TAILOR_JOBS"), len(os.sched_getaffinity(0)))
+        makeflags = os.environ.get("MAKEFLAGS", "")
+        fifo, jobs, how = ninja_jobs(self.asked_jobs, makeflags, os.environ.get("TAILOR_JOBS"),
+                                     len(os.sched_getaffinity(0)))
         split_flags = ["-split-compile=%d" % k] if k >= 2 else []
         for e in exts:
             if any(is_cuda(s) for s in e.sources):
                 for flag in split_flags:
                     add_nvcc_flag(e, flag)
         own = os.environ.get("MAX_JOBS")
-        if fifo and own is not None and own != self.asked_jobs:
-            # The package's own count, not the user's: the jobserver decides instead. The
-            # variable stays as the package left it (it may pop it after the build).
+        if JOBSERVER.search(makeflags) and own is not None and own != self.asked_jobs:
+            # The package's own count, not the user's: the jobserver decides instead (or the
+            # fixed count tailor was asked for). The variable stays as the package left it
+            # (it may pop it after the build).
             say.line("the package set MAX_JOBS=%s itself; the build's jobserver shares out the "
                      "jobs instead" % own)
         if fifo:

@@ -95,6 +95,22 @@ class BuildExtensionsWithoutTorch(DriverTest):
                          {"cxx": ["-O3"], "nvcc": ["-O3", "-split-compile=8"]})
         self.assertEqual(b.extra_compile_args, ["-O2"])
 
+    def test_a_fixed_count_under_a_jobserver(self):
+        # --jobs 4 under a jobserver: the Ninja's -j is 4; the package's own MAX_JOBS is
+        # still said to give way.
+        fifo = os.path.join(self.dir, "js.fifo")
+        os.mkfifo(fifo)
+        os.environ.update({"MAKEFLAGS": "-j --jobserver-auth=fifo:" + fifo, "MAX_JOBS": "1"})
+        os.environ.pop("TAILOR_SPLIT_COMPILE", None)
+        command = Command([Extension("m", ["m.cpp"])], self.dir)
+        at_once = modules_at_once.ModulesAtOnce(lambda c: None, "4", schedule.UnitTimes({}))
+        with self.said() as lines:
+            at_once.build_extensions(command)
+        self.assertEqual(lines, [
+            "tailor: the package set MAX_JOBS=1 itself; the build's jobserver shares out the "
+            "jobs instead",
+            "tailor: modules at once: 1 modules, 1 units (0 CUDA), one Ninja, 4 at a time"])
+
     def test_a_fixed_count_is_the_ninja_j(self):
         os.environ.pop("MAKEFLAGS", None)
         os.environ.pop("TAILOR_SPLIT_COMPILE", None)
