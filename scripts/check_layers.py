@@ -15,7 +15,7 @@ import sys
 root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 src = os.path.join(root, "src")
 decl = re.compile(r"tailor_module\(\s*(\w+)(?:\s+DEPS\s+([^)]*?))?(?:\s+EXTERNAL\b[^)]*)?\)", re.S)
-# data is a plain library (it embeds data/ at build time): its links, by name.
+# data is a plain library (it embeds data/ and driver/ at build time): its links, by name.
 plain = re.compile(r"target_link_libraries\(\s*tailor_(\w+)\s+PUBLIC\s+([^)]*)\)", re.S)
 include = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/[^"]+"', re.M)
 

@@ -353,7 +353,7 @@ namespace tailor::executor {
 
 std::string render_heartbeat_line(const BuildProgress& p, std::chrono::seconds elapsed) {
   std::string line = "still running after " + format_duration(elapsed);
-  // Which extension: with every module at once (build_wheel.py), setuptools names each
+  // Which extension: with every module at once (the build driver), setuptools names each
   // module as its thread starts, so the last one named is not the one running.
   const std::string where = p.modules > 1                      ? fmt::format(" ({} modules)", p.modules)
                             : p.phase.starts_with("extension ") ? " (" + p.phase + ")"

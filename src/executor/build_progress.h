@@ -47,7 +47,7 @@ std::optional<std::string> parse_setuptools_extension(std::string_view line);
 /// and setuptools' zip when no pip is around it: "writing the wheel".
 std::optional<std::string> parse_pip_phase(std::string_view line);
 
-/// data/build/build_wheel.py's "tailor: modules at once: 3 modules, 14 units (9 CUDA), ..."
+/// The build driver's "tailor: modules at once: 3 modules, 14 units (9 CUDA), ..."
 /// line: (modules, units). The units are the package's Ninja edges, over all its Ninjas.
 std::optional<std::pair<int, int>> parse_package_units(std::string_view line);
 
@@ -99,7 +99,7 @@ private:
   std::chrono::steady_clock::time_point m_start;
   BuildProgress m_progress;
   std::chrono::steady_clock::time_point m_last_move;  ///< when done/percent last changed
-  int m_package_total = 0;  ///< units of the whole package, when build_wheel.py said
+  int m_package_total = 0;  ///< units of the whole package, when the build driver said
   int m_package_done = 0;
 };
 

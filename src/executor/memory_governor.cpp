@@ -313,7 +313,7 @@ TreeSample group_tree(const std::vector<ProcessSample>& procs, pid_t root, const
       s.process_rss[p->comm] = std::max(s.process_rss[p->comm], p->rss);
     if (p->comm != "ninja") continue;
     // A jobserver client's implicit token: one per process that starts Ninjas. Like GNU
-    // make, build_wheel.py takes a token for every Ninja it runs beside its first (its
+    // make, the build driver takes a token for every Ninja it runs beside its first (its
     // modules at once), so Ninjas of one parent share one implicit token.
     if (std::find(ninja_parents.begin(), ninja_parents.end(), p->ppid) == ninja_parents.end()) {
       ninja_parents.push_back(p->ppid);

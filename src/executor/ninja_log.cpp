@@ -19,7 +19,7 @@ namespace {
 
 constexpr uint64_t k_max_log_bytes = uint64_t{256} << 20;
 constexpr uint64_t k_max_build_ninja_bytes = uint64_t{16} << 20;
-// The build driver's package Ninja (data/build/build_wheel.py) ends each module in an
+// The build driver's package Ninja (driver/tailor_driver) ends each module in an
 // edge that only touches this folder's mN, to learn when the module may link: not work.
 constexpr std::string_view k_module_stamps = ".tailor-done/";
 
@@ -235,7 +235,7 @@ BuildJobs collect_build_jobs(const std::string& build_root,
   std::sort(ordered.begin(), ordered.end());
   std::string root = build_root;
   if (!root.empty() && root.back() != '/') root += '/';
-  // Each log's new jobs, and when its Ninja started where data/build/build_wheel.py ran
+  // Each log's new jobs, and when its Ninja started where the build driver ran
   // the package's modules side by side (a `.tailor_start` beside the log: epoch ms).
   struct Invocation {
     std::string path;

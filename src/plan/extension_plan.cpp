@@ -11,6 +11,7 @@
 
 #include "cuda/renderers.h"
 #include "data/data_files.h"
+#include "data/driver_files.h"
 #include "data/toml_document.h"
 #include "plan/toolkit_choice.h"
 #include "util/user_file.h"
@@ -26,12 +27,22 @@ using namespace tailor::cache;
 namespace {
 
 constexpr double k_gib = 1024.0 * 1024.0 * 1024.0;
+constexpr const char* k_build_driver = "tailor-build-wheel.py";
 
-/// data/build/build_wheel.py: the wheel through the source's PEP 517 backend.
-std::string build_wheel_script() {
-  auto text = data::file("build/build_wheel.py");
-  if (!text) throw data::DataError("data/build/build_wheel.py: missing");
-  return std::string(*text);
+/// The build driver (driver/, embedded): the wheel through the source's PEP 517 backend.
+/// Its files in `folder`, the program it runs first: tailor-build-wheel.py, and the
+/// tailor_driver package beside it.
+std::vector<HelperFile> build_driver_files(const std::filesystem::path& folder) {
+  std::vector<HelperFile> files;
+  for (const auto& f : data::driver_files())
+    files.push_back({(folder / std::string(f.path)).string(), std::string(f.text)});
+  // The program first, then its package.
+  std::stable_partition(files.begin(), files.end(), [&](const HelperFile& f) {
+    return f.path == (folder / k_build_driver).string();
+  });
+  if (files.empty() || files.front().path != (folder / k_build_driver).string())
+    throw data::DataError(std::string("driver/") + k_build_driver + ": missing");
+  return files;
 }
 
 /// data/build/parallel.toml: every module at once and nvcc's -split-compile.
@@ -256,7 +267,7 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
   if (recipe.also_torch_arch_list)
     plan.env["TORCH_CUDA_ARCH_LIST"] = cuda::render_torch_arch_list(request.targets);
   // A package without a recipe: the requested targets win over those it chose itself
-  // (data/build/build_wheel.py: take_back_choices, take_back_cmake_archs). A recipe knows
+  // (the build driver, driver/tailor_driver: choices, cmake). A recipe knows
   // its package's own choices (bitsandbytes' PTX, flash-attn's list) and keeps them.
   if (recipe.name == "generic" && !request.keep_package_archs) {
     plan.env["TAILOR_TORCH_ARCH_LIST"] = cuda::render_torch_arch_list(request.targets);
@@ -265,7 +276,7 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
   for (const auto* table : {&recipe.force_cuda_env, &recipe.force_build_env, &recipe.extra_env})
     for (const auto& [k, v] : *table) plan.env[k] = v;
   // No GPU here: a setup.py that asks torch.cuda whether to build CUDA code is answered as
-  // by one GPU of the highest target (data/build/build_wheel.py, stand_in_gpu).
+  // by one GPU of the highest target (the build driver's stand_in).
   if (host.gpus.empty() && !request.targets.empty())
     plan.env["TAILOR_STAND_IN_GPU"] = request.targets.capabilities().back().str();
 
@@ -311,7 +322,7 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
         recipe.nvcc_threads_in_flags ? fmt::format("--threads {}", jobs.nvcc_threads)
                                      : std::to_string(jobs.nvcc_threads);
   // Every extension module at once, and -split-compile for packages of few nvcc units
-  // (data/build/build_wheel.py acts on these inside torch's BuildExtension; a user's own
+  // (the build driver's modules_at_once acts on these inside torch's BuildExtension; a user's own
   // TAILOR_MODULES_AT_ONCE wins).
   if (const auto& par = package_parallelism(); par.modules_at_once && recipe.build_system == BuildSystem::pip &&
                                                !request.environment.count("TAILOR_MODULES_AT_ONCE")) {
@@ -367,10 +378,11 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
   }
 
   // Commands. The wheel: the source's PEP 517 backend, called once in the target
-  // interpreter with no build isolation (data/build/build_wheel.py).
-  // pip would run setup.py (and its `import torch`) once more for metadata first.
-  const std::string driver = (std::filesystem::path(source).parent_path() / "tailor-build-wheel.py").string();
-  plan.helper_files.push_back({driver, build_wheel_script()});
+  // interpreter with no build isolation (the build driver, driver/, written beside the
+  // source). pip would run setup.py (and its `import torch`) once more for metadata first.
+  for (auto& file : build_driver_files(std::filesystem::path(source).parent_path()))
+    plan.helper_files.push_back(std::move(file));
+  const std::string driver = (std::filesystem::path(source).parent_path() / k_build_driver).string();
   Step wheel_step{.title = "build the " + recipe.name + " wheel (PEP 517)",
                   .argv = {python, "-u", driver, out_dir},
                   .cwd = source,

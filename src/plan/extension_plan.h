@@ -40,8 +40,9 @@ struct ExtensionBuildRequest {
   bool keep_package_archs = false;
 };
 
-/// A file of tailor's own that the build writes before its steps run (the PEP 517
-/// driver); `path` is inside the build's work folder.
+/// A file of tailor's own that the build writes before its steps run (the build driver's
+/// program and its package's modules); `path` is inside the build's work folder, its
+/// folder made when missing.
 struct HelperFile {
   std::string path;
   std::string text;

@@ -277,7 +277,7 @@ std::unique_ptr<MemoryGovernor> start_memory_governor(const ExtensionBuildOption
     st.env.erase(recipe.jobs_variable);  // torch passes -j to ninja only from MAX_JOBS
     st.unset_env.push_back(recipe.jobs_variable);
     st.env["MAKEFLAGS"] = (*governor)->makeflags();
-    // How many modules build_wheel.py runs at once (each Ninja then takes tokens).
+    // How many modules the build driver runs at once (each Ninja then takes tokens).
     st.env["TAILOR_JOBS"] = std::to_string(max_jobs);
     if (!shim_dir.empty()) {
       auto path = st.env.find("PATH");
@@ -707,9 +707,12 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
   if (s.toolkit && !rep.env.count("CUDA_HOME")) rep.env["CUDA_HOME"] = s.toolkit->root;
   add_reproducible_build_env(rep.env, s.identity->source_date_epoch, *src, p->cache.tool != CacheTool::sccache,
                              s.toolkit ? s.toolkit->version : std::string());
-  for (const auto& file : p->helper_files)
+  for (const auto& file : p->helper_files) {
+    std::error_code ec;
+    fs::create_directories(fs::path(file.path).parent_path(), ec);
     if (auto written = write_file_atomic(file.path, file.text); !written)
       return stop(BuildStatus::build_failed, "writing " + file.path + ": " + written.error().message);
+  }
   rep.jobs = p->jobs;
   rep.jobs_reason = p->jobs_reason;
   return std::nullopt;
@@ -903,7 +906,7 @@ void account_dist_session(const dist::BuildSession& session, CommandRunner& runn
 
 // What earlier builds of the same key measured per unit, else what tailor measured for the
 // recipe and profile (data/build/unit_times.toml): the build driver starts the longest
-// first (data/build/build_wheel.py). Only the order changes, never what is compiled or
+// first (driver/tailor_driver). Only the order changes, never what is compiled or
 // linked: the objects link in distutils' order either way.
 void hand_over_unit_times(ExtensionBuildState& s, const std::optional<FixedPath>& fixed, std::vector<plan::Step>& steps) {
   auto known = read_governor_profile(governor_profile_path(), governor_key(s));
@@ -1007,7 +1010,7 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   for (auto& st : steps)
     for (const auto& [k, v] : cache_env) st.env[k] = fixed ? to_fixed(v, *fixed) : v;
   // What earlier builds of the same key measured per unit: the build driver starts the
-  // longest first (data/build/build_wheel.py). Only the order changes, never what is
+  // longest first (driver/tailor_driver). Only the order changes, never what is
   // compiled or linked: the objects link in distutils' order either way.
   hand_over_unit_times(s, fixed, steps);
   // A rebuild splits exactly the units the wheel's own build split (its provenance), none

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end: a package of several extension modules (tests/e2e/data/multi_ext: _a and _b
 # with CUDA, sharing their sources; _c host only) is built with every module at once
-# (data/build/build_wheel.py inside torch's BuildExtension, data/build/parallel.toml):
+# (driver/tailor_driver inside torch's BuildExtension, data/build/parallel.toml):
 # - the build driver says so, each module has its own build folder and build.ninja, one
 #   Ninja runs the package's units from one build.ninja that starts the CUDA units of
 #   every module before any host unit, and the modules' compiles overlap in the report's

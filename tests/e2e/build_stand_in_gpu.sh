@@ -2,8 +2,8 @@
 # End-to-end: on a machine without a GPU, a package whose setup.py asks torch.cuda whether
 # it may build (warp-rnnt 0.7.0 raises "CPU version is not implemented" when
 # torch.cuda.is_available() is false) builds for the requested targets: while the package
-# builds, torch.cuda answers as one GPU of the highest target (data/build/build_wheel.py,
-# stand_in_gpu). The fixture records what it was told in its extension module, so the
+# builds, torch.cuda answers as one GPU of the highest target (driver/tailor_driver/
+# stand_in.py). The fixture records what it was told in its extension module, so the
 # check reads the wheel, not a log line. Without the stand-in the build fails (the
 # fixture's own exception), which the second check shows with the driver's variable unset.
 set -u
@@ -65,7 +65,7 @@ expect_eq "setup.py saw one GPU of the highest target" "$got" "8.6 1 no GPU: tai
 # The same driver without the variable: the package's own exception, as before.
 mkdir -p "$tmp/plain"
 cp -r "$pkg/." "$tmp/plain/"
-out=$(cd "$tmp/plain" && env -u TAILOR_STAND_IN_GPU python3 "$src/data/build/build_wheel.py" "$tmp/plain-dist" 2>&1)
+out=$(cd "$tmp/plain" && env -u TAILOR_STAND_IN_GPU python3 "$src/driver/tailor-build-wheel.py" "$tmp/plain-dist" 2>&1)
 case $out in
   *"CPU version is not implemented"*) ok "without the stand-in the package refuses (its own exception)" ;;
   *) bad "without the stand-in: $(echo "$out" | tail -3)" ;;

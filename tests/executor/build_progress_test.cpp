@@ -324,7 +324,7 @@ TEST(RecordedLogs, NinjaNamesFinishedJobsSoTheHeartbeatNeverDoes) {
 }
 
 TEST(HeartbeatLine, ModulesAtOnceNameThePackageNotTheLastModuleSetuptoolsNamed) {
-  // build_wheel.py's threads each print setuptools' "building '...' extension": the last
+  // The build driver's threads each print setuptools' "building '...' extension": the last
   // one printed is not the one compiling.
   ProgressTracker t([] { return std::chrono::steady_clock::time_point{}; });
   t.feed("tailor: modules at once: 6 modules, 12 units (2 CUDA), one Ninja under the jobserver");

@@ -648,7 +648,7 @@ namespace tailor::executor {
 namespace {
 
 TEST(GovernorProc, NinjasOfOneParentShareOneImplicitToken) {
-  // build_wheel.py runs a package's modules at once, one Ninja each, and takes a jobserver
+  // The build driver runs a package's modules at once, one Ninja each, and takes a jobserver
   // token for every Ninja beside its first, as GNU make does for its children: the
   // parent is one client. Ninjas of two parents are two.
   FakeProc proc("governor-ninja-parents");

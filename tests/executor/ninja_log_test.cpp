@@ -167,7 +167,7 @@ namespace tailor::executor {
 namespace {
 
 TEST(NinjaLog, ModulesBuiltSideBySideArePlacedByTheirStartStamps) {
-  // build_wheel.py ran two modules at once, each Ninja in its own folder, and wrote when
+  // The build driver ran two modules at once, each Ninja in its own folder, and wrote when
   // each started (.tailor_start, epoch ms): their jobs overlap in the timeline instead of
   // one module's following the other's.
   fs::path root = tailor::test::scratch_dir("ninja_log_side") / "build";
@@ -206,7 +206,7 @@ TEST(NinjaLog, ModulesBuiltSideBySideArePlacedByTheirStartStamps) {
 }  // namespace tailor::executor
 
 TEST(NinjaLog, ThePackageNinjasModuleStampsAreNotJobsAndItsSubninjasClassify) {
-  // build_wheel.py's one Ninja over every module: one log in the package's build folder,
+  // The build driver's one Ninja over every module: one log in the package's build folder,
   // each module ending in a stamp edge (.tailor-done/mN), and a module file it could not
   // merge included with `subninja` (its edges, and so their kinds, are there).
   fs::path root = tailor::test::scratch_dir("ninja_log_package") / "build";

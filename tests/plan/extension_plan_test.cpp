@@ -2,10 +2,9 @@
 // its own spelling, jobs follow the memory the build can really use.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
-
-#include <algorithm>
 
 #include "plan/extension_plan.h"
 #include "support/host_reports.h"
@@ -66,13 +65,19 @@ TEST(ExtensionPlan, XformersTakesTorchSpellingAndForcesCuda) {
   EXPECT_EQ(plan.env["FORCE_CUDA"], "1");
   EXPECT_EQ(plan.env["CUDA_HOME"], "/usr/local/cuda-13.0");
   ASSERT_EQ(plan.steps.size(), 1u);
-  // The wheel: the PEP 517 driver, a file the build writes into the work folder, run by
-  // the target interpreter in the source folder; pip's equivalent for --print-env.
+  // The wheel: the PEP 517 driver, a program and its package that the build writes into
+  // the work folder, run by the target interpreter in the source folder; pip's equivalent
+  // for --print-env.
   const auto& wheel = plan.steps[0].argv;
   EXPECT_EQ(wheel, (std::vector<std::string>{"/venv/bin/python", "-u", "/src/tailor-build-wheel.py", "/out"}));
-  ASSERT_EQ(plan.helper_files.size(), 1u);
+  ASSERT_GE(plan.helper_files.size(), 2u);
   EXPECT_EQ(plan.helper_files[0].path, "/src/tailor-build-wheel.py");
-  EXPECT_NE(plan.helper_files[0].text.find("backend.build_wheel(out)"), std::string::npos);
+  EXPECT_NE(plan.helper_files[0].text.find("from tailor_driver.backend import main"), std::string::npos);
+  auto backend = std::find_if(plan.helper_files.begin(), plan.helper_files.end(),
+                              [](const auto& f) { return f.path == "/src/tailor_driver/backend.py"; });
+  ASSERT_NE(backend, plan.helper_files.end());
+  EXPECT_NE(backend->text.find("backend.build_wheel(out)"), std::string::npos);
+  for (const auto& f : plan.helper_files) EXPECT_TRUE(f.path.starts_with("/src/tailor")) << f.path;
   EXPECT_EQ(plan.steps[0].by_hand, (std::vector<std::string>{"/venv/bin/python", "-m", "pip", "wheel", "--no-build-isolation",
                                                               "--no-deps", "-w", "/out", "/src/pkg"}));
   EXPECT_EQ(plan.steps[0].cwd, "/src/pkg");
@@ -297,7 +302,7 @@ TEST(ExtensionPlan, SerialTorchScatterIsMadeParallelByARecipePatch) {
   EXPECT_EQ(plan.jobs_reason,
             "ninja switched on by recipe patch (torch-scatter turns it off); MAX_JOBS=7 "
             "(23.1 GiB usable (cgroup v2) / 3 GiB per job = 7)");
-  EXPECT_EQ(plan.env["TAILOR_MODULES_AT_ONCE"], "1") << "its modules build at once (build_wheel.py)";
+  EXPECT_EQ(plan.env["TAILOR_MODULES_AT_ONCE"], "1") << "its modules build at once (the build driver)";
   EXPECT_EQ(plan.parallel_fix, "ninja switched on by recipe patch (torch-scatter turns it off)");
   ASSERT_EQ(plan.patches.size(), 1u);
   EXPECT_EQ(plan.patches[0].file, "setup.py");
@@ -427,7 +432,7 @@ namespace {
 
 TEST(ExtensionPlan, ModulesAtOnceAndSplitCompileFromTheData) {
   // data/build/parallel.toml: every module at once; nvcc 13.0 takes -split-compile, whose
-  // K build_wheel.py derives from the package's units alone (never from this host).
+  // K the build driver derives from the package's units alone (never from this host).
   auto plan = resolve(request("generic", sass_set({{8, 0}})));
   EXPECT_EQ(plan.env["TAILOR_MODULES_AT_ONCE"], "1");
   EXPECT_EQ(plan.env["TAILOR_SPLIT_COMPILE"], "16:8");

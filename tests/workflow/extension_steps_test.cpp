@@ -252,10 +252,14 @@ TEST_F(ExtensionSteps, RunBuildPutsTheChosenNvccFirstOnPath) {
   EXPECT_EQ(spec.env.at("PATH"), std::optional<std::string>("/usr/local/cuda-13.1/bin:/usr/bin:/bin"));
   EXPECT_EQ(spec.env.at("CUDA_HOME"), std::optional<std::string>("/usr/local/cuda-13.1"));
   EXPECT_EQ(spec.cwd, s.source_dir);
-  // The PEP 517 driver runs from the file the build wrote beside the source.
+  // The PEP 517 driver runs from the file the build wrote beside the source, its package
+  // beside it.
   const std::string driver = (fs::path(s.source_dir).parent_path() / "tailor-build-wheel.py").string();
   EXPECT_NE(std::find(spec.argv.begin(), spec.argv.end(), driver), spec.argv.end());
-  EXPECT_NE(test::slurp_text(driver).find("backend.build_wheel(out)"), std::string::npos);
+  EXPECT_NE(test::slurp_text(driver).find("from tailor_driver.backend import main"), std::string::npos);
+  EXPECT_NE(test::slurp_text((fs::path(s.source_dir).parent_path() / "tailor_driver" / "backend.py").string())
+                .find("backend.build_wheel(out)"),
+            std::string::npos);
   ASSERT_EQ(display.events.size(), 2u);
   EXPECT_EQ(display.events[1], "end build the generic wheel (PEP 517) ok");
   EXPECT_NE(test::slurp_text(s.result.report.log_path).find("Successfully built demo-ops"), std::string::npos);

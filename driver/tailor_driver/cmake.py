@@ -1,0 +1,144 @@
+# The package's CMake targets taken back (TAILOR_CMAKE_ARCHS: the requested targets in
+# CMake's spelling; unset with --keep-package-archs): the lists in its CMake files, and the
+# cmake commands its setup.py runs itself.
+import os
+import re
+
+from . import say
+from .targets import arch_specific, cmake_ccs, upgraded_cmake_list
+
+CMAKE_ARCH_PROPERTY = re.compile(
+    r"(\bCUDA_ARCHITECTURES\b)(\s+)((?:\"[^\"\n]*\"|[^\s)\"]+)"
+    r"(?:\s+(?![A-Z][A-Z0-9_]*\b)(?:\"[^\"\n]*\"|[^\s)\"]+))*)")
+CMAKE_ARCH_SET = re.compile(
+    r"(\bset\s*\(\s*CMAKE_CUDA_ARCHITECTURES)(\s+)((?:\"[^\"\n]*\"|[^\s)\"]+)"
+    r"(?:\s+(?!CACHE\b|PARENT_SCOPE\b|FORCE\b)(?:\"[^\"\n]*\"|[^\s)\"]+))*)", re.I)
+MAX_FILES = 5000          # CMake files looked at, at most
+MAX_FILE_BYTES = 4 << 20  # a larger CMake file is not the package's own
+
+
+def arch_lists(text):
+    # The target lists a CMake file sets itself (set(CMAKE_CUDA_ARCHITECTURES ...), a
+    # CUDA_ARCHITECTURES property), in the order of their values; none inside a string or
+    # after a comment's #.
+    matches = []
+    for pattern in (CMAKE_ARCH_SET, CMAKE_ARCH_PROPERTY):
+        for m in pattern.finditer(text):
+            before = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
+            if before.count('"') % 2 or "#" in before:
+                continue  # inside a string or a comment
+            matches.append(m)
+    return sorted(matches, key=lambda m: m.start(3))
+
+
+def cmake_files_with_lists(top="."):
+    # -> [(path, text, [match])]: the package's CMake files that set a list of their own.
+    found, seen = [], 0
+    for root, dirs, files in os.walk(top):
+        dirs[:] = sorted(d for d in dirs
+                         if not d.startswith(".") and d not in ("build", "dist", "venv"))
+        for name in sorted(files):
+            if name != "CMakeLists.txt" and not name.endswith(".cmake"):
+                continue
+            seen += 1
+            if seen > MAX_FILES:
+                break
+            path = os.path.join(root, name)
+            try:
+                if os.path.getsize(path) > MAX_FILE_BYTES:
+                    continue
+                with open(path, errors="surrogateescape") as f:
+                    text = f.read()
+            except OSError:
+                continue
+            matches = arch_lists(text)
+            if matches:
+                found.append((path, text, matches))
+    return found
+
+
+def rewrite_lists(path, text, matches, targets):
+    # Each list of the file that is not `targets` already becomes "targets", said with its
+    # file and line; the file is replaced whole.
+    out, at = [], 0
+    for m in matches:
+        old = m.group(3)
+        if old.strip('"') == targets or m.start(3) < at:
+            continue
+        line = text.count("\n", 0, m.start(3)) + 1
+        what = m.group(1).split("(")[-1].strip()
+        say.choice("%s:%d: %s %s replaced by the requested targets (%s)"
+                   % (os.path.relpath(path), line, what, old, targets))
+        out.append(text[at:m.start(3)] + '"%s"' % targets)
+        at = m.end(3)
+    out.append(text[at:])
+    with open(path + ".tailor-tmp", "w", errors="surrogateescape") as f:
+        f.write("".join(out))
+    os.replace(path + ".tailor-tmp", path)
+
+
+def take_back_cmake_archs():
+    # A CUDA_ARCHITECTURES property or a set(CMAKE_CUDA_ARCHITECTURES ...) written in the
+    # package's CMake files gets the requested targets instead of its own list (this folder
+    # is tailor's copy of the source), each capability as the arch-specific variant
+    # (90a-real) where the package names that. Returns the variants, for the package's own
+    # cmake calls.
+    asked = os.environ.get("TAILOR_CMAKE_ARCHS")
+    if not asked:
+        return {}
+    found = cmake_files_with_lists()
+    upgrades = arch_specific([m.group(3) for _, _, ms in found for m in ms], cmake_ccs(asked))
+    targets = upgraded_cmake_list(asked, upgrades)
+    say.variants(upgrades)
+    for path, text, matches in found:
+        rewrite_lists(path, text, matches, targets)
+    return upgrades
+
+
+def patch_cmake_args(args, asked, upgrades):
+    # One cmake command line -> (its arguments, [(needle, what changed)]): a
+    # -DCMAKE_CUDA_ARCHITECTURES=... of its own gets the requested targets (`asked`, with
+    # the package's variants), and `cmake --build ... -j1` (or --parallel 1) loses its one
+    # job, so the build's jobserver or CMAKE_BUILD_PARALLEL_LEVEL decides.
+    args, changed, i = list(args), [], 0
+    ccs = cmake_ccs(asked)
+    while i < len(args):
+        a = str(args[i])
+        own = (a.split("=", 1)[1] if a.startswith("-DCMAKE_CUDA_ARCHITECTURES") and "=" in a
+               else None)
+        if asked and own is not None:
+            variants = dict(upgrades)
+            variants.update(arch_specific([own], ccs))
+            say.variants(variants)
+            targets = upgraded_cmake_list(asked, variants)
+            if own != targets:
+                changed.append(("CMAKE_CUDA_ARCHITECTURES",
+                                "cmake %s replaced by the requested targets (%s)" % (a, targets)))
+            args[i] = "-DCMAKE_CUDA_ARCHITECTURES=" + targets
+        elif "--build" in args and a in ("-j1", "--parallel=1", "-j=1"):
+            changed.append((a, "cmake --build %s dropped: tailor's job count stands" % a))
+            del args[i]
+            continue
+        elif ("--build" in args and a in ("-j", "--parallel") and i + 1 < len(args)
+              and str(args[i + 1]) == "1"):
+            changed.append((a, "cmake --build %s 1 dropped: tailor's job count stands" % a))
+            del args[i:i + 2]
+            continue
+        i += 1
+    return args, changed
+
+
+def take_back_cmake_calls(upgrades):
+    # The cmake commands a setup.py runs itself, through subprocess, patched as they start.
+    import subprocess
+    asked = os.environ.get("TAILOR_CMAKE_ARCHS")
+    original_init = subprocess.Popen.__init__
+
+    def init(self, args, *rest, **kwargs):
+        if isinstance(args, (list, tuple)) and args and os.path.basename(str(args[0])) == "cmake":
+            args, changed = patch_cmake_args(args, asked, upgrades)
+            for needle, text in changed:
+                say.choice("%s: %s" % (say.where_in_source(needle), text))
+        return original_init(self, args, *rest, **kwargs)
+
+    subprocess.Popen.__init__ = init
