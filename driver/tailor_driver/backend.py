@@ -9,7 +9,8 @@ import sys
 
 from . import say
 from .choices import take_back_choices
-from .cmake import take_back_cmake_archs, take_back_cmake_calls
+from .cmake import ninja_generator, take_back_cmake_archs, take_back_cmake_calls
+from .downloads import force_source_build
 from .modules_at_once import modules_at_once
 from .stand_in import stand_in_gpu
 
@@ -52,6 +53,8 @@ def main():
     modules_at_once()
     take_back_choices()
     take_back_cmake_calls(take_back_cmake_archs())
+    ninja_generator()
+    force_source_build()
     stand_in_gpu()
 
     backend, spec = load_backend(system)

@@ -142,3 +142,20 @@ def take_back_cmake_calls(upgrades):
         return original_init(self, args, *rest, **kwargs)
 
     subprocess.Popen.__init__ = init
+
+
+def ninja_generator():
+    # A package's own CMake build without a generator of its choice (pybind11's cmake_example
+    # template, which torch-kdtree 1.0 uses) gets CMake's default, Unix Makefiles: make runs
+    # one job at a time under tailor's make shim, outside the jobserver. CMAKE_GENERATOR (read
+    # by CMake 3.15+ when no -G is given) makes it Ninja, which joins the build's jobserver.
+    # An explicit -G in the package's cmake call still wins. -> whether it was set.
+    import shutil
+    if os.environ.get("CMAKE_GENERATOR") or not shutil.which("ninja"):
+        return False
+    if not os.path.exists("CMakeLists.txt"):
+        return False
+    os.environ["CMAKE_GENERATOR"] = "Ninja"
+    say.line("CMake generator: Ninja (CMAKE_GENERATOR was unset), so the package's CMake build "
+             "runs its units in parallel under the build's jobserver")
+    return True
