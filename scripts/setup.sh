@@ -47,7 +47,7 @@ $SUDO apt-get install -y -q --no-install-recommends \
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev \
   libzstd-dev liblz4-dev libdeflate-dev libisal-dev zlib1g-dev libssl-dev libgtest-dev \
   clang libclang-rt-14-dev ccache redis-server shellcheck time unzip elfutils chromium \
-  bubblewrap util-linux nix-bin
+  bubblewrap util-linux nix-bin clang-format
 
 PY=${PYTHON:-python3}
 # torch 2.11.0 is the CUDA 13.0 build on PyPI: it matches the nvcc 13.0 of this machine
