@@ -28,6 +28,7 @@
 #include "executor/publish.h"
 #include "executor/report_page.h"
 #include "executor/resume.h"
+#include "executor/run_plan.h"
 #include "executor/step_list.h"
 #include "cache/sccache_dist.h"
 #include "cache/tailor_toml.h"
@@ -184,117 +185,12 @@ void name_package_archs(ExtensionBuildState& s, bool kept) {
   }
 }
 
-/// The key of this build's job peaks among earlier builds' (executor/governor_profile.h).
-std::string governor_key(const ExtensionBuildState& s) {
-  // A profile builds other units (flash-attn's minimal one leaves the backward out), so
-  // its peaks and unit times are its own.
-  const std::string recipe =
-      s.build_plan.profile.empty() ? s.recipe->name : fmt::format("{} profile={}", s.recipe->name, s.build_plan.profile);
-  return governor_profile_key(s.result.report.package, recipe, s.result.report.targets, s.build_plan.nvcc_threads);
-}
-
-/// The memory governor for this build (executor/memory_governor.h), or why the static count
-/// runs instead; with the static count and --memory-budget, the count fits the budget.
-std::unique_ptr<MemoryGovernor> start_memory_governor(const ExtensionBuildOptions& o, ExtensionBuildState& s,
-                                                      std::vector<plan::Step>& steps, std::optional<pid_t> cache_server) {
-  BuildReport& rep = s.result.report;
-  const plan::ExtensionBuildPlan& p = s.build_plan;
-  const plan::ExtensionRecipe& recipe = *s.recipe;
-  const GovernorSettings& settings = governor_settings();
-  GovernorFacts facts;
-  facts.jobs = o.jobs;
-  facts.recipe = recipe.name;
-  facts.pip_build = recipe.build_system == plan::BuildSystem::pip;
-  facts.jobs_variable = recipe.jobs_variable;
-  facts.jobs_count_nvcc_threads = recipe.jobs_count_nvcc_threads;
-  facts.serial = recipe.serial && !recipe.parallel_fix;
-  // The ninja torch's cpp_extension runs: the first on PATH, as the probe found it (the
-  // plan prepends only the toolkit's bin folder).
-  for (const auto& t : s.host.tools)
-    if (t.name == "ninja") facts.ninja_version = t.version;
-  const uint64_t prior = static_cast<uint64_t>(recipe.memory_per_job_gib * (recipe.memory_per_nvcc_thread ? p.nvcc_threads : 1) *
-                                               static_cast<double>(1ull << 30));
-  GovernorReport off;
-  off.mode = "static";
-  if (auto why = static_reason(facts, settings)) {
-    off.reason = *why;
-    if (o.memory_budget && !o.jobs && prior > 0) {
-      int fit = static_cast<int>(std::max<uint64_t>(1, *o.memory_budget / prior));
-      if (fit < rep.jobs) {
-        rep.jobs = fit;
-        rep.jobs_reason = fmt::format("--memory-budget {} MiB / {} MiB per job = {}", *o.memory_budget >> 20, prior >> 20, fit);
-        const int value = recipe.jobs_count_nvcc_threads ? fit * p.nvcc_threads : fit;
-        for (auto& st : steps) st.env[recipe.jobs_variable] = std::to_string(value);
-      }
-    }
-    rep.governor = off;
-    return nullptr;
-  }
-  GovernorOptions g;
-  g.fifo_path = (fs::path(s.work_dir) / "jobserver.fifo").string();
-  g.prior_job_bytes = prior;
-  g.budget = o.memory_budget;
-  g.max_jobs = static_cast<size_t>(std::max(1, s.host.cpu.build_cores()));
-  g.limit_bytes = s.host.memory.cgroup_limit ? s.host.memory.cgroup_limit : s.host.memory.total;
-  // What earlier builds of this package measured (a damaged record is ignored here and
-  // replaced when this build records its own).
-  if (auto known = read_governor_profile(governor_profile_path(), governor_key(s)); known && *known) {
-    g.known_peaks = (*known)->peaks;
-    g.known_builds = (*known)->builds;
-  }
-  const std::string reason = fmt::format(
-      "ninja {} is a jobserver client; tokens by measured memory, up to {} jobs{}", facts.ninja_version, g.max_jobs,
-      g.known_builds ? fmt::format("; job peaks from {} earlier build{}", g.known_builds, g.known_builds == 1 ? "" : "s")
-                     : "");
-  g.reason = reason;
-  const size_t max_jobs = g.max_jobs;
-  if (cache_server) g.cache_servers.push_back(*cache_server);
-  g.available = [] {
-    probe::SystemHostFiles files;
-    return probe::probe_memory(files).usable;
-  };
-  auto governor = MemoryGovernor::start(std::move(g));
-  if (!governor) {
-    off.reason = "the jobserver could not start: " + governor.error().message;
-    rep.governor = off;
-    return nullptr;
-  }
-  GovernorReport on;
-  on.mode = "governor";
-  on.reason = reason;
-  rep.governor = on;
-  // A make older than 4.4 inside the build (GCC 13's LTO link runs one through lto-wrapper
-  // when MAKEFLAGS names a jobserver) stops on the fifo: such a make gets a shim first on
-  // PATH that runs it without the jobserver. Seen on Ubuntu 24.04 (gcc 13, make 4.3).
-  std::string shim_dir;
-  for (const auto& t : s.host.tools)
-    if (t.name == "make" && !t.version.empty() && !t.jobserver_client) {
-      auto dir = write_make_shim((fs::path(s.work_dir) / "make-shim").string(), t.path);
-      if (dir) shim_dir = *dir;
-      else if (o.status_out) std::fprintf(o.status_out, "==> note: %s\n", dir.error().message.c_str());
-    }
-  for (auto& st : steps) {
-    st.env.erase(recipe.jobs_variable);  // torch passes -j to ninja only from MAX_JOBS
-    st.unset_env.push_back(recipe.jobs_variable);
-    st.env["MAKEFLAGS"] = (*governor)->makeflags();
-    // How many modules build_wheel.py runs at once (each Ninja then takes tokens).
-    st.env["TAILOR_JOBS"] = std::to_string(max_jobs);
-    if (!shim_dir.empty()) {
-      auto path = st.env.find("PATH");
-      const char* inherited = std::getenv("PATH");
-      st.env["PATH"] = shim_dir + ":" + (path != st.env.end() ? path->second : inherited ? inherited : "/usr/bin:/bin");
-    }
-  }
-  return std::move(*governor);
-}
-
 // An extension build needs its source copy, build/ objects and the wheel: a couple of GB
 // covers every package in the recipes except flash-attn's full instantiation set.
 constexpr uint64_t k_disk_needed_bytes = uint64_t{4} << 30;
 constexpr const char* k_tool_version = "0.1.0";
 
 
-std::string read_text(const std::string& path) { return read_file(path).value_or(""); }
 
 void status(const ExtensionBuildOptions& o, const std::string& line) {
   if (!o.status_out) return;
@@ -468,6 +364,14 @@ ExtensionBuildContext ExtensionBuildContext::system(CommandRunner& runner) {
     return open_fixed_path(real, fixed, FixedPathTools{self_executable(), find_in_path("bwrap")}, forced, runner);
   };
   return ctx;
+}
+
+BuildSession ExtensionBuildContext::session(const ExtensionBuildOptions& o) {
+  BuildSession session = system_session(runner, o.status_out, o.display, disk);
+  session.environment = Environment(environment);
+  session.fixed_path = fixed_path;
+  session.display = display;
+  return session;
 }
 
 // 1. What to build, for what.
@@ -717,400 +621,81 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
 
 namespace {
 
-// --sandbox: the namespace also has no network and a read-only file system but for the
-// work folder (the steps' temporary folder moves into it), the compiler cache's folder and
-// /dev/shm; tried once with `true` before the build, so a kernel that cannot (Linux older
-// than 5.12) says so at once.
-Expected<void> make_sandbox(ExtensionBuildContext& ctx, ExtensionBuildState& s, FixedPath& fp,
-                            std::vector<plan::Step>& steps) {
-  fp.sandbox = true;
-  auto env = [&](const std::string& name) {
-    auto it = ctx.environment.find(name);
-    return it == ctx.environment.end() ? std::string() : it->second;
-  };
-  // ccache writes its cache in the compile (sccache's server runs outside the sandbox):
-  // its folder as ccache 4 picks it, made now (only a folder that exists can stay writable).
-  std::error_code ec;
-  if (s.build_plan.cache.tool == CacheTool::ccache) {
-    std::string dir;
-    if (auto it = s.build_plan.cache.env.find("CCACHE_DIR"); it != s.build_plan.cache.env.end()) dir = it->second;
-    else if (!env("CCACHE_DIR").empty()) dir = env("CCACHE_DIR");
-    else if (!env("HOME").empty() && fs::is_directory(env("HOME") + "/.ccache", ec)) dir = env("HOME") + "/.ccache";
-    else if (!env("XDG_CACHE_HOME").empty()) dir = env("XDG_CACHE_HOME") + "/ccache";
-    else if (!env("HOME").empty()) dir = env("HOME") + "/.cache/ccache";
-    if (!dir.empty()) {
-      fs::create_directories(dir, ec);
-      fp.writable.push_back(dir);
-    }
+// The plan's execution policy for this build: where it runs, at which path the steps see
+// the work folder, its jobs (fixed or governed), what it learns from.
+void set_run_policy(const ExtensionBuildOptions& o, ExtensionBuildState& s, plan::ExtensionBuildPlan& p) {
+  const plan::ExtensionRecipe& recipe = *s.recipe;
+  plan::ExecutionPolicy& run = p.run;
+  run.package = s.result.report.package;
+  // A profile builds other units (flash-attn's minimal one leaves the backward out), so
+  // its peaks and unit times are its own.
+  run.record_name = p.profile.empty() ? recipe.name : fmt::format("{} profile={}", recipe.name, p.profile);
+  run.work_dir = s.work_dir;
+  run.build_dir = s.source_dir;
+  run.mapped_dir = s.work_dir;
+  run.ninja_root = (fs::path(s.source_dir) / "build").string();
+  run.fresh_dir = s.request.out_dir;
+  run.work_path = o.dist ? plan::ExecutionPolicy::WorkPath::real : plan::ExecutionPolicy::WorkPath::fixed;
+  run.sandbox = o.sandbox;
+  run.dist = o.dist;
+  run.wait_for_lock = o.wait_for_lock;
+  run.unit_times_recipe = recipe.name;
+  run.unit_times_profile = p.profile;
+  run.split_units = o.split_units;
+  plan::JobPolicy& j = run.jobs;
+  j.fixed = o.jobs;
+  j.budget = o.memory_budget;
+  j.variable = recipe.jobs_variable;
+  j.counts_nvcc_threads = recipe.jobs_count_nvcc_threads;
+  j.nvcc_threads = p.nvcc_threads;
+  j.prior_job_bytes = static_cast<uint64_t>(recipe.memory_per_job_gib *
+                                            (recipe.memory_per_nvcc_thread ? p.nvcc_threads : 1) *
+                                            static_cast<double>(1ull << 30));
+  j.recipe = recipe.name;
+  j.pip_build = recipe.build_system == plan::BuildSystem::pip;
+  j.serial = recipe.serial && !recipe.parallel_fix;
+  // The ninja torch's cpp_extension runs: the first on PATH, as the probe found it (the
+  // plan prepends only the toolkit's bin folder).
+  for (const auto& t : s.host.tools) {
+    if (t.name == "ninja") j.ninja_version = t.version;
+    if (t.name == "make" && !t.version.empty() && !t.jobserver_client) j.make_without_jobserver = t.path;
   }
-  const std::string tmp = (fs::path(s.work_dir) / "tmp").string();
-  fs::create_directories(tmp, ec);
-  for (auto& st : steps) {
-    st = in_fixed_path(std::move(st), fp);
-    for (const char* var : {"TMPDIR", "TEMP", "TMP"}) st.env[var] = to_fixed(tmp, fp);
-  }
-  CommandSpec spec;
-  spec.argv = fixed_path_argv(fp, s.work_dir, {"true"});
-  spec.timeout = std::chrono::seconds(20);
-  CommandResult r = ctx.runner.run(spec);
-  if (!r.ok()) {
-    std::string why(trim(r.err.empty() ? r.out : r.err));
-    if (why.empty()) why = fmt::format("exit {}", r.exit_code);
-    return make_error("--sandbox: " + why.substr(0, why.find('\n')));
-  }
-  return {};
-}
-
-// The steps see the work folder at one fixed path by the best route this machine allows
-// (executor/fixed_path.h; --dist keeps the real path: the dist session starts its server
-// itself). Says where and how in the report; without a fixed path, a warning on stderr and
-// in the report says why and what would fix it. The folder route also locks the fixed
-// folder (`folder`), which a second build of the package waits for.
-StepResult enter_fixed_path(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s,
-                            std::vector<plan::Step>& steps, std::optional<FixedPath>& fixed_path,
-                            std::optional<FixedFolder>& folder) {
-  BuildReport& rep = s.result.report;
-  auto warn = [&](const std::string& why) {
-    rep.work_path = s.work_dir;
-    rep.work_path_route = std::string(fixed_path_route_name(FixedPathRoute::none));
-    rep.work_path_note = why;
-    std::FILE* out = o.status_out ? o.status_out : stderr;
-    std::fprintf(out, "tailor: warning: %s\n", why.c_str());
-    std::fflush(out);
-  };
-  if (o.sandbox && o.dist)
-    return stop(BuildStatus::bad_input, "--sandbox with --dist: the dist servers are reached over the network");
-  // sccache's compiles talk to the build's server over loopback, which the sandbox's own
-  // network namespace does not share.
-  if (o.sandbox && s.build_plan.cache.tool == CacheTool::sccache)
-    return stop(BuildStatus::bad_input, "--sandbox with sccache: its compiles reach the build's sccache server over the "
-                                        "network, which the sandbox has none of; build with --cache ccache or --cache none");
-  if (o.dist) {
-    warn("--dist: built in the work folder itself (the dist servers compile at the client's paths), so nvcc's symbol "
-         "names carry this work folder's path; fix: build without --dist for a wheel whose bytes do not depend on it");
-    return std::nullopt;
-  }
-  auto var = ctx.environment.find(std::string(k_fixed_path_route_variable));
-  auto forced = parse_fixed_path_route(var == ctx.environment.end() ? nullptr : var->second.c_str());
-  if (!forced) return stop(BuildStatus::bad_input, forced.error().message);
-  if (o.sandbox && *forced && **forced != FixedPathRoute::own_namespace)
-    return stop(BuildStatus::bad_input, fmt::format("--sandbox: only tailor's own namespace makes one, not {}={}",
-                                                    k_fixed_path_route_variable, fixed_path_route_name(**forced)));
-  if (o.sandbox) *forced = FixedPathRoute::own_namespace;
-  const std::string fixed = fixed_work_path(s.package);
-  FixedPathChoice choice;
-  if (*forced == FixedPathRoute::none) {
-    choice.forced = fmt::format("{}=none", k_fixed_path_route_variable);
-  } else if (ctx.fixed_path) {
-    choice = ctx.fixed_path(s.work_dir, fixed, *forced);
-  } else {
-    choice.refused.emplace_back(FixedPathRoute::none, "not asked for");
-  }
-  if (choice.path && choice.path->route == FixedPathRoute::folder) {
-    // Held by another build of the package (--no-wait, or an interrupt while waiting): stop,
-    // as for the work folder's own lock, rather than build with other bytes.
-    auto locked = FixedFolder::acquire(s.work_dir, choice.path->fixed, o.wait_for_lock, o.status_out);
-    if (!locked) return stop(BuildStatus::build_failed, "the fixed work folder: " + locked.error().message);
-    folder.emplace(std::move(*locked));
-  }
-  rep.work_path_tried = choice.refusals();
-  if (o.sandbox) {
-    if (!choice.path)
-      return stop(BuildStatus::preflight_failed, "--sandbox: no private namespace here (" + choice.refusals() + ")");
-    if (auto made = make_sandbox(ctx, s, *choice.path, steps); !made)
-      return stop(BuildStatus::preflight_failed, made.error().message);
-  }
-  if (!choice.path) {
-    warn(no_fixed_path_warning(choice));
-    return std::nullopt;
-  }
-  if (!o.sandbox)
-    for (auto& st : steps) st = in_fixed_path(std::move(st), *choice.path);
-  rep.work_path = choice.path->fixed;
-  rep.work_path_route = std::string(fixed_path_route_name(choice.path->route));
-  status(o, fmt::format("==> fixed work path {} ({}{}{})", rep.work_path, rep.work_path_route,
-                        o.sandbox ? ", sandbox: no network, writes only to the work folder and the cache" : "",
-                        choice.forced.empty() || o.sandbox ? "" : ", " + choice.forced));
-  rep.sandbox = o.sandbox;
-  fixed_path = std::move(choice.path);
-  return std::nullopt;
-}
-
-// --dist: the checks that can be made now (one preflight line each), then this build's
-// own sccache server with the dist client config; not part of the fingerprint (the port
-// changes every run, what is built does not).
-StepResult start_dist_session(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s,
-                              std::vector<plan::Step>& steps, std::optional<dist::BuildSession>& dist_session) {
-  BuildReport& rep = s.result.report;
-  const plan::ExtensionBuildPlan* p = &s.build_plan;
-  CommandRunner& runner = ctx.runner;
-  auto env_dist = ctx.environment.find("TAILOR_DIST");
-  auto checks = dist::check_dist(*o.dist, env_dist == ctx.environment.end() ? nullptr : env_dist->second.c_str(), runner);
-  std::string first_failure;
-  for (const auto& c : checks) {
-    bool ok = c.level != dist::DistCheck::Level::fail;
-    s.result.preflight.checks.push_back({"dist-" + c.name, ok, c.line, ok ? "" : c.line, ok ? "" : "tailor doctor --dist"});
-    if (!ok && first_failure.empty()) first_failure = c.line;
-    status(o, fmt::format("==> dist {}: {}", dist::level_name(c.level), c.line));
-  }
-  if (!first_failure.empty()) return stop(BuildStatus::preflight_failed, "distributed compiles: " + first_failure);
-  auto config = dist::load_client_config(*o.dist, env_dist == ctx.environment.end() ? nullptr : env_dist->second.c_str());
-  if (!config) return stop(BuildStatus::preflight_failed, config.error().message);
-  // The storage (--cache-url, [cache]) is the dist build's too: its server checks the
-  // shared cache first and distributes only what misses.
-  auto session = dist::start_build_session(*config, p->cache.env, runner);
-  if (!session) return stop(BuildStatus::preflight_failed, session.error().message);
-  dist_session = std::move(*session);
-  for (auto& st : steps)
-    for (const auto& [k, v] : dist_session->env) st.env[k] = v;
-  rep.dist = BuildReport::Dist{};
-  rep.dist->scheduler_url = config->scheduler_url;
-  rep.dist->client_config = config->path;
-  return std::nullopt;
-}
-
-// What the dist build's own server counted, from its statistics before and after.
-void account_dist_session(const dist::BuildSession& session, CommandRunner& runner, BuildReport& rep) {
-  auto end = dist::finish_build_session(session, runner);
-  if (!end) {
-    rep.dist->notes.push_back(end.error().message);
-  } else {
-    auto b = dist::parse_dist_stats_json(session.stats_before);
-    auto a = dist::parse_dist_stats_json(*end);
-    if (b && a) {
-      dist::DistStats d = dist::dist_stats_delta(*b, *a);
-      rep.dist->compilations = d.compilations;
-      rep.dist->dist_compiles = d.dist_compiles;
-      rep.dist->dist_errors = d.dist_errors;
-      rep.dist->not_distributable = d.not_distributable;
-      rep.dist->per_server = d.per_server;
-      rep.dist->notes = dist::dist_notes(d);
-    } else {
-      rep.dist->notes.push_back(!a ? a.error().message : b.error().message);
-    }
-    auto cb = parse_sccache_stats_json(session.stats_before);
-    auto ca = parse_sccache_stats_json(*end);
-    if (cb && ca) {
-      CacheStats d = stats_delta(*cb, *ca);
-      rep.cache_hits = d.hits;
-      rep.cache_misses = d.misses;
-      rep.cache_errors = d.errors;
-      for (const auto& [name, c] : d.categories) rep.cache_categories[name] = {c.hits, c.misses};
-      record_cache_use(rep.cache_tool, d);
-    }
-  }
-}
-
-// What earlier builds of the same key measured per unit, else what tailor measured for the
-// recipe and profile (data/build/unit_times.toml): the build driver starts the longest
-// first (data/build/build_wheel.py). Only the order changes, never what is compiled or
-// linked: the objects link in distutils' order either way.
-void hand_over_unit_times(ExtensionBuildState& s, const std::optional<FixedPath>& fixed, std::vector<plan::Step>& steps) {
-  auto known = read_governor_profile(governor_profile_path(), governor_key(s));
-  const std::map<std::string, uint64_t>* learned = known && *known ? &(*known)->unit_ms : nullptr;
-  const plan::UnitTimesChoice choice = plan::choose_unit_times(learned, s.recipe->name, s.build_plan.profile);
-  if (choice.unit_ms.empty()) return;
-  const std::string times = (fs::path(s.work_dir) / "unit-times.json").string();
-  if (!write_file_atomic(times, nlohmann::json(choice.unit_ms).dump() + "\n")) return;
-  s.result.report.units_known = choice.unit_ms.size();
-  s.result.report.unit_times_from = choice.source;
-  const std::string from = choice.measured ? (choice.learned ? "earlier builds and measured builds of " : "measured builds of ") +
-                                                 s.recipe->name + " (data/build/unit_times.toml)"
-                                           : "earlier builds";
-  for (auto& st : steps) {
-    st.env["TAILOR_UNIT_TIMES"] = fixed ? to_fixed(times, *fixed) : times;
-    st.env["TAILOR_UNIT_TIMES_FROM"] = from;
-  }
+  j.max_jobs = static_cast<size_t>(std::max(1, s.host.cpu.build_cores()));
+  j.memory_limit = s.host.memory.cgroup_limit ? s.host.memory.cgroup_limit : s.host.memory.total;
 }
 
 }  // namespace
 
-// 4. Build.
+// 4. Build: the plan through the one builder (executor/run_plan.h).
 StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s) {
   BuildReport& rep = s.result.report;
-  const plan::ExtensionBuildRequest& req = s.request;
-  const plan::ExtensionBuildPlan* p = &s.build_plan;
-  CommandRunner& runner = ctx.runner;
-  std::error_code ec;
-  fs::remove_all(req.out_dir, ec);
-  fs::create_directories(req.out_dir, ec);
-  std::vector<plan::Step> steps = plan_steps(*p, rep.env, req.environment, s.source_dir);
-  // The same bytes and cache keys from any work folder: the steps, and the build's own
-  // sccache server, see the work folder at one fixed path (executor/fixed_path.h). --dist
-  // keeps the real path: the dist session starts its server itself.
-  std::optional<FixedFolder> fixed_folder;
-  std::optional<FixedPath> fixed;
-  if (auto stopped = enter_fixed_path(o, ctx, s, steps, fixed, fixed_folder)) return stopped;
-  const CacheTool cache = p->cache.tool;
-  rep.cache_tool = std::string(p->cache.tool_name());
-  rep.cache_storage = p->cache.storage;
-  const std::string& cache_exe = p->cache.executable;
-  std::optional<CacheStats> before;
-  // sccache: the build's own server, so its statistics are this build's alone.
-  std::unique_ptr<SccacheServer> sccache_server;
-  std::map<std::string, std::string> cache_env = p->cache.env;
-  // ccache's base_dir rewrites the compiler's absolute paths under the work folder into
-  // relative ones on the command line, which reach the debug info (DW_AT_name "../../csrc/x.cpp"
-  // where an uncached build has "./csrc/x.cpp"): a cached build's bytes would differ. At
-  // the fixed path every work folder is the same folder, so it has nothing left to do.
-  if (fixed && cache == CacheTool::ccache)
-    if (auto it = cache_env.find("CCACHE_BASEDIR");
-        it != cache_env.end() && fs::path(it->second).lexically_normal() == fs::path(s.work_dir).lexically_normal())
-      cache_env.erase(it);
-  // (--dist starts the build's server itself, with the cluster's client config.)
-  if (cache == CacheTool::sccache && !cache_exe.empty() && !o.dist) {
-    // The server itself runs outside any sandbox: it may reach a shared storage.
-    std::optional<FixedPath> server_path = fixed;
-    if (server_path) server_path->sandbox = false;
-    auto server = SccacheServer::start(cache_exe, p->cache.env, runner,
-                                       server_path ? fixed_path_argv(*server_path, s.work_dir, {}) : std::vector<std::string>{});
-    if (!server) return stop(BuildStatus::build_failed,
-                             fmt::format("compiler cache ({}): {}", p->cache.storage, server.error().message));
-    sccache_server = std::move(*server);
-    cache_env = sccache_server->env();
-  } else if (!cache_exe.empty()) {
-    if (auto st = read_cache_stats(cache, cache_exe, runner, cache_env)) before = *st;
-  }
-  // Resume: the copy's build/ tree stays while the build is configured the same (the
-  // job count, which follows free memory, does not change what is built).
-  std::string fingerprint = join(rep.targets, ",");
-  for (plan::Step st : steps) {
-    st.env.erase(s.recipe->jobs_variable);
-    st.env.erase("MAKEFLAGS");
-    std::erase(st.unset_env, s.recipe->jobs_variable);
-    fingerprint += "\n" + render_step_shell(st);
-  }
-  bool tree_kept = keep_build_tree_if_unchanged(s.source_dir, s.work_dir, fingerprint);
-  // --dist: the checks that can be made now (one preflight line each), then this build's
-  // own sccache server with the dist client config; not part of the fingerprint (the port
-  // changes every run, what is built does not).
-  std::optional<dist::BuildSession> dist_session;
-  if (o.dist)
-    if (auto stopped = start_dist_session(o, ctx, s, steps, dist_session)) return stopped;
-
-  // The governor changes only the job variables, which the fingerprint leaves out; it
-  // starts once the build's sccache server (plain or dist) is up, to count its children.
-  std::optional<pid_t> cache_server_pid = sccache_server  ? sccache_server->server_pid()
-                                          : dist_session ? sccache_server_pid(dist_session->port)
-                                                         : std::nullopt;
-  std::unique_ptr<MemoryGovernor> governor = start_memory_governor(o, s, steps, cache_server_pid);
-  auto run_log = start_run_log(s.work_dir);
-  if (!run_log) return stop(BuildStatus::build_failed, run_log.error().message);
-  rep.log_path = *run_log;
-  status(o, fmt::format("==> building {} ({}){}; log: {}",
-                        governor ? "under the memory governor" : fmt::format("with {} jobs", rep.jobs),
-                        governor ? rep.governor->reason : rep.jobs_reason,
-                        cache == CacheTool::none ? "" : ", cache " + rep.cache_tool, rep.log_path));
-  std::unique_ptr<ProgressDisplay> own_display;
-  if (!ctx.display) own_display = make_progress_display(o.display, o.status_out ? o.status_out : stderr);
-  // After the fingerprint: the server's port changes every run and decides nothing built.
-  for (auto& st : steps)
-    for (const auto& [k, v] : cache_env) st.env[k] = fixed ? to_fixed(v, *fixed) : v;
-  // What earlier builds of the same key measured per unit: the build driver starts the
-  // longest first (data/build/build_wheel.py). Only the order changes, never what is
-  // compiled or linked: the objects link in distutils' order either way.
-  hand_over_unit_times(s, fixed, steps);
-  // A rebuild splits exactly the units the wheel's own build split (its provenance), none
-  // learned: the bytes of a split unit depend on K. Not in the report's environment (the
-  // provenance names the units themselves).
-  if (o.split_units) {
-    nlohmann::json units = *o.split_units;
-    for (auto& st : steps)
-      if (st.uses_plan_env) st.env["TAILOR_SPLIT_UNITS"] = units.dump();
-  }
-  BuildRunner build_runner(runner, ctx.display ? *ctx.display : *own_display, rep.log_path);
-  // The job timeline: what this run appends to the build folder's .ninja_log files.
-  const std::string ninja_root = (fs::path(s.source_dir) / "build").string();
-  const auto ninja_logs_before = ninja_log_sizes(ninja_root);
-  // The folder route: the work folder's contents are at the fixed path for the run, and
-  // back afterwards whatever the run's end (a failed or interrupted build resumes there).
-  if (fixed_folder)
-    if (auto moved = fixed_folder->move_in(); !moved) {
-      (void)fixed_folder->move_out();
-      return stop(BuildStatus::build_failed, "the fixed work folder: " + moved.error().message);
-    }
-  auto outcome = build_runner.run(steps);
-  if (fixed_folder)
-    if (auto moved = fixed_folder->move_out(); !moved)
-      return stop(BuildStatus::build_failed, "the fixed work folder: " + moved.error().message);
-  {
-    BuildJobs jobs = collect_build_jobs(ninja_root, ninja_logs_before);
-    rep.job_timeline = std::move(jobs.jobs);
-    rep.job_timeline_dropped = jobs.dropped;
-    const std::string log_text = read_text(rep.log_path);
-    rep.split_compile = split_compile_in_log(log_text);
-    rep.package_choices = package_choices_in_log(log_text);
-    rep.package_variants = package_variants_in_log(log_text, s.targets);
-    rep.split_units = split_units_in_log(log_text);
+  plan::ExtensionBuildPlan p = s.build_plan;
+  p.env = rep.env;
+  p.unset_env = rep.unset_env;
+  p.jobs = rep.jobs;
+  p.jobs_reason = rep.jobs_reason;
+  set_run_policy(o, s, p);
+  BuildSession session = ctx.session(o);
+  PlanRun run = run_plan(p, session, rep);
+  for (auto& check : run.preflight) s.result.preflight.checks.push_back(std::move(check));
+  if (!run.outcome) return run.stop;
+  rep.split_compile = split_compile_in_log(run.log_text);
+  rep.package_choices = package_choices_in_log(run.log_text);
+  rep.package_variants = package_variants_in_log(run.log_text, s.targets);
+  rep.split_units = split_units_in_log(run.log_text);
+  for (auto& j : rep.job_timeline)
+    for (const auto& [unit, k] : rep.split_units)
+      if (j.kind == "cu" && (j.input == unit || j.input.ends_with("/" + unit))) j.split = k;
+  if (rep.split_compile > 0)
     for (auto& j : rep.job_timeline)
-      for (const auto& [unit, k] : rep.split_units)
-        if (j.kind == "cu" && (j.input == unit || j.input.ends_with("/" + unit))) j.split = k;
-    if (rep.split_compile > 0)
-      for (auto& j : rep.job_timeline)
-        if (j.kind == "cu") j.split = rep.split_compile;
-  }
-  if (dist_session) account_dist_session(*dist_session, runner, rep);
-  if (governor) rep.governor = governor->finish();
-  // What this build's finished jobs measured teaches the next build of the package,
-  // even a failed or interrupted one's (the jobs that ended before it are real: the
-  // governor learns nothing once an interrupt has come), once what it did not compile
-  // itself is known: a build with cache hits or reused steps only raises the kept peaks
-  // (peak_update). Best effort: a read-only cache folder must not fail a build.
-  auto record_peaks = [&] {
-    BuildReuse reuse;
-    reuse.cache_used = cache != CacheTool::none;
-    reuse.cache_hits = rep.cache_hits;
-    reuse.tree_kept = tree_kept;
-    reuse.units_reused = rep.units_reused;
-    // Each unit's time, keyed by its source in the package (seen at the fixed path or not).
-    std::vector<std::string> roots = {s.source_dir};
-    if (fixed) roots.push_back(to_fixed(s.source_dir, *fixed));
-    (void)record_governor_profile(governor_profile_path(), governor_key(s),
-                                  governor ? rep.governor->finished_peaks : std::map<std::string, uint64_t>{},
-                                  governor_settings().profile_max_entries, peak_update(reuse),
-                                  unit_times(rep.job_timeline, roots));
-  };
-  if (!outcome) {
-    record_peaks();
-    return stop(BuildStatus::build_failed, outcome.error().message);
-  }
-  if (auto reused = account_reused_units(s.work_dir, tree_kept, ninja_steps_run(read_text(rep.log_path)))) {
-    rep.units_reused = reused->reused;
-    rep.units_total = reused->total;
-    rep.units_source = reused->source;
-  }
-  {
-    Expected<CacheStats> d = make_error("no statistics");
-    if (sccache_server) {
-      d = sccache_server->stats();
-      sccache_server->stop();
-    } else if (!cache_exe.empty() && before && !o.dist) {
-      if (auto after = read_cache_stats(cache, cache_exe, runner, cache_env)) d = stats_delta(*before, *after);
-    }
-    if (d) {
-      rep.cache_hits = d->hits;
-      rep.cache_misses = d->misses;
-      rep.cache_errors = d->errors;
-      for (const auto& [name, c] : d->categories) rep.cache_categories[name] = {c.hits, c.misses};
-      record_cache_use(rep.cache_tool, *d);
-    }
-  }
-  record_peaks();
+      if (j.kind == "cu") j.split = rep.split_compile;
   rep.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count();
-  if (!outcome->ok()) {
-    std::string log = read_text(rep.log_path);
-    s.result.error_block = diagnose::first_error_block(log);
-    s.result.diagnoses = diagnose::diagnose_log(log);
+  if (run.stop) {
+    s.result.error_block = std::move(run.error_block);
+    s.result.diagnoses = std::move(run.diagnoses);
     name_package_archs(s, o.keep_package_archs);
-    // An interrupt before the first step started leaves no step at all.
-    if (outcome->steps.empty() || outcome->interrupted || interrupt_signal() != 0)
-      return stop(BuildStatus::build_failed, "interrupted");
-    const StepOutcome& last = outcome->steps.back();
-    return stop(BuildStatus::build_failed,
-                fmt::format("step '{}' failed ({})", last.title,
-                            !last.started ? "could not start" : last.timed_out ? "timed out" : fmt::format("exit {}", last.exit_code)));
   }
-  return std::nullopt;
+  return run.stop;
 }
 
 namespace {

@@ -13,6 +13,7 @@
 #include "executor/build_runner.h"
 #include "executor/extension_source.h"
 #include "executor/preflight.h"
+#include "executor/step_list.h"
 #include "cuda/target_request.h"
 #include "cuda/target_set.h"
 #include "diagnose/diagnosis.h"
@@ -54,15 +55,7 @@ struct ExtensionBuildOptions {
   std::string cwd = ".";               ///< where to look for tailor's repository
 };
 
-enum class BuildStatus {
-  ok,
-  printed_env,       ///< --print-env: nothing built
-  bad_input,         ///< exit 2
-  preflight_failed,  ///< exit 1, problems in `preflight`
-  build_failed,      ///< exit 1, diagnosis in `error_block` / `diagnoses`
-  verify_failed,     ///< exit 1, wheel targets differ from the request
-  check_failed,      ///< exit 1, import or tests failed
-};
+using executor::BuildStatus;
 
 struct ExtensionBuildResult {
   BuildStatus status = BuildStatus::bad_input;
