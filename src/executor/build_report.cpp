@@ -161,6 +161,13 @@ nlohmann::json to_json(const BuildReport& r) {
     j["provenance"] = to_json(*r.provenance);
     j["provenance"]["left_out_of_wheel"] = r.provenance->left_out;
   }
+  if (r.torch)
+    j["torch"] = {{"plan", r.torch->plan},
+                  {"targets_verified", r.torch->targets_verified},
+                  {"manylinux_needed", r.torch->manylinux_needed},
+                  {"import", r.torch->import_check},
+                  {"gpu_smoke_test", r.torch->gpu_smoke_test},
+                  {"runtime_packages", r.torch->runtime_packages}};
   return j;
 }
 

@@ -53,7 +53,7 @@ void BuildSession::say(std::string_view line) const {
 }
 
 void BuildSession::warn(std::string_view line) const {
-  std::FILE* out = status ? status : stderr;
+  std::FILE* out = warnings ? warnings : status ? status : stderr;
   std::fprintf(out, "tailor: warning: %.*s\n", static_cast<int>(line.size()), line.data());
   std::fflush(out);
 }

@@ -81,8 +81,10 @@ struct BuildSession {
   /// The build step's live progress; null: run_plan makes one for `status` in `style`.
   ProgressDisplay* display = nullptr;
   DisplayStyle style = DisplayStyle::plain;
-  /// Headlines ("==> building ...") and warnings; null: quiet (warnings go to stderr).
+  /// Headlines ("==> building ..."); null: quiet.
   std::FILE* status = stderr;
+  /// Warnings; null: `status`, else stderr.
+  std::FILE* warnings = nullptr;
   Clock clock = [] { return std::chrono::steady_clock::now(); };
   /// How the steps see their folder at the fixed path (executor/fixed_path.h); unset: no
   /// route, the warning says why.
@@ -98,7 +100,7 @@ struct BuildSession {
 
   /// One headline on `status`.
   void say(std::string_view line) const;
-  /// "tailor: warning: ..." on `status`, else stderr.
+  /// "tailor: warning: ..." on `warnings`, else `status`, else stderr.
   void warn(std::string_view line) const;
 };
 

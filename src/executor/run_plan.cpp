@@ -423,10 +423,11 @@ void record_learned(Run& r) {
 void finish_cache(Run& r) {
   Expected<cache::CacheStats> d = make_error("no statistics");
   const plan::CacheDecision& c = r.plan.cache;
+  // Nothing starts after a signal (util/interrupt.h): no counts then.
   if (r.sccache_server) {
-    d = r.sccache_server->stats();
+    if (interrupt_signal() == 0) d = r.sccache_server->stats();
     r.sccache_server->stop();
-  } else if (r.before && !r.policy.dist) {
+  } else if (r.before && !r.policy.dist && interrupt_signal() == 0) {
     if (auto after = cache::read_cache_stats(c.tool, c.executable, r.session.runner, r.cache_env))
       d = cache::stats_delta(*r.before, *after);
   }
@@ -475,6 +476,22 @@ std::string failed_step_line(const RunOutcome& outcome) {
 }
 
 }  // namespace
+
+StepResult settle_cache_storage(const cache::CacheSettings& settings, std::optional<cache::CacheTool>& tool,
+                                const BuildSession& session) {
+  if (tool == cache::CacheTool::none || !settings.shared() || !session.check_storage) return std::nullopt;
+  auto check = session.check_storage(settings);
+  if (!check)
+    return stop(BuildStatus::bad_input,
+                fmt::format("compiler cache {}: {} (fix the storage's settings, or build with --cache none)",
+                            cache::describe_cache_storage(settings), check.error().message));
+  if (!check->reachable) {
+    session.warn(fmt::format("compiler cache {}: {}; building without a compiler cache",
+                             cache::describe_cache_storage(settings), check->detail));
+    tool = cache::CacheTool::none;
+  }
+  return std::nullopt;
+}
 
 std::string plan_record_key(const plan::BuildPlan& plan, const std::vector<std::string>& targets) {
   return governor_profile_key(plan.run.package, plan.run.record_name, targets, plan.run.jobs.nvcc_threads);

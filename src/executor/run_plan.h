@@ -42,6 +42,14 @@ struct PlanRun {
 /// cache's counts, --dist's counts, the job timeline, the reused units and the unit times.
 PlanRun run_plan(const plan::BuildPlan& plan, BuildSession& session, BuildReport& report);
 
+/// The shared cache storage (Redis, S3) asked once, before the plan decides the cache, for
+/// torch and extension builds alike: one that nothing answers at is a warning and `tool`
+/// becomes none (sccache would refuse to start its server); one that answers and refuses
+/// is a setting to fix: a bad_input stop, rather than building uncached every time. Not
+/// asked for a local storage, for --cache none, or without the session's check.
+StepResult settle_cache_storage(const cache::CacheSettings& settings, std::optional<cache::CacheTool>& tool,
+                                const BuildSession& session);
+
 /// The key of a plan's learned records (executor/governor_profile.h).
 std::string plan_record_key(const plan::BuildPlan& plan, const std::vector<std::string>& targets);
 

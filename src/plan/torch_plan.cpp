@@ -19,8 +19,10 @@ namespace tailor::plan {
 
 namespace {
 
-Step step(std::string title, std::vector<std::string> argv, std::string cwd, bool uses_plan_env) {
-  return Step{.title = std::move(title), .argv = std::move(argv), .cwd = std::move(cwd), .uses_plan_env = uses_plan_env};
+Step step(std::string title, std::vector<std::string> argv, std::string cwd, bool uses_plan_env,
+          StepRole role = StepRole::build) {
+  return Step{.title = std::move(title), .argv = std::move(argv), .cwd = std::move(cwd), .uses_plan_env = uses_plan_env,
+              .role = role};
 }
 
 /// Python's and torch's "3.10.12" -> "3.10" (CUDA versions are cuda::CudaVersion).
@@ -456,15 +458,15 @@ void build_steps(Context& c, const TorchRelease* rel) {
   auto& p = c.plan;
   auto& L = p.layout;
   if (!p.variant.source_dir) {
-    p.steps.push_back(step("clone source", {"git", "clone", "--recursive", "--depth", "1", "--branch", p.git_tag, c.catalog.source_url, L.source_dir}, "", false));
+    p.steps.push_back(step("clone source", {"git", "clone", "--recursive", "--depth", "1", "--branch", p.git_tag, c.catalog.source_url, L.source_dir}, "", false, StepRole::clone));
     p.steps.push_back(step("sync submodules", {"git", "submodule", "sync"}, L.source_dir, false));
     p.steps.push_back(step("update submodules", {"git", "submodule", "update", "--init", "--recursive", "--depth", "1"}, L.source_dir, false));
   }
-  p.steps.push_back(step("create venv", {p.python, "-m", "venv", L.venv_dir}, "", false));
+  p.steps.push_back(step("create venv", {p.python, "-m", "venv", L.venv_dir}, "", false, StepRole::make_venv));
   std::string vpy = L.venv_dir + "/bin/python";
   std::vector<std::string> pip = {vpy, "-m", "pip", "install", "-r", "requirements.txt"};
   for (const auto& r : p.requirements) pip.push_back(r);
-  p.steps.push_back(step("install build requirements", pip, L.source_dir, false));
+  p.steps.push_back(step("install build requirements", pip, L.source_dir, false, StepRole::install_requirements));
   if (rel) {
     auto it = c.catalog.build_commands.find(rel->build);
     std::vector<std::string> argv;

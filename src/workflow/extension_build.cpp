@@ -476,26 +476,12 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   req.targets = s.targets;
   req.python = rep.python;
   req.jobs = o.jobs;
-  // A shared storage (Redis or S3) that nothing answers at: build without the cache
-  // rather than not at all (sccache would refuse to start its server). One that answers
-  // and refuses is a setting to fix: stop, rather than build uncached every time.
   // A tool the storage does not fit (ccache and S3) is bad input, before anything is asked
-  // of the storage.
+  // of the storage; then the storage is asked once (executor::settle_cache_storage).
   if (req.cache && *req.cache != CacheTool::none && req.cache_settings.shared())
     if (auto fits = cache::cache_tool_environment(req.cache_settings, cache_tool_name(*req.cache)); !fits)
       return stop(BuildStatus::bad_input, fits.error().message);
-  if (req.cache != CacheTool::none && req.cache_settings.shared()) {
-    auto check = check_shared_storage(req.cache_settings, std::chrono::milliseconds(3000));
-    if (!check)
-      return stop(BuildStatus::bad_input,
-                  fmt::format("compiler cache {}: {} (fix the storage's settings, or build with --cache none)",
-                              cache::describe_cache_storage(req.cache_settings), check.error().message));
-    if (!check->reachable) {
-      status(o, fmt::format("tailor: warning: compiler cache {}: {}; building without a compiler cache",
-                            cache::describe_cache_storage(req.cache_settings), check->detail));
-      req.cache = CacheTool::none;
-    }
-  }
+  if (auto stopped = settle_cache_storage(req.cache_settings, req.cache, ctx.session(o))) return stopped;
   req.profile = o.profile;
   req.keep_package_archs = o.keep_package_archs;
   req.out_dir = (fs::path(s.work_dir) / "wheelhouse").string();
