@@ -216,6 +216,55 @@ std::vector<PackageAddition> package_additions(const std::string& package, const
   return out;
 }
 
+namespace {
+
+// How the plan runs (executor/run_plan.h): the work folder at the fixed path (--dist keeps
+// the real one: the dist servers compile at the client's paths), the jobs fixed or governed
+// as the recipe allows, the learned records keyed by the recipe and profile.
+ExecutionPolicy extension_run_policy(const ExtensionBuildRequest& request, const ExtensionRecipe& recipe,
+                                     const ExtensionBuildPlan& plan, const probe::HostReport& host) {
+  ExecutionPolicy run;
+  run.package = request.package_name;
+  // A profile builds other units (flash-attn's minimal one leaves the backward out), so
+  // its peaks and unit times are its own.
+  run.record_name = plan.profile.empty() ? recipe.name : fmt::format("{} profile={}", recipe.name, plan.profile);
+  run.work_dir = request.work_dir;
+  run.build_dir = request.source_dir;
+  run.mapped_dir = request.work_dir;
+  run.ninja_root = (std::filesystem::path(request.source_dir) / "build").string();
+  run.fresh_dir = request.out_dir;
+  run.work_path = request.dist ? ExecutionPolicy::WorkPath::real : ExecutionPolicy::WorkPath::fixed;
+  run.sandbox = request.sandbox;
+  run.dist = request.dist;
+  run.wait_for_lock = request.wait_for_lock;
+  run.unit_times_recipe = recipe.name;
+  run.unit_times_profile = plan.profile;
+  run.split_units = request.split_units;
+  JobPolicy& j = run.jobs;
+  j.fixed = request.jobs;
+  j.budget = request.memory_budget;
+  j.variable = recipe.jobs_variable;
+  j.counts_nvcc_threads = recipe.jobs_count_nvcc_threads;
+  j.nvcc_threads = plan.nvcc_threads;
+  j.prior_job_bytes = static_cast<uint64_t>(recipe.memory_per_job_gib *
+                                            (recipe.memory_per_nvcc_thread ? plan.nvcc_threads : 1) *
+                                            static_cast<double>(1ull << 30));
+  j.recipe = recipe.name;
+  j.pip_build = recipe.build_system == BuildSystem::pip;
+  j.serial = recipe.serial && !recipe.parallel_fix;
+  // The ninja torch's cpp_extension runs: the first on PATH, as the probe found it (the
+  // plan prepends only the toolkit's bin folder).
+  for (const auto& t : host.tools) {
+    if (t.name == "ninja") j.ninja_version = t.version;
+    if (t.name == "make" && !t.version.empty() && !t.jobserver_client) j.make_without_jobserver = t.path;
+  }
+  j.max_jobs = static_cast<size_t>(std::max(1, host.cpu.build_cores()));
+  j.memory_limit = host.memory.cgroup_limit ? host.memory.cgroup_limit : host.memory.total;
+  return run;
+}
+
+}  // namespace
+
 Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest& request,
                                                      const probe::HostReport& host) {
   if (request.targets.empty())
@@ -387,6 +436,7 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
         {.title = "compile " + recipe.name + " (CMake)", .argv = {"cmake", "--build", build_dir}, .cwd = source, .uses_plan_env = true});
   }
   plan.steps.push_back(std::move(wheel_step));
+  plan.run = extension_run_policy(request, recipe, plan, host);
   return plan;
 }
 

@@ -511,6 +511,40 @@ std::string manylinux_from_glibc(std::string_view glibc) {
   return parts[0] + "_" + parts[1];
 }
 
+namespace {
+
+// How a build here runs (executor/run_plan.h): the source tree at the fixed work path (the
+// work folder when the source is a clone inside it), the jobs governed (torch's setup.py
+// runs its CMake's Ninja without -j when MAX_JOBS is unset, so from ninja 1.13 it takes the
+// jobserver's tokens) unless --jobs fixed them.
+ExecutionPolicy torch_run_policy(const TorchPlan& plan, const probe::HostReport& host, const ResolveOptions& options) {
+  ExecutionPolicy run;
+  const WorkLayout& L = plan.layout;
+  run.package = "torch";
+  run.record_name = "pytorch " + plan.torch_version;
+  run.work_dir = L.work_dir;
+  run.build_dir = L.source_dir;
+  run.mapped_dir = L.source_dir.rfind(L.work_dir + "/", 0) == 0 ? L.work_dir : L.source_dir;
+  run.ninja_root = L.source_dir + "/build";
+  run.wait_for_lock = options.wait_for_lock;
+  run.cache_statistics = !options.configure_only;
+  JobPolicy& j = run.jobs;
+  j.fixed = options.jobs;
+  j.variable = "MAX_JOBS";
+  j.prior_job_bytes = static_cast<uint64_t>(plan.estimate.gib_per_job * static_cast<double>(1ull << 30));
+  j.recipe = "pytorch";
+  j.pip_build = true;
+  for (const auto& t : host.tools) {
+    if (t.name == "ninja") j.ninja_version = t.version;
+    if (t.name == "make" && !t.version.empty() && !t.jobserver_client) j.make_without_jobserver = t.path;
+  }
+  j.max_jobs = static_cast<size_t>(std::max(1, host.cpu.build_cores()));
+  j.memory_limit = host.memory.cgroup_limit ? host.memory.cgroup_limit : host.memory.total;
+  return run;
+}
+
+}  // namespace
+
 TorchPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostReport& host, const ResolveOptions& options) {
   TorchPlan plan;
   plan.variant = variant;
@@ -591,6 +625,7 @@ TorchPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostRepor
   build_layout(c);
   resolve_cache(c);
   build_steps(c, rel);
+  plan.run = torch_run_policy(plan, host, options);
 
   plan.notes.push_back(fmt::format("PYTORCH_BUILD_VERSION carries the local label ({}): torch's "
                                    "tools/generate_torch_version.py uses it as the whole version, so {} alone "

@@ -94,35 +94,6 @@ std::string nvcc_version_of(const plan::TorchPlan& p, const probe::HostReport& h
   return "";
 }
 
-// The plan's execution policy for this build: the source tree at the fixed work path, the
-// governed jobs (torch's setup.py runs its CMake's Ninja without -j when MAX_JOBS is unset,
-// so from ninja 1.13 it takes the jobserver's tokens), what it learns from.
-void set_run_policy(const TorchBuildOptions& o, TorchBuildState& s) {
-  plan::TorchPlan& p = s.plan;
-  plan::ExecutionPolicy& run = p.run;
-  run.package = "torch";
-  run.record_name = "pytorch " + p.torch_version;
-  run.work_dir = s.work;
-  run.build_dir = p.layout.source_dir;
-  // The work folder when the source is inside it (a clone), else the --source tree.
-  run.mapped_dir = p.layout.source_dir.rfind(s.work + "/", 0) == 0 ? s.work : p.layout.source_dir;
-  run.ninja_root = p.layout.source_dir + "/build";
-  run.wait_for_lock = o.wait_for_lock;
-  run.cache_statistics = !o.configure_only;
-  plan::JobPolicy& j = run.jobs;
-  j.fixed = s.resolve.jobs;
-  j.variable = "MAX_JOBS";
-  j.prior_job_bytes = static_cast<uint64_t>(p.estimate.gib_per_job * static_cast<double>(1ull << 30));
-  j.recipe = "pytorch";
-  j.pip_build = true;
-  for (const auto& t : s.host.tools) {
-    if (t.name == "ninja") j.ninja_version = t.version;
-    if (t.name == "make" && !t.version.empty() && !t.jobserver_client) j.make_without_jobserver = t.path;
-  }
-  j.max_jobs = static_cast<size_t>(std::max(1, s.host.cpu.build_cores()));
-  j.memory_limit = s.host.memory.cgroup_limit ? s.host.memory.cgroup_limit : s.host.memory.total;
-}
-
 }  // namespace
 
 plan::DoctorFacts gather_doctor_facts(const plan::TorchPlan& p, CommandRunner& runner) {
@@ -182,6 +153,8 @@ TorchStepResult resolve_plan(const TorchBuildOptions& o, TorchBuildContext& ctx,
   ropts.cache_settings = s.cache_settings;
   ropts.cache = o.cache;
   ropts.environment = ctx.environment;
+  ropts.wait_for_lock = o.wait_for_lock;
+  ropts.configure_only = o.configure_only;
   // The shared storage, asked once before the plan decides the cache (as for extensions).
   if (auto stopped = settle_cache_storage(s.cache_settings, ropts.cache, ctx.session())) return stopped;
   s.plan = plan::resolve_torch_plan(s.variant, s.host, ropts);
@@ -253,7 +226,6 @@ TorchStepResult check_source(const TorchBuildOptions& o, TorchBuildContext& ctx,
 // 4. The plan's commands, through the one builder.
 TorchStepResult run_build(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s) {
   plan::TorchPlan& p = s.plan;
-  set_run_policy(o, s);
   BuildReport& rep = s.report;
   rep.package = "torch";
   rep.recipe = "pytorch";
