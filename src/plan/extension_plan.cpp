@@ -365,8 +365,7 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
   if (const auto& par = package_parallelism(); par.modules_at_once && recipe.build_system == BuildSystem::pip &&
                                                !request.environment.count("TAILOR_MODULES_AT_ONCE")) {
     plan.env["TAILOR_MODULES_AT_ONCE"] = "1";
-    if (auto nvcc = cuda::parse_cuda_version(toolkit ? toolkit->version : std::string());
-        nvcc && par.split_max >= 2 && *nvcc >= par.split_min_nvcc)
+    if (toolkit && par.split_max >= 2 && toolkit->release >= par.split_min_nvcc)
       plan.env["TAILOR_SPLIT_COMPILE"] = fmt::format("{}:{}", par.split_reference_cores, par.split_max);
   }
   if (recipe.serial && !recipe.parallel_fix && request.jobs)

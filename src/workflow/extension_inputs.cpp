@@ -96,6 +96,7 @@ PreflightFacts preflight_facts(const probe::HostReport& host, const probe::Pytho
     if (py->torch) {
       f.torch_version = py->torch->version;
       f.torch_cuda_version = py->torch->cuda_version;
+      if (auto v = cuda::parse_cuda_version(py->torch->cuda_version)) f.torch_cuda = *v;
     }
   }
   {
@@ -284,7 +285,7 @@ StepResult print_build_env(const ExtensionBuildOptions&, ExtensionBuildContext& 
   auto epoch_env = source_date_epoch_from_env(epoch_var == ctx.environment.end() ? nullptr : epoch_var->second.c_str());
   if (!epoch_env) return stop(BuildStatus::bad_input, epoch_env.error().message);
   add_reproducible_build_env(p->env, epoch_env->value_or(0), s.request.source_dir, p->cache.tool != CacheTool::sccache,
-                             s.toolkit ? s.toolkit->version : std::string());
+                             s.toolkit ? std::optional(s.toolkit->release) : std::nullopt);
   if (!*epoch_env) {
     p->env.erase("SOURCE_DATE_EPOCH");
     p->notes.push_back("SOURCE_DATE_EPOCH: the source's own date (the commit time of HEAD, else the newest file or sdist member), set when the build prepares it");

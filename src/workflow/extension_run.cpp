@@ -237,7 +237,7 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
   }
   if (s.toolkit && !rep.env.count("CUDA_HOME")) rep.env["CUDA_HOME"] = s.toolkit->root;
   add_reproducible_build_env(rep.env, s.identity->source_date_epoch, *src, p->cache.tool != CacheTool::sccache,
-                             s.toolkit ? s.toolkit->version : std::string());
+                             s.toolkit ? std::optional(s.toolkit->release) : std::nullopt);
   for (const auto& file : p->helper_files)
     if (auto written = write_file_atomic(file.path, file.text); !written)
       return stop(BuildStatus::build_failed, "writing " + file.path + ": " + written.error().message);

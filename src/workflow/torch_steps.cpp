@@ -87,12 +87,6 @@ std::string release_notes(const plan::TorchPlan& p, const std::string& wheel, co
   return o;
 }
 
-/// The nvcc the plan builds with, as the probe found it ("13.0.88"); "" when unknown.
-std::string nvcc_version_of(const plan::TorchPlan& p, const probe::HostReport& host) {
-  for (const auto& tk : host.cuda_toolkits)
-    if (tk.root == p.cuda_home) return tk.version;
-  return "";
-}
 
 }  // namespace
 
@@ -206,7 +200,7 @@ TorchStepResult check_source(const TorchBuildOptions& o, TorchBuildContext& ctx,
     if (!identity) return stop(BuildStatus::build_failed, "identifying the source: " + identity.error().message);
     s.identity = std::move(*identity);
     add_reproducible_build_env(p.env, s.identity->source_date_epoch, p.layout.source_dir,
-                               p.cache.tool != cache::CacheTool::sccache, nvcc_version_of(p, s.host));
+                               p.cache.tool != cache::CacheTool::sccache, p.cuda_version);
   }
   if (o.configure_only) p.env["CMAKE_ONLY"] = "1";
   const std::string venv_python = p.layout.venv_dir + "/bin/python";
