@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cache/cache_settings.h"
 #include "executor/memory_governor.h"
 #include "executor/ninja_log.h"
 
@@ -87,7 +88,7 @@ struct BuildReport {
   std::vector<Phase> phases;
   int jobs = 0;
   std::string jobs_reason;
-  std::string cache_tool;      ///< "ccache", "sccache", "none"
+  cache::CacheTool cache_tool = cache::CacheTool::none;
   std::optional<uint64_t> cache_hits, cache_misses;
   std::string cache_storage;   ///< "local ~/.cache/sccache", "redis://host:6379": no secrets
   uint64_t cache_errors = 0;   ///< storage reads/writes that failed

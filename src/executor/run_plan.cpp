@@ -164,7 +164,7 @@ StepResult enter_fixed_path(Run& r) {
 // counts before the run.
 StepResult start_cache(Run& r) {
   const plan::CacheDecision& c = r.plan.cache;
-  r.rep.cache_tool = std::string(c.tool_name());
+  r.rep.cache_tool = c.tool;
   r.rep.cache_storage = c.storage;
   r.cache_env = c.env;
   if (c.executable.empty() || !r.policy.cache_statistics) return std::nullopt;
@@ -511,7 +511,7 @@ PlanRun run_plan(const plan::BuildPlan& plan, BuildSession& session, BuildReport
   session.say(fmt::format("==> building {} ({}){}; log: {}",
                           r.governor ? "under the memory governor" : fmt::format("with {} jobs", report.jobs),
                           r.governor ? report.governor->reason : report.jobs_reason,
-                          plan.cache.used() ? ", cache " + report.cache_tool : "", report.log_path));
+                          plan.cache.used() ? fmt::format(", cache {}", plan.cache.tool_name()) : "", report.log_path));
   std::unique_ptr<ProgressDisplay> own_display;
   if (!session.display) own_display = make_progress_display(session.style, session.status ? session.status : stderr);
   BuildRunner runner(session.runner, session.display ? *session.display : *own_display, report.log_path, session.clock);

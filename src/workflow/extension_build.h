@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/cache_settings.h"
 #include "executor/build_report.h"
 #include "executor/build_runner.h"
 #include "executor/extension_source.h"
@@ -31,7 +32,8 @@ struct ExtensionBuildOptions {
   std::optional<int> jobs;              ///< --jobs: a static count, no memory governor
   std::optional<uint64_t> memory_budget;  ///< --memory-budget in bytes: the governor's ceiling
   std::string package;                 ///< --package: recipe override
-  std::string cache = "auto";          ///< --cache auto|ccache|sccache|none
+  /// --cache as read (plan::parse_cache_flag: auto|ccache|sccache|none); nullopt: auto.
+  std::optional<cache::CacheTool> cache;
   std::string cache_url;               ///< --cache-url: redis://, s3://, a folder; "" none
   std::string config;                  ///< --config: a tailor.toml whose [cache] applies; "" none
   /// --dist [STATE_DIR_OR_CLIENT_CONFIG]: compile on an sccache-dist cluster ("" means

@@ -163,9 +163,7 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   rep.source = spec->kind == SourceKind::example ? spec->path : spec->text;
   rep.source_kind = std::string(source_kind_name(spec->kind));
   if (o.jobs && *o.jobs < 1) return stop(BuildStatus::bad_input, fmt::format("--jobs {}: must be at least 1", *o.jobs));
-  auto cache_flag = plan::parse_cache_flag(o.cache);
-  if (!cache_flag) return stop(BuildStatus::bad_input, cache_flag.error().message);
-  s.request.cache = *cache_flag;
+  s.request.cache = o.cache;
 
   {
     // [cache] of --config, then TAILOR_CACHE / TAILOR_CACHE_URL, then --cache-url.
@@ -185,7 +183,7 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   }
   // A shared cache and no --work-dir: a path that is the same on every machine and for
   // every checkout, so nvcc's cached steps (keyed by the source's path) hit.
-  if (o.work_root.empty() && s.request.cache_settings.shared() && o.cache != "none") {
+  if (o.work_root.empty() && s.request.cache_settings.shared() && o.cache != CacheTool::none) {
     s.work_root = s.request.cache_settings.work_root.empty() ? cache::shared_work_root() : s.request.cache_settings.work_root;
     s.work_dir = stable_work_dir_for(s.spec, s.work_root);
   } else {
@@ -258,7 +256,7 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   // A tool the storage does not fit (ccache and S3) is bad input, before anything is asked
   // of the storage; then the storage is asked once (executor::settle_cache_storage).
   if (req.cache && *req.cache != CacheTool::none && req.cache_settings.shared())
-    if (auto fits = cache::cache_tool_environment(req.cache_settings, cache_tool_name(*req.cache)); !fits)
+    if (auto fits = cache::cache_tool_environment(req.cache_settings, *req.cache); !fits)
       return stop(BuildStatus::bad_input, fits.error().message);
   if (auto stopped = settle_cache_storage(req.cache_settings, req.cache, ctx.session(o))) return stopped;
   req.profile = o.profile;

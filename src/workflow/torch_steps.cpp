@@ -233,7 +233,8 @@ TorchStepResult run_build(const TorchBuildOptions& o, TorchBuildContext& ctx, To
   s.log_path = rep.log_path;
   s.steps = run.steps;
   if (rep.cache_hits && *rep.cache_hits + rep.cache_misses.value_or(0) > 0)
-    std::fprintf(ctx.out, "compiler cache: %s (%s): %s\n", rep.cache_tool.c_str(), rep.cache_storage.c_str(),
+    std::fprintf(ctx.out, "compiler cache: %s (%s): %s\n", std::string(cache::cache_tool_name(rep.cache_tool)).c_str(),
+                 rep.cache_storage.c_str(),
                  cache::hit_rate_text(*rep.cache_hits, rep.cache_misses.value_or(0)).c_str());
   if (run.outcome) rep.duration_s = std::chrono::duration<double>(run.outcome->duration).count();
   if (run.stop && run.outcome && !run.outcome->interrupted && interrupt_signal() == 0) {
