@@ -120,6 +120,9 @@ struct BuildPlan {
   /// What the user should know: spellings that lose something, a toolkit that does not
   /// match torch's CUDA, why tailor's choice differs from the hand-written recipes.
   std::vector<std::string> notes;
+  /// The compilers the build reads from CC/CXX, each launched by the compiler cache (the
+  /// executor writes a wrapper named after each compiler and points the variable at it).
+  std::vector<cache::CompilerLaunch> cached_compilers;
   ExecutionPolicy run;
 };
 

@@ -406,8 +406,9 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
                    ? it->second
                    : std::string(fallback);
       };
-      if (plan.cache.tool != CacheTool::sccache) plan.env["CC"] = cache_path + " " + compiler("CC", "gcc");
-      plan.env["CXX"] = cache_path + " " + compiler("CXX", "g++");
+      if (plan.cache.tool != CacheTool::sccache)
+        plan.cached_compilers.push_back({"CC", cache_path, compiler("CC", "gcc")});
+      plan.cached_compilers.push_back({"CXX", cache_path, compiler("CXX", "g++")});
     } else {
       for (const char* lang : {"C", "CXX", "CUDA"})
         plan.env[fmt::format("CMAKE_{}_COMPILER_LAUNCHER", lang)] = cache_path;
@@ -458,24 +459,17 @@ std::string render_print_env(const ExtensionBuildPlan& plan) {
   for (const auto& n : plan.notes) out << "# note: " << n << "\n";
   for (const auto& name : plan.unset_env) out << "unset " << name << "\n";
   if (!plan.path_prepend.empty()) out << "export PATH=" << shell_quote(plan.path_prepend) << ":\"$PATH\"\n";
-  for (const auto& [k, v] : plan.env) {
-    // torch.utils.cpp_extension checks $CC/$CXX by name and version, so CXX="ccache g++"
-    // fails there; the build (build/compiler_cache) runs the cache through a wrapper named
-    // after the compiler, and the printed script does the same so it works when pasted.
-    auto space = v.find(' ');
-    bool cached_compiler = (k == "CC" || k == "CXX") && space != std::string::npos &&
-                           v.find(' ', space + 1) == std::string::npos &&
-                           v.substr(0, space).find("cache") != std::string::npos;
-    if (cached_compiler) {
-      std::string compiler = v.substr(space + 1);
-      std::string wrapper = "\"${TMPDIR:-/tmp}/tailor-compiler-wrappers/" + compiler + "\"";
-      out << "mkdir -p \"${TMPDIR:-/tmp}/tailor-compiler-wrappers\"\n";
-      out << "printf '#!/bin/sh\\nexec %s %s \"$@\"\\n' " << shell_quote(v.substr(0, space)) << " \"$(command -v "
-          << shell_quote(compiler) << ")\" > " << wrapper << " && chmod +x " << wrapper << "\n";
-      out << "export " << k << "=" << wrapper << "\n";
-      continue;
-    }
-    out << "export " << k << "=" << shell_quote(v) << "\n";
+  for (const auto& [k, v] : plan.env) out << "export " << k << "=" << shell_quote(v) << "\n";
+  // torch.utils.cpp_extension checks $CC/$CXX by name and version, so CXX="ccache g++"
+  // fails there; the build runs the cache through a wrapper named after the compiler
+  // (cache::wrap_cached_compilers), and the printed script does the same so it works when
+  // pasted.
+  for (const auto& launch : plan.cached_compilers) {
+    std::string wrapper = "\"${TMPDIR:-/tmp}/tailor-compiler-wrappers/" + launch.compiler + "\"";
+    out << "mkdir -p \"${TMPDIR:-/tmp}/tailor-compiler-wrappers\"\n";
+    out << "printf '#!/bin/sh\\nexec %s %s \"$@\"\\n' " << shell_quote(launch.launcher) << " \"$(command -v "
+        << shell_quote(launch.compiler) << ")\" > " << wrapper << " && chmod +x " << wrapper << "\n";
+    out << "export " << launch.variable << "=" << wrapper << "\n";
   }
   for (const auto& p : plan.patches) {
     out << "# patch " << p.file << ": " << p.description << "\n";

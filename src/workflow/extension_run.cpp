@@ -231,9 +231,9 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
         it != req.environment.end() && (was == ctx.environment.end() || was->second != it->second) && !rep.env.count(var))
       rep.env[var] = it->second;
   {
-    auto wrapped = wrap_cached_compilers(rep.env, (fs::path(s.work_dir) / "compiler-wrappers").string());
+    auto wrapped = wrap_cached_compilers(p->cached_compilers, (fs::path(s.work_dir) / "compiler-wrappers").string());
     if (!wrapped) return stop(BuildStatus::build_failed, wrapped.error().message);
-    rep.env = *wrapped;
+    for (const auto& [var, wrapper] : *wrapped) rep.env[var] = wrapper;
   }
   if (s.toolkit && !rep.env.count("CUDA_HOME")) rep.env["CUDA_HOME"] = s.toolkit->root;
   add_reproducible_build_env(rep.env, s.identity->source_date_epoch, *src, p->cache.tool != CacheTool::sccache,
