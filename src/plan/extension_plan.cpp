@@ -263,6 +263,73 @@ ExecutionPolicy extension_run_policy(const ExtensionBuildRequest& request, const
   return run;
 }
 
+// Parallelism: the jobs and why, nvcc's threads, the package's modules at once and
+// -split-compile. A serial package with a [parallel] fix gets its patch (switching its
+// parallel backend on) unless the user asked for one job.
+void set_parallelism(ExtensionBuildPlan& plan, const ExtensionRecipe& recipe, const ExtensionBuildRequest& request,
+                     const probe::HostReport& host, const probe::CudaToolkit* toolkit) {
+  plan.package_additions = package_additions(recipe.name, recipe.verify, request.targets);
+  JobChoice jobs = choose_jobs(recipe, request, host,
+                               request.targets.size() + plan.package_additions.size());
+  plan.jobs = jobs.jobs;
+  plan.jobs_reason = jobs.reason;
+  if (recipe.parallel_fix && !(request.jobs && *request.jobs <= 1)) {
+    const ParallelFix& fix = *recipe.parallel_fix;
+    for (const auto& p : fix.patches)
+      plan.patches.push_back({p.file, p.description, p.start, p.end, p.replace, p.marker});
+    plan.parallel_fix = fix.summary;
+    plan.jobs_reason = fmt::format("{}; {}={} ({})", fix.summary, recipe.jobs_variable,
+                                   recipe.jobs_count_nvcc_threads ? jobs.jobs * jobs.nvcc_threads : jobs.jobs,
+                                   jobs.reason);
+    if (!fix.limit.empty()) plan.jobs_reason += "; " + fix.limit;
+  }
+  plan.nvcc_threads = jobs.nvcc_threads;
+  const int jobs_value = recipe.jobs_count_nvcc_threads ? jobs.jobs * jobs.nvcc_threads : jobs.jobs;
+  plan.env[recipe.jobs_variable] = std::to_string(jobs_value);
+  if (!recipe.nvcc_threads_variable.empty())
+    plan.env[recipe.nvcc_threads_variable] =
+        recipe.nvcc_threads_in_flags ? fmt::format("--threads {}", jobs.nvcc_threads)
+                                     : std::to_string(jobs.nvcc_threads);
+  // Every extension module at once, and -split-compile for packages of few nvcc units
+  // (data/build/build_wheel.py acts on these inside torch's BuildExtension; a user's own
+  // TAILOR_MODULES_AT_ONCE wins).
+  if (const auto& par = package_parallelism(); par.modules_at_once && recipe.build_system == BuildSystem::pip &&
+                                               !request.environment.count("TAILOR_MODULES_AT_ONCE")) {
+    plan.env["TAILOR_MODULES_AT_ONCE"] = "1";
+    if (toolkit && par.split_max >= 2 && toolkit->release >= par.split_min_nvcc)
+      plan.env["TAILOR_SPLIT_COMPILE"] = fmt::format("{}:{}", par.split_reference_cores, par.split_max);
+  }
+  if (recipe.serial && !recipe.parallel_fix && request.jobs)
+    plan.notes.push_back(recipe.name + " compiles one file at a time; --jobs has no effect");
+}
+
+// How the package's build takes the compiler cache the plan chose: torch's cpp_extension
+// through PYTORCH_NVCC and the compilers CC/CXX name (each a typed launch), a CMake build
+// through its compiler launchers.
+void hook_compiler_cache(ExtensionBuildPlan& plan, const ExtensionRecipe& recipe, const ExtensionBuildRequest& request,
+                         const std::string& nvcc) {
+  if (!plan.cache.used()) return;
+  const std::string& cache_path = plan.cache.executable;
+  if (recipe.cache_hook != CacheHook::torch_env) {
+    for (const char* lang : {"C", "CXX", "CUDA"}) plan.env[fmt::format("CMAKE_{}_COMPILER_LAUNCHER", lang)] = cache_path;
+    return;
+  }
+  plan.env["PYTORCH_NVCC"] = cache_path + " " + nvcc;
+  // torch passes $CC to nvcc as -ccbin: under sccache a cached host compiler inside a
+  // cached nvcc fails ("Failed to preprocess host compiler properties"), so CC stays
+  // the plain compiler there and only the C++ and CUDA compiles go through the cache.
+  // The compilers the build would use without a cache: the caller's CC/CXX (a machine
+  // may point them at a newer gcc than PATH's), else torch's defaults.
+  auto compiler = [&](const char* var, const char* fallback) {
+    auto it = request.environment.find(var);
+    return it != request.environment.end() && !it->second.empty() && it->second.find(' ') == std::string::npos
+               ? it->second
+               : std::string(fallback);
+  };
+  if (plan.cache.tool != CacheTool::sccache) plan.cached_compilers.push_back({"CC", cache_path, compiler("CC", "gcc")});
+  plan.cached_compilers.push_back({"CXX", cache_path, compiler("CXX", "g++")});
+}
+
 }  // namespace
 
 Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest& request,
@@ -335,41 +402,7 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
     plan.notes.push_back("no CUDA toolkit found: nvcc must be on PATH");
   }
 
-  // Parallelism. A serial package with a [parallel] fix gets its patch (switching its
-  // parallel backend on) unless the user asked for one job.
-  plan.package_additions = package_additions(recipe.name, recipe.verify, request.targets);
-  JobChoice jobs = choose_jobs(recipe, request, host,
-                               request.targets.size() + plan.package_additions.size());
-  plan.jobs = jobs.jobs;
-  plan.jobs_reason = jobs.reason;
-  if (recipe.parallel_fix && !(request.jobs && *request.jobs <= 1)) {
-    const ParallelFix& fix = *recipe.parallel_fix;
-    for (const auto& p : fix.patches)
-      plan.patches.push_back({p.file, p.description, p.start, p.end, p.replace, p.marker});
-    plan.parallel_fix = fix.summary;
-    plan.jobs_reason = fmt::format("{}; {}={} ({})", fix.summary, recipe.jobs_variable,
-                                   recipe.jobs_count_nvcc_threads ? jobs.jobs * jobs.nvcc_threads : jobs.jobs,
-                                   jobs.reason);
-    if (!fix.limit.empty()) plan.jobs_reason += "; " + fix.limit;
-  }
-  plan.nvcc_threads = jobs.nvcc_threads;
-  const int jobs_value = recipe.jobs_count_nvcc_threads ? jobs.jobs * jobs.nvcc_threads : jobs.jobs;
-  plan.env[recipe.jobs_variable] = std::to_string(jobs_value);
-  if (!recipe.nvcc_threads_variable.empty())
-    plan.env[recipe.nvcc_threads_variable] =
-        recipe.nvcc_threads_in_flags ? fmt::format("--threads {}", jobs.nvcc_threads)
-                                     : std::to_string(jobs.nvcc_threads);
-  // Every extension module at once, and -split-compile for packages of few nvcc units
-  // (data/build/build_wheel.py acts on these inside torch's BuildExtension; a user's own
-  // TAILOR_MODULES_AT_ONCE wins).
-  if (const auto& par = package_parallelism(); par.modules_at_once && recipe.build_system == BuildSystem::pip &&
-                                               !request.environment.count("TAILOR_MODULES_AT_ONCE")) {
-    plan.env["TAILOR_MODULES_AT_ONCE"] = "1";
-    if (toolkit && par.split_max >= 2 && toolkit->release >= par.split_min_nvcc)
-      plan.env["TAILOR_SPLIT_COMPILE"] = fmt::format("{}:{}", par.split_reference_cores, par.split_max);
-  }
-  if (recipe.serial && !recipe.parallel_fix && request.jobs)
-    plan.notes.push_back(recipe.name + " compiles one file at a time; --jobs has no effect");
+  set_parallelism(plan, recipe, request, host, toolkit);
 
 
   // A restriction profile the package allows.
@@ -391,29 +424,7 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
   // Compiler cache.
   TAILOR_TRY(cache_decision, choose_cache(request, host));
   plan.cache = std::move(cache_decision);
-  if (plan.cache.used()) {
-    const std::string& cache_path = plan.cache.executable;
-    if (recipe.cache_hook == CacheHook::torch_env) {
-      plan.env["PYTORCH_NVCC"] = cache_path + " " + nvcc;
-      // torch passes $CC to nvcc as -ccbin: under sccache a cached host compiler inside a
-      // cached nvcc fails ("Failed to preprocess host compiler properties"), so CC stays
-      // the plain compiler there and only the C++ and CUDA compiles go through the cache.
-      // The compilers the build would use without a cache: the caller's CC/CXX (a machine
-      // may point them at a newer gcc than PATH's), else torch's defaults.
-      auto compiler = [&](const char* var, const char* fallback) {
-        auto it = request.environment.find(var);
-        return it != request.environment.end() && !it->second.empty() && it->second.find(' ') == std::string::npos
-                   ? it->second
-                   : std::string(fallback);
-      };
-      if (plan.cache.tool != CacheTool::sccache)
-        plan.cached_compilers.push_back({"CC", cache_path, compiler("CC", "gcc")});
-      plan.cached_compilers.push_back({"CXX", cache_path, compiler("CXX", "g++")});
-    } else {
-      for (const char* lang : {"C", "CXX", "CUDA"})
-        plan.env[fmt::format("CMAKE_{}_COMPILER_LAUNCHER", lang)] = cache_path;
-    }
-  }
+  hook_compiler_cache(plan, recipe, request, nvcc);
 
   // Commands. The wheel: the source's PEP 517 backend, called once in the target
   // interpreter with no build isolation (data/build/build_wheel.py).

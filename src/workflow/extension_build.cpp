@@ -189,6 +189,44 @@ std::string embedded_program(std::string_view path) {
 }
 }  // namespace
 
+// The clean venv of the import check, with the built wheel installed: no pip of its own
+// (ensurepip costs seconds per build): the target's pip installs into it with --python
+// (pip 22.3 and later); an older pip gets the venv its own pip.
+static CheckRun install_in_clean_venv(CommandRunner& runner, const std::string& python, const std::string& venv,
+                                      const std::string& wheel, const std::string& work_dir, std::ofstream& log) {
+  const auto clean_env = clean_venv_env();
+  const std::string vpy = (fs::path(venv) / "bin" / "python").string();
+  CheckRun r = run_check(runner, {python, "-m", "venv", "--system-site-packages", "--without-pip", venv},
+                         work_dir, clean_env, log, std::chrono::seconds(300));
+  // When the target Python is itself a venv (e.g. /opt/torch/.venv), --system-site-packages
+  // exposes the base interpreter, not the venv that holds torch: hand the new venv the
+  // target's own site folders, and what their .pth files add to its path (a venv that
+  // reuses another interpreter's torch that way, as `tailor stack --torch` makes), through
+  // a .pth file so torch (and only what sits beside it) is visible.
+  if (r.ok) {
+    CheckRun sites = run_check(runner, {python, "-c", embedded_program("build/target_site_paths.py")}, work_dir,
+                               clean_env, log, std::chrono::seconds(120));
+    if (sites.ok)
+      r = run_check(runner, {vpy, "-c", embedded_program("build/venv_add_paths.py"), sites.output}, work_dir, clean_env,
+                    log, std::chrono::seconds(120));
+  }
+  if (r.ok) {
+    CheckRun via = run_check(runner,
+                             {python, "-m", "pip", "--python", vpy, "install", "--no-deps", "--no-index",
+                              "--force-reinstall", "-q", wheel},
+                             work_dir, clean_env, log, std::chrono::seconds(600));
+    if (via.ok || via.output.find("no such option: --python") == std::string::npos) {
+      r = via;
+    } else {
+      r = run_check(runner, {vpy, "-m", "ensurepip", "-q"}, work_dir, clean_env, log, std::chrono::seconds(300));
+      if (r.ok)
+        r = run_check(runner, {vpy, "-m", "pip", "install", "--no-deps", "--no-index", "--force-reinstall", "-q", wheel},
+                      work_dir, clean_env, log, std::chrono::seconds(600));
+    }
+  }
+  return r;
+}
+
 // 6. Install into a clean venv (torch visible, nothing else) and import.
 bool package_tests_run(const ExtensionBuildOptions& o, const ExtensionBuildState& s) {
   bool run_tests = o.tests == ExtensionBuildOptions::Tests::always ||
@@ -237,36 +275,7 @@ StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& c
   s.venv_python = vpy;
   const auto clean_env = clean_venv_env();
   status(o, fmt::format("==> import test in a clean venv ({})", venv.string()));
-  // No pip of its own (ensurepip costs seconds per build): the target's pip installs into
-  // it with --python (pip 22.3 and later); an older pip gets the venv its own pip below.
-  CheckRun r = run_check(runner, {rep.python, "-m", "venv", "--system-site-packages", "--without-pip", venv.string()},
-                         work_dir, clean_env, log, std::chrono::seconds(300));
-  // When the target Python is itself a venv (e.g. /opt/torch/.venv), --system-site-packages
-  // exposes the base interpreter, not the venv that holds torch: hand the new venv the
-  // target's own site folders, and what their .pth files add to its path (a venv that
-  // reuses another interpreter's torch that way, as `tailor stack --torch` makes), through
-  // a .pth file so torch (and only what sits beside it) is visible.
-  if (r.ok) {
-    CheckRun sites = run_check(runner, {rep.python, "-c", embedded_program("build/target_site_paths.py")}, work_dir,
-                               clean_env, log, std::chrono::seconds(120));
-    if (sites.ok)
-      r = run_check(runner, {vpy, "-c", embedded_program("build/venv_add_paths.py"), sites.output}, work_dir, clean_env,
-                    log, std::chrono::seconds(120));
-  }
-  if (r.ok) {
-    CheckRun via = run_check(runner,
-                             {rep.python, "-m", "pip", "--python", vpy, "install", "--no-deps", "--no-index",
-                              "--force-reinstall", "-q", s.wheel},
-                             work_dir, clean_env, log, std::chrono::seconds(600));
-    if (via.ok || via.output.find("no such option: --python") == std::string::npos) {
-      r = via;
-    } else {
-      r = run_check(runner, {vpy, "-m", "ensurepip", "-q"}, work_dir, clean_env, log, std::chrono::seconds(300));
-      if (r.ok)
-        r = run_check(runner, {vpy, "-m", "pip", "install", "--no-deps", "--no-index", "--force-reinstall", "-q", s.wheel},
-                      work_dir, clean_env, log, std::chrono::seconds(600));
-    }
-  }
+  CheckRun r = install_in_clean_venv(runner, rep.python, venv.string(), s.wheel, work_dir, log);
   // Run from the venv folder so the source tree's own package folder cannot shadow the
   // installed one.
   // With a GPU and no package tests to run first, the recipe's smoke test runs in the same
