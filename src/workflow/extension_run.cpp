@@ -374,22 +374,8 @@ StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&, 
 // 8. Publish wheel, report and log together; an interrupted run publishes nothing.
 StepResult publish_outputs(const ExtensionBuildOptions& o, ExtensionBuildContext&, ExtensionBuildState& s) {
   BuildReport& rep = s.result.report;
-  if (interrupt_signal() != 0) return stop(BuildStatus::build_failed, "interrupted");
-  auto staging = PublishStaging::create(o.out_dir);
-  if (!staging) return stop(BuildStatus::bad_input, staging.error().message);
-  rep.ok = true;
   rep.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count();
-  std::string report_name = rep.wheel + ".report.json";
-  std::string log_name = rep.wheel + ".build.log";
-  rep.wheel_path = (fs::path(staging->out_dir()) / rep.wheel).string();
-  std::string kept_log = rep.log_path;
-  rep.log_path = (fs::path(staging->out_dir()) / log_name).string();
-  auto steps_ok = staging->add_copy(kept_log, log_name);
-  if (steps_ok) steps_ok = staging->add_text(report_name, to_json(rep).dump(2) + "\n");
-  if (steps_ok) steps_ok = staging->add_text(rep.wheel + ".report.html", render_report_html(to_json(rep)));
-  if (steps_ok) steps_ok = staging->add_copy(s.wheel, rep.wheel);
-  if (!steps_ok) return stop(BuildStatus::build_failed, steps_ok.error().message);
-  auto published = staging->commit({report_name, rep.wheel});
+  auto published = publish_build(o.out_dir, rep, s.wheel);
   if (!published) return stop(BuildStatus::build_failed, published.error().message);
   s.result.published = *published;
   s.result.status = BuildStatus::ok;

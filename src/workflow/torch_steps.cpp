@@ -400,7 +400,6 @@ TorchStepResult publish(const TorchBuildOptions& o, TorchBuildContext& ctx, Torc
   rep.source_kind = "torch-source";
   rep.python = p.python;
   rep.wheel = name;
-  rep.wheel_path = (fs::path(o.out_dir) / name).string();
   if (auto mapped = MappedFile::open(s.renamed); mapped) {
     rep.sha256 = Sha256::hex(Sha256::of(mapped->bytes()));
     rep.size = mapped->bytes().size();
@@ -410,20 +409,13 @@ TorchStepResult publish(const TorchBuildOptions& o, TorchBuildContext& ctx, Torc
   if (p.cuda) rep.checks.push_back({"targets", CheckStatus::passed, "exactly " + join(s.verification.expected, " ")});
   rep.checks.push_back({"import", CheckStatus::passed, "torch from the wheel in a clean venv"});
   rep.checks.push_back({"gpu-smoke", s.smoke == "ok" ? CheckStatus::passed : CheckStatus::skipped, s.smoke});
-  rep.ok = true;
   if (s.identity) rep.provenance = make_torch_provenance(p, s.host, *s.identity, k_tool_version);
   rep.torch = BuildReport::Torch{plan::plan_to_json(p), s.verification.expected, s.manylinux_needed,
                                  nlohmann::json::parse(s.import_json, nullptr, false), s.smoke, packages};
-  const nlohmann::json json = to_json(rep);
-  auto staging = PublishStaging::create(o.out_dir);
-  if (!staging) return stop(BuildStatus::build_failed, staging.error().message);
-  for (auto r : {staging->add_text(name + ".report.json", json.dump(2) + "\n"),
-                 staging->add_text(name + ".report.html", render_report_html(json)),
-                 staging->add_text(name + ".RELEASE_NOTES.md", release_notes(p, name, s.verification, s.manylinux_needed, packages)),
-                 staging->add_text("Dockerfile.runtime", render_runtime_dockerfile(p, name, packages)),
-                 staging->add_copy(s.log_path, name + ".build.log"), staging->add_copy(s.renamed, name)})
-    if (!r) return stop(BuildStatus::build_failed, r.error().message);
-  auto published = staging->commit({name});
+  auto published =
+      publish_build(o.out_dir, rep, s.renamed,
+                    {{name + ".RELEASE_NOTES.md", release_notes(p, name, s.verification, s.manylinux_needed, packages)},
+                     {"Dockerfile.runtime", render_runtime_dockerfile(p, name, packages)}});
   if (!published) return stop(BuildStatus::build_failed, published.error().message);
   s.result.wheel_path = rep.wheel_path;
   s.result.published = *published;
