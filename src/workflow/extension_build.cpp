@@ -76,9 +76,10 @@ std::string realpath_or(const std::string& p) {
 }
 
 /// The C++ compiler torch's cpp_extension will use: $CXX, else c++ / g++ on PATH.
-const probe::Compiler* host_cxx(const probe::HostReport& host) {
+const probe::Compiler* host_cxx(const probe::HostReport& host, const std::map<std::string, std::string>& environment) {
   std::string want;
-  if (const char* cxx = std::getenv("CXX"); cxx && *cxx) want = find_in_path(split_any(cxx, " ").back());
+  if (auto cxx = environment.find("CXX"); cxx != environment.end() && !cxx->second.empty())
+    want = find_in_path(split_any(cxx->second, " ").back());
   if (want.empty()) want = find_in_path("c++");
   if (want.empty()) want = find_in_path("g++");
   if (!want.empty()) {

@@ -5,6 +5,7 @@
 // wheel + report + log atomically. Returns data; the CLI renders it.
 #pragma once
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,9 +79,11 @@ Expected<cuda::ResolvedTargets> resolve_targets(const std::vector<std::string>& 
                                                 const probe::HostReport& host);
 
 /// The facts the pre-flight checks judge, from the probe and the chosen interpreter.
+/// `environment`: the caller's (its CXX is the compiler the build uses).
 executor::PreflightFacts preflight_facts(const probe::HostReport& host, const probe::PythonInstall* python,
                                const probe::CudaToolkit* toolkit, const cuda::TargetSet& targets,
-                               const std::string& work_dir, CommandRunner& runner);
+                               const std::string& work_dir, CommandRunner& runner,
+                                         const std::map<std::string, std::string>& environment);
 
 ExtensionBuildResult build_extension(const ExtensionBuildOptions& options);
 

@@ -72,7 +72,8 @@ Expected<cuda::ResolvedTargets> resolve_targets(const std::vector<std::string>& 
 
 PreflightFacts preflight_facts(const probe::HostReport& host, const probe::PythonInstall* py,
                                const probe::CudaToolkit* tk, const cuda::TargetSet& targets,
-                               const std::string& work_dir, CommandRunner& runner) {
+                               const std::string& work_dir, CommandRunner& runner,
+                               const std::map<std::string, std::string>& environment) {
   PreflightFacts f;
   if (tk) {
     f.nvcc_path = tk->nvcc;
@@ -82,7 +83,7 @@ PreflightFacts preflight_facts(const probe::HostReport& host, const probe::Pytho
     if (!caps) caps = cuda::nvcc_capabilities_from_table(tk->release);
     if (caps)
       f.unsupported_targets = cuda::unsupported_by(targets, *caps);
-    if (const probe::Compiler* cxx = host_cxx(host)) {
+    if (const probe::Compiler* cxx = host_cxx(host, environment)) {
       f.host_compiler = fmt::format("{} {} ({})", probe::compiler_kind_name(cxx->kind), cxx->version, cxx->path);
       f.host_compiler_accepted = probe::toolkit_accepts_compiler(*tk, *cxx);
       if (auto max = probe::host_compiler_max_major(*tk, cxx->kind))
@@ -102,7 +103,8 @@ PreflightFacts preflight_facts(const probe::HostReport& host, const probe::Pytho
   {
     std::error_code ec;
     std::string scratch = fs::exists(work_dir, ec) ? work_dir : fs::temp_directory_path(ec).string();
-    probe::CxxRuntime rt = probe::check_cxx_runtime(probe::extension_cxx(std::getenv("CXX")), scratch, runner);
+    probe::CxxRuntime rt = probe::check_cxx_runtime(
+        probe::extension_cxx(environment.count("CXX") ? environment.at("CXX").c_str() : nullptr), scratch, runner);
     f.cxx_runtime_compiler = rt.compiler;
     if (rt.checked) f.cxx_runtime_dynamic = rt.dynamic;
     f.cxx_runtime_detail = rt.detail;
@@ -232,7 +234,7 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
     rep.toolchain["python"] = py->version;
     if (py->torch) rep.toolchain["torch"] = py->torch->version + (py->torch->cuda_version.empty() ? "" : " (CUDA " + py->torch->cuda_version + ")");
   }
-  if (const probe::Compiler* cxx = host_cxx(s.host))
+  if (const probe::Compiler* cxx = host_cxx(s.host, ctx.environment))
     rep.toolchain[std::string(probe::compiler_kind_name(cxx->kind))] = cxx->version;
   for (const auto& t : s.host.tools)
     if (t.name == "ninja" || t.name == "ccache" || t.name == "sccache" || t.name == "cmake" || t.name == "git")
@@ -309,7 +311,8 @@ StepResult check_toolchain(const ExtensionBuildOptions& o, ExtensionBuildContext
 
   status(o, fmt::format("==> checking toolchain for {} ({})", s.package, join(rep.targets, ", ")));
   PreflightFacts facts =
-      preflight_facts(s.host, s.python ? &*s.python : nullptr, s.toolkit, s.targets, s.work_root, ctx.runner);
+      preflight_facts(s.host, s.python ? &*s.python : nullptr, s.toolkit, s.targets, s.work_root, ctx.runner,
+                      ctx.environment);
   if (!s.python) {
     facts.python = s.python_arg;
     facts.python_runs = false;
