@@ -105,8 +105,8 @@ Expected<void> zero_cache_ledger(const std::string& path) {
   return write_file_atomic(path, to_json(l).dump(2) + "\n");
 }
 
-void record_cache_use(const std::string& tool, const CacheStats& stats) {
-  (void)add_to_cache_ledger(cache_ledger_path(), tool, stats);
+void record_cache_use(CacheTool tool, const CacheStats& stats) {
+  (void)add_to_cache_ledger(cache_ledger_path(), std::string(cache_tool_name(tool)), stats);
 }
 
 nlohmann::json to_json(const CacheStats& s) {

@@ -33,7 +33,7 @@ Expected<void> add_to_cache_ledger(const std::string& path, const std::string& t
 Expected<void> zero_cache_ledger(const std::string& path);
 /// Best effort for a build: add to the default ledger, ignore failures (a read-only home
 /// must not fail a build).
-void record_cache_use(const std::string& tool, const CacheStats& stats);
+void record_cache_use(CacheTool tool, const CacheStats& stats);
 
 nlohmann::json to_json(const CacheStats& stats);
 nlohmann::json to_json(const CacheLedger& ledger);

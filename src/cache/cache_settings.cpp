@@ -320,12 +320,10 @@ bool CacheSettings::shared() const { return storage_backend(*this)->shared(); }
 
 std::string describe_cache_storage(const CacheSettings& s) { return storage_backend(s)->describe(); }
 
-Expected<std::map<std::string, std::string>> cache_tool_environment(const CacheSettings& s, std::string_view tool,
+Expected<std::map<std::string, std::string>> cache_tool_environment(const CacheSettings& s, CacheTool tool,
                                                                       const std::vector<std::string>& extra_basedirs) {
-  auto parsed = parse_cache_tool(tool);
-  if (!parsed || *parsed == CacheTool::none)
-    return make_error(fmt::format("'{}' is not a compiler cache", terminal_safe(tool)));
-  TAILOR_TRY(env, storage_backend(s)->tool_environment(*parsed));
+  if (tool == CacheTool::none) return make_error("'none' is not a compiler cache");
+  TAILOR_TRY(env, storage_backend(s)->tool_environment(tool));
   // The base folders are the tool's, whatever the storage.
   std::vector<std::string> dirs;
   for (const auto* list : {&s.basedirs, &extra_basedirs})
@@ -333,7 +331,7 @@ Expected<std::map<std::string, std::string>> cache_tool_environment(const CacheS
       if (!d.empty() && std::find(dirs.begin(), dirs.end(), d) == dirs.end()) dirs.push_back(d);
   if (!dirs.empty())
     // sccache takes a list; ccache one base folder: the first (the settings' own, else the build's).
-    env[cache_tool_variable(*parsed, "basedirs")] = *parsed == CacheTool::sccache ? join(dirs, ":") : dirs.front();
+    env[cache_tool_variable(tool, "basedirs")] = tool == CacheTool::sccache ? join(dirs, ":") : dirs.front();
   return env;
 }
 

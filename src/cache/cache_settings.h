@@ -88,7 +88,7 @@ std::string describe_cache_storage(const CacheSettings& settings);
 /// the data's default ("auto"). Credentials are never here: sccache reads them from the
 /// caller's environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_PROFILE).
 Expected<std::map<std::string, std::string>> cache_tool_environment(
-    const CacheSettings& settings, std::string_view tool, const std::vector<std::string>& extra_basedirs = {});
+    const CacheSettings& settings, CacheTool tool, const std::vector<std::string>& extra_basedirs = {});
 
 /// scheme://user:secret@host... -> scheme://user:***@host..., for every URL in `text` (an
 /// s3:// URL carries its endpoint's in ?endpoint=; sccache's cache_location names a Redis

@@ -172,27 +172,25 @@ void SccacheServer::stop() {
   (void)m_runner.run(s);
 }
 
-Expected<std::map<std::string, std::string>> wrap_cached_compilers(
-    const std::map<std::string, std::string>& env, const std::string& dir) {
+Expected<std::map<std::string, std::string>> wrap_cached_compilers(const std::vector<CompilerLaunch>& launches,
+                                                                   const std::string& dir) {
   namespace fs = std::filesystem;
-  std::map<std::string, std::string> out = env;
-  for (const char* var : {"CC", "CXX"}) {
-    auto it = env.find(var);
-    if (it == env.end()) continue;
-    auto words = split_any(it->second, " ");
-    if (words.size() != 2) continue;
-    std::string tool = fs::path(words[0]).filename().string();
-    if (tool != "ccache" && tool != "sccache") continue;
-    std::string compiler = find_in_path(words[1]);
-    if (compiler.empty()) return make_error(fmt::format("{}={}: {} not found on PATH", var, it->second, words[1]));
+  std::map<std::string, std::string> out;
+  for (const CompilerLaunch& launch : launches) {
+    const std::string& var = launch.variable;
+    std::string compiler = find_in_path(launch.compiler);
+    if (compiler.empty())
+      return make_error(fmt::format("{}: {} through {}: {} not found on PATH", var, launch.compiler, launch.launcher,
+                                    launch.compiler));
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) return make_error(fmt::format("{}: cannot create: {}", dir, ec.message()));
-    fs::path wrapper = fs::path(dir) / fs::path(words[1]).filename();
+    fs::path wrapper = fs::path(dir) / fs::path(launch.compiler).filename();
     {
       std::ofstream f(wrapper, std::ios::trunc);
-      f << "#!/bin/sh\n# written by tailor: " << var << "=" << it->second << " as one program\n"
-        << "exec " << shell_quote(words[0]) << " " << shell_quote(compiler) << " \"$@\"\n";
+      f << "#!/bin/sh\n# written by tailor: " << var << " is " << launch.compiler << " through " << launch.launcher
+        << ", as one program\n"
+        << "exec " << shell_quote(launch.launcher) << " " << shell_quote(compiler) << " \"$@\"\n";
       if (!f) return make_error(fmt::format("{}: cannot write", wrapper.string()));
     }
     if (chmod(wrapper.c_str(), 0755) != 0) return make_error(fmt::format("{}: cannot make executable", wrapper.string()));

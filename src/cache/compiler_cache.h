@@ -91,12 +91,21 @@ std::optional<pid_t> sccache_server_pid(int port, const std::string& proc_root =
 /// hint in tailor's terms where the data has one (a missing region, bucket or credentials).
 std::string sccache_startup_error(std::string_view output);
 
+/// A compiler the build runs through the compiler cache, as the plan decided it: the
+/// cache's executable launches the compiler. Never one "ccache g++" text.
+struct CompilerLaunch {
+  std::string variable;  ///< "CC", "CXX": where the build reads its compiler
+  std::string launcher;  ///< the cache tool's path
+  std::string compiler;  ///< "g++", or the caller's own compiler
+  bool operator==(const CompilerLaunch&) const = default;
+};
+
 /// torch.utils.cpp_extension checks the host compiler by running `$CXX -dumpfullversion`
 /// and by its name, so CXX="ccache g++" fails ("ccache (0.0.0) is less than the minimum
-/// required version"). Every CC/CXX value of the form "<ccache|sccache> <compiler>" is
-/// replaced by a wrapper script named after the compiler, written into `dir`, that runs
-/// `<cache> <absolute compiler> "$@"`. Other variables are returned unchanged.
-Expected<std::map<std::string, std::string>> wrap_cached_compilers(
-    const std::map<std::string, std::string>& env, const std::string& dir);
+/// required version"). Each launch becomes a wrapper script named after the compiler,
+/// written into `dir`, that runs `<launcher> <absolute compiler> "$@"`; returns each
+/// launch's variable with its wrapper's path.
+Expected<std::map<std::string, std::string>> wrap_cached_compilers(const std::vector<CompilerLaunch>& launches,
+                                                                   const std::string& dir);
 
 }  // namespace tailor::cache

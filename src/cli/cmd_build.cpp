@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "diagnose/diagnosis.h"
+#include "plan/build_plan.h"
 #include "workflow/extension_build.h"
 #include "cli/commands.h"
 #include "cli/build_interrupt.h"
@@ -28,6 +29,7 @@ struct BuildCommandOptions {
   std::optional<int> jobs;
   std::string memory_budget;
   std::string verify_wheel;  ///< --verify-reproducible WHEEL
+  std::string cache = "auto";  ///< --cache as typed, read once by plan::parse_cache_flag
   bool json = false, tests = false, no_tests = false;
 };
 
@@ -107,11 +109,14 @@ int run_build(BuildCommandOptions& o) {
   else
     return report_error(fmt::format("--progress {}: expected auto, live, plain or quiet", o.progress));
   if (o.progress == "quiet") o.core.status_out = nullptr;
+  auto cache = plan::parse_cache_flag(o.cache);
+  if (!cache) return report_error(cache.error().message, k_exit_bad_input);
+  o.core.cache = *cache;
   if (o.core.dist) {
     // Distribution goes through sccache: it is the cache of a --dist build.
-    if (o.core.cache == "auto") o.core.cache = "sccache";
-    if (o.core.cache != "sccache")
-      return report_error(fmt::format("--dist compiles through sccache; --cache {} cannot be used with it", o.core.cache));
+    if (!o.core.cache) o.core.cache = cache::CacheTool::sccache;
+    if (*o.core.cache != cache::CacheTool::sccache)
+      return report_error(fmt::format("--dist compiles through sccache; --cache {} cannot be used with it", o.cache));
   }
 
   if (!o.verify_wheel.empty()) {
@@ -171,7 +176,7 @@ void setup_build(CLI::App& sub, RunFn& run) {
   sub.add_flag("--keep-package-archs", o->core.keep_package_archs,
                "keep the GPU targets a package without a recipe chose itself (nvcc -arch/-gencode in its "
                "setup.py, CUDA_ARCHITECTURES in its CMake files); default: the requested targets replace them");
-  sub.add_option("--cache", o->core.cache,
+  sub.add_option("--cache", o->cache,
                  "compiler cache: auto, ccache, sccache or none (default auto: sccache for a shared storage, "
                  "else ccache when installed)");
   sub.add_option("--cache-url", o->core.cache_url,

@@ -107,7 +107,7 @@ int run_status(const CacheCommandOptions& o) {
   if (ok && tool_kind && *tool_kind != cache::CacheTool::none) {
     SystemCommandRunner runner;
     Expected<cache::ToolStats> stats = make_error("");
-    if (auto storage_env = cache::cache_tool_environment(*settings, tool); !storage_env) {
+    if (auto storage_env = cache::cache_tool_environment(*settings, *tool_kind); !storage_env) {
       stats = storage_env.error();
     } else if (*tool_kind == cache::CacheTool::ccache) {
       stats = cache::read_tool_stats(*tool_kind, *tool_path, runner, *storage_env);

@@ -104,7 +104,7 @@ nlohmann::json to_json(const BuildReport& r) {
   j["toolchain"] = r.toolchain;
   j["run"] = {{"started_at", r.started_at}, {"duration_s", r.duration_s}, {"jobs", r.jobs},
               {"jobs_reason", r.jobs_reason}};
-  nlohmann::json cache = {{"tool", r.cache_tool}};
+  nlohmann::json cache = {{"tool", cache::cache_tool_name(r.cache_tool)}};
   cache["hits"] = r.cache_hits ? nlohmann::json(*r.cache_hits) : nlohmann::json(nullptr);
   cache["misses"] = r.cache_misses ? nlohmann::json(*r.cache_misses) : nlohmann::json(nullptr);
   if (!r.cache_storage.empty()) cache["storage"] = r.cache_storage;
@@ -161,6 +161,13 @@ nlohmann::json to_json(const BuildReport& r) {
     j["provenance"] = to_json(*r.provenance);
     j["provenance"]["left_out_of_wheel"] = r.provenance->left_out;
   }
+  if (r.torch)
+    j["torch"] = {{"plan", r.torch->plan},
+                  {"targets_verified", r.torch->targets_verified},
+                  {"manylinux_needed", r.torch->manylinux_needed},
+                  {"import", r.torch->import_check},
+                  {"gpu_smoke_test", r.torch->gpu_smoke_test},
+                  {"runtime_packages", r.torch->runtime_packages}};
   return j;
 }
 
@@ -191,13 +198,13 @@ std::string render_summary(const BuildReport& r) {
     out += fmt::format("phases    {} s\n", join(parts, ", "));
   }
   if (r.governor) out += render_governor_summary(*r.governor);
-  if (r.cache_tool.empty() || r.cache_tool == "none")
+  if (r.cache_tool == cache::CacheTool::none)
     out += "cache     none (install ccache to make rebuilds fast)\n";
   else if (r.cache_hits && r.cache_misses) {
     auto rate = [](uint64_t h, uint64_t m) {
       return h + m ? fmt::format("{:.0f}%", 100.0 * static_cast<double>(h) / static_cast<double>(h + m)) : std::string("-");
     };
-    out += fmt::format("cache     {}{}: {} hits, {} misses ({})", r.cache_tool,
+    out += fmt::format("cache     {}{}: {} hits, {} misses ({})", cache::cache_tool_name(r.cache_tool),
                        r.cache_storage.empty() ? "" : " (" + r.cache_storage + ")", *r.cache_hits, *r.cache_misses,
                        rate(*r.cache_hits, *r.cache_misses));
     std::vector<std::string> parts;
@@ -207,7 +214,7 @@ std::string render_summary(const BuildReport& r) {
     out += "\n";
   }
   else
-    out += fmt::format("cache     {} (statistics unavailable)\n", r.cache_tool);
+    out += fmt::format("cache     {} (statistics unavailable)\n", cache::cache_tool_name(r.cache_tool));
   if (r.dist) {
     std::vector<std::string> servers;
     for (const auto& [server, n] : r.dist->per_server) servers.push_back(fmt::format("{} {}", server, n));

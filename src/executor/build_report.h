@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cache/cache_settings.h"
 #include "executor/memory_governor.h"
 #include "executor/ninja_log.h"
 
@@ -87,7 +88,7 @@ struct BuildReport {
   std::vector<Phase> phases;
   int jobs = 0;
   std::string jobs_reason;
-  std::string cache_tool;      ///< "ccache", "sccache", "none"
+  cache::CacheTool cache_tool = cache::CacheTool::none;
   std::optional<uint64_t> cache_hits, cache_misses;
   std::string cache_storage;   ///< "local ~/.cache/sccache", "redis://host:6379": no secrets
   uint64_t cache_errors = 0;   ///< storage reads/writes that failed
@@ -153,6 +154,16 @@ struct BuildReport {
   std::string log_path;
   bool ok = false;
   std::optional<BuildProvenance> provenance;  ///< set once the source is identified
+  /// What only `tailor build torch` reports, beside the rest of this one record.
+  struct Torch {
+    nlohmann::json plan;                       ///< the TorchPlan, as `tailor plan --json` writes it
+    std::vector<std::string> targets_verified; ///< in libtorch_cuda.so
+    std::string manylinux_needed;              ///< the tag the libraries need
+    nlohmann::json import_check;               ///< what the clean venv's torch said
+    std::string gpu_smoke_test;                ///< "ok", or "skipped (...)"
+    std::vector<std::string> runtime_packages; ///< the apt packages of the runtime image
+  };
+  std::optional<Torch> torch;
 };
 
 /// Seconds from the first compile job's start to the last one's end (the ninja log's

@@ -66,13 +66,9 @@ PreflightReport run_preflight(const PreflightFacts& f) {
   }
   // nvcc's CUDA major == torch's: torch.utils.cpp_extension raises a RuntimeError
   // ("The detected CUDA version ... mismatches ...") only after the build has started.
-  if (f.torch_required && !f.nvcc_path.empty() && !f.torch_cuda_version.empty()) {
-    auto major_of = [](const std::string& text) -> std::optional<int> {
-      auto v = cuda::parse_cuda_version(text);
-      return v ? std::optional<int>(v->major) : std::nullopt;
-    };
-    std::optional<int> nvcc_major = f.nvcc_major ? f.nvcc_major : major_of(f.nvcc_version);
-    std::optional<int> torch_major = major_of(f.torch_cuda_version);
+  if (f.torch_required && !f.nvcc_path.empty() && f.torch_cuda) {
+    std::optional<int> nvcc_major = f.nvcc_major;
+    std::optional<int> torch_major = f.torch_cuda->major;
     if (nvcc_major && torch_major && *nvcc_major != *torch_major)
       r.checks.push_back(bad_check(
           "cuda-match", "",

@@ -2,6 +2,7 @@
 // caller stops (never the first problem alone). The checks work on plain facts gathered
 // from the probe (toolchain, Python, torch, disk), so they are tested with hand-made facts.
 #pragma once
+#include "cuda/cuda_version.h"
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -36,6 +37,8 @@ struct PreflightFacts {
   bool python_runs = false;
   std::string torch_version;             ///< empty: torch not importable
   std::string torch_cuda_version;        ///< "13.0"; empty for a CPU-only torch
+  /// The same, read once (cuda::parse_cuda_version) where the facts are gathered.
+  std::optional<cuda::CudaVersion> torch_cuda;
   std::string torch_error;               ///< why `import torch` failed (the probe's words)
   bool torch_required = true;            ///< false for `build torch` (it builds torch)
   // Disk

@@ -5,10 +5,41 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "util/interrupt.h"
 
 namespace tailor::executor {
+
+/// How a build ended, for torch and extension builds alike; the CLI turns it into an exit
+/// code (0 for ok and printed_env, 2 for bad_input, 1 for the rest).
+enum class BuildStatus {
+  ok,
+  printed_env,       ///< --print-env, --configure-only: stopped early on purpose, nothing failed
+  bad_input,         ///< exit 2
+  preflight_failed,  ///< exit 1, problems in the preflight report
+  build_failed,      ///< exit 1, diagnosis from the log
+  verify_failed,     ///< exit 1, wheel targets differ from the request
+  check_failed,      ///< exit 1, import or tests failed
+};
+
+/// The exit code of a status: 0, 1 or 2.
+inline int exit_code_of(BuildStatus status) {
+  switch (status) {
+    case BuildStatus::ok:
+    case BuildStatus::printed_env: return 0;
+    case BuildStatus::bad_input: return 2;
+    default: return 1;
+  }
+}
+
+/// How a step ends the run: its status and one line.
+struct StepStop {
+  BuildStatus status = BuildStatus::build_failed;
+  std::string message;
+  bool operator==(const StepStop&) const = default;
+};
+using StepResult = std::optional<StepStop>;
 
 /// Runs `run(step)` for each of `steps` in order and `done(step)` after each that ran.
 /// Returns the first stop a step returns, `interrupted` when a signal came before the

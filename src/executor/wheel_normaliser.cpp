@@ -241,15 +241,14 @@ const NvccRandomSeed& nvcc_random_seed() {
 
 }  // namespace
 
-std::string nvcc_reproducible_flags(std::string_view nvcc_version) {
+std::string nvcc_reproducible_flags(std::optional<cuda::CudaVersion> nvcc) {
   const auto& seed = nvcc_random_seed();
-  auto version = cuda::parse_cuda_version(nvcc_version);
-  if (!version || *version < seed.min_nvcc) return {};
+  if (!nvcc || *nvcc < seed.min_nvcc) return {};
   return seed.flags;
 }
 
 void add_reproducible_build_env(std::map<std::string, std::string>& env, int64_t source_date_epoch,
-                                const std::string& source_dir, bool nvcc_objtemp, std::string_view nvcc_version) {
+                                const std::string& source_dir, bool nvcc_objtemp, std::optional<cuda::CudaVersion> nvcc) {
   // Appended to the plan's value, else to the caller's own (the build inherits it).
   auto append = [&](const std::string& name, const std::string& flags) {
     auto it = env.find(name);
@@ -259,7 +258,7 @@ void add_reproducible_build_env(std::map<std::string, std::string>& env, int64_t
   };
   env["SOURCE_DATE_EPOCH"] = std::to_string(source_date_epoch);
   if (nvcc_objtemp) append("NVCC_APPEND_FLAGS", "-objtemp");
-  if (auto seed = nvcc_reproducible_flags(nvcc_version); !seed.empty()) append("NVCC_APPEND_FLAGS", seed);
+  if (auto seed = nvcc_reproducible_flags(nvcc); !seed.empty()) append("NVCC_APPEND_FLAGS", seed);
   // Flags are split at spaces: a folder with one cannot be mapped.
   if (source_dir.find_first_of(" \t\n'\"") != std::string::npos) return;
   const std::string prefix_map = "-ffile-prefix-map=" + source_dir + "=.";

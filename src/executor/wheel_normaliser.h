@@ -13,10 +13,12 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "cuda/cuda_version.h"
 #include "executor/build_report.h"
 #include "formats/wheel.h"
 #include "executor/extension_source.h"
@@ -74,17 +76,17 @@ Expected<std::string> retag_wheel_file(const std::string& wheel_text, const std:
 /// `nvcc_objtemp` false leaves -objtemp out: sccache runs nvcc's steps itself in its own
 /// temporary folder and cleans it, and -objtemp puts them beside the object, which sccache
 /// then loses (the link finds no .o).
-/// With the build's nvcc version (`nvcc_version`, e.g. "13.0.88"), also nvcc's fixed random
-/// seed (nvcc_reproducible_flags), so a unit's internal symbol names carry no process id.
+/// With the build's nvcc release (`nvcc`, e.g. 13.0), also nvcc's fixed random seed
+/// (nvcc_reproducible_flags), so a unit's internal symbol names carry no process id.
 void add_reproducible_build_env(std::map<std::string, std::string>& env, int64_t source_date_epoch,
                                 const std::string& source_dir, bool nvcc_objtemp = true,
-                                std::string_view nvcc_version = {});
+                                std::optional<cuda::CudaVersion> nvcc = std::nullopt);
 
 /// The nvcc flags, from data/build/reproducible.toml, that fix cudafe++'s module id: without
 /// them a unit with no external non-template definition of its own gets the process id in
 /// its internal symbols' names (cuda_fp16's static functions in the cubin). Empty for an
-/// nvcc older than the data's min_nvcc, or an unknown version.
-std::string nvcc_reproducible_flags(std::string_view nvcc_version);
+/// nvcc older than the data's min_nvcc, or an unknown one (nullopt).
+std::string nvcc_reproducible_flags(std::optional<cuda::CudaVersion> nvcc);
 
 /// The provenance of an extension build from its report (tool version, package, recipe,
 /// targets, toolchain, environment), the identified source and the recipe (whose jobs and

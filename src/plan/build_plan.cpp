@@ -67,7 +67,7 @@ Expected<CacheDecision> decide_cache(const cache::CacheSettings& settings, std::
   d.tool = *tool;
   d.executable = path;
   d.storage = cache::describe_cache_storage(settings);
-  TAILOR_TRY(env, cache::cache_tool_environment(settings, std::string(cache::cache_tool_name(d.tool)), basedirs));
+  TAILOR_TRY(env, cache::cache_tool_environment(settings, d.tool, basedirs));
   d.env = std::move(env);
   return d;
 }

@@ -227,6 +227,122 @@ std::vector<PackageAddition> package_additions(const std::string& package, const
   return out;
 }
 
+namespace {
+
+// How the plan runs (executor/run_plan.h): the work folder at the fixed path (--dist keeps
+// the real one: the dist servers compile at the client's paths), the jobs fixed or governed
+// as the recipe allows, the learned records keyed by the recipe and profile.
+ExecutionPolicy extension_run_policy(const ExtensionBuildRequest& request, const ExtensionRecipe& recipe,
+                                     const ExtensionBuildPlan& plan, const probe::HostReport& host) {
+  ExecutionPolicy run;
+  run.package = request.package_name;
+  // A profile builds other units (flash-attn's minimal one leaves the backward out), so
+  // its peaks and unit times are its own.
+  run.record_name = plan.profile.empty() ? recipe.name : fmt::format("{} profile={}", recipe.name, plan.profile);
+  run.work_dir = request.work_dir;
+  run.build_dir = request.source_dir;
+  run.mapped_dir = request.work_dir;
+  run.ninja_root = (std::filesystem::path(request.source_dir) / "build").string();
+  run.fresh_dir = request.out_dir;
+  run.work_path = request.dist ? ExecutionPolicy::WorkPath::real : ExecutionPolicy::WorkPath::fixed;
+  run.sandbox = request.sandbox;
+  run.dist = request.dist;
+  run.wait_for_lock = request.wait_for_lock;
+  run.unit_times_recipe = recipe.name;
+  run.unit_times_profile = plan.profile;
+  run.split_units = request.split_units;
+  JobPolicy& j = run.jobs;
+  j.fixed = request.jobs;
+  j.budget = request.memory_budget;
+  j.variable = recipe.jobs_variable;
+  j.counts_nvcc_threads = recipe.jobs_count_nvcc_threads;
+  j.nvcc_threads = plan.nvcc_threads;
+  j.prior_job_bytes = static_cast<uint64_t>(recipe.memory_per_job_gib *
+                                            (recipe.memory_per_nvcc_thread ? plan.nvcc_threads : 1) *
+                                            static_cast<double>(1ull << 30));
+  j.recipe = recipe.name;
+  j.pip_build = recipe.build_system == BuildSystem::pip;
+  j.serial = recipe.serial && !recipe.parallel_fix;
+  // The ninja torch's cpp_extension runs: the first on PATH, as the probe found it (the
+  // plan prepends only the toolkit's bin folder).
+  for (const auto& t : host.tools) {
+    if (t.name == "ninja") j.ninja_version = t.version;
+    if (t.name == "make" && !t.version.empty() && !t.jobserver_client) j.make_without_jobserver = t.path;
+  }
+  j.max_jobs = static_cast<size_t>(std::max(1, host.cpu.build_cores()));
+  j.memory_limit = host.memory.cgroup_limit ? host.memory.cgroup_limit : host.memory.total;
+  return run;
+}
+
+// Parallelism: the jobs and why, nvcc's threads, the package's modules at once and
+// -split-compile. A serial package with a [parallel] fix gets its patch (switching its
+// parallel backend on) unless the user asked for one job.
+void set_parallelism(ExtensionBuildPlan& plan, const ExtensionRecipe& recipe, const ExtensionBuildRequest& request,
+                     const probe::HostReport& host, const probe::CudaToolkit* toolkit) {
+  plan.package_additions = package_additions(recipe.name, recipe.verify, request.targets);
+  JobChoice jobs = choose_jobs(recipe, request, host,
+                               request.targets.size() + plan.package_additions.size());
+  plan.jobs = jobs.jobs;
+  plan.jobs_reason = jobs.reason;
+  if (recipe.parallel_fix && !(request.jobs && *request.jobs <= 1)) {
+    const ParallelFix& fix = *recipe.parallel_fix;
+    for (const auto& p : fix.patches)
+      plan.patches.push_back({p.file, p.description, p.start, p.end, p.replace, p.marker});
+    plan.parallel_fix = fix.summary;
+    plan.jobs_reason = fmt::format("{}; {}={} ({})", fix.summary, recipe.jobs_variable,
+                                   recipe.jobs_count_nvcc_threads ? jobs.jobs * jobs.nvcc_threads : jobs.jobs,
+                                   jobs.reason);
+    if (!fix.limit.empty()) plan.jobs_reason += "; " + fix.limit;
+  }
+  plan.nvcc_threads = jobs.nvcc_threads;
+  const int jobs_value = recipe.jobs_count_nvcc_threads ? jobs.jobs * jobs.nvcc_threads : jobs.jobs;
+  plan.env[recipe.jobs_variable] = std::to_string(jobs_value);
+  if (!recipe.nvcc_threads_variable.empty())
+    plan.env[recipe.nvcc_threads_variable] =
+        recipe.nvcc_threads_in_flags ? fmt::format("--threads {}", jobs.nvcc_threads)
+                                     : std::to_string(jobs.nvcc_threads);
+  // Every extension module at once, and -split-compile for packages of few nvcc units
+  // (the build driver's modules_at_once acts on these inside torch's BuildExtension; a user's own
+  // TAILOR_MODULES_AT_ONCE wins).
+  if (const auto& par = package_parallelism(); par.modules_at_once && recipe.build_system == BuildSystem::pip &&
+                                               !request.environment.count("TAILOR_MODULES_AT_ONCE")) {
+    plan.env["TAILOR_MODULES_AT_ONCE"] = "1";
+    if (toolkit && par.split_max >= 2 && toolkit->release >= par.split_min_nvcc)
+      plan.env["TAILOR_SPLIT_COMPILE"] = fmt::format("{}:{}", par.split_reference_cores, par.split_max);
+  }
+  if (recipe.serial && !recipe.parallel_fix && request.jobs)
+    plan.notes.push_back(recipe.name + " compiles one file at a time; --jobs has no effect");
+}
+
+// How the package's build takes the compiler cache the plan chose: torch's cpp_extension
+// through PYTORCH_NVCC and the compilers CC/CXX name (each a typed launch), a CMake build
+// through its compiler launchers.
+void hook_compiler_cache(ExtensionBuildPlan& plan, const ExtensionRecipe& recipe, const ExtensionBuildRequest& request,
+                         const std::string& nvcc) {
+  if (!plan.cache.used()) return;
+  const std::string& cache_path = plan.cache.executable;
+  if (recipe.cache_hook != CacheHook::torch_env) {
+    for (const char* lang : {"C", "CXX", "CUDA"}) plan.env[fmt::format("CMAKE_{}_COMPILER_LAUNCHER", lang)] = cache_path;
+    return;
+  }
+  plan.env["PYTORCH_NVCC"] = cache_path + " " + nvcc;
+  // torch passes $CC to nvcc as -ccbin: under sccache a cached host compiler inside a
+  // cached nvcc fails ("Failed to preprocess host compiler properties"), so CC stays
+  // the plain compiler there and only the C++ and CUDA compiles go through the cache.
+  // The compilers the build would use without a cache: the caller's CC/CXX (a machine
+  // may point them at a newer gcc than PATH's), else torch's defaults.
+  auto compiler = [&](const char* var, const char* fallback) {
+    auto it = request.environment.find(var);
+    return it != request.environment.end() && !it->second.empty() && it->second.find(' ') == std::string::npos
+               ? it->second
+               : std::string(fallback);
+  };
+  if (plan.cache.tool != CacheTool::sccache) plan.cached_compilers.push_back({"CC", cache_path, compiler("CC", "gcc")});
+  plan.cached_compilers.push_back({"CXX", cache_path, compiler("CXX", "g++")});
+}
+
+}  // namespace
+
 Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest& request,
                                                      const probe::HostReport& host) {
   if (request.targets.empty())
@@ -297,42 +413,7 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
     plan.notes.push_back("no CUDA toolkit found: nvcc must be on PATH");
   }
 
-  // Parallelism. A serial package with a [parallel] fix gets its patch (switching its
-  // parallel backend on) unless the user asked for one job.
-  plan.package_additions = package_additions(recipe.name, recipe.verify, request.targets);
-  JobChoice jobs = choose_jobs(recipe, request, host,
-                               request.targets.size() + plan.package_additions.size());
-  plan.jobs = jobs.jobs;
-  plan.jobs_reason = jobs.reason;
-  if (recipe.parallel_fix && !(request.jobs && *request.jobs <= 1)) {
-    const ParallelFix& fix = *recipe.parallel_fix;
-    for (const auto& p : fix.patches)
-      plan.patches.push_back({p.file, p.description, p.start, p.end, p.replace, p.marker});
-    plan.parallel_fix = fix.summary;
-    plan.jobs_reason = fmt::format("{}; {}={} ({})", fix.summary, recipe.jobs_variable,
-                                   recipe.jobs_count_nvcc_threads ? jobs.jobs * jobs.nvcc_threads : jobs.jobs,
-                                   jobs.reason);
-    if (!fix.limit.empty()) plan.jobs_reason += "; " + fix.limit;
-  }
-  plan.nvcc_threads = jobs.nvcc_threads;
-  const int jobs_value = recipe.jobs_count_nvcc_threads ? jobs.jobs * jobs.nvcc_threads : jobs.jobs;
-  plan.env[recipe.jobs_variable] = std::to_string(jobs_value);
-  if (!recipe.nvcc_threads_variable.empty())
-    plan.env[recipe.nvcc_threads_variable] =
-        recipe.nvcc_threads_in_flags ? fmt::format("--threads {}", jobs.nvcc_threads)
-                                     : std::to_string(jobs.nvcc_threads);
-  // Every extension module at once, and -split-compile for packages of few nvcc units
-  // (the build driver's modules_at_once acts on these inside torch's BuildExtension; a user's own
-  // TAILOR_MODULES_AT_ONCE wins).
-  if (const auto& par = package_parallelism(); par.modules_at_once && recipe.build_system == BuildSystem::pip &&
-                                               !request.environment.count("TAILOR_MODULES_AT_ONCE")) {
-    plan.env["TAILOR_MODULES_AT_ONCE"] = "1";
-    if (auto nvcc = cuda::parse_cuda_version(toolkit ? toolkit->version : std::string());
-        nvcc && par.split_max >= 2 && *nvcc >= par.split_min_nvcc)
-      plan.env["TAILOR_SPLIT_COMPILE"] = fmt::format("{}:{}", par.split_reference_cores, par.split_max);
-  }
-  if (recipe.serial && !recipe.parallel_fix && request.jobs)
-    plan.notes.push_back(recipe.name + " compiles one file at a time; --jobs has no effect");
+  set_parallelism(plan, recipe, request, host, toolkit);
 
 
   // A restriction profile the package allows.
@@ -354,28 +435,7 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
   // Compiler cache.
   TAILOR_TRY(cache_decision, choose_cache(request, host));
   plan.cache = std::move(cache_decision);
-  if (plan.cache.used()) {
-    const std::string& cache_path = plan.cache.executable;
-    if (recipe.cache_hook == CacheHook::torch_env) {
-      plan.env["PYTORCH_NVCC"] = cache_path + " " + nvcc;
-      // torch passes $CC to nvcc as -ccbin: under sccache a cached host compiler inside a
-      // cached nvcc fails ("Failed to preprocess host compiler properties"), so CC stays
-      // the plain compiler there and only the C++ and CUDA compiles go through the cache.
-      // The compilers the build would use without a cache: the caller's CC/CXX (a machine
-      // may point them at a newer gcc than PATH's), else torch's defaults.
-      auto compiler = [&](const char* var, const char* fallback) {
-        auto it = request.environment.find(var);
-        return it != request.environment.end() && !it->second.empty() && it->second.find(' ') == std::string::npos
-                   ? it->second
-                   : std::string(fallback);
-      };
-      if (plan.cache.tool != CacheTool::sccache) plan.env["CC"] = cache_path + " " + compiler("CC", "gcc");
-      plan.env["CXX"] = cache_path + " " + compiler("CXX", "g++");
-    } else {
-      for (const char* lang : {"C", "CXX", "CUDA"})
-        plan.env[fmt::format("CMAKE_{}_COMPILER_LAUNCHER", lang)] = cache_path;
-    }
-  }
+  hook_compiler_cache(plan, recipe, request, nvcc);
 
   // Commands. The wheel: the source's PEP 517 backend, called once in the target
   // interpreter with no build isolation (the build driver, driver/, written beside the
@@ -399,6 +459,7 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
         {.title = "compile " + recipe.name + " (CMake)", .argv = {"cmake", "--build", build_dir}, .cwd = source, .uses_plan_env = true});
   }
   plan.steps.push_back(std::move(wheel_step));
+  plan.run = extension_run_policy(request, recipe, plan, host);
   return plan;
 }
 
@@ -421,24 +482,17 @@ std::string render_print_env(const ExtensionBuildPlan& plan) {
   for (const auto& n : plan.notes) out << "# note: " << n << "\n";
   for (const auto& name : plan.unset_env) out << "unset " << name << "\n";
   if (!plan.path_prepend.empty()) out << "export PATH=" << shell_quote(plan.path_prepend) << ":\"$PATH\"\n";
-  for (const auto& [k, v] : plan.env) {
-    // torch.utils.cpp_extension checks $CC/$CXX by name and version, so CXX="ccache g++"
-    // fails there; the build (build/compiler_cache) runs the cache through a wrapper named
-    // after the compiler, and the printed script does the same so it works when pasted.
-    auto space = v.find(' ');
-    bool cached_compiler = (k == "CC" || k == "CXX") && space != std::string::npos &&
-                           v.find(' ', space + 1) == std::string::npos &&
-                           v.substr(0, space).find("cache") != std::string::npos;
-    if (cached_compiler) {
-      std::string compiler = v.substr(space + 1);
-      std::string wrapper = "\"${TMPDIR:-/tmp}/tailor-compiler-wrappers/" + compiler + "\"";
-      out << "mkdir -p \"${TMPDIR:-/tmp}/tailor-compiler-wrappers\"\n";
-      out << "printf '#!/bin/sh\\nexec %s %s \"$@\"\\n' " << shell_quote(v.substr(0, space)) << " \"$(command -v "
-          << shell_quote(compiler) << ")\" > " << wrapper << " && chmod +x " << wrapper << "\n";
-      out << "export " << k << "=" << wrapper << "\n";
-      continue;
-    }
-    out << "export " << k << "=" << shell_quote(v) << "\n";
+  for (const auto& [k, v] : plan.env) out << "export " << k << "=" << shell_quote(v) << "\n";
+  // torch.utils.cpp_extension checks $CC/$CXX by name and version, so CXX="ccache g++"
+  // fails there; the build runs the cache through a wrapper named after the compiler
+  // (cache::wrap_cached_compilers), and the printed script does the same so it works when
+  // pasted.
+  for (const auto& launch : plan.cached_compilers) {
+    std::string wrapper = "\"${TMPDIR:-/tmp}/tailor-compiler-wrappers/" + launch.compiler + "\"";
+    out << "mkdir -p \"${TMPDIR:-/tmp}/tailor-compiler-wrappers\"\n";
+    out << "printf '#!/bin/sh\\nexec %s %s \"$@\"\\n' " << shell_quote(launch.launcher) << " \"$(command -v "
+        << shell_quote(launch.compiler) << ")\" > " << wrapper << " && chmod +x " << wrapper << "\n";
+    out << "export " << launch.variable << "=" << wrapper << "\n";
   }
   for (const auto& p : plan.patches) {
     out << "# patch " << p.file << ": " << p.description << "\n";

@@ -38,6 +38,14 @@ struct ExtensionBuildRequest {
   /// (nvcc options in its extra_compile_args, a TORCH_CUDA_ARCH_LIST it sets, CUDA
   /// architectures in its CMake files and cmake calls) with the requested ones.
   bool keep_package_archs = false;
+  // How the plan runs (ExecutionPolicy, plan/build_plan.h):
+  std::string work_dir;                  ///< the build's work folder: its log, lock, fifo
+  std::optional<uint64_t> memory_budget; ///< --memory-budget, bytes
+  bool sandbox = false;                  ///< --sandbox
+  std::optional<std::string> dist;       ///< --dist as given
+  bool wait_for_lock = true;             ///< false: --no-wait
+  /// --verify-reproducible: the units the wheel's build split on its own.
+  std::optional<std::map<std::string, int>> split_units;
 };
 
 /// A file of tailor's own that the build writes before its steps run (the build driver's

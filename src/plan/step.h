@@ -10,6 +10,10 @@
 
 namespace tailor::plan {
 
+/// What a step is for, so a run may leave one out (a clone already made, the venv that
+/// --no-venv does without) without reading its title.
+enum class StepRole { build, clone, make_venv, install_requirements };
+
 struct Step {
   std::string title;                        ///< "pip wheel", "cmake configure"
   std::vector<std::string> argv;
@@ -23,6 +27,7 @@ struct Step {
   /// Runs with the plan's build environment (`BuildPlan::env`, the cache's variables): the
   /// compile itself, not the clone or the venv. The executor fills `env` from the plan.
   bool uses_plan_env = false;
+  StepRole role = StepRole::build;
 };
 
 }  // namespace tailor::plan

@@ -19,8 +19,10 @@ namespace tailor::plan {
 
 namespace {
 
-Step step(std::string title, std::vector<std::string> argv, std::string cwd, bool uses_plan_env) {
-  return Step{.title = std::move(title), .argv = std::move(argv), .cwd = std::move(cwd), .uses_plan_env = uses_plan_env};
+Step step(std::string title, std::vector<std::string> argv, std::string cwd, bool uses_plan_env,
+          StepRole role = StepRole::build) {
+  return Step{.title = std::move(title), .argv = std::move(argv), .cwd = std::move(cwd), .uses_plan_env = uses_plan_env,
+              .role = role};
 }
 
 /// Python's and torch's "3.10.12" -> "3.10" (CUDA versions are cuda::CudaVersion).
@@ -456,15 +458,15 @@ void build_steps(Context& c, const TorchRelease* rel) {
   auto& p = c.plan;
   auto& L = p.layout;
   if (!p.variant.source_dir) {
-    p.steps.push_back(step("clone source", {"git", "clone", "--recursive", "--depth", "1", "--branch", p.git_tag, c.catalog.source_url, L.source_dir}, "", false));
+    p.steps.push_back(step("clone source", {"git", "clone", "--recursive", "--depth", "1", "--branch", p.git_tag, c.catalog.source_url, L.source_dir}, "", false, StepRole::clone));
     p.steps.push_back(step("sync submodules", {"git", "submodule", "sync"}, L.source_dir, false));
     p.steps.push_back(step("update submodules", {"git", "submodule", "update", "--init", "--recursive", "--depth", "1"}, L.source_dir, false));
   }
-  p.steps.push_back(step("create venv", {p.python, "-m", "venv", L.venv_dir}, "", false));
+  p.steps.push_back(step("create venv", {p.python, "-m", "venv", L.venv_dir}, "", false, StepRole::make_venv));
   std::string vpy = L.venv_dir + "/bin/python";
   std::vector<std::string> pip = {vpy, "-m", "pip", "install", "-r", "requirements.txt"};
   for (const auto& r : p.requirements) pip.push_back(r);
-  p.steps.push_back(step("install build requirements", pip, L.source_dir, false));
+  p.steps.push_back(step("install build requirements", pip, L.source_dir, false, StepRole::install_requirements));
   if (rel) {
     auto it = c.catalog.build_commands.find(rel->build);
     std::vector<std::string> argv;
@@ -508,6 +510,40 @@ std::string manylinux_from_glibc(std::string_view glibc) {
     if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos) return "";
   return parts[0] + "_" + parts[1];
 }
+
+namespace {
+
+// How a build here runs (executor/run_plan.h): the source tree at the fixed work path (the
+// work folder when the source is a clone inside it), the jobs governed (torch's setup.py
+// runs its CMake's Ninja without -j when MAX_JOBS is unset, so from ninja 1.13 it takes the
+// jobserver's tokens) unless --jobs fixed them.
+ExecutionPolicy torch_run_policy(const TorchPlan& plan, const probe::HostReport& host, const ResolveOptions& options) {
+  ExecutionPolicy run;
+  const WorkLayout& L = plan.layout;
+  run.package = "torch";
+  run.record_name = "pytorch " + plan.torch_version;
+  run.work_dir = L.work_dir;
+  run.build_dir = L.source_dir;
+  run.mapped_dir = L.source_dir.rfind(L.work_dir + "/", 0) == 0 ? L.work_dir : L.source_dir;
+  run.ninja_root = L.source_dir + "/build";
+  run.wait_for_lock = options.wait_for_lock;
+  run.cache_statistics = !options.configure_only;
+  JobPolicy& j = run.jobs;
+  j.fixed = options.jobs;
+  j.variable = "MAX_JOBS";
+  j.prior_job_bytes = static_cast<uint64_t>(plan.estimate.gib_per_job * static_cast<double>(1ull << 30));
+  j.recipe = "pytorch";
+  j.pip_build = true;
+  for (const auto& t : host.tools) {
+    if (t.name == "ninja") j.ninja_version = t.version;
+    if (t.name == "make" && !t.version.empty() && !t.jobserver_client) j.make_without_jobserver = t.path;
+  }
+  j.max_jobs = static_cast<size_t>(std::max(1, host.cpu.build_cores()));
+  j.memory_limit = host.memory.cgroup_limit ? host.memory.cgroup_limit : host.memory.total;
+  return run;
+}
+
+}  // namespace
 
 TorchPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostReport& host, const ResolveOptions& options) {
   TorchPlan plan;
@@ -589,6 +625,7 @@ TorchPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostRepor
   build_layout(c);
   resolve_cache(c);
   build_steps(c, rel);
+  plan.run = torch_run_policy(plan, host, options);
 
   plan.notes.push_back(fmt::format("PYTORCH_BUILD_VERSION carries the local label ({}): torch's "
                                    "tools/generate_torch_version.py uses it as the whole version, so {} alone "

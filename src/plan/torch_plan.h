@@ -119,6 +119,8 @@ struct ResolveOptions {
   cache::CacheSettings cache_settings;
   std::optional<cache::CacheTool> cache;
   std::map<std::string, std::string> environment;
+  bool wait_for_lock = true;    ///< false (--no-wait): the fixed folder's lock fails at once
+  bool configure_only = false;  ///< --configure-only: no cache counts for a configure
 };
 
 /// Never fails: everything wrong is a PlanProblem, all of them collected.

@@ -5,14 +5,17 @@
 // wheel + report + log atomically. Returns data; the CLI renders it.
 #pragma once
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "cache/cache_settings.h"
 #include "executor/build_report.h"
 #include "executor/build_runner.h"
 #include "executor/extension_source.h"
 #include "executor/preflight.h"
+#include "executor/step_list.h"
 #include "cuda/target_request.h"
 #include "cuda/target_set.h"
 #include "diagnose/diagnosis.h"
@@ -30,7 +33,8 @@ struct ExtensionBuildOptions {
   std::optional<int> jobs;              ///< --jobs: a static count, no memory governor
   std::optional<uint64_t> memory_budget;  ///< --memory-budget in bytes: the governor's ceiling
   std::string package;                 ///< --package: recipe override
-  std::string cache = "auto";          ///< --cache auto|ccache|sccache|none
+  /// --cache as read (plan::parse_cache_flag: auto|ccache|sccache|none); nullopt: auto.
+  std::optional<cache::CacheTool> cache;
   std::string cache_url;               ///< --cache-url: redis://, s3://, a folder; "" none
   std::string config;                  ///< --config: a tailor.toml whose [cache] applies; "" none
   /// --dist [STATE_DIR_OR_CLIENT_CONFIG]: compile on an sccache-dist cluster ("" means
@@ -54,15 +58,7 @@ struct ExtensionBuildOptions {
   std::string cwd = ".";               ///< where to look for tailor's repository
 };
 
-enum class BuildStatus {
-  ok,
-  printed_env,       ///< --print-env: nothing built
-  bad_input,         ///< exit 2
-  preflight_failed,  ///< exit 1, problems in `preflight`
-  build_failed,      ///< exit 1, diagnosis in `error_block` / `diagnoses`
-  verify_failed,     ///< exit 1, wheel targets differ from the request
-  check_failed,      ///< exit 1, import or tests failed
-};
+using executor::BuildStatus;
 
 struct ExtensionBuildResult {
   BuildStatus status = BuildStatus::bad_input;
@@ -83,9 +79,11 @@ Expected<cuda::ResolvedTargets> resolve_targets(const std::vector<std::string>& 
                                                 const probe::HostReport& host);
 
 /// The facts the pre-flight checks judge, from the probe and the chosen interpreter.
+/// `environment`: the caller's (its CXX is the compiler the build uses).
 executor::PreflightFacts preflight_facts(const probe::HostReport& host, const probe::PythonInstall* python,
                                const probe::CudaToolkit* toolkit, const cuda::TargetSet& targets,
-                               const std::string& work_dir, CommandRunner& runner);
+                               const std::string& work_dir, CommandRunner& runner,
+                                         const std::map<std::string, std::string>& environment);
 
 ExtensionBuildResult build_extension(const ExtensionBuildOptions& options);
 

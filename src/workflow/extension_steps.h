@@ -12,6 +12,7 @@
 #include <string>
 
 #include "executor/build_runner.h"
+#include "executor/build_session.h"
 #include "executor/fixed_path.h"
 #include "executor/folder_lock.h"
 #include "workflow/extension_build.h"
@@ -41,8 +42,13 @@ struct ExtensionBuildContext {
       fixed_path;
   /// The build step's live progress; null: made from the options' display style and status_out.
   executor::ProgressDisplay* display = nullptr;
+  /// The files the builder reads and writes itself; null: the real file system.
+  executor::DiskInterface* disk = nullptr;
 
   static ExtensionBuildContext system(CommandRunner& runner);
+  /// The one builder's session (executor/build_session.h) over this context: its runner,
+  /// environment, fixed path and display; the system's governor, cache check and records.
+  executor::BuildSession session(const ExtensionBuildOptions& o);
 };
 
 /// What the steps so far found, for the steps after them.
@@ -73,13 +79,8 @@ struct ExtensionBuildState {
   std::optional<executor::FolderLock> work_lock, out_lock;  ///< held from preflight to the end of the run
 };
 
-/// How a step ends the run.
-struct StepStop {
-  BuildStatus status;
-  std::string message;
-  bool operator==(const StepStop&) const = default;
-};
-using StepResult = std::optional<StepStop>;
+using executor::StepResult;
+using executor::StepStop;
 
 /// 1. Source, options, probe, targets, toolkit, toolchain report, recipe, plan request.
 StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s);

@@ -11,6 +11,10 @@
 #include "data/toml_document.h"
 #include "diagnose/diagnosis.h"
 #include "executor/publish.h"
+#include "executor/run_plan.h"
+#include "inspect/manylinux_policy.h"
+#include "util/mapped_file.h"
+#include "util/sha256.h"
 #include "executor/report_page.h"
 #include "executor/wheel_normaliser.h"
 #include "inspect/inspect_report.h"
@@ -26,6 +30,8 @@ using namespace tailor::executor;
 
 namespace {
 
+constexpr const char* k_tool_version = "0.1.0";
+
 // The programs a torch build runs in an interpreter: data/build/installed_versions.py
 // (versions of the named distributions), data/build/torch_import_check.py (the torch a
 // fresh venv imports) and data/build/torch_smoke_test.py (a GPU smoke test).
@@ -35,7 +41,7 @@ std::string embedded_program(std::string_view path) {
   return std::string(*text);
 }
 
-TorchStepResult stop(int code, std::string message) { return TorchStop{code, std::move(message)}; }
+TorchStepResult stop(BuildStatus status, std::string message) { return StepStop{status, std::move(message)}; }
 
 /// Whether a --source tree is there and which of its third_party submodules are empty.
 void add_source_facts(const plan::TorchPlan& p, plan::DoctorFacts& facts) {
@@ -81,6 +87,7 @@ std::string release_notes(const plan::TorchPlan& p, const std::string& wheel, co
   return o;
 }
 
+
 }  // namespace
 
 plan::DoctorFacts gather_doctor_facts(const plan::TorchPlan& p, CommandRunner& runner) {
@@ -110,7 +117,18 @@ TorchBuildContext TorchBuildContext::system(CommandRunner& runner) {
   ctx.check_storage = [](const cache::CacheSettings& settings) {
     return cache::check_shared_storage(settings, std::chrono::milliseconds(3000));
   };
+  ctx.fixed_path = system_session(runner, nullptr, DisplayStyle::quiet).fixed_path;
   return ctx;
+}
+
+BuildSession TorchBuildContext::session() {
+  BuildSession session = system_session(runner, out, display ? DisplayStyle::plain : default_display_style(out), disk);
+  session.environment = Environment(environment);
+  session.check_storage = check_storage;
+  session.fixed_path = fixed_path;
+  session.display = display;
+  session.warnings = err;
+  return session;
 }
 
 namespace torch_steps {
@@ -119,19 +137,25 @@ namespace torch_steps {
 TorchStepResult resolve_plan(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s) {
   // [cache] of the config, then TAILOR_CACHE / TAILOR_CACHE_URL, then --cache-url.
   auto settings = cache::apply_cache_environment(o.cache_settings, ctx.environment);
-  if (!settings) return stop(2, settings.error().message);
+  if (!settings) return stop(BuildStatus::bad_input, settings.error().message);
   if (!o.cache_url.empty())
-    if (auto ok = cache::set_cache_url(*settings, o.cache_url, "--cache-url"); !ok) return stop(2, ok.error().message);
+    if (auto ok = cache::set_cache_url(*settings, o.cache_url, "--cache-url"); !ok)
+      return stop(BuildStatus::bad_input, ok.error().message);
   s.cache_settings = *settings;
   plan::ResolveOptions ropts = s.resolve;
   ropts.purpose = plan::PlanPurpose::build_here;
   ropts.cache_settings = s.cache_settings;
   ropts.cache = o.cache;
   ropts.environment = ctx.environment;
+  ropts.wait_for_lock = o.wait_for_lock;
+  ropts.configure_only = o.configure_only;
+  // The shared storage, asked once before the plan decides the cache (as for extensions).
+  if (auto stopped = settle_cache_storage(s.cache_settings, ropts.cache, ctx.session())) return stopped;
   s.plan = plan::resolve_torch_plan(s.variant, s.host, ropts);
   if (s.plan.has_errors()) {
     std::fputs(plan::render_problems(s.plan).c_str(), ctx.err);
-    return stop(s.plan.exit_code(), "the variant cannot be built here (problems listed above)");
+    return stop(s.plan.exit_code() == 2 ? BuildStatus::bad_input : BuildStatus::preflight_failed,
+                "the variant cannot be built here (problems listed above)");
   }
   return std::nullopt;
 }
@@ -140,13 +164,14 @@ TorchStepResult resolve_plan(const TorchBuildOptions& o, TorchBuildContext& ctx,
 TorchStepResult lock_folders(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s) {
   std::error_code ec;
   fs::create_directories(s.plan.layout.work_dir, ec);
-  if (ec) return stop(2, s.plan.layout.work_dir + ": cannot create the work folder: " + ec.message());
+  if (ec)
+    return stop(BuildStatus::bad_input, s.plan.layout.work_dir + ": cannot create the work folder: " + ec.message());
   s.work = fs::absolute(s.plan.layout.work_dir).string();
   auto work_lock = FolderLock::acquire(s.work, FolderLock::Place::inside, o.wait_for_lock, ctx.err);
-  if (!work_lock) return stop(1, work_lock.error().message);
+  if (!work_lock) return stop(BuildStatus::build_failed, work_lock.error().message);
   s.work_lock.emplace(std::move(*work_lock));
   auto out_lock = FolderLock::acquire(o.out_dir, FolderLock::Place::beside, o.wait_for_lock, ctx.err);
-  if (!out_lock) return stop(1, out_lock.error().message);
+  if (!out_lock) return stop(BuildStatus::build_failed, out_lock.error().message);
   s.out_lock.emplace(std::move(*out_lock));
   return std::nullopt;
 }
@@ -156,142 +181,113 @@ TorchStepResult check_source(const TorchBuildOptions& o, TorchBuildContext& ctx,
   plan::TorchPlan& p = s.plan;
   auto epoch_var = ctx.environment.find("SOURCE_DATE_EPOCH");
   auto epoch_env = source_date_epoch_from_env(epoch_var == ctx.environment.end() ? nullptr : epoch_var->second.c_str());
-  if (!epoch_env) return stop(2, epoch_env.error().message);
+  if (!epoch_env) return stop(BuildStatus::bad_input, epoch_env.error().message);
   s.epoch_override = *epoch_env;
   if (p.variant.source_dir) {
     plan::DoctorFacts facts;
     add_source_facts(p, facts);
-    if (!facts.source_exists) return stop(2, p.layout.source_dir + ": no such source tree");
+    if (!facts.source_exists) return stop(BuildStatus::bad_input, p.layout.source_dir + ": no such source tree");
     if (!facts.empty_submodules.empty())
-      return stop(1, fmt::format("{}: empty submodules ({}); run git submodule update --init --recursive",
-                                 p.layout.source_dir, join(facts.empty_submodules, ", ")));
+      return stop(BuildStatus::preflight_failed,
+                  fmt::format("{}: empty submodules ({}); run git submodule update --init --recursive",
+                              p.layout.source_dir, join(facts.empty_submodules, ", ")));
   }
-  // SOURCE_DATE_EPOCH for the build when the source is already here (else after the clone).
+  // SOURCE_DATE_EPOCH and the reproducible nvcc and compiler flags for the build when the
+  // source is already here (a clone: the epoch is known after it, for the wheel).
   std::error_code ec;
   if (fs::exists(p.layout.source_dir, ec)) {
     auto identity = identify_tree(p.layout.source_dir, ctx.runner, s.epoch_override);
-    if (!identity) return stop(1, "identifying the source: " + identity.error().message);
+    if (!identity) return stop(BuildStatus::build_failed, "identifying the source: " + identity.error().message);
     s.identity = std::move(*identity);
-    p.env["SOURCE_DATE_EPOCH"] = std::to_string(s.identity->source_date_epoch);
+    add_reproducible_build_env(p.env, s.identity->source_date_epoch, p.layout.source_dir,
+                               p.cache.tool != cache::CacheTool::sccache, p.cuda_version);
   }
-  auto build_env = p.env;
-  if (o.configure_only) build_env["CMAKE_ONLY"] = "1";
+  if (o.configure_only) p.env["CMAKE_ONLY"] = "1";
   const std::string venv_python = p.layout.venv_dir + "/bin/python";
-  s.steps.clear();
-  for (plan::Step& st : plan_steps(p, build_env, ctx.environment)) {
-    if (o.no_venv && (st.title == "create venv" || st.title == "install build requirements")) continue;
-    if (st.title == "clone source" && fs::exists(p.layout.source_dir + "/.git", ec)) continue;  // resumable
+  std::vector<plan::Step> kept;
+  for (plan::Step& st : p.steps) {
+    const bool venv = st.role == plan::StepRole::make_venv || st.role == plan::StepRole::install_requirements;
+    if (o.no_venv && venv) continue;
+    if (st.role == plan::StepRole::clone && fs::exists(p.layout.source_dir + "/.git", ec)) continue;  // resumable
     if (o.no_venv) std::replace(st.argv.begin(), st.argv.end(), venv_python, p.python);
-    s.steps.push_back(std::move(st));
+    kept.push_back(std::move(st));
   }
+  p.steps = std::move(kept);
+  s.steps = plan_steps(p, p.env, ctx.environment, p.layout.source_dir);
   return std::nullopt;
 }
 
-// 4. The compiler cache the plan chose: its storage must answer.
-TorchStepResult check_cache(const TorchBuildOptions&, TorchBuildContext& ctx, TorchBuildState& s) {
-  plan::TorchPlan& p = s.plan;
-  if (p.cache.used() && s.cache_settings.shared() && ctx.check_storage) {
-    // A shared storage (Redis or S3) that nothing answers at: build without the cache
-    // rather than not at all (sccache would refuse to start its server). One that answers
-    // and refuses is a setting to fix: stop, rather than build uncached every time.
-    auto check = ctx.check_storage(s.cache_settings);
-    if (!check)
-      return stop(2, fmt::format("compiler cache {}: {} (fix the storage's settings, or build with --cache none)",
-                                 cache::describe_cache_storage(s.cache_settings), check.error().message));
-    if (!check->reachable) {
-      std::fprintf(ctx.err, "tailor: warning: compiler cache %s: %s; building without a compiler cache\n",
-                   cache::describe_cache_storage(s.cache_settings).c_str(), check->detail.c_str());
-      plan::set_torch_cache(p, {});
-    }
-  }
-  return std::nullopt;
-}
-
-// 5. The plan's commands.
+// 4. The plan's commands, through the one builder.
 TorchStepResult run_build(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s) {
   plan::TorchPlan& p = s.plan;
-  // sccache: the build's own server, so its statistics are this build's alone (not for a
-  // configure that compiles nothing worth counting).
-  std::map<std::string, std::string> cache_env = p.cache.env;
-  std::unique_ptr<cache::SccacheServer> sccache_server;
-  if (p.cache.tool == cache::CacheTool::sccache && !o.configure_only) {
-    auto server = cache::SccacheServer::start(p.cache.executable, p.cache.env, ctx.runner);
-    if (!server) return stop(1, fmt::format("compiler cache ({}): {}", p.cache.storage, server.error().message));
-    sccache_server = std::move(*server);
-    for (const auto& [k, v] : sccache_server->env()) cache_env[k] = v;
-  }
-  for (auto& st : s.steps)
-    if (st.uses_plan_env)
-      for (const auto& [k, v] : cache_env) st.env[k] = v;
-  auto run_log = start_run_log(s.work);
-  if (!run_log) return stop(1, run_log.error().message);
-  s.log_path = *run_log;
-  std::unique_ptr<ProgressDisplay> own_display;
-  if (!ctx.display) own_display = make_progress_display(default_display_style(ctx.out), ctx.out);
-  BuildRunner build_runner(ctx.runner, ctx.display ? *ctx.display : *own_display, s.log_path);
-  std::fprintf(ctx.out, "Building %s (%s), %d jobs; log: %s\n", p.wheel_name.c_str(), join(p.targets.names(), " ").c_str(),
-               p.jobs, s.log_path.c_str());
+  BuildReport& rep = s.report;
+  rep.package = "torch";
+  rep.recipe = "pytorch";
+  rep.targets = p.targets.names();
+  rep.env = p.env;
+  rep.unset_env = p.unset_env;
+  BuildSession session = ctx.session();
+  std::fprintf(ctx.out, "Building %s (%s), %d jobs\n", p.wheel_name.c_str(), join(p.targets.names(), " ").c_str(), p.jobs);
   std::fflush(ctx.out);
-  // The job timeline: what this run appends to the source tree's build/.ninja_log.
-  const std::string ninja_root = p.layout.source_dir + "/build";
-  const auto ninja_logs_before = ninja_log_sizes(ninja_root);
-  auto outcome = build_runner.run(s.steps);
-  s.ninja_jobs = collect_build_jobs(ninja_root, ninja_logs_before);
-  if (sccache_server && !interrupt_signal()) {
-    if (auto st = sccache_server->stats()) {
-      std::fprintf(ctx.out, "compiler cache: sccache (%s)\n%s", p.cache.storage.c_str(), cache::render_cache_stats(*st).c_str());
-      cache::record_cache_use("sccache", *st);
-    }
-  }
-  if (sccache_server) sccache_server->stop();
-  if (!outcome) return stop(1, outcome.error().message);
-  s.build_duration = outcome->duration;
-  if (outcome->interrupted || interrupt_signal() != 0) return stop(1, "interrupted");
-  if (!outcome->ok()) {
-    std::string log = tailor::read_file(s.log_path).value_or("");
-    if (auto block = diagnose::first_error_block(log)) {
+  PlanRun run = run_plan(p, session, rep);
+  s.log_path = rep.log_path;
+  s.steps = run.steps;
+  if (rep.cache_hits && *rep.cache_hits + rep.cache_misses.value_or(0) > 0)
+    std::fprintf(ctx.out, "compiler cache: %s (%s): %s\n", std::string(cache::cache_tool_name(rep.cache_tool)).c_str(),
+                 rep.cache_storage.c_str(),
+                 cache::hit_rate_text(*rep.cache_hits, rep.cache_misses.value_or(0)).c_str());
+  if (run.outcome) rep.duration_s = std::chrono::duration<double>(run.outcome->duration).count();
+  if (run.stop && run.outcome && !run.outcome->interrupted && interrupt_signal() == 0) {
+    if (const auto& block = run.error_block) {
       std::fprintf(ctx.err, "First error (log lines %zu-%zu):\n", block->first_line, block->last_line);
       for (const auto& l : block->lines) std::fprintf(ctx.err, "  %s\n", l.c_str());
     }
-    for (const auto& d : diagnose::diagnose_log(log))
+    for (const auto& d : run.diagnoses)
       std::fprintf(ctx.err, "diagnosis [%s]: %s\n  fix: %s\n", d.pattern_id.c_str(), d.cause.c_str(), d.fix.c_str());
-    return stop(1, outcome->steps.empty() ? "no build step ran; full log: " + s.log_path
-                                          : fmt::format("step '{}' failed; full log: {}", outcome->steps.back().title, s.log_path));
+    return stop(BuildStatus::build_failed,
+                run.outcome->steps.empty()
+                    ? "no build step ran; full log: " + s.log_path
+                    : fmt::format("step '{}' failed; full log: {}", run.outcome->steps.back().title, s.log_path));
   }
+  if (run.stop) return run.stop;
   if (o.configure_only) {
     std::fprintf(ctx.out, "configure-only: stopped after CMake configure (CMAKE_ONLY=1)\n");
-    return stop(0, "");
+    return stop(BuildStatus::printed_env, "");
   }
   return std::nullopt;
 }
 
-// 6. The built wheel, verified and renamed.
+// 5. The built wheel, verified and renamed.
 TorchStepResult verify_wheel(const TorchBuildOptions&, TorchBuildContext& ctx, TorchBuildState& s) {
   const plan::TorchPlan& p = s.plan;
   s.built = newest_wheel(p.layout.source_dir + "/dist");
-  if (s.built.empty()) return stop(1, "the build produced no wheel in " + p.layout.source_dir + "/dist");
+  if (s.built.empty()) return stop(BuildStatus::build_failed, "the build produced no wheel in " + p.layout.source_dir + "/dist");
   auto report = inspect::inspect_paths({s.built});
   if (!report || report->wheels.empty())
-    return stop(1, "cannot inspect " + s.built + ": " + (report ? "no wheel" : report.error().message));
+    return stop(BuildStatus::build_failed, "cannot inspect " + s.built + ": " + (report ? "no wheel" : report.error().message));
   const inspect::WheelReport& wr = report->wheels.front();
   if (p.cuda) {
     auto checked = verify_wheel_targets(s.built, p.targets);
-    if (!checked) return stop(1, checked.error().message);
+    if (!checked) return stop(BuildStatus::build_failed, checked.error().message);
     s.verification = *checked;
     bool has_torch_cuda = std::any_of(wr.libraries.begin(), wr.libraries.end(), [](const auto& l) {
       return l.path.find("libtorch_cuda.so") != std::string::npos && l.has_device_code;
     });
-    if (!has_torch_cuda) return stop(1, "the wheel has no libtorch_cuda.so with device code");
+    if (!has_torch_cuda) return stop(BuildStatus::verify_failed, "the wheel has no libtorch_cuda.so with device code");
     if (!s.verification.ok())
-      return stop(1, "the wheel does not carry exactly the requested targets: " + s.verification.describe_problems());
+      return stop(BuildStatus::verify_failed, "the wheel does not carry exactly the requested targets: " + s.verification.describe_problems());
     std::fprintf(ctx.out, "targets verified: %s\n", join(s.verification.expected, " ").c_str());
   }
   const std::string& needed = s.manylinux_needed = wr.manylinux_needed;  // "manylinux_2_35_aarch64" or "linux_x86_64"
-  std::string wanted = "manylinux_" + p.manylinux + "_" + p.platform;
-  if (needed.rfind("manylinux_", 0) != 0)
-    return stop(1, fmt::format("the libraries need {}: not a manylinux wheel ({})", needed, join(wr.manylinux_limiting, ", ")));
-  if (plan::compare_versions(needed.substr(10, needed.find('_', 12) - 10), p.manylinux) > 0 && p.variant.manylinux)
-    return stop(1, fmt::format("the libraries need {} but {} was asked", needed, wanted));
+  const std::string wanted = "manylinux_" + p.manylinux + "_" + p.platform;
+  const auto& policies = inspect::ManylinuxPolicies::get();
+  auto needed_tag = policies.parse_platform_tag(needed), wanted_tag = policies.parse_platform_tag(wanted);
+  if (!needed_tag)
+    return stop(BuildStatus::verify_failed, fmt::format("the libraries need {}: not a manylinux wheel ({})", needed,
+                                                        join(wr.manylinux_limiting, ", ")));
+  if (p.variant.manylinux && wanted_tag &&
+      std::pair(needed_tag->glibc_major, needed_tag->glibc_minor) > std::pair(wanted_tag->glibc_major, wanted_tag->glibc_minor))
+    return stop(BuildStatus::verify_failed, fmt::format("the libraries need {} but {} was asked", needed, wanted));
   // What the runtime image needs: DT_NEEDED of every library, minus those in the wheel.
   s.needed_sonames.clear();
   for (const auto& lib : wr.libraries)
@@ -306,25 +302,25 @@ TorchStepResult verify_wheel(const TorchBuildOptions&, TorchBuildContext& ctx, T
   s.renamed = s.work + "/" + s.wheel_name;
   if (!s.identity) {
     auto identity = identify_tree(p.layout.source_dir, ctx.runner, s.epoch_override);
-    if (!identity) return stop(1, "identifying the source: " + identity.error().message);
+    if (!identity) return stop(BuildStatus::build_failed, "identifying the source: " + identity.error().message);
     s.identity = std::move(*identity);
   }
   // Retagged and normalised in one deterministic rewrite (WHEEL's Tag lines, RECORD, the
   // libraries' search paths without folders of the build machine).
   auto n = normalise_wheel(s.built, {s.identity->source_date_epoch,
-                                     provenance_file_text(make_torch_provenance(p, s.host, *s.identity, "0.1.0")), tag,
+                                     provenance_file_text(make_torch_provenance(p, s.host, *s.identity, k_tool_version)), tag,
                                      s.renamed});
-  if (!n) return stop(1, "renaming the wheel failed: " + n.error().message);
+  if (!n) return stop(BuildStatus::build_failed, "renaming the wheel failed: " + n.error().message);
   for (const auto& r : n->search_paths)
     std::fprintf(ctx.out, "search path: %s: removed %s %s (not $ORIGIN-relative: a folder of the build machine)%s\n", r.member.c_str(), r.tag.c_str(),
                  join(r.removed, ":").c_str(), r.after.empty() ? "" : ("; kept " + r.after).c_str());
   auto recheck = inspect::inspect_paths({s.renamed});
   if (!recheck || recheck->wheels.empty() || !recheck->wheels.front().record.passed() || !recheck->wheels.front().tags_consistent)
-    return stop(1, "the renamed wheel's RECORD or tags do not check out");
+    return stop(BuildStatus::build_failed, "the renamed wheel's RECORD or tags do not check out");
   return std::nullopt;
 }
 
-// 7. Import in a clean venv: only the new wheel (system site-packages supply its deps).
+// 6. Import in a clean venv: only the new wheel (system site-packages supply its deps).
 TorchStepResult import_check(const TorchBuildOptions&, TorchBuildContext& ctx, TorchBuildState& s) {
   const plan::TorchPlan& p = s.plan;
   std::error_code ec;
@@ -342,27 +338,27 @@ TorchStepResult import_check(const TorchBuildOptions&, TorchBuildContext& ctx, T
   imp.cwd = s.work;
   for (CommandSpec* spec : {&mk, &inst, &imp}) {
     auto res = ctx.runner.run(*spec);
-    if (!res.ok()) return stop(1, fmt::format("import check: `{}` failed: {}{}", join(spec->argv, " "), res.err, res.out));
+    if (!res.ok()) return stop(BuildStatus::check_failed, fmt::format("import check: `{}` failed: {}{}", join(spec->argv, " "), res.err, res.out));
     if (spec == &imp) s.import_json = res.out;
   }
   try {
     auto j = nlohmann::json::parse(s.import_json);
     std::string file = j.value("file", "");
-    if (file.rfind(s.venv, 0) != 0) return stop(1, "import check: torch came from " + file + ", not the new wheel");
+    if (file.rfind(s.venv, 0) != 0) return stop(BuildStatus::check_failed, "import check: torch came from " + file + ", not the new wheel");
     std::fprintf(ctx.out, "import ok: torch %s, arch list %s\n", j.value("version", "").c_str(), j["arch_list"].dump().c_str());
     if (p.cuda) {
       std::vector<std::string> arch = j["arch_list"].get<std::vector<std::string>>();
       for (const auto& t : p.targets.targets)
         if (t.kind == cuda::TargetKind::sass && std::find(arch.begin(), arch.end(), t.name()) == arch.end())
-          return stop(1, "torch.cuda.get_arch_list() lacks " + t.name() + ": " + j["arch_list"].dump());
+          return stop(BuildStatus::check_failed, "torch.cuda.get_arch_list() lacks " + t.name() + ": " + j["arch_list"].dump());
     }
   } catch (const std::exception& e) {
-    return stop(1, std::string("import check: unreadable output: ") + e.what());
+    return stop(BuildStatus::check_failed, std::string("import check: unreadable output: ") + e.what());
   }
   return std::nullopt;
 }
 
-// 8. The GPU smoke test, only on a GPU the build targets: a T4G build verified on an H100
+// 7. The GPU smoke test, only on a GPU the build targets: a T4G build verified on an H100
 // host would fail for the right reason ("no kernel image"), which says nothing of the wheel.
 TorchStepResult smoke_test(const TorchBuildOptions&, TorchBuildContext& ctx, TorchBuildState& s) {
   const plan::TorchPlan& p = s.plan;
@@ -386,45 +382,42 @@ TorchStepResult smoke_test(const TorchBuildOptions&, TorchBuildContext& ctx, Tor
     spec.timeout = std::chrono::minutes(5);
     spec.cwd = s.work;
     auto res = ctx.runner.run(spec);
-    if (!res.ok()) return stop(1, "GPU smoke test failed: " + res.err + res.out);
+    if (!res.ok()) return stop(BuildStatus::check_failed, "GPU smoke test failed: " + res.err + res.out);
     s.smoke = "ok";
   }
   std::fprintf(ctx.out, "GPU smoke test: %s\n", s.smoke.c_str());
   return std::nullopt;
 }
 
-// 9. Publish everything together; an interrupted run publishes nothing.
+// 8. Publish everything together; an interrupted run publishes nothing.
 TorchStepResult publish(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s) {
   const plan::TorchPlan& p = s.plan;
   std::vector<std::string> packages = runtime_packages_for(s.needed_sonames, p.cuda_version);
-  std::error_code ec;
-  nlohmann::json rep;
-  rep["wheel"] = s.wheel_name;
-  rep["plan"] = plan::plan_to_json(p);
-  rep["targets_verified"] = s.verification.expected;
-  rep["bytes_per_target"] = s.verification.bytes_per_target;
-  rep["manylinux_needed"] = s.manylinux_needed;
-  rep["import"] = nlohmann::json::parse(s.import_json, nullptr, false);
-  rep["gpu_smoke_test"] = s.smoke;
-  rep["runtime_packages"] = packages;
-  rep["duration_s"] = std::chrono::duration<double>(s.build_duration).count();
-  rep["wheel_bytes"] = fs::file_size(s.renamed, ec);
-  if (!s.ninja_jobs.jobs.empty() || s.ninja_jobs.dropped)
-    rep["run"] = {{"duration_s", rep["duration_s"]},
-                  {"job_timeline", jobs_to_json(s.ninja_jobs.jobs)},
-                  {"job_timeline_dropped", s.ninja_jobs.dropped}};
-  auto staging = PublishStaging::create(o.out_dir);
-  if (!staging) return stop(1, staging.error().message);
   const std::string& name = s.wheel_name;
-  for (auto r : {staging->add_text(name + ".report.json", rep.dump(2) + "\n"),
-                 staging->add_text(name + ".report.html", render_report_html(rep)),
-                 staging->add_text(name + ".RELEASE_NOTES.md", release_notes(p, name, s.verification, s.manylinux_needed, packages)),
-                 staging->add_text("Dockerfile.runtime", render_runtime_dockerfile(p, name, packages)),
-                 staging->add_copy(s.log_path, name + ".build.log"), staging->add_copy(s.renamed, name)})
-    if (!r) return stop(1, r.error().message);
-  auto published = staging->commit({name});
-  if (!published) return stop(1, published.error().message);
-  s.result.wheel_path = (fs::path(o.out_dir) / name).string();
+  BuildReport& rep = s.report;
+  rep.tool_version = k_tool_version;
+  rep.source = p.variant.source_dir ? p.layout.source_dir : p.git_tag;
+  rep.source_kind = "torch-source";
+  rep.python = p.python;
+  rep.wheel = name;
+  if (auto mapped = MappedFile::open(s.renamed); mapped) {
+    rep.sha256 = Sha256::hex(Sha256::of(mapped->bytes()));
+    rep.size = mapped->bytes().size();
+  }
+  rep.bytes_per_target = s.verification.bytes_per_target;
+  rep.checks.clear();
+  if (p.cuda) rep.checks.push_back({"targets", CheckStatus::passed, "exactly " + join(s.verification.expected, " ")});
+  rep.checks.push_back({"import", CheckStatus::passed, "torch from the wheel in a clean venv"});
+  rep.checks.push_back({"gpu-smoke", s.smoke == "ok" ? CheckStatus::passed : CheckStatus::skipped, s.smoke});
+  if (s.identity) rep.provenance = make_torch_provenance(p, s.host, *s.identity, k_tool_version);
+  rep.torch = BuildReport::Torch{plan::plan_to_json(p), s.verification.expected, s.manylinux_needed,
+                                 nlohmann::json::parse(s.import_json, nullptr, false), s.smoke, packages};
+  auto published =
+      publish_build(o.out_dir, rep, s.renamed,
+                    {{name + ".RELEASE_NOTES.md", release_notes(p, name, s.verification, s.manylinux_needed, packages)},
+                     {"Dockerfile.runtime", render_runtime_dockerfile(p, name, packages)}});
+  if (!published) return stop(BuildStatus::build_failed, published.error().message);
+  s.result.wheel_path = rep.wheel_path;
   s.result.published = *published;
   std::fprintf(ctx.out, "wheel: %s\n", s.result.wheel_path.c_str());
   return std::nullopt;
@@ -435,9 +428,8 @@ TorchStepResult publish(const TorchBuildOptions& o, TorchBuildContext& ctx, Torc
 const std::vector<TorchStep>& torch_build_steps() {
   using namespace torch_steps;
   static const std::vector<TorchStep> steps = {
-      {"plan", resolve_plan}, {"lock", lock_folders},     {"source", check_source}, {"cache", check_cache},
-      {"build", run_build},   {"verify", verify_wheel},   {"import", import_check}, {"smoke", smoke_test},
-      {"publish", publish}};
+      {"plan", resolve_plan},   {"lock", lock_folders},   {"source", check_source}, {"build", run_build},
+      {"verify", verify_wheel}, {"import", import_check}, {"smoke", smoke_test},    {"publish", publish}};
   return steps;
 }
 

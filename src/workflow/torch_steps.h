@@ -1,11 +1,11 @@
 // The steps of `tailor build torch`, in the order build_torch runs them (torch_build_steps()).
 // Every decision is the plan's (plan/torch_plan.h: targets, toolkit, host compiler, the
 // compiler cache and its variables, the commands); the steps carry it out: lock, check the
-// source, check the cache's storage, run the commands, verify, import, smoke-test, publish.
-// Each is a function over the run's context (what it reaches the outside through:
-// processes, the caller's environment, the cache storage, the progress display, the output
-// streams) and the state the earlier steps left; each returns a TorchStop to end the run
-// (exit code + one line) or nothing to go on. Unit tests drive them over fakes
+// source, run the commands through the one builder (executor/run_plan.h), verify, import,
+// smoke-test, publish. Each is a function over the run's context (what it reaches the
+// outside through: processes, the caller's environment, the cache storage, the progress
+// display, the output streams) and the state the earlier steps left; each returns a
+// StepStop to end the run (executor::BuildStatus + one line) or nothing to go on. Unit tests drive them over fakes
 // (tests/workflow/torch_steps_test.cpp); the whole chain with the real nvcc is
 // tests/e2e/build_torch*.sh.
 #pragma once
@@ -19,7 +19,10 @@
 #include <vector>
 
 #include "cache/compiler_cache.h"
+#include "executor/build_report.h"
 #include "executor/build_runner.h"
+#include "executor/build_session.h"
+#include "executor/step_list.h"
 #include "executor/extension_source.h"
 #include "executor/folder_lock.h"
 #include "executor/ninja_log.h"
@@ -44,8 +47,15 @@ struct TorchBuildContext {
   executor::ProgressDisplay* display = nullptr;
   std::FILE* out = stdout;  ///< what the build says as it goes: the plan, checks, the wheel
   std::FILE* err = stderr;  ///< problems, warnings, the first error and its diagnosis
+  /// How the build sees its source tree at a fixed path (executor/fixed_path.h); unset
+  /// (tests): none, with the warning.
+  executor::BuildSession::FixedPathOpener fixed_path;
+  /// The files the builder reads and writes itself; null: the real file system.
+  executor::DiskInterface* disk = nullptr;
 
   static TorchBuildContext system(CommandRunner& runner);
+  /// The one builder's session (executor/build_session.h) over this context.
+  executor::BuildSession session();
 };
 
 /// The request, then what the steps so far found, for the steps after them.
@@ -64,8 +74,9 @@ struct TorchBuildState {
   std::optional<executor::SourceIdentity> identity;
   std::vector<plan::Step> steps;  ///< the plan's commands as this run runs them
   std::string log_path;
-  std::chrono::milliseconds build_duration{0};
-  executor::BuildJobs ninja_jobs;  ///< what the run appended to the source's build/.ninja_log
+  /// The build's record: what the run found (log, work path, governor, cache, jobs) and
+  /// the torch section the later steps fill.
+  executor::BuildReport report;
 
   std::string built;  ///< the wheel the build left in the source's dist/
   executor::TargetVerification verification;
@@ -79,18 +90,16 @@ struct TorchBuildState {
   TorchBuildResult result;
 };
 
-/// How a step ends the run: its exit code (0: done early, nothing failed) and one line.
-struct TorchStop {
-  int exit_code = 1;
-  std::string message;
-  bool operator==(const TorchStop&) const = default;
-};
-using TorchStepResult = std::optional<TorchStop>;
+using executor::BuildStatus;
+using executor::StepStop;
+using TorchStepResult = executor::StepResult;
 using TorchStepFn = TorchStepResult (*)(const TorchBuildOptions&, TorchBuildContext&, TorchBuildState&);
 
 namespace torch_steps {
-/// 1. The plan over the request, the cache settings layered and --cache; every problem
-/// printed, then a stop with the plan's exit code.
+/// 1. The plan over the request, the cache settings layered and --cache, the shared
+/// storage checked first (executor::settle_cache_storage: one that nothing answers at is a
+/// warning and an uncached build, one that refuses stops it); every problem printed, then
+/// a stop with the plan's status.
 TorchStepResult resolve_plan(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s);
 /// 2. The work folder (created) and the out folder: one build at a time in each.
 TorchStepResult lock_folders(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s);
@@ -98,20 +107,18 @@ TorchStepResult lock_folders(const TorchBuildOptions& o, TorchBuildContext& ctx,
 /// submodules; the plan's commands as this run runs them (a clone already made is kept:
 /// the build resumes; --no-venv drops the venv and its requirements).
 TorchStepResult check_source(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s);
-/// 4. The plan's compiler cache: a shared storage nothing answers at is a warning and the
-/// build goes on uncached; one that answers and refuses stops it (exit 2).
-TorchStepResult check_cache(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s);
-/// 5. The commands under executor::BuildRunner, with the build's own sccache server; the
-/// Ninja job timeline; a failure diagnosed from the log. --configure-only ends here (exit 0).
+/// 4. The commands through executor::run_plan: the fixed work path, the build's own
+/// sccache server, the memory governor, the unit times, the resume fingerprint; the Ninja
+/// job timeline; a failure diagnosed from the log. --configure-only ends here (exit 0).
 TorchStepResult run_build(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s);
-/// 6. The wheel: exactly the targets in libtorch_cuda.so, the manylinux tag its libraries
+/// 5. The wheel: exactly the targets in libtorch_cuda.so, the manylinux tag its libraries
 /// need, normalised and renamed in the official style.
 TorchStepResult verify_wheel(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s);
-/// 7. The wheel alone in a clean venv: torch imports from it, with the targets' arch list.
+/// 6. The wheel alone in a clean venv: torch imports from it, with the targets' arch list.
 TorchStepResult import_check(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s);
-/// 8. A GPU smoke test on a GPU the targets cover; skipped (and said why) otherwise.
+/// 7. A GPU smoke test on a GPU the targets cover; skipped (and said why) otherwise.
 TorchStepResult smoke_test(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s);
-/// 9. Wheel, report (JSON and HTML), release notes, runtime Dockerfile and log, together.
+/// 8. Wheel, report (JSON and HTML), release notes, runtime Dockerfile and log, together.
 TorchStepResult publish(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s);
 }  // namespace torch_steps
 

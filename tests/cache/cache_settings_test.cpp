@@ -31,7 +31,7 @@ work_root = "/scratch/tailor"
   EXPECT_EQ(s->prefix, "torch");
   EXPECT_EQ(s->work_root, "/scratch/tailor");
   EXPECT_EQ(describe_cache_storage(*s), "s3://builds/torch (endpoint http://minio:9000, region eu-1)");
-  auto env = cache_tool_environment(*s, "sccache", {"/work/pkg", "/srv/a"});
+  auto env = cache_tool_environment(*s, CacheTool::sccache, {"/work/pkg", "/srv/a"});
   ASSERT_TRUE(env) << env.error().message;
   EXPECT_EQ(env->at("SCCACHE_BUCKET"), "builds");
   EXPECT_EQ(env->at("SCCACHE_S3_KEY_PREFIX"), "torch");
@@ -39,7 +39,7 @@ work_root = "/scratch/tailor"
   EXPECT_EQ(env->at("SCCACHE_REGION"), "eu-1");
   EXPECT_EQ(env->at("SCCACHE_BASEDIRS"), "/srv/a:/srv/b:/work/pkg");  // deduplicated, settings first
   // ccache has no S3 storage: an error that says to use sccache.
-  auto cc = cache_tool_environment(*s, "ccache");
+  auto cc = cache_tool_environment(*s, CacheTool::ccache);
   ASSERT_FALSE(cc);
   EXPECT_NE(cc.error().message.find("ccache cannot use s3 storage"), std::string::npos) << cc.error().message;
 }
@@ -49,12 +49,12 @@ TEST(CacheSettings, RedisForBothToolsAndThePasswordHidden) {
   ASSERT_TRUE(set_cache_url(s, "redis://user:s3cret@cache.internal:6390/2", "--cache-url"));
   EXPECT_TRUE(s.shared());
   EXPECT_EQ(describe_cache_storage(s), "redis://user:***@cache.internal:6390/2");
-  EXPECT_EQ(cache_tool_environment(s, "sccache")->at("SCCACHE_REDIS_ENDPOINT"), s.url);
-  EXPECT_EQ(cache_tool_environment(s, "ccache")->at("CCACHE_REMOTE_STORAGE"), s.url);
+  EXPECT_EQ(cache_tool_environment(s, CacheTool::sccache)->at("SCCACHE_REDIS_ENDPOINT"), s.url);
+  EXPECT_EQ(cache_tool_environment(s, CacheTool::ccache)->at("CCACHE_REMOTE_STORAGE"), s.url);
   CacheSettings local;
   ASSERT_TRUE(set_cache_url(local, "file:///var/cache/cc", "x"));
   EXPECT_EQ(local.dir, "/var/cache/cc");
-  EXPECT_EQ(cache_tool_environment(local, "ccache")->at("CCACHE_DIR"), "/var/cache/cc");
+  EXPECT_EQ(cache_tool_environment(local, CacheTool::ccache)->at("CCACHE_DIR"), "/var/cache/cc");
   EXPECT_EQ(describe_cache_storage(CacheSettings{}), "local, the tool's default folder");
 }
 
@@ -121,7 +121,7 @@ TEST(CacheSettings, S3EnvironmentAsSccacheReadsIt) {
   EXPECT_EQ(s.prefix, "torch/cu130");  // sccache drops the trailing '/' too
   EXPECT_EQ(s.endpoint, "http://127.0.0.1:9000");
   EXPECT_EQ(describe_cache_storage(s), "s3://ci-cache/torch/cu130 (endpoint http://127.0.0.1:9000)");
-  auto env = cache_tool_environment(s, "sccache");
+  auto env = cache_tool_environment(s, CacheTool::sccache);
   ASSERT_TRUE(env) << env.error().message;
   const std::map<std::string, std::string> want = {{"SCCACHE_BUCKET", "ci-cache"},
                                                    {"SCCACHE_S3_KEY_PREFIX", "torch/cu130"},
@@ -133,7 +133,7 @@ TEST(CacheSettings, S3EnvironmentAsSccacheReadsIt) {
   for (const auto& [k, v] : *env) EXPECT_EQ(k.rfind("AWS_", 0), std::string::npos) << k;
 
   ASSERT_TRUE(set_cache_url(s, "s3://ci-cache?endpoint=https://minio.internal&region=eu-west-1", "x"));
-  env = cache_tool_environment(s, "sccache");
+  env = cache_tool_environment(s, CacheTool::sccache);
   ASSERT_TRUE(env);
   EXPECT_EQ(env->at("SCCACHE_S3_USE_SSL"), "true");
   EXPECT_EQ(env->at("SCCACHE_REGION"), "eu-west-1");
@@ -142,7 +142,7 @@ TEST(CacheSettings, S3EnvironmentAsSccacheReadsIt) {
   // AWS itself: no endpoint, and no region, which the caller's AWS_REGION or SCCACHE_REGION gives.
   CacheSettings aws;
   ASSERT_TRUE(set_cache_url(aws, "s3://team-cache/x", "x"));
-  env = cache_tool_environment(aws, "sccache");
+  env = cache_tool_environment(aws, CacheTool::sccache);
   ASSERT_TRUE(env);
   EXPECT_EQ(env->at("SCCACHE_ENDPOINT"), "");
   EXPECT_EQ(env->at("SCCACHE_S3_USE_SSL"), "");
@@ -160,10 +160,10 @@ TEST(CacheSettings, RedisClearsACallersBucket) {
   // sccache prefers S3 to Redis: a SCCACHE_BUCKET the caller exported would win.
   CacheSettings s;
   ASSERT_TRUE(set_cache_url(s, "redis://127.0.0.1:6379", "x"));
-  auto env = cache_tool_environment(s, "sccache");
+  auto env = cache_tool_environment(s, CacheTool::sccache);
   ASSERT_TRUE(env);
   EXPECT_EQ(env->at("SCCACHE_BUCKET"), "");
-  EXPECT_EQ(cache_tool_environment(s, "ccache")->count("SCCACHE_BUCKET"), 0u);
+  EXPECT_EQ(cache_tool_environment(s, CacheTool::ccache)->count("SCCACHE_BUCKET"), 0u);
 }
 
 TEST(CacheSettings, S3RefusesWhatSccacheWouldMisread) {

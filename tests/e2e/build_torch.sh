@@ -33,11 +33,25 @@ done
 python3 - "$tmp/out/$wheel.report.json" "$tmp/out/$wheel" <<'PY' || fail "report / wheel content"
 import json, sys, zipfile
 r = json.load(open(sys.argv[1]))
-assert r["targets_verified"] == ["sm_75"], r["targets_verified"]
-assert r["import"]["arch_list"] == ["sm_75"], r["import"]
-assert r["import"]["version"].startswith("2.9.1+cu"), r["import"]
-assert r["plan"]["env"]["TORCH_CUDA_ARCH_LIST"] == "7.5"
-assert "cuda-cudart-" in " ".join(r["runtime_packages"]), r["runtime_packages"]
+t = r["torch"]  # the one build report, with torch's own section
+assert r["ok"] is True, r["ok"]
+assert t["targets_verified"] == ["sm_75"], t["targets_verified"]
+assert t["import"]["arch_list"] == ["sm_75"], t["import"]
+assert t["import"]["version"].startswith("2.9.1+cu"), t["import"]
+assert t["plan"]["env"]["TORCH_CUDA_ARCH_LIST"] == "7.5"
+assert "cuda-cudart-" in " ".join(t["runtime_packages"]), t["runtime_packages"]
+assert r["wheel"]["sha256"] and r["wheel"]["bytes_per_target"], r["wheel"]
+# The one builder's run: how parallelism was decided, the fixed work path, the
+# reproducibility settings the steps had.
+run = r["run"]
+assert run["memory"]["mode"] in ("governor", "static") and run["memory"]["reason"], run.get("memory")
+assert run["work_path"], run
+if run["work_path_route"] != "none":
+    assert run["work_path"] == "/tmp/.tailor-build/torch", run["work_path"]
+env = r["environment"]["set"]
+assert env["SOURCE_DATE_EPOCH"].isdigit(), env.get("SOURCE_DATE_EPOCH")
+assert "-ffile-prefix-map=" in env["CXXFLAGS"], env.get("CXXFLAGS")
+assert any(c["name"] == "targets" and c["status"] == "passed" for c in r["checks"]), r["checks"]
 z = zipfile.ZipFile(sys.argv[2])
 wheel_file = [n for n in z.namelist() if n.endswith(".dist-info/WHEEL")][0]
 tag = sys.argv[2].rsplit("/", 1)[1][:-4].split("-", 2)[2]
@@ -45,6 +59,20 @@ assert ("Tag: " + tag) in z.read(wheel_file).decode(), z.read(wheel_file)
 PY
 grep -q "cuda-cudart-" "$tmp/out/Dockerfile.runtime" || fail "runtime Dockerfile lacks the CUDA runtime package"
 grep -q "sm_75" "$tmp/out/$wheel.RELEASE_NOTES.md" || fail "release notes lack the target"
+
+# The same source built from another work folder and another source folder gives the same
+# wheel, byte for byte: the steps see the source at the fixed work path, with the
+# reproducible nvcc seed and SOURCE_DATE_EPOCH (cp -p keeps the times the epoch is read from).
+cp -rp "$TAILOR_SOURCE_DIR/tests/torch_fixture" "$tmp/srcA"
+cp -rp "$TAILOR_SOURCE_DIR/tests/torch_fixture" "$tmp/srcB"
+for side in A B; do
+  "$TAILOR" build torch --source "$tmp/src$side" --arch 7.5 --cuda "$cuda" --python "$py" --without cudnn --no-venv \
+    --work-dir "$tmp/work$side" --out "$tmp/out$side" > "$tmp/build$side.out" 2>&1 \
+    || { cat "$tmp/build$side.out"; fail "build torch from folder $side"; }
+done
+shaA=$(sha256sum "$tmp/outA/$wheel" | cut -d' ' -f1)
+shaB=$(sha256sum "$tmp/outB/$wheel" | cut -d' ' -f1)
+[ "$shaA" = "$shaB" ] || { cat "$tmp/buildB.out"; fail "two work folders gave two wheels ($shaA, $shaB)"; }
 
 # --configure-only stops after configure (CMAKE_ONLY=1): exit 0, nothing published.
 cp -r "$TAILOR_SOURCE_DIR/tests/torch_fixture" "$tmp/src3"

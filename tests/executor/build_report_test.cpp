@@ -16,7 +16,7 @@ TEST(BuildReport, JsonCarriesEveryField) {
   r.duration_s = 91.5;
   r.jobs = 2;
   r.jobs_reason = "22 GiB / 3 GiB per job = 7, capped by 2 cores";
-  r.cache_tool = "ccache";
+  r.cache_tool = tailor::cache::CacheTool::ccache;
   r.cache_hits = 3;
   r.cache_misses = 1;
   r.wheel = "fused_ops-0.1.0-cp311-cp311-linux_x86_64.whl";
@@ -58,7 +58,7 @@ TEST(BuildReport, SaysWhereTheStepsSawTheWorkFolder) {
 
 TEST(BuildReport, UnknownCacheStatsAreNull) {
   BuildReport r;
-  r.cache_tool = "none";
+  r.cache_tool = tailor::cache::CacheTool::none;
   auto j = to_json(r);
   EXPECT_TRUE(j["run"]["cache"]["hits"].is_null());
   EXPECT_TRUE(j["wheel"].is_null());

@@ -16,6 +16,7 @@ PreflightFacts healthy() {
   f.python_runs = true;
   f.torch_version = "2.11.0+cu130";
   f.torch_cuda_version = "13.0";
+  f.torch_cuda = cuda::CudaVersion{13, 0};
   f.build_dir = "/tmp";
   f.disk_free_bytes = uint64_t{100} << 30;
   f.disk_needed_bytes = uint64_t{4} << 30;
@@ -55,6 +56,7 @@ TEST(Preflight, CollectsEveryProblemAtOnce) {
   f.host_compiler_limit = "gcc <= 11";
   f.torch_version.clear();
   f.torch_cuda_version.clear();
+  f.torch_cuda.reset();
   f.disk_free_bytes = uint64_t{1} << 30;
   auto r = run_preflight(f);
   std::vector<std::string> names;
@@ -79,6 +81,7 @@ TEST(Preflight, MissingNvccAndPython) {
 TEST(Preflight, CpuOnlyTorchCannotBuildCudaExtensions) {
   auto f = healthy();
   f.torch_cuda_version.clear();
+  f.torch_cuda.reset();
   auto r = run_preflight(f);
   auto* c = find(r, "torch");
   ASSERT_TRUE(c);
@@ -91,6 +94,7 @@ TEST(Preflight, TorchNotRequiredForTorchBuilds) {
   f.torch_required = false;
   f.torch_version.clear();
   f.torch_cuda_version.clear();
+  f.torch_cuda.reset();
   EXPECT_TRUE(run_preflight(f).ok());
 }
 

@@ -17,7 +17,7 @@ BuildReport page_report() {
   r.targets = {"sm_75", "sm_80"};
   r.duration_s = 95.2;
   r.jobs = 2;
-  r.cache_tool = "sccache";
+  r.cache_tool = tailor::cache::CacheTool::sccache;
   r.cache_storage = "local";
   r.cache_hits = 6;
   r.cache_misses = 2;

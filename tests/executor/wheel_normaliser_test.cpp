@@ -374,20 +374,19 @@ TEST(ReproducibleBuildEnv, EpochObjtempAndPrefixMapsAppended) {
 
 TEST(ReproducibleBuildEnv, NvccRandomSeedFromTheDataForNvccThatTakesIt) {
   // cudafe++ puts its process id in a unit's module id unless given a seed (data/build/reproducible.toml).
-  EXPECT_EQ(nvcc_reproducible_flags("13.0.88"), "-Xcudafe --frandom-seed=tailor");
-  EXPECT_EQ(nvcc_reproducible_flags("12.9"), "-Xcudafe --frandom-seed=tailor");
-  EXPECT_EQ(nvcc_reproducible_flags("12.8.93"), "");
-  EXPECT_EQ(nvcc_reproducible_flags(""), "");
-  EXPECT_EQ(nvcc_reproducible_flags("not-a-version"), "");
+  EXPECT_EQ(nvcc_reproducible_flags(cuda::CudaVersion{13, 0}), "-Xcudafe --frandom-seed=tailor");
+  EXPECT_EQ(nvcc_reproducible_flags(cuda::CudaVersion{12, 9}), "-Xcudafe --frandom-seed=tailor");
+  EXPECT_EQ(nvcc_reproducible_flags(cuda::CudaVersion{12, 8}), "");
+  EXPECT_EQ(nvcc_reproducible_flags(std::nullopt), "");
   std::map<std::string, std::string> env;
   ::unsetenv("NVCC_APPEND_FLAGS");
-  add_reproducible_build_env(env, 5, "/w/src", true, "13.0.88");
+  add_reproducible_build_env(env, 5, "/w/src", true, cuda::CudaVersion{13, 0});
   EXPECT_EQ(env["NVCC_APPEND_FLAGS"],
             "-objtemp -Xcudafe --frandom-seed=tailor -Xcompiler=-ffile-prefix-map=/w/src=.");
   auto again = env;
-  add_reproducible_build_env(again, 5, "/w/src", true, "13.0.88");
+  add_reproducible_build_env(again, 5, "/w/src", true, cuda::CudaVersion{13, 0});
   EXPECT_EQ(again, env);  // idempotent
   std::map<std::string, std::string> old;
-  add_reproducible_build_env(old, 5, "/w/src", false, "12.4.131");
+  add_reproducible_build_env(old, 5, "/w/src", false, cuda::CudaVersion{12, 4});
   EXPECT_EQ(old["NVCC_APPEND_FLAGS"], "-Xcompiler=-ffile-prefix-map=/w/src=.");
 }

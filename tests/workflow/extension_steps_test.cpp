@@ -131,10 +131,8 @@ TEST_F(ExtensionSteps, ResolveInputsStopsOnBadOptions) {
   o.jobs = 0;
   EXPECT_EQ(resolve_inputs(o, c, s), (StepStop{BuildStatus::bad_input, "--jobs 0: must be at least 1"}));
   o.jobs.reset();
-  o.cache = "distcc";
-  ExtensionBuildState s2;
-  EXPECT_EQ(resolve_inputs(o, c, s2), (StepStop{BuildStatus::bad_input, "--cache distcc: expected auto, ccache, sccache or none"}));
-  o.cache = "auto";
+  // --cache is read once, by the CLI (plan::parse_cache_flag): the options hold the tool.
+  EXPECT_EQ(plan::parse_cache_flag("distcc").error().message, "--cache distcc: expected auto, ccache, sccache or none");
   python.reset();
   auto c2 = context();
   ExtensionBuildState s3;
@@ -358,9 +356,9 @@ TEST_F(ExtensionSteps, RunBuildOnTheFolderRouteBuildsInTheFixedFolder) {
 // --sandbox needs tailor's own namespace, and no network for sccache's client to reach
 // its server: both refused before anything runs, with what to do.
 TEST_F(ExtensionSteps, RunBuildSandboxedSaysWhatItCannotDo) {
+  o.sandbox = true;  // the plan's execution policy takes it
   auto c = context();
   resolve_and_prepare(c);
-  o.sandbox = true;
   c.fixed_path = [](const std::string&, const std::string&, std::optional<executor::FixedPathRoute> forced) {
     EXPECT_EQ(forced, executor::FixedPathRoute::own_namespace);
     executor::FixedPathChoice choice;
@@ -643,10 +641,11 @@ TEST_F(ExtensionSteps, BuildExtensionStopsAtTheFirstFailingStepWithItsStatus) {
 }
 
 TEST_F(ExtensionSteps, RunBuildServesAJobserverWhenNinjaIsAClient) {
+  // The plan's execution policy takes the host's ninja and the budget.
+  host.tools.push_back({"ninja", "/usr/bin/ninja", "1.13.2", true});
+  o.memory_budget = uint64_t{6} << 30;
   auto c = context();
   resolve_and_prepare(c);
-  s.host.tools.push_back({"ninja", "/usr/bin/ninja", "1.13.2", true});
-  o.memory_budget = uint64_t{6} << 30;
   bool fifo_seen = false;
   runner.handler = [&](const CommandSpec&) -> std::optional<CommandResult> {
     fifo_seen = fs::is_fifo(fs::path(s.work_dir) / "jobserver.fifo");
@@ -671,11 +670,13 @@ TEST_F(ExtensionSteps, RunBuildServesAJobserverWhenNinjaIsAClient) {
 }
 
 TEST_F(ExtensionSteps, RunBuildKeepsTheStaticCountWithAnOldNinjaOrJobs) {
+  const auto tools = host.tools;
   for (bool with_jobs : {false, true}) {
+    host.tools = tools;
+    host.tools.push_back({"ninja", "/usr/bin/ninja", with_jobs ? "1.13.2" : "1.11.1", false});
+    if (with_jobs) o.jobs = 1;
     auto c = context();
     resolve_and_prepare(c);
-    s.host.tools.push_back({"ninja", "/usr/bin/ninja", with_jobs ? "1.13.2" : "1.11.1", false});
-    if (with_jobs) o.jobs = 1;
     runner.specs.clear();
     runner.handler = [&](const CommandSpec&) -> std::optional<CommandResult> {
       write(fs::path(s.request.out_dir) / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl", "not really a wheel");

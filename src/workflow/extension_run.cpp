@@ -1,0 +1,390 @@
+#include "workflow/extension_build.h"
+#include "workflow/extension_steps.h"
+#include "workflow/extension_helpers.h"
+
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <chrono>
+#include <algorithm>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <future>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "cache/cache_ledger.h"
+#include "cache/compiler_cache.h"
+#include "executor/fixed_folder.h"
+#include "executor/fixed_path.h"
+#include "executor/folder_lock.h"
+#include "executor/governor_profile.h"
+#include "executor/wheel_modules.h"
+#include "executor/memory_governor.h"
+#include "executor/ninja_log.h"
+#include "executor/publish.h"
+#include "executor/report_page.h"
+#include "executor/resume.h"
+#include "executor/run_plan.h"
+#include "executor/step_list.h"
+#include "cache/sccache_dist.h"
+#include "cache/tailor_toml.h"
+#include "executor/verify.h"
+#include "executor/wheel_normaliser.h"
+#include "cuda/arch_spec.h"
+#include "cuda/gpu_platform.h"
+#include "cuda/nvcc_capabilities.h"
+#include "data/data_files.h"
+#include "data/toml_document.h"
+#include "plan/extension_plan.h"
+#include "plan/extension_recipe.h"
+#include "plan/toolkit_choice.h"
+#include "plan/unit_times.h"
+#include "probe/cuda_toolkit_probe.h"
+#include "probe/cxx_runtime.h"
+#include "probe/host_files.h"
+#include "probe/probe.h"
+#include "util/interrupt.h"
+#include "util/files.h"
+#include "util/mapped_file.h"
+#include "util/sha256.h"
+#include "util/strings.h"
+
+namespace tailor::workflow {
+using namespace tailor::executor;
+using namespace tailor::cache;
+
+namespace fs = std::filesystem;
+using namespace tailor::workflow::detail;
+
+namespace {
+
+/// nvcc's -split-compile=K as the build driver announced it ("tailor: modules at once: ...,
+/// nvcc -split-compile=K"); 0 when it split nothing.
+int split_compile_in_log(std::string_view log) {
+  size_t at = log.find("tailor: modules at once: ");
+  if (at == std::string_view::npos) return 0;
+  std::string_view line = log.substr(at, log.find('\n', at) - at);
+  size_t k = line.find("-split-compile=");
+  if (k == std::string_view::npos) return 0;
+  int n = 0;
+  for (size_t i = k + 15; i < line.size() && std::isdigit(static_cast<unsigned char>(line[i])) && n < 1000; ++i) n = n * 10 + (line[i] - '0');
+  return n;
+}
+
+/// The rest of each log line that starts with `prefix` (the build driver's own lines), in
+/// order; at most `max` of them, each at most 400 bytes.
+std::vector<std::string_view> driver_lines(std::string_view log, std::string_view prefix, size_t max) {
+  std::vector<std::string_view> out;
+  for (size_t at = log.find(prefix); at != std::string_view::npos && out.size() < max; at = log.find(prefix, at + 1)) {
+    if (at != 0 && log[at - 1] != '\n') continue;
+    size_t end = std::min(log.find('\n', at), log.size());
+    out.push_back(log.substr(at + prefix.size(), std::min<size_t>(end - at - prefix.size(), 400)));
+  }
+  return out;
+}
+
+/// What the build driver took back from the package ("tailor: package choice: ..." lines),
+/// each once, in order.
+std::vector<std::string> package_choices_in_log(std::string_view log) {
+  std::vector<std::string> out;
+  for (auto line : driver_lines(log, "tailor: package choice: ", 64))
+    if (std::find(out.begin(), out.end(), line) == out.end()) out.emplace_back(line);
+  return out;
+}
+
+/// The units the build driver split on their own ("tailor: split unit: REL K (why)").
+std::map<std::string, int> split_units_in_log(std::string_view log) {
+  std::map<std::string, int> out;
+  for (auto line : driver_lines(log, "tailor: split unit: ", 256)) {
+    auto words = split_any(line, " ");
+    if (words.size() < 2) continue;
+    auto k = parse_whole_number<int>(words[1]);
+    if (k && *k >= 2 && *k <= 64) out[words[0]] = *k;
+  }
+  return out;
+}
+
+/// The arch-specific variants the package builds requested targets as ("tailor: package
+/// target: sm_90a for sm_90" lines of the build driver): requested name -> variant name.
+/// Only a variant of a requested target's own capability counts.
+std::map<std::string, std::string> package_variants_in_log(std::string_view log, const cuda::TargetSet& requested) {
+  std::map<std::string, std::string> out;
+  for (auto line : driver_lines(log, "tailor: package target: ", 64)) {
+    auto words = split_any(line, " ");
+    if (words.size() != 3 || words[1] != "for") continue;
+    auto variant = cuda::parse_target_name(words[0]);
+    auto base = cuda::parse_target_name(words[2]);
+    if (!variant || !base || !requested.contains(*base) || variant->variant == cuda::ArchVariant::none ||
+        variant->cc != base->cc || variant->kind != base->kind)
+      continue;
+    out[base->name()] = variant->name();
+  }
+  return out;
+}
+
+/// The first line of the package's own build files (setup.py and other top-level Python
+/// files, CMakeLists.txt and *.cmake anywhere in the tree) holding `token` as a word:
+/// "setup.py:31"; empty when none does. Bounded: 4,000 files of at most 2 MiB each.
+std::string package_line_with(const std::string& source_dir, const std::string& token) {
+  const std::regex word("(^|[^A-Za-z0-9_])" + token + "($|[^A-Za-z0-9_])");
+  std::error_code ec;
+  size_t seen = 0;
+  std::vector<fs::path> files;
+  for (auto it = fs::recursive_directory_iterator(source_dir, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator() && seen < 4000; it.increment(ec)) {
+    const fs::path& p = it->path();
+    const std::string name = p.filename().string();
+    if (it->is_directory(ec)) {
+      if (name.starts_with(".") || name == "build" || name == "dist" || name == "venv") it.disable_recursion_pending();
+      continue;
+    }
+    ++seen;
+    const bool top = p.parent_path() == fs::path(source_dir);
+    if ((top && name.ends_with(".py") && !name.starts_with("tailor-")) || name == "CMakeLists.txt" || name.ends_with(".cmake"))
+      files.push_back(p);
+  }
+  std::sort(files.begin(), files.end(), [](const fs::path& a, const fs::path& b) {
+    return (a.filename() != "setup.py") < (b.filename() != "setup.py") ||
+           ((a.filename() != "setup.py") == (b.filename() != "setup.py") && a < b);
+  });
+  for (const auto& p : files) {
+    if (fs::file_size(p, ec) > (2u << 20) || ec) continue;
+    std::ifstream in(p);
+    std::string line;
+    for (size_t n = 1; std::getline(in, line); ++n)
+      if (line.find(token) != std::string::npos && !trim(line).starts_with("#") && std::regex_search(line, word))
+        return fmt::format("{}:{}", fs::relative(p, source_dir, ec).string(), n);
+  }
+  return {};
+}
+
+/// nvcc refused a target nobody asked for: the package chose it. The fix names the
+/// package's file and line, never an arch list the user did not give.
+void name_package_archs(ExtensionBuildState& s, bool kept) {
+  static const std::regex arch_token("\\b(compute|sm)_(\\d+[a-z]?)\\b");
+  for (auto& d : s.result.diagnoses) {
+    if (d.pattern_id != "nvcc-unsupported-arch" && d.pattern_id != "nvcc-unsupported-gpu-name") continue;
+    std::smatch m;
+    if (!std::regex_search(d.quoted_line, m, arch_token)) continue;
+    const std::string sm = "sm_" + m[2].str();
+    const auto& asked = s.result.report.targets;
+    if (std::find(asked.begin(), asked.end(), sm) != asked.end()) continue;
+    std::string where = package_line_with(s.source_dir, m[0].str());
+    if (where.empty()) where = package_line_with(s.source_dir, (m[1].str() == "sm" ? "compute_" : "sm_") + m[2].str());
+    const std::string whose = where.empty() ? std::string("the package's own build") : "the package's " + where;
+    d.cause = fmt::format("{} asks for {} itself (the request was {}), and this nvcc cannot generate code for it.",
+                          whose, m[0].str(), join(asked, ", "));
+    d.fix = kept ? fmt::format("Build without --keep-package-archs, so the requested targets replace the package's; "
+                               "or edit {}.", where.empty() ? "the package's target flags" : where)
+                 : fmt::format("tailor replaces the targets a package sets in setup.py's nvcc flags, "
+                               "TORCH_CUDA_ARCH_LIST and CMake's CUDA_ARCHITECTURES, but not this one: edit {} "
+                               "(or use a CUDA toolkit that still supports {}).",
+                               where.empty() ? "the package's target flags" : where, m[0].str());
+  }
+}
+
+}  // namespace
+
+// 3. Source into the work folder, the plan, its patches.
+StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s) {
+  BuildReport& rep = s.result.report;
+  plan::ExtensionBuildRequest& req = s.request;
+  status(o, fmt::format("==> preparing source {} in {}", rep.source, s.work_dir));
+  auto src = prepare_source(s.spec, s.work_dir, rep.python, ctx.runner);
+  if (!src) return stop(s.spec.kind == SourceKind::sdist || s.spec.kind == SourceKind::directory ? BuildStatus::bad_input
+                                                                                                : BuildStatus::build_failed,
+                        src.error().message);
+  s.source_dir = *src;
+  if (o.package.empty() && s.spec.kind != SourceKind::directory && s.spec.kind != SourceKind::example) {
+    std::string declared = detect_package_name(*src);
+    if (!declared.empty() && plan::normalise_dist_name(declared) != plan::normalise_dist_name(s.package)) {
+      s.package = declared;
+      req.package_name = s.package;
+    }
+  }
+  rep.package = s.package;
+  req.source_dir = *src;
+  {
+    auto epoch_var = ctx.environment.find("SOURCE_DATE_EPOCH");
+    auto epoch_env = source_date_epoch_from_env(epoch_var == ctx.environment.end() ? nullptr : epoch_var->second.c_str());
+    if (!epoch_env) return stop(BuildStatus::bad_input, epoch_env.error().message);
+    auto identity = identify_source(s.spec, *src, s.work_dir, ctx.runner, *epoch_env);
+    if (!identity) return stop(BuildStatus::build_failed, "identifying the source: " + identity.error().message);
+    s.identity = std::move(*identity);
+  }
+  auto p = plan::resolve_extension_build(req, s.host);
+  if (!p) return stop(BuildStatus::bad_input, p.error().message);
+  s.build_plan = *p;
+  rep.recipe = p->recipe_name.empty() ? s.recipe->name : p->recipe_name;
+  if (auto patched = plan::apply_patches(*p, *src); !patched)
+    return stop(BuildStatus::build_failed, "patching the source: " + patched.error().message);
+  rep.env = p->env;
+  rep.unset_env = p->unset_env;
+  // The compilers preflight chose because the caller's links the C++ runtime statically.
+  for (const char* var : {"CXX", "CC", "CUDAHOSTCXX", "NVCC_CCBIN"})
+    if (auto it = req.environment.find(var), was = ctx.environment.find(var);
+        it != req.environment.end() && (was == ctx.environment.end() || was->second != it->second) && !rep.env.count(var))
+      rep.env[var] = it->second;
+  {
+    auto wrapped = wrap_cached_compilers(p->cached_compilers, (fs::path(s.work_dir) / "compiler-wrappers").string());
+    if (!wrapped) return stop(BuildStatus::build_failed, wrapped.error().message);
+    for (const auto& [var, wrapper] : *wrapped) rep.env[var] = wrapper;
+  }
+  if (s.toolkit && !rep.env.count("CUDA_HOME")) rep.env["CUDA_HOME"] = s.toolkit->root;
+  add_reproducible_build_env(rep.env, s.identity->source_date_epoch, *src, p->cache.tool != CacheTool::sccache,
+                             s.toolkit ? std::optional(s.toolkit->release) : std::nullopt);
+  for (const auto& file : p->helper_files) {
+    // The build driver's package is a folder beside the source.
+    std::error_code ec;
+    fs::create_directories(fs::path(file.path).parent_path(), ec);
+    if (auto written = write_file_atomic(file.path, file.text); !written)
+      return stop(BuildStatus::build_failed, "writing " + file.path + ": " + written.error().message);
+  }
+  rep.jobs = p->jobs;
+  rep.jobs_reason = p->jobs_reason;
+  return std::nullopt;
+}
+
+
+// 4. Build: the plan through the one builder (executor/run_plan.h).
+StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s) {
+  BuildReport& rep = s.result.report;
+  plan::ExtensionBuildPlan p = s.build_plan;
+  p.env = rep.env;
+  p.unset_env = rep.unset_env;
+  p.jobs = rep.jobs;
+  p.jobs_reason = rep.jobs_reason;
+  BuildSession session = ctx.session(o);
+  PlanRun run = run_plan(p, session, rep);
+  for (auto& check : run.preflight) s.result.preflight.checks.push_back(std::move(check));
+  if (!run.outcome) return run.stop;
+  rep.split_compile = split_compile_in_log(run.log_text);
+  rep.package_choices = package_choices_in_log(run.log_text);
+  rep.package_variants = package_variants_in_log(run.log_text, s.targets);
+  rep.split_units = split_units_in_log(run.log_text);
+  for (auto& j : rep.job_timeline)
+    for (const auto& [unit, k] : rep.split_units)
+      if (j.kind == "cu" && (j.input == unit || j.input.ends_with("/" + unit))) j.split = k;
+  if (rep.split_compile > 0)
+    for (auto& j : rep.job_timeline)
+      if (j.kind == "cu") j.split = rep.split_compile;
+  rep.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count();
+  if (run.stop) {
+    s.result.error_block = std::move(run.error_block);
+    s.result.diagnoses = std::move(run.diagnoses);
+    name_package_archs(s, o.keep_package_archs);
+  }
+  return run.stop;
+}
+
+namespace {
+// The check line of the search-path rewrite: what left each library, or that nothing had to.
+CheckResult search_path_check(const std::vector<SearchPathRemoval>& removals) {
+  if (removals.empty()) return {"search-path", CheckStatus::passed, "no RUNPATH/RPATH entry outside the wheel"};
+  std::vector<std::string> parts;
+  for (const auto& r : removals)
+    parts.push_back(fmt::format("{}: removed {} {}{}", r.member, r.tag, join(r.removed, ":"),
+                                r.after.empty() ? "" : fmt::format(" (kept {})", r.after)));
+  return {"search-path", CheckStatus::passed,
+          "build machine folders removed from the wheel's libraries: " + join(parts, "; ")};
+}
+}  // namespace
+
+// 5. The wheel, verified against the request.
+StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&, ExtensionBuildState& s) {
+  BuildReport& rep = s.result.report;
+  const plan::ExtensionBuildRequest& req = s.request;
+  std::error_code ec;
+  std::string wheel;
+  for (const auto& e : fs::directory_iterator(req.out_dir, ec))
+    if (e.path().extension() == ".whl") wheel = e.path().string();
+  if (wheel.empty()) return stop(BuildStatus::build_failed, fmt::format("the build finished but left no wheel in {}", req.out_dir));
+  s.wheel = wheel;
+  rep.wheel = fs::path(wheel).filename().string();
+  auto hash_wheel = [&]() -> StepResult {
+    auto mapped = MappedFile::open(wheel);
+    if (!mapped) return stop(BuildStatus::build_failed, mapped.error().message);
+    rep.sha256 = Sha256::hex(Sha256::of(mapped->bytes()));
+    rep.size = mapped->bytes().size();
+    return std::nullopt;
+  };
+  if (auto st = hash_wheel()) return st;
+  // Same inputs, same bytes: rewrite the package's wheel deterministically, with provenance
+  // (the source identity comes from prepare_build).
+  if (s.identity) {
+    rep.provenance = make_build_provenance(rep, *s.identity, s.spec, plan::recipe_for(s.package));
+    rep.provenance->profile = o.profile;
+    rep.provenance->split_units = rep.split_units;
+    auto n = normalise_wheel(wheel, {s.identity->source_date_epoch, provenance_file_text(*rep.provenance)});
+    if (!n) {
+      rep.checks.push_back({"search-path", CheckStatus::failed, n.error().message});
+      return stop(BuildStatus::verify_failed, "the built wheel cannot be normalised: " + n.error().message);
+    }
+    if (auto st = hash_wheel()) return st;
+    rep.checks.push_back(search_path_check(n->search_paths));
+  }
+  status(o, fmt::format("==> verifying {}", rep.wheel));
+  // A capability the package builds as its arch-specific variant (its kernels need sm_90a's
+  // instructions): that variant is what the wheel must hold for it.
+  cuda::TargetSet expected;
+  for (const auto& t : s.targets.targets) {
+    auto it = rep.package_variants.find(t.name());
+    if (it == rep.package_variants.end()) {
+      expected.add(t);
+    } else if (auto variant = cuda::parse_target_name(it->second)) {
+      expected.add(*variant);
+    } else {
+      expected.add(t);
+    }
+  }
+  auto verification = verify_wheel_targets(wheel, expected, s.build_plan.package_additions);
+  if (!verification) return stop(BuildStatus::verify_failed, verification.error().message);
+  rep.bytes_per_target = verification->bytes_per_target;
+  if (!verification->ok()) {
+    rep.checks.push_back({"targets", CheckStatus::failed, verification->describe_problems()});
+    // One line (the error line escapes control characters): a library's problems a clause each.
+    auto lines = split_any(verification->describe_problems(), "\n");
+    std::erase_if(lines, [](const std::string& l) { return trim(l).empty(); });
+    return stop(BuildStatus::verify_failed, "the wheel's targets differ from the request: " + join(lines, "; "));
+  }
+  rep.checks.push_back({"targets", CheckStatus::passed, verification->summary()});
+  // What `tailor inspect` would say of this wheel, said here: a failure stops the build, a
+  // warning is a check of its own in the summary and the report.
+  if (!verification->inspect_failures.empty()) {
+    std::string text = join(verification->inspect_failures, "; ");
+    rep.checks.push_back({"inspect", CheckStatus::failed, text});
+    return stop(BuildStatus::verify_failed, "tailor inspect fails the wheel: " + text);
+  }
+  rep.checks.push_back(verification->inspect_warnings.empty()
+                           ? CheckResult{"inspect", CheckStatus::passed, "no warnings (RECORD, manylinux tag, search paths)"}
+                           : CheckResult{"inspect", CheckStatus::warning, join(verification->inspect_warnings, "; ")});
+  if (!verification->runtime_problems.empty()) {
+    // Caught here, before the import test or the package's tests die of it (a segfault
+    // on the first exception torch throws): name the compiler that did it.
+    std::string text = join(verification->runtime_problems, "; ");
+    if (auto cxx = s.request.environment.find("CXX"); cxx != s.request.environment.end() && !cxx->second.empty())
+      text += fmt::format(" [the C++ compiler came from the environment: CXX={}]", cxx->second);
+    rep.checks.push_back({"runtime", CheckStatus::failed, text});
+    return stop(BuildStatus::verify_failed, "the wheel's C++ runtime does not match torch's: " + text);
+  }
+  return std::nullopt;
+}
+
+// 8. Publish wheel, report and log together; an interrupted run publishes nothing.
+StepResult publish_outputs(const ExtensionBuildOptions& o, ExtensionBuildContext&, ExtensionBuildState& s) {
+  BuildReport& rep = s.result.report;
+  rep.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count();
+  auto published = publish_build(o.out_dir, rep, s.wheel);
+  if (!published) return stop(BuildStatus::build_failed, published.error().message);
+  s.result.published = *published;
+  s.result.status = BuildStatus::ok;
+  return std::nullopt;
+}
+
+
+}  // namespace tailor::workflow
