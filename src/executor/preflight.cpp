@@ -57,11 +57,11 @@ PreflightReport run_preflight(const PreflightFacts& f) {
       if (f.torch_version.empty())
         r.checks.push_back(bad_check("torch", "", fmt::format("torch is not importable in {}{}", f.python, f.torch_error.empty() ? "" : " (" + f.torch_error + ")"),
                                      fmt::format("{} -m pip install torch (the extension builds against the installed torch)", f.python)));
-      else if (f.torch_cuda_version.empty())
+      else if (!f.torch_cuda)
         r.checks.push_back(bad_check("torch", "torch " + f.torch_version, "the installed torch is a CPU-only build",
                                      "install a CUDA build of torch (e.g. from https://download.pytorch.org/whl/cu130)"));
       else
-        r.checks.push_back(ok_check("torch", fmt::format("torch {} (CUDA {})", f.torch_version, f.torch_cuda_version)));
+        r.checks.push_back(ok_check("torch", fmt::format("torch {} (CUDA {})", f.torch_version, f.torch_cuda->to_string())));
     }
   }
   // nvcc's CUDA major == torch's: torch.utils.cpp_extension raises a RuntimeError
@@ -74,7 +74,7 @@ PreflightReport run_preflight(const PreflightFacts& f) {
           "cuda-match", "",
           fmt::format("nvcc is CUDA {} but torch {} was built with CUDA {}: torch.utils.cpp_extension would stop "
                       "with 'The detected CUDA version ({}) mismatches the version that was used to compile PyTorch ({})'",
-                      f.nvcc_version, f.torch_version, f.torch_cuda_version, f.nvcc_version, f.torch_cuda_version),
+                      f.nvcc_version, f.torch_version, f.torch_cuda->to_string(), f.nvcc_version, f.torch_cuda->to_string()),
           fmt::format("use a CUDA {}.x toolkit (set CUDA_HOME and PATH to it), or install a torch built for CUDA {}",
                       *torch_major, *nvcc_major)));
     else if (nvcc_major && torch_major)

@@ -36,7 +36,6 @@ struct PreflightFacts {
   std::string python;                    ///< path asked for or found
   bool python_runs = false;
   std::string torch_version;             ///< empty: torch not importable
-  std::string torch_cuda_version;        ///< "13.0"; empty for a CPU-only torch
   /// The same, read once (cuda::parse_cuda_version) where the facts are gathered.
   std::optional<cuda::CudaVersion> torch_cuda;
   std::string torch_error;               ///< why `import torch` failed (the probe's words)

@@ -96,8 +96,7 @@ PreflightFacts preflight_facts(const probe::HostReport& host, const probe::Pytho
     f.torch_error = py->torch_error;
     if (py->torch) {
       f.torch_version = py->torch->version;
-      f.torch_cuda_version = py->torch->cuda_version;
-      if (auto v = cuda::parse_cuda_version(py->torch->cuda_version)) f.torch_cuda = *v;
+      f.torch_cuda = py->torch->cuda_version;
     }
   }
   {
@@ -232,7 +231,7 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   if (tk) rep.toolchain["nvcc"] = tk->version + " (" + tk->nvcc + ")";
   if (py) {
     rep.toolchain["python"] = py->version;
-    if (py->torch) rep.toolchain["torch"] = py->torch->version + (py->torch->cuda_version.empty() ? "" : " (CUDA " + py->torch->cuda_version + ")");
+    if (py->torch) rep.toolchain["torch"] = py->torch->version + (py->torch->cuda_version ? " (CUDA " + py->torch->cuda_version->to_string() + ")" : "");
   }
   if (const probe::Compiler* cxx = host_cxx(s.host, ctx.environment))
     rep.toolchain[std::string(probe::compiler_kind_name(cxx->kind))] = cxx->version;

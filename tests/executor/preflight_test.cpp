@@ -15,7 +15,6 @@ PreflightFacts healthy() {
   f.python = "/usr/bin/python3";
   f.python_runs = true;
   f.torch_version = "2.11.0+cu130";
-  f.torch_cuda_version = "13.0";
   f.torch_cuda = cuda::CudaVersion{13, 0};
   f.build_dir = "/tmp";
   f.disk_free_bytes = uint64_t{100} << 30;
@@ -55,7 +54,6 @@ TEST(Preflight, CollectsEveryProblemAtOnce) {
   f.host_compiler_accepted = false;
   f.host_compiler_limit = "gcc <= 11";
   f.torch_version.clear();
-  f.torch_cuda_version.clear();
   f.torch_cuda.reset();
   f.disk_free_bytes = uint64_t{1} << 30;
   auto r = run_preflight(f);
@@ -80,7 +78,6 @@ TEST(Preflight, MissingNvccAndPython) {
 
 TEST(Preflight, CpuOnlyTorchCannotBuildCudaExtensions) {
   auto f = healthy();
-  f.torch_cuda_version.clear();
   f.torch_cuda.reset();
   auto r = run_preflight(f);
   auto* c = find(r, "torch");
@@ -93,7 +90,6 @@ TEST(Preflight, TorchNotRequiredForTorchBuilds) {
   auto f = healthy();
   f.torch_required = false;
   f.torch_version.clear();
-  f.torch_cuda_version.clear();
   f.torch_cuda.reset();
   EXPECT_TRUE(run_preflight(f).ok());
 }

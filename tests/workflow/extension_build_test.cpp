@@ -93,7 +93,7 @@ TEST(PreflightFactsFromProbe, ToolkitTorchAndCompiler) {
   NothingRuns runner;
   PreflightFacts f = preflight_facts(h, &py, &h.cuda_toolkits[0], set, "/tmp", runner, {});
   EXPECT_EQ(f.nvcc_major, 12);
-  EXPECT_EQ(f.torch_cuda_version, "13.0");
+  EXPECT_EQ(f.torch_cuda, (cuda::CudaVersion{13, 0}));
   EXPECT_EQ(f.host_compiler_accepted, false);
   EXPECT_EQ(f.host_compiler_limit, "gcc <= 11");
   ASSERT_TRUE(f.disk_free_bytes);
