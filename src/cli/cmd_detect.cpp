@@ -63,7 +63,8 @@ nlohmann::json fixed_path_json(const FixedPathFacts& f) {
   return j;
 }
 
-std::string render_text(const probe::HostReport& r, const probe::CxxRuntime& rt, const FixedPathFacts& fp) {
+std::string render_text(const probe::HostReport& r, const probe::CxxRuntime& rt,
+                        const std::optional<probe::RuntimeAlternative>& instead, const FixedPathFacts& fp) {
   std::string out;
   out += "host\n";
   row(out, "os", fmt::format("{} (kernel {}, {}, glibc {})", or_none(r.os.name), or_none(r.os.kernel),
@@ -116,10 +117,16 @@ std::string render_text(const probe::HostReport& r, const probe::CxxRuntime& rt,
   for (const auto& c : r.compilers) row(out, std::string(probe::compiler_kind_name(c.kind)) + " " + c.version, c.path);
   // What torch's cpp_extension links with ($CXX, else c++): its C++ runtime must be
   // torch's libstdc++.so.6, not a static copy (an extension would crash on torch's exceptions).
-  row(out, "C++ runtime", !rt.checked ? "not checked: " + rt.detail
-                          : rt.dynamic ? rt.detail
-                                       : "PROBLEM: " + rt.detail + "; extensions linked so crash on torch's first "
-                                                                   "exception: set CXX to a g++ that links libstdc++.so.6");
+  // A static runtime: `tailor build` takes the system pair that links libstdc++.so.6 when
+  // there is one (what it will do is said, not a problem); else the user must set CXX.
+  row(out, "C++ runtime",
+      !rt.checked  ? "not checked: " + rt.detail
+      : rt.dynamic ? rt.detail
+      : instead    ? fmt::format("{}; tailor build uses {} and {} instead ({}), as torch needs; set CXX to "
+                                 "choose another",
+                                 rt.detail, instead->cxx, instead->cc, instead->runtime.detail)
+                   : "PROBLEM: " + rt.detail + "; extensions linked so crash on torch's first "
+                                               "exception: set CXX to a g++ that links libstdc++.so.6");
 
   out += "pythons\n";
   if (r.pythons.empty()) row(out, "-", "none probed");
@@ -172,6 +179,8 @@ int run_detect(const DetectOptions& opts) {
   std::error_code ec;
   const probe::CxxRuntime rt =
       probe::check_cxx_runtime(probe::extension_cxx(std::getenv("CXX")), std::filesystem::temp_directory_path(ec).string(), runner);
+  const auto instead =
+      probe::dynamic_runtime_alternative(rt, std::filesystem::temp_directory_path(ec).string(), runner);
   const FixedPathFacts fixed_path = fixed_path_facts(runner);
   // Rendered whole, then written once: no partial output on a late failure.
   std::string text;
@@ -179,10 +188,11 @@ int run_detect(const DetectOptions& opts) {
     nlohmann::json j = probe::to_json(report);
     j["cxx_runtime"] = {{"compiler", rt.compiler}, {"checked", rt.checked}, {"dynamic", rt.dynamic},
                         {"runtime", rt.runtime}, {"detail", rt.detail}};
+    if (instead) j["cxx_runtime"]["build_uses"] = {{"cxx", instead->cxx}, {"cc", instead->cc}};
     j["fixed_path"] = fixed_path_json(fixed_path);
     text = with_schema(j, "detect").dump(2) + "\n";
   } else {
-    text = render_text(report, rt, fixed_path);
+    text = render_text(report, rt, instead, fixed_path);
   }
   std::fwrite(text.data(), 1, text.size(), stdout);
   return k_exit_ok;

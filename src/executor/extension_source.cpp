@@ -306,6 +306,23 @@ static std::optional<std::string> setup_call_name(std::string_view text) {
   return std::nullopt;
 }
 
+std::string first_cuda_source(const std::string& source_dir) {
+  std::error_code ec;
+  size_t seen = 0;
+  for (auto it = fs::recursive_directory_iterator(source_dir, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator() && ++seen <= 20000; it.increment(ec)) {
+    const fs::path& p = it->path();
+    const std::string name = p.filename().string();
+    if (it->is_directory(ec)) {
+      if (name.starts_with(".") || name == "build" || name == "dist") it.disable_recursion_pending();
+      continue;
+    }
+    const std::string ext = p.extension().string();
+    if (ext == ".cu" || ext == ".cuh") return fs::relative(p, source_dir, ec).string();
+  }
+  return {};
+}
+
 std::string detect_package_name(const std::string& source_dir) {
   fs::path dir(source_dir);
   static const std::regex k_pkg_info_name(R"((^|\n)Name:\s*([^\r\n]+))");

@@ -38,6 +38,11 @@ std::string find_bundled_example(const std::string& start);
 /// setup.cfg [metadata], or a literal name= in setup.py; empty when none says.
 std::string detect_package_name(const std::string& source_dir);
 
+/// The first CUDA source (.cu, .cuh) of a source tree, relative to it; empty when it has
+/// none (a CPU extension: torch-householder 1.0.1's one .cpp). Build, dist and hidden
+/// folders are not the package's own; bounded: 20,000 entries looked at.
+std::string first_cuda_source(const std::string& source_dir);
+
 /// Parses `git+https://host/x/y.git@ref` / `https://host/x/y@ref` into url and ref.
 bool split_git_url(std::string_view text, std::string& url, std::string& ref);
 

@@ -39,7 +39,7 @@ bool TargetVerification::ok() const {
 }
 
 std::string TargetVerification::describe_problems() const {
-  if (!any_device_code) return "no library in the wheel carries CUDA device code";
+  if (!any_device_code) return "no library in the wheel carries CUDA device code" + fallback_hint;
   std::string out;
   for (const auto& l : libraries) {
     if (l.ok()) continue;

@@ -43,6 +43,7 @@ struct TargetVerification {
   std::vector<LibraryVerdict> libraries;  ///< one per library with device code
   std::map<std::string, uint64_t> bytes_per_target;  ///< summed over libraries
   bool any_device_code = false;
+  std::string fallback_hint;  ///< said after "no library ... carries CUDA device code"
   /// "fused_ops/_C.so: links torch (libc10.so) but does not need libstdc++.so.6: ..." for
   /// each library of the wheel with a C++ runtime problem (inspect's runtime_warnings);
   /// not part of ok(), which is about targets.

@@ -15,6 +15,21 @@ namespace tailor::probe {
 
 namespace fs = std::filesystem;
 
+std::optional<RuntimeAlternative> dynamic_runtime_alternative(const CxxRuntime& rt, const std::string& scratch,
+                                                              CommandRunner& runner) {
+  if (!rt.checked || rt.dynamic) return std::nullopt;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const auto& [cxx, cc] : {std::pair<std::string, std::string>{"/usr/bin/g++", "/usr/bin/gcc"},
+                                {"/usr/bin/c++", "/usr/bin/cc"}}) {
+    if (!fs::exists(cxx, ec) || !fs::exists(cc, ec)) continue;
+    if (fs::equivalent(cxx, rt.compiler, ec)) continue;
+    CxxRuntime other = check_cxx_runtime(cxx, scratch, runner);
+    if (other.checked && other.dynamic) return RuntimeAlternative{cxx, cc, std::move(other)};
+  }
+  return std::nullopt;
+}
+
 std::string extension_cxx(const char* cxx_env) {
   if (cxx_env && !trim(cxx_env).empty()) return std::string(trim(cxx_env));
   if (!find_in_path("c++").empty()) return "c++";

@@ -4,6 +4,7 @@
 // on a GPU machine whose CXX did that: the wheel compiled for minutes and only verification
 // refused it. This check costs one small link, before any compile.
 #pragma once
+#include <optional>
 #include <string>
 
 #include "util/process.h"
@@ -22,6 +23,16 @@ struct CxxRuntime {
 /// (a folder that exists) and reads its DT_NEEDED. The compiler may be a command line
 /// ("ccache g++"): its words are the argv. Bounded: 60 s.
 CxxRuntime check_cxx_runtime(const std::string& compiler, const std::string& scratch, CommandRunner& runner);
+
+/// A compiler pair that links the C++ runtime dynamically, for a build whose compiler (`rt`,
+/// checked) links it statically: the system's own /usr/bin/g++ + gcc, else c++ + cc.
+struct RuntimeAlternative {
+  std::string cxx, cc;
+  CxxRuntime runtime;  ///< the check of `cxx`
+};
+/// Empty when `rt` links dynamically, was not checked, or no system pair links dynamically.
+std::optional<RuntimeAlternative> dynamic_runtime_alternative(const CxxRuntime& rt, const std::string& scratch,
+                                                              CommandRunner& runner);
 
 /// The C++ compiler torch's cpp_extension links with: $CXX (`cxx_env`, may be a command
 /// line), else c++ on PATH, else g++.

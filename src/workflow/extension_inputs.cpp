@@ -109,19 +109,10 @@ PreflightFacts preflight_facts(const probe::HostReport& host, const probe::Pytho
     f.cxx_runtime_detail = rt.detail;
     // A compiler that links the runtime statically (a relocated gcc, the CXX of some GPU
     // images): the system's own pair, when it links libstdc++.so.6, builds instead.
-    if (rt.checked && !rt.dynamic) {
-      for (const auto& [cxx, cc] : {std::pair<std::string, std::string>{"/usr/bin/g++", "/usr/bin/gcc"},
-                                    {"/usr/bin/c++", "/usr/bin/cc"}}) {
-        if (!fs::exists(cxx, ec) || !fs::exists(cc, ec)) continue;
-        if (fs::equivalent(cxx, rt.compiler, ec)) continue;
-        probe::CxxRuntime other = probe::check_cxx_runtime(cxx, scratch, runner);
-        if (other.checked && other.dynamic) {
-          f.cxx_runtime_instead = cxx;
-          f.cc_runtime_instead = cc;
-          f.cxx_runtime_instead_detail = other.detail;
-          break;
-        }
-      }
+    if (auto alt = probe::dynamic_runtime_alternative(rt, scratch, runner)) {
+      f.cxx_runtime_instead = alt->cxx;
+      f.cc_runtime_instead = alt->cc;
+      f.cxx_runtime_instead_detail = alt->runtime.detail;
     }
   }
   f.build_dir = work_dir;

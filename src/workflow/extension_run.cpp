@@ -345,14 +345,31 @@ StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&, 
   auto verification = verify_wheel_targets(wheel, expected, s.build_plan.package_additions);
   if (!verification) return stop(BuildStatus::verify_failed, verification.error().message);
   rep.bytes_per_target = verification->bytes_per_target;
-  if (!verification->ok()) {
-    rep.checks.push_back({"targets", CheckStatus::failed, verification->describe_problems()});
-    // One line (the error line escapes control characters): a library's problems a clause each.
-    auto lines = split_any(verification->describe_problems(), "\n");
-    std::erase_if(lines, [](const std::string& l) { return trim(l).empty(); });
-    return stop(BuildStatus::verify_failed, "the wheel's targets differ from the request: " + join(lines, "; "));
+  // A package with no CUDA source (a CPU extension) has no device code to build: the
+  // wheel is right as it is, and the summary says the targets had nothing to apply to. One
+  // with CUDA sources and no device code still fails (its CUDA part was skipped).
+  const bool no_device_code = !verification->any_device_code && verification->libraries.empty();
+  const std::string cuda_source = no_device_code ? first_cuda_source(s.source_dir) : std::string();
+  if (no_device_code && cuda_source.empty()) {
+    rep.checks.push_back({"targets", CheckStatus::warning,
+                          fmt::format("no device code: {} has no CUDA source (.cu, .cuh), a CPU extension; "
+                                      "the requested {} had nothing to apply to",
+                                      s.package, join(rep.targets, ", "))});
+  } else {
+    if (no_device_code)
+      verification->fallback_hint = fmt::format(
+          " (the source has CUDA code, e.g. {}, but the build compiled none: a setup.py that builds its "
+          "CUDA part only when it finds CUDA or a GPU skipped it)",
+          cuda_source);
+    if (!verification->ok()) {
+      rep.checks.push_back({"targets", CheckStatus::failed, verification->describe_problems()});
+      // One line (the error line escapes control characters): a library's problems a clause each.
+      auto lines = split_any(verification->describe_problems(), "\n");
+      std::erase_if(lines, [](const std::string& l) { return trim(l).empty(); });
+      return stop(BuildStatus::verify_failed, "the wheel's targets differ from the request: " + join(lines, "; "));
+    }
+    rep.checks.push_back({"targets", CheckStatus::passed, verification->summary()});
   }
-  rep.checks.push_back({"targets", CheckStatus::passed, verification->summary()});
   // What `tailor inspect` would say of this wheel, said here: a failure stops the build, a
   // warning is a check of its own in the summary and the report.
   if (!verification->inspect_failures.empty()) {

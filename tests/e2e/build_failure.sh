@@ -60,6 +60,11 @@ if [ -x /usr/bin/g++ ] && [ -x /usr/bin/gcc ]; then
     --cache none >"$tmp/cxx.out" 2>"$tmp/cxx.err"
   expect_eq "static C++ runtime: the build goes on with the system's g++ (exit 0)" "$?" 0
   expect_grep "static C++ runtime: it says so" "links the C++ runtime statically; building with /usr/bin/g++" "$tmp/cxx.err"
+  # detect says the same: what build will use, not a problem the user must fix.
+  CXX="$tmp/static-gxx" "$TAILOR" detect --no-python > "$tmp/cxx.detect" 2>&1
+  expect_grep "static C++ runtime: detect says build uses the system's g++" \
+    "C++ runtime .*tailor build uses /usr/bin/g++ and /usr/bin/gcc instead" "$tmp/cxx.detect"
+  if grep -q "C++ runtime *PROBLEM" "$tmp/cxx.detect"; then bad "detect calls it a PROBLEM"; else ok "detect does not call it a PROBLEM"; fi
   so=$(cd "$tmp" && mkdir -p cxx-site && python3 -m zipfile -e "$(ls "$tmp"/dist-cxx/*.whl | head -1)" cxx-site 2>/dev/null && find cxx-site -name '*.so' | head -1)
   expect_eq "static C++ runtime: the wheel's library needs libstdc++.so.6" \
     "$(readelf -d "$tmp/${so:-none}" 2>/dev/null | grep -c 'NEEDED.*libstdc++.so.6')" 1

@@ -124,4 +124,29 @@ expect_eq "--verify-reproducible splits the same unit and gets the same bytes (e
 expect_grep "the rebuild says it split as the wheel was built" "split unit: csrc/k3.cu 2 (as the wheel being reproduced was built)" \
   "$(ls "$tmp"/work-many2/*/build-*.log 2>/dev/null | head -1)"
 
+# 5. A CPU extension (no .cu or .cuh anywhere): nothing to build for the targets, so the
+# build passes and says so. The same package with a CUDA file its setup.py never compiles
+# fails, naming that file (a CUDA part its build skipped).
+cpu="$tmp/cpu_ext"
+mkdir -p "$cpu/cpuext" "$cpu/csrc"
+echo "from . import _c" > "$cpu/cpuext/__init__.py"
+printf '#include <Python.h>\nstatic struct PyModuleDef m = {PyModuleDef_HEAD_INIT, "_c", NULL, -1, NULL};\nPyMODINIT_FUNC PyInit__c(void) { return PyModule_Create(&m); }\n' > "$cpu/csrc/c.c"
+cat > "$cpu/setup.py" << 'PY'
+from setuptools import Extension, setup
+setup(name="cpu-ext", version="0.1", packages=["cpuext"], ext_modules=[Extension("cpuext._c", ["csrc/c.c"])])
+PY
+"$TAILOR" build "$cpu" --arch 8.0 --out "$tmp/dist-cpu" --work-dir "$tmp/work-cpu" --progress plain --cache none \
+  >"$tmp/out-cpu" 2>"$tmp/err-cpu"
+expect_eq "a CPU extension builds (exit 0)" "$?" 0
+expect_grep "its targets check says there was nothing to build for them" \
+  "no device code: cpu-ext has no CUDA source (.cu, .cuh), a CPU extension; the requested sm_80 had nothing to apply to" \
+  "$tmp/out-cpu"
+echo "__global__ void k() {}" > "$cpu/csrc/unused.cu"
+"$TAILOR" build "$cpu" --arch 8.0 --out "$tmp/dist-cpu2" --work-dir "$tmp/work-cpu2" --progress plain --cache none \
+  >"$tmp/out-cpu2" 2>"$tmp/err-cpu2"
+rc=$?
+[ "$rc" != 0 ] && ok "a package with CUDA source but no device code fails (exit $rc)" || bad "it passed"
+expect_grep "the failure names the CUDA file the build skipped" "the source has CUDA code, e.g. csrc/unused.cu" "$tmp/err-cpu2"
+[ -z "$(ls "$tmp/dist-cpu2" 2>/dev/null)" ] && ok "nothing published for it" || bad "published: $(ls "$tmp/dist-cpu2")"
+
 exit $fail

@@ -92,6 +92,23 @@ TEST(PackageName, FromEachDeclaration) {
   EXPECT_EQ(detect_package_name(dir.string()), "");
 }
 
+TEST(CudaSource, FoundInThePackageNotInItsBuildOrHiddenFolders) {
+  fs::path dir = fresh_dir("cuda_source");
+  fs::create_directories(dir / "csrc");
+  std::ofstream(dir / "csrc" / "ops.cpp") << "int f();\n";
+  std::ofstream(dir / "setup.py") << "setup()\n";
+  EXPECT_EQ(first_cuda_source(dir.string()), "");  // a CPU extension
+  for (const char* other : {"build", "dist", ".git"}) {
+    fs::create_directories(dir / other);
+    std::ofstream(dir / other / "left.cu") << "\n";
+  }
+  EXPECT_EQ(first_cuda_source(dir.string()), "");  // not the package's own
+  std::ofstream(dir / "csrc" / "kernels.cuh") << "\n";
+  EXPECT_EQ(first_cuda_source(dir.string()), "csrc/kernels.cuh");
+  fs::remove_all(dir);
+  EXPECT_EQ(first_cuda_source(dir.string()), "");  // no folder: none
+}
+
 TEST(PackageName, TheSetupCallsOwnNameNotAnExtensionsOrAComment) {
   fs::path dir = fresh_dir("setup_call");
   // apex: the Extension names come first; setup(name="apex") last.
