@@ -16,9 +16,12 @@ int main(int argc, char** argv) {
   std::vector<std::string> paths;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--verify") options.verify_payloads = true;
-    else if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
-    else paths.push_back(a);
+    if (a == "--verify")
+      options.verify_payloads = true;
+    else if (a == "--repeat" && i + 1 < argc)
+      repeat = std::max(1, std::atoi(argv[++i]));
+    else
+      paths.push_back(a);
   }
   int rc = 0;
   for (const std::string& path : paths) {

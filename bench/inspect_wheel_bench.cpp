@@ -37,8 +37,8 @@ int main(int argc, char** argv) {
     }
     out.resize(e.uncompressed_size);
     size_t produced = 0;
-    if (libdeflate_deflate_decompress(d, raw.data(), raw.size(), out.data(), out.size(), &produced) !=
-        LIBDEFLATE_SUCCESS) {
+    if (libdeflate_deflate_decompress(d, raw.data(), raw.size(), out.data(), out.size(),
+                                      &produced) != LIBDEFLATE_SUCCESS) {
       std::fprintf(stderr, "%s: inflate failed\n", e.name.c_str());
       return 1;
     }

@@ -19,7 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)parse_target_name(text);
   auto set = parse_arch_spec(text);
   if (!set) return 0;
-  for (Consumer c : {Consumer::torch, Consumer::cmake, Consumer::nvcc, Consumer::flash_attn, Consumer::bitsandbytes}) {
+  for (Consumer c : {Consumer::torch, Consumer::cmake, Consumer::nvcc, Consumer::flash_attn,
+                     Consumer::bitsandbytes}) {
     auto back = parse_for(c, render_for(c, *set));
     if (render_losses(c, *set).empty() && (!back || !(*back == *set))) std::abort();
   }

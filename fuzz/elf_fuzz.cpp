@@ -16,7 +16,9 @@ namespace {
 
 using namespace tailor;
 
-bool inside(Bytes file, uint64_t at, uint64_t size) { return strict_substr(file, at, size).has_value(); }
+bool inside(Bytes file, uint64_t at, uint64_t size) {
+  return strict_substr(file, at, size).has_value();
+}
 
 void walk_tables(Bytes bytes, const formats::ElfFile& elf) {
   auto segments = formats::read_segments(bytes, elf);
@@ -39,7 +41,8 @@ void walk_tables(Bytes bytes, const formats::ElfFile& elf) {
       relr->for_each_place([&](uint64_t place) {
         ++places;
         if (segments) {
-          if (auto at = formats::file_offset_of(*segments, place, 8)) (void)read_le<uint64_t>(bytes, *at);
+          if (auto at = formats::file_offset_of(*segments, place, 8))
+            (void)read_le<uint64_t>(bytes, *at);
         }
       });
       if (places > relr->words() * 63) __builtin_trap();
@@ -52,7 +55,8 @@ void walk_tables(Bytes bytes, const formats::ElfFile& elf) {
         auto name = symbols->name(sym);
         if (!name) continue;
         const auto* first = reinterpret_cast<const std::byte*>(name->data());
-        if (name->size() > 4096 || first < bytes.data() || first + name->size() > bytes.data() + bytes.size())
+        if (name->size() > 4096 || first < bytes.data() ||
+            first + name->size() > bytes.data() + bytes.size())
           __builtin_trap();
       }
     }

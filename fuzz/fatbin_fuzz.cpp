@@ -15,7 +15,8 @@ void check_embedded(tailor::Bytes bytes, uint64_t address) {
   if (!found) return;  // only the bound on failed candidates' work
   uint64_t end = 0;
   for (const auto& c : *found) {
-    if (c.offset < end || c.size > bytes.size() - c.offset || (address + c.offset) % 8 || c.entries.empty())
+    if (c.offset < end || c.size > bytes.size() - c.offset || (address + c.offset) % 8 ||
+        c.entries.empty())
       __builtin_trap();
     end = c.offset + c.size;
     for (const auto& e : c.entries) {

@@ -21,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto r = slim::slim_elf(in, p, fd);
     if (!r || r->outcome != slim::SlimOutcome::slimmed) continue;
     std::vector<std::byte> out(static_cast<size_t>(::lseek(fd, 0, SEEK_END)));
-    if (::pread(fd, out.data(), out.size(), 0) != static_cast<ssize_t>(out.size())) __builtin_trap();
+    if (::pread(fd, out.data(), out.size(), 0) != static_cast<ssize_t>(out.size()))
+      __builtin_trap();
     if (out.size() != r->size_after) __builtin_trap();
     if (!formats::parse_elf(Bytes(out.data(), out.size()))) __builtin_trap();
   }

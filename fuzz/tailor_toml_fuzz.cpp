@@ -19,7 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (config->matrix) {
     // The product of the axes can be large: the fuzzer's input size bounds it only loosely.
     size_t product = 1;
-    for (const auto& axis : config->matrix->axes) product *= std::max<size_t>(1, axis.values.size());
+    for (const auto& axis : config->matrix->axes)
+      product *= std::max<size_t>(1, axis.values.size());
     if (product > 4096) return 0;
   }
   auto variants = config_variants(*config);

@@ -22,7 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& entry : archive->entries) {
     auto whole = formats::extract_member(file, entry, buffer, limits);
     std::string streamed;
-    auto stream = formats::stream_member(file, entry, [&](Bytes c) { streamed.append(as_chars(c)); }, limits);
+    auto stream = formats::stream_member(
+        file, entry, [&](Bytes c) { streamed.append(as_chars(c)); }, limits);
     if (whole && stream && as_chars(*whole) != streamed) __builtin_trap();
     if (bool(whole) != bool(stream)) {
       // igzip and libdeflate may disagree on which error comes first, never on success

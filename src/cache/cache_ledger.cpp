@@ -1,10 +1,10 @@
 #include "cache/cache_ledger.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <ctime>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "cache/cache_settings.h"
 #include "util/files.h"
@@ -18,7 +18,8 @@ namespace {
 Expected<CacheStats> stats_from_json(const nlohmann::json& j, const std::string& where) {
   auto u = [&](const nlohmann::json& o, const char* key) -> Expected<uint64_t> {
     if (!o.contains(key)) return uint64_t{0};
-    if (!o[key].is_number_unsigned()) return make_error(fmt::format("{}: {}: expected a count", where, key));
+    if (!o[key].is_number_unsigned())
+      return make_error(fmt::format("{}: {}: expected a count", where, key));
     return o[key].get<uint64_t>();
   };
   if (!j.is_object()) return make_error(where + ": expected an object");
@@ -32,7 +33,8 @@ Expected<CacheStats> stats_from_json(const nlohmann::json& j, const std::string&
     if (!j["categories"].is_object()) return make_error(where + ": categories: expected an object");
     if (j["categories"].size() > 64) return make_error(where + ": categories: more than 64");
     for (const auto& [name, c] : j["categories"].items()) {
-      if (!c.is_object()) return make_error(fmt::format("{}: categories.{}: expected an object", where, name));
+      if (!c.is_object())
+        return make_error(fmt::format("{}: categories.{}: expected an object", where, name));
       TAILOR_TRY(ch, u(c, "hits"));
       TAILOR_TRY(cm, u(c, "misses"));
       s.categories[name] = {ch, cm};
@@ -54,7 +56,9 @@ void add(CacheStats& into, const CacheStats& s) {
 
 }  // namespace
 
-std::string cache_ledger_path() { return (std::filesystem::path(user_cache_dir("cache")) / "stats.json").string(); }
+std::string cache_ledger_path() {
+  return (std::filesystem::path(user_cache_dir("cache")) / "stats.json").string();
+}
 
 Expected<CacheLedger> read_cache_ledger(const std::string& path) {
   std::error_code ec;
@@ -62,12 +66,15 @@ Expected<CacheLedger> read_cache_ledger(const std::string& path) {
   auto text = read_text_file(path, uint64_t{1} << 20, BinaryData::refused);
   if (!text) return text.error();
   auto j = nlohmann::json::parse(*text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return make_error(path + ": not tailor's cache statistics (run `tailor cache zero`)");
+  if (j.is_discarded() || !j.is_object())
+    return make_error(path + ": not tailor's cache statistics (run `tailor cache zero`)");
   CacheLedger l;
   if (j.contains("since") && j["since"].is_string()) l.since = j["since"].get<std::string>();
-  if (j.contains("builds") && j["builds"].is_number_unsigned()) l.builds = j["builds"].get<uint64_t>();
+  if (j.contains("builds") && j["builds"].is_number_unsigned())
+    l.builds = j["builds"].get<uint64_t>();
   if (j.contains("tools")) {
-    if (!j["tools"].is_object() || j["tools"].size() > 8) return make_error(path + ": tools: expected an object");
+    if (!j["tools"].is_object() || j["tools"].size() > 8)
+      return make_error(path + ": tools: expected an object");
     for (const auto& [tool, st] : j["tools"].items()) {
       TAILOR_TRY(s, stats_from_json(st, path + ": tools." + tool));
       l.by_tool[tool] = s;
@@ -75,7 +82,8 @@ Expected<CacheLedger> read_cache_ledger(const std::string& path) {
   }
   if (j.contains("last") && j["last"].is_object()) {
     const auto& last = j["last"];
-    if (last.contains("tool") && last["tool"].is_string()) l.last_tool = last["tool"].get<std::string>();
+    if (last.contains("tool") && last["tool"].is_string())
+      l.last_tool = last["tool"].get<std::string>();
     if (last.contains("at") && last["at"].is_string()) l.last_at = last["at"].get<std::string>();
     TAILOR_TRY(s, stats_from_json(last, path + ": last"));
     l.last = s;
@@ -83,7 +91,8 @@ Expected<CacheLedger> read_cache_ledger(const std::string& path) {
   return l;
 }
 
-Expected<void> add_to_cache_ledger(const std::string& path, const std::string& tool, const CacheStats& stats) {
+Expected<void> add_to_cache_ledger(const std::string& path, const std::string& tool,
+                                   const CacheStats& stats) {
   ExclusiveFileLock lock(path);
   if (!lock.ok()) return make_error(path + ".lock: cannot lock");
   auto ledger = read_cache_ledger(path);
@@ -110,12 +119,20 @@ void record_cache_use(CacheTool tool, const CacheStats& stats) {
 }
 
 nlohmann::json to_json(const CacheStats& s) {
-  nlohmann::json j = {{"hits", s.hits}, {"misses", s.misses}, {"uncacheable", s.uncacheable}, {"errors", s.errors},
-                      {"hit_rate", s.hits + s.misses ? static_cast<double>(s.hits) / static_cast<double>(s.hits + s.misses) : 0.0}};
+  nlohmann::json j = {{"hits", s.hits},
+                      {"misses", s.misses},
+                      {"uncacheable", s.uncacheable},
+                      {"errors", s.errors},
+                      {"hit_rate", s.hits + s.misses ? static_cast<double>(s.hits) /
+                                                           static_cast<double>(s.hits + s.misses)
+                                                     : 0.0}};
   nlohmann::json cats = nlohmann::json::object();
   for (const auto& [name, c] : s.categories)
-    cats[name] = {{"hits", c.hits}, {"misses", c.misses},
-                  {"hit_rate", c.hits + c.misses ? static_cast<double>(c.hits) / static_cast<double>(c.hits + c.misses) : 0.0}};
+    cats[name] = {{"hits", c.hits},
+                  {"misses", c.misses},
+                  {"hit_rate", c.hits + c.misses ? static_cast<double>(c.hits) /
+                                                       static_cast<double>(c.hits + c.misses)
+                                                 : 0.0}};
   j["categories"] = cats;
   return j;
 }
@@ -135,22 +152,27 @@ nlohmann::json to_json(const CacheLedger& l) {
 
 std::string hit_rate_text(uint64_t hits, uint64_t misses) {
   if (hits + misses == 0) return "-";
-  return fmt::format("{:.1f}%", 100.0 * static_cast<double>(hits) / static_cast<double>(hits + misses));
+  return fmt::format("{:.1f}%",
+                     100.0 * static_cast<double>(hits) / static_cast<double>(hits + misses));
 }
 
 std::string render_cache_stats(const CacheStats& s, const std::string& indent) {
   std::string out;
   auto row = [&](const std::string& name, uint64_t h, uint64_t m) {
-    out += fmt::format("{}{:<15} {:>7} hits {:>7} misses {:>7}\n", indent, name, h, m, hit_rate_text(h, m));
+    out += fmt::format("{}{:<15} {:>7} hits {:>7} misses {:>7}\n", indent, name, h, m,
+                       hit_rate_text(h, m));
   };
   std::vector<std::string> names = cache::cache_category_order();
   for (const auto& [name, c] : s.categories)
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   for (const auto& name : names)
-    if (auto it = s.categories.find(name); it != s.categories.end()) row(name, it->second.hits, it->second.misses);
+    if (auto it = s.categories.find(name); it != s.categories.end())
+      row(name, it->second.hits, it->second.misses);
   row(s.categories.empty() ? "all compiles" : "all steps", s.hits, s.misses);
   if (s.uncacheable) out += fmt::format("{}{:<15} {:>7}\n", indent, "not cacheable", s.uncacheable);
-  if (s.errors) out += fmt::format("{}{:<15} {:>7} (storage unreachable or failing)\n", indent, "storage errors", s.errors);
+  if (s.errors)
+    out += fmt::format("{}{:<15} {:>7} (storage unreachable or failing)\n", indent,
+                       "storage errors", s.errors);
   return out;
 }
 

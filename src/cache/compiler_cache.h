@@ -38,16 +38,15 @@ Expected<std::string> check_sccache_version(const std::string& executable, Comma
 /// the build gets `env()` so its sccache calls reach this server. Stopped by stop() or the
 /// destructor; after an interrupt the runner's sweep kills it (it carries the run marker).
 class SccacheServer {
-public:
+ public:
   /// An sccache older than data/cache/caches.toml's `min_version` is refused first
   /// (check_sccache_version).
   /// `launcher`: what `sccache --start-server` runs behind (the build's private mount
   /// namespace, so the server sees the work folder where the build's compiles name it);
   /// empty: nothing.
-  static Expected<std::unique_ptr<SccacheServer>> start(const std::string& executable,
-                                                        std::map<std::string, std::string> storage_env,
-                                                        CommandRunner& runner,
-                                                        const std::vector<std::string>& launcher = {});
+  static Expected<std::unique_ptr<SccacheServer>> start(
+      const std::string& executable, std::map<std::string, std::string> storage_env,
+      CommandRunner& runner, const std::vector<std::string>& launcher = {});
   ~SccacheServer();
   SccacheServer(const SccacheServer&) = delete;
   SccacheServer& operator=(const SccacheServer&) = delete;
@@ -66,9 +65,13 @@ public:
   /// The memory governor counts its children as the build's compile jobs.
   std::optional<pid_t> server_pid() const;
 
-private:
-  SccacheServer(std::string executable, std::map<std::string, std::string> env, int port, CommandRunner& runner)
-      : m_executable(std::move(executable)), m_env(std::move(env)), m_port(port), m_runner(runner) {}
+ private:
+  SccacheServer(std::string executable, std::map<std::string, std::string> env, int port,
+                CommandRunner& runner)
+      : m_executable(std::move(executable)),
+        m_env(std::move(env)),
+        m_port(port),
+        m_runner(runner) {}
   CommandSpec spec(std::vector<std::string> args) const;
   std::string m_executable;
   std::map<std::string, std::string> m_env;
@@ -105,7 +108,7 @@ struct CompilerLaunch {
 /// required version"). Each launch becomes a wrapper script named after the compiler,
 /// written into `dir`, that runs `<launcher> <absolute compiler> "$@"`; returns each
 /// launch's variable with its wrapper's path.
-Expected<std::map<std::string, std::string>> wrap_cached_compilers(const std::vector<CompilerLaunch>& launches,
-                                                                   const std::string& dir);
+Expected<std::map<std::string, std::string>> wrap_cached_compilers(
+    const std::vector<CompilerLaunch>& launches, const std::string& dir);
 
 }  // namespace tailor::cache

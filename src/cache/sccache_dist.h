@@ -75,8 +75,9 @@ struct HttpReply {
 };
 /// One HTTP/1.1 request to an http:// URL (https goes through curl when it is on PATH),
 /// bounded: `timeout` for connect and reply, at most 64 KiB of reply.
-Expected<HttpReply> http_request(const std::string& base_url, const std::string& method, const std::string& path,
-                                 const std::vector<std::string>& headers, std::chrono::milliseconds timeout);
+Expected<HttpReply> http_request(const std::string& base_url, const std::string& method,
+                                 const std::string& path, const std::vector<std::string>& headers,
+                                 std::chrono::milliseconds timeout);
 Expected<SchedulerStatus> scheduler_status(const std::string& scheduler_url);
 /// Whether the scheduler accepts `token` from clients: an allocation request with no body
 /// is refused with 401 for a wrong token and 400 (no job) for a right one.
@@ -92,7 +93,8 @@ std::string_view level_name(DistCheck::Level level);
 /// Everything checkable before a build: the config, the scheduler (reachable, the token
 /// accepted, at least one server), local servers (alive, bubblewrap runs), sccache's
 /// version and what it does with nvcc.
-std::vector<DistCheck> check_dist(const std::string& arg, const char* env_value, CommandRunner& runner);
+std::vector<DistCheck> check_dist(const std::string& arg, const char* env_value,
+                                  CommandRunner& runner);
 bool checks_ok(const std::vector<DistCheck>& checks);
 
 // ---- a build's own sccache client ------------------------------------------------------
@@ -107,7 +109,7 @@ struct BuildSession {
   /// SCCACHE_CONF, SCCACHE_SERVER_PORT, SCCACHE_IDLE_TIMEOUT and the storage's variables
   std::map<std::string, std::string> env;
   std::string sccache;
-  int port = 0;               ///< the server's loopback port
+  int port = 0;              ///< the server's loopback port
   std::string stats_before;  ///< `--show-stats --stats-format json` after the start
 };
 /// Starts the build's own sccache server with the client config and `storage_env` (the
@@ -125,10 +127,10 @@ std::vector<std::string> dist_notes(const DistStats& delta);
 struct UpOptions {
   std::string state_dir;
   int servers = 1;
-  int port = 10600;                ///< the scheduler's; servers take port+1 .. port+N
+  int port = 10600;                  ///< the scheduler's; servers take port+1 .. port+N
   std::string listen = "127.0.0.1";  ///< the scheduler's address (0.0.0.0 for other machines)
-  std::optional<int> cores;        ///< CPUs per server (taskset; sccache-dist counts them)
-  std::chrono::seconds wait{60};   ///< for the servers to register
+  std::optional<int> cores;          ///< CPUs per server (taskset; sccache-dist counts them)
+  std::chrono::seconds wait{60};     ///< for the servers to register
 };
 struct ProcessEntry {
   std::string name;  ///< "scheduler", "server-1", ...
@@ -150,6 +152,7 @@ Expected<UpResult> up(const UpOptions& options, CommandRunner& runner);
 std::vector<ProcessEntry> processes_of(const std::string& state_dir);
 /// Stops every process the state folder names (SIGTERM to its group, SIGKILL after
 /// `grace`) and removes the pid files; returns those it stopped.
-std::vector<ProcessEntry> down(const std::string& state_dir, std::chrono::milliseconds grace = std::chrono::seconds(5));
+std::vector<ProcessEntry> down(const std::string& state_dir,
+                               std::chrono::milliseconds grace = std::chrono::seconds(5));
 
 }  // namespace tailor::cache::dist

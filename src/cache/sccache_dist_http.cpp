@@ -1,8 +1,8 @@
 // The small bounded HTTP client of `tailor dist`: the scheduler's status and token checks
 // over a plain socket (https through curl), and the JSON they answer.
-#include "cache/sccache_dist.h"
 #include "cache/sccache_dist_http.h"
 
+#include <fmt/format.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -11,10 +11,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cache/sccache_dist.h"
 #include "util/files.h"
 #include "util/net.h"
 #include "util/strings.h"
@@ -25,9 +24,11 @@ using namespace std::chrono_literals;
 Expected<Url> parse_url(const std::string& url) {
   Url u;
   auto sep = url.find("://");
-  if (sep == std::string::npos) return make_error(fmt::format("{}: not a URL (http://host:port)", url));
+  if (sep == std::string::npos)
+    return make_error(fmt::format("{}: not a URL (http://host:port)", url));
   u.scheme = url.substr(0, sep);
-  if (u.scheme != "http" && u.scheme != "https") return make_error(fmt::format("{}: only http and https URLs", url));
+  if (u.scheme != "http" && u.scheme != "https")
+    return make_error(fmt::format("{}: only http and https URLs", url));
   std::string rest = url.substr(sep + 3);
   rest = rest.substr(0, rest.find('/'));
   if (rest.empty()) return make_error(fmt::format("{}: no host", url));
@@ -39,7 +40,8 @@ Expected<Url> parse_url(const std::string& url) {
     u.host = rest;
     u.port = u.scheme == "https" ? "443" : "80";
   }
-  if (u.host.size() > 2 && u.host.front() == '[' && u.host.back() == ']') u.host = u.host.substr(1, u.host.size() - 2);
+  if (u.host.size() > 2 && u.host.front() == '[' && u.host.back() == ']')
+    u.host = u.host.substr(1, u.host.size() - 2);
   return u;
 }
 
@@ -48,7 +50,9 @@ namespace {
 uint64_t json_u64(const nlohmann::json& obj, const char* key) {
   if (!obj.is_object() || !obj.contains(key)) return 0;
   const auto& v = obj[key];
-  return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0) ? v.get<uint64_t>() : 0;
+  return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0)
+             ? v.get<uint64_t>()
+             : 0;
 }
 
 std::string strip_slash(std::string s) {
@@ -56,14 +60,17 @@ std::string strip_slash(std::string s) {
   return s;
 }
 
-Expected<HttpReply> http_over_socket(const Url& u, const std::string& method, const std::string& path,
-                                     const std::vector<std::string>& headers, std::chrono::milliseconds timeout) {
+Expected<HttpReply> http_over_socket(const Url& u, const std::string& method,
+                                     const std::string& path,
+                                     const std::vector<std::string>& headers,
+                                     std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   auto connected = connect_tcp(u.host, u.port, timeout);
   if (!connected) return connected.error();
   int fd = *connected;
-  std::string req = fmt::format("{} {} HTTP/1.1\r\nHost: {}:{}\r\nConnection: close\r\nContent-Length: 0\r\n", method,
-                                path, u.host, u.port);
+  std::string req =
+      fmt::format("{} {} HTTP/1.1\r\nHost: {}:{}\r\nConnection: close\r\nContent-Length: 0\r\n",
+                  method, path, u.host, u.port);
   for (const auto& h : headers) req += h + "\r\n";
   req += "\r\n";
   size_t sent = 0;
@@ -71,10 +78,12 @@ Expected<HttpReply> http_over_socket(const Url& u, const std::string& method, co
   constexpr size_t k_max_reply = 64 * 1024;
   bool eof = false;
   while (!eof) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       ::close(fd);
-      return make_error(fmt::format("{}:{}: no reply within {} ms", u.host, u.port, timeout.count()));
+      return make_error(
+          fmt::format("{}:{}: no reply within {} ms", u.host, u.port, timeout.count()));
     }
     pollfd p{fd, static_cast<short>(sent < req.size() ? POLLOUT : POLLIN), 0};
     if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
@@ -82,19 +91,22 @@ Expected<HttpReply> http_over_socket(const Url& u, const std::string& method, co
       ssize_t n = ::send(fd, req.data() + sent, req.size() - sent, MSG_NOSIGNAL);
       if (n < 0 && errno != EAGAIN && errno != EINTR) {
         ::close(fd);
-        return make_error(fmt::format("{}:{}: send failed: {}", u.host, u.port, std::strerror(errno)));
+        return make_error(
+            fmt::format("{}:{}: send failed: {}", u.host, u.port, std::strerror(errno)));
       }
       if (n > 0) sent += static_cast<size_t>(n);
       continue;
     }
     char buf[4096];
     ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n == 0) eof = true;
+    if (n == 0)
+      eof = true;
     else if (n > 0) {
       reply.append(buf, static_cast<size_t>(n));
       if (reply.size() > k_max_reply) {
         ::close(fd);
-        return make_error(fmt::format("{}:{}: reply larger than {} bytes", u.host, u.port, k_max_reply));
+        return make_error(
+            fmt::format("{}:{}: reply larger than {} bytes", u.host, u.port, k_max_reply));
       }
     } else if (errno != EAGAIN && errno != EINTR) {
       eof = true;
@@ -128,11 +140,13 @@ Expected<HttpReply> http_over_socket(const Url& u, const std::string& method, co
 }
 
 Expected<HttpReply> http_over_curl(const std::string& url, const std::string& method,
-                                   const std::vector<std::string>& headers, std::chrono::milliseconds timeout) {
+                                   const std::vector<std::string>& headers,
+                                   std::chrono::milliseconds timeout) {
   std::string curl = find_in_path("curl");
   if (curl.empty()) return make_error(fmt::format("{}: https needs curl on PATH", url));
-  std::vector<std::string> argv = {curl, "-s", "-m", std::to_string(std::max<int64_t>(1, timeout.count() / 1000)),
-                                   "-X", method, "-w", "\n%{http_code}"};
+  std::vector<std::string> argv = {
+      curl, "-s",   "-m", std::to_string(std::max<int64_t>(1, timeout.count() / 1000)),
+      "-X", method, "-w", "\n%{http_code}"};
   for (const auto& h : headers) {
     argv.push_back("-H");
     argv.push_back(h);
@@ -154,13 +168,16 @@ Expected<SchedulerStatus> parse_scheduler_status_json(std::string_view text) {
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("num_servers"))
     return make_error("the scheduler's status is not the JSON status object");
-  return SchedulerStatus{json_u64(j, "num_servers"), json_u64(j, "num_cpus"), json_u64(j, "in_progress")};
+  return SchedulerStatus{json_u64(j, "num_servers"), json_u64(j, "num_cpus"),
+                         json_u64(j, "in_progress")};
 }
 
 Expected<SchedulerStatus> parse_sccache_dist_status(std::string_view text) {
   auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || j.empty()) return make_error("sccache --dist-status: not JSON");
-  if (j.contains("SchedulerStatus") && j["SchedulerStatus"].is_array() && j["SchedulerStatus"].size() == 2)
+  if (j.is_discarded() || !j.is_object() || j.empty())
+    return make_error("sccache --dist-status: not JSON");
+  if (j.contains("SchedulerStatus") && j["SchedulerStatus"].is_array() &&
+      j["SchedulerStatus"].size() == 2)
     return parse_scheduler_status_json(j["SchedulerStatus"][1].dump());
   auto [kind, value] = *j.items().begin();
   std::string why = value.is_array() && !value.empty() ? value.back().dump() : value.dump();
@@ -168,16 +185,21 @@ Expected<SchedulerStatus> parse_sccache_dist_status(std::string_view text) {
   return make_error(fmt::format("sccache --dist-status: {}: {}", kind, why));
 }
 
-Expected<HttpReply> http_request(const std::string& base_url, const std::string& method, const std::string& path,
-                                 const std::vector<std::string>& headers, std::chrono::milliseconds timeout) {
+Expected<HttpReply> http_request(const std::string& base_url, const std::string& method,
+                                 const std::string& path, const std::vector<std::string>& headers,
+                                 std::chrono::milliseconds timeout) {
   TAILOR_TRY(u, parse_url(base_url));
-  if (u.scheme == "https") return http_over_curl(strip_slash(base_url) + path, method, headers, timeout);
+  if (u.scheme == "https")
+    return http_over_curl(strip_slash(base_url) + path, method, headers, timeout);
   return http_over_socket(u, method, path, headers, timeout);
 }
 
 Expected<SchedulerStatus> scheduler_status(const std::string& scheduler_url) {
-  TAILOR_TRY(reply, http_request(scheduler_url, "GET", "/api/v1/scheduler/status", {"Accept: application/json"}, 5s));
-  if (reply.status != 200) return make_error(fmt::format("{}: status request answered HTTP {}", scheduler_url, reply.status));
+  TAILOR_TRY(reply, http_request(scheduler_url, "GET", "/api/v1/scheduler/status",
+                                 {"Accept: application/json"}, 5s));
+  if (reply.status != 200)
+    return make_error(
+        fmt::format("{}: status request answered HTTP {}", scheduler_url, reply.status));
   return parse_scheduler_status_json(reply.body);
 }
 
@@ -186,7 +208,8 @@ Expected<bool> scheduler_accepts_token(const std::string& scheduler_url, const s
                                  {"Authorization: Bearer " + token}, 5s));
   if (reply.status == 401) return false;
   if (reply.status == 400) return true;
-  return make_error(fmt::format("{}: an empty job request answered HTTP {} (expected 400 or 401)", scheduler_url, reply.status));
+  return make_error(fmt::format("{}: an empty job request answered HTTP {} (expected 400 or 401)",
+                                scheduler_url, reply.status));
 }
 
 }  // namespace tailor::cache::dist

@@ -1,5 +1,6 @@
 #include "cache/storage.h"
 
+#include <fmt/format.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -7,8 +8,6 @@
 #include <cerrno>
 #include <filesystem>
 #include <initializer_list>
-
-#include <fmt/format.h>
 
 #include "util/files.h"
 #include "util/net.h"
@@ -25,7 +24,8 @@ Error cannot_use(CacheTool tool, const CacheStorageBackend& storage) {
                            cache_storage_name(storage.kind()), storage.describe())};
 }
 
-Expected<std::string> need_variable(CacheTool tool, std::string_view what, const CacheStorageBackend& storage) {
+Expected<std::string> need_variable(CacheTool tool, std::string_view what,
+                                    const CacheStorageBackend& storage) {
   std::string name = cache_tool_variable(tool, what);
   if (name.empty()) return cannot_use(tool, storage);
   return name;
@@ -33,14 +33,17 @@ Expected<std::string> need_variable(CacheTool tool, std::string_view what, const
 
 /// An endpoint's host and port ("http://h:9000/x" -> h, 9000; the scheme's port when none;
 /// brackets of an IPv6 host removed). `rest` is the endpoint without its scheme.
-std::pair<std::string, std::string> endpoint_host_port(std::string_view rest, std::string_view default_port) {
+std::pair<std::string, std::string> endpoint_host_port(std::string_view rest,
+                                                       std::string_view default_port) {
   std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
   std::string_view host = authority, port = default_port;
-  if (auto colon = authority.rfind(':'); colon != std::string_view::npos && authority.find(']', colon) == std::string_view::npos) {
+  if (auto colon = authority.rfind(':');
+      colon != std::string_view::npos && authority.find(']', colon) == std::string_view::npos) {
     host = authority.substr(0, colon);
     port = authority.substr(colon + 1);
   }
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   return {std::string(host), std::string(port)};
 }
 
@@ -49,7 +52,8 @@ std::pair<std::string, std::string> endpoint_host_port(std::string_view rest, st
 // ---- local ------------------------------------------------------------------------------
 
 std::string LocalStorage::describe() const {
-  return m_dir.empty() ? std::string("local, the tool's default folder") : "local " + terminal_safe(m_dir);
+  return m_dir.empty() ? std::string("local, the tool's default folder")
+                       : "local " + terminal_safe(m_dir);
 }
 
 Expected<std::map<std::string, std::string>> LocalStorage::tool_environment(CacheTool tool) const {
@@ -66,13 +70,15 @@ Expected<StorageCheck> LocalStorage::check(std::chrono::milliseconds) const {
   // The nearest folder that is there: the tool makes the rest when it first writes.
   fs::path existing(m_dir);
   std::error_code ec;
-  while (!fs::exists(existing, ec) && existing.has_parent_path() && existing != existing.parent_path())
+  while (!fs::exists(existing, ec) && existing.has_parent_path() &&
+         existing != existing.parent_path())
     existing = existing.parent_path();
   const std::string where = terminal_safe(existing.string());
   if (!fs::is_directory(existing, ec))
     return make_error(fmt::format("{}: {} is not a folder", terminal_safe(m_dir), where));
   if (::access(existing.c_str(), W_OK | X_OK) != 0)
-    return make_error(fmt::format("{}: cannot write in {}: {}", terminal_safe(m_dir), where, errno_text(errno)));
+    return make_error(
+        fmt::format("{}: cannot write in {}: {}", terminal_safe(m_dir), where, errno_text(errno)));
   if (existing == fs::path(m_dir)) return StorageCheck{true, "a folder tailor can write in"};
   return StorageCheck{true, fmt::format("made in {} when the tool first writes", where)};
 }
@@ -91,7 +97,8 @@ Expected<std::map<std::string, std::string>> RedisStorage::tool_environment(Cach
 }
 
 Expected<StorageCheck> RedisStorage::check(std::chrono::milliseconds timeout) const {
-  if (m_url.starts_with("rediss://")) return StorageCheck{true, "TLS: sccache checks it when the build starts"};
+  if (m_url.starts_with("rediss://"))
+    return StorageCheck{true, "TLS: sccache checks it when the build starts"};
   bool unreachable = false;
   auto pong = redis_ping(m_url, timeout, &unreachable);
   if (pong) return StorageCheck{true, "answers PING"};
@@ -99,11 +106,15 @@ Expected<StorageCheck> RedisStorage::check(std::chrono::milliseconds timeout) co
   return pong.error();
 }
 
-Expected<std::string> redis_ping(const std::string& url, std::chrono::milliseconds timeout, bool* unreachable) {
+Expected<std::string> redis_ping(const std::string& url, std::chrono::milliseconds timeout,
+                                 bool* unreachable) {
   if (unreachable) *unreachable = false;
   if (url.starts_with("rediss://"))
-    return make_error("a TLS (rediss://) server is not checked here; sccache checks it when a build starts");
-  if (!url.starts_with("redis://")) return make_error(fmt::format("'{}' is not a redis:// URL", terminal_safe(hide_url_passwords(url))));
+    return make_error(
+        "a TLS (rediss://) server is not checked here; sccache checks it when a build starts");
+  if (!url.starts_with("redis://"))
+    return make_error(
+        fmt::format("'{}' is not a redis:// URL", terminal_safe(hide_url_passwords(url))));
   std::string rest = url.substr(8);
   std::string user, password;
   if (auto at = rest.rfind('@'); at != std::string::npos) {
@@ -142,7 +153,8 @@ Expected<std::string> redis_ping(const std::string& url, std::chrono::millisecon
     char buf[256];
     while (line.find("\r\n") == std::string::npos && line.size() < 4096) {
       pollfd p{fd, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(timeout.count())) != 1) return line.empty() ? "(no reply)" : line;
+      if (::poll(&p, 1, static_cast<int>(timeout.count())) != 1)
+        return line.empty() ? "(no reply)" : line;
       ssize_t n = ::recv(fd, buf, sizeof buf, 0);
       if (n <= 0) return line.empty() ? "(connection closed)" : line;
       line.append(buf, static_cast<size_t>(n));
@@ -155,14 +167,16 @@ Expected<std::string> redis_ping(const std::string& url, std::chrono::millisecon
     reply = read_line();
     if (reply != "+OK") {
       ::close(fd);
-      return make_error(fmt::format("{}:{}: AUTH refused ({})", host, port, terminal_safe(trim(reply))));
+      return make_error(
+          fmt::format("{}:{}: AUTH refused ({})", host, port, terminal_safe(trim(reply))));
     }
   }
   send_line(resp({"PING"}));
   reply = read_line();
   ::close(fd);
   if (reply == "+PONG") return std::string("PONG");
-  return make_error(fmt::format("{}:{}: PING answered '{}'", host, port, terminal_safe(trim(reply).substr(0, 200))));
+  return make_error(fmt::format("{}:{}: PING answered '{}'", host, port,
+                                terminal_safe(trim(reply).substr(0, 200))));
 }
 
 // ---- S3 ---------------------------------------------------------------------------------
@@ -185,7 +199,9 @@ Expected<std::map<std::string, std::string>> S3Storage::tool_environment(CacheTo
   env[cache_tool_variable(tool, "prefix")] = m_prefix;
   env[cache_tool_variable(tool, "endpoint")] = m_endpoint;
   // The scheme says it: sccache's own flag would override it.
-  env[cache_tool_variable(tool, "use_ssl")] = m_endpoint.empty() ? "" : m_endpoint.starts_with("https://") ? "true" : "false";
+  env[cache_tool_variable(tool, "use_ssl")] = m_endpoint.empty()                   ? ""
+                                              : m_endpoint.starts_with("https://") ? "true"
+                                                                                   : "false";
   // AWS without a region: the caller's SCCACHE_REGION or AWS_REGION (or ~/.aws) says.
   if (!m_region.empty())
     env[cache_tool_variable(tool, "region")] = m_region;
@@ -200,8 +216,10 @@ std::pair<std::string, std::string> S3Storage::address() const {
     if (auto at = host.find("{region}"); at != std::string::npos) host.replace(at, 8, m_region);
     return {host, "443"};
   }
-  if (m_endpoint.starts_with("http://")) return endpoint_host_port(std::string_view(m_endpoint).substr(7), "80");
-  if (m_endpoint.starts_with("https://")) return endpoint_host_port(std::string_view(m_endpoint).substr(8), "443");
+  if (m_endpoint.starts_with("http://"))
+    return endpoint_host_port(std::string_view(m_endpoint).substr(7), "80");
+  if (m_endpoint.starts_with("https://"))
+    return endpoint_host_port(std::string_view(m_endpoint).substr(8), "443");
   return endpoint_host_port(m_endpoint, "80");  // refused by set_cache_url before it gets here
 }
 
@@ -217,14 +235,18 @@ Expected<StorageCheck> S3Storage::check(std::chrono::milliseconds timeout) const
 
 std::unique_ptr<CacheStorageBackend> storage_backend(const CacheSettings& s) {
   switch (s.storage) {
-    case CacheStorage::redis: return std::make_unique<RedisStorage>(s.url);
-    case CacheStorage::s3: return std::make_unique<S3Storage>(s.bucket, s.prefix, s.endpoint, s.region);
-    case CacheStorage::local: break;
+    case CacheStorage::redis:
+      return std::make_unique<RedisStorage>(s.url);
+    case CacheStorage::s3:
+      return std::make_unique<S3Storage>(s.bucket, s.prefix, s.endpoint, s.region);
+    case CacheStorage::local:
+      break;
   }
   return std::make_unique<LocalStorage>(s.dir, s.size);
 }
 
-Expected<StorageCheck> check_shared_storage(const CacheSettings& settings, std::chrono::milliseconds timeout) {
+Expected<StorageCheck> check_shared_storage(const CacheSettings& settings,
+                                            std::chrono::milliseconds timeout) {
   return storage_backend(settings)->check(timeout);
 }
 

@@ -29,7 +29,7 @@ struct StorageCheck {
 };
 
 class CacheStorageBackend {
-public:
+ public:
   virtual ~CacheStorageBackend() = default;
   virtual CacheStorage kind() const = 0;
   /// For people and reports, without secrets (a Redis password is "***").
@@ -48,8 +48,9 @@ public:
 /// A folder on this machine; empty: the tool's own default folder. `size`: the tool's
 /// size limit ("20G"), empty for its default.
 class LocalStorage final : public CacheStorageBackend {
-public:
-  LocalStorage(std::string dir, std::string size) : m_dir(std::move(dir)), m_size(std::move(size)) {}
+ public:
+  LocalStorage(std::string dir, std::string size)
+      : m_dir(std::move(dir)), m_size(std::move(size)) {}
   CacheStorage kind() const override { return CacheStorage::local; }
   std::string describe() const override;
   bool shared() const override { return false; }
@@ -58,13 +59,13 @@ public:
   /// else an error naming it.
   Expected<StorageCheck> check(std::chrono::milliseconds timeout) const override;
 
-private:
+ private:
   std::string m_dir, m_size;
 };
 
 /// redis://[user[:password]@]host[:port][/db] or rediss:// (TLS).
 class RedisStorage final : public CacheStorageBackend {
-public:
+ public:
   explicit RedisStorage(std::string url) : m_url(std::move(url)) {}
   CacheStorage kind() const override { return CacheStorage::redis; }
   std::string describe() const override;
@@ -75,16 +76,19 @@ public:
   /// checks it when its server starts).
   Expected<StorageCheck> check(std::chrono::milliseconds timeout) const override;
 
-private:
+ private:
   std::string m_url;
 };
 
 /// An S3-compatible bucket: `prefix` without leading or trailing '/', `endpoint`
 /// http(s)://HOST[:PORT] (empty: AWS), `region` (empty: the caller's AWS settings say).
 class S3Storage final : public CacheStorageBackend {
-public:
+ public:
   S3Storage(std::string bucket, std::string prefix, std::string endpoint, std::string region)
-      : m_bucket(std::move(bucket)), m_prefix(std::move(prefix)), m_endpoint(std::move(endpoint)), m_region(std::move(region)) {}
+      : m_bucket(std::move(bucket)),
+        m_prefix(std::move(prefix)),
+        m_endpoint(std::move(endpoint)),
+        m_region(std::move(region)) {}
   CacheStorage kind() const override { return CacheStorage::s3; }
   std::string describe() const override;
   bool shared() const override { return true; }
@@ -98,7 +102,7 @@ public:
   /// (data/cache/caches.toml [s3]) on 443.
   std::pair<std::string, std::string> address() const;
 
-private:
+ private:
   std::string m_bucket, m_prefix, m_endpoint, m_region;
 };
 
@@ -117,6 +121,7 @@ Expected<std::string> redis_ping(const std::string& url, std::chrono::millisecon
 /// Whether a build can use the settings' storage: the check of its backend (Redis: PING;
 /// S3: a TCP connection to the endpoint, or to AWS's host when none is set; local: the
 /// folder), by the outage rule of StorageCheck.
-Expected<StorageCheck> check_shared_storage(const CacheSettings& settings, std::chrono::milliseconds timeout);
+Expected<StorageCheck> check_shared_storage(const CacheSettings& settings,
+                                            std::chrono::milliseconds timeout);
 
 }  // namespace tailor::cache

@@ -1,10 +1,10 @@
 #include "cache/tailor_toml.h"
 
-#include <algorithm>
-#include <array>
-
 #include <fmt/format.h>
 #include <toml++/toml.h>
+
+#include <algorithm>
+#include <array>
 
 #include "util/user_file.h"
 
@@ -12,7 +12,8 @@ namespace tailor::cache {
 namespace {
 
 // [cache] is read here; the others by plan (matrix.cpp).
-constexpr std::array<std::string_view, 5> k_tables = {"defaults", "variant", "matrix", "ci", "cache"};
+constexpr std::array<std::string_view, 5> k_tables = {"defaults", "variant", "matrix", "ci",
+                                                      "cache"};
 
 }  // namespace
 
@@ -21,11 +22,13 @@ Expected<TailorToml> parse_tailor_toml(std::string_view text, const std::string&
   try {
     root = toml::parse(text, path);
   } catch (const toml::parse_error& e) {
-    return make_error(fmt::format("{}:{}:{}: {}", path, e.source().begin.line, e.source().begin.column, e.description()));
+    return make_error(fmt::format("{}:{}:{}: {}", path, e.source().begin.line,
+                                  e.source().begin.column, e.description()));
   }
   for (const auto& [key, value] : root)
     if (std::find(k_tables.begin(), k_tables.end(), key.str()) == k_tables.end())
-      return make_error(fmt::format("{}: unknown table '{}' (known: {})", path, key.str(), fmt::join(k_tables, ", ")));
+      return make_error(fmt::format("{}: unknown table '{}' (known: {})", path, key.str(),
+                                    fmt::join(k_tables, ", ")));
   TailorToml file{data::TomlDocument(std::move(root), path), {}};
   TAILOR_TRY(cache, parse_cache_table(file.document));
   file.cache = std::move(cache);

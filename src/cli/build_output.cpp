@@ -7,28 +7,35 @@
 namespace tailor::cli {
 
 std::string render_build_success(const workflow::ExtensionBuildResult& r) {
-  return fmt::format("{} {} for {}\n{}", paint("built", Paint::green, 1), r.report.wheel, fmt::join(r.report.targets, ", "),
-                     executor::render_summary(r.report));
+  return fmt::format("{} {} for {}\n{}", paint("built", Paint::green, 1), r.report.wheel,
+                     fmt::join(r.report.targets, ", "), executor::render_summary(r.report));
 }
 
 std::string render_build_failure(const workflow::ExtensionBuildResult& r) {
   std::string out;
-  if (!r.preflight.ok()) out += executor::render_preflight(r.preflight, executor::PreflightVerbosity::problems);
+  if (!r.preflight.ok())
+    out += executor::render_preflight(r.preflight, executor::PreflightVerbosity::problems);
   if (r.error_block) {
-    out += fmt::format("\n{} (log lines {}-{}):\n", paint("first error", Paint::red, 2), r.error_block->first_line,
-                       r.error_block->last_line);
+    out += fmt::format("\n{} (log lines {}-{}):\n", paint("first error", Paint::red, 2),
+                       r.error_block->first_line, r.error_block->last_line);
     for (const auto& l : r.error_block->lines) out += fmt::format("  | {}\n", l);
   }
   for (const auto& d : r.diagnoses) {
-    out += fmt::format("\n{} (line {}): {}\n", paint(fmt::format("diagnosis [{}]", d.pattern_id), Paint::yellow, 2),
+    out += fmt::format("\n{} (line {}): {}\n",
+                       paint(fmt::format("diagnosis [{}]", d.pattern_id), Paint::yellow, 2),
                        d.line_number, d.quoted_line);
-    out += fmt::format("  {} {}\n  {}   {}\n", paint("cause:", Paint::bold, 2), d.cause, paint("fix:", Paint::bold, 2), d.fix);
+    out += fmt::format("  {} {}\n  {}   {}\n", paint("cause:", Paint::bold, 2), d.cause,
+                       paint("fix:", Paint::bold, 2), d.fix);
   }
-  if (r.status == workflow::BuildStatus::build_failed && r.diagnoses.empty() && !r.report.log_path.empty())
-    out += fmt::format("\nno known failure pattern matched; `tailor explain {}` shows the same analysis\n", r.report.log_path);
+  if (r.status == workflow::BuildStatus::build_failed && r.diagnoses.empty() &&
+      !r.report.log_path.empty())
+    out += fmt::format(
+        "\nno known failure pattern matched; `tailor explain {}` shows the same analysis\n",
+        r.report.log_path);
   if (!r.check_output.empty()) out += fmt::format("\n{}\n", r.check_output);
   if (!r.report.log_path.empty() && r.status != workflow::BuildStatus::preflight_failed)
-    out += fmt::format("{} {}\nnothing was written to {}\n", paint("full log:", Paint::bold, 2), r.report.log_path,
+    out += fmt::format("{} {}\nnothing was written to {}\n", paint("full log:", Paint::bold, 2),
+                       r.report.log_path,
                        r.report.wheel_path.empty() ? "the output folder" : r.report.wheel_path);
   return out;
 }

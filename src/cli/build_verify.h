@@ -8,6 +8,7 @@
 
 namespace tailor::cli {
 
-int run_verify_reproducible(const std::string& wheel, workflow::ExtensionBuildOptions core, bool json);
+int run_verify_reproducible(const std::string& wheel, workflow::ExtensionBuildOptions core,
+                            bool json);
 
 }  // namespace tailor::cli

@@ -34,12 +34,15 @@ std::string join_ranges(const std::vector<cuda::CudaVersion>& versions) {
   // Neighbours in the table read better as a range: "11.8-12.9", "12.8, 12.9".
   std::vector<std::string> out;
   const auto all = cuda::known_cuda_versions();
-  auto pos = [&](const cuda::CudaVersion& v) { return std::find(all.begin(), all.end(), v) - all.begin(); };
+  auto pos = [&](const cuda::CudaVersion& v) {
+    return std::find(all.begin(), all.end(), v) - all.begin();
+  };
   size_t i = 0;
   while (i < versions.size()) {
     size_t j = i;
     while (j + 1 < versions.size() && pos(versions[j + 1]) == pos(versions[j]) + 1) ++j;
-    out.push_back(j > i + 1 ? versions[i].to_string() + "-" + versions[j].to_string() : versions[i].to_string());
+    out.push_back(j > i + 1 ? versions[i].to_string() + "-" + versions[j].to_string()
+                            : versions[i].to_string());
     if (j == i + 1) out.push_back(versions[j].to_string());
     i = j + 1;
   }
@@ -69,22 +72,28 @@ std::string platform_line(const std::vector<std::string>& specs) {
 Paint run_mode_paint(cuda::RunMode mode) {
   switch (mode) {
     case cuda::RunMode::native:
-    case cuda::RunMode::compatible_sass: return Paint::green;
-    case cuda::RunMode::ptx_jit: return Paint::yellow;
-    default: return Paint::red;
+    case cuda::RunMode::compatible_sass:
+      return Paint::green;
+    case cuda::RunMode::ptx_jit:
+      return Paint::yellow;
+    default:
+      return Paint::red;
   }
 }
 
 std::string render_text(const cuda::ArchReport& r, const std::vector<std::string>& specs,
                         const std::vector<std::string>& notes) {
-  std::string out = fmt::format("{}  {}\n", paint("targets", Paint::bold), join(r.targets.names(), " "));
+  std::string out =
+      fmt::format("{}  {}\n", paint("targets", Paint::bold), join(r.targets.names(), " "));
   out += platform_line(specs);
   for (const auto& n : notes) out += fmt::format("{} {}\n", paint("note:", Paint::yellow), n);
   out += "\n";
   for (const auto& s : r.spellings) {
-    std::string label = s.variable == "COMPUTE_CAPABILITY" ? "COMPUTE_CAPABILITY (bnb)" : s.variable;
+    std::string label =
+        s.variable == "COMPUTE_CAPABILITY" ? "COMPUTE_CAPABILITY (bnb)" : s.variable;
     out += fmt::format("{:<26} {}\n", label, s.text.empty() ? "-" : s.text);
-    for (const auto& l : s.losses) out += fmt::format("{:<26}   {} {}\n", "", paint("note:", Paint::yellow), l);
+    for (const auto& l : s.losses)
+      out += fmt::format("{:<26}   {} {}\n", "", paint("note:", Paint::yellow), l);
   }
   out += "\n" + paint("runs on", Paint::bold) + "\n";
   out += fmt::format("  {:<6}{:<17}{:<14}{}\n", "CC", "how", "via", "GPUs");
@@ -98,13 +107,16 @@ std::string render_text(const cuda::ArchReport& r, const std::vector<std::string
     if (d.capability.tegra) gpus += gpus.empty() ? "(Tegra)" : " (Tegra)";
     // Padded first, painted after: escape sequences have no width on a terminal.
     out += fmt::format("  {:<6}{}{:<14}{}\n", d.capability.cc.str(),
-                       paint(fmt::format("{:<17}", cuda::run_mode_label(d.coverage.mode)), run_mode_paint(d.coverage.mode)),
+                       paint(fmt::format("{:<17}", cuda::run_mode_label(d.coverage.mode)),
+                             run_mode_paint(d.coverage.mode)),
                        d.coverage.via ? d.coverage.via->name() : "", gpus);
   }
-  if (!not_on.empty()) out += fmt::format("  {} {}\n", paint("not on:", Paint::red), join(not_on, " "));
+  if (!not_on.empty())
+    out += fmt::format("  {} {}\n", paint("not on:", Paint::red), join(not_on, " "));
   out += "\nbuilt by CUDA ";
-  out += r.cuda_versions_that_build.empty() ? "none of " + join(cuda::to_strings(cuda::known_cuda_versions()), ", ")
-                                            : join_ranges(r.cuda_versions_that_build);
+  out += r.cuda_versions_that_build.empty()
+             ? "none of " + join(cuda::to_strings(cuda::known_cuda_versions()), ", ")
+             : join_ranges(r.cuda_versions_that_build);
   out += " (table)\n";
   if (r.nvcc_check) {
     const auto& c = *r.nvcc_check;
@@ -125,11 +137,21 @@ nlohmann::json render_json(const cuda::ArchReport& r, const std::vector<std::str
   nlohmann::json losses = nlohmann::json::object();
   for (const auto& s : r.spellings) {
     switch (s.consumer) {
-      case cuda::Consumer::torch: j["torch_cuda_arch_list"] = s.text; break;
-      case cuda::Consumer::cmake: j["cmake_cuda_architectures"] = s.text; break;
-      case cuda::Consumer::nvcc: j["gencode"] = cuda::render_gencode_flags(r.targets); break;
-      case cuda::Consumer::flash_attn: j["flash_attn_cuda_archs"] = s.text; break;
-      case cuda::Consumer::bitsandbytes: j["bnb_compute_capability"] = s.text; break;
+      case cuda::Consumer::torch:
+        j["torch_cuda_arch_list"] = s.text;
+        break;
+      case cuda::Consumer::cmake:
+        j["cmake_cuda_architectures"] = s.text;
+        break;
+      case cuda::Consumer::nvcc:
+        j["gencode"] = cuda::render_gencode_flags(r.targets);
+        break;
+      case cuda::Consumer::flash_attn:
+        j["flash_attn_cuda_archs"] = s.text;
+        break;
+      case cuda::Consumer::bitsandbytes:
+        j["bnb_compute_capability"] = s.text;
+        break;
     }
     if (!s.losses.empty()) losses[s.variable] = s.losses;
   }
@@ -169,7 +191,8 @@ int run_arch(const ArchOptions& o) {
     check = cuda::NvccCheck{*caps, "", {}};
   } else if (std::string nvcc = find_in_path("nvcc"); !nvcc.empty()) {
     SystemCommandRunner runner;
-    if (auto caps = cuda::nvcc_capabilities_from_nvcc(nvcc, runner)) check = cuda::NvccCheck{*caps, nvcc, {}};
+    if (auto caps = cuda::nvcc_capabilities_from_nvcc(nvcc, runner))
+      check = cuda::NvccCheck{*caps, nvcc, {}};
   }
   if (check) ctx.nvcc = check->nvcc;
 
@@ -214,7 +237,8 @@ void setup_arch(CLI::App& sub, RunFn& run) {
                  "Targets in any spelling: 8.0;8.6+PTX, sm_90a, 80-real, Hopper, T4G, g5g.xlarge, "
                  "-gencode arch=compute_90,code=sm_90, all, native")
       ->required();
-  sub.add_option("--nvcc", opts->nvcc_version, "Check against this CUDA version's nvcc (e.g. 12.8), from tailor's table");
+  sub.add_option("--nvcc", opts->nvcc_version,
+                 "Check against this CUDA version's nvcc (e.g. 12.8), from tailor's table");
   sub.add_flag("--json", opts->json, "Print the result as JSON");
   sub.callback([&run, opts] { run = [opts] { return run_arch(*opts); }; });
 }

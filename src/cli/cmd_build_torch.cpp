@@ -1,11 +1,11 @@
 // `tailor build torch [VARIANT FLAGS] [--source DIR] [--configure-only] [--out DIR]`.
-#include "workflow/torch_build.h"
 #include "cache/cache_settings.h"
 #include "cache/tailor_toml.h"
+#include "cli/build_interrupt.h"
 #include "cli/commands.h"
 #include "cli/torch_variant_flags.h"
-#include "cli/build_interrupt.h"
 #include "plan/build_plan.h"
+#include "workflow/torch_build.h"
 
 namespace tailor::cli {
 
@@ -19,7 +19,8 @@ struct BuildTorchOptions {
 int run_build_torch(const BuildTorchOptions& o) {
   auto variant = variant_from_flags(o.variant);
   if (!variant) return report_error(variant.error().message);
-  if (auto usable = check_out_dir(o.build.out_dir); !usable) return report_error(usable.error().message);
+  if (auto usable = check_out_dir(o.build.out_dir); !usable)
+    return report_error(usable.error().message);
   workflow::TorchBuildOptions bopts = o.build;
   auto cache = plan::parse_cache_flag(o.cache);
   if (!cache) return report_error(cache.error().message);
@@ -33,7 +34,8 @@ int run_build_torch(const BuildTorchOptions& o) {
   }
   install_interrupt_handlers();
   auto result = workflow::build_torch(*variant, host, ropts, bopts);
-  if (int sig = interrupt_signal(); sig != 0) return report_interrupt(sig, result.exit_code == 0 && !result.wheel_path.empty());
+  if (int sig = interrupt_signal(); sig != 0)
+    return report_interrupt(sig, result.exit_code == 0 && !result.wheel_path.empty());
   return result.exit_code;
 }
 }  // namespace
@@ -42,16 +44,20 @@ void setup_build_torch(CLI::App& sub, RunFn& run) {
   auto o = std::make_shared<BuildTorchOptions>();
   add_torch_variant_flags(sub, o->variant);
   sub.add_flag("--configure-only", o->build.configure_only, "stop after CMake configure");
-  sub.add_flag("--no-venv", o->build.no_venv, "build with the chosen Python as is (no venv, no pip install)");
+  sub.add_flag("--no-venv", o->build.no_venv,
+               "build with the chosen Python as is (no venv, no pip install)");
   sub.add_option("--out", o->build.out_dir, "output folder (default dist)");
-  sub.add_option("--cache", o->cache,
-                 "compiler cache: auto, ccache, sccache or none (default auto: sccache for a shared storage, "
-                 "else ccache when installed)");
+  sub.add_option(
+      "--cache", o->cache,
+      "compiler cache: auto, ccache, sccache or none (default auto: sccache for a shared storage, "
+      "else ccache when installed)");
   sub.add_option("--cache-url", o->build.cache_url,
-                 "where the cache keeps its entries: redis://HOST[:PORT][/DB], s3://BUCKET[/PREFIX] or a folder "
+                 "where the cache keeps its entries: redis://HOST[:PORT][/DB], "
+                 "s3://BUCKET[/PREFIX] or a folder "
                  "(default: the config's [cache], TAILOR_CACHE_URL, else the tool's own folder)");
-  sub.add_flag_function("--no-wait", [o](std::int64_t) { o->build.wait_for_lock = false; },
-               "fail at once when another tailor build uses the work or output folder (default: wait)");
+  sub.add_flag_function(
+      "--no-wait", [o](std::int64_t) { o->build.wait_for_lock = false; },
+      "fail at once when another tailor build uses the work or output folder (default: wait)");
   sub.callback([&run, o] { run = [o] { return run_build_torch(*o); }; });
 }
 

@@ -16,10 +16,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/cache_ledger.h"
-#include "cache/compiler_cache.h"
-#include "cli/commands.h"
 #include "cache/cache_settings.h"
+#include "cache/compiler_cache.h"
 #include "cache/tailor_toml.h"
+#include "cli/commands.h"
 #include "plan/build_plan.h"
 #include "plan/extension_plan.h"
 #include "util/files.h"
@@ -38,7 +38,8 @@ struct CacheCommandOptions {
   bool json = false;
 };
 
-Expected<cache::CacheSettings> settings_for(const CacheCommandOptions& o, const std::map<std::string, std::string>& env) {
+Expected<cache::CacheSettings> settings_for(const CacheCommandOptions& o,
+                                            const std::map<std::string, std::string>& env) {
   cache::CacheSettings s;
   if (!o.config.empty()) {
     TAILOR_TRY(loaded, cache::load_tailor_toml(o.config));
@@ -64,8 +65,9 @@ int run_status(const CacheCommandOptions& o) {
   const auto env = process_environment();
   auto settings = settings_for(o, env);
   if (!settings) return report_error(settings.error().message);
-  auto tool_path = plan::choose_cache_tool(*settings, std::nullopt, env,
-                                           [](std::string_view name) { return find_in_path(std::string(name)); });
+  auto tool_path = plan::choose_cache_tool(*settings, std::nullopt, env, [](std::string_view name) {
+    return find_in_path(std::string(name));
+  });
   nlohmann::json j = {{"storage", cache::describe_cache_storage(*settings)},
                       {"storage_kind", std::string(cache::cache_storage_name(settings->storage))},
                       {"from", settings->from},
@@ -88,15 +90,18 @@ int run_status(const CacheCommandOptions& o) {
     j["version"] = first_line(v.out);
     rows.push_back({"tool", fmt::format("{} ({}, {})", tool, first_line(v.out), *tool_path)});
   }
-  rows.push_back({"storage", cache::describe_cache_storage(*settings) +
-                                 (settings->from.empty() ? "" : " (from " + join(settings->from, ", ") + ")")});
+  rows.push_back(
+      {"storage",
+       cache::describe_cache_storage(*settings) +
+           (settings->from.empty() ? "" : " (from " + join(settings->from, ", ") + ")")});
   if (!settings->basedirs.empty()) rows.push_back({"basedirs", join(settings->basedirs, ", ")});
 
   // Does the storage answer (its backend's check), then does the tool use it: sccache
   // starts a server of its own against it (how sccache itself finds a broken one), ccache
   // reads its statistics. Each reports the cache's size where the tool says it.
   std::string check;
-  if (auto answer = cache::check_shared_storage(*settings, std::chrono::milliseconds(3000)); !answer) {
+  if (auto answer = cache::check_shared_storage(*settings, std::chrono::milliseconds(3000));
+      !answer) {
     check = answer.error().message;
     ok = false;
   } else {
@@ -111,7 +116,8 @@ int run_status(const CacheCommandOptions& o) {
       stats = storage_env.error();
     } else if (*tool_kind == cache::CacheTool::ccache) {
       stats = cache::read_tool_stats(*tool_kind, *tool_path, runner, *storage_env);
-    } else if (auto server = cache::SccacheServer::start(*tool_path, *storage_env, runner); !server) {
+    } else if (auto server = cache::SccacheServer::start(*tool_path, *storage_env, runner);
+               !server) {
       stats = server.error();
     } else {
       stats = (*server)->tool_stats();
@@ -127,9 +133,11 @@ int run_status(const CacheCommandOptions& o) {
       }
       if (stats->size_bytes) {
         j["size_bytes"] = *stats->size_bytes;
-        rows.push_back({"size", fmt::format("{:.1f} MiB", static_cast<double>(*stats->size_bytes) / 1048576.0)});
+        rows.push_back({"size", fmt::format("{:.1f} MiB",
+                                            static_cast<double>(*stats->size_bytes) / 1048576.0)});
       }
-      check += *tool_kind == cache::CacheTool::sccache ? "; sccache started a server against it" : "; ccache reads its statistics";
+      check += *tool_kind == cache::CacheTool::sccache ? "; sccache started a server against it"
+                                                       : "; ccache reads its statistics";
     }
   }
   if (!check.empty()) rows.push_back({"check", check});
@@ -142,7 +150,8 @@ int run_status(const CacheCommandOptions& o) {
     std::printf("%s\n", with_schema(j, "cache").dump(2).c_str());
   } else {
     for (const auto& [label, value] : rows) std::printf("%-9s %s\n", label.c_str(), value.c_str());
-    std::printf("%s\n", ok ? paint("ready", Paint::green).c_str() : paint("not ready", Paint::red).c_str());
+    std::printf("%s\n",
+                ok ? paint("ready", Paint::green).c_str() : paint("not ready", Paint::red).c_str());
   }
   return ok ? k_exit_ok : k_exit_failed;
 }
@@ -158,11 +167,12 @@ int run_show(const CacheCommandOptions& o) {
     return k_exit_ok;
   }
   if (ledger->builds == 0) {
-    std::printf("no builds with a compiler cache since %s\n", ledger->since.empty() ? "ever" : ledger->since.c_str());
+    std::printf("no builds with a compiler cache since %s\n",
+                ledger->since.empty() ? "ever" : ledger->since.c_str());
     return k_exit_ok;
   }
-  std::printf("%llu builds since %s (%s)\n", static_cast<unsigned long long>(ledger->builds), ledger->since.c_str(),
-              path.c_str());
+  std::printf("%llu builds since %s (%s)\n", static_cast<unsigned long long>(ledger->builds),
+              ledger->since.c_str(), path.c_str());
   for (const auto& [tool, stats] : ledger->by_tool) {
     std::printf("%s%s\n", tool.c_str(), stats.categories.empty() ? " (counts whole compiles)" : "");
     std::fputs(cache::render_cache_stats(stats).c_str(), stdout);
@@ -174,7 +184,8 @@ int run_show(const CacheCommandOptions& o) {
 
 int run_zero() {
   const std::string path = cache::cache_ledger_path();
-  if (auto ok = cache::zero_cache_ledger(path); !ok) return report_error(ok.error().message, k_exit_failed);
+  if (auto ok = cache::zero_cache_ledger(path); !ok)
+    return report_error(ok.error().message, k_exit_failed);
   std::printf("statistics zeroed (%s); the cached entries stay\n", path.c_str());
   return k_exit_ok;
 }
@@ -184,16 +195,21 @@ int run_zero() {
 void setup_cache(CLI::App& sub, RunFn& run) {
   auto o = std::make_shared<CacheCommandOptions>();
   sub.require_subcommand(1);
-  auto* status = sub.add_subcommand("status", "The cache builds use: tool, version, storage, whether it answers");
+  auto* status = sub.add_subcommand(
+      "status", "The cache builds use: tool, version, storage, whether it answers");
   status->add_option("--config", o->config, "a tailor.toml whose [cache] table applies");
-  status->add_option("--cache", o->tool, "auto, ccache, sccache or none (default auto, as a build chooses)");
-  status->add_option("--cache-url", o->url, "redis://HOST[:PORT][/DB], s3://BUCKET[/PREFIX] or a folder");
+  status->add_option("--cache", o->tool,
+                     "auto, ccache, sccache or none (default auto, as a build chooses)");
+  status->add_option("--cache-url", o->url,
+                     "redis://HOST[:PORT][/DB], s3://BUCKET[/PREFIX] or a folder");
   status->add_flag("--json", o->json, "print JSON");
   status->callback([o, &run] { run = [o] { return run_status(*o); }; });
-  auto* show = sub.add_subcommand("show", "Hit rates per step kind (C/C++, CUDA, PTX, cubin) over tailor's builds");
+  auto* show = sub.add_subcommand(
+      "show", "Hit rates per step kind (C/C++, CUDA, PTX, cubin) over tailor's builds");
   show->add_flag("--json", o->json, "print JSON");
   show->callback([o, &run] { run = [o] { return run_show(*o); }; });
-  auto* zero = sub.add_subcommand("zero", "Start the hit-rate sums again (the cached entries stay)");
+  auto* zero =
+      sub.add_subcommand("zero", "Start the hit-rate sums again (the cached entries stay)");
   zero->callback([&run] { run = [] { return run_zero(); }; });
 }
 

@@ -39,24 +39,29 @@ struct FixedPathFacts {
 
 FixedPathFacts fixed_path_facts(CommandRunner& runner) {
   FixedPathFacts f;
-  auto forced = executor::parse_fixed_path_route(std::getenv(std::string(executor::k_fixed_path_route_variable).c_str()));
+  auto forced = executor::parse_fixed_path_route(
+      std::getenv(std::string(executor::k_fixed_path_route_variable).c_str()));
   if (!forced) {
     f.error = forced.error().message;
     return f;
   }
-  f.choice = executor::probe_fixed_path_route({executor::self_executable(), find_in_path("bwrap")}, *forced, runner);
+  f.choice = executor::probe_fixed_path_route({executor::self_executable(), find_in_path("bwrap")},
+                                              *forced, runner);
   return f;
 }
 
 nlohmann::json fixed_path_json(const FixedPathFacts& f) {
   const executor::FixedPathRoute route = f.choice.route();
-  nlohmann::json j{{"route", f.error.empty() ? nlohmann::json(executor::fixed_path_route_name(route)) : nlohmann::json(nullptr)},
-                   {"fixed_root", executor::k_fixed_root},
-                   {"detail", f.error.empty() ? (route == executor::FixedPathRoute::none
-                                                     ? executor::no_fixed_path_warning(f.choice)
-                                                     : executor::describe_fixed_path_route(route))
-                                              : f.error},
-                   {"forced", f.choice.forced.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.choice.forced)}};
+  nlohmann::json j{
+      {"route", f.error.empty() ? nlohmann::json(executor::fixed_path_route_name(route))
+                                : nlohmann::json(nullptr)},
+      {"fixed_root", executor::k_fixed_root},
+      {"detail", f.error.empty() ? (route == executor::FixedPathRoute::none
+                                        ? executor::no_fixed_path_warning(f.choice)
+                                        : executor::describe_fixed_path_route(route))
+                                 : f.error},
+      {"forced",
+       f.choice.forced.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.choice.forced)}};
   j["refused"] = nlohmann::json::array();
   for (const auto& [r, why] : f.choice.refused)
     j["refused"].push_back({{"route", executor::fixed_path_route_name(r)}, {"why", why}});
@@ -64,57 +69,76 @@ nlohmann::json fixed_path_json(const FixedPathFacts& f) {
 }
 
 std::string render_text(const probe::HostReport& r, const probe::CxxRuntime& rt,
-                        const std::optional<probe::RuntimeAlternative>& instead, const FixedPathFacts& fp) {
+                        const std::optional<probe::RuntimeAlternative>& instead,
+                        const FixedPathFacts& fp) {
   std::string out;
   out += "host\n";
-  row(out, "os", fmt::format("{} (kernel {}, {}, glibc {})", or_none(r.os.name), or_none(r.os.kernel),
-                             or_none(r.os.arch), or_none(r.os.glibc)));
-  row(out, "cpu", fmt::format("{}, {} cores / {} threads", or_none(r.cpu.model), r.cpu.physical_cores,
-                              r.cpu.logical_cores));
+  row(out, "os",
+      fmt::format("{} (kernel {}, {}, glibc {})", or_none(r.os.name), or_none(r.os.kernel),
+                  or_none(r.os.arch), or_none(r.os.glibc)));
+  row(out, "cpu",
+      fmt::format("{}, {} cores / {} threads", or_none(r.cpu.model), r.cpu.physical_cores,
+                  r.cpu.logical_cores));
   if (!r.cpu.cores_limited_by.empty())
-    row(out, "usable cpus", fmt::format("{} of {} ({}): jobs are counted against these", r.cpu.build_cores(),
-                                        r.cpu.logical_cores, r.cpu.cores_limited_by));
+    row(out, "usable cpus",
+        fmt::format("{} of {} ({}): jobs are counted against these", r.cpu.build_cores(),
+                    r.cpu.logical_cores, r.cpu.cores_limited_by));
   row(out, "isa level", or_none(r.cpu.isa_level));
   if (r.cpu.arch == "aarch64") {
-    std::string core = r.cpu.cores.empty() ? "unknown (no CPU part in /proc/cpuinfo, no MIDR)" : join(r.cpu.cores, " + ");
+    std::string core = r.cpu.cores.empty() ? "unknown (no CPU part in /proc/cpuinfo, no MIDR)"
+                                           : join(r.cpu.cores, " + ");
     if (!r.cpu.midr.empty()) core += " [" + r.cpu.midr + "]";
     row(out, "arm core", core);
-    std::string cls = r.cpu.neoverse_class.empty() ? "none (lacks a feature of Neoverse N1)" : "Neoverse " + r.cpu.neoverse_class;
+    std::string cls = r.cpu.neoverse_class.empty() ? "none (lacks a feature of Neoverse N1)"
+                                                   : "Neoverse " + r.cpu.neoverse_class;
     if (!r.cpu.seen_in.empty()) cls += "; as in " + r.cpu.seen_in;
     row(out, "class", cls);
   }
   if (!r.cpu.features.empty())
-    row(out, "features", fmt::format("{} (from {})", join(r.cpu.features, " "), or_none(r.cpu.features_source)));
+    row(out, "features",
+        fmt::format("{} (from {})", join(r.cpu.features, " "), or_none(r.cpu.features_source)));
   std::string mem = fmt::format("{} usable ({}), {} total", human_bytes(r.memory.usable),
                                 r.memory.limited_by, human_bytes(r.memory.total));
-  if (r.memory.cgroup_limit) mem += fmt::format(", cgroup limit {}", human_bytes(r.memory.cgroup_limit));
+  if (r.memory.cgroup_limit)
+    mem += fmt::format(", cgroup limit {}", human_bytes(r.memory.cgroup_limit));
   row(out, "memory", mem);
-  row(out, "swap", fmt::format("{} free of {}", human_bytes(r.memory.swap_free), human_bytes(r.memory.swap_total)));
-  row(out, "disk", fmt::format("{} free of {} at {}", human_bytes(r.disk.free_bytes),
-                               human_bytes(r.disk.total_bytes), r.disk.path));
+  row(out, "swap",
+      fmt::format("{} free of {}", human_bytes(r.memory.swap_free),
+                  human_bytes(r.memory.swap_total)));
+  row(out, "disk",
+      fmt::format("{} free of {} at {}", human_bytes(r.disk.free_bytes),
+                  human_bytes(r.disk.total_bytes), r.disk.path));
 
   out += "gpus\n";
   if (r.gpus.empty()) row(out, "-", "no GPU");
   for (const auto& g : r.gpus)
     row(out, fmt::format("[{}]", g.index),
-        fmt::format("{}, CC {}, {}", g.name, or_none(g.compute_capability ? g.compute_capability->str() : ""), human_bytes(g.memory_bytes)));
+        fmt::format("{}, CC {}, {}", g.name,
+                    or_none(g.compute_capability ? g.compute_capability->str() : ""),
+                    human_bytes(g.memory_bytes)));
   if (r.driver)
-    row(out, "driver", fmt::format("{} (CUDA {}, via {})", r.driver->version, or_none(r.driver->cuda_version ? r.driver->cuda_version->to_string() : ""),
-                                   r.driver->source));
+    row(out, "driver",
+        fmt::format("{} (CUDA {}, via {})", r.driver->version,
+                    or_none(r.driver->cuda_version ? r.driver->cuda_version->to_string() : ""),
+                    r.driver->source));
 
   out += "cuda toolkits\n";
   if (r.cuda_toolkits.empty()) row(out, "-", "none found");
   for (const auto& t : r.cuda_toolkits) {
     row(out, or_none(t.version), t.root);
-    row(out, "", fmt::format("cuDNN {}, NCCL {}, gcc <= {}, clang <= {}", or_none(t.cudnn_version),
-                             or_none(t.nccl_version), t.max_gcc_major ? std::to_string(*t.max_gcc_major) : "?",
-                             t.max_clang_major ? std::to_string(*t.max_clang_major) : "?"));
-    if (!t.accepted_host_compilers.empty()) row(out, "", "accepts " + join(t.accepted_host_compilers, ", "));
+    row(out, "",
+        fmt::format("cuDNN {}, NCCL {}, gcc <= {}, clang <= {}", or_none(t.cudnn_version),
+                    or_none(t.nccl_version),
+                    t.max_gcc_major ? std::to_string(*t.max_gcc_major) : "?",
+                    t.max_clang_major ? std::to_string(*t.max_clang_major) : "?"));
+    if (!t.accepted_host_compilers.empty())
+      row(out, "", "accepts " + join(t.accepted_host_compilers, ", "));
   }
 
   out += "compilers\n";
   if (r.compilers.empty()) row(out, "-", "none found");
-  for (const auto& c : r.compilers) row(out, std::string(probe::compiler_kind_name(c.kind)) + " " + c.version, c.path);
+  for (const auto& c : r.compilers)
+    row(out, std::string(probe::compiler_kind_name(c.kind)) + " " + c.version, c.path);
   // What torch's cpp_extension links with ($CXX, else c++): its C++ runtime must be
   // torch's libstdc++.so.6, not a static copy (an extension would crash on torch's exceptions).
   // A static runtime: `tailor build` takes the system pair that links libstdc++.so.6 when
@@ -122,11 +146,13 @@ std::string render_text(const probe::HostReport& r, const probe::CxxRuntime& rt,
   row(out, "C++ runtime",
       !rt.checked  ? "not checked: " + rt.detail
       : rt.dynamic ? rt.detail
-      : instead    ? fmt::format("{}; tailor build uses {} and {} instead ({}), as torch needs; set CXX to "
-                                 "choose another",
-                                 rt.detail, instead->cxx, instead->cc, instead->runtime.detail)
-                   : "PROBLEM: " + rt.detail + "; extensions linked so crash on torch's first "
-                                               "exception: set CXX to a g++ that links libstdc++.so.6");
+      : instead
+          ? fmt::format("{}; tailor build uses {} and {} instead ({}), as torch needs; set CXX to "
+                        "choose another",
+                        rt.detail, instead->cxx, instead->cc, instead->runtime.detail)
+          : "PROBLEM: " + rt.detail +
+                "; extensions linked so crash on torch's first "
+                "exception: set CXX to a g++ that links libstdc++.so.6");
 
   out += "pythons\n";
   if (r.pythons.empty()) row(out, "-", "none probed");
@@ -134,7 +160,8 @@ std::string render_text(const probe::HostReport& r, const probe::CxxRuntime& rt,
     std::string torch;
     if (p.torch) {
       torch = "torch " + p.torch->version;
-      torch += p.torch->cuda_version ? " (CUDA " + p.torch->cuda_version->to_string() + ")" : " (CPU)";
+      torch +=
+          p.torch->cuda_version ? " (CUDA " + p.torch->cuda_version->to_string() + ")" : " (CPU)";
       if (!p.torch->arch_list.empty()) torch += " " + join(p.torch->arch_list, " ");
       if (p.torch->cxx11_abi) torch += *p.torch->cxx11_abi ? ", cxx11 ABI" : ", pre-cxx11 ABI";
     } else {
@@ -146,17 +173,20 @@ std::string render_text(const probe::HostReport& r, const probe::CxxRuntime& rt,
 
   out += "tools\n";
   for (const auto& t : r.tools)
-    row(out, t.name, fmt::format("{} {}{}", or_none(t.version), t.path,
-                                 t.jobserver_client ? " (jobserver client)" : ""));
+    row(out, t.name,
+        fmt::format("{} {}{}", or_none(t.version), t.path,
+                    t.jobserver_client ? " (jobserver client)" : ""));
   out += "fixed work path\n";
   if (!fp.error.empty()) {
     row(out, "route", "? " + fp.error);
   } else {
     const executor::FixedPathRoute route = fp.choice.route();
-    row(out, "route", fmt::format("{}{}: {}", executor::fixed_path_route_name(route),
-                                  fp.choice.forced.empty() ? "" : " (" + fp.choice.forced + ")",
-                                  route == executor::FixedPathRoute::none ? executor::no_fixed_path_warning(fp.choice)
-                                                                          : executor::describe_fixed_path_route(route)));
+    row(out, "route",
+        fmt::format("{}{}: {}", executor::fixed_path_route_name(route),
+                    fp.choice.forced.empty() ? "" : " (" + fp.choice.forced + ")",
+                    route == executor::FixedPathRoute::none
+                        ? executor::no_fixed_path_warning(fp.choice)
+                        : executor::describe_fixed_path_route(route)));
     if (route != executor::FixedPathRoute::none)
       for (const auto& [r, why] : fp.choice.refused)
         row(out, "", fmt::format("not {}: {}", executor::fixed_path_route_name(r), why));
@@ -178,16 +208,20 @@ int run_detect(const DetectOptions& opts) {
   SystemCommandRunner runner;
   std::error_code ec;
   const probe::CxxRuntime rt =
-      probe::check_cxx_runtime(probe::extension_cxx(std::getenv("CXX")), std::filesystem::temp_directory_path(ec).string(), runner);
-  const auto instead =
-      probe::dynamic_runtime_alternative(rt, std::filesystem::temp_directory_path(ec).string(), runner);
+      probe::check_cxx_runtime(probe::extension_cxx(std::getenv("CXX")),
+                               std::filesystem::temp_directory_path(ec).string(), runner);
+  const auto instead = probe::dynamic_runtime_alternative(
+      rt, std::filesystem::temp_directory_path(ec).string(), runner);
   const FixedPathFacts fixed_path = fixed_path_facts(runner);
   // Rendered whole, then written once: no partial output on a late failure.
   std::string text;
   if (opts.json) {
     nlohmann::json j = probe::to_json(report);
-    j["cxx_runtime"] = {{"compiler", rt.compiler}, {"checked", rt.checked}, {"dynamic", rt.dynamic},
-                        {"runtime", rt.runtime}, {"detail", rt.detail}};
+    j["cxx_runtime"] = {{"compiler", rt.compiler},
+                        {"checked", rt.checked},
+                        {"dynamic", rt.dynamic},
+                        {"runtime", rt.runtime},
+                        {"detail", rt.detail}};
     if (instead) j["cxx_runtime"]["build_uses"] = {{"cxx", instead->cxx}, {"cc", instead->cc}};
     j["fixed_path"] = fixed_path_json(fixed_path);
     text = with_schema(j, "detect").dump(2) + "\n";
@@ -206,7 +240,8 @@ void setup_detect(CLI::App& sub, RunFn& run) {
   sub.add_option("--python", opts->pythons, "Also probe this Python interpreter (repeatable)");
   sub.add_option("--build-dir", opts->build_dir, "Folder whose free disk space is reported")
       ->check(CLI::ExistingDirectory);
-  sub.add_option("--python-timeout", opts->python_timeout_s, "Seconds each interpreter may take to import torch")
+  sub.add_option("--python-timeout", opts->python_timeout_s,
+                 "Seconds each interpreter may take to import torch")
       ->check(CLI::Range(1, 3600));
   sub.add_flag("--no-python", opts->no_python, "Skip probing Python interpreters and torch");
   sub.callback([&run, opts] { run = [opts] { return run_detect(*opts); }; });

@@ -1,14 +1,13 @@
 // `tailor dist up|status|down`: a local sccache-dist cluster (a scheduler and build servers
 // on this machine) that `tailor build --dist` compiles on. `up` leaves the daemons running,
 // detached, until `down` (or, with --foreground, until Ctrl-C / SIGTERM).
+#include <fmt/format.h>
 #include <poll.h>
 
 #include <cstdio>
 #include <memory>
-#include <optional>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cache/sccache_dist.h"
 #include "cli/commands.h"
@@ -37,16 +36,19 @@ std::string state_of(const DistOptions& o) {
 
 nlohmann::json processes_json(const std::vector<cache::dist::ProcessEntry>& ps) {
   nlohmann::json a = nlohmann::json::array();
-  for (const auto& p : ps) a.push_back({{"name", p.name}, {"pid", p.pid}, {"alive", p.alive}, {"log", p.log_file}});
+  for (const auto& p : ps)
+    a.push_back({{"name", p.name}, {"pid", p.pid}, {"alive", p.alive}, {"log", p.log_file}});
   return a;
 }
 
 int run_up(const DistOptions& o) {
   // Bad values are usage errors (exit 2), before anything starts.
-  if (o.servers < 1 || o.servers > 64) return report_error(fmt::format("--servers {}: expected 1 to 64", o.servers));
+  if (o.servers < 1 || o.servers > 64)
+    return report_error(fmt::format("--servers {}: expected 1 to 64", o.servers));
   if (o.port < 1024 || o.port + o.servers > 65535)
     return report_error(fmt::format("--port {}: expected 1024 to {}", o.port, 65535 - o.servers));
-  if (o.cores && (*o.cores < 1 || *o.cores > 4096)) return report_error(fmt::format("--cores {}: expected 1 to 4096", *o.cores));
+  if (o.cores && (*o.cores < 1 || *o.cores > 4096))
+    return report_error(fmt::format("--cores {}: expected 1 to 4096", *o.cores));
   install_interrupt_handlers();
   SystemCommandRunner runner;
   cache::dist::UpOptions u;
@@ -55,21 +57,28 @@ int run_up(const DistOptions& o) {
   u.port = o.port;
   u.listen = o.listen;
   u.cores = o.cores;
-  if (o.wait_s < 1 || o.wait_s > 3600) return report_error(fmt::format("--wait {}: expected 1 to 3600 seconds", o.wait_s));
+  if (o.wait_s < 1 || o.wait_s > 3600)
+    return report_error(fmt::format("--wait {}: expected 1 to 3600 seconds", o.wait_s));
   u.wait = std::chrono::seconds(o.wait_s);
   auto r = cache::dist::up(u, runner);
   if (!r) return report_error(r.error().message, k_exit_failed);
   if (o.foreground)
-    for (const auto& p : r->processes) supervise_process_group(static_cast<pid_t>(p.pid));  // gone with tailor
+    for (const auto& p : r->processes)
+      supervise_process_group(static_cast<pid_t>(p.pid));  // gone with tailor
   if (o.json) {
-    nlohmann::json j{{"state_dir", r->state_dir},       {"client_config", r->client_config},
-                     {"scheduler_url", r->scheduler_url}, {"servers", r->status.num_servers},
-                     {"cpus", r->status.num_cpus},       {"remote_server_config", r->remote_server_config},
-                     {"processes", processes_json(r->processes)}, {"foreground", o.foreground}};
+    nlohmann::json j{{"state_dir", r->state_dir},
+                     {"client_config", r->client_config},
+                     {"scheduler_url", r->scheduler_url},
+                     {"servers", r->status.num_servers},
+                     {"cpus", r->status.num_cpus},
+                     {"remote_server_config", r->remote_server_config},
+                     {"processes", processes_json(r->processes)},
+                     {"foreground", o.foreground}};
     std::printf("%s\n", with_schema(j, "dist").dump(2).c_str());
   } else {
-    std::printf("sccache-dist scheduler at %s with %llu build server%s (%llu CPUs)\n", r->scheduler_url.c_str(),
-                static_cast<unsigned long long>(r->status.num_servers), r->status.num_servers == 1 ? "" : "s",
+    std::printf("sccache-dist scheduler at %s with %llu build server%s (%llu CPUs)\n",
+                r->scheduler_url.c_str(), static_cast<unsigned long long>(r->status.num_servers),
+                r->status.num_servers == 1 ? "" : "s",
                 static_cast<unsigned long long>(r->status.num_cpus));
     for (const auto& p : r->processes)
       std::printf("  %-10s pid %ld  log %s\n", p.name.c_str(), p.pid, p.log_file.c_str());
@@ -78,8 +87,10 @@ int run_up(const DistOptions& o) {
     if (o.foreground)
       std::printf("running in the foreground: Ctrl-C or SIGTERM stops the scheduler and servers\n");
     else
-      std::printf("the daemons keep running after this command; stop them with: tailor dist down --state-dir %s\n",
-                  r->state_dir.c_str());
+      std::printf(
+          "the daemons keep running after this command; stop them with: tailor dist down "
+          "--state-dir %s\n",
+          r->state_dir.c_str());
     std::printf("\n%s", r->add_server_help.c_str());
   }
   std::fflush(stdout);
@@ -97,7 +108,8 @@ int run_up(const DistOptions& o) {
     std::fprintf(stderr, "tailor: interrupted; the scheduler and servers were stopped\n");
     return interrupt_exit_code(sig);
   }
-  return report_error("every sccache-dist process exited; see the logs in " + r->state_dir, k_exit_failed);
+  return report_error("every sccache-dist process exited; see the logs in " + r->state_dir,
+                      k_exit_failed);
 }
 
 int run_status(const DistOptions& o) {
@@ -107,8 +119,10 @@ int run_status(const DistOptions& o) {
   std::optional<cache::dist::SchedulerStatus> st;
   std::string why;
   if (config) {
-    if (auto s = cache::dist::scheduler_status(config->scheduler_url)) st = *s;
-    else why = s.error().message;
+    if (auto s = cache::dist::scheduler_status(config->scheduler_url))
+      st = *s;
+    else
+      why = s.error().message;
   } else {
     why = config.error().message;
   }
@@ -117,7 +131,9 @@ int run_status(const DistOptions& o) {
   if (o.json) {
     nlohmann::json j{{"state_dir", state}, {"processes", processes_json(procs)}};
     j["scheduler_url"] = config ? nlohmann::json(config->scheduler_url) : nlohmann::json(nullptr);
-    j["scheduler"] = st ? nlohmann::json{{"servers", st->num_servers}, {"cpus", st->num_cpus}, {"in_progress", st->in_progress}}
+    j["scheduler"] = st ? nlohmann::json{{"servers", st->num_servers},
+                                         {"cpus", st->num_cpus},
+                                         {"in_progress", st->in_progress}}
                         : nlohmann::json(nullptr);
     if (!why.empty()) j["error"] = why;
     std::printf("%s\n", with_schema(j, "dist").dump(2).c_str());
@@ -125,10 +141,12 @@ int run_status(const DistOptions& o) {
     std::printf("state folder: %s\n", state.c_str());
     if (procs.empty()) std::printf("  no processes started here (tailor dist up)\n");
     for (const auto& p : procs)
-      std::printf("  %-10s pid %ld  %s  log %s\n", p.name.c_str(), p.pid, p.alive ? "running" : "GONE", p.log_file.c_str());
+      std::printf("  %-10s pid %ld  %s  log %s\n", p.name.c_str(), p.pid,
+                  p.alive ? "running" : "GONE", p.log_file.c_str());
     if (st)
-      std::printf("scheduler %s: %llu build servers, %llu CPUs, %llu jobs in progress\n", config->scheduler_url.c_str(),
-                  static_cast<unsigned long long>(st->num_servers), static_cast<unsigned long long>(st->num_cpus),
+      std::printf("scheduler %s: %llu build servers, %llu CPUs, %llu jobs in progress\n",
+                  config->scheduler_url.c_str(), static_cast<unsigned long long>(st->num_servers),
+                  static_cast<unsigned long long>(st->num_cpus),
                   static_cast<unsigned long long>(st->in_progress));
     else
       std::printf("scheduler: %s\n", why.c_str());
@@ -141,7 +159,8 @@ int run_down(const DistOptions& o) {
   auto stopped = cache::dist::down(state);
   bool left = false;
   for (const auto& p : stopped) {
-    std::printf("stopped %-10s pid %ld%s\n", p.name.c_str(), p.pid, p.alive ? " (STILL RUNNING)" : "");
+    std::printf("stopped %-10s pid %ld%s\n", p.name.c_str(), p.pid,
+                p.alive ? " (STILL RUNNING)" : "");
     left = left || p.alive;
   }
   if (stopped.empty()) std::printf("nothing running in %s\n", state.c_str());
@@ -155,23 +174,30 @@ void setup_dist(CLI::App& sub, RunFn& run) {
   sub.require_subcommand(1);
   auto state_opt = [&](CLI::App* app) {
     app->add_option("--state-dir", o->state_dir,
-                    "where configs, token, pid files and logs live (default: $TAILOR_DIST, else ~/.cache/tailor/dist)");
+                    "where configs, token, pid files and logs live (default: $TAILOR_DIST, else "
+                    "~/.cache/tailor/dist)");
   };
-  CLI::App* up = sub.add_subcommand("up", "Start an sccache-dist scheduler and build servers on this machine (they keep running)");
+  CLI::App* up = sub.add_subcommand(
+      "up",
+      "Start an sccache-dist scheduler and build servers on this machine (they keep running)");
   state_opt(up);
   up->add_option("--servers", o->servers, "build servers to start (default 1)");
-  up->add_option("--port", o->port, "the scheduler's port; servers take the next ones (default 10600)");
-  up->add_option("--listen", o->listen, "the scheduler's address (default 127.0.0.1; 0.0.0.0 to accept other machines)");
+  up->add_option("--port", o->port,
+                 "the scheduler's port; servers take the next ones (default 10600)");
+  up->add_option("--listen", o->listen,
+                 "the scheduler's address (default 127.0.0.1; 0.0.0.0 to accept other machines)");
   up->add_option("--cores", o->cores, "CPUs each server offers (default: all)");
   up->add_option("--wait", o->wait_s, "seconds to wait for the servers to register (default 60)");
   up->add_flag("--foreground", o->foreground, "stay attached; Ctrl-C or SIGTERM stops everything");
   up->add_flag("--json", o->json, "machine-readable output");
   up->callback([o, &run] { run = [o] { return run_up(*o); }; });
-  CLI::App* status = sub.add_subcommand("status", "The scheduler, its servers and the processes `dist up` started");
+  CLI::App* status = sub.add_subcommand(
+      "status", "The scheduler, its servers and the processes `dist up` started");
   state_opt(status);
   status->add_flag("--json", o->json, "machine-readable output");
   status->callback([o, &run] { run = [o] { return run_status(*o); }; });
-  CLI::App* down = sub.add_subcommand("down", "Stop the scheduler and servers `dist up` started (by their pid files)");
+  CLI::App* down = sub.add_subcommand(
+      "down", "Stop the scheduler and servers `dist up` started (by their pid files)");
   state_opt(down);
   down->callback([o, &run] { run = [o] { return run_down(*o); }; });
 }

@@ -1,23 +1,23 @@
 // `tailor doctor [torch] [VARIANT FLAGS]`: the pre-flight checks of a PyTorch build with
 // fixes (disk, memory and swap against jobs, toolchain, Python build requirements,
 // submodules).
-#include <cstdio>
-#include <cstdlib>
-#include <algorithm>
-#include <filesystem>
-#include <optional>
-#include <memory>
-
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
 #include "cache/sccache_dist.h"
-#include "workflow/torch_build.h"
 #include "cli/commands.h"
-#include "executor/fixed_path.h"
-#include "probe/cxx_runtime.h"
 #include "cli/torch_variant_flags.h"
+#include "executor/fixed_path.h"
 #include "plan/torch_doctor.h"
+#include "probe/cxx_runtime.h"
 #include "util/text_escape.h"
+#include "workflow/torch_build.h"
 
 namespace tailor::cli {
 
@@ -28,7 +28,8 @@ struct DoctorOptions {
   TorchVariantFlags variant;
   std::string package = "torch";
   bool json = false;
-  std::optional<std::string> dist;  ///< --dist [STATE_DIR_OR_CLIENT_CONFIG]: the distributed-compile checks
+  std::optional<std::string>
+      dist;  ///< --dist [STATE_DIR_OR_CLIENT_CONFIG]: the distributed-compile checks
 };
 
 /// `tailor doctor --dist [...]`: what can be known about distributed compiles before a build.
@@ -36,21 +37,25 @@ int run_dist_doctor(const DoctorOptions& o) {
   SystemCommandRunner runner;
   auto checks = cache::dist::check_dist(*o.dist, std::getenv("TAILOR_DIST"), runner);
   if (o.json) {
-    nlohmann::json j{{"ready", cache::dist::checks_ok(checks)}, {"checks", nlohmann::json::array()}};
+    nlohmann::json j{{"ready", cache::dist::checks_ok(checks)},
+                     {"checks", nlohmann::json::array()}};
     for (const auto& c : checks)
-      j["checks"].push_back({{"name", c.name}, {"status", cache::dist::level_name(c.level)}, {"detail", c.line}});
+      j["checks"].push_back(
+          {{"name", c.name}, {"status", cache::dist::level_name(c.level)}, {"detail", c.line}});
     std::printf("%s\n", with_schema(j, "doctor").dump(2).c_str());
   } else {
     for (const auto& c : checks)
-      std::printf("%-7s %-16s %s\n", std::string(cache::dist::level_name(c.level)).c_str(), c.name.c_str(),
-                  terminal_safe(c.line).c_str());
+      std::printf("%-7s %-16s %s\n", std::string(cache::dist::level_name(c.level)).c_str(),
+                  c.name.c_str(), terminal_safe(c.line).c_str());
   }
   return cache::dist::checks_ok(checks) ? k_exit_ok : k_exit_failed;
 }
 
 int run_doctor(const DoctorOptions& o) {
   if (o.dist) return run_dist_doctor(o);
-  if (o.package != "torch") return report_error("doctor: only 'torch' can be checked here (extensions: tailor build --print-env)");
+  if (o.package != "torch")
+    return report_error(
+        "doctor: only 'torch' can be checked here (extensions: tailor build --print-env)");
   const TorchVariantFlags& f = o.variant;
   auto variant = variant_from_flags(f);
   if (!variant) return report_error(variant.error().message);
@@ -62,17 +67,22 @@ int run_doctor(const DoctorOptions& o) {
   // this machine; say what was checked and what to pass (a build needs them).
   std::optional<plan::DoctorCheck> targets_unchecked;
   if (variant->arch.empty() && variant->gpu.empty() && host.gpus.empty() && p.cuda) {
-    auto it = std::find_if(p.problems.begin(), p.problems.end(),
-                           [](const plan::PlanProblem& q) { return q.field == "arch" && q.kind == plan::ProblemKind::input; });
+    auto it = std::find_if(p.problems.begin(), p.problems.end(), [](const plan::PlanProblem& q) {
+      return q.field == "arch" && q.kind == plan::ProblemKind::input;
+    });
     if (it != p.problems.end()) {
       p.problems.erase(it);
       plan::DoctorCheck c{"arch"};
       c.ok = false;
       c.warning = true;
-      c.detail = "not checked: no --arch or --gpu given and no GPU on this host (the disk line counts one target; each "
-                 "more adds to it)";
-      c.fix = "pass the GPUs the wheel is for, e.g. --arch '8.0;9.0' or --gpu H100 (`tailor arch --help` lists the spellings); "
-              "`tailor build torch` needs them too";
+      c.detail =
+          "not checked: no --arch or --gpu given and no GPU on this host (the disk line counts one "
+          "target; each "
+          "more adds to it)";
+      c.fix =
+          "pass the GPUs the wheel is for, e.g. --arch '8.0;9.0' or --gpu H100 (`tailor arch "
+          "--help` lists the spellings); "
+          "`tailor build torch` needs them too";
       targets_unchecked = c;
     }
   }
@@ -84,15 +94,18 @@ int run_doctor(const DoctorOptions& o) {
     // Next to the compiler checks: the C++ runtime $CXX links (torch's libraries and every
     // extension must share libstdc++.so.6; a static copy crashes on the first exception).
     std::error_code ec;
-    probe::CxxRuntime rt = probe::check_cxx_runtime(probe::extension_cxx(std::getenv("CXX")),
-                                                    std::filesystem::temp_directory_path(ec).string(), runner);
+    probe::CxxRuntime rt =
+        probe::check_cxx_runtime(probe::extension_cxx(std::getenv("CXX")),
+                                 std::filesystem::temp_directory_path(ec).string(), runner);
     plan::DoctorCheck c;
     c.name = "cxx-runtime";
     c.detail = rt.checked ? rt.detail : "not checked: " + rt.detail;
     c.ok = !rt.checked || rt.dynamic;
     c.warning = !rt.checked;
     if (!c.ok)
-      c.fix = "set CXX to a g++ that links libstdc++.so.6 dynamically (the system's /usr/bin/g++), or unset CXX";
+      c.fix =
+          "set CXX to a g++ that links libstdc++.so.6 dynamically (the system's /usr/bin/g++), or "
+          "unset CXX";
     auto at = std::find_if(report.checks.begin(), report.checks.end(),
                            [](const plan::DoctorCheck& d) { return d.name == "host-compiler"; });
     report.checks.insert(at == report.checks.end() ? at : at + 1, c);
@@ -102,21 +115,25 @@ int run_doctor(const DoctorOptions& o) {
     // keys from any folder): the route this machine takes, a warning without one.
     plan::DoctorCheck c;
     c.name = "fixed-path";
-    auto forced = executor::parse_fixed_path_route(std::getenv(std::string(executor::k_fixed_path_route_variable).c_str()));
+    auto forced = executor::parse_fixed_path_route(
+        std::getenv(std::string(executor::k_fixed_path_route_variable).c_str()));
     if (!forced) {
       c.ok = false;
       c.detail = forced.error().message;
       c.fix = fmt::format("unset {}", executor::k_fixed_path_route_variable);
     } else {
-      auto choice = executor::probe_fixed_path_route({executor::self_executable(), find_in_path("bwrap")}, *forced, runner);
+      auto choice = executor::probe_fixed_path_route(
+          {executor::self_executable(), find_in_path("bwrap")}, *forced, runner);
       const executor::FixedPathRoute route = choice.route();
       c.ok = route != executor::FixedPathRoute::none;
       c.warning = !c.ok;  // a warning, never a failed check: builds go on, with other bytes
       c.detail = fmt::format("{}{}: {}", executor::fixed_path_route_name(route),
                              choice.forced.empty() ? "" : " (" + choice.forced + ")",
-                             route == executor::FixedPathRoute::none ? executor::no_fixed_path_warning(choice)
-                                                                     : executor::describe_fixed_path_route(route));
-      if (route != executor::FixedPathRoute::none && !choice.refused.empty()) c.detail += "; not " + choice.refusals();
+                             route == executor::FixedPathRoute::none
+                                 ? executor::no_fixed_path_warning(choice)
+                                 : executor::describe_fixed_path_route(route));
+      if (route != executor::FixedPathRoute::none && !choice.refused.empty())
+        c.detail += "; not " + choice.refusals();
     }
     report.checks.push_back(c);
   }
@@ -125,7 +142,9 @@ int run_doctor(const DoctorOptions& o) {
     j["checks"] = nlohmann::json::array();
     for (const auto& c : report.checks)
       j["checks"].push_back({{"name", c.name},
-                             {"status", c.ok ? "ok" : c.warning ? "warning" : "fail"},
+                             {"status", c.ok        ? "ok"
+                                        : c.warning ? "warning"
+                                                    : "fail"},
                              {"detail", c.detail},
                              {"fix", c.fix}});
     std::printf("%s\n", with_schema(j, "doctor").dump(2).c_str());
@@ -134,7 +153,8 @@ int run_doctor(const DoctorOptions& o) {
     std::string text = plan::render_doctor(report);
     const std::string ready = "ready to build\n";
     if (targets_unchecked && text.ends_with(ready))
-      text.replace(text.size() - ready.size(), ready.size(), "ready to build once --arch or --gpu names the targets\n");
+      text.replace(text.size() - ready.size(), ready.size(),
+                   "ready to build once --arch or --gpu names the targets\n");
     std::fputs(text.c_str(), stdout);
   }
   if (p.exit_code() == k_exit_bad_input) return k_exit_bad_input;
@@ -148,7 +168,8 @@ void setup_doctor(CLI::App& sub, RunFn& run) {
   add_torch_variant_flags(sub, o->variant);
   sub.add_flag("--json", o->json, "Machine-readable output");
   sub.add_option("--dist", o->dist,
-                 "check distributed compiles instead: scheduler, token, servers, bubblewrap, nvcc (a `tailor dist` state "
+                 "check distributed compiles instead: scheduler, token, servers, bubblewrap, nvcc "
+                 "(a `tailor dist` state "
                  "folder or client config; default $TAILOR_DIST, else ~/.cache/tailor/dist)")
       ->expected(0, 1)
       ->default_str("");

@@ -55,12 +55,14 @@ int exit_code_for(const std::optional<diagnose::ErrorBlock>& block,
 }
 
 void print_json(const ExplainOptions& o, const std::optional<diagnose::ErrorBlock>& block,
-                const std::vector<diagnose::Diagnosis>& diagnoses, const std::optional<diagnose::Interruption>& stop,
-                int code) {
+                const std::vector<diagnose::Diagnosis>& diagnoses,
+                const std::optional<diagnose::Interruption>& stop, int code) {
   nlohmann::json j;
   j["log"] = o.log_path;
   j["diagnosed"] = code == k_exit_ok && (block || !diagnoses.empty() || stop);
-  j["interrupted"] = stop ? nlohmann::json{{"line", stop->line_number}, {"signal", stop->signal}, {"quoted_line", stop->quoted_line}}
+  j["interrupted"] = stop ? nlohmann::json{{"line", stop->line_number},
+                                           {"signal", stop->signal},
+                                           {"quoted_line", stop->quoted_line}}
                           : nlohmann::json(nullptr);
   if (block) {
     j["error_block"] = {{"first_line", block->first_line},
@@ -81,27 +83,36 @@ void print_json(const ExplainOptions& o, const std::optional<diagnose::ErrorBloc
   std::cout << with_schema(j, "explain").dump(2) << "\n";
 }
 
-void print_human(const ExplainOptions& o, const std::string& text, const std::optional<diagnose::ErrorBlock>& block,
-                 const std::vector<diagnose::Diagnosis>& diagnoses, const std::optional<diagnose::Interruption>& stop) {
+void print_human(const ExplainOptions& o, const std::string& text,
+                 const std::optional<diagnose::ErrorBlock>& block,
+                 const std::vector<diagnose::Diagnosis>& diagnoses,
+                 const std::optional<diagnose::Interruption>& stop) {
   if (stop) {
-    fmt::print("The build was interrupted by {} (line {}):\n  > {}\n", diagnose::signal_label(stop->signal),
-               stop->line_number, shorten(stop->quoted_line));
+    fmt::print("The build was interrupted by {} (line {}):\n  > {}\n",
+               diagnose::signal_label(stop->signal), stop->line_number, shorten(stop->quoted_line));
     if (!block && diagnoses.empty()) {
-      fmt::print("It did not fail on its own: nothing to diagnose. Run the same build again; it goes on from what the "
-                 "stopped run left.\n");
+      fmt::print(
+          "It did not fail on its own: nothing to diagnose. Run the same build again; it goes on "
+          "from what the "
+          "stopped run left.\n");
       return;
     }
-    fmt::print("Errors logged before or while it stopped follow; those after the signal may be its consequence.\n\n");
+    fmt::print(
+        "Errors logged before or while it stopped follow; those after the signal may be its "
+        "consequence.\n\n");
   }
   if (!block && diagnoses.empty()) {
     // A log of tailor's has its step lines: without them this may be any text at all.
     const bool tailors = text.find("### tailor") != std::string::npos;
     fmt::print("No error found in {}{}.\n", terminal_safe(o.log_path),
-               tailors ? "" : " (it has no '### tailor step' line: not a log a tailor build wrote, <wheel>.build.log)");
+               tailors ? ""
+                       : " (it has no '### tailor step' line: not a log a tailor build wrote, "
+                         "<wheel>.build.log)");
     return;
   }
   if (block) {
-    fmt::print("First error in {} (lines {}-{}):\n", terminal_safe(o.log_path), block->first_line, block->last_line);
+    fmt::print("First error in {} (lines {}-{}):\n", terminal_safe(o.log_path), block->first_line,
+               block->last_line);
     const int width = static_cast<int>(std::to_string(block->last_line).size());
     for (size_t i = 0; i < block->lines.size(); ++i)
       fmt::print("  {:>{}} | {}\n", block->first_line + i, width, shorten(block->lines[i]));
@@ -124,8 +135,10 @@ int run_explain(const ExplainOptions& o) {
   auto text = read_log(o.log_path);
   if (!text) return report_error(text.error().message, k_exit_bad_input);
   if (text->find_first_not_of(" \t\r\n") == std::string::npos)
-    return report_error(o.log_path + ": empty: no build log to explain (a build writes <wheel>.build.log beside its wheel)",
-                        k_exit_bad_input);
+    return report_error(
+        o.log_path +
+            ": empty: no build log to explain (a build writes <wheel>.build.log beside its wheel)",
+        k_exit_bad_input);
   const auto block = diagnose::first_error_block(*text);
   diagnose::DiagnoseOptions options;
   if (!o.source_dir.empty()) {
@@ -150,7 +163,8 @@ void setup_explain(CLI::App& sub, RunFn& run) {
   auto opts = std::make_shared<ExplainOptions>();
   sub.add_option("log", opts->log_path, "A build log ('-' reads standard input)")->required();
   sub.add_option("--source", opts->source_dir,
-                 "the package's source folder that the logged build compiled a copy of: a compiler's paths are "
+                 "the package's source folder that the logged build compiled a copy of: a "
+                 "compiler's paths are "
                  "named in it (default: the path inside the package)")
       ->type_name("DIR");
   sub.add_flag("--json", opts->json, "Print the error block and diagnoses as JSON");

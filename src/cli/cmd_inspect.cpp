@@ -26,7 +26,7 @@ struct InspectArgs {
   bool verify_payloads = false;
   unsigned threads = 0;
   std::vector<std::string> gpu, require, exact;  ///< once per flag given: each may repeat
-  std::string html;  // --html FILE
+  std::string html;                              // --html FILE
 };
 
 int run_inspect(const InspectArgs& args) {
@@ -52,7 +52,8 @@ int run_inspect(const InspectArgs& args) {
   const int code = outcome.failed() ? k_exit_failed : k_exit_ok;
   if (args.json) {
     auto doc = inspect::to_json(*report, shown);
-    doc["outcome"] = {{"exit", code}, {"failures", outcome.failures}, {"warnings", outcome.warnings}};
+    doc["outcome"] = {
+        {"exit", code}, {"failures", outcome.failures}, {"warnings", outcome.warnings}};
     std::cout << doc.dump(2) << "\n";
   } else {
     inspect::TextOptions text;
@@ -63,7 +64,8 @@ int run_inspect(const InspectArgs& args) {
   // Every warning and every failed run says why on stderr, one line each: the report on
   // stdout may be long, or go to a file.
   for (const auto& w : outcome.warnings)
-    std::fprintf(stderr, "%s %s\n", paint("tailor inspect: warning:", Paint::yellow, 2).c_str(), terminal_safe(w).c_str());
+    std::fprintf(stderr, "%s %s\n", paint("tailor inspect: warning:", Paint::yellow, 2).c_str(),
+                 terminal_safe(w).c_str());
   if (outcome.failed())
     std::fprintf(stderr, "%s %s\n", paint("tailor inspect: exit 1:", Paint::red, 2).c_str(),
                  terminal_safe(outcome.failure_line()).c_str());
@@ -77,14 +79,22 @@ void setup_inspect(CLI::App& sub, RunFn& run) {
   sub.add_option("paths", args->paths, "Wheels (.whl), ELF libraries or directories")->required();
   sub.add_flag("--json", args->json, "Machine-readable output (stable field names)");
   // One value per --gpu (repeat it for several): the paths after it stay paths.
-  sub.add_option("--gpu", args->gpu, "Verdict: how this GPU runs each library (T4G, 9.0, H100, sm_120 ...); repeat it for several")
+  sub.add_option("--gpu", args->gpu,
+                 "Verdict: how this GPU runs each library (T4G, 9.0, H100, sm_120 ...); repeat it "
+                 "for several")
       ->allow_extra_args(false);
-  sub.add_option("--require", args->require, "Verdict: every library with device code has these targets; repeat it for several")
+  sub.add_option("--require", args->require,
+                 "Verdict: every library with device code has these targets; repeat it for several")
       ->allow_extra_args(false);
-  sub.add_option("--exact", args->exact, "Verdict: every library with device code has exactly these targets; repeat it for several")
+  sub.add_option(
+         "--exact", args->exact,
+         "Verdict: every library with device code has exactly these targets; repeat it for several")
       ->allow_extra_args(false);
-  sub.add_flag("--verify-payloads", args->verify_payloads, "Decompress every fatbin entry and check its size");
-  sub.add_option("--html", args->html, "Also write a self-contained HTML page (bars per target and library, verdicts) to FILE")
+  sub.add_flag("--verify-payloads", args->verify_payloads,
+               "Decompress every fatbin entry and check its size");
+  sub.add_option(
+         "--html", args->html,
+         "Also write a self-contained HTML page (bars per target and library, verdicts) to FILE")
       ->type_name("FILE");
   sub.add_flag("--all", args->all_libraries, "Full detail also for libraries without device code");
   sub.add_option("--threads", args->threads, "Threads for wheel members (default: all cores)");

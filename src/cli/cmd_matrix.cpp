@@ -2,21 +2,22 @@
 // expands the [matrix] of a tailor.toml into named variants, lists them, plans or builds
 // them in turn with a summary, or writes a GitHub Actions workflow, a Nix flake or a Flox
 // environment's Nix expression builds.
-#include <filesystem>
-#include <cstdio>
 #include <fmt/format.h>
 
-#include "workflow/torch_build.h"
+#include <cstdio>
+#include <filesystem>
+
 #include "cli/commands.h"
 #include "cli/torch_variant_flags.h"
 #include "plan/matrix.h"
 #include "plan/matrix_nix.h"
-#include "plan/torch_platform.h"
 #include "plan/torch_plan_render.h"
+#include "plan/torch_platform.h"
 #include "probe/probe.h"
 #include "util/files.h"
 #include "util/strings.h"
 #include "util/text_escape.h"
+#include "workflow/torch_build.h"
 
 namespace tailor::cli {
 
@@ -44,13 +45,16 @@ std::string columns(const std::vector<std::vector<std::string>>& rows, const cha
   std::string out;
   for (const auto& r : rows) {
     std::string line = indent;
-    for (size_t i = 0; i < r.size(); ++i) line += i + 1 == r.size() ? r[i] : fmt::format("{:<{}}  ", r[i], width[i]);
+    for (size_t i = 0; i < r.size(); ++i)
+      line += i + 1 == r.size() ? r[i] : fmt::format("{:<{}}  ", r[i], width[i]);
     out += line + "\n";
   }
   return out;
 }
 
-std::string opt(const std::optional<std::string>& s, const char* dflt = "-") { return s ? *s : dflt; }
+std::string opt(const std::optional<std::string>& s, const char* dflt = "-") {
+  return s ? *s : dflt;
+}
 
 // The flake (nix) or Flox environment (flox) files under --emit-dir: every file is
 // rendered first, so a problem writes nothing; each is then written beside its place and
@@ -64,13 +68,17 @@ int emit_nix(const MatrixOptions& o, const std::vector<plan::TorchVariant>& vari
   for (const auto& f : *files) {
     std::filesystem::path path = std::filesystem::path(o.emit_dir) / f.path;
     std::filesystem::create_directories(path.parent_path(), ec);
-    if (ec) return report_error(fmt::format("{}: {}", terminal_safe(path.parent_path().string()), ec.message()));
-    if (auto written = write_file_atomic(path.string(), f.text); !written) return report_error(written.error().message);
+    if (ec)
+      return report_error(
+          fmt::format("{}: {}", terminal_safe(path.parent_path().string()), ec.message()));
+    if (auto written = write_file_atomic(path.string(), f.text); !written)
+      return report_error(written.error().message);
     std::printf("%s\n", terminal_safe(path.string()).c_str());
   }
   // Variants the pinned nixpkgs cannot build as planned: said before the next command.
   if (emit == plan::NixEmit::flake)
-    for (const auto& note : plan::nixpkgs_pin(plans).notes) std::fprintf(stderr, "note: %s\n", terminal_safe(note).c_str());
+    for (const auto& note : plan::nixpkgs_pin(plans).notes)
+      std::fprintf(stderr, "note: %s\n", terminal_safe(note).c_str());
   // What to run with them: the first variant's build.
   if (auto next = plan::nix_next_command(plans, emit, o.emit_dir); !next.empty())
     std::fprintf(stderr, "next: %s\n", terminal_safe(next).c_str());
@@ -84,17 +92,21 @@ int run_matrix(const MatrixOptions& o) {
   if (!config) return report_error(config.error().message);
   auto variants = plan::config_variants(*config);
   if (!variants) return report_error(variants.error().message);
-  if (variants->empty()) return report_error(o.config + ": no variants (add [variant.NAME] tables or a [matrix])");
+  if (variants->empty())
+    return report_error(o.config + ": no variants (add [variant.NAME] tables or a [matrix])");
   for (auto& v : *variants)
-    if (auto filled = fill_version_from_source(v); !filled) return report_error(filled.error().message);
+    if (auto filled = fill_version_from_source(v); !filled)
+      return report_error(filled.error().message);
   if (o.emit == "nix" || o.emit == "flox") return emit_nix(o, *variants);
   if (!o.emit.empty()) {
     if (o.emit != "github-actions") return report_error("--emit: github-actions, nix or flox");
     auto workflow = plan::render_github_actions(*config, *variants);
     if (!workflow) return report_error(workflow.error().message);
     std::fputs(workflow->text.c_str(), stdout);
-    // What does not fit (a hosted job's limit, its disk) goes to stderr: the workflow is still written.
-    for (const auto& note : workflow->notes) std::fprintf(stderr, "tailor: note: %s\n", terminal_safe(note).c_str());
+    // What does not fit (a hosted job's limit, its disk) goes to stderr: the workflow is still
+    // written.
+    for (const auto& note : workflow->notes)
+      std::fprintf(stderr, "tailor: note: %s\n", terminal_safe(note).c_str());
     return k_exit_ok;
   }
   if (o.action == "list" && o.json) {
@@ -102,33 +114,42 @@ int run_matrix(const MatrixOptions& o) {
     j["variants"] = nlohmann::json::array();
     for (const auto& v : *variants) {
       auto platform = plan::variant_platform(v.platform, v.arch);
-      j["variants"].push_back({{"name", v.name},
-                               {"torch", v.torch ? nlohmann::json(*v.torch) : nlohmann::json(nullptr)},
-                               {"cuda", v.cpu_only.value_or(false) ? nlohmann::json("cpu") : v.cuda ? nlohmann::json(v.cuda->to_string()) : nlohmann::json(nullptr)},
-                               {"arch", v.arch},
-                               {"cpu", v.cpu_target ? nlohmann::json(*v.cpu_target) : nlohmann::json(nullptr)},
-                               {"python", v.python ? nlohmann::json(*v.python) : nlohmann::json(nullptr)},
-                               {"platform", platform && *platform ? nlohmann::json(**platform) : nlohmann::json("host")}});
+      j["variants"].push_back(
+          {{"name", v.name},
+           {"torch", v.torch ? nlohmann::json(*v.torch) : nlohmann::json(nullptr)},
+           {"cuda", v.cpu_only.value_or(false) ? nlohmann::json("cpu")
+                    : v.cuda                   ? nlohmann::json(v.cuda->to_string())
+                                               : nlohmann::json(nullptr)},
+           {"arch", v.arch},
+           {"cpu", v.cpu_target ? nlohmann::json(*v.cpu_target) : nlohmann::json(nullptr)},
+           {"python", v.python ? nlohmann::json(*v.python) : nlohmann::json(nullptr)},
+           {"platform",
+            platform && *platform ? nlohmann::json(**platform) : nlohmann::json("host")}});
     }
     std::printf("%s\n", with_schema(j, "matrix").dump(2).c_str());
     return k_exit_ok;
   }
   if (o.action == "list") {
-    std::printf("%-28s %-8s %-6s %-16s %-12s %-7s %s\n", "VARIANT", "TORCH", "CUDA", "GPU", "CPU", "PYTHON", "PLATFORM");
+    std::printf("%-28s %-8s %-6s %-16s %-12s %-7s %s\n", "VARIANT", "TORCH", "CUDA", "GPU", "CPU",
+                "PYTHON", "PLATFORM");
     for (const auto& v : *variants) {
       // The platform asked for, or implied by the GPUs (checked by config_variants).
       auto platform = plan::variant_platform(v.platform, v.arch);
       std::string shown = platform && *platform ? **platform : "host";
-      std::printf("%-28s %-8s %-6s %-16s %-12s %-7s %s\n", v.name.c_str(), opt(v.torch).c_str(),
-                  v.cpu_only.value_or(false) ? "cpu" : v.cuda ? v.cuda->to_string().c_str() : "-",
-                  v.arch.empty() ? (v.cpu_only.value_or(false) ? "none" : "-") : join(v.arch, ";").c_str(),
-                  opt(v.cpu_target).c_str(), opt(v.python).c_str(), shown.c_str());
+      std::printf(
+          "%-28s %-8s %-6s %-16s %-12s %-7s %s\n", v.name.c_str(), opt(v.torch).c_str(),
+          v.cpu_only.value_or(false) ? "cpu"
+          : v.cuda                   ? v.cuda->to_string().c_str()
+                                     : "-",
+          v.arch.empty() ? (v.cpu_only.value_or(false) ? "none" : "-") : join(v.arch, ";").c_str(),
+          opt(v.cpu_target).c_str(), opt(v.python).c_str(), shown.c_str());
     }
     return k_exit_ok;
   }
   if (o.action == "build")
     if (auto usable = check_out_dir(o.out); !usable) return report_error(usable.error().message);
-  if (o.jobs && *o.jobs < 1) return report_error(fmt::format("--jobs {}: must be at least 1", *o.jobs));
+  if (o.jobs && *o.jobs < 1)
+    return report_error(fmt::format("--jobs {}: must be at least 1", *o.jobs));
   probe::ProbeOptions popts;
   probe::HostReport host = probe::probe_host(popts);
   int worst = k_exit_ok;
@@ -156,7 +177,8 @@ int run_matrix(const MatrixOptions& o) {
       }
       std::fputs(plan::render_plan_text(p).c_str(), stdout);
       summary.push_back({v.name, p.wheel_name, fmt::format("~{:.0f} MiB", p.estimate.wheel_mib),
-                         fmt::format("~{:.1f} h", p.estimate.build_hours), fmt::format("{} jobs", p.jobs)});
+                         fmt::format("~{:.1f} h", p.estimate.build_hours),
+                         fmt::format("{} jobs", p.jobs)});
     } else if (o.action == "build") {
       ropts.purpose = plan::PlanPurpose::build_here;
       workflow::TorchBuildOptions bopts;
@@ -166,8 +188,12 @@ int run_matrix(const MatrixOptions& o) {
       auto result = workflow::build_torch(v, host, ropts, bopts);
       int code = result.exit_code;
       worst = std::max(worst, code);
-      summary.push_back({v.name, code == 0 ? "ok" : "FAILED", code == 0 ? result.wheel_path : result.message});
-      results.push_back({{"variant", v.name}, {"ok", code == 0}, {"exit_code", code}, {"wheel", result.wheel_path},
+      summary.push_back(
+          {v.name, code == 0 ? "ok" : "FAILED", code == 0 ? result.wheel_path : result.message});
+      results.push_back({{"variant", v.name},
+                         {"ok", code == 0},
+                         {"exit_code", code},
+                         {"wheel", result.wheel_path},
                          {"message", result.message}});
     } else {
       return report_error("matrix: unknown action '" + o.action + "' (list, plan, build)");
@@ -186,19 +212,27 @@ int run_matrix(const MatrixOptions& o) {
 
 void setup_matrix(CLI::App& sub, RunFn& run) {
   auto o = std::make_shared<MatrixOptions>();
-  sub.add_option("action", o->action, "list (default), plan or build")->check(CLI::IsMember({"list", "plan", "build"}));
+  sub.add_option("action", o->action, "list (default), plan or build")
+      ->check(CLI::IsMember({"list", "plan", "build"}));
   sub.add_option("--config", o->config, "the tailor.toml (default ./tailor.toml)");
   sub.add_option("--emit", o->emit,
-                 "github-actions: a workflow with one job per variant (runners and timeouts: [ci.github]); nix: a "
-                 "flake (flake.nix, default.nix, nix/) with one package per variant; flox: a Flox environment's "
+                 "github-actions: a workflow with one job per variant (runners and timeouts: "
+                 "[ci.github]); nix: a "
+                 "flake (flake.nix, default.nix, nix/) with one package per variant; flox: a Flox "
+                 "environment's "
                  "Nix expression builds (.flox/)")
       ->check(CLI::IsMember({"github-actions", "nix", "flox"}));
-  sub.add_option("--emit-dir", o->emit_dir, "nix, flox: the folder the files go to (default: the current folder)");
+  sub.add_option("--emit-dir", o->emit_dir,
+                 "nix, flox: the folder the files go to (default: the current folder)");
   sub.add_option("--out", o->out, "output folder for built wheels (one subfolder per variant)");
   sub.add_option("--work-dir", o->work_dir, "work folder (one subfolder per variant)");
-  sub.add_option("--jobs", o->jobs, "parallel compile jobs per build, MAX_JOBS (default: from usable memory)");
-  sub.add_flag("--no-venv", o->no_venv, "build: use each variant's Python as is (no venv, no pip install)");
-  sub.add_flag("--json", o->json, "Machine-readable output: the variants (list), their plans (plan) or results (build)");
+  sub.add_option("--jobs", o->jobs,
+                 "parallel compile jobs per build, MAX_JOBS (default: from usable memory)");
+  sub.add_flag("--no-venv", o->no_venv,
+               "build: use each variant's Python as is (no venv, no pip install)");
+  sub.add_flag(
+      "--json", o->json,
+      "Machine-readable output: the variants (list), their plans (plan) or results (build)");
   sub.callback([&run, o] { run = [o] { return run_matrix(*o); }; });
 }
 

@@ -16,7 +16,9 @@ struct PlanOptions {
 };
 
 int run_plan(const PlanOptions& o) {
-  if (o.package != "torch") return report_error("plan: only 'torch' can be planned here (extensions: tailor build --print-env)");
+  if (o.package != "torch")
+    return report_error(
+        "plan: only 'torch' can be planned here (extensions: tailor build --print-env)");
   auto variant = variant_from_flags(o.variant);
   if (!variant) return report_error(variant.error().message);
   probe::HostReport host = probe_for_torch(o.variant, *variant);
@@ -28,11 +30,16 @@ int run_plan(const PlanOptions& o) {
     return report_error("the variant has problems (listed above); no plan written", p.exit_code());
   }
   std::string out;
-  if (o.format == "json") out = with_schema(plan::plan_to_json(p), "plan").dump(2) + "\n";
-  else if (o.format == "sh") out = plan::render_plan_script(p);
-  else if (o.format == "dockerfile") out = plan::render_plan_dockerfile(p);
-  else out = plan::render_plan_text(p);
-  if (o.format != "text" && !p.problems.empty()) std::fputs(plan::render_problems(p).c_str(), stderr);
+  if (o.format == "json")
+    out = with_schema(plan::plan_to_json(p), "plan").dump(2) + "\n";
+  else if (o.format == "sh")
+    out = plan::render_plan_script(p);
+  else if (o.format == "dockerfile")
+    out = plan::render_plan_dockerfile(p);
+  else
+    out = plan::render_plan_text(p);
+  if (o.format != "text" && !p.problems.empty())
+    std::fputs(plan::render_problems(p).c_str(), stderr);
   std::fputs(out.c_str(), stdout);
   return k_exit_ok;
 }

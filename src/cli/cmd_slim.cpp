@@ -2,13 +2,13 @@
 // code these GPUs will never run. Exit 0 when done (or, with --dry-run, planned), 2 for
 // bad input or a failure (one error line; inputs untouched, no partial output), 130/143
 // when interrupted.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <iostream>
 #include <map>
-#include <set>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "cli/commands.h"
 #include "cuda/fatbin_code.h"
@@ -26,13 +26,15 @@ struct SlimArgs {
   std::vector<std::string> paths;
   std::vector<std::string> keep, gpu;  ///< --keep / --gpu, once per flag
   std::string out;
-  bool in_place = false, keep_ptx = false, drop_ptx = false, drop_lto = false, dry_run = false, json = false;
+  bool in_place = false, keep_ptx = false, drop_ptx = false, drop_lto = false, dry_run = false,
+       json = false;
   unsigned jobs = 0;
 };
 
 std::string percent(uint64_t before, uint64_t after) {
   if (before == 0) return "0%";
-  double p = 100.0 * (static_cast<double>(before) - static_cast<double>(after)) / static_cast<double>(before);
+  double p = 100.0 * (static_cast<double>(before) - static_cast<double>(after)) /
+             static_cast<double>(before);
   return fmt::format("{:.1f}%", p);
 }
 
@@ -72,39 +74,51 @@ std::string kept_targets(const slim::LibrarySlim& lib) {
   };
   std::string out;
   if (auto it = groups.find(slim::LeftReason::runs); it != groups.end()) out = list(it->second, 12);
-  const std::pair<slim::LeftReason, const char*> others[] = {{slim::LeftReason::whole, "kept whole"},
-                                                             {slim::LeftReason::link_time_ir, "LTO IR"},
-                                                             {slim::LeftReason::relocatable, "relocatable"}};
+  const std::pair<slim::LeftReason, const char*> others[] = {
+      {slim::LeftReason::whole, "kept whole"},
+      {slim::LeftReason::link_time_ir, "LTO IR"},
+      {slim::LeftReason::relocatable, "relocatable"}};
   for (const auto& [reason, label] : others) {
     auto it = groups.find(reason);
     if (it == groups.end()) continue;
     const auto& g = it->second;
-    out += fmt::format("{}{}: {} ({} entr{} in {} target{})", out.empty() ? "" : "; ", label, list(g, 4),
-                       with_thousands(g.entries), g.entries == 1 ? "y" : "ies", g.codes.size(), g.codes.size() == 1 ? "" : "s");
+    out += fmt::format("{}{}: {} ({} entr{} in {} target{})", out.empty() ? "" : "; ", label,
+                       list(g, 4), with_thousands(g.entries), g.entries == 1 ? "y" : "ies",
+                       g.codes.size(), g.codes.size() == 1 ? "" : "s");
   }
   if (lib.containers_emptied)
-    out += fmt::format("{}emptied: {} container{}", out.empty() ? "" : "; ", with_thousands(lib.containers_emptied),
-                       lib.containers_emptied == 1 ? "" : "s");
+    out +=
+        fmt::format("{}emptied: {} container{}", out.empty() ? "" : "; ",
+                    with_thousands(lib.containers_emptied), lib.containers_emptied == 1 ? "" : "s");
   return out.empty() ? "-" : out;
 }
 
 // The summary lines that account for every target left in the input's files, one line per
 // reason (and detail): "kept:        sm_86 1.2 KiB (runs on 8.6)", "LTO IR:      ...",
-// "left:        sm_75 1.1 KiB, sm_80 1.1 KiB in __nv_relfatbin (relocatable device code, not slimmed)".
+// "left:        sm_75 1.1 KiB, sm_80 1.1 KiB in __nv_relfatbin (relocatable device code, not
+// slimmed)".
 std::string left_lines(const std::vector<slim::TargetLeft>& left) {
   std::string out;
   for (size_t i = 0; i < left.size();) {
     size_t j = i;
     std::vector<std::string> targets;
-    for (; j < left.size() && left[j].reason == left[i].reason && left[j].detail == left[i].detail; ++j)
+    for (; j < left.size() && left[j].reason == left[i].reason && left[j].detail == left[i].detail;
+         ++j)
       targets.push_back(fmt::format("{} {}", left[j].target, human_bytes(left[j].bytes)));
     const std::string list = join(targets, ", "), detail = terminal_safe(left[i].detail);
     switch (left[i].reason) {
-      case slim::LeftReason::runs: out += fmt::format("  kept:        {} ({})\n", list, detail); break;
-      case slim::LeftReason::whole: out += fmt::format("  left:        {} (container kept whole: {})\n", list, detail); break;
-      case slim::LeftReason::link_time_ir: out += fmt::format("  LTO IR:      {} ({})\n", list, detail); break;
+      case slim::LeftReason::runs:
+        out += fmt::format("  kept:        {} ({})\n", list, detail);
+        break;
+      case slim::LeftReason::whole:
+        out += fmt::format("  left:        {} (container kept whole: {})\n", list, detail);
+        break;
+      case slim::LeftReason::link_time_ir:
+        out += fmt::format("  LTO IR:      {} ({})\n", list, detail);
+        break;
       case slim::LeftReason::relocatable:
-        out += fmt::format("  left:        {} in __nv_relfatbin (relocatable device code, not slimmed)\n", list);
+        out += fmt::format(
+            "  left:        {} in __nv_relfatbin (relocatable device code, not slimmed)\n", list);
         break;
     }
     i = j;
@@ -134,23 +148,27 @@ std::string render_text(const slim::SlimReport& report) {
   std::string out = fmt::format("{} {}{}\n", paint("keep:", Paint::bold), report.policy,
                                 report.dry_run ? "  (dry run: nothing written)" : "");
   for (const auto& in : report.inputs) {
-    out += fmt::format("\n{} ({}, {:.1f} s){}\n", paint(terminal_safe(in.input), Paint::bold), slim::input_kind_key(in.kind), in.seconds,
-                       in.output.empty() || in.output == in.input ? "" : " -> " + terminal_safe(in.output));
+    out += fmt::format(
+        "\n{} ({}, {:.1f} s){}\n", paint(terminal_safe(in.input), Paint::bold),
+        slim::input_kind_key(in.kind), in.seconds,
+        in.output.empty() || in.output == in.input ? "" : " -> " + terminal_safe(in.output));
     std::map<cuda::FatbinCode, uint64_t> removed_per_target;  // canonical order
     size_t name_width = 7;
-    for (const auto& f : in.files) name_width = std::max(name_width, std::min<size_t>(f.path.size(), 60));
+    for (const auto& f : in.files)
+      name_width = std::max(name_width, std::min<size_t>(f.path.size(), 60));
     if (!in.files.empty())
-      out += fmt::format("  {:<{}}  {:>10}  {:>10}  {:>14}  {}\n", "library", name_width, "before", "after",
-                         "device removed", "kept");
+      out += fmt::format("  {:<{}}  {:>10}  {:>10}  {:>14}  {}\n", "library", name_width, "before",
+                         "after", "device removed", "kept");
     std::vector<std::string> notes;
     for (const auto& f : in.files) {
       const auto& l = f.lib;
       for (const auto& t : l.targets) removed_per_target[t.code] += t.removed_bytes;
       std::string shown = terminal_safe(f.path);
       if (shown.size() > 60) shown = "..." + shown.substr(shown.size() - 57);
-      out += fmt::format("  {:<{}}  {:>10}  {:>10}  {:>14}  {}\n", shown, name_width, human_bytes(l.size_before),
-                         human_bytes(l.size_after), l.removed_bytes() ? human_bytes(l.removed_bytes()) : "-",
-                         l.outcome == slim::SlimOutcome::left_untouched ? "left untouched" : kept_targets(l));
+      out += fmt::format(
+          "  {:<{}}  {:>10}  {:>10}  {:>14}  {}\n", shown, name_width, human_bytes(l.size_before),
+          human_bytes(l.size_after), l.removed_bytes() ? human_bytes(l.removed_bytes()) : "-",
+          l.outcome == slim::SlimOutcome::left_untouched ? "left untouched" : kept_targets(l));
       if (!l.note.empty()) notes.push_back(terminal_safe(f.path) + ": " + terminal_safe(l.note));
       if (!l.embedded.empty()) {
         slim::EmbeddedSection all;
@@ -168,23 +186,31 @@ std::string render_text(const slim::SlimReport& report) {
           sections.push_back("...");
         }
         const std::string whole =
-            all.containers_whole ? fmt::format("; {} kept whole", with_thousands(all.containers_whole)) : "";
+            all.containers_whole
+                ? fmt::format("; {} kept whole", with_thousands(all.containers_whole))
+                : "";
         if (all.containers_changed == 0)
-          notes.push_back(fmt::format("{}: {} fatbin container{} in {} ({}), none with an entry to remove{}", terminal_safe(f.path),
-                                      with_thousands(all.containers), all.containers == 1 ? "" : "s", join(sections, ", "),
-                                      human_bytes(all.device_before), whole));
+          notes.push_back(fmt::format(
+              "{}: {} fatbin container{} in {} ({}), none with an entry to remove{}",
+              terminal_safe(f.path), with_thousands(all.containers), all.containers == 1 ? "" : "s",
+              join(sections, ", "), human_bytes(all.device_before), whole));
         else
-          notes.push_back(fmt::format("{}: {} fatbin container{} in {}: {} compacted in place, keeping {} address{} ({} -> {} of "
-                                      "entries; the freed bytes are zeroed, so the file keeps its size){}",
-                                      terminal_safe(f.path), with_thousands(all.containers), all.containers == 1 ? "" : "s",
-                                      join(sections, ", "), with_thousands(all.containers_changed),
-                                      all.containers_changed == 1 ? "its" : "their", all.containers_changed == 1 ? "" : "es",
-                                      human_bytes(all.device_before), human_bytes(all.device_after), whole));
+          notes.push_back(fmt::format(
+              "{}: {} fatbin container{} in {}: {} compacted in place, keeping {} address{} ({} -> "
+              "{} of "
+              "entries; the freed bytes are zeroed, so the file keeps its size){}",
+              terminal_safe(f.path), with_thousands(all.containers), all.containers == 1 ? "" : "s",
+              join(sections, ", "), with_thousands(all.containers_changed),
+              all.containers_changed == 1 ? "its" : "their",
+              all.containers_changed == 1 ? "" : "es", human_bytes(all.device_before),
+              human_bytes(all.device_after), whole));
       }
       if (l.containers_ptx_only)
-        notes.push_back(fmt::format("{}: {} container{} run{} on a kept GPU only through PTX JIT: PTX kept (first launch compiles it)",
-                                    terminal_safe(f.path), l.containers_ptx_only, l.containers_ptx_only == 1 ? "" : "s",
-                                    l.containers_ptx_only == 1 ? "s" : ""));
+        notes.push_back(fmt::format(
+            "{}: {} container{} run{} on a kept GPU only through PTX JIT: PTX kept (first launch "
+            "compiles it)",
+            terminal_safe(f.path), l.containers_ptx_only, l.containers_ptx_only == 1 ? "" : "s",
+            l.containers_ptx_only == 1 ? "s" : ""));
       if (l.containers_whole) {
         std::string first;
         for (const auto& w : l.warnings)
@@ -192,47 +218,59 @@ std::string render_text(const slim::SlimReport& report) {
             first = w;
             break;
           }
-        notes.push_back(fmt::format("{}: {} container{} kept whole{}", terminal_safe(f.path), l.containers_whole,
-                                    l.containers_whole == 1 ? "" : "s", first.empty() ? "" : ", e.g. " + terminal_safe(first)));
+        notes.push_back(fmt::format("{}: {} container{} kept whole{}", terminal_safe(f.path),
+                                    l.containers_whole, l.containers_whole == 1 ? "" : "s",
+                                    first.empty() ? "" : ", e.g. " + terminal_safe(first)));
       }
     }
     if (in.files.empty())
-      out += fmt::format("  no device code in {} ELF file{}\n", in.libraries_scanned, in.libraries_scanned == 1 ? "" : "s");
+      out += fmt::format("  no device code in {} ELF file{}\n", in.libraries_scanned,
+                         in.libraries_scanned == 1 ? "" : "s");
     std::string removed;
     for (const auto& [t, bytes] : removed_per_target)
-      if (bytes) removed += fmt::format("{}{} {}", removed.empty() ? "" : ", ", t.name(), human_bytes(bytes));
+      if (bytes)
+        removed +=
+            fmt::format("{}{} {}", removed.empty() ? "" : ", ", t.name(), human_bytes(bytes));
     if (!removed.empty()) out += "  removed:     " + removed + "\n";
     out += left_lines(left_of_input(in));
     uint64_t emptied = 0;
     for (const auto& f : in.files) emptied += f.lib.containers_emptied;
     if (emptied)
-      out += fmt::format("  emptied:     {} container{} had no code for {}: emptied to {} header; the CUDA runtime "
-                         "answers \"no kernel image\" for {} kernels, as it did for the original{}\n",
-                         with_thousands(emptied), emptied == 1 ? "" : "s",
-                         report.devices.empty() ? std::string("the kept GPUs") : join(report.devices, ", "),
-                         emptied == 1 ? "its" : "their", emptied == 1 ? "its" : "their", emptied == 1 ? "" : "s");
+      out += fmt::format(
+          "  emptied:     {} container{} had no code for {}: emptied to {} header; the CUDA "
+          "runtime "
+          "answers \"no kernel image\" for {} kernels, as it did for the original{}\n",
+          with_thousands(emptied), emptied == 1 ? "" : "s",
+          report.devices.empty() ? std::string("the kept GPUs") : join(report.devices, ", "),
+          emptied == 1 ? "its" : "their", emptied == 1 ? "its" : "their", emptied == 1 ? "" : "s");
     // Apparent sizes, then disk usage (st_blocks): zeros left inside sections keep the
     // size but, punched out, not the blocks.
     const bool disk_known = !report.dry_run && in.disk_before;
-    const std::string disk = disk_known ? fmt::format("; on disk {} -> {} (-{})", human_bytes(in.disk_before),
-                                                      human_bytes(in.disk_after), percent(in.disk_before, in.disk_after))
-                             : in.disk_before ? fmt::format("; on disk {} now", human_bytes(in.disk_before))
-                                              : std::string();
+    const std::string disk =
+        disk_known       ? fmt::format("; on disk {} -> {} (-{})", human_bytes(in.disk_before),
+                                       human_bytes(in.disk_after), percent(in.disk_before, in.disk_after))
+        : in.disk_before ? fmt::format("; on disk {} now", human_bytes(in.disk_before))
+                         : std::string();
     if (in.kind == slim::InputKind::wheel)
-      out += fmt::format("  wheel {} -> {} (-{}){}; its libraries installed {} -> {} (-{})\n", human_bytes(in.size_before),
-                         human_bytes(in.size_after), percent(in.size_before, in.size_after), disk, human_bytes(in.installed_before),
-                         human_bytes(in.installed_after), percent(in.installed_before, in.installed_after));
+      out += fmt::format("  wheel {} -> {} (-{}){}; its libraries installed {} -> {} (-{})\n",
+                         human_bytes(in.size_before), human_bytes(in.size_after),
+                         percent(in.size_before, in.size_after), disk,
+                         human_bytes(in.installed_before), human_bytes(in.installed_after),
+                         percent(in.installed_before, in.installed_after));
     else
-      out += fmt::format("  {} librar{}: {} -> {} (-{}){}\n", in.libraries_scanned, in.libraries_scanned == 1 ? "y" : "ies",
-                         human_bytes(in.size_before), human_bytes(in.size_after), percent(in.size_before, in.size_after), disk);
+      out += fmt::format("  {} librar{}: {} -> {} (-{}){}\n", in.libraries_scanned,
+                         in.libraries_scanned == 1 ? "y" : "ies", human_bytes(in.size_before),
+                         human_bytes(in.size_after), percent(in.size_before, in.size_after), disk);
     if (in.zeroed_bytes) {
-      std::string where = in.kind == slim::InputKind::wheel
-                              ? "they compress away in the wheel; a slim in place of the installed files punches them out"
-                          : report.dry_run ? "a slim that writes punches them out of the files"
-                          : in.punched_bytes ? fmt::format("punched out of the files: {} less on disk", human_bytes(in.punched_bytes))
-                                             : "not punched out";
-      out += fmt::format("  zeroed:      {} freed inside sections, {} of it in whole pages ({})\n", human_bytes(in.zeroed_bytes),
-                         human_bytes(in.punchable_bytes), where);
+      std::string where =
+          in.kind == slim::InputKind::wheel ? "they compress away in the wheel; a slim in place of "
+                                              "the installed files punches them out"
+          : report.dry_run                  ? "a slim that writes punches them out of the files"
+          : in.punched_bytes ? fmt::format("punched out of the files: {} less on disk",
+                                           human_bytes(in.punched_bytes))
+                             : "not punched out";
+      out += fmt::format("  zeroed:      {} freed inside sections, {} of it in whole pages ({})\n",
+                         human_bytes(in.zeroed_bytes), human_bytes(in.punchable_bytes), where);
     }
     if (!in.punch_note.empty()) notes.push_back(terminal_safe(in.punch_note));
     size_t shown_notes = 0;
@@ -268,8 +306,10 @@ nlohmann::json render_json(const slim::SlimReport& report) {
                       {"punched_bytes", in.punched_bytes},
                       {"punch_note", in.punch_note}};
     // Disk usage (st_blocks * 512): null where not known (after a dry run).
-    ji["disk_bytes_before"] = in.disk_before ? nlohmann::json(in.disk_before) : nlohmann::json(nullptr);
-    ji["disk_bytes_after"] = !report.dry_run && in.disk_after ? nlohmann::json(in.disk_after) : nlohmann::json(nullptr);
+    ji["disk_bytes_before"] =
+        in.disk_before ? nlohmann::json(in.disk_before) : nlohmann::json(nullptr);
+    ji["disk_bytes_after"] =
+        !report.dry_run && in.disk_after ? nlohmann::json(in.disk_after) : nlohmann::json(nullptr);
     uint64_t emptied = 0;
     for (const auto& f : in.files) emptied += f.lib.containers_emptied;
     ji["containers_emptied"] = emptied;
@@ -297,8 +337,10 @@ nlohmann::json render_json(const slim::SlimReport& report) {
                         {"punchable_bytes", l.punchable_bytes},
                         {"punched_bytes", l.punched_bytes},
                         {"punch_note", l.punch_note}};
-      jf["disk_bytes_before"] = l.disk_before ? nlohmann::json(l.disk_before) : nlohmann::json(nullptr);
-      jf["disk_bytes_after"] = l.disk_after ? nlohmann::json(l.disk_after) : nlohmann::json(nullptr);
+      jf["disk_bytes_before"] =
+          l.disk_before ? nlohmann::json(l.disk_before) : nlohmann::json(nullptr);
+      jf["disk_bytes_after"] =
+          l.disk_after ? nlohmann::json(l.disk_after) : nlohmann::json(nullptr);
       jf["embedded"] = nlohmann::json::array();
       for (const auto& e : l.embedded)
         jf["embedded"].push_back({{"section", e.section},
@@ -333,8 +375,10 @@ int run_slim(const SlimArgs& args) {
   auto resolved = cuda::resolve_target_request(request);
   if (!resolved) return report_error(resolved.error().message);
   const cuda::TargetSet& targets = resolved->targets;
-  if (args.keep_ptx && args.drop_ptx) return report_error("slim: --keep-ptx and --drop-ptx contradict each other");
-  if (args.in_place && !args.out.empty()) return report_error("slim: --in-place and --out contradict each other");
+  if (args.keep_ptx && args.drop_ptx)
+    return report_error("slim: --keep-ptx and --drop-ptx contradict each other");
+  if (args.in_place && !args.out.empty())
+    return report_error("slim: --in-place and --out contradict each other");
   if (!args.out.empty())
     if (auto c = check_out_dir(args.out); !c) return report_error(c.error().message);
   slim::SlimOptions o;
@@ -352,16 +396,19 @@ int run_slim(const SlimArgs& args) {
   auto report = slim::slim_paths(args.paths, o);
   if (!report) {
     if (int sig = interrupt_signal()) {
-      report_error("slim: interrupted. Nothing half-written was left: a library or wheel being written was "
-                   "discarded; in an environment, the libraries finished before the signal stay slimmed and "
-                   "RECORD lists them as they are",
-                   interrupt_exit_code(sig));
+      report_error(
+          "slim: interrupted. Nothing half-written was left: a library or wheel being written was "
+          "discarded; in an environment, the libraries finished before the signal stay slimmed and "
+          "RECORD lists them as they are",
+          interrupt_exit_code(sig));
       return interrupt_exit_code(sig);
     }
     return report_error(report.error().message);
   }
-  if (args.json) std::cout << render_json(*report).dump(2) << "\n";
-  else std::cout << render_text(*report);
+  if (args.json)
+    std::cout << render_json(*report).dump(2) << "\n";
+  else
+    std::cout << render_text(*report);
   return k_exit_ok;
 }
 
@@ -369,21 +416,30 @@ int run_slim(const SlimArgs& args) {
 
 void setup_slim(CLI::App& sub, RunFn& run) {
   auto args = std::make_shared<SlimArgs>();
-  sub.add_option("paths", args->paths, "Wheels (.whl), ELF libraries, virtual environments or site-packages folders")
+  sub.add_option("paths", args->paths,
+                 "Wheels (.whl), ELF libraries, virtual environments or site-packages folders")
       ->required();
   // One value per flag (repeat it for several): the paths after it stay paths.
-  sub.add_option("--keep", args->keep, "Targets to keep, any `tailor arch` spelling (sm_90, 8.6;9.0+PTX, H100, g5g ...); repeat it for several")
+  sub.add_option("--keep", args->keep,
+                 "Targets to keep, any `tailor arch` spelling (sm_90, 8.6;9.0+PTX, H100, g5g ...); "
+                 "repeat it for several")
       ->allow_extra_args(false);
-  sub.add_option("--gpu", args->gpu, "GPUs the result must run on (H100, T4G, 9.0 ...); repeat it for several")
+  sub.add_option("--gpu", args->gpu,
+                 "GPUs the result must run on (H100, T4G, 9.0 ...); repeat it for several")
       ->allow_extra_args(false);
   sub.add_option("--out", args->out, "Write slimmed wheels and libraries into this folder");
   sub.add_flag("--in-place", args->in_place, "Replace the inputs (required for environments)");
-  sub.add_flag("--keep-ptx", args->keep_ptx, "Also keep the best PTX for each kept GPU (JIT on later GPUs)");
-  sub.add_flag("--drop-ptx", args->drop_ptx, "Never keep PTX, even where it is the only code for a kept GPU");
+  sub.add_flag("--keep-ptx", args->keep_ptx,
+               "Also keep the best PTX for each kept GPU (JIT on later GPUs)");
+  sub.add_flag("--drop-ptx", args->drop_ptx,
+               "Never keep PTX, even where it is the only code for a kept GPU");
   sub.add_flag("--drop-lto", args->drop_lto,
-               "Also remove LTO IR (lto_XY entries, which the driver never loads). Kept by default: a library such as "
-               "cuFFT links it at run time (JIT LTO kernels, LTO callbacks), so dropping it may break those");
-  sub.add_flag("--dry-run", args->dry_run, "Show what would go, per library and per target, and write nothing");
+               "Also remove LTO IR (lto_XY entries, which the driver never loads). Kept by "
+               "default: a library such as "
+               "cuFFT links it at run time (JIT LTO kernels, LTO callbacks), so dropping it may "
+               "break those");
+  sub.add_flag("--dry-run", args->dry_run,
+               "Show what would go, per library and per target, and write nothing");
   sub.add_flag("--json", args->json, "Machine-readable output");
   sub.add_option("--jobs,-j", args->jobs, "Libraries processed at once (default: one per CPU)");
   sub.callback([&run, args] { run = [args] { return run_slim(*args); }; });

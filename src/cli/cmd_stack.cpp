@@ -6,6 +6,7 @@
 // inspected; the row names the command that decides it), or when the install's
 // verification failed, with one stderr line saying which; 2 for bad input, 128+signal when
 // interrupted.
+#include <fmt/format.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -16,14 +17,11 @@
 #include <filesystem>
 #include <iostream>
 #include <mutex>
-#include <thread>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "cli/commands.h"
 #include "stack/stack.h"
-#include "workflow/stack_build.h"
 #include "util/files.h"
 #include "util/interrupt.h"
 #include "util/process.h"
@@ -31,6 +29,7 @@
 #include "util/terminal_style.h"
 #include "util/text_escape.h"
 #include "util/user_file.h"
+#include "workflow/stack_build.h"
 
 namespace fs = std::filesystem;
 
@@ -50,7 +49,7 @@ struct StackArgs {
 /// the phases, pip's "Collecting ..." lines and the wheels inspected, as plain lines.
 /// quiet: nothing. Warnings are shown in every style.
 class StackProgress {
-public:
+ public:
   enum class Style { live, plain, quiet };
   explicit StackProgress(Style style) : m_style(style) {
     if (m_style == Style::live) m_ticker = std::thread([this] { tick(); });
@@ -75,7 +74,8 @@ public:
     if (m_style == Style::live) {
       m_detail = terminal_safe(line);
       draw_status();
-    } else if (m_style == Style::plain && !line.starts_with("pip: Downloading") && !line.starts_with("pip: Using cached")) {
+    } else if (m_style == Style::plain && !line.starts_with("pip: Downloading") &&
+               !line.starts_with("pip: Using cached")) {
       std::fprintf(stderr, "tailor stack: %s\n", terminal_safe(line).c_str());
     }
     std::fflush(stderr);
@@ -83,7 +83,8 @@ public:
   void warn(std::string_view line) {
     std::lock_guard lock(m_mutex);
     clear_status();
-    std::fprintf(stderr, "%s %s\n", paint("tailor stack: warning:", Paint::yellow, 2).c_str(), terminal_safe(line).c_str());
+    std::fprintf(stderr, "%s %s\n", paint("tailor stack: warning:", Paint::yellow, 2).c_str(),
+                 terminal_safe(line).c_str());
     draw_status();
     std::fflush(stderr);
   }
@@ -101,7 +102,7 @@ public:
     if (m_ticker.joinable()) m_ticker.join();
   }
 
-private:
+ private:
   using Clock = std::chrono::steady_clock;
   void tick() {
     std::unique_lock lock(m_mutex);
@@ -116,18 +117,21 @@ private:
   static size_t width() {
     struct winsize ws {};
     if (::ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
-    if (const char* cols = std::getenv("COLUMNS"); cols && std::atoi(cols) > 0) return static_cast<size_t>(std::atoi(cols));
+    if (const char* cols = std::getenv("COLUMNS"); cols && std::atoi(cols) > 0)
+      return static_cast<size_t>(std::atoi(cols));
     return 80;
   }
   void draw_status() {
     if (m_style != Style::live || !m_active || m_stopped) return;
     static constexpr char k_spin[] = {'|', '/', '-', '\\'};
-    auto secs = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - m_phase_start).count();
+    auto secs =
+        std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - m_phase_start).count();
     std::string line = fmt::format("  {} {} s  {}", k_spin[m_spin % 4], secs, m_detail);
     size_t w = width();
     if (line.size() >= w) {
       size_t cut = w > 4 ? w - 4 : w;
-      while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+      while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80)
+        --cut;  // not inside a UTF-8 character
       line = line.substr(0, cut) + "...";
     }
     std::fprintf(stderr, "\r\033[K%s", line.c_str());
@@ -157,20 +161,25 @@ std::string self_path() {
 Paint outcome_paint(stack::Outcome o) {
   switch (o) {
     case stack::Outcome::prebuilt:
-    case stack::Outcome::installed: return Paint::green;
-    case stack::Outcome::build: return Paint::yellow;
-    case stack::Outcome::unsupported: return Paint::red;
-    case stack::Outcome::unknown: return Paint::yellow;
+    case stack::Outcome::installed:
+      return Paint::green;
+    case stack::Outcome::build:
+      return Paint::yellow;
+    case stack::Outcome::unsupported:
+      return Paint::red;
+    case stack::Outcome::unknown:
+      return Paint::yellow;
   }
   return Paint::bold;
 }
 
 std::string render_text(const stack::StackResult& r) {
-  std::string out = fmt::format("{} {} Python {} (glibc {}), {}\n", paint("target:", Paint::bold), r.target.platform, r.target.python,
-                                r.target.glibc, r.target.gpu_label());
+  std::string out =
+      fmt::format("{} {} Python {} (glibc {}), {}\n", paint("target:", Paint::bold),
+                  r.target.platform, r.target.python, r.target.glibc, r.target.gpu_label());
   if (!r.torch.version.empty())
-    out += fmt::format("{} {} ({}; CUDA {})\n", paint("torch: ", Paint::bold), r.torch.version, r.torch.source,
-                       r.torch.cuda ? r.torch.cuda->to_string() : "none");
+    out += fmt::format("{} {} ({}; CUDA {})\n", paint("torch: ", Paint::bold), r.torch.version,
+                       r.torch.source, r.torch.cuda ? r.torch.cuda->to_string() : "none");
   struct Line {
     std::string name, version, prebuilt, covers, build, outcome, reason;
     stack::Outcome o;
@@ -178,20 +187,28 @@ std::string render_text(const stack::StackResult& r) {
   std::vector<Line> lines;
   size_t wn = 7, wv = 7;
   for (const auto& row : r.rows) {
-    Line l{terminal_safe(row.name), terminal_safe(row.version), row.wheel ? "yes" : "no", row.covers, row.buildable,
-           std::string(stack::outcome_key(row.outcome)), terminal_safe(row.reason), row.outcome};
+    Line l{terminal_safe(row.name),
+           terminal_safe(row.version),
+           row.wheel ? "yes" : "no",
+           row.covers,
+           row.buildable,
+           std::string(stack::outcome_key(row.outcome)),
+           terminal_safe(row.reason),
+           row.outcome};
     wn = std::max(wn, std::min<size_t>(l.name.size(), 40));
     wv = std::max(wv, std::min<size_t>(l.version.size(), 24));
     lines.push_back(std::move(l));
   }
-  out += fmt::format("\n{:<{}}  {:<{}}  {:<8}  {:<6}  {:<6}  {:<11}  {}\n", "package", wn, "version", wv, "prebuilt", "covers", "build",
-                     "outcome", "reason");
+  out += fmt::format("\n{:<{}}  {:<{}}  {:<8}  {:<6}  {:<6}  {:<11}  {}\n", "package", wn,
+                     "version", wv, "prebuilt", "covers", "build", "outcome", "reason");
   for (const auto& l : lines)
-    out += fmt::format("{:<{}}  {:<{}}  {:<8}  {:<6}  {:<6}  {}  {}\n", l.name, wn, l.version, wv, l.prebuilt, l.covers, l.build,
+    out += fmt::format("{:<{}}  {:<{}}  {:<8}  {:<6}  {:<6}  {}  {}\n", l.name, wn, l.version, wv,
+                       l.prebuilt, l.covers, l.build,
                        paint(fmt::format("{:<11}", l.outcome), outcome_paint(l.o)), l.reason);
   size_t prebuilt = 0, build = 0, unsupported = 0, unknown = 0;
   for (const auto& row : r.rows) {
-    if (row.outcome == stack::Outcome::prebuilt || row.outcome == stack::Outcome::installed) ++prebuilt;
+    if (row.outcome == stack::Outcome::prebuilt || row.outcome == stack::Outcome::installed)
+      ++prebuilt;
     if (row.outcome == stack::Outcome::build) ++build;
     if (row.outcome == stack::Outcome::unsupported) ++unsupported;
     if (row.outcome == stack::Outcome::unknown) ++unknown;
@@ -199,12 +216,14 @@ std::string render_text(const stack::StackResult& r) {
   out += fmt::format("\n{} prebuilt or installed, {} to build, {}{} unsupported", prebuilt, build,
                      unknown ? fmt::format("{} unknown, ", unknown) : "", unsupported);
   if (r.resolve_seconds > 0)
-    out += fmt::format(" ({} in {:.1f} s, inspected in {:.1f} s; {} downloaded, {} from the cache{})",
-                       r.resolution_reused ? "stored resolution checked" : "resolved", r.resolve_seconds, r.inspect_seconds,
-                       r.downloads, r.cache_hits,
-                       r.inspections_reused ? fmt::format(", {} inspected before", r.inspections_reused) : "");
+    out += fmt::format(
+        " ({} in {:.1f} s, inspected in {:.1f} s; {} downloaded, {} from the cache{})",
+        r.resolution_reused ? "stored resolution checked" : "resolved", r.resolve_seconds,
+        r.inspect_seconds, r.downloads, r.cache_hits,
+        r.inspections_reused ? fmt::format(", {} inspected before", r.inspections_reused) : "");
   out += "\n";
-  for (const auto& n : r.notes) out += fmt::format("{} {}\n", paint("note:", Paint::yellow), terminal_safe(n));
+  for (const auto& n : r.notes)
+    out += fmt::format("{} {}\n", paint("note:", Paint::yellow), terminal_safe(n));
   return out;
 }
 
@@ -219,7 +238,10 @@ nlohmann::json render_json(const stack::StackResult& r, const stack::InstallRepo
   j["resolution_reused"] = r.resolution_reused;
   j["inspections_reused"] = r.inspections_reused;
   if (install) {
-    j["install"] = {{"venv", install->venv}, {"steps", install->steps}, {"failures", install->failures}, {"ok", install->ok()}};
+    j["install"] = {{"venv", install->venv},
+                    {"steps", install->steps},
+                    {"failures", install->failures},
+                    {"ok", install->ok()}};
     auto v = nlohmann::json::parse(install->verification_json, nullptr, false);
     j["install"]["verification"] = v.is_discarded() ? nlohmann::json() : v;
   }
@@ -233,8 +255,9 @@ std::string not_ok_line(const stack::StackResult& r) {
   for (const auto& row : r.rows) {
     if (row.outcome == stack::Outcome::unsupported) unsupported.push_back(row.name);
     if (row.outcome == stack::Outcome::unknown)
-      unknown.push_back(fmt::format("{} {}: coverage of {} unknown (the table's reason names the command that decides it)", row.name,
-                                    row.version, r.target.gpu_label()));
+      unknown.push_back(fmt::format(
+          "{} {}: coverage of {} unknown (the table's reason names the command that decides it)",
+          row.name, row.version, r.target.gpu_label()));
   }
   std::string out;
   if (!unsupported.empty()) out = "cannot be had: " + join(unsupported, ", ");
@@ -250,8 +273,10 @@ int interrupted_exit() {
 
 int run_stack(StackArgs& args) {
   install_interrupt_handlers();
-  if (args.progress != "auto" && args.progress != "live" && args.progress != "plain" && args.progress != "quiet")
-    return report_error(fmt::format("--progress {}: expected auto, live, plain or quiet", args.progress));
+  if (args.progress != "auto" && args.progress != "live" && args.progress != "plain" &&
+      args.progress != "quiet")
+    return report_error(
+        fmt::format("--progress {}: expected auto, live, plain or quiet", args.progress));
   args.request.self = self_path();
   args.request.index.no_index = args.no_index;
   stack::StackResult result;
@@ -273,16 +298,19 @@ int run_stack(StackArgs& args) {
     }
     // Requirement files with nothing in them ask for nothing: say so, not an empty table.
     if (!any_requirement && !args.request.requirement_files.empty())
-      return report_error(fmt::format("-r {}: no requirement in {} (a requirements file names one package per line, "
-                                      "e.g. torch==2.11.0)",
-                                      join(args.request.requirement_files, ", -r "),
-                                      args.request.requirement_files.size() == 1 ? "it" : "them"));
+      return report_error(fmt::format(
+          "-r {}: no requirement in {} (a requirements file names one package per line, "
+          "e.g. torch==2.11.0)",
+          join(args.request.requirement_files, ", -r "),
+          args.request.requirement_files.size() == 1 ? "it" : "them"));
     SystemCommandRunner runner;
     // What it is doing while pip resolves (tens of seconds when nothing is stored).
     StackProgress::Style style = StackProgress::Style::quiet;
     const char* term = std::getenv("TERM");
     if (args.progress == "auto")
-      style = ::isatty(2) == 1 && !(term && std::strcmp(term, "dumb") == 0) ? StackProgress::Style::live : StackProgress::Style::plain;
+      style = ::isatty(2) == 1 && !(term && std::strcmp(term, "dumb") == 0)
+                  ? StackProgress::Style::live
+                  : StackProgress::Style::plain;
     else if (args.progress == "live")
       style = StackProgress::Style::live;
     else if (args.progress == "plain")
@@ -295,48 +323,64 @@ int run_stack(StackArgs& args) {
     args.request.warn = [&shown](std::string_view line) { shown.warn(line); };
     auto r = stack::run_stack(args.request, runner);
     shown.stop();
-    if (!r) return interrupt_signal() ? interrupted_exit() : report_error("stack: " + r.error().message);
+    if (!r)
+      return interrupt_signal() ? interrupted_exit() : report_error("stack: " + r.error().message);
     result = std::move(*r);
   }
   if (!args.lock.empty())
-    if (auto w = write_file_atomic(args.lock, stack::render_lock(result)); !w) return report_error("--lock: " + w.error().message);
+    if (auto w = write_file_atomic(args.lock, stack::render_lock(result)); !w)
+      return report_error("--lock: " + w.error().message);
   if (!args.script.empty()) {
-    if (auto w = write_file_atomic(args.script, stack::render_script(result)); !w) return report_error("--script: " + w.error().message);
-    fs::permissions(args.script, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);
+    if (auto w = write_file_atomic(args.script, stack::render_script(result)); !w)
+      return report_error("--script: " + w.error().message);
+    fs::permissions(args.script,
+                    fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+                    fs::perm_options::add);
   }
   std::optional<stack::InstallReport> installed;
   if (!args.install.empty()) {
     if (!result.ok()) {
-      if (args.json) std::cout << render_json(result, nullptr).dump(2) << "\n";
-      else std::cout << render_text(result);
+      if (args.json)
+        std::cout << render_json(result, nullptr).dump(2) << "\n";
+      else
+        std::cout << render_text(result);
       return report_error("stack: not installing: " + not_ok_line(result), k_exit_failed);
     }
     if (!args.json) std::cout << render_text(result) << "\n";
     SystemCommandRunner runner;
     auto report = stack::install_stack(result, args.install, args.request, runner,
                                        [](std::string_view line) { std::cerr << line << "\n"; });
-    if (!report) return interrupt_signal() ? interrupted_exit() : report_error("stack: --install: " + report.error().message);
+    if (!report)
+      return interrupt_signal() ? interrupted_exit()
+                                : report_error("stack: --install: " + report.error().message);
     installed = std::move(*report);
     if (args.json) {
       std::cout << render_json(result, &*installed).dump(2) << "\n";
     } else if (installed->verification_json.empty()) {
-      for (const auto& f : installed->failures) std::cout << paint("FAILED ", Paint::red) << terminal_safe(f) << "\n";
+      for (const auto& f : installed->failures)
+        std::cout << paint("FAILED ", Paint::red) << terminal_safe(f) << "\n";
     } else {
       auto v = nlohmann::json::parse(installed->verification_json, nullptr, false);
       size_t imports = 0;
       if (!v.is_discarded())
-        for (const auto& i : v.value("imports", nlohmann::json::array())) imports += i.value("ok", false) ? 1 : 0;
-      std::cout << fmt::format("{} {}: {} imports", paint("verified", Paint::bold), installed->venv, imports);
+        for (const auto& i : v.value("imports", nlohmann::json::array()))
+          imports += i.value("ok", false) ? 1 : 0;
+      std::cout << fmt::format("{} {}: {} imports", paint("verified", Paint::bold), installed->venv,
+                               imports);
       if (!v.is_discarded() && v.contains("torch") && v["torch"].is_object())
-        std::cout << fmt::format("; torch {} CUDA {} arch list {}", v["torch"].value("version", ""), v["torch"].value("cuda", ""),
-                                 join(v["torch"].value("arch_list", std::vector<std::string>{}), " "));
+        std::cout << fmt::format(
+            "; torch {} CUDA {} arch list {}", v["torch"].value("version", ""),
+            v["torch"].value("cuda", ""),
+            join(v["torch"].value("arch_list", std::vector<std::string>{}), " "));
       if (!v.is_discarded() && v.contains("gpu") && v["gpu"].is_object())
-        std::cout << fmt::format("; GPU smoke test on {} ({}): {}", v["gpu"].value("name", ""), v["gpu"].value("cc", ""),
+        std::cout << fmt::format("; GPU smoke test on {} ({}): {}", v["gpu"].value("name", ""),
+                                 v["gpu"].value("cc", ""),
                                  v["gpu"].value("matmul", false) ? "passed" : "FAILED");
       else
         std::cout << "; GPU smoke test: skipped (no GPU)";
       std::cout << "\n";
-      for (const auto& f : installed->failures) std::cout << paint("FAILED ", Paint::red) << terminal_safe(f) << "\n";
+      for (const auto& f : installed->failures)
+        std::cout << paint("FAILED ", Paint::red) << terminal_safe(f) << "\n";
     }
     return installed->ok() ? k_exit_ok : k_exit_failed;
   }
@@ -345,9 +389,9 @@ int run_stack(StackArgs& args) {
     workflow::StackBuildOptions b;
     b.out_dir = args.out;
     b.python = args.request.interpreter;
-    auto built = workflow::build_stack_packages(result, b, [](const workflow::ExtensionBuildOptions& o) {
-      return workflow::build_extension(o);
-    });
+    auto built = workflow::build_stack_packages(
+        result, b,
+        [](const workflow::ExtensionBuildOptions& o) { return workflow::build_extension(o); });
     if (interrupt_signal() != 0) return interrupted_exit();
     for (const auto& one : built) {
       const auto& r = one.result;
@@ -356,12 +400,15 @@ int run_stack(StackArgs& args) {
         continue;
       }
       std::string why = r.message.empty() ? std::string("see ") + r.report.log_path : r.message;
-      return report_error(fmt::format("stack: building {} failed: {}", one.package, why),
-                          r.status == workflow::BuildStatus::bad_input ? k_exit_bad_input : k_exit_failed);
+      return report_error(
+          fmt::format("stack: building {} failed: {}", one.package, why),
+          r.status == workflow::BuildStatus::bad_input ? k_exit_bad_input : k_exit_failed);
     }
   }
-  if (args.json) std::cout << render_json(result, nullptr).dump(2) << "\n";
-  else std::cout << render_text(result);
+  if (args.json)
+    std::cout << render_json(result, nullptr).dump(2) << "\n";
+  else
+    std::cout << render_text(result);
   if (result.ok()) return k_exit_ok;
   std::cout.flush();
   return report_error("stack: " + not_ok_line(result), k_exit_failed);
@@ -373,29 +420,51 @@ void setup_stack(CLI::App& sub, RunFn& run) {
   auto a = std::make_shared<StackArgs>();
   auto& q = a->request;
   sub.add_option("packages", q.packages, "Requirements: NAME, NAME==VERSION, NAME>=VERSION ...");
-  sub.add_option("-r,--requirement", q.requirement_files, "A requirements file (passed to pip)")->allow_extra_args(false);
-  sub.add_option("--gpu", q.gpu, "The target's GPUs (T4G, A10G, H100, 8.6, g5g.xlarge; default: this machine's); repeat it for several")
+  sub.add_option("-r,--requirement", q.requirement_files, "A requirements file (passed to pip)")
       ->allow_extra_args(false);
-  sub.add_option("--arch", q.arch, "The target's GPUs as CUDA targets (8.6, sm_90); repeat it for several")->allow_extra_args(false);
-  sub.add_option("--platform", q.platform, "The target's platform: x86_64 or aarch64 (default: this machine's)");
-  sub.add_option("--python", q.python, "The target's Python version, 3.X (default: the resolving interpreter's)");
-  sub.add_option("--glibc", q.glibc, "The target's glibc (its manylinux tags; default: this machine's, or 2.35 for another)");
-  sub.add_option("--cuda", q.cuda, "The CUDA version torch must be built for (adds the PyTorch index for it)");
-  sub.add_option("--torch", q.torch, "A torch version, or a Python interpreter whose installed torch the stack uses");
+  sub.add_option("--gpu", q.gpu,
+                 "The target's GPUs (T4G, A10G, H100, 8.6, g5g.xlarge; default: this machine's); "
+                 "repeat it for several")
+      ->allow_extra_args(false);
+  sub.add_option("--arch", q.arch,
+                 "The target's GPUs as CUDA targets (8.6, sm_90); repeat it for several")
+      ->allow_extra_args(false);
+  sub.add_option("--platform", q.platform,
+                 "The target's platform: x86_64 or aarch64 (default: this machine's)");
+  sub.add_option("--python", q.python,
+                 "The target's Python version, 3.X (default: the resolving interpreter's)");
+  sub.add_option(
+      "--glibc", q.glibc,
+      "The target's glibc (its manylinux tags; default: this machine's, or 2.35 for another)");
+  sub.add_option("--cuda", q.cuda,
+                 "The CUDA version torch must be built for (adds the PyTorch index for it)");
+  sub.add_option("--torch", q.torch,
+                 "A torch version, or a Python interpreter whose installed torch the stack uses");
   sub.add_option("--index-url", q.index.index_url, "The package index (pip's --index-url)");
-  sub.add_option("--extra-index-url", q.index.extra_index_urls, "More indexes (pip's --extra-index-url)")->allow_extra_args(false);
-  sub.add_option("--find-links", q.index.find_links, "Folders or pages of wheels and sdists (pip's --find-links)")->allow_extra_args(false);
+  sub.add_option("--extra-index-url", q.index.extra_index_urls,
+                 "More indexes (pip's --extra-index-url)")
+      ->allow_extra_args(false);
+  sub.add_option("--find-links", q.index.find_links,
+                 "Folders or pages of wheels and sdists (pip's --find-links)")
+      ->allow_extra_args(false);
   sub.add_flag("--no-index", a->no_index, "Use only --find-links (pip's --no-index)");
   sub.add_option("--interpreter", q.interpreter, "The Python that runs pip (default python3)");
   sub.add_option("--cache-dir", q.cache_dir,
-                 "Where wheels, sdists and their inspections are kept by sha256, and pip's resolutions (default ~/.cache/tailor/stack)");
-  sub.add_flag("--refresh", q.refresh, "Resolve with pip again even where the stored resolution still holds");
-  sub.add_option("--progress", a->progress, "auto, live, plain or quiet (default auto: live on a terminal, plain lines when piped)");
+                 "Where wheels, sdists and their inspections are kept by sha256, and pip's "
+                 "resolutions (default ~/.cache/tailor/stack)");
+  sub.add_flag("--refresh", q.refresh,
+               "Resolve with pip again even where the stored resolution still holds");
+  sub.add_option(
+      "--progress", a->progress,
+      "auto, live, plain or quiet (default auto: live on a terminal, plain lines when piped)");
   sub.add_flag("--json", a->json, "Machine-readable output");
-  sub.add_option("--lock", a->lock, "Write the lock: pinned wheel URLs with sha256, the sdists to build");
+  sub.add_option("--lock", a->lock,
+                 "Write the lock: pinned wheel URLs with sha256, the sdists to build");
   sub.add_option("--from-lock", a->from_lock, "Use a lock written by --lock instead of resolving");
-  sub.add_option("--script", a->script, "Write a bash script that installs the stack into a venv (bash SCRIPT VENV)");
-  sub.add_option("--install", a->install, "Install the stack into this venv (created when missing) and verify it");
+  sub.add_option("--script", a->script,
+                 "Write a bash script that installs the stack into a venv (bash SCRIPT VENV)");
+  sub.add_option("--install", a->install,
+                 "Install the stack into this venv (created when missing) and verify it");
   sub.add_flag("--build", a->build, "Build the packages that have no usable wheel now, into --out");
   sub.add_option("--out", a->out, "Where --build puts the built wheels (default ./dist)");
   sub.callback([&run, a] { run = [a] { return run_stack(*a); }; });

@@ -1,12 +1,12 @@
 #include "cli/commands.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <new>
-
-#include <fmt/format.h>
 
 #include "cli/shell_help.h"
 #include "executor/fixed_path_wrapper.h"
@@ -19,19 +19,37 @@ namespace tailor::cli {
 namespace {
 constexpr std::string_view k_version = "tailor 0.1.0";
 const CommandEntry k_commands[] = {
-    {"detect", "What this machine is: CPU, memory, GPUs, CUDA toolkits, compilers, Pythons, torch", setup_detect},
-    {"arch", "Understand GPU targets in any spelling and print them for every build system", setup_arch},
-    {"inspect", "What is inside a wheel or library: CUDA targets, sizes, manylinux needs, GPU verdicts", setup_inspect},
-    {"build", "Build a PyTorch CUDA extension (or torch itself) for chosen targets and verify it", setup_build},
-    {"explain", "Diagnose a failed build log: the first real error, its cause and the fix", setup_explain},
-    {"plan", "The resolved PyTorch build: every variable and command, without building", setup_plan},
+    {"detect", "What this machine is: CPU, memory, GPUs, CUDA toolkits, compilers, Pythons, torch",
+     setup_detect},
+    {"arch", "Understand GPU targets in any spelling and print them for every build system",
+     setup_arch},
+    {"inspect",
+     "What is inside a wheel or library: CUDA targets, sizes, manylinux needs, GPU verdicts",
+     setup_inspect},
+    {"build", "Build a PyTorch CUDA extension (or torch itself) for chosen targets and verify it",
+     setup_build},
+    {"explain", "Diagnose a failed build log: the first real error, its cause and the fix",
+     setup_explain},
+    {"plan", "The resolved PyTorch build: every variable and command, without building",
+     setup_plan},
     {"doctor", "Pre-flight checks for a build: toolchain, versions, disk, memory", setup_doctor},
-    {"matrix", "Expand a tailor.toml build matrix into named variants, plan or build them", setup_matrix},
-    {"stack", "Which packages install prebuilt for a target machine and its GPUs, which to build: a lock, a script, an install", setup_stack},
-    {"cache", "The compiler cache builds share (local, Redis, S3): status, hit rates per CUDA step, zero", setup_cache},
-    {"slim", "Cut the device code your GPUs will never run out of wheels, libraries and environments", setup_slim},
-    {"report", "A build report as a page: compile-job timeline, memory, cache hits, checks", setup_report},
-    {"dist", "Distributed compiles: start, check and stop an sccache-dist scheduler and build servers", setup_dist},
+    {"matrix", "Expand a tailor.toml build matrix into named variants, plan or build them",
+     setup_matrix},
+    {"stack",
+     "Which packages install prebuilt for a target machine and its GPUs, which to build: a lock, a "
+     "script, an install",
+     setup_stack},
+    {"cache",
+     "The compiler cache builds share (local, Redis, S3): status, hit rates per CUDA step, zero",
+     setup_cache},
+    {"slim",
+     "Cut the device code your GPUs will never run out of wheels, libraries and environments",
+     setup_slim},
+    {"report", "A build report as a page: compile-job timeline, memory, cache hits, checks",
+     setup_report},
+    {"dist",
+     "Distributed compiles: start, check and stop an sccache-dist scheduler and build servers",
+     setup_dist},
 };
 }  // namespace
 
@@ -48,7 +66,8 @@ namespace {
 void add_commands(CLI::App& app, RunFn& run) {
   app.require_subcommand(1);
   app.set_version_flag("-V,--version", std::string(k_version));
-  // --color before or after the command (`tailor --color=never inspect ...`, `tailor inspect ... --color never`).
+  // --color before or after the command (`tailor --color=never inspect ...`, `tailor inspect ...
+  // --color never`).
   app.fallthrough();
   app.add_option_function<std::string>(
          "--color",
@@ -59,8 +78,10 @@ void add_commands(CLI::App& app, RunFn& run) {
          },
          "Colour: auto (on a terminal, unless NO_COLOR is set), always or never")
       ->type_name("WHEN");
-  app.footer("`tailor help COMMAND` shows a command's options; `tailor completion bash|zsh|fish` prints a shell "
-             "completion script and `tailor help --man` the man page.");
+  app.footer(
+      "`tailor help COMMAND` shows a command's options; `tailor completion bash|zsh|fish` prints a "
+      "shell "
+      "completion script and `tailor help --man` the man page.");
   for (const auto& c : k_commands) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);
     c.setup(*sub, run);
@@ -90,7 +111,8 @@ nlohmann::json with_schema(nlohmann::json document, std::string_view command, in
 
 int report_error(const std::string& message, int code) {
   // Messages echo paths and names from the input: one line, no terminal control sequences.
-  std::fprintf(stderr, "%s %s\n", paint("tailor: error:", Paint::red, 2).c_str(), terminal_safe(message).c_str());
+  std::fprintf(stderr, "%s %s\n", paint("tailor: error:", Paint::red, 2).c_str(),
+               terminal_safe(message).c_str());
   return code;
 }
 
@@ -103,7 +125,8 @@ int run_tailor(int argc, char** argv) {
   try {
     return run_command_line(argc, argv);
   } catch (const std::bad_alloc&) {
-    return report_error("out of memory (the input is larger than tailor can hold)", k_exit_bad_input);
+    return report_error("out of memory (the input is larger than tailor can hold)",
+                        k_exit_bad_input);
   } catch (const std::exception& e) {
     return report_error(e.what(), k_exit_failed);
   } catch (...) {
@@ -150,13 +173,15 @@ std::string option_suggestion(CLI::App& app, int argc, char** argv) {
     std::string_view word = argv[i];
     if (!word.empty() && word[0] != '-') {
       try {
-        command = command->get_subcommand(std::string(word));  // `build torch`: the innermost command
+        command =
+            command->get_subcommand(std::string(word));  // `build torch`: the innermost command
       } catch (const CLI::OptionNotFound&) {
       }
       continue;
     }
     if (!word.starts_with("--")) continue;
-    std::string_view name = word.substr(2, word.find('=') == std::string_view::npos ? word.npos : word.find('=') - 2);
+    std::string_view name =
+        word.substr(2, word.find('=') == std::string_view::npos ? word.npos : word.find('=') - 2);
     std::vector<std::string> known;
     for (CLI::App* scope : {command, &app})
       for (const CLI::Option* opt : scope->get_options())
@@ -170,10 +195,12 @@ std::string option_suggestion(CLI::App& app, int argc, char** argv) {
         best = d;
         near.clear();
       }
-      if (d == best && d < 3 && std::find(near.begin(), near.end(), "--" + k) == near.end()) near.push_back("--" + k);
+      if (d == best && d < 3 && std::find(near.begin(), near.end(), "--" + k) == near.end())
+        near.push_back("--" + k);
     }
     std::string where = " --help";
-    for (const CLI::App* c = command; c != nullptr && c != &app; c = c->get_parent()) where = " " + c->get_name() + where;
+    for (const CLI::App* c = command; c != nullptr && c != &app; c = c->get_parent())
+      where = " " + c->get_name() + where;
     where = "tailor" + where;
     if (near.empty()) return fmt::format("; `{}` lists the options", where);
     return fmt::format(" (did you mean {}?); `{}` lists the options", join(near, " or "), where);
@@ -242,7 +269,8 @@ int run_command_line(int argc, char** argv) {
   try {
     return run();
   } catch (const std::bad_alloc&) {
-    return report_error("out of memory (the input is larger than tailor can hold)", k_exit_bad_input);
+    return report_error("out of memory (the input is larger than tailor can hold)",
+                        k_exit_bad_input);
   } catch (const std::exception& e) {
     return report_error(e.what(), k_exit_failed);
   }

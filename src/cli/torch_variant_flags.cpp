@@ -1,8 +1,9 @@
 #include "cli/torch_variant_flags.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
-#include <fmt/format.h>
 #include <fstream>
 
 #include "plan/matrix.h"
@@ -18,36 +19,48 @@ void add_torch_variant_flags(CLI::App& app, TorchVariantFlags& f) {
   app.add_option("--cuda", f.cuda, "CUDA version (12.6, cu126)");
   app.add_flag("--cpu-only", f.cpu_only, "build without CUDA");
   app.add_option("--python", f.python, "Python version (3.10) or interpreter path");
-  app.add_option("--arch", f.arch, "GPU targets in any `tailor arch` spelling (7.5, sm_90, 8.0+PTX, Hopper); repeat it for several");
-  app.add_option("--gpu", f.gpu, "build for these GPUs or instance types: each one's SASS (T4G, A10G, g5g.xlarge); a GPU or "
-                                 "instance that exists on one platform only implies it; repeat it for several");
-  app.add_option("--cpu-target", f.cpu_target, "x86-64-v2|v3|v4 (avx2, avx512), armv8.2-a, armv9-a, neoverse-v1|v2");
+  app.add_option("--arch", f.arch,
+                 "GPU targets in any `tailor arch` spelling (7.5, sm_90, 8.0+PTX, Hopper); repeat "
+                 "it for several");
+  app.add_option(
+      "--gpu", f.gpu,
+      "build for these GPUs or instance types: each one's SASS (T4G, A10G, g5g.xlarge); a GPU or "
+      "instance that exists on one platform only implies it; repeat it for several");
+  app.add_option("--cpu-target", f.cpu_target,
+                 "x86-64-v2|v3|v4 (avx2, avx512), armv8.2-a, armv9-a, neoverse-v1|v2");
   app.add_option("--blas", f.blas, "openblas or mkl");
-  app.add_option("--with", f.with, "turn a feature on (cudnn, nccl, distributed, mkldnn, fbgemm, kineto, xnnpack, qnnpack, flash-attention, mem-eff-attention, magma, tests)");
+  app.add_option("--with", f.with,
+                 "turn a feature on (cudnn, nccl, distributed, mkldnn, fbgemm, kineto, xnnpack, "
+                 "qnnpack, flash-attention, mem-eff-attention, magma, tests)");
   app.add_option("--without", f.without, "turn a feature off");
   app.add_option("--build-type", f.build_type, "Release, RelWithDebInfo, Debug, MinSizeRel");
   app.add_flag("--keep-debug", f.keep_debug, "keep debug symbols (default: -g0)");
   app.add_option("--compress", f.compress, "fatbin compression: size, speed or none");
-  app.add_option("--platform", f.platform, "target platform: x86_64 or aarch64 (default: this host)");
+  app.add_option("--platform", f.platform,
+                 "target platform: x86_64 or aarch64 (default: this host)");
   app.add_option("--manylinux", f.manylinux, "manylinux tag wanted, e.g. 2_28");
   app.add_option("--config", f.config, "a tailor.toml");
   app.add_option("--variant", f.variant, "the variant of --config to use");
   app.add_option("--work-dir", f.work_dir, "where source, venv and build go (default tailor-work)");
-  app.add_option("--jobs", f.jobs, "parallel compile jobs, MAX_JOBS (default: from usable memory and cores)");
+  app.add_option("--jobs", f.jobs,
+                 "parallel compile jobs, MAX_JOBS (default: from usable memory and cores)");
 }
 
 Expected<bool> fill_version_from_source(plan::TorchVariant& v) {
   if (v.source_dir && !v.torch) {
     // PyTorch's version.txt says "2.9.1a0"; the release part selects the rules.
     // Read through the bounded reader: a FIFO or a device named version.txt must not hang.
-    auto text = read_text_file((std::filesystem::path(*v.source_dir) / "version.txt").string(), 64 * 1024);
-    if (!text) return make_error(*v.source_dir + ": no readable version.txt (" + text.error().message +
-                                 "; is this a PyTorch source tree?); name the release with --torch");
+    auto text =
+        read_text_file((std::filesystem::path(*v.source_dir) / "version.txt").string(), 64 * 1024);
+    if (!text)
+      return make_error(*v.source_dir + ": no readable version.txt (" + text.error().message +
+                        "; is this a PyTorch source tree?); name the release with --torch");
     std::string line = text->substr(0, text->find('\n'));
     std::string ver(trim(line));
     auto end = ver.find_first_not_of("0123456789.");
     ver = ver.substr(0, end);
-    if (ver.empty()) return make_error(*v.source_dir + "/version.txt: no version in '" + line + "'");
+    if (ver.empty())
+      return make_error(*v.source_dir + "/version.txt: no version in '" + line + "'");
     v.torch = ver;
   }
   return true;
@@ -55,7 +68,8 @@ Expected<bool> fill_version_from_source(plan::TorchVariant& v) {
 
 Expected<plan::TorchVariant> variant_from_flags(const TorchVariantFlags& f) {
   if (!f.arch.empty() && !f.gpu.empty()) return make_error("use --arch or --gpu, not both");
-  if (f.jobs && *f.jobs < 1) return make_error(fmt::format("--jobs {}: must be at least 1", *f.jobs));
+  if (f.jobs && *f.jobs < 1)
+    return make_error(fmt::format("--jobs {}: must be at least 1", *f.jobs));
   plan::TorchVariant base;
   if (!f.config.empty()) {
     TAILOR_TRY(config, plan::load_tailor_config(f.config));
@@ -74,8 +88,10 @@ Expected<plan::TorchVariant> variant_from_flags(const TorchVariantFlags& f) {
   if (!f.cuda.empty()) {
     auto c = plan::parse_cuda_choice(f.cuda);
     if (!c) return make_error("--cuda: " + c.error().message);
-    if (*c) top.cuda = **c;
-    else top.cpu_only = true;
+    if (*c)
+      top.cuda = **c;
+    else
+      top.cpu_only = true;
   }
   if (f.cpu_only) top.cpu_only = true;
   if (!f.python.empty() && f.python.find('/') == std::string::npos) top.python = f.python;
@@ -121,7 +137,9 @@ probe::HostReport probe_for_torch(const TorchVariantFlags& f, plan::TorchVariant
     if (r.ok() && !exe.empty() && exe.front() == '/') {
       auto same = [&](const probe::PythonInstall& p) {
         std::error_code e1, e2;
-        return std::filesystem::weakly_canonical(p.path, e1) == std::filesystem::weakly_canonical(exe, e2) && !e1 && !e2;
+        return std::filesystem::weakly_canonical(p.path, e1) ==
+                   std::filesystem::weakly_canonical(exe, e2) &&
+               !e1 && !e2;
       };
       auto it = std::find_if(host.pythons.begin(), host.pythons.end(), same);
       if (it != host.pythons.end()) {
@@ -140,7 +158,8 @@ probe::HostReport probe_for_torch(const TorchVariantFlags& f, plan::TorchVariant
       host.pythons.insert(host.pythons.begin(), *named);
     }
     for (auto it = host.pythons.begin(); it != host.pythons.end(); ++it) {
-      if (std::filesystem::weakly_canonical(it->path) == std::filesystem::weakly_canonical(f.python)) {
+      if (std::filesystem::weakly_canonical(it->path) ==
+          std::filesystem::weakly_canonical(f.python)) {
         auto parts = split_any(it->version, ".");
         if (parts.size() >= 2) variant.python = parts[0] + "." + parts[1];
         // The named interpreter goes first so resolution picks it.

@@ -15,7 +15,8 @@
 namespace tailor::cli {
 
 struct TorchVariantFlags {
-  std::string torch, source, cuda, python, cpu_target, blas, build_type, compress, platform, manylinux;
+  std::string torch, source, cuda, python, cpu_target, blas, build_type, compress, platform,
+      manylinux;
   std::string config, variant, work_dir = "tailor-work";
   bool cpu_only = false, keep_debug = false;
   std::vector<std::string> arch, gpu, with, without;

@@ -5,8 +5,10 @@ namespace tailor::cuda {
 ArchReport make_arch_report(const TargetSet& targets, std::optional<NvccCheck> nvcc) {
   ArchReport r;
   r.targets = targets;
-  for (Consumer c : {Consumer::torch, Consumer::cmake, Consumer::nvcc, Consumer::flash_attn, Consumer::bitsandbytes})
-    r.spellings.push_back({c, std::string(consumer_variable(c)), render_for(c, targets), render_losses(c, targets)});
+  for (Consumer c : {Consumer::torch, Consumer::cmake, Consumer::nvcc, Consumer::flash_attn,
+                     Consumer::bitsandbytes})
+    r.spellings.push_back(
+        {c, std::string(consumer_variable(c)), render_for(c, targets), render_losses(c, targets)});
   for (const auto& cap : known_capabilities()) {
     DeviceCoverage d{cap, coverage_on(targets, cap.cc), {}};
     for (const auto& g : gpus_with_capability(cap.cc)) d.gpu_examples.push_back(g.name);

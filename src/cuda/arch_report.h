@@ -36,7 +36,7 @@ struct NvccCheck {
 struct ArchReport {
   TargetSet targets;
   std::vector<ConsumerSpelling> spellings;
-  std::vector<DeviceCoverage> devices;  ///< every known CC, ascending
+  std::vector<DeviceCoverage> devices;                ///< every known CC, ascending
   std::vector<CudaVersion> cuda_versions_that_build;  ///< from the table, ascending
   std::optional<NvccCheck> nvcc_check;
 };

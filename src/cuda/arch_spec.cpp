@@ -1,10 +1,10 @@
 #include "cuda/arch_spec.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "cuda/compatibility.h"
 #include "cuda/gpu_catalog.h"
@@ -19,8 +19,9 @@ namespace {
 struct Reading {
   TargetSet targets;
   std::vector<ComputeCapability> devices;
-  std::vector<NamedArch> named;                            ///< torch's named lists used
-  std::vector<std::pair<std::string, ComputeCapability>> gpu_names;  ///< GPU and instance names used
+  std::vector<NamedArch> named;  ///< torch's named lists used
+  std::vector<std::pair<std::string, ComputeCapability>>
+      gpu_names;  ///< GPU and instance names used
   void add_gpu_name(std::string name, ComputeCapability cc) {
     for (const auto& [n, c] : gpu_names)
       if (n == name) return;
@@ -68,7 +69,8 @@ std::vector<std::string> suggestions(std::string_view token) {
   for (const auto& k : known_targets()) consider(k.name());
   for (const auto& c : known_capabilities()) consider(c.cc.str());
   for (const char* k : {"all", "all-major", "native"}) consider(k);
-  std::stable_sort(scored.begin(), scored.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](auto& a, auto& b) { return a.first < b.first; });
   std::vector<std::string> out;
   for (const auto& [d, s] : scored) {
     if (d > scored.front().first) break;
@@ -81,7 +83,8 @@ std::vector<std::string> suggestions(std::string_view token) {
       std::string family = named->name.substr(0, named->name.find('+'));
       for (const auto& g : gpu_catalog())
         if (g.family == family && !g.tegra) {
-          if (std::find(out.begin(), out.end(), g.name) == out.end()) out.insert(out.begin() + 1, g.name);
+          if (std::find(out.begin(), out.end(), g.name) == out.end())
+            out.insert(out.begin() + 1, g.name);
           break;
         }
       if (out.size() > 3) out.resize(3);
@@ -123,23 +126,26 @@ bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-
 Expected<void> add_keyword(Reading& r, std::string_view kw, const ArchSpecContext& ctx) {
   if (kw == "native") {
     if (ctx.native_devices.empty())
-      return make_error("'native' needs the GPUs of this machine, and none was detected (name the GPU instead, e.g. H100 or 9.0)");
+      return make_error(
+          "'native' needs the GPUs of this machine, and none was detected (name the GPU instead, "
+          "e.g. H100 or 9.0)");
     for (auto cc : ctx.native_devices) r.add_target(sass(cc));
     return {};
   }
   if (!ctx.nvcc)
-    return make_error("'" + std::string(kw) + "' depends on the CUDA version: pass --nvcc VERSION or install nvcc");
+    return make_error("'" + std::string(kw) +
+                      "' depends on the CUDA version: pass --nvcc VERSION or install nvcc");
   // As nvcc -arch=all / all-major do (checked with nvcc 13.0 --dryrun): SASS for every
   // plain target (all) or the lowest of each major (all-major), and PTX for the lowest
   // target of the highest major.
   std::vector<CudaTarget> plain;
   for (const auto& t : ctx.nvcc->sass)
     if (t.variant == ArchVariant::none) plain.push_back(t);
-  if (plain.empty()) return make_error("CUDA " + ctx.nvcc->cuda_version.to_string() + " lists no targets");
+  if (plain.empty())
+    return make_error("CUDA " + ctx.nvcc->cuda_version.to_string() + " lists no targets");
   for (size_t i = 0; i < plain.size(); ++i)
     if (kw == "all" || i == 0 || plain[i - 1].cc.major != plain[i].cc.major) r.add_target(plain[i]);
   int top = plain.back().cc.major;
@@ -180,7 +186,8 @@ Expected<void> parse_simple(Reading& r, std::string_view word, const ArchSpecCon
   const std::string w = to_lower(word);
   if (w == "all" || w == "all-major" || w == "native") return add_keyword(r, w, ctx);
   if (auto named = find_named_arch(w)) {
-    if (std::none_of(r.named.begin(), r.named.end(), [&](const NamedArch& n) { return n.name == named->name; }))
+    if (std::none_of(r.named.begin(), r.named.end(),
+                     [&](const NamedArch& n) { return n.name == named->name; }))
       r.named.push_back(*named);
     for (const auto& piece : split_any(named->arch_list, ";")) {
       auto ok = parse_simple(r, piece, ctx);
@@ -197,9 +204,9 @@ Expected<void> parse_simple(Reading& r, std::string_view word, const ArchSpecCon
     if (with_ptx) s.remove_suffix(4);
     auto dot = s.find('.');
     std::string digits = std::string(s.substr(0, dot)) + std::string(s.substr(dot + 1));
-    if (dot == s.size() - 1 || !split_digits_variant(digits, cc, variant) || !all_digits(s.substr(0, dot)) ||
-        !std::isdigit(static_cast<unsigned char>(s[dot + 1])) || (s.size() - dot - 1) > 2 ||
-        (s.size() - dot - 1 == 2 && variant == ArchVariant::none))
+    if (dot == s.size() - 1 || !split_digits_variant(digits, cc, variant) ||
+        !all_digits(s.substr(0, dot)) || !std::isdigit(static_cast<unsigned char>(s[dot + 1])) ||
+        (s.size() - dot - 1) > 2 || (s.size() - dot - 1 == 2 && variant == ArchVariant::none))
       return unknown(word);
     auto ok = add_known(r, sass(cc, variant), word);
     if (ok && with_ptx) ok = add_known(r, ptx(cc, variant), word);
@@ -224,7 +231,8 @@ Expected<void> parse_simple(Reading& r, std::string_view word, const ArchSpecCon
     }
   }
   // Canonical and bare: sm_90a, sm90a, compute_90, compute90
-  for (auto [prefix, kind] : {std::pair{"sm", TargetKind::sass}, std::pair{"compute", TargetKind::ptx}}) {
+  for (auto [prefix, kind] :
+       {std::pair{"sm", TargetKind::sass}, std::pair{"compute", TargetKind::ptx}}) {
     std::string_view p = prefix;
     if (w.starts_with(p) && w.size() > p.size()) {
       std::string_view rest = std::string_view(w).substr(p.size());
@@ -255,12 +263,14 @@ bool is_flag(std::string_view w, std::initializer_list<std::string_view> names) 
 }
 
 /// One whitespace-free word; several words may be consumed for a flag and its value.
-Expected<void> parse_words(Reading& r, const std::vector<std::string>& words, const ArchSpecContext& ctx) {
+Expected<void> parse_words(Reading& r, const std::vector<std::string>& words,
+                           const ArchSpecContext& ctx) {
   for (size_t i = 0; i < words.size(); ++i) {
     std::string w = words[i];
     std::string lw = to_lower(w);
     // A flag spelled with a space before its value: "-gencode arch=...", "-arch sm_90".
-    if (is_flag(lw, {"-gencode", "--generate-code", "-arch", "--gpu-architecture", "-code", "--gpu-code"})) {
+    if (is_flag(lw, {"-gencode", "--generate-code", "-arch", "--gpu-architecture", "-code",
+                     "--gpu-code"})) {
       if (i + 1 == words.size()) return make_error("'" + w + "' without a value");
       w += "=" + words[++i];
       lw = to_lower(w);
@@ -273,7 +283,8 @@ Expected<void> parse_words(Reading& r, const std::vector<std::string>& words, co
       if (auto gpu = find_gpu(phrase); gpu && lw[0] != '-') {
         // Only when the words are exactly a known spelling, so "8.0 H100" stays two tokens.
         auto exact = [&](const std::string& s) { return to_lower(s) == to_lower(phrase); };
-        bool is_exact = exact(gpu->name) || std::any_of(gpu->aliases.begin(), gpu->aliases.end(), exact);
+        bool is_exact =
+            exact(gpu->name) || std::any_of(gpu->aliases.begin(), gpu->aliases.end(), exact);
         if (is_exact) {
           r.add_device(gpu->cc);
           r.add_gpu_name(gpu->name, gpu->cc);
@@ -386,7 +397,8 @@ Expected<TargetSet> parse_arch_spec(std::string_view spec, const ArchSpecContext
   return r.targets;
 }
 
-Expected<TargetSet> parse_arch_specs(const std::vector<std::string>& specs, const ArchSpecContext& context) {
+Expected<TargetSet> parse_arch_specs(const std::vector<std::string>& specs,
+                                     const ArchSpecContext& context) {
   Reading r;
   if (specs.empty()) return make_error("no CUDA target given");
   for (const auto& s : specs) {
@@ -397,7 +409,8 @@ Expected<TargetSet> parse_arch_specs(const std::vector<std::string>& specs, cons
   return r.targets;
 }
 
-std::vector<std::string> arch_spec_notes(const std::vector<std::string>& specs, const ArchSpecContext& context) {
+std::vector<std::string> arch_spec_notes(const std::vector<std::string>& specs,
+                                         const ArchSpecContext& context) {
   Reading r;
   for (const auto& s : specs)
     if (!read_spec(r, s, context)) return {};
@@ -410,7 +423,8 @@ std::vector<std::string> arch_spec_notes(const std::vector<std::string>& specs, 
       std::string newest = pieces.back().substr(0, pieces.back().size() - 4);
       auto cc = parse_gpu_spec(newest);
       notes.push_back(fmt::format(
-          "{} is torch's named list {} (torch.utils.cpp_extension): a family name also embeds PTX of its newest CC{}, "
+          "{} is torch's named list {} (torch.utils.cpp_extension): a family name also embeds PTX "
+          "of its newest CC{}, "
           "which the driver JIT-compiles on newer GPUs (forward compatibility)",
           n.name, n.arch_list, cc && !cc->empty() ? " (" + ptx(cc->back()).name() + ")" : ""));
     }
@@ -433,14 +447,16 @@ std::vector<std::string> arch_spec_notes(const std::vector<std::string>& specs, 
           break;
         }
       }
-      left_out.push_back(fmt::format("{} ({}{})", cc.str(), gpus.empty() ? "Tegra" : join(gpus, ", ") + ", a Tegra part",
-                                     first_cuda.empty() ? "" : "; CUDA " + first_cuda + " or newer"));
+      left_out.push_back(fmt::format(
+          "{} ({}{})", cc.str(), gpus.empty() ? "Tegra" : join(gpus, ", ") + ", a Tegra part",
+          first_cuda.empty() ? "" : "; CUDA " + first_cuda + " or newer"));
     }
     if (!left_out.empty())
-      notes.push_back(fmt::format("{} is torch's list for the discrete GPUs and leaves out {}: torch names {} {}; "
-                                  "`tailor arch {} {}` gives both",
-                                  n.name, join(left_out, ", "), left_out.size() == 1 ? "it" : "them", tegra->name,
-                                  n.name, tegra->name));
+      notes.push_back(fmt::format(
+          "{} is torch's list for the discrete GPUs and leaves out {}: torch names {} {}; "
+          "`tailor arch {} {}` gives both",
+          n.name, join(left_out, ", "), left_out.size() == 1 ? "it" : "them", tegra->name, n.name,
+          tegra->name));
   }
   for (const auto& [name, cc] : r.gpu_names) {
     if (any_ptx) break;
@@ -451,10 +467,12 @@ std::vector<std::string> arch_spec_notes(const std::vector<std::string>& specs, 
     std::vector<std::string> runs;
     for (const auto& c : known_capabilities())
       if (coverage_on(own, c.cc).mode != RunMode::none) runs.push_back(c.cc.str());
-    notes.push_back(fmt::format(
-        "{} names one GPU: only its SASS ({}), no PTX, so the build runs on CC {} only; add {}+PTX{} "
-        "to embed PTX that newer GPUs JIT-compile",
-        name, sass(cc).name(), join(runs, ", "), cc.str(), family.empty() ? "" : " (or name the family, " + family + ")"));
+    notes.push_back(
+        fmt::format("{} names one GPU: only its SASS ({}), no PTX, so the build runs on CC {} "
+                    "only; add {}+PTX{} "
+                    "to embed PTX that newer GPUs JIT-compile",
+                    name, sass(cc).name(), join(runs, ", "), cc.str(),
+                    family.empty() ? "" : " (or name the family, " + family + ")"));
   }
   return notes;
 }
@@ -467,7 +485,8 @@ std::map<ComputeCapability, std::vector<std::string>> gpu_names_in_spec(std::str
   return out;
 }
 
-Expected<std::vector<ComputeCapability>> parse_gpu_spec(std::string_view spec, const ArchSpecContext& context) {
+Expected<std::vector<ComputeCapability>> parse_gpu_spec(std::string_view spec,
+                                                        const ArchSpecContext& context) {
   Reading r;
   auto ok = read_spec(r, spec, context);
   if (!ok) return ok.error();

@@ -1,6 +1,6 @@
-// Parsing every spelling people use for CUDA targets (facts in data/cuda/): TORCH_CUDA_ARCH_LIST entries and named arches,
-// CMake's CMAKE_CUDA_ARCHITECTURES, nvcc flags, canonical names, GPU names and cloud
-// instance types. Case-insensitive; entries separated by `;`, spaces or commas.
+// Parsing every spelling people use for CUDA targets (facts in data/cuda/): TORCH_CUDA_ARCH_LIST
+// entries and named arches, CMake's CMAKE_CUDA_ARCHITECTURES, nvcc flags, canonical names, GPU
+// names and cloud instance types. Case-insensitive; entries separated by `;`, spaces or commas.
 //
 // Meaning of the ambiguous forms, chosen to follow the build system that owns them:
 //   "8.6"  (torch)  = sm_86          "8.6+PTX" = sm_86 + compute_86   "9.0a" = sm_90a
@@ -39,12 +39,15 @@ Expected<TargetSet> parse_arch_specs(const std::vector<std::string>& specs,
 /// that GPU's SASS only ("T4G" = sm_75), a family's list leaves out its Tegra parts
 /// ("Blackwell" has no sm_110, which is "Blackwell+Tegra"). Empty for a spec that does
 /// not parse (parse_arch_specs says why).
-std::vector<std::string> arch_spec_notes(const std::vector<std::string>& specs, const ArchSpecContext& context = {});
+std::vector<std::string> arch_spec_notes(const std::vector<std::string>& specs,
+                                         const ArchSpecContext& context = {});
 /// The GPU and instance names a spec uses, per CC, as verdicts label a device:
 /// "H100;8.6" -> {9.0: [H100]}, "g5g.xlarge" -> {7.5: [g5g.xlarge]}. Empty when it does not parse.
 std::map<ComputeCapability, std::vector<std::string>> gpu_names_in_spec(std::string_view spec);
 /// The device CCs a spec names: "T4G" -> 7.5, "9.0" -> 9.0, "sm_90a" -> 9.0,
-/// "g5g.xlarge" -> 7.5, "A100;H100" -> 8.0, 9.0; "native" -> the context's devices. Ascending, unique.
-Expected<std::vector<ComputeCapability>> parse_gpu_spec(std::string_view spec, const ArchSpecContext& context = {});
+/// "g5g.xlarge" -> 7.5, "A100;H100" -> 8.0, 9.0; "native" -> the context's devices. Ascending,
+/// unique.
+Expected<std::vector<ComputeCapability>> parse_gpu_spec(std::string_view spec,
+                                                        const ArchSpecContext& context = {});
 
 }  // namespace tailor::cuda

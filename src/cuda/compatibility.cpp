@@ -23,7 +23,8 @@ RunMode run_mode(const CudaTarget& t, ComputeCapability device) {
   }
   if (device < t.cc) return RunMode::none;
   if (t.variant == ArchVariant::a) return t.cc == device ? RunMode::ptx_jit : RunMode::none;
-  if (t.variant == ArchVariant::f) return t.cc.major == device.major ? RunMode::ptx_jit : RunMode::none;
+  if (t.variant == ArchVariant::f)
+    return t.cc.major == device.major ? RunMode::ptx_jit : RunMode::none;
   return RunMode::ptx_jit;
 }
 
@@ -31,10 +32,14 @@ Coverage coverage_on(const TargetSet& set, ComputeCapability device) {
   Coverage best;
   auto rank = [](RunMode m) {
     switch (m) {
-      case RunMode::native: return 3;
-      case RunMode::compatible_sass: return 2;
-      case RunMode::ptx_jit: return 1;
-      case RunMode::none: return 0;
+      case RunMode::native:
+        return 3;
+      case RunMode::compatible_sass:
+        return 2;
+      case RunMode::ptx_jit:
+        return 1;
+      case RunMode::none:
+        return 0;
     }
     return 0;
   };
@@ -49,20 +54,28 @@ Coverage coverage_on(const TargetSet& set, ComputeCapability device) {
 
 std::string_view run_mode_label(RunMode mode) {
   switch (mode) {
-    case RunMode::native: return "native SASS";
-    case RunMode::compatible_sass: return "compatible SASS";
-    case RunMode::ptx_jit: return "PTX JIT";
-    case RunMode::none: return "no kernel image";
+    case RunMode::native:
+      return "native SASS";
+    case RunMode::compatible_sass:
+      return "compatible SASS";
+    case RunMode::ptx_jit:
+      return "PTX JIT";
+    case RunMode::none:
+      return "no kernel image";
   }
   return "?";
 }
 
 std::string_view run_mode_key(RunMode mode) {
   switch (mode) {
-    case RunMode::native: return "native";
-    case RunMode::compatible_sass: return "compatible_sass";
-    case RunMode::ptx_jit: return "ptx_jit";
-    case RunMode::none: return "none";
+    case RunMode::native:
+      return "native";
+    case RunMode::compatible_sass:
+      return "compatible_sass";
+    case RunMode::ptx_jit:
+      return "ptx_jit";
+    case RunMode::none:
+      return "none";
   }
   return "none";
 }

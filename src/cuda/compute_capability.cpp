@@ -14,7 +14,9 @@ bool parse_int(std::string_view s, int& out) {
 }
 }  // namespace
 
-std::string ComputeCapability::str() const { return std::to_string(major) + "." + std::to_string(minor); }
+std::string ComputeCapability::str() const {
+  return std::to_string(major) + "." + std::to_string(minor);
+}
 
 int ComputeCapability::number() const { return major * 10 + minor; }
 
@@ -23,14 +25,16 @@ Expected<ComputeCapability> parse_compute_capability(std::string_view text) {
   ComputeCapability cc;
   if (dot == std::string_view::npos || !parse_int(text.substr(0, dot), cc.major) ||
       !parse_int(text.substr(dot + 1), cc.minor) || text.size() - dot - 1 != 1 || cc.major == 0)
-    return make_error("not a compute capability: '" + std::string(text) + "' (expected X.Y, e.g. 9.0)");
+    return make_error("not a compute capability: '" + std::string(text) +
+                      "' (expected X.Y, e.g. 9.0)");
   return cc;
 }
 
 Expected<ComputeCapability> compute_capability_from_digits(std::string_view digits) {
   int n = 0;
   if (digits.size() < 2 || !parse_int(digits, n) || digits.front() == '0')
-    return make_error("not a compute capability number: '" + std::string(digits) + "' (expected e.g. 90)");
+    return make_error("not a compute capability number: '" + std::string(digits) +
+                      "' (expected e.g. 90)");
   return ComputeCapability{n / 10, n % 10};
 }
 

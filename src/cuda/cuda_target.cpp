@@ -11,7 +11,9 @@ std::string CudaTarget::digits() const {
   return d;
 }
 
-std::string CudaTarget::name() const { return (kind == TargetKind::sass ? "sm_" : "compute_") + digits(); }
+std::string CudaTarget::name() const {
+  return (kind == TargetKind::sass ? "sm_" : "compute_") + digits();
+}
 
 std::strong_ordering CudaTarget::operator<=>(const CudaTarget& other) const {
   if (auto c = cc <=> other.cc; c != 0) return c;
@@ -19,7 +21,9 @@ std::strong_ordering CudaTarget::operator<=>(const CudaTarget& other) const {
   return static_cast<int>(kind) <=> static_cast<int>(other.kind);
 }
 
-CudaTarget sass(ComputeCapability cc, ArchVariant variant) { return {TargetKind::sass, cc, variant}; }
+CudaTarget sass(ComputeCapability cc, ArchVariant variant) {
+  return {TargetKind::sass, cc, variant};
+}
 CudaTarget ptx(ComputeCapability cc, ArchVariant variant) { return {TargetKind::ptx, cc, variant}; }
 
 Expected<CudaTarget> parse_target_name(std::string_view name) {
@@ -32,7 +36,8 @@ Expected<CudaTarget> parse_target_name(std::string_view name) {
     t.kind = TargetKind::ptx;
     rest = name.substr(8);
   } else {
-    return make_error("not a CUDA target name: '" + std::string(name) + "' (expected sm_XY or compute_XY)");
+    return make_error("not a CUDA target name: '" + std::string(name) +
+                      "' (expected sm_XY or compute_XY)");
   }
   if (!rest.empty() && (rest.back() == 'a' || rest.back() == 'f')) {
     t.variant = rest.back() == 'a' ? ArchVariant::a : ArchVariant::f;

@@ -25,7 +25,8 @@ bool parse_label(std::string_view t, CudaVersion& v) {
   if (!starts_with_icase(t, "cu")) return false;
   std::string_view digits = t.substr(2);
   if (digits.size() != 3) return false;
-  return parse_number(digits.substr(0, 2), 2, v.major) && parse_number(digits.substr(2), 1, v.minor);
+  return parse_number(digits.substr(0, 2), 2, v.major) &&
+         parse_number(digits.substr(2), 1, v.minor);
 }
 
 /// "13.0", "13.0.88": two or three dotted numbers; the patch level is checked, then dropped.
@@ -35,25 +36,33 @@ bool parse_dotted(std::string_view t, CudaVersion& v) {
   std::string_view rest = t.substr(dot + 1);
   auto second = rest.find('.');
   int patch = 0;
-  if (second != std::string_view::npos && !parse_number(rest.substr(second + 1), 6, patch)) return false;
-  return parse_number(t.substr(0, dot), 3, v.major) && parse_number(rest.substr(0, second), 3, v.minor);
+  if (second != std::string_view::npos && !parse_number(rest.substr(second + 1), 6, patch))
+    return false;
+  return parse_number(t.substr(0, dot), 3, v.major) &&
+         parse_number(rest.substr(0, second), 3, v.minor);
 }
 }  // namespace
 
-std::string CudaVersion::to_string() const { return std::to_string(major) + "." + std::to_string(minor); }
+std::string CudaVersion::to_string() const {
+  return std::to_string(major) + "." + std::to_string(minor);
+}
 
-std::string CudaVersion::label() const { return "cu" + std::to_string(major) + std::to_string(minor); }
+std::string CudaVersion::label() const {
+  return "cu" + std::to_string(major) + std::to_string(minor);
+}
 
 Expected<CudaVersion> parse_cuda_version(std::string_view text) {
   const std::string_view t = trim(text);
   CudaVersion v;
   if ((parse_dotted(t, v) || parse_label(t, v)) && v.major > 0) return v;
-  return make_error("not a CUDA version: '" + terminal_safe(text) + "' (expected e.g. 12.8 or cu128)");
+  return make_error("not a CUDA version: '" + terminal_safe(text) +
+                    "' (expected e.g. 12.8 or cu128)");
 }
 
 Expected<CudaVersion> cuda_version_from_driver(int value) {
   if (value <= 0)
-    return make_error("not a CUDA driver version: " + std::to_string(value) + " (expected e.g. 12080 for 12.8)");
+    return make_error("not a CUDA driver version: " + std::to_string(value) +
+                      " (expected e.g. 12080 for 12.8)");
   return CudaVersion{value / 1000, value % 1000 / 10};
 }
 

@@ -22,17 +22,23 @@ std::optional<CudaTarget> FatbinCode::target() const {
   if (arch_specific && family) return std::nullopt;
   // nvcc spells the CC's digits with the last one as the minor: 90 -> 9.0, 121 -> 12.1.
   const ComputeCapability cc{static_cast<int>(arch / 10), static_cast<int>(arch % 10)};
-  const ArchVariant variant = arch_specific ? ArchVariant::a : family ? ArchVariant::f : ArchVariant::none;
+  const ArchVariant variant = arch_specific ? ArchVariant::a
+                              : family      ? ArchVariant::f
+                                            : ArchVariant::none;
   return kind == k_fatbin_kind_cubin ? sass(cc, variant) : ptx(cc, variant);
 }
 
 std::string FatbinCode::name() const {
   if (auto t = target()) return t->name();
   std::string out;
-  if (kind == k_fatbin_kind_cubin) out = "sm_";
-  else if (kind == k_fatbin_kind_ptx) out = "compute_";
-  else if (kind == k_fatbin_kind_lto_ir) out = "lto_";
-  else out = "kind" + std::to_string(kind) + "_";
+  if (kind == k_fatbin_kind_cubin)
+    out = "sm_";
+  else if (kind == k_fatbin_kind_ptx)
+    out = "compute_";
+  else if (kind == k_fatbin_kind_lto_ir)
+    out = "lto_";
+  else
+    out = "kind" + std::to_string(kind) + "_";
   out += std::to_string(arch);
   if (arch_specific) out += 'a';
   if (family) out += 'f';

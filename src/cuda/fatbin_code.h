@@ -31,8 +31,8 @@ inline constexpr uint16_t k_fatbin_kind_lto_ir = 8;
 inline constexpr uint32_t k_max_fatbin_arch = 999;
 
 struct FatbinCode {
-  uint16_t kind = 0;   ///< k_fatbin_kind_*; any other value is a kind this model does not know
-  uint32_t arch = 0;   ///< the SM number as decimal: 75, 90, 120
+  uint16_t kind = 0;  ///< k_fatbin_kind_*; any other value is a kind this model does not know
+  uint32_t arch = 0;  ///< the SM number as decimal: 75, 90, 120
   bool arch_specific = false;  ///< the `a` flag (sm_90a)
   bool family = false;         ///< the `f` flag (sm_100f)
 
@@ -55,15 +55,15 @@ struct FatbinCode {
 /// The code of a fatbin entry: its kind, arch and flags copied from the header that
 /// formats read (formats::FatbinEntry).
 template <class Entry>
-  requires requires(const Entry& e) {
-    e.kind;
-    e.arch;
-    e.arch_specific;
-    e.family;
-  }
+requires requires(const Entry& e) {
+  e.kind;
+  e.arch;
+  e.arch_specific;
+  e.family;
+}
 FatbinCode fatbin_code(const Entry& e) {
-  return {static_cast<uint16_t>(e.kind), static_cast<uint32_t>(e.arch), static_cast<bool>(e.arch_specific),
-          static_cast<bool>(e.family)};
+  return {static_cast<uint16_t>(e.kind), static_cast<uint32_t>(e.arch),
+          static_cast<bool>(e.arch_specific), static_cast<bool>(e.family)};
 }
 
 }  // namespace tailor::cuda

@@ -66,7 +66,8 @@ Catalog load_catalog() {
     if (i.host_arch != "x86_64" && i.host_arch != "aarch64")
       n.fail("instance '" + i.family + "': host '" + i.host_arch + "' (x86_64 or aarch64)");
     i.cpu_target = n["cpu_target"].string_or("");
-    if (std::none_of(c.gpus.begin(), c.gpus.end(), [&](const GpuModel& g) { return g.name == i.gpu; }))
+    if (std::none_of(c.gpus.begin(), c.gpus.end(),
+                     [&](const GpuModel& g) { return g.name == i.gpu; }))
       n.fail("instance '" + i.family + "' names unknown gpu '" + i.gpu + "'");
     c.instances.push_back(std::move(i));
   }
@@ -153,7 +154,8 @@ std::optional<CloudInstance> find_instance(std::string_view instance_type) {
   const CloudInstance* best = nullptr;
   for (const auto& i : cloud_instances()) {
     const std::string f = to_lower(i.family);
-    bool match = t == f || (t.size() > f.size() && t.starts_with(f) && (t[f.size()] == '.' || t[f.size()] == '-'));
+    bool match = t == f || (t.size() > f.size() && t.starts_with(f) &&
+                            (t[f.size()] == '.' || t[f.size()] == '-'));
     if (match && (!best || i.family.size() > best->family.size())) best = &i;
   }
   if (!best) return std::nullopt;
@@ -180,7 +182,8 @@ std::vector<PlatformHint> platform_hints(std::string_view spec) {
       return true;
     }
     if (auto gpu = find_gpu(name)) {
-      if (gpu->host_arch != "any") out.push_back({name, "GPU " + gpu->name, gpu->host_arch, gpu->cpu_target});
+      if (gpu->host_arch != "any")
+        out.push_back({name, "GPU " + gpu->name, gpu->host_arch, gpu->cpu_target});
       return true;
     }
     return false;
@@ -192,17 +195,22 @@ std::vector<PlatformHint> platform_hints(std::string_view spec) {
     // A GPU of several words ("Jetson AGX Orin") only when the words are exactly its name.
     if (ws.size() > 1) {
       if (auto gpu = find_gpu(piece)) {
-        auto same = [&](const std::string& s) { return join(words(s), "") == join(words(piece), ""); };
+        auto same = [&](const std::string& s) {
+          return join(words(s), "") == join(words(piece), "");
+        };
         if (same(gpu->name) || std::any_of(gpu->aliases.begin(), gpu->aliases.end(), same)) {
-          if (gpu->host_arch != "any") out.push_back({piece, "GPU " + gpu->name, gpu->host_arch, gpu->cpu_target});
+          if (gpu->host_arch != "any")
+            out.push_back({piece, "GPU " + gpu->name, gpu->host_arch, gpu->cpu_target});
           continue;
         }
       }
     }
     for (const auto& w : ws) {
-      if (w.empty() || w[0] == '-' || std::isdigit(static_cast<unsigned char>(w[0]))) continue;  // flags, 8.6, 90a
+      if (w.empty() || w[0] == '-' || std::isdigit(static_cast<unsigned char>(w[0])))
+        continue;  // flags, 8.6, 90a
       std::string lw = to_lower(w);
-      if (lw.starts_with("sm_") || lw.starts_with("compute_") || lw.starts_with("arch=") || lw.starts_with("code="))
+      if (lw.starts_with("sm_") || lw.starts_with("compute_") || lw.starts_with("arch=") ||
+          lw.starts_with("code="))
         continue;
       add_name(w);
     }

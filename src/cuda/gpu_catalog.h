@@ -14,10 +14,10 @@ struct GpuModel {
   std::string name;                  ///< "H100"
   std::vector<std::string> aliases;  ///< other names people and drivers use
   ComputeCapability cc;
-  std::string family;                ///< "Hopper"
+  std::string family;  ///< "Hopper"
   bool tegra = false;
-  std::string host_arch;             ///< "x86_64", "aarch64" (T4G, GH200), "any"
-  std::string cpu_target;            ///< the CPU of every host that carries it ("neoverse-n1"), or ""
+  std::string host_arch;   ///< "x86_64", "aarch64" (T4G, GH200), "any"
+  std::string cpu_target;  ///< the CPU of every host that carries it ("neoverse-n1"), or ""
 };
 
 /// A known compute capability: its family and whether it is a Tegra part.
@@ -38,9 +38,9 @@ std::optional<GpuModel> find_gpu(std::string_view name);
 std::vector<GpuModel> gpus_with_capability(ComputeCapability cc);
 
 struct CloudInstance {
-  std::string family;  ///< "g5g", "p4d", "a3-highgpu"
-  std::string cloud;   ///< "aws", "gcp"
-  std::string gpu;     ///< a name in gpu_catalog()
+  std::string family;      ///< "g5g", "p4d", "a3-highgpu"
+  std::string cloud;       ///< "aws", "gcp"
+  std::string gpu;         ///< a name in gpu_catalog()
   std::string host_arch;   ///< "x86_64" | "aarch64": the CPU architecture of the family
   std::string cpu_target;  ///< its CPU ("neoverse-n1" for g5g), or "" where not one
 };

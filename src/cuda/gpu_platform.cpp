@@ -1,7 +1,8 @@
 #include "cuda/gpu_platform.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "util/strings.h"
 
@@ -29,7 +30,8 @@ std::string normalize_platform(std::string_view p) {
   return s;
 }
 
-Expected<std::optional<ImpliedPlatform>> implied_platform(const std::vector<std::string>& gpu_specs) {
+Expected<std::optional<ImpliedPlatform>> implied_platform(
+    const std::vector<std::string>& gpu_specs) {
   std::vector<PlatformHint> hints;
   for (const auto& spec : gpu_specs)
     for (auto& h : platform_hints(spec)) hints.push_back(std::move(h));
@@ -41,8 +43,9 @@ Expected<std::optional<ImpliedPlatform>> implied_platform(const std::vector<std:
   for (const auto& h : hints) {
     if (h.host_arch != out.platform) {
       const auto& first = hints.front();
-      return make_error(fmt::format("{} ({}) exists only on {}, {} ({}) only on {}: one build cannot serve both",
-                                    first.name, first.what, first.host_arch, h.name, h.what, h.host_arch));
+      return make_error(
+          fmt::format("{} ({}) exists only on {}, {} ({}) only on {}: one build cannot serve both",
+                      first.name, first.what, first.host_arch, h.name, h.what, h.host_arch));
     }
     if (h.cpu_target != out.cpu_target) out.cpu_target.clear();
     if (std::find(names.begin(), names.end(), h.name) == names.end()) names.push_back(h.name);
@@ -56,14 +59,15 @@ Expected<std::optional<std::string>> variant_platform(const std::optional<std::s
                                                       const std::vector<std::string>& gpu_specs) {
   TAILOR_TRY(implied, implied_platform(gpu_specs));
   if (asked && implied && normalize_platform(*asked) != implied->platform)
-    return make_error(fmt::format("platform {} conflicts with {}, which exists only on {}", *asked, implied->source,
-                                  implied->platform));
+    return make_error(fmt::format("platform {} conflicts with {}, which exists only on {}", *asked,
+                                  implied->source, implied->platform));
   if (asked) return std::optional<std::string>{normalize_platform(*asked)};
   if (implied) return std::optional<std::string>{implied->platform};
   return std::optional<std::string>{};
 }
 
-std::string platform_mismatch(const ImpliedPlatform& implied, std::string_view machine, std::string_view what) {
+std::string platform_mismatch(const ImpliedPlatform& implied, std::string_view machine,
+                              std::string_view what) {
   std::string m = normalize_platform(machine);
   if ((m != "x86_64" && m != "aarch64") || m == implied.platform) return "";
   std::vector<std::string> names;
@@ -72,8 +76,8 @@ std::string platform_mismatch(const ImpliedPlatform& implied, std::string_view m
     if (std::find(names.begin(), names.end(), d) == names.end()) names.push_back(d);
   }
   if (names.empty()) names.push_back(implied.source);
-  return fmt::format("{} {} only on {}; {} is {}", join(names, ", "), names.size() == 1 ? "exists" : "exist", implied.platform,
-                     what, m);
+  return fmt::format("{} {} only on {}; {} is {}", join(names, ", "),
+                     names.size() == 1 ? "exists" : "exist", implied.platform, what, m);
 }
 
 }  // namespace tailor::cuda

@@ -17,15 +17,16 @@
 namespace tailor::cuda {
 
 struct ImpliedPlatform {
-  std::string platform;    ///< "aarch64" | "x86_64"
-  std::string cpu_target;  ///< "neoverse-n1"; empty when not known or the names disagree
-  std::string source;      ///< the names that imply it, as typed: "g5g.xlarge"
+  std::string platform;             ///< "aarch64" | "x86_64"
+  std::string cpu_target;           ///< "neoverse-n1"; empty when not known or the names disagree
+  std::string source;               ///< the names that imply it, as typed: "g5g.xlarge"
   std::vector<PlatformHint> hints;  ///< one per name, in the order typed
 };
 
 /// nullopt when no name implies a platform; an error naming both when two disagree
 /// ("T4G (GPU T4G) exists only on aarch64, g4dn.xlarge (instance g4dn) only on x86_64 ...").
-Expected<std::optional<ImpliedPlatform>> implied_platform(const std::vector<std::string>& gpu_specs);
+Expected<std::optional<ImpliedPlatform>> implied_platform(
+    const std::vector<std::string>& gpu_specs);
 
 /// "aarch64" from "arm64"/"sbsa", "x86_64" from "amd64"/"x64", otherwise lowercased.
 std::string normalize_platform(std::string_view platform);
@@ -40,6 +41,7 @@ Expected<std::optional<std::string>> variant_platform(const std::optional<std::s
 /// platform or is not a CPU platform tailor knows ("cuda", "em_<n>", ""), else the reason
 /// in one line: "T4G (g5g) exists only on aarch64; this library is x86_64", with `what`
 /// = "this library".
-std::string platform_mismatch(const ImpliedPlatform& implied, std::string_view machine, std::string_view what);
+std::string platform_mismatch(const ImpliedPlatform& implied, std::string_view machine,
+                              std::string_view what);
 
 }  // namespace tailor::cuda

@@ -9,8 +9,8 @@
 namespace tailor::cuda {
 
 struct NamedArch {
-  std::string name;        ///< "Hopper", "Ampere+Tegra"
-  std::string arch_list;   ///< "9.0+PTX" in TORCH_CUDA_ARCH_LIST spelling
+  std::string name;       ///< "Hopper", "Ampere+Tegra"
+  std::string arch_list;  ///< "9.0+PTX" in TORCH_CUDA_ARCH_LIST spelling
 };
 
 const std::vector<NamedArch>& named_arches();

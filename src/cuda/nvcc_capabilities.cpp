@@ -60,7 +60,8 @@ std::vector<CudaVersion> known_cuda_versions() {
 Expected<NvccCapabilities> nvcc_capabilities_from_table(const CudaVersion& cuda_version) {
   auto it = table().find(cuda_version);
   if (it == table().end())
-    return make_error("CUDA " + cuda_version.to_string() + " is not in tailor's nvcc table (known: " +
+    return make_error("CUDA " + cuda_version.to_string() +
+                      " is not in tailor's nvcc table (known: " +
                       join(to_strings(known_cuda_versions()), ", ") + ")");
   return it->second;
 }
@@ -70,13 +71,17 @@ Expected<NvccCapabilities> nvcc_capabilities_from_table(std::string_view cuda_ve
   return nvcc_capabilities_from_table(version);
 }
 
-Expected<NvccCapabilities> nvcc_capabilities_from_nvcc(const std::string& nvcc, CommandRunner& runner) {
-  auto run = [&](const char* flag) { return runner.run(CommandSpec{{nvcc, flag}, std::chrono::seconds(30)}); };
+Expected<NvccCapabilities> nvcc_capabilities_from_nvcc(const std::string& nvcc,
+                                                       CommandRunner& runner) {
+  auto run = [&](const char* flag) {
+    return runner.run(CommandSpec{{nvcc, flag}, std::chrono::seconds(30)});
+  };
   CommandResult version = run("--version");
   if (!version.ok()) return make_error("could not run '" + nvcc + " --version'");
   // "Cuda compilation tools, release 13.0, V13.0.88"
   auto pos = version.out.find("release ");
-  if (pos == std::string::npos) return make_error("'" + nvcc + " --version' printed no release line");
+  if (pos == std::string::npos)
+    return make_error("'" + nvcc + " --version' printed no release line");
   auto end = version.out.find_first_of(", \n", pos + 8);
   NvccCapabilities caps;
   auto release = parse_cuda_version(std::string_view(version.out).substr(pos + 8, end - pos - 8));
@@ -84,7 +89,8 @@ Expected<NvccCapabilities> nvcc_capabilities_from_nvcc(const std::string& nvcc, 
   caps.cuda_version = *release;
   CommandResult code = run("--list-gpu-code");
   CommandResult arch = run("--list-gpu-arch");
-  if (!code.ok() || !arch.ok()) return make_error("'" + nvcc + " --list-gpu-code' failed (nvcc older than 11.0?)");
+  if (!code.ok() || !arch.ok())
+    return make_error("'" + nvcc + " --list-gpu-code' failed (nvcc older than 11.0?)");
   caps.sass = parse_listing(code.out);
   caps.ptx = parse_listing(arch.out);
   if (caps.sass.empty()) return make_error("'" + nvcc + " --list-gpu-code' listed no targets");

@@ -27,7 +27,8 @@ Expected<NvccCapabilities> nvcc_capabilities_from_table(const CudaVersion& cuda_
 Expected<NvccCapabilities> nvcc_capabilities_from_table(std::string_view cuda_version);
 /// Runs `nvcc --version`, `--list-gpu-code` and `--list-gpu-arch`. nvcc lists only the
 /// plain targets; the a/f variants of listed CCs come from the table for that version.
-Expected<NvccCapabilities> nvcc_capabilities_from_nvcc(const std::string& nvcc, CommandRunner& runner);
+Expected<NvccCapabilities> nvcc_capabilities_from_nvcc(const std::string& nvcc,
+                                                       CommandRunner& runner);
 /// The CUDA versions in the table, ascending (11.8, ..., 13.0).
 std::vector<CudaVersion> known_cuda_versions();
 /// One message per target the compiler cannot produce:

@@ -25,9 +25,13 @@ Slots slots_of(const TargetSet& set) {
   return s;
 }
 
-std::string suffix(ArchVariant v) { return v == ArchVariant::a ? "a" : v == ArchVariant::f ? "f" : ""; }
+std::string suffix(ArchVariant v) {
+  return v == ArchVariant::a ? "a" : v == ArchVariant::f ? "f" : "";
+}
 
-std::string cc_digits(ComputeCapability cc, ArchVariant v) { return std::to_string(cc.number()) + suffix(v); }
+std::string cc_digits(ComputeCapability cc, ArchVariant v) {
+  return std::to_string(cc.number()) + suffix(v);
+}
 
 /// SASS CCs only, variants dropped: the shape flash-attn and bitsandbytes take.
 std::string render_sass_numbers(const TargetSet& set) {
@@ -88,11 +92,16 @@ std::string render_bnb_compute_capability(const TargetSet& set) { return render_
 
 std::string render_for(Consumer consumer, const TargetSet& set) {
   switch (consumer) {
-    case Consumer::torch: return render_torch_arch_list(set);
-    case Consumer::cmake: return render_cmake_architectures(set);
-    case Consumer::nvcc: return join(render_gencode_flags(set), " ");
-    case Consumer::flash_attn: return render_flash_attn_archs(set);
-    case Consumer::bitsandbytes: return render_bnb_compute_capability(set);
+    case Consumer::torch:
+      return render_torch_arch_list(set);
+    case Consumer::cmake:
+      return render_cmake_architectures(set);
+    case Consumer::nvcc:
+      return join(render_gencode_flags(set), " ");
+    case Consumer::flash_attn:
+      return render_flash_attn_archs(set);
+    case Consumer::bitsandbytes:
+      return render_bnb_compute_capability(set);
   }
   return {};
 }
@@ -101,17 +110,19 @@ std::vector<std::string> render_losses(Consumer consumer, const TargetSet& set) 
   std::vector<std::string> out;
   switch (consumer) {
     case Consumer::cmake:
-    case Consumer::nvcc: break;
+    case Consumer::nvcc:
+      break;
     case Consumer::torch:
       for (const auto& [key, slot] : slots_of(set)) {
         auto [cc, variant] = key;
         if (variant == ArchVariant::f)
-          out.push_back("TORCH_CUDA_ARCH_LIST has no family targets: " + cc_digits(cc, variant) + " is spelled " +
-                        cc.str() + " (sm_" + std::to_string(cc.number()) + ", this CC only)");
+          out.push_back("TORCH_CUDA_ARCH_LIST has no family targets: " + cc_digits(cc, variant) +
+                        " is spelled " + cc.str() + " (sm_" + std::to_string(cc.number()) +
+                        ", this CC only)");
         else if (!slot.sass)
-          out.push_back("TORCH_CUDA_ARCH_LIST cannot say PTX only: compute_" + cc_digits(cc, variant) +
-                        " is spelled " + cc.str() + suffix(variant) + "+PTX, which adds sm_" +
-                        cc_digits(cc, variant));
+          out.push_back("TORCH_CUDA_ARCH_LIST cannot say PTX only: compute_" +
+                        cc_digits(cc, variant) + " is spelled " + cc.str() + suffix(variant) +
+                        "+PTX, which adds sm_" + cc_digits(cc, variant));
       }
       break;
     case Consumer::flash_attn:
@@ -119,9 +130,11 @@ std::vector<std::string> render_losses(Consumer consumer, const TargetSet& set) 
       std::string var(consumer_variable(consumer));
       for (const auto& t : set.targets) {
         if (t.kind == TargetKind::ptx)
-          out.push_back(var + " names SASS only: " + t.name() + " is left to the package's own build");
+          out.push_back(var + " names SASS only: " + t.name() +
+                        " is left to the package's own build");
         else if (t.variant != ArchVariant::none)
-          out.push_back(var + " has no a/f variants: " + t.name() + " is spelled " + std::to_string(t.cc.number()));
+          out.push_back(var + " has no a/f variants: " + t.name() + " is spelled " +
+                        std::to_string(t.cc.number()));
       }
       break;
     }
@@ -133,20 +146,27 @@ Expected<TargetSet> parse_for(Consumer consumer, std::string_view text) {
   switch (consumer) {
     case Consumer::torch:
     case Consumer::cmake:
-    case Consumer::nvcc: return parse_arch_spec(text);
+    case Consumer::nvcc:
+      return parse_arch_spec(text);
     case Consumer::flash_attn:
-    case Consumer::bitsandbytes: return parse_sass_numbers(text, consumer_variable(consumer));
+    case Consumer::bitsandbytes:
+      return parse_sass_numbers(text, consumer_variable(consumer));
   }
   return make_error("unknown consumer");
 }
 
 std::string_view consumer_variable(Consumer consumer) {
   switch (consumer) {
-    case Consumer::torch: return "TORCH_CUDA_ARCH_LIST";
-    case Consumer::cmake: return "CMAKE_CUDA_ARCHITECTURES";
-    case Consumer::nvcc: return "nvcc -gencode";
-    case Consumer::flash_attn: return "FLASH_ATTN_CUDA_ARCHS";
-    case Consumer::bitsandbytes: return "COMPUTE_CAPABILITY";
+    case Consumer::torch:
+      return "TORCH_CUDA_ARCH_LIST";
+    case Consumer::cmake:
+      return "CMAKE_CUDA_ARCHITECTURES";
+    case Consumer::nvcc:
+      return "nvcc -gencode";
+    case Consumer::flash_attn:
+      return "FLASH_ATTN_CUDA_ARCHS";
+    case Consumer::bitsandbytes:
+      return "COMPUTE_CAPABILITY";
   }
   return "";
 }

@@ -21,11 +21,12 @@ namespace tailor::cuda {
 
 enum class Consumer { torch, cmake, nvcc, flash_attn, bitsandbytes };
 
-std::string render_torch_arch_list(const TargetSet& set);        // "8.0;8.6+PTX"
-std::string render_cmake_architectures(const TargetSet& set);    // "80-real;86"
-std::vector<std::string> render_gencode_flags(const TargetSet& set);  // {"-gencode=arch=compute_80,code=sm_80", ...}
-std::string render_flash_attn_archs(const TargetSet& set);       // "80;90"
-std::string render_bnb_compute_capability(const TargetSet& set); // "75;80;90"
+std::string render_torch_arch_list(const TargetSet& set);      // "8.0;8.6+PTX"
+std::string render_cmake_architectures(const TargetSet& set);  // "80-real;86"
+std::vector<std::string> render_gencode_flags(
+    const TargetSet& set);  // {"-gencode=arch=compute_80,code=sm_80", ...}
+std::string render_flash_attn_archs(const TargetSet& set);        // "80;90"
+std::string render_bnb_compute_capability(const TargetSet& set);  // "75;80;90"
 
 /// The consumer's spelling as one string (gencode flags joined by spaces).
 std::string render_for(Consumer consumer, const TargetSet& set);

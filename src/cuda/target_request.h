@@ -66,6 +66,7 @@ struct ResolvedTargets {
   std::string described;
 };
 
-Expected<ResolvedTargets> resolve_target_request(const TargetRequest& request, const ArchSpecContext& context = {});
+Expected<ResolvedTargets> resolve_target_request(const TargetRequest& request,
+                                                 const ArchSpecContext& context = {});
 
 }  // namespace tailor::cuda

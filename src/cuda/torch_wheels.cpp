@@ -12,7 +12,8 @@ std::vector<OfficialArchList> load() {
   for (const auto& n : data::toml_document(k_file)["wheel"].array()) {
     auto cuda = parse_cuda_version(n["cuda"].string());
     if (!cuda) n["cuda"].fail(cuda.error().message);
-    out.push_back({*cuda, n["platform"].string(), n["torch_cuda_arch_list"].string(), n["note"].string_or("")});
+    out.push_back({*cuda, n["platform"].string(), n["torch_cuda_arch_list"].string(),
+                   n["note"].string_or("")});
   }
   return out;
 }

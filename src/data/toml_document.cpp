@@ -11,20 +11,28 @@ std::string child_key(const std::string& parent, std::string_view key) {
 
 const char* type_name(const toml::node& n) {
   switch (n.type()) {
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a number";
-    case toml::node_type::boolean: return "a boolean";
-    default: return "a date or time";
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::string:
+      return "a string";
+    case toml::node_type::integer:
+      return "an integer";
+    case toml::node_type::floating_point:
+      return "a number";
+    case toml::node_type::boolean:
+      return "a boolean";
+    default:
+      return "a date or time";
   }
 }
 
 }  // namespace
 
 void TomlValue::fail(std::string_view what) const {
-  throw DataError(*m_file + ": " + (m_key.empty() ? std::string() : m_key + ": ") + std::string(what));
+  throw DataError(*m_file + ": " + (m_key.empty() ? std::string() : m_key + ": ") +
+                  std::string(what));
 }
 
 TomlValue TomlValue::operator[](std::string_view key) const {
@@ -50,7 +58,7 @@ TomlValue TomlValue::at_path(std::string_view dotted) const {
   }
 }
 
-#define TAILOR_REQUIRE(expected_what)                                                    \
+#define TAILOR_REQUIRE(expected_what) \
   if (!m_node) fail("missing (expected " expected_what ")");
 
 std::string TomlValue::string() const {
@@ -99,7 +107,8 @@ std::vector<std::pair<std::string, TomlValue>> TomlValue::entries() const {
   if (!t) fail("expected a table, found " + std::string(type_name(*m_node)));
   std::vector<std::pair<std::string, TomlValue>> out;
   for (const auto& [k, v] : *t)
-    out.emplace_back(std::string(k.str()), TomlValue(m_root, &v, m_file, child_key(m_key, k.str())));
+    out.emplace_back(std::string(k.str()),
+                     TomlValue(m_root, &v, m_file, child_key(m_key, k.str())));
   return out;
 }
 
@@ -117,7 +126,9 @@ std::map<std::string, std::string> TomlValue::string_table() const {
 
 #undef TAILOR_REQUIRE
 
-std::string TomlValue::string_or(std::string fallback) const { return m_node ? string() : fallback; }
+std::string TomlValue::string_or(std::string fallback) const {
+  return m_node ? string() : fallback;
+}
 int64_t TomlValue::integer_or(int64_t fallback) const { return m_node ? integer() : fallback; }
 double TomlValue::number_or(double fallback) const { return m_node ? number() : fallback; }
 bool TomlValue::boolean_or(bool fallback) const { return m_node ? boolean() : fallback; }
@@ -127,7 +138,9 @@ std::vector<std::string> TomlValue::strings_or_empty() const {
 std::map<std::string, std::string> TomlValue::string_table_or_empty() const {
   return m_node ? string_table() : std::map<std::string, std::string>{};
 }
-std::vector<TomlValue> TomlValue::array_or_empty() const { return m_node ? array() : std::vector<TomlValue>{}; }
+std::vector<TomlValue> TomlValue::array_or_empty() const {
+  return m_node ? array() : std::vector<TomlValue>{};
+}
 std::vector<std::pair<std::string, TomlValue>> TomlValue::entries_or_empty() const {
   return m_node ? entries() : std::vector<std::pair<std::string, TomlValue>>{};
 }
@@ -136,13 +149,16 @@ TomlDocument::TomlDocument(toml::table table, std::string file)
     : m_table(std::make_shared<const toml::table>(std::move(table))),
       m_file(std::make_shared<const std::string>(std::move(file))) {}
 
-void TomlDocument::fail(std::string_view what) const { throw DataError(*m_file + ": " + std::string(what)); }
+void TomlDocument::fail(std::string_view what) const {
+  throw DataError(*m_file + ": " + std::string(what));
+}
 
 TomlDocument parse_toml(std::string_view text, std::string source) {
   try {
     return TomlDocument(toml::parse(text, source), source);
   } catch (const toml::parse_error& e) {
-    throw DataError(source + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
+    throw DataError(source + ":" + std::to_string(e.source().begin.line) + ": " +
+                    std::string(e.description()));
   }
 }
 

@@ -8,13 +8,14 @@
 // time. A parse function over text that can come from outside the binary returns
 // Expected<T> and converts at its boundary with data::expected_from.
 #pragma once
+#include <toml++/toml.h>
+
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <toml++/toml.h>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -26,7 +27,7 @@ namespace tailor::data {
 /// A data document that does not parse, or a key that is missing or of the wrong type.
 /// The message names the file and the key.
 class DataError : public std::logic_error {
-public:
+ public:
   using std::logic_error::logic_error;
 };
 
@@ -35,7 +36,7 @@ public:
 /// (`for (auto& n : data::toml_document(f)["x"].array())` is safe). Navigating to a
 /// missing key is allowed (the value is then absent); the typed getters say what is wrong.
 class TomlValue {
-public:
+ public:
   TomlValue(std::shared_ptr<const toml::table> root, const toml::node* node,
             std::shared_ptr<const std::string> file, std::string key)
       : m_root(std::move(root)), m_node(node), m_file(std::move(file)), m_key(std::move(key)) {}
@@ -55,9 +56,9 @@ public:
   int64_t integer() const;
   double number() const;  ///< an integer or a float
   bool boolean() const;
-  std::vector<std::string> strings() const;                ///< an array of strings
-  std::map<std::string, std::string> string_table() const; ///< a table of strings
-  std::vector<TomlValue> array() const;                    ///< an array of anything
+  std::vector<std::string> strings() const;                        ///< an array of strings
+  std::map<std::string, std::string> string_table() const;         ///< a table of strings
+  std::vector<TomlValue> array() const;                            ///< an array of anything
   std::vector<std::pair<std::string, TomlValue>> entries() const;  ///< a table, in file order
 
   // Optional: absent gives the fallback (or empty); present but mistyped throws DataError.
@@ -72,10 +73,14 @@ public:
   /// The *_or getter for the fallback's type: std::string, bool, an integer or double.
   template <typename T>
   T value_or(T fallback) const {
-    if constexpr (std::is_same_v<T, bool>) return boolean_or(fallback);
-    else if constexpr (std::is_integral_v<T>) return static_cast<T>(integer_or(fallback));
-    else if constexpr (std::is_floating_point_v<T>) return static_cast<T>(number_or(fallback));
-    else return string_or(std::move(fallback));
+    if constexpr (std::is_same_v<T, bool>)
+      return boolean_or(fallback);
+    else if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(integer_or(fallback));
+    else if constexpr (std::is_floating_point_v<T>)
+      return static_cast<T>(number_or(fallback));
+    else
+      return string_or(std::move(fallback));
   }
 
   bool is_table() const { return m_node && m_node->is_table(); }
@@ -85,7 +90,7 @@ public:
   /// Throws DataError "<file>: <key>: <what>" (a loader's own check of a value).
   [[noreturn]] void fail(std::string_view what) const;
 
-private:
+ private:
   std::shared_ptr<const toml::table> m_root;  ///< keeps m_node alive
   const toml::node* m_node;
   std::shared_ptr<const std::string> m_file;
@@ -94,7 +99,7 @@ private:
 
 /// A parsed document and the name it is reported under ("data/cuda/gpus.toml").
 class TomlDocument {
-public:
+ public:
   TomlDocument(toml::table table, std::string file);
   const std::string& file() const { return *m_file; }
   const toml::table& table() const { return *m_table; }
@@ -104,7 +109,7 @@ public:
   /// "<file>: <what>", thrown as DataError (a check that spans several keys).
   [[noreturn]] void fail(std::string_view what) const;
 
-private:
+ private:
   std::shared_ptr<const toml::table> m_table;
   std::shared_ptr<const std::string> m_file;
 };

@@ -40,7 +40,8 @@ std::string group_on_its_line(const std::smatch& m, size_t group, size_t own) {
 /// Fills {1}, {2|default}, {block_line}, and {line:N} (group N cut at the end of its line),
 /// {source:N} (group N as a path mapped back into the user's source) and {copy:N} (" (the
 /// build compiled its copy, PATH)" where the log names a copy) from a match.
-std::string render_template(const std::string& tmpl, const std::smatch& m, size_t block_line, const MatchPlace& place) {
+std::string render_template(const std::string& tmpl, const std::smatch& m, size_t block_line,
+                            const MatchPlace& place) {
   std::string out;
   for (size_t i = 0; i < tmpl.size(); ++i) {
     if (tmpl[i] != '{') {
@@ -63,7 +64,8 @@ std::string render_template(const std::string& tmpl, const std::smatch& m, size_
     auto group_of = [&](std::string_view prefix) -> std::optional<size_t> {
       if (!key.starts_with(prefix)) return std::nullopt;
       std::string digits = key.substr(prefix.size());
-      if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return std::nullopt;
+      if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit))
+        return std::nullopt;
       return std::stoul(digits);
     };
     if (key == "block_line") {
@@ -72,8 +74,10 @@ std::string render_template(const std::string& tmpl, const std::smatch& m, size_
       out += group_on_its_line(m, *g, place.own);
     } else if (auto src = group_of("source:"), copy = group_of("copy:"); src || copy) {
       const std::string printed = group_on_its_line(m, src ? *src : *copy, place.own);
-      const SourcePath path = map_source_path(printed, place.lines, place.line_index, place.paths, place.source_dir);
-      if (src) out += path.shown();
+      const SourcePath path =
+          map_source_path(printed, place.lines, place.line_index, place.paths, place.source_dir);
+      if (src)
+        out += path.shown();
       else if (!path.build_file.empty() && path.build_file != path.shown())
         out += " (the build compiled its copy, " + path.build_file + ")";
     } else if (!key.empty() && std::all_of(key.begin(), key.end(), ::isdigit)) {
@@ -120,7 +124,8 @@ std::vector<Diagnosis> diagnose_log(std::string_view log, const DiagnoseOptions&
   return diagnose_log(log, failure_patterns(), options);
 }
 
-std::vector<Diagnosis> diagnose_log(std::string_view log, const std::vector<FailurePattern>& patterns,
+std::vector<Diagnosis> diagnose_log(std::string_view log,
+                                    const std::vector<FailurePattern>& patterns,
                                     const DiagnoseOptions& options) {
   const auto lines = split_log_lines(log);
   const auto block = first_error_block(log);
@@ -147,8 +152,7 @@ std::vector<Diagnosis> diagnose_log(std::string_view log, const std::vector<Fail
         window += std::string(trim(lines[i + 1]).substr(0, k_window_after));
       }
       std::smatch m;
-      if (!std::regex_search(window, m, re) || static_cast<size_t>(m.position(0)) >= own)
-        continue;
+      if (!std::regex_search(window, m, re) || static_cast<size_t>(m.position(0)) >= own) continue;
       Diagnosis d;
       d.pattern_id = p.id;
       d.quoted_line = std::string(trim(line));
@@ -169,8 +173,8 @@ std::vector<Diagnosis> diagnose_log(std::string_view log, const std::vector<Fail
   std::vector<Diagnosis> out;
   for (auto& r : found) {
     // Two symptoms of one cause (a traceback frame and its last line) say it once.
-    bool same = std::any_of(out.begin(), out.end(),
-                            [&](const Diagnosis& d) { return d.fix == r.d.fix; });
+    bool same =
+        std::any_of(out.begin(), out.end(), [&](const Diagnosis& d) { return d.fix == r.d.fix; });
     if (!same) out.push_back(std::move(r.d));
   }
   return out;
@@ -181,7 +185,8 @@ std::vector<Diagnosis> diagnose_log(std::string_view log) {
 }
 
 std::optional<Interruption> find_interruption(std::string_view log) {
-  static const std::regex k_line(R"(^### tailor(?: step \d+ INTERRUPTED \(signal (\d+)\)|: interrupted by signal (\d+)))");
+  static const std::regex k_line(
+      R"(^### tailor(?: step \d+ INTERRUPTED \(signal (\d+)\)|: interrupted by signal (\d+)))");
   size_t number = 0;
   for (size_t start = 0; start < log.size();) {
     size_t end = log.find('\n', start);
@@ -208,10 +213,14 @@ std::optional<Interruption> find_interruption(std::string_view log) {
 
 std::string signal_label(int signal) {
   switch (signal) {
-    case 1: return "SIGHUP";
-    case 2: return "SIGINT (Ctrl-C)";
-    case 15: return "SIGTERM";
-    default: return "signal " + std::to_string(signal);
+    case 1:
+      return "SIGHUP";
+    case 2:
+      return "SIGINT (Ctrl-C)";
+    case 15:
+      return "SIGTERM";
+    default:
+      return "signal " + std::to_string(signal);
   }
 }
 

@@ -27,7 +27,7 @@ struct Diagnosis {
   std::string quoted_line;  ///< the matching log line, trimmed
   size_t line_number = 0;   ///< 1-based
   std::string cause;
-  std::string fix;  ///< with the concrete values captured from the log
+  std::string fix;    ///< with the concrete values captured from the log
   int priority = 50;  ///< the pattern's; 90 and above are generic ("build stopped")
   /// A generic diagnosis only points at the real error; it explains nothing.
   bool generic() const { return priority >= 90; }
@@ -60,7 +60,8 @@ std::vector<Diagnosis> diagnose_log(std::string_view log, const DiagnoseOptions&
 /// The same over a caller-given table (tests, and future user-supplied tables).
 std::vector<Diagnosis> diagnose_log(std::string_view log,
                                     const std::vector<FailurePattern>& patterns);
-std::vector<Diagnosis> diagnose_log(std::string_view log, const std::vector<FailurePattern>& patterns,
+std::vector<Diagnosis> diagnose_log(std::string_view log,
+                                    const std::vector<FailurePattern>& patterns,
                                     const DiagnoseOptions& options);
 
 }  // namespace tailor::diagnose

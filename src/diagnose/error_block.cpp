@@ -61,8 +61,10 @@ std::optional<ErrorBlock> first_error_block(std::string_view log) {
     if (!may_be_error_or_tail(markers, lines[i])) continue;
     LineKind k = kind_of(i);
     if (k == LineKind::failed) first_failed = i;
-    if (is_start(k) && hit == lines.size()) hit = i;
-    else if (k == LineKind::tail && first_tail == lines.size()) first_tail = i;
+    if (is_start(k) && hit == lines.size())
+      hit = i;
+    else if (k == LineKind::tail && first_tail == lines.size())
+      first_tail = i;
   }
   if (first_failed != lines.size()) hit = first_failed;
   if (hit == lines.size()) {

@@ -11,7 +11,7 @@
 namespace tailor::diagnose {
 
 struct FailurePattern {
-  std::string id;       ///< stable name, e.g. "oom-killed"
+  std::string id;  ///< stable name, e.g. "oom-killed"
   /// A literal that must occur in the line before the regex runs (build logs carry
   /// command lines of several KB; the regex runs only where the needle is).
   std::string needle;

@@ -6,7 +6,8 @@ namespace tailor::diagnose {
 
 namespace {
 
-std::vector<std::regex> regex_list(const data::TomlDocument& doc, std::string_view key, bool icase) {
+std::vector<std::regex> regex_list(const data::TomlDocument& doc, std::string_view key,
+                                   bool icase) {
   std::vector<std::regex> out;
   for (const auto& v : doc[key].array()) {
     std::string s = v.string();
@@ -49,11 +50,13 @@ LogMarkers read_log_markers(const data::TomlDocument& doc) {
 }  // namespace
 
 Expected<LogMarkers> parse_log_markers(std::string_view toml_text, std::string_view source_name) {
-  return data::expected_from([&] { return read_log_markers(data::parse_toml(toml_text, std::string(source_name))); });
+  return data::expected_from(
+      [&] { return read_log_markers(data::parse_toml(toml_text, std::string(source_name))); });
 }
 
 const LogMarkers& log_markers() {
-  static const LogMarkers markers = read_log_markers(data::toml_document("diagnose/log_markers.toml"));
+  static const LogMarkers markers =
+      read_log_markers(data::toml_document("diagnose/log_markers.toml"));
   return markers;
 }
 

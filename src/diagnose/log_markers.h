@@ -13,10 +13,10 @@ namespace tailor::diagnose {
 
 enum class LineKind {
   plain,
-  stop,              ///< "ninja: build stopped"
-  tail,              ///< a consequence printed after the real error
-  progress,          ///< "[12/80] ..." or "[ 45%] ..."
-  failed,            ///< ninja's "FAILED: target"
+  stop,      ///< "ninja: build stopped"
+  tail,      ///< a consequence printed after the real error
+  progress,  ///< "[12/80] ..." or "[ 45%] ..."
+  failed,    ///< ninja's "FAILED: target"
   warning,
   error,             ///< compiler / nvcc / linker / CMake error
   python_exception,  ///< "IndexError: ..." ending a traceback

@@ -26,7 +26,8 @@ std::vector<std::string> words_of(std::string_view line) {
 }
 
 bool under(const std::string& path, const std::string& dir) {
-  return !dir.empty() && path.size() > dir.size() && path.starts_with(dir) && (path[dir.size()] == '/' || dir.back() == '/');
+  return !dir.empty() && path.size() > dir.size() && path.starts_with(dir) &&
+         (path[dir.size()] == '/' || dir.back() == '/');
 }
 
 std::string rest_after(const std::string& path, const std::string& dir) {
@@ -38,9 +39,12 @@ std::string rest_after(const std::string& path, const std::string& dir) {
 /// "../../csrc/a.cu" -> "csrc/a.cu"; "./a.cu" -> "a.cu".
 std::string without_leading_dots(std::string p) {
   for (;;) {
-    if (p.starts_with("./")) p.erase(0, 2);
-    else if (p.starts_with("../")) p.erase(0, 3);
-    else return p;
+    if (p.starts_with("./"))
+      p.erase(0, 2);
+    else if (p.starts_with("../"))
+      p.erase(0, 3);
+    else
+      return p;
   }
 }
 
@@ -53,13 +57,16 @@ BuildPaths read_build_paths(const std::vector<std::string>& lines, size_t upto) 
     const std::string& line = lines[i];
     if (!line.starts_with("### cd ")) continue;
     auto words = words_of(std::string_view(line).substr(4));
-    if (words.size() >= 2) out.step_dir = std::filesystem::path(words[1]).lexically_normal().string();
+    if (words.size() >= 2)
+      out.step_dir = std::filesystem::path(words[1]).lexically_normal().string();
     while (out.step_dir.size() > 1 && out.step_dir.back() == '/') out.step_dir.pop_back();
     for (size_t w = 0; w + 2 < words.size(); ++w)
       if (words[w] == "--bind" && words[w + 2] != "/")
-        out.binds.emplace_back(words[w + 2], std::filesystem::path(words[w + 1]).lexically_normal().string());
+        out.binds.emplace_back(words[w + 2],
+                               std::filesystem::path(words[w + 1]).lexically_normal().string());
     // The deepest mount point first: it wins over a folder that contains it.
-    std::sort(out.binds.begin(), out.binds.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+    std::sort(out.binds.begin(), out.binds.end(),
+              [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
     break;
   }
   return out;
@@ -72,8 +79,9 @@ std::string SourcePath::shown() const {
   return printed;
 }
 
-SourcePath map_source_path(std::string_view printed, const std::vector<std::string>& lines, size_t line_index,
-                           const BuildPaths& paths, std::string_view source_dir) {
+SourcePath map_source_path(std::string_view printed, const std::vector<std::string>& lines,
+                           size_t line_index, const BuildPaths& paths,
+                           std::string_view source_dir) {
   SourcePath out;
   out.printed = std::string(trim(printed));
   std::string absolute;

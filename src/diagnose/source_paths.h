@@ -15,15 +15,18 @@ namespace tailor::diagnose {
 
 /// What the log's step header before line `upto` (0-based) says about the build's folders.
 struct BuildPaths {
-  std::string step_dir;  ///< the package copy the step ran in, on the host ("### cd DIR &&"); "" when no header
-  std::vector<std::pair<std::string, std::string>> binds;  ///< (path inside the namespace, host path), from --bind
+  std::string step_dir;  ///< the package copy the step ran in, on the host ("### cd DIR &&"); ""
+                         ///< when no header
+  std::vector<std::pair<std::string, std::string>>
+      binds;  ///< (path inside the namespace, host path), from --bind
 };
 BuildPaths read_build_paths(const std::vector<std::string>& lines, size_t upto);
 
 struct SourcePath {
   std::string printed;     ///< as the compiler printed it
   std::string build_file;  ///< the file the build compiled, absolute, on the host; "" when unknown
-  std::string relative;    ///< its path inside the package ("csrc/rms_norm.cu"); "" when outside it or unknown
+  std::string relative;    ///< its path inside the package ("csrc/rms_norm.cu"); "" when outside it
+                           ///< or unknown
   std::string user_file;   ///< source_dir/relative, when the user's source folder is known
   /// For a message: the user's file, else "RELATIVE in the package's source", else the build's
   /// file, else the path as printed.
@@ -32,7 +35,7 @@ struct SourcePath {
 
 /// Maps `printed`, from a compiler message on log line `line_index` (0-based; the lines above
 /// it carry the compile command with the file's absolute path).
-SourcePath map_source_path(std::string_view printed, const std::vector<std::string>& lines, size_t line_index,
-                           const BuildPaths& paths, std::string_view source_dir);
+SourcePath map_source_path(std::string_view printed, const std::vector<std::string>& lines,
+                           size_t line_index, const BuildPaths& paths, std::string_view source_dir);
 
 }  // namespace tailor::diagnose

@@ -1,10 +1,10 @@
 #include "executor/build_progress.h"
 
-#include <charconv>
-#include <cctype>
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
 
 #include "util/strings.h"
 
@@ -40,8 +40,9 @@ std::string_view strip_quotes(std::string_view s) {
 
 bool is_compiler_name(std::string_view name) {
   // A version suffix first: g++-12, x86_64-linux-gnu-g++-12, clang-17.
-  if (auto dash = name.rfind('-'); dash != std::string_view::npos && dash + 1 < name.size() &&
-                                   name.find_first_not_of("0123456789.", dash + 1) == std::string_view::npos)
+  if (auto dash = name.rfind('-');
+      dash != std::string_view::npos && dash + 1 < name.size() &&
+      name.find_first_not_of("0123456789.", dash + 1) == std::string_view::npos)
     name = name.substr(0, dash);
   for (std::string_view c : {"nvcc", "gcc", "g++", "c++", "cc", "clang", "clang++", "cl", "hipcc"})
     if (name == c) return true;
@@ -74,7 +75,8 @@ std::optional<CompilerCall> parse_compiler_call(std::string_view line) {
     std::string_view a = strip_quotes(args[i]);
     if (a == "-c") {
       has_c = true;
-      if (i + 1 < args.size() && is_source_file(strip_quotes(args[i + 1]))) source = base_name(strip_quotes(args[i + 1]));
+      if (i + 1 < args.size() && is_source_file(strip_quotes(args[i + 1])))
+        source = base_name(strip_quotes(args[i + 1]));
     } else if (a == "-shared") {
       has_shared = true;
     } else if (a == "-o" && i + 1 < args.size()) {
@@ -100,7 +102,8 @@ std::optional<std::string> parse_setuptools_extension(std::string_view line) {
   constexpr std::string_view k_prefix = "building '";
   constexpr std::string_view k_suffix = "' extension";
   if (!line.starts_with(k_prefix) || !line.ends_with(k_suffix)) return std::nullopt;
-  std::string_view name = line.substr(k_prefix.size(), line.size() - k_prefix.size() - k_suffix.size());
+  std::string_view name =
+      line.substr(k_prefix.size(), line.size() - k_prefix.size() - k_suffix.size());
   if (name.empty() || name.find('\'') != std::string_view::npos) return std::nullopt;
   return std::string(name);
 }
@@ -110,12 +113,15 @@ std::optional<std::string> parse_pip_phase(std::string_view line) {
   if (line.size() > 4096) return std::nullopt;
   // "Processing ./src/pkg" / "Processing /abs/pkg.tar.gz"
   if (line.starts_with("Processing ")) return std::string(line);
-  for (std::string_view phase : {"Preparing metadata", "Building wheel for ", "Building wheels for collected packages",
-                                 "Getting requirements to build wheel", "Installing build dependencies"}) {
+  for (std::string_view phase :
+       {"Preparing metadata", "Building wheel for ", "Building wheels for collected packages",
+        "Getting requirements to build wheel", "Installing build dependencies"}) {
     if (!line.starts_with(phase)) continue;
     std::string_view shown = line;
-    // "Building wheel for x (setup.py): started" -> drop ": started" / ": finished with status 'done'".
-    if (auto colon = shown.rfind("): "); colon != std::string_view::npos) shown = shown.substr(0, colon + 1);
+    // "Building wheel for x (setup.py): started" -> drop ": started" / ": finished with status
+    // 'done'".
+    if (auto colon = shown.rfind("): "); colon != std::string_view::npos)
+      shown = shown.substr(0, colon + 1);
     return std::string(shown);
   }
   // setuptools under the PEP 517 driver (no pip around it): the zip at the end, seconds
@@ -161,7 +167,8 @@ std::optional<int> parse_cmake_percent(std::string_view line) {
 
 std::string current_file_from_command(std::string_view command) {
   // CMake: "Building CUDA object CMakeFiles/x.dir/src/foo.cu.o"
-  for (std::string_view marker : {"Building CUDA object ", "Building CXX object ", "Building C object "}) {
+  for (std::string_view marker :
+       {"Building CUDA object ", "Building CXX object ", "Building C object "}) {
     auto at = command.find(marker);
     if (at == std::string_view::npos) continue;
     std::string_view obj = trim(command.substr(at + marker.size()));
@@ -184,13 +191,15 @@ std::string current_file_from_command(std::string_view command) {
   return last;
 }
 
-std::optional<std::chrono::seconds> estimate_eta(double fraction_done, std::chrono::seconds elapsed) {
+std::optional<std::chrono::seconds> estimate_eta(double fraction_done,
+                                                 std::chrono::seconds elapsed) {
   if (!(fraction_done > 0.0) || fraction_done > 1.0 || elapsed.count() <= 0) return std::nullopt;
   double remaining = static_cast<double>(elapsed.count()) * (1.0 - fraction_done) / fraction_done;
   return std::chrono::seconds(static_cast<long long>(std::llround(remaining)));
 }
 
-ProgressTracker::ProgressTracker(Clock now) : m_now(std::move(now)), m_start(m_now()), m_last_move(m_start) {}
+ProgressTracker::ProgressTracker(Clock now)
+    : m_now(std::move(now)), m_start(m_now()), m_last_move(m_start) {}
 
 void ProgressTracker::restart() {
   m_package_total = 0;
@@ -293,8 +302,10 @@ BuildProgress ProgressTracker::progress() const {
     const auto moved_at = std::chrono::duration_cast<std::chrono::seconds>(m_last_move - m_start);
     const auto since = std::chrono::duration_cast<std::chrono::seconds>(m_now() - m_last_move);
     if (auto full = estimate_eta(fraction, moved_at)) {
-      if (*full > since || fraction >= 1.0) p.eta = std::max(*full - since, std::chrono::seconds(0));
-      else p.eta_overdue = true;
+      if (*full > since || fraction >= 1.0)
+        p.eta = std::max(*full - since, std::chrono::seconds(0));
+      else
+        p.eta_overdue = true;
     }
   }
   return p;
@@ -327,7 +338,8 @@ std::string render_progress_line(const BuildProgress& p) {
     // No counts (setuptools without ninja, pip phases): name what is happening.
     line = "elapsed " + format_duration(p.elapsed);
     if (p.extensions > 0) line += fmt::format(", extension {}", p.extensions);
-    if (p.compiles > 0) line += fmt::format(", {} compile{}", p.compiles, p.compiles == 1 ? "" : "s");
+    if (p.compiles > 0)
+      line += fmt::format(", {} compile{}", p.compiles, p.compiles == 1 ? "" : "s");
     if (!p.current_command.empty())
       line += ": " + p.current_command;
     else if (!p.phase.empty())
@@ -337,8 +349,10 @@ std::string render_progress_line(const BuildProgress& p) {
   if (p.total > 0) line += fmt::format("[{}/{}] ", p.done, p.total);
   if (p.percent >= 0) line += fmt::format("{:3}% ", p.percent);
   line += "elapsed " + format_duration(p.elapsed);
-  if (p.eta) line += " ETA " + format_duration(*p.eta);
-  else if (p.eta_overdue) line += ", past its ETA";
+  if (p.eta)
+    line += " ETA " + format_duration(*p.eta);
+  else if (p.eta_overdue)
+    line += ", past its ETA";
   if (p.modules > 1) line += fmt::format(" ({} modules)", p.modules);
   if (!p.current_file.empty())
     line += " " + p.current_file;
@@ -355,7 +369,7 @@ std::string render_heartbeat_line(const BuildProgress& p, std::chrono::seconds e
   std::string line = "still running after " + format_duration(elapsed);
   // Which extension: with every module at once (the build driver), setuptools names each
   // module as its thread starts, so the last one named is not the one running.
-  const std::string where = p.modules > 1                      ? fmt::format(" ({} modules)", p.modules)
+  const std::string where = p.modules > 1 ? fmt::format(" ({} modules)", p.modules)
                             : p.phase.starts_with("extension ") ? " (" + p.phase + ")"
                                                                 : "";
   if (!p.current_command.empty()) {

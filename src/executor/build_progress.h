@@ -8,9 +8,9 @@
 #include <chrono>
 #include <functional>
 #include <optional>
-#include <utility>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace tailor::executor {
 
@@ -53,13 +53,14 @@ std::optional<std::pair<int, int>> parse_package_units(std::string_view line);
 
 /// Remaining time by linear extrapolation of elapsed time over the finished fraction;
 /// nothing until at least one unit is done (a first guess would be noise).
-std::optional<std::chrono::seconds> estimate_eta(double fraction_done, std::chrono::seconds elapsed);
+std::optional<std::chrono::seconds> estimate_eta(double fraction_done,
+                                                 std::chrono::seconds elapsed);
 
 /// What the tracker knows after the lines seen so far.
 struct BuildProgress {
-  int done = 0;       ///< Ninja edges finished (0 when only CMake percent is known)
-  int total = 0;      ///< Ninja edges in this invocation (0 when unknown)
-  int percent = -1;   ///< 0..100, -1 when unknown
+  int done = 0;      ///< Ninja edges finished (0 when only CMake percent is known)
+  int total = 0;     ///< Ninja edges in this invocation (0 when unknown)
+  int percent = -1;  ///< 0..100, -1 when unknown
   /// What runs now, from a line printed as it starts: setuptools' echoed compiler calls
   /// (it runs them one at a time) and CMake's "[ 42%] Building ..." lines. Never from
   /// Ninja's `[n/N]` lines: those name an edge that has finished (finished_file).
@@ -71,10 +72,10 @@ struct BuildProgress {
   /// (torch's; Ninja's status.cc); tailor reads it through a pipe in any case. Which of
   /// the other total - done edges run is not in the output.
   std::string finished_file;
-  std::string phase;      ///< pip's phase or "extension torch_scatter._scatter_cuda"
-  int compiles = 0;       ///< compiler calls seen outside Ninja/CMake (setuptools' own)
-  int extensions = 0;     ///< `building 'x' extension` lines seen
-  int modules = 0;        ///< extension modules built side by side (0: not told)
+  std::string phase;   ///< pip's phase or "extension torch_scatter._scatter_cuda"
+  int compiles = 0;    ///< compiler calls seen outside Ninja/CMake (setuptools' own)
+  int extensions = 0;  ///< `building 'x' extension` lines seen
+  int modules = 0;     ///< extension modules built side by side (0: not told)
   /// Time left: the estimate made when the count last moved, less the time since. An
   /// estimate that has run out while the count stood still is no estimate: eta is then
   /// empty and eta_overdue says why.
@@ -85,7 +86,7 @@ struct BuildProgress {
 
 /// Feeds build output lines; time comes from `now` so tests use a fake clock.
 class ProgressTracker {
-public:
+ public:
   using Clock = std::function<std::chrono::steady_clock::time_point()>;
   explicit ProgressTracker(Clock now = [] { return std::chrono::steady_clock::now(); });
   /// Returns true when the line changed the progress (a new status or percent).
@@ -94,7 +95,7 @@ public:
   void restart();
   BuildProgress progress() const;
 
-private:
+ private:
   Clock m_now;
   std::chrono::steady_clock::time_point m_start;
   BuildProgress m_progress;
@@ -122,7 +123,7 @@ std::string render_heartbeat_line(const BuildProgress& p, std::chrono::seconds e
 /// `interval` has passed since the last line shown (or since `start`), and then waits
 /// another interval. Time comes from the injected clock.
 class Heartbeat {
-public:
+ public:
   using Clock = ProgressTracker::Clock;
   Heartbeat(std::chrono::seconds interval, Clock now);
   /// A step starts: the elapsed time counts from here.
@@ -134,7 +135,7 @@ public:
   std::chrono::seconds elapsed() const;
   std::chrono::seconds interval() const { return m_interval; }
 
-private:
+ private:
   std::chrono::seconds m_interval;
   Clock m_now;
   std::chrono::steady_clock::time_point m_start, m_last_shown;

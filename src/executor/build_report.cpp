@@ -1,20 +1,23 @@
 #include "executor/build_report.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "util/strings.h"
 
 namespace tailor::executor {
 
-
 std::string_view check_status_name(CheckStatus s) {
   switch (s) {
-    case CheckStatus::passed: return "passed";
-    case CheckStatus::failed: return "failed";
-    case CheckStatus::warning: return "warning";
-    case CheckStatus::skipped: break;
+    case CheckStatus::passed:
+      return "passed";
+    case CheckStatus::failed:
+      return "failed";
+    case CheckStatus::warning:
+      return "warning";
+    case CheckStatus::skipped:
+      break;
   }
   return "skipped";
 }
@@ -31,7 +34,6 @@ const NinjaJob* longest_unit(const std::vector<NinjaJob>& jobs) {
   return best;
 }
 
-
 bool names_a_path(const std::string& value) {
   for (const auto& token : split_any(value, " =:,;\t"))
     if (!token.empty() && token.front() == '/') return true;
@@ -45,7 +47,8 @@ void fill_provenance_environment(BuildProvenance& p, const std::map<std::string,
   p.environment.clear();
   p.left_out.clear();
   for (const auto& [k, v] : env) {
-    bool parallel = std::find(parallel_variables.begin(), parallel_variables.end(), k) != parallel_variables.end();
+    bool parallel = std::find(parallel_variables.begin(), parallel_variables.end(), k) !=
+                    parallel_variables.end();
     if (parallel || k == "SOURCE_DATE_EPOCH" || names_a_path(v))
       p.left_out.push_back(k);
     else
@@ -53,7 +56,8 @@ void fill_provenance_environment(BuildProvenance& p, const std::map<std::string,
   }
 }
 
-void fill_provenance_toolchain(BuildProvenance& p, const std::map<std::string, std::string>& toolchain) {
+void fill_provenance_toolchain(BuildProvenance& p,
+                               const std::map<std::string, std::string>& toolchain) {
   p.toolchain.clear();
   for (const auto& [k, v] : toolchain) {
     // Caches and git change how fast a build is, not what it makes.
@@ -97,12 +101,18 @@ nlohmann::json to_json(const BuildReport& r) {
   nlohmann::json j;
   j["tool"] = {{"name", "tailor"}, {"version", r.tool_version}};
   j["ok"] = r.ok;
-  j["inputs"] = {{"package", r.package},   {"source", r.source},   {"source_kind", r.source_kind},
-                 {"targets", r.targets},   {"targets_from", r.targets_spec}, {"recipe", r.recipe},
+  j["inputs"] = {{"package", r.package},
+                 {"source", r.source},
+                 {"source_kind", r.source_kind},
+                 {"targets", r.targets},
+                 {"targets_from", r.targets_spec},
+                 {"recipe", r.recipe},
                  {"python", r.python}};
   j["environment"] = {{"set", r.env}, {"unset", r.unset_env}};
   j["toolchain"] = r.toolchain;
-  j["run"] = {{"started_at", r.started_at}, {"duration_s", r.duration_s}, {"jobs", r.jobs},
+  j["run"] = {{"started_at", r.started_at},
+              {"duration_s", r.duration_s},
+              {"jobs", r.jobs},
               {"jobs_reason", r.jobs_reason}};
   nlohmann::json cache = {{"tool", cache::cache_tool_name(r.cache_tool)}};
   cache["hits"] = r.cache_hits ? nlohmann::json(*r.cache_hits) : nlohmann::json(nullptr);
@@ -111,20 +121,25 @@ nlohmann::json to_json(const BuildReport& r) {
   if (r.cache_hits) {
     cache["errors"] = r.cache_errors;
     nlohmann::json cats = nlohmann::json::object();
-    for (const auto& [name, hm] : r.cache_categories) cats[name] = {{"hits", hm.first}, {"misses", hm.second}};
+    for (const auto& [name, hm] : r.cache_categories)
+      cats[name] = {{"hits", hm.first}, {"misses", hm.second}};
     cache["categories"] = cats;
   }
   j["run"]["cache"] = cache;
   if (r.dist)
-    j["run"]["dist"] = {{"scheduler_url", r.dist->scheduler_url}, {"client_config", r.dist->client_config},
-                        {"compilations", r.dist->compilations}, {"dist_compiles", r.dist->dist_compiles},
-                        {"dist_errors", r.dist->dist_errors}, {"not_distributable", r.dist->not_distributable},
-                        {"per_server", r.dist->per_server}, {"notes", r.dist->notes}};
+    j["run"]["dist"] = {
+        {"scheduler_url", r.dist->scheduler_url}, {"client_config", r.dist->client_config},
+        {"compilations", r.dist->compilations},   {"dist_compiles", r.dist->dist_compiles},
+        {"dist_errors", r.dist->dist_errors},     {"not_distributable", r.dist->not_distributable},
+        {"per_server", r.dist->per_server},       {"notes", r.dist->notes}};
   if (!r.work_path.empty()) {
     j["run"]["work_path"] = r.work_path;
-    j["run"]["work_path_note"] = r.work_path_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.work_path_note);
-    j["run"]["work_path_route"] = r.work_path_route.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.work_path_route);
-    j["run"]["work_path_tried"] = r.work_path_tried.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.work_path_tried);
+    j["run"]["work_path_note"] =
+        r.work_path_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.work_path_note);
+    j["run"]["work_path_route"] =
+        r.work_path_route.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.work_path_route);
+    j["run"]["work_path_tried"] =
+        r.work_path_tried.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.work_path_tried);
     j["run"]["sandbox"] = r.sandbox;
   }
   nlohmann::json units = nullptr;
@@ -150,12 +165,16 @@ nlohmann::json to_json(const BuildReport& r) {
   }
   nlohmann::json wheel = nullptr;
   if (!r.wheel.empty())
-    wheel = {{"name", r.wheel}, {"path", r.wheel_path}, {"sha256", r.sha256}, {"size", r.size},
+    wheel = {{"name", r.wheel},
+             {"path", r.wheel_path},
+             {"sha256", r.sha256},
+             {"size", r.size},
              {"bytes_per_target", r.bytes_per_target}};
   j["wheel"] = wheel;
   j["checks"] = nlohmann::json::array();
   for (const auto& c : r.checks)
-    j["checks"].push_back({{"name", c.name}, {"status", check_status_name(c.status)}, {"detail", c.detail}});
+    j["checks"].push_back(
+        {{"name", c.name}, {"status", check_status_name(c.status)}, {"detail", c.detail}});
   j["log"] = r.log_path;
   if (r.provenance) {
     j["provenance"] = to_json(*r.provenance);
@@ -174,18 +193,22 @@ nlohmann::json to_json(const BuildReport& r) {
 std::string render_summary(const BuildReport& r) {
   std::string out;
   if (!r.wheel.empty())
-    out += fmt::format("wheel     {} ({})\n", r.wheel_path.empty() ? r.wheel : r.wheel_path, human_bytes(r.size));
+    out += fmt::format("wheel     {} ({})\n", r.wheel_path.empty() ? r.wheel : r.wheel_path,
+                       human_bytes(r.size));
   if (!r.sha256.empty()) out += fmt::format("sha256    {}\n", r.sha256);
   std::vector<std::string> per_target;
   for (const auto& t : r.targets) {
     auto it = r.bytes_per_target.find(t);
-    per_target.push_back(it == r.bytes_per_target.end() ? t : fmt::format("{} {}", t, human_bytes(it->second)));
+    per_target.push_back(
+        it == r.bytes_per_target.end() ? t : fmt::format("{} {}", t, human_bytes(it->second)));
   }
   out += fmt::format("targets   {}\n", join(per_target, ", "));
   if (r.governor && r.governor->mode == "governor")
-    out += fmt::format("time      {:.1f} s under the memory governor ({})\n", r.duration_s, r.governor->reason);
+    out += fmt::format("time      {:.1f} s under the memory governor ({})\n", r.duration_s,
+                       r.governor->reason);
   else
-    out += fmt::format("time      {:.1f} s with {} jobs ({})\n", r.duration_s, r.jobs, r.jobs_reason);
+    out +=
+        fmt::format("time      {:.1f} s with {} jobs ({})\n", r.duration_s, r.jobs, r.jobs_reason);
   if (!r.phases.empty()) {
     std::vector<std::string> parts;
     const auto span = compile_span_s(r.job_timeline);
@@ -202,35 +225,46 @@ std::string render_summary(const BuildReport& r) {
     out += "cache     none (install ccache to make rebuilds fast)\n";
   else if (r.cache_hits && r.cache_misses) {
     auto rate = [](uint64_t h, uint64_t m) {
-      return h + m ? fmt::format("{:.0f}%", 100.0 * static_cast<double>(h) / static_cast<double>(h + m)) : std::string("-");
+      return h + m ? fmt::format("{:.0f}%",
+                                 100.0 * static_cast<double>(h) / static_cast<double>(h + m))
+                   : std::string("-");
     };
-    out += fmt::format("cache     {}{}: {} hits, {} misses ({})", cache::cache_tool_name(r.cache_tool),
-                       r.cache_storage.empty() ? "" : " (" + r.cache_storage + ")", *r.cache_hits, *r.cache_misses,
-                       rate(*r.cache_hits, *r.cache_misses));
+    out +=
+        fmt::format("cache     {}{}: {} hits, {} misses ({})", cache::cache_tool_name(r.cache_tool),
+                    r.cache_storage.empty() ? "" : " (" + r.cache_storage + ")", *r.cache_hits,
+                    *r.cache_misses, rate(*r.cache_hits, *r.cache_misses));
     std::vector<std::string> parts;
-    for (const auto& [name, hm] : r.cache_categories) parts.push_back(fmt::format("{} {}", name, rate(hm.first, hm.second)));
+    for (const auto& [name, hm] : r.cache_categories)
+      parts.push_back(fmt::format("{} {}", name, rate(hm.first, hm.second)));
     if (!parts.empty()) out += "; " + join(parts, ", ");
     if (r.cache_errors) out += fmt::format("; {} storage errors", r.cache_errors);
     out += "\n";
-  }
-  else
-    out += fmt::format("cache     {} (statistics unavailable)\n", cache::cache_tool_name(r.cache_tool));
+  } else
+    out += fmt::format("cache     {} (statistics unavailable)\n",
+                       cache::cache_tool_name(r.cache_tool));
   if (r.dist) {
     std::vector<std::string> servers;
-    for (const auto& [server, n] : r.dist->per_server) servers.push_back(fmt::format("{} {}", server, n));
-    out += fmt::format("dist      {} of {} compiler runs on build servers{}, {} dist errors\n", r.dist->dist_compiles,
-                       r.dist->compilations, servers.empty() ? "" : " (" + join(servers, ", ") + ")", r.dist->dist_errors);
+    for (const auto& [server, n] : r.dist->per_server)
+      servers.push_back(fmt::format("{} {}", server, n));
+    out +=
+        fmt::format("dist      {} of {} compiler runs on build servers{}, {} dist errors\n",
+                    r.dist->dist_compiles, r.dist->compilations,
+                    servers.empty() ? "" : " (" + join(servers, ", ") + ")", r.dist->dist_errors);
     for (const auto& n : r.dist->notes) out += fmt::format("dist      note: {}\n", n);
   }
   if (const NinjaJob* longest = longest_unit(r.job_timeline))
-    out += fmt::format("longest   {} {:.1f} s{}{}\n", longest->input.empty() ? longest->output : longest->input,
-                       static_cast<double>(longest->end_ms - longest->start_ms) / 1000.0,
-                       longest->split > 0 ? fmt::format(", split {} ways (nvcc -split-compile)", longest->split) : ", not split",
-                       r.units_known ? fmt::format("; {} units started longest first, times from {}", r.units_known, r.unit_times_from)
-                                     : "");
+    out += fmt::format(
+        "longest   {} {:.1f} s{}{}\n", longest->input.empty() ? longest->output : longest->input,
+        static_cast<double>(longest->end_ms - longest->start_ms) / 1000.0,
+        longest->split > 0 ? fmt::format(", split {} ways (nvcc -split-compile)", longest->split)
+                           : ", not split",
+        r.units_known ? fmt::format("; {} units started longest first, times from {}",
+                                    r.units_known, r.unit_times_from)
+                      : "");
   for (const auto& c : r.package_choices) out += fmt::format("package   {}\n", c);
   if (r.units_reused && r.units_total)
-    out += fmt::format("reused    {} of {} Ninja steps from an earlier run ({})\n", *r.units_reused, *r.units_total, r.units_source);
+    out += fmt::format("reused    {} of {} Ninja steps from an earlier run ({})\n", *r.units_reused,
+                       *r.units_total, r.units_source);
   for (const auto& c : r.checks)
     out += fmt::format("check     {:<10} {}{}\n", c.name, check_status_name(c.status),
                        c.detail.empty() ? "" : ": " + c.detail);
@@ -240,11 +274,14 @@ std::string render_summary(const BuildReport& r) {
     out += r.work_path_route == "none" && !r.work_path_note.empty()
                ? fmt::format("path      warning: {}\n", r.work_path_note)
                : fmt::format("path      {}{}\n", r.work_path,
-                             r.work_path_route.empty() ? "" : " (" + r.work_path_route + (r.sandbox ? ", sandbox)" : ")"));
+                             r.work_path_route.empty()
+                                 ? ""
+                                 : " (" + r.work_path_route + (r.sandbox ? ", sandbox)" : ")"));
   if (!r.log_path.empty()) out += fmt::format("log       {}\n", r.log_path);
   if (r.provenance)
     out += fmt::format("source    {} {} (SOURCE_DATE_EPOCH {}, {})\n", r.provenance->digest_kind,
-                       r.provenance->digest.substr(0, 16), r.provenance->source_date_epoch, r.provenance->epoch_from);
+                       r.provenance->digest.substr(0, 16), r.provenance->source_date_epoch,
+                       r.provenance->epoch_from);
   return out;
 }
 

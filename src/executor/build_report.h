@@ -4,11 +4,10 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cache/cache_settings.h"
 #include "executor/memory_governor.h"
@@ -21,9 +20,9 @@ enum class CheckStatus { passed, failed, skipped, warning };
 std::string_view check_status_name(CheckStatus s);  // "passed", "failed", "skipped", "warning"
 
 struct CheckResult {
-  std::string name;     ///< "targets", "import", "cpu-tests", "gpu-smoke"
+  std::string name;  ///< "targets", "import", "cpu-tests", "gpu-smoke"
   CheckStatus status = CheckStatus::skipped;
-  std::string detail;   ///< why skipped / what failed / what ran
+  std::string detail;  ///< why skipped / what failed / what ran
 };
 
 /// What a wheel was built from and with: written into the wheel as
@@ -35,17 +34,18 @@ struct BuildProvenance {
   std::string tool_version;
   std::string package, recipe;
   std::vector<std::string> targets;
-  std::string source_kind;    ///< "example", "directory", "sdist", "index", "git", "torch-source"
-  std::string source_name;    ///< sdist file name, NAME==VERSION, git URL@ref; empty for folders
-  std::string digest_kind;    ///< "sdist-sha256", "git-commit", "tree-sha256"
+  std::string source_kind;  ///< "example", "directory", "sdist", "index", "git", "torch-source"
+  std::string source_name;  ///< sdist file name, NAME==VERSION, git URL@ref; empty for folders
+  std::string digest_kind;  ///< "sdist-sha256", "git-commit", "tree-sha256"
   std::string digest;
   int64_t source_date_epoch = 0;
   std::string epoch_from;
-  std::map<std::string, std::string> toolchain;    ///< versions: nvcc, gcc, python, torch, ninja, cmake
+  std::map<std::string, std::string>
+      toolchain;  ///< versions: nvcc, gcc, python, torch, ninja, cmake
   std::map<std::string, std::string> environment;  ///< plan variables that decide the bytes
-  std::vector<std::string> left_out;               ///< plan variables that do not (jobs, caches, paths)
-  std::string compressor;     ///< "zlib 1.2.13, level 6"
-  std::string profile;        ///< the recipe's restriction profile (--profile), "" none
+  std::vector<std::string> left_out;  ///< plan variables that do not (jobs, caches, paths)
+  std::string compressor;             ///< "zlib 1.2.13, level 6"
+  std::string profile;                ///< the recipe's restriction profile (--profile), "" none
   /// CUDA units the build split with nvcc -split-compile=K on their own (K changes their
   /// bytes): source in the package -> K. A rebuild from the provenance splits the same.
   std::map<std::string, int> split_units;
@@ -55,20 +55,22 @@ struct BuildProvenance {
 /// path on this machine (an absolute path in the value: toolkit root, compilers, cache
 /// wrappers) or SOURCE_DATE_EPOCH (a field of its own) go to `left_out`, the rest to
 /// `environment`. Toolchain values lose a trailing " (/path)".
-void fill_provenance_environment(BuildProvenance& provenance, const std::map<std::string, std::string>& env,
+void fill_provenance_environment(BuildProvenance& provenance,
+                                 const std::map<std::string, std::string>& env,
                                  const std::vector<std::string>& parallel_variables);
-void fill_provenance_toolchain(BuildProvenance& provenance, const std::map<std::string, std::string>& toolchain);
+void fill_provenance_toolchain(BuildProvenance& provenance,
+                               const std::map<std::string, std::string>& toolchain);
 /// The wheel's tailor-provenance.json (sorted keys, two-space indent, a final newline).
 std::string provenance_file_text(const BuildProvenance& provenance);
 
 struct BuildReport {
   // inputs
   std::string tool_version;
-  std::string package;         ///< distribution name
-  std::string source;          ///< as given: dir, sdist, NAME==VERSION, git URL@ref
-  std::string source_kind;     ///< "directory", "sdist", "index", "git", "example"
-  std::vector<std::string> targets;      ///< canonical names asked for: "sm_75"
-  std::string targets_spec;    ///< as given, e.g. "--arch 7.5" or "GPU 0: Tesla T4 (7.5)"
+  std::string package;               ///< distribution name
+  std::string source;                ///< as given: dir, sdist, NAME==VERSION, git URL@ref
+  std::string source_kind;           ///< "directory", "sdist", "index", "git", "example"
+  std::vector<std::string> targets;  ///< canonical names asked for: "sm_75"
+  std::string targets_spec;          ///< as given, e.g. "--arch 7.5" or "GPU 0: Tesla T4 (7.5)"
   std::string recipe;
   // resolved environment and toolchain
   std::map<std::string, std::string> env;
@@ -76,7 +78,7 @@ struct BuildReport {
   std::map<std::string, std::string> toolchain;  ///< nvcc, gcc, python, torch, ninja, ccache
   std::string python;
   // run
-  std::string started_at;      ///< ISO 8601 UTC
+  std::string started_at;  ///< ISO 8601 UTC
   double duration_s = 0;
   /// Where the time went, in order: "inputs", "toolchain", "prepare", "build" (pip or
   /// CMake, compiles and link), "verify", "import", "tests", "publish" (the report is
@@ -90,8 +92,8 @@ struct BuildReport {
   std::string jobs_reason;
   cache::CacheTool cache_tool = cache::CacheTool::none;
   std::optional<uint64_t> cache_hits, cache_misses;
-  std::string cache_storage;   ///< "local ~/.cache/sccache", "redis://host:6379": no secrets
-  uint64_t cache_errors = 0;   ///< storage reads/writes that failed
+  std::string cache_storage;  ///< "local ~/.cache/sccache", "redis://host:6379": no secrets
+  uint64_t cache_errors = 0;  ///< storage reads/writes that failed
   /// Hits and misses per step kind: "C/C++", "CUDA (nvcc)", "PTX (cicc)", "cubin (ptxas)"
   /// (sccache; ccache counts whole compiles and leaves this empty).
   std::map<std::string, std::pair<uint64_t, uint64_t>> cache_categories;
@@ -145,8 +147,8 @@ struct BuildReport {
   /// shipped in data/build/unit_times.toml were measured.
   std::string unit_times_from;
   // result
-  std::string wheel;           ///< file name
-  std::string wheel_path;      ///< published path
+  std::string wheel;       ///< file name
+  std::string wheel_path;  ///< published path
   std::string sha256;
   uint64_t size = 0;
   std::map<std::string, uint64_t> bytes_per_target;
@@ -156,12 +158,12 @@ struct BuildReport {
   std::optional<BuildProvenance> provenance;  ///< set once the source is identified
   /// What only `tailor build torch` reports, beside the rest of this one record.
   struct Torch {
-    nlohmann::json plan;                       ///< the TorchPlan, as `tailor plan --json` writes it
-    std::vector<std::string> targets_verified; ///< in libtorch_cuda.so
-    std::string manylinux_needed;              ///< the tag the libraries need
-    nlohmann::json import_check;               ///< what the clean venv's torch said
-    std::string gpu_smoke_test;                ///< "ok", or "skipped (...)"
-    std::vector<std::string> runtime_packages; ///< the apt packages of the runtime image
+    nlohmann::json plan;  ///< the TorchPlan, as `tailor plan --json` writes it
+    std::vector<std::string> targets_verified;  ///< in libtorch_cuda.so
+    std::string manylinux_needed;               ///< the tag the libraries need
+    nlohmann::json import_check;                ///< what the clean venv's torch said
+    std::string gpu_smoke_test;                 ///< "ok", or "skipped (...)"
+    std::vector<std::string> runtime_packages;  ///< the apt packages of the runtime image
   };
   std::optional<Torch> torch;
 };

@@ -1,20 +1,18 @@
 #include "executor/build_runner.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
-
 #include <cerrno>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <condition_variable>
 #include <ctime>
+#include <filesystem>
 #include <functional>
 #include <mutex>
 #include <thread>
-#include <filesystem>
-
-#include <fmt/format.h>
 
 #include "util/interrupt.h"
 #include "util/strings.h"
@@ -23,7 +21,7 @@ namespace tailor::executor {
 namespace {
 
 class QuietDisplay : public ProgressDisplay {
-public:
+ public:
   void step_started(const plan::Step&, size_t, size_t) override {}
   void progress(const BuildProgress&) override {}
   void step_finished(const StepOutcome&) override {}
@@ -32,7 +30,7 @@ public:
 /// A thread that calls `tick` every second while a step runs, so a quiet build still
 /// gets its "still running" line (the runner only reports when output arrives).
 class TickThread {
-public:
+ public:
   explicit TickThread(std::function<void()> tick) : m_tick(std::move(tick)) {}
   ~TickThread() { stop(); }
   void start() {
@@ -56,7 +54,7 @@ public:
     if (m_thread.joinable()) m_thread.join();
   }
 
-private:
+ private:
   std::function<void()> m_tick;
   std::mutex m_mutex;
   std::condition_variable m_cv;
@@ -83,9 +81,11 @@ ProgressTracker::Clock heartbeat_clock(const HeartbeatOptions& o) {
 /// 10% of progress; without (setuptools without ninja, pip's phases) a line per new
 /// extension, compile or phase; and a "still running" line after each quiet interval.
 class PlainDisplay : public ProgressDisplay {
-public:
+ public:
   PlainDisplay(std::FILE* out, const HeartbeatOptions& hb)
-      : m_out(out), m_heartbeat(heartbeat_interval(hb), heartbeat_clock(hb)), m_own_thread(hb.own_thread),
+      : m_out(out),
+        m_heartbeat(heartbeat_interval(hb), heartbeat_clock(hb)),
+        m_own_thread(hb.own_thread),
         m_ticker([this] { tick(); }) {}
   ~PlainDisplay() override { m_ticker.stop(); }
   void step_started(const plan::Step& step, size_t index, size_t count) override {
@@ -127,7 +127,7 @@ public:
       std::fprintf(m_out, "    interrupted after %s\n", format_duration(secs).c_str());
     else
       std::fprintf(m_out, "    failed after %s (%s)\n", format_duration(secs).c_str(),
-                   !o.started ? "could not start"
+                   !o.started    ? "could not start"
                    : o.timed_out ? "timed out"
                                  : fmt::format("exit {}", o.exit_code).c_str());
     std::fflush(m_out);
@@ -141,7 +141,7 @@ public:
     }
   }
 
-private:
+ private:
   void print(const std::string& line) {
     std::fprintf(m_out, "    %s\n", line.c_str());
     std::fflush(m_out);
@@ -160,9 +160,11 @@ private:
 /// One status line rewritten in place, cut to the terminal width; redrawn with the elapsed
 /// time and the last command after each quiet heartbeat interval.
 class LiveDisplay : public ProgressDisplay {
-public:
+ public:
   LiveDisplay(std::FILE* out, const HeartbeatOptions& hb)
-      : m_out(out), m_heartbeat(heartbeat_interval(hb), heartbeat_clock(hb)), m_own_thread(hb.own_thread),
+      : m_out(out),
+        m_heartbeat(heartbeat_interval(hb), heartbeat_clock(hb)),
+        m_own_thread(hb.own_thread),
         m_ticker([this] { tick(); }) {
     if (const char* cols = std::getenv("COLUMNS")) m_width = std::max(20, std::atoi(cols));
   }
@@ -193,7 +195,10 @@ public:
     m_ticker.stop();
     std::lock_guard lock(m_mutex);
     auto secs = std::chrono::duration_cast<std::chrono::seconds>(o.duration);
-    draw(m_title + (o.ok() ? ": done in " : o.interrupted ? ": interrupted after " : ": FAILED after ") +
+    draw(m_title +
+         (o.ok()          ? ": done in "
+          : o.interrupted ? ": interrupted after "
+                          : ": FAILED after ") +
          format_duration(secs));
     std::fputc('\n', m_out);
     std::fflush(m_out);
@@ -209,10 +214,11 @@ public:
     // its ETA counts down from when that was, and gives way once it has run out.
     BuildProgress p = aged(m_last, m_heartbeat.elapsed() - m_last_at);
     p.elapsed = m_heartbeat.elapsed();
-    draw(m_title + ": " + (m_have_progress ? render_progress_line(p) : render_heartbeat_line(p, p.elapsed)));
+    draw(m_title + ": " +
+         (m_have_progress ? render_progress_line(p) : render_heartbeat_line(p, p.elapsed)));
   }
 
-private:
+ private:
   void draw(std::string line) {
     if (static_cast<int>(line.size()) > m_width - 1) line.resize(m_width - 1);
     std::fprintf(m_out, "\r\033[K%s", line.c_str());
@@ -230,7 +236,6 @@ private:
   TickThread m_ticker;
 };
 
-
 }  // namespace
 
 bool RunOutcome::ok() const {
@@ -243,9 +248,12 @@ bool RunOutcome::ok() const {
 std::unique_ptr<ProgressDisplay> make_progress_display(DisplayStyle style, std::FILE* out,
                                                        HeartbeatOptions heartbeat) {
   switch (style) {
-    case DisplayStyle::live: return std::make_unique<LiveDisplay>(out, heartbeat);
-    case DisplayStyle::plain: return std::make_unique<PlainDisplay>(out, heartbeat);
-    case DisplayStyle::quiet: break;
+    case DisplayStyle::live:
+      return std::make_unique<LiveDisplay>(out, heartbeat);
+    case DisplayStyle::plain:
+      return std::make_unique<PlainDisplay>(out, heartbeat);
+    case DisplayStyle::quiet:
+      break;
   }
   return std::make_unique<QuietDisplay>();
 }
@@ -256,8 +264,10 @@ DisplayStyle default_display_style(std::FILE* out) {
   return DisplayStyle::live;
 }
 
-std::vector<plan::Step> plan_steps(const plan::BuildPlan& plan, const std::map<std::string, std::string>& build_env,
-                                   const std::map<std::string, std::string>& caller_env, const std::string& default_cwd) {
+std::vector<plan::Step> plan_steps(const plan::BuildPlan& plan,
+                                   const std::map<std::string, std::string>& build_env,
+                                   const std::map<std::string, std::string>& caller_env,
+                                   const std::string& default_cwd) {
   std::vector<plan::Step> out;
   out.reserve(plan.steps.size());
   for (plan::Step step : plan.steps) {
@@ -269,7 +279,8 @@ std::vector<plan::Step> plan_steps(const plan::BuildPlan& plan, const std::map<s
         step.env["PATH"] = plan.path_prepend + (path == caller_env.end() ? "" : ":" + path->second);
       }
       for (const auto& v : plan.unset_env)
-        if (std::find(step.unset_env.begin(), step.unset_env.end(), v) == step.unset_env.end()) step.unset_env.push_back(v);
+        if (std::find(step.unset_env.begin(), step.unset_env.end(), v) == step.unset_env.end())
+          step.unset_env.push_back(v);
     }
     out.push_back(std::move(step));
   }
@@ -301,18 +312,23 @@ Expected<std::string> start_run_log(const std::string& dir, size_t keep) {
   if (std::FILE* f = std::fopen(log.c_str(), "w"))
     std::fclose(f);
   else
-    return make_error(fmt::format("{}: cannot write the build log: {}", log.string(), std::strerror(errno)));
+    return make_error(
+        fmt::format("{}: cannot write the build log: {}", log.string(), std::strerror(errno)));
   // build.log -> the newest run's log: a link made aside, then renamed over the old one.
-  fs::path link = fs::path(dir) / "build.log", tmp = fs::path(dir) / fmt::format(".build.log.{}", getpid());
+  fs::path link = fs::path(dir) / "build.log",
+           tmp = fs::path(dir) / fmt::format(".build.log.{}", getpid());
   fs::remove(tmp, ec);
   fs::create_symlink(name, tmp, ec);
   if (!ec) fs::rename(tmp, link, ec);
-  if (ec) return make_error(fmt::format("{}: cannot point it at {}: {}", link.string(), name, ec.message()));
+  if (ec)
+    return make_error(
+        fmt::format("{}: cannot point it at {}: {}", link.string(), name, ec.message()));
   // The names sort by time: keep the newest `keep`.
   std::vector<std::string> logs;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     std::string n = e.path().filename().string();
-    if (n.rfind("build-", 0) == 0 && n.size() > 4 && n.substr(n.size() - 4) == ".log") logs.push_back(n);
+    if (n.rfind("build-", 0) == 0 && n.size() > 4 && n.substr(n.size() - 4) == ".log")
+      logs.push_back(n);
   }
   std::sort(logs.begin(), logs.end());
   for (size_t i = 0; i + keep < logs.size(); ++i)
@@ -322,11 +338,16 @@ Expected<std::string> start_run_log(const std::string& dir, size_t keep) {
 
 BuildRunner::BuildRunner(CommandRunner& runner, ProgressDisplay& display, std::string log_path,
                          ProgressTracker::Clock clock)
-    : m_runner(runner), m_display(display), m_log_path(std::move(log_path)), m_clock(std::move(clock)) {}
+    : m_runner(runner),
+      m_display(display),
+      m_log_path(std::move(log_path)),
+      m_clock(std::move(clock)) {}
 
 Expected<RunOutcome> BuildRunner::run(const std::vector<plan::Step>& steps) {
   std::FILE* log = std::fopen(m_log_path.c_str(), "w");
-  if (!log) return make_error(fmt::format("{}: cannot write the build log: {}", m_log_path, std::strerror(errno)));
+  if (!log)
+    return make_error(
+        fmt::format("{}: cannot write the build log: {}", m_log_path, std::strerror(errno)));
   RunOutcome outcome;
   outcome.log_path = m_log_path;
   auto run_start = m_clock();
@@ -365,10 +386,11 @@ Expected<RunOutcome> BuildRunner::run(const std::vector<plan::Step>& steps) {
     so.exit_code = r.exit_code;
     so.duration = std::chrono::duration_cast<std::chrono::milliseconds>(m_clock() - step_start);
     if (r.interrupted)
-      std::fprintf(log, "### tailor step %zu INTERRUPTED (signal %d) after %.1f s\n", i + 1, interrupt_signal(),
-                   so.duration.count() / 1000.0);
+      std::fprintf(log, "### tailor step %zu INTERRUPTED (signal %d) after %.1f s\n", i + 1,
+                   interrupt_signal(), so.duration.count() / 1000.0);
     else if (!r.started)
-      std::fprintf(log, "### tailor: could not start %s\n", step.argv.empty() ? "(empty)" : step.argv[0].c_str());
+      std::fprintf(log, "### tailor: could not start %s\n",
+                   step.argv.empty() ? "(empty)" : step.argv[0].c_str());
     else
       std::fprintf(log, "### tailor step %zu %s: exit %d%s after %.1f s\n", i + 1,
                    so.ok() ? "finished" : "FAILED", r.exit_code, r.timed_out ? " (timed out)" : "",
@@ -380,12 +402,14 @@ Expected<RunOutcome> BuildRunner::run(const std::vector<plan::Step>& steps) {
     if (!so.ok()) break;
   }
   if (outcome.interrupted) {
-    std::fprintf(log, "### tailor: interrupted by signal %d; the run stopped here\n", interrupt_signal());
+    std::fprintf(log, "### tailor: interrupted by signal %d; the run stopped here\n",
+                 interrupt_signal());
     std::fflush(log);
   }
   outcome.duration = std::chrono::duration_cast<std::chrono::milliseconds>(m_clock() - run_start);
   if (std::fclose(log) != 0)
-    return make_error(fmt::format("{}: cannot write the build log: {}", m_log_path, std::strerror(errno)));
+    return make_error(
+        fmt::format("{}: cannot write the build log: {}", m_log_path, std::strerror(errno)));
   return outcome;
 }
 

@@ -30,16 +30,16 @@ struct StepOutcome {
 };
 
 struct RunOutcome {
-  std::vector<StepOutcome> steps;     ///< the steps that ran; the last one failed if !ok
+  std::vector<StepOutcome> steps;  ///< the steps that ran; the last one failed if !ok
   std::chrono::milliseconds duration{0};
   std::string log_path;
-  bool interrupted = false;           ///< stopped by an interrupt (see util/interrupt.h)
+  bool interrupted = false;  ///< stopped by an interrupt (see util/interrupt.h)
   bool ok() const;
 };
 
 /// Where progress goes: the runner reports, a display renders.
 class ProgressDisplay {
-public:
+ public:
   virtual ~ProgressDisplay() = default;
   virtual void step_started(const plan::Step& step, size_t index, size_t count) = 0;
   virtual void progress(const BuildProgress& p) = 0;
@@ -67,15 +67,16 @@ std::unique_ptr<ProgressDisplay> make_progress_display(DisplayStyle style, std::
 DisplayStyle default_display_style(std::FILE* out);
 
 class BuildRunner {
-public:
+ public:
   /// `log_path` is created (truncated); every line of every step is appended to it.
-  BuildRunner(CommandRunner& runner, ProgressDisplay& display, std::string log_path,
-              ProgressTracker::Clock clock = [] { return std::chrono::steady_clock::now(); });
+  BuildRunner(
+      CommandRunner& runner, ProgressDisplay& display, std::string log_path,
+      ProgressTracker::Clock clock = [] { return std::chrono::steady_clock::now(); });
   /// Runs the steps in order, stopping at the first failure. An error only when the log
   /// cannot be written; a failed step is a RunOutcome with !ok().
   Expected<RunOutcome> run(const std::vector<plan::Step>& steps);
 
-private:
+ private:
   CommandRunner& m_runner;
   ProgressDisplay& m_display;
   std::string m_log_path;
@@ -93,7 +94,8 @@ Expected<std::string> start_run_log(const std::string& dir, size_t keep = 10);
 /// adds to them: SOURCE_DATE_EPOCH, the reproducible-build flags), the plan's `unset_env`,
 /// and PATH with the plan's toolkit folder first (after `caller_env`'s PATH); other steps
 /// (a clone, a venv) run in the caller's environment. An empty cwd becomes `default_cwd`.
-std::vector<plan::Step> plan_steps(const plan::BuildPlan& plan, const std::map<std::string, std::string>& build_env,
+std::vector<plan::Step> plan_steps(const plan::BuildPlan& plan,
+                                   const std::map<std::string, std::string>& build_env,
                                    const std::map<std::string, std::string>& caller_env,
                                    const std::string& default_cwd = "");
 

@@ -58,7 +58,8 @@ void BuildSession::warn(std::string_view line) const {
   std::fflush(out);
 }
 
-BuildSession system_session(CommandRunner& runner, std::FILE* status, DisplayStyle style, DiskInterface* disk) {
+BuildSession system_session(CommandRunner& runner, std::FILE* status, DisplayStyle style,
+                            DiskInterface* disk) {
   static RealDiskInterface real;
   BuildSession session{runner, disk ? *disk : real};
   session.environment = Environment(process_environment());
@@ -69,9 +70,12 @@ BuildSession system_session(CommandRunner& runner, std::FILE* status, DisplaySty
   session.status = status;
   session.fixed_path = [&runner](const std::string& real, const std::string& fixed,
                                  std::optional<FixedPathRoute> forced) {
-    return open_fixed_path(real, fixed, FixedPathTools{self_executable(), find_in_path("bwrap")}, forced, runner);
+    return open_fixed_path(real, fixed, FixedPathTools{self_executable(), find_in_path("bwrap")},
+                           forced, runner);
   };
-  session.start_governor = [](GovernorOptions options) { return MemoryGovernor::start(std::move(options)); };
+  session.start_governor = [](GovernorOptions options) {
+    return MemoryGovernor::start(std::move(options));
+  };
   session.available_memory = [] {
     probe::SystemHostFiles files;
     return probe::probe_memory(files).usable;

@@ -55,7 +55,8 @@ class RealDiskInterface : public DiskInterface {
 class Environment {
  public:
   Environment() = default;
-  explicit Environment(std::map<std::string, std::string> variables) : m_variables(std::move(variables)) {}
+  explicit Environment(std::map<std::string, std::string> variables)
+      : m_variables(std::move(variables)) {}
   /// The value; nullopt when unset.
   std::optional<std::string> get(std::string_view name) const;
   /// The value, "" when unset.
@@ -69,8 +70,8 @@ class Environment {
 
 struct BuildSession {
   using Clock = std::function<std::chrono::steady_clock::time_point()>;
-  using FixedPathOpener = std::function<FixedPathChoice(const std::string& real, const std::string& fixed,
-                                                        std::optional<FixedPathRoute> forced)>;
+  using FixedPathOpener = std::function<FixedPathChoice(
+      const std::string& real, const std::string& fixed, std::optional<FixedPathRoute> forced)>;
   using GovernorStarter = std::function<Expected<std::unique_ptr<MemoryGovernor>>(GovernorOptions)>;
 
   CommandRunner& runner;

@@ -1,10 +1,11 @@
 #include "executor/extension_source.h"
 
-#include <cctype>
-#include <optional>
+#include <fmt/format.h>
 #include <sys/stat.h>
+#include <toml++/toml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -13,20 +14,18 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <set>
+#include <optional>
 #include <regex>
+#include <set>
 #include <span>
 #include <sstream>
 
-#include <fmt/format.h>
-#include <toml++/toml.h>
-
 #include "formats/zip.h"
-#include "util/user_file.h"
+#include "util/files.h"
 #include "util/mapped_file.h"
 #include "util/sha256.h"
-#include "util/files.h"
 #include "util/strings.h"
+#include "util/user_file.h"
 
 namespace tailor::executor {
 namespace fs = std::filesystem;
@@ -39,8 +38,8 @@ std::string read_text(const fs::path& p) {
 }
 
 bool is_sdist_name(std::string_view s) {
-  return s.ends_with(".tar.gz") || s.ends_with(".tgz") || s.ends_with(".zip") || s.ends_with(".tar.bz2") ||
-         s.ends_with(".tar.xz");
+  return s.ends_with(".tar.gz") || s.ends_with(".tgz") || s.ends_with(".zip") ||
+         s.ends_with(".tar.bz2") || s.ends_with(".tar.xz");
 }
 
 /// "causal_conv1d-1.5.2.tar.gz" -> "causal_conv1d".
@@ -58,16 +57,17 @@ std::string tail_of(const CommandResult& r) {
   return join(lines, "\n");
 }
 
-Expected<void> run_checked(CommandRunner& runner, std::vector<std::string> argv, const std::string& cwd,
-                           std::chrono::seconds timeout) {
+Expected<void> run_checked(CommandRunner& runner, std::vector<std::string> argv,
+                           const std::string& cwd, std::chrono::seconds timeout) {
   CommandSpec spec;
   spec.argv = argv;
   spec.cwd = cwd;
   spec.timeout = timeout;
   CommandResult r = runner.run(spec);
   if (r.ok()) return {};
-  return make_error(fmt::format("`{}` failed{}:\n{}", join(argv, " "),
-                                r.timed_out ? " (timed out)" : fmt::format(" (exit {})", r.exit_code), tail_of(r)));
+  return make_error(fmt::format(
+      "`{}` failed{}:\n{}", join(argv, " "),
+      r.timed_out ? " (timed out)" : fmt::format(" (exit {})", r.exit_code), tail_of(r)));
 }
 
 /// The single top-level folder an sdist unpacks to (or the folder itself when several).
@@ -78,17 +78,18 @@ std::string single_child_dir(const fs::path& dir) {
   return dir.string();
 }
 
-Expected<std::string> unpack_sdist(const std::string& sdist, const fs::path& dest, const std::string& python,
-                                   CommandRunner& runner) {
+Expected<std::string> unpack_sdist(const std::string& sdist, const fs::path& dest,
+                                   const std::string& python, CommandRunner& runner) {
   std::error_code ec;
   fs::create_directories(dest, ec);
   if (ec) return make_error(fmt::format("{}: cannot create: {}", dest.string(), ec.message()));
   if (sdist.ends_with(".zip")) {
-    auto r = run_checked(runner, {python, "-m", "zipfile", "-e", sdist, dest.string()}, dest.string(),
-                         std::chrono::seconds(600));
+    auto r = run_checked(runner, {python, "-m", "zipfile", "-e", sdist, dest.string()},
+                         dest.string(), std::chrono::seconds(600));
     if (!r) return r.error();
   } else {
-    auto r = run_checked(runner, {"tar", "-xf", sdist, "-C", dest.string()}, dest.string(), std::chrono::seconds(600));
+    auto r = run_checked(runner, {"tar", "-xf", sdist, "-C", dest.string()}, dest.string(),
+                         std::chrono::seconds(600));
     if (!r) return r.error();
   }
   return single_child_dir(dest);
@@ -102,7 +103,8 @@ Expected<std::string> unpack_sdist(const std::string& sdist, const fs::path& des
 Expected<void> sync_tree(const std::string& from, const std::string& to,
                          const std::function<bool(const std::string&)>& skip) {
   std::error_code ec;
-  auto sync_dir = [&](auto& self, const fs::path& a, const fs::path& b, bool top) -> Expected<void> {
+  auto sync_dir = [&](auto& self, const fs::path& a, const fs::path& b,
+                      bool top) -> Expected<void> {
     fs::create_directories(b, ec);
     if (ec) return make_error(fmt::format("{}: cannot create: {}", b.string(), ec.message()));
     std::set<std::string> names;
@@ -121,7 +123,8 @@ Expected<void> sync_tree(const std::string& from, const std::string& to,
         if (auto r = self(self, e.path(), dest, false); !r) return r;
       } else if (fs::is_regular_file(st)) {
         auto mtime = fs::last_write_time(e.path(), ec);
-        bool same = fs::is_regular_file(dst) && fs::file_size(dest, ec) == fs::file_size(e.path(), ec) &&
+        bool same = fs::is_regular_file(dst) &&
+                    fs::file_size(dest, ec) == fs::file_size(e.path(), ec) &&
                     fs::last_write_time(dest, ec) == mtime;
         if (!same) {
           if (fs::exists(dst)) fs::remove_all(dest, ec);
@@ -129,7 +132,9 @@ Expected<void> sync_tree(const std::string& from, const std::string& to,
           if (!ec) fs::last_write_time(dest, mtime, ec);
         }
       }
-      if (ec) return make_error(fmt::format("{}: cannot copy into {}: {}", e.path().string(), b.string(), ec.message()));
+      if (ec)
+        return make_error(fmt::format("{}: cannot copy into {}: {}", e.path().string(), b.string(),
+                                      ec.message()));
     }
     if (ec) return make_error(fmt::format("{}: cannot read: {}", a.string(), ec.message()));
     std::vector<fs::path> stale;
@@ -148,11 +153,16 @@ Expected<void> sync_tree(const std::string& from, const std::string& to,
 
 std::string_view source_kind_name(SourceKind kind) {
   switch (kind) {
-    case SourceKind::example: return "example";
-    case SourceKind::directory: return "directory";
-    case SourceKind::sdist: return "sdist";
-    case SourceKind::index: return "index";
-    case SourceKind::git: return "git";
+    case SourceKind::example:
+      return "example";
+    case SourceKind::directory:
+      return "directory";
+    case SourceKind::sdist:
+      return "sdist";
+    case SourceKind::index:
+      return "index";
+    case SourceKind::git:
+      return "git";
   }
   return "directory";
 }
@@ -164,8 +174,9 @@ bool split_git_url(std::string_view text, std::string& url, std::string& ref) {
     t = t.substr(4);
     explicit_git = true;
   }
-  bool remote = t.rfind("https://", 0) == 0 || t.rfind("http://", 0) == 0 || t.rfind("ssh://", 0) == 0 ||
-                t.rfind("git://", 0) == 0 || t.rfind("git@", 0) == 0 || t.rfind("file://", 0) == 0;
+  bool remote = t.rfind("https://", 0) == 0 || t.rfind("http://", 0) == 0 ||
+                t.rfind("ssh://", 0) == 0 || t.rfind("git://", 0) == 0 || t.rfind("git@", 0) == 0 ||
+                t.rfind("file://", 0) == 0;
   if (!remote) return false;
   // The ref follows the last '@' or '#' after the last '/' (pip's `URL@ref` form).
   auto slash = t.find_last_of('/');
@@ -175,7 +186,8 @@ bool split_git_url(std::string_view text, std::string& url, std::string& ref) {
     u = t.substr(0, at);
     r = t.substr(at + 1);
   }
-  if (!explicit_git && !u.ends_with(".git") && r.empty() && t.rfind("git@", 0) != 0 && t.rfind("git://", 0) != 0)
+  if (!explicit_git && !u.ends_with(".git") && r.empty() && t.rfind("git@", 0) != 0 &&
+      t.rfind("git://", 0) != 0)
     return false;
   url = u;
   ref = r;
@@ -189,7 +201,8 @@ Expected<SourceSpec> classify_source(std::string_view text_in, const std::string
   if (text.empty()) {
     if (example_dir.empty())
       return make_error(
-          "no SOURCE given and this is not tailor's repository (where it builds the bundled example); "
+          "no SOURCE given and this is not tailor's repository (where it builds the bundled "
+          "example); "
           "name a source folder, an sdist, NAME==VERSION or a git URL@ref");
     s.kind = SourceKind::example;
     s.path = example_dir;
@@ -214,29 +227,40 @@ Expected<SourceSpec> classify_source(std::string_view text_in, const std::string
     return s;
   }
   if (is_sdist_name(text)) {
-    if (!fs::is_regular_file(text, ec)) return make_error(fmt::format("{}: no such sdist file", text));
+    if (!fs::is_regular_file(text, ec))
+      return make_error(fmt::format("{}: no such sdist file", text));
     s.kind = SourceKind::sdist;
     s.path = fs::absolute(text).lexically_normal().string();
     s.name = name_from_sdist(text);
     return s;
   }
   // A file that is no source: say what it is and what build takes.
-  constexpr std::string_view k_takes = "build takes a source folder, an sdist (.tar.gz, .zip), NAME==VERSION or a git URL "
-                                       "(git+https://...@ref)";
+  constexpr std::string_view k_takes =
+      "build takes a source folder, an sdist (.tar.gz, .zip), NAME==VERSION or a git URL "
+      "(git+https://...@ref)";
   if (text.ends_with(".whl")) {
     if (!fs::exists(text, ec))
-      return make_error(fmt::format("SOURCE '{}': no such file, and a .whl is a wheel, which is already built; {}", text, k_takes));
-    return make_error(fmt::format("SOURCE '{}': a wheel, which is already built; {}. To look inside the wheel: tailor inspect {}",
-                                  text, k_takes, text));
+      return make_error(fmt::format(
+          "SOURCE '{}': no such file, and a .whl is a wheel, which is already built; {}", text,
+          k_takes));
+    return make_error(
+        fmt::format("SOURCE '{}': a wheel, which is already built; {}. To look inside the wheel: "
+                    "tailor inspect {}",
+                    text, k_takes, text));
   }
   if (auto st = fs::status(text, ec); fs::exists(st)) {
     std::string what = "a file that is not a source";
-    if (!fs::is_regular_file(st)) what = "not a folder or a regular file";
-    else if (std::string head(4, '\0'); std::ifstream(text, std::ios::binary).read(head.data(), 4) && head == "\x7f" "ELF")
+    if (!fs::is_regular_file(st))
+      what = "not a folder or a regular file";
+    else if (std::string head(4, '\0');
+             std::ifstream(text, std::ios::binary).read(head.data(), 4) && head ==
+                                                                               "\x7f"
+                                                                               "ELF")
       what = "an ELF file (a built library or program), not a source";
     return make_error(fmt::format("SOURCE '{}': {}; {}", text, what, k_takes));
   }
-  static const std::regex k_pinned(R"(^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9][A-Za-z0-9.+!_-]*)$)");
+  static const std::regex k_pinned(
+      R"(^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9][A-Za-z0-9.+!_-]*)$)");
   std::smatch m;
   if (std::regex_match(text, m, k_pinned)) {
     s.kind = SourceKind::index;
@@ -246,9 +270,10 @@ Expected<SourceSpec> classify_source(std::string_view text_in, const std::string
   }
   if (text.find("==") == std::string::npos && text.find('/') == std::string::npos &&
       std::regex_match(text, std::regex(R"(^[A-Za-z0-9][A-Za-z0-9._-]*$)")))
-    return make_error(fmt::format("SOURCE '{}': no such folder or file; for the package index give an exact version, "
-                                  "e.g. {}==1.2.3 ({})",
-                                  text, text, k_takes));
+    return make_error(fmt::format(
+        "SOURCE '{}': no such folder or file; for the package index give an exact version, "
+        "e.g. {}==1.2.3 ({})",
+        text, text, k_takes));
   return make_error(fmt::format("SOURCE '{}': no such folder or file; {}", text, k_takes));
 }
 
@@ -259,7 +284,8 @@ std::string find_bundled_example(const std::string& start) {
   for (; !p.empty(); p = p.parent_path()) {
     fs::path example = p / "examples" / "fused_ops";
     // tailor's repository: the example beside the build module's sources.
-    if (fs::exists(example / "setup.py", ec) && fs::exists(p / "src" / "executor" / "extension_source.h", ec))
+    if (fs::exists(example / "setup.py", ec) &&
+        fs::exists(p / "src" / "executor" / "extension_source.h", ec))
       return example.string();
     if (p == p.root_path()) break;
   }
@@ -274,7 +300,8 @@ static std::optional<std::string> setup_call_name(std::string_view text) {
   static const std::regex k_call(R"((^|\n)[ \t]*(setuptools\.)?setup\()");
   std::string str(text);
   size_t start = std::string::npos;
-  for (auto it = std::sregex_iterator(str.begin(), str.end(), k_call); it != std::sregex_iterator(); ++it)
+  for (auto it = std::sregex_iterator(str.begin(), str.end(), k_call); it != std::sregex_iterator();
+       ++it)
     start = static_cast<size_t>(it->position(0) + it->length(0));
   if (start == std::string::npos) return std::nullopt;
   int depth = 0;
@@ -290,13 +317,16 @@ static std::optional<std::string> setup_call_name(std::string_view text) {
     } else if (c == ')' || c == ']' || c == '}') {
       if (depth-- == 0) return std::nullopt;  // the end of the call
     } else if (depth == 0 && text.compare(i, 4, "name") == 0 &&
-               (i == 0 || !(std::isalnum(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '_'))) {
+               (i == 0 ||
+                !(std::isalnum(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '_'))) {
       size_t j = i + 4;
       while (j < text.size() && (text[j] == ' ' || text[j] == '\t')) ++j;
-      if (j >= text.size() || text[j] != '=' || (j + 1 < text.size() && text[j + 1] == '=')) continue;
+      if (j >= text.size() || text[j] != '=' || (j + 1 < text.size() && text[j + 1] == '='))
+        continue;
       ++j;
       while (j < text.size() && (text[j] == ' ' || text[j] == '\t' || text[j] == '\n')) ++j;
-      if (j >= text.size() || (text[j] != '"' && text[j] != '\'')) return std::nullopt;  // a variable
+      if (j >= text.size() || (text[j] != '"' && text[j] != '\''))
+        return std::nullopt;  // a variable
       char q = text[j];
       size_t end = text.find(q, j + 1);
       if (end == std::string_view::npos || end == j + 1 || end - j > 200) return std::nullopt;
@@ -309,12 +339,14 @@ static std::optional<std::string> setup_call_name(std::string_view text) {
 std::string first_cuda_source(const std::string& source_dir) {
   std::error_code ec;
   size_t seen = 0;
-  for (auto it = fs::recursive_directory_iterator(source_dir, fs::directory_options::skip_permission_denied, ec);
+  for (auto it = fs::recursive_directory_iterator(
+           source_dir, fs::directory_options::skip_permission_denied, ec);
        !ec && it != fs::recursive_directory_iterator() && ++seen <= 20000; it.increment(ec)) {
     const fs::path& p = it->path();
     const std::string name = p.filename().string();
     if (it->is_directory(ec)) {
-      if (name.starts_with(".") || name == "build" || name == "dist") it.disable_recursion_pending();
+      if (name.starts_with(".") || name == "build" || name == "dist")
+        it.disable_recursion_pending();
       continue;
     }
     const std::string ext = p.extension().string();
@@ -351,8 +383,8 @@ std::string detect_package_name(const std::string& source_dir) {
 std::string default_work_root() { return user_cache_dir("extensions"); }
 
 std::string work_dir_for(const SourceSpec& spec, const std::string& root) {
-  std::string key = std::string(source_kind_name(spec.kind)) + "\n" + spec.path + "\n" + spec.name + "\n" +
-                    spec.version + "\n" + spec.url + "\n" + spec.ref;
+  std::string key = std::string(source_kind_name(spec.kind)) + "\n" + spec.path + "\n" + spec.name +
+                    "\n" + spec.version + "\n" + spec.url + "\n" + spec.ref;
   auto digest = Sha256::of(std::as_bytes(std::span(key.data(), key.size())));
   std::string name = spec.name.empty() ? fs::path(spec.path).filename().string() : spec.name;
   if (name.empty()) name = "source";
@@ -378,19 +410,24 @@ Expected<std::string> prepare_source(const SourceSpec& spec, const std::string& 
   std::error_code ec;
   fs::path work(work_dir), src = work / "src";
   fs::create_directories(work, ec);
-  if (ec) return make_error(fmt::format("{}: cannot create the work folder: {}", work.string(), ec.message()));
+  if (ec)
+    return make_error(
+        fmt::format("{}: cannot create the work folder: {}", work.string(), ec.message()));
   // A folder is synchronised into the copy (see sync_tree) so the copy's own build/
   // objects from an earlier, perhaps interrupted, run stay usable; other kinds start over.
   if (spec.kind != SourceKind::example && spec.kind != SourceKind::directory) {
     fs::remove_all(src, ec);
-    if (ec) return make_error(fmt::format("{}: cannot clear the old copy: {}", src.string(), ec.message()));
+    if (ec)
+      return make_error(
+          fmt::format("{}: cannot clear the old copy: {}", src.string(), ec.message()));
   }
   switch (spec.kind) {
     case SourceKind::example:
     case SourceKind::directory: {
       // Earlier in-tree builds of the user's folder must not leak into this one.
       auto skip = [](const std::string& n) {
-        return n == "build" || n == "dist" || n.ends_with(".egg-info") || n == "__pycache__" || n == ".pytest_cache";
+        return n == "build" || n == "dist" || n.ends_with(".egg-info") || n == "__pycache__" ||
+               n == ".pytest_cache";
       };
       if (auto synced = sync_tree(spec.path, src.string(), skip); !synced) return synced.error();
       return src.string();
@@ -403,17 +440,21 @@ Expected<std::string> prepare_source(const SourceSpec& spec, const std::string& 
       fs::create_directories(dl, ec);
       // --no-build-isolation: preparing the sdist's metadata runs its setup.py, which
       // imports torch; an isolated environment would download torch for that.
-      auto r = run_checked(runner,
-                           {python, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-                            "--no-build-isolation", "-d", dl.string(), spec.name + "==" + spec.version},
-                           work.string(), std::chrono::seconds(1800));
+      auto r = run_checked(
+          runner,
+          {python, "-m", "pip", "download", "--no-deps", "--no-binary",
+           ":all:", "--no-build-isolation", "-d", dl.string(), spec.name + "==" + spec.version},
+          work.string(), std::chrono::seconds(1800));
       if (!r) return r.error();
       for (const auto& e : fs::directory_iterator(dl, ec))
-        if (is_sdist_name(e.path().filename().string())) return unpack_sdist(e.path().string(), src, python, runner);
-      return make_error(fmt::format("pip download {}=={}: no sdist in {}", spec.name, spec.version, dl.string()));
+        if (is_sdist_name(e.path().filename().string()))
+          return unpack_sdist(e.path().string(), src, python, runner);
+      return make_error(
+          fmt::format("pip download {}=={}: no sdist in {}", spec.name, spec.version, dl.string()));
     }
     case SourceKind::git: {
-      std::vector<std::string> argv = {"git", "clone", "--depth", "1", "--recurse-submodules", "--shallow-submodules"};
+      std::vector<std::string> argv = {
+          "git", "clone", "--depth", "1", "--recurse-submodules", "--shallow-submodules"};
       if (!spec.ref.empty()) {
         argv.push_back("--branch");
         argv.push_back(spec.ref);
@@ -437,7 +478,8 @@ constexpr uint64_t k_max_tree_files = 2'000'000;
 /// Skipped by digest_tree: VCS metadata and build leftovers (anywhere), the folders
 /// prepare_source does not copy (at the top).
 bool skipped_in_tree(const std::string& name, bool is_dir, bool top) {
-  if (is_dir && (name == ".git" || name == "__pycache__" || name == ".pytest_cache" || name == ".hg" || name == ".svn"))
+  if (is_dir && (name == ".git" || name == "__pycache__" || name == ".pytest_cache" ||
+                 name == ".hg" || name == ".svn"))
     return true;
   if (!is_dir && (name.ends_with(".pyc") || name.ends_with(".pyo"))) return true;
   if (top && (name == "build" || name == "dist" || name.ends_with(".egg-info"))) return true;
@@ -455,18 +497,20 @@ struct TreeEntry {
   std::string line;
 };
 
-Expected<void> walk_tree(const fs::path& root, const fs::path& rel, bool top, std::vector<TreeEntry>& out,
-                         int64_t& newest) {
+Expected<void> walk_tree(const fs::path& root, const fs::path& rel, bool top,
+                         std::vector<TreeEntry>& out, int64_t& newest) {
   std::error_code ec;
   std::vector<fs::directory_entry> children;
   for (const auto& e : fs::directory_iterator(root / rel, ec)) children.push_back(e);
-  if (ec) return make_error(fmt::format("{}: cannot read: {}", (root / rel).string(), ec.message()));
+  if (ec)
+    return make_error(fmt::format("{}: cannot read: {}", (root / rel).string(), ec.message()));
   for (const auto& e : children) {
     std::string name = e.path().filename().string();
     fs::path r = rel / name;
     struct stat st {};
     if (::lstat(e.path().c_str(), &st) != 0)
-      return make_error(fmt::format("{}: cannot stat: {}", e.path().string(), std::strerror(errno)));
+      return make_error(
+          fmt::format("{}: cannot stat: {}", e.path().string(), std::strerror(errno)));
     bool is_dir = S_ISDIR(st.st_mode);
     if (skipped_in_tree(name, is_dir, top)) continue;
     if (is_dir) {
@@ -474,16 +518,21 @@ Expected<void> walk_tree(const fs::path& root, const fs::path& rel, bool top, st
       continue;
     }
     if (out.size() >= k_max_tree_files)
-      return make_error(fmt::format("{}: more than {} files; refusing to hash the tree", root.string(), k_max_tree_files));
+      return make_error(fmt::format("{}: more than {} files; refusing to hash the tree",
+                                    root.string(), k_max_tree_files));
     newest = std::max<int64_t>(newest, st.st_mtime);
     if (S_ISLNK(st.st_mode)) {
       auto target = fs::read_symlink(e.path(), ec);
-      if (ec) return make_error(fmt::format("{}: cannot read the link: {}", e.path().string(), ec.message()));
-      out.push_back({r.generic_string(), "link\t" + r.generic_string() + "\t" + target.generic_string() + "\n"});
+      if (ec)
+        return make_error(
+            fmt::format("{}: cannot read the link: {}", e.path().string(), ec.message()));
+      out.push_back({r.generic_string(),
+                     "link\t" + r.generic_string() + "\t" + target.generic_string() + "\n"});
     } else if (S_ISREG(st.st_mode)) {
       TAILOR_TRY(digest, sha256_of_file(e.path().string()));
       bool exec = (st.st_mode & 0111) != 0;
-      out.push_back({r.generic_string(), "file\t" + r.generic_string() + "\t" + (exec ? "x" : "-") + "\t" + digest + "\n"});
+      out.push_back({r.generic_string(), "file\t" + r.generic_string() + "\t" + (exec ? "x" : "-") +
+                                             "\t" + digest + "\n"});
     }
     // Sockets, fifos and devices are no part of a source.
   }
@@ -513,7 +562,8 @@ Expected<int64_t> newest_zip_member_time(const std::string& path) {
   return newest;
 }
 
-Expected<std::string> git_output(CommandRunner& runner, const std::string& dir, std::vector<std::string> args) {
+Expected<std::string> git_output(CommandRunner& runner, const std::string& dir,
+                                 std::vector<std::string> args) {
   std::vector<std::string> argv = {"git", "-C", dir};
   argv.insert(argv.end(), args.begin(), args.end());
   CommandSpec spec;
@@ -521,8 +571,9 @@ Expected<std::string> git_output(CommandRunner& runner, const std::string& dir, 
   spec.timeout = std::chrono::seconds(60);
   CommandResult r = runner.run(spec);
   if (!r.ok())
-    return make_error(fmt::format("`{}` failed{}:\n{}", join(argv, " "),
-                                  r.timed_out ? " (timed out)" : fmt::format(" (exit {})", r.exit_code), tail_of(r)));
+    return make_error(fmt::format(
+        "`{}` failed{}:\n{}", join(argv, " "),
+        r.timed_out ? " (timed out)" : fmt::format(" (exit {})", r.exit_code), tail_of(r)));
   return std::string(trim(r.out));
 }
 
@@ -533,7 +584,8 @@ Expected<SourceIdentity> identify_git(const std::string& dir, CommandRunner& run
   TAILOR_TRY(time, git_output(runner, dir, {"log", "-1", "--format=%ct", "HEAD"}));
   id.digest = commit;
   auto epoch = source_date_epoch_from_env(time.c_str());
-  if (!epoch || !*epoch) return make_error(fmt::format("{}: git gave no commit time for HEAD ('{}')", dir, time));
+  if (!epoch || !*epoch)
+    return make_error(fmt::format("{}: git gave no commit time for HEAD ('{}')", dir, time));
   id.source_date_epoch = **epoch;
   id.epoch_from = "the commit time of HEAD";
   return id;
@@ -582,7 +634,8 @@ Expected<std::optional<int64_t>> source_date_epoch_from_env(const char* value) {
   int64_t out = 0;
   auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
   if (ec != std::errc() || end != v.data() + v.size() || out < 0)
-    return make_error(fmt::format("SOURCE_DATE_EPOCH='{}': not a whole number of seconds since 1970", v.substr(0, 40)));
+    return make_error(fmt::format(
+        "SOURCE_DATE_EPOCH='{}': not a whole number of seconds since 1970", v.substr(0, 40)));
   return std::optional<int64_t>(out);
 }
 
@@ -592,7 +645,8 @@ Expected<TreeDigest> digest_tree(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return make_error(fmt::format("{}: not a folder", dir));
   if (auto w = walk_tree(fs::path(dir), fs::path(), true, entries, newest); !w) return w.error();
-  std::sort(entries.begin(), entries.end(), [](const TreeEntry& a, const TreeEntry& b) { return a.rel < b.rel; });
+  std::sort(entries.begin(), entries.end(),
+            [](const TreeEntry& a, const TreeEntry& b) { return a.rel < b.rel; });
   Sha256 sha;
   for (const auto& e : entries) sha.update(std::as_bytes(std::span(e.line.data(), e.line.size())));
   TreeDigest d;
@@ -602,7 +656,8 @@ Expected<TreeDigest> digest_tree(const std::string& dir) {
   return d;
 }
 
-Expected<SourceIdentity> identify_tree(const std::string& dir, CommandRunner& runner, std::optional<int64_t> epoch_override) {
+Expected<SourceIdentity> identify_tree(const std::string& dir, CommandRunner& runner,
+                                       std::optional<int64_t> epoch_override) {
   std::error_code ec;
   if (fs::exists(fs::path(dir) / ".git", ec)) {
     TAILOR_TRY(id, identify_git(dir, runner));
@@ -631,7 +686,8 @@ Expected<SourceIdentity> identify_source(const SourceSpec& spec, const std::stri
           TAILOR_TRY(id, identify_sdist(e.path().string(), prepared_src));
           return with_override(id, epoch_override);
         }
-      return make_error(fmt::format("{}: no downloaded sdist to identify", (fs::path(work_dir) / "download").string()));
+      return make_error(fmt::format("{}: no downloaded sdist to identify",
+                                    (fs::path(work_dir) / "download").string()));
     }
     case SourceKind::example:
     case SourceKind::directory: {

@@ -69,7 +69,7 @@ struct SourceIdentity {
   std::string digest_kind;  ///< "sdist-sha256", "git-commit" or "tree-sha256"
   std::string digest;       ///< lowercase hex
   int64_t source_date_epoch = 0;
-  std::string epoch_from;   ///< how the epoch was found, in words
+  std::string epoch_from;  ///< how the epoch was found, in words
 };
 
 /// SOURCE_DATE_EPOCH as the environment gives it: nullopt when unset or empty, an error

@@ -86,20 +86,21 @@ struct FixedPathChoice {
 /// The routes in order (own namespace, bwrap, folder), or only the one `forced` names;
 /// the first that `open` accepts is taken. `open` is the side effect (the system's tries
 /// each route once, `open_fixed_path`), so the order is tested over fakes.
-FixedPathChoice choose_fixed_path(const std::string& real, const std::string& fixed, const FixedPathTools& tools,
-                                  std::optional<FixedPathRoute> forced,
+FixedPathChoice choose_fixed_path(const std::string& real, const std::string& fixed,
+                                  const FixedPathTools& tools, std::optional<FixedPathRoute> forced,
                                   const std::function<Expected<void>(const FixedPath&)>& open);
 
 /// The system's choice: the namespace routes tried once (the wrapper or bubblewrap runs
 /// `true` in them), the folder route's folder checked (fixed_folder.h) but not locked.
-FixedPathChoice open_fixed_path(const std::string& real, const std::string& fixed, const FixedPathTools& tools,
-                                std::optional<FixedPathRoute> forced, CommandRunner& runner);
+FixedPathChoice open_fixed_path(const std::string& real, const std::string& fixed,
+                                const FixedPathTools& tools, std::optional<FixedPathRoute> forced,
+                                CommandRunner& runner);
 
 /// Which route a build on this machine takes, and why not the better ones, for `detect`
 /// and `doctor`: the namespace routes tried once on a scratch folder, the folder route's
 /// root checked (nothing locked, no package folder made). `forced` as for a build.
-FixedPathChoice probe_fixed_path_route(const FixedPathTools& tools, std::optional<FixedPathRoute> forced,
-                                       CommandRunner& runner);
+FixedPathChoice probe_fixed_path_route(const FixedPathTools& tools,
+                                       std::optional<FixedPathRoute> forced, CommandRunner& runner);
 
 /// One line on what a route means for builds: "tailor's own private mount namespace: ...".
 std::string describe_fixed_path_route(FixedPathRoute route);
@@ -117,7 +118,8 @@ std::string to_fixed(std::string_view text, const FixedPath& fp);
 
 /// The argv that runs `argv` at the fixed path, in `cwd` (a real path; it is mapped):
 /// behind the launcher for the namespace routes, `argv` mapped for the folder route.
-std::vector<std::string> fixed_path_argv(const FixedPath& fp, const std::string& cwd, const std::vector<std::string>& argv);
+std::vector<std::string> fixed_path_argv(const FixedPath& fp, const std::string& cwd,
+                                         const std::vector<std::string>& argv);
 
 /// A step that runs at the fixed path: argv, cwd and every environment value mapped. The
 /// namespace routes start their launcher in the real cwd; the folder route's step starts

@@ -1,6 +1,7 @@
 #include "executor/folder_lock.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -9,8 +10,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "util/byte_reader.h"
 #include "util/files.h"
@@ -39,10 +38,12 @@ std::string folder_lock_path(const std::string& dir, FolderLock::Place place) {
   if (!d.has_filename() && d.has_parent_path()) d = d.parent_path();
   if (auto c = fs::weakly_canonical(d, ec); !ec) d = c;
   std::string key = (place == FolderLock::Place::inside ? "work:" : "out:") + d.string();
-  return user_cache_dir("locks") + "/" + Sha256::hex(Sha256::of(as_bytes(key))).substr(0, 32) + ".lock";
+  return user_cache_dir("locks") + "/" + Sha256::hex(Sha256::of(as_bytes(key))).substr(0, 32) +
+         ".lock";
 }
 
-Expected<FolderLock> FolderLock::acquire(const std::string& dir, Place place, bool wait, std::FILE* note) {
+Expected<FolderLock> FolderLock::acquire(const std::string& dir, Place place, bool wait,
+                                         std::FILE* note) {
   std::error_code ec;
   if (place == Place::inside) {
     fs::create_directories(dir, ec);
@@ -50,10 +51,13 @@ Expected<FolderLock> FolderLock::acquire(const std::string& dir, Place place, bo
   }
   std::string path = folder_lock_path(dir, place);
   fs::create_directories(fs::path(path).parent_path(), ec);
-  if (ec) return make_error(fmt::format("{}: cannot create tailor's lock folder: {}", fs::path(path).parent_path().string(), ec.message()));
+  if (ec)
+    return make_error(fmt::format("{}: cannot create tailor's lock folder: {}",
+                                  fs::path(path).parent_path().string(), ec.message()));
   // O_CLOEXEC: the build's processes must not inherit the lock and hold it past tailor.
   int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return make_error(fmt::format("{}: cannot open the lock file: {}", path, std::strerror(errno)));
+  if (fd < 0)
+    return make_error(fmt::format("{}: cannot open the lock file: {}", path, std::strerror(errno)));
   bool said = false;
   for (;;) {
     if (flock(fd, LOCK_EX | LOCK_NB) == 0) break;
@@ -64,7 +68,8 @@ Expected<FolderLock> FolderLock::acquire(const std::string& dir, Place place, bo
       return make_error(fmt::format("{}: cannot lock: {}", path, err));
     }
     long holder = holder_pid(fd);
-    std::string who = holder > 0 ? fmt::format("tailor build pid {}", holder) : "another tailor build";
+    std::string who =
+        holder > 0 ? fmt::format("tailor build pid {}", holder) : "another tailor build";
     if (!wait) {
       close(fd);
       return make_error(fmt::format("{} is in use by {} (--no-wait: not waiting)", dir, who));
@@ -83,13 +88,15 @@ Expected<FolderLock> FolderLock::acquire(const std::string& dir, Place place, bo
     }
   }
   std::string pid = fmt::format("{}\n", getpid());
-  if (ftruncate(fd, 0) != 0 || pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+  if (ftruncate(fd, 0) != 0 ||
+      pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
     // The lock holds without the pid; only the waiting message loses its number.
   }
   return FolderLock(fd, path);
 }
 
-FolderLock::FolderLock(FolderLock&& other) noexcept : m_fd(other.m_fd), m_path(std::move(other.m_path)) {
+FolderLock::FolderLock(FolderLock&& other) noexcept
+    : m_fd(other.m_fd), m_path(std::move(other.m_path)) {
   other.m_fd = -1;
 }
 

@@ -18,7 +18,7 @@
 namespace tailor::executor {
 
 class FolderLock {
-public:
+ public:
   enum class Place { inside, beside };
   /// Locks `dir` (creating it for Place::inside, the work folder; an output folder is not
   /// created). `place` keeps a work folder's lock apart from an output folder's of the
@@ -26,7 +26,8 @@ public:
   /// the lock: with `wait`, prints `waiting for tailor build pid N using DIR` once to
   /// `note` (may be null) and waits, giving up when tailor is interrupted; without, an
   /// error naming the holder.
-  static Expected<FolderLock> acquire(const std::string& dir, Place place, bool wait, std::FILE* note);
+  static Expected<FolderLock> acquire(const std::string& dir, Place place, bool wait,
+                                      std::FILE* note);
   FolderLock(FolderLock&& other) noexcept;
   FolderLock& operator=(FolderLock&&) = delete;
   FolderLock(const FolderLock&) = delete;
@@ -34,7 +35,7 @@ public:
 
   const std::string& lock_path() const { return m_path; }
 
-private:
+ private:
   FolderLock(int fd, std::string path) : m_fd(fd), m_path(std::move(path)) {}
   int m_fd = -1;
   std::string m_path;

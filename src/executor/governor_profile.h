@@ -26,8 +26,8 @@ struct GovernorProfile {
   /// How long each compile unit took, ms, by its source relative to the package
   /// (executor/ninja_log.h unit_times): the next build starts the longest first.
   std::map<std::string, uint64_t> unit_ms;
-  uint64_t builds = 0;                    ///< builds that measured this key
-  std::string updated;                    ///< ISO 8601 UTC
+  uint64_t builds = 0;  ///< builds that measured this key
+  std::string updated;  ///< ISO 8601 UTC
 };
 
 /// <user cache>/tailor/governor/peaks.json.
@@ -37,7 +37,8 @@ std::string governor_profile_key(const std::string& package, const std::string& 
                                  const std::vector<std::string>& targets, int nvcc_threads);
 /// The key's entry; nullopt when the file or the key is missing. A damaged file is an
 /// error naming it.
-Expected<std::optional<GovernorProfile>> read_governor_profile(const std::string& path, const std::string& key);
+Expected<std::optional<GovernorProfile>> read_governor_profile(const std::string& path,
+                                                               const std::string& key);
 /// How a build's measured peaks change the kept ones.
 enum class PeakUpdate {
   replace,     ///< the build ran every compile: its peaks are the package's now
@@ -46,10 +47,10 @@ enum class PeakUpdate {
 
 /// What a build did not compile itself.
 struct BuildReuse {
-  bool cache_used = false;              ///< a compiler cache wrapped the compiles
-  std::optional<uint64_t> cache_hits;   ///< its hits in this build; nullopt: unknown
-  bool tree_kept = false;               ///< an earlier run's build tree was kept
-  std::optional<uint64_t> units_reused; ///< Ninja steps it left up to date; nullopt: unknown
+  bool cache_used = false;               ///< a compiler cache wrapped the compiles
+  std::optional<uint64_t> cache_hits;    ///< its hits in this build; nullopt: unknown
+  bool tree_kept = false;                ///< an earlier run's build tree was kept
+  std::optional<uint64_t> units_reused;  ///< Ninja steps it left up to date; nullopt: unknown
 };
 
 /// `replace` only for a build known to have compiled every unit itself: no cache hit
@@ -68,7 +69,8 @@ PeakUpdate peak_update(const BuildReuse& reuse);
 /// yet: a cache hit's time says nothing of the compile's), the others are kept (at most
 /// 4096 units, the longest). A damaged file starts again.
 Expected<void> record_governor_profile(const std::string& path, const std::string& key,
-                                       const std::map<std::string, uint64_t>& measured, size_t max_entries,
-                                       PeakUpdate update, const std::map<std::string, uint64_t>& unit_ms = {});
+                                       const std::map<std::string, uint64_t>& measured,
+                                       size_t max_entries, PeakUpdate update,
+                                       const std::map<std::string, uint64_t>& unit_ms = {});
 
 }  // namespace tailor::executor

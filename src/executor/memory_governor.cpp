@@ -1,21 +1,19 @@
 #include "executor/memory_governor.h"
 
-#include <filesystem>
-
 #include <dirent.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <deque>
+#include <filesystem>
 #include <unordered_map>
-
-#include <fmt/format.h>
 
 #include "cache/cache_settings.h"
 #include "data/toml_document.h"
@@ -37,7 +35,8 @@ GovernorSettings load_settings() {
   GovernorSettings s;
   s.min_ninja_version = probe::jobserver_client_since().ninja;
   s.reserve_fraction = doc["reserve_fraction"].number();
-  if (s.reserve_fraction < 0 || s.reserve_fraction >= 1) doc["reserve_fraction"].fail("expected a fraction in [0, 1)");
+  if (s.reserve_fraction < 0 || s.reserve_fraction >= 1)
+    doc["reserve_fraction"].fail("expected a fraction in [0, 1)");
   auto reserve_mib = doc["reserve_min_mib"].integer();
   if (reserve_mib < 0) doc["reserve_min_mib"].fail("expected a size in MiB, 0 or more");
   s.reserve_min_bytes = static_cast<uint64_t>(reserve_mib) * k_mib;
@@ -57,7 +56,8 @@ GovernorSettings load_settings() {
     r.name = k["name"].string();
     r.processes = k["processes"].strings();
     r.threads_flag = k["threads_flag"].boolean_or(false);
-    if (r.name.empty() || r.name == "other" || r.processes.empty()) k.fail("expected a name (not \"other\") and processes");
+    if (r.name.empty() || r.name == "other" || r.processes.empty())
+      k.fail("expected a name (not \"other\") and processes");
     r.compilers = k["compilers"].strings_or_empty();
     if (r.compilers.empty()) r.compilers = r.processes;
     s.kinds.push_back(std::move(r));
@@ -65,7 +65,8 @@ GovernorSettings load_settings() {
   s.preprocess_flags = doc["preprocess_flags"].strings();
   s.report_processes = doc.at_path("report.processes").strings();
   auto entries = doc.at_path("profile.max_entries").integer();
-  if (entries < 1 || entries > 100000) doc.at_path("profile.max_entries").fail("expected 1 to 100000");
+  if (entries < 1 || entries > 100000)
+    doc.at_path("profile.max_entries").fail("expected 1 to 100000");
   s.profile_max_entries = static_cast<size_t>(entries);
   s.cache_clients = cache::sccache_process_names();
   return s;
@@ -97,10 +98,14 @@ std::optional<std::string> read_small(const std::string& path, size_t cap) {
 int nvcc_threads(const std::vector<std::string>& argv) {
   for (size_t i = 0; i < argv.size(); ++i) {
     std::string_view a = argv[i], v;
-    if ((a == "--threads" || a == "-t") && i + 1 < argv.size()) v = argv[i + 1];
-    else if (a.rfind("--threads=", 0) == 0) v = a.substr(10);
-    else if (a.rfind("-t", 0) == 0 && a.size() > 2 && a[2] >= '0' && a[2] <= '9') v = a.substr(2);
-    else continue;
+    if ((a == "--threads" || a == "-t") && i + 1 < argv.size())
+      v = argv[i + 1];
+    else if (a.rfind("--threads=", 0) == 0)
+      v = a.substr(10);
+    else if (a.rfind("-t", 0) == 0 && a.size() > 2 && a[2] >= '0' && a[2] <= '9')
+      v = a.substr(2);
+    else
+      continue;
     int n = 0;
     auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
     if (ec == std::errc() && p == v.data() + v.size() && n >= 1 && n <= 1024) return n;
@@ -121,39 +126,53 @@ std::optional<std::string> static_reason(const GovernorFacts& f, const GovernorS
   if (f.jobs) return fmt::format("--jobs {} asks for a fixed count", *f.jobs);
   if (f.serial) return fmt::format("{} compiles one file at a time", f.recipe);
   if (!f.pip_build)
-    return fmt::format("{} builds with CMake before pip, whose jobs the jobserver does not reach", f.recipe);
+    return fmt::format("{} builds with CMake before pip, whose jobs the jobserver does not reach",
+                       f.recipe);
   if (f.jobs_variable != "MAX_JOBS" || f.jobs_count_nvcc_threads)
     return fmt::format("{}'s jobs variable {} is not torch's ninja -j", f.recipe, f.jobs_variable);
-  if (f.ninja_version.empty()) return std::string("no ninja on the build's PATH answered --version");
+  if (f.ninja_version.empty())
+    return std::string("no ninja on the build's PATH answered --version");
   if (compare_versions(f.ninja_version, settings.min_ninja_version) < 0)
-    return fmt::format("ninja {} on the build's PATH is not a jobserver client ({} is)", f.ninja_version,
-                       settings.min_ninja_version);
+    return fmt::format("ninja {} on the build's PATH is not a jobserver client ({} is)",
+                       f.ninja_version, settings.min_ninja_version);
   return std::nullopt;
 }
 
 Expected<uint64_t> parse_memory_size(std::string_view text) {
   auto bad = [&] {
-    return make_error(fmt::format("--memory-budget '{}': expected a size such as 6G, 512M or 1.5GiB", text));
+    return make_error(
+        fmt::format("--memory-budget '{}': expected a size such as 6G, 512M or 1.5GiB", text));
   };
   std::string_view t = trim(text);
   size_t digits = 0;
-  while (digits < t.size() && ((t[digits] >= '0' && t[digits] <= '9') || t[digits] == '.')) ++digits;
+  while (digits < t.size() && ((t[digits] >= '0' && t[digits] <= '9') || t[digits] == '.'))
+    ++digits;
   if (digits == 0 || digits > 20) return bad();
   std::string number(t.substr(0, digits));
-  if (std::count(number.begin(), number.end(), '.') > 1 || number.front() == '.' || number.back() == '.') return bad();
+  if (std::count(number.begin(), number.end(), '.') > 1 || number.front() == '.' ||
+      number.back() == '.')
+    return bad();
   std::string unit(t.substr(digits));
   for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   double scale = 0;
-  if (unit.empty() || unit == "B") scale = 1;
-  else if (unit == "K" || unit == "KB" || unit == "KIB") scale = 1024.0;
-  else if (unit == "M" || unit == "MB" || unit == "MIB") scale = 1024.0 * 1024;
-  else if (unit == "G" || unit == "GB" || unit == "GIB") scale = 1024.0 * 1024 * 1024;
-  else if (unit == "T" || unit == "TB" || unit == "TIB") scale = 1024.0 * 1024 * 1024 * 1024;
-  else return bad();
+  if (unit.empty() || unit == "B")
+    scale = 1;
+  else if (unit == "K" || unit == "KB" || unit == "KIB")
+    scale = 1024.0;
+  else if (unit == "M" || unit == "MB" || unit == "MIB")
+    scale = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GB" || unit == "GIB")
+    scale = 1024.0 * 1024 * 1024;
+  else if (unit == "T" || unit == "TB" || unit == "TIB")
+    scale = 1024.0 * 1024 * 1024 * 1024;
+  else
+    return bad();
   double value = std::strtod(number.c_str(), nullptr) * scale;
   if (!(value >= 64.0 * k_mib))
-    return make_error(fmt::format("--memory-budget '{}': at least 64M is needed to build anything", text));
-  if (value > 1024.0 * 1024 * 1024 * 1024 * 1024) return make_error(fmt::format("--memory-budget '{}': more than 1 PiB", text));
+    return make_error(
+        fmt::format("--memory-budget '{}': at least 64M is needed to build anything", text));
+  if (value > 1024.0 * 1024 * 1024 * 1024 * 1024)
+    return make_error(fmt::format("--memory-budget '{}': more than 1 PiB", text));
   return static_cast<uint64_t>(value);
 }
 
@@ -162,7 +181,8 @@ Expected<uint64_t> parse_memory_size(std::string_view text) {
 std::optional<ProcessSample> parse_proc_stat(std::string_view text, uint64_t page_size) {
   auto open = text.find('(');
   auto close = text.rfind(')');
-  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return std::nullopt;
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open)
+    return std::nullopt;
   ProcessSample p;
   int pid = 0;
   std::string_view head = trim(text.substr(0, open));
@@ -182,7 +202,8 @@ std::optional<ProcessSample> parse_proc_stat(std::string_view text, uint64_t pag
   return p;
 }
 
-ProcFsTable::ProcFsTable(std::string root, const GovernorSettings* settings) : m_root(std::move(root)) {
+ProcFsTable::ProcFsTable(std::string root, const GovernorSettings* settings)
+    : m_root(std::move(root)) {
   const GovernorSettings& s = settings ? *settings : governor_settings();
   m_argv_names.insert("nvcc");
   for (const auto& k : s.kinds) m_argv_names.insert(k.compilers.begin(), k.compilers.end());
@@ -217,10 +238,12 @@ std::vector<ProcessSample> ProcFsTable::snapshot() {
   return out;
 }
 
-std::string job_kind(const std::vector<const ProcessSample*>& subtree, const GovernorSettings& settings) {
+std::string job_kind(const std::vector<const ProcessSample*>& subtree,
+                     const GovernorSettings& settings) {
   for (const auto& rule : settings.kinds) {
     for (const ProcessSample* p : subtree) {
-      if (std::find(rule.processes.begin(), rule.processes.end(), p->comm) == rule.processes.end()) continue;
+      if (std::find(rule.processes.begin(), rule.processes.end(), p->comm) == rule.processes.end())
+        continue;
       if (!rule.threads_flag) return rule.name;
       int threads = 1;
       for (const ProcessSample* q : subtree)
@@ -231,27 +254,32 @@ std::string job_kind(const std::vector<const ProcessSample*>& subtree, const Gov
   return "other";
 }
 
-bool job_compiles(const std::vector<const ProcessSample*>& subtree, const GovernorSettings& settings) {
+bool job_compiles(const std::vector<const ProcessSample*>& subtree,
+                  const GovernorSettings& settings) {
   auto preprocessing = [&](const ProcessSample* p) {
     return std::any_of(p->argv.begin(), p->argv.end(), [&](const std::string& a) {
-      return std::find(settings.preprocess_flags.begin(), settings.preprocess_flags.end(), a) != settings.preprocess_flags.end();
+      return std::find(settings.preprocess_flags.begin(), settings.preprocess_flags.end(), a) !=
+             settings.preprocess_flags.end();
     });
   };
   // The job's kind is the first rule with a process in it (job_kind): its compilers decide.
   for (const auto& rule : settings.kinds) {
     bool is_kind = std::any_of(subtree.begin(), subtree.end(), [&](const ProcessSample* p) {
-      return std::find(rule.processes.begin(), rule.processes.end(), p->comm) != rule.processes.end();
+      return std::find(rule.processes.begin(), rule.processes.end(), p->comm) !=
+             rule.processes.end();
     });
     if (!is_kind) continue;
     return std::any_of(subtree.begin(), subtree.end(), [&](const ProcessSample* p) {
-      return std::find(rule.compilers.begin(), rule.compilers.end(), p->comm) != rule.compilers.end() && !preprocessing(p);
+      return std::find(rule.compilers.begin(), rule.compilers.end(), p->comm) !=
+                 rule.compilers.end() &&
+             !preprocessing(p);
     });
   }
   return false;
 }
 
-TreeSample group_tree(const std::vector<ProcessSample>& procs, pid_t root, const GovernorSettings& settings,
-                      const std::vector<pid_t>& servers) {
+TreeSample group_tree(const std::vector<ProcessSample>& procs, pid_t root,
+                      const GovernorSettings& settings, const std::vector<pid_t>& servers) {
   TreeSample s;
   std::unordered_map<pid_t, std::vector<const ProcessSample*>> children;
   std::unordered_map<pid_t, const ProcessSample*> by_pid;
@@ -268,7 +296,8 @@ TreeSample group_tree(const std::vector<ProcessSample>& procs, pid_t root, const
     return out;
   };
   auto is_client = [&](const ProcessSample* p) {
-    return std::find(settings.cache_clients.begin(), settings.cache_clients.end(), p->comm) != settings.cache_clients.end();
+    return std::find(settings.cache_clients.begin(), settings.cache_clients.end(), p->comm) !=
+           settings.cache_clients.end();
   };
   auto add_job = [&](const ProcessSample* top, bool slot, bool holds_memory) {
     auto members = subtree(top);
@@ -335,8 +364,9 @@ TreeSample group_tree(const std::vector<ProcessSample>& procs, pid_t root, const
   for (const ProcessSample* server : server_procs)
     if (auto it = children.find(server->pid); it != children.end())
       for (const ProcessSample* top : it->second) add_job(top, false, true);
-  std::sort(s.jobs.begin(), s.jobs.end(),
-            [](const CompileJob& a, const CompileJob& b) { return std::tie(a.start, a.pid) < std::tie(b.start, b.pid); });
+  std::sort(s.jobs.begin(), s.jobs.end(), [](const CompileJob& a, const CompileJob& b) {
+    return std::tie(a.start, a.pid) < std::tie(b.start, b.pid);
+  });
   return s;
 }
 
@@ -346,7 +376,9 @@ PolicyDecision decide(const PolicyInput& in) {
   PolicyDecision d;
   std::vector<const JobView*> running, stopped;
   for (const auto& j : in.jobs) (j.stopped ? stopped : running).push_back(&j);
-  auto older = [](const JobView* a, const JobView* b) { return std::tie(a->start, a->pid) < std::tie(b->start, b->pid); };
+  auto older = [](const JobView* a, const JobView* b) {
+    return std::tie(a->start, a->pid) < std::tie(b->start, b->pid);
+  };
   std::sort(running.begin(), running.end(), older);
   std::sort(stopped.begin(), stopped.end(), older);
   auto growth_of = [](const JobView* j) -> int64_t {
@@ -354,7 +386,8 @@ PolicyDecision decide(const PolicyInput& in) {
   };
   int64_t growth = 0;
   for (const JobView* j : running) growth += growth_of(j);
-  const int64_t available = static_cast<int64_t>(in.available), reserve = static_cast<int64_t>(in.reserve);
+  const int64_t available = static_cast<int64_t>(in.available),
+                reserve = static_cast<int64_t>(in.reserve);
   d.headroom = available - reserve - growth;
 
   std::vector<const JobView*> brakeable;
@@ -381,7 +414,8 @@ PolicyDecision decide(const PolicyInput& in) {
   size_t fresh = 0;
   if (stopped.empty() && !d.stop && d.headroom > 0 && in.new_job_peak > 0)
     fresh = static_cast<size_t>(d.headroom / static_cast<int64_t>(in.new_job_peak));
-  const size_t slots = static_cast<size_t>(std::count_if(running.begin(), running.end(), [](const JobView* j) { return j->slot; }));
+  const size_t slots = static_cast<size_t>(
+      std::count_if(running.begin(), running.end(), [](const JobView* j) { return j->slot; }));
   d.allowed_jobs = std::min(std::max<size_t>(1, in.max_jobs), slots + fresh);
   const size_t implicit = std::max<size_t>(1, in.clients);
   d.tokens = d.allowed_jobs > implicit ? d.allowed_jobs - implicit : 0;
@@ -414,12 +448,17 @@ nlohmann::json to_json(const GovernorReport& r) {
   j["series_fields"] = {"t", "tokens", "running", "stopped", "available_mib", "build_rss_mib"};
   nlohmann::json series = nlohmann::json::array();
   for (const auto& p : r.series)
-    series.push_back({std::round(p.t * 100) / 100, p.tokens, p.running, p.stopped, p.available_mib, p.build_rss_mib});
+    series.push_back({std::round(p.t * 100) / 100, p.tokens, p.running, p.stopped, p.available_mib,
+                      p.build_rss_mib});
   j["series"] = series;
   nlohmann::json brakes = nlohmann::json::array();
   for (const auto& b : r.brakes)
-    brakes.push_back({{"t", std::round(b.t * 100) / 100}, {"action", b.action}, {"pid", b.pid}, {"kind", b.kind},
-                      {"rss_mib", b.rss_mib}, {"available_mib", b.available_mib}});
+    brakes.push_back({{"t", std::round(b.t * 100) / 100},
+                      {"action", b.action},
+                      {"pid", b.pid},
+                      {"kind", b.kind},
+                      {"rss_mib", b.rss_mib},
+                      {"available_mib", b.available_mib}});
   j["brakes"] = brakes;
   j["brake_count"] = r.brake_count;
   j["continued_at_end"] = r.stops_left_over;
@@ -434,18 +473,21 @@ std::string render_governor_summary(const GovernorReport& r) {
   for (const auto& b : r.brakes) stops += b.action == "stop";
   std::vector<std::string> known;
   for (const auto& [k, v] : r.known_peaks) known.push_back(fmt::format("{} {} MiB", k, v / k_mib));
-  return fmt::format("memory    governor{}: peak build RSS {} MiB, up to {} jobs at once, {} brake stop{}\n"
-                     "          learned job peaks: {}\n{}",
-                     r.budget ? fmt::format(" (budget {} MiB)", *r.budget / k_mib) : "", r.peak_build_rss / k_mib,
-                     r.max_running, stops, stops == 1 ? "" : "s", peaks.empty() ? "none" : join(peaks, ", "),
-                     known.empty() ? "" : fmt::format("          started from {} earlier build{}: {}\n", r.known_builds,
-                                                      r.known_builds == 1 ? "" : "s", join(known, ", ")));
+  return fmt::format(
+      "memory    governor{}: peak build RSS {} MiB, up to {} jobs at once, {} brake stop{}\n"
+      "          learned job peaks: {}\n{}",
+      r.budget ? fmt::format(" (budget {} MiB)", *r.budget / k_mib) : "", r.peak_build_rss / k_mib,
+      r.max_running, stops, stops == 1 ? "" : "s", peaks.empty() ? "none" : join(peaks, ", "),
+      known.empty() ? ""
+                    : fmt::format("          started from {} earlier build{}: {}\n", r.known_builds,
+                                  r.known_builds == 1 ? "" : "s", join(known, ", ")));
 }
 
 // ---- the governor -----------------------------------------------------------------------
 
 MemoryGovernor::MemoryGovernor(GovernorOptions options)
-    : m_opt(std::move(options)), m_settings(m_opt.settings ? *m_opt.settings : governor_settings()) {}
+    : m_opt(std::move(options)),
+      m_settings(m_opt.settings ? *m_opt.settings : governor_settings()) {}
 
 Expected<std::unique_ptr<MemoryGovernor>> MemoryGovernor::start(GovernorOptions options) {
   std::unique_ptr<MemoryGovernor> g(new MemoryGovernor(std::move(options)));
@@ -466,8 +508,9 @@ Expected<std::unique_ptr<MemoryGovernor>> MemoryGovernor::start(GovernorOptions 
   r.known_builds = g->m_opt.known_builds;
   g->m_learned = g->m_opt.known_peaks;
   uint64_t limit = g->m_opt.budget ? *g->m_opt.budget : g->m_opt.limit_bytes;
-  r.reserve = std::max<uint64_t>(g->m_settings.reserve_min_bytes,
-                                 static_cast<uint64_t>(g->m_settings.reserve_fraction * static_cast<double>(limit)));
+  r.reserve = std::max<uint64_t>(
+      g->m_settings.reserve_min_bytes,
+      static_cast<uint64_t>(g->m_settings.reserve_fraction * static_cast<double>(limit)));
   if (g->m_opt.budget) r.reserve = std::min(r.reserve, *g->m_opt.budget / 4);
   g->m_t0 = std::chrono::steady_clock::now();
   g->tick();  // the first tokens before the build starts
@@ -477,7 +520,9 @@ Expected<std::unique_ptr<MemoryGovernor>> MemoryGovernor::start(GovernorOptions 
 
 MemoryGovernor::~MemoryGovernor() { finish(); }
 
-std::string MemoryGovernor::makeflags() const { return m_jobserver ? m_jobserver->makeflags(m_opt.max_jobs) : ""; }
+std::string MemoryGovernor::makeflags() const {
+  return m_jobserver ? m_jobserver->makeflags(m_opt.max_jobs) : "";
+}
 
 void MemoryGovernor::loop() {
   const auto slice = std::chrono::milliseconds(25);
@@ -529,8 +574,9 @@ void MemoryGovernor::continue_all(const char* why) {
     seen.stopped_by_us = false;
     ++m_report.stops_left_over;
     if (m_report.brakes.size() < m_settings.max_brake_events)
-      m_report.brakes.push_back({std::chrono::duration<double>(std::chrono::steady_clock::now() - m_t0).count(),
-                                 std::string("continue (") + why + ")", key.first, seen.kind, 0, 0});
+      m_report.brakes.push_back(
+          {std::chrono::duration<double>(std::chrono::steady_clock::now() - m_t0).count(),
+           std::string("continue (") + why + ")", key.first, seen.kind, 0, 0});
     ++m_report.brake_count;
   }
 }
@@ -577,7 +623,8 @@ void MemoryGovernor::tick() {
     if (!seen.stopped_by_us || seen.pids.empty()) seen.pids = j.pids;
     seen.holds_memory = j.holds_memory;
     seen.compiled = seen.compiled || j.compiles;
-    if (seen.holds_memory) m_running_peaks[seen.kind] = std::max(m_running_peaks[seen.kind], seen.peak);
+    if (seen.holds_memory)
+      m_running_peaks[seen.kind] = std::max(m_running_peaks[seen.kind], seen.peak);
   }
   size_t running = 0, stopped = 0;
   for (const auto& j : s.jobs) {
@@ -599,8 +646,9 @@ void MemoryGovernor::tick() {
   auto event = [&](const CompileJob& j, const char* action) {
     ++m_report.brake_count;
     if (m_report.brakes.size() < m_settings.max_brake_events)
-      m_report.brakes.push_back({std::chrono::duration<double>(std::chrono::steady_clock::now() - m_t0).count(), action,
-                                 j.pid, m_jobs[{j.pid, j.start}].kind, j.rss / k_mib, available / k_mib});
+      m_report.brakes.push_back(
+          {std::chrono::duration<double>(std::chrono::steady_clock::now() - m_t0).count(), action,
+           j.pid, m_jobs[{j.pid, j.start}].kind, j.rss / k_mib, available / k_mib});
   };
   for (const auto& j : s.jobs) {
     Seen& seen = m_jobs[{j.pid, j.start}];
@@ -631,8 +679,9 @@ void MemoryGovernor::tick() {
   r.finished_peaks = m_measured;
   for (const auto& [k, v] : m_running_peaks) r.job_peaks[k] = std::max(r.job_peaks[k], v);
   if (m_tick_count++ % m_stride == 0) {
-    r.series.push_back({std::chrono::duration<double>(std::chrono::steady_clock::now() - m_t0).count(),
-                        m_jobserver->minted(), running, stopped, available / k_mib, s.tree_rss / k_mib});
+    r.series.push_back(
+        {std::chrono::duration<double>(std::chrono::steady_clock::now() - m_t0).count(),
+         m_jobserver->minted(), running, stopped, available / k_mib, s.tree_rss / k_mib});
     if (r.series.size() >= m_settings.max_series_points) {
       // Thin to every other point and sample half as often from now on.
       std::vector<GovernorPoint> kept;
@@ -667,20 +716,27 @@ Expected<std::string> write_make_shim(const std::string& dir, const std::string&
   fs::create_directories(dir, ec);
   std::string text =
       "#!/bin/sh\n"
-      "# Written by tailor: GNU make older than 4.4 cannot read the fifo jobserver of tailor's memory\n"
-      "# governor (--jobserver-auth=fifo:...) and stops with \"invalid --jobserver-auth string\"; GCC's\n"
+      "# Written by tailor: GNU make older than 4.4 cannot read the fifo jobserver of tailor's "
+      "memory\n"
+      "# governor (--jobserver-auth=fifo:...) and stops with \"invalid --jobserver-auth string\"; "
+      "GCC's\n"
       "# LTO link runs make. This runs it as a make started outside any jobserver.\n"
-      "MAKEFLAGS=$(printf '%s' \"$MAKEFLAGS\" | sed 's/--jobserver-auth=fifo:[^ ]*//g; s/--jobserver-fds=[^ ]*//g; "
+      "MAKEFLAGS=$(printf '%s' \"$MAKEFLAGS\" | sed 's/--jobserver-auth=fifo:[^ ]*//g; "
+      "s/--jobserver-fds=[^ ]*//g; "
       "s/\\(^\\| \\)-j[0-9]*//g')\n"
       "export MAKEFLAGS\n"
-      "exec " + shell_quote(real_make) + " \"$@\"\n";
+      "exec " +
+      shell_quote(real_make) + " \"$@\"\n";
   // Both names: CMake's Makefile generator runs `gmake` where there is one (Ubuntu's
   // /usr/bin/gmake), before `make` (torch-kdtree 1.0 stopped on its fifo that way).
   for (const char* name : {"make", "gmake"}) {
     const std::string path = (fs::path(dir) / name).string();
-    if (auto w = write_file_atomic(path, text); !w) return make_error("make shim: " + w.error().message);
-    fs::permissions(path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                              fs::perms::others_read | fs::perms::others_exec, ec);
+    if (auto w = write_file_atomic(path, text); !w)
+      return make_error("make shim: " + w.error().message);
+    fs::permissions(path,
+                    fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                        fs::perms::others_read | fs::perms::others_exec,
+                    ec);
     if (ec) return make_error(fmt::format("make shim: {}: {}", path, ec.message()));
   }
   return dir;

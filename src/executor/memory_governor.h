@@ -32,13 +32,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "util/expected.h"
 #include "util/jobserver.h"
@@ -54,7 +53,7 @@ struct JobKindRule {
   /// finished job teaches its kind's peak only if one of them ran in it, not as a
   /// preprocessor. A compiler cache's hit runs none (governor.toml says why).
   std::vector<std::string> compilers;
-  bool threads_flag = false;           ///< nvcc: the kind names its --threads when > 1
+  bool threads_flag = false;  ///< nvcc: the kind names its --threads when > 1
 };
 
 struct GovernorSettings {
@@ -66,10 +65,12 @@ struct GovernorSettings {
   size_t max_series_points = 300;
   size_t max_brake_events = 200;
   std::vector<JobKindRule> kinds;
-  std::vector<std::string> preprocess_flags;  ///< a compiler with one of these only preprocesses ("-E")
+  std::vector<std::string>
+      preprocess_flags;  ///< a compiler with one of these only preprocesses ("-E")
   std::vector<std::string> report_processes;
   size_t profile_max_entries = 256;  ///< builds remembered (executor/governor_profile.h)
-  std::vector<std::string> cache_clients;  ///< a cache server's client processes (cache::sccache_process_names)
+  std::vector<std::string>
+      cache_clients;  ///< a cache server's client processes (cache::sccache_process_names)
 };
 /// data/build/governor.toml, loaded once (a DataError is a programming error).
 const GovernorSettings& governor_settings();
@@ -78,17 +79,18 @@ const GovernorSettings& governor_settings();
 
 /// What decides between the governor and the static job count.
 struct GovernorFacts {
-  std::optional<int> jobs;              ///< --jobs: a fixed count asked for
+  std::optional<int> jobs;  ///< --jobs: a fixed count asked for
   std::string recipe;
-  bool pip_build = true;                ///< the build is pip over torch's cpp_extension
-  std::string jobs_variable;            ///< the recipe's (MAX_JOBS)
-  bool jobs_count_nvcc_threads = false; ///< the variable counts nvcc threads, not jobs
-  bool serial = false;                  ///< compiles one file at a time (no parallel fix)
-  std::string ninja_version;            ///< the ninja on the build's PATH; empty: none found
+  bool pip_build = true;                 ///< the build is pip over torch's cpp_extension
+  std::string jobs_variable;             ///< the recipe's (MAX_JOBS)
+  bool jobs_count_nvcc_threads = false;  ///< the variable counts nvcc threads, not jobs
+  bool serial = false;                   ///< compiles one file at a time (no parallel fix)
+  std::string ninja_version;             ///< the ninja on the build's PATH; empty: none found
 };
 /// nullopt: the governor runs; else why the static count does ("ninja 1.11.1 on the
 /// build's PATH is not a jobserver client (1.13 is)").
-std::optional<std::string> static_reason(const GovernorFacts& facts, const GovernorSettings& settings);
+std::optional<std::string> static_reason(const GovernorFacts& facts,
+                                         const GovernorSettings& settings);
 
 /// `--memory-budget`: "6G", "512M", "1.5GiB", "800MB" (binary units: G = GiB); a bare
 /// number is bytes. At least 64 MiB, at most 1 PiB.
@@ -98,15 +100,15 @@ Expected<uint64_t> parse_memory_size(std::string_view text);
 
 struct ProcessSample {
   pid_t pid = 0, ppid = 0, pgid = 0;
-  std::string comm;       ///< /proc/<pid>/stat's name
-  char state = '?';       ///< 'R', 'S', 'T' (stopped), 'Z', ...
-  uint64_t rss = 0;       ///< bytes
-  uint64_t start = 0;     ///< start time in clock ticks after boot: orders jobs by age
+  std::string comm;               ///< /proc/<pid>/stat's name
+  char state = '?';               ///< 'R', 'S', 'T' (stopped), 'Z', ...
+  uint64_t rss = 0;               ///< bytes
+  uint64_t start = 0;             ///< start time in clock ticks after boot: orders jobs by age
   std::vector<std::string> argv;  ///< read only for processes whose kind looks at flags (nvcc)
 };
 
 class ProcessTable {
-public:
+ public:
   virtual ~ProcessTable() = default;
   virtual std::vector<ProcessSample> snapshot() = 0;
 };
@@ -114,12 +116,12 @@ public:
 /// /proc (or a folder laid out like it, for tests): <pid>/stat and, for nvcc and the
 /// kinds' compilers (is it only preprocessing?), <pid>/cmdline.
 class ProcFsTable : public ProcessTable {
-public:
+ public:
   /// `settings` null: governor_settings().
   explicit ProcFsTable(std::string root = "/proc", const GovernorSettings* settings = nullptr);
   std::vector<ProcessSample> snapshot() override;
 
-private:
+ private:
   std::string m_root;
   std::set<std::string> m_argv_names;  ///< whose cmdline is read
 };
@@ -128,21 +130,22 @@ private:
 std::optional<ProcessSample> parse_proc_stat(std::string_view text, uint64_t page_size);
 
 struct CompileJob {
-  pid_t pid = 0;          ///< the child of Ninja
+  pid_t pid = 0;  ///< the child of Ninja
   pid_t pgid = 0;
   uint64_t start = 0;
   std::string kind;
-  uint64_t rss = 0;       ///< sum over the subtree
-  std::vector<pid_t> pids;  ///< the subtree, the job first
-  bool stopped = false;   ///< every process of it is stopped
-  bool slot = true;       ///< one of Ninja's jobs (a cache server's child is not)
+  uint64_t rss = 0;          ///< sum over the subtree
+  std::vector<pid_t> pids;   ///< the subtree, the job first
+  bool stopped = false;      ///< every process of it is stopped
+  bool slot = true;          ///< one of Ninja's jobs (a cache server's child is not)
   bool holds_memory = true;  ///< false: a cache client waiting on its server
-  bool compiles = false;  ///< one of its kind's compilers runs in it, not as a preprocessor
+  bool compiles = false;     ///< one of its kind's compilers runs in it, not as a preprocessor
 };
 
 struct TreeSample {
-  uint64_t tree_rss = 0;       ///< every descendant of the root
-  size_t clients = 0;          ///< processes that run Ninjas (a jobserver client each: its Ninjas share one implicit token)
+  uint64_t tree_rss = 0;  ///< every descendant of the root
+  size_t clients = 0;  ///< processes that run Ninjas (a jobserver client each: its Ninjas share one
+                       ///< implicit token)
   std::vector<CompileJob> jobs;
   std::map<std::string, uint64_t> process_rss;  ///< the largest RSS per process name listed
 };
@@ -152,13 +155,15 @@ struct TreeSample {
 /// cache_clients) waiting on its server; and each child of a cache server in `servers`
 /// (a compiler cache that daemonized out of the tree and compiles for Ninja's clients),
 /// whose own RSS counts in the tree's.
-TreeSample group_tree(const std::vector<ProcessSample>& procs, pid_t root, const GovernorSettings& settings,
-                      const std::vector<pid_t>& servers = {});
+TreeSample group_tree(const std::vector<ProcessSample>& procs, pid_t root,
+                      const GovernorSettings& settings, const std::vector<pid_t>& servers = {});
 /// The kind of a job from its processes ("nvcc --threads 4", "cc1plus", "other").
-std::string job_kind(const std::vector<const ProcessSample*>& subtree, const GovernorSettings& settings);
+std::string job_kind(const std::vector<const ProcessSample*>& subtree,
+                     const GovernorSettings& settings);
 /// Whether one of the compilers of the job's kind runs in it other than as a preprocessor
 /// (false for "other"): only such a job's peak says what a compile of that kind costs.
-bool job_compiles(const std::vector<const ProcessSample*>& subtree, const GovernorSettings& settings);
+bool job_compiles(const std::vector<const ProcessSample*>& subtree,
+                  const GovernorSettings& settings);
 
 // ---- the arithmetic (pure) --------------------------------------------------------------
 
@@ -168,25 +173,25 @@ struct JobView {
   uint64_t rss = 0;
   uint64_t expected_peak = 0;  ///< its kind's learned peak (or the prior), at least its rss
   bool stopped = false;
-  bool slot = true;            ///< counts against the cores (one of Ninja's jobs)
-  bool holds_memory = true;    ///< the brake may stop it (a waiting cache client frees nothing)
+  bool slot = true;          ///< counts against the cores (one of Ninja's jobs)
+  bool holds_memory = true;  ///< the brake may stop it (a waiting cache client frees nothing)
 };
 
 struct PolicyInput {
-  uint64_t available = 0;      ///< effective free memory now
+  uint64_t available = 0;  ///< effective free memory now
   uint64_t reserve = 0;
-  uint64_t new_job_peak = 0;   ///< what a job not yet started is expected to peak at
-  size_t max_jobs = 1;         ///< cores
-  size_t clients = 1;          ///< jobserver clients, each with an implicit token
+  uint64_t new_job_peak = 0;  ///< what a job not yet started is expected to peak at
+  size_t max_jobs = 1;        ///< cores
+  size_t clients = 1;         ///< jobserver clients, each with an implicit token
   std::vector<JobView> jobs;
 };
 
 struct PolicyDecision {
-  int64_t headroom = 0;        ///< available - reserve - growth of running jobs
-  size_t allowed_jobs = 1;     ///< running + new, capped
-  size_t tokens = 0;           ///< tokens that should exist
-  std::optional<pid_t> stop;   ///< the job to SIGSTOP now
-  std::optional<pid_t> resume; ///< the job to SIGCONT now
+  int64_t headroom = 0;         ///< available - reserve - growth of running jobs
+  size_t allowed_jobs = 1;      ///< running + new, capped
+  size_t tokens = 0;            ///< tokens that should exist
+  std::optional<pid_t> stop;    ///< the job to SIGSTOP now
+  std::optional<pid_t> resume;  ///< the job to SIGCONT now
 };
 
 PolicyDecision decide(const PolicyInput& in);
@@ -208,15 +213,16 @@ struct BrakeEvent {
 };
 
 struct GovernorReport {
-  std::string mode;    ///< "governor" or "static"
+  std::string mode;  ///< "governor" or "static"
   std::string reason;
   std::optional<uint64_t> budget;
   uint64_t reserve = 0, prior = 0;
   size_t max_jobs = 0;
   uint64_t peak_build_rss = 0;
   size_t max_running = 0, samples = 0;
-  std::map<std::string, uint64_t> job_peaks;      ///< this build's, by job kind (running ones too)
-  std::map<std::string, uint64_t> finished_peaks; ///< this build's finished jobs, by kind: what it teaches
+  std::map<std::string, uint64_t> job_peaks;  ///< this build's, by job kind (running ones too)
+  std::map<std::string, uint64_t>
+      finished_peaks;  ///< this build's finished jobs, by kind: what it teaches
   std::map<std::string, uint64_t> known_peaks;    ///< from earlier builds (governor_profile.h)
   uint64_t known_builds = 0;                      ///< how many earlier builds measured them
   std::map<std::string, uint64_t> process_peaks;  ///< by process name
@@ -242,10 +248,10 @@ struct GovernorOptions {
   std::string reason;                     ///< why the governor runs, for the report
   /// Free memory of the machine (probe's cgroup-aware figure).
   std::function<uint64_t()> available;
-  std::shared_ptr<ProcessTable> table;    ///< empty: /proc
+  std::shared_ptr<ProcessTable> table;         ///< empty: /proc
   const GovernorSettings* settings = nullptr;  ///< null: governor_settings()
-  bool own_thread = true;                 ///< false: tests call tick() themselves
-  std::function<int(pid_t, int)> signal_fn;  ///< empty: kill(2)
+  bool own_thread = true;                      ///< false: tests call tick() themselves
+  std::function<int(pid_t, int)> signal_fn;    ///< empty: kill(2)
   /// Job peaks by kind that earlier builds of the same package measured: they replace
   /// the prior from the first sample (executor/governor_profile.h).
   std::map<std::string, uint64_t> known_peaks;
@@ -256,7 +262,7 @@ struct GovernorOptions {
 };
 
 class MemoryGovernor {
-public:
+ public:
   static Expected<std::unique_ptr<MemoryGovernor>> start(GovernorOptions options);
   ~MemoryGovernor();
   /// The MAKEFLAGS value for the build.
@@ -266,14 +272,15 @@ public:
   /// Stops sampling, continues every stopped job, withdraws the tokens; the report.
   GovernorReport finish();
 
-private:
+ private:
   explicit MemoryGovernor(GovernorOptions options);
   void loop();
   void continue_all(const char* why);
   void signal_job(const CompileJob& job, int sig);
   uint64_t expected_peak(const std::string& kind) const;
   uint64_t new_job_peak() const;
-  void record(const PolicyDecision& d, const TreeSample& s, uint64_t available, size_t running, size_t stopped);
+  void record(const PolicyDecision& d, const TreeSample& s, uint64_t available, size_t running,
+              size_t stopped);
 
   GovernorOptions m_opt;
   const GovernorSettings& m_settings;
@@ -293,12 +300,13 @@ private:
     std::vector<pid_t> pids;
     bool stopped_by_us = false;
     bool holds_memory = true;  ///< false: a waiting cache client (teaches nothing)
-    bool compiled = false;     ///< a compiler of its kind was seen in it (else a cache hit: teaches nothing)
+    bool compiled =
+        false;  ///< a compiler of its kind was seen in it (else a cache hit: teaches nothing)
   };
   std::map<std::pair<pid_t, uint64_t>, Seen> m_jobs;  ///< (pid, start) -> what we saw
-  std::map<std::string, uint64_t> m_learned;          ///< finished jobs' peaks by kind, and known ones
-  std::map<std::string, uint64_t> m_measured;         ///< finished jobs' peaks by kind, this build
-  std::map<std::string, uint64_t> m_running_peaks;    ///< running jobs' peaks by kind
+  std::map<std::string, uint64_t> m_learned;   ///< finished jobs' peaks by kind, and known ones
+  std::map<std::string, uint64_t> m_measured;  ///< finished jobs' peaks by kind, this build
+  std::map<std::string, uint64_t> m_running_peaks;  ///< running jobs' peaks by kind
 };
 
 /// `make` for a governed build's steps when the real one (`real_make`, older than 4.4)

@@ -1,12 +1,12 @@
 #include "executor/ninja_log.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <map>
 #include <optional>
-
-#include <fmt/format.h>
 
 #include "util/strings.h"
 #include "util/user_file.h"
@@ -32,12 +32,16 @@ std::string read_manifest(const fs::path& path) {
   int included = 0;
   for (const auto& whole : split_any(*top, "\n")) {
     std::string_view line = whole;
-    if (line.substr(0, 9) != "subninja " || ++included > 64 || text.size() >= k_max_build_ninja_bytes) continue;
+    if (line.substr(0, 9) != "subninja " || ++included > 64 ||
+        text.size() >= k_max_build_ninja_bytes)
+      continue;
     std::string name;
     std::string_view rest = trim(line.substr(9));
-    for (size_t i = 0; i < rest.size(); ++i) name += rest[i] == '$' && i + 1 < rest.size() ? rest[++i] : rest[i];
+    for (size_t i = 0; i < rest.size(); ++i)
+      name += rest[i] == '$' && i + 1 < rest.size() ? rest[++i] : rest[i];
     fs::path sub = fs::path(name).is_absolute() ? fs::path(name) : path.parent_path() / name;
-    if (auto more = read_text_file(sub.string(), k_max_build_ninja_bytes - text.size())) text += "\n" + *more;
+    if (auto more = read_text_file(sub.string(), k_max_build_ninja_bytes - text.size()))
+      text += "\n" + *more;
   }
   return text;
 }
@@ -77,7 +81,8 @@ std::string_view extension_of(std::string_view path) {
 
 }  // namespace
 
-Expected<NinjaLog> parse_ninja_log(std::string_view text, size_t from_offset, const NinjaLogLimits& limits) {
+Expected<NinjaLog> parse_ninja_log(std::string_view text, size_t from_offset,
+                                   const NinjaLogLimits& limits) {
   NinjaLog log;
   size_t eol = text.find('\n');
   std::string_view header = text.substr(0, eol);
@@ -87,8 +92,9 @@ Expected<NinjaLog> parse_ninja_log(std::string_view text, size_t from_offset, co
     return make_error(fmt::format("not a Ninja log (the first line is not \"# ninja log vN\")"));
   std::string_view v = header.substr(k_prefix.size());
   if (v != "5" && v != "6" && v != "7")
-    return make_error(fmt::format("Ninja log version {} is not one tailor reads (5, 6, 7)",
-                                  v.size() > 8 ? std::string(v.substr(0, 8)) + "..." : std::string(v)));
+    return make_error(
+        fmt::format("Ninja log version {} is not one tailor reads (5, 6, 7)",
+                    v.size() > 8 ? std::string(v.substr(0, 8)) + "..." : std::string(v)));
   log.version = v[0] - '0';
   size_t at = eol == std::string_view::npos ? text.size() : eol + 1;
   if (from_offset > at) {
@@ -104,7 +110,8 @@ Expected<NinjaLog> parse_ninja_log(std::string_view text, size_t from_offset, co
   }
   while (at < text.size()) {
     size_t end = text.find('\n', at);
-    std::string_view line = text.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
+    std::string_view line =
+        text.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
     at = end == std::string_view::npos ? text.size() : end + 1;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
@@ -115,8 +122,9 @@ Expected<NinjaLog> parse_ninja_log(std::string_view text, size_t from_offset, co
     }
     auto f = split_tabs(line, 5);
     NinjaJob job;
-    if (f.size() != 5 || !parse_ms(f[0], limits.max_ms, job.start_ms) || !parse_ms(f[1], limits.max_ms, job.end_ms) ||
-        job.start_ms > job.end_ms || f[3].empty() || f[3].size() > limits.max_output) {
+    if (f.size() != 5 || !parse_ms(f[0], limits.max_ms, job.start_ms) ||
+        !parse_ms(f[1], limits.max_ms, job.end_ms) || job.start_ms > job.end_ms || f[3].empty() ||
+        f[3].size() > limits.max_output) {
       ++log.skipped;
       continue;
     }
@@ -150,7 +158,8 @@ void classify_jobs(std::vector<NinjaJob>& jobs, std::string_view build_ninja) {
   size_t at = 0;
   while (at < build_ninja.size() && edges.size() < 200000) {
     size_t end = build_ninja.find('\n', at);
-    std::string_view line = build_ninja.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
+    std::string_view line =
+        build_ninja.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
     at = end == std::string_view::npos ? build_ninja.size() : end + 1;
     if (line.substr(0, 6) != "build ") continue;
     line.remove_prefix(6);
@@ -168,8 +177,10 @@ void classify_jobs(std::vector<NinjaJob>& jobs, std::string_view build_ninja) {
     if (colon == std::string_view::npos) continue;
     std::string out;
     for (size_t i = 0; i < colon; ++i) {
-      if (line[i] == '$' && i + 1 < colon) ++i;
-      else if (line[i] == ' ') break;  // several outputs: the first names the edge
+      if (line[i] == '$' && i + 1 < colon)
+        ++i;
+      else if (line[i] == ' ')
+        break;  // several outputs: the first names the edge
       out += line[i];
     }
     std::string_view rest = line.substr(colon + 1);
@@ -181,8 +192,10 @@ void classify_jobs(std::vector<NinjaJob>& jobs, std::string_view build_ninja) {
       std::string_view in = rest.substr(sp + 1);
       while (!in.empty() && in.front() == ' ') in.remove_prefix(1);
       for (size_t i = 0; i < in.size(); ++i) {
-        if (in[i] == '$' && i + 1 < in.size()) ++i;
-        else if (in[i] == ' ' || in[i] == '|') break;
+        if (in[i] == '$' && i + 1 < in.size())
+          ++i;
+        else if (in[i] == ' ' || in[i] == '|')
+          break;
         input += in[i];
       }
     }
@@ -197,13 +210,17 @@ void classify_jobs(std::vector<NinjaJob>& jobs, std::string_view build_ninja) {
     }
     std::string_view ext = extension_of(input.empty() ? std::string_view(j.output) : input);
     std::string_view out_ext = extension_of(j.output);
-    if (ext == ".cu" || rule.find("cuda") != std::string_view::npos) j.kind = "cu";
-    else if (ext == ".cpp" || ext == ".cc" || ext == ".cxx" || ext == ".C") j.kind = "cpp";
-    else if (ext == ".c") j.kind = "c";
+    if (ext == ".cu" || rule.find("cuda") != std::string_view::npos)
+      j.kind = "cu";
+    else if (ext == ".cpp" || ext == ".cc" || ext == ".cxx" || ext == ".C")
+      j.kind = "cpp";
+    else if (ext == ".c")
+      j.kind = "c";
     else if (rule.find("link") != std::string_view::npos || out_ext == ".so" || out_ext == ".a" ||
              j.output.find(".so.") != std::string::npos)
       j.kind = "link";
-    else j.kind = "other";
+    else
+      j.kind = "other";
   }
 }
 
@@ -211,7 +228,9 @@ std::vector<std::pair<std::string, uint64_t>> ninja_log_sizes(const std::string&
   std::vector<std::pair<std::string, uint64_t>> out;
   std::error_code ec;
   if (!fs::is_directory(build_root, ec)) return out;
-  fs::recursive_directory_iterator it(build_root, fs::directory_options::skip_permission_denied, ec), end;
+  fs::recursive_directory_iterator it(build_root, fs::directory_options::skip_permission_denied,
+                                      ec),
+      end;
   size_t seen = 0;
   for (; !ec && it != end && seen < 20000; it.increment(ec), ++seen) {
     if (it.depth() >= 6) it.disable_recursion_pending();
@@ -255,12 +274,14 @@ BuildJobs collect_build_jobs(const std::string& build_root,
     left.max_jobs = limits.max_jobs > kept ? limits.max_jobs - kept : 0;
     auto log = parse_ninja_log(*text, from, left);
     if (!log) continue;
-    std::erase_if(log->jobs, [](const NinjaJob& j) { return j.output.rfind(k_module_stamps, 0) == 0; });
+    std::erase_if(log->jobs,
+                  [](const NinjaJob& j) { return j.output.rfind(k_module_stamps, 0) == 0; });
     Invocation run{path, std::move(*log), std::nullopt};
     // The stamp is in the module's build folder; a package that moves its objects one
     // folder further (apex: build_temp/<module>/<extension name>) has its log below it.
     fs::path dir = fs::path(path).parent_path();
-    for (int up = 0; up < 3 && !run.started_ms && dir.string().size() + 1 >= root.size(); ++up, dir = dir.parent_path()) {
+    for (int up = 0; up < 3 && !run.started_ms && dir.string().size() + 1 >= root.size();
+         ++up, dir = dir.parent_path()) {
       auto stamp = read_text_file((dir / ".tailor_start").string(), 64);
       if (!stamp) continue;
       uint64_t ms = 0;
@@ -272,13 +293,15 @@ BuildJobs collect_build_jobs(const std::string& build_root,
   }
   std::optional<uint64_t> first_start;
   for (const auto& r : runs)
-    if (r.started_ms && !r.log.jobs.empty()) first_start = std::min(first_start.value_or(*r.started_ms), *r.started_ms);
+    if (r.started_ms && !r.log.jobs.empty())
+      first_start = std::min(first_start.value_or(*r.started_ms), *r.started_ms);
   uint64_t base = 0, side_by_side_end = 0;
   for (auto& r : runs) {
     result.logs.push_back(r.path);
     classify_jobs(r.log.jobs, read_manifest(fs::path(r.path).parent_path() / "build.ninja"));
     if (r.started_ms && first_start && !r.log.jobs.empty())
-      side_by_side_end = std::max(side_by_side_end, place_invocations(r.log.jobs, *r.started_ms - *first_start));
+      side_by_side_end =
+          std::max(side_by_side_end, place_invocations(r.log.jobs, *r.started_ms - *first_start));
     else
       base = place_invocations(r.log.jobs, std::max(base, side_by_side_end));
     for (auto& j : r.log.jobs) {
@@ -294,17 +317,21 @@ BuildJobs collect_build_jobs(const std::string& build_root,
 nlohmann::json jobs_to_json(const std::vector<NinjaJob>& jobs) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& j : jobs) {
-    nlohmann::json o = {{"output", j.output}, {"start_ms", j.start_ms}, {"end_ms", j.end_ms}, {"kind", j.kind}};
+    nlohmann::json o = {
+        {"output", j.output}, {"start_ms", j.start_ms}, {"end_ms", j.end_ms}, {"kind", j.kind}};
     if (j.split > 0) o["split"] = j.split;
     a.push_back(std::move(o));
   }
   return a;
 }
 
-std::map<std::string, uint64_t> unit_times(const std::vector<NinjaJob>& jobs, const std::vector<std::string>& roots) {
+std::map<std::string, uint64_t> unit_times(const std::vector<NinjaJob>& jobs,
+                                           const std::vector<std::string>& roots) {
   std::map<std::string, uint64_t> out;
   for (const auto& j : jobs) {
-    if (j.input.empty() || (j.kind != "cu" && j.kind != "cpp" && j.kind != "c") || j.end_ms < j.start_ms) continue;
+    if (j.input.empty() || (j.kind != "cu" && j.kind != "cpp" && j.kind != "c") ||
+        j.end_ms < j.start_ms)
+      continue;
     const fs::path in = fs::path(j.input).lexically_normal();
     std::string key = in.string();
     for (const auto& r : roots) {

@@ -6,11 +6,10 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "util/expected.h"
 
@@ -43,7 +42,8 @@ struct NinjaLogLimits {
 /// entries past `max_jobs` in `dropped`. `from_offset` > 0 parses only the lines after
 /// that byte (what a run appended to an existing log); a line cut by the offset is
 /// skipped. Never throws, bounded by the text's size.
-Expected<NinjaLog> parse_ninja_log(std::string_view text, size_t from_offset = 0, const NinjaLogLimits& limits = {});
+Expected<NinjaLog> parse_ninja_log(std::string_view text, size_t from_offset = 0,
+                                   const NinjaLogLimits& limits = {});
 
 /// Ninja's log has one time origin per invocation: a run that starts Ninja several times
 /// (one extension after another) appends entries whose times start again near 0. Entries
@@ -77,7 +77,8 @@ BuildJobs collect_build_jobs(const std::string& build_root,
 /// source folder, seen from inside and outside the fixed work path), so the key is the same
 /// from any work folder: "csrc/causal_conv1d_bwd.cu". Jobs with no known source, links and
 /// other edges are left out; a unit seen twice keeps its longest time.
-std::map<std::string, uint64_t> unit_times(const std::vector<NinjaJob>& jobs, const std::vector<std::string>& roots);
+std::map<std::string, uint64_t> unit_times(const std::vector<NinjaJob>& jobs,
+                                           const std::vector<std::string>& roots);
 
 /// `run.jobs`: [{"output", "start_ms", "end_ms", "kind"}] (and "split": K for a split
 /// unit), and the counts beside it.

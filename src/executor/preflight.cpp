@@ -11,8 +11,10 @@ namespace {
 PreflightCheck ok_check(std::string name, std::string detail) {
   return PreflightCheck{std::move(name), true, std::move(detail), {}, {}};
 }
-PreflightCheck bad_check(std::string name, std::string detail, std::string problem, std::string fix) {
-  return PreflightCheck{std::move(name), false, std::move(detail), std::move(problem), std::move(fix)};
+PreflightCheck bad_check(std::string name, std::string detail, std::string problem,
+                         std::string fix) {
+  return PreflightCheck{std::move(name), false, std::move(detail), std::move(problem),
+                        std::move(fix)};
 }
 
 }  // namespace
@@ -36,32 +38,44 @@ PreflightReport run_preflight(const PreflightFacts& f) {
   if (f.nvcc_path.empty()) {
     r.checks.push_back(bad_check("nvcc", "no nvcc on PATH, in CUDA_HOME or /usr/local/cuda*",
                                  "no CUDA compiler (nvcc) found",
-                                 "install the CUDA toolkit matching torch's CUDA version and put its bin/ on PATH (or set CUDA_HOME)"));
+                                 "install the CUDA toolkit matching torch's CUDA version and put "
+                                 "its bin/ on PATH (or set CUDA_HOME)"));
   } else {
-    r.checks.push_back(ok_check("nvcc", fmt::format("nvcc {} at {}", f.nvcc_version.empty() ? "?" : f.nvcc_version, f.nvcc_path)));
+    r.checks.push_back(ok_check(
+        "nvcc",
+        fmt::format("nvcc {} at {}", f.nvcc_version.empty() ? "?" : f.nvcc_version, f.nvcc_path)));
     // nvcc able to produce the targets
     if (!f.unsupported_targets.empty())
-      r.checks.push_back(bad_check("targets", "", join(f.unsupported_targets, "; "),
-                                   "use a CUDA toolkit that supports these targets, or drop them from --arch"));
+      r.checks.push_back(
+          bad_check("targets", "", join(f.unsupported_targets, "; "),
+                    "use a CUDA toolkit that supports these targets, or drop them from --arch"));
     else
       r.checks.push_back(ok_check("targets", "nvcc can produce every requested target"));
   }
   // Python
   if (f.python.empty() || !f.python_runs) {
-    r.checks.push_back(bad_check("python", f.python.empty() ? "no python found" : f.python + " does not run",
-                                 "no usable Python interpreter",
-                                 "pass --python PATH to the interpreter of the environment the wheel is for"));
+    r.checks.push_back(
+        bad_check("python", f.python.empty() ? "no python found" : f.python + " does not run",
+                  "no usable Python interpreter",
+                  "pass --python PATH to the interpreter of the environment the wheel is for"));
   } else {
     r.checks.push_back(ok_check("python", f.python));
     if (f.torch_required) {
       if (f.torch_version.empty())
-        r.checks.push_back(bad_check("torch", "", fmt::format("torch is not importable in {}{}", f.python, f.torch_error.empty() ? "" : " (" + f.torch_error + ")"),
-                                     fmt::format("{} -m pip install torch (the extension builds against the installed torch)", f.python)));
+        r.checks.push_back(bad_check(
+            "torch", "",
+            fmt::format("torch is not importable in {}{}", f.python,
+                        f.torch_error.empty() ? "" : " (" + f.torch_error + ")"),
+            fmt::format(
+                "{} -m pip install torch (the extension builds against the installed torch)",
+                f.python)));
       else if (!f.torch_cuda)
-        r.checks.push_back(bad_check("torch", "torch " + f.torch_version, "the installed torch is a CPU-only build",
-                                     "install a CUDA build of torch (e.g. from https://download.pytorch.org/whl/cu130)"));
+        r.checks.push_back(bad_check(
+            "torch", "torch " + f.torch_version, "the installed torch is a CPU-only build",
+            "install a CUDA build of torch (e.g. from https://download.pytorch.org/whl/cu130)"));
       else
-        r.checks.push_back(ok_check("torch", fmt::format("torch {} (CUDA {})", f.torch_version, f.torch_cuda->to_string())));
+        r.checks.push_back(ok_check("torch", fmt::format("torch {} (CUDA {})", f.torch_version,
+                                                         f.torch_cuda->to_string())));
     }
   }
   // nvcc's CUDA major == torch's: torch.utils.cpp_extension raises a RuntimeError
@@ -70,15 +84,20 @@ PreflightReport run_preflight(const PreflightFacts& f) {
     std::optional<int> nvcc_major = f.nvcc_major;
     std::optional<int> torch_major = f.torch_cuda->major;
     if (nvcc_major && torch_major && *nvcc_major != *torch_major)
-      r.checks.push_back(bad_check(
-          "cuda-match", "",
-          fmt::format("nvcc is CUDA {} but torch {} was built with CUDA {}: torch.utils.cpp_extension would stop "
-                      "with 'The detected CUDA version ({}) mismatches the version that was used to compile PyTorch ({})'",
-                      f.nvcc_version, f.torch_version, f.torch_cuda->to_string(), f.nvcc_version, f.torch_cuda->to_string()),
-          fmt::format("use a CUDA {}.x toolkit (set CUDA_HOME and PATH to it), or install a torch built for CUDA {}",
-                      *torch_major, *nvcc_major)));
+      r.checks.push_back(
+          bad_check("cuda-match", "",
+                    fmt::format("nvcc is CUDA {} but torch {} was built with CUDA {}: "
+                                "torch.utils.cpp_extension would stop "
+                                "with 'The detected CUDA version ({}) mismatches the version that "
+                                "was used to compile PyTorch ({})'",
+                                f.nvcc_version, f.torch_version, f.torch_cuda->to_string(),
+                                f.nvcc_version, f.torch_cuda->to_string()),
+                    fmt::format("use a CUDA {}.x toolkit (set CUDA_HOME and PATH to it), or "
+                                "install a torch built for CUDA {}",
+                                *torch_major, *nvcc_major)));
     else if (nvcc_major && torch_major)
-      r.checks.push_back(ok_check("cuda-match", fmt::format("nvcc and torch both CUDA {}", *nvcc_major)));
+      r.checks.push_back(
+          ok_check("cuda-match", fmt::format("nvcc and torch both CUDA {}", *nvcc_major)));
   }
   // host compiler accepted by nvcc
   if (!f.nvcc_path.empty()) {
@@ -88,9 +107,11 @@ PreflightReport run_preflight(const PreflightFacts& f) {
     else if (f.host_compiler_accepted && !*f.host_compiler_accepted)
       r.checks.push_back(bad_check(
           "host-compiler", f.host_compiler,
-          fmt::format("nvcc {} does not accept {}{}", f.nvcc_version, f.host_compiler,
-                      f.host_compiler_limit.empty() ? "" : " (it wants " + f.host_compiler_limit + ")"),
-          "install an accepted gcc and point CUDAHOSTCXX (and NVCC_CCBIN) at it, or as a last resort add "
+          fmt::format(
+              "nvcc {} does not accept {}{}", f.nvcc_version, f.host_compiler,
+              f.host_compiler_limit.empty() ? "" : " (it wants " + f.host_compiler_limit + ")"),
+          "install an accepted gcc and point CUDAHOSTCXX (and NVCC_CCBIN) at it, or as a last "
+          "resort add "
           "-allow-unsupported-compiler to NVCC_APPEND_FLAGS"));
     else
       r.checks.push_back(ok_check("host-compiler", f.host_compiler));
@@ -100,17 +121,19 @@ PreflightReport run_preflight(const PreflightFacts& f) {
   if (!f.cxx_runtime_compiler.empty()) {
     if (f.cxx_runtime_dynamic && !*f.cxx_runtime_dynamic && !f.cxx_runtime_instead.empty())
       r.checks.push_back(ok_check(
-          "cxx-runtime", fmt::format("{}; building with {} and {} instead ({}), as torch's libraries need",
-                                     f.cxx_runtime_detail, f.cxx_runtime_instead, f.cc_runtime_instead,
-                                     f.cxx_runtime_instead_detail)));
+          "cxx-runtime",
+          fmt::format("{}; building with {} and {} instead ({}), as torch's libraries need",
+                      f.cxx_runtime_detail, f.cxx_runtime_instead, f.cc_runtime_instead,
+                      f.cxx_runtime_instead_detail)));
     else if (f.cxx_runtime_dynamic && !*f.cxx_runtime_dynamic)
-      r.checks.push_back(bad_check(
-          "cxx-runtime", f.cxx_runtime_detail,
-          fmt::format("{}: an extension linked so carries its own C++ runtime and crashes on the first exception "
-                      "torch throws (torch uses libstdc++.so.6)",
-                      f.cxx_runtime_detail),
-          "use a C++ compiler that links libstdc++.so.6 dynamically: set CXX to the system's g++ (/usr/bin/g++), "
-          "or unset CXX"));
+      r.checks.push_back(bad_check("cxx-runtime", f.cxx_runtime_detail,
+                                   fmt::format("{}: an extension linked so carries its own C++ "
+                                               "runtime and crashes on the first exception "
+                                               "torch throws (torch uses libstdc++.so.6)",
+                                               f.cxx_runtime_detail),
+                                   "use a C++ compiler that links libstdc++.so.6 dynamically: set "
+                                   "CXX to the system's g++ (/usr/bin/g++), "
+                                   "or unset CXX"));
     else if (f.cxx_runtime_dynamic)
       r.checks.push_back(ok_check("cxx-runtime", f.cxx_runtime_detail));
     else
@@ -119,12 +142,14 @@ PreflightReport run_preflight(const PreflightFacts& f) {
   // disk
   if (f.disk_free_bytes) {
     if (*f.disk_free_bytes < f.disk_needed_bytes)
-      r.checks.push_back(bad_check("disk", f.build_dir,
-                                   fmt::format("{} free under {}, the build needs about {}", human_bytes(*f.disk_free_bytes),
-                                               f.build_dir, human_bytes(f.disk_needed_bytes)),
-                                   "free space there or point TMPDIR at a larger disk"));
+      r.checks.push_back(bad_check(
+          "disk", f.build_dir,
+          fmt::format("{} free under {}, the build needs about {}", human_bytes(*f.disk_free_bytes),
+                      f.build_dir, human_bytes(f.disk_needed_bytes)),
+          "free space there or point TMPDIR at a larger disk"));
     else
-      r.checks.push_back(ok_check("disk", fmt::format("{} free under {}", human_bytes(*f.disk_free_bytes), f.build_dir)));
+      r.checks.push_back(ok_check(
+          "disk", fmt::format("{} free under {}", human_bytes(*f.disk_free_bytes), f.build_dir)));
   }
   return r;
 }
@@ -133,7 +158,8 @@ std::string render_preflight(const PreflightReport& report, PreflightVerbosity v
   std::string out;
   for (const auto& c : report.checks) {
     if (c.ok) {
-      if (verbosity == PreflightVerbosity::all) out += fmt::format("  ok  {:<14} {}\n", c.name, c.detail);
+      if (verbosity == PreflightVerbosity::all)
+        out += fmt::format("  ok  {:<14} {}\n", c.name, c.detail);
       continue;
     }
     out += fmt::format("  bad {:<14} {}\n", c.name, c.problem);

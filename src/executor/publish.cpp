@@ -1,5 +1,6 @@
 #include "executor/publish.h"
 
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -8,8 +9,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-
-#include <fmt/format.h>
 
 #include "util/interrupt.h"
 
@@ -42,9 +41,11 @@ Expected<PublishStaging> PublishStaging::create(const std::string& out_dir) {
     fs::create_directories(parent, ec);
     if (ec) return make_error(fmt::format("{}: cannot create: {}", parent.string(), ec.message()));
   }
-  std::string templ = (parent / ("." + out.filename().string() + ".tailor-staging-XXXXXX")).string();
+  std::string templ =
+      (parent / ("." + out.filename().string() + ".tailor-staging-XXXXXX")).string();
   if (!mkdtemp(templ.data()))
-    return make_error(fmt::format("{}: cannot create a staging folder: {}", parent.string(), std::strerror(errno)));
+    return make_error(fmt::format("{}: cannot create a staging folder: {}", parent.string(),
+                                  std::strerror(errno)));
   return PublishStaging(out.string(), templ);
 }
 
@@ -76,7 +77,8 @@ Expected<std::vector<std::string>> PublishStaging::commit(const std::vector<std:
   if (interrupt_signal() != 0) return make_error("interrupted before publishing");
   std::error_code ec;
   std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(m_dir, ec)) names.push_back(entry.path().filename().string());
+  for (const auto& entry : fs::directory_iterator(m_dir, ec))
+    names.push_back(entry.path().filename().string());
   if (ec) return make_error(fmt::format("{}: cannot list: {}", m_dir, ec.message()));
   std::sort(names.begin(), names.end());
   // Files named in `last` go last, in the order given: the wheel appears only once its

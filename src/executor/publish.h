@@ -12,7 +12,7 @@
 namespace tailor::executor {
 
 class PublishStaging {
-public:
+ public:
   /// Creates `<parent of out_dir>/.<name of out_dir>.tailor-staging-XXXXXX`.
   static Expected<PublishStaging> create(const std::string& out_dir);
   PublishStaging(PublishStaging&& other) noexcept;
@@ -31,7 +31,7 @@ public:
   /// `last` after the others (in that order). Returns the published paths.
   Expected<std::vector<std::string>> commit(const std::vector<std::string>& last = {});
 
-private:
+ private:
   PublishStaging(std::string out_dir, std::string dir);
   std::string m_out_dir;
   std::string m_dir;

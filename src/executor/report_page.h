@@ -9,9 +9,8 @@
 // a section that is missing or malformed is left out with a short note, never an error.
 // Every string from the report is escaped; counts are bounded.
 #pragma once
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace tailor::executor {
 

@@ -1,12 +1,12 @@
 #include "executor/resume.h"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "util/files.h"
 #include "util/strings.h"

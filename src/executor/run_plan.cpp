@@ -1,9 +1,9 @@
 #include "executor/run_plan.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cache/cache_ledger.h"
@@ -25,7 +25,9 @@ namespace fs = std::filesystem;
 namespace dist = cache::dist;
 namespace {
 
-StepResult stop(BuildStatus status, std::string message) { return StepStop{status, std::move(message)}; }
+StepResult stop(BuildStatus status, std::string message) {
+  return StepStop{status, std::move(message)};
+}
 
 /// What one run holds while its steps run.
 struct Run {
@@ -59,11 +61,16 @@ Expected<void> make_sandbox(Run& r, FixedPath& fp) {
   if (r.plan.cache.tool == cache::CacheTool::ccache) {
     std::string dir;
     const std::string home = env.value("HOME");
-    if (auto it = r.plan.cache.env.find("CCACHE_DIR"); it != r.plan.cache.env.end()) dir = it->second;
-    else if (!env.value("CCACHE_DIR").empty()) dir = env.value("CCACHE_DIR");
-    else if (!home.empty() && disk.is_directory(home + "/.ccache")) dir = home + "/.ccache";
-    else if (!env.value("XDG_CACHE_HOME").empty()) dir = env.value("XDG_CACHE_HOME") + "/ccache";
-    else if (!home.empty()) dir = home + "/.cache/ccache";
+    if (auto it = r.plan.cache.env.find("CCACHE_DIR"); it != r.plan.cache.env.end())
+      dir = it->second;
+    else if (!env.value("CCACHE_DIR").empty())
+      dir = env.value("CCACHE_DIR");
+    else if (!home.empty() && disk.is_directory(home + "/.ccache"))
+      dir = home + "/.ccache";
+    else if (!env.value("XDG_CACHE_HOME").empty())
+      dir = env.value("XDG_CACHE_HOME") + "/ccache";
+    else if (!home.empty())
+      dir = home + "/.cache/ccache";
     if (!dir.empty()) {
       disk.make_dirs(dir);
       fp.writable.push_back(dir);
@@ -102,23 +109,30 @@ StepResult enter_fixed_path(Run& r) {
     r.session.warn(why);
   };
   if (p.sandbox && p.dist)
-    return stop(BuildStatus::bad_input, "--sandbox with --dist: the dist servers are reached over the network");
+    return stop(BuildStatus::bad_input,
+                "--sandbox with --dist: the dist servers are reached over the network");
   // sccache's compiles talk to the build's server over loopback, which the sandbox's own
   // network namespace does not share.
   if (p.sandbox && r.plan.cache.tool == cache::CacheTool::sccache)
-    return stop(BuildStatus::bad_input, "--sandbox with sccache: its compiles reach the build's sccache server over the "
-                                        "network, which the sandbox has none of; build with --cache ccache or --cache none");
+    return stop(
+        BuildStatus::bad_input,
+        "--sandbox with sccache: its compiles reach the build's sccache server over the "
+        "network, which the sandbox has none of; build with --cache ccache or --cache none");
   if (p.dist) {
-    warn("--dist: built in the work folder itself (the dist servers compile at the client's paths), so nvcc's symbol "
-         "names carry this work folder's path; fix: build without --dist for a wheel whose bytes do not depend on it");
+    warn(
+        "--dist: built in the work folder itself (the dist servers compile at the client's paths), "
+        "so nvcc's symbol "
+        "names carry this work folder's path; fix: build without --dist for a wheel whose bytes do "
+        "not depend on it");
     return std::nullopt;
   }
   auto var = r.session.environment.get(k_fixed_path_route_variable);
   auto forced = parse_fixed_path_route(var ? var->c_str() : nullptr);
   if (!forced) return stop(BuildStatus::bad_input, forced.error().message);
   if (p.sandbox && *forced && **forced != FixedPathRoute::own_namespace)
-    return stop(BuildStatus::bad_input, fmt::format("--sandbox: only tailor's own namespace makes one, not {}={}",
-                                                    k_fixed_path_route_variable, fixed_path_route_name(**forced)));
+    return stop(BuildStatus::bad_input,
+                fmt::format("--sandbox: only tailor's own namespace makes one, not {}={}",
+                            k_fixed_path_route_variable, fixed_path_route_name(**forced)));
   if (p.sandbox) *forced = FixedPathRoute::own_namespace;
   const std::string fixed = fixed_work_path(p.package);
   FixedPathChoice choice;
@@ -134,14 +148,17 @@ StepResult enter_fixed_path(Run& r) {
   if (choice.path && choice.path->route == FixedPathRoute::folder) {
     // Held by another build of the package (--no-wait, or an interrupt while waiting): stop,
     // as for the work folder's own lock, rather than build with other bytes.
-    auto locked = FixedFolder::acquire(p.mapped_dir, choice.path->fixed, p.wait_for_lock, r.session.status);
-    if (!locked) return stop(BuildStatus::build_failed, "the fixed work folder: " + locked.error().message);
+    auto locked =
+        FixedFolder::acquire(p.mapped_dir, choice.path->fixed, p.wait_for_lock, r.session.status);
+    if (!locked)
+      return stop(BuildStatus::build_failed, "the fixed work folder: " + locked.error().message);
     r.fixed_folder.emplace(std::move(*locked));
   }
   rep.work_path_tried = choice.refusals();
   if (p.sandbox) {
     if (!choice.path)
-      return stop(BuildStatus::preflight_failed, "--sandbox: no private namespace here (" + choice.refusals() + ")");
+      return stop(BuildStatus::preflight_failed,
+                  "--sandbox: no private namespace here (" + choice.refusals() + ")");
     if (auto made = make_sandbox(r, *choice.path); !made)
       return stop(BuildStatus::preflight_failed, made.error().message);
   }
@@ -153,9 +170,10 @@ StepResult enter_fixed_path(Run& r) {
     for (auto& st : steps(r)) st = in_fixed_path(std::move(st), *choice.path);
   rep.work_path = choice.path->fixed;
   rep.work_path_route = std::string(fixed_path_route_name(choice.path->route));
-  r.session.say(fmt::format("==> fixed work path {} ({}{}{})", rep.work_path, rep.work_path_route,
-                            p.sandbox ? ", sandbox: no network, writes only to the work folder and the cache" : "",
-                            choice.forced.empty() || p.sandbox ? "" : ", " + choice.forced));
+  r.session.say(fmt::format(
+      "==> fixed work path {} ({}{}{})", rep.work_path, rep.work_path_route,
+      p.sandbox ? ", sandbox: no network, writes only to the work folder and the cache" : "",
+      choice.forced.empty() || p.sandbox ? "" : ", " + choice.forced));
   rep.sandbox = p.sandbox;
   r.fixed = std::move(choice.path);
   return std::nullopt;
@@ -186,13 +204,16 @@ StepResult start_cache(Run& r) {
     if (server_path) server_path->sandbox = false;
     auto server = cache::SccacheServer::start(
         c.executable, c.env, r.session.runner,
-        server_path ? fixed_path_argv(*server_path, r.policy.mapped_dir, {}) : std::vector<std::string>{});
+        server_path ? fixed_path_argv(*server_path, r.policy.mapped_dir, {})
+                    : std::vector<std::string>{});
     if (!server)
-      return stop(BuildStatus::build_failed, fmt::format("compiler cache ({}): {}", c.storage, server.error().message));
+      return stop(BuildStatus::build_failed,
+                  fmt::format("compiler cache ({}): {}", c.storage, server.error().message));
     r.sccache_server = std::move(*server);
     for (const auto& [k, v] : r.sccache_server->env()) r.cache_env[k] = v;
   } else if (c.tool == cache::CacheTool::ccache) {
-    if (auto st = cache::read_cache_stats(c.tool, c.executable, r.session.runner, r.cache_env)) r.before = *st;
+    if (auto st = cache::read_cache_stats(c.tool, c.executable, r.session.runner, r.cache_env))
+      r.before = *st;
   }
   return std::nullopt;
 }
@@ -224,11 +245,13 @@ StepResult start_dist_session(Run& r) {
   std::string first_failure;
   for (const auto& c : checks) {
     bool ok = c.level != dist::DistCheck::Level::fail;
-    r.out.preflight.push_back({"dist-" + c.name, ok, c.line, ok ? "" : c.line, ok ? "" : "tailor doctor --dist"});
+    r.out.preflight.push_back(
+        {"dist-" + c.name, ok, c.line, ok ? "" : c.line, ok ? "" : "tailor doctor --dist"});
     if (!ok && first_failure.empty()) first_failure = c.line;
     r.session.say(fmt::format("==> dist {}: {}", dist::level_name(c.level), c.line));
   }
-  if (!first_failure.empty()) return stop(BuildStatus::preflight_failed, "distributed compiles: " + first_failure);
+  if (!first_failure.empty())
+    return stop(BuildStatus::preflight_failed, "distributed compiles: " + first_failure);
   auto config = dist::load_client_config(*r.policy.dist, env_value);
   if (!config) return stop(BuildStatus::preflight_failed, config.error().message);
   // The storage (--cache-url, [cache]) is the dist build's too: its server checks the
@@ -296,8 +319,8 @@ void static_jobs(Run& r, const std::string& why) {
     int fit = static_cast<int>(std::max<uint64_t>(1, *j.budget / j.prior_job_bytes));
     if (fit < r.rep.jobs) {
       r.rep.jobs = fit;
-      r.rep.jobs_reason =
-          fmt::format("--memory-budget {} MiB / {} MiB per job = {}", *j.budget >> 20, j.prior_job_bytes >> 20, fit);
+      r.rep.jobs_reason = fmt::format("--memory-budget {} MiB / {} MiB per job = {}",
+                                      *j.budget >> 20, j.prior_job_bytes >> 20, fit);
       const int value = j.counts_nvcc_threads ? fit * j.nvcc_threads : fit;
       for (auto& st : steps(r))
         if (st.uses_plan_env) st.env[j.variable] = std::to_string(value);
@@ -333,10 +356,12 @@ void start_memory_governor(Run& r) {
     g.known_peaks = known->peaks;
     g.known_builds = known->builds;
   }
-  const std::string reason = fmt::format(
-      "ninja {} is a jobserver client; tokens by measured memory, up to {} jobs{}", j.ninja_version, g.max_jobs,
-      g.known_builds ? fmt::format("; job peaks from {} earlier build{}", g.known_builds, g.known_builds == 1 ? "" : "s")
-                     : "");
+  const std::string reason =
+      fmt::format("ninja {} is a jobserver client; tokens by measured memory, up to {} jobs{}",
+                  j.ninja_version, g.max_jobs,
+                  g.known_builds ? fmt::format("; job peaks from {} earlier build{}",
+                                               g.known_builds, g.known_builds == 1 ? "" : "s")
+                                 : "");
   g.reason = reason;
   const size_t max_jobs = g.max_jobs;
   std::optional<pid_t> server = r.sccache_server ? r.sccache_server->server_pid()
@@ -345,7 +370,8 @@ void start_memory_governor(Run& r) {
   if (server) g.cache_servers.push_back(*server);
   g.available = r.session.available_memory;
   auto governor = r.session.start_governor(std::move(g));
-  if (!governor) return static_jobs(r, "the jobserver could not start: " + governor.error().message);
+  if (!governor)
+    return static_jobs(r, "the jobserver could not start: " + governor.error().message);
   GovernorReport on;
   on.mode = "governor";
   on.reason = reason;
@@ -355,9 +381,12 @@ void start_memory_governor(Run& r) {
   // PATH that runs it without the jobserver. Seen on Ubuntu 24.04 (gcc 13, make 4.3).
   std::string shim_dir;
   if (!j.make_without_jobserver.empty()) {
-    auto dir = write_make_shim((fs::path(r.policy.work_dir) / "make-shim").string(), j.make_without_jobserver);
-    if (dir) shim_dir = *dir;
-    else r.session.say("==> note: " + dir.error().message);
+    auto dir = write_make_shim((fs::path(r.policy.work_dir) / "make-shim").string(),
+                               j.make_without_jobserver);
+    if (dir)
+      shim_dir = *dir;
+    else
+      r.session.say("==> note: " + dir.error().message);
   }
   const std::string inherited = r.session.environment.get("PATH").value_or("/usr/bin:/bin");
   for (auto& st : steps(r)) {
@@ -389,9 +418,10 @@ void hand_over_unit_times(Run& r) {
   r.rep.units_known = choice.unit_ms.size();
   r.rep.unit_times_from = choice.source;
   const std::string from =
-      choice.measured ? (choice.learned ? "earlier builds and measured builds of " : "measured builds of ") +
-                            r.policy.unit_times_recipe + " (data/build/unit_times.toml)"
-                      : "earlier builds";
+      choice.measured
+          ? (choice.learned ? "earlier builds and measured builds of " : "measured builds of ") +
+                r.policy.unit_times_recipe + " (data/build/unit_times.toml)"
+          : "earlier builds";
   for (auto& st : steps(r)) {
     if (!st.uses_plan_env) continue;
     st.env["TAILOR_UNIT_TIMES"] = r.fixed ? to_fixed(file, *r.fixed) : file;
@@ -415,10 +445,11 @@ void record_learned(Run& r) {
   // Each unit's time, keyed by its source in the package (seen at the fixed path or not).
   std::vector<std::string> roots = {r.policy.build_dir};
   if (r.fixed) roots.push_back(to_fixed(r.policy.build_dir, *r.fixed));
-  (void)record_governor_profile(r.session.profile_path, r.key,
-                                r.governor ? rep.governor->finished_peaks : std::map<std::string, uint64_t>{},
-                                governor_settings().profile_max_entries, peak_update(reuse),
-                                unit_times(rep.job_timeline, roots));
+  (void)record_governor_profile(
+      r.session.profile_path, r.key,
+      r.governor ? rep.governor->finished_peaks : std::map<std::string, uint64_t>{},
+      governor_settings().profile_max_entries, peak_update(reuse),
+      unit_times(rep.job_timeline, roots));
 }
 
 // The cache's counts of this build, from its own server or ccache's before and after.
@@ -472,21 +503,25 @@ StepResult prepare_run(Run& r) {
 std::string failed_step_line(const RunOutcome& outcome) {
   const StepOutcome& last = outcome.steps.back();
   return fmt::format("step '{}' failed ({})", last.title,
-                     !last.started     ? "could not start"
+                     !last.started    ? "could not start"
                      : last.timed_out ? "timed out"
                                       : fmt::format("exit {}", last.exit_code));
 }
 
 }  // namespace
 
-StepResult settle_cache_storage(const cache::CacheSettings& settings, std::optional<cache::CacheTool>& tool,
+StepResult settle_cache_storage(const cache::CacheSettings& settings,
+                                std::optional<cache::CacheTool>& tool,
                                 const BuildSession& session) {
-  if (tool == cache::CacheTool::none || !settings.shared() || !session.check_storage) return std::nullopt;
+  if (tool == cache::CacheTool::none || !settings.shared() || !session.check_storage)
+    return std::nullopt;
   auto check = session.check_storage(settings);
   if (!check)
-    return stop(BuildStatus::bad_input,
-                fmt::format("compiler cache {}: {} (fix the storage's settings, or build with --cache none)",
-                            cache::describe_cache_storage(settings), check.error().message));
+    return stop(
+        BuildStatus::bad_input,
+        fmt::format(
+            "compiler cache {}: {} (fix the storage's settings, or build with --cache none)",
+            cache::describe_cache_storage(settings), check.error().message));
   if (!check->reachable) {
     session.warn(fmt::format("compiler cache {}: {}; building without a compiler cache",
                              cache::describe_cache_storage(settings), check->detail));
@@ -495,9 +530,9 @@ StepResult settle_cache_storage(const cache::CacheSettings& settings, std::optio
   return std::nullopt;
 }
 
-Expected<std::vector<std::string>> publish_build(const std::string& out_dir, BuildReport& rep,
-                                                 const std::string& wheel_file,
-                                                 const std::vector<std::pair<std::string, std::string>>& extra) {
+Expected<std::vector<std::string>> publish_build(
+    const std::string& out_dir, BuildReport& rep, const std::string& wheel_file,
+    const std::vector<std::pair<std::string, std::string>>& extra) {
   if (interrupt_signal() != 0) return make_error("interrupted");
   TAILOR_TRY(staging, PublishStaging::create(out_dir));
   rep.ok = true;
@@ -516,7 +551,8 @@ Expected<std::vector<std::string>> publish_build(const std::string& out_dir, Bui
 }
 
 std::string plan_record_key(const plan::BuildPlan& plan, const std::vector<std::string>& targets) {
-  return governor_profile_key(plan.run.package, plan.run.record_name, targets, plan.run.jobs.nvcc_threads);
+  return governor_profile_key(plan.run.package, plan.run.record_name, targets,
+                              plan.run.jobs.nvcc_threads);
 }
 
 PlanRun run_plan(const plan::BuildPlan& plan, BuildSession& session, BuildReport& report) {
@@ -530,13 +566,16 @@ PlanRun run_plan(const plan::BuildPlan& plan, BuildSession& session, BuildReport
     out.stop = stopped;
     return out;
   }
-  session.say(fmt::format("==> building {} ({}){}; log: {}",
-                          r.governor ? "under the memory governor" : fmt::format("with {} jobs", report.jobs),
-                          r.governor ? report.governor->reason : report.jobs_reason,
-                          plan.cache.used() ? fmt::format(", cache {}", plan.cache.tool_name()) : "", report.log_path));
+  session.say(fmt::format(
+      "==> building {} ({}){}; log: {}",
+      r.governor ? "under the memory governor" : fmt::format("with {} jobs", report.jobs),
+      r.governor ? report.governor->reason : report.jobs_reason,
+      plan.cache.used() ? fmt::format(", cache {}", plan.cache.tool_name()) : "", report.log_path));
   std::unique_ptr<ProgressDisplay> own_display;
-  if (!session.display) own_display = make_progress_display(session.style, session.status ? session.status : stderr);
-  BuildRunner runner(session.runner, session.display ? *session.display : *own_display, report.log_path, session.clock);
+  if (!session.display)
+    own_display = make_progress_display(session.style, session.status ? session.status : stderr);
+  BuildRunner runner(session.runner, session.display ? *session.display : *own_display,
+                     report.log_path, session.clock);
   // The job timeline: what this run appends to the build folder's .ninja_log files.
   const auto ninja_logs_before = ninja_log_sizes(plan.run.ninja_root);
   // The folder route: the work folder's contents are at the fixed path for the run, and
@@ -566,7 +605,8 @@ PlanRun run_plan(const plan::BuildPlan& plan, BuildSession& session, BuildReport
   }
   out.outcome = *outcome;
   if (plan.run.resume)
-    if (auto reused = account_reused_units(plan.run.work_dir, out.tree_kept, ninja_steps_run(out.log_text))) {
+    if (auto reused =
+            account_reused_units(plan.run.work_dir, out.tree_kept, ninja_steps_run(out.log_text))) {
       report.units_reused = reused->reused;
       report.units_total = reused->total;
       report.units_source = reused->source;

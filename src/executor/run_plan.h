@@ -33,7 +33,7 @@ struct PlanRun {
   /// A failed step: the log's first error block and what the failure patterns say of it.
   std::optional<diagnose::ErrorBlock> error_block;
   std::vector<diagnose::Diagnosis> diagnoses;
-  bool tree_kept = false;             ///< an earlier run's build tree was kept (resume)
+  bool tree_kept = false;                 ///< an earlier run's build tree was kept (resume)
   std::vector<PreflightCheck> preflight;  ///< --dist's checks, one line each
 };
 
@@ -47,8 +47,8 @@ PlanRun run_plan(const plan::BuildPlan& plan, BuildSession& session, BuildReport
 /// becomes none (sccache would refuse to start its server); one that answers and refuses
 /// is a setting to fix: a bad_input stop, rather than building uncached every time. Not
 /// asked for a local storage, for --cache none, or without the session's check.
-StepResult settle_cache_storage(const cache::CacheSettings& settings, std::optional<cache::CacheTool>& tool,
-                                const BuildSession& session);
+StepResult settle_cache_storage(const cache::CacheSettings& settings,
+                                std::optional<cache::CacheTool>& tool, const BuildSession& session);
 
 /// The one publish, for torch and extension builds alike: into `out_dir`, together, the
 /// build's log (`<wheel>.build.log`, the report's log path then names it), the report
@@ -56,9 +56,9 @@ StepResult settle_cache_storage(const cache::CacheSettings& settings, std::optio
 /// wheel `wheel_file` last under the report's wheel name; the report is marked ok and its
 /// wheel path set. Refused once a signal came: an interrupted run publishes nothing.
 /// Returns the published paths.
-Expected<std::vector<std::string>> publish_build(const std::string& out_dir, BuildReport& report,
-                                                 const std::string& wheel_file,
-                                                 const std::vector<std::pair<std::string, std::string>>& extra = {});
+Expected<std::vector<std::string>> publish_build(
+    const std::string& out_dir, BuildReport& report, const std::string& wheel_file,
+    const std::vector<std::pair<std::string, std::string>>& extra = {});
 
 /// The key of a plan's learned records (executor/governor_profile.h).
 std::string plan_record_key(const plan::BuildPlan& plan, const std::vector<std::string>& targets);

@@ -27,9 +27,12 @@ enum class BuildStatus {
 inline int exit_code_of(BuildStatus status) {
   switch (status) {
     case BuildStatus::ok:
-    case BuildStatus::printed_env: return 0;
-    case BuildStatus::bad_input: return 2;
-    default: return 1;
+    case BuildStatus::printed_env:
+      return 0;
+    case BuildStatus::bad_input:
+      return 2;
+    default:
+      return 1;
   }
 }
 
@@ -47,7 +50,8 @@ using StepResult = std::optional<StepStop>;
 /// tells a step that a signal cut short by `interrupt_signal()`), or nullopt when every
 /// step ran.
 template <class Steps, class Run, class Done, class Stop>
-std::optional<Stop> run_step_list(const Steps& steps, Run&& run, Done&& done, const Stop& interrupted) {
+std::optional<Stop> run_step_list(const Steps& steps, Run&& run, Done&& done,
+                                  const Stop& interrupted) {
   if (interrupt_signal() != 0) return interrupted;
   for (const auto& step : steps) {
     std::optional<Stop> stop = run(step);

@@ -1,8 +1,8 @@
 #include "executor/verify.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "cuda/fatbin_code.h"
 #include "inspect/inspect_outcome.h"
@@ -69,7 +69,8 @@ std::vector<std::string> TargetVerification::describe_additions() const {
       if (l.package_added.contains(a.target)) ++with;
     if (with == 0) continue;
     std::string line = a.target.name() + " " + a.reason;
-    if (with != libraries.size()) line += fmt::format(" (in {} of {} libraries)", with, libraries.size());
+    if (with != libraries.size())
+      line += fmt::format(" (in {} of {} libraries)", with, libraries.size());
     out.push_back(std::move(line));
   }
   return out;
@@ -89,7 +90,8 @@ Expected<LibraryTargets> library_targets(const inspect::InspectedLibrary& lib) {
     // of it, so it is no target the build was asked for, and no unexpected one either.
     if (t.code.is_lto_ir()) continue;
     auto target = t.code.target();
-    if (!target) return make_error(fmt::format("{}: target '{}' not understood", lib.path, t.code.name()));
+    if (!target)
+      return make_error(fmt::format("{}: target '{}' not understood", lib.path, t.code.name()));
     lt.targets.add(*target);
     lt.bytes_per_target[target->name()] += t.stored_bytes;
   }
@@ -130,11 +132,14 @@ TargetVerification compare_targets(const std::vector<LibraryTargets>& libraries,
   return v;
 }
 
-Expected<TargetVerification> verify_wheel_targets(const std::string& wheel, const cuda::TargetSet& expected,
-                                                  const std::vector<plan::PackageAddition>& declared) {
+Expected<TargetVerification> verify_wheel_targets(
+    const std::string& wheel, const cuda::TargetSet& expected,
+    const std::vector<plan::PackageAddition>& declared) {
   TAILOR_TRY(report, inspect::inspect_paths({wheel}));
   if (report.wheels.empty()) return make_error(fmt::format("{}: not read as a wheel", wheel));
-  auto in_wheel = [&](const Error& e) { return make_error(fmt::format("{}: {}", wheel, e.message)); };
+  auto in_wheel = [&](const Error& e) {
+    return make_error(fmt::format("{}: {}", wheel, e.message));
+  };
   std::vector<LibraryTargets> libs;
   for (const auto& lib : report.wheels.front().libraries) {
     auto lt = library_targets(lib);
@@ -143,8 +148,10 @@ Expected<TargetVerification> verify_wheel_targets(const std::string& wheel, cons
   }
   auto verification = compare_targets(libs, expected, declared);
   for (const auto& lib : report.wheels.front().libraries) {
-    for (const auto& w : lib.runtime_warnings) verification.runtime_problems.push_back(lib.path + ": " + w);
-    for (const auto& w : lib.loader_warnings) verification.inspect_warnings.push_back(lib.path + ": " + w);
+    for (const auto& w : lib.runtime_warnings)
+      verification.runtime_problems.push_back(lib.path + ": " + w);
+    for (const auto& w : lib.loader_warnings)
+      verification.inspect_warnings.push_back(lib.path + ": " + w);
   }
   auto outcome = inspect::judge(report, nullptr);
   verification.inspect_failures = outcome.failures;

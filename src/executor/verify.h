@@ -19,7 +19,7 @@ namespace tailor::executor {
 
 /// What verification needs of one library (filled from inspect's library report).
 struct LibraryTargets {
-  std::string path;                       ///< inside the wheel
+  std::string path;  ///< inside the wheel
   bool has_device_code = false;
   cuda::TargetSet targets;
   std::map<std::string, uint64_t> bytes_per_target;  ///< by target name
@@ -38,9 +38,9 @@ struct LibraryVerdict {
 
 struct TargetVerification {
   cuda::TargetSet expected_targets;
-  std::vector<std::string> expected;  ///< expected_targets' names, in numeric order
-  std::vector<plan::PackageAddition> declared;  ///< what the recipe says the package adds
-  std::vector<LibraryVerdict> libraries;  ///< one per library with device code
+  std::vector<std::string> expected;                 ///< expected_targets' names, in numeric order
+  std::vector<plan::PackageAddition> declared;       ///< what the recipe says the package adds
+  std::vector<LibraryVerdict> libraries;             ///< one per library with device code
   std::map<std::string, uint64_t> bytes_per_target;  ///< summed over libraries
   bool any_device_code = false;
   std::string fallback_hint;  ///< said after "no library ... carries CUDA device code"
@@ -77,7 +77,8 @@ TargetVerification compare_targets(const std::vector<LibraryTargets>& libraries,
                                    const std::vector<plan::PackageAddition>& declared = {});
 
 /// Inspects `wheel` (through inspect::inspect_paths) and compares.
-Expected<TargetVerification> verify_wheel_targets(const std::string& wheel, const cuda::TargetSet& expected,
-                                                  const std::vector<plan::PackageAddition>& declared = {});
+Expected<TargetVerification> verify_wheel_targets(
+    const std::string& wheel, const cuda::TargetSet& expected,
+    const std::vector<plan::PackageAddition>& declared = {});
 
 }  // namespace tailor::executor

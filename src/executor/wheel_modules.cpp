@@ -33,9 +33,11 @@ std::string module_of_file(std::string_view file) {
 }  // namespace
 
 bool is_python_identifier(std::string_view name) {
-  if (name.empty() || name.size() > 200 || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
-  return std::all_of(name.begin(), name.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  if (name.empty() || name.size() > 200 || std::isdigit(static_cast<unsigned char>(name[0])))
+    return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
 }
 
 Expected<std::vector<std::string>> wheel_top_level_names(const std::string& wheel_path) {
@@ -58,8 +60,10 @@ Expected<std::vector<std::string>> wheel_top_level_names(const std::string& whee
       continue;
     }
     if (!is_python_identifier(first)) continue;
-    if (rest == "__init__.py") packages.insert(std::string(first));
-    else if (rest.ends_with(".py") || rest.ends_with(".so")) namespaces.insert(std::string(first));
+    if (rest == "__init__.py")
+      packages.insert(std::string(first));
+    else if (rest.ends_with(".py") || rest.ends_with(".so"))
+      namespaces.insert(std::string(first));
   }
   std::set<std::string> names;
   if (top_level && top_level->uncompressed_size <= 64 * 1024) {
@@ -83,15 +87,18 @@ Expected<std::vector<std::string>> wheel_top_level_names(const std::string& whee
   return std::vector<std::string>(names.begin(), names.end());
 }
 
-std::vector<std::string> import_names_to_check(const std::vector<std::string>& names, std::string_view distribution) {
+std::vector<std::string> import_names_to_check(const std::vector<std::string>& names,
+                                               std::string_view distribution) {
   std::vector<std::string> same, rest;
   const std::string dist = squashed(distribution);
-  static const std::set<std::string> k_not_the_package = {"test",     "tests",     "doc",        "docs",
-                                                          "example",  "examples",  "benchmark",  "benchmarks",
-                                                          "testing",  "scripts",   "tools",      "setup"};
+  static const std::set<std::string> k_not_the_package = {
+      "test",      "tests",      "doc",     "docs",    "example", "examples",
+      "benchmark", "benchmarks", "testing", "scripts", "tools",   "setup"};
   for (const auto& n : names) {
-    if (squashed(n) == dist) same.push_back(n);
-    else if (!n.starts_with("_") && !k_not_the_package.count(std::string(to_lower(n)))) rest.push_back(n);
+    if (squashed(n) == dist)
+      same.push_back(n);
+    else if (!n.starts_with("_") && !k_not_the_package.count(std::string(to_lower(n))))
+      rest.push_back(n);
   }
   if (!same.empty()) return same;
   if (!rest.empty()) return rest;

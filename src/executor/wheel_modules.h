@@ -21,7 +21,8 @@ Expected<std::vector<std::string>> wheel_top_level_names(const std::string& whee
 /// Which of `names` the import check imports: those that are the distribution's name
 /// (compared without case, `-`, `_` and `.`), else every name but test, doc, example and
 /// benchmark folders and private ones (`_foo`); all of them when that leaves none.
-std::vector<std::string> import_names_to_check(const std::vector<std::string>& names, std::string_view distribution);
+std::vector<std::string> import_names_to_check(const std::vector<std::string>& names,
+                                               std::string_view distribution);
 
 /// Whether `name` is a Python identifier of ASCII letters, digits and underscores.
 bool is_python_identifier(std::string_view name);

@@ -1,13 +1,13 @@
 #include "executor/wheel_normaliser.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <span>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "cuda/cuda_version.h"
 #include "data/toml_document.h"
@@ -32,7 +32,7 @@ using formats::record_digest;
 struct Member {
   const formats::ZipEntry* entry = nullptr;  ///< null for members tailor writes
   std::string name;
-  std::string replacement;                   ///< text written instead of the entry's bytes
+  std::string replacement;  ///< text written instead of the entry's bytes
   bool replaced = false;
   uint32_t mode = 0644;
   bool in_dist_info = false;
@@ -42,9 +42,11 @@ struct Member {
 
 Expected<std::string> retag_wheel_file(const std::string& wheel_text, const std::string& tag) {
   auto parts = split_any(tag, "-");
-  if (parts.size() != 3 || std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); }) ||
+  if (parts.size() != 3 ||
+      std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); }) ||
       tag.find_first_of(" \t\r\n") != std::string::npos)
-    return make_error(fmt::format("tag '{}': expected python-abi-platform, e.g. cp311-cp311-manylinux_2_35_x86_64", tag));
+    return make_error(fmt::format(
+        "tag '{}': expected python-abi-platform, e.g. cp311-cp311-manylinux_2_35_x86_64", tag));
   std::vector<std::string> lines;
   for (auto& l : split_any(wheel_text, "\n")) {
     if (trim(l).empty()) continue;
@@ -60,7 +62,8 @@ Expected<std::string> retag_wheel_file(const std::string& wheel_text, const std:
 }
 
 bool search_path_entry_stays(std::string_view entry) {
-  return entry == "$ORIGIN" || entry == "${ORIGIN}" || entry.starts_with("$ORIGIN/") || entry.starts_with("${ORIGIN}/");
+  return entry == "$ORIGIN" || entry == "${ORIGIN}" || entry.starts_with("$ORIGIN/") ||
+         entry.starts_with("${ORIGIN}/");
 }
 
 namespace {
@@ -73,7 +76,8 @@ bool may_be_elf(const std::string& name, uint32_t mode) {
 
 }  // namespace
 
-Expected<NormalisedWheel> normalise_wheel(const std::string& wheel, const WheelNormaliseOptions& options) {
+Expected<NormalisedWheel> normalise_wheel(const std::string& wheel,
+                                          const WheelNormaliseOptions& options) {
   TAILOR_TRY(mapped, MappedFile::open(wheel));
   Bytes file = mapped.bytes();
   auto archive = formats::parse_zip(file);
@@ -83,11 +87,13 @@ Expected<NormalisedWheel> normalise_wheel(const std::string& wheel, const WheelN
   std::vector<std::string> dist_infos;
   for (const auto& e : archive->entries) {
     auto slash = e.name.find('/');
-    if (slash != std::string::npos && e.name.substr(slash) == "/WHEEL" && e.name.substr(0, slash).ends_with(".dist-info"))
+    if (slash != std::string::npos && e.name.substr(slash) == "/WHEEL" &&
+        e.name.substr(0, slash).ends_with(".dist-info"))
       dist_infos.push_back(e.name.substr(0, slash));
   }
   if (dist_infos.size() != 1)
-    return make_error(fmt::format("{}: expected exactly one *.dist-info/WHEEL, found {}", wheel, dist_infos.size()));
+    return make_error(fmt::format("{}: expected exactly one *.dist-info/WHEEL, found {}", wheel,
+                                  dist_infos.size()));
   const std::string di = dist_infos.front();
   const std::string record_name = di + "/RECORD";
   const std::string wheel_name = di + "/WHEEL";
@@ -101,7 +107,8 @@ Expected<NormalisedWheel> normalise_wheel(const std::string& wheel, const WheelN
     auto text = formats::extract_member(file, e, buffer);
     if (!text) return make_error(wheel + ": " + text.error().message);
     auto rows = formats::parse_record(as_chars(*text));
-    if (!rows) return make_error(fmt::format("{}: {}: {}", wheel, record_name, rows.error().message));
+    if (!rows)
+      return make_error(fmt::format("{}: {}: {}", wheel, record_name, rows.error().message));
     for (auto& r : *rows) old_rows[r.path] = r;
   }
 
@@ -109,7 +116,8 @@ Expected<NormalisedWheel> normalise_wheel(const std::string& wheel, const WheelN
   for (const auto& e : archive->entries) {
     if (e.is_directory()) continue;
     // RECORD is rebuilt; its signatures would no longer match, so they go.
-    if (e.name == record_name || e.name == record_name + ".jws" || e.name == record_name + ".p7s") continue;
+    if (e.name == record_name || e.name == record_name + ".jws" || e.name == record_name + ".p7s")
+      continue;
     if (e.name == provenance_name && !options.provenance_json.empty()) continue;
     Member m;
     m.entry = &e;
@@ -121,10 +129,13 @@ Expected<NormalisedWheel> normalise_wheel(const std::string& wheel, const WheelN
       if (!text) return make_error(wheel + ": " + text.error().message);
       TAILOR_TRY(retagged, retag_wheel_file(std::string(as_chars(*text)), options.retag));
       // The original bytes still answer to the old RECORD.
-      if (auto row = old_rows.find(e.name); row != old_rows.end() && row->second.hash_algorithm == "sha256" &&
-                                            record_digest(Sha256::of(*text)) != "sha256=" + row->second.hash_value)
-        return make_error(fmt::format("{}: member '{}' does not match its RECORD row (line {}); refusing to rewrite a damaged wheel",
-                                      wheel, e.name, row->second.line));
+      if (auto row = old_rows.find(e.name);
+          row != old_rows.end() && row->second.hash_algorithm == "sha256" &&
+          record_digest(Sha256::of(*text)) != "sha256=" + row->second.hash_value)
+        return make_error(
+            fmt::format("{}: member '{}' does not match its RECORD row (line {}); refusing to "
+                        "rewrite a damaged wheel",
+                        wheel, e.name, row->second.line));
       m.replacement = std::move(retagged);
       m.replaced = true;
     }
@@ -151,8 +162,10 @@ Expected<NormalisedWheel> normalise_wheel(const std::string& wheel, const WheelN
   std::vector<SearchPathRemoval> search_paths;
   std::vector<std::byte> library;  // one ELF member at a time, when its search path changes
   auto damaged = [&](const std::string& name, const formats::RecordRow& r) {
-    return make_error(fmt::format("{}: member '{}' does not match its RECORD row (line {}); refusing to rewrite a damaged wheel",
-                                  wheel, name, r.line));
+    return make_error(
+        fmt::format("{}: member '{}' does not match its RECORD row (line {}); refusing to rewrite "
+                    "a damaged wheel",
+                    wheel, name, r.line));
   };
   for (const auto& m : members) {
     formats::ZipWriteEntry we;
@@ -167,47 +180,57 @@ Expected<NormalisedWheel> normalise_wheel(const std::string& wheel, const WheelN
         if (!bytes) return make_error(wheel + ": " + bytes.error().message);
         // The bytes as built answer to the old RECORD before they change.
         if (auto row = old_rows.find(m.name);
-            row != old_rows.end() && ((row->second.hash_algorithm == "sha256" &&
-                                       record_digest(Sha256::of(*bytes)) != "sha256=" + row->second.hash_value) ||
-                                      (row->second.size && *row->second.size != bytes->size())))
+            row != old_rows.end() &&
+            ((row->second.hash_algorithm == "sha256" &&
+              record_digest(Sha256::of(*bytes)) != "sha256=" + row->second.hash_value) ||
+             (row->second.size && *row->second.size != bytes->size())))
           return damaged(m.name, row->second);
         // The inflated bytes are written from memory (no second inflate): taken over when
         // they are the buffer's, copied when they are a stored member's view of the file.
-        if (!bytes->empty() && bytes->data() == buffer.data() && bytes->size() == buffer.size()) library.swap(buffer);
-        else library.assign(bytes->begin(), bytes->end());
+        if (!bytes->empty() && bytes->data() == buffer.data() && bytes->size() == buffer.size())
+          library.swap(buffer);
+        else
+          library.assign(bytes->begin(), bytes->end());
         auto edits = formats::rewrite_search_paths(library, search_path_entry_stays);
         if (!edits)
-          return make_error(fmt::format("{}: member '{}' keeps a build machine's folder in its search path: {}", wheel,
-                                        m.name, edits.error().message));
-        for (auto& e : *edits) search_paths.push_back({m.name, e.tag, std::move(e.removed), e.after});
+          return make_error(
+              fmt::format("{}: member '{}' keeps a build machine's folder in its search path: {}",
+                          wheel, m.name, edits.error().message));
+        for (auto& e : *edits)
+          search_paths.push_back({m.name, e.tag, std::move(e.removed), e.after});
         from_memory = true;  // checked against RECORD above, written from `library`
       }
     }
     if (from_memory) {
       const Bytes bytes(library.data(), library.size());
-      we.source = formats::ZipStreamSource{bytes.size(), [bytes](const std::function<void(Bytes)>& sink) -> Expected<void> {
-                                             constexpr size_t k_piece = 1 << 20;  // as the writer takes a file
-                                             for (size_t at = 0; at < bytes.size(); at += k_piece)
-                                               sink(bytes.subspan(at, std::min(k_piece, bytes.size() - at)));
-                                             return {};
-                                           }};
+      we.source = formats::ZipStreamSource{
+          bytes.size(), [bytes](const std::function<void(Bytes)>& sink) -> Expected<void> {
+            constexpr size_t k_piece = 1 << 20;  // as the writer takes a file
+            for (size_t at = 0; at < bytes.size(); at += k_piece)
+              sink(bytes.subspan(at, std::min(k_piece, bytes.size() - at)));
+            return {};
+          }};
     } else if (m.replaced) {
       we.source = m.replacement;
     } else {
       const formats::ZipEntry* e = m.entry;
-      we.source = formats::ZipStreamSource{
-          e->uncompressed_size, [file, e](const std::function<void(Bytes)>& sink) { return formats::stream_member(file, *e, sink); }};
+      we.source = formats::ZipStreamSource{e->uncompressed_size,
+                                           [file, e](const std::function<void(Bytes)>& sink) {
+                                             return formats::stream_member(file, *e, sink);
+                                           }};
     }
     auto written = writer.add(we);
     if (!written) return make_error(wheel + ": " + written.error().message);
     if (!m.replaced && !from_memory)
       if (auto row = old_rows.find(m.name); row != old_rows.end()) {
         const auto& r = row->second;
-        bool hash_differs = r.hash_algorithm == "sha256" && record_digest(written->sha256) != "sha256=" + r.hash_value;
+        bool hash_differs = r.hash_algorithm == "sha256" &&
+                            record_digest(written->sha256) != "sha256=" + r.hash_value;
         bool size_differs = r.size && *r.size != written->size;
         if (hash_differs || size_differs) return damaged(m.name, r);
       }
-    record += fmt::format("{},{},{}\n", record_field(m.name), record_digest(written->sha256), written->size);
+    record += fmt::format("{},{},{}\n", record_field(m.name), record_digest(written->sha256),
+                          written->size);
   }
   record += record_field(record_name) + ",,\n";
   formats::ZipWriteEntry rec;
@@ -248,11 +271,14 @@ std::string nvcc_reproducible_flags(std::optional<cuda::CudaVersion> nvcc) {
 }
 
 void add_reproducible_build_env(std::map<std::string, std::string>& env, int64_t source_date_epoch,
-                                const std::string& source_dir, bool nvcc_objtemp, std::optional<cuda::CudaVersion> nvcc) {
+                                const std::string& source_dir, bool nvcc_objtemp,
+                                std::optional<cuda::CudaVersion> nvcc) {
   // Appended to the plan's value, else to the caller's own (the build inherits it).
   auto append = [&](const std::string& name, const std::string& flags) {
     auto it = env.find(name);
-    std::string v = it != env.end() ? it->second : std::getenv(name.c_str()) ? std::getenv(name.c_str()) : "";
+    std::string v = it != env.end()             ? it->second
+                    : std::getenv(name.c_str()) ? std::getenv(name.c_str())
+                                                : "";
     if (v.find(flags) == std::string::npos) v += (v.empty() ? "" : " ") + flags;
     env[name] = v;
   };
@@ -276,11 +302,18 @@ BuildProvenance make_build_provenance(const BuildReport& report, const SourceIde
   p.targets = report.targets;
   p.source_kind = std::string(source_kind_name(spec.kind));
   switch (spec.kind) {
-    case SourceKind::sdist: p.source_name = std::filesystem::path(spec.path).filename().string(); break;
-    case SourceKind::index: p.source_name = spec.name + "==" + spec.version; break;
-    case SourceKind::git: p.source_name = without_credentials(spec.url) + (spec.ref.empty() ? "" : "@" + spec.ref); break;
+    case SourceKind::sdist:
+      p.source_name = std::filesystem::path(spec.path).filename().string();
+      break;
+    case SourceKind::index:
+      p.source_name = spec.name + "==" + spec.version;
+      break;
+    case SourceKind::git:
+      p.source_name = without_credentials(spec.url) + (spec.ref.empty() ? "" : "@" + spec.ref);
+      break;
     case SourceKind::example:
-    case SourceKind::directory: break;  // the folder's path is this machine's
+    case SourceKind::directory:
+      break;  // the folder's path is this machine's
   }
   p.digest_kind = identity.digest_kind;
   p.digest = identity.digest;
@@ -305,7 +338,8 @@ std::string without_credentials(const std::string& url) {
 }
 
 BuildProvenance make_torch_provenance(const plan::TorchPlan& plan, const probe::HostReport& host,
-                                      const SourceIdentity& identity, const std::string& tool_version) {
+                                      const SourceIdentity& identity,
+                                      const std::string& tool_version) {
   BuildProvenance p;
   p.tool_version = tool_version;
   p.package = "torch";
@@ -320,7 +354,8 @@ BuildProvenance make_torch_provenance(const plan::TorchPlan& plan, const probe::
   if (plan.cuda) toolchain["nvcc"] = plan.cuda_text();
   toolchain["python"] = plan.python_version;
   for (const auto& c : host.compilers)
-    if (c.path == plan.host_compiler) toolchain[std::string(probe::compiler_kind_name(c.kind))] = c.version;
+    if (c.path == plan.host_compiler)
+      toolchain[std::string(probe::compiler_kind_name(c.kind))] = c.version;
   for (const auto& t : host.tools)
     if (t.name == "ninja" || t.name == "cmake") toolchain[t.name] = t.version;
   fill_provenance_toolchain(p, toolchain);

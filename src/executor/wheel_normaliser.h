@@ -8,8 +8,8 @@
 // adds `<name>.dist-info/tailor-provenance.json` and replaces WHEEL's Tag lines (the
 // torch build's retag). Every ELF member's RUNPATH/RPATH keeps only the entries that name
 // folders of the installed wheel (search_path_entry_stays; formats/elf_search_path does the
-// edit in place, or says why it cannot, and then the wheel is refused). The output is written beside its destination and renamed into
-// place.
+// edit in place, or says why it cannot, and then the wheel is refused). The output is written
+// beside its destination and renamed into place.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -20,8 +20,8 @@
 
 #include "cuda/cuda_version.h"
 #include "executor/build_report.h"
-#include "formats/wheel.h"
 #include "executor/extension_source.h"
+#include "formats/wheel.h"
 #include "plan/extension_recipe.h"
 #include "plan/torch_plan.h"
 #include "probe/host_report.h"
@@ -46,20 +46,21 @@ struct SearchPathRemoval {
 };
 
 struct WheelNormaliseOptions {
-  int64_t source_date_epoch = 0;   ///< clamped to 1980-01-01 for the zip's DOS times
-  std::string provenance_json;     ///< written into the dist-info when not empty
-  std::string retag;               ///< "cp311-cp311-manylinux_2_35_x86_64": WHEEL's Tag lines become this one
-  std::string output;              ///< empty: replace the input wheel
+  int64_t source_date_epoch = 0;  ///< clamped to 1980-01-01 for the zip's DOS times
+  std::string provenance_json;    ///< written into the dist-info when not empty
+  std::string retag;   ///< "cp311-cp311-manylinux_2_35_x86_64": WHEEL's Tag lines become this one
+  std::string output;  ///< empty: replace the input wheel
 };
 
 struct NormalisedWheel {
-  std::string path;       ///< the written wheel
-  std::string dist_info;  ///< "fused_ops-0.1.0.dist-info"
-  size_t members = 0;     ///< RECORD included
+  std::string path;                             ///< the written wheel
+  std::string dist_info;                        ///< "fused_ops-0.1.0.dist-info"
+  size_t members = 0;                           ///< RECORD included
   std::vector<SearchPathRemoval> search_paths;  ///< one per library whose search path changed
 };
 
-Expected<NormalisedWheel> normalise_wheel(const std::string& wheel, const WheelNormaliseOptions& options);
+Expected<NormalisedWheel> normalise_wheel(const std::string& wheel,
+                                          const WheelNormaliseOptions& options);
 
 using formats::record_field;
 
@@ -97,7 +98,8 @@ BuildProvenance make_build_provenance(const BuildReport& report, const SourceIde
 /// The provenance of a PyTorch build: the plan's version, targets and variables (MAX_JOBS
 /// and machine paths left out), the host's nvcc/compiler/python/ninja/cmake versions.
 BuildProvenance make_torch_provenance(const plan::TorchPlan& plan, const probe::HostReport& host,
-                                      const SourceIdentity& identity, const std::string& tool_version);
+                                      const SourceIdentity& identity,
+                                      const std::string& tool_version);
 
 /// A git URL without user:password@ (provenance must not carry credentials).
 std::string without_credentials(const std::string& url);

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <charconv>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -24,8 +24,8 @@ std::string hex(uint64_t v) {
 // The entry's raw header fields: naming it as a target ("sm_80") is the CUDA model's job,
 // which formats does not know.
 std::string where(const FatbinEntry& e) {
-  return "fatbin entry at " + hex(e.header_offset) + " (kind " + std::to_string(e.kind) + ", arch " +
-         std::to_string(e.arch) + ")";
+  return "fatbin entry at " + hex(e.header_offset) + " (kind " + std::to_string(e.kind) +
+         ", arch " + std::to_string(e.arch) + ")";
 }
 
 }  // namespace
@@ -38,8 +38,8 @@ Expected<std::vector<std::byte>> decompress_entry(Bytes file, const FatbinEntry&
     return make_error(where(entry) + ": payload (" + hex(entry.stored_size) +
                       " bytes) runs past end of file (size " + hex(file.size()) + ")");
   if (entry.compression != FatbinCompression::none && entry.compressed_size > payload->size())
-    return make_error(where(entry) + ": compressed size " + hex(entry.compressed_size) + " exceeds its payload size " +
-                      hex(payload->size()));
+    return make_error(where(entry) + ": compressed size " + hex(entry.compressed_size) +
+                      " exceeds its payload size " + hex(payload->size()));
   if (entry.uncompressed_size > max_output)
     return make_error(where(entry) + ": declared size " + hex(entry.uncompressed_size) +
                       " exceeds the limit of " + hex(max_output) + " bytes");
@@ -49,16 +49,16 @@ Expected<std::vector<std::byte>> decompress_entry(Bytes file, const FatbinEntry&
       out.assign(payload->begin(), payload->end());
       return out;
     case FatbinCompression::unknown:
-      return make_error(where(entry) + ": unsupported compression (flags " + hex(entry.flags) + ")");
+      return make_error(where(entry) + ": unsupported compression (flags " + hex(entry.flags) +
+                        ")");
     case FatbinCompression::lz4: {
       constexpr uint64_t k_int_max = std::numeric_limits<int>::max();
       if (entry.compressed_size > k_int_max || entry.uncompressed_size > k_int_max)
         return make_error(where(entry) + ": LZ4 block larger than 2 GiB");
       out.resize(entry.uncompressed_size);
-      int n = LZ4_decompress_safe(reinterpret_cast<const char*>(payload->data()),
-                                  reinterpret_cast<char*>(out.data()),
-                                  static_cast<int>(entry.compressed_size),
-                                  static_cast<int>(out.size()));
+      int n = LZ4_decompress_safe(
+          reinterpret_cast<const char*>(payload->data()), reinterpret_cast<char*>(out.data()),
+          static_cast<int>(entry.compressed_size), static_cast<int>(out.size()));
       if (n < 0 || static_cast<uint64_t>(n) != entry.uncompressed_size)
         return make_error(where(entry) + ": LZ4 block does not decode to the declared " +
                           hex(entry.uncompressed_size) + " bytes");
@@ -114,9 +114,11 @@ Expected<uint64_t> lz4_block_decoded_size(Bytes block, uint64_t limit) {
     if (ip >= n) return lz4_error(ip, "block ends before its last sequence");
     const uint8_t token = in(ip++);
     uint64_t literals = token >> 4;
-    if (literals == 15 && !extend(literals)) return lz4_error(ip, "literal length runs past the block");
+    if (literals == 15 && !extend(literals))
+      return lz4_error(ip, "literal length runs past the block");
     if (literals > n - ip) return lz4_error(ip, "literals run past the block");
-    if (literals > limit - out) return lz4_error(ip, "decodes to more than " + hex(limit) + " bytes");
+    if (literals > limit - out)
+      return lz4_error(ip, "decodes to more than " + hex(limit) + " bytes");
     for (uint64_t done = 0; done < literals;) {  // in at most two pieces around the wrap
       const size_t dst = (out + done) & (k_window - 1);
       const size_t n = std::min<uint64_t>(literals - done, k_window - dst);
@@ -131,7 +133,8 @@ Expected<uint64_t> lz4_block_decoded_size(Bytes block, uint64_t limit) {
     ip += 2;
     // Offset 0 is outside the format, but liblz4's safe decoder accepts it (the one-piece
     // path): so do we, to give the same verdict on either side of k_one_piece.
-    if (offset > out) return lz4_error(ip - 2, "match offset " + hex(offset) + " points before the output");
+    if (offset > out)
+      return lz4_error(ip - 2, "match offset " + hex(offset) + " points before the output");
     uint64_t length = token & 15;
     if (length == 15 && !extend(length)) return lz4_error(ip, "match length runs past the block");
     length += 4;
@@ -151,7 +154,8 @@ Expected<uint64_t> lz4_block_decoded_size(Bytes block, uint64_t limit) {
     for (uint64_t done = 0; done < length;) {
       const size_t dst = (out + done) & (k_window - 1);
       const size_t src = (out + done - offset) & (k_window - 1);
-      const size_t n = std::min<uint64_t>({length - done, std::max<uint64_t>(offset, 1), k_window - dst, k_window - src});
+      const size_t n = std::min<uint64_t>(
+          {length - done, std::max<uint64_t>(offset, 1), k_window - dst, k_window - src});
       std::memmove(ring.data() + dst, ring.data() + src, n);
       done += n;
     }
@@ -167,8 +171,8 @@ Expected<void> verify_entry(Bytes file, const FatbinEntry& entry, uint64_t max_o
     return make_error(where(entry) + ": payload (" + hex(entry.stored_size) +
                       " bytes) runs past end of file (size " + hex(file.size()) + ")");
   if (entry.compression != FatbinCompression::none && entry.compressed_size > payload->size())
-    return make_error(where(entry) + ": compressed size " + hex(entry.compressed_size) + " exceeds its payload size " +
-                      hex(payload->size()));
+    return make_error(where(entry) + ": compressed size " + hex(entry.compressed_size) +
+                      " exceeds its payload size " + hex(payload->size()));
   if (entry.uncompressed_size > max_output)
     return make_error(where(entry) + ": declared size " + hex(entry.uncompressed_size) +
                       " exceeds the limit of " + hex(max_output) + " bytes");
@@ -176,8 +180,9 @@ Expected<void> verify_entry(Bytes file, const FatbinEntry& entry, uint64_t max_o
   if (entry.compression == FatbinCompression::unknown)
     return make_error(where(entry) + ": unsupported compression (flags " + hex(entry.flags) + ")");
   if (entry.uncompressed_size / k_max_ratio > entry.compressed_size)
-    return make_error(where(entry) + ": declared size " + hex(entry.uncompressed_size) + " is more than " +
-                      std::to_string(k_max_ratio) + " times its compressed size " + hex(entry.compressed_size) +
+    return make_error(where(entry) + ": declared size " + hex(entry.uncompressed_size) +
+                      " is more than " + std::to_string(k_max_ratio) +
+                      " times its compressed size " + hex(entry.compressed_size) +
                       " (a decompression bomb)");
   if (entry.uncompressed_size <= k_one_piece) {
     auto out = decompress_entry(file, entry, max_output);
@@ -188,8 +193,9 @@ Expected<void> verify_entry(Bytes file, const FatbinEntry& entry, uint64_t max_o
   if (entry.compression == FatbinCompression::lz4) {
     auto n = lz4_block_decoded_size(compressed, entry.uncompressed_size);
     if (!n || *n != entry.uncompressed_size)
-      return make_error(where(entry) + ": LZ4 block does not decode to the declared " + hex(entry.uncompressed_size) +
-                        " bytes" + (n ? "" : " (" + n.error().message + ")"));
+      return make_error(where(entry) + ": LZ4 block does not decode to the declared " +
+                        hex(entry.uncompressed_size) + " bytes" +
+                        (n ? "" : " (" + n.error().message + ")"));
     return {};
   }
   std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> ctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
@@ -199,8 +205,8 @@ Expected<void> verify_entry(Bytes file, const FatbinEntry& entry, uint64_t max_o
   ZSTD_inBuffer in{compressed.data(), compressed.size(), 0};
   uint64_t total = 0;
   auto mismatch = [&](const std::string& why) {
-    return make_error(where(entry) + ": ZSTD frame does not decode to the declared " + hex(entry.uncompressed_size) +
-                      " bytes (" + why + ")");
+    return make_error(where(entry) + ": ZSTD frame does not decode to the declared " +
+                      hex(entry.uncompressed_size) + " bytes (" + why + ")");
   };
   size_t last = 1;
   while (in.pos < in.size) {
@@ -210,7 +216,8 @@ Expected<void> verify_entry(Bytes file, const FatbinEntry& entry, uint64_t max_o
     if (ZSTD_isError(last)) {
       if (ZSTD_getErrorCode(last) == ZSTD_error_frameParameter_windowTooLarge)
         return make_error(where(entry) + ": ZSTD frame needs a window above the " +
-                          std::to_string((1u << k_zstd_window_log_max) >> 20) + " MiB tailor allows");
+                          std::to_string((1u << k_zstd_window_log_max) >> 20) +
+                          " MiB tailor allows");
       return mismatch(ZSTD_getErrorName(last));
     }
     total += out.pos;

@@ -43,30 +43,40 @@ std::string hex(uint64_t v) {
 std::string machine_name(uint16_t m) {
   // ELF format constants (the ELF specification's e_machine values), not policy.
   switch (m) {
-    case k_em_x86_64: return "x86_64";
-    case k_em_aarch64: return "aarch64";
-    case k_em_cuda: return "cuda";
-    case 3: return "i386";
-    case 40: return "arm";
-    case 21: return "ppc64";
-    case 22: return "s390x";
-    case 243: return "riscv";
-    default: return "em_" + std::to_string(m);
+    case k_em_x86_64:
+      return "x86_64";
+    case k_em_aarch64:
+      return "aarch64";
+    case k_em_cuda:
+      return "cuda";
+    case 3:
+      return "i386";
+    case 40:
+      return "arm";
+    case 21:
+      return "ppc64";
+    case 22:
+      return "s390x";
+    case 243:
+      return "riscv";
+    default:
+      return "em_" + std::to_string(m);
   }
 }
 
 // The per-file allowance of kept string bytes (see k_max_string_bytes).
 class StringBudget {
-public:
+ public:
   Expected<void> charge(uint64_t length, const std::string& what, uint64_t offset) {
     m_used += length + k_string_overhead;
     if (m_used <= k_max_string_bytes) return {};
-    return make_error(what + " at " + hex(offset) + ": the names this file lists (sections, needed libraries, " +
+    return make_error(what + " at " + hex(offset) +
+                      ": the names this file lists (sections, needed libraries, " +
                       "version needs) exceed " + std::to_string(k_max_string_bytes >> 20) +
                       " MiB, far beyond any real library");
   }
 
-private:
+ private:
   uint64_t m_used = 0;
 };
 
@@ -74,7 +84,7 @@ enum class LongName { error, truncate };
 
 // Field reader over the whole file that turns a short read into an error naming the field.
 class Reader {
-public:
+ public:
   Reader(Bytes file, bool is_64) : m_file(file), m_64(is_64) {}
   template <typename T>
   Expected<T> get(uint64_t offset, const char* field) const {
@@ -96,7 +106,7 @@ public:
   bool is_64() const { return m_64; }
   Bytes file() const { return m_file; }
 
-private:
+ private:
   Bytes m_file;
   bool m_64;
 };
@@ -104,18 +114,20 @@ private:
 // A NUL-terminated string at offset inside a string table, as a view into the table.
 // At most max_length bytes are looked at: a longer name is an error or is cut (`long_name`).
 Expected<std::string_view> table_string_view(Bytes table, uint64_t table_offset, uint64_t index,
-                                             std::string_view what, uint64_t max_length = k_max_name,
+                                             std::string_view what,
+                                             uint64_t max_length = k_max_name,
                                              LongName long_name = LongName::error) {
   if (index >= table.size())
-    return make_error(std::string(what) + " name offset " + hex(index) + " lies outside its string table at " +
-                      hex(table_offset) + " (size " + hex(table.size()) + ")");
+    return make_error(std::string(what) + " name offset " + hex(index) +
+                      " lies outside its string table at " + hex(table_offset) + " (size " +
+                      hex(table.size()) + ")");
   auto rest = as_chars(table.subspan(index));
   auto window = rest.substr(0, max_length + 1);
   auto end = window.find('\0');
   if (end == std::string_view::npos && window.size() > max_length) {
     if (long_name == LongName::truncate) return window.substr(0, max_length);
-    return make_error(std::string(what) + " name at " + hex(table_offset + index) + " is longer than " +
-                      std::to_string(max_length) + " bytes");
+    return make_error(std::string(what) + " name at " + hex(table_offset + index) +
+                      " is longer than " + std::to_string(max_length) + " bytes");
   }
   if (end == std::string_view::npos)
     return make_error(std::string(what) + " name at " + hex(table_offset + index) +
@@ -123,8 +135,9 @@ Expected<std::string_view> table_string_view(Bytes table, uint64_t table_offset,
   return rest.substr(0, end);
 }
 
-Expected<std::string> table_string(Bytes table, uint64_t table_offset, uint64_t index, std::string_view what,
-                                   uint64_t max_length = k_max_name, LongName long_name = LongName::error) {
+Expected<std::string> table_string(Bytes table, uint64_t table_offset, uint64_t index,
+                                   std::string_view what, uint64_t max_length = k_max_name,
+                                   LongName long_name = LongName::error) {
   TAILOR_TRY(view, table_string_view(table, table_offset, index, what, max_length, long_name));
   return std::string(view);
 }
@@ -156,7 +169,8 @@ Expected<std::vector<ElfSection>> read_sections(const Reader& r, std::string& er
     return r.past_end("section header table", shoff, shnum * want_entsize);
   if (shnum > k_max_sections)
     return make_error("section header table at " + hex(shoff) + ": " + std::to_string(shnum) +
-                      " sections, more than the " + std::to_string(k_max_sections) + " tailor reads");
+                      " sections, more than the " + std::to_string(k_max_sections) +
+                      " tailor reads");
   sections.reserve(shnum);
   std::vector<uint32_t> name_index(shnum);
   for (uint64_t i = 0; i < shnum; ++i) {
@@ -195,9 +209,10 @@ Expected<std::vector<ElfSection>> read_sections(const Reader& r, std::string& er
       return r.past_end("section name table", strtab.offset, strtab.size);
     for (uint64_t i = 0; i < shnum; ++i) {
       error_ctx = "section " + std::to_string(i);
-      TAILOR_TRY(name, table_string(*bytes, strtab.offset, name_index[i], error_ctx.c_str(), k_max_name,
-                                    LongName::truncate));
-      if (auto b = budget.charge(name.size(), error_ctx + " name", strtab.offset + name_index[i]); !b)
+      TAILOR_TRY(name, table_string(*bytes, strtab.offset, name_index[i], error_ctx.c_str(),
+                                    k_max_name, LongName::truncate));
+      if (auto b = budget.charge(name.size(), error_ctx + " name", strtab.offset + name_index[i]);
+          !b)
         return b.error();
       sections[i].name = std::move(name);
     }
@@ -223,20 +238,27 @@ Expected<void> read_dynamic(const Reader& r, ElfFile& elf, StringBudget& budget)
     const uint64_t ent = r.is_64() ? 16 : 8;
     for (uint64_t p = 0; p + ent <= bytes->size(); p += ent) {
       int64_t tag = r.is_64() ? *read_le<int64_t>(*bytes, p) : *read_le<int32_t>(*bytes, p);
-      uint64_t val = r.is_64() ? *read_le<uint64_t>(*bytes, p + 8) : *read_le<uint32_t>(*bytes, p + 4);
+      uint64_t val =
+          r.is_64() ? *read_le<uint64_t>(*bytes, p + 8) : *read_le<uint32_t>(*bytes, p + 4);
       if (tag == k_dt_null) break;
       if (tag != k_dt_needed && tag != k_dt_soname && tag != k_dt_rpath && tag != k_dt_runpath)
         continue;
       const bool path_list = tag == k_dt_rpath || tag == k_dt_runpath;
-      const char* what = tag == k_dt_needed ? "DT_NEEDED" : tag == k_dt_soname ? "DT_SONAME"
-                         : tag == k_dt_rpath ? "DT_RPATH" : "DT_RUNPATH";
-      TAILOR_TRY(s, table_string(*strs, strtab.offset, val, what, path_list ? k_max_path_list : k_max_name));
-      if (auto b = budget.charge(s.size(), std::string(what) + " entry", dyn.offset + p); !b) return b.error();
+      const char* what = tag == k_dt_needed   ? "DT_NEEDED"
+                         : tag == k_dt_soname ? "DT_SONAME"
+                         : tag == k_dt_rpath  ? "DT_RPATH"
+                                              : "DT_RUNPATH";
+      TAILOR_TRY(s, table_string(*strs, strtab.offset, val, what,
+                                 path_list ? k_max_path_list : k_max_name));
+      if (auto b = budget.charge(s.size(), std::string(what) + " entry", dyn.offset + p); !b)
+        return b.error();
       if (tag == k_dt_needed && elf.needed.size() == k_max_needed)
         return make_error("section " + dyn.name + " at " + hex(dyn.offset) + ": more than " +
                           std::to_string(k_max_needed) + " DT_NEEDED entries");
-      if (tag == k_dt_needed) elf.needed.push_back(std::move(s));
-      else if (tag == k_dt_soname) elf.soname = std::move(s);
+      if (tag == k_dt_needed)
+        elf.needed.push_back(std::move(s));
+      else if (tag == k_dt_soname)
+        elf.soname = std::move(s);
       else {
         auto& list = tag == k_dt_rpath ? elf.rpath : elf.runpath;
         size_t start = 0;
@@ -244,10 +266,11 @@ Expected<void> read_dynamic(const Reader& r, ElfFile& elf, StringBudget& budget)
           size_t colon = s.find(':', start);
           if (colon == std::string::npos) colon = s.size();
           if (colon - start > k_max_name)
-            return make_error(std::string(what) + " at " + hex(dyn.offset + p) + ": an entry is longer than " +
-                              std::to_string(k_max_name) + " bytes");
+            return make_error(std::string(what) + " at " + hex(dyn.offset + p) +
+                              ": an entry is longer than " + std::to_string(k_max_name) + " bytes");
           if (colon > start) {
-            if (auto b = budget.charge(0, std::string(what) + " entry", dyn.offset + p); !b) return b.error();
+            if (auto b = budget.charge(0, std::string(what) + " entry", dyn.offset + p); !b)
+              return b.error();
             list.push_back(s.substr(start, colon - start));
           }
           start = colon + 1;
@@ -268,8 +291,8 @@ Expected<void> read_version_needs(const Reader& r, ElfFile& elf, StringBudget& b
     auto bytes = strict_substr(r.file(), vr.offset, vr.size);
     if (!bytes) return r.past_end("section " + vr.name, vr.offset, vr.size);
     if (vr.link >= elf.sections.size())
-      return make_error("section " + vr.name + " links to string table " +
-                        std::to_string(vr.link) + " which does not exist");
+      return make_error("section " + vr.name + " links to string table " + std::to_string(vr.link) +
+                        " which does not exist");
     const ElfSection& strtab = elf.sections[vr.link];
     auto strs = strict_substr(r.file(), strtab.offset, strtab.size);
     if (!strs || strtab.type == k_sht_nobits)
@@ -279,7 +302,9 @@ Expected<void> read_version_needs(const Reader& r, ElfFile& elf, StringBudget& b
     uint64_t steps = bytes->size() / 16 + 1;
     uint64_t pos = 0;
     for (uint32_t n = 0; n < vr.info; ++n) {
-      if (steps-- == 0) return make_error("section " + vr.name + " at " + hex(vr.offset) + ": version need records loop");
+      if (steps-- == 0)
+        return make_error("section " + vr.name + " at " + hex(vr.offset) +
+                          ": version need records loop");
       auto cnt = read_le<uint16_t>(*bytes, pos + 2);
       auto file = read_le<uint32_t>(*bytes, pos + 4);
       auto aux = read_le<uint32_t>(*bytes, pos + 8);
@@ -288,19 +313,23 @@ Expected<void> read_version_needs(const Reader& r, ElfFile& elf, StringBudget& b
         return r.past_end("version need record", vr.offset + pos, 16);
       ElfVersionNeed need;
       TAILOR_TRY(fname, table_string(*strs, strtab.offset, *file, "version need file"));
-      if (auto b = budget.charge(fname.size(), "version need record", vr.offset + pos); !b) return b.error();
+      if (auto b = budget.charge(fname.size(), "version need record", vr.offset + pos); !b)
+        return b.error();
       if (elf.version_needs.size() == k_max_version_files)
         return make_error("section " + vr.name + " at " + hex(vr.offset) + ": more than " +
                           std::to_string(k_max_version_files) + " version need records");
       need.file = std::move(fname);
       uint64_t apos = pos + *aux;
       for (uint16_t k = 0; k < *cnt; ++k) {
-        if (steps-- == 0) return make_error("section " + vr.name + " at " + hex(vr.offset) + ": version need records loop");
+        if (steps-- == 0)
+          return make_error("section " + vr.name + " at " + hex(vr.offset) +
+                            ": version need records loop");
         auto name = read_le<uint32_t>(*bytes, apos + 8);
         auto anext = read_le<uint32_t>(*bytes, apos + 12);
         if (!name || !anext) return r.past_end("version need aux record", vr.offset + apos, 16);
         TAILOR_TRY(vname, table_string(*strs, strtab.offset, *name, "version need"));
-        if (auto b = budget.charge(vname.size(), "version need aux record", vr.offset + apos); !b) return b.error();
+        if (auto b = budget.charge(vname.size(), "version need aux record", vr.offset + apos); !b)
+          return b.error();
         if (++versions > k_max_versions)
           return make_error("section " + vr.name + " at " + hex(vr.offset) + ": more than " +
                             std::to_string(k_max_versions) + " needed versions");
@@ -368,7 +397,10 @@ std::optional<size_t> ElfFile::find_index(std::string_view name) const {
 }
 
 bool looks_like_elf(Bytes file) {
-  return file.size() >= 4 && as_chars(file.first(4)) == std::string_view("\x7f" "ELF", 4);
+  return file.size() >= 4 && as_chars(file.first(4)) == std::string_view(
+                                                            "\x7f"
+                                                            "ELF",
+                                                            4);
 }
 
 Expected<Bytes> section_bytes(Bytes file, const ElfSection& section) {
@@ -383,11 +415,15 @@ Expected<Bytes> section_bytes(Bytes file, const ElfSection& section) {
 
 Expected<ElfFile> parse_elf(Bytes file) {
   if (!looks_like_elf(file)) return make_error("not an ELF file (no \\x7fELF magic at 0x0)");
-  if (file.size() < 52) return make_error("ELF header at 0x0 runs past end of file (size " + hex(file.size()) + ")");
+  if (file.size() < 52)
+    return make_error("ELF header at 0x0 runs past end of file (size " + hex(file.size()) + ")");
   const auto cls = static_cast<uint8_t>(file[4]);
   const auto data = static_cast<uint8_t>(file[5]);
-  if (cls != 1 && cls != 2) return make_error("ELF class at 0x4 is " + hex(cls) + ", expected 1 or 2");
-  if (data != 1) return make_error("ELF data encoding at 0x5 is " + hex(data) + ", only little-endian (1) is supported");
+  if (cls != 1 && cls != 2)
+    return make_error("ELF class at 0x4 is " + hex(cls) + ", expected 1 or 2");
+  if (data != 1)
+    return make_error("ELF data encoding at 0x5 is " + hex(data) +
+                      ", only little-endian (1) is supported");
   ElfFile elf;
   elf.is_64 = cls == 2;
   Reader r(file, elf.is_64);
@@ -424,17 +460,19 @@ namespace {
 
 // A table section's records: ELF64, of one of `types`, inside the file, whole records.
 Expected<Bytes> table_records(Bytes file, const ElfFile& elf, const ElfSection& section,
-                              std::initializer_list<uint32_t> types, const char* kind, uint64_t record) {
+                              std::initializer_list<uint32_t> types, const char* kind,
+                              uint64_t record) {
   const std::string where = "section " + section.name + " at " + hex(section.offset);
   if (!elf.is_64) return make_error(where + ": " + kind + " tables are read in ELF64 files only");
   if (std::find(types.begin(), types.end(), section.type) == types.end())
     return make_error(where + ": type " + hex(section.type) + " is not a " + kind + " table");
   auto bytes = strict_substr(file, section.offset, section.size);
   if (!bytes)
-    return make_error(where + " (" + hex(section.size) + " bytes) runs past end of file (size " + hex(file.size()) + ")");
+    return make_error(where + " (" + hex(section.size) + " bytes) runs past end of file (size " +
+                      hex(file.size()) + ")");
   if (section.size % record != 0)
-    return make_error(where + ": size " + hex(section.size) + " is not a whole number of " + std::to_string(record) +
-                      "-byte " + kind + " records");
+    return make_error(where + ": size " + hex(section.size) + " is not a whole number of " +
+                      std::to_string(record) + "-byte " + kind + " records");
   return *bytes;
 }
 
@@ -443,12 +481,15 @@ Expected<Bytes> table_records(Bytes file, const ElfFile& elf, const ElfSection& 
 Expected<std::vector<ElfSegment>> read_segments(Bytes file, const ElfFile& elf) {
   std::vector<ElfSegment> segments;
   if (elf.e_phnum == 0) return segments;
-  if (!elf.is_64) return make_error("program header table at " + hex(elf.e_phoff) + ": read in ELF64 files only");
+  if (!elf.is_64)
+    return make_error("program header table at " + hex(elf.e_phoff) + ": read in ELF64 files only");
   if (elf.e_phentsize != k_elf64_phdr_size)
-    return make_error("e_phentsize at 0x36 is " + hex(elf.e_phentsize) + ", expected " + hex(k_elf64_phdr_size));
+    return make_error("e_phentsize at 0x36 is " + hex(elf.e_phentsize) + ", expected " +
+                      hex(k_elf64_phdr_size));
   // PN_XNUM: the real count would be in section 0's sh_info. No linker writes it for a
   // shared library (65535 segments); it is refused rather than half supported.
-  if (elf.e_phnum == 0xffff) return make_error("e_phnum at 0x38 is 0xffff (extended program header numbering, PN_XNUM)");
+  if (elf.e_phnum == 0xffff)
+    return make_error("e_phnum at 0x38 is 0xffff (extended program header numbering, PN_XNUM)");
   const uint64_t table_size = uint64_t{elf.e_phnum} * k_elf64_phdr_size;
   auto table = strict_substr(file, elf.e_phoff, table_size);
   if (!table)
@@ -488,7 +529,8 @@ std::vector<std::byte> encode_segments(std::span<const ElfSegment> segments) {
   return out;
 }
 
-std::optional<uint64_t> file_offset_of(std::span<const ElfSegment> segments, uint64_t vaddr, uint64_t size) {
+std::optional<uint64_t> file_offset_of(std::span<const ElfSegment> segments, uint64_t vaddr,
+                                       uint64_t size) {
   for (const ElfSegment& h : segments) {
     if (h.type != k_pt_load || vaddr < h.vaddr) continue;
     const uint64_t rel = vaddr - h.vaddr;
@@ -535,10 +577,12 @@ Expected<std::string_view> ElfSymbolTable::name(const ElfSymbol& symbol) const {
 }
 
 Expected<ElfSymbolTable> symbol_table(Bytes file, const ElfFile& elf, const ElfSection& section) {
-  TAILOR_TRY(records, table_records(file, elf, section, {k_sht_symtab, k_sht_dynsym}, "symbol", k_elf64_sym_size));
+  TAILOR_TRY(records, table_records(file, elf, section, {k_sht_symtab, k_sht_dynsym}, "symbol",
+                                    k_elf64_sym_size));
   std::optional<ElfSection> strings;
   if (section.link < elf.sections.size()) strings = elf.sections[section.link];
-  return ElfSymbolTable(file, records, section.offset, section.name, std::move(strings), section.link);
+  return ElfSymbolTable(file, records, section.offset, section.name, std::move(strings),
+                        section.link);
 }
 
 }  // namespace tailor::formats

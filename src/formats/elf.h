@@ -108,7 +108,8 @@ std::vector<std::byte> encode_segments(std::span<const ElfSegment> segments);
 /// The file offset of [vaddr, vaddr + size), through the first PT_LOAD that maps all of it
 /// from the file (inside its p_filesz); nullopt when none does. The offset may still lie
 /// past the end of a damaged file: read it with read_le.
-std::optional<uint64_t> file_offset_of(std::span<const ElfSegment> segments, uint64_t vaddr, uint64_t size);
+std::optional<uint64_t> file_offset_of(std::span<const ElfSegment> segments, uint64_t vaddr,
+                                       uint64_t size);
 
 // ---- Relocation tables (ELF64) ----
 
@@ -124,12 +125,13 @@ struct ElfRela {
 
 /// An SHT_RELA section's records, read one at a time.
 class ElfRelaTable {
-public:
+ public:
   uint64_t size() const { return m_records.size() / k_elf64_rela_size; }
   ElfRela operator[](uint64_t i) const;  // i < size()
 
-private:
-  friend Expected<ElfRelaTable> rela_table(Bytes file, const ElfFile& elf, const ElfSection& section);
+ private:
+  friend Expected<ElfRelaTable> rela_table(Bytes file, const ElfFile& elf,
+                                           const ElfSection& section);
   ElfRelaTable(Bytes records, uint64_t offset) : m_records(records), m_offset(offset) {}
   Bytes m_records;    // whole records, inside the file
   uint64_t m_offset;  // their file offset
@@ -142,7 +144,7 @@ Expected<ElfRelaTable> rela_table(Bytes file, const ElfFile& elf, const ElfSecti
 /// An SHT_RELR section (packed relative relocations): an address word (even), then bitmap
 /// words (odd) for the next 63 words each.
 class ElfRelrTable {
-public:
+ public:
   uint64_t words() const { return m_words.size() / k_elf64_relr_size; }
   /// Calls note(address) for every word the table relocates, in table order: at most 63
   /// calls per word of the table.
@@ -163,8 +165,9 @@ public:
     }
   }
 
-private:
-  friend Expected<ElfRelrTable> relr_table(Bytes file, const ElfFile& elf, const ElfSection& section);
+ private:
+  friend Expected<ElfRelrTable> relr_table(Bytes file, const ElfFile& elf,
+                                           const ElfSection& section);
   explicit ElfRelrTable(Bytes words) : m_words(words) {}
   Bytes m_words;  // whole words, inside the file
 };
@@ -177,8 +180,8 @@ Expected<ElfRelrTable> relr_table(Bytes file, const ElfFile& elf, const ElfSecti
 
 /// One Elf64_Sym record.
 struct ElfSymbol {
-  uint64_t at = 0;     // the record's file offset (st_value at at + k_elf64_st_value ...)
-  uint32_t name = 0;   // st_name: offset into the linked string table
+  uint64_t at = 0;    // the record's file offset (st_value at at + k_elf64_st_value ...)
+  uint32_t name = 0;  // st_name: offset into the linked string table
   uint8_t info = 0, other = 0;
   uint16_t shndx = 0;  // st_shndx: the section it is defined in (or SHN_UNDEF, SHN_ABS ...)
   uint64_t value = 0, size = 0;
@@ -187,7 +190,7 @@ struct ElfSymbol {
 /// An SHT_SYMTAB or SHT_DYNSYM section's records, read one at a time; names are looked up
 /// in the linked string table only when asked for.
 class ElfSymbolTable {
-public:
+ public:
   uint64_t size() const { return m_records.size() / k_elf64_sym_size; }
   ElfSymbol operator[](uint64_t i) const;  // i < size()
   /// The symbol's name (a view into the file, at most 4 KiB). Errors: the table's sh_link
@@ -195,16 +198,21 @@ public:
   /// NUL-terminated inside it or is longer than 4 KiB.
   Expected<std::string_view> name(const ElfSymbol& symbol) const;
 
-private:
-  friend Expected<ElfSymbolTable> symbol_table(Bytes file, const ElfFile& elf, const ElfSection& section);
+ private:
+  friend Expected<ElfSymbolTable> symbol_table(Bytes file, const ElfFile& elf,
+                                               const ElfSection& section);
   ElfSymbolTable(Bytes file, Bytes records, uint64_t offset, std::string section,
                  std::optional<ElfSection> strings, uint32_t link)
-      : m_file(file), m_records(records), m_offset(offset), m_section(std::move(section)),
-        m_strings(std::move(strings)), m_link(link) {}
+      : m_file(file),
+        m_records(records),
+        m_offset(offset),
+        m_section(std::move(section)),
+        m_strings(std::move(strings)),
+        m_link(link) {}
   Bytes m_file;
   Bytes m_records;  // whole records, inside the file
   uint64_t m_offset;
-  std::string m_section;  // for errors
+  std::string m_section;                // for errors
   std::optional<ElfSection> m_strings;  // the section sh_link names, when it exists
   uint32_t m_link;
 };

@@ -1,10 +1,10 @@
 #include "formats/elf_search_path.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <optional>
-
-#include <fmt/format.h>
 
 #include "formats/elf.h"
 #include "util/byte_reader.h"
@@ -13,9 +13,10 @@ namespace tailor::formats {
 namespace {
 
 // Dynamic tags (the ELF specification, the GNU extensions).
-constexpr int64_t k_dt_null = 0, k_dt_needed = 1, k_dt_strtab = 5, k_dt_soname = 14, k_dt_rpath = 15,
-                  k_dt_runpath = 29, k_dt_config = 0x6ffffefa, k_dt_depaudit = 0x6ffffefb,
-                  k_dt_audit = 0x6ffffefc, k_dt_auxiliary = 0x7ffffffd, k_dt_filter = 0x7fffffff;
+constexpr int64_t k_dt_null = 0, k_dt_needed = 1, k_dt_strtab = 5, k_dt_soname = 14,
+                  k_dt_rpath = 15, k_dt_runpath = 29, k_dt_config = 0x6ffffefa,
+                  k_dt_depaudit = 0x6ffffefb, k_dt_audit = 0x6ffffefc, k_dt_auxiliary = 0x7ffffffd,
+                  k_dt_filter = 0x7fffffff;
 constexpr uint32_t k_sht_gnu_verdef = 0x6ffffffd;
 constexpr uint32_t k_pt_dynamic = 2;
 constexpr uint64_t k_dyn_size = 16;
@@ -25,9 +26,18 @@ constexpr uint64_t k_max_search_path = 64 * 1024;
 
 bool names_a_string(int64_t tag) {
   switch (tag) {
-    case k_dt_needed: case k_dt_soname: case k_dt_rpath: case k_dt_runpath: case k_dt_config:
-    case k_dt_depaudit: case k_dt_audit: case k_dt_auxiliary: case k_dt_filter: return true;
-    default: return false;
+    case k_dt_needed:
+    case k_dt_soname:
+    case k_dt_rpath:
+    case k_dt_runpath:
+    case k_dt_config:
+    case k_dt_depaudit:
+    case k_dt_audit:
+    case k_dt_auxiliary:
+    case k_dt_filter:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -39,19 +49,22 @@ struct DynEntry {
 
 // Offsets into the string table `strtab_index` that symbol and version tables name. The walk
 // over version records is bounded by the section's size, as parse_elf's is.
-Expected<std::vector<uint64_t>> table_references(Bytes file, const ElfFile& elf, uint32_t strtab_index) {
+Expected<std::vector<uint64_t>> table_references(Bytes file, const ElfFile& elf,
+                                                 uint32_t strtab_index) {
   std::vector<uint64_t> refs;
   for (const ElfSection& s : elf.sections) {
     if (s.link != strtab_index || s.type == k_sht_dynamic) continue;
-    const std::string where = fmt::format("section {} (linked to the dynamic string table)", s.name);
+    const std::string where =
+        fmt::format("section {} (linked to the dynamic string table)", s.name);
     if (s.type == k_sht_dynsym || s.type == k_sht_symtab) {
       TAILOR_TRY(table, symbol_table(file, elf, s));
       for (uint64_t i = 0; i < table.size(); ++i) refs.push_back(table[i].name);
       continue;
     }
     if (s.type != k_sht_gnu_verneed && s.type != k_sht_gnu_verdef)
-      return make_error(where + ": of a type (" + std::to_string(s.type) +
-                        ") whose names tailor does not read, so it cannot tell what shares the string");
+      return make_error(
+          where + ": of a type (" + std::to_string(s.type) +
+          ") whose names tailor does not read, so it cannot tell what shares the string");
     auto bytes = strict_substr(file, s.offset, s.size);
     if (!bytes) return make_error(where + ": runs past the end of the file");
     auto u16 = [&](uint64_t at) { return read_le<uint16_t>(*bytes, at); };
@@ -61,7 +74,8 @@ Expected<std::vector<uint64_t>> table_references(Bytes file, const ElfFile& elf,
     uint64_t pos = 0;
     const bool need = s.type == k_sht_gnu_verneed;
     for (uint32_t n = 0; n < s.info; ++n) {
-      // Verneed: vn_cnt +2, vn_file +4, vn_aux +8, vn_next +12. Verdef: vd_cnt +6, vd_aux +12, vd_next +16.
+      // Verneed: vn_cnt +2, vn_file +4, vn_aux +8, vn_next +12. Verdef: vd_cnt +6, vd_aux +12,
+      // vd_next +16.
       auto cnt = u16(pos + (need ? 2 : 6));
       auto aux = u32(pos + (need ? 8 : 12));
       auto next = u32(pos + (need ? 12 : 16));
@@ -127,25 +141,32 @@ struct PlannedEdits {
   bool runpath_removed = false, rpath_kept = false;
 };
 
-Expected<PlannedEdits> plan_edits(const std::vector<DynEntry>& entries, Bytes strs, const ElfSection& strtab,
+Expected<PlannedEdits> plan_edits(const std::vector<DynEntry>& entries, Bytes strs,
+                                  const ElfSection& strtab,
                                   const std::function<bool(std::string_view)>& keep) {
   PlannedEdits p;
   for (const auto& e : entries) {
     if (e.tag != k_dt_runpath && e.tag != k_dt_rpath) continue;
-    if (e.value >= strs.size()) return make_error(fmt::format("DT_{} names an offset outside {}", tag_name(e.tag), strtab.name));
+    if (e.value >= strs.size())
+      return make_error(
+          fmt::format("DT_{} names an offset outside {}", tag_name(e.tag), strtab.name));
     auto rest = as_chars(strs.subspan(e.value));
     auto end = rest.substr(0, k_max_search_path + 1).find('\0');
     if (end == std::string_view::npos)
-      return make_error(fmt::format("DT_{} is not NUL-terminated within {} bytes", tag_name(e.tag), k_max_search_path));
+      return make_error(fmt::format("DT_{} is not NUL-terminated within {} bytes", tag_name(e.tag),
+                                    k_max_search_path));
     SearchPathEdit edit;
     edit.tag = tag_name(e.tag);
     edit.before = std::string(rest.substr(0, end));
     std::vector<std::string> kept;
     bool empty_entry = false;
     for (auto& entry : split_entries(edit.before)) {
-      if (entry.empty()) empty_entry = true;
-      else if (keep(entry)) kept.push_back(entry);
-      else edit.removed.push_back(entry);
+      if (entry.empty())
+        empty_entry = true;
+      else if (keep(entry))
+        kept.push_back(entry);
+      else
+        edit.removed.push_back(entry);
     }
     for (size_t i = 0; i < kept.size(); ++i) edit.after += (i ? ":" : "") + kept[i];
     if (e.tag == k_dt_runpath && kept.empty()) p.runpath_removed = true;
@@ -161,11 +182,14 @@ Expected<PlannedEdits> plan_edits(const std::vector<DynEntry>& entries, Bytes st
 // records', the dynamic entries', the section names' when the table is also e_shstrndx)
 // must lie outside a string that is rewritten. A shared string that would keep entries is
 // an error; one whose entry goes keeps its bytes for the other name.
-Expected<std::vector<bool>> strings_to_write(Bytes view, const ElfFile& elf, uint32_t strtab_index, Bytes strs,
-                                             const std::vector<DynEntry>& entries, const PlannedEdits& p) {
+Expected<std::vector<bool>> strings_to_write(Bytes view, const ElfFile& elf, uint32_t strtab_index,
+                                             Bytes strs, const std::vector<DynEntry>& entries,
+                                             const PlannedEdits& p) {
   TAILOR_TRY(refs, table_references(view, elf, strtab_index));
   uint64_t shstrndx = read_le<uint16_t>(view, k_elf64_e_shstrndx).value_or(0);
-  if (shstrndx == 0xffff) shstrndx = read_le<uint32_t>(view, elf.e_shoff + 40).value_or(0);  // SHN_XINDEX: section 0's sh_link
+  if (shstrndx == 0xffff)
+    shstrndx =
+        read_le<uint32_t>(view, elf.e_shoff + 40).value_or(0);  // SHN_XINDEX: section 0's sh_link
   if (shstrndx == strtab_index)
     for (size_t i = 0; i < elf.sections.size(); ++i) {
       auto name = read_le<uint32_t>(view, elf.e_shoff + i * k_elf64_shdr_size);
@@ -175,7 +199,8 @@ Expected<std::vector<bool>> strings_to_write(Bytes view, const ElfFile& elf, uin
   std::vector<uint64_t> edited_values;
   for (const auto& e : p.edited) edited_values.push_back(e.value);
   for (const auto& e : entries)
-    if (names_a_string(e.tag) && std::find(edited_values.begin(), edited_values.end(), e.value) == edited_values.end())
+    if (names_a_string(e.tag) &&
+        std::find(edited_values.begin(), edited_values.end(), e.value) == edited_values.end())
       refs.push_back(e.value);
   std::vector<bool> write_string(p.edits.size(), true);
   for (size_t i = 0; i < p.edits.size(); ++i) {
@@ -183,14 +208,17 @@ Expected<std::vector<bool>> strings_to_write(Bytes view, const ElfFile& elf, uin
     // Two edited entries naming one string (RPATH and RUNPATH both, as old linkers wrote
     // them) get the same text; one inside the other is a shared string.
     // A string that does not follow a NUL is the tail of a longer one.
-    bool shared = (begin > 0 && strs[begin - 1] != std::byte{0}) ||
-                  std::any_of(refs.begin(), refs.end(), [&](uint64_t r) { return r >= begin && r < end; }) ||
-                  std::any_of(p.edited.begin(), p.edited.end(),
-                              [&](const DynEntry& o) { return o.value != begin && o.value >= begin && o.value < end; });
+    bool shared =
+        (begin > 0 && strs[begin - 1] != std::byte{0}) ||
+        std::any_of(refs.begin(), refs.end(), [&](uint64_t r) { return r >= begin && r < end; }) ||
+        std::any_of(p.edited.begin(), p.edited.end(), [&](const DynEntry& o) {
+          return o.value != begin && o.value >= begin && o.value < end;
+        });
     if (!shared) continue;
     if (!p.edits[i].after.empty())
-      return make_error(fmt::format("the DT_{} string shares its bytes with another name of {}: not rewritten in place",
-                                    p.edits[i].tag, elf.sections[strtab_index].name));
+      return make_error(fmt::format(
+          "the DT_{} string shares its bytes with another name of {}: not rewritten in place",
+          p.edits[i].tag, elf.sections[strtab_index].name));
     write_string[i] = false;  // the entry goes; the bytes stay for the other name
   }
   return write_string;
@@ -225,8 +253,8 @@ void write_edits(std::span<std::byte> file, const ElfSection& strtab, const ElfS
 
 }  // namespace
 
-Expected<std::vector<SearchPathEdit>> rewrite_search_paths(std::span<std::byte> file,
-                                                           const std::function<bool(std::string_view)>& keep) {
+Expected<std::vector<SearchPathEdit>> rewrite_search_paths(
+    std::span<std::byte> file, const std::function<bool(std::string_view)>& keep) {
   const Bytes view(file.data(), file.size());
   TAILOR_TRY(elf, parse_elf(view));
   if (elf.runpath.empty() && elf.rpath.empty()) return std::vector<SearchPathEdit>{};
@@ -240,7 +268,8 @@ Expected<std::vector<SearchPathEdit>> rewrite_search_paths(std::span<std::byte> 
   const uint32_t strtab_index = dyn.link;
   const ElfSection& strtab = elf.sections[strtab_index];
   auto strs = strict_substr(view, strtab.offset, strtab.size);
-  if (!strs || strtab.type == k_sht_nobits) return make_error("section " + strtab.name + " lies outside the file");
+  if (!strs || strtab.type == k_sht_nobits)
+    return make_error("section " + strtab.name + " lies outside the file");
 
   std::optional<uint64_t> null_at;
   const std::vector<DynEntry> entries = dynamic_entries(*dyn_bytes, null_at);
@@ -251,14 +280,19 @@ Expected<std::vector<SearchPathEdit>> rewrite_search_paths(std::span<std::byte> 
   if (!elf.is_64) return make_error("an ELF32 file: its search path is not rewritten");
   if (!null_at) return make_error("section " + dyn.name + " has no DT_NULL at its end");
   if (planned.runpath_removed && planned.rpath_kept)
-    return make_error("removing DT_RUNPATH would make the loader read DT_RPATH, which keeps other folders");
-  if (auto strtab_tag = std::find_if(entries.begin(), entries.end(), [](const DynEntry& e) { return e.tag == k_dt_strtab; });
+    return make_error(
+        "removing DT_RUNPATH would make the loader read DT_RPATH, which keeps other folders");
+  if (auto strtab_tag = std::find_if(entries.begin(), entries.end(),
+                                     [](const DynEntry& e) { return e.tag == k_dt_strtab; });
       strtab_tag == entries.end() || strtab_tag->value != strtab.addr)
-    return make_error("DT_STRTAB does not name section " + strtab.name + ": the loader reads another string table");
+    return make_error("DT_STRTAB does not name section " + strtab.name +
+                      ": the loader reads another string table");
   TAILOR_TRY(segments, read_segments(view, elf));
-  auto pt_dynamic = std::find_if(segments.begin(), segments.end(), [](const ElfSegment& s) { return s.type == k_pt_dynamic; });
+  auto pt_dynamic = std::find_if(segments.begin(), segments.end(),
+                                 [](const ElfSegment& s) { return s.type == k_pt_dynamic; });
   if (pt_dynamic == segments.end() || pt_dynamic->offset != dyn.offset)
-    return make_error("PT_DYNAMIC does not name section " + dyn.name + ": the loader reads another dynamic array");
+    return make_error("PT_DYNAMIC does not name section " + dyn.name +
+                      ": the loader reads another dynamic array");
   TAILOR_TRY(write_string, strings_to_write(view, elf, strtab_index, *strs, entries, planned));
   write_edits(file, strtab, dyn, entries, *null_at, planned, write_string);
   return std::move(planned.edits);

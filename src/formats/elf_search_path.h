@@ -31,7 +31,7 @@ struct SearchPathEdit {
 /// are dropped), writing into `file`, a whole ELF file. Returns one edit per changed entry
 /// (none when every entry is kept, and for a file without a dynamic section); `file` is
 /// untouched when it returns an error.
-Expected<std::vector<SearchPathEdit>> rewrite_search_paths(std::span<std::byte> file,
-                                                           const std::function<bool(std::string_view)>& keep);
+Expected<std::vector<SearchPathEdit>> rewrite_search_paths(
+    std::span<std::byte> file, const std::function<bool(std::string_view)>& keep);
 
 }  // namespace tailor::formats

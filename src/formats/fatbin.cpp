@@ -76,8 +76,7 @@ Expected<FatbinEntry> read_entry(Bytes section, uint64_t base, uint64_t pos, uin
   } else {
     if (e.compressed_size > e.stored_size)
       return make_error("fatbin entry at " + hex(at) + ": compressed size " +
-                        hex(e.compressed_size) + " exceeds its payload size " +
-                        hex(e.stored_size));
+                        hex(e.compressed_size) + " exceeds its payload size " + hex(e.stored_size));
     e.uncompressed_size = uncompressed;
   }
   if (name_offset != 0 && name_length != 0) {
@@ -96,8 +95,9 @@ Expected<FatbinEntry> read_entry(Bytes section, uint64_t base, uint64_t pos, uin
 // at `end` (both section-relative; the caller checked that end fits the section). `work`
 // grows by one per entry header read and one per 64 identifier bytes kept, also when the
 // walk fails, so that a scan over candidates can bound what failed candidates cost.
-Expected<FatbinContainer> read_container(Bytes section, uint64_t base, uint64_t pos, uint64_t header_size,
-                                         uint64_t end, uint64_t* work = nullptr) {
+Expected<FatbinContainer> read_container(Bytes section, uint64_t base, uint64_t pos,
+                                         uint64_t header_size, uint64_t end,
+                                         uint64_t* work = nullptr) {
   const uint64_t at = base + pos;
   FatbinContainer c;
   c.offset = at;
@@ -114,8 +114,9 @@ Expected<FatbinContainer> read_container(Bytes section, uint64_t base, uint64_t 
     identifier_bytes += entry.identifier.size();
     if (work) *work += entry.identifier.size() / 64;
     if (c.entries.size() == k_max_entries || identifier_bytes > k_max_identifier_bytes)
-      return make_error("fatbin container at " + hex(at) + ": more than " + std::to_string(k_max_entries) +
-                        " entries or " + std::to_string(k_max_identifier_bytes >> 20) +
+      return make_error("fatbin container at " + hex(at) + ": more than " +
+                        std::to_string(k_max_entries) + " entries or " +
+                        std::to_string(k_max_identifier_bytes >> 20) +
                         " MiB of entry identifiers, far beyond any real container");
     c.entries.push_back(std::move(entry));
   }
@@ -126,16 +127,20 @@ Expected<FatbinContainer> read_container(Bytes section, uint64_t base, uint64_t 
 
 std::string_view compression_name(FatbinCompression c) {
   switch (c) {
-    case FatbinCompression::none: return "none";
-    case FatbinCompression::lz4: return "lz4";
-    case FatbinCompression::zstd: return "zstd";
-    case FatbinCompression::unknown: break;
+    case FatbinCompression::none:
+      return "none";
+    case FatbinCompression::lz4:
+      return "lz4";
+    case FatbinCompression::zstd:
+      return "zstd";
+    case FatbinCompression::unknown:
+      break;
   }
   return "unknown";
 }
 
 Expected<std::vector<FatbinContainer>> parse_fatbin_section(Bytes section,
-                                                           uint64_t section_file_offset) {
+                                                            uint64_t section_file_offset) {
   std::vector<FatbinContainer> containers;
   auto walked = for_each_fatbin_container(section, section_file_offset,
                                           [&](FatbinContainer&& c) -> Expected<void> {
@@ -172,7 +177,8 @@ Expected<void> for_each_fatbin_container(Bytes section, uint64_t section_file_of
       return make_error("fatbin container at " + hex(at) + ": size " + hex(fat_size) +
                         " runs past the end of its section (" + hex(left - header_size) +
                         " bytes left)");
-    TAILOR_TRY(c, read_container(section, section_file_offset, pos, header_size, pos + header_size + fat_size));
+    TAILOR_TRY(c, read_container(section, section_file_offset, pos, header_size,
+                                 pos + header_size + fat_size));
     const uint64_t size = c.size;
     if (auto v = visit(std::move(c)); !v) return v.error();
     pos += size;
@@ -192,7 +198,8 @@ constexpr uint64_t k_embedded_alignment = 8;
 constexpr uint64_t k_progress_step = 4u << 20;
 
 // The container at `pos` if it validates as an embedded one (see for_each_embedded_fatbin).
-std::optional<FatbinContainer> embedded_container(Bytes section, uint64_t base, uint64_t pos, uint64_t& work) {
+std::optional<FatbinContainer> embedded_container(Bytes section, uint64_t base, uint64_t pos,
+                                                  uint64_t& work) {
   const uint64_t left = section.size() - pos;
   if (left < k_container_header) return std::nullopt;
   const uint16_t version = *read_le<uint16_t>(section, pos + 4);
@@ -214,7 +221,8 @@ Expected<void> for_each_embedded_fatbin(Bytes section, uint64_t section_file_off
   uint64_t work = 0;
   // The first offset at or after `from` whose address is 8-aligned.
   auto aligned_from = [&](uint64_t from) {
-    return from + (k_embedded_alignment - (section_address + from) % k_embedded_alignment) % k_embedded_alignment;
+    return from + (k_embedded_alignment - (section_address + from) % k_embedded_alignment) %
+                      k_embedded_alignment;
   };
   uint64_t pos = aligned_from(0);
   uint64_t reported = 0;
@@ -222,7 +230,8 @@ Expected<void> for_each_embedded_fatbin(Bytes section, uint64_t section_file_off
   while (pos < section.size() && section.size() - pos >= k_container_header) {
     // Every 4 MiB passed is reported, containers or not, so a long run of code or data is
     // handed back as the search goes.
-    if (progress && pos - reported >= k_progress_step) progress(section_file_offset + (reported = pos));
+    if (progress && pos - reported >= k_progress_step)
+      progress(section_file_offset + (reported = pos));
     // memchr for the magic's last byte (0xBA; 3-4 GB/s where memmem of the whole magic
     // makes 1), then the whole magic at the 8-aligned address 3 bytes before it; a search
     // stops at the next 4 MiB mark.
@@ -234,15 +243,16 @@ Expected<void> for_each_embedded_fatbin(Bytes section, uint64_t section_file_off
       continue;
     }
     const uint64_t at = static_cast<uint64_t>(static_cast<const char*>(hit) - data) - 3;
-    if ((section_address + at) % k_embedded_alignment || std::memcmp(data + at, k_magic_bytes, 3) != 0) {
+    if ((section_address + at) % k_embedded_alignment ||
+        std::memcmp(data + at, k_magic_bytes, 3) != 0) {
       pos = aligned_from(at + 1);
       continue;
     }
     auto c = embedded_container(section, section_file_offset, at, work);
     if (!c) {
       if (work > budget)
-        return make_error("fatbin container candidates in the section at " + hex(section_file_offset) +
-                          " cost more than " + std::to_string(budget) +
+        return make_error("fatbin container candidates in the section at " +
+                          hex(section_file_offset) + " cost more than " + std::to_string(budget) +
                           " entry headers before failing to validate: damaged or hostile input");
       pos = at + k_embedded_alignment;
       continue;
@@ -255,7 +265,8 @@ Expected<void> for_each_embedded_fatbin(Bytes section, uint64_t section_file_off
   return {};
 }
 
-Expected<std::vector<FatbinContainer>> find_embedded_fatbins(Bytes section, uint64_t section_file_offset,
+Expected<std::vector<FatbinContainer>> find_embedded_fatbins(Bytes section,
+                                                             uint64_t section_file_offset,
                                                              uint64_t section_address) {
   std::vector<FatbinContainer> containers;
   auto scanned = for_each_embedded_fatbin(section, section_file_offset, section_address,

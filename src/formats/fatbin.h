@@ -57,7 +57,7 @@ struct FatbinContainer {
 /// its header alone (payload size 0: what `tailor slim` leaves of one with no code for the
 /// kept GPUs) is a container with no entries, and the walk goes on after it.
 Expected<std::vector<FatbinContainer>> parse_fatbin_section(Bytes section,
-                                                           uint64_t section_file_offset);
+                                                            uint64_t section_file_offset);
 
 /// The same walk, handing each container to `visit` as soon as it is read, so that a
 /// caller over a memory map can release the pages behind it (a 456 MB library has
@@ -88,7 +88,8 @@ Expected<void> for_each_embedded_fatbin(Bytes section, uint64_t section_file_off
                                         const ScanProgress& progress = nullptr);
 
 /// The same scan, collecting the containers.
-Expected<std::vector<FatbinContainer>> find_embedded_fatbins(Bytes section, uint64_t section_file_offset,
+Expected<std::vector<FatbinContainer>> find_embedded_fatbins(Bytes section,
+                                                             uint64_t section_file_offset,
                                                              uint64_t section_address);
 
 }  // namespace tailor::formats

@@ -1,13 +1,12 @@
 #include "formats/wheel.h"
 
-#include "util/base64.h"
-
 #include <fmt/format.h>
 
 #include <cctype>
 #include <charconv>
 #include <optional>
 
+#include "util/base64.h"
 #include "util/strings.h"
 
 namespace tailor::formats {
@@ -19,7 +18,8 @@ std::vector<std::string> split_keep(std::string_view s, char sep) {
   size_t start = 0;
   while (true) {
     size_t end = s.find(sep, start);
-    out.emplace_back(s.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    out.emplace_back(
+        s.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
     if (end == std::string_view::npos) break;
     start = end + 1;
   }
@@ -88,29 +88,35 @@ std::string normalize_distribution_name(std::string_view name) {
 }
 
 Expected<WheelName> parse_wheel_filename(std::string_view path) {
-  std::string_view file = path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1);
+  std::string_view file =
+      path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1);
   if (file.size() < 5 || file.substr(file.size() - 4) != ".whl")
     return make_error(fmt::format("wheel file name '{}' does not end in .whl", file));
   auto parts = split_keep(file.substr(0, file.size() - 4), '-');
   if (parts.size() != 5 && parts.size() != 6)
-    return make_error(fmt::format("wheel file name '{}' has {} dash-separated parts, expected 5 or 6 "
-                                  "(name-version[-build]-python-abi-platform)",
-                                  file, parts.size()));
+    return make_error(
+        fmt::format("wheel file name '{}' has {} dash-separated parts, expected 5 or 6 "
+                    "(name-version[-build]-python-abi-platform)",
+                    file, parts.size()));
   WheelName w;
   w.distribution = parts[0];
   w.version = parts[1];
-  if (w.distribution.empty()) return make_error(fmt::format("wheel file name '{}' has an empty name", file));
+  if (w.distribution.empty())
+    return make_error(fmt::format("wheel file name '{}' has an empty name", file));
   if (w.version.empty() || !std::isdigit(static_cast<unsigned char>(w.version[0])))
-    return make_error(fmt::format("wheel file name '{}': version '{}' does not start with a digit", file, w.version));
+    return make_error(fmt::format("wheel file name '{}': version '{}' does not start with a digit",
+                                  file, w.version));
   if (auto plus = w.version.find('+'); plus != std::string::npos) {
     w.local_label = w.version.substr(plus + 1);
-    if (w.local_label.empty()) return make_error(fmt::format("wheel file name '{}': empty local version label", file));
+    if (w.local_label.empty())
+      return make_error(fmt::format("wheel file name '{}': empty local version label", file));
   }
   size_t t = 2;
   if (parts.size() == 6) {
     w.build = parts[2];
     if (w.build.empty() || !std::isdigit(static_cast<unsigned char>(w.build[0])))
-      return make_error(fmt::format("wheel file name '{}': build tag '{}' does not start with a digit", file, w.build));
+      return make_error(fmt::format(
+          "wheel file name '{}': build tag '{}' does not start with a digit", file, w.build));
     t = 3;
   }
   const char* what[] = {"python", "abi", "platform"};
@@ -118,7 +124,8 @@ Expected<WheelName> parse_wheel_filename(std::string_view path) {
   for (int i = 0; i < 3; ++i) {
     for (auto& tag : split_keep(parts[t + i], '.')) {
       if (!valid_tag_part(tag))
-        return make_error(fmt::format("wheel file name '{}': bad {} tag '{}'", file, what[i], parts[t + i]));
+        return make_error(
+            fmt::format("wheel file name '{}': bad {} tag '{}'", file, what[i], parts[t + i]));
       dest[i]->push_back(tag);
     }
   }
@@ -134,15 +141,21 @@ Expected<WheelFile> parse_wheel_file(std::string_view text) {
   header_fields(text, [&](const std::string& key, const std::string& value) {
     if (error) return;
     std::string k = to_lower(key);
-    if (k == "wheel-version") w.wheel_version = value;
-    else if (k == "generator") w.generator = value;
-    else if (k == "root-is-purelib") w.root_is_purelib = to_lower(value) == "true";
+    if (k == "wheel-version")
+      w.wheel_version = value;
+    else if (k == "generator")
+      w.generator = value;
+    else if (k == "root-is-purelib")
+      w.root_is_purelib = to_lower(value) == "true";
     else if (k == "tag") {
       auto pieces = split_keep(value, '-');
-      if (pieces.size() != 3 || !valid_tag_part(pieces[0]) || !valid_tag_part(pieces[1]) || !valid_tag_part(pieces[2]))
+      if (pieces.size() != 3 || !valid_tag_part(pieces[0]) || !valid_tag_part(pieces[1]) ||
+          !valid_tag_part(pieces[2]))
         error = make_error(fmt::format("WHEEL: malformed Tag '{}'", value.substr(0, 200)));
-      else w.tags.push_back(value);
-    } else if (k == "build") w.build = value;
+      else
+        w.tags.push_back(value);
+    } else if (k == "build")
+      w.build = value;
   });
   if (error) return *error;
   if (w.wheel_version.empty()) return make_error("WHEEL: no Wheel-Version field");
@@ -189,9 +202,11 @@ Expected<std::vector<RecordRow>> parse_record(std::string_view text, uint64_t ma
     if (quoted) return make_error(fmt::format("RECORD line {}: unterminated quote", line));
     if (fields.size() == 1 && fields[0].empty()) continue;  // blank line
     if (fields.size() != 3)
-      return make_error(fmt::format("RECORD line {}: {} fields, expected 3 (path,hash,size)", line, fields.size()));
+      return make_error(fmt::format("RECORD line {}: {} fields, expected 3 (path,hash,size)", line,
+                                    fields.size()));
     if (rows.size() >= max_rows)
-      return make_error(fmt::format("RECORD line {}: more than {} rows, more than the archive can hold", line, max_rows));
+      return make_error(fmt::format(
+          "RECORD line {}: more than {} rows, more than the archive can hold", line, max_rows));
     RecordRow row;
     row.line = line;
     row.path = fields[0];
@@ -199,7 +214,8 @@ Expected<std::vector<RecordRow>> parse_record(std::string_view text, uint64_t ma
     if (!fields[1].empty()) {
       size_t eq = fields[1].find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == fields[1].size())
-        return make_error(fmt::format("RECORD line {}: hash '{}' is not algorithm=value", line, fields[1]));
+        return make_error(
+            fmt::format("RECORD line {}: hash '{}' is not algorithm=value", line, fields[1]));
       row.hash_algorithm = fields[1].substr(0, eq);
       row.hash_value = fields[1].substr(eq + 1);
     }
@@ -207,7 +223,8 @@ Expected<std::vector<RecordRow>> parse_record(std::string_view text, uint64_t ma
       uint64_t size = 0;
       auto [end, ec] = std::from_chars(fields[2].data(), fields[2].data() + fields[2].size(), size);
       if (ec != std::errc() || end != fields[2].data() + fields[2].size())
-        return make_error(fmt::format("RECORD line {}: size '{}' is not a number", line, fields[2]));
+        return make_error(
+            fmt::format("RECORD line {}: size '{}' is not a number", line, fields[2]));
       row.size = size;
     }
     rows.push_back(std::move(row));
@@ -217,13 +234,18 @@ Expected<std::vector<RecordRow>> parse_record(std::string_view text, uint64_t ma
 
 WheelMetadata parse_metadata(std::string_view text) {
   WheelMetadata m;
-  header_fields(text.substr(0, WheelLimits{}.max_metadata_bytes), [&](const std::string& key, const std::string& value) {
-    std::string k = to_lower(key);
-    if (k == "name") m.name = value;
-    else if (k == "version") m.version = value;
-    else if (k == "requires-dist") m.requires_dist.push_back(value);
-    else if (k == "requires-python") m.requires_python = value;
-  });
+  header_fields(text.substr(0, WheelLimits{}.max_metadata_bytes),
+                [&](const std::string& key, const std::string& value) {
+                  std::string k = to_lower(key);
+                  if (k == "name")
+                    m.name = value;
+                  else if (k == "version")
+                    m.version = value;
+                  else if (k == "requires-dist")
+                    m.requires_dist.push_back(value);
+                  else if (k == "requires-python")
+                    m.requires_python = value;
+                });
   return m;
 }
 

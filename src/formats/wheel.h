@@ -19,7 +19,7 @@ namespace tailor::formats {
 struct WheelLimits {
   uint64_t max_wheel_file_bytes = uint64_t{1} << 20;
   uint64_t max_metadata_bytes = uint64_t{8} << 20;
-  uint64_t record_bytes_per_member = 4096;  // a RECORD may hold this much per member...
+  uint64_t record_bytes_per_member = 4096;          // a RECORD may hold this much per member...
   uint64_t record_bytes_floor = uint64_t{1} << 20;  // ...plus this...
   uint64_t max_record_bytes = uint64_t{128} << 20;  // ...but never more than this
   uint64_t record_extra_rows = 1024;  // rows beyond the member count (listed, not present)
@@ -47,7 +47,7 @@ struct WheelName {
 Expected<WheelName> parse_wheel_filename(std::string_view path);
 
 struct WheelFile {
-  std::string wheel_version;     // "Wheel-Version: 1.0"
+  std::string wheel_version;  // "Wheel-Version: 1.0"
   std::string generator;
   std::optional<bool> root_is_purelib;
   std::vector<std::string> tags;  // "Tag:" lines, in order
@@ -69,7 +69,8 @@ struct RecordRow {
 /// Parses RECORD (CSV with optional quoting). A malformed row is an error naming its line,
 /// and so is a row past max_rows (a RECORD cannot list many more files than the archive
 /// holds).
-Expected<std::vector<RecordRow>> parse_record(std::string_view text, uint64_t max_rows = UINT64_MAX);
+Expected<std::vector<RecordRow>> parse_record(std::string_view text,
+                                              uint64_t max_rows = UINT64_MAX);
 
 struct WheelMetadata {
   std::string name, version;

@@ -1,8 +1,8 @@
 #include "formats/zip.h"
 
 #include <fmt/format.h>
-#include <libdeflate.h>
 #include <isa-l/igzip_lib.h>
+#include <libdeflate.h>
 
 #include <algorithm>
 #include <memory>
@@ -63,7 +63,8 @@ struct EndRecord {
 
 Expected<EndRecord> find_end(Bytes file) {
   if (file.size() < k_eocd_size)
-    return zip_error(0, fmt::format("file of {} bytes is too small to be a zip archive", file.size()));
+    return zip_error(0,
+                     fmt::format("file of {} bytes is too small to be a zip archive", file.size()));
   // The record sits in the last 22 + 65535 bytes (its comment is at most 64 KiB); the last
   // signature whose comment ends exactly at the end of the file wins.
   uint64_t lowest = file.size() > k_eocd_size + 0xffff ? file.size() - k_eocd_size - 0xffff : 0;
@@ -76,13 +77,16 @@ Expected<EndRecord> find_end(Bytes file) {
       break;
     }
   }
-  if (!found) return zip_error(file.size(), "no end of central directory record (not a zip archive, or truncated)");
+  if (!found)
+    return zip_error(file.size(),
+                     "no end of central directory record (not a zip archive, or truncated)");
   uint64_t pos = *found;
   EndRecord end;
   end.eocd_offset = pos;
   uint16_t disk = *read_le<uint16_t>(file, pos + 4), cd_disk = *read_le<uint16_t>(file, pos + 6);
   uint16_t n_disk = *read_le<uint16_t>(file, pos + 8), n_total = *read_le<uint16_t>(file, pos + 10);
-  uint32_t cd_size = *read_le<uint32_t>(file, pos + 12), cd_offset = *read_le<uint32_t>(file, pos + 16);
+  uint32_t cd_size = *read_le<uint32_t>(file, pos + 12),
+           cd_offset = *read_le<uint32_t>(file, pos + 16);
   end.entries = n_total;
   end.cd_size = cd_size;
   end.cd_offset = cd_offset;
@@ -94,7 +98,9 @@ Expected<EndRecord> find_end(Bytes file) {
     uint32_t total_disks = *read_le<uint32_t>(file, loc + 16);
     if (total_disks > 1) return zip_error(loc, "multi-disk archives are not supported");
     if (read_le<uint32_t>(file, z64) != k_sig_zip64_eocd || !read_le<uint64_t>(file, z64 + 48))
-      return zip_error(loc, fmt::format("zip64 end record offset 0x{:x} does not point at a zip64 end record", z64));
+      return zip_error(
+          loc,
+          fmt::format("zip64 end record offset 0x{:x} does not point at a zip64 end record", z64));
     if (*read_le<uint32_t>(file, z64 + 16) != 0 || *read_le<uint32_t>(file, z64 + 20) != 0)
       return zip_error(z64, "multi-disk archives are not supported");
     end.entries = *read_le<uint64_t>(file, z64 + 32);
@@ -111,8 +117,10 @@ Expected<EndRecord> find_end(Bytes file) {
   auto cd_end = checked_add(end.cd_offset, end.cd_size);
   uint64_t limit = end.zip64 ? pos - 20 : pos;
   if (!cd_end || *cd_end > limit)
-    return zip_error(pos, fmt::format("central directory (offset 0x{:x}, {} bytes) runs past its end record at 0x{:x}",
-                                      end.cd_offset, end.cd_size, limit));
+    return zip_error(
+        pos, fmt::format(
+                 "central directory (offset 0x{:x}, {} bytes) runs past its end record at 0x{:x}",
+                 end.cd_offset, end.cd_size, limit));
   return end;
 }
 
@@ -153,13 +161,14 @@ Error member_error(const ZipEntry& e, const std::string& what) {
 
 Expected<void> check_ratio(const ZipEntry& e, const ZipLimits& limits) {
   if (e.uncompressed_size > limits.max_member_bytes)
-    return member_error(e, fmt::format("declared size {} exceeds the limit of {} bytes", e.uncompressed_size,
-                                       limits.max_member_bytes));
+    return member_error(e, fmt::format("declared size {} exceeds the limit of {} bytes",
+                                       e.uncompressed_size, limits.max_member_bytes));
   if (e.method == k_zip_deflated && e.uncompressed_size > limits.ratio_floor_bytes &&
       e.uncompressed_size / std::max<uint64_t>(e.compressed_size, 1) > limits.max_ratio)
-    return member_error(e, fmt::format("expands {} bytes to {} (ratio {}:1): refused as a zip bomb",
-                                       e.compressed_size, e.uncompressed_size,
-                                       e.uncompressed_size / std::max<uint64_t>(e.compressed_size, 1)));
+    return member_error(
+        e, fmt::format("expands {} bytes to {} (ratio {}:1): refused as a zip bomb",
+                       e.compressed_size, e.uncompressed_size,
+                       e.uncompressed_size / std::max<uint64_t>(e.compressed_size, 1)));
   return {};
 }
 
@@ -172,11 +181,15 @@ uint32_t zip_crc32(uint32_t crc, Bytes bytes) {
 Expected<ZipArchive> parse_zip(Bytes file, const ZipLimits& limits) {
   TAILOR_TRY(end, find_end(file));
   if (end.entries > limits.max_entries)
-    return zip_error(end.eocd_offset, fmt::format("{} entries exceed the limit of {} (the largest real wheels have tens of thousands)",
-                                                  end.entries, limits.max_entries));
+    return zip_error(
+        end.eocd_offset,
+        fmt::format(
+            "{} entries exceed the limit of {} (the largest real wheels have tens of thousands)",
+            end.entries, limits.max_entries));
   if (end.entries > end.cd_size / k_central_size)
-    return zip_error(end.eocd_offset, fmt::format("{} entries cannot fit in a central directory of {} bytes",
-                                                  end.entries, end.cd_size));
+    return zip_error(end.eocd_offset,
+                     fmt::format("{} entries cannot fit in a central directory of {} bytes",
+                                 end.entries, end.cd_size));
   ZipArchive archive;
   uint64_t total_declared = 0;
   archive.zip64 = end.zip64;
@@ -195,12 +208,14 @@ Expected<ZipArchive> parse_zip(Bytes file, const ZipLimits& limits) {
     e.method = *read_le<uint16_t>(cd, pos + 10);
     e.crc32 = *read_le<uint32_t>(cd, pos + 16);
     uint32_t csize = *read_le<uint32_t>(cd, pos + 20), usize = *read_le<uint32_t>(cd, pos + 24);
-    uint16_t name_len = *read_le<uint16_t>(cd, pos + 28), extra_len = *read_le<uint16_t>(cd, pos + 30);
+    uint16_t name_len = *read_le<uint16_t>(cd, pos + 28),
+             extra_len = *read_le<uint16_t>(cd, pos + 30);
     uint16_t comment_len = *read_le<uint16_t>(cd, pos + 32);
     uint32_t offset = *read_le<uint32_t>(cd, pos + 42);
     auto name = strict_substr(cd, pos + k_central_size, name_len);
     auto extra = strict_substr(cd, pos + k_central_size + name_len, extra_len);
-    if (!name || !extra || !strict_substr(cd, pos + k_central_size + name_len + extra_len, comment_len))
+    if (!name || !extra ||
+        !strict_substr(cd, pos + k_central_size + name_len + extra_len, comment_len))
       return zip_error(at, fmt::format("central directory entry {} runs past the directory", i));
     e.name = std::string(as_chars(*name));
     e.compressed_size = csize;
@@ -212,47 +227,61 @@ Expected<ZipArchive> parse_zip(Bytes file, const ZipLimits& limits) {
       return r.error();
     if (auto why = unsafe_name_reason(e.name); !why.empty())
       return zip_error(at, fmt::format("entry '{}': {}", printable(e.name), why));
-    if (!names.insert(e.name).second) return zip_error(at, fmt::format("entry '{}' appears twice", printable(e.name)));
-    if (e.flags & k_flag_encrypted) return zip_error(at, fmt::format("entry '{}' is encrypted", printable(e.name)));
+    if (!names.insert(e.name).second)
+      return zip_error(at, fmt::format("entry '{}' appears twice", printable(e.name)));
+    if (e.flags & k_flag_encrypted)
+      return zip_error(at, fmt::format("entry '{}' is encrypted", printable(e.name)));
     if (e.method != k_zip_stored && e.method != k_zip_deflated)
-      return zip_error(at, fmt::format("entry '{}' uses compression method {} (only stored and deflate are supported)",
-                                       printable(e.name), e.method));
+      return zip_error(
+          at, fmt::format(
+                  "entry '{}' uses compression method {} (only stored and deflate are supported)",
+                  printable(e.name), e.method));
     if (e.method == k_zip_stored && e.compressed_size != e.uncompressed_size)
-      return zip_error(at, fmt::format("stored entry '{}' has compressed size {} but size {}", printable(e.name),
-                                       e.compressed_size, e.uncompressed_size));
+      return zip_error(at, fmt::format("stored entry '{}' has compressed size {} but size {}",
+                                       printable(e.name), e.compressed_size, e.uncompressed_size));
     // The local header repeats the name; the data follows it and must end before the
     // central directory.
     uint64_t lh = e.local_header_offset;
-    if (read_le<uint32_t>(file, lh) != k_sig_local || !strict_substr(file, lh, k_local_size) || lh >= end.cd_offset)
-      return zip_error(at, fmt::format("entry '{}': local header offset 0x{:x} does not point at a local header",
-                                       printable(e.name), lh));
-    uint16_t l_name_len = *read_le<uint16_t>(file, lh + 26), l_extra_len = *read_le<uint16_t>(file, lh + 28);
+    if (read_le<uint32_t>(file, lh) != k_sig_local || !strict_substr(file, lh, k_local_size) ||
+        lh >= end.cd_offset)
+      return zip_error(
+          at, fmt::format("entry '{}': local header offset 0x{:x} does not point at a local header",
+                          printable(e.name), lh));
+    uint16_t l_name_len = *read_le<uint16_t>(file, lh + 26),
+             l_extra_len = *read_le<uint16_t>(file, lh + 28);
     auto l_name = strict_substr(file, lh + k_local_size, l_name_len);
     if (!l_name || as_chars(*l_name) != e.name)
-      return zip_error(lh, fmt::format("local header name differs from the central directory's '{}'", printable(e.name)));
+      return zip_error(lh,
+                       fmt::format("local header name differs from the central directory's '{}'",
+                                   printable(e.name)));
     e.data_offset = lh + k_local_size + l_name_len + l_extra_len;
     auto data_end = checked_add(e.data_offset, e.compressed_size);
     if (!data_end || *data_end > end.cd_offset)
-      return zip_error(lh, fmt::format("member '{}' ({} bytes at 0x{:x}) runs past the start of the central directory",
-                                       printable(e.name), e.compressed_size, e.data_offset));
+      return zip_error(
+          lh, fmt::format(
+                  "member '{}' ({} bytes at 0x{:x}) runs past the start of the central directory",
+                  printable(e.name), e.compressed_size, e.data_offset));
     if (auto r = check_ratio(e, limits); !r) return r.error();
     // The inflate budget, checked as the directory is read so that nothing is inflated
     // before the whole archive is known to fit it.
     total_declared += e.uncompressed_size;  // each is at most max_member_bytes: no overflow
     if (total_declared > limits.max_total_bytes)
-      return zip_error(at, fmt::format("members declare more than {} bytes in all (the inflate budget); "
-                                       "refused before inflating anything",
-                                       limits.max_total_bytes));
+      return zip_error(
+          at, fmt::format("members declare more than {} bytes in all (the inflate budget); "
+                          "refused before inflating anything",
+                          limits.max_total_bytes));
     archive.entries.push_back(std::move(e));
     pos += k_central_size + name_len + extra_len + comment_len;
   }
   if (total_declared > limits.total_ratio_floor_bytes &&
       total_declared / std::max<uint64_t>(file.size(), 1) > limits.max_total_ratio)
-    return zip_error(end.eocd_offset,
-                     fmt::format("members declare {} bytes in all, {} times the archive's {} bytes (limit {}:1): "
-                                 "refused as a zip bomb before inflating anything",
-                                 total_declared, total_declared / std::max<uint64_t>(file.size(), 1), file.size(),
-                                 limits.max_total_ratio));
+    return zip_error(
+        end.eocd_offset,
+        fmt::format(
+            "members declare {} bytes in all, {} times the archive's {} bytes (limit {}:1): "
+            "refused as a zip bomb before inflating anything",
+            total_declared, total_declared / std::max<uint64_t>(file.size(), 1), file.size(),
+            limits.max_total_ratio));
   // Members must not share bytes: overlapping members are how "non-recursive" zip bombs
   // multiply one compressed stream many times.
   std::vector<const ZipEntry*> by_offset;
@@ -263,7 +292,8 @@ Expected<ZipArchive> parse_zip(Bytes file, const ZipLimits& limits) {
     const ZipEntry& prev = *by_offset[i - 1];
     if (by_offset[i]->local_header_offset < prev.data_offset + prev.compressed_size)
       return zip_error(by_offset[i]->local_header_offset,
-                       fmt::format("member '{}' overlaps member '{}'", printable(by_offset[i]->name), printable(prev.name)));
+                       fmt::format("member '{}' overlaps member '{}'",
+                                   printable(by_offset[i]->name), printable(prev.name)));
   }
   return archive;
 }
@@ -283,17 +313,20 @@ Expected<Bytes> extract_member(Bytes file, const ZipEntry& e, std::vector<std::b
     };
     thread_local std::unique_ptr<libdeflate_decompressor, Free> d{libdeflate_alloc_decompressor()};
     size_t in_used = 0, produced = 0;
-    auto rc = libdeflate_deflate_decompress_ex(d.get(), raw->data(), raw->size(), buffer.data(), buffer.size(),
-                                               &in_used, &produced);
+    auto rc = libdeflate_deflate_decompress_ex(d.get(), raw->data(), raw->size(), buffer.data(),
+                                               buffer.size(), &in_used, &produced);
     if (rc == LIBDEFLATE_INSUFFICIENT_SPACE)
-      return member_error(e, fmt::format("inflates past its declared size of {} bytes", e.uncompressed_size));
+      return member_error(
+          e, fmt::format("inflates past its declared size of {} bytes", e.uncompressed_size));
     if (rc != LIBDEFLATE_SUCCESS) return member_error(e, "corrupt deflate data");
     if (produced != e.uncompressed_size)
-      return member_error(e, fmt::format("inflates to {} bytes, declared {}", produced, e.uncompressed_size));
+      return member_error(
+          e, fmt::format("inflates to {} bytes, declared {}", produced, e.uncompressed_size));
     out = Bytes(buffer.data(), produced);
   }
   if (out.size() != e.uncompressed_size)
-    return member_error(e, fmt::format("has {} bytes, declared {}", out.size(), e.uncompressed_size));
+    return member_error(e,
+                        fmt::format("has {} bytes, declared {}", out.size(), e.uncompressed_size));
   if (uint32_t crc = zip_crc32(0, out); crc != e.crc32)
     return member_error(e, fmt::format("CRC-32 is {:08x}, declared {:08x}", crc, e.crc32));
   return out;
@@ -304,8 +337,9 @@ namespace {
 // Hands consumed input back in batches of 8 MiB: one madvise per chunk would cost more
 // than it saves.
 class ConsumedBatcher {
-public:
-  ConsumedBatcher(uint64_t start, ConsumedRange consumed) : m_from(start), m_consumed(std::move(consumed)) {}
+ public:
+  ConsumedBatcher(uint64_t start, ConsumedRange consumed)
+      : m_from(start), m_consumed(std::move(consumed)) {}
   void advance_to(uint64_t offset, bool final = false) {
     if (!m_consumed || offset <= m_from) return;
     if (final || offset - m_from >= (uint64_t{8} << 20)) {
@@ -314,7 +348,7 @@ public:
     }
   }
 
-private:
+ private:
   uint64_t m_from;
   ConsumedRange m_consumed;
 };
@@ -324,8 +358,8 @@ private:
 // The streaming inflater is Intel ISA-L's igzip: zlib's inflate runs at about half the
 // speed of libdeflate, igzip about as fast, and it streams (libdeflate does not).
 template <class Sink>
-Expected<void> inflate_chunks(const ZipEntry& e, Bytes raw, uint64_t limit, ConsumedBatcher& batcher,
-                              uint64_t& total, Sink&& sink) {
+Expected<void> inflate_chunks(const ZipEntry& e, Bytes raw, uint64_t limit,
+                              ConsumedBatcher& batcher, uint64_t& total, Sink&& sink) {
   // The state holds igzip's 64 KiB history and its Huffman tables: one per thread,
   // reset per member, like the output chunk.
   thread_local std::unique_ptr<inflate_state> state = std::make_unique<inflate_state>();
@@ -351,7 +385,8 @@ Expected<void> inflate_chunks(const ZipEntry& e, Bytes raw, uint64_t limit, Cons
     size_t produced = chunk.size() - st.avail_out;
     total += produced;
     if (total > limit)
-      return member_error(e, fmt::format("inflates past its declared size of {} bytes", e.uncompressed_size));
+      return member_error(
+          e, fmt::format("inflates past its declared size of {} bytes", e.uncompressed_size));
     if (produced > 0 && !sink(Bytes(chunk.data(), produced))) return {};
     if (produced == 0 && st.block_state != ISAL_BLOCK_FINISH &&
         ((st.avail_in == 0 && fed >= raw.size()) || st.avail_in == in_before))
@@ -388,17 +423,21 @@ Expected<void> stream_member(Bytes file, const ZipEntry& e, const std::function<
   }
   batcher.advance_to(e.data_offset + raw->size(), true);
   if (total != e.uncompressed_size)
-    return member_error(e, fmt::format("inflates to {} bytes, declared {}", total, e.uncompressed_size));
-  if (crc != e.crc32) return member_error(e, fmt::format("CRC-32 is {:08x}, declared {:08x}", crc, e.crc32));
+    return member_error(
+        e, fmt::format("inflates to {} bytes, declared {}", total, e.uncompressed_size));
+  if (crc != e.crc32)
+    return member_error(e, fmt::format("CRC-32 is {:08x}, declared {:08x}", crc, e.crc32));
   return {};
 }
 
-Expected<std::string> peek_member(Bytes file, const ZipEntry& e, size_t max_bytes, const ZipLimits& limits) {
+Expected<std::string> peek_member(Bytes file, const ZipEntry& e, size_t max_bytes,
+                                  const ZipLimits& limits) {
   if (auto r = check_ratio(e, limits); !r) return r.error();
   auto raw = strict_substr(file, e.data_offset, e.compressed_size);
   if (!raw) return member_error(e, "data runs past the end of the file");
   std::string out;
-  if (e.method == k_zip_stored) return std::string(as_chars(raw->first(std::min<uint64_t>(raw->size(), max_bytes))));
+  if (e.method == k_zip_stored)
+    return std::string(as_chars(raw->first(std::min<uint64_t>(raw->size(), max_bytes))));
   ConsumedBatcher batcher(e.data_offset, nullptr);
   uint64_t total = 0;
   auto r = inflate_chunks(e, *raw, e.uncompressed_size, batcher, total, [&](Bytes piece) {

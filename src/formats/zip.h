@@ -1,11 +1,11 @@
 // ZIP archives (PKWARE APPNOTE 6.3, with zip64) as used by wheels: the end of central
 // directory, the central directory and each local header, read with bounds checks from a
 // mapped file. A stored member is a view into the file, a deflated one is inflated into
-// memory whole (libdeflate) or streamed in chunks (ISA-L's igzip). Hostile archives are refused with one line naming the
-// entry and its offset: names that escape the archive (`..`, absolute, backslashes),
-// sizes or offsets outside the file, overlapping members, and zip bombs (a declared size
-// over the limit, an absurd ratio, output past the declared size, or members that
-// together declare more than the inflate budget).
+// memory whole (libdeflate) or streamed in chunks (ISA-L's igzip). Hostile archives are refused
+// with one line naming the entry and its offset: names that escape the archive (`..`, absolute,
+// backslashes), sizes or offsets outside the file, overlapping members, and zip bombs (a declared
+// size over the limit, an absurd ratio, output past the declared size, or members that together
+// declare more than the inflate budget).
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -1,6 +1,7 @@
 #include "formats/zip_writer.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -12,7 +13,6 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
-#include <fmt/format.h>
 
 #include "formats/zip.h"
 
@@ -77,7 +77,8 @@ std::string name_problem(std::string_view name) {
 }
 
 bool is_ascii(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x80; });
 }
 
 struct Fd {
@@ -96,7 +97,8 @@ uint32_t dos_date_time(int64_t t) {
   std::time_t tt = static_cast<std::time_t>(t);
   std::tm tm{};
   gmtime_r(&tt, &tm);
-  uint32_t date = uint32_t(tm.tm_year + 1900 - 1980) << 9 | uint32_t(tm.tm_mon + 1) << 5 | uint32_t(tm.tm_mday);
+  uint32_t date =
+      uint32_t(tm.tm_year + 1900 - 1980) << 9 | uint32_t(tm.tm_mon + 1) << 5 | uint32_t(tm.tm_mday);
   uint32_t time = uint32_t(tm.tm_hour) << 11 | uint32_t(tm.tm_min) << 5 | uint32_t(tm.tm_sec / 2);
   return date << 16 | time;
 }
@@ -152,7 +154,8 @@ Expected<void> ZipWriter::flush() {
   while (done < m_buffer.size()) {
     ssize_t n = ::write(m_file.fd(), m_buffer.data() + done, m_buffer.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return make_error(fmt::format("{}: write failed: {}", m_file.path(), errno_text(errno)));
+    if (n <= 0)
+      return make_error(fmt::format("{}: write failed: {}", m_file.path(), errno_text(errno)));
     done += static_cast<size_t>(n);
   }
   m_buffer.clear();
@@ -177,11 +180,13 @@ namespace {
 // A member's source opened (a file: regular, its size read once), and its size, which
 // decides zip64 in the local header before the data is written.
 Expected<uint64_t> open_source(const ZipWriteEntry& entry, Fd& file) {
-  if (const auto* text = std::get_if<std::string>(&entry.source)) return static_cast<uint64_t>(text->size());
+  if (const auto* text = std::get_if<std::string>(&entry.source))
+    return static_cast<uint64_t>(text->size());
   if (const auto* f = std::get_if<ZipFileSource>(&entry.source)) {
     file.fd = ::open(f->path.c_str(), O_RDONLY | O_CLOEXEC);
     struct stat st {};
-    if (file.fd < 0 || ::fstat(file.fd, &st) != 0) return make_error(fmt::format("{}: cannot read: {}", f->path, errno_text(errno)));
+    if (file.fd < 0 || ::fstat(file.fd, &st) != 0)
+      return make_error(fmt::format("{}: cannot read: {}", f->path, errno_text(errno)));
     if (!S_ISREG(st.st_mode)) return make_error(fmt::format("{}: not a regular file", f->path));
     return static_cast<uint64_t>(st.st_size);
   }
@@ -195,8 +200,8 @@ struct LocalHeader {
   size_t zip64_at = 0;  ///< the zip64 extra field (its sizes 4 bytes in), when zip64_sizes
 };
 
-LocalHeader local_header(const std::string& name, bool zip64_sizes, uint16_t flags, uint16_t method, uint16_t dos_time,
-                         uint16_t dos_date) {
+LocalHeader local_header(const std::string& name, bool zip64_sizes, uint16_t flags, uint16_t method,
+                         uint16_t dos_time, uint16_t dos_date) {
   LocalHeader h;
   auto& local = h.bytes;
   put32(local, k_sig_local);
@@ -206,7 +211,7 @@ LocalHeader local_header(const std::string& name, bool zip64_sizes, uint16_t fla
   put16(local, dos_time);
   put16(local, dos_date);
   h.crc_at = local.size();
-  put32(local, 0);  // CRC-32, patched after the data
+  put32(local, 0);                          // CRC-32, patched after the data
   put32(local, zip64_sizes ? k_max32 : 0);  // compressed size
   put32(local, zip64_sizes ? k_max32 : 0);  // size
   put16(local, static_cast<uint16_t>(name.size()));
@@ -228,7 +233,11 @@ class MemberSink {
  public:
   MemberSink(const std::string& name, uint64_t size, bool stored, std::vector<std::byte>& deflated,
              std::function<Expected<void>(Bytes)> write)
-      : m_name(name), m_size(size), m_stored(stored), m_deflated(deflated), m_write(std::move(write)) {}
+      : m_name(name),
+        m_size(size),
+        m_stored(stored),
+        m_deflated(deflated),
+        m_write(std::move(write)) {}
   ~MemberSink() {
     if (m_started) deflateEnd(&m_zs);
   }
@@ -248,7 +257,8 @@ class MemberSink {
     if (!m_error) return;
     m_fed += chunk.size();
     if (m_fed > m_size) {
-      m_error = make_error(fmt::format("member '{}': more than the {} bytes announced", m_name, m_size));
+      m_error =
+          make_error(fmt::format("member '{}': more than the {} bytes announced", m_name, m_size));
       return;
     }
     // libdeflate's CRC of a null buffer is the initial value, not `crc` unchanged.
@@ -290,7 +300,8 @@ class MemberSink {
   // The member's end: the size given checked against the size announced, deflate finished.
   Expected<void> finish() {
     if (m_error && m_fed != m_size)
-      m_error = make_error(fmt::format("member '{}': {} bytes announced, {} given", m_name, m_size, m_fed));
+      m_error = make_error(
+          fmt::format("member '{}': {} bytes announced, {} given", m_name, m_size, m_fed));
     if (m_error && !m_stored) feed(Bytes(), true);
     return m_error;
   }
@@ -320,7 +331,8 @@ class MemberSink {
 void stream_source(const ZipWriteEntry& entry, const Fd& file, uint64_t size, MemberSink& sink) {
   if (const auto* text = std::get_if<std::string>(&entry.source)) {
     Bytes all(reinterpret_cast<const std::byte*>(text->data()), text->size());
-    for (size_t at = 0; at < all.size(); at += k_chunk) sink.feed(all.subspan(at, std::min(k_chunk, all.size() - at)), false);
+    for (size_t at = 0; at < all.size(); at += k_chunk)
+      sink.feed(all.subspan(at, std::min(k_chunk, all.size() - at)), false);
   } else if (file.fd >= 0) {
     std::vector<std::byte> chunk(k_chunk);
     const std::string& path = std::get<ZipFileSource>(entry.source).path;
@@ -335,12 +347,14 @@ void stream_source(const ZipWriteEntry& entry, const Fd& file, uint64_t size, Me
       sink.feed(Bytes(chunk.data(), static_cast<size_t>(n)), false);
     }
     if (sink.error() && sink.fed() != size)
-      sink.error() = make_error(fmt::format("{}: changed while being written ({} bytes, then {})", path, size, sink.fed()));
+      sink.error() = make_error(fmt::format("{}: changed while being written ({} bytes, then {})",
+                                            path, size, sink.fed()));
   } else {
     const auto& producer = std::get<ZipStreamSource>(entry.source);
     if (!producer.produce) {
       sink.error() = make_error(fmt::format("member '{}': no producer", entry.name));
-    } else if (auto r = producer.produce([&](Bytes chunk) { sink.feed(chunk, false); }); !r && sink.error()) {
+    } else if (auto r = producer.produce([&](Bytes chunk) { sink.feed(chunk, false); });
+               !r && sink.error()) {
       sink.error() = r;
     }
   }
@@ -360,11 +374,13 @@ Expected<ZipWrittenMember> ZipWriter::add(const ZipWriteEntry& entry) {
 
   const bool stored = m_options.level == 0;
   const uint64_t header_offset = m_offset;
-  const bool zip64_sizes = m_options.force_zip64 || (stored ? size : deflate_bound(size)) >= k_max32;
+  const bool zip64_sizes =
+      m_options.force_zip64 || (stored ? size : deflate_bound(size)) >= k_max32;
   const bool zip64_offset = m_options.force_zip64 || header_offset >= k_max32;
   const uint16_t flags = is_ascii(entry.name) ? 0 : k_flag_utf8;
   const uint16_t method = stored ? k_zip_stored : k_zip_deflated;
-  const LocalHeader local = local_header(entry.name, zip64_sizes, flags, method, m_dos_time, m_dos_date);
+  const LocalHeader local =
+      local_header(entry.name, zip64_sizes, flags, method, m_dos_time, m_dos_date);
   if (auto r = write_bytes(local.bytes); !r) {
     fail(r.error());
     return r.error();
@@ -403,22 +419,24 @@ Expected<ZipWrittenMember> ZipWriter::add(const ZipWriteEntry& entry) {
   }
 
   // Its central directory record, written at commit().
-  add_central(entry.name, flags, method, out.crc32, size, out.compressed_size, header_offset, zip64_sizes, zip64_offset,
-              entry.mode);
+  add_central(entry.name, flags, method, out.crc32, size, out.compressed_size, header_offset,
+              zip64_sizes, zip64_offset, entry.mode);
   return out;
 }
 
 Expected<void> ZipWriter::patch_written(uint64_t at, const std::vector<std::byte>& bytes) {
   uint64_t buffered_from = m_offset - m_buffer.size();
   if (at >= buffered_from) {
-    std::copy(bytes.begin(), bytes.end(), m_buffer.begin() + static_cast<ptrdiff_t>(at - buffered_from));
+    std::copy(bytes.begin(), bytes.end(),
+              m_buffer.begin() + static_cast<ptrdiff_t>(at - buffered_from));
     return {};
   }
   if (auto r = flush(); !r) {
     fail(r.error());
     return r.error();
   }
-  if (::pwrite(m_file.fd(), bytes.data(), bytes.size(), static_cast<off_t>(at)) != static_cast<ssize_t>(bytes.size())) {
+  if (::pwrite(m_file.fd(), bytes.data(), bytes.size(), static_cast<off_t>(at)) !=
+      static_cast<ssize_t>(bytes.size())) {
     auto e = make_error(fmt::format("{}: write failed: {}", m_file.path(), errno_text(errno)));
     fail(e);
     return e;
@@ -427,15 +445,18 @@ Expected<void> ZipWriter::patch_written(uint64_t at, const std::vector<std::byte
 }
 
 Expected<void> ZipWriter::check_name(const std::string& name) {
-  if (m_failed || m_committed || m_file.fd() < 0) return make_error(fmt::format("{}: the zip writer is closed", m_path));
-  if (auto why = name_problem(name); !why.empty()) return fail(make_error(fmt::format("{}: member '{}': {}", m_path, name.substr(0, 200), why)));
-  if (m_names.count(name)) return fail(make_error(fmt::format("{}: member '{}' is added twice", m_path, name)));
+  if (m_failed || m_committed || m_file.fd() < 0)
+    return make_error(fmt::format("{}: the zip writer is closed", m_path));
+  if (auto why = name_problem(name); !why.empty())
+    return fail(make_error(fmt::format("{}: member '{}': {}", m_path, name.substr(0, 200), why)));
+  if (m_names.count(name))
+    return fail(make_error(fmt::format("{}: member '{}' is added twice", m_path, name)));
   return {};
 }
 
-void ZipWriter::add_central(const std::string& name, uint16_t flags, uint16_t method, uint32_t crc, uint64_t size,
-                            uint64_t written, uint64_t header_offset, bool zip64_sizes, bool zip64_offset,
-                            uint32_t mode) {
+void ZipWriter::add_central(const std::string& name, uint16_t flags, uint16_t method, uint32_t crc,
+                            uint64_t size, uint64_t written, uint64_t header_offset,
+                            bool zip64_sizes, bool zip64_offset, uint32_t mode) {
   std::vector<std::byte> extra;
   if (zip64_sizes || zip64_offset) {
     put16(extra, 0x0001);
@@ -459,9 +480,9 @@ void ZipWriter::add_central(const std::string& name, uint16_t flags, uint16_t me
   put32(central, zip64_sizes ? k_max32 : static_cast<uint32_t>(size));
   put16(central, static_cast<uint16_t>(name.size()));
   put16(central, static_cast<uint16_t>(extra.size()));
-  put16(central, 0);  // comment
-  put16(central, 0);  // disk
-  put16(central, 0);  // internal attributes
+  put16(central, 0);                                   // comment
+  put16(central, 0);                                   // disk
+  put16(central, 0);                                   // internal attributes
   put32(central, (0100000u | (mode & 07777u)) << 16);  // S_IFREG | permissions
   put32(central, zip64_offset ? k_max32 : static_cast<uint32_t>(header_offset));
   put_text(central, name);
@@ -473,7 +494,9 @@ void ZipWriter::add_central(const std::string& name, uint16_t flags, uint16_t me
 Expected<ZipWrittenMember> ZipWriter::add_raw(const ZipRawMember& member) {
   if (auto r = check_name(member.name); !r) return r.error();
   if (member.method != k_zip_stored && member.method != k_zip_deflated)
-    return fail(make_error(fmt::format("{}: member '{}': compression method {} is not copied", m_path, member.name, member.method))).error();
+    return fail(make_error(fmt::format("{}: member '{}': compression method {} is not copied",
+                                       m_path, member.name, member.method)))
+        .error();
   const uint64_t header_offset = m_offset;
   const uint64_t written = member.compressed.size();
   const bool zip64_sizes = m_options.force_zip64 || member.size >= k_max32 || written >= k_max32;
@@ -500,8 +523,8 @@ Expected<ZipWrittenMember> ZipWriter::add_raw(const ZipRawMember& member) {
   }
   if (auto r = write_bytes(local); !r) return fail(r.error()).error();
   if (auto r = write_bytes(member.compressed); !r) return fail(r.error()).error();
-  add_central(member.name, flags, member.method, member.crc32, member.size, written, header_offset, zip64_sizes,
-              zip64_offset, member.mode);
+  add_central(member.name, flags, member.method, member.crc32, member.size, written, header_offset,
+              zip64_sizes, zip64_offset, member.mode);
   ZipWrittenMember out;
   out.name = member.name;
   out.size = member.size;
@@ -511,13 +534,15 @@ Expected<ZipWrittenMember> ZipWriter::add_raw(const ZipRawMember& member) {
 }
 
 Expected<void> ZipWriter::commit() {
-  if (m_failed || m_committed || m_file.fd() < 0) return make_error(fmt::format("{}: the zip writer is closed", m_path));
+  if (m_failed || m_committed || m_file.fd() < 0)
+    return make_error(fmt::format("{}: the zip writer is closed", m_path));
   const uint64_t cd_offset = m_offset;
   for (const auto& c : m_central)
     if (auto r = write_bytes(c); !r) return fail(r.error());
   const uint64_t cd_size = m_offset - cd_offset;
   const uint64_t count = m_central.size();
-  const bool zip64 = m_options.force_zip64 || count >= k_max16 || cd_size >= k_max32 || cd_offset >= k_max32;
+  const bool zip64 =
+      m_options.force_zip64 || count >= k_max16 || cd_size >= k_max32 || cd_offset >= k_max32;
   std::vector<std::byte> end;
   if (zip64) {
     const uint64_t z64_offset = m_offset;
@@ -551,7 +576,8 @@ Expected<void> ZipWriter::commit() {
   return {};
 }
 
-Expected<std::vector<ZipWrittenMember>> write_zip(const std::string& path, const std::vector<ZipWriteEntry>& entries,
+Expected<std::vector<ZipWrittenMember>> write_zip(const std::string& path,
+                                                  const std::vector<ZipWriteEntry>& entries,
                                                   const ZipWriteOptions& options) {
   TAILOR_TRY(writer, ZipWriter::create(path, options));
   std::vector<ZipWrittenMember> written;

@@ -41,9 +41,9 @@ struct ZipStreamSource {
 using ZipMemberSource = std::variant<std::string, ZipFileSource, ZipStreamSource>;
 
 struct ZipWriteEntry {
-  std::string name;        ///< relative, '/'-separated; no directories, no "..", unique
+  std::string name;  ///< relative, '/'-separated; no directories, no "..", unique
   ZipMemberSource source;
-  uint32_t mode = 0644;    ///< permission bits; the member is a regular file
+  uint32_t mode = 0644;  ///< permission bits; the member is a regular file
 };
 
 /// A member copied in its compressed form (see ZipWriter::add_raw).
@@ -52,8 +52,8 @@ struct ZipRawMember {
   uint32_t mode = 0644;
   uint16_t method = 8;  ///< 0 stored, 8 deflated
   uint32_t crc32 = 0;
-  uint64_t size = 0;    ///< uncompressed
-  Bytes compressed;     ///< exactly the member's stored bytes
+  uint64_t size = 0;  ///< uncompressed
+  Bytes compressed;   ///< exactly the member's stored bytes
 };
 
 struct ZipWriteOptions {
@@ -68,14 +68,14 @@ struct ZipWriteOptions {
 
 struct ZipWrittenMember {
   std::string name;
-  uint64_t size = 0;             ///< uncompressed
+  uint64_t size = 0;  ///< uncompressed
   uint64_t compressed_size = 0;
   uint32_t crc32 = 0;
-  Sha256::Digest sha256{};       ///< of the uncompressed bytes (for RECORD)
+  Sha256::Digest sha256{};  ///< of the uncompressed bytes (for RECORD)
 };
 
 class ZipWriter {
-public:
+ public:
   /// Opens a temporary file beside `path`; nothing appears at `path` before commit().
   static Expected<ZipWriter> create(const std::string& path, const ZipWriteOptions& options = {});
   ZipWriter(ZipWriter&& other) noexcept;
@@ -97,7 +97,7 @@ public:
 
   uint64_t members() const { return m_central.size(); }
 
-private:
+ private:
   ZipWriter() = default;
   Expected<void> write_bytes(Bytes bytes);
   Expected<void> flush();
@@ -105,8 +105,9 @@ private:
   Expected<void> check_name(const std::string& name);
   /// Writes `bytes` over what was written at `at` (still buffered, or on disk).
   Expected<void> patch_written(uint64_t at, const std::vector<std::byte>& bytes);
-  void add_central(const std::string& name, uint16_t flags, uint16_t method, uint32_t crc, uint64_t size,
-                   uint64_t written, uint64_t header_offset, bool zip64_sizes, bool zip64_offset, uint32_t mode);
+  void add_central(const std::string& name, uint16_t flags, uint16_t method, uint32_t crc,
+                   uint64_t size, uint64_t written, uint64_t header_offset, bool zip64_sizes,
+                   bool zip64_offset, uint32_t mode);
   void discard();
 
   std::string m_path;
@@ -122,7 +123,8 @@ private:
 };
 
 /// Writes `entries` in the given order to `path` (atomically, see ZipWriter).
-Expected<std::vector<ZipWrittenMember>> write_zip(const std::string& path, const std::vector<ZipWriteEntry>& entries,
+Expected<std::vector<ZipWrittenMember>> write_zip(const std::string& path,
+                                                  const std::vector<ZipWriteEntry>& entries,
                                                   const ZipWriteOptions& options = {});
 
 /// DOS date (high 16 bits) and time (low 16 bits) of a Unix time, UTC, clamped to the

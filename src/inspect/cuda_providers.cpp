@@ -18,9 +18,12 @@ std::optional<std::pair<std::string, std::string>> split_soname(const std::strin
   // The last ".so" followed by nothing or by ".<digits and dots>".
   while (at != std::string::npos) {
     std::string rest = soname.substr(at + 3);
-    bool versioned = rest.size() >= 2 && rest[0] == '.' &&
-                     std::all_of(rest.begin() + 1, rest.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; });
-    if (rest.empty() || versioned) return std::pair(soname.substr(0, at + 3), rest.empty() ? rest : rest.substr(1));
+    bool versioned =
+        rest.size() >= 2 && rest[0] == '.' && std::all_of(rest.begin() + 1, rest.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c)) || c == '.';
+        });
+    if (rest.empty() || versioned)
+      return std::pair(soname.substr(0, at + 3), rest.empty() ? rest : rest.substr(1));
     if (at == 0) break;
     at = soname.rfind(".so", at - 1);
   }
@@ -49,15 +52,18 @@ const CudaProviders& CudaProviders::get() {
         row.what = f.what;
         row.soname = f.stem + "." + row.major;
         if (row.major.empty() || row.cuda.empty() || row.system.empty() ||
-            !std::all_of(row.major.begin(), row.major.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+            !std::all_of(row.major.begin(), row.major.end(),
+                         [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
           p.fail("library '" + f.stem + "': a provider lacks a numeric major, cuda or system");
         f.providers.push_back(std::move(row));
       }
       t.m_families.push_back(std::move(f));
     }
-    std::sort(t.m_families.begin(), t.m_families.end(), [](auto& a, auto& b) { return a.stem < b.stem; });
+    std::sort(t.m_families.begin(), t.m_families.end(),
+              [](auto& a, auto& b) { return a.stem < b.stem; });
     for (size_t i = 1; i < t.m_families.size(); ++i)
-      if (t.m_families[i].stem == t.m_families[i - 1].stem) root.fail("stem '" + t.m_families[i].stem + "' twice");
+      if (t.m_families[i].stem == t.m_families[i - 1].stem)
+        root.fail("stem '" + t.m_families[i].stem + "' twice");
     return t;
   }();
   return table;
@@ -66,8 +72,9 @@ const CudaProviders& CudaProviders::get() {
 std::optional<CudaProviders::Match> CudaProviders::match(const std::string& soname) const {
   auto split = split_soname(soname);
   if (!split) return std::nullopt;
-  auto it = std::lower_bound(m_families.begin(), m_families.end(), split->first,
-                             [](const CudaLibraryFamily& f, const std::string& s) { return f.stem < s; });
+  auto it =
+      std::lower_bound(m_families.begin(), m_families.end(), split->first,
+                       [](const CudaLibraryFamily& f, const std::string& s) { return f.stem < s; });
   if (it == m_families.end() || it->stem != split->first) return std::nullopt;
   Match m;
   m.family = &*it;
@@ -125,7 +132,8 @@ const OtherGpuRuntimes& OtherGpuRuntimes::get() {
     }
     std::sort(t.m_stems.begin(), t.m_stems.end());
     for (size_t i = 1; i < t.m_stems.size(); ++i)
-      if (t.m_stems[i].first == t.m_stems[i - 1].first) root.fail("stem '" + t.m_stems[i].first + "' twice");
+      if (t.m_stems[i].first == t.m_stems[i - 1].first)
+        root.fail("stem '" + t.m_stems[i].first + "' twice");
     return t;
   }();
   return table;
@@ -134,8 +142,9 @@ const OtherGpuRuntimes& OtherGpuRuntimes::get() {
 std::optional<std::string> OtherGpuRuntimes::platform_of(const std::string& soname) const {
   auto split = split_soname(soname);
   if (!split) return std::nullopt;
-  auto it = std::lower_bound(m_stems.begin(), m_stems.end(), split->first,
-                             [](const auto& row, const std::string& stem) { return row.first < stem; });
+  auto it =
+      std::lower_bound(m_stems.begin(), m_stems.end(), split->first,
+                       [](const auto& row, const std::string& stem) { return row.first < stem; });
   if (it == m_stems.end() || it->first != split->first) return std::nullopt;
   return it->second;
 }

@@ -29,11 +29,11 @@ struct CudaLibraryFamily {
 };
 
 class CudaProviders {
-public:
+ public:
   static const CudaProviders& get();
   struct Match {
     const CudaLibraryFamily* family = nullptr;
-    std::string major;                          // "11" for libcudart.so.11.0; "" unversioned
+    std::string major;                           // "11" for libcudart.so.11.0; "" unversioned
     std::vector<const CudaProvider*> providers;  // rows of that major (empty: none known)
   };
   /// The family of a soname, whatever its version: libcudart.so.11.0, libcublasLt.so.12,
@@ -44,7 +44,7 @@ public:
   /// libcuda.so.1 and friends: installed with the driver, never from a wheel.
   bool is_driver_library(const std::string& soname) const;
 
-private:
+ private:
   CudaProviders() = default;
   std::vector<CudaLibraryFamily> m_families;  // sorted by stem
   std::vector<std::string> m_driver;
@@ -56,14 +56,14 @@ std::optional<std::pair<std::string, std::string>> split_soname(const std::strin
 
 /// Libraries torch brings (torch/lib): an extension needs them from the installed torch.
 class TorchLibraries {
-public:
+ public:
   static const TorchLibraries& get();
   bool contains(const std::string& soname) const;
   const std::vector<std::string>& names() const { return m_names; }
   /// torch's C++ runtime ("libstdc++.so.6"): a library linking torch must need it too.
   const std::string& cxx_runtime() const { return m_cxx_runtime; }
 
-private:
+ private:
   TorchLibraries() = default;
   std::vector<std::string> m_names;  // sorted
   std::string m_cxx_runtime;
@@ -72,13 +72,13 @@ private:
 /// Runtimes of GPU platforms other than CUDA (ROCm, oneAPI): a library that needs one is
 /// that platform's backend, loaded only on its GPUs.
 class OtherGpuRuntimes {
-public:
+ public:
   static const OtherGpuRuntimes& get();
   /// The platform whose runtime this soname is ("ROCm" for libhipblas.so.2, whatever its
   /// version); nullopt for any other library.
   std::optional<std::string> platform_of(const std::string& soname) const;
 
-private:
+ private:
   OtherGpuRuntimes() = default;
   std::vector<std::pair<std::string, std::string>> m_stems;  // (stem, platform), sorted by stem
 };

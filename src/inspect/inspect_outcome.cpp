@@ -33,7 +33,8 @@ std::string first_and_more(const std::vector<std::string>& names) {
 std::string libraries(size_t n) { return n == 1 ? "library" : "libraries"; }
 
 void judge_verdicts(const Verdicts& verdicts, InspectOutcome& out) {
-  for (const auto& p : verdicts.problems) out.failures.push_back("verdict: " + p + " (see the verdict FAIL line)");
+  for (const auto& p : verdicts.problems)
+    out.failures.push_back("verdict: " + p + " (see the verdict FAIL line)");
   // One line per --gpu device, one for --require, one for --exact: the count and the first.
   struct Group {
     size_t total = 0;
@@ -42,7 +43,9 @@ void judge_verdicts(const Verdicts& verdicts, InspectOutcome& out) {
   std::vector<std::string> order;
   std::map<std::string, Group> groups;
   for (const auto& v : verdicts.items) {
-    const std::string key = v.check == VerdictCheck::gpu ? "--gpu " + v.device_label() : "--" + std::string(verdict_check_key(v.check));
+    const std::string key = v.check == VerdictCheck::gpu
+                                ? "--gpu " + v.device_label()
+                                : "--" + std::string(verdict_check_key(v.check));
     if (!groups.count(key)) order.push_back(key);
     auto& g = groups[key];
     ++g.total;
@@ -54,21 +57,25 @@ void judge_verdicts(const Verdicts& verdicts, InspectOutcome& out) {
     const LibraryVerdict& first = *g.failed.front();
     std::vector<std::string> names;
     for (const auto* v : g.failed) names.push_back(library_name(v->library));
-    const std::string count = fmt::format("{} of {} {}", g.failed.size(), g.total, libraries(g.total));
+    const std::string count =
+        fmt::format("{} of {} {}", g.failed.size(), g.total, libraries(g.total));
     std::string what;
     switch (first.check) {
       case VerdictCheck::gpu:
-        what = fmt::format("{} {} not run on it ({})", count, g.failed.size() == 1 ? "does" : "do", first_and_more(names));
+        what = fmt::format("{} {} not run on it ({})", count, g.failed.size() == 1 ? "does" : "do",
+                           first_and_more(names));
         break;
       case VerdictCheck::require:
-        what = fmt::format("{} {} required targets ({} lacks {})", count, g.failed.size() == 1 ? "lacks" : "lack",
-                           names.front(), join(first.missing, " "));
+        what = fmt::format("{} {} required targets ({} lacks {})", count,
+                           g.failed.size() == 1 ? "lacks" : "lack", names.front(),
+                           join(first.missing, " "));
         break;
       case VerdictCheck::exact: {
         std::vector<std::string> diff;
         if (!first.missing.empty()) diff.push_back("lacks " + join(first.missing, " "));
         if (!first.extra.empty()) diff.push_back("has extra " + join(first.extra, " "));
-        what = fmt::format("{} {} from the spec ({} {})", count, g.failed.size() == 1 ? "differs" : "differ", names.front(),
+        what = fmt::format("{} {} from the spec ({} {})", count,
+                           g.failed.size() == 1 ? "differs" : "differ", names.front(),
                            join(diff, "; "));
         break;
       }
@@ -82,33 +89,40 @@ void judge_wheel(const WheelReport& w, InspectOutcome& out) {
   if (!w.record.present) {
     out.failures.push_back(wheel + ": the wheel has no RECORD (see the RECORD line)");
   } else if (!w.record.passed()) {
-    out.failures.push_back(fmt::format("{}: RECORD check failed: {} mismatched, {} unlisted, {} missing (see the RECORD line)",
-                                       wheel, w.record.mismatches.size(), w.record.unlisted.size(),
-                                       w.record.missing.size()));
+    out.failures.push_back(fmt::format(
+        "{}: RECORD check failed: {} mismatched, {} unlisted, {} missing (see the RECORD line)",
+        wheel, w.record.mismatches.size(), w.record.unlisted.size(), w.record.missing.size()));
   }
   if (!w.claim_ok_without_other_gpu) {
     out.failures.push_back(
-        fmt::format("{}: its manylinux tag is wrong: {} (see the manylinux line)", wheel, w.claim_problem_without_other_gpu));
+        fmt::format("{}: its manylinux tag is wrong: {} (see the manylinux line)", wheel,
+                    w.claim_problem_without_other_gpu));
   } else if (!w.claim_ok) {
     std::vector<std::string> platforms, names;
     for (const auto& lib : w.other_gpu_libraries) {
-      if (std::find(platforms.begin(), platforms.end(), lib.platform) == platforms.end()) platforms.push_back(lib.platform);
+      if (std::find(platforms.begin(), platforms.end(), lib.platform) == platforms.end())
+        platforms.push_back(lib.platform);
       names.push_back(lib.path);
     }
-    out.warnings.push_back(fmt::format(
-        "{}: its manylinux tag {} holds for the CUDA and CPU libraries but not for the {} {} ({}), which load only on "
-        "those GPUs: a warning, not a failure (see the manylinux line)",
-        wheel, w.manylinux_claimed, join(platforms, " and "), libraries(names.size()), first_and_more(names)));
+    out.warnings.push_back(
+        fmt::format("{}: its manylinux tag {} holds for the CUDA and CPU libraries but not for the "
+                    "{} {} ({}), which load only on "
+                    "those GPUs: a warning, not a failure (see the manylinux line)",
+                    wheel, w.manylinux_claimed, join(platforms, " and "), libraries(names.size()),
+                    first_and_more(names)));
   }
   if (!w.tags_consistent)
-    out.warnings.push_back(wheel + ": the tags in its WHEEL file differ from those of its file name (see the tags line)");
+    out.warnings.push_back(
+        wheel +
+        ": the tags in its WHEEL file differ from those of its file name (see the tags line)");
 }
 
 }  // namespace
 
 std::string InspectOutcome::failure_line() const {
   constexpr size_t k_shown = 3;
-  std::vector<std::string> shown(failures.begin(), failures.begin() + std::min(k_shown, failures.size()));
+  std::vector<std::string> shown(failures.begin(),
+                                 failures.begin() + std::min(k_shown, failures.size()));
   std::string line = join(shown, "; ");
   if (failures.size() > k_shown) line += fmt::format(" (and {} more)", failures.size() - k_shown);
   return line;
@@ -119,8 +133,9 @@ InspectOutcome judge(const InspectReport& report, const Verdicts* verdicts) {
   if (verdicts) judge_verdicts(*verdicts, out);
   for (const auto& w : report.wheels) judge_wheel(w, out);
   if (!report.skipped.empty())
-    out.warnings.push_back(fmt::format("{} {} under the folders could not be read (see the skipped lines)",
-                                       report.skipped.size(), report.skipped.size() == 1 ? "file" : "files"));
+    out.warnings.push_back(
+        fmt::format("{} {} under the folders could not be read (see the skipped lines)",
+                    report.skipped.size(), report.skipped.size() == 1 ? "file" : "files"));
   return out;
 }
 

@@ -3,13 +3,12 @@
 // directories are analyzed from a memory map (only the pages their headers live on are
 // read).
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
-
-#include <unistd.h>
 
 #include "formats/elf.h"
 #include "inspect/inspect_report.h"
@@ -29,14 +28,19 @@ namespace {
 // ("permission denied", "not a regular file (a FIFO)"): opened without blocking.
 Expected<bool> file_starts_with_elf_magic(const std::string& path) {
   TAILOR_TRY(head, read_file_head(path, 4));
-  return head == std::string_view("\x7f" "ELF", 4);
+  return head == std::string_view(
+                     "\x7f"
+                     "ELF",
+                     4);
 }
 
 // The ELF files under `dir`, sorted; what could not be read goes to `skipped`.
-Expected<std::vector<std::string>> find_elf_files(const std::string& dir, std::vector<std::string>& skipped) {
+Expected<std::vector<std::string>> find_elf_files(const std::string& dir,
+                                                  std::vector<std::string>& skipped) {
   std::vector<std::string> found;
   std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+  for (auto it =
+           fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     // Versioned symlinks (libfoo.so -> libfoo.so.1) would count a library twice.
     if (it->is_symlink(ec)) continue;
@@ -51,8 +55,10 @@ Expected<std::vector<std::string>> find_elf_files(const std::string& dir, std::v
     }
     if (!it->is_regular_file(ec)) continue;  // FIFOs, devices, sockets
     auto elf = file_starts_with_elf_magic(p);
-    if (!elf) skipped.push_back(elf.error().message);
-    else if (*elf) found.push_back(p);
+    if (!elf)
+      skipped.push_back(elf.error().message);
+    else if (*elf)
+      found.push_back(p);
   }
   if (ec) return make_error(fmt::format("{}: cannot list: {}", dir, ec.message()));
   std::sort(found.begin(), found.end());
@@ -76,23 +82,27 @@ std::vector<std::string> InspectReport::targets_union() const {
   return names;
 }
 
-Expected<InspectReport> inspect_paths(const std::vector<std::string>& paths, const InspectOptions& options) {
+Expected<InspectReport> inspect_paths(const std::vector<std::string>& paths,
+                                      const InspectOptions& options) {
   InspectReport report;
   std::vector<std::string> elf_files;
   for (const auto& path : paths) {
     std::error_code ec;
     auto status = fs::status(path, ec);
-    if (ec && ec != std::errc::no_such_file_or_directory) return make_error(path + ": " + ec.message());
+    if (ec && ec != std::errc::no_such_file_or_directory)
+      return make_error(path + ": " + ec.message());
     if (ec || !fs::exists(status)) return make_error(path + ": no such file or directory");
     if (fs::is_directory(status)) {
-      if (::access(path.c_str(), R_OK | X_OK) != 0) return make_error(path + ": permission denied (folder)");
+      if (::access(path.c_str(), R_OK | X_OK) != 0)
+        return make_error(path + ": permission denied (folder)");
       const size_t skipped_before = report.skipped.size();
       TAILOR_TRY(found, find_elf_files(path, report.skipped));
       if (found.empty()) {
         const size_t skipped = report.skipped.size() - skipped_before;
-        if (skipped == 0) return make_error(path + ": no ELF libraries under this folder (name wheels directly)");
-        return make_error(fmt::format("{}: no ELF library could be read; {} skipped, the first: {}", path, skipped,
-                                      report.skipped[skipped_before]));
+        if (skipped == 0)
+          return make_error(path + ": no ELF libraries under this folder (name wheels directly)");
+        return make_error(fmt::format("{}: no ELF library could be read; {} skipped, the first: {}",
+                                      path, skipped, report.skipped[skipped_before]));
       }
       elf_files.insert(elf_files.end(), found.begin(), found.end());
       continue;
@@ -107,8 +117,10 @@ Expected<InspectReport> inspect_paths(const std::vector<std::string>& paths, con
     }
     TAILOR_TRY(is_elf, file_starts_with_elf_magic(path));
     if (!is_elf)
-      return make_error(path + ": offset 0x0: neither an ELF file (no \\x7fELF magic) nor a .whl; inspect takes wheels, "
-                        "ELF libraries and folders of them");
+      return make_error(
+          path +
+          ": offset 0x0: neither an ELF file (no \\x7fELF magic) nor a .whl; inspect takes wheels, "
+          "ELF libraries and folders of them");
     elf_files.push_back(path);
   }
 

@@ -22,14 +22,14 @@ struct InspectOptions {
 };
 
 enum class NeededKind {
-  bundled,       // the loader's search (RUNPATH/RPATH) reaches it inside the wheel / among the inputs
+  bundled,  // the loader's search (RUNPATH/RPATH) reaches it inside the wheel / among the inputs
   whitelisted,   // on the manylinux whitelist (libc, libstdc++ ...)
   cuda_runtime,  // a CUDA library provided by an nvidia-* wheel or the toolkit
   cuda_driver,   // libcuda.so.1 and friends, from the driver
   torch,         // comes with torch (libc10.so, libtorch_cpu.so ...), loaded by `import torch`
   found,         // on disk, outside the inputs, where the search path resolves it (directories)
-  not_found,     // a file of that name is in the wheel (or the inputs), but no search path reaches it
-  system,        // anything else: must come from the system
+  not_found,  // a file of that name is in the wheel (or the inputs), but no search path reaches it
+  system,     // anything else: must come from the system
 };
 /// "bundled", "manylinux-whitelist", "cuda-runtime", "cuda-driver", "torch", "found",
 /// "not-found", "system"
@@ -43,7 +43,8 @@ struct NeededLibrary {
   std::string what;                  // cuda_runtime: "CUDA runtime", "cuBLAS" ...
   std::string resolved;  // where the loader finds it: a member / input path, or a file on disk
   std::string via;       // the search entry that found it: "RUNPATH $ORIGIN/../lib"
-  std::string note;      // not_found: "a file of that name is in the wheel at X, but no RUNPATH reaches it"
+  std::string
+      note;  // not_found: "a file of that name is in the wheel at X, but no RUNPATH reaches it"
 };
 
 /// One ELF library: elf's analysis plus the classification of what it needs.
@@ -61,7 +62,8 @@ struct InspectedLibrary : LibraryReport {
 
 struct RecordMismatch {
   std::string path;
-  std::string what;  // "sha256 differs: RECORD abc..., content xyz..." / "size 10 in RECORD, 12 in archive"
+  std::string
+      what;  // "sha256 differs: RECORD abc..., content xyz..." / "size 10 in RECORD, 12 in archive"
 };
 
 struct RecordCheck {
@@ -70,14 +72,16 @@ struct RecordCheck {
   std::vector<RecordMismatch> mismatches;
   std::vector<std::string> unlisted;  // in the archive, not in RECORD
   std::vector<std::string> missing;   // in RECORD, not in the archive
-  bool passed() const { return present && mismatches.empty() && unlisted.empty() && missing.empty(); }
+  bool passed() const {
+    return present && mismatches.empty() && unlisted.empty() && missing.empty();
+  }
 };
 
 struct TargetTotal {
   std::string name;  // code.name(), for display
   uint64_t libraries = 0, entries = 0, stored_bytes = 0, uncompressed_bytes = 0;
   std::set<std::string> compression;
-  double share = 0;  // stored_bytes / the wheel's installed (uncompressed) bytes
+  double share = 0;       // stored_bytes / the wheel's installed (uncompressed) bytes
   cuda::FatbinCode code;  // what the entries hold: compare and group by this
 };
 
@@ -91,10 +95,10 @@ struct WheelReport {
   uint64_t members = 0, installed_bytes = 0;
   RecordCheck record;
   std::vector<InspectedLibrary> libraries;
-  std::vector<TargetTotal> targets;  // canonical order
-  std::string manylinux_needed;             // "manylinux_2_28_x86_64" or "linux_x86_64"
+  std::vector<TargetTotal> targets;             // canonical order
+  std::string manylinux_needed;                 // "manylinux_2_28_x86_64" or "linux_x86_64"
   std::vector<std::string> manylinux_limiting;  // needs/libraries that set it
-  std::string manylinux_claimed;            // the platform tags of the name, '.'-joined
+  std::string manylinux_claimed;                // the platform tags of the name, '.'-joined
   bool claim_ok = true;
   std::string claim_problem;  // why the claim does not hold
   /// Libraries that are another GPU platform's backend (they need a ROCm or oneAPI
@@ -125,9 +129,11 @@ struct InspectReport {
 
 /// Inspects .whl files, ELF files and directories (searched for ELF files). Unreadable or
 /// malformed input is an error naming the file and the offset.
-Expected<InspectReport> inspect_paths(const std::vector<std::string>& paths, const InspectOptions& options = {});
+Expected<InspectReport> inspect_paths(const std::vector<std::string>& paths,
+                                      const InspectOptions& options = {});
 
 /// Inspects one wheel given as bytes (a mapped file); `path` names it in messages.
-Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path, const InspectOptions& options = {});
+Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path,
+                                    const InspectOptions& options = {});
 
 }  // namespace tailor::inspect

@@ -12,19 +12,28 @@ namespace tailor::inspect {
 
 std::string_view needed_kind_key(NeededKind kind) {
   switch (kind) {
-    case NeededKind::bundled: return "bundled";
-    case NeededKind::whitelisted: return "manylinux-whitelist";
-    case NeededKind::cuda_runtime: return "cuda-runtime";
-    case NeededKind::cuda_driver: return "cuda-driver";
-    case NeededKind::torch: return "torch";
-    case NeededKind::found: return "found";
-    case NeededKind::not_found: return "not-found";
-    case NeededKind::system: return "system";
+    case NeededKind::bundled:
+      return "bundled";
+    case NeededKind::whitelisted:
+      return "manylinux-whitelist";
+    case NeededKind::cuda_runtime:
+      return "cuda-runtime";
+    case NeededKind::cuda_driver:
+      return "cuda-driver";
+    case NeededKind::torch:
+      return "torch";
+    case NeededKind::found:
+      return "found";
+    case NeededKind::not_found:
+      return "not-found";
+    case NeededKind::system:
+      return "system";
   }
   return "system";
 }
 
-InspectedLibrary classify_resolved(LibraryReport report, const std::vector<NeedResolution>& resolutions) {
+InspectedLibrary classify_resolved(LibraryReport report,
+                                   const std::vector<NeedResolution>& resolutions) {
   InspectedLibrary lib;
   static_cast<LibraryReport&>(lib) = std::move(report);
   const auto& policies = ManylinuxPolicies::get();
@@ -43,15 +52,18 @@ InspectedLibrary classify_resolved(LibraryReport report, const std::vector<NeedR
     if (r.where == NeedResolution::Where::unreached) n.note = r.note;
     if (r.where == NeedResolution::Where::inside) {
       n.kind = NeededKind::bundled;
-    } else if (policies.whitelisted(soname) || soname.rfind("ld-linux", 0) == 0 || soname.rfind("ld64.so", 0) == 0) {
+    } else if (policies.whitelisted(soname) || soname.rfind("ld-linux", 0) == 0 ||
+               soname.rfind("ld64.so", 0) == 0) {
       n.kind = NeededKind::whitelisted;  // the dynamic loader comes with libc
     } else if (auto match = cuda.match(soname)) {
       n.kind = NeededKind::cuda_runtime;
       n.what = match->family->what;
       for (const auto* p : match->providers) {
-        if (!p->wheel.empty() && std::find(n.wheels.begin(), n.wheels.end(), p->wheel) == n.wheels.end())
+        if (!p->wheel.empty() &&
+            std::find(n.wheels.begin(), n.wheels.end(), p->wheel) == n.wheels.end())
           n.wheels.push_back(p->wheel);
-        if (std::find(n.systems.begin(), n.systems.end(), p->system) == n.systems.end()) n.systems.push_back(p->system);
+        if (std::find(n.systems.begin(), n.systems.end(), p->system) == n.systems.end())
+          n.systems.push_back(p->system);
       }
     } else if (cuda.is_driver_library(soname)) {
       n.kind = NeededKind::cuda_driver;
@@ -75,10 +87,11 @@ InspectedLibrary classify_resolved(LibraryReport report, const std::vector<NeedR
     if (n.soname == torch.cxx_runtime()) needs_cxx_runtime = true;
   }
   if (!torch_lib.empty() && !needs_cxx_runtime)
-    lib.runtime_warnings.push_back(fmt::format(
-        "links torch ({}) but does not need {}: a static C++ runtime of its own is linked in, so an exception "
-        "torch throws crashes it (build with a compiler that links {} dynamically)",
-        torch_lib, torch.cxx_runtime(), torch.cxx_runtime()));
+    lib.runtime_warnings.push_back(
+        fmt::format("links torch ({}) but does not need {}: a static C++ runtime of its own is "
+                    "linked in, so an exception "
+                    "torch throws crashes it (build with a compiler that links {} dynamically)",
+                    torch_lib, torch.cxx_runtime(), torch.cxx_runtime()));
   lib.manylinux = policies.strictest_fit(lib.machine, lib.version_needs);
   return lib;
 }
@@ -93,7 +106,8 @@ InspectedLibrary classify_library(LibraryReport report, const std::set<std::stri
   return classify_resolved(std::move(report), resolutions);
 }
 
-std::vector<TargetTotal> target_totals(const std::vector<InspectedLibrary>& libraries, uint64_t installed_bytes) {
+std::vector<TargetTotal> target_totals(const std::vector<InspectedLibrary>& libraries,
+                                       uint64_t installed_bytes) {
   std::map<cuda::FatbinCode, TargetTotal> by_code;  // in canonical order
   for (const auto& lib : libraries)
     for (const auto& t : lib.targets) {
@@ -127,7 +141,8 @@ SetFit fit_of_set(const std::vector<InspectedLibrary>& libraries) {
   if (!weakest) return fit;
   fit.policy = weakest->manylinux.policy;
   fit.tag = weakest->manylinux.tag;
-  for (const auto& l : weakest->manylinux.limiting) fit.limiting.push_back(weakest->path + ": " + l);
+  for (const auto& l : weakest->manylinux.limiting)
+    fit.limiting.push_back(weakest->path + ": " + l);
   for (const auto& p : policies.for_arch(fit.arch))
     if (p.name == fit.policy) {
       fit.glibc_major = p.glibc_major;
@@ -135,7 +150,8 @@ SetFit fit_of_set(const std::vector<InspectedLibrary>& libraries) {
     }
   for (const auto& lib : libraries) {
     if (lib.machine != fit.arch && lib.machine != "cuda") {
-      fit.limiting.push_back(fmt::format("{}: machine {} differs from {}", lib.path, lib.machine, fit.arch));
+      fit.limiting.push_back(
+          fmt::format("{}: machine {} differs from {}", lib.path, lib.machine, fit.arch));
       fit.policy = "linux";
     }
     for (const auto& n : lib.needed_libraries)
@@ -143,7 +159,8 @@ SetFit fit_of_set(const std::vector<InspectedLibrary>& libraries) {
         fit.limiting.push_back(fmt::format("{}: needs {} from the system", lib.path, n.soname));
         fit.policy = "linux";
       } else if (n.kind == NeededKind::not_found) {
-        fit.limiting.push_back(fmt::format("{}: needs {}, not found ({})", lib.path, n.soname, n.note));
+        fit.limiting.push_back(
+            fmt::format("{}: needs {}, not found ({})", lib.path, n.soname, n.note));
         fit.policy = "linux";
       }
   }
@@ -176,7 +193,8 @@ std::vector<std::string> refused_versions(const ManylinuxPolicy& policy, const s
         r.prefix = us == std::string::npos ? v : v.substr(0, us);
         r.number = us == std::string::npos ? "" : v.substr(us + 1);
         if (r.file.empty()) r.file = need.file;
-        if (std::find(r.libraries.begin(), r.libraries.end(), lib.path) == r.libraries.end()) r.libraries.push_back(lib.path);
+        if (std::find(r.libraries.begin(), r.libraries.end(), lib.path) == r.libraries.end())
+          r.libraries.push_back(lib.path);
       }
     }
   }
@@ -216,11 +234,13 @@ ClaimCheck check_manylinux_claim(const std::vector<std::string>& platform_tags, 
       check.problem = fmt::format("claims {} but the libraries are {}", tag, fit.arch);
       return check;
     }
-    const bool too_new = std::pair(claim->glibc_major, claim->glibc_minor) < std::pair(fit.glibc_major, fit.glibc_minor);
+    const bool too_new = std::pair(claim->glibc_major, claim->glibc_minor) <
+                         std::pair(fit.glibc_major, fit.glibc_minor);
     if (fit.policy != "linux" && !too_new) continue;
     check.ok = false;
-    check.problem = fit.policy == "linux" ? fmt::format("claims {} but the libraries fit no manylinux policy", tag)
-                                          : fmt::format("claims {} but the libraries need {}", tag, fit.tag);
+    check.problem = fit.policy == "linux"
+                        ? fmt::format("claims {} but the libraries fit no manylinux policy", tag)
+                        : fmt::format("claims {} but the libraries need {}", tag, fit.tag);
     // What breaks this claim: versions the claimed policy refuses, then needs from nowhere.
     std::vector<std::string> reasons;
     const ManylinuxPolicy* claimed = nullptr;
@@ -228,7 +248,8 @@ ClaimCheck check_manylinux_claim(const std::vector<std::string>& platform_tags, 
       if (p.name == claim->policy) claimed = &p;
     if (!claimed)  // a tag newer than the data: the newest policy not above it
       for (const auto& p : policies.for_arch(fit.arch))
-        if (std::pair(p.glibc_major, p.glibc_minor) <= std::pair(claim->glibc_major, claim->glibc_minor) &&
+        if (std::pair(p.glibc_major, p.glibc_minor) <=
+                std::pair(claim->glibc_major, claim->glibc_minor) &&
             (!claimed || p.priority < claimed->priority))
           claimed = &p;
     std::vector<std::string> versions;
@@ -236,7 +257,8 @@ ClaimCheck check_manylinux_claim(const std::vector<std::string>& platform_tags, 
     if (!versions.empty()) reasons.push_back("needs " + summarize(versions, 5));
     std::vector<std::string> nowhere;
     for (const auto& l : fit.limiting)
-      if (l.find(": needs ") != std::string::npos || l.find(": machine ") != std::string::npos) nowhere.push_back(l);
+      if (l.find(": needs ") != std::string::npos || l.find(": machine ") != std::string::npos)
+        nowhere.push_back(l);
     if (!nowhere.empty()) reasons.push_back(summarize(nowhere, 3));
     if (reasons.empty() && !fit.limiting.empty()) reasons.push_back(summarize(fit.limiting, 3));
     if (!reasons.empty()) check.problem += fmt::format(" ({})", fmt::join(reasons, "; "));
@@ -262,8 +284,10 @@ void check_wheel_claim(WheelReport& w, const std::vector<std::string>& platform_
   w.other_gpu_libraries.clear();
   std::vector<InspectedLibrary> own;  // the CUDA and CPU libraries
   for (const auto& lib : w.libraries) {
-    if (auto platform = other_gpu_platform(lib)) w.other_gpu_libraries.push_back({lib.path, *platform});
-    else if (!claim.ok) own.push_back(lib);
+    if (auto platform = other_gpu_platform(lib))
+      w.other_gpu_libraries.push_back({lib.path, *platform});
+    else if (!claim.ok)
+      own.push_back(lib);
   }
   w.claim_ok_without_other_gpu = claim.ok;
   w.claim_problem_without_other_gpu = claim.problem;

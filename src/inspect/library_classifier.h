@@ -16,21 +16,25 @@ namespace tailor::inspect {
 struct NeedResolution {
   enum class Where { nowhere, inside, on_disk, unreached };
   Where where = Where::nowhere;
-  std::string path;  // inside: the member / input; on_disk: the file; unreached: a file of that name
-  std::string via;   // "RUNPATH $ORIGIN/../lib"
-  std::string note;  // unreached: "a file of that name is in the wheel at X, but no RUNPATH reaches it"
+  std::string
+      path;         // inside: the member / input; on_disk: the file; unreached: a file of that name
+  std::string via;  // "RUNPATH $ORIGIN/../lib"
+  std::string
+      note;  // unreached: "a file of that name is in the wheel at X, but no RUNPATH reaches it"
 };
 
 /// Classifies each need: found inside (bundled), else by who provides it (whitelist, CUDA
 /// of any major, driver, torch), else found on disk, else not found (a file of that name
 /// exists but the search does not reach it), else system. `resolutions` is parallel to
 /// `report.needed` (missing entries count as nowhere).
-InspectedLibrary classify_resolved(LibraryReport report, const std::vector<NeedResolution>& resolutions);
+InspectedLibrary classify_resolved(LibraryReport report,
+                                   const std::vector<NeedResolution>& resolutions);
 /// The same where `bundled` holds the names resolved inside (tests, simple callers).
 InspectedLibrary classify_library(LibraryReport report, const std::set<std::string>& bundled);
 
 /// Per-target totals across libraries; share relative to `installed_bytes` (0: no share).
-std::vector<TargetTotal> target_totals(const std::vector<InspectedLibrary>& libraries, uint64_t installed_bytes);
+std::vector<TargetTotal> target_totals(const std::vector<InspectedLibrary>& libraries,
+                                       uint64_t installed_bytes);
 
 /// The manylinux tag a set of libraries supports together: the least strict of their
 /// fits, lowered to linux_<arch> by a library needed from the system.

@@ -183,7 +183,8 @@ Expected<LibraryReport> analyze(Bytes file, std::string path, const LibraryOptio
           for (const formats::FatbinEntry& e : c.entries) {
             if (options.verify_payloads) {
               // Streamed in bounded memory: a declared 1 GiB is never allocated.
-              if (auto ok = formats::verify_entry(file, e, options.max_entry_bytes); !ok) return ok.error();
+              if (auto ok = formats::verify_entry(file, e, options.max_entry_bytes); !ok)
+                return ok.error();
             }
             if (auto ok = count_entry(by_target, e); !ok) return ok.error();
           }
@@ -210,7 +211,8 @@ Expected<LibraryReport> analyze(Bytes file, std::string path, const LibraryOptio
         [&](formats::FatbinContainer&& c) -> Expected<void> {
           for (const formats::FatbinEntry& e : c.entries) {
             if (options.verify_payloads) {
-              if (auto ok = formats::verify_entry(file, e, options.max_entry_bytes); !ok) return ok.error();
+              if (auto ok = formats::verify_entry(file, e, options.max_entry_bytes); !ok)
+                return ok.error();
             }
             if (auto ok = count_entry(by_target, e); !ok) return ok.error();
             if (auto ok = count_entry(in_section, e); !ok) return ok.error();
@@ -230,7 +232,8 @@ Expected<LibraryReport> analyze(Bytes file, std::string path, const LibraryOptio
     if (found.containers == 0) continue;
     if (report.embedded.size() == k_max_embedded_sections)
       return fail(make_error("section " + s->name + " at 0x" + fmt_hex(s->offset) + ": more than " +
-                             std::to_string(k_max_embedded_sections) + " sections hold fatbin containers"));
+                             std::to_string(k_max_embedded_sections) +
+                             " sections hold fatbin containers"));
     found.section = s->name;
     found.targets = sorted_targets(std::move(in_section));
     report.device_code_bytes += found.bytes;

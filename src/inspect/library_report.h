@@ -42,7 +42,8 @@ struct LibraryReport {
   bool has_device_code = false;
   // Bytes of the .nv_fatbin + __nv_relfatbin sections, plus the embedded containers.
   uint64_t device_code_bytes = 0;
-  std::vector<TargetStats> targets;  // by code (cuda::FatbinCode's order: CC, then sm before compute; LTO IR last)
+  std::vector<TargetStats>
+      targets;  // by code (cuda::FatbinCode's order: CC, then sm before compute; LTO IR last)
   std::vector<EmbeddedFatbins> embedded;  // per section holding any, in file order
   std::vector<std::string> needed, runpath, rpath;
   std::string soname;

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
-#include <unordered_map>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "data/toml_document.h"
@@ -24,10 +24,11 @@ constexpr std::string_view k_file = "manylinux/loader.toml";
 
 // One directory of a search path after $ORIGIN substitution.
 struct SearchDir {
-  bool in_tree = false;  // a folder of the wheel's install tree ("" = its root); else an absolute path
+  bool in_tree =
+      false;  // a folder of the wheel's install tree ("" = its root); else an absolute path
   std::string dir;
-  std::string label;  // "RUNPATH $ORIGIN/../lib"
-  size_t owner = 0;   // the library whose RUNPATH/RPATH this is
+  std::string label;        // "RUNPATH $ORIGIN/../lib"
+  size_t owner = 0;         // the library whose RUNPATH/RPATH this is
   mutable int exists = -1;  // on disk: whether the folder exists (-1: not yet looked at)
 };
 
@@ -71,7 +72,8 @@ std::string install_path(const std::string& member) {
   std::string_view first(member.data(), slash);
   if (first.size() > 5 && first.substr(first.size() - 5) == ".data") {
     for (std::string_view scheme : {"purelib/", "platlib/"})
-      if (member.compare(slash + 1, scheme.size(), scheme) == 0) return member.substr(slash + 1 + scheme.size());
+      if (member.compare(slash + 1, scheme.size(), scheme) == 0)
+        return member.substr(slash + 1 + scheme.size());
   }
   return member;
 }
@@ -89,10 +91,13 @@ std::string base_of(const std::string& path) {
 // Substitutes $ORIGIN / ${ORIGIN}. Sets `token` when the entry uses $LIB or $PLATFORM
 // (they depend on the loading system), `starts_at_origin` when the entry begins with
 // the origin.
-std::string substitute(const std::string& entry, const std::string& origin, std::string& token, bool& starts_at_origin) {
+std::string substitute(const std::string& entry, const std::string& origin, std::string& token,
+                       bool& starts_at_origin) {
   std::string out;
   starts_at_origin = false;
-  auto is_name_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  auto is_name_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  };
   for (size_t i = 0; i < entry.size();) {
     if (entry[i] != '$') {
       out += entry[i++];
@@ -126,8 +131,8 @@ std::string substitute(const std::string& entry, const std::string& origin, std:
 
 // Builds one library's own search path: the distinct entries of RUNPATH (or RPATH), capped,
 // with $ORIGIN replaced by `origin` (a tree folder when `in_tree`, else an absolute folder).
-LibrarySearch search_of(const LibraryReport& lib, size_t index, const std::string& origin, bool in_tree,
-                        const LoaderRules& rules) {
+LibrarySearch search_of(const LibraryReport& lib, size_t index, const std::string& origin,
+                        bool in_tree, const LoaderRules& rules) {
   LibrarySearch s;
   s.has_runpath = !lib.runpath.empty();
   // Build-machine folders are worth a warning in either list, even an ignored RPATH.
@@ -138,9 +143,10 @@ LibrarySearch search_of(const LibraryReport& lib, size_t index, const std::strin
       if (flagged.size() >= 8) break;  // a few examples are enough
       auto prefix = rules.build_machine_prefix(e);
       if (!prefix.empty() && flagged.insert(e).second)
-        s.warnings.push_back(fmt::format("{} entry '{}' is a folder of the build machine ({}...): it does not exist "
-                                         "where the wheel is installed, or holds something else there",
-                                         kind, e, prefix));
+        s.warnings.push_back(
+            fmt::format("{} entry '{}' is a folder of the build machine ({}...): it does not exist "
+                        "where the wheel is installed, or holds something else there",
+                        kind, e, prefix));
     }
   }
   const auto& raw = s.has_runpath ? lib.runpath : lib.rpath;
@@ -155,18 +161,21 @@ LibrarySearch search_of(const LibraryReport& lib, size_t index, const std::strin
       if (entries.size() < rules.max_search_entries) entries.push_back(e);
     }
   if (distinct > entries.size())
-    s.warnings.push_back(fmt::format("{} has {} entries ({} distinct); only the first {} distinct entries are searched",
-                                     kind, raw.size(), distinct, entries.size()));
+    s.warnings.push_back(fmt::format(
+        "{} has {} entries ({} distinct); only the first {} distinct entries are searched", kind,
+        raw.size(), distinct, entries.size()));
   else if (raw.size() > 4 * rules.max_search_entries)
-    s.warnings.push_back(fmt::format("{} has {} entries but only {} distinct; each is searched once", kind, raw.size(),
-                                     distinct));
+    s.warnings.push_back(
+        fmt::format("{} has {} entries but only {} distinct; each is searched once", kind,
+                    raw.size(), distinct));
   std::unordered_set<std::string> dirs_seen;
   for (const auto& e : entries) {
     std::string token;
     bool at_origin = false;
     std::string text = substitute(e, origin, token, at_origin);
     if (!token.empty()) {
-      s.warnings.push_back(fmt::format("{} entry '{}' uses {}, which the loading system decides: not searched", kind, e, token));
+      s.warnings.push_back(fmt::format(
+          "{} entry '{}' uses {}, which the loading system decides: not searched", kind, e, token));
       continue;
     }
     SearchDir d;
@@ -175,7 +184,9 @@ LibrarySearch search_of(const LibraryReport& lib, size_t index, const std::strin
     if (in_tree && at_origin) {
       auto n = normalize("/" + text);  // the tree's root is "/" here; stripped below
       if (!n) {
-        s.warnings.push_back(fmt::format("{} entry '{}' climbs above the install root of the wheel: not searched inside it", kind, e));
+        s.warnings.push_back(fmt::format(
+            "{} entry '{}' climbs above the install root of the wheel: not searched inside it",
+            kind, e));
         continue;
       }
       d.in_tree = true;
@@ -184,8 +195,9 @@ LibrarySearch search_of(const LibraryReport& lib, size_t index, const std::strin
       auto n = normalize(text);
       d.dir = n ? *n : text;
     } else {
-      s.warnings.push_back(
-          fmt::format("{} entry '{}' is relative to the working directory of the process: not searched", kind, e));
+      s.warnings.push_back(fmt::format(
+          "{} entry '{}' is relative to the working directory of the process: not searched", kind,
+          e));
       continue;
     }
     if (dirs_seen.insert((d.in_tree ? "t:" : "a:") + d.dir).second) s.own.push_back(std::move(d));
@@ -201,18 +213,20 @@ std::string unreached_note(const LibraryReport& lib, const std::string& where) {
 
 // Where files are: the wheel's install tree (hash index by path) or the file system.
 class FileSpace {
-public:
+ public:
   virtual ~FileSpace() = default;
   /// The need found in `d`: its displayed path and the library index when it is one.
-  virtual std::optional<std::pair<std::string, std::optional<size_t>>> find(const SearchDir& d, const std::string& name,
+  virtual std::optional<std::pair<std::string, std::optional<size_t>>> find(const SearchDir& d,
+                                                                            const std::string& name,
                                                                             bool& inside) = 0;
   /// Where a file of that name is, for the "not reached" note ("" when none).
   virtual std::string elsewhere(const std::string& name) const = 0;
 };
 
 class WheelSpace : public FileSpace {
-public:
-  WheelSpace(const std::vector<std::string>& members, const std::vector<std::string>& library_paths) {
+ public:
+  WheelSpace(const std::vector<std::string>& members,
+             const std::vector<std::string>& library_paths) {
     for (const auto& m : members) {
       auto p = install_path(m);
       m_by_path.emplace(p, m);
@@ -220,9 +234,11 @@ public:
     }
     for (size_t i = 0; i < library_paths.size(); ++i) m_library.emplace(library_paths[i], i);
   }
-  std::optional<std::pair<std::string, std::optional<size_t>>> find(const SearchDir& d, const std::string& name,
+  std::optional<std::pair<std::string, std::optional<size_t>>> find(const SearchDir& d,
+                                                                    const std::string& name,
                                                                     bool& inside) override {
-    if (!d.in_tree) return std::nullopt;  // an absolute folder is the installing system's, not the wheel's
+    if (!d.in_tree)
+      return std::nullopt;  // an absolute folder is the installing system's, not the wheel's
     auto it = m_by_path.find(d.dir.empty() ? name : d.dir + "/" + name);
     if (it == m_by_path.end()) return std::nullopt;
     inside = true;
@@ -235,14 +251,14 @@ public:
     return it == m_by_name.end() ? "" : "a file of that name is in the wheel at " + it->second;
   }
 
-private:
+ private:
   std::unordered_map<std::string, std::string> m_by_path;  // install path -> member name
   std::unordered_multimap<std::string, std::string> m_by_name;
   std::unordered_map<std::string, size_t> m_library;  // member name -> library index
 };
 
 class DiskSpace : public FileSpace {
-public:
+ public:
   explicit DiskSpace(const std::vector<std::string>& library_paths) {
     std::error_code ec;
     for (size_t i = 0; i < library_paths.size(); ++i) {
@@ -252,7 +268,8 @@ public:
     }
     m_paths = library_paths;
   }
-  std::optional<std::pair<std::string, std::optional<size_t>>> find(const SearchDir& d, const std::string& name,
+  std::optional<std::pair<std::string, std::optional<size_t>>> find(const SearchDir& d,
+                                                                    const std::string& name,
                                                                     bool& inside) override {
     if (d.in_tree) return std::nullopt;
     std::error_code ec;
@@ -278,7 +295,7 @@ public:
     return it == m_by_name.end() ? "" : "a file of that name is among the inputs at " + it->second;
   }
 
-private:
+ private:
   std::unordered_map<std::string, size_t> m_input;  // canonical path -> library index
   std::unordered_multimap<std::string, std::string> m_by_name;
   std::unordered_map<std::string, bool> m_dir_exists;
@@ -291,7 +308,8 @@ std::vector<InspectedLibrary> resolve(std::vector<LibraryReport> libraries, File
   const size_t n = libraries.size();
   std::vector<LibrarySearch> searches;
   searches.reserve(n);
-  for (size_t i = 0; i < n; ++i) searches.push_back(search_of(libraries[i], i, origins[i], in_tree, rules));
+  for (size_t i = 0; i < n; ++i)
+    searches.push_back(search_of(libraries[i], i, origins[i], in_tree, rules));
 
   // RPATHs inherited from the objects that load each library (only used by libraries
   // without RUNPATH; passed down through every library).
@@ -318,14 +336,16 @@ std::vector<InspectedLibrary> resolve(std::vector<LibraryReport> libraries, File
     std::vector<size_t> loaded;
     for (size_t k = 0; k < lib.needed.size(); ++k) {
       const auto& name = lib.needed[k];
-      if (name.find('/') != std::string::npos) continue;  // a path, not searched (and never in our tree)
+      if (name.find('/') != std::string::npos)
+        continue;  // a path, not searched (and never in our tree)
       for (const auto* d : dirs) {
         bool inside = false;
         auto hit = space.find(*d, name, inside);
         if (!hit) continue;
         res[k].where = inside ? NeedResolution::Where::inside : NeedResolution::Where::on_disk;
         res[k].path = hit->first;
-        res[k].via = d->owner == i ? d->label : fmt::format("{} of {}", d->label, libraries[d->owner].path);
+        res[k].via =
+            d->owner == i ? d->label : fmt::format("{} of {}", d->label, libraries[d->owner].path);
         if (hit->second && *hit->second != i) loaded.push_back(*hit->second);
         break;
       }
@@ -371,7 +391,8 @@ std::vector<InspectedLibrary> resolve(std::vector<LibraryReport> libraries, File
       std::vector<std::string> kept;
       std::unordered_set<std::string> seen;
       for (auto& e : list)
-        if (kept.size() < rules.max_search_entries && seen.insert(e).second) kept.push_back(std::move(e));
+        if (kept.size() < rules.max_search_entries && seen.insert(e).second)
+          kept.push_back(std::move(e));
       list = std::move(kept);
     };
     cap(raw.runpath);
@@ -394,7 +415,8 @@ const LoaderRules& LoaderRules::get() {
     r.max_search_entries = static_cast<size_t>(max.integer());
     auto list = doc["build_machine_prefixes"];
     for (const auto& s : list.strings()) {
-      if (s.size() < 2 || s[0] != '/' || s.back() != '/') list.fail("'" + s + "' is not '/<folder>/'");
+      if (s.size() < 2 || s[0] != '/' || s.back() != '/')
+        list.fail("'" + s + "' is not '/<folder>/'");
       r.build_machine_prefixes.push_back(s);
     }
     return r;
@@ -411,8 +433,8 @@ std::string LoaderRules::build_machine_prefix(const std::string& entry) const {
   return "";
 }
 
-std::vector<InspectedLibrary> resolve_wheel_libraries(std::vector<LibraryReport> libraries,
-                                                      const std::vector<std::string>& member_names) {
+std::vector<InspectedLibrary> resolve_wheel_libraries(
+    std::vector<LibraryReport> libraries, const std::vector<std::string>& member_names) {
   std::vector<std::string> paths, origins;
   for (const auto& l : libraries) {
     paths.push_back(l.path);

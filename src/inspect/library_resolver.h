@@ -18,7 +18,7 @@ namespace tailor::inspect {
 
 /// The facts of data/manylinux/loader.toml.
 struct LoaderRules {
-  size_t max_search_entries = 256;                  // distinct RUNPATH/RPATH entries searched per object
+  size_t max_search_entries = 256;  // distinct RUNPATH/RPATH entries searched per object
   std::vector<std::string> build_machine_prefixes;  // "/project/", "/root/", ...
   static const LoaderRules& get();
   /// The prefix an absolute entry starts with when it names a build-machine folder, or "".

@@ -20,7 +20,9 @@ bool is_numeric_version(const std::string& v) {
   return true;
 }
 
-bool is_loader(const std::string& file) { return file.rfind("ld-linux", 0) == 0 || file.rfind("ld64.so", 0) == 0; }
+bool is_loader(const std::string& file) {
+  return file.rfind("ld-linux", 0) == 0 || file.rfind("ld64.so", 0) == 0;
+}
 
 }  // namespace
 
@@ -31,7 +33,7 @@ bool ManylinuxPolicy::allows(const std::string& version) const {
   std::string prefix = version.substr(0, us), number = version.substr(us + 1);
   if (none.count(prefix)) return false;
   auto it = max_version.find(prefix);
-  if (it == max_version.end()) return true;  // a prefix this policy does not police
+  if (it == max_version.end()) return true;       // a prefix this policy does not police
   if (!is_numeric_version(number)) return false;  // GLIBC_PRIVATE and the like
   return compare_versions(number, it->second) <= 0;
 }
@@ -49,7 +51,8 @@ const ManylinuxPolicies& ManylinuxPolicies::get() {
       base.priority = static_cast<int>(t["priority"].integer());
       if (base.name.empty() || base.priority < 0) t.fail("policy without name or priority");
       base.aliases = t["aliases"].strings_or_empty();
-      if (std::sscanf(base.name.c_str(), "manylinux_%d_%d", &base.glibc_major, &base.glibc_minor) != 2)
+      if (std::sscanf(base.name.c_str(), "manylinux_%d_%d", &base.glibc_major, &base.glibc_minor) !=
+          2)
         t["name"].fail(base.name + " is not manylinux_X_Y");
       for (const auto& [arch, at] : t.entries()) {
         if (!at.is_table()) continue;
@@ -81,8 +84,8 @@ const std::vector<ManylinuxPolicy>& ManylinuxPolicies::for_arch(const std::strin
   return it == m_by_arch.end() ? k_empty : it->second;
 }
 
-ManylinuxFit ManylinuxPolicies::strictest_fit(const std::string& arch,
-                                              const std::vector<formats::ElfVersionNeed>& needs) const {
+ManylinuxFit ManylinuxPolicies::strictest_fit(
+    const std::string& arch, const std::vector<formats::ElfVersionNeed>& needs) const {
   ManylinuxFit fit;
   fit.policy = "linux";
   fit.tag = "linux_" + arch;
@@ -99,20 +102,24 @@ ManylinuxFit ManylinuxPolicies::strictest_fit(const std::string& arch,
       fit.priority = policy.priority;
       return fit;
     }
-    fit.limiting = std::move(refused);  // what the last refusing (least strict so far) policy refused
+    fit.limiting =
+        std::move(refused);  // what the last refusing (least strict so far) policy refused
   }
   return fit;
 }
 
-std::optional<ManylinuxPolicies::PlatformTag> ManylinuxPolicies::parse_platform_tag(const std::string& tag) const {
+std::optional<ManylinuxPolicies::PlatformTag> ManylinuxPolicies::parse_platform_tag(
+    const std::string& tag) const {
   if (tag.rfind("manylinux", 0) != 0) return std::nullopt;
   for (const auto& [arch, pols] : m_by_arch) {
     const std::string suffix = "_" + arch;
-    if (tag.size() <= suffix.size() || tag.compare(tag.size() - suffix.size(), suffix.size(), suffix) != 0)
+    if (tag.size() <= suffix.size() ||
+        tag.compare(tag.size() - suffix.size(), suffix.size(), suffix) != 0)
       continue;
     std::string policy = tag.substr(0, tag.size() - suffix.size());
     for (const auto& p : pols)
-      if (p.name == policy || std::find(p.aliases.begin(), p.aliases.end(), policy) != p.aliases.end())
+      if (p.name == policy ||
+          std::find(p.aliases.begin(), p.aliases.end(), policy) != p.aliases.end())
         return PlatformTag{p.name, p.glibc_major, p.glibc_minor, arch};
     int major = 0, minor = 0;
     char rest = 0;
@@ -123,7 +130,8 @@ std::optional<ManylinuxPolicies::PlatformTag> ManylinuxPolicies::parse_platform_
   int major = 0, minor = 0;
   if (std::sscanf(tag.c_str(), "manylinux_%d_%d_", &major, &minor) == 2) {
     size_t third = tag.find('_', tag.find('_', tag.find('_') + 1) + 1);
-    return PlatformTag{fmt::format("manylinux_{}_{}", major, minor), major, minor, tag.substr(third + 1)};
+    return PlatformTag{fmt::format("manylinux_{}_{}", major, minor), major, minor,
+                       tag.substr(third + 1)};
   }
   return std::nullopt;
 }

@@ -8,9 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "util/version.h"
-
 #include "formats/elf.h"
+#include "util/version.h"
 
 namespace tailor::inspect {
 
@@ -37,7 +36,7 @@ struct ManylinuxFit {
 };
 
 class ManylinuxPolicies {
-public:
+ public:
   /// The embedded data, parsed once (a malformed file throws data::DataError: a bug).
   static const ManylinuxPolicies& get();
 
@@ -47,7 +46,8 @@ public:
   const std::vector<ManylinuxPolicy>& for_arch(const std::string& arch) const;
   /// The strictest policy allowing every version need (needs on the dynamic loader are
   /// ignored, as auditwheel does).
-  ManylinuxFit strictest_fit(const std::string& arch, const std::vector<formats::ElfVersionNeed>& needs) const;
+  ManylinuxFit strictest_fit(const std::string& arch,
+                             const std::vector<formats::ElfVersionNeed>& needs) const;
   /// Parses a platform tag: "manylinux_2_28_x86_64", "manylinux2014_aarch64",
   /// "manylinux1_x86_64" -> policy (name, glibc) and arch; nullopt for non-manylinux tags.
   struct PlatformTag {
@@ -58,7 +58,7 @@ public:
   std::optional<PlatformTag> parse_platform_tag(const std::string& tag) const;
   const std::string& source() const { return m_source; }
 
-private:
+ private:
   ManylinuxPolicies() = default;
   std::string m_source;
   std::vector<std::string> m_whitelist;

@@ -13,7 +13,7 @@ namespace tailor::inspect {
 nlohmann::json to_json(const InspectReport& report, const Verdicts* verdicts = nullptr);
 
 struct TextOptions {
-  bool color = false;  // reserved: plain text today
+  bool color = false;          // reserved: plain text today
   bool all_libraries = false;  // full detail also for libraries without device code
 };
 std::string render_text(const InspectReport& report, const Verdicts* verdicts = nullptr,
@@ -22,7 +22,8 @@ std::string render_text(const InspectReport& report, const Verdicts* verdicts = 
 /// One self-contained HTML page (util/html.h) of the same result: bytes per target per
 /// library as stacked bars, totals, compression, the verdicts as a library x GPU grid.
 /// `inputs` are the paths as given, for the title.
-std::string render_html(const InspectReport& report, const Verdicts* verdicts, const std::vector<std::string>& inputs);
+std::string render_html(const InspectReport& report, const Verdicts* verdicts,
+                        const std::vector<std::string>& inputs);
 
 /// "████░░░░░░" for a share in [0,1], `width` cells.
 std::string share_bar(double share, int width = 10);

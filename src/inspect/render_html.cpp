@@ -23,9 +23,11 @@ constexpr size_t k_max_library_rows = 150;
 constexpr size_t k_max_table_rows = 500;
 
 // Palettes: SASS in blues/greens, PTX in oranges/reds (styling, not facts).
-constexpr const char* k_sass_colors[] = {"#1c3f94", "#2f6fdf", "#2b8a3e", "#5f3dc4", "#0b7285", "#74a7f5",
-                                         "#66a80f", "#862e9c", "#1098ad", "#364fc7", "#94d82d", "#15aabf"};
-constexpr const char* k_ptx_colors[] = {"#e8590c", "#f59f00", "#c92a2a", "#d6336c", "#ffa94d", "#a61e4d"};
+constexpr const char* k_sass_colors[] = {"#1c3f94", "#2f6fdf", "#2b8a3e", "#5f3dc4",
+                                         "#0b7285", "#74a7f5", "#66a80f", "#862e9c",
+                                         "#1098ad", "#364fc7", "#94d82d", "#15aabf"};
+constexpr const char* k_ptx_colors[] = {"#e8590c", "#f59f00", "#c92a2a",
+                                        "#d6336c", "#ffa94d", "#a61e4d"};
 
 // PTX entries (compute_XX) get the warm palette, whether or not the model reads them as a target.
 bool is_ptx(const cuda::FatbinCode& code) { return code.kind == cuda::k_fatbin_kind_ptx; }
@@ -46,10 +48,12 @@ std::map<cuda::FatbinCode, std::string> target_colors(const std::vector<cuda::Fa
   size_t sass = 0, ptx = 0;
   for (const auto& n : names) {
     if (is_ptx(n)) {
-      colors[n] = ptx_count <= std::size(k_ptx_colors) ? k_ptx_colors[ptx] : generated_color(ptx, true);
+      colors[n] =
+          ptx_count <= std::size(k_ptx_colors) ? k_ptx_colors[ptx] : generated_color(ptx, true);
       ++ptx;
     } else {
-      colors[n] = sass_count <= std::size(k_sass_colors) ? k_sass_colors[sass] : generated_color(sass, false);
+      colors[n] = sass_count <= std::size(k_sass_colors) ? k_sass_colors[sass]
+                                                         : generated_color(sass, false);
       ++sass;
     }
   }
@@ -57,13 +61,17 @@ std::map<cuda::FatbinCode, std::string> target_colors(const std::vector<cuda::Fa
 }
 
 std::string card(std::string_view value, std::string_view key) {
-  return fmt::format("<div class=\"card\"><div class=\"v\">{}</div><div class=\"k\">{}</div></div>", escape(value),
-                     escape(key));
+  return fmt::format("<div class=\"card\"><div class=\"v\">{}</div><div class=\"k\">{}</div></div>",
+                     escape(value), escape(key));
 }
-std::string note(std::string_view text) { return fmt::format("<p class=\"note\">{}</p>\n", escape(text)); }
+std::string note(std::string_view text) {
+  return fmt::format("<p class=\"note\">{}</p>\n", escape(text));
+}
 
 std::string percent(uint64_t part, uint64_t whole) {
-  return whole ? fmt::format("{:.1f}%", 100.0 * static_cast<double>(part) / static_cast<double>(whole)) : "-";
+  return whole ? fmt::format("{:.1f}%",
+                             100.0 * static_cast<double>(part) / static_cast<double>(whole))
+               : "-";
 }
 
 std::string compression_words(const std::set<std::string>& s) {
@@ -107,8 +115,10 @@ std::string library_row_note(const InspectedLibrary& lib) {
 void verdict_section(std::string& out, const Verdicts* verdicts) {
   out += "<h2>GPU verdicts</h2>\n";
   if (!verdicts) {
-    out += note("No verdicts asked for: run with --gpu SPEC (a GPU name, an instance type or a compute capability: "
-                "--gpu H100,T4), --require SPEC or --exact SPEC to see which GPUs run each library.");
+    out += note(
+        "No verdicts asked for: run with --gpu SPEC (a GPU name, an instance type or a compute "
+        "capability: "
+        "--gpu H100,T4), --require SPEC or --exact SPEC to see which GPUs run each library.");
     return;
   }
   for (const auto& p : verdicts->problems)
@@ -116,18 +126,23 @@ void verdict_section(std::string& out, const Verdicts* verdicts) {
   // GPU checks as a grid: a row per library, a column per device.
   std::vector<cuda::ComputeCapability> devices;
   std::vector<std::string> libraries, shown_names;
-  std::map<cuda::ComputeCapability, std::string> device_labels;  // 9.0 -> "H100 (9.0)" where the user named the GPU
+  std::map<cuda::ComputeCapability, std::string>
+      device_labels;  // 9.0 -> "H100 (9.0)" where the user named the GPU
   std::map<std::pair<std::string, cuda::ComputeCapability>, const LibraryVerdict*> cell;
   for (const auto& v : verdicts->items) {
     if (v.check != VerdictCheck::gpu) continue;
-    if (std::find(devices.begin(), devices.end(), v.device) == devices.end()) devices.push_back(v.device);
+    if (std::find(devices.begin(), devices.end(), v.device) == devices.end())
+      devices.push_back(v.device);
     device_labels[v.device] = v.gpu_names.empty() ? "GPU " + v.device.str() : v.device_label();
-    if (std::find(libraries.begin(), libraries.end(), v.library) == libraries.end()) libraries.push_back(v.library);
+    if (std::find(libraries.begin(), libraries.end(), v.library) == libraries.end())
+      libraries.push_back(v.library);
     cell[{v.library, v.device}] = &v;
   }
   if (!devices.empty()) {
-    out += html::legend({{"runs: native SASS", "#1a7f37"}, {"runs: compatible SASS (same major, older minor)", "#2b8a3e"},
-                         {"JIT-only: compiled from PTX at first load", "#a15c00"}, {"missing: no kernel image", "#c62828"}});
+    out += html::legend({{"runs: native SASS", "#1a7f37"},
+                         {"runs: compatible SASS (same major, older minor)", "#2b8a3e"},
+                         {"JIT-only: compiled from PTX at first load", "#a15c00"},
+                         {"missing: no kernel image", "#c62828"}});
     // "<wheel>!<member>": the member (the Wheels section names the wheel); else the path
     // below the folder all share. Whole in the tooltip.
     for (const auto& lib : libraries) {
@@ -135,7 +150,8 @@ void verdict_section(std::string& out, const Verdicts* verdicts) {
       shown_names.push_back(bang == std::string::npos ? lib : lib.substr(bang + 1));
     }
     const std::string prefix = common_folder(shown_names);
-    if (!prefix.empty()) out += fmt::format("<p class=\"sub\">Libraries under <code>{}</code></p>\n", escape(prefix));
+    if (!prefix.empty())
+      out += fmt::format("<p class=\"sub\">Libraries under <code>{}</code></p>\n", escape(prefix));
     out += "<table><tr><th>library</th>";
     for (const auto& d : devices) out += fmt::format("<th>{}</th>", escape(device_labels[d]));
     out += "</tr>\n";
@@ -143,12 +159,15 @@ void verdict_section(std::string& out, const Verdicts* verdicts) {
     for (size_t li = 0; li < libraries.size(); ++li) {
       const std::string& lib = libraries[li];
       if (++rows > k_max_table_rows) {
-        out += fmt::format("<tr><td colspan=\"{}\" class=\"note\">{} more libraries (--json lists them all)</td></tr>\n",
-                           devices.size() + 1, libraries.size() - k_max_table_rows);
+        out += fmt::format(
+            "<tr><td colspan=\"{}\" class=\"note\">{} more libraries (--json lists them "
+            "all)</td></tr>\n",
+            devices.size() + 1, libraries.size() - k_max_table_rows);
         break;
       }
       const std::string shown = without(shown_names[li], prefix);
-      out += fmt::format("<tr><td class=\"mono\" title=\"{}\">{}</td>", escape(lib), escape(html::shorten(shown, 80)));
+      out += fmt::format("<tr><td class=\"mono\" title=\"{}\">{}</td>", escape(lib),
+                         escape(html::shorten(shown, 80)));
       for (const auto& d : devices) {
         auto it = cell.find({lib, d});
         if (it == cell.end()) {
@@ -157,14 +176,20 @@ void verdict_section(std::string& out, const Verdicts* verdicts) {
         }
         const LibraryVerdict& v = *it->second;
         std::string cls, text;
-        if (!v.reason.empty()) cls = "b-bad", text = "wrong platform";
-        else if (v.mode == "native") cls = "b-ok", text = "runs · " + v.via;
-        else if (v.mode == "compatible_sass") cls = "b-ok", text = "runs · compatible " + v.via;
-        else if (v.mode == "ptx_jit") cls = "b-warn", text = "JIT-only · " + v.via;
-        else cls = "b-bad", text = "missing";
+        if (!v.reason.empty())
+          cls = "b-bad", text = "wrong platform";
+        else if (v.mode == "native")
+          cls = "b-ok", text = "runs · " + v.via;
+        else if (v.mode == "compatible_sass")
+          cls = "b-ok", text = "runs · compatible " + v.via;
+        else if (v.mode == "ptx_jit")
+          cls = "b-warn", text = "JIT-only · " + v.via;
+        else
+          cls = "b-bad", text = "missing";
         std::string style = v.mode == "compatible_sass" ? " style=\"background:#2b8a3e\"" : "";
         if (!v.reason.empty()) style = fmt::format(" title=\"{}\"", escape(v.reason));
-        out += fmt::format("<td><span class=\"badge {}\"{}>{}</span></td>", cls, style, escape(text));
+        out +=
+            fmt::format("<td><span class=\"badge {}\"{}>{}</span></td>", cls, style, escape(text));
       }
       out += "</tr>\n";
     }
@@ -180,10 +205,13 @@ void verdict_section(std::string& out, const Verdicts* verdicts) {
       if (++rows > k_max_table_rows) break;
       std::string detail;
       if (!v.missing.empty()) detail += "lacks " + join(v.missing, " ");
-      if (!v.extra.empty()) detail += (detail.empty() ? "" : "; ") + std::string("has extra ") + join(v.extra, " ");
-      out += fmt::format("<tr><td>{}</td><td class=\"mono\">{}</td><td><span class=\"badge {}\">{}</span></td><td>{}</td></tr>\n",
-                         verdict_check_key(v.check), escape(html::shorten(v.library, 80)), v.pass ? "b-ok" : "b-bad",
-                         v.pass ? "PASS" : "FAIL", escape(detail));
+      if (!v.extra.empty())
+        detail += (detail.empty() ? "" : "; ") + std::string("has extra ") + join(v.extra, " ");
+      out += fmt::format(
+          "<tr><td>{}</td><td class=\"mono\">{}</td><td><span class=\"badge "
+          "{}\">{}</span></td><td>{}</td></tr>\n",
+          verdict_check_key(v.check), escape(html::shorten(v.library, 80)),
+          v.pass ? "b-ok" : "b-bad", v.pass ? "PASS" : "FAIL", escape(detail));
     }
     out += "</table>\n";
   }
@@ -194,24 +222,29 @@ void wheel_section(std::string& out, const WheelReport& w) {
   out += "<table>";
   out += fmt::format("<tr><th>name</th><td>{} {}{}</td></tr>\n", escape(w.name), escape(w.version),
                      w.local_label.empty() ? "" : " (local label +" + escape(w.local_label) + ")");
-  out += fmt::format("<tr><th>tags</th><td class=\"mono\">{}</td></tr>\n", escape(join(w.tags_from_name, " ")));
-  out += fmt::format("<tr><th>size</th><td>{} archive, {} installed ({} members; zip keeps {} of the installed "
-                     "bytes)</td></tr>\n",
-                     human_bytes(w.file_size), human_bytes(w.installed_bytes), w.members,
-                     percent(w.file_size, w.installed_bytes));
-  std::string record = !w.record.present ? "<span class=\"badge b-bad\">missing</span>"
-                       : w.record.passed()
-                           ? fmt::format("<span class=\"badge b-ok\">ok</span> {} members match", w.record.ok)
-                           : fmt::format("<span class=\"badge b-bad\">failed</span> {} ok, {} mismatched, {} unlisted, {} "
-                                         "missing",
-                                         w.record.ok, w.record.mismatches.size(), w.record.unlisted.size(),
-                                         w.record.missing.size());
+  out += fmt::format("<tr><th>tags</th><td class=\"mono\">{}</td></tr>\n",
+                     escape(join(w.tags_from_name, " ")));
+  out += fmt::format(
+      "<tr><th>size</th><td>{} archive, {} installed ({} members; zip keeps {} of the installed "
+      "bytes)</td></tr>\n",
+      human_bytes(w.file_size), human_bytes(w.installed_bytes), w.members,
+      percent(w.file_size, w.installed_bytes));
+  std::string record =
+      !w.record.present ? "<span class=\"badge b-bad\">missing</span>"
+      : w.record.passed()
+          ? fmt::format("<span class=\"badge b-ok\">ok</span> {} members match", w.record.ok)
+          : fmt::format(
+                "<span class=\"badge b-bad\">failed</span> {} ok, {} mismatched, {} unlisted, {} "
+                "missing",
+                w.record.ok, w.record.mismatches.size(), w.record.unlisted.size(),
+                w.record.missing.size());
   out += "<tr><th>RECORD</th><td>" + record + "</td></tr>\n";
   if (!w.manylinux_needed.empty())
-    out += fmt::format("<tr><th>manylinux</th><td>needs {}, claims {} {}</td></tr>\n", escape(w.manylinux_needed),
-                       escape(w.manylinux_claimed),
-                       w.claim_ok ? "<span class=\"badge b-ok\">ok</span>"
-                                  : "<span class=\"badge b-bad\">wrong</span> " + escape(w.claim_problem));
+    out += fmt::format("<tr><th>manylinux</th><td>needs {}, claims {} {}</td></tr>\n",
+                       escape(w.manylinux_needed), escape(w.manylinux_claimed),
+                       w.claim_ok
+                           ? "<span class=\"badge b-ok\">ok</span>"
+                           : "<span class=\"badge b-bad\">wrong</span> " + escape(w.claim_problem));
   out += "</table>\n";
 }
 
@@ -223,7 +256,8 @@ struct PageModel {
   std::map<cuda::FatbinCode, std::string> colors;
   std::vector<html::LegendItem> legend;
   std::map<cuda::FatbinCode, TargetSum> sums;
-  uint64_t device_bytes = 0, file_bytes = 0, sass_bytes = 0, ptx_bytes = 0, stored_all = 0, uncompressed_all = 0;
+  uint64_t device_bytes = 0, file_bytes = 0, sass_bytes = 0, ptx_bytes = 0, stored_all = 0,
+           uncompressed_all = 0;
   size_t with_code = 0;
 };
 
@@ -255,13 +289,16 @@ PageModel page_model(const InspectReport& report) {
   return m;
 }
 
-void cards_section(std::string& body, const PageModel& m, const InspectReport& report, const std::vector<std::string>& inputs) {
-  body += "<p class=\"sub\">" + escape(inputs.size() == 1 ? inputs.front() : join(inputs, ", ")) + "</p>\n";
+void cards_section(std::string& body, const PageModel& m, const InspectReport& report,
+                   const std::vector<std::string>& inputs) {
+  body += "<p class=\"sub\">" + escape(inputs.size() == 1 ? inputs.front() : join(inputs, ", ")) +
+          "</p>\n";
   body += "<div class=\"cards\">";
   body += card(fmt::format("{}", m.libs.size()), "ELF libraries");
   body += card(fmt::format("{}", m.with_code), "with CUDA device code");
   body += card(human_bytes(m.file_bytes), "library bytes");
-  body += card(human_bytes(m.device_bytes), "device code (" + percent(m.device_bytes, m.file_bytes) + " of the libraries)");
+  body += card(human_bytes(m.device_bytes),
+               "device code (" + percent(m.device_bytes, m.file_bytes) + " of the libraries)");
   body += card(human_bytes(m.sass_bytes), "SASS (sm_XX), runs as is");
   body += card(human_bytes(m.ptx_bytes), "PTX (compute_XX), JIT-compiled");
   for (const auto& w : report.wheels) body += card(human_bytes(w.file_size), "wheel archive");
@@ -274,9 +311,12 @@ void targets_section(std::string& body, PageModel& m) {
     body += note("No library here carries CUDA device code.");
     return;
   }
-  body += "<p class=\"sub\">Stored bytes of each target's fatbin entries (compressed as they sit in the library), all "
-          "libraries together. SASS (sm_XX, cool colours) runs on its GPU as is; PTX (compute_XX, warm colours) is "
-          "compiled by the driver at first load.</p>\n";
+  body +=
+      "<p class=\"sub\">Stored bytes of each target's fatbin entries (compressed as they sit in "
+      "the library), all "
+      "libraries together. SASS (sm_XX, cool colours) runs on its GPU as is; PTX (compute_XX, warm "
+      "colours) is "
+      "compiled by the driver at first load.</p>\n";
   body += html::legend(m.legend);
   std::vector<html::BarRow> rows;
   for (const auto& code : m.codes) {
@@ -284,10 +324,11 @@ void targets_section(std::string& body, PageModel& m) {
     if (it == m.sums.end()) continue;
     const TargetSum& s = it->second;
     const std::string n = code.name();
-    rows.push_back({n, fmt::format("{} · {}", human_bytes(s.stored), percent(s.stored, m.stored_all)),
+    rows.push_back({n,
+                    fmt::format("{} · {}", human_bytes(s.stored), percent(s.stored, m.stored_all)),
                     {{static_cast<double>(s.stored), m.colors[code],
-                      fmt::format("{}: {} in {} entries of {} libraries", n, human_bytes(s.stored), s.entries,
-                                  s.libraries)}}});
+                      fmt::format("{}: {} in {} entries of {} libraries", n, human_bytes(s.stored),
+                                  s.entries, s.libraries)}}});
   }
   html::BarChartOptions bo;
   bo.label_width = 140;
@@ -300,29 +341,33 @@ void libraries_section(std::string& body, PageModel& m) {
   std::vector<const Labelled*> coded;
   for (const auto& l : m.libs)
     if (l.lib->has_device_code) coded.push_back(&l);
-  std::stable_sort(coded.begin(), coded.end(),
-                   [](const Labelled* a, const Labelled* b) { return a->lib->device_code_bytes > b->lib->device_code_bytes; });
+  std::stable_sort(coded.begin(), coded.end(), [](const Labelled* a, const Labelled* b) {
+    return a->lib->device_code_bytes > b->lib->device_code_bytes;
+  });
   if (coded.empty()) return;
   body += "<h2>Device code per library</h2>\n";
   std::vector<std::string> labels;
   for (const auto* l : coded) labels.push_back(l->label);
   const std::string prefix = common_folder(labels);
-  if (!prefix.empty()) body += fmt::format("<p class=\"sub\">Libraries under <code>{}</code></p>\n", escape(prefix));
+  if (!prefix.empty())
+    body += fmt::format("<p class=\"sub\">Libraries under <code>{}</code></p>\n", escape(prefix));
   body += html::legend(m.legend);
   std::vector<html::BarRow> rows;
   for (size_t i = 0; i < coded.size() && i < k_max_library_rows; ++i) {
     const InspectedLibrary& lib = *coded[i]->lib;
     html::BarRow row{without(coded[i]->label, prefix), library_row_note(lib), {}};
     for (const auto& t : lib.targets)
-      row.segments.push_back({static_cast<double>(t.stored_bytes), m.colors[t.code],
-                              fmt::format("{} {}: {} ({} entries, {})", coded[i]->label, t.name,
-                                          human_bytes(t.stored_bytes), t.entries, compression_words(t.compression))});
+      row.segments.push_back(
+          {static_cast<double>(t.stored_bytes), m.colors[t.code],
+           fmt::format("{} {}: {} ({} entries, {})", coded[i]->label, t.name,
+                       human_bytes(t.stored_bytes), t.entries, compression_words(t.compression))});
     rows.push_back(std::move(row));
   }
   body += html::stacked_bars(rows);
   if (coded.size() > k_max_library_rows)
-    body += note(fmt::format("{} more libraries with device code are not drawn (--json lists them all).",
-                             coded.size() - k_max_library_rows));
+    body += note(
+        fmt::format("{} more libraries with device code are not drawn (--json lists them all).",
+                    coded.size() - k_max_library_rows));
 }
 
 void compression_section(std::string& body, PageModel& m) {
@@ -331,21 +376,27 @@ void compression_section(std::string& body, PageModel& m) {
     body += note("No fatbin entries to compress.");
     return;
   }
-  body += fmt::format("<p class=\"sub\">Fatbin entries store {} for {} of code: {} of the uncompressed size.</p>\n",
-                      human_bytes(m.stored_all), human_bytes(m.uncompressed_all), percent(m.stored_all, m.uncompressed_all));
-  body += "<table><tr><th>target</th><th class=\"num\">libraries</th><th class=\"num\">entries</th><th "
-          "class=\"num\">stored</th><th class=\"num\">uncompressed</th><th class=\"num\">stored / "
-          "uncompressed</th><th>compression</th></tr>\n";
+  body += fmt::format(
+      "<p class=\"sub\">Fatbin entries store {} for {} of code: {} of the uncompressed size.</p>\n",
+      human_bytes(m.stored_all), human_bytes(m.uncompressed_all),
+      percent(m.stored_all, m.uncompressed_all));
+  body +=
+      "<table><tr><th>target</th><th class=\"num\">libraries</th><th class=\"num\">entries</th><th "
+      "class=\"num\">stored</th><th class=\"num\">uncompressed</th><th class=\"num\">stored / "
+      "uncompressed</th><th>compression</th></tr>\n";
   for (const auto& code : m.codes) {
     auto it = m.sums.find(code);
     if (it == m.sums.end()) continue;
     const TargetSum& s = it->second;
     const std::string n = code.name();
-    body += fmt::format("<tr><td><span class=\"badge\" style=\"background:{}\">{}</span></td><td class=\"num\">{}</td>"
-                        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
-                        "class=\"num\">{}</td><td>{}</td></tr>\n",
-                        m.colors[code], escape(n), s.libraries, s.entries, human_bytes(s.stored), human_bytes(s.uncompressed),
-                        percent(s.stored, s.uncompressed), escape(compression_words(s.compression)));
+    body += fmt::format(
+        "<tr><td><span class=\"badge\" style=\"background:{}\">{}</span></td><td "
+        "class=\"num\">{}</td>"
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
+        "class=\"num\">{}</td><td>{}</td></tr>\n",
+        m.colors[code], escape(n), s.libraries, s.entries, human_bytes(s.stored),
+        human_bytes(s.uncompressed), percent(s.stored, s.uncompressed),
+        escape(compression_words(s.compression)));
   }
   body += "</table>\n";
 }
@@ -356,13 +407,15 @@ void plain_and_skipped_section(std::string& body, const PageModel& m, const Insp
   for (const auto& l : m.libs)
     if (!l.lib->has_device_code) plain.push_back(&l);
   if (!plain.empty()) {
-    body += fmt::format("<details><summary>{} {} without device code</summary><table><tr><th>library</th><th "
-                        "class=\"num\">size</th><th>manylinux</th></tr>\n",
-                        plain.size(), plain.size() == 1 ? "library" : "libraries");
+    body += fmt::format(
+        "<details><summary>{} {} without device code</summary><table><tr><th>library</th><th "
+        "class=\"num\">size</th><th>manylinux</th></tr>\n",
+        plain.size(), plain.size() == 1 ? "library" : "libraries");
     for (size_t i = 0; i < plain.size() && i < k_max_table_rows; ++i)
-      body += fmt::format("<tr><td class=\"mono\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
-                          escape(html::shorten(plain[i]->label, 100)), human_bytes(plain[i]->lib->file_size),
-                          escape(plain[i]->lib->manylinux.tag));
+      body +=
+          fmt::format("<tr><td class=\"mono\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
+                      escape(html::shorten(plain[i]->label, 100)),
+                      human_bytes(plain[i]->lib->file_size), escape(plain[i]->lib->manylinux.tag));
     body += "</table></details>\n";
   }
   if (!report.skipped.empty()) {
@@ -375,7 +428,8 @@ void plain_and_skipped_section(std::string& body, const PageModel& m, const Insp
 
 }  // namespace
 
-std::string render_html(const InspectReport& report, const Verdicts* verdicts, const std::vector<std::string>& inputs) {
+std::string render_html(const InspectReport& report, const Verdicts* verdicts,
+                        const std::vector<std::string>& inputs) {
   PageModel m = page_model(report);
   std::string body;
   cards_section(body, m, report, inputs);
@@ -388,12 +442,15 @@ std::string render_html(const InspectReport& report, const Verdicts* verdicts, c
     for (const auto& w : report.wheels) wheel_section(body, w);
   }
   plain_and_skipped_section(body, m, report);
-  body += "<footer>Made by tailor inspect from the same result as --json. Self-contained: no scripts, nothing "
-          "fetched.</footer>\n";
+  body +=
+      "<footer>Made by tailor inspect from the same result as --json. Self-contained: no scripts, "
+      "nothing "
+      "fetched.</footer>\n";
   std::string title = "tailor inspect";
   if (inputs.size() == 1) {
     auto slash = inputs.front().find_last_of('/');
-    title += ": " + (slash == std::string::npos ? inputs.front() : inputs.front().substr(slash + 1));
+    title +=
+        ": " + (slash == std::string::npos ? inputs.front() : inputs.front().substr(slash + 1));
   }
   return html::page(title, body);
 }

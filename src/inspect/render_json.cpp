@@ -34,7 +34,10 @@ json library_json(const InspectedLibrary& lib) {
                          {"stored_bytes", t.stored_bytes},
                          {"uncompressed_bytes", t.uncompressed_bytes},
                          {"compression", t.compression}});
-    embedded.push_back({{"section", e.section}, {"containers", e.containers}, {"bytes", e.bytes}, {"target_stats", targets}});
+    embedded.push_back({{"section", e.section},
+                        {"containers", e.containers},
+                        {"bytes", e.bytes},
+                        {"target_stats", targets}});
   }
   j["embedded_fatbins"] = embedded;
   json needed = json::array();
@@ -54,7 +57,8 @@ json library_json(const InspectedLibrary& lib) {
   j["loader_warnings"] = lib.loader_warnings;
   j["runtime_warnings"] = lib.runtime_warnings;
   json needs = json::array();
-  for (const auto& v : lib.version_needs) needs.push_back({{"file", v.file}, {"versions", v.versions}});
+  for (const auto& v : lib.version_needs)
+    needs.push_back({{"file", v.file}, {"versions", v.versions}});
   j["version_needs"] = needs;
   j["manylinux"] = lib.manylinux.tag;
   j["manylinux_limiting"] = lib.manylinux.limiting;
@@ -81,8 +85,12 @@ json wheel_json(const WheelReport& w) {
   j["installed_bytes"] = w.installed_bytes;
   json mism = json::array();
   for (const auto& m : w.record.mismatches) mism.push_back({{"path", m.path}, {"what", m.what}});
-  j["record"] = {{"present", w.record.present}, {"passed", w.record.passed()}, {"ok", w.record.ok},
-                 {"mismatches", mism}, {"unlisted", w.record.unlisted}, {"missing", w.record.missing}};
+  j["record"] = {{"present", w.record.present},
+                 {"passed", w.record.passed()},
+                 {"ok", w.record.ok},
+                 {"mismatches", mism},
+                 {"unlisted", w.record.unlisted},
+                 {"missing", w.record.missing}};
   j["targets"] = w.target_names();
   json totals = json::array();
   for (const auto& t : w.targets)
@@ -126,7 +134,9 @@ nlohmann::json to_json(const InspectReport& report, const Verdicts* verdicts) {
   if (verdicts) {
     json items = json::array();
     for (const auto& v : verdicts->items) {
-      json i{{"check", std::string(verdict_check_key(v.check))}, {"library", v.library}, {"pass", v.pass}};
+      json i{{"check", std::string(verdict_check_key(v.check))},
+             {"library", v.library},
+             {"pass", v.pass}};
       if (v.check == VerdictCheck::gpu) {
         i["device"] = v.device.str();
         i["gpu_names"] = v.gpu_names;
@@ -134,7 +144,8 @@ nlohmann::json to_json(const InspectReport& report, const Verdicts* verdicts) {
         i["via"] = v.via;
         if (!v.reason.empty()) i["reason"] = v.reason;
         json covering = json::array();
-        for (const auto& c : v.covering) covering.push_back({{"target", c.target}, {"entries", c.entries}});
+        for (const auto& c : v.covering)
+          covering.push_back({{"target", c.target}, {"entries", c.entries}});
         i["covering"] = covering;
       } else {
         i["missing"] = v.missing;
@@ -142,7 +153,8 @@ nlohmann::json to_json(const InspectReport& report, const Verdicts* verdicts) {
       }
       items.push_back(i);
     }
-    j["verdicts"] = {{"pass", verdicts->pass()}, {"items", items}, {"problems", verdicts->problems}};
+    j["verdicts"] = {
+        {"pass", verdicts->pass()}, {"items", items}, {"problems", verdicts->problems}};
   }
   // Names from the input (DT_NEEDED, zip members) may hold bytes that are not UTF-8: they
   // become "\\xNN" text (util/text_escape.h), so dump() never throws.

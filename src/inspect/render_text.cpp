@@ -20,14 +20,15 @@ constexpr size_t k_max_listed = 64;
 std::string t(std::string_view s) { return terminal_safe(s); }
 
 // The first k_max_listed items, escaped and joined, then "(N more <what>)".
-std::string join_capped(const std::vector<std::string>& items, std::string_view sep, std::string_view what) {
+std::string join_capped(const std::vector<std::string>& items, std::string_view sep,
+                        std::string_view what) {
   std::vector<std::string> shown;
   for (size_t i = 0; i < items.size() && i < k_max_listed; ++i) shown.push_back(t(items[i]));
   std::string out = join(shown, sep);
-  if (items.size() > k_max_listed) out += fmt::format("{}({} more {})", sep, items.size() - k_max_listed, what);
+  if (items.size() > k_max_listed)
+    out += fmt::format("{}({} more {})", sep, items.size() - k_max_listed, what);
   return out;
 }
-
 
 // The compression column, labelled by its own words: "zstd-compressed", "uncompressed",
 // "lz4-compressed, uncompressed".
@@ -38,13 +39,15 @@ std::string compression_words(const std::set<std::string>& s) {
 }
 
 template <typename Row>
-void target_table(std::string& out, const std::vector<Row>& rows, uint64_t whole, const char* indent) {
+void target_table(std::string& out, const std::vector<Row>& rows, uint64_t whole,
+                  const char* indent) {
   size_t width = 6;
   for (const auto& row : rows) width = std::max(width, row.name.size());
   for (const auto& row : rows) {
     double share = whole ? double(row.stored_bytes) / double(whole) : 0.0;
-    out += fmt::format("{}{:<{}}  {} {:>4.0f}%  {:>10}  {:>5} entries  {}\n", indent, row.name, width, share_bar(share),
-                       share * 100.0, human_bytes(row.stored_bytes), row.entries, compression_words(row.compression));
+    out += fmt::format("{}{:<{}}  {} {:>4.0f}%  {:>10}  {:>5} entries  {}\n", indent, row.name,
+                       width, share_bar(share), share * 100.0, human_bytes(row.stored_bytes),
+                       row.entries, compression_words(row.compression));
   }
 }
 
@@ -54,22 +57,29 @@ void embedded_text(std::string& out, const InspectedLibrary& lib, const std::str
   if (lib.embedded.empty()) return;
   std::vector<std::string> sections;
   for (const auto& e : lib.embedded) sections.push_back(e.section);
-  auto containers = [](uint64_t n) { return fmt::format("{} {}", n, n == 1 ? "container" : "containers"); };
-  out += fmt::format("{}embedded fatbins: {}, {} in {}\n", indent, containers(lib.embedded_containers()),
-                     human_bytes(lib.embedded_bytes()), join_capped(sections, ", ", "sections"));
+  auto containers = [](uint64_t n) {
+    return fmt::format("{} {}", n, n == 1 ? "container" : "containers");
+  };
+  out += fmt::format("{}embedded fatbins: {}, {} in {}\n", indent,
+                     containers(lib.embedded_containers()), human_bytes(lib.embedded_bytes()),
+                     join_capped(sections, ", ", "sections"));
   for (size_t i = 0; i < lib.embedded.size() && i < k_max_listed; ++i) {
     const auto& e = lib.embedded[i];
     std::vector<std::string> per_target;
-    for (const auto& ts : e.targets) per_target.push_back(fmt::format("{} {}", ts.name, ts.entries));
-    out += fmt::format("{}  {}: {}, {}; entries {}\n", indent, t(e.section), containers(e.containers),
-                       human_bytes(e.bytes), join_capped(per_target, ", ", "targets"));
+    for (const auto& ts : e.targets)
+      per_target.push_back(fmt::format("{} {}", ts.name, ts.entries));
+    out +=
+        fmt::format("{}  {}: {}, {}; entries {}\n", indent, t(e.section), containers(e.containers),
+                    human_bytes(e.bytes), join_capped(per_target, ", ", "targets"));
   }
   if (lib.embedded.size() > k_max_listed)
-    out += fmt::format("{}  ({} more sections; --json lists them all)\n", indent, lib.embedded.size() - k_max_listed);
+    out += fmt::format("{}  ({} more sections; --json lists them all)\n", indent,
+                       lib.embedded.size() - k_max_listed);
 }
 
 std::string needed_line(const NeededLibrary& n) {
-  std::string at = n.resolved.empty() ? "" : fmt::format(", found at {} through {}", t(n.resolved), t(n.via));
+  std::string at =
+      n.resolved.empty() ? "" : fmt::format(", found at {} through {}", t(n.resolved), t(n.via));
   switch (n.kind) {
     case NeededKind::bundled:
       if (n.via.empty()) return fmt::format("{} (bundled)", t(n.soname));
@@ -79,11 +89,17 @@ std::string needed_line(const NeededLibrary& n) {
         return fmt::format("{} ({}: no known provider of this version{})", t(n.soname), n.what, at);
       return fmt::format("{} ({}: wheel {} or package {}{})", t(n.soname), n.what,
                          n.wheels.empty() ? "none" : join(n.wheels, "|"), join(n.systems, "|"), at);
-    case NeededKind::torch: return fmt::format("{} (provided by torch{})", t(n.soname), at);
-    case NeededKind::found: return fmt::format("{} (found at {} through {})", t(n.soname), t(n.resolved), t(n.via));
-    case NeededKind::not_found: return fmt::format("{} (not found: {})", t(n.soname), t(n.note));
-    case NeededKind::system: return fmt::format("{} (SYSTEM: not in the wheel, not on the manylinux whitelist)", t(n.soname));
-    default: return fmt::format("{} ({}{})", t(n.soname), needed_kind_key(n.kind), at);
+    case NeededKind::torch:
+      return fmt::format("{} (provided by torch{})", t(n.soname), at);
+    case NeededKind::found:
+      return fmt::format("{} (found at {} through {})", t(n.soname), t(n.resolved), t(n.via));
+    case NeededKind::not_found:
+      return fmt::format("{} (not found: {})", t(n.soname), t(n.note));
+    case NeededKind::system:
+      return fmt::format("{} (SYSTEM: not in the wheel, not on the manylinux whitelist)",
+                         t(n.soname));
+    default:
+      return fmt::format("{} ({}{})", t(n.soname), needed_kind_key(n.kind), at);
   }
 }
 
@@ -105,8 +121,10 @@ std::string newest_needs(const InspectedLibrary& lib) {
 }
 
 void library_text(std::string& out, const InspectedLibrary& lib, bool full, const char* indent) {
-  std::string head = fmt::format("{}{}  ({}, {}", indent, t(lib.path), lib.machine, human_bytes(lib.file_size));
-  if (lib.member_compressed_bytes) head += fmt::format(", {} in the wheel", human_bytes(lib.member_compressed_bytes));
+  std::string head =
+      fmt::format("{}{}  ({}, {}", indent, t(lib.path), lib.machine, human_bytes(lib.file_size));
+  if (lib.member_compressed_bytes)
+    head += fmt::format(", {} in the wheel", human_bytes(lib.member_compressed_bytes));
   head += ")";
   if (!lib.has_device_code) {
     out += head + "  no CUDA device code";
@@ -116,7 +134,8 @@ void library_text(std::string& out, const InspectedLibrary& lib, bool full, cons
     }
     out += "\n";
   } else {
-    out += head + fmt::format("  device code {} in {} targets\n", human_bytes(lib.device_code_bytes), lib.targets.size());
+    out += head + fmt::format("  device code {} in {} targets\n",
+                              human_bytes(lib.device_code_bytes), lib.targets.size());
     std::string sub = std::string(indent) + "    ";
     target_table(out, lib.targets, lib.device_code_bytes, sub.c_str());
     embedded_text(out, lib, sub);
@@ -126,46 +145,60 @@ void library_text(std::string& out, const InspectedLibrary& lib, bool full, cons
   for (size_t i = 0; i < lib.needed_libraries.size() && i < k_max_listed; ++i)
     needed.push_back(needed_line(lib.needed_libraries[i]));
   if (lib.needed_libraries.size() > k_max_listed)
-    needed.push_back(fmt::format("({} more needed libraries)", lib.needed_libraries.size() - k_max_listed));
+    needed.push_back(
+        fmt::format("({} more needed libraries)", lib.needed_libraries.size() - k_max_listed));
   if (!needed.empty()) out += fmt::format("{}  needed     {}\n", indent, join(needed, ", "));
-  if (!lib.runpath.empty()) out += fmt::format("{}  runpath    {}\n", indent, join_capped(lib.runpath, ":", "entries"));
-  if (!lib.rpath.empty()) out += fmt::format("{}  rpath      {}\n", indent, join_capped(lib.rpath, ":", "entries"));
+  if (!lib.runpath.empty())
+    out += fmt::format("{}  runpath    {}\n", indent, join_capped(lib.runpath, ":", "entries"));
+  if (!lib.rpath.empty())
+    out += fmt::format("{}  rpath      {}\n", indent, join_capped(lib.rpath, ":", "entries"));
   for (const auto& w : lib.loader_warnings) out += fmt::format("{}  WARNING    {}\n", indent, t(w));
-  for (const auto& w : lib.runtime_warnings) out += fmt::format("{}  WARNING    {}\n", indent, t(w));
-  std::string abi = !lib.cxx11_abi ? "no C++ symbols" : *lib.cxx11_abi ? "cxx11 (new)" : "pre-cxx11 (old)";
+  for (const auto& w : lib.runtime_warnings)
+    out += fmt::format("{}  WARNING    {}\n", indent, t(w));
+  std::string abi = !lib.cxx11_abi   ? "no C++ symbols"
+                    : *lib.cxx11_abi ? "cxx11 (new)"
+                                     : "pre-cxx11 (old)";
   out += fmt::format("{}  c++ abi    {}", indent, abi);
   if (lib.x86_isa_level) out += fmt::format("; x86 ISA {}", *lib.x86_isa_level);
   out += "\n";
 }
 
 void wheel_text(std::string& out, const WheelReport& w, const TextOptions& options) {
-  out += fmt::format("{}  ({}, {} members, {} installed)\n", t(w.path), human_bytes(w.file_size), w.members,
-                     human_bytes(w.installed_bytes));
+  out += fmt::format("{}  ({}, {} members, {} installed)\n", t(w.path), human_bytes(w.file_size),
+                     w.members, human_bytes(w.installed_bytes));
   out += fmt::format("  name       {} {}", t(w.name), t(w.version));
   if (!w.local_label.empty()) out += fmt::format("  (local label +{})", t(w.local_label));
   if (!w.metadata_version.empty() && w.metadata_version != w.version)
     out += fmt::format("  METADATA says {} {}", t(w.metadata_name), t(w.metadata_version));
   out += "\n";
-  out += fmt::format("  tags       {}  {}\n", join_capped(w.tags_from_name, " ", "tags"),
-                     w.tags_consistent ? "(WHEEL agrees)"
-                                       : fmt::format("(WHEEL says {})", join_capped(w.tags_from_wheel_file, " ", "tags")));
+  out += fmt::format(
+      "  tags       {}  {}\n", join_capped(w.tags_from_name, " ", "tags"),
+      w.tags_consistent
+          ? "(WHEEL agrees)"
+          : fmt::format("(WHEEL says {})", join_capped(w.tags_from_wheel_file, " ", "tags")));
   if (!w.record.present) {
     out += "  RECORD     MISSING\n";
   } else if (w.record.passed()) {
     out += fmt::format("  RECORD     ok: {} members match their hashes and sizes\n", w.record.ok);
   } else {
-    out += fmt::format("  RECORD     FAILED: {} ok, {} mismatched, {} unlisted, {} missing\n", w.record.ok,
-                       w.record.mismatches.size(), w.record.unlisted.size(), w.record.missing.size());
+    out += fmt::format("  RECORD     FAILED: {} ok, {} mismatched, {} unlisted, {} missing\n",
+                       w.record.ok, w.record.mismatches.size(), w.record.unlisted.size(),
+                       w.record.missing.size());
     auto lines = [&](size_t count, const char* what, auto&& line) {
       for (size_t i = 0; i < count && i < k_max_listed; ++i) out += line(i);
-      if (count > k_max_listed) out += fmt::format("    ({} more {} members; --json lists them all)\n", count - k_max_listed, what);
+      if (count > k_max_listed)
+        out += fmt::format("    ({} more {} members; --json lists them all)\n",
+                           count - k_max_listed, what);
     };
     const auto& rec = w.record;
     lines(rec.mismatches.size(), "mismatched", [&](size_t i) {
-      return fmt::format("    mismatch  {}: {}\n", t(rec.mismatches[i].path), t(rec.mismatches[i].what));
+      return fmt::format("    mismatch  {}: {}\n", t(rec.mismatches[i].path),
+                         t(rec.mismatches[i].what));
     });
-    lines(rec.unlisted.size(), "unlisted", [&](size_t i) { return fmt::format("    unlisted  {}\n", t(rec.unlisted[i])); });
-    lines(rec.missing.size(), "missing", [&](size_t i) { return fmt::format("    missing   {}\n", t(rec.missing[i])); });
+    lines(rec.unlisted.size(), "unlisted",
+          [&](size_t i) { return fmt::format("    unlisted  {}\n", t(rec.unlisted[i])); });
+    lines(rec.missing.size(), "missing",
+          [&](size_t i) { return fmt::format("    missing   {}\n", t(rec.missing[i])); });
   }
   if (!w.manylinux_needed.empty()) {
     std::string verdict = "ok";
@@ -173,31 +206,39 @@ void wheel_text(std::string& out, const WheelReport& w, const TextOptions& optio
       // Wrong only for another GPU platform's backend: said, and only a warning.
       std::vector<std::string> platforms;
       for (const auto& lib : w.other_gpu_libraries)
-        if (std::find(platforms.begin(), platforms.end(), lib.platform) == platforms.end()) platforms.push_back(lib.platform);
-      verdict = fmt::format("WRONG for the {} libraries only (a warning: the CUDA and CPU libraries fit it): {}",
-                            join(platforms, " and "), t(w.claim_problem));
+        if (std::find(platforms.begin(), platforms.end(), lib.platform) == platforms.end())
+          platforms.push_back(lib.platform);
+      verdict = fmt::format(
+          "WRONG for the {} libraries only (a warning: the CUDA and CPU libraries fit it): {}",
+          join(platforms, " and "), t(w.claim_problem));
     } else if (!w.claim_ok) {
       verdict = "WRONG: " + t(w.claim_problem);
       // Libraries of another GPU platform broke it too: what breaks it for the others.
       if (!w.other_gpu_libraries.empty() && w.claim_problem_without_other_gpu != w.claim_problem)
-        verdict += "; for the CUDA and CPU libraries alone: " + t(w.claim_problem_without_other_gpu);
+        verdict +=
+            "; for the CUDA and CPU libraries alone: " + t(w.claim_problem_without_other_gpu);
     }
-    out += fmt::format("  manylinux  needs {}, claims {}: {}\n", w.manylinux_needed, t(w.manylinux_claimed), verdict);
+    out += fmt::format("  manylinux  needs {}, claims {}: {}\n", w.manylinux_needed,
+                       t(w.manylinux_claimed), verdict);
   }
-  size_t with_code = std::count_if(w.libraries.begin(), w.libraries.end(), [](auto& l) { return l.has_device_code; });
-  out += fmt::format("  libraries  {} ELF, {} with CUDA device code\n", w.libraries.size(), with_code);
+  size_t with_code = std::count_if(w.libraries.begin(), w.libraries.end(),
+                                   [](auto& l) { return l.has_device_code; });
+  out +=
+      fmt::format("  libraries  {} ELF, {} with CUDA device code\n", w.libraries.size(), with_code);
   if (!w.targets.empty()) {
     out += "  targets    (all libraries; share of the installed bytes)\n";
     target_table(out, w.targets, w.installed_bytes, "    ");
   }
-  for (const auto& lib : w.libraries) library_text(out, lib, options.all_libraries || lib.has_device_code, "  ");
+  for (const auto& lib : w.libraries)
+    library_text(out, lib, options.all_libraries || lib.has_device_code, "  ");
 }
 
 }  // namespace
 
 std::string share_bar(double share, int width) {
   // Whole cells, then eighths of a cell (U+2589..U+258F): 0.4% is a sliver, not a block.
-  static const char* const k_eighths[] = {"", "\u258F", "\u258E", "\u258D", "\u258C", "\u258B", "\u258A", "\u2589"};
+  static const char* const k_eighths[] = {"",       "\u258F", "\u258E", "\u258D",
+                                          "\u258C", "\u258B", "\u258A", "\u2589"};
   share = std::clamp(share, 0.0, 1.0);
   const long eighths_total = std::lround(share * width * 8);
   int full = static_cast<int>(eighths_total / 8);
@@ -205,14 +246,18 @@ std::string share_bar(double share, int width) {
   if (full == 0 && eighths == 0 && share > 0) eighths = 1;  // a non-zero share is visible
   std::string bar;
   for (int i = 0; i < width; ++i) {
-    if (i < full) bar += "\u2588";
-    else if (i == full && eighths > 0) bar += k_eighths[eighths];
-    else bar += "\u2591";
+    if (i < full)
+      bar += "\u2588";
+    else if (i == full && eighths > 0)
+      bar += k_eighths[eighths];
+    else
+      bar += "\u2591";
   }
   return bar;
 }
 
-std::string render_text(const InspectReport& report, const Verdicts* verdicts, const TextOptions& options) {
+std::string render_text(const InspectReport& report, const Verdicts* verdicts,
+                        const TextOptions& options) {
   std::string out;
   for (const auto& w : report.wheels) {
     wheel_text(out, w, options);
@@ -224,42 +269,55 @@ std::string render_text(const InspectReport& report, const Verdicts* verdicts, c
   }
   for (const auto& skipped : report.skipped) out += fmt::format("skipped: {}\n", t(skipped));
   if (verdicts) {
-    for (const auto& p : verdicts->problems) out += fmt::format("verdict {}: {}\n", paint("FAIL", Paint::red), t(p));
+    for (const auto& p : verdicts->problems)
+      out += fmt::format("verdict {}: {}\n", paint("FAIL", Paint::red), t(p));
     for (const auto& v : verdicts->items) {
       const std::string status = v.pass ? paint("PASS", Paint::green) : paint("FAIL", Paint::red);
       switch (v.check) {
         case VerdictCheck::gpu:
           if (!v.reason.empty())
-            out += fmt::format("verdict {}: gpu {}: {}: {}\n", status, v.device_label(), t(v.library), t(v.reason));
+            out += fmt::format("verdict {}: gpu {}: {}: {}\n", status, v.device_label(),
+                               t(v.library), t(v.reason));
           else if (v.mode == "none")
-            out += fmt::format("verdict {}: gpu {}: {} has no kernel image for it\n", status, v.device_label(), t(v.library));
+            out += fmt::format("verdict {}: gpu {}: {} has no kernel image for it\n", status,
+                               v.device_label(), t(v.library));
           else {
-            std::string how = v.mode == "native" ? "native SASS" : v.mode == "compatible_sass" ? "compatible SASS" : "PTX JIT";
+            std::string how = v.mode == "native"            ? "native SASS"
+                              : v.mode == "compatible_sass" ? "compatible SASS"
+                                                            : "PTX JIT";
             if (v.covering.empty()) {
-              out += fmt::format("verdict {}: gpu {}: {} runs through {} ({})\n", status, v.device_label(), t(v.library), how, v.via);
+              out += fmt::format("verdict {}: gpu {}: {} runs through {} ({})\n", status,
+                                 v.device_label(), t(v.library), how, v.via);
             } else {
               std::vector<std::string> parts;
               for (const auto& c : v.covering)
-                parts.push_back(fmt::format("{} ({} {})", c.target, c.entries, c.entries == 1 ? "entry" : "entries"));
+                parts.push_back(fmt::format("{} ({} {})", c.target, c.entries,
+                                            c.entries == 1 ? "entry" : "entries"));
               std::string list = parts.back();
               if (parts.size() > 1) {
                 parts.pop_back();
                 list = join(parts, ", ") + " and " + list;
               }
-              out += fmt::format("verdict {}: gpu {}: {} runs through {} {}\n", status, v.device_label(), t(v.library), how, list);
+              out += fmt::format("verdict {}: gpu {}: {} runs through {} {}\n", status,
+                                 v.device_label(), t(v.library), how, list);
             }
           }
           break;
         case VerdictCheck::require:
-          out += v.pass ? fmt::format("verdict {}: require: {} has every required target\n", status, t(v.library))
-                        : fmt::format("verdict {}: require: {} lacks {}\n", status, t(v.library), join(v.missing, " "));
+          out += v.pass ? fmt::format("verdict {}: require: {} has every required target\n", status,
+                                      t(v.library))
+                        : fmt::format("verdict {}: require: {} lacks {}\n", status, t(v.library),
+                                      join(v.missing, " "));
           break;
         case VerdictCheck::exact:
-          if (v.pass) out += fmt::format("verdict {}: exact: {} has exactly the spec\n", status, t(v.library));
+          if (v.pass)
+            out +=
+                fmt::format("verdict {}: exact: {} has exactly the spec\n", status, t(v.library));
           else {
             out += fmt::format("verdict {}: exact: {}", status, t(v.library));
             if (!v.missing.empty()) out += " lacks " + join(v.missing, " ");
-            if (!v.extra.empty()) out += (v.missing.empty() ? " has extra " : "; has extra ") + join(v.extra, " ");
+            if (!v.extra.empty())
+              out += (v.missing.empty() ? " has extra " : "; has extra ") + join(v.extra, " ");
             out += "\n";
           }
           break;

@@ -50,9 +50,12 @@ Expected<cuda::TargetSet> target_set_of(const InspectedLibrary& lib, const std::
 
 std::string_view verdict_check_key(VerdictCheck check) {
   switch (check) {
-    case VerdictCheck::gpu: return "gpu";
-    case VerdictCheck::require: return "require";
-    case VerdictCheck::exact: return "exact";
+    case VerdictCheck::gpu:
+      return "gpu";
+    case VerdictCheck::require:
+      return "require";
+    case VerdictCheck::exact:
+      return "exact";
   }
   return "gpu";
 }
@@ -95,7 +98,8 @@ Expected<VerdictTargets> resolve_verdict_specs(const VerdictSpecs& specs) {
       }
     }
   }
-  auto targets_of = [](const std::vector<std::string>& typed, const char* flag) -> Expected<cuda::TargetSet> {
+  auto targets_of = [](const std::vector<std::string>& typed,
+                       const char* flag) -> Expected<cuda::TargetSet> {
     cuda::TargetRequest request;
     request.arch = typed;
     request.arch_flag = flag;
@@ -138,7 +142,8 @@ Expected<Verdicts> evaluate(const InspectReport& report, const VerdictTargets& t
       v.check = VerdictCheck::gpu;
       v.library = label;
       v.device = cc;
-      if (auto n = targets.gpu_names.find(cc); n != targets.gpu_names.end()) v.gpu_names = n->second;
+      if (auto n = targets.gpu_names.find(cc); n != targets.gpu_names.end())
+        v.gpu_names = n->second;
       v.mode = std::string(cuda::run_mode_key(coverage.mode));
       if (coverage.via) v.via = coverage.via->name();
       v.pass = coverage.mode != cuda::RunMode::none;
@@ -147,14 +152,17 @@ Expected<Verdicts> evaluate(const InspectReport& report, const VerdictTargets& t
         std::vector<std::pair<cuda::CudaTarget, uint64_t>> covering;
         for (const auto& t : lib->targets) {
           auto target = t.code.target();
-          if (target && cuda::run_mode(*target, cc) == coverage.mode) covering.emplace_back(*target, t.entries);
+          if (target && cuda::run_mode(*target, cc) == coverage.mode)
+            covering.emplace_back(*target, t.entries);
         }
         std::sort(covering.begin(), covering.end(), [](const auto& a, const auto& b) {
-          bool pa = a.first.variant == cuda::ArchVariant::none, pb = b.first.variant == cuda::ArchVariant::none;
+          bool pa = a.first.variant == cuda::ArchVariant::none,
+               pb = b.first.variant == cuda::ArchVariant::none;
           if (pa != pb) return pa;
           return b.first < a.first;
         });
-        for (const auto& [target, entries] : covering) v.covering.push_back({target.name(), entries});
+        for (const auto& [target, entries] : covering)
+          v.covering.push_back({target.name(), entries});
         if (!v.covering.empty()) v.via = v.covering.front().target;
       }
       if (auto p = targets.platforms.find(cc); p != targets.platforms.end()) {

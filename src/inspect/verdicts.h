@@ -29,7 +29,8 @@ struct VerdictSpecs {
 /// --require and --exact.
 struct VerdictTargets {
   std::vector<cuda::ComputeCapability> devices;  ///< ascending, unique
-  std::map<cuda::ComputeCapability, std::vector<std::string>> gpu_names;  ///< "H100" for 9.0; none for a bare CC
+  std::map<cuda::ComputeCapability, std::vector<std::string>>
+      gpu_names;  ///< "H100" for 9.0; none for a bare CC
   std::map<cuda::ComputeCapability, cuda::ImpliedPlatform> platforms;
   std::optional<cuda::TargetSet> require, exact;
   bool any() const { return !devices.empty() || require || exact; }
@@ -58,8 +59,8 @@ struct LibraryVerdict {
   std::vector<std::string> gpu_names;
   /// gpu: "H100 (9.0)" where the user named the GPU, "9.0" where they typed the CC.
   std::string device_label() const;
-  std::string mode;    // gpu: "native", "compatible_sass", "ptx_jit", "none"
-  std::string via;     // gpu: the entry it would load, "sm_75" (the plain target when several cover)
+  std::string mode;  // gpu: "native", "compatible_sass", "ptx_jit", "none"
+  std::string via;   // gpu: the entry it would load, "sm_75" (the plain target when several cover)
   /// gpu: every target that runs on the device in `mode`, plain before a/f variants, then
   /// newest first: sm_90 (444 entries) and sm_90a (4 entries) on a 9.0 device.
   std::vector<CoveringTarget> covering;

@@ -64,7 +64,7 @@ struct MemberResult {
 // Bytes of whole-member buffers in use across threads. take() never waits: a member that
 // does not fit is streamed instead.
 class WholeBudget {
-public:
+ public:
   bool take(uint64_t n) {
     uint64_t used = m_used.load();
     do {
@@ -74,7 +74,7 @@ public:
   }
   void give(uint64_t n) { m_used -= n; }
 
-private:
+ private:
   std::atomic<uint64_t> m_used{0};
 };
 
@@ -102,14 +102,14 @@ std::string digest_b64(Sha256& hash) {
   return base64url_nopad_encode(std::as_bytes(std::span(digest)));
 }
 
-
 bool all_zero(Bytes b) {
-  return b.empty() || (b[0] == std::byte{0} && std::memcmp(b.data(), b.data() + 1, b.size() - 1) == 0);
+  return b.empty() ||
+         (b[0] == std::byte{0} && std::memcmp(b.data(), b.data() + 1, b.size() - 1) == 0);
 }
 
 // An unlinked temporary file that a streamed library is written to, then mapped.
 class SpillFile {
-public:
+ public:
   ~SpillFile() {
     if (m_fd >= 0) ::close(m_fd);
   }
@@ -122,7 +122,9 @@ public:
       m_fd = ::mkostemp(templ.data(), O_CLOEXEC);
       if (m_fd >= 0) ::unlink(templ.c_str());
     }
-    if (m_fd < 0) return make_error(fmt::format("cannot create a temporary file in {}: {}", dir, std::strerror(errno)));
+    if (m_fd < 0)
+      return make_error(
+          fmt::format("cannot create a temporary file in {}: {}", dir, std::strerror(errno)));
     return {};
   }
   // Writes a chunk at `offset`; chunks of zeros are left as holes.
@@ -145,11 +147,12 @@ public:
   }
   Expected<std::string> finish(uint64_t size) {
     if (!m_error && ::ftruncate(m_fd, static_cast<off_t>(size)) != 0) m_error = errno;
-    if (m_error) return make_error(fmt::format("cannot write a temporary copy: {}", std::strerror(m_error)));
+    if (m_error)
+      return make_error(fmt::format("cannot write a temporary copy: {}", std::strerror(m_error)));
     return fmt::format("/proc/self/fd/{}", m_fd);
   }
 
-private:
+ private:
   int m_fd = -1;
   int m_error = 0;
 };
@@ -167,7 +170,8 @@ Expected<LibraryReport> analyze_spilled(const std::string& spill_path, const std
   return lib;
 }
 
-Expected<MemberResult> read_member(PassContext& ctx, const formats::ZipEntry& entry, bool needs_hash) {
+Expected<MemberResult> read_member(PassContext& ctx, const formats::ZipEntry& entry,
+                                   bool needs_hash) {
   MemberResult result;
   if (!needs_hash) {
     // No RECORD hash to check: inflate only far enough to see whether it is a library.
@@ -177,7 +181,8 @@ Expected<MemberResult> read_member(PassContext& ctx, const formats::ZipEntry& en
   }
   Sha256 hash;
   const bool stored = entry.method == formats::k_zip_stored;
-  const bool whole = entry.uncompressed_size <= ctx.whole_max && (stored || ctx.budget.take(entry.uncompressed_size));
+  const bool whole = entry.uncompressed_size <= ctx.whole_max &&
+                     (stored || ctx.budget.take(entry.uncompressed_size));
   if (whole) {
     const uint64_t reserved = stored ? 0 : entry.uncompressed_size;
     struct Give {
@@ -221,7 +226,8 @@ Expected<MemberResult> read_member(PassContext& ctx, const formats::ZipEntry& en
       },
       {}, [&](uint64_t offset, uint64_t size) { ctx.release(offset, size); });
   if (!streamed) return streamed.error();
-  if (!spill_error) return make_error(fmt::format("member '{}': {}", entry.name, spill_error.error().message));
+  if (!spill_error)
+    return make_error(fmt::format("member '{}': {}", entry.name, spill_error.error().message));
   if (needs_hash) result.sha256_b64 = digest_b64(hash);
   if (stored && formats::looks_like_elf(as_bytes(head))) {
     auto view = strict_substr(ctx.file, entry.data_offset, entry.compressed_size);
@@ -231,15 +237,18 @@ Expected<MemberResult> read_member(PassContext& ctx, const formats::ZipEntry& en
   }
   if (!spill) return result;
   auto spill_path = spill->finish(entry.uncompressed_size);
-  if (!spill_path) return make_error(fmt::format("member '{}': {}", entry.name, spill_path.error().message));
+  if (!spill_path)
+    return make_error(fmt::format("member '{}': {}", entry.name, spill_path.error().message));
   TAILOR_TRY(lib, analyze_spilled(*spill_path, entry.name, ctx.lib_options));
   result.library = std::move(lib);
   return result;
 }
 
 // Runs read_member over every member on `threads` threads; the first error stops the rest.
-Expected<std::vector<MemberResult>> read_all(PassContext& ctx, const std::vector<const formats::ZipEntry*>& members,
-                                             const std::vector<bool>& needs_hash, unsigned threads) {
+Expected<std::vector<MemberResult>> read_all(PassContext& ctx,
+                                             const std::vector<const formats::ZipEntry*>& members,
+                                             const std::vector<bool>& needs_hash,
+                                             unsigned threads) {
   std::vector<size_t> order(members.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -256,8 +265,9 @@ Expected<std::vector<MemberResult>> read_all(PassContext& ctx, const std::vector
       if (k >= order.size()) return;
       size_t i = order[k];
       auto r = read_member(ctx, *members[i], needs_hash[i]);
-      ctx.release(members[i]->local_header_offset,
-                  members[i]->data_offset + members[i]->compressed_size - members[i]->local_header_offset);
+      ctx.release(
+          members[i]->local_header_offset,
+          members[i]->data_offset + members[i]->compressed_size - members[i]->local_header_offset);
       if (!r) {
         std::lock_guard lock(error_mutex);
         if (!first_error || members[i]->local_header_offset < first_error->first)
@@ -283,8 +293,8 @@ std::string strip_padding(std::string s) {
 }
 
 void check_record(const std::vector<formats::RecordRow>& rows, const std::string& record_path,
-                  const std::vector<const formats::ZipEntry*>& members, const std::vector<MemberResult>& results,
-                  RecordCheck& check) {
+                  const std::vector<const formats::ZipEntry*>& members,
+                  const std::vector<MemberResult>& results, RecordCheck& check) {
   std::map<std::string, const formats::RecordRow*> by_path;
   for (const auto& r : rows) by_path[r.path] = &r;
   std::set<std::string> in_archive;
@@ -302,16 +312,23 @@ void check_record(const std::vector<formats::RecordRow>& rows, const std::string
     }
     const auto& row = *it->second;
     std::vector<std::string> problems;
-    if (row.hash_algorithm.empty()) problems.push_back("no hash in RECORD");
+    if (row.hash_algorithm.empty())
+      problems.push_back("no hash in RECORD");
     else if (row.hash_algorithm != "sha256")
-      problems.push_back(fmt::format("hash algorithm '{}' is not checked (only sha256)", row.hash_algorithm));
+      problems.push_back(
+          fmt::format("hash algorithm '{}' is not checked (only sha256)", row.hash_algorithm));
     else if (strip_padding(row.hash_value) != results[i].sha256_b64)
-      problems.push_back(fmt::format("sha256 differs: RECORD {}, content {}", row.hash_value, results[i].sha256_b64));
-    if (!row.size) problems.push_back("no size in RECORD");
+      problems.push_back(fmt::format("sha256 differs: RECORD {}, content {}", row.hash_value,
+                                     results[i].sha256_b64));
+    if (!row.size)
+      problems.push_back("no size in RECORD");
     else if (*row.size != members[i]->uncompressed_size)
-      problems.push_back(fmt::format("size {} in RECORD, {} in the archive", *row.size, members[i]->uncompressed_size));
-    if (problems.empty()) ++check.ok;
-    else check.mismatches.push_back({name, fmt::format("{}", fmt::join(problems, "; "))});
+      problems.push_back(fmt::format("size {} in RECORD, {} in the archive", *row.size,
+                                     members[i]->uncompressed_size));
+    if (problems.empty())
+      ++check.ok;
+    else
+      check.mismatches.push_back({name, fmt::format("{}", fmt::join(problems, "; "))});
   }
   for (const auto& r : rows)
     if (!in_archive.count(r.path)) check.missing.push_back(r.path);
@@ -319,7 +336,8 @@ void check_record(const std::vector<formats::RecordRow>& rows, const std::string
 
 // The .dist-info directory: top level, named after the distribution (else the first one
 // with a WHEEL file), with its trailing slash.
-Expected<std::string> find_dist_info(const formats::ZipArchive& archive, const std::string& distribution) {
+Expected<std::string> find_dist_info(const formats::ZipArchive& archive,
+                                     const std::string& distribution) {
   std::string dist_info;
   const std::string wanted = formats::normalize_distribution_name(distribution);
   for (const auto& e : archive.entries) {
@@ -328,7 +346,8 @@ Expected<std::string> find_dist_info(const formats::ZipArchive& archive, const s
     std::string dir = e.name.substr(0, slash);
     if (dir.size() < 10 || dir.substr(dir.size() - 10) != ".dist-info") continue;
     std::string dist = dir.substr(0, dir.find('-'));
-    if (formats::normalize_distribution_name(dist) == wanted || dist_info.empty()) dist_info = dir + "/";
+    if (formats::normalize_distribution_name(dist) == wanted || dist_info.empty())
+      dist_info = dir + "/";
   }
   if (dist_info.empty()) return make_error("no *.dist-info/WHEEL file in the archive");
   return dist_info;
@@ -344,12 +363,14 @@ struct DistInfoFiles {
 // WHEEL's tags, METADATA's name and version, and RECORD's rows into the report. The
 // metadata files are read whole, so their declared sizes are capped before they are
 // inflated (extract_member refuses output past the declared size).
-Expected<void> read_dist_info(Bytes file, const std::string& dist_info, const DistInfoFiles& files, size_t members,
-                              WheelReport& w, std::vector<formats::RecordRow>& rows) {
+Expected<void> read_dist_info(Bytes file, const std::string& dist_info, const DistInfoFiles& files,
+                              size_t members, WheelReport& w,
+                              std::vector<formats::RecordRow>& rows) {
   const formats::WheelLimits limits;
   auto small_text = [&](const formats::ZipEntry& e, uint64_t cap) -> Expected<std::string> {
     if (e.uncompressed_size > cap)
-      return make_error(fmt::format("{}: {} bytes, over the limit of {} for this file", e.name, e.uncompressed_size, cap));
+      return make_error(fmt::format("{}: {} bytes, over the limit of {} for this file", e.name,
+                                    e.uncompressed_size, cap));
     std::vector<std::byte> buffer;
     auto bytes = formats::extract_member(file, e, buffer);
     if (!bytes) return bytes.error();
@@ -386,12 +407,13 @@ std::vector<std::string> WheelReport::target_names() const {
   return names;
 }
 
-Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path, const InspectOptions& options) {
+Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path,
+                                    const InspectOptions& options) {
   return inspect_wheel(file, path, options, WheelPassOptions{});
 }
 
-Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path, const InspectOptions& options,
-                                    const WheelPassOptions& pass) {
+Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path,
+                                    const InspectOptions& options, const WheelPassOptions& pass) {
   auto fail = [&](const Error& e) { return make_error(path + ": " + e.message); };
   WheelReport w;
   w.path = path;
@@ -423,7 +445,8 @@ Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path, const I
   }
   w.members = members.size();
   std::vector<formats::RecordRow> rows;
-  if (auto r = read_dist_info(file, dist_info, files, members.size(), w, rows); !r) return fail(r.error());
+  if (auto r = read_dist_info(file, dist_info, files, members.size(), w, rows); !r)
+    return fail(r.error());
   const formats::ZipEntry* record_entry = files.record;
 
   // Only members that RECORD lists with a sha256 must be hashed (every byte inflated);
@@ -441,7 +464,8 @@ Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path, const I
   ctx.lib_options.verify_payloads = options.verify_payloads;
   ctx.release_pages = pass.release_file_pages;
   ctx.whole_max = pass.whole_member_bytes;
-  unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  unsigned threads =
+      options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   auto results = read_all(ctx, members, needs_hash, threads);
   if (!results) return fail(results.error());
 
@@ -459,8 +483,10 @@ Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path, const I
     compressed.push_back(members[i]->compressed_size);
   }
   w.libraries = resolve_wheel_libraries(std::move(reports), member_names);
-  for (size_t i = 0; i < w.libraries.size(); ++i) w.libraries[i].member_compressed_bytes = compressed[i];
-  std::sort(w.libraries.begin(), w.libraries.end(), [](auto& a, auto& b) { return a.path < b.path; });
+  for (size_t i = 0; i < w.libraries.size(); ++i)
+    w.libraries[i].member_compressed_bytes = compressed[i];
+  std::sort(w.libraries.begin(), w.libraries.end(),
+            [](auto& a, auto& b) { return a.path < b.path; });
   w.targets = target_totals(w.libraries, w.installed_bytes);
 
   check_wheel_claim(w, name->platform_tags);

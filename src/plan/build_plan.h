@@ -43,9 +43,10 @@ struct CacheDecision {
 /// sccache when SCCACHE_* variables are set, else ccache, else none. `path_of` finds a tool
 /// ("" when it is missing). The tool's path, "" for none; an error when the tool asked for
 /// (or the one a shared storage needs) is missing.
-Expected<std::string> choose_cache_tool(const cache::CacheSettings& settings, std::optional<cache::CacheTool> flag,
-                                        const std::map<std::string, std::string>& environment,
-                                        const std::function<std::string(std::string_view)>& path_of);
+Expected<std::string> choose_cache_tool(
+    const cache::CacheSettings& settings, std::optional<cache::CacheTool> flag,
+    const std::map<std::string, std::string>& environment,
+    const std::function<std::string(std::string_view)>& path_of);
 
 /// Where the probe found a tool on the host ("ccache", "sccache"): its path, the bare name
 /// when the probe saw it without one, "" when it is missing. The `path_of` of a plan made
@@ -54,7 +55,8 @@ std::string host_tool_path(const probe::HostReport& host, std::string_view name)
 
 /// choose_cache_tool plus the tool's variables for the storage, with `basedirs` (the work
 /// folder) stripped from the keys so two folders share hits.
-Expected<CacheDecision> decide_cache(const cache::CacheSettings& settings, std::optional<cache::CacheTool> flag,
+Expected<CacheDecision> decide_cache(const cache::CacheSettings& settings,
+                                     std::optional<cache::CacheTool> flag,
                                      const std::map<std::string, std::string>& environment,
                                      const std::function<std::string(std::string_view)>& path_of,
                                      const std::vector<std::string>& basedirs);
@@ -63,37 +65,37 @@ Expected<CacheDecision> decide_cache(const cache::CacheSettings& settings, std::
 /// governor hands out tokens for (under `budget`, --memory-budget, when set), where the build
 /// can take a jobserver (executor/memory_governor.h's static_reason decides from these).
 struct JobPolicy {
-  std::optional<int> fixed;              ///< --jobs
-  std::optional<uint64_t> budget;        ///< --memory-budget, bytes
-  std::string variable = "MAX_JOBS";     ///< where the build reads its count
-  bool counts_nvcc_threads = false;      ///< the variable counts nvcc threads, not jobs
+  std::optional<int> fixed;           ///< --jobs
+  std::optional<uint64_t> budget;     ///< --memory-budget, bytes
+  std::string variable = "MAX_JOBS";  ///< where the build reads its count
+  bool counts_nvcc_threads = false;   ///< the variable counts nvcc threads, not jobs
   int nvcc_threads = 1;
-  uint64_t prior_job_bytes = 0;          ///< one job's memory before any is measured
-  std::string recipe;                    ///< names the build in the governor's reasons
-  bool pip_build = true;                 ///< pip over torch's cpp_extension (its ninja)
-  bool serial = false;                   ///< compiles one file at a time
-  std::string ninja_version;             ///< the ninja on the build's PATH; "" none
+  uint64_t prior_job_bytes = 0;  ///< one job's memory before any is measured
+  std::string recipe;            ///< names the build in the governor's reasons
+  bool pip_build = true;         ///< pip over torch's cpp_extension (its ninja)
+  bool serial = false;           ///< compiles one file at a time
+  std::string ninja_version;     ///< the ninja on the build's PATH; "" none
   /// A GNU make older than 4.4 on PATH (cannot read the fifo jobserver): it gets a shim.
   std::string make_without_jobserver;
-  size_t max_jobs = 1;                   ///< the build's cores
-  uint64_t memory_limit = 0;             ///< the cgroup's limit, else the machine's memory
+  size_t max_jobs = 1;        ///< the build's cores
+  uint64_t memory_limit = 0;  ///< the cgroup's limit, else the machine's memory
 };
 
 /// How the executor runs a plan (executor/run_plan.h), decided once by plan: where, at
 /// which path the steps see their folder, how many jobs, what the run learns from and
 /// hands back. Paths are absolute.
 struct ExecutionPolicy {
-  std::string package;       ///< names the fixed work path and the learned records
-  std::string record_name;   ///< the recipe (and profile) that keys the learned records
-  std::string work_dir;      ///< the run's own files: lock, log, jobserver fifo, resume state
-  std::string build_dir;     ///< the steps' default folder; its build/ is the resumed tree
-  std::string mapped_dir;    ///< the folder the steps see at the fixed path
-  std::string ninja_root;    ///< where the steps' .ninja_log files are
-  std::string fresh_dir;     ///< emptied before the run (the wheel's folder); "" none
+  std::string package;      ///< names the fixed work path and the learned records
+  std::string record_name;  ///< the recipe (and profile) that keys the learned records
+  std::string work_dir;     ///< the run's own files: lock, log, jobserver fifo, resume state
+  std::string build_dir;    ///< the steps' default folder; its build/ is the resumed tree
+  std::string mapped_dir;   ///< the folder the steps see at the fixed path
+  std::string ninja_root;   ///< where the steps' .ninja_log files are
+  std::string fresh_dir;    ///< emptied before the run (the wheel's folder); "" none
   enum class WorkPath { real, fixed };
   WorkPath work_path = WorkPath::fixed;
-  bool sandbox = false;                  ///< --sandbox: no network, read-only but the work folder
-  std::optional<std::string> dist;       ///< --dist as given
+  bool sandbox = false;             ///< --sandbox: no network, read-only but the work folder
+  std::optional<std::string> dist;  ///< --dist as given
   bool wait_for_lock = true;
   JobPolicy jobs;
   /// The recipe and profile whose measured unit times order the compiles (plan/unit_times.h);
@@ -101,7 +103,7 @@ struct ExecutionPolicy {
   std::string unit_times_recipe, unit_times_profile;
   /// The units a rebuild splits as the wheel's provenance says (--verify-reproducible).
   std::optional<std::map<std::string, int>> split_units;
-  bool resume = true;        ///< keep the build tree while the configuration is the same
+  bool resume = true;            ///< keep the build tree while the configuration is the same
   bool cache_statistics = true;  ///< count the cache's hits (not for a configure alone)
 };
 

@@ -1,28 +1,28 @@
 #include "plan/extension_plan.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fmt/format.h>
 #include <fstream>
 #include <regex>
 #include <sstream>
 
+#include "cuda/cuda_version.h"
 #include "cuda/renderers.h"
 #include "data/data_files.h"
 #include "data/driver_files.h"
 #include "data/toml_document.h"
 #include "plan/toolkit_choice.h"
-#include "util/user_file.h"
 #include "util/files.h"
 #include "util/strings.h"
-#include "cuda/cuda_version.h"
+#include "util/user_file.h"
 #include "util/version.h"
 
 namespace tailor::plan {
 using namespace tailor::cache;
-
 
 namespace {
 
@@ -58,11 +58,13 @@ const PackageParallelism& package_parallelism() {
     auto doc = data::toml_document("build/parallel.toml");
     PackageParallelism r;
     r.modules_at_once = doc["modules_at_once"].boolean();
-    r.split_reference_cores = static_cast<int>(doc.at_path("split_compile.reference_cores").integer());
+    r.split_reference_cores =
+        static_cast<int>(doc.at_path("split_compile.reference_cores").integer());
     if (r.split_reference_cores < 1 || r.split_reference_cores > 1024)
       doc.at_path("split_compile.reference_cores").fail("expected 1 to 1024");
     r.split_max = static_cast<int>(doc.at_path("split_compile.max").integer());
-    if (r.split_max < 1 || r.split_max > 64) doc.at_path("split_compile.max").fail("expected 1 to 64");
+    if (r.split_max < 1 || r.split_max > 64)
+      doc.at_path("split_compile.max").fail("expected 1 to 64");
     auto min = cuda::parse_cuda_version(doc.at_path("split_compile.min_nvcc").string());
     if (!min) doc.at_path("split_compile.min_nvcc").fail("expected a CUDA version such as 12.0");
     r.split_min_nvcc = *min;
@@ -73,7 +75,7 @@ const PackageParallelism& package_parallelism() {
 
 std::string gib_text(double gib) {
   return std::fabs(gib - std::round(gib)) < 0.05 ? fmt::format("{:.0f}", gib)
-                                                   : fmt::format("{:.1f}", gib);
+                                                 : fmt::format("{:.1f}", gib);
 }
 
 std::string replace_all(std::string text, std::string_view from, std::string_view to) {
@@ -84,22 +86,32 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
 
 std::string render_arch(ArchSpelling spelling, const cuda::TargetSet& set) {
   switch (spelling) {
-    case ArchSpelling::torch: return cuda::render_torch_arch_list(set);
-    case ArchSpelling::cmake: return cuda::render_cmake_architectures(set);
-    case ArchSpelling::flash_attn: return cuda::render_flash_attn_archs(set);
-    case ArchSpelling::bnb: return cuda::render_bnb_compute_capability(set);
-    case ArchSpelling::gencode: return join(cuda::render_gencode_flags(set), " ");
+    case ArchSpelling::torch:
+      return cuda::render_torch_arch_list(set);
+    case ArchSpelling::cmake:
+      return cuda::render_cmake_architectures(set);
+    case ArchSpelling::flash_attn:
+      return cuda::render_flash_attn_archs(set);
+    case ArchSpelling::bnb:
+      return cuda::render_bnb_compute_capability(set);
+    case ArchSpelling::gencode:
+      return join(cuda::render_gencode_flags(set), " ");
   }
   return {};
 }
 
 std::optional<cuda::Consumer> consumer_of(ArchSpelling spelling) {
   switch (spelling) {
-    case ArchSpelling::torch: return cuda::Consumer::torch;
-    case ArchSpelling::cmake: return cuda::Consumer::cmake;
-    case ArchSpelling::flash_attn: return cuda::Consumer::flash_attn;
-    case ArchSpelling::bnb: return cuda::Consumer::bitsandbytes;
-    case ArchSpelling::gencode: return cuda::Consumer::nvcc;
+    case ArchSpelling::torch:
+      return cuda::Consumer::torch;
+    case ArchSpelling::cmake:
+      return cuda::Consumer::cmake;
+    case ArchSpelling::flash_attn:
+      return cuda::Consumer::flash_attn;
+    case ArchSpelling::bnb:
+      return cuda::Consumer::bitsandbytes;
+    case ArchSpelling::gencode:
+      return cuda::Consumer::nvcc;
   }
   return std::nullopt;
 }
@@ -121,7 +133,8 @@ JobChoice choose_jobs(const ExtensionRecipe& recipe, const ExtensionBuildRequest
   JobChoice c;
   c.nvcc_threads = recipe.nvcc_threads;
   if (!recipe.nvcc_threads_variable.empty() && device_compiles > 0)
-    c.nvcc_threads = std::min(c.nvcc_threads, static_cast<int>(std::min<size_t>(device_compiles, 64)));
+    c.nvcc_threads =
+        std::min(c.nvcc_threads, static_cast<int>(std::min<size_t>(device_compiles, 64)));
   const int cores = std::max(1, host.cpu.build_cores());
   if (request.jobs) {
     c.jobs = std::max(1, *request.jobs);
@@ -154,22 +167,24 @@ JobChoice choose_jobs(const ExtensionRecipe& recipe, const ExtensionBuildRequest
   const double job_gib = per_job(c.nvcc_threads);
   const int by_memory = static_cast<int>(std::floor(usable_gib / job_gib));
   c.jobs = std::clamp(by_memory, 1, cores);
-  std::string per = recipe.memory_per_nvcc_thread
-                        ? fmt::format("{} GiB per job ({} GiB x {} nvcc threads)", gib_text(job_gib),
-                                      gib_text(recipe.memory_per_job_gib), c.nvcc_threads)
-                        : fmt::format("{} GiB per job", gib_text(job_gib));
+  std::string per =
+      recipe.memory_per_nvcc_thread
+          ? fmt::format("{} GiB per job ({} GiB x {} nvcc threads)", gib_text(job_gib),
+                        gib_text(recipe.memory_per_job_gib), c.nvcc_threads)
+          : fmt::format("{} GiB per job", gib_text(job_gib));
   c.reason = fmt::format("{:.1f} GiB usable ({}) / {} = {}", usable_gib, source, per, by_memory);
   if (by_memory > cores)
-    c.reason += host.cpu.cores_limited_by.empty()
-                    ? fmt::format(", capped by {} cores", cores)
-                    : fmt::format(", capped by {} usable cores ({})", cores, host.cpu.cores_limited_by);
+    c.reason += host.cpu.cores_limited_by.empty() ? fmt::format(", capped by {} cores", cores)
+                                                  : fmt::format(", capped by {} usable cores ({})",
+                                                                cores, host.cpu.cores_limited_by);
   if (by_memory < 1) c.reason += ", at least 1";
   return c;
 }
 
 // The copied source is under the work folder: strip it so two work folders (two
 // checkouts, users, machines) share hits.
-Expected<CacheDecision> choose_cache(const ExtensionBuildRequest& request, const probe::HostReport& host) {
+Expected<CacheDecision> choose_cache(const ExtensionBuildRequest& request,
+                                     const probe::HostReport& host) {
   return decide_cache(request.cache_settings, request.cache, request.environment,
                       [&](std::string_view name) { return host_tool_path(host, name); },
                       {std::filesystem::path(request.source_dir).parent_path().string()});
@@ -205,8 +220,8 @@ std::string indent_of(const std::string& line) {
 
 }  // namespace
 
-
-std::vector<PackageAddition> package_additions(const std::string& package, const VerifyPolicy& policy,
+std::vector<PackageAddition> package_additions(const std::string& package,
+                                               const VerifyPolicy& policy,
                                                const cuda::TargetSet& requested) {
   std::vector<PackageAddition> out;
   auto add = [&](const cuda::CudaTarget& t, const std::string& what) {
@@ -214,12 +229,14 @@ std::vector<PackageAddition> package_additions(const std::string& package, const
     for (const auto& a : out)
       if (a.target == t) return;
     const bool ends_in_s = !package.empty() && package.back() == 's';
-    std::string reason = fmt::format("added by {}{} build ({})", package, ends_in_s ? "'" : "'s", what);
+    std::string reason =
+        fmt::format("added by {}{} build ({})", package, ends_in_s ? "'" : "'s", what);
     if (!policy.why.empty()) reason += ": " + policy.why;
     out.push_back({t, std::move(reason)});
   };
   const auto ccs = requested.capabilities();
-  if (policy.ptx_of_highest && !ccs.empty()) add(cuda::ptx(ccs.back()), "PTX of the highest target");
+  if (policy.ptx_of_highest && !ccs.empty())
+    add(cuda::ptx(ccs.back()), "PTX of the highest target");
   if (policy.ptx_of_each)
     for (const auto& cc : ccs) add(cuda::ptx(cc), "PTX of each target");
   for (const auto& name : policy.extra_targets)
@@ -232,13 +249,15 @@ namespace {
 // How the plan runs (executor/run_plan.h): the work folder at the fixed path (--dist keeps
 // the real one: the dist servers compile at the client's paths), the jobs fixed or governed
 // as the recipe allows, the learned records keyed by the recipe and profile.
-ExecutionPolicy extension_run_policy(const ExtensionBuildRequest& request, const ExtensionRecipe& recipe,
-                                     const ExtensionBuildPlan& plan, const probe::HostReport& host) {
+ExecutionPolicy extension_run_policy(const ExtensionBuildRequest& request,
+                                     const ExtensionRecipe& recipe, const ExtensionBuildPlan& plan,
+                                     const probe::HostReport& host) {
   ExecutionPolicy run;
   run.package = request.package_name;
   // A profile builds other units (flash-attn's minimal one leaves the backward out), so
   // its peaks and unit times are its own.
-  run.record_name = plan.profile.empty() ? recipe.name : fmt::format("{} profile={}", recipe.name, plan.profile);
+  run.record_name =
+      plan.profile.empty() ? recipe.name : fmt::format("{} profile={}", recipe.name, plan.profile);
   run.work_dir = request.work_dir;
   run.build_dir = request.source_dir;
   run.mapped_dir = request.work_dir;
@@ -257,9 +276,9 @@ ExecutionPolicy extension_run_policy(const ExtensionBuildRequest& request, const
   j.variable = recipe.jobs_variable;
   j.counts_nvcc_threads = recipe.jobs_count_nvcc_threads;
   j.nvcc_threads = plan.nvcc_threads;
-  j.prior_job_bytes = static_cast<uint64_t>(recipe.memory_per_job_gib *
-                                            (recipe.memory_per_nvcc_thread ? plan.nvcc_threads : 1) *
-                                            static_cast<double>(1ull << 30));
+  j.prior_job_bytes = static_cast<uint64_t>(
+      recipe.memory_per_job_gib * (recipe.memory_per_nvcc_thread ? plan.nvcc_threads : 1) *
+      static_cast<double>(1ull << 30));
   j.recipe = recipe.name;
   j.pip_build = recipe.build_system == BuildSystem::pip;
   j.serial = recipe.serial && !recipe.parallel_fix;
@@ -267,7 +286,8 @@ ExecutionPolicy extension_run_policy(const ExtensionBuildRequest& request, const
   // plan prepends only the toolkit's bin folder).
   for (const auto& t : host.tools) {
     if (t.name == "ninja") j.ninja_version = t.version;
-    if (t.name == "make" && !t.version.empty() && !t.jobserver_client) j.make_without_jobserver = t.path;
+    if (t.name == "make" && !t.version.empty() && !t.jobserver_client)
+      j.make_without_jobserver = t.path;
   }
   j.max_jobs = static_cast<size_t>(std::max(1, host.cpu.build_cores()));
   j.memory_limit = host.memory.cgroup_limit ? host.memory.cgroup_limit : host.memory.total;
@@ -277,11 +297,12 @@ ExecutionPolicy extension_run_policy(const ExtensionBuildRequest& request, const
 // Parallelism: the jobs and why, nvcc's threads, the package's modules at once and
 // -split-compile. A serial package with a [parallel] fix gets its patch (switching its
 // parallel backend on) unless the user asked for one job.
-void set_parallelism(ExtensionBuildPlan& plan, const ExtensionRecipe& recipe, const ExtensionBuildRequest& request,
-                     const probe::HostReport& host, const probe::CudaToolkit* toolkit) {
+void set_parallelism(ExtensionBuildPlan& plan, const ExtensionRecipe& recipe,
+                     const ExtensionBuildRequest& request, const probe::HostReport& host,
+                     const probe::CudaToolkit* toolkit) {
   plan.package_additions = package_additions(recipe.name, recipe.verify, request.targets);
-  JobChoice jobs = choose_jobs(recipe, request, host,
-                               request.targets.size() + plan.package_additions.size());
+  JobChoice jobs =
+      choose_jobs(recipe, request, host, request.targets.size() + plan.package_additions.size());
   plan.jobs = jobs.jobs;
   plan.jobs_reason = jobs.reason;
   if (recipe.parallel_fix && !(request.jobs && *request.jobs <= 1)) {
@@ -289,26 +310,28 @@ void set_parallelism(ExtensionBuildPlan& plan, const ExtensionRecipe& recipe, co
     for (const auto& p : fix.patches)
       plan.patches.push_back({p.file, p.description, p.start, p.end, p.replace, p.marker});
     plan.parallel_fix = fix.summary;
-    plan.jobs_reason = fmt::format("{}; {}={} ({})", fix.summary, recipe.jobs_variable,
-                                   recipe.jobs_count_nvcc_threads ? jobs.jobs * jobs.nvcc_threads : jobs.jobs,
-                                   jobs.reason);
+    plan.jobs_reason = fmt::format(
+        "{}; {}={} ({})", fix.summary, recipe.jobs_variable,
+        recipe.jobs_count_nvcc_threads ? jobs.jobs * jobs.nvcc_threads : jobs.jobs, jobs.reason);
     if (!fix.limit.empty()) plan.jobs_reason += "; " + fix.limit;
   }
   plan.nvcc_threads = jobs.nvcc_threads;
   const int jobs_value = recipe.jobs_count_nvcc_threads ? jobs.jobs * jobs.nvcc_threads : jobs.jobs;
   plan.env[recipe.jobs_variable] = std::to_string(jobs_value);
   if (!recipe.nvcc_threads_variable.empty())
-    plan.env[recipe.nvcc_threads_variable] =
-        recipe.nvcc_threads_in_flags ? fmt::format("--threads {}", jobs.nvcc_threads)
-                                     : std::to_string(jobs.nvcc_threads);
+    plan.env[recipe.nvcc_threads_variable] = recipe.nvcc_threads_in_flags
+                                                 ? fmt::format("--threads {}", jobs.nvcc_threads)
+                                                 : std::to_string(jobs.nvcc_threads);
   // Every extension module at once, and -split-compile for packages of few nvcc units
   // (the build driver's modules_at_once acts on these inside torch's BuildExtension; a user's own
   // TAILOR_MODULES_AT_ONCE wins).
-  if (const auto& par = package_parallelism(); par.modules_at_once && recipe.build_system == BuildSystem::pip &&
-                                               !request.environment.count("TAILOR_MODULES_AT_ONCE")) {
+  if (const auto& par = package_parallelism();
+      par.modules_at_once && recipe.build_system == BuildSystem::pip &&
+      !request.environment.count("TAILOR_MODULES_AT_ONCE")) {
     plan.env["TAILOR_MODULES_AT_ONCE"] = "1";
     if (toolkit && par.split_max >= 2 && toolkit->release >= par.split_min_nvcc)
-      plan.env["TAILOR_SPLIT_COMPILE"] = fmt::format("{}:{}", par.split_reference_cores, par.split_max);
+      plan.env["TAILOR_SPLIT_COMPILE"] =
+          fmt::format("{}:{}", par.split_reference_cores, par.split_max);
   }
   if (recipe.serial && !recipe.parallel_fix && request.jobs)
     plan.notes.push_back(recipe.name + " compiles one file at a time; --jobs has no effect");
@@ -317,12 +340,13 @@ void set_parallelism(ExtensionBuildPlan& plan, const ExtensionRecipe& recipe, co
 // How the package's build takes the compiler cache the plan chose: torch's cpp_extension
 // through PYTORCH_NVCC and the compilers CC/CXX name (each a typed launch), a CMake build
 // through its compiler launchers.
-void hook_compiler_cache(ExtensionBuildPlan& plan, const ExtensionRecipe& recipe, const ExtensionBuildRequest& request,
-                         const std::string& nvcc) {
+void hook_compiler_cache(ExtensionBuildPlan& plan, const ExtensionRecipe& recipe,
+                         const ExtensionBuildRequest& request, const std::string& nvcc) {
   if (!plan.cache.used()) return;
   const std::string& cache_path = plan.cache.executable;
   if (recipe.cache_hook != CacheHook::torch_env) {
-    for (const char* lang : {"C", "CXX", "CUDA"}) plan.env[fmt::format("CMAKE_{}_COMPILER_LAUNCHER", lang)] = cache_path;
+    for (const char* lang : {"C", "CXX", "CUDA"})
+      plan.env[fmt::format("CMAKE_{}_COMPILER_LAUNCHER", lang)] = cache_path;
     return;
   }
   plan.env["PYTORCH_NVCC"] = cache_path + " " + nvcc;
@@ -333,11 +357,13 @@ void hook_compiler_cache(ExtensionBuildPlan& plan, const ExtensionRecipe& recipe
   // may point them at a newer gcc than PATH's), else torch's defaults.
   auto compiler = [&](const char* var, const char* fallback) {
     auto it = request.environment.find(var);
-    return it != request.environment.end() && !it->second.empty() && it->second.find(' ') == std::string::npos
+    return it != request.environment.end() && !it->second.empty() &&
+                   it->second.find(' ') == std::string::npos
                ? it->second
                : std::string(fallback);
   };
-  if (plan.cache.tool != CacheTool::sccache) plan.cached_compilers.push_back({"CC", cache_path, compiler("CC", "gcc")});
+  if (plan.cache.tool != CacheTool::sccache)
+    plan.cached_compilers.push_back({"CC", cache_path, compiler("CC", "gcc")});
   plan.cached_compilers.push_back({"CXX", cache_path, compiler("CXX", "g++")});
 }
 
@@ -367,15 +393,19 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
       plan.notes.push_back(recipe.name + ": " + loss);
   std::vector<std::string> cmake_defines;
   switch (recipe.arch_via) {
-    case ArchVia::env: plan.env[recipe.arch_variable] = arch_value; break;
+    case ArchVia::env:
+      plan.env[recipe.arch_variable] = arch_value;
+      break;
     case ArchVia::cmake_define:
       cmake_defines.push_back("-D" + recipe.arch_variable + "=" + arch_value);
       break;
     case ArchVia::patch:
       for (const auto& p : recipe.patches) {
         SourcePatch sp{p.file, p.description, p.start, p.end, p.replace, p.marker};
-        sp.replacement = replace_all(sp.replacement, "{gencode_python}", gencode_python(request.targets));
-        sp.replacement = replace_all(sp.replacement, "{targets}", join(request.targets.names(), " "));
+        sp.replacement =
+            replace_all(sp.replacement, "{gencode_python}", gencode_python(request.targets));
+        sp.replacement =
+            replace_all(sp.replacement, "{targets}", join(request.targets.names(), " "));
         plan.patches.push_back(std::move(sp));
       }
       break;
@@ -407,14 +437,14 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
       nvcc = toolkit->nvcc;
       plan.path_prepend = std::filesystem::path(nvcc).parent_path().string();
     }
-    if (recipe.build_system == BuildSystem::cmake_then_pip || recipe.cache_hook == CacheHook::cmake_launcher)
+    if (recipe.build_system == BuildSystem::cmake_then_pip ||
+        recipe.cache_hook == CacheHook::cmake_launcher)
       plan.env["CUDACXX"] = nvcc;
   } else {
     plan.notes.push_back("no CUDA toolkit found: nvcc must be on PATH");
   }
 
   set_parallelism(plan, recipe, request, host, toolkit);
-
 
   // A restriction profile the package allows.
   if (!request.profile.empty()) {
@@ -423,9 +453,9 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
     if (it == recipe.profiles.end()) {
       std::vector<std::string> names;
       for (const auto& p : recipe.profiles) names.push_back(p.name);
-      return make_error(fmt::format("--profile {}: the {} recipe has {}", request.profile, recipe.name,
-                                    names.empty() ? std::string("no profiles")
-                                                  : "the profiles " + join(names, ", ")));
+      return make_error(fmt::format(
+          "--profile {}: the {} recipe has {}", request.profile, recipe.name,
+          names.empty() ? std::string("no profiles") : "the profiles " + join(names, ", ")));
     }
     plan.profile = it->name;
     for (const auto& [k, v] : it->env) plan.env[k] = v;
@@ -442,11 +472,13 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
   // source). pip would run setup.py (and its `import torch`) once more for metadata first.
   for (auto& file : build_driver_files(std::filesystem::path(source).parent_path()))
     plan.helper_files.push_back(std::move(file));
-  const std::string driver = (std::filesystem::path(source).parent_path() / k_build_driver).string();
+  const std::string driver =
+      (std::filesystem::path(source).parent_path() / k_build_driver).string();
   Step wheel_step{.title = "build the " + recipe.name + " wheel (PEP 517)",
                   .argv = {python, "-u", driver, out_dir},
                   .cwd = source,
-                  .by_hand = {python, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", out_dir, source},
+                  .by_hand = {python, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps",
+                              "-w", out_dir, source},
                   .uses_plan_env = true};
   if (recipe.build_system == BuildSystem::cmake_then_pip) {
     const std::string build_dir = source + "/build";
@@ -454,9 +486,14 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
     configure.insert(configure.end(), recipe.cmake_args.begin(), recipe.cmake_args.end());
     configure.insert(configure.end(), cmake_defines.begin(), cmake_defines.end());
     if (toolkit && !toolkit->nvcc.empty()) configure.push_back("-DCMAKE_CUDA_COMPILER=" + nvcc);
-    plan.steps.push_back({.title = "configure " + recipe.name + " (CMake)", .argv = configure, .cwd = source, .uses_plan_env = true});
-    plan.steps.push_back(
-        {.title = "compile " + recipe.name + " (CMake)", .argv = {"cmake", "--build", build_dir}, .cwd = source, .uses_plan_env = true});
+    plan.steps.push_back({.title = "configure " + recipe.name + " (CMake)",
+                          .argv = configure,
+                          .cwd = source,
+                          .uses_plan_env = true});
+    plan.steps.push_back({.title = "compile " + recipe.name + " (CMake)",
+                          .argv = {"cmake", "--build", build_dir},
+                          .cwd = source,
+                          .uses_plan_env = true});
   }
   plan.steps.push_back(std::move(wheel_step));
   plan.run = extension_run_policy(request, recipe, plan, host);
@@ -472,7 +509,10 @@ std::string render_print_env(const ExtensionBuildPlan& plan) {
   if (!plan.profile.empty()) out << "# profile: " << plan.profile << "\n";
   for (const auto& a : plan.package_additions)
     out << "# verify accepts " << a.target.name() << ": " << a.reason << "\n";
-  out << "# compiler cache: " << (plan.cache.used() ? std::string(plan.cache.tool_name()) + ", " + plan.cache.storage : "none") << "\n";
+  out << "# compiler cache: "
+      << (plan.cache.used() ? std::string(plan.cache.tool_name()) + ", " + plan.cache.storage
+                            : "none")
+      << "\n";
   for (const auto& [k, v] : plan.cache.env) {
     if (v.find('@') != std::string::npos && v.find("://") != std::string::npos)
       out << "# " << k << ": holds credentials; set it yourself (" << plan.cache.storage << ")\n";
@@ -481,7 +521,8 @@ std::string render_print_env(const ExtensionBuildPlan& plan) {
   }
   for (const auto& n : plan.notes) out << "# note: " << n << "\n";
   for (const auto& name : plan.unset_env) out << "unset " << name << "\n";
-  if (!plan.path_prepend.empty()) out << "export PATH=" << shell_quote(plan.path_prepend) << ":\"$PATH\"\n";
+  if (!plan.path_prepend.empty())
+    out << "export PATH=" << shell_quote(plan.path_prepend) << ":\"$PATH\"\n";
   for (const auto& [k, v] : plan.env) out << "export " << k << "=" << shell_quote(v) << "\n";
   // torch.utils.cpp_extension checks $CC/$CXX by name and version, so CXX="ccache g++"
   // fails there; the build runs the cache through a wrapper named after the compiler
@@ -490,8 +531,9 @@ std::string render_print_env(const ExtensionBuildPlan& plan) {
   for (const auto& launch : plan.cached_compilers) {
     std::string wrapper = "\"${TMPDIR:-/tmp}/tailor-compiler-wrappers/" + launch.compiler + "\"";
     out << "mkdir -p \"${TMPDIR:-/tmp}/tailor-compiler-wrappers\"\n";
-    out << "printf '#!/bin/sh\\nexec %s %s \"$@\"\\n' " << shell_quote(launch.launcher) << " \"$(command -v "
-        << shell_quote(launch.compiler) << ")\" > " << wrapper << " && chmod +x " << wrapper << "\n";
+    out << "printf '#!/bin/sh\\nexec %s %s \"$@\"\\n' " << shell_quote(launch.launcher)
+        << " \"$(command -v " << shell_quote(launch.compiler) << ")\" > " << wrapper
+        << " && chmod +x " << wrapper << "\n";
     out << "export " << launch.variable << "=" << wrapper << "\n";
   }
   for (const auto& p : plan.patches) {
@@ -536,7 +578,8 @@ Expected<std::string> apply_patch_to_text(const SourcePatch& patch, const std::s
     start = std::regex(patch.start, std::regex::ECMAScript);
     end = std::regex(patch.end, std::regex::ECMAScript);
   } catch (const std::regex_error& e) {
-    return make_error(patch.file + ": patch '" + patch.description + "' has an invalid regex: " + e.what());
+    return make_error(patch.file + ": patch '" + patch.description +
+                      "' has an invalid regex: " + e.what());
   }
   size_t first = lines.size();
   for (size_t i = 0; i < lines.size() && first == lines.size(); ++i)

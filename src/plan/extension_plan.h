@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "cache/cache_settings.h"
 #include "cuda/target_set.h"
 #include "plan/build_plan.h"
-#include "cache/cache_settings.h"
 #include "plan/extension_recipe.h"
 #include "probe/host_report.h"
 #include "util/expected.h"
@@ -21,12 +21,12 @@ struct ExtensionBuildRequest {
   std::string source_dir;    ///< the unpacked source tree
   cuda::TargetSet targets;
   std::string python = "python3";
-  std::optional<int> jobs;   ///< --jobs: wins over the memory formula
+  std::optional<int> jobs;                ///< --jobs: wins over the memory formula
   std::optional<cache::CacheTool> cache;  ///< --cache: nullopt is auto
   /// Where the cache keeps its entries (tailor.toml [cache], TAILOR_CACHE_URL, --cache-url)
   /// and its tool when --cache is auto.
   cache::CacheSettings cache_settings;
-  std::string out_dir;       ///< where the wheel goes
+  std::string out_dir;  ///< where the wheel goes
   /// The caller's environment, for what it configures (SCCACHE_* picks sccache under
   /// Cache::automatic); nothing else is read from it.
   std::map<std::string, std::string> environment;
@@ -39,11 +39,11 @@ struct ExtensionBuildRequest {
   /// architectures in its CMake files and cmake calls) with the requested ones.
   bool keep_package_archs = false;
   // How the plan runs (ExecutionPolicy, plan/build_plan.h):
-  std::string work_dir;                  ///< the build's work folder: its log, lock, fifo
-  std::optional<uint64_t> memory_budget; ///< --memory-budget, bytes
-  bool sandbox = false;                  ///< --sandbox
-  std::optional<std::string> dist;       ///< --dist as given
-  bool wait_for_lock = true;             ///< false: --no-wait
+  std::string work_dir;                   ///< the build's work folder: its log, lock, fifo
+  std::optional<uint64_t> memory_budget;  ///< --memory-budget, bytes
+  bool sandbox = false;                   ///< --sandbox
+  std::optional<std::string> dist;        ///< --dist as given
+  bool wait_for_lock = true;              ///< false: --no-wait
   /// --verify-reproducible: the units the wheel's build split on its own.
   std::optional<std::map<std::string, int>> split_units;
 };
@@ -74,7 +74,8 @@ struct PackageAddition {
 };
 
 /// The targets `policy` makes the package add to `requested` (none already requested).
-std::vector<PackageAddition> package_additions(const std::string& package, const VerifyPolicy& policy,
+std::vector<PackageAddition> package_additions(const std::string& package,
+                                               const VerifyPolicy& policy,
                                                const cuda::TargetSet& requested);
 
 /// An extension package's plan: the decisions every build has (plan/build_plan.h) and the
@@ -87,9 +88,9 @@ struct ExtensionBuildPlan : BuildPlan {
   /// patch"); empty when nothing was needed or --jobs 1 kept it serial.
   std::string parallel_fix;
   std::vector<PackageAddition> package_additions;
-  std::string profile;  ///< the recipe profile applied, "" for none
+  std::string profile;                   ///< the recipe profile applied, "" for none
   std::vector<HelperFile> helper_files;  ///< written before the steps run
-  std::string smoke_test;  ///< Python source
+  std::string smoke_test;                ///< Python source
   std::string import_name;
 };
 

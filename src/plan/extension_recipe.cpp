@@ -34,12 +34,13 @@ constexpr std::pair<std::string_view, BuildSystem> k_build_systems[] = {
 constexpr std::pair<std::string_view, ArchVia> k_arch_vias[] = {
     {"env", ArchVia::env}, {"cmake_define", ArchVia::cmake_define}, {"patch", ArchVia::patch}};
 constexpr std::pair<std::string_view, ArchSpelling> k_spellings[] = {
-    {"torch", ArchSpelling::torch},       {"cmake", ArchSpelling::cmake},
-    {"flash_attn", ArchSpelling::flash_attn}, {"bnb", ArchSpelling::bnb},
+    {"torch", ArchSpelling::torch},
+    {"cmake", ArchSpelling::cmake},
+    {"flash_attn", ArchSpelling::flash_attn},
+    {"bnb", ArchSpelling::bnb},
     {"gencode", ArchSpelling::gencode}};
 constexpr std::pair<std::string_view, CacheHook> k_hooks[] = {
-    {"torch_env", CacheHook::torch_env},
-    {"cmake_launcher", CacheHook::cmake_launcher}};
+    {"torch_env", CacheHook::torch_env}, {"cmake_launcher", CacheHook::cmake_launcher}};
 
 ExtensionRecipe read_recipe(const data::TomlDocument& doc);
 
@@ -55,8 +56,11 @@ std::vector<RecipePatch> read_patches(const data::TomlValue& list) {
     p.end = t["end"].value_or(std::string());
     p.replace = t["replace"].value_or(std::string());
     p.marker = t["marker"].value_or(std::string());
-    for (auto [field, value] : {std::pair{"file", &p.file}, {"start", &p.start}, {"end", &p.end},
-                                {"replace", &p.replace}, {"marker", &p.marker}})
+    for (auto [field, value] : {std::pair{"file", &p.file},
+                                {"start", &p.start},
+                                {"end", &p.end},
+                                {"replace", &p.replace},
+                                {"marker", &p.marker}})
       if (value->empty()) t[field].fail("missing or empty");
     if (p.replace.find(p.marker) == std::string::npos) t["replace"].fail("must contain the marker");
     for (auto [field, value] : {std::pair{"start", &p.start}, {"end", &p.end}}) {
@@ -103,7 +107,8 @@ std::string normalise_dist_name(std::string_view name) {
 }
 
 Expected<ExtensionRecipe> parse_recipe(std::string_view toml_text, std::string_view source_name) {
-  return data::expected_from([&] { return read_recipe(data::parse_toml(toml_text, std::string(source_name))); });
+  return data::expected_from(
+      [&] { return read_recipe(data::parse_toml(toml_text, std::string(source_name))); });
 }
 
 namespace {
@@ -121,7 +126,9 @@ ExtensionRecipe read_recipe(const data::TomlDocument& doc) {
   r.smoke_test = doc["smoke_test"].value_or(std::string());
   r.undeclared_requires = doc["undeclared_requires"].strings_or_empty();
   for (const auto& m : r.undeclared_requires)
-    if (m.empty() || m.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") != std::string::npos)
+    if (m.empty() ||
+        m.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") !=
+            std::string::npos)
       doc["undeclared_requires"].fail("'" + m + "' is not a Python module name");
   r.notes = doc["notes"].value_or(std::string());
   r.build_system = parse_enum(doc, "build_system", k_build_systems, BuildSystem::pip);
@@ -140,7 +147,8 @@ ExtensionRecipe read_recipe(const data::TomlDocument& doc) {
 
   r.jobs_variable = doc.at_path("jobs.variable").value_or(std::string("MAX_JOBS"));
   r.memory_per_job_gib = doc.at_path("jobs.memory_per_job_gib").value_or(3.0);
-  if (!(r.memory_per_job_gib > 0.0)) doc.at_path("jobs.memory_per_job_gib").fail("must be positive");
+  if (!(r.memory_per_job_gib > 0.0))
+    doc.at_path("jobs.memory_per_job_gib").fail("must be positive");
   r.memory_per_nvcc_thread = doc.at_path("jobs.memory_per_nvcc_thread").value_or(false);
   r.nvcc_threads = static_cast<int>(doc.at_path("jobs.nvcc_threads").value_or(int64_t{1}));
   if (r.nvcc_threads < 1) doc.at_path("jobs.nvcc_threads").fail("must be at least 1");
@@ -158,14 +166,19 @@ ExtensionRecipe read_recipe(const data::TomlDocument& doc) {
 
   // [verify]: what the package adds by design.
   if (auto node = doc.at_path("verify.adds"); node.present()) {
-    std::vector<std::string> adds = node.is_string() ? std::vector<std::string>{node.string()} : node.strings();
+    std::vector<std::string> adds =
+        node.is_string() ? std::vector<std::string>{node.string()} : node.strings();
     for (auto a : adds) {
       for (auto& c : a)
         if (c == '-') c = '_';
-      if (a == "ptx_of_highest") r.verify.ptx_of_highest = true;
-      else if (a == "ptx_of_each") r.verify.ptx_of_each = true;
+      if (a == "ptx_of_highest")
+        r.verify.ptx_of_highest = true;
+      else if (a == "ptx_of_each")
+        r.verify.ptx_of_each = true;
       else
-        node.fail("holds '" + a + "'; must be ptx_of_highest or ptx_of_each (fixed targets go in verify.extra_targets)");
+        node.fail(
+            "holds '" + a +
+            "'; must be ptx_of_highest or ptx_of_each (fixed targets go in verify.extra_targets)");
     }
   }
   r.verify.extra_targets = doc.at_path("verify.extra_targets").strings_or_empty();

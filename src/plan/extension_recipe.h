@@ -16,8 +16,10 @@ namespace tailor::plan {
 
 /// How the package builds.
 enum class BuildSystem {
-  pip,             ///< the source's PEP 517 backend, no build isolation (setup.py / cpp_extension), as `pip wheel --no-build-isolation --no-deps` would
-  cmake_then_pip,  ///< configure + build native code with CMake, then the wheel as for `pip` (bitsandbytes)
+  pip,  ///< the source's PEP 517 backend, no build isolation (setup.py / cpp_extension), as `pip
+        ///< wheel --no-build-isolation --no-deps` would
+  cmake_then_pip,  ///< configure + build native code with CMake, then the wheel as for `pip`
+                   ///< (bitsandbytes)
 };
 
 /// How the arch list reaches the package.
@@ -38,8 +40,8 @@ enum class ArchSpelling {
 
 /// How the compiler cache is hooked in.
 enum class CacheHook {
-  torch_env,        ///< PYTORCH_NVCC="ccache nvcc", CC/CXX="ccache gcc/g++"
-  cmake_launcher,   ///< CMAKE_{C,CXX,CUDA}_COMPILER_LAUNCHER (CMake, or a setup.py driving it)
+  torch_env,       ///< PYTORCH_NVCC="ccache nvcc", CC/CXX="ccache gcc/g++"
+  cmake_launcher,  ///< CMAKE_{C,CXX,CUDA}_COMPILER_LAUNCHER (CMake, or a setup.py driving it)
 };
 
 /// A source edit a package needs before it honours the requested targets (causal-conv1d
@@ -62,10 +64,10 @@ struct RecipePatch {
 /// accepts it and names it instead of refusing the wheel (`[verify]` in the recipe).
 /// bitsandbytes' CMakeLists.txt, for one, appends PTX of the highest requested capability.
 struct VerifyPolicy {
-  bool ptx_of_highest = false;  ///< compute_XY of the highest requested CC
-  bool ptx_of_each = false;     ///< compute_XY of every requested CC
+  bool ptx_of_highest = false;             ///< compute_XY of the highest requested CC
+  bool ptx_of_each = false;                ///< compute_XY of every requested CC
   std::vector<std::string> extra_targets;  ///< fixed targets the package always adds ("sm_80")
-  std::string why;              ///< shown with the addition: "its CMakeLists.txt adds ..."
+  std::string why;  ///< shown with the addition: "its CMakeLists.txt adds ..."
   bool any() const { return ptx_of_highest || ptx_of_each || !extra_targets.empty(); }
 };
 
@@ -91,13 +93,13 @@ struct RecipeProfile {
 };
 
 struct ExtensionRecipe {
-  std::string name;                   ///< normalised dist name, e.g. "flash-attn"
-  std::vector<std::string> aliases;   ///< other dist names (normalised)
-  std::string import_name;            ///< e.g. "flash_attn"
-  std::string checked;                ///< the version/commit the recipe was checked against
+  std::string name;                  ///< normalised dist name, e.g. "flash-attn"
+  std::vector<std::string> aliases;  ///< other dist names (normalised)
+  std::string import_name;           ///< e.g. "flash_attn"
+  std::string checked;               ///< the version/commit the recipe was checked against
   BuildSystem build_system = BuildSystem::pip;
   ArchVia arch_via = ArchVia::env;
-  std::string arch_variable;          ///< env var or CMake define name (empty for patch)
+  std::string arch_variable;  ///< env var or CMake define name (empty for patch)
   ArchSpelling arch_spelling = ArchSpelling::torch;
   std::map<std::string, std::string> force_cuda_env;   ///< forces a CUDA build with no GPU
   std::map<std::string, std::string> force_build_env;  ///< stops prebuilt-wheel downloads
@@ -111,19 +113,19 @@ struct ExtensionRecipe {
   /// variable that gets "--threads N" (NVCC_APPEND_FLAGS). Empty: fixed by the package.
   std::string nvcc_threads_variable;
   bool nvcc_threads_in_flags = false;
-  int nvcc_threads = 1;               ///< threads per nvcc: the package's default
-  double memory_per_job_gib = 3.0;    ///< peak memory per compile job
+  int nvcc_threads = 1;                 ///< threads per nvcc: the package's default
+  double memory_per_job_gib = 3.0;      ///< peak memory per compile job
   bool memory_per_nvcc_thread = false;  ///< per-job memory is per nvcc thread (flash-attn)
   /// The jobs variable counts nvcc threads, not compiles (vllm: MAX_JOBS / NVCC_THREADS).
   bool jobs_count_nvcc_threads = false;
-  bool serial = false;                ///< the package compiles one file at a time
+  bool serial = false;  ///< the package compiles one file at a time
   CacheHook cache_hook = CacheHook::torch_env;
-  std::vector<std::string> cmake_args;   ///< extra configure args (cmake_then_pip)
+  std::vector<std::string> cmake_args;  ///< extra configure args (cmake_then_pip)
   std::vector<RecipePatch> patches;
   VerifyPolicy verify;
   std::vector<RecipeProfile> profiles;
   std::optional<ParallelFix> parallel_fix;  ///< only for `serial` packages
-  std::string smoke_test;             ///< Python run after install, e.g. "import flash_attn"
+  std::string smoke_test;                   ///< Python run after install, e.g. "import flash_attn"
   /// Modules the package imports at run time without naming them in its metadata
   /// (torch-sparse imports torch_scatter): the import check counts them as declared.
   std::vector<std::string> undeclared_requires;

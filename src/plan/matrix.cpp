@@ -1,17 +1,18 @@
 #include "plan/matrix.h"
-#include "cache/cache_settings.h"
-#include "cache/tailor_toml.h"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
 
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <limits>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
-#include <fmt/format.h>
-#include <toml++/toml.h>
 
+#include "cache/cache_settings.h"
+#include "cache/tailor_toml.h"
 #include "cuda/arch_spec.h"
 #include "cuda/nvcc_capabilities.h"
 #include "cuda/target_request.h"
@@ -22,7 +23,6 @@
 
 namespace tailor::plan {
 using namespace tailor::cache;
-
 
 namespace {
 
@@ -40,8 +40,10 @@ std::string printable(std::string_view s) {
   std::string out;
   for (char ch : s) {
     auto u = static_cast<unsigned char>(ch);
-    if (u < 0x20 || u == 0x7f) out += fmt::format("\\x{:02x}", u);
-    else out += ch;
+    if (u < 0x20 || u == 0x7f)
+      out += fmt::format("\\x{:02x}", u);
+    else
+      out += ch;
   }
   return out;
 }
@@ -50,7 +52,9 @@ Expected<MatrixRow> row_from_toml(const toml::table& t, const std::string& where
   MatrixRow row;
   for (const auto& [k, v] : t) {
     std::string key(k.str());
-    if (!k_axes.count(key)) return make_error(where + ": unknown matrix axis '" + key + "' (axes: gpu, cpu, cuda, python, torch)");
+    if (!k_axes.count(key))
+      return make_error(where + ": unknown matrix axis '" + key +
+                        "' (axes: gpu, cpu, cuda, python, torch)");
     auto s = v.value<std::string>();
     if (!s) return make_error(where + "." + key + ": must be a quoted string");
     row[key] = *s;
@@ -87,7 +91,8 @@ Expected<MatrixSpec> matrix_from_toml(const toml::table& t, const std::string& f
       }
       m.axes.push_back(axis);
     } else {
-      return make_error(where + ": unknown key (known: gpu, cpu, cuda, python, torch, include, exclude, prefix)");
+      return make_error(
+          where + ": unknown key (known: gpu, cpu, cuda, python, torch, include, exclude, prefix)");
     }
   }
   return m;
@@ -133,15 +138,19 @@ TorchVariant variant_from_row(const MatrixRow& row) {
   for (const auto& [k, value] : row) {
     if (k == "gpu") {
       std::string lv = to_lower(value);
-      if (lv == "cpu" || lv == "none") v.cpu_only = true;
-      else v.arch = {value};
+      if (lv == "cpu" || lv == "none")
+        v.cpu_only = true;
+      else
+        v.arch = {value};
     } else if (k == "cpu") {
       v.cpu_target = value;
     } else if (k == "cuda") {
       // check_config has refused a value that does not parse before any row is built.
       auto c = parse_cuda_choice(value);
-      if (c && *c) v.cuda = **c;
-      else if (c) v.cpu_only = true;
+      if (c && *c)
+        v.cuda = **c;
+      else if (c)
+        v.cpu_only = true;
     } else if (k == "python") {
       v.python = value;
     } else if (k == "torch") {
@@ -167,8 +176,10 @@ Expected<TailorConfig> config_from(const cache::TailorToml& file) {
     } else if (key == "variant") {
       if (!v.as_table()) return make_error(path + ": [variant.NAME] tables expected");
       for (const auto& [name, t] : *v.as_table()) {
-        if (!t.as_table()) return make_error(path + ": variant." + std::string(name.str()) + " must be a table");
-        TAILOR_TRY(var, variant_from_toml(*t.as_table(), path + ": variant." + std::string(name.str())));
+        if (!t.as_table())
+          return make_error(path + ": variant." + std::string(name.str()) + " must be a table");
+        TAILOR_TRY(var,
+                   variant_from_toml(*t.as_table(), path + ": variant." + std::string(name.str())));
         var.name = std::string(name.str());
         c.variants.push_back(var);
       }
@@ -198,7 +209,8 @@ Expected<TailorConfig> load_tailor_config(const std::string& path) {
   // A relative `source` means relative to the config file, wherever tailor runs from.
   auto anchor = [&](TorchVariant& v) {
     if (v.source_dir && !std::filesystem::path(*v.source_dir).is_absolute())
-      v.source_dir = (std::filesystem::path(path).parent_path() / *v.source_dir).lexically_normal().string();
+      v.source_dir =
+          (std::filesystem::path(path).parent_path() / *v.source_dir).lexically_normal().string();
   };
   anchor(config.defaults);
   for (auto& v : config.variants) anchor(v);
@@ -260,13 +272,17 @@ Expected<std::string> variant_name(const MatrixSpec& spec, const MatrixRow& row)
   auto gpu = row.find("gpu");
   if (gpu != row.end()) {
     std::string label = gpu_label(gpu->second);
-    if (label.empty()) return make_error(fmt::format("matrix: gpu '{}' is not a GPU target tailor understands", gpu->second));
+    if (label.empty())
+      return make_error(
+          fmt::format("matrix: gpu '{}' is not a GPU target tailor understands", gpu->second));
     parts.push_back(label);
   }
   auto cpu = row.find("cpu");
   if (cpu != row.end()) {
     const CpuTarget* t = torch_catalog().find_cpu_target(cpu->second);
-    if (!t) return make_error(fmt::format("matrix: cpu '{}' is not a CPU target tailor knows", cpu->second));
+    if (!t)
+      return make_error(
+          fmt::format("matrix: cpu '{}' is not a CPU target tailor knows", cpu->second));
     parts.push_back(t->label);
   }
   auto varies = [&](const std::string& axis) {
@@ -307,7 +323,8 @@ MatrixCount count_rows(const MatrixSpec& spec) {
     product *= n;
   }
   if (spec.exclude.empty()) return {product > k_max - includes ? k_max : product + includes, true};
-  if (product > k_max_rows_walked || product * spec.exclude.size() > k_max_checks_walked) return {product, false};
+  if (product > k_max_rows_walked || product * spec.exclude.size() > k_max_checks_walked)
+    return {product, false};
   // Walk the product as an odometer, one row alive at a time.
   std::vector<size_t> index(spec.axes.size(), 0);
   MatrixRow row;
@@ -355,19 +372,22 @@ std::vector<std::string> matrix_torches(const TailorConfig& config, const TorchC
 std::string strip_v(const std::string& s) { return s.rfind("v", 0) == 0 ? s.substr(1) : s; }
 
 void check_axis_value(const std::string& axis, const std::string& value, const std::string& where,
-                      const TorchCatalog& cat, const std::vector<std::string>& torches, bool from_source,
-                      std::vector<std::string>& problems) {
+                      const TorchCatalog& cat, const std::vector<std::string>& torches,
+                      bool from_source, std::vector<std::string>& problems) {
   const std::string shown = printable(value);
   const std::string lv = to_lower(trim(value));
   if (axis == "gpu") {
     if (lv == "cpu" || lv == "none") return;
     auto set = gpu_axis_targets(value);
-    if (!set) problems.push_back(fmt::format("{}: '{}' is not a GPU target: {}", where, shown, set.error().message));
+    if (!set)
+      problems.push_back(
+          fmt::format("{}: '{}' is not a GPU target: {}", where, shown, set.error().message));
   } else if (axis == "cpu") {
     if (!cat.find_cpu_target(value)) {
       std::vector<std::string> known;
       for (const auto& t : cat.cpu_targets) known.push_back(t.name);
-      problems.push_back(fmt::format("{}: '{}' is not a CPU target tailor knows ({})", where, shown, join(known, ", ")));
+      problems.push_back(fmt::format("{}: '{}' is not a CPU target tailor knows ({})", where, shown,
+                                     join(known, ", ")));
     }
   } else if (axis == "cuda") {
     auto c = parse_cuda_choice(value);
@@ -376,14 +396,16 @@ void check_axis_value(const std::string& axis, const std::string& value, const s
     } else if (*c) {
       auto known = cuda::known_cuda_versions();
       if (std::find(known.begin(), known.end(), **c) == known.end())
-        problems.push_back(fmt::format("{}: CUDA '{}' is not a version tailor knows ({})", where, shown,
-                                       join(cuda::to_strings(known), ", ")));
+        problems.push_back(fmt::format("{}: CUDA '{}' is not a version tailor knows ({})", where,
+                                       shown, join(cuda::to_strings(known), ", ")));
     }
   } else if (axis == "python") {
     auto parts = split_any(value, ".");
-    bool shape = parts.size() == 2 && std::all_of(parts.begin(), parts.end(), [](const std::string& p) {
-      return !p.empty() && p.size() <= 3 && p.find_first_not_of("0123456789") == std::string::npos;
-    });
+    bool shape =
+        parts.size() == 2 && std::all_of(parts.begin(), parts.end(), [](const std::string& p) {
+          return !p.empty() && p.size() <= 3 &&
+                 p.find_first_not_of("0123456789") == std::string::npos;
+        });
     if (!shape) {
       problems.push_back(fmt::format("{}: Python '{}' is not a version like 3.12", where, shown));
       return;
@@ -396,17 +418,19 @@ void check_axis_value(const std::string& axis, const std::string& value, const s
       any_known = true;
       for (const auto& py : rel->pythons) {
         if (py == value) ok = true;
-        if (std::find(supported.begin(), supported.end(), py) == supported.end()) supported.push_back(py);
+        if (std::find(supported.begin(), supported.end(), py) == supported.end())
+          supported.push_back(py);
       }
     }
     if (any_known && !ok)
-      problems.push_back(fmt::format("{}: Python {} is not supported by torch {} (supported: {})", where, shown,
-                                     join(torches, ", "), join(supported, ", ")));
+      problems.push_back(fmt::format("{}: Python {} is not supported by torch {} (supported: {})",
+                                     where, shown, join(torches, ", "), join(supported, ", ")));
   } else if (axis == "torch") {
     if (from_source || cat.find_release(strip_v(value))) return;
     std::vector<std::string> known;
     for (const auto& r : cat.releases) known.push_back(r.version);
-    problems.push_back(fmt::format("{}: torch '{}' is not a release tailor knows ({})", where, shown, join(known, ", ")));
+    problems.push_back(fmt::format("{}: torch '{}' is not a release tailor knows ({})", where,
+                                   shown, join(known, ", ")));
   }
 }
 
@@ -422,7 +446,8 @@ Expected<std::vector<TorchVariant>> build_variants(const TailorConfig& config) {
     for (const auto& row : expand_rows(*config.matrix)) {
       TAILOR_TRY(name, variant_name(*config.matrix, row));
       if (!names.insert(name).second)
-        return make_error(fmt::format("{}: two variants are both named '{}'", config.path, printable(name)));
+        return make_error(
+            fmt::format("{}: two variants are both named '{}'", config.path, printable(name)));
       TorchVariant v = overlay(config.defaults, variant_from_row(row));
       v.name = name;
       out.push_back(v);
@@ -437,8 +462,8 @@ std::vector<std::string> check_config(const TailorConfig& config) {
   std::vector<std::string> problems;
   const std::string& file = config.path;
   auto bad_name = [&](const std::string& what, const std::string& name) {
-    problems.push_back(fmt::format("{}: {} '{}' is not a valid name (1-64 of A-Z a-z 0-9 . _ -)", file, what,
-                                   printable(name)));
+    problems.push_back(fmt::format("{}: {} '{}' is not a valid name (1-64 of A-Z a-z 0-9 . _ -)",
+                                   file, what, printable(name)));
   };
   for (const auto& v : config.variants)
     if (!valid_variant_name(v.name)) bad_name("variant", v.name);
@@ -451,22 +476,23 @@ std::vector<std::string> check_config(const TailorConfig& config) {
     const bool from_source = config.defaults.source_dir.has_value();
     for (const auto& a : m.axes)
       for (size_t i = 0; i < a.values.size(); ++i)
-        check_axis_value(a.name, a.values[i], fmt::format("{}: matrix.{}[{}]", file, a.name, i), *cat, torches,
-                         from_source, problems);
+        check_axis_value(a.name, a.values[i], fmt::format("{}: matrix.{}[{}]", file, a.name, i),
+                         *cat, torches, from_source, problems);
     for (auto [rows, key] : {std::pair{&m.include, "include"}, std::pair{&m.exclude, "exclude"}})
       for (size_t i = 0; i < rows->size(); ++i)
         for (const auto& [axis, value] : (*rows)[i])
-          check_axis_value(axis, value, fmt::format("{}: matrix.{}[{}].{}", file, key, i, axis), *cat, torches,
-                           from_source, problems);
+          check_axis_value(axis, value, fmt::format("{}: matrix.{}[{}].{}", file, key, i, axis),
+                           *cat, torches, from_source, problems);
     MatrixCount n = count_rows(m);
     if (n.rows > k_max_matrix_variants) {
       size_ok = false;
       std::vector<std::string> sizes;
       for (const auto& a : m.axes) sizes.push_back(fmt::format("{} {}", a.name, a.values.size()));
-      problems.push_back(fmt::format("{}: the matrix expands to {} {} ({}), more than the limit of {}; narrow the "
-                                     "axes or add exclude rows",
-                                     file, n.rows, n.exact ? "variants" : "combinations before exclude rows",
-                                     join(sizes, " x "), k_max_matrix_variants));
+      problems.push_back(
+          fmt::format("{}: the matrix expands to {} {} ({}), more than the limit of {}; narrow the "
+                      "axes or add exclude rows",
+                      file, n.rows, n.exact ? "variants" : "combinations before exclude rows",
+                      join(sizes, " x "), k_max_matrix_variants));
     }
   }
   if (!problems.empty() || !size_ok) return problems;
@@ -476,7 +502,8 @@ std::vector<std::string> check_config(const TailorConfig& config) {
   for (const auto& v : *variants) {
     if (!valid_variant_name(v.name)) bad_name("variant", v.name);
     if (auto p = variant_platform(v.platform, v.arch); !p)
-      problems.push_back(fmt::format("{}: variant {}: {}", file, printable(v.name), p.error().message));
+      problems.push_back(
+          fmt::format("{}: variant {}: {}", file, printable(v.name), p.error().message));
   }
   return problems;
 }
@@ -486,7 +513,8 @@ Expected<std::vector<TorchVariant>> config_variants(const TailorConfig& config) 
   if (problems.size() == 1) return make_error(problems.front());
   if (!problems.empty()) {
     std::string msg = fmt::format("{}: {} problems:", config.path, problems.size());
-    for (size_t i = 0; i < problems.size() && i < k_max_problems_listed; ++i) msg += "\n  " + problems[i];
+    for (size_t i = 0; i < problems.size() && i < k_max_problems_listed; ++i)
+      msg += "\n  " + problems[i];
     if (problems.size() > k_max_problems_listed)
       msg += fmt::format("\n  ... and {} more", problems.size() - k_max_problems_listed);
     return make_error(msg);

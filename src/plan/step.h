@@ -15,11 +15,11 @@ namespace tailor::plan {
 enum class StepRole { build, clone, make_venv, install_requirements };
 
 struct Step {
-  std::string title;                        ///< "pip wheel", "cmake configure"
+  std::string title;  ///< "pip wheel", "cmake configure"
   std::vector<std::string> argv;
-  std::string cwd;                          ///< empty: the directory tailor runs in
-  std::map<std::string, std::string> env;   ///< set on top of the inherited environment
-  std::vector<std::string> unset_env;       ///< removed from the inherited environment
+  std::string cwd;                         ///< empty: the directory tailor runs in
+  std::map<std::string, std::string> env;  ///< set on top of the inherited environment
+  std::vector<std::string> unset_env;      ///< removed from the inherited environment
   std::chrono::seconds timeout{std::chrono::hours(24)};
   /// When argv runs one of tailor's helper files: the command a person would type for the
   /// same result (--print-env shows it; the build runs argv).

@@ -1,12 +1,13 @@
 #include "plan/toolkit_choice.h"
 
-#include <algorithm>
 #include <fmt/format.h>
 
+#include <algorithm>
 
 namespace tailor::plan {
 
-const probe::CudaToolkit* newest_toolkit(const probe::HostReport& host, const std::vector<cuda::CudaVersion>* among) {
+const probe::CudaToolkit* newest_toolkit(const probe::HostReport& host,
+                                         const std::vector<cuda::CudaVersion>* among) {
   const probe::CudaToolkit* best = nullptr;
   for (const auto& tk : host.cuda_toolkits) {
     if (among && std::find(among->begin(), among->end(), tk.release) == among->end()) continue;
@@ -26,7 +27,8 @@ ToolkitChoice choose_toolkit(const probe::HostReport& host, const probe::PythonI
   const probe::CudaToolkit* newest = newest_toolkit(host);
   if (!newest) return choice;
   // torch's CUDA as the probe read it; a CPU build has none.
-  const std::optional<cuda::CudaVersion> want = python && python->torch ? python->torch->cuda_version : std::nullopt;
+  const std::optional<cuda::CudaVersion> want =
+      python && python->torch ? python->torch->cuda_version : std::nullopt;
   if (want) {
     const probe::CudaToolkit* best = nullptr;
     for (const auto& t : host.cuda_toolkits)
@@ -35,14 +37,15 @@ ToolkitChoice choose_toolkit(const probe::HostReport& host, const probe::PythonI
       choice.toolkit = best;
       return choice;
     }
-    choice.note = fmt::format("no CUDA {}.x toolkit found for torch's CUDA {}; using CUDA {}", want->major,
-                              want->to_string(), newest->version);
+    choice.note = fmt::format("no CUDA {}.x toolkit found for torch's CUDA {}; using CUDA {}",
+                              want->major, want->to_string(), newest->version);
   }
   choice.toolkit = newest;
   return choice;
 }
 
-const probe::PythonInstall* choose_python(const probe::HostReport& host, const std::string& python) {
+const probe::PythonInstall* choose_python(const probe::HostReport& host,
+                                          const std::string& python) {
   for (const auto& p : host.pythons)
     if (p.path == python) return &p;
   return host.pythons.empty() ? nullptr : &host.pythons.front();

@@ -13,7 +13,7 @@ namespace tailor::plan {
 
 struct ToolkitChoice {
   const probe::CudaToolkit* toolkit = nullptr;  ///< into the host report; null: none found
-  std::string note;  ///< set when no toolkit matches torch's CUDA major
+  std::string note;                             ///< set when no toolkit matches torch's CUDA major
 };
 
 /// The newest toolkit whose major matches torch's CUDA (torch.utils.cpp_extension refuses

@@ -94,7 +94,8 @@ Expected<void> load_versions(std::string_view text, TorchCatalog& into) {
       into.build_commands[key] = argv;
     }
     for (const auto& rel : into.releases)
-      if (!into.build_commands.count(rel.build)) root.fail("release " + rel.version + ": unknown build '" + rel.build + "'");
+      if (!into.build_commands.count(rel.build))
+        root.fail("release " + rel.version + ": unknown build '" + rel.build + "'");
     into.source_url = root.at_path("source.url").string();
   });
 }
@@ -110,7 +111,8 @@ Expected<void> load_features(std::string_view text, TorchCatalog& into) {
       f.needs_cuda = t["needs_cuda"].boolean();
       f.platforms = t["platforms"].strings();
       for (const char* platform : {"x86_64", "aarch64"})
-        if (auto note = t[std::string("off_note_") + platform].string_or(""); !note.empty()) f.off_notes[platform] = note;
+        if (auto note = t[std::string("off_note_") + platform].string_or(""); !note.empty())
+          f.off_notes[platform] = note;
       into.features.push_back(std::move(f));
     }
   });
@@ -136,12 +138,16 @@ Expected<void> load_cpu_targets(std::string_view text, TorchCatalog& into) {
 
 Expected<void> load_toolchain(std::string_view text, TorchCatalog& into) {
   return load_text(text, "data/pytorch/toolchain.toml", [&](const data::TomlDocument& root) {
-    for (const auto& t : root["nvcc"].array()) into.nvcc_limits.push_back({cuda_version(t["cuda"]), whole(t["max_gcc"])});
+    for (const auto& t : root["nvcc"].array())
+      into.nvcc_limits.push_back({cuda_version(t["cuda"]), whole(t["max_gcc"])});
     for (const auto& [k, v] : root["fatbin"].entries()) {
       std::string s = v.string();
-      if (k == "compress_mode_since") into.fatbin.compress_mode_since = cuda_version(v, s);
-      else if (k == "default_since_13") into.fatbin.default_since_13 = s;
-      else into.fatbin.flags[k] = s;
+      if (k == "compress_mode_since")
+        into.fatbin.compress_mode_since = cuda_version(v, s);
+      else if (k == "default_since_13")
+        into.fatbin.default_since_13 = s;
+      else
+        into.fatbin.flags[k] = s;
     }
     for (const char* need : {"size", "speed", "none", "legacy_size", "legacy_speed", "legacy_none"})
       if (!into.fatbin.flags.count(need)) root["fatbin"][need].fail("missing");
@@ -152,27 +158,33 @@ Expected<void> load_images(std::string_view text, TorchCatalog& into) {
   return load_text(text, "data/pytorch/images.toml", [&](const data::TomlDocument& root) {
     for (const auto& t : root["distro"].array()) {
       into.distros.push_back({t["name"].string(), t["glibc"].string(), t["cpu_image"].string(),
-                              t["cuda_image"].string(), t["runtime_image"].string(), t["package_manager"].string(),
-                              t["nvidia_repo"].string(), t["default_python"].string()});
+                              t["cuda_image"].string(), t["runtime_image"].string(),
+                              t["package_manager"].string(), t["nvidia_repo"].string(),
+                              t["default_python"].string()});
     }
-    std::sort(into.distros.begin(), into.distros.end(), [](const auto& a, const auto& b) {
-      return compare_versions(a.glibc, b.glibc) < 0;
-    });
-    for (const auto& [k, v] : root["cuda_full"].entries()) into.cuda_full[cuda_version(v, k)] = v.string();
+    std::sort(into.distros.begin(), into.distros.end(),
+              [](const auto& a, const auto& b) { return compare_versions(a.glibc, b.glibc) < 0; });
+    for (const auto& [k, v] : root["cuda_full"].entries())
+      into.cuda_full[cuda_version(v, k)] = v.string();
     into.repo_arch = root["repo_arch"].string_table();
   });
 }
 
 Expected<void> load_runtime_packages(std::string_view text, TorchCatalog& into) {
   return load_text(text, "data/pytorch/runtime_packages.toml", [&](const data::TomlDocument& root) {
-    for (const auto& t : root["library"].array()) into.runtime_libraries.push_back({t["soname"].string(), t["apt"].string()});
+    for (const auto& t : root["library"].array())
+      into.runtime_libraries.push_back({t["soname"].string(), t["apt"].string()});
   });
 }
 
 Expected<void> load_estimates(std::string_view text, TorchCatalog& into) {
   return load_text(text, "data/pytorch/estimates.toml", [&](const data::TomlDocument& root) {
     EstimateCoefficients& e = into.estimates;
-    struct Field { const char* section; const char* key; double* dest; };
+    struct Field {
+      const char* section;
+      const char* key;
+      double* dest;
+    };
     const Field fields[] = {
         {"jobs", "gib_per_job_cuda", &e.gib_per_job_cuda},
         {"jobs", "gib_per_job_flash_attention", &e.gib_per_job_flash_attention},
@@ -192,7 +204,10 @@ Expected<void> load_estimates(std::string_view text, TorchCatalog& into) {
         {"time", "cpu_only_core_hours", &e.cpu_only_core_hours},
     };
     for (const auto& f : fields) *f.dest = root[f.section][f.key].number();
-    struct Src { const char* section; std::string* dest; };
+    struct Src {
+      const char* section;
+      std::string* dest;
+    };
     for (const Src& s : {Src{"jobs", &e.jobs_source}, Src{"disk", &e.disk_source},
                          Src{"size", &e.size_source}, Src{"time", &e.time_source}})
       *s.dest = root[s.section]["source"].string();

@@ -16,9 +16,9 @@
 namespace tailor::plan {
 
 struct TorchRelease {
-  std::string version;  ///< "2.9.1"
-  std::string tag;      ///< "v2.9.1"
-  std::vector<std::string> pythons;  ///< "3.10" ...
+  std::string version;                   ///< "2.9.1"
+  std::string tag;                       ///< "v2.9.1"
+  std::vector<std::string> pythons;      ///< "3.10" ...
   std::vector<cuda::CudaVersion> cudas;  ///< 12.6 ..., as the data lists them
   int min_gcc = 0;
   std::vector<std::string> requirements;  ///< pip requirement strings with pins
@@ -78,14 +78,16 @@ struct RuntimeLibrary {
 };
 
 struct EstimateCoefficients {
-  double gib_per_job_cuda = 4, gib_per_job_flash_attention = 4.5, gib_per_job_cpu = 2.5, reserve_gib = 4;
+  double gib_per_job_cuda = 4, gib_per_job_flash_attention = 4.5, gib_per_job_cpu = 2.5,
+         reserve_gib = 4;
   std::string jobs_source;
   double disk_base_gib = 30, disk_per_target_gib = 6, disk_cpu_only_gib = 20;
   std::string disk_source;
   double first_sass_mib = 185, per_extra_sass_mib = 175, per_ptx_mib = 65, cpu_only_mib = 180;
   double device_factor_size = 0.3, device_factor_none = 1.6;
   std::string size_source;
-  double cuda_first_target_core_hours = 48, per_extra_target_core_hours = 10.7, cpu_only_core_hours = 24;
+  double cuda_first_target_core_hours = 48, per_extra_target_core_hours = 10.7,
+         cpu_only_core_hours = 24;
   std::string time_source;
 };
 
@@ -98,9 +100,9 @@ struct TorchCatalog {
   std::vector<CpuTarget> cpu_targets;
   std::vector<NvccHostLimit> nvcc_limits;
   FatbinFlags fatbin;
-  std::vector<DistroImage> distros;                  ///< ascending glibc
+  std::vector<DistroImage> distros;                    ///< ascending glibc
   std::map<cuda::CudaVersion, std::string> cuda_full;  ///< 12.6 -> "12.6.3"
-  std::map<std::string, std::string> repo_arch;      ///< "aarch64" -> "sbsa"
+  std::map<std::string, std::string> repo_arch;        ///< "aarch64" -> "sbsa"
   std::vector<RuntimeLibrary> runtime_libraries;
   EstimateCoefficients estimates;
 
@@ -119,13 +121,14 @@ struct TorchCatalog {
 const TorchCatalog& torch_catalog();
 
 // ---- one loader per data file (tests feed them text) --------------------------------
-Expected<void> load_versions(std::string_view text, TorchCatalog& into);        // versions.toml
-Expected<void> load_features(std::string_view text, TorchCatalog& into);        // features.toml
-Expected<void> load_cpu_targets(std::string_view text, TorchCatalog& into);     // cpu_targets.toml
-Expected<void> load_toolchain(std::string_view text, TorchCatalog& into);       // toolchain.toml
-Expected<void> load_images(std::string_view text, TorchCatalog& into);          // images.toml
-Expected<void> load_runtime_packages(std::string_view text, TorchCatalog& into);// runtime_packages.toml
-Expected<void> load_estimates(std::string_view text, TorchCatalog& into);       // estimates.toml
+Expected<void> load_versions(std::string_view text, TorchCatalog& into);     // versions.toml
+Expected<void> load_features(std::string_view text, TorchCatalog& into);     // features.toml
+Expected<void> load_cpu_targets(std::string_view text, TorchCatalog& into);  // cpu_targets.toml
+Expected<void> load_toolchain(std::string_view text, TorchCatalog& into);    // toolchain.toml
+Expected<void> load_images(std::string_view text, TorchCatalog& into);       // images.toml
+Expected<void> load_runtime_packages(std::string_view text,
+                                     TorchCatalog& into);                  // runtime_packages.toml
+Expected<void> load_estimates(std::string_view text, TorchCatalog& into);  // estimates.toml
 
 /// "2.9" < "2.10": the one dotted comparison of util/version.h.
 using tailor::compare_versions;

@@ -1,12 +1,12 @@
 #include "plan/torch_doctor.h"
 
-#include <algorithm>
-#include <cmath>
 #include <fmt/format.h>
 
-#include "util/terminal_style.h"
+#include <algorithm>
+#include <cmath>
 
 #include "util/strings.h"
+#include "util/terminal_style.h"
 
 namespace tailor::plan {
 
@@ -16,7 +16,8 @@ double gib(uint64_t bytes) { return static_cast<double>(bytes) / k_gib; }
 }  // namespace
 
 bool DoctorReport::ok() const {
-  return std::none_of(checks.begin(), checks.end(), [](const auto& c) { return !c.ok && !c.warning; });
+  return std::none_of(checks.begin(), checks.end(),
+                      [](const auto& c) { return !c.ok && !c.warning; });
 }
 
 Requirement parse_requirement(std::string_view text) {
@@ -27,7 +28,8 @@ Requirement parse_requirement(std::string_view text) {
   std::replace(r.name.begin(), r.name.end(), '_', '-');
   if (cut != std::string::npos) {
     std::string rest = t.substr(cut);
-    if (auto semi = rest.find(';'); semi != std::string::npos) rest = rest.substr(0, semi);  // markers
+    if (auto semi = rest.find(';'); semi != std::string::npos)
+      rest = rest.substr(0, semi);  // markers
     for (auto& s : split_any(rest, ",")) {
       std::string spec(trim(s));
       if (!spec.empty() && spec[0] != '[') r.specs.push_back(spec);
@@ -46,21 +48,27 @@ bool satisfies(std::string_view version, const std::vector<std::string>& specs) 
     std::string op(trim(spec.substr(0, op_len)));
     std::string ref(trim(spec.substr(op_len)));
     int c = compare_versions(v, ref);
-    bool ok = op == "<" ? c < 0 : op == "<=" ? c <= 0 : op == ">" ? c > 0 : op == ">=" ? c >= 0
-              : op == "==" ? c == 0 : op == "!=" ? c != 0
-              : op == "~=" ? (c >= 0 && [&] {
-                  auto parts = split_any(ref, ".");
-                  parts.pop_back();
-                  std::string prefix = join(parts, ".");
-                  return compare_versions(v.substr(0, prefix.size()), prefix) == 0;
-                }())
+    bool ok = op == "<"    ? c < 0
+              : op == "<=" ? c <= 0
+              : op == ">"  ? c > 0
+              : op == ">=" ? c >= 0
+              : op == "==" ? c == 0
+              : op == "!=" ? c != 0
+              : op == "~=" ? (c >= 0 &&
+                              [&] {
+                                auto parts = split_any(ref, ".");
+                                parts.pop_back();
+                                std::string prefix = join(parts, ".");
+                                return compare_versions(v.substr(0, prefix.size()), prefix) == 0;
+                              }())
                            : true;
     if (!ok) return false;
   }
   return true;
 }
 
-DoctorReport run_torch_doctor(const TorchPlan& plan, const probe::HostReport& host, const DoctorFacts& facts) {
+DoctorReport run_torch_doctor(const TorchPlan& plan, const probe::HostReport& host,
+                              const DoctorFacts& facts) {
   DoctorReport r;
   auto add = [&](DoctorCheck c) { r.checks.push_back(std::move(c)); };
 
@@ -70,8 +78,11 @@ DoctorReport run_torch_doctor(const TorchPlan& plan, const probe::HostReport& ho
     double need = plan.estimate.disk_gib, free = gib(host.disk.free_bytes);
     c.ok = host.disk.free_bytes == 0 ? true : free >= need;
     c.warning = host.disk.free_bytes == 0;
-    c.detail = host.disk.free_bytes == 0 ? fmt::format("free space unknown; this build needs ~{:.0f} GiB ({})", need, plan.estimate.disk_formula)
-                                         : fmt::format("{:.0f} GiB free at {}, this build needs ~{:.0f} GiB", free, host.disk.path, need);
+    c.detail = host.disk.free_bytes == 0
+                   ? fmt::format("free space unknown; this build needs ~{:.0f} GiB ({})", need,
+                                 plan.estimate.disk_formula)
+                   : fmt::format("{:.0f} GiB free at {}, this build needs ~{:.0f} GiB", free,
+                                 host.disk.path, need);
     if (!c.ok) c.fix = fmt::format("free {:.0f} GiB or choose another --work-dir", need - free);
     add(c);
   }
@@ -79,14 +90,16 @@ DoctorReport run_torch_doctor(const TorchPlan& plan, const probe::HostReport& ho
   {
     DoctorCheck c{"memory"};
     c.detail = fmt::format("{:.1f} GiB usable ({}), {} jobs: {}", gib(host.memory.usable),
-                           host.memory.limited_by.empty() ? "MemAvailable" : host.memory.limited_by, plan.jobs,
-                           plan.jobs_reason);
+                           host.memory.limited_by.empty() ? "MemAvailable" : host.memory.limited_by,
+                           plan.jobs, plan.jobs_reason);
     c.ok = host.memory.usable == 0 || plan.jobs >= 1;
     // Only when memory, not the core count, is what holds the jobs down.
     if (plan.jobs <= 2 && host.memory.usable > 0 && host.cpu.build_cores() > plan.jobs) {
       c.warning = true;
       c.ok = false;
-      c.fix = "only 1-2 parallel jobs fit in memory: the build will take many hours; use a larger machine";
+      c.fix =
+          "only 1-2 parallel jobs fit in memory: the build will take many hours; use a larger "
+          "machine";
     }
     add(c);
     DoctorCheck s{"swap"};
@@ -94,7 +107,9 @@ DoctorReport run_torch_doctor(const TorchPlan& plan, const probe::HostReport& ho
     if (host.memory.swap_total == 0) {
       s.ok = false;
       s.warning = true;
-      s.fix = "add swap as a margin against OOM kills near the end (e.g. 32 GB: fallocate -l 32G /swapfile && mkswap && swapon)";
+      s.fix =
+          "add swap as a margin against OOM kills near the end (e.g. 32 GB: fallocate -l 32G "
+          "/swapfile && mkswap && swapon)";
     }
     add(s);
   }
@@ -108,12 +123,15 @@ DoctorReport run_torch_doctor(const TorchPlan& plan, const probe::HostReport& ho
     add(c);
   }
   if (plan.cuda) {
-    bool found = std::any_of(host.cuda_toolkits.begin(), host.cuda_toolkits.end(), [&](const auto& tk) {
-      return plan.cuda_version && tk.release == *plan.cuda_version;
-    });
-    if (found) add({"nvcc", true, false, fmt::format("CUDA {} at {}", plan.cuda_text(), plan.cuda_home), ""});
+    bool found = std::any_of(
+        host.cuda_toolkits.begin(), host.cuda_toolkits.end(),
+        [&](const auto& tk) { return plan.cuda_version && tk.release == *plan.cuda_version; });
+    if (found)
+      add({"nvcc", true, false, fmt::format("CUDA {} at {}", plan.cuda_text(), plan.cuda_home),
+           ""});
     if (!plan.host_compiler.empty() &&
-        std::none_of(plan.problems.begin(), plan.problems.end(), [](const auto& p) { return p.field == "host.compiler"; }))
+        std::none_of(plan.problems.begin(), plan.problems.end(),
+                     [](const auto& p) { return p.field == "host.compiler"; }))
       add({"host-compiler", true, false, "nvcc host compiler " + plan.host_compiler, ""});
   }
   // Python build requirements importable, with the pins this release needs.
@@ -122,20 +140,25 @@ DoctorReport run_torch_doctor(const TorchPlan& plan, const probe::HostReport& ho
     for (const auto& req_text : plan.requirements) {
       Requirement req = parse_requirement(req_text);
       auto it = facts.python_packages.find(req.name);
-      if (it == facts.python_packages.end() || !it->second) missing.push_back(req_text);
-      else if (!satisfies(*it->second, req.specs)) wrong.push_back(fmt::format("{} (have {})", req_text, *it->second));
+      if (it == facts.python_packages.end() || !it->second)
+        missing.push_back(req_text);
+      else if (!satisfies(*it->second, req.specs))
+        wrong.push_back(fmt::format("{} (have {})", req_text, *it->second));
     }
     DoctorCheck c{"python-deps"};
     c.ok = missing.empty() && wrong.empty();
     // `build torch` installs them into its venv: only a warning for the interpreter itself.
     c.warning = true;
-    c.detail = c.ok ? fmt::format("{} build requirements satisfied in {}", plan.requirements.size(), plan.python)
-                    : fmt::format("in {}: missing {}{}{}", plan.python, missing.empty() ? "none" : join(missing, ", "),
+    c.detail = c.ok ? fmt::format("{} build requirements satisfied in {}", plan.requirements.size(),
+                                  plan.python)
+                    : fmt::format("in {}: missing {}{}{}", plan.python,
+                                  missing.empty() ? "none" : join(missing, ", "),
                                   wrong.empty() ? "" : "; wrong versions: ", join(wrong, ", "));
     if (!c.ok) {
       std::vector<std::string> q;
       for (const auto& req : plan.requirements) q.push_back(shell_quote(req));
-      c.fix = fmt::format("{} -m pip install {} (tailor build torch does this in its own venv)", plan.python, join(q, " "));
+      c.fix = fmt::format("{} -m pip install {} (tailor build torch does this in its own venv)",
+                          plan.python, join(q, " "));
     }
     add(c);
   }
@@ -148,9 +171,12 @@ DoctorReport run_torch_doctor(const TorchPlan& plan, const probe::HostReport& ho
     } else {
       c.ok = facts.empty_submodules.empty();
       c.detail = c.ok ? "third_party submodules present in " + plan.layout.source_dir
-                      : fmt::format("empty submodules in {}: {}", plan.layout.source_dir, join(facts.empty_submodules, ", "));
-      if (!c.ok) c.fix = fmt::format("cd {} && git submodule sync && git submodule update --init --recursive --depth 1",
-                                     shell_quote(plan.layout.source_dir));
+                      : fmt::format("empty submodules in {}: {}", plan.layout.source_dir,
+                                    join(facts.empty_submodules, ", "));
+      if (!c.ok)
+        c.fix = fmt::format(
+            "cd {} && git submodule sync && git submodule update --init --recursive --depth 1",
+            shell_quote(plan.layout.source_dir));
     }
     add(c);
   }
@@ -160,7 +186,9 @@ DoctorReport run_torch_doctor(const TorchPlan& plan, const probe::HostReport& ho
 std::string render_doctor(const DoctorReport& report) {
   std::string o;
   for (const auto& c : report.checks) {
-    const std::string mark = c.ok ? paint("ok  ", Paint::green) : c.warning ? paint("warn", Paint::yellow) : paint("FAIL", Paint::red);
+    const std::string mark = c.ok        ? paint("ok  ", Paint::green)
+                             : c.warning ? paint("warn", Paint::yellow)
+                                         : paint("FAIL", Paint::red);
     o += fmt::format("[{}] {:<14} {}\n", mark, c.name, c.detail);
     if (!c.ok && !c.fix.empty()) o += fmt::format("       fix: {}\n", c.fix);
   }

@@ -24,7 +24,8 @@ struct DoctorFacts {
 };
 
 struct DoctorCheck {
-  std::string name;  ///< disk, memory, swap, nvcc, host-compiler, python, python-deps, submodules, plan
+  std::string
+      name;  ///< disk, memory, swap, nvcc, host-compiler, python, python-deps, submodules, plan
   bool ok = true;
   bool warning = false;  ///< not fatal
   std::string detail;
@@ -36,7 +37,8 @@ struct DoctorReport {
   bool ok() const;  ///< no failed non-warning check
 };
 
-DoctorReport run_torch_doctor(const TorchPlan& plan, const probe::HostReport& host, const DoctorFacts& facts);
+DoctorReport run_torch_doctor(const TorchPlan& plan, const probe::HostReport& host,
+                              const DoctorFacts& facts);
 std::string render_doctor(const DoctorReport& report);
 
 /// "packaging>=22,<24" -> name "packaging", specs {">=22", "<24"}.

@@ -15,7 +15,7 @@ struct EstimateInput {
   bool cuda = false;
   cuda::TargetSet targets;
   bool flash_attention = false;
-  std::string compress;      ///< size | speed | none | "" (nvcc's default)
+  std::string compress;        ///< size | speed | none | "" (nvcc's default)
   uint64_t usable_memory = 0;  ///< bytes; 0 = unknown
   int cores = 0;               ///< the CPUs the build may use (HostCpu::build_cores()); 0 = unknown
 };
@@ -24,6 +24,7 @@ struct EstimateInput {
 /// Sets the plan's jobs and jobs_reason, and the rule's terms in its estimate.
 void estimate_jobs(const EstimateInput& in, const EstimateCoefficients& k, TorchPlan& plan);
 /// Wheel size, per-target shares, build time (with `jobs`) and disk.
-void estimate_outputs(const EstimateInput& in, const EstimateCoefficients& k, int jobs, PlanEstimate& out);
+void estimate_outputs(const EstimateInput& in, const EstimateCoefficients& k, int jobs,
+                      PlanEstimate& out);
 
 }  // namespace tailor::plan

@@ -1,16 +1,17 @@
 #include "plan/torch_plan.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
-#include <fmt/format.h>
 
 #include "cuda/arch_spec.h"
 #include "cuda/nvcc_capabilities.h"
-#include "cuda/target_request.h"
 #include "cuda/renderers.h"
+#include "cuda/target_request.h"
+#include "plan/toolkit_choice.h"
 #include "plan/torch_estimate.h"
 #include "plan/torch_platform.h"
-#include "plan/toolkit_choice.h"
 #include "plan/torch_validation.h"
 #include "probe/probe.h"
 #include "util/strings.h"
@@ -21,7 +22,10 @@ namespace {
 
 Step step(std::string title, std::vector<std::string> argv, std::string cwd, bool uses_plan_env,
           StepRole role = StepRole::build) {
-  return Step{.title = std::move(title), .argv = std::move(argv), .cwd = std::move(cwd), .uses_plan_env = uses_plan_env,
+  return Step{.title = std::move(title),
+              .argv = std::move(argv),
+              .cwd = std::move(cwd),
+              .uses_plan_env = uses_plan_env,
               .role = role};
 }
 
@@ -55,13 +59,15 @@ struct Context {
   std::optional<ImpliedPlatform> implied;  ///< what the GPU names say about the platform
 
   ProblemSeverity host_severity() const {
-    return options.purpose == PlanPurpose::describe ? ProblemSeverity::warning : ProblemSeverity::error;
+    return options.purpose == PlanPurpose::describe ? ProblemSeverity::warning
+                                                    : ProblemSeverity::error;
   }
   void add(ProblemSeverity s, ProblemKind k, std::string field, std::string msg, std::string fix) {
     plan.problems.push_back({s, k, std::move(field), std::move(msg), std::move(fix)});
   }
   void input_error(std::string field, std::string msg, std::string fix) {
-    add(ProblemSeverity::error, ProblemKind::input, std::move(field), std::move(msg), std::move(fix));
+    add(ProblemSeverity::error, ProblemKind::input, std::move(field), std::move(msg),
+        std::move(fix));
   }
   void host_problem(std::string field, std::string msg, std::string fix) {
     add(host_severity(), ProblemKind::host, std::move(field), std::move(msg), std::move(fix));
@@ -100,15 +106,18 @@ const TorchRelease* resolve_release(Context& c) {
     // Newer than the data is its own case: the facts a build needs (CUDA and Python
     // support, arch lists, the build interface) are not known yet, and a guess is wrong.
     if (newest && compare_versions(wanted, newest->version) > 0)
-      c.input_error("torch",
-                    fmt::format("torch {} is newer than tailor's data (the newest release it knows is {}): its CUDA "
-                                "and Python support, arch lists and build interface are not known here",
-                                wanted, newest->version),
-                    fmt::format("plan {} (--torch {}), or use a tailor whose data knows {}", newest->version,
-                                newest->version, wanted));
+      c.input_error(
+          "torch",
+          fmt::format(
+              "torch {} is newer than tailor's data (the newest release it knows is {}): its CUDA "
+              "and Python support, arch lists and build interface are not known here",
+              wanted, newest->version),
+          fmt::format("plan {} (--torch {}), or use a tailor whose data knows {}", newest->version,
+                      newest->version, wanted));
     else
       c.input_error("torch", fmt::format("torch {} is not a release tailor knows", wanted),
-                    fmt::format("choose one of {} (data/pytorch/versions.toml), or --source DIR", join(known, ", ")));
+                    fmt::format("choose one of {} (data/pytorch/versions.toml), or --source DIR",
+                                join(known, ", ")));
     return nullptr;
   }
   c.plan.torch_version = wanted;
@@ -130,8 +139,11 @@ void resolve_python(Context& c, const TorchRelease* rel) {
   if (c.plan.python.empty()) {
     c.plan.python = "python" + want;
     if (c.same_platform())
-      c.host_problem("python", fmt::format("no Python {} found on this host", want),
-                     fmt::format("install python{0} with its -dev and -venv packages, or name it with --python", want));
+      c.host_problem(
+          "python", fmt::format("no Python {} found on this host", want),
+          fmt::format(
+              "install python{0} with its -dev and -venv packages, or name it with --python",
+              want));
   }
   if (rel) c.take(check_python_for_release(*rel, want));
 }
@@ -146,13 +158,15 @@ const probe::CudaToolkit* resolve_cuda(Context& c, const TorchRelease* rel) {
   p.cuda = true;
   // The toolkit decision is plan/toolkit_choice's: the CUDA asked for, else the newest
   // installed toolkit this release supports.
-  const probe::CudaToolkit* tk = v.cuda ? toolkit_of(c.host, *v.cuda) : newest_toolkit(c.host, rel ? &rel->cudas : nullptr);
+  const probe::CudaToolkit* tk =
+      v.cuda ? toolkit_of(c.host, *v.cuda) : newest_toolkit(c.host, rel ? &rel->cudas : nullptr);
   if (v.cuda) {
     p.cuda_version = *v.cuda;
   } else if (tk) {
     p.cuda_version = tk->release;
   } else {
-    c.input_error("cuda", "no CUDA version given and no CUDA toolkit supported by this torch found here",
+    c.input_error("cuda",
+                  "no CUDA version given and no CUDA toolkit supported by this torch found here",
                   "name one with --cuda 12.6 (or build CPU-only with --cpu-only)");
     return nullptr;
   }
@@ -163,9 +177,11 @@ const probe::CudaToolkit* resolve_cuda(Context& c, const TorchRelease* rel) {
   } else {
     p.cuda_home = "/usr/local/cuda-" + release.to_string();
     if (c.same_platform())
-      c.host_problem("cuda", fmt::format("CUDA {} toolkit not found on this host", release.to_string()),
-                     fmt::format("install cuda-toolkit-{}-{} (NVIDIA's repository) or choose an installed CUDA",
-                                 release.major, release.minor));
+      c.host_problem(
+          "cuda", fmt::format("CUDA {} toolkit not found on this host", release.to_string()),
+          fmt::format(
+              "install cuda-toolkit-{}-{} (NVIDIA's repository) or choose an installed CUDA",
+              release.major, release.minor));
   }
   return tk;
 }
@@ -191,7 +207,8 @@ void resolve_targets(Context& c) {
     if (auto caps = cuda::nvcc_capabilities_from_table(*p.cuda_version)) context.nvcc = *caps;
   auto resolved = cuda::resolve_target_request(request, context);
   if (!resolved) {
-    c.input_error(v.gpu.empty() ? "arch" : "gpu", resolved.error().message, "see `tailor arch --help` for the accepted spellings");
+    c.input_error(v.gpu.empty() ? "arch" : "gpu", resolved.error().message,
+                  "see `tailor arch --help` for the accepted spellings");
     return;
   }
   if (resolved->source == cuda::TargetSource::detected) {
@@ -206,20 +223,23 @@ void resolve_targets(Context& c) {
 void resolve_cpu_target(Context& c) {
   auto& p = c.plan;
   std::optional<std::string> wanted = p.variant.cpu_target;
-  const bool implied_here = c.implied && c.implied->platform == p.platform && !c.implied->cpu_target.empty();
+  const bool implied_here =
+      c.implied && c.implied->platform == p.platform && !c.implied->cpu_target.empty();
   if (!wanted && implied_here) {
     wanted = c.implied->cpu_target;
-    p.notes.push_back(fmt::format("CPU target {} implied by {} (pass --cpu-target to choose another)", *wanted,
-                                  c.implied->source));
+    p.notes.push_back(
+        fmt::format("CPU target {} implied by {} (pass --cpu-target to choose another)", *wanted,
+                    c.implied->source));
   }
   if (!wanted) {
     // Nothing asked and nothing implied: on an Arm host say which target tunes for it.
     if (c.same_platform() && p.platform == "aarch64" && !c.host.cpu.neoverse_class.empty())
       for (const auto& k : c.catalog.cpu_targets)
         if (k.platform == "aarch64" && k.neoverse == c.host.cpu.neoverse_class) {
-          p.notes.push_back(fmt::format("no CPU target: the compiler's default; this host is Neoverse {} class "
-                                        "({}): --cpu-target {} tunes for it and for machines of that class",
-                                        k.neoverse, c.host.cpu.model.empty() ? "?" : c.host.cpu.model, k.name));
+          p.notes.push_back(
+              fmt::format("no CPU target: the compiler's default; this host is Neoverse {} class "
+                          "({}): --cpu-target {} tunes for it and for machines of that class",
+                          k.neoverse, c.host.cpu.model.empty() ? "?" : c.host.cpu.model, k.name));
           break;
         }
     return;
@@ -244,36 +264,49 @@ void resolve_cpu_target(Context& c) {
   if (p.variant.cpu_target && implied_here) {
     const CpuTarget* there = c.catalog.find_cpu_target(c.implied->cpu_target);
     if (there && there->platform == t->platform && t->level > there->level)
-      c.add(ProblemSeverity::warning, ProblemKind::input, "cpu_target",
-            fmt::format("{} has {} CPUs; a {} build may stop with an illegal instruction there", c.implied->source,
-                        there->name, t->name),
-            fmt::format("--cpu-target {} (or leave it out) for {}", there->name, c.implied->source));
+      c.add(
+          ProblemSeverity::warning, ProblemKind::input, "cpu_target",
+          fmt::format("{} has {} CPUs; a {} build may stop with an illegal instruction there",
+                      c.implied->source, there->name, t->name),
+          fmt::format("--cpu-target {} (or leave it out) for {}", there->name, c.implied->source));
   }
   p.cpu_target = t->name;
   p.cpu_flags = t->flags;
-  if (!t->isa_note.empty()) p.cpu_flags.push_back(t->isa_note);
-  else p.notes.push_back(fmt::format("{}: the toolchain has no ISA note for {}; the target is recorded in the build "
-                                     "report and release notes only", t->name, p.platform));
+  if (!t->isa_note.empty())
+    p.cpu_flags.push_back(t->isa_note);
+  else
+    p.notes.push_back(
+        fmt::format("{}: the toolchain has no ISA note for {}; the target is recorded in the build "
+                    "report and release notes only",
+                    t->name, p.platform));
   // The build imports and tests the result on this host: a newer ISA than the host's stops that.
-  if (c.same_platform() && t->platform == "aarch64" && !t->requires_features.empty() && !c.host.cpu.features.empty()) {
+  if (c.same_platform() && t->platform == "aarch64" && !t->requires_features.empty() &&
+      !c.host.cpu.features.empty()) {
     std::vector<std::string> missing;
     for (const auto& f : t->requires_features)
-      if (std::find(c.host.cpu.features.begin(), c.host.cpu.features.end(), f) == c.host.cpu.features.end())
+      if (std::find(c.host.cpu.features.begin(), c.host.cpu.features.end(), f) ==
+          c.host.cpu.features.end())
         missing.push_back(f);
     if (!missing.empty()) {
-      std::string host = c.host.cpu.model.empty() ? "this host's CPU" : "this host (" + c.host.cpu.model + ")";
+      std::string host =
+          c.host.cpu.model.empty() ? "this host's CPU" : "this host (" + c.host.cpu.model + ")";
       c.add(ProblemSeverity::warning, ProblemKind::host, "cpu_target",
-            fmt::format("{} lacks {} that a {} build uses; the import check will stop with an illegal "
-                        "instruction here and must run on a {} machine", host, join(missing, ", "), t->name, t->name),
+            fmt::format(
+                "{} lacks {} that a {} build uses; the import check will stop with an illegal "
+                "instruction here and must run on a {} machine",
+                host, join(missing, ", "), t->name, t->name),
             "build on a host with that CPU, or choose a lower --cpu-target");
     }
   }
-  if (c.same_platform() && t->platform == "x86_64" && c.host.cpu.isa_level.rfind("x86-64-v", 0) == 0) {
+  if (c.same_platform() && t->platform == "x86_64" &&
+      c.host.cpu.isa_level.rfind("x86-64-v", 0) == 0) {
     int host_level = c.host.cpu.isa_level.back() - '0';
     if (host_level < t->level)
       c.add(ProblemSeverity::warning, ProblemKind::host, "cpu_target",
-            fmt::format("this host is {}; a {} build will not import here (illegal instruction), so the "
-                        "import check must run on a {} machine", c.host.cpu.isa_level, t->name, t->name),
+            fmt::format(
+                "this host is {}; a {} build will not import here (illegal instruction), so the "
+                "import check must run on a {} machine",
+                c.host.cpu.isa_level, t->name, t->name),
             "build on a host with that CPU level, or accept that verification runs elsewhere");
   }
 }
@@ -291,7 +324,9 @@ void resolve_features(Context& c, const probe::CudaToolkit* tk) {
         size_t d = edit_distance(to_lower(name), k.name);
         if (d < best) best = d, nearest = k.name;
       }
-      c.input_error("features", fmt::format("unknown feature '{}'{}", name, best <= 3 ? " (did you mean " + nearest + "?)" : ""),
+      c.input_error("features",
+                    fmt::format("unknown feature '{}'{}", name,
+                                best <= 3 ? " (did you mean " + nearest + "?)" : ""),
                     "features: " + join(known, ", "));
       continue;
     }
@@ -299,7 +334,9 @@ void resolve_features(Context& c, const probe::CudaToolkit* tk) {
       c.input_error("features", fmt::format("{} needs CUDA, but this is a CPU-only build", f->name),
                     fmt::format("drop --with {} or choose --cuda", f->name));
     if (on && !f->builds_on(p.platform))
-      c.input_error("features", fmt::format("{} cannot be built for {} (only {})", f->name, p.platform, join(f->platforms, ", ")),
+      c.input_error("features",
+                    fmt::format("{} cannot be built for {} (only {})", f->name, p.platform,
+                                join(f->platforms, ", ")),
                     fmt::format("drop --with {}", f->name));
   }
   for (const auto& f : c.catalog.features) {
@@ -309,37 +346,51 @@ void resolve_features(Context& c, const probe::CudaToolkit* tk) {
     if (!f.builds_on(p.platform)) on = false;
     p.features[f.name] = on;
     // Off by this default where the official wheels build it: say so, and how to choose.
-    if (auto note = f.off_notes.find(p.platform); !on && it == p.variant.features.end() && note != f.off_notes.end())
+    if (auto note = f.off_notes.find(p.platform);
+        !on && it == p.variant.features.end() && note != f.off_notes.end())
       p.notes.push_back(note->second);
   }
   if (p.cuda && p.features["cudnn"] && tk && tk->cudnn_version.empty() && c.same_platform()) {
     bool asked = p.variant.features.count("cudnn") > 0;
-    c.host_problem("features", fmt::format("cuDNN is {} but was not found for CUDA {} ({})", asked ? "asked for" : "on by default",
-                                           p.cuda_text(), tk->root),
-                   fmt::format("apt-get install libcudnn9-dev-cuda-{} (NVIDIA's repository), or --without cudnn",
-                               p.cuda_version->major));
+    c.host_problem(
+        "features",
+        fmt::format("cuDNN is {} but was not found for CUDA {} ({})",
+                    asked ? "asked for" : "on by default", p.cuda_text(), tk->root),
+        fmt::format(
+            "apt-get install libcudnn9-dev-cuda-{} (NVIDIA's repository), or --without cudnn",
+            p.cuda_version->major));
   }
 }
 
 void resolve_blas_and_type(Context& c) {
   auto& p = c.plan;
   std::string blas = to_lower(p.variant.blas.value_or("openblas"));
-  if (blas == "openblas") p.blas = "OpenBLAS";
-  else if (blas == "mkl") p.blas = "MKL";
-  else c.input_error("blas", fmt::format("unknown BLAS '{}'", *p.variant.blas), "choose openblas or mkl");
+  if (blas == "openblas")
+    p.blas = "OpenBLAS";
+  else if (blas == "mkl")
+    p.blas = "MKL";
+  else
+    c.input_error("blas", fmt::format("unknown BLAS '{}'", *p.variant.blas),
+                  "choose openblas or mkl");
   if (p.blas == "MKL" && p.platform == "aarch64")
     c.input_error("blas", "MKL is x86_64-only", "use --blas openblas on aarch64");
   std::string bt = p.variant.build_type.value_or("Release");
   const std::string types[] = {"Release", "RelWithDebInfo", "Debug", "MinSizeRel"};
-  auto it = std::find_if(std::begin(types), std::end(types), [&](const std::string& t) { return to_lower(t) == to_lower(bt); });
-  if (it == std::end(types)) c.input_error("build_type", fmt::format("unknown build type '{}'", bt), "choose Release, RelWithDebInfo, Debug or MinSizeRel");
-  else p.build_type = *it;
+  auto it = std::find_if(std::begin(types), std::end(types),
+                         [&](const std::string& t) { return to_lower(t) == to_lower(bt); });
+  if (it == std::end(types))
+    c.input_error("build_type", fmt::format("unknown build type '{}'", bt),
+                  "choose Release, RelWithDebInfo, Debug or MinSizeRel");
+  else
+    p.build_type = *it;
   if (p.variant.compress) {
     std::string m = to_lower(*p.variant.compress);
     if (m != "size" && m != "speed" && m != "none")
-      c.input_error("compress", fmt::format("unknown fatbin compression '{}'", *p.variant.compress), "choose size, speed or none");
+      c.input_error("compress", fmt::format("unknown fatbin compression '{}'", *p.variant.compress),
+                    "choose size, speed or none");
     else if (!p.cuda)
-      c.input_error("compress", "fatbin compression applies only to CUDA builds", "drop --compress or choose --cuda");
+      c.input_error("compress", "fatbin compression applies only to CUDA builds",
+                    "drop --compress or choose --cuda");
   }
 }
 
@@ -347,7 +398,8 @@ std::string nvcc_flags(const Context& c) {
   const auto& p = c.plan;
   const auto& fat = c.catalog.fatbin;
   std::string mode = p.variant.compress ? to_lower(*p.variant.compress) : "";
-  if (mode.empty() && p.cuda_version && *p.cuda_version >= cuda::CudaVersion{13, 0}) mode = fat.default_since_13;
+  if (mode.empty() && p.cuda_version && *p.cuda_version >= cuda::CudaVersion{13, 0})
+    mode = fat.default_since_13;
   if (mode.empty()) mode = "size";
   bool has_mode = p.cuda_version && *p.cuda_version >= fat.compress_mode_since;
   auto it = fat.flags.find(has_mode ? mode : "legacy_" + mode);
@@ -360,13 +412,17 @@ void resolve_manylinux(Context& c) {
     p.manylinux = normalize_manylinux(*p.variant.manylinux);
     auto parts = split_any(p.manylinux, "_");
     if (parts.size() != 2 || parts[0] != "2")
-      c.input_error("manylinux", fmt::format("manylinux tag '{}' is not like 2_28", *p.variant.manylinux), "e.g. --manylinux 2_28");
+      c.input_error("manylinux",
+                    fmt::format("manylinux tag '{}' is not like 2_28", *p.variant.manylinux),
+                    "e.g. --manylinux 2_28");
   } else {
     p.manylinux = manylinux_from_glibc(c.host.os.glibc);
     if (p.manylinux.empty()) p.manylinux = "2_28";
     if (!c.same_platform())
-      p.notes.push_back(fmt::format("manylinux_{} assumed from this host's glibc; the real tag is decided by the "
-                                    "glibc of the {} build host", p.manylinux, p.platform));
+      p.notes.push_back(
+          fmt::format("manylinux_{} assumed from this host's glibc; the real tag is decided by the "
+                      "glibc of the {} build host",
+                      p.manylinux, p.platform));
   }
   // A problem of this host, not of the variant: `plan` describes a build that its fix (an
   // image of that glibc, `--format dockerfile`) can run elsewhere, so there it warns.
@@ -391,7 +447,8 @@ void build_env(Context& c, const probe::CudaToolkit* tk) {
   env["BLAS"] = p.blas;
   if (p.platform == "aarch64") env["USE_PRIORITIZED_TEXT_FOR_LD"] = "1";
   std::vector<std::string> cflags;
-  bool keep_debug = p.variant.keep_debug.value_or(p.build_type == "Debug" || p.build_type == "RelWithDebInfo");
+  bool keep_debug =
+      p.variant.keep_debug.value_or(p.build_type == "Debug" || p.build_type == "RelWithDebInfo");
   if (!keep_debug) cflags.push_back("-g0");
   for (const auto& f : p.cpu_flags) cflags.push_back(f);
   if (!cflags.empty()) {
@@ -433,7 +490,8 @@ void build_layout(Context& c) {
   L.work_dir_given = c.options.work_dir.empty() ? "tailor-work" : c.options.work_dir;
   L.source_dir_given = p.variant.source_dir.value_or("");
   L.work_dir = absolute_under(L.base_dir, L.work_dir_given);
-  L.source_dir = p.variant.source_dir ? absolute_under(L.base_dir, *p.variant.source_dir) : L.work_dir + "/pytorch";
+  L.source_dir = p.variant.source_dir ? absolute_under(L.base_dir, *p.variant.source_dir)
+                                      : L.work_dir + "/pytorch";
   L.venv_dir = L.work_dir + "/venv";
 }
 
@@ -445,7 +503,8 @@ void resolve_cache(Context& c) {
   auto& p = c.plan;
   const auto& o = c.options;
   auto path_of = [&](std::string_view name) { return host_tool_path(c.host, name); };
-  auto decision = decide_cache(o.cache_settings, o.cache, o.environment, path_of, {p.layout.work_dir});
+  auto decision =
+      decide_cache(o.cache_settings, o.cache, o.environment, path_of, {p.layout.work_dir});
   if (!decision) {
     c.add(c.host_severity(), ProblemKind::input, "cache", decision.error().message,
           "install the tool, choose another with --cache, or build with --cache none");
@@ -458,15 +517,22 @@ void build_steps(Context& c, const TorchRelease* rel) {
   auto& p = c.plan;
   auto& L = p.layout;
   if (!p.variant.source_dir) {
-    p.steps.push_back(step("clone source", {"git", "clone", "--recursive", "--depth", "1", "--branch", p.git_tag, c.catalog.source_url, L.source_dir}, "", false, StepRole::clone));
+    p.steps.push_back(step("clone source",
+                           {"git", "clone", "--recursive", "--depth", "1", "--branch", p.git_tag,
+                            c.catalog.source_url, L.source_dir},
+                           "", false, StepRole::clone));
     p.steps.push_back(step("sync submodules", {"git", "submodule", "sync"}, L.source_dir, false));
-    p.steps.push_back(step("update submodules", {"git", "submodule", "update", "--init", "--recursive", "--depth", "1"}, L.source_dir, false));
+    p.steps.push_back(step("update submodules",
+                           {"git", "submodule", "update", "--init", "--recursive", "--depth", "1"},
+                           L.source_dir, false));
   }
-  p.steps.push_back(step("create venv", {p.python, "-m", "venv", L.venv_dir}, "", false, StepRole::make_venv));
+  p.steps.push_back(
+      step("create venv", {p.python, "-m", "venv", L.venv_dir}, "", false, StepRole::make_venv));
   std::string vpy = L.venv_dir + "/bin/python";
   std::vector<std::string> pip = {vpy, "-m", "pip", "install", "-r", "requirements.txt"};
   for (const auto& r : p.requirements) pip.push_back(r);
-  p.steps.push_back(step("install build requirements", pip, L.source_dir, false, StepRole::install_requirements));
+  p.steps.push_back(
+      step("install build requirements", pip, L.source_dir, false, StepRole::install_requirements));
   if (rel) {
     auto it = c.catalog.build_commands.find(rel->build);
     std::vector<std::string> argv;
@@ -480,7 +546,8 @@ void build_steps(Context& c, const TorchRelease* rel) {
 }  // namespace
 
 bool TorchPlan::has_errors() const {
-  return std::any_of(problems.begin(), problems.end(), [](const auto& p) { return p.severity == ProblemSeverity::error; });
+  return std::any_of(problems.begin(), problems.end(),
+                     [](const auto& p) { return p.severity == ProblemSeverity::error; });
 }
 
 int TorchPlan::exit_code() const {
@@ -517,7 +584,8 @@ namespace {
 // work folder when the source is a clone inside it), the jobs governed (torch's setup.py
 // runs its CMake's Ninja without -j when MAX_JOBS is unset, so from ninja 1.13 it takes the
 // jobserver's tokens) unless --jobs fixed them.
-ExecutionPolicy torch_run_policy(const TorchPlan& plan, const probe::HostReport& host, const ResolveOptions& options) {
+ExecutionPolicy torch_run_policy(const TorchPlan& plan, const probe::HostReport& host,
+                                 const ResolveOptions& options) {
   ExecutionPolicy run;
   const WorkLayout& L = plan.layout;
   run.package = "torch";
@@ -531,12 +599,14 @@ ExecutionPolicy torch_run_policy(const TorchPlan& plan, const probe::HostReport&
   JobPolicy& j = run.jobs;
   j.fixed = options.jobs;
   j.variable = "MAX_JOBS";
-  j.prior_job_bytes = static_cast<uint64_t>(plan.estimate.gib_per_job * static_cast<double>(1ull << 30));
+  j.prior_job_bytes =
+      static_cast<uint64_t>(plan.estimate.gib_per_job * static_cast<double>(1ull << 30));
   j.recipe = "pytorch";
   j.pip_build = true;
   for (const auto& t : host.tools) {
     if (t.name == "ninja") j.ninja_version = t.version;
-    if (t.name == "make" && !t.version.empty() && !t.jobserver_client) j.make_without_jobserver = t.path;
+    if (t.name == "make" && !t.version.empty() && !t.jobserver_client)
+      j.make_without_jobserver = t.path;
   }
   j.max_jobs = static_cast<size_t>(std::max(1, host.cpu.build_cores()));
   j.memory_limit = host.memory.cgroup_limit ? host.memory.cgroup_limit : host.memory.total;
@@ -545,7 +615,8 @@ ExecutionPolicy torch_run_policy(const TorchPlan& plan, const probe::HostReport&
 
 }  // namespace
 
-TorchPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostReport& host, const ResolveOptions& options) {
+TorchPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostReport& host,
+                             const ResolveOptions& options) {
   TorchPlan plan;
   plan.variant = variant;
   Context c{torch_catalog(), host, options, plan};
@@ -564,17 +635,21 @@ TorchPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostRepor
     c.implied = **implied;
     if (!variant.platform) {
       plan.platform = c.implied->platform;
-      plan.notes.push_back(fmt::format("platform {} implied by {}", c.implied->platform, c.implied->source));
+      plan.notes.push_back(
+          fmt::format("platform {} implied by {}", c.implied->platform, c.implied->source));
     } else if (plan.platform != c.implied->platform) {
-      c.input_error("platform",
-                    fmt::format("platform {} conflicts with {}, which exists only on {}", *variant.platform,
-                                c.implied->source, c.implied->platform),
-                    fmt::format("drop --platform (the GPU implies {}), or name a GPU that {} machines carry",
-                                c.implied->platform, plan.platform));
+      c.input_error(
+          "platform",
+          fmt::format("platform {} conflicts with {}, which exists only on {}", *variant.platform,
+                      c.implied->source, c.implied->platform),
+          fmt::format("drop --platform (the GPU implies {}), or name a GPU that {} machines carry",
+                      c.implied->platform, plan.platform));
     }
   }
   if (plan.platform != "x86_64" && plan.platform != "aarch64") {
-    c.input_error("platform", fmt::format("unknown platform '{}'", variant.platform.value_or(plan.platform)), "choose x86_64 or aarch64");
+    c.input_error("platform",
+                  fmt::format("unknown platform '{}'", variant.platform.value_or(plan.platform)),
+                  "choose x86_64 or aarch64");
     plan.platform = plan.host_platform;
   }
   c.take(check_platform(plan.platform, plan.host_platform, options.purpose));
@@ -595,7 +670,8 @@ TorchPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostRepor
     probe::CudaToolkit nvcc = tk ? *tk : probe::CudaToolkit{};
     nvcc.release = plan.cuda_version.value_or(cuda::CudaVersion{});
     if (!nvcc.max_gcc_major && plan.cuda_version)
-      if (int known = c.catalog.max_gcc_for(*plan.cuda_version); known > 0) nvcc.max_gcc_major = known;
+      if (int known = c.catalog.max_gcc_for(*plan.cuda_version); known > 0)
+        nvcc.max_gcc_major = known;
     ProblemSeverity sev = c.same_platform() ? c.host_severity() : ProblemSeverity::warning;
     plan.min_gcc = rel->min_gcc;
     plan.max_gcc = nvcc.max_gcc_major.value_or(0);
@@ -603,43 +679,59 @@ TorchPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostRepor
     plan.host_compiler = choice.cxx.empty() ? "/usr/bin/g++" : choice.cxx;
   }
 
-  EstimateInput est{plan.cuda, plan.targets, plan.features["flash-attention"],
+  EstimateInput est{plan.cuda,
+                    plan.targets,
+                    plan.features["flash-attention"],
                     plan.variant.compress ? to_lower(*plan.variant.compress)
-                                          : (plan.cuda && plan.cuda_version && *plan.cuda_version >= cuda::CudaVersion{13, 0} ? "size" : ""),
-                    host.memory.usable, host.cpu.build_cores()};
+                                          : (plan.cuda && plan.cuda_version &&
+                                                     *plan.cuda_version >= cuda::CudaVersion{13, 0}
+                                                 ? "size"
+                                                 : ""),
+                    host.memory.usable,
+                    host.cpu.build_cores()};
   estimate_jobs(est, c.catalog.estimates, plan);
   if (options.jobs) {
     if (*options.jobs < 1) {
-      c.input_error("jobs", fmt::format("--jobs {}: must be at least 1", *options.jobs), "e.g. --jobs 4");
+      c.input_error("jobs", fmt::format("--jobs {}: must be at least 1", *options.jobs),
+                    "e.g. --jobs 4");
     } else {
-      plan.jobs_reason = fmt::format("--jobs {} (tailor's estimate: {})", *options.jobs, plan.jobs_reason);
+      plan.jobs_reason =
+          fmt::format("--jobs {} (tailor's estimate: {})", *options.jobs, plan.jobs_reason);
       plan.jobs = *options.jobs;
     }
   }
   estimate_outputs(est, c.catalog.estimates, plan.jobs, plan.estimate);
 
   build_env(c, tk);
-  std::string py_tag = "cp" + [&] { std::string s = plan.python_version; s.erase(std::remove(s.begin(), s.end(), '.'), s.end()); return s; }();
-  plan.wheel_name = fmt::format("torch-{}-{}-{}-manylinux_{}_{}.whl", plan.wheel_version, py_tag, py_tag, plan.manylinux, plan.platform);
+  std::string py_tag = "cp" + [&] {
+    std::string s = plan.python_version;
+    s.erase(std::remove(s.begin(), s.end(), '.'), s.end());
+    return s;
+  }();
+  plan.wheel_name = fmt::format("torch-{}-{}-{}-manylinux_{}_{}.whl", plan.wheel_version, py_tag,
+                                py_tag, plan.manylinux, plan.platform);
   plan.name = !variant.name.empty() ? variant.name : fmt::format("torch-{}", plan.wheel_version);
   build_layout(c);
   resolve_cache(c);
   build_steps(c, rel);
   plan.run = torch_run_policy(plan, host, options);
 
-  plan.notes.push_back(fmt::format("PYTORCH_BUILD_VERSION carries the local label ({}): torch's "
-                                   "tools/generate_torch_version.py uses it as the whole version, so {} alone "
-                                   "would give a wheel without +{}", plan.wheel_version, plan.torch_version,
-                                   wheel_label(plan)));
+  plan.notes.push_back(
+      fmt::format("PYTORCH_BUILD_VERSION carries the local label ({}): torch's "
+                  "tools/generate_torch_version.py uses it as the whole version, so {} alone "
+                  "would give a wheel without +{}",
+                  plan.wheel_version, plan.torch_version, wheel_label(plan)));
   if (plan.cuda)
-    plan.notes.push_back("FORCE_CUDA is not set: it is read by extension packages, not by PyTorch's own build");
+    plan.notes.push_back(
+        "FORCE_CUDA is not set: it is read by extension packages, not by PyTorch's own build");
   plan.notes.push_back("MAX_JOBS: " + plan.jobs_reason);
   if (!plan.for_this_host())
-    plan.notes.push_back(fmt::format("MAX_JOBS, CUDA_HOME, the compiler and the Python interpreter above were resolved on "
-                                     "this host; the --format sh script finds and counts them again on the machine it runs "
-                                     "on (PYTHON, CUDA_HOME, CUDAHOSTCXX and MAX_JOBS override), and `tailor plan {}` on the {} "
-                                     "build host gives its own values",
-                                     k_plan_flags_placeholder, plan.platform));
+    plan.notes.push_back(fmt::format(
+        "MAX_JOBS, CUDA_HOME, the compiler and the Python interpreter above were resolved on "
+        "this host; the --format sh script finds and counts them again on the machine it runs "
+        "on (PYTHON, CUDA_HOME, CUDAHOSTCXX and MAX_JOBS override), and `tailor plan {}` on the {} "
+        "build host gives its own values",
+        k_plan_flags_placeholder, plan.platform));
   // Every suggested command asks for this same plan: the user's flags, resolved.
   const std::string flags = plan_command_flags(plan);
   auto fill = [&](std::string& text) {
@@ -670,12 +762,17 @@ std::string plan_command_flags(const TorchPlan& p) {
   if (v.source_dir) add("--source", *v.source_dir);
   add("--torch", !p.torch_version.empty() ? p.torch_version : v.torch.value_or(""));
   add("--python", !p.python_version.empty() ? p.python_version : v.python.value_or(""));
-  if (p.cuda) add("--cuda", p.cuda_text());
-  else out.push_back("--cpu-only");
+  if (p.cuda)
+    add("--cuda", p.cuda_text());
+  else
+    out.push_back("--cpu-only");
   if (p.cuda) {
-    if (!v.gpu.empty()) add("--gpu", join(v.gpu, ";"));
-    else if (!v.arch.empty()) add("--arch", join(v.arch, ";"));
-    else add("--arch", join(p.targets.names(), ";"));
+    if (!v.gpu.empty())
+      add("--gpu", join(v.gpu, ";"));
+    else if (!v.arch.empty())
+      add("--arch", join(v.arch, ";"));
+    else
+      add("--arch", join(p.targets.names(), ";"));
   }
   add("--platform", p.platform);
   if (v.cpu_target) add("--cpu-target", *v.cpu_target);

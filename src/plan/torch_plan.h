@@ -54,12 +54,12 @@ struct PlanEstimate {
 /// folder the relative paths the user gave were read against; `*_given` keep them as
 /// given, so the sh script can read them against the folder it is started from.
 struct WorkLayout {
-  std::string base_dir;                  ///< absolute: where relative paths were resolved
-  std::string work_dir;                  ///< absolute: where the source, venv and dist go
-  std::string source_dir;                ///< absolute: work_dir/pytorch unless --source
-  std::string venv_dir;                  ///< absolute: work_dir/venv
+  std::string base_dir;                        ///< absolute: where relative paths were resolved
+  std::string work_dir;                        ///< absolute: where the source, venv and dist go
+  std::string source_dir;                      ///< absolute: work_dir/pytorch unless --source
+  std::string venv_dir;                        ///< absolute: work_dir/venv
   std::string work_dir_given = "tailor-work";  ///< as given (may be relative)
-  std::string source_dir_given;          ///< --source as given; empty: work_dir/pytorch
+  std::string source_dir_given;                ///< --source as given; empty: work_dir/pytorch
 };
 
 /// A PyTorch source build: the decisions every build has (plan/build_plan.h) and the
@@ -73,22 +73,22 @@ struct TorchPlan : BuildPlan {
   bool cuda = false;
   /// 12.6; nullopt when CPU-only, or when no CUDA version could be chosen (a problem says why).
   std::optional<cuda::CudaVersion> cuda_version;
-  std::string cuda_home;      ///< "/usr/local/cuda-12.6"
-  std::string python_version; ///< "3.10"
-  std::string python;         ///< interpreter that creates the venv
-  std::string platform;       ///< target: x86_64 | aarch64
+  std::string cuda_home;       ///< "/usr/local/cuda-12.6"
+  std::string python_version;  ///< "3.10"
+  std::string python;          ///< interpreter that creates the venv
+  std::string platform;        ///< target: x86_64 | aarch64
   std::string host_platform;
-  std::string cpu_target;     ///< canonical name, empty = compiler default
+  std::string cpu_target;  ///< canonical name, empty = compiler default
   std::vector<std::string> cpu_flags;
-  std::string blas;           ///< "OpenBLAS" | "MKL"
+  std::string blas;                      ///< "OpenBLAS" | "MKL"
   std::map<std::string, bool> features;  ///< every known feature, resolved
   std::string build_type;
-  std::string host_compiler;  ///< g++ path given to nvcc
+  std::string host_compiler;     ///< g++ path given to nvcc
   int min_gcc = 0, max_gcc = 0;  ///< the GCC majors the release and nvcc accept (0: unknown)
-  std::string manylinux;      ///< "2_35"
-  std::string wheel_version;  ///< "2.9.1+cu126"
-  std::string wheel_name;     ///< torch-2.9.1+cu126-cp310-cp310-manylinux_2_35_aarch64.whl
-  std::string build_style;    ///< setup_py | pip_wheel
+  std::string manylinux;         ///< "2_35"
+  std::string wheel_version;     ///< "2.9.1+cu126"
+  std::string wheel_name;        ///< torch-2.9.1+cu126-cp310-cp310-manylinux_2_35_aarch64.whl
+  std::string build_style;       ///< setup_py | pip_wheel
 
   std::vector<std::string> requirements;
   WorkLayout layout;

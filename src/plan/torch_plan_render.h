@@ -3,9 +3,8 @@
 // env, and a builder Dockerfile on a base whose glibc matches the wanted manylinux tag.
 // None of them decides anything: they only print what resolve_torch_plan decided.
 #pragma once
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "plan/torch_plan.h"
 

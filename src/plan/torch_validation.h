@@ -39,7 +39,8 @@ struct CompilerChoice {
 /// The newest host g++ of at least the release's `min_gcc` that `nvcc` takes
 /// (probe::toolkit_accepts_compiler; a limit it does not state takes any); a problem when
 /// none fits. `nvcc`: the build's toolkit, its limits as the probe or the data know them.
-CompilerChoice choose_host_compiler(const probe::HostReport& host, int min_gcc, const probe::CudaToolkit& nvcc,
-                                    ProblemSeverity severity, Problems& problems);
+CompilerChoice choose_host_compiler(const probe::HostReport& host, int min_gcc,
+                                    const probe::CudaToolkit& nvcc, ProblemSeverity severity,
+                                    Problems& problems);
 
 }  // namespace tailor::plan

@@ -39,7 +39,8 @@ Expected<std::optional<cuda::CudaVersion>> parse_cuda_choice(std::string_view te
   std::string t = to_lower(trim(text));
   if (t == "none" || t == "cpu" || t == "cpu-only") return std::optional<cuda::CudaVersion>{};
   auto v = cuda::parse_cuda_version(t);
-  if (!v) return make_error("CUDA version '" + std::string(text) + "' is not like 12.6, cu126 or none");
+  if (!v)
+    return make_error("CUDA version '" + std::string(text) + "' is not like 12.6, cu126 or none");
   return std::optional<cuda::CudaVersion>(*v);
 }
 
@@ -52,11 +53,13 @@ Expected<TorchVariant> variant_from_toml(const toml::table& table, std::string_v
     // with a hint rather than read 3.1).
     return make_error(w + "." + std::string(key) + ": must be a quoted string (e.g. \"3.10\")");
   };
-  auto strs = [&](std::string_view key, const toml::node& node) -> Expected<std::vector<std::string>> {
+  auto strs = [&](std::string_view key,
+                  const toml::node& node) -> Expected<std::vector<std::string>> {
     std::vector<std::string> out;
     if (auto s = node.value<std::string>()) return std::vector<std::string>{*s};
     const toml::array* a = node.as_array();
-    if (!a) return make_error(w + "." + std::string(key) + ": must be a string or a list of strings");
+    if (!a)
+      return make_error(w + "." + std::string(key) + ": must be a string or a list of strings");
     for (const auto& e : *a) {
       auto s = e.value<std::string>();
       if (!s) return make_error(w + "." + std::string(key) + ": must be a list of strings");
@@ -76,7 +79,10 @@ Expected<TorchVariant> variant_from_toml(const toml::table& table, std::string_v
       TAILOR_TRY(s, str(key, node));
       auto c = parse_cuda_choice(s);
       if (!c) return make_error(w + ".cuda: " + c.error().message);
-      if (*c) v.cuda = **c; else v.cpu_only = true;
+      if (*c)
+        v.cuda = **c;
+      else
+        v.cpu_only = true;
     } else if (key == "cpu_only") {
       auto b = node.value<bool>();
       if (!b) return make_error(w + ".cpu_only: must be true or false");

@@ -3,13 +3,13 @@
 // that a config file's defaults, a named variant and explicit flags can be layered
 // (overlay): resolution (torch_plan.h) fills in what nobody said.
 #pragma once
+#include <toml++/toml.h>
+
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <toml++/toml.h>
 
 #include "cuda/cuda_version.h"
 #include "util/expected.h"
@@ -22,8 +22,8 @@ struct TorchVariant {
   std::optional<std::string> source_dir;  ///< a local source tree instead of a tag
   std::optional<cuda::CudaVersion> cuda;  ///< 12.6, parsed once from "12.6" or "cu126"
   std::optional<bool> cpu_only;
-  std::optional<std::string> python;      ///< "3.10"
-  std::vector<std::string> arch;          ///< GPU target specs as typed (any `tailor arch` spelling)
+  std::optional<std::string> python;  ///< "3.10"
+  std::vector<std::string> arch;      ///< GPU target specs as typed (any `tailor arch` spelling)
   /// --gpu: GPUs as typed (T4G, A10G, g5g.xlarge, 8.6), each one's SASS; never with `arch`
   /// (cuda::resolve_target_request). A tailor.toml's `gpu` key is `arch`'s other name.
   std::vector<std::string> gpu;
@@ -32,9 +32,9 @@ struct TorchVariant {
   std::map<std::string, bool> features;   ///< explicit --with (true) / --without (false)
   std::optional<std::string> build_type;  ///< Release | RelWithDebInfo | Debug | MinSizeRel
   std::optional<bool> keep_debug;
-  std::optional<std::string> compress;    ///< size | speed | none
-  std::optional<std::string> platform;    ///< x86_64 | aarch64 (target platform)
-  std::optional<std::string> manylinux;   ///< "2_28"
+  std::optional<std::string> compress;   ///< size | speed | none
+  std::optional<std::string> platform;   ///< x86_64 | aarch64 (target platform)
+  std::optional<std::string> manylinux;  ///< "2_28"
 };
 
 /// `top` wins wherever it says something; features merge key by key; arch or gpu in top

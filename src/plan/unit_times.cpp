@@ -1,10 +1,10 @@
 #include "plan/unit_times.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "data/toml_document.h"
 #include "plan/extension_recipe.h"
@@ -47,13 +47,16 @@ const std::vector<MeasuredUnitTimes>& all_measured_unit_times() {
       if (!m.profile.empty()) {
         bool found = false;
         for (const auto& pr : recipe->profiles) found = found || pr.name == m.profile;
-        if (!found) p["profile"].fail(fmt::format("recipe {} has no profile of that name", m.recipe));
+        if (!found)
+          p["profile"].fail(fmt::format("recipe {} has no profile of that name", m.recipe));
       }
       if (m.measured.empty()) p["measured"].fail("say where and how the times were measured");
-      if (!seen.insert({m.recipe, m.profile}).second) p["recipe"].fail("a second entry for this recipe and profile");
+      if (!seen.insert({m.recipe, m.profile}).second)
+        p["recipe"].fail("a second entry for this recipe and profile");
       for (const auto& [key, v] : p["seconds"].entries()) {
         const double s = v.number();
-        if (!relative_inside(key)) v.fail("expected a source path relative to the package's folder");
+        if (!relative_inside(key))
+          v.fail("expected a source path relative to the package's folder");
         if (!(s > 0) || s > k_max_seconds) v.fail("expected seconds above 0 and at most a week");
         m.unit_ms[key] = static_cast<uint64_t>(std::llround(s * 1000));
       }
@@ -71,8 +74,8 @@ const MeasuredUnitTimes* measured_unit_times(std::string_view recipe, std::strin
   return nullptr;
 }
 
-UnitTimesChoice choose_unit_times(const std::map<std::string, uint64_t>* learned, std::string_view recipe,
-                                  std::string_view profile) {
+UnitTimesChoice choose_unit_times(const std::map<std::string, uint64_t>* learned,
+                                  std::string_view recipe, std::string_view profile) {
   UnitTimesChoice c;
   const MeasuredUnitTimes* m = measured_unit_times(recipe, profile);
   std::vector<double> ratios;
@@ -98,7 +101,9 @@ UnitTimesChoice choose_unit_times(const std::map<std::string, uint64_t>* learned
       c.learned = true;
     }
   if (c.learned && c.measured)
-    c.source = fmt::format("earlier builds on this machine, the rest measured ({}), scaled {:.2f} x", m->measured, scale);
+    c.source =
+        fmt::format("earlier builds on this machine, the rest measured ({}), scaled {:.2f} x",
+                    m->measured, scale);
   else if (c.learned)
     c.source = "earlier builds on this machine";
   else if (c.measured)

@@ -11,9 +11,9 @@
 namespace tailor::plan {
 
 struct MeasuredUnitTimes {
-  std::string recipe;   ///< a recipe name (data/recipes)
-  std::string profile;  ///< one of its profiles, "" for none
-  std::string measured; ///< where and how the times were measured
+  std::string recipe;                       ///< a recipe name (data/recipes)
+  std::string profile;                      ///< one of its profiles, "" for none
+  std::string measured;                     ///< where and how the times were measured
   std::map<std::string, uint64_t> unit_ms;  ///< source relative to the package's folder -> ms
 };
 
@@ -33,7 +33,7 @@ struct UnitTimesChoice {
   bool measured = false;  ///< some come from data/build/unit_times.toml
   std::string source;     ///< for the report: where the times come from
 };
-UnitTimesChoice choose_unit_times(const std::map<std::string, uint64_t>* learned, std::string_view recipe,
-                                  std::string_view profile);
+UnitTimesChoice choose_unit_times(const std::map<std::string, uint64_t>* learned,
+                                  std::string_view recipe, std::string_view profile);
 
 }  // namespace tailor::plan

@@ -51,7 +51,9 @@ std::optional<int> parse_cpu_list(std::string_view text) {
   for (const auto& part : split_any(text, ",")) {
     auto dash = part.find('-');
     auto lo = parse_whole_number<long>(std::string_view(part).substr(0, dash));
-    auto hi = dash == std::string::npos ? lo : parse_whole_number<long>(std::string_view(part).substr(dash + 1));
+    auto hi = dash == std::string::npos
+                  ? lo
+                  : parse_whole_number<long>(std::string_view(part).substr(dash + 1));
     if (!lo || !hi || *lo < 0 || *hi < *lo || *hi > k_max_cpu_id) return std::nullopt;
     count += *hi - *lo + 1;
   }
@@ -63,7 +65,8 @@ std::optional<int> parse_cpu_max(std::string_view text) {
   auto parts = split_any(trim(text), " ");
   if (parts.empty() || parts.size() > 2 || parts[0] == "max") return std::nullopt;
   auto quota = parse_whole_number<long>(parts[0]);
-  auto period = parts.size() == 2 ? parse_whole_number<long>(parts[1]) : std::optional<long>(100000);  // the kernel's default period
+  auto period = parts.size() == 2 ? parse_whole_number<long>(parts[1])
+                                  : std::optional<long>(100000);  // the kernel's default period
   if (!quota || !period || *quota <= 0 || *period <= 0) return std::nullopt;
   return cpus_of_quota(*quota, *period);
 }
@@ -78,15 +81,18 @@ void limit_cpu(HostFiles& files, HostCpu& cpu) {
     }
   };
   if (auto status = files.read("/proc/self/status"))
-    if (auto list = status_field(*status, "Cpus_allowed_list")) take(parse_cpu_list(*list), "affinity");
+    if (auto list = status_field(*status, "Cpus_allowed_list"))
+      take(parse_cpu_list(*list), "affinity");
   const CgroupPaths paths = cgroup_paths(files);
   if (paths.v2) {
     for (const auto& dir : up_to_root(*paths.v2))
-      if (auto text = files.read("/sys/fs/cgroup" + dir + "/cpu.max")) take(parse_cpu_max(*text), "cgroup v2 cpu.max");
+      if (auto text = files.read("/sys/fs/cgroup" + dir + "/cpu.max"))
+        take(parse_cpu_max(*text), "cgroup v2 cpu.max");
   } else if (paths.v1_cpu) {
     // Inside a container the path names the host's hierarchy, mounted at the root of
     // /sys/fs/cgroup/cpu; up_to_root() ends there.
-    for (const auto& dir : up_to_root(*paths.v1_cpu)) take(v1_quota(files, "/sys/fs/cgroup/cpu" + dir), "cgroup v1 cfs quota");
+    for (const auto& dir : up_to_root(*paths.v1_cpu))
+      take(v1_quota(files, "/sys/fs/cgroup/cpu" + dir), "cgroup v1 cfs quota");
   }
   cpu.usable_cores = usable;
   cpu.cores_limited_by = by;

@@ -10,8 +10,9 @@
 #include <sys/auxv.h>
 #endif
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "probe/isa_levels.h"
 #include "probe/probe.h"
@@ -141,7 +142,8 @@ namespace {
 
 /// "0x41" / "0xd0c" as /proc/cpuinfo prints them; nullopt for anything else.
 std::optional<unsigned> parse_hex_id(const std::string& s) {
-  if (s.size() < 3 || s.size() > 10 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) return std::nullopt;
+  if (s.size() < 3 || s.size() > 10 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+    return std::nullopt;
   if (s.find_first_not_of("0123456789abcdefABCDEF", 2) != std::string::npos) return std::nullopt;
   return static_cast<unsigned>(std::stoul(s.substr(2), nullptr, 16));
 }
@@ -155,9 +157,13 @@ void name_arm_cores(HostCpu& cpu, const std::vector<std::pair<unsigned, unsigned
   bool all_known = !ids.empty();
   for (const auto& [impl, part] : ids) {
     const ArmCore* core = table.find_arm_core(impl, part);
-    std::string name = core ? core->name : fmt::format("unknown Arm core (implementer 0x{:02x}, part 0x{:03x})", impl, part);
-    if (std::find(cpu.cores.begin(), cpu.cores.end(), name) == cpu.cores.end()) cpu.cores.push_back(name);
-    if (!core || core->neoverse.empty() || (!shared_class.empty() && shared_class != core->neoverse)) {
+    std::string name =
+        core ? core->name
+             : fmt::format("unknown Arm core (implementer 0x{:02x}, part 0x{:03x})", impl, part);
+    if (std::find(cpu.cores.begin(), cpu.cores.end(), name) == cpu.cores.end())
+      cpu.cores.push_back(name);
+    if (!core || core->neoverse.empty() ||
+        (!shared_class.empty() && shared_class != core->neoverse)) {
       all_known = false;
     } else {
       shared_class = core->neoverse;
@@ -180,7 +186,8 @@ HostCpu probe_cpu(HostFiles& files) {
   const auto& table = isa_level_table();
   auto text = files.read("/proc/cpuinfo").value_or("");
   const bool arm_cpuinfo = text.find("CPU implementer") != std::string::npos ||
-                           text.find("\nFeatures") != std::string::npos || text.rfind("Features", 0) == 0;
+                           text.find("\nFeatures") != std::string::npos ||
+                           text.rfind("Features", 0) == 0;
   if (cpu.arch.empty()) cpu.arch = arm_cpuinfo ? "aarch64" : "x86_64";
   const bool aarch64 = cpu.arch == "aarch64";
   // Under an emulator (qemu-user) /proc/cpuinfo is the host machine's: on aarch64 only an
@@ -193,12 +200,18 @@ HostCpu probe_cpu(HostFiles& files) {
   std::vector<std::pair<unsigned, unsigned>> arm_ids;
   std::set<std::pair<unsigned, unsigned>> seen_ids;
   for (const auto& [key, value] : cpuinfo_fields(text)) {
-    if (key == "processor") ++cpu.logical_cores;
-    else if (!use_names) continue;
-    else if (key == "model name" && cpu.model.empty()) cpu.model = value;
-    else if (key == "physical id") physical_id = value;
-    else if (key == "core id") cores.emplace(physical_id, value);
-    else if (key == "CPU implementer") implementer = value;
+    if (key == "processor")
+      ++cpu.logical_cores;
+    else if (!use_names)
+      continue;
+    else if (key == "model name" && cpu.model.empty())
+      cpu.model = value;
+    else if (key == "physical id")
+      physical_id = value;
+    else if (key == "core id")
+      cores.emplace(physical_id, value);
+    else if (key == "CPU implementer")
+      implementer = value;
     else if (key == "CPU part") {
       auto impl = parse_hex_id(implementer);
       auto part = parse_hex_id(value);
@@ -219,7 +232,8 @@ HostCpu probe_cpu(HostFiles& files) {
     }
     if (arm_ids.empty()) {
       if (auto midr = files.arm_midr()) {
-        unsigned impl = static_cast<unsigned>((*midr >> 24) & 0xff), part = static_cast<unsigned>((*midr >> 4) & 0xfff);
+        unsigned impl = static_cast<unsigned>((*midr >> 24) & 0xff),
+                 part = static_cast<unsigned>((*midr >> 4) & 0xfff);
         arm_ids.emplace_back(impl, part);
       }
     }

@@ -26,9 +26,10 @@ std::optional<int> define_value(const std::string& header, const std::string& na
   return std::stoi(m[1].str());
 }
 
-std::optional<std::string> three_part(const std::string& header, const char* major, const char* minor,
-                                      const char* patch) {
-  auto a = define_value(header, major), b = define_value(header, minor), c = define_value(header, patch);
+std::optional<std::string> three_part(const std::string& header, const char* major,
+                                      const char* minor, const char* patch) {
+  auto a = define_value(header, major), b = define_value(header, minor),
+       c = define_value(header, patch);
   if (!a || !b) return std::nullopt;
   return std::to_string(*a) + "." + std::to_string(*b) + "." + std::to_string(c.value_or(0));
 }
@@ -45,12 +46,14 @@ std::vector<std::string> header_candidates(HostFiles& files, const std::string& 
   out.push_back("/usr/include/" + name);
   for (const auto& p : files.glob("/usr/include/*-linux-gnu/" + name)) out.push_back(p);
   out.push_back("/usr/local/include/" + name);
-  std::vector<std::string> site_globs = {"/usr/local/lib/python3*/*-packages", "/usr/lib/python3*/*-packages"};
+  std::vector<std::string> site_globs = {"/usr/local/lib/python3*/*-packages",
+                                         "/usr/lib/python3*/*-packages"};
   if (auto home = files.getenv("HOME")) {
     site_globs.push_back(*home + "/.local/lib/python3*/site-packages");
     site_globs.push_back(*home + "/.pyenv/versions/*/lib/python3*/site-packages");
   }
-  if (auto pyenv = files.getenv("PYENV_ROOT")) site_globs.push_back(*pyenv + "/versions/*/lib/python3*/site-packages");
+  if (auto pyenv = files.getenv("PYENV_ROOT"))
+    site_globs.push_back(*pyenv + "/versions/*/lib/python3*/site-packages");
   for (const auto& g : site_globs)
     for (const auto& p : files.glob(g + "/nvidia/" + wheel + "/include/" + name)) out.push_back(p);
   return out;
@@ -67,13 +70,16 @@ std::string first_header_version(HostFiles& files, const std::vector<std::string
 
 std::optional<int> clang_max_from_header(const std::string& header) {
   // The host (non-Grace) clang check: `__clang_major__ >= 21` -> 20.
-  std::regex ge("\\(__clang_major__\\s*>=\\s*(\\d+)\\)"), gt("\\(__clang_major__\\s*>\\s*(\\d+)\\)");
+  std::regex ge("\\(__clang_major__\\s*>=\\s*(\\d+)\\)"),
+      gt("\\(__clang_major__\\s*>\\s*(\\d+)\\)");
   std::optional<int> best;
   for (const auto& line : split_any(header, "\n")) {
     if (line.find("#if") == std::string::npos || line.find("GRCO") != std::string::npos) continue;
     std::smatch m;
-    if (std::regex_search(line, m, ge)) best = std::stoi(m[1].str()) - 1;
-    else if (std::regex_search(line, m, gt)) best = std::stoi(m[1].str());
+    if (std::regex_search(line, m, ge))
+      best = std::stoi(m[1].str()) - 1;
+    else if (std::regex_search(line, m, gt))
+      best = std::stoi(m[1].str());
     if (best) return best;
   }
   return best;
@@ -100,19 +106,25 @@ std::optional<std::string> parse_nccl_version(const std::string& header) {
 
 std::optional<int> parse_host_config_max_gcc(const std::string& header) {
   std::smatch m;
-  static const std::regex gt("#\\s*if\\s+__GNUC__\\s*>\\s*(\\d+)"), ge("#\\s*if\\s+__GNUC__\\s*>=\\s*(\\d+)");
+  static const std::regex gt("#\\s*if\\s+__GNUC__\\s*>\\s*(\\d+)"),
+      ge("#\\s*if\\s+__GNUC__\\s*>=\\s*(\\d+)");
   if (std::regex_search(header, m, gt)) return std::stoi(m[1].str());
   if (std::regex_search(header, m, ge)) return std::stoi(m[1].str()) - 1;
   return std::nullopt;
 }
 
-std::optional<int> parse_host_config_max_clang(const std::string& header) { return clang_max_from_header(header); }
+std::optional<int> parse_host_config_max_clang(const std::string& header) {
+  return clang_max_from_header(header);
+}
 
 std::optional<int> host_compiler_max_major(const CudaToolkit& toolkit, CompilerKind kind) {
   switch (kind) {
-    case CompilerKind::gcc: return toolkit.max_gcc_major;
-    case CompilerKind::clang: return toolkit.max_clang_major;
-    case CompilerKind::other: break;
+    case CompilerKind::gcc:
+      return toolkit.max_gcc_major;
+    case CompilerKind::clang:
+      return toolkit.max_clang_major;
+    case CompilerKind::other:
+      break;
   }
   return std::nullopt;
 }
@@ -123,7 +135,8 @@ std::optional<bool> toolkit_accepts_compiler(const CudaToolkit& toolkit, const C
   return compiler.major <= *max;
 }
 
-std::vector<std::string> accepted_host_compilers(const CudaToolkit& toolkit, const std::vector<Compiler>& compilers) {
+std::vector<std::string> accepted_host_compilers(const CudaToolkit& toolkit,
+                                                 const std::vector<Compiler>& compilers) {
   std::vector<std::string> out;
   for (const auto& c : compilers)
     if (toolkit_accepts_compiler(toolkit, c) == true) out.push_back(c.path);
@@ -134,10 +147,12 @@ std::vector<CudaToolkit> find_cuda_toolkits(HostFiles& files, CommandRunner& run
                                             const std::vector<Compiler>& compilers) {
   std::vector<std::string> candidates;
   for (const char* env : {"CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"})
-    if (auto root = files.getenv(env); root && !root->empty()) candidates.push_back(*root + "/bin/nvcc");
-  if (auto on_path = find_executable(files, "nvcc"); !on_path.empty()) candidates.push_back(on_path);
-  for (const char* g : {"/usr/local/cuda/bin/nvcc", "/usr/local/cuda*/bin/nvcc", "/opt/cuda*/bin/nvcc",
-                        "/usr/lib/nvidia-cuda-toolkit/bin/nvcc"})
+    if (auto root = files.getenv(env); root && !root->empty())
+      candidates.push_back(*root + "/bin/nvcc");
+  if (auto on_path = find_executable(files, "nvcc"); !on_path.empty())
+    candidates.push_back(on_path);
+  for (const char* g : {"/usr/local/cuda/bin/nvcc", "/usr/local/cuda*/bin/nvcc",
+                        "/opt/cuda*/bin/nvcc", "/usr/lib/nvidia-cuda-toolkit/bin/nvcc"})
     for (const auto& p : files.glob(g)) candidates.push_back(p);
 
   std::vector<CudaToolkit> out;
@@ -159,13 +174,16 @@ std::vector<CudaToolkit> find_cuda_toolkits(HostFiles& files, CommandRunner& run
         if (auto release = cuda::parse_cuda_version(*v)) tk.release = *release;
       }
     }
-    tk.cudnn_version = first_header_version(files, header_candidates(files, tk.root, "cudnn", "cudnn_version.h", "CUDNN_HOME"),
-                                            parse_cudnn_version);
+    tk.cudnn_version = first_header_version(
+        files, header_candidates(files, tk.root, "cudnn", "cudnn_version.h", "CUDNN_HOME"),
+        parse_cudnn_version);
     if (tk.cudnn_version.empty())  // cuDNN 7 kept the version in cudnn.h
-      tk.cudnn_version = first_header_version(files, header_candidates(files, tk.root, "cudnn", "cudnn.h", "CUDNN_HOME"),
-                                              parse_cudnn_version);
-    tk.nccl_version = first_header_version(files, header_candidates(files, tk.root, "nccl", "nccl.h", "NCCL_HOME"),
-                                           parse_nccl_version);
+      tk.cudnn_version = first_header_version(
+          files, header_candidates(files, tk.root, "cudnn", "cudnn.h", "CUDNN_HOME"),
+          parse_cudnn_version);
+    tk.nccl_version = first_header_version(
+        files, header_candidates(files, tk.root, "nccl", "nccl.h", "NCCL_HOME"),
+        parse_nccl_version);
     if (auto hc = files.read(tk.root + "/include/crt/host_config.h")) {
       tk.max_gcc_major = parse_host_config_max_gcc(*hc);
       tk.max_clang_major = parse_host_config_max_clang(*hc);

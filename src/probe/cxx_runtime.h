@@ -12,17 +12,18 @@
 namespace tailor::probe {
 
 struct CxxRuntime {
-  std::string compiler;      ///< as asked (a path, or a name found on PATH)
-  bool checked = false;      ///< the test library was linked and read
-  bool dynamic = false;      ///< it needs libstdc++.so.6 (or libc++.so.1)
-  std::string runtime;       ///< the runtime it needs ("libstdc++.so.6"); empty when none
-  std::string detail;        ///< one line: what was found, or why it could not be checked
+  std::string compiler;  ///< as asked (a path, or a name found on PATH)
+  bool checked = false;  ///< the test library was linked and read
+  bool dynamic = false;  ///< it needs libstdc++.so.6 (or libc++.so.1)
+  std::string runtime;   ///< the runtime it needs ("libstdc++.so.6"); empty when none
+  std::string detail;    ///< one line: what was found, or why it could not be checked
 };
 
 /// Links a one-function shared library that throws (`COMPILER -shared -fPIC`) in `scratch`
 /// (a folder that exists) and reads its DT_NEEDED. The compiler may be a command line
 /// ("ccache g++"): its words are the argv. Bounded: 60 s.
-CxxRuntime check_cxx_runtime(const std::string& compiler, const std::string& scratch, CommandRunner& runner);
+CxxRuntime check_cxx_runtime(const std::string& compiler, const std::string& scratch,
+                             CommandRunner& runner);
 
 /// A compiler pair that links the C++ runtime dynamically, for a build whose compiler (`rt`,
 /// checked) links it statically: the system's own /usr/bin/g++ + gcc, else c++ + cc.
@@ -31,7 +32,8 @@ struct RuntimeAlternative {
   CxxRuntime runtime;  ///< the check of `cxx`
 };
 /// Empty when `rt` links dynamically, was not checked, or no system pair links dynamically.
-std::optional<RuntimeAlternative> dynamic_runtime_alternative(const CxxRuntime& rt, const std::string& scratch,
+std::optional<RuntimeAlternative> dynamic_runtime_alternative(const CxxRuntime& rt,
+                                                              const std::string& scratch,
                                                               CommandRunner& runner);
 
 /// The C++ compiler torch's cpp_extension links with: $CXX (`cxx_env`, may be a command

@@ -52,7 +52,8 @@ Expected<GpuQueryResult> NvmlGpuQuery::query() {
   NvmlLibrary lib;
   lib.handle = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib.handle) return make_error("libnvidia-ml.so.1 not loadable (no NVIDIA driver)");
-  if (!bind(lib.handle, "nvmlInit_v2", lib.init) || !bind(lib.handle, "nvmlShutdown", lib.shutdown) ||
+  if (!bind(lib.handle, "nvmlInit_v2", lib.init) ||
+      !bind(lib.handle, "nvmlShutdown", lib.shutdown) ||
       !bind(lib.handle, "nvmlDeviceGetCount_v2", lib.get_count) ||
       !bind(lib.handle, "nvmlDeviceGetHandleByIndex_v2", lib.get_handle) ||
       !bind(lib.handle, "nvmlDeviceGetName", lib.get_name) ||
@@ -108,7 +109,8 @@ Expected<GpuQueryResult> parse_nvidia_smi_csv(const std::string& text) {
     size_t start = 0;
     while (true) {
       auto comma = line.find(',', start);
-      f.push_back(trimmed(std::string_view(line).substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
+      f.push_back(trimmed(std::string_view(line).substr(
+          start, comma == std::string::npos ? std::string::npos : comma - start)));
       if (comma == std::string::npos) break;
       start = comma + 1;
     }
@@ -118,9 +120,11 @@ Expected<GpuQueryResult> parse_nvidia_smi_csv(const std::string& text) {
     HostGpu gpu;
     auto [p, ec] = std::from_chars(f[0].data(), f[0].data() + f[0].size(), gpu.index);
     if (ec != std::errc() || p != f[0].data() + f[0].size())
-      return make_error("nvidia-smi line " + std::to_string(line_no) + ": bad index '" + f[0] + "'");
+      return make_error("nvidia-smi line " + std::to_string(line_no) + ": bad index '" + f[0] +
+                        "'");
     gpu.name = f[1];
-    if (auto cc = cuda::parse_compute_capability(f[2])) gpu.compute_capability = *cc;  // "[N/A]": unknown
+    if (auto cc = cuda::parse_compute_capability(f[2]))
+      gpu.compute_capability = *cc;  // "[N/A]": unknown
     uint64_t mib = 0;
     auto [q, ec2] = std::from_chars(f[3].data(), f[3].data() + f[3].size(), mib);
     if (ec2 == std::errc() && q == f[3].data() + f[3].size()) gpu.memory_bytes = mib * 1024 * 1024;
@@ -134,7 +138,8 @@ Expected<GpuQueryResult> parse_nvidia_smi_csv(const std::string& text) {
 GpuQueryResult probe_gpus(GpuQuery& gpus, CommandRunner& runner, std::vector<std::string>& notes) {
   auto nvml = gpus.query();
   if (nvml) {
-    if (nvml->gpus.empty()) notes.push_back("no GPU: the NVIDIA driver is loaded but reports no device");
+    if (nvml->gpus.empty())
+      notes.push_back("no GPU: the NVIDIA driver is loaded but reports no device");
     return *nvml;
   }
   CommandSpec spec;
@@ -179,7 +184,8 @@ std::optional<cuda::CudaVersion> parse_smi_cuda_version(const std::string& banne
   auto rest = std::string_view(banner).substr(pos + 13);
   rest = trim(rest);
   size_t n = 0;
-  while (n < rest.size() && (std::isdigit(static_cast<unsigned char>(rest[n])) || rest[n] == '.')) ++n;
+  while (n < rest.size() && (std::isdigit(static_cast<unsigned char>(rest[n])) || rest[n] == '.'))
+    ++n;
   auto v = cuda::parse_cuda_version(rest.substr(0, n));
   if (!v) return std::nullopt;
   return *v;

@@ -16,7 +16,7 @@ struct GpuQueryResult {
 };
 
 class GpuQuery {
-public:
+ public:
   virtual ~GpuQuery() = default;
   /// An error when the query mechanism itself is unavailable (no libnvidia-ml, init
   /// failed); the caller then falls back to nvidia-smi.
@@ -25,7 +25,7 @@ public:
 
 /// NVML through dlopen("libnvidia-ml.so.1").
 class NvmlGpuQuery : public GpuQuery {
-public:
+ public:
   Expected<GpuQueryResult> query() override;
 };
 

@@ -2,9 +2,9 @@
 
 #include <glob.h>
 #include <gnu/libc-version.h>
-#include <sys/utsname.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #if defined(__aarch64__)
 #include <asm/hwcap.h>

@@ -15,7 +15,7 @@ struct DiskSpace {
 };
 
 class HostFiles {
-public:
+ public:
   virtual ~HostFiles() = default;
   /// Whole file text; nullopt when it cannot be read.
   virtual std::optional<std::string> read(const std::string& path) = 0;
@@ -41,7 +41,7 @@ public:
 
 /// The real machine.
 class SystemHostFiles : public HostFiles {
-public:
+ public:
   std::optional<std::string> read(const std::string& path) override;
   std::vector<std::string> glob(const std::string& pattern) override;
   bool exists(const std::string& path) override;

@@ -25,13 +25,16 @@ HostOs probe_os(HostFiles& files) {
 
 }  // namespace
 
-HostReport probe_host(const ProbeOptions& options, HostFiles& files, CommandRunner& runner, GpuQuery& gpus) {
+HostReport probe_host(const ProbeOptions& options, HostFiles& files, CommandRunner& runner,
+                      GpuQuery& gpus) {
   HostReport report;
   // Importing torch dominates the run time; start it first and probe the rest meanwhile.
   std::future<std::vector<PythonInstall>> pythons;
   std::vector<std::string> python_notes;
   if (options.probe_pythons) {
-    pythons = std::async(std::launch::async, [&] { return probe_pythons(files, runner, options.pythons, python_notes, options.python_timeout); });
+    pythons = std::async(std::launch::async, [&] {
+      return probe_pythons(files, runner, options.pythons, python_notes, options.python_timeout);
+    });
   }
   report.os = probe_os(files);
   report.cpu = probe_cpu(files);
@@ -50,7 +53,8 @@ HostReport probe_host(const ProbeOptions& options, HostFiles& files, CommandRunn
   if (report.compilers.empty()) report.notes.push_back("no host C++ compiler (gcc/clang) on PATH");
   report.cuda_toolkits = find_cuda_toolkits(files, runner, report.compilers);
   if (report.cuda_toolkits.empty())
-    report.notes.push_back("no CUDA toolkit: no nvcc under CUDA_HOME, CUDA_PATH, PATH or /usr/local/cuda*");
+    report.notes.push_back(
+        "no CUDA toolkit: no nvcc under CUDA_HOME, CUDA_PATH, PATH or /usr/local/cuda*");
   for (const auto& tk : report.cuda_toolkits)
     if (tk.version.empty()) report.notes.push_back(tk.nvcc + " --version failed");
   report.tools = find_tools(files, runner);

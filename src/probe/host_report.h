@@ -29,7 +29,8 @@ struct HostCpu {
   /// (taskset, a batch scheduler's cpuset) and its cgroup's CPU quota (a container's
   /// --cpus), rounded up. 0 = not probed, which build_cores() reads as logical_cores.
   int usable_cores = 0;
-  std::string cores_limited_by;  ///< "" (no limit), "affinity", "cgroup v2 cpu.max", "cgroup v1 cfs quota"
+  std::string
+      cores_limited_by;  ///< "" (no limit), "affinity", "cgroup v2 cpu.max", "cgroup v1 cfs quota"
   /// What jobs are counted against.
   int build_cores() const { return usable_cores > 0 ? usable_cores : logical_cores; }
   std::string isa_level;              ///< "x86-64-v3", "armv8.2-a", "armv9-a"
@@ -37,7 +38,7 @@ struct HostCpu {
   /// Where the features came from: "cpuid", "hwcap" (getauxval) or "/proc/cpuinfo".
   std::string features_source;
   // aarch64 only:
-  std::string midr;            ///< "0x41:0xd0c" (implementer:part) of the first core
+  std::string midr;                ///< "0x41:0xd0c" (implementer:part) of the first core
   std::vector<std::string> cores;  ///< core names, one per kind ("Cortex-X925", "Cortex-A725")
   std::string neoverse_class;  ///< "N1", "V1", "V2": the Neoverse core whose ISA this CPU covers
   std::string seen_in;         ///< machines that carry the first core ("AWS Graviton2 ...")
@@ -48,10 +49,10 @@ struct HostMemory {
   uint64_t available = 0;     ///< MemAvailable
   uint64_t cgroup_limit = 0;  ///< 0 = no limit
   uint64_t cgroup_usage = 0;
-  uint64_t usable = 0;        ///< min(available, cgroup_limit - cgroup_usage)
+  uint64_t usable = 0;  ///< min(available, cgroup_limit - cgroup_usage)
   uint64_t swap_total = 0;
   uint64_t swap_free = 0;
-  std::string limited_by;     ///< "MemAvailable" | "cgroup v2" | "cgroup v1"
+  std::string limited_by;  ///< "MemAvailable" | "cgroup v2" | "cgroup v1"
 };
 
 struct HostDisk {
@@ -70,19 +71,19 @@ struct HostGpu {
 };
 
 struct GpuDriver {
-  std::string version;       ///< "580.95.05"
+  std::string version;  ///< "580.95.05"
   /// The highest CUDA the driver supports, parsed once here; unknown when not reported.
   std::optional<cuda::CudaVersion> cuda_version;
-  std::string source;        ///< "nvml" | "nvidia-smi"
+  std::string source;  ///< "nvml" | "nvidia-smi"
 };
 
 struct CudaToolkit {
   std::string root;
   std::string nvcc;
-  std::string version;  ///< "13.0.88"
-  cuda::CudaVersion release;  ///< 13.0, parsed from version; 0.0 when nvcc did not answer
-  std::string cudnn_version;  ///< "9.13.0", empty when not found
-  std::string nccl_version;   ///< "2.27.7", empty when not found
+  std::string version;                 ///< "13.0.88"
+  cuda::CudaVersion release;           ///< 13.0, parsed from version; 0.0 when nvcc did not answer
+  std::string cudnn_version;           ///< "9.13.0", empty when not found
+  std::string nccl_version;            ///< "2.27.7", empty when not found
   std::optional<int> max_gcc_major;    ///< newest GCC it takes, from include/crt/host_config.h
   std::optional<int> max_clang_major;  ///< newest clang it takes
   std::vector<std::string> accepted_host_compilers;  ///< paths of compilers this nvcc takes
@@ -102,7 +103,7 @@ struct Compiler {
 };
 
 struct TorchInstall {
-  std::string version;       ///< "2.11.0+cu130"
+  std::string version;  ///< "2.11.0+cu130"
   /// torch.version.cuda, read once by the probe; nullopt for a CPU build.
   std::optional<cuda::CudaVersion> cuda_version;
   std::vector<std::string> arch_list;  ///< "sm_75", "sm_90", "compute_90" ...

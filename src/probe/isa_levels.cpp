@@ -7,7 +7,8 @@ namespace {
 
 constexpr const char* k_isa_file = "probe/isa_levels.toml";
 
-std::vector<IsaLevelRule> rules(const data::TomlDocument& root, const char* key, const char* name = "level") {
+std::vector<IsaLevelRule> rules(const data::TomlDocument& root, const char* key,
+                                const char* name = "level") {
   std::vector<IsaLevelRule> out;
   for (const auto& t : root[key].array()) {
     IsaLevelRule r;
@@ -36,8 +37,10 @@ IsaLevelTable load() {
   table.x86_64_cpuinfo_names = root["x86_64_cpuinfo_names"].string_table_or_empty();
   table.aarch64_hwcap = root["aarch64_hwcap_names"]["hwcap"].strings();
   table.aarch64_hwcap2 = root["aarch64_hwcap_names"]["hwcap2"].strings();
-  if (table.aarch64_hwcap.size() > 64) root["aarch64_hwcap_names"]["hwcap"].fail("more than 64 bits");
-  if (table.aarch64_hwcap2.size() > 64) root["aarch64_hwcap_names"]["hwcap2"].fail("more than 64 bits");
+  if (table.aarch64_hwcap.size() > 64)
+    root["aarch64_hwcap_names"]["hwcap"].fail("more than 64 bits");
+  if (table.aarch64_hwcap2.size() > 64)
+    root["aarch64_hwcap_names"]["hwcap2"].fail("more than 64 bits");
   for (const auto& t : root["aarch64_core"].array()) {
     ArmCore c;
     c.implementer = hex_id(t["implementer"]);
@@ -46,7 +49,8 @@ IsaLevelTable load() {
     if (c.name.empty()) t["name"].fail("empty name");
     c.neoverse = t["neoverse"].string();
     c.seen_in = t["seen_in"].string();
-    if (table.find_arm_core(c.implementer, c.part)) t["part"].fail("duplicate implementer and part");
+    if (table.find_arm_core(c.implementer, c.part))
+      t["part"].fail("duplicate implementer and part");
     table.aarch64_cores.push_back(std::move(c));
   }
   table.aarch64_neoverse_classes = rules(root, "aarch64_neoverse_class", "class");

@@ -17,7 +17,8 @@ uint64_t stat_field(const std::optional<std::string>& text, std::string_view key
   if (!text) return 0;
   for (const auto& line : split_any(*text, "\n")) {
     auto parts = split_any(line, " ");
-    if (parts.size() == 2 && parts[0] == key) return parse_whole_number<uint64_t>(parts[1]).value_or(0);
+    if (parts.size() == 2 && parts[0] == key)
+      return parse_whole_number<uint64_t>(parts[1]).value_or(0);
   }
   return 0;
 }
@@ -44,14 +45,16 @@ std::optional<CgroupMemory> cgroup_memory(HostFiles& files) {
     if (!limit || *limit >= k_v1_unlimited) return;
     if (best && best->limit <= *limit) return;
     uint64_t usage = 0;
-    if (auto u = files.read(dir + "/" + usage_file)) usage = parse_whole_number<uint64_t>(*u).value_or(0);
+    if (auto u = files.read(dir + "/" + usage_file))
+      usage = parse_whole_number<uint64_t>(*u).value_or(0);
     uint64_t inactive = stat_field(files.read(dir + "/memory.stat"), inactive_key);
     usage = usage > inactive ? usage - inactive : 0;
     best = CgroupMemory{*limit, usage, version};
   };
   if (v2_path) {
     for (const auto& dir : up_to_root(*v2_path))
-      consider("/sys/fs/cgroup" + dir, "memory.max", "memory.current", "inactive_file", "cgroup v2");
+      consider("/sys/fs/cgroup" + dir, "memory.max", "memory.current", "inactive_file",
+               "cgroup v2");
   }
   if (v1_path && !best) {
     // Inside a container the path names the host's hierarchy, which is mounted at the
@@ -76,10 +79,14 @@ MeminfoFields parse_meminfo(const std::string& text) {
     auto value = parse_whole_number<uint64_t>(parts[0]);
     if (!value) continue;
     uint64_t bytes = (parts.size() > 1 && parts[1] == "kB") ? *value * 1024 : *value;
-    if (key == "MemTotal") m.total = bytes;
-    else if (key == "MemAvailable") m.available = bytes;
-    else if (key == "SwapTotal") m.swap_total = bytes;
-    else if (key == "SwapFree") m.swap_free = bytes;
+    if (key == "MemTotal")
+      m.total = bytes;
+    else if (key == "MemAvailable")
+      m.available = bytes;
+    else if (key == "SwapTotal")
+      m.swap_total = bytes;
+    else if (key == "SwapFree")
+      m.swap_free = bytes;
   }
   return m;
 }

@@ -4,13 +4,12 @@
 #pragma once
 #include <chrono>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cuda/target_request.h"
 #include "probe/gpu_query.h"
@@ -55,15 +54,16 @@ std::vector<cuda::DetectedGpu> detected_gpus(const std::vector<HostGpu>& gpus);
 std::function<std::vector<cuda::DetectedGpu>()> gpu_detector();
 /// One interpreter: version and its torch; nullopt when it cannot be run at all.
 std::optional<PythonInstall> probe_python(const std::string& python, CommandRunner& runner,
-                                         std::chrono::seconds timeout = std::chrono::seconds(30));
+                                          std::chrono::seconds timeout = std::chrono::seconds(30));
 /// probe_python with a cache in `cache_dir`: a short script that does not import torch
 /// stamps the interpreter and torch's files (inode, size, mtime); the same stamp as the
 /// cached entry's returns the cached answer (`from_cache`), else the full probe runs and
 /// an interpreter with a torch is cached (unless `may_write` is false). Importing torch
 /// costs seconds per build.
 std::optional<PythonInstall> probe_python_cached(const std::string& python, CommandRunner& runner,
-                                                std::chrono::seconds timeout, const std::string& cache_dir,
-                                                bool* from_cache = nullptr, bool may_write = true);
+                                                 std::chrono::seconds timeout,
+                                                 const std::string& cache_dir,
+                                                 bool* from_cache = nullptr, bool may_write = true);
 /// Interpreters on PATH (python3, python, python3.X), pyenv versions, plus `extra`,
 /// deduplicated by realpath, probed in parallel.
 std::vector<PythonInstall> probe_pythons(HostFiles& files, CommandRunner& runner,

@@ -46,18 +46,23 @@ Expected<PythonInstall> parse_python_probe(const std::string& output) {
   auto pos = output.rfind("TAILOR_PROBE ");
   if (pos == std::string::npos) return make_error("python probe printed no result line");
   auto end = output.find('\n', pos);
-  std::string line = output.substr(pos + 13, end == std::string::npos ? std::string::npos : end - pos - 13);
+  std::string line =
+      output.substr(pos + 13, end == std::string::npos ? std::string::npos : end - pos - 13);
   nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return make_error("python probe printed malformed JSON");
   PythonInstall py;
-  if (!j.contains("version") || !j["version"].is_string()) return make_error("python probe: no 'version'");
+  if (!j.contains("version") || !j["version"].is_string())
+    return make_error("python probe: no 'version'");
   py.version = j["version"].get<std::string>();
-  if (j.contains("executable") && j["executable"].is_string()) py.path = j["executable"].get<std::string>();
-  if (j.contains("torch_error") && j["torch_error"].is_string()) py.torch_error = j["torch_error"].get<std::string>();
+  if (j.contains("executable") && j["executable"].is_string())
+    py.path = j["executable"].get<std::string>();
+  if (j.contains("torch_error") && j["torch_error"].is_string())
+    py.torch_error = j["torch_error"].get<std::string>();
   if (j.contains("torch") && j["torch"].is_object()) {
     const auto& t = j["torch"];
     TorchInstall torch;
-    if (!t.contains("version") || !t["version"].is_string()) return make_error("python probe: torch without 'version'");
+    if (!t.contains("version") || !t["version"].is_string())
+      return make_error("python probe: torch without 'version'");
     torch.version = t["version"].get<std::string>();
     if (t.contains("cuda") && t["cuda"].is_string() && !t["cuda"].get<std::string>().empty()) {
       auto cuda = cuda::parse_cuda_version(t["cuda"].get<std::string>());
@@ -68,14 +73,15 @@ Expected<PythonInstall> parse_python_probe(const std::string& output) {
     if (t.contains("arch_list") && t["arch_list"].is_array())
       for (const auto& a : t["arch_list"])
         if (a.is_string()) torch.arch_list.push_back(a.get<std::string>());
-    if (t.contains("cxx11_abi") && t["cxx11_abi"].is_boolean()) torch.cxx11_abi = t["cxx11_abi"].get<bool>();
+    if (t.contains("cxx11_abi") && t["cxx11_abi"].is_boolean())
+      torch.cxx11_abi = t["cxx11_abi"].get<bool>();
     py.torch = std::move(torch);
   }
   return py;
 }
 
 std::optional<PythonInstall> probe_python(const std::string& python, CommandRunner& runner,
-                                         std::chrono::seconds timeout) {
+                                          std::chrono::seconds timeout) {
   CommandSpec spec;
   spec.argv = {python, "-c", embedded_program("probe/python_probe.py")};
   spec.timeout = timeout;
@@ -101,8 +107,9 @@ std::optional<PythonInstall> probe_python(const std::string& python, CommandRunn
 }
 
 std::optional<PythonInstall> probe_python_cached(const std::string& python, CommandRunner& runner,
-                                                std::chrono::seconds timeout, const std::string& cache_dir,
-                                                bool* from_cache, bool may_write) {
+                                                 std::chrono::seconds timeout,
+                                                 const std::string& cache_dir, bool* from_cache,
+                                                 bool may_write) {
   if (from_cache) *from_cache = false;
   CommandSpec stamp_spec;
   stamp_spec.argv = {python, "-c", embedded_program("probe/python_stamp.py")};
@@ -110,17 +117,26 @@ std::optional<PythonInstall> probe_python_cached(const std::string& python, Comm
   stamp_spec.env["PYTHONDONTWRITEBYTECODE"] = "1";
   auto stamp_run = runner.run(stamp_spec);
   if (!stamp_run.started) return std::nullopt;
-  std::string stamp = stamp_run.timed_out || stamp_run.exit_code != 0 ? "" : marked_line(stamp_run.out, "TAILOR_STAMP ");
-  nlohmann::json stamp_json = nlohmann::json::parse(stamp.empty() ? std::string("null") : stamp.substr(13), nullptr, false);
+  std::string stamp = stamp_run.timed_out || stamp_run.exit_code != 0
+                          ? ""
+                          : marked_line(stamp_run.out, "TAILOR_STAMP ");
+  nlohmann::json stamp_json =
+      nlohmann::json::parse(stamp.empty() ? std::string("null") : stamp.substr(13), nullptr, false);
   // Only an interpreter that finds a torch is cached: the others probe in no time.
-  const bool cacheable = !cache_dir.empty() && stamp_json.is_object() && stamp_json.contains("torch");
+  const bool cacheable =
+      !cache_dir.empty() && stamp_json.is_object() && stamp_json.contains("torch");
   const std::string entry =
-      cacheable ? cache_dir + "/" + Sha256::hex(Sha256::of(std::as_bytes(std::span(python.data(), python.size())))).substr(0, 24) + ".json"
-                : std::string();
+      cacheable
+          ? cache_dir + "/" +
+                Sha256::hex(Sha256::of(std::as_bytes(std::span(python.data(), python.size()))))
+                    .substr(0, 24) +
+                ".json"
+          : std::string();
   if (cacheable) {
     if (auto text = read_file(entry)) {
       nlohmann::json cached = nlohmann::json::parse(*text, nullptr, false);
-      if (cached.is_object() && cached.value("stamp", "") == stamp && cached.contains("probe") && cached["probe"].is_string())
+      if (cached.is_object() && cached.value("stamp", "") == stamp && cached.contains("probe") &&
+          cached["probe"].is_string())
         if (auto py = parse_python_probe(cached["probe"].get<std::string>())) {
           py->path = python;
           if (from_cache) *from_cache = true;
@@ -131,11 +147,14 @@ std::optional<PythonInstall> probe_python_cached(const std::string& python, Comm
   auto py = probe_python(python, runner, timeout);
   if (cacheable && may_write && py && py->torch) {
     // The probe's own line again, as parse_python_probe reads it.
-    nlohmann::json t{{"version", py->torch->version},
-                     {"cuda", py->torch->cuda_version ? nlohmann::json(py->torch->cuda_version->to_string()) : nlohmann::json()},
-                     {"path", py->torch->path},
-                     {"arch_list", py->torch->arch_list},
-                     {"cxx11_abi", py->torch->cxx11_abi ? nlohmann::json(*py->torch->cxx11_abi) : nlohmann::json()}};
+    nlohmann::json t{
+        {"version", py->torch->version},
+        {"cuda", py->torch->cuda_version ? nlohmann::json(py->torch->cuda_version->to_string())
+                                         : nlohmann::json()},
+        {"path", py->torch->path},
+        {"arch_list", py->torch->arch_list},
+        {"cxx11_abi",
+         py->torch->cxx11_abi ? nlohmann::json(*py->torch->cxx11_abi) : nlohmann::json()}};
     nlohmann::json line{{"version", py->version}, {"executable", py->path}, {"torch", t}};
     nlohmann::json doc{{"stamp", stamp}, {"probe", "TAILOR_PROBE " + line.dump()}};
     std::error_code ec;
@@ -147,11 +166,14 @@ std::optional<PythonInstall> probe_python_cached(const std::string& python, Comm
 
 std::vector<PythonInstall> probe_pythons(HostFiles& files, CommandRunner& runner,
                                          const std::vector<std::string>& extra,
-                                         std::vector<std::string>& notes, std::chrono::seconds timeout) {
+                                         std::vector<std::string>& notes,
+                                         std::chrono::seconds timeout) {
   std::vector<std::string> candidates = extra;
   // Shims (pyenv, asdf) are shell scripts that pick an interpreter by the current folder;
   // the interpreters behind them are probed directly.
-  auto is_shim = [](const std::string& dir) { return dir.size() >= 6 && dir.compare(dir.size() - 6, 6, "/shims") == 0; };
+  auto is_shim = [](const std::string& dir) {
+    return dir.size() >= 6 && dir.compare(dir.size() - 6, 6, "/shims") == 0;
+  };
   static const std::regex versioned(".*/python3\\.\\d+$");
   for (const auto& dir : split_any(files.getenv("PATH").value_or(""), ":")) {
     if (is_shim(dir)) continue;
@@ -160,9 +182,11 @@ std::vector<PythonInstall> probe_pythons(HostFiles& files, CommandRunner& runner
     for (const auto& p : files.glob(dir + "/python3.[0-9]*"))
       if (std::regex_match(p, versioned) && files.is_executable(p)) candidates.push_back(p);
   }
-  std::string pyenv = files.getenv("PYENV_ROOT").value_or(files.getenv("HOME").value_or("") + "/.pyenv");
+  std::string pyenv =
+      files.getenv("PYENV_ROOT").value_or(files.getenv("HOME").value_or("") + "/.pyenv");
   std::vector<std::string> managed = {pyenv + "/versions/*/bin/python3"};
-  if (auto home = files.getenv("HOME")) managed.push_back(*home + "/.asdf/installs/python/*/bin/python3");
+  if (auto home = files.getenv("HOME"))
+    managed.push_back(*home + "/.asdf/installs/python/*/bin/python3");
   for (const auto& g : managed)
     for (const auto& p : files.glob(g))
       if (files.is_executable(p)) candidates.push_back(p);
@@ -180,12 +204,15 @@ std::vector<PythonInstall> probe_pythons(HostFiles& files, CommandRunner& runner
 
   std::vector<std::future<std::optional<PythonInstall>>> jobs;
   for (const auto& p : unique)
-    jobs.push_back(std::async(std::launch::async, [&runner, p, timeout] { return probe_python(p, runner, timeout); }));
+    jobs.push_back(std::async(std::launch::async,
+                              [&runner, p, timeout] { return probe_python(p, runner, timeout); }));
   std::vector<PythonInstall> out;
   for (size_t i = 0; i < jobs.size(); ++i) {
     auto py = jobs[i].get();
-    if (py) out.push_back(std::move(*py));
-    else notes.push_back("python " + unique[i] + " could not be run");
+    if (py)
+      out.push_back(std::move(*py));
+    else
+      notes.push_back("python " + unique[i] + " could not be run");
   }
   if (out.empty()) notes.push_back("no Python interpreter found");
   return out;

@@ -6,7 +6,8 @@ namespace tailor::probe {
 nlohmann::json to_json(const HostReport& r) {
   using nlohmann::json;
   json j;
-  j["os"] = {{"name", r.os.name}, {"kernel", r.os.kernel}, {"arch", r.os.arch}, {"glibc", r.os.glibc}};
+  j["os"] = {
+      {"name", r.os.name}, {"kernel", r.os.kernel}, {"arch", r.os.arch}, {"glibc", r.os.glibc}};
   j["cpu"] = {{"model", r.cpu.model},
               {"arch", r.cpu.arch},
               {"logical_cores", r.cpu.logical_cores},
@@ -29,16 +30,20 @@ nlohmann::json to_json(const HostReport& r) {
                  {"limited_by", r.memory.limited_by},
                  {"swap_total", r.memory.swap_total},
                  {"swap_free", r.memory.swap_free}};
-  j["disk"] = {{"path", r.disk.path}, {"free_bytes", r.disk.free_bytes}, {"total_bytes", r.disk.total_bytes}};
+  j["disk"] = {{"path", r.disk.path},
+               {"free_bytes", r.disk.free_bytes},
+               {"total_bytes", r.disk.total_bytes}};
   j["gpus"] = json::array();
   for (const auto& g : r.gpus)
-    j["gpus"].push_back({{"index", g.index},
-                         {"name", g.name},
-                         {"compute_capability", g.compute_capability ? g.compute_capability->str() : ""},
-                         {"memory_bytes", g.memory_bytes},
-                         {"uuid", g.uuid}});
+    j["gpus"].push_back(
+        {{"index", g.index},
+         {"name", g.name},
+         {"compute_capability", g.compute_capability ? g.compute_capability->str() : ""},
+         {"memory_bytes", g.memory_bytes},
+         {"uuid", g.uuid}});
   j["driver"] = r.driver ? json{{"version", r.driver->version},
-                                {"cuda_version", r.driver->cuda_version ? r.driver->cuda_version->to_string() : ""},
+                                {"cuda_version",
+                                 r.driver->cuda_version ? r.driver->cuda_version->to_string() : ""},
                                 {"source", r.driver->source}}
                          : json(nullptr);
   j["cuda_toolkits"] = json::array();
@@ -57,22 +62,29 @@ nlohmann::json to_json(const HostReport& r) {
   }
   j["compilers"] = json::array();
   for (const auto& c : r.compilers)
-    j["compilers"].push_back({{"path", c.path}, {"kind", compiler_kind_name(c.kind)}, {"version", c.version}, {"major", c.major}});
+    j["compilers"].push_back({{"path", c.path},
+                              {"kind", compiler_kind_name(c.kind)},
+                              {"version", c.version},
+                              {"major", c.major}});
   j["pythons"] = json::array();
   for (const auto& p : r.pythons) {
     json pj = {{"path", p.path}, {"version", p.version}, {"torch", nullptr}};
     if (p.torch)
-      pj["torch"] = {{"version", p.torch->version},
-                     {"cuda_version", p.torch->cuda_version ? json(p.torch->cuda_version->to_string()) : json(nullptr)},
-                     {"arch_list", p.torch->arch_list},
-                     {"cxx11_abi", p.torch->cxx11_abi ? json(*p.torch->cxx11_abi) : json(nullptr)},
-                     {"path", p.torch->path}};
+      pj["torch"] = {
+          {"version", p.torch->version},
+          {"cuda_version",
+           p.torch->cuda_version ? json(p.torch->cuda_version->to_string()) : json(nullptr)},
+          {"arch_list", p.torch->arch_list},
+          {"cxx11_abi", p.torch->cxx11_abi ? json(*p.torch->cxx11_abi) : json(nullptr)},
+          {"path", p.torch->path}};
     if (!p.torch_error.empty()) pj["torch_error"] = p.torch_error;
     j["pythons"].push_back(std::move(pj));
   }
   j["tools"] = json::array();
   for (const auto& t : r.tools)
-    j["tools"].push_back({{"name", t.name}, {"path", t.path}, {"version", t.version},
+    j["tools"].push_back({{"name", t.name},
+                          {"path", t.path},
+                          {"version", t.version},
                           {"jobserver_client", t.jobserver_client}});
   j["notes"] = r.notes;
   return j;

@@ -23,9 +23,12 @@ int major_of(const std::string& version) { return version_major(version).value_o
 
 std::string_view compiler_kind_name(CompilerKind kind) {
   switch (kind) {
-    case CompilerKind::gcc: return "gcc";
-    case CompilerKind::clang: return "clang";
-    case CompilerKind::other: break;
+    case CompilerKind::gcc:
+      return "gcc";
+    case CompilerKind::clang:
+      return "clang";
+    case CompilerKind::other:
+      break;
   }
   return "other";
 }
@@ -49,13 +52,15 @@ std::optional<Compiler> parse_compiler_version(const std::string& text) {
     c.kind = CompilerKind::clang;
     c.version = m[1].str();
   } else if (text.find("Free Software Foundation") != std::string::npos ||
-             first_line.find("gcc") != std::string::npos || first_line.find("g++") != std::string::npos ||
+             first_line.find("gcc") != std::string::npos ||
+             first_line.find("g++") != std::string::npos ||
              first_line.find("GCC") != std::string::npos) {
     // GCC puts the version right after its package note: "gcc (Debian 12.2.0-14) 12.2.0",
     // "g++ (GCC) 14.2.1 20240912 (Red Hat 14.2.1-3)".
     static const std::regex after_paren("\\)\\s+(\\d+\\.\\d+(\\.\\d+)?)");
     static const std::regex any("(\\d+\\.\\d+(\\.\\d+)?)");
-    if (!std::regex_search(first_line, m, after_paren) && !std::regex_search(first_line, m, any)) return std::nullopt;
+    if (!std::regex_search(first_line, m, after_paren) && !std::regex_search(first_line, m, any))
+      return std::nullopt;
     c.kind = CompilerKind::gcc;
     c.version = m[1].str();
   } else {
@@ -69,8 +74,8 @@ std::vector<Compiler> find_host_compilers(HostFiles& files, CommandRunner& runne
   std::vector<std::string> candidates;
   auto path = files.getenv("PATH").value_or("");
   for (const auto& dir : split_any(path, ":")) {
-    for (const char* pattern : {"gcc", "g++", "gcc-[0-9]*", "g++-[0-9]*", "clang", "clang++", "clang-[0-9]*",
-                                "clang++-[0-9]*"}) {
+    for (const char* pattern : {"gcc", "g++", "gcc-[0-9]*", "g++-[0-9]*", "clang", "clang++",
+                                "clang-[0-9]*", "clang++-[0-9]*"}) {
       for (const auto& p : files.glob(dir + "/" + pattern))
         if (files.is_executable(p)) candidates.push_back(p);
     }
@@ -102,8 +107,10 @@ std::vector<Tool> find_tools(HostFiles& files, CommandRunner& runner) {
     // Ninja and GNU make join a make fifo jobserver from the versions the data names, so
     // nested builds share one job budget.
     const auto& since = jobserver_client_since();
-    if (t.name == "ninja" && !t.version.empty()) t.jobserver_client = compare_versions(t.version, since.ninja) >= 0;
-    if (t.name == "make" && !t.version.empty()) t.jobserver_client = compare_versions(t.version, since.make) >= 0;
+    if (t.name == "ninja" && !t.version.empty())
+      t.jobserver_client = compare_versions(t.version, since.ninja) >= 0;
+    if (t.name == "make" && !t.version.empty())
+      t.jobserver_client = compare_versions(t.version, since.make) >= 0;
     out.push_back(std::move(t));
   }
   return out;

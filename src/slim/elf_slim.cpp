@@ -2,6 +2,7 @@
 // what is left and why, and writes the result in one streaming pass plus small patches.
 #include "slim/elf_slim.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,8 +11,6 @@
 #include <functional>
 #include <map>
 #include <unordered_map>
-
-#include <fmt/format.h>
 
 #include "cuda/cuda_target.h"
 #include "cuda/fatbin_code.h"
@@ -36,8 +35,8 @@ uint64_t container_header_size(const formats::FatbinContainer& c) {
 // The entries of one container to keep, and its size after compaction. `whole_reason`
 // (not empty) keeps it whole; so do entries whose sizes are not multiples of 8 (moving
 // them would misalign the next).
-ContainerChoice decide(const formats::FatbinContainer& c, const KeepPolicy& policy, const std::string& whole_reason,
-                       uint64_t& new_size) {
+ContainerChoice decide(const formats::FatbinContainer& c, const KeepPolicy& policy,
+                       const std::string& whole_reason, uint64_t& new_size) {
   auto choice = choose_entries(c, policy);
   auto keep_whole = [&](const std::string& note) {
     choice = ContainerChoice{};
@@ -48,7 +47,8 @@ ContainerChoice decide(const formats::FatbinContainer& c, const KeepPolicy& poli
   if (!whole_reason.empty()) keep_whole(whole_reason);
   const uint64_t header = container_header_size(c);
   bool aligned = header % 8 == 0;
-  for (const auto& entry : c.entries) aligned = aligned && (entry.header_size + entry.stored_size) % 8 == 0;
+  for (const auto& entry : c.entries)
+    aligned = aligned && (entry.header_size + entry.stored_size) % 8 == 0;
   if (!aligned && !choice.whole) keep_whole("its entries are not 8-byte aligned");
   new_size = header;
   for (size_t e = 0; e < c.entries.size(); ++e)
@@ -67,11 +67,13 @@ std::vector<Patch> layout_patches(Bytes file, const Plan& p) {
   patches.push_back({p.split ? p.new_phoff : p.elf.e_phoff, formats::encode_segments(phdrs)});
   if (p.split) {
     patches.push_back(patch_of<uint64_t>(formats::k_elf64_e_phoff, p.new_phoff));
-    patches.push_back(patch_of<uint16_t>(formats::k_elf64_e_phnum, static_cast<uint16_t>(phdrs.size())));
+    patches.push_back(
+        patch_of<uint16_t>(formats::k_elf64_e_phnum, static_cast<uint16_t>(phdrs.size())));
   }
   // Section headers: later offsets move down; .nv_fatbin ends at the last container.
   const uint64_t shoff_out = p.out(p.elf.e_shoff);
-  if (shoff_out != p.elf.e_shoff) patches.push_back(patch_of<uint64_t>(formats::k_elf64_e_shoff, shoff_out));
+  if (shoff_out != p.elf.e_shoff)
+    patches.push_back(patch_of<uint64_t>(formats::k_elf64_e_shoff, shoff_out));
   for (size_t i = 0; i < p.elf.sections.size(); ++i) {
     const auto& s = p.elf.sections[i];
     const uint64_t sh = shoff_out + i * formats::k_elf64_shdr_size;
@@ -99,9 +101,11 @@ std::vector<Patch> layout_patches(Bytes file, const Plan& p) {
       if (sym.shndx != p.fat_index) continue;
       auto c = moved.find(sym.value);
       if (c == moved.end()) continue;
-      patches.push_back(patch_of<uint64_t>(p.out(sym.at + formats::k_elf64_st_value), new_addr(c->second)));
+      patches.push_back(
+          patch_of<uint64_t>(p.out(sym.at + formats::k_elf64_st_value), new_addr(c->second)));
       if (sym.size == p.containers[c->second].size)
-        patches.push_back(patch_of<uint64_t>(p.out(sym.at + formats::k_elf64_st_size), p.new_size[c->second]));
+        patches.push_back(
+            patch_of<uint64_t>(p.out(sym.at + formats::k_elf64_st_size), p.new_size[c->second]));
     }
   }
   return patches;
@@ -109,8 +113,8 @@ std::vector<Patch> layout_patches(Bytes file, const Plan& p) {
 
 // Writes the result to `fd` (or, with fd -1, only counts it: a dry run) and records the
 // freed bytes left as zeros in `r`.
-Expected<void> write_output(Bytes file, const Plan& p, const KeepPolicy& policy, int fd, bool release_pages,
-                            LibrarySlim& r) {
+Expected<void> write_output(Bytes file, const Plan& p, const KeepPolicy& policy, int fd,
+                            bool release_pages, LibrarySlim& r) {
   if (fd >= 0 && (::lseek(fd, 0, SEEK_SET) < 0 || ::ftruncate(fd, 0) != 0))
     return make_error(std::string("preparing the slimmed file: ") + std::strerror(errno));
   Writer w(fd, release_pages);
@@ -123,18 +127,22 @@ Expected<void> write_output(Bytes file, const Plan& p, const KeepPolicy& policy,
       const auto& e = p.embedded[next];
       if (!e.changed) continue;
       TAILOR_TRY_VOID(w.copy_from_map(file.subspan(at, e.offset - at)));
-      if (w.written() != p.out(e.offset)) return make_error("internal: an embedded container would move");
+      if (w.written() != p.out(e.offset))
+        return make_error("internal: an embedded container would move");
       TAILOR_TRY(c, read_embedded(file, e));
       uint64_t size = 0;
       auto choice = decide(c, policy, "", size);
-      if (size != e.new_size) return make_error("internal: an embedded container's choice changed between passes");
+      if (size != e.new_size)
+        return make_error("internal: an embedded container's choice changed between passes");
       const uint64_t header = container_header_size(c);
       std::vector<std::byte> head(file.begin() + c.offset, file.begin() + c.offset + header);
       const uint64_t fat_size = size - header;
       std::memcpy(head.data() + 8, &fat_size, 8);
       TAILOR_TRY_VOID(w.bytes(head));
       for (size_t i = 0; i < c.entries.size(); ++i)
-        if (choice.keep[i]) TAILOR_TRY_VOID(w.bytes(file.subspan(c.entries[i].header_offset, c.entries[i].header_size + c.entries[i].stored_size)));
+        if (choice.keep[i])
+          TAILOR_TRY_VOID(w.bytes(file.subspan(
+              c.entries[i].header_offset, c.entries[i].header_size + c.entries[i].stored_size)));
       TAILOR_TRY_VOID(w.zeros(e.size - size));
       at = e.offset + e.size;
     }
@@ -156,10 +164,12 @@ Expected<void> write_output(Bytes file, const Plan& p, const KeepPolicy& policy,
       for (size_t e = 0; e < c.entries.size(); ++e) {
         if (!p.choices[i].keep[e]) continue;
         const auto& entry = c.entries[e];
-        TAILOR_TRY_VOID(w.bytes(file.subspan(entry.header_offset, entry.header_size + entry.stored_size)));
+        TAILOR_TRY_VOID(
+            w.bytes(file.subspan(entry.header_offset, entry.header_size + entry.stored_size)));
       }
     }
-    if (fat_end - p.delta() < w.written()) return make_error("internal: slimmed containers overran their section");
+    if (fat_end - p.delta() < w.written())
+      return make_error("internal: slimmed containers overran their section");
     TAILOR_TRY_VOID(w.zeros(fat_end - p.delta() - w.written()));
     at = fat_end;
   }
@@ -176,7 +186,8 @@ Expected<void> write_output(Bytes file, const Plan& p, const KeepPolicy& policy,
   r.zeroed = zero_runs_minus(std::move(w.zero_runs()), std::move(patches));
   r.punchable_bytes = 0;
   for (const auto& z : r.zeroed) {
-    const uint64_t lo = align_up(z.offset, Writer::k_min_zero_run), hi = align_down(z.offset + z.size, Writer::k_min_zero_run);
+    const uint64_t lo = align_up(z.offset, Writer::k_min_zero_run),
+                   hi = align_down(z.offset + z.size, Writer::k_min_zero_run);
     if (hi > lo) r.punchable_bytes += hi - lo;
   }
   return {};
@@ -186,10 +197,14 @@ Expected<void> write_output(Bytes file, const Plan& p, const KeepPolicy& policy,
 
 std::string_view left_reason_key(LeftReason reason) {
   switch (reason) {
-    case LeftReason::runs: return "runs_on_kept_gpu";
-    case LeftReason::whole: return "container_kept_whole";
-    case LeftReason::link_time_ir: return "link_time_ir";
-    case LeftReason::relocatable: break;
+    case LeftReason::runs:
+      return "runs_on_kept_gpu";
+    case LeftReason::whole:
+      return "container_kept_whole";
+    case LeftReason::link_time_ir:
+      return "link_time_ir";
+    case LeftReason::relocatable:
+      break;
   }
   return "relocatable_device_code";
 }
@@ -201,7 +216,8 @@ void add_left(std::vector<TargetLeft>& rows, const TargetLeft& row) {
     return a.code < b.code;
   };
   auto at = std::lower_bound(rows.begin(), rows.end(), row, less);
-  if (at != rows.end() && at->code == row.code && at->reason == row.reason && at->detail == row.detail) {
+  if (at != rows.end() && at->code == row.code && at->reason == row.reason &&
+      at->detail == row.detail) {
     at->bytes += row.bytes;
     at->entries += row.entries;
     return;
@@ -211,10 +227,14 @@ void add_left(std::vector<TargetLeft>& rows, const TargetLeft& row) {
 
 std::string_view outcome_key(SlimOutcome outcome) {
   switch (outcome) {
-    case SlimOutcome::slimmed: return "slimmed";
-    case SlimOutcome::unchanged: return "unchanged";
-    case SlimOutcome::no_device_code: return "no_device_code";
-    case SlimOutcome::left_untouched: break;
+    case SlimOutcome::slimmed:
+      return "slimmed";
+    case SlimOutcome::unchanged:
+      return "unchanged";
+    case SlimOutcome::no_device_code:
+      return "no_device_code";
+    case SlimOutcome::left_untouched:
+      break;
   }
   return "left_untouched";
 }
@@ -229,7 +249,8 @@ class SlimAccount {
 
   // One container's entries; returns the bytes removed. `where` names the container in a
   // warning (called only when one is written).
-  uint64_t add(const formats::FatbinContainer& c, const ContainerChoice& choice, const std::function<std::string()>& where) {
+  uint64_t add(const formats::FatbinContainer& c, const ContainerChoice& choice,
+               const std::function<std::string()>& where) {
     uint64_t removed = 0;
     for (size_t e = 0; e < c.entries.size(); ++e) {
       const auto& entry = c.entries[e];
@@ -256,7 +277,8 @@ class SlimAccount {
       ++(choice.whole ? m_r.containers_whole : m_r.containers_emptied);
       if (m_r.warnings.size() < k_max_warnings) {
         std::string who = where();
-        m_r.warnings.push_back((who.empty() ? "" : who + ": ") + (choice.whole ? "kept whole: " : "") + choice.note);
+        m_r.warnings.push_back((who.empty() ? "" : who + ": ") +
+                               (choice.whole ? "kept whole: " : "") + choice.note);
       }
     }
     return removed;
@@ -268,15 +290,18 @@ class SlimAccount {
   }
 
  private:
-  TargetLeft kept_row(const cuda::FatbinCode& code, uint64_t bytes, const ContainerChoice& choice) const {
+  TargetLeft kept_row(const cuda::FatbinCode& code, uint64_t bytes,
+                      const ContainerChoice& choice) const {
     TargetLeft row{code.name(), LeftReason::runs, "", bytes, 1, code};
     if (choice.whole) {
       row.reason = LeftReason::whole;
       row.detail = choice.note;
     } else if (code.is_lto_ir()) {
       row.reason = LeftReason::link_time_ir;
-      row.detail = "LTO IR: the library links it itself at run time (nvJitLink); the driver never loads it (--drop-lto "
-                   "removes it)";
+      row.detail =
+          "LTO IR: the library links it itself at run time (nvJitLink); the driver never loads it "
+          "(--drop-lto "
+          "removes it)";
     } else {
       auto target = code.target();
       row.detail = target ? why_kept(*target, m_policy) : "named in --keep";
@@ -292,12 +317,16 @@ class SlimAccount {
 // The result for a file this tool does not rewrite (another machine, a 32-bit file), or
 // nullopt for a 64-bit x86_64 or aarch64 one.
 std::optional<LibrarySlim> other_machine(const formats::ElfFile& elf, uint64_t size) {
-  if (elf.is_64 && (elf.e_machine == formats::k_em_x86_64 || elf.e_machine == formats::k_em_aarch64)) return std::nullopt;
+  if (elf.is_64 &&
+      (elf.e_machine == formats::k_em_x86_64 || elf.e_machine == formats::k_em_aarch64))
+    return std::nullopt;
   LibrarySlim r;
   r.size_before = r.size_after = size;
   const bool has_fat = elf.find(formats::k_nv_fatbin_section) != nullptr;
   r.outcome = has_fat ? SlimOutcome::left_untouched : SlimOutcome::no_device_code;
-  if (has_fat) r.note = "a " + elf.machine + (elf.is_64 ? "" : " 32-bit") + " file; only 64-bit x86_64 and aarch64 are rewritten";
+  if (has_fat)
+    r.note = "a " + elf.machine + (elf.is_64 ? "" : " 32-bit") +
+             " file; only 64-bit x86_64 and aarch64 are rewritten";
   return r;
 }
 
@@ -311,15 +340,15 @@ Expected<void> account_relocatable(Bytes file, const formats::ElfFile& elf, Libr
   TAILOR_TRY(rel_containers, formats::parse_fatbin_section(rel_section, rel->offset));
   for (const auto& c : rel_containers)
     for (const auto& e : c.entries)
-      add_left(r.left, {cuda::fatbin_code(e).name(), LeftReason::relocatable, "", e.header_size + e.stored_size, 1,
-                        cuda::fatbin_code(e)});
+      add_left(r.left, {cuda::fatbin_code(e).name(), LeftReason::relocatable, "",
+                        e.header_size + e.stored_size, 1, cuda::fatbin_code(e)});
   return {};
 }
 
 // Chooses the entries of every .nv_fatbin container; returns the bytes removed. `why` gets
 // the reason the containers may not move (empty when they may).
-Expected<uint64_t> choose_in_fatbin(Bytes file, Plan& p, const KeepPolicy& policy, SlimAccount& account,
-                                    LibrarySlim& r, std::string& why) {
+Expected<uint64_t> choose_in_fatbin(Bytes file, Plan& p, const KeepPolicy& policy,
+                                    SlimAccount& account, LibrarySlim& r, std::string& why) {
   TAILOR_TRY(section, formats::section_bytes(file, *p.fat));
   TAILOR_TRY(containers, formats::parse_fatbin_section(section, p.fat->offset));
   p.containers = std::move(containers);
@@ -336,8 +365,13 @@ Expected<uint64_t> choose_in_fatbin(Bytes file, Plan& p, const KeepPolicy& polic
   for (size_t ci = 0; ci < p.containers.size(); ++ci) {
     const auto& c = p.containers[ci];
     uint64_t size = 0;
-    auto choice = decide(c, policy, p.pinned_whole[ci] ? "a pointer other than a registration wrapper points inside it" : "", size);
-    removed += account.add(c, choice, [&] { return c.entries.empty() ? std::string() : c.entries.front().identifier; });
+    auto choice = decide(
+        c, policy,
+        p.pinned_whole[ci] ? "a pointer other than a registration wrapper points inside it" : "",
+        size);
+    removed += account.add(c, choice, [&] {
+      return c.entries.empty() ? std::string() : c.entries.front().identifier;
+    });
     p.new_size.push_back(size);
     p.choices.push_back(std::move(choice));
   }
@@ -346,14 +380,15 @@ Expected<uint64_t> choose_in_fatbin(Bytes file, Plan& p, const KeepPolicy& polic
 
 // Embedded containers: the same choice; they keep their address and are compacted in
 // place (their entries read again, one container at a time). Returns the bytes removed.
-Expected<uint64_t> choose_embedded(Bytes file, Plan& p, const KeepPolicy& policy, SlimAccount& account, LibrarySlim& r) {
+Expected<uint64_t> choose_embedded(Bytes file, Plan& p, const KeepPolicy& policy,
+                                   SlimAccount& account, LibrarySlim& r) {
   const std::string unreadable = mark_pointed_into(file, p);
   uint64_t removed_all = 0;
   for (auto& e : p.embedded) {
     TAILOR_TRY(c, read_embedded(file, e));
     const std::string whole = !unreadable.empty() ? "relocations unreadable (" + unreadable + ")"
-                              : e.pointed_into    ? "a relocation points inside it, not at its start"
-                                                  : "";
+                              : e.pointed_into ? "a relocation points inside it, not at its start"
+                                               : "";
     auto choice = decide(c, policy, whole, e.new_size);
     auto& stats = r.embedded[e.scan];
     const uint64_t before = r.device_before, after = r.device_after;
@@ -388,7 +423,8 @@ void lay_out_fatbin(Bytes file, Plan& p, const std::string& why, LibrarySlim& r)
   p.packed_end = why.empty() ? pos : p.fat->size;
   r.packed = why.empty() && r.containers_pinned < p.containers.size();
   if (!why.empty()) {
-    r.note = "not shrunk on disk (" + why + "): entries compacted inside their containers, the rest zeroed";
+    r.note = "not shrunk on disk (" + why +
+             "): entries compacted inside their containers, the rest zeroed";
     return;
   }
   place_cut(file, p);
@@ -396,14 +432,17 @@ void lay_out_fatbin(Bytes file, Plan& p, const std::string& why, LibrarySlim& r)
   if (!p.delta())
     r.note = "the freed bytes do not span a whole aligned page range; zeroed, not cut";
   else if (r.containers_pinned)
-    r.note = std::to_string(r.containers_pinned) + " container" + (r.containers_pinned == 1 ? "" : "s") + " kept " +
+    r.note = std::to_string(r.containers_pinned) + " container" +
+             (r.containers_pinned == 1 ? "" : "s") + " kept " +
              (r.containers_pinned == 1 ? "its" : "their") +
-             " address (named by code, not only by a registration wrapper): compacted in place, the rest packed";
+             " address (named by code, not only by a registration wrapper): compacted in place, "
+             "the rest packed";
 }
 
 }  // namespace
 
-Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd, bool file_is_mapped) {
+Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
+                               bool file_is_mapped) {
   LibrarySlim r;
   r.size_before = r.size_after = file.size();
   Plan p;
@@ -415,7 +454,8 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
     p.fat_index = *fat;
     p.fat = &p.elf.sections[*fat];
   }
-  if (p.fat && (p.fat->type == formats::k_sht_nobits || !(p.fat->flags & formats::k_shf_alloc) || p.fat->size == 0)) {
+  if (p.fat && (p.fat->type == formats::k_sht_nobits || !(p.fat->flags & formats::k_shf_alloc) ||
+                p.fat->size == 0)) {
     r.outcome = SlimOutcome::left_untouched;
     r.note = ".nv_fatbin is not an allocated section with contents";
     return r;
@@ -424,7 +464,8 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
   TAILOR_TRY_VOID(find_embedded(file, p, r, file_is_mapped, too_many));
   if (!p.fat && p.embedded.empty() && !too_many) {
     r.outcome = r.relocatable_bytes ? SlimOutcome::unchanged : SlimOutcome::no_device_code;
-    if (r.relocatable_bytes) r.note = "only relocatable device code (-rdc, __nv_relfatbin), left as is";
+    if (r.relocatable_bytes)
+      r.note = "only relocatable device code (-rdc, __nv_relfatbin), left as is";
     return r;
   }
   auto untouched = [&](std::string note) {
@@ -436,7 +477,8 @@ Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd,
     return u;
   };
   if (too_many)
-    return untouched("more than " + std::to_string(k_max_embedded_containers) + " fatbin containers outside .nv_fatbin");
+    return untouched("more than " + std::to_string(k_max_embedded_containers) +
+                     " fatbin containers outside .nv_fatbin");
   auto segments = formats::read_segments(file, p.elf);
   if (!segments) return untouched(segments.error().message);
   p.phdrs = std::move(*segments);

@@ -60,10 +60,10 @@ struct TargetBytes {
 
 /// Why a target is still in the file after slimming.
 enum class LeftReason {
-  runs,         ///< runs on a kept GPU (or was named in --keep)
-  whole,        ///< in a container kept whole (detail: why)
-  link_time_ir, ///< LTO IR, kept (LtoPolicy::keep): the library links it itself
-  relocatable,  ///< in __nv_relfatbin (-rdc relocatable device code), not slimmed
+  runs,          ///< runs on a kept GPU (or was named in --keep)
+  whole,         ///< in a container kept whole (detail: why)
+  link_time_ir,  ///< LTO IR, kept (LtoPolicy::keep): the library links it itself
+  relocatable,   ///< in __nv_relfatbin (-rdc relocatable device code), not slimmed
 };
 /// "runs_on_kept_gpu", "container_kept_whole", "link_time_ir",
 /// "relocatable_device_code"
@@ -100,7 +100,8 @@ std::string_view outcome_key(SlimOutcome outcome);  ///< "slimmed", "unchanged",
 struct EmbeddedSection {
   std::string section;  ///< ".data", ".cask_resource"
   uint64_t containers = 0, containers_changed = 0, containers_whole = 0;
-  uint64_t containers_emptied = 0;  ///< of the changed: emptied to their header (no code for the kept GPUs)
+  uint64_t containers_emptied =
+      0;  ///< of the changed: emptied to their header (no code for the kept GPUs)
   uint64_t device_before = 0, device_after = 0;  ///< entry headers and stored payloads
 };
 
@@ -111,20 +112,21 @@ struct ByteRange {
 
 struct LibrarySlim {
   SlimOutcome outcome = SlimOutcome::no_device_code;
-  std::string note;  ///< left_untouched: why; slimmed but not shrunk: why
-  uint64_t size_before = 0, size_after = 0;      ///< file bytes (the apparent size)
+  std::string note;                          ///< left_untouched: why; slimmed but not shrunk: why
+  uint64_t size_before = 0, size_after = 0;  ///< file bytes (the apparent size)
   /// Fatbin entry bytes (headers and stored payloads) in .nv_fatbin and in the embedded
   /// containers (`embedded` splits out the latter).
   uint64_t device_before = 0, device_after = 0;
-  uint64_t relocatable_bytes = 0;                ///< __nv_relfatbin, left as is
-  uint64_t containers = 0;           ///< in .nv_fatbin (embedded ones: `embedded`)
+  uint64_t relocatable_bytes = 0;  ///< __nv_relfatbin, left as is
+  uint64_t containers = 0;         ///< in .nv_fatbin (embedded ones: `embedded`)
   /// These count .nv_fatbin's and the embedded containers together.
-  uint64_t containers_whole = 0;        ///< kept whole (ContainerChoice::whole, or pointed into)
+  uint64_t containers_whole = 0;  ///< kept whole (ContainerChoice::whole, or pointed into)
   /// Had no code for the kept GPUs before either (ContainerChoice::no_code_for_kept): every
   /// entry removed, emptied to their header.
   uint64_t containers_emptied = 0;
-  uint64_t containers_ptx_only = 0;     ///< run on a kept GPU only through PTX JIT (kept)
-  uint64_t containers_pinned = 0;       ///< .nv_fatbin containers that kept their address (named by code, not only by a wrapper)
+  uint64_t containers_ptx_only = 0;  ///< run on a kept GPU only through PTX JIT (kept)
+  uint64_t containers_pinned =
+      0;  ///< .nv_fatbin containers that kept their address (named by code, not only by a wrapper)
   uint64_t embedded_containers() const {
     uint64_t n = 0;
     for (const auto& e : embedded) n += e.containers;
@@ -136,8 +138,8 @@ struct LibrarySlim {
     for (const auto& e : embedded) n += e.containers_emptied;
     return n;
   }
-  bool packed = false;     ///< containers packed and the file cut
-  bool split = false;      ///< a load segment was split (program headers moved)
+  bool packed = false;               ///< containers packed and the file cut
+  bool split = false;                ///< a load segment was split (program headers moved)
   std::vector<TargetBytes> targets;  ///< sorted by target
   /// Every target left in the file (.nv_fatbin, embedded containers and __nv_relfatbin),
   /// and why (add_left's order). Empty for left_untouched (nothing was read) and no_device_code.
@@ -157,8 +159,9 @@ struct LibrarySlim {
   /// On disk (st_blocks * 512), filled by slim_paths for files it reads and writes; 0 when
   /// unknown (a dry run's after, a library inside a wheel).
   uint64_t disk_before = 0, disk_after = 0;
-  uint64_t punched_bytes = 0;  ///< disk bytes freed by punching holes (disk before - after, of the written file)
-  std::string punch_note;      ///< why holes were not punched (the filesystem refused), else empty
+  uint64_t punched_bytes =
+      0;  ///< disk bytes freed by punching holes (disk before - after, of the written file)
+  std::string punch_note;  ///< why holes were not punched (the filesystem refused), else empty
   uint64_t removed_bytes() const { return device_before - device_after; }
 };
 
@@ -177,6 +180,7 @@ Expected<DeviceCount> count_device_code(Bytes file, bool file_is_mapped = false)
 /// SlimOutcome::left_untouched with the reason. `file_is_mapped`: the bytes are a read-only
 /// map of a file, whose pages may be handed back to the kernel once written out (never set
 /// it for bytes in ordinary memory: handing those back would zero them).
-Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd = -1, bool file_is_mapped = false);
+Expected<LibrarySlim> slim_elf(Bytes file, const KeepPolicy& policy, int out_fd = -1,
+                               bool file_is_mapped = false);
 
 }  // namespace tailor::slim

@@ -20,7 +20,6 @@ namespace tailor::slim::surgery {
 
 using formats::ElfSegment;
 
-
 // The CUDA runtime's registration wrapper (__fatBinC_Wrapper_t): magic, version, then the
 // container's address at +8 and a second pointer at +16.
 constexpr uint32_t k_wrapper_magic = 0x466243B1;
@@ -30,8 +29,8 @@ constexpr size_t k_max_warnings = 20;
 // A pointer into .nv_fatbin that moves with its container: a word in the file and/or a
 // RELA addend.
 struct Pointer {
-  uint64_t target = 0;           // the container start it names (vaddr)
-  std::optional<uint64_t> word;  // file offset of the in-place word, when it holds the target
+  uint64_t target = 0;             // the container start it names (vaddr)
+  std::optional<uint64_t> word;    // file offset of the in-place word, when it holds the target
   std::optional<uint64_t> addend;  // file offset of the RELA record's r_addend
 };
 
@@ -68,7 +67,7 @@ struct Plan {
   bool split = false;
   size_t load_index = 0;  // the PT_LOAD holding .nv_fatbin
   uint64_t new_phoff = 0;
-  bool fat_changed = false;  // .nv_fatbin is rewritten (entries removed from it)
+  bool fat_changed = false;                 // .nv_fatbin is rewritten (entries removed from it)
   std::vector<EmbeddedContainer> embedded;  // in file order
   uint64_t delta() const { return cut_hi - cut_lo; }
   uint64_t out(uint64_t in) const { return in >= cut_hi ? in - delta() : in; }

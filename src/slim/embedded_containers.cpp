@@ -1,8 +1,8 @@
 // The containers a library keeps in its own allocated sections (found where inspect
 // searches), which of them a relocation points inside, and reading one again.
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "formats/device_sections.h"
 #include "slim/elf_surgery.h"
@@ -52,7 +52,8 @@ std::string mark_pointed_into(Bytes file, Plan& p) {
   if (p.embedded.empty()) return "";
   std::vector<size_t> by_addr(p.embedded.size());
   for (size_t i = 0; i < by_addr.size(); ++i) by_addr[i] = i;
-  std::sort(by_addr.begin(), by_addr.end(), [&](size_t a, size_t b) { return p.embedded[a].addr < p.embedded[b].addr; });
+  std::sort(by_addr.begin(), by_addr.end(),
+            [&](size_t a, size_t b) { return p.embedded[a].addr < p.embedded[b].addr; });
   auto check = [&](uint64_t target) {
     auto it = std::upper_bound(by_addr.begin(), by_addr.end(), target,
                                [&](uint64_t v, size_t i) { return v < p.embedded[i].addr; });
@@ -79,7 +80,9 @@ std::string mark_pointed_into(Bytes file, Plan& p) {
 
 Expected<formats::FatbinContainer> read_embedded(Bytes file, const EmbeddedContainer& e) {
   TAILOR_TRY(containers, formats::parse_fatbin_section(file.subspan(e.offset, e.size), e.offset));
-  if (containers.size() != 1) return make_error(fmt::format("internal: the embedded container at {:#x} reads differently", e.offset));
+  if (containers.size() != 1)
+    return make_error(
+        fmt::format("internal: the embedded container at {:#x} reads differently", e.offset));
   return std::move(containers.front());
 }
 

@@ -35,12 +35,13 @@ std::string find_pointers(Bytes file, Plan& p) {
       if (!c->second) p.pinned_whole[c->first] = true;
     }
   };
-  const uint32_t relative =
-      p.elf.e_machine == formats::k_em_x86_64 ? formats::k_r_x86_64_relative : formats::k_r_aarch64_relative;
+  const uint32_t relative = p.elf.e_machine == formats::k_em_x86_64 ? formats::k_r_x86_64_relative
+                                                                    : formats::k_r_aarch64_relative;
 
   // Every dynamic relocation: wrapper places are remembered; any other pointer into
   // .nv_fatbin pins the container it names.
-  std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> rela_at;  // place -> (record offset, addend)
+  std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>>
+      rela_at;  // place -> (record offset, addend)
   std::unordered_map<uint64_t, bool> relr_at;
   const uint64_t seg_lo = seg->addr, seg_hi = seg->addr + seg->size;
   for (const auto& s : p.elf.sections) {
@@ -74,7 +75,8 @@ std::string find_pointers(Bytes file, Plan& p) {
   std::vector<bool> named(p.containers.size(), false);
   for (uint64_t w = 0; w < seg->size; w += k_wrapper_size) {
     const uint64_t at = seg->offset + w;
-    if (*read_le<uint32_t>(file, at) != k_wrapper_magic) return "a .nvFatBinSegment record without the wrapper magic";
+    if (*read_le<uint32_t>(file, at) != k_wrapper_magic)
+      return "a .nvFatBinSegment record without the wrapper magic";
     for (uint64_t field : {uint64_t{8}, uint64_t{16}}) {
       const uint64_t place = seg->addr + w + field;
       const uint64_t word = *read_le<uint64_t>(file, at + field);
@@ -83,8 +85,10 @@ std::string find_pointers(Bytes file, Plan& p) {
       if (rela != rela_at.end()) {
         ptr.target = rela->second.second;
         ptr.addend = rela->second.first + formats::k_elf64_r_addend;
-        if (word == ptr.target) ptr.word = at + field;
-        else if (word != 0) return "a wrapper's word and its relocation disagree";
+        if (word == ptr.target)
+          ptr.word = at + field;
+        else if (word != 0)
+          return "a wrapper's word and its relocation disagree";
       } else {
         if (p.elf.e_type != formats::k_et_exec && !relr_at.count(place) && word != 0 && field == 8)
           return "a wrapper pointer without a relocation in a position-independent file";
@@ -125,7 +129,8 @@ void place_cut(Bytes file, Plan& p) {
   uint64_t hi = align_down(hole_hi, align);
   bool split = hi < load_end;
   uint64_t table = align_up(hole_lo, 8);
-  uint64_t lo = align_up(split ? table + (p.phdrs.size() + 1) * formats::k_elf64_phdr_size : hole_lo, align);
+  uint64_t lo =
+      align_up(split ? table + (p.phdrs.size() + 1) * formats::k_elf64_phdr_size : hole_lo, align);
   if (lo >= hi) return;
   if (!split && L.memsz != L.filesz) return;
   // Nothing but .nv_fatbin may lie in the cut: no other section or segment, nor the
@@ -143,7 +148,8 @@ void place_cut(Bytes file, Plan& p) {
     if (h.offset < hi && h.offset + h.filesz > lo) return;
   }
   if (p.elf.e_shoff > lo && p.elf.e_shoff < hi) return;
-  if (p.elf.e_phoff + p.phdrs.size() * formats::k_elf64_phdr_size > lo && p.elf.e_phoff < hi) return;
+  if (p.elf.e_phoff + p.phdrs.size() * formats::k_elf64_phdr_size > lo && p.elf.e_phoff < hi)
+    return;
   (void)file;
   p.cut_lo = lo;
   p.cut_hi = hi;
@@ -169,7 +175,9 @@ std::vector<ElfSegment> new_phdrs(const Plan& p) {
       // first half keeps .text when the linker put code and read-only data together).
       bool code = false;
       for (const auto& s : p.elf.sections)
-        if ((s.flags & formats::k_shf_execinstr) && s.addr + s.size > b.vaddr && s.addr < b.vaddr + b.memsz) code = true;
+        if ((s.flags & formats::k_shf_execinstr) && s.addr + s.size > b.vaddr &&
+            s.addr < b.vaddr + b.memsz)
+          code = true;
       if (!code) b.flags &= ~formats::k_pf_x;
       out.push_back(h);
       if (p.split) out.push_back(b);

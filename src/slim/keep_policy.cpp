@@ -18,9 +18,15 @@ std::string KeepPolicy::describe() const {
   }
   for (const auto& t : ptx_asked) out += (out.empty() ? "" : ", ") + t.name();
   switch (ptx) {
-    case PtxPolicy::needed: out += "; PTX only where no SASS runs"; break;
-    case PtxPolicy::keep: out += "; PTX kept"; break;
-    case PtxPolicy::drop: out += "; PTX dropped"; break;
+    case PtxPolicy::needed:
+      out += "; PTX only where no SASS runs";
+      break;
+    case PtxPolicy::keep:
+      out += "; PTX kept";
+      break;
+    case PtxPolicy::drop:
+      out += "; PTX dropped";
+      break;
   }
   if (lto == LtoPolicy::drop) out += "; LTO IR dropped";
   return out;
@@ -40,15 +46,23 @@ std::string why_kept(const cuda::CudaTarget& target, const KeepPolicy& policy) {
   std::vector<std::string> native, compatible, jit;
   for (const auto& device : policy.devices) {
     switch (cuda::run_mode(target, device)) {
-      case RunMode::native: native.push_back(device.str()); break;
-      case RunMode::compatible_sass: compatible.push_back(device.str()); break;
-      case RunMode::ptx_jit: jit.push_back(device.str()); break;
-      case RunMode::none: break;
+      case RunMode::native:
+        native.push_back(device.str());
+        break;
+      case RunMode::compatible_sass:
+        compatible.push_back(device.str());
+        break;
+      case RunMode::ptx_jit:
+        jit.push_back(device.str());
+        break;
+      case RunMode::none:
+        break;
     }
   }
   std::vector<std::string> parts;
   if (!native.empty()) parts.push_back("runs on " + join(native, ", "));
-  if (!compatible.empty()) parts.push_back("runs on " + join(compatible, ", ") + " as compatible SASS");
+  if (!compatible.empty())
+    parts.push_back("runs on " + join(compatible, ", ") + " as compatible SASS");
   if (!jit.empty()) parts.push_back("runs on " + join(jit, ", ") + " through PTX JIT");
   return parts.empty() ? "named in --keep" : join(parts, "; ");
 }
@@ -57,8 +71,9 @@ namespace {
 
 // Keeps, among the entries `mode` accepts on `device`, those with the best CC (every
 // variant of it: sm_90 and sm_90a are both native on 9.0). Returns whether any was kept.
-bool keep_best(const std::vector<std::optional<cuda::CudaTarget>>& targets, cuda::ComputeCapability device,
-               const std::vector<RunMode>& modes, std::vector<bool>& keep) {
+bool keep_best(const std::vector<std::optional<cuda::CudaTarget>>& targets,
+               cuda::ComputeCapability device, const std::vector<RunMode>& modes,
+               std::vector<bool>& keep) {
   std::optional<cuda::ComputeCapability> best;
   for (const auto& t : targets) {
     if (!t) continue;
@@ -107,7 +122,8 @@ ContainerChoice choose_entries(const formats::FatbinContainer& c, const KeepPoli
     if (!sass && ptx) jit_for.push_back(device.str());
     if (!sass && !ptx) {
       // Without PTX by request, but the PTX was the only code: keep it after all.
-      if (policy.ptx == PtxPolicy::drop && keep_best(targets, device, {RunMode::ptx_jit}, choice.keep)) {
+      if (policy.ptx == PtxPolicy::drop &&
+          keep_best(targets, device, {RunMode::ptx_jit}, choice.keep)) {
         jit_for.push_back(device.str() + " (despite --drop-ptx: nothing else runs there)");
         continue;
       }
@@ -125,12 +141,14 @@ ContainerChoice choose_entries(const formats::FatbinContainer& c, const KeepPoli
     choice.note = "PTX kept: the only code for ";
     for (size_t i = 0; i < jit_for.size(); ++i) choice.note += (i ? ", " : "") + jit_for[i];
   }
-  if (std::find(choice.keep.begin(), choice.keep.end(), true) == choice.keep.end() && !c.entries.empty()) {
+  if (std::find(choice.keep.begin(), choice.keep.end(), true) == choice.keep.end() &&
+      !c.entries.empty()) {
     // Nothing here runs on a kept GPU, before either: the container is emptied to its header.
     choice.no_code_for_kept = true;
     std::string had;
     for (const auto& e : c.entries) had += (had.empty() ? "" : " ") + cuda::fatbin_code(e).name();
-    choice.note = (none_for.empty() ? std::string("only LTO IR, dropped") : "no code for " + join(none_for, ", ") + " before either") +
+    choice.note = (none_for.empty() ? std::string("only LTO IR, dropped")
+                                    : "no code for " + join(none_for, ", ") + " before either") +
                   " (it had " + had + "): emptied to its header";
   }
   return choice;

@@ -36,13 +36,12 @@ struct KeepPolicy {
   std::vector<cuda::CudaTarget> ptx_asked;       ///< compute_XY named in --keep: kept where present
   PtxPolicy ptx = PtxPolicy::needed;
   LtoPolicy lto = LtoPolicy::keep;
-  std::string describe() const;                  ///< "sm_90 (9.0), PTX where needed"
+  std::string describe() const;  ///< "sm_90 (9.0), PTX where needed"
 };
 
 /// Builds the policy from a `tailor arch` spelling set: every CC it names is a device,
 /// and its PTX targets are kept where a container has them.
 KeepPolicy keep_policy_for(const cuda::TargetSet& targets, PtxPolicy ptx);
-
 
 /// Why a kept entry's target is there under `policy`: the kept GPUs it runs on and how,
 /// "runs on 8.6", "runs on 8.9 as compatible SASS", "runs on 10.0 through PTX JIT" (joined
@@ -60,9 +59,9 @@ struct ContainerChoice {
   /// ForDevice; cuModuleLoadData: CUDA_ERROR_NO_BINARY_FOR_GPU), as it did for the
   /// original on these GPUs (checked on an H200, CUDA 13 driver, eager and lazy loading).
   bool no_code_for_kept = false;
-  bool ptx_only = false;   ///< some kept device runs this container only through PTX JIT
-  bool lto_kept = false;   ///< LTO IR entries were kept (LtoPolicy::keep)
-  std::string note;        ///< why it was kept whole, which device needed PTX, or which had no code
+  bool ptx_only = false;  ///< some kept device runs this container only through PTX JIT
+  bool lto_kept = false;  ///< LTO IR entries were kept (LtoPolicy::keep)
+  std::string note;       ///< why it was kept whole, which device needed PTX, or which had no code
 };
 
 /// The entries of one container to keep under `policy`: none when nothing in it runs on a

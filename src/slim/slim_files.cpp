@@ -1,7 +1,5 @@
 // One library slimmed to a temporary file, re-read and checked against the plan before it
 // replaces anything; and the small steps every input driver shares.
-#include "slim/slim_inputs.h"
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,6 +13,7 @@
 
 #include "formats/elf.h"
 #include "formats/fatbin.h"
+#include "slim/slim_inputs.h"
 #include "util/interrupt.h"
 #include "util/mapped_file.h"
 
@@ -22,7 +21,8 @@ namespace tailor::slim::inputs {
 namespace fs = std::filesystem;
 
 Expected<void> interrupted_check() {
-  if (int sig = interrupt_signal()) return make_error("interrupted by signal " + std::to_string(sig) + "; nothing was replaced");
+  if (int sig = interrupt_signal())
+    return make_error("interrupted by signal " + std::to_string(sig) + "; nothing was replaced");
   return {};
 }
 
@@ -66,10 +66,11 @@ Expected<Sha256::Digest> check_written(const std::string& path, const LibrarySli
     uint64_t want = 0;
     for (const auto& t : plan.targets) want += t.kept;
     const uint64_t embedded_left = plan.embedded_containers() - plan.embedded_emptied();
-    if (n.entries != want || n.bytes != plan.device_after || n.fatbin_containers != plan.containers ||
-        n.embedded_containers != embedded_left)
-      return make_error(path + ": the slimmed file holds " + std::to_string(n.entries) + " fatbin entries in " +
-                        std::to_string(n.fatbin_containers) + " + " + std::to_string(n.embedded_containers) +
+    if (n.entries != want || n.bytes != plan.device_after ||
+        n.fatbin_containers != plan.containers || n.embedded_containers != embedded_left)
+      return make_error(path + ": the slimmed file holds " + std::to_string(n.entries) +
+                        " fatbin entries in " + std::to_string(n.fatbin_containers) + " + " +
+                        std::to_string(n.embedded_containers) +
                         " embedded containers; the plan kept " + std::to_string(want) + " in " +
                         std::to_string(plan.containers) + " + " + std::to_string(embedded_left));
   }
@@ -82,8 +83,8 @@ Expected<Sha256::Digest> check_written(const std::string& path, const LibrarySli
 // without anything to remove is copied when `copy_unchanged` (an --out folder stays
 // complete), else left alone. `punch`: the output stays on disk (not a wheel's member), so
 // its zeroed ranges are punched out of it.
-Expected<FileResult> slim_file(const std::string& in, const std::string& out, const KeepPolicy& policy,
-                               bool copy_unchanged, bool punch) {
+Expected<FileResult> slim_file(const std::string& in, const std::string& out,
+                               const KeepPolicy& policy, bool copy_unchanged, bool punch) {
   struct stat st {};
   if (::stat(in.c_str(), &st) != 0) return make_error(in + ": " + errno_text(errno));
   if (!S_ISREG(st.st_mode)) return make_error(in + ": not a regular file");
@@ -112,7 +113,8 @@ Expected<FileResult> slim_file(const std::string& in, const std::string& out, co
     Bytes b = map->bytes();
     size_t done = 0;
     while (done < b.size()) {
-      ssize_t n = ::write(temp.fd(), b.data() + done, std::min<size_t>(b.size() - done, size_t{1} << 30));
+      ssize_t n =
+          ::write(temp.fd(), b.data() + done, std::min<size_t>(b.size() - done, size_t{1} << 30));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return make_error(out + ": " + errno_text(errno));
       done += static_cast<size_t>(n);
@@ -126,7 +128,8 @@ Expected<FileResult> slim_file(const std::string& in, const std::string& out, co
     if (punch && !r.lib.zeroed.empty()) {
       // The ranges hold zeros the writer wrote: punching them changes no byte the file
       // reads back (the hash just taken stays valid).
-      struct stat before {}, after {};
+      struct stat before {
+      }, after{};
       const bool sized = ::fstat(temp.fd(), &before) == 0;
       r.lib.punch_note = punch_zeroed_ranges(temp.fd(), r.lib.zeroed);
       if (sized && ::fstat(temp.fd(), &after) == 0 && disk_bytes(after) < disk_bytes(before))
@@ -142,7 +145,8 @@ Expected<FileResult> slim_file(const std::string& in, const std::string& out, co
 }
 
 // Runs `work(i)` for i in [0, n) on `jobs` threads; the first error wins and stops the rest.
-Expected<void> parallel_for(size_t n, unsigned jobs, const std::function<Expected<void>(size_t)>& work) {
+Expected<void> parallel_for(size_t n, unsigned jobs,
+                            const std::function<Expected<void>(size_t)>& work) {
   if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
   jobs = static_cast<unsigned>(std::min<size_t>(jobs, std::max<size_t>(n, 1)));
   std::atomic<size_t> next{0};
@@ -182,8 +186,12 @@ bool has_elf_magic(const std::string& path) {
   if (fd < 0) return false;
   struct stat st {};
   char m[4] = {};
-  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 64 && ::read(fd, m, 4) == 4 &&
-            std::memcmp(m, "\x7f" "ELF", 4) == 0;
+  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 64 &&
+            ::read(fd, m, 4) == 4 &&
+            std::memcmp(m,
+                        "\x7f"
+                        "ELF",
+                        4) == 0;
   ::close(fd);
   return ok;
 }
@@ -196,20 +204,24 @@ bool may_be_library(std::string_view name) {
   return base.find(".so") != std::string_view::npos || base.find('.') == std::string_view::npos;
 }
 
-nlohmann::json marker_json(const SlimOptions& o, const std::string& original_name, const std::string& original_sha,
-                           const std::vector<SlimmedFile>& files) {
+nlohmann::json marker_json(const SlimOptions& o, const std::string& original_name,
+                           const std::string& original_sha, const std::vector<SlimmedFile>& files) {
   nlohmann::json j;
   j["schema"] = "tailor.slim-marker/1";
   j["tool"] = o.tool;
   j["kept"] = o.policy.describe();
   j["devices"] = nlohmann::json::array();
   for (const auto& cc : o.policy.devices) j["devices"].push_back(cc.str());
-  j["ptx_policy"] = o.policy.ptx == PtxPolicy::keep ? "keep" : o.policy.ptx == PtxPolicy::drop ? "drop" : "needed";
+  j["ptx_policy"] = o.policy.ptx == PtxPolicy::keep   ? "keep"
+                    : o.policy.ptx == PtxPolicy::drop ? "drop"
+                                                      : "needed";
   if (!original_name.empty()) j["original"] = {{"file", original_name}, {"sha256", original_sha}};
   j["libraries"] = nlohmann::json::array();
   for (const auto& f : files) {
     if (f.lib.outcome != SlimOutcome::slimmed) continue;
-    nlohmann::json l{{"path", f.path}, {"bytes_before", f.lib.size_before}, {"bytes_after", f.lib.size_after},
+    nlohmann::json l{{"path", f.path},
+                     {"bytes_before", f.lib.size_before},
+                     {"bytes_after", f.lib.size_after},
                      {"device_bytes_removed", f.lib.removed_bytes()},
                      {"containers_emptied", f.lib.containers_emptied}};
     nlohmann::json kept = nlohmann::json::array(), removed = nlohmann::json::array();
@@ -222,7 +234,8 @@ nlohmann::json marker_json(const SlimOptions& o, const std::string& original_nam
     // Every target left, and why: what `inspect` will still find in the file.
     l["targets_left"] = nlohmann::json::array();
     for (const auto& t : f.lib.left)
-      l["targets_left"].push_back({{"target", t.target}, {"reason", left_reason_key(t.reason)}, {"detail", t.detail}});
+      l["targets_left"].push_back(
+          {{"target", t.target}, {"reason", left_reason_key(t.reason)}, {"detail", t.detail}});
     j["libraries"].push_back(std::move(l));
   }
   return j;

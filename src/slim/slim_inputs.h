@@ -9,11 +9,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "slim/elf_slim.h"
 #include "slim/keep_policy.h"
@@ -32,8 +31,10 @@ class TempDir {
  public:
   static Expected<TempDir> inside(const std::string& parent) {
     TempDir t;
-    t.m_path = (std::filesystem::path(parent.empty() ? "." : parent) / ".tailor-slim-XXXXXX").string();
-    if (!::mkdtemp(t.m_path.data())) return make_error(parent + ": cannot create a temporary folder: " + errno_text(errno));
+    t.m_path =
+        (std::filesystem::path(parent.empty() ? "." : parent) / ".tailor-slim-XXXXXX").string();
+    if (!::mkdtemp(t.m_path.data()))
+      return make_error(parent + ": cannot create a temporary folder: " + errno_text(errno));
     return t;
   }
   TempDir() = default;
@@ -49,7 +50,9 @@ class TempDir {
   std::string m_path;
 };
 
-inline uint64_t disk_bytes(const struct stat& st) { return static_cast<uint64_t>(st.st_blocks) * 512; }
+inline uint64_t disk_bytes(const struct stat& st) {
+  return static_cast<uint64_t>(st.st_blocks) * 512;
+}
 
 struct FileResult {
   LibrarySlim lib;
@@ -61,11 +64,12 @@ struct FileResult {
 // without anything to remove is copied when `copy_unchanged` (an --out folder stays
 // complete), else left alone. `punch`: the output stays on disk (not a wheel's member), so
 // its zeroed ranges are punched out of it.
-Expected<FileResult> slim_file(const std::string& in, const std::string& out, const KeepPolicy& policy,
-                               bool copy_unchanged, bool punch);
+Expected<FileResult> slim_file(const std::string& in, const std::string& out,
+                               const KeepPolicy& policy, bool copy_unchanged, bool punch);
 
 // Runs `work(i)` for i in [0, n) on `jobs` threads; the first error wins and stops the rest.
-Expected<void> parallel_for(size_t n, unsigned jobs, const std::function<Expected<void>(size_t)>& work);
+Expected<void> parallel_for(size_t n, unsigned jobs,
+                            const std::function<Expected<void>(size_t)>& work);
 
 /// A regular file of at least 64 bytes that starts with the ELF magic.
 bool has_elf_magic(const std::string& path);
@@ -73,8 +77,8 @@ bool has_elf_magic(const std::string& path);
 // dot in their name (executables).
 bool may_be_library(std::string_view name);
 /// The tailor-slim.json a slimmed wheel carries: the policy, the original and what went.
-nlohmann::json marker_json(const SlimOptions& o, const std::string& original_name, const std::string& original_sha,
-                           const std::vector<SlimmedFile>& files);
+nlohmann::json marker_json(const SlimOptions& o, const std::string& original_name,
+                           const std::string& original_sha, const std::vector<SlimmedFile>& files);
 /// Adds one library's sizes to its input's.
 void tally(InputSlim& in, const LibrarySlim& lib);
 

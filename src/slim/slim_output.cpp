@@ -16,7 +16,8 @@ Expected<void> Writer::copy_from_map(Bytes b) {
   constexpr size_t k_step = size_t{16} << 20;
   const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
   for (size_t at = 0; at < b.size(); at += k_step) {
-    if (int sig = interrupt_signal()) return make_error("interrupted by signal " + std::to_string(sig));
+    if (int sig = interrupt_signal())
+      return make_error("interrupted by signal " + std::to_string(sig));
     Bytes part = b.subspan(at, std::min(k_step, b.size() - at));
     TAILOR_TRY_VOID(bytes(part));
     uintptr_t lo = (reinterpret_cast<uintptr_t>(part.data()) + page - 1) / page * page;
@@ -45,7 +46,8 @@ Expected<void> Writer::zeros(uint64_t n) {
 }
 
 Expected<void> Writer::flush() {
-  if (int sig = interrupt_signal()) return make_error("interrupted by signal " + std::to_string(sig));
+  if (int sig = interrupt_signal())
+    return make_error("interrupted by signal " + std::to_string(sig));
   if (m_fd < 0) return {};
   auto r = raw(Bytes(m_buf.data(), m_buf.size()));
   m_buf.clear();
@@ -69,7 +71,8 @@ Expected<void> Writer::raw(Bytes b) {
 Expected<void> pwrite_all(int fd, const Patch& p) {
   size_t done = 0;
   while (done < p.bytes.size()) {
-    ssize_t n = ::pwrite(fd, p.bytes.data() + done, p.bytes.size() - done, static_cast<off_t>(p.offset + done));
+    ssize_t n = ::pwrite(fd, p.bytes.data() + done, p.bytes.size() - done,
+                         static_cast<off_t>(p.offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return make_error(std::string("writing the slimmed file: ") + std::strerror(errno));
     done += static_cast<size_t>(n);
@@ -85,13 +88,16 @@ void release_map(Bytes file, uint64_t offset, uint64_t size) {
 }
 
 std::vector<ByteRange> zero_runs_minus(std::vector<ByteRange> runs, std::vector<Patch> patches) {
-  std::sort(patches.begin(), patches.end(), [](const Patch& a, const Patch& b) { return a.offset < b.offset; });
+  std::sort(patches.begin(), patches.end(),
+            [](const Patch& a, const Patch& b) { return a.offset < b.offset; });
   std::vector<ByteRange> out;
   size_t first = 0;
   for (const auto& run : runs) {
     uint64_t at = run.offset;
     const uint64_t end = run.offset + run.size;
-    while (first < patches.size() && patches[first].offset + patches[first].bytes.size() <= run.offset) ++first;
+    while (first < patches.size() &&
+           patches[first].offset + patches[first].bytes.size() <= run.offset)
+      ++first;
     for (size_t i = first; i < patches.size() && patches[i].offset < end; ++i) {
       const uint64_t lo = patches[i].offset, hi = lo + patches[i].bytes.size();
       if (hi <= at) continue;

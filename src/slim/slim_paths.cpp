@@ -38,7 +38,9 @@ Expected<InputSlim> slim_library_input(const std::string& path, const SlimOption
   in.input = path;
   in.kind = InputKind::library;
   in.libraries_scanned = 1;
-  in.output = o.dry_run ? std::string() : o.in_place ? path : (fs::path(o.out_dir) / fs::path(path).filename()).string();
+  in.output = o.dry_run    ? std::string()
+              : o.in_place ? path
+                           : (fs::path(o.out_dir) / fs::path(path).filename()).string();
   if (!o.dry_run && !o.in_place && fs::exists(in.output) && fs::equivalent(in.output, path))
     return make_error(path + ": --out would overwrite the input; use --in-place to replace it");
   TAILOR_TRY(r, slim_file(path, in.output, o.policy, true, true));
@@ -53,17 +55,22 @@ std::vector<fs::path> site_packages_of(const fs::path& root) {
   std::vector<fs::path> out;
   std::error_code ec;
   auto holds_dist_info = [&](const fs::path& d) {
-    for (auto it = fs::directory_iterator(d, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
-      if (it->path().extension() == ".dist-info" && fs::is_regular_file(it->path() / "RECORD", ec)) return true;
+    for (auto it = fs::directory_iterator(d, ec); !ec && it != fs::directory_iterator();
+         it.increment(ec))
+      if (it->path().extension() == ".dist-info" && fs::is_regular_file(it->path() / "RECORD", ec))
+        return true;
     return false;
   };
   if (holds_dist_info(root)) return {root};
   for (const char* lib : {"lib", "lib64"}) {
     fs::path l = root / lib;
     if (!fs::is_directory(l, ec)) continue;
-    for (auto it = fs::directory_iterator(l, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    for (auto it = fs::directory_iterator(l, ec); !ec && it != fs::directory_iterator();
+         it.increment(ec)) {
       fs::path sp = it->path() / "site-packages";
-      if (it->path().filename().string().starts_with("python") && fs::is_directory(sp, ec) && !fs::is_symlink(l, ec)) out.push_back(sp);
+      if (it->path().filename().string().starts_with("python") && fs::is_directory(sp, ec) &&
+          !fs::is_symlink(l, ec))
+        out.push_back(sp);
     }
   }
   std::sort(out.begin(), out.end());
@@ -83,7 +90,9 @@ Expected<InputSlim> slim_environment_input(const std::string& path, const SlimOp
   in.kind = InputKind::environment;
   in.output = o.dry_run ? std::string() : path;
   if (!o.dry_run && !o.in_place)
-    return make_error(path + ": an environment is slimmed in place: add --in-place (or --dry-run to see what would go)");
+    return make_error(
+        path +
+        ": an environment is slimmed in place: add --in-place (or --dry-run to see what would go)");
   // One slim per environment at a time: two would each rewrite RECORD from what they read.
   struct Lock {
     int fd = -1;
@@ -96,7 +105,8 @@ Expected<InputSlim> slim_environment_input(const std::string& path, const SlimOp
     if (lock.fd < 0) return make_error(path + ": " + errno_text(errno));
     bool told = false;
     while (::flock(lock.fd, LOCK_EX | LOCK_NB) != 0) {
-      if (errno != EWOULDBLOCK && errno != EINTR) return make_error(path + ": cannot lock: " + errno_text(errno));
+      if (errno != EWOULDBLOCK && errno != EINTR)
+        return make_error(path + ": cannot lock: " + errno_text(errno));
       if (auto i = interrupted_check(); !i) return i.error();
       if (!told && o.on_wait) o.on_wait("waiting for another tailor slim of " + path);
       told = true;
@@ -105,13 +115,15 @@ Expected<InputSlim> slim_environment_input(const std::string& path, const SlimOp
   }
   auto sites = site_packages_of(path);
   if (sites.empty())
-    return make_error(path + ": not a wheel, an ELF library, a virtual environment or a site-packages folder");
+    return make_error(
+        path + ": not a wheel, an ELF library, a virtual environment or a site-packages folder");
   std::vector<EnvFile> files;
   std::map<fs::path, std::vector<formats::RecordRow>> records;
   std::error_code ec;
   for (const auto& sp : sites) {
     std::vector<fs::path> dists;
-    for (auto it = fs::directory_iterator(sp, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+    for (auto it = fs::directory_iterator(sp, ec); !ec && it != fs::directory_iterator();
+         it.increment(ec))
       if (it->path().extension() == ".dist-info") dists.push_back(it->path());
     std::sort(dists.begin(), dists.end());
     for (const auto& d : dists) {
@@ -119,7 +131,8 @@ Expected<InputSlim> slim_environment_input(const std::string& path, const SlimOp
       struct stat st {};
       if (::stat(rec.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
       if (static_cast<uint64_t>(st.st_size) > formats::WheelLimits{}.max_record_bytes)
-        return make_error(rec.string() + ": larger than " + std::to_string(formats::WheelLimits{}.max_record_bytes >> 20) + " MiB");
+        return make_error(rec.string() + ": larger than " +
+                          std::to_string(formats::WheelLimits{}.max_record_bytes >> 20) + " MiB");
       TAILOR_TRY(map, MappedFile::open(rec.string()));
       auto rows = formats::parse_record(as_chars(map.bytes()));
       if (!rows) return make_error(rec.string() + ": " + rows.error().message);
@@ -150,19 +163,22 @@ Expected<InputSlim> slim_environment_input(const std::string& path, const SlimOp
       in.files.push_back({fs::path(f.abs).lexically_relative(path).string(), f.result.lib});
     if (f.result.written) changed[f.dist_info].push_back(&f);
   }
-  std::sort(in.files.begin(), in.files.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+  std::sort(in.files.begin(), in.files.end(),
+            [](const auto& a, const auto& b) { return a.path < b.path; });
   for (const auto& [dist, list] : changed) {
     std::map<std::string, std::string> new_rows;
     std::vector<SlimmedFile> slimmed_here;
     for (const auto* f : list) {
-      new_rows[f->row_path] = formats::record_digest(f->result.sha) + "," + std::to_string(f->result.lib.size_after);
+      new_rows[f->row_path] =
+          formats::record_digest(f->result.sha) + "," + std::to_string(f->result.lib.size_after);
       slimmed_here.push_back({f->row_path, f->result.lib});
     }
     // The marker, merged with an earlier run's.
     std::string marker = marker_json(o, "", "", slimmed_here).dump(2) + "\n";
     if (auto w = write_file_atomic((dist / k_slim_marker).string(), marker); !w) return w.error();
     const std::string marker_row = dist.filename().string() + "/" + k_slim_marker;
-    new_rows[marker_row] = formats::record_digest(Sha256::of(std::span<const std::byte>(reinterpret_cast<const std::byte*>(marker.data()), marker.size()))) +
+    new_rows[marker_row] = formats::record_digest(Sha256::of(std::span<const std::byte>(
+                               reinterpret_cast<const std::byte*>(marker.data()), marker.size()))) +
                            "," + std::to_string(marker.size());
     std::string text;
     std::string record_row;
@@ -173,13 +189,17 @@ Expected<InputSlim> slim_environment_input(const std::string& path, const SlimOp
         continue;
       }
       auto n = new_rows.find(r.path);
-      if (n != new_rows.end()) text += formats::record_field(r.path) + "," + n->second + "\n";
+      if (n != new_rows.end())
+        text += formats::record_field(r.path) + "," + n->second + "\n";
       else
-        text += formats::record_field(r.path) + "," + (r.hash_algorithm.empty() ? "" : r.hash_algorithm + "=" + r.hash_value) + "," +
+        text += formats::record_field(r.path) + "," +
+                (r.hash_algorithm.empty() ? "" : r.hash_algorithm + "=" + r.hash_value) + "," +
                 (r.size ? std::to_string(*r.size) : "") + "\n";
     }
     text += formats::record_field(marker_row) + "," + new_rows[marker_row] + "\n";
-    text += record_row.empty() ? formats::record_field(dist.filename().string() + "/RECORD") + ",,\n" : record_row;
+    text += record_row.empty()
+                ? formats::record_field(dist.filename().string() + "/RECORD") + ",,\n"
+                : record_row;
     if (auto w = write_file_atomic((dist / "RECORD").string(), text); !w) return w.error();
   }
   if (!done) return done.error();
@@ -196,24 +216,32 @@ std::string punch_zeroed_ranges(int fd, const std::vector<ByteRange>& ranges) {
   const auto blksize = static_cast<uint64_t>(st.st_blksize);
   if (blksize > block && (blksize & (blksize - 1)) == 0) block = blksize;
   for (const auto& r : ranges) {
-    const uint64_t lo = (r.offset + block - 1) / block * block, hi = (r.offset + r.size) / block * block;
+    const uint64_t lo = (r.offset + block - 1) / block * block,
+                   hi = (r.offset + r.size) / block * block;
     if (hi <= lo) continue;
     int rc;
-    do rc = ::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(lo), static_cast<off_t>(hi - lo));
+    do
+      rc = ::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(lo),
+                       static_cast<off_t>(hi - lo));
     while (rc != 0 && errno == EINTR);
     if (rc == 0) continue;
     if (errno == EOPNOTSUPP || errno == ENOSYS)
-      return "the filesystem does not punch holes (fallocate: " + errno_text(errno) + "): the freed bytes stay on disk as zeros";
-    return "holes not punched (fallocate: " + errno_text(errno) + "): the freed bytes stay on disk as zeros";
+      return "the filesystem does not punch holes (fallocate: " + errno_text(errno) +
+             "): the freed bytes stay on disk as zeros";
+    return "holes not punched (fallocate: " + errno_text(errno) +
+           "): the freed bytes stay on disk as zeros";
   }
   return "";
 }
 
 std::string_view input_kind_key(InputKind kind) {
   switch (kind) {
-    case InputKind::library: return "library";
-    case InputKind::wheel: return "wheel";
-    case InputKind::environment: break;
+    case InputKind::library:
+      return "library";
+    case InputKind::wheel:
+      return "wheel";
+    case InputKind::environment:
+      break;
   }
   return "environment";
 }
@@ -231,18 +259,25 @@ Expected<SlimReport> slim_paths(const std::vector<std::string>& paths, const Sli
   for (const auto& p : paths) {
     struct stat st {};
     if (::stat(p.c_str(), &st) != 0) return make_error(p + ": " + errno_text(errno));
-    if (S_ISDIR(st.st_mode)) kinds.push_back(Kind::environment);
-    else if (!S_ISREG(st.st_mode)) return make_error(p + ": not a regular file or folder");
-    else if (p.ends_with(".whl")) kinds.push_back(Kind::wheel);
-    else if (has_elf_magic(p)) kinds.push_back(Kind::library);
-    else return make_error(p + ": not a wheel, an ELF library, a virtual environment or a site-packages folder");
+    if (S_ISDIR(st.st_mode))
+      kinds.push_back(Kind::environment);
+    else if (!S_ISREG(st.st_mode))
+      return make_error(p + ": not a regular file or folder");
+    else if (p.ends_with(".whl"))
+      kinds.push_back(Kind::wheel);
+    else if (has_elf_magic(p))
+      kinds.push_back(Kind::library);
+    else
+      return make_error(
+          p + ": not a wheel, an ELF library, a virtual environment or a site-packages folder");
   }
   // A folder this run made and left empty goes again when the run fails.
   bool made_out_dir = false;
   if (!o.out_dir.empty()) {
     std::error_code ec;
     made_out_dir = fs::create_directories(o.out_dir, ec);
-    if (!fs::is_directory(o.out_dir, ec)) return make_error(o.out_dir + ": cannot create the output folder");
+    if (!fs::is_directory(o.out_dir, ec))
+      return make_error(o.out_dir + ": cannot create the output folder");
   }
   auto fail = [&](const Error& e) -> Expected<SlimReport> {
     std::error_code ec;
@@ -254,9 +289,15 @@ Expected<SlimReport> slim_paths(const std::vector<std::string>& paths, const Sli
     auto start = std::chrono::steady_clock::now();
     Expected<InputSlim> r = make_error("");
     switch (kinds[i]) {
-      case Kind::environment: r = slim_environment_input(p, o); break;
-      case Kind::wheel: r = slim_wheel_input(p, o); break;
-      case Kind::library: r = slim_library_input(p, o); break;
+      case Kind::environment:
+        r = slim_environment_input(p, o);
+        break;
+      case Kind::wheel:
+        r = slim_wheel_input(p, o);
+        break;
+      case Kind::library:
+        r = slim_library_input(p, o);
+        break;
     }
     if (!r) return fail(r.error());
     r->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -32,10 +32,10 @@ inline constexpr const char* k_slim_marker = "tailor-slim.json";
 
 struct SlimOptions {
   KeepPolicy policy;
-  std::string out_dir;   ///< --out; empty with in_place or dry_run
+  std::string out_dir;  ///< --out; empty with in_place or dry_run
   bool in_place = false;
   bool dry_run = false;
-  unsigned jobs = 0;     ///< worker threads; 0 = one per CPU
+  unsigned jobs = 0;            ///< worker threads; 0 = one per CPU
   std::string tool = "tailor";  ///< "tailor 0.1.0", recorded in the marker
   /// Called once when another `tailor slim` holds the environment and this run waits for it.
   std::function<void(const std::string& message)> on_wait;
@@ -53,8 +53,8 @@ struct InputSlim {
   std::string input;
   std::string output;  ///< written (or, for a dry run, would be written)
   InputKind kind = InputKind::library;
-  std::vector<SlimmedFile> files;  ///< the files with device code, in path order
-  uint64_t libraries_scanned = 0;  ///< ELF files looked at
+  std::vector<SlimmedFile> files;            ///< the files with device code, in path order
+  uint64_t libraries_scanned = 0;            ///< ELF files looked at
   uint64_t size_before = 0, size_after = 0;  ///< the wheel file, or the library files
   uint64_t installed_before = 0, installed_after = 0;  ///< uncompressed library bytes
   /// On disk (st_blocks * 512): the wheel file, or the library files; after is 0 for a dry
@@ -68,7 +68,7 @@ struct InputSlim {
 };
 
 struct SlimReport {
-  std::string policy;  ///< KeepPolicy::describe()
+  std::string policy;                ///< KeepPolicy::describe()
   std::vector<std::string> devices;  ///< the kept GPUs, "9.0"
   bool dry_run = false;
   std::vector<InputSlim> inputs;

@@ -31,7 +31,8 @@ struct WheelRecord {
   std::vector<formats::RecordRow> rows;
 };
 
-Expected<WheelRecord> read_wheel_record(const std::string& path, Bytes file, const formats::ZipArchive& zip) {
+Expected<WheelRecord> read_wheel_record(const std::string& path, Bytes file,
+                                        const formats::ZipArchive& zip) {
   WheelRecord out;
   const formats::ZipEntry* record_entry = nullptr;
   for (const auto& e : zip.entries) {
@@ -46,10 +47,12 @@ Expected<WheelRecord> read_wheel_record(const std::string& path, Bytes file, con
   if (!record_entry) return make_error(path + ": no *.dist-info/RECORD: not a wheel");
   formats::WheelLimits limits;
   if (record_entry->uncompressed_size > limits.record_cap(zip.entries.size()))
-    return make_error(path + ": RECORD is larger than " + std::to_string(limits.record_cap(zip.entries.size())) + " bytes");
+    return make_error(path + ": RECORD is larger than " +
+                      std::to_string(limits.record_cap(zip.entries.size())) + " bytes");
   std::vector<std::byte> buffer;
   TAILOR_TRY(record_bytes, formats::extract_member(file, *record_entry, buffer));
-  auto rows = formats::parse_record(as_chars(record_bytes), zip.entries.size() + limits.record_extra_rows);
+  auto rows =
+      formats::parse_record(as_chars(record_bytes), zip.entries.size() + limits.record_extra_rows);
   if (!rows) return make_error(path + ": RECORD: " + rows.error().message);
   out.rows = std::move(*rows);
   return out;
@@ -57,15 +60,19 @@ Expected<WheelRecord> read_wheel_record(const std::string& path, Bytes file, con
 
 // The members that may be libraries (by name, then by the ELF magic), each with its
 // temporary files in `tmp`.
-Expected<std::vector<WheelWork>> wheel_libraries(const std::string& path, Bytes file, const formats::ZipArchive& zip,
-                                                 const TempDir& tmp, bool dry_run) {
+Expected<std::vector<WheelWork>> wheel_libraries(const std::string& path, Bytes file,
+                                                 const formats::ZipArchive& zip, const TempDir& tmp,
+                                                 bool dry_run) {
   std::vector<WheelWork> work;
   for (size_t i = 0; i < zip.entries.size(); ++i) {
     const auto& e = zip.entries[i];
     if (e.is_directory() || e.uncompressed_size < 64 || !may_be_library(e.name)) continue;
     auto head = formats::peek_member(file, e, 4);
     if (!head) return make_error(path + ": " + head.error().message);
-    if (*head != std::string("\x7f" "ELF", 4)) continue;
+    if (*head != std::string("\x7f"
+                             "ELF",
+                             4))
+      continue;
     WheelWork w;
     w.member = i;
     w.temp_in = tmp.path() + "/" + std::to_string(i) + ".in";
@@ -76,8 +83,8 @@ Expected<std::vector<WheelWork>> wheel_libraries(const std::string& path, Bytes 
 }
 
 // One member inflated into its temporary file and slimmed from there.
-Expected<void> slim_member(const std::string& path, Bytes file, const formats::ZipEntry& e, WheelWork& w,
-                           const KeepPolicy& policy) {
+Expected<void> slim_member(const std::string& path, Bytes file, const formats::ZipEntry& e,
+                           WheelWork& w, const KeepPolicy& policy) {
   {
     int fd = ::open(w.temp_in.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) return make_error(w.temp_in + ": " + errno_text(errno));
@@ -87,8 +94,10 @@ Expected<void> slim_member(const std::string& path, Bytes file, const formats::Z
       while (werr && at < chunk.size()) {
         ssize_t n = ::write(fd, chunk.data() + at, chunk.size() - at);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) werr = make_error(w.temp_in + ": " + errno_text(errno));
-        else at += static_cast<size_t>(n);
+        if (n <= 0)
+          werr = make_error(w.temp_in + ": " + errno_text(errno));
+        else
+          at += static_cast<size_t>(n);
       }
     });
     ::close(fd);
@@ -96,7 +105,10 @@ Expected<void> slim_member(const std::string& path, Bytes file, const formats::Z
     if (!werr) return werr.error();
   }
   auto r = slim_file(w.temp_in, w.temp_out, policy, false, false);
-  if (!r) return make_error(path + ": " + e.name + ": " + r.error().message.substr(std::min(r.error().message.size(), w.temp_in.size() + 2)));
+  if (!r)
+    return make_error(
+        path + ": " + e.name + ": " +
+        r.error().message.substr(std::min(r.error().message.size(), w.temp_in.size() + 2)));
   w.result = std::move(*r);
   if (!w.result.written) ::unlink(w.temp_in.c_str());
   return {};
@@ -104,8 +116,9 @@ Expected<void> slim_member(const std::string& path, Bytes file, const formats::Z
 
 // The new archive: members in their order, slimmed ones deflated again, the rest copied
 // compressed; the marker before RECORD; RECORD last.
-Expected<void> write_slimmed_wheel(const std::string& path, Bytes file, const formats::ZipArchive& zip,
-                                   const WheelRecord& record, const std::vector<WheelWork>& work, const SlimOptions& o,
+Expected<void> write_slimmed_wheel(const std::string& path, Bytes file,
+                                   const formats::ZipArchive& zip, const WheelRecord& record,
+                                   const std::vector<WheelWork>& work, const SlimOptions& o,
                                    const std::string& original_sha, const InputSlim& in) {
   std::map<size_t, const WheelWork*> slimmed;
   for (const auto& w : work)
@@ -134,17 +147,20 @@ Expected<void> write_slimmed_wheel(const std::string& path, Bytes file, const fo
     (void)m;
   }
   std::vector<SlimmedFile> marker_files = in.files;
-  std::string marker = marker_json(o, fs::path(path).filename().string(), original_sha, marker_files).dump(2) + "\n";
+  std::string marker =
+      marker_json(o, fs::path(path).filename().string(), original_sha, marker_files).dump(2) + "\n";
   TAILOR_TRY(mm, writer.add({marker_name, marker, 0644}));
   new_rows[marker_name] = formats::record_digest(mm.sha256) + "," + std::to_string(mm.size);
   std::string record_text;
   for (const auto& r : record.rows) {
     if (r.path == record_name || r.path == marker_name) continue;
     auto n = new_rows.find(r.path);
-    if (n != new_rows.end()) record_text += formats::record_field(r.path) + "," + n->second + "\n";
+    if (n != new_rows.end())
+      record_text += formats::record_field(r.path) + "," + n->second + "\n";
     else
-      record_text += formats::record_field(r.path) + "," + (r.hash_algorithm.empty() ? "" : r.hash_algorithm + "=" + r.hash_value) +
-                     "," + (r.size ? std::to_string(*r.size) : "") + "\n";
+      record_text += formats::record_field(r.path) + "," +
+                     (r.hash_algorithm.empty() ? "" : r.hash_algorithm + "=" + r.hash_value) + "," +
+                     (r.size ? std::to_string(*r.size) : "") + "\n";
   }
   record_text += formats::record_field(marker_name) + "," + new_rows[marker_name] + "\n";
   record_text += formats::record_field(record_name) + ",,\n";
@@ -168,16 +184,20 @@ Expected<InputSlim> slim_wheel_input(const std::string& path, const SlimOptions&
   TAILOR_TRY(record, read_wheel_record(path, file, *zip));
 
   // Libraries: inflated, slimmed in parallel.
-  in.output = o.dry_run ? std::string() : o.in_place ? path : (fs::path(o.out_dir) / fs::path(path).filename()).string();
+  in.output = o.dry_run    ? std::string()
+              : o.in_place ? path
+                           : (fs::path(o.out_dir) / fs::path(path).filename()).string();
   if (!o.dry_run && !o.in_place && fs::exists(in.output) && fs::equivalent(in.output, path))
     return make_error(path + ": --out would overwrite the input; use --in-place to replace it");
-  TAILOR_TRY(tmp, TempDir::inside(o.dry_run ? fs::temp_directory_path().string() : fs::path(in.output).parent_path().string()));
+  TAILOR_TRY(tmp, TempDir::inside(o.dry_run ? fs::temp_directory_path().string()
+                                            : fs::path(in.output).parent_path().string()));
   TAILOR_TRY(work, wheel_libraries(path, file, *zip, tmp, o.dry_run));
   in.libraries_scanned = work.size();
   std::string original_sha;
   std::thread hasher([&] { original_sha = Sha256::hex(Sha256::of(file)); });
-  auto done = parallel_for(work.size(), o.jobs,
-                           [&](size_t k) { return slim_member(path, file, zip->entries[work[k].member], work[k], o.policy); });
+  auto done = parallel_for(work.size(), o.jobs, [&](size_t k) {
+    return slim_member(path, file, zip->entries[work[k].member], work[k], o.policy);
+  });
   hasher.join();
   if (!done) return done.error();
   for (auto& w : work) {
@@ -190,7 +210,8 @@ Expected<InputSlim> slim_wheel_input(const std::string& path, const SlimOptions&
     if (w.result.lib.outcome != SlimOutcome::no_device_code)
       in.files.push_back({zip->entries[w.member].name, w.result.lib});
   }
-  std::sort(in.files.begin(), in.files.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+  std::sort(in.files.begin(), in.files.end(),
+            [](const auto& a, const auto& b) { return a.path < b.path; });
   in.size_before = file.size();
   in.size_after = file.size();
   {

@@ -1,10 +1,10 @@
 // The facts of data/stack/stack.toml, the target's pip tags and marker environment, and
 // pip's report and error text.
-#include <algorithm>
-#include <regex>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "cuda/cuda_version.h"
 #include "data/data_files.h"
@@ -53,7 +53,8 @@ std::string pytorch_index_url(const std::optional<cuda::CudaVersion>& cuda) {
 Expected<std::optional<cuda::CudaVersion>> parse_cuda_flag(std::string_view text) {
   if (text.empty()) return std::optional<cuda::CudaVersion>();
   auto v = cuda::parse_cuda_version(text);
-  if (!v) return make_error(fmt::format("--cuda {}: expected MAJOR.MINOR, e.g. 13.0", std::string(text)));
+  if (!v)
+    return make_error(fmt::format("--cuda {}: expected MAJOR.MINOR, e.g. 13.0", std::string(text)));
   return std::optional<cuda::CudaVersion>(*v);
 }
 
@@ -102,7 +103,8 @@ std::vector<std::string> pip_platform_tags(const Target& target) {
     tags.push_back(fmt::format("manylinux_2_{}_{}", minor, target.platform));
   for (const auto& p : policies)
     if (p.glibc_major == 2 && p.glibc_minor <= glibc_minor)
-      for (const auto& alias : p.aliases) tags.push_back(fmt::format("{}_{}", alias, target.platform));
+      for (const auto& alias : p.aliases)
+        tags.push_back(fmt::format("{}_{}", alias, target.platform));
   tags.push_back("linux_" + target.platform);
   return tags;
 }
@@ -118,30 +120,42 @@ std::vector<std::string> IndexOptions::args() const {
 
 std::string_view kind_key(Kind kind) {
   switch (kind) {
-    case Kind::pure: return "pure";
-    case Kind::native: return "native";
-    case Kind::cuda: return "cuda";
-    case Kind::cuda_runtime: return "cuda-runtime";
-    case Kind::torch: return "torch";
-    case Kind::source: return "sdist";
+    case Kind::pure:
+      return "pure";
+    case Kind::native:
+      return "native";
+    case Kind::cuda:
+      return "cuda";
+    case Kind::cuda_runtime:
+      return "cuda-runtime";
+    case Kind::torch:
+      return "torch";
+    case Kind::source:
+      return "sdist";
   }
   return "pure";
 }
 
 std::string_view outcome_key(Outcome outcome) {
   switch (outcome) {
-    case Outcome::prebuilt: return "prebuilt";
-    case Outcome::build: return "build";
-    case Outcome::unsupported: return "unsupported";
-    case Outcome::installed: return "installed";
-    case Outcome::unknown: return "unknown";
+    case Outcome::prebuilt:
+      return "prebuilt";
+    case Outcome::build:
+      return "build";
+    case Outcome::unsupported:
+      return "unsupported";
+    case Outcome::installed:
+      return "installed";
+    case Outcome::unknown:
+      return "unknown";
   }
   return "prebuilt";
 }
 
 bool StackResult::ok() const {
-  return std::none_of(rows.begin(), rows.end(),
-                      [](const Row& r) { return r.outcome == Outcome::unsupported || r.outcome == Outcome::unknown; });
+  return std::none_of(rows.begin(), rows.end(), [](const Row& r) {
+    return r.outcome == Outcome::unsupported || r.outcome == Outcome::unknown;
+  });
 }
 
 namespace {
@@ -178,8 +192,11 @@ std::string file_name_of_url(const std::string& url) {
 Expected<std::vector<ResolvedDist>> parse_pip_report(std::string_view text) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return make_error("pip's report is not JSON");
-  if (j.value("version", std::string()) != "1") return make_error("pip's report has version " + j.value("version", std::string("?")) + ", expected 1");
-  if (!j.contains("install") || !j["install"].is_array()) return make_error("pip's report has no install list");
+  if (j.value("version", std::string()) != "1")
+    return make_error("pip's report has version " + j.value("version", std::string("?")) +
+                      ", expected 1");
+  if (!j.contains("install") || !j["install"].is_array())
+    return make_error("pip's report has no install list");
   std::vector<ResolvedDist> out;
   for (const auto& item : j["install"]) {
     if (!item.is_object() || !item.contains("metadata") || !item.contains("download_info"))
@@ -189,7 +206,8 @@ Expected<std::vector<ResolvedDist>> parse_pip_report(std::string_view text) {
     ResolvedDist d;
     d.name = md.value("name", std::string());
     d.version = md.value("version", std::string());
-    if (d.name.empty() || d.version.empty()) return make_error("pip's report: an item without name or version");
+    if (d.name.empty() || d.version.empty())
+      return make_error("pip's report: an item without name or version");
     d.key = formats::normalize_distribution_name(d.name);
     d.url = di.value("url", std::string());
     if (di.contains("archive_info") && di["archive_info"].is_object()) {
@@ -204,7 +222,8 @@ Expected<std::vector<ResolvedDist>> parse_pip_report(std::string_view text) {
     d.filename = file_name_of_url(d.url);
     if (d.filename.empty() || d.filename == "." || d.filename == ".." || d.filename.size() > 255 ||
         d.filename.find('\0') != std::string::npos)
-      return make_error(fmt::format("pip's report: {} {}: the URL names no usable file", d.name, d.version));
+      return make_error(
+          fmt::format("pip's report: {} {}: the URL names no usable file", d.name, d.version));
     d.wheel = d.filename.ends_with(".whl");
     d.requested = item.value("requested", false);
     if (md.contains("requires_dist") && md["requires_dist"].is_array())

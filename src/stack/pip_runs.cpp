@@ -1,13 +1,12 @@
 // The pip commands stack runs (a dry-run resolution through the target wrapper, downloads
 // into the sha256-keyed file cache) and the requirement strings they take.
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <regex>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "formats/wheel.h"
 #include "stack/stack_cache.h"
@@ -20,10 +19,13 @@ namespace fs = std::filesystem;
 
 namespace tailor::stack {
 
-Expected<CommandResult> run_checked(CommandRunner& runner, CommandSpec spec, const std::string& what) {
+Expected<CommandResult> run_checked(CommandRunner& runner, CommandSpec spec,
+                                    const std::string& what) {
   auto r = runner.run(spec);
   if (r.interrupted) return make_error("interrupted");
-  if (!r.started) return make_error(fmt::format("{}: cannot run {}", what, spec.argv.empty() ? "" : spec.argv[0]));
+  if (!r.started)
+    return make_error(
+        fmt::format("{}: cannot run {}", what, spec.argv.empty() ? "" : spec.argv[0]));
   if (r.timed_out) return make_error(what + ": timed out");
   return r;
 }
@@ -81,23 +83,28 @@ std::vector<std::string> target_tag_args(const Context& c) {
 }
 
 Expected<PipRun> pip_dry_run(Context& c, const std::vector<std::string>& requirements,
-                             const std::vector<std::string>& extra_args, bool ignore_installed, bool stored_only) {
-  fs::path scratch = fs::path(c.cache) / "tmp" / fmt::format("report-{}-{}", ::getpid(), std::rand());
+                             const std::vector<std::string>& extra_args, bool ignore_installed,
+                             bool stored_only) {
+  fs::path scratch =
+      fs::path(c.cache) / "tmp" / fmt::format("report-{}-{}", ::getpid(), std::rand());
   std::error_code ec;
   fs::create_directories(scratch, ec);
   fs::path report = scratch / "report.json";
   CommandSpec spec;
   spec.argv = pip_target_argv(c);
   // `args` as run; `keyed` the same with this run's own paths left out (the cache's key).
-  std::vector<std::string> args = {"install", "--dry-run", "--disable-pip-version-check", "--quiet", "--report", report.string()};
-  std::vector<std::string> keyed = {"install", "--dry-run", "--disable-pip-version-check", "--quiet", "--report", "{report}"};
+  std::vector<std::string> args = {"install", "--dry-run", "--disable-pip-version-check",
+                                   "--quiet", "--report",  report.string()};
+  std::vector<std::string> keyed = {"install", "--dry-run", "--disable-pip-version-check",
+                                    "--quiet", "--report",  "{report}"};
   // pip's own lines say what it is fetching (where an index has no PEP 658 metadata files,
   // every wheel it considers is downloaded whole): shown as progress, else kept quiet.
   if (c.request.progress_detail) {
     args.erase(args.begin() + 3);
     spec.on_line = [&c](std::string_view line) {
       std::string_view t = trim(line);
-      if (t.starts_with("Collecting ") || t.starts_with("Downloading ") || t.starts_with("Using cached "))
+      if (t.starts_with("Collecting ") || t.starts_with("Downloading ") ||
+          t.starts_with("Using cached "))
         c.request.progress_detail("pip: " + std::string(t));
     };
   }
@@ -146,7 +153,8 @@ Expected<std::string> file_sha256(const fs::path& path) {
   return Sha256::hex(digest);
 }
 
-Expected<std::map<std::string, fs::path>> fetch_into_cache(Context& c, const std::vector<const ResolvedDist*>& dists) {
+Expected<std::map<std::string, fs::path>> fetch_into_cache(
+    Context& c, const std::vector<const ResolvedDist*>& dists) {
   std::map<std::string, fs::path> out;
   std::vector<const ResolvedDist*> missing;
   for (const auto* d : dists) {
@@ -162,15 +170,21 @@ Expected<std::map<std::string, fs::path>> fetch_into_cache(Context& c, const std
     std::vector<std::string> names;
     for (const auto* d : missing)
       if (names.size() < 3) names.push_back(d->filename);
-    if (missing.size() > names.size()) names.push_back(fmt::format("{} more", missing.size() - names.size()));
-    c.request.progress(fmt::format("downloading {} file{} with pip: {}", missing.size(), missing.size() == 1 ? "" : "s", join(names, ", ")));
+    if (missing.size() > names.size())
+      names.push_back(fmt::format("{} more", missing.size() - names.size()));
+    c.request.progress(fmt::format("downloading {} file{} with pip: {}", missing.size(),
+                                   missing.size() == 1 ? "" : "s", join(names, ", ")));
   }
-  fs::path scratch = fs::path(c.cache) / "tmp" / fmt::format("download-{}-{}", ::getpid(), std::rand());
+  fs::path scratch =
+      fs::path(c.cache) / "tmp" / fmt::format("download-{}-{}", ::getpid(), std::rand());
   std::error_code ec;
   fs::create_directories(scratch, ec);
   CommandSpec spec;
-  spec.argv = {c.python, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps", "-d", scratch.string()};
-  bool all_wheels = std::all_of(missing.begin(), missing.end(), [](const ResolvedDist* d) { return d->wheel; });
+  spec.argv = {c.python,    "-m",      "pip",
+               "download",  "--quiet", "--disable-pip-version-check",
+               "--no-deps", "-d",      scratch.string()};
+  bool all_wheels =
+      std::all_of(missing.begin(), missing.end(), [](const ResolvedDist* d) { return d->wheel; });
   if (all_wheels) {
     spec.argv.push_back("--only-binary=:all:");
     auto tags = target_tag_args(c);
@@ -218,7 +232,8 @@ Expected<std::map<std::string, fs::path>> fetch_into_cache(Context& c, const std
     std::string sha = *hashed;
     if (!d->sha256.empty() && sha != d->sha256) {
       fs::remove_all(scratch, ec);
-      return make_error(fmt::format("{}: sha256 {} differs from the index's {}", d->filename, sha, d->sha256));
+      return make_error(
+          fmt::format("{}: sha256 {} differs from the index's {}", d->filename, sha, d->sha256));
     }
     fs::path dest = cache_path(c, sha, d->filename);
     fs::create_directories(dest.parent_path(), ec);

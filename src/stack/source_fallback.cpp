@@ -1,8 +1,8 @@
 // A package stack cannot take as a wheel: its sdist found with pip, fetched into the cache
 // and judged buildable (a recipe, and the build tools its build system names), or unsupported.
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "plan/extension_recipe.h"
@@ -24,18 +24,21 @@ Expected<std::optional<ResolvedDist>> find_sdist(Context& c, const std::string& 
     std::vector<std::string> extra = {"--no-deps", "--no-binary=:all:"};
     if (!isolated) extra.push_back("--no-build-isolation");
     TAILOR_TRY(run, pip_dry_run(c, {requirement}, extra, true, true));
-    if (run.ok && !run.dists.empty() && !run.dists.front().wheel) return std::optional<ResolvedDist>(run.dists.front());
+    if (run.ok && !run.dists.empty() && !run.dists.front().wheel)
+      return std::optional<ResolvedDist>(run.dists.front());
   }
   for (bool isolated : {true, false}) {
     std::vector<std::string> extra = {"--no-deps", "--no-binary=:all:"};
     if (!isolated) extra.push_back("--no-build-isolation");
     // pip refuses sdists with --platform unless --no-deps, which is set: the tags stay.
     TAILOR_TRY(run, pip_dry_run(c, {requirement}, extra, true));
-    if (run.ok && !run.dists.empty() && !run.dists.front().wheel) return std::optional<ResolvedDist>(run.dists.front());
+    if (run.ok && !run.dists.empty() && !run.dists.front().wheel)
+      return std::optional<ResolvedDist>(run.dists.front());
     // No sdist of the package itself. A build dependency the isolated build could not get
     // (--no-binary=:all: holds for them too: torch for xformers) is not that: the build
     // without isolation, against this interpreter's packages, may still read the sdist.
-    if (unsatisfied_requirement(run.err) == requirement_name(requirement)) return std::optional<ResolvedDist>();
+    if (unsatisfied_requirement(run.err) == requirement_name(requirement))
+      return std::optional<ResolvedDist>();
   }
   return std::optional<ResolvedDist>();
 }
@@ -65,10 +68,13 @@ std::string build_needs(Context& c, const fs::path& sdist) {
 }  // namespace
 
 /// Turns an unusable or missing wheel into a build from the sdist, or unsupported.
-Expected<void> fall_back_to_source(Context& c, Row& row, const std::string& requirement, const std::string& why) {
+Expected<void> fall_back_to_source(Context& c, Row& row, const std::string& requirement,
+                                   const std::string& why) {
   std::optional<ResolvedDist> sdist;
   if (!row.sdist_url.empty()) {  // pip resolved it from source already
-    sdist = ResolvedDist{row.name, row.key, row.version, row.sdist_url, row.sdist_sha256, row.sdist_file, false, row.requested, {}};
+    sdist = ResolvedDist{row.name,      row.key,          row.version,
+                         row.sdist_url, row.sdist_sha256, row.sdist_file,
+                         false,         row.requested,    {}};
   } else {
     TAILOR_TRY(found, find_sdist(c, requirement));
     sdist = std::move(found);
@@ -94,7 +100,8 @@ Expected<void> fall_back_to_source(Context& c, Row& row, const std::string& requ
   const auto& recipe = plan::recipe_for(row.key);
   row.recipe = recipe.name == "generic" ? "generic" : recipe.name;
   std::string needs = build_needs(c, paths.at(sdist->key));
-  row.reason = fmt::format("{}; build from {} ({} recipe){}", why, sdist->filename, row.recipe, needs.empty() ? "" : "; " + needs);
+  row.reason = fmt::format("{}; build from {} ({} recipe){}", why, sdist->filename, row.recipe,
+                           needs.empty() ? "" : "; " + needs);
   return {};
 }
 

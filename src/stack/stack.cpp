@@ -2,6 +2,7 @@
 // decide each package's outcome.
 #include "stack/stack.h"
 
+#include <fmt/format.h>
 #include <gnu/libc-version.h>
 #include <unistd.h>
 
@@ -10,8 +11,6 @@
 #include <map>
 #include <regex>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "cuda/arch_spec.h"
 #include "cuda/compatibility.h"
@@ -39,14 +38,17 @@ std::string normalise_machine(std::string m) {
   return m;
 }
 
-Expected<std::string> interpreter_facts(CommandRunner& runner, const std::string& python, std::string& machine,
-                                        std::string* executable) {
+Expected<std::string> interpreter_facts(CommandRunner& runner, const std::string& python,
+                                        std::string& machine, std::string* executable) {
   CommandSpec spec;
   spec.argv = {python, "-c",
-               "import platform,sys; print(platform.machine()); print('%d.%d' % sys.version_info[:2]); print(sys.executable)"};
+               "import platform,sys; print(platform.machine()); print('%d.%d' % "
+               "sys.version_info[:2]); print(sys.executable)"};
   spec.timeout = std::chrono::seconds(30);
   auto r = runner.run(spec);
-  if (!r.ok()) return make_error(fmt::format("{}: cannot run this Python{}", python, r.err.empty() ? "" : ": " + std::string(trim(r.err))));
+  if (!r.ok())
+    return make_error(fmt::format("{}: cannot run this Python{}", python,
+                                  r.err.empty() ? "" : ": " + std::string(trim(r.err))));
   auto lines = split_any(r.out, "\n");
   if (lines.size() < 2) return make_error(python + ": unexpected output");
   machine = normalise_machine(std::string(trim(lines[0])));
@@ -54,7 +56,8 @@ Expected<std::string> interpreter_facts(CommandRunner& runner, const std::string
   return std::string(trim(lines[1]));
 }
 
-void decide_torch(Context& c, Row& row, const ResolvedDist& d, const std::vector<ResolvedDist>& all) {
+void decide_torch(Context& c, Row& row, const ResolvedDist& d,
+                  const std::vector<ResolvedDist>& all) {
   stack::decide_torch(c.target, c.asked_cuda, d, all, row, c.result.torch);
 }
 
@@ -79,7 +82,8 @@ void order_rows(std::vector<Row>& rows) {
 
 }  // namespace
 
-Expected<Target> resolve_target(const StackRequest& request, CommandRunner& runner, std::string* interpreter_path) {
+Expected<Target> resolve_target(const StackRequest& request, CommandRunner& runner,
+                                std::string* interpreter_path) {
   Target t;
   std::string machine;
   TAILOR_TRY(python, interpreter_facts(runner, request.interpreter, machine, interpreter_path));
@@ -99,24 +103,32 @@ Expected<Target> resolve_target(const StackRequest& request, CommandRunner& runn
     gpus = std::move(named);
   }
   // A GPU or instance of one platform only (T4G: aarch64) implies the target's platform.
-  TAILOR_TRY(implied, cuda::variant_platform(request.platform.empty() ? std::nullopt : std::optional<std::string>(request.platform),
+  TAILOR_TRY(implied, cuda::variant_platform(request.platform.empty()
+                                                 ? std::nullopt
+                                                 : std::optional<std::string>(request.platform),
                                              gpus ? gpus->named : std::vector<std::string>{}));
-  t.platform = !request.platform.empty() ? normalise_machine(request.platform) : implied ? *implied : machine;
+  t.platform = !request.platform.empty() ? normalise_machine(request.platform)
+               : implied                 ? *implied
+                                         : machine;
   if (t.platform != "x86_64" && t.platform != "aarch64")
     return make_error(fmt::format("--platform {}: expected x86_64 or aarch64", request.platform));
   static const std::regex py_re(R"(3\.\d{1,2})");
   t.python = request.python.empty() ? python : request.python;
-  if (!std::regex_match(t.python, py_re)) return make_error(fmt::format("--python {}: expected 3.X, e.g. 3.10", t.python));
+  if (!std::regex_match(t.python, py_re))
+    return make_error(fmt::format("--python {}: expected 3.X, e.g. 3.10", t.python));
   t.cross = t.platform != machine || t.python != python;
   if (!request.glibc.empty()) {
     auto v = parse_version(request.glibc);
-    if (!v || v->major() != 2) return make_error(fmt::format("--glibc {}: expected 2.X, e.g. 2.35", request.glibc));
+    if (!v || v->major() != 2)
+      return make_error(fmt::format("--glibc {}: expected 2.X, e.g. 2.35", request.glibc));
     t.glibc = request.glibc;
   } else {
-    t.glibc = t.platform == machine ? std::string(gnu_get_libc_version()) : facts().default_target_glibc;
+    t.glibc =
+        t.platform == machine ? std::string(gnu_get_libc_version()) : facts().default_target_glibc;
   }
   if (!gpus) {
-    if (t.cross) return make_error("the target is another machine: name its GPUs with --gpu or --arch");
+    if (t.cross)
+      return make_error("the target is another machine: name its GPUs with --gpu or --arch");
     TAILOR_TRY(detected, cuda::resolve_target_request(gpu_request));
     gpus = std::move(detected);
   }
@@ -134,34 +146,47 @@ void progress(const Context& c, const std::string& line) {
 
 /// --torch: an interpreter whose installed torch the stack uses (the result's torch), or a
 /// version to pin (a requirement); --cuda's PyTorch index; every requirement named.
-Expected<void> take_torch(Context& c, bool torch_interpreter, std::vector<std::string>& requirements) {
+Expected<void> take_torch(Context& c, bool torch_interpreter,
+                          std::vector<std::string>& requirements) {
   const StackRequest& request = c.request;
   if (torch_interpreter) {
-    if (c.target.cross) return make_error("--torch PYTHON uses that interpreter's torch: the target must be this machine");
+    if (c.target.cross)
+      return make_error(
+          "--torch PYTHON uses that interpreter's torch: the target must be this machine");
     auto py = probe::probe_python(c.torch_python, c.runner, std::chrono::seconds(120));
     if (!py || !py->torch)
-      return make_error(fmt::format("--torch {}: no importable torch{}", c.torch_python, py && !py->torch_error.empty() ? " (" + py->torch_error + ")" : ""));
-    c.result.torch = {py->torch->version, py->torch->cuda_version, "", "installed in " + c.torch_python, py->torch->cxx11_abi};
+      return make_error(
+          fmt::format("--torch {}: no importable torch{}", c.torch_python,
+                      py && !py->torch_error.empty() ? " (" + py->torch_error + ")" : ""));
+    c.result.torch = {py->torch->version, py->torch->cuda_version, "",
+                      "installed in " + c.torch_python, py->torch->cxx11_abi};
     std::vector<std::string> arch;
     for (const auto& a : py->torch->arch_list) arch.push_back(a);
     c.result.torch.arch_list = join(arch, " ");
   } else if (!request.torch.empty()) {
-    if (!parse_version(request.torch)) return make_error(fmt::format("--torch {}: expected a version (2.11.0) or a Python interpreter", request.torch));
-    bool named = std::any_of(requirements.begin(), requirements.end(), [](const std::string& r) { return requirement_name(r) == "torch"; });
+    if (!parse_version(request.torch))
+      return make_error(fmt::format(
+          "--torch {}: expected a version (2.11.0) or a Python interpreter", request.torch));
+    bool named = std::any_of(requirements.begin(), requirements.end(),
+                             [](const std::string& r) { return requirement_name(r) == "torch"; });
     if (named) return make_error("--torch and a torch requirement both given: keep one");
     requirements.insert(requirements.begin(), "torch==" + request.torch);
   }
-  if (c.asked_cuda && !torch_interpreter && !c.index.no_index) c.index.extra_index_urls.push_back(pytorch_index_url(c.asked_cuda));
+  if (c.asked_cuda && !torch_interpreter && !c.index.no_index)
+    c.index.extra_index_urls.push_back(pytorch_index_url(c.asked_cuda));
   for (const auto& r : requirements)
-    if (requirement_name(r).empty()) return make_error(fmt::format("requirement '{}': expected NAME[==VERSION]", r));
+    if (requirement_name(r).empty())
+      return make_error(fmt::format("requirement '{}': expected NAME[==VERSION]", r));
   return {};
 }
 
 /// Binary-only resolution for the target; packages with no wheel are retried from source
 /// (this machine) or set aside and looked up as sdists later (another machine: their
 /// requirement strings go to `set_aside`, out of `requirements`).
-Expected<PipRun> resolve_with_pip(Context& c, std::vector<std::string>& requirements, std::vector<std::string>& set_aside) {
-  progress(c, fmt::format("resolving {} for {} Python {} with pip", join(requirements, " "), c.target.platform, c.target.python));
+Expected<PipRun> resolve_with_pip(Context& c, std::vector<std::string>& requirements,
+                                  std::vector<std::string>& set_aside) {
+  progress(c, fmt::format("resolving {} for {} Python {} with pip", join(requirements, " "),
+                          c.target.platform, c.target.python));
   auto t0 = Clock::now();
   std::set<std::string> no_wheel;
   PipRun run;
@@ -196,24 +221,29 @@ Expected<PipRun> resolve_with_pip(Context& c, std::vector<std::string>& requirem
       no_wheel.insert(missing);
       continue;
     }
-    auto it = std::find_if(requirements.begin(), requirements.end(), [&](const std::string& q) { return requirement_name(q) == missing; });
+    auto it = std::find_if(requirements.begin(), requirements.end(),
+                           [&](const std::string& q) { return requirement_name(q) == missing; });
     if (it == requirements.end())
-      return make_error(fmt::format("pip could not resolve the stack for {}: {} (a dependency) has no wheel for the target",
-                                    c.target.platform, missing));
+      return make_error(fmt::format(
+          "pip could not resolve the stack for {}: {} (a dependency) has no wheel for the target",
+          c.target.platform, missing));
     no_wheel.insert(missing);
     set_aside.push_back(*it);
     requirements.erase(it);
     if (requirements.empty() && c.request.requirement_files.empty()) break;
   }
   c.result.resolve_seconds = since(t0);
-  progress(c, fmt::format("{} {} package{} in {:.1f} s", c.result.resolution_reused ? "reused the resolution of" : "resolved",
-                          run.dists.size(), run.dists.size() == 1 ? "" : "s", c.result.resolve_seconds));
+  progress(
+      c, fmt::format("{} {} package{} in {:.1f} s",
+                     c.result.resolution_reused ? "reused the resolution of" : "resolved",
+                     run.dists.size(), run.dists.size() == 1 ? "" : "s", c.result.resolve_seconds));
   return run;
 }
 
 /// One row per resolved distribution, torch first (the others are judged against it): torch
 /// and NVIDIA runtimes decided here, sdists marked, and the wheels to inspect in `to_inspect`.
-std::vector<Row> rows_of(Context& c, const PipRun& run, std::vector<const ResolvedDist*>& to_inspect) {
+std::vector<Row> rows_of(Context& c, const PipRun& run,
+                         std::vector<const ResolvedDist*>& to_inspect) {
   std::vector<Row> rows;
   std::set<std::string> resolved_keys;
   for (const auto& d : run.dists) resolved_keys.insert(d.key);
@@ -231,7 +261,8 @@ std::vector<Row> rows_of(Context& c, const PipRun& run, std::vector<const Resolv
     row.wheel = d->wheel;
     for (const auto& req : d->requires_dist) {
       std::string dep = requirement_name(req);
-      if (!dep.empty() && !has_extra_marker(req) && resolved_keys.count(dep) && dep != d->key) row.depends.push_back(dep);
+      if (!dep.empty() && !has_extra_marker(req) && resolved_keys.count(dep) && dep != d->key)
+        row.depends.push_back(dep);
     }
     if (d->wheel) {
       row.wheel_url = d->url;
@@ -262,8 +293,10 @@ Row installed_torch_row(const Context& c) {
   row.version = c.result.torch.version;
   row.kind = Kind::torch;
   row.outcome = Outcome::installed;
-  row.reason = fmt::format("{}; CUDA {}; {}", c.result.torch.source, c.result.torch.cuda ? c.result.torch.cuda->to_string() : "none",
-                           c.result.torch.arch_list.empty() ? "no GPU targets" : c.result.torch.arch_list);
+  row.reason =
+      fmt::format("{}; CUDA {}; {}", c.result.torch.source,
+                  c.result.torch.cuda ? c.result.torch.cuda->to_string() : "none",
+                  c.result.torch.arch_list.empty() ? "no GPU targets" : c.result.torch.arch_list);
   auto set = cuda::parse_arch_spec(c.result.torch.arch_list);
   row.covers = "yes";
   for (const auto& cc : c.target.gpus)
@@ -272,9 +305,11 @@ Row installed_torch_row(const Context& c) {
     for (const auto& t : set->targets) row.targets.push_back(t.name());
   if (row.covers == "no") {
     row.outcome = Outcome::unsupported;
-    row.reason = fmt::format("the installed torch ({}) has no kernels for {}: `tailor build torch --gpu {}`",
-                             c.result.torch.arch_list.empty() ? "CPU-only" : c.result.torch.arch_list, c.target.gpu_label(),
-                             c.target.gpu_text.empty() ? c.target.gpus.front().str() : c.target.gpu_text);
+    row.reason =
+        fmt::format("the installed torch ({}) has no kernels for {}: `tailor build torch --gpu {}`",
+                    c.result.torch.arch_list.empty() ? "CPU-only" : c.result.torch.arch_list,
+                    c.target.gpu_label(),
+                    c.target.gpu_text.empty() ? c.target.gpus.front().str() : c.target.gpu_text);
   }
   return row;
 }
@@ -282,8 +317,10 @@ Row installed_torch_row(const Context& c) {
 /// Downloads the wheels that may carry device code and judges each from its inspection
 /// (stored by sha256 and tailor build id, else made now); an unusable one falls back to its
 /// sdist.
-Expected<void> inspect_wheels(Context& c, std::vector<Row>& rows, const std::vector<const ResolvedDist*>& to_inspect) {
-  progress(c, fmt::format("inspecting {} wheel{} that may carry device code", to_inspect.size(), to_inspect.size() == 1 ? "" : "s"));
+Expected<void> inspect_wheels(Context& c, std::vector<Row>& rows,
+                              const std::vector<const ResolvedDist*>& to_inspect) {
+  progress(c, fmt::format("inspecting {} wheel{} that may carry device code", to_inspect.size(),
+                          to_inspect.size() == 1 ? "" : "s"));
   TAILOR_TRY(paths, fetch_into_cache(c, to_inspect));
   InspectionStore inspections((fs::path(c.cache) / "inspections").string(), build_identity());
   std::map<std::string, Row*> by_key;
@@ -300,12 +337,14 @@ Expected<void> inspect_wheels(Context& c, std::vector<Row>& rows, const std::vec
     if (stored) {
       ++c.result.inspections_reused;
     } else {
-      if (c.request.progress_detail) c.request.progress_detail(fmt::format("inspecting {}", d->filename));
+      if (c.request.progress_detail)
+        c.request.progress_detail(fmt::format("inspecting {}", d->filename));
       auto report = inspect::inspect_paths({file.string()});
       if (!report || report->wheels.empty()) {
         row.outcome = Outcome::unsupported;
         row.covers = "?";
-        row.reason = fmt::format("{} does not read as a wheel: {}", d->filename, report ? "no wheel" : report.error().message);
+        row.reason = fmt::format("{} does not read as a wheel: {}", d->filename,
+                                 report ? "no wheel" : report.error().message);
         continue;
       }
       stored = std::move(report->wheels.front());
@@ -314,27 +353,37 @@ Expected<void> inspect_wheels(Context& c, std::vector<Row>& rows, const std::vec
     }
     std::string why = judge_wheel(c, row, *stored);
     if (!why.empty())
-      if (auto f = fall_back_to_source(c, row, d->key + "==" + d->version, why); !f) return f.error();
+      if (auto f = fall_back_to_source(c, row, d->key + "==" + d->version, why); !f)
+        return f.error();
   }
   return {};
 }
 
 /// The packages pip resolved from source, and those set aside for another machine, as
 /// builds from their sdists (or unsupported).
-Expected<void> take_sources(Context& c, std::vector<Row>& rows, const std::vector<std::string>& set_aside) {
+Expected<void> take_sources(Context& c, std::vector<Row>& rows,
+                            const std::vector<std::string>& set_aside) {
   for (auto& row : rows)
     if (row.kind == Kind::source)
-      if (auto f = fall_back_to_source(c, row, row.key + "==" + row.version, "no wheel for the target"); !f) return f.error();
+      if (auto f =
+              fall_back_to_source(c, row, row.key + "==" + row.version, "no wheel for the target");
+          !f)
+        return f.error();
   for (const auto& req : set_aside) {
     Row row;
     row.key = row.name = requirement_name(req);
     row.kind = Kind::source;
     row.requested = true;
-    if (auto f = fall_back_to_source(c, row, req, fmt::format("no wheel for {} Python {}", c.target.platform, c.target.python)); !f)
+    if (auto f = fall_back_to_source(
+            c, row, req,
+            fmt::format("no wheel for {} Python {}", c.target.platform, c.target.python));
+        !f)
       return f.error();
     if (row.outcome == Outcome::build)
-      c.result.notes.push_back(fmt::format("{} has no wheel for the target; its dependencies were not resolved (pip resolves "
-                                           "an sdist's dependencies only on the machine that builds it)", row.name));
+      c.result.notes.push_back(fmt::format(
+          "{} has no wheel for the target; its dependencies were not resolved (pip resolves "
+          "an sdist's dependencies only on the machine that builds it)",
+          row.name));
     rows.push_back(std::move(row));
   }
   return {};
@@ -345,13 +394,21 @@ Expected<void> take_sources(Context& c, std::vector<Row>& rows, const std::vecto
 Expected<StackResult> run_stack(const StackRequest& request, CommandRunner& runner) {
   if (request.packages.empty() && request.requirement_files.empty())
     return make_error("name the packages (PACKAGE[==VER]... or -r requirements.txt)");
-  Context c{request, runner, {}, request.interpreter, {}, request.index, request.cache_dir.empty() ? user_cache_dir("stack") : request.cache_dir, {}};
+  Context c{request,
+            runner,
+            {},
+            request.interpreter,
+            {},
+            request.index,
+            request.cache_dir.empty() ? user_cache_dir("stack") : request.cache_dir,
+            {}};
   std::vector<std::string> requirements = request.packages;
   TAILOR_TRY(asked_cuda, parse_cuda_flag(request.cuda));
   c.asked_cuda = asked_cuda;
 
   // --torch: a version to pin, or an interpreter whose installed torch the stack uses.
-  bool torch_interpreter = request.torch.find('/') != std::string::npos || request.torch.starts_with("python");
+  bool torch_interpreter =
+      request.torch.find('/') != std::string::npos || request.torch.starts_with("python");
   if (torch_interpreter) {
     c.torch_python = request.torch;
     if (request.interpreter == "python3") c.python = request.torch;
@@ -361,12 +418,14 @@ Expected<StackResult> run_stack(const StackRequest& request, CommandRunner& runn
   std::string executable;
   TAILOR_TRY(target, resolve_target(with_python, runner, &executable));
   // The interpreter itself from here on: a pyenv shim costs a few bash scripts per run.
-  if (!executable.empty() && executable.starts_with('/') && ::access(executable.c_str(), X_OK) == 0) c.python = executable;
+  if (!executable.empty() && executable.starts_with('/') && ::access(executable.c_str(), X_OK) == 0)
+    c.python = executable;
   c.target = target;
   c.result.target = target;
   if (request.platform.empty())
     if (auto implied = cuda::implied_platform({c.target.gpu_text}); implied && *implied)
-      c.result.notes.push_back(fmt::format("platform {} implied by {}", (*implied)->platform, (*implied)->source));
+      c.result.notes.push_back(
+          fmt::format("platform {} implied by {}", (*implied)->platform, (*implied)->source));
   TAILOR_TRY_VOID(take_torch(c, torch_interpreter, requirements));
 
   // 1. The resolution; 2. rows, and the downloads inspection needs; 3. the sdists.
@@ -380,10 +439,12 @@ Expected<StackResult> run_stack(const StackRequest& request, CommandRunner& runn
   TAILOR_TRY_VOID(take_sources(c, rows, set_aside));
   c.result.inspect_seconds = since(t1);
   // A CUDA package on a torch without CUDA cannot work whatever its wheel holds.
-  bool any_cuda = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.kind == Kind::cuda; });
+  bool any_cuda =
+      std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.kind == Kind::cuda; });
   if (any_cuda && !c.result.torch.cuda && !c.result.torch.version.empty())
-    c.result.notes.push_back(fmt::format("torch {} has no CUDA on {}: every CUDA package needs a CUDA torch first", c.result.torch.version,
-                                         c.target.platform));
+    c.result.notes.push_back(
+        fmt::format("torch {} has no CUDA on {}: every CUDA package needs a CUDA torch first",
+                    c.result.torch.version, c.target.platform));
   order_rows(rows);
   c.result.rows = std::move(rows);
   c.result.index = c.index;

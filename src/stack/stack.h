@@ -95,11 +95,12 @@ std::string pip_error_line(std::string_view pip_stderr);
 struct StackRequest {
   std::vector<std::string> packages;           ///< requirement strings
   std::vector<std::string> requirement_files;  ///< -r
-  std::vector<std::string> gpu, arch;          ///< one of them (each may repeat), or neither (this machine's GPUs)
+  std::vector<std::string> gpu,
+      arch;  ///< one of them (each may repeat), or neither (this machine's GPUs)
   std::string platform, python, glibc, cuda;
   std::string torch;  ///< a version, or an interpreter whose installed torch is used
   IndexOptions index;
-  std::string cache_dir;  ///< default ${XDG_CACHE_HOME:-~/.cache}/tailor/stack
+  std::string cache_dir;                ///< default ${XDG_CACHE_HOME:-~/.cache}/tailor/stack
   std::string interpreter = "python3";  ///< runs pip; --install replaces it with the venv's
   std::string self;                     ///< this tailor binary (for builds)
   /// --refresh: pip resolves again even where a stored resolution still holds
@@ -121,25 +122,25 @@ enum class Outcome { prebuilt, build, unsupported, installed, unknown };
 std::string_view outcome_key(Outcome outcome);
 
 struct TorchChoice {
-  std::string version;      ///< "2.11.0+cu130"
+  std::string version;                    ///< "2.11.0+cu130"
   std::optional<cuda::CudaVersion> cuda;  ///< the build's CUDA; nullopt for a CPU build
-  std::string arch_list;    ///< TORCH_CUDA_ARCH_LIST of that build, when known
-  std::string source;       ///< "resolved", "installed in PYTHON"
+  std::string arch_list;                  ///< TORCH_CUDA_ARCH_LIST of that build, when known
+  std::string source;                     ///< "resolved", "installed in PYTHON"
   std::optional<bool> cxx11_abi;
 };
 
 struct Row {
   std::string name, key, version;
   Kind kind = Kind::pure;
-  bool wheel = false;            ///< a wheel was resolved for the target
-  std::string covers = "-";      ///< "yes", "no", "?" (unknown) or "-" (no device code)
-  std::string buildable = "-";   ///< "yes", "no" or "-" (not needed)
+  bool wheel = false;           ///< a wheel was resolved for the target
+  std::string covers = "-";     ///< "yes", "no", "?" (unknown) or "-" (no device code)
+  std::string buildable = "-";  ///< "yes", "no" or "-" (not needed)
   Outcome outcome = Outcome::prebuilt;
-  std::string reason;            ///< one line
+  std::string reason;                               ///< one line
   std::string wheel_url, wheel_sha256, wheel_file;  ///< prebuilt
   std::string sdist_url, sdist_sha256, sdist_file;  ///< build
-  std::string recipe;            ///< build: tailor's recipe, or "generic"
-  std::vector<std::string> targets;  ///< device targets found in the wheel
+  std::string recipe;                               ///< build: tailor's recipe, or "generic"
+  std::vector<std::string> targets;                 ///< device targets found in the wheel
   std::vector<std::string> depends;  ///< normalised names of its resolved dependencies
   bool requested = false;
 };
@@ -149,12 +150,12 @@ struct StackResult {
   TorchChoice torch;
   std::vector<Row> rows;  ///< dependency order: every package after what it depends on
   std::vector<std::string> notes;
-  IndexOptions index;       ///< the indexes resolved against (with --cuda's PyTorch index)
+  IndexOptions index;        ///< the indexes resolved against (with --cuda's PyTorch index)
   std::string torch_python;  ///< --torch PYTHON: the interpreter whose torch the stack uses
-  std::string pip_command;  ///< the binary resolution, as run
+  std::string pip_command;   ///< the binary resolution, as run
   double resolve_seconds = 0, inspect_seconds = 0;
   unsigned downloads = 0, cache_hits = 0;
-  bool resolution_reused = false;  ///< pip's stored resolution still held (stack_cache.h)
+  bool resolution_reused = false;   ///< pip's stored resolution still held (stack_cache.h)
   unsigned inspections_reused = 0;  ///< wheels whose stored inspection was used
   bool ok() const;  ///< every row prebuilt, installed or build: none unsupported or unknown
 };
@@ -164,15 +165,17 @@ struct StackResult {
 /// one platform only (T4G, g5g.xlarge: aarch64) implies it; --platform contradicting it is
 /// an error (cuda::variant_platform, the rule plan, build and inspect use).
 /// `interpreter_path`, when given, gets the resolving interpreter's sys.executable.
-Expected<Target> resolve_target(const StackRequest& request, CommandRunner& runner, std::string* interpreter_path = nullptr);
+Expected<Target> resolve_target(const StackRequest& request, CommandRunner& runner,
+                                std::string* interpreter_path = nullptr);
 
 /// torch's row from its resolved wheel: its CUDA build (the local label, else the
 /// nvidia-cuda-runtime resolved with it) and the official arch list of that CUDA and the
 /// target's platform (cuda/torch_wheels) against the target's GPUs. A list tailor's data
 /// lacks is Outcome::unknown (covers "?"), with the commands that decide it: download the
 /// wheel for the target and `tailor inspect` it with the target's GPUs. `asked_cuda`: --cuda.
-void decide_torch(const Target& target, const std::optional<cuda::CudaVersion>& asked_cuda, const ResolvedDist& torch,
-                  const std::vector<ResolvedDist>& resolved, Row& row, TorchChoice& choice);
+void decide_torch(const Target& target, const std::optional<cuda::CudaVersion>& asked_cuda,
+                  const ResolvedDist& torch, const std::vector<ResolvedDist>& resolved, Row& row,
+                  TorchChoice& choice);
 
 /// Resolves, inspects and decides. Errors are bad input (a requirement pip refuses, a
 /// failed resolution, an unreadable file) and name the cause in one line.
@@ -202,8 +205,9 @@ struct InstallReport {
 /// order, then the verification, judged against the target's GPUs. `on_line` gets the
 /// script's output. A venv this call created is removed again when the script fails or is
 /// interrupted.
-Expected<InstallReport> install_stack(const StackResult& result, const std::string& venv, const StackRequest& request,
-                                      CommandRunner& runner, std::function<void(std::string_view)> on_line);
+Expected<InstallReport> install_stack(const StackResult& result, const std::string& venv,
+                                      const StackRequest& request, CommandRunner& runner,
+                                      std::function<void(std::string_view)> on_line);
 /// Judges the verification JSON of verify_env.py: failed imports, a torch without CUDA
 /// or without kernels for the target, a failed GPU smoke test. Empty when it passed.
 std::vector<std::string> verification_failures(const StackResult& result, std::string_view json);

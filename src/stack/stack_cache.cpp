@@ -2,6 +2,7 @@
 #include "stack/stack_cache.h"
 
 #include <elf.h>
+#include <fmt/format.h>
 #include <link.h>
 #include <unistd.h>
 
@@ -10,8 +11,6 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "util/files.h"
@@ -35,7 +34,9 @@ std::string sha256_hex(std::string_view text) {
 Expected<void> store_file(const std::string& path, std::string_view text) {
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
-  if (ec) return make_error(fmt::format("{}: cannot create: {}", fs::path(path).parent_path().string(), ec.message()));
+  if (ec)
+    return make_error(
+        fmt::format("{}: cannot create: {}", fs::path(path).parent_path().string(), ec.message()));
   TAILOR_TRY(file, AtomicFile::beside(path));
   size_t done = 0;
   while (done < text.size()) {
@@ -56,37 +57,46 @@ std::string age_text(int64_t seconds) {
 }
 
 int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 Expected<CommandResult> run_pip(CommandRunner& runner, const CommandSpec& spec) {
   auto r = runner.run(spec);
   if (r.interrupted) return make_error("interrupted");
-  if (!r.started) return make_error(fmt::format("pip: cannot run {}", spec.argv.empty() ? "" : spec.argv[0]));
+  if (!r.started)
+    return make_error(fmt::format("pip: cannot run {}", spec.argv.empty() ? "" : spec.argv[0]));
   if (r.timed_out) return make_error("pip: timed out");
   return r;
 }
 }  // namespace
 
 bool is_sha256_hex(std::string_view text) {
-  return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+  return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
+           return std::isxdigit(static_cast<unsigned char>(c));
+         });
 }
 
 // ---- resolutions ----------------------------------------------------------------------
-std::string resolution_key(const std::vector<std::string>& argv, const std::map<std::string, std::optional<std::string>>& set_env,
+std::string resolution_key(const std::vector<std::string>& argv,
+                           const std::map<std::string, std::optional<std::string>>& set_env,
                            const std::map<std::string, std::string>& environment) {
   std::map<std::string, std::string> effective;
   for (const auto& [k, v] : environment)
     if (k.starts_with("PIP_")) effective[k] = v;
   for (const auto& [k, v] : set_env) {
-    if (v) effective[k] = *v;
-    else effective.erase(k);
+    if (v)
+      effective[k] = *v;
+    else
+      effective.erase(k);
   }
   std::string text(k_resolution_schema);
   text += '\0';
   for (const auto& a : argv) text += fmt::format("{}:{}\n", a.size(), a);
   text += "env\n";
-  for (const auto& [k, v] : effective) text += fmt::format("{}:{}={}:{}\n", k.size(), k, v.size(), v);
+  for (const auto& [k, v] : effective)
+    text += fmt::format("{}:{}={}:{}\n", k.size(), k, v.size(), v);
   return sha256_hex(text);
 }
 
@@ -100,10 +110,12 @@ bool same_fingerprints(std::string_view stored, std::string_view now) {
 
 bool reusable_report(std::string_view report, const std::vector<std::string>& argv) {
   auto j = json::parse(report, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("install") || !j["install"].is_array()) return false;
+  if (j.is_discarded() || !j.is_object() || !j.contains("install") || !j["install"].is_array())
+    return false;
   bool no_deps = std::find(argv.begin(), argv.end(), "--no-deps") != argv.end();
   for (const auto& item : j["install"]) {
-    if (!item.is_object() || !item.contains("download_info") || !item["download_info"].is_object()) return false;
+    if (!item.is_object() || !item.contains("download_info") || !item["download_info"].is_object())
+      return false;
     if (item.value("is_direct", false)) return false;
     const auto& di = item["download_info"];
     if (di.contains("dir_info") || di.contains("vcs_info")) return false;
@@ -114,9 +126,12 @@ bool reusable_report(std::string_view report, const std::vector<std::string>& ar
   return true;
 }
 
-std::string ResolutionStore::path_of(const std::string& key) const { return (fs::path(m_dir) / (key + ".json")).string(); }
+std::string ResolutionStore::path_of(const std::string& key) const {
+  return (fs::path(m_dir) / (key + ".json")).string();
+}
 
-std::optional<StoredResolution> ResolutionStore::load(const std::string& key, std::string& warning) const {
+std::optional<StoredResolution> ResolutionStore::load(const std::string& key,
+                                                      std::string& warning) const {
   warning.clear();
   std::string path = path_of(key);
   std::error_code ec;
@@ -128,11 +143,14 @@ std::optional<StoredResolution> ResolutionStore::load(const std::string& key, st
     why = "cannot be read";
   } else {
     auto j = json::parse(*text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) why = "not JSON";
-    else if (j.value("schema", std::string()) != k_resolution_schema) why = "not a stored resolution of this tailor";
-    else if (j.value("key", std::string()) != key) why = "its key differs from its name";
-    else if (!j.contains("report") || !j["report"].is_string() || !j.contains("seen") || !j["seen"].is_object() ||
-             !j.contains("created") || !j["created"].is_number_integer())
+    if (j.is_discarded() || !j.is_object())
+      why = "not JSON";
+    else if (j.value("schema", std::string()) != k_resolution_schema)
+      why = "not a stored resolution of this tailor";
+    else if (j.value("key", std::string()) != key)
+      why = "its key differs from its name";
+    else if (!j.contains("report") || !j["report"].is_string() || !j.contains("seen") ||
+             !j["seen"].is_object() || !j.contains("created") || !j["created"].is_number_integer())
       why = "a field is missing";
     else {
       r.key = key;
@@ -149,13 +167,20 @@ std::optional<StoredResolution> ResolutionStore::load(const std::string& key, st
 
 Expected<void> ResolutionStore::store(const StoredResolution& r) const {
   auto seen = json::parse(r.seen, nullptr, false);
-  if (seen.is_discarded() || !seen.is_object()) return make_error("pip's fingerprints are not a JSON object");
-  json j = {{"schema", k_resolution_schema}, {"key", r.key}, {"created", r.created}, {"report", r.report}, {"seen", seen}};
+  if (seen.is_discarded() || !seen.is_object())
+    return make_error("pip's fingerprints are not a JSON object");
+  json j = {{"schema", k_resolution_schema},
+            {"key", r.key},
+            {"created", r.created},
+            {"report", r.report},
+            {"seen", seen}};
   return store_file(path_of(r.key), j.dump());
 }
 
-Expected<PipResolution> resolve_with_cache(CommandRunner& runner, const CommandSpec& run, const std::string& report_path,
-                                           const std::vector<std::string>& key_argv, const std::string& scratch,
+Expected<PipResolution> resolve_with_cache(CommandRunner& runner, const CommandSpec& run,
+                                           const std::string& report_path,
+                                           const std::vector<std::string>& key_argv,
+                                           const std::string& scratch,
                                            const PipCacheOptions& options) {
   auto progress = [&](const std::string& line) {
     if (options.progress) options.progress(line);
@@ -173,9 +198,12 @@ Expected<PipResolution> resolve_with_cache(CommandRunner& runner, const CommandS
     if (stored) {
       std::string stored_path = (fs::path(scratch) / "stored-seen.json").string();
       auto pages = json::parse(stored->seen, nullptr, false);
-      size_t n = pages.is_object() && pages.contains("pages") && pages["pages"].is_object() ? pages["pages"].size() : 0;
-      progress(fmt::format("checking pip's resolution of {} ago: are the {} index page{} it read unchanged?", age_text(now() - stored->created),
-                           n, n == 1 ? "" : "s"));
+      size_t n = pages.is_object() && pages.contains("pages") && pages["pages"].is_object()
+                     ? pages["pages"].size()
+                     : 0;
+      progress(fmt::format(
+          "checking pip's resolution of {} ago: are the {} index page{} it read unchanged?",
+          age_text(now() - stored->created), n, n == 1 ? "" : "s"));
       if (auto w = write_file_atomic(stored_path, stored->seen); w) {
         CommandSpec check = run;
         check.on_line = nullptr;
@@ -191,7 +219,8 @@ Expected<PipResolution> resolve_with_cache(CommandRunner& runner, const CommandS
         }
         // Stale (or not checkable now): gone, so that a later lookup does not check it again.
         fs::remove(store.path_of(key), ec);
-        progress(seen_now ? "the index or pip's settings changed since: pip resolves again" : "could not check it: pip resolves again");
+        progress(seen_now ? "the index or pip's settings changed since: pip resolves again"
+                          : "could not check it: pip resolves again");
       }
     }
   }
@@ -236,9 +265,11 @@ int note_callback(struct dl_phdr_info* info, size_t, void* data) {
     while (off + sizeof(ElfW(Nhdr)) <= size) {
       ElfW(Nhdr) nh;
       std::memcpy(&nh, p + off, sizeof nh);
-      size_t name_at = off + sizeof nh, desc_at = name_at + pad(nh.n_namesz), next = desc_at + pad(nh.n_descsz);
+      size_t name_at = off + sizeof nh, desc_at = name_at + pad(nh.n_namesz),
+             next = desc_at + pad(nh.n_descsz);
       if (next > size || desc_at > size || nh.n_descsz > size) break;
-      if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && std::memcmp(p + name_at, "GNU", 4) == 0) {
+      if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+          std::memcmp(p + name_at, "GNU", 4) == 0) {
         std::string hex;
         for (size_t k = 0; k < nh.n_descsz; ++k) hex += fmt::format("{:02x}", p[desc_at + k]);
         *out = hex;
@@ -252,9 +283,10 @@ int note_callback(struct dl_phdr_info* info, size_t, void* data) {
 
 const std::vector<inspect::NeededKind>& all_needed_kinds() {
   static const std::vector<inspect::NeededKind> kinds = {
-      inspect::NeededKind::bundled, inspect::NeededKind::whitelisted, inspect::NeededKind::cuda_runtime,
-      inspect::NeededKind::cuda_driver, inspect::NeededKind::torch, inspect::NeededKind::found,
-      inspect::NeededKind::not_found, inspect::NeededKind::system};
+      inspect::NeededKind::bundled,      inspect::NeededKind::whitelisted,
+      inspect::NeededKind::cuda_runtime, inspect::NeededKind::cuda_driver,
+      inspect::NeededKind::torch,        inspect::NeededKind::found,
+      inspect::NeededKind::not_found,    inspect::NeededKind::system};
   return kinds;
 }
 }  // namespace
@@ -275,8 +307,10 @@ std::string inspection_to_json(const inspect::WheelReport& wheel, std::string_vi
     // The code's header fields too, so that a stored library is judged as a fresh one
     // (inspect's verdicts compare cuda::FatbinCode, never names).
     for (const auto& t : lib.targets)
-      targets.push_back({t.name, t.entries, t.code.kind, t.code.arch, t.code.arch_specific, t.code.family});
-    for (const auto& n : lib.needed_libraries) needed.push_back({n.soname, std::string(inspect::needed_kind_key(n.kind))});
+      targets.push_back(
+          {t.name, t.entries, t.code.kind, t.code.arch, t.code.arch_specific, t.code.family});
+    for (const auto& n : lib.needed_libraries)
+      needed.push_back({n.soname, std::string(inspect::needed_kind_key(n.kind))});
     libs.push_back({{"path", lib.path},
                     {"machine", lib.machine},
                     {"device", lib.has_device_code},
@@ -284,15 +318,20 @@ std::string inspection_to_json(const inspect::WheelReport& wheel, std::string_vi
                     {"needed", needed},
                     {"cxx11_abi", lib.cxx11_abi ? json(*lib.cxx11_abi) : json(nullptr)}});
   }
-  json j = {{"schema", k_inspection_schema}, {"build", build}, {"targets", wheel.target_names()}, {"libraries", libs}};
+  json j = {{"schema", k_inspection_schema},
+            {"build", build},
+            {"targets", wheel.target_names()},
+            {"libraries", libs}};
   return j.dump();
 }
 
-Expected<inspect::WheelReport> inspection_from_json(std::string_view text, std::string_view build, const std::string& path, bool* stale) {
+Expected<inspect::WheelReport> inspection_from_json(std::string_view text, std::string_view build,
+                                                    const std::string& path, bool* stale) {
   if (stale) *stale = false;
   auto j = json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return make_error("not JSON");
-  if (j.value("schema", std::string()) != k_inspection_schema || j.value("build", std::string()) != build) {
+  if (j.value("schema", std::string()) != k_inspection_schema ||
+      j.value("build", std::string()) != build) {
     if (stale) *stale = true;
     return make_error("another tailor's inspection");
   }
@@ -309,16 +348,19 @@ Expected<inspect::WheelReport> inspection_from_json(std::string_view text, std::
         inspect::TargetStats s;
         s.name = t.at(0).get<std::string>();
         s.entries = t.at(1).get<uint64_t>();
-        s.code = {t.at(2).get<uint16_t>(), t.at(3).get<uint32_t>(), t.at(4).get<bool>(), t.at(5).get<bool>()};
+        s.code = {t.at(2).get<uint16_t>(), t.at(3).get<uint32_t>(), t.at(4).get<bool>(),
+                  t.at(5).get<bool>()};
         lib.targets.push_back(std::move(s));
       }
       for (const auto& n : l.at("needed")) {
         inspect::NeededLibrary need;
         need.soname = n.at(0).get<std::string>();
         std::string kind = n.at(1).get<std::string>();
-        auto k = std::find_if(all_needed_kinds().begin(), all_needed_kinds().end(),
-                              [&](inspect::NeededKind x) { return inspect::needed_kind_key(x) == kind; });
-        if (k == all_needed_kinds().end()) return make_error("unknown needed-library kind '" + kind + "'");
+        auto k = std::find_if(
+            all_needed_kinds().begin(), all_needed_kinds().end(),
+            [&](inspect::NeededKind x) { return inspect::needed_kind_key(x) == kind; });
+        if (k == all_needed_kinds().end())
+          return make_error("unknown needed-library kind '" + kind + "'");
         need.kind = *k;
         lib.needed_libraries.push_back(std::move(need));
       }
@@ -332,7 +374,8 @@ Expected<inspect::WheelReport> inspection_from_json(std::string_view text, std::
   }
 }
 
-std::optional<inspect::WheelReport> InspectionStore::load(const std::string& sha256, const std::string& path,
+std::optional<inspect::WheelReport> InspectionStore::load(const std::string& sha256,
+                                                          const std::string& path,
                                                           std::string& warning) const {
   warning.clear();
   if (m_build.empty() || !is_sha256_hex(sha256)) return std::nullopt;
@@ -341,16 +384,21 @@ std::optional<inspect::WheelReport> InspectionStore::load(const std::string& sha
   if (!fs::exists(file, ec)) return std::nullopt;
   auto text = read_file(file.string());
   bool stale = false;
-  auto w = text ? inspection_from_json(*text, m_build, path, &stale) : Expected<inspect::WheelReport>(make_error("cannot be read"));
+  auto w = text ? inspection_from_json(*text, m_build, path, &stale)
+                : Expected<inspect::WheelReport>(make_error("cannot be read"));
   if (w) return std::move(*w);
-  if (!stale) warning = fmt::format("{}: {}; ignored (the wheel is inspected again)", file.string(), w.error().message);
+  if (!stale)
+    warning = fmt::format("{}: {}; ignored (the wheel is inspected again)", file.string(),
+                          w.error().message);
   fs::remove(file, ec);
   return std::nullopt;
 }
 
-Expected<void> InspectionStore::store(const std::string& sha256, const inspect::WheelReport& wheel) const {
+Expected<void> InspectionStore::store(const std::string& sha256,
+                                      const inspect::WheelReport& wheel) const {
   if (m_build.empty() || !is_sha256_hex(sha256)) return {};
-  return store_file((fs::path(m_dir) / sha256.substr(0, 2) / (sha256 + ".json")).string(), inspection_to_json(wheel, m_build));
+  return store_file((fs::path(m_dir) / sha256.substr(0, 2) / (sha256 + ".json")).string(),
+                    inspection_to_json(wheel, m_build));
 }
 
 }  // namespace tailor::stack

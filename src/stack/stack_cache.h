@@ -49,14 +49,14 @@ bool reusable_report(std::string_view report, const std::vector<std::string>& ar
 
 struct StoredResolution {
   std::string key;
-  std::string report;  ///< pip's report (JSON text)
-  std::string seen;    ///< pip_target.py's fingerprints (JSON text)
+  std::string report;   ///< pip's report (JSON text)
+  std::string seen;     ///< pip_target.py's fingerprints (JSON text)
   int64_t created = 0;  ///< unix seconds
 };
 
 /// Resolutions stored as DIR/<key>.json.
 class ResolutionStore {
-public:
+ public:
   explicit ResolutionStore(std::string dir) : m_dir(std::move(dir)) {}
   std::string path_of(const std::string& key) const;
   /// The stored resolution for `key`: nullopt when there is none, or when its file does
@@ -64,15 +64,15 @@ public:
   std::optional<StoredResolution> load(const std::string& key, std::string& warning) const;
   Expected<void> store(const StoredResolution& resolution) const;
 
-private:
+ private:
   std::string m_dir;
 };
 
 struct PipResolution {
-  bool ok = false;      ///< pip exited 0 and its report is in `report`
-  std::string report;   ///< pip's report (JSON text)
-  std::string output;   ///< pip's stderr and stdout (a failed run)
-  bool reused = false;  ///< a stored resolution that still holds
+  bool ok = false;          ///< pip exited 0 and its report is in `report`
+  std::string report;       ///< pip's report (JSON text)
+  std::string output;       ///< pip's stderr and stdout (a failed run)
+  bool reused = false;      ///< a stored resolution that still holds
   int64_t resolved_at = 0;  ///< unix seconds of the pip run that made it
 };
 
@@ -95,8 +95,10 @@ struct PipCacheOptions {
 /// fingerprint is unchanged; otherwise pip resolves (with TAILOR_PIP_SEEN) and a reusable
 /// result is stored. A failed check, or one pip cannot make, is a miss, never an error.
 /// Errors are only those of running pip at all (interrupted, not started, timed out).
-Expected<PipResolution> resolve_with_cache(CommandRunner& runner, const CommandSpec& run, const std::string& report_path,
-                                           const std::vector<std::string>& key_argv, const std::string& scratch,
+Expected<PipResolution> resolve_with_cache(CommandRunner& runner, const CommandSpec& run,
+                                           const std::string& report_path,
+                                           const std::vector<std::string>& key_argv,
+                                           const std::string& scratch,
                                            const PipCacheOptions& options);
 
 // ---- inspections ----------------------------------------------------------------------
@@ -108,19 +110,21 @@ std::string build_identity();
 std::string inspection_to_json(const inspect::WheelReport& wheel, std::string_view build);
 /// A stored inspection as a WheelReport named `path`. An error when the text is not one,
 /// or is another build's (`stale` is then set: not a corrupt file, just an old one).
-Expected<inspect::WheelReport> inspection_from_json(std::string_view text, std::string_view build, const std::string& path,
-                                                    bool* stale = nullptr);
+Expected<inspect::WheelReport> inspection_from_json(std::string_view text, std::string_view build,
+                                                    const std::string& path, bool* stale = nullptr);
 
 /// Inspections stored as DIR/<sha256[0:2]>/<sha256>.json.
 class InspectionStore {
-public:
-  InspectionStore(std::string dir, std::string build) : m_dir(std::move(dir)), m_build(std::move(build)) {}
+ public:
+  InspectionStore(std::string dir, std::string build)
+      : m_dir(std::move(dir)), m_build(std::move(build)) {}
   /// The stored inspection of the wheel with this sha256, named `path`; nullopt when
   /// none is stored for this build, or when the file does not read (`warning` says so).
-  std::optional<inspect::WheelReport> load(const std::string& sha256, const std::string& path, std::string& warning) const;
+  std::optional<inspect::WheelReport> load(const std::string& sha256, const std::string& path,
+                                           std::string& warning) const;
   Expected<void> store(const std::string& sha256, const inspect::WheelReport& wheel) const;
 
-private:
+ private:
   std::string m_dir, m_build;
 };
 

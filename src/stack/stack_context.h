@@ -18,7 +18,9 @@
 namespace tailor::stack {
 
 using Clock = std::chrono::steady_clock;
-inline double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+inline double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 constexpr auto k_pip_timeout = std::chrono::minutes(20);
 
@@ -50,7 +52,8 @@ std::string requirement_name(std::string_view req);
 bool has_extra_marker(std::string_view req);
 /// The runner's result, or one line for a command that did not start, timed out or was
 /// interrupted.
-Expected<CommandResult> run_checked(CommandRunner& runner, CommandSpec spec, const std::string& what);
+Expected<CommandResult> run_checked(CommandRunner& runner, CommandSpec spec,
+                                    const std::string& what);
 /// pip's --platform/--python-version/--implementation for a cross target (none otherwise).
 std::vector<std::string> target_tag_args(const Context& c);
 /// One `pip install --dry-run --report` through the target wrapper, or the stored
@@ -60,8 +63,8 @@ Expected<PipRun> pip_dry_run(Context& c, const std::vector<std::string>& require
                              const std::vector<std::string>& extra_args, bool ignore_installed,
                              bool stored_only = false);
 /// Brings these files into the cache (pip download, sha256 checked); returns the paths by key.
-Expected<std::map<std::string, std::filesystem::path>> fetch_into_cache(Context& c,
-                                                                         const std::vector<const ResolvedDist*>& dists);
+Expected<std::map<std::string, std::filesystem::path>> fetch_into_cache(
+    Context& c, const std::vector<const ResolvedDist*>& dists);
 Expected<std::string> file_sha256(const std::filesystem::path& path);
 
 // ---- decisions (wheel_judgement.cpp) ---------------------------------------------------
@@ -72,6 +75,7 @@ std::string judge_wheel(Context& c, Row& row, const inspect::WheelReport& wheel)
 
 // ---- the sdist (source_fallback.cpp) ---------------------------------------------------
 /// Turns an unusable or missing wheel into a build from the sdist, or unsupported.
-Expected<void> fall_back_to_source(Context& c, Row& row, const std::string& requirement, const std::string& why);
+Expected<void> fall_back_to_source(Context& c, Row& row, const std::string& requirement,
+                                   const std::string& why);
 
 }  // namespace tailor::stack

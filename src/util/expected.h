@@ -14,7 +14,7 @@ struct Error {
 
 template <typename T>
 class Expected {
-public:
+ public:
   Expected(T value) : m_v(std::in_place_index<0>, std::move(value)) {}
   Expected(Error error) : m_v(std::in_place_index<1>, std::move(error)) {}
 
@@ -29,20 +29,20 @@ public:
   const T* operator->() const { return &value(); }
   const Error& error() const { return std::get<1>(m_v); }
 
-private:
+ private:
   std::variant<T, Error> m_v;
 };
 
 template <>
 class Expected<void> {
-public:
+ public:
   Expected() = default;
   Expected(Error error) : m_error(std::move(error)), m_ok(false) {}
   bool has_value() const { return m_ok; }
   explicit operator bool() const { return m_ok; }
   const Error& error() const { return m_error; }
 
-private:
+ private:
   Error m_error;
   bool m_ok = true;
 };
@@ -52,14 +52,14 @@ inline Error make_error(std::string message) { return Error{std::move(message)};
 }  // namespace tailor
 
 /// TAILOR_TRY(var, expr): assign the value of an Expected or return its error.
-#define TAILOR_TRY(var, expr)                        \
-  auto var##_result_ = (expr);                       \
-  if (!var##_result_) return var##_result_.error();  \
+#define TAILOR_TRY(var, expr)                       \
+  auto var##_result_ = (expr);                      \
+  if (!var##_result_) return var##_result_.error(); \
   auto var = std::move(var##_result_).value()
 
 /// TAILOR_TRY_VOID(expr): return the error of an Expected whose value is not wanted
 /// (Expected<void>); one statement, so it may follow an `if`.
-#define TAILOR_TRY_VOID(expr)                                               \
-  do {                                                                      \
+#define TAILOR_TRY_VOID(expr)                                                \
+  do {                                                                       \
     if (auto tailor_try_ = (expr); !tailor_try_) return tailor_try_.error(); \
   } while (0)

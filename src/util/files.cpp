@@ -66,7 +66,8 @@ Expected<void> write_file_atomic(const std::string& path, std::string_view text,
 
 Expected<AtomicFile> AtomicFile::beside(const std::string& dest) {
   std::filesystem::path d(dest);
-  std::filesystem::path dir = d.parent_path().empty() ? std::filesystem::path(".") : d.parent_path();
+  std::filesystem::path dir =
+      d.parent_path().empty() ? std::filesystem::path(".") : d.parent_path();
   AtomicFile f;
   f.m_dest = dest;
   f.m_path = (dir / ("." + d.filename().string() + ".tailor-tmp-XXXXXX")).string();
@@ -78,7 +79,8 @@ Expected<AtomicFile> AtomicFile::beside(const std::string& dest) {
   return f;
 }
 
-AtomicFile::AtomicFile(AtomicFile&& o) noexcept : m_dest(std::move(o.m_dest)), m_path(std::move(o.m_path)), m_fd(o.m_fd) {
+AtomicFile::AtomicFile(AtomicFile&& o) noexcept
+    : m_dest(std::move(o.m_dest)), m_path(std::move(o.m_path)), m_fd(o.m_fd) {
   o.m_fd = -1;
   o.m_path.clear();
 }
@@ -146,8 +148,10 @@ ExclusiveFileLock::~ExclusiveFileLock() {
 
 std::string user_cache_dir(std::string_view what) {
   std::string w(what);
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/tailor/" + w;
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/tailor/" + w;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/tailor/" + w;
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/tailor/" + w;
   return "/tmp/tailor-" + w;
 }
 

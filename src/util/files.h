@@ -22,13 +22,14 @@ std::optional<std::string> read_file(const std::string& path);
 /// interrupted run) never sees half a file. The file is created with `mode` less the
 /// umask (0600: a secret, never readable by others, not even for a moment). Errors name
 /// the path.
-Expected<void> write_file_atomic(const std::string& path, std::string_view text, mode_t mode = 0666);
+Expected<void> write_file_atomic(const std::string& path, std::string_view text,
+                                 mode_t mode = 0666);
 
 /// A file written in pieces (an archive, a slimmed library) beside its destination and
 /// renamed over it once complete: `.<name>.tailor-tmp-XXXXXX` in the destination's folder
 /// (the same filesystem, so the rename is atomic), removed unless committed.
 class AtomicFile {
-public:
+ public:
   static Expected<AtomicFile> beside(const std::string& dest);
   AtomicFile() = default;
   AtomicFile(AtomicFile&& o) noexcept;
@@ -46,7 +47,7 @@ public:
   /// temporary file is removed when any step fails.
   Expected<void> commit(mode_t mode);
 
-private:
+ private:
   void discard();
   std::string m_dest, m_path;
   int m_fd = -1;
@@ -56,14 +57,14 @@ private:
 /// read-modify-write of a small state file that several tailor runs share; it waits for
 /// the holder. ok() is false when the lock file cannot be made or locked.
 class ExclusiveFileLock {
-public:
+ public:
   explicit ExclusiveFileLock(const std::string& path);
   ~ExclusiveFileLock();
   ExclusiveFileLock(const ExclusiveFileLock&) = delete;
   ExclusiveFileLock& operator=(const ExclusiveFileLock&) = delete;
   bool ok() const { return m_fd >= 0; }
 
-private:
+ private:
   int m_fd = -1;
 };
 

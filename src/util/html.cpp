@@ -1,12 +1,12 @@
 #include "util/html.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <queue>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "util/text_escape.h"
 
@@ -70,13 +70,24 @@ std::string escape(std::string_view s) {
   out.reserve(valid.size() + valid.size() / 8);
   for (char c : valid) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
       default:
-        if ((static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f)
+        if ((static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') ||
+            c == 0x7f)
           out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
         else
           out += c;
@@ -93,7 +104,8 @@ std::string shorten(std::string_view s, size_t max_chars) {
   if (starts.size() <= max_chars || max_chars < 3) return std::string(s);
   size_t keep = max_chars - 1;
   size_t head = keep / 3, tail = keep - head;
-  return std::string(s.substr(0, starts[head])) + "\u2026" + std::string(s.substr(starts[starts.size() - tail]));
+  return std::string(s.substr(0, starts[head])) + "\u2026" +
+         std::string(s.substr(starts[starts.size() - tail]));
 }
 
 std::string seconds_text(double seconds) {
@@ -110,8 +122,10 @@ std::string page(std::string_view title, std::string_view body, std::string_view
   out.reserve(body.size() + k_css.size() + 1024);
   out += "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   // No scripts, no fetches: a name that escaped escaping still cannot act.
-  out += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
-         "img-src data:\">\n";
+  out +=
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
+      "'unsafe-inline'; "
+      "img-src data:\">\n";
   out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   out += "<title>" + escape(title) + "</title>\n<style>";
   out += k_css;
@@ -149,30 +163,34 @@ std::string stacked_bars(const std::vector<BarRow>& rows, const BarChartOptions&
     }
   const double x0 = o.label_width, bar_w = std::max(10, o.width - o.label_width - o.note_width - 8);
   const int h = static_cast<int>(rows.size()) * o.row_height + 4;
-  std::string out = fmt::format("<svg class=\"bars\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
-                                "viewBox=\"0 0 {} {}\" role=\"img\">\n",
-                                o.width, h, o.width, h);
+  std::string out = fmt::format(
+      "<svg class=\"bars\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+      "viewBox=\"0 0 {} {}\" role=\"img\">\n",
+      o.width, h, o.width, h);
   for (size_t i = 0; i < rows.size(); ++i) {
     const BarRow& r = rows[i];
     const double y = 2 + static_cast<double>(i) * o.row_height;
     const double bh = o.row_height - 6;
     out += fmt::format("<g><title>{}</title>", escape(r.label));
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", num(x0 - 8), num(y + bh / 2 + 4),
-                       escape(shorten(r.label, o.label_chars)));
-    out += fmt::format("<rect class=\"track\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"2\"/>", num(x0), num(y),
-                       num(bar_w), num(bh));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", num(x0 - 8),
+                       num(y + bh / 2 + 4), escape(shorten(r.label, o.label_chars)));
+    out +=
+        fmt::format("<rect class=\"track\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"2\"/>",
+                    num(x0), num(y), num(bar_w), num(bh));
     out += "</g>";
     double x = x0;
     for (const auto& s : r.segments) {
       double w = scale > 0 ? clean(s.value) / scale * bar_w : 0;
       if (w <= 0) continue;
       w = std::max(w, 1.0);  // a non-zero share stays visible
-      out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>", num(x),
-                         num(y), num(w), num(bh), escape(s.color), escape(s.tooltip));
+      out += fmt::format(
+          "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>",
+          num(x), num(y), num(w), num(bh), escape(s.color), escape(s.tooltip));
       x += w;
     }
     if (!r.note.empty())
-      out += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>", num(x0 + bar_w + 8), num(y + bh / 2 + 4), escape(r.note));
+      out += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>", num(x0 + bar_w + 8),
+                         num(y + bh / 2 + 4), escape(r.note));
     out += "\n";
   }
   out += "</svg>\n";
@@ -182,8 +200,8 @@ std::string stacked_bars(const std::vector<BarRow>& rows, const BarChartOptions&
 std::string legend(const std::vector<LegendItem>& items) {
   std::string out = "<ul class=\"legend\">";
   for (const auto& i : items)
-    out += fmt::format("<li><span class=\"{}\" style=\"background:{}\"></span>{}</li>", i.shape == "line" ? "ln" : "sw",
-                       escape(i.color), escape(i.label));
+    out += fmt::format("<li><span class=\"{}\" style=\"background:{}\"></span>{}</li>",
+                       i.shape == "line" ? "ln" : "sw", escape(i.color), escape(i.label));
   return out + "</ul>\n";
 }
 
@@ -195,32 +213,35 @@ struct Frame {
 };
 
 // Axes, grid and tick labels for x in [0, xmax] and y in [0, ymax].
-std::string axes(const Frame& f, const std::vector<double>& xt, const std::vector<double>& yt, double xmax, double ymax,
-                 const std::string& x_label, const std::string& y_label) {
+std::string axes(const Frame& f, const std::vector<double>& xt, const std::vector<double>& yt,
+                 double xmax, double ymax, const std::string& x_label, const std::string& y_label) {
   std::string out = "<g class=\"axis\">";
   for (double v : yt) {
     double y = f.top + f.h - (ymax > 0 ? v / ymax * f.h : 0);
-    out += fmt::format("<line class=\"grid\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", num(f.left), num(y),
-                       num(f.left + f.w), num(y));
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", num(f.left - 6), num(y + 4), tick_label(v));
+    out += fmt::format("<line class=\"grid\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
+                       num(f.left), num(y), num(f.left + f.w), num(y));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", num(f.left - 6),
+                       num(y + 4), tick_label(v));
   }
   for (double v : xt) {
     double x = f.left + (xmax > 0 ? v / xmax * f.w : 0);
-    out += fmt::format("<line class=\"grid\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", num(x), num(f.top), num(x),
-                       num(f.top + f.h));
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>", num(x), num(f.top + f.h + 16),
-                       tick_label(v));
+    out += fmt::format("<line class=\"grid\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", num(x),
+                       num(f.top), num(x), num(f.top + f.h));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>", num(x),
+                       num(f.top + f.h + 16), tick_label(v));
   }
-  out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#8a93a3\"/>", num(f.left),
-                     num(f.top + f.h), num(f.left + f.w));
-  out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#8a93a3\"/>", num(f.left), num(f.top),
-                     num(f.top + f.h));
+  out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#8a93a3\"/>",
+                     num(f.left), num(f.top + f.h), num(f.left + f.w));
+  out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#8a93a3\"/>",
+                     num(f.left), num(f.top), num(f.top + f.h));
   if (!x_label.empty())
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>", num(f.left + f.w / 2),
-                       num(f.top + f.h + 34), escape(x_label));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+                       num(f.left + f.w / 2), num(f.top + f.h + 34), escape(x_label));
   if (!y_label.empty())
-    out += fmt::format("<text x=\"14\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 14 {0})\">{1}</text>",
-                       num(f.top + f.h / 2), escape(y_label));
+    out += fmt::format(
+        "<text x=\"14\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 14 "
+        "{0})\">{1}</text>",
+        num(f.top + f.h / 2), escape(y_label));
   return out + "</g>\n";
 }
 
@@ -244,12 +265,15 @@ std::string line_chart(const std::vector<LineSeries>& series, const LineChartOpt
   f.left = o.y_label.empty() ? 56 : 72;
   f.w = o.width - f.left - f.right;
   f.h = o.height - f.top - f.bottom;
-  std::string out = fmt::format("<svg class=\"line\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
-                                "viewBox=\"0 0 {0} {1}\" role=\"img\">\n",
-                                o.width, o.height);
+  std::string out = fmt::format(
+      "<svg class=\"line\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
+      "viewBox=\"0 0 {0} {1}\" role=\"img\">\n",
+      o.width, o.height);
   out += axes(f, xt, yt, xmax, ymax, o.x_label, o.y_label);
   auto px = [&](double x) { return f.left + (xmax > 0 ? clean(x) / xmax * f.w : 0); };
-  auto py = [&](double y) { return f.top + f.h - (ymax > 0 ? std::min(clean(y), ymax) / ymax * f.h : 0); };
+  auto py = [&](double y) {
+    return f.top + f.h - (ymax > 0 ? std::min(clean(y), ymax) / ymax * f.h : 0);
+  };
   for (const auto& s : series) {
     if (s.points.empty()) continue;
     std::string pts;
@@ -258,9 +282,11 @@ std::string line_chart(const std::vector<LineSeries>& series, const LineChartOpt
       if (s.step && i > 0) pts += num(px(p.x)) + "," + num(py(s.points[i - 1].y)) + " ";
       pts += num(px(p.x)) + "," + num(py(p.y)) + " ";
     }
-    out += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" stroke-linejoin=\"round\" points=\"{}\">"
-                       "<title>{}</title></polyline>\n",
-                       escape(s.color), pts, escape(s.name));
+    out += fmt::format(
+        "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" stroke-linejoin=\"round\" "
+        "points=\"{}\">"
+        "<title>{}</title></polyline>\n",
+        escape(s.color), pts, escape(s.name));
   }
   return out + "</svg>\n";
 }
@@ -311,30 +337,33 @@ std::string timeline(const std::vector<TimelineBar>& bars, const TimelineOptions
   auto xt = ticks(xmax, 12);
   xmax = std::max(xmax, xt.back());
   // Few lanes get tall bands (up to 2 x lane_height), many get thin ones (down to 2 px).
-  int lane_h = lanes ? std::clamp(static_cast<int>(o.max_height / static_cast<double>(lanes)), 2, 2 * o.lane_height)
+  int lane_h = lanes ? std::clamp(static_cast<int>(o.max_height / static_cast<double>(lanes)), 2,
+                                  2 * o.lane_height)
                      : o.lane_height;
   Frame f;
   f.left = 56;
   f.w = o.width - f.left - f.right;
   f.h = std::max<double>(static_cast<double>(lanes) * lane_h, 20);
   const int height = static_cast<int>(f.h + f.top + f.bottom);
-  std::string out = fmt::format("<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" "
-                                "height=\"{1}\" viewBox=\"0 0 {0} {1}\" role=\"img\">\n",
-                                o.width, height);
+  std::string out = fmt::format(
+      "<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" "
+      "height=\"{1}\" viewBox=\"0 0 {0} {1}\" role=\"img\">\n",
+      o.width, height);
   // Lane bands alternate so that parallel jobs read as rows.
   for (size_t l = 0; l < lanes; l += 2)
-    out += fmt::format("<rect class=\"track\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>", num(f.left),
-                       num(f.top + static_cast<double>(l) * lane_h), num(f.w), lane_h);
+    out += fmt::format("<rect class=\"track\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>",
+                       num(f.left), num(f.top + static_cast<double>(l) * lane_h), num(f.w), lane_h);
   out += axes(f, xt, {}, xmax, 0, o.x_label, "");
   const double gap = lane_h >= 6 ? 1 : 0;
   for (const auto& b : bars) {
     double x = f.left + (xmax > 0 ? clean(b.start) / xmax * f.w : 0);
     double w = xmax > 0 ? std::max(clean(b.end) - clean(b.start), 0.0) / xmax * f.w : 0;
     // A white edge keeps back-to-back jobs of one kind apart.
-    out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#fff\" "
-                       "stroke-width=\"{}\" rx=\"1\"><title>{}</title></rect>\n",
-                       num(x), num(f.top + static_cast<double>(b.lane) * lane_h + gap), num(std::max(w, 1.0)),
-                       num(lane_h - 2 * gap), escape(b.color), lane_h >= 6 ? "0.8" : "0", escape(b.tooltip));
+    out += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#fff\" "
+        "stroke-width=\"{}\" rx=\"1\"><title>{}</title></rect>\n",
+        num(x), num(f.top + static_cast<double>(b.lane) * lane_h + gap), num(std::max(w, 1.0)),
+        num(lane_h - 2 * gap), escape(b.color), lane_h >= 6 ? "0.8" : "0", escape(b.tooltip));
   }
   return out + "</svg>\n";
 }

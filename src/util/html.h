@@ -44,18 +44,19 @@ struct BarSegment {
 };
 
 struct BarRow {
-  std::string label;    ///< plain text, shortened and escaped here
-  std::string note;     ///< right of the bar ("12.4 MiB"), plain text
+  std::string label;  ///< plain text, shortened and escaped here
+  std::string note;   ///< right of the bar ("12.4 MiB"), plain text
   std::vector<BarSegment> segments;
 };
 
 struct BarChartOptions {
-  int width = 1100;        ///< whole SVG
-  int label_width = 330;   ///< left column for labels
-  int note_width = 110;    ///< right column for notes
+  int width = 1100;       ///< whole SVG
+  int label_width = 330;  ///< left column for labels
+  int note_width = 110;   ///< right column for notes
   int row_height = 22;
-  size_t label_chars = 48; ///< longer labels are shortened in the middle (the tooltip keeps them whole)
-  double scale_max = 0;    ///< 0: the largest row total
+  size_t label_chars =
+      48;  ///< longer labels are shortened in the middle (the tooltip keeps them whole)
+  double scale_max = 0;  ///< 0: the largest row total
 };
 
 /// One SVG: a row per BarRow, segments left to right, widths proportional to value.
@@ -75,7 +76,7 @@ struct Point {
   double x = 0, y = 0;
 };
 struct LineSeries {
-  std::string name;   ///< plain text, for the tooltip
+  std::string name;  ///< plain text, for the tooltip
   std::string color;
   std::vector<Point> points;  ///< x ascending
   bool step = false;          ///< a staircase (counts) instead of straight segments
@@ -105,11 +106,11 @@ struct TimelineBar {
   double start = 0, end = 0;  ///< seconds
   size_t lane = 0;
   std::string color;
-  std::string tooltip;        ///< plain text
+  std::string tooltip;  ///< plain text
 };
 struct TimelineOptions {
   int width = 1100;
-  int lane_height = 12;       ///< up to twice this for few lanes, down to 2 px for many
+  int lane_height = 12;  ///< up to twice this for few lanes, down to 2 px for many
   int max_height = 600;
   std::string x_label = "seconds";
 };

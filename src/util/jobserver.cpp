@@ -1,33 +1,36 @@
 #include "util/jobserver.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <vector>
 
-#include <fmt/format.h>
-
 namespace tailor {
 
-Expected<std::unique_ptr<FifoJobserver>> FifoJobserver::create(const std::string& path, size_t tokens) {
+Expected<std::unique_ptr<FifoJobserver>> FifoJobserver::create(const std::string& path,
+                                                               size_t tokens) {
   ::unlink(path.c_str());
   if (::mkfifo(path.c_str(), 0600) != 0)
-    return make_error(fmt::format("{}: cannot create the jobserver fifo: {}", path, std::strerror(errno)));
+    return make_error(
+        fmt::format("{}: cannot create the jobserver fifo: {}", path, std::strerror(errno)));
   // O_RDWR: on Linux a fifo opened for both never blocks and always has a reader and a
   // writer, so clients' non-blocking opens of either end succeed.
   int fd = ::open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     int e = errno;
     ::unlink(path.c_str());
-    return make_error(fmt::format("{}: cannot open the jobserver fifo: {}", path, std::strerror(e)));
+    return make_error(
+        fmt::format("{}: cannot open the jobserver fifo: {}", path, std::strerror(e)));
   }
   std::unique_ptr<FifoJobserver> js(new FifoJobserver(path, fd));
   if (js->mint(tokens) != tokens)
-    return make_error(fmt::format("{}: cannot write {} tokens into the jobserver fifo", path, tokens));
+    return make_error(
+        fmt::format("{}: cannot write {} tokens into the jobserver fifo", path, tokens));
   return js;
 }
 

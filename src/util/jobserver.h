@@ -16,7 +16,7 @@
 namespace tailor {
 
 class FifoJobserver {
-public:
+ public:
   /// Creates the fifo at `path` (an old file there is replaced) holding `tokens` tokens.
   static Expected<std::unique_ptr<FifoJobserver>> create(const std::string& path, size_t tokens);
   ~FifoJobserver();  ///< closes and removes the fifo
@@ -33,7 +33,7 @@ public:
   /// The MAKEFLAGS value for clients; `jobs` is the -j make itself would show.
   std::string makeflags(size_t jobs) const;
 
-private:
+ private:
   FifoJobserver(std::string path, int fd) : m_path(std::move(path)), m_fd(fd) {}
   std::string m_path;
   int m_fd = -1;

@@ -25,7 +25,8 @@ Expected<MappedFile> MappedFile::open(const std::string& path) {
 }
 
 MappedFile::MappedFile(MappedFile&& o) noexcept
-    : m_path(std::move(o.m_path)), m_data(std::exchange(o.m_data, nullptr)),
+    : m_path(std::move(o.m_path)),
+      m_data(std::exchange(o.m_data, nullptr)),
       m_size(std::exchange(o.m_size, 0)) {}
 
 MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {

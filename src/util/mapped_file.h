@@ -9,7 +9,7 @@
 namespace tailor {
 
 class MappedFile {
-public:
+ public:
   static Expected<MappedFile> open(const std::string& path);
   MappedFile(MappedFile&& other) noexcept;
   MappedFile& operator=(MappedFile&& other) noexcept;
@@ -20,7 +20,7 @@ public:
   Bytes bytes() const { return {static_cast<const std::byte*>(m_data), m_size}; }
   const std::string& path() const { return m_path; }
 
-private:
+ private:
   MappedFile() = default;
   std::string m_path;
   void* m_data = nullptr;

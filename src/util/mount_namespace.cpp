@@ -92,7 +92,8 @@ Expected<MountNamespaceKind> enter_private_mount_namespace() {
     // Ubuntu 23.10+: the namespace is made, but AppArmor gives it no capability.
     if (sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1")
       return make_error(made.error().message +
-                        ": AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns = 1)");
+                        ": AppArmor restricts unprivileged user namespaces "
+                        "(kernel.apparmor_restrict_unprivileged_userns = 1)");
     return made.error();
   }
   return MountNamespaceKind::with_user;

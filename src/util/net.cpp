@@ -1,6 +1,7 @@
 #include "util/net.h"
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -10,11 +11,10 @@
 #include <cerrno>
 #include <cstring>
 
-#include <fmt/format.h>
-
 namespace tailor {
 
-Expected<int> connect_tcp(const std::string& host, const std::string& port, std::chrono::milliseconds timeout) {
+Expected<int> connect_tcp(const std::string& host, const std::string& port,
+                          std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -33,7 +33,8 @@ Expected<int> connect_tcp(const std::string& host, const std::string& port, std:
     }
     if (errno == EINPROGRESS) {
       pollfd p{s, POLLOUT, 0};
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
       if (::poll(&p, 1, static_cast<int>(std::max<int64_t>(left.count(), 0))) == 1) {
         int err = 0;
         socklen_t len = sizeof err;

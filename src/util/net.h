@@ -11,7 +11,8 @@ namespace tailor {
 /// A non-blocking, close-on-exec TCP socket connected to host:port within `timeout`
 /// (every address the name resolves to is tried). The caller closes it. The error names
 /// host, port and the reason ("Connection refused", "timed out").
-Expected<int> connect_tcp(const std::string& host, const std::string& port, std::chrono::milliseconds timeout);
+Expected<int> connect_tcp(const std::string& host, const std::string& port,
+                          std::chrono::milliseconds timeout);
 
 /// A TCP port on 127.0.0.1 that nothing listens on now (bound and released).
 Expected<int> free_loopback_port();

@@ -67,12 +67,13 @@ using Clock = std::chrono::steady_clock;
 
 // Forks and execs the command in its own process group with the run's marker variable,
 // stdout (and stderr, or both merged) into the pipes' write ends; -1 when fork fails.
-pid_t start_child(const CommandSpec& spec, const std::string& exe, const int out_pipe[2], const int err_pipe[2],
-                  bool merged) {
+pid_t start_child(const CommandSpec& spec, const std::string& exe, const int out_pipe[2],
+                  const int err_pipe[2], bool merged) {
   CommandSpec tagged_env;
   tagged_env.env = spec.env;
   // See util/interrupt.h: the sweep finds the tree by this variable.
-  tagged_env.env.insert_or_assign(run_marker_name(), std::optional<std::string>(std::in_place, 1, '1'));
+  tagged_env.env.insert_or_assign(run_marker_name(),
+                                  std::optional<std::string>(std::in_place, 1, '1'));
   std::vector<std::string> env_strings = build_environment(tagged_env);
   std::vector<char*> envp, argv;
   for (auto& s : env_strings) envp.push_back(s.data());
@@ -121,7 +122,8 @@ class ChildGroup {
       kill(-m_pid, interrupt_signal());
       m_forwarded_at = Clock::now();
     }
-    if (!m_killed && (interrupt_count() >= 2 || Clock::now() - *m_forwarded_at >= k_interrupt_grace)) {
+    if (!m_killed &&
+        (interrupt_count() >= 2 || Clock::now() - *m_forwarded_at >= k_interrupt_grace)) {
       kill(-m_pid, SIGKILL);
       kill_run_processes();
       m_killed = true;
@@ -137,7 +139,10 @@ class ChildGroup {
     if (Clock::now() >= m_deadline && !m_result.timed_out) expire();
   }
   // Killed a while ago and the pipes still open: something outside the run holds them.
-  bool abandoned() const { return m_killed && Clock::now() - *m_forwarded_at >= k_interrupt_grace + std::chrono::seconds(1); }
+  bool abandoned() const {
+    return m_killed &&
+           Clock::now() - *m_forwarded_at >= k_interrupt_grace + std::chrono::seconds(1);
+  }
   std::chrono::milliseconds left() const {
     return std::chrono::duration_cast<std::chrono::milliseconds>(m_deadline - Clock::now());
   }
@@ -152,7 +157,8 @@ class ChildGroup {
 
 // Reads the child's stdout and stderr until both close (or the run times out or is
 // abandoned): into the result, or line by line to on_line when merged.
-void read_output(const CommandSpec& spec, int out_fd, int err_fd, bool merged, ChildGroup& group, CommandResult& result) {
+void read_output(const CommandSpec& spec, int out_fd, int err_fd, bool merged, ChildGroup& group,
+                 CommandResult& result) {
   pollfd fds[3] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}, {interrupt_fd(), POLLIN, 0}};
   bool open_fd[2] = {true, true};
   std::string line_buf;
@@ -168,7 +174,8 @@ void read_output(const CommandSpec& spec, int out_fd, int err_fd, bool merged, C
     for (int i = 0; i < 2; ++i) fds[i].fd = open_fd[i] ? (i ? err_fd : out_fd) : -1;
     // The self-pipe stays readable once interrupted: watch it only until then.
     fds[2].fd = result.interrupted ? -1 : interrupt_fd();
-    int wait_ms = static_cast<int>(std::min<long long>(left.count(), result.interrupted ? 100 : 1000));
+    int wait_ms =
+        static_cast<int>(std::min<long long>(left.count(), result.interrupted ? 100 : 1000));
     int n = poll(fds, 3, wait_ms);
     if (n < 0 && errno != EINTR) break;
     if (n <= 0) continue;

@@ -17,9 +17,9 @@ struct CommandResult {
   /// child's process group, which was killed after a short grace; or, when the interrupt
   /// came first, nothing was started.
   bool interrupted = false;
-  int exit_code = -1;      ///< exit status, or 128+signal when killed by a signal
-  std::string out;         ///< stdout
-  std::string err;         ///< stderr
+  int exit_code = -1;  ///< exit status, or 128+signal when killed by a signal
+  std::string out;     ///< stdout
+  std::string err;     ///< stderr
   bool ok() const { return started && !timed_out && !interrupted && exit_code == 0; }
 };
 
@@ -37,7 +37,7 @@ struct CommandSpec {
 
 /// Side effects behind an interface so callers are tested with fakes.
 class CommandRunner {
-public:
+ public:
   virtual ~CommandRunner() = default;
   virtual CommandResult run(const CommandSpec& spec) = 0;
 };
@@ -48,7 +48,7 @@ public:
 /// SIGKILL after k_interrupt_grace (at once on a second interrupt), and every process of
 /// the run is swept. After an interrupt nothing new starts.
 class SystemCommandRunner : public CommandRunner {
-public:
+ public:
   CommandResult run(const CommandSpec& spec) override;
 };
 

@@ -2,9 +2,9 @@
 
 #include <openssl/evp.h>
 
-#include <cstdlib>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <vector>
@@ -42,20 +42,23 @@ Sha256& Sha256::operator=(Sha256&&) noexcept = default;
 
 void Sha256::update(std::span<const std::byte> data) {
   if (data.empty()) return;
-  if (EVP_DigestUpdate(m_ctx.get(), data.data(), data.size()) != 1) crypto_failure("SHA-256 update");
+  if (EVP_DigestUpdate(m_ctx.get(), data.data(), data.size()) != 1)
+    crypto_failure("SHA-256 update");
 }
 
 Sha256::Digest Sha256::finish() {
   Digest d{};
   unsigned int n = 0;
-  if (EVP_DigestFinal_ex(m_ctx.get(), d.data(), &n) != 1 || n != d.size()) crypto_failure("SHA-256 final");
+  if (EVP_DigestFinal_ex(m_ctx.get(), d.data(), &n) != 1 || n != d.size())
+    crypto_failure("SHA-256 final");
   return d;
 }
 
 Sha256::Digest Sha256::of(std::span<const std::byte> data) {
   Digest d{};
   unsigned int n = 0;
-  if (!sha256_md() || EVP_Digest(data.data(), data.size(), d.data(), &n, sha256_md(), nullptr) != 1 ||
+  if (!sha256_md() ||
+      EVP_Digest(data.data(), data.size(), d.data(), &n, sha256_md(), nullptr) != 1 ||
       n != d.size())
     crypto_failure("SHA-256");
   return d;
@@ -69,7 +72,8 @@ Expected<Sha256::Digest> Sha256::of_file(const std::string& path) {
   while (in) {
     in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
     if (in.bad()) return make_error(path + ": read error");
-    if (auto n = in.gcount(); n > 0) h.update(std::as_bytes(std::span(buf.data(), static_cast<size_t>(n))));
+    if (auto n = in.gcount(); n > 0)
+      h.update(std::as_bytes(std::span(buf.data(), static_cast<size_t>(n))));
   }
   return h.finish();
 }

@@ -17,7 +17,7 @@ struct evp_md_ctx_st;
 namespace tailor {
 
 class Sha256 {
-public:
+ public:
   using Digest = std::array<uint8_t, 32>;
 
   Sha256();
@@ -38,7 +38,7 @@ public:
   /// Lowercase hex of a digest.
   static std::string hex(const Digest& digest);
 
-private:
+ private:
   struct Free {
     void operator()(evp_md_ctx_st* ctx) const;
   };

@@ -1,11 +1,10 @@
 #include "util/strings.h"
 
-#include <ctime>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
+#include <ctime>
 
 namespace tailor {
 

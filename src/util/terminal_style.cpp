@@ -25,9 +25,12 @@ namespace {
 /// Whether text written to `fd` (1 stdout, 2 stderr) is coloured.
 bool color_enabled(int fd) {
   switch (g_mode.load()) {
-    case ColorMode::always: return true;
-    case ColorMode::never: return false;
-    case ColorMode::automatic: break;
+    case ColorMode::always:
+      return true;
+    case ColorMode::never:
+      return false;
+    case ColorMode::automatic:
+      break;
   }
   const char* no_color = std::getenv("NO_COLOR");
   if (no_color && *no_color) return false;
@@ -42,10 +45,18 @@ std::string paint(std::string_view text, Paint p, int fd) {
   if (!color_enabled(fd)) return std::string(text);
   const char* code = "1";
   switch (p) {
-    case Paint::bold: code = "1"; break;
-    case Paint::red: code = "1;31"; break;
-    case Paint::green: code = "32"; break;
-    case Paint::yellow: code = "33"; break;
+    case Paint::bold:
+      code = "1";
+      break;
+    case Paint::red:
+      code = "1;31";
+      break;
+    case Paint::green:
+      code = "32";
+      break;
+    case Paint::yellow:
+      code = "33";
+      break;
   }
   return std::string("\x1b[") + code + "m" + std::string(text) + "\x1b[0m";
 }

@@ -13,16 +13,21 @@ size_t utf8_sequence(std::string_view s, size_t i) {
   if (c < 0x80) return 1;
   size_t n;
   uint32_t cp;
-  if (c >= 0xc2 && c <= 0xdf) n = 2, cp = c & 0x1f;
-  else if (c >= 0xe0 && c <= 0xef) n = 3, cp = c & 0x0f;
-  else if (c >= 0xf0 && c <= 0xf4) n = 4, cp = c & 0x07;
-  else return 0;  // continuation byte, overlong lead (c0, c1) or past U+10FFFF (f5..ff)
+  if (c >= 0xc2 && c <= 0xdf)
+    n = 2, cp = c & 0x1f;
+  else if (c >= 0xe0 && c <= 0xef)
+    n = 3, cp = c & 0x0f;
+  else if (c >= 0xf0 && c <= 0xf4)
+    n = 4, cp = c & 0x07;
+  else
+    return 0;  // continuation byte, overlong lead (c0, c1) or past U+10FFFF (f5..ff)
   if (s.size() - i < n) return 0;
   for (size_t k = 1; k < n; ++k) {
     if ((b(i + k) & 0xc0) != 0x80) return 0;
     cp = (cp << 6) | (b(i + k) & 0x3f);
   }
-  if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff) return 0;  // overlong / too large
+  if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff)
+    return 0;                                  // overlong / too large
   if (cp >= 0xd800 && cp <= 0xdfff) return 0;  // surrogates
   return n;
 }

@@ -41,7 +41,8 @@ void escape_json_strings(Json& j) {
     }
     if (bad_key) {
       Json fixed = Json::object();
-      for (auto it = j.begin(); it != j.end(); ++it) fixed[escape_invalid_utf8(it.key())] = std::move(it.value());
+      for (auto it = j.begin(); it != j.end(); ++it)
+        fixed[escape_invalid_utf8(it.key())] = std::move(it.value());
       j = std::move(fixed);
     }
   }

@@ -25,8 +25,8 @@ Error binary_error(const std::string& name, int64_t offset) {
 constexpr size_t k_binary_window = 64 * 1024;
 
 // Reads until EOF or until more than max_bytes arrived (then returns max_bytes + 1 bytes).
-Expected<std::string> read_bounded(int fd, const std::string& name, uint64_t max_bytes, uint64_t size_hint,
-                                   BinaryData binary) {
+Expected<std::string> read_bounded(int fd, const std::string& name, uint64_t max_bytes,
+                                   uint64_t size_hint, BinaryData binary) {
   std::string out;
   char buf[64 * 1024];
   bool checked = binary == BinaryData::allowed;
@@ -54,7 +54,8 @@ Expected<std::string> read_bounded(int fd, const std::string& name, uint64_t max
 }
 
 Error too_large(const std::string& name, uint64_t size, uint64_t max_bytes, bool exact) {
-  return make_error(name + ": " + (exact ? human_bytes(size) : "more than " + human_bytes(max_bytes)) +
+  return make_error(name + ": " +
+                    (exact ? human_bytes(size) : "more than " + human_bytes(max_bytes)) +
                     ", larger than the " + human_bytes(max_bytes) + " tailor reads");
 }
 
@@ -102,7 +103,10 @@ Expected<RegularFile> RegularFile::adopt(int fd, const std::string& name) {
 }
 
 RegularFile::RegularFile(RegularFile&& o) noexcept
-    : m_path(std::move(o.m_path)), m_fd(std::exchange(o.m_fd, -1)), m_size(o.m_size), m_owned(o.m_owned) {}
+    : m_path(std::move(o.m_path)),
+      m_fd(std::exchange(o.m_fd, -1)),
+      m_size(o.m_size),
+      m_owned(o.m_owned) {}
 
 RegularFile& RegularFile::operator=(RegularFile&& o) noexcept {
   if (this != &o) {
@@ -119,9 +123,11 @@ RegularFile::~RegularFile() {
   if (m_fd >= 0 && m_owned) ::close(m_fd);
 }
 
-Expected<std::string> read_text_file(const std::string& path, uint64_t max_bytes, BinaryData binary) {
+Expected<std::string> read_text_file(const std::string& path, uint64_t max_bytes,
+                                     BinaryData binary) {
   const bool stdin_path = path == "-";
-  auto file = stdin_path ? RegularFile::adopt(STDIN_FILENO, "standard input") : RegularFile::open(path);
+  auto file =
+      stdin_path ? RegularFile::adopt(STDIN_FILENO, "standard input") : RegularFile::open(path);
   if (!file) return file.error();
   if (file->size() > max_bytes) return too_large(file->path(), file->size(), max_bytes, true);
   TAILOR_TRY(text, read_bounded(file->fd(), file->path(), max_bytes, file->size(), binary));
@@ -145,6 +151,5 @@ Expected<std::string> read_file_head(const std::string& path, size_t count) {
   out.resize(got);
   return out;
 }
-
 
 }  // namespace tailor

@@ -12,7 +12,7 @@ namespace tailor {
 
 /// An open, regular, readable file (the descriptor is closed by the destructor).
 class RegularFile {
-public:
+ public:
   /// Opens `path` for reading without blocking (O_NONBLOCK, so a FIFO or a device never
   /// waits for a writer), refuses anything that is not a regular file, then clears
   /// O_NONBLOCK. Errors: "PATH: permission denied", "PATH: not a regular file (a FIFO)".
@@ -29,7 +29,7 @@ public:
   uint64_t size() const { return m_size; }
   const std::string& path() const { return m_path; }
 
-private:
+ private:
   RegularFile() = default;
   std::string m_path;
   int m_fd = -1;
@@ -51,6 +51,5 @@ Expected<std::string> read_text_file(const std::string& path, uint64_t max_bytes
 /// Up to `count` bytes from the start of a regular file (fewer when it is shorter):
 /// the magic-number check, with the errors of RegularFile::open.
 Expected<std::string> read_file_head(const std::string& path, size_t count);
-
 
 }  // namespace tailor

@@ -21,7 +21,8 @@ std::vector<std::string_view> dotted(std::string_view text) {
   size_t start = 0;
   while (true) {
     size_t dot = text.find('.', start);
-    out.push_back(text.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+    out.push_back(
+        text.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
     if (dot == std::string_view::npos) break;
     start = dot + 1;
   }
@@ -30,7 +31,9 @@ std::vector<std::string_view> dotted(std::string_view text) {
 
 }  // namespace
 
-std::string Version::major_minor() const { return std::to_string(major()) + "." + std::to_string(minor()); }
+std::string Version::major_minor() const {
+  return std::to_string(major()) + "." + std::to_string(minor());
+}
 
 Expected<Version> parse_version(std::string_view text) {
   auto bad = [&](std::string_view why) {

@@ -1,29 +1,32 @@
 #include "workflow/extension_build.h"
-#include "workflow/extension_steps.h"
-#include "workflow/extension_helpers.h"
 
+#include <fmt/format.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
-#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <future>
+#include <regex>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "cache/cache_ledger.h"
 #include "cache/compiler_cache.h"
+#include "cache/sccache_dist.h"
+#include "cache/tailor_toml.h"
+#include "cuda/arch_spec.h"
+#include "cuda/gpu_platform.h"
+#include "cuda/nvcc_capabilities.h"
+#include "data/data_files.h"
+#include "data/toml_document.h"
 #include "executor/fixed_folder.h"
 #include "executor/fixed_path.h"
 #include "executor/folder_lock.h"
 #include "executor/governor_profile.h"
-#include "executor/wheel_modules.h"
 #include "executor/memory_governor.h"
 #include "executor/ninja_log.h"
 #include "executor/publish.h"
@@ -31,15 +34,9 @@
 #include "executor/resume.h"
 #include "executor/run_plan.h"
 #include "executor/step_list.h"
-#include "cache/sccache_dist.h"
-#include "cache/tailor_toml.h"
 #include "executor/verify.h"
+#include "executor/wheel_modules.h"
 #include "executor/wheel_normaliser.h"
-#include "cuda/arch_spec.h"
-#include "cuda/gpu_platform.h"
-#include "cuda/nvcc_capabilities.h"
-#include "data/data_files.h"
-#include "data/toml_document.h"
 #include "plan/extension_plan.h"
 #include "plan/extension_recipe.h"
 #include "plan/toolkit_choice.h"
@@ -48,11 +45,13 @@
 #include "probe/cxx_runtime.h"
 #include "probe/host_files.h"
 #include "probe/probe.h"
-#include "util/interrupt.h"
 #include "util/files.h"
+#include "util/interrupt.h"
 #include "util/mapped_file.h"
 #include "util/sha256.h"
 #include "util/strings.h"
+#include "workflow/extension_helpers.h"
+#include "workflow/extension_steps.h"
 
 namespace tailor::workflow {
 using namespace tailor::executor;
@@ -76,7 +75,8 @@ std::string realpath_or(const std::string& p) {
 }
 
 /// The C++ compiler torch's cpp_extension will use: $CXX, else c++ / g++ on PATH.
-const probe::Compiler* host_cxx(const probe::HostReport& host, const std::map<std::string, std::string>& environment) {
+const probe::Compiler* host_cxx(const probe::HostReport& host,
+                                const std::map<std::string, std::string>& environment) {
   std::string want;
   if (auto cxx = environment.find("CXX"); cxx != environment.end() && !cxx->second.empty())
     want = find_in_path(split_any(cxx->second, " ").back());
@@ -105,7 +105,6 @@ std::optional<uint64_t> disk_free(const std::string& path) {
 
 namespace {
 
-
 std::string tail_lines(std::string_view text, size_t n) {
   auto lines = split_any(text, "\n");
   if (lines.size() > n) lines.erase(lines.begin(), lines.end() - n);
@@ -126,9 +125,7 @@ CheckRun run_check(CommandRunner& runner, std::vector<std::string> argv, const s
   spec.env = std::move(env);
   spec.timeout = timeout;
   std::string out;
-  spec.on_line = [&](std::string_view line) {
-    out.append(line).push_back('\n');
-  };
+  spec.on_line = [&](std::string_view line) { out.append(line).push_back('\n'); };
   CommandResult r = runner.run(spec);
   log << "### tailor check: " << join(spec.argv, " ") << "\n" << out;
   log << "### exit " << r.exit_code << (r.timed_out ? " (timed out)" : "") << "\n";
@@ -143,13 +140,16 @@ std::vector<std::string> python_test_files(const std::string& source_dir) {
   if (!fs::is_directory(tests, ec)) return files;
   for (const auto& e : fs::directory_iterator(tests, ec)) {
     auto n = e.path().filename().string();
-    if (n.rfind("test_", 0) == 0 && e.path().extension() == ".py") files.push_back(e.path().string());
+    if (n.rfind("test_", 0) == 0 && e.path().extension() == ".py")
+      files.push_back(e.path().string());
   }
   std::sort(files.begin(), files.end());
   return files;
 }
 
-bool has_python_tests(const std::string& source_dir) { return !python_test_files(source_dir).empty(); }
+bool has_python_tests(const std::string& source_dir) {
+  return !python_test_files(source_dir).empty();
+}
 
 /// The environment of every check in the clean venv: no PYTHONPATH, no user site.
 std::map<std::string, std::optional<std::string>> clean_venv_env() {
@@ -171,7 +171,8 @@ std::optional<std::string> missing_module_in(std::string_view out) {
 namespace {
 bool contains_word(std::string_view text, std::string_view word) {
   auto is_ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-  for (size_t at = text.find(word); !word.empty() && at != std::string_view::npos; at = text.find(word, at + 1)) {
+  for (size_t at = text.find(word); !word.empty() && at != std::string_view::npos;
+       at = text.find(word, at + 1)) {
     bool left = at == 0 || !is_ident(text[at - 1]);
     bool right = at + word.size() == text.size() || !is_ident(text[at + word.size()]);
     if (left && right) return true;
@@ -193,35 +194,41 @@ std::string embedded_program(std::string_view path) {
 // The clean venv of the import check, with the built wheel installed: no pip of its own
 // (ensurepip costs seconds per build): the target's pip installs into it with --python
 // (pip 22.3 and later); an older pip gets the venv its own pip.
-static CheckRun install_in_clean_venv(CommandRunner& runner, const std::string& python, const std::string& venv,
-                                      const std::string& wheel, const std::string& work_dir, std::ofstream& log) {
+static CheckRun install_in_clean_venv(CommandRunner& runner, const std::string& python,
+                                      const std::string& venv, const std::string& wheel,
+                                      const std::string& work_dir, std::ofstream& log) {
   const auto clean_env = clean_venv_env();
   const std::string vpy = (fs::path(venv) / "bin" / "python").string();
-  CheckRun r = run_check(runner, {python, "-m", "venv", "--system-site-packages", "--without-pip", venv},
-                         work_dir, clean_env, log, std::chrono::seconds(300));
+  CheckRun r =
+      run_check(runner, {python, "-m", "venv", "--system-site-packages", "--without-pip", venv},
+                work_dir, clean_env, log, std::chrono::seconds(300));
   // When the target Python is itself a venv (e.g. /opt/torch/.venv), --system-site-packages
   // exposes the base interpreter, not the venv that holds torch: hand the new venv the
   // target's own site folders, and what their .pth files add to its path (a venv that
   // reuses another interpreter's torch that way, as `tailor stack --torch` makes), through
   // a .pth file so torch (and only what sits beside it) is visible.
   if (r.ok) {
-    CheckRun sites = run_check(runner, {python, "-c", embedded_program("build/target_site_paths.py")}, work_dir,
-                               clean_env, log, std::chrono::seconds(120));
+    CheckRun sites =
+        run_check(runner, {python, "-c", embedded_program("build/target_site_paths.py")}, work_dir,
+                  clean_env, log, std::chrono::seconds(120));
     if (sites.ok)
-      r = run_check(runner, {vpy, "-c", embedded_program("build/venv_add_paths.py"), sites.output}, work_dir, clean_env,
-                    log, std::chrono::seconds(120));
+      r = run_check(runner, {vpy, "-c", embedded_program("build/venv_add_paths.py"), sites.output},
+                    work_dir, clean_env, log, std::chrono::seconds(120));
   }
   if (r.ok) {
     CheckRun via = run_check(runner,
-                             {python, "-m", "pip", "--python", vpy, "install", "--no-deps", "--no-index",
-                              "--force-reinstall", "-q", wheel},
+                             {python, "-m", "pip", "--python", vpy, "install", "--no-deps",
+                              "--no-index", "--force-reinstall", "-q", wheel},
                              work_dir, clean_env, log, std::chrono::seconds(600));
     if (via.ok || via.output.find("no such option: --python") == std::string::npos) {
       r = via;
     } else {
-      r = run_check(runner, {vpy, "-m", "ensurepip", "-q"}, work_dir, clean_env, log, std::chrono::seconds(300));
+      r = run_check(runner, {vpy, "-m", "ensurepip", "-q"}, work_dir, clean_env, log,
+                    std::chrono::seconds(300));
       if (r.ok)
-        r = run_check(runner, {vpy, "-m", "pip", "install", "--no-deps", "--no-index", "--force-reinstall", "-q", wheel},
+        r = run_check(runner,
+                      {vpy, "-m", "pip", "install", "--no-deps", "--no-index", "--force-reinstall",
+                       "-q", wheel},
                       work_dir, clean_env, log, std::chrono::seconds(600));
     }
   }
@@ -230,14 +237,16 @@ static CheckRun install_in_clean_venv(CommandRunner& runner, const std::string& 
 
 // 6. Install into a clean venv (torch visible, nothing else) and import.
 bool package_tests_run(const ExtensionBuildOptions& o, const ExtensionBuildState& s) {
-  bool run_tests = o.tests == ExtensionBuildOptions::Tests::always ||
-                   (o.tests == ExtensionBuildOptions::Tests::automatic && s.spec.kind == SourceKind::example);
+  bool run_tests =
+      o.tests == ExtensionBuildOptions::Tests::always ||
+      (o.tests == ExtensionBuildOptions::Tests::automatic && s.spec.kind == SourceKind::example);
   return run_tests && has_python_tests(s.source_dir);
 }
 
 constexpr std::string_view k_smoke_marker = "tailor: import passed; the smoke test follows";
 
-StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s) {
+StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                        ExtensionBuildState& s) {
   BuildReport& rep = s.result.report;
   CommandRunner& runner = ctx.runner;
   const std::string& work_dir = s.work_dir;
@@ -256,9 +265,11 @@ StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& c
     import_names = import_names_to_check(*names, s.package);
   }
   if (import_names.empty()) {
-    rep.checks.push_back({"import", CheckStatus::failed, "the wheel has no top-level Python package or module to import"});
-    return stop(BuildStatus::check_failed, "the built wheel holds nothing to import (no top-level package, module "
-                                           "or extension module)");
+    rep.checks.push_back({"import", CheckStatus::failed,
+                          "the wheel has no top-level Python package or module to import"});
+    return stop(BuildStatus::check_failed,
+                "the built wheel holds nothing to import (no top-level package, module "
+                "or extension module)");
   }
   const std::string import_name = join(import_names, ", ");
   // The recipe's smoke test as the plan rendered it with the name it guessed: rendered
@@ -266,11 +277,13 @@ StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& c
   if (s.recipe->import_name.empty() && !s.recipe->smoke_test.empty()) {
     auto render = [&](const std::string& name) {
       std::string smoke = s.recipe->smoke_test;
-      for (size_t at = smoke.find("{import_name}"); at != std::string::npos; at = smoke.find("{import_name}", at + name.size()))
+      for (size_t at = smoke.find("{import_name}"); at != std::string::npos;
+           at = smoke.find("{import_name}", at + name.size()))
         smoke.replace(at, 13, name);
       return smoke;
     };
-    if (s.build_plan.smoke_test == render(s.build_plan.import_name)) s.build_plan.smoke_test = render(import_names.front());
+    if (s.build_plan.smoke_test == render(s.build_plan.import_name))
+      s.build_plan.smoke_test = render(import_names.front());
   }
   std::string vpy = (venv / "bin" / "python").string();
   s.venv_python = vpy;
@@ -281,11 +294,15 @@ StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& c
   // installed one.
   // With a GPU and no package tests to run first, the recipe's smoke test runs in the same
   // interpreter after the import, behind a marker line that tells the two apart.
-  const bool fold_smoke = r.ok && !s.host.gpus.empty() && !s.build_plan.smoke_test.empty() && !package_tests_run(o, s);
+  const bool fold_smoke =
+      r.ok && !s.host.gpus.empty() && !s.build_plan.smoke_test.empty() && !package_tests_run(o, s);
   if (r.ok) {
-    std::string code = fmt::format("import torch, {}; print({}.__file__)", import_name, import_names.front());
-    if (fold_smoke) code += fmt::format("\nprint('{}', flush=True)\n{}", k_smoke_marker, s.build_plan.smoke_test);
-    r = run_check(runner, {vpy, "-c", code}, venv.string(), clean_env, log, std::chrono::seconds(fold_smoke ? 900 : 300));
+    std::string code =
+        fmt::format("import torch, {}; print({}.__file__)", import_name, import_names.front());
+    if (fold_smoke)
+      code += fmt::format("\nprint('{}', flush=True)\n{}", k_smoke_marker, s.build_plan.smoke_test);
+    r = run_check(runner, {vpy, "-c", code}, venv.string(), clean_env, log,
+                  std::chrono::seconds(fold_smoke ? 900 : 300));
     if (fold_smoke) {
       size_t at = r.output.find(k_smoke_marker);
       if (r.ok || at != std::string::npos) {
@@ -311,9 +328,11 @@ StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& c
       const bool undeclared = std::any_of(known.begin(), known.end(), [&](const std::string& k) {
         return missing->substr(0, missing->find('.')) == k.substr(0, k.find('.'));
       });
-      std::vector<std::string> argv = {vpy, "-c", embedded_program("build/wheel_native_import.py"), s.wheel, *missing};
+      std::vector<std::string> argv = {vpy, "-c", embedded_program("build/wheel_native_import.py"),
+                                       s.wheel, *missing};
       if (undeclared) argv.push_back("--recipe-knows");
-      CheckRun native = run_check(runner, argv, venv.string(), clean_env, log, std::chrono::seconds(300));
+      CheckRun native =
+          run_check(runner, argv, venv.string(), clean_env, log, std::chrono::seconds(300));
       if (native.ok) {
         std::vector<std::string> loaded;
         for (const auto& line : split_any(native.output, "\n"))
@@ -321,32 +340,41 @@ StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& c
         s.missing_dependency = *missing;
         rep.checks.push_back(
             {"import", CheckStatus::skipped,
-             fmt::format("import {} needs {}, which this environment lacks (a run-time dependency{}; "
-                         "install it to use the package)",
-                         import_name, *missing,
-                         undeclared ? fmt::format(" that {} does not declare in its metadata", s.recipe->name) : "")});
+             fmt::format(
+                 "import {} needs {}, which this environment lacks (a run-time dependency{}; "
+                 "install it to use the package)",
+                 import_name, *missing,
+                 undeclared
+                     ? fmt::format(" that {} does not declare in its metadata", s.recipe->name)
+                     : "")});
         rep.checks.push_back(
             {"native-import", loaded.empty() ? CheckStatus::skipped : CheckStatus::passed,
-             loaded.empty() ? std::string("the wheel has no compiled Python modules to load on their own")
-                            : fmt::format("{} compiled module{} load{}: {}", loaded.size(), loaded.size() == 1 ? "" : "s",
-                                          loaded.size() == 1 ? "s" : "", join(loaded, ", "))});
-        status(o, fmt::format("import test: {} is not installed here (a run-time dependency of {}); "
-                              "the compiled modules load",
-                              *missing, import_name));
+             loaded.empty()
+                 ? std::string("the wheel has no compiled Python modules to load on their own")
+                 : fmt::format("{} compiled module{} load{}: {}", loaded.size(),
+                               loaded.size() == 1 ? "" : "s", loaded.size() == 1 ? "s" : "",
+                               join(loaded, ", "))});
+        status(o,
+               fmt::format("import test: {} is not installed here (a run-time dependency of {}); "
+                           "the compiled modules load",
+                           *missing, import_name));
         return std::nullopt;
       }
       r.output += "\n" + native.output;
     }
     rep.checks.push_back({"import", CheckStatus::failed, "import " + import_name});
     s.result.check_output = tail_lines(r.output, 30);
-    return stop(BuildStatus::check_failed, fmt::format("the built wheel does not import ({})", import_name));
+    return stop(BuildStatus::check_failed,
+                fmt::format("the built wheel does not import ({})", import_name));
   }
-  rep.checks.push_back({"import", CheckStatus::passed, "import " + import_name + " in a fresh venv"});
+  rep.checks.push_back(
+      {"import", CheckStatus::passed, "import " + import_name + " in a fresh venv"});
   return std::nullopt;
 }
 
 // 7. Tests: the package's pytest suite (the example's by default), then the GPU smoke test.
-StepResult run_package_tests(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s) {
+StepResult run_package_tests(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                             ExtensionBuildState& s) {
   BuildReport& rep = s.result.report;
   CommandRunner& runner = ctx.runner;
   std::ofstream log(rep.log_path, std::ios::app);
@@ -357,11 +385,15 @@ StepResult run_package_tests(const ExtensionBuildOptions& o, ExtensionBuildConte
   bool gpu = !s.host.gpus.empty();
   bool tests_ran_on_gpu = false;
   if (package_tests_run(o, s)) {
-    status(o, gpu ? "==> running the package's tests (CPU and GPU)" : "==> running the package's tests (CPU; GPU tests skip: no GPU)");
+    status(o, gpu ? "==> running the package's tests (CPU and GPU)"
+                  : "==> running the package's tests (CPU; GPU tests skip: no GPU)");
     bool have_pytest = run_check(runner, {vpy, "-c", "import pytest"}, s.venv, clean_env, log,
-                                 std::chrono::seconds(60)).ok;
+                                 std::chrono::seconds(60))
+                           .ok;
     if (have_pytest) {
-      r = run_check(runner, {vpy, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", (fs::path(src) / "tests").string()},
+      r = run_check(runner,
+                    {vpy, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+                     (fs::path(src) / "tests").string()},
                     s.venv, clean_env, log, std::chrono::seconds(1800));
     } else {
       // Offline machines may lack pytest: run each test file as a script (the example's
@@ -373,11 +405,13 @@ StepResult run_package_tests(const ExtensionBuildOptions& o, ExtensionBuildConte
     }
     std::string last = split_any(r.output, "\n").empty() ? "" : split_any(r.output, "\n").back();
     if (!r.ok) {
-      rep.checks.push_back({gpu ? "tests" : "cpu-tests", CheckStatus::failed, std::string(trim(last))});
+      rep.checks.push_back(
+          {gpu ? "tests" : "cpu-tests", CheckStatus::failed, std::string(trim(last))});
       s.result.check_output = tail_lines(r.output, 40);
       return stop(BuildStatus::check_failed, "the package's tests failed against the built wheel");
     }
-    rep.checks.push_back({gpu ? "tests" : "cpu-tests", CheckStatus::passed, std::string(trim(last))});
+    rep.checks.push_back(
+        {gpu ? "tests" : "cpu-tests", CheckStatus::passed, std::string(trim(last))});
     tests_ran_on_gpu = gpu;
   } else if (o.tests == ExtensionBuildOptions::Tests::always) {
     rep.checks.push_back({"tests", CheckStatus::skipped, "no tests/test_*.py in the source"});
@@ -393,12 +427,15 @@ StepResult run_package_tests(const ExtensionBuildOptions& o, ExtensionBuildConte
       r = CheckRun{s.smoke_run->first, s.smoke_run->second};
     } else {
       status(o, "==> GPU smoke test");
-      r = run_check(runner, {vpy, "-c", s.build_plan.smoke_test}, s.venv, clean_env, log, std::chrono::seconds(600));
+      r = run_check(runner, {vpy, "-c", s.build_plan.smoke_test}, s.venv, clean_env, log,
+                    std::chrono::seconds(600));
     }
     const auto missing = r.ok ? std::nullopt : missing_module_in(r.output);
     if (missing && !s.missing_dependency.empty() && *missing == s.missing_dependency) {
-      rep.checks.push_back({"gpu-smoke", CheckStatus::skipped,
-                            fmt::format("the recipe's smoke test needs {}, which this environment lacks", *missing)});
+      rep.checks.push_back(
+          {"gpu-smoke", CheckStatus::skipped,
+           fmt::format("the recipe's smoke test needs {}, which this environment lacks",
+                       *missing)});
     } else if (!r.ok) {
       rep.checks.push_back({"gpu-smoke", CheckStatus::failed, "the recipe's smoke test"});
       s.result.check_output = tail_lines(r.output, 30);
@@ -421,7 +458,8 @@ ExtensionBuildResult build_extension(const ExtensionBuildOptions& o, ExtensionBu
     s.result.status = st.status;
     s.result.message = std::move(st.message);
     s.result.report.ok = false;
-    s.result.report.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count();
+    s.result.report.duration_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count();
     return std::move(s.result);
   };
   auto mark = std::chrono::steady_clock::now();
@@ -437,11 +475,12 @@ ExtensionBuildResult build_extension(const ExtensionBuildOptions& o, ExtensionBu
     if (auto st = print_build_env(o, ctx, s)) return stopped(std::move(*st));
     return std::move(s.result);
   }
-  using Step = StepResult (*)(const ExtensionBuildOptions&, ExtensionBuildContext&, ExtensionBuildState&);
-  const std::pair<const char*, Step> steps[] = {{"toolchain", check_toolchain}, {"prepare", prepare_build},
-                                                {"build", run_build},          {"verify", verify_wheel},
-                                                {"import", import_check},      {"tests", run_package_tests},
-                                                {"publish", publish_outputs}};
+  using Step =
+      StepResult (*)(const ExtensionBuildOptions&, ExtensionBuildContext&, ExtensionBuildState&);
+  const std::pair<const char*, Step> steps[] = {
+      {"toolchain", check_toolchain}, {"prepare", prepare_build}, {"build", run_build},
+      {"verify", verify_wheel},       {"import", import_check},   {"tests", run_package_tests},
+      {"publish", publish_outputs}};
   // A signal that came while a step ran (the toolchain's test link, the source copy) ends
   // the run there: nothing after it starts.
   StepResult st = executor::run_step_list(

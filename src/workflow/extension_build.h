@@ -11,51 +11,51 @@
 #include <vector>
 
 #include "cache/cache_settings.h"
+#include "cuda/target_request.h"
+#include "cuda/target_set.h"
+#include "diagnose/diagnosis.h"
 #include "executor/build_report.h"
 #include "executor/build_runner.h"
 #include "executor/extension_source.h"
 #include "executor/preflight.h"
 #include "executor/step_list.h"
-#include "cuda/target_request.h"
-#include "cuda/target_set.h"
-#include "diagnose/diagnosis.h"
 #include "probe/host_report.h"
 #include "util/expected.h"
 
 namespace tailor::workflow {
 
 struct ExtensionBuildOptions {
-  std::string source;                  ///< as given; empty: the bundled example
-  std::vector<std::string> arch;       ///< --arch SPEC, once per flag (cuda::TargetRequest)
-  std::vector<std::string> gpu;        ///< --gpu SPEC, once per flag
-  std::string python;                  ///< --python; empty: python3 on PATH
+  std::string source;             ///< as given; empty: the bundled example
+  std::vector<std::string> arch;  ///< --arch SPEC, once per flag (cuda::TargetRequest)
+  std::vector<std::string> gpu;   ///< --gpu SPEC, once per flag
+  std::string python;             ///< --python; empty: python3 on PATH
   std::string out_dir = "dist";
-  std::optional<int> jobs;              ///< --jobs: a static count, no memory governor
+  std::optional<int> jobs;                ///< --jobs: a static count, no memory governor
   std::optional<uint64_t> memory_budget;  ///< --memory-budget in bytes: the governor's ceiling
-  std::string package;                 ///< --package: recipe override
+  std::string package;                    ///< --package: recipe override
   /// --cache as read (plan::parse_cache_flag: auto|ccache|sccache|none); nullopt: auto.
   std::optional<cache::CacheTool> cache;
-  std::string cache_url;               ///< --cache-url: redis://, s3://, a folder; "" none
-  std::string config;                  ///< --config: a tailor.toml whose [cache] applies; "" none
+  std::string cache_url;  ///< --cache-url: redis://, s3://, a folder; "" none
+  std::string config;     ///< --config: a tailor.toml whose [cache] applies; "" none
   /// --dist [STATE_DIR_OR_CLIENT_CONFIG]: compile on an sccache-dist cluster ("" means
   /// $TAILOR_DIST, else the default state folder); nullopt: no distribution.
   std::optional<std::string> dist;
-  std::string profile;                 ///< --profile: a recipe restriction profile, "" none
-  bool keep_package_archs = false;     ///< --keep-package-archs: the package's own target flags stand
+  std::string profile;              ///< --profile: a recipe restriction profile, "" none
+  bool keep_package_archs = false;  ///< --keep-package-archs: the package's own target flags stand
   /// Set by --verify-reproducible: the units the wheel's build split on its own, split the
   /// same (none learned). nullopt: a build decides from what it has learned.
   std::optional<std::map<std::string, int>> split_units;
-  std::string work_root;               ///< empty: default_work_root()
+  std::string work_root;  ///< empty: default_work_root()
   enum class Tests { automatic, always, never } tests = Tests::automatic;
   bool print_env = false;
-  bool wait_for_lock = true;           ///< false (--no-wait): fail when another build holds the folders
+  bool wait_for_lock = true;  ///< false (--no-wait): fail when another build holds the folders
   /// --sandbox: the steps run in tailor's own namespace with no network and nothing
   /// writable but the work folder (where the wheel is written), the compiler cache's
   /// folder and /dev/shm; a package that writes elsewhere or connects gets its own error.
   bool sandbox = false;
   executor::DisplayStyle display = executor::DisplayStyle::plain;
-  std::FILE* status_out = stderr;      ///< step headlines and progress
-  std::string cwd = ".";               ///< where to look for tailor's repository
+  std::FILE* status_out = stderr;  ///< step headlines and progress
+  std::string cwd = ".";           ///< where to look for tailor's repository
 };
 
 using executor::BuildStatus;
@@ -75,14 +75,17 @@ struct ExtensionBuildResult {
 /// Targets from --arch / --gpu, else the GPUs the probe found (cuda::resolve_target_request,
 /// as every command); an error (bad input) when there is neither: never a silent "all
 /// architectures".
-Expected<cuda::ResolvedTargets> resolve_targets(const std::vector<std::string>& arch, const std::vector<std::string>& gpu,
+Expected<cuda::ResolvedTargets> resolve_targets(const std::vector<std::string>& arch,
+                                                const std::vector<std::string>& gpu,
                                                 const probe::HostReport& host);
 
 /// The facts the pre-flight checks judge, from the probe and the chosen interpreter.
 /// `environment`: the caller's (its CXX is the compiler the build uses).
-executor::PreflightFacts preflight_facts(const probe::HostReport& host, const probe::PythonInstall* python,
-                               const probe::CudaToolkit* toolkit, const cuda::TargetSet& targets,
-                               const std::string& work_dir, CommandRunner& runner,
+executor::PreflightFacts preflight_facts(const probe::HostReport& host,
+                                         const probe::PythonInstall* python,
+                                         const probe::CudaToolkit* toolkit,
+                                         const cuda::TargetSet& targets,
+                                         const std::string& work_dir, CommandRunner& runner,
                                          const std::map<std::string, std::string>& environment);
 
 ExtensionBuildResult build_extension(const ExtensionBuildOptions& options);

@@ -19,12 +19,15 @@ inline constexpr const char* k_tool_version = "0.1.0";
 
 /// One headline on the options' status stream (none when quiet).
 void status(const ExtensionBuildOptions& o, const std::string& line);
-inline StepResult stop(BuildStatus status, std::string message) { return StepStop{status, std::move(message)}; }
+inline StepResult stop(BuildStatus status, std::string message) {
+  return StepStop{status, std::move(message)};
+}
 /// `p` with its links resolved; `p` itself when it cannot be.
 std::string realpath_or(const std::string& p);
 /// The C++ compiler torch's cpp_extension will use: the caller's CXX (`environment`), else
 /// c++ / g++ on PATH.
-const probe::Compiler* host_cxx(const probe::HostReport& host, const std::map<std::string, std::string>& environment);
+const probe::Compiler* host_cxx(const probe::HostReport& host,
+                                const std::map<std::string, std::string>& environment);
 /// Free bytes where `path` (or its nearest existing parent) is.
 std::optional<uint64_t> disk_free(const std::string& path);
 

@@ -1,29 +1,30 @@
-#include "workflow/extension_build.h"
-#include "workflow/extension_steps.h"
-#include "workflow/extension_helpers.h"
-
+#include <fmt/format.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
-#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <future>
+#include <regex>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "cache/cache_ledger.h"
 #include "cache/compiler_cache.h"
+#include "cache/sccache_dist.h"
+#include "cache/tailor_toml.h"
+#include "cuda/arch_spec.h"
+#include "cuda/gpu_platform.h"
+#include "cuda/nvcc_capabilities.h"
+#include "data/data_files.h"
+#include "data/toml_document.h"
 #include "executor/fixed_folder.h"
 #include "executor/fixed_path.h"
 #include "executor/folder_lock.h"
 #include "executor/governor_profile.h"
-#include "executor/wheel_modules.h"
 #include "executor/memory_governor.h"
 #include "executor/ninja_log.h"
 #include "executor/publish.h"
@@ -31,15 +32,9 @@
 #include "executor/resume.h"
 #include "executor/run_plan.h"
 #include "executor/step_list.h"
-#include "cache/sccache_dist.h"
-#include "cache/tailor_toml.h"
 #include "executor/verify.h"
+#include "executor/wheel_modules.h"
 #include "executor/wheel_normaliser.h"
-#include "cuda/arch_spec.h"
-#include "cuda/gpu_platform.h"
-#include "cuda/nvcc_capabilities.h"
-#include "data/data_files.h"
-#include "data/toml_document.h"
 #include "plan/extension_plan.h"
 #include "plan/extension_recipe.h"
 #include "plan/toolkit_choice.h"
@@ -48,11 +43,14 @@
 #include "probe/cxx_runtime.h"
 #include "probe/host_files.h"
 #include "probe/probe.h"
-#include "util/interrupt.h"
 #include "util/files.h"
+#include "util/interrupt.h"
 #include "util/mapped_file.h"
 #include "util/sha256.h"
 #include "util/strings.h"
+#include "workflow/extension_build.h"
+#include "workflow/extension_helpers.h"
+#include "workflow/extension_steps.h"
 
 namespace tailor::workflow {
 using namespace tailor::executor;
@@ -61,7 +59,8 @@ using namespace tailor::cache;
 namespace fs = std::filesystem;
 using namespace tailor::workflow::detail;
 
-Expected<cuda::ResolvedTargets> resolve_targets(const std::vector<std::string>& arch, const std::vector<std::string>& gpu,
+Expected<cuda::ResolvedTargets> resolve_targets(const std::vector<std::string>& arch,
+                                                const std::vector<std::string>& gpu,
                                                 const probe::HostReport& host) {
   cuda::TargetRequest request;
   request.arch = arch;
@@ -81,10 +80,10 @@ PreflightFacts preflight_facts(const probe::HostReport& host, const probe::Pytho
     f.nvcc_major = tk->release.major;
     auto caps = cuda::nvcc_capabilities_from_nvcc(tk->nvcc, runner);
     if (!caps) caps = cuda::nvcc_capabilities_from_table(tk->release);
-    if (caps)
-      f.unsupported_targets = cuda::unsupported_by(targets, *caps);
+    if (caps) f.unsupported_targets = cuda::unsupported_by(targets, *caps);
     if (const probe::Compiler* cxx = host_cxx(host, environment)) {
-      f.host_compiler = fmt::format("{} {} ({})", probe::compiler_kind_name(cxx->kind), cxx->version, cxx->path);
+      f.host_compiler =
+          fmt::format("{} {} ({})", probe::compiler_kind_name(cxx->kind), cxx->version, cxx->path);
       f.host_compiler_accepted = probe::toolkit_accepts_compiler(*tk, *cxx);
       if (auto max = probe::host_compiler_max_major(*tk, cxx->kind))
         f.host_compiler_limit = fmt::format("{} <= {}", probe::compiler_kind_name(cxx->kind), *max);
@@ -101,9 +100,11 @@ PreflightFacts preflight_facts(const probe::HostReport& host, const probe::Pytho
   }
   {
     std::error_code ec;
-    std::string scratch = fs::exists(work_dir, ec) ? work_dir : fs::temp_directory_path(ec).string();
+    std::string scratch =
+        fs::exists(work_dir, ec) ? work_dir : fs::temp_directory_path(ec).string();
     probe::CxxRuntime rt = probe::check_cxx_runtime(
-        probe::extension_cxx(environment.count("CXX") ? environment.at("CXX").c_str() : nullptr), scratch, runner);
+        probe::extension_cxx(environment.count("CXX") ? environment.at("CXX").c_str() : nullptr),
+        scratch, runner);
     f.cxx_runtime_compiler = rt.compiler;
     if (rt.checked) f.cxx_runtime_dynamic = rt.dynamic;
     f.cxx_runtime_detail = rt.detail;
@@ -127,12 +128,14 @@ ExtensionBuildContext ExtensionBuildContext::system(CommandRunner& runner) {
   ctx.probe_python = [&runner](const std::string& python, bool may_write) {
     // A build waits minutes anyway: give a loaded machine time to import torch. The
     // answer is cached by the stat of torch's files, so a rebuild skips the import.
-    return probe::probe_python_cached(python, runner, std::chrono::seconds(180), user_cache_dir("probe"), nullptr,
-                                      may_write);
+    return probe::probe_python_cached(python, runner, std::chrono::seconds(180),
+                                      user_cache_dir("probe"), nullptr, may_write);
   };
   ctx.environment = process_environment();
-  ctx.fixed_path = [&runner](const std::string& real, const std::string& fixed, std::optional<FixedPathRoute> forced) {
-    return open_fixed_path(real, fixed, FixedPathTools{self_executable(), find_in_path("bwrap")}, forced, runner);
+  ctx.fixed_path = [&runner](const std::string& real, const std::string& fixed,
+                             std::optional<FixedPathRoute> forced) {
+    return open_fixed_path(real, fixed, FixedPathTools{self_executable(), find_in_path("bwrap")},
+                           forced, runner);
   };
   return ctx;
 }
@@ -146,15 +149,19 @@ BuildSession ExtensionBuildContext::session(const ExtensionBuildOptions& o) {
 }
 
 // 1. What to build, for what.
-StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s) {
+StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                          ExtensionBuildState& s) {
   BuildReport& rep = s.result.report;
-  auto spec = classify_source(o.source, o.source.empty() ? find_bundled_example(fs::absolute(o.cwd).lexically_normal().string())
-                                                         : std::string());
+  auto spec = classify_source(
+      o.source, o.source.empty()
+                    ? find_bundled_example(fs::absolute(o.cwd).lexically_normal().string())
+                    : std::string());
   if (!spec) return stop(BuildStatus::bad_input, spec.error().message);
   s.spec = *spec;
   rep.source = spec->kind == SourceKind::example ? spec->path : spec->text;
   rep.source_kind = std::string(source_kind_name(spec->kind));
-  if (o.jobs && *o.jobs < 1) return stop(BuildStatus::bad_input, fmt::format("--jobs {}: must be at least 1", *o.jobs));
+  if (o.jobs && *o.jobs < 1)
+    return stop(BuildStatus::bad_input, fmt::format("--jobs {}: must be at least 1", *o.jobs));
   s.request.cache = o.cache;
 
   {
@@ -176,12 +183,14 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   // A shared cache and no --work-dir: a path that is the same on every machine and for
   // every checkout, so nvcc's cached steps (keyed by the source's path) hit.
   if (o.work_root.empty() && s.request.cache_settings.shared() && o.cache != CacheTool::none) {
-    s.work_root = s.request.cache_settings.work_root.empty() ? cache::shared_work_root() : s.request.cache_settings.work_root;
+    s.work_root = s.request.cache_settings.work_root.empty() ? cache::shared_work_root()
+                                                             : s.request.cache_settings.work_root;
     s.work_dir = stable_work_dir_for(s.spec, s.work_root);
   } else {
     // Absolute: the steps see the work folder at the fixed path, which maps absolute paths
     // (a relative --work-dir built nowhere: its relative paths were never mapped).
-    s.work_root = o.work_root.empty() ? default_work_root() : fs::absolute(o.work_root).lexically_normal().string();
+    s.work_root = o.work_root.empty() ? default_work_root()
+                                      : fs::absolute(o.work_root).lexically_normal().string();
     s.work_dir = work_dir_for(s.spec, s.work_root);
   }
   probe::ProbeOptions popts;
@@ -189,10 +198,12 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   popts.probe_pythons = false;
   s.python_arg = o.python.empty() ? "python3" : o.python;
   // Importing torch takes seconds: the interpreter is probed while the host is.
-  auto python_probe = std::async(std::launch::async, [&ctx, &s, &o] { return ctx.probe_python(s.python_arg, !o.print_env); });
+  auto python_probe = std::async(
+      std::launch::async, [&ctx, &s, &o] { return ctx.probe_python(s.python_arg, !o.print_env); });
   s.host = ctx.probe_host(popts);
   s.python = python_probe.get();
-  if (s.python) s.host.pythons.insert(s.host.pythons.begin(), *s.python);
+  if (s.python)
+    s.host.pythons.insert(s.host.pythons.begin(), *s.python);
   else if (!o.python.empty())
     return stop(BuildStatus::bad_input, fmt::format("--python {}: cannot run it", o.python));
 
@@ -206,13 +217,18 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   // anything is fetched or compiled rather than publish a wheel that can never load there.
   if (targets->source != cuda::TargetSource::detected) {
     auto implied = cuda::implied_platform(targets->named);
-    if (!implied) return stop(BuildStatus::bad_input, rep.targets_spec + ": " + implied.error().message);
-    std::string why = *implied ? cuda::platform_mismatch(**implied, !s.host.os.arch.empty() ? s.host.os.arch : s.host.cpu.arch,
-                                                         "this host")
-                               : "";
+    if (!implied)
+      return stop(BuildStatus::bad_input, rep.targets_spec + ": " + implied.error().message);
+    std::string why =
+        *implied ? cuda::platform_mismatch(
+                       **implied, !s.host.os.arch.empty() ? s.host.os.arch : s.host.cpu.arch,
+                       "this host")
+                 : "";
     if (!why.empty())
-      return stop(BuildStatus::bad_input, fmt::format("{}: {}: build on an {} machine (tailor does not cross-compile extensions)",
-                                                      rep.targets_spec, why, (*implied)->platform));
+      return stop(
+          BuildStatus::bad_input,
+          fmt::format("{}: {}: build on an {} machine (tailor does not cross-compile extensions)",
+                      rep.targets_spec, why, (*implied)->platform));
   }
 
   s.toolkit = plan::choose_toolkit(s.host, s.python ? &*s.python : nullptr).toolkit;
@@ -222,17 +238,22 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   if (tk) rep.toolchain["nvcc"] = tk->version + " (" + tk->nvcc + ")";
   if (py) {
     rep.toolchain["python"] = py->version;
-    if (py->torch) rep.toolchain["torch"] = py->torch->version + (py->torch->cuda_version ? " (CUDA " + py->torch->cuda_version->to_string() + ")" : "");
+    if (py->torch)
+      rep.toolchain["torch"] =
+          py->torch->version +
+          (py->torch->cuda_version ? " (CUDA " + py->torch->cuda_version->to_string() + ")" : "");
   }
   if (const probe::Compiler* cxx = host_cxx(s.host, ctx.environment))
     rep.toolchain[std::string(probe::compiler_kind_name(cxx->kind))] = cxx->version;
   for (const auto& t : s.host.tools)
-    if (t.name == "ninja" || t.name == "ccache" || t.name == "sccache" || t.name == "cmake" || t.name == "git")
+    if (t.name == "ninja" || t.name == "ccache" || t.name == "sccache" || t.name == "cmake" ||
+        t.name == "git")
       rep.toolchain[t.name] = t.version;
 
   // The package name picks the recipe: --package, else what the source declares.
   s.package = o.package;
-  if (s.package.empty() && (s.spec.kind == SourceKind::directory || s.spec.kind == SourceKind::example))
+  if (s.package.empty() &&
+      (s.spec.kind == SourceKind::directory || s.spec.kind == SourceKind::example))
     s.package = detect_package_name(s.spec.path);
   if (s.package.empty()) s.package = s.spec.name;
   // Nothing declares a name (setup(name=NAME) from a variable, say): the folder's own name
@@ -250,7 +271,8 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   if (req.cache && *req.cache != CacheTool::none && req.cache_settings.shared())
     if (auto fits = cache::cache_tool_environment(req.cache_settings, *req.cache); !fits)
       return stop(BuildStatus::bad_input, fits.error().message);
-  if (auto stopped = settle_cache_storage(req.cache_settings, req.cache, ctx.session(o))) return stopped;
+  if (auto stopped = settle_cache_storage(req.cache_settings, req.cache, ctx.session(o)))
+    return stopped;
   req.profile = o.profile;
   req.keep_package_archs = o.keep_package_archs;
   req.out_dir = (fs::path(s.work_dir) / "wheelhouse").string();
@@ -265,20 +287,25 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
 }
 
 // --print-env: nothing is fetched or built; the source folder is shown where it would be.
-StepResult print_build_env(const ExtensionBuildOptions&, ExtensionBuildContext& ctx, ExtensionBuildState& s) {
+StepResult print_build_env(const ExtensionBuildOptions&, ExtensionBuildContext& ctx,
+                           ExtensionBuildState& s) {
   s.request.source_dir = (fs::path(s.work_dir) / "src").string();
   auto p = plan::resolve_extension_build(s.request, s.host);
   if (!p) return stop(BuildStatus::bad_input, p.error().message);
   // The reproducibility settings the build adds (prepare_build): the epoch is the
   // caller's, else the source's, known once the source is prepared.
   auto epoch_var = ctx.environment.find("SOURCE_DATE_EPOCH");
-  auto epoch_env = source_date_epoch_from_env(epoch_var == ctx.environment.end() ? nullptr : epoch_var->second.c_str());
+  auto epoch_env = source_date_epoch_from_env(
+      epoch_var == ctx.environment.end() ? nullptr : epoch_var->second.c_str());
   if (!epoch_env) return stop(BuildStatus::bad_input, epoch_env.error().message);
-  add_reproducible_build_env(p->env, epoch_env->value_or(0), s.request.source_dir, p->cache.tool != CacheTool::sccache,
+  add_reproducible_build_env(p->env, epoch_env->value_or(0), s.request.source_dir,
+                             p->cache.tool != CacheTool::sccache,
                              s.toolkit ? std::optional(s.toolkit->release) : std::nullopt);
   if (!*epoch_env) {
     p->env.erase("SOURCE_DATE_EPOCH");
-    p->notes.push_back("SOURCE_DATE_EPOCH: the source's own date (the commit time of HEAD, else the newest file or sdist member), set when the build prepares it");
+    p->notes.push_back(
+        "SOURCE_DATE_EPOCH: the source's own date (the commit time of HEAD, else the newest file "
+        "or sdist member), set when the build prepares it");
   }
   s.result.print_env = plan::render_print_env(*p);
   s.result.status = BuildStatus::printed_env;
@@ -288,21 +315,23 @@ StepResult print_build_env(const ExtensionBuildOptions&, ExtensionBuildContext& 
 }
 
 // 2. Check everything before building; report every problem at once.
-StepResult check_toolchain(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s) {
+StepResult check_toolchain(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                           ExtensionBuildState& s) {
   BuildReport& rep = s.result.report;
   // One build at a time per work folder and output folder (executor/folder_lock.h); the
   // locks are held in the state until the run ends.
-  auto work_lock = FolderLock::acquire(s.work_dir, FolderLock::Place::inside, o.wait_for_lock, o.status_out);
+  auto work_lock =
+      FolderLock::acquire(s.work_dir, FolderLock::Place::inside, o.wait_for_lock, o.status_out);
   if (!work_lock) return stop(BuildStatus::build_failed, work_lock.error().message);
   s.work_lock.emplace(std::move(*work_lock));
-  auto out_lock = FolderLock::acquire(o.out_dir, FolderLock::Place::beside, o.wait_for_lock, o.status_out);
+  auto out_lock =
+      FolderLock::acquire(o.out_dir, FolderLock::Place::beside, o.wait_for_lock, o.status_out);
   if (!out_lock) return stop(BuildStatus::build_failed, out_lock.error().message);
   s.out_lock.emplace(std::move(*out_lock));
 
   status(o, fmt::format("==> checking toolchain for {} ({})", s.package, join(rep.targets, ", ")));
-  PreflightFacts facts =
-      preflight_facts(s.host, s.python ? &*s.python : nullptr, s.toolkit, s.targets, s.work_root, ctx.runner,
-                      ctx.environment);
+  PreflightFacts facts = preflight_facts(s.host, s.python ? &*s.python : nullptr, s.toolkit,
+                                         s.targets, s.work_root, ctx.runner, ctx.environment);
   if (!s.python) {
     facts.python = s.python_arg;
     facts.python_runs = false;
@@ -315,15 +344,15 @@ StepResult check_toolchain(const ExtensionBuildOptions& o, ExtensionBuildContext
     // CUDAHOSTCXX; every nvcc without -ccbin reads NVCC_CCBIN).
     s.request.environment["CUDAHOSTCXX"] = facts.cxx_runtime_instead;
     s.request.environment["NVCC_CCBIN"] = facts.cxx_runtime_instead;
-    status(o, fmt::format("tailor: {} links the C++ runtime statically; building with {} (links libstdc++.so.6, as "
+    status(o, fmt::format("tailor: {} links the C++ runtime statically; building with {} (links "
+                          "libstdc++.so.6, as "
                           "torch does)",
                           facts.cxx_runtime_compiler, facts.cxx_runtime_instead));
   }
   if (!s.result.preflight.ok())
-    return stop(BuildStatus::preflight_failed,
-                fmt::format("{} problem(s) to fix before building", s.result.preflight.problems().size()));
+    return stop(BuildStatus::preflight_failed, fmt::format("{} problem(s) to fix before building",
+                                                           s.result.preflight.problems().size()));
   return std::nullopt;
 }
-
 
 }  // namespace tailor::workflow

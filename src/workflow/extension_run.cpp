@@ -1,29 +1,30 @@
-#include "workflow/extension_build.h"
-#include "workflow/extension_steps.h"
-#include "workflow/extension_helpers.h"
-
+#include <fmt/format.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
-#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <future>
+#include <regex>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "cache/cache_ledger.h"
 #include "cache/compiler_cache.h"
+#include "cache/sccache_dist.h"
+#include "cache/tailor_toml.h"
+#include "cuda/arch_spec.h"
+#include "cuda/gpu_platform.h"
+#include "cuda/nvcc_capabilities.h"
+#include "data/data_files.h"
+#include "data/toml_document.h"
 #include "executor/fixed_folder.h"
 #include "executor/fixed_path.h"
 #include "executor/folder_lock.h"
 #include "executor/governor_profile.h"
-#include "executor/wheel_modules.h"
 #include "executor/memory_governor.h"
 #include "executor/ninja_log.h"
 #include "executor/publish.h"
@@ -31,15 +32,9 @@
 #include "executor/resume.h"
 #include "executor/run_plan.h"
 #include "executor/step_list.h"
-#include "cache/sccache_dist.h"
-#include "cache/tailor_toml.h"
 #include "executor/verify.h"
+#include "executor/wheel_modules.h"
 #include "executor/wheel_normaliser.h"
-#include "cuda/arch_spec.h"
-#include "cuda/gpu_platform.h"
-#include "cuda/nvcc_capabilities.h"
-#include "data/data_files.h"
-#include "data/toml_document.h"
 #include "plan/extension_plan.h"
 #include "plan/extension_recipe.h"
 #include "plan/toolkit_choice.h"
@@ -48,11 +43,14 @@
 #include "probe/cxx_runtime.h"
 #include "probe/host_files.h"
 #include "probe/probe.h"
-#include "util/interrupt.h"
 #include "util/files.h"
+#include "util/interrupt.h"
 #include "util/mapped_file.h"
 #include "util/sha256.h"
 #include "util/strings.h"
+#include "workflow/extension_build.h"
+#include "workflow/extension_helpers.h"
+#include "workflow/extension_steps.h"
 
 namespace tailor::workflow {
 using namespace tailor::executor;
@@ -72,15 +70,19 @@ int split_compile_in_log(std::string_view log) {
   size_t k = line.find("-split-compile=");
   if (k == std::string_view::npos) return 0;
   int n = 0;
-  for (size_t i = k + 15; i < line.size() && std::isdigit(static_cast<unsigned char>(line[i])) && n < 1000; ++i) n = n * 10 + (line[i] - '0');
+  for (size_t i = k + 15;
+       i < line.size() && std::isdigit(static_cast<unsigned char>(line[i])) && n < 1000; ++i)
+    n = n * 10 + (line[i] - '0');
   return n;
 }
 
 /// The rest of each log line that starts with `prefix` (the build driver's own lines), in
 /// order; at most `max` of them, each at most 400 bytes.
-std::vector<std::string_view> driver_lines(std::string_view log, std::string_view prefix, size_t max) {
+std::vector<std::string_view> driver_lines(std::string_view log, std::string_view prefix,
+                                           size_t max) {
   std::vector<std::string_view> out;
-  for (size_t at = log.find(prefix); at != std::string_view::npos && out.size() < max; at = log.find(prefix, at + 1)) {
+  for (size_t at = log.find(prefix); at != std::string_view::npos && out.size() < max;
+       at = log.find(prefix, at + 1)) {
     if (at != 0 && log[at - 1] != '\n') continue;
     size_t end = std::min(log.find('\n', at), log.size());
     out.push_back(log.substr(at + prefix.size(), std::min<size_t>(end - at - prefix.size(), 400)));
@@ -112,15 +114,17 @@ std::map<std::string, int> split_units_in_log(std::string_view log) {
 /// The arch-specific variants the package builds requested targets as ("tailor: package
 /// target: sm_90a for sm_90" lines of the build driver): requested name -> variant name.
 /// Only a variant of a requested target's own capability counts.
-std::map<std::string, std::string> package_variants_in_log(std::string_view log, const cuda::TargetSet& requested) {
+std::map<std::string, std::string> package_variants_in_log(std::string_view log,
+                                                           const cuda::TargetSet& requested) {
   std::map<std::string, std::string> out;
   for (auto line : driver_lines(log, "tailor: package target: ", 64)) {
     auto words = split_any(line, " ");
     if (words.size() != 3 || words[1] != "for") continue;
     auto variant = cuda::parse_target_name(words[0]);
     auto base = cuda::parse_target_name(words[2]);
-    if (!variant || !base || !requested.contains(*base) || variant->variant == cuda::ArchVariant::none ||
-        variant->cc != base->cc || variant->kind != base->kind)
+    if (!variant || !base || !requested.contains(*base) ||
+        variant->variant == cuda::ArchVariant::none || variant->cc != base->cc ||
+        variant->kind != base->kind)
       continue;
     out[base->name()] = variant->name();
   }
@@ -135,17 +139,20 @@ std::string package_line_with(const std::string& source_dir, const std::string& 
   std::error_code ec;
   size_t seen = 0;
   std::vector<fs::path> files;
-  for (auto it = fs::recursive_directory_iterator(source_dir, fs::directory_options::skip_permission_denied, ec);
+  for (auto it = fs::recursive_directory_iterator(
+           source_dir, fs::directory_options::skip_permission_denied, ec);
        !ec && it != fs::recursive_directory_iterator() && seen < 4000; it.increment(ec)) {
     const fs::path& p = it->path();
     const std::string name = p.filename().string();
     if (it->is_directory(ec)) {
-      if (name.starts_with(".") || name == "build" || name == "dist" || name == "venv") it.disable_recursion_pending();
+      if (name.starts_with(".") || name == "build" || name == "dist" || name == "venv")
+        it.disable_recursion_pending();
       continue;
     }
     ++seen;
     const bool top = p.parent_path() == fs::path(source_dir);
-    if ((top && name.ends_with(".py") && !name.starts_with("tailor-")) || name == "CMakeLists.txt" || name.ends_with(".cmake"))
+    if ((top && name.ends_with(".py") && !name.starts_with("tailor-")) ||
+        name == "CMakeLists.txt" || name.ends_with(".cmake"))
       files.push_back(p);
   }
   std::sort(files.begin(), files.end(), [](const fs::path& a, const fs::path& b) {
@@ -157,7 +164,8 @@ std::string package_line_with(const std::string& source_dir, const std::string& 
     std::ifstream in(p);
     std::string line;
     for (size_t n = 1; std::getline(in, line); ++n)
-      if (line.find(token) != std::string::npos && !trim(line).starts_with("#") && std::regex_search(line, word))
+      if (line.find(token) != std::string::npos && !trim(line).starts_with("#") &&
+          std::regex_search(line, word))
         return fmt::format("{}:{}", fs::relative(p, source_dir, ec).string(), n);
   }
   return {};
@@ -168,41 +176,56 @@ std::string package_line_with(const std::string& source_dir, const std::string& 
 void name_package_archs(ExtensionBuildState& s, bool kept) {
   static const std::regex arch_token("\\b(compute|sm)_(\\d+[a-z]?)\\b");
   for (auto& d : s.result.diagnoses) {
-    if (d.pattern_id != "nvcc-unsupported-arch" && d.pattern_id != "nvcc-unsupported-gpu-name") continue;
+    if (d.pattern_id != "nvcc-unsupported-arch" && d.pattern_id != "nvcc-unsupported-gpu-name")
+      continue;
     std::smatch m;
     if (!std::regex_search(d.quoted_line, m, arch_token)) continue;
     const std::string sm = "sm_" + m[2].str();
     const auto& asked = s.result.report.targets;
     if (std::find(asked.begin(), asked.end(), sm) != asked.end()) continue;
     std::string where = package_line_with(s.source_dir, m[0].str());
-    if (where.empty()) where = package_line_with(s.source_dir, (m[1].str() == "sm" ? "compute_" : "sm_") + m[2].str());
-    const std::string whose = where.empty() ? std::string("the package's own build") : "the package's " + where;
-    d.cause = fmt::format("{} asks for {} itself (the request was {}), and this nvcc cannot generate code for it.",
-                          whose, m[0].str(), join(asked, ", "));
-    d.fix = kept ? fmt::format("Build without --keep-package-archs, so the requested targets replace the package's; "
-                               "or edit {}.", where.empty() ? "the package's target flags" : where)
-                 : fmt::format("tailor replaces the targets a package sets in setup.py's nvcc flags, "
-                               "TORCH_CUDA_ARCH_LIST and CMake's CUDA_ARCHITECTURES, but not this one: edit {} "
-                               "(or use a CUDA toolkit that still supports {}).",
-                               where.empty() ? "the package's target flags" : where, m[0].str());
+    if (where.empty())
+      where =
+          package_line_with(s.source_dir, (m[1].str() == "sm" ? "compute_" : "sm_") + m[2].str());
+    const std::string whose =
+        where.empty() ? std::string("the package's own build") : "the package's " + where;
+    d.cause = fmt::format(
+        "{} asks for {} itself (the request was {}), and this nvcc cannot generate code for it.",
+        whose, m[0].str(), join(asked, ", "));
+    d.fix =
+        kept ? fmt::format(
+                   "Build without --keep-package-archs, so the requested targets replace the "
+                   "package's; "
+                   "or edit {}.",
+                   where.empty() ? "the package's target flags" : where)
+             : fmt::format(
+                   "tailor replaces the targets a package sets in setup.py's nvcc flags, "
+                   "TORCH_CUDA_ARCH_LIST and CMake's CUDA_ARCHITECTURES, but not this one: edit {} "
+                   "(or use a CUDA toolkit that still supports {}).",
+                   where.empty() ? "the package's target flags" : where, m[0].str());
   }
 }
 
 }  // namespace
 
 // 3. Source into the work folder, the plan, its patches.
-StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s) {
+StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                         ExtensionBuildState& s) {
   BuildReport& rep = s.result.report;
   plan::ExtensionBuildRequest& req = s.request;
   status(o, fmt::format("==> preparing source {} in {}", rep.source, s.work_dir));
   auto src = prepare_source(s.spec, s.work_dir, rep.python, ctx.runner);
-  if (!src) return stop(s.spec.kind == SourceKind::sdist || s.spec.kind == SourceKind::directory ? BuildStatus::bad_input
-                                                                                                : BuildStatus::build_failed,
-                        src.error().message);
+  if (!src)
+    return stop(s.spec.kind == SourceKind::sdist || s.spec.kind == SourceKind::directory
+                    ? BuildStatus::bad_input
+                    : BuildStatus::build_failed,
+                src.error().message);
   s.source_dir = *src;
-  if (o.package.empty() && s.spec.kind != SourceKind::directory && s.spec.kind != SourceKind::example) {
+  if (o.package.empty() && s.spec.kind != SourceKind::directory &&
+      s.spec.kind != SourceKind::example) {
     std::string declared = detect_package_name(*src);
-    if (!declared.empty() && plan::normalise_dist_name(declared) != plan::normalise_dist_name(s.package)) {
+    if (!declared.empty() &&
+        plan::normalise_dist_name(declared) != plan::normalise_dist_name(s.package)) {
       s.package = declared;
       req.package_name = s.package;
     }
@@ -211,10 +234,12 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
   req.source_dir = *src;
   {
     auto epoch_var = ctx.environment.find("SOURCE_DATE_EPOCH");
-    auto epoch_env = source_date_epoch_from_env(epoch_var == ctx.environment.end() ? nullptr : epoch_var->second.c_str());
+    auto epoch_env = source_date_epoch_from_env(
+        epoch_var == ctx.environment.end() ? nullptr : epoch_var->second.c_str());
     if (!epoch_env) return stop(BuildStatus::bad_input, epoch_env.error().message);
     auto identity = identify_source(s.spec, *src, s.work_dir, ctx.runner, *epoch_env);
-    if (!identity) return stop(BuildStatus::build_failed, "identifying the source: " + identity.error().message);
+    if (!identity)
+      return stop(BuildStatus::build_failed, "identifying the source: " + identity.error().message);
     s.identity = std::move(*identity);
   }
   auto p = plan::resolve_extension_build(req, s.host);
@@ -228,31 +253,35 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
   // The compilers preflight chose because the caller's links the C++ runtime statically.
   for (const char* var : {"CXX", "CC", "CUDAHOSTCXX", "NVCC_CCBIN"})
     if (auto it = req.environment.find(var), was = ctx.environment.find(var);
-        it != req.environment.end() && (was == ctx.environment.end() || was->second != it->second) && !rep.env.count(var))
+        it != req.environment.end() &&
+        (was == ctx.environment.end() || was->second != it->second) && !rep.env.count(var))
       rep.env[var] = it->second;
   {
-    auto wrapped = wrap_cached_compilers(p->cached_compilers, (fs::path(s.work_dir) / "compiler-wrappers").string());
+    auto wrapped = wrap_cached_compilers(p->cached_compilers,
+                                         (fs::path(s.work_dir) / "compiler-wrappers").string());
     if (!wrapped) return stop(BuildStatus::build_failed, wrapped.error().message);
     for (const auto& [var, wrapper] : *wrapped) rep.env[var] = wrapper;
   }
   if (s.toolkit && !rep.env.count("CUDA_HOME")) rep.env["CUDA_HOME"] = s.toolkit->root;
-  add_reproducible_build_env(rep.env, s.identity->source_date_epoch, *src, p->cache.tool != CacheTool::sccache,
+  add_reproducible_build_env(rep.env, s.identity->source_date_epoch, *src,
+                             p->cache.tool != CacheTool::sccache,
                              s.toolkit ? std::optional(s.toolkit->release) : std::nullopt);
   for (const auto& file : p->helper_files) {
     // The build driver's package is a folder beside the source.
     std::error_code ec;
     fs::create_directories(fs::path(file.path).parent_path(), ec);
     if (auto written = write_file_atomic(file.path, file.text); !written)
-      return stop(BuildStatus::build_failed, "writing " + file.path + ": " + written.error().message);
+      return stop(BuildStatus::build_failed,
+                  "writing " + file.path + ": " + written.error().message);
   }
   rep.jobs = p->jobs;
   rep.jobs_reason = p->jobs_reason;
   return std::nullopt;
 }
 
-
 // 4. Build: the plan through the one builder (executor/run_plan.h).
-StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s) {
+StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                     ExtensionBuildState& s) {
   BuildReport& rep = s.result.report;
   plan::ExtensionBuildPlan p = s.build_plan;
   p.env = rep.env;
@@ -273,7 +302,8 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   if (rep.split_compile > 0)
     for (auto& j : rep.job_timeline)
       if (j.kind == "cu") j.split = rep.split_compile;
-  rep.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count();
+  rep.duration_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count();
   if (run.stop) {
     s.result.error_block = std::move(run.error_block);
     s.result.diagnoses = std::move(run.diagnoses);
@@ -285,7 +315,8 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
 namespace {
 // The check line of the search-path rewrite: what left each library, or that nothing had to.
 CheckResult search_path_check(const std::vector<SearchPathRemoval>& removals) {
-  if (removals.empty()) return {"search-path", CheckStatus::passed, "no RUNPATH/RPATH entry outside the wheel"};
+  if (removals.empty())
+    return {"search-path", CheckStatus::passed, "no RUNPATH/RPATH entry outside the wheel"};
   std::vector<std::string> parts;
   for (const auto& r : removals)
     parts.push_back(fmt::format("{}: removed {} {}{}", r.member, r.tag, join(r.removed, ":"),
@@ -296,14 +327,17 @@ CheckResult search_path_check(const std::vector<SearchPathRemoval>& removals) {
 }  // namespace
 
 // 5. The wheel, verified against the request.
-StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&, ExtensionBuildState& s) {
+StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&,
+                        ExtensionBuildState& s) {
   BuildReport& rep = s.result.report;
   const plan::ExtensionBuildRequest& req = s.request;
   std::error_code ec;
   std::string wheel;
   for (const auto& e : fs::directory_iterator(req.out_dir, ec))
     if (e.path().extension() == ".whl") wheel = e.path().string();
-  if (wheel.empty()) return stop(BuildStatus::build_failed, fmt::format("the build finished but left no wheel in {}", req.out_dir));
+  if (wheel.empty())
+    return stop(BuildStatus::build_failed,
+                fmt::format("the build finished but left no wheel in {}", req.out_dir));
   s.wheel = wheel;
   rep.wheel = fs::path(wheel).filename().string();
   auto hash_wheel = [&]() -> StepResult {
@@ -320,10 +354,12 @@ StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&, 
     rep.provenance = make_build_provenance(rep, *s.identity, s.spec, plan::recipe_for(s.package));
     rep.provenance->profile = o.profile;
     rep.provenance->split_units = rep.split_units;
-    auto n = normalise_wheel(wheel, {s.identity->source_date_epoch, provenance_file_text(*rep.provenance)});
+    auto n = normalise_wheel(
+        wheel, {s.identity->source_date_epoch, provenance_file_text(*rep.provenance)});
     if (!n) {
       rep.checks.push_back({"search-path", CheckStatus::failed, n.error().message});
-      return stop(BuildStatus::verify_failed, "the built wheel cannot be normalised: " + n.error().message);
+      return stop(BuildStatus::verify_failed,
+                  "the built wheel cannot be normalised: " + n.error().message);
     }
     if (auto st = hash_wheel()) return st;
     rep.checks.push_back(search_path_check(n->search_paths));
@@ -351,14 +387,16 @@ StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&, 
   const bool no_device_code = !verification->any_device_code && verification->libraries.empty();
   const std::string cuda_source = no_device_code ? first_cuda_source(s.source_dir) : std::string();
   if (no_device_code && cuda_source.empty()) {
-    rep.checks.push_back({"targets", CheckStatus::warning,
-                          fmt::format("no device code: {} has no CUDA source (.cu, .cuh), a CPU extension; "
-                                      "the requested {} had nothing to apply to",
-                                      s.package, join(rep.targets, ", "))});
+    rep.checks.push_back(
+        {"targets", CheckStatus::warning,
+         fmt::format("no device code: {} has no CUDA source (.cu, .cuh), a CPU extension; "
+                     "the requested {} had nothing to apply to",
+                     s.package, join(rep.targets, ", "))});
   } else {
     if (no_device_code)
       verification->fallback_hint = fmt::format(
-          " (the source has CUDA code, e.g. {}, but the build compiled none: a setup.py that builds its "
+          " (the source has CUDA code, e.g. {}, but the build compiled none: a setup.py that "
+          "builds its "
           "CUDA part only when it finds CUDA or a GPU skipped it)",
           cuda_source);
     if (!verification->ok()) {
@@ -366,7 +404,8 @@ StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&, 
       // One line (the error line escapes control characters): a library's problems a clause each.
       auto lines = split_any(verification->describe_problems(), "\n");
       std::erase_if(lines, [](const std::string& l) { return trim(l).empty(); });
-      return stop(BuildStatus::verify_failed, "the wheel's targets differ from the request: " + join(lines, "; "));
+      return stop(BuildStatus::verify_failed,
+                  "the wheel's targets differ from the request: " + join(lines, "; "));
     }
     rep.checks.push_back({"targets", CheckStatus::passed, verification->summary()});
   }
@@ -378,30 +417,35 @@ StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&, 
     return stop(BuildStatus::verify_failed, "tailor inspect fails the wheel: " + text);
   }
   rep.checks.push_back(verification->inspect_warnings.empty()
-                           ? CheckResult{"inspect", CheckStatus::passed, "no warnings (RECORD, manylinux tag, search paths)"}
-                           : CheckResult{"inspect", CheckStatus::warning, join(verification->inspect_warnings, "; ")});
+                           ? CheckResult{"inspect", CheckStatus::passed,
+                                         "no warnings (RECORD, manylinux tag, search paths)"}
+                           : CheckResult{"inspect", CheckStatus::warning,
+                                         join(verification->inspect_warnings, "; ")});
   if (!verification->runtime_problems.empty()) {
     // Caught here, before the import test or the package's tests die of it (a segfault
     // on the first exception torch throws): name the compiler that did it.
     std::string text = join(verification->runtime_problems, "; ");
-    if (auto cxx = s.request.environment.find("CXX"); cxx != s.request.environment.end() && !cxx->second.empty())
+    if (auto cxx = s.request.environment.find("CXX");
+        cxx != s.request.environment.end() && !cxx->second.empty())
       text += fmt::format(" [the C++ compiler came from the environment: CXX={}]", cxx->second);
     rep.checks.push_back({"runtime", CheckStatus::failed, text});
-    return stop(BuildStatus::verify_failed, "the wheel's C++ runtime does not match torch's: " + text);
+    return stop(BuildStatus::verify_failed,
+                "the wheel's C++ runtime does not match torch's: " + text);
   }
   return std::nullopt;
 }
 
 // 8. Publish wheel, report and log together; an interrupted run publishes nothing.
-StepResult publish_outputs(const ExtensionBuildOptions& o, ExtensionBuildContext&, ExtensionBuildState& s) {
+StepResult publish_outputs(const ExtensionBuildOptions& o, ExtensionBuildContext&,
+                           ExtensionBuildState& s) {
   BuildReport& rep = s.result.report;
-  rep.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count();
+  rep.duration_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count();
   auto published = publish_build(o.out_dir, rep, s.wheel);
   if (!published) return stop(BuildStatus::build_failed, published.error().message);
   s.result.published = *published;
   s.result.status = BuildStatus::ok;
   return std::nullopt;
 }
-
 
 }  // namespace tailor::workflow

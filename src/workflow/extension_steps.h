@@ -15,11 +15,11 @@
 #include "executor/build_session.h"
 #include "executor/fixed_path.h"
 #include "executor/folder_lock.h"
-#include "workflow/extension_build.h"
 #include "plan/extension_plan.h"
 #include "plan/extension_recipe.h"
 #include "probe/probe.h"
 #include "util/process.h"
+#include "workflow/extension_build.h"
 
 namespace tailor::workflow {
 
@@ -31,7 +31,8 @@ struct ExtensionBuildContext {
   std::function<probe::HostReport(const probe::ProbeOptions&)> probe_host;
   /// One interpreter and its torch; nullopt when it cannot run. `may_write` false: a
   /// cached answer may be read but nothing is written (--print-env writes no file).
-  std::function<std::optional<probe::PythonInstall>(const std::string& python, bool may_write)> probe_python;
+  std::function<std::optional<probe::PythonInstall>(const std::string& python, bool may_write)>
+      probe_python;
   /// The caller's environment: SCCACHE_* picks the cache, PATH goes after the toolkit's bin/.
   std::map<std::string, std::string> environment;
   /// How the build sees its work folder at a fixed path (executor/fixed_path.h): `system`
@@ -66,8 +67,8 @@ struct ExtensionBuildState {
   const plan::ExtensionRecipe* recipe = nullptr;
   plan::ExtensionBuildRequest request;
   plan::ExtensionBuildPlan build_plan;
-  std::string source_dir;   ///< the prepared copy in the work folder
-  std::string wheel;        ///< the built wheel
+  std::string source_dir;  ///< the prepared copy in the work folder
+  std::string wheel;       ///< the built wheel
   std::string venv, venv_python;
   /// A module the package imports at run time that the target environment lacks (and the
   /// wheel does not provide): its import and smoke checks are skipped, not failed.
@@ -76,30 +77,40 @@ struct ExtensionBuildState {
   /// package, not two: mamba-ssm's takes 14 s): whether it passed, and its output.
   std::optional<std::pair<bool, std::string>> smoke_run;
   std::optional<executor::SourceIdentity> identity;  ///< what the source is, its SOURCE_DATE_EPOCH
-  std::optional<executor::FolderLock> work_lock, out_lock;  ///< held from preflight to the end of the run
+  std::optional<executor::FolderLock> work_lock,
+      out_lock;  ///< held from preflight to the end of the run
 };
 
 using executor::StepResult;
 using executor::StepStop;
 
 /// 1. Source, options, probe, targets, toolkit, toolchain report, recipe, plan request.
-StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s);
+StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                          ExtensionBuildState& s);
 /// --print-env instead of 2-8: the plan as a shell script, nothing fetched or built.
-StepResult print_build_env(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s);
+StepResult print_build_env(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                           ExtensionBuildState& s);
 /// 2. Preflight: every problem at once.
-StepResult check_toolchain(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s);
+StepResult check_toolchain(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                           ExtensionBuildState& s);
 /// 3. Source into the work folder, the plan, its patches, the environment.
-StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s);
+StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                         ExtensionBuildState& s);
 /// 4. The plan's commands under the BuildRunner; a failure is diagnosed from the log.
-StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s);
+StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                     ExtensionBuildState& s);
 /// 5. The wheel, its hash, its targets against the request.
-StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s);
+StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                        ExtensionBuildState& s);
 /// 6. Install into a clean venv that sees the target's torch, and import.
-StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s);
+StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                        ExtensionBuildState& s);
 /// 7. The package's tests, then the GPU smoke test (skipped without a GPU).
-StepResult run_package_tests(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s);
+StepResult run_package_tests(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                             ExtensionBuildState& s);
 /// 8. Wheel, report and log published together.
-StepResult publish_outputs(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx, ExtensionBuildState& s);
+StepResult publish_outputs(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                           ExtensionBuildState& s);
 
 /// The steps in order over `ctx`; build_extension(options) is this over the real host.
 ExtensionBuildResult build_extension(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx);

@@ -1,13 +1,12 @@
 #include "workflow/reproduce.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <unordered_map>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "executor/extension_source.h"
 #include "executor/wheel_normaliser.h"
@@ -38,22 +37,27 @@ Expected<WheelProvenance> read_wheel_provenance(const std::string& wheel) {
   const formats::ZipEntry* found = nullptr;
   for (const auto& e : archive->entries) {
     auto slash = e.name.find('/');
-    if (slash != std::string::npos && std::string_view(e.name).substr(0, slash).ends_with(".dist-info") &&
+    if (slash != std::string::npos &&
+        std::string_view(e.name).substr(0, slash).ends_with(".dist-info") &&
         std::string_view(e.name).substr(slash + 1) == executor::k_provenance_file)
       found = &e;
   }
   if (!found)
-    return make_error(fmt::format("{}: no {} in its dist-info: not a wheel tailor built, so there is nothing to rebuild from",
-                                  wheel, executor::k_provenance_file));
+    return make_error(fmt::format(
+        "{}: no {} in its dist-info: not a wheel tailor built, so there is nothing to rebuild from",
+        wheel, executor::k_provenance_file));
   if (found->uncompressed_size > k_max_provenance_bytes)
     return make_error(fmt::format("{}: {} is {} bytes, over the {} accepted", wheel, found->name,
                                   found->uncompressed_size, k_max_provenance_bytes));
   std::vector<std::byte> buffer;
   auto bytes = formats::extract_member(map.bytes(), *found, buffer);
   if (!bytes) return make_error(fmt::format("{}: {}", wheel, bytes.error().message));
-  nlohmann::json j = nlohmann::json::parse(reinterpret_cast<const char*>(bytes->data()),
-                                           reinterpret_cast<const char*>(bytes->data()) + bytes->size(), nullptr, false);
-  auto bad = [&](const std::string& why) { return make_error(fmt::format("{}: {}: {}", wheel, found->name, why)); };
+  nlohmann::json j = nlohmann::json::parse(
+      reinterpret_cast<const char*>(bytes->data()),
+      reinterpret_cast<const char*>(bytes->data()) + bytes->size(), nullptr, false);
+  auto bad = [&](const std::string& why) {
+    return make_error(fmt::format("{}: {}: {}", wheel, found->name, why));
+  };
   if (j.is_discarded() || !j.is_object()) return bad("not a JSON object");
   WheelProvenance p;
   p.package = json_string(j, "package");
@@ -61,7 +65,8 @@ Expected<WheelProvenance> read_wheel_provenance(const std::string& wheel) {
   p.profile = json_string(j, "profile");
   if (auto su = j.find("split_units"); su != j.end() && su->is_object())
     for (const auto& [unit, k] : su->items())
-      if (k.is_number_integer() && k.get<int64_t>() >= 2 && k.get<int64_t>() <= 64 && unit.size() < 4096)
+      if (k.is_number_integer() && k.get<int64_t>() >= 2 && k.get<int64_t>() <= 64 &&
+          unit.size() < 4096)
         p.split_units[unit] = static_cast<int>(k.get<int64_t>());
   if (p.package.empty()) return bad("no package");
   if (auto t = j.find("targets"); t != j.end() && t->is_array())
@@ -87,19 +92,23 @@ Expected<WheelProvenance> read_wheel_provenance(const std::string& wheel) {
 Expected<std::string> rebuild_source(const WheelProvenance& p, const std::string& given) {
   if (!given.empty()) return given;
   if (p.source_kind == "index" || p.source_kind == "git") {
-    if (p.source_name.empty()) return make_error(fmt::format("the provenance names no {} source", p.source_kind));
+    if (p.source_name.empty())
+      return make_error(fmt::format("the provenance names no {} source", p.source_kind));
     return p.source_name;
   }
   if (p.source_kind == "example") return std::string();
   if (p.source_kind == "sdist")
-    return make_error(fmt::format("the wheel was built from the sdist {}: give its path, "
-                                  "`tailor build --verify-reproducible WHEEL path/to/{}`",
-                                  p.source_name.empty() ? "(unnamed)" : p.source_name,
-                                  p.source_name.empty() ? "SDIST" : p.source_name));
+    return make_error(
+        fmt::format("the wheel was built from the sdist {}: give its path, "
+                    "`tailor build --verify-reproducible WHEEL path/to/{}`",
+                    p.source_name.empty() ? "(unnamed)" : p.source_name,
+                    p.source_name.empty() ? "SDIST" : p.source_name));
   if (p.source_kind == "directory")
-    return make_error("the wheel was built from a source folder: give it, "
-                      "`tailor build --verify-reproducible WHEEL path/to/folder`");
-  return make_error(fmt::format("the provenance's source kind '{}' is not one tailor rebuilds", p.source_kind));
+    return make_error(
+        "the wheel was built from a source folder: give it, "
+        "`tailor build --verify-reproducible WHEEL path/to/folder`");
+  return make_error(
+      fmt::format("the provenance's source kind '{}' is not one tailor rebuilds", p.source_kind));
 }
 
 std::vector<std::string> toolchain_differences(const std::map<std::string, std::string>& original,
@@ -110,14 +119,16 @@ std::vector<std::string> toolchain_differences(const std::map<std::string, std::
   for (const auto& [k, v] : rebuilt) names.insert(k);
   for (const auto& n : names) {
     auto a = original.find(n), b = rebuilt.find(n);
-    std::string va = a == original.end() ? "none" : a->second, vb = b == rebuilt.end() ? "none" : b->second;
+    std::string va = a == original.end() ? "none" : a->second,
+                vb = b == rebuilt.end() ? "none" : b->second;
     if (va != vb) out.push_back(fmt::format("{} {} in the wheel, {} here", n, va, vb));
   }
   return out;
 }
 
-Expected<std::vector<MemberDifference>> compare_wheel_members(const std::string& a, const std::string& b,
-                                                              size_t limit, size_t& total) {
+Expected<std::vector<MemberDifference>> compare_wheel_members(const std::string& a,
+                                                              const std::string& b, size_t limit,
+                                                              size_t& total) {
   TAILOR_TRY(ma, MappedFile::open(a));
   TAILOR_TRY(mb, MappedFile::open(b));
   auto za = formats::parse_zip(ma.bytes());
@@ -139,7 +150,8 @@ Expected<std::vector<MemberDifference>> compare_wheel_members(const std::string&
     if (it == in_b.end()) {
       add(e.name, "only in the wheel");
     } else if (e.uncompressed_size != it->second->uncompressed_size) {
-      add(e.name, fmt::format("{} vs {} bytes", e.uncompressed_size, it->second->uncompressed_size));
+      add(e.name,
+          fmt::format("{} vs {} bytes", e.uncompressed_size, it->second->uncompressed_size));
     } else if (e.crc32 != it->second->crc32) {
       add(e.name, "same size, other bytes");
     }
@@ -177,8 +189,10 @@ ReproduceResult verify_reproducible(const std::string& wheel, ExtensionBuildOpti
   build.tests = ExtensionBuildOptions::Tests::never;
   build.print_env = false;
   // A fresh output folder: the rebuilt wheel must not meet the original or an older one.
-  const std::string root = build.work_root.empty() ? executor::default_work_root() : build.work_root;
-  const fs::path out = fs::path(root) / "reproduce" / fmt::format("{}-{}", provenance->package, ::getpid());
+  const std::string root =
+      build.work_root.empty() ? executor::default_work_root() : build.work_root;
+  const fs::path out =
+      fs::path(root) / "reproduce" / fmt::format("{}-{}", provenance->package, ::getpid());
   std::error_code ec;
   fs::remove_all(out, ec);
   fs::create_directories(out, ec);
@@ -186,19 +200,24 @@ ReproduceResult verify_reproducible(const std::string& wheel, ExtensionBuildOpti
   build.out_dir = out.string();
   r.build = build_extension(build);
   if (r.build.status != BuildStatus::ok)
-    return stop(r.build.message.empty() ? "the rebuild failed" : "the rebuild failed: " + r.build.message, false);
+    return stop(
+        r.build.message.empty() ? "the rebuild failed" : "the rebuild failed: " + r.build.message,
+        false);
   r.rebuilt_wheel = r.build.report.wheel_path;
   auto rebuilt = read_wheel_provenance(r.rebuilt_wheel);
   if (!rebuilt) return stop(rebuilt.error().message, false);
   r.toolchain_differences = toolchain_differences(provenance->toolchain, rebuilt->toolchain);
   if (rebuilt->recipe != provenance->recipe)
-    return stop(fmt::format("the rebuild used the recipe {}, the wheel says {}: pass --package {}", rebuilt->recipe,
-                            provenance->recipe, provenance->recipe),
+    return stop(fmt::format("the rebuild used the recipe {}, the wheel says {}: pass --package {}",
+                            rebuilt->recipe, provenance->recipe, provenance->recipe),
                 false);
   if (rebuilt->digest != provenance->digest)
-    return stop(fmt::format("the source is not the one the wheel was built from: {} {} in the wheel, {} here",
-                            provenance->digest_kind, provenance->digest.substr(0, 16), rebuilt->digest.substr(0, 16)),
-                false);
+    return stop(
+        fmt::format(
+            "the source is not the one the wheel was built from: {} {} in the wheel, {} here",
+            provenance->digest_kind, provenance->digest.substr(0, 16),
+            rebuilt->digest.substr(0, 16)),
+        false);
   auto again = Sha256::of_file(r.rebuilt_wheel);
   if (!again) return stop(again.error().message, false);
   r.rebuilt_sha256 = Sha256::hex(*again);

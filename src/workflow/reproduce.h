@@ -37,12 +37,14 @@ std::vector<std::string> toolchain_differences(const std::map<std::string, std::
 
 struct MemberDifference {
   std::string name;
-  std::string what;  ///< "only in the wheel", "only in the rebuild", "43056 vs 43072 bytes", "same size, other bytes"
+  std::string what;  ///< "only in the wheel", "only in the rebuild", "43056 vs 43072 bytes", "same
+                     ///< size, other bytes"
 };
 /// The members of two wheels that differ (by size and CRC-32), in the first wheel's order
 /// then the second's; at most `limit` listed, `total` counts all.
-Expected<std::vector<MemberDifference>> compare_wheel_members(const std::string& a, const std::string& b,
-                                                              size_t limit, size_t& total);
+Expected<std::vector<MemberDifference>> compare_wheel_members(const std::string& a,
+                                                              const std::string& b, size_t limit,
+                                                              size_t& total);
 
 enum class ReproduceVerdict { identical, differs, not_rebuilt };
 

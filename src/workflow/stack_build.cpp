@@ -4,7 +4,8 @@
 
 namespace tailor::workflow {
 
-ExtensionBuildOptions stack_row_build_options(const stack::StackResult& stack, const stack::Row& row,
+ExtensionBuildOptions stack_row_build_options(const stack::StackResult& stack,
+                                              const stack::Row& row,
                                               const StackBuildOptions& options) {
   ExtensionBuildOptions o;
   o.source = row.sdist_file;

@@ -26,7 +26,8 @@ struct StackBuildOutcome {
 /// The ExtensionBuildOptions for one row of `stack` that must be built: its sdist, the
 /// target's GPUs (as the user typed them, else the resolved compute capabilities), the
 /// stack's interpreter, no package tests (the stack's verification imports them).
-ExtensionBuildOptions stack_row_build_options(const stack::StackResult& stack, const stack::Row& row,
+ExtensionBuildOptions stack_row_build_options(const stack::StackResult& stack,
+                                              const stack::Row& row,
                                               const StackBuildOptions& options);
 
 /// Builds the rows whose outcome is `build` (torch itself is never built here), stopping at

@@ -1,8 +1,9 @@
 #include "workflow/torch_steps.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cache/cache_ledger.h"
@@ -11,16 +12,16 @@
 #include "data/toml_document.h"
 #include "diagnose/diagnosis.h"
 #include "executor/publish.h"
-#include "executor/run_plan.h"
-#include "inspect/manylinux_policy.h"
-#include "util/mapped_file.h"
-#include "util/sha256.h"
 #include "executor/report_page.h"
+#include "executor/run_plan.h"
 #include "executor/wheel_normaliser.h"
 #include "inspect/inspect_report.h"
+#include "inspect/manylinux_policy.h"
 #include "plan/torch_plan_render.h"
 #include "util/files.h"
 #include "util/interrupt.h"
+#include "util/mapped_file.h"
+#include "util/sha256.h"
 #include "util/strings.h"
 
 namespace fs = std::filesystem;
@@ -41,7 +42,9 @@ std::string embedded_program(std::string_view path) {
   return std::string(*text);
 }
 
-TorchStepResult stop(BuildStatus status, std::string message) { return StepStop{status, std::move(message)}; }
+TorchStepResult stop(BuildStatus status, std::string message) {
+  return StepStop{status, std::move(message)};
+}
 
 /// Whether a --source tree is there and which of its third_party submodules are empty.
 void add_source_facts(const plan::TorchPlan& p, plan::DoctorFacts& facts) {
@@ -52,7 +55,8 @@ void add_source_facts(const plan::TorchPlan& p, plan::DoctorFacts& facts) {
   fs::path third = fs::path(p.layout.source_dir) / "third_party";
   if (fs::is_directory(third, ec))
     for (const auto& e : fs::directory_iterator(third, ec))
-      if (e.is_directory(ec) && fs::is_empty(e.path(), ec)) facts.empty_submodules.push_back("third_party/" + e.path().filename().string());
+      if (e.is_directory(ec) && fs::is_empty(e.path(), ec))
+        facts.empty_submodules.push_back("third_party/" + e.path().filename().string());
   std::sort(facts.empty_submodules.begin(), facts.empty_submodules.end());
 }
 
@@ -68,25 +72,35 @@ std::string newest_wheel(const std::string& dist) {
   return best;
 }
 
-std::string release_notes(const plan::TorchPlan& p, const std::string& wheel, const TargetVerification& v,
-                          const std::string& manylinux, const std::vector<std::string>& packages) {
+std::string release_notes(const plan::TorchPlan& p, const std::string& wheel,
+                          const TargetVerification& v, const std::string& manylinux,
+                          const std::vector<std::string>& packages) {
   std::string o = fmt::format("# {}\n\n", wheel);
   o += fmt::format("PyTorch {} built by tailor for {}.\n\n", p.torch_version, p.platform);
   o += fmt::format("- CUDA: {}\n", p.cuda ? p.cuda_text() : "none (CPU-only)");
-  o += fmt::format("- GPU targets (verified in the binaries): {}\n", p.cuda ? join(v.expected, ", ") : "none");
-  o += fmt::format("- CPU target: {}\n", p.cpu_target.empty() ? "compiler default" : p.cpu_target + " (" + join(p.cpu_flags, " ") + ")");
-  o += fmt::format("- Python: {}\n- Platform tag: {} (what the libraries need)\n", p.python_version, manylinux);
+  o += fmt::format("- GPU targets (verified in the binaries): {}\n",
+                   p.cuda ? join(v.expected, ", ") : "none");
+  o += fmt::format("- CPU target: {}\n", p.cpu_target.empty()
+                                             ? "compiler default"
+                                             : p.cpu_target + " (" + join(p.cpu_flags, " ") + ")");
+  o += fmt::format("- Python: {}\n- Platform tag: {} (what the libraries need)\n", p.python_version,
+                   manylinux);
   std::vector<std::string> on;
   for (const auto& [f, enabled] : p.features)
     if (enabled) on.push_back(f);
-  o += fmt::format("- Features: {}\n- BLAS: {}, build type {}\n\n", join(on, ", "), p.blas, p.build_type);
+  o += fmt::format("- Features: {}\n- BLAS: {}, build type {}\n\n", join(on, ", "), p.blas,
+                   p.build_type);
   o += fmt::format("Install:\n\n    pip install {}\n\n", wheel);
   if (!packages.empty())
-    o += fmt::format("The libraries link these system packages at run time (see Dockerfile.runtime):\n{}\n",
-                     [&] { std::string s; for (const auto& pk : packages) s += "    " + pk + "\n"; return s; }());
+    o += fmt::format(
+        "The libraries link these system packages at run time (see Dockerfile.runtime):\n{}\n",
+        [&] {
+          std::string s;
+          for (const auto& pk : packages) s += "    " + pk + "\n";
+          return s;
+        }());
   return o;
 }
-
 
 }  // namespace
 
@@ -102,7 +116,8 @@ plan::DoctorFacts gather_doctor_facts(const plan::TorchPlan& p, CommandRunner& r
     try {
       auto j = nlohmann::json::parse(res.out);
       for (auto it = j.begin(); it != j.end(); ++it)
-        facts.python_packages[it.key()] = it->is_null() ? std::nullopt : std::optional<std::string>(it->get<std::string>());
+        facts.python_packages[it.key()] =
+            it->is_null() ? std::nullopt : std::optional<std::string>(it->get<std::string>());
       facts.python_checked = true;
     } catch (const std::exception&) {
     }
@@ -122,7 +137,8 @@ TorchBuildContext TorchBuildContext::system(CommandRunner& runner) {
 }
 
 BuildSession TorchBuildContext::session() {
-  BuildSession session = system_session(runner, out, display ? DisplayStyle::plain : default_display_style(out), disk);
+  BuildSession session =
+      system_session(runner, out, display ? DisplayStyle::plain : default_display_style(out), disk);
   session.environment = Environment(environment);
   session.check_storage = check_storage;
   session.fixed_path = fixed_path;
@@ -134,7 +150,8 @@ BuildSession TorchBuildContext::session() {
 namespace torch_steps {
 
 // 1. The plan: every decision, every problem at once.
-TorchStepResult resolve_plan(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s) {
+TorchStepResult resolve_plan(const TorchBuildOptions& o, TorchBuildContext& ctx,
+                             TorchBuildState& s) {
   // [cache] of the config, then TAILOR_CACHE / TAILOR_CACHE_URL, then --cache-url.
   auto settings = cache::apply_cache_environment(o.cache_settings, ctx.environment);
   if (!settings) return stop(BuildStatus::bad_input, settings.error().message);
@@ -150,7 +167,8 @@ TorchStepResult resolve_plan(const TorchBuildOptions& o, TorchBuildContext& ctx,
   ropts.wait_for_lock = o.wait_for_lock;
   ropts.configure_only = o.configure_only;
   // The shared storage, asked once before the plan decides the cache (as for extensions).
-  if (auto stopped = settle_cache_storage(s.cache_settings, ropts.cache, ctx.session())) return stopped;
+  if (auto stopped = settle_cache_storage(s.cache_settings, ropts.cache, ctx.session()))
+    return stopped;
   s.plan = plan::resolve_torch_plan(s.variant, s.host, ropts);
   if (s.plan.has_errors()) {
     std::fputs(plan::render_problems(s.plan).c_str(), ctx.err);
@@ -161,43 +179,51 @@ TorchStepResult resolve_plan(const TorchBuildOptions& o, TorchBuildContext& ctx,
 }
 
 // 2. One build at a time per work folder and output folder (executor/folder_lock.h).
-TorchStepResult lock_folders(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s) {
+TorchStepResult lock_folders(const TorchBuildOptions& o, TorchBuildContext& ctx,
+                             TorchBuildState& s) {
   std::error_code ec;
   fs::create_directories(s.plan.layout.work_dir, ec);
   if (ec)
-    return stop(BuildStatus::bad_input, s.plan.layout.work_dir + ": cannot create the work folder: " + ec.message());
+    return stop(BuildStatus::bad_input,
+                s.plan.layout.work_dir + ": cannot create the work folder: " + ec.message());
   s.work = fs::absolute(s.plan.layout.work_dir).string();
   auto work_lock = FolderLock::acquire(s.work, FolderLock::Place::inside, o.wait_for_lock, ctx.err);
   if (!work_lock) return stop(BuildStatus::build_failed, work_lock.error().message);
   s.work_lock.emplace(std::move(*work_lock));
-  auto out_lock = FolderLock::acquire(o.out_dir, FolderLock::Place::beside, o.wait_for_lock, ctx.err);
+  auto out_lock =
+      FolderLock::acquire(o.out_dir, FolderLock::Place::beside, o.wait_for_lock, ctx.err);
   if (!out_lock) return stop(BuildStatus::build_failed, out_lock.error().message);
   s.out_lock.emplace(std::move(*out_lock));
   return std::nullopt;
 }
 
 // 3. The source and the commands that run on it.
-TorchStepResult check_source(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s) {
+TorchStepResult check_source(const TorchBuildOptions& o, TorchBuildContext& ctx,
+                             TorchBuildState& s) {
   plan::TorchPlan& p = s.plan;
   auto epoch_var = ctx.environment.find("SOURCE_DATE_EPOCH");
-  auto epoch_env = source_date_epoch_from_env(epoch_var == ctx.environment.end() ? nullptr : epoch_var->second.c_str());
+  auto epoch_env = source_date_epoch_from_env(
+      epoch_var == ctx.environment.end() ? nullptr : epoch_var->second.c_str());
   if (!epoch_env) return stop(BuildStatus::bad_input, epoch_env.error().message);
   s.epoch_override = *epoch_env;
   if (p.variant.source_dir) {
     plan::DoctorFacts facts;
     add_source_facts(p, facts);
-    if (!facts.source_exists) return stop(BuildStatus::bad_input, p.layout.source_dir + ": no such source tree");
+    if (!facts.source_exists)
+      return stop(BuildStatus::bad_input, p.layout.source_dir + ": no such source tree");
     if (!facts.empty_submodules.empty())
-      return stop(BuildStatus::preflight_failed,
-                  fmt::format("{}: empty submodules ({}); run git submodule update --init --recursive",
-                              p.layout.source_dir, join(facts.empty_submodules, ", ")));
+      return stop(
+          BuildStatus::preflight_failed,
+          fmt::format("{}: empty submodules ({}); run git submodule update --init --recursive",
+                      p.layout.source_dir, join(facts.empty_submodules, ", ")));
   }
   // SOURCE_DATE_EPOCH and the reproducible nvcc and compiler flags for the build when the
   // source is already here (a clone: the epoch is known after it, for the wheel).
   std::error_code ec;
   if (fs::exists(p.layout.source_dir, ec)) {
     auto identity = identify_tree(p.layout.source_dir, ctx.runner, s.epoch_override);
-    if (!identity) return stop(BuildStatus::build_failed, "identifying the source: " + identity.error().message);
+    if (!identity)
+      return stop(BuildStatus::build_failed, "identifying the source: " + identity.error().message);
     s.identity = std::move(*identity);
     add_reproducible_build_env(p.env, s.identity->source_date_epoch, p.layout.source_dir,
                                p.cache.tool != cache::CacheTool::sccache, p.cuda_version);
@@ -206,9 +232,11 @@ TorchStepResult check_source(const TorchBuildOptions& o, TorchBuildContext& ctx,
   const std::string venv_python = p.layout.venv_dir + "/bin/python";
   std::vector<plan::Step> kept;
   for (plan::Step& st : p.steps) {
-    const bool venv = st.role == plan::StepRole::make_venv || st.role == plan::StepRole::install_requirements;
+    const bool venv =
+        st.role == plan::StepRole::make_venv || st.role == plan::StepRole::install_requirements;
     if (o.no_venv && venv) continue;
-    if (st.role == plan::StepRole::clone && fs::exists(p.layout.source_dir + "/.git", ec)) continue;  // resumable
+    if (st.role == plan::StepRole::clone && fs::exists(p.layout.source_dir + "/.git", ec))
+      continue;  // resumable
     if (o.no_venv) std::replace(st.argv.begin(), st.argv.end(), venv_python, p.python);
     kept.push_back(std::move(st));
   }
@@ -227,27 +255,32 @@ TorchStepResult run_build(const TorchBuildOptions& o, TorchBuildContext& ctx, To
   rep.env = p.env;
   rep.unset_env = p.unset_env;
   BuildSession session = ctx.session();
-  std::fprintf(ctx.out, "Building %s (%s), %d jobs\n", p.wheel_name.c_str(), join(p.targets.names(), " ").c_str(), p.jobs);
+  std::fprintf(ctx.out, "Building %s (%s), %d jobs\n", p.wheel_name.c_str(),
+               join(p.targets.names(), " ").c_str(), p.jobs);
   std::fflush(ctx.out);
   PlanRun run = run_plan(p, session, rep);
   s.log_path = rep.log_path;
   s.steps = run.steps;
   if (rep.cache_hits && *rep.cache_hits + rep.cache_misses.value_or(0) > 0)
-    std::fprintf(ctx.out, "compiler cache: %s (%s): %s\n", std::string(cache::cache_tool_name(rep.cache_tool)).c_str(),
+    std::fprintf(ctx.out, "compiler cache: %s (%s): %s\n",
+                 std::string(cache::cache_tool_name(rep.cache_tool)).c_str(),
                  rep.cache_storage.c_str(),
                  cache::hit_rate_text(*rep.cache_hits, rep.cache_misses.value_or(0)).c_str());
   if (run.outcome) rep.duration_s = std::chrono::duration<double>(run.outcome->duration).count();
   if (run.stop && run.outcome && !run.outcome->interrupted && interrupt_signal() == 0) {
     if (const auto& block = run.error_block) {
-      std::fprintf(ctx.err, "First error (log lines %zu-%zu):\n", block->first_line, block->last_line);
+      std::fprintf(ctx.err, "First error (log lines %zu-%zu):\n", block->first_line,
+                   block->last_line);
       for (const auto& l : block->lines) std::fprintf(ctx.err, "  %s\n", l.c_str());
     }
     for (const auto& d : run.diagnoses)
-      std::fprintf(ctx.err, "diagnosis [%s]: %s\n  fix: %s\n", d.pattern_id.c_str(), d.cause.c_str(), d.fix.c_str());
+      std::fprintf(ctx.err, "diagnosis [%s]: %s\n  fix: %s\n", d.pattern_id.c_str(),
+                   d.cause.c_str(), d.fix.c_str());
     return stop(BuildStatus::build_failed,
                 run.outcome->steps.empty()
                     ? "no build step ran; full log: " + s.log_path
-                    : fmt::format("step '{}' failed; full log: {}", run.outcome->steps.back().title, s.log_path));
+                    : fmt::format("step '{}' failed; full log: {}", run.outcome->steps.back().title,
+                                  s.log_path));
   }
   if (run.stop) return run.stop;
   if (o.configure_only) {
@@ -261,10 +294,13 @@ TorchStepResult run_build(const TorchBuildOptions& o, TorchBuildContext& ctx, To
 TorchStepResult verify_wheel(const TorchBuildOptions&, TorchBuildContext& ctx, TorchBuildState& s) {
   const plan::TorchPlan& p = s.plan;
   s.built = newest_wheel(p.layout.source_dir + "/dist");
-  if (s.built.empty()) return stop(BuildStatus::build_failed, "the build produced no wheel in " + p.layout.source_dir + "/dist");
+  if (s.built.empty())
+    return stop(BuildStatus::build_failed,
+                "the build produced no wheel in " + p.layout.source_dir + "/dist");
   auto report = inspect::inspect_paths({s.built});
   if (!report || report->wheels.empty())
-    return stop(BuildStatus::build_failed, "cannot inspect " + s.built + ": " + (report ? "no wheel" : report.error().message));
+    return stop(BuildStatus::build_failed, "cannot inspect " + s.built + ": " +
+                                               (report ? "no wheel" : report.error().message));
   const inspect::WheelReport& wr = report->wheels.front();
   if (p.cuda) {
     auto checked = verify_wheel_targets(s.built, p.targets);
@@ -273,26 +309,35 @@ TorchStepResult verify_wheel(const TorchBuildOptions&, TorchBuildContext& ctx, T
     bool has_torch_cuda = std::any_of(wr.libraries.begin(), wr.libraries.end(), [](const auto& l) {
       return l.path.find("libtorch_cuda.so") != std::string::npos && l.has_device_code;
     });
-    if (!has_torch_cuda) return stop(BuildStatus::verify_failed, "the wheel has no libtorch_cuda.so with device code");
+    if (!has_torch_cuda)
+      return stop(BuildStatus::verify_failed, "the wheel has no libtorch_cuda.so with device code");
     if (!s.verification.ok())
-      return stop(BuildStatus::verify_failed, "the wheel does not carry exactly the requested targets: " + s.verification.describe_problems());
+      return stop(BuildStatus::verify_failed,
+                  "the wheel does not carry exactly the requested targets: " +
+                      s.verification.describe_problems());
     std::fprintf(ctx.out, "targets verified: %s\n", join(s.verification.expected, " ").c_str());
   }
-  const std::string& needed = s.manylinux_needed = wr.manylinux_needed;  // "manylinux_2_35_aarch64" or "linux_x86_64"
+  const std::string& needed = s.manylinux_needed =
+      wr.manylinux_needed;  // "manylinux_2_35_aarch64" or "linux_x86_64"
   const std::string wanted = "manylinux_" + p.manylinux + "_" + p.platform;
   const auto& policies = inspect::ManylinuxPolicies::get();
-  auto needed_tag = policies.parse_platform_tag(needed), wanted_tag = policies.parse_platform_tag(wanted);
+  auto needed_tag = policies.parse_platform_tag(needed),
+       wanted_tag = policies.parse_platform_tag(wanted);
   if (!needed_tag)
-    return stop(BuildStatus::verify_failed, fmt::format("the libraries need {}: not a manylinux wheel ({})", needed,
-                                                        join(wr.manylinux_limiting, ", ")));
+    return stop(BuildStatus::verify_failed,
+                fmt::format("the libraries need {}: not a manylinux wheel ({})", needed,
+                            join(wr.manylinux_limiting, ", ")));
   if (p.variant.manylinux && wanted_tag &&
-      std::pair(needed_tag->glibc_major, needed_tag->glibc_minor) > std::pair(wanted_tag->glibc_major, wanted_tag->glibc_minor))
-    return stop(BuildStatus::verify_failed, fmt::format("the libraries need {} but {} was asked", needed, wanted));
+      std::pair(needed_tag->glibc_major, needed_tag->glibc_minor) >
+          std::pair(wanted_tag->glibc_major, wanted_tag->glibc_minor))
+    return stop(BuildStatus::verify_failed,
+                fmt::format("the libraries need {} but {} was asked", needed, wanted));
   // What the runtime image needs: DT_NEEDED of every library, minus those in the wheel.
   s.needed_sonames.clear();
   for (const auto& lib : wr.libraries)
     for (const auto& n : lib.needed_libraries)
-      if (n.kind != inspect::NeededKind::bundled && n.kind != inspect::NeededKind::cuda_driver) s.needed_sonames.push_back(n.soname);
+      if (n.kind != inspect::NeededKind::bundled && n.kind != inspect::NeededKind::cuda_driver)
+        s.needed_sonames.push_back(n.soname);
 
   // Official-style name: torch-<version>-cpXY-cpXY-<tag the libraries need>.whl.
   std::string py_tag = "cp" + p.python_version;
@@ -302,20 +347,26 @@ TorchStepResult verify_wheel(const TorchBuildOptions&, TorchBuildContext& ctx, T
   s.renamed = s.work + "/" + s.wheel_name;
   if (!s.identity) {
     auto identity = identify_tree(p.layout.source_dir, ctx.runner, s.epoch_override);
-    if (!identity) return stop(BuildStatus::build_failed, "identifying the source: " + identity.error().message);
+    if (!identity)
+      return stop(BuildStatus::build_failed, "identifying the source: " + identity.error().message);
     s.identity = std::move(*identity);
   }
   // Retagged and normalised in one deterministic rewrite (WHEEL's Tag lines, RECORD, the
   // libraries' search paths without folders of the build machine).
-  auto n = normalise_wheel(s.built, {s.identity->source_date_epoch,
-                                     provenance_file_text(make_torch_provenance(p, s.host, *s.identity, k_tool_version)), tag,
-                                     s.renamed});
+  auto n = normalise_wheel(
+      s.built, {s.identity->source_date_epoch,
+                provenance_file_text(make_torch_provenance(p, s.host, *s.identity, k_tool_version)),
+                tag, s.renamed});
   if (!n) return stop(BuildStatus::build_failed, "renaming the wheel failed: " + n.error().message);
   for (const auto& r : n->search_paths)
-    std::fprintf(ctx.out, "search path: %s: removed %s %s (not $ORIGIN-relative: a folder of the build machine)%s\n", r.member.c_str(), r.tag.c_str(),
-                 join(r.removed, ":").c_str(), r.after.empty() ? "" : ("; kept " + r.after).c_str());
+    std::fprintf(
+        ctx.out,
+        "search path: %s: removed %s %s (not $ORIGIN-relative: a folder of the build machine)%s\n",
+        r.member.c_str(), r.tag.c_str(), join(r.removed, ":").c_str(),
+        r.after.empty() ? "" : ("; kept " + r.after).c_str());
   auto recheck = inspect::inspect_paths({s.renamed});
-  if (!recheck || recheck->wheels.empty() || !recheck->wheels.front().record.passed() || !recheck->wheels.front().tags_consistent)
+  if (!recheck || recheck->wheels.empty() || !recheck->wheels.front().record.passed() ||
+      !recheck->wheels.front().tags_consistent)
     return stop(BuildStatus::build_failed, "the renamed wheel's RECORD or tags do not check out");
   return std::nullopt;
 }
@@ -330,7 +381,8 @@ TorchStepResult import_check(const TorchBuildOptions&, TorchBuildContext& ctx, T
   mk.argv = {p.python, "-m", "venv", "--system-site-packages", s.venv};
   mk.timeout = std::chrono::minutes(5);
   CommandSpec inst;
-  inst.argv = {s.venv + "/bin/python", "-m", "pip", "install", "--no-deps", "--force-reinstall", "--no-index", s.renamed};
+  inst.argv = {s.venv + "/bin/python", "-m",         "pip",    "install", "--no-deps",
+               "--force-reinstall",    "--no-index", s.renamed};
   inst.timeout = std::chrono::minutes(10);
   CommandSpec imp;
   imp.argv = {s.venv + "/bin/python", "-c", embedded_program("build/torch_import_check.py")};
@@ -338,22 +390,30 @@ TorchStepResult import_check(const TorchBuildOptions&, TorchBuildContext& ctx, T
   imp.cwd = s.work;
   for (CommandSpec* spec : {&mk, &inst, &imp}) {
     auto res = ctx.runner.run(*spec);
-    if (!res.ok()) return stop(BuildStatus::check_failed, fmt::format("import check: `{}` failed: {}{}", join(spec->argv, " "), res.err, res.out));
+    if (!res.ok())
+      return stop(BuildStatus::check_failed, fmt::format("import check: `{}` failed: {}{}",
+                                                         join(spec->argv, " "), res.err, res.out));
     if (spec == &imp) s.import_json = res.out;
   }
   try {
     auto j = nlohmann::json::parse(s.import_json);
     std::string file = j.value("file", "");
-    if (file.rfind(s.venv, 0) != 0) return stop(BuildStatus::check_failed, "import check: torch came from " + file + ", not the new wheel");
-    std::fprintf(ctx.out, "import ok: torch %s, arch list %s\n", j.value("version", "").c_str(), j["arch_list"].dump().c_str());
+    if (file.rfind(s.venv, 0) != 0)
+      return stop(BuildStatus::check_failed,
+                  "import check: torch came from " + file + ", not the new wheel");
+    std::fprintf(ctx.out, "import ok: torch %s, arch list %s\n", j.value("version", "").c_str(),
+                 j["arch_list"].dump().c_str());
     if (p.cuda) {
       std::vector<std::string> arch = j["arch_list"].get<std::vector<std::string>>();
       for (const auto& t : p.targets.targets)
-        if (t.kind == cuda::TargetKind::sass && std::find(arch.begin(), arch.end(), t.name()) == arch.end())
-          return stop(BuildStatus::check_failed, "torch.cuda.get_arch_list() lacks " + t.name() + ": " + j["arch_list"].dump());
+        if (t.kind == cuda::TargetKind::sass &&
+            std::find(arch.begin(), arch.end(), t.name()) == arch.end())
+          return stop(BuildStatus::check_failed, "torch.cuda.get_arch_list() lacks " + t.name() +
+                                                     ": " + j["arch_list"].dump());
     }
   } catch (const std::exception& e) {
-    return stop(BuildStatus::check_failed, std::string("import check: unreadable output: ") + e.what());
+    return stop(BuildStatus::check_failed,
+                std::string("import check: unreadable output: ") + e.what());
   }
   return std::nullopt;
 }
@@ -382,7 +442,8 @@ TorchStepResult smoke_test(const TorchBuildOptions&, TorchBuildContext& ctx, Tor
     spec.timeout = std::chrono::minutes(5);
     spec.cwd = s.work;
     auto res = ctx.runner.run(spec);
-    if (!res.ok()) return stop(BuildStatus::check_failed, "GPU smoke test failed: " + res.err + res.out);
+    if (!res.ok())
+      return stop(BuildStatus::check_failed, "GPU smoke test failed: " + res.err + res.out);
     s.smoke = "ok";
   }
   std::fprintf(ctx.out, "GPU smoke test: %s\n", s.smoke.c_str());
@@ -406,15 +467,23 @@ TorchStepResult publish(const TorchBuildOptions& o, TorchBuildContext& ctx, Torc
   }
   rep.bytes_per_target = s.verification.bytes_per_target;
   rep.checks.clear();
-  if (p.cuda) rep.checks.push_back({"targets", CheckStatus::passed, "exactly " + join(s.verification.expected, " ")});
+  if (p.cuda)
+    rep.checks.push_back(
+        {"targets", CheckStatus::passed, "exactly " + join(s.verification.expected, " ")});
   rep.checks.push_back({"import", CheckStatus::passed, "torch from the wheel in a clean venv"});
-  rep.checks.push_back({"gpu-smoke", s.smoke == "ok" ? CheckStatus::passed : CheckStatus::skipped, s.smoke});
+  rep.checks.push_back(
+      {"gpu-smoke", s.smoke == "ok" ? CheckStatus::passed : CheckStatus::skipped, s.smoke});
   if (s.identity) rep.provenance = make_torch_provenance(p, s.host, *s.identity, k_tool_version);
-  rep.torch = BuildReport::Torch{plan::plan_to_json(p), s.verification.expected, s.manylinux_needed,
-                                 nlohmann::json::parse(s.import_json, nullptr, false), s.smoke, packages};
+  rep.torch = BuildReport::Torch{plan::plan_to_json(p),
+                                 s.verification.expected,
+                                 s.manylinux_needed,
+                                 nlohmann::json::parse(s.import_json, nullptr, false),
+                                 s.smoke,
+                                 packages};
   auto published =
       publish_build(o.out_dir, rep, s.renamed,
-                    {{name + ".RELEASE_NOTES.md", release_notes(p, name, s.verification, s.manylinux_needed, packages)},
+                    {{name + ".RELEASE_NOTES.md",
+                      release_notes(p, name, s.verification, s.manylinux_needed, packages)},
                      {"Dockerfile.runtime", render_runtime_dockerfile(p, name, packages)}});
   if (!published) return stop(BuildStatus::build_failed, published.error().message);
   s.result.wheel_path = rep.wheel_path;
@@ -427,9 +496,10 @@ TorchStepResult publish(const TorchBuildOptions& o, TorchBuildContext& ctx, Torc
 
 const std::vector<TorchStep>& torch_build_steps() {
   using namespace torch_steps;
-  static const std::vector<TorchStep> steps = {
-      {"plan", resolve_plan},   {"lock", lock_folders},   {"source", check_source}, {"build", run_build},
-      {"verify", verify_wheel}, {"import", import_check}, {"smoke", smoke_test},    {"publish", publish}};
+  static const std::vector<TorchStep> steps = {{"plan", resolve_plan},   {"lock", lock_folders},
+                                               {"source", check_source}, {"build", run_build},
+                                               {"verify", verify_wheel}, {"import", import_check},
+                                               {"smoke", smoke_test},    {"publish", publish}};
   return steps;
 }
 

@@ -5,8 +5,8 @@
 // smoke-test, publish. Each is a function over the run's context (what it reaches the
 // outside through: processes, the caller's environment, the cache storage, the progress
 // display, the output streams) and the state the earlier steps left; each returns a
-// StepStop to end the run (executor::BuildStatus + one line) or nothing to go on. Unit tests drive them over fakes
-// (tests/workflow/torch_steps_test.cpp); the whole chain with the real nvcc is
+// StepStop to end the run (executor::BuildStatus + one line) or nothing to go on. Unit tests drive
+// them over fakes (tests/workflow/torch_steps_test.cpp); the whole chain with the real nvcc is
 // tests/e2e/build_torch*.sh.
 #pragma once
 #include <chrono>
@@ -22,10 +22,10 @@
 #include "executor/build_report.h"
 #include "executor/build_runner.h"
 #include "executor/build_session.h"
-#include "executor/step_list.h"
 #include "executor/extension_source.h"
 #include "executor/folder_lock.h"
 #include "executor/ninja_log.h"
+#include "executor/step_list.h"
 #include "executor/verify.h"
 #include "plan/torch_plan.h"
 #include "probe/host_report.h"
@@ -66,9 +66,9 @@ struct TorchBuildState {
 
   cache::CacheSettings cache_settings;  ///< the config's [cache], TAILOR_CACHE(_URL), --cache-url
   plan::TorchPlan plan;
-  std::string work;  ///< the plan's work folder, absolute
+  std::string work;                                         ///< the plan's work folder, absolute
   std::optional<executor::FolderLock> work_lock, out_lock;  ///< held to the end of the run
-  std::optional<int64_t> epoch_override;  ///< SOURCE_DATE_EPOCH from the caller
+  std::optional<int64_t> epoch_override;                    ///< SOURCE_DATE_EPOCH from the caller
   /// What the source is and its SOURCE_DATE_EPOCH; known before the build when the source
   /// is already there, else (a clone) after it.
   std::optional<executor::SourceIdentity> identity;
@@ -80,12 +80,12 @@ struct TorchBuildState {
 
   std::string built;  ///< the wheel the build left in the source's dist/
   executor::TargetVerification verification;
-  std::string manylinux_needed;              ///< "manylinux_2_35_aarch64"
-  std::vector<std::string> needed_sonames;   ///< DT_NEEDED outside the wheel (runtime packages)
-  std::string wheel_name;                    ///< torch-<version>-cpXY-cpXY-<tag>.whl
-  std::string renamed;                       ///< the normalised wheel in the work folder
-  std::string venv;                          ///< the import check's clean venv
-  std::string import_json;                   ///< what data/build/torch_import_check.py printed
+  std::string manylinux_needed;             ///< "manylinux_2_35_aarch64"
+  std::vector<std::string> needed_sonames;  ///< DT_NEEDED outside the wheel (runtime packages)
+  std::string wheel_name;                   ///< torch-<version>-cpXY-cpXY-<tag>.whl
+  std::string renamed;                      ///< the normalised wheel in the work folder
+  std::string venv;                         ///< the import check's clean venv
+  std::string import_json;                  ///< what data/build/torch_import_check.py printed
   std::string smoke = "skipped (no GPU)";
   TorchBuildResult result;
 };
@@ -93,29 +93,35 @@ struct TorchBuildState {
 using executor::BuildStatus;
 using executor::StepStop;
 using TorchStepResult = executor::StepResult;
-using TorchStepFn = TorchStepResult (*)(const TorchBuildOptions&, TorchBuildContext&, TorchBuildState&);
+using TorchStepFn = TorchStepResult (*)(const TorchBuildOptions&, TorchBuildContext&,
+                                        TorchBuildState&);
 
 namespace torch_steps {
 /// 1. The plan over the request, the cache settings layered and --cache, the shared
 /// storage checked first (executor::settle_cache_storage: one that nothing answers at is a
 /// warning and an uncached build, one that refuses stops it); every problem printed, then
 /// a stop with the plan's status.
-TorchStepResult resolve_plan(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s);
+TorchStepResult resolve_plan(const TorchBuildOptions& o, TorchBuildContext& ctx,
+                             TorchBuildState& s);
 /// 2. The work folder (created) and the out folder: one build at a time in each.
-TorchStepResult lock_folders(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s);
+TorchStepResult lock_folders(const TorchBuildOptions& o, TorchBuildContext& ctx,
+                             TorchBuildState& s);
 /// 3. SOURCE_DATE_EPOCH, the source's identity when it is there, a --source tree with its
 /// submodules; the plan's commands as this run runs them (a clone already made is kept:
 /// the build resumes; --no-venv drops the venv and its requirements).
-TorchStepResult check_source(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s);
+TorchStepResult check_source(const TorchBuildOptions& o, TorchBuildContext& ctx,
+                             TorchBuildState& s);
 /// 4. The commands through executor::run_plan: the fixed work path, the build's own
 /// sccache server, the memory governor, the unit times, the resume fingerprint; the Ninja
 /// job timeline; a failure diagnosed from the log. --configure-only ends here (exit 0).
 TorchStepResult run_build(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s);
 /// 5. The wheel: exactly the targets in libtorch_cuda.so, the manylinux tag its libraries
 /// need, normalised and renamed in the official style.
-TorchStepResult verify_wheel(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s);
+TorchStepResult verify_wheel(const TorchBuildOptions& o, TorchBuildContext& ctx,
+                             TorchBuildState& s);
 /// 6. The wheel alone in a clean venv: torch imports from it, with the targets' arch list.
-TorchStepResult import_check(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s);
+TorchStepResult import_check(const TorchBuildOptions& o, TorchBuildContext& ctx,
+                             TorchBuildState& s);
 /// 7. A GPU smoke test on a GPU the targets cover; skipped (and said why) otherwise.
 TorchStepResult smoke_test(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s);
 /// 8. Wheel, report (JSON and HTML), release notes, runtime Dockerfile and log, together.
@@ -132,6 +138,7 @@ const std::vector<TorchStep>& torch_build_steps();
 /// The steps in order over `ctx`, from the request in `s` (variant, host, resolve options);
 /// the first stop ends the run, an error line printed for it unless tailor was interrupted
 /// (the CLI says "interrupted" then). The public build_torch is this over the real host.
-TorchBuildResult build_torch(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s);
+TorchBuildResult build_torch(const TorchBuildOptions& o, TorchBuildContext& ctx,
+                             TorchBuildState& s);
 
 }  // namespace tailor::workflow

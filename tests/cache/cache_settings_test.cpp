@@ -30,18 +30,21 @@ work_root = "/scratch/tailor"
   EXPECT_EQ(s->bucket, "builds");
   EXPECT_EQ(s->prefix, "torch");
   EXPECT_EQ(s->work_root, "/scratch/tailor");
-  EXPECT_EQ(describe_cache_storage(*s), "s3://builds/torch (endpoint http://minio:9000, region eu-1)");
+  EXPECT_EQ(describe_cache_storage(*s),
+            "s3://builds/torch (endpoint http://minio:9000, region eu-1)");
   auto env = cache_tool_environment(*s, CacheTool::sccache, {"/work/pkg", "/srv/a"});
   ASSERT_TRUE(env) << env.error().message;
   EXPECT_EQ(env->at("SCCACHE_BUCKET"), "builds");
   EXPECT_EQ(env->at("SCCACHE_S3_KEY_PREFIX"), "torch");
   EXPECT_EQ(env->at("SCCACHE_ENDPOINT"), "http://minio:9000");
   EXPECT_EQ(env->at("SCCACHE_REGION"), "eu-1");
-  EXPECT_EQ(env->at("SCCACHE_BASEDIRS"), "/srv/a:/srv/b:/work/pkg");  // deduplicated, settings first
+  EXPECT_EQ(env->at("SCCACHE_BASEDIRS"),
+            "/srv/a:/srv/b:/work/pkg");  // deduplicated, settings first
   // ccache has no S3 storage: an error that says to use sccache.
   auto cc = cache_tool_environment(*s, CacheTool::ccache);
   ASSERT_FALSE(cc);
-  EXPECT_NE(cc.error().message.find("ccache cannot use s3 storage"), std::string::npos) << cc.error().message;
+  EXPECT_NE(cc.error().message.find("ccache cannot use s3 storage"), std::string::npos)
+      << cc.error().message;
 }
 
 TEST(CacheSettings, RedisForBothToolsAndThePasswordHidden) {
@@ -82,7 +85,8 @@ TEST(CacheSettings, RefusesBadValuesWithTheKey) {
   for (const auto& c : cases) {
     auto s = parse_cache_settings(c.text, "t.toml");
     ASSERT_FALSE(s) << c.text;
-    EXPECT_NE(s.error().message.find(c.says), std::string::npos) << c.text << " -> " << s.error().message;
+    EXPECT_NE(s.error().message.find(c.says), std::string::npos)
+        << c.text << " -> " << s.error().message;
     EXPECT_EQ(s.error().message.find('\n'), std::string::npos) << s.error().message;
   }
   CacheSettings s;
@@ -93,7 +97,8 @@ TEST(CacheSettings, RefusesBadValuesWithTheKey) {
 TEST(CacheSettings, EnvironmentOverridesTheFile) {
   auto s = parse_cache_settings("[cache]\nurl = \"redis://a:1\"\ntool = \"ccache\"\n", "t.toml");
   ASSERT_TRUE(s);
-  auto e = apply_cache_environment(*s, {{"TAILOR_CACHE_URL", "s3://bkt"}, {"TAILOR_CACHE", "sccache"}});
+  auto e =
+      apply_cache_environment(*s, {{"TAILOR_CACHE_URL", "s3://bkt"}, {"TAILOR_CACHE", "sccache"}});
   ASSERT_TRUE(e) << e.error().message;
   EXPECT_EQ(e->tool, CacheTool::sccache);
   EXPECT_EQ(e->storage, CacheStorage::s3);
@@ -116,11 +121,13 @@ TEST(CacheSettings, StepKindsFromTheData) {
 // unset, which sccache reads as unset), the scheme decides SSL, an endpoint gets a region.
 TEST(CacheSettings, S3EnvironmentAsSccacheReadsIt) {
   CacheSettings s;
-  ASSERT_TRUE(set_cache_url(s, "s3://ci-cache/torch/cu130/?endpoint=http://127.0.0.1:9000", "--cache-url"));
+  ASSERT_TRUE(
+      set_cache_url(s, "s3://ci-cache/torch/cu130/?endpoint=http://127.0.0.1:9000", "--cache-url"));
   EXPECT_EQ(s.bucket, "ci-cache");
   EXPECT_EQ(s.prefix, "torch/cu130");  // sccache drops the trailing '/' too
   EXPECT_EQ(s.endpoint, "http://127.0.0.1:9000");
-  EXPECT_EQ(describe_cache_storage(s), "s3://ci-cache/torch/cu130 (endpoint http://127.0.0.1:9000)");
+  EXPECT_EQ(describe_cache_storage(s),
+            "s3://ci-cache/torch/cu130 (endpoint http://127.0.0.1:9000)");
   auto env = cache_tool_environment(s, CacheTool::sccache);
   ASSERT_TRUE(env) << env.error().message;
   const std::map<std::string, std::string> want = {{"SCCACHE_BUCKET", "ci-cache"},
@@ -132,7 +139,8 @@ TEST(CacheSettings, S3EnvironmentAsSccacheReadsIt) {
   // No credentials ever: sccache reads them from the caller's environment.
   for (const auto& [k, v] : *env) EXPECT_EQ(k.rfind("AWS_", 0), std::string::npos) << k;
 
-  ASSERT_TRUE(set_cache_url(s, "s3://ci-cache?endpoint=https://minio.internal&region=eu-west-1", "x"));
+  ASSERT_TRUE(
+      set_cache_url(s, "s3://ci-cache?endpoint=https://minio.internal&region=eu-west-1", "x"));
   env = cache_tool_environment(s, CacheTool::sccache);
   ASSERT_TRUE(env);
   EXPECT_EQ(env->at("SCCACHE_S3_USE_SSL"), "true");
@@ -150,10 +158,13 @@ TEST(CacheSettings, S3EnvironmentAsSccacheReadsIt) {
   EXPECT_EQ(describe_cache_storage(aws), "s3://team-cache/x");
 
   // A flag that names another bucket keeps the [cache] table's endpoint and region.
-  auto t = parse_cache_settings("[cache]\nurl = \"s3://one/a\"\nendpoint = \"http://minio:9000\"\nregion = \"us-east-1\"\n", "t.toml");
+  auto t = parse_cache_settings(
+      "[cache]\nurl = \"s3://one/a\"\nendpoint = \"http://minio:9000\"\nregion = \"us-east-1\"\n",
+      "t.toml");
   ASSERT_TRUE(t) << t.error().message;
   ASSERT_TRUE(set_cache_url(*t, "s3://two/b", "--cache-url"));
-  EXPECT_EQ(describe_cache_storage(*t), "s3://two/b (endpoint http://minio:9000, region us-east-1)");
+  EXPECT_EQ(describe_cache_storage(*t),
+            "s3://two/b (endpoint http://minio:9000, region us-east-1)");
 }
 
 TEST(CacheSettings, RedisClearsACallersBucket) {
@@ -186,14 +197,17 @@ TEST(CacheSettings, S3RefusesWhatSccacheWouldMisread) {
     CacheSettings s;
     auto ok = set_cache_url(s, c.url, "--cache-url");
     ASSERT_FALSE(ok) << c.url;
-    EXPECT_NE(ok.error().message.find(c.says), std::string::npos) << c.url << " -> " << ok.error().message;
+    EXPECT_NE(ok.error().message.find(c.says), std::string::npos)
+        << c.url << " -> " << ok.error().message;
     EXPECT_EQ(s.storage, CacheStorage::local) << "a refused URL changes nothing";
   }
   // Credentials belong in the environment; the error does not repeat the secret.
   CacheSettings s;
-  auto cred = set_cache_url(s, "s3://bkt?endpoint=http://AKIA1:s3cretKey@minio:9000", "--cache-url");
+  auto cred =
+      set_cache_url(s, "s3://bkt?endpoint=http://AKIA1:s3cretKey@minio:9000", "--cache-url");
   ASSERT_FALSE(cred);
-  EXPECT_NE(cred.error().message.find("AWS_SECRET_ACCESS_KEY"), std::string::npos) << cred.error().message;
+  EXPECT_NE(cred.error().message.find("AWS_SECRET_ACCESS_KEY"), std::string::npos)
+      << cred.error().message;
   EXPECT_EQ(cred.error().message.find("s3cretKey"), std::string::npos) << cred.error().message;
   auto redis = set_cache_url(s, "redis://u:hunter2@host:99999", "--cache-url");
   ASSERT_FALSE(redis);
@@ -214,9 +228,12 @@ TEST(CacheSettings, S3RefusesWhatSccacheWouldMisread) {
 }
 
 TEST(CacheSettings, SccacheErrorHintsFromTheData) {
-  EXPECT_NE(sccache_error_hint("create s3 cache failed: region is missing. Please").find("region"), std::string::npos);
-  EXPECT_NE(sccache_error_hint("NoSuchBucket: The specified bucket does not exist").find("bucket"), std::string::npos);
-  EXPECT_NE(sccache_error_hint("loading credential to sign http request").find("AWS_ACCESS_KEY_ID"), std::string::npos);
+  EXPECT_NE(sccache_error_hint("create s3 cache failed: region is missing. Please").find("region"),
+            std::string::npos);
+  EXPECT_NE(sccache_error_hint("NoSuchBucket: The specified bucket does not exist").find("bucket"),
+            std::string::npos);
+  EXPECT_NE(sccache_error_hint("loading credential to sign http request").find("AWS_ACCESS_KEY_ID"),
+            std::string::npos);
   EXPECT_EQ(sccache_error_hint("something else"), "");
 }
 
@@ -233,4 +250,3 @@ TEST(CacheSettings, DescriptionsNeverShowAPassword) {
   EXPECT_EQ(e.error().message.find(":v@"), std::string::npos) << e.error().message;
   EXPECT_EQ(e.error().message.find("pw"), std::string::npos) << e.error().message;
 }
-

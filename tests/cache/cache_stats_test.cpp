@@ -2,13 +2,13 @@
 // printed (tests/cache/data: sccache 0.16 on a local folder, on Redis, with sccache-dist;
 // ccache 4.7 on a local folder and with a Redis that did not answer) and over hostile text.
 #include "cache/cache_stats.h"
-#include "cache/compiler_cache.h"
-#include "cache/sccache_dist.h"
 
 #include <gtest/gtest.h>
 
 #include <limits>
 
+#include "cache/compiler_cache.h"
+#include "cache/sccache_dist.h"
 #include "support/fake_host.h"
 #include "support/fixtures.h"
 
@@ -17,7 +17,8 @@ using namespace tailor::cache;
 
 namespace {
 std::string data_file(const std::string& name) {
-  std::string text = tailor::test::slurp_text(std::string(TAILOR_SOURCE_DIR) + "/tests/cache/data/" + name);
+  std::string text =
+      tailor::test::slurp_text(std::string(TAILOR_SOURCE_DIR) + "/tests/cache/data/" + name);
   EXPECT_FALSE(text.empty()) << name;
   return text;
 }
@@ -66,7 +67,8 @@ TEST(CacheStats, SccacheLocationLosesItsPassword) {
   ASSERT_TRUE(s) << s.error().message;
   EXPECT_EQ(s->location, "redis, name: redis://:***@127.0.0.1:59657, prefix: /");
   // A long one is cut, bounded.
-  auto long_one = parse_sccache_show_stats(R"({"stats":{},"cache_location":")" + std::string(5000, 'x') + "\"}");
+  auto long_one = parse_sccache_show_stats(R"({"stats":{},"cache_location":")" +
+                                           std::string(5000, 'x') + "\"}");
   ASSERT_TRUE(long_one);
   EXPECT_EQ(long_one->location.size(), 1024u);
 }
@@ -78,7 +80,7 @@ TEST(CacheStats, SccacheWithDistGivesEveryPartFromOneParse) {
   auto s = parse_sccache_show_stats(text);
   ASSERT_TRUE(s) << s.error().message;
   EXPECT_EQ(s->counts.misses, 4u);
-  EXPECT_EQ(s->counts.uncacheable, 1u);  // non_cacheable_compilations
+  EXPECT_EQ(s->counts.uncacheable, 1u);                          // non_cacheable_compilations
   EXPECT_EQ(s->counts.categories.at("CUDA (nvcc)").misses, 2u);  // nvcc and cudafe++
   EXPECT_EQ(s->counts.categories.at("PTX (cicc)").misses, 1u);
   EXPECT_EQ(s->counts.categories.at("cubin (ptxas)").misses, 1u);
@@ -117,7 +119,8 @@ TEST(CacheStats, SccacheSumsEveryKindOfCount) {
 }
 
 TEST(CacheStats, SccacheMissingOrNullKeysCountZero) {
-  auto s = parse_sccache_show_stats(R"({"stats":{"cache_hits":null,"compilations":null,"dist_compiles":null,
+  auto s = parse_sccache_show_stats(
+      R"({"stats":{"cache_hits":null,"compilations":null,"dist_compiles":null,
     "cache_misses":{"adv_counts":{}}},"cache_location":null})");
   ASSERT_TRUE(s) << s.error().message;
   EXPECT_EQ(s->counts.hits, 0u);
@@ -133,7 +136,8 @@ TEST(CacheStats, HostileSccacheJsonIsAnErrorNamingTheKey) {
   EXPECT_EQ(sccache_error(R"({"x":1})"), "sccache --show-stats: not the JSON stats object");
   EXPECT_EQ(sccache_error(R"({"stats":null})"), "sccache --show-stats: not the JSON stats object");
   EXPECT_EQ(sccache_error(R"({"stats":[]})"), "sccache --show-stats: not the JSON stats object");
-  EXPECT_EQ(sccache_error(R"({"stats":{"cache_hits":[1]}})"), "sccache --show-stats: stats.cache_hits: expected an object");
+  EXPECT_EQ(sccache_error(R"({"stats":{"cache_hits":[1]}})"),
+            "sccache --show-stats: stats.cache_hits: expected an object");
   EXPECT_EQ(sccache_error(R"({"stats":{"cache_hits":{"counts":3}}})"),
             "sccache --show-stats: stats.cache_hits.counts: expected an object");
   // Negative, fractional, textual and too large counts (a negative one must not wrap around).
@@ -141,16 +145,20 @@ TEST(CacheStats, HostileSccacheJsonIsAnErrorNamingTheKey) {
             "sccache --show-stats: stats.cache_hits.counts.C/C++: -4 is not a count");
   EXPECT_EQ(sccache_error(R"({"stats":{"cache_misses":{"counts":{"PTX":"x"}}}})"),
             "sccache --show-stats: stats.cache_misses.counts.PTX: \"x\" is not a count");
-  EXPECT_EQ(sccache_error(R"({"stats":{"compilations":2.5}})"), "sccache --show-stats: stats.compilations: 2.5 is not a count");
-  EXPECT_EQ(sccache_error(R"({"stats":{"cache_timeouts":true}})"), "sccache --show-stats: stats.cache_timeouts: true is not a count");
+  EXPECT_EQ(sccache_error(R"({"stats":{"compilations":2.5}})"),
+            "sccache --show-stats: stats.compilations: 2.5 is not a count");
+  EXPECT_EQ(sccache_error(R"({"stats":{"cache_timeouts":true}})"),
+            "sccache --show-stats: stats.cache_timeouts: true is not a count");
   EXPECT_EQ(sccache_error(R"({"stats":{"compilations":18446744073709551616}})"),
             "sccache --show-stats: stats.compilations: 1.8446744073709552e+19 is not a count");
   EXPECT_EQ(sccache_error(R"({"stats":{"dist_compiles":7}})"),
             "sccache --show-stats: stats.dist_compiles: expected an object (server -> count)");
   EXPECT_EQ(sccache_error(R"({"stats":{"dist_compiles":{"a:1":-1}}})"),
             "sccache --show-stats: stats.dist_compiles.a:1: -1 is not a count");
-  EXPECT_EQ(sccache_error(R"({"stats":{},"cache_location":7})"), "sccache --show-stats: cache_location: expected a string");
-  EXPECT_EQ(sccache_error(R"({"stats":{},"cache_size":-1})"), "sccache --show-stats: cache_size: -1 is not a count");
+  EXPECT_EQ(sccache_error(R"({"stats":{},"cache_location":7})"),
+            "sccache --show-stats: cache_location: expected a string");
+  EXPECT_EQ(sccache_error(R"({"stats":{},"cache_size":-1})"),
+            "sccache --show-stats: cache_size: -1 is not a count");
   // A key with a terminal escape in it is named without it.
   std::string esc = sccache_error("{\"stats\":{\"cache_hits\":{\"counts\":{\"\\u001b[2J\":-1}}}}");
   EXPECT_EQ(esc.find('\x1b'), std::string::npos) << esc;
@@ -161,11 +169,13 @@ TEST(CacheStats, HostileSccacheJsonIsAnErrorNamingTheKey) {
 
 // Counts at the top of the range are held there, never wrapped around to small numbers.
 TEST(CacheStats, HugeSccacheCountsAreHeldNotWrapped) {
-  auto s = parse_sccache_show_stats(R"({"stats":{"cache_hits":{"counts":{"C/C++":18446744073709551615,"C":5}},
+  auto s = parse_sccache_show_stats(
+      R"({"stats":{"cache_hits":{"counts":{"C/C++":18446744073709551615,"C":5}},
     "dist_compiles":{"a:1":18446744073709551615,"b:2":1}}})");
   ASSERT_TRUE(s) << s.error().message;
   EXPECT_EQ(s->counts.hits, std::numeric_limits<uint64_t>::max());
-  EXPECT_EQ(s->counts.categories.at("C/C++").hits, std::numeric_limits<uint64_t>::max());  // "C" is C/C++ too
+  EXPECT_EQ(s->counts.categories.at("C/C++").hits,
+            std::numeric_limits<uint64_t>::max());  // "C" is C/C++ too
   EXPECT_EQ(s->dist.dist_compiles, std::numeric_limits<uint64_t>::max());
 }
 
@@ -194,9 +204,10 @@ TEST(CacheStats, CcacheCountsARemoteStorageError) {
 }
 
 TEST(CacheStats, CcacheSumsItsKeys) {
-  auto s = parse_ccache_print_stats("cache_miss\t7\ncalled_for_link\t2\ndirect_cache_hit\t3\npreprocessed_cache_hit\t1\n"
-                                    "unsupported_compiler_option\t4\nremote_storage_timeout\t2\nremote_storage_error\t1\n"
-                                    "stats_updated_timestamp\t1764110000\n");
+  auto s = parse_ccache_print_stats(
+      "cache_miss\t7\ncalled_for_link\t2\ndirect_cache_hit\t3\npreprocessed_cache_hit\t1\n"
+      "unsupported_compiler_option\t4\nremote_storage_timeout\t2\nremote_storage_error\t1\n"
+      "stats_updated_timestamp\t1764110000\n");
   ASSERT_TRUE(s) << s.error().message;
   EXPECT_EQ(s->counts.hits, 4u);
   EXPECT_EQ(s->counts.misses, 7u);
@@ -206,18 +217,26 @@ TEST(CacheStats, CcacheSumsItsKeys) {
 }
 
 TEST(CacheStats, HostileCcacheTextIsAnErrorNamingTheKey) {
-  EXPECT_EQ(ccache_error("Cacheable calls: 10 / 12\n  Hits: 4\n"),
-            "ccache --print-stats: no direct_cache_hit/cache_miss counters (ccache older than 4.4?)");
-  EXPECT_EQ(ccache_error(""), "ccache --print-stats: no direct_cache_hit/cache_miss counters (ccache older than 4.4?)");
-  EXPECT_EQ(ccache_error("direct_cache_hit\t-1\ncache_miss\t0\n"), "ccache --print-stats: direct_cache_hit: '-1' is not a count");
-  EXPECT_EQ(ccache_error("direct_cache_hit\t1\ncache_miss\tmany\n"), "ccache --print-stats: cache_miss: 'many' is not a count");
-  EXPECT_EQ(ccache_error("direct_cache_hit\t1\ncache_miss\t\n"), "ccache --print-stats: cache_miss: '' is not a count");
+  EXPECT_EQ(
+      ccache_error("Cacheable calls: 10 / 12\n  Hits: 4\n"),
+      "ccache --print-stats: no direct_cache_hit/cache_miss counters (ccache older than 4.4?)");
+  EXPECT_EQ(
+      ccache_error(""),
+      "ccache --print-stats: no direct_cache_hit/cache_miss counters (ccache older than 4.4?)");
+  EXPECT_EQ(ccache_error("direct_cache_hit\t-1\ncache_miss\t0\n"),
+            "ccache --print-stats: direct_cache_hit: '-1' is not a count");
+  EXPECT_EQ(ccache_error("direct_cache_hit\t1\ncache_miss\tmany\n"),
+            "ccache --print-stats: cache_miss: 'many' is not a count");
+  EXPECT_EQ(ccache_error("direct_cache_hit\t1\ncache_miss\t\n"),
+            "ccache --print-stats: cache_miss: '' is not a count");
   EXPECT_EQ(ccache_error("direct_cache_hit\t1\ncache_miss\t99999999999999999999999\n"),
             "ccache --print-stats: cache_miss: '99999999999999999999999' is not a count");
-  EXPECT_EQ(ccache_error("direct_cache_hit\t1\ncache_miss\t0\ncache_size_kibibyte\t18014398509481984\n"),
-            "ccache --print-stats: cache_size_kibibyte: larger than 16 EiB");
+  EXPECT_EQ(
+      ccache_error("direct_cache_hit\t1\ncache_miss\t0\ncache_size_kibibyte\t18014398509481984\n"),
+      "ccache --print-stats: cache_size_kibibyte: larger than 16 EiB");
   // Keys tailor does not read may hold anything.
-  EXPECT_EQ(ccache_error("direct_cache_hit\t1\ncache_miss\t0\nstats_zeroed_timestamp\tnever\n"), "(parsed)");
+  EXPECT_EQ(ccache_error("direct_cache_hit\t1\ncache_miss\t0\nstats_zeroed_timestamp\tnever\n"),
+            "(parsed)");
 }
 
 // ---- running the command ----------------------------------------------------------------
@@ -226,14 +245,16 @@ TEST(CacheStats, EachToolsCommandRunsWithTheStorageVariables) {
   tailor::test::FakeCommandRunner runner;
   runner.answer("/opt/sccache", data_file("sccache_0.16_stats_local.json"));
   runner.answer("/opt/ccache", data_file("ccache_4.7_print_stats.txt"));
-  auto sc = read_tool_stats(CacheTool::sccache, "/opt/sccache", runner, {{"SCCACHE_SERVER_PORT", "4301"}});
+  auto sc = read_tool_stats(CacheTool::sccache, "/opt/sccache", runner,
+                            {{"SCCACHE_SERVER_PORT", "4301"}});
   ASSERT_TRUE(sc) << sc.error().message;
   EXPECT_EQ(sc->size_bytes, std::optional<uint64_t>(722));
   auto cc = read_cache_stats(CacheTool::ccache, "/opt/ccache", runner, {{"CCACHE_DIR", "/c"}});
   ASSERT_TRUE(cc) << cc.error().message;
   EXPECT_EQ(cc->hits, 1u);
   ASSERT_EQ(runner.specs.size(), 2u);
-  EXPECT_EQ(runner.specs[0].argv, (std::vector<std::string>{"/opt/sccache", "--show-stats", "--stats-format", "json"}));
+  EXPECT_EQ(runner.specs[0].argv,
+            (std::vector<std::string>{"/opt/sccache", "--show-stats", "--stats-format", "json"}));
   EXPECT_EQ(runner.specs[0].env.at("SCCACHE_SERVER_PORT"), std::optional<std::string>("4301"));
   EXPECT_EQ(runner.specs[1].argv, (std::vector<std::string>{"/opt/ccache", "--print-stats"}));
   EXPECT_EQ(runner.specs[1].env.at("CCACHE_DIR"), std::optional<std::string>("/c"));
@@ -255,7 +276,9 @@ TEST(CacheStats, AFailedCommandSaysWhichAndWhy) {
   runner.by_program["/down/sccache"] = refused;
   auto down = run_stats_command(CacheTool::sccache, "/down/sccache", runner);
   ASSERT_FALSE(down);
-  EXPECT_EQ(down.error().message, "sccache --show-stats --stats-format json failed: sccache: error: couldn't connect to server");
+  EXPECT_EQ(down.error().message,
+            "sccache --show-stats --stats-format json failed: sccache: error: couldn't connect to "
+            "server");
   runner.answer("/quiet/ccache", "", 1);
   EXPECT_EQ(run_stats_command(CacheTool::ccache, "/quiet/ccache", runner).error().message,
             "ccache --print-stats failed: exit 1");
@@ -278,7 +301,8 @@ TEST(CacheStats, AnSccacheServerReadsItsStatisticsOnce) {
   EXPECT_EQ(counts->misses, 4u);
   const CommandSpec& asked = runner.specs.back();
   EXPECT_EQ(asked.argv.at(1), "--show-stats");
-  EXPECT_EQ(asked.env.at("SCCACHE_SERVER_PORT"), std::optional<std::string>(std::to_string((*server)->port())));
+  EXPECT_EQ(asked.env.at("SCCACHE_SERVER_PORT"),
+            std::optional<std::string>(std::to_string((*server)->port())));
   EXPECT_EQ(asked.env.at("SCCACHE_DIR"), std::optional<std::string>("/c"));
   (*server)->stop();
 }

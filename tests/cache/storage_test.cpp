@@ -5,14 +5,13 @@
 #include "cache/storage.h"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
@@ -89,13 +88,15 @@ struct RealRedis {
     auto p = free_loopback_port();
     if (!p) return;
     port = *p;
-    std::vector<std::string> args = {executable, "--port", std::to_string(port), "--bind", "127.0.0.1",
-                                     "--save", "", "--appendonly", "no", "--logfile", "/dev/null"};
+    std::vector<std::string> args = {
+        executable,     "--port", std::to_string(port), "--bind",   "127.0.0.1", "--save", "",
+        "--appendonly", "no",     "--logfile",          "/dev/null"};
     if (!password.empty()) args.insert(args.end(), {"--requirepass", password});
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    if (::posix_spawn(&pid, executable.c_str(), nullptr, nullptr, argv.data(), environ) != 0) pid = -1;
+    if (::posix_spawn(&pid, executable.c_str(), nullptr, nullptr, argv.data(), environ) != 0)
+      pid = -1;
     for (int i = 0; i < 100 && pid > 0; ++i) {
       if (auto fd = connect_tcp("127.0.0.1", std::to_string(port), 100ms)) {
         ::close(*fd);
@@ -134,10 +135,12 @@ TEST(CacheStorage, TheSettingsPickTheirBackend) {
 TEST(CacheStorage, DescriptionsHoldNoSecret) {
   EXPECT_EQ(LocalStorage("", "").describe(), "local, the tool's default folder");
   EXPECT_EQ(LocalStorage("/var/cache/cc", "20G").describe(), "local /var/cache/cc");
-  EXPECT_EQ(RedisStorage("redis://user:s3cret@cache.internal:6390/2").describe(), "redis://user:***@cache.internal:6390/2");
+  EXPECT_EQ(RedisStorage("redis://user:s3cret@cache.internal:6390/2").describe(),
+            "redis://user:***@cache.internal:6390/2");
   EXPECT_EQ(RedisStorage("rediss://:pw@h:1").describe(), "rediss://:***@h:1");
   EXPECT_EQ(RedisStorage("redis://h:1/0").describe(), "redis://h:1/0");
-  EXPECT_EQ(S3Storage("bkt", "a/b", "http://minio:9000", "eu-1").describe(), "s3://bkt/a/b (endpoint http://minio:9000, region eu-1)");
+  EXPECT_EQ(S3Storage("bkt", "a/b", "http://minio:9000", "eu-1").describe(),
+            "s3://bkt/a/b (endpoint http://minio:9000, region eu-1)");
   EXPECT_EQ(S3Storage("bkt", "", "", "").describe(), "s3://bkt");
   // set_cache_url refuses an endpoint with a user, but the backend hides one all the same.
   std::string with_user = S3Storage("bkt", "", "https://key:secret@h", "").describe();
@@ -150,22 +153,27 @@ TEST(CacheStorage, DescriptionsHoldNoSecret) {
 
 TEST(CacheStorage, LocalVariablesPerTool) {
   LocalStorage dflt("", "");
-  EXPECT_TRUE(dflt.tool_environment(CacheTool::sccache)->empty());  // the tool's own folder and size
+  EXPECT_TRUE(
+      dflt.tool_environment(CacheTool::sccache)->empty());  // the tool's own folder and size
   LocalStorage set("/var/cache/cc", "20G");
   EXPECT_EQ(*set.tool_environment(CacheTool::ccache),
-            (std::map<std::string, std::string>{{"CCACHE_DIR", "/var/cache/cc"}, {"CCACHE_MAXSIZE", "20G"}}));
+            (std::map<std::string, std::string>{{"CCACHE_DIR", "/var/cache/cc"},
+                                                {"CCACHE_MAXSIZE", "20G"}}));
   EXPECT_EQ(*set.tool_environment(CacheTool::sccache),
-            (std::map<std::string, std::string>{{"SCCACHE_DIR", "/var/cache/cc"}, {"SCCACHE_CACHE_SIZE", "20G"}}));
+            (std::map<std::string, std::string>{{"SCCACHE_DIR", "/var/cache/cc"},
+                                                {"SCCACHE_CACHE_SIZE", "20G"}}));
   EXPECT_FALSE(set.tool_environment(CacheTool::none));
 }
 
 TEST(CacheStorage, RedisVariablesPerTool) {
   RedisStorage r("redis://:pw@cache:6379/1");
-  EXPECT_EQ(*r.tool_environment(CacheTool::ccache),
-            (std::map<std::string, std::string>{{"CCACHE_REMOTE_STORAGE", "redis://:pw@cache:6379/1"}}));
+  EXPECT_EQ(
+      *r.tool_environment(CacheTool::ccache),
+      (std::map<std::string, std::string>{{"CCACHE_REMOTE_STORAGE", "redis://:pw@cache:6379/1"}}));
   // sccache prefers S3 to Redis: a bucket in the caller's environment is emptied.
   EXPECT_EQ(*r.tool_environment(CacheTool::sccache),
-            (std::map<std::string, std::string>{{"SCCACHE_REDIS_ENDPOINT", "redis://:pw@cache:6379/1"}, {"SCCACHE_BUCKET", ""}}));
+            (std::map<std::string, std::string>{
+                {"SCCACHE_REDIS_ENDPOINT", "redis://:pw@cache:6379/1"}, {"SCCACHE_BUCKET", ""}}));
 }
 
 TEST(CacheStorage, S3VariablesForSccacheAndAnErrorForCcache) {
@@ -178,19 +186,24 @@ TEST(CacheStorage, S3VariablesForSccacheAndAnErrorForCcache) {
                                                 {"SCCACHE_REGION", "auto"}}));
   auto cc = s.tool_environment(CacheTool::ccache);
   ASSERT_FALSE(cc);
-  EXPECT_EQ(cc.error().message, "ccache cannot use s3 storage (s3://bkt/ci/x (endpoint https://minio.internal)); use sccache");
+  EXPECT_EQ(cc.error().message,
+            "ccache cannot use s3 storage (s3://bkt/ci/x (endpoint https://minio.internal)); use "
+            "sccache");
 }
 
 // Where a build checks that an S3 storage answers: the endpoint's host and port, the
 // scheme's port when none, AWS's host (from the data) when no endpoint.
 TEST(CacheStorage, S3AddressFromTheEndpointOrAws) {
   using HostPort = std::pair<std::string, std::string>;
-  EXPECT_EQ(S3Storage("b", "", "http://minio.internal:9000/x", "").address(), (HostPort{"minio.internal", "9000"}));
-  EXPECT_EQ(S3Storage("b", "", "https://r2.example.com", "").address(), (HostPort{"r2.example.com", "443"}));
+  EXPECT_EQ(S3Storage("b", "", "http://minio.internal:9000/x", "").address(),
+            (HostPort{"minio.internal", "9000"}));
+  EXPECT_EQ(S3Storage("b", "", "https://r2.example.com", "").address(),
+            (HostPort{"r2.example.com", "443"}));
   EXPECT_EQ(S3Storage("b", "", "http://[::1]:9000", "").address(), (HostPort{"::1", "9000"}));
   EXPECT_EQ(S3Storage("b", "", "http://[::1]", "").address(), (HostPort{"::1", "80"}));
   EXPECT_EQ(S3Storage("b", "", "", "").address(), (HostPort{"s3.amazonaws.com", "443"}));
-  EXPECT_EQ(S3Storage("b", "", "", "eu-west-1").address(), (HostPort{"s3.eu-west-1.amazonaws.com", "443"}));
+  EXPECT_EQ(S3Storage("b", "", "", "eu-west-1").address(),
+            (HostPort{"s3.eu-west-1.amazonaws.com", "443"}));
 }
 
 // ---- checks: outage against refusal -------------------------------------------------------
@@ -217,7 +230,8 @@ TEST(CacheStorage, NobodyListeningIsAnOutageForRedisAndS3) {
 
 TEST(CacheStorage, S3EndpointThatListensIsReachable) {
   ScriptedListener listener({""});
-  auto s3 = S3Storage("bucket", "", "http://127.0.0.1:" + std::to_string(listener.port) + "/", "").check(2000ms);
+  auto s3 = S3Storage("bucket", "", "http://127.0.0.1:" + std::to_string(listener.port) + "/", "")
+                .check(2000ms);
   ASSERT_TRUE(s3) << s3.error().message;
   EXPECT_TRUE(s3->reachable) << s3->detail;
   EXPECT_EQ(s3->detail, "127.0.0.1:" + std::to_string(listener.port) + " accepts connections");
@@ -233,14 +247,16 @@ TEST(CacheStorage, RedisThatRefusesIsAnError) {
 TEST(CacheStorage, RedisThatSaysNothingIsAnErrorNotAnOutage) {
   // Something listens and never answers PING: a server to look at, not a down storage.
   ScriptedListener listener({""});
-  auto redis = RedisStorage(loopback(listener.port)).check(100ms);  // the listener holds on for 200 ms
+  auto redis =
+      RedisStorage(loopback(listener.port)).check(100ms);  // the listener holds on for 200 ms
   ASSERT_FALSE(redis);
   EXPECT_NE(redis.error().message.find("(no reply)"), std::string::npos) << redis.error().message;
 }
 
 TEST(CacheStorage, RedisAuthThenPing) {
   ScriptedListener listener({"+OK\r\n", "+PONG\r\n"});
-  auto redis = RedisStorage("redis://builder:pw1@127.0.0.1:" + std::to_string(listener.port) + "/0").check(2000ms);
+  auto redis = RedisStorage("redis://builder:pw1@127.0.0.1:" + std::to_string(listener.port) + "/0")
+                   .check(2000ms);
   ASSERT_TRUE(redis) << redis.error().message;
   EXPECT_TRUE(redis->reachable);
   EXPECT_EQ(redis->detail, "answers PING");
@@ -324,8 +340,8 @@ TEST(CacheStorage, LocalFolderChecks) {
   std::ofstream(tmp.path / "file") << "x";
   auto blocked = LocalStorage((tmp.path / "file" / "cache").string(), "").check(0ms);
   ASSERT_FALSE(blocked);
-  EXPECT_EQ(blocked.error().message,
-            (tmp.path / "file" / "cache").string() + ": " + (tmp.path / "file").string() + " is not a folder");
+  EXPECT_EQ(blocked.error().message, (tmp.path / "file" / "cache").string() + ": " +
+                                         (tmp.path / "file").string() + " is not a folder");
   CacheSettings s;
   ASSERT_TRUE(set_cache_url(s, (tmp.path / "file").string(), "x"));
   EXPECT_FALSE(check_shared_storage(s, 0ms));

@@ -42,13 +42,15 @@ TEST(TailorToml, RefusesWhatNoCommandReads) {
   // A misspelt table is an error for every command, not a silently uncached build.
   auto typo = parse_tailor_toml("[cahce]\nurl = \"redis://h\"\n", "t.toml");
   ASSERT_FALSE(typo);
-  EXPECT_EQ(typo.error().message, "t.toml: unknown table 'cahce' (known: defaults, variant, matrix, ci, cache)");
+  EXPECT_EQ(typo.error().message,
+            "t.toml: unknown table 'cahce' (known: defaults, variant, matrix, ci, cache)");
   auto broken = parse_tailor_toml("[cache\n", "t.toml");
   ASSERT_FALSE(broken);
   EXPECT_EQ(broken.error().message.rfind("t.toml:1:", 0), 0u) << broken.error().message;
   auto bad_cache = parse_tailor_toml("[cache]\nflavour = 1\n", "t.toml");
   ASSERT_FALSE(bad_cache);
-  EXPECT_NE(bad_cache.error().message.find("cache.flavour: unknown key"), std::string::npos) << bad_cache.error().message;
+  EXPECT_NE(bad_cache.error().message.find("cache.flavour: unknown key"), std::string::npos)
+      << bad_cache.error().message;
   // parse_cache_settings reads through the same loader.
   EXPECT_EQ(parse_cache_settings("[cahce]\n", "t.toml").error().message, typo.error().message);
 }

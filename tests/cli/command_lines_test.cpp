@@ -20,17 +20,24 @@ namespace {
 /// Placeholders of the fix texts -> a value of the kind they stand for.
 std::string fill_placeholders(std::string s) {
   const std::pair<std::string, std::string> k_samples[] = {
-      {"{1}", "sm_90"}, {"{2}", "sm_90"}, {"<your GPU>", "T4"}, {"...", "8.0"},
+      {"{1}", "sm_90"},
+      {"{2}", "sm_90"},
+      {"<your GPU>", "T4"},
+      {"...", "8.0"},
   };
   for (const auto& [from, to] : k_samples)
     for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
       s.replace(at, from.size(), to);
   std::vector<std::string> words;
   for (auto& w : split_any(s, " ")) {
-    if (w == "N") w = "4";
-    else if (w == "LOG") w = "build.log";
-    else if (w == "WHEEL") w = "torch-2.9.1-cp310-cp310-linux_x86_64.whl";
-    else if (w == "LIB") w = "libtorch_cuda.so";
+    if (w == "N")
+      w = "4";
+    else if (w == "LOG")
+      w = "build.log";
+    else if (w == "WHEEL")
+      w = "torch-2.9.1-cp310-cp310-linux_x86_64.whl";
+    else if (w == "LIB")
+      w = "libtorch_cuda.so";
     words.push_back(w);
   }
   return join(words, " ");
@@ -39,7 +46,8 @@ std::string fill_placeholders(std::string s) {
 std::vector<std::string> tailor_snippets(const std::string& text) {
   std::vector<std::string> out;
   static const std::regex k_snippet("`(tailor [^`]*)`");
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), k_snippet); it != std::sregex_iterator(); ++it)
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), k_snippet);
+       it != std::sregex_iterator(); ++it)
     out.push_back((*it)[1].str());
   return out;
 }
@@ -55,7 +63,8 @@ TEST(CommandLines, EveryTailorCommandInAFixParses) {
         ASSERT_EQ(words.front(), "tailor");
         words.erase(words.begin());
         auto ok = check_command_line(words);
-        EXPECT_TRUE(ok) << p.id << ": `" << snippet << "` (as `" << line << "`): " << (ok ? "" : ok.error().message);
+        EXPECT_TRUE(ok) << p.id << ": `" << snippet << "` (as `" << line
+                        << "`): " << (ok ? "" : ok.error().message);
         saw_build_torch_jobs = saw_build_torch_jobs || snippet == "tailor build torch --jobs N";
         ++checked;
       }
@@ -106,7 +115,8 @@ TEST(CommandLines, DoctorTakesItsPositionalSafely) {
   // must outlive setup (a local string there was written after its end).
   for (int i = 0; i < 3; ++i) {
     EXPECT_TRUE(check_command_line({"doctor", "torch", "--cuda", "12.6", "--arch", "8.0"}));
-    EXPECT_TRUE(check_command_line({"doctor", "a-much-longer-positional-than-any-small-string-buffer-holds"}));
+    EXPECT_TRUE(check_command_line(
+        {"doctor", "a-much-longer-positional-than-any-small-string-buffer-holds"}));
   }
 }
 
@@ -147,7 +157,11 @@ TEST(CommandLines, OutMustNotBeAFile) {
   std::string dir = ::testing::TempDir() + "tailor_out_check";
   std::filesystem::create_directories(dir);
   std::string file = dir + "/file";
-  { std::FILE* fp = std::fopen(file.c_str(), "w"); ASSERT_NE(fp, nullptr); std::fclose(fp); }
+  {
+    std::FILE* fp = std::fopen(file.c_str(), "w");
+    ASSERT_NE(fp, nullptr);
+    std::fclose(fp);
+  }
   auto bad = check_out_dir(file);
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().message, "--out " + file + ": exists and is not a folder");

@@ -1,6 +1,7 @@
+#include "cuda/arch_spec.h"
+
 #include <gtest/gtest.h>
 
-#include "cuda/arch_spec.h"
 #include "util/strings.h"
 
 using namespace tailor::cuda;
@@ -14,7 +15,10 @@ std::string names_of(std::string_view spec, const ArchSpecContext& ctx = {}) {
 }  // namespace
 
 TEST(ArchSpec, EverySpelling) {
-  struct Case { const char* spec; const char* names; };
+  struct Case {
+    const char* spec;
+    const char* names;
+  };
   const Case cases[] = {
       // TORCH_CUDA_ARCH_LIST
       {"8.0;8.6+PTX", "sm_80 sm_86 compute_86"},
@@ -44,7 +48,8 @@ TEST(ArchSpec, EverySpelling) {
       {"sm_90", "sm_90"},
       {"compute_90", "compute_90"},
       {"-gencode arch=compute_90,code=sm_90", "sm_90"},
-      {"-gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_86,code=compute_86", "sm_80 compute_86"},
+      {"-gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_86,code=compute_86",
+       "sm_80 compute_86"},
       {"-gencode arch=compute_90a,code=[sm_90a,compute_90a]", "sm_90a compute_90a"},
       {"--generate-code=arch=compute_75,code=sm_75", "sm_75"},
       {"arch=compute_80,code=sm_86", "sm_86"},
@@ -105,13 +110,19 @@ TEST(ArchSpec, UnknownTokenNamesItAndSuggests) {
   auto typo = parse_arch_spec("9.O");
   ASSERT_FALSE(typo);
   EXPECT_EQ(typo.error().message, "unknown CUDA target '9.O' (did you mean: 9.0?)");
-  struct Case { const char* spec; const char* token; };
-  for (auto c : {Case{"8.0;8.9a", "8.9a"}, Case{"sm_89a", "sm_89a"}, Case{"7.9", "7.9"}, Case{"sm_99", "sm_99"},
-                 Case{"8.0,foo", "foo"}, Case{"H1000", "H1000"}, Case{"-foo", "-foo"}, Case{"8.0+PTXX", "8.0+PTXX"},
-                 Case{"90-reel", "90-reel"}, Case{"8.", "8."}, Case{"arch=compute_90,code=sm_9x", "arch=compute_90,code=sm_9x"}}) {
+  struct Case {
+    const char* spec;
+    const char* token;
+  };
+  for (auto c :
+       {Case{"8.0;8.9a", "8.9a"}, Case{"sm_89a", "sm_89a"}, Case{"7.9", "7.9"},
+        Case{"sm_99", "sm_99"}, Case{"8.0,foo", "foo"}, Case{"H1000", "H1000"},
+        Case{"-foo", "-foo"}, Case{"8.0+PTXX", "8.0+PTXX"}, Case{"90-reel", "90-reel"},
+        Case{"8.", "8."}, Case{"arch=compute_90,code=sm_9x", "arch=compute_90,code=sm_9x"}}) {
     auto e = parse_arch_spec(c.spec);
     ASSERT_FALSE(e) << c.spec;
-    EXPECT_NE(e.error().message.find("'" + std::string(c.token) + "'"), std::string::npos) << e.error().message;
+    EXPECT_NE(e.error().message.find("'" + std::string(c.token) + "'"), std::string::npos)
+        << e.error().message;
   }
   EXPECT_FALSE(parse_arch_spec(""));
   EXPECT_FALSE(parse_arch_spec(" ; "));
@@ -126,8 +137,9 @@ TEST(ArchSpec, KeywordsNeedContext) {
   EXPECT_EQ(names_of("native", ctx), "sm_75 sm_89");
   ctx.nvcc = *nvcc_capabilities_from_table("13.0");
   // What nvcc 13.0.88 -arch=all / all-major embed (nvcc --dryrun).
-  EXPECT_EQ(names_of("all", ctx),
-            "sm_75 sm_80 sm_86 sm_87 sm_88 sm_89 sm_90 sm_100 sm_103 sm_110 sm_120 compute_120 sm_121");
+  EXPECT_EQ(
+      names_of("all", ctx),
+      "sm_75 sm_80 sm_86 sm_87 sm_88 sm_89 sm_90 sm_100 sm_103 sm_110 sm_120 compute_120 sm_121");
   EXPECT_EQ(names_of("all-major", ctx), "sm_75 sm_80 sm_90 sm_100 sm_110 sm_120 compute_120");
   EXPECT_EQ(names_of("-arch=all-major", ctx), names_of("all-major", ctx));
   ctx.nvcc = *nvcc_capabilities_from_table("11.8");
@@ -143,10 +155,14 @@ TEST(ArchSpec, SeveralArgumentsAreAUnion) {
 }
 
 TEST(GpuSpec, DeviceCapabilities) {
-  struct Case { const char* spec; const char* ccs; };
-  for (auto c : {Case{"T4G", "7.5"}, Case{"9.0", "9.0"}, Case{"sm_90a", "9.0"}, Case{"g5g.xlarge", "7.5"},
-                 Case{"A100;H100", "8.0 9.0"}, Case{"NVIDIA H100 80GB HBM3", "9.0"}, Case{"Ampere", "8.0 8.6"},
-                 Case{"compute_86", "8.6"}, Case{"H100 A100", "8.0 9.0"}}) {
+  struct Case {
+    const char* spec;
+    const char* ccs;
+  };
+  for (auto c :
+       {Case{"T4G", "7.5"}, Case{"9.0", "9.0"}, Case{"sm_90a", "9.0"}, Case{"g5g.xlarge", "7.5"},
+        Case{"A100;H100", "8.0 9.0"}, Case{"NVIDIA H100 80GB HBM3", "9.0"},
+        Case{"Ampere", "8.0 8.6"}, Case{"compute_86", "8.6"}, Case{"H100 A100", "8.0 9.0"}}) {
     auto r = parse_gpu_spec(c.spec);
     ASSERT_TRUE(r) << c.spec << ": " << r.error().message;
     std::vector<std::string> s;
@@ -170,21 +186,30 @@ TEST(ArchSpecFuzzFindings, SeparatorsAloneAreNotATargetList) {
 // `tailor arch` says why a spelling gave what it did (issue 27): a named family list embeds
 // PTX, a GPU name gives SASS only, and Blackwell leaves Jetson Thor (sm_110) to Blackwell+Tegra.
 TEST(ArchSpecNotes, NamedListsGpuNamesAndTegraSiblings) {
-  auto joined = [](const std::vector<std::string>& specs) { return tailor::join(arch_spec_notes(specs), "\n"); };
+  auto joined = [](const std::vector<std::string>& specs) {
+    return tailor::join(arch_spec_notes(specs), "\n");
+  };
   const std::string blackwell = joined({"Blackwell"});
-  EXPECT_NE(blackwell.find("leaves out 11.0 (Jetson Thor, a Tegra part; CUDA 13.0 or newer)"), std::string::npos) << blackwell;
-  EXPECT_NE(blackwell.find("`tailor arch Blackwell Blackwell+Tegra` gives both"), std::string::npos) << blackwell;
-  EXPECT_EQ(names_of("Blackwell Blackwell+Tegra"), "sm_100 sm_103 sm_110 sm_120 sm_121 compute_121");
+  EXPECT_NE(blackwell.find("leaves out 11.0 (Jetson Thor, a Tegra part; CUDA 13.0 or newer)"),
+            std::string::npos)
+      << blackwell;
+  EXPECT_NE(blackwell.find("`tailor arch Blackwell Blackwell+Tegra` gives both"), std::string::npos)
+      << blackwell;
+  EXPECT_EQ(names_of("Blackwell Blackwell+Tegra"),
+            "sm_100 sm_103 sm_110 sm_120 sm_121 compute_121");
   EXPECT_EQ(joined({"Blackwell", "Blackwell+Tegra"}).find("leaves out"), std::string::npos);
 
   const std::string turing = joined({"Turing"});
   EXPECT_NE(turing.find("Turing is torch's named list 7.5+PTX"), std::string::npos) << turing;
   EXPECT_NE(turing.find("embeds PTX of its newest CC (compute_75)"), std::string::npos) << turing;
   const std::string t4g = joined({"T4G"});
-  EXPECT_NE(t4g.find("T4G names one GPU: only its SASS (sm_75), no PTX, so the build runs on CC 7.5 only; add 7.5+PTX "
+  EXPECT_NE(t4g.find("T4G names one GPU: only its SASS (sm_75), no PTX, so the build runs on CC "
+                     "7.5 only; add 7.5+PTX "
                      "(or name the family, Turing)"),
-            std::string::npos) << t4g;
-  EXPECT_NE(joined({"A100"}).find("runs on CC 8.0, 8.6, 8.8, 8.9 only"), std::string::npos) << joined({"A100"});
+            std::string::npos)
+      << t4g;
+  EXPECT_NE(joined({"A100"}).find("runs on CC 8.0, 8.6, 8.8, 8.9 only"), std::string::npos)
+      << joined({"A100"});
   EXPECT_TRUE(arch_spec_notes({"T4G", "7.5+PTX"}).empty());  // the PTX is there: nothing to explain
   EXPECT_TRUE(arch_spec_notes({"8.6"}).empty());
   EXPECT_TRUE(arch_spec_notes({"nonsense"}).empty());

@@ -1,7 +1,8 @@
+#include "cuda/compatibility.h"
+
 #include <gtest/gtest.h>
 
 #include "cuda/arch_spec.h"
-#include "cuda/compatibility.h"
 
 using namespace tailor::cuda;
 
@@ -19,7 +20,11 @@ std::string how(const char* spec, const char* device) {
 }  // namespace
 
 TEST(Compatibility, TruthTable) {
-  struct Case { const char* spec; const char* device; const char* expected; };
+  struct Case {
+    const char* spec;
+    const char* device;
+    const char* expected;
+  };
   const Case cases[] = {
       // SASS: same major, equal or higher minor
       {"sm_80", "8.0", "native sm_80"},
@@ -69,7 +74,8 @@ TEST(Compatibility, TruthTable) {
       {"8.0;9.0;10.0;11.0;12.0+PTX", "7.5", "none"},
       {"8.0;9.0;10.0;11.0;12.0+PTX", "11.0", "native sm_110"},
   };
-  for (const auto& c : cases) EXPECT_EQ(how(c.spec, c.device), c.expected) << c.spec << " on " << c.device;
+  for (const auto& c : cases)
+    EXPECT_EQ(how(c.spec, c.device), c.expected) << c.spec << " on " << c.device;
 }
 
 TEST(Compatibility, Labels) {

@@ -1,13 +1,20 @@
+#include "cuda/cuda_target.h"
+
 #include <gtest/gtest.h>
 
-#include "cuda/cuda_target.h"
 #include "cuda/target_set.h"
 
 using namespace tailor::cuda;
 
 TEST(ComputeCapability, ParsesDottedForms) {
-  struct Case { const char* text; int major, minor; const char* str; int number; };
-  for (auto c : {Case{"9.0", 9, 0, "9.0", 90}, Case{"12.1", 12, 1, "12.1", 121}, Case{"7.5", 7, 5, "7.5", 75}}) {
+  struct Case {
+    const char* text;
+    int major, minor;
+    const char* str;
+    int number;
+  };
+  for (auto c : {Case{"9.0", 9, 0, "9.0", 90}, Case{"12.1", 12, 1, "12.1", 121},
+                 Case{"7.5", 7, 5, "7.5", 75}}) {
     auto cc = parse_compute_capability(c.text);
     ASSERT_TRUE(cc) << c.text;
     EXPECT_EQ(cc->major, c.major);
@@ -29,7 +36,8 @@ TEST(ComputeCapability, FromDigitsTakesLastDigitAsMinor) {
 }
 
 TEST(CudaTarget, CanonicalNamesRoundTrip) {
-  for (const char* name : {"sm_75", "sm_90a", "compute_90", "sm_100f", "compute_120a", "sm_121", "sm_30"}) {
+  for (const char* name :
+       {"sm_75", "sm_90a", "compute_90", "sm_100f", "compute_120a", "sm_121", "sm_30"}) {
     auto t = parse_target_name(name);
     ASSERT_TRUE(t) << name;
     EXPECT_EQ(t->name(), name);
@@ -44,8 +52,10 @@ TEST(CudaTarget, CanonicalNamesRoundTrip) {
 }
 
 TEST(TargetSet, SortedUniqueInReadingOrder) {
-  TargetSet s({ptx({8, 6}), sass({9, 0}, ArchVariant::a), sass({8, 6}), sass({8, 0}), sass({8, 6}), sass({9, 0})});
-  EXPECT_EQ(s.names(), (std::vector<std::string>{"sm_80", "sm_86", "compute_86", "sm_90", "sm_90a"}));
+  TargetSet s({ptx({8, 6}), sass({9, 0}, ArchVariant::a), sass({8, 6}), sass({8, 0}), sass({8, 6}),
+               sass({9, 0})});
+  EXPECT_EQ(s.names(),
+            (std::vector<std::string>{"sm_80", "sm_86", "compute_86", "sm_90", "sm_90a"}));
   EXPECT_TRUE(s.contains(sass({9, 0}, ArchVariant::a)));
   EXPECT_FALSE(s.contains(ptx({9, 0})));
   s.add(ptx({7, 5}));

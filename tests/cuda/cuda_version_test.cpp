@@ -1,9 +1,10 @@
+#include "cuda/cuda_version.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <vector>
 
-#include "cuda/cuda_version.h"
 #include "cuda/nvcc_capabilities.h"
 
 using namespace tailor::cuda;
@@ -22,7 +23,7 @@ TEST(CudaVersion, EverySpelling) {
   EXPECT_EQ(parsed("11.8"), (CudaVersion{11, 8}));
   EXPECT_EQ(parsed("13.0.88"), (CudaVersion{13, 0}));  // nvcc's V13.0.88
   EXPECT_EQ(parsed("12.4.1"), (CudaVersion{12, 4}));
-  EXPECT_EQ(parsed("cu130"), (CudaVersion{13, 0}));    // torch's labels
+  EXPECT_EQ(parsed("cu130"), (CudaVersion{13, 0}));  // torch's labels
   EXPECT_EQ(parsed("cu128"), (CudaVersion{12, 8}));
   EXPECT_EQ(parsed("cu118"), (CudaVersion{11, 8}));
   EXPECT_EQ(parsed("CU126"), (CudaVersion{12, 6}));
@@ -53,9 +54,10 @@ TEST(CudaVersion, Renders) {
 }
 
 TEST(CudaVersion, BadInputIsOneClearLine) {
-  for (const char* bad : {"", "x", "13", "12.", ".8", "12.x", "12.8.", "12.8.x", "12.8.1.2", "v12.8", "12,8", "-12.8",
-                          "0.0", "1234.0", "12.1234", "12.8+cu128", "cu", "cu1", "cu12", "cu92", "cu1210", "cu12x",
-                          "cu12.8", "cuda12.8"}) {
+  for (const char* bad :
+       {"",         "x",     "13",   "12.",   ".8",     "12.x",   "12.8.",   "12.8.x",
+        "12.8.1.2", "v12.8", "12,8", "-12.8", "0.0",    "1234.0", "12.1234", "12.8+cu128",
+        "cu",       "cu1",   "cu12", "cu92",  "cu1210", "cu12x",  "cu12.8",  "cuda12.8"}) {
     auto v = parse_cuda_version(bad);
     EXPECT_FALSE(v) << "'" << bad << "' parsed as " << (v ? v->to_string() : "");
   }

@@ -1,5 +1,7 @@
 // The one conversion from a fatbin entry's header fields to a CudaTarget: every kind, the
 // a/f flags, LTO IR (never a target), unknown kinds and arch numbers that are no CC.
+#include "cuda/fatbin_code.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,13 +9,13 @@
 #include <limits>
 #include <vector>
 
-#include "cuda/fatbin_code.h"
-
 using namespace tailor::cuda;
 
 namespace {
 
-FatbinCode code(uint16_t kind, uint32_t arch, bool a = false, bool f = false) { return {kind, arch, a, f}; }
+FatbinCode code(uint16_t kind, uint32_t arch, bool a = false, bool f = false) {
+  return {kind, arch, a, f};
+}
 
 }  // namespace
 
@@ -54,7 +56,8 @@ TEST(FatbinCode, LtoIrIsNeverATarget) {
 }
 
 TEST(FatbinCode, UnknownKindsAreNoTarget) {
-  for (uint16_t kind : {uint16_t{0}, uint16_t{3}, uint16_t{4}, uint16_t{7}, uint16_t{9}, uint16_t{0xffff}}) {
+  for (uint16_t kind :
+       {uint16_t{0}, uint16_t{3}, uint16_t{4}, uint16_t{7}, uint16_t{9}, uint16_t{0xffff}}) {
     auto c = code(kind, 80);
     EXPECT_FALSE(c.target()) << kind;
     EXPECT_FALSE(c.is_lto_ir()) << kind;
@@ -63,40 +66,42 @@ TEST(FatbinCode, UnknownKindsAreNoTarget) {
 }
 
 TEST(FatbinCode, ArchNumbersThatAreNoCcAreNoTarget) {
-  const uint32_t bad[] = {0, 1, 9, k_max_fatbin_arch + 1, 99999, 2147483647u, 2147483648u,
-                          std::numeric_limits<uint32_t>::max()};
+  const uint32_t bad[] = {0,     1,           9,           k_max_fatbin_arch + 1,
+                          99999, 2147483647u, 2147483648u, std::numeric_limits<uint32_t>::max()};
   for (uint16_t kind : {k_fatbin_kind_cubin, k_fatbin_kind_ptx})
     for (uint32_t arch : bad) {
       auto c = code(kind, arch);
       EXPECT_FALSE(c.target()) << kind << " " << arch;
       EXPECT_FALSE(c.is_lto_ir());
-      EXPECT_EQ(c.name(), (kind == k_fatbin_kind_cubin ? "sm_" : "compute_") + std::to_string(arch));
+      EXPECT_EQ(c.name(),
+                (kind == k_fatbin_kind_cubin ? "sm_" : "compute_") + std::to_string(arch));
     }
   EXPECT_EQ(code(k_fatbin_kind_cubin, k_max_fatbin_arch).target(), sass({99, 9}));
 }
 
 TEST(FatbinCode, CanonicalOrderTargetsThenLtoIrThenTheRest) {
   std::vector<FatbinCode> codes = {
-      code(9, 75),                               // an unknown kind
-      code(k_fatbin_kind_lto_ir, 100),           // lto_100
-      code(k_fatbin_kind_cubin, 0),              // sm_0: no target
-      code(k_fatbin_kind_ptx, 90),               // compute_90
-      code(k_fatbin_kind_cubin, 100),            // sm_100
-      code(k_fatbin_kind_lto_ir, 50),            // lto_50
-      code(k_fatbin_kind_cubin, 90, true),       // sm_90a
-      code(k_fatbin_kind_cubin, 90),             // sm_90
-      code(k_fatbin_kind_cubin, 80),             // sm_80
-      code(4, 75),                               // another unknown kind
+      code(9, 75),                          // an unknown kind
+      code(k_fatbin_kind_lto_ir, 100),      // lto_100
+      code(k_fatbin_kind_cubin, 0),         // sm_0: no target
+      code(k_fatbin_kind_ptx, 90),          // compute_90
+      code(k_fatbin_kind_cubin, 100),       // sm_100
+      code(k_fatbin_kind_lto_ir, 50),       // lto_50
+      code(k_fatbin_kind_cubin, 90, true),  // sm_90a
+      code(k_fatbin_kind_cubin, 90),        // sm_90
+      code(k_fatbin_kind_cubin, 80),        // sm_80
+      code(4, 75),                          // another unknown kind
   };
   std::sort(codes.begin(), codes.end());
   std::vector<std::string> names;
   for (const auto& c : codes) names.push_back(c.name());
   // Numbers, not text: sm_80 < sm_100 and lto_50 < lto_100.
-  EXPECT_EQ(names, (std::vector<std::string>{"sm_80", "sm_90", "compute_90", "sm_90a", "sm_100", "lto_50", "lto_100",
-                                             "sm_0", "kind4_75", "kind9_75"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"sm_80", "sm_90", "compute_90", "sm_90a", "sm_100",
+                                             "lto_50", "lto_100", "sm_0", "kind4_75", "kind9_75"}));
   EXPECT_EQ(code(k_fatbin_kind_cubin, 90), code(k_fatbin_kind_cubin, 90));
   EXPECT_NE(code(k_fatbin_kind_cubin, 90), code(k_fatbin_kind_cubin, 90, true));
-  EXPECT_EQ(code(k_fatbin_kind_cubin, 90) <=> code(k_fatbin_kind_cubin, 90), std::strong_ordering::equal);
+  EXPECT_EQ(code(k_fatbin_kind_cubin, 90) <=> code(k_fatbin_kind_cubin, 90),
+            std::strong_ordering::equal);
 }
 
 TEST(FatbinCode, CopiedFromAnyEntryWithTheHeaderFields) {

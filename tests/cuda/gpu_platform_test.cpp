@@ -1,9 +1,9 @@
 // The one platform rule: a GPU or instance that exists on one platform only implies it,
 // and a machine (a library's, a host's) of the other platform is named in one line.
 // (implied_platform and variant_platform through plan: tests/plan/torch_platform_test.cpp.)
-#include <gtest/gtest.h>
-
 #include "cuda/gpu_platform.h"
+
+#include <gtest/gtest.h>
 
 namespace tailor::cuda {
 namespace {
@@ -15,7 +15,8 @@ ImpliedPlatform implied(const std::string& spec) {
 }
 
 TEST(GpuPlatform, MismatchNamesTheGpuItsInstanceAndBothPlatforms) {
-  EXPECT_EQ(platform_mismatch(implied("T4G"), "x86_64", "this library"), "T4G (g5g) exists only on aarch64; this library is x86_64");
+  EXPECT_EQ(platform_mismatch(implied("T4G"), "x86_64", "this library"),
+            "T4G (g5g) exists only on aarch64; this library is x86_64");
   EXPECT_EQ(platform_mismatch(implied("g5g.xlarge"), "x86_64", "this host"),
             "g5g.xlarge (T4G) exists only on aarch64; this host is x86_64");
   EXPECT_EQ(platform_mismatch(implied("g4dn.xlarge"), "aarch64", "this library"),
@@ -27,9 +28,10 @@ TEST(GpuPlatform, MismatchNamesTheGpuItsInstanceAndBothPlatforms) {
 TEST(GpuPlatform, TheSamePlatformOrNoCpuPlatformIsNoMismatch) {
   EXPECT_EQ(platform_mismatch(implied("T4G"), "aarch64", "this library"), "");
   EXPECT_EQ(platform_mismatch(implied("T4G"), "arm64", "this host"), "");
-  EXPECT_EQ(platform_mismatch(implied("T4G"), "cuda", "this library"), "");    // a stray cubin
-  EXPECT_EQ(platform_mismatch(implied("T4G"), "em_243", "this library"), "");  // RISC-V: not tailor's to judge
-  EXPECT_EQ(platform_mismatch(implied("T4G"), "", "this host"), "");           // not known
+  EXPECT_EQ(platform_mismatch(implied("T4G"), "cuda", "this library"), "");  // a stray cubin
+  EXPECT_EQ(platform_mismatch(implied("T4G"), "em_243", "this library"),
+            "");  // RISC-V: not tailor's to judge
+  EXPECT_EQ(platform_mismatch(implied("T4G"), "", "this host"), "");  // not known
 }
 
 TEST(GpuPlatform, ImpliedPlatformKeepsOneHintPerName) {

@@ -1,9 +1,10 @@
+#include "cuda/nvcc_capabilities.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
 
 #include "cuda/arch_spec.h"
-#include "cuda/nvcc_capabilities.h"
 #include "util/process.h"
 #include "util/strings.h"
 
@@ -12,7 +13,7 @@ using namespace tailor::cuda;
 
 namespace {
 class FakeNvcc : public CommandRunner {
-public:
+ public:
   std::map<std::string, CommandResult> answers;
   CommandResult run(const CommandSpec& spec) override {
     auto it = answers.find(spec.argv.at(1));
@@ -37,7 +38,8 @@ std::string problems(const char* spec, const char* cuda) {
 }  // namespace
 
 TEST(NvccTable, VersionsAndTargets) {
-  EXPECT_EQ(join(to_strings(known_cuda_versions()), " "), "11.8 12.0 12.1 12.2 12.3 12.4 12.5 12.6 12.8 12.9 13.0 13.2");
+  EXPECT_EQ(join(to_strings(known_cuda_versions()), " "),
+            "11.8 12.0 12.1 12.2 12.3 12.4 12.5 12.6 12.8 12.9 13.0 13.2");
   auto c130 = nvcc_capabilities_from_table("13.0.88");
   ASSERT_TRUE(c130);
   EXPECT_EQ(c130->cuda_version, (CudaVersion{13, 0}));
@@ -71,7 +73,8 @@ TEST(NvccTable, UnsupportedMessages) {
 
 TEST(NvccCapabilities, FromFakeNvccAddsVariantsFromTable) {
   FakeNvcc nvcc;
-  nvcc.answers["--version"] = ok("nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 13.0, V13.0.88\n");
+  nvcc.answers["--version"] =
+      ok("nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 13.0, V13.0.88\n");
   nvcc.answers["--list-gpu-code"] = ok("sm_75\nsm_80\nsm_90\nsm_120\n");
   nvcc.answers["--list-gpu-arch"] = ok("compute_75\ncompute_80\ncompute_90\ncompute_120\n");
   auto caps = nvcc_capabilities_from_nvcc("nvcc", nvcc);

@@ -100,10 +100,14 @@ TEST(TargetRequest, ArchWithGpuIsAnError) {
 }
 
 TEST(TargetRequest, NeitherWithoutADefaultIsAnError) {
-  EXPECT_EQ(error(TargetRequest{}), "no GPU target given; name one with --arch (e.g. --arch 8.6) or --gpu (e.g. --gpu A10G)");
+  EXPECT_EQ(
+      error(TargetRequest{}),
+      "no GPU target given; name one with --arch (e.g. --arch 8.6) or --gpu (e.g. --gpu A10G)");
   TargetRequest slim;
   slim.arch_flag = "--keep";
-  EXPECT_EQ(error(slim), "no GPU target given; name one with --keep (e.g. --keep 8.6) or --gpu (e.g. --gpu A10G)");
+  EXPECT_EQ(
+      error(slim),
+      "no GPU target given; name one with --keep (e.g. --keep 8.6) or --gpu (e.g. --gpu A10G)");
 }
 
 TEST(TargetRequest, NeitherTakesTheDetectedGpus) {
@@ -120,7 +124,8 @@ TEST(TargetRequest, NeitherTakesTheDetectedGpus) {
   EXPECT_EQ(t->targets.names(), (Names{"sm_86", "sm_90"}));  // SASS only, no PTX
   EXPECT_EQ(t->devices, (std::vector<ComputeCapability>{{8, 6}, {9, 0}}));
   EXPECT_EQ(t->described,
-            "detected GPU 0: NVIDIA H100 80GB HBM3 (9.0), GPU 1: NVIDIA A10G (8.6), GPU 2: NVIDIA H100 80GB HBM3 (9.0)");
+            "detected GPU 0: NVIDIA H100 80GB HBM3 (9.0), GPU 1: NVIDIA A10G (8.6), GPU 2: NVIDIA "
+            "H100 80GB HBM3 (9.0)");
   EXPECT_EQ(t->named.size(), 3u);
   // A flag given: nothing is probed.
   r.arch = {"8.0"};
@@ -132,9 +137,12 @@ TEST(TargetRequest, NoGpuFoundOrNoCcIsAnErrorNeverAllArchitectures) {
   int calls = 0;
   TargetRequest r;
   r.detect = gpus({}, &calls);
-  EXPECT_EQ(error(r), "no GPU found and no target given; name one with --arch (e.g. --arch 8.6) or --gpu (e.g. --gpu A10G)");
+  EXPECT_EQ(error(r),
+            "no GPU found and no target given; name one with --arch (e.g. --arch 8.6) or --gpu "
+            "(e.g. --gpu A10G)");
   r.detect = gpus({{0, "Tesla T4", std::nullopt}}, &calls);
-  EXPECT_EQ(error(r), "GPU 0 (Tesla T4) reports no compute capability; name the target with --arch or --gpu");
+  EXPECT_EQ(error(r),
+            "GPU 0 (Tesla T4) reports no compute capability; name the target with --arch or --gpu");
 }
 
 TEST(TargetRequest, NativeIsTheDetectedGpus) {
@@ -153,11 +161,13 @@ TEST(TargetRequest, NativeIsTheDetectedGpus) {
   EXPECT_EQ(calls, 2);
   // No default and no GPU: the keyword's own message, after the flag.
   EXPECT_EQ(error(arch({"native"})),
-            "--arch: 'native' needs the GPUs of this machine, and none was detected (name the GPU instead, e.g. H100 or 9.0)");
+            "--arch: 'native' needs the GPUs of this machine, and none was detected (name the GPU "
+            "instead, e.g. H100 or 9.0)");
 }
 
 TEST(TargetRequest, AllNeedsTheContextsNvcc) {
-  EXPECT_EQ(error(arch({"all"})), "--arch: 'all' depends on the CUDA version: pass --nvcc VERSION or install nvcc");
+  EXPECT_EQ(error(arch({"all"})),
+            "--arch: 'all' depends on the CUDA version: pass --nvcc VERSION or install nvcc");
   ArchSpecContext ctx;
   ctx.nvcc = *nvcc_capabilities_from_table("12.8");
   auto all = resolve_target_request(arch({"all"}), ctx);
@@ -167,8 +177,10 @@ TEST(TargetRequest, AllNeedsTheContextsNvcc) {
 }
 
 TEST(TargetRequest, BadSpecIsOneLineNamingTheFlag) {
-  EXPECT_EQ(error(arch({"8.0", "hoper"})), "--arch: unknown CUDA target 'hoper' (did you mean: Hopper, H100?)");
-  EXPECT_EQ(error(gpu({"hoper"})), "--gpu: unknown CUDA target 'hoper' (did you mean: Hopper, H100?)");
+  EXPECT_EQ(error(arch({"8.0", "hoper"})),
+            "--arch: unknown CUDA target 'hoper' (did you mean: Hopper, H100?)");
+  EXPECT_EQ(error(gpu({"hoper"})),
+            "--gpu: unknown CUDA target 'hoper' (did you mean: Hopper, H100?)");
   EXPECT_EQ(error(arch({""})), "--arch: empty CUDA target list");
   EXPECT_EQ(error(gpu({" ; "})), "--gpu: empty CUDA target list");
   EXPECT_EQ(error(arch({","})), "--arch: no CUDA target in ','");

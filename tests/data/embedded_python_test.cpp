@@ -15,8 +15,9 @@ using namespace tailor;
 TEST(EmbeddedPython, EveryProgramCompiles) {
   if (find_in_path("python3").empty()) GTEST_SKIP() << "no python3 on PATH";
   auto dir = test::scratch_dir("embedded_python");
-  std::vector<std::string> argv = {"python3", "-c",
-                                   "import sys\nfor p in sys.argv[1:]:\n    compile(open(p).read(), p, 'exec')\n"};
+  std::vector<std::string> argv = {
+      "python3", "-c",
+      "import sys\nfor p in sys.argv[1:]:\n    compile(open(p).read(), p, 'exec')\n"};
   auto add = [&](const std::filesystem::path& root, const data::DataFile& f) {
     if (!f.path.ends_with(".py")) return;
     auto path = root / std::string(f.path);
@@ -33,9 +34,10 @@ TEST(EmbeddedPython, EveryProgramCompiles) {
 }
 
 TEST(EmbeddedPython, TheProgramsTheBuildsRunAreEmbedded) {
-  for (const char* p : {"probe/python_probe.py", "probe/python_stamp.py", "build/installed_versions.py",
-                        "build/torch_import_check.py", "build/torch_smoke_test.py", "build/target_site_paths.py",
-                        "build/venv_add_paths.py", "build/wheel_native_import.py"}) {
+  for (const char* p :
+       {"probe/python_probe.py", "probe/python_stamp.py", "build/installed_versions.py",
+        "build/torch_import_check.py", "build/torch_smoke_test.py", "build/target_site_paths.py",
+        "build/venv_add_paths.py", "build/wheel_native_import.py"}) {
     auto text = data::file(p);
     ASSERT_TRUE(text) << p;
     EXPECT_NE(text->find("import "), std::string_view::npos) << p;
@@ -46,12 +48,13 @@ TEST(EmbeddedPython, TheBuildDriverIsEmbeddedWhole) {
   // driver/: the program a build runs and every module of the package it imports.
   std::vector<std::string> paths;
   for (const auto& f : data::driver_files()) paths.emplace_back(f.path);
-  for (const char* p : {"tailor-build-wheel.py", "tailor_driver/__init__.py", "tailor_driver/backend.py",
-                        "tailor_driver/choices.py", "tailor_driver/cmake.py", "tailor_driver/downloads.py",
-                        "tailor_driver/modules_at_once.py",
-                        "tailor_driver/ninja_merge.py", "tailor_driver/ninja_syntax.py",
-                        "tailor_driver/package_ninja.py", "tailor_driver/say.py", "tailor_driver/schedule.py",
-                        "tailor_driver/stand_in.py", "tailor_driver/targets.py", "tailor_driver/tokens.py"})
+  for (const char* p :
+       {"tailor-build-wheel.py", "tailor_driver/__init__.py", "tailor_driver/backend.py",
+        "tailor_driver/choices.py", "tailor_driver/cmake.py", "tailor_driver/downloads.py",
+        "tailor_driver/modules_at_once.py", "tailor_driver/ninja_merge.py",
+        "tailor_driver/ninja_syntax.py", "tailor_driver/package_ninja.py", "tailor_driver/say.py",
+        "tailor_driver/schedule.py", "tailor_driver/stand_in.py", "tailor_driver/targets.py",
+        "tailor_driver/tokens.py"})
     EXPECT_NE(std::find(paths.begin(), paths.end(), p), paths.end()) << p;
   EXPECT_EQ(paths.size(), 15u) << "a driver file that is not listed here";
   EXPECT_FALSE(data::file("build/build_wheel.py")) << "the driver left data/";

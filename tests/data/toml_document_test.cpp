@@ -51,14 +51,18 @@ TEST(TomlDocument, TypedGettersNameFileAndKey) {
   EXPECT_EQ(gpus[0]["cc"].string(), "8.0");
   EXPECT_EQ(gpus[1]["cc"].integer(), 90);
   EXPECT_EQ(gpus[1]["cc"].number(), 90.0);
-  EXPECT_EQ(error_of([&] { (void)gpus[1]["cc"].string(); }), "data/cuda/gpus.toml: gpus[1].cc: expected a string, found an integer");
+  EXPECT_EQ(error_of([&] { (void)gpus[1]["cc"].string(); }),
+            "data/cuda/gpus.toml: gpus[1].cc: expected a string, found an integer");
   EXPECT_EQ(error_of([&] { (void)doc["gpus"][1]["cc"].string(); }),
             "data/cuda/gpus.toml: gpus[1].cc: expected a string, found an integer");
-  EXPECT_EQ(error_of([&] { (void)gpus[0]["family"].string(); }), "data/cuda/gpus.toml: gpus[0].family: missing (expected a string)");
-  EXPECT_EQ(error_of([&] { (void)doc["nothing"].array(); }), "data/cuda/gpus.toml: nothing: missing (expected an array)");
+  EXPECT_EQ(error_of([&] { (void)gpus[0]["family"].string(); }),
+            "data/cuda/gpus.toml: gpus[0].family: missing (expected a string)");
+  EXPECT_EQ(error_of([&] { (void)doc["nothing"].array(); }),
+            "data/cuda/gpus.toml: nothing: missing (expected an array)");
   EXPECT_EQ(error_of([&] { (void)gpus[1]["extra"].string_table(); }),
             "data/cuda/gpus.toml: gpus[1].extra.y: expected a string, found an integer");
-  EXPECT_EQ(error_of([&] { (void)gpus[0]["name"]["x"]; }), "data/cuda/gpus.toml: gpus[0].name: expected a table, found a string");
+  EXPECT_EQ(error_of([&] { (void)gpus[0]["name"]["x"]; }),
+            "data/cuda/gpus.toml: gpus[0].name: expected a table, found a string");
   EXPECT_EQ(error_of([&] { gpus[0].fail("cc 8.0 has no capability entry"); }),
             "data/cuda/gpus.toml: gpus[0]: cc 8.0 has no capability entry");
 }
@@ -66,11 +70,13 @@ TEST(TomlDocument, TypedGettersNameFileAndKey) {
 TEST(TomlDocument, ValuesOutliveTheDocumentTheyCameFrom) {
   // The loaders' idiom: the document is a temporary of the range expression.
   std::vector<std::string> names;
-  for (const auto& g : parse_toml(k_gpus, "data/cuda/gpus.toml")["gpus"].array()) names.push_back(g["name"].string());
+  for (const auto& g : parse_toml(k_gpus, "data/cuda/gpus.toml")["gpus"].array())
+    names.push_back(g["name"].string());
   EXPECT_EQ(names, (std::vector<std::string>{"A", "B"}));
   auto extra = parse_toml(k_gpus, "x.toml")["gpus"][1]["extra"];
   EXPECT_EQ(extra["x"].string(), "1");
-  EXPECT_EQ(error_of([&] { (void)extra["y"].string(); }), "x.toml: gpus[1].extra.y: expected a string, found an integer");
+  EXPECT_EQ(error_of([&] { (void)extra["y"].string(); }),
+            "x.toml: gpus[1].extra.y: expected a string, found an integer");
 }
 
 TEST(TomlDocument, OptionalGettersTakeAbsenceButNotAWrongType) {
@@ -82,8 +88,10 @@ TEST(TomlDocument, OptionalGettersTakeAbsenceButNotAWrongType) {
   EXPECT_TRUE(g["list"].strings_or_empty().empty());
   EXPECT_TRUE(doc["absent"].array_or_empty().empty());
   EXPECT_FALSE(doc["absent"][3].present());
-  EXPECT_EQ(error_of([&] { (void)g["name"].integer_or(1); }), "x.toml: gpus[0].name: expected an integer, found a string");
-  EXPECT_EQ(error_of([&] { (void)g["cc"].strings_or_empty(); }), "x.toml: gpus[0].cc: expected an array, found a string");
+  EXPECT_EQ(error_of([&] { (void)g["name"].integer_or(1); }),
+            "x.toml: gpus[0].name: expected an integer, found a string");
+  EXPECT_EQ(error_of([&] { (void)g["cc"].strings_or_empty(); }),
+            "x.toml: gpus[0].cc: expected an array, found a string");
 }
 
 TEST(TomlDocument, SyntaxErrorsAndMissingFilesAreDataErrors) {

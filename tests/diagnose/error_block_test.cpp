@@ -52,22 +52,25 @@ TEST(FirstErrorBlock, NinjaLogGivesTheFailedStepWithNvccErrors) {
 // error-like line a build script printed and went past come thousands of lines before the
 // step that failed.
 TEST(FirstErrorBlock, ANinjaFailedStepWinsOverEarlierErrorLikeLines) {
-  std::string log = "Running command python setup.py bdist_wheel\n"
-                    "  DS_BUILD_OPS=1\n"
-                    "  fatal: not a git repository (or any of the parent directories): .git\n"
-                    "  version=0.19.8, git_hash=unknown, git_branch=unknown\n"
-                    "  probe.c:1:10: fatal error: aio.h: No such file or directory\n"
-                    "   [WARNING]  Skip pre-compile of incompatible async_io\n";
+  std::string log =
+      "Running command python setup.py bdist_wheel\n"
+      "  DS_BUILD_OPS=1\n"
+      "  fatal: not a git repository (or any of the parent directories): .git\n"
+      "  version=0.19.8, git_hash=unknown, git_branch=unknown\n"
+      "  probe.c:1:10: fatal error: aio.h: No such file or directory\n"
+      "   [WARNING]  Skip pre-compile of incompatible async_io\n";
   for (int i = 0; i < 3000; ++i) log += "  copying deepspeed/x.py -> build/lib/deepspeed\n";
   log += std::string(k_ninja_log);
   auto block = first_error_block(log);
   ASSERT_TRUE(block);
-  EXPECT_NE(block->lines.front().find("FAILED: /tmp/b/kernel.o"), std::string::npos) << block->lines.front();
+  EXPECT_NE(block->lines.front().find("FAILED: /tmp/b/kernel.o"), std::string::npos)
+      << block->lines.front();
   // Without a FAILED step, git's message alone is not an error; the compiler's is.
   block = first_error_block(log.substr(0, log.find("copying")));
   ASSERT_TRUE(block);
   EXPECT_NE(block->lines.front().find("aio.h"), std::string::npos) << block->lines.front();
-  EXPECT_FALSE(first_error_block("fatal: not a git repository (or any of the parent directories): .git\n"));
+  EXPECT_FALSE(
+      first_error_block("fatal: not a git repository (or any of the parent directories): .git\n"));
 }
 
 TEST(FirstErrorBlock, SkipsWarningsAndTailsWhenNoFailedHeader) {
@@ -92,7 +95,8 @@ TEST(FirstErrorBlock, PythonTracebackKeepsTheInnermostFrames) {
       "Traceback (most recent call last):\n"
       "  File \"setup.py\", line 4, in <module>\n"
       "    setup(\n"
-      "  File \"/venv/lib/python3.11/site-packages/torch/utils/cpp_extension.py\", line 2411, in _get_cuda_arch_flags\n"
+      "  File \"/venv/lib/python3.11/site-packages/torch/utils/cpp_extension.py\", line 2411, in "
+      "_get_cuda_arch_flags\n"
       "    arch_list[-1] += '+PTX'\n"
       "    ~~~~~~~~~^^^^\n"
       "IndexError: list index out of range\n";
@@ -104,7 +108,8 @@ TEST(FirstErrorBlock, PythonTracebackKeepsTheInnermostFrames) {
 }
 
 TEST(FirstErrorBlock, OnlyTailsFallsBackToTheFirstTail) {
-  auto block = first_error_block("ok\nninja: build stopped: subcommand failed.\nERROR: Failed building wheel for x\n");
+  auto block = first_error_block(
+      "ok\nninja: build stopped: subcommand failed.\nERROR: Failed building wheel for x\n");
   ASSERT_TRUE(block);
   EXPECT_EQ(block->first_line, 3u);
 }
@@ -115,7 +120,8 @@ TEST(FirstErrorBlock, CleanLogHasNone) {
 }
 
 TEST(LogLines, StripsColourAndCarriageReturnRedraws) {
-  auto lines = split_log_lines("\x1b[1m\x1b[31merror:\x1b[0m bad\r\nprogress 10%\rprogress 100%\nlast");
+  auto lines =
+      split_log_lines("\x1b[1m\x1b[31merror:\x1b[0m bad\r\nprogress 10%\rprogress 100%\nlast");
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines[0], "error: bad");
   EXPECT_EQ(lines[1], "progress 100%");
@@ -142,12 +148,14 @@ TEST(Interruption, FoundWhereTheRunnerWroteIt) {
   EXPECT_EQ(i->quoted_line, "### tailor step 1 INTERRUPTED (signal 15) after 31.4 s");
   EXPECT_EQ(signal_label(15), "SIGTERM");
   EXPECT_EQ(signal_label(2), "SIGINT (Ctrl-C)");
-  auto run_only = find_interruption("### tailor: interrupted by signal 2; the run stopped here\r\n");
+  auto run_only =
+      find_interruption("### tailor: interrupted by signal 2; the run stopped here\r\n");
   ASSERT_TRUE(run_only);
   EXPECT_EQ(run_only->signal, 2);
   EXPECT_EQ(run_only->quoted_line, "### tailor: interrupted by signal 2; the run stopped here");
   // A failed step, or a package that prints the words, is no interruption.
-  EXPECT_FALSE(find_interruption("### tailor step 1 FAILED: exit 1 after 2.0 s\nKeyboardInterrupt\n"));
+  EXPECT_FALSE(
+      find_interruption("### tailor step 1 FAILED: exit 1 after 2.0 s\nKeyboardInterrupt\n"));
   EXPECT_FALSE(find_interruption("  ### tailor step 1 INTERRUPTED (signal 2) after 1 s\n"));
 }
 

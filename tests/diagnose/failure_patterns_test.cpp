@@ -59,7 +59,8 @@ TEST(FailurePatterns, FixCarriesTheConcreteValuesFromTheLog) {
   EXPECT_NE(d[0].cause.find("libtorch_cpu.so"), std::string::npos) << d[0].cause;
   EXPECT_NE(d[0].fix.find("2.38"), std::string::npos) << d[0].fix;
 
-  d = diagnose_log("OSError: libnvrtc.so.13: cannot open shared object file: No such file or directory\n");
+  d = diagnose_log(
+      "OSError: libnvrtc.so.13: cannot open shared object file: No such file or directory\n");
   ASSERT_FALSE(d.empty());
   EXPECT_NE(d[0].fix.find("libnvrtc.so.13"), std::string::npos);
 }
@@ -90,7 +91,8 @@ TEST(FailurePatterns, SpecificBeforeGenericAndOneDiagnosisPerCause) {
       "c++: fatal error: Killed signal terminated program cc1plus\n"
       "compilation terminated.\n"
       "ninja: build stopped: subcommand failed.\n"
-      "  File \"/venv/lib/python3.11/site-packages/torch/utils/cpp_extension.py\", line 2, in _get_cuda_arch_flags\n"
+      "  File \"/venv/lib/python3.11/site-packages/torch/utils/cpp_extension.py\", line 2, in "
+      "_get_cuda_arch_flags\n"
       "    arch_list[-1] += '+PTX'\n"
       "IndexError: list index out of range\n";
   auto d = diagnose_log(log);
@@ -109,10 +111,11 @@ TEST(FailurePatterns, CleanLogHasNoDiagnosis) {
 }
 
 TEST(FailurePatterns, ParserNamesTheRowAndFieldOfABrokenTable) {
-  auto r = parse_failure_patterns("[[pattern]]\nid = \"x\"\nsymptom = \"(\"\ncause = \"c\"\nfix = \"f\"\n",
-                                  "t.toml");
+  auto r = parse_failure_patterns(
+      "[[pattern]]\nid = \"x\"\nsymptom = \"(\"\ncause = \"c\"\nfix = \"f\"\n", "t.toml");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().message.rfind("t.toml: pattern[0].symptom: not a valid regex (pattern 'x')", 0), 0u)
+  EXPECT_EQ(
+      r.error().message.rfind("t.toml: pattern[0].symptom: not a valid regex (pattern 'x')", 0), 0u)
       << r.error().message;
 
   r = parse_failure_patterns("[[pattern]]\nid = \"x\"\nsymptom = \"a\"\nfix = \"f\"\n", "t.toml");

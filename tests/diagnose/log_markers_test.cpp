@@ -18,7 +18,8 @@ TEST(LogMarkers, EmbeddedFileLoadsEveryList) {
 TEST(LogMarkers, BrokenTablesNameTheKey) {
   auto r = parse_log_markers("needles = [\"error\"]\nstop = [\"(\"]\n", "m.toml");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().message.rfind("m.toml: stop[0]: not a valid regex", 0), 0u) << r.error().message;
+  EXPECT_EQ(r.error().message.rfind("m.toml: stop[0]: not a valid regex", 0), 0u)
+      << r.error().message;
   r = parse_log_markers("needles = [\"error\"]\nstop = []\n", "m.toml");
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().message, "m.toml: tail: missing (expected an array)");

@@ -1,6 +1,4 @@
 #include "executor/build_progress.h"
-#include "executor/build_runner.h"
-#include "executor/ninja_log.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -13,11 +11,16 @@
 #include <string>
 #include <vector>
 
+#include "executor/build_runner.h"
+#include "executor/ninja_log.h"
+
 using namespace tailor::executor;
 using namespace std::chrono_literals;
 
 TEST(NinjaStatus, ParsesCountsAndCommand) {
-  auto s = parse_ninja_status("[3/12] /usr/local/cuda/bin/nvcc --generate-dependencies-with-compile -c /src/csrc/rms_norm.cu -o rms_norm.o");
+  auto s = parse_ninja_status(
+      "[3/12] /usr/local/cuda/bin/nvcc --generate-dependencies-with-compile -c "
+      "/src/csrc/rms_norm.cu -o rms_norm.o");
   ASSERT_TRUE(s);
   EXPECT_EQ(s->done, 3);
   EXPECT_EQ(s->total, 12);
@@ -25,7 +28,8 @@ TEST(NinjaStatus, ParsesCountsAndCommand) {
 }
 
 TEST(NinjaStatus, AcceptsPipIndentAndCarriageReturn) {
-  auto s = parse_ninja_status("  [1/4] c++ -MMD -MF bindings.o.d -c /x/csrc/bindings.cpp -o /x/bindings.o\r");
+  auto s = parse_ninja_status(
+      "  [1/4] c++ -MMD -MF bindings.o.d -c /x/csrc/bindings.cpp -o /x/bindings.o\r");
   ASSERT_TRUE(s);
   EXPECT_EQ(s->done, 1);
   EXPECT_EQ(current_file_from_command(s->command), "bindings.cpp");
@@ -41,12 +45,15 @@ TEST(NinjaStatus, RejectsLookalikes) {
 }
 
 TEST(CmakePercent, ParsesThePrefix) {
-  EXPECT_EQ(parse_cmake_percent("[ 42%] Building CUDA object CMakeFiles/bnb.dir/csrc/ops.cu.o"), 42);
+  EXPECT_EQ(parse_cmake_percent("[ 42%] Building CUDA object CMakeFiles/bnb.dir/csrc/ops.cu.o"),
+            42);
   EXPECT_EQ(parse_cmake_percent("[100%] Linking CXX shared library libbnb.so"), 100);
   EXPECT_EQ(parse_cmake_percent("[  0%] Built target x"), 0);
   EXPECT_FALSE(parse_cmake_percent("[101%] nonsense"));
   EXPECT_FALSE(parse_cmake_percent("[3/10] ninja line"));
-  EXPECT_EQ(current_file_from_command("[ 42%] Building CUDA object CMakeFiles/bnb.dir/csrc/ops.cu.o"), "ops.cu");
+  EXPECT_EQ(
+      current_file_from_command("[ 42%] Building CUDA object CMakeFiles/bnb.dir/csrc/ops.cu.o"),
+      "ops.cu");
 }
 
 TEST(CurrentFile, FindsTheSourceArgument) {
@@ -114,7 +121,8 @@ TEST(ProgressTracker, UsesFinishedEdgesAndTheClock) {
   p = t.progress();
   EXPECT_FALSE(p.eta) << "an ETA that ran out is no estimate";
   EXPECT_TRUE(p.eta_overdue);
-  EXPECT_NE(render_progress_line(p).find("past its ETA"), std::string::npos) << render_progress_line(p);
+  EXPECT_NE(render_progress_line(p).find("past its ETA"), std::string::npos)
+      << render_progress_line(p);
   EXPECT_EQ(render_progress_line(p).find(" ETA "), std::string::npos) << render_progress_line(p);
   now += 5s;
   EXPECT_TRUE(t.feed("[4/5] nvcc -c /s/d.cu -o d.o"));
@@ -142,23 +150,28 @@ TEST(ProgressLine, RendersCountsEtaAndFile) {
 
 TEST(CompilerCall, ReadsWhatSetuptoolsEchoesWithoutNinja) {
   auto cc = parse_compiler_call(
-      "  gcc -Wsign-compare -DNDEBUG -g -fwrapv -O3 -Wall -fPIC -DWITH_PYTHON -Icsrc -c csrc/scatter.cpp -o "
-      "build/temp.linux-x86_64-cpython-311/csrc/scatter.o -O3 -DTORCH_EXTENSION_NAME=_scatter_cuda");
+      "  gcc -Wsign-compare -DNDEBUG -g -fwrapv -O3 -Wall -fPIC -DWITH_PYTHON -Icsrc -c "
+      "csrc/scatter.cpp -o "
+      "build/temp.linux-x86_64-cpython-311/csrc/scatter.o -O3 "
+      "-DTORCH_EXTENSION_NAME=_scatter_cuda");
   ASSERT_TRUE(cc);
   EXPECT_EQ(cc->tool, "gcc");
   EXPECT_EQ(cc->file, "scatter.cpp");
   EXPECT_FALSE(cc->link);
-  auto nvcc = parse_compiler_call("/usr/local/cuda/bin/nvcc -DWITH_PYTHON -c csrc/cuda/scatter_cuda.cu -o x.o "
-                                  "-gencode=arch=compute_75,code=sm_75 --compiler-options '-fPIC'");
+  auto nvcc = parse_compiler_call(
+      "/usr/local/cuda/bin/nvcc -DWITH_PYTHON -c csrc/cuda/scatter_cuda.cu -o x.o "
+      "-gencode=arch=compute_75,code=sm_75 --compiler-options '-fPIC'");
   ASSERT_TRUE(nvcc);
   EXPECT_EQ(nvcc->tool, "nvcc");
   EXPECT_EQ(nvcc->file, "scatter_cuda.cu");
-  auto link = parse_compiler_call("g++ -pthread -B /py/compiler_compat -shared a.o b.o -L/torch/lib -lc10 -o "
-                                  "build/lib.linux-x86_64-cpython-311/torch_scatter/_scatter_cuda.so -s");
+  auto link = parse_compiler_call(
+      "g++ -pthread -B /py/compiler_compat -shared a.o b.o -L/torch/lib -lc10 -o "
+      "build/lib.linux-x86_64-cpython-311/torch_scatter/_scatter_cuda.so -s");
   ASSERT_TRUE(link);
   EXPECT_TRUE(link->link);
   EXPECT_EQ(link->file, "_scatter_cuda.so");
-  auto cached = parse_compiler_call("/usr/bin/ccache /usr/bin/x86_64-linux-gnu-g++-12 -c k.cc -o k.o");
+  auto cached =
+      parse_compiler_call("/usr/bin/ccache /usr/bin/x86_64-linux-gnu-g++-12 -c k.cc -o k.o");
   ASSERT_TRUE(cached);
   EXPECT_EQ(cached->tool, "x86_64-linux-gnu-g++-12");
   EXPECT_EQ(cached->file, "k.cc");
@@ -175,16 +188,20 @@ TEST(SetuptoolsAndPip, ExtensionAndPhaseLines) {
             "torch_scatter._scatter_cuda");
   EXPECT_FALSE(parse_setuptools_extension("building 'x' extensions"));
   EXPECT_FALSE(parse_setuptools_extension("building '' extension"));
-  EXPECT_EQ(parse_pip_phase("  Preparing metadata (setup.py): started"), "Preparing metadata (setup.py)");
-  EXPECT_EQ(parse_pip_phase("  Building wheel for torch-scatter (setup.py): finished with status 'done'"),
-            "Building wheel for torch-scatter (setup.py)");
-  EXPECT_EQ(parse_pip_phase("  Created wheel for torch-scatter: filename=torch_scatter-2.1.2-cp311-cp311-linux_x86_64.whl "
+  EXPECT_EQ(parse_pip_phase("  Preparing metadata (setup.py): started"),
+            "Preparing metadata (setup.py)");
+  EXPECT_EQ(
+      parse_pip_phase("  Building wheel for torch-scatter (setup.py): finished with status 'done'"),
+      "Building wheel for torch-scatter (setup.py)");
+  EXPECT_EQ(parse_pip_phase("  Created wheel for torch-scatter: "
+                            "filename=torch_scatter-2.1.2-cp311-cp311-linux_x86_64.whl "
                             "size=1 sha256=ab"),
             "Created wheel for torch-scatter");
   EXPECT_EQ(parse_pip_phase("Processing ./src/pkg"), "Processing ./src/pkg");
   EXPECT_FALSE(parse_pip_phase("running build_ext"));
   // setuptools' zip, as the PEP 517 driver shows it unindented.
-  EXPECT_EQ(parse_pip_phase("creating '/w/wheelhouse/tmpab/x-1-cp311-cp311-linux_x86_64.whl' and adding 'build/bdist' to it"),
+  EXPECT_EQ(parse_pip_phase("creating '/w/wheelhouse/tmpab/x-1-cp311-cp311-linux_x86_64.whl' and "
+                            "adding 'build/bdist' to it"),
             "writing the wheel");
   EXPECT_FALSE(parse_pip_phase("building 'torch_scatter._scatter_cuda' extension"));
 }
@@ -196,12 +213,14 @@ TEST(ProgressLine, WithoutCountsNamesTheCommand) {
   p.compiles = 7;
   p.current_command = "nvcc segment_csr_cuda.cu";
   p.phase = "extension torch_scatter._segment_csr_cuda";
-  EXPECT_EQ(render_progress_line(p), "elapsed 1m35s, extension 3, 7 compiles: nvcc segment_csr_cuda.cu");
+  EXPECT_EQ(render_progress_line(p),
+            "elapsed 1m35s, extension 3, 7 compiles: nvcc segment_csr_cuda.cu");
   BuildProgress phase_only;
   phase_only.phase = "Preparing metadata (setup.py)";
   EXPECT_EQ(render_progress_line(phase_only), "elapsed 0s: Preparing metadata (setup.py)");
   EXPECT_EQ(render_heartbeat_line(p, 270s),
-            "still running after 4m30s: nvcc segment_csr_cuda.cu (extension torch_scatter._segment_csr_cuda)");
+            "still running after 4m30s: nvcc segment_csr_cuda.cu (extension "
+            "torch_scatter._segment_csr_cuda)");
   EXPECT_EQ(render_heartbeat_line(BuildProgress{}, 30s), "still running after 30s");
 }
 
@@ -215,13 +234,13 @@ TEST(Heartbeat, FiresAfterEachQuietIntervalOnly) {
   EXPECT_TRUE(hb.due());   // 30 s without a line
   EXPECT_FALSE(hb.due());  // and it counts as shown
   now += 20s;
-  hb.shown();              // a progress line at 50 s
+  hb.shown();  // a progress line at 50 s
   now += 29s;
   EXPECT_FALSE(hb.due());  // 29 s after it
   now += 1s;
   EXPECT_TRUE(hb.due());
   EXPECT_EQ(hb.elapsed(), 80s);
-  hb.start();              // a new step
+  hb.start();  // a new step
   EXPECT_EQ(hb.elapsed(), 0s);
   EXPECT_FALSE(hb.due());
   // A zero interval would fire on every tick: it falls back to 30 s.
@@ -259,9 +278,11 @@ TEST(RecordedLogs, SetuptoolsWithoutNinjaShowsEveryStep) {
   EXPECT_EQ(p.percent, -1);
   EXPECT_EQ(p.current_command, "");  // a pip phase after the last link
   EXPECT_EQ(p.phase, "Created wheel for tinyext");
-  EXPECT_EQ(render_progress_line(p), "elapsed 1m16s, extension 2, 4 compiles: Created wheel for tinyext");
+  EXPECT_EQ(render_progress_line(p),
+            "elapsed 1m16s, extension 2, 4 compiles: Created wheel for tinyext");
   auto has = [&](const std::string& needle) {
-    return std::any_of(shown.begin(), shown.end(), [&](const std::string& s) { return s.find(needle) != std::string::npos; });
+    return std::any_of(shown.begin(), shown.end(),
+                       [&](const std::string& s) { return s.find(needle) != std::string::npos; });
   };
   EXPECT_TRUE(has("Preparing metadata (setup.py)"));
   EXPECT_TRUE(has("Building wheel for tinyext (setup.py)"));
@@ -296,7 +317,8 @@ TEST(RecordedLogs, NinjaNamesFinishedJobsSoTheHeartbeatNeverDoes) {
   for (; i < lines.size() && !lines[i].starts_with("[1/2] "); ++i) t.feed(lines[i]);
   ASSERT_LT(i, lines.size());
   // Before any edge finished: the extension, nothing named.
-  EXPECT_EQ(render_heartbeat_line(t.progress(), 30s), "still running after 30s: extension tiny_ext._C");
+  EXPECT_EQ(render_heartbeat_line(t.progress(), 30s),
+            "still running after 30s: extension tiny_ext._C");
   t.feed(lines[i]);
   // `[1/2] g++ ... module.cpp` came when module.o was done: the ninja log's first entry.
   BuildProgress p = t.progress();
@@ -305,15 +327,19 @@ TEST(RecordedLogs, NinjaNamesFinishedJobsSoTheHeartbeatNeverDoes) {
   EXPECT_EQ(p.current_file, "");
   // While nvcc compiles scale.cu the heartbeat must not name module.cpp.
   std::string beat = render_heartbeat_line(p, 34s);
-  EXPECT_EQ(beat, "still running after 34s: 1 Ninja job not finished (extension tiny_ext._C) [1/2]");
+  EXPECT_EQ(beat,
+            "still running after 34s: 1 Ninja job not finished (extension tiny_ext._C) [1/2]");
   EXPECT_EQ(beat.find("module"), std::string::npos) << beat;
-  EXPECT_TRUE(render_progress_line(p).ends_with(", finished module.cpp")) << render_progress_line(p);
+  EXPECT_TRUE(render_progress_line(p).ends_with(", finished module.cpp"))
+      << render_progress_line(p);
   // [2/2]: Ninja is done; setuptools echoes the link before it runs: that one runs.
   t.feed(lines[++i]);
-  EXPECT_EQ(render_heartbeat_line(t.progress(), 40s), "still running after 40s: extension tiny_ext._C [2/2]");
+  EXPECT_EQ(render_heartbeat_line(t.progress(), 40s),
+            "still running after 40s: extension tiny_ext._C [2/2]");
   t.feed(lines[++i]);
   EXPECT_EQ(render_heartbeat_line(t.progress(), 41s),
-            "still running after 41s: g++ link _C.cpython-311-x86_64-linux-gnu.so (extension tiny_ext._C) [2/2]");
+            "still running after 41s: g++ link _C.cpython-311-x86_64-linux-gnu.so (extension "
+            "tiny_ext._C) [2/2]");
   // Each heartbeat while the log goes on names nothing that finished before it.
   for (++i; i < lines.size(); ++i) {
     t.feed(lines[i]);
@@ -331,13 +357,15 @@ TEST(HeartbeatLine, ModulesAtOnceNameThePackageNotTheLastModuleSetuptoolsNamed) 
   t.feed("building 'torch_spline_conv._basis_cuda' extension");
   t.feed("building 'torch_spline_conv._basis_cpu' extension");
   for (int i = 1; i <= 4; ++i) t.feed(fmt::format("[{}/12] c++ -c /s/u{}.cpp -o u{}.o", i, i, i));
-  EXPECT_EQ(render_heartbeat_line(t.progress(), 170s), "still running after 2m50s: 8 Ninja jobs not finished (6 modules) [4/12]");
+  EXPECT_EQ(render_heartbeat_line(t.progress(), 170s),
+            "still running after 2m50s: 8 Ninja jobs not finished (6 modules) [4/12]");
 }
 
 TEST(HeartbeatLine, ANinjaPhaseCountsWhatIsLeftAndNamesNoFinishedJob) {
   ProgressTracker t([] { return std::chrono::steady_clock::time_point{}; });
   t.feed("[1/4] c++ -c /s/bindings.cpp -o bindings.o");
-  EXPECT_EQ(render_heartbeat_line(t.progress(), 34s), "still running after 34s: 3 Ninja jobs not finished [1/4]");
+  EXPECT_EQ(render_heartbeat_line(t.progress(), 34s),
+            "still running after 34s: 3 Ninja jobs not finished [1/4]");
   // setuptools' own compile (no Ninja) is echoed as it starts, one at a time: it runs.
   ProgressTracker st([] { return std::chrono::steady_clock::time_point{}; });
   st.feed("gcc -pthread -c /s/a.cpp -o a.o");
@@ -384,7 +412,8 @@ TEST(RecordedLogs, TorchScatterStartNamesItsFirstModuleAndFile) {
   EXPECT_EQ(p.current_command, "gcc segment_coo_cpu.cpp");
   // What a heartbeat would say while that one file compiles for minutes.
   EXPECT_EQ(render_heartbeat_line(p, 600s),
-            "still running after 10m00s: gcc segment_coo_cpu.cpp (extension torch_scatter._segment_coo_cuda)");
+            "still running after 10m00s: gcc segment_coo_cpu.cpp (extension "
+            "torch_scatter._segment_coo_cuda)");
 }
 
 TEST(HeartbeatDisplay, PlainPrintsStillRunningAfterAQuietInterval) {
@@ -393,7 +422,8 @@ TEST(HeartbeatDisplay, PlainPrintsStillRunningAfterAQuietInterval) {
   std::FILE* f = open_memstream(&buf, &len);
   auto now = std::chrono::steady_clock::time_point{};
   {
-    auto d = make_progress_display(DisplayStyle::plain, f, HeartbeatOptions{30s, [&] { return now; }, false});
+    auto d = make_progress_display(DisplayStyle::plain, f,
+                                   HeartbeatOptions{30s, [&] { return now; }, false});
     tailor::plan::Step step{"build the torch-scatter wheel (pip)", {"python3"}, "", {}, {}, 60s};
     d->step_started(step, 0, 1);
     now += 29s;
@@ -424,8 +454,10 @@ TEST(HeartbeatDisplay, PlainPrintsStillRunningAfterAQuietInterval) {
   EXPECT_EQ(text,
             "==> [1/1] build the torch-scatter wheel (pip)\n"
             "    elapsed 0s, extension 1, 1 compile: gcc segment_coo_cpu.cpp\n"
-            "    still running after 59s: gcc segment_coo_cpu.cpp (extension torch_scatter._segment_coo_cuda)\n"
-            "    still running after 1m29s: gcc segment_coo_cpu.cpp (extension torch_scatter._segment_coo_cuda)\n"
+            "    still running after 59s: gcc segment_coo_cpu.cpp (extension "
+            "torch_scatter._segment_coo_cuda)\n"
+            "    still running after 1m29s: gcc segment_coo_cpu.cpp (extension "
+            "torch_scatter._segment_coo_cuda)\n"
             "    done in 1m29s\n");
 }
 
@@ -435,7 +467,8 @@ TEST(HeartbeatDisplay, LiveRedrawsTheStatusLine) {
   std::FILE* f = open_memstream(&buf, &len);
   auto now = std::chrono::steady_clock::time_point{};
   {
-    auto d = make_progress_display(DisplayStyle::live, f, HeartbeatOptions{30s, [&] { return now; }, false});
+    auto d = make_progress_display(DisplayStyle::live, f,
+                                   HeartbeatOptions{30s, [&] { return now; }, false});
     d->step_started(tailor::plan::Step{"pip wheel", {"python3"}, "", {}, {}, 60s}, 0, 1);
     now += 45s;
     d->tick();
@@ -454,7 +487,8 @@ TEST(HeartbeatDisplay, LiveMovesTheElapsedTimeAndTheEtaEveryTick) {
   std::FILE* f = open_memstream(&buf, &len);
   auto now = std::chrono::steady_clock::time_point{};
   {
-    auto d = make_progress_display(DisplayStyle::live, f, HeartbeatOptions{30s, [&] { return now; }, false});
+    auto d = make_progress_display(DisplayStyle::live, f,
+                                   HeartbeatOptions{30s, [&] { return now; }, false});
     d->step_started(tailor::plan::Step{"build", {"python3"}, "", {}, {}, 60s}, 1, 2);
     now += 20s;
     BuildProgress p;
@@ -472,7 +506,8 @@ TEST(HeartbeatDisplay, LiveMovesTheElapsedTimeAndTheEtaEveryTick) {
   std::fclose(f);
   std::string text(buf, len);
   free(buf);
-  EXPECT_NE(text.find("\r\033[Kstep 2/2 build: [2/4]  50% elapsed 20s ETA 20s"), std::string::npos) << text;
+  EXPECT_NE(text.find("\r\033[Kstep 2/2 build: [2/4]  50% elapsed 20s ETA 20s"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("elapsed 25s ETA 15s"), std::string::npos) << text;
   EXPECT_NE(text.find("elapsed 45s, past its ETA"), std::string::npos) << text;
 }
@@ -482,7 +517,8 @@ namespace {
 using namespace std::chrono_literals;
 
 TEST(PackageUnits, ParsesTheBuildDriversLine) {
-  auto u = parse_package_units("tailor: modules at once: 3 modules, 14 units (9 CUDA), 2 at a time");
+  auto u =
+      parse_package_units("tailor: modules at once: 3 modules, 14 units (9 CUDA), 2 at a time");
   ASSERT_TRUE(u);
   EXPECT_EQ(u->first, 3);
   EXPECT_EQ(u->second, 14);

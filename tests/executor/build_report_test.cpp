@@ -23,7 +23,8 @@ TEST(BuildReport, JsonCarriesEveryField) {
   r.sha256 = "ab";
   r.size = 2977516;
   r.bytes_per_target = {{"sm_75", 123456}};
-  r.checks = {{"targets", CheckStatus::passed, "exactly sm_75"}, {"gpu-smoke", CheckStatus::skipped, "no GPU"}};
+  r.checks = {{"targets", CheckStatus::passed, "exactly sm_75"},
+              {"gpu-smoke", CheckStatus::skipped, "no GPU"}};
   r.ok = true;
   auto j = to_json(r);
   EXPECT_EQ(j["inputs"]["targets"][0], "sm_75");
@@ -47,12 +48,15 @@ TEST(BuildReport, SaysWhereTheStepsSawTheWorkFolder) {
   EXPECT_EQ(j["run"]["work_path_tried"], r.work_path_tried);
   EXPECT_TRUE(j["run"]["work_path_note"].is_null());
   EXPECT_EQ(j["run"]["sandbox"], false);
-  EXPECT_NE(render_summary(r).find("path      /tmp/.tailor-build/fused_ops (folder)\n"), std::string::npos) << render_summary(r);
+  EXPECT_NE(render_summary(r).find("path      /tmp/.tailor-build/fused_ops (folder)\n"),
+            std::string::npos)
+      << render_summary(r);
   // Without a fixed path the warning comes again at the end of the summary.
   r.work_path = "/home/u/.cache/tailor/extensions/fused_ops-1a2b";
   r.work_path_route = "none";
   r.work_path_note = "no fixed work path (...): ...; fix: ...";
-  EXPECT_NE(render_summary(r).find("path      warning: no fixed work path (...): ...; fix: ...\n"), std::string::npos)
+  EXPECT_NE(render_summary(r).find("path      warning: no fixed work path (...): ...; fix: ...\n"),
+            std::string::npos)
       << render_summary(r);
 }
 
@@ -76,7 +80,8 @@ TEST(BuildReport, TheMemorySectionSaysWhichModeRanAndWhy) {
   r.governor = g;
   EXPECT_EQ(to_json(r)["run"]["memory"]["mode"], "static");
   EXPECT_NE(render_summary(r).find("with 2 jobs"), std::string::npos);
-  EXPECT_NE(render_summary(r).find("static job count (ninja 1.11.1"), std::string::npos) << render_summary(r);
+  EXPECT_NE(render_summary(r).find("static job count (ninja 1.11.1"), std::string::npos)
+      << render_summary(r);
   g.mode = "governor";
   g.reason = "ninja 1.13.2 is a jobserver client";
   g.budget = uint64_t{3} << 30;
@@ -95,21 +100,26 @@ TEST(BuildReport, TheMemorySectionSaysWhichModeRanAndWhy) {
   EXPECT_EQ(j["brakes"][0]["action"], "stop");
   std::string text = render_summary(r);
   EXPECT_NE(text.find("under the memory governor (ninja 1.13.2"), std::string::npos) << text;
-  EXPECT_NE(text.find("peak build RSS 2390 MiB, up to 2 jobs at once, 1 brake stop\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("peak build RSS 2390 MiB, up to 2 jobs at once, 1 brake stop\n"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("cc1plus 1836 MiB, nvcc 584 MiB"), std::string::npos) << text;
 }
 
 TEST(BuildReport, PhasesAndTheCompileSpanAreReported) {
   BuildReport r;
   r.phases = {{"inputs", 2.5}, {"build", 40.0}, {"import", 3.25}};
-  r.job_timeline = {{"a.o", 1000, 9000, "cu"}, {"b.o", 500, 4000, "cpp"}, {"lib.so", 9000, 12500, "link"}};
+  r.job_timeline = {
+      {"a.o", 1000, 9000, "cu"}, {"b.o", 500, 4000, "cpp"}, {"lib.so", 9000, 12500, "link"}};
   nlohmann::json j = to_json(r);
   ASSERT_EQ(j["run"]["phases"].size(), 3u);
   EXPECT_EQ(j["run"]["phases"][1]["name"], "build");
   EXPECT_DOUBLE_EQ(j["run"]["phases"][2]["seconds"].get<double>(), 3.25);
   EXPECT_DOUBLE_EQ(j["run"]["compile_span_s"].get<double>(), 12.0);  // 0.5 s to 12.5 s
   std::string text = render_summary(r);
-  EXPECT_NE(text.find("phases    inputs 2.5, build 40.0 (compiles 12.0), import 3.2 s"), std::string::npos) << text;
+  EXPECT_NE(text.find("phases    inputs 2.5, build 40.0 (compiles 12.0), import 3.2 s"),
+            std::string::npos)
+      << text;
   EXPECT_FALSE(compile_span_s({}).has_value());
   BuildReport none;
   EXPECT_FALSE(to_json(none)["run"].contains("phases"));

@@ -1,4 +1,3 @@
-#include "support/fixtures.h"
 #include "executor/build_runner.h"
 
 #include <gtest/gtest.h>
@@ -6,6 +5,8 @@
 
 #include <filesystem>
 #include <fstream>
+
+#include "support/fixtures.h"
 
 using namespace tailor;
 using namespace tailor::executor;
@@ -15,7 +16,7 @@ namespace {
 
 /// Plays back scripted output per program and records what it was asked to run.
 class ScriptedRunner : public CommandRunner {
-public:
+ public:
   struct Script {
     std::vector<std::string> lines;
     int exit_code = 0;
@@ -41,18 +42,22 @@ public:
 };
 
 class RecordingDisplay : public ProgressDisplay {
-public:
+ public:
   std::vector<std::string> events;
   std::vector<BuildProgress> updates;
   void step_started(const tailor::plan::Step& s, size_t i, size_t n) override {
     events.push_back("start " + s.title + " " + std::to_string(i + 1) + "/" + std::to_string(n));
   }
   void progress(const BuildProgress& p) override { updates.push_back(p); }
-  void step_finished(const StepOutcome& o) override { events.push_back("end " + o.title + (o.ok() ? " ok" : " failed")); }
+  void step_finished(const StepOutcome& o) override {
+    events.push_back("end " + o.title + (o.ok() ? " ok" : " failed"));
+  }
 };
 
 std::string log_file(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("tailor_runner_" + name + std::to_string(::getpid()) + ".log")).string();
+  return (std::filesystem::temp_directory_path() /
+          ("tailor_runner_" + name + std::to_string(::getpid()) + ".log"))
+      .string();
 }
 }  // namespace
 
@@ -60,8 +65,10 @@ TEST(BuildRunner, RunsStepsWithEnvLogsAndProgress) {
   auto now = std::chrono::steady_clock::time_point{};
   ScriptedRunner runner;
   runner.clock = &now;
-  runner.scripts["python3"] = {{"running build_ext", "[1/3] nvcc -c /s/a.cu -o a.o", "[2/3] nvcc -c /s/b.cu -o b.o",
-                                "[3/3] c++ -shared a.o b.o -o _C.so", "Successfully built x"}, 0};
+  runner.scripts["python3"] = {
+      {"running build_ext", "[1/3] nvcc -c /s/a.cu -o a.o", "[2/3] nvcc -c /s/b.cu -o b.o",
+       "[3/3] c++ -shared a.o b.o -o _C.so", "Successfully built x"},
+      0};
   RecordingDisplay display;
   std::string log = log_file("ok");
   BuildRunner br(runner, display, log, [&] { return now; });
@@ -100,7 +107,8 @@ TEST(BuildRunner, StopsAtTheFirstFailure) {
   RecordingDisplay display;
   std::string log = log_file("fail");
   BuildRunner br(runner, display, log);
-  auto out = br.run({tailor::plan::Step{"configure", {"cmake", "-S", "."}, "", {}, {}, 60s}, tailor::plan::Step{"pip wheel", {"python3"}, "", {}, {}, 60s}});
+  auto out = br.run({tailor::plan::Step{"configure", {"cmake", "-S", "."}, "", {}, {}, 60s},
+                     tailor::plan::Step{"pip wheel", {"python3"}, "", {}, {}, 60s}});
   ASSERT_TRUE(out);
   EXPECT_FALSE(out->ok());
   ASSERT_EQ(out->steps.size(), 1u);
@@ -137,7 +145,10 @@ TEST(BuildRunner, RealProcessOutputReachesTheLog) {
   RecordingDisplay display;
   std::string log = log_file("real");
   BuildRunner br(runner, display, log);
-  tailor::plan::Step step{"sh", {"sh", "-c", "echo \"[1/2] cc -c $GREETING.c\"; echo oops >&2; exit 3"}, "", {{"GREETING", "hello"}}, {}, 30s};
+  tailor::plan::Step step{
+      "sh", {"sh", "-c", "echo \"[1/2] cc -c $GREETING.c\"; echo oops >&2; exit 3"},
+      "",   {{"GREETING", "hello"}},
+      {},   30s};
   auto out = br.run({step});
   ASSERT_TRUE(out);
   EXPECT_EQ(out->steps[0].exit_code, 3);
@@ -199,7 +210,8 @@ TEST(ProgressDisplays, LiveRewritesOneLine) {
 }
 
 TEST(RenderStepShell, QuotesWhatNeedsIt) {
-  tailor::plan::Step s{"t", {"python3", "-m", "pip", "wheel", "a b"}, "/src dir", {{"X", "1;2"}}, {"Y"}, 60s};
+  tailor::plan::Step s{
+      "t", {"python3", "-m", "pip", "wheel", "a b"}, "/src dir", {{"X", "1;2"}}, {"Y"}, 60s};
   EXPECT_EQ(render_step_shell(s), "cd '/src dir' && unset Y; X='1;2' python3 -m pip wheel 'a b'");
 }
 
@@ -242,8 +254,12 @@ TEST(PlanSteps, PlanEnvironmentOnlyForTheStepsThatUseIt) {
   p.path_prepend = "/usr/local/cuda-13.0/bin";
   p.unset_env = {"CUDA_PATH"};
   p.steps.push_back({.title = "clone", .argv = {"git", "clone"}, .cwd = "/w"});
-  p.steps.push_back({.title = "build", .argv = {"python3", "setup.py"}, .env = {{"MAX_JOBS", "3"}}, .uses_plan_env = true});
-  auto steps = tailor::executor::plan_steps(p, {{"MAX_JOBS", "8"}, {"SOURCE_DATE_EPOCH", "1"}}, {{"PATH", "/usr/bin"}}, "/src");
+  p.steps.push_back({.title = "build",
+                     .argv = {"python3", "setup.py"},
+                     .env = {{"MAX_JOBS", "3"}},
+                     .uses_plan_env = true});
+  auto steps = tailor::executor::plan_steps(p, {{"MAX_JOBS", "8"}, {"SOURCE_DATE_EPOCH", "1"}},
+                                            {{"PATH", "/usr/bin"}}, "/src");
   ASSERT_EQ(steps.size(), 2u);
   EXPECT_EQ(steps[0].cwd, "/w");
   EXPECT_TRUE(steps[0].env.empty());

@@ -12,7 +12,8 @@ namespace fs = std::filesystem;
 
 namespace {
 fs::path fresh_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("tailor_source_test_" + name + "_" + std::to_string(::getpid()));
+  fs::path p =
+      fs::temp_directory_path() / ("tailor_source_test_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(p);
   fs::create_directories(p);
   return p;
@@ -84,7 +85,8 @@ TEST(PackageName, FromEachDeclaration) {
   EXPECT_EQ(detect_package_name(dir.string()), "from_setup_py");
   std::ofstream(dir / "setup.cfg") << "[metadata]\nversion = 1\nname = from-cfg\n";
   EXPECT_EQ(detect_package_name(dir.string()), "from-cfg");
-  std::ofstream(dir / "pyproject.toml") << "[build-system]\nrequires=[]\n[project]\nname = \"from-pyproject\"\n";
+  std::ofstream(dir / "pyproject.toml")
+      << "[build-system]\nrequires=[]\n[project]\nname = \"from-pyproject\"\n";
   EXPECT_EQ(detect_package_name(dir.string()), "from-pyproject");
   std::ofstream(dir / "PKG-INFO") << "Metadata-Version: 2.1\nName: causal_conv1d\nVersion: 1.5.2\n";
   EXPECT_EQ(detect_package_name(dir.string()), "causal_conv1d");
@@ -201,7 +203,8 @@ void write_text(const fs::path& p, const std::string& text) {
   std::ofstream(p, std::ios::binary) << text;
 }
 void set_mtime(const fs::path& p, int64_t seconds) {
-  fs::last_write_time(p, fs::file_time_type::clock::from_sys(std::chrono::sys_seconds(std::chrono::seconds(seconds))));
+  fs::last_write_time(p, fs::file_time_type::clock::from_sys(
+                             std::chrono::sys_seconds(std::chrono::seconds(seconds))));
 }
 }  // namespace
 
@@ -259,7 +262,8 @@ TEST(IdentifySource, FolderSdistGitAndTheEnvironment) {
   SystemCommandRunner runner;
   auto folder = classify_source((dir / "pkg").string(), "");
   ASSERT_TRUE(folder);
-  auto id = identify_source(*folder, (dir / "work" / "src").string(), (dir / "work").string(), runner);
+  auto id =
+      identify_source(*folder, (dir / "work" / "src").string(), (dir / "work").string(), runner);
   ASSERT_TRUE(id) << id.error().message;
   EXPECT_EQ(id->digest_kind, "tree-sha256");
   EXPECT_EQ(id->digest, digest_tree((dir / "pkg").string())->sha256);
@@ -271,7 +275,8 @@ TEST(IdentifySource, FolderSdistGitAndTheEnvironment) {
 
   if (!find_in_path("tar").empty()) {
     CommandSpec tar;
-    tar.argv = {"tar", "--mtime=@1660000000", "-czf", (dir / "pkg-1.0.tar.gz").string(), "-C", dir.string(), "pkg"};
+    tar.argv = {"tar", "--mtime=@1660000000", "-czf", (dir / "pkg-1.0.tar.gz").string(),
+                "-C",  dir.string(),          "pkg"};
     ASSERT_TRUE(runner.run(tar).ok());
     auto sdist = classify_source((dir / "pkg-1.0.tar.gz").string(), "");
     ASSERT_TRUE(sdist);
@@ -290,9 +295,11 @@ TEST(IdentifySource, FolderSdistGitAndTheEnvironment) {
     CommandSpec s;
     s.cwd = repo.string();
     s.env = {{"GIT_COMMITTER_DATE", "@1670000000 +0000"}, {"GIT_AUTHOR_DATE", "@1670000000 +0000"}};
-    for (std::vector<std::string> argv : {std::vector<std::string>{"git", "init", "-q"},
-                                          {"git", "add", "."},
-                                          {"git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "one"}}) {
+    for (std::vector<std::string> argv :
+         {std::vector<std::string>{"git", "init", "-q"},
+          {"git", "add", "."},
+          {"git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m",
+           "one"}}) {
       s.argv = argv;
       auto r = runner.run(s);
       ASSERT_TRUE(r.ok()) << r.err;

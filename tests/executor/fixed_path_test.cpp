@@ -1,9 +1,12 @@
 // The fixed work path: which text is mapped, each route's command line, the route
 // choice over fakes, tailor's own launcher (its arguments, and a real namespace made by it
 // in a forked child), the real fixed folder's moves, and bubblewrap where it works.
+#include "executor/fixed_path.h"
+
 #include <fcntl.h>
-#include <signal.h>
 #include <grp.h>
+#include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -14,10 +17,7 @@
 #include <map>
 #include <optional>
 
-#include <gtest/gtest.h>
-
 #include "executor/fixed_folder.h"
-#include "executor/fixed_path.h"
 #include "executor/fixed_path_wrapper.h"
 #include "support/fake_host.h"
 #include "support/fixtures.h"
@@ -59,37 +59,42 @@ TEST(FixedPath, WrapsAStepBehindBubblewrap) {
   st.env = {{"MAKEFLAGS", "-j4 --jobserver-auth=fifo:/w/a/jobserver.fifo"}, {"HOME", "/home/u"}};
   tailor::plan::Step w = in_fixed_path(st, fp);
   EXPECT_EQ(w.cwd, "/w/a/src");  // bubblewrap starts in the real folder
-  EXPECT_EQ(w.argv, (std::vector<std::string>{"/usr/bin/bwrap", "--dev-bind", "/", "/", "--tmpfs", "/tmp/.tailor-build",
-                                               "--bind", "/w/a", "/tmp/.tailor-build/p", "--die-with-parent", "--chdir",
-                                               "/tmp/.tailor-build/p/src", "--", "python3",
-                                               "/tmp/.tailor-build/p/build_wheel.py", "--out",
-                                               "/tmp/.tailor-build/p/wheelhouse"}));
+  EXPECT_EQ(w.argv,
+            (std::vector<std::string>{
+                "/usr/bin/bwrap", "--dev-bind", "/", "/", "--tmpfs", "/tmp/.tailor-build", "--bind",
+                "/w/a", "/tmp/.tailor-build/p", "--die-with-parent", "--chdir",
+                "/tmp/.tailor-build/p/src", "--", "python3", "/tmp/.tailor-build/p/build_wheel.py",
+                "--out", "/tmp/.tailor-build/p/wheelhouse"}));
   EXPECT_EQ(w.env["MAKEFLAGS"], "-j4 --jobserver-auth=fifo:/tmp/.tailor-build/p/jobserver.fifo");
   EXPECT_EQ(w.env["HOME"], "/home/u");
 }
 
 TEST(FixedPath, WrapsAStepBehindTailorItself) {
-  FixedPath fp{"/w/a", "/tmp/.tailor-build/p", FixedPathRoute::own_namespace, "/opt/tailor/bin/tailor"};
+  FixedPath fp{"/w/a", "/tmp/.tailor-build/p", FixedPathRoute::own_namespace,
+               "/opt/tailor/bin/tailor"};
   tailor::plan::Step st;
   st.argv = {"python3", "/w/a/build_wheel.py"};
   st.cwd = "/w/a/src";
   st.env = {{"MAKEFLAGS", "--jobserver-auth=fifo:/w/a/jobserver.fifo"}};
   tailor::plan::Step w = in_fixed_path(st, fp);
   EXPECT_EQ(w.cwd, "/w/a/src");  // the launcher starts in the real folder and changes in
-  EXPECT_EQ(w.argv, (std::vector<std::string>{"/opt/tailor/bin/tailor", "__fixed-path", "--tmpfs", "/tmp/.tailor-build",
-                                               "--bind", "/w/a", "/tmp/.tailor-build/p", "--chdir",
-                                               "/tmp/.tailor-build/p/src", "--", "python3",
-                                               "/tmp/.tailor-build/p/build_wheel.py"}));
+  EXPECT_EQ(w.argv,
+            (std::vector<std::string>{"/opt/tailor/bin/tailor", "__fixed-path", "--tmpfs",
+                                      "/tmp/.tailor-build", "--bind", "/w/a",
+                                      "/tmp/.tailor-build/p", "--chdir", "/tmp/.tailor-build/p/src",
+                                      "--", "python3", "/tmp/.tailor-build/p/build_wheel.py"}));
   EXPECT_EQ(w.env["MAKEFLAGS"], "--jobserver-auth=fifo:/tmp/.tailor-build/p/jobserver.fifo");
   // What the launcher reads back is what was meant.
-  auto parsed = parse_fixed_path_wrapper_args(std::vector<std::string>(w.argv.begin() + 2, w.argv.end()));
+  auto parsed =
+      parse_fixed_path_wrapper_args(std::vector<std::string>(w.argv.begin() + 2, w.argv.end()));
   ASSERT_TRUE(parsed) << parsed.error().message;
   EXPECT_EQ(parsed->tmpfs, "/tmp/.tailor-build");
   EXPECT_EQ(parsed->real, "/w/a");
   EXPECT_EQ(parsed->fixed, "/tmp/.tailor-build/p");
   EXPECT_EQ(parsed->chdir, "/tmp/.tailor-build/p/src");
   EXPECT_FALSE(parsed->sandbox);
-  EXPECT_EQ(parsed->argv, (std::vector<std::string>{"python3", "/tmp/.tailor-build/p/build_wheel.py"}));
+  EXPECT_EQ(parsed->argv,
+            (std::vector<std::string>{"python3", "/tmp/.tailor-build/p/build_wheel.py"}));
   // A launcher prefix (the sccache server's): no program, no cwd of its own.
   EXPECT_EQ(fixed_path_argv(fp, "", {}).back(), "--");
 }
@@ -113,15 +118,21 @@ TEST(FixedPath, TheLauncherRefusesWhatItDoesNotUnderstand) {
     return r ? std::string("parsed") : r.error().message;
   };
   EXPECT_EQ(err({"--tmpfs", "/r", "--bind", "/w", "/r/p", "--", "true"}), "parsed");
-  EXPECT_EQ(err({"--tmpfs", "/r", "--bind", "/w", "/r/p", "--frob", "--", "true"}), "unknown argument '--frob'");
+  EXPECT_EQ(err({"--tmpfs", "/r", "--bind", "/w", "/r/p", "--frob", "--", "true"}),
+            "unknown argument '--frob'");
   EXPECT_EQ(err({"--tmpfs", "/r", "--bind", "/w", "/r/p", "--"}), "no program after --");
-  EXPECT_EQ(err({"--tmpfs", "/r", "--bind", "/w", "/elsewhere/p", "--", "true"}), "/elsewhere/p: not a folder below /r");
-  EXPECT_EQ(err({"--tmpfs", "/r", "--bind", "/w", "/r/../etc", "--", "true"}), "/r/../etc: not a folder below /r");
+  EXPECT_EQ(err({"--tmpfs", "/r", "--bind", "/w", "/elsewhere/p", "--", "true"}),
+            "/elsewhere/p: not a folder below /r");
+  EXPECT_EQ(err({"--tmpfs", "/r", "--bind", "/w", "/r/../etc", "--", "true"}),
+            "/r/../etc: not a folder below /r");
   EXPECT_EQ(err({"--tmpfs", "/r", "--bind", "w", "/r/p", "--", "true"}), "w: not an absolute path");
-  EXPECT_EQ(err({"--bind", "/w", "/r/p", "--", "true"}), "--tmpfs ROOT and --bind REAL FIXED are needed");
+  EXPECT_EQ(err({"--bind", "/w", "/r/p", "--", "true"}),
+            "--tmpfs ROOT and --bind REAL FIXED are needed");
   EXPECT_EQ(err({"--tmpfs", "/r", "--bind", "/w"}), "--bind: needs a path");
-  EXPECT_EQ(err({"--tmpfs", "/r", "--bind", "/w", "/r/p", "--rw", "/c", "--", "true"}), "--rw: only with --sandbox");
-  auto sb = parse_fixed_path_wrapper_args({"--tmpfs", "/r", "--bind", "/w", "/r/p", "--sandbox", "--rw", "/c", "--", "true"});
+  EXPECT_EQ(err({"--tmpfs", "/r", "--bind", "/w", "/r/p", "--rw", "/c", "--", "true"}),
+            "--rw: only with --sandbox");
+  auto sb = parse_fixed_path_wrapper_args(
+      {"--tmpfs", "/r", "--bind", "/w", "/r/p", "--sandbox", "--rw", "/c", "--", "true"});
   ASSERT_TRUE(sb);
   EXPECT_TRUE(sb->sandbox);
   EXPECT_EQ(sb->writable, std::vector<std::string>{"/c"});
@@ -136,7 +147,8 @@ TEST(FixedPath, ReadsTheRouteSwitch) {
   EXPECT_EQ(*parse_fixed_path_route("none"), FixedPathRoute::none);
   auto bad = parse_fixed_path_route("tmp");
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message.find("TAILOR_FIXED_PATH_ROUTE=tmp: expected namespace, bwrap, folder or none"),
+  EXPECT_NE(bad.error().message.find(
+                "TAILOR_FIXED_PATH_ROUTE=tmp: expected namespace, bwrap, folder or none"),
             std::string::npos);
 }
 
@@ -150,7 +162,8 @@ TEST(FixedPath, TakesTheFirstRouteThatOpens) {
       return make_error(std::string(fixed_path_route_name(fp.route)) + " refused");
     };
   };
-  auto c = choose_fixed_path("/w/a", "/tmp/.tailor-build/p", tools, std::nullopt, only(FixedPathRoute::own_namespace));
+  auto c = choose_fixed_path("/w/a", "/tmp/.tailor-build/p", tools, std::nullopt,
+                             only(FixedPathRoute::own_namespace));
   ASSERT_TRUE(c.path);
   EXPECT_EQ(c.route(), FixedPathRoute::own_namespace);
   EXPECT_EQ(c.path->launcher, "/opt/tailor");
@@ -158,29 +171,39 @@ TEST(FixedPath, TakesTheFirstRouteThatOpens) {
   EXPECT_TRUE(c.refused.empty());
 
   tried.clear();
-  c = choose_fixed_path("/w/a", "/tmp/.tailor-build/p", tools, std::nullopt, only(FixedPathRoute::folder));
+  c = choose_fixed_path("/w/a", "/tmp/.tailor-build/p", tools, std::nullopt,
+                        only(FixedPathRoute::folder));
   EXPECT_EQ(c.route(), FixedPathRoute::folder);
   EXPECT_EQ(tried, (std::vector<std::string>{"namespace", "bwrap", "folder"}));
   EXPECT_EQ(c.refusals(), "namespace: namespace refused; bwrap: bwrap refused");
 
   // No bubblewrap: not tried, and said so.
   tried.clear();
-  c = choose_fixed_path("/w/a", "/tmp/.tailor-build/p", {"/opt/tailor", ""}, std::nullopt, only(FixedPathRoute::none));
+  c = choose_fixed_path("/w/a", "/tmp/.tailor-build/p", {"/opt/tailor", ""}, std::nullopt,
+                        only(FixedPathRoute::none));
   EXPECT_EQ(c.route(), FixedPathRoute::none);
   EXPECT_EQ(tried, (std::vector<std::string>{"namespace", "folder"}));
-  EXPECT_EQ(c.refusals(), "namespace: namespace refused; bwrap: no bwrap (bubblewrap) on PATH; folder: folder refused");
+  EXPECT_EQ(
+      c.refusals(),
+      "namespace: namespace refused; bwrap: no bwrap (bubblewrap) on PATH; folder: folder refused");
   std::string warning = no_fixed_path_warning(c);
-  EXPECT_NE(warning.find("no fixed work path (namespace: namespace refused;"), std::string::npos) << warning;
-  EXPECT_NE(warning.find("the wheel's bytes depend on it; fix: let this user make namespaces"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("no fixed work path (namespace: namespace refused;"), std::string::npos)
+      << warning;
+  EXPECT_NE(warning.find("the wheel's bytes depend on it; fix: let this user make namespaces"),
+            std::string::npos)
+      << warning;
 
   // A forced route is the only one tried; when it fails there is no other.
   tried.clear();
-  c = choose_fixed_path("/w/a", "/tmp/.tailor-build/p", tools, FixedPathRoute::folder, only(FixedPathRoute::own_namespace));
+  c = choose_fixed_path("/w/a", "/tmp/.tailor-build/p", tools, FixedPathRoute::folder,
+                        only(FixedPathRoute::own_namespace));
   EXPECT_EQ(c.route(), FixedPathRoute::none);
   EXPECT_EQ(tried, std::vector<std::string>{"folder"});
   EXPECT_EQ(c.forced, "TAILOR_FIXED_PATH_ROUTE=folder");
   warning = no_fixed_path_warning(c);
-  EXPECT_NE(warning.find("(TAILOR_FIXED_PATH_ROUTE=folder: folder: folder refused)"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("(TAILOR_FIXED_PATH_ROUTE=folder: folder: folder refused)"),
+            std::string::npos)
+      << warning;
   EXPECT_NE(warning.find("fix: unset TAILOR_FIXED_PATH_ROUTE"), std::string::npos) << warning;
 }
 
@@ -190,27 +213,32 @@ TEST(FixedPath, TakesTheFirstRouteThatOpens) {
 TEST(FixedPath, TriesEachNamespaceRouteOnceWithTrue) {
   tailor::test::FakeCommandRunner runner;
   CommandResult refused = tailor::test::ran(127);
-  refused.err = "tailor: fixed path: unshare(CLONE_NEWUSER|CLONE_NEWNS): permission denied: user namespaces are disabled\n";
+  refused.err =
+      "tailor: fixed path: unshare(CLONE_NEWUSER|CLONE_NEWNS): permission denied: user namespaces "
+      "are disabled\n";
   runner.by_program["/opt/tailor"] = refused;
   CommandResult bwrap_refused = tailor::test::ran(1);
   bwrap_refused.err = "bwrap: setting up uid map: Permission denied\n";
   runner.by_program["/usr/bin/bwrap"] = bwrap_refused;
   tailor::test::TempDir dir("fixed_path_tries");
   { std::ofstream(dir.path / "root") << "a file in the way\n"; }
-  auto c = open_fixed_path("/w/a", (dir.path / "root" / "p").string(), {"/opt/tailor", "/usr/bin/bwrap"}, std::nullopt, runner);
+  auto c = open_fixed_path("/w/a", (dir.path / "root" / "p").string(),
+                           {"/opt/tailor", "/usr/bin/bwrap"}, std::nullopt, runner);
   EXPECT_EQ(c.route(), FixedPathRoute::none);
   ASSERT_EQ(runner.calls.size(), 2u);
   EXPECT_EQ(runner.calls[0].front(), "/opt/tailor");
   EXPECT_EQ(runner.calls[0].back(), "true");
   EXPECT_EQ(runner.calls[1].front(), "/usr/bin/bwrap");
   ASSERT_EQ(c.refused.size(), 3u);
-  EXPECT_EQ(c.refused[0].second, "unshare(CLONE_NEWUSER|CLONE_NEWNS): permission denied: user namespaces are disabled");
+  EXPECT_EQ(c.refused[0].second,
+            "unshare(CLONE_NEWUSER|CLONE_NEWNS): permission denied: user namespaces are disabled");
   EXPECT_EQ(c.refused[1].second, "bwrap: setting up uid map: Permission denied");
   EXPECT_EQ(c.refused[2].second, (dir.path / "root").string() + " is not a folder");
   // The launcher works: taken at once, nothing else tried.
   runner.by_program["/opt/tailor"] = tailor::test::ran(0);
   runner.calls.clear();
-  c = open_fixed_path("/w/a", "/tmp/.tailor-build/p", {"/opt/tailor", "/usr/bin/bwrap"}, std::nullopt, runner);
+  c = open_fixed_path("/w/a", "/tmp/.tailor-build/p", {"/opt/tailor", "/usr/bin/bwrap"},
+                      std::nullopt, runner);
   EXPECT_EQ(c.route(), FixedPathRoute::own_namespace);
   EXPECT_EQ(runner.calls.size(), 1u);
 }
@@ -218,7 +246,8 @@ TEST(FixedPath, TriesEachNamespaceRouteOnceWithTrue) {
 /// Runs tailor's launcher in a forked child (the test process stands in for tailor; the
 /// child is single-threaded, as the real launcher is): its exit status and output.
 /// `as_uid`: the child first becomes that user (root only), as an unprivileged build is.
-std::pair<int, std::string> run_launcher(const std::vector<std::string>& args, std::optional<uid_t> as_uid = std::nullopt) {
+std::pair<int, std::string> run_launcher(const std::vector<std::string>& args,
+                                         std::optional<uid_t> as_uid = std::nullopt) {
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) return {-1, "pipe"};
   pid_t pid = fork();
@@ -226,7 +255,8 @@ std::pair<int, std::string> run_launcher(const std::vector<std::string>& args, s
     dup2(pipe_fds[1], 1);
     dup2(pipe_fds[1], 2);
     close(pipe_fds[0]);
-    if (as_uid && (setgroups(0, nullptr) != 0 || setgid(*as_uid) != 0 || setuid(*as_uid) != 0)) _exit(126);
+    if (as_uid && (setgroups(0, nullptr) != 0 || setgid(*as_uid) != 0 || setuid(*as_uid) != 0))
+      _exit(126);
     // As an exec'd tailor is (setuid made this child non-dumpable, which hides /proc/self).
     prctl(PR_SET_DUMPABLE, 1);
     // As the runner starts every step: the launcher must hand this on to the program.
@@ -236,7 +266,8 @@ std::pair<int, std::string> run_launcher(const std::vector<std::string>& args, s
   close(pipe_fds[1]);
   std::string out;
   char buf[4096];
-  for (ssize_t n; (n = read(pipe_fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  for (ssize_t n; (n = read(pipe_fds[0], buf, sizeof buf)) > 0;)
+    out.append(buf, static_cast<size_t>(n));
   close(pipe_fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -247,8 +278,8 @@ std::pair<int, std::string> run_launcher(const std::vector<std::string>& args, s
 /// without one, not a fault of the launcher.
 bool no_namespace_here(int rc, const std::string& out) {
   if (rc != 127) return false;
-  for (const char* why : {"unshare(", "making the mounts private", "/proc/self/setgroups", "/proc/self/uid_map",
-                          "/proc/self/gid_map", "mount_setattr"})
+  for (const char* why : {"unshare(", "making the mounts private", "/proc/self/setgroups",
+                          "/proc/self/uid_map", "/proc/self/gid_map", "mount_setattr"})
     if (out.find(why) != std::string::npos) return true;
   return false;
 }
@@ -257,35 +288,40 @@ TEST(FixedPath, TailorsOwnNamespaceSeesTheFolderAtTheFixedPath) {
   fs::path dir = tailor::test::scratch_dir("own_namespace");
   { std::ofstream(dir / "marker") << "here\n"; }
   const std::string fixed = fixed_work_path("own-namespace-test");
-  auto [rc, out] = run_launcher({"--tmpfs", std::string(k_fixed_root), "--bind", dir.string(), fixed, "--chdir", fixed, "--",
-                                 "sh", "-c", "pwd; cat marker; echo made > made-inside; id -u"});
+  auto [rc, out] =
+      run_launcher({"--tmpfs", std::string(k_fixed_root), "--bind", dir.string(), fixed, "--chdir",
+                    fixed, "--", "sh", "-c", "pwd; cat marker; echo made > made-inside; id -u"});
   if (no_namespace_here(rc, out)) GTEST_SKIP() << "no namespace here: " << out;
   ASSERT_EQ(rc, 0) << out;
   EXPECT_EQ(out, fixed + "\nhere\n" + std::to_string(geteuid()) + "\n");  // the same user inside
-  EXPECT_TRUE(fs::exists(dir / "made-inside"));                          // written through to the real folder
-  EXPECT_FALSE(fs::exists(fixed + "/marker"));                           // nothing outside the namespace
+  EXPECT_TRUE(fs::exists(dir / "made-inside"));  // written through to the real folder
+  EXPECT_FALSE(fs::exists(fixed + "/marker"));   // nothing outside the namespace
   // A program that is not there, a folder that is not there: one line, exit 127.
-  auto [rc2, out2] = run_launcher({"--tmpfs", std::string(k_fixed_root), "--bind", dir.string(), fixed, "--",
-                                   "tailor-no-such-program"});
+  auto [rc2, out2] = run_launcher({"--tmpfs", std::string(k_fixed_root), "--bind", dir.string(),
+                                   fixed, "--", "tailor-no-such-program"});
   EXPECT_EQ(rc2, 127);
-  EXPECT_EQ(out2, "tailor: fixed path: cannot run tailor-no-such-program: no such file or directory\n");
-  auto [rc3, out3] = run_launcher({"--tmpfs", std::string(k_fixed_root), "--bind", (dir / "missing").string(), fixed, "--",
-                                   "true"});
+  EXPECT_EQ(out2,
+            "tailor: fixed path: cannot run tailor-no-such-program: no such file or directory\n");
+  auto [rc3, out3] = run_launcher({"--tmpfs", std::string(k_fixed_root), "--bind",
+                                   (dir / "missing").string(), fixed, "--", "true"});
   EXPECT_EQ(rc3, 127);
-  EXPECT_EQ(out3, "tailor: fixed path: " + (dir / "missing").string() + ": no such file or directory\n");
+  EXPECT_EQ(out3,
+            "tailor: fixed path: " + (dir / "missing").string() + ": no such file or directory\n");
 }
 
 TEST(FixedPath, TailorsOwnNamespaceWorksForAnUnprivilegedUser) {
-  if (geteuid() != 0) GTEST_SKIP() << "becoming another user needs root (this user's own run is the test above)";
+  if (geteuid() != 0)
+    GTEST_SKIP() << "becoming another user needs root (this user's own run is the test above)";
   fs::path dir = tailor::test::scratch_dir("own_namespace_user");
   fs::permissions(dir, fs::perms::all);
   { std::ofstream(dir / "marker") << "here\n"; }
   const std::string fixed = fixed_work_path("own-namespace-user-test");
-  auto [rc, out] = run_launcher({"--tmpfs", std::string(k_fixed_root), "--bind", dir.string(), fixed, "--chdir", fixed,
-                                 "--", "sh", "-c",
-                                 "pwd; cat marker; echo made > made-inside; id -u; id -g; exec python3 -c 'import ctypes; "
-                                 "s = ctypes.c_int(); ctypes.CDLL(None).prctl(2, ctypes.byref(s)); print(s.value)'"},
-                                65534);
+  auto [rc, out] = run_launcher(
+      {"--tmpfs", std::string(k_fixed_root), "--bind", dir.string(), fixed, "--chdir", fixed, "--",
+       "sh", "-c",
+       "pwd; cat marker; echo made > made-inside; id -u; id -g; exec python3 -c 'import ctypes; "
+       "s = ctypes.c_int(); ctypes.CDLL(None).prctl(2, ctypes.byref(s)); print(s.value)'"},
+      65534);
   if (no_namespace_here(rc, out)) GTEST_SKIP() << "no user namespace here: " << out;
   ASSERT_EQ(rc, 0) << out;
   // The user's own ids inside, and PR_SET_PDEATHSIG (SIGKILL, 9) kept through the exec.
@@ -301,14 +337,17 @@ TEST(FixedPath, TheSandboxHasNoNetworkAndWritesOnlyItsFolders) {
   fs::create_directories(dir / "work");
   fs::create_directories(cache);
   const std::string fixed = fixed_work_path("sandbox-test");
-  auto [rc, out] = run_launcher(
-      {"--tmpfs", std::string(k_fixed_root), "--bind", (dir / "work").string(), fixed, "--chdir", fixed, "--sandbox",
-       "--rw", cache.string(), "--", "sh", "-c",
-       "echo a > in-work && echo b > " + cache.string() + "/in-cache && echo c > /dev/shm/tailor-sandbox-$$ && "
-       "rm /dev/shm/tailor-sandbox-$$ && echo writes-ok; { echo d > " + outside.string() + "/x; } 2>/dev/null || echo outside-refused; "
-       "python3 -c 'import socket; socket.create_connection((\"1.1.1.1\", 80), 2)' 2>&1 | tail -1"});
-  if (no_namespace_here(rc, out))
-    GTEST_SKIP() << "no sandbox here: " << out;
+  auto [rc, out] =
+      run_launcher({"--tmpfs", std::string(k_fixed_root), "--bind", (dir / "work").string(), fixed,
+                    "--chdir", fixed, "--sandbox", "--rw", cache.string(), "--", "sh", "-c",
+                    "echo a > in-work && echo b > " + cache.string() +
+                        "/in-cache && echo c > /dev/shm/tailor-sandbox-$$ && "
+                        "rm /dev/shm/tailor-sandbox-$$ && echo writes-ok; { echo d > " +
+                        outside.string() +
+                        "/x; } 2>/dev/null || echo outside-refused; "
+                        "python3 -c 'import socket; socket.create_connection((\"1.1.1.1\", 80), "
+                        "2)' 2>&1 | tail -1"});
+  if (no_namespace_here(rc, out)) GTEST_SKIP() << "no sandbox here: " << out;
   ASSERT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("writes-ok\noutside-refused\n"), std::string::npos) << out;
   EXPECT_NE(out.find("Network is unreachable"), std::string::npos) << out;
@@ -323,17 +362,22 @@ TEST(FixedPath, ARealBubblewrapNamespaceSeesTheFolderAtTheFixedPath) {
   fs::path dir = tailor::test::scratch_dir("fixed_path");
   { std::ofstream(dir / "marker") << "here\n"; }
   SystemCommandRunner runner;
-  auto choice = open_fixed_path(dir.string(), fixed_work_path("fixed-path-test"), {"", bwrap}, FixedPathRoute::bwrap, runner);
-  if (!choice.path) GTEST_SKIP() << "bubblewrap cannot make a namespace here: " << choice.refusals();
+  auto choice = open_fixed_path(dir.string(), fixed_work_path("fixed-path-test"), {"", bwrap},
+                                FixedPathRoute::bwrap, runner);
+  if (!choice.path)
+    GTEST_SKIP() << "bubblewrap cannot make a namespace here: " << choice.refusals();
   CommandSpec spec;
-  spec.argv = fixed_path_argv(*choice.path, dir.string(), {"sh", "-c", "pwd; cat marker; echo made > made-inside"});
+  spec.argv = fixed_path_argv(*choice.path, dir.string(),
+                              {"sh", "-c", "pwd; cat marker; echo made > made-inside"});
   CommandResult r = runner.run(spec);
   ASSERT_TRUE(r.ok()) << r.err;
   EXPECT_EQ(r.out, "/tmp/.tailor-build/fixed-path-test\nhere\n");
   EXPECT_TRUE(fs::exists(dir / "made-inside"));  // written through to the real folder
-  EXPECT_FALSE(fs::exists("/tmp/.tailor-build/fixed-path-test/marker"));  // nothing outside the namespace
+  EXPECT_FALSE(
+      fs::exists("/tmp/.tailor-build/fixed-path-test/marker"));  // nothing outside the namespace
   // A folder that does not exist: one line, no namespace.
-  auto missing = open_fixed_path((dir / "missing").string(), fixed_work_path("x"), {"", bwrap}, FixedPathRoute::bwrap, runner);
+  auto missing = open_fixed_path((dir / "missing").string(), fixed_work_path("x"), {"", bwrap},
+                                 FixedPathRoute::bwrap, runner);
   ASSERT_FALSE(missing.path);
   ASSERT_EQ(missing.refused.size(), 1u);
   EXPECT_EQ(missing.refused[0].second.find('\n'), std::string::npos);
@@ -345,7 +389,8 @@ std::map<std::string, long long> times_in(const fs::path& dir) {
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
     struct stat st {};
     lstat(e.path().c_str(), &st);
-    out[fs::relative(e.path(), dir).string()] = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+    out[fs::relative(e.path(), dir).string()] =
+        st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
   }
   return out;
 }
@@ -372,7 +417,7 @@ void move_in_and_out(const fs::path& root) {
   EXPECT_TRUE(fs::is_symlink(fixed / "src" / "link.cu"));
   EXPECT_TRUE(fs::exists(real / "build-20260101T000000Z-1.log"));  // the log stays
   EXPECT_FALSE(fs::exists(fixed / "build-20260101T000000Z-1.log"));
-  EXPECT_TRUE(fs::is_symlink(fixed / "jobserver.fifo"));            // held open by tailor: linked
+  EXPECT_TRUE(fs::is_symlink(fixed / "jobserver.fifo"));  // held open by tailor: linked
   EXPECT_EQ(times_in(fixed / "src"), before);
   { std::ofstream(fixed / "src" / "build" / "b.o") << "new object\n"; }
   ASSERT_TRUE(folder->move_out());
@@ -388,7 +433,9 @@ void move_in_and_out(const fs::path& root) {
   // A second build of the package waits (here: --no-wait, so it says who holds it).
   auto second = FixedFolder::acquire(real.string(), fixed.string(), false, nullptr);
   ASSERT_FALSE(second);
-  EXPECT_NE(second.error().message.find("is in use by tailor build pid " + std::to_string(getpid())), std::string::npos)
+  EXPECT_NE(
+      second.error().message.find("is in use by tailor build pid " + std::to_string(getpid())),
+      std::string::npos)
       << second.error().message;
 }
 
@@ -417,7 +464,8 @@ TEST(FixedFolder, RefusesALinkOrAnotherUsersFolder) {
   auto theirs = check_fixed_folder((root.path / "theirs").string());
   ASSERT_FALSE(theirs);
   EXPECT_EQ(theirs.error().message,
-            (root.path / "theirs").string() + " belongs to uid 65534 (another user could change a build there)");
+            (root.path / "theirs").string() +
+                " belongs to uid 65534 (another user could change a build there)");
 }
 
 }  // namespace

@@ -1,9 +1,8 @@
 // The memory governor with the real Ninja (1.13 or newer, a jobserver client) and real
 // processes: edges are Python programs that take and touch memory. What Ninja ran at
 // once is read from the times each edge wrote, never from timing assumptions.
-#include "executor/memory_governor.h"
-
 #include <dirent.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -15,8 +14,7 @@
 #include <sstream>
 #include <thread>
 
-#include <gtest/gtest.h>
-
+#include "executor/memory_governor.h"
 #include "probe/host_files.h"
 #include "probe/probe.h"
 #include "support/fixtures.h"
@@ -107,7 +105,8 @@ GovernorOptions governed_options(const std::filesystem::path& dir, GovernorSetti
   return o;
 }
 
-CommandResult run_ninja(const std::string& ninja, const std::filesystem::path& dir, const std::string& makeflags) {
+CommandResult run_ninja(const std::string& ninja, const std::filesystem::path& dir,
+                        const std::string& makeflags) {
   CommandSpec spec;
   spec.argv = {ninja};  // no -j: Ninja is a jobserver client only without it
   spec.cwd = dir.string();
@@ -137,7 +136,8 @@ size_t stopped_descendants() {
 
 TEST(GovernorWithNinja, ConcurrencyStaysWithinTheBudget) {
   std::string ninja = usable_ninja();
-  if (ninja.empty()) GTEST_SKIP() << "needs ninja 1.13 or newer (a jobserver client) and python3 on PATH";
+  if (ninja.empty())
+    GTEST_SKIP() << "needs ninja 1.13 or newer (a jobserver client) and python3 on PATH";
   auto dir = scratch_dir("governor-ninja");
   const int edges = 8, edge_mb = 200;
   write_build(dir, edges, edge_mb, 1, 1.0);
@@ -151,14 +151,16 @@ TEST(GovernorWithNinja, ConcurrencyStaysWithinTheBudget) {
   CommandResult r = run_ninja(ninja, dir, (*g)->makeflags());
   GovernorReport report = (*g)->finish();
   ASSERT_TRUE(r.ok()) << r.out << r.err;
-  EXPECT_NE(r.out.find("Jobserver mode detected"), std::string::npos) << "Ninja joined the jobserver:\n" << r.out;
+  EXPECT_NE(r.out.find("Jobserver mode detected"), std::string::npos)
+      << "Ninja joined the jobserver:\n"
+      << r.out;
   auto intervals = read_intervals(dir, edges);
   ASSERT_EQ(intervals.size(), static_cast<size_t>(edges)) << "every edge finished";
   // Edges of 200 kNinjaMiB within a budget of 700 kNinjaMiB: at most 3 alive at once (Ninja alone
   // would run all 8, it was given 8 as the most).
   const size_t allowed = 700 / edge_mb;
-  std::cout << "edges alive at once: " << max_overlap(intervals) << " (the budget allows " << allowed
-            << "); governor's most running: " << report.max_running << "\n";
+  std::cout << "edges alive at once: " << max_overlap(intervals) << " (the budget allows "
+            << allowed << "); governor's most running: " << report.max_running << "\n";
   EXPECT_LE(max_overlap(intervals), allowed);
   EXPECT_LE(report.max_running, allowed);
   EXPECT_GE(report.max_running, 1u);
@@ -169,7 +171,8 @@ TEST(GovernorWithNinja, ConcurrencyStaysWithinTheBudget) {
 
 TEST(GovernorWithNinja, TheBrakeStopsGrowingEdgesAndAllFinish) {
   std::string ninja = usable_ninja();
-  if (ninja.empty()) GTEST_SKIP() << "needs ninja 1.13 or newer (a jobserver client) and python3 on PATH";
+  if (ninja.empty())
+    GTEST_SKIP() << "needs ninja 1.13 or newer (a jobserver client) and python3 on PATH";
   auto dir = scratch_dir("governor-brake");
   const int edges = 4, edge_mb = 320;
   // Each edge grows to 320 kNinjaMiB over ~1.6 s; the prior says 50 kNinjaMiB, so all four start,
@@ -185,7 +188,8 @@ TEST(GovernorWithNinja, TheBrakeStopsGrowingEdgesAndAllFinish) {
   CommandResult r = run_ninja(ninja, dir, (*g)->makeflags());
   GovernorReport report = (*g)->finish();
   ASSERT_TRUE(r.ok()) << r.out << r.err;
-  EXPECT_EQ(read_intervals(dir, edges).size(), static_cast<size_t>(edges)) << "every edge finished, stopped ones too";
+  EXPECT_EQ(read_intervals(dir, edges).size(), static_cast<size_t>(edges))
+      << "every edge finished, stopped ones too";
   size_t stops = 0, continues = 0;
   for (const auto& b : report.brakes) {
     stops += b.action == "stop";
@@ -201,7 +205,8 @@ TEST(GovernorWithNinja, TheBrakeStopsGrowingEdgesAndAllFinish) {
 
 TEST(GovernorWithNinja, AnInterruptContinuesStoppedEdgesBeforeTheKill) {
   std::string ninja = usable_ninja();
-  if (ninja.empty()) GTEST_SKIP() << "needs ninja 1.13 or newer (a jobserver client) and python3 on PATH";
+  if (ninja.empty())
+    GTEST_SKIP() << "needs ninja 1.13 or newer (a jobserver client) and python3 on PATH";
   auto dir = scratch_dir("governor-interrupt");
   const int edges = 4;
   write_build(dir, edges, 320, 16, 60.0);  // they grow past the budget, then hold a minute
@@ -229,7 +234,9 @@ TEST(GovernorWithNinja, AnInterruptContinuesStoppedEdgesBeforeTheKill) {
   EXPECT_TRUE(r.interrupted);
   bool continued_on_interrupt = false;
   for (const auto& b : report.brakes) continued_on_interrupt |= b.action == "continue (interrupt)";
-  EXPECT_TRUE(continued_on_interrupt) << "the governor continues stopped edges as soon as the interrupt arrives";
+  EXPECT_TRUE(continued_on_interrupt)
+      << "the governor continues stopped edges as soon as the interrupt arrives";
   EXPECT_EQ(stopped_descendants(), 0u);
-  EXPECT_EQ(read_intervals(dir, edges).size(), 0u) << "no edge ran to its end: the interrupt ended them";
+  EXPECT_EQ(read_intervals(dir, edges).size(), 0u)
+      << "no edge ran to its end: the interrupt ended them";
 }

@@ -3,12 +3,11 @@
 // compile jobs, and the governor itself over a scripted process table with a real fifo.
 #include "executor/memory_governor.h"
 
+#include <gtest/gtest.h>
 #include <signal.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "support/fixtures.h"
 #include "util/process.h"
@@ -25,7 +24,8 @@ JobView job(pid_t pid, uint64_t start, uint64_t rss_mib, uint64_t peak_mib, bool
   return JobView{pid, start, rss_mib * MiB, peak_mib * MiB, stopped};
 }
 
-PolicyInput input(uint64_t available_mib, uint64_t reserve_mib, uint64_t new_peak_mib, size_t cores) {
+PolicyInput input(uint64_t available_mib, uint64_t reserve_mib, uint64_t new_peak_mib,
+                  size_t cores) {
   PolicyInput in;
   in.available = available_mib * MiB;
   in.reserve = reserve_mib * MiB;
@@ -194,12 +194,13 @@ namespace {
 struct FakeProc {
   std::filesystem::path root;
   explicit FakeProc(const std::string& tag) : root(scratch_dir(tag)) {}
-  void add(pid_t pid, const std::string& comm, pid_t ppid, pid_t pgid, uint64_t start, uint64_t rss_pages,
-           char state = 'S', const std::vector<std::string>& argv = {}) {
+  void add(pid_t pid, const std::string& comm, pid_t ppid, pid_t pgid, uint64_t start,
+           uint64_t rss_pages, char state = 'S', const std::vector<std::string>& argv = {}) {
     auto dir = root / std::to_string(pid);
     std::filesystem::create_directories(dir);
-    std::ofstream(dir / "stat") << pid << " (" << comm << ") " << state << " " << ppid << " " << pgid
-                                << " 1 0 -1 4194304 100 0 0 0 5 3 0 0 20 0 1 0 " << start << " 123456 " << rss_pages
+    std::ofstream(dir / "stat") << pid << " (" << comm << ") " << state << " " << ppid << " "
+                                << pgid << " 1 0 -1 4194304 100 0 0 0 5 3 0 0 20 0 1 0 " << start
+                                << " 123456 " << rss_pages
                                 << " 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
     std::string cmd;
     for (const auto& a : argv) cmd += a + '\0';
@@ -210,7 +211,8 @@ struct FakeProc {
 }  // namespace
 
 TEST(GovernorProc, ParsesStatLinesWithAwkwardNames) {
-  auto p = parse_proc_stat("42 (a (b) c) T 7 42 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 9999 1000 25 0 0\n", 4096);
+  auto p = parse_proc_stat(
+      "42 (a (b) c) T 7 42 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 9999 1000 25 0 0\n", 4096);
   ASSERT_TRUE(p);
   EXPECT_EQ(p->pid, 42);
   EXPECT_EQ(p->comm, "a (b) c");
@@ -228,8 +230,8 @@ TEST(GovernorProc, GroupsTheTreeIntoCompileJobsUnderNinja) {
   FakeProc proc("governor-proc");
   const uint64_t pages = MiB / 4096;  // 1 MiB in pages of 4 KiB
   proc.add(100, "tailor", 1, 100, 1, 10 * pages);
-  proc.add(101, "python3", 100, 101, 2, 300 * pages);     // pip
-  proc.add(102, "python3", 101, 101, 3, 400 * pages);     // setup.py
+  proc.add(101, "python3", 100, 101, 2, 300 * pages);  // pip
+  proc.add(102, "python3", 101, 101, 3, 400 * pages);  // setup.py
   proc.add(103, "ninja", 102, 101, 4, 5 * pages);
   // job 1: sh -> nvcc --threads 4 -> cicc (old)
   proc.add(110, "sh", 103, 110, 50, 1 * pages);
@@ -250,7 +252,8 @@ TEST(GovernorProc, GroupsTheTreeIntoCompileJobsUnderNinja) {
   EXPECT_EQ(procs.size(), 14u);
   TreeSample s = group_tree(procs, 100, governor_settings());
   EXPECT_EQ(s.clients, 1u);
-  EXPECT_EQ(s.tree_rss, (300 + 400 + 5 + 1 + 3 + 900 + 1 + 2 + 700 + 1 + 2 + 80) * MiB) << "the root itself and strangers left out";
+  EXPECT_EQ(s.tree_rss, (300 + 400 + 5 + 1 + 3 + 900 + 1 + 2 + 700 + 1 + 2 + 80) * MiB)
+      << "the root itself and strangers left out";
   ASSERT_EQ(s.jobs.size(), 3u);
   EXPECT_EQ(s.jobs[0].pid, 110);
   EXPECT_EQ(s.jobs[0].kind, "nvcc --threads 4");
@@ -294,17 +297,20 @@ TEST(GovernorProc, ACacheServersChildrenHoldTheMemoryAndItsWaitingClientsTheSlot
   TreeSample with = group_tree(procs, 100, governor_settings(), {500});
   ASSERT_EQ(with.jobs.size(), 5u) << "Ninja's three jobs and the server's two compiles";
   EXPECT_EQ(with.jobs[0].pid, 110);
-  EXPECT_TRUE(with.jobs[0].slot && !with.jobs[0].holds_memory) << "a waiting client takes a slot and no memory";
+  EXPECT_TRUE(with.jobs[0].slot && !with.jobs[0].holds_memory)
+      << "a waiting client takes a slot and no memory";
   EXPECT_TRUE(with.jobs[1].slot && !with.jobs[1].holds_memory);
   EXPECT_EQ(with.jobs[2].pid, 112);
   EXPECT_TRUE(with.jobs[2].slot && with.jobs[2].holds_memory) << "Ninja's own link";
   EXPECT_EQ(with.jobs[3].pid, 510);
   EXPECT_EQ(with.jobs[3].kind, "nvcc --threads 4");
   EXPECT_EQ(with.jobs[3].rss, 903 * MiB);
-  EXPECT_TRUE(!with.jobs[3].slot && with.jobs[3].holds_memory) << "a server child uses memory, not a core slot";
+  EXPECT_TRUE(!with.jobs[3].slot && with.jobs[3].holds_memory)
+      << "a server child uses memory, not a core slot";
   EXPECT_EQ(with.jobs[4].pid, 520);
   EXPECT_EQ(with.jobs[4].rss, 203 * MiB);
-  EXPECT_EQ(with.tree_rss, (300 + 5 + 6 + 6 + 1 + 80 + 40 + 3 + 900 + 3 + 200) * MiB) << "the server counts, the stranger not";
+  EXPECT_EQ(with.tree_rss, (300 + 5 + 6 + 6 + 1 + 80 + 40 + 3 + 900 + 3 + 200) * MiB)
+      << "the server counts, the stranger not";
   EXPECT_EQ(with.process_rss.at("cicc"), 900 * MiB);
   // Without the server's pid the clients are all the governor can see (a few MiB each).
   TreeSample without = group_tree(procs, 100, governor_settings());
@@ -318,14 +324,16 @@ TEST(GovernorProc, ACacheServersChildrenHoldTheMemoryAndItsWaitingClientsTheSlot
 namespace {
 
 class ScriptedTable : public ProcessTable {
-public:
+ public:
   std::vector<ProcessSample> procs;
   std::vector<ProcessSample> snapshot() override { return procs; }
   void set_rss(pid_t pid, uint64_t mib) {
     for (auto& p : procs)
       if (p.pid == pid) p.rss = mib * MiB;
   }
-  void remove(pid_t pid) { std::erase_if(procs, [&](const ProcessSample& p) { return p.pid == pid; }); }
+  void remove(pid_t pid) {
+    std::erase_if(procs, [&](const ProcessSample& p) { return p.pid == pid; });
+  }
   void add_job(pid_t pid, uint64_t start, uint64_t mib, const std::string& comm = "cc1plus") {
     procs.push_back(ProcessSample{pid, 50, pid, comm, 'S', mib * MiB, start, {}});
   }
@@ -402,12 +410,14 @@ TEST(MemoryGovernor, LearnsPeaksMintsTokensAndBrakesWithinABudget) {
   for (const auto& b : r.brakes) stops += b.action == "stop";
   EXPECT_EQ(stops, 2u);
   ASSERT_FALSE(r.series.empty());
-  EXPECT_EQ(r.series.front().tokens, 3u) << "before any job: (budget - tree - reserve) / prior - 1 implicit";
+  EXPECT_EQ(r.series.front().tokens, 3u)
+      << "before any job: (budget - tree - reserve) / prior - 1 implicit";
   auto j = to_json(r);
   EXPECT_EQ(j["mode"], "governor");
   EXPECT_EQ(j["series"][0].size(), j["series_fields"].size());
   EXPECT_EQ(j["job_peaks_mib"]["cc1plus"], 650);
-  EXPECT_NE(render_governor_summary(r).find("2 brake stops"), std::string::npos) << render_governor_summary(r);
+  EXPECT_NE(render_governor_summary(r).find("2 brake stops"), std::string::npos)
+      << render_governor_summary(r);
   EXPECT_FALSE(std::filesystem::exists(o.fifo_path)) << "the fifo goes with the governor";
 }
 
@@ -475,13 +485,16 @@ TEST(MemoryGovernor, StartsFromEarlierBuildsPeaksInsteadOfThePrior) {
   table->remove(61);
   (*warm)->tick();
   GovernorReport rw = (*warm)->finish();
-  EXPECT_EQ(rw.series.front().tokens, 11u) << "the known peak replaces the prior from the first sample";
+  EXPECT_EQ(rw.series.front().tokens, 11u)
+      << "the known peak replaces the prior from the first sample";
   EXPECT_EQ(rw.known_builds, 2u);
   EXPECT_EQ(rw.known_peaks.at("cc1plus"), 150 * MiB);
   ASSERT_TRUE(rw.finished_peaks.count("cc1plus"));
-  EXPECT_EQ(rw.finished_peaks.at("cc1plus"), 300 * MiB) << "what this build measured, not the known value";
+  EXPECT_EQ(rw.finished_peaks.at("cc1plus"), 300 * MiB)
+      << "what this build measured, not the known value";
   EXPECT_EQ(to_json(rw)["known_peaks_mib"]["cc1plus"], 150);
-  EXPECT_NE(render_governor_summary(rw).find("started from 2 earlier builds: cc1plus 150 MiB"), std::string::npos)
+  EXPECT_NE(render_governor_summary(rw).find("started from 2 earlier builds: cc1plus 150 MiB"),
+            std::string::npos)
       << render_governor_summary(rw);
 }
 
@@ -595,7 +608,8 @@ TEST(MemoryGovernor, JobsServedFromACompilerCacheTeachNothing) {
        {93, 92, 91, "cc1plus", 'S', 104 * MiB, 133, {"cc1plus", "-E", "c.cu"}}});
   run({{94, 50, 94, "cc1plus", 'S', 700 * MiB, 140, {"cc1plus", "-quiet", "d.cpp"}}});
   GovernorReport real = (*g)->finish();
-  EXPECT_EQ(real.finished_peaks, (std::map<std::string, uint64_t>{{"nvcc", 584 * MiB}, {"cc1plus", 700 * MiB}}));
+  EXPECT_EQ(real.finished_peaks,
+            (std::map<std::string, uint64_t>{{"nvcc", 584 * MiB}, {"cc1plus", 700 * MiB}}));
 }
 
 namespace {

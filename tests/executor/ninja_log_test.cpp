@@ -14,7 +14,8 @@ namespace fs = std::filesystem;
 
 TEST(NinjaLog, ReadsEveryVersionTailorKnows) {
   for (std::string v : {"5", "6", "7"}) {
-    std::string text = "# ninja log v" + v + "\n10\t2500\t1700000000000000000\tobj/a.o\tdeadbeef\n"
+    std::string text = "# ninja log v" + v +
+                       "\n10\t2500\t1700000000000000000\tobj/a.o\tdeadbeef\n"
                        "20\t900\t0\tobj/b.o\t1234abcd\n";
     auto log = parse_ninja_log(text);
     ASSERT_TRUE(log) << log.error().message;
@@ -41,20 +42,21 @@ TEST(NinjaLog, AHeaderIsRequiredAndNamesWhatItSaw) {
 }
 
 TEST(NinjaLog, HostileLinesAreSkippedAndCounted) {
-  std::string text = "# ninja log v5\n"
-                     "1\t2\t0\tok.o\tff\n"                          // fine
-                     "1\t2\t0\tshort.o\n"                           // 4 fields
-                     "1\t2\t0\tlong.o\tff\textra\n"                 // 6 fields
-                     "-5\t2\t0\tneg.o\tff\n"                        // negative
-                     "1\t99999999999999999999999\t0\thuge.o\tff\n"  // overflows
-                     "1\t1099511627777\t0\tpast.o\tff\n"            // past the 2^40 ms cap
-                     "abc\t2\t0\tword.o\tff\n"                      // not a number
-                     " 1\t2\t0\tspace.o\tff\n"                      // not only digits
-                     "9\t3\t0\tbackwards.o\tff\n"                   // ends before it starts
-                     "1\t2\t0\t\tff\n"                              // no output
-                     "# ninja log v5\n"                             // a second header
-                     "\n"
-                     "3\t4\t0\tlast.o\tff\r\n";                     // CRLF is fine
+  std::string text =
+      "# ninja log v5\n"
+      "1\t2\t0\tok.o\tff\n"                          // fine
+      "1\t2\t0\tshort.o\n"                           // 4 fields
+      "1\t2\t0\tlong.o\tff\textra\n"                 // 6 fields
+      "-5\t2\t0\tneg.o\tff\n"                        // negative
+      "1\t99999999999999999999999\t0\thuge.o\tff\n"  // overflows
+      "1\t1099511627777\t0\tpast.o\tff\n"            // past the 2^40 ms cap
+      "abc\t2\t0\tword.o\tff\n"                      // not a number
+      " 1\t2\t0\tspace.o\tff\n"                      // not only digits
+      "9\t3\t0\tbackwards.o\tff\n"                   // ends before it starts
+      "1\t2\t0\t\tff\n"                              // no output
+      "# ninja log v5\n"                             // a second header
+      "\n"
+      "3\t4\t0\tlast.o\tff\r\n";  // CRLF is fine
   auto log = parse_ninja_log(text);
   ASSERT_TRUE(log) << log.error().message;
   ASSERT_EQ(log->jobs.size(), 2u);
@@ -65,7 +67,9 @@ TEST(NinjaLog, HostileLinesAreSkippedAndCounted) {
 
 TEST(NinjaLog, EntriesPastTheBoundAreDroppedNotKept) {
   std::string text = "# ninja log v5\n";
-  for (int i = 0; i < 50; ++i) text += std::to_string(i) + "\t" + std::to_string(i + 10) + "\t0\tf" + std::to_string(i) + ".o\tff\n";
+  for (int i = 0; i < 50; ++i)
+    text += std::to_string(i) + "\t" + std::to_string(i + 10) + "\t0\tf" + std::to_string(i) +
+            ".o\tff\n";
   NinjaLogLimits limits;
   limits.max_jobs = 20;
   auto log = parse_ninja_log(text, 0, limits);
@@ -97,8 +101,10 @@ TEST(NinjaLog, FromAnOffsetOnlyWhatARunAppended) {
 }
 
 TEST(NinjaLog, InvocationsArePlacedOneAfterAnother) {
-  std::vector<NinjaJob> jobs = {{"a.o", 0, 4000, ""}, {"b.o", 100, 6000, ""},  // first Ninja: ends at 6 s
-                                {"c.o", 0, 3000, ""}, {"d.o", 50, 3500, ""}};  // second: times start again
+  std::vector<NinjaJob> jobs = {{"a.o", 0, 4000, ""},
+                                {"b.o", 100, 6000, ""},  // first Ninja: ends at 6 s
+                                {"c.o", 0, 3000, ""},
+                                {"d.o", 50, 3500, ""}};  // second: times start again
   uint64_t end = place_invocations(jobs, 1000);
   EXPECT_EQ(jobs[0].start_ms, 1000u);
   EXPECT_EQ(jobs[1].end_ms, 7000u);
@@ -133,11 +139,20 @@ TEST(NinjaLog, CollectsWhatThisRunAppendedUnderTheBuildFolder) {
   fs::path root = tailor::test::scratch_dir("ninja_log") / "build";
   fs::create_directories(root / "temp.linux");
   fs::path log = root / "temp.linux" / ".ninja_log";
-  { std::ofstream(log) << "# ninja log v5\n0\t1000\t0\t" << (root / "temp.linux/old.o").string() << "\tff\n"; }
-  { std::ofstream(root / "temp.linux" / "build.ninja") << "build " << (root / "temp.linux/new.o").string() << ": cuda_compile /s/new.cu\n"; }
+  {
+    std::ofstream(log) << "# ninja log v5\n0\t1000\t0\t" << (root / "temp.linux/old.o").string()
+                       << "\tff\n";
+  }
+  {
+    std::ofstream(root / "temp.linux" / "build.ninja")
+        << "build " << (root / "temp.linux/new.o").string() << ": cuda_compile /s/new.cu\n";
+  }
   auto before = ninja_log_sizes(root.string());
   ASSERT_EQ(before.size(), 1u);
-  { std::ofstream(log, std::ios::app) << "0\t2000\t0\t" << (root / "temp.linux/new.o").string() << "\tff\n"; }
+  {
+    std::ofstream(log, std::ios::app)
+        << "0\t2000\t0\t" << (root / "temp.linux/new.o").string() << "\tff\n";
+  }
   BuildJobs jobs = collect_build_jobs(root.string(), before);
   ASSERT_EQ(jobs.jobs.size(), 1u);
   EXPECT_EQ(jobs.jobs[0].output, "temp.linux/new.o") << "relative to the build folder";
@@ -172,8 +187,14 @@ TEST(NinjaLog, ModulesBuiltSideBySideArePlacedByTheirStartStamps) {
   // one module's following the other's.
   fs::path root = tailor::test::scratch_dir("ninja_log_side") / "build";
   for (const char* m : {"pkg._a", "pkg._b"}) fs::create_directories(root / "temp" / m);
-  { std::ofstream(root / "temp/pkg._a/.ninja_log") << "# ninja log v5\n0\t3000\t0\t" << (root / "temp/pkg._a/a.o").string() << "\tff\n"; }
-  { std::ofstream(root / "temp/pkg._b/.ninja_log") << "# ninja log v5\n0\t2000\t0\t" << (root / "temp/pkg._b/b.o").string() << "\tff\n"; }
+  {
+    std::ofstream(root / "temp/pkg._a/.ninja_log")
+        << "# ninja log v5\n0\t3000\t0\t" << (root / "temp/pkg._a/a.o").string() << "\tff\n";
+  }
+  {
+    std::ofstream(root / "temp/pkg._b/.ninja_log")
+        << "# ninja log v5\n0\t2000\t0\t" << (root / "temp/pkg._b/b.o").string() << "\tff\n";
+  }
   { std::ofstream(root / "temp/pkg._a/.tailor_start") << "1700000000000\n"; }
   { std::ofstream(root / "temp/pkg._b/.tailor_start") << "1700000000500\n"; }
   BuildJobs jobs = collect_build_jobs(root.string(), {});
@@ -194,12 +215,17 @@ TEST(NinjaLog, ModulesBuiltSideBySideArePlacedByTheirStartStamps) {
   // the stamp in the module's folder still places its log.
   { std::ofstream(root / "temp/pkg._b/.tailor_start") << "1700000000500\n"; }
   fs::create_directories(root / "temp/pkg._c/fused_c");
-  { std::ofstream(root / "temp/pkg._c/fused_c/.ninja_log") << "# ninja log v5\n0\t1000\t0\t" << (root / "temp/pkg._c/fused_c/c.o").string() << "\tff\n"; }
+  {
+    std::ofstream(root / "temp/pkg._c/fused_c/.ninja_log")
+        << "# ninja log v5\n0\t1000\t0\t" << (root / "temp/pkg._c/fused_c/c.o").string()
+        << "\tff\n";
+  }
   { std::ofstream(root / "temp/pkg._c/.tailor_start") << "1700000001000\n"; }
   jobs = collect_build_jobs(root.string(), {});
   by.clear();
   for (const auto& j : jobs.jobs) by[j.output] = j;
-  EXPECT_EQ(by["temp/pkg._c/fused_c/c.o"].start_ms, 1000u) << "placed by its module's stamp, not after the others";
+  EXPECT_EQ(by["temp/pkg._c/fused_c/c.o"].start_ms, 1000u)
+      << "placed by its module's stamp, not after the others";
 }
 
 }  // namespace
@@ -212,18 +238,22 @@ TEST(NinjaLog, ThePackageNinjasModuleStampsAreNotJobsAndItsSubninjasClassify) {
   fs::path root = tailor::test::scratch_dir("ninja_log_package") / "build";
   fs::create_directories(root / "temp/pkg._b");
   {
-    std::ofstream(root / "temp/build.ninja") << "rule cuda_compile_m0\n  command = nvcc $in\n"
-                                             << "build " << (root / "temp/pkg._a/k.o").string()
-                                             << ": cuda_compile_m0 /s/k.cu\n"
-                                             << "subninja " << (root / "temp/pkg._b/build$ ninja").string() << "\n"
-                                             << "build .tailor-done/m0: tailor_module_done "
-                                             << (root / "temp/pkg._a/k.o").string() << "\n";
+    std::ofstream(root / "temp/build.ninja")
+        << "rule cuda_compile_m0\n  command = nvcc $in\n"
+        << "build " << (root / "temp/pkg._a/k.o").string() << ": cuda_compile_m0 /s/k.cu\n"
+        << "subninja " << (root / "temp/pkg._b/build$ ninja").string() << "\n"
+        << "build .tailor-done/m0: tailor_module_done " << (root / "temp/pkg._a/k.o").string()
+        << "\n";
   }
-  { std::ofstream(root / "temp/pkg._b/build ninja") << "build " << (root / "temp/pkg._b/h.o").string() << ": compile /s/h.cpp\n"; }
   {
-    std::ofstream(root / "temp/.ninja_log") << "# ninja log v7\n0\t3000\t0\t" << (root / "temp/pkg._a/k.o").string()
-                                            << "\tff\n3000\t3001\t0\t.tailor-done/m0\tff\n0\t900\t0\t"
-                                            << (root / "temp/pkg._b/h.o").string() << "\tff\n";
+    std::ofstream(root / "temp/pkg._b/build ninja")
+        << "build " << (root / "temp/pkg._b/h.o").string() << ": compile /s/h.cpp\n";
+  }
+  {
+    std::ofstream(root / "temp/.ninja_log")
+        << "# ninja log v7\n0\t3000\t0\t" << (root / "temp/pkg._a/k.o").string()
+        << "\tff\n3000\t3001\t0\t.tailor-done/m0\tff\n0\t900\t0\t"
+        << (root / "temp/pkg._b/h.o").string() << "\tff\n";
   }
   BuildJobs jobs = collect_build_jobs(root.string(), {});
   ASSERT_EQ(jobs.jobs.size(), 2u) << "the stamp edge is not a job";
@@ -237,15 +267,17 @@ TEST(NinjaLog, ThePackageNinjasModuleStampsAreNotJobsAndItsSubninjasClassify) {
 
 TEST(NinjaLog, UnitTimesAreKeyedBySourceWithinThePackageFromAnyFolder) {
   std::vector<NinjaJob> jobs = {
-      {"/tmp/.tailor-build/pkg/src/build/temp/m/csrc/bwd.o", 0, 380000, "cu", "/tmp/.tailor-build/pkg/src/csrc/bwd.cu"},
+      {"/tmp/.tailor-build/pkg/src/build/temp/m/csrc/bwd.o", 0, 380000, "cu",
+       "/tmp/.tailor-build/pkg/src/csrc/bwd.cu"},
       {"/home/u/w/src/build/temp/m/csrc/fwd.o", 10, 2010, "cpp", "/home/u/w/src/csrc/fwd.cpp"},
-      {"build/temp/m/x.o", 0, 50, "c", "csrc/x.c"},  // already relative: kept as written
+      {"build/temp/m/x.o", 0, 50, "c", "csrc/x.c"},   // already relative: kept as written
       {"m.so", 0, 9000, "link", "build/temp/m/x.o"},  // links are not units
       {"gen.h", 0, 10, "other", "gen.py"},
       {"orphan.o", 0, 10, "cpp", ""},  // no known source
   };
   auto t = unit_times(jobs, {"/home/u/w/src", "/tmp/.tailor-build/pkg/src"});
-  EXPECT_EQ(t, (std::map<std::string, uint64_t>{{"csrc/bwd.cu", 380000}, {"csrc/fwd.cpp", 2000}, {"csrc/x.c", 50}}));
+  EXPECT_EQ(t, (std::map<std::string, uint64_t>{
+                   {"csrc/bwd.cu", 380000}, {"csrc/fwd.cpp", 2000}, {"csrc/x.c", 50}}));
   // classify_jobs gives each job its input from build.ninja.
   std::vector<NinjaJob> classified = {{"/s/build/a.o", 0, 5, ""}};
   classify_jobs(classified, "build /s/build/a.o: cuda_compile /s/csrc/a.cu\n");

@@ -44,7 +44,8 @@ TEST(Preflight, CudaMajorMismatchIsTheTorchRuntimeError) {
   auto* c = find(r, "cuda-match");
   ASSERT_TRUE(c);
   EXPECT_FALSE(c->ok);
-  EXPECT_NE(c->problem.find("mismatches the version that was used to compile PyTorch"), std::string::npos);
+  EXPECT_NE(c->problem.find("mismatches the version that was used to compile PyTorch"),
+            std::string::npos);
   EXPECT_NE(c->fix.find("CUDA 13.x toolkit"), std::string::npos);
 }
 
@@ -100,7 +101,9 @@ TEST(PreflightCxxRuntime, AStaticRuntimeStopsTheBuildBeforeAnyCompile) {
   tailor::executor::PreflightFacts f;
   f.cxx_runtime_compiler = "/opt/gcc/bin/g++";
   f.cxx_runtime_dynamic = false;
-  f.cxx_runtime_detail = "/opt/gcc/bin/g++ links the C++ runtime statically (its test library needs no libstdc++.so.6)";
+  f.cxx_runtime_detail =
+      "/opt/gcc/bin/g++ links the C++ runtime statically (its test library needs no "
+      "libstdc++.so.6)";
   auto r = tailor::executor::run_preflight(f);
   EXPECT_FALSE(r.ok());
   bool saw = false;

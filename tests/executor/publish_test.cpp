@@ -1,4 +1,3 @@
-#include "support/fixtures.h"
 #include "executor/publish.h"
 
 #include <gtest/gtest.h>
@@ -7,12 +6,15 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/fixtures.h"
+
 using namespace tailor::executor;
 namespace fs = std::filesystem;
 
 namespace {
 fs::path publish_fresh_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("tailor_publish_test_" + name + "_" + std::to_string(::getpid()));
+  fs::path p = fs::temp_directory_path() /
+               ("tailor_publish_test_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(p);
   fs::create_directories(p);
   return p;

@@ -26,15 +26,19 @@ BuildReport page_report() {
   g.mode = "governor";
   g.reason = "ninja 1.13.1 is a jobserver client";
   g.peak_build_rss = 1500ull << 20;
-  for (int i = 0; i < 20; ++i) g.series.push_back({i * 0.5, 2, size_t(i % 3), 0, 9000, uint64_t(200 + i * 50)});
+  for (int i = 0; i < 20; ++i)
+    g.series.push_back({i * 0.5, 2, size_t(i % 3), 0, 9000, uint64_t(200 + i * 50)});
   g.job_peaks = {{"nvcc", 900ull << 20}};
   r.governor = g;
-  r.job_timeline = {{"temp/a.o", 0, 40000, "cu"}, {"temp/b.o", 100, 12000, "cpp"}, {"temp/c.o", 12000, 30000, "cu"},
+  r.job_timeline = {{"temp/a.o", 0, 40000, "cu"},
+                    {"temp/b.o", 100, 12000, "cpp"},
+                    {"temp/c.o", 12000, 30000, "cu"},
                     {"lib/_C.so", 40000, 42000, "link"}};
   r.wheel = "fused_ops-0.1.0-cp311-cp311-linux_x86_64.whl";
   r.size = 2977516;
   r.bytes_per_target = {{"sm_75", 123456}, {"compute_80", 4567}};
-  r.checks = {{"targets", CheckStatus::passed, "exactly sm_75 sm_80"}, {"gpu-smoke", CheckStatus::skipped, "no GPU"}};
+  r.checks = {{"targets", CheckStatus::passed, "exactly sm_75 sm_80"},
+              {"gpu-smoke", CheckStatus::skipped, "no GPU"}};
   r.ok = true;
   return r;
 }
@@ -51,7 +55,8 @@ TEST(ReportPage, DrawsEverySectionOfAFullReport) {
   std::string page = render_report_html(to_json(page_report()));
   EXPECT_NE(page.find("<title>tailor build report: fused_ops-0.1.0"), std::string::npos);
   EXPECT_NE(page.find("class=\"timeline\""), std::string::npos);
-  EXPECT_NE(page.find("4 jobs over 42.0 s, up to 2 at once"), std::string::npos) << "b runs beside a";
+  EXPECT_NE(page.find("4 jobs over 42.0 s, up to 2 at once"), std::string::npos)
+      << "b runs beside a";
   EXPECT_NE(page.find("The slowest translation units"), std::string::npos);
   // Link steps are not translation units: three rows, a first.
   auto table = page.substr(page.find("The slowest translation units"));
@@ -59,7 +64,8 @@ TEST(ReportPage, DrawsEverySectionOfAFullReport) {
   EXPECT_EQ(occurrences_in_page(table, "<tr><td class=\"num\">"), 3u) << table;
   EXPECT_LT(table.find("temp/a.o"), table.find("temp/c.o"));
   EXPECT_EQ(table.find("lib/_C.so"), std::string::npos);
-  EXPECT_EQ(occurrences_in_page(page, "<polyline"), 5u) << "RSS, available, tokens, running, stopped";
+  EXPECT_EQ(occurrences_in_page(page, "<polyline"), 5u)
+      << "RSS, available, tokens, running, stopped";
   EXPECT_NE(page.find("peak build RSS 1500 MiB"), std::string::npos);
   EXPECT_NE(page.find("CUDA (nvcc)"), std::string::npos);
   EXPECT_NE(page.find("75% hits"), std::string::npos);
@@ -69,13 +75,17 @@ TEST(ReportPage, DrawsEverySectionOfAFullReport) {
   // Device code per target: a bar per target, SASS blue and PTX orange, with its size.
   ASSERT_NE(page.find("Device code per target in the wheel"), std::string::npos);
   const std::string bars = page.substr(page.find("Device code per target in the wheel"));
-  EXPECT_NE(bars.find("fill=\"#2f6fdf\"><title>sm_75: 120.6 KiB</title>"), std::string::npos) << bars;
-  EXPECT_NE(bars.find("fill=\"#e8590c\"><title>compute_80: 4.5 KiB</title>"), std::string::npos) << bars;
-  EXPECT_EQ(bars.find("fill=\"#e8590c\"><title>sm_75"), std::string::npos) << "SASS is not drawn as PTX";
+  EXPECT_NE(bars.find("fill=\"#2f6fdf\"><title>sm_75: 120.6 KiB</title>"), std::string::npos)
+      << bars;
+  EXPECT_NE(bars.find("fill=\"#e8590c\"><title>compute_80: 4.5 KiB</title>"), std::string::npos)
+      << bars;
+  EXPECT_EQ(bars.find("fill=\"#e8590c\"><title>sm_75"), std::string::npos)
+      << "SASS is not drawn as PTX";
 }
 
 TEST(ReportPage, MissingSectionsAreNotesNotErrors) {
-  for (const json& j : {json::object(), json{{"run", 5}}, json{{"run", {{"cache", "x"}, {"memory", json::array()}}}},
+  for (const json& j : {json::object(), json{{"run", 5}},
+                        json{{"run", {{"cache", "x"}, {"memory", json::array()}}}},
                         json{{"checks", "none"}, {"wheel", 3}}}) {
     std::string page = render_report_html(j);
     EXPECT_NE(page.find("No job timeline in this report"), std::string::npos) << j.dump();
@@ -86,18 +96,24 @@ TEST(ReportPage, MissingSectionsAreNotesNotErrors) {
   BuildReport r = page_report();
   r.governor->mode = "static";
   r.governor->reason = "--jobs 4 asked for";
-  EXPECT_NE(render_report_html(to_json(r)).find("Static job count, no memory curve: --jobs 4 asked for"), std::string::npos);
+  EXPECT_NE(
+      render_report_html(to_json(r)).find("Static job count, no memory curve: --jobs 4 asked for"),
+      std::string::npos);
 }
 
 TEST(ReportPage, HostileValuesAreEscapedAndWrongTypesSkipped) {
   json j = to_json(page_report());
-  j["run"]["job_timeline"].push_back({{"output", "<script>alert(1)</script>"}, {"start_ms", 0}, {"end_ms", 50000}, {"kind", "<b>"}});
+  j["run"]["job_timeline"].push_back({{"output", "<script>alert(1)</script>"},
+                                      {"start_ms", 0},
+                                      {"end_ms", 50000},
+                                      {"kind", "<b>"}});
   j["run"]["job_timeline"].push_back({{"output", "neg"}, {"start_ms", -5}, {"end_ms", 1}});
   j["run"]["job_timeline"].push_back({{"output", "backwards"}, {"start_ms", 10}, {"end_ms", 1}});
   j["run"]["job_timeline"].push_back({{"output", 7}, {"start_ms", "x"}});
   j["run"]["job_timeline"].push_back("not an object");
   j["run"]["cache"]["categories"]["<img src=x>"] = {{"hits", "many"}};
-  j["checks"].push_back({{"name", "<iframe>"}, {"status", "\"><script>"}, {"detail", std::string("bad \xff byte")}});
+  j["checks"].push_back(
+      {{"name", "<iframe>"}, {"status", "\"><script>"}, {"detail", std::string("bad \xff byte")}});
   j["run"]["memory"]["series"].push_back({"t", 1, 2});
   j["run"]["memory"]["series_fields"] = {"t", 3, "build_rss_mib"};
   std::string page;
@@ -107,7 +123,8 @@ TEST(ReportPage, HostileValuesAreEscapedAndWrongTypesSkipped) {
   EXPECT_EQ(page.find("<iframe"), std::string::npos);
   EXPECT_NE(page.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
   EXPECT_NE(page.find("bad \\xff byte"), std::string::npos);
-  EXPECT_NE(page.find("5 jobs over 50.0 s"), std::string::npos) << "the three broken entries are skipped";
+  EXPECT_NE(page.find("5 jobs over 50.0 s"), std::string::npos)
+      << "the three broken entries are skipped";
 }
 
 TEST(ReportPage, ReadsTheTorchBuildReport) {
@@ -117,7 +134,9 @@ TEST(ReportPage, ReadsTheTorchBuildReport) {
             {"gpu_smoke_test", "skipped (no GPU)"},
             {"duration_s", 5400.0},
             {"wheel_bytes", 1200000000},
-            {"run", {{"job_timeline", {{{"output", "a.o"}, {"start_ms", 0}, {"end_ms", 1000}, {"kind", "cpp"}}}}}}};
+            {"run",
+             {{"job_timeline",
+               {{{"output", "a.o"}, {"start_ms", 0}, {"end_ms", 1000}, {"kind", "cpp"}}}}}}};
   std::string page = render_report_html(j);
   EXPECT_NE(page.find("tailor build report: torch-2.11.0+sm90"), std::string::npos);
   EXPECT_NE(page.find("1 h 30 min"), std::string::npos);
@@ -131,10 +150,14 @@ TEST(ReportPage, SaysWhereTheCompilersSawTheWorkFolder) {
   r.work_path = "/tmp/.tailor-build/fused_ops";
   r.work_path_route = "namespace";
   std::string page = render_report_html(to_json(r));
-  EXPECT_NE(page.find("<p>Work path <code>/tmp/.tailor-build/fused_ops</code> · namespace route</p>"), std::string::npos);
+  EXPECT_NE(
+      page.find("<p>Work path <code>/tmp/.tailor-build/fused_ops</code> · namespace route</p>"),
+      std::string::npos);
   r.work_path = "/home/u/w/fused_ops-1a2b";
   r.work_path_route = "none";
   r.work_path_note = "no fixed work path (<why>): ...; fix: ...";
   page = render_report_html(to_json(r));
-  EXPECT_NE(page.find("<p class=\"note\">Warning: no fixed work path (&lt;why&gt;): ...; fix: ...</p>"), std::string::npos);
+  EXPECT_NE(
+      page.find("<p class=\"note\">Warning: no fixed work path (&lt;why&gt;): ...; fix: ...</p>"),
+      std::string::npos);
 }

@@ -27,7 +27,8 @@ class RunPlan : public ::testing::Test {
     plan.jobs_reason = "4 cores";
     plan.env = {{"MAX_JOBS", "4"}, {"TORCH_CUDA_ARCH_LIST", "7.5"}};
     plan.path_prepend = "/usr/local/cuda-13.0/bin";
-    plan.steps = {plan::Step{.title = "compile", .argv = {"python3", "setup.py", "bdist_wheel"}, .uses_plan_env = true}};
+    plan.steps = {plan::Step{
+        .title = "compile", .argv = {"python3", "setup.py", "bdist_wheel"}, .uses_plan_env = true}};
     plan::ExecutionPolicy& run = plan.run;
     run.package = "demo";
     run.record_name = "demo";
@@ -47,7 +48,8 @@ class RunPlan : public ::testing::Test {
     s.display = &display;
     s.status = nullptr;
     s.warnings = std::tmpfile();
-    s.fixed_path = [this](const std::string& real, const std::string& fixed, std::optional<FixedPathRoute>) {
+    s.fixed_path = [this](const std::string& real, const std::string& fixed,
+                          std::optional<FixedPathRoute>) {
       FixedPathChoice choice;
       choice.path = FixedPath{real, fixed, FixedPathRoute::own_namespace, "/opt/tailor/bin/tailor"};
       return choice;
@@ -68,7 +70,9 @@ class RunPlan : public ::testing::Test {
 TEST_F(RunPlan, RunsTheStepsAtTheFixedPathWithTheStaticCountFittedToTheBudget) {
   plan.run.jobs.budget = uint64_t{1} << 30;
   plan.run.jobs.prior_job_bytes = uint64_t{512} << 20;
-  runner.handler = [](const CommandSpec&) -> std::optional<CommandResult> { return ran(0, "[1/1] done\n"); };
+  runner.handler = [](const CommandSpec&) -> std::optional<CommandResult> {
+    return ran(0, "[1/1] done\n");
+  };
   auto s = session();
   PlanRun run = run_plan(plan, s, report);
   ASSERT_FALSE(run.stop) << run.stop->message;
@@ -84,11 +88,13 @@ TEST_F(RunPlan, RunsTheStepsAtTheFixedPathWithTheStaticCountFittedToTheBudget) {
   // ninja 1.11.1: the static count, and with --memory-budget 1 GiB / 512 MiB per job, 2.
   ASSERT_TRUE(report.governor);
   EXPECT_EQ(report.governor->mode, "static");
-  EXPECT_NE(report.governor->reason.find("ninja 1.11.1"), std::string::npos) << report.governor->reason;
+  EXPECT_NE(report.governor->reason.find("ninja 1.11.1"), std::string::npos)
+      << report.governor->reason;
   EXPECT_EQ(report.jobs, 2);
   EXPECT_EQ(*step.env.at("MAX_JOBS"), "2");
   EXPECT_EQ(*step.env.at("TORCH_CUDA_ARCH_LIST"), "7.5");
-  EXPECT_EQ(*step.env.at("PATH"), "/usr/local/cuda-13.0/bin:/usr/bin:/bin");  // the toolkit, then the caller's
+  EXPECT_EQ(*step.env.at("PATH"),
+            "/usr/local/cuda-13.0/bin:/usr/bin:/bin");  // the toolkit, then the caller's
   // One log in the work folder, read back once.
   EXPECT_EQ(fs::path(report.log_path).parent_path(), fs::path(work));
   EXPECT_NE(run.log_text.find("[1/1] done"), std::string::npos) << run.log_text;
@@ -113,7 +119,9 @@ TEST_F(RunPlan, AJobserverThatCannotStartKeepsTheStaticCountAndSaysWhy) {
 
 TEST_F(RunPlan, AFailedStepIsDiagnosedFromTheLog) {
   runner.handler = [](const CommandSpec&) -> std::optional<CommandResult> {
-    return ran(1, "[1/2] nvcc -c a.cu -o a.o\nFAILED: a.o\na.cu(3): error: identifier \"x\" is undefined\n");
+    return ran(
+        1,
+        "[1/2] nvcc -c a.cu -o a.o\nFAILED: a.o\na.cu(3): error: identifier \"x\" is undefined\n");
   };
   auto s = session();
   PlanRun run = run_plan(plan, s, report);
@@ -153,7 +161,8 @@ TEST(SettleCacheStorage, DownIsUncachedRefusedIsBadInputLocalIsNotAsked) {
   BuildSession s{runner, disk};
   s.warnings = std::tmpfile();
   int asked = 0;
-  Expected<cache::StorageCheck> answer = cache::StorageCheck{false, "nothing answers at 127.0.0.1:6390"};
+  Expected<cache::StorageCheck> answer =
+      cache::StorageCheck{false, "nothing answers at 127.0.0.1:6390"};
   s.check_storage = [&](const cache::CacheSettings&) {
     ++asked;
     return answer;

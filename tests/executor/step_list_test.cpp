@@ -1,10 +1,10 @@
-#include <csignal>
-#include <string>
-#include <vector>
+#include "executor/step_list.h"
 
 #include <gtest/gtest.h>
 
-#include "executor/step_list.h"
+#include <csignal>
+#include <string>
+#include <vector>
 
 namespace tailor::executor {
 namespace {
@@ -33,7 +33,7 @@ std::optional<Stop> run_all(const std::vector<std::string>& steps, Ran& r) {
 }
 
 class StepList : public ::testing::Test {
-protected:
+ protected:
   void SetUp() override {
     install_interrupt_handlers();
     reset_interrupt_for_testing();

@@ -16,7 +16,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path wheel_of(const std::string& name, const std::vector<std::pair<std::string, std::string>>& members) {
+fs::path wheel_of(const std::string& name,
+                  const std::vector<std::pair<std::string, std::string>>& members) {
   fs::path dir = fs::temp_directory_path() / ("tailor-wheel-modules-" + std::to_string(getpid()));
   fs::create_directories(dir);
   fs::path p = dir / name;
@@ -30,11 +31,12 @@ fs::path wheel_of(const std::string& name, const std::vector<std::pair<std::stri
 }  // namespace
 
 TEST(WheelModules, TopLevelTxtWins) {
-  auto p = wheel_of("a-1.0-py3-none-any.whl", {{"OwnChoices/__init__.py", ""},
-                                               {"OwnChoices/_kernels.cpython-311-x86_64-linux-gnu.so", "x"},
-                                               {"helper/__init__.py", ""},
-                                               {"own_choices-1.0.dist-info/top_level.txt", "OwnChoices\n"},
-                                               {"own_choices-1.0.dist-info/RECORD", ""}});
+  auto p = wheel_of("a-1.0-py3-none-any.whl",
+                    {{"OwnChoices/__init__.py", ""},
+                     {"OwnChoices/_kernels.cpython-311-x86_64-linux-gnu.so", "x"},
+                     {"helper/__init__.py", ""},
+                     {"own_choices-1.0.dist-info/top_level.txt", "OwnChoices\n"},
+                     {"own_choices-1.0.dist-info/RECORD", ""}});
   auto names = wheel_top_level_names(p.string());
   ASSERT_TRUE(names) << names.error().message;
   EXPECT_EQ(*names, (std::vector<std::string>{"OwnChoices"}));
@@ -61,7 +63,8 @@ TEST(WheelModules, PackagesAndExtensionModulesWithoutTopLevelTxt) {
 }
 
 TEST(WheelModules, NamespacePackageWhenNothingElse) {
-  auto p = wheel_of("c-1.0-py3-none-any.whl", {{"nvx/kernels/mod.py", ""}, {"c-1.0.dist-info/RECORD", ""}});
+  auto p = wheel_of("c-1.0-py3-none-any.whl",
+                    {{"nvx/kernels/mod.py", ""}, {"c-1.0.dist-info/RECORD", ""}});
   auto names = wheel_top_level_names(p.string());
   ASSERT_TRUE(names) << names.error().message;
   EXPECT_EQ(*names, (std::vector<std::string>{"nvx"}));
@@ -69,9 +72,10 @@ TEST(WheelModules, NamespacePackageWhenNothingElse) {
 
 TEST(WheelModules, HostileNamesNeverReachTheCheck) {
   // Names are written into the check's Python code: only identifiers pass.
-  auto p = wheel_of("d-1.0-py3-none-any.whl", {{"d-1.0.dist-info/top_level.txt", "os; import evil\nok_name\n9lives\n"},
-                                               {"bad name/__init__.py", ""},
-                                               {"d-1.0.dist-info/RECORD", ""}});
+  auto p = wheel_of("d-1.0-py3-none-any.whl",
+                    {{"d-1.0.dist-info/top_level.txt", "os; import evil\nok_name\n9lives\n"},
+                     {"bad name/__init__.py", ""},
+                     {"d-1.0.dist-info/RECORD", ""}});
   auto names = wheel_top_level_names(p.string());
   ASSERT_TRUE(names) << names.error().message;
   EXPECT_EQ(*names, (std::vector<std::string>{"ok_name"}));
@@ -81,7 +85,8 @@ TEST(WheelModules, HostileNamesNeverReachTheCheck) {
 }
 
 TEST(WheelModules, NotAWheelIsAnError) {
-  fs::path p = fs::temp_directory_path() / ("tailor-not-a-wheel-" + std::to_string(getpid()) + ".whl");
+  fs::path p =
+      fs::temp_directory_path() / ("tailor-not-a-wheel-" + std::to_string(getpid()) + ".whl");
   { std::ofstream(p) << "not a zip"; }
   EXPECT_FALSE(wheel_top_level_names(p.string()));
   fs::remove(p);

@@ -83,7 +83,8 @@ TEST(Amplification, FatbinIdentifiersSharingOneStringAreRefused) {
   auto c = te::fatbin_container(20000, 100000);
   auto r = parse_fatbin_section(c, 0x1000);
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("fatbin container at 0x1000"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("fatbin container at 0x1000"), std::string::npos)
+      << r.error().message;
   EXPECT_NE(r.error().message.find("entry identifiers"), std::string::npos) << r.error().message;
 }
 
@@ -99,7 +100,8 @@ TEST(Amplification, LongFatbinIdentifierIsCut) {
 TEST(Amplification, TooManyFatbinEntriesAreRefused) {
   auto r = parse_fatbin_section(te::fatbin_container(70000, 0), 0);
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("more than 65536 entries"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("more than 65536 entries"), std::string::npos)
+      << r.error().message;
 }
 
 namespace {
@@ -110,7 +112,8 @@ struct OneEntry {
   FatbinEntry entry;
 };
 
-OneEntry entry_with(const std::vector<std::byte>& compressed, FatbinCompression c, uint64_t declared) {
+OneEntry entry_with(const std::vector<std::byte>& compressed, FatbinCompression c,
+                    uint64_t declared) {
   OneEntry o;
   o.file.resize(64);
   o.file.insert(o.file.end(), compressed.begin(), compressed.end());
@@ -131,7 +134,8 @@ std::vector<std::byte> sample(size_t n) {
   uint64_t x = 0x9e3779b97f4a7c15ull;
   for (size_t i = 0; i < n; i += 32) {  // two random bits per byte, in runs of four
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    for (size_t k = 0; k < 32 && i + k < n; ++k) v[i + k] = std::byte{static_cast<unsigned char>((x >> (2 * (k / 4))) & 3)};
+    for (size_t k = 0; k < 32 && i + k < n; ++k)
+      v[i + k] = std::byte{static_cast<unsigned char>((x >> (2 * (k / 4))) & 3)};
   }
   return v;
 }
@@ -146,8 +150,9 @@ std::vector<std::byte> zstd_of(const std::vector<std::byte>& in) {
 
 std::vector<std::byte> lz4_of(const std::vector<std::byte>& in) {
   std::vector<std::byte> out(LZ4_compressBound(static_cast<int>(in.size())));
-  int n = LZ4_compress_default(reinterpret_cast<const char*>(in.data()), reinterpret_cast<char*>(out.data()),
-                               static_cast<int>(in.size()), static_cast<int>(out.size()));
+  int n = LZ4_compress_default(reinterpret_cast<const char*>(in.data()),
+                               reinterpret_cast<char*>(out.data()), static_cast<int>(in.size()),
+                               static_cast<int>(out.size()));
   EXPECT_GT(n, 0);
   out.resize(static_cast<size_t>(n));
   return out;

@@ -5,20 +5,22 @@
 // one, in file order whatever the header order; the scan keeps no cap of its own (inspect
 // caps the sections holding containers, slim the containers); and a library read by
 // parse_elf gets the indices of its own section table.
+#include "formats/device_sections.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <string>
 #include <vector>
 
-#include "formats/device_sections.h"
 #include "formats/elf.h"
 #include "synthetic_elf.h"
 
 using namespace tailor;
 using namespace tailor::formats;
 
-namespace device_sections_test {  // named: the unity build batches this file with the other formats tests
+namespace device_sections_test {  // named: the unity build batches this file with the other formats
+                                  // tests
 
 constexpr uint64_t k_file = 1 << 20;
 
@@ -48,29 +50,29 @@ TEST(DeviceSections, NamesNvccsTwoSectionsOnly) {
   EXPECT_TRUE(is_device_section(".nv_fatbin"));
   EXPECT_TRUE(is_device_section("__nv_relfatbin"));
   EXPECT_TRUE(is_device_section(section("__nv_relfatbin", 0, 16)));
-  for (const char* other : {"", ".nv_fatbin.1", "nv_fatbin", ".NV_FATBIN", "__nv_relfatbin ", ".rodata",
-                            ".nvFatBinSegment", ".cask_resource"})
+  for (const char* other : {"", ".nv_fatbin.1", "nv_fatbin", ".NV_FATBIN", "__nv_relfatbin ",
+                            ".rodata", ".nvFatBinSegment", ".cask_resource"})
     EXPECT_FALSE(is_device_section(other)) << other;
 }
 
 TEST(EmbeddedScanSections, AllocatedSectionsWithFileBytesInFileOrder) {
   // Headers listed out of file order; the result is by offset, as indices into the table.
-  auto elf = with({section("", 0, 0, 0, 0),                                 // 0: the null section
+  auto elf = with({section("", 0, 0, 0, 0),  // 0: the null section
                    section(".data", 0x3000, 0x100, k_shf_alloc | k_shf_write),  // 1
-                   section(".rodata", 0x1000, 0x100),                       // 2
-                   section(".cask_resource", 0x2000, 0x100)});              // 3
+                   section(".rodata", 0x1000, 0x100),                           // 2
+                   section(".cask_resource", 0x2000, 0x100)});                  // 3
   EXPECT_EQ(scan(elf), (std::vector<size_t>{2, 3, 1}));
 }
 
 TEST(EmbeddedScanSections, SkipsUnallocatedEmptyNobitsAndPastTheEnd) {
-  auto elf = with({section(".comment", 0x1000, 0x100, 0),                        // 0: not SHF_ALLOC
+  auto elf = with({section(".comment", 0x1000, 0x100, 0),  // 0: not SHF_ALLOC
                    section(".bss", 0x2000, 0x100, k_shf_alloc | k_shf_write, k_sht_nobits),  // 1
-                   section(".empty", 0x3000, 0),                                 // 2: no bytes
-                   section(".rodata", 0x4000, 0x100),                            // 3: kept
-                   section(".past", k_file + 8, 0x100),                          // 4: starts past the end
-                   section(".runs_over", k_file - 0x80, 0x100),                  // 5: ends past the end
-                   section(".huge", 0x5000, ~uint64_t{0} - 0x10),                // 6: offset + size wraps
-                   section(".to_the_end", k_file - 0x100, 0x100)});              // 7: ends at the end: kept
+                   section(".empty", 0x3000, 0),                     // 2: no bytes
+                   section(".rodata", 0x4000, 0x100),                // 3: kept
+                   section(".past", k_file + 8, 0x100),              // 4: starts past the end
+                   section(".runs_over", k_file - 0x80, 0x100),      // 5: ends past the end
+                   section(".huge", 0x5000, ~uint64_t{0} - 0x10),    // 6: offset + size wraps
+                   section(".to_the_end", k_file - 0x100, 0x100)});  // 7: ends at the end: kept
   EXPECT_EQ(scan(elf), (std::vector<size_t>{3, 7}));
   // The file size is the caller's: the same table over a shorter file keeps less.
   EXPECT_EQ(scan(elf, 0x4000), (std::vector<size_t>{}));
@@ -79,14 +81,14 @@ TEST(EmbeddedScanSections, SkipsUnallocatedEmptyNobitsAndPastTheEnd) {
 
 TEST(EmbeddedScanSections, DeviceSectionsAndWhatOverlapsThem) {
   // Device sections are never searched, allocated or not, and nothing over their bytes is.
-  auto elf = with({section(".nv_fatbin", 0x1000, 0x1000),                      // 0
-                   section("__nv_relfatbin", 0x4000, 0x100, 0),                 // 1: not allocated, still device
-                   section(".holds_fatbin", 0x0800, 0x1000),                    // 2: covers .nv_fatbin's start
-                   section(".inside_fatbin", 0x1800, 0x10),                     // 3
-                   section(".covers_relfatbin", 0x3f00, 0x400),                 // 4
-                   section(".before", 0x0700, 0x100),                           // 5: ends where .holds_fatbin starts
-                   section(".after", 0x2000, 0x100),                            // 6: starts where .nv_fatbin ends
-                   section(".tail", 0x4100, 0x100)});                           // 7: starts where __nv_relfatbin ends
+  auto elf = with({section(".nv_fatbin", 0x1000, 0x1000),        // 0
+                   section("__nv_relfatbin", 0x4000, 0x100, 0),  // 1: not allocated, still device
+                   section(".holds_fatbin", 0x0800, 0x1000),     // 2: covers .nv_fatbin's start
+                   section(".inside_fatbin", 0x1800, 0x10),      // 3
+                   section(".covers_relfatbin", 0x3f00, 0x400),  // 4
+                   section(".before", 0x0700, 0x100),  // 5: ends where .holds_fatbin starts
+                   section(".after", 0x2000, 0x100),   // 6: starts where .nv_fatbin ends
+                   section(".tail", 0x4100, 0x100)});  // 7: starts where __nv_relfatbin ends
   EXPECT_EQ(scan(elf), (std::vector<size_t>{5, 6, 7}));
 }
 
@@ -99,11 +101,11 @@ TEST(EmbeddedScanSections, AnEarlierLargerDeviceSectionStillCounts) {
 }
 
 TEST(EmbeddedScanSections, OverlappingCandidatesAreSearchedOnce) {
-  auto elf = with({section(".rodata", 0x1000, 0x1000),  // 0
-                   section(".alias", 0x1000, 0x1000),   // 1: the same range
-                   section(".inner", 0x1800, 0x100),    // 2: inside .rodata
-                   section(".straddle", 0x1f00, 0x200), // 3: starts inside .rodata
-                   section(".next", 0x2000, 0x100)});   // 4: starts at .rodata's end
+  auto elf = with({section(".rodata", 0x1000, 0x1000),   // 0
+                   section(".alias", 0x1000, 0x1000),    // 1: the same range
+                   section(".inner", 0x1800, 0x100),     // 2: inside .rodata
+                   section(".straddle", 0x1f00, 0x200),  // 3: starts inside .rodata
+                   section(".next", 0x2000, 0x100)});    // 4: starts at .rodata's end
   EXPECT_EQ(scan(elf), (std::vector<size_t>{0, 4}));
   // The section that starts first is searched, whatever the header order.
   auto swapped = with({section(".small", 0x1000, 0x10), section(".big", 0x0800, 0x1000)});
@@ -114,7 +116,8 @@ TEST(EmbeddedScanSections, NoCapOfItsOwnAndLinearWork) {
   // 300 disjoint sections (more than inspect's 256 sections holding containers): all are
   // searched; bounding what the search finds is the caller's.
   std::vector<ElfSection> many;
-  for (uint64_t i = 0; i < 300; ++i) many.push_back(section(".s" + std::to_string(i), 0x1000 + i * 0x100, 0x100));
+  for (uint64_t i = 0; i < 300; ++i)
+    many.push_back(section(".s" + std::to_string(i), 0x1000 + i * 0x100, 0x100));
   auto elf = with(many);
   auto got = scan(elf);
   ASSERT_EQ(got.size(), 300u);

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "formats/elf.h"
-
 #include "support/fixtures.h"
 
 using namespace tailor;
@@ -35,7 +34,7 @@ T peek(const std::vector<std::byte>& b, uint64_t at) {
 }
 
 class HostileElf : public testing::Test {
-protected:
+ protected:
   void SetUp() override {
     if (!std::filesystem::exists(fixture("glibc_234")))
       GTEST_SKIP() << fixture("glibc_234") << " not built";
@@ -73,7 +72,8 @@ TEST_F(HostileElf, NotElf) {
 TEST_F(HostileElf, TruncatedHeader) {
   auto b = m_bytes;
   b.resize(40);
-  EXPECT_NE(error_of(b).find("ELF header at 0x0 runs past end of file (size 0x28)"), std::string::npos);
+  EXPECT_NE(error_of(b).find("ELF header at 0x0 runs past end of file (size 0x28)"),
+            std::string::npos);
 }
 
 TEST_F(HostileElf, TruncatedBeforeSectionHeaders) {
@@ -128,7 +128,8 @@ TEST_F(HostileElf, SectionSizeHuge) {
 TEST_F(HostileElf, SectionNameOutsideStringTable) {
   auto b = m_bytes;
   poke<uint32_t>(b, header_of(".dynsym"), 0x7fffffff);
-  EXPECT_NE(error_of(b).find("name offset 0x7fffffff lies outside its string table"), std::string::npos);
+  EXPECT_NE(error_of(b).find("name offset 0x7fffffff lies outside its string table"),
+            std::string::npos);
 }
 
 TEST_F(HostileElf, VersionNeedPointsOutside) {

@@ -1,5 +1,7 @@
 // The search-path rewrite over libraries linked at build time by the real toolchain
 // (tests/fixtures), checked with binutils' readelf, the ELF reader and the dynamic loader.
+#include "formats/elf_search_path.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,10 +14,8 @@
 #include <vector>
 
 #include "formats/elf.h"
-#include "formats/elf_search_path.h"
-#include "util/process.h"
-
 #include "support/fixtures.h"
+#include "util/process.h"
 
 using namespace tailor;
 using namespace tailor::formats;
@@ -23,8 +23,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-
-#define LOAD_SEARCH_PATH_FIXTURE(var, name)                                                  \
+#define LOAD_SEARCH_PATH_FIXTURE(var, name)                                            \
   if (!fs::exists(test::fixture(name)))                                                \
     GTEST_SKIP() << "fixture " << test::fixture(name) << " not built (no toolchain?)"; \
   auto var = test::slurp(test::fixture(name))
@@ -33,7 +32,9 @@ bool sp_keep_origin(std::string_view e) { return e.starts_with("$ORIGIN"); }
 
 fs::path sp_write_scratch(const std::string& name, const std::vector<std::byte>& bytes) {
   fs::path p = test::scratch_dir("elf_search_path_test") / name;
-  std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(p, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
   return p;
 }
 
@@ -67,8 +68,9 @@ uint64_t sp_dynamic_value_at(const std::vector<std::byte>& bytes, int64_t tag) {
 
 // Whether the dynamic loader loads the file (python3's ctypes: dlopen).
 bool sp_loads(const fs::path& path) {
-  return run_command({"python3", "-c", "import ctypes, sys; ctypes.CDLL(sys.argv[1])", path.string()},
-                     std::chrono::seconds(30))
+  return run_command(
+             {"python3", "-c", "import ctypes, sys; ctypes.CDLL(sys.argv[1])", path.string()},
+             std::chrono::seconds(30))
       .ok();
 }
 
@@ -169,7 +171,8 @@ TEST(ElfSearchPath, RefusesToRewriteAStringAnotherNameSharesAndLeavesTheFile) {
   const auto before = bytes;
   auto edits = rewrite_search_paths(bytes, sp_keep_origin);
   ASSERT_FALSE(edits);
-  EXPECT_NE(edits.error().message.find("shares its bytes with another name"), std::string::npos) << edits.error().message;
+  EXPECT_NE(edits.error().message.find("shares its bytes with another name"), std::string::npos)
+      << edits.error().message;
   EXPECT_EQ(bytes, before);
 
   LOAD_SEARCH_PATH_FIXTURE(machine, "runpath_build_machine");
@@ -177,7 +180,8 @@ TEST(ElfSearchPath, RefusesToRewriteAStringAnotherNameSharesAndLeavesTheFile) {
   const uint64_t m_needed_at = sp_dynamic_value_at(machine, 14);  // DT_SONAME
   uint64_t m_runpath;
   std::memcpy(&m_runpath, machine.data() + m_runpath_at, 8);
-  const uint64_t m_inside = m_runpath + std::string("/root/.pyenv/versions/3.11.7/").size();  // "lib"
+  const uint64_t m_inside =
+      m_runpath + std::string("/root/.pyenv/versions/3.11.7/").size();  // "lib"
   std::memcpy(machine.data() + m_needed_at, &m_inside, 8);
   auto removed = rewrite_search_paths(machine, sp_keep_origin);
   ASSERT_TRUE(removed) << removed.error().message;
@@ -226,6 +230,7 @@ TEST(ElfSearchPath, SectionNamesFromTheSameTableCountAsSharers) {
   const auto before = bytes;
   auto edits = rewrite_search_paths(bytes, sp_keep_origin);
   ASSERT_FALSE(edits);
-  EXPECT_NE(edits.error().message.find("shares its bytes with another name"), std::string::npos) << edits.error().message;
+  EXPECT_NE(edits.error().message.find("shares its bytes with another name"), std::string::npos)
+      << edits.error().message;
   EXPECT_EQ(bytes, before);
 }

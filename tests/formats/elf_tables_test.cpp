@@ -14,10 +14,9 @@
 #include <vector>
 
 #include "formats/elf.h"
-#include "util/process.h"
-
 #include "support/fixtures.h"
 #include "synthetic_elf.h"
+#include "util/process.h"
 
 using namespace tailor;
 using namespace tailor::formats;
@@ -53,7 +52,8 @@ ElfFile parsed(const std::vector<std::byte>& b) {
 }
 
 // The nvcc-built fixtures (a .nv_fatbin, relocations, a .symtab) and the g++-built ones.
-const std::vector<std::string> k_fixtures = {"slim_multi", "plain_c", "rdc", "embedded_fatbin", "glibc_234"};
+const std::vector<std::string> k_fixtures = {"slim_multi", "plain_c", "rdc", "embedded_fatbin",
+                                             "glibc_234"};
 
 // The tests live in this namespace too, so that in a unity batch its helpers neither meet
 // nor hide those of the other test files.
@@ -71,7 +71,8 @@ TEST(ElfTables, SegmentsMatchReadelf) {
     auto segments = read_segments(view(bytes), elf);
     ASSERT_TRUE(segments) << segments.error().message;
     // "  LOAD  0x000000 0x0000000000000000 0x0000000000000000 0x0079a8 0x0079a8 R   0x1000"
-    std::regex row(R"(^\s+(\S+)\s+0x([0-9a-f]+) 0x([0-9a-f]+) 0x([0-9a-f]+) 0x([0-9a-f]+) 0x([0-9a-f]+) (.{3}) 0x([0-9a-f]+))");
+    std::regex row(
+        R"(^\s+(\S+)\s+0x([0-9a-f]+) 0x([0-9a-f]+) 0x([0-9a-f]+) 0x([0-9a-f]+) 0x([0-9a-f]+) (.{3}) 0x([0-9a-f]+))");
     std::istringstream lines(readelf({"-lW"}, test::fixture(name)));
     size_t i = 0;
     for (std::string line; std::getline(lines, line);) {
@@ -213,7 +214,8 @@ TEST(ElfTables, RelaRecordsAreAtTheirFileOffsets) {
   ASSERT_TRUE(t) << t.error().message;
   ASSERT_GT(t->size(), 100u);
   // The wrappers' pointers in .nvFatBinSegment are RELATIVE relocations of this machine.
-  const uint32_t relative = elf.e_machine == k_em_x86_64 ? k_r_x86_64_relative : k_r_aarch64_relative;
+  const uint32_t relative =
+      elf.e_machine == k_em_x86_64 ? k_r_x86_64_relative : k_r_aarch64_relative;
   const ElfSection* seg = elf.find(".nvFatBinSegment");
   ASSERT_NE(seg, nullptr);
   int wrappers = 0;
@@ -324,11 +326,13 @@ TEST(ElfTables, RelrPlacesFollowTheEncoding) {
   EXPECT_EQ(t->words(), 4u);
   std::vector<uint64_t> places;
   t->for_each_place([&](uint64_t p) { places.push_back(p); });
-  EXPECT_EQ(places, (std::vector<uint64_t>{0x10000, 0x10008, 0x10018, 0x10000 + 8 + 63 * 8, 0x20000}));
+  EXPECT_EQ(places,
+            (std::vector<uint64_t>{0x10000, 0x10008, 0x10018, 0x10000 + 8 + 63 * 8, 0x20000}));
 }
 
 TEST(ElfTables, SyntheticRelaAndSymbols) {
-  auto rela = te::concat({te::rela_record(0x1000, 8, 0x2000), te::rela_record(0x1008, (5ull << 32) | 6, uint64_t(-8))});
+  auto rela = te::concat({te::rela_record(0x1000, 8, 0x2000),
+                          te::rela_record(0x1008, (5ull << 32) | 6, uint64_t(-8))});
   auto bytes = te::with_table(".rela.dyn", te::k_rela, rela);
   ElfFile elf = parsed(bytes);
   const ElfSection* s = elf.find(".rela.dyn");
@@ -346,8 +350,9 @@ TEST(ElfTables, SyntheticRelaAndSymbols) {
 
   std::vector<uint32_t> idx;
   const std::string strings = te::string_table({"first", "second"}, idx);
-  auto syms = te::concat({te::symbol_record(0, 0, 0, 0, 0), te::symbol_record(idx[0], 0x4000, 16, 7),
-                          te::symbol_record(idx[1], 0x5000, 32, 0xfff1 /* SHN_ABS */)});
+  auto syms =
+      te::concat({te::symbol_record(0, 0, 0, 0, 0), te::symbol_record(idx[0], 0x4000, 16, 7),
+                  te::symbol_record(idx[1], 0x5000, 32, 0xfff1 /* SHN_ABS */)});
   auto sbytes = te::with_table(".dynsym", te::k_dynsym, syms, strings, 24);
   ElfFile selve = parsed(sbytes);
   auto st = symbol_table(view(sbytes), selve, *selve.find(".dynsym"));
@@ -365,7 +370,8 @@ TEST(ElfTables, SyntheticRelaAndSymbols) {
   auto segments = read_segments(view(sbytes), selve);
   ASSERT_TRUE(segments) << segments.error().message;
   ASSERT_EQ(segments->size(), 1u);
-  EXPECT_EQ(file_offset_of(*segments, selve.find(".dynsym")->addr, 24), selve.find(".dynsym")->offset);
+  EXPECT_EQ(file_offset_of(*segments, selve.find(".dynsym")->addr, 24),
+            selve.find(".dynsym")->offset);
 }
 
 TEST(ElfTables, FileOffsetOfEdges) {
@@ -375,11 +381,11 @@ TEST(ElfTables, FileOffsetOfEdges) {
       {k_pt_load, 4, ~uint64_t{0} - 0x10, 0x800000, 0x800000, 0x100, 0x100, 0x1000}};
   EXPECT_EQ(file_offset_of(segs, 0x400000, 8), 0x1000u);
   EXPECT_EQ(file_offset_of(segs, 0x4000f8, 8), 0x10f8u);
-  EXPECT_FALSE(file_offset_of(segs, 0x4000f9, 8));   // runs past p_filesz
-  EXPECT_FALSE(file_offset_of(segs, 0x401000, 8));   // memory only (.bss)
-  EXPECT_FALSE(file_offset_of(segs, 0x3ffff8, 8));   // below every load
-  EXPECT_FALSE(file_offset_of(segs, 0x80, 8));       // only PT_PHDR covers it
-  EXPECT_FALSE(file_offset_of(segs, 0x800020, 8));   // p_offset + 0x20 wraps around
+  EXPECT_FALSE(file_offset_of(segs, 0x4000f9, 8));  // runs past p_filesz
+  EXPECT_FALSE(file_offset_of(segs, 0x401000, 8));  // memory only (.bss)
+  EXPECT_FALSE(file_offset_of(segs, 0x3ffff8, 8));  // below every load
+  EXPECT_FALSE(file_offset_of(segs, 0x80, 8));      // only PT_PHDR covers it
+  EXPECT_FALSE(file_offset_of(segs, 0x800020, 8));  // p_offset + 0x20 wraps around
   EXPECT_EQ(file_offset_of(segs, 0x800008, 8), ~uint64_t{0} - 0x8);
 }
 
@@ -410,8 +416,10 @@ TEST(ElfTablesHostile, TruncatedProgramHeaderTable) {
   ElfFile elf = real->elf;
   auto r = read_segments(view(cut), elf);
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("program header table at 0x40 (0x" ), std::string::npos) << r.error().message;
-  EXPECT_NE(r.error().message.find("runs past end of file (size 0xa4)"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("program header table at 0x40 (0x"), std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().message.find("runs past end of file (size 0xa4)"), std::string::npos)
+      << r.error().message;
 }
 
 TEST(ElfTablesHostile, ProgramHeaderFieldsThatLie) {
@@ -427,13 +435,16 @@ TEST(ElfTablesHostile, ProgramHeaderFieldsThatLie) {
     EXPECT_FALSE(r) << "hostile program headers read";
     return r ? std::string() : r.error().message;
   };
-  EXPECT_NE(error(with(0x36, uint16_t{32})).find("e_phentsize at 0x36 is 0x20, expected 0x38"), std::string::npos);
+  EXPECT_NE(error(with(0x36, uint16_t{32})).find("e_phentsize at 0x36 is 0x20, expected 0x38"),
+            std::string::npos);
   EXPECT_NE(error(with(0x38, uint16_t{0xffff})).find("PN_XNUM"), std::string::npos);
   // A huge count (the most 16 bits allow) against a small file: an error before any
   // allocation, not 65534 segments.
-  EXPECT_NE(error(with(0x38, uint16_t{0xfffe})).find("program header table at 0x40 (0x37ff90 bytes) runs past end"),
+  EXPECT_NE(error(with(0x38, uint16_t{0xfffe}))
+                .find("program header table at 0x40 (0x37ff90 bytes) runs past end"),
             std::string::npos);
-  EXPECT_NE(error(with(0x20, uint64_t{0xfffffffffffffff0})).find("program header table at 0xfffffffffffffff0"),
+  EXPECT_NE(error(with(0x20, uint64_t{0xfffffffffffffff0}))
+                .find("program header table at 0xfffffffffffffff0"),
             std::string::npos);
   // No program headers at all: nothing to read, whatever e_phoff says.
   auto none = with(0x38, uint16_t{0});
@@ -462,7 +473,8 @@ TEST(ElfTablesHostile, RelocationTablePastTheEnd) {
   EXPECT_NE(error(huge).find("runs past end of file"), std::string::npos);
   ElfSection odd = s;
   odd.size = 40;
-  EXPECT_NE(error(odd).find("size 0x28 is not a whole number of 24-byte RELA records"), std::string::npos);
+  EXPECT_NE(error(odd).find("size 0x28 is not a whole number of 24-byte RELA records"),
+            std::string::npos);
   ElfSection wrong = s;
   wrong.type = te::k_relr;
   EXPECT_NE(error(wrong).find("type 0x13 is not a RELA table"), std::string::npos);
@@ -472,7 +484,8 @@ TEST(ElfTablesHostile, RelocationTablePastTheEnd) {
   relr.size = 12;
   auto r = relr_table(view(bytes), elf, relr);
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("size 0xc is not a whole number of 8-byte RELR records"), std::string::npos);
+  EXPECT_NE(r.error().message.find("size 0xc is not a whole number of 8-byte RELR records"),
+            std::string::npos);
   relr.size = bytes.size() + 8;
   r = relr_table(view(bytes), elf, relr);
   ASSERT_FALSE(r);
@@ -482,8 +495,9 @@ TEST(ElfTablesHostile, RelocationTablePastTheEnd) {
 TEST(ElfTablesHostile, SymbolNameOffsetPastTheStringTable) {
   std::vector<uint32_t> idx;
   const std::string strings = te::string_table({"good"}, idx);
-  auto syms = te::concat({te::symbol_record(idx[0], 0x10, 0, 1), te::symbol_record(0x7fffffff, 0x20, 0, 1),
-                          te::symbol_record(static_cast<uint32_t>(strings.size()), 0x30, 0, 1)});
+  auto syms =
+      te::concat({te::symbol_record(idx[0], 0x10, 0, 1), te::symbol_record(0x7fffffff, 0x20, 0, 1),
+                  te::symbol_record(static_cast<uint32_t>(strings.size()), 0x30, 0, 1)});
   auto bytes = te::with_table(".symtab", te::k_symtab, syms, strings);
   ElfFile elf = parsed(bytes);
   auto t = symbol_table(view(bytes), elf, *elf.find(".symtab"));
@@ -492,7 +506,8 @@ TEST(ElfTablesHostile, SymbolNameOffsetPastTheStringTable) {
   EXPECT_EQ(*t->name((*t)[0]), "good");
   auto bad = t->name((*t)[1]);
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message.find("name offset 0x7fffffff lies outside its string table at 0x"), std::string::npos)
+  EXPECT_NE(bad.error().message.find("name offset 0x7fffffff lies outside its string table at 0x"),
+            std::string::npos)
       << bad.error().message;
   EXPECT_NE(bad.error().message.find("symbol at 0x"), std::string::npos) << bad.error().message;
   EXPECT_FALSE(t->name((*t)[2]));  // one past the last byte
@@ -510,10 +525,12 @@ TEST(ElfTablesHostile, SymbolNamesThatDoNotEnd) {
   ASSERT_TRUE(t) << t.error().message;
   auto long_name = t->name((*t)[0]);
   ASSERT_FALSE(long_name);
-  EXPECT_NE(long_name.error().message.find("is longer than 4096 bytes"), std::string::npos) << long_name.error().message;
+  EXPECT_NE(long_name.error().message.find("is longer than 4096 bytes"), std::string::npos)
+      << long_name.error().message;
   auto open = t->name((*t)[1]);
   ASSERT_FALSE(open);
-  EXPECT_NE(open.error().message.find("is not NUL-terminated inside its string table"), std::string::npos)
+  EXPECT_NE(open.error().message.find("is not NUL-terminated inside its string table"),
+            std::string::npos)
       << open.error().message;
 }
 
@@ -527,7 +544,8 @@ TEST(ElfTablesHostile, SymbolTableLinks) {
   ASSERT_TRUE(t) << t.error().message;  // the records read; the names do not
   auto n = t->name((*t)[0]);
   ASSERT_FALSE(n);
-  EXPECT_NE(n.error().message.find("section .symtab links to string table 99, which is not a string table"),
+  EXPECT_NE(n.error().message.find(
+                "section .symtab links to string table 99, which is not a string table"),
             std::string::npos)
       << n.error().message;
   s.link = 0;  // the null section
@@ -543,7 +561,8 @@ TEST(ElfTablesHostile, SymbolTableLinks) {
   ASSERT_TRUE(t);
   n = t->name((*t)[0]);
   ASSERT_FALSE(n);
-  EXPECT_NE(n.error().message.find("section .dynstr at 0x"), std::string::npos) << n.error().message;
+  EXPECT_NE(n.error().message.find("section .dynstr at 0x"), std::string::npos)
+      << n.error().message;
   // Not a symbol table, or not whole records.
   ElfSection notsym = *elf.find(".symtab");
   notsym.type = te::k_rela;
@@ -552,7 +571,8 @@ TEST(ElfTablesHostile, SymbolTableLinks) {
   partial.size = 30;
   auto p = symbol_table(view(bytes), elf, partial);
   ASSERT_FALSE(p);
-  EXPECT_NE(p.error().message.find("not a whole number of 24-byte symbol records"), std::string::npos);
+  EXPECT_NE(p.error().message.find("not a whole number of 24-byte symbol records"),
+            std::string::npos);
 }
 
 TEST(ElfTablesHostile, Elf32IsRefusedByTheElf64Readers) {

@@ -1,5 +1,7 @@
 // The ELF reader over libraries made at build time by g++/nvcc (tests/fixtures), checked
 // against what binutils' readelf says about the same files.
+#include "formats/elf.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,11 +15,9 @@
 #include <vector>
 
 #include "formats/decompress.h"
-#include "formats/elf.h"
 #include "formats/fatbin.h"
-#include "util/process.h"
-
 #include "support/fixtures.h"
+#include "util/process.h"
 
 using namespace tailor;
 using namespace tailor::formats;
@@ -53,12 +53,16 @@ std::vector<ElfVersionNeed> readelf_version_needs(const std::string& path) {
   bool in_needs = false;
   std::regex file_re("File: (\\S+)"), name_re("Name: (\\S+)");
   for (std::string line; std::getline(lines, line);) {
-    if (line.find("Version needs section") != std::string::npos) in_needs = true;
-    else if (line.find("section '") != std::string::npos) in_needs = false;
+    if (line.find("Version needs section") != std::string::npos)
+      in_needs = true;
+    else if (line.find("section '") != std::string::npos)
+      in_needs = false;
     std::smatch m;
     if (!in_needs) continue;
-    if (std::regex_search(line, m, file_re)) out.push_back({m[1], {}});
-    else if (std::regex_search(line, m, name_re) && !out.empty()) out.back().versions.push_back(m[1]);
+    if (std::regex_search(line, m, file_re))
+      out.push_back({m[1], {}});
+    else if (std::regex_search(line, m, name_re) && !out.empty())
+      out.back().versions.push_back(m[1]);
   }
   return out;
 }
@@ -151,7 +155,8 @@ TEST(Elf, SymbolVersionRaisesGlibcRequirement) {
 
 TEST(Elf, X86IsaNote) {
 #if !defined(__x86_64__)
-  GTEST_SKIP() << "the x86 ISA note exists only in x86_64 objects; this build's fixtures are for another machine";
+  GTEST_SKIP() << "the x86 ISA note exists only in x86_64 objects; this build's fixtures are for "
+                  "another machine";
 #endif
   LOAD_FIXTURE(bytes, "isa_v3");
   auto elf = parse_elf(bytes);

@@ -45,18 +45,23 @@ RealContainer real_container() {
   EXPECT_TRUE(containers && !containers->empty());
   if (!containers || containers->empty()) return out;
   const FatbinContainer& c = containers->front();
-  out.bytes.assign(file.begin() + s->offset + c.offset, file.begin() + s->offset + c.offset + c.size);
+  out.bytes.assign(file.begin() + s->offset + c.offset,
+                   file.begin() + s->offset + c.offset + c.size);
   out.entries = c.entries;
   return out;
 }
 
-#define REAL_CONTAINER(var)                                                             \
-  RealContainer var = real_container();                                                 \
+#define REAL_CONTAINER(var)             \
+  RealContainer var = real_container(); \
   if (var.bytes.empty()) GTEST_SKIP() << fixture("sass_ptx_80") << " not built (no nvcc?)"
 
-std::vector<std::byte> filler(size_t n, unsigned char value = 0x11) { return test::filled(n, value); }
+std::vector<std::byte> filler(size_t n, unsigned char value = 0x11) {
+  return test::filled(n, value);
+}
 
-void append(std::vector<std::byte>& to, const std::vector<std::byte>& b) { to.insert(to.end(), b.begin(), b.end()); }
+void append(std::vector<std::byte>& to, const std::vector<std::byte>& b) {
+  to.insert(to.end(), b.begin(), b.end());
+}
 
 using test::fatbin_header;
 using test::put;
@@ -143,12 +148,12 @@ TEST(EmbeddedFatbin, CandidatesThatDoNotValidateAreSkipped) {
   REAL_CONTAINER(real);
   const uint64_t body = real.bytes.size() - 16;
   std::vector<std::vector<std::byte>> bad;
-  bad.push_back(fatbin_header(body, 2));       // version 2
-  bad.push_back(fatbin_header(body, 1, 32));   // header size 32
-  bad.push_back(fatbin_header(body, 1, 0));    // header size 0
-  bad.push_back(fatbin_header(0));             // no entries
-  bad.push_back(fatbin_header(1ull << 40));    // size past the section's end
-  bad.push_back(fatbin_header(~0ull - 8));     // size that wraps around
+  bad.push_back(fatbin_header(body, 2));      // version 2
+  bad.push_back(fatbin_header(body, 1, 32));  // header size 32
+  bad.push_back(fatbin_header(body, 1, 0));   // header size 0
+  bad.push_back(fatbin_header(0));            // no entries
+  bad.push_back(fatbin_header(1ull << 40));   // size past the section's end
+  bad.push_back(fatbin_header(~0ull - 8));    // size that wraps around
   {
     auto broken = real.bytes;  // first entry's header size 0
     put<uint32_t>(broken, 16 + 4, 0);
@@ -201,10 +206,12 @@ TEST(EmbeddedFatbin, EmptiedContainersAreSkippedAndTheScanGoesOn) {
 
 TEST(EmbeddedFatbin, TruncatedHeaderOrContainerAtTheSectionEnd) {
   REAL_CONTAINER(real);
-  for (size_t cut : {size_t{4}, size_t{8}, size_t{15}, size_t{16}, size_t{17}, size_t{80}, real.bytes.size() - 1}) {
+  for (size_t cut : {size_t{4}, size_t{8}, size_t{15}, size_t{16}, size_t{17}, size_t{80},
+                     real.bytes.size() - 1}) {
     SCOPED_TRACE(cut);
     std::vector<std::byte> section = filler(16);
-    section.insert(section.end(), real.bytes.begin(), real.bytes.begin() + static_cast<ptrdiff_t>(cut));
+    section.insert(section.end(), real.bytes.begin(),
+                   real.bytes.begin() + static_cast<ptrdiff_t>(cut));
     EXPECT_TRUE(scan(section, 0, 0).empty());
   }
   // Every prefix of a section holding one container: found once it is whole, never an error.
@@ -250,10 +257,12 @@ TEST(EmbeddedFatbin, FailedCandidatesCannotMakeTheScanQuadratic) {
   // A long one is an error, quickly (unbounded, 20000 entries would be 2e8 entry reads).
   const auto start = std::chrono::steady_clock::now();
   auto r = find_embedded_fatbins(candidate_chain(20000), 0x1000, 0);
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("fatbin container candidates in the section at 0x1000"), std::string::npos)
+  EXPECT_NE(r.error().message.find("fatbin container candidates in the section at 0x1000"),
+            std::string::npos)
       << r.error().message;
   EXPECT_NE(r.error().message.find("damaged or hostile"), std::string::npos);
   EXPECT_LT(ms, 2000);
@@ -282,22 +291,24 @@ TEST(EmbeddedFatbin, ProgressLetsTheCallerHandPagesBack) {
   std::vector<std::byte> code(10u << 20, std::byte{0xBA});
   marks.clear();
   r = for_each_embedded_fatbin(
-      code, 0, 0, [](FatbinContainer&&) -> Expected<void> { return {}; }, [&](uint64_t at) { marks.push_back(at); });
+      code, 0, 0, [](FatbinContainer&&) -> Expected<void> { return {}; },
+      [&](uint64_t at) { marks.push_back(at); });
   ASSERT_TRUE(r) << r.error().message;
   ASSERT_EQ(marks.size(), 3u);
   EXPECT_EQ(marks[0], 4u << 20);
   EXPECT_EQ(marks[1], 8u << 20);
   EXPECT_EQ(marks[2], code.size());
   // A visit error stops the scan and is returned.
-  auto stopped = for_each_embedded_fatbin(section, 0, 0,
-                                          [](FatbinContainer&&) -> Expected<void> { return make_error("stop"); });
+  auto stopped = for_each_embedded_fatbin(
+      section, 0, 0, [](FatbinContainer&&) -> Expected<void> { return make_error("stop"); });
   ASSERT_FALSE(stopped);
   EXPECT_EQ(stopped.error().message, "stop");
 }
 
 TEST(EmbeddedFatbin, FixtureKeepsNvccOutputInItsOwnSections) {
   const std::string lib = fixture("embedded_fatbin");
-  const std::string fatbin = (std::filesystem::path(lib).parent_path() / "embedded.fatbin").string();
+  const std::string fatbin =
+      (std::filesystem::path(lib).parent_path() / "embedded.fatbin").string();
   if (!std::filesystem::exists(lib)) GTEST_SKIP() << lib << " not built (no nvcc?)";
   auto file = slurp(lib);
   const uint64_t container_size = std::filesystem::file_size(fatbin);
@@ -315,6 +326,7 @@ TEST(EmbeddedFatbin, FixtureKeepsNvccOutputInItsOwnSections) {
     EXPECT_EQ(std::memcmp(file.data() + found[0].offset - 8, "head", 4), 0);
     std::vector<std::pair<uint16_t, uint32_t>> kinds;  // sm_80, compute_80
     for (const auto& e : found[0].entries) kinds.emplace_back(e.kind, e.arch);
-    EXPECT_EQ(kinds, (std::vector<std::pair<uint16_t, uint32_t>>{{k_fatbin_kind_cubin, 80}, {k_fatbin_kind_ptx, 80}}));
+    EXPECT_EQ(kinds, (std::vector<std::pair<uint16_t, uint32_t>>{{k_fatbin_kind_cubin, 80},
+                                                                 {k_fatbin_kind_ptx, 80}}));
   }
 }

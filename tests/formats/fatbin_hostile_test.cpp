@@ -14,7 +14,6 @@
 #include "formats/decompress.h"
 #include "formats/elf.h"
 #include "formats/fatbin.h"
-
 #include "support/fatbin_writer.h"
 #include "support/fixtures.h"
 
@@ -37,7 +36,7 @@ std::string hex(uint64_t v) {
 // The whole library and where its .nv_fatbin lies; `first_entry` is the file offset of
 // the first entry header (container header + 16).
 class HostileFatbin : public testing::Test {
-protected:
+ protected:
   void load(const std::string& name) {
     if (!std::filesystem::exists(fixture(name))) GTEST_SKIP() << fixture(name) << " not built";
     m_file = slurp(fixture(name));
@@ -77,8 +76,10 @@ TEST_F(HostileFatbin, ContainerSizeOverflows) {
   auto f = m_file;
   put<uint64_t>(f, m_section.offset + 8, 0xfffffffffffffff8ull);
   std::string e = walk_error(f);
-  EXPECT_NE(e.find("fatbin container at " + hex(m_section.offset) + ": size 0xfffffffffffffff8 runs past"),
-            std::string::npos) << e;
+  EXPECT_NE(e.find("fatbin container at " + hex(m_section.offset) +
+                   ": size 0xfffffffffffffff8 runs past"),
+            std::string::npos)
+      << e;
 }
 
 TEST_F(HostileFatbin, ContainerHeaderSizeZero) {
@@ -90,7 +91,8 @@ TEST_F(HostileFatbin, ContainerHeaderSizeZero) {
 TEST_F(HostileFatbin, BadMagic) {
   auto f = m_file;
   put<uint32_t>(f, m_section.offset, 0xdeadbeef);
-  EXPECT_NE(walk_error(f).find("no fatbin container magic at " + hex(m_section.offset) + " (found 0xdeadbeef)"),
+  EXPECT_NE(walk_error(f).find("no fatbin container magic at " + hex(m_section.offset) +
+                               " (found 0xdeadbeef)"),
             std::string::npos);
 }
 
@@ -99,13 +101,15 @@ TEST_F(HostileFatbin, EntryHeaderSizeZeroWouldLoop) {
   put<uint32_t>(f, m_first_entry + 4, 0);
   std::string e = walk_error(f);
   EXPECT_NE(e.find("fatbin entry at " + hex(m_first_entry) + ": header size 0x0 is below 64"),
-            std::string::npos) << e;
+            std::string::npos)
+      << e;
 }
 
 TEST_F(HostileFatbin, EntryPayloadSizeHuge) {
   auto f = m_file;
   put<uint64_t>(f, m_first_entry + 8, 0x7fffffffffffffffull);
-  EXPECT_NE(walk_error(f).find("fatbin entry at " + hex(m_first_entry) + ": payload size 0x7fffffffffffffff runs past"),
+  EXPECT_NE(walk_error(f).find("fatbin entry at " + hex(m_first_entry) +
+                               ": payload size 0x7fffffffffffffff runs past"),
             std::string::npos);
 }
 
@@ -128,7 +132,8 @@ TEST_F(HostileFatbin, TruncatedSection) {
   Bytes cut = section_of(f).first(16 + 40);
   auto r = parse_fatbin_section(cut, m_section.offset);
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("fatbin container at " + hex(m_section.offset)), std::string::npos)
+  EXPECT_NE(r.error().message.find("fatbin container at " + hex(m_section.offset)),
+            std::string::npos)
       << r.error().message;
 }
 
@@ -161,7 +166,8 @@ TEST_F(HostileFatbin, DeclaredSizeAboveLimitIsRefusedBeforeAllocating) {
       if (p.header_offset != e.header_offset) continue;
       auto out = decompress_entry(f, p, 1 << 20);
       ASSERT_FALSE(out);
-      EXPECT_NE(out.error().message.find("fatbin entry at " + hex(p.header_offset)), std::string::npos);
+      EXPECT_NE(out.error().message.find("fatbin entry at " + hex(p.header_offset)),
+                std::string::npos);
       EXPECT_NE(out.error().message.find("exceeds the limit"), std::string::npos);
     }
     return;
@@ -207,8 +213,8 @@ TEST_F(HostileFatbin, PayloadOutsideFileForDecompress) {
   ASSERT_FALSE(out);
   EXPECT_NE(out.error().message.find("runs past end of file"), std::string::npos);
   // formats names the entry by its raw header fields (a target name is the CUDA model's).
-  EXPECT_EQ(out.error().message.rfind("fatbin entry at " + hex(e.header_offset) + " (kind " + std::to_string(e.kind) +
-                                          ", arch 80): payload",
+  EXPECT_EQ(out.error().message.rfind("fatbin entry at " + hex(e.header_offset) + " (kind " +
+                                          std::to_string(e.kind) + ", arch 80): payload",
                                       0),
             0u)
       << out.error().message;
@@ -218,7 +224,8 @@ TEST(SyntheticFatbin, MinimalEntriesAreBoundedBySize) {
   // One container of 1000 entries with 64-byte headers and empty payloads: the walk
   // returns exactly size/64 entries (the most any section can hold).
   const uint64_t n = 1000;
-  const auto s = test::fatbin_container(std::vector<test::FatbinEntrySpec>(n, {.kind = 2, .arch = 80, .payload = 0}));
+  const auto s = test::fatbin_container(
+      std::vector<test::FatbinEntrySpec>(n, {.kind = 2, .arch = 80, .payload = 0}));
   ASSERT_EQ(s.size(), 16 + n * 64);
   auto r = parse_fatbin_section(s, 0x5000);
   ASSERT_TRUE(r) << r.error().message;
@@ -232,7 +239,8 @@ TEST(SyntheticFatbin, MinimalEntriesAreBoundedBySize) {
 TEST(SyntheticFatbin, ZeroPaddingBetweenContainersIsSkipped) {
   // Two containers of one compute_90a entry (flags 0x100011: `a`, 64-bit, Linux), 24 zero
   // bytes between them.
-  const auto one = test::fatbin_container({{.kind = 1, .arch = 90, .payload = 0, .flags = 0x100011}});
+  const auto one =
+      test::fatbin_container({{.kind = 1, .arch = 90, .payload = 0, .flags = 0x100011}});
   const auto s = test::concat({one, test::filled(24, 0), one});
   auto r = parse_fatbin_section(s, 0);
   ASSERT_TRUE(r) << r.error().message;
@@ -267,7 +275,8 @@ TEST(SyntheticFatbin, HeaderOnlyContainersAreContainersWithoutEntries) {
   EXPECT_EQ((*r)[2].entries[0].kind, k_fatbin_kind_cubin);
   EXPECT_EQ((*r)[2].entries[0].arch, 90u);
   // A section of header-only containers alone.
-  const auto only = test::concat({test::fatbin_header(0), test::fatbin_header(0), test::fatbin_header(0), test::fatbin_header(0)});
+  const auto only = test::concat({test::fatbin_header(0), test::fatbin_header(0),
+                                  test::fatbin_header(0), test::fatbin_header(0)});
   r = parse_fatbin_section(only, 0);
   ASSERT_TRUE(r) << r.error().message;
   ASSERT_EQ(r->size(), 4u);

@@ -1,6 +1,8 @@
 // The fatbin walk over nvcc-made libraries: exact targets, entry counts and compression
 // per nvcc option (fatbin-format.md's table), and payloads byte-identical to what
 // cuobjdump extracts from the same file.
+#include "formats/fatbin.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,10 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "support/fixtures.h"
 #include "formats/decompress.h"
 #include "formats/elf.h"
-#include "formats/fatbin.h"
+#include "support/fixtures.h"
 #include "util/process.h"
 
 using namespace tailor;
@@ -52,13 +53,16 @@ std::vector<FatbinEntry> entries_of(Bytes file) {
 // An entry's raw header fields as the expectations spell them: "cubin 80", "ptx 90a",
 // "cubin 120f". formats names no targets: that is cuda::FatbinCode's (tests/cuda).
 std::string fields(const FatbinEntry& e) {
-  const std::string kind = e.kind == k_fatbin_kind_cubin ? "cubin" : e.kind == k_fatbin_kind_ptx ? "ptx" : "kind " + std::to_string(e.kind);
+  const std::string kind = e.kind == k_fatbin_kind_cubin ? "cubin"
+                           : e.kind == k_fatbin_kind_ptx ? "ptx"
+                                                         : "kind " + std::to_string(e.kind);
   return kind + " " + std::to_string(e.arch) + (e.arch_specific ? "a" : "") + (e.family ? "f" : "");
 }
 
 std::vector<std::string> target_and_compression(const std::vector<FatbinEntry>& entries) {
   std::vector<std::string> out;
-  for (auto& e : entries) out.push_back(fields(e) + ":" + std::string(compression_name(e.compression)));
+  for (auto& e : entries)
+    out.push_back(fields(e) + ":" + std::string(compression_name(e.compression)));
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -67,7 +71,8 @@ std::string find_cuobjdump() {
   if (const char* env = std::getenv("TAILOR_CUOBJDUMP")) return env;
   if (auto p = find_in_path("cuobjdump"); !p.empty()) return p;
   auto r = run_command({"python3", "-c",
-                        "import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], 'cu13', 'bin', 'cuobjdump'))"});
+                        "import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], 'cu13', "
+                        "'bin', 'cuobjdump'))"});
   std::string path = r.out.substr(0, r.out.find('\n'));
   return r.ok() && fs::exists(path) ? path : "";
 }
@@ -83,7 +88,8 @@ class FatbinFixture : public testing::TestWithParam<Expectation> {};
 
 TEST_P(FatbinFixture, TargetsCountsAndCompression) {
   const Expectation& want = GetParam();
-  if (!fs::exists(fixture(want.fixture))) GTEST_SKIP() << fixture(want.fixture) << " not built (no nvcc)";
+  if (!fs::exists(fixture(want.fixture)))
+    GTEST_SKIP() << fixture(want.fixture) << " not built (no nvcc)";
   auto file = slurp(fixture(want.fixture));
   auto entries = entries_of(file);
   auto sorted = want.entries;
@@ -117,7 +123,8 @@ TEST_P(FatbinFixture, TargetsCountsAndCompression) {
 INSTANTIATE_TEST_SUITE_P(
     Nvcc13, FatbinFixture,
     testing::Values(
-        Expectation{"sass_75_80", {"cubin 75:none", "cubin 75:none", "cubin 80:none", "cubin 80:none"}},
+        Expectation{"sass_75_80",
+                    {"cubin 75:none", "cubin 75:none", "cubin 80:none", "cubin 80:none"}},
         Expectation{"sass_ptx_80", {"cubin 80:none", "cubin 80:none", "ptx 80:zstd"}},
         Expectation{"sm_90a", {"cubin 90a:none", "cubin 90a:none", "ptx 90a:zstd"}},
         Expectation{"family_120f", {"cubin 120f:none", "cubin 120f:none"}},
@@ -125,9 +132,10 @@ INSTANTIATE_TEST_SUITE_P(
         Expectation{"mode_size", {"cubin 80:zstd", "cubin 80:zstd", "ptx 80:zstd"}},
         Expectation{"mode_speed", {"cubin 80:none", "cubin 80:none", "ptx 80:lz4"}},
         Expectation{"mode_none", {"cubin 80:none", "cubin 80:none", "ptx 80:none"}},
-        Expectation{"rdc", {"cubin 80:none", "cubin 80:zstd"}},
-        Expectation{"plain_c", {}}),
-    [](const testing::TestParamInfo<Expectation>& info) { return std::string(info.param.fixture); });
+        Expectation{"rdc", {"cubin 80:none", "cubin 80:zstd"}}, Expectation{"plain_c", {}}),
+    [](const testing::TestParamInfo<Expectation>& info) {
+      return std::string(info.param.fixture);
+    });
 
 // cuobjdump -all -xelf/-xptx write every cubin and PTX to files; their bytes must be exactly
 // our decompressed payloads (PTX without the NUL terminator the fatbin stores), and their
@@ -141,7 +149,8 @@ TEST(FatbinVsCuobjdump, PayloadsAndNamesAgree) {
     SCOPED_TRACE(name);
     if (!fs::exists(fixture(name))) GTEST_SKIP() << fixture(name) << " not built";
     auto file = slurp(fixture(name));
-    fs::path dir = fs::temp_directory_path() / ("tailor_cuobjdump_" + name + "_" + std::to_string(::getpid()));
+    fs::path dir =
+        fs::temp_directory_path() / ("tailor_cuobjdump_" + name + "_" + std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
     CommandSpec spec;

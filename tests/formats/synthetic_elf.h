@@ -12,8 +12,8 @@
 
 namespace tailor::testing_elf {
 
-constexpr uint32_t k_progbits = 1, k_symtab = 2, k_strtab = 3, k_rela = 4, k_dynamic = 6, k_nobits = 8,
-                   k_dynsym = 11, k_relr = 19, k_verneed = 0x6ffffffe;
+constexpr uint32_t k_progbits = 1, k_symtab = 2, k_strtab = 3, k_rela = 4, k_dynamic = 6,
+                   k_nobits = 8, k_dynsym = 11, k_relr = 19, k_verneed = 0x6ffffffe;
 constexpr uint32_t k_pt_load = 1, k_pt_dynamic = 2;
 constexpr uint64_t k_shf_write = 0x1, k_shf_alloc = 0x2;
 
@@ -33,7 +33,7 @@ struct Segment {
 };
 
 class Builder {
-public:
+ public:
   Builder() : m_bytes(64) {}
   // Appends bytes (8-aligned) and returns their file offset.
   uint64_t add(const void* data, size_t size) {
@@ -113,14 +113,15 @@ public:
     std::memcpy(b.data() + at, &v, sizeof v);
   }
 
-private:
+ private:
   std::vector<std::byte> m_bytes;
   std::vector<Section> m_sections;
   std::vector<Segment> m_segments;
 };
 
 // A string table "\0<names...>": index of each name in `indices`.
-inline std::string string_table(const std::vector<std::string>& names, std::vector<uint32_t>& indices) {
+inline std::string string_table(const std::vector<std::string>& names,
+                                std::vector<uint32_t>& indices) {
   std::string t(1, '\0');
   for (const auto& n : names) {
     indices.push_back(static_cast<uint32_t>(t.size()));
@@ -167,7 +168,8 @@ inline std::vector<std::byte> many_version_needs(uint64_t count, size_t name_len
   std::vector<uint32_t> idx;
   const std::string shnames = string_table({".shstrtab", ".dynstr", ".gnu.version_r"}, idx);
   std::vector<uint32_t> sidx;
-  const std::string strs = string_table({"libc.so.6", "GLIBC_" + std::string(name_length, '9')}, sidx);
+  const std::string strs =
+      string_table({"libc.so.6", "GLIBC_" + std::string(name_length, '9')}, sidx);
   std::vector<std::byte> vr(16 + 16 * count);
   Builder::put<uint16_t>(vr, 0, 1);
   Builder::put<uint16_t>(vr, 2, static_cast<uint16_t>(count > 0xffff ? 0xffff : count));
@@ -186,7 +188,8 @@ inline std::vector<std::byte> many_version_needs(uint64_t count, size_t name_len
 
 // One fatbin container of `entries` empty cubin entries (sm_<arch>), each naming the same
 // identifier of `id_length` bytes that lies after the last entry.
-inline std::vector<std::byte> fatbin_container(uint64_t entries, uint32_t id_length, uint32_t arch = 80) {
+inline std::vector<std::byte> fatbin_container(uint64_t entries, uint32_t id_length,
+                                               uint32_t arch = 80) {
   const uint64_t body = entries * 64 + id_length;
   std::vector<std::byte> c(16 + body);
   Builder::put<uint32_t>(c, 0, 0xBA55ED50);
@@ -212,7 +215,8 @@ inline std::vector<std::byte> fatbin_container(uint64_t entries, uint32_t id_len
 
 // A library whose .nv_fatbin section holds `section` (container bytes), listed `copies`
 // times in the section table (all pointing at the same bytes).
-inline std::vector<std::byte> with_fatbin(const std::vector<std::byte>& section, uint64_t copies = 1) {
+inline std::vector<std::byte> with_fatbin(const std::vector<std::byte>& section,
+                                          uint64_t copies = 1) {
   Builder b;
   std::vector<uint32_t> idx;
   const std::string shnames = string_table({".shstrtab", ".nv_fatbin"}, idx);
@@ -226,7 +230,8 @@ inline std::vector<std::byte> with_fatbin(const std::vector<std::byte>& section,
 // + `address_skew`) hold `contents` in turn; no .nv_fatbin unless named.
 inline std::vector<std::byte> with_sections(const std::vector<std::string>& names,
                                             const std::vector<std::vector<std::byte>>& contents,
-                                            uint64_t address_skew = 0, uint64_t flags = k_shf_alloc) {
+                                            uint64_t address_skew = 0,
+                                            uint64_t flags = k_shf_alloc) {
   Builder b;
   std::vector<uint32_t> idx;
   std::vector<std::string> all = {".shstrtab"};
@@ -237,12 +242,14 @@ inline std::vector<std::byte> with_sections(const std::vector<std::string>& name
   for (const auto& c : contents) at.push_back(b.add(c));
   uint32_t shstr = b.section({idx[0], k_strtab, sh_at, shnames.size()});
   for (size_t i = 0; i < names.size(); ++i)
-    b.section({idx[i + 1], k_progbits, at[i], contents[i].size(), 0, 0, flags, at[i] + address_skew});
+    b.section(
+        {idx[i + 1], k_progbits, at[i], contents[i].size(), 0, 0, flags, at[i] + address_skew});
   return b.build(shstr);
 }
 
 // One Elf64_Sym record.
-inline std::vector<std::byte> symbol_record(uint32_t name, uint64_t value, uint64_t size, uint16_t shndx,
+inline std::vector<std::byte> symbol_record(uint32_t name, uint64_t value, uint64_t size,
+                                            uint16_t shndx,
                                             uint8_t info = 0x12 /* STB_GLOBAL, STT_FUNC */) {
   std::vector<std::byte> r(24);
   Builder::put<uint32_t>(r, 0, name);
@@ -271,8 +278,10 @@ inline std::vector<std::byte> concat(const std::vector<std::vector<std::byte>>& 
 // A library with one allocated table section `name` of `type` holding `records` (address =
 // file offset), linked to a string table `.dynstr` holding `strings`, and one PT_LOAD that
 // maps the whole file at address 0.
-inline std::vector<std::byte> with_table(const std::string& name, uint32_t type, const std::vector<std::byte>& records,
-                                         const std::string& strings = std::string(1, '\0'), uint64_t entsize = 0) {
+inline std::vector<std::byte> with_table(const std::string& name, uint32_t type,
+                                         const std::vector<std::byte>& records,
+                                         const std::string& strings = std::string(1, '\0'),
+                                         uint64_t entsize = 0) {
   Builder b;
   std::vector<uint32_t> idx;
   const std::string shnames = string_table({".shstrtab", ".dynstr", name}, idx);

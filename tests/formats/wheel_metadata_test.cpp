@@ -14,7 +14,8 @@ using namespace tailor;
 using namespace tailor::formats;
 
 TEST(WheelName, ParsesTorchStyleNamesWithLocalLabel) {
-  auto w = parse_wheel_filename("/tmp/dist/torch-2.11.0+cu130-cp311-cp311-manylinux_2_28_x86_64.whl");
+  auto w =
+      parse_wheel_filename("/tmp/dist/torch-2.11.0+cu130-cp311-cp311-manylinux_2_28_x86_64.whl");
   ASSERT_TRUE(w) << w.error().message;
   EXPECT_EQ(w->distribution, "torch");
   EXPECT_EQ(w->version, "2.11.0+cu130");
@@ -24,7 +25,8 @@ TEST(WheelName, ParsesTorchStyleNamesWithLocalLabel) {
 }
 
 TEST(WheelName, ExpandsCompressedTagSetsAndBuildTag) {
-  auto w = parse_wheel_filename("numpy-2.0.0-1-cp311.cp312-abi3-manylinux_2_17_x86_64.manylinux2014_x86_64.whl");
+  auto w = parse_wheel_filename(
+      "numpy-2.0.0-1-cp311.cp312-abi3-manylinux_2_17_x86_64.manylinux2014_x86_64.whl");
   ASSERT_TRUE(w) << w.error().message;
   EXPECT_EQ(w->build, "1");
   EXPECT_EQ(w->tags().size(), 4u);
@@ -32,9 +34,10 @@ TEST(WheelName, ExpandsCompressedTagSetsAndBuildTag) {
 }
 
 TEST(WheelName, RejectsMalformedNames) {
-  for (const char* bad : {"torch.whl", "torch-2.0-cp311-cp311.whl", "torch-x2.0-cp311-cp311-linux_x86_64.whl",
-                          "torch-2.0-b-cp311-cp311-linux_x86_64.whl", "torch-2.0-cp311-cp311-linux x86.whl",
-                          "torch-2.0-cp311-cp311-linux_x86_64.zip", "torch-2.0+-py3-none-any.whl"}) {
+  for (const char* bad :
+       {"torch.whl", "torch-2.0-cp311-cp311.whl", "torch-x2.0-cp311-cp311-linux_x86_64.whl",
+        "torch-2.0-b-cp311-cp311-linux_x86_64.whl", "torch-2.0-cp311-cp311-linux x86.whl",
+        "torch-2.0-cp311-cp311-linux_x86_64.zip", "torch-2.0+-py3-none-any.whl"}) {
     auto w = parse_wheel_filename(bad);
     EXPECT_FALSE(w) << bad;
   }
@@ -47,7 +50,8 @@ TEST(WheelFile, ReadsTagLines) {
   ASSERT_TRUE(w) << w.error().message;
   EXPECT_EQ(w->wheel_version, "1.0");
   EXPECT_EQ(w->root_is_purelib, false);
-  EXPECT_EQ(w->tags, (std::vector<std::string>{"cp311-cp311-manylinux_2_28_x86_64", "cp311-cp311-linux_x86_64"}));
+  EXPECT_EQ(w->tags, (std::vector<std::string>{"cp311-cp311-manylinux_2_28_x86_64",
+                                               "cp311-cp311-linux_x86_64"}));
   EXPECT_FALSE(parse_wheel_file("Generator: x\n"));
   EXPECT_FALSE(parse_wheel_file("Wheel-Version: 1.0\nTag: cp311-linux\n"));
 }
@@ -83,7 +87,8 @@ TEST(Record, ErrorsNameTheLine) {
 TEST(Metadata, ReadsHeaderFields) {
   auto m = parse_metadata(
       "Metadata-Version: 2.1\nName: torch\nVersion: 2.11.0+cu130\nRequires-Python: >=3.10\n"
-      "Requires-Dist: filelock\nRequires-Dist: nvidia-cuda-runtime==13.0.96; platform_system == \"Linux\"\n\n"
+      "Requires-Dist: filelock\nRequires-Dist: nvidia-cuda-runtime==13.0.96; platform_system == "
+      "\"Linux\"\n\n"
       "Name: not-a-header\n");
   EXPECT_EQ(m.name, "torch");
   EXPECT_EQ(m.version, "2.11.0+cu130");
@@ -111,10 +116,12 @@ TEST(Sha256, KnownVectors) {
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   EXPECT_EQ(Sha256::hex(Sha256::of(tailor::as_bytes("abc"))),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  EXPECT_EQ(Sha256::hex(Sha256::of(tailor::as_bytes("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"))),
+  EXPECT_EQ(Sha256::hex(Sha256::of(
+                tailor::as_bytes("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"))),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   Sha256 empty;  // finishing without any update is the hash of nothing
-  EXPECT_EQ(Sha256::hex(empty.finish()), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(Sha256::hex(empty.finish()),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 }
 
 TEST(Sha256, MatchesHashlibOnOddChunking) {
@@ -162,7 +169,8 @@ TEST(WheelCaps, MetadataFilesAreCappedAndNeverSplitIntoLines) {
   std::string newlines(16u << 20, '\n');
   auto w = parse_wheel_file(newlines);
   ASSERT_FALSE(w);
-  EXPECT_NE(w.error().message.find("over the limit of 1048576"), std::string::npos) << w.error().message;
+  EXPECT_NE(w.error().message.find("over the limit of 1048576"), std::string::npos)
+      << w.error().message;
   // Under the cap, leading blank lines end the header block at once.
   auto small = parse_wheel_file(std::string(1000, '\n') + "Wheel-Version: 1.0\n");
   ASSERT_FALSE(small);
@@ -183,6 +191,7 @@ TEST(WheelCaps, MetadataFilesAreCappedAndNeverSplitIntoLines) {
   for (int i = 0; i < 20; ++i) rows += "f" + std::to_string(i) + ",,\n";
   auto r = parse_record(rows, 19);
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("RECORD line 20: more than 19 rows"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("RECORD line 20: more than 19 rows"), std::string::npos)
+      << r.error().message;
   EXPECT_TRUE(parse_record(rows, 20));
 }

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <string>
 
-#include "support/fixtures.h"
 #include "formats/zip.h"
+#include "support/fixtures.h"
 #include "util/mapped_file.h"
 #include "util/process.h"
 
@@ -106,12 +106,15 @@ with zipfile.ZipFile(out, 'w', compression=zipfile.ZIP_DEFLATED) as z:
 }
 
 TEST(ZipReader, RefusesNamesThatEscape) {
-  for (auto [name, why] : {std::pair{"../evil", "'..'"}, {"a/../../evil", "'..'"}, {"/etc/passwd", "absolute"},
+  for (auto [name, why] : {std::pair{"../evil", "'..'"},
+                           {"a/../../evil", "'..'"},
+                           {"/etc/passwd", "absolute"},
                            {"a\\\\b", "backslash"}}) {
-    auto bytes = make_with_python("evil.zip", std::string("with zipfile.ZipFile(out, 'w') as z:\n"
-                                                          "    z.writestr(zipfile.ZipInfo('ok.txt'), b'x')\n"
-                                                          "    z.writestr(zipfile.ZipInfo('") +
-                                                  name + "'), b'evil')\n");
+    auto bytes =
+        make_with_python("evil.zip", std::string("with zipfile.ZipFile(out, 'w') as z:\n"
+                                                 "    z.writestr(zipfile.ZipInfo('ok.txt'), b'x')\n"
+                                                 "    z.writestr(zipfile.ZipInfo('") +
+                                         name + "'), b'evil')\n");
     auto err = error_of(bytes);
     EXPECT_NE(err.find(why), std::string::npos) << name << ": " << err;
     EXPECT_NE(err.find("offset 0x"), std::string::npos) << err;
@@ -176,11 +179,13 @@ TEST(ZipReader, DetectsCorruptDataAndLyingSizes) {
     ASSERT_TRUE(a);
     auto r = extract_member(bad, a->entries[1], buffer);
     ASSERT_FALSE(r);
-    EXPECT_NE(r.error().message.find("past its declared size"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("past its declared size"), std::string::npos)
+        << r.error().message;
     EXPECT_LE(buffer.size(), 1000u);
     auto s = stream_member(bad, a->entries[1], [](Bytes) {});
     ASSERT_FALSE(s);
-    EXPECT_NE(s.error().message.find("past its declared size"), std::string::npos) << s.error().message;
+    EXPECT_NE(s.error().message.find("past its declared size"), std::string::npos)
+        << s.error().message;
   }
 }
 
@@ -296,7 +301,8 @@ TEST(ZipStreaming, MembersLargerThanAChunkGiveTheSameBytesStoredAndDeflated) {
     ASSERT_TRUE(r) << r.error().message;
     EXPECT_EQ(streamed, expected) << e.name;
     EXPECT_GT(chunks, 1u) << e.name;
-    EXPECT_EQ(consumed_bytes, e.compressed_size) << "every input byte is handed back once: " << e.name;
+    EXPECT_EQ(consumed_bytes, e.compressed_size)
+        << "every input byte is handed back once: " << e.name;
     auto head = peek_member(bytes, e, 5);
     ASSERT_TRUE(head);
     EXPECT_EQ(*head, expected.substr(0, 5));

@@ -37,7 +37,9 @@ using tailor::test::filled;
 
 std::string write_scratch(const std::string& name, const std::vector<std::byte>& bytes) {
   fs::path p = tailor::test::scratch_dir("embedded_fatbin") / name;
-  std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(p, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
   return p.string();
 }
 
@@ -92,7 +94,8 @@ TEST(EmbeddedFatbins, FixtureCountsInTheLibrarysTargets) {
   EXPECT_EQ(again->target_names(), r->target_names());
   EXPECT_EQ(again->device_code_bytes, r->device_code_bytes);
   ASSERT_EQ(again->embedded.size(), r->embedded.size());
-  for (size_t i = 0; i < r->embedded.size(); ++i) EXPECT_EQ(again->embedded[i].section, r->embedded[i].section);
+  for (size_t i = 0; i < r->embedded.size(); ++i)
+    EXPECT_EQ(again->embedded[i].section, r->embedded[i].section);
 }
 
 TEST(EmbeddedFatbins, TextJsonAndVerdicts) {
@@ -125,7 +128,8 @@ TEST(EmbeddedFatbins, SyntheticSectionsSaySectionByWhere) {
   // Containers of empty cubin entries (tests/formats/synthetic_elf.h) in .data and .ldata,
   // after other bytes; nothing in .nv_fatbin.
   auto c75 = te::fatbin_container(3, 0, 75), c90 = te::fatbin_container(1, 0, 90);
-  auto lib = te::with_sections({".data", ".ldata"}, {concat({filled(24, 0x5a), c75, filled(8, 0), c75}), c90}, 0x200000);
+  auto lib = te::with_sections({".data", ".ldata"},
+                               {concat({filled(24, 0x5a), c75, filled(8, 0), c75}), c90}, 0x200000);
   auto r = analyze_library(lib, "libfft.so");
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->target_names(), (std::vector<std::string>{"sm_75", "sm_90"}));
@@ -202,11 +206,13 @@ TEST(EmbeddedFatbins, OverlappingSectionsAreSearchedOnce) {
     const std::string shnames = te::string_table({".shstrtab", ".rodata"}, idx);
     const uint64_t sh_at = b.add(shnames), at = b.add(big);
     uint32_t shstr = b.section({idx[0], te::k_strtab, sh_at, shnames.size()});
-    for (int i = 0; i < 20000; ++i) b.section({idx[1], te::k_progbits, at, big.size(), 0, 0, te::k_shf_alloc, at});
+    for (int i = 0; i < 20000; ++i)
+      b.section({idx[1], te::k_progbits, at, big.size(), 0, 0, te::k_shf_alloc, at});
     const auto start = std::chrono::steady_clock::now();
     auto r = analyze_library(b.build(shstr), "y.so");
-    const auto ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
     ASSERT_TRUE(r) << r.error().message;
     ASSERT_EQ(r->embedded.size(), 1u);
     EXPECT_EQ(r->embedded[0].containers, 1u);
@@ -240,9 +246,11 @@ TEST(EmbeddedFatbins, HandingPagesBackGivesTheSameReport) {
 TEST(EmbeddedFatbins, HostileCandidatesNameThePath) {
   // Empty entries that each host a container header whose entries run to a last bad one
   // (test::candidate_chain): an error, not minutes of work.
-  auto r = analyze_library(te::with_sections({".rodata"}, {tailor::test::candidate_chain(20000)}), "evil.so");
+  auto r = analyze_library(te::with_sections({".rodata"}, {tailor::test::candidate_chain(20000)}),
+                           "evil.so");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().message.rfind("evil.so: fatbin container candidates in the section at 0x", 0), 0u)
+  EXPECT_EQ(r.error().message.rfind("evil.so: fatbin container candidates in the section at 0x", 0),
+            0u)
       << r.error().message;
 }
 

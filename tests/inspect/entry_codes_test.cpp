@@ -40,12 +40,14 @@ std::vector<std::string> names_of(const std::vector<TargetStats>& targets) {
 TEST(EntryCodes, LibraryTargetsGroupAndOrderByCode) {
   // Two containers; lto_100 before lto_50 and sm_100 before sm_80 in the file.
   auto section = fatbin_container({{2, 100}, {8, 100, 128}, {2, 80}, {1, 80}, {8, 50}});
-  auto more = fatbin_container({{2, 90, 64, k_a}, {2, 80}, {8, 50}, {1, 100, 64, k_f}, {2, 0}, {4, 75}});
+  auto more =
+      fatbin_container({{2, 90, 64, k_a}, {2, 80}, {8, 50}, {1, 100, 64, k_f}, {2, 0}, {4, 75}});
   section.insert(section.end(), more.begin(), more.end());
   auto r = analyze_library(testing_elf::with_fatbin(section), "x.so");
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(names_of(r->targets), (std::vector<std::string>{"sm_80", "compute_80", "sm_90a", "sm_100", "compute_100f",
-                                                            "lto_50", "lto_100", "sm_0", "kind4_75"}));
+  EXPECT_EQ(names_of(r->targets),
+            (std::vector<std::string>{"sm_80", "compute_80", "sm_90a", "sm_100", "compute_100f",
+                                      "lto_50", "lto_100", "sm_0", "kind4_75"}));
   const TargetStats& sm80 = r->targets[0];
   EXPECT_EQ(sm80.code, (cuda::FatbinCode{2, 80, false, false}));
   EXPECT_EQ(sm80.entries, 2u);
@@ -74,7 +76,8 @@ TEST(EntryCodes, LibraryTargetsGroupAndOrderByCode) {
 }
 
 TEST(EntryCodes, VerdictsSkipLtoIrAndRefuseWhatIsNoTarget) {
-  auto r = analyze_library(testing_elf::with_fatbin(fatbin_container({{2, 90}, {8, 90}, {8, 50}})), "x.so");
+  auto r = analyze_library(testing_elf::with_fatbin(fatbin_container({{2, 90}, {8, 90}, {8, 50}})),
+                           "x.so");
   ASSERT_TRUE(r) << r.error().message;
   InspectReport report;
   InspectedLibrary lib;
@@ -100,8 +103,9 @@ TEST(EntryCodes, VerdictsSkipLtoIrAndRefuseWhatIsNoTarget) {
     one.libraries = {l};
     auto refused = evaluate(one, specs);
     ASSERT_FALSE(refused);
-    EXPECT_NE(refused.error().message.find("y.so: unknown target '" + bad->targets.back().name + "'"),
-              std::string::npos)
+    EXPECT_NE(
+        refused.error().message.find("y.so: unknown target '" + bad->targets.back().name + "'"),
+        std::string::npos)
         << refused.error().message;
   }
 }

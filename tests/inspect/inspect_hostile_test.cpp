@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 namespace {
 
 class InspectHostile : public testing::Test {
-protected:
+ protected:
   void SetUp() override {
     m_dir = fs::temp_directory_path() / ("tailor_inspect_hostile_" + std::to_string(::getpid()));
     fs::remove_all(m_dir);
@@ -29,13 +29,15 @@ protected:
   }
   void TearDown() override {
     std::error_code ec;
-    for (auto& p : fs::recursive_directory_iterator(m_dir, ec)) fs::permissions(p.path(), fs::perms::owner_all, ec);
+    for (auto& p : fs::recursive_directory_iterator(m_dir, ec))
+      fs::permissions(p.path(), fs::perms::owner_all, ec);
     fs::remove_all(m_dir, ec);
   }
   std::string write(const std::string& name, const std::vector<std::byte>& bytes) {
     fs::path p = m_dir / name;
     fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    std::ofstream(p, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
     return p.string();
   }
   fs::path m_dir;
@@ -48,7 +50,8 @@ TEST_F(InspectHostile, OverlappingDeviceSectionsAreRefused) {
   auto lib = te::with_fatbin(te::fatbin_container(1000, 0), 5000);
   auto r = analyze_library(lib, "x.so");
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("device code sections overlap"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("device code sections overlap"), std::string::npos)
+      << r.error().message;
   auto once = analyze_library(te::with_fatbin(te::fatbin_container(1000, 0), 1), "x.so");
   ASSERT_TRUE(once) << once.error().message;
   EXPECT_EQ(once->target_names(), std::vector<std::string>{"sm_80"});
@@ -62,7 +65,8 @@ TEST_F(InspectHostile, ThousandsOfDistinctTargetsAreRefused) {
   }
   auto r = analyze_library(te::with_fatbin(section), "x.so");
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("more than 1024 distinct targets"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("more than 1024 distinct targets"), std::string::npos)
+      << r.error().message;
 }
 
 TEST_F(InspectHostile, NamesThatAreNotUtf8AreEscapedInJson) {
@@ -75,7 +79,8 @@ TEST_F(InspectHostile, NamesThatAreNotUtf8AreEscapedInJson) {
 }
 
 TEST_F(InspectHostile, TerminalEscapesInNamesAreNeutralised) {
-  std::string p = write("esc.so", te::with_needed({"lib\x1b]0;owned\x07.so", "lib\x1b[2J\n.so"}, 2));
+  std::string p =
+      write("esc.so", te::with_needed({"lib\x1b]0;owned\x07.so", "lib\x1b[2J\n.so"}, 2));
   auto report = inspect_paths({p});
   ASSERT_TRUE(report) << report.error().message;
   std::string text = render_text(*report);
@@ -111,19 +116,22 @@ TEST_F(InspectHostile, EmptyFolderIsAnError) {
   std::ofstream(m_dir / "empty" / "notes.txt") << "not a library\n";
   auto r = inspect_paths({(m_dir / "empty").string()});
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("no ELF libraries under this folder"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("no ELF libraries under this folder"), std::string::npos)
+      << r.error().message;
 }
 
 TEST_F(InspectHostile, UnreadableFilesAreNamed) {
   std::string p = write("dir/locked.so", te::with_needed({"libc.so.6"}, 1));
   fs::permissions(p, fs::perms::none);
-  if (::geteuid() == 0) GTEST_SKIP() << "running as root: mode 000 files are readable, nothing to check";
+  if (::geteuid() == 0)
+    GTEST_SKIP() << "running as root: mode 000 files are readable, nothing to check";
   auto single = inspect_paths({p});
   ASSERT_FALSE(single);
   EXPECT_EQ(single.error().message, p + ": permission denied");
   auto only = inspect_paths({(m_dir / "dir").string()});
   ASSERT_FALSE(only);
-  EXPECT_NE(only.error().message.find("no ELF library could be read; 1 skipped, the first: " + p + ": permission denied"),
+  EXPECT_NE(only.error().message.find("no ELF library could be read; 1 skipped, the first: " + p +
+                                      ": permission denied"),
             std::string::npos)
       << only.error().message;
   write("dir/ok.so", te::with_needed({"libc.so.6"}, 1));

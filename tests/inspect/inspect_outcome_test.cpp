@@ -1,8 +1,8 @@
 // What fails an inspect run and what only warns (inspect_outcome.h), over reports made in
 // the test: each failure is one line that names the report line to read.
-#include <gtest/gtest.h>
-
 #include "inspect/inspect_outcome.h"
+
+#include <gtest/gtest.h>
 
 namespace tailor::inspect {
 namespace {
@@ -42,7 +42,9 @@ TEST(InspectOutcome, FailedGpuVerdictNamesTheDeviceAndTheLibrary) {
   verdicts.items.push_back(gpu_verdict("/d/demo.whl!demo/b.so", true));
   auto outcome = judge(report, &verdicts);
   ASSERT_TRUE(outcome.failed());
-  EXPECT_EQ(outcome.failure_line(), "--gpu 9.0: 1 of 2 libraries does not run on it (demo/a.so) (see the verdict FAIL lines)");
+  EXPECT_EQ(
+      outcome.failure_line(),
+      "--gpu 9.0: 1 of 2 libraries does not run on it (demo/a.so) (see the verdict FAIL lines)");
 }
 
 TEST(InspectOutcome, ExactAndRequireSayWhatDiffers) {
@@ -61,9 +63,12 @@ TEST(InspectOutcome, ExactAndRequireSayWhatDiffers) {
   auto outcome = judge(report, &verdicts);
   ASSERT_EQ(outcome.failures.size(), 2u);
   EXPECT_EQ(outcome.failures[0],
-            "--exact: 1 of 1 library differs from the spec (/d/libk.so lacks sm_86; has extra compute_90 compute_120) "
+            "--exact: 1 of 1 library differs from the spec (/d/libk.so lacks sm_86; has extra "
+            "compute_90 compute_120) "
             "(see the verdict FAIL lines)");
-  EXPECT_EQ(outcome.failures[1], "--require: 1 of 1 library lacks required targets (/d/libk.so lacks sm_86) (see the verdict FAIL lines)");
+  EXPECT_EQ(outcome.failures[1],
+            "--require: 1 of 1 library lacks required targets (/d/libk.so lacks sm_86) (see the "
+            "verdict FAIL lines)");
 }
 
 TEST(InspectOutcome, RecordAndManylinuxFailuresNameTheWheel) {
@@ -72,16 +77,18 @@ TEST(InspectOutcome, RecordAndManylinuxFailuresNameTheWheel) {
   w.record.mismatches.push_back({"demo/p.so", "sha256 differs"});
   w.claim_ok = w.claim_ok_without_other_gpu = false;
   w.claim_problem = w.claim_problem_without_other_gpu =
-      "claims manylinux_2_17_x86_64 but the libraries need manylinux_2_34_x86_64 (needs GLIBC_2.34 (libc.so.6, needed by demo/fast.so))";
+      "claims manylinux_2_17_x86_64 but the libraries need manylinux_2_34_x86_64 (needs GLIBC_2.34 "
+      "(libc.so.6, needed by demo/fast.so))";
   report.wheels.push_back(w);
   auto outcome = judge(report, nullptr);
   ASSERT_EQ(outcome.failures.size(), 2u);
   EXPECT_EQ(outcome.failures[0],
-            "demo-1.0-cp311-cp311-manylinux_2_17_x86_64.whl: RECORD check failed: 1 mismatched, 0 unlisted, 0 missing "
+            "demo-1.0-cp311-cp311-manylinux_2_17_x86_64.whl: RECORD check failed: 1 mismatched, 0 "
+            "unlisted, 0 missing "
             "(see the RECORD line)");
   EXPECT_EQ(outcome.failures[1],
-            "demo-1.0-cp311-cp311-manylinux_2_17_x86_64.whl: its manylinux tag is wrong: " + w.claim_problem +
-                " (see the manylinux line)");
+            "demo-1.0-cp311-cp311-manylinux_2_17_x86_64.whl: its manylinux tag is wrong: " +
+                w.claim_problem + " (see the manylinux line)");
 }
 
 // Issue 27: bitsandbytes 0.50.2 passed every --gpu H100 verdict and still exited 1, silently,
@@ -101,9 +108,11 @@ TEST(InspectOutcome, ManylinuxWrongOnlyForAnotherGpuPlatformWarns) {
   EXPECT_FALSE(outcome.failed()) << outcome.failure_line();
   ASSERT_EQ(outcome.warnings.size(), 1u);
   EXPECT_EQ(outcome.warnings[0],
-            "bitsandbytes-0.50.2-py3-none-manylinux_2_24_x86_64.whl: its manylinux tag manylinux_2_24_x86_64 holds for the "
+            "bitsandbytes-0.50.2-py3-none-manylinux_2_24_x86_64.whl: its manylinux tag "
+            "manylinux_2_24_x86_64 holds for the "
             "CUDA and CPU libraries but not for the ROCm and oneAPI (XPU) libraries "
-            "(bitsandbytes/libbitsandbytes_rocm64.so and 1 more), which load only on those GPUs: a warning, not a failure "
+            "(bitsandbytes/libbitsandbytes_rocm64.so and 1 more), which load only on those GPUs: a "
+            "warning, not a failure "
             "(see the manylinux line)");
 }
 
@@ -125,7 +134,8 @@ TEST(InspectOutcome, FailureLineKeepsToOneLine) {
   Verdicts verdicts;
   verdicts.problems.push_back("no library carries CUDA device code");
   auto judged = judge(InspectReport{}, &verdicts);
-  EXPECT_EQ(judged.failure_line(), "verdict: no library carries CUDA device code (see the verdict FAIL line)");
+  EXPECT_EQ(judged.failure_line(),
+            "verdict: no library carries CUDA device code (see the verdict FAIL line)");
 }
 
 }  // namespace

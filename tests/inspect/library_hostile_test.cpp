@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "support/fixtures.h"
 #include "formats/elf.h"
 #include "inspect/library_report.h"
+#include "support/fixtures.h"
 
 using namespace tailor;
 using tailor::test::fixture;
@@ -56,9 +56,10 @@ TEST(LibraryHostile, BrokenFatbinNamesPathAndEntryOffset) {
   std::memcpy(f.data() + entry + 4, &zero, 4);
   auto r = inspect::analyze_library(f, "libbroken.so");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().message, "libbroken.so: fatbin entry at " + hex(entry) +
-                                   ": header size 0x0 is below 64 or runs past its container (end " +
-                                   hex(s->offset + 16 + fat_size) + ")");
+  EXPECT_EQ(r.error().message,
+            "libbroken.so: fatbin entry at " + hex(entry) +
+                ": header size 0x0 is below 64 or runs past its container (end " +
+                hex(s->offset + 16 + fat_size) + ")");
 }
 
 TEST(LibraryHostile, FatbinSectionPastEndOfFile) {
@@ -75,7 +76,8 @@ TEST(LibraryHostile, FatbinSectionPastEndOfFile) {
   auto r = inspect::analyze_library(f, "lib.so");
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("lib.so: section .nv_fatbin at " + hex(f.size() - 8)),
-            std::string::npos) << r.error().message;
+            std::string::npos)
+      << r.error().message;
 }
 
 TEST(LibraryHostile, EveryTruncationIsAnErrorOrAReport) {

@@ -1,6 +1,8 @@
 // analyze_library over nvcc/g++-made fixtures: exact target lists in canonical order,
 // counts and bytes per target, compression sets, system needs, C++ ABI and ISA level;
 // and the counts agree with cuobjdump --list-elf / --list-ptx on the same files.
+#include "inspect/library_report.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -13,9 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "support/fixtures.h"
 #include "formats/elf.h"
-#include "inspect/library_report.h"
+#include "support/fixtures.h"
 #include "util/process.h"
 
 using namespace tailor;
@@ -26,10 +27,10 @@ using tailor::test::slurp;
 
 namespace {
 
-#define REPORT(var, name)                                                                \
+#define REPORT(var, name)                                                                   \
   if (!fs::exists(fixture(name))) GTEST_SKIP() << fixture(name) << " not built (no nvcc?)"; \
-  auto var##_r = analyze_library_file(fixture(name));                                  \
-  ASSERT_TRUE(var##_r) << var##_r.error().message;                                     \
+  auto var##_r = analyze_library_file(fixture(name));                                       \
+  ASSERT_TRUE(var##_r) << var##_r.error().message;                                          \
   const LibraryReport& var = *var##_r
 
 const TargetStats* target(const LibraryReport& r, const std::string& name) {
@@ -42,7 +43,8 @@ std::string find_cuobjdump() {
   if (const char* env = std::getenv("TAILOR_CUOBJDUMP")) return env;
   if (auto p = find_in_path("cuobjdump"); !p.empty()) return p;
   auto r = run_command({"python3", "-c",
-                        "import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], 'cu13', 'bin', 'cuobjdump'))"});
+                        "import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], 'cu13', "
+                        "'bin', 'cuobjdump'))"});
   std::string path = r.out.substr(0, r.out.find('\n'));
   return r.ok() && fs::exists(path) ? path : "";
 }
@@ -65,7 +67,8 @@ TEST(LibraryReport, TargetListsInCanonicalOrder) {
     EXPECT_EQ(r.target_names(), targets);
     EXPECT_EQ(r.has_device_code, !targets.empty());
     // nvcc's libraries are of its host; plain_c is the C compiler's, the target's.
-    EXPECT_EQ(r.machine, name == "plain_c" ? tailor::test::cxx_fixture_machine() : tailor::test::nvcc_fixture_machine());
+    EXPECT_EQ(r.machine, name == "plain_c" ? tailor::test::cxx_fixture_machine()
+                                           : tailor::test::nvcc_fixture_machine());
     EXPECT_EQ(r.file_size, fs::file_size(fixture(name)));
   }
 }
@@ -167,7 +170,8 @@ TEST(LibraryReport, VerifyPayloads) {
     auto r = analyze_library_file(fixture(name), {.verify_payloads = true});
     ASSERT_TRUE(r) << r.error().message;
     EXPECT_TRUE(r->payloads_verified);
-    auto too_small = analyze_library_file(fixture(name), {.verify_payloads = true, .max_entry_bytes = 64});
+    auto too_small =
+        analyze_library_file(fixture(name), {.verify_payloads = true, .max_entry_bytes = 64});
     ASSERT_FALSE(too_small);
     EXPECT_NE(too_small.error().message.find("exceeds the limit"), std::string::npos);
   }
@@ -195,7 +199,8 @@ TEST(LibraryReport, CountsAgreeWithCuobjdump) {
       std::istringstream lines(out.out);
       for (std::string line; std::getline(lines, line);) {
         std::smatch m;
-        if (std::regex_search(line, m, re)) theirs[std::string(m[1]) + "." + std::string(m[2])] += 1;
+        if (std::regex_search(line, m, re))
+          theirs[std::string(m[1]) + "." + std::string(m[2])] += 1;
       }
     }
     for (auto& t : r.targets) {

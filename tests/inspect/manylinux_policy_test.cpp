@@ -1,9 +1,10 @@
 // The manylinux policy data (auditwheel's policy file, data/manylinux/policies.toml) and
 // the CUDA provider table, through their loaders.
+#include "inspect/manylinux_policy.h"
+
 #include <gtest/gtest.h>
 
 #include "inspect/cuda_providers.h"
-#include "inspect/manylinux_policy.h"
 
 using namespace tailor::inspect;
 using tailor::formats::ElfVersionNeed;
@@ -51,9 +52,11 @@ TEST(ManylinuxPolicies, RowsMatchTheReferenceTable) {
 }
 
 TEST(ManylinuxPolicies, StrictestFitFollowsTheNewestNeed) {
-  EXPECT_EQ(fit("x86_64", {{"libc.so.6", {"GLIBC_2.2.5", "GLIBC_2.17"}}}).tag, "manylinux_2_17_x86_64");
+  EXPECT_EQ(fit("x86_64", {{"libc.so.6", {"GLIBC_2.2.5", "GLIBC_2.17"}}}).tag,
+            "manylinux_2_17_x86_64");
   EXPECT_EQ(fit("x86_64", {{"libc.so.6", {"GLIBC_2.2.5"}}}).tag, "manylinux_2_5_x86_64");
-  auto f = fit("x86_64", {{"libc.so.6", {"GLIBC_2.34", "GLIBC_2.2.5"}}, {"libstdc++.so.6", {"GLIBCXX_3.4.19"}}});
+  auto f = fit("x86_64", {{"libc.so.6", {"GLIBC_2.34", "GLIBC_2.2.5"}},
+                          {"libstdc++.so.6", {"GLIBCXX_3.4.19"}}});
   EXPECT_EQ(f.policy, "manylinux_2_34");
   ASSERT_FALSE(f.limiting.empty());
   EXPECT_EQ(f.limiting.front(), "GLIBC_2.34 (libc.so.6)");

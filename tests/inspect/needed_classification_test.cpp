@@ -19,10 +19,11 @@ LibraryReport lib(const std::string& path, std::vector<std::string> needed, std:
 }  // namespace
 
 TEST(NeededClassification, EveryKind) {
-  auto l = classify_library(
-      lib("torch/lib/libtorch_cuda.so",
-          {"libc10.so", "libcudart.so.13", "libcuda.so.1", "libm.so.6", "libfoo.so.1", "ld-linux-x86-64.so.2"}, "2.17"),
-      {"libc10.so"});
+  auto l = classify_library(lib("torch/lib/libtorch_cuda.so",
+                                {"libc10.so", "libcudart.so.13", "libcuda.so.1", "libm.so.6",
+                                 "libfoo.so.1", "ld-linux-x86-64.so.2"},
+                                "2.17"),
+                            {"libc10.so"});
   ASSERT_EQ(l.needed_libraries.size(), 6u);
   EXPECT_EQ(l.needed_libraries[0].kind, NeededKind::bundled);
   EXPECT_EQ(l.needed_libraries[1].kind, NeededKind::cuda_runtime);
@@ -47,7 +48,8 @@ TEST(NeededClassification, SetFitIsTheLeastStrictAndSystemLibrariesLowerIt) {
   libs.push_back(classify_library(lib("c.so", {"libopenblas.so.0"}, "2.17"), {}));
   auto lowered = fit_of_set(libs);
   EXPECT_EQ(lowered.tag, "linux_x86_64");
-  EXPECT_NE(lowered.limiting.back().find("c.so: needs libopenblas.so.0 from the system"), std::string::npos);
+  EXPECT_NE(lowered.limiting.back().find("c.so: needs libopenblas.so.0 from the system"),
+            std::string::npos);
   EXPECT_EQ(fit_of_set({}).tag, "");
 }
 
@@ -72,17 +74,22 @@ TEST(TargetTotals, SumAcrossLibrariesInCanonicalOrder) {
 // ones the claimed policy allows (CXXABI_1.3.9 and GLIBCXX_3.4.21 are fine for 2_28).
 TEST(ManylinuxClaim, NamesOnlyTheVersionsTheClaimedPolicyRefuses) {
   LibraryReport r = lib("pkg/_C.so", {"libc.so.6", "libstdc++.so.6"}, "2.34");
-  r.version_needs = {{"libstdc++.so.6", {"CXXABI_1.3.9", "GLIBCXX_3.4.21", "GLIBCXX_3.4.25", "GLIBCXX_3.4.29"}},
-                     {"libc.so.6", {"GLIBC_2.2.5", "GLIBC_2.32", "GLIBC_2.34"}}};
-  std::vector<InspectedLibrary> libs{classify_library(r, {}), classify_library(lib("pkg/b.so", {}, "2.34"), {})};
+  r.version_needs = {
+      {"libstdc++.so.6", {"CXXABI_1.3.9", "GLIBCXX_3.4.21", "GLIBCXX_3.4.25", "GLIBCXX_3.4.29"}},
+      {"libc.so.6", {"GLIBC_2.2.5", "GLIBC_2.32", "GLIBC_2.34"}}};
+  std::vector<InspectedLibrary> libs{classify_library(r, {}),
+                                     classify_library(lib("pkg/b.so", {}, "2.34"), {})};
   auto fit = fit_of_set(libs);
   ASSERT_EQ(fit.tag, "manylinux_2_34_x86_64");
   auto check = check_manylinux_claim({"manylinux_2_28_x86_64"}, fit, libs);
   EXPECT_FALSE(check.ok);
   EXPECT_EQ(check.problem,
-            "claims manylinux_2_28_x86_64 but the libraries need manylinux_2_34_x86_64 (needs GLIBC_2.34 (libc.so.6, "
-            "needed by pkg/_C.so and 1 more), GLIBC_2.32 (libc.so.6, needed by pkg/_C.so), GLIBCXX_3.4.29 "
-            "(libstdc++.so.6, needed by pkg/_C.so), GLIBCXX_3.4.25 (libstdc++.so.6, needed by pkg/_C.so))");
+            "claims manylinux_2_28_x86_64 but the libraries need manylinux_2_34_x86_64 (needs "
+            "GLIBC_2.34 (libc.so.6, "
+            "needed by pkg/_C.so and 1 more), GLIBC_2.32 (libc.so.6, needed by pkg/_C.so), "
+            "GLIBCXX_3.4.29 "
+            "(libstdc++.so.6, needed by pkg/_C.so), GLIBCXX_3.4.25 (libstdc++.so.6, needed by "
+            "pkg/_C.so))");
   EXPECT_EQ(check.problem.find("CXXABI"), std::string::npos);
   EXPECT_EQ(check.problem.find("3.4.21"), std::string::npos);
   EXPECT_TRUE(check_manylinux_claim({"manylinux_2_34_x86_64"}, fit, libs).ok);
@@ -100,29 +107,36 @@ TEST(ManylinuxClaim, ASystemNeedIsTheReasonWhenTheVersionsFit) {
   auto fit = fit_of_set(libs);
   ASSERT_EQ(fit.tag, "linux_x86_64");
   auto check = check_manylinux_claim({"manylinux_2_28_x86_64"}, fit, libs);
-  EXPECT_EQ(check.problem,
-            "claims manylinux_2_28_x86_64 but the libraries fit no manylinux policy (pkg/_C.so: needs "
-            "libopenblas.so.0 from the system)");
+  EXPECT_EQ(
+      check.problem,
+      "claims manylinux_2_28_x86_64 but the libraries fit no manylinux policy (pkg/_C.so: needs "
+      "libopenblas.so.0 from the system)");
 }
 
 // A library that links torch's libraries needs torch's C++ runtime too; without it, it
 // carries a static copy of its own, and the first exception torch throws crashes it.
 TEST(NeededClassification, TorchLinkedWithoutLibstdcxxIsARuntimeWarning) {
   // What g++ -static-libstdc++ (or a compiler that finds only libstdc++.a) leaves.
-  auto static_runtime =
-      classify_library(lib("fused_ops/_C.so", {"libc10.so", "libtorch.so", "libgcc_s.so.1", "libc.so.6"}, "2.17"), {});
+  auto static_runtime = classify_library(
+      lib("fused_ops/_C.so", {"libc10.so", "libtorch.so", "libgcc_s.so.1", "libc.so.6"}, "2.17"),
+      {});
   ASSERT_EQ(static_runtime.runtime_warnings.size(), 1u);
-  EXPECT_NE(static_runtime.runtime_warnings[0].find("links torch (libc10.so) but does not need libstdc++.so.6"),
+  EXPECT_NE(static_runtime.runtime_warnings[0].find(
+                "links torch (libc10.so) but does not need libstdc++.so.6"),
             std::string::npos)
       << static_runtime.runtime_warnings[0];
   auto dynamic_runtime = classify_library(
-      lib("fused_ops/_C.so", {"libc10.so", "libtorch.so", "libstdc++.so.6", "libgcc_s.so.1", "libc.so.6"}, "2.17"), {});
+      lib("fused_ops/_C.so",
+          {"libc10.so", "libtorch.so", "libstdc++.so.6", "libgcc_s.so.1", "libc.so.6"}, "2.17"),
+      {});
   EXPECT_TRUE(dynamic_runtime.runtime_warnings.empty());
   // No torch library needed: a plain C library, or a C++ one that owns its runtime.
-  auto plain = classify_library(lib("bnb/libbitsandbytes_cuda130.so", {"libcudart.so.13", "libc.so.6"}, "2.17"), {});
+  auto plain = classify_library(
+      lib("bnb/libbitsandbytes_cuda130.so", {"libcudart.so.13", "libc.so.6"}, "2.17"), {});
   EXPECT_TRUE(plain.runtime_warnings.empty());
   // A libc10.so bundled in the wheel is the wheel's own, not torch's: no warning here.
-  auto bundled = classify_library(lib("x/_C.so", {"libc10.so", "libc.so.6"}, "2.17"), {"libc10.so"});
+  auto bundled =
+      classify_library(lib("x/_C.so", {"libc10.so", "libc.so.6"}, "2.17"), {"libc10.so"});
   EXPECT_TRUE(bundled.runtime_warnings.empty());
 }
 
@@ -130,13 +144,19 @@ TEST(NeededClassification, TorchLinkedWithoutLibstdcxxIsARuntimeWarning) {
 // that platform's backend, whatever the runtime's version; Intel's compiler runtime alone
 // (CPU code needs it too) is not.
 TEST(OtherGpuPlatform, ByTheRuntimeItNeeds) {
-  EXPECT_EQ(other_gpu_platform(classify_library(lib("b/libb_rocm64.so", {"libhipblas.so.2", "libhipblaslt.so.0"}, "2.17"), {})),
+  EXPECT_EQ(other_gpu_platform(classify_library(
+                lib("b/libb_rocm64.so", {"libhipblas.so.2", "libhipblaslt.so.0"}, "2.17"), {})),
             "ROCm");
-  EXPECT_EQ(other_gpu_platform(classify_library(lib("b/libb_rocm72.so", {"libhipblas.so.3"}, "2.17"), {})), "ROCm");
-  EXPECT_EQ(other_gpu_platform(classify_library(lib("b/libb_xpu.so", {"libsvml.so", "libsycl.so.8"}, "2.32"), {})),
+  EXPECT_EQ(other_gpu_platform(
+                classify_library(lib("b/libb_rocm72.so", {"libhipblas.so.3"}, "2.17"), {})),
+            "ROCm");
+  EXPECT_EQ(other_gpu_platform(
+                classify_library(lib("b/libb_xpu.so", {"libsvml.so", "libsycl.so.8"}, "2.32"), {})),
             "oneAPI (XPU)");
-  EXPECT_FALSE(other_gpu_platform(classify_library(lib("b/libb_cpu.so", {"libsvml.so", "libgomp.so.1"}, "2.17"), {})));
-  EXPECT_FALSE(other_gpu_platform(classify_library(lib("b/libb_cuda.so", {"libcudart.so.13"}, "2.17"), {})));
+  EXPECT_FALSE(other_gpu_platform(
+      classify_library(lib("b/libb_cpu.so", {"libsvml.so", "libgomp.so.1"}, "2.17"), {})));
+  EXPECT_FALSE(
+      other_gpu_platform(classify_library(lib("b/libb_cuda.so", {"libcudart.so.13"}, "2.17"), {})));
   EXPECT_EQ(OtherGpuRuntimes::get().platform_of("libamdhip64.so.6"), "ROCm");
   EXPECT_FALSE(OtherGpuRuntimes::get().platform_of("libhipblas"));
 }
@@ -159,6 +179,7 @@ TEST(ManylinuxClaim, JudgedAgainWithoutAnotherGpuPlatformsLibraries) {
   check_wheel_claim(w, {"manylinux_2_24_x86_64"});
   EXPECT_FALSE(w.claim_ok_without_other_gpu);
   EXPECT_EQ(w.claim_problem_without_other_gpu,
-            "claims manylinux_2_24_x86_64 but the libraries fit no manylinux policy (b/libb_cpu.so: needs libgomp.so.1 "
+            "claims manylinux_2_24_x86_64 but the libraries fit no manylinux policy "
+            "(b/libb_cpu.so: needs libgomp.so.1 "
             "from the system)");
 }

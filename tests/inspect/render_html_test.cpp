@@ -30,8 +30,9 @@ InspectedLibrary html_library(std::string path, std::vector<TargetStats> targets
 
 InspectReport html_sample() {
   InspectReport r;
-  r.libraries.push_back(html_library("pkg/<script>alert(1)</script>.so",
-                            {{"sm_80", 10, 300000, 300000, {"none"}}, {"compute_80", 1, 20000, 90000, {"zstd"}}}));
+  r.libraries.push_back(html_library(
+      "pkg/<script>alert(1)</script>.so",
+      {{"sm_80", 10, 300000, 300000, {"none"}}, {"compute_80", 1, 20000, 90000, {"zstd"}}}));
   r.libraries.push_back(html_library("pkg/_small.so", {{"sm_90", 4, 50000, 50000, {"none"}}}));
   r.libraries.push_back(html_library("pkg/\"quoted\" & 'plain'.so", {}));
   return r;
@@ -46,7 +47,8 @@ TEST(InspectHtml, NamesFromTheInputAreEscaped) {
   EXPECT_EQ(page.find("<b>in</b>"), std::string::npos);
   EXPECT_NE(page.find("&lt;b&gt;in&lt;/b&gt;"), std::string::npos);
   EXPECT_NE(page.find("&quot;quoted&quot; &amp; &#39;plain&#39;.so"), std::string::npos);
-  EXPECT_NE(page.find("default-src 'none'"), std::string::npos) << "and scripts are forbidden anyway";
+  EXPECT_NE(page.find("default-src 'none'"), std::string::npos)
+      << "and scripts are forbidden anyway";
 }
 
 TEST(InspectHtml, BarsPerTargetAndPerLibraryWithTotals) {

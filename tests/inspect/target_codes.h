@@ -18,9 +18,10 @@ namespace tailor::inspect {
 inline cuda::FatbinCode code_named(std::string_view name) {
   cuda::FatbinCode c;
   std::string_view rest = name;
-  for (auto [prefix, kind] : {std::pair<std::string_view, uint16_t>{"sm_", cuda::k_fatbin_kind_cubin},
-                              {"compute_", cuda::k_fatbin_kind_ptx},
-                              {"lto_", cuda::k_fatbin_kind_lto_ir}})
+  for (auto [prefix, kind] :
+       {std::pair<std::string_view, uint16_t>{"sm_", cuda::k_fatbin_kind_cubin},
+        {"compute_", cuda::k_fatbin_kind_ptx},
+        {"lto_", cuda::k_fatbin_kind_lto_ir}})
     if (rest.starts_with(prefix)) {
       c.kind = kind;
       rest.remove_prefix(prefix.size());

@@ -66,9 +66,10 @@ with zipfile.ZipFile(out, 'w', zipfile.ZIP_DEFLATED) as z:
 inline std::string json_string(const std::string& s) { return nlohmann::json(s).dump(); }
 
 inline std::string make_wheel(const std::string& version, const std::string& tag,
-                       const std::vector<std::pair<std::string, std::string>>& files,
-                       const std::vector<std::string>& tamper = {}, const std::string& wheel_tag = "",
-                       const std::string& name = "demo", const std::vector<std::string>& stored = {}) {
+                              const std::vector<std::pair<std::string, std::string>>& files,
+                              const std::vector<std::string>& tamper = {},
+                              const std::string& wheel_tag = "", const std::string& name = "demo",
+                              const std::vector<std::string>& stored = {}) {
   nlohmann::json spec;
   spec["stored"] = stored;
   spec["name"] = name;
@@ -84,7 +85,8 @@ inline std::string make_wheel(const std::string& version, const std::string& tag
   fs::path out = dir / (name + "-" + version + "-" + tag + ".whl");
   fs::path py = temp_dir() / "make_wheel.py";
   std::ofstream(py) << k_make_wheel;
-  auto r = tailor::run_command({"python3", py.string(), out.string(), spec.dump()}, std::chrono::seconds(60));
+  auto r = tailor::run_command({"python3", py.string(), out.string(), spec.dump()},
+                               std::chrono::seconds(60));
   EXPECT_TRUE(r.ok()) << r.err;
   return out.string();
 }
@@ -95,9 +97,10 @@ inline bool have_fixtures(std::initializer_list<const char*> names) {
   return true;
 }
 
-#define REQUIRE_FIXTURES(...)                                                              \
-  if (!have_fixtures({__VA_ARGS__})) GTEST_SKIP() << "fixtures not built in " << k_fixtures \
-                                                  << " (needs nvcc and the tailor_fixtures target)"
+#define REQUIRE_FIXTURES(...)                            \
+  if (!have_fixtures({__VA_ARGS__}))                     \
+  GTEST_SKIP() << "fixtures not built in " << k_fixtures \
+               << " (needs nvcc and the tailor_fixtures target)"
 
 inline std::string fixture(const char* name) { return (k_fixtures / name).string(); }
 

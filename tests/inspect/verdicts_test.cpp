@@ -1,8 +1,9 @@
 // GPU verdicts name every target that covers the device, with its entries, plain first.
+#include "inspect/verdicts.h"
+
 #include <gtest/gtest.h>
 
 #include "inspect/render.h"
-#include "inspect/verdicts.h"
 #include "target_codes.h"
 
 using namespace tailor::inspect;
@@ -41,7 +42,8 @@ TEST(GpuVerdict, NamesEveryCoveringTargetPlainFirst) {
   EXPECT_EQ(v.items[0].covering[0].entries, 444u);
   EXPECT_EQ(v.items[0].covering[1].target, "sm_90a");
   auto text = render_text(r, &v);
-  EXPECT_NE(text.find("verdict PASS: gpu 9.0: torch/lib/libtorch_cuda.so runs through native SASS sm_90 (444 entries) "
+  EXPECT_NE(text.find("verdict PASS: gpu 9.0: torch/lib/libtorch_cuda.so runs through native SASS "
+                      "sm_90 (444 entries) "
                       "and sm_90a (4 entries)\n"),
             std::string::npos)
       << text;
@@ -51,15 +53,20 @@ TEST(GpuVerdict, NamesEveryCoveringTargetPlainFirst) {
 }
 
 TEST(GpuVerdict, CompatibleSassAndPtxListTheirTargetsToo) {
-  auto r = report_with({{"sm_80", 3, 1, 1, {"none"}}, {"sm_86", 1, 1, 1, {"none"}}, {"compute_80", 1, 1, 1, {"zstd"}}});
+  auto r = report_with({{"sm_80", 3, 1, 1, {"none"}},
+                        {"sm_86", 1, 1, 1, {"none"}},
+                        {"compute_80", 1, 1, 1, {"zstd"}}});
   auto ada = gpu(r, "8.9");
   EXPECT_EQ(ada.items[0].mode, "compatible_sass");
   EXPECT_EQ(ada.items[0].via, "sm_86");
   auto text = render_text(r, &ada);
-  EXPECT_NE(text.find("runs through compatible SASS sm_86 (1 entry) and sm_80 (3 entries)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("runs through compatible SASS sm_86 (1 entry) and sm_80 (3 entries)\n"),
+            std::string::npos)
+      << text;
   auto hopper = gpu(r, "9.0");
   EXPECT_EQ(hopper.items[0].mode, "ptx_jit");
-  EXPECT_NE(render_text(r, &hopper).find("runs through PTX JIT compute_80 (1 entry)\n"), std::string::npos);
+  EXPECT_NE(render_text(r, &hopper).find("runs through PTX JIT compute_80 (1 entry)\n"),
+            std::string::npos);
   auto volta = gpu(r, "7.0");
   EXPECT_FALSE(volta.pass());
   EXPECT_TRUE(volta.items[0].covering.empty());
@@ -74,15 +81,19 @@ TEST(GpuVerdict, AGpuOfAnotherPlatformFailsWhateverTheDeviceCode) {
     ASSERT_EQ(v.items.size(), 1u) << spec;
     EXPECT_FALSE(v.pass()) << spec;
     EXPECT_EQ(v.items[0].mode, "native") << spec;  // the device code itself would do
-    EXPECT_NE(v.items[0].reason.find("exists only on aarch64; this library is x86_64"), std::string::npos) << v.items[0].reason;
+    EXPECT_NE(v.items[0].reason.find("exists only on aarch64; this library is x86_64"),
+              std::string::npos)
+        << v.items[0].reason;
   }
   auto t4g = gpu(r, "T4G");
   EXPECT_EQ(t4g.items[0].reason, "T4G (g5g) exists only on aarch64; this library is x86_64");
-  EXPECT_NE(render_text(r, &t4g).find("verdict FAIL: gpu T4G (7.5): torch/lib/libtorch_cuda.so: T4G (g5g) exists only on aarch64; "
+  EXPECT_NE(render_text(r, &t4g).find("verdict FAIL: gpu T4G (7.5): torch/lib/libtorch_cuda.so: "
+                                      "T4G (g5g) exists only on aarch64; "
                                       "this library is x86_64\n"),
             std::string::npos)
       << render_text(r, &t4g);
-  EXPECT_EQ(to_json(r, &t4g)["verdicts"]["items"][0]["reason"], "T4G (g5g) exists only on aarch64; this library is x86_64");
+  EXPECT_EQ(to_json(r, &t4g)["verdicts"]["items"][0]["reason"],
+            "T4G (g5g) exists only on aarch64; this library is x86_64");
   // The same GPU model without a platform of its own passes.
   auto t4 = gpu(r, "T4");
   EXPECT_TRUE(t4.pass());
@@ -96,7 +107,8 @@ TEST(GpuVerdict, ALibraryOfTheImpliedPlatformPassesAndOnlyThatGpuIsJudgedSo) {
   EXPECT_TRUE(gpu(r, "T4G").pass());
   auto x86_only = gpu(r, "g4dn.xlarge");  // an x86_64 instance
   EXPECT_FALSE(x86_only.pass());
-  EXPECT_EQ(x86_only.items[0].reason, "g4dn.xlarge (T4) exists only on x86_64; this library is aarch64");
+  EXPECT_EQ(x86_only.items[0].reason,
+            "g4dn.xlarge (T4) exists only on x86_64; this library is aarch64");
   // T4G and H100: the T4G's verdict fails on an x86_64 library, the H100's stands alone.
   r.libraries[0].machine = "x86_64";
   auto both = gpu(r, "T4G,H100");
@@ -115,10 +127,13 @@ TEST(GpuVerdict, SaysTheTypedGpuNameAndItsCc) {
   EXPECT_EQ(named.items[0].device_label(), "8.6");
   EXPECT_EQ(named.items[1].device_label(), "H100 (9.0)");
   const std::string text = render_text(r, &named);
-  EXPECT_NE(text.find("verdict PASS: gpu H100 (9.0): torch/lib/libtorch_cuda.so runs through native SASS sm_90"),
-            std::string::npos) << text;
+  EXPECT_NE(text.find("verdict PASS: gpu H100 (9.0): torch/lib/libtorch_cuda.so runs through "
+                      "native SASS sm_90"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("verdict FAIL: gpu 8.6: "), std::string::npos) << text;
-  EXPECT_EQ(to_json(r, &named)["verdicts"]["items"][1]["gpu_names"], nlohmann::json::array({"H100"}));
+  EXPECT_EQ(to_json(r, &named)["verdicts"]["items"][1]["gpu_names"],
+            nlohmann::json::array({"H100"}));
   auto two = gpu(r, "H100,H200");  // one CC, two names
   ASSERT_EQ(two.items.size(), 1u);
   EXPECT_EQ(two.items[0].device_label(), "H100, H200 (9.0)");
@@ -129,7 +144,8 @@ TEST(GpuVerdict, GpusOfTwoPlatformsAreBadInput) {
   s.gpu = {"T4G,g4dn.xlarge"};
   auto v = evaluate(report_with({{"sm_75", 2, 1, 1, {"none"}}}), s);
   ASSERT_FALSE(v);
-  EXPECT_NE(v.error().message.find("--gpu: T4G (GPU T4G) exists only on aarch64, g4dn.xlarge (instance g4dn) only on x86_64"),
+  EXPECT_NE(v.error().message.find("--gpu: T4G (GPU T4G) exists only on aarch64, g4dn.xlarge "
+                                   "(instance g4dn) only on x86_64"),
             std::string::npos)
       << v.error().message;
 }
@@ -171,7 +187,8 @@ TEST(VerdictSpecs, ABadSpecIsOneLineNamingItsFlag) {
       {{.require = {"8.0", "sm_8x"}}, "--require: "},
       {{.exact = {"bogus"}}, "--exact: "},
       // GPUs of two platforms, each in its own flag.
-      {{.gpu = {"T4G", "g4dn.xlarge"}}, "--gpu: T4G (GPU T4G) exists only on aarch64, g4dn.xlarge (instance g4dn) only on x86_64"},
+      {{.gpu = {"T4G", "g4dn.xlarge"}},
+       "--gpu: T4G (GPU T4G) exists only on aarch64, g4dn.xlarge (instance g4dn) only on x86_64"},
   };
   for (const auto& [specs, start] : cases) {
     auto v = resolve_verdict_specs(specs);

@@ -12,9 +12,9 @@
 #include "inspect/render.h"
 #include "inspect/verdicts.h"
 #include "inspect/wheel_pass.h"
+#include "test_wheels.h"
 #include "util/mapped_file.h"
 #include "util/process.h"
-#include "test_wheels.h"
 
 using namespace tailor;
 using namespace tailor::inspect;
@@ -115,8 +115,10 @@ TEST(WheelInspect, TamperedRecordIsReported) {
 
 TEST(WheelInspect, FalseManylinuxClaimIsFlagged) {
   REQUIRE_FIXTURES("glibc_234.so");
-  const std::string m = tailor::test::cxx_fixture_machine();  // the tags name the library's own machine
-  auto path = make_wheel("1.0", "cp311-cp311-manylinux_2_17_" + m, {{"demo/fast.so", fixture("glibc_234.so")}});
+  const std::string m =
+      tailor::test::cxx_fixture_machine();  // the tags name the library's own machine
+  auto path = make_wheel("1.0", "cp311-cp311-manylinux_2_17_" + m,
+                         {{"demo/fast.so", fixture("glibc_234.so")}});
   auto report = inspect_paths({path});
   ASSERT_TRUE(report) << report.error().message;
   const auto& w = report->wheels[0];
@@ -137,13 +139,15 @@ TEST(WheelInspect, FalseManylinuxClaimIsFlagged) {
 TEST(WheelInspect, ManylinuxClaimIsJudgedWithoutAnotherGpuPlatformsLibraries) {
   REQUIRE_FIXTURES("plain_c.so", "rocm_backend.so", "glibc_234.so");
   const std::string m = tailor::test::cxx_fixture_machine();
-  auto path = make_wheel("1.0", "cp311-cp311-manylinux_2_17_" + m,
-                         {{"demo/plain.so", fixture("plain_c.so")}, {"demo/librocm.so", fixture("rocm_backend.so")}});
+  auto path = make_wheel(
+      "1.0", "cp311-cp311-manylinux_2_17_" + m,
+      {{"demo/plain.so", fixture("plain_c.so")}, {"demo/librocm.so", fixture("rocm_backend.so")}});
   auto report = inspect_paths({path});
   ASSERT_TRUE(report) << report.error().message;
   const auto& w = report->wheels[0];
   EXPECT_FALSE(w.claim_ok);
-  EXPECT_NE(w.claim_problem.find("libhipblas.so.2 from the system"), std::string::npos) << w.claim_problem;
+  EXPECT_NE(w.claim_problem.find("libhipblas.so.2 from the system"), std::string::npos)
+      << w.claim_problem;
   ASSERT_EQ(w.other_gpu_libraries.size(), 1u);
   EXPECT_EQ(w.other_gpu_libraries[0].path, "demo/librocm.so");
   EXPECT_EQ(w.other_gpu_libraries[0].platform, "ROCm");
@@ -151,8 +155,11 @@ TEST(WheelInspect, ManylinuxClaimIsJudgedWithoutAnotherGpuPlatformsLibraries) {
   auto outcome = judge(*report, nullptr);
   EXPECT_FALSE(outcome.failed()) << outcome.failure_line();
   ASSERT_EQ(outcome.warnings.size(), 1u);
-  EXPECT_NE(outcome.warnings[0].find("not for the ROCm library (demo/librocm.so)"), std::string::npos) << outcome.warnings[0];
-  EXPECT_NE(render_text(*report).find("WRONG for the ROCm libraries only (a warning"), std::string::npos);
+  EXPECT_NE(outcome.warnings[0].find("not for the ROCm library (demo/librocm.so)"),
+            std::string::npos)
+      << outcome.warnings[0];
+  EXPECT_NE(render_text(*report).find("WRONG for the ROCm libraries only (a warning"),
+            std::string::npos);
 
   // A CPU library that needs a newer glibc than the tag fails the run, whatever the ROCm one does.
   auto mixed = inspect_paths({make_wheel("1.0", "cp311-cp311-manylinux_2_17_" + m,
@@ -162,7 +169,8 @@ TEST(WheelInspect, ManylinuxClaimIsJudgedWithoutAnotherGpuPlatformsLibraries) {
   EXPECT_FALSE(mixed->wheels[0].claim_ok_without_other_gpu);
   auto failed = judge(*mixed, nullptr);
   ASSERT_TRUE(failed.failed());
-  EXPECT_NE(failed.failure_line().find("its manylinux tag is wrong: claims manylinux_2_17_" + m), std::string::npos)
+  EXPECT_NE(failed.failure_line().find("its manylinux tag is wrong: claims manylinux_2_17_" + m),
+            std::string::npos)
       << failed.failure_line();
   EXPECT_NE(failed.failure_line().find("GLIBC_2.34"), std::string::npos) << failed.failure_line();
   EXPECT_EQ(failed.failure_line().find("libhipblas"), std::string::npos) << failed.failure_line();
@@ -170,8 +178,8 @@ TEST(WheelInspect, ManylinuxClaimIsJudgedWithoutAnotherGpuPlatformsLibraries) {
 
 TEST(WheelInspect, WheelFileTagsThatDifferFromTheNameAreNoticed) {
   REQUIRE_FIXTURES("plain_c.so");
-  auto path = make_wheel("1.0", "cp311-cp311-manylinux_2_28_x86_64", {{"demo/p.so", fixture("plain_c.so")}}, {},
-                         "cp311-cp311-linux_x86_64");
+  auto path = make_wheel("1.0", "cp311-cp311-manylinux_2_28_x86_64",
+                         {{"demo/p.so", fixture("plain_c.so")}}, {}, "cp311-cp311-linux_x86_64");
   auto report = inspect_paths({path});
   ASSERT_TRUE(report);
   EXPECT_FALSE(report->wheels[0].tags_consistent);
@@ -198,7 +206,7 @@ TEST(Verdicts, GpuRequireExactOverAWheel) {
     EXPECT_TRUE(v) << v.error().message;
     return *v;
   };
-  auto t4 = gpu("T4");  // not T4G: it exists only on aarch64 (verdicts_test.cpp)
+  auto t4 = gpu("T4");             // not T4G: it exists only on aarch64 (verdicts_test.cpp)
   ASSERT_EQ(t4.items.size(), 1u);  // only the library with device code is judged
   EXPECT_TRUE(t4.pass());
   EXPECT_EQ(t4.items[0].mode, "native");
@@ -249,7 +257,8 @@ TEST(InspectPaths, DirectoryFindsLibrariesAndSkipsSymlinksAndOtherFiles) {
   REQUIRE_FIXTURES("sass_75_80.so", "glibc_234.so");
   fs::path dir = temp_dir() / "site";
   fs::create_directories(dir / "lib");
-  fs::copy_file(fixture("sass_75_80.so"), dir / "lib/libk.so.1", fs::copy_options::overwrite_existing);
+  fs::copy_file(fixture("sass_75_80.so"), dir / "lib/libk.so.1",
+                fs::copy_options::overwrite_existing);
   fs::copy_file(fixture("glibc_234.so"), dir / "g.so", fs::copy_options::overwrite_existing);
   std::error_code ec;
   fs::create_symlink("libk.so.1", dir / "lib/libk.so", ec);
@@ -258,7 +267,8 @@ TEST(InspectPaths, DirectoryFindsLibrariesAndSkipsSymlinksAndOtherFiles) {
   ASSERT_TRUE(report) << report.error().message;
   ASSERT_EQ(report->libraries.size(), 2u);
   EXPECT_EQ(report->libraries[0].path, (dir / "g.so").string());
-  EXPECT_EQ(report->libraries[0].manylinux.tag, "manylinux_2_34_" + tailor::test::cxx_fixture_machine());
+  EXPECT_EQ(report->libraries[0].manylinux.tag,
+            "manylinux_2_34_" + tailor::test::cxx_fixture_machine());
   EXPECT_EQ(report->targets_union(), (std::vector<std::string>{"sm_75", "sm_80"}));
 }
 
@@ -275,7 +285,8 @@ TEST(InspectPaths, BadInputsAreErrors) {
   std::ofstream(fake) << "PK but not really a zip";
   auto bad_zip = inspect_paths({fake.string()});
   ASSERT_FALSE(bad_zip);
-  EXPECT_NE(bad_zip.error().message.find("end of central directory"), std::string::npos) << bad_zip.error().message;
+  EXPECT_NE(bad_zip.error().message.find("end of central directory"), std::string::npos)
+      << bad_zip.error().message;
 }
 
 TEST(Render, JsonHasTheStableFields) {
@@ -304,7 +315,7 @@ TEST(Render, JsonHasTheStableFields) {
 TEST(Render, ShareBar) {
   EXPECT_EQ(share_bar(0.0, 4), "\u2591\u2591\u2591\u2591");
   EXPECT_EQ(share_bar(0.5, 4), "\u2588\u2588\u2591\u2591");
-  EXPECT_EQ(share_bar(0.01, 4), "\u258F\u2591\u2591\u2591");   // a sliver, not a whole block
+  EXPECT_EQ(share_bar(0.01, 4), "\u258F\u2591\u2591\u2591");  // a sliver, not a whole block
   EXPECT_EQ(share_bar(0.003, 10), "\u258F\u2591\u2591\u2591\u2591\u2591\u2591\u2591\u2591\u2591");
   EXPECT_EQ(share_bar(0.3125, 4), "\u2588\u258E\u2591\u2591");  // 1.25 cells: a block and a quarter
   EXPECT_EQ(share_bar(1.0, 3), "\u2588\u2588\u2588");
@@ -314,7 +325,8 @@ TEST(Render, ShareBar) {
 namespace {
 
 // inspect_wheel over a mapped wheel with the given memory plan.
-Expected<WheelReport> inspect_with(const std::string& path, uint64_t whole_member_bytes, unsigned threads = 0) {
+Expected<WheelReport> inspect_with(const std::string& path, uint64_t whole_member_bytes,
+                                   unsigned threads = 0) {
   auto mapped = MappedFile::open(path);
   if (!mapped) return mapped.error();
   InspectOptions o;
@@ -327,11 +339,13 @@ Expected<WheelReport> inspect_with(const std::string& path, uint64_t whole_membe
 
 // The facts of a library that must not depend on how its bytes reached the analysis.
 std::string library_facts(const LibraryReport& l) {
-  std::string s = l.machine + " size=" + std::to_string(l.file_size) + " dev=" + std::to_string(l.device_code_bytes) +
-                  " soname=" + l.soname + " cxx11=" + (l.cxx11_abi ? (*l.cxx11_abi ? "1" : "0") : "?") +
+  std::string s = l.machine + " size=" + std::to_string(l.file_size) +
+                  " dev=" + std::to_string(l.device_code_bytes) + " soname=" + l.soname +
+                  " cxx11=" + (l.cxx11_abi ? (*l.cxx11_abi ? "1" : "0") : "?") +
                   " isa=" + l.x86_isa_level.value_or("-") + "\n";
   for (const auto& t : l.targets) {
-    s += t.name + " entries=" + std::to_string(t.entries) + " stored=" + std::to_string(t.stored_bytes) +
+    s += t.name + " entries=" + std::to_string(t.entries) +
+         " stored=" + std::to_string(t.stored_bytes) +
          " uncompressed=" + std::to_string(t.uncompressed_bytes) + " [";
     for (const auto& c : t.compression) s += c + " ";
     s += "]\n";
@@ -351,14 +365,16 @@ std::string library_facts(const LibraryReport& l) {
 // puts the new section and then the section header table at the end of the file.
 std::string padded_library(const char* name, size_t pad) {
   fs::path blob = temp_dir() / "pad.bin", out = temp_dir() / (std::string("padded_") + name);
-  auto r = run_command({"python3", "-c",
-                        "import random,sys; r=random.Random(3); open(sys.argv[1],'wb').write(bytes(r.getrandbits(8) "
-                        "for _ in range(int(sys.argv[2]))))",
-                        blob.string(), std::to_string(pad)},
-                       std::chrono::seconds(60));
+  auto r = run_command(
+      {"python3", "-c",
+       "import random,sys; r=random.Random(3); open(sys.argv[1],'wb').write(bytes(r.getrandbits(8) "
+       "for _ in range(int(sys.argv[2]))))",
+       blob.string(), std::to_string(pad)},
+      std::chrono::seconds(60));
   EXPECT_TRUE(r.ok()) << r.err;
-  auto o = run_command({"objcopy", "--add-section", ".tailor_pad=" + blob.string(), fixture(name), out.string()},
-                       std::chrono::seconds(60));
+  auto o = run_command(
+      {"objcopy", "--add-section", ".tailor_pad=" + blob.string(), fixture(name), out.string()},
+      std::chrono::seconds(60));
   EXPECT_TRUE(o.ok()) << o.err;
   return out.string();
 }
@@ -366,7 +382,8 @@ std::string padded_library(const char* name, size_t pad) {
 }  // namespace
 
 TEST(WheelStreaming, StreamedAndWholeMembersGiveTheSameReport) {
-  REQUIRE_FIXTURES("sass_75_80.so", "plain_c.so", "sass_ptx_80.so", "rdc.so", "isa_v3.so", "cxx11_abi.so");
+  REQUIRE_FIXTURES("sass_75_80.so", "plain_c.so", "sass_ptx_80.so", "rdc.so", "isa_v3.so",
+                   "cxx11_abi.so");
   auto path = make_wheel("1.0", "cp311-cp311-linux_x86_64",
                          {{"demo/lib/kernels.so", fixture("sass_75_80.so")},
                           {"demo/lib/ptx.so", fixture("sass_ptx_80.so")},
@@ -390,9 +407,12 @@ TEST(WheelStreaming, StreamedAndWholeMembersGiveTheSameReport) {
   EXPECT_EQ(to_json(rb).dump(), to_json(rc).dump());
   EXPECT_TRUE(b->record.passed());
   // And both equal the library reader on the fixture files themselves.
-  const std::map<std::string, std::string> source = {
-      {"demo/lib/kernels.so", "sass_75_80.so"}, {"demo/lib/ptx.so", "sass_ptx_80.so"}, {"demo/lib/rdc.so", "rdc.so"},
-      {"demo/lib/isa.so", "isa_v3.so"},         {"demo/lib/cxx.so", "cxx11_abi.so"},   {"demo/lib/plain.so", "plain_c.so"}};
+  const std::map<std::string, std::string> source = {{"demo/lib/kernels.so", "sass_75_80.so"},
+                                                     {"demo/lib/ptx.so", "sass_ptx_80.so"},
+                                                     {"demo/lib/rdc.so", "rdc.so"},
+                                                     {"demo/lib/isa.so", "isa_v3.so"},
+                                                     {"demo/lib/cxx.so", "cxx11_abi.so"},
+                                                     {"demo/lib/plain.so", "plain_c.so"}};
   ASSERT_EQ(b->libraries.size(), source.size());
   for (const auto& lib : b->libraries) {
     auto direct = analyze_library_file(fixture(source.at(lib.path).c_str()));
@@ -409,22 +429,25 @@ TEST(WheelStreaming, SectionHeadersAtTheEndOfALargeStreamedMember) {
   ASSERT_TRUE(direct) << direct.error().message;
   ASSERT_EQ(direct->target_names(), (std::vector<std::string>{"sm_80", "compute_80"}));
   for (bool stored : {false, true}) {
-    auto path = make_wheel("1.0", "cp311-cp311-linux_x86_64", {{"demo/big.so", big}}, {}, "", "demo",
-                           stored ? std::vector<std::string>{"demo/big.so"} : std::vector<std::string>{});
+    auto path =
+        make_wheel("1.0", "cp311-cp311-linux_x86_64", {{"demo/big.so", big}}, {}, "", "demo",
+                   stored ? std::vector<std::string>{"demo/big.so"} : std::vector<std::string>{});
     auto r = inspect_with(path, 1u << 20);  // the 3 MiB library is streamed in 256 KiB chunks
     ASSERT_TRUE(r) << r.error().message;
     const auto& w = *r;
     EXPECT_TRUE(w.record.passed());
     ASSERT_EQ(w.libraries.size(), 1u);
     EXPECT_EQ(w.libraries[0].path, "demo/big.so");
-    EXPECT_EQ(library_facts(w.libraries[0]), library_facts(*direct)) << (stored ? "stored" : "deflated");
+    EXPECT_EQ(library_facts(w.libraries[0]), library_facts(*direct))
+        << (stored ? "stored" : "deflated");
   }
 }
 
 TEST(WheelStreaming, RecordHashMismatchOfAStreamedMemberIsReported) {
   REQUIRE_FIXTURES("sass_75_80.so", "plain_c.so");
   auto path = make_wheel("1.0", "py3-none-linux_x86_64",
-                         {{"demo/lib/kernels.so", fixture("sass_75_80.so")}, {"demo/lib/plain.so", fixture("plain_c.so")}},
+                         {{"demo/lib/kernels.so", fixture("sass_75_80.so")},
+                          {"demo/lib/plain.so", fixture("plain_c.so")}},
                          {"hash"});
   auto report = inspect_with(path, 0);
   ASSERT_TRUE(report) << report.error().message;

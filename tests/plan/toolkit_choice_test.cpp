@@ -15,7 +15,8 @@ using test::python_with_torch;
 
 TEST(ToolkitChoice, NewestMinorOfTorchsMajorNotTheFirstFound) {
   probe::HostReport host;
-  host.cuda_toolkits = {cuda_toolkit(12, 8), cuda_toolkit(13, 0), cuda_toolkit(13, 1), cuda_toolkit(14, 0)};
+  host.cuda_toolkits = {cuda_toolkit(12, 8), cuda_toolkit(13, 0), cuda_toolkit(13, 1),
+                        cuda_toolkit(14, 0)};
   auto py = python_with_torch("13.0");
   auto choice = choose_toolkit(host, &py);
   ASSERT_NE(choice.toolkit, nullptr);
@@ -71,7 +72,8 @@ TEST(ToolkitChoice, ThePlanPutsTheChosenNvccFirstOnPathAndInCudaHome) {
   EXPECT_EQ(plan->env.at("CUDA_HOME"), chosen->root);
   EXPECT_EQ(plan->env.at("CUDA_HOME"), "/usr/local/cuda-13.1");
   EXPECT_EQ(plan->path_prepend, "/usr/local/cuda-13.1/bin");
-  EXPECT_NE(render_print_env(*plan).find("export PATH=/usr/local/cuda-13.1/bin:\"$PATH\"\n"), std::string::npos)
+  EXPECT_NE(render_print_env(*plan).find("export PATH=/usr/local/cuda-13.1/bin:\"$PATH\"\n"),
+            std::string::npos)
       << render_print_env(*plan);
 }
 

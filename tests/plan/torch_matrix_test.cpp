@@ -4,9 +4,9 @@
 #include <limits>
 
 #include "plan/matrix.h"
-#include "util/strings.h"
 #include "plan/torch_plan.h"
 #include "support/host_reports.h"
+#include "util/strings.h"
 
 namespace tailor::plan {
 namespace {
@@ -22,7 +22,8 @@ TEST(TorchMatrix, ExampleReproducesTheNixMatrix) {
   ASSERT_TRUE(config) << config.error().message;
   auto vs = config_variants(*config);
   ASSERT_TRUE(vs) << vs.error().message;
-  EXPECT_EQ(names(*vs), (std::vector<std::string>{"pytorch-sm90-avx512", "pytorch-sm86-avx2", "pytorch-cpu-avx2"}));
+  EXPECT_EQ(names(*vs), (std::vector<std::string>{"pytorch-sm90-avx512", "pytorch-sm86-avx2",
+                                                  "pytorch-cpu-avx2"}));
   for (const auto& v : *vs) {
     TorchPlan p = resolve_torch_plan(v, testing::x86_cuda128_host());
     EXPECT_FALSE(p.has_errors()) << v.name;
@@ -44,12 +45,14 @@ cpu = ["avx2"]
 cuda = ["12.6", "12.8"]
 exclude = [{ gpu = "8.0", cuda = "12.8" }]
 include = [{ gpu = "8.0+PTX", cpu = "avx512", cuda = "12.8" }]
-)", "t.toml");
+)",
+                                    "t.toml");
   ASSERT_TRUE(config) << config.error().message;
   auto vs = config_variants(*config);
   ASSERT_TRUE(vs) << vs.error().message;
-  EXPECT_EQ(names(*vs), (std::vector<std::string>{"pytorch-sm80-avx2-cu126", "pytorch-sm90-avx2-cu126",
-                                                  "pytorch-sm90-avx2-cu128", "pytorch-sm80ptx-avx512-cu128"}));
+  EXPECT_EQ(names(*vs),
+            (std::vector<std::string>{"pytorch-sm80-avx2-cu126", "pytorch-sm90-avx2-cu126",
+                                      "pytorch-sm90-avx2-cu128", "pytorch-sm80ptx-avx512-cu128"}));
   EXPECT_EQ((*vs)[0].torch.value_or(""), "2.9.1");
   EXPECT_EQ((*vs)[3].cuda, (cuda::CudaVersion{12, 8}));
 }
@@ -62,7 +65,8 @@ cuda = "cu126"
 python = "3.10"
 arch = "T4G"
 platform = "aarch64"
-)", "t.toml");
+)",
+                                    "t.toml");
   ASSERT_TRUE(config);
   auto v = find_config_variant(*config, "t4g");
   ASSERT_TRUE(v);
@@ -92,15 +96,21 @@ TEST(TorchMatrix, GithubActionsOneJobPerVariant) {
     EXPECT_NE(wf->find("--variant " + n + " --work-dir '${{ github.workspace }}/tailor-work/" + n +
                        "' --cache sccache --out '${{ github.workspace }}/dist/" + n + "'\n"),
               std::string::npos)
-        << n << "\n" << *wf;
-    EXPECT_NE(wf->find("            ${{ github.workspace }}/dist/" + n + "/\n"), std::string::npos) << n;
+        << n << "\n"
+        << *wf;
+    EXPECT_NE(wf->find("            ${{ github.workspace }}/dist/" + n + "/\n"), std::string::npos)
+        << n;
   }
   // An absolute config path stays as given; a relative one is read in the workspace.
-  EXPECT_NE(wf->find("          tailor build torch --config " + config->path + " --variant "), std::string::npos) << *wf;
+  EXPECT_NE(wf->find("          tailor build torch --config " + config->path + " --variant "),
+            std::string::npos)
+      << *wf;
   config->path = "examples/tailor.toml";
   auto relative = render_github_actions(*config, *vs);
   ASSERT_TRUE(relative);
-  EXPECT_NE(relative->text.find("--config '${{ github.workspace }}/examples/tailor.toml' --variant "), std::string::npos)
+  EXPECT_NE(
+      relative->text.find("--config '${{ github.workspace }}/examples/tailor.toml' --variant "),
+      std::string::npos)
       << relative->text;
   EXPECT_NE(wf->find("jobs:"), std::string::npos);
 }
@@ -114,7 +124,8 @@ arch = "g5g.xlarge"
 [variant.intel]
 arch = "8.6"
 platform = "x86_64"
-)", "tailor.toml");
+)",
+                                    "tailor.toml");
   ASSERT_TRUE(config) << config.error().message;
   auto vs = config_variants(*config);
   ASSERT_TRUE(vs) << vs.error().message;
@@ -122,39 +133,49 @@ platform = "x86_64"
   ASSERT_TRUE(wf) << wf.error().message;
   // GPU variants: self-hosted runners of the platform the GPU implies (T4G: aarch64).
   EXPECT_NE(wf->text.find("  graviton:\n    name: 'graviton'\n"
-                          "    # gpu-aarch64, self-hosted: GPU targets or CUDA (the runner needs the CUDA toolkit)\n"
+                          "    # gpu-aarch64, self-hosted: GPU targets or CUDA (the runner needs "
+                          "the CUDA toolkit)\n"
                           "    runs-on: ['self-hosted', 'linux', 'arm64', 'gpu']\n"),
             std::string::npos)
       << wf->text;
-  EXPECT_NE(wf->text.find("  intel:\n    name: 'intel'\n"
-                          "    # gpu-x86_64, self-hosted: GPU targets or CUDA (the runner needs the CUDA toolkit)\n"
-                          "    runs-on: ['self-hosted', 'linux', 'x64', 'gpu']\n"),
-            std::string::npos)
+  EXPECT_NE(
+      wf->text.find(
+          "  intel:\n    name: 'intel'\n"
+          "    # gpu-x86_64, self-hosted: GPU targets or CUDA (the runner needs the CUDA toolkit)\n"
+          "    runs-on: ['self-hosted', 'linux', 'x64', 'gpu']\n"),
+      std::string::npos)
       << wf->text;
   // A platform that contradicts the GPU is a config problem.
-  auto bad = parse_tailor_config("[variant.x]\ntorch = \"2.9.1\"\narch = \"T4G\"\nplatform = \"x86_64\"\n", "t.toml");
+  auto bad = parse_tailor_config(
+      "[variant.x]\ntorch = \"2.9.1\"\narch = \"T4G\"\nplatform = \"x86_64\"\n", "t.toml");
   ASSERT_TRUE(bad);
   auto bad_vs = config_variants(*bad);
   ASSERT_FALSE(bad_vs);
-  EXPECT_EQ(bad_vs.error().message, "t.toml: variant x: platform x86_64 conflicts with T4G, which exists only on aarch64");
+  EXPECT_EQ(bad_vs.error().message,
+            "t.toml: variant x: platform x86_64 conflicts with T4G, which exists only on aarch64");
 }
 
 TEST(TorchMatrix, HostileNamesAreRefused) {
   // A variant name is a job id, a folder and an argument: only [A-Za-z0-9._-]{1,64}.
-  for (const char* name : {"\"a; curl http://x | sh #\"", "\"a\\nb\"", "\"a b\"", "\"$(id)\"", "\"${{ secrets.X }}\""}) {
-    auto config = parse_tailor_config(std::string("[variant.") + name + "]\ntorch = \"2.9.1\"\narch = \"8.0\"\n", "t.toml");
+  for (const char* name : {"\"a; curl http://x | sh #\"", "\"a\\nb\"", "\"a b\"", "\"$(id)\"",
+                           "\"${{ secrets.X }}\""}) {
+    auto config = parse_tailor_config(
+        std::string("[variant.") + name + "]\ntorch = \"2.9.1\"\narch = \"8.0\"\n", "t.toml");
     ASSERT_TRUE(config) << name << ": " << config.error().message;
     auto vs = config_variants(*config);
     ASSERT_FALSE(vs) << name;
-    EXPECT_NE(vs.error().message.find("is not a valid name (1-64 of A-Z a-z 0-9 . _ -)"), std::string::npos)
+    EXPECT_NE(vs.error().message.find("is not a valid name (1-64 of A-Z a-z 0-9 . _ -)"),
+              std::string::npos)
         << vs.error().message;
-    EXPECT_EQ(vs.error().message.find('\n'), std::string::npos) << "one line: " << vs.error().message;
+    EXPECT_EQ(vs.error().message.find('\n'), std::string::npos)
+        << "one line: " << vs.error().message;
     // The renderer refuses it too, whoever calls it.
     TorchVariant v;
     v.name = config->variants.front().name;
     EXPECT_FALSE(render_github_actions(*config, {v})) << name;
   }
-  auto prefix = parse_tailor_config("[matrix]\nprefix = \"x;rm -rf ~\"\ngpu = [\"8.0\"]\n", "t.toml");
+  auto prefix =
+      parse_tailor_config("[matrix]\nprefix = \"x;rm -rf ~\"\ngpu = [\"8.0\"]\n", "t.toml");
   ASSERT_TRUE(prefix);
   EXPECT_FALSE(config_variants(*prefix));
   EXPECT_TRUE(valid_variant_name("pytorch-sm90-avx512-torch2.9.1"));
@@ -172,9 +193,11 @@ TEST(TorchMatrix, WorkflowQuotesEverything) {
   v.arch = {"8.0"};
   auto wf = render_github_actions(config, {v});
   ASSERT_TRUE(wf) << wf.error().message;
-  EXPECT_NE(wf->text.find("        run: 'tailor doctor --config ''${{ github.workspace }}/my dir/it''\\''''s $HOME.toml'' "
-                     "--variant v1.0 --work-dir ''${{ github.workspace }}/tailor-work/v1.0'''\n"),
-            std::string::npos)
+  EXPECT_NE(
+      wf->text.find("        run: 'tailor doctor --config ''${{ github.workspace }}/my "
+                    "dir/it''\\''''s $HOME.toml'' "
+                    "--variant v1.0 --work-dir ''${{ github.workspace }}/tailor-work/v1.0'''\n"),
+      std::string::npos)
       << wf->text;
   EXPECT_NE(wf->text.find("  v1_0:\n"), std::string::npos) << "job ids have no dots";
   for (const char* path : {"a\nb.toml", "${{ github.token }}.toml"}) {
@@ -187,7 +210,8 @@ TEST(TorchMatrix, WorkflowQuotesEverything) {
   ASSERT_TRUE(wf);
   size_t runs = 0;
   for (const auto& line : split_any(wf->text, "\n")) {
-    if (line.find("run: ") == std::string::npos || line.find("run: |") != std::string::npos) continue;
+    if (line.find("run: ") == std::string::npos || line.find("run: |") != std::string::npos)
+      continue;
     ++runs;
     std::string value = line.substr(line.find("run: ") + 5);
     ASSERT_GE(value.size(), 2u);
@@ -201,7 +225,8 @@ TEST(TorchMatrix, WorkflowQuotesEverything) {
       }
     }
   }
-  EXPECT_EQ(runs, 2u);  // sccache's install and the pre-flight checks; the others are literal blocks
+  EXPECT_EQ(runs,
+            2u);  // sccache's install and the pre-flight checks; the others are literal blocks
 }
 
 TEST(TorchMatrix, EveryAxisValueIsCheckedAndAllProblemsReported) {
@@ -213,26 +238,32 @@ gpu = ["8.0", "hoper"]
 cpu = ["avx2", "avx9000"]
 cuda = ["12.8", "17.3"]
 python = ["3.12", "3.39", "three"]
-)", "t.toml");
+)",
+                                    "t.toml");
   ASSERT_TRUE(config) << config.error().message;
   auto vs = config_variants(*config);
   ASSERT_FALSE(vs);
   const std::string& m = vs.error().message;
   EXPECT_EQ(m.rfind("t.toml: 5 problems:", 0), 0u) << m;
-  for (const char* part : {"t.toml: matrix.gpu[1]: 'hoper' is not a GPU target",
-                           "t.toml: matrix.cpu[1]: 'avx9000' is not a CPU target tailor knows",
-                           "t.toml: matrix.cuda[1]: CUDA '17.3' is not a version tailor knows",
-                           "t.toml: matrix.python[1]: Python 3.39 is not supported by torch 2.9.1 (supported: 3.10",
-                           "t.toml: matrix.python[2]: Python 'three' is not a version like 3.12"})
+  for (const char* part :
+       {"t.toml: matrix.gpu[1]: 'hoper' is not a GPU target",
+        "t.toml: matrix.cpu[1]: 'avx9000' is not a CPU target tailor knows",
+        "t.toml: matrix.cuda[1]: CUDA '17.3' is not a version tailor knows",
+        "t.toml: matrix.python[1]: Python 3.39 is not supported by torch 2.9.1 (supported: 3.10",
+        "t.toml: matrix.python[2]: Python 'three' is not a version like 3.12"})
     EXPECT_NE(m.find(part), std::string::npos) << part << "\n" << m;
-  auto torch = parse_tailor_config("[matrix]\ntorch = [\"2.9.1\", \"9.9.9\"]\ngpu = [\"8.0\"]\n"
-                                   "include = [{ gpu = \"sm_999\" }]\n", "t.toml");
+  auto torch = parse_tailor_config(
+      "[matrix]\ntorch = [\"2.9.1\", \"9.9.9\"]\ngpu = [\"8.0\"]\n"
+      "include = [{ gpu = \"sm_999\" }]\n",
+      "t.toml");
   ASSERT_TRUE(torch);
   auto tv = config_variants(*torch);
   ASSERT_FALSE(tv);
-  EXPECT_NE(tv.error().message.find("matrix.torch[1]: torch '9.9.9' is not a release tailor knows"), std::string::npos)
+  EXPECT_NE(tv.error().message.find("matrix.torch[1]: torch '9.9.9' is not a release tailor knows"),
+            std::string::npos)
       << tv.error().message;
-  EXPECT_NE(tv.error().message.find("matrix.include[0].gpu: 'sm_999'"), std::string::npos) << tv.error().message;
+  EXPECT_NE(tv.error().message.find("matrix.include[0].gpu: 'sm_999'"), std::string::npos)
+      << tv.error().message;
 }
 
 std::string repeated(const std::string& value, int n) {
@@ -243,8 +274,8 @@ std::string repeated(const std::string& value, int n) {
 
 TEST(TorchMatrix, ExpansionIsCappedWithoutBuildingIt) {
   // About 1 KB of TOML: 40 x 40 x 40 x 4 = 256,000 combinations, refused with the count.
-  std::string text = "[defaults]\ntorch = \"2.9.1\"\n[matrix]\ngpu = [" + repeated("8.0", 40) + "]\ncpu = [" +
-                     repeated("avx2", 40) + "]\ncuda = [" + repeated("12.8", 40) +
+  std::string text = "[defaults]\ntorch = \"2.9.1\"\n[matrix]\ngpu = [" + repeated("8.0", 40) +
+                     "]\ncpu = [" + repeated("avx2", 40) + "]\ncuda = [" + repeated("12.8", 40) +
                      "]\npython = [\"3.10\", \"3.11\", \"3.12\", \"3.13\"]\n";
   auto config = parse_tailor_config(text, "big.toml");
   ASSERT_TRUE(config) << config.error().message;
@@ -252,7 +283,8 @@ TEST(TorchMatrix, ExpansionIsCappedWithoutBuildingIt) {
   auto vs = config_variants(*config);
   ASSERT_FALSE(vs);
   EXPECT_EQ(vs.error().message,
-            "big.toml: the matrix expands to 256000 variants (cpu 40 x cuda 40 x gpu 40 x python 4), more than the "
+            "big.toml: the matrix expands to 256000 variants (cpu 40 x cuda 40 x gpu 40 x python "
+            "4), more than the "
             "limit of 512; narrow the axes or add exclude rows");
   // Exclude rows are counted exactly (by walking, one row at a time).
   MatrixSpec spec;
@@ -302,7 +334,8 @@ torch = "2.9.1"
 [matrix]
 gpu = ["9.0"]
 cuda = ["12.6", "cu128"]
-)", "t.toml");
+)",
+                                    "t.toml");
   ASSERT_TRUE(config) << config.error().message;
   auto vs = config_variants(*config);
   ASSERT_TRUE(vs) << vs.error().message;

@@ -17,7 +17,8 @@ namespace {
 probe::HostCpu recorded_cpu(const std::string& name) {
   tailor::test::FakeHostFiles f;
   f.arch = "aarch64";
-  f.files["/proc/cpuinfo"] = tailor::test::slurp_text(std::string(TAILOR_SOURCE_DIR) + "/tests/probe/data/cpuinfo/" + name);
+  f.files["/proc/cpuinfo"] = tailor::test::slurp_text(std::string(TAILOR_SOURCE_DIR) +
+                                                      "/tests/probe/data/cpuinfo/" + name);
   EXPECT_FALSE(f.files["/proc/cpuinfo"].empty()) << name;
   return probe::probe_cpu(f);
 }
@@ -44,7 +45,8 @@ TorchVariant plain_variant() {
 }
 
 bool has_problem(const TorchPlan& p, const std::string& field) {
-  return std::any_of(p.problems.begin(), p.problems.end(), [&](const auto& pr) { return pr.field == field; });
+  return std::any_of(p.problems.begin(), p.problems.end(),
+                     [&](const auto& pr) { return pr.field == field; });
 }
 
 TEST(TorchPlanArmHost, T4gGraviton2WithoutFlagsBuildsForThisMachine) {
@@ -64,7 +66,8 @@ TEST(TorchPlanArmHost, T4gGraviton2WithoutFlagsBuildsForThisMachine) {
   EXPECT_EQ(e.at("CUDA_HOME"), "/usr/local/cuda-12.6");
   EXPECT_EQ(p.wheel_name, "torch-2.9.1+cu126-cp310-cp310-manylinux_2_35_aarch64.whl");
   bool said = std::any_of(p.notes.begin(), p.notes.end(), [](const std::string& n) {
-    return n.find("CPU target neoverse-n1 implied by") != std::string::npos && n.find("T4G") != std::string::npos;
+    return n.find("CPU target neoverse-n1 implied by") != std::string::npos &&
+           n.find("T4G") != std::string::npos;
   });
   EXPECT_TRUE(said) << "no note says where the CPU target came from";
 }
@@ -120,7 +123,8 @@ TEST(TorchPlanArmHost, AnExplicitPlatformKeepsTheHostGpusFromImplyingOne) {
   v.platform = "x86_64";
   TorchPlan p = resolve_torch_plan(v, g5g_host());
   EXPECT_EQ(p.platform, "x86_64");
-  for (const auto& pr : p.problems) EXPECT_EQ(pr.message.find("conflicts"), std::string::npos) << pr.message;
+  for (const auto& pr : p.problems)
+    EXPECT_EQ(pr.message.find("conflicts"), std::string::npos) << pr.message;
   EXPECT_EQ(p.cpu_target, "");
 }
 

@@ -1,11 +1,12 @@
 // Resolution of common hand-made configurations to the settings they use (and the
 // deliberate differences), over hand-built hosts.
+#include "plan/torch_plan.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
 #include "plan/toolkit_choice.h"
-#include "plan/torch_plan.h"
 #include "plan/torch_plan_render.h"
 #include "support/host_reports.h"
 
@@ -62,7 +63,8 @@ TEST(TorchPlanGraviton, ResolvesToTheGuideSettings) {
   EXPECT_EQ(p.git_tag, "v2.9.1");
   // Pins from the guide (canonicalize_version error with newer setuptools/packaging).
   for (const char* pin : {"setuptools<75", "packaging>=22,<24", "numpy<2"})
-    EXPECT_NE(std::find(p.requirements.begin(), p.requirements.end(), pin), p.requirements.end()) << pin;
+    EXPECT_NE(std::find(p.requirements.begin(), p.requirements.end(), pin), p.requirements.end())
+        << pin;
 }
 
 TEST(TorchPlanGraviton, MaxJobsFromUsableMemory) {
@@ -101,14 +103,18 @@ TEST(TorchPlanGraviton, StepsCloneTagWithSubmodulesThenVenvThenBuild) {
   o.base_dir = "/home/ubuntu";  // the relative default work folder is read against it
   TorchPlan p = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host(), o);
   ASSERT_EQ(p.steps.size(), 6u);
-  EXPECT_EQ(p.steps[0].argv, (std::vector<std::string>{"git", "clone", "--recursive", "--depth", "1", "--branch", "v2.9.1",
-                                                       "https://github.com/pytorch/pytorch", "/home/ubuntu/tailor-work/pytorch"}));
+  EXPECT_EQ(p.steps[0].argv,
+            (std::vector<std::string>{"git", "clone", "--recursive", "--depth", "1", "--branch",
+                                      "v2.9.1", "https://github.com/pytorch/pytorch",
+                                      "/home/ubuntu/tailor-work/pytorch"}));
   EXPECT_EQ(p.steps[2].argv.back(), "1");  // submodule update --depth 1
-  EXPECT_EQ(p.steps[3].argv, (std::vector<std::string>{"/usr/bin/python3.10", "-m", "venv", "/home/ubuntu/tailor-work/venv"}));
+  EXPECT_EQ(p.steps[3].argv, (std::vector<std::string>{"/usr/bin/python3.10", "-m", "venv",
+                                                       "/home/ubuntu/tailor-work/venv"}));
   // Run in the source tree: a relative interpreter path would name another file there.
   EXPECT_EQ(p.steps[4].cwd, "/home/ubuntu/tailor-work/pytorch");
   EXPECT_EQ(p.steps[4].argv.front(), "/home/ubuntu/tailor-work/venv/bin/python");
-  EXPECT_EQ(p.steps[5].argv, (std::vector<std::string>{"/home/ubuntu/tailor-work/venv/bin/python", "setup.py", "bdist_wheel"}));
+  EXPECT_EQ(p.steps[5].argv, (std::vector<std::string>{"/home/ubuntu/tailor-work/venv/bin/python",
+                                                       "setup.py", "bdist_wheel"}));
   EXPECT_TRUE(p.steps[5].uses_plan_env);
 }
 
@@ -123,13 +129,15 @@ TEST(TorchPlan, EveryWorkPathIsAbsolute) {
     const std::string cwd = std::filesystem::current_path().string();
     EXPECT_EQ(p.layout.work_dir, cwd + "/tailor-work");
     EXPECT_EQ(p.layout.venv_dir, cwd + "/tailor-work/venv");
-    EXPECT_EQ(p.layout.source_dir, !*source ? cwd + "/tailor-work/pytorch"
-                                   : source[0] == '/' ? std::string(source) : cwd + "/" + source);
+    EXPECT_EQ(p.layout.source_dir, !*source           ? cwd + "/tailor-work/pytorch"
+                                   : source[0] == '/' ? std::string(source)
+                                                      : cwd + "/" + source);
     EXPECT_EQ(p.layout.work_dir_given, "w/../tailor-work/");
     for (const auto& s : p.steps) {
       EXPECT_TRUE(s.cwd.empty() || s.cwd.front() == '/') << s.title << ": " << s.cwd;
       for (const auto& a : s.argv)
-        EXPECT_FALSE(a.find("tailor-work") != std::string::npos && a.front() != '/') << s.title << ": " << a;
+        EXPECT_FALSE(a.find("tailor-work") != std::string::npos && a.front() != '/')
+            << s.title << ": " << a;
     }
   }
 }
@@ -153,7 +161,8 @@ TEST(TorchPlan, JobsOptionSetsMaxJobs) {
 // (2.9.1: CUDA 12.6, 12.8, 13.0), or the one of the CUDA asked for.
 TEST(TorchPlan, ToolkitIsTheNewestInstalledTheReleaseSupportsOrTheOneAskedFor) {
   auto host = graviton_t4g_host();
-  host.cuda_toolkits = {test::cuda_toolkit(12, 6), test::cuda_toolkit(13, 1), test::cuda_toolkit(12, 8)};
+  host.cuda_toolkits = {test::cuda_toolkit(12, 6), test::cuda_toolkit(13, 1),
+                        test::cuda_toolkit(12, 8)};
   TorchVariant v = graviton_t4g_variant();
   v.cuda.reset();
   TorchPlan p = resolve_torch_plan(v, host);
@@ -204,14 +213,16 @@ TEST(TorchPlanCache, SccacheGoesInAsTheCompilerLauncher) {
   TorchPlan p = resolve_torch_plan(graviton_t4g_variant(), host, o);
   ASSERT_FALSE(p.has_errors());
   EXPECT_EQ(p.cache.tool, cache::CacheTool::sccache);
-  for (const char* var : {"CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER", "CMAKE_CUDA_COMPILER_LAUNCHER"}) {
+  for (const char* var : {"CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER",
+                          "CMAKE_CUDA_COMPILER_LAUNCHER"}) {
     EXPECT_EQ(p.cache.env.at(var), "/opt/bin/sccache") << var;
     EXPECT_EQ(p.env.count(var), 0u) << var;
   }
   EXPECT_EQ(p.cache.env.at("USE_CCACHE"), "0");
   // --cache ccache wins over the environment.
   o.cache = cache::CacheTool::ccache;
-  EXPECT_EQ(resolve_torch_plan(graviton_t4g_variant(), host, o).cache.tool, cache::CacheTool::ccache);
+  EXPECT_EQ(resolve_torch_plan(graviton_t4g_variant(), host, o).cache.tool,
+            cache::CacheTool::ccache);
   // A build whose shared storage is down applies none.
   set_torch_cache(p, {});
   EXPECT_EQ(p.cache.tool, cache::CacheTool::none);
@@ -227,7 +238,8 @@ TEST(TorchPlanCache, AMissingOrUnfitToolIsAProblemOfTheBuildAndAWarningOfAPlan) 
   TorchPlan p = resolve_torch_plan(graviton_t4g_variant(), host, o);
   ASSERT_EQ(p.problems.size(), 1u);
   EXPECT_EQ(p.problems[0].field, "cache");
-  EXPECT_EQ(p.problems[0].message, "compiler cache sccache: sccache is not installed (not found on PATH)");
+  EXPECT_EQ(p.problems[0].message,
+            "compiler cache sccache: sccache is not installed (not found on PATH)");
   EXPECT_EQ(p.exit_code(), 2);
   o.purpose = PlanPurpose::describe;
   TorchPlan elsewhere = resolve_torch_plan(graviton_t4g_variant(), host, o);
@@ -250,8 +262,12 @@ TorchVariant nix_variant(const std::string& arch, const std::string& cpu) {
   v.torch = "2.9.1";
   v.python = "3.13";
   v.blas = "openblas";
-  if (arch == "cpu") v.cpu_only = true;
-  else { v.cuda = cuda::CudaVersion{12, 8}; v.arch = {arch}; }
+  if (arch == "cpu")
+    v.cpu_only = true;
+  else {
+    v.cuda = cuda::CudaVersion{12, 8};
+    v.arch = {arch};
+  }
   v.cpu_target = cpu;
   return v;
 }
@@ -316,7 +332,8 @@ TEST(TorchPlan, PtxAndCompressionModes) {
   EXPECT_EQ(p.env.at("CMAKE_CUDA_ARCHITECTURES"), "75-real;80");
   EXPECT_EQ(p.env.at("TORCH_NVCC_FLAGS"), "-no-compress");  // CUDA 12.6 has no -compress-mode
   v.compress.reset();
-  EXPECT_EQ(resolve_torch_plan(v, graviton_t4g_host()).env.at("TORCH_NVCC_FLAGS"), "-Xfatbin -compress-all");
+  EXPECT_EQ(resolve_torch_plan(v, graviton_t4g_host()).env.at("TORCH_NVCC_FLAGS"),
+            "-Xfatbin -compress-all");
 }
 
 TEST(TorchPlan, JsonHasEveryEnvVariable) {
@@ -339,7 +356,8 @@ TEST(TorchPlan, DockerfileBaseMatchesManylinuxGlibc) {
   auto host = graviton_t4g_host();
   host.os.glibc = "2.28";
   TorchPlan q = resolve_torch_plan(v, host);
-  EXPECT_NE(render_plan_dockerfile(q).find("FROM nvidia/cuda:12.6.3-devel-rockylinux8"), std::string::npos);
+  EXPECT_NE(render_plan_dockerfile(q).find("FROM nvidia/cuda:12.6.3-devel-rockylinux8"),
+            std::string::npos);
 }
 
 }  // namespace
@@ -358,8 +376,10 @@ TEST(TorchPlanVersions, NewerThanTheDataSaysSo) {
   for (const auto& pr : p.problems)
     if (pr.field == "torch") {
       saw = true;
-      EXPECT_NE(pr.message.find("torch 99.0.0 is newer than tailor's data (the newest release it knows is "),
-                std::string::npos) << pr.message;
+      EXPECT_NE(pr.message.find(
+                    "torch 99.0.0 is newer than tailor's data (the newest release it knows is "),
+                std::string::npos)
+          << pr.message;
       EXPECT_NE(pr.fix.find("--torch "), std::string::npos) << pr.fix;
     }
   EXPECT_TRUE(saw);
@@ -390,12 +410,15 @@ TEST(TorchPlanGraviton, OneDnnOffIsExplained) {
   TorchPlan p = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host());
   ASSERT_EQ(p.env.at("USE_MKLDNN"), "0");
   const std::string notes = notes_of(p);
-  EXPECT_NE(notes.find("official aarch64 wheels build it with ACL, the Arm Compute Library"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("official aarch64 wheels build it with ACL, the Arm Compute Library"),
+            std::string::npos)
+      << notes;
   EXPECT_NE(notes.find("USE_MKLDNN_ACL=1"), std::string::npos) << notes;
   EXPECT_NE(notes.find("--with mkldnn"), std::string::npos) << notes;
   TorchVariant chosen = graviton_t4g_variant();
   chosen.features["mkldnn"] = false;
-  EXPECT_EQ(notes_of(resolve_torch_plan(chosen, graviton_t4g_host())).find("oneDNN"), std::string::npos);
+  EXPECT_EQ(notes_of(resolve_torch_plan(chosen, graviton_t4g_host())).find("oneDNN"),
+            std::string::npos);
   chosen.features["mkldnn"] = true;
   TorchPlan on = resolve_torch_plan(chosen, graviton_t4g_host());
   EXPECT_EQ(on.env.at("USE_MKLDNN"), "1");
@@ -404,7 +427,8 @@ TEST(TorchPlanGraviton, OneDnnOffIsExplained) {
   x86.torch = "2.9.1";
   x86.cuda = cuda::CudaVersion{12, 8};
   x86.arch = {"9.0"};
-  EXPECT_EQ(notes_of(resolve_torch_plan(x86, x86_cuda128_host())).find("oneDNN"), std::string::npos);
+  EXPECT_EQ(notes_of(resolve_torch_plan(x86, x86_cuda128_host())).find("oneDNN"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -1,13 +1,14 @@
 // A GPU or instance that exists on one platform implies it: g5g.xlarge and T4G mean an
 // aarch64 wheel (Graviton2, Neoverse N1) whatever host plans it; an explicit platform
 // that contradicts them is an input error (exit 2).
+#include "plan/torch_platform.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "cuda/gpu_catalog.h"
 #include "plan/torch_catalog.h"
-#include "plan/torch_platform.h"
 #include "plan/torch_plan.h"
 #include "support/host_reports.h"
 
@@ -45,7 +46,8 @@ TEST(TorchPlatform, ConflictingExplicitPlatformIsAnInputError) {
   v.platform = "x86_64";
   TorchPlan p = resolve_torch_plan(v, testing::x86_cuda128_host());
   EXPECT_EQ(p.exit_code(), 2);
-  auto it = std::find_if(p.problems.begin(), p.problems.end(), [](const PlanProblem& q) { return q.field == "platform"; });
+  auto it = std::find_if(p.problems.begin(), p.problems.end(),
+                         [](const PlanProblem& q) { return q.field == "platform"; });
   ASSERT_NE(it, p.problems.end());
   EXPECT_EQ(it->message, "platform x86_64 conflicts with g5g.xlarge, which exists only on aarch64");
   // The same platform, spelled otherwise, is no conflict.
@@ -60,13 +62,15 @@ TEST(TorchPlatform, GpusOfTwoPlatformsConflict) {
   EXPECT_EQ(p.exit_code(), 2);
   auto implied = implied_platform({"T4G;g4dn.xlarge"});
   ASSERT_FALSE(implied);
-  EXPECT_NE(implied.error().message.find("T4G (GPU T4G) exists only on aarch64, g4dn.xlarge (instance g4dn) only on x86_64"),
+  EXPECT_NE(implied.error().message.find(
+                "T4G (GPU T4G) exists only on aarch64, g4dn.xlarge (instance g4dn) only on x86_64"),
             std::string::npos)
       << implied.error().message;
 }
 
 TEST(TorchPlatform, PortableGpusAndNumbersImplyNothing) {
-  for (const char* spec : {"8.0", "sm_90a", "8.0+PTX", "H100", "A10G;L4", "Hopper", "-gencode arch=compute_90,code=sm_90"}) {
+  for (const char* spec : {"8.0", "sm_90a", "8.0+PTX", "H100", "A10G;L4", "Hopper",
+                           "-gencode arch=compute_90,code=sm_90"}) {
     auto implied = implied_platform({spec});
     ASSERT_TRUE(implied) << spec << ": " << implied.error().message;
     EXPECT_FALSE(*implied) << spec << " implied " << (*implied)->platform;
@@ -82,7 +86,8 @@ TEST(TorchPlatform, ExplicitCpuTargetWinsWithAWarningWhenTooNew) {
   TorchPlan p = resolve_torch_plan(v, testing::x86_cuda128_host());
   EXPECT_FALSE(p.has_errors());
   EXPECT_EQ(p.cpu_target, "neoverse-v2");
-  auto it = std::find_if(p.problems.begin(), p.problems.end(), [](const PlanProblem& q) { return q.field == "cpu_target"; });
+  auto it = std::find_if(p.problems.begin(), p.problems.end(),
+                         [](const PlanProblem& q) { return q.field == "cpu_target"; });
   ASSERT_NE(it, p.problems.end());
   EXPECT_EQ(it->severity, ProblemSeverity::warning);
   EXPECT_NE(it->message.find("neoverse-n1"), std::string::npos) << it->message;
@@ -108,7 +113,8 @@ TEST(TorchPlatform, GraceGpusImplyNeoverseV2AndX86InstancesX86) {
 TEST(TorchPlatform, VariantPlatform) {
   auto conflict = variant_platform(std::string("x86_64"), {"T4G"});
   ASSERT_FALSE(conflict);
-  EXPECT_EQ(conflict.error().message, "platform x86_64 conflicts with T4G, which exists only on aarch64");
+  EXPECT_EQ(conflict.error().message,
+            "platform x86_64 conflicts with T4G, which exists only on aarch64");
   auto implied = variant_platform(std::nullopt, {"g5g.xlarge"});
   ASSERT_TRUE(implied && *implied);
   EXPECT_EQ(**implied, "aarch64");

@@ -17,7 +17,8 @@ namespace tailor::plan {
 namespace {
 
 std::string write_script(const TorchPlan& p, const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("tailor_plan_test_" + std::to_string(::getpid()));
+  auto dir =
+      std::filesystem::temp_directory_path() / ("tailor_plan_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::string path = (dir / name).string();
   std::ofstream(path) << render_plan_script(p);
@@ -55,7 +56,8 @@ TEST(TorchScript, RelativeWorkFolderRunsFromAnotherFolder) {
   const std::string fake = (root / "fakepy").string();
   std::ofstream(fake) << "#!/bin/sh\n"
                       << "echo \"$(pwd) $0 $*\" >> '" << log << "'\n"
-                      << "if [ \"$1\" = -m ] && [ \"$2\" = venv ]; then mkdir -p \"$3/bin\" && cp \"$0\" \"$3/bin/python\"; fi\n";
+                      << "if [ \"$1\" = -m ] && [ \"$2\" = venv ]; then mkdir -p \"$3/bin\" && cp "
+                         "\"$0\" \"$3/bin/python\"; fi\n";
   fs::permissions(fake, fs::perms::owner_all);
 
   probe::HostReport host = testing::x86_cuda128_host();
@@ -78,7 +80,8 @@ TEST(TorchScript, RelativeWorkFolderRunsFromAnotherFolder) {
   ASSERT_TRUE(run_command({"bash", "-n", script}).ok());
 
   const std::string start = (root / "start").string();
-  auto r = run_command({"bash", "-c", "cd \"$1\" && bash \"$2\"", "tailor", start, script}, std::chrono::seconds(60));
+  auto r = run_command({"bash", "-c", "cd \"$1\" && bash \"$2\"", "tailor", start, script},
+                       std::chrono::seconds(60));
   EXPECT_TRUE(r.ok()) << r.out << r.err;
   std::ifstream in(log);
   std::vector<std::string> calls;
@@ -86,7 +89,9 @@ TEST(TorchScript, RelativeWorkFolderRunsFromAnotherFolder) {
   const std::string venv_py = start + "/tailor-work/venv/bin/python";
   ASSERT_EQ(calls.size(), 3u) << r.out << r.err;
   EXPECT_EQ(calls[0], start + " " + fake + " -m venv " + start + "/tailor-work/venv");
-  EXPECT_EQ(calls[1].rfind(start + "/src " + venv_py + " -m pip install -r requirements.txt", 0), 0u) << calls[1];
+  EXPECT_EQ(calls[1].rfind(start + "/src " + venv_py + " -m pip install -r requirements.txt", 0),
+            0u)
+      << calls[1];
   EXPECT_EQ(calls[2], start + "/src " + venv_py + " setup.py bdist_wheel");
   EXPECT_TRUE(fs::exists(start + "/tailor-work/build.log"));
   EXPECT_FALSE(fs::exists("/where/tailor/plan/ran"));
@@ -96,7 +101,8 @@ TEST(TorchScript, RelativeWorkFolderRunsFromAnotherFolder) {
 TEST(TorchScript, SourcedEnvironmentEqualsThePlan) {
   TorchPlan p = graviton_t4g_plan();
   std::string path = write_script(p, "env.sh");
-  auto r = run_command({"env", "-i", "bash", "-c", ". \"$1\" && env -0", "tailor", path}, std::chrono::seconds(30));
+  auto r = run_command({"env", "-i", "bash", "-c", ". \"$1\" && env -0", "tailor", path},
+                       std::chrono::seconds(30));
   ASSERT_TRUE(r.ok()) << r.err;
   std::map<std::string, std::string> got;
   size_t start = 0;
@@ -136,13 +142,16 @@ TEST(TorchScript, AnotherMachineFindsItsOwnTools) {
   ASSERT_EQ(p.platform, "aarch64");
   ASSERT_FALSE(p.for_this_host());
   const std::string script = render_plan_script(p);
-  for (const std::string host_path : {"/opt/py/bin/python3.10", "/opt/nvidia/cuda-12.8", "/opt/gcc-11"})
+  for (const std::string host_path :
+       {"/opt/py/bin/python3.10", "/opt/nvidia/cuda-12.8", "/opt/gcc-11"})
     EXPECT_EQ(script.find(host_path), std::string::npos) << host_path << "\n" << script;
   EXPECT_EQ(script.find("export MAX_JOBS=" + std::to_string(p.jobs)), std::string::npos) << script;
-  for (const char* want : {"PYTHON=\"${PYTHON:-python3.10}\"\n", "export CUDA_HOME=\"${CUDA_HOME:-/usr/local/cuda-12.8}\"\n",
-                           "export CUDACXX=\"${CUDACXX:-$CUDA_HOME/bin/nvcc}\"\n",
-                           "export CUDAHOSTCXX=\"${CUDAHOSTCXX:-$(command -v g++ || true)}\"\n",
-                           "export MAX_JOBS=\"${MAX_JOBS:-$(tailor_max_jobs)}\"\n", "  \"$PYTHON\" -m venv "})
+  for (const char* want :
+       {"PYTHON=\"${PYTHON:-python3.10}\"\n",
+        "export CUDA_HOME=\"${CUDA_HOME:-/usr/local/cuda-12.8}\"\n",
+        "export CUDACXX=\"${CUDACXX:-$CUDA_HOME/bin/nvcc}\"\n",
+        "export CUDAHOSTCXX=\"${CUDAHOSTCXX:-$(command -v g++ || true)}\"\n",
+        "export MAX_JOBS=\"${MAX_JOBS:-$(tailor_max_jobs)}\"\n", "  \"$PYTHON\" -m venv "})
     EXPECT_NE(script.find(want), std::string::npos) << want << "\n" << script;
   const std::string path = write_script(p, "t4g_from_x86.sh");
   EXPECT_TRUE(run_command({"bash", "-n", path}).ok());
@@ -164,16 +173,23 @@ TEST(TorchScript, AnotherMachineFindsItsOwnTools) {
   };
   tool(root / "bin" / "uname", "echo aarch64\n");
   tool(root / "bin" / "g++", "echo 11\n");
-  tool(root / "bin" / "git", "[ \"$1\" = clone ] && for a; do last=$a; done && mkdir -p \"$last\"\nexit 0\n");
+  tool(root / "bin" / "git",
+       "[ \"$1\" = clone ] && for a; do last=$a; done && mkdir -p \"$last\"\nexit 0\n");
   tool(root / "cuda" / "bin" / "nvcc", "echo 'Cuda compilation tools, release 12.8, V12.8.93'\n");
   tool(root / "bin" / "python3.10",
        "if [ \"$1\" = -c ]; then echo 3.10; exit 0; fi\n"
-       "echo \"$(basename \"$0\") $1 $2 MAX_JOBS=$MAX_JOBS CUDACXX=$CUDACXX CUDAHOSTCXX=$CUDAHOSTCXX\" >> '" + log + "'\n"
-       "if [ \"$1\" = -m ] && [ \"$2\" = venv ]; then mkdir -p \"$3/bin\" && cp \"$0\" \"$3/bin/python\"; fi\n");
+       "echo \"$(basename \"$0\") $1 $2 MAX_JOBS=$MAX_JOBS CUDACXX=$CUDACXX "
+       "CUDAHOSTCXX=$CUDAHOSTCXX\" >> '" +
+           log +
+           "'\n"
+           "if [ \"$1\" = -m ] && [ \"$2\" = venv ]; then mkdir -p \"$3/bin\" && cp \"$0\" "
+           "\"$3/bin/python\"; fi\n");
   auto run = [&](const std::string& env) {
-    return run_command({"bash", "-c", "cd \"$1\" && env PATH=\"$1/bin:$PATH\" CUDA_HOME=\"$1/cuda\" " + env + " bash \"$2\"",
-                        "tailor", root.string(), path},
-                       std::chrono::seconds(60));
+    return run_command(
+        {"bash", "-c",
+         "cd \"$1\" && env PATH=\"$1/bin:$PATH\" CUDA_HOME=\"$1/cuda\" " + env + " bash \"$2\"",
+         "tailor", root.string(), path},
+        std::chrono::seconds(60));
   };
   auto ok = run("");
   EXPECT_TRUE(ok.ok()) << ok.out << ok.err;
@@ -182,21 +198,29 @@ TEST(TorchScript, AnotherMachineFindsItsOwnTools) {
   for (std::string line; std::getline(in, line);) calls.push_back(line);
   ASSERT_EQ(calls.size(), 3u) << ok.out << ok.err;
   EXPECT_EQ(calls[0].rfind("python3.10 -m venv MAX_JOBS=", 0), 0u) << calls[0];
-  EXPECT_NE(calls[2].find("CUDACXX=" + (root / "cuda" / "bin" / "nvcc").string()), std::string::npos) << calls[2];
-  EXPECT_NE(calls[2].find("CUDAHOSTCXX=" + (root / "bin" / "g++").string()), std::string::npos) << calls[2];
+  EXPECT_NE(calls[2].find("CUDACXX=" + (root / "cuda" / "bin" / "nvcc").string()),
+            std::string::npos)
+      << calls[2];
+  EXPECT_NE(calls[2].find("CUDAHOSTCXX=" + (root / "bin" / "g++").string()), std::string::npos)
+      << calls[2];
   EXPECT_EQ(calls[2].find("MAX_JOBS= "), std::string::npos) << calls[2];
   EXPECT_EQ(calls[2].find("MAX_JOBS=0 "), std::string::npos) << calls[2];
 
   auto no_python = run("PYTHON=/nowhere/python3.10");
   EXPECT_EQ(no_python.exit_code, 1);
-  EXPECT_EQ(no_python.err, "tailor: error: /nowhere/python3.10 not found: install Python 3.10 with its venv module, or set "
-                           "PYTHON=/path/to/python3.10\n");
+  EXPECT_EQ(no_python.err,
+            "tailor: error: /nowhere/python3.10 not found: install Python 3.10 with its venv "
+            "module, or set "
+            "PYTHON=/path/to/python3.10\n");
   auto bad_jobs = run("MAX_JOBS=lots");
   EXPECT_EQ(bad_jobs.exit_code, 1);
-  EXPECT_EQ(bad_jobs.err, "tailor: error: MAX_JOBS='lots' is not a positive whole number: set MAX_JOBS=N\n");
+  EXPECT_EQ(bad_jobs.err,
+            "tailor: error: MAX_JOBS='lots' is not a positive whole number: set MAX_JOBS=N\n");
   auto no_cuda = run("CUDA_HOME=/nowhere/cuda");
   EXPECT_EQ(no_cuda.exit_code, 1);
-  EXPECT_EQ(no_cuda.err, "tailor: error: nvcc not found at /nowhere/cuda/bin/nvcc: install CUDA 12.8 or set CUDA_HOME to its folder\n");
+  EXPECT_EQ(no_cuda.err,
+            "tailor: error: nvcc not found at /nowhere/cuda/bin/nvcc: install CUDA 12.8 or set "
+            "CUDA_HOME to its folder\n");
   fs::remove_all(root);
 }
 
@@ -207,7 +231,8 @@ TEST(TorchScript, ThisHostKeepsItsOwnPaths) {
   EXPECT_TRUE(build_host_variables(p).empty());
   const std::string script = render_plan_script(p);
   EXPECT_NE(script.find("export CUDA_HOME=/usr/local/cuda-12.6\n"), std::string::npos) << script;
-  EXPECT_NE(script.find("export MAX_JOBS=" + std::to_string(p.jobs) + "\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("export MAX_JOBS=" + std::to_string(p.jobs) + "\n"), std::string::npos)
+      << script;
   EXPECT_NE(script.find("  /usr/bin/python3.10 -m venv "), std::string::npos) << script;
   EXPECT_EQ(script.find("PYTHON="), std::string::npos) << script;
 }
@@ -216,10 +241,12 @@ TEST(TorchCatalogLoaders, BrokenDataNamesTheField) {
   TorchCatalog c;
   auto r = load_features("[[feature]]\nname = \"x\"\nvars = [\"USE_X\"]\n", c);
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().message, "data/pytorch/features.toml: feature[0].default_x86_64: missing (expected a boolean)");
+  EXPECT_EQ(r.error().message,
+            "data/pytorch/features.toml: feature[0].default_x86_64: missing (expected a boolean)");
   auto bad = load_cpu_targets("[[target]\n", c);
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message.find("data/pytorch/cpu_targets.toml:1"), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("data/pytorch/cpu_targets.toml:1"), std::string::npos)
+      << bad.error().message;
   const TorchCatalog& cat = torch_catalog();
   EXPECT_EQ(cat.find_cpu_target("AVX2")->name, "x86-64-v3");
   EXPECT_EQ(cat.max_gcc_for({12, 6}), 13);
@@ -259,10 +286,12 @@ TEST(TorchDoctor, ChecksWithFixes) {
   EXPECT_FALSE(by.at("swap")->ok);
   EXPECT_TRUE(by.at("swap")->warning);
   EXPECT_FALSE(by.at("python-deps")->ok);
-  EXPECT_NE(by.at("python-deps")->detail.find("setuptools<75 (have 80.9.0)"), std::string::npos) << by.at("python-deps")->detail;
+  EXPECT_NE(by.at("python-deps")->detail.find("setuptools<75 (have 80.9.0)"), std::string::npos)
+      << by.at("python-deps")->detail;
   EXPECT_NE(by.at("python-deps")->detail.find("numpy<2"), std::string::npos);
   EXPECT_FALSE(by.at("submodules")->ok);
-  EXPECT_NE(by.at("submodules")->fix.find("git submodule update --init --recursive"), std::string::npos);
+  EXPECT_NE(by.at("submodules")->fix.find("git submodule update --init --recursive"),
+            std::string::npos);
   EXPECT_TRUE(by.at("nvcc")->ok);
   EXPECT_FALSE(r.ok());
   EXPECT_NE(render_doctor(r).find("FAIL"), std::string::npos);

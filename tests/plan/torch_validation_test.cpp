@@ -82,7 +82,11 @@ TEST(TorchValidation, PythonNotSupportedByTorch) {
   TorchPlan p = resolve_torch_plan(v, graviton_t4g_host());
   bool found = false;
   for (const auto& pr : p.problems)
-    found = found || (pr.field == "python" && pr.message == "torch 2.9.1 does not support Python 3.9 (it supports 3.10, 3.11, 3.12, 3.13, 3.14)");
+    found =
+        found ||
+        (pr.field == "python" &&
+         pr.message ==
+             "torch 2.9.1 does not support Python 3.9 (it supports 3.10, 3.11, 3.12, 3.13, 3.14)");
   EXPECT_TRUE(found);
   EXPECT_EQ(p.exit_code(), 2);
 }
@@ -102,7 +106,8 @@ TEST(TorchValidation, Avx512OnAarch64) {
   TorchPlan p = resolve_torch_plan(v, graviton_t4g_host());
   const PlanProblem* pr = find(p, "cpu_target");
   ASSERT_NE(pr, nullptr);
-  EXPECT_NE(pr->message.find("x86-64-v4 is for x86_64, not aarch64"), std::string::npos) << pr->message;
+  EXPECT_NE(pr->message.find("x86-64-v4 is for x86_64, not aarch64"), std::string::npos)
+      << pr->message;
   EXPECT_NE(pr->fix.find("neoverse-v2"), std::string::npos);
   v.cpu_target = "neoverse-v2";
   TorchPlan q = resolve_torch_plan(v, graviton_t4g_host());
@@ -117,7 +122,8 @@ TEST(TorchValidation, CudnnAskedButMissing) {
   TorchPlan p = resolve_torch_plan(v, host, here());
   const PlanProblem* pr = find(p, "features");
   ASSERT_NE(pr, nullptr);
-  EXPECT_NE(pr->message.find("cuDNN is asked for but was not found"), std::string::npos) << pr->message;
+  EXPECT_NE(pr->message.find("cuDNN is asked for but was not found"), std::string::npos)
+      << pr->message;
   v.features["cudnn"] = false;
   EXPECT_EQ(find(resolve_torch_plan(v, host, here()), "features"), nullptr);
 }
@@ -128,7 +134,8 @@ TEST(TorchValidation, HostGlibcNewerThanManylinuxWanted) {
   TorchPlan p = resolve_torch_plan(v, graviton_t4g_host(), here());
   const PlanProblem* pr = find(p, "manylinux");
   ASSERT_NE(pr, nullptr);
-  EXPECT_NE(pr->message.find("glibc 2.35 is newer than manylinux_2_28"), std::string::npos) << pr->message;
+  EXPECT_NE(pr->message.find("glibc 2.35 is newer than manylinux_2_28"), std::string::npos)
+      << pr->message;
   EXPECT_NE(pr->fix.find("rockylinux8"), std::string::npos) << pr->fix;
   EXPECT_EQ(pr->severity, ProblemSeverity::error);
   // `plan` describes it for the glibc 2.28 image its fix names: a warning, and a plan.
@@ -144,7 +151,13 @@ TEST(TorchValidation, CrossPlatformSaysWhichHost) {
   TorchVariant v = base();  // an aarch64 build planned from an x86_64 machine
   auto host = x86_cuda128_host();
   host.cuda_toolkits[0].release.minor = 6;
-  TorchPlan build = resolve_torch_plan(overlay(v, [] { TorchVariant t; t.platform = "aarch64"; return t; }()), host, here());
+  TorchPlan build = resolve_torch_plan(overlay(v,
+                                               [] {
+                                                 TorchVariant t;
+                                                 t.platform = "aarch64";
+                                                 return t;
+                                               }()),
+                                       host, here());
   const PlanProblem* pr = find(build, "platform");
   ASSERT_NE(pr, nullptr);
   EXPECT_EQ(pr->severity, ProblemSeverity::error);

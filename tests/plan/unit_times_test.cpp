@@ -1,9 +1,10 @@
 // data/build/unit_times.toml loads, names real recipes and profiles, and a build's learned
 // times win over the shipped ones.
+#include "plan/unit_times.h"
+
 #include <gtest/gtest.h>
 
 #include "plan/extension_recipe.h"
-#include "plan/unit_times.h"
 
 namespace tailor::plan {
 namespace {
@@ -50,7 +51,8 @@ TEST(UnitTimes, LearnedTimesWinUnitByUnitAndScaleTheMeasuredRest) {
   const auto [c_src, c_ms] = *it;
   // An interrupted build on a machine 3 x slower learned two units: they win, and the
   // other units are the measured ones scaled 3 x (the median of the two ratios).
-  const std::map<std::string, uint64_t> learned = {{a, a_ms * 3}, {b, b_ms * 3}, {"new_in_this_version.cu", 7}};
+  const std::map<std::string, uint64_t> learned = {
+      {a, a_ms * 3}, {b, b_ms * 3}, {"new_in_this_version.cu", 7}};
   auto c = choose_unit_times(&learned, "flash-attn", "minimal");
   EXPECT_TRUE(c.learned);
   EXPECT_TRUE(c.measured);

@@ -14,7 +14,8 @@ namespace tailor::probe {
 namespace {
 
 std::string recorded(const std::string& name) {
-  std::string text = tailor::test::slurp_text(std::string(TAILOR_SOURCE_DIR) + "/tests/probe/data/cpuinfo/" + name);
+  std::string text = tailor::test::slurp_text(std::string(TAILOR_SOURCE_DIR) +
+                                              "/tests/probe/data/cpuinfo/" + name);
   EXPECT_FALSE(text.empty()) << "missing fixture " << name;
   return text;
 }
@@ -106,15 +107,18 @@ TEST(ArmCpuProbe, OrinLscpuFeaturesAreArmv82WithDotProductAndNoSve) {
   tailor::test::FakeHostFiles f;
   f.arch = "aarch64";
   f.files["/proc/cpuinfo"] =
-      "processor\t: 0\nBogoMIPS\t: 62.50\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp "
+      "processor\t: 0\nBogoMIPS\t: 62.50\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 "
+      "atomics fphp "
       "asimdhp cpuid asimdrdm lrcpc dcpop asimddp uscat ilrcpc flagm paca pacg\n"
-      "CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd42\nCPU revision\t: 1\n";
+      "CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd42\nCPU "
+      "revision\t: 1\n";
   HostCpu cpu = probe_cpu(f);
   EXPECT_EQ(cpu.model, "Cortex-A78AE");
   EXPECT_EQ(cpu.neoverse_class, "N1");
   EXPECT_EQ(cpu.features_source, "/proc/cpuinfo");
   EXPECT_EQ(cpu.isa_level, "armv8.2-a");
-  for (const char* x : {"asimddp", "lrcpc", "ilrcpc", "paca", "atomics"}) EXPECT_TRUE(has(cpu, x)) << x;
+  for (const char* x : {"asimddp", "lrcpc", "ilrcpc", "paca", "atomics"})
+    EXPECT_TRUE(has(cpu, x)) << x;
   for (const char* x : {"sve", "sve2", "bf16", "i8mm"}) EXPECT_FALSE(has(cpu, x)) << x;
 }
 
@@ -173,7 +177,8 @@ TEST(ArmCpuProbe, MalformedPartNumbersAreIgnored) {
   f.files["/proc/cpuinfo"] =
       "processor\t: 0\nFeatures\t: fp asimd\nCPU implementer\t: 0xZZ\nCPU part\t: 0xd0c\n\n"
       "processor\t: 1\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\nCPU part\t: d0c\n\n"
-      "processor\t: 2\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\nCPU part\t: 0x1234567890123\n";
+      "processor\t: 2\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\nCPU part\t: "
+      "0x1234567890123\n";
   HostCpu cpu = probe_cpu(f);
   EXPECT_TRUE(cpu.cores.empty());
   EXPECT_EQ(cpu.logical_cores, 3);
@@ -189,10 +194,15 @@ TEST(HwcapNames, BitsMapToTheKernelsNames) {
 
 TEST(ArmCoreTable, PartNumbersOfTheMachinesTailorTargets) {
   const auto& t = isa_level_table();
-  struct Want { unsigned impl, part; const char* name; const char* cls; };
-  for (const Want& w : {Want{0x41, 0xd0c, "Neoverse-N1", "N1"}, Want{0x41, 0xd40, "Neoverse-V1", "V1"},
-                        Want{0x41, 0xd4f, "Neoverse-V2", "V2"}, Want{0x41, 0xd42, "Cortex-A78AE", "N1"},
-                        Want{0x41, 0xd85, "Cortex-X925", "V2"}, Want{0x41, 0xd87, "Cortex-A725", "V2"}}) {
+  struct Want {
+    unsigned impl, part;
+    const char* name;
+    const char* cls;
+  };
+  for (const Want& w :
+       {Want{0x41, 0xd0c, "Neoverse-N1", "N1"}, Want{0x41, 0xd40, "Neoverse-V1", "V1"},
+        Want{0x41, 0xd4f, "Neoverse-V2", "V2"}, Want{0x41, 0xd42, "Cortex-A78AE", "N1"},
+        Want{0x41, 0xd85, "Cortex-X925", "V2"}, Want{0x41, 0xd87, "Cortex-A725", "V2"}}) {
     const ArmCore* c = t.find_arm_core(w.impl, w.part);
     ASSERT_NE(c, nullptr) << w.name;
     EXPECT_EQ(c->name, w.name);

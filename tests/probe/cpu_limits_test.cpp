@@ -1,14 +1,15 @@
 #include <gtest/gtest.h>
 
-#include "support/fake_host.h"
 #include "probe/probe.h"
+#include "support/fake_host.h"
 
 namespace tailor::probe {
 namespace {
 
 std::string cpuinfo(int n) {
   std::string out;
-  for (int i = 0; i < n; ++i) out += "processor\t: " + std::to_string(i) + "\nmodel name\t: Test CPU\n\n";
+  for (int i = 0; i < n; ++i)
+    out += "processor\t: " + std::to_string(i) + "\nmodel name\t: Test CPU\n\n";
   return out;
 }
 
@@ -54,7 +55,8 @@ TEST(ProbeCpu, NoLimitsMeansEveryLogicalCore) {
 TEST(ProbeCpu, AffinityMaskLimits) {  // taskset -c 0-3, or a batch scheduler's cpuset
   test::FakeHostFiles f;
   f.files["/proc/cpuinfo"] = cpuinfo(64);
-  f.files["/proc/self/status"] = "Name:\ttailor\nCpus_allowed:\tf\nCpus_allowed_list:\t0-3\nMems_allowed_list:\t0\n";
+  f.files["/proc/self/status"] =
+      "Name:\ttailor\nCpus_allowed:\tf\nCpus_allowed_list:\t0-3\nMems_allowed_list:\t0\n";
   HostCpu cpu = probe_cpu(f);
   EXPECT_EQ(cpu.logical_cores, 64);
   EXPECT_EQ(cpu.build_cores(), 4);

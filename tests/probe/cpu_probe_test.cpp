@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "support/fake_host.h"
 #include "probe/probe.h"
+#include "support/fake_host.h"
 #include "util/strings.h"
 
 namespace tailor::probe {
@@ -41,25 +41,38 @@ TEST(X86IsaLevel, HigherFeaturesWithoutLowerLevelDoNotCount) {
 }
 
 // Linux "Features" lines of real machines.
-const char* k_graviton2 = "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp ssbs";
+const char* k_graviton2 =
+    "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop "
+    "asimddp ssbs";
 const char* k_graviton3 =
-    "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt fcma lrcpc dcpop sha3 sm3 "
-    "sm4 asimddp sha512 sve asimdfhm dit uscat ilrcpc flagm ssbs paca pacg dcpodp svei8mm svebf16 i8mm bf16 dgh rng";
+    "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt fcma "
+    "lrcpc dcpop sha3 sm3 "
+    "sm4 asimddp sha512 sve asimdfhm dit uscat ilrcpc flagm ssbs paca pacg dcpodp svei8mm svebf16 "
+    "i8mm bf16 dgh rng";
 const char* k_grace =
-    "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt fcma lrcpc dcpop sha3 sm3 "
-    "sm4 asimddp sha512 sve asimdfhm dit uscat ilrcpc flagm ssbs sb paca pacg dcpodp sve2 sveaes svepmull svebitperm "
+    "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt fcma "
+    "lrcpc dcpop sha3 sm3 "
+    "sm4 asimddp sha512 sve asimdfhm dit uscat ilrcpc flagm ssbs sb paca pacg dcpodp sve2 sveaes "
+    "svepmull svebitperm "
     "svesha3 svesm4 flagm2 frint svei8mm svebf16 i8mm bf16 dgh bti";
 
-TEST(Aarch64IsaLevel, Graviton2IsArmv82) { EXPECT_EQ(aarch64_isa_level(words(k_graviton2)), "armv8.2-a"); }
-TEST(Aarch64IsaLevel, Graviton3IsArmv84WithSve) { EXPECT_EQ(aarch64_isa_level(words(k_graviton3)), "armv8.4-a+sve"); }
+TEST(Aarch64IsaLevel, Graviton2IsArmv82) {
+  EXPECT_EQ(aarch64_isa_level(words(k_graviton2)), "armv8.2-a");
+}
+TEST(Aarch64IsaLevel, Graviton3IsArmv84WithSve) {
+  EXPECT_EQ(aarch64_isa_level(words(k_graviton3)), "armv8.4-a+sve");
+}
 TEST(Aarch64IsaLevel, GraceIsArmv9) { EXPECT_EQ(aarch64_isa_level(words(k_grace)), "armv9-a"); }
-TEST(Aarch64IsaLevel, BareArmv8) { EXPECT_EQ(aarch64_isa_level(words("fp asimd evtstrm crc32 cpuid")), "armv8-a"); }
+TEST(Aarch64IsaLevel, BareArmv8) {
+  EXPECT_EQ(aarch64_isa_level(words("fp asimd evtstrm crc32 cpuid")), "armv8-a");
+}
 
 TEST(ProbeCpu, X86FromCpuinfoFlagsWhenNoCpuid) {
   test::FakeHostFiles f;
   std::string block =
       "model name\t: AMD EPYC 9654 96-Core Processor\n"
-      "flags\t\t: fpu sse sse2 pni ssse3 fma cx16 sse4_1 sse4_2 movbe popcnt xsave avx f16c lahf_lm abm avx2 bmi1 "
+      "flags\t\t: fpu sse sse2 pni ssse3 fma cx16 sse4_1 sse4_2 movbe popcnt xsave avx f16c "
+      "lahf_lm abm avx2 bmi1 "
       "bmi2 avx512f avx512dq avx512cd avx512bw avx512vl\n";
   f.files["/proc/cpuinfo"] = "processor\t: 0\n" + block + "physical id\t: 0\ncore id\t\t: 0\n\n" +
                              "processor\t: 1\n" + block + "physical id\t: 0\ncore id\t\t: 0\n\n" +
@@ -82,8 +95,9 @@ TEST(ProbeCpu, X86CpuidWinsOverFlags) {
 TEST(ProbeCpu, Aarch64NamesTheCoreFromItsPartNumber) {
   test::FakeHostFiles f;
   f.arch = "aarch64";
-  std::string block = std::string("Features\t: ") + k_grace +
-                      "\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd4f\n\n";
+  std::string block =
+      std::string("Features\t: ") + k_grace +
+      "\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd4f\n\n";
   f.files["/proc/cpuinfo"] = "processor\t: 0\n" + block + "processor\t: 1\n" + block;
   auto cpu = probe_cpu(f);
   EXPECT_EQ(cpu.model, "Neoverse-V2");

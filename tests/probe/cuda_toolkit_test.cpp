@@ -1,9 +1,9 @@
 #include <gtest/gtest.h>
 
-#include "support/fake_host.h"
-#include "support/host_reports.h"
 #include "probe/cuda_toolkit_probe.h"
 #include "probe/probe.h"
+#include "support/fake_host.h"
+#include "support/host_reports.h"
 #include "util/process.h"
 
 namespace tailor::probe {
@@ -42,7 +42,8 @@ TEST(CudnnHeader, Parses) {
 }
 
 TEST(NcclHeader, Parses) {
-  EXPECT_EQ(parse_nccl_version("#define NCCL_MAJOR 2\n#define NCCL_MINOR 27\n#define NCCL_PATCH 7\n#define NCCL_SUFFIX \"\"\n"),
+  EXPECT_EQ(parse_nccl_version("#define NCCL_MAJOR 2\n#define NCCL_MINOR 27\n#define NCCL_PATCH "
+                               "7\n#define NCCL_SUFFIX \"\"\n"),
             "2.27.7");
   EXPECT_FALSE(parse_nccl_version("#define NCCL_H_\n"));
 }
@@ -55,7 +56,8 @@ const char* k_host_config =
     "#if (__GRCO_CLANG_COMPILER__ == 1) && ((__clang_major__ < 16) || (__clang_major__ > 20))\n"
     "#error -- unsupported Grace clang version!\n"
     "#endif\n"
-    "#if (__clang_major__ >= 21) || (__clang_major__ < 3) || ((__clang_major__ == 3) &&  (__clang_minor__ < 3))\n"
+    "#if (__clang_major__ >= 21) || (__clang_major__ < 3) || ((__clang_major__ == 3) &&  "
+    "(__clang_minor__ < 3))\n"
     "#error -- unsupported clang version!\n"
     "#endif\n"
     "#endif /* __GNUC__ */\n";
@@ -71,8 +73,8 @@ test::FakeHostFiles toolkit_host() {
   test::FakeHostFiles f;
   f.env["PATH"] = "/usr/local/cuda/bin:/usr/bin";
   f.env["HOME"] = "/root";
-  f.executables = {"/usr/local/cuda-13.0/bin/nvcc", "/usr/local/cuda-12.8/bin/nvcc", "/usr/bin/gcc-12",
-                   "/usr/bin/gcc-16"};
+  f.executables = {"/usr/local/cuda-13.0/bin/nvcc", "/usr/local/cuda-12.8/bin/nvcc",
+                   "/usr/bin/gcc-12", "/usr/bin/gcc-16"};
   f.links["/usr/local/cuda/bin/nvcc"] = "/usr/local/cuda-13.0/bin/nvcc";
   f.files["/usr/local/cuda-13.0/include/crt/host_config.h"] = k_host_config;
   f.files["/usr/local/cuda-13.0/include/cudnn_version.h"] = k_cudnn_header;
@@ -96,20 +98,23 @@ TEST(ToolkitAcceptsCompiler, ByTheLimitOfTheCompilersKind) {
   EXPECT_EQ(toolkit_accepts_compiler(tk, gcc16), false);
   EXPECT_EQ(toolkit_accepts_compiler(tk, clang20), true);
   EXPECT_EQ(toolkit_accepts_compiler(tk, clang21), false);  // the clang limit, not GCC's
-  EXPECT_EQ(toolkit_accepts_compiler(tk, {"/usr/bin/icpx", CompilerKind::other, "2025.0", 2025}), std::nullopt);
+  EXPECT_EQ(toolkit_accepts_compiler(tk, {"/usr/bin/icpx", CompilerKind::other, "2025.0", 2025}),
+            std::nullopt);
   EXPECT_EQ(toolkit_accepts_compiler(tk, {"/usr/bin/g++", CompilerKind::gcc, "", 0}), std::nullopt);
   EXPECT_EQ(host_compiler_max_major(tk, CompilerKind::clang), 20);
   tk.max_clang_major.reset();
   EXPECT_EQ(toolkit_accepts_compiler(tk, clang21), std::nullopt);
   EXPECT_EQ(host_compiler_max_major(tk, CompilerKind::clang), std::nullopt);
-  EXPECT_EQ(accepted_host_compilers(tk, {gcc15, gcc16, clang20}), std::vector<std::string>{"/usr/bin/g++-15"});
+  EXPECT_EQ(accepted_host_compilers(tk, {gcc15, gcc16, clang20}),
+            std::vector<std::string>{"/usr/bin/g++-15"});
 }
 
 TEST(FindCudaToolkits, DeduplicatesByRealpathAndReadsVersions) {
   auto f = toolkit_host();
   test::FakeCommandRunner runner;
   runner.answer("/usr/local/cuda-13.0/bin/nvcc", k_nvcc_13);
-  runner.answer("/usr/local/cuda-12.8/bin/nvcc", "Cuda compilation tools, release 12.8, V12.8.93\n");
+  runner.answer("/usr/local/cuda-12.8/bin/nvcc",
+                "Cuda compilation tools, release 12.8, V12.8.93\n");
   std::vector<Compiler> compilers = {{"/usr/bin/gcc-12", CompilerKind::gcc, "12.2.0", 12},
                                      {"/usr/bin/gcc-16", CompilerKind::gcc, "16.1.0", 16}};
   auto tks = find_cuda_toolkits(f, runner, compilers);

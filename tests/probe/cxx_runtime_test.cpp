@@ -1,12 +1,13 @@
 // The C++ runtime check with the real compiler: the system's g++ links libstdc++.so.6; the
 // same g++ told to link it statically (as a relocated gcc with only libstdc++.a does) is
 // caught; a compiler that does not run is "not checked", with the reason.
-#include <filesystem>
-#include <fstream>
+#include "probe/cxx_runtime.h"
 
 #include <gtest/gtest.h>
 
-#include "probe/cxx_runtime.h"
+#include <filesystem>
+#include <fstream>
+
 #include "support/fixtures.h"
 #include "util/process.h"
 

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "support/fake_host.h"
 #include "probe/probe.h"
+#include "support/fake_host.h"
 
 namespace tailor::probe {
 namespace {
@@ -46,7 +46,8 @@ TEST(NvidiaSmiCsv, EmptyOutputIsNoGpu) {
 }
 
 TEST(SmiBanner, CudaVersion) {
-  EXPECT_EQ(parse_smi_cuda_version("| NVIDIA-SMI 580.95.05    Driver Version: 580.95.05    CUDA Version: 13.0     |"),
+  EXPECT_EQ(parse_smi_cuda_version(
+                "| NVIDIA-SMI 580.95.05    Driver Version: 580.95.05    CUDA Version: 13.0     |"),
             (cuda::CudaVersion{13, 0}));
   EXPECT_EQ(parse_smi_cuda_version("no banner"), std::nullopt);
   EXPECT_EQ(parse_smi_cuda_version("| CUDA Version: N/A |"), std::nullopt);
@@ -70,9 +71,11 @@ TEST(ProbeGpus, NvmlAnswerIsUsedAndNvidiaSmiNotRun) {
 TEST(ProbeGpus, FallsBackToNvidiaSmi) {
   test::FakeGpuQuery q;
   test::FakeCommandRunner runner;
-  runner.by_command["nvidia-smi --query-gpu=index,name,compute_cap,memory.total,uuid,driver_version "
-                    "--format=csv,noheader,nounits"] = {true, false, false, 0, k_smi_two_gpus, ""};
-  runner.answer("nvidia-smi", "| NVIDIA-SMI 580.95.05  Driver Version: 580.95.05  CUDA Version: 13.0 |\n");
+  runner.by_command
+      ["nvidia-smi --query-gpu=index,name,compute_cap,memory.total,uuid,driver_version "
+       "--format=csv,noheader,nounits"] = {true, false, false, 0, k_smi_two_gpus, ""};
+  runner.answer("nvidia-smi",
+                "| NVIDIA-SMI 580.95.05  Driver Version: 580.95.05  CUDA Version: 13.0 |\n");
   std::vector<std::string> notes;
   auto r = probe_gpus(q, runner, notes);
   ASSERT_EQ(r.gpus.size(), 2u);
@@ -95,8 +98,10 @@ TEST(ProbeGpus, NoDriverNoSmiIsNoGpuWithANote) {
 TEST(ProbeGpus, NvidiaSmiFailingIsANote) {
   test::FakeGpuQuery q;
   test::FakeCommandRunner runner;
-  runner.answer("nvidia-smi",
-                "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\nMore text\n", 9);
+  runner.answer(
+      "nvidia-smi",
+      "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\nMore text\n",
+      9);
   std::vector<std::string> notes;
   auto r = probe_gpus(q, runner, notes);
   EXPECT_TRUE(r.gpus.empty());

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "support/fake_host.h"
 #include "probe/probe.h"
+#include "support/fake_host.h"
 
 namespace tailor::probe {
 namespace {
@@ -37,7 +37,8 @@ TEST(ProbeMemory, CgroupV2LimitLowerThanMemAvailableWins) {
   f.files["/proc/self/cgroup"] = "0::/docker/abc\n";
   f.files["/sys/fs/cgroup/docker/abc/memory.max"] = std::to_string(8 * k_gib) + "\n";
   f.files["/sys/fs/cgroup/docker/abc/memory.current"] = std::to_string(3 * k_gib) + "\n";
-  f.files["/sys/fs/cgroup/docker/abc/memory.stat"] = "anon 100\ninactive_file " + std::to_string(k_gib) + "\n";
+  f.files["/sys/fs/cgroup/docker/abc/memory.stat"] =
+      "anon 100\ninactive_file " + std::to_string(k_gib) + "\n";
   auto m = probe_memory(f);
   EXPECT_EQ(m.cgroup_limit, 8 * k_gib);
   EXPECT_EQ(m.cgroup_usage, 2 * k_gib);  // page cache left out
@@ -90,7 +91,8 @@ TEST(ProbeMemory, CgroupV1Limit) {
   // Inside the container the host path is not mounted; the container's own root is.
   f.files["/sys/fs/cgroup/memory/memory.limit_in_bytes"] = std::to_string(16 * k_gib) + "\n";
   f.files["/sys/fs/cgroup/memory/memory.usage_in_bytes"] = std::to_string(6 * k_gib) + "\n";
-  f.files["/sys/fs/cgroup/memory/memory.stat"] = "cache 5\ntotal_inactive_file " + std::to_string(2 * k_gib) + "\n";
+  f.files["/sys/fs/cgroup/memory/memory.stat"] =
+      "cache 5\ntotal_inactive_file " + std::to_string(2 * k_gib) + "\n";
   auto m = probe_memory(f);
   EXPECT_EQ(m.cgroup_limit, 16 * k_gib);
   EXPECT_EQ(m.usable, 12 * k_gib);

@@ -6,17 +6,19 @@
 #include <filesystem>
 #include <fstream>
 
+#include "probe/probe.h"
 #include "support/fake_host.h"
 #include "support/fixtures.h"
-#include "probe/probe.h"
 
 namespace tailor::probe {
 namespace {
 
 const char* k_torch_line =
-    "TAILOR_PROBE {\"version\": \"3.11.7\", \"executable\": \"/root/.pyenv/versions/3.11.7/bin/python3\", "
+    "TAILOR_PROBE {\"version\": \"3.11.7\", \"executable\": "
+    "\"/root/.pyenv/versions/3.11.7/bin/python3\", "
     "\"torch\": {\"version\": \"2.11.0+cu130\", \"cuda\": \"13.0\", \"path\": \"/x/torch\", "
-    "\"arch_list\": [\"sm_75\", \"sm_80\", \"sm_90\", \"sm_100\", \"sm_120\"], \"cxx11_abi\": true}}\n";
+    "\"arch_list\": [\"sm_75\", \"sm_80\", \"sm_90\", \"sm_100\", \"sm_120\"], \"cxx11_abi\": "
+    "true}}\n";
 
 TEST(PythonProbeOutput, ParsesTorch) {
   auto py = parse_python_probe(std::string("some site hook chatter\n") + k_torch_line);
@@ -32,7 +34,8 @@ TEST(PythonProbeOutput, ParsesTorch) {
 
 TEST(PythonProbeOutput, CpuTorchHasNoCudaVersion) {
   auto py = parse_python_probe(
-      "TAILOR_PROBE {\"version\": \"3.12.1\", \"torch\": {\"version\": \"2.11.0+cpu\", \"cuda\": null, "
+      "TAILOR_PROBE {\"version\": \"3.12.1\", \"torch\": {\"version\": \"2.11.0+cpu\", \"cuda\": "
+      "null, "
       "\"arch_list\": [], \"cxx11_abi\": null}}");
   ASSERT_TRUE(py);
   ASSERT_TRUE(py->torch);
@@ -42,15 +45,18 @@ TEST(PythonProbeOutput, CpuTorchHasNoCudaVersion) {
 
 TEST(PythonProbeOutput, ATorchCudaThatIsNoCudaVersionIsOneError) {
   auto py = parse_python_probe(
-      "TAILOR_PROBE {\"version\": \"3.12.1\", \"torch\": {\"version\": \"2.11.0\", \"cuda\": \"thirteen\"}}");
+      "TAILOR_PROBE {\"version\": \"3.12.1\", \"torch\": {\"version\": \"2.11.0\", \"cuda\": "
+      "\"thirteen\"}}");
   ASSERT_FALSE(py);
-  EXPECT_EQ(py.error().message,
-            "python probe: torch's CUDA: not a CUDA version: 'thirteen' (expected e.g. 12.8 or cu128)");
+  EXPECT_EQ(
+      py.error().message,
+      "python probe: torch's CUDA: not a CUDA version: 'thirteen' (expected e.g. 12.8 or cu128)");
 }
 
 TEST(PythonProbeOutput, NoTorch) {
   auto py = parse_python_probe(
-      "TAILOR_PROBE {\"version\": \"3.10.0\", \"torch_error\": \"ModuleNotFoundError: No module named 'torch'\"}");
+      "TAILOR_PROBE {\"version\": \"3.10.0\", \"torch_error\": \"ModuleNotFoundError: No module "
+      "named 'torch'\"}");
   ASSERT_TRUE(py);
   EXPECT_FALSE(py->torch);
   EXPECT_NE(py->torch_error.find("No module named"), std::string::npos);
@@ -112,32 +118,34 @@ TEST(ProbePythons, DeduplicatesByRealpathKeepsVenvsAndProbesExtras) {
   test::FakeHostFiles f;
   f.env["PATH"] = "/home/u/.pyenv/shims:/venv/bin:/usr/bin";
   f.env["HOME"] = "/home/u";
-  f.executables = {"/home/u/.pyenv/shims/python3", "/usr/bin/python3.11", "/home/u/.pyenv/versions/3.12.1/bin/python3", "/opt/py/bin/python3"};
+  f.executables = {"/home/u/.pyenv/shims/python3", "/usr/bin/python3.11",
+                   "/home/u/.pyenv/versions/3.12.1/bin/python3", "/opt/py/bin/python3"};
   f.links["/usr/bin/python3"] = "/usr/bin/python3.11";
   f.links["/venv/bin/python3"] = "/usr/bin/python3.11";
   f.links["/venv/bin/python"] = "/usr/bin/python3.11";
   f.links["/usr/bin/python3.11-config"] = "/usr/bin/python3.11-config";
   f.files["/venv/pyvenv.cfg"] = "home = /usr/bin\n";
   test::FakeCommandRunner runner;
-  for (const char* p : {"/venv/bin/python3", "/usr/bin/python3", "/home/u/.pyenv/versions/3.12.1/bin/python3",
-                        "/opt/py/bin/python3"})
+  for (const char* p : {"/venv/bin/python3", "/usr/bin/python3",
+                        "/home/u/.pyenv/versions/3.12.1/bin/python3", "/opt/py/bin/python3"})
     runner.answer(p, "TAILOR_PROBE {\"version\": \"3.11.2\"}\n");
   std::vector<std::string> notes;
   auto pys = probe_pythons(f, runner, {"/opt/py/bin/python3", "/missing/python"}, notes);
   std::vector<std::string> paths;
   for (const auto& p : pys) paths.push_back(p.path);
-  EXPECT_EQ(paths, (std::vector<std::string>{"/opt/py/bin/python3", "/venv/bin/python3", "/usr/bin/python3",
+  EXPECT_EQ(paths, (std::vector<std::string>{"/opt/py/bin/python3", "/venv/bin/python3",
+                                             "/usr/bin/python3",
                                              "/home/u/.pyenv/versions/3.12.1/bin/python3"}));
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("/missing/python"), std::string::npos);
 }
 
-
 // The cached probe: the stamp script runs every time; the full probe (the torch import)
 // only when the stamp differs from the cached entry's.
 struct CachedProbe {
   test::FakeCommandRunner runner;
-  std::string stamp = "TAILOR_STAMP {\"torch\": \"/x/torch\", \"files\": [[\"version.py\", 7, 100, 1]]}\n";
+  std::string stamp =
+      "TAILOR_STAMP {\"torch\": \"/x/torch\", \"files\": [[\"version.py\", 7, 100, 1]]}\n";
   int full_probes = 0;
   CachedProbe() {
     runner.handler = [this](const CommandSpec& spec) -> std::optional<CommandResult> {
@@ -159,11 +167,13 @@ TEST(ProbePythonCached, SecondProbeWithTheSameStampSkipsTheTorchImport) {
   auto dir = tailor::test::scratch_dir("probe_cache_same").string();
   CachedProbe f;
   bool cached = true;
-  auto first = probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached);
+  auto first =
+      probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached);
   ASSERT_TRUE(first && first->torch);
   EXPECT_FALSE(cached);
   EXPECT_EQ(f.full_probes, 1);
-  auto second = probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached);
+  auto second =
+      probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached);
   ASSERT_TRUE(second && second->torch);
   EXPECT_TRUE(cached);
   EXPECT_EQ(f.full_probes, 1);
@@ -180,13 +190,17 @@ TEST(ProbePythonCached, AChangedTorchFileProbesAgain) {
   auto dir = tailor::test::scratch_dir("probe_cache_changed").string();
   CachedProbe f;
   bool cached = true;
-  ASSERT_TRUE(probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached));
-  f.stamp = "TAILOR_STAMP {\"torch\": \"/x/torch\", \"files\": [[\"version.py\", 8, 100, 2]]}\n";  // reinstalled
-  ASSERT_TRUE(probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached));
+  ASSERT_TRUE(
+      probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached));
+  f.stamp =
+      "TAILOR_STAMP {\"torch\": \"/x/torch\", \"files\": [[\"version.py\", 8, 100, 2]]}\n";  // reinstalled
+  ASSERT_TRUE(
+      probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached));
   EXPECT_FALSE(cached);
   EXPECT_EQ(f.full_probes, 2);
   // Another interpreter name has its own entry.
-  ASSERT_TRUE(probe_python_cached("/opt/venv/bin/python", f.runner, std::chrono::seconds(30), dir, &cached));
+  ASSERT_TRUE(probe_python_cached("/opt/venv/bin/python", f.runner, std::chrono::seconds(30), dir,
+                                  &cached));
   EXPECT_FALSE(cached);
   EXPECT_EQ(f.full_probes, 3);
 }
@@ -210,11 +224,13 @@ TEST(ProbePythonCached, ACorruptEntryIsProbedOver) {
   auto dir = tailor::test::scratch_dir("probe_cache_corrupt").string();
   CachedProbe f;
   bool cached = true;
-  ASSERT_TRUE(probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached));
+  ASSERT_TRUE(
+      probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached));
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     std::ofstream(e.path()) << "{\"stamp\": 3, \"probe\": [";
   }
-  auto py = probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached);
+  auto py =
+      probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached);
   ASSERT_TRUE(py && py->torch);
   EXPECT_FALSE(cached);
   EXPECT_EQ(f.full_probes, 2);
@@ -225,11 +241,14 @@ TEST(ProbePythonCached, MayNotWriteLeavesNoEntry) {
   auto dir = tailor::test::scratch_dir("probe_cache_readonly").string();
   CachedProbe f;
   bool cached = true;
-  ASSERT_TRUE(probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached, false));
+  ASSERT_TRUE(probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir,
+                                  &cached, false));
   EXPECT_FALSE(cached);
   EXPECT_FALSE(std::filesystem::exists(dir) && !std::filesystem::is_empty(dir));
-  ASSERT_TRUE(probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached, true));
-  ASSERT_TRUE(probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir, &cached, false));
+  ASSERT_TRUE(probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir,
+                                  &cached, true));
+  ASSERT_TRUE(probe_python_cached("/usr/bin/python3", f.runner, std::chrono::seconds(30), dir,
+                                  &cached, false));
   EXPECT_TRUE(cached);  // an existing entry is still read
   EXPECT_EQ(f.full_probes, 2);
 }

@@ -1,14 +1,15 @@
 #include <gtest/gtest.h>
 
-#include "support/fake_host.h"
 #include "probe/build_tools.h"
 #include "probe/probe.h"
+#include "support/fake_host.h"
 
 namespace tailor::probe {
 namespace {
 
 TEST(CompilerVersion, Gcc) {
-  auto c = parse_compiler_version("gcc (Debian 12.2.0-14) 12.2.0\nCopyright (C) 2022 Free Software Foundation, Inc.\n");
+  auto c = parse_compiler_version(
+      "gcc (Debian 12.2.0-14) 12.2.0\nCopyright (C) 2022 Free Software Foundation, Inc.\n");
   ASSERT_TRUE(c);
   EXPECT_EQ(c->kind, CompilerKind::gcc);
   EXPECT_EQ(compiler_kind_name(c->kind), "gcc");
@@ -35,9 +36,11 @@ TEST(CompilerVersion, NotACompiler) { EXPECT_FALSE(parse_compiler_version("hello
 
 TEST(ToolVersion, Banners) {
   EXPECT_EQ(parse_tool_version("1.13.1\n"), "1.13.1");
-  EXPECT_EQ(parse_tool_version("cmake version 3.25.1\n\nCMake suite maintained by Kitware\n"), "3.25.1");
+  EXPECT_EQ(parse_tool_version("cmake version 3.25.1\n\nCMake suite maintained by Kitware\n"),
+            "3.25.1");
   EXPECT_EQ(parse_tool_version("ccache version 4.8\nFeatures: file-storage\n"), "4.8");
-  EXPECT_EQ(parse_tool_version("pip 24.0 from /usr/lib/python3/dist-packages/pip (python 3.11)\n"), "24.0");
+  EXPECT_EQ(parse_tool_version("pip 24.0 from /usr/lib/python3/dist-packages/pip (python 3.11)\n"),
+            "24.0");
   EXPECT_FALSE(parse_tool_version("no digits"));
 }
 

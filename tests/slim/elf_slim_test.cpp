@@ -1,5 +1,7 @@
 // slim_elf on nvcc-built libraries: what it keeps, how the file is cut, that the result
 // parses to exactly the kept entries, and what it does with layouts it must not move.
+#include "slim/elf_slim.h"
+
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -12,7 +14,6 @@
 #include "cuda/fatbin_code.h"
 #include "formats/elf.h"
 #include "formats/fatbin.h"
-#include "slim/elf_slim.h"
 #include "slim/slim_paths.h"
 #include "support/fixtures.h"
 
@@ -30,7 +31,8 @@ KeepPolicy keep(cuda::ComputeCapability cc, PtxPolicy ptx = PtxPolicy::needed) {
 }
 
 // Runs slim_elf into a memfd and returns the written bytes.
-std::vector<std::byte> slim_to_memory(const std::vector<std::byte>& in, const KeepPolicy& p, LibrarySlim& out) {
+std::vector<std::byte> slim_to_memory(const std::vector<std::byte>& in, const KeepPolicy& p,
+                                      LibrarySlim& out) {
   int fd = ::memfd_create("slim", 0);
   EXPECT_GE(fd, 0);
   auto r = slim_elf(Bytes(in.data(), in.size()), p, fd);
@@ -56,7 +58,8 @@ std::vector<std::string> targets_in(const std::vector<std::byte>& file) {
   if (!containers) return names;
   for (const auto& c : *containers)
     for (const auto& e : c.entries)
-      if (std::find(names.begin(), names.end(), cuda::fatbin_code(e).name()) == names.end()) names.push_back(cuda::fatbin_code(e).name());
+      if (std::find(names.begin(), names.end(), cuda::fatbin_code(e).name()) == names.end())
+        names.push_back(cuda::fatbin_code(e).name());
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -72,7 +75,8 @@ std::map<std::string, uint32_t> entries_in(const std::vector<std::byte>& file) {
   for (const char* name : {".nv_fatbin", "__nv_relfatbin"}) {
     const auto* section = elf->find(name);
     if (!section) continue;
-    auto containers = formats::parse_fatbin_section(*formats::section_bytes(b, *section), section->offset);
+    auto containers =
+        formats::parse_fatbin_section(*formats::section_bytes(b, *section), section->offset);
     EXPECT_TRUE(containers.has_value());
     if (!containers) continue;
     for (const auto& c : *containers)
@@ -144,7 +148,8 @@ void expect_wrappers_name_containers(const std::vector<std::byte>& file) {
     const uint64_t place = seg->addr + w + 8, word = read_at<uint64_t>(file, seg->offset + w + 8);
     auto rela = addend_at.find(place);
     const uint64_t target = rela != addend_at.end() ? rela->second : word;
-    EXPECT_TRUE(starts.count(target)) << "wrapper " << w / 24 << " points at " << std::hex << target;
+    EXPECT_TRUE(starts.count(target))
+        << "wrapper " << w / 24 << " points at " << std::hex << target;
     if (rela != addend_at.end() && word != 0) {
       EXPECT_EQ(word, target);
     }
@@ -152,9 +157,10 @@ void expect_wrappers_name_containers(const std::vector<std::byte>& file) {
 }
 
 class ElfSlim : public ::testing::Test {
-protected:
+ protected:
   void SetUp() override {
-    if (!std::filesystem::exists(fixture("slim_multi"))) GTEST_SKIP() << fixture("slim_multi") << " not built (no nvcc)";
+    if (!std::filesystem::exists(fixture("slim_multi")))
+      GTEST_SKIP() << fixture("slim_multi") << " not built (no nvcc)";
     input = slurp(fixture("slim_multi"));
   }
   std::vector<std::byte> input;
@@ -178,8 +184,10 @@ TEST_F(ElfSlim, KeepsExactlyTheChosenTargetsAndCutsTheFile) {
   for (const auto& t : r.targets) {
     kept += t.kept_bytes;
     removed += t.removed_bytes;
-    if (t.target == "sm_80") EXPECT_EQ(t.removed, 0u);
-    else EXPECT_EQ(t.kept, 0u) << t.target;
+    if (t.target == "sm_80")
+      EXPECT_EQ(t.removed, 0u);
+    else
+      EXPECT_EQ(t.kept, 0u) << t.target;
   }
   EXPECT_EQ(kept, r.device_after);
   EXPECT_EQ(kept + removed, r.device_before);
@@ -271,7 +279,8 @@ TEST_F(ElfSlim, DamagedFatbinIsAnErrorNotAGuess) {
   std::memcpy(input.data() + fat->offset + 16 + 8, &huge, 8);  // first entry's payload size
   auto r = slim_elf(Bytes(input.data(), input.size()), keep({8, 0}), -1);
   ASSERT_FALSE(r.has_value());
-  EXPECT_NE(r.error().message.find("runs past its container"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("runs past its container"), std::string::npos)
+      << r.error().message;
 }
 
 TEST_F(ElfSlim, FatbinSymbolsMoveWithTheirContainers) {
@@ -286,7 +295,8 @@ TEST_F(ElfSlim, FatbinSymbolsMoveWithTheirContainers) {
   const auto fat = elf->find_index(".nv_fatbin");
   ASSERT_TRUE(fat);
   const auto& section = elf->sections[*fat];
-  auto containers = formats::parse_fatbin_section(*formats::section_bytes(b, section), section.offset);
+  auto containers =
+      formats::parse_fatbin_section(*formats::section_bytes(b, section), section.offset);
   ASSERT_TRUE(containers.has_value());
   std::set<uint64_t> starts;
   for (const auto& c : *containers) starts.insert(section.addr + (c.offset - section.offset));
@@ -313,7 +323,8 @@ TEST_F(ElfSlim, UnreadableProgramHeadersLeaveTheFileUntouched) {
   auto r = slim_elf(Bytes(input.data(), input.size()), keep({8, 0}), fd);
   ASSERT_TRUE(r.has_value()) << r.error().message;
   EXPECT_EQ(r->outcome, SlimOutcome::left_untouched);
-  EXPECT_NE(r->note.find("program header table at 0x40 (0x188000 bytes) runs past end of file"), std::string::npos)
+  EXPECT_NE(r->note.find("program header table at 0x40 (0x188000 bytes) runs past end of file"),
+            std::string::npos)
       << r->note;
   EXPECT_EQ(::lseek(fd, 0, SEEK_END), 0);  // nothing written
   ::close(fd);
@@ -328,15 +339,19 @@ TEST_F(ElfSlim, UnreadableRelocationsKeepContainersInPlace) {
   const auto rela = elf->find_index(".rela.dyn");
   ASSERT_TRUE(rela);
   const uint64_t size = elf->sections[*rela].size - 8;
-  std::memcpy(input.data() + elf->e_shoff + *rela * formats::k_elf64_shdr_size + formats::k_elf64_sh_size, &size, 8);
+  std::memcpy(
+      input.data() + elf->e_shoff + *rela * formats::k_elf64_shdr_size + formats::k_elf64_sh_size,
+      &size, 8);
   LibrarySlim r;
   auto out = slim_to_memory(input, keep({8, 0}), r);
   EXPECT_EQ(r.outcome, SlimOutcome::slimmed);
   EXPECT_FALSE(r.packed);
   EXPECT_EQ(r.containers_pinned, r.containers);
   EXPECT_EQ(out.size(), input.size());
-  EXPECT_NE(r.note.find("not shrunk on disk (section .rela.dyn at 0x"), std::string::npos) << r.note;
-  EXPECT_NE(r.note.find("is not a whole number of 24-byte RELA records"), std::string::npos) << r.note;
+  EXPECT_NE(r.note.find("not shrunk on disk (section .rela.dyn at 0x"), std::string::npos)
+      << r.note;
+  EXPECT_NE(r.note.find("is not a whole number of 24-byte RELA records"), std::string::npos)
+      << r.note;
   EXPECT_EQ(targets_in(out), (std::vector<std::string>{"sm_80"}));
 }
 
@@ -364,9 +379,11 @@ TEST(ElfSlimPlain, EveryTargetLeftIsAccountedFor) {
     const char* fixture;
     cuda::ComputeCapability keep;
   };
-  for (const Case& c : {Case{"rdc", {7, 5}}, Case{"rdc", {8, 0}}, Case{"sm_90a", {8, 6}}, Case{"slim_multi", {8, 6}},
-                        Case{"slim_multi", {10, 0}}, Case{"sass_ptx_80", {9, 0}}, Case{"family_120f", {9, 0}}}) {
-    if (!std::filesystem::exists(fixture(c.fixture))) GTEST_SKIP() << fixture(c.fixture) << " not built (no nvcc)";
+  for (const Case& c : {Case{"rdc", {7, 5}}, Case{"rdc", {8, 0}}, Case{"sm_90a", {8, 6}},
+                        Case{"slim_multi", {8, 6}}, Case{"slim_multi", {10, 0}},
+                        Case{"sass_ptx_80", {9, 0}}, Case{"family_120f", {9, 0}}}) {
+    if (!std::filesystem::exists(fixture(c.fixture)))
+      GTEST_SKIP() << fixture(c.fixture) << " not built (no nvcc)";
     SCOPED_TRACE(std::string(c.fixture) + " --keep " + c.keep.str());
     auto in = slurp(fixture(c.fixture));
     LibrarySlim r;
@@ -420,9 +437,11 @@ TEST(ElfSlimHeaderOnly, NoContainerServesTheGpuEveryContainerIsEmptied) {
     const char* fixture;
     cuda::ComputeCapability keep;
   };
-  for (const Case& c : {Case{"slim_multi", {6, 1}}, Case{"sass_75_80", {9, 0}}, Case{"sm_90a", {8, 6}},
-                        Case{"sass_ptx_80", {7, 0}}, Case{"compress_all", {7, 5}}}) {
-    if (!std::filesystem::exists(fixture(c.fixture))) GTEST_SKIP() << fixture(c.fixture) << " not built (no nvcc)";
+  for (const Case& c :
+       {Case{"slim_multi", {6, 1}}, Case{"sass_75_80", {9, 0}}, Case{"sm_90a", {8, 6}},
+        Case{"sass_ptx_80", {7, 0}}, Case{"compress_all", {7, 5}}}) {
+    if (!std::filesystem::exists(fixture(c.fixture)))
+      GTEST_SKIP() << fixture(c.fixture) << " not built (no nvcc)";
     SCOPED_TRACE(std::string(c.fixture) + " --keep " + c.keep.str());
     auto in = slurp(fixture(c.fixture));
     LibrarySlim r;
@@ -502,10 +521,12 @@ TEST_F(ElfSlim, ServedAndUnservedContainersSideBySide) {
 // Written to disk through slim_paths, whose re-read checks the written file against the
 // plan before renaming it: header-only containers pass.
 TEST(ElfSlimHeaderOnly, WrittenFileIsCheckedAndRenamed) {
-  if (!std::filesystem::exists(fixture("slim_multi"))) GTEST_SKIP() << fixture("slim_multi") << " not built (no nvcc)";
+  if (!std::filesystem::exists(fixture("slim_multi")))
+    GTEST_SKIP() << fixture("slim_multi") << " not built (no nvcc)";
   const auto dir = test::scratch_dir("slim_header_only");
   const auto path = dir / "libslim_multi.so";
-  std::filesystem::copy_file(fixture("slim_multi"), path, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(fixture("slim_multi"), path,
+                             std::filesystem::copy_options::overwrite_existing);
   SlimOptions o;
   o.policy = keep({6, 1});
   o.in_place = true;

@@ -41,7 +41,8 @@ KeepPolicy keep(cuda::ComputeCapability cc, LtoPolicy lto = LtoPolicy::keep) {
   return p;
 }
 
-std::vector<std::byte> slim_to_memory(const std::vector<std::byte>& in, const KeepPolicy& p, LibrarySlim& out) {
+std::vector<std::byte> slim_to_memory(const std::vector<std::byte>& in, const KeepPolicy& p,
+                                      LibrarySlim& out) {
   int fd = ::memfd_create("slim", 0);
   EXPECT_GE(fd, 0);
   auto r = slim_elf(Bytes(in.data(), in.size()), p, fd);
@@ -58,7 +59,8 @@ std::vector<std::byte> slim_to_memory(const std::vector<std::byte>& in, const Ke
 }
 
 // Per section: the containers found (offset, target names of their entries).
-std::map<std::string, std::vector<std::pair<uint64_t, std::vector<std::string>>>> embedded_in(const std::vector<std::byte>& file) {
+std::map<std::string, std::vector<std::pair<uint64_t, std::vector<std::string>>>> embedded_in(
+    const std::vector<std::byte>& file) {
   Bytes b(file.data(), file.size());
   std::map<std::string, std::vector<std::pair<uint64_t, std::vector<std::string>>>> out;
   auto elf = formats::parse_elf(b);
@@ -79,7 +81,8 @@ std::map<std::string, std::vector<std::pair<uint64_t, std::vector<std::string>>>
 }
 
 bool all_zero(const std::vector<std::byte>& b, uint64_t from, uint64_t to) {
-  return std::all_of(b.begin() + static_cast<ptrdiff_t>(from), b.begin() + static_cast<ptrdiff_t>(to),
+  return std::all_of(b.begin() + static_cast<ptrdiff_t>(from),
+                     b.begin() + static_cast<ptrdiff_t>(to),
                      [](std::byte x) { return x == std::byte{0}; });
 }
 
@@ -93,10 +96,12 @@ const TargetLeft* find_left(const LibrarySlim& r, const std::string& target, Lef
 // skew makes every container 8-aligned in the address space, as in real libraries);
 // .cask_resource: a container with only sm_75 (no code for 9.0: emptied to its header).
 struct TwoSections {
-  std::vector<std::byte> data_c = fatbin_container({{2, 80, 4096}, {2, 90, 512}, {1, 90, 128}, {8, 50, 256}});
+  std::vector<std::byte> data_c =
+      fatbin_container({{2, 80, 4096}, {2, 90, 512}, {1, 90, 128}, {8, 50, 256}});
   std::vector<std::byte> cask_c = fatbin_container({{2, 75, 64}});
-  std::vector<std::byte> file =
-      testing_elf::with_sections({".data", ".cask_resource"}, {concat({text_bytes("headhead"), data_c, text_bytes("tailtail")}), cask_c}, 0x10000);
+  std::vector<std::byte> file = testing_elf::with_sections(
+      {".data", ".cask_resource"},
+      {concat({text_bytes("headhead"), data_c, text_bytes("tailtail")}), cask_c}, 0x10000);
 };
 
 TEST(EmbeddedSlim, ContainerIsCompactedWhereItIsAndTheFileKeepsItsSize) {
@@ -119,7 +124,8 @@ TEST(EmbeddedSlim, ContainerIsCompactedWhereItIsAndTheFileKeepsItsSize) {
   ASSERT_EQ(before[".cask_resource"].size(), 1u);
   EXPECT_TRUE(after[".cask_resource"].empty());
   const uint64_t cask_at = before[".cask_resource"][0].first;
-  EXPECT_TRUE(std::equal(out.begin() + static_cast<ptrdiff_t>(cask_at), out.begin() + static_cast<ptrdiff_t>(cask_at + 8),
+  EXPECT_TRUE(std::equal(out.begin() + static_cast<ptrdiff_t>(cask_at),
+                         out.begin() + static_cast<ptrdiff_t>(cask_at + 8),
                          in.file.begin() + static_cast<ptrdiff_t>(cask_at)));
   uint64_t cask_size = 1;
   std::memcpy(&cask_size, out.data() + cask_at + 8, 8);
@@ -133,16 +139,21 @@ TEST(EmbeddedSlim, ContainerIsCompactedWhereItIsAndTheFileKeepsItsSize) {
   std::memcpy(&fat_size, out.data() + at + 8, 8);
   EXPECT_EQ(fat_size, kept);
   const uint64_t sm90_in = at + 16 + 64 + 4096, lto_in = sm90_in + (64 + 512) + (64 + 128);
-  EXPECT_TRUE(std::equal(out.begin() + static_cast<ptrdiff_t>(at + 16), out.begin() + static_cast<ptrdiff_t>(at + 16 + 576),
+  EXPECT_TRUE(std::equal(out.begin() + static_cast<ptrdiff_t>(at + 16),
+                         out.begin() + static_cast<ptrdiff_t>(at + 16 + 576),
                          in.file.begin() + static_cast<ptrdiff_t>(sm90_in)));
-  EXPECT_TRUE(std::equal(out.begin() + static_cast<ptrdiff_t>(at + 16 + 576), out.begin() + static_cast<ptrdiff_t>(at + 16 + kept),
+  EXPECT_TRUE(std::equal(out.begin() + static_cast<ptrdiff_t>(at + 16 + 576),
+                         out.begin() + static_cast<ptrdiff_t>(at + 16 + kept),
                          in.file.begin() + static_cast<ptrdiff_t>(lto_in)));
   const uint64_t end = at + in.data_c.size();
   EXPECT_TRUE(all_zero(out, at + 16 + kept, end));
-  EXPECT_TRUE(std::equal(out.begin(), out.begin() + static_cast<ptrdiff_t>(at + 8), in.file.begin()));
-  EXPECT_TRUE(std::equal(out.begin() + static_cast<ptrdiff_t>(end), out.begin() + static_cast<ptrdiff_t>(cask_at),
+  EXPECT_TRUE(
+      std::equal(out.begin(), out.begin() + static_cast<ptrdiff_t>(at + 8), in.file.begin()));
+  EXPECT_TRUE(std::equal(out.begin() + static_cast<ptrdiff_t>(end),
+                         out.begin() + static_cast<ptrdiff_t>(cask_at),
                          in.file.begin() + static_cast<ptrdiff_t>(end)));
-  EXPECT_TRUE(std::equal(out.begin() + static_cast<ptrdiff_t>(cask_at + in.cask_c.size()), out.end(),
+  EXPECT_TRUE(std::equal(out.begin() + static_cast<ptrdiff_t>(cask_at + in.cask_c.size()),
+                         out.end(),
                          in.file.begin() + static_cast<ptrdiff_t>(cask_at + in.cask_c.size())));
 
   // The freed run is reported (for punching; the .cask_resource one is below a page) and
@@ -192,8 +203,11 @@ TEST(EmbeddedSlim, EveryTargetLeftIsNamedLtoIncludedAndEmptiedContainersCounted)
   // sm_75 is gone with its container's only entry; the container is counted as emptied.
   EXPECT_EQ(r.containers_emptied, 1u);
   ASSERT_FALSE(r.warnings.empty());
-  EXPECT_NE(r.warnings.back().find(".cask_resource container at"), std::string::npos) << r.warnings.back();
-  EXPECT_NE(r.warnings.back().find("no code for 9.0 before either (it had sm_75): emptied to its header"), std::string::npos)
+  EXPECT_NE(r.warnings.back().find(".cask_resource container at"), std::string::npos)
+      << r.warnings.back();
+  EXPECT_NE(
+      r.warnings.back().find("no code for 9.0 before either (it had sm_75): emptied to its header"),
+      std::string::npos)
       << r.warnings.back();
   EXPECT_EQ(left_reason_key(LeftReason::link_time_ir), "link_time_ir");
 }
@@ -210,7 +224,8 @@ TEST(EmbeddedSlim, LtoIrIsKeptUnlessDropped) {
 
   // A container of LTO IR alone stays as it is by default; dropped, it is emptied to its
   // header, like any container with nothing for the kept GPUs.
-  auto lto_only = testing_elf::with_sections({".data"}, {fatbin_container({{8, 50, 128}, {8, 75, 64}})}, 0x10000);
+  auto lto_only = testing_elf::with_sections(
+      {".data"}, {fatbin_container({{8, 50, 128}, {8, 75, 64}})}, 0x10000);
   LibrarySlim kept;
   slim_to_memory(lto_only, keep({9, 0}), kept);
   EXPECT_EQ(kept.outcome, SlimOutcome::unchanged);
@@ -261,22 +276,25 @@ TEST(EmbeddedSlim, RelocationInsideAContainerKeepsItWhole) {
   const uint64_t skew = 0x10000;
   std::vector<std::byte> rela(48);
   Builder::put<uint64_t>(rela, 0, 0x5000);
-  Builder::put<uint64_t>(rela, 8, 8);                          // R_X86_64_RELATIVE
+  Builder::put<uint64_t>(rela, 8, 8);                         // R_X86_64_RELATIVE
   Builder::put<uint64_t>(rela, 16, data_at + skew + 8 + 16);  // inside the container
   Builder::put<uint64_t>(rela, 24, 0x5008);
   Builder::put<uint64_t>(rela, 32, 8);
   Builder::put<uint64_t>(rela, 40, data_at + skew + 8);  // its start
   const uint64_t rela_at = b.add(rela);
   uint32_t shstr = b.section({idx[0], testing_elf::k_strtab, sh_at, names.size()});
-  b.section({idx[1], testing_elf::k_progbits, data_at, data.size(), 0, 0, testing_elf::k_shf_alloc, data_at + skew});
-  b.section({idx[2], 4 /* SHT_RELA */, rela_at, rela.size(), 0, 0, testing_elf::k_shf_alloc, rela_at + skew});
+  b.section({idx[1], testing_elf::k_progbits, data_at, data.size(), 0, 0, testing_elf::k_shf_alloc,
+             data_at + skew});
+  b.section({idx[2], 4 /* SHT_RELA */, rela_at, rela.size(), 0, 0, testing_elf::k_shf_alloc,
+             rela_at + skew});
   auto file = b.build(shstr);
   LibrarySlim r;
   slim_to_memory(file, keep({9, 0}), r);
   EXPECT_EQ(r.outcome, SlimOutcome::unchanged);
   EXPECT_EQ(r.containers_whole, 1u);
   ASSERT_FALSE(r.warnings.empty());
-  EXPECT_NE(r.warnings[0].find("a relocation points inside it"), std::string::npos) << r.warnings[0];
+  EXPECT_NE(r.warnings[0].find("a relocation points inside it"), std::string::npos)
+      << r.warnings[0];
   EXPECT_NE(find_left(r, "sm_80", LeftReason::whole), nullptr);
 
   // Only the start named: compacted.
@@ -289,7 +307,7 @@ TEST(EmbeddedSlim, RelocationInsideAContainerKeepsItWhole) {
 // The nvcc-built fixture: kernels.cu's fatbin (sm_80 + compute_80) in .rodata, .data and
 // .cask_resource.
 class EmbeddedFixture : public ::testing::Test {
-protected:
+ protected:
   void SetUp() override {
     if (!std::filesystem::exists(test::fixture("embedded_fatbin")))
       GTEST_SKIP() << test::fixture("embedded_fatbin") << " not built (no nvcc)";
@@ -299,7 +317,8 @@ protected:
 };
 
 TEST_F(EmbeddedFixture, EachSectionKeepsOnlyTheKeptTargets) {
-  for (auto [cc, want] : {std::pair{cuda::ComputeCapability{9, 0}, "compute_80"}, std::pair{cuda::ComputeCapability{8, 0}, "sm_80"}}) {
+  for (auto [cc, want] : {std::pair{cuda::ComputeCapability{9, 0}, "compute_80"},
+                          std::pair{cuda::ComputeCapability{8, 0}, "sm_80"}}) {
     LibrarySlim r;
     auto out = slim_to_memory(input, keep(cc), r);
     ASSERT_EQ(r.outcome, SlimOutcome::slimmed) << r.note;
@@ -319,7 +338,8 @@ TEST_F(EmbeddedFixture, EachSectionKeepsOnlyTheKeptTargets) {
     }
     size_t differ = 0;
     for (size_t i = 0; i < out.size(); ++i) differ += out[i] != input[i];
-    EXPECT_LE(differ, r.zeroed_bytes + 3 * 8) << "bytes changed beyond the freed ranges and the three headers' sizes";
+    EXPECT_LE(differ, r.zeroed_bytes + 3 * 8)
+        << "bytes changed beyond the freed ranges and the three headers' sizes";
     auto n = count_device_code(Bytes(out.data(), out.size()));
     ASSERT_TRUE(n.has_value());
     EXPECT_EQ(n->embedded_containers, 3u);
@@ -370,7 +390,8 @@ TEST_F(EmbeddedFixture, NoCodeForTheGpuEmptiesEachContainerWhereItIs) {
   // Through slim_paths, whose re-read checks the written file against the plan.
   const auto dir = test::scratch_dir("embedded_emptied");
   const auto path = dir / "libembedded.so";
-  std::filesystem::copy_file(test::fixture("embedded_fatbin"), path, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(test::fixture("embedded_fatbin"), path,
+                             std::filesystem::copy_options::overwrite_existing);
   SlimOptions o;
   o.policy = keep({7, 5});
   o.in_place = true;
@@ -406,7 +427,8 @@ TEST(EmbeddedPunch, ZeroedRangesArePunchedOutOfTheFile) {
   struct stat after {};
   ASSERT_EQ(::stat(path.c_str(), &after), 0);
   EXPECT_EQ(after.st_size, before.st_size);
-  EXPECT_LE(static_cast<uint64_t>(after.st_blocks) * 512 + k_len - 64 * 1024, static_cast<uint64_t>(before.st_blocks) * 512)
+  EXPECT_LE(static_cast<uint64_t>(after.st_blocks) * 512 + k_len - 64 * 1024,
+            static_cast<uint64_t>(before.st_blocks) * 512)
       << "st_blocks " << before.st_blocks << " -> " << after.st_blocks;
   auto back = test::slurp(path);
   ASSERT_EQ(back.size(), k_size);
@@ -420,7 +442,8 @@ TEST(EmbeddedPunch, SlimInPlaceShrinksTheDiskUsageNotTheSize) {
   // 1 MiB is zeroed and punched out.
   const auto dir = test::scratch_dir("embedded_punch_slim");
   const std::string path = (dir / "libbig.so").string();
-  auto file = testing_elf::with_sections({".data"}, {fatbin_container({{2, 80, 1 << 20}, {2, 90, 64 << 10}})}, 0x10000);
+  auto file = testing_elf::with_sections(
+      {".data"}, {fatbin_container({{2, 80, 1 << 20}, {2, 90, 64 << 10}})}, 0x10000);
   {
     int fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0755);
     ASSERT_GE(fd, 0);
@@ -445,9 +468,11 @@ TEST(EmbeddedPunch, SlimInPlaceShrinksTheDiskUsageNotTheSize) {
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   EXPECT_EQ(lib.disk_after, static_cast<uint64_t>(st.st_blocks) * 512);
   EXPECT_GT(lib.disk_before, 0u);
-  if (!lib.punch_note.empty()) GTEST_SKIP() << "this filesystem does not punch holes: " << lib.punch_note;
+  if (!lib.punch_note.empty())
+    GTEST_SKIP() << "this filesystem does not punch holes: " << lib.punch_note;
   EXPECT_GE(lib.punched_bytes, (1u << 20) - 8192);
-  EXPECT_LE(lib.disk_after + (1u << 20) - 64 * 1024, lib.disk_before) << lib.disk_before << " -> " << lib.disk_after;
+  EXPECT_LE(lib.disk_after + (1u << 20) - 64 * 1024, lib.disk_before)
+      << lib.disk_before << " -> " << lib.disk_after;
   EXPECT_EQ(in.disk_after, lib.disk_after);
   // The file reads back as planned: only sm_90 in its container, at the same place.
   auto out = test::slurp(path);

@@ -1,11 +1,12 @@
 // Entry selection: native SASS first, then compatible SASS of the same major, PTX only
 // where nothing else runs (or when asked); a container with no code for the kept GPUs
 // keeps no entry (it is emptied to its header), any other keeps at least one.
+#include "slim/keep_policy.h"
+
 #include <gtest/gtest.h>
 
 #include "cuda/fatbin_code.h"
 #include "slim/elf_slim.h"
-#include "slim/keep_policy.h"
 
 namespace tailor::slim {
 namespace {
@@ -19,8 +20,12 @@ formats::FatbinEntry entry(uint16_t kind, uint32_t arch, uint64_t bytes = 1000, 
   e.stored_size = bytes;
   return e;
 }
-formats::FatbinEntry sass(uint32_t arch, uint64_t bytes = 1000) { return entry(formats::k_fatbin_kind_cubin, arch, bytes); }
-formats::FatbinEntry ptx(uint32_t arch, uint64_t bytes = 1000) { return entry(formats::k_fatbin_kind_ptx, arch, bytes); }
+formats::FatbinEntry sass(uint32_t arch, uint64_t bytes = 1000) {
+  return entry(formats::k_fatbin_kind_cubin, arch, bytes);
+}
+formats::FatbinEntry ptx(uint32_t arch, uint64_t bytes = 1000) {
+  return entry(formats::k_fatbin_kind_ptx, arch, bytes);
+}
 
 formats::FatbinContainer container(std::vector<formats::FatbinEntry> entries) {
   formats::FatbinContainer c;
@@ -28,19 +33,23 @@ formats::FatbinContainer container(std::vector<formats::FatbinEntry> entries) {
   return c;
 }
 
-KeepPolicy devices(std::vector<cuda::ComputeCapability> ccs, PtxPolicy ptx_policy = PtxPolicy::needed) {
+KeepPolicy devices(std::vector<cuda::ComputeCapability> ccs,
+                   PtxPolicy ptx_policy = PtxPolicy::needed) {
   KeepPolicy p;
   p.devices = std::move(ccs);
   p.ptx = ptx_policy;
   return p;
 }
 
-std::vector<bool> kept(const formats::FatbinContainer& c, const KeepPolicy& p) { return choose_entries(c, p).keep; }
+std::vector<bool> kept(const formats::FatbinContainer& c, const KeepPolicy& p) {
+  return choose_entries(c, p).keep;
+}
 
 TEST(KeepPolicy, NativeSassOnly) {
   auto c = container({sass(75), sass(80), sass(86), sass(90), ptx(90)});
   EXPECT_EQ(kept(c, devices({{9, 0}})), (std::vector<bool>{false, false, false, true, false}));
-  EXPECT_EQ(kept(c, devices({{8, 0}, {7, 5}})), (std::vector<bool>{true, true, false, false, false}));
+  EXPECT_EQ(kept(c, devices({{8, 0}, {7, 5}})),
+            (std::vector<bool>{true, true, false, false, false}));
 }
 
 TEST(KeepPolicy, BestCompatibleSassOfTheSameMajor) {
@@ -125,7 +134,8 @@ TEST(KeepPolicy, AnEntryThatIsNoTargetKeepsTheContainerWhole) {
     auto choice = choose_entries(container({sass(90), odd}), devices({{9, 0}}));
     EXPECT_TRUE(choice.whole) << cuda::fatbin_code(odd).name();
     EXPECT_EQ(choice.keep, (std::vector<bool>{true, true}));
-    EXPECT_NE(choice.note.find("an entry of kind " + std::to_string(odd.kind) + " that this tool does not read"),
+    EXPECT_NE(choice.note.find("an entry of kind " + std::to_string(odd.kind) +
+                               " that this tool does not read"),
               std::string::npos)
         << choice.note;
   }
@@ -144,11 +154,15 @@ TEST(KeepPolicy, LtoIrIsKeptAsideFromTheChoiceUnlessDropped) {
   EXPECT_EQ(kept(c, drop), (std::vector<bool>{false, true, false, false}));
   EXPECT_NE(drop.describe().find("LTO IR dropped"), std::string::npos);
   // LTO IR alone, dropped: nothing is left, the container is emptied to its header.
-  auto only = container({entry(formats::k_fatbin_kind_lto_ir, 50, 500), entry(formats::k_fatbin_kind_lto_ir, 75, 100)});
+  auto only = container({entry(formats::k_fatbin_kind_lto_ir, 50, 500),
+                         entry(formats::k_fatbin_kind_lto_ir, 75, 100)});
   auto emptied = choose_entries(only, drop);
   EXPECT_TRUE(emptied.no_code_for_kept);
   EXPECT_EQ(emptied.keep, (std::vector<bool>{false, false}));
-  EXPECT_NE(emptied.note.find("no code for 9.0 before either (it had lto_50 lto_75): emptied to its header"), std::string::npos) << emptied.note;
+  EXPECT_NE(emptied.note.find(
+                "no code for 9.0 before either (it had lto_50 lto_75): emptied to its header"),
+            std::string::npos)
+      << emptied.note;
   EXPECT_EQ(kept(only, devices({{9, 0}})), (std::vector<bool>{true, true}));
 }
 
@@ -184,8 +198,9 @@ TEST(AddLeft, RowsSumPerCodeAndFollowTheCanonicalOrderNotTheText) {
   using tailor::slim::TargetLeft;
   auto code = [](std::string_view name) {  // "sm_120" -> kind SASS, arch 120
     const bool ptx = name.starts_with("compute_");
-    return tailor::cuda::FatbinCode{ptx ? tailor::cuda::k_fatbin_kind_ptx : tailor::cuda::k_fatbin_kind_cubin,
-                                    static_cast<uint32_t>(std::stoul(std::string(name.substr(ptx ? 8 : 3))))};
+    return tailor::cuda::FatbinCode{
+        ptx ? tailor::cuda::k_fatbin_kind_ptx : tailor::cuda::k_fatbin_kind_cubin,
+        static_cast<uint32_t>(std::stoul(std::string(name.substr(ptx ? 8 : 3))))};
   };
   std::vector<TargetLeft> rows;
   for (const char* n : {"sm_120", "compute_90", "sm_75", "sm_90", "sm_120"})

@@ -91,7 +91,8 @@ std::map<uint64_t, std::vector<std::string>> containers_by_address(const Library
   std::map<uint64_t, std::vector<std::string>> out;
   const auto* fat = lib.elf.find(".nv_fatbin");
   if (!fat) return out;
-  auto containers = formats::parse_fatbin_section(*formats::section_bytes(lib.view(), *fat), fat->offset);
+  auto containers =
+      formats::parse_fatbin_section(*formats::section_bytes(lib.view(), *fat), fat->offset);
   EXPECT_TRUE(containers) << containers.error().message;
   if (!containers) return out;
   for (const auto& c : *containers) {
@@ -106,7 +107,8 @@ std::vector<std::string> without(std::vector<std::string> names, const std::stri
   return names;
 }
 
-std::vector<std::byte> slim_to_memory(const Library& in, const KeepPolicy& policy, LibrarySlim& result) {
+std::vector<std::byte> slim_to_memory(const Library& in, const KeepPolicy& policy,
+                                      LibrarySlim& result) {
   int fd = ::memfd_create("slim_relr", 0);
   EXPECT_GE(fd, 0);
   auto r = slim_elf(in.view(), policy, fd);
@@ -122,12 +124,15 @@ std::vector<std::byte> slim_to_memory(const Library& in, const KeepPolicy& polic
 }
 
 class RelrSlim : public ::testing::Test {
-protected:
+ protected:
   void SetUp() override {
-    if (!std::filesystem::exists(fixture("relr"))) GTEST_SKIP() << fixture("relr") << " not built (no nvcc)";
+    if (!std::filesystem::exists(fixture("relr")))
+      GTEST_SKIP() << fixture("relr") << " not built (no nvcc)";
     in = read_library(test::slurp(fixture("relr")));
     ASSERT_FALSE(in.phdrs.empty());
-    if (!relr_section(in)) GTEST_SKIP() << fixture("relr") << " has no RELR table (a linker without -z pack-relative-relocs)";
+    if (!relr_section(in))
+      GTEST_SKIP() << fixture("relr")
+                   << " has no RELR table (a linker without -z pack-relative-relocs)";
     KeepPolicy policy;
     policy.devices = {{9, 0}};
     out = read_library(slim_to_memory(in, policy, result));
@@ -147,11 +152,13 @@ TEST_F(RelrSlim, FixtureKeepsItsWrapperPointersInTheRelrTable) {
     auto rela = formats::rela_table(in.view(), in.elf, s);
     ASSERT_TRUE(rela) << rela.error().message;
     for (uint64_t i = 0; i < rela->size(); ++i)
-      EXPECT_FALSE((*rela)[i].place >= seg->addr && (*rela)[i].place < seg->addr + seg->size) << s.name;
+      EXPECT_FALSE((*rela)[i].place >= seg->addr && (*rela)[i].place < seg->addr + seg->size)
+          << s.name;
   }
   const auto places = relr_places(in);
   for (uint64_t w = 0; w + 24 <= seg->size; w += 24)
-    EXPECT_NE(std::find(places.begin(), places.end(), seg->addr + w + 8), places.end()) << "wrapper " << w / 24;
+    EXPECT_NE(std::find(places.begin(), places.end(), seg->addr + w + 8), places.end())
+        << "wrapper " << w / 24;
   std::map<std::string, int> targets;
   for (const auto& [addr, names] : containers_by_address(in))
     for (const auto& n : names) ++targets[n];
@@ -171,7 +178,8 @@ TEST_F(RelrSlim, RelocatedWordsNameTheKeptContainers) {
   const auto* relr_out = relr_section(out);
   ASSERT_NE(relr_out, nullptr);
   ASSERT_EQ(relr_in->size, relr_out->size);
-  EXPECT_EQ(0, std::memcmp(in.bytes.data() + relr_in->offset, out.bytes.data() + relr_out->offset, relr_in->size));
+  EXPECT_EQ(0, std::memcmp(in.bytes.data() + relr_in->offset, out.bytes.data() + relr_out->offset,
+                           relr_in->size));
   const auto places = relr_places(in);
   ASSERT_EQ(relr_places(out), places);
 
@@ -195,7 +203,8 @@ TEST_F(RelrSlim, RelocatedWordsNameTheKeptContainers) {
     auto was = containers_in.find(before);
     auto is = containers_out.find(after);
     ASSERT_NE(was, containers_in.end()) << std::hex << "0x" << before << " is no container's start";
-    ASSERT_NE(is, containers_out.end()) << std::hex << "0x" << after << " is no container's start after slimming";
+    ASSERT_NE(is, containers_out.end())
+        << std::hex << "0x" << after << " is no container's start after slimming";
     EXPECT_EQ(is->second, without(was->second, "sm_75")) << std::hex << "place 0x" << place;
     EXPECT_FALSE(is->second.empty());
   }
@@ -216,13 +225,15 @@ TEST_F(RelrSlim, DroppedArchIsGone) {
 }
 
 TEST_F(RelrSlim, LoaderAppliesTheTableToTheSlimmedLibrary) {
-  struct utsname host{};
+  struct utsname host {};
   ASSERT_EQ(::uname(&host), 0);
   if (test::nvcc_fixture_machine() != host.machine)
-    GTEST_SKIP() << "the fixture is " << test::nvcc_fixture_machine() << " code; this host is " << host.machine;
+    GTEST_SKIP() << "the fixture is " << test::nvcc_fixture_machine() << " code; this host is "
+                 << host.machine;
   const auto path = test::scratch_dir("relr_slim") / "librelr_slim.so";
   std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(out.bytes.data()), static_cast<std::streamsize>(out.bytes.size()));
+      .write(reinterpret_cast<const char*>(out.bytes.data()),
+             static_cast<std::streamsize>(out.bytes.size()));
   // Host code only: no CUDA call runs, so no GPU is needed. The handle is never closed:
   // the static CUDA runtime registered the containers at load and unregisters them at exit.
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -245,7 +256,8 @@ TEST_F(RelrSlim, LoaderAppliesTheTableToTheSlimmedLibrary) {
     // The loaded pointer is the container's address plus the load base; the bytes there are
     // the container the file holds at that address.
     const uint64_t addr = data - base;
-    ASSERT_TRUE(addr >= fat->addr && addr + 16 <= fat->addr + fat->size) << std::hex << "0x" << addr;
+    ASSERT_TRUE(addr >= fat->addr && addr + 16 <= fat->addr + fat->size)
+        << std::hex << "0x" << addr;
     const uint64_t file_at = fat->offset + (addr - fat->addr);
     uint64_t size;
     std::memcpy(&size, out.bytes.data() + file_at + 8, 8);
@@ -253,7 +265,8 @@ TEST_F(RelrSlim, LoaderAppliesTheTableToTheSlimmedLibrary) {
     uint32_t loaded_magic;
     std::memcpy(&loaded_magic, reinterpret_cast<const void*>(data), 4);
     EXPECT_EQ(loaded_magic, k_fatbin_magic);
-    EXPECT_EQ(0, std::memcmp(reinterpret_cast<const void*>(data), out.bytes.data() + file_at, 16 + size));
+    EXPECT_EQ(
+        0, std::memcmp(reinterpret_cast<const void*>(data), out.bytes.data() + file_at, 16 + size));
     ++wrappers;
   }
   EXPECT_EQ(wrappers, containers_by_address(out).size());

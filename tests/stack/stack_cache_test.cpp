@@ -1,16 +1,16 @@
 // stack's stored resolutions and inspections (stack_cache.h), over a fake pip: hits,
 // misses, what the key is made of, a changed index page, --refresh, what is never stored,
 // and stored files that do not read (ignored with a warning, never an error).
+#include "stack/stack_cache.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
-#include "stack/stack_cache.h"
 #include "support/fixtures.h"
 #include "util/files.h"
 
@@ -32,8 +32,9 @@ using test::TempDir;
 /// changed by a test to say the index moved on); with TAILOR_PIP_CHECK it fetches the
 /// pages the stored fingerprints name and writes no resolution.
 class FakePip : public CommandRunner {
-public:
-  std::map<std::string, std::string> pages = {{"https://pypi.org/simple/torch/", "p1"}, {"https://pypi.org/simple/filelock/", "p2"}};
+ public:
+  std::map<std::string, std::string> pages = {{"https://pypi.org/simple/torch/", "p1"},
+                                              {"https://pypi.org/simple/filelock/", "p2"}};
   std::string report = std::string(k_wheel_report);
   int resolves = 0, checks = 0;
   int exit_code = 0, check_exit_code = 0;
@@ -46,14 +47,18 @@ public:
     r.started = true;
     auto seen = env(spec, "TAILOR_PIP_SEEN");
     auto check = env(spec, "TAILOR_PIP_CHECK");
-    json fingerprints = {{"files", json::object()}, {"config", "c1"}, {"installed", nullptr}, {"find_links", "f"},
+    json fingerprints = {{"files", json::object()},
+                         {"config", "c1"},
+                         {"installed", nullptr},
+                         {"find_links", "f"},
                          {"runtime", {"/usr/bin/python3", "3.12.3", "24.0"}}};
     if (check) {
       ++checks;
       r.exit_code = check_exit_code;
       auto stored = json::parse(*read_file(*check));
       json now = json::object();
-      for (const auto& [url, _] : stored["pages"].items()) now[url] = pages.count(url) ? json(pages[url]) : json(nullptr);
+      for (const auto& [url, _] : stored["pages"].items())
+        now[url] = pages.count(url) ? json(pages[url]) : json(nullptr);
       fingerprints["pages"] = now;
     } else {
       ++resolves;
@@ -87,8 +92,10 @@ struct Fixture {
   }
   std::string report_path() { return (fs::path(scratch()) / "report.json").string(); }
   std::vector<std::string> key_argv(std::vector<std::string> extra = {}) {
-    std::vector<std::string> a = {"python3", "-c", "SCRIPT", "{}", "install", "--dry-run", "--quiet", "--report", "{report}",
-                                  "--only-binary=:all:", "torch"};
+    std::vector<std::string> a = {
+        "python3",   "-c",      "SCRIPT",   "{}",       "install",
+        "--dry-run", "--quiet", "--report", "{report}", "--only-binary=:all:",
+        "torch"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
@@ -115,7 +122,8 @@ struct Fixture {
   }
   std::string stored_file(std::vector<std::string> extra = {}) {
     auto o = options();
-    return ResolutionStore(o.dir).path_of(resolution_key(key_argv(std::move(extra)), spec(key_argv()).env, o.environment));
+    return ResolutionStore(o.dir).path_of(
+        resolution_key(key_argv(std::move(extra)), spec(key_argv()).env, o.environment));
   }
 };
 
@@ -145,7 +153,8 @@ TEST(ResolutionCache, MissThenHitWithoutResolvingAgain) {
   EXPECT_TRUE(FakePip::env(check, "TAILOR_PIP_CHECK"));
   EXPECT_TRUE(f.warnings.empty());
   ASSERT_FALSE(f.lines.empty());
-  EXPECT_NE(f.lines.front().find("are the 2 index pages it read unchanged?"), std::string::npos) << f.lines.front();
+  EXPECT_NE(f.lines.front().find("are the 2 index pages it read unchanged?"), std::string::npos)
+      << f.lines.front();
   // Nothing of the run is left in its scratch folder.
   EXPECT_FALSE(fs::exists(fs::path(f.scratch()) / "seen.json"));
   EXPECT_FALSE(fs::exists(fs::path(f.scratch()) / "stored-seen.json"));
@@ -178,7 +187,8 @@ TEST(ResolutionCache, RefreshResolvesAndReplaces) {
   EXPECT_FALSE(refreshed->reused);
   EXPECT_EQ(f.pip.checks, 0);
   EXPECT_EQ(f.pip.resolves, 2);
-  f.pip.report = std::string(k_wheel_report).replace(std::string(k_wheel_report).find("2.11.0\"}"), 6, "2.12.0");
+  f.pip.report = std::string(k_wheel_report)
+                     .replace(std::string(k_wheel_report).find("2.11.0\"}"), 6, "2.12.0");
   ASSERT_TRUE(f.resolve({}, true));
   auto hit = f.resolve();
   ASSERT_TRUE(hit);
@@ -230,11 +240,26 @@ TEST(ResolutionCache, AnotherRequestIsAnotherEntry) {
 }
 
 TEST(ResolutionCache, KeyChangesWithEveryInput) {
-  const std::vector<std::string> argv = {"python3", "-c", "SCRIPT", R"({"platform_machine": "aarch64", "python_version": "3.12"})",
-                                         "install", "--dry-run", "--report", "{report}", "--platform", "manylinux_2_28_aarch64",
-                                         "--python-version", "3.12", "--index-url", "https://pypi.org/simple", "torch", "bitsandbytes"};
+  const std::vector<std::string> argv = {
+      "python3",
+      "-c",
+      "SCRIPT",
+      R"({"platform_machine": "aarch64", "python_version": "3.12"})",
+      "install",
+      "--dry-run",
+      "--report",
+      "{report}",
+      "--platform",
+      "manylinux_2_28_aarch64",
+      "--python-version",
+      "3.12",
+      "--index-url",
+      "https://pypi.org/simple",
+      "torch",
+      "bitsandbytes"};
   const std::map<std::string, std::optional<std::string>> set = {{"PIP_NO_INPUT", "1"}};
-  const std::map<std::string, std::string> environment = {{"PIP_FIND_LINKS", "/opt/wheels"}, {"HOME", "/root"}};
+  const std::map<std::string, std::string> environment = {{"PIP_FIND_LINKS", "/opt/wheels"},
+                                                          {"HOME", "/root"}};
   const std::string base = resolution_key(argv, set, environment);
   EXPECT_EQ(base.size(), 64u);
   EXPECT_EQ(base, resolution_key(argv, set, environment));  // stable
@@ -242,7 +267,8 @@ TEST(ResolutionCache, KeyChangesWithEveryInput) {
   for (size_t i = 0; i < argv.size(); ++i) {
     auto changed = argv;
     changed[i] += "x";
-    EXPECT_NE(resolution_key(changed, set, environment), base) << "argument " << i << ": " << argv[i];
+    EXPECT_NE(resolution_key(changed, set, environment), base)
+        << "argument " << i << ": " << argv[i];
   }
   auto fewer = argv;
   fewer.pop_back();
@@ -258,20 +284,31 @@ TEST(ResolutionCache, KeyChangesWithEveryInput) {
   // The variables set for pip and the PIP_* ones it inherits (pip reads them as options).
   EXPECT_NE(resolution_key(argv, {{"PIP_NO_INPUT", "0"}}, environment), base);
   EXPECT_NE(resolution_key(argv, {}, environment), base);
-  EXPECT_NE(resolution_key(argv, set, {{"PIP_FIND_LINKS", "/srv/wheels"}, {"HOME", "/root"}}), base);
-  EXPECT_NE(resolution_key(argv, set, {{"PIP_FIND_LINKS", "/opt/wheels"}, {"PIP_PRE", "1"}, {"HOME", "/root"}}), base);
+  EXPECT_NE(resolution_key(argv, set, {{"PIP_FIND_LINKS", "/srv/wheels"}, {"HOME", "/root"}}),
+            base);
+  EXPECT_NE(
+      resolution_key(argv, set,
+                     {{"PIP_FIND_LINKS", "/opt/wheels"}, {"PIP_PRE", "1"}, {"HOME", "/root"}}),
+      base);
   // Other variables are not pip's options.
-  EXPECT_EQ(resolution_key(argv, set, {{"PIP_FIND_LINKS", "/opt/wheels"}, {"HOME", "/home/me"}}), base);
+  EXPECT_EQ(resolution_key(argv, set, {{"PIP_FIND_LINKS", "/opt/wheels"}, {"HOME", "/home/me"}}),
+            base);
   // A variable removed for pip is the same as one never set.
-  EXPECT_EQ(resolution_key(argv, {{"PIP_NO_INPUT", "1"}, {"PIP_PRE", std::nullopt}}, {{"PIP_FIND_LINKS", "/opt/wheels"}, {"PIP_PRE", "1"}}),
+  EXPECT_EQ(resolution_key(argv, {{"PIP_NO_INPUT", "1"}, {"PIP_PRE", std::nullopt}},
+                           {{"PIP_FIND_LINKS", "/opt/wheels"}, {"PIP_PRE", "1"}}),
             base);
 }
 
 TEST(ResolutionCache, CorruptStoredFileIsIgnoredWithAWarning) {
-  for (std::string garbage : {std::string("{not json"), std::string(""), std::string(R"({"schema": "tailor.stack-resolution/1"})"),
-                              std::string(R"({"schema": "tailor.stack-resolution/1", "key": "other", "report": "", "seen": {}, "created": 1})"),
-                              std::string(R"({"schema": "tailor.stack-resolution/1", "report": 5, "seen": [], "created": "x"})"),
-                              std::string("\x00\xff\xfe", 3)}) {
+  for (
+      std::string garbage :
+      {std::string("{not json"), std::string(""),
+       std::string(R"({"schema": "tailor.stack-resolution/1"})"),
+       std::string(
+           R"({"schema": "tailor.stack-resolution/1", "key": "other", "report": "", "seen": {}, "created": 1})"),
+       std::string(
+           R"({"schema": "tailor.stack-resolution/1", "report": 5, "seen": [], "created": "x"})"),
+       std::string("\x00\xff\xfe", 3)}) {
     Fixture f;
     fs::create_directories(fs::path(f.stored_file()).parent_path());
     std::ofstream(f.stored_file(), std::ios::binary) << garbage;
@@ -337,7 +374,8 @@ TEST(ResolutionCache, WhatIsNeverStored) {
   }
   {  // an sdist's metadata was built by this machine's tools
     Fixture f;
-    f.pip.report = R"({"version": "1", "install": [{"download_info": {"url": "https://files.example/x-1.0.tar.gz"},
+    f.pip.report =
+        R"({"version": "1", "install": [{"download_info": {"url": "https://files.example/x-1.0.tar.gz"},
                       "metadata": {"name": "x", "version": "1.0"}}]})";
     ASSERT_TRUE(f.resolve()->ok);
     EXPECT_FALSE(fs::exists(f.stored_file()));
@@ -363,19 +401,31 @@ TEST(ResolutionCache, ReusableReports) {
   EXPECT_TRUE(reusable_report(k_wheel_report, argv));
   EXPECT_TRUE(reusable_report(R"({"install": []})", argv));
   EXPECT_FALSE(reusable_report("nope", argv));
-  EXPECT_FALSE(reusable_report(R"({"install": [{"download_info": {"url": "https://h/x-1.0.tar.gz"}}]})", argv));
-  EXPECT_TRUE(reusable_report(R"({"install": [{"download_info": {"url": "https://h/x-1.0.tar.gz"}}]})", {"install", "--no-deps", "x"}));
-  EXPECT_FALSE(reusable_report(R"({"install": [{"is_direct": true, "download_info": {"url": "file:///src/x-1.0-py3-none-any.whl"}}]})", argv));
-  EXPECT_FALSE(reusable_report(R"({"install": [{"download_info": {"url": "file:///src/x", "dir_info": {}}}]})", argv));
-  EXPECT_TRUE(reusable_report(R"({"install": [{"download_info": {"url": "https://h/x-1.0-py3-none-any.whl#sha256=ab"}}]})", argv));
+  EXPECT_FALSE(reusable_report(
+      R"({"install": [{"download_info": {"url": "https://h/x-1.0.tar.gz"}}]})", argv));
+  EXPECT_TRUE(
+      reusable_report(R"({"install": [{"download_info": {"url": "https://h/x-1.0.tar.gz"}}]})",
+                      {"install", "--no-deps", "x"}));
+  EXPECT_FALSE(reusable_report(
+      R"({"install": [{"is_direct": true, "download_info": {"url": "file:///src/x-1.0-py3-none-any.whl"}}]})",
+      argv));
+  EXPECT_FALSE(reusable_report(
+      R"({"install": [{"download_info": {"url": "file:///src/x", "dir_info": {}}}]})", argv));
+  EXPECT_TRUE(reusable_report(
+      R"({"install": [{"download_info": {"url": "https://h/x-1.0-py3-none-any.whl#sha256=ab"}}]})",
+      argv));
 }
 
 TEST(ResolutionCache, Fingerprints) {
   std::string a = R"({"pages": {"u": "1"}, "runtime": ["py", "3.12", "24.0"], "config": "c"})";
-  EXPECT_TRUE(same_fingerprints(a, R"({"config": "c", "runtime": ["py", "3.12", "24.0"], "pages": {"u": "1"}})"));
-  EXPECT_FALSE(same_fingerprints(a, R"({"pages": {"u": "2"}, "runtime": ["py", "3.12", "24.0"], "config": "c"})"));
-  EXPECT_FALSE(same_fingerprints(a, R"({"pages": {"u": "1"}, "runtime": ["py", "3.12", "25.0"], "config": "c"})"));
-  EXPECT_FALSE(same_fingerprints(a, R"({"pages": {"u": "1"}, "runtime": ["py", "3.12", "24.0"], "config": "d"})"));
+  EXPECT_TRUE(same_fingerprints(
+      a, R"({"config": "c", "runtime": ["py", "3.12", "24.0"], "pages": {"u": "1"}})"));
+  EXPECT_FALSE(same_fingerprints(
+      a, R"({"pages": {"u": "2"}, "runtime": ["py", "3.12", "24.0"], "config": "c"})"));
+  EXPECT_FALSE(same_fingerprints(
+      a, R"({"pages": {"u": "1"}, "runtime": ["py", "3.12", "25.0"], "config": "c"})"));
+  EXPECT_FALSE(same_fingerprints(
+      a, R"({"pages": {"u": "1"}, "runtime": ["py", "3.12", "24.0"], "config": "d"})"));
   EXPECT_FALSE(same_fingerprints(a, "{"));
   EXPECT_FALSE(same_fingerprints("{}", "{}"));  // nothing to compare is not a match
 }
@@ -389,8 +439,11 @@ inspect::WheelReport sample_wheel() {
   cuda13.path = "bitsandbytes/libbitsandbytes_cuda130.so";
   cuda13.machine = "x86_64";
   cuda13.has_device_code = true;
-  cuda13.targets = {{"sm_75", 12, 100, 200, {"none"}}, {"sm_90", 3, 10, 20, {"zstd"}}, {"compute_90", 1, 5, 9, {"none"}}};
-  cuda13.needed_libraries = {{"libcudart.so.13", inspect::NeededKind::cuda_runtime}, {"libc.so.6", inspect::NeededKind::whitelisted}};
+  cuda13.targets = {{"sm_75", 12, 100, 200, {"none"}},
+                    {"sm_90", 3, 10, 20, {"zstd"}},
+                    {"compute_90", 1, 5, 9, {"none"}}};
+  cuda13.needed_libraries = {{"libcudart.so.13", inspect::NeededKind::cuda_runtime},
+                             {"libc.so.6", inspect::NeededKind::whitelisted}};
   cuda13.cxx11_abi = true;
   inspect::InspectedLibrary cpu;
   cpu.path = "bitsandbytes/libbitsandbytes_cpu.so";
@@ -426,7 +479,9 @@ TEST(InspectionCache, RoundTripsWhatStackJudges) {
   EXPECT_TRUE(stale);
   EXPECT_FALSE(inspection_from_json("{", "build-id 01", "x", &stale));
   EXPECT_FALSE(stale);
-  EXPECT_FALSE(inspection_from_json(R"({"schema": "tailor.stack-inspection/1", "build": "build-id 01", "targets": [1]})", "build-id 01", "x"));
+  EXPECT_FALSE(inspection_from_json(
+      R"({"schema": "tailor.stack-inspection/1", "build": "build-id 01", "targets": [1]})",
+      "build-id 01", "x"));
 }
 
 TEST(InspectionCache, StoreLoadStaleAndCorrupt) {
@@ -449,7 +504,8 @@ TEST(InspectionCache, StoreLoadStaleAndCorrupt) {
   ASSERT_TRUE(store.store(sha, sample_wheel()));
   fs::path file = dir.path / "inspections" / "aa" / (sha + ".json");
   ASSERT_TRUE(fs::exists(file));
-  std::ofstream(file) << "{\"schema\": \"tailor.stack-inspection/1\", \"build\": \"build-id 01\", \"libraries\": [{}]}";
+  std::ofstream(file) << "{\"schema\": \"tailor.stack-inspection/1\", \"build\": \"build-id 01\", "
+                         "\"libraries\": [{}]}";
   EXPECT_FALSE(store.load(sha, "w.whl", warning));
   EXPECT_NE(warning.find(file.string()), std::string::npos) << warning;
   EXPECT_FALSE(fs::exists(file));

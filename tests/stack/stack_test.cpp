@@ -1,5 +1,7 @@
 // tailor stack's pure parts: the facts, pip's tags, report and error text, the lock's round
 // trip and its refusals, the install script, and how a verification is judged.
+#include "stack/stack.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,12 +9,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "stack/stack.h"
-
 namespace tailor::stack {
 namespace {
 
-bool contains(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
 
 TEST(StackFacts, PytorchIndexUrlFromData) {
   EXPECT_EQ(pytorch_index_url(cuda::CudaVersion{13, 0}), "https://download.pytorch.org/whl/cu130");
@@ -92,7 +94,8 @@ TEST(PipReport, Parses) {
   auto dists = parse_pip_report(k_report);
   ASSERT_TRUE(dists) << dists.error().message;
   ASSERT_EQ(dists->size(), 3u);
-  EXPECT_EQ((*dists)[1].filename, "torch-2.11.0+cu130-py3-none-linux_aarch64.whl%2F%zz%2");  // '/' stays encoded
+  EXPECT_EQ((*dists)[1].filename,
+            "torch-2.11.0+cu130-py3-none-linux_aarch64.whl%2F%zz%2");  // '/' stays encoded
   EXPECT_EQ((*dists)[1].sha256, "");
   const auto& torch = (*dists)[0];
   EXPECT_EQ(torch.key, "torch");
@@ -110,28 +113,39 @@ TEST(PipReport, Parses) {
 
 TEST(PipReport, RefusesWhatItCannotRead) {
   EXPECT_EQ(parse_pip_report("not json").error().message, "pip's report is not JSON");
-  EXPECT_EQ(parse_pip_report(R"({"version": "2", "install": []})").error().message, "pip's report has version 2, expected 1");
-  EXPECT_EQ(parse_pip_report(R"({"version": "1"})").error().message, "pip's report has no install list");
+  EXPECT_EQ(parse_pip_report(R"({"version": "2", "install": []})").error().message,
+            "pip's report has version 2, expected 1");
+  EXPECT_EQ(parse_pip_report(R"({"version": "1"})").error().message,
+            "pip's report has no install list");
   EXPECT_FALSE(parse_pip_report(R"({"version": "1", "install": [{"metadata": {}}]})"));
-  EXPECT_FALSE(parse_pip_report(R"({"version": "1", "install": [{"metadata": {"name": ""}, "download_info": {}}]})"));
+  EXPECT_FALSE(parse_pip_report(
+      R"({"version": "1", "install": [{"metadata": {"name": ""}, "download_info": {}}]})"));
   EXPECT_FALSE(parse_pip_report(R"({"version": "1", "install": [5]})"));
   // A hostile index: a URL whose file name would climb out of the cache.
-  EXPECT_EQ(parse_pip_report(R"({"version": "1", "install": [{"metadata": {"name": "x", "version": "1"},
-      "download_info": {"url": "http://h/a/.."}}]})").error().message,
-            "pip's report: x 1: the URL names no usable file");
+  EXPECT_EQ(
+      parse_pip_report(R"({"version": "1", "install": [{"metadata": {"name": "x", "version": "1"},
+      "download_info": {"url": "http://h/a/.."}}]})")
+          .error()
+          .message,
+      "pip's report: x 1: the URL names no usable file");
 }
 
 TEST(PipErrors, UnsatisfiedRequirementAndFirstLine) {
   std::string err =
-      "ERROR: Ignored the following versions that require a different python version: 3.5 Requires-Python >=3.11\n"
-      "ERROR: Could not find a version that satisfies the requirement nvidia-cudnn-cu12==9.10.2.21; platform_system == "
+      "ERROR: Ignored the following versions that require a different python version: 3.5 "
+      "Requires-Python >=3.11\n"
+      "ERROR: Could not find a version that satisfies the requirement "
+      "nvidia-cudnn-cu12==9.10.2.21; platform_system == "
       "\"Linux\" (from torch) (from versions: 9.0.0.312)\n"
-      "ERROR: No matching distribution found for nvidia-cudnn-cu12==9.10.2.21; platform_system == \"Linux\"\n";
+      "ERROR: No matching distribution found for nvidia-cudnn-cu12==9.10.2.21; platform_system == "
+      "\"Linux\"\n";
   EXPECT_EQ(unsatisfied_requirement(err), "nvidia-cudnn-cu12");
   EXPECT_EQ(pip_error_line(err).substr(0, 41), "ERROR: No matching distribution found for");
-  EXPECT_EQ(unsatisfied_requirement("ERROR: No matching distribution found for Fused_Ops\n"), "fused-ops");
+  EXPECT_EQ(unsatisfied_requirement("ERROR: No matching distribution found for Fused_Ops\n"),
+            "fused-ops");
   EXPECT_EQ(unsatisfied_requirement("ERROR: metadata-generation-failed\n"), "");
-  EXPECT_EQ(pip_error_line("  \nERROR: metadata-generation-failed\n"), "ERROR: metadata-generation-failed");
+  EXPECT_EQ(pip_error_line("  \nERROR: metadata-generation-failed\n"),
+            "ERROR: metadata-generation-failed");
   EXPECT_EQ(pip_error_line(""), "pip failed with no message");
 }
 
@@ -199,7 +213,8 @@ TEST(StackLock, RefusesBrokenLocks) {
   auto text = render_lock(sample());
   auto without_hash = text;
   without_hash.replace(without_hash.find(std::string(64, 'a')), 64, "abc");
-  EXPECT_EQ(read_lock(without_hash).error().message, "the lock: kern75: a prebuilt package needs a wheel url and sha256");
+  EXPECT_EQ(read_lock(without_hash).error().message,
+            "the lock: kern75: a prebuilt package needs a wheel url and sha256");
   auto bad_outcome = text;
   bad_outcome.replace(bad_outcome.find("\"build\""), 7, "\"maybe\"");
   EXPECT_EQ(read_lock(bad_outcome).error().message, "the lock: fused_ops: unknown outcome 'maybe'");
@@ -211,21 +226,27 @@ TEST(StackLock, RefusesBrokenLocks) {
 TEST(StackScript, InstallsExactlyAndPassesBashN) {
   auto r = sample();
   auto s = render_script(r);
-  EXPECT_NE(s.find("kern75 @ http://127.0.0.1:1/files/kern75-1.0-py3-none-linux_x86_64.whl --hash=sha256:" + std::string(64, 'a')),
-            std::string::npos);
+  EXPECT_NE(
+      s.find(
+          "kern75 @ http://127.0.0.1:1/files/kern75-1.0-py3-none-linux_x86_64.whl --hash=sha256:" +
+          std::string(64, 'a')),
+      std::string::npos);
   EXPECT_NE(s.find("--require-hashes --index-url http://127.0.0.1:1/simple"), std::string::npos);
-  EXPECT_NE(s.find("\"$TAILOR\" build \"$work/fused_ops-0.1.0.tar.gz\" --gpu T4"), std::string::npos);
+  EXPECT_NE(s.find("\"$TAILOR\" build \"$work/fused_ops-0.1.0.tar.gz\" --gpu T4"),
+            std::string::npos);
   EXPECT_NE(s.find(std::string(64, 'b')), std::string::npos);  // the sdist's sha256 is checked
   EXPECT_NE(s.find("tailor-stack-torch.pth"), std::string::npos);
   EXPECT_EQ(s.find("exit 1\n[ -x"), std::string::npos);  // nothing unsupported: no refusal line
-  auto path = std::filesystem::temp_directory_path() / ("tailor-stack-test-" + std::to_string(::getpid()) + ".sh");
+  auto path = std::filesystem::temp_directory_path() /
+              ("tailor-stack-test-" + std::to_string(::getpid()) + ".sh");
   std::ofstream(path) << s;
   EXPECT_EQ(std::system(("bash -n " + path.string()).c_str()), 0);
   std::filesystem::remove(path);
   r.rows[1].outcome = Outcome::unsupported;
   r.rows[1].reason = "it's gone";
   s = render_script(r);
-  EXPECT_NE(s.find("echo 'stack: kern75 cannot be installed: it'\\''s gone' >&2; exit 1"), std::string::npos);
+  EXPECT_NE(s.find("echo 'stack: kern75 cannot be installed: it'\\''s gone' >&2; exit 1"),
+            std::string::npos);
 }
 
 // torch's coverage comes from the official arch list of its CUDA build and platform; a
@@ -260,13 +281,18 @@ TEST(StackTorch, ACudaBuildWithoutDataIsUnknownWithTheCommandThatDecidesIt) {
   EXPECT_EQ(outcome_key(row.outcome), "unknown");
   EXPECT_EQ(row.covers, "?");
   EXPECT_EQ(choice.cuda, (cuda::CudaVersion{19, 9}));
-  EXPECT_NE(row.reason.find("CUDA 19.9 build; its arch list for x86_64 is not in tailor's data, so whether it runs on 8.6 is unknown"),
+  EXPECT_NE(row.reason.find("CUDA 19.9 build; its arch list for x86_64 is not in tailor's data, so "
+                            "whether it runs on 8.6 is unknown"),
             std::string::npos)
       << row.reason;
-  EXPECT_NE(row.reason.find("pip download --no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 --python-version 3.12 -d . "
-                            "https://download.example/whl/torch-2.99.0+cu199-cp312-cp312-manylinux_2_28_x86_64.whl && "
-                            "tailor inspect torch-2.99.0+cu199-cp312-cp312-manylinux_2_28_x86_64.whl --gpu 8.6"),
-            std::string::npos)
+  EXPECT_NE(
+      row.reason.find(
+          "pip download --no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 "
+          "--python-version 3.12 -d . "
+          "https://download.example/whl/torch-2.99.0+cu199-cp312-cp312-manylinux_2_28_x86_64.whl "
+          "&& "
+          "tailor inspect torch-2.99.0+cu199-cp312-cp312-manylinux_2_28_x86_64.whl --gpu 8.6"),
+      std::string::npos)
       << row.reason;
   // The user's own spelling of the GPUs is carried, quoted for the shell where needed.
   Target t = x86_target();
@@ -294,14 +320,17 @@ TEST(StackTorch, AKnownCudaBuildIsJudgedByItsOfficialList) {
   t4g.gpu_text = "T4G";
   t4g.gpus = {{7, 5}};
   Row arm;
-  decide_torch(t4g, std::nullopt, torch_wheel("2.11.0+cu130", "manylinux_2_28_aarch64"), {}, arm, choice);
+  decide_torch(t4g, std::nullopt, torch_wheel("2.11.0+cu130", "manylinux_2_28_aarch64"), {}, arm,
+               choice);
   EXPECT_EQ(arm.outcome, Outcome::build);
   EXPECT_EQ(arm.covers, "no");
   // The suggested build names the release (plan and build torch take no +cuNNN label)
   // and carries the CUDA and the GPUs.
-  EXPECT_NE(arm.reason.find("`tailor build torch --torch 2.11.0 --python "), std::string::npos) << arm.reason;
+  EXPECT_NE(arm.reason.find("`tailor build torch --torch 2.11.0 --python "), std::string::npos)
+      << arm.reason;
   EXPECT_EQ(arm.reason.find("2.11.0+cu130 --python"), std::string::npos) << arm.reason;
-  EXPECT_NE(arm.reason.find("--platform aarch64 --cuda 13.0 --gpu T4G`"), std::string::npos) << arm.reason;
+  EXPECT_NE(arm.reason.find("--platform aarch64 --cuda 13.0 --gpu T4G`"), std::string::npos)
+      << arm.reason;
 }
 
 TEST(StackTorch, AnUnknownRowRoundTripsThroughTheLockAndTheScriptRefusesIt) {
@@ -314,7 +343,8 @@ TEST(StackTorch, AnUnknownRowRoundTripsThroughTheLockAndTheScriptRefusesIt) {
   EXPECT_EQ(back->rows[0].outcome, Outcome::unknown);
   EXPECT_FALSE(back->ok());
   auto s = render_script(r);
-  EXPECT_NE(s.find("echo 'stack: torch'\\''s coverage is unknown: CUDA 19.9 build; decide it with `tailor inspect x.whl --gpu T4`' >&2; "
+  EXPECT_NE(s.find("echo 'stack: torch'\\''s coverage is unknown: CUDA 19.9 build; decide it with "
+                   "`tailor inspect x.whl --gpu T4`' >&2; "
                    "exit 1\n"),
             std::string::npos)
       << s;
@@ -322,17 +352,22 @@ TEST(StackTorch, AnUnknownRowRoundTripsThroughTheLockAndTheScriptRefusesIt) {
 
 TEST(StackVerification, JudgedAgainstTheTarget) {
   auto r = sample();
-  EXPECT_TRUE(verification_failures(r, R"({"imports": [{"dist": "kern75", "module": "kern75", "ok": true, "error": ""}],
+  EXPECT_TRUE(
+      verification_failures(
+          r, R"({"imports": [{"dist": "kern75", "module": "kern75", "ok": true, "error": ""}],
       "torch": {"version": "2.11.0", "cuda": "13.0", "arch_list": ["sm_75", "sm_80"]}, "gpu": null})")
-                  .empty());
-  auto f = verification_failures(r, R"({"imports": [{"dist": "kern75", "module": "kern75", "ok": false, "error": "OSError: x"}],
+          .empty());
+  auto f = verification_failures(
+      r,
+      R"({"imports": [{"dist": "kern75", "module": "kern75", "ok": false, "error": "OSError: x"}],
       "torch": {"version": "2.11.0", "cuda": "13.0", "arch_list": ["sm_80", "sm_90"]},
       "gpu": {"name": "Tesla T4", "cc": "7.5", "matmul": false}})");
   ASSERT_EQ(f.size(), 3u);
   EXPECT_EQ(f[0], "import kern75 (kern75): OSError: x");
   EXPECT_EQ(f[1], "torch.cuda.get_arch_list() is sm_80 sm_90: nothing runs on 7.5");
   EXPECT_EQ(f[2], "the GPU smoke test on Tesla T4 failed");
-  f = verification_failures(r, R"({"imports": [], "torch": {"version": "2.11.0+cpu", "cuda": "", "arch_list": []}})");
+  f = verification_failures(
+      r, R"({"imports": [], "torch": {"version": "2.11.0+cpu", "cuda": "", "arch_list": []}})");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0], "torch 2.11.0+cpu has no CUDA");
   EXPECT_EQ(verification_failures(r, "").front(), "the verification printed no JSON");

@@ -25,14 +25,15 @@ using probe::GpuQueryResult;
 using probe::HostFiles;
 
 class FakeHostFiles : public HostFiles {
-public:
+ public:
   std::map<std::string, std::string> files;
   std::set<std::string> executables;
   std::map<std::string, std::string> links;  ///< path -> realpath
   std::map<std::string, std::string> env;
   std::string arch = "x86_64";
   std::string glibc = "2.36";
-  std::set<std::string> cpuid;  ///< what cpu_features() answers: CPUID names, or HWCAP names on aarch64
+  std::set<std::string>
+      cpuid;  ///< what cpu_features() answers: CPUID names, or HWCAP names on aarch64
   std::optional<uint64_t> midr;  ///< what arm_midr() answers
   std::optional<DiskSpace> disk = DiskSpace{100ull << 30, 500ull << 30};
 
@@ -87,7 +88,7 @@ inline CommandResult ran(int exit_code, std::string out = "") {
 /// stdout goes line by line to the spec's on_line when it has one. Safe to call from
 /// several threads.
 class FakeCommandRunner : public CommandRunner {
-public:
+ public:
   std::map<std::string, CommandResult> by_command;
   std::map<std::string, CommandResult> by_program;
   std::vector<std::vector<std::string>> calls;
@@ -121,7 +122,7 @@ public:
     return r;
   }
 
-private:
+ private:
   CommandResult answer_for(const CommandSpec& spec) {
     if (handler)
       if (auto r = handler(spec)) return *r;
@@ -137,7 +138,7 @@ private:
 };
 
 class FakeGpuQuery : public GpuQuery {
-public:
+ public:
   std::optional<GpuQueryResult> result;  ///< nullopt: NVML unavailable
   Expected<GpuQueryResult> query() override {
     if (!result) return make_error("libnvidia-ml.so.1 not loadable (fake)");

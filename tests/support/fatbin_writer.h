@@ -4,15 +4,15 @@
 // slim and executor tests; knows no CUDA model (the formats tests may not use one): kinds
 // and arch numbers are the raw header fields.
 #pragma once
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <algorithm>
 #include <initializer_list>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace tailor::test {
 
@@ -39,7 +39,8 @@ struct FatbinEntrySpec {
 };
 
 /// A 16-byte container header for `fat_size` bytes of entries.
-inline std::vector<std::byte> fatbin_header(uint64_t fat_size, uint16_t version = 1, uint16_t header_size = 16) {
+inline std::vector<std::byte> fatbin_header(uint64_t fat_size, uint16_t version = 1,
+                                            uint16_t header_size = 16) {
   std::vector<std::byte> h(16);
   put<uint32_t>(h, 0, k_fatbin_magic);
   put<uint16_t>(h, 4, version);
@@ -64,15 +65,17 @@ inline std::vector<std::byte> fatbin_container(const std::vector<FatbinEntrySpec
     put<uint32_t>(c, at + 0x1c, e.arch);
     put<uint64_t>(c, at + 0x28, e.flags);
     put<uint64_t>(c, at + 0x38, e.payload);  // uncompressed size
-    std::fill(c.begin() + static_cast<ptrdiff_t>(at + 64), c.begin() + static_cast<ptrdiff_t>(at + 64 + e.payload),
-              std::byte(0xA0 + i % 0x60));
+    std::fill(c.begin() + static_cast<ptrdiff_t>(at + 64),
+              c.begin() + static_cast<ptrdiff_t>(at + 64 + e.payload), std::byte(0xA0 + i % 0x60));
     at += 64 + e.payload;
   }
   return c;
 }
 
 /// `n` bytes of `value`: filler around containers.
-inline std::vector<std::byte> filled(size_t n, unsigned char value) { return std::vector<std::byte>(n, std::byte{value}); }
+inline std::vector<std::byte> filled(size_t n, unsigned char value) {
+  return std::vector<std::byte>(n, std::byte{value});
+}
 
 /// The parts one after another.
 inline std::vector<std::byte> concat(std::initializer_list<std::vector<std::byte>> parts) {

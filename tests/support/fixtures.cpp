@@ -6,10 +6,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <mutex>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <mutex>
 
 namespace tailor::test {
 
@@ -34,7 +34,8 @@ std::filesystem::path scratch_dir(const std::string& tag) {
   std::lock_guard lock(m);
   auto& dir = made[tag];
   if (dir.empty()) {
-    dir = std::filesystem::temp_directory_path() / ("tailor_" + tag + "_" + std::to_string(::getpid()));
+    dir = std::filesystem::temp_directory_path() /
+          ("tailor_" + tag + "_" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
   }
@@ -42,7 +43,8 @@ std::filesystem::path scratch_dir(const std::string& tag) {
 }
 
 TempDir::TempDir(const std::string& tag) {
-  std::string pattern = (std::filesystem::temp_directory_path() / ("tailor-" + tag + "-XXXXXX")).string();
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / ("tailor-" + tag + "-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
     std::fprintf(stderr, "TempDir: cannot make %s: %s\n", pattern.c_str(), std::strerror(errno));
     std::abort();

@@ -30,7 +30,8 @@ inline probe::CudaToolkit cuda_toolkit(int major, int minor, int patch = 1) {
 
 /// A Python at `path` (version `version`) in which torch 2.11.0+cu130 imports, reporting
 /// `torch_cuda` as its CUDA ("" for a CPU build) and the C++11 ABI.
-inline probe::PythonInstall python_with_torch(std::string torch_cuda = "13.0", std::string path = "/venv/bin/python",
+inline probe::PythonInstall python_with_torch(std::string torch_cuda = "13.0",
+                                              std::string path = "/venv/bin/python",
                                               std::string version = "3.11.7") {
   probe::PythonInstall py;
   py.path = std::move(path);

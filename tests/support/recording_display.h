@@ -11,10 +11,11 @@
 namespace tailor::test {
 
 class RecordingDisplay : public executor::ProgressDisplay {
-public:
+ public:
   std::vector<std::string> events;
   void step_started(const plan::Step& step, size_t index, size_t count) override {
-    events.push_back("start " + step.title + " " + std::to_string(index + 1) + "/" + std::to_string(count));
+    events.push_back("start " + step.title + " " + std::to_string(index + 1) + "/" +
+                     std::to_string(count));
   }
   void progress(const executor::BuildProgress&) override {}
   void step_finished(const executor::StepOutcome& outcome) override {

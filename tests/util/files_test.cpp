@@ -26,7 +26,8 @@ TEST(Files, WriteThenReadBackAndReplaceAtomically) {
   EXPECT_FALSE(fs::exists(path + ".tailor-tmp"));
   auto bad = write_file_atomic((dir / "no" / "such" / "b.txt").string(), "x");
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message.find("b.txt.tailor-tmp: cannot write"), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("b.txt.tailor-tmp: cannot write"), std::string::npos)
+      << bad.error().message;
   EXPECT_EQ(read_file(dir.string()), std::nullopt);  // a folder is not a readable file
   fs::remove_all(dir);
 }
@@ -72,7 +73,8 @@ TEST(Files, AtomicFileAppearsOnlyWhenCommitted) {
     ASSERT_TRUE(f) << f.error().message;
     EXPECT_EQ(f->dest(), dest);
     EXPECT_EQ(fs::path(f->path()).parent_path(), dir);
-    EXPECT_EQ(fs::path(f->path()).filename().string().rfind(".out.zip.tailor-tmp-", 0), 0u) << f->path();
+    EXPECT_EQ(fs::path(f->path()).filename().string().rfind(".out.zip.tailor-tmp-", 0), 0u)
+        << f->path();
     ASSERT_EQ(::write(f->fd(), "half", 4), 4);
     EXPECT_EQ(list().size(), 1u);
   }  // not committed: removed
@@ -94,7 +96,8 @@ TEST(Files, AtomicFileAppearsOnlyWhenCommitted) {
   auto nowhere = AtomicFile::beside((dir / "no" / "such" / "x").string());
   ASSERT_FALSE(nowhere);
   EXPECT_EQ(nowhere.error().message,
-            (dir / "no" / "such" / "x").string() + ": cannot create a temporary file beside it: no such file or directory");
+            (dir / "no" / "such" / "x").string() +
+                ": cannot create a temporary file beside it: no such file or directory");
   fs::remove_all(dir);
 }
 

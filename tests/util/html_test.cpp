@@ -22,7 +22,9 @@ TEST(HtmlEscape, MarkupFromTheInputBecomesText) {
 }
 
 TEST(HtmlEscape, InvalidUtf8AndControlsBecomeVisibleBytes) {
-  EXPECT_EQ(escape(std::string("a\xff" "b")), "a\\xffb");
+  EXPECT_EQ(escape(std::string("a\xff"
+                               "b")),
+            "a\\xffb");
   EXPECT_EQ(escape(std::string("a\x1b[31mb", 7)), "a\\x1b[31mb");
   EXPECT_EQ(escape(std::string("a\0b", 3)), "a\\x00b");
   EXPECT_EQ(escape("tab\tand\nline"), "tab\tand\nline");
@@ -78,14 +80,16 @@ TEST(HtmlLanes, LaneCountIsTheLargestOverlap) {
 }
 
 TEST(HtmlLanes, BrokenIntervalsDoNotBreakThePacking) {
-  double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  double nan = std::numeric_limits<double>::quiet_NaN(),
+         inf = std::numeric_limits<double>::infinity();
   auto lanes = pack_lanes({{nan, 5}, {3, 1}, {0, inf}, {-4, -2}});
   EXPECT_EQ(lanes.size(), 4u);
   EXPECT_TRUE(pack_lanes({}).empty());
 }
 
 TEST(HtmlCharts, BarsEscapeLabelsAndTooltipsAndScaleSegments) {
-  BarRow row{"<script>alert(1)</script>", "1 KiB", {{300, "#123456", "<b>x</b>"}, {100, "#654321", "y"}}};
+  BarRow row{
+      "<script>alert(1)</script>", "1 KiB", {{300, "#123456", "<b>x</b>"}, {100, "#654321", "y"}}};
   std::string svg = stacked_bars({row});
   EXPECT_EQ(svg.find("<script"), std::string::npos) << svg;
   EXPECT_NE(svg.find("&lt;script&gt;"), std::string::npos);
@@ -106,13 +110,15 @@ TEST(HtmlCharts, LineChartDrawsOnePolylinePerSeriesWithinTheFrame) {
   // The step series has a corner point per change: 3 points for 2 samples.
   auto at = svg.find("stroke=\"#2f6fdf\"");
   ASSERT_NE(at, std::string::npos);
-  auto pts = svg.substr(svg.find("points=\"", at), svg.find("\"", svg.find("points=\"", at) + 8) - svg.find("points=\"", at));
+  auto pts = svg.substr(svg.find("points=\"", at),
+                        svg.find("\"", svg.find("points=\"", at) + 8) - svg.find("points=\"", at));
   EXPECT_EQ(occurrences_in_svg(pts, ","), 3u) << pts;
 }
 
 TEST(HtmlCharts, TimelineHasARectanglePerBarAndAnAxisInSeconds) {
   std::vector<TimelineBar> bars;
-  for (int i = 0; i < 30; ++i) bars.push_back({double(i), double(i) + 2.5, size_t(i % 3), "#4c9a2a", "job"});
+  for (int i = 0; i < 30; ++i)
+    bars.push_back({double(i), double(i) + 2.5, size_t(i % 3), "#4c9a2a", "job"});
   std::string svg = timeline(bars);
   EXPECT_EQ(occurrences_in_svg(svg, "fill=\"#4c9a2a\""), 30u);
   EXPECT_NE(svg.find(">seconds<"), std::string::npos);
@@ -145,5 +151,6 @@ TEST(HtmlCharts, CountsGetWholeNumberTicks) {
   EXPECT_EQ(svg.find(">0.5<"), std::string::npos) << svg;
   EXPECT_EQ(svg.find(">1.5<"), std::string::npos);
   EXPECT_NE(svg.find(">2<"), std::string::npos);
-  EXPECT_NE(line_chart({jobs}).find(">0.5<"), std::string::npos) << "without the option the ticks are finer";
+  EXPECT_NE(line_chart({jobs}).find(">0.5<"), std::string::npos)
+      << "without the option the ticks are finer";
 }

@@ -3,11 +3,10 @@
 #include "util/jobserver.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include "support/fixtures.h"
 
@@ -94,12 +93,18 @@ TEST(FifoJobserver, MintsTokensClientsTakeAndReturn) {
 TEST(FifoJobserver, ReplacesAStaleFileAndNamesAnUnwritableFolder) {
   auto dir = scratch_dir("jobserver-stale");
   std::string path = (dir / "js.fifo").string();
-  { FILE* f = std::fopen(path.c_str(), "w"); ASSERT_NE(f, nullptr); std::fclose(f); }
+  {
+    FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fclose(f);
+  }
   auto js = FifoJobserver::create(path, 1);
   ASSERT_TRUE(js) << js.error().message;
   EXPECT_EQ(Client(path).in_pipe(), 1u);
   auto missing = FifoJobserver::create((dir / "no-such-folder" / "js.fifo").string(), 1);
   ASSERT_FALSE(missing);
-  EXPECT_NE(missing.error().message.find("no-such-folder/js.fifo: cannot create the jobserver fifo"), std::string::npos)
+  EXPECT_NE(
+      missing.error().message.find("no-such-folder/js.fifo: cannot create the jobserver fifo"),
+      std::string::npos)
       << missing.error().message;
 }

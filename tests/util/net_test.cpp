@@ -1,11 +1,10 @@
 #include "util/net.h"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 using namespace tailor;
 
@@ -26,8 +25,10 @@ TEST(Net, ConnectsToAListenerAndNamesARefusal) {
   ::close(listener);
   auto refused = connect_tcp("127.0.0.1", std::to_string(*port), std::chrono::milliseconds(2000));
   ASSERT_FALSE(refused);
-  EXPECT_NE(refused.error().message.find("cannot connect to 127.0.0.1:"), std::string::npos) << refused.error().message;
+  EXPECT_NE(refused.error().message.find("cannot connect to 127.0.0.1:"), std::string::npos)
+      << refused.error().message;
   auto unknown = connect_tcp("no-such-host.invalid", "1", std::chrono::milliseconds(500));
   ASSERT_FALSE(unknown);
-  EXPECT_NE(unknown.error().message.find("cannot resolve"), std::string::npos) << unknown.error().message;
+  EXPECT_NE(unknown.error().message.find("cannot resolve"), std::string::npos)
+      << unknown.error().message;
 }

@@ -2,6 +2,7 @@
 // child's tree, and the supervisor that kills the tree when the parent dies by SIGKILL.
 #include "util/process.h"
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,8 +17,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "util/interrupt.h"
 
@@ -132,7 +131,8 @@ TEST(SystemCommandRunner, InterruptStopsTheWholeTree) {
   EXPECT_TRUE(run.result.interrupted);
   EXPECT_FALSE(run.result.ok());
   ASSERT_EQ(run.pids.size(), 2u);
-  for (pid_t p : run.pids) EXPECT_TRUE(gone_within(p, 3s)) << "pid " << p << " survived the interrupt";
+  for (pid_t p : run.pids)
+    EXPECT_TRUE(gone_within(p, 3s)) << "pid " << p << " survived the interrupt";
   EXPECT_EQ(interrupt_signal(), SIGINT);
 
   // Nothing new starts after an interrupt.
@@ -215,17 +215,20 @@ TEST(SystemCommandRunner, SupervisorKillsTheTreeWhenTailorIsKilled) {
   int status = 0;
   bool helper_ended = false;
   bool written = wait_for(
-      [&] {
-        helper_ended = helper_ended || waitpid(helper, &status, WNOHANG) == helper;
-        return helper_ended || std::ifstream(pid_file).good();
-      },
-      20s) && !helper_ended;
+                     [&] {
+                       helper_ended = helper_ended || waitpid(helper, &status, WNOHANG) == helper;
+                       return helper_ended || std::ifstream(pid_file).good();
+                     },
+                     20s) &&
+                 !helper_ended;
   if (helper_ended) {
     rmdir(dir_template);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 126)
-      GTEST_SKIP() << "this test binary cannot exec itself: the kernel cannot run " << direct[0]
-                   << " (a user-mode emulated binary without binfmt_misc) and no emulator is configured";
-    FAIL() << "the helper " << direct[0] << " ended before writing its pids (wait status " << status << ")";
+      GTEST_SKIP()
+          << "this test binary cannot exec itself: the kernel cannot run " << direct[0]
+          << " (a user-mode emulated binary without binfmt_misc) and no emulator is configured";
+    FAIL() << "the helper " << direct[0] << " ended before writing its pids (wait status " << status
+           << ")";
   }
   std::vector<pid_t> pids;
   {
@@ -239,7 +242,8 @@ TEST(SystemCommandRunner, SupervisorKillsTheTreeWhenTailorIsKilled) {
   ASSERT_EQ(pids.size(), 2u);
   // The setsid'd sleep is outside every group and orphaned: the supervisor's marker sweep
   // is the only thing that can end it; the other one dies with its group.
-  for (pid_t p : pids) EXPECT_TRUE(gone_within(p, 5s)) << "pid " << p << " outlived its killed parent";
+  for (pid_t p : pids)
+    EXPECT_TRUE(gone_within(p, 5s)) << "pid " << p << " outlived its killed parent";
   std::remove(pid_file.c_str());
   rmdir(dir_template);
 }

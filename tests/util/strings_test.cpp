@@ -1,8 +1,9 @@
+#include "util/strings.h"
+
 #include <gtest/gtest.h>
 
 #include "util/byte_reader.h"
 #include "util/process.h"
-#include "util/strings.h"
 
 namespace tailor {
 

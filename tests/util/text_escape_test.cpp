@@ -1,8 +1,8 @@
+#include "util/text_escape.h"
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
-
-#include "util/text_escape.h"
 
 namespace tailor {
 namespace {
@@ -16,10 +16,10 @@ TEST(TextEscape, ValidUtf8PassesUnchanged) {
 
 TEST(TextEscape, InvalidBytesBecomeHexText) {
   EXPECT_EQ(escape_invalid_utf8("lib\xff\xfe.so"), "lib\\xff\\xfe.so");
-  EXPECT_EQ(escape_invalid_utf8("\xc0\xaf"), "\\xc0\\xaf");          // overlong '/'
-  EXPECT_EQ(escape_invalid_utf8("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // surrogate
+  EXPECT_EQ(escape_invalid_utf8("\xc0\xaf"), "\\xc0\\xaf");                    // overlong '/'
+  EXPECT_EQ(escape_invalid_utf8("\xed\xa0\x80"), "\\xed\\xa0\\x80");           // surrogate
   EXPECT_EQ(escape_invalid_utf8("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // past U+10FFFF
-  EXPECT_EQ(escape_invalid_utf8("a\xe4\xb8"), "a\\xe4\\xb8");       // truncated sequence
+  EXPECT_EQ(escape_invalid_utf8("a\xe4\xb8"), "a\\xe4\\xb8");                  // truncated sequence
   EXPECT_FALSE(is_valid_utf8("lib\xff.so"));
   // Controls are valid UTF-8: JSON escapes them itself.
   EXPECT_EQ(escape_invalid_utf8("a\x1b[31m"), "a\x1b[31m");
@@ -27,9 +27,11 @@ TEST(TextEscape, InvalidBytesBecomeHexText) {
 
 TEST(TextEscape, TerminalControlsAreEscaped) {
   EXPECT_EQ(terminal_safe("x\x1b]0;title\x07y"), "x\\x1b]0;title\\x07y");  // OSC + BEL
-  EXPECT_EQ(terminal_safe("a\nb\rc\td\x7f"), "a\\x0ab\\x0dc\td\\x7f");        // TAB stays
-  EXPECT_EQ(terminal_safe("\xc2\x9b" "31m"), "\\xc2\\x9b31m");                // C1 CSI
-  EXPECT_EQ(terminal_safe("\xc2\xa0"), "\xc2\xa0");                           // NBSP is not C1
+  EXPECT_EQ(terminal_safe("a\nb\rc\td\x7f"), "a\\x0ab\\x0dc\td\\x7f");     // TAB stays
+  EXPECT_EQ(terminal_safe("\xc2\x9b"
+                          "31m"),
+            "\\xc2\\x9b31m");                        // C1 CSI
+  EXPECT_EQ(terminal_safe("\xc2\xa0"), "\xc2\xa0");  // NBSP is not C1
   EXPECT_EQ(terminal_safe(std::string("a\0b", 3)), "a\\x00b");
 }
 

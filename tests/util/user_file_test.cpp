@@ -1,5 +1,7 @@
 // The bounded, non-blocking reader of user paths: FIFOs and devices are refused without
 // waiting, sizes are bounded before reading, unreadable files say "permission denied".
+#include "util/user_file.h"
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,7 +10,6 @@
 #include <fstream>
 
 #include "util/mapped_file.h"
-#include "util/user_file.h"
 
 namespace tailor {
 namespace {
@@ -16,7 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 
 class UserFile : public testing::Test {
-protected:
+ protected:
   void SetUp() override {
     m_dir = fs::temp_directory_path() / ("tailor_user_file_" + std::to_string(::getpid()));
     fs::create_directories(m_dir);
@@ -75,7 +76,8 @@ TEST_F(UserFile, BinaryDataIsRefusedEarly) {
   std::string zeros = write("zeros.log", std::string(200000, '\0'));
   auto text = read_text_file(zeros, 1 << 20, BinaryData::refused);
   ASSERT_FALSE(text);
-  EXPECT_NE(text.error().message.find("NUL byte at offset 0x0"), std::string::npos) << text.error().message;
+  EXPECT_NE(text.error().message.find("NUL byte at offset 0x0"), std::string::npos)
+      << text.error().message;
   std::string late = write("late.log", "ok\n" + std::string(1, '\0'));
   auto t2 = read_text_file(late, 100, BinaryData::refused);
   ASSERT_FALSE(t2);
@@ -90,9 +92,12 @@ TEST_F(UserFile, MissingFile) {
 }
 
 TEST_F(UserFile, UnreadableFileSaysPermissionDenied) {
-  std::string p = write("secret.so", "\x7f" "ELF");
+  std::string p = write("secret.so",
+                        "\x7f"
+                        "ELF");
   fs::permissions(p, fs::perms::none);
-  if (::geteuid() == 0) GTEST_SKIP() << "running as root: mode 000 files are readable, nothing to check";
+  if (::geteuid() == 0)
+    GTEST_SKIP() << "running as root: mode 000 files are readable, nothing to check";
   auto head = read_file_head(p, 4);
   ASSERT_FALSE(head);
   EXPECT_EQ(head.error().message, p + ": permission denied");

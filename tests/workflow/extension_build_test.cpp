@@ -17,7 +17,8 @@ using NothingRuns = test::FakeCommandRunner;
 probe::HostReport host_with_gpus(std::vector<std::string> ccs) {
   probe::HostReport h;
   int i = 0;
-  for (auto& cc : ccs) h.gpus.push_back({i++, "GPU " + cc, *cuda::parse_compute_capability(cc), 0, ""});
+  for (auto& cc : ccs)
+    h.gpus.push_back({i++, "GPU " + cc, *cuda::parse_compute_capability(cc), 0, ""});
   return h;
 }
 
@@ -65,13 +66,15 @@ TEST(ResolveTargets, NoGpuNoTargetIsAnErrorNeverAllArchitectures) {
   auto t = resolve_targets({}, {}, host_with_gpus({}));
   ASSERT_FALSE(t);
   EXPECT_EQ(t.error().message,
-            "no GPU found and no target given; name one with --arch (e.g. --arch 8.6) or --gpu (e.g. --gpu A10G)");
+            "no GPU found and no target given; name one with --arch (e.g. --arch 8.6) or --gpu "
+            "(e.g. --gpu A10G)");
 }
 
 TEST(ResolveTargets, BadSpellingIsAnErrorNamingTheFlag) {
   auto a = resolve_targets({"sm_9x9"}, {}, host_with_gpus({}));
   ASSERT_FALSE(a);
-  EXPECT_EQ(a.error().message.rfind("--arch: unknown CUDA target 'sm_9x9'", 0), 0u) << a.error().message;
+  EXPECT_EQ(a.error().message.rfind("--arch: unknown CUDA target 'sm_9x9'", 0), 0u)
+      << a.error().message;
   auto g = resolve_targets({}, {"NoSuchGPU 9000"}, host_with_gpus({}));
   ASSERT_FALSE(g);
   EXPECT_EQ(g.error().message.rfind("--gpu: ", 0), 0u) << g.error().message;
@@ -121,5 +124,6 @@ TEST(ResolveTargets, DetectedGpuWithoutAComputeCapabilityIsAnError) {
   h.gpus.push_back({0, "Tesla T4", std::nullopt, 0, ""});
   auto t = resolve_targets({}, {}, h);
   ASSERT_FALSE(t);
-  EXPECT_EQ(t.error().message, "GPU 0 (Tesla T4) reports no compute capability; name the target with --arch or --gpu");
+  EXPECT_EQ(t.error().message,
+            "GPU 0 (Tesla T4) reports no compute capability; name the target with --arch or --gpu");
 }

@@ -1,23 +1,22 @@
 // The steps of `tailor build` (workflow/extension_steps.h), one at a time, over a fake host,
 // a fake command runner and a temporary work root: what each step decides, records and
 // stops on. The whole chain with the real nvcc is tests/e2e/build_*.sh.
-#include <signal.h>
 #include "workflow/extension_steps.h"
-#include "util/interrupt.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 
-#include <fmt/format.h>
-
 #include "formats/zip_writer.h"
 #include "support/fake_host.h"
 #include "support/fixtures.h"
 #include "support/host_reports.h"
+#include "util/interrupt.h"
 
 using namespace tailor;
 using namespace tailor::executor;
@@ -37,7 +36,7 @@ void write(const fs::path& p, const std::string& text) {
 /// A source folder declaring `demo-ops`, a host with CUDA 13.0 and 13.1 (13.0 found
 /// first), a Python with torch for CUDA 13.0, no GPU.
 class ExtensionSteps : public ::testing::Test {
-protected:
+ protected:
   void SetUp() override {
     root = fs::temp_directory_path() /
            ("tailor_steps_" + std::to_string(::getpid()) + "_" +
@@ -76,20 +75,24 @@ protected:
     // The built wheel the import check reads its module names from (the runner is a fake:
     // nothing else reads it).
     s.wheel = (root / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl").string();
-    auto written = formats::write_zip(s.wheel, {{"demo_ops/__init__.py", std::string()},
-                                                {"demo_ops/_C.cpython-311-x86_64-linux-gnu.so", std::string("x")},
-                                                {"demo_ops-0.1.dist-info/RECORD", std::string()}});
+    auto written = formats::write_zip(
+        s.wheel, {{"demo_ops/__init__.py", std::string()},
+                  {"demo_ops/_C.cpython-311-x86_64-linux-gnu.so", std::string("x")},
+                  {"demo_ops-0.1.dist-info/RECORD", std::string()}});
     ASSERT_TRUE(written) << written.error().message;
   }
 
   class RecordingDisplay : public ProgressDisplay {
-  public:
+   public:
     std::vector<std::string> events;
     void step_started(const tailor::plan::Step& step, size_t i, size_t n) override {
-      events.push_back("start " + step.title + " " + std::to_string(i + 1) + "/" + std::to_string(n));
+      events.push_back("start " + step.title + " " + std::to_string(i + 1) + "/" +
+                       std::to_string(n));
     }
     void progress(const BuildProgress&) override {}
-    void step_finished(const StepOutcome& out) override { events.push_back("end " + out.title + (out.ok() ? " ok" : " failed")); }
+    void step_finished(const StepOutcome& out) override {
+      events.push_back("end " + out.title + (out.ok() ? " ok" : " failed"));
+    }
   };
 
   fs::path root;
@@ -129,14 +132,17 @@ TEST_F(ExtensionSteps, ASourceThatDeclaresNoNameIsCalledByItsFolder) {
 TEST_F(ExtensionSteps, ResolveInputsStopsOnBadOptions) {
   auto c = context();
   o.jobs = 0;
-  EXPECT_EQ(resolve_inputs(o, c, s), (StepStop{BuildStatus::bad_input, "--jobs 0: must be at least 1"}));
+  EXPECT_EQ(resolve_inputs(o, c, s),
+            (StepStop{BuildStatus::bad_input, "--jobs 0: must be at least 1"}));
   o.jobs.reset();
   // --cache is read once, by the CLI (plan::parse_cache_flag): the options hold the tool.
-  EXPECT_EQ(plan::parse_cache_flag("distcc").error().message, "--cache distcc: expected auto, ccache, sccache or none");
+  EXPECT_EQ(plan::parse_cache_flag("distcc").error().message,
+            "--cache distcc: expected auto, ccache, sccache or none");
   python.reset();
   auto c2 = context();
   ExtensionBuildState s3;
-  EXPECT_EQ(resolve_inputs(o, c2, s3), (StepStop{BuildStatus::bad_input, "--python /venv/bin/python: cannot run it"}));
+  EXPECT_EQ(resolve_inputs(o, c2, s3),
+            (StepStop{BuildStatus::bad_input, "--python /venv/bin/python: cannot run it"}));
 }
 
 // One platform rule (cuda::platform_mismatch): a GPU or instance that exists only on
@@ -147,9 +153,11 @@ TEST_F(ExtensionSteps, AGpuOfAnotherPlatformThanTheHostIsBadInput) {
   o.arch.clear();
   o.gpu = {"g5g.xlarge"};
   auto c = context();
-  EXPECT_EQ(resolve_inputs(o, c, s),
-            (StepStop{BuildStatus::bad_input, "--gpu g5g.xlarge: g5g.xlarge (T4G) exists only on aarch64; this host is x86_64: "
-                                              "build on an aarch64 machine (tailor does not cross-compile extensions)"}));
+  EXPECT_EQ(
+      resolve_inputs(o, c, s),
+      (StepStop{BuildStatus::bad_input,
+                "--gpu g5g.xlarge: g5g.xlarge (T4G) exists only on aarch64; this host is x86_64: "
+                "build on an aarch64 machine (tailor does not cross-compile extensions)"}));
   EXPECT_TRUE(runner.calls.empty());
   o.gpu.clear();
   o.arch = {"T4G"};
@@ -157,8 +165,10 @@ TEST_F(ExtensionSteps, AGpuOfAnotherPlatformThanTheHostIsBadInput) {
   auto st = resolve_inputs(o, c, s2);
   ASSERT_TRUE(st);
   EXPECT_EQ(st->status, BuildStatus::bad_input);
-  EXPECT_EQ(st->message, "--arch T4G: T4G (g5g) exists only on aarch64; this host is x86_64: build on an aarch64 machine "
-                         "(tailor does not cross-compile extensions)");
+  EXPECT_EQ(st->message,
+            "--arch T4G: T4G (g5g) exists only on aarch64; this host is x86_64: build on an "
+            "aarch64 machine "
+            "(tailor does not cross-compile extensions)");
   // On the platform it implies, the same GPU builds; a portable GPU builds anywhere.
   host.os.arch = "aarch64";
   auto c2 = context();
@@ -189,9 +199,13 @@ TEST_F(ExtensionSteps, PrintEnvPicksSccacheOnlyWhenTheEnvironmentConfiguresIt) {
     auto c = context();
     auto res = build_extension(o, c);
     ASSERT_EQ(res.status, BuildStatus::printed_env) << res.message;
-    EXPECT_NE(res.print_env.find("# compiler cache: sccache, "), std::string::npos) << res.print_env;
-    EXPECT_NE(res.print_env.find("export PATH=/usr/local/cuda-13.1/bin:\"$PATH\"\n"), std::string::npos) << res.print_env;
-    EXPECT_NE(res.print_env.find("export CUDA_HOME=/usr/local/cuda-13.1\n"), std::string::npos) << res.print_env;
+    EXPECT_NE(res.print_env.find("# compiler cache: sccache, "), std::string::npos)
+        << res.print_env;
+    EXPECT_NE(res.print_env.find("export PATH=/usr/local/cuda-13.1/bin:\"$PATH\"\n"),
+              std::string::npos)
+        << res.print_env;
+    EXPECT_NE(res.print_env.find("export CUDA_HOME=/usr/local/cuda-13.1\n"), std::string::npos)
+        << res.print_env;
   }
   EXPECT_TRUE(runner.calls.empty());  // nothing fetched, nothing built
 }
@@ -203,7 +217,8 @@ TEST_F(ExtensionSteps, CheckToolchainStopsWithoutNvcc) {
   auto st = check_toolchain(o, c, s);
   ASSERT_TRUE(st);
   EXPECT_EQ(st->status, BuildStatus::preflight_failed);
-  EXPECT_EQ(st->message, fmt::format("{} problem(s) to fix before building", s.result.preflight.problems().size()));
+  EXPECT_EQ(st->message, fmt::format("{} problem(s) to fix before building",
+                                     s.result.preflight.problems().size()));
   bool nvcc_failed = false;
   for (const auto& ch : s.result.preflight.checks)
     if (ch.name == "nvcc" && !ch.ok) nvcc_failed = true;
@@ -240,44 +255,53 @@ TEST_F(ExtensionSteps, RunBuildPutsTheChosenNvccFirstOnPath) {
   auto c = context();
   resolve_and_prepare(c);
   runner.handler = [&](const CommandSpec& spec) -> std::optional<CommandResult> {
-    write(fs::path(s.request.out_dir) / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl", "not really a wheel");
+    write(fs::path(s.request.out_dir) / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl",
+          "not really a wheel");
     return ran(0, "[1/1] nvcc -c ops.cu -o ops.o\nSuccessfully built demo-ops\n");
     (void)spec;
   };
   ASSERT_EQ(run_build(o, c, s), std::nullopt);
   ASSERT_EQ(runner.specs.size(), 1u);
   const CommandSpec& spec = runner.specs[0];
-  EXPECT_EQ(spec.env.at("PATH"), std::optional<std::string>("/usr/local/cuda-13.1/bin:/usr/bin:/bin"));
+  EXPECT_EQ(spec.env.at("PATH"),
+            std::optional<std::string>("/usr/local/cuda-13.1/bin:/usr/bin:/bin"));
   EXPECT_EQ(spec.env.at("CUDA_HOME"), std::optional<std::string>("/usr/local/cuda-13.1"));
   EXPECT_EQ(spec.cwd, s.source_dir);
   // The PEP 517 driver runs from the file the build wrote beside the source, its package
   // beside it.
-  const std::string driver = (fs::path(s.source_dir).parent_path() / "tailor-build-wheel.py").string();
+  const std::string driver =
+      (fs::path(s.source_dir).parent_path() / "tailor-build-wheel.py").string();
   EXPECT_NE(std::find(spec.argv.begin(), spec.argv.end(), driver), spec.argv.end());
-  EXPECT_NE(test::slurp_text(driver).find("from tailor_driver.backend import main"), std::string::npos);
-  EXPECT_NE(test::slurp_text((fs::path(s.source_dir).parent_path() / "tailor_driver" / "backend.py").string())
+  EXPECT_NE(test::slurp_text(driver).find("from tailor_driver.backend import main"),
+            std::string::npos);
+  EXPECT_NE(test::slurp_text(
+                (fs::path(s.source_dir).parent_path() / "tailor_driver" / "backend.py").string())
                 .find("backend.build_wheel(out)"),
             std::string::npos);
   ASSERT_EQ(display.events.size(), 2u);
   EXPECT_EQ(display.events[1], "end build the generic wheel (PEP 517) ok");
-  EXPECT_NE(test::slurp_text(s.result.report.log_path).find("Successfully built demo-ops"), std::string::npos);
+  EXPECT_NE(test::slurp_text(s.result.report.log_path).find("Successfully built demo-ops"),
+            std::string::npos);
 }
 
 TEST_F(ExtensionSteps, RunBuildRunsItsStepsAtTheFixedWorkPath) {
   auto c = context();
   resolve_and_prepare(c);
   std::string asked_real, asked_fixed;
-  c.fixed_path = [&](const std::string& real, const std::string& fixed, std::optional<executor::FixedPathRoute> forced) {
+  c.fixed_path = [&](const std::string& real, const std::string& fixed,
+                     std::optional<executor::FixedPathRoute> forced) {
     asked_real = real;
     asked_fixed = fixed;
     EXPECT_EQ(forced, std::nullopt);
     executor::FixedPathChoice choice;
-    choice.path = executor::FixedPath{real, fixed, executor::FixedPathRoute::bwrap, "/usr/bin/bwrap"};
+    choice.path =
+        executor::FixedPath{real, fixed, executor::FixedPathRoute::bwrap, "/usr/bin/bwrap"};
     choice.refused.emplace_back(executor::FixedPathRoute::own_namespace, "refused here");
     return choice;
   };
   runner.handler = [&](const CommandSpec&) -> std::optional<CommandResult> {
-    write(fs::path(s.request.out_dir) / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl", "not really a wheel");
+    write(fs::path(s.request.out_dir) / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl",
+          "not really a wheel");
     return ran(0, "Successfully built demo-ops\n");
   };
   ASSERT_EQ(run_build(o, c, s), std::nullopt);
@@ -292,7 +316,8 @@ TEST_F(ExtensionSteps, RunBuildRunsItsStepsAtTheFixedWorkPath) {
   // Past the "--", no argument names the real work folder any more.
   auto dashdash = std::find(spec.argv.begin(), spec.argv.end(), "--");
   ASSERT_NE(dashdash, spec.argv.end());
-  for (auto it = dashdash; it != spec.argv.end(); ++it) EXPECT_EQ(it->find(s.work_dir), std::string::npos) << *it;
+  for (auto it = dashdash; it != spec.argv.end(); ++it)
+    EXPECT_EQ(it->find(s.work_dir), std::string::npos) << *it;
   EXPECT_EQ(s.result.report.work_path, asked_fixed);
   EXPECT_EQ(s.result.report.work_path_route, "bwrap");
   EXPECT_EQ(s.result.report.work_path_tried, "namespace: refused here");
@@ -302,20 +327,24 @@ TEST_F(ExtensionSteps, RunBuildRunsItsStepsAtTheFixedWorkPath) {
 TEST_F(ExtensionSteps, RunBuildWithoutAFixedPathSaysWhy) {
   auto c = context();
   resolve_and_prepare(c);
-  c.fixed_path = [](const std::string&, const std::string&, std::optional<executor::FixedPathRoute>) {
+  c.fixed_path = [](const std::string&, const std::string&,
+                    std::optional<executor::FixedPathRoute>) {
     executor::FixedPathChoice choice;
-    choice.refused.emplace_back(executor::FixedPathRoute::bwrap, "bwrap: setting up uid map: Permission denied");
+    choice.refused.emplace_back(executor::FixedPathRoute::bwrap,
+                                "bwrap: setting up uid map: Permission denied");
     return choice;
   };
   runner.handler = [&](const CommandSpec&) -> std::optional<CommandResult> {
-    write(fs::path(s.request.out_dir) / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl", "not really a wheel");
+    write(fs::path(s.request.out_dir) / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl",
+          "not really a wheel");
     return ran(0, "Successfully built demo-ops\n");
   };
   ASSERT_EQ(run_build(o, c, s), std::nullopt);
   ASSERT_EQ(runner.specs.size(), 1u);
   EXPECT_NE(runner.specs[0].argv[0], "/usr/bin/bwrap");
   EXPECT_EQ(s.result.report.work_path, s.work_dir);
-  EXPECT_NE(s.result.report.work_path_note.find("bwrap: setting up uid map: Permission denied"), std::string::npos);
+  EXPECT_NE(s.result.report.work_path_note.find("bwrap: setting up uid map: Permission denied"),
+            std::string::npos);
   EXPECT_NE(s.result.report.work_path_note.find("fix: "), std::string::npos);
   EXPECT_EQ(s.result.report.work_path_route, "none");
 }
@@ -327,7 +356,8 @@ TEST_F(ExtensionSteps, RunBuildOnTheFolderRouteBuildsInTheFixedFolder) {
   resolve_and_prepare(c);
   test::TempDir root("steps_fixed_root");
   const std::string fixed = (root.path / "demo").string();
-  c.fixed_path = [&](const std::string& real, const std::string&, std::optional<executor::FixedPathRoute> forced) {
+  c.fixed_path = [&](const std::string& real, const std::string&,
+                     std::optional<executor::FixedPathRoute> forced) {
     EXPECT_EQ(forced, executor::FixedPathRoute::folder);  // the switch reached the choice
     executor::FixedPathChoice choice;
     choice.forced = "TAILOR_FIXED_PATH_ROUTE=folder";
@@ -340,7 +370,8 @@ TEST_F(ExtensionSteps, RunBuildOnTheFolderRouteBuildsInTheFixedFolder) {
     source_at_fixed = spec.cwd && fs::is_directory(*spec.cwd) && spec.cwd->starts_with(fixed);
     source_in_work = fs::exists(s.source_dir);
     // The build writes its wheel where it sees the work folder: at the fixed folder.
-    write(fs::path(fixed) / fs::relative(s.request.out_dir, s.work_dir) / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl",
+    write(fs::path(fixed) / fs::relative(s.request.out_dir, s.work_dir) /
+              "demo_ops-0.1-cp311-cp311-linux_x86_64.whl",
           "not really a wheel");
     return ran(0, "Successfully built demo-ops\n");
   };
@@ -359,16 +390,19 @@ TEST_F(ExtensionSteps, RunBuildSandboxedSaysWhatItCannotDo) {
   o.sandbox = true;  // the plan's execution policy takes it
   auto c = context();
   resolve_and_prepare(c);
-  c.fixed_path = [](const std::string&, const std::string&, std::optional<executor::FixedPathRoute> forced) {
+  c.fixed_path = [](const std::string&, const std::string&,
+                    std::optional<executor::FixedPathRoute> forced) {
     EXPECT_EQ(forced, executor::FixedPathRoute::own_namespace);
     executor::FixedPathChoice choice;
-    choice.refused.emplace_back(executor::FixedPathRoute::own_namespace, "unshare: permission denied");
+    choice.refused.emplace_back(executor::FixedPathRoute::own_namespace,
+                                "unshare: permission denied");
     return choice;
   };
   auto stopped = run_build(o, c, s);
   ASSERT_TRUE(stopped);
   EXPECT_EQ(stopped->status, BuildStatus::preflight_failed);
-  EXPECT_EQ(stopped->message, "--sandbox: no private namespace here (namespace: unshare: permission denied)");
+  EXPECT_EQ(stopped->message,
+            "--sandbox: no private namespace here (namespace: unshare: permission denied)");
   EXPECT_TRUE(runner.specs.empty());
   s.build_plan.cache.tool = CacheTool::sccache;
   stopped = run_build(o, c, s);
@@ -379,7 +413,8 @@ TEST_F(ExtensionSteps, RunBuildSandboxedSaysWhatItCannotDo) {
   s.build_plan.cache.tool = CacheTool::none;
   stopped = run_build(o, c, s);
   ASSERT_TRUE(stopped);
-  EXPECT_EQ(stopped->message, "--sandbox: only tailor's own namespace makes one, not TAILOR_FIXED_PATH_ROUTE=folder");
+  EXPECT_EQ(stopped->message,
+            "--sandbox: only tailor's own namespace makes one, not TAILOR_FIXED_PATH_ROUTE=folder");
 }
 
 TEST_F(ExtensionSteps, RunBuildWithAnUnknownRouteSwitchIsBadInput) {
@@ -411,11 +446,14 @@ TEST_F(ExtensionSteps, RunBuildDiagnosesAFailedStep) {
   auto c = context();
   resolve_and_prepare(c);
   runner.handler = [](const CommandSpec&) -> std::optional<CommandResult> {
-    return ran(1, "[1/2] nvcc -c ops.cu -o ops.o\nFAILED: ops.o\nops.cu(3): error: identifier \"x\" is undefined\n");
+    return ran(1,
+               "[1/2] nvcc -c ops.cu -o ops.o\nFAILED: ops.o\nops.cu(3): error: identifier \"x\" "
+               "is undefined\n");
   };
   auto st = run_build(o, c, s);
   ASSERT_TRUE(st);
-  EXPECT_EQ(*st, (StepStop{BuildStatus::build_failed, "step 'build the generic wheel (PEP 517)' failed (exit 1)"}));
+  EXPECT_EQ(*st, (StepStop{BuildStatus::build_failed,
+                           "step 'build the generic wheel (PEP 517)' failed (exit 1)"}));
   ASSERT_TRUE(s.result.error_block);
   EXPECT_NE(s.result.error_block->lines.front().find("FAILED: ops.o"), std::string::npos);
 }
@@ -425,7 +463,8 @@ TEST_F(ExtensionSteps, VerifyWheelStopsWhenNoWheelWasLeft) {
   ASSERT_EQ(resolve_inputs(o, c, s), std::nullopt);
   fs::create_directories(s.request.out_dir);
   EXPECT_EQ(verify_wheel(o, c, s),
-            (StepStop{BuildStatus::build_failed, "the build finished but left no wheel in " + s.request.out_dir}));
+            (StepStop{BuildStatus::build_failed,
+                      "the build finished but left no wheel in " + s.request.out_dir}));
 }
 
 TEST_F(ExtensionSteps, VerifyWheelStopsOnAWheelThatIsNotAZip) {
@@ -447,10 +486,13 @@ TEST_F(ExtensionSteps, ImportCheckRunsInACleanVenvAndReportsTheFailure) {
   s.wheel = (root / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl").string();
   runner.handler = [](const CommandSpec& spec) -> std::optional<CommandResult> {
     if (spec.argv.size() > 2 && spec.argv[2].rfind("import torch, ", 0) == 0)
-      return ran(1, "Traceback (most recent call last):\nModuleNotFoundError: No module named 'demo_ops'\n");
+      return ran(
+          1,
+          "Traceback (most recent call last):\nModuleNotFoundError: No module named 'demo_ops'\n");
     return ran(0, "/venv/lib/python3.11/site-packages\n");
   };
-  EXPECT_EQ(import_check(o, c, s), (StepStop{BuildStatus::check_failed, "the built wheel does not import (demo_ops)"}));
+  EXPECT_EQ(import_check(o, c, s),
+            (StepStop{BuildStatus::check_failed, "the built wheel does not import (demo_ops)"}));
   EXPECT_NE(s.result.check_output.find("ModuleNotFoundError"), std::string::npos);
   ASSERT_FALSE(s.result.report.checks.empty());
   EXPECT_EQ(s.result.report.checks.back().name, "import");
@@ -463,25 +505,31 @@ TEST_F(ExtensionSteps, ImportCheckRunsInACleanVenvAndReportsTheFailure) {
     EXPECT_EQ(spec.env.at("PYTHONNOUSERSITE"), std::optional<std::string>("1"));
   }
   EXPECT_EQ(runner.specs[4].cwd, s.venv);  // the source tree cannot shadow the wheel
-  EXPECT_NE(test::slurp_text(s.result.report.log_path).find("### tailor check: "), std::string::npos);
+  EXPECT_NE(test::slurp_text(s.result.report.log_path).find("### tailor check: "),
+            std::string::npos);
 }
 
 TEST(MissingModule, TakesTheLastModuleNotFoundErrorOfTheOutput) {
   EXPECT_EQ(missing_module_in("Traceback\nModuleNotFoundError: No module named 'transformers'\n"),
             std::optional<std::string>("transformers"));
-  EXPECT_EQ(missing_module_in("ModuleNotFoundError: No module named 'a'\nModuleNotFoundError: No module named 'b.c'\n"),
-            std::optional<std::string>("b.c"));
-  EXPECT_EQ(missing_module_in("ImportError: libcudart.so.13: cannot open shared object file"), std::nullopt);
+  EXPECT_EQ(
+      missing_module_in(
+          "ModuleNotFoundError: No module named 'a'\nModuleNotFoundError: No module named 'b.c'\n"),
+      std::optional<std::string>("b.c"));
+  EXPECT_EQ(missing_module_in("ImportError: libcudart.so.13: cannot open shared object file"),
+            std::nullopt);
   EXPECT_EQ(missing_module_in("ModuleNotFoundError: No module named '"), std::nullopt);
 }
 
 /// The import fails for want of `missing`; the direct load of the compiled modules answers
 /// with `native_exit` and `native_out`.
-static std::function<std::optional<CommandResult>(const CommandSpec&)> import_needs(std::string missing, int native_exit, std::string native_out) {
+static std::function<std::optional<CommandResult>(const CommandSpec&)> import_needs(
+    std::string missing, int native_exit, std::string native_out) {
   return [=](const CommandSpec& spec) -> std::optional<CommandResult> {
-    if (spec.argv.size() > 2 &&
-        (spec.argv[2].rfind("import torch, ", 0) == 0 || spec.argv[2].rfind("import demo_ops", 0) == 0))
-      return ran(1, "Traceback (most recent call last):\nModuleNotFoundError: No module named '" + missing + "'\n");
+    if (spec.argv.size() > 2 && (spec.argv[2].rfind("import torch, ", 0) == 0 ||
+                                 spec.argv[2].rfind("import demo_ops", 0) == 0))
+      return ran(1, "Traceback (most recent call last):\nModuleNotFoundError: No module named '" +
+                        missing + "'\n");
     if (spec.argv.size() > 3 && spec.argv[2].find("spec_from_file_location") != std::string::npos)
       return ran(native_exit, native_out);
     return ran(0, "/venv/lib/python3.11/site-packages\n");
@@ -493,14 +541,16 @@ TEST_F(ExtensionSteps, AMissingRunTimeDependencySkipsTheImportAndLoadsTheCompile
   resolve_and_prepare(c);
   s.result.report.log_path = (root / "build.log").string();
   s.wheel = (root / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl").string();
-  runner.handler = import_needs("transformers.generation", 0, "loaded demo_ops._C\nloaded demo_ops_cuda\n");
+  runner.handler =
+      import_needs("transformers.generation", 0, "loaded demo_ops._C\nloaded demo_ops_cuda\n");
   EXPECT_EQ(import_check(o, c, s), std::nullopt);
   EXPECT_EQ(s.missing_dependency, "transformers.generation");
   const auto& checks = s.result.report.checks;
   ASSERT_EQ(checks.size(), 2u);
   EXPECT_EQ(checks[0].name, "import");
   EXPECT_EQ(checks[0].status, CheckStatus::skipped);
-  EXPECT_NE(checks[0].detail.find("needs transformers.generation"), std::string::npos) << checks[0].detail;
+  EXPECT_NE(checks[0].detail.find("needs transformers.generation"), std::string::npos)
+      << checks[0].detail;
   EXPECT_EQ(checks[1].name, "native-import");
   EXPECT_EQ(checks[1].status, CheckStatus::passed);
   EXPECT_EQ(checks[1].detail, "2 compiled modules load: demo_ops._C, demo_ops_cuda");
@@ -529,7 +579,8 @@ TEST_F(ExtensionSteps, AnUndeclaredDependencyTheRecipeKnowsIsHandedToTheDirectLo
   recipe.name = "torch-sparse";
   recipe.undeclared_requires = {"torch_scatter"};
   s.recipe = &recipe;
-  runner.handler = import_needs("torch_scatter", 0, "loaded torch_sparse._convert_cuda (torch operator library)\n");
+  runner.handler = import_needs("torch_scatter", 0,
+                                "loaded torch_sparse._convert_cuda (torch operator library)\n");
   EXPECT_EQ(import_check(o, c, s), std::nullopt);
   ASSERT_EQ(runner.specs.size(), 6u);
   const auto& argv = runner.specs[5].argv;
@@ -539,7 +590,8 @@ TEST_F(ExtensionSteps, AnUndeclaredDependencyTheRecipeKnowsIsHandedToTheDirectLo
   const auto& checks = s.result.report.checks;
   ASSERT_EQ(checks.size(), 2u);
   EXPECT_EQ(checks[0].status, CheckStatus::skipped);
-  EXPECT_NE(checks[0].detail.find("that torch-sparse does not declare in its metadata"), std::string::npos)
+  EXPECT_NE(checks[0].detail.find("that torch-sparse does not declare in its metadata"),
+            std::string::npos)
       << checks[0].detail;
   EXPECT_EQ(checks[1].status, CheckStatus::passed);
 }
@@ -553,15 +605,18 @@ TEST_F(ExtensionSteps, TheWheelsOwnMissingModuleIsABrokenBuildNotAMissingDepende
     s.result.report.checks.clear();
     runner.specs.clear();
     runner.handler = import_needs(own, 0, "");
-    EXPECT_EQ(import_check(o, c, s), (StepStop{BuildStatus::check_failed, "the built wheel does not import (demo_ops)"}))
+    EXPECT_EQ(import_check(o, c, s),
+              (StepStop{BuildStatus::check_failed, "the built wheel does not import (demo_ops)"}))
         << own;
     EXPECT_EQ(runner.specs.size(), 5u) << own;  // no direct load was tried
   }
   // Not declared in the wheel's Requires-Dist, or a compiled module that does not load.
   for (int native_exit : {4, 3, 1}) {
     s.result.report.checks.clear();
-    runner.handler = import_needs("somethingelse", native_exit, "somethingelse is not a declared dependency\n");
-    EXPECT_EQ(import_check(o, c, s), (StepStop{BuildStatus::check_failed, "the built wheel does not import (demo_ops)"}));
+    runner.handler =
+        import_needs("somethingelse", native_exit, "somethingelse is not a declared dependency\n");
+    EXPECT_EQ(import_check(o, c, s),
+              (StepStop{BuildStatus::check_failed, "the built wheel does not import (demo_ops)"}));
     EXPECT_NE(s.result.check_output.find("not a declared dependency"), std::string::npos);
     EXPECT_TRUE(s.missing_dependency.empty());
   }
@@ -583,7 +638,8 @@ TEST_F(ExtensionSteps, PackageTestsRunAsScriptsWithoutPytestAndTheSmokeTestSkips
   resolve_and_prepare(c);
   s.result.report.log_path = (root / "build.log").string();
   runner.handler = [](const CommandSpec& spec) -> std::optional<CommandResult> {
-    if (spec.argv.size() > 2 && spec.argv[2] == "import pytest") return ran(1, "ModuleNotFoundError: pytest\n");
+    if (spec.argv.size() > 2 && spec.argv[2] == "import pytest")
+      return ran(1, "ModuleNotFoundError: pytest\n");
     return ran(0, "ok\n1 passed\n");
   };
   EXPECT_EQ(run_package_tests(o, c, s), std::nullopt);
@@ -596,7 +652,8 @@ TEST_F(ExtensionSteps, PackageTestsRunAsScriptsWithoutPytestAndTheSmokeTestSkips
   EXPECT_EQ(checks[1].status, CheckStatus::skipped);
   EXPECT_EQ(checks[1].detail, "no GPU");
   ASSERT_EQ(runner.specs.size(), 2u);  // the pytest probe, then the one test file as a script
-  EXPECT_EQ(runner.specs[1].argv.back(), (fs::path(s.source_dir) / "tests" / "test_ops.py").string());
+  EXPECT_EQ(runner.specs[1].argv.back(),
+            (fs::path(s.source_dir) / "tests" / "test_ops.py").string());
 }
 
 TEST_F(ExtensionSteps, AFailingSmokeTestOnAGpuStops) {
@@ -606,8 +663,11 @@ TEST_F(ExtensionSteps, AFailingSmokeTestOnAGpuStops) {
   resolve_and_prepare(c);
   s.result.report.log_path = (root / "build.log").string();
   s.build_plan.smoke_test = "import demo_ops";
-  runner.handler = [](const CommandSpec&) -> std::optional<CommandResult> { return ran(1, "CUDA error: no kernel image\n"); };
-  EXPECT_EQ(run_package_tests(o, c, s), (StepStop{BuildStatus::check_failed, "the GPU smoke test failed"}));
+  runner.handler = [](const CommandSpec&) -> std::optional<CommandResult> {
+    return ran(1, "CUDA error: no kernel image\n");
+  };
+  EXPECT_EQ(run_package_tests(o, c, s),
+            (StepStop{BuildStatus::check_failed, "the GPU smoke test failed"}));
   EXPECT_EQ(s.result.report.checks.back().name, "gpu-smoke");
   EXPECT_NE(s.result.check_output.find("no kernel image"), std::string::npos);
 }
@@ -623,11 +683,17 @@ TEST_F(ExtensionSteps, PublishOutputsWritesWheelReportAndLogTogether) {
   EXPECT_EQ(publish_outputs(o, c, s), std::nullopt);
   EXPECT_EQ(s.result.status, BuildStatus::ok);
   EXPECT_TRUE(s.result.report.ok);
-  EXPECT_EQ(test::slurp_text((root / "out" / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl").string()), "wheel bytes");
-  EXPECT_EQ(test::slurp_text((root / "out" / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl.build.log").string()), "the log\n");
-  EXPECT_NE(test::slurp_text((root / "out" / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl.report.json").string()).find("\"ok\": true"),
+  EXPECT_EQ(test::slurp_text((root / "out" / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl").string()),
+            "wheel bytes");
+  EXPECT_EQ(test::slurp_text(
+                (root / "out" / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl.build.log").string()),
+            "the log\n");
+  EXPECT_NE(test::slurp_text(
+                (root / "out" / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl.report.json").string())
+                .find("\"ok\": true"),
             std::string::npos);
-  EXPECT_EQ(s.result.report.log_path, (root / "out" / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl.build.log").string());
+  EXPECT_EQ(s.result.report.log_path,
+            (root / "out" / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl.build.log").string());
 }
 
 TEST_F(ExtensionSteps, BuildExtensionStopsAtTheFirstFailingStepWithItsStatus) {
@@ -637,7 +703,8 @@ TEST_F(ExtensionSteps, BuildExtensionStopsAtTheFirstFailingStepWithItsStatus) {
   EXPECT_EQ(res.status, BuildStatus::preflight_failed);
   EXPECT_FALSE(res.report.ok);
   EXPECT_FALSE(fs::exists(root / "out"));
-  EXPECT_TRUE(runner.calls.empty() || runner.calls.front().front() != "/venv/bin/python");  // no build ran
+  EXPECT_TRUE(runner.calls.empty() ||
+              runner.calls.front().front() != "/venv/bin/python");  // no build ran
 }
 
 TEST_F(ExtensionSteps, RunBuildServesAJobserverWhenNinjaIsAClient) {
@@ -649,7 +716,8 @@ TEST_F(ExtensionSteps, RunBuildServesAJobserverWhenNinjaIsAClient) {
   bool fifo_seen = false;
   runner.handler = [&](const CommandSpec&) -> std::optional<CommandResult> {
     fifo_seen = fs::is_fifo(fs::path(s.work_dir) / "jobserver.fifo");
-    write(fs::path(s.request.out_dir) / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl", "not really a wheel");
+    write(fs::path(s.request.out_dir) / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl",
+          "not really a wheel");
     return ran(0, "Successfully built demo-ops\n");
   };
   ASSERT_EQ(run_build(o, c, s), std::nullopt);
@@ -660,7 +728,8 @@ TEST_F(ExtensionSteps, RunBuildServesAJobserverWhenNinjaIsAClient) {
             fmt::format(" -j{} --jobserver-auth=fifo:{}", std::max(1, s.host.cpu.build_cores()),
                         (fs::path(s.work_dir) / "jobserver.fifo").string()));
   ASSERT_TRUE(spec.env.count("MAX_JOBS"));
-  EXPECT_EQ(spec.env.at("MAX_JOBS"), std::nullopt) << "MAX_JOBS unset: torch would give ninja -j and no jobserver";
+  EXPECT_EQ(spec.env.at("MAX_JOBS"), std::nullopt)
+      << "MAX_JOBS unset: torch would give ninja -j and no jobserver";
   EXPECT_TRUE(fifo_seen) << "the fifo exists while the build runs";
   EXPECT_FALSE(fs::exists(fs::path(s.work_dir) / "jobserver.fifo")) << "and is gone after";
   ASSERT_TRUE(s.result.report.governor);
@@ -679,7 +748,8 @@ TEST_F(ExtensionSteps, RunBuildKeepsTheStaticCountWithAnOldNinjaOrJobs) {
     resolve_and_prepare(c);
     runner.specs.clear();
     runner.handler = [&](const CommandSpec&) -> std::optional<CommandResult> {
-      write(fs::path(s.request.out_dir) / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl", "not really a wheel");
+      write(fs::path(s.request.out_dir) / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl",
+            "not really a wheel");
       return ran(0, "Successfully built demo-ops\n");
     };
     ASSERT_EQ(run_build(o, c, s), std::nullopt);
@@ -689,7 +759,8 @@ TEST_F(ExtensionSteps, RunBuildKeepsTheStaticCountWithAnOldNinjaOrJobs) {
     EXPECT_TRUE(runner.specs[0].env.at("MAX_JOBS").has_value());
     ASSERT_TRUE(s.result.report.governor);
     EXPECT_EQ(s.result.report.governor->mode, "static");
-    EXPECT_NE(s.result.report.governor->reason.find(with_jobs ? "--jobs 1" : "ninja 1.11.1"), std::string::npos)
+    EXPECT_NE(s.result.report.governor->reason.find(with_jobs ? "--jobs 1" : "ninja 1.11.1"),
+              std::string::npos)
         << s.result.report.governor->reason;
   }
 }
@@ -707,7 +778,9 @@ TEST_F(ExtensionSteps, OnAGpuTheSmokeTestRunsInTheImportTestsInterpreter) {
   runner.handler = [](const CommandSpec& spec) -> std::optional<CommandResult> {
     if (spec.argv.size() > 2 && spec.argv[2].rfind("import torch, ", 0) == 0) {
       EXPECT_NE(spec.argv[2].find("\nimport demo_ops_cuda"), std::string::npos) << spec.argv[2];
-      return ran(1, "/venv/demo_ops/__init__.py\ntailor: import passed; the smoke test follows\nCUDA error: no kernel image\n");
+      return ran(1,
+                 "/venv/demo_ops/__init__.py\ntailor: import passed; the smoke test follows\nCUDA "
+                 "error: no kernel image\n");
     }
     return ran(0);
   };
@@ -715,7 +788,8 @@ TEST_F(ExtensionSteps, OnAGpuTheSmokeTestRunsInTheImportTestsInterpreter) {
   EXPECT_EQ(s.result.report.checks.back().name, "import");
   EXPECT_EQ(s.result.report.checks.back().status, CheckStatus::passed);
   const size_t before = runner.specs.size();
-  EXPECT_EQ(run_package_tests(o, c, s), (StepStop{BuildStatus::check_failed, "the GPU smoke test failed"}));
+  EXPECT_EQ(run_package_tests(o, c, s),
+            (StepStop{BuildStatus::check_failed, "the GPU smoke test failed"}));
   EXPECT_EQ(runner.specs.size(), before);
   EXPECT_EQ(s.result.report.checks.back().name, "gpu-smoke");
   EXPECT_NE(s.result.check_output.find("no kernel image"), std::string::npos);
@@ -728,7 +802,8 @@ TEST_F(ExtensionSteps, OnAGpuTheSmokeTestRunsInTheImportTestsInterpreter) {
       return ran(1, "ImportError: undefined symbol: _ZN3c10\n");
     return ran(0);
   };
-  EXPECT_EQ(import_check(o, c, s), (StepStop{BuildStatus::check_failed, "the built wheel does not import (demo_ops)"}));
+  EXPECT_EQ(import_check(o, c, s),
+            (StepStop{BuildStatus::check_failed, "the built wheel does not import (demo_ops)"}));
   EXPECT_FALSE(s.smoke_run.has_value());
 
   // Both pass: one passed smoke check, still no second interpreter.

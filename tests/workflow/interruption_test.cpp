@@ -1,23 +1,22 @@
 // Folder locks, per-run logs, resume bookkeeping and what an interrupt does to the build
 // layers (the runner stops, publishing refuses). Real files and real flock(2).
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
-#include "support/fixtures.h"
 #include "executor/build_runner.h"
 #include "executor/extension_source.h"
 #include "executor/folder_lock.h"
 #include "executor/publish.h"
 #include "executor/resume.h"
+#include "support/fixtures.h"
 #include "util/files.h"
 #include "util/interrupt.h"
 
@@ -94,7 +93,8 @@ TEST(FolderLock, WaiterSaysSoOnceAndGetsTheLock) {
   char buf[512] = {};
   size_t n = std::fread(buf, 1, sizeof buf - 1, note);
   std::fclose(note);
-  EXPECT_EQ(std::string(buf, n), "waiting for tailor build pid " + std::to_string(holder) + " using " + out + "\n");
+  EXPECT_EQ(std::string(buf, n),
+            "waiting for tailor build pid " + std::to_string(holder) + " using " + out + "\n");
   int status = 0;
   waitpid(holder, &status, 0);
   // In tailor's lock folder: the output folder is not created, nothing is left beside it.
@@ -106,7 +106,8 @@ TEST(FolderLock, WaiterSaysSoOnceAndGetsTheLock) {
   EXPECT_EQ(std::distance(fs::directory_iterator(t.path), fs::directory_iterator()), 0);
   // One folder spelt two ways shares one lock; a work folder's lock is not its output's.
   EXPECT_EQ(folder_lock_path(out + "/", FolderLock::Place::beside), lock->lock_path());
-  EXPECT_EQ(folder_lock_path((t.path / "x" / ".." / "dist").string(), FolderLock::Place::beside), lock->lock_path());
+  EXPECT_EQ(folder_lock_path((t.path / "x" / ".." / "dist").string(), FolderLock::Place::beside),
+            lock->lock_path());
   EXPECT_NE(folder_lock_path(out, FolderLock::Place::inside), lock->lock_path());
 }
 
@@ -183,7 +184,8 @@ TEST(Resume, SourceSyncKeepsTheCopysBuildTreeAndSourceTimes) {
   auto src = prepare_source(*spec, (t.path / "work").string(), "python3", runner);
   ASSERT_TRUE(src) << src.error().message;
   fs::path copy(*src);
-  EXPECT_EQ(fs::last_write_time(copy / "csrc" / "k.cu"), fs::last_write_time(pkg / "csrc" / "k.cu"));
+  EXPECT_EQ(fs::last_write_time(copy / "csrc" / "k.cu"),
+            fs::last_write_time(pkg / "csrc" / "k.cu"));
   fs::create_directories(copy / "build" / "temp");
   std::ofstream(copy / "build" / "temp" / "k.o") << "object\n";
 
@@ -194,14 +196,15 @@ TEST(Resume, SourceSyncKeepsTheCopysBuildTreeAndSourceTimes) {
   ASSERT_TRUE(src);
   EXPECT_TRUE(fs::exists(copy / "build" / "temp" / "k.o"));
   EXPECT_EQ(test::slurp_text(copy / "csrc" / "k.cu"), "two, longer\n");
-  EXPECT_EQ(fs::last_write_time(copy / "csrc" / "k.cu"), fs::last_write_time(pkg / "csrc" / "k.cu"));
+  EXPECT_EQ(fs::last_write_time(copy / "csrc" / "k.cu"),
+            fs::last_write_time(pkg / "csrc" / "k.cu"));
   EXPECT_FALSE(fs::exists(copy / "gone.txt"));
   EXPECT_TRUE(fs::exists(copy / "setup.py"));
 }
 
 /// Counts the processes it was asked to run.
 class CountingRunner : public CommandRunner {
-public:
+ public:
   int runs = 0;
   CommandResult run(const CommandSpec&) override {
     ++runs;
@@ -243,7 +246,8 @@ TEST(Interrupt, RunnerStopsAndPublishingRefuses) {
   EXPECT_FALSE(published);
   reset_interrupt_for_testing();
   std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(t.path / "dist")) names.push_back(e.path().filename().string());
+  for (const auto& e : fs::directory_iterator(t.path / "dist"))
+    names.push_back(e.path().filename().string());
   EXPECT_EQ(names, std::vector<std::string>{"keep.txt"});
 }
 

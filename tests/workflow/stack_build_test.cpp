@@ -1,8 +1,8 @@
 // `stack --build` over a fake build: which rows are built, with what options, in what
 // order, and where it stops.
-#include <gtest/gtest.h>
-
 #include "workflow/stack_build.h"
+
+#include <gtest/gtest.h>
 
 namespace tailor::workflow {
 namespace {
@@ -20,8 +20,9 @@ TEST(StackBuild, BuildsOnlyTheBuildRowsInOrderWithTheStacksTarget) {
   stack::StackResult s;
   s.target.gpu_text = "T4G";
   s.torch_python = "/envs/t/bin/python";
-  s.rows = {row("torch", stack::Outcome::build, stack::Kind::torch), row("numpy", stack::Outcome::prebuilt),
-            row("torch-scatter", stack::Outcome::build), row("xformers", stack::Outcome::unsupported),
+  s.rows = {row("torch", stack::Outcome::build, stack::Kind::torch),
+            row("numpy", stack::Outcome::prebuilt), row("torch-scatter", stack::Outcome::build),
+            row("xformers", stack::Outcome::unsupported),
             row("causal-conv1d", stack::Outcome::build)};
   StackBuildOptions o;
   o.out_dir = "/out";

@@ -5,10 +5,9 @@
 // the real nvcc is tests/e2e/build_torch.sh and build_torch_interrupt.sh.
 #include "workflow/torch_steps.h"
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -45,7 +44,7 @@ std::string text_of(std::FILE* f) {
 /// from a --source tree with one filled submodule, built with the Python as it is
 /// (--no-venv), the work and out folders in a scratch folder.
 class TorchSteps : public ::testing::Test {
-protected:
+ protected:
   void SetUp() override {
     write_text(root.path / "src" / "setup.py", "# a torch source tree\n");
     write_text(root.path / "src" / "third_party" / "sleef" / "CMakeLists.txt", "# sleef\n");
@@ -113,26 +112,32 @@ protected:
 TEST(TorchBuildSteps, RunInTheOrderOfABuild) {
   std::vector<std::string> names;
   for (const auto& step : torch_build_steps()) names.push_back(step.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"plan", "lock", "source", "build", "verify", "import", "smoke", "publish"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"plan", "lock", "source", "build", "verify", "import",
+                                             "smoke", "publish"}));
 }
 
 TEST_F(TorchSteps, TheChainRunsThePlansCommandWithItsEnvironmentThenStopsWhereNoWheelWasLeft) {
   host.tools.push_back({"ccache", "/usr/bin/ccache", "4.9.1", false});
-  runner.handler = [](const CommandSpec&) -> std::optional<CommandResult> { return ran(0, "[1/1] compiled\n"); };
+  runner.handler = [](const CommandSpec&) -> std::optional<CommandResult> {
+    return ran(0, "[1/1] compiled\n");
+  };
   auto c = context();
   auto s = state();
   TorchBuildResult r = build_torch(o, c, s);
   const std::string dist = (root.path / "src" / "dist").string();
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.message, "the build produced no wheel in " + dist);
-  EXPECT_NE(text_of(err).find("tailor: error: the build produced no wheel in " + dist), std::string::npos);
+  EXPECT_NE(text_of(err).find("tailor: error: the build produced no wheel in " + dist),
+            std::string::npos);
   // The one command the plan has with --source and --no-venv, with the Python as it is.
-  EXPECT_EQ(display.events, (std::vector<std::string>{"start build wheel 1/1", "end build wheel ok"}));
+  EXPECT_EQ(display.events,
+            (std::vector<std::string>{"start build wheel 1/1", "end build wheel ok"}));
   // ccache's counts are read before the build (its statistics are the build's).
   EXPECT_NE(ran_command("/usr/bin/ccache", "--print-stats"), nullptr);
   ASSERT_EQ(build_steps().size(), 1u);
   const CommandSpec build = build_steps()[0];
-  EXPECT_EQ(build.argv, (std::vector<std::string>{"/usr/bin/python3.10", "setup.py", "bdist_wheel"}));
+  EXPECT_EQ(build.argv,
+            (std::vector<std::string>{"/usr/bin/python3.10", "setup.py", "bdist_wheel"}));
   EXPECT_EQ(build.cwd, (root.path / "src").string());
   ASSERT_TRUE(build.env.count("TORCH_CUDA_ARCH_LIST"));
   EXPECT_EQ(*build.env.at("TORCH_CUDA_ARCH_LIST"), "7.5");
@@ -147,7 +152,9 @@ TEST_F(TorchSteps, TheChainRunsThePlansCommandWithItsEnvironmentThenStopsWhereNo
 
 TEST_F(TorchSteps, AFailingCommandStopsTheRunWithItsStepAndTheFirstError) {
   runner.handler = [](const CommandSpec&) -> std::optional<CommandResult> {
-    return ran(1, "[1/2] nvcc -c a.cu -o a.o\nFAILED: a.o\na.cu(3): error: identifier \"x\" is undefined\n");
+    return ran(
+        1,
+        "[1/2] nvcc -c a.cu -o a.o\nFAILED: a.o\na.cu(3): error: identifier \"x\" is undefined\n");
   };
   auto c = context();
   auto s = state();
@@ -179,13 +186,17 @@ TEST_F(TorchSteps, AnEmptySubmoduleOfTheSourceTreeStopsTheRun) {
   auto c = context();
   auto s = state();
   ASSERT_FALSE(torch_steps::resolve_plan(o, c, s));
-  EXPECT_EQ(torch_steps::check_source(o, c, s),
-            (StepStop{BuildStatus::preflight_failed, (root.path / "src").string() +
-                              ": empty submodules (third_party/cutlass); run git submodule update --init --recursive"}));
+  EXPECT_EQ(
+      torch_steps::check_source(o, c, s),
+      (StepStop{BuildStatus::preflight_failed,
+                (root.path / "src").string() + ": empty submodules (third_party/cutlass); run git "
+                                               "submodule update --init --recursive"}));
   variant.source_dir = (root.path / "nowhere").string();
   auto s2 = state();
   ASSERT_FALSE(torch_steps::resolve_plan(o, c, s2));
-  EXPECT_EQ(torch_steps::check_source(o, c, s2), (StepStop{BuildStatus::bad_input, (root.path / "nowhere").string() + ": no such source tree"}));
+  EXPECT_EQ(torch_steps::check_source(o, c, s2),
+            (StepStop{BuildStatus::bad_input,
+                      (root.path / "nowhere").string() + ": no such source tree"}));
 }
 
 // An interrupt during the build: the run ends with "interrupted" (the CLI says it once),
@@ -242,12 +253,15 @@ TEST_F(TorchSteps, ResumeSkipsTheCloneWhenTheSourcesGitIsThere) {
     for (const auto& st : s.steps) out.push_back(st.title);
     return out;
   };
-  EXPECT_EQ(titles(fresh), (std::vector<std::string>{"clone source", "sync submodules", "update submodules", "build wheel"}));
+  EXPECT_EQ(titles(fresh), (std::vector<std::string>{"clone source", "sync submodules",
+                                                     "update submodules", "build wheel"}));
   EXPECT_FALSE(fresh.identity);  // known after the clone
   fs::create_directories(root.path / "work" / "pytorch" / ".git");
   runner.handler = [](const CommandSpec& spec) -> std::optional<CommandResult> {
-    if (spec.argv.size() > 3 && spec.argv[0] == "git" && spec.argv[3] == "rev-parse") return ran(0, "0123abcd\n");
-    if (spec.argv.size() > 3 && spec.argv[0] == "git" && spec.argv[3] == "log") return ran(0, "1690000000\n");
+    if (spec.argv.size() > 3 && spec.argv[0] == "git" && spec.argv[3] == "rev-parse")
+      return ran(0, "0123abcd\n");
+    if (spec.argv.size() > 3 && spec.argv[0] == "git" && spec.argv[3] == "log")
+      return ran(0, "1690000000\n");
     return std::nullopt;
   };
   environment.erase("SOURCE_DATE_EPOCH");
@@ -256,7 +270,8 @@ TEST_F(TorchSteps, ResumeSkipsTheCloneWhenTheSourcesGitIsThere) {
   ASSERT_FALSE(torch_steps::resolve_plan(o, c2, resumed));
   auto st = torch_steps::check_source(o, c2, resumed);
   ASSERT_FALSE(st) << st->message;
-  EXPECT_EQ(titles(resumed), (std::vector<std::string>{"sync submodules", "update submodules", "build wheel"}));
+  EXPECT_EQ(titles(resumed),
+            (std::vector<std::string>{"sync submodules", "update submodules", "build wheel"}));
   ASSERT_TRUE(resumed.identity);
   EXPECT_EQ(resumed.identity->digest, "0123abcd");
   EXPECT_EQ(resumed.steps.back().env.at("SOURCE_DATE_EPOCH"), "1690000000");  // the commit's time
@@ -272,7 +287,9 @@ TEST_F(TorchSteps, ASecondBuildOfTheSameWorkFolderIsRefusedWhileTheFirstHoldsIt)
   auto st = torch_steps::lock_folders(o, c, second);
   ASSERT_TRUE(st);
   EXPECT_EQ(st->status, BuildStatus::build_failed);
-  EXPECT_NE(st->message.find("is in use by tailor build pid " + std::to_string(getpid())), std::string::npos) << st->message;
+  EXPECT_NE(st->message.find("is in use by tailor build pid " + std::to_string(getpid())),
+            std::string::npos)
+      << st->message;
   // The whole run stops there too, having run nothing.
   auto third = state();
   TorchBuildResult r = build_torch(o, c, third);
@@ -299,8 +316,10 @@ TEST_F(TorchSteps, ASharedStorageThatIsDownFallsBackToUncached) {
   ASSERT_FALSE(torch_steps::check_source(o, c, s));
   EXPECT_EQ(storage_checks, 1);
   EXPECT_EQ(s.plan.cache.tool, cache::CacheTool::none);
-  EXPECT_EQ(text_of(err), "tailor: warning: compiler cache redis://127.0.0.1:6390: nothing answers at 127.0.0.1:6390 "
-                          "(Connection refused); building without a compiler cache\n");
+  EXPECT_EQ(
+      text_of(err),
+      "tailor: warning: compiler cache redis://127.0.0.1:6390: nothing answers at 127.0.0.1:6390 "
+      "(Connection refused); building without a compiler cache\n");
   // The build runs uncached: no sccache server, no launcher, torch's own ccache off.
   runner.handler = [](const CommandSpec&) -> std::optional<CommandResult> { return ran(0); };
   ASSERT_TRUE(torch_steps::lock_folders(o, c, s) == std::nullopt);
@@ -315,8 +334,10 @@ TEST_F(TorchSteps, ASharedStorageThatIsDownFallsBackToUncached) {
   auto c2 = context();
   auto refused = state();
   EXPECT_EQ(torch_steps::resolve_plan(o, c2, refused),
-            (StepStop{BuildStatus::bad_input, "compiler cache redis://127.0.0.1:6390: AUTH failed: WRONGPASS (fix the storage's settings, "
-                          "or build with --cache none)"}));
+            (StepStop{BuildStatus::bad_input,
+                      "compiler cache redis://127.0.0.1:6390: AUTH failed: WRONGPASS (fix the "
+                      "storage's settings, "
+                      "or build with --cache none)"}));
   // A local storage is not asked.
   o.cache_url.clear();
   auto local = state();
@@ -333,7 +354,8 @@ TEST_F(TorchSteps, TheCacheFlagAndTheEnvironmentReachThePlan) {
   auto st = torch_steps::resolve_plan(o, c, s);
   ASSERT_TRUE(st);
   EXPECT_EQ(st->status, BuildStatus::bad_input);
-  EXPECT_NE(text_of(err).find("compiler cache sccache: sccache is not installed"), std::string::npos);
+  EXPECT_NE(text_of(err).find("compiler cache sccache: sccache is not installed"),
+            std::string::npos);
   // TAILOR_CACHE_URL from the caller's environment is the storage (and asks for sccache).
   o.cache.reset();
   environment["TAILOR_CACHE_URL"] = "redis://127.0.0.1:6391";
@@ -358,16 +380,25 @@ TEST_F(TorchSteps, TheImportCheckWantsTheNewWheelsTorchWithEveryTarget) {
     if (spec.argv.size() > 1 && spec.argv[1] == "-c") return ran(0, answer);
     return ran(0);
   };
-  answer = R"({"file": ")" + venv + R"(/lib/python3.10/site-packages/torch/__init__.py", "version": "2.9.1+cu126", "arch_list": ["sm_75"]})";
+  answer =
+      R"({"file": ")" + venv +
+      R"(/lib/python3.10/site-packages/torch/__init__.py", "version": "2.9.1+cu126", "arch_list": ["sm_75"]})";
   EXPECT_EQ(torch_steps::import_check(o, c, s), std::nullopt);
   ASSERT_EQ(runner.calls.size(), 3u);
-  EXPECT_EQ(runner.calls[0], (std::vector<std::string>{"/usr/bin/python3.10", "-m", "venv", "--system-site-packages", venv}));
+  EXPECT_EQ(runner.calls[0], (std::vector<std::string>{"/usr/bin/python3.10", "-m", "venv",
+                                                       "--system-site-packages", venv}));
   EXPECT_EQ(runner.calls[1].back(), s.renamed);
-  answer = R"({"file": ")" + venv + R"(/torch/__init__.py", "version": "2.9.1+cu126", "arch_list": ["sm_80"]})";
-  EXPECT_EQ(torch_steps::import_check(o, c, s), (StepStop{BuildStatus::check_failed, R"(torch.cuda.get_arch_list() lacks sm_75: ["sm_80"])"}));
-  answer = R"({"file": "/usr/lib/python3/dist-packages/torch/__init__.py", "version": "2.9.1", "arch_list": ["sm_75"]})";
+  answer = R"({"file": ")" + venv +
+           R"(/torch/__init__.py", "version": "2.9.1+cu126", "arch_list": ["sm_80"]})";
   EXPECT_EQ(torch_steps::import_check(o, c, s),
-            (StepStop{BuildStatus::check_failed, "import check: torch came from /usr/lib/python3/dist-packages/torch/__init__.py, not the new wheel"}));
+            (StepStop{BuildStatus::check_failed,
+                      R"(torch.cuda.get_arch_list() lacks sm_75: ["sm_80"])"}));
+  answer =
+      R"({"file": "/usr/lib/python3/dist-packages/torch/__init__.py", "version": "2.9.1", "arch_list": ["sm_75"]})";
+  EXPECT_EQ(torch_steps::import_check(o, c, s),
+            (StepStop{BuildStatus::check_failed,
+                      "import check: torch came from "
+                      "/usr/lib/python3/dist-packages/torch/__init__.py, not the new wheel"}));
 }
 
 TEST_F(TorchSteps, TheSmokeTestRunsOnlyOnAGpuTheTargetsCover) {
@@ -381,8 +412,11 @@ TEST_F(TorchSteps, TheSmokeTestRunsOnlyOnAGpuTheTargetsCover) {
   EXPECT_EQ(s.smoke, "skipped (NVIDIA H100 80GB HBM3 (CC 9.0) is not among the targets)");
   EXPECT_TRUE(runner.calls.empty());
   s.host.gpus = {{0, "NVIDIA T4G", cuda::ComputeCapability{7, 5}, 16ull << 30, ""}};
-  runner.handler = [](const CommandSpec&) -> std::optional<CommandResult> { return ran(1, "no kernel image\n"); };
-  EXPECT_EQ(torch_steps::smoke_test(o, c, s), (StepStop{BuildStatus::check_failed, "GPU smoke test failed: no kernel image\n"}));
+  runner.handler = [](const CommandSpec&) -> std::optional<CommandResult> {
+    return ran(1, "no kernel image\n");
+  };
+  EXPECT_EQ(torch_steps::smoke_test(o, c, s),
+            (StepStop{BuildStatus::check_failed, "GPU smoke test failed: no kernel image\n"}));
   runner.handler = [](const CommandSpec&) -> std::optional<CommandResult> { return ran(0); };
   EXPECT_EQ(torch_steps::smoke_test(o, c, s), std::nullopt);
   EXPECT_EQ(s.smoke, "ok");

@@ -11,7 +11,14 @@ static PyMethodDef methods[] = {
     {nullptr, nullptr, 0, nullptr},
 };
 
-static PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cm", "tailor's e2e test fixture", -1,
-                             methods, nullptr, nullptr, nullptr, nullptr};
+static PyModuleDef module = {PyModuleDef_HEAD_INIT,
+                             "_cm",
+                             "tailor's e2e test fixture",
+                             -1,
+                             methods,
+                             nullptr,
+                             nullptr,
+                             nullptr,
+                             nullptr};
 
 PyMODINIT_FUNC PyInit__cm() { return PyModule_Create(&module); }

@@ -34,7 +34,14 @@ static PyMethodDef methods[] = {
     {nullptr, nullptr, 0, nullptr},
 };
 
-static PyModuleDef module = {PyModuleDef_HEAD_INIT, TAILOR_STR(MODULE_NAME), "tailor's e2e test fixture", -1,
-                             methods, nullptr, nullptr, nullptr, nullptr};
+static PyModuleDef module = {PyModuleDef_HEAD_INIT,
+                             TAILOR_STR(MODULE_NAME),
+                             "tailor's e2e test fixture",
+                             -1,
+                             methods,
+                             nullptr,
+                             nullptr,
+                             nullptr,
+                             nullptr};
 
 PyMODINIT_FUNC TAILOR_CAT(PyInit_, MODULE_NAME)() { return PyModule_Create(&module); }

@@ -14,7 +14,14 @@ static PyMethodDef methods[] = {
     {nullptr, nullptr, 0, nullptr},
 };
 
-static PyModuleDef module = {PyModuleDef_HEAD_INIT, "_kernels", "tailor's e2e test fixture", -1,
-                             methods, nullptr, nullptr, nullptr, nullptr};
+static PyModuleDef module = {PyModuleDef_HEAD_INIT,
+                             "_kernels",
+                             "tailor's e2e test fixture",
+                             -1,
+                             methods,
+                             nullptr,
+                             nullptr,
+                             nullptr,
+                             nullptr};
 
 PyMODINIT_FUNC PyInit__kernels() { return PyModule_Create(&module); }

@@ -19,10 +19,13 @@ static PyObject* scale(PyObject*, PyObject* args) {
     if (PyErr_Occurred()) return nullptr;
   }
   const int rc = tiny_ext_scale(values.data(), factor, static_cast<int>(n));
-  if (rc != 0) return PyErr_Format(PyExc_RuntimeError, "tiny_ext: CUDA error %d: %s", rc, tiny_ext_error_string(rc));
+  if (rc != 0)
+    return PyErr_Format(PyExc_RuntimeError, "tiny_ext: CUDA error %d: %s", rc,
+                        tiny_ext_error_string(rc));
   PyObject* out = PyList_New(n);
   if (!out) return nullptr;
-  for (Py_ssize_t i = 0; i < n; ++i) PyList_SetItem(out, i, PyFloat_FromDouble(values[static_cast<size_t>(i)]));
+  for (Py_ssize_t i = 0; i < n; ++i)
+    PyList_SetItem(out, i, PyFloat_FromDouble(values[static_cast<size_t>(i)]));
   return out;
 }
 
@@ -31,7 +34,14 @@ static PyMethodDef methods[] = {
     {nullptr, nullptr, 0, nullptr},
 };
 
-static PyModuleDef module = {PyModuleDef_HEAD_INIT, "_C", "tailor's e2e test fixture", -1, methods,
-                             nullptr, nullptr, nullptr, nullptr};
+static PyModuleDef module = {PyModuleDef_HEAD_INIT,
+                             "_C",
+                             "tailor's e2e test fixture",
+                             -1,
+                             methods,
+                             nullptr,
+                             nullptr,
+                             nullptr,
+                             nullptr};
 
 PyMODINIT_FUNC PyInit__C() { return PyModule_Create(&module); }
