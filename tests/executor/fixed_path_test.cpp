@@ -389,7 +389,8 @@ std::map<std::string, long long> times_in(const fs::path& dir) {
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
     struct stat st {};
     lstat(e.path().c_str(), &st);
-    out[fs::relative(e.path(), dir).string()] =
+    // lexically: fs::relative resolves links, so link.cu would overwrite a.cu's entry.
+    out[e.path().lexically_relative(dir).string()] =
         st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
   }
   return out;
