@@ -68,6 +68,23 @@ nlohmann::json fixed_path_json(const FixedPathFacts& f) {
   return j;
 }
 
+// What torch's cpp_extension links with ($CXX, else c++): its C++ runtime must be torch's
+// libstdc++.so.6, not a static copy (an extension would crash on torch's exceptions). A
+// static runtime: `tailor build` takes the system pair that links libstdc++.so.6 when there
+// is one (what it will do is said, not a problem); else the user must set CXX.
+std::string cxx_runtime_text(const probe::CxxRuntime& rt,
+                             const std::optional<probe::RuntimeAlternative>& instead) {
+  if (!rt.checked) return "not checked: " + rt.detail;
+  if (rt.dynamic) return rt.detail;
+  if (instead)
+    return fmt::format(
+        "{}; tailor build uses {} and {} instead ({}), as torch needs; set CXX to choose another",
+        rt.detail, instead->cxx, instead->cc, instead->runtime.detail);
+  return "PROBLEM: " + rt.detail +
+         "; extensions linked so crash on torch's first exception: set CXX to a g++ that links "
+         "libstdc++.so.6";
+}
+
 std::string render_text(const probe::HostReport& r, const probe::CxxRuntime& rt,
                         const std::optional<probe::RuntimeAlternative>& instead,
                         const FixedPathFacts& fp) {
@@ -139,20 +156,7 @@ std::string render_text(const probe::HostReport& r, const probe::CxxRuntime& rt,
   if (r.compilers.empty()) row(out, "-", "none found");
   for (const auto& c : r.compilers)
     row(out, std::string(probe::compiler_kind_name(c.kind)) + " " + c.version, c.path);
-  // What torch's cpp_extension links with ($CXX, else c++): its C++ runtime must be
-  // torch's libstdc++.so.6, not a static copy (an extension would crash on torch's exceptions).
-  // A static runtime: `tailor build` takes the system pair that links libstdc++.so.6 when
-  // there is one (what it will do is said, not a problem); else the user must set CXX.
-  row(out, "C++ runtime",
-      !rt.checked  ? "not checked: " + rt.detail
-      : rt.dynamic ? rt.detail
-      : instead
-          ? fmt::format("{}; tailor build uses {} and {} instead ({}), as torch needs; set CXX to "
-                        "choose another",
-                        rt.detail, instead->cxx, instead->cc, instead->runtime.detail)
-          : "PROBLEM: " + rt.detail +
-                "; extensions linked so crash on torch's first "
-                "exception: set CXX to a g++ that links libstdc++.so.6");
+  row(out, "C++ runtime", cxx_runtime_text(rt, instead));
 
   out += "pythons\n";
   if (r.pythons.empty()) row(out, "-", "none probed");

@@ -85,6 +85,45 @@ int emit_nix(const MatrixOptions& o, const std::vector<plan::TorchVariant>& vari
   return k_exit_ok;
 }
 
+// `matrix list`: the variants as tailor.toml gives them, a row each (or JSON).
+int list_variants(const MatrixOptions& o, const std::vector<plan::TorchVariant>& variants) {
+  if (o.json) {
+    nlohmann::json j{{"config", o.config}};
+    j["variants"] = nlohmann::json::array();
+    for (const auto& v : variants) {
+      auto platform = plan::variant_platform(v.platform, v.arch);
+      j["variants"].push_back(
+          {{"name", v.name},
+           {"torch", v.torch ? nlohmann::json(*v.torch) : nlohmann::json(nullptr)},
+           {"cuda", v.cpu_only.value_or(false) ? nlohmann::json("cpu")
+                    : v.cuda                   ? nlohmann::json(v.cuda->to_string())
+                                               : nlohmann::json(nullptr)},
+           {"arch", v.arch},
+           {"cpu", v.cpu_target ? nlohmann::json(*v.cpu_target) : nlohmann::json(nullptr)},
+           {"python", v.python ? nlohmann::json(*v.python) : nlohmann::json(nullptr)},
+           {"platform",
+            platform && *platform ? nlohmann::json(**platform) : nlohmann::json("host")}});
+    }
+    std::printf("%s\n", with_schema(j, "matrix").dump(2).c_str());
+    return k_exit_ok;
+  }
+  std::printf("%-28s %-8s %-6s %-16s %-12s %-7s %s\n", "VARIANT", "TORCH", "CUDA", "GPU", "CPU",
+              "PYTHON", "PLATFORM");
+  for (const auto& v : variants) {
+    // The platform asked for, or implied by the GPUs (checked by config_variants).
+    auto platform = plan::variant_platform(v.platform, v.arch);
+    std::string shown = platform && *platform ? **platform : "host";
+    std::printf(
+        "%-28s %-8s %-6s %-16s %-12s %-7s %s\n", v.name.c_str(), opt(v.torch).c_str(),
+        v.cpu_only.value_or(false) ? "cpu"
+        : v.cuda                   ? v.cuda->to_string().c_str()
+                                   : "-",
+        v.arch.empty() ? (v.cpu_only.value_or(false) ? "none" : "-") : join(v.arch, ";").c_str(),
+        opt(v.cpu_target).c_str(), opt(v.python).c_str(), shown.c_str());
+  }
+  return k_exit_ok;
+}
+
 int run_matrix(const MatrixOptions& o) {
   // The loader reads with a bound (cache/tailor_toml.h): a FIFO, a device or a huge file is
   // one error line, not a hang or an exhausted memory.
@@ -109,43 +148,7 @@ int run_matrix(const MatrixOptions& o) {
       std::fprintf(stderr, "tailor: note: %s\n", terminal_safe(note).c_str());
     return k_exit_ok;
   }
-  if (o.action == "list" && o.json) {
-    nlohmann::json j{{"config", o.config}};
-    j["variants"] = nlohmann::json::array();
-    for (const auto& v : *variants) {
-      auto platform = plan::variant_platform(v.platform, v.arch);
-      j["variants"].push_back(
-          {{"name", v.name},
-           {"torch", v.torch ? nlohmann::json(*v.torch) : nlohmann::json(nullptr)},
-           {"cuda", v.cpu_only.value_or(false) ? nlohmann::json("cpu")
-                    : v.cuda                   ? nlohmann::json(v.cuda->to_string())
-                                               : nlohmann::json(nullptr)},
-           {"arch", v.arch},
-           {"cpu", v.cpu_target ? nlohmann::json(*v.cpu_target) : nlohmann::json(nullptr)},
-           {"python", v.python ? nlohmann::json(*v.python) : nlohmann::json(nullptr)},
-           {"platform",
-            platform && *platform ? nlohmann::json(**platform) : nlohmann::json("host")}});
-    }
-    std::printf("%s\n", with_schema(j, "matrix").dump(2).c_str());
-    return k_exit_ok;
-  }
-  if (o.action == "list") {
-    std::printf("%-28s %-8s %-6s %-16s %-12s %-7s %s\n", "VARIANT", "TORCH", "CUDA", "GPU", "CPU",
-                "PYTHON", "PLATFORM");
-    for (const auto& v : *variants) {
-      // The platform asked for, or implied by the GPUs (checked by config_variants).
-      auto platform = plan::variant_platform(v.platform, v.arch);
-      std::string shown = platform && *platform ? **platform : "host";
-      std::printf(
-          "%-28s %-8s %-6s %-16s %-12s %-7s %s\n", v.name.c_str(), opt(v.torch).c_str(),
-          v.cpu_only.value_or(false) ? "cpu"
-          : v.cuda                   ? v.cuda->to_string().c_str()
-                                     : "-",
-          v.arch.empty() ? (v.cpu_only.value_or(false) ? "none" : "-") : join(v.arch, ";").c_str(),
-          opt(v.cpu_target).c_str(), opt(v.python).c_str(), shown.c_str());
-    }
-    return k_exit_ok;
-  }
+  if (o.action == "list") return list_variants(o, *variants);
   if (o.action == "build")
     if (auto usable = check_out_dir(o.out); !usable) return report_error(usable.error().message);
   if (o.jobs && *o.jobs < 1)

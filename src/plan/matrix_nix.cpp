@@ -381,6 +381,51 @@ std::vector<TorchPlan> nix_variant_plans(const std::vector<TorchVariant>& varian
   return plans;
 }
 
+namespace {
+
+/// The flake's own files around nix/packages.nix, all naming the pinned nixpkgs revision:
+/// flake.nix (the input), default.nix (the same revision's tarball) and flake.lock.
+std::vector<NixFile> pinned_flake_files(const NixpkgsPin& pin, const NixpkgsFacts& facts) {
+  std::vector<NixFile> files;
+  std::string flake =
+      header("PyTorch variants from tailor.toml: nix build .#<variant>", NixEmit::flake);
+  flake += "{\n  description = \"PyTorch variants planned by tailor\";\n";
+  const std::string github =
+      fmt::format("github:{}/{}/{}", facts.owner, facts.repo, pin.revision.rev);
+  flake += fmt::format(
+      "  # nixpkgs {} builds torch {}; flake.lock locks it (Nix adds its narHash on the first "
+      "fetch).\n",
+      pin.revision.rev.substr(0, 12), pin.revision.torch);
+  flake += fmt::format("  inputs.nixpkgs.url = {};\n", nix_string(github));
+  flake +=
+      "  outputs = { self, nixpkgs }: {\n    packages = import ./nix/packages.nix { inherit "
+      "nixpkgs; };\n  };\n}\n";
+  files.push_back({"flake.nix", flake});
+  std::string legacy = header(
+      "Without flakes: nix-build -A <system>.<variant> [--arg nixpkgs <path>]", NixEmit::flake);
+  legacy += fmt::format(
+      "{{ nixpkgs ? builtins.fetchTarball {} }}:\nimport ./nix/packages.nix {{ inherit nixpkgs; "
+      "}}\n",
+      nix_string(fmt::format("https://github.com/{}/{}/archive/{}.tar.gz", facts.owner, facts.repo,
+                             pin.revision.rev)));
+  files.push_back({"default.nix", legacy});
+  // The lock Nix would write for the pinned input: a github input with its revision is
+  // locked; Nix fills in narHash and lastModified when it first fetches the revision.
+  std::string repo = fmt::format(
+      "\"owner\": \"{}\",\n        \"repo\": \"{}\",\n        \"rev\": \"{}\",\n"
+      "        \"type\": \"github\"",
+      facts.owner, facts.repo, pin.revision.rev);
+  std::string lock = "{\n  \"nodes\": {\n    \"nixpkgs\": {\n      \"locked\": {\n        " + repo +
+                     "\n      },\n      \"original\": {\n        " + repo +
+                     "\n      }\n    },\n    \"root\": {\n      \"inputs\": {\n        "
+                     "\"nixpkgs\": \"nixpkgs\"\n"
+                     "      }\n    }\n  },\n  \"root\": \"root\",\n  \"version\": 7\n}\n";
+  files.push_back({"flake.lock", lock});
+  return files;
+}
+
+}  // namespace
+
 Expected<std::vector<NixFile>> render_nix_files(const std::vector<TorchPlan>& plans, NixEmit emit,
                                                 const NixpkgsFacts& facts) {
   std::vector<NixFile> files;
@@ -461,40 +506,8 @@ Expected<std::vector<NixFile>> render_nix_files(const std::vector<TorchPlan>& pl
       packages += fmt::format("  {} = {{\n{}  }};\n", nix_string(system), lines);
     packages += "}\n";
     files.push_back({"nix/packages.nix", packages});
-    std::string flake = header("PyTorch variants from tailor.toml: nix build .#<variant>", emit);
-    flake += "{\n  description = \"PyTorch variants planned by tailor\";\n";
-    const NixpkgsPin pin = nixpkgs_pin(plans, facts);
-    const std::string github =
-        fmt::format("github:{}/{}/{}", facts.owner, facts.repo, pin.revision.rev);
-    flake += fmt::format(
-        "  # nixpkgs {} builds torch {}; flake.lock locks it (Nix adds its narHash on the first "
-        "fetch).\n",
-        pin.revision.rev.substr(0, 12), pin.revision.torch);
-    flake += fmt::format("  inputs.nixpkgs.url = {};\n", nix_string(github));
-    flake +=
-        "  outputs = { self, nixpkgs }: {\n    packages = import ./nix/packages.nix { inherit "
-        "nixpkgs; };\n  };\n}\n";
-    files.push_back({"flake.nix", flake});
-    std::string legacy =
-        header("Without flakes: nix-build -A <system>.<variant> [--arg nixpkgs <path>]", emit);
-    legacy += fmt::format(
-        "{{ nixpkgs ? builtins.fetchTarball {} }}:\nimport ./nix/packages.nix {{ inherit nixpkgs; "
-        "}}\n",
-        nix_string(fmt::format("https://github.com/{}/{}/archive/{}.tar.gz", facts.owner,
-                               facts.repo, pin.revision.rev)));
-    files.push_back({"default.nix", legacy});
-    // The lock Nix would write for the pinned input: a github input with its revision is
-    // locked; Nix fills in narHash and lastModified when it first fetches the revision.
-    std::string repo = fmt::format(
-        "\"owner\": \"{}\",\n        \"repo\": \"{}\",\n        \"rev\": \"{}\",\n"
-        "        \"type\": \"github\"",
-        facts.owner, facts.repo, pin.revision.rev);
-    std::string lock = "{\n  \"nodes\": {\n    \"nixpkgs\": {\n      \"locked\": {\n        " +
-                       repo + "\n      },\n      \"original\": {\n        " + repo +
-                       "\n      }\n    },\n    \"root\": {\n      \"inputs\": {\n        "
-                       "\"nixpkgs\": \"nixpkgs\"\n"
-                       "      }\n    }\n  },\n  \"root\": \"root\",\n  \"version\": 7\n}\n";
-    files.push_back({"flake.lock", lock});
+    for (auto& f : pinned_flake_files(nixpkgs_pin(plans, facts), facts))
+      files.push_back(std::move(f));
   } else {
     std::string manifest =
         "# Written by `tailor matrix --emit flox` from tailor.toml: the environment of the Nix\n"
