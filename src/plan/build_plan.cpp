@@ -61,6 +61,16 @@ std::string host_tool_path(const probe::HostReport& host, std::string_view name)
   return std::string();
 }
 
+void fill_host_jobs(JobPolicy& jobs, const probe::HostReport& host) {
+  for (const auto& t : host.tools) {
+    if (t.name == "ninja") jobs.ninja_version = t.version;
+    if (t.name == "make" && !t.version.empty() && !t.jobserver_client)
+      jobs.make_without_jobserver = t.path;
+  }
+  jobs.max_jobs = static_cast<size_t>(std::max(1, host.cpu.build_cores()));
+  jobs.memory_limit = host.memory.cgroup_limit ? host.memory.cgroup_limit : host.memory.total;
+}
+
 Expected<CacheDecision> decide_cache(const cache::CacheSettings& settings,
                                      std::optional<cache::CacheTool> flag,
                                      const std::map<std::string, std::string>& environment,

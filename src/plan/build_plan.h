@@ -81,6 +81,10 @@ struct JobPolicy {
   uint64_t memory_limit = 0;  ///< the cgroup's limit, else the machine's memory
 };
 
+/// What the host says of a build's jobs, the same for every plan: the ninja and an old make
+/// on PATH as the probe found them, the build's cores and its memory limit.
+void fill_host_jobs(JobPolicy& jobs, const probe::HostReport& host);
+
 /// How the executor runs a plan (executor/run_plan.h), decided once by plan: where, at
 /// which path the steps see their folder, how many jobs, what the run learns from and
 /// hands back. Paths are absolute.

@@ -284,13 +284,7 @@ ExecutionPolicy extension_run_policy(const ExtensionBuildRequest& request,
   j.serial = recipe.serial && !recipe.parallel_fix;
   // The ninja torch's cpp_extension runs: the first on PATH, as the probe found it (the
   // plan prepends only the toolkit's bin folder).
-  for (const auto& t : host.tools) {
-    if (t.name == "ninja") j.ninja_version = t.version;
-    if (t.name == "make" && !t.version.empty() && !t.jobserver_client)
-      j.make_without_jobserver = t.path;
-  }
-  j.max_jobs = static_cast<size_t>(std::max(1, host.cpu.build_cores()));
-  j.memory_limit = host.memory.cgroup_limit ? host.memory.cgroup_limit : host.memory.total;
+  fill_host_jobs(j, host);
   return run;
 }
 

@@ -603,13 +603,7 @@ ExecutionPolicy torch_run_policy(const TorchPlan& plan, const probe::HostReport&
       static_cast<uint64_t>(plan.estimate.gib_per_job * static_cast<double>(1ull << 30));
   j.recipe = "pytorch";
   j.pip_build = true;
-  for (const auto& t : host.tools) {
-    if (t.name == "ninja") j.ninja_version = t.version;
-    if (t.name == "make" && !t.version.empty() && !t.jobserver_client)
-      j.make_without_jobserver = t.path;
-  }
-  j.max_jobs = static_cast<size_t>(std::max(1, host.cpu.build_cores()));
-  j.memory_limit = host.memory.cgroup_limit ? host.memory.cgroup_limit : host.memory.total;
+  fill_host_jobs(j, host);
   return run;
 }
 
