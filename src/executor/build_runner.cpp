@@ -297,57 +297,40 @@ std::string render_step_shell(const plan::Step& step) {
   return line + join(quoted, " ");
 }
 
-Expected<std::string> start_run_log(const std::string& dir, size_t keep) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return make_error(fmt::format("{}: cannot create: {}", dir, ec.message()));
+Expected<std::string> start_run_log(DiskInterface& disk, const std::string& dir, size_t keep) {
+  TAILOR_TRY_VOID(disk.make_dirs(dir));
   std::time_t t = std::time(nullptr);
   std::tm tm{};
   gmtime_r(&t, &tm);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-  std::string name = fmt::format("build-{}-{}.log", stamp, getpid());
-  fs::path log = fs::path(dir) / name;
-  if (std::FILE* f = std::fopen(log.c_str(), "w"))
-    std::fclose(f);
-  else
-    return make_error(
-        fmt::format("{}: cannot write the build log: {}", log.string(), std::strerror(errno)));
-  // build.log -> the newest run's log: a link made aside, then renamed over the old one.
-  fs::path link = fs::path(dir) / "build.log",
-           tmp = fs::path(dir) / fmt::format(".build.log.{}", getpid());
-  fs::remove(tmp, ec);
-  fs::create_symlink(name, tmp, ec);
-  if (!ec) fs::rename(tmp, link, ec);
-  if (ec)
-    return make_error(
-        fmt::format("{}: cannot point it at {}: {}", link.string(), name, ec.message()));
+  const std::string name = fmt::format("build-{}-{}.log", stamp, getpid());
+  const std::string log = dir + "/" + name;
+  TAILOR_TRY(file, disk.create_log(log));
+  TAILOR_TRY_VOID(file->close());
+  // build.log -> the newest run's log, replaced atomically.
+  TAILOR_TRY_VOID(disk.point_link(dir + "/build.log", name));
   // The names sort by time: keep the newest `keep`.
   std::vector<std::string> logs;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    std::string n = e.path().filename().string();
+  for (const auto& n : disk.list(dir))
     if (n.rfind("build-", 0) == 0 && n.size() > 4 && n.substr(n.size() - 4) == ".log")
       logs.push_back(n);
-  }
   std::sort(logs.begin(), logs.end());
   for (size_t i = 0; i + keep < logs.size(); ++i)
-    if (logs[i] != name) fs::remove(fs::path(dir) / logs[i], ec);
-  return log.string();
+    if (logs[i] != name) disk.remove(dir + "/" + logs[i]);
+  return log;
 }
 
-BuildRunner::BuildRunner(CommandRunner& runner, ProgressDisplay& display, std::string log_path,
-                         ProgressTracker::Clock clock)
+BuildRunner::BuildRunner(CommandRunner& runner, ProgressDisplay& display, DiskInterface& disk,
+                         std::string log_path, ProgressTracker::Clock clock)
     : m_runner(runner),
       m_display(display),
+      m_disk(disk),
       m_log_path(std::move(log_path)),
       m_clock(std::move(clock)) {}
 
 Expected<RunOutcome> BuildRunner::run(const std::vector<plan::Step>& steps) {
-  std::FILE* log = std::fopen(m_log_path.c_str(), "w");
-  if (!log)
-    return make_error(
-        fmt::format("{}: cannot write the build log: {}", m_log_path, std::strerror(errno)));
+  TAILOR_TRY(log, m_disk.create_log(m_log_path));
   RunOutcome outcome;
   outcome.log_path = m_log_path;
   auto run_start = m_clock();
@@ -358,9 +341,9 @@ Expected<RunOutcome> BuildRunner::run(const std::vector<plan::Step>& steps) {
       outcome.interrupted = true;
       break;
     }
-    std::fprintf(log, "### tailor step %zu/%zu: %s (%s)\n### %s\n", i + 1, steps.size(),
-                 step.title.c_str(), utc_now_iso8601().c_str(), render_step_shell(step).c_str());
-    std::fflush(log);
+    log->append(fmt::format("### tailor step {}/{}: {} ({})\n### {}\n", i + 1, steps.size(),
+                            step.title, utc_now_iso8601(), render_step_shell(step)));
+    log->flush();
     m_display.step_started(step, i, steps.size());
     tracker.restart();
 
@@ -372,8 +355,8 @@ Expected<RunOutcome> BuildRunner::run(const std::vector<plan::Step>& steps) {
     for (const auto& [k, v] : step.env) spec.env[k] = v;
     spec.keep_output = false;
     spec.on_line = [&](std::string_view line) {
-      std::fwrite(line.data(), 1, line.size(), log);
-      std::fputc('\n', log);
+      log->append(line);
+      log->append("\n");
       if (tracker.feed(line)) m_display.progress(tracker.progress());
     };
     auto step_start = m_clock();
@@ -385,31 +368,30 @@ Expected<RunOutcome> BuildRunner::run(const std::vector<plan::Step>& steps) {
     so.interrupted = r.interrupted;
     so.exit_code = r.exit_code;
     so.duration = std::chrono::duration_cast<std::chrono::milliseconds>(m_clock() - step_start);
+    const double seconds = so.duration.count() / 1000.0;
     if (r.interrupted)
-      std::fprintf(log, "### tailor step %zu INTERRUPTED (signal %d) after %.1f s\n", i + 1,
-                   interrupt_signal(), so.duration.count() / 1000.0);
+      log->append(fmt::format("### tailor step {} INTERRUPTED (signal {}) after {:.1f} s\n", i + 1,
+                              interrupt_signal(), seconds));
     else if (!r.started)
-      std::fprintf(log, "### tailor: could not start %s\n",
-                   step.argv.empty() ? "(empty)" : step.argv[0].c_str());
+      log->append(fmt::format("### tailor: could not start {}\n",
+                              step.argv.empty() ? "(empty)" : step.argv[0]));
     else
-      std::fprintf(log, "### tailor step %zu %s: exit %d%s after %.1f s\n", i + 1,
-                   so.ok() ? "finished" : "FAILED", r.exit_code, r.timed_out ? " (timed out)" : "",
-                   so.duration.count() / 1000.0);
-    std::fflush(log);
+      log->append(fmt::format("### tailor step {} {}: exit {}{} after {:.1f} s\n", i + 1,
+                              so.ok() ? "finished" : "FAILED", r.exit_code,
+                              r.timed_out ? " (timed out)" : "", seconds));
+    log->flush();
     m_display.step_finished(so);
     outcome.steps.push_back(so);
     if (so.interrupted) outcome.interrupted = true;
     if (!so.ok()) break;
   }
   if (outcome.interrupted) {
-    std::fprintf(log, "### tailor: interrupted by signal %d; the run stopped here\n",
-                 interrupt_signal());
-    std::fflush(log);
+    log->append(fmt::format("### tailor: interrupted by signal {}; the run stopped here\n",
+                            interrupt_signal()));
+    log->flush();
   }
   outcome.duration = std::chrono::duration_cast<std::chrono::milliseconds>(m_clock() - run_start);
-  if (std::fclose(log) != 0)
-    return make_error(
-        fmt::format("{}: cannot write the build log: {}", m_log_path, std::strerror(errno)));
+  TAILOR_TRY_VOID(log->close());
   return outcome;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "executor/build_progress.h"
+#include "executor/disk_interface.h"
 #include "plan/build_plan.h"
 #include "plan/step.h"
 #include "util/expected.h"
@@ -70,7 +71,7 @@ class BuildRunner {
  public:
   /// `log_path` is created (truncated); every line of every step is appended to it.
   BuildRunner(
-      CommandRunner& runner, ProgressDisplay& display, std::string log_path,
+      CommandRunner& runner, ProgressDisplay& display, DiskInterface& disk, std::string log_path,
       ProgressTracker::Clock clock = [] { return std::chrono::steady_clock::now(); });
   /// Runs the steps in order, stopping at the first failure. An error only when the log
   /// cannot be written; a failed step is a RunOutcome with !ok().
@@ -79,6 +80,7 @@ class BuildRunner {
  private:
   CommandRunner& m_runner;
   ProgressDisplay& m_display;
+  DiskInterface& m_disk;
   std::string m_log_path;
   ProgressTracker::Clock m_clock;
 };
@@ -87,7 +89,7 @@ class BuildRunner {
 /// becomes a symbolic link to it (replaced atomically), so two runs never write into or
 /// point at each other's log. Per-run logs beyond the newest `keep` are removed. Returns
 /// the new log's path; the caller holds DIR's lock (executor/folder_lock.h).
-Expected<std::string> start_run_log(const std::string& dir, size_t keep = 10);
+Expected<std::string> start_run_log(DiskInterface& disk, const std::string& dir, size_t keep = 10);
 
 /// Any plan's steps made ready to run, the one way every build turns a plan into processes:
 /// a step with `uses_plan_env` gets `build_env` (the plan's variables and what the run

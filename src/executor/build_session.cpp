@@ -10,36 +10,6 @@
 namespace tailor::executor {
 namespace fs = std::filesystem;
 
-bool RealDiskInterface::exists(const std::string& path) {
-  std::error_code ec;
-  return fs::exists(path, ec);
-}
-
-bool RealDiskInterface::is_directory(const std::string& path) {
-  std::error_code ec;
-  return fs::is_directory(path, ec);
-}
-
-std::optional<std::string> RealDiskInterface::read(const std::string& path) {
-  auto text = read_file(path);
-  if (!text) return std::nullopt;
-  return std::move(*text);
-}
-
-Expected<void> RealDiskInterface::write(const std::string& path, std::string_view text) {
-  return write_file_atomic(path, std::string(text));
-}
-
-void RealDiskInterface::make_dirs(const std::string& path) {
-  std::error_code ec;
-  fs::create_directories(path, ec);
-}
-
-void RealDiskInterface::remove_all(const std::string& path) {
-  std::error_code ec;
-  fs::remove_all(path, ec);
-}
-
 std::optional<std::string> Environment::get(std::string_view name) const {
   auto it = m_variables.find(std::string(name));
   if (it == m_variables.end()) return std::nullopt;
@@ -58,21 +28,25 @@ void BuildSession::warn(std::string_view line) const {
   std::fflush(out);
 }
 
-BuildSession system_session(CommandRunner& runner, std::FILE* status, DisplayStyle style,
-                            DiskInterface* disk) {
+BuildSession::FixedPathOpener system_fixed_path(CommandRunner& runner) {
+  return [&runner](const std::string& real, const std::string& fixed,
+                   std::optional<FixedPathRoute> forced) {
+    return open_fixed_path(real, fixed, FixedPathTools{self_executable(), find_in_path("bwrap")},
+                           forced, runner);
+  };
+}
+
+BuildSession system_session(CommandRunner& runner, BuildReport& report, std::FILE* status,
+                            DisplayStyle style, DiskInterface* disk) {
   static RealDiskInterface real;
-  BuildSession session{runner, disk ? *disk : real};
+  BuildSession session{runner, disk ? *disk : real, report};
   session.environment = Environment(process_environment());
   session.check_storage = [](const cache::CacheSettings& settings) {
     return cache::check_shared_storage(settings, std::chrono::milliseconds(3000));
   };
   session.style = style;
   session.status = status;
-  session.fixed_path = [&runner](const std::string& real, const std::string& fixed,
-                                 std::optional<FixedPathRoute> forced) {
-    return open_fixed_path(real, fixed, FixedPathTools{self_executable(), find_in_path("bwrap")},
-                           forced, runner);
-  };
+  session.fixed_path = system_fixed_path(runner);
   session.start_governor = [](GovernorOptions options) {
     return MemoryGovernor::start(std::move(options));
   };

@@ -17,38 +17,15 @@
 #include <string_view>
 
 #include "cache/storage.h"
+#include "executor/build_report.h"
 #include "executor/build_runner.h"
+#include "executor/disk_interface.h"
 #include "executor/fixed_path.h"
 #include "executor/memory_governor.h"
 #include "util/expected.h"
 #include "util/process.h"
 
 namespace tailor::executor {
-
-/// The file-system calls the executor makes itself.
-class DiskInterface {
- public:
-  virtual ~DiskInterface() = default;
-  virtual bool exists(const std::string& path) = 0;
-  virtual bool is_directory(const std::string& path) = 0;
-  /// The whole file; nullopt when it cannot be read.
-  virtual std::optional<std::string> read(const std::string& path) = 0;
-  /// Written atomically (a file beside it renamed over it).
-  virtual Expected<void> write(const std::string& path, std::string_view text) = 0;
-  virtual void make_dirs(const std::string& path) = 0;
-  virtual void remove_all(const std::string& path) = 0;
-};
-
-/// The real file system.
-class RealDiskInterface : public DiskInterface {
- public:
-  bool exists(const std::string& path) override;
-  bool is_directory(const std::string& path) override;
-  std::optional<std::string> read(const std::string& path) override;
-  Expected<void> write(const std::string& path, std::string_view text) override;
-  void make_dirs(const std::string& path) override;
-  void remove_all(const std::string& path) override;
-};
 
 /// The caller's environment, read once: what getenv would say, and the whole of it
 /// (PATH goes after the toolkit's bin/ folder in the steps' environment).
@@ -76,6 +53,10 @@ struct BuildSession {
 
   CommandRunner& runner;
   DiskInterface& disk;
+  /// What the run records (ninja's build log): the caller fills the targets and env, the
+  /// run adds the log, the work path, the governor, the cache's counts, --dist's counts,
+  /// the job timeline, the reused units and the unit times.
+  BuildReport& report;
   Environment environment;
   /// Whether a shared cache storage answers (cache::check_shared_storage); unset: not asked.
   std::function<Expected<cache::StorageCheck>(const cache::CacheSettings&)> check_storage;
@@ -105,11 +86,15 @@ struct BuildSession {
   void warn(std::string_view line) const;
 };
 
+/// How the real session sees a folder at a fixed path: tailor's own namespace, bubblewrap
+/// on PATH, or the real fixed folder (executor/fixed_path.h), best first.
+BuildSession::FixedPathOpener system_fixed_path(CommandRunner& runner);
+
 /// The real session: the system's file system, the process environment, the cache storage's
 /// check, the fixed path's routes (tailor's own namespace, bubblewrap, the real fixed
 /// folder), the memory governor and the learned records in the user's cache folder.
 /// `disk` null: the real file system.
-BuildSession system_session(CommandRunner& runner, std::FILE* status, DisplayStyle style,
-                            DiskInterface* disk = nullptr);
+BuildSession system_session(CommandRunner& runner, BuildReport& report, std::FILE* status,
+                            DisplayStyle style, DiskInterface* disk = nullptr);
 
 }  // namespace tailor::executor

@@ -25,8 +25,8 @@ constexpr std::string_view k_module_stamps = ".tailor-done/";
 
 // A build.ninja and the files its `subninja` lines name (the package Ninja includes a
 // module file it could not merge whole), up to 64 files and 16 MiB in all.
-std::string read_manifest(const fs::path& path) {
-  auto top = read_text_file(path.string(), k_max_build_ninja_bytes);
+std::string read_manifest(DiskInterface& disk, const fs::path& path) {
+  auto top = disk.read(path.string(), k_max_build_ninja_bytes);
   if (!top) return {};
   std::string text = *top;
   int included = 0;
@@ -40,7 +40,7 @@ std::string read_manifest(const fs::path& path) {
     for (size_t i = 0; i < rest.size(); ++i)
       name += rest[i] == '$' && i + 1 < rest.size() ? rest[++i] : rest[i];
     fs::path sub = fs::path(name).is_absolute() ? fs::path(name) : path.parent_path() / name;
-    if (auto more = read_text_file(sub.string(), k_max_build_ninja_bytes - text.size()))
+    if (auto more = disk.read(sub.string(), k_max_build_ninja_bytes - text.size()))
       text += "\n" + *more;
   }
   return text;
@@ -224,33 +224,21 @@ void classify_jobs(std::vector<NinjaJob>& jobs, std::string_view build_ninja) {
   }
 }
 
-std::vector<std::pair<std::string, uint64_t>> ninja_log_sizes(const std::string& build_root) {
+std::vector<std::pair<std::string, uint64_t>> ninja_log_sizes(DiskInterface& disk,
+                                                              const std::string& build_root) {
   std::vector<std::pair<std::string, uint64_t>> out;
-  std::error_code ec;
-  if (!fs::is_directory(build_root, ec)) return out;
-  fs::recursive_directory_iterator it(build_root, fs::directory_options::skip_permission_denied,
-                                      ec),
-      end;
-  size_t seen = 0;
-  for (; !ec && it != end && seen < 20000; it.increment(ec), ++seen) {
-    if (it.depth() >= 6) it.disable_recursion_pending();
-    if (it->path().filename() != ".ninja_log" || !it->is_regular_file(ec)) continue;
-    out.emplace_back(it->path().string(), it->file_size(ec));
-  }
-  std::sort(out.begin(), out.end());
+  for (const auto& f : disk.find_files(build_root, ".ninja_log", 6, 20000))
+    out.emplace_back(f.path, f.size);
   return out;
 }
 
-BuildJobs collect_build_jobs(const std::string& build_root,
+BuildJobs collect_build_jobs(DiskInterface& disk, const std::string& build_root,
                              const std::vector<std::pair<std::string, uint64_t>>& offsets_before,
                              const NinjaLogLimits& limits) {
   BuildJobs result;
-  auto logs = ninja_log_sizes(build_root);
-  std::vector<std::pair<fs::file_time_type, std::string>> ordered;
-  for (const auto& [path, size] : logs) {
-    std::error_code ec;
-    ordered.emplace_back(fs::last_write_time(path, ec), path);
-  }
+  std::vector<std::pair<int64_t, std::string>> ordered;
+  for (const auto& f : disk.find_files(build_root, ".ninja_log", 6, 20000))
+    ordered.emplace_back(f.mtime_ns, f.path);
   std::sort(ordered.begin(), ordered.end());
   std::string root = build_root;
   if (!root.empty() && root.back() != '/') root += '/';
@@ -263,7 +251,7 @@ BuildJobs collect_build_jobs(const std::string& build_root,
   };
   std::vector<Invocation> runs;
   for (const auto& [when, path] : ordered) {
-    auto text = read_text_file(path, k_max_log_bytes);
+    auto text = disk.read(path, k_max_log_bytes);
     if (!text) continue;
     uint64_t from = 0;
     for (const auto& [p, size] : offsets_before)
@@ -282,7 +270,7 @@ BuildJobs collect_build_jobs(const std::string& build_root,
     fs::path dir = fs::path(path).parent_path();
     for (int up = 0; up < 3 && !run.started_ms && dir.string().size() + 1 >= root.size();
          ++up, dir = dir.parent_path()) {
-      auto stamp = read_text_file((dir / ".tailor_start").string(), 64);
+      auto stamp = disk.read((dir / ".tailor_start").string(), 64);
       if (!stamp) continue;
       uint64_t ms = 0;
       std::string_view t = trim(*stamp);
@@ -298,7 +286,7 @@ BuildJobs collect_build_jobs(const std::string& build_root,
   uint64_t base = 0, side_by_side_end = 0;
   for (auto& r : runs) {
     result.logs.push_back(r.path);
-    classify_jobs(r.log.jobs, read_manifest(fs::path(r.path).parent_path() / "build.ninja"));
+    classify_jobs(r.log.jobs, read_manifest(disk, fs::path(r.path).parent_path() / "build.ninja"));
     if (r.started_ms && first_start && !r.log.jobs.empty())
       side_by_side_end =
           std::max(side_by_side_end, place_invocations(r.log.jobs, *r.started_ms - *first_start));

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "executor/disk_interface.h"
 #include "util/expected.h"
 
 namespace tailor::executor {
@@ -67,8 +68,9 @@ struct BuildJobs {
   uint64_t dropped = 0, skipped = 0;
   std::vector<std::string> logs;  ///< the logs read
 };
-std::vector<std::pair<std::string, uint64_t>> ninja_log_sizes(const std::string& build_root);
-BuildJobs collect_build_jobs(const std::string& build_root,
+std::vector<std::pair<std::string, uint64_t>> ninja_log_sizes(DiskInterface& disk,
+                                                              const std::string& build_root);
+BuildJobs collect_build_jobs(DiskInterface& disk, const std::string& build_root,
                              const std::vector<std::pair<std::string, uint64_t>>& offsets_before,
                              const NinjaLogLimits& limits = {});
 

@@ -3,12 +3,10 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 
-#include "util/files.h"
 #include "util/strings.h"
 
 namespace tailor::executor {
@@ -16,42 +14,42 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* k_state_file = ".tailor-resume.json";
+constexpr uint64_t k_max_state_bytes = uint64_t{1} << 20;
 
-nlohmann::json read_state(const std::string& work_dir) {
-  std::ifstream f(fs::path(work_dir) / k_state_file);
-  if (!f) return nlohmann::json::object();
+nlohmann::json read_state(DiskInterface& disk, const std::string& work_dir) {
+  auto text = disk.read((fs::path(work_dir) / k_state_file).string(), k_max_state_bytes);
+  if (!text) return nlohmann::json::object();
   try {
-    auto j = nlohmann::json::parse(f);
+    auto j = nlohmann::json::parse(*text);
     return j.is_object() ? j : nlohmann::json::object();
   } catch (const std::exception&) {
     return nlohmann::json::object();  // a damaged state only costs the reuse
   }
 }
 
-void write_state(const std::string& work_dir, const nlohmann::json& j) {
+void write_state(DiskInterface& disk, const std::string& work_dir, const nlohmann::json& j) {
   // A state that cannot be written only costs the next run its reuse.
-  (void)write_file_atomic((fs::path(work_dir) / k_state_file).string(), j.dump(2) + "\n");
+  (void)disk.write((fs::path(work_dir) / k_state_file).string(), j.dump(2) + "\n", false);
 }
 
 }  // namespace
 
-bool keep_build_tree_if_unchanged(const std::string& source_dir, const std::string& work_dir,
-                                  const std::string& fingerprint) {
-  nlohmann::json st = read_state(work_dir);
-  std::error_code ec;
-  fs::path tree = fs::path(source_dir) / "build";
+bool keep_build_tree_if_unchanged(DiskInterface& disk, const std::string& source_dir,
+                                  const std::string& work_dir, const std::string& fingerprint) {
+  nlohmann::json st = read_state(disk, work_dir);
+  const std::string tree = (fs::path(source_dir) / "build").string();
   bool same = st.value("fingerprint", std::string()) == fingerprint;
-  bool kept = same && fs::is_directory(tree, ec);
+  bool kept = same && disk.is_directory(tree);
   if (!same) {
-    fs::remove_all(tree, ec);
+    disk.remove_all(tree);
     st = nlohmann::json::object();
     st["fingerprint"] = fingerprint;
-    write_state(work_dir, st);
+    write_state(disk, work_dir, st);
   }
   if (!kept) {
     // A fresh tree: the next count of Ninja's steps is the whole build.
     st.erase("ninja_total");
-    write_state(work_dir, st);
+    write_state(disk, work_dir, st);
   }
   return kept;
 }
@@ -77,13 +75,13 @@ std::optional<uint64_t> ninja_steps_run(std::string_view log) {
   return sum + current_max;
 }
 
-std::optional<ReusedUnits> account_reused_units(const std::string& work_dir, bool tree_kept,
-                                                std::optional<uint64_t> steps_run) {
-  nlohmann::json st = read_state(work_dir);
+std::optional<ReusedUnits> account_reused_units(DiskInterface& disk, const std::string& work_dir,
+                                                bool tree_kept, std::optional<uint64_t> steps_run) {
+  nlohmann::json st = read_state(disk, work_dir);
   if (!tree_kept) {
     if (steps_run) {
       st["ninja_total"] = *steps_run;
-      write_state(work_dir, st);
+      write_state(disk, work_dir, st);
     }
     return std::nullopt;
   }

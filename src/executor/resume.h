@@ -9,13 +9,15 @@
 #include <string>
 #include <string_view>
 
+#include "executor/disk_interface.h"
+
 namespace tailor::executor {
 
 /// Compares `fingerprint` with the one the previous run saved in `work_dir`; when they
 /// differ (or none was saved) removes `source_dir`/build and saves the new one. Returns
 /// whether an earlier build tree was kept.
-bool keep_build_tree_if_unchanged(const std::string& source_dir, const std::string& work_dir,
-                                  const std::string& fingerprint);
+bool keep_build_tree_if_unchanged(DiskInterface& disk, const std::string& source_dir,
+                                  const std::string& work_dir, const std::string& fingerprint);
 
 /// Compile steps Ninja ran, from its `[n/N]` lines: the largest N of each invocation
 /// (a new invocation starts again at 1), summed. Unset when the log has no such line.
@@ -30,7 +32,7 @@ struct ReusedUnits {
 /// After a run: the steps that a fresh tree needed are saved in `work_dir` (a run on a
 /// fresh tree counts them); with a kept tree, reused = that total - the steps run now.
 /// Unset when nothing is known.
-std::optional<ReusedUnits> account_reused_units(const std::string& work_dir, bool tree_kept,
-                                                std::optional<uint64_t> steps_run);
+std::optional<ReusedUnits> account_reused_units(DiskInterface& disk, const std::string& work_dir,
+                                                bool tree_kept, std::optional<uint64_t> steps_run);
 
 }  // namespace tailor::executor

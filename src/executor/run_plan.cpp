@@ -25,6 +25,10 @@ namespace fs = std::filesystem;
 namespace dist = cache::dist;
 namespace {
 
+// The run's log is read back once for the diagnosis and the package's own lines; a torch
+// build's log is tens of MiB.
+constexpr uint64_t k_max_log_read = uint64_t{1} << 30;
+
 StepResult stop(BuildStatus status, std::string message) {
   return StepStop{status, std::move(message)};
 }
@@ -230,7 +234,8 @@ bool resume_tree(Run& r) {
     std::erase(st.unset_env, jobs_var);
     fingerprint += "\n" + render_step_shell(st);
   }
-  return keep_build_tree_if_unchanged(r.policy.build_dir, r.policy.work_dir, fingerprint);
+  return keep_build_tree_if_unchanged(r.session.disk, r.policy.build_dir, r.policy.work_dir,
+                                      fingerprint);
 }
 
 // --dist: the checks that can be made now (one preflight line each), then this build's
@@ -414,7 +419,7 @@ void hand_over_unit_times(Run& r) {
       plan::choose_unit_times(times, r.policy.unit_times_recipe, r.policy.unit_times_profile);
   if (choice.unit_ms.empty()) return;
   const std::string file = (fs::path(r.policy.work_dir) / "unit-times.json").string();
-  if (!r.session.disk.write(file, nlohmann::json(choice.unit_ms).dump() + "\n")) return;
+  if (!r.session.disk.write(file, nlohmann::json(choice.unit_ms).dump() + "\n", false)) return;
   r.rep.units_known = choice.unit_ms.size();
   r.rep.unit_times_from = choice.source;
   const std::string from =
@@ -482,7 +487,7 @@ StepResult prepare_run(Run& r) {
   if (p.dist)
     if (auto stopped = start_dist_session(r)) return stopped;
   start_memory_governor(r);
-  auto run_log = start_run_log(p.work_dir);
+  auto run_log = start_run_log(r.session.disk, p.work_dir);
   if (!run_log) return stop(BuildStatus::build_failed, run_log.error().message);
   r.rep.log_path = *run_log;
   // After the fingerprint: the server's port changes every run and decides nothing built.
@@ -555,7 +560,8 @@ std::string plan_record_key(const plan::BuildPlan& plan, const std::vector<std::
                               plan.run.jobs.nvcc_threads);
 }
 
-PlanRun run_plan(const plan::BuildPlan& plan, BuildSession& session, BuildReport& report) {
+PlanRun run_plan(const plan::BuildPlan& plan, BuildSession& session) {
+  BuildReport& report = session.report;
   PlanRun out;
   Run r{plan, plan.run, session, report, out};
   r.key = plan_record_key(plan, report.targets);
@@ -575,9 +581,9 @@ PlanRun run_plan(const plan::BuildPlan& plan, BuildSession& session, BuildReport
   if (!session.display)
     own_display = make_progress_display(session.style, session.status ? session.status : stderr);
   BuildRunner runner(session.runner, session.display ? *session.display : *own_display,
-                     report.log_path, session.clock);
+                     session.disk, report.log_path, session.clock);
   // The job timeline: what this run appends to the build folder's .ninja_log files.
-  const auto ninja_logs_before = ninja_log_sizes(plan.run.ninja_root);
+  const auto ninja_logs_before = ninja_log_sizes(session.disk, plan.run.ninja_root);
   // The folder route: the work folder's contents are at the fixed path for the run, and
   // back afterwards whatever the run's end (a failed or interrupted build resumes there).
   if (r.fixed_folder)
@@ -592,10 +598,10 @@ PlanRun run_plan(const plan::BuildPlan& plan, BuildSession& session, BuildReport
       out.stop = stop(BuildStatus::build_failed, "the fixed work folder: " + moved.error().message);
       return out;
     }
-  BuildJobs jobs = collect_build_jobs(plan.run.ninja_root, ninja_logs_before);
+  BuildJobs jobs = collect_build_jobs(session.disk, plan.run.ninja_root, ninja_logs_before);
   report.job_timeline = std::move(jobs.jobs);
   report.job_timeline_dropped = jobs.dropped;
-  out.log_text = session.disk.read(report.log_path).value_or("");
+  out.log_text = session.disk.read(report.log_path, k_max_log_read).value_or("");
   if (r.dist_session) account_dist_session(r);
   if (r.governor) report.governor = r.governor->finish();
   if (!outcome) {
@@ -605,8 +611,8 @@ PlanRun run_plan(const plan::BuildPlan& plan, BuildSession& session, BuildReport
   }
   out.outcome = *outcome;
   if (plan.run.resume)
-    if (auto reused =
-            account_reused_units(plan.run.work_dir, out.tree_kept, ninja_steps_run(out.log_text))) {
+    if (auto reused = account_reused_units(session.disk, plan.run.work_dir, out.tree_kept,
+                                           ninja_steps_run(out.log_text))) {
       report.units_reused = reused->reused;
       report.units_total = reused->total;
       report.units_source = reused->source;

@@ -37,10 +37,10 @@ struct PlanRun {
   std::vector<PreflightCheck> preflight;  ///< --dist's checks, one line each
 };
 
-/// Runs `plan`'s steps as its `run` policy says, over `session`, recording in `report`
-/// (targets and env as the caller filled them) the log, the work path, the governor, the
-/// cache's counts, --dist's counts, the job timeline, the reused units and the unit times.
-PlanRun run_plan(const plan::BuildPlan& plan, BuildSession& session, BuildReport& report);
+/// Runs `plan`'s steps as its `run` policy says, over `session`, recording in the session's
+/// report (targets and env as the caller filled them) the log, the work path, the governor,
+/// the cache's counts, --dist's counts, the job timeline, the reused units and the unit times.
+PlanRun run_plan(const plan::BuildPlan& plan, BuildSession& session);
 
 /// The shared cache storage (Redis, S3) asked once, before the plan decides the cache, for
 /// torch and extension builds alike: one that nothing answers at is a warning and `tool`

@@ -270,15 +270,17 @@ std::string nvcc_reproducible_flags(std::optional<cuda::CudaVersion> nvcc) {
   return seed.flags;
 }
 
-void add_reproducible_build_env(std::map<std::string, std::string>& env, int64_t source_date_epoch,
-                                const std::string& source_dir, bool nvcc_objtemp,
-                                std::optional<cuda::CudaVersion> nvcc) {
+void add_reproducible_build_env(std::map<std::string, std::string>& env,
+                                const std::map<std::string, std::string>& caller_env,
+                                int64_t source_date_epoch, const std::string& source_dir,
+                                bool nvcc_objtemp, std::optional<cuda::CudaVersion> nvcc) {
   // Appended to the plan's value, else to the caller's own (the build inherits it).
   auto append = [&](const std::string& name, const std::string& flags) {
     auto it = env.find(name);
-    std::string v = it != env.end()             ? it->second
-                    : std::getenv(name.c_str()) ? std::getenv(name.c_str())
-                                                : "";
+    auto inherited = caller_env.find(name);
+    std::string v = it != env.end()                 ? it->second
+                    : inherited != caller_env.end() ? inherited->second
+                                                    : "";
     if (v.find(flags) == std::string::npos) v += (v.empty() ? "" : " ") + flags;
     env[name] = v;
   };

@@ -79,8 +79,12 @@ Expected<std::string> retag_wheel_file(const std::string& wheel_text, const std:
 /// then loses (the link finds no .o).
 /// With the build's nvcc release (`nvcc`, e.g. 13.0), also nvcc's fixed random seed
 /// (nvcc_reproducible_flags), so a unit's internal symbol names carry no process id.
-void add_reproducible_build_env(std::map<std::string, std::string>& env, int64_t source_date_epoch,
-                                const std::string& source_dir, bool nvcc_objtemp = true,
+/// A variable the plan leaves unset is appended to `caller_env`'s value (the build inherits
+/// the caller's environment).
+void add_reproducible_build_env(std::map<std::string, std::string>& env,
+                                const std::map<std::string, std::string>& caller_env,
+                                int64_t source_date_epoch, const std::string& source_dir,
+                                bool nvcc_objtemp = true,
                                 std::optional<cuda::CudaVersion> nvcc = std::nullopt);
 
 /// The nvcc flags, from data/build/reproducible.toml, that fix cudafe++'s module id: without

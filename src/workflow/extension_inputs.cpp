@@ -132,16 +132,12 @@ ExtensionBuildContext ExtensionBuildContext::system(CommandRunner& runner) {
                                       user_cache_dir("probe"), nullptr, may_write);
   };
   ctx.environment = process_environment();
-  ctx.fixed_path = [&runner](const std::string& real, const std::string& fixed,
-                             std::optional<FixedPathRoute> forced) {
-    return open_fixed_path(real, fixed, FixedPathTools{self_executable(), find_in_path("bwrap")},
-                           forced, runner);
-  };
+  ctx.fixed_path = system_fixed_path(runner);
   return ctx;
 }
 
-BuildSession ExtensionBuildContext::session(const ExtensionBuildOptions& o) {
-  BuildSession session = system_session(runner, o.status_out, o.display, disk);
+BuildSession ExtensionBuildContext::session(const ExtensionBuildOptions& o, BuildReport& report) {
+  BuildSession session = system_session(runner, report, o.status_out, o.display, disk);
   session.environment = Environment(environment);
   session.fixed_path = fixed_path;
   session.display = display;
@@ -271,7 +267,7 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   if (req.cache && *req.cache != CacheTool::none && req.cache_settings.shared())
     if (auto fits = cache::cache_tool_environment(req.cache_settings, *req.cache); !fits)
       return stop(BuildStatus::bad_input, fits.error().message);
-  if (auto stopped = settle_cache_storage(req.cache_settings, req.cache, ctx.session(o)))
+  if (auto stopped = settle_cache_storage(req.cache_settings, req.cache, ctx.session(o, rep)))
     return stopped;
   req.profile = o.profile;
   req.keep_package_archs = o.keep_package_archs;
@@ -298,7 +294,7 @@ StepResult print_build_env(const ExtensionBuildOptions&, ExtensionBuildContext& 
   auto epoch_env = source_date_epoch_from_env(
       epoch_var == ctx.environment.end() ? nullptr : epoch_var->second.c_str());
   if (!epoch_env) return stop(BuildStatus::bad_input, epoch_env.error().message);
-  add_reproducible_build_env(p->env, epoch_env->value_or(0), s.request.source_dir,
+  add_reproducible_build_env(p->env, ctx.environment, epoch_env->value_or(0), s.request.source_dir,
                              p->cache.tool != CacheTool::sccache,
                              s.toolkit ? std::optional(s.toolkit->release) : std::nullopt);
   if (!*epoch_env) {

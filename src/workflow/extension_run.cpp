@@ -263,7 +263,7 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
     for (const auto& [var, wrapper] : *wrapped) rep.env[var] = wrapper;
   }
   if (s.toolkit && !rep.env.count("CUDA_HOME")) rep.env["CUDA_HOME"] = s.toolkit->root;
-  add_reproducible_build_env(rep.env, s.identity->source_date_epoch, *src,
+  add_reproducible_build_env(rep.env, ctx.environment, s.identity->source_date_epoch, *src,
                              p->cache.tool != CacheTool::sccache,
                              s.toolkit ? std::optional(s.toolkit->release) : std::nullopt);
   for (const auto& file : p->helper_files) {
@@ -288,8 +288,8 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   p.unset_env = rep.unset_env;
   p.jobs = rep.jobs;
   p.jobs_reason = rep.jobs_reason;
-  BuildSession session = ctx.session(o);
-  PlanRun run = run_plan(p, session, rep);
+  BuildSession session = ctx.session(o, rep);
+  PlanRun run = run_plan(p, session);
   for (auto& check : run.preflight) s.result.preflight.checks.push_back(std::move(check));
   if (!run.outcome) return run.stop;
   rep.split_compile = split_compile_in_log(run.log_text);

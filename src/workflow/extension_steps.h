@@ -49,7 +49,7 @@ struct ExtensionBuildContext {
   static ExtensionBuildContext system(CommandRunner& runner);
   /// The one builder's session (executor/build_session.h) over this context: its runner,
   /// environment, fixed path and display; the system's governor, cache check and records.
-  executor::BuildSession session(const ExtensionBuildOptions& o);
+  executor::BuildSession session(const ExtensionBuildOptions& o, executor::BuildReport& report);
 };
 
 /// What the steps so far found, for the steps after them.

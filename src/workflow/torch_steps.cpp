@@ -132,13 +132,13 @@ TorchBuildContext TorchBuildContext::system(CommandRunner& runner) {
   ctx.check_storage = [](const cache::CacheSettings& settings) {
     return cache::check_shared_storage(settings, std::chrono::milliseconds(3000));
   };
-  ctx.fixed_path = system_session(runner, nullptr, DisplayStyle::quiet).fixed_path;
+  ctx.fixed_path = system_fixed_path(runner);
   return ctx;
 }
 
-BuildSession TorchBuildContext::session() {
-  BuildSession session =
-      system_session(runner, out, display ? DisplayStyle::plain : default_display_style(out), disk);
+BuildSession TorchBuildContext::session(BuildReport& report) {
+  BuildSession session = system_session(
+      runner, report, out, display ? DisplayStyle::plain : default_display_style(out), disk);
   session.environment = Environment(environment);
   session.check_storage = check_storage;
   session.fixed_path = fixed_path;
@@ -167,7 +167,7 @@ TorchStepResult resolve_plan(const TorchBuildOptions& o, TorchBuildContext& ctx,
   ropts.wait_for_lock = o.wait_for_lock;
   ropts.configure_only = o.configure_only;
   // The shared storage, asked once before the plan decides the cache (as for extensions).
-  if (auto stopped = settle_cache_storage(s.cache_settings, ropts.cache, ctx.session()))
+  if (auto stopped = settle_cache_storage(s.cache_settings, ropts.cache, ctx.session(s.report)))
     return stopped;
   s.plan = plan::resolve_torch_plan(s.variant, s.host, ropts);
   if (s.plan.has_errors()) {
@@ -225,8 +225,9 @@ TorchStepResult check_source(const TorchBuildOptions& o, TorchBuildContext& ctx,
     if (!identity)
       return stop(BuildStatus::build_failed, "identifying the source: " + identity.error().message);
     s.identity = std::move(*identity);
-    add_reproducible_build_env(p.env, s.identity->source_date_epoch, p.layout.source_dir,
-                               p.cache.tool != cache::CacheTool::sccache, p.cuda_version);
+    add_reproducible_build_env(p.env, ctx.environment, s.identity->source_date_epoch,
+                               p.layout.source_dir, p.cache.tool != cache::CacheTool::sccache,
+                               p.cuda_version);
   }
   if (o.configure_only) p.env["CMAKE_ONLY"] = "1";
   const std::string venv_python = p.layout.venv_dir + "/bin/python";
@@ -254,11 +255,11 @@ TorchStepResult run_build(const TorchBuildOptions& o, TorchBuildContext& ctx, To
   rep.targets = p.targets.names();
   rep.env = p.env;
   rep.unset_env = p.unset_env;
-  BuildSession session = ctx.session();
+  BuildSession session = ctx.session(rep);
   std::fprintf(ctx.out, "Building %s (%s), %d jobs\n", p.wheel_name.c_str(),
                join(p.targets.names(), " ").c_str(), p.jobs);
   std::fflush(ctx.out);
-  PlanRun run = run_plan(p, session, rep);
+  PlanRun run = run_plan(p, session);
   s.log_path = rep.log_path;
   s.steps = run.steps;
   if (rep.cache_hits && *rep.cache_hits + rep.cache_misses.value_or(0) > 0)

@@ -55,7 +55,7 @@ struct TorchBuildContext {
 
   static TorchBuildContext system(CommandRunner& runner);
   /// The one builder's session (executor/build_session.h) over this context.
-  executor::BuildSession session();
+  executor::BuildSession session(executor::BuildReport& report);
 };
 
 /// The request, then what the steps so far found, for the steps after them.

@@ -13,6 +13,7 @@ using namespace tailor::executor;
 using namespace std::chrono_literals;
 
 namespace {
+executor::RealDiskInterface real_disk;  // these tests read and write real files
 
 /// Plays back scripted output per program and records what it was asked to run.
 class ScriptedRunner : public CommandRunner {
@@ -71,7 +72,7 @@ TEST(BuildRunner, RunsStepsWithEnvLogsAndProgress) {
       0};
   RecordingDisplay display;
   std::string log = log_file("ok");
-  BuildRunner br(runner, display, log, [&] { return now; });
+  BuildRunner br(runner, display, real_disk, log, [&] { return now; });
   tailor::plan::Step step;
   step.title = "pip wheel";
   step.argv = {"python3", "-m", "pip", "wheel", "."};
@@ -106,7 +107,7 @@ TEST(BuildRunner, StopsAtTheFirstFailure) {
   runner.scripts["python3"] = {{"never"}, 0};
   RecordingDisplay display;
   std::string log = log_file("fail");
-  BuildRunner br(runner, display, log);
+  BuildRunner br(runner, display, real_disk, log);
   auto out = br.run({tailor::plan::Step{"configure", {"cmake", "-S", "."}, "", {}, {}, 60s},
                      tailor::plan::Step{"pip wheel", {"python3"}, "", {}, {}, 60s}});
   ASSERT_TRUE(out);
@@ -122,7 +123,7 @@ TEST(BuildRunner, MissingProgramIsAFailedStepNotAnError) {
   ScriptedRunner runner;
   RecordingDisplay display;
   std::string log = log_file("missing");
-  BuildRunner br(runner, display, log);
+  BuildRunner br(runner, display, real_disk, log);
   auto out = br.run({tailor::plan::Step{"x", {"no-such-program"}, "", {}, {}, 60s}});
   ASSERT_TRUE(out);
   EXPECT_FALSE(out->ok());
@@ -134,7 +135,7 @@ TEST(BuildRunner, MissingProgramIsAFailedStepNotAnError) {
 TEST(BuildRunner, UnwritableLogIsAnError) {
   ScriptedRunner runner;
   RecordingDisplay display;
-  BuildRunner br(runner, display, "/nonexistent-dir/x/build.log");
+  BuildRunner br(runner, display, real_disk, "/nonexistent-dir/x/build.log");
   auto out = br.run({});
   ASSERT_FALSE(out);
   EXPECT_NE(out.error().message.find("/nonexistent-dir/x/build.log"), std::string::npos);
@@ -144,7 +145,7 @@ TEST(BuildRunner, RealProcessOutputReachesTheLog) {
   SystemCommandRunner runner;
   RecordingDisplay display;
   std::string log = log_file("real");
-  BuildRunner br(runner, display, log);
+  BuildRunner br(runner, display, real_disk, log);
   tailor::plan::Step step{
       "sh", {"sh", "-c", "echo \"[1/2] cc -c $GREETING.c\"; echo oops >&2; exit 3"},
       "",   {{"GREETING", "hello"}},

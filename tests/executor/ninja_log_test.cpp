@@ -12,6 +12,10 @@
 using namespace tailor::executor;
 namespace fs = std::filesystem;
 
+namespace {
+RealDiskInterface real_disk;  // these tests read and write real files
+}  // namespace
+
 TEST(NinjaLog, ReadsEveryVersionTailorKnows) {
   for (std::string v : {"5", "6", "7"}) {
     std::string text = "# ninja log v" + v +
@@ -147,20 +151,20 @@ TEST(NinjaLog, CollectsWhatThisRunAppendedUnderTheBuildFolder) {
     std::ofstream(root / "temp.linux" / "build.ninja")
         << "build " << (root / "temp.linux/new.o").string() << ": cuda_compile /s/new.cu\n";
   }
-  auto before = ninja_log_sizes(root.string());
+  auto before = ninja_log_sizes(real_disk, root.string());
   ASSERT_EQ(before.size(), 1u);
   {
     std::ofstream(log, std::ios::app)
         << "0\t2000\t0\t" << (root / "temp.linux/new.o").string() << "\tff\n";
   }
-  BuildJobs jobs = collect_build_jobs(root.string(), before);
+  BuildJobs jobs = collect_build_jobs(real_disk, root.string(), before);
   ASSERT_EQ(jobs.jobs.size(), 1u);
   EXPECT_EQ(jobs.jobs[0].output, "temp.linux/new.o") << "relative to the build folder";
   EXPECT_EQ(jobs.jobs[0].kind, "cu");
   EXPECT_EQ(jobs.jobs[0].end_ms, 2000u);
   // A fresh tree (nothing before): the whole log.
-  EXPECT_EQ(collect_build_jobs(root.string(), {}).jobs.size(), 2u);
-  EXPECT_TRUE(collect_build_jobs((root / "missing").string(), {}).jobs.empty());
+  EXPECT_EQ(collect_build_jobs(real_disk, root.string(), {}).jobs.size(), 2u);
+  EXPECT_TRUE(collect_build_jobs(real_disk, (root / "missing").string(), {}).jobs.empty());
 }
 
 TEST(NinjaLog, TheReportCarriesTheTimelineOnlyWhenThereIsOne) {
@@ -197,7 +201,7 @@ TEST(NinjaLog, ModulesBuiltSideBySideArePlacedByTheirStartStamps) {
   }
   { std::ofstream(root / "temp/pkg._a/.tailor_start") << "1700000000000\n"; }
   { std::ofstream(root / "temp/pkg._b/.tailor_start") << "1700000000500\n"; }
-  BuildJobs jobs = collect_build_jobs(root.string(), {});
+  BuildJobs jobs = collect_build_jobs(real_disk, root.string(), {});
   ASSERT_EQ(jobs.jobs.size(), 2u);
   std::map<std::string, NinjaJob> by;
   for (const auto& j : jobs.jobs) by[j.output] = j;
@@ -207,7 +211,7 @@ TEST(NinjaLog, ModulesBuiltSideBySideArePlacedByTheirStartStamps) {
   EXPECT_EQ(by["temp/pkg._b/b.o"].end_ms, 2500u);
   // A damaged stamp: that log is placed one after another, as before.
   { std::ofstream(root / "temp/pkg._b/.tailor_start") << "soon\n"; }
-  jobs = collect_build_jobs(root.string(), {});
+  jobs = collect_build_jobs(real_disk, root.string(), {});
   by.clear();
   for (const auto& j : jobs.jobs) by[j.output] = j;
   EXPECT_GE(by["temp/pkg._b/b.o"].start_ms, 3000u);
@@ -221,7 +225,7 @@ TEST(NinjaLog, ModulesBuiltSideBySideArePlacedByTheirStartStamps) {
         << "\tff\n";
   }
   { std::ofstream(root / "temp/pkg._c/.tailor_start") << "1700000001000\n"; }
-  jobs = collect_build_jobs(root.string(), {});
+  jobs = collect_build_jobs(real_disk, root.string(), {});
   by.clear();
   for (const auto& j : jobs.jobs) by[j.output] = j;
   EXPECT_EQ(by["temp/pkg._c/fused_c/c.o"].start_ms, 1000u)
@@ -255,7 +259,7 @@ TEST(NinjaLog, ThePackageNinjasModuleStampsAreNotJobsAndItsSubninjasClassify) {
         << "\tff\n3000\t3001\t0\t.tailor-done/m0\tff\n0\t900\t0\t"
         << (root / "temp/pkg._b/h.o").string() << "\tff\n";
   }
-  BuildJobs jobs = collect_build_jobs(root.string(), {});
+  BuildJobs jobs = collect_build_jobs(real_disk, root.string(), {});
   ASSERT_EQ(jobs.jobs.size(), 2u) << "the stamp edge is not a job";
   std::map<std::string, NinjaJob> by;
   for (const auto& j : jobs.jobs) by[j.output] = j;

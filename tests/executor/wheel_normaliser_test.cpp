@@ -396,9 +396,8 @@ TEST(BuildProvenance, LeavesJobsCachesAndPathsOutOfTheWheel) {
 TEST(ReproducibleBuildEnv, EpochObjtempAndPrefixMapsAppended) {
   std::map<std::string, std::string> env = {{"NVCC_APPEND_FLAGS", "-lineinfo"},
                                             {"TORCH_CUDA_ARCH_LIST", "7.5"}};
-  ::setenv("CXXFLAGS", "-O3", 1);
-  ::unsetenv("CFLAGS");
-  add_reproducible_build_env(env, 1700000000, "/w/pkg-abc/src");
+  const std::map<std::string, std::string> caller = {{"CXXFLAGS", "-O3"}};
+  add_reproducible_build_env(env, caller, 1700000000, "/w/pkg-abc/src");
   EXPECT_EQ(env["SOURCE_DATE_EPOCH"], "1700000000");
   EXPECT_EQ(env["NVCC_APPEND_FLAGS"],
             "-lineinfo -objtemp -Xcompiler=-ffile-prefix-map=/w/pkg-abc/src=.");
@@ -406,13 +405,12 @@ TEST(ReproducibleBuildEnv, EpochObjtempAndPrefixMapsAppended) {
   EXPECT_EQ(env["CXXFLAGS"], "-O3 -ffile-prefix-map=/w/pkg-abc/src=.");  // the caller's flags kept
   EXPECT_EQ(env["TORCH_CUDA_ARCH_LIST"], "7.5");
   auto again = env;
-  add_reproducible_build_env(again, 1700000000, "/w/pkg-abc/src");
+  add_reproducible_build_env(again, caller, 1700000000, "/w/pkg-abc/src");
   EXPECT_EQ(again, env);  // idempotent
   std::map<std::string, std::string> spaced;
-  add_reproducible_build_env(spaced, 5, "/w/with space/src");
+  add_reproducible_build_env(spaced, {}, 5, "/w/with space/src");
   EXPECT_EQ(spaced["NVCC_APPEND_FLAGS"], "-objtemp");
   EXPECT_EQ(spaced.count("CFLAGS"), 0u);
-  ::unsetenv("CXXFLAGS");
 }
 
 TEST(ReproducibleBuildEnv, NvccRandomSeedFromTheDataForNvccThatTakesIt) {
@@ -423,14 +421,13 @@ TEST(ReproducibleBuildEnv, NvccRandomSeedFromTheDataForNvccThatTakesIt) {
   EXPECT_EQ(nvcc_reproducible_flags(cuda::CudaVersion{12, 8}), "");
   EXPECT_EQ(nvcc_reproducible_flags(std::nullopt), "");
   std::map<std::string, std::string> env;
-  ::unsetenv("NVCC_APPEND_FLAGS");
-  add_reproducible_build_env(env, 5, "/w/src", true, cuda::CudaVersion{13, 0});
+  add_reproducible_build_env(env, {}, 5, "/w/src", true, cuda::CudaVersion{13, 0});
   EXPECT_EQ(env["NVCC_APPEND_FLAGS"],
             "-objtemp -Xcudafe --frandom-seed=tailor -Xcompiler=-ffile-prefix-map=/w/src=.");
   auto again = env;
-  add_reproducible_build_env(again, 5, "/w/src", true, cuda::CudaVersion{13, 0});
+  add_reproducible_build_env(again, {}, 5, "/w/src", true, cuda::CudaVersion{13, 0});
   EXPECT_EQ(again, env);  // idempotent
   std::map<std::string, std::string> old;
-  add_reproducible_build_env(old, 5, "/w/src", false, cuda::CudaVersion{12, 4});
+  add_reproducible_build_env(old, {}, 5, "/w/src", false, cuda::CudaVersion{12, 4});
   EXPECT_EQ(old["NVCC_APPEND_FLAGS"], "-Xcompiler=-ffile-prefix-map=/w/src=.");
 }

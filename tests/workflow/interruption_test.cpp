@@ -25,6 +25,7 @@ using namespace tailor::executor;
 namespace fs = std::filesystem;
 
 namespace {
+executor::RealDiskInterface real_disk;  // these tests read and write real files
 
 using test::TempDir;
 
@@ -113,7 +114,7 @@ TEST(FolderLock, WaiterSaysSoOnceAndGetsTheLock) {
 
 TEST(RunLog, EachRunGetsItsOwnLogAndBuildLogPointsAtTheLatest) {
   TempDir t("interruption");
-  auto first = start_run_log(t.path.string(), 2);
+  auto first = start_run_log(real_disk, t.path.string(), 2);
   ASSERT_TRUE(first);
   std::ofstream(*first) << "first\n";
   EXPECT_EQ(test::slurp_text(t.path / "build.log"), "first\n");
@@ -122,7 +123,7 @@ TEST(RunLog, EachRunGetsItsOwnLogAndBuildLogPointsAtTheLatest) {
     // Distinct names within one second: make the older ones look older.
     fs::rename(made.back(), t.path / ("build-20000101T00000" + std::to_string(i) + "Z-1.log"));
     made.back() = (t.path / ("build-20000101T00000" + std::to_string(i) + "Z-1.log")).string();
-    auto next = start_run_log(t.path.string(), 2);
+    auto next = start_run_log(real_disk, t.path.string(), 2);
     ASSERT_TRUE(next);
     made.push_back(*next);
   }
@@ -140,12 +141,15 @@ TEST(Resume, KeepsTheTreeOnlyWhileConfiguredTheSame) {
   TempDir t("interruption");
   fs::path src = t.path / "src", work = t.path;
   fs::create_directories(src / "build" / "obj");
-  EXPECT_FALSE(keep_build_tree_if_unchanged(src.string(), work.string(), "sm_75\npip wheel"));
+  EXPECT_FALSE(
+      keep_build_tree_if_unchanged(real_disk, src.string(), work.string(), "sm_75\npip wheel"));
   EXPECT_FALSE(fs::exists(src / "build"));  // no fingerprint yet: unknown tree removed
   fs::create_directories(src / "build" / "obj");
-  EXPECT_TRUE(keep_build_tree_if_unchanged(src.string(), work.string(), "sm_75\npip wheel"));
+  EXPECT_TRUE(
+      keep_build_tree_if_unchanged(real_disk, src.string(), work.string(), "sm_75\npip wheel"));
   EXPECT_TRUE(fs::exists(src / "build" / "obj"));
-  EXPECT_FALSE(keep_build_tree_if_unchanged(src.string(), work.string(), "sm_80\npip wheel"));
+  EXPECT_FALSE(
+      keep_build_tree_if_unchanged(real_disk, src.string(), work.string(), "sm_80\npip wheel"));
   EXPECT_FALSE(fs::exists(src / "build"));
 }
 
@@ -159,14 +163,15 @@ TEST(Resume, ReusedUnitsAgainstTheFreshTreeCount) {
   TempDir t("interruption");
   std::string work = t.path.string();
   fs::create_directories(t.path / "src");
-  keep_build_tree_if_unchanged((t.path / "src").string(), work, "f");
-  EXPECT_FALSE(account_reused_units(work, false, 4));  // fresh tree: records 4
-  auto u = account_reused_units(work, true, 1);
+  keep_build_tree_if_unchanged(real_disk, (t.path / "src").string(), work, "f");
+  EXPECT_FALSE(account_reused_units(real_disk, work, false, 4));  // fresh tree: records 4
+  auto u = account_reused_units(real_disk, work, true, 1);
   ASSERT_TRUE(u);
   EXPECT_EQ(u->reused, 3u);
   EXPECT_EQ(u->total, 4u);
   EXPECT_NE(u->source.find("Ninja"), std::string::npos);
-  auto none_ran = account_reused_units(work, true, std::nullopt);  // everything up to date
+  auto none_ran =
+      account_reused_units(real_disk, work, true, std::nullopt);  // everything up to date
   ASSERT_TRUE(none_ran);
   EXPECT_EQ(none_ran->reused, 4u);
 }
@@ -229,7 +234,7 @@ TEST(Interrupt, RunnerStopsAndPublishingRefuses) {
   ASSERT_EQ(interrupt_signal(), SIGINT);
   CountingRunner runner;
   QuietDisplay display;
-  BuildRunner br(runner, display, (t.path / "log").string());
+  BuildRunner br(runner, display, real_disk, (t.path / "log").string());
   auto outcome = br.run({tailor::plan::Step{"one", {"true"}}, tailor::plan::Step{"two", {"true"}}});
   ASSERT_TRUE(outcome);
   EXPECT_TRUE(outcome->interrupted);
