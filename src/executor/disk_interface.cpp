@@ -31,8 +31,8 @@ class RealLogFile : public LogFile {
     if (!f) return {};
     if (std::fclose(f) != 0 && m_error == 0) m_error = errno;
     if (m_error != 0)
-      return make_error(fmt::format("{}: cannot write the build log: {}", m_path,
-                                    errno_text(m_error)));
+      return make_error(
+          fmt::format("{}: cannot write the build log: {}", m_path, errno_text(m_error)));
     return {};
   }
 
@@ -74,9 +74,8 @@ Expected<std::unique_ptr<LogFile>> RealDiskInterface::create_log(const std::stri
 
 Expected<void> RealDiskInterface::point_link(const std::string& link, const std::string& target) {
   std::error_code ec;
-  const fs::path tmp =
-      fs::path(link).parent_path() /
-      fmt::format(".{}.{}", fs::path(link).filename().string(), getpid());
+  const fs::path tmp = fs::path(link).parent_path() /
+                       fmt::format(".{}.{}", fs::path(link).filename().string(), getpid());
   fs::remove(tmp, ec);
   fs::create_symlink(target, tmp, ec);
   if (!ec) fs::rename(tmp, link, ec);
@@ -97,14 +96,12 @@ std::vector<std::string> RealDiskInterface::list(const std::string& dir) {
   return names;
 }
 
-std::vector<DiskFile> RealDiskInterface::find_files(const std::string& root,
-                                                    std::string_view name, int max_depth,
-                                                    size_t max_seen) {
+std::vector<DiskFile> RealDiskInterface::find_files(const std::string& root, std::string_view name,
+                                                    int max_depth, size_t max_seen) {
   std::vector<DiskFile> out;
   std::error_code ec;
   if (!fs::is_directory(root, ec)) return out;
-  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec),
-      end;
+  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
   for (size_t seen = 0; !ec && it != end && seen < max_seen; it.increment(ec), ++seen) {
     if (it.depth() >= max_depth) it.disable_recursion_pending();
     std::error_code fec;

@@ -42,8 +42,7 @@ class DiskInterface {
   /// larger.
   virtual std::optional<std::string> read(const std::string& path, uint64_t max_bytes) = 0;
   /// Written atomically (a file beside it renamed over it); `executable` sets 0755.
-  virtual Expected<void> write(const std::string& path, std::string_view text,
-                               bool executable) = 0;
+  virtual Expected<void> write(const std::string& path, std::string_view text, bool executable) = 0;
   /// Created (truncated) for appending; an error naming the path when it cannot be.
   virtual Expected<std::unique_ptr<LogFile>> create_log(const std::string& path) = 0;
   /// `link` becomes a symbolic link to `target`, replacing what was there atomically.

@@ -123,7 +123,7 @@ PreflightFacts preflight_facts(const probe::HostReport& host, const probe::Pytho
 }
 
 ExtensionBuildContext ExtensionBuildContext::system(CommandRunner& runner) {
-  ExtensionBuildContext ctx{runner};
+  ExtensionBuildContext ctx{BuildContext::system(runner)};
   ctx.probe_host = [](const probe::ProbeOptions& popts) { return probe::probe_host(popts); };
   ctx.probe_python = [&runner](const std::string& python, bool may_write) {
     // A build waits minutes anyway: give a loaded machine time to import torch. The
@@ -131,17 +131,7 @@ ExtensionBuildContext ExtensionBuildContext::system(CommandRunner& runner) {
     return probe::probe_python_cached(python, runner, std::chrono::seconds(180),
                                       user_cache_dir("probe"), nullptr, may_write);
   };
-  ctx.environment = process_environment();
-  ctx.fixed_path = system_fixed_path(runner);
   return ctx;
-}
-
-BuildSession ExtensionBuildContext::session(const ExtensionBuildOptions& o, BuildReport& report) {
-  BuildSession session = system_session(runner, report, o.status_out, o.display, disk);
-  session.environment = Environment(environment);
-  session.fixed_path = fixed_path;
-  session.display = display;
-  return session;
 }
 
 // 1. What to build, for what.

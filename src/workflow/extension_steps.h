@@ -19,37 +19,29 @@
 #include "plan/extension_recipe.h"
 #include "probe/probe.h"
 #include "util/process.h"
+#include "workflow/build_context.h"
 #include "workflow/extension_build.h"
 
 namespace tailor::workflow {
 
-/// What a run reaches the outside world through. `system` gives the real ones; tests
-/// hand in fakes. Files are written only under the options' work root and out folder.
-struct ExtensionBuildContext {
-  CommandRunner& runner;
+/// What an extension build reaches the outside world through: a build's (BuildContext) and
+/// the probe. `system` gives the real ones; tests hand in fakes. Files are written only
+/// under the options' work root and out folder.
+struct ExtensionBuildContext : BuildContext {
   /// The host as probe sees it (Pythons are not probed there: the target one is, alone).
   std::function<probe::HostReport(const probe::ProbeOptions&)> probe_host;
   /// One interpreter and its torch; nullopt when it cannot run. `may_write` false: a
   /// cached answer may be read but nothing is written (--print-env writes no file).
   std::function<std::optional<probe::PythonInstall>(const std::string& python, bool may_write)>
       probe_python;
-  /// The caller's environment: SCCACHE_* picks the cache, PATH goes after the toolkit's bin/.
-  std::map<std::string, std::string> environment;
-  /// How the build sees its work folder at a fixed path (executor/fixed_path.h): `system`
-  /// tries tailor's own namespace, bubblewrap, then the real fixed folder (only `forced`,
-  /// when TAILOR_FIXED_PATH_ROUTE names one); unset (tests): none, with the warning.
-  std::function<executor::FixedPathChoice(const std::string& real, const std::string& fixed,
-                                          std::optional<executor::FixedPathRoute> forced)>
-      fixed_path;
-  /// The build step's live progress; null: made from the options' display style and status_out.
-  executor::ProgressDisplay* display = nullptr;
-  /// The files the builder reads and writes itself; null: the real file system.
-  executor::DiskInterface* disk = nullptr;
 
   static ExtensionBuildContext system(CommandRunner& runner);
-  /// The one builder's session (executor/build_session.h) over this context: its runner,
-  /// environment, fixed path and display; the system's governor, cache check and records.
-  executor::BuildSession session(const ExtensionBuildOptions& o, executor::BuildReport& report);
+  /// The one builder's session over this context: headlines on the options' status_out in
+  /// their display style.
+  executor::BuildSession session(const ExtensionBuildOptions& o,
+                                 executor::BuildReport& report) const {
+    return BuildContext::session(report, o.status_out, o.display);
+  }
 };
 
 /// What the steps so far found, for the steps after them.

@@ -127,24 +127,7 @@ plan::DoctorFacts gather_doctor_facts(const plan::TorchPlan& p, CommandRunner& r
 }
 
 TorchBuildContext TorchBuildContext::system(CommandRunner& runner) {
-  TorchBuildContext ctx{runner};
-  ctx.environment = process_environment();
-  ctx.check_storage = [](const cache::CacheSettings& settings) {
-    return cache::check_shared_storage(settings, std::chrono::milliseconds(3000));
-  };
-  ctx.fixed_path = system_fixed_path(runner);
-  return ctx;
-}
-
-BuildSession TorchBuildContext::session(BuildReport& report) {
-  BuildSession session = system_session(
-      runner, report, out, display ? DisplayStyle::plain : default_display_style(out), disk);
-  session.environment = Environment(environment);
-  session.check_storage = check_storage;
-  session.fixed_path = fixed_path;
-  session.display = display;
-  session.warnings = err;
-  return session;
+  return TorchBuildContext{BuildContext::system(runner)};
 }
 
 namespace torch_steps {

@@ -30,32 +30,26 @@
 #include "plan/torch_plan.h"
 #include "probe/host_report.h"
 #include "util/process.h"
+#include "workflow/build_context.h"
 #include "workflow/torch_build.h"
 
 namespace tailor::workflow {
 
-/// What a torch build reaches the outside world through. `system` gives the real ones;
-/// tests hand in fakes. Files are written only under the plan's work folder, the source
-/// tree the build runs in and the out folder.
-struct TorchBuildContext {
-  CommandRunner& runner;
-  /// The caller's environment: SOURCE_DATE_EPOCH, TAILOR_CACHE(_URL), SCCACHE_*.
-  std::map<std::string, std::string> environment;
-  /// Whether a shared cache storage answers (cache::check_shared_storage).
-  std::function<Expected<cache::StorageCheck>(const cache::CacheSettings&)> check_storage;
-  /// The build step's live progress; null: one made for `out` in its default style.
-  executor::ProgressDisplay* display = nullptr;
+/// What a torch build reaches the outside world through: a build's (BuildContext) and its
+/// two streams. `system` gives the real ones; tests hand in fakes. Files are written only
+/// under the plan's work folder, the source tree the build runs in and the out folder.
+struct TorchBuildContext : BuildContext {
   std::FILE* out = stdout;  ///< what the build says as it goes: the plan, checks, the wheel
   std::FILE* err = stderr;  ///< problems, warnings, the first error and its diagnosis
-  /// How the build sees its source tree at a fixed path (executor/fixed_path.h); unset
-  /// (tests): none, with the warning.
-  executor::BuildSession::FixedPathOpener fixed_path;
-  /// The files the builder reads and writes itself; null: the real file system.
-  executor::DiskInterface* disk = nullptr;
 
   static TorchBuildContext system(CommandRunner& runner);
-  /// The one builder's session (executor/build_session.h) over this context.
-  executor::BuildSession session(executor::BuildReport& report);
+  /// The one builder's session over this context: headlines on `out` (plain under a
+  /// display handed in, else its default style), warnings on `err`.
+  executor::BuildSession session(executor::BuildReport& report) const {
+    return BuildContext::session(
+        report, out, display ? executor::DisplayStyle::plain : executor::default_display_style(out),
+        err);
+  }
 };
 
 /// The request, then what the steps so far found, for the steps after them.

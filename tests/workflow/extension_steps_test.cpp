@@ -60,7 +60,7 @@ class ExtensionSteps : public ::testing::Test {
     fs::remove_all(root, ec);
   }
   ExtensionBuildContext context() {
-    ExtensionBuildContext c{runner};
+    ExtensionBuildContext c{{runner}};
     c.probe_host = [this](const probe::ProbeOptions&) { return host; };
     c.probe_python = [this](const std::string&, bool) { return python; };
     c.environment = environment;

@@ -64,7 +64,7 @@ class TorchSteps : public ::testing::Test {
     std::fclose(err);
   }
   TorchBuildContext context() {
-    TorchBuildContext c{runner};
+    TorchBuildContext c{{runner}};
     c.environment = environment;
     c.check_storage = [this](const cache::CacheSettings&) {
       ++storage_checks;
