@@ -32,7 +32,7 @@ host_arch=$("$TAILOR" detect --json --no-python 2>/dev/null | python3 -c 'import
 if [ "$host_arch" = aarch64 ]; then
   # Planned here: a host glibc newer than 2.35 is a warning whose fix is the dockerfile.
   if grep -q "is newer than manylinux_2_35" "$tmp/plan.err"; then
-    grep -q "^warning: manylinux: " "$tmp/plan.err" || fail "the glibc problem of a plan is not a warning: $(cat "$tmp/plan.err")"
+    grep -q "^tailor: warning: manylinux: " "$tmp/plan.err" || fail "the glibc problem of a plan is not a warning: $(cat "$tmp/plan.err")"
   fi
 else
   grep -q "cannot cross-compile" "$tmp/plan.err" || fail "no cross-compile warning"
