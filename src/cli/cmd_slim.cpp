@@ -144,6 +144,144 @@ std::vector<slim::TargetLeft> left_of_input(const slim::InputSlim& in) {
   return left;
 }
 
+// The note on one library's embedded fatbin containers (cuFFT's .data, cuBLASLt's
+// .cask_resource): how many, where, and what compacting them in place did.
+std::string embedded_note(const slim::SlimmedFile& f) {
+  slim::EmbeddedSection all;
+  std::vector<std::string> sections;
+  for (const auto& e : f.lib.embedded) {
+    all.containers += e.containers;
+    all.containers_changed += e.containers_changed;
+    all.containers_whole += e.containers_whole;
+    all.device_before += e.device_before;
+    all.device_after += e.device_after;
+    sections.push_back(terminal_safe(e.section));
+  }
+  if (sections.size() > 4) {
+    sections.resize(4);
+    sections.push_back("...");
+  }
+  const std::string whole =
+      all.containers_whole ? fmt::format("; {} kept whole", with_thousands(all.containers_whole))
+                           : "";
+  if (all.containers_changed == 0)
+    return fmt::format("{}: {} fatbin container{} in {} ({}), none with an entry to remove{}",
+                       terminal_safe(f.path), with_thousands(all.containers),
+                       all.containers == 1 ? "" : "s", join(sections, ", "),
+                       human_bytes(all.device_before), whole);
+  return fmt::format(
+      "{}: {} fatbin container{} in {}: {} compacted in place, keeping {} address{} ({} -> "
+      "{} of "
+      "entries; the freed bytes are zeroed, so the file keeps its size){}",
+      terminal_safe(f.path), with_thousands(all.containers), all.containers == 1 ? "" : "s",
+      join(sections, ", "), with_thousands(all.containers_changed),
+      all.containers_changed == 1 ? "its" : "their", all.containers_changed == 1 ? "" : "es",
+      human_bytes(all.device_before), human_bytes(all.device_after), whole);
+}
+
+// The notes one library adds below its input's table.
+void add_library_notes(const slim::SlimmedFile& f, std::vector<std::string>& notes) {
+  const auto& l = f.lib;
+  if (!l.note.empty()) notes.push_back(terminal_safe(f.path) + ": " + terminal_safe(l.note));
+  if (!l.embedded.empty()) notes.push_back(embedded_note(f));
+  if (l.containers_ptx_only)
+    notes.push_back(fmt::format(
+        "{}: {} container{} run{} on a kept GPU only through PTX JIT: PTX kept (first launch "
+        "compiles it)",
+        terminal_safe(f.path), l.containers_ptx_only, l.containers_ptx_only == 1 ? "" : "s",
+        l.containers_ptx_only == 1 ? "s" : ""));
+  if (l.containers_whole) {
+    std::string first;
+    for (const auto& w : l.warnings)
+      if (w.find("kept whole: ") != std::string::npos) {
+        first = w;
+        break;
+      }
+    notes.push_back(fmt::format("{}: {} container{} kept whole{}", terminal_safe(f.path),
+                                l.containers_whole, l.containers_whole == 1 ? "" : "s",
+                                first.empty() ? "" : ", e.g. " + terminal_safe(first)));
+  }
+}
+
+// One input's table of libraries (or the line that says it has none), then the bytes
+// removed per target; the libraries' notes are added to `notes`.
+std::string library_table(const slim::InputSlim& in, std::vector<std::string>& notes) {
+  std::string out;
+  std::map<cuda::FatbinCode, uint64_t> removed_per_target;  // canonical order
+  size_t name_width = 7;
+  for (const auto& f : in.files)
+    name_width = std::max(name_width, std::min<size_t>(f.path.size(), 60));
+  if (!in.files.empty())
+    out += fmt::format("  {:<{}}  {:>10}  {:>10}  {:>14}  {}\n", "library", name_width, "before",
+                       "after", "device removed", "kept");
+  for (const auto& f : in.files) {
+    const auto& l = f.lib;
+    for (const auto& t : l.targets) removed_per_target[t.code] += t.removed_bytes;
+    std::string shown = terminal_safe(f.path);
+    if (shown.size() > 60) shown = "..." + shown.substr(shown.size() - 57);
+    out += fmt::format(
+        "  {:<{}}  {:>10}  {:>10}  {:>14}  {}\n", shown, name_width, human_bytes(l.size_before),
+        human_bytes(l.size_after), l.removed_bytes() ? human_bytes(l.removed_bytes()) : "-",
+        l.outcome == slim::SlimOutcome::left_untouched ? "left untouched" : kept_targets(l));
+    add_library_notes(f, notes);
+  }
+  if (in.files.empty())
+    out += fmt::format("  no device code in {} ELF file{}\n", in.libraries_scanned,
+                       in.libraries_scanned == 1 ? "" : "s");
+  std::string removed;
+  for (const auto& [t, bytes] : removed_per_target)
+    if (bytes)
+      removed += fmt::format("{}{} {}", removed.empty() ? "" : ", ", t.name(), human_bytes(bytes));
+  if (!removed.empty()) out += "  removed:     " + removed + "\n";
+  return out;
+}
+
+// One input's totals: containers emptied, its size before and after (apparent, then on
+// disk), and the bytes zeroed inside sections.
+std::string input_totals(const slim::SlimReport& report, const slim::InputSlim& in) {
+  std::string out;
+  uint64_t emptied = 0;
+  for (const auto& f : in.files) emptied += f.lib.containers_emptied;
+  if (emptied)
+    out += fmt::format(
+        "  emptied:     {} container{} had no code for {}: emptied to {} header; the CUDA "
+        "runtime "
+        "answers \"no kernel image\" for {} kernels, as it did for the original{}\n",
+        with_thousands(emptied), emptied == 1 ? "" : "s",
+        report.devices.empty() ? std::string("the kept GPUs") : join(report.devices, ", "),
+        emptied == 1 ? "its" : "their", emptied == 1 ? "its" : "their", emptied == 1 ? "" : "s");
+  // Apparent sizes, then disk usage (st_blocks): zeros left inside sections keep the
+  // size but, punched out, not the blocks.
+  const bool disk_known = !report.dry_run && in.disk_before;
+  const std::string disk =
+      disk_known       ? fmt::format("; on disk {} -> {} (-{})", human_bytes(in.disk_before),
+                                     human_bytes(in.disk_after), percent(in.disk_before, in.disk_after))
+      : in.disk_before ? fmt::format("; on disk {} now", human_bytes(in.disk_before))
+                       : std::string();
+  if (in.kind == slim::InputKind::wheel)
+    out += fmt::format("  wheel {} -> {} (-{}){}; its libraries installed {} -> {} (-{})\n",
+                       human_bytes(in.size_before), human_bytes(in.size_after),
+                       percent(in.size_before, in.size_after), disk,
+                       human_bytes(in.installed_before), human_bytes(in.installed_after),
+                       percent(in.installed_before, in.installed_after));
+  else
+    out += fmt::format("  {} librar{}: {} -> {} (-{}){}\n", in.libraries_scanned,
+                       in.libraries_scanned == 1 ? "y" : "ies", human_bytes(in.size_before),
+                       human_bytes(in.size_after), percent(in.size_before, in.size_after), disk);
+  if (in.zeroed_bytes) {
+    std::string where =
+        in.kind == slim::InputKind::wheel ? "they compress away in the wheel; a slim in place of "
+                                            "the installed files punches them out"
+        : report.dry_run                  ? "a slim that writes punches them out of the files"
+        : in.punched_bytes                ? fmt::format("punched out of the files: {} less on disk",
+                                                        human_bytes(in.punched_bytes))
+                                          : "not punched out";
+    out += fmt::format("  zeroed:      {} freed inside sections, {} of it in whole pages ({})\n",
+                       human_bytes(in.zeroed_bytes), human_bytes(in.punchable_bytes), where);
+  }
+  return out;
+}
+
 std::string render_text(const slim::SlimReport& report) {
   std::string out = fmt::format("{} {}{}\n", paint("keep:", Paint::bold), report.policy,
                                 report.dry_run ? "  (dry run: nothing written)" : "");
@@ -152,126 +290,10 @@ std::string render_text(const slim::SlimReport& report) {
         "\n{} ({}, {:.1f} s){}\n", paint(terminal_safe(in.input), Paint::bold),
         slim::input_kind_key(in.kind), in.seconds,
         in.output.empty() || in.output == in.input ? "" : " -> " + terminal_safe(in.output));
-    std::map<cuda::FatbinCode, uint64_t> removed_per_target;  // canonical order
-    size_t name_width = 7;
-    for (const auto& f : in.files)
-      name_width = std::max(name_width, std::min<size_t>(f.path.size(), 60));
-    if (!in.files.empty())
-      out += fmt::format("  {:<{}}  {:>10}  {:>10}  {:>14}  {}\n", "library", name_width, "before",
-                         "after", "device removed", "kept");
     std::vector<std::string> notes;
-    for (const auto& f : in.files) {
-      const auto& l = f.lib;
-      for (const auto& t : l.targets) removed_per_target[t.code] += t.removed_bytes;
-      std::string shown = terminal_safe(f.path);
-      if (shown.size() > 60) shown = "..." + shown.substr(shown.size() - 57);
-      out += fmt::format(
-          "  {:<{}}  {:>10}  {:>10}  {:>14}  {}\n", shown, name_width, human_bytes(l.size_before),
-          human_bytes(l.size_after), l.removed_bytes() ? human_bytes(l.removed_bytes()) : "-",
-          l.outcome == slim::SlimOutcome::left_untouched ? "left untouched" : kept_targets(l));
-      if (!l.note.empty()) notes.push_back(terminal_safe(f.path) + ": " + terminal_safe(l.note));
-      if (!l.embedded.empty()) {
-        slim::EmbeddedSection all;
-        std::vector<std::string> sections;
-        for (const auto& e : l.embedded) {
-          all.containers += e.containers;
-          all.containers_changed += e.containers_changed;
-          all.containers_whole += e.containers_whole;
-          all.device_before += e.device_before;
-          all.device_after += e.device_after;
-          sections.push_back(terminal_safe(e.section));
-        }
-        if (sections.size() > 4) {
-          sections.resize(4);
-          sections.push_back("...");
-        }
-        const std::string whole =
-            all.containers_whole
-                ? fmt::format("; {} kept whole", with_thousands(all.containers_whole))
-                : "";
-        if (all.containers_changed == 0)
-          notes.push_back(fmt::format(
-              "{}: {} fatbin container{} in {} ({}), none with an entry to remove{}",
-              terminal_safe(f.path), with_thousands(all.containers), all.containers == 1 ? "" : "s",
-              join(sections, ", "), human_bytes(all.device_before), whole));
-        else
-          notes.push_back(fmt::format(
-              "{}: {} fatbin container{} in {}: {} compacted in place, keeping {} address{} ({} -> "
-              "{} of "
-              "entries; the freed bytes are zeroed, so the file keeps its size){}",
-              terminal_safe(f.path), with_thousands(all.containers), all.containers == 1 ? "" : "s",
-              join(sections, ", "), with_thousands(all.containers_changed),
-              all.containers_changed == 1 ? "its" : "their",
-              all.containers_changed == 1 ? "" : "es", human_bytes(all.device_before),
-              human_bytes(all.device_after), whole));
-      }
-      if (l.containers_ptx_only)
-        notes.push_back(fmt::format(
-            "{}: {} container{} run{} on a kept GPU only through PTX JIT: PTX kept (first launch "
-            "compiles it)",
-            terminal_safe(f.path), l.containers_ptx_only, l.containers_ptx_only == 1 ? "" : "s",
-            l.containers_ptx_only == 1 ? "s" : ""));
-      if (l.containers_whole) {
-        std::string first;
-        for (const auto& w : l.warnings)
-          if (w.find("kept whole: ") != std::string::npos) {
-            first = w;
-            break;
-          }
-        notes.push_back(fmt::format("{}: {} container{} kept whole{}", terminal_safe(f.path),
-                                    l.containers_whole, l.containers_whole == 1 ? "" : "s",
-                                    first.empty() ? "" : ", e.g. " + terminal_safe(first)));
-      }
-    }
-    if (in.files.empty())
-      out += fmt::format("  no device code in {} ELF file{}\n", in.libraries_scanned,
-                         in.libraries_scanned == 1 ? "" : "s");
-    std::string removed;
-    for (const auto& [t, bytes] : removed_per_target)
-      if (bytes)
-        removed +=
-            fmt::format("{}{} {}", removed.empty() ? "" : ", ", t.name(), human_bytes(bytes));
-    if (!removed.empty()) out += "  removed:     " + removed + "\n";
+    out += library_table(in, notes);
     out += left_lines(left_of_input(in));
-    uint64_t emptied = 0;
-    for (const auto& f : in.files) emptied += f.lib.containers_emptied;
-    if (emptied)
-      out += fmt::format(
-          "  emptied:     {} container{} had no code for {}: emptied to {} header; the CUDA "
-          "runtime "
-          "answers \"no kernel image\" for {} kernels, as it did for the original{}\n",
-          with_thousands(emptied), emptied == 1 ? "" : "s",
-          report.devices.empty() ? std::string("the kept GPUs") : join(report.devices, ", "),
-          emptied == 1 ? "its" : "their", emptied == 1 ? "its" : "their", emptied == 1 ? "" : "s");
-    // Apparent sizes, then disk usage (st_blocks): zeros left inside sections keep the
-    // size but, punched out, not the blocks.
-    const bool disk_known = !report.dry_run && in.disk_before;
-    const std::string disk =
-        disk_known       ? fmt::format("; on disk {} -> {} (-{})", human_bytes(in.disk_before),
-                                       human_bytes(in.disk_after), percent(in.disk_before, in.disk_after))
-        : in.disk_before ? fmt::format("; on disk {} now", human_bytes(in.disk_before))
-                         : std::string();
-    if (in.kind == slim::InputKind::wheel)
-      out += fmt::format("  wheel {} -> {} (-{}){}; its libraries installed {} -> {} (-{})\n",
-                         human_bytes(in.size_before), human_bytes(in.size_after),
-                         percent(in.size_before, in.size_after), disk,
-                         human_bytes(in.installed_before), human_bytes(in.installed_after),
-                         percent(in.installed_before, in.installed_after));
-    else
-      out += fmt::format("  {} librar{}: {} -> {} (-{}){}\n", in.libraries_scanned,
-                         in.libraries_scanned == 1 ? "y" : "ies", human_bytes(in.size_before),
-                         human_bytes(in.size_after), percent(in.size_before, in.size_after), disk);
-    if (in.zeroed_bytes) {
-      std::string where =
-          in.kind == slim::InputKind::wheel ? "they compress away in the wheel; a slim in place of "
-                                              "the installed files punches them out"
-          : report.dry_run                  ? "a slim that writes punches them out of the files"
-          : in.punched_bytes ? fmt::format("punched out of the files: {} less on disk",
-                                           human_bytes(in.punched_bytes))
-                             : "not punched out";
-      out += fmt::format("  zeroed:      {} freed inside sections, {} of it in whole pages ({})\n",
-                         human_bytes(in.zeroed_bytes), human_bytes(in.punchable_bytes), where);
-    }
+    out += input_totals(report, in);
     if (!in.punch_note.empty()) notes.push_back(terminal_safe(in.punch_note));
     size_t shown_notes = 0;
     for (const auto& n : notes) {

@@ -271,6 +271,138 @@ int interrupted_exit() {
   return interrupt_exit_code(sig);
 }
 
+// The stack read back from --from-lock, into `result`; k_exit_ok, or the error's exit.
+int read_lock_file(const StackArgs& args, stack::StackResult& result) {
+  if (!args.request.packages.empty() || !args.request.requirement_files.empty())
+    return report_error("stack: --from-lock replaces the package list: give one or the other");
+  auto text = read_text_file(args.from_lock, 64ull << 20);
+  if (!text) return report_error("--from-lock: " + text.error().message);
+  auto lock = stack::read_lock(*text);
+  if (!lock) return report_error(args.from_lock + ": " + lock.error().message);
+  result = std::move(*lock);
+  return k_exit_ok;
+}
+
+StackProgress::Style progress_style(const std::string& progress) {
+  if (progress == "live") return StackProgress::Style::live;
+  if (progress == "plain") return StackProgress::Style::plain;
+  if (progress != "auto") return StackProgress::Style::quiet;
+  const char* term = std::getenv("TERM");
+  return ::isatty(2) == 1 && !(term && std::strcmp(term, "dumb") == 0)
+             ? StackProgress::Style::live
+             : StackProgress::Style::plain;
+}
+
+// The stack resolved from the packages and requirement files asked for, into `result`;
+// k_exit_ok, or the error's exit.
+int resolve_requested(StackArgs& args, stack::StackResult& result) {
+  bool any_requirement = !args.request.packages.empty();
+  for (const auto& f : args.request.requirement_files) {
+    auto t = read_text_file(f, 8ull << 20);
+    if (!t) return report_error("-r: " + t.error().message);
+    for (const auto& line : split_any(*t, "\n"))
+      if (auto l = trim(line); !l.empty() && l.front() != '#') any_requirement = true;
+  }
+  // Requirement files with nothing in them ask for nothing: say so, not an empty table.
+  if (!any_requirement && !args.request.requirement_files.empty())
+    return report_error(
+        fmt::format("-r {}: no requirement in {} (a requirements file names one package per line, "
+                    "e.g. torch==2.11.0)",
+                    join(args.request.requirement_files, ", -r "),
+                    args.request.requirement_files.size() == 1 ? "it" : "them"));
+  SystemCommandRunner runner;
+  // What it is doing while pip resolves (tens of seconds when nothing is stored).
+  const StackProgress::Style style = progress_style(args.progress);
+  StackProgress shown(style);
+  if (style != StackProgress::Style::quiet) {
+    args.request.progress = [&shown](std::string_view line) { shown.phase(line); };
+    args.request.progress_detail = [&shown](std::string_view line) { shown.detail(line); };
+  }
+  args.request.warn = [&shown](std::string_view line) { shown.warn(line); };
+  auto r = stack::run_stack(args.request, runner);
+  shown.stop();
+  if (!r)
+    return interrupt_signal() ? interrupted_exit() : report_error("stack: " + r.error().message);
+  result = std::move(*r);
+  return k_exit_ok;
+}
+
+// The line that sums up the installed stack's verification, then its failures.
+void print_verification(const stack::InstallReport& installed) {
+  if (installed.verification_json.empty()) {
+    for (const auto& f : installed.failures)
+      std::cout << paint("FAILED ", Paint::red) << terminal_safe(f) << "\n";
+    return;
+  }
+  auto v = nlohmann::json::parse(installed.verification_json, nullptr, false);
+  size_t imports = 0;
+  if (!v.is_discarded())
+    for (const auto& i : v.value("imports", nlohmann::json::array()))
+      imports += i.value("ok", false) ? 1 : 0;
+  std::cout << fmt::format("{} {}: {} imports", paint("verified", Paint::bold), installed.venv,
+                           imports);
+  if (!v.is_discarded() && v.contains("torch") && v["torch"].is_object())
+    std::cout << fmt::format("; torch {} CUDA {} arch list {}", v["torch"].value("version", ""),
+                             v["torch"].value("cuda", ""),
+                             join(v["torch"].value("arch_list", std::vector<std::string>{}), " "));
+  if (!v.is_discarded() && v.contains("gpu") && v["gpu"].is_object())
+    std::cout << fmt::format("; GPU smoke test on {} ({}): {}", v["gpu"].value("name", ""),
+                             v["gpu"].value("cc", ""),
+                             v["gpu"].value("matmul", false) ? "passed" : "FAILED");
+  else
+    std::cout << "; GPU smoke test: skipped (no GPU)";
+  std::cout << "\n";
+  for (const auto& f : installed.failures)
+    std::cout << paint("FAILED ", Paint::red) << terminal_safe(f) << "\n";
+}
+
+// --install: the resolved stack installed into a venv and verified there; the exit.
+int install_resolved(const StackArgs& args, const stack::StackResult& result) {
+  if (!result.ok()) {
+    if (args.json)
+      std::cout << render_json(result, nullptr).dump(2) << "\n";
+    else
+      std::cout << render_text(result);
+    return report_error("stack: not installing: " + not_ok_line(result), k_exit_failed);
+  }
+  if (!args.json) std::cout << render_text(result) << "\n";
+  SystemCommandRunner runner;
+  auto installed = stack::install_stack(result, args.install, args.request, runner,
+                                        [](std::string_view line) { std::cerr << line << "\n"; });
+  if (!installed)
+    return interrupt_signal() ? interrupted_exit()
+                              : report_error("stack: --install: " + installed.error().message);
+  if (args.json)
+    std::cout << render_json(result, &*installed).dump(2) << "\n";
+  else
+    print_verification(*installed);
+  return installed->ok() ? k_exit_ok : k_exit_failed;
+}
+
+// --build: the stack's packages built here, through the workflow layer, as `tailor build`
+// would build them; k_exit_ok, or the exit of the first that failed.
+int build_resolved(const StackArgs& args, const stack::StackResult& result) {
+  workflow::StackBuildOptions b;
+  b.out_dir = args.out;
+  b.python = args.request.interpreter;
+  auto built = workflow::build_stack_packages(
+      result, b,
+      [](const workflow::ExtensionBuildOptions& o) { return workflow::build_extension(o); });
+  if (interrupt_signal() != 0) return interrupted_exit();
+  for (const auto& one : built) {
+    const auto& r = one.result;
+    if (r.status == workflow::BuildStatus::ok) {
+      std::cerr << fmt::format("built {} for {}\n", r.report.wheel, join(r.report.targets, ", "));
+      continue;
+    }
+    std::string why = r.message.empty() ? std::string("see ") + r.report.log_path : r.message;
+    return report_error(
+        fmt::format("stack: building {} failed: {}", one.package, why),
+        r.status == workflow::BuildStatus::bad_input ? k_exit_bad_input : k_exit_failed);
+  }
+  return k_exit_ok;
+}
+
 int run_stack(StackArgs& args) {
   install_interrupt_handlers();
   if (args.progress != "auto" && args.progress != "live" && args.progress != "plain" &&
@@ -280,53 +412,10 @@ int run_stack(StackArgs& args) {
   args.request.self = self_path();
   args.request.index.no_index = args.no_index;
   stack::StackResult result;
-  if (!args.from_lock.empty()) {
-    if (!args.request.packages.empty() || !args.request.requirement_files.empty())
-      return report_error("stack: --from-lock replaces the package list: give one or the other");
-    auto text = read_text_file(args.from_lock, 64ull << 20);
-    if (!text) return report_error("--from-lock: " + text.error().message);
-    auto lock = stack::read_lock(*text);
-    if (!lock) return report_error(args.from_lock + ": " + lock.error().message);
-    result = std::move(*lock);
-  } else {
-    bool any_requirement = !args.request.packages.empty();
-    for (const auto& f : args.request.requirement_files) {
-      auto t = read_text_file(f, 8ull << 20);
-      if (!t) return report_error("-r: " + t.error().message);
-      for (const auto& line : split_any(*t, "\n"))
-        if (auto l = trim(line); !l.empty() && l.front() != '#') any_requirement = true;
-    }
-    // Requirement files with nothing in them ask for nothing: say so, not an empty table.
-    if (!any_requirement && !args.request.requirement_files.empty())
-      return report_error(fmt::format(
-          "-r {}: no requirement in {} (a requirements file names one package per line, "
-          "e.g. torch==2.11.0)",
-          join(args.request.requirement_files, ", -r "),
-          args.request.requirement_files.size() == 1 ? "it" : "them"));
-    SystemCommandRunner runner;
-    // What it is doing while pip resolves (tens of seconds when nothing is stored).
-    StackProgress::Style style = StackProgress::Style::quiet;
-    const char* term = std::getenv("TERM");
-    if (args.progress == "auto")
-      style = ::isatty(2) == 1 && !(term && std::strcmp(term, "dumb") == 0)
-                  ? StackProgress::Style::live
-                  : StackProgress::Style::plain;
-    else if (args.progress == "live")
-      style = StackProgress::Style::live;
-    else if (args.progress == "plain")
-      style = StackProgress::Style::plain;
-    StackProgress shown(style);
-    if (style != StackProgress::Style::quiet) {
-      args.request.progress = [&shown](std::string_view line) { shown.phase(line); };
-      args.request.progress_detail = [&shown](std::string_view line) { shown.detail(line); };
-    }
-    args.request.warn = [&shown](std::string_view line) { shown.warn(line); };
-    auto r = stack::run_stack(args.request, runner);
-    shown.stop();
-    if (!r)
-      return interrupt_signal() ? interrupted_exit() : report_error("stack: " + r.error().message);
-    result = std::move(*r);
-  }
+  if (int got =
+          args.from_lock.empty() ? resolve_requested(args, result) : read_lock_file(args, result);
+      got != k_exit_ok)
+    return got;
   if (!args.lock.empty())
     if (auto w = write_file_atomic(args.lock, stack::render_lock(result)); !w)
       return report_error("--lock: " + w.error().message);
@@ -337,74 +426,9 @@ int run_stack(StackArgs& args) {
                     fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
                     fs::perm_options::add);
   }
-  std::optional<stack::InstallReport> installed;
-  if (!args.install.empty()) {
-    if (!result.ok()) {
-      if (args.json)
-        std::cout << render_json(result, nullptr).dump(2) << "\n";
-      else
-        std::cout << render_text(result);
-      return report_error("stack: not installing: " + not_ok_line(result), k_exit_failed);
-    }
-    if (!args.json) std::cout << render_text(result) << "\n";
-    SystemCommandRunner runner;
-    auto report = stack::install_stack(result, args.install, args.request, runner,
-                                       [](std::string_view line) { std::cerr << line << "\n"; });
-    if (!report)
-      return interrupt_signal() ? interrupted_exit()
-                                : report_error("stack: --install: " + report.error().message);
-    installed = std::move(*report);
-    if (args.json) {
-      std::cout << render_json(result, &*installed).dump(2) << "\n";
-    } else if (installed->verification_json.empty()) {
-      for (const auto& f : installed->failures)
-        std::cout << paint("FAILED ", Paint::red) << terminal_safe(f) << "\n";
-    } else {
-      auto v = nlohmann::json::parse(installed->verification_json, nullptr, false);
-      size_t imports = 0;
-      if (!v.is_discarded())
-        for (const auto& i : v.value("imports", nlohmann::json::array()))
-          imports += i.value("ok", false) ? 1 : 0;
-      std::cout << fmt::format("{} {}: {} imports", paint("verified", Paint::bold), installed->venv,
-                               imports);
-      if (!v.is_discarded() && v.contains("torch") && v["torch"].is_object())
-        std::cout << fmt::format(
-            "; torch {} CUDA {} arch list {}", v["torch"].value("version", ""),
-            v["torch"].value("cuda", ""),
-            join(v["torch"].value("arch_list", std::vector<std::string>{}), " "));
-      if (!v.is_discarded() && v.contains("gpu") && v["gpu"].is_object())
-        std::cout << fmt::format("; GPU smoke test on {} ({}): {}", v["gpu"].value("name", ""),
-                                 v["gpu"].value("cc", ""),
-                                 v["gpu"].value("matmul", false) ? "passed" : "FAILED");
-      else
-        std::cout << "; GPU smoke test: skipped (no GPU)";
-      std::cout << "\n";
-      for (const auto& f : installed->failures)
-        std::cout << paint("FAILED ", Paint::red) << terminal_safe(f) << "\n";
-    }
-    return installed->ok() ? k_exit_ok : k_exit_failed;
-  }
-  if (args.build) {
-    // The builds run here, through the workflow layer, as `tailor build` would run them.
-    workflow::StackBuildOptions b;
-    b.out_dir = args.out;
-    b.python = args.request.interpreter;
-    auto built = workflow::build_stack_packages(
-        result, b,
-        [](const workflow::ExtensionBuildOptions& o) { return workflow::build_extension(o); });
-    if (interrupt_signal() != 0) return interrupted_exit();
-    for (const auto& one : built) {
-      const auto& r = one.result;
-      if (r.status == workflow::BuildStatus::ok) {
-        std::cerr << fmt::format("built {} for {}\n", r.report.wheel, join(r.report.targets, ", "));
-        continue;
-      }
-      std::string why = r.message.empty() ? std::string("see ") + r.report.log_path : r.message;
-      return report_error(
-          fmt::format("stack: building {} failed: {}", one.package, why),
-          r.status == workflow::BuildStatus::bad_input ? k_exit_bad_input : k_exit_failed);
-    }
-  }
+  if (!args.install.empty()) return install_resolved(args, result);
+  if (args.build)
+    if (int got = build_resolved(args, result); got != k_exit_ok) return got;
   if (args.json)
     std::cout << render_json(result, nullptr).dump(2) << "\n";
   else

@@ -4,10 +4,12 @@
 // or littered with build/ folders, and the copy's path is stable per source so compiler
 // caches hit on a rebuild.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "util/expected.h"
 #include "util/process.h"
@@ -43,6 +45,9 @@ std::string detect_package_name(const std::string& source_dir);
 /// folders are not the package's own; bounded: 20,000 entries looked at.
 std::string first_cuda_source(const std::string& source_dir);
 
+/// Whether a file name is an sdist's: .tar.gz, .tgz, .zip, .tar.bz2 or .tar.xz.
+bool is_sdist_name(std::string_view file_name);
+
 /// Parses `git+https://host/x/y.git@ref` / `https://host/x/y@ref` into url and ref.
 bool split_git_url(std::string_view text, std::string& url, std::string& ref);
 
@@ -62,44 +67,10 @@ std::string default_work_root();
 Expected<std::string> prepare_source(const SourceSpec& spec, const std::string& work_dir,
                                      const std::string& python, CommandRunner& runner);
 
-/// What a build's input is, for provenance and reproducible builds: a digest that names
-/// the input and the SOURCE_DATE_EPOCH derived from it (the time every wheel member gets,
-/// exported to the build so compilers and setuptools use it too).
-struct SourceIdentity {
-  std::string digest_kind;  ///< "sdist-sha256", "git-commit" or "tree-sha256"
-  std::string digest;       ///< lowercase hex
-  int64_t source_date_epoch = 0;
-  std::string epoch_from;  ///< how the epoch was found, in words
-};
-
-/// SOURCE_DATE_EPOCH as the environment gives it: nullopt when unset or empty, an error
-/// (bad input) when it is not a whole number of seconds.
-Expected<std::optional<int64_t>> source_date_epoch_from_env(const char* value);
-
-/// The identity of a prepared source (`prepared_src` from prepare_source). git: HEAD's
-/// commit and its commit time; sdist (and an index download): the archive's sha256 and
-/// the newest time among its members; a folder or the example: a tree hash and the newest
-/// modification time among its files. Both skip VCS metadata and build leftovers (.git,
-/// build/, dist/, *.egg-info, __pycache__, *.pyc), so running a package's tests in its
-/// own tree does not change them. `epoch_override` (SOURCE_DATE_EPOCH from the caller's
-/// environment) wins over the derived time.
-Expected<SourceIdentity> identify_source(const SourceSpec& spec, const std::string& prepared_src,
-                                         const std::string& work_dir, CommandRunner& runner,
-                                         std::optional<int64_t> epoch_override = std::nullopt);
-
-/// The identity of a source tree on disk: a git checkout (a `.git` at its top) by HEAD's
-/// commit and commit time, any other folder by its tree hash and newest file time.
-Expected<SourceIdentity> identify_tree(const std::string& dir, CommandRunner& runner,
-                                       std::optional<int64_t> epoch_override = std::nullopt);
-
-/// The tree hash of a folder: SHA-256 over the sorted list of its files (path, whether
-/// executable, SHA-256 of the content) and symbolic links (path, target), skipping what
-/// identify_source skips. Also gives the newest modification time among those entries.
-struct TreeDigest {
-  std::string sha256;
-  int64_t newest_mtime = 0;
-  uint64_t files = 0;
-};
-Expected<TreeDigest> digest_tree(const std::string& dir);
+/// Runs one command of a source's preparation or identity (tar, pip, git) and returns its
+/// stdout; a failure quotes the command, how it ended and the last lines of its stderr.
+Expected<std::string> run_source_command(CommandRunner& runner, std::vector<std::string> argv,
+                                         std::optional<std::string> cwd,
+                                         std::chrono::seconds timeout);
 
 }  // namespace tailor::executor

@@ -39,6 +39,7 @@
 #include <thread>
 #include <vector>
 
+#include "executor/disk_interface.h"
 #include "util/expected.h"
 #include "util/jobserver.h"
 
@@ -311,9 +312,10 @@ class MemoryGovernor {
 
 /// `make` for a governed build's steps when the real one (`real_make`, older than 4.4)
 /// cannot read the fifo jobserver (it stops with "invalid --jobserver-auth string"; GCC's
-/// LTO link runs make through lto-wrapper): a script in `dir` that drops the jobserver and
-/// -j from MAKEFLAGS and runs the real make, written as `make` and as `gmake` (which CMake's
-/// Makefile generator prefers). Returns `dir`, to put first on PATH.
-Expected<std::string> write_make_shim(const std::string& dir, const std::string& real_make);
+/// LTO link runs make through lto-wrapper): a script that drops the jobserver and -j from
+/// MAKEFLAGS and runs the real make, written through `disk` in `dir` as `make` and as `gmake`
+/// (which CMake's Makefile generator prefers). Returns `dir`, to put first on PATH.
+Expected<std::string> write_make_shim(DiskInterface& disk, const std::string& dir,
+                                      const std::string& real_make);
 
 }  // namespace tailor::executor

@@ -32,9 +32,10 @@ std::vector<const PreflightCheck*> PreflightReport::problems() const {
   return out;
 }
 
-PreflightReport run_preflight(const PreflightFacts& f) {
-  PreflightReport r;
-  // nvcc present
+namespace {
+
+// nvcc present, and able to produce the targets.
+void check_nvcc(const PreflightFacts& f, PreflightReport& r) {
   if (f.nvcc_path.empty()) {
     r.checks.push_back(bad_check("nvcc", "no nvcc on PATH, in CUDA_HOME or /usr/local/cuda*",
                                  "no CUDA compiler (nvcc) found",
@@ -52,7 +53,10 @@ PreflightReport run_preflight(const PreflightFacts& f) {
     else
       r.checks.push_back(ok_check("targets", "nvcc can produce every requested target"));
   }
-  // Python
+}
+
+// A Python that runs, and in it a CUDA build of torch when the build needs one.
+void check_python(const PreflightFacts& f, PreflightReport& r) {
   if (f.python.empty() || !f.python_runs) {
     r.checks.push_back(
         bad_check("python", f.python.empty() ? "no python found" : f.python + " does not run",
@@ -78,6 +82,10 @@ PreflightReport run_preflight(const PreflightFacts& f) {
                                                          f.torch_cuda->to_string())));
     }
   }
+}
+
+// The CUDA majors of nvcc and torch.
+void check_cuda_match(const PreflightFacts& f, PreflightReport& r) {
   // nvcc's CUDA major == torch's: torch.utils.cpp_extension raises a RuntimeError
   // ("The detected CUDA version ... mismatches ...") only after the build has started.
   if (f.torch_required && !f.nvcc_path.empty() && f.torch_cuda) {
@@ -99,7 +107,10 @@ PreflightReport run_preflight(const PreflightFacts& f) {
       r.checks.push_back(
           ok_check("cuda-match", fmt::format("nvcc and torch both CUDA {}", *nvcc_major)));
   }
-  // host compiler accepted by nvcc
+}
+
+// A host compiler that nvcc accepts.
+void check_host_compiler(const PreflightFacts& f, PreflightReport& r) {
   if (!f.nvcc_path.empty()) {
     if (f.host_compiler.empty())
       r.checks.push_back(bad_check("host-compiler", "", "no host C++ compiler (g++) found",
@@ -116,6 +127,10 @@ PreflightReport run_preflight(const PreflightFacts& f) {
     else
       r.checks.push_back(ok_check("host-compiler", f.host_compiler));
   }
+}
+
+// The C++ runtime the extension would link.
+void check_cxx_runtime(const PreflightFacts& f, PreflightReport& r) {
   // C++ runtime: a compiler that cannot link a C++ library at all fails the build anyway
   // (its own words then); one that links the runtime statically fails it after minutes.
   if (!f.cxx_runtime_compiler.empty()) {
@@ -139,7 +154,10 @@ PreflightReport run_preflight(const PreflightFacts& f) {
     else
       r.checks.push_back(ok_check("cxx-runtime", "not checked: " + f.cxx_runtime_detail));
   }
-  // disk
+}
+
+// Room on the disk for the build.
+void check_disk(const PreflightFacts& f, PreflightReport& r) {
   if (f.disk_free_bytes) {
     if (*f.disk_free_bytes < f.disk_needed_bytes)
       r.checks.push_back(bad_check(
@@ -151,6 +169,18 @@ PreflightReport run_preflight(const PreflightFacts& f) {
       r.checks.push_back(ok_check(
           "disk", fmt::format("{} free under {}", human_bytes(*f.disk_free_bytes), f.build_dir)));
   }
+}
+
+}  // namespace
+
+PreflightReport run_preflight(const PreflightFacts& f) {
+  PreflightReport r;
+  check_nvcc(f, r);
+  check_python(f, r);
+  check_cuda_match(f, r);
+  check_host_compiler(f, r);
+  check_cxx_runtime(f, r);
+  check_disk(f, r);
   return r;
 }
 

@@ -386,7 +386,7 @@ void start_memory_governor(Run& r) {
   // PATH that runs it without the jobserver. Seen on Ubuntu 24.04 (gcc 13, make 4.3).
   std::string shim_dir;
   if (!j.make_without_jobserver.empty()) {
-    auto dir = write_make_shim((fs::path(r.policy.work_dir) / "make-shim").string(),
+    auto dir = write_make_shim(r.session.disk, (fs::path(r.policy.work_dir) / "make-shim").string(),
                                j.make_without_jobserver);
     if (dir)
       shim_dir = *dir;

@@ -76,16 +76,12 @@ bool may_be_elf(const std::string& name, uint32_t mode) {
 
 }  // namespace
 
-Expected<NormalisedWheel> normalise_wheel(const std::string& wheel,
-                                          const WheelNormaliseOptions& options) {
-  TAILOR_TRY(mapped, MappedFile::open(wheel));
-  Bytes file = mapped.bytes();
-  auto archive = formats::parse_zip(file);
-  if (!archive) return make_error(wheel + ": " + archive.error().message);
+namespace {
 
-  // The one .dist-info folder at the top that holds WHEEL.
+// The one .dist-info folder at the top that holds WHEEL.
+Expected<std::string> find_dist_info(const formats::ZipArchive& archive, const std::string& wheel) {
   std::vector<std::string> dist_infos;
-  for (const auto& e : archive->entries) {
+  for (const auto& e : archive.entries) {
     auto slash = e.name.find('/');
     if (slash != std::string::npos && e.name.substr(slash) == "/WHEEL" &&
         e.name.substr(0, slash).ends_with(".dist-info"))
@@ -94,151 +90,195 @@ Expected<NormalisedWheel> normalise_wheel(const std::string& wheel,
   if (dist_infos.size() != 1)
     return make_error(fmt::format("{}: expected exactly one *.dist-info/WHEEL, found {}", wheel,
                                   dist_infos.size()));
-  const std::string di = dist_infos.front();
-  const std::string record_name = di + "/RECORD";
-  const std::string wheel_name = di + "/WHEEL";
-  const std::string provenance_name = di + "/" + k_provenance_file;
+  return dist_infos.front();
+}
 
-  // The old RECORD, to check the bytes against before they get a new one.
+/// One rewrite of a wheel: the input's bytes and old RECORD, and what the steps share.
+struct WheelRewrite {
+  const std::string& wheel;
+  const WheelNormaliseOptions& options;
+  Bytes file;
+  const formats::ZipArchive& archive;
+  std::string dist_info;
+  std::string record_name;
   std::map<std::string, formats::RecordRow> old_rows;
-  std::vector<std::byte> buffer;
-  for (const auto& e : archive->entries) {
-    if (e.name != record_name) continue;
-    auto text = formats::extract_member(file, e, buffer);
-    if (!text) return make_error(wheel + ": " + text.error().message);
+  std::vector<std::byte> buffer;   // one inflated member at a time
+  std::vector<std::byte> library;  // one ELF member at a time, when its search path changes
+  std::vector<SearchPathRemoval> search_paths;
+
+  Error damaged(const std::string& name, const formats::RecordRow& r) const {
+    return make_error(
+        fmt::format("{}: member '{}' does not match its RECORD row (line {}); refusing to rewrite "
+                    "a damaged wheel",
+                    wheel, name, r.line));
+  }
+};
+
+// The old RECORD, to check the bytes against before they get a new one.
+Expected<void> read_old_record(WheelRewrite& w) {
+  for (const auto& e : w.archive.entries) {
+    if (e.name != w.record_name) continue;
+    auto text = formats::extract_member(w.file, e, w.buffer);
+    if (!text) return make_error(w.wheel + ": " + text.error().message);
     auto rows = formats::parse_record(as_chars(*text));
     if (!rows)
-      return make_error(fmt::format("{}: {}: {}", wheel, record_name, rows.error().message));
-    for (auto& r : *rows) old_rows[r.path] = r;
+      return make_error(fmt::format("{}: {}: {}", w.wheel, w.record_name, rows.error().message));
+    for (auto& r : *rows) w.old_rows[r.path] = r;
   }
+  return {};
+}
 
+// WHEEL with its Tag lines replaced; its original bytes still answer to the old RECORD.
+Expected<std::string> retagged_wheel_file(WheelRewrite& w, const formats::ZipEntry& e) {
+  auto text = formats::extract_member(w.file, e, w.buffer);
+  if (!text) return make_error(w.wheel + ": " + text.error().message);
+  TAILOR_TRY(retagged, retag_wheel_file(std::string(as_chars(*text)), w.options.retag));
+  if (auto row = w.old_rows.find(e.name);
+      row != w.old_rows.end() && row->second.hash_algorithm == "sha256" &&
+      record_digest(Sha256::of(*text)) != "sha256=" + row->second.hash_value)
+    return w.damaged(e.name, row->second);
+  return retagged;
+}
+
+// The members to write, the package first, then its .dist-info (the wheel spec's
+// convention), each by name; RECORD is left out (written last, rebuilt).
+Expected<std::vector<Member>> collect_members(WheelRewrite& w) {
+  const std::string wheel_name = w.dist_info + "/WHEEL";
+  const std::string provenance_name = w.dist_info + "/" + k_provenance_file;
   std::vector<Member> members;
-  for (const auto& e : archive->entries) {
+  for (const auto& e : w.archive.entries) {
     if (e.is_directory()) continue;
     // RECORD is rebuilt; its signatures would no longer match, so they go.
-    if (e.name == record_name || e.name == record_name + ".jws" || e.name == record_name + ".p7s")
+    if (e.name == w.record_name || e.name == w.record_name + ".jws" ||
+        e.name == w.record_name + ".p7s")
       continue;
-    if (e.name == provenance_name && !options.provenance_json.empty()) continue;
+    if (e.name == provenance_name && !w.options.provenance_json.empty()) continue;
     Member m;
     m.entry = &e;
     m.name = e.name;
-    m.mode = normal_mode(file, e);
-    m.in_dist_info = e.name.rfind(di + "/", 0) == 0;
-    if (e.name == wheel_name && !options.retag.empty()) {
-      auto text = formats::extract_member(file, e, buffer);
-      if (!text) return make_error(wheel + ": " + text.error().message);
-      TAILOR_TRY(retagged, retag_wheel_file(std::string(as_chars(*text)), options.retag));
-      // The original bytes still answer to the old RECORD.
-      if (auto row = old_rows.find(e.name);
-          row != old_rows.end() && row->second.hash_algorithm == "sha256" &&
-          record_digest(Sha256::of(*text)) != "sha256=" + row->second.hash_value)
-        return make_error(
-            fmt::format("{}: member '{}' does not match its RECORD row (line {}); refusing to "
-                        "rewrite a damaged wheel",
-                        wheel, e.name, row->second.line));
+    m.mode = normal_mode(w.file, e);
+    m.in_dist_info = e.name.rfind(w.dist_info + "/", 0) == 0;
+    if (e.name == wheel_name && !w.options.retag.empty()) {
+      TAILOR_TRY(retagged, retagged_wheel_file(w, e));
       m.replacement = std::move(retagged);
       m.replaced = true;
     }
     members.push_back(std::move(m));
   }
-  if (!options.provenance_json.empty()) {
+  if (!w.options.provenance_json.empty()) {
     Member m;
     m.name = provenance_name;
-    m.replacement = options.provenance_json;
+    m.replacement = w.options.provenance_json;
     m.replaced = true;
     m.in_dist_info = true;
     members.push_back(std::move(m));
   }
-  // The package first, then its .dist-info (the wheel spec's convention), each by name.
   std::sort(members.begin(), members.end(), [](const Member& a, const Member& b) {
     return std::tie(a.in_dist_info, a.name) < std::tie(b.in_dist_info, b.name);
   });
+  return members;
+}
+
+// An ELF member inflated into `w.library`, checked against the old RECORD, with its search
+// path kept clean; false when the member is not ELF (it is then streamed as it is).
+Expected<bool> load_library(WheelRewrite& w, const Member& m) {
+  if (m.replaced || m.in_dist_info || !may_be_elf(m.name, m.mode)) return false;
+  auto head = formats::peek_member(w.file, *m.entry, 4);
+  if (!head) return make_error(w.wheel + ": " + head.error().message);
+  if (!formats::looks_like_elf(as_bytes(*head))) return false;
+  auto bytes = formats::extract_member(w.file, *m.entry, w.buffer);
+  if (!bytes) return make_error(w.wheel + ": " + bytes.error().message);
+  // The bytes as built answer to the old RECORD before they change.
+  if (auto row = w.old_rows.find(m.name);
+      row != w.old_rows.end() &&
+      ((row->second.hash_algorithm == "sha256" &&
+        record_digest(Sha256::of(*bytes)) != "sha256=" + row->second.hash_value) ||
+       (row->second.size && *row->second.size != bytes->size())))
+    return w.damaged(m.name, row->second);
+  // The inflated bytes are written from memory (no second inflate): taken over when
+  // they are the buffer's, copied when they are a stored member's view of the file.
+  if (!bytes->empty() && bytes->data() == w.buffer.data() && bytes->size() == w.buffer.size())
+    w.library.swap(w.buffer);
+  else
+    w.library.assign(bytes->begin(), bytes->end());
+  auto edits = formats::rewrite_search_paths(w.library, search_path_entry_stays);
+  if (!edits)
+    return make_error(
+        fmt::format("{}: member '{}' keeps a build machine's folder in its search path: {}",
+                    w.wheel, m.name, edits.error().message));
+  for (auto& e : *edits) w.search_paths.push_back({m.name, e.tag, std::move(e.removed), e.after});
+  return true;
+}
+
+// Writes one member and returns its RECORD row; a member streamed from the input is
+// checked against its old RECORD row as it is written.
+Expected<std::string> write_member(WheelRewrite& w, formats::ZipWriter& writer, const Member& m) {
+  formats::ZipWriteEntry we;
+  we.name = m.name;
+  we.mode = m.mode;
+  TAILOR_TRY(from_memory, load_library(w, m));  // checked against RECORD, written from `library`
+  if (from_memory) {
+    const Bytes bytes(w.library.data(), w.library.size());
+    we.source = formats::ZipStreamSource{
+        bytes.size(), [bytes](const std::function<void(Bytes)>& sink) -> Expected<void> {
+          constexpr size_t k_piece = 1 << 20;  // as the writer takes a file
+          for (size_t at = 0; at < bytes.size(); at += k_piece)
+            sink(bytes.subspan(at, std::min(k_piece, bytes.size() - at)));
+          return {};
+        }};
+  } else if (m.replaced) {
+    we.source = m.replacement;
+  } else {
+    const formats::ZipEntry* e = m.entry;
+    Bytes file = w.file;
+    we.source = formats::ZipStreamSource{e->uncompressed_size,
+                                         [file, e](const std::function<void(Bytes)>& sink) {
+                                           return formats::stream_member(file, *e, sink);
+                                         }};
+  }
+  auto written = writer.add(we);
+  if (!written) return make_error(w.wheel + ": " + written.error().message);
+  if (!m.replaced && !from_memory)
+    if (auto row = w.old_rows.find(m.name); row != w.old_rows.end()) {
+      const auto& r = row->second;
+      bool hash_differs = r.hash_algorithm == "sha256" &&
+                          record_digest(written->sha256) != "sha256=" + r.hash_value;
+      bool size_differs = r.size && *r.size != written->size;
+      if (hash_differs || size_differs) return w.damaged(m.name, r);
+    }
+  return fmt::format("{},{},{}\n", record_field(m.name), record_digest(written->sha256),
+                     written->size);
+}
+
+}  // namespace
+
+Expected<NormalisedWheel> normalise_wheel(const std::string& wheel,
+                                          const WheelNormaliseOptions& options) {
+  TAILOR_TRY(mapped, MappedFile::open(wheel));
+  Bytes file = mapped.bytes();
+  auto archive = formats::parse_zip(file);
+  if (!archive) return make_error(wheel + ": " + archive.error().message);
+  TAILOR_TRY(dist_info, find_dist_info(*archive, wheel));
+  WheelRewrite w{wheel, options, file, *archive, dist_info, dist_info + "/RECORD", {}, {}, {}, {}};
+  TAILOR_TRY_VOID(read_old_record(w));
+  TAILOR_TRY(members, collect_members(w));
 
   formats::ZipWriteOptions zopts;
   zopts.mtime = options.source_date_epoch;
   const std::string out_path = options.output.empty() ? wheel : options.output;
   TAILOR_TRY(writer, formats::ZipWriter::create(out_path, zopts));
   std::string record;
-  std::vector<SearchPathRemoval> search_paths;
-  std::vector<std::byte> library;  // one ELF member at a time, when its search path changes
-  auto damaged = [&](const std::string& name, const formats::RecordRow& r) {
-    return make_error(
-        fmt::format("{}: member '{}' does not match its RECORD row (line {}); refusing to rewrite "
-                    "a damaged wheel",
-                    wheel, name, r.line));
-  };
   for (const auto& m : members) {
-    formats::ZipWriteEntry we;
-    we.name = m.name;
-    we.mode = m.mode;
-    bool from_memory = false;  // an ELF member: inflated once, its search path kept clean
-    if (!m.replaced && !m.in_dist_info && may_be_elf(m.name, m.mode)) {
-      auto head = formats::peek_member(file, *m.entry, 4);
-      if (!head) return make_error(wheel + ": " + head.error().message);
-      if (formats::looks_like_elf(as_bytes(*head))) {
-        auto bytes = formats::extract_member(file, *m.entry, buffer);
-        if (!bytes) return make_error(wheel + ": " + bytes.error().message);
-        // The bytes as built answer to the old RECORD before they change.
-        if (auto row = old_rows.find(m.name);
-            row != old_rows.end() &&
-            ((row->second.hash_algorithm == "sha256" &&
-              record_digest(Sha256::of(*bytes)) != "sha256=" + row->second.hash_value) ||
-             (row->second.size && *row->second.size != bytes->size())))
-          return damaged(m.name, row->second);
-        // The inflated bytes are written from memory (no second inflate): taken over when
-        // they are the buffer's, copied when they are a stored member's view of the file.
-        if (!bytes->empty() && bytes->data() == buffer.data() && bytes->size() == buffer.size())
-          library.swap(buffer);
-        else
-          library.assign(bytes->begin(), bytes->end());
-        auto edits = formats::rewrite_search_paths(library, search_path_entry_stays);
-        if (!edits)
-          return make_error(
-              fmt::format("{}: member '{}' keeps a build machine's folder in its search path: {}",
-                          wheel, m.name, edits.error().message));
-        for (auto& e : *edits)
-          search_paths.push_back({m.name, e.tag, std::move(e.removed), e.after});
-        from_memory = true;  // checked against RECORD above, written from `library`
-      }
-    }
-    if (from_memory) {
-      const Bytes bytes(library.data(), library.size());
-      we.source = formats::ZipStreamSource{
-          bytes.size(), [bytes](const std::function<void(Bytes)>& sink) -> Expected<void> {
-            constexpr size_t k_piece = 1 << 20;  // as the writer takes a file
-            for (size_t at = 0; at < bytes.size(); at += k_piece)
-              sink(bytes.subspan(at, std::min(k_piece, bytes.size() - at)));
-            return {};
-          }};
-    } else if (m.replaced) {
-      we.source = m.replacement;
-    } else {
-      const formats::ZipEntry* e = m.entry;
-      we.source = formats::ZipStreamSource{e->uncompressed_size,
-                                           [file, e](const std::function<void(Bytes)>& sink) {
-                                             return formats::stream_member(file, *e, sink);
-                                           }};
-    }
-    auto written = writer.add(we);
-    if (!written) return make_error(wheel + ": " + written.error().message);
-    if (!m.replaced && !from_memory)
-      if (auto row = old_rows.find(m.name); row != old_rows.end()) {
-        const auto& r = row->second;
-        bool hash_differs = r.hash_algorithm == "sha256" &&
-                            record_digest(written->sha256) != "sha256=" + r.hash_value;
-        bool size_differs = r.size && *r.size != written->size;
-        if (hash_differs || size_differs) return damaged(m.name, r);
-      }
-    record += fmt::format("{},{},{}\n", record_field(m.name), record_digest(written->sha256),
-                          written->size);
+    TAILOR_TRY(row, write_member(w, writer, m));
+    record += row;
   }
-  record += record_field(record_name) + ",,\n";
+  record += record_field(w.record_name) + ",,\n";
   formats::ZipWriteEntry rec;
-  rec.name = record_name;
+  rec.name = w.record_name;
   rec.source = record;
   if (auto r = writer.add(rec); !r) return make_error(wheel + ": " + r.error().message);
   if (auto r = writer.commit(); !r) return make_error(wheel + ": " + r.error().message);
-  return NormalisedWheel{out_path, di, members.size() + 1, std::move(search_paths)};
+  return NormalisedWheel{out_path, dist_info, members.size() + 1, std::move(w.search_paths)};
 }
 
 namespace {

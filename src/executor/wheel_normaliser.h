@@ -20,7 +20,7 @@
 
 #include "cuda/cuda_version.h"
 #include "executor/build_report.h"
-#include "executor/extension_source.h"
+#include "executor/source_identity.h"
 #include "formats/wheel.h"
 #include "plan/extension_recipe.h"
 #include "plan/torch_plan.h"

@@ -361,26 +361,11 @@ void hook_compiler_cache(ExtensionBuildPlan& plan, const ExtensionRecipe& recipe
   plan.cached_compilers.push_back({"CXX", cache_path, compiler("CXX", "g++")});
 }
 
-}  // namespace
-
-Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest& request,
-                                                     const probe::HostReport& host) {
-  if (request.targets.empty())
-    return make_error("no CUDA targets to build for: give --arch or --gpu");
-  if (request.package_name.empty()) return make_error("no package name to pick a recipe by");
-  const ExtensionRecipe& recipe = recipe_for(request.package_name);
-  ExtensionBuildPlan plan;
-  plan.recipe_name = recipe.name;
-  plan.import_name = !recipe.import_name.empty()
-                         ? recipe.import_name
-                         : replace_all(normalise_dist_name(request.package_name), "-", "_");
-  plan.smoke_test = replace_all(recipe.smoke_test, "{import_name}", plan.import_name);
-  plan.unset_env = recipe.unset_env;
-  const std::string python = request.python.empty() ? "python3" : request.python;
-  const std::string out_dir = request.out_dir.empty() ? "dist" : request.out_dir;
-  const std::string source = request.source_dir.empty() ? "." : request.source_dir;
-
-  // Targets, in the package's own variable and spelling.
+// The targets, in the package's own variable and spelling; the -D defines for its CMake
+// configure, when that is how it takes them.
+std::vector<std::string> set_targets(ExtensionBuildPlan& plan, const ExtensionRecipe& recipe,
+                                     const ExtensionBuildRequest& request,
+                                     const probe::HostReport& host) {
   const std::string arch_value = render_arch(recipe.arch_spelling, request.targets);
   if (auto consumer = consumer_of(recipe.arch_spelling))
     for (const auto& loss : cuda::render_losses(*consumer, request.targets))
@@ -419,67 +404,81 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
   // by one GPU of the highest target (the build driver's stand_in).
   if (host.gpus.empty() && !request.targets.empty())
     plan.env["TAILOR_STAND_IN_GPU"] = request.targets.capabilities().back().str();
+  return cmake_defines;
+}
 
-  // Toolkit.
-  const ToolkitChoice choice = choose_toolkit(host, choose_python(host, python));
+// The toolkit the build uses, put into the plan's environment; nvcc's path ("nvcc" when
+// no toolkit was found: then it must be on PATH).
+std::string set_toolkit(ExtensionBuildPlan& plan, const ExtensionRecipe& recipe,
+                        const ToolkitChoice& choice) {
   if (!choice.note.empty()) plan.notes.push_back(choice.note);
   const auto* toolkit = choice.toolkit;
-  std::string nvcc = "nvcc";
-  if (toolkit) {
-    if (!toolkit->root.empty()) plan.env["CUDA_HOME"] = toolkit->root;
-    if (!toolkit->nvcc.empty()) {
-      nvcc = toolkit->nvcc;
-      plan.path_prepend = std::filesystem::path(nvcc).parent_path().string();
-    }
-    if (recipe.build_system == BuildSystem::cmake_then_pip ||
-        recipe.cache_hook == CacheHook::cmake_launcher)
-      plan.env["CUDACXX"] = nvcc;
-  } else {
+  if (!toolkit) {
     plan.notes.push_back("no CUDA toolkit found: nvcc must be on PATH");
+    return "nvcc";
   }
-
-  set_parallelism(plan, recipe, request, host, toolkit);
-
-  // A restriction profile the package allows.
-  if (!request.profile.empty()) {
-    auto it = std::find_if(recipe.profiles.begin(), recipe.profiles.end(),
-                           [&](const RecipeProfile& p) { return p.name == request.profile; });
-    if (it == recipe.profiles.end()) {
-      std::vector<std::string> names;
-      for (const auto& p : recipe.profiles) names.push_back(p.name);
-      return make_error(fmt::format(
-          "--profile {}: the {} recipe has {}", request.profile, recipe.name,
-          names.empty() ? std::string("no profiles") : "the profiles " + join(names, ", ")));
-    }
-    plan.profile = it->name;
-    for (const auto& [k, v] : it->env) plan.env[k] = v;
-    plan.notes.push_back(fmt::format("profile {}: {}", it->name, it->description));
+  std::string nvcc = "nvcc";
+  if (!toolkit->root.empty()) plan.env["CUDA_HOME"] = toolkit->root;
+  if (!toolkit->nvcc.empty()) {
+    nvcc = toolkit->nvcc;
+    plan.path_prepend = std::filesystem::path(nvcc).parent_path().string();
   }
+  if (recipe.build_system == BuildSystem::cmake_then_pip ||
+      recipe.cache_hook == CacheHook::cmake_launcher)
+    plan.env["CUDACXX"] = nvcc;
+  return nvcc;
+}
 
-  // Compiler cache.
-  TAILOR_TRY(cache_decision, choose_cache(request, host));
-  plan.cache = std::move(cache_decision);
-  hook_compiler_cache(plan, recipe, request, nvcc);
+// A restriction profile the package allows, when one was asked for.
+Expected<void> apply_profile(ExtensionBuildPlan& plan, const ExtensionRecipe& recipe,
+                             const std::string& profile) {
+  if (profile.empty()) return {};
+  auto it = std::find_if(recipe.profiles.begin(), recipe.profiles.end(),
+                         [&](const RecipeProfile& p) { return p.name == profile; });
+  if (it == recipe.profiles.end()) {
+    std::vector<std::string> names;
+    for (const auto& p : recipe.profiles) names.push_back(p.name);
+    return make_error(fmt::format(
+        "--profile {}: the {} recipe has {}", profile, recipe.name,
+        names.empty() ? std::string("no profiles") : "the profiles " + join(names, ", ")));
+  }
+  plan.profile = it->name;
+  for (const auto& [k, v] : it->env) plan.env[k] = v;
+  plan.notes.push_back(fmt::format("profile {}: {}", it->name, it->description));
+  return {};
+}
 
-  // Commands. The wheel: the source's PEP 517 backend, called once in the target
-  // interpreter with no build isolation (the build driver, driver/, written beside the
-  // source). pip would run setup.py (and its `import torch`) once more for metadata first.
+/// Where a build's commands run and what they read and write.
+struct BuildFolders {
+  std::string python;
+  std::string out_dir;
+  std::string source;
+};
+
+// The commands. The wheel: the source's PEP 517 backend, called once in the target
+// interpreter with no build isolation (the build driver, driver/, written beside the
+// source). pip would run setup.py (and its `import torch`) once more for metadata first.
+// A CMake package is configured and compiled first.
+void add_build_steps(ExtensionBuildPlan& plan, const ExtensionRecipe& recipe,
+                     const BuildFolders& at, const std::string& nvcc, bool nvcc_found,
+                     const std::vector<std::string>& cmake_defines) {
+  const std::string& source = at.source;
   for (auto& file : build_driver_files(std::filesystem::path(source).parent_path()))
     plan.helper_files.push_back(std::move(file));
   const std::string driver =
       (std::filesystem::path(source).parent_path() / k_build_driver).string();
   Step wheel_step{.title = "build the " + recipe.name + " wheel (PEP 517)",
-                  .argv = {python, "-u", driver, out_dir},
+                  .argv = {at.python, "-u", driver, at.out_dir},
                   .cwd = source,
-                  .by_hand = {python, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps",
-                              "-w", out_dir, source},
+                  .by_hand = {at.python, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps",
+                              "-w", at.out_dir, source},
                   .uses_plan_env = true};
   if (recipe.build_system == BuildSystem::cmake_then_pip) {
     const std::string build_dir = source + "/build";
     std::vector<std::string> configure = {"cmake", "-S", source, "-B", build_dir};
     configure.insert(configure.end(), recipe.cmake_args.begin(), recipe.cmake_args.end());
     configure.insert(configure.end(), cmake_defines.begin(), cmake_defines.end());
-    if (toolkit && !toolkit->nvcc.empty()) configure.push_back("-DCMAKE_CUDA_COMPILER=" + nvcc);
+    if (nvcc_found) configure.push_back("-DCMAKE_CUDA_COMPILER=" + nvcc);
     plan.steps.push_back({.title = "configure " + recipe.name + " (CMake)",
                           .argv = configure,
                           .cwd = source,
@@ -490,6 +489,37 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
                           .uses_plan_env = true});
   }
   plan.steps.push_back(std::move(wheel_step));
+}
+
+}  // namespace
+
+Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest& request,
+                                                     const probe::HostReport& host) {
+  if (request.targets.empty())
+    return make_error("no CUDA targets to build for: give --arch or --gpu");
+  if (request.package_name.empty()) return make_error("no package name to pick a recipe by");
+  const ExtensionRecipe& recipe = recipe_for(request.package_name);
+  ExtensionBuildPlan plan;
+  plan.recipe_name = recipe.name;
+  plan.import_name = !recipe.import_name.empty()
+                         ? recipe.import_name
+                         : replace_all(normalise_dist_name(request.package_name), "-", "_");
+  plan.smoke_test = replace_all(recipe.smoke_test, "{import_name}", plan.import_name);
+  plan.unset_env = recipe.unset_env;
+  const BuildFolders at{request.python.empty() ? "python3" : request.python,
+                        request.out_dir.empty() ? "dist" : request.out_dir,
+                        request.source_dir.empty() ? "." : request.source_dir};
+
+  const auto cmake_defines = set_targets(plan, recipe, request, host);
+  const ToolkitChoice choice = choose_toolkit(host, choose_python(host, at.python));
+  const auto* toolkit = choice.toolkit;
+  const std::string nvcc = set_toolkit(plan, recipe, choice);
+  set_parallelism(plan, recipe, request, host, toolkit);
+  TAILOR_TRY_VOID(apply_profile(plan, recipe, request.profile));
+  TAILOR_TRY(cache_decision, choose_cache(request, host));
+  plan.cache = std::move(cache_decision);
+  hook_compiler_cache(plan, recipe, request, nvcc);
+  add_build_steps(plan, recipe, at, nvcc, toolkit && !toolkit->nvcc.empty(), cmake_defines);
   plan.run = extension_run_policy(request, recipe, plan, host);
   return plan;
 }

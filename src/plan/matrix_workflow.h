@@ -2,7 +2,8 @@
 // its timeout, how tailor and sccache get onto the runner, and the checks on a tailor.toml's
 // `[ci.github]` table that overrides those choices. Facts (runner labels and sizes, the
 // platform's job limits, the cache storage's secret and each backend's credentials) are in
-// data/ci/github_actions.toml, read by github_actions_facts() only.
+// data/ci/github_actions.toml, read by github_actions_facts() only. The workflow itself is
+// written by matrix.h's render_github_actions (matrix_github_actions.cpp).
 #pragma once
 #include <toml++/toml.h>
 

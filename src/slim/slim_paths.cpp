@@ -84,27 +84,23 @@ struct EnvFile {
   FileResult result;
 };
 
-Expected<InputSlim> slim_environment_input(const std::string& path, const SlimOptions& o) {
-  InputSlim in;
-  in.input = path;
-  in.kind = InputKind::environment;
-  in.output = o.dry_run ? std::string() : path;
-  if (!o.dry_run && !o.in_place)
-    return make_error(
-        path +
-        ": an environment is slimmed in place: add --in-place (or --dry-run to see what would go)");
-  // One slim per environment at a time: two would each rewrite RECORD from what they read.
-  struct Lock {
-    int fd = -1;
-    ~Lock() {
-      if (fd >= 0) ::close(fd);
-    }
-  } lock;
-  if (!o.dry_run) {
-    lock.fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (lock.fd < 0) return make_error(path + ": " + errno_text(errno));
+/// One slim per environment at a time: two would each rewrite RECORD from what they read.
+/// Held on the environment's folder until the slim ends.
+struct EnvironmentLock {
+  int fd = -1;
+  EnvironmentLock() = default;
+  EnvironmentLock(const EnvironmentLock&) = delete;
+  EnvironmentLock& operator=(const EnvironmentLock&) = delete;
+  ~EnvironmentLock() {
+    if (fd >= 0) ::close(fd);
+  }
+
+  // Waits for another slim of the same environment to end (said once through on_wait).
+  Expected<void> acquire(const std::string& path, const SlimOptions& o) {
+    fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return make_error(path + ": " + errno_text(errno));
     bool told = false;
-    while (::flock(lock.fd, LOCK_EX | LOCK_NB) != 0) {
+    while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       if (errno != EWOULDBLOCK && errno != EINTR)
         return make_error(path + ": cannot lock: " + errno_text(errno));
       if (auto i = interrupted_check(); !i) return i.error();
@@ -112,13 +108,21 @@ Expected<InputSlim> slim_environment_input(const std::string& path, const SlimOp
       told = true;
       ::usleep(200 * 1000);
     }
+    return {};
   }
-  auto sites = site_packages_of(path);
-  if (sites.empty())
-    return make_error(
-        path + ": not a wheel, an ELF library, a virtual environment or a site-packages folder");
+};
+
+/// The environment's libraries with device code that its dist-infos' RECORDs name, and
+/// those RECORDs' rows, by dist-info folder.
+struct EnvironmentFiles {
   std::vector<EnvFile> files;
   std::map<fs::path, std::vector<formats::RecordRow>> records;
+};
+
+// Every installed ELF library inside the environment that a RECORD lists, in dist-info order.
+Expected<EnvironmentFiles> environment_files(const std::string& path,
+                                             const std::vector<fs::path>& sites) {
+  EnvironmentFiles env;
   std::error_code ec;
   for (const auto& sp : sites) {
     std::vector<fs::path> dists;
@@ -142,11 +146,72 @@ Expected<InputSlim> slim_environment_input(const std::string& path, const SlimOp
         auto rel = abs.lexically_relative(fs::path(path).lexically_normal());
         if (rel.empty() || *rel.begin() == "..") continue;  // outside the environment
         if (!has_elf_magic(abs.string())) continue;
-        files.push_back({d, r.path, abs.string(), {}});
+        env.files.push_back({d, r.path, abs.string(), {}});
       }
-      records[d] = std::move(*rows);
+      env.records[d] = std::move(*rows);
     }
   }
+  return env;
+}
+
+// One dist-info after a slim of its libraries: the marker (merged with an earlier run's)
+// written, and RECORD rewritten with the slimmed files' and the marker's rows.
+Expected<void> update_dist_info(const fs::path& dist, const std::vector<const EnvFile*>& list,
+                                const std::vector<formats::RecordRow>& old_rows,
+                                const SlimOptions& o) {
+  std::map<std::string, std::string> new_rows;
+  std::vector<SlimmedFile> slimmed_here;
+  for (const auto* f : list) {
+    new_rows[f->row_path] =
+        formats::record_digest(f->result.sha) + "," + std::to_string(f->result.lib.size_after);
+    slimmed_here.push_back({f->row_path, f->result.lib});
+  }
+  std::string marker = marker_json(o, "", "", slimmed_here).dump(2) + "\n";
+  if (auto w = write_file_atomic((dist / k_slim_marker).string(), marker); !w) return w.error();
+  const std::string marker_row = dist.filename().string() + "/" + k_slim_marker;
+  new_rows[marker_row] = formats::record_digest(Sha256::of(std::span<const std::byte>(
+                             reinterpret_cast<const std::byte*>(marker.data()), marker.size()))) +
+                         "," + std::to_string(marker.size());
+  std::string text;
+  std::string record_row;
+  for (const auto& r : old_rows) {
+    if (r.path == marker_row) continue;
+    if (r.path.ends_with(".dist-info/RECORD") && !r.hash_algorithm.size()) {
+      record_row = formats::record_field(r.path) + ",,\n";
+      continue;
+    }
+    auto n = new_rows.find(r.path);
+    if (n != new_rows.end())
+      text += formats::record_field(r.path) + "," + n->second + "\n";
+    else
+      text += formats::record_field(r.path) + "," +
+              (r.hash_algorithm.empty() ? "" : r.hash_algorithm + "=" + r.hash_value) + "," +
+              (r.size ? std::to_string(*r.size) : "") + "\n";
+  }
+  text += formats::record_field(marker_row) + "," + new_rows[marker_row] + "\n";
+  text += record_row.empty() ? formats::record_field(dist.filename().string() + "/RECORD") + ",,\n"
+                             : record_row;
+  if (auto w = write_file_atomic((dist / "RECORD").string(), text); !w) return w.error();
+  return {};
+}
+
+Expected<InputSlim> slim_environment_input(const std::string& path, const SlimOptions& o) {
+  InputSlim in;
+  in.input = path;
+  in.kind = InputKind::environment;
+  in.output = o.dry_run ? std::string() : path;
+  if (!o.dry_run && !o.in_place)
+    return make_error(
+        path +
+        ": an environment is slimmed in place: add --in-place (or --dry-run to see what would go)");
+  EnvironmentLock lock;
+  if (!o.dry_run) TAILOR_TRY_VOID(lock.acquire(path, o));
+  auto sites = site_packages_of(path);
+  if (sites.empty())
+    return make_error(
+        path + ": not a wheel, an ELF library, a virtual environment or a site-packages folder");
+  TAILOR_TRY(env, environment_files(path, sites));
+  auto& files = env.files;
   in.libraries_scanned = files.size();
   auto done = parallel_for(files.size(), o.jobs, [&](size_t k) -> Expected<void> {
     auto& f = files[k];
@@ -165,43 +230,8 @@ Expected<InputSlim> slim_environment_input(const std::string& path, const SlimOp
   }
   std::sort(in.files.begin(), in.files.end(),
             [](const auto& a, const auto& b) { return a.path < b.path; });
-  for (const auto& [dist, list] : changed) {
-    std::map<std::string, std::string> new_rows;
-    std::vector<SlimmedFile> slimmed_here;
-    for (const auto* f : list) {
-      new_rows[f->row_path] =
-          formats::record_digest(f->result.sha) + "," + std::to_string(f->result.lib.size_after);
-      slimmed_here.push_back({f->row_path, f->result.lib});
-    }
-    // The marker, merged with an earlier run's.
-    std::string marker = marker_json(o, "", "", slimmed_here).dump(2) + "\n";
-    if (auto w = write_file_atomic((dist / k_slim_marker).string(), marker); !w) return w.error();
-    const std::string marker_row = dist.filename().string() + "/" + k_slim_marker;
-    new_rows[marker_row] = formats::record_digest(Sha256::of(std::span<const std::byte>(
-                               reinterpret_cast<const std::byte*>(marker.data()), marker.size()))) +
-                           "," + std::to_string(marker.size());
-    std::string text;
-    std::string record_row;
-    for (const auto& r : records[dist]) {
-      if (r.path == marker_row) continue;
-      if (r.path.ends_with(".dist-info/RECORD") && !r.hash_algorithm.size()) {
-        record_row = formats::record_field(r.path) + ",,\n";
-        continue;
-      }
-      auto n = new_rows.find(r.path);
-      if (n != new_rows.end())
-        text += formats::record_field(r.path) + "," + n->second + "\n";
-      else
-        text += formats::record_field(r.path) + "," +
-                (r.hash_algorithm.empty() ? "" : r.hash_algorithm + "=" + r.hash_value) + "," +
-                (r.size ? std::to_string(*r.size) : "") + "\n";
-    }
-    text += formats::record_field(marker_row) + "," + new_rows[marker_row] + "\n";
-    text += record_row.empty()
-                ? formats::record_field(dist.filename().string() + "/RECORD") + ",,\n"
-                : record_row;
-    if (auto w = write_file_atomic((dist / "RECORD").string(), text); !w) return w.error();
-  }
+  for (const auto& [dist, list] : changed)
+    TAILOR_TRY_VOID(update_dist_info(dist, list, env.records[dist], o));
   if (!done) return done.error();
   return in;
 }

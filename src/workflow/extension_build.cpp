@@ -245,25 +245,136 @@ bool package_tests_run(const ExtensionBuildOptions& o, const ExtensionBuildState
 
 constexpr std::string_view k_smoke_marker = "tailor: import passed; the smoke test follows";
 
+namespace {
+
+// What to import: the recipe's name for it, else what the built wheel itself holds at its
+// top level (top_level.txt, its packages and extension modules), never a name guessed
+// from the distribution's (FooBar's module may be foobar).
+std::vector<std::string> names_to_import(const ExtensionBuildState& s) {
+  if (!s.recipe->import_name.empty() && is_python_identifier(s.recipe->import_name))
+    return {s.recipe->import_name};
+  if (auto names = wheel_top_level_names(s.wheel); names && !names->empty())
+    return import_names_to_check(*names, s.package);
+  return {};
+}
+
+// The recipe's smoke test as the plan rendered it with the name it guessed: rendered
+// again with the wheel's own.
+void rerender_smoke_test(ExtensionBuildState& s, const std::string& import_name) {
+  if (!s.recipe->import_name.empty() || s.recipe->smoke_test.empty()) return;
+  auto render = [&](const std::string& name) {
+    std::string smoke = s.recipe->smoke_test;
+    for (size_t at = smoke.find("{import_name}"); at != std::string::npos;
+         at = smoke.find("{import_name}", at + name.size()))
+      smoke.replace(at, 13, name);
+    return smoke;
+  };
+  if (s.build_plan.smoke_test == render(s.build_plan.import_name))
+    s.build_plan.smoke_test = render(import_name);
+}
+
+// A run-time dependency this environment lacks (transformers for mamba-ssm, say), named by
+// a failed import's output. Never a module the package itself names (its compiled module
+// missing from the wheel is a broken build): its own prefix, or a name in the recipe's
+// smoke test.
+std::optional<std::string> missing_dependency(const std::string& output,
+                                              const std::vector<std::string>& import_names,
+                                              const ExtensionBuildState& s) {
+  auto missing = missing_module_in(output);
+  if (missing && (std::any_of(import_names.begin(), import_names.end(),
+                              [&](const std::string& n) { return missing->starts_with(n); }) ||
+                  contains_word(s.build_plan.smoke_test, missing->substr(0, missing->find('.')))))
+    return std::nullopt;
+  return missing;
+}
+
+/// One import check's venv, its log and the import it tries.
+struct ImportCheck {
+  CommandRunner& runner;
+  std::ofstream& log;
+  std::string venv;
+  std::string python;       ///< the venv's
+  std::string import_name;  ///< "a, b": every name imported
+};
+
+// With a dependency missing, the wheel's compiled modules loaded directly instead: true
+// (checks recorded) when they load, else false with their output added to `output`.
+bool compiled_modules_load(const ExtensionBuildOptions& o, ExtensionBuildState& s,
+                           const ImportCheck& c, const std::string& missing, std::string& output) {
+  BuildReport& rep = s.result.report;
+  // A module the recipe knows the package imports without declaring it is as good as
+  // declared (torch-sparse's torch_scatter).
+  const std::vector<std::string>& known = s.recipe->undeclared_requires;
+  const bool undeclared = std::any_of(known.begin(), known.end(), [&](const std::string& k) {
+    return missing.substr(0, missing.find('.')) == k.substr(0, k.find('.'));
+  });
+  std::vector<std::string> argv = {c.python, "-c", embedded_program("build/wheel_native_import.py"),
+                                   s.wheel, missing};
+  if (undeclared) argv.push_back("--recipe-knows");
+  CheckRun native =
+      run_check(c.runner, argv, c.venv, clean_venv_env(), c.log, std::chrono::seconds(300));
+  if (!native.ok) {
+    output += "\n" + native.output;
+    return false;
+  }
+  std::vector<std::string> loaded;
+  for (const auto& line : split_any(native.output, "\n"))
+    if (line.starts_with("loaded ")) loaded.push_back(std::string(trim(line.substr(7))));
+  s.missing_dependency = missing;
+  rep.checks.push_back(
+      {"import", CheckStatus::skipped,
+       fmt::format("import {} needs {}, which this environment lacks (a run-time dependency{}; "
+                   "install it to use the package)",
+                   c.import_name, missing,
+                   undeclared
+                       ? fmt::format(" that {} does not declare in its metadata", s.recipe->name)
+                       : "")});
+  rep.checks.push_back(
+      {"native-import", loaded.empty() ? CheckStatus::skipped : CheckStatus::passed,
+       loaded.empty() ? std::string("the wheel has no compiled Python modules to load on their own")
+                      : fmt::format("{} compiled module{} load{}: {}", loaded.size(),
+                                    loaded.size() == 1 ? "" : "s", loaded.size() == 1 ? "s" : "",
+                                    join(loaded, ", "))});
+  status(o, fmt::format("import test: {} is not installed here (a run-time dependency of {}); "
+                        "the compiled modules load",
+                        missing, c.import_name));
+  return true;
+}
+
+// The import itself, run from the venv folder so the source tree's own package folder
+// cannot shadow the installed one. With a GPU and no package tests to run first, the
+// recipe's smoke test runs in the same interpreter after the import, behind a marker line
+// that tells the two apart.
+CheckRun run_import(const ExtensionBuildOptions& o, ExtensionBuildState& s, const ImportCheck& c,
+                    const std::string& first_name) {
+  const bool fold_smoke =
+      !s.host.gpus.empty() && !s.build_plan.smoke_test.empty() && !package_tests_run(o, s);
+  std::string code = fmt::format("import torch, {}; print({}.__file__)", c.import_name, first_name);
+  if (fold_smoke)
+    code += fmt::format("\nprint('{}', flush=True)\n{}", k_smoke_marker, s.build_plan.smoke_test);
+  CheckRun r = run_check(c.runner, {c.python, "-c", code}, c.venv, clean_venv_env(), c.log,
+                         std::chrono::seconds(fold_smoke ? 900 : 300));
+  if (fold_smoke) {
+    size_t at = r.output.find(k_smoke_marker);
+    if (r.ok || at != std::string::npos) {
+      s.smoke_run = std::make_pair(r.ok, r.output);
+      r.ok = true;  // the import itself passed
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
 StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
                         ExtensionBuildState& s) {
   BuildReport& rep = s.result.report;
-  CommandRunner& runner = ctx.runner;
-  const std::string& work_dir = s.work_dir;
   std::ofstream log(rep.log_path, std::ios::app);
   std::error_code ec;
-  fs::path venv = fs::path(work_dir) / "venv";
+  fs::path venv = fs::path(s.work_dir) / "venv";
   fs::remove_all(venv, ec);
   s.venv = venv.string();
-  // What to import: the recipe's name for it, else what the built wheel itself holds at its
-  // top level (top_level.txt, its packages and extension modules), never a name guessed
-  // from the distribution's (FooBar's module may be foobar).
-  std::vector<std::string> import_names;
-  if (!s.recipe->import_name.empty() && is_python_identifier(s.recipe->import_name)) {
-    import_names = {s.recipe->import_name};
-  } else if (auto names = wheel_top_level_names(s.wheel); names && !names->empty()) {
-    import_names = import_names_to_check(*names, s.package);
-  }
+  const std::vector<std::string> import_names = names_to_import(s);
   if (import_names.empty()) {
     rep.checks.push_back({"import", CheckStatus::failed,
                           "the wheel has no top-level Python package or module to import"});
@@ -271,104 +382,26 @@ StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& c
                 "the built wheel holds nothing to import (no top-level package, module "
                 "or extension module)");
   }
-  const std::string import_name = join(import_names, ", ");
-  // The recipe's smoke test as the plan rendered it with the name it guessed: rendered
-  // again with the wheel's own.
-  if (s.recipe->import_name.empty() && !s.recipe->smoke_test.empty()) {
-    auto render = [&](const std::string& name) {
-      std::string smoke = s.recipe->smoke_test;
-      for (size_t at = smoke.find("{import_name}"); at != std::string::npos;
-           at = smoke.find("{import_name}", at + name.size()))
-        smoke.replace(at, 13, name);
-      return smoke;
-    };
-    if (s.build_plan.smoke_test == render(s.build_plan.import_name))
-      s.build_plan.smoke_test = render(import_names.front());
-  }
-  std::string vpy = (venv / "bin" / "python").string();
-  s.venv_python = vpy;
-  const auto clean_env = clean_venv_env();
+  rerender_smoke_test(s, import_names.front());
+  const ImportCheck c{ctx.runner, log, venv.string(), (venv / "bin" / "python").string(),
+                      join(import_names, ", ")};
+  s.venv_python = c.python;
   status(o, fmt::format("==> import test in a clean venv ({})", venv.string()));
-  CheckRun r = install_in_clean_venv(runner, rep.python, venv.string(), s.wheel, work_dir, log);
-  // Run from the venv folder so the source tree's own package folder cannot shadow the
-  // installed one.
-  // With a GPU and no package tests to run first, the recipe's smoke test runs in the same
-  // interpreter after the import, behind a marker line that tells the two apart.
-  const bool fold_smoke =
-      r.ok && !s.host.gpus.empty() && !s.build_plan.smoke_test.empty() && !package_tests_run(o, s);
-  if (r.ok) {
-    std::string code =
-        fmt::format("import torch, {}; print({}.__file__)", import_name, import_names.front());
-    if (fold_smoke)
-      code += fmt::format("\nprint('{}', flush=True)\n{}", k_smoke_marker, s.build_plan.smoke_test);
-    r = run_check(runner, {vpy, "-c", code}, venv.string(), clean_env, log,
-                  std::chrono::seconds(fold_smoke ? 900 : 300));
-    if (fold_smoke) {
-      size_t at = r.output.find(k_smoke_marker);
-      if (r.ok || at != std::string::npos) {
-        s.smoke_run = std::make_pair(r.ok, r.output);
-        r.ok = true;  // the import itself passed
-      }
-    }
-  }
+  CheckRun r =
+      install_in_clean_venv(ctx.runner, rep.python, venv.string(), s.wheel, s.work_dir, log);
+  if (r.ok) r = run_import(o, s, c, import_names.front());
   if (!r.ok) {
-    // A run-time dependency this environment lacks (transformers for mamba-ssm, say) is not
-    // the build's fault: say so, and load the wheel's compiled modules directly instead.
-    // Never for a module the package itself names (its compiled module missing from the
-    // wheel is a broken build): its own prefix, or a name in the recipe's smoke test.
-    auto missing = missing_module_in(r.output);
-    if (missing && (std::any_of(import_names.begin(), import_names.end(),
-                                [&](const std::string& n) { return missing->starts_with(n); }) ||
-                    contains_word(s.build_plan.smoke_test, missing->substr(0, missing->find('.')))))
-      missing.reset();
-    if (missing) {
-      // A module the recipe knows the package imports without declaring it is as good as
-      // declared (torch-sparse's torch_scatter).
-      const std::vector<std::string>& known = s.recipe->undeclared_requires;
-      const bool undeclared = std::any_of(known.begin(), known.end(), [&](const std::string& k) {
-        return missing->substr(0, missing->find('.')) == k.substr(0, k.find('.'));
-      });
-      std::vector<std::string> argv = {vpy, "-c", embedded_program("build/wheel_native_import.py"),
-                                       s.wheel, *missing};
-      if (undeclared) argv.push_back("--recipe-knows");
-      CheckRun native =
-          run_check(runner, argv, venv.string(), clean_env, log, std::chrono::seconds(300));
-      if (native.ok) {
-        std::vector<std::string> loaded;
-        for (const auto& line : split_any(native.output, "\n"))
-          if (line.starts_with("loaded ")) loaded.push_back(std::string(trim(line.substr(7))));
-        s.missing_dependency = *missing;
-        rep.checks.push_back(
-            {"import", CheckStatus::skipped,
-             fmt::format(
-                 "import {} needs {}, which this environment lacks (a run-time dependency{}; "
-                 "install it to use the package)",
-                 import_name, *missing,
-                 undeclared
-                     ? fmt::format(" that {} does not declare in its metadata", s.recipe->name)
-                     : "")});
-        rep.checks.push_back(
-            {"native-import", loaded.empty() ? CheckStatus::skipped : CheckStatus::passed,
-             loaded.empty()
-                 ? std::string("the wheel has no compiled Python modules to load on their own")
-                 : fmt::format("{} compiled module{} load{}: {}", loaded.size(),
-                               loaded.size() == 1 ? "" : "s", loaded.size() == 1 ? "s" : "",
-                               join(loaded, ", "))});
-        status(o,
-               fmt::format("import test: {} is not installed here (a run-time dependency of {}); "
-                           "the compiled modules load",
-                           *missing, import_name));
-        return std::nullopt;
-      }
-      r.output += "\n" + native.output;
-    }
-    rep.checks.push_back({"import", CheckStatus::failed, "import " + import_name});
+    // A dependency this environment lacks is not the build's fault: say so, and load the
+    // wheel's compiled modules directly instead.
+    if (auto missing = missing_dependency(r.output, import_names, s))
+      if (compiled_modules_load(o, s, c, *missing, r.output)) return std::nullopt;
+    rep.checks.push_back({"import", CheckStatus::failed, "import " + c.import_name});
     s.result.check_output = tail_lines(r.output, 30);
     return stop(BuildStatus::check_failed,
-                fmt::format("the built wheel does not import ({})", import_name));
+                fmt::format("the built wheel does not import ({})", c.import_name));
   }
   rep.checks.push_back(
-      {"import", CheckStatus::passed, "import " + import_name + " in a fresh venv"});
+      {"import", CheckStatus::passed, "import " + c.import_name + " in a fresh venv"});
   return std::nullopt;
 }
 

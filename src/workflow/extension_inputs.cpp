@@ -31,6 +31,7 @@
 #include "executor/report_page.h"
 #include "executor/resume.h"
 #include "executor/run_plan.h"
+#include "executor/source_identity.h"
 #include "executor/step_list.h"
 #include "executor/verify.h"
 #include "executor/wheel_modules.h"
@@ -134,38 +135,29 @@ ExtensionBuildContext ExtensionBuildContext::system(CommandRunner& runner) {
   return ctx;
 }
 
-// 1. What to build, for what.
-StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
-                          ExtensionBuildState& s) {
-  BuildReport& rep = s.result.report;
-  auto spec = classify_source(
-      o.source, o.source.empty()
-                    ? find_bundled_example(fs::absolute(o.cwd).lexically_normal().string())
-                    : std::string());
-  if (!spec) return stop(BuildStatus::bad_input, spec.error().message);
-  s.spec = *spec;
-  rep.source = spec->kind == SourceKind::example ? spec->path : spec->text;
-  rep.source_kind = std::string(source_kind_name(spec->kind));
-  if (o.jobs && *o.jobs < 1)
-    return stop(BuildStatus::bad_input, fmt::format("--jobs {}: must be at least 1", *o.jobs));
-  s.request.cache = o.cache;
+namespace {
 
-  {
-    // [cache] of --config, then TAILOR_CACHE / TAILOR_CACHE_URL, then --cache-url.
-    cache::CacheSettings settings;
-    if (!o.config.empty()) {
-      auto loaded = cache::load_tailor_toml(o.config);
-      if (!loaded) return stop(BuildStatus::bad_input, loaded.error().message);
-      settings = loaded->cache;
-    }
-    auto with_env = cache::apply_cache_environment(settings, ctx.environment);
-    if (!with_env) return stop(BuildStatus::bad_input, with_env.error().message);
-    settings = *with_env;
-    if (!o.cache_url.empty())
-      if (auto ok = cache::set_cache_url(settings, o.cache_url, "--cache-url"); !ok)
-        return stop(BuildStatus::bad_input, ok.error().message);
-    s.request.cache_settings = settings;
+// [cache] of --config, then TAILOR_CACHE / TAILOR_CACHE_URL, then --cache-url.
+StepResult read_cache_settings(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                               ExtensionBuildState& s) {
+  cache::CacheSettings settings;
+  if (!o.config.empty()) {
+    auto loaded = cache::load_tailor_toml(o.config);
+    if (!loaded) return stop(BuildStatus::bad_input, loaded.error().message);
+    settings = loaded->cache;
   }
+  auto with_env = cache::apply_cache_environment(settings, ctx.environment);
+  if (!with_env) return stop(BuildStatus::bad_input, with_env.error().message);
+  settings = *with_env;
+  if (!o.cache_url.empty())
+    if (auto ok = cache::set_cache_url(settings, o.cache_url, "--cache-url"); !ok)
+      return stop(BuildStatus::bad_input, ok.error().message);
+  s.request.cache_settings = settings;
+  return std::nullopt;
+}
+
+// The work root and the source's work folder under it.
+void choose_work_dir(const ExtensionBuildOptions& o, ExtensionBuildState& s) {
   // A shared cache and no --work-dir: a path that is the same on every machine and for
   // every checkout, so nvcc's cached steps (keyed by the source's path) hit.
   if (o.work_root.empty() && s.request.cache_settings.shared() && o.cache != CacheTool::none) {
@@ -179,6 +171,11 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
                                       : fs::absolute(o.work_root).lexically_normal().string();
     s.work_dir = work_dir_for(s.spec, s.work_root);
   }
+}
+
+// This host and the build's interpreter, probed at once.
+StepResult probe_build_host(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                            ExtensionBuildState& s) {
   probe::ProbeOptions popts;
   popts.build_dir = fs::exists(s.work_root) ? s.work_root : ".";
   popts.probe_pythons = false;
@@ -192,7 +189,12 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
     s.host.pythons.insert(s.host.pythons.begin(), *s.python);
   else if (!o.python.empty())
     return stop(BuildStatus::bad_input, fmt::format("--python {}: cannot run it", o.python));
+  return std::nullopt;
+}
 
+// The targets asked for, refused when they imply a platform other than this host's.
+StepResult resolve_build_targets(const ExtensionBuildOptions& o, ExtensionBuildState& s) {
+  BuildReport& rep = s.result.report;
   auto targets = resolve_targets(o.arch, o.gpu, s.host);
   if (!targets) return stop(BuildStatus::bad_input, targets.error().message);
   s.targets = targets->targets;
@@ -216,7 +218,12 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
           fmt::format("{}: {}: build on an {} machine (tailor does not cross-compile extensions)",
                       rep.targets_spec, why, (*implied)->platform));
   }
+  return std::nullopt;
+}
 
+// The toolkit the build uses, and the toolchain's versions in the report.
+void record_toolchain(ExtensionBuildContext& ctx, ExtensionBuildState& s) {
+  BuildReport& rep = s.result.report;
   s.toolkit = plan::choose_toolkit(s.host, s.python ? &*s.python : nullptr).toolkit;
   const probe::CudaToolkit* tk = s.toolkit;
   const auto& py = s.python;
@@ -235,8 +242,10 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
     if (t.name == "ninja" || t.name == "ccache" || t.name == "sccache" || t.name == "cmake" ||
         t.name == "git")
       rep.toolchain[t.name] = t.version;
+}
 
-  // The package name picks the recipe: --package, else what the source declares.
+// The package name picks the recipe: --package, else what the source declares.
+void choose_package(const ExtensionBuildOptions& o, ExtensionBuildState& s) {
   s.package = o.package;
   if (s.package.empty() &&
       (s.spec.kind == SourceKind::directory || s.spec.kind == SourceKind::example))
@@ -246,7 +255,12 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   // rather than nothing. (An sdist's name already comes from its file name.)
   if (s.package.empty()) s.package = fs::path(s.spec.path).filename().string();
   s.recipe = &plan::recipe_for(s.package);
+}
 
+// The plan's request, with the cache storage settled.
+StepResult fill_request(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                        ExtensionBuildState& s) {
+  const BuildReport& rep = s.result.report;
   plan::ExtensionBuildRequest& req = s.request;
   req.package_name = s.package;
   req.targets = s.targets;
@@ -257,7 +271,8 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   if (req.cache && *req.cache != CacheTool::none && req.cache_settings.shared())
     if (auto fits = cache::cache_tool_environment(req.cache_settings, *req.cache); !fits)
       return stop(BuildStatus::bad_input, fits.error().message);
-  if (auto stopped = settle_cache_storage(req.cache_settings, req.cache, ctx.session(o, rep)))
+  if (auto stopped =
+          settle_cache_storage(req.cache_settings, req.cache, ctx.session(o, s.result.report)))
     return stopped;
   req.profile = o.profile;
   req.keep_package_archs = o.keep_package_archs;
@@ -270,6 +285,32 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   req.split_units = o.split_units;
   req.environment = ctx.environment;
   return std::nullopt;
+}
+
+}  // namespace
+
+// 1. What to build, for what.
+StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                          ExtensionBuildState& s) {
+  BuildReport& rep = s.result.report;
+  auto spec = classify_source(
+      o.source, o.source.empty()
+                    ? find_bundled_example(fs::absolute(o.cwd).lexically_normal().string())
+                    : std::string());
+  if (!spec) return stop(BuildStatus::bad_input, spec.error().message);
+  s.spec = *spec;
+  rep.source = spec->kind == SourceKind::example ? spec->path : spec->text;
+  rep.source_kind = std::string(source_kind_name(spec->kind));
+  if (o.jobs && *o.jobs < 1)
+    return stop(BuildStatus::bad_input, fmt::format("--jobs {}: must be at least 1", *o.jobs));
+  s.request.cache = o.cache;
+  if (auto stopped = read_cache_settings(o, ctx, s)) return stopped;
+  choose_work_dir(o, s);
+  if (auto stopped = probe_build_host(o, ctx, s)) return stopped;
+  if (auto stopped = resolve_build_targets(o, s)) return stopped;
+  record_toolchain(ctx, s);
+  choose_package(o, s);
+  return fill_request(o, ctx, s);
 }
 
 // --print-env: nothing is fetched or built; the source folder is shown where it would be.

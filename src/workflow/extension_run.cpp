@@ -31,6 +31,7 @@
 #include "executor/report_page.h"
 #include "executor/resume.h"
 #include "executor/run_plan.h"
+#include "executor/source_identity.h"
 #include "executor/step_list.h"
 #include "executor/verify.h"
 #include "executor/wheel_modules.h"

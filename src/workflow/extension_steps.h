@@ -15,6 +15,7 @@
 #include "executor/build_session.h"
 #include "executor/fixed_path.h"
 #include "executor/folder_lock.h"
+#include "executor/source_identity.h"
 #include "plan/extension_plan.h"
 #include "plan/extension_recipe.h"
 #include "probe/probe.h"

@@ -14,6 +14,7 @@
 #include "executor/publish.h"
 #include "executor/report_page.h"
 #include "executor/run_plan.h"
+#include "executor/source_identity.h"
 #include "executor/wheel_normaliser.h"
 #include "inspect/inspect_report.h"
 #include "inspect/manylinux_policy.h"

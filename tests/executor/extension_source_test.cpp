@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "executor/source_identity.h"
+
 using namespace tailor;
 using namespace tailor::executor;
 namespace fs = std::filesystem;

@@ -624,7 +624,8 @@ TEST(MakeShim, DropsTheFifoJobserverAndItsJobsForAnOldMake) {
     f << "#!/bin/sh\necho \"MAKEFLAGS=[$MAKEFLAGS] ARGS=[$*]\"\n";
   }
   fs::permissions(fake, fs::perms::owner_all);
-  auto shim = tailor::executor::write_make_shim((dir / "shim").string(), fake.string());
+  tailor::executor::RealDiskInterface disk;
+  auto shim = tailor::executor::write_make_shim(disk, (dir / "shim").string(), fake.string());
   ASSERT_TRUE(shim) << shim.error().message;
   tailor::CommandSpec spec;
   spec.argv = {(fs::path(*shim) / "make").string(), "-f", "ltrans.mk", "all"};
@@ -644,7 +645,7 @@ TEST(MakeShim, DropsTheFifoJobserverAndItsJobsForAnOldMake) {
   // The real make 4.3 (where it is the one installed) accepts what the shim passes on.
   std::string make = tailor::find_in_path("make");
   if (!make.empty()) {
-    auto real = tailor::executor::write_make_shim((dir / "shim-real").string(), make);
+    auto real = tailor::executor::write_make_shim(disk, (dir / "shim-real").string(), make);
     ASSERT_TRUE(real);
     { std::ofstream(dir / "m.mk") << "all:\n\t@echo made\n"; }
     tailor::CommandSpec s2;
