@@ -39,8 +39,7 @@ struct BuildContext {
   /// `status` in `style`, warnings on `warnings` (null: `status`); the system's governor and
   /// learned records.
   executor::BuildSession session(executor::BuildReport& report, std::FILE* status,
-                                 executor::DisplayStyle style,
-                                 std::FILE* warnings = nullptr) const;
+                                 executor::DisplayStyle style, std::FILE* warnings = nullptr) const;
 };
 
 }  // namespace tailor::workflow
