@@ -36,9 +36,9 @@ nlohmann::json result_json(const wheelhouse::PublishResult& r, const std::string
 }
 
 int run_publish(const PublishArgs& args) {
-  auto r = wheelhouse::publish(args.wheels, args.to,
-                               args.allow_foreign ? wheelhouse::ForeignWheels::allowed
-                                                  : wheelhouse::ForeignWheels::refused);
+  auto r = wheelhouse::publish(
+      args.wheels, args.to,
+      args.allow_foreign ? wheelhouse::ForeignWheels::allowed : wheelhouse::ForeignWheels::refused);
   if (r.failure != wheelhouse::PublishFailure::none)
     return report_error(r.message, r.failure == wheelhouse::PublishFailure::bad_input
                                        ? k_exit_bad_input
@@ -49,13 +49,12 @@ int run_publish(const PublishArgs& args) {
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     for (const auto& w : r.wheels)
-      std::printf("%s %s: %s/simple/%s/%s\n",
-                  w.outcome == wheelhouse::PublishOutcome::added ? "published" : "already published",
-                  terminal_safe(w.entry.file).c_str(), w.entry.target_set.c_str(),
-                  w.entry.project.c_str(),
-                  w.outcome == wheelhouse::PublishOutcome::added
-                      ? ""
-                      : " (the same sha256: nothing changed)");
+      std::printf(
+          "%s %s: %s/simple/%s/%s\n",
+          w.outcome == wheelhouse::PublishOutcome::added ? "published" : "already published",
+          terminal_safe(w.entry.file).c_str(), w.entry.target_set.c_str(), w.entry.project.c_str(),
+          w.outcome == wheelhouse::PublishOutcome::added ? ""
+                                                         : " (the same sha256: nothing changed)");
   }
   if (!args.html.empty()) {
     auto all = wheelhouse::read_wheelhouse(args.to);
@@ -76,8 +75,9 @@ void setup_publish(CLI::App& sub, RunFn& run) {
                  "The wheelhouse folder (made when missing): DIR/<targets>/simple is a pip index")
       ->type_name("DIR")
       ->required();
-  sub.add_flag("--allow-foreign", args->allow_foreign,
-               "Publish wheels tailor did not build too, filed by the targets of their device code");
+  sub.add_flag(
+      "--allow-foreign", args->allow_foreign,
+      "Publish wheels tailor did not build too, filed by the targets of their device code");
   sub.add_flag("--json", args->json, "Machine-readable output");
   sub.add_option("--html", args->html,
                  "Write the wheelhouse as one page (packages x GPU targets) to FILE; inside DIR "

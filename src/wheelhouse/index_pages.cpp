@@ -30,15 +30,17 @@ std::string project_html(const std::string& project, const std::vector<const Whe
     std::string attrs;
     if (!e->requires_python.empty())
       attrs += fmt::format(" data-requires-python=\"{}\"", html::escape(e->requires_python));
-    attrs += fmt::format(" data-dist-info-metadata=\"sha256={0}\" data-core-metadata=\"sha256={0}\"",
-                         e->metadata_sha256);
+    attrs +=
+        fmt::format(" data-dist-info-metadata=\"sha256={0}\" data-core-metadata=\"sha256={0}\"",
+                    e->metadata_sha256);
     out += fmt::format("<a href=\"{}#sha256={}\"{}>{}</a><br>\n", html::escape(wheel_href(*e)),
                        e->sha256, attrs, html::escape(e->file));
   }
   return out + "</body>\n</html>\n";
 }
 
-nlohmann::json project_json(const std::string& project, const std::vector<const WheelEntry*>& files) {
+nlohmann::json project_json(const std::string& project,
+                            const std::vector<const WheelEntry*>& files) {
   nlohmann::json list = nlohmann::json::array();
   std::set<std::string> versions;
   for (const WheelEntry* e : files) {
@@ -61,9 +63,7 @@ nlohmann::json project_json(const std::string& project, const std::vector<const 
 
 }  // namespace
 
-std::string wheel_file_path(const WheelEntry& e) {
-  return "files/" + e.target_set + "/" + e.file;
-}
+std::string wheel_file_path(const WheelEntry& e) { return "files/" + e.target_set + "/" + e.file; }
 
 std::vector<IndexFile> render_index(const std::string& target_set,
                                     const std::vector<WheelEntry>& wheels) {

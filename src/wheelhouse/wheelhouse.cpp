@@ -25,7 +25,8 @@ constexpr uint64_t k_max_state_bytes = uint64_t{64} << 20;
 Expected<void> make_folder(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) return make_error(fmt::format("{}: cannot make the folder: {}", dir.string(), ec.message()));
+  if (ec)
+    return make_error(fmt::format("{}: cannot make the folder: {}", dir.string(), ec.message()));
   return {};
 }
 
@@ -50,7 +51,8 @@ Expected<void> store_wheel(const WheelCandidate& c, const fs::path& dest) {
     return make_error(c.path + ": changed while it was published");
   TAILOR_TRY(out, AtomicFile::beside(dest.string()));
   auto written = write_all_fd(out.fd(), map.bytes());
-  if (!written) return make_error(fmt::format("{}: cannot write: {}", out.path(), written.error().message));
+  if (!written)
+    return make_error(fmt::format("{}: cannot write: {}", out.path(), written.error().message));
   return out.commit(0644);
 }
 
@@ -109,7 +111,8 @@ PublishResult publish(const std::vector<std::string>& wheels, const std::string&
   if (auto made = make_folder(root); !made) return fail(PublishFailure::io, made.error().message);
   ExclusiveFileLock lock((root / k_state_file).string());
   if (!lock.ok())
-    return fail(PublishFailure::io, dir + ": cannot lock the wheelhouse (" + k_state_file + ".lock)");
+    return fail(PublishFailure::io,
+                dir + ": cannot lock the wheelhouse (" + k_state_file + ".lock)");
   auto state = read_wheelhouse(dir);
   if (!state) return fail(PublishFailure::bad_input, state.error().message);
 
@@ -126,8 +129,8 @@ PublishResult publish(const std::vector<std::string>& wheels, const std::string&
                               "sha256 {}: refused (publish it under another version)",
                               c.path, c.entry.file, c.entry.target_set, it->second->sha256,
                               c.entry.sha256));
-    r.wheels.push_back({c.entry, it != listed.end() ? PublishOutcome::already_published
-                                                    : PublishOutcome::added});
+    r.wheels.push_back(
+        {c.entry, it != listed.end() ? PublishOutcome::already_published : PublishOutcome::added});
     if (it == listed.end()) {
       listed[key] = &c.entry;
       to_add.push_back(&c);

@@ -101,7 +101,8 @@ Expected<WheelCandidate> read_candidate(const std::string& path, ForeignWheels f
     return make_error(fmt::format("{}: not a regular file", path));
   TAILOR_TRY(map, MappedFile::open(path));
   auto archive = formats::parse_zip(map.bytes());
-  if (!archive) return make_error(fmt::format("{}: not a wheel: {}", path, archive.error().message));
+  if (!archive)
+    return make_error(fmt::format("{}: not a wheel: {}", path, archive.error().message));
 
   WheelCandidate c;
   c.path = path;
@@ -114,15 +115,15 @@ Expected<WheelCandidate> read_candidate(const std::string& path, ForeignWheels f
 
   const formats::ZipEntry* metadata = inspect::find_dist_info_member(*archive, "METADATA");
   if (!metadata) return make_error(fmt::format("{}: no METADATA in its dist-info", path));
-  TAILOR_TRY(text, member_text(map.bytes(), *metadata, formats::WheelLimits{}.max_metadata_bytes,
-                               path));
+  TAILOR_TRY(text,
+             member_text(map.bytes(), *metadata, formats::WheelLimits{}.max_metadata_bytes, path));
   auto meta = formats::parse_metadata(text);
   if (formats::normalize_distribution_name(meta.name) != e.project)
     return make_error(fmt::format("{}: METADATA names the project '{}', the file name '{}'", path,
                                   meta.name, name->distribution));
   e.requires_python = meta.requires_python;
-  e.metadata_sha256 = Sha256::hex(Sha256::of(
-      std::span(reinterpret_cast<const std::byte*>(text.data()), text.size())));
+  e.metadata_sha256 = Sha256::hex(
+      Sha256::of(std::span(reinterpret_cast<const std::byte*>(text.data()), text.size())));
   c.metadata = std::move(text);
 
   auto provenance = inspect::read_wheel_provenance(map.bytes(), *archive, path);
@@ -147,14 +148,10 @@ Expected<WheelCandidate> read_candidate(const std::string& path, ForeignWheels f
 }
 
 nlohmann::json to_json(const WheelEntry& e) {
-  nlohmann::json j = {{"file", e.file},
-                      {"project", e.project},
-                      {"version", e.version},
-                      {"target_set", e.target_set},
-                      {"targets", e.targets},
-                      {"sha256", e.sha256},
-                      {"size", e.size},
-                      {"metadata_sha256", e.metadata_sha256},
+  nlohmann::json j = {{"file", e.file},       {"project", e.project},
+                      {"version", e.version}, {"target_set", e.target_set},
+                      {"targets", e.targets}, {"sha256", e.sha256},
+                      {"size", e.size},       {"metadata_sha256", e.metadata_sha256},
                       {"foreign", e.foreign}};
   if (!e.requires_python.empty()) j["requires_python"] = e.requires_python;
   if (!e.provenance.is_null()) j["provenance"] = e.provenance;
@@ -171,11 +168,13 @@ Expected<WheelEntry> entry_from_json(const nlohmann::json& j, const std::string&
     out = it->get<std::string>();
     return true;
   };
-  if (!str("file", e.file) || !safe_file_name(e.file)) return bad("a wheel entry's file is not a wheel name");
+  if (!str("file", e.file) || !safe_file_name(e.file))
+    return bad("a wheel entry's file is not a wheel name");
   if (!str("project", e.project) || !valid_project_name(e.project))
     return bad(e.file + ": project is not a project name");
   if (!str("version", e.version)) return bad(e.file + ": no version");
-  if (!str("sha256", e.sha256) || !is_hex64(e.sha256)) return bad(e.file + ": sha256 is not 64 hex digits");
+  if (!str("sha256", e.sha256) || !is_hex64(e.sha256))
+    return bad(e.file + ": sha256 is not 64 hex digits");
   if (!str("metadata_sha256", e.metadata_sha256) || !is_hex64(e.metadata_sha256))
     return bad(e.file + ": metadata_sha256 is not 64 hex digits");
   str("requires_python", e.requires_python);

@@ -13,10 +13,10 @@
 namespace tailor::wheelhouse {
 
 struct WheelEntry {
-  std::string file;        ///< the wheel's file name: "fused_ops-0.1.0-cp312-cp312-linux_x86_64.whl"
-  std::string project;     ///< PEP 503 normalized: "fused-ops"
-  std::string version;     ///< from the file name
-  std::string target_set;  ///< "sm90", "sm80-sm90"; "cpu" for a wheel without device code
+  std::string file;     ///< the wheel's file name: "fused_ops-0.1.0-cp312-cp312-linux_x86_64.whl"
+  std::string project;  ///< PEP 503 normalized: "fused-ops"
+  std::string version;  ///< from the file name
+  std::string target_set;            ///< "sm90", "sm80-sm90"; "cpu" for a wheel without device code
   std::vector<std::string> targets;  ///< "sm_90", as the provenance or inspect names them
   std::string sha256;                ///< of the wheel, lowercase hex
   uint64_t size = 0;

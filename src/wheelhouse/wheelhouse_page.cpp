@@ -30,11 +30,10 @@ std::string wheel_cell(const WheelEntry& e) {
   }
   if (cuda.empty()) cuda = toolchain_value(e, "nvcc");
   std::string python = toolchain_value(e, "python");
-  std::string built = e.foreign ? std::string("not built by tailor")
-                                : fmt::format("torch {} · CUDA {} · Python {}",
-                                              torch.empty() ? "?" : torch,
-                                              cuda.empty() ? "?" : cuda,
-                                              python.empty() ? "?" : python);
+  std::string built =
+      e.foreign ? std::string("not built by tailor")
+                : fmt::format("torch {} · CUDA {} · Python {}", torch.empty() ? "?" : torch,
+                              cuda.empty() ? "?" : cuda, python.empty() ? "?" : python);
   return fmt::format("<div><a href=\"{}\">{}</a><br><small>{}</small></div>",
                      html::escape(wheel_file_path(e)), html::escape(e.version),
                      html::escape(built));
@@ -49,10 +48,11 @@ std::string render_wheelhouse_html(const std::vector<WheelEntry>& wheels, const 
     sets.insert(e.target_set);
     cells[e.project][e.target_set].push_back(&e);
   }
-  std::string body = fmt::format("<p>{} wheels of {} packages for {} GPU target sets in {}. "
-                                 "Install with <code>pip install --index-url DIR/SET/simple "
-                                 "PACKAGE</code>.</p>\n",
-                                 wheels.size(), cells.size(), sets.size(), html::escape(dir));
+  std::string body = fmt::format(
+      "<p>{} wheels of {} packages for {} GPU target sets in {}. "
+      "Install with <code>pip install --index-url DIR/SET/simple "
+      "PACKAGE</code>.</p>\n",
+      wheels.size(), cells.size(), sets.size(), html::escape(dir));
   body += "<table>\n<tr><th>package</th>";
   for (const auto& s : sets)
     body += fmt::format("<th><a href=\"{0}/simple/\">{0}</a></th>", html::escape(s));

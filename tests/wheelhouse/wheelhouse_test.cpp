@@ -166,8 +166,8 @@ TEST_F(WheelhouseTest, OtherBytesUnderAPublishedNameAreRefusedAndChangeNothing) 
   ASSERT_EQ(publish({a}, house(), ForeignWheels::refused).failure, PublishFailure::none);
   auto state = read_file((fs::path(house()) / k_state_file).string());
   auto page = read_file((fs::path(house()) / "sm90/simple/fused-ops/index.html").string());
-  auto tampered =
-      wheel("fused_ops-0.1.0-py3-none-any.whl", provenance("fused_ops", R"(["sm_90"])"), "z\n", "b");
+  auto tampered = wheel("fused_ops-0.1.0-py3-none-any.whl", provenance("fused_ops", R"(["sm_90"])"),
+                        "z\n", "b");
   auto r = publish({tampered}, house(), ForeignWheels::refused);
   EXPECT_EQ(r.failure, PublishFailure::conflict);
   auto first = publish({a}, house(), ForeignWheels::refused).wheels.at(0).entry.sha256;
@@ -183,9 +183,9 @@ TEST_F(WheelhouseTest, BadInputIsOneLineAndWritesNothing) {
   std::ofstream((m_dir / "in/junk-1.0-py3-none-any.whl").string()) << "not a zip";
   auto bad_target = wheel("evil-1.0-py3-none-any.whl", provenance("evil", R"(["../../etc"])"));
   std::ofstream((m_dir / "in/notawheel.zip").string()) << "x";
-  for (const std::string& input :
-       {foreign, (m_dir / "in/junk-1.0-py3-none-any.whl").string(), bad_target,
-        (m_dir / "in/notawheel.zip").string(), (m_dir / "in/missing-1.0-py3-none-any.whl").string()}) {
+  for (const std::string& input : {foreign, (m_dir / "in/junk-1.0-py3-none-any.whl").string(),
+                                   bad_target, (m_dir / "in/notawheel.zip").string(),
+                                   (m_dir / "in/missing-1.0-py3-none-any.whl").string()}) {
     auto r = publish({good, input}, house(), ForeignWheels::refused);
     EXPECT_EQ(r.failure, PublishFailure::bad_input) << input;
     EXPECT_EQ(r.message.find('\n'), std::string::npos) << r.message;
@@ -212,7 +212,8 @@ TEST_F(WheelhouseTest, ConcurrentPublishersBothLand) {
   std::vector<std::thread> threads;
   std::vector<PublishResult> results(wheels.size());
   for (size_t i = 0; i < wheels.size(); ++i)
-    threads.emplace_back([&, i] { results[i] = publish({wheels[i]}, house(), ForeignWheels::refused); });
+    threads.emplace_back(
+        [&, i] { results[i] = publish({wheels[i]}, house(), ForeignWheels::refused); });
   for (auto& t : threads) t.join();
   for (const auto& r : results) EXPECT_EQ(r.failure, PublishFailure::none) << r.message;
   auto listed = read_wheelhouse(house());
