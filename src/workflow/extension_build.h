@@ -37,6 +37,9 @@ struct ExtensionBuildOptions {
   std::optional<cache::CacheTool> cache;
   std::string cache_url;  ///< --cache-url: redis://, s3://, a folder; "" none
   std::string config;     ///< --config: a tailor.toml whose [cache] applies; "" none
+  /// --wheelhouse DIR|file:///DIR: a published wheel of the same inputs is fetched and
+  /// verified instead of compiled; "" none.
+  std::string wheelhouse;
   /// --dist [STATE_DIR_OR_CLIENT_CONFIG]: compile on an sccache-dist cluster ("" means
   /// $TAILOR_DIST, else the default state folder); nullopt: no distribution.
   std::optional<std::string> dist;

@@ -9,7 +9,9 @@
 # server's request log). Then six publishers at once (all listed, every page parses) and
 # hostile input: other bytes under the published name (refused naming both sha256s, nothing
 # changed), a truncated wheel, not a zip, no provenance, a target or project name with ../,
-# --to a file. uv: `uv` on PATH or $UV; its checks are skipped with a note when there is none.
+# --to a file. And `tailor build --wheelhouse` of the same inputs: the wheel fetched and
+# verified (the import test still runs), nothing compiled; a tampered wheel, an index link out
+# of the wheelhouse and an http location refused. uv: `uv` on PATH or $UV; its checks are skipped with a note when there is none.
 set -u
 : "${TAILOR:?TAILOR must point at the built binary}"
 [ -x "$TAILOR" ] || { echo "skip: $TAILOR not built"; exit 77; }
@@ -54,6 +56,33 @@ expect_eq "same bytes again: exit" "$?" 0
 expect_grep "same bytes again: says so" "already published $whl: sm75/simple/fused-ops/ (the same sha256: nothing changed)" "$tmp/again.out"
 expect_grep "page: the target set" ">sm75</a></th>" "$wh/index.html"
 expect_grep "page: the torch it was built against" "torch $(python3 -c 'import torch; print(torch.__version__)')" "$wh/index.html"
+
+# Another build of the same inputs with the wheelhouse: fetched and verified, not compiled.
+(cd "$src" && "$TAILOR" build --arch 7.5 --out "$tmp/dist2" --work-dir "$tmp/work2" --progress plain \
+  --no-tests --wheelhouse "file://$wh" --json) >"$tmp/fetch.json" 2>"$tmp/fetch.err"
+expect_eq "build --wheelhouse exit" "$?" 0
+expect_eq "the report says where the wheel came from" \
+  "$(json_get "$tmp/fetch.json" 'j["wheel"]["from_wheelhouse"]')" "$wh/files/sm75/$whl"
+expect_eq "the same bytes" "$(json_get "$tmp/fetch.json" 'j["wheel"]["sha256"]')" "$(sha256sum "$tmp/dist/$whl" | cut -d' ' -f1)"
+expect_eq "the import test still ran" "$(json_get "$tmp/fetch.json" '[c["status"] for c in j["checks"] if c["name"]=="import"][0]')" passed
+if grep -q "==> building" "$tmp/fetch.err"; then bad "build --wheelhouse compiled"; else ok "nothing compiled"; fi
+# A tampered wheel in a copy of the wheelhouse, and an index whose link leaves it: refused.
+cp -r "$wh" "$tmp/bad-house"
+printf 'x' >>"$tmp/bad-house/files/sm75/$whl"
+(cd "$src" && "$TAILOR" build --arch 7.5 --out "$tmp/dist3" --work-dir "$tmp/work2" --progress plain \
+  --no-tests --wheelhouse "$tmp/bad-house") >/dev/null 2>"$tmp/fetch-bad.err"
+expect_eq "a tampered wheelhouse wheel: exit 2" "$?" 2
+expect_grep "names the index's sha256" "the index says $(sha256sum "$tmp/dist/$whl" | cut -d' ' -f1): refused" "$tmp/fetch-bad.err"
+cp "$tmp/dist/$whl" "$tmp/bad-house/files/sm75/$whl"
+sed -i 's|"url": "../../../files/|"url": "../../../../../files/|' "$tmp/bad-house/sm75/simple/fused-ops/index.json"
+(cd "$src" && "$TAILOR" build --arch 7.5 --out "$tmp/dist3" --work-dir "$tmp/work2" --progress plain \
+  --no-tests --wheelhouse "$tmp/bad-house") >/dev/null 2>"$tmp/fetch-bad.err"
+expect_eq "an index link out of the wheelhouse: exit 2" "$?" 2
+expect_grep "says so" "not to its place in the wheelhouse" "$tmp/fetch-bad.err"
+(cd "$src" && "$TAILOR" build --arch 7.5 --out "$tmp/dist3" --work-dir "$tmp/work2" --no-tests \
+  --wheelhouse "https://example.com/wh") >/dev/null 2>"$tmp/fetch-bad.err"
+expect_eq "another host: exit 2" "$?" 2
+rm -rf "$tmp/bad-house" "$tmp/dist3" "$tmp/fetch-bad.err"
 
 # pip from the file:// index into a fresh venv, reading the .metadata file.
 python3 -m venv "$tmp/pip-venv"
