@@ -134,6 +134,39 @@ ExtensionBuildContext ExtensionBuildContext::system(CommandRunner& runner) {
   return ctx;
 }
 
+namespace {
+// [cache] of --config, then TAILOR_CACHE / TAILOR_CACHE_URL, then --cache-url; the wheelhouse
+// of --wheelhouse, else of --config's [wheelhouse].
+StepResult read_build_config(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                             ExtensionBuildState& s) {
+  s.wheelhouse = o.wheelhouse;
+  cache::CacheSettings settings;
+  if (!o.config.empty()) {
+    auto loaded = cache::load_tailor_toml(o.config);
+    if (!loaded) return stop(BuildStatus::bad_input, loaded.error().message);
+    settings = loaded->cache;
+    auto table = data::expected_from([&] {
+      data::TomlValue t = loaded->document["wheelhouse"];
+      if (!t.present()) return std::string();
+      if (!t.is_table()) loaded->document.fail("wheelhouse: expected a table ([wheelhouse])");
+      for (const auto& [key, value] : t.entries())
+        if (key != "url") value.fail("unknown key (known: url)");
+      return t["url"].string();
+    });
+    if (!table) return stop(BuildStatus::bad_input, table.error().message);
+    if (s.wheelhouse.empty()) s.wheelhouse = *table;
+  }
+  auto with_env = cache::apply_cache_environment(settings, ctx.environment);
+  if (!with_env) return stop(BuildStatus::bad_input, with_env.error().message);
+  settings = *with_env;
+  if (!o.cache_url.empty())
+    if (auto ok = cache::set_cache_url(settings, o.cache_url, "--cache-url"); !ok)
+      return stop(BuildStatus::bad_input, ok.error().message);
+  s.request.cache_settings = settings;
+  return std::nullopt;
+}
+}  // namespace
+
 // 1. What to build, for what.
 StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
                           ExtensionBuildState& s) {
@@ -149,23 +182,7 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   if (o.jobs && *o.jobs < 1)
     return stop(BuildStatus::bad_input, fmt::format("--jobs {}: must be at least 1", *o.jobs));
   s.request.cache = o.cache;
-
-  {
-    // [cache] of --config, then TAILOR_CACHE / TAILOR_CACHE_URL, then --cache-url.
-    cache::CacheSettings settings;
-    if (!o.config.empty()) {
-      auto loaded = cache::load_tailor_toml(o.config);
-      if (!loaded) return stop(BuildStatus::bad_input, loaded.error().message);
-      settings = loaded->cache;
-    }
-    auto with_env = cache::apply_cache_environment(settings, ctx.environment);
-    if (!with_env) return stop(BuildStatus::bad_input, with_env.error().message);
-    settings = *with_env;
-    if (!o.cache_url.empty())
-      if (auto ok = cache::set_cache_url(settings, o.cache_url, "--cache-url"); !ok)
-        return stop(BuildStatus::bad_input, ok.error().message);
-    s.request.cache_settings = settings;
-  }
+  if (auto st = read_build_config(o, ctx, s)) return st;
   // A shared cache and no --work-dir: a path that is the same on every machine and for
   // every checkout, so nvcc's cached steps (keyed by the source's path) hit.
   if (o.work_root.empty() && s.request.cache_settings.shared() && o.cache != CacheTool::none) {

@@ -300,11 +300,11 @@ StepResult fetch_from_wheelhouse(const ExtensionBuildOptions& o, ExtensionBuildS
   fs::create_directories(s.request.out_dir, ec);
   if (ec) return stop(BuildStatus::build_failed, s.request.out_dir + ": " + ec.message());
   std::string why_not;
-  auto fetched = wheelhouse::fetch_matching_wheel(o.wheelhouse, inputs, s.request.out_dir, why_not);
+  auto fetched = wheelhouse::fetch_matching_wheel(s.wheelhouse, inputs, s.request.out_dir, why_not);
   if (!fetched) return stop(BuildStatus::bad_input, "--wheelhouse: " + fetched.error().message);
   if (!fetched->has_value()) {
     status(o, fmt::format("==> wheelhouse {}: nothing for these inputs ({}); building",
-                          o.wheelhouse, why_not));
+                          s.wheelhouse, why_not));
     return std::nullopt;
   }
   rep.wheel_from = (*fetched)->origin;
@@ -325,7 +325,7 @@ StepResult fetch_from_wheelhouse(const ExtensionBuildOptions& o, ExtensionBuildS
 StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
                      ExtensionBuildState& s) {
   BuildReport& rep = s.result.report;
-  if (!o.wheelhouse.empty()) {
+  if (!s.wheelhouse.empty()) {
     if (auto fetched = fetch_from_wheelhouse(o, s); fetched || !rep.wheel_from.empty())
       return fetched;
   }

@@ -69,9 +69,11 @@ if grep -q "==> building" "$tmp/fetch.err"; then bad "build --wheelhouse compile
 # A tampered wheel in a copy of the wheelhouse, and an index whose link leaves it: refused.
 cp -r "$wh" "$tmp/bad-house"
 printf 'x' >>"$tmp/bad-house/files/sm75/$whl"
+# This one through tailor.toml's [wheelhouse].
+printf '[wheelhouse]\nurl = "file://%s"\n' "$tmp/bad-house" >"$tmp/tailor.toml"
 (cd "$src" && "$TAILOR" build --arch 7.5 --out "$tmp/dist3" --work-dir "$tmp/work2" --progress plain \
-  --no-tests --wheelhouse "$tmp/bad-house") >/dev/null 2>"$tmp/fetch-bad.err"
-expect_eq "a tampered wheelhouse wheel: exit 2" "$?" 2
+  --no-tests --config "$tmp/tailor.toml") >/dev/null 2>"$tmp/fetch-bad.err"
+expect_eq "a tampered wheelhouse wheel ([wheelhouse] of --config): exit 2" "$?" 2
 expect_grep "names the index's sha256" "the index says $(sha256sum "$tmp/dist/$whl" | cut -d' ' -f1): refused" "$tmp/fetch-bad.err"
 cp "$tmp/dist/$whl" "$tmp/bad-house/files/sm75/$whl"
 sed -i 's|"url": "../../../files/|"url": "../../../../../files/|' "$tmp/bad-house/sm75/simple/fused-ops/index.json"
@@ -82,7 +84,7 @@ expect_grep "says so" "not to its place in the wheelhouse" "$tmp/fetch-bad.err"
 (cd "$src" && "$TAILOR" build --arch 7.5 --out "$tmp/dist3" --work-dir "$tmp/work2" --no-tests \
   --wheelhouse "https://example.com/wh") >/dev/null 2>"$tmp/fetch-bad.err"
 expect_eq "another host: exit 2" "$?" 2
-rm -rf "$tmp/bad-house" "$tmp/dist3" "$tmp/fetch-bad.err"
+rm -rf "$tmp/bad-house" "$tmp/dist3" "$tmp/fetch-bad.err" "$tmp/tailor.toml"
 
 # pip from the file:// index into a fresh venv, reading the .metadata file.
 python3 -m venv "$tmp/pip-venv"
