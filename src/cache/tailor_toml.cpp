@@ -11,9 +11,10 @@
 namespace tailor::cache {
 namespace {
 
-// [cache] is read here; the others by plan (matrix.cpp).
-constexpr std::array<std::string_view, 5> k_tables = {"defaults", "variant", "matrix", "ci",
-                                                      "cache"};
+// [cache] is read here; [wheelhouse] by workflow (extension_inputs.cpp), the others by plan
+// (matrix.cpp).
+constexpr std::array<std::string_view, 6> k_tables = {"defaults", "variant", "matrix",
+                                                      "ci",       "cache",   "wheelhouse"};
 
 }  // namespace
 

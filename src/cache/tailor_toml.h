@@ -19,7 +19,7 @@ struct TailorToml {
 };
 
 /// `text` as the tailor.toml at `path`: TOML ("PATH:LINE:COLUMN: what" when it is not),
-/// with no table but defaults, variant, matrix, ci and cache, and its [cache] read
+/// with no table but defaults, variant, matrix, ci, cache and wheelhouse, and its [cache] read
 /// (parse_cache_table).
 Expected<TailorToml> parse_tailor_toml(std::string_view text, const std::string& path);
 

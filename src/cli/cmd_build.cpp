@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "diagnose/diagnosis.h"
 #include "plan/build_plan.h"
+#include "wheelhouse/wheelhouse_fetch.h"
 #include "workflow/extension_build.h"
 
 namespace tailor::cli {
@@ -100,6 +101,9 @@ int run_build(BuildCommandOptions& o) {
   if (!o.core.print_env)
     if (auto usable = check_out_dir(o.core.out_dir); !usable)
       return report_error(usable.error().message);
+  if (!o.core.wheelhouse.empty())
+    if (auto where = wheelhouse::wheelhouse_folder(o.core.wheelhouse); !where)
+      return report_error(where.error().message);
   o.core.jobs = o.jobs;
   if (!o.memory_budget.empty()) {
     auto budget = executor::parse_memory_size(o.memory_budget);
@@ -215,6 +219,11 @@ void setup_build(CLI::App& sub, RunFn& run) {
                  "(default: tailor.toml [cache], TAILOR_CACHE_URL, else the tool's own folder)");
   sub.add_option("--config", o->core.config,
                  "a tailor.toml whose [cache] table applies to this build");
+  sub.add_option("--wheelhouse", o->core.wheelhouse,
+                 "a `tailor publish` wheelhouse (a folder or file:///DIR): a wheel published for "
+                 "the same inputs (source, targets, torch, CUDA, Python) is fetched, checked "
+                 "against the index's sha256 and used instead of compiling")
+      ->type_name("DIR|URL");
   sub.add_option("--dist", o->core.dist,
                  "compile on an sccache-dist cluster: a `tailor dist` state folder or an sccache "
                  "client config "

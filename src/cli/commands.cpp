@@ -45,6 +45,8 @@ const CommandEntry k_commands[] = {
     {"slim",
      "Cut the device code your GPUs will never run out of wheels, libraries and environments",
      setup_slim},
+    {"publish", "Add tailor-built wheels to a folder wheelhouse: one pip index per GPU target set",
+     setup_publish},
     {"report", "A build report as a page: compile-job timeline, memory, cache hits, checks",
      setup_report},
     {"dist",

@@ -39,6 +39,7 @@ void setup_stack(CLI::App& sub, RunFn& run);
 void setup_cache(CLI::App& sub, RunFn& run);
 void setup_dist(CLI::App& sub, RunFn& run);
 void setup_report(CLI::App& sub, RunFn& run);
+void setup_publish(CLI::App& sub, RunFn& run);
 
 /// Entry point used by the thin main: parses argv, runs one command, prints errors as
 /// `tailor: error: ...` and returns the exit code.

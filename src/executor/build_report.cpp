@@ -170,6 +170,7 @@ nlohmann::json to_json(const BuildReport& r) {
              {"sha256", r.sha256},
              {"size", r.size},
              {"bytes_per_target", r.bytes_per_target}};
+  if (!r.wheel_from.empty()) wheel["from_wheelhouse"] = r.wheel_from;
   j["wheel"] = wheel;
   j["checks"] = nlohmann::json::array();
   for (const auto& c : r.checks)
@@ -196,6 +197,9 @@ std::string render_summary(const BuildReport& r) {
     out += fmt::format("wheel     {} ({})\n", r.wheel_path.empty() ? r.wheel : r.wheel_path,
                        human_bytes(r.size));
   if (!r.sha256.empty()) out += fmt::format("sha256    {}\n", r.sha256);
+  if (!r.wheel_from.empty())
+    out += fmt::format("fetched   {} (a wheelhouse wheel of the same inputs: nothing compiled)\n",
+                       r.wheel_from);
   std::vector<std::string> per_target;
   for (const auto& t : r.targets) {
     auto it = r.bytes_per_target.find(t);

@@ -149,6 +149,9 @@ struct BuildReport {
   // result
   std::string wheel;       ///< file name
   std::string wheel_path;  ///< published path
+  /// Where the wheel came from when it was not compiled: the wheelhouse file it was fetched
+  /// from (`tailor build --wheelhouse`); "" when built.
+  std::string wheel_from;
   std::string sha256;
   uint64_t size = 0;
   std::map<std::string, uint64_t> bytes_per_target;

@@ -22,6 +22,7 @@
 #include "executor/build_report.h"
 #include "executor/source_identity.h"
 #include "formats/wheel.h"
+#include "inspect/wheel_provenance.h"
 #include "plan/extension_recipe.h"
 #include "plan/torch_plan.h"
 #include "probe/host_report.h"
@@ -29,7 +30,7 @@
 
 namespace tailor::executor {
 
-inline constexpr const char* k_provenance_file = "tailor-provenance.json";
+using inspect::k_provenance_file;
 
 /// A search path entry that stays in a published library: one relative to the library's own
 /// folder ($ORIGIN, ${ORIGIN}), so it names a folder of the installed wheel. Every other

@@ -37,6 +37,10 @@ struct ExtensionBuildOptions {
   std::optional<cache::CacheTool> cache;
   std::string cache_url;  ///< --cache-url: redis://, s3://, a folder; "" none
   std::string config;     ///< --config: a tailor.toml whose [cache] applies; "" none
+  /// --wheelhouse DIR|file:///DIR: a published wheel of the same inputs is fetched and
+  /// verified instead of compiled; "" none.
+  std::string wheelhouse;
+  /// ...else [wheelhouse] url of --config's tailor.toml (set by resolve_inputs).
   /// --dist [STATE_DIR_OR_CLIENT_CONFIG]: compile on an sccache-dist cluster ("" means
   /// $TAILOR_DIST, else the default state folder); nullopt: no distribution.
   std::optional<std::string> dist;

@@ -137,14 +137,26 @@ ExtensionBuildContext ExtensionBuildContext::system(CommandRunner& runner) {
 
 namespace {
 
-// [cache] of --config, then TAILOR_CACHE / TAILOR_CACHE_URL, then --cache-url.
-StepResult read_cache_settings(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
-                               ExtensionBuildState& s) {
+// [cache] of --config, then TAILOR_CACHE / TAILOR_CACHE_URL, then --cache-url; the wheelhouse
+// of --wheelhouse, else of --config's [wheelhouse].
+StepResult read_build_config(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                             ExtensionBuildState& s) {
+  s.wheelhouse = o.wheelhouse;
   cache::CacheSettings settings;
   if (!o.config.empty()) {
     auto loaded = cache::load_tailor_toml(o.config);
     if (!loaded) return stop(BuildStatus::bad_input, loaded.error().message);
     settings = loaded->cache;
+    auto table = data::expected_from([&] {
+      data::TomlValue t = loaded->document["wheelhouse"];
+      if (!t.present()) return std::string();
+      if (!t.is_table()) loaded->document.fail("wheelhouse: expected a table ([wheelhouse])");
+      for (const auto& [key, value] : t.entries())
+        if (key != "url") value.fail("unknown key (known: url)");
+      return t["url"].string();
+    });
+    if (!table) return stop(BuildStatus::bad_input, table.error().message);
+    if (s.wheelhouse.empty()) s.wheelhouse = *table;
   }
   auto with_env = cache::apply_cache_environment(settings, ctx.environment);
   if (!with_env) return stop(BuildStatus::bad_input, with_env.error().message);
@@ -304,7 +316,7 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   if (o.jobs && *o.jobs < 1)
     return stop(BuildStatus::bad_input, fmt::format("--jobs {}: must be at least 1", *o.jobs));
   s.request.cache = o.cache;
-  if (auto stopped = read_cache_settings(o, ctx, s)) return stopped;
+  if (auto stopped = read_build_config(o, ctx, s)) return stopped;
   choose_work_dir(o, s);
   if (auto stopped = probe_build_host(o, ctx, s)) return stopped;
   if (auto stopped = resolve_build_targets(o, s)) return stopped;

@@ -49,6 +49,7 @@
 #include "util/mapped_file.h"
 #include "util/sha256.h"
 #include "util/strings.h"
+#include "wheelhouse/wheelhouse_fetch.h"
 #include "workflow/extension_build.h"
 #include "workflow/extension_helpers.h"
 #include "workflow/extension_steps.h"
@@ -280,10 +281,55 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
   return std::nullopt;
 }
 
+namespace {
+// --wheelhouse: the published wheel of this build's inputs (those its provenance records)
+// into the staging folder the build would have written, or nothing and the build goes on.
+StepResult fetch_from_wheelhouse(const ExtensionBuildOptions& o, ExtensionBuildState& s) {
+  BuildReport& rep = s.result.report;
+  if (!s.identity) return std::nullopt;
+  BuildProvenance here;
+  fill_provenance_toolchain(here, rep.toolchain);
+  wheelhouse::BuildInputs inputs{rep.package,
+                                 s.identity->digest,
+                                 rep.targets,
+                                 here.toolchain["torch"],
+                                 here.toolchain["nvcc"],
+                                 here.toolchain["python"]};
+  // The staging folder starts empty, as the build's own run makes it (plan's fresh_dir).
+  std::error_code ec;
+  fs::remove_all(s.request.out_dir, ec);
+  fs::create_directories(s.request.out_dir, ec);
+  if (ec) return stop(BuildStatus::build_failed, s.request.out_dir + ": " + ec.message());
+  std::string why_not;
+  auto fetched = wheelhouse::fetch_matching_wheel(s.wheelhouse, inputs, s.request.out_dir, why_not);
+  if (!fetched) return stop(BuildStatus::bad_input, "--wheelhouse: " + fetched.error().message);
+  if (!fetched->has_value()) {
+    status(o, fmt::format("==> wheelhouse {}: nothing for these inputs ({}); building",
+                          s.wheelhouse, why_not));
+    return std::nullopt;
+  }
+  rep.wheel_from = (*fetched)->origin;
+  const std::string line =
+      fmt::format("==> fetched {} from the wheelhouse (sha256 {}): nothing to compile",
+                  fs::path((*fetched)->path).filename().string(), (*fetched)->sha256.substr(0, 16));
+  status(o, line);
+  // The log published beside the wheel says where it came from (no compile wrote one).
+  rep.log_path = (fs::path(s.work_dir) / "wheelhouse-fetch.log").string();
+  auto logged = write_file_atomic(rep.log_path, fmt::format("{}\nfrom {} (sha256 {})\n", line,
+                                                            rep.wheel_from, (*fetched)->sha256));
+  if (!logged) return stop(BuildStatus::build_failed, logged.error().message);
+  return std::nullopt;
+}
+}  // namespace
+
 // 4. Build: the plan through the one builder (executor/run_plan.h).
 StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
                      ExtensionBuildState& s) {
   BuildReport& rep = s.result.report;
+  if (!s.wheelhouse.empty()) {
+    if (auto fetched = fetch_from_wheelhouse(o, s); fetched || !rep.wheel_from.empty())
+      return fetched;
+  }
   plan::ExtensionBuildPlan p = s.build_plan;
   p.env = rep.env;
   p.unset_env = rep.unset_env;
@@ -355,6 +401,9 @@ StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&,
     rep.provenance = make_build_provenance(rep, *s.identity, s.spec, plan::recipe_for(s.package));
     rep.provenance->profile = o.profile;
     rep.provenance->split_units = rep.split_units;
+  }
+  // A wheel from the wheelhouse is one tailor published as it built it: kept byte for byte.
+  if (s.identity && rep.wheel_from.empty()) {
     auto n = normalise_wheel(
         wheel, {s.identity->source_date_epoch, provenance_file_text(*rep.provenance)});
     if (!n) {

@@ -62,6 +62,7 @@ struct ExtensionBuildState {
   plan::ExtensionBuildPlan build_plan;
   std::string source_dir;  ///< the prepared copy in the work folder
   std::string wheel;       ///< the built wheel
+  std::string wheelhouse;  ///< --wheelhouse, else [wheelhouse] url of --config; "" none
   std::string venv, venv_python;
   /// A module the package imports at run time that the target environment lacks (and the
   /// wheel does not provide): its import and smoke checks are skipped, not failed.

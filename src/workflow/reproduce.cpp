@@ -4,13 +4,13 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <unordered_map>
 
 #include "executor/extension_source.h"
 #include "executor/wheel_normaliser.h"
 #include "formats/zip.h"
+#include "inspect/wheel_provenance.h"
 #include "util/mapped_file.h"
 #include "util/sha256.h"
 #include "util/strings.h"
@@ -18,76 +18,6 @@
 namespace tailor::workflow {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-constexpr size_t k_max_provenance_bytes = 1 << 20;
-
-std::string json_string(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-}  // namespace
-
-Expected<WheelProvenance> read_wheel_provenance(const std::string& wheel) {
-  TAILOR_TRY(map, MappedFile::open(wheel));
-  auto archive = formats::parse_zip(map.bytes());
-  if (!archive) return make_error(fmt::format("{}: {}", wheel, archive.error().message));
-  const formats::ZipEntry* found = nullptr;
-  for (const auto& e : archive->entries) {
-    auto slash = e.name.find('/');
-    if (slash != std::string::npos &&
-        std::string_view(e.name).substr(0, slash).ends_with(".dist-info") &&
-        std::string_view(e.name).substr(slash + 1) == executor::k_provenance_file)
-      found = &e;
-  }
-  if (!found)
-    return make_error(fmt::format(
-        "{}: no {} in its dist-info: not a wheel tailor built, so there is nothing to rebuild from",
-        wheel, executor::k_provenance_file));
-  if (found->uncompressed_size > k_max_provenance_bytes)
-    return make_error(fmt::format("{}: {} is {} bytes, over the {} accepted", wheel, found->name,
-                                  found->uncompressed_size, k_max_provenance_bytes));
-  std::vector<std::byte> buffer;
-  auto bytes = formats::extract_member(map.bytes(), *found, buffer);
-  if (!bytes) return make_error(fmt::format("{}: {}", wheel, bytes.error().message));
-  nlohmann::json j = nlohmann::json::parse(
-      reinterpret_cast<const char*>(bytes->data()),
-      reinterpret_cast<const char*>(bytes->data()) + bytes->size(), nullptr, false);
-  auto bad = [&](const std::string& why) {
-    return make_error(fmt::format("{}: {}: {}", wheel, found->name, why));
-  };
-  if (j.is_discarded() || !j.is_object()) return bad("not a JSON object");
-  WheelProvenance p;
-  p.package = json_string(j, "package");
-  p.recipe = json_string(j, "recipe");
-  p.profile = json_string(j, "profile");
-  if (auto su = j.find("split_units"); su != j.end() && su->is_object())
-    for (const auto& [unit, k] : su->items())
-      if (k.is_number_integer() && k.get<int64_t>() >= 2 && k.get<int64_t>() <= 64 &&
-          unit.size() < 4096)
-        p.split_units[unit] = static_cast<int>(k.get<int64_t>());
-  if (p.package.empty()) return bad("no package");
-  if (auto t = j.find("targets"); t != j.end() && t->is_array())
-    for (const auto& v : *t)
-      if (v.is_string()) p.targets.push_back(v.get<std::string>());
-  if (p.targets.empty()) return bad("no targets");
-  auto src = j.find("source");
-  if (src == j.end() || !src->is_object()) return bad("no source");
-  p.source_kind = json_string(*src, "kind");
-  p.source_name = json_string(*src, "name");
-  for (const char* kind : {"sdist-sha256", "git-commit", "tree-sha256"})
-    if (auto d = json_string(*src, kind); !d.empty()) {
-      p.digest_kind = kind;
-      p.digest = d;
-    }
-  if (p.source_kind.empty() || p.digest.empty()) return bad("no source kind or digest");
-  if (auto t = j.find("toolchain"); t != j.end() && t->is_object())
-    for (const auto& [k, v] : t->items())
-      if (v.is_string()) p.toolchain[k] = v.get<std::string>();
-  return p;
-}
 
 Expected<std::string> rebuild_source(const WheelProvenance& p, const std::string& given) {
   if (!given.empty()) return given;
@@ -169,7 +99,7 @@ ReproduceResult verify_reproducible(const std::string& wheel, ExtensionBuildOpti
     r.bad_input = bad_input;
     return r;
   };
-  auto provenance = read_wheel_provenance(wheel);
+  auto provenance = inspect::read_wheel_provenance(wheel);
   if (!provenance) return stop(provenance.error().message, true);
   auto digest = Sha256::of_file(wheel);
   if (!digest) return stop(digest.error().message, true);
@@ -204,7 +134,7 @@ ReproduceResult verify_reproducible(const std::string& wheel, ExtensionBuildOpti
         r.build.message.empty() ? "the rebuild failed" : "the rebuild failed: " + r.build.message,
         false);
   r.rebuilt_wheel = r.build.report.wheel_path;
-  auto rebuilt = read_wheel_provenance(r.rebuilt_wheel);
+  auto rebuilt = inspect::read_wheel_provenance(r.rebuilt_wheel);
   if (!rebuilt) return stop(rebuilt.error().message, false);
   r.toolchain_differences = toolchain_differences(provenance->toolchain, rebuilt->toolchain);
   if (rebuilt->recipe != provenance->recipe)

@@ -8,23 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "inspect/wheel_provenance.h"
 #include "util/expected.h"
 #include "workflow/extension_build.h"
 
 namespace tailor::workflow {
 
-/// What the wheel's tailor-provenance.json says (the fields a rebuild needs).
-struct WheelProvenance {
-  std::string package, recipe, profile;
-  std::map<std::string, int> split_units;  ///< units split on their own, and how many ways
-  std::vector<std::string> targets;
-  std::string source_kind, source_name, digest_kind, digest;
-  std::map<std::string, std::string> toolchain;
-};
-
-/// The provenance of `wheel` (a path): an error when the wheel cannot be read or carries
-/// none (not built by tailor), or when the file is damaged.
-Expected<WheelProvenance> read_wheel_provenance(const std::string& wheel);
+using inspect::WheelProvenance;
 
 /// What to rebuild from: SOURCE as given, else what the provenance names (NAME==VERSION
 /// from the index, a git URL@ref, the bundled example); an error naming what to pass for

@@ -43,7 +43,12 @@ TEST(TailorToml, RefusesWhatNoCommandReads) {
   auto typo = parse_tailor_toml("[cahce]\nurl = \"redis://h\"\n", "t.toml");
   ASSERT_FALSE(typo);
   EXPECT_EQ(typo.error().message,
-            "t.toml: unknown table 'cahce' (known: defaults, variant, matrix, ci, cache)");
+            "t.toml: unknown table 'cahce' (known: defaults, variant, matrix, ci, cache, "
+            "wheelhouse)");
+  // [wheelhouse] is build's (workflow reads its url from the same document).
+  auto wheelhouse = parse_tailor_toml("[wheelhouse]\nurl = \"file:///srv/wh\"\n", "t.toml");
+  ASSERT_TRUE(wheelhouse) << wheelhouse.error().message;
+  EXPECT_EQ(wheelhouse->document["wheelhouse"]["url"].string(), "file:///srv/wh");
   auto broken = parse_tailor_toml("[cache\n", "t.toml");
   ASSERT_FALSE(broken);
   EXPECT_EQ(broken.error().message.rfind("t.toml:1:", 0), 0u) << broken.error().message;

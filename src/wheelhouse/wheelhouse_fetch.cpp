@@ -1,0 +1,168 @@
+#include "wheelhouse/wheelhouse_fetch.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "formats/wheel.h"
+#include "util/files.h"
+#include "util/mapped_file.h"
+#include "util/sha256.h"
+#include "util/user_file.h"
+#include "wheelhouse/index_pages.h"
+#include "wheelhouse/wheelhouse.h"
+
+namespace tailor::wheelhouse {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr uint64_t k_max_index_bytes = uint64_t{16} << 20;
+
+std::string json_text(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return {};
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// "3.12.3" -> "3.12"; "13.0.88" -> "13.0".
+std::string major_minor(const std::string& version) {
+  auto first = version.find('.');
+  if (first == std::string::npos) return version;
+  auto second = version.find_first_of(". ", first + 1);
+  return version.substr(0, second);
+}
+
+std::vector<std::string> sorted(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+}  // namespace
+
+std::string input_mismatch(const WheelEntry& e, const BuildInputs& in) {
+  if (e.foreign || !e.provenance.is_object()) return "not built by tailor";
+  const auto& p = e.provenance;
+  if (formats::normalize_distribution_name(json_text(p, "package")) !=
+      formats::normalize_distribution_name(in.package))
+    return "another package";
+  std::string digest;
+  if (auto src = p.find("source"); src != p.end() && src->is_object())
+    for (const char* kind : {"sdist-sha256", "git-commit", "tree-sha256"})
+      if (auto d = json_text(*src, kind); !d.empty()) digest = d;
+  if (digest != in.digest)
+    return fmt::format("source {} vs {}", digest.substr(0, 16), in.digest.substr(0, 16));
+  if (sorted(e.targets) != sorted(in.targets)) return "other targets";
+  nlohmann::json toolchain = p.contains("toolchain") ? p["toolchain"] : nlohmann::json::object();
+  if (json_text(toolchain, "torch") != in.torch)
+    return fmt::format("torch {} vs {}", json_text(toolchain, "torch"), in.torch);
+  if (major_minor(json_text(toolchain, "nvcc")) != major_minor(in.nvcc))
+    return fmt::format("CUDA {} vs {}", json_text(toolchain, "nvcc"), in.nvcc);
+  if (major_minor(json_text(toolchain, "python")) != major_minor(in.python))
+    return fmt::format("Python {} vs {}", json_text(toolchain, "python"), in.python);
+  return {};
+}
+
+Expected<std::string> wheelhouse_folder(const std::string& location) {
+  std::string_view s = location;
+  if (s.starts_with("file://")) {
+    s.remove_prefix(7);
+    if (!s.starts_with("/"))
+      return make_error(fmt::format(
+          "--wheelhouse {}: a file URL names a host; give file:///path or a folder", location));
+    return std::string(s);
+  }
+  if (s.find("://") != std::string_view::npos)
+    return make_error(fmt::format(
+        "--wheelhouse {}: only a folder or a file:// URL is read (no http or s3 yet)", location));
+  if (s.empty()) return make_error("--wheelhouse: empty");
+  return std::string(s);
+}
+
+Expected<std::vector<IndexLink>> parse_project_index(std::string_view text,
+                                                     const std::string& where) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("files") || !j["files"].is_array())
+    return make_error(where + ": not a PEP 691 project page (no \"files\" list)");
+  std::vector<IndexLink> out;
+  for (const auto& f : j["files"]) {
+    IndexLink link{json_text(f, "filename"), json_text(f, "url"), {}};
+    if (f.is_object() && f.contains("hashes")) link.sha256 = json_text(f["hashes"], "sha256");
+    const std::string& u = link.url;
+    if (u.empty() || u.front() == '/' || u.find(':') != std::string::npos ||
+        u.find('\\') != std::string::npos || u.find('?') != std::string::npos ||
+        u.find('#') != std::string::npos)
+      return make_error(fmt::format("{}: {}: the link '{}' is not relative to the wheelhouse",
+                                    where, link.file, u));
+    if (link.sha256.size() != 64)
+      return make_error(fmt::format("{}: {}: no sha256", where, link.file));
+    out.push_back(std::move(link));
+  }
+  return out;
+}
+
+Expected<std::optional<FetchedWheel>> fetch_matching_wheel(const std::string& location,
+                                                           const BuildInputs& inputs,
+                                                           const std::string& dest_dir,
+                                                           std::string& why_not) {
+  TAILOR_TRY(dir, wheelhouse_folder(location));
+  TAILOR_TRY(wheels, read_wheelhouse(dir));
+  const WheelEntry* found = nullptr;
+  why_not = wheels.empty() ? "the wheelhouse lists no wheel" : "";
+  for (const auto& e : wheels) {
+    std::string why = input_mismatch(e, inputs);
+    if (why.empty()) {
+      found = &e;
+      break;
+    }
+    if (formats::normalize_distribution_name(inputs.package) == e.project)
+      why_not = e.file + " (" + e.target_set + "): " + why;
+  }
+  if (!found) {
+    if (why_not.empty()) why_not = "no wheel of " + inputs.package;
+    return std::optional<FetchedWheel>();
+  }
+  // The index the resolvers read must agree with the state: the link is the wheel's own
+  // place, and its sha256 is the one the fetched bytes must have.
+  const fs::path root(dir);
+  const std::string page = (root / found->target_set / "simple" / found->project / "index.json");
+  TAILOR_TRY(text, read_text_file(page, k_max_index_bytes, BinaryData::refused));
+  TAILOR_TRY(links, parse_project_index(text, page));
+  const IndexLink* link = nullptr;
+  for (const auto& l : links)
+    if (l.file == found->file) link = &l;
+  if (!link) return make_error(fmt::format("{}: does not list {}", page, found->file));
+  const fs::path from_page =
+      (fs::path(found->target_set) / "simple" / found->project / link->url).lexically_normal();
+  if (from_page.string() != wheel_file_path(*found))
+    return make_error(fmt::format("{}: {} links to '{}', not to its place in the wheelhouse", page,
+                                  found->file, link->url));
+  if (link->sha256 != found->sha256)
+    return make_error(fmt::format("{}: {} has sha256 {} in the index and {} in {}", page,
+                                  found->file, link->sha256, found->sha256, k_state_file));
+  const std::string source = (root / wheel_file_path(*found)).string();
+  TAILOR_TRY(map, MappedFile::open(source));
+  const std::string got = Sha256::hex(Sha256::of(map.bytes()));
+  if (got != link->sha256)
+    return make_error(
+        fmt::format("{}: sha256 {}, the index says {}: refused", source, got, link->sha256));
+  const std::string dest = (fs::path(dest_dir) / found->file).string();
+  TAILOR_TRY(out, AtomicFile::beside(dest));
+  Bytes bytes = map.bytes();
+  for (size_t done = 0; done < bytes.size();) {
+    ssize_t n = ::write(out.fd(), bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      return make_error(fmt::format("{}: cannot write: {}", out.path(), errno_text(errno)));
+    done += static_cast<size_t>(n);
+  }
+  TAILOR_TRY_VOID(out.commit(0644));
+  return std::optional<FetchedWheel>(FetchedWheel{dest, got, source});
+}
+
+}  // namespace tailor::wheelhouse
