@@ -103,8 +103,7 @@ Expected<bool> read_tkinfo_arch(Bytes file, const ElfFile& elf, CubinTarget& tar
     auto desc = strict_substr(bytes, desc_at, descsz);
     if (!desc)
       return make_error(fmt::format("section {} at {}: note at {} ({} bytes) runs past the section",
-                                    note->name, hex(note->offset), hex(note->offset + at),
-                                    descsz));
+                                    note->name, hex(note->offset), hex(note->offset + at), descsz));
     if (type == k_tkinfo_note_type) {
       std::string_view text = as_chars(*desc);
       for (size_t p = text.find("-arch "); p != std::string_view::npos;
@@ -174,8 +173,8 @@ DeviceFileKind classify_device_file(Bytes head) {
 
 Expected<CubinTarget> cubin_target(Bytes file, const ElfFile& elf) {
   if (elf.e_machine != k_em_cuda)
-    return make_error(fmt::format("e_machine at 0x12 is {}, not EM_CUDA ({})", elf.e_machine,
-                                  k_em_cuda));
+    return make_error(
+        fmt::format("e_machine at 0x12 is {}, not EM_CUDA ({})", elf.e_machine, k_em_cuda));
   // A cubin is read whole by the driver: every section it names must lie in the file.
   for (const ElfSection& s : elf.sections)
     if (auto b = section_bytes(file, s); !b) return b.error();

@@ -5,8 +5,8 @@
 #include <map>
 
 #include "cuda/fatbin_code.h"
-#include "formats/elf.h"
 #include "formats/decompress.h"
+#include "formats/elf.h"
 #include "formats/fatbin.h"
 #include "util/mapped_file.h"
 
@@ -57,8 +57,7 @@ Expected<std::vector<TargetStats>> fatbin_targets(Bytes file, const LibraryOptio
 
 }  // namespace
 
-Expected<DeviceFile> analyze_device_file(Bytes file, std::string path,
-                                         formats::DeviceFileKind kind,
+Expected<DeviceFile> analyze_device_file(Bytes file, std::string path, formats::DeviceFileKind kind,
                                          const LibraryOptions& options) {
   auto fail = [&](const Error& e) { return make_error(path + ": " + e.message); };
   DeviceFile out;

@@ -28,8 +28,7 @@ struct DeviceFile {
 /// Analyzes a file classify_device_file called `kind` (given whole, or mapped). Errors (a
 /// cubin whose sections run past its end, a fatbin whose sizes lie, PTX without a target
 /// name) name the path and the offset, as analyze_library's do.
-Expected<DeviceFile> analyze_device_file(Bytes file, std::string path,
-                                         formats::DeviceFileKind kind,
+Expected<DeviceFile> analyze_device_file(Bytes file, std::string path, formats::DeviceFileKind kind,
                                          const LibraryOptions& options = {});
 
 /// A PTX file from its first bytes alone (parse_ptx_header reads no more): what a

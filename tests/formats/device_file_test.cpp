@@ -24,7 +24,8 @@ Bytes bytes_of(const std::vector<std::byte>& b) { return b; }
 // A cubin as nvcc writes one, reduced to what is read: the ELF header (EM_CUDA, the ABI
 // version and e_flags) and, when `arch_option` is given, a .note.nv.tkinfo whose
 // description holds the ptxas options.
-std::vector<std::byte> cubin(uint8_t abi_version, uint32_t e_flags, const std::string& arch_option) {
+std::vector<std::byte> cubin(uint8_t abi_version, uint32_t e_flags,
+                             const std::string& arch_option) {
   using testing_elf::Builder;
   Builder b;
   std::vector<uint32_t> names;
@@ -32,8 +33,8 @@ std::vector<std::byte> cubin(uint8_t abi_version, uint32_t e_flags, const std::s
   const uint64_t strtab_at = b.add(strtab);
   uint32_t shstrndx = b.section({names[0], testing_elf::k_strtab, strtab_at, strtab.size()});
   if (!arch_option.empty()) {
-    std::string desc = std::string(24, '\0') + "ptxas\0Cuda compilation tools\0" + arch_option +
-                       " -m 64 ";
+    std::string desc =
+        std::string(24, '\0') + "ptxas\0Cuda compilation tools\0" + arch_option + " -m 64 ";
     desc.resize((desc.size() + 3) / 4 * 4, '\0');
     std::string note(12, '\0');
     const uint32_t namesz = 12, descsz = static_cast<uint32_t>(desc.size()), type = 2000;
@@ -77,8 +78,8 @@ TEST(DeviceFile, ClassifiesByContentNotName) {
   EXPECT_EQ(classify_device_file(bytes_of(std::string(".version 9.0\0\n.target sm_90\n", 28))),
             DeviceFileKind::none);  // a NUL: not text
   // Block comments and blank lines may come first; a fatbin magic needs version 1.
-  EXPECT_EQ(classify_device_file(
-                bytes_of(std::string("/*\n * made by hand\n */\n\n  .version 8.4\n.target sm_80\n"))),
+  EXPECT_EQ(classify_device_file(bytes_of(
+                std::string("/*\n * made by hand\n */\n\n  .version 8.4\n.target sm_80\n"))),
             DeviceFileKind::ptx);
   auto v2 = test::fatbin_container({{2, 80, 64, 0}});
   v2[4] = std::byte{2};
@@ -95,8 +96,8 @@ TEST(DeviceFile, CubinTargetFromFlagsAndToolkitNote) {
     bool a, f;
   };
   for (const Case& c : std::vector<Case>{
-           {8, 0x6004b04, "-arch sm_75", 75, false, false},   // CUDA 13, ABI 8: bits 8-15
-           {8, 0x6005a04, "-arch sm_90a", 90, true, false},   // the variant only in the note
+           {8, 0x6004b04, "-arch sm_75", 75, false, false},  // CUDA 13, ABI 8: bits 8-15
+           {8, 0x6005a04, "-arch sm_90a", 90, true, false},  // the variant only in the note
            {8, 0x6006402, "-arch sm_100f", 100, false, true},
            {7, 0x500550, "", 80, false, false},               // ABI 7: bits 0-7, no note
            {8, 0x6005a04, "-arch sm_80a", 90, false, false},  // a note of another SM: ignored

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "inspect/inspect_outcome.h"
 #include "inspect/inspect_report.h"
 #include "inspect/library_classifier.h"
 #include "inspect/render.h"
@@ -111,6 +112,12 @@ TEST(DeviceFileReport, AFolderIsJudgedAsOneUnit) {
   EXPECT_FALSE(v->pass());
   auto text = render_text(r, &*v);
   EXPECT_NE(text.find("device code files  2 (2 cubin, 0 PTX, 0 fatbin"), std::string::npos) << text;
+  auto outcome = judge(r, &*v);
+  // (The other failure: this hand-made wheel has no RECORD.)
+  EXPECT_NE(outcome.failure_line().find("1 of 1 folder of device code files does not run on it "
+                                        "(k/bin/)"),
+            std::string::npos)
+      << outcome.failure_line();
   auto j = to_json(r, &*v);
   EXPECT_EQ(j["wheels"][0]["device_files"][0]["manylinux"], "not a host library");
   EXPECT_EQ(j["wheels"][0]["device_folders"][0]["files"], 2);
