@@ -22,8 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (kind != formats::DeviceFileKind::fatbin &&
         (file->targets.size() != 1 || file->targets[0].entries != 1))
       __builtin_trap();
-    if (kind == formats::DeviceFileKind::cubin && file->targets[0].code.arch == 0)
-      __builtin_trap();
+    if (kind == formats::DeviceFileKind::cubin && file->targets[0].code.arch == 0) __builtin_trap();
   }
   return 0;
 }
