@@ -74,6 +74,36 @@ expect_eq "folder: targets" "$(json_get env.json "j['targets']")" \
 "$TAILOR" inspect --gpu T4 k75.cubin >out.txt 2>err.txt
 expect_eq "a cubin given directly passes --gpu T4" "$?" 0
 
+# Scale: 16,000 cubins (8 KiB each, stored: a 128 MiB wheel) in 16 folders. The summary is a
+# line per folder and target, and the pass stays within inspect's memory bound (128 MiB;
+# reading every local header used to map the whole archive through fault-around).
+python3 - <<'PY'
+import base64, hashlib, os, zipfile
+src = open("k75.cubin", "rb").read()
+rows = []
+b64 = lambda d: base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b"=").decode()
+with zipfile.ZipFile("many-1.0-py3-none-any.whl", "w", zipfile.ZIP_STORED) as z:
+    for i in range(16000):
+        data = src + os.urandom(max(0, 8192 - len(src)))  # padding after the cubin's own bytes
+        name = f"many/cubins/d{i % 16:02d}/k{i:05d}.cubin"
+        z.writestr(name, data)
+        rows.append(f"{name},sha256={b64(data)},{len(data)}")
+    wheel = b"Wheel-Version: 1.0\nTag: py3-none-any\n"
+    z.writestr("many-1.0.dist-info/WHEEL", wheel)
+    rows += [f"many-1.0.dist-info/WHEEL,sha256={b64(wheel)},{len(wheel)}", "many-1.0.dist-info/RECORD,,"]
+    z.writestr("many-1.0.dist-info/RECORD", "\n".join(rows) + "\n")
+PY
+/usr/bin/time -f '%M' -o rss.txt "$TAILOR" inspect --gpu T4 many-1.0-py3-none-any.whl >out.txt 2>err.txt
+expect_eq "16,000 cubins: --gpu T4 passes" "$?" 0
+expect_grep "16,000 cubins are counted" "device code files  16000 (16000 cubin" out.txt
+expect_eq "16,000 cubins: one line per folder (16)" "$(grep -c '^    many/cubins/d[0-9]*/ *sm_75 *1000 files' out.txt)" 16
+rss=$(tail -1 rss.txt)
+if grep -q __asan_init "$TAILOR" || [ "$rss" -lt 131072 ]; then
+  ok "16,000 cubins: peak RSS ${rss} KiB, under 128 MiB"
+else
+  bad "16,000 cubins: peak RSS ${rss} KiB, over 128 MiB"
+fi
+
 # Hostile: a cubin cut in half (its section headers lie past the end).
 python3 -c "import sys; d=open('k75.cubin','rb').read(); open('cut.cubin','wb').write(d[:len(d)//2])"
 make_wheel cut-1.0-py3-none-any.whl cut.cubin:cut/add.cubin
