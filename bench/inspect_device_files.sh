@@ -10,6 +10,11 @@
 #       each R times (default 3), best wall time and peak RSS, and checks that the targets
 #       and counts tailor reports equal cuobjdump's (cuobjdump drops the 'f' of sm_100f).
 #
+#   bench/inspect_device_files.sh [--build DIR] --wheel WHEEL
+#       A real wheel (flashinfer-cubin): the same three timings over its .cubin members
+#       (extracted to a temporary folder), once each, and the target of every cubin compared
+#       with cuobjdump's, file by file. Exit 1 on a mismatch.
+#
 # DIR defaults to build/ (needs bin/tailor). cuobjdump: $CUOBJDUMP, else PATH, else the
 # nvidia-cuda-cuobjdump pip package (pip install --target DIR nvidia-cuda-cuobjdump, then
 # CUOBJDUMP=DIR/nvidia/cu13/bin/cuobjdump). Without cuobjdump or nvcc it prints why and
@@ -19,13 +24,15 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build
 files=2000
 repeat=3
+wheel=""
 while [ $# -gt 0 ]; do
   case $1 in
     --build) build=$(cd "$2" && pwd); shift 2 ;;
     --files) files=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
-    *) sed -n '2,17p' "$0"; exit 2 ;;
+    --wheel) wheel=$(realpath "$2"); repeat=1; shift 2 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    *) sed -n '2,22p' "$0"; exit 2 ;;
   esac
 done
 tailor=$build/bin/tailor
@@ -38,11 +45,21 @@ if [ ! -x "$cuobjdump" ]; then
   echo "skip: cuobjdump not found (set CUOBJDUMP, or pip install nvidia-cuda-cuobjdump)"
   exit 0
 fi
-command -v nvcc >/dev/null || { echo "skip: nvcc not found (the cubins are made by nvcc -cubin)"; exit 0; }
+if [ -z "$wheel" ] && ! command -v nvcc >/dev/null; then
+  echo "skip: nvcc not found (the cubins are made by nvcc -cubin)"
+  exit 0
+fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
+if [ -n "$wheel" ]; then
+  mkdir tree && (cd tree && python3 -c 'import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+z.extractall(members=[n for n in z.namelist() if n.endswith(".cubin")])' "$wheel") || exit 2
+  ln -s "$wheel" "$(basename "$wheel")"
+  files=$(find tree -name '*.cubin' | wc -l)
+else
 cat >k.cu <<'CU'
 extern "C" __global__ void axpy(float* y, const float* x, float a, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -76,6 +93,8 @@ with zipfile.ZipFile("kernels-1.0-py3-none-any.whl", "w", zipfile.ZIP_DEFLATED) 
     rows.append(f"{di}/RECORD,,")
     z.writestr(f"{di}/RECORD", "\n".join(rows) + "\n")
 PY
+fi
+whl=$(basename "${wheel:-kernels-1.0-py3-none-any.whl}")
 find tree -name '*.cubin' | sort >list.txt
 
 # best_of CMD...: runs CMD `repeat` times; prints "<best wall s> <peak RSS KiB of that run>".
@@ -94,26 +113,30 @@ cuobjdump_all() { while IFS= read -r f; do "$cuobjdump" -lelf "$f"; done <list.t
 export -f cuobjdump_all
 export cuobjdump
 
-read -r t_wheel m_wheel < <(best_of "$tailor" inspect --json kernels-1.0-py3-none-any.whl)
+read -r t_wheel m_wheel < <(best_of "$tailor" inspect --json "$whl")
 cp out.txt wheel.json
 read -r t_dir m_dir < <(best_of "$tailor" inspect --json tree)
 read -r t_cuobj m_cuobj < <(best_of bash -c cuobjdump_all)
 cp out.txt cuobjdump.txt
 
-# Counts per target: tailor's (the wheel's JSON, 'f' dropped as cuobjdump does) vs cuobjdump's.
-ours=$(python3 -c '
-import json, collections
+# Per file and per target: tailor's (the wheel's JSON, 'f' dropped as cuobjdump does) vs
+# cuobjdump's "ELF file 1: NAME.sm_XX[a].cubin" line for the same file.
+read -r ours theirs mismatches < <(python3 - <<'PY'
+import collections, json, re
 j = json.load(open("wheel.json"))
-c = collections.Counter()
+tailor = {}
 for f in j["wheels"][0]["device_files"]:
-    for t in f["target_stats"]:
-        n = t["name"][:-1] if t["name"].endswith("f") else t["name"]
-        c[n] += t["entries"]
-print(" ".join(f"{k}={v}" for k, v in sorted(c.items())))')
-theirs=$(grep -oE '\.sm_[0-9]+a?\.cubin$' cuobjdump.txt | sed 's/^\.//; s/\.cubin$//' | sort | uniq -c |
-  awk '{printf "%s%s=%s", (NR>1?" ":""), $2, $1}')
-
-printf '%-34s %9s %12s\n' "command ($files cubins)" "wall" "peak RSS"
+    names = [t["name"][:-1] if t["name"].endswith("f") else t["name"] for t in f["target_stats"]]
+    tailor[f["path"]] = ",".join(names)
+files = [l.rstrip("\n")[len("tree/"):] for l in open("list.txt")]
+lines = [l.strip() for l in open("cuobjdump.txt") if l.startswith("ELF file")]
+theirs = [m.group(1) if (m := re.search(r"\.(sm_\d+a?)\.cubin$", l)) else "?" for l in lines]
+count = lambda names: ",".join(f"{k}={v}" for k, v in sorted(collections.Counter(names).items()))
+bad = sum(tailor.get(f) != t for f, t in zip(files, theirs)) + abs(len(files) - len(theirs))
+print(count(tailor[f] for f in files if f in tailor), count(theirs), bad)
+PY
+)
+printf '%-34s %9s %12s\n' "command ($files cubins of $whl)" "wall" "peak RSS"
 printf '%-34s %7.2f s %8.1f MiB\n' "tailor inspect --json WHEEL" "$(echo "$t_wheel/1000" | bc -l)" "$(echo "$m_wheel/1024" | bc -l)"
 printf '%-34s %7.2f s %8.1f MiB\n' "tailor inspect --json DIR" "$(echo "$t_dir/1000" | bc -l)" "$(echo "$m_dir/1024" | bc -l)"
 printf '%-34s %7.2f s %8.1f MiB\n' "cuobjdump -lelf, once per file" "$(echo "$t_cuobj/1000" | bc -l)" "$(echo "$m_cuobj/1024" | bc -l)"
@@ -121,6 +144,8 @@ printf 'cuobjdump / tailor: %.1fx (wheel), %.1fx (folder)\n' \
   "$(echo "$t_cuobj/$t_wheel" | bc -l)" "$(echo "$t_cuobj/$t_dir" | bc -l)"
 echo "targets, tailor:    $ours"
 echo "targets, cuobjdump: $theirs"
+echo "files whose target differs: $mismatches"
 echo "machine: $(nproc) cores, $(uname -m); cuobjdump $("$cuobjdump" --version | grep -oE 'V[0-9.]+' | head -1)"
-[ "$ours" = "$theirs" ] || { echo "MISMATCH between tailor and cuobjdump"; exit 1; }
+[ "$ours" = "$theirs" ] && [ "$mismatches" = 0 ] ||
+  { echo "MISMATCH between tailor and cuobjdump"; exit 1; }
 echo "counts agree"
