@@ -146,6 +146,8 @@ echo "targets, tailor:    $ours"
 echo "targets, cuobjdump: $theirs"
 echo "files whose target differs: $mismatches"
 echo "machine: $(nproc) cores, $(uname -m); cuobjdump $("$cuobjdump" --version | grep -oE 'V[0-9.]+' | head -1)"
-[ "$ours" = "$theirs" ] && [ "$mismatches" = 0 ] ||
-  { echo "MISMATCH between tailor and cuobjdump"; exit 1; }
+if [ "$ours" != "$theirs" ] || [ "$mismatches" != 0 ]; then
+  echo "MISMATCH between tailor and cuobjdump"
+  exit 1
+fi
 echo "counts agree"
