@@ -107,12 +107,24 @@ fi
 # Hostile: a cubin cut in half (its section headers lie past the end).
 python3 -c "import sys; d=open('k75.cubin','rb').read(); open('cut.cubin','wb').write(d[:len(d)//2])"
 make_wheel cut-1.0-py3-none-any.whl cut.cubin:cut/add.cubin
-for input in cut.cubin cut-1.0-py3-none-any.whl; do
+# And one that lies about a section's size (the toolkit note's sh_size: 1 TiB).
+python3 - <<'PY'
+import struct
+d = bytearray(open("k75.cubin", "rb").read())
+shoff, shnum, shstrndx = struct.unpack_from("<Q", d, 0x28)[0], d[0x3c], d[0x3e]
+names_at = struct.unpack_from("<Q", d, shoff + shstrndx * 64 + 24)[0]
+for i in range(shnum):
+    name = struct.unpack_from("<I", d, shoff + i * 64)[0]
+    if d[names_at + name:].startswith(b".note.nv.tkinfo\0"):
+        struct.pack_into("<Q", d, shoff + i * 64 + 32, 1 << 40)
+open("lie.cubin", "wb").write(d)
+PY
+for input in cut.cubin cut-1.0-py3-none-any.whl lie.cubin; do
   "$TAILOR" inspect "$input" >out.txt 2>err.txt
   rc=$?
   expect_eq "$input: exit 2" "$rc" 2
   expect_eq "$input: one error line" "$(wc -l <err.txt)" 1
-  expect_grep "$input: the error names the file" "^tailor: error: .*cut.*\(offset\|0x\)" err.txt
+  expect_grep "$input: the error names the file" "^tailor: error: .*\(cut\|lie\).*0x" err.txt
   expect_eq "$input: nothing on stdout" "$(wc -c <out.txt)" 0
 done
 exit $fail

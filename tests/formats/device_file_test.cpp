@@ -118,6 +118,18 @@ TEST(DeviceFile, CubinTargetFromFlagsAndToolkitNote) {
   auto elf = parse_elf(bytes_of(none));
   ASSERT_TRUE(elf);
   EXPECT_FALSE(cubin_target(bytes_of(none), *elf));
+  // A cubin that lies about a section's size: the note's sh_size (section header 2, field
+  // at +32) far past the end of the file.
+  auto lying = cubin(8, 0x6004b04, "-arch sm_75");
+  uint64_t shoff = 0;
+  std::memcpy(&shoff, lying.data() + 0x28, 8);
+  testing_elf::Builder::put<uint64_t>(lying, shoff + 2 * 64 + 32, uint64_t{1} << 40);
+  elf = parse_elf(bytes_of(lying));
+  ASSERT_TRUE(elf) << elf.error().message;  // parse_elf reads no note: the check is ours
+  auto target = cubin_target(bytes_of(lying), *elf);
+  ASSERT_FALSE(target);
+  EXPECT_NE(target.error().message.find("runs past end of file"), std::string::npos)
+      << target.error().message;
 }
 
 TEST(DeviceFile, PtxHeaderTarget) {
