@@ -431,6 +431,9 @@ Expected<ElfFile> parse_elf(Bytes file) {
   elf.e_type = *read_le<uint16_t>(file, 0x10);
   elf.e_machine = *read_le<uint16_t>(file, 0x12);
   elf.machine = machine_name(elf.e_machine);
+  elf.os_abi = static_cast<uint8_t>(file[7]);
+  elf.abi_version = static_cast<uint8_t>(file[8]);
+  elf.e_flags = *read_le<uint32_t>(file, elf.is_64 ? 0x30 : 0x24);
   if (elf.is_64) {
     elf.e_phoff = *read_le<uint64_t>(file, 0x20);
     elf.e_shoff = *read_le<uint64_t>(file, 0x28);

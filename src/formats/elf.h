@@ -58,7 +58,9 @@ struct ElfVersionNeed {
 struct ElfFile {
   std::string machine;  // "x86_64", "aarch64", "cuda", or "em_<n>" for others
   uint16_t e_machine = 0;
-  uint16_t e_type = 0;  // ET_DYN, ET_EXEC ...
+  uint16_t e_type = 0;   // ET_DYN, ET_EXEC ...
+  uint32_t e_flags = 0;  // processor-specific; a cubin's SM number (device_file.h reads it)
+  uint8_t os_abi = 0, abi_version = 0;  // e_ident[EI_OSABI], e_ident[EI_ABIVERSION]
   bool is_64 = true;
   // Where the program and section header tables are (as the header says; read_segments
   // checks the program header table).

@@ -178,7 +178,8 @@ uint32_t zip_crc32(uint32_t crc, Bytes bytes) {
   return libdeflate_crc32(crc, bytes.data(), bytes.size());
 }
 
-Expected<ZipArchive> parse_zip(Bytes file, const ZipLimits& limits) {
+Expected<ZipArchive> parse_zip(Bytes file, const ZipLimits& limits,
+                               const ConsumedRange& local_header_read) {
   TAILOR_TRY(end, find_end(file));
   if (end.entries > limits.max_entries)
     return zip_error(
@@ -190,10 +191,8 @@ Expected<ZipArchive> parse_zip(Bytes file, const ZipLimits& limits) {
     return zip_error(end.eocd_offset,
                      fmt::format("{} entries cannot fit in a central directory of {} bytes",
                                  end.entries, end.cd_size));
-  ZipArchive archive;
+  ZipArchive archive{{}, end.cd_offset, end.zip64};
   uint64_t total_declared = 0;
-  archive.zip64 = end.zip64;
-  archive.central_directory_offset = end.cd_offset;
   archive.entries.reserve(end.entries);
   Bytes cd = *strict_substr(file, end.cd_offset, end.cd_size);
   std::unordered_set<std::string> names;
@@ -255,6 +254,7 @@ Expected<ZipArchive> parse_zip(Bytes file, const ZipLimits& limits) {
                        fmt::format("local header name differs from the central directory's '{}'",
                                    printable(e.name)));
     e.data_offset = lh + k_local_size + l_name_len + l_extra_len;
+    if (local_header_read) local_header_read(lh, e.data_offset - lh);
     auto data_end = checked_add(e.data_offset, e.compressed_size);
     if (!data_end || *data_end > end.cd_offset)
       return zip_error(

@@ -59,18 +59,22 @@ struct ZipArchive {
   bool zip64 = false;
 };
 
+/// Called with a range of the archive (offset, size) that a stream has consumed, in
+/// batches of a few MiB: a caller reading a memory map can hand those pages back.
+using ConsumedRange = std::function<void(uint64_t offset, uint64_t size)>;
+
 /// Parses the directory and every local header. Errors name the offset and the entry.
-Expected<ZipArchive> parse_zip(Bytes file, const ZipLimits& limits = {});
+/// `local_header_read` (optional) is told the range of each local header once read, so
+/// that a caller over a memory map can hand its pages back (a wheel of 16,000 small
+/// members would otherwise be mapped whole by the header reads).
+Expected<ZipArchive> parse_zip(Bytes file, const ZipLimits& limits = {},
+                               const ConsumedRange& local_header_read = nullptr);
 
 /// The member's uncompressed bytes: a view into `file` for stored members, else a view of
 /// `buffer`, which is resized to the declared size and filled by libdeflate. The size
 /// and CRC-32 are verified.
 Expected<Bytes> extract_member(Bytes file, const ZipEntry& entry, std::vector<std::byte>& buffer,
                                const ZipLimits& limits = {});
-
-/// Called with a range of the archive (offset, size) that a stream has consumed, in
-/// batches of a few MiB: a caller reading a memory map can hand those pages back.
-using ConsumedRange = std::function<void(uint64_t offset, uint64_t size)>;
 
 /// The chunk size of stream_member: the most it holds of a member at once.
 inline constexpr size_t k_zip_stream_chunk = 256 * 1024;

@@ -32,12 +32,24 @@ std::string first_and_more(const std::vector<std::string>& names) {
 
 std::string libraries(size_t n) { return n == 1 ? "library" : "libraries"; }
 
+// What a group of verdicts judged: libraries, folders of device code files (their labels end
+// in '/': device_file_report.h), or both.
+std::string judged_units(const std::vector<std::string>& labels) {
+  const size_t folders = static_cast<size_t>(std::count_if(
+      labels.begin(), labels.end(), [](const std::string& l) { return l.ends_with('/'); }));
+  if (folders == 0) return libraries(labels.size());
+  if (folders == labels.size())
+    return labels.size() == 1 ? "folder of device code files" : "folders of device code files";
+  return "libraries and folders of device code files";
+}
+
 void judge_verdicts(const Verdicts& verdicts, InspectOutcome& out) {
   for (const auto& p : verdicts.problems)
     out.failures.push_back("verdict: " + p + " (see the verdict FAIL line)");
   // One line per --gpu device, one for --require, one for --exact: the count and the first.
   struct Group {
     size_t total = 0;
+    std::vector<std::string> labels;
     std::vector<const LibraryVerdict*> failed;
   };
   std::vector<std::string> order;
@@ -49,6 +61,7 @@ void judge_verdicts(const Verdicts& verdicts, InspectOutcome& out) {
     if (!groups.count(key)) order.push_back(key);
     auto& g = groups[key];
     ++g.total;
+    g.labels.push_back(v.library);
     if (!v.pass) g.failed.push_back(&v);
   }
   for (const auto& key : order) {
@@ -58,7 +71,7 @@ void judge_verdicts(const Verdicts& verdicts, InspectOutcome& out) {
     std::vector<std::string> names;
     for (const auto* v : g.failed) names.push_back(library_name(v->library));
     const std::string count =
-        fmt::format("{} of {} {}", g.failed.size(), g.total, libraries(g.total));
+        fmt::format("{} of {} {}", g.failed.size(), g.total, judged_units(g.labels));
     std::string what;
     switch (first.check) {
       case VerdictCheck::gpu:

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <set>
 
+#include "formats/device_file.h"
 #include "formats/elf.h"
 #include "inspect/inspect_report.h"
 #include "inspect/library_classifier.h"
@@ -24,20 +25,35 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Whether a regular file starts with the ELF magic; an error when it cannot be read
-// ("permission denied", "not a regular file (a FIFO)"): opened without blocking.
-Expected<bool> file_starts_with_elf_magic(const std::string& path) {
-  TAILOR_TRY(head, read_file_head(path, 4));
-  return head == std::string_view(
-                     "\x7f"
-                     "ELF",
-                     4);
+// What a regular file is from its first bytes: a host ELF file, device code of its own
+// (formats/device_file.h) or neither; an error when it cannot be read ("permission
+// denied", "not a regular file (a FIFO)"): opened without blocking.
+struct FileKind {
+  bool elf = false;  // a host ELF file (a library)
+  formats::DeviceFileKind device = formats::DeviceFileKind::none;
+};
+Expected<FileKind> kind_of_file(const std::string& path) {
+  TAILOR_TRY(head, read_file_head(path, 64));
+  if (formats::may_start_ptx(as_bytes(head)) && head.size() == 64) {
+    TAILOR_TRY(longer, read_file_head(path, formats::k_device_file_head_bytes));
+    head = std::move(longer);
+  }
+  FileKind kind;
+  kind.device = formats::classify_device_file(as_bytes(head));
+  kind.elf =
+      kind.device == formats::DeviceFileKind::none && formats::looks_like_elf(as_bytes(head));
+  return kind;
 }
 
-// The ELF files under `dir`, sorted; what could not be read goes to `skipped`.
-Expected<std::vector<std::string>> find_elf_files(const std::string& dir,
-                                                  std::vector<std::string>& skipped) {
-  std::vector<std::string> found;
+// The ELF libraries and device files under `dir`, sorted; what could not be read goes to
+// `skipped`.
+struct FoundFiles {
+  std::vector<std::string> libraries;
+  std::vector<std::pair<std::string, formats::DeviceFileKind>> device_files;
+  bool empty() const { return libraries.empty() && device_files.empty(); }
+};
+Expected<FoundFiles> find_files(const std::string& dir, std::vector<std::string>& skipped) {
+  FoundFiles found;
   std::error_code ec;
   for (auto it =
            fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
@@ -54,14 +70,17 @@ Expected<std::vector<std::string>> find_elf_files(const std::string& dir,
       continue;
     }
     if (!it->is_regular_file(ec)) continue;  // FIFOs, devices, sockets
-    auto elf = file_starts_with_elf_magic(p);
-    if (!elf)
-      skipped.push_back(elf.error().message);
-    else if (*elf)
-      found.push_back(p);
+    auto kind = kind_of_file(p);
+    if (!kind)
+      skipped.push_back(kind.error().message);
+    else if (kind->elf)
+      found.libraries.push_back(p);
+    else if (kind->device != formats::DeviceFileKind::none)
+      found.device_files.emplace_back(p, kind->device);
   }
   if (ec) return make_error(fmt::format("{}: cannot list: {}", dir, ec.message()));
-  std::sort(found.begin(), found.end());
+  std::sort(found.libraries.begin(), found.libraries.end());
+  std::sort(found.device_files.begin(), found.device_files.end());
   return found;
 }
 
@@ -73,6 +92,8 @@ std::vector<cuda::FatbinCode> InspectReport::target_codes() const {
     for (const auto& t : lib.targets) codes.insert(t.code);
   for (const auto& w : wheels)
     for (const auto& t : w.targets) codes.insert(t.code);
+  for (const auto& f : device_files)
+    for (const auto& t : f.targets) codes.insert(t.code);
   return {codes.begin(), codes.end()};
 }
 
@@ -86,6 +107,7 @@ Expected<InspectReport> inspect_paths(const std::vector<std::string>& paths,
                                       const InspectOptions& options) {
   InspectReport report;
   std::vector<std::string> elf_files;
+  std::vector<std::pair<std::string, formats::DeviceFileKind>> device_files;
   for (const auto& path : paths) {
     std::error_code ec;
     auto status = fs::status(path, ec);
@@ -96,15 +118,18 @@ Expected<InspectReport> inspect_paths(const std::vector<std::string>& paths,
       if (::access(path.c_str(), R_OK | X_OK) != 0)
         return make_error(path + ": permission denied (folder)");
       const size_t skipped_before = report.skipped.size();
-      TAILOR_TRY(found, find_elf_files(path, report.skipped));
+      TAILOR_TRY(found, find_files(path, report.skipped));
       if (found.empty()) {
         const size_t skipped = report.skipped.size() - skipped_before;
         if (skipped == 0)
-          return make_error(path + ": no ELF libraries under this folder (name wheels directly)");
+          return make_error(path +
+                            ": no ELF libraries under this folder, nor cubin, PTX or fatbin "
+                            "files (name wheels directly)");
         return make_error(fmt::format("{}: no ELF library could be read; {} skipped, the first: {}",
                                       path, skipped, report.skipped[skipped_before]));
       }
-      elf_files.insert(elf_files.end(), found.begin(), found.end());
+      elf_files.insert(elf_files.end(), found.libraries.begin(), found.libraries.end());
+      device_files.insert(device_files.end(), found.device_files.begin(), found.device_files.end());
       continue;
     }
     if (path.ends_with(".whl")) {
@@ -115,12 +140,17 @@ Expected<InspectReport> inspect_paths(const std::vector<std::string>& paths,
       report.wheels.push_back(std::move(wheel));
       continue;
     }
-    TAILOR_TRY(is_elf, file_starts_with_elf_magic(path));
-    if (!is_elf)
+    TAILOR_TRY(kind, kind_of_file(path));
+    if (kind.device != formats::DeviceFileKind::none) {
+      device_files.emplace_back(path, kind.device);
+      continue;
+    }
+    if (!kind.elf)
       return make_error(
           path +
-          ": offset 0x0: neither an ELF file (no \\x7fELF magic) nor a .whl; inspect takes wheels, "
-          "ELF libraries and folders of them");
+          ": offset 0x0: neither an ELF file (no \\x7fELF magic), a PTX or fatbin file, nor a "
+          ".whl; inspect takes wheels, ELF libraries and folders of them, and cubin, PTX and "
+          "fatbin files");
     elf_files.push_back(path);
   }
 
@@ -132,6 +162,10 @@ Expected<InspectReport> inspect_paths(const std::vector<std::string>& paths,
     // kernel as it walks: a 456 MB libtorch_cuda.so stays near 15 MB of RSS.
     TAILOR_TRY(lib, analyze_library_file(path, lib_options));
     raw.push_back(std::move(lib));
+  }
+  for (const auto& [path, kind] : device_files) {
+    TAILOR_TRY(file, analyze_device_file_at(path, kind, lib_options));
+    report.device_files.push_back(std::move(file));
   }
   // Needs are looked up as the loader does, from each library's own folder on disk.
   report.libraries = resolve_installed_libraries(std::move(raw));

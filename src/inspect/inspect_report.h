@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cuda/fatbin_code.h"
+#include "inspect/device_file_report.h"
 #include "inspect/library_report.h"
 #include "inspect/manylinux_policy.h"
 #include "util/expected.h"
@@ -95,8 +96,10 @@ struct WheelReport {
   uint64_t members = 0, installed_bytes = 0;
   RecordCheck record;
   std::vector<InspectedLibrary> libraries;
-  std::vector<TargetTotal> targets;             // canonical order
-  std::string manylinux_needed;                 // "manylinux_2_28_x86_64" or "linux_x86_64"
+  /// Cubins, PTX and fatbin files of their own (device_file_report.h), in path order.
+  std::vector<DeviceFile> device_files;
+  std::vector<TargetTotal> targets;  // canonical order, libraries and device files together
+  std::string manylinux_needed;      // "manylinux_2_28_x86_64" or "linux_x86_64"
   std::vector<std::string> manylinux_limiting;  // needs/libraries that set it
   std::string manylinux_claimed;                // the platform tags of the name, '.'-joined
   bool claim_ok = true;
@@ -121,13 +124,15 @@ struct InspectReport {
   /// Files and folders under a directory argument that could not be read, each
   /// "PATH: why" (permission denied ...). Listed by both renderers.
   std::vector<std::string> skipped;
+  /// Device files given directly or found in directories (device_file_report.h), path order.
+  std::vector<DeviceFile> device_files;
   /// Every target in any library or wheel, canonical order (cuda::FatbinCode's).
   std::vector<cuda::FatbinCode> target_codes() const;
   /// The names of target_codes().
   std::vector<std::string> targets_union() const;
 };
 
-/// Inspects .whl files, ELF files and directories (searched for ELF files). Unreadable or
+/// Inspects .whl files, ELF files, device files and directories (searched for both). Unreadable or
 /// malformed input is an error naming the file and the offset.
 Expected<InspectReport> inspect_paths(const std::vector<std::string>& paths,
                                       const InspectOptions& options = {});

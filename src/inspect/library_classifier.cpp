@@ -107,10 +107,11 @@ InspectedLibrary classify_library(LibraryReport report, const std::set<std::stri
 }
 
 std::vector<TargetTotal> target_totals(const std::vector<InspectedLibrary>& libraries,
+                                       const std::vector<DeviceFile>& device_files,
                                        uint64_t installed_bytes) {
   std::map<cuda::FatbinCode, TargetTotal> by_code;  // in canonical order
-  for (const auto& lib : libraries)
-    for (const auto& t : lib.targets) {
+  auto add = [&](const std::vector<TargetStats>& targets) {
+    for (const auto& t : targets) {
       auto& total = by_code[t.code];
       total.code = t.code;
       total.name = t.name;
@@ -120,6 +121,9 @@ std::vector<TargetTotal> target_totals(const std::vector<InspectedLibrary>& libr
       total.uncompressed_bytes += t.uncompressed_bytes;
       total.compression.insert(t.compression.begin(), t.compression.end());
     }
+  };
+  for (const auto& lib : libraries) add(lib.targets);
+  for (const auto& file : device_files) add(file.targets);
   std::vector<TargetTotal> out;
   out.reserve(by_code.size());
   for (auto& [code, t] : by_code) {
@@ -134,7 +138,7 @@ SetFit fit_of_set(const std::vector<InspectedLibrary>& libraries) {
   const auto& policies = ManylinuxPolicies::get();
   const InspectedLibrary* weakest = nullptr;
   for (const auto& lib : libraries) {
-    if (lib.machine == "cuda") continue;  // stray cubins say nothing about the host
+    if (lib.machine == "cuda") continue;  // device code says nothing about the host
     if (fit.arch.empty()) fit.arch = lib.machine;
     if (!weakest || lib.manylinux.priority < weakest->manylinux.priority) weakest = &lib;
   }

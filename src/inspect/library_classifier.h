@@ -32,8 +32,10 @@ InspectedLibrary classify_resolved(LibraryReport report,
 /// The same where `bundled` holds the names resolved inside (tests, simple callers).
 InspectedLibrary classify_library(LibraryReport report, const std::set<std::string>& bundled);
 
-/// Per-target totals across libraries; share relative to `installed_bytes` (0: no share).
+/// Per-target totals across libraries and device files (`libraries` of a total counts
+/// both); share relative to `installed_bytes` (0: no share).
 std::vector<TargetTotal> target_totals(const std::vector<InspectedLibrary>& libraries,
+                                       const std::vector<DeviceFile>& device_files,
                                        uint64_t installed_bytes);
 
 /// The manylinux tag a set of libraries supports together: the least strict of their

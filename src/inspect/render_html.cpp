@@ -259,7 +259,32 @@ struct PageModel {
   uint64_t device_bytes = 0, file_bytes = 0, sass_bytes = 0, ptx_bytes = 0, stored_all = 0,
            uncompressed_all = 0;
   size_t with_code = 0;
+  /// Device code files per folder (the folder's label carries its wheel's path).
+  std::vector<std::pair<std::string, DeviceFolder>> folders;
+  uint64_t device_files = 0, device_file_bytes = 0;
 };
+
+// The device code files' folders into the model's sums (`libraries` of a sum counts files).
+void add_device_folders(PageModel& m, const std::vector<DeviceFile>& files,
+                        const std::string& prefix) {
+  for (auto& f : device_folders(files)) {
+    m.device_files += f.files;
+    m.device_file_bytes += f.bytes;
+    for (const auto& t : f.targets) {
+      auto& s = m.sums[t.code];
+      s.libraries += t.files;
+      s.entries += t.entries;
+      s.stored += t.stored_bytes;
+      s.uncompressed += t.uncompressed_bytes;
+      s.compression.insert(t.compression.begin(), t.compression.end());
+      (is_ptx(t.code) ? m.ptx_bytes : m.sass_bytes) += t.stored_bytes;
+      m.stored_all += t.stored_bytes;
+      m.uncompressed_all += t.uncompressed_bytes;
+    }
+    std::string label = prefix + device_folder_label(f);
+    m.folders.emplace_back(std::move(label), std::move(f));
+  }
+}
 
 PageModel page_model(const InspectReport& report) {
   PageModel m;
@@ -286,7 +311,37 @@ PageModel page_model(const InspectReport& report) {
       m.uncompressed_all += t.uncompressed_bytes;
     }
   }
+  add_device_folders(m, report.device_files, "");
+  for (const auto& w : report.wheels) add_device_folders(m, w.device_files, w.path + "!");
   return m;
+}
+
+// A stacked bar per folder of device code files, in path order.
+void device_folders_section(std::string& body, PageModel& m) {
+  if (m.folders.empty()) return;
+  body += "<h2>Device code files per folder</h2>\n";
+  body +=
+      "<p class=\"sub\">Cubins, PTX and fatbin files of their own: not host libraries; the "
+      "package loads the one for the GPU at run time.</p>\n";
+  body += html::legend(m.legend);
+  std::vector<html::BarRow> rows;
+  for (size_t i = 0; i < m.folders.size() && i < k_max_library_rows; ++i) {
+    const auto& [label, f] = m.folders[i];
+    html::BarRow row{
+        label,
+        fmt::format("{} files · {} cubin, {} PTX, {} fatbin", f.files, f.cubins, f.ptx, f.fatbins),
+        {}};
+    for (const auto& t : f.targets)
+      row.segments.push_back({static_cast<double>(t.stored_bytes), m.colors[t.code],
+                              fmt::format("{} {}: {} in {} files ({} entries, {})", label, t.name,
+                                          human_bytes(t.stored_bytes), t.files, t.entries,
+                                          compression_words(t.compression))});
+    rows.push_back(std::move(row));
+  }
+  body += html::stacked_bars(rows);
+  if (m.folders.size() > k_max_library_rows)
+    body += note(fmt::format("{} more folders are not drawn (--json lists them all).",
+                             m.folders.size() - k_max_library_rows));
 }
 
 void cards_section(std::string& body, const PageModel& m, const InspectReport& report,
@@ -299,6 +354,9 @@ void cards_section(std::string& body, const PageModel& m, const InspectReport& r
   body += card(human_bytes(m.file_bytes), "library bytes");
   body += card(human_bytes(m.device_bytes),
                "device code (" + percent(m.device_bytes, m.file_bytes) + " of the libraries)");
+  if (m.device_files > 0)
+    body += card(fmt::format("{}", m.device_files),
+                 "device code files (" + human_bytes(m.device_file_bytes) + ")");
   body += card(human_bytes(m.sass_bytes), "SASS (sm_XX), runs as is");
   body += card(human_bytes(m.ptx_bytes), "PTX (compute_XX), JIT-compiled");
   for (const auto& w : report.wheels) body += card(human_bytes(w.file_size), "wheel archive");
@@ -308,7 +366,7 @@ void cards_section(std::string& body, const PageModel& m, const InspectReport& r
 void targets_section(std::string& body, PageModel& m) {
   body += "<h2>Bytes per GPU target</h2>\n";
   if (m.sums.empty()) {
-    body += note("No library here carries CUDA device code.");
+    body += note("No library or device code file here carries CUDA device code.");
     return;
   }
   body +=
@@ -435,6 +493,7 @@ std::string render_html(const InspectReport& report, const Verdicts* verdicts,
   cards_section(body, m, report, inputs);
   targets_section(body, m);
   libraries_section(body, m);
+  device_folders_section(body, m);
   compression_section(body, m);
   verdict_section(body, verdicts);
   if (!report.wheels.empty()) {

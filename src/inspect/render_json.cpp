@@ -69,6 +69,60 @@ json library_json(const InspectedLibrary& lib) {
   return j;
 }
 
+json stats_json(const TargetStats& t) {
+  return {{"name", t.name},
+          {"entries", t.entries},
+          {"stored_bytes", t.stored_bytes},
+          {"uncompressed_bytes", t.uncompressed_bytes},
+          {"compression", t.compression}};
+}
+
+// A device code file: its kind and targets; "manylinux" says it is no host library rather
+// than inventing a tag.
+json device_file_json(const DeviceFile& f) {
+  json j;
+  j["path"] = f.path;
+  j["kind"] = std::string(formats::device_file_kind_name(f.kind));
+  j["file_size"] = f.file_size;
+  json names = json::array(), stats = json::array();
+  for (const auto& t : f.targets) {
+    names.push_back(t.name);
+    stats.push_back(stats_json(t));
+  }
+  j["targets"] = names;
+  j["target_stats"] = stats;
+  j["manylinux"] = "not a host library";
+  if (f.member_compressed_bytes) j["member_compressed_bytes"] = f.member_compressed_bytes;
+  return j;
+}
+
+// The device code files grouped per folder and target, as the text summary shows them.
+json device_folders_json(const std::vector<DeviceFile>& files) {
+  json out = json::array();
+  for (const auto& f : device_folders(files)) {
+    json targets = json::array();
+    for (const auto& t : f.targets) {
+      json row = stats_json(t);
+      row["files"] = t.files;
+      targets.push_back(row);
+    }
+    out.push_back({{"folder", f.folder},
+                   {"files", f.files},
+                   {"bytes", f.bytes},
+                   {"cubin", f.cubins},
+                   {"ptx", f.ptx},
+                   {"fatbin", f.fatbins},
+                   {"target_stats", targets}});
+  }
+  return out;
+}
+
+json device_files_json(const std::vector<DeviceFile>& files) {
+  json out = json::array();
+  for (const auto& f : files) out.push_back(device_file_json(f));
+  return out;
+}
+
 json wheel_json(const WheelReport& w) {
   json j;
   j["path"] = w.path;
@@ -115,6 +169,8 @@ json wheel_json(const WheelReport& w) {
   json libs = json::array();
   for (const auto& lib : w.libraries) libs.push_back(library_json(lib));
   j["libraries"] = libs;
+  j["device_files"] = device_files_json(w.device_files);
+  j["device_folders"] = device_folders_json(w.device_files);
   return j;
 }
 
@@ -126,6 +182,8 @@ nlohmann::json to_json(const InspectReport& report, const Verdicts* verdicts) {
   json libs = json::array();
   for (const auto& lib : report.libraries) libs.push_back(library_json(lib));
   j["libraries"] = libs;
+  j["device_files"] = device_files_json(report.device_files);
+  j["device_folders"] = device_folders_json(report.device_files);
   json wheels = json::array();
   for (const auto& w : report.wheels) wheels.push_back(wheel_json(w));
   j["wheels"] = wheels;

@@ -163,6 +163,57 @@ void library_text(std::string& out, const InspectedLibrary& lib, bool full, cons
   out += "\n";
 }
 
+// Device code files, one line per folder and target (a wheel of 16,000 cubins is a few
+// lines); with --all, a line per file after them (up to k_max_listed).
+void device_files_text(std::string& out, const std::vector<DeviceFile>& files, bool full,
+                       const char* indent) {
+  if (files.empty()) return;
+  auto folders = device_folders(files);
+  uint64_t cubins = 0, ptx = 0, fatbins = 0;
+  for (const auto& f : folders) {
+    cubins += f.cubins;
+    ptx += f.ptx;
+    fatbins += f.fatbins;
+  }
+  out += fmt::format(
+      "{}device code files  {} ({} cubin, {} PTX, {} fatbin; not host libraries: the package "
+      "loads them itself), per folder and target:\n",
+      indent, files.size(), cubins, ptx, fatbins);
+  size_t folder_width = 6, target_width = 6;
+  for (const auto& f : folders) {
+    folder_width = std::max(folder_width, t(device_folder_label(f)).size());
+    for (const auto& target : f.targets) target_width = std::max(target_width, target.name.size());
+  }
+  folder_width = std::min<size_t>(folder_width, 72);
+  size_t shown = 0;
+  for (const auto& f : folders)
+    for (const auto& target : f.targets) {
+      if (++shown > k_max_listed) continue;
+      out += fmt::format("{}  {:<{}}  {:<{}}  {:>6} {}  {:>6} entries  {:>10}  {}\n", indent,
+                         t(device_folder_label(f)), folder_width, target.name, target_width,
+                         target.files, target.files == 1 ? "file " : "files", target.entries,
+                         human_bytes(target.stored_bytes), compression_words(target.compression));
+    }
+  if (shown > k_max_listed)
+    out += fmt::format("{}  ({} more folder and target lines; --json lists every file)\n", indent,
+                       shown - k_max_listed);
+  if (!full) return;
+  for (size_t i = 0; i < files.size() && i < k_max_listed; ++i) {
+    const auto& f = files[i];
+    std::vector<std::string> targets;
+    for (const auto& target : f.targets)
+      targets.push_back(target.entries == 1
+                            ? target.name
+                            : fmt::format("{} ({} entries)", target.name, target.entries));
+    out += fmt::format("{}  {}  ({}, {}; manylinux: not a host library)  {}\n", indent, t(f.path),
+                       formats::device_file_kind_name(f.kind), human_bytes(f.file_size),
+                       join(targets, " "));
+  }
+  if (files.size() > k_max_listed)
+    out += fmt::format("{}  ({} more device code files; --json lists them all)\n", indent,
+                       files.size() - k_max_listed);
+}
+
 void wheel_text(std::string& out, const WheelReport& w, const TextOptions& options) {
   out += fmt::format("{}  ({}, {} members, {} installed)\n", t(w.path), human_bytes(w.file_size),
                      w.members, human_bytes(w.installed_bytes));
@@ -226,11 +277,15 @@ void wheel_text(std::string& out, const WheelReport& w, const TextOptions& optio
   out +=
       fmt::format("  libraries  {} ELF, {} with CUDA device code\n", w.libraries.size(), with_code);
   if (!w.targets.empty()) {
-    out += "  targets    (all libraries; share of the installed bytes)\n";
+    out += w.device_files.empty()
+               ? "  targets    (all libraries; share of the installed bytes)\n"
+               : "  targets    (all libraries and device code files; share of the installed "
+                 "bytes)\n";
     target_table(out, w.targets, w.installed_bytes, "    ");
   }
   for (const auto& lib : w.libraries)
     library_text(out, lib, options.all_libraries || lib.has_device_code, "  ");
+  device_files_text(out, w.device_files, options.all_libraries, "  ");
 }
 
 }  // namespace
@@ -265,6 +320,10 @@ std::string render_text(const InspectReport& report, const Verdicts* verdicts,
   }
   for (const auto& lib : report.libraries) {
     library_text(out, lib, true, "");
+    out += "\n";
+  }
+  if (!report.device_files.empty()) {
+    device_files_text(out, report.device_files, true, "");
     out += "\n";
   }
   for (const auto& skipped : report.skipped) out += fmt::format("skipped: {}\n", t(skipped));

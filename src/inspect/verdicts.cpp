@@ -18,29 +18,55 @@ namespace tailor::inspect {
 
 namespace {
 
+// What a verdict judges: a library with device code, or a folder of device files (a
+// package picks one of them at run time, as the driver picks one entry of a library).
 struct DeviceLibrary {
   std::string label;
-  const InspectedLibrary* lib;
+  std::string machine;  // the host's; "cuda" for device files (no platform of their own)
+  std::vector<const TargetStats*> targets;
 };
 
-std::vector<DeviceLibrary> libraries_with_device_code(const InspectReport& report) {
+std::vector<DeviceLibrary> libraries_with_device_code(const InspectReport& report,
+                                                      std::vector<DeviceFolder>& folders) {
   std::vector<DeviceLibrary> out;
+  auto library = [&](const InspectedLibrary& lib, std::string label) {
+    DeviceLibrary d{std::move(label), lib.machine, {}};
+    for (const auto& t : lib.targets) d.targets.push_back(&t);
+    out.push_back(std::move(d));
+  };
+  // `folders` owns the folders' sums; reserved first, so the pointers into it stay valid.
+  size_t folder_count = device_folders(report.device_files).size();
+  for (const auto& w : report.wheels) folder_count += device_folders(w.device_files).size();
+  folders.reserve(folder_count);
+  auto folder_set = [&](const std::vector<DeviceFile>& files, const std::string& prefix) {
+    for (auto& f : device_folders(files)) {
+      folders.push_back(std::move(f));
+      const DeviceFolder& kept = folders.back();
+      DeviceLibrary d{prefix + device_folder_label(kept), "cuda", {}};
+      for (const auto& t : kept.targets) d.targets.push_back(&t);
+      out.push_back(std::move(d));
+    }
+  };
   for (const auto& lib : report.libraries)
-    if (lib.has_device_code) out.push_back({lib.path, &lib});
-  for (const auto& w : report.wheels)
+    if (lib.has_device_code) library(lib, lib.path);
+  folder_set(report.device_files, "");
+  for (const auto& w : report.wheels) {
     for (const auto& lib : w.libraries)
-      if (lib.has_device_code) out.push_back({w.path + "!" + lib.path, &lib});
+      if (lib.has_device_code) library(lib, w.path + "!" + lib.path);
+    folder_set(w.device_files, w.path + "!");
+  }
   return out;
 }
 
-Expected<cuda::TargetSet> target_set_of(const InspectedLibrary& lib, const std::string& label) {
+Expected<cuda::TargetSet> target_set_of(const DeviceLibrary& lib) {
   cuda::TargetSet set;
-  for (const auto& t : lib.targets) {
+  for (const TargetStats* t : lib.targets) {
     // LTO IR (cuFFT's embedded lto_<arch> entries) is linked by the library itself through
     // nvJitLink; the driver loads none of it, so it covers no GPU.
-    if (t.code.is_lto_ir()) continue;
-    auto target = t.code.target();
-    if (!target) return make_error(fmt::format("{}: unknown target '{}'", label, t.code.name()));
+    if (t->code.is_lto_ir()) continue;
+    auto target = t->code.target();
+    if (!target)
+      return make_error(fmt::format("{}: unknown target '{}'", lib.label, t->code.name()));
     set.add(*target);
   }
   return set;
@@ -129,13 +155,15 @@ Expected<Verdicts> evaluate(const InspectReport& report, const VerdictTargets& t
   const auto& devices = targets.devices;
   const auto& required = targets.require;
   const auto& exact = targets.exact;
-  auto libs = libraries_with_device_code(report);
+  std::vector<DeviceFolder> folders;
+  auto libs = libraries_with_device_code(report, folders);
   if (libs.empty()) {
-    verdicts.problems.push_back("no library carries CUDA device code");
+    verdicts.problems.push_back("no library or device code file carries CUDA device code");
     return verdicts;
   }
-  for (const auto& [label, lib] : libs) {
-    TAILOR_TRY(set, target_set_of(*lib, label));
+  for (const auto& lib : libs) {
+    const std::string& label = lib.label;
+    TAILOR_TRY(set, target_set_of(lib));
     for (const auto& cc : devices) {
       auto coverage = cuda::coverage_on(set, cc);
       LibraryVerdict v;
@@ -150,10 +178,10 @@ Expected<Verdicts> evaluate(const InspectReport& report, const VerdictTargets& t
       if (v.pass) {
         // Every target that covers the device the same way, not only the one picked.
         std::vector<std::pair<cuda::CudaTarget, uint64_t>> covering;
-        for (const auto& t : lib->targets) {
-          auto target = t.code.target();
+        for (const TargetStats* t : lib.targets) {
+          auto target = t->code.target();
           if (target && cuda::run_mode(*target, cc) == coverage.mode)
-            covering.emplace_back(*target, t.entries);
+            covering.emplace_back(*target, t->entries);
         }
         std::sort(covering.begin(), covering.end(), [](const auto& a, const auto& b) {
           bool pa = a.first.variant == cuda::ArchVariant::none,
@@ -166,7 +194,7 @@ Expected<Verdicts> evaluate(const InspectReport& report, const VerdictTargets& t
         if (!v.covering.empty()) v.via = v.covering.front().target;
       }
       if (auto p = targets.platforms.find(cc); p != targets.platforms.end()) {
-        v.reason = cuda::platform_mismatch(p->second, lib->machine, "this library");
+        v.reason = cuda::platform_mismatch(p->second, lib.machine, "this library");
         if (!v.reason.empty()) v.pass = false;
       }
       verdicts.items.push_back(std::move(v));

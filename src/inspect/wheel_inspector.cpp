@@ -38,9 +38,11 @@
 #include <thread>
 #include <unordered_set>
 
+#include "formats/device_file.h"
 #include "formats/elf.h"
 #include "formats/wheel.h"
 #include "formats/zip.h"
+#include "inspect/device_file_report.h"
 #include "inspect/inspect_report.h"
 #include "inspect/library_classifier.h"
 #include "inspect/library_resolver.h"
@@ -59,6 +61,7 @@ constexpr uint64_t k_whole_budget = uint64_t{128} << 20;
 struct MemberResult {
   std::string sha256_b64;  // empty when the member needed no hash
   std::optional<LibraryReport> library;
+  std::optional<DeviceFile> device_file;
 };
 
 // Bytes of whole-member buffers in use across threads. take() never waits: a member that
@@ -94,6 +97,15 @@ struct PassContext {
     uint64_t end = std::min<uint64_t>(file.size(), offset + size);
     if (end <= begin) return;
     ::madvise(const_cast<std::byte*>(file.data()) + begin, end - begin, MADV_DONTNEED);
+  }
+  // The same, widened to the kernel's fault-around window (64 KiB, aligned): a fault maps
+  // the cached pages around it too, and a wheel of 16,000 small members (flashinfer-cubin)
+  // would otherwise keep most of its 440 MB mapped through its neighbours' faults. A page
+  // another thread still reads only faults back in.
+  void release_around(uint64_t offset, uint64_t size) const {
+    constexpr uint64_t k_window = 64 << 10;
+    const uint64_t begin = offset / k_window * k_window;
+    release(begin, (offset + size + k_window - 1) / k_window * k_window - begin);
   }
 };
 
@@ -157,27 +169,67 @@ class SpillFile {
   int m_error = 0;
 };
 
-// Analyzes a spilled library; its path in reports and errors is the member's name.
-Expected<LibraryReport> analyze_spilled(const std::string& spill_path, const std::string& member,
-                                        const LibraryOptions& options) {
-  auto lib = analyze_library_file(spill_path, options);
-  if (!lib) {
-    std::string message = lib.error().message;
-    if (message.starts_with(spill_path)) message = member + message.substr(spill_path.size());
-    return make_error(message);
+// A spilled member's errors name the member, not the temporary file.
+Error renamed(const Error& e, const std::string& spill_path, const std::string& member) {
+  std::string message = e.message;
+  if (message.starts_with(spill_path)) message = member + message.substr(spill_path.size());
+  return make_error(message);
+}
+
+// What a member is, from its first bytes: a host ELF file (a library), device code of its
+// own (formats/device_file.h), or neither.
+enum class MemberKind { other, library, device_file };
+MemberKind member_kind(Bytes head, formats::DeviceFileKind& device_kind) {
+  device_kind = formats::classify_device_file(head);
+  if (device_kind != formats::DeviceFileKind::none) return MemberKind::device_file;
+  return formats::looks_like_elf(head) ? MemberKind::library : MemberKind::other;
+}
+
+// Analyzes the member's bytes (whole, or a mapped spill) as what its head says it is.
+Expected<void> analyze_member(const PassContext& ctx, Bytes bytes, const std::string& name,
+                              MemberKind kind, formats::DeviceFileKind device_kind,
+                              MemberResult& result) {
+  if (kind == MemberKind::library) {
+    TAILOR_TRY(lib, analyze_library(bytes, name, ctx.lib_options));
+    result.library = std::move(lib);
+  } else if (kind == MemberKind::device_file) {
+    TAILOR_TRY(file, analyze_device_file(bytes, name, device_kind, ctx.lib_options));
+    result.device_file = std::move(file);
   }
-  lib->path = member;
-  return lib;
+  return {};
+}
+
+// Analyzes a spilled member; its path in reports and errors is the member's name.
+Expected<void> analyze_spilled(const PassContext& ctx, const std::string& spill_path,
+                               const std::string& member, MemberKind kind,
+                               formats::DeviceFileKind device_kind, MemberResult& result) {
+  if (kind == MemberKind::library) {
+    auto lib = analyze_library_file(spill_path, ctx.lib_options);
+    if (!lib) return renamed(lib.error(), spill_path, member);
+    lib->path = member;
+    result.library = std::move(*lib);
+    return {};
+  }
+  auto file = analyze_device_file_at(spill_path, device_kind, ctx.lib_options);
+  if (!file) return renamed(file.error(), spill_path, member);
+  file->path = member;
+  result.device_file = std::move(*file);
+  return {};
 }
 
 Expected<MemberResult> read_member(PassContext& ctx, const formats::ZipEntry& entry,
                                    bool needs_hash) {
   MemberResult result;
+  formats::DeviceFileKind device_kind = formats::DeviceFileKind::none;
   if (!needs_hash) {
-    // No RECORD hash to check: inflate only far enough to see whether it is a library.
-    auto head = formats::peek_member(ctx.file, entry, 4);
+    // No RECORD hash to check: inflate only far enough to see what it is (the few bytes
+    // of a magic; the first 4 KiB where they could start PTX text).
+    auto head = formats::peek_member(ctx.file, entry, 64);
     if (!head) return head.error();
-    if (!formats::looks_like_elf(as_bytes(*head))) return result;
+    if (formats::may_start_ptx(as_bytes(*head)) && head->size() == 64)
+      head = formats::peek_member(ctx.file, entry, formats::k_device_file_head_bytes);
+    if (!head) return head.error();
+    if (member_kind(as_bytes(*head), device_kind) == MemberKind::other) return result;
   }
   Sha256 hash;
   const bool stored = entry.method == formats::k_zip_stored;
@@ -196,26 +248,34 @@ Expected<MemberResult> read_member(PassContext& ctx, const formats::ZipEntry& en
       hash.update(bytes);
       result.sha256_b64 = digest_b64(hash);
     }
-    if (formats::looks_like_elf(bytes)) {
-      TAILOR_TRY(lib, analyze_library(bytes, entry.name, ctx.lib_options));
-      result.library = std::move(lib);
-    }
+    const MemberKind kind = member_kind(bytes, device_kind);
+    if (auto ok = analyze_member(ctx, bytes, entry.name, kind, device_kind, result); !ok)
+      return ok.error();
     return result;
   }
   // Streamed: hashed and CRC'd chunk by chunk, the archive's pages handed back as they
-  // are consumed. A deflated ELF file is also spilled; a stored one is analyzed in place
-  // (the analysis touches only its headers).
-  std::string head;  // the first bytes, until there are enough to see the ELF magic
+  // are consumed. A deflated ELF or fatbin file is also spilled; a stored one is analyzed
+  // in place (the analysis touches only its headers). PTX needs only its head.
+  std::string head;  // the first bytes, as many as classify_device_file reads
   std::optional<SpillFile> spill;
   Expected<void> spill_error{};
+  bool decided = false;
   uint64_t at = 0;
   auto streamed = formats::stream_member(
       ctx.file, entry,
       [&](Bytes chunk) {
         if (needs_hash) hash.update(chunk);
-        if (head.size() < 4) {
-          head.append(as_chars(chunk.first(std::min<size_t>(chunk.size(), 4 - head.size()))));
-          if (head.size() == 4 && !stored && formats::looks_like_elf(as_bytes(head))) {
+        if (head.size() < formats::k_device_file_head_bytes)
+          head.append(as_chars(chunk.first(
+              std::min<size_t>(chunk.size(), formats::k_device_file_head_bytes - head.size()))));
+        if (!decided && head.size() >= std::min<uint64_t>(64, entry.uncompressed_size)) {
+          decided = true;
+          formats::DeviceFileKind k = formats::DeviceFileKind::none;
+          const MemberKind kind = member_kind(as_bytes(head), k);
+          const bool needs_bytes = kind == MemberKind::library ||
+                                   k == formats::DeviceFileKind::cubin ||
+                                   k == formats::DeviceFileKind::fatbin;
+          if (!stored && needs_bytes) {
             spill.emplace();
             spill_error = spill->open();
             if (!spill_error) spill.reset();
@@ -229,18 +289,25 @@ Expected<MemberResult> read_member(PassContext& ctx, const formats::ZipEntry& en
   if (!spill_error)
     return make_error(fmt::format("member '{}': {}", entry.name, spill_error.error().message));
   if (needs_hash) result.sha256_b64 = digest_b64(hash);
-  if (stored && formats::looks_like_elf(as_bytes(head))) {
+  const MemberKind kind = member_kind(as_bytes(head), device_kind);
+  if (kind == MemberKind::other) return result;
+  if (device_kind == formats::DeviceFileKind::ptx) {
+    TAILOR_TRY(file, analyze_ptx_head(as_bytes(head), entry.name, entry.uncompressed_size));
+    result.device_file = std::move(file);
+    return result;
+  }
+  if (stored) {
     auto view = strict_substr(ctx.file, entry.data_offset, entry.compressed_size);
-    TAILOR_TRY(lib, analyze_library(*view, entry.name, ctx.lib_options));
-    result.library = std::move(lib);
+    if (auto ok = analyze_member(ctx, *view, entry.name, kind, device_kind, result); !ok)
+      return ok.error();
     return result;
   }
   if (!spill) return result;
   auto spill_path = spill->finish(entry.uncompressed_size);
   if (!spill_path)
     return make_error(fmt::format("member '{}': {}", entry.name, spill_path.error().message));
-  TAILOR_TRY(lib, analyze_spilled(*spill_path, entry.name, ctx.lib_options));
-  result.library = std::move(lib);
+  if (auto ok = analyze_spilled(ctx, *spill_path, entry.name, kind, device_kind, result); !ok)
+    return ok.error();
   return result;
 }
 
@@ -265,7 +332,7 @@ Expected<std::vector<MemberResult>> read_all(PassContext& ctx,
       if (k >= order.size()) return;
       size_t i = order[k];
       auto r = read_member(ctx, *members[i], needs_hash[i]);
-      ctx.release(
+      ctx.release_around(
           members[i]->local_header_offset,
           members[i]->data_offset + members[i]->compressed_size - members[i]->local_header_offset);
       if (!r) {
@@ -427,7 +494,12 @@ Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path,
   w.tags_from_name = name->tags();
   w.manylinux_claimed = fmt::format("{}", fmt::join(name->platform_tags, "."));
 
-  auto archive = formats::parse_zip(file);
+  // The local headers' pages go back once read (pass.release_file_pages): see release_around.
+  PassContext ctx;
+  ctx.file = file;
+  ctx.release_pages = pass.release_file_pages;
+  auto archive = formats::parse_zip(
+      file, {}, [&](uint64_t offset, uint64_t size) { ctx.release_around(offset, size); });
   if (!archive) return fail(archive.error());
 
   auto found = find_dist_info(*archive, w.name);
@@ -459,10 +531,7 @@ Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path,
     for (size_t i = 0; i < members.size(); ++i)
       needs_hash[i] = members[i] != record_entry && hashed.count(members[i]->name) > 0;
   }
-  PassContext ctx;
-  ctx.file = file;
   ctx.lib_options.verify_payloads = options.verify_payloads;
-  ctx.release_pages = pass.release_file_pages;
   ctx.whole_max = pass.whole_member_bytes;
   unsigned threads =
       options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -478,6 +547,10 @@ Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path,
   for (const auto* m : members) member_names.push_back(m->name);
   for (size_t i = 0; i < members.size(); ++i) {
     auto& r = (*results)[i];
+    if (r.device_file) {
+      r.device_file->member_compressed_bytes = members[i]->compressed_size;
+      w.device_files.push_back(std::move(*r.device_file));
+    }
     if (!r.library) continue;
     reports.push_back(std::move(*r.library));
     compressed.push_back(members[i]->compressed_size);
@@ -487,7 +560,9 @@ Expected<WheelReport> inspect_wheel(Bytes file, const std::string& path,
     w.libraries[i].member_compressed_bytes = compressed[i];
   std::sort(w.libraries.begin(), w.libraries.end(),
             [](auto& a, auto& b) { return a.path < b.path; });
-  w.targets = target_totals(w.libraries, w.installed_bytes);
+  std::sort(w.device_files.begin(), w.device_files.end(),
+            [](auto& a, auto& b) { return a.path < b.path; });
+  w.targets = target_totals(w.libraries, w.device_files, w.installed_bytes);
 
   check_wheel_claim(w, name->platform_tags);
   return w;

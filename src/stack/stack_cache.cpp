@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "formats/device_file.h"
 #include "util/files.h"
 #include "util/sha256.h"
 
@@ -23,7 +24,7 @@ namespace tailor::stack {
 
 namespace {
 constexpr std::string_view k_resolution_schema = "tailor.stack-resolution/1";
-constexpr std::string_view k_inspection_schema = "tailor.stack-inspection/1";
+constexpr std::string_view k_inspection_schema = "tailor.stack-inspection/2";
 
 std::string sha256_hex(std::string_view text) {
   return Sha256::hex(Sha256::of(std::as_bytes(std::span<const char>(text.data(), text.size()))));
@@ -318,10 +319,22 @@ std::string inspection_to_json(const inspect::WheelReport& wheel, std::string_vi
                     {"needed", needed},
                     {"cxx11_abi", lib.cxx11_abi ? json(*lib.cxx11_abi) : json(nullptr)}});
   }
+  // Cubins, PTX and fatbin files the package loads itself: judged like library code.
+  json device_files = json::array();
+  for (const auto& f : wheel.device_files) {
+    json targets = json::array();
+    for (const auto& t : f.targets)
+      targets.push_back(
+          {t.name, t.entries, t.code.kind, t.code.arch, t.code.arch_specific, t.code.family});
+    device_files.push_back({{"path", f.path},
+                            {"kind", std::string(formats::device_file_kind_name(f.kind))},
+                            {"targets", targets}});
+  }
   json j = {{"schema", k_inspection_schema},
             {"build", build},
             {"targets", wheel.target_names()},
-            {"libraries", libs}};
+            {"libraries", libs},
+            {"device_files", device_files}};
   return j.dump();
 }
 
@@ -335,23 +348,36 @@ Expected<inspect::WheelReport> inspection_from_json(std::string_view text, std::
     if (stale) *stale = true;
     return make_error("another tailor's inspection");
   }
+  auto target_of = [](const json& t) {
+    inspect::TargetStats s;
+    s.name = t.at(0).get<std::string>();
+    s.entries = t.at(1).get<uint64_t>();
+    s.code = {t.at(2).get<uint16_t>(), t.at(3).get<uint32_t>(), t.at(4).get<bool>(),
+              t.at(5).get<bool>()};
+    return s;
+  };
   try {
     inspect::WheelReport w;
     w.path = path;
     for (const auto& t : j.at("targets")) w.targets.push_back({t.get<std::string>()});
+    for (const auto& f : j.at("device_files")) {
+      inspect::DeviceFile file;
+      file.path = f.at("path").get<std::string>();
+      const std::string kind = f.at("kind").get<std::string>();
+      for (auto k : {formats::DeviceFileKind::cubin, formats::DeviceFileKind::ptx,
+                     formats::DeviceFileKind::fatbin})
+        if (formats::device_file_kind_name(k) == kind) file.kind = k;
+      if (file.kind == formats::DeviceFileKind::none)
+        return make_error("unknown device file kind '" + kind + "'");
+      for (const auto& t : f.at("targets")) file.targets.push_back(target_of(t));
+      w.device_files.push_back(std::move(file));
+    }
     for (const auto& l : j.at("libraries")) {
       inspect::InspectedLibrary lib;
       lib.path = l.at("path").get<std::string>();
       lib.machine = l.at("machine").get<std::string>();
       lib.has_device_code = l.at("device").get<bool>();
-      for (const auto& t : l.at("targets")) {
-        inspect::TargetStats s;
-        s.name = t.at(0).get<std::string>();
-        s.entries = t.at(1).get<uint64_t>();
-        s.code = {t.at(2).get<uint16_t>(), t.at(3).get<uint32_t>(), t.at(4).get<bool>(),
-                  t.at(5).get<bool>()};
-        lib.targets.push_back(std::move(s));
-      }
+      for (const auto& t : l.at("targets")) lib.targets.push_back(target_of(t));
       for (const auto& n : l.at("needed")) {
         inspect::NeededLibrary need;
         need.soname = n.at(0).get<std::string>();

@@ -111,10 +111,14 @@ std::string judge_wheel(Context& c, Row& row, const inspect::WheelReport& wheel)
         fmt::format("its libraries are for CUDA {}; torch uses CUDA {}",
                     join(std::vector<std::string>(other_majors.begin(), other_majors.end()), ", "),
                     cuda_text(c.result.torch.cuda)));
-  // Does every (usable) library with device code run on every target GPU?
+  // Does every (usable) library with device code, and every folder of device code files,
+  // run on every target GPU?
   std::set<cuda::FatbinCode> usable_codes;  // canonical order (cuda::FatbinCode's)
   for (const auto& l : usable.libraries)
     for (const auto& t : l.targets) usable_codes.insert(t.code);
+  // Cubins, PTX and fatbin files the package loads itself count like library code.
+  for (const auto& f : usable.device_files)
+    for (const auto& t : f.targets) usable_codes.insert(t.code);
   if (device && problems.empty() && !usable_codes.empty()) {
     inspect::InspectReport report;
     report.wheels.push_back(usable);
@@ -132,8 +136,13 @@ std::string judge_wheel(Context& c, Row& row, const inspect::WheelReport& wheel)
         for (const auto& l : usable.libraries)
           if (l.path == lib || wheel.path + "!" + l.path == v.library)
             for (const auto& t : l.targets) has.push_back(t.name);
-        problems.push_back(fmt::format("{} has {}; {} needs {}", fs::path(lib).filename().string(),
-                                       targets_text(has), v.device.str(), needs_text(v.device)));
+        for (const auto& f : inspect::device_folders(usable.device_files))
+          if (inspect::device_folder_label(f) == lib)
+            for (const auto& t : f.targets) has.push_back(t.name);
+        // A library by its file name; a folder of device code files by its path ("pkg/cubins/").
+        const std::string who = lib.ends_with('/') ? lib : fs::path(lib).filename().string();
+        problems.push_back(fmt::format("{} has {}; {} needs {}", who, targets_text(has),
+                                       v.device.str(), needs_text(v.device)));
         break;
       }
     }

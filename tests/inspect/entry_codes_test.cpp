@@ -63,7 +63,7 @@ TEST(EntryCodes, LibraryTargetsGroupAndOrderByCode) {
   // Wheel totals and the union over inputs keep the same order.
   InspectedLibrary lib;
   static_cast<LibraryReport&>(lib) = *r;
-  auto totals = target_totals({lib, lib}, 0);
+  auto totals = target_totals({lib, lib}, {}, 0);
   ASSERT_EQ(totals.size(), r->targets.size());
   for (size_t i = 0; i < totals.size(); ++i) {
     EXPECT_EQ(totals[i].code, r->targets[i].code);

@@ -58,7 +58,7 @@ TEST(TargetTotals, SumAcrossLibrariesInCanonicalOrder) {
   a.targets = with_codes({{"sm_80", 2, 100, 100, {"none"}}, {"compute_80", 1, 10, 40, {"zstd"}}});
   auto b = classify_library(lib("b.so", {}, "2.17"), {});
   b.targets = with_codes({{"sm_75", 1, 50, 50, {"none"}}, {"sm_80", 1, 30, 30, {"lz4"}}});
-  auto totals = target_totals({a, b}, 1000);
+  auto totals = target_totals({a, b}, {}, 1000);
   ASSERT_EQ(totals.size(), 3u);
   EXPECT_EQ(totals[0].name, "sm_75");
   EXPECT_EQ(totals[1].name, "sm_80");

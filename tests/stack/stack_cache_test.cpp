@@ -480,7 +480,7 @@ TEST(InspectionCache, RoundTripsWhatStackJudges) {
   EXPECT_FALSE(inspection_from_json("{", "build-id 01", "x", &stale));
   EXPECT_FALSE(stale);
   EXPECT_FALSE(inspection_from_json(
-      R"({"schema": "tailor.stack-inspection/1", "build": "build-id 01", "targets": [1]})",
+      R"({"schema": "tailor.stack-inspection/2", "build": "build-id 01", "targets": [1]})",
       "build-id 01", "x"));
 }
 
@@ -504,7 +504,7 @@ TEST(InspectionCache, StoreLoadStaleAndCorrupt) {
   ASSERT_TRUE(store.store(sha, sample_wheel()));
   fs::path file = dir.path / "inspections" / "aa" / (sha + ".json");
   ASSERT_TRUE(fs::exists(file));
-  std::ofstream(file) << "{\"schema\": \"tailor.stack-inspection/1\", \"build\": \"build-id 01\", "
+  std::ofstream(file) << "{\"schema\": \"tailor.stack-inspection/2\", \"build\": \"build-id 01\", "
                          "\"libraries\": [{}]}";
   EXPECT_FALSE(store.load(sha, "w.whl", warning));
   EXPECT_NE(warning.find(file.string()), std::string::npos) << warning;
