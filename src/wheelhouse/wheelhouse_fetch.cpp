@@ -58,6 +58,10 @@ std::string input_mismatch(const WheelEntry& e, const BuildInputs& in) {
   if (digest != in.digest)
     return fmt::format("source {} vs {}", digest.substr(0, 16), in.digest.substr(0, 16));
   if (sorted(e.targets) != sorted(in.targets)) return "other targets";
+  if (json_text(p, "recipe") != in.recipe)
+    return fmt::format("recipe {} vs {}", json_text(p, "recipe"), in.recipe);
+  if (json_text(p, "profile") != in.profile)
+    return fmt::format("profile '{}' vs '{}'", json_text(p, "profile"), in.profile);
   nlohmann::json toolchain = p.contains("toolchain") ? p["toolchain"] : nlohmann::json::object();
   if (json_text(toolchain, "torch") != in.torch)
     return fmt::format("torch {} vs {}", json_text(toolchain, "torch"), in.torch);

@@ -22,6 +22,8 @@ struct BuildInputs {
   std::string torch;                 ///< "2.11.0+cu130 (CUDA 13.0)", as the provenance has it
   std::string nvcc;                  ///< "13.0.88"
   std::string python;                ///< "3.12.3": compared as major.minor
+  std::string recipe;                ///< the recipe the build resolved ("generic" for none)
+  std::string profile;               ///< --profile, "" none: it changes the compiled kernels
 };
 
 /// Why the published wheel `entry` was not built from `inputs` ("targets sm_80 vs sm_90"),

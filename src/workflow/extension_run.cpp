@@ -294,7 +294,9 @@ StepResult fetch_from_wheelhouse(const ExtensionBuildOptions& o, ExtensionBuildS
                                  rep.targets,
                                  here.toolchain["torch"],
                                  here.toolchain["nvcc"],
-                                 here.toolchain["python"]};
+                                 here.toolchain["python"],
+                                 rep.recipe,
+                                 o.profile};
   // The staging folder starts empty, as the build's own run makes it (plan's fresh_dir).
   std::error_code ec;
   fs::remove_all(s.request.out_dir, ec);

@@ -18,12 +18,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* k_provenance = R"j({"package": "fused_ops", "targets": ["sm_90"],
+const char* k_provenance = R"j({"package": "fused_ops", "recipe": "generic", "targets": ["sm_90"],
   "source": {"kind": "example", "tree-sha256": "ab12"},
   "toolchain": {"torch": "2.11.0+cu130 (CUDA 13.0)", "python": "3.12.3", "nvcc": "13.0.88"}})j";
 
 BuildInputs inputs() {
-  return {"fused-ops", "ab12", {"sm_90"}, "2.11.0+cu130 (CUDA 13.0)", "13.0.48", "3.12.9"};
+  return {"fused-ops", "ab12",   {"sm_90"}, "2.11.0+cu130 (CUDA 13.0)",
+          "13.0.48",   "3.12.9", "generic", ""};
 }
 
 WheelEntry published() {
@@ -53,6 +54,13 @@ TEST(InputMismatch, EveryInputCounts) {
   in = inputs();
   in.python = "3.11.7";
   EXPECT_NE(input_mismatch(published(), in).find("Python"), std::string::npos);
+  in = inputs();
+  in.recipe = "flash-attn";
+  EXPECT_NE(input_mismatch(published(), in).find("recipe"), std::string::npos);
+  // A --profile compiles other kernels: a wheel of the whole recipe is not one of a profile.
+  in = inputs();
+  in.profile = "minimal";
+  EXPECT_EQ(input_mismatch(published(), in), "profile '' vs 'minimal'");
   in = inputs();
   in.package = "other";
   EXPECT_EQ(input_mismatch(published(), in), "another package");
