@@ -352,6 +352,34 @@ std::string first_cuda_source(const std::string& source_dir) {
   return {};
 }
 
+std::string jit_compile_site(const std::string& source_dir) {
+  std::error_code ec;
+  size_t seen = 0;
+  for (auto it = fs::recursive_directory_iterator(
+           source_dir, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator() && ++seen <= 20000; it.increment(ec)) {
+    const fs::path& p = it->path();
+    if (it->is_directory(ec)) {
+      const std::string name = p.filename().string();
+      if (name.starts_with(".") || name == "build" || name == "dist")
+        it.disable_recursion_pending();
+      continue;
+    }
+    if (p.extension() != ".py" || !it->is_regular_file(ec) || it->file_size(ec) > (1u << 20))
+      continue;
+    int number = 0;
+    for (const auto& line : split_any(read_text(p), "\n")) {
+      ++number;
+      const std::string_view l = line;
+      const bool takes_load = l.find("cpp_extension") != std::string_view::npos &&
+                              (l.find("load") != std::string_view::npos);
+      if (takes_load && !trim(l).starts_with("#"))
+        return fmt::format("{}:{}", fs::relative(p, source_dir, ec).string(), number);
+    }
+  }
+  return {};
+}
+
 std::string detect_package_name(const std::string& source_dir) {
   fs::path dir(source_dir);
   static const std::regex k_pkg_info_name(R"((^|\n)Name:\s*([^\r\n]+))");

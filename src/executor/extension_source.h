@@ -45,6 +45,12 @@ std::string detect_package_name(const std::string& source_dir);
 /// folders are not the package's own; bounded: 20,000 entries looked at.
 std::string first_cuda_source(const std::string& source_dir);
 
+/// Where the package's Python compiles its C++/CUDA code when it is imported (a JIT
+/// package): "encoding/lib/__init__.py:3", the first line of a .py file under `source_dir`
+/// that takes `load` or `load_inline` from torch.utils.cpp_extension; "" when none does.
+/// Looks at most at 20,000 entries and reads .py files of at most 1 MiB.
+std::string jit_compile_site(const std::string& source_dir);
+
 /// Whether a file name is an sdist's: .tar.gz, .tgz, .zip, .tar.bz2 or .tar.xz.
 bool is_sdist_name(std::string_view file_name);
 

@@ -445,7 +445,15 @@ StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&,
                      "the requested {} had nothing to apply to",
                      s.package, join(rep.targets, ", "))});
   } else {
-    if (no_device_code)
+    const std::string jit = no_device_code ? jit_compile_site(s.source_dir) : std::string();
+    if (no_device_code && !jit.empty())
+      verification->fallback_hint = fmt::format(
+          " (the source has CUDA code, e.g. {}, which the package compiles when it is imported: "
+          "torch.utils.cpp_extension's load at {}; nothing of it is built ahead of time, so no "
+          "wheel carries it: install the package as it is on the GPU machine, where its first "
+          "import compiles it, with TORCH_CUDA_ARCH_LIST set to the targets)",
+          cuda_source, jit);
+    else if (no_device_code)
       verification->fallback_hint = fmt::format(
           " (the source has CUDA code, e.g. {}, but the build compiled none: a setup.py that "
           "builds its "

@@ -113,6 +113,21 @@ TEST(CudaSource, FoundInThePackageNotInItsBuildOrHiddenFolders) {
   EXPECT_EQ(first_cuda_source(dir.string()), "");  // no folder: none
 }
 
+// torch-encoding 1.2.1 compiles its CUDA code at import (encoding/lib/__init__.py).
+TEST(JitCompileSite, TheFirstLineThatTakesCppExtensionsLoad) {
+  fs::path dir = fresh_dir("jit_site");
+  fs::create_directories(dir / "encoding" / "lib");
+  std::ofstream(dir / "setup.py")
+      << "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\nsetup()\n";
+  std::ofstream(dir / "encoding" / "__init__.py") << "# uses torch.utils.cpp_extension.load\n";
+  EXPECT_EQ(jit_compile_site(dir.string()), "");  // an ahead-of-time build, a comment
+  std::ofstream(dir / "encoding" / "lib" / "__init__.py")
+      << "import os\nimport torch\nfrom torch.utils.cpp_extension import load\n"
+         "gpu = load('enclib_gpu', ['a.cu'])\n";
+  EXPECT_EQ(jit_compile_site(dir.string()), "encoding/lib/__init__.py:3");
+  fs::remove_all(dir);
+}
+
 TEST(PackageName, TheSetupCallsOwnNameNotAnExtensionsOrAComment) {
   fs::path dir = fresh_dir("setup_call");
   // apex: the Extension names come first; setup(name="apex") last.
