@@ -16,6 +16,7 @@
 #include "executor/publish.h"
 #include "executor/report_page.h"
 #include "executor/resume.h"
+#include "executor/wheel_normaliser.h"
 #include "plan/unit_times.h"
 #include "util/interrupt.h"
 #include "util/strings.h"
@@ -567,7 +568,16 @@ PlanRun run_plan(const plan::BuildPlan& plan, BuildSession& session) {
   r.key = plan_record_key(plan, report.targets);
   report.jobs = plan.jobs;
   report.jobs_reason = plan.jobs_reason;
-  out.steps = plan_steps(plan, plan.env, session.environment.variables(), plan.run.build_dir);
+  // The reproducibility settings join the build's variables here, for torch and extension
+  // builds alike, and the report records the variables the steps ran with.
+  std::map<std::string, std::string> env = plan.env;
+  if (const auto& rep = plan.run.reproducible) {
+    add_reproducible_build_env(env, session.environment.variables(), rep->source_date_epoch,
+                               rep->source_dir, rep->nvcc_objtemp, rep->nvcc);
+    add_reproducible_build_env(report.env, session.environment.variables(), rep->source_date_epoch,
+                               rep->source_dir, rep->nvcc_objtemp, rep->nvcc);
+  }
+  out.steps = plan_steps(plan, env, session.environment.variables(), plan.run.build_dir);
   if (auto stopped = prepare_run(r)) {
     out.stop = stopped;
     return out;

@@ -85,6 +85,17 @@ struct JobPolicy {
 /// on PATH as the probe found them, the build's cores and its memory limit.
 void fill_host_jobs(JobPolicy& jobs, const probe::HostReport& host);
 
+/// What makes the build's bytes the same from any folder and at any time, applied by the
+/// executor to the steps' environment (executor::add_reproducible_build_env): the epoch
+/// (SOURCE_DATE_EPOCH), -ffile-prefix-map for the source folder, nvcc's -objtemp and its fixed
+/// cudafe++ seed. Known once the source is (its identity gives the epoch).
+struct Reproducibility {
+  int64_t source_date_epoch = 0;
+  std::string source_dir;                 ///< mapped to "." in file names the compilers record
+  bool nvcc_objtemp = true;               ///< false under sccache, which runs nvcc's steps itself
+  std::optional<cuda::CudaVersion> nvcc;  ///< the build's nvcc: its seed flags, when it takes them
+};
+
 /// How the executor runs a plan (executor/run_plan.h), decided once by plan: where, at
 /// which path the steps see their folder, how many jobs, what the run learns from and
 /// hands back. Paths are absolute.
@@ -109,6 +120,8 @@ struct ExecutionPolicy {
   std::optional<std::map<std::string, int>> split_units;
   bool resume = true;            ///< keep the build tree while the configuration is the same
   bool cache_statistics = true;  ///< count the cache's hits (not for a configure alone)
+  /// The reproducibility settings; unset: none (a clone not made yet has no epoch).
+  std::optional<Reproducibility> reproducible;
 };
 
 struct BuildPlan {

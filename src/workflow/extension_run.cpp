@@ -265,9 +265,9 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
     for (const auto& [var, wrapper] : *wrapped) rep.env[var] = wrapper;
   }
   if (s.toolkit && !rep.env.count("CUDA_HOME")) rep.env["CUDA_HOME"] = s.toolkit->root;
-  add_reproducible_build_env(rep.env, ctx.environment, s.identity->source_date_epoch, *src,
-                             p->cache.tool != CacheTool::sccache,
-                             s.toolkit ? std::optional(s.toolkit->release) : std::nullopt);
+  s.build_plan.run.reproducible = plan::Reproducibility{
+      s.identity->source_date_epoch, *src, p->cache.tool != CacheTool::sccache,
+      s.toolkit ? std::optional(s.toolkit->release) : std::nullopt};
   for (const auto& file : p->helper_files) {
     // The build driver's package is a folder beside the source.
     std::error_code ec;

@@ -209,9 +209,9 @@ TorchStepResult check_source(const TorchBuildOptions& o, TorchBuildContext& ctx,
     if (!identity)
       return stop(BuildStatus::build_failed, "identifying the source: " + identity.error().message);
     s.identity = std::move(*identity);
-    add_reproducible_build_env(p.env, ctx.environment, s.identity->source_date_epoch,
-                               p.layout.source_dir, p.cache.tool != cache::CacheTool::sccache,
-                               p.cuda_version);
+    p.run.reproducible =
+        plan::Reproducibility{s.identity->source_date_epoch, p.layout.source_dir,
+                              p.cache.tool != cache::CacheTool::sccache, p.cuda_version};
   }
   if (o.configure_only) p.env["CMAKE_ONLY"] = "1";
   const std::string venv_python = p.layout.venv_dir + "/bin/python";
@@ -244,6 +244,7 @@ TorchStepResult run_build(const TorchBuildOptions& o, TorchBuildContext& ctx, To
                join(p.targets.names(), " ").c_str(), p.jobs);
   std::fflush(ctx.out);
   PlanRun run = run_plan(p, session);
+  p.env = rep.env;  // the variables the steps ran with: the reproducibility settings added
   s.log_path = rep.log_path;
   s.steps = run.steps;
   if (rep.cache_hits && *rep.cache_hits + rep.cache_misses.value_or(0) > 0)

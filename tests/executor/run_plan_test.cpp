@@ -216,9 +216,9 @@ TEST_F(RunPlan, ResumeTimelineAndUnitTimesGoThroughTheSessionsDisk) {
 
 // The torch build's plan, resolved for the aarch64 T4G host from a --source tree, through
 // the same builder over the same fake session: its command runs behind the fixed-path
-// launcher (the build's epoch and nvcc seed come from the source's identity, found by the
-// torch workflow before the run: tests/workflow/torch_steps_test.cpp), under the job policy
-// the plan decided, and its log and resume state go to the session's disk.
+// launcher with the reproducibility settings of its policy (the epoch, the prefix map, nvcc's
+// seed), under the job policy the plan decided, and its log and resume state go to the
+// session's disk.
 TEST(RunTorchPlan, TheTorchPlanRunsThroughTheSameBuilderWithNoDisk) {
   const std::string root = "/nonexistent-tailor-run-plan/torch";
   plan::TorchVariant variant;
@@ -234,6 +234,8 @@ TEST(RunTorchPlan, TheTorchPlanRunsThroughTheSameBuilderWithNoDisk) {
   options.environment = {{"PATH", "/usr/bin:/bin"}};
   plan::TorchPlan plan = plan::resolve_torch_plan(variant, test::graviton_t4g_host(), options);
   ASSERT_FALSE(plan.has_errors()) << plan::render_problems(plan);
+  // What the torch workflow sets once the source's identity is known.
+  plan.run.reproducible = plan::Reproducibility{1700000000, root + "/src", true, plan.cuda_version};
 
   test::FakeCommandRunner runner;
   test::MemoryDisk disk;
@@ -271,6 +273,18 @@ TEST(RunTorchPlan, TheTorchPlanRunsThroughTheSameBuilderWithNoDisk) {
   EXPECT_EQ(build.argv.back(), "bdist_wheel");
   EXPECT_EQ(*build.env.at("CUDAARCHS"), "75-real");
   EXPECT_EQ(*build.env.at("MAX_JOBS"), std::to_string(report.jobs));
+  EXPECT_EQ(*build.env.at("SOURCE_DATE_EPOCH"), "1700000000");
+  const std::string nvcc_flags = *build.env.at("NVCC_APPEND_FLAGS");
+  // The source folder as the steps see it, at the fixed path.
+  EXPECT_NE(nvcc_flags.find("-Xcompiler=-ffile-prefix-map=/tmp/.tailor-build/torch=."),
+            std::string::npos)
+      << nvcc_flags;
+  // nvcc 12.6 takes no fixed cudafe++ seed (data/build/reproducible.toml: 12.9 and newer).
+  EXPECT_EQ(nvcc_flags.find("--frandom-seed"), std::string::npos) << nvcc_flags;
+  EXPECT_NE(nvcc_flags.find("-objtemp"), std::string::npos) << nvcc_flags;
+  // The report records the variables as the plan has them, outside the fixed path.
+  EXPECT_EQ(report.env.at("NVCC_APPEND_FLAGS"),
+            "-objtemp -Xcompiler=-ffile-prefix-map=" + root + "/src=.");
   ASSERT_TRUE(report.governor);
   EXPECT_FALSE(report.governor->reason.empty());
   EXPECT_TRUE(disk.files.count(report.log_path));

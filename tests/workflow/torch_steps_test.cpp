@@ -274,7 +274,9 @@ TEST_F(TorchSteps, ResumeSkipsTheCloneWhenTheSourcesGitIsThere) {
             (std::vector<std::string>{"sync submodules", "update submodules", "build wheel"}));
   ASSERT_TRUE(resumed.identity);
   EXPECT_EQ(resumed.identity->digest, "0123abcd");
-  EXPECT_EQ(resumed.steps.back().env.at("SOURCE_DATE_EPOCH"), "1690000000");  // the commit's time
+  // The commit's time, in the policy the builder applies to the steps' variables.
+  ASSERT_TRUE(resumed.plan.run.reproducible);
+  EXPECT_EQ(resumed.plan.run.reproducible->source_date_epoch, 1690000000);
 }
 
 TEST_F(TorchSteps, ASecondBuildOfTheSameWorkFolderIsRefusedWhileTheFirstHoldsIt) {
