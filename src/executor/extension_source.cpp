@@ -333,51 +333,55 @@ static std::optional<std::string> setup_call_name(std::string_view text) {
   return std::nullopt;
 }
 
-std::string first_cuda_source(const std::string& source_dir) {
+namespace {
+
+// The package's own files under `source_dir`, at most 20,000 entries looked at, leaving out
+// hidden folders and build/ and dist/ (what an earlier build left): the first path, relative
+// to `source_dir`, for which `found` returns a text, and that text; "" when none does.
+std::string first_package_file(
+    const std::string& source_dir,
+    const std::function<std::string(const fs::directory_entry&, const std::string&)>& found) {
   std::error_code ec;
   size_t seen = 0;
   for (auto it = fs::recursive_directory_iterator(
            source_dir, fs::directory_options::skip_permission_denied, ec);
        !ec && it != fs::recursive_directory_iterator() && ++seen <= 20000; it.increment(ec)) {
-    const fs::path& p = it->path();
-    const std::string name = p.filename().string();
     if (it->is_directory(ec)) {
+      const std::string name = it->path().filename().string();
       if (name.starts_with(".") || name == "build" || name == "dist")
         it.disable_recursion_pending();
       continue;
     }
-    const std::string ext = p.extension().string();
-    if (ext == ".cu" || ext == ".cuh") return fs::relative(p, source_dir, ec).string();
+    std::string text = found(*it, fs::relative(it->path(), source_dir, ec).string());
+    if (!text.empty()) return text;
   }
   return {};
 }
 
+}  // namespace
+
+std::string first_cuda_source(const std::string& source_dir) {
+  return first_package_file(source_dir, [](const fs::directory_entry& e, const std::string& rel) {
+    const std::string ext = e.path().extension().string();
+    return ext == ".cu" || ext == ".cuh" ? rel : std::string();
+  });
+}
+
 std::string jit_compile_site(const std::string& source_dir) {
-  std::error_code ec;
-  size_t seen = 0;
-  for (auto it = fs::recursive_directory_iterator(
-           source_dir, fs::directory_options::skip_permission_denied, ec);
-       !ec && it != fs::recursive_directory_iterator() && ++seen <= 20000; it.increment(ec)) {
-    const fs::path& p = it->path();
-    if (it->is_directory(ec)) {
-      const std::string name = p.filename().string();
-      if (name.starts_with(".") || name == "build" || name == "dist")
-        it.disable_recursion_pending();
-      continue;
-    }
-    if (p.extension() != ".py" || !it->is_regular_file(ec) || it->file_size(ec) > (1u << 20))
-      continue;
+  return first_package_file(source_dir, [](const fs::directory_entry& e, const std::string& rel) {
+    std::error_code ec;
+    if (e.path().extension() != ".py" || !e.is_regular_file(ec) || e.file_size(ec) > (1u << 20))
+      return std::string();
     int number = 0;
-    for (const auto& line : split_any(read_text(p), "\n")) {
+    for (const auto& line : split_any(read_text(e.path()), "\n")) {
       ++number;
       const std::string_view l = line;
       const bool takes_load = l.find("cpp_extension") != std::string_view::npos &&
-                              (l.find("load") != std::string_view::npos);
-      if (takes_load && !trim(l).starts_with("#"))
-        return fmt::format("{}:{}", fs::relative(p, source_dir, ec).string(), number);
+                              l.find("load") != std::string_view::npos;
+      if (takes_load && !trim(l).starts_with("#")) return fmt::format("{}:{}", rel, number);
     }
-  }
-  return {};
+    return std::string();
+  });
 }
 
 std::string detect_package_name(const std::string& source_dir) {

@@ -265,22 +265,27 @@ struct PageModel {
 };
 
 // The device code files' folders into the model's sums (`libraries` of a sum counts files).
+// One target's bytes of a library (`count` 1) or of a folder of device files (`count` its
+// files) added to the page's sums.
+template <typename Target>
+void add_target(PageModel& m, const Target& t, uint64_t count) {
+  auto& s = m.sums[t.code];
+  s.libraries += count;
+  s.entries += t.entries;
+  s.stored += t.stored_bytes;
+  s.uncompressed += t.uncompressed_bytes;
+  s.compression.insert(t.compression.begin(), t.compression.end());
+  (is_ptx(t.code) ? m.ptx_bytes : m.sass_bytes) += t.stored_bytes;
+  m.stored_all += t.stored_bytes;
+  m.uncompressed_all += t.uncompressed_bytes;
+}
+
 void add_device_folders(PageModel& m, const std::vector<DeviceFile>& files,
                         const std::string& prefix) {
   for (auto& f : device_folders(files)) {
     m.device_files += f.files;
     m.device_file_bytes += f.bytes;
-    for (const auto& t : f.targets) {
-      auto& s = m.sums[t.code];
-      s.libraries += t.files;
-      s.entries += t.entries;
-      s.stored += t.stored_bytes;
-      s.uncompressed += t.uncompressed_bytes;
-      s.compression.insert(t.compression.begin(), t.compression.end());
-      (is_ptx(t.code) ? m.ptx_bytes : m.sass_bytes) += t.stored_bytes;
-      m.stored_all += t.stored_bytes;
-      m.uncompressed_all += t.uncompressed_bytes;
-    }
+    for (const auto& t : f.targets) add_target(m, t, t.files);
     std::string label = prefix + device_folder_label(f);
     m.folders.emplace_back(std::move(label), std::move(f));
   }
@@ -299,17 +304,7 @@ PageModel page_model(const InspectReport& report) {
     if (!l.lib->has_device_code) continue;
     ++m.with_code;
     m.device_bytes += l.lib->device_code_bytes;
-    for (const auto& t : l.lib->targets) {
-      auto& s = m.sums[t.code];
-      ++s.libraries;
-      s.entries += t.entries;
-      s.stored += t.stored_bytes;
-      s.uncompressed += t.uncompressed_bytes;
-      s.compression.insert(t.compression.begin(), t.compression.end());
-      (is_ptx(t.code) ? m.ptx_bytes : m.sass_bytes) += t.stored_bytes;
-      m.stored_all += t.stored_bytes;
-      m.uncompressed_all += t.uncompressed_bytes;
-    }
+    for (const auto& t : l.lib->targets) add_target(m, t, 1);
   }
   add_device_folders(m, report.device_files, "");
   for (const auto& w : report.wheels) add_device_folders(m, w.device_files, w.path + "!");
