@@ -6,6 +6,7 @@
 #   choices     the package's own build choices taken back (Ninja, targets, MAX_JOBS)
 #   cmake       CMake target lists in the package's files and its own cmake calls
 #   stand_in    torch.cuda answered as one GPU on a machine without one
+#   cross       torch.utils.cpp_extension pointed at the target torch of a cross build
 #   ninja_syntax, ninja_merge   torch's per-module build.ninja read and merged into one
 #   schedule    unit times, the order units start in, the units split on their own
 #   tokens, package_ninja, modules_at_once   every module of a package built at once

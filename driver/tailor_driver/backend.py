@@ -10,6 +10,7 @@ import sys
 from . import say
 from .choices import take_back_choices
 from .cmake import ninja_generator, take_back_cmake_archs, take_back_cmake_calls
+from .cross import cross_target
 from .downloads import force_source_build
 from .modules_at_once import modules_at_once
 from .stand_in import stand_in_gpu
@@ -50,6 +51,7 @@ def main():
     out = os.path.abspath(sys.argv[1])
     system = build_system()
 
+    cross_target()
     modules_at_once()
     take_back_choices()
     take_back_cmake_calls(take_back_cmake_archs())

@@ -184,6 +184,12 @@ void setup_build(CLI::App& sub, RunFn& run) {
       ->allow_extra_args(false);
   sub.add_option("--python", o->core.python,
                  "the interpreter whose torch to build against (default python3)");
+  sub.add_option(
+         "--platform", o->core.platform,
+         "the machine the wheel is for: aarch64 on an x86_64 host cross-builds it (Debian's "
+         "cross compiler, the index's torch for that platform, the import test under "
+         "qemu-user); default: this host's")
+      ->type_name("MACHINE");
   sub.add_option("--out", o->core.out_dir,
                  "output folder for wheel, report and log (default ./dist)");
   sub.add_option(

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/torch_variant_flags.h"
 #include "executor/fixed_path.h"
+#include "plan/cross_target.h"
 #include "plan/torch_doctor.h"
 #include "probe/cxx_runtime.h"
 #include "util/text_escape.h"
@@ -49,6 +50,78 @@ int run_dist_doctor(const DoctorOptions& o) {
                   c.name.c_str(), terminal_safe(c.line).c_str());
   }
   return cache::dist::checks_ok(checks) ? k_exit_ok : k_exit_failed;
+}
+
+// Next to the compiler checks: the C++ runtime $CXX links (torch's libraries and every
+// extension must share libstdc++.so.6; a static copy crashes on the first exception).
+void add_cxx_runtime_check(plan::DoctorReport& report, CommandRunner& runner) {
+  std::error_code ec;
+  probe::CxxRuntime rt =
+      probe::check_cxx_runtime(probe::extension_cxx(std::getenv("CXX")),
+                               std::filesystem::temp_directory_path(ec).string(), runner);
+  plan::DoctorCheck c;
+  c.name = "cxx-runtime";
+  c.detail = rt.checked ? rt.detail : "not checked: " + rt.detail;
+  c.ok = !rt.checked || rt.dynamic;
+  c.warning = !rt.checked;
+  if (!c.ok)
+    c.fix =
+        "set CXX to a g++ that links libstdc++.so.6 dynamically (the system's /usr/bin/g++), or "
+        "unset CXX";
+  auto at = std::find_if(report.checks.begin(), report.checks.end(),
+                         [](const plan::DoctorCheck& d) { return d.name == "host-compiler"; });
+  report.checks.insert(at == report.checks.end() ? at : at + 1, c);
+}
+
+plan::DoctorCheck fixed_path_check(CommandRunner& runner) {
+  // How extension builds see their work folder at one path (the same bytes and cache
+  // keys from any folder): the route this machine takes, a warning without one.
+  plan::DoctorCheck c;
+  c.name = "fixed-path";
+  auto forced = executor::parse_fixed_path_route(
+      std::getenv(std::string(executor::k_fixed_path_route_variable).c_str()));
+  if (!forced) {
+    c.ok = false;
+    c.detail = forced.error().message;
+    c.fix = fmt::format("unset {}", executor::k_fixed_path_route_variable);
+  } else {
+    auto choice = executor::probe_fixed_path_route(
+        {executor::self_executable(), find_in_path("bwrap")}, *forced, runner);
+    const executor::FixedPathRoute route = choice.route();
+    c.ok = route != executor::FixedPathRoute::none;
+    c.warning = !c.ok;  // a warning, never a failed check: builds go on, with other bytes
+    c.detail = fmt::format("{}{}: {}", executor::fixed_path_route_name(route),
+                           choice.forced.empty() ? "" : " (" + choice.forced + ")",
+                           route == executor::FixedPathRoute::none
+                               ? executor::no_fixed_path_warning(choice)
+                               : executor::describe_fixed_path_route(route));
+    if (route != executor::FixedPathRoute::none && !choice.refused.empty())
+      c.detail += "; not " + choice.refusals();
+  }
+  return c;
+}
+
+// A torch for another platform is built there; its extensions cross-build here
+// (`tailor build --platform`): the tools that takes, and the command that installs them.
+std::optional<plan::DoctorCheck> cross_build_check(const std::string& platform,
+                                                   const probe::HostReport& host) {
+  const std::string machine = !host.os.arch.empty() ? host.os.arch : host.cpu.arch;
+  const plan::CrossPlatform* cross = plan::cross_platform(platform);
+  if (!cross || platform == machine) return std::nullopt;
+  plan::DoctorCheck c;
+  c.name = "cross-extensions";
+  std::vector<std::string> have, missing;
+  for (const auto& tool : {cross->cxx, cross->qemu.front()})
+    (find_in_path(tool).empty() ? missing : have).push_back(tool);
+  c.ok = missing.empty();
+  c.warning = !c.ok;
+  c.detail = fmt::format(
+      "torch for {} is built on an {} machine; its extensions cross-build on this {} host with "
+      "`tailor build SOURCE --platform {} --gpu ...`{}{}",
+      platform, platform, machine, platform, have.empty() ? "" : ": " + join(have, ", ") + " found",
+      missing.empty() ? "" : (have.empty() ? ": " : "; ") + join(missing, ", ") + " missing");
+  if (!c.ok) c.fix = cross->install;
+  return c;
 }
 
 int run_doctor(const DoctorOptions& o) {
@@ -90,53 +163,9 @@ int run_doctor(const DoctorOptions& o) {
   plan::DoctorFacts facts = workflow::gather_doctor_facts(p, runner);
   plan::DoctorReport report = plan::run_torch_doctor(p, host, facts);
   if (targets_unchecked) report.checks.push_back(*targets_unchecked);
-  {
-    // Next to the compiler checks: the C++ runtime $CXX links (torch's libraries and every
-    // extension must share libstdc++.so.6; a static copy crashes on the first exception).
-    std::error_code ec;
-    probe::CxxRuntime rt =
-        probe::check_cxx_runtime(probe::extension_cxx(std::getenv("CXX")),
-                                 std::filesystem::temp_directory_path(ec).string(), runner);
-    plan::DoctorCheck c;
-    c.name = "cxx-runtime";
-    c.detail = rt.checked ? rt.detail : "not checked: " + rt.detail;
-    c.ok = !rt.checked || rt.dynamic;
-    c.warning = !rt.checked;
-    if (!c.ok)
-      c.fix =
-          "set CXX to a g++ that links libstdc++.so.6 dynamically (the system's /usr/bin/g++), or "
-          "unset CXX";
-    auto at = std::find_if(report.checks.begin(), report.checks.end(),
-                           [](const plan::DoctorCheck& d) { return d.name == "host-compiler"; });
-    report.checks.insert(at == report.checks.end() ? at : at + 1, c);
-  }
-  {
-    // How extension builds see their work folder at one path (the same bytes and cache
-    // keys from any folder): the route this machine takes, a warning without one.
-    plan::DoctorCheck c;
-    c.name = "fixed-path";
-    auto forced = executor::parse_fixed_path_route(
-        std::getenv(std::string(executor::k_fixed_path_route_variable).c_str()));
-    if (!forced) {
-      c.ok = false;
-      c.detail = forced.error().message;
-      c.fix = fmt::format("unset {}", executor::k_fixed_path_route_variable);
-    } else {
-      auto choice = executor::probe_fixed_path_route(
-          {executor::self_executable(), find_in_path("bwrap")}, *forced, runner);
-      const executor::FixedPathRoute route = choice.route();
-      c.ok = route != executor::FixedPathRoute::none;
-      c.warning = !c.ok;  // a warning, never a failed check: builds go on, with other bytes
-      c.detail = fmt::format("{}{}: {}", executor::fixed_path_route_name(route),
-                             choice.forced.empty() ? "" : " (" + choice.forced + ")",
-                             route == executor::FixedPathRoute::none
-                                 ? executor::no_fixed_path_warning(choice)
-                                 : executor::describe_fixed_path_route(route));
-      if (route != executor::FixedPathRoute::none && !choice.refused.empty())
-        c.detail += "; not " + choice.refusals();
-    }
-    report.checks.push_back(c);
-  }
+  add_cxx_runtime_check(report, runner);
+  report.checks.push_back(fixed_path_check(runner));
+  if (auto cross = cross_build_check(p.platform, host)) report.checks.push_back(*cross);
   if (o.json) {
     nlohmann::json j{{"variant", p.name}, {"wheel", p.wheel_name}, {"ready", report.ok()}};
     j["checks"] = nlohmann::json::array();

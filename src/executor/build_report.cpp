@@ -108,6 +108,7 @@ nlohmann::json to_json(const BuildReport& r) {
                  {"targets_from", r.targets_spec},
                  {"recipe", r.recipe},
                  {"python", r.python}};
+  if (!r.platform.empty()) j["inputs"]["platform"] = r.platform;
   j["environment"] = {{"set", r.env}, {"unset", r.unset_env}};
   j["toolchain"] = r.toolchain;
   j["run"] = {{"started_at", r.started_at},

@@ -72,6 +72,8 @@ struct BuildReport {
   std::vector<std::string> targets;  ///< canonical names asked for: "sm_75"
   std::string targets_spec;          ///< as given, e.g. "--arch 7.5" or "GPU 0: Tesla T4 (7.5)"
   std::string recipe;
+  /// --platform of a cross build ("aarch64"); "" for the host's own.
+  std::string platform;
   // resolved environment and toolchain
   std::map<std::string, std::string> env;
   std::vector<std::string> unset_env;

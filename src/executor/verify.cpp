@@ -148,6 +148,7 @@ Expected<TargetVerification> verify_wheel_targets(
   }
   auto verification = compare_targets(libs, expected, declared);
   for (const auto& lib : report.wheels.front().libraries) {
+    verification.library_machines.emplace_back(lib.path, lib.machine);
     for (const auto& w : lib.runtime_warnings)
       verification.runtime_problems.push_back(lib.path + ": " + w);
     for (const auto& w : lib.loader_warnings)

@@ -53,6 +53,9 @@ struct TargetVerification {
   /// libraries do not fit) and its warnings (the search-path WARNING lines of each library:
   /// a build machine's folder, $LIB, an entry relative to the working directory ...).
   std::vector<std::string> inspect_failures, inspect_warnings;
+  /// Each ELF library of the wheel and its machine ("x86_64", "aarch64"): a cross build's
+  /// wheel holds the target's code only.
+  std::vector<std::pair<std::string, std::string>> library_machines;
   /// Every library with device code matches, and there is at least one.
   bool ok() const;
   /// One line per failing library: "fused_ops/_C.so: missing sm_90, unexpected sm_80".

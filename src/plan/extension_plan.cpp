@@ -349,7 +349,11 @@ void hook_compiler_cache(ExtensionBuildPlan& plan, const ExtensionRecipe& recipe
   // the plain compiler there and only the C++ and CUDA compiles go through the cache.
   // The compilers the build would use without a cache: the caller's CC/CXX (a machine
   // may point them at a newer gcc than PATH's), else torch's defaults.
+  // A cross build: the cross compilers (the caller's CC/CXX are the host's).
   auto compiler = [&](const char* var, const char* fallback) {
+    if (request.cross)
+      return std::string(var == std::string_view("CC") ? request.cross->platform->cc
+                                                       : request.cross->platform->cxx);
     auto it = request.environment.find(var);
     return it != request.environment.end() && !it->second.empty() &&
                    it->second.find(' ') == std::string::npos
@@ -491,6 +495,27 @@ void add_build_steps(ExtensionBuildPlan& plan, const ExtensionRecipe& recipe,
   plan.steps.push_back(std::move(wheel_step));
 }
 
+// --platform: the package's own build steered to the target (plan/cross_target.h); the
+// compilers a cache wraps stay wrapped, and CMake's toolchain file is written beside the
+// source.
+void steer_cross_build(ExtensionBuildPlan& plan, const CrossTarget& cross, const BuildFolders& at,
+                       const std::string& nvcc) {
+  CrossTarget target = cross;
+  target.toolchain_file =
+      (std::filesystem::path(at.source).parent_path() / "tailor-cross-toolchain.cmake").string();
+  plan.helper_files.push_back({target.toolchain_file, cmake_toolchain_file(target, nvcc)});
+  for (auto& [k, v] : cross_environment(target)) {
+    bool wrapped = false;
+    for (const auto& c : plan.cached_compilers) wrapped = wrapped || c.variable == k;
+    if (!wrapped) plan.env[k] = std::move(v);
+  }
+  plan.notes.push_back(
+      fmt::format("cross build for {} ({}): torch {}{} and Python {} of the platform from {}",
+                  cross.platform->name, cross.platform->cxx, cross.torch_version,
+                  cross.torch_cuda.empty() ? "" : " (CUDA " + cross.torch_cuda + ")",
+                  cross.python_version, cross.root));
+}
+
 }  // namespace
 
 Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest& request,
@@ -519,6 +544,7 @@ Expected<ExtensionBuildPlan> resolve_extension_build(const ExtensionBuildRequest
   TAILOR_TRY(cache_decision, choose_cache(request, host));
   plan.cache = std::move(cache_decision);
   hook_compiler_cache(plan, recipe, request, nvcc);
+  if (request.cross) steer_cross_build(plan, *request.cross, at, nvcc);
   add_build_steps(plan, recipe, at, nvcc, toolkit && !toolkit->nvcc.empty(), cmake_defines);
   plan.run = extension_run_policy(request, recipe, plan, host);
   return plan;

@@ -10,6 +10,7 @@
 #include "cache/cache_settings.h"
 #include "cuda/target_set.h"
 #include "plan/build_plan.h"
+#include "plan/cross_target.h"
 #include "plan/extension_recipe.h"
 #include "probe/host_report.h"
 #include "util/expected.h"
@@ -46,6 +47,9 @@ struct ExtensionBuildRequest {
   bool wait_for_lock = true;              ///< false: --no-wait
   /// --verify-reproducible: the units the wheel's build split on its own.
   std::optional<std::map<std::string, int>> split_units;
+  /// --platform for another architecture than the host's: the prepared target the build is
+  /// steered to (cross compilers, the target's torch, Python and CUDA runtime).
+  std::optional<CrossTarget> cross;
 };
 
 /// A file of tailor's own that the build writes before its steps run (the build driver's

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "cuda/nvcc_capabilities.h"
+#include "plan/cross_target.h"
 #include "probe/cuda_toolkit_probe.h"
 #include "util/strings.h"
 
@@ -77,8 +78,13 @@ Problems check_platform(const std::string& platform, const std::string& host_pla
                   "host is {})",
                   platform, example, host_platform),
       fmt::format("run the build there: `tailor plan {} --format sh > build-torch.sh` writes a "
-                  "script for that host",
-                  k_plan_flags_placeholder));
+                  "script for that host{}",
+                  k_plan_flags_placeholder,
+                  cross_platform(platform)
+                      ? fmt::format("; extension packages for it cross-build here: `tailor build "
+                                    "SOURCE --platform {} --gpu ...` (needs `{}`)",
+                                    platform, cross_platform(platform)->install)
+                      : std::string()));
   if (purpose == PlanPurpose::describe) p.severity = ProblemSeverity::warning;
   return {p};
 }

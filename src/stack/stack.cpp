@@ -17,6 +17,7 @@
 #include "cuda/gpu_platform.h"
 #include "cuda/target_request.h"
 #include "inspect/inspect_report.h"
+#include "plan/cross_target.h"
 #include "probe/gpu_query.h"
 #include "probe/probe.h"
 #include "stack/stack_cache.h"
@@ -117,6 +118,7 @@ Expected<Target> resolve_target(const StackRequest& request, CommandRunner& runn
   if (!std::regex_match(t.python, py_re))
     return make_error(fmt::format("--python {}: expected 3.X, e.g. 3.10", t.python));
   t.cross = t.platform != machine || t.python != python;
+  t.host_platform = machine;
   if (!request.glibc.empty()) {
     auto v = parse_version(request.glibc);
     if (!v || v->major() != 2)
@@ -445,6 +447,17 @@ Expected<StackResult> run_stack(const StackRequest& request, CommandRunner& runn
     c.result.notes.push_back(
         fmt::format("torch {} has no CUDA on {}: every CUDA package needs a CUDA torch first",
                     c.result.torch.version, c.target.platform));
+  // A package to build for another machine's platform: tailor cross-builds it here.
+  const plan::CrossPlatform* cross = plan::cross_platform(c.target.platform);
+  if (cross && c.target.platform != c.target.host_platform &&
+      std::any_of(rows.begin(), rows.end(), [](const Row& r) {
+        return r.kind != Kind::torch && r.outcome == Outcome::build;
+      }))
+    c.result.notes.push_back(fmt::format(
+        "the packages to build are for {}: this {} host cross-builds them with `tailor build "
+        "PACKAGE --platform {} --gpu {}` (Debian's cross compiler and qemu-user for the import "
+        "test: `{}`)",
+        cross->name, c.target.host_platform, cross->name, c.target.gpu_label(), cross->install));
   order_rows(rows);
   c.result.rows = std::move(rows);
   c.result.index = c.index;

@@ -51,11 +51,12 @@ std::string python_helper(std::string_view file);
 
 // ---- the target -------------------------------------------------------------------------
 struct Target {
-  std::string platform;  ///< "x86_64" | "aarch64"
-  std::string python;    ///< "3.10"
-  std::string glibc;     ///< "2.35": the manylinux tags it accepts
-  bool cross = false;    ///< not the resolving interpreter's platform or Python
-  std::string gpu_text;  ///< as given: "T4G", "8.6"
+  std::string platform;       ///< "x86_64" | "aarch64"
+  std::string python;         ///< "3.10"
+  std::string glibc;          ///< "2.35": the manylinux tags it accepts
+  std::string host_platform;  ///< the resolving interpreter's machine
+  bool cross = false;         ///< not the resolving interpreter's platform or Python
+  std::string gpu_text;       ///< as given: "T4G", "8.6"
   std::vector<cuda::ComputeCapability> gpus;
   /// "T4G (7.5)", "8.6 and 9.0"
   std::string gpu_label() const;

@@ -383,6 +383,7 @@ StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& c
                 "or extension module)");
   }
   rerender_smoke_test(s, import_names.front());
+  if (s.cross_platform) return cross_import_check(o, ctx, s, join(import_names, ", "));
   const ImportCheck c{ctx.runner, log, venv.string(), (venv / "bin" / "python").string(),
                       join(import_names, ", ")};
   s.venv_python = c.python;
@@ -409,6 +410,14 @@ StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& c
 StepResult run_package_tests(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
                              ExtensionBuildState& s) {
   BuildReport& rep = s.result.report;
+  if (s.cross_platform) {
+    // The package's tests and the GPU smoke test need the target machine.
+    rep.checks.push_back({"tests", CheckStatus::skipped,
+                          fmt::format("a cross build for {}: the package's tests and the GPU "
+                                      "smoke test run on an {} machine",
+                                      s.cross_platform->name, s.cross_platform->name)});
+    return std::nullopt;
+  }
   CommandRunner& runner = ctx.runner;
   std::ofstream log(rep.log_path, std::ios::app);
   const auto clean_env = clean_venv_env();

@@ -44,7 +44,11 @@ struct ExtensionBuildOptions {
   /// --dist [STATE_DIR_OR_CLIENT_CONFIG]: compile on an sccache-dist cluster ("" means
   /// $TAILOR_DIST, else the default state folder); nullopt: no distribution.
   std::optional<std::string> dist;
-  std::string profile;              ///< --profile: a recipe restriction profile, "" none
+  std::string profile;  ///< --profile: a recipe restriction profile, "" none
+  /// --platform: the machine the wheel is for ("aarch64"); "" or the host's own: a native
+  /// build. Another is a cross build (workflow/cross_prepare.h).
+  std::string platform;
+  std::string cross_cache;          ///< where cross targets are kept; "" user_cache_dir("cross")
   bool keep_package_archs = false;  ///< --keep-package-archs: the package's own target flags stand
   /// Set by --verify-reproducible: the units the wheel's build split on its own, split the
   /// same (none learned). nullopt: a build decides from what it has learned.

@@ -31,4 +31,26 @@ const probe::Compiler* host_cxx(const probe::HostReport& host,
 /// Free bytes where `path` (or its nearest existing parent) is.
 std::optional<uint64_t> disk_free(const std::string& path);
 
+// Cross builds (extension_cross.cpp).
+/// The host's machine name as the probe read it ("x86_64").
+std::string host_machine(const probe::HostReport& host);
+/// --platform: a cross build when it names another machine than the host's; `implied` is
+/// the platform the named GPUs exist on ("" any).
+StepResult choose_cross_platform(const ExtensionBuildOptions& o, ExtensionBuildState& s,
+                                 const std::optional<std::string>& implied);
+/// The cross compilers, nvcc and the build's torch: one line naming what to install.
+StepResult check_cross_prerequisites(const ExtensionBuildState& s);
+/// --print-env: the target's folders, nothing fetched.
+void plan_cross_paths(const ExtensionBuildOptions& o, ExtensionBuildState& s);
+/// The target's torch, Python and CUDA runtime, ready in tailor's cache, into the request.
+StepResult prepare_cross(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                         ExtensionBuildState& s);
+/// Every library of the wheel is code for the build's machine.
+StepResult check_wheel_machine(const ExtensionBuildState& s,
+                               const std::vector<std::pair<std::string, std::string>>& machines);
+/// The import test of a cross build: the wheel under qemu-user with the target's Python and
+/// torch; skipped, with the reason, without qemu-user.
+StepResult cross_import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                              ExtensionBuildState& s, const std::string& import_names);
+
 }  // namespace tailor::workflow::detail

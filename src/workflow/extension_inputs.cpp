@@ -213,24 +213,30 @@ StepResult resolve_build_targets(const ExtensionBuildOptions& o, ExtensionBuildS
   rep.targets = s.targets.names();
   rep.targets_spec = targets->described;
   // A GPU or instance that exists on one platform only (T4G, g5g.xlarge: aarch64) needs a
-  // wheel for that platform, and an extension is built for the host's own: refuse before
-  // anything is fetched or compiled rather than publish a wheel that can never load there.
+  // wheel for that platform: built on such a machine, or cross-built here with --platform.
+  // Refused before anything is fetched or compiled rather than publish a wheel that can
+  // never load there.
+  std::optional<std::string> implied_name;
   if (targets->source != cuda::TargetSource::detected) {
     auto implied = cuda::implied_platform(targets->named);
     if (!implied)
       return stop(BuildStatus::bad_input, rep.targets_spec + ": " + implied.error().message);
+    implied_name = *implied ? (*implied)->platform : std::string();
     std::string why =
-        *implied ? cuda::platform_mismatch(
-                       **implied, !s.host.os.arch.empty() ? s.host.os.arch : s.host.cpu.arch,
-                       "this host")
+        *implied ? cuda::platform_mismatch(**implied, detail::host_machine(s.host), "this host")
                  : "";
-    if (!why.empty())
-      return stop(
-          BuildStatus::bad_input,
-          fmt::format("{}: {}: build on an {} machine (tailor does not cross-compile extensions)",
-                      rep.targets_spec, why, (*implied)->platform));
+    if (!why.empty() && o.platform.empty())
+      return stop(BuildStatus::bad_input,
+                  fmt::format("{}: {}: add --platform {} to cross-build its wheel here, or build "
+                              "on an {} machine",
+                              rep.targets_spec, why, (*implied)->platform, (*implied)->platform));
+  } else if (!o.platform.empty() && o.platform != detail::host_machine(s.host)) {
+    return stop(BuildStatus::bad_input,
+                fmt::format("--platform {}: give the target GPUs with --gpu or --arch (this "
+                            "host's GPUs are not the {} machine's)",
+                            o.platform, o.platform));
   }
-  return std::nullopt;
+  return detail::choose_cross_platform(o, s, implied_name);
 }
 
 // The toolkit the build uses, and the toolchain's versions in the report.
@@ -321,14 +327,16 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
   if (auto stopped = probe_build_host(o, ctx, s)) return stopped;
   if (auto stopped = resolve_build_targets(o, s)) return stopped;
   record_toolchain(ctx, s);
+  if (auto stopped = detail::check_cross_prerequisites(s)) return stopped;
   choose_package(o, s);
   return fill_request(o, ctx, s);
 }
 
 // --print-env: nothing is fetched or built; the source folder is shown where it would be.
-StepResult print_build_env(const ExtensionBuildOptions&, ExtensionBuildContext& ctx,
+StepResult print_build_env(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
                            ExtensionBuildState& s) {
   s.request.source_dir = (fs::path(s.work_dir) / "src").string();
+  detail::plan_cross_paths(o, s);
   auto p = plan::resolve_extension_build(s.request, s.host);
   if (!p) return stop(BuildStatus::bad_input, p.error().message);
   // The reproducibility settings the build adds (prepare_build): the epoch is the

@@ -244,6 +244,7 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
       return stop(BuildStatus::build_failed, "identifying the source: " + identity.error().message);
     s.identity = std::move(*identity);
   }
+  if (auto stopped = prepare_cross(o, ctx, s)) return stopped;
   auto p = plan::resolve_extension_build(req, s.host);
   if (!p) return stop(BuildStatus::bad_input, p.error().message);
   s.build_plan = *p;
@@ -432,6 +433,7 @@ StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&,
   }
   auto verification = verify_wheel_targets(wheel, expected, s.build_plan.package_additions);
   if (!verification) return stop(BuildStatus::verify_failed, verification.error().message);
+  if (auto st = check_wheel_machine(s, verification->library_machines)) return st;
   rep.bytes_per_target = verification->bytes_per_target;
   // A package with no CUDA source (a CPU extension) has no device code to build: the
   // wheel is right as it is, and the summary says the targets had nothing to apply to. One

@@ -71,6 +71,9 @@ struct ExtensionBuildState {
   /// package, not two: mamba-ssm's takes 14 s): whether it passed, and its output.
   std::optional<std::pair<bool, std::string>> smoke_run;
   std::optional<executor::SourceIdentity> identity;  ///< what the source is, its SOURCE_DATE_EPOCH
+  /// --platform for another machine: its facts, and the target prepare_build readied.
+  const plan::CrossPlatform* cross_platform = nullptr;
+  std::optional<plan::CrossTarget> cross;
   std::optional<executor::FolderLock> work_lock,
       out_lock;  ///< held from preflight to the end of the run
 };

@@ -157,7 +157,8 @@ TEST_F(ExtensionSteps, AGpuOfAnotherPlatformThanTheHostIsBadInput) {
       resolve_inputs(o, c, s),
       (StepStop{BuildStatus::bad_input,
                 "--gpu g5g.xlarge: g5g.xlarge (T4G) exists only on aarch64; this host is x86_64: "
-                "build on an aarch64 machine (tailor does not cross-compile extensions)"}));
+                "add --platform aarch64 to cross-build its wheel here, or build on an aarch64 "
+                "machine"}));
   EXPECT_TRUE(runner.calls.empty());
   o.gpu.clear();
   o.arch = {"T4G"};
@@ -166,9 +167,8 @@ TEST_F(ExtensionSteps, AGpuOfAnotherPlatformThanTheHostIsBadInput) {
   ASSERT_TRUE(st);
   EXPECT_EQ(st->status, BuildStatus::bad_input);
   EXPECT_EQ(st->message,
-            "--arch T4G: T4G (g5g) exists only on aarch64; this host is x86_64: build on an "
-            "aarch64 machine "
-            "(tailor does not cross-compile extensions)");
+            "--arch T4G: T4G (g5g) exists only on aarch64; this host is x86_64: add --platform "
+            "aarch64 to cross-build its wheel here, or build on an aarch64 machine");
   // On the platform it implies, the same GPU builds; a portable GPU builds anywhere.
   host.os.arch = "aarch64";
   auto c2 = context();
@@ -180,6 +180,47 @@ TEST_F(ExtensionSteps, AGpuOfAnotherPlatformThanTheHostIsBadInput) {
   auto c3 = context();
   ExtensionBuildState s4;
   EXPECT_EQ(resolve_inputs(o, c3, s4), std::nullopt);
+}
+
+// --platform: another machine's is a cross build (its own work folder, the platform in the
+// report); an unknown platform, or one without named targets, is bad input, and one whose
+// GPU belongs to another platform too.
+TEST_F(ExtensionSteps, PlatformChoosesACrossBuild) {
+  host.os.arch = "x86_64";
+  o.arch = {"T4G"};
+  o.platform = "riscv64";
+  auto c = context();
+  EXPECT_EQ(
+      resolve_inputs(o, c, s),
+      (StepStop{BuildStatus::bad_input,
+                "--platform riscv64: tailor cross-builds for aarch64 (this host is x86_64)"}));
+  o.arch.clear();
+  o.platform = "aarch64";
+  ExtensionBuildState s2;
+  auto none = resolve_inputs(o, c, s2);
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, BuildStatus::bad_input);
+  EXPECT_NE(none->message.find("--gpu"), std::string::npos) << none->message;
+  EXPECT_EQ(s2.cross_platform, nullptr);
+  o.arch = {"T4G"};
+  ExtensionBuildState s3;
+  auto st = resolve_inputs(o, c, s3);
+  ASSERT_NE(s3.cross_platform, nullptr);
+  EXPECT_EQ(s3.cross_platform->name, "aarch64");
+  EXPECT_EQ(s3.result.report.platform, "aarch64");
+  EXPECT_TRUE(s3.work_dir.ends_with("-aarch64")) << s3.work_dir;
+  // The cross compiler is looked for on PATH: without it, one line naming the install.
+  if (st) {
+    EXPECT_EQ(st->status, BuildStatus::preflight_failed);
+    EXPECT_NE(st->message.find("apt-get install g++-aarch64-linux-gnu"), std::string::npos)
+        << st->message;
+  }
+  // The host's own platform is a native build.
+  o.platform = "x86_64";
+  o.arch = {"T4"};
+  ExtensionBuildState s4;
+  EXPECT_EQ(resolve_inputs(o, c, s4), std::nullopt);
+  EXPECT_EQ(s4.cross_platform, nullptr);
 }
 
 // The SCCACHE_* auto-detection sees the caller's environment through the real path:
