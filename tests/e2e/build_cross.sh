@@ -33,23 +33,19 @@ expect_eq "T4G without --platform: exit 2" "$?" 2
 expect_grep "T4G without --platform: names the flag" "add --platform aarch64 to cross-build" "$tmp/bad2.out"
 "$TAILOR" build --platform aarch64 --out "$tmp/bad3" >"$tmp/bad3.out" 2>&1
 expect_eq "no targets named: exit 2" "$?" 2
-expect_grep "no targets named: asks for --gpu or --arch" "give the target GPUs with --gpu or --arch" "$tmp/bad3.out"
-# No cross compiler: PATH without it (a folder with python3, nvcc's and the usual tools).
+expect_grep "no targets named: asks for --gpu or --arch" "\-\-gpu" "$tmp/bad3.out"
+# No cross compiler: a PATH of a few tools without it (the interpreter given by its path).
+py=$(python3 -c 'import sys; print(sys.executable)')
 mkdir -p "$tmp/nocross"
-for t in python3 ccache ninja cmake git gcc g++ c++ cc ld as; do
+for t in ccache ninja git gcc g++ cc c++ ld as; do
   p=$(command -v "$t") && ln -s "$p" "$tmp/nocross/$t"
 done
-PATH="$tmp/nocross:/usr/local/cuda/bin:/usr/bin:/bin" CXX= CC= \
-  "$TAILOR" build --gpu T4G --platform aarch64 --out "$tmp/bad4" --work-dir "$tmp/work4" >"$tmp/bad4.out" 2>&1
-rc=$?
-if [ -x /usr/bin/aarch64-linux-gnu-g++ ]; then
-  # /usr/bin holds Debian's cross compiler itself: the check is that it was found there.
-  ok "no cross compiler: skipped, /usr/bin has it (rc $rc)"
-else
-  expect_eq "no cross compiler: exit 1" "$rc" 1
-  expect_grep "no cross compiler: the command that installs it" "apt-get install g++-aarch64-linux-gnu" "$tmp/bad4.out"
-fi
-for d in bad1 bad2 bad3; do
+PATH="$tmp/nocross" CXX= CC= "$TAILOR" build --gpu T4G --platform aarch64 --python "$py" \
+  --out "$tmp/bad4" --work-dir "$tmp/work4" >"$tmp/bad4.out" 2>&1
+expect_eq "no cross compiler: exit 1" "$?" 1
+expect_grep "no cross compiler: the command that installs it" "apt-get install g++-aarch64-linux-gnu" "$tmp/bad4.out"
+[ "$(grep -c "tailor: error" "$tmp/bad4.out")" = 1 ] && ok "no cross compiler: one error line" || bad "no cross compiler: $(cat "$tmp/bad4.out")"
+for d in bad1 bad2 bad3 bad4; do
   [ -z "$(ls "$tmp/$d" 2>/dev/null)" ] && ok "$d: nothing published" || bad "$d: published $(ls "$tmp/$d")"
 done
 
@@ -71,8 +67,8 @@ if [ -n "$wheel" ]; then
     "$(json_get "$tmp/inspect.json" '",".join(sorted({l["machine"] for w in j["wheels"] for l in w["libraries"]}))')" aarch64
   expect_eq "inspect: exactly sm_75" \
     "$(json_get "$tmp/inspect.json" '",".join(sorted({t for w in j["wheels"] for l in w["libraries"] for t in l["targets"]}))')" sm_75
-  "$TAILOR" inspect "$wheel" --gpu T4G --exact >"$tmp/exact.out" 2>&1
-  expect_eq "inspect --gpu T4G --exact passes" "$?" 0
+  "$TAILOR" inspect "$wheel" --gpu T4G --exact 7.5 >"$tmp/exact.out" 2>&1
+  expect_eq "inspect --gpu T4G --exact 7.5 passes" "$?" 0
   report=$(ls "$tmp"/out/*.json | head -1)
   expect_eq "report: platform" "$(json_get "$report" 'j["inputs"].get("platform")')" aarch64
   import=$(json_get "$report" '[c["status"] for c in j["checks"] if c["name"]=="import"][0]')
@@ -83,4 +79,31 @@ if [ -n "$wheel" ]; then
   fi
   expect_grep "the build says where the target came from" "preparing the aarch64 target" "$tmp/build.out"
 fi
+
+# An sdist that calls the host's compiler itself: its helper library is x86_64 code in an
+# aarch64 wheel. One line naming the file, exit 1, nothing published.
+pkg=$tmp/hostcc
+mkdir -p "$pkg/hostcc"
+: >"$pkg/hostcc/__init__.py"
+printf 'int helper(void) { return 42; }\n' >"$pkg/helper.c"
+cat >"$pkg/c.c" <<'C'
+#include <Python.h>
+static struct PyModuleDef m = {PyModuleDef_HEAD_INIT, "_c", 0, -1, 0};
+PyMODINIT_FUNC PyInit__c(void) { return PyModule_Create(&m); }
+C
+cat >"$pkg/setup.py" <<'PY'
+import subprocess
+from setuptools import Extension, setup
+# The package's own compile, with the compiler it names: the host's.
+subprocess.check_call(["gcc", "-shared", "-fPIC", "helper.c", "-o", "hostcc/libhelper.so"])
+setup(name="hostcc", version="0.1", packages=["hostcc"],
+      package_data={"hostcc": ["libhelper.so"]}, ext_modules=[Extension("hostcc._c", ["c.c"])])
+PY
+"$TAILOR" build "$pkg" --arch 7.5 --platform aarch64 --out "$tmp/hostcc-out" --work-dir "$tmp/work" \
+  >"$tmp/hostcc.out" 2>&1
+expect_eq "host compiler in the sdist: exit 1" "$?" 1
+expect_grep "host compiler in the sdist: names the library and its machine" \
+  "hostcc/libhelper.so (x86_64) was built for another machine" "$tmp/hostcc.out"
+[ -z "$(ls "$tmp/hostcc-out" 2>/dev/null)" ] && ok "host compiler in the sdist: nothing published" \
+  || bad "host compiler in the sdist: published $(ls "$tmp/hostcc-out")"
 exit $fail
