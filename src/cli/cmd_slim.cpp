@@ -301,16 +301,18 @@ std::string device_file_lines(const slim::SlimReport& report, const slim::InputS
     out += fmt::format("    {:<24}  {:>20}  {:>20}\n", name, count(p.files_kept, p.bytes_kept),
                        count(p.files_removed, p.bytes_removed));
     for (const auto& t : p.targets)
-      out += fmt::format("      {:<22}  {:>20}  {:>20}\n", t.code.name(),
-                         count(t.files_kept, t.bytes_kept), count(t.files_removed, t.bytes_removed));
+      out +=
+          fmt::format("      {:<22}  {:>20}  {:>20}\n", t.code.name(),
+                      count(t.files_kept, t.bytes_kept), count(t.files_removed, t.bytes_removed));
     if (!p.kept_reasons.empty())
       notes.push_back(name + ": kept: " + terminal_safe(join(p.kept_reasons, "; ")));
     if (const auto* facts = slim::device_file_package_facts(p.package)) {
       notes.push_back(name + " picks a file: " + facts->picks);
       notes.push_back(name + ": " + facts->manifests);
     } else if (p.files_removed) {
-      notes.push_back(name + ": how it picks a file is not in tailor's data: only files no kept "
-                             "GPU can load were removed");
+      notes.push_back(name +
+                      ": how it picks a file is not in tailor's data: only files no kept "
+                      "GPU can load were removed");
     }
   }
   return out;
@@ -327,16 +329,17 @@ nlohmann::json device_files_json(const slim::InputSlim& in) {
                          {"files_removed", t.files_removed},
                          {"bytes_removed", t.bytes_removed}});
     const auto* facts = slim::device_file_package_facts(p.package);
-    j.push_back({{"package", p.package},
-                 {"files_kept", p.files_kept},
-                 {"bytes_kept", p.bytes_kept},
-                 {"files_removed", p.files_removed},
-                 {"bytes_removed", p.bytes_removed},
-                 {"targets", targets},
-                 {"removed", p.removed},
-                 {"kept_reasons", p.kept_reasons},
-                 {"picks", facts ? nlohmann::json(facts->picks) : nlohmann::json(nullptr)},
-                 {"manifests", facts ? nlohmann::json(facts->manifests) : nlohmann::json(nullptr)}});
+    j.push_back(
+        {{"package", p.package},
+         {"files_kept", p.files_kept},
+         {"bytes_kept", p.bytes_kept},
+         {"files_removed", p.files_removed},
+         {"bytes_removed", p.bytes_removed},
+         {"targets", targets},
+         {"removed", p.removed},
+         {"kept_reasons", p.kept_reasons},
+         {"picks", facts ? nlohmann::json(facts->picks) : nlohmann::json(nullptr)},
+         {"manifests", facts ? nlohmann::json(facts->manifests) : nlohmann::json(nullptr)}});
   }
   return j;
 }

@@ -90,10 +90,9 @@ void add_device_file(DeviceFilePackage& package, const DeviceFileDecision& d) {
     package.kept_reasons.push_back(d.choice.why);
   for (size_t i = 0; i < d.codes.codes.size(); ++i) {
     const cuda::FatbinCode& code = d.codes.codes[i];
-    auto it = std::lower_bound(package.targets.begin(), package.targets.end(), code,
-                               [](const DeviceTargetTally& t, const cuda::FatbinCode& c) {
-                                 return t.code < c;
-                               });
+    auto it = std::lower_bound(
+        package.targets.begin(), package.targets.end(), code,
+        [](const DeviceTargetTally& t, const cuda::FatbinCode& c) { return t.code < c; });
     if (it == package.targets.end() || it->code != code)
       it = package.targets.insert(it, DeviceTargetTally{code});
     (keep ? it->files_kept : it->files_removed) += 1;

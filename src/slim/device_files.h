@@ -68,9 +68,9 @@ void add_device_file(DeviceFilePackage& package, const DeviceFileDecision& decis
 
 /// What data/slim/device_file_packages.toml says of a package that ships device files.
 struct DeviceFilePackageFacts {
-  std::string name;       ///< normalized (PEP 503)
-  std::string picks;      ///< how it picks a file at run time
-  std::string manifests;  ///< its checksum files, and why they stay as they are
+  std::string name;                         ///< normalized (PEP 503)
+  std::string picks;                        ///< how it picks a file at run time
+  std::string manifests;                    ///< its checksum files, and why they stay as they are
   std::vector<std::string> manifest_names;  ///< file names never removed or edited
 };
 

@@ -87,6 +87,10 @@ struct DeviceFileChoice {
 /// the driver cannot tell (LTO IR, which a package links itself; an entry kind or arch this
 /// tool does not read; a file with no entry) keeps the file. The PTX policy does not apply:
 /// the package, not the driver, chooses between a file's SASS and another file's PTX.
+/// Checked on an H200 (9.0, driver 580.159.04, cuModuleLoad): sm_75, sm_86, sm_100 cubins and
+/// an sm_100 fatbin file are refused (CUDA_ERROR_NO_BINARY_FOR_GPU), compute_100 PTX too
+/// (CUDA_ERROR_INVALID_PTX); sm_90, sm_90a, compute_80 and compute_90 PTX and an sm_80 +
+/// compute_80 fatbin file load and run: this rule keeps exactly those.
 DeviceFileChoice choose_device_file(const std::vector<cuda::FatbinCode>& codes,
                                     const KeepPolicy& policy);
 

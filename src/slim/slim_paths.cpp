@@ -13,8 +13,8 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "formats/elf.h"
@@ -160,8 +160,8 @@ Expected<EnvironmentFiles> environment_files(const std::string& path,
         fs::path abs = (sp / r.path).lexically_normal();
         auto rel = abs.lexically_relative(fs::path(path).lexically_normal());
         if (rel.empty() || *rel.begin() == "..") continue;  // outside the environment
-        const bool library = may_be_library(r.path) && has_elf_magic(abs.string()) &&
-                             !is_cubin_file(abs.string());
+        const bool library =
+            may_be_library(r.path) && has_elf_magic(abs.string()) && !is_cubin_file(abs.string());
         if (library)
           env.files.push_back({d, r.path, abs.string(), {}});
         else if (device_files && !r.path.ends_with(".dist-info/" + std::string(k_slim_marker)) &&

@@ -196,11 +196,10 @@ Expected<void> write_slimmed_wheel(const std::string& path, Bytes file,
     (void)m;
   }
   std::vector<SlimmedFile> marker_files = in.files;
-  std::string marker =
-      marker_json(o, fs::path(path).filename().string(), original_sha, marker_files,
-                  in.device_packages)
-          .dump(2) +
-      "\n";
+  std::string marker = marker_json(o, fs::path(path).filename().string(), original_sha,
+                                   marker_files, in.device_packages)
+                           .dump(2) +
+                       "\n";
   TAILOR_TRY(mm, writer.add({marker_name, marker, 0644}));
   new_rows[marker_name] = formats::record_digest(mm.sha256) + "," + std::to_string(mm.size);
   std::string record_text;

@@ -34,10 +34,10 @@ TEST(DeviceFileChoice, SassRunsOnItsMajorAtOrAboveItsMinor) {
   const auto t4 = kept_on({{7, 5}});
   EXPECT_TRUE(file_kept({file_sass(75)}, t4));
   EXPECT_FALSE(file_kept({file_sass(90)}, t4));
-  EXPECT_FALSE(file_kept({file_sass(80)}, t4));  // another major
-  EXPECT_TRUE(file_kept({file_sass(70)}, t4));  // same major, lower minor
-  EXPECT_FALSE(file_kept({file_sass(72)}, t4));  // 7.2 is a Tegra part: exact CC only
-  EXPECT_TRUE(file_kept({file_sass(80)}, kept_on({{8, 6}})));   // same major, lower minor
+  EXPECT_FALSE(file_kept({file_sass(80)}, t4));                // another major
+  EXPECT_TRUE(file_kept({file_sass(70)}, t4));                 // same major, lower minor
+  EXPECT_FALSE(file_kept({file_sass(72)}, t4));                // 7.2 is a Tegra part: exact CC only
+  EXPECT_TRUE(file_kept({file_sass(80)}, kept_on({{8, 6}})));  // same major, lower minor
   EXPECT_FALSE(file_kept({file_sass(86)}, kept_on({{8, 0}})));  // a higher minor never runs
   EXPECT_FALSE(file_kept({file_sass(100)}, kept_on({{9, 0}})));
   EXPECT_TRUE(file_kept({file_sass(100)}, kept_on({{10, 3}})));
@@ -78,15 +78,16 @@ TEST(DeviceFileChoice, AFatbinFileStaysWholeWhenAnyEntryLoads) {
   EXPECT_EQ(choose_device_file({file_sass(80), file_ptx(80)}, t4).why,
             "no kept GPU (7.5) loads sm_80 compute_80");
   EXPECT_EQ(choose_device_file({file_sass(75)}, t4).why, "runs on 7.5");
-  EXPECT_EQ(choose_device_file({file_ptx(75)}, kept_on({{9, 0}})).why, "runs on 9.0 through PTX JIT");
+  EXPECT_EQ(choose_device_file({file_ptx(75)}, kept_on({{9, 0}})).why,
+            "runs on 9.0 through PTX JIT");
 }
 
 TEST(DeviceFileChoice, WhatTheDriverCannotTellStays) {
   const auto t4 = kept_on({{7, 5}});
-  EXPECT_TRUE(file_kept({}, t4));                                // no entry at all
+  EXPECT_TRUE(file_kept({}, t4));                                  // no entry at all
   EXPECT_TRUE(file_kept({{cuda::k_fatbin_kind_lto_ir, 90}}, t4));  // linked by the package
-  EXPECT_TRUE(file_kept({file_sass(90), {4, 90}}, t4));                // an unknown kind
-  EXPECT_TRUE(file_kept({file_sass(0)}, t4));                          // no CC
+  EXPECT_TRUE(file_kept({file_sass(90), {4, 90}}, t4));            // an unknown kind
+  EXPECT_TRUE(file_kept({file_sass(0)}, t4));                      // no CC
 }
 
 TEST(DeviceFiles, ReadsAFatbinFileEntryByEntryAndPtxByItsTarget) {
@@ -110,13 +111,18 @@ TEST(DeviceFiles, ReadsAFatbinFileEntryByEntryAndPtxByItsTarget) {
 TEST(DeviceFiles, ALyingFatbinFileOrCubinIsAnErrorNamingThePath) {
   auto bin = test::fatbin_container({{2, 80, 128}});
   bin.resize(bin.size() - 64);  // the entry runs past the end
-  auto d = judge_device_file(bin, formats::DeviceFileKind::fatbin, "pkg/k.fatbin", kept_on({{8, 0}}));
+  auto d =
+      judge_device_file(bin, formats::DeviceFileKind::fatbin, "pkg/k.fatbin", kept_on({{8, 0}}));
   ASSERT_FALSE(d);
   EXPECT_NE(d.error().message.find("pkg/k.fatbin: "), std::string::npos) << d.error().message;
   std::vector<std::byte> elf(64);
-  std::memcpy(elf.data(), "\x7f" "ELF\x02\x01\x01", 7);
+  std::memcpy(elf.data(),
+              "\x7f"
+              "ELF\x02\x01\x01",
+              7);
   test::put<uint16_t>(elf, 0x12, 190);
-  EXPECT_FALSE(judge_device_file(elf, formats::DeviceFileKind::cubin, "x.cubin", kept_on({{8, 0}})));
+  EXPECT_FALSE(
+      judge_device_file(elf, formats::DeviceFileKind::cubin, "x.cubin", kept_on({{8, 0}})));
 }
 
 TEST(DeviceFiles, TallyPerPackageAndTarget) {
