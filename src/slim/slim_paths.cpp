@@ -369,6 +369,10 @@ Expected<SlimReport> slim_paths(const std::vector<std::string>& paths, const Sli
       return make_error(p + ": not a regular file or folder");
     else if (p.ends_with(".whl"))
       kinds.push_back(Kind::wheel);
+    else if (auto device = device_file_kind_at(p); device != formats::DeviceFileKind::none)
+      return make_error(p + ": a " + std::string(formats::device_file_kind_name(device)) +
+                        " file, device code of its own: slim removes such files from the wheels "
+                        "and environments that ship them (--device-files)");
     else if (has_elf_magic(p))
       kinds.push_back(Kind::library);
     else

@@ -6,7 +6,7 @@
 # 7.5 stay; RECORD lists exactly the members with their hashes, pip installs the wheel and
 # pip check passes; an environment is slimmed in place the same way; without the flag
 # nothing device-file related is read or removed; a package's checksum manifest stays
-# byte for byte; a truncated cubin is one error line, exit 2.
+# byte for byte; a truncated cubin, or a cubin named as a library, is one error line, exit 2.
 set -uo pipefail
 command -v nvcc >/dev/null || { echo "skip: nvcc not found"; exit 77; }
 command -v python3 >/dev/null || { echo "skip: python3 not found"; exit 77; }
@@ -136,4 +136,10 @@ expect_grep "cut cubin: the error names the member and an offset" "^tailor: erro
 expect_eq "cut cubin: nothing written" "$(ls cut 2>/dev/null | wc -l)" 0
 "$TAILOR" slim cut-1.0-py3-none-any.whl --gpu T4 --out cut2 >out.txt 2>err.txt
 expect_eq "cut cubin without the flag: not read, exit 0" "$?" 0
+# A device file named directly is no library: one line that says where slim takes such files.
+"$TAILOR" slim k90.cubin --gpu T4 --device-files --out direct >out.txt 2>err.txt
+expect_eq "a cubin named directly: exit 2" "$?" 2
+expect_grep "a cubin named directly: the line says what it is" \
+  "^tailor: error: k90.cubin: a cubin file, device code of its own" err.txt
+expect_eq "a cubin named directly: no output folder" "$(ls -d direct 2>/dev/null | wc -l)" 0
 exit $fail
