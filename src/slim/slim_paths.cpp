@@ -233,7 +233,8 @@ Expected<void> remove_device_files(EnvironmentFiles& env, const SlimOptions& o, 
     auto kind = device_file_kind_at(f.abs);
     if (kind == formats::DeviceFileKind::none) return {};
     TAILOR_TRY(map, MappedFile::open(f.abs));
-    TAILOR_TRY(d, judge_device_file(map.bytes(), kind, shown, o.policy));
+    TAILOR_TRY(d, judge_device_file(map.bytes(), kind, f.abs, o.policy));
+    d.path = shown;
     f.decision = std::move(d);
     f.is_device = true;
     return {};

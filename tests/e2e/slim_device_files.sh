@@ -136,6 +136,15 @@ expect_grep "cut cubin: the error names the member and an offset" "^tailor: erro
 expect_eq "cut cubin: nothing written" "$(ls cut 2>/dev/null | wc -l)" 0
 "$TAILOR" slim cut-1.0-py3-none-any.whl --gpu T4 --out cut2 >out.txt 2>err.txt
 expect_eq "cut cubin without the flag: not read, exit 0" "$?" 0
+make_wheel cutenv-1.0-py3-none-any.whl cut.cubin:cutenv/add.cubin k90.cubin:cutenv/add_90.cubin
+venv/bin/pip install -q --no-deps --no-index cutenv-1.0-py3-none-any.whl >/dev/null 2>&1 ||
+  fail "pip install cutenv"
+"$TAILOR" slim venv --gpu T4 --device-files --in-place >out.txt 2>err.txt
+expect_eq "cut cubin in an environment: exit 2" "$?" 2
+expect_grep "cut cubin in an environment: one line naming the file" \
+  "^tailor: error: venv/lib/python3.*/site-packages/cutenv/add.cubin: .*0x" err.txt
+expect_eq "cut cubin in an environment: nothing removed" "$(ls "$site/cutenv" | tr '\n' ' ')" \
+  "add.cubin add_90.cubin "
 # A device file named directly is no library: one line that says where slim takes such files.
 "$TAILOR" slim k90.cubin --gpu T4 --device-files --out direct >out.txt 2>err.txt
 expect_eq "a cubin named directly: exit 2" "$?" 2
