@@ -246,16 +246,18 @@ Expected<void> remove_device_files(EnvironmentFiles& env, const SlimOptions& o, 
     auto& package = shown[f.dist_info];
     package.package = distribution_of_dist_info(f.dist_info.string());
     add_device_file(package, f.decision);
-    by_dist[f.dist_info].package = package.package;
   }
-  for (auto& [dist, package] : shown) in.device_packages.push_back(std::move(package));
+  for (auto& [dist, package] : shown) {
+    by_dist[dist] = package;
+    by_dist[dist].removed.clear();  // filled below as files go
+    in.device_packages.push_back(std::move(package));
+  }
   if (o.dry_run) return {};
   for (const auto& f : files) {
     if (!f.is_device || f.decision.choice.keep) continue;
     if (::unlink(f.abs.c_str()) != 0 && errno != ENOENT)
       return make_error(f.abs + ": cannot remove: " + errno_text(errno));
     by_dist[f.dist_info].removed.push_back(f.row_path);
-    by_dist[f.dist_info].files_removed += 1;
   }
   return {};
 }
@@ -300,7 +302,7 @@ Expected<InputSlim> slim_environment_input(const std::string& path, const SlimOp
   std::set<fs::path> dists;
   for (const auto& [dist, list] : changed) dists.insert(dist);
   for (const auto& [dist, package] : device)
-    if (package.files_removed) dists.insert(dist);
+    if (!package.removed.empty()) dists.insert(dist);
   for (const auto& dist : dists) {
     auto d = device.find(dist);
     TAILOR_TRY_VOID(update_dist_info(dist, changed[dist], env.records[dist], o,

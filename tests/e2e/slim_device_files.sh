@@ -103,6 +103,9 @@ expect_eq "environment: what stays" "$(cd "$site/kernels/bin" && ls | tr '\n' ' 
   "add.fatbin add.txt add_75.cubin "
 if grep -q 'add_90' "$site"/kernels-1.0.dist-info/RECORD; then bad "environment: RECORD still lists add_90"; else
   ok "environment: RECORD lost the removed files' rows"; fi
+expect_eq "environment: the marker counts kept and removed" \
+  "$(json_get "$site/kernels-1.0.dist-info/tailor-slim.json" "[(p['files_kept'], p['files_removed']) for p in j['device_files']]")" \
+  "[(3, 2)]"
 venv/bin/pip check >/dev/null 2>&1
 expect_eq "environment: pip check passes" "$?" 0
 venv/bin/pip uninstall -y -q kernels >/dev/null 2>&1
