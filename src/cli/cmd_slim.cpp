@@ -27,7 +27,7 @@ struct SlimArgs {
   std::vector<std::string> keep, gpu;  ///< --keep / --gpu, once per flag
   std::string out;
   bool in_place = false, keep_ptx = false, drop_ptx = false, drop_lto = false, dry_run = false,
-       json = false;
+       json = false, device_files = false;
   unsigned jobs = 0;
 };
 
@@ -282,6 +282,68 @@ std::string input_totals(const slim::SlimReport& report, const slim::InputSlim& 
   return out;
 }
 
+// --device-files: per package, the device code files kept and removed, in all and per
+// target; the package's facts (how it picks a file, its manifests) and why files stayed go
+// to `notes`.
+std::string device_file_lines(const slim::SlimReport& report, const slim::InputSlim& in,
+                              std::vector<std::string>& notes) {
+  if (!report.device_files) return "";
+  if (in.device_packages.empty()) return "  device files: none\n";
+  auto count = [](uint64_t files, uint64_t bytes) {
+    return files ? fmt::format("{} ({})", with_thousands(files), human_bytes(bytes))
+                 : std::string("-");
+  };
+  std::string out = fmt::format("  device files: {:<14}  {:>20}  {:>20}\n", "package / target",
+                                report.dry_run ? "would keep" : "kept",
+                                report.dry_run ? "would remove" : "removed");
+  for (const auto& p : in.device_packages) {
+    const std::string name = terminal_safe(p.package);
+    out += fmt::format("    {:<24}  {:>20}  {:>20}\n", name, count(p.files_kept, p.bytes_kept),
+                       count(p.files_removed, p.bytes_removed));
+    for (const auto& t : p.targets)
+      out +=
+          fmt::format("      {:<22}  {:>20}  {:>20}\n", t.code.name(),
+                      count(t.files_kept, t.bytes_kept), count(t.files_removed, t.bytes_removed));
+    if (!p.kept_reasons.empty())
+      notes.push_back(name + ": kept: " + terminal_safe(join(p.kept_reasons, "; ")));
+    if (const auto* facts = slim::device_file_package_facts(p.package)) {
+      notes.push_back(name + " picks a file: " + facts->picks);
+      notes.push_back(name + ": " + facts->manifests);
+    } else if (p.files_removed) {
+      notes.push_back(name +
+                      ": how it picks a file is not in tailor's data: only files no kept "
+                      "GPU can load were removed");
+    }
+  }
+  return out;
+}
+
+nlohmann::json device_files_json(const slim::InputSlim& in) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& p : in.device_packages) {
+    nlohmann::json targets = nlohmann::json::array();
+    for (const auto& t : p.targets)
+      targets.push_back({{"target", t.code.name()},
+                         {"files_kept", t.files_kept},
+                         {"bytes_kept", t.bytes_kept},
+                         {"files_removed", t.files_removed},
+                         {"bytes_removed", t.bytes_removed}});
+    const auto* facts = slim::device_file_package_facts(p.package);
+    j.push_back(
+        {{"package", p.package},
+         {"files_kept", p.files_kept},
+         {"bytes_kept", p.bytes_kept},
+         {"files_removed", p.files_removed},
+         {"bytes_removed", p.bytes_removed},
+         {"targets", targets},
+         {"removed", p.removed},
+         {"kept_reasons", p.kept_reasons},
+         {"picks", facts ? nlohmann::json(facts->picks) : nlohmann::json(nullptr)},
+         {"manifests", facts ? nlohmann::json(facts->manifests) : nlohmann::json(nullptr)}});
+  }
+  return j;
+}
+
 std::string render_text(const slim::SlimReport& report) {
   std::string out = fmt::format("{} {}{}\n", paint("keep:", Paint::bold), report.policy,
                                 report.dry_run ? "  (dry run: nothing written)" : "");
@@ -293,6 +355,7 @@ std::string render_text(const slim::SlimReport& report) {
     std::vector<std::string> notes;
     out += library_table(in, notes);
     out += left_lines(left_of_input(in));
+    out += device_file_lines(report, in, notes);
     out += input_totals(report, in);
     if (!in.punch_note.empty()) notes.push_back(terminal_safe(in.punch_note));
     size_t shown_notes = 0;
@@ -312,6 +375,7 @@ nlohmann::json render_json(const slim::SlimReport& report) {
   j["schema"] = "tailor.slim/1";
   j["policy"] = report.policy;
   j["dry_run"] = report.dry_run;
+  j["device_files"] = report.device_files;
   j["inputs"] = nlohmann::json::array();
   for (const auto& in : report.inputs) {
     nlohmann::json ji{{"input", in.input},
@@ -382,6 +446,10 @@ nlohmann::json render_json(const slim::SlimReport& report) {
       ji["files"].push_back(std::move(jf));
     }
     ji["left"] = left_json(left_of_input(in));
+    if (report.device_files) {
+      ji["device_files_scanned"] = in.device_files_scanned;
+      ji["device_files"] = device_files_json(in);
+    }
     j["inputs"].push_back(std::move(ji));
   }
   return j;
@@ -412,6 +480,7 @@ int run_slim(const SlimArgs& args) {
   o.in_place = args.in_place;
   o.dry_run = args.dry_run;
   o.jobs = args.jobs;
+  o.device_files = args.device_files;
   o.tool = "tailor 0.1.0";
   o.on_wait = [](const std::string& m) { std::cerr << "tailor slim: " << m << "\n"; };
   install_interrupt_handlers();
@@ -460,6 +529,10 @@ void setup_slim(CLI::App& sub, RunFn& run) {
                "default: a library such as "
                "cuFFT links it at run time (JIT LTO kernels, LTO callbacks), so dropping it may "
                "break those");
+  sub.add_flag("--device-files", args->device_files,
+               "Also remove device code files of their own (cubins, PTX, fatbin files: "
+               "flashinfer-cubin's kernels) that no kept GPU can load, with their RECORD rows. "
+               "Off by default until proven on GPUs");
   sub.add_flag("--dry-run", args->dry_run,
                "Show what would go, per library and per target, and write nothing");
   sub.add_flag("--json", args->json, "Machine-readable output");

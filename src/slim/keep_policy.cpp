@@ -154,4 +154,23 @@ ContainerChoice choose_entries(const formats::FatbinContainer& c, const KeepPoli
   return choice;
 }
 
+DeviceFileChoice choose_device_file(const std::vector<cuda::FatbinCode>& codes,
+                                    const KeepPolicy& policy) {
+  if (codes.empty()) return {true, "no entry this tool reads: kept"};
+  std::vector<std::string> names;
+  for (const auto& code : codes) {
+    if (code.is_lto_ir()) return {true, code.name() + " is LTO IR, which a package links itself"};
+    auto t = code.target();
+    if (!t) return {true, "an entry (" + code.name() + ") this tool does not read"};
+    for (const auto& device : policy.devices)
+      if (cuda::run_mode(*t, device) != RunMode::none) return {true, why_kept(*t, policy)};
+    if (std::find(policy.ptx_asked.begin(), policy.ptx_asked.end(), *t) != policy.ptx_asked.end())
+      return {true, "named in --keep"};
+    names.push_back(code.name());
+  }
+  std::string devices;
+  for (const auto& d : policy.devices) devices += (devices.empty() ? "" : ", ") + d.str();
+  return {false, "no kept GPU (" + devices + ") loads " + join(names, " ")};
+}
+
 }  // namespace tailor::slim

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/fatbin_code.h"
 #include "cuda/target_set.h"
 #include "formats/fatbin.h"
 
@@ -70,5 +71,27 @@ struct ContainerChoice {
 /// the SASS and PTX (the driver never loads them), and are no reason to keep a container
 /// whole. The same rules hold for .nv_fatbin and for containers embedded in other sections.
 ContainerChoice choose_entries(const formats::FatbinContainer& container, const KeepPolicy& policy);
+
+/// Whether a device code file of its own (a cubin, PTX text, a fatbin file: slim/
+/// device_files.h) can ever be loaded on a kept GPU, whatever rule its package picks files
+/// by (data/slim/device_file_packages.toml says how the known ones pick).
+struct DeviceFileChoice {
+  bool keep = true;
+  std::string why;  ///< "runs on 7.5", "no kept GPU loads sm_90", "LTO IR: ..."
+};
+
+/// The driver's rule, as for a library's fatbin entries (cuda::run_mode): a file stays when
+/// any of its codes runs on a kept GPU (SASS of the same major and a minor at or below the
+/// GPU's, `a` only on its own CC, `f` across its family; PTX JIT on any GPU at or above its
+/// target) or is PTX named in --keep. A fatbin file stays whole when any entry does. What
+/// the driver cannot tell (LTO IR, which a package links itself; an entry kind or arch this
+/// tool does not read; a file with no entry) keeps the file. The PTX policy does not apply:
+/// the package, not the driver, chooses between a file's SASS and another file's PTX.
+/// Checked on an H200 (9.0, driver 580.159.04, cuModuleLoad): sm_75, sm_86, sm_100 cubins and
+/// an sm_100 fatbin file are refused (CUDA_ERROR_NO_BINARY_FOR_GPU), compute_100 PTX too
+/// (CUDA_ERROR_INVALID_PTX); sm_90, sm_90a, compute_80 and compute_90 PTX and an sm_80 +
+/// compute_80 fatbin file load and run: this rule keeps exactly those.
+DeviceFileChoice choose_device_file(const std::vector<cuda::FatbinCode>& codes,
+                                    const KeepPolicy& policy);
 
 }  // namespace tailor::slim

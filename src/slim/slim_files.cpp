@@ -196,6 +196,20 @@ bool has_elf_magic(const std::string& path) {
   return ok;
 }
 
+formats::DeviceFileKind device_file_kind_at(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return formats::DeviceFileKind::none;
+  struct stat st {};
+  std::vector<std::byte> head(formats::k_device_file_head_bytes);
+  ssize_t n = -1;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) do
+      n = ::read(fd, head.data(), head.size());
+    while (n < 0 && errno == EINTR);
+  ::close(fd);
+  if (n <= 0) return formats::DeviceFileKind::none;
+  return formats::classify_device_file(Bytes(head.data(), static_cast<size_t>(n)));
+}
+
 // Names worth opening: shared libraries and extension modules, and files without a
 // dot in their name (executables).
 bool may_be_library(std::string_view name) {
@@ -205,7 +219,8 @@ bool may_be_library(std::string_view name) {
 }
 
 nlohmann::json marker_json(const SlimOptions& o, const std::string& original_name,
-                           const std::string& original_sha, const std::vector<SlimmedFile>& files) {
+                           const std::string& original_sha, const std::vector<SlimmedFile>& files,
+                           const std::vector<DeviceFilePackage>& device_packages) {
   nlohmann::json j;
   j["schema"] = "tailor.slim-marker/1";
   j["tool"] = o.tool;
@@ -237,6 +252,24 @@ nlohmann::json marker_json(const SlimOptions& o, const std::string& original_nam
       l["targets_left"].push_back(
           {{"target", t.target}, {"reason", left_reason_key(t.reason)}, {"detail", t.detail}});
     j["libraries"].push_back(std::move(l));
+  }
+  // Device code files removed (--device-files), per package and target; RECORD no longer
+  // lists them.
+  if (o.device_files) {
+    j["device_files"] = nlohmann::json::array();
+    for (const auto& p : device_packages) {
+      nlohmann::json targets = nlohmann::json::array();
+      for (const auto& t : p.targets)
+        targets.push_back({{"target", t.code.name()},
+                           {"files_kept", t.files_kept},
+                           {"files_removed", t.files_removed},
+                           {"bytes_removed", t.bytes_removed}});
+      j["device_files"].push_back({{"package", p.package},
+                                   {"files_kept", p.files_kept},
+                                   {"files_removed", p.files_removed},
+                                   {"bytes_removed", p.bytes_removed},
+                                   {"targets", targets}});
+    }
   }
   return j;
 }

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "formats/device_file.h"
 #include "slim/elf_slim.h"
 #include "slim/keep_policy.h"
 #include "slim/slim_paths.h"
@@ -73,12 +74,20 @@ Expected<void> parallel_for(size_t n, unsigned jobs,
 
 /// A regular file of at least 64 bytes that starts with the ELF magic.
 bool has_elf_magic(const std::string& path);
+/// What a file's first bytes say it is (formats::classify_device_file; none for anything
+/// but a regular file).
+formats::DeviceFileKind device_file_kind_at(const std::string& path);
+/// A cubin (an ELF file whose e_machine is EM_CUDA): device code, not a host library.
+inline bool is_cubin_file(const std::string& path) {
+  return device_file_kind_at(path) == formats::DeviceFileKind::cubin;
+}
 // Names worth opening: shared libraries and extension modules, and files without a
 // dot in their name (executables).
 bool may_be_library(std::string_view name);
 /// The tailor-slim.json a slimmed wheel carries: the policy, the original and what went.
 nlohmann::json marker_json(const SlimOptions& o, const std::string& original_name,
-                           const std::string& original_sha, const std::vector<SlimmedFile>& files);
+                           const std::string& original_sha, const std::vector<SlimmedFile>& files,
+                           const std::vector<DeviceFilePackage>& device_packages = {});
 /// Adds one library's sizes to its input's.
 void tally(InputSlim& in, const LibrarySlim& lib);
 

@@ -14,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "formats/elf.h"
@@ -112,16 +113,29 @@ struct EnvironmentLock {
   }
 };
 
+/// A file a RECORD lists that may be device code of its own (--device-files), and what it
+/// came to.
+struct EnvDeviceFile {
+  fs::path dist_info;
+  std::string row_path;
+  std::string abs;
+  bool is_device = false;
+  DeviceFileDecision decision;
+};
+
 /// The environment's libraries with device code that its dist-infos' RECORDs name, and
-/// those RECORDs' rows, by dist-info folder.
+/// those RECORDs' rows, by dist-info folder; with --device-files, the other files they name.
 struct EnvironmentFiles {
   std::vector<EnvFile> files;
+  std::vector<EnvDeviceFile> device;
   std::map<fs::path, std::vector<formats::RecordRow>> records;
 };
 
-// Every installed ELF library inside the environment that a RECORD lists, in dist-info order.
+// Every installed ELF library inside the environment that a RECORD lists, in dist-info order
+// (and with `device_files` every other file it lists but manifests: device_files.h).
 Expected<EnvironmentFiles> environment_files(const std::string& path,
-                                             const std::vector<fs::path>& sites) {
+                                             const std::vector<fs::path>& sites,
+                                             bool device_files) {
   EnvironmentFiles env;
   std::error_code ec;
   for (const auto& sp : sites) {
@@ -140,13 +154,19 @@ Expected<EnvironmentFiles> environment_files(const std::string& path,
       TAILOR_TRY(map, MappedFile::open(rec.string()));
       auto rows = formats::parse_record(as_chars(map.bytes()));
       if (!rows) return make_error(rec.string() + ": " + rows.error().message);
+      const std::string distribution = distribution_of_dist_info(d.string());
       for (const auto& r : *rows) {
-        if (!may_be_library(r.path) || r.path.ends_with("/RECORD")) continue;
+        if (r.path.ends_with("/RECORD")) continue;
         fs::path abs = (sp / r.path).lexically_normal();
         auto rel = abs.lexically_relative(fs::path(path).lexically_normal());
         if (rel.empty() || *rel.begin() == "..") continue;  // outside the environment
-        if (!has_elf_magic(abs.string())) continue;
-        env.files.push_back({d, r.path, abs.string(), {}});
+        const bool library =
+            may_be_library(r.path) && has_elf_magic(abs.string()) && !is_cubin_file(abs.string());
+        if (library)
+          env.files.push_back({d, r.path, abs.string(), {}});
+        else if (device_files && !r.path.ends_with(".dist-info/" + std::string(k_slim_marker)) &&
+                 !is_package_manifest(distribution, r.path))
+          env.device.push_back({d, r.path, abs.string(), false, {}});
       }
       env.records[d] = std::move(*rows);
     }
@@ -158,7 +178,9 @@ Expected<EnvironmentFiles> environment_files(const std::string& path,
 // written, and RECORD rewritten with the slimmed files' and the marker's rows.
 Expected<void> update_dist_info(const fs::path& dist, const std::vector<const EnvFile*>& list,
                                 const std::vector<formats::RecordRow>& old_rows,
-                                const SlimOptions& o) {
+                                const SlimOptions& o, const DeviceFilePackage* device) {
+  std::set<std::string> removed;
+  if (device) removed.insert(device->removed.begin(), device->removed.end());
   std::map<std::string, std::string> new_rows;
   std::vector<SlimmedFile> slimmed_here;
   for (const auto* f : list) {
@@ -166,7 +188,9 @@ Expected<void> update_dist_info(const fs::path& dist, const std::vector<const En
         formats::record_digest(f->result.sha) + "," + std::to_string(f->result.lib.size_after);
     slimmed_here.push_back({f->row_path, f->result.lib});
   }
-  std::string marker = marker_json(o, "", "", slimmed_here).dump(2) + "\n";
+  std::vector<DeviceFilePackage> device_here;
+  if (device) device_here.push_back(*device);
+  std::string marker = marker_json(o, "", "", slimmed_here, device_here).dump(2) + "\n";
   if (auto w = write_file_atomic((dist / k_slim_marker).string(), marker); !w) return w.error();
   const std::string marker_row = dist.filename().string() + "/" + k_slim_marker;
   new_rows[marker_row] = formats::record_digest(Sha256::of(std::span<const std::byte>(
@@ -175,7 +199,7 @@ Expected<void> update_dist_info(const fs::path& dist, const std::vector<const En
   std::string text;
   std::string record_row;
   for (const auto& r : old_rows) {
-    if (r.path == marker_row) continue;
+    if (r.path == marker_row || removed.count(r.path)) continue;
     if (r.path.ends_with(".dist-info/RECORD") && !r.hash_algorithm.size()) {
       record_row = formats::record_field(r.path) + ",,\n";
       continue;
@@ -195,6 +219,49 @@ Expected<void> update_dist_info(const fs::path& dist, const std::vector<const En
   return {};
 }
 
+// --device-files over an environment: every candidate told by its first bytes and, when it
+// is device code, read whole and judged; what no kept GPU loads is removed (not in a dry
+// run). `by_dist` gets each dist-info's tally, whose `removed` lists the RECORD rows of the
+// files really gone (update_dist_info drops them, also after a failure); `in` the same,
+// paths as shown.
+Expected<void> remove_device_files(EnvironmentFiles& env, const SlimOptions& o, InputSlim& in,
+                                   std::map<fs::path, DeviceFilePackage>& by_dist) {
+  auto& files = env.device;
+  TAILOR_TRY_VOID(parallel_for(files.size(), o.jobs, [&](size_t k) -> Expected<void> {
+    auto& f = files[k];
+    const std::string shown = fs::path(f.abs).lexically_relative(in.input).string();
+    auto kind = device_file_kind_at(f.abs);
+    if (kind == formats::DeviceFileKind::none) return {};
+    TAILOR_TRY(map, MappedFile::open(f.abs));
+    TAILOR_TRY(d, judge_device_file(map.bytes(), kind, f.abs, o.policy));
+    d.path = shown;
+    f.decision = std::move(d);
+    f.is_device = true;
+    return {};
+  }));
+  std::map<fs::path, DeviceFilePackage> shown;
+  for (const auto& f : files) {
+    if (!f.is_device) continue;
+    ++in.device_files_scanned;
+    auto& package = shown[f.dist_info];
+    package.package = distribution_of_dist_info(f.dist_info.string());
+    add_device_file(package, f.decision);
+  }
+  for (auto& [dist, package] : shown) {
+    by_dist[dist] = package;
+    by_dist[dist].removed.clear();  // filled below as files go
+    in.device_packages.push_back(std::move(package));
+  }
+  if (o.dry_run) return {};
+  for (const auto& f : files) {
+    if (!f.is_device || f.decision.choice.keep) continue;
+    if (::unlink(f.abs.c_str()) != 0 && errno != ENOENT)
+      return make_error(f.abs + ": cannot remove: " + errno_text(errno));
+    by_dist[f.dist_info].removed.push_back(f.row_path);
+  }
+  return {};
+}
+
 Expected<InputSlim> slim_environment_input(const std::string& path, const SlimOptions& o) {
   InputSlim in;
   in.input = path;
@@ -210,7 +277,7 @@ Expected<InputSlim> slim_environment_input(const std::string& path, const SlimOp
   if (sites.empty())
     return make_error(
         path + ": not a wheel, an ELF library, a virtual environment or a site-packages folder");
-  TAILOR_TRY(env, environment_files(path, sites));
+  TAILOR_TRY(env, environment_files(path, sites, o.device_files));
   auto& files = env.files;
   in.libraries_scanned = files.size();
   auto done = parallel_for(files.size(), o.jobs, [&](size_t k) -> Expected<void> {
@@ -230,8 +297,17 @@ Expected<InputSlim> slim_environment_input(const std::string& path, const SlimOp
   }
   std::sort(in.files.begin(), in.files.end(),
             [](const auto& a, const auto& b) { return a.path < b.path; });
-  for (const auto& [dist, list] : changed)
-    TAILOR_TRY_VOID(update_dist_info(dist, list, env.records[dist], o));
+  std::map<fs::path, DeviceFilePackage> device;
+  if (done && o.device_files) done = remove_device_files(env, o, in, device);
+  std::set<fs::path> dists;
+  for (const auto& [dist, list] : changed) dists.insert(dist);
+  for (const auto& [dist, package] : device)
+    if (!package.removed.empty()) dists.insert(dist);
+  for (const auto& dist : dists) {
+    auto d = device.find(dist);
+    TAILOR_TRY_VOID(update_dist_info(dist, changed[dist], env.records[dist], o,
+                                     d == device.end() ? nullptr : &d->second));
+  }
   if (!done) return done.error();
   return in;
 }
@@ -281,6 +357,7 @@ Expected<SlimReport> slim_paths(const std::vector<std::string>& paths, const Sli
   report.policy = o.policy.describe();
   for (const auto& cc : o.policy.devices) report.devices.push_back(cc.str());
   report.dry_run = o.dry_run;
+  report.device_files = o.device_files;
   if (!o.dry_run && !o.in_place && o.out_dir.empty())
     return make_error("say where the result goes: --out DIR, --in-place, or --dry-run");
   // Every input is looked at before the output folder exists: a wrong path leaves nothing.
@@ -295,6 +372,10 @@ Expected<SlimReport> slim_paths(const std::vector<std::string>& paths, const Sli
       return make_error(p + ": not a regular file or folder");
     else if (p.ends_with(".whl"))
       kinds.push_back(Kind::wheel);
+    else if (auto device = device_file_kind_at(p); device != formats::DeviceFileKind::none)
+      return make_error(p + ": a " + std::string(formats::device_file_kind_name(device)) +
+                        " file, device code of its own: slim removes such files from the wheels "
+                        "and environments that ship them (--device-files)");
     else if (has_elf_magic(p))
       kinds.push_back(Kind::library);
     else

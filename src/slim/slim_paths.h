@@ -10,6 +10,10 @@
 //    bytes zeroed (elf_slim.h); a library written to disk (in place, --out, in an
 //    environment) has those zeros punched out of the file where the filesystem allows, so
 //    its disk usage drops although its size does not.
+//  - With `device_files`, device code shipped as files of their own (cubins, PTX, fatbin
+//    files: device_files.h) that no kept GPU can load is removed too: from a wheel, member
+//    and RECORD row; from an environment, file and RECORD row. Off by default until GPU
+//    runs prove it (scripts/gpu_slim_device_files.sh). Checksum manifests stay as they are.
 //  - An environment is slimmed in place, distribution by distribution: each library its
 //    RECORD lists, then RECORD itself (new rows, plus the tailor-slim.json marker), so
 //    `pip uninstall` and `pip check` keep working. One run at a time per environment (an
@@ -23,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "slim/device_files.h"
 #include "slim/elf_slim.h"
 #include "util/expected.h"
 
@@ -37,6 +42,9 @@ struct SlimOptions {
   bool dry_run = false;
   unsigned jobs = 0;            ///< worker threads; 0 = one per CPU
   std::string tool = "tailor";  ///< "tailor 0.1.0", recorded in the marker
+  /// --device-files: also remove device code files (cubins, PTX, fatbin files) that no kept
+  /// GPU can load (choose_device_file); off, they are not even read.
+  bool device_files = false;
   /// Called once when another `tailor slim` holds the environment and this run waits for it.
   std::function<void(const std::string& message)> on_wait;
 };
@@ -64,6 +72,10 @@ struct InputSlim {
   uint64_t punchable_bytes = 0;  ///< of those, whole 4 KiB pages
   uint64_t punched_bytes = 0;    ///< disk bytes freed by punching holes
   std::string punch_note;        ///< the first file whose filesystem refused to punch, why
+  /// --device-files: the device code files read, and per package what stayed and went
+  /// (packages in name order; those without device files are not listed).
+  uint64_t device_files_scanned = 0;
+  std::vector<DeviceFilePackage> device_packages;
   double seconds = 0;
 };
 
@@ -71,6 +83,7 @@ struct SlimReport {
   std::string policy;                ///< KeepPolicy::describe()
   std::vector<std::string> devices;  ///< the kept GPUs, "9.0"
   bool dry_run = false;
+  bool device_files = false;  ///< --device-files: device code files were read and judged
   std::vector<InputSlim> inputs;
 };
 

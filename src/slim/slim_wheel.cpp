@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <thread>
 
+#include "formats/device_file.h"
 #include "formats/wheel.h"
 #include "formats/zip.h"
 #include "formats/zip_writer.h"
@@ -67,12 +69,14 @@ Expected<std::vector<WheelWork>> wheel_libraries(const std::string& path, Bytes 
   for (size_t i = 0; i < zip.entries.size(); ++i) {
     const auto& e = zip.entries[i];
     if (e.is_directory() || e.uncompressed_size < 64 || !may_be_library(e.name)) continue;
-    auto head = formats::peek_member(file, e, 4);
+    auto head = formats::peek_member(file, e, 20);
     if (!head) return make_error(path + ": " + head.error().message);
-    if (*head != std::string("\x7f"
-                             "ELF",
-                             4))
+    if (!head->starts_with(std::string("\x7f"
+                                       "ELF",
+                                       4)))
       continue;
+    // A cubin is device code of its own, not a host library (device_files.h).
+    if (formats::classify_device_file(as_bytes(*head)) == formats::DeviceFileKind::cubin) continue;
     WheelWork w;
     w.member = i;
     w.temp_in = tmp.path() + "/" + std::to_string(i) + ".in";
@@ -114,12 +118,57 @@ Expected<void> slim_member(const std::string& path, Bytes file, const formats::Z
   return {};
 }
 
+// One member judged as a device code file, when it is one.
+struct DeviceWork {
+  size_t member = 0;
+  bool is_device = false;
+  DeviceFileDecision decision;
+};
+
+// --device-files: every member outside the dist-info folder that is no library and no
+// manifest of its package, told by its first bytes, read whole when it is device code.
+Expected<std::vector<DeviceWork>> wheel_device_files(const std::string& path, Bytes file,
+                                                     const formats::ZipArchive& zip,
+                                                     const WheelRecord& record,
+                                                     const std::vector<WheelWork>& libraries,
+                                                     const SlimOptions& o) {
+  std::set<size_t> library_members;
+  for (const auto& w : libraries) library_members.insert(w.member);
+  const std::string distribution = distribution_of_dist_info(record.dist_info);
+  std::vector<DeviceWork> work;
+  for (size_t i = 0; i < zip.entries.size(); ++i) {
+    const auto& e = zip.entries[i];
+    if (e.is_directory() || e.uncompressed_size == 0 || library_members.count(i) ||
+        e.name.starts_with(record.dist_info + "/") || is_package_manifest(distribution, e.name))
+      continue;
+    work.push_back({i, false, {}});
+  }
+  auto done = parallel_for(work.size(), o.jobs, [&](size_t k) -> Expected<void> {
+    const auto& e = zip.entries[work[k].member];
+    auto head = formats::peek_member(file, e, formats::k_device_file_head_bytes);
+    if (!head) return make_error(e.name + ": " + head.error().message);
+    const auto kind = formats::classify_device_file(as_bytes(*head));
+    if (kind == formats::DeviceFileKind::none) return {};
+    std::vector<std::byte> buffer;
+    auto bytes = formats::extract_member(file, e, buffer);
+    if (!bytes) return make_error(e.name + ": " + bytes.error().message);
+    TAILOR_TRY(d, judge_device_file(*bytes, kind, e.name, o.policy));
+    work[k].decision = std::move(d);
+    work[k].is_device = true;
+    return {};
+  });
+  if (!done) return make_error(path + ": " + done.error().message);
+  std::erase_if(work, [](const DeviceWork& w) { return !w.is_device; });
+  return work;
+}
+
 // The new archive: members in their order, slimmed ones deflated again, the rest copied
 // compressed; the marker before RECORD; RECORD last.
 Expected<void> write_slimmed_wheel(const std::string& path, Bytes file,
                                    const formats::ZipArchive& zip, const WheelRecord& record,
                                    const std::vector<WheelWork>& work, const SlimOptions& o,
-                                   const std::string& original_sha, const InputSlim& in) {
+                                   const std::string& original_sha, const InputSlim& in,
+                                   const std::set<std::string>& removed) {
   std::map<size_t, const WheelWork*> slimmed;
   for (const auto& w : work)
     if (w.result.written) slimmed[w.member] = &w;
@@ -132,7 +181,7 @@ Expected<void> write_slimmed_wheel(const std::string& path, Bytes file,
   for (size_t i = 0; i < zip.entries.size(); ++i) {
     if (auto c = interrupted_check(); !c) return c.error();
     const auto& e = zip.entries[i];
-    if (e.name == record_name || e.name == marker_name) continue;
+    if (e.name == record_name || e.name == marker_name || removed.count(e.name)) continue;
     if (e.is_directory()) continue;
     const uint32_t mode = formats::normal_mode(file, e);
     auto s = slimmed.find(i);
@@ -147,13 +196,15 @@ Expected<void> write_slimmed_wheel(const std::string& path, Bytes file,
     (void)m;
   }
   std::vector<SlimmedFile> marker_files = in.files;
-  std::string marker =
-      marker_json(o, fs::path(path).filename().string(), original_sha, marker_files).dump(2) + "\n";
+  std::string marker = marker_json(o, fs::path(path).filename().string(), original_sha,
+                                   marker_files, in.device_packages)
+                           .dump(2) +
+                       "\n";
   TAILOR_TRY(mm, writer.add({marker_name, marker, 0644}));
   new_rows[marker_name] = formats::record_digest(mm.sha256) + "," + std::to_string(mm.size);
   std::string record_text;
   for (const auto& r : record.rows) {
-    if (r.path == record_name || r.path == marker_name) continue;
+    if (r.path == record_name || r.path == marker_name || removed.count(r.path)) continue;
     auto n = new_rows.find(r.path);
     if (n != new_rows.end())
       record_text += formats::record_field(r.path) + "," + n->second + "\n";
@@ -218,7 +269,20 @@ Expected<InputSlim> slim_wheel_input(const std::string& path, const SlimOptions&
     struct stat wst {};
     if (::stat(path.c_str(), &wst) == 0) in.disk_before = in.disk_after = disk_bytes(wst);
   }
-  bool any = std::any_of(work.begin(), work.end(), [](const auto& w) { return w.result.written; });
+  std::set<std::string> removed;
+  if (o.device_files) {
+    TAILOR_TRY(device, wheel_device_files(path, file, *zip, record, work, o));
+    in.device_files_scanned = device.size();
+    DeviceFilePackage package;
+    package.package = distribution_of_dist_info(record.dist_info);
+    for (const auto& d : device) {
+      add_device_file(package, d.decision);
+      if (!d.decision.choice.keep) removed.insert(d.decision.path);
+    }
+    if (!device.empty()) in.device_packages.push_back(std::move(package));
+  }
+  bool any = !removed.empty() ||
+             std::any_of(work.begin(), work.end(), [](const auto& w) { return w.result.written; });
   if (o.dry_run || !any) {
     if (!o.dry_run && !o.in_place) {
       // Nothing to remove: the output is the input, copied.
@@ -230,7 +294,8 @@ Expected<InputSlim> slim_wheel_input(const std::string& path, const SlimOptions&
     }
     return in;
   }
-  TAILOR_TRY_VOID(write_slimmed_wheel(path, file, *zip, record, work, o, original_sha, in));
+  TAILOR_TRY_VOID(
+      write_slimmed_wheel(path, file, *zip, record, work, o, original_sha, in, removed));
   in.size_after = fs::file_size(in.output);
   struct stat wst {};
   in.disk_after = ::stat(in.output.c_str(), &wst) == 0 ? disk_bytes(wst) : 0;
