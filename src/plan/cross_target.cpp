@@ -101,8 +101,8 @@ std::string cmake_toolchain_file(const CrossTarget& target, const std::string& n
       "list(APPEND CMAKE_PREFIX_PATH {7}/share/cmake)\n"
       "list(APPEND CMAKE_LIBRARY_PATH {8})\n"
       "set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)\n",
-      p.name, machine, p.cc, p.cxx, nvcc, p.nvcc_headers_from, target.include_dir,
-      target.torch_dir, target.cuda_lib_dir);
+      p.name, machine, p.cc, p.cxx, nvcc, p.nvcc_headers_from, target.include_dir, target.torch_dir,
+      target.cuda_lib_dir);
 }
 
 }  // namespace tailor::plan

@@ -12,13 +12,13 @@ namespace tailor::plan {
 
 /// One platform tailor cross-builds for, as data/cross/platforms.toml describes it.
 struct CrossPlatform {
-  std::string name;         ///< "aarch64": the --platform value and the wheel's machine
-  std::string debian_arch;  ///< "arm64"
-  std::string triplet;      ///< "aarch64-linux-gnu"
-  std::string cc, cxx;      ///< the cross compilers, by name (found on PATH)
-  int elf_machine = 0;      ///< e_machine of the platform's code
-  std::string python_platform;       ///< _PYTHON_HOST_PLATFORM: "linux-aarch64"
-  std::string sysconfigdata;         ///< the target interpreter's sysconfig data module
+  std::string name;             ///< "aarch64": the --platform value and the wheel's machine
+  std::string debian_arch;      ///< "arm64"
+  std::string triplet;          ///< "aarch64-linux-gnu"
+  std::string cc, cxx;          ///< the cross compilers, by name (found on PATH)
+  int elf_machine = 0;          ///< e_machine of the platform's code
+  std::string python_platform;  ///< _PYTHON_HOST_PLATFORM: "linux-aarch64"
+  std::string sysconfigdata;    ///< the target interpreter's sysconfig data module
   std::vector<std::string> wheel_platforms;  ///< pip --platform values, manylinux ones first
   std::vector<std::string> qemu;             ///< qemu-user's names, preferred first
   std::string install;                       ///< the one command that installs the toolchain

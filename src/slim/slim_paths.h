@@ -12,8 +12,9 @@
 //    its disk usage drops although its size does not.
 //  - With `device_files`, device code shipped as files of their own (cubins, PTX, fatbin
 //    files: device_files.h) that no kept GPU can load is removed too: from a wheel, member
-//    and RECORD row; from an environment, file and RECORD row. Off by default until GPU
-//    runs prove it (scripts/gpu_slim_device_files.sh). Checksum manifests stay as they are.
+//    and RECORD row; from an environment, file and RECORD row. On by default (the CLI's
+//    --no-device-files turns it off) since an H200 run proved the rule
+//    (scripts/gpu_slim_device_files.sh). Checksum manifests stay as they are.
 //  - An environment is slimmed in place, distribution by distribution: each library its
 //    RECORD lists, then RECORD itself (new rows, plus the tailor-slim.json marker), so
 //    `pip uninstall` and `pip check` keep working. One run at a time per environment (an

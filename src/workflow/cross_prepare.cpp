@@ -48,7 +48,8 @@ struct Runner {
 };
 
 // A part of the target: made by `make` in DIR.tmp-PID, renamed to DIR when whole.
-Expected<void> make_part(const fs::path& dir, const std::function<Expected<void>(const fs::path&)>& make) {
+Expected<void> make_part(const fs::path& dir,
+                         const std::function<Expected<void>(const fs::path&)>& make) {
   if (fs::exists(dir / ".complete")) return {};
   std::error_code ec;
   const fs::path tmp = dir.string() + ".tmp-" + std::to_string(::getpid());
@@ -79,8 +80,8 @@ std::vector<std::string> pip_platform_args(const CrossRequest& r) {
 
 // Debian's packages of the platform, fetched with an apt state of tailor's own (the host's
 // sources, the platform's architecture) and unpacked into `sysroot`.
-Expected<void> fetch_debian(const CrossRequest& r, const fs::path& apt_state, const fs::path& sysroot,
-                            const Runner& run) {
+Expected<void> fetch_debian(const CrossRequest& r, const fs::path& apt_state,
+                            const fs::path& sysroot, const Runner& run) {
   std::error_code ec;
   for (const char* sub : {"lists/partial", "cache/archives/partial"})
     fs::create_directories(apt_state / sub, ec);
@@ -93,7 +94,9 @@ Expected<void> fetch_debian(const CrossRequest& r, const fs::path& apt_state, co
       "-o", "Dir::Cache=" + (apt_state / "cache").string(),
       "-o", "APT::Architecture=" + r.platform->debian_arch,
       "-o", "APT::Architectures::=" + r.platform->debian_arch,
-      "-o", "Debug::NoLocking=1", "-o", "APT::Sandbox::User=root", "-q"};
+      "-o", "Debug::NoLocking=1",
+      "-o", "APT::Sandbox::User=root",
+      "-q"};
   auto apt = [&](std::vector<std::string> tail) {
     std::vector<std::string> argv = {"apt-get"};
     argv.insert(argv.end(), opts.begin(), opts.end());
@@ -122,9 +125,9 @@ Expected<void> fetch_debian(const CrossRequest& r, const fs::path& apt_state, co
   auto got = run(dl, 600s, "apt-get download");
   if (!got) {
     fs::remove_all(debs, ec);
-    return make_error(got.error().message + fmt::format(
-        " (Python {} for {}: is it packaged in this Debian release?)", r.python_version,
-        r.platform->debian_arch));
+    return make_error(got.error().message +
+                      fmt::format(" (Python {} for {}: is it packaged in this Debian release?)",
+                                  r.python_version, r.platform->debian_arch));
   }
   for (const auto& e : fs::directory_iterator(debs, ec))
     if (e.path().extension() == ".deb")
@@ -144,8 +147,7 @@ Expected<void> python_layout(const CrossRequest& r, const fs::path& sysroot, con
   const std::string py = "python" + r.python_version;
   const fs::path headers = sysroot / "usr/include" / py;
   const fs::path pyconfig = sysroot / "usr/include" / r.platform->triplet / py / "pyconfig.h";
-  const fs::path data =
-      sysroot / "usr/lib" / py / (r.platform->sysconfigdata + ".py");
+  const fs::path data = sysroot / "usr/lib" / py / (r.platform->sysconfigdata + ".py");
   for (const auto& p : {headers, pyconfig, data})
     if (!fs::exists(p))
       return make_error(fmt::format("Debian's packages of Python {} for {} lack {}",
@@ -153,7 +155,8 @@ Expected<void> python_layout(const CrossRequest& r, const fs::path& sysroot, con
   return make_part(root / "include", [&](const fs::path& tmp) -> Expected<void> {
     std::error_code ec;
     fs::copy(headers, tmp / py, fs::copy_options::recursive, ec);
-    if (!ec) fs::copy_file(pyconfig, tmp / py / "pyconfig.h", fs::copy_options::overwrite_existing, ec);
+    if (!ec)
+      fs::copy_file(pyconfig, tmp / py / "pyconfig.h", fs::copy_options::overwrite_existing, ec);
     if (ec) return make_error("copying the target Python's headers: " + ec.message());
     auto text = read_file(data.string());
     if (!text) return make_error("cannot read " + data.string());
@@ -169,10 +172,10 @@ std::string public_version(const std::string& v) { return v.substr(0, v.find('+'
 
 Expected<void> fetch_torch(const CrossRequest& r, const fs::path& site, const Runner& run) {
   const std::string req = "torch==" + public_version(r.torch_version);
-  r.say(fmt::format("tailor: cross: {} for {} (Python {}) from the index", req,
-                    r.platform->name, r.python_version));
-  std::vector<std::string> argv = {r.python, "-m", "pip", "install", "-q", "--no-deps",
-                                   "--target", site.string()};
+  r.say(fmt::format("tailor: cross: {} for {} (Python {}) from the index", req, r.platform->name,
+                    r.python_version));
+  std::vector<std::string> argv = {r.python, "-m",        "pip",      "install",
+                                   "-q",     "--no-deps", "--target", site.string()};
   auto plat = pip_platform_args(r);
   argv.insert(argv.end(), plat.begin(), plat.end());
   argv.push_back(req);
@@ -181,15 +184,16 @@ Expected<void> fetch_torch(const CrossRequest& r, const fs::path& site, const Ru
   std::string metadata;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(site, ec))
-    if (e.path().filename().string().starts_with("torch-") &&
-        e.path().extension() == ".dist-info")
+    if (e.path().filename().string().starts_with("torch-") && e.path().extension() == ".dist-info")
       metadata = read_file((e.path() / "METADATA").string()).value_or("");
   const std::string runtime = cuda_runtime_requirement(metadata);
   if (runtime.empty())
-    return make_error(fmt::format("{} for {} names no CUDA runtime: a CPU build cannot link CUDA "
-                                  "code", req, r.platform->name));
-  std::vector<std::string> rt = {r.python, "-m", "pip", "install", "-q", "--target",
-                                 (site / ".cuda-runtime").string()};
+    return make_error(
+        fmt::format("{} for {} names no CUDA runtime: a CPU build cannot link CUDA "
+                    "code",
+                    req, r.platform->name));
+  std::vector<std::string> rt = {
+      r.python, "-m", "pip", "install", "-q", "--target", (site / ".cuda-runtime").string()};
   rt.insert(rt.end(), plat.begin(), plat.end());
   rt.push_back(runtime);
   TAILOR_TRY_VOID(run(rt, 1800s, "pip install " + runtime + " for " + r.platform->name));
@@ -197,18 +201,17 @@ Expected<void> fetch_torch(const CrossRequest& r, const fs::path& site, const Ru
 }
 
 // torch's other requirements, for the import test: the same platform tags.
-Expected<void> fetch_runtime(const CrossRequest& r, const fs::path& build_site, const fs::path& site,
-                             const Runner& run) {
+Expected<void> fetch_runtime(const CrossRequest& r, const fs::path& build_site,
+                             const fs::path& site, const Runner& run) {
   std::string metadata;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(build_site, ec))
-    if (e.path().filename().string().starts_with("torch-") &&
-        e.path().extension() == ".dist-info")
+    if (e.path().filename().string().starts_with("torch-") && e.path().extension() == ".dist-info")
       metadata = read_file((e.path() / "METADATA").string()).value_or("");
   auto reqs = runtime_requirements(metadata);
   r.say(fmt::format("tailor: cross: torch's {} requirements for the import test", reqs.size()));
-  std::vector<std::string> argv = {r.python, "-m", "pip", "install", "-q", "--target",
-                                   site.string()};
+  std::vector<std::string> argv = {r.python, "-m",       "pip",        "install",
+                                   "-q",     "--target", site.string()};
   auto plat = pip_platform_args(r);
   argv.insert(argv.end(), plat.begin(), plat.end());
   argv.insert(argv.end(), reqs.begin(), reqs.end());
@@ -327,15 +330,15 @@ Expected<plan::CrossTarget> prepare_cross_target(const CrossRequest& r, CommandR
     return fetch_debian(all, apt_state, tmp, run);
   }));
   TAILOR_TRY_VOID(python_layout(r, root / "sysroot", root));
-  TAILOR_TRY_VOID(make_part(root / "build-site", [&](const fs::path& tmp) {
-    return fetch_torch(r, tmp, run);
-  }));
+  TAILOR_TRY_VOID(make_part(root / "build-site",
+                            [&](const fs::path& tmp) { return fetch_torch(r, tmp, run); }));
   auto version_py = read_file((root / "build-site/torch/version.py").string());
   auto cuda = version_py ? torch_cuda_from_version_py(*version_py) : std::nullopt;
   if (!cuda)
-    return make_error(fmt::format("torch {} for {} is a CPU build (torch/version.py names no "
-                                  "CUDA): a CUDA extension needs a CUDA torch",
-                                  t.torch_version, p.name));
+    return make_error(
+        fmt::format("torch {} for {} is a CPU build (torch/version.py names no "
+                    "CUDA): a CUDA extension needs a CUDA torch",
+                    t.torch_version, p.name));
   t.torch_cuda = cuda->to_string();
   if (cuda->major != r.nvcc.major)
     return make_error(fmt::format(

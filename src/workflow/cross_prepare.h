@@ -28,7 +28,7 @@ struct CrossRequest {
   std::string torch_version;   ///< the host torch's public version: the target's ("2.11.0")
   cuda::CudaVersion nvcc;      ///< the toolkit's release: the target torch's CUDA major must match
   std::string cache_root;      ///< empty: user_cache_dir("cross")
-  bool for_import_test = false;  ///< also run-site/ and the interpreter's libraries
+  bool for_import_test = false;                 ///< also run-site/ and the interpreter's libraries
   std::function<void(const std::string&)> say;  ///< progress lines
 };
 

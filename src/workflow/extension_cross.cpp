@@ -38,9 +38,8 @@ StepResult choose_cross_platform(const ExtensionBuildOptions& o, ExtensionBuildS
                 fmt::format("--platform {}: tailor cross-builds for {} (this host is {})",
                             o.platform, join(plan::cross_platform_names(), ", "), host));
   if (implied && !implied->empty() && *implied != p->name)
-    return stop(BuildStatus::bad_input,
-                fmt::format("--platform {}: {} is a {} GPU", p->name, s.result.report.targets_spec,
-                            *implied));
+    return stop(BuildStatus::bad_input, fmt::format("--platform {}: {} is a {} GPU", p->name,
+                                                    s.result.report.targets_spec, *implied));
   s.cross_platform = p;
   s.result.report.platform = p->name;
   // Its own work folder: a native and a cross build of one source run side by side.
@@ -61,15 +60,16 @@ StepResult check_cross_prerequisites(const ExtensionBuildState& s) {
   if (!s.toolkit || s.toolkit->nvcc.empty())
     return stop(BuildStatus::preflight_failed,
                 fmt::format("a cross build for {} compiles device code with this host's nvcc, and "
-                            "none was found", p->name));
+                            "none was found",
+                            p->name));
   if (!s.python || !s.python->torch)
-    return stop(BuildStatus::preflight_failed,
-                fmt::format("a cross build runs the package's build in {} with its torch (the "
-                            "target's is torch of the same version for {}): it has no torch{}",
-                            s.python_arg, p->name,
-                            s.python && !s.python->torch_error.empty()
-                                ? " (" + s.python->torch_error + ")"
-                                : ""));
+    return stop(
+        BuildStatus::preflight_failed,
+        fmt::format(
+            "a cross build runs the package's build in {} with its torch (the "
+            "target's is torch of the same version for {}): it has no torch{}",
+            s.python_arg, p->name,
+            s.python && !s.python->torch_error.empty() ? " (" + s.python->torch_error + ")" : ""));
   return std::nullopt;
 }
 
@@ -83,8 +83,8 @@ CrossRequest cross_request(const ExtensionBuildOptions& o, const ExtensionBuildS
   r.torch_version = s.python->torch->version;
   r.nvcc = s.toolkit->release;
   r.cache_root = o.cross_cache;
-  r.for_import_test = !find_qemu(*s.cross_platform).empty() &&
-                      o.tests != ExtensionBuildOptions::Tests::never;
+  r.for_import_test =
+      !find_qemu(*s.cross_platform).empty() && o.tests != ExtensionBuildOptions::Tests::never;
   r.say = [&o](const std::string& line) { status(o, line); };
   return r;
 }
@@ -102,15 +102,14 @@ StepResult prepare_cross(const ExtensionBuildOptions& o, ExtensionBuildContext& 
                         r.torch_version, r.python_version));
   auto target = prepare_cross_target(r, ctx.runner);
   if (!target)
-    return stop(BuildStatus::build_failed,
-                fmt::format("preparing the {} target: {}", r.platform->name,
-                            target.error().message));
+    return stop(BuildStatus::build_failed, fmt::format("preparing the {} target: {}",
+                                                       r.platform->name, target.error().message));
   s.cross = *target;
   s.request.cross = *target;
   auto& tc = s.result.report.toolchain;
-  tc["cross"] = fmt::format("{} ({}), torch {} (CUDA {}) for {}", r.platform->cxx,
-                            r.platform->triplet, target->torch_version, target->torch_cuda,
-                            r.platform->name);
+  tc["cross"] =
+      fmt::format("{} ({}), torch {} (CUDA {}) for {}", r.platform->cxx, r.platform->triplet,
+                  target->torch_version, target->torch_cuda, r.platform->name);
   return std::nullopt;
 }
 
@@ -149,7 +148,8 @@ StepResult cross_import_check(const ExtensionBuildOptions& o, ExtensionBuildCont
                         fs::path(qemu).filename().string(), p.name, s.cross->python_version,
                         s.cross->torch_version));
   std::ofstream log(rep.log_path, std::ios::app);
-  auto run = [&](std::vector<std::string> argv, std::map<std::string, std::optional<std::string>> env,
+  auto run = [&](std::vector<std::string> argv,
+                 std::map<std::string, std::optional<std::string>> env,
                  std::chrono::seconds limit) {
     CommandSpec spec;
     spec.argv = std::move(argv);
@@ -163,10 +163,20 @@ StepResult cross_import_check(const ExtensionBuildOptions& o, ExtensionBuildCont
     log << "### exit " << r.exit_code << (r.timed_out ? " (timed out)" : "") << "\n";
     return std::make_pair(r.ok(), out);
   };
-  std::vector<std::string> install = {rep.python, "-m", "pip", "install", "-q", "--no-deps",
-                                      "--no-index", "--target", target.string(),
-                                      "--only-binary=:all:", "--implementation", "cp",
-                                      "--python-version", s.cross->python_version};
+  std::vector<std::string> install = {rep.python,
+                                      "-m",
+                                      "pip",
+                                      "install",
+                                      "-q",
+                                      "--no-deps",
+                                      "--no-index",
+                                      "--target",
+                                      target.string(),
+                                      "--only-binary=:all:",
+                                      "--implementation",
+                                      "cp",
+                                      "--python-version",
+                                      s.cross->python_version};
   for (const auto& w : p.wheel_platforms) {
     install.push_back("--platform");
     install.push_back(w);
@@ -176,16 +186,15 @@ StepResult cross_import_check(const ExtensionBuildOptions& o, ExtensionBuildCont
   std::string code = fmt::format("import torch, {}; print({}.__file__)", import_names,
                                  split_any(import_names, ", ").front());
   auto [ok, out] =
-      installed
-          ? run({qemu, "-L", s.cross->sysroot, s.cross->python, "-c", code},
-                {{"PYTHONPATH", target.string() + ":" + fs::path(s.cross->torch_dir).parent_path()
-                                                             .string() +
-                                    ":" + s.cross->site_dir},
-                 {"PYTHONHOME", std::nullopt},
-                 {"QEMU_LD_PREFIX", s.cross->sysroot},
-                 {"PYTHONWARNINGS", "ignore"}},
-                std::chrono::seconds(900))
-          : std::make_pair(false, install_out);
+      installed ? run({qemu, "-L", s.cross->sysroot, s.cross->python, "-c", code},
+                      {{"PYTHONPATH", target.string() + ":" +
+                                          fs::path(s.cross->torch_dir).parent_path().string() +
+                                          ":" + s.cross->site_dir},
+                       {"PYTHONHOME", std::nullopt},
+                       {"QEMU_LD_PREFIX", s.cross->sysroot},
+                       {"PYTHONWARNINGS", "ignore"}},
+                      std::chrono::seconds(900))
+                : std::make_pair(false, install_out);
   if (!ok) {
     rep.checks.push_back({"import", CheckStatus::failed, "import " + import_names + " under qemu"});
     auto lines = split_any(out, "\n");
@@ -195,11 +204,10 @@ StepResult cross_import_check(const ExtensionBuildOptions& o, ExtensionBuildCont
                 fmt::format("the built wheel does not import under {} ({})",
                             fs::path(qemu).filename().string(), import_names));
   }
-  rep.checks.push_back(
-      {"import", CheckStatus::passed,
-       fmt::format("import {} under {} with {} Python {} and torch {}", import_names,
-                   fs::path(qemu).filename().string(), p.name, s.cross->python_version,
-                   s.cross->torch_version)});
+  rep.checks.push_back({"import", CheckStatus::passed,
+                        fmt::format("import {} under {} with {} Python {} and torch {}",
+                                    import_names, fs::path(qemu).filename().string(), p.name,
+                                    s.cross->python_version, s.cross->torch_version)});
   return std::nullopt;
 }
 

@@ -51,16 +51,16 @@ PY
 }
 members() { python3 -c 'import sys,zipfile; print(" ".join(sorted(n for n in zipfile.ZipFile(sys.argv[1]).namelist() if "dist-info" not in n)))' "$1"; }
 
-# Without the flag: no device file is read or removed, and the output says nothing of them.
-"$TAILOR" slim "$whl" --gpu T4 --out off >off.txt 2>err.txt
-expect_eq "without --device-files: exit 0" "$?" 0
-expect_eq "without --device-files: every member stays" "$(members off/$whl)" "$(members $whl)"
-expect_eq "without --device-files: no device files line" "$(grep -c 'device files' off.txt)" 0
-"$TAILOR" slim "$whl" --gpu T4 --out off2 --json >off.json 2>err.txt
-expect_eq "without --device-files: json says so" "$(json_get off.json "j['device_files']")" False
+# --no-device-files: no device file is read or removed, and the output says nothing of them.
+"$TAILOR" slim "$whl" --gpu T4 --no-device-files --out off >off.txt 2>err.txt
+expect_eq "--no-device-files: exit 0" "$?" 0
+expect_eq "--no-device-files: every member stays" "$(members off/$whl)" "$(members $whl)"
+expect_eq "--no-device-files: no device files line" "$(grep -c 'device files' off.txt)" 0
+"$TAILOR" slim "$whl" --gpu T4 --no-device-files --out off2 --json >off.json 2>err.txt
+expect_eq "--no-device-files: json says so" "$(json_get off.json "j['device_files']")" False
 
 # With it, for a T4.
-"$TAILOR" slim "$whl" --gpu T4 --device-files --out on >on.txt 2>err.txt
+"$TAILOR" slim "$whl" --gpu T4 --out on >on.txt 2>err.txt
 expect_eq "--device-files --gpu T4: exit 0" "$?" 0
 expect_eq "--device-files: what stays" "$(members on/$whl)" \
   "kernels/__init__.py kernels/bin/add.fatbin kernels/bin/add.txt kernels/bin/add_75.cubin"
@@ -137,8 +137,8 @@ expect_eq "cut cubin: exit 2" "$?" 2
 expect_eq "cut cubin: one error line" "$(wc -l <err.txt)" 1
 expect_grep "cut cubin: the error names the member and an offset" "^tailor: error: .*cut/add.cubin: .*0x" err.txt
 expect_eq "cut cubin: nothing written" "$(ls cut 2>/dev/null | wc -l)" 0
-"$TAILOR" slim cut-1.0-py3-none-any.whl --gpu T4 --out cut2 >out.txt 2>err.txt
-expect_eq "cut cubin without the flag: not read, exit 0" "$?" 0
+"$TAILOR" slim cut-1.0-py3-none-any.whl --gpu T4 --no-device-files --out cut2 >out.txt 2>err.txt
+expect_eq "cut cubin with --no-device-files: not read, exit 0" "$?" 0
 make_wheel cutenv-1.0-py3-none-any.whl cut.cubin:cutenv/add.cubin k90.cubin:cutenv/add_90.cubin
 venv/bin/pip install -q --no-deps --no-index cutenv-1.0-py3-none-any.whl >/dev/null 2>&1 ||
   fail "pip install cutenv"
