@@ -30,6 +30,25 @@ def point_at_target(module, torch_dir, cuda_lib):
         return [cuda_lib if p in (host_lib64, host_lib) else p for p in paths]
 
     module.library_paths = library_paths
+    ccbin_is_no_arch_flag(module)
+
+
+def ccbin_is_no_arch_flag(module):
+    # torch adds its -gencode flags only when no flag of the package's nvcc arguments holds
+    # the text "arch" (_get_cuda_arch_flags): a package that passes its own -ccbin=$CC
+    # (chamferdist 1.0.3) names the cross compiler, aarch64-linux-gnu-gcc, and torch then
+    # adds no target at all, so nvcc builds its default. A -ccbin flag is no target flag.
+    arch_flags = getattr(module, "_get_cuda_arch_flags", None)
+    if arch_flags is None:
+        return
+
+    def _get_cuda_arch_flags(cflags=None):
+        if cflags is not None:
+            cflags = [f for f in cflags
+                      if not (isinstance(f, str) and f.startswith(("-ccbin", "--compiler-bindir")))]
+        return arch_flags(cflags)
+
+    module._get_cuda_arch_flags = _get_cuda_arch_flags
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):

@@ -85,6 +85,22 @@ class CrossTarget(DriverTest):
             for name in [n for n in sys.modules if n.startswith("torchlike")]:
                 del sys.modules[name]
 
+    def test_a_ccbin_flag_naming_the_cross_compiler_is_no_target_flag(self):
+        module = fake_cpp_extension("/usr/local/cuda")
+
+        def _get_cuda_arch_flags(cflags=None):
+            # torch's test: any flag holding "arch" means the package chose its targets.
+            if cflags is not None and any("arch" in f for f in cflags):
+                return []
+            return ["-gencode=arch=compute_90,code=sm_90"]
+
+        module._get_cuda_arch_flags = _get_cuda_arch_flags
+        cross.point_at_target(module, "/t/torch", "")
+        self.assertEqual(module._get_cuda_arch_flags(["-ccbin=/w/aarch64-linux-gnu-gcc", "-O3"]),
+                         ["-gencode=arch=compute_90,code=sm_90"])
+        # The package's own target flags still count as its choice.
+        self.assertEqual(module._get_cuda_arch_flags(["-arch=sm_80"]), [])
+
     def test_nothing_without_the_variable(self):
         os.environ.pop("TAILOR_CROSS_TORCH", None)
         before = list(sys.meta_path)
