@@ -2,7 +2,7 @@
 # End-to-end: the same wheel from any folder with nothing installed (issue 38). bubblewrap
 # is hidden from PATH (a folder of links to every other program), so the fixed work path
 # comes from tailor's own mount namespace or, where none can be made, a real fixed folder:
-#  - the bundled example (examples/fused_ops, --arch 8.0) built in one work folder and
+#  - the test fixture (tests/e2e/data/tiny_ext, --arch 8.0) built in one work folder and
 #    HOME on the namespace route (the report says "namespace"), and at the same time where
 #    no namespace can be made (a seccomp filter refuses unshare, as container runtimes'
 #    default profiles do: lib/deny_unshare.py) from another work folder and HOME, which
@@ -15,11 +15,12 @@
 #    with one sha256;
 #  - an unprivileged user (setpriv to nobody) gets the namespace too: tailor's launcher
 #    run as that user sees its folder at the fixed path and writes files as itself; where
-#    that user can also run python3 with torch, its build of the example has the same
+#    that user can also run python3 with torch, its build of the fixture has the same
 #    sha256 (skipped, and said so, where it cannot read the tree or the interpreter);
 #  - `tailor detect` (text, --json) names the route builds take here and a forced one.
 # (A build without a fixed path and its warning: build_reproducible.sh.)
-# Two example builds at once and two of the fixture on 2 cores: about two minutes.
+# Four builds of the fixture, two at a time (seconds each; the bundled example's own build
+# is build_example.sh's).
 set -u
 : "${TAILOR:?TAILOR must point at the built binary}"
 [ -x "$TAILOR" ] || { echo "skip: $TAILOR not built"; exit 77; }
@@ -79,9 +80,9 @@ here_route=$(cd "$src" && PATH="$nobw" "$TAILOR" detect --no-python --json | pyt
 [ "$here_route" = namespace ] || echo "skip (part): no namespace for $(id -un) here ($here_route route):" \
   "$(cd "$src" && PATH="$nobw" "$TAILOR" detect --no-python | grep -m1 'not namespace')"
 
-# 1. The example on the namespace route (as root or as this user, whichever runs the
+# 1. The fixture on the namespace route (as root or as this user, whichever runs the
 #    test) and, at the same time, on the folder route from another work folder and HOME.
-build ns "" "$tmp/w" "$tmp/home1"
+build ns "$tiny_ext" "$tmp/w" "$tmp/home1"
 ns=$last_pid
 deny="python3 $src/tests/e2e/lib/deny_unshare.py"
 folder_env=TAILOR_FIXED_PATH_ROUTE=
@@ -90,18 +91,18 @@ if ! $deny true 2>/dev/null; then
   deny=
   folder_env=TAILOR_FIXED_PATH_ROUTE=folder
 fi
-launch=$deny build folder "" "$tmp/a/much/longer/work/folder" "$tmp/a/much/longer/home2" "$folder_env"
+launch=$deny build folder "$tiny_ext" "$tmp/a/much/longer/work/folder" "$tmp/a/much/longer/home2" "$folder_env"
 folder=$last_pid
 finished ns "$ns"
 finished folder "$folder"
 if [ -n "$(report ns)" ]; then
   expect_eq "namespace: route in the report" "$(json_get "$(report ns)" 'j["run"]["work_path_route"]')" "$here_route"
-  expect_eq "namespace: work path" "$(json_get "$(report ns)" 'j["run"]["work_path"]')" /tmp/.tailor-build/fused_ops
+  expect_eq "namespace: work path" "$(json_get "$(report ns)" 'j["run"]["work_path"]')" /tmp/.tailor-build/tiny_ext
   expect_eq "namespace: no warning" "$(json_get "$(report ns)" 'j["run"]["work_path_note"]')" None
 fi
 if [ -n "$(report folder)" ]; then
   expect_eq "folder: route in the report" "$(json_get "$(report folder)" 'j["run"]["work_path_route"]')" folder
-  expect_eq "folder: work path" "$(json_get "$(report folder)" 'j["run"]["work_path"]')" /tmp/.tailor-build/fused_ops
+  expect_eq "folder: work path" "$(json_get "$(report folder)" 'j["run"]["work_path"]')" /tmp/.tailor-build/tiny_ext
   if [ -n "$deny" ]; then
     json_get "$(report folder)" 'j["run"]["work_path_tried"]' | grep -q "^namespace: unshare(CLONE_NEWUSER|CLONE_NEWNS): permission denied" \
       && ok "folder: the report says why not a namespace" || bad "folder: no reason in run.work_path_tried"
@@ -113,7 +114,7 @@ fi
 ls -d "$tmp/a/much/longer/work/folder"/*/src/build >/dev/null 2>&1 && ok "the folder build's tree is back in its work folder" \
   || bad "no build tree in the folder build's work folder"
 expect_eq "nothing left at the fixed folder" \
-  "$(find /tmp/.tailor-build/fused_ops -mindepth 1 -maxdepth 1 ! -name .tailor.lock 2>/dev/null | wc -l)" 0
+  "$(find /tmp/.tailor-build/tiny_ext -mindepth 1 -maxdepth 1 ! -name .tailor.lock 2>/dev/null | wc -l)" 0
 
 # 2. Two builds of one package from two work folders at once on the folder route: the
 #    second waits for the first, by pid; both succeed, with the same bytes.
@@ -152,13 +153,13 @@ else
     expect_eq "nobody: the file it wrote is its own" "$(stat -c %u "$tmp/nobody/work/made" 2>/dev/null)" 65534
     # The whole build, where nobody can read the tree and run python3 with torch.
     py=$(command -v python3)
-    if ! nobody_run test -r "$src/examples/fused_ops/setup.py"; then
+    if ! nobody_run test -r "$tiny_ext/setup.py"; then
       echo "skip (part): user nobody cannot read $src: no unprivileged build"
     elif ! nobody_run "$py" -c 'import torch' >/dev/null 2>&1; then
       echo "skip (part): user nobody cannot run $py with torch (it lies in a folder only root reads): no unprivileged build"
     else
       mkdir -p "$tmp/nobody/home" "$tmp/out-nb" && chown -R 65534:65534 "$tmp/nobody" "$tmp/out-nb"
-      (cd "$src" && PATH="$nobw" HOME="$tmp/nobody/home" XDG_CACHE_HOME="$tmp/nobody/xdg" nobody_run "$TAILOR" build --arch 8.0 \
+      (cd "$src" && PATH="$nobw" HOME="$tmp/nobody/home" XDG_CACHE_HOME="$tmp/nobody/xdg" nobody_run "$TAILOR" build "$tiny_ext" --arch 8.0 \
         --work-dir "$tmp/nobody/work" --out "$tmp/out-nb" --no-tests --cache none --progress plain >"$tmp/nb.log" 2>&1)
       expect_eq "nobody: build exit 0" "$?" 0
       expect_eq "nobody: the same bytes as root's" "$(sha nb)" "$(sha ns)"
