@@ -257,6 +257,23 @@ std::optional<cuda::CudaVersion> torch_cuda_from_version_py(std::string_view tex
   return *v;
 }
 
+Expected<cuda::CudaVersion> target_torch_cuda(std::string_view version_py,
+                                              const std::string& torch_version,
+                                              const std::string& platform, cuda::CudaVersion nvcc) {
+  auto cuda = torch_cuda_from_version_py(version_py);
+  if (!cuda)
+    return make_error(
+        fmt::format("torch {} for {} is a CPU build (torch/version.py names no "
+                    "CUDA): a CUDA extension needs a CUDA torch",
+                    torch_version, platform));
+  if (cuda->major != nvcc.major)
+    return make_error(fmt::format(
+        "torch {} for {} is built with CUDA {}, nvcc here is {}: their CUDA majors must match "
+        "(use the nvcc of CUDA {}, or a torch built with CUDA {})",
+        torch_version, platform, cuda->to_string(), nvcc.to_string(), cuda->major, nvcc.major));
+  return *cuda;
+}
+
 std::string rewrite_sysconfigdata(std::string_view text, const std::string& python_version,
                                   const std::string& include_dir) {
   const std::string from = "/usr/include/python" + python_version;
@@ -332,19 +349,10 @@ Expected<plan::CrossTarget> prepare_cross_target(const CrossRequest& r, CommandR
   TAILOR_TRY_VOID(python_layout(r, root / "sysroot", root));
   TAILOR_TRY_VOID(make_part(root / "build-site",
                             [&](const fs::path& tmp) { return fetch_torch(r, tmp, run); }));
-  auto version_py = read_file((root / "build-site/torch/version.py").string());
-  auto cuda = version_py ? torch_cuda_from_version_py(*version_py) : std::nullopt;
-  if (!cuda)
-    return make_error(
-        fmt::format("torch {} for {} is a CPU build (torch/version.py names no "
-                    "CUDA): a CUDA extension needs a CUDA torch",
-                    t.torch_version, p.name));
-  t.torch_cuda = cuda->to_string();
-  if (cuda->major != r.nvcc.major)
-    return make_error(fmt::format(
-        "torch {} for {} is built with CUDA {}, nvcc here is {}: their CUDA majors must match "
-        "(use the nvcc of CUDA {}, or a torch built with CUDA {})",
-        t.torch_version, p.name, t.torch_cuda, r.nvcc.to_string(), cuda->major, r.nvcc.major));
+  TAILOR_TRY(cuda, target_torch_cuda(
+                       read_file((root / "build-site/torch/version.py").string()).value_or(""),
+                       t.torch_version, p.name, r.nvcc));
+  t.torch_cuda = cuda.to_string();
   TAILOR_TRY_VOID(make_part(root / "cuda-lib", [&](const fs::path& tmp) {
     return link_names(root / "build-site/.cuda-runtime", tmp);
   }));

@@ -45,6 +45,12 @@ std::string find_qemu(const plan::CrossPlatform& platform);
 /// The CUDA release a torch's version.py names (`cuda = '13.0'`), from its text.
 std::optional<cuda::CudaVersion> torch_cuda_from_version_py(std::string_view text);
 
+/// The target torch's CUDA release from its version.py, or one line: a CPU build, or a CUDA
+/// major other than nvcc's (the extension's device code and torch's runtime must agree).
+Expected<cuda::CudaVersion> target_torch_cuda(std::string_view version_py,
+                                              const std::string& torch_version,
+                                              const std::string& platform, cuda::CudaVersion nvcc);
+
 /// The target's sysconfig data with its include folders pointed at `include_dir`.
 std::string rewrite_sysconfigdata(std::string_view text, const std::string& python_version,
                                   const std::string& include_dir);

@@ -39,6 +39,21 @@ TEST(CrossPrepare, TorchCudaFromVersionPy) {
   EXPECT_FALSE(torch_cuda_from_version_py(""));
 }
 
+TEST(CrossPrepare, TheTargetTorchsCudaMajorMustBeNvccs) {
+  const cuda::CudaVersion nvcc13{13, 0};
+  auto ok = target_torch_cuda("cuda = '13.0'\n", "2.11.0", "aarch64", nvcc13);
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->to_string(), "13.0");
+  auto other = target_torch_cuda("cuda = '12.8'\n", "2.9.1", "aarch64", nvcc13);
+  ASSERT_FALSE(other);
+  EXPECT_EQ(other.error().message,
+            "torch 2.9.1 for aarch64 is built with CUDA 12.8, nvcc here is 13.0: their CUDA "
+            "majors must match (use the nvcc of CUDA 12, or a torch built with CUDA 13)");
+  auto cpu = target_torch_cuda("cuda = None\n", "2.11.0", "aarch64", nvcc13);
+  ASSERT_FALSE(cpu);
+  EXPECT_NE(cpu.error().message.find("is a CPU build"), std::string::npos);
+}
+
 TEST(CrossPrepare, SysconfigDataPointsAtTheTargetHeaders) {
   std::string text =
       "build_time_vars = {'INCLUDEPY': '/usr/include/python3.11',\n"
