@@ -1,4 +1,4 @@
-// `tailor build --wheelhouse DIR|file://DIR`: a wheel already published for this build's
+// `tailor build --wheelhouse DIR|file:///DIR|http(s)://HOST/PATH|s3://BUCKET/PREFIX`: a wheel already published for this build's
 // inputs, found, fetched and verified instead of compiling. The inputs are the package, the
 // source digest, the targets, and the torch, CUDA (nvcc) and Python (major.minor: the ABI)
 // the provenance records. The index is input like any other: its names are checked, its link
@@ -30,10 +30,6 @@ struct BuildInputs {
 /// or "" when it was. A foreign wheel never matches.
 std::string input_mismatch(const WheelEntry& entry, const BuildInputs& inputs);
 
-/// The wheelhouse folder of `location`: a path, or a file:// URL of one. Another scheme
-/// (http, s3) or a file URL naming a host is an error.
-Expected<std::string> wheelhouse_folder(const std::string& location);
-
 struct IndexLink {
   std::string file, url, sha256;
 };
@@ -49,7 +45,7 @@ struct FetchedWheel {
   std::string origin;  ///< "DIR/files/sm90/<wheel>"
 };
 
-/// The wheel of the wheelhouse at `location` whose provenance matches `inputs`, copied into
+/// The wheel of the wheelhouse at `location` (wheelhouse_store.h: open_store) whose provenance matches `inputs`, copied into
 /// `dest_dir` and checked against its index's sha256; nullopt when none matches (`why_not`
 /// then says what came closest). Errors: a bad location or index, a sha256 mismatch.
 Expected<std::optional<FetchedWheel>> fetch_matching_wheel(const std::string& location,
