@@ -161,7 +161,16 @@ std::string S3Bucket::url_of(const std::string& rel) const {
 Expected<HttpReply> S3Bucket::send(HttpRequest r, const std::string& payload_sha256) const {
   TAILOR_TRY(url, parse_http_url(r.url));
   if (m_credentials) sign_s3_request(r, url, m_region, *m_credentials, payload_sha256, amz_now());
-  return http_send(r);
+  auto reply = http_send(r);
+  if (!reply) return make_error(describe() + ": " + reply.error().message);
+  return reply;
+}
+
+std::string S3Bucket::failure(const std::string& what, const HttpReply& reply) const {
+  std::string line = fmt::format("{}: {}: {}", describe(), what, s3_error_text(reply));
+  if (reply.status == 403 && !m_credentials)
+    line += " (no S3 credentials in the environment: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)";
+  return line;
 }
 
 Expected<HttpReply> S3Bucket::get(const std::string& rel, uint64_t max_bytes,
@@ -172,8 +181,11 @@ Expected<HttpReply> S3Bucket::get(const std::string& rel, uint64_t max_bytes,
   r.sink = std::move(sink);
   r.timeout = std::chrono::minutes(10);
   TAILOR_TRY(reply, send(std::move(r), sha256_hex("")));
-  if (reply.status == 200 || reply.status == 404) return reply;
-  return make_error(fmt::format("{}: GET {}: {}", describe(), rel, s3_error_text(reply)));
+  // A missing bucket answers 404 too: only a missing key is "absent".
+  if (reply.status == 200 || (reply.status == 404 && reply.body.find("<Code>NoSuchBucket<") ==
+                                                         std::string::npos))
+    return reply;
+  return make_error(failure("GET " + rel, reply));
 }
 
 Expected<HttpReply> S3Bucket::head(const std::string& rel) const {
@@ -182,7 +194,7 @@ Expected<HttpReply> S3Bucket::head(const std::string& rel) const {
   r.url = url_of(rel);
   TAILOR_TRY(reply, send(std::move(r), sha256_hex("")));
   if (reply.status == 200 || reply.status == 404) return reply;
-  return make_error(fmt::format("{}: HEAD {}: HTTP {}", describe(), rel, reply.status));
+  return make_error(failure("HEAD " + rel, reply));
 }
 
 Expected<HttpReply> S3Bucket::put(const std::string& rel, const Put& p) const {
@@ -200,7 +212,7 @@ Expected<HttpReply> S3Bucket::put(const std::string& rel, const Put& p) const {
   for (const auto& h : p.headers) r.headers.push_back(h);
   TAILOR_TRY(reply, send(std::move(r), p.body_file.empty() ? sha256_hex(p.body) : p.file_sha256));
   if (reply.status == 200 || reply.status == 412 || reply.status == 409) return reply;
-  return make_error(fmt::format("{}: PUT {}: {}", describe(), rel, s3_error_text(reply)));
+  return make_error(failure("PUT " + rel, reply));
 }
 
 std::string s3_error_text(const HttpReply& reply) {

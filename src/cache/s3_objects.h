@@ -72,6 +72,7 @@ class S3Bucket {
 
  private:
   Expected<HttpReply> send(HttpRequest request, const std::string& payload_sha256) const;
+  std::string failure(const std::string& what, const HttpReply& reply) const;
   std::string m_bucket, m_prefix, m_base, m_region, m_endpoint;
   bool m_virtual_host = false;
   std::optional<S3Credentials> m_credentials;

@@ -83,6 +83,12 @@ Expected<void> write_pages(const cache::S3Bucket& bucket, const std::vector<Whee
                                                     : "text/html";
       TAILOR_TRY(put, bucket.put(page.path, p));
       (void)put;
+      // A bucket has no index documents: pip asks for ".../simple/<project>/", so each HTML
+      // page is also the object of its folder's name (a key that ends in '/').
+      if (page.path.ends_with("/index.html")) {
+        TAILOR_TRY(folder, bucket.put(page.path.substr(0, page.path.size() - 10), p));
+        (void)folder;
+      }
     }
   return {};
 }
