@@ -308,7 +308,8 @@ Expected<HttpReply> http_send(const HttpRequest& r) {
   auto out = [&](std::string_view piece) -> Expected<void> {
     reply.body_bytes += piece.size();
     if (reply.body_bytes > r.max_body)
-      return make_error(fmt::format("{}: a reply body over {} bytes", c.where(), r.max_body));
+      return make_error(
+          fmt::format("{}: a reply body over the bound of {} bytes", c.where(), r.max_body));
     if (to_sink)
       return r.sink(Bytes(reinterpret_cast<const std::byte*>(piece.data()), piece.size()));
     reply.body.append(piece);
@@ -332,7 +333,8 @@ Expected<HttpReply> http_send(const HttpRequest& r) {
   if (auto len = reply.header("content-length"); !len.empty()) {
     uint64_t n = std::strtoull(len.c_str(), nullptr, 10);
     if (n > r.max_body)
-      return make_error(fmt::format("{}: a reply body of {} bytes, over {}", c.where(), n, r.max_body));
+      return make_error(fmt::format("{}: a reply body of {} bytes, over the bound of {} bytes",
+                                    c.where(), n, r.max_body));
     TAILOR_TRY(got, in.take(n, out));
     if (got != n)
       return make_error(fmt::format("{}: the reply ended after {} of {} bytes", c.where(), got, n));

@@ -11,7 +11,7 @@
 # changed), a truncated wheel, not a zip, no provenance, a target or project name with ../,
 # --to a file. And `tailor build --wheelhouse` of the same inputs: the wheel fetched and
 # verified (the import test still runs), nothing compiled; a tampered wheel, an index link out
-# of the wheelhouse and an http location refused. uv: `uv` on PATH or $UV; its checks are skipped with a note when there is none.
+# of the wheelhouse and an ftp:// location refused (publish_s3.sh reads s3:// and http://). uv: `uv` on PATH or $UV; its checks are skipped with a note when there is none.
 set -u
 : "${TAILOR:?TAILOR must point at the built binary}"
 [ -x "$TAILOR" ] || { echo "skip: $TAILOR not built"; exit 77; }
@@ -82,8 +82,8 @@ sed -i 's|"url": "../../../files/|"url": "../../../../../files/|' "$tmp/bad-hous
 expect_eq "an index link out of the wheelhouse: exit 2" "$?" 2
 expect_grep "says so" "not to its place in the wheelhouse" "$tmp/fetch-bad.err"
 (cd "$src" && "$TAILOR" build --arch 7.5 --out "$tmp/dist3" --work-dir "$tmp/work2" --no-tests \
-  --wheelhouse "https://example.com/wh") >/dev/null 2>"$tmp/fetch-bad.err"
-expect_eq "another host: exit 2" "$?" 2
+  --wheelhouse "ftp://example.com/wh") >/dev/null 2>"$tmp/fetch-bad.err"
+expect_eq "a scheme no wheelhouse has: exit 2" "$?" 2
 rm -rf "$tmp/bad-house" "$tmp/dist3" "$tmp/fetch-bad.err" "$tmp/tailor.toml"
 
 # pip from the file:// index into a fresh venv, reading the .metadata file.
