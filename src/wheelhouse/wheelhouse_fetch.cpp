@@ -143,7 +143,11 @@ Expected<std::optional<FetchedWheel>> fetch_matching_wheel(const std::string& lo
   const std::string rel = wheel_file_path(*found);
   const std::string dest = (fs::path(dest_dir) / found->file).string();
   // The copy is bounded by the size the state records; its bytes are checked once copied.
-  TAILOR_TRY(got, store->copy_to(rel, dest, found->size));
+  auto copied = store->copy_to(rel, dest, found->size);
+  if (!copied)
+    return make_error(fmt::format("{} ({} bytes in the state); the index says {}: refused",
+                                  copied.error().message, found->size, link->sha256));
+  const std::string& got = *copied;
   if (got != link->sha256) {
     std::error_code ec;
     fs::remove(dest, ec);
