@@ -68,8 +68,7 @@ Expected<std::optional<S3Credentials>> s3_credentials(
     auto it = env.find(name);
     return it == env.end() ? std::string() : it->second;
   };
-  S3Credentials c{get("AWS_ACCESS_KEY_ID"), get("AWS_SECRET_ACCESS_KEY"),
-                  get("AWS_SESSION_TOKEN")};
+  S3Credentials c{get("AWS_ACCESS_KEY_ID"), get("AWS_SECRET_ACCESS_KEY"), get("AWS_SESSION_TOKEN")};
   if (c.key_id.empty() && c.secret.empty()) return std::optional<S3Credentials>();
   if (c.key_id.empty() || c.secret.empty())
     return make_error(
@@ -85,8 +84,8 @@ void sign_s3_request(HttpRequest& r, const HttpUrl& url, const std::string& regi
   r.headers.emplace_back("x-amz-content-sha256", payload_sha256);
   if (!creds.session_token.empty())
     r.headers.emplace_back("x-amz-security-token", creds.session_token);
-  bool default_port = (url.scheme == "http" && url.port == "80") ||
-                      (url.scheme == "https" && url.port == "443");
+  bool default_port =
+      (url.scheme == "http" && url.port == "80") || (url.scheme == "https" && url.port == "443");
   std::map<std::string, std::string> canon = {
       {"host", url.host + (default_port ? "" : ":" + url.port)}};
   for (const auto& [name, value] : r.headers) canon[to_lower(name)] = trim(value);
@@ -117,8 +116,8 @@ void sign_s3_request(HttpRequest& r, const HttpUrl& url, const std::string& regi
   key = hmac(key, "aws4_request");
   r.headers.emplace_back(
       "Authorization",
-      fmt::format("AWS4-HMAC-SHA256 Credential={}/{}, SignedHeaders={}, Signature={}",
-                  creds.key_id, scope, signed_names, hex(hmac(key, to_sign))));
+      fmt::format("AWS4-HMAC-SHA256 Credential={}/{}, SignedHeaders={}, Signature={}", creds.key_id,
+                  scope, signed_names, hex(hmac(key, to_sign))));
 }
 
 Expected<S3Bucket> S3Bucket::open(const S3Location& at,
@@ -182,8 +181,8 @@ Expected<HttpReply> S3Bucket::get(const std::string& rel, uint64_t max_bytes,
   r.timeout = std::chrono::minutes(10);
   TAILOR_TRY(reply, send(std::move(r), sha256_hex("")));
   // A missing bucket answers 404 too: only a missing key is "absent".
-  if (reply.status == 200 || (reply.status == 404 && reply.body.find("<Code>NoSuchBucket<") ==
-                                                         std::string::npos))
+  if (reply.status == 200 ||
+      (reply.status == 404 && reply.body.find("<Code>NoSuchBucket<") == std::string::npos))
     return reply;
   return make_error(failure("GET " + rel, reply));
 }

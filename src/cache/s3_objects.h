@@ -27,7 +27,8 @@ struct S3Credentials {
 /// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN) of `env`; nullopt when
 /// neither is set (anonymous requests, for a public bucket). One is set without the other: an
 /// error naming the variables, never their values.
-Expected<std::optional<S3Credentials>> s3_credentials(const std::map<std::string, std::string>& env);
+Expected<std::optional<S3Credentials>> s3_credentials(
+    const std::map<std::string, std::string>& env);
 
 /// Adds x-amz-date, x-amz-content-sha256 (`payload_sha256`, hex) and the SigV4 Authorization
 /// header to `request` for `region` and service s3, signing Host and every header it has.
@@ -61,7 +62,7 @@ class S3Bucket {
     std::string body, body_file, file_sha256, content_type = "application/octet-stream";
     S3Condition condition = S3Condition::none;
     std::string etag;
-    bool public_read = false;  ///< x-amz-acl: public-read
+    bool public_read = false;                                  ///< x-amz-acl: public-read
     std::vector<std::pair<std::string, std::string>> headers;  ///< more: x-amz-meta-*
   };
   Expected<HttpReply> put(const std::string& rel, const Put& put) const;

@@ -59,7 +59,8 @@ class Connection {
     if (m_url.scheme != "https") return {};
     arm_timeouts();
     m_ctx = SSL_CTX_new(TLS_client_method());
-    if (!m_ctx || SSL_CTX_set_default_verify_paths(m_ctx) != 1) return fail("TLS: " + ssl_error_text());
+    if (!m_ctx || SSL_CTX_set_default_verify_paths(m_ctx) != 1)
+      return fail("TLS: " + ssl_error_text());
     SSL_CTX_set_verify(m_ctx, SSL_VERIFY_PEER, nullptr);
     SSL_CTX_set_min_proto_version(m_ctx, TLS1_2_VERSION);
     m_ssl = SSL_new(m_ctx);
@@ -82,7 +83,8 @@ class Connection {
       arm_timeouts();
       ssize_t n;
       if (m_ssl) {
-        int r = SSL_write(m_ssl, data.data(), static_cast<int>(std::min<size_t>(data.size(), 1 << 20)));
+        int r =
+            SSL_write(m_ssl, data.data(), static_cast<int>(std::min<size_t>(data.size(), 1 << 20)));
         n = r > 0 ? r : -1;
         if (r <= 0) return fail("send failed: " + ssl_error_text());
       } else {
@@ -106,11 +108,13 @@ class Connection {
         if (e == SSL_ERROR_ZERO_RETURN) return size_t{0};
         // A server that closes without close_notify: the end of a Connection: close reply.
         if (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0 && errno == 0) return size_t{0};
-        if (e == SSL_ERROR_SSL && ERR_GET_REASON(ERR_peek_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+        if (e == SSL_ERROR_SSL &&
+            ERR_GET_REASON(ERR_peek_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
           ERR_clear_error();
           return size_t{0};
         }
-        return fail("receive failed: " + (errno == EAGAIN ? std::string("timed out") : ssl_error_text()));
+        return fail("receive failed: " +
+                    (errno == EAGAIN ? std::string("timed out") : ssl_error_text()));
       }
       ssize_t n = ::recv(m_fd, buf, cap, 0);
       if (n >= 0) return static_cast<size_t>(n);
@@ -122,8 +126,9 @@ class Connection {
   std::string where() const { return m_url.host + ":" + m_url.port; }
 
   std::chrono::milliseconds left() const {
-    return std::max(std::chrono::milliseconds(1), std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                      m_deadline - Clock::now()));
+    return std::max(
+        std::chrono::milliseconds(1),
+        std::chrono::duration_cast<std::chrono::milliseconds>(m_deadline - Clock::now()));
   }
   bool expired() const { return Clock::now() >= m_deadline; }
 
@@ -135,9 +140,7 @@ class Connection {
     ::setsockopt(m_fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     errno = 0;
   }
-  Error fail(const std::string& why) const {
-    return Error{fmt::format("{}: {}", where(), why)};
-  }
+  Error fail(const std::string& why) const { return Error{fmt::format("{}: {}", where(), why)}; }
 
   HttpUrl m_url;
   Clock::time_point m_deadline;
@@ -208,21 +211,24 @@ Expected<void> send_request(Connection& c, const HttpUrl& u, const HttpRequest& 
   }
   Bytes fbytes = file ? file->bytes() : Bytes();
   const uint64_t length = file ? fbytes.size() : r.body.size();
-  bool default_port = (u.scheme == "http" && u.port == "80") || (u.scheme == "https" && u.port == "443");
+  bool default_port =
+      (u.scheme == "http" && u.port == "80") || (u.scheme == "https" && u.port == "443");
   std::string host = u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host;
   std::string head = fmt::format("{} {} HTTP/1.1\r\nHost: {}{}\r\nConnection: close\r\n", r.method,
                                  u.target, host, default_port ? "" : ":" + u.port);
   if (length > 0 || r.method == "PUT" || r.method == "POST")
     head += fmt::format("Content-Length: {}\r\n", length);
   for (const auto& [name, value] : r.headers) {
-    if (name.find_first_of("\r\n:") != std::string::npos || value.find_first_of("\r\n") != std::string::npos)
+    if (name.find_first_of("\r\n:") != std::string::npos ||
+        value.find_first_of("\r\n") != std::string::npos)
       return make_error(fmt::format("{}: a request header with a line break", c.where()));
     head += name + ": " + value + "\r\n";
   }
   head += "\r\n";
   TAILOR_TRY_VOID(c.send_all(head));
   if (file)
-    return c.send_all(std::string_view(reinterpret_cast<const char*>(fbytes.data()), fbytes.size()));
+    return c.send_all(
+        std::string_view(reinterpret_cast<const char*>(fbytes.data()), fbytes.size()));
   return c.send_all(r.body);
 }
 
@@ -322,7 +328,8 @@ Expected<HttpReply> http_send(const HttpRequest& r) {
       uint64_t n = std::strtoull(size_line.c_str(), &end, 16);
       if (end == size_line.c_str()) return make_error(c.where() + ": a bad chunk size");
       if (n == 0) break;
-      if (n > r.max_body) return make_error(fmt::format("{}: a chunk over {} bytes", c.where(), r.max_body));
+      if (n > r.max_body)
+        return make_error(fmt::format("{}: a chunk over {} bytes", c.where(), r.max_body));
       TAILOR_TRY(got, in.take(n, out));
       if (got != n) return make_error(c.where() + ": the reply ended inside a chunk");
       TAILOR_TRY(crlf, in.line());

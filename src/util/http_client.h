@@ -33,8 +33,8 @@ struct HttpRequest {
   std::string method = "GET";
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers;  ///< besides Host, Content-Length
-  std::string body;       ///< sent when body_file is empty
-  std::string body_file;  ///< a file whose bytes are the body
+  std::string body;                                          ///< sent when body_file is empty
+  std::string body_file;                                     ///< a file whose bytes are the body
   std::chrono::milliseconds timeout{60'000};
   uint64_t max_body = uint64_t{1} << 20;  ///< a longer reply body is an error
   /// Where a 2xx reply's body goes instead of HttpReply::body, chunk by chunk.

@@ -46,7 +46,11 @@ std::vector<std::string> sorted(std::vector<std::string> v) {
 
 }  // namespace
 
-std::string input_mismatch(const WheelEntry& e, const BuildInputs& in) {
+namespace {
+
+enum class Match { build, stack };
+
+std::string mismatch(const WheelEntry& e, const BuildInputs& in, Match how) {
   if (e.foreign || !e.provenance.is_object()) return "not built by tailor";
   const auto& p = e.provenance;
   if (formats::normalize_distribution_name(json_text(p, "package")) !=
@@ -64,13 +68,25 @@ std::string input_mismatch(const WheelEntry& e, const BuildInputs& in) {
   if (json_text(p, "profile") != in.profile)
     return fmt::format("profile '{}' vs '{}'", json_text(p, "profile"), in.profile);
   nlohmann::json toolchain = p.contains("toolchain") ? p["toolchain"] : nlohmann::json::object();
-  if (json_text(toolchain, "torch") != in.torch)
-    return fmt::format("torch {} vs {}", json_text(toolchain, "torch"), in.torch);
-  if (major_minor(json_text(toolchain, "nvcc")) != major_minor(in.nvcc))
+  // A stack knows torch's version ("2.11.0+cu130"), the provenance adds its CUDA after a space.
+  std::string torch = json_text(toolchain, "torch");
+  if (how == Match::stack) torch = torch.substr(0, torch.find(' '));
+  if (torch != in.torch) return fmt::format("torch {} vs {}", torch, in.torch);
+  if (how == Match::build && major_minor(json_text(toolchain, "nvcc")) != major_minor(in.nvcc))
     return fmt::format("CUDA {} vs {}", json_text(toolchain, "nvcc"), in.nvcc);
   if (major_minor(json_text(toolchain, "python")) != major_minor(in.python))
     return fmt::format("Python {} vs {}", json_text(toolchain, "python"), in.python);
   return {};
+}
+
+}  // namespace
+
+std::string input_mismatch(const WheelEntry& e, const BuildInputs& in) {
+  return mismatch(e, in, Match::build);
+}
+
+std::string stack_input_mismatch(const WheelEntry& e, const BuildInputs& in) {
+  return mismatch(e, in, Match::stack);
 }
 
 Expected<std::vector<IndexLink>> parse_project_index(std::string_view text,

@@ -46,7 +46,7 @@ Expected<StateRead> read_state(const cache::S3Bucket& bucket) {
 // for the state) is taken when its recorded sha256 is this wheel's, else refused: the
 // conflict's line is returned ("" when stored).
 Expected<std::string> store_wheel(const cache::S3Bucket& bucket, const WheelCandidate& c,
-                           bool public_read) {
+                                  bool public_read) {
   const std::string rel = wheel_file_path(c.entry);
   cache::S3Bucket::Put wheel;
   wheel.body_file = c.path;
@@ -79,8 +79,8 @@ Expected<void> write_pages(const cache::S3Bucket& bucket, const std::vector<Whee
       cache::S3Bucket::Put p;
       p.body = page.text;
       p.public_read = public_read;
-      p.content_type = page.path.ends_with(".json") ? "application/vnd.pypi.simple.v1+json"
-                                                    : "text/html";
+      p.content_type =
+          page.path.ends_with(".json") ? "application/vnd.pypi.simple.v1+json" : "text/html";
       TAILOR_TRY(put, bucket.put(page.path, p));
       (void)put;
       // A bucket has no index documents: pip asks for ".../simple/<project>/", so each HTML
@@ -166,9 +166,9 @@ PublishResult publish_s3(const std::vector<std::string>& wheels, const std::stri
     written = std::move(now->wheels);
     written_etag = now->etag;
   }
-  return fail(PublishFailure::io,
-              bucket.describe() + ": the state kept changing while the pages were written; "
-                                  "publish again to render them");
+  return fail(PublishFailure::io, bucket.describe() +
+                                      ": the state kept changing while the pages were written; "
+                                      "publish again to render them");
 }
 
 }  // namespace tailor::wheelhouse

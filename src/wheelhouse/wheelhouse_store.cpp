@@ -87,8 +87,7 @@ class HttpStore final : public WheelhouseStore {
     r.max_body = max_bytes;
     TAILOR_TRY(reply, http_send(r));
     if (reply.status == 404) return std::optional<std::string>();
-    if (reply.status != 200)
-      return make_error(fmt::format("{}: HTTP {}", r.url, reply.status));
+    if (reply.status != 200) return make_error(fmt::format("{}: HTTP {}", r.url, reply.status));
     return std::optional<std::string>(std::move(reply.body));
   }
   Expected<std::string> copy_to(const std::string& rel, const std::string& dest,
@@ -148,8 +147,8 @@ Expected<std::unique_ptr<WheelhouseStore>> open_store(const std::string& locatio
   if (s.starts_with("file://")) {
     s.remove_prefix(7);
     if (!s.starts_with("/"))
-      return make_error(fmt::format(
-          "{}: a file URL names a host; give file:///path or a folder", location));
+      return make_error(
+          fmt::format("{}: a file URL names a host; give file:///path or a folder", location));
     return std::unique_ptr<WheelhouseStore>(std::make_unique<FolderStore>(std::string(s)));
   }
   if (s.starts_with("http://") || s.starts_with("https://")) {
@@ -166,10 +165,10 @@ Expected<std::unique_ptr<WheelhouseStore>> open_store(const std::string& locatio
     return std::unique_ptr<WheelhouseStore>(std::make_unique<S3Store>(std::move(bucket)));
   }
   if (s.find("://") != std::string_view::npos)
-    return make_error(fmt::format(
-        "{}: a wheelhouse is a folder, file:///DIR, http(s)://HOST/PATH or "
-        "s3://BUCKET/PREFIX[?endpoint=URL]",
-        location));
+    return make_error(
+        fmt::format("{}: a wheelhouse is a folder, file:///DIR, http(s)://HOST/PATH or "
+                    "s3://BUCKET/PREFIX[?endpoint=URL]",
+                    location));
   return std::unique_ptr<WheelhouseStore>(std::make_unique<FolderStore>(location));
 }
 

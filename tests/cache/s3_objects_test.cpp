@@ -58,8 +58,9 @@ TEST(S3Bucket, PathStyleWithAnEndpointVirtualHostOnAws) {
 TEST(S3Errors, CodeAndMessageFromTheReply) {
   HttpReply r;
   r.status = 412;
-  r.body = "<?xml version=\"1.0\"?><Error><Code>PreconditionFailed</Code><Message>At least one"
-           "</Message></Error>";
+  r.body =
+      "<?xml version=\"1.0\"?><Error><Code>PreconditionFailed</Code><Message>At least one"
+      "</Message></Error>";
   EXPECT_EQ(s3_error_text(r), "HTTP 412 PreconditionFailed: At least one");
   r.body = "";
   EXPECT_EQ(s3_error_text(r), "HTTP 412");

@@ -70,6 +70,20 @@ TEST(InputMismatch, EveryInputCounts) {
   EXPECT_EQ(input_mismatch(foreign, inputs()), "not built by tailor");
 }
 
+TEST(InputMismatch, AStackComparesTorchByVersionAndNotTheCompiler) {
+  auto in = inputs();
+  in.torch = "2.11.0+cu130";
+  in.nvcc = "";
+  EXPECT_EQ(stack_input_mismatch(published(), in), "");
+  EXPECT_NE(input_mismatch(published(), in), "");  // a build compares both whole
+  in.torch = "2.11.0+cu128";
+  EXPECT_EQ(stack_input_mismatch(published(), in), "torch 2.11.0+cu130 vs 2.11.0+cu128");
+  in = inputs();
+  in.torch = "2.11.0+cu130";
+  in.targets = {"sm_80", "sm_90"};
+  EXPECT_EQ(stack_input_mismatch(published(), in), "other targets");
+}
+
 TEST(WheelhouseStore, Locations) {
   EXPECT_EQ((*open_store("/srv/wh"))->describe(), "/srv/wh");
   EXPECT_EQ((*open_store("file:///srv/wh"))->describe(), "/srv/wh");
