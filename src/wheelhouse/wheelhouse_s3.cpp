@@ -79,8 +79,9 @@ Expected<void> write_pages(const cache::S3Bucket& bucket, const std::vector<Whee
       cache::S3Bucket::Put p;
       p.body = page.text;
       p.public_read = public_read;
-      p.content_type =
-          page.path.ends_with(".json") ? "application/vnd.pypi.simple.v1+json" : "text/html";
+      p.content_type = page.path.ends_with("/index.json") ? "application/vnd.pypi.simple.v1+json"
+                       : page.path.ends_with(".json")     ? "application/json"
+                                                          : "text/html";
       TAILOR_TRY(put, bucket.put(page.path, p));
       (void)put;
       // A bucket has no index documents: pip asks for ".../simple/<project>/", so each HTML
