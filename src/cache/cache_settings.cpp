@@ -403,10 +403,9 @@ std::string cache_tool_variable(CacheTool tool, std::string_view what) {
 }
 
 const S3Facts& s3_facts() {
-  static const S3Facts f{facts()["s3"]["endpoint_region"].string(),
-                         facts()["s3"]["aws_host"].string(),
-                         facts()["s3"]["aws_region_host"].string(),
-                         facts()["s3"]["aws_default_region"].string()};
+  static const S3Facts f{
+      facts()["s3"]["endpoint_region"].string(), facts()["s3"]["aws_host"].string(),
+      facts()["s3"]["aws_region_host"].string(), facts()["s3"]["aws_default_region"].string()};
   return f;
 }
 

@@ -116,9 +116,9 @@ Expected<S3Location> parse_s3_location(std::string_view url);
 
 /// data/cache/caches.toml [s3]: the region an endpoint without one gets, and AWS's hosts.
 struct S3Facts {
-  std::string endpoint_region;  ///< "auto"
-  std::string aws_host;         ///< "s3.amazonaws.com"
-  std::string aws_region_host;  ///< "s3.{region}.amazonaws.com"
+  std::string endpoint_region;     ///< "auto"
+  std::string aws_host;            ///< "s3.amazonaws.com"
+  std::string aws_region_host;     ///< "s3.{region}.amazonaws.com"
   std::string aws_default_region;  ///< "us-east-1": what AWS requests are signed for by default
 };
 const S3Facts& s3_facts();

@@ -1,6 +1,7 @@
 // `tailor publish WHEEL... --to DIR|s3://BUCKET/PREFIX`: adds tailor-built wheels to a folder
-// or S3 wheelhouse with one pip index per GPU target set (DIR/sm90/simple). Exit 0 published (or already there), 1 a
-// wheel of that name already published with other bytes, 2 bad input (nothing changed).
+// or S3 wheelhouse with one pip index per GPU target set (DIR/sm90/simple). Exit 0 published (or
+// already there), 1 a wheel of that name already published with other bytes, 2 bad input (nothing
+// changed).
 #include <fmt/format.h>
 
 #include <cstdio>

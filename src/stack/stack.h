@@ -101,7 +101,7 @@ struct StackRequest {
   std::string platform, python, glibc, cuda;
   std::string torch;  ///< a version, or an interpreter whose installed torch is used
   IndexOptions index;
-  std::string cache_dir;                ///< default ${XDG_CACHE_HOME:-~/.cache}/tailor/stack
+  std::string cache_dir;  ///< default ${XDG_CACHE_HOME:-~/.cache}/tailor/stack
   /// --wheelhouse: a `tailor publish` wheelhouse (a folder, file://, http(s)://, s3://). A
   /// package the stack would build whose wheel for the same inputs (sdist sha256, the GPUs'
   /// targets, torch, Python, recipe: wheelhouse::stack_input_mismatch) is published there is

@@ -191,7 +191,7 @@ one_line() {  # one_line NAME RC WANT ARGS...: exit RC, one line containing WANT
 }
 one_line "no such bucket" 1 "NoSuchBucket" publish "$tmp/c1/pkg1-1.0-py3-none-any.whl" --to "s3://no-such-bucket/x?endpoint=$endpoint"
 one_line "a closed port" 1 "Connection refused" publish "$tmp/c1/pkg1-1.0-py3-none-any.whl" --to "s3://$bucket/x?endpoint=http://127.0.0.1:$dead"
-AWS_ACCESS_KEY_ID= one_line "half a key pair" 2 "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY" publish "$tmp/c1/pkg1-1.0-py3-none-any.whl" --to "$url"
+AWS_ACCESS_KEY_ID='' one_line "half a key pair" 2 "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY" publish "$tmp/c1/pkg1-1.0-py3-none-any.whl" --to "$url"
 one_line "--public-read on a folder" 2 "public-read" publish "$tmp/c1/pkg1-1.0-py3-none-any.whl" --to "$tmp/folder" --public-read
 one_line "an https --to" 2 "folder or s3://" publish "$tmp/c1/pkg1-1.0-py3-none-any.whl" --to "https://example.com/wh"
 if grep -rq -- "$secret" "$tmp"/*.out "$tmp"/*.err "$tmp"/*.json "$tmp"/*.log 2>/dev/null; then bad "the secret key was printed"

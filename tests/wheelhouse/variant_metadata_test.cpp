@@ -16,8 +16,7 @@ WheelEntry wheel(const std::string& file, std::vector<std::string> targets, cons
   e.project = "fused-ops";
   e.targets = std::move(targets);
   e.target_set = *target_set_name(e.targets);
-  e.provenance = {{"package", "fused_ops"},
-                  {"toolchain", {{"torch", torch}, {"nvcc", "13.0.88"}}}};
+  e.provenance = {{"package", "fused_ops"}, {"toolchain", {{"torch", torch}, {"nvcc", "13.0.88"}}}};
   return e;
 }
 

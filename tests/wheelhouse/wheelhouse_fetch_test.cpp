@@ -1,7 +1,6 @@
 // Matching a build's inputs against published wheels, reading a wheelhouse location and a
 // against the index's sha256; a tampered file, a link out of the wheelhouse, refused.
 #include "wheelhouse/wheelhouse_fetch.h"
-#include "wheelhouse/wheelhouse_store.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
