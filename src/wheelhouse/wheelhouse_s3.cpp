@@ -119,7 +119,6 @@ PublishResult publish_s3(const std::vector<std::string>& wheels, const std::stri
 
   std::set<std::string> stored;  // wheels this publish has stored (kept across retries)
   std::vector<WheelEntry> written;
-  std::string written_etag;
   for (int attempt = 0;; ++attempt) {
     if (attempt == k_attempts)
       return fail(PublishFailure::io,
@@ -151,7 +150,6 @@ PublishResult publish_s3(const std::vector<std::string>& wheels, const std::stri
     if (!reply) return fail(PublishFailure::io, reply.error().message);
     if (reply->status == 200) {
       written = std::move(after);
-      written_etag = reply->header("etag");
       break;
     }
     pause_before_retry(attempt);  // another publisher wrote the state first
@@ -161,11 +159,11 @@ PublishResult publish_s3(const std::vector<std::string>& wheels, const std::stri
   for (int round = 0; round < k_attempts; ++round) {
     if (auto pages = write_pages(bucket, written, public_read); !pages)
       return fail(PublishFailure::io, pages.error().message);
+    // Compared by content, not ETag: a server need not answer a PUT with one.
     auto now = read_state(bucket);
     if (!now) return fail(PublishFailure::io, now.error().message);
-    if (now->etag == written_etag) return r;
+    if (render_state(now->wheels) == render_state(written)) return r;
     written = std::move(now->wheels);
-    written_etag = now->etag;
   }
   return fail(PublishFailure::io, bucket.describe() +
                                       ": the state kept changing while the pages were written; "
