@@ -14,7 +14,8 @@
 #  - `tailor build --wheelhouse s3://...` (and http://) of the same inputs fetches the wheel,
 #    checks it and runs the import test, compiling nothing;
 #  - a tampered wheel object (other bytes under the published key), an index whose link
-#    leaves the wheelhouse, and an index larger than the bound are refused by build's fetch;
+#    leaves the wheelhouse, and an index larger than the bound are refused by build's fetch
+#    (a link to another host: the unit test ProjectIndex.LinksMustStayRelative);
 #  - a missing bucket, a closed port and half a key pair are one line each.
 set -u
 : "${TAILOR:?TAILOR must point at the built binary}"
@@ -117,10 +118,12 @@ expect_eq "all in the state file" "$(s3 GET "$bucket/team/house/wheelhouse.json"
 expect_eq "all in the index" "$(s3 GET "$bucket/team/house/sm75/simple/index.json" | body | python3 -c 'import json,sys; print(" ".join(sorted(p["name"] for p in json.load(sys.stdin)["projects"])))')" \
   "fused-ops pkg1 pkg2 pkg3 pkg4 pkg5 pkg6 pkg7 pkg8"
 echo "note: state writes that lost the race and were retried: $(tail -n +"$((mark + 1))" "$tmp/moto.log" | grep -c 'PUT /'"$bucket"'/team/house/wheelhouse.json HTTP/1.1" 412')"
-for i in 1 2 3 4 5 6 7 8; do
-  expect_eq "pkg$i's page links its wheel" "$(s3 GET "$bucket/team/house/sm75/simple/pkg$i/index.json" | body | python3 -c 'import json,sys; print(json.load(sys.stdin)["files"][0]["filename"])')" \
-    "pkg$i-1.0-py3-none-any.whl"
-done
+python3 - "$endpoint/$bucket/team/house/sm75/simple" <<'PY' && ok "every project page links its wheel" || bad "a project page does not link its wheel"
+import json, sys, urllib.request
+for i in range(1, 9):
+    page = json.load(urllib.request.urlopen(f"{sys.argv[1]}/pkg{i}/index.json", timeout=20))
+    assert page["files"][0]["filename"] == f"pkg{i}-1.0-py3-none-any.whl", page
+PY
 
 # The same name with other bytes: refused, one line with both sha256s, nothing changed.
 s3 GET "$bucket/team/house/wheelhouse.json" >"$tmp/state-before"
@@ -172,9 +175,6 @@ s3 PUT "$bucket/team/house/files/sm75/$whl" "$tmp/dist/$whl" >/dev/null
 sed 's|"url": "../../../files/|"url": "../../../../../files/|' "$tmp/page.json" >"$tmp/escape.json"
 s3 PUT "$page" "$tmp/escape.json" >/dev/null
 hostile "an index link out of the wheelhouse" "not to its place in the wheelhouse"
-sed 's|"url": "../../../files/|"url": "http://evil.example/files/|' "$tmp/page.json" >"$tmp/host.json"
-s3 PUT "$page" "$tmp/host.json" >/dev/null
-hostile "an index link to another host" "is not relative to the wheelhouse"
 python3 -c 'import sys; sys.stdout.write("{\"files\": [" + " " * (17 << 20) + "]}")' >"$tmp/huge.json"
 s3 PUT "$page" "$tmp/huge.json" >/dev/null
 hostile "an index over 16 MiB" "over the bound of 16777216 bytes"
