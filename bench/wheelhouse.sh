@@ -7,6 +7,8 @@
 #              (the shared-cache case; the filling build is not timed)
 #   wheelhouse tailor build --wheelhouse DIR, where DIR holds the cold build's wheel
 #              published by `tailor publish` (cold caches otherwise)
+#   s3         the same from an S3 wheelhouse: the wheel published to moto_server on
+#              loopback (the S3-compatible server the tests use), when moto is installed
 # Every build runs its import test. Prints each wall time, the ratios to the wheelhouse
 # build, and whether the wheelhouse build's wheel has the published wheel's sha256.
 #
@@ -74,12 +76,41 @@ fi
 read -r rc wh < <(build fetch --cache none --wheelhouse "file://$out/wh")
 [ "$rc" = 0 ] || { echo "wheelhouse build failed (exit $rc): $(tail -3 "$out/fetch/build.log")"; exit 1; }
 fetched=$(wheel_of fetch)
+
+# The S3 wheelhouse: moto_server on a loopback port, keys it does not check.
+s3=""
+if command -v moto_server >/dev/null; then
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  moto_server -H 127.0.0.1 -p "$port" >"$out/moto.log" 2>&1 &
+  moto=$!
+  trap 'kill "$moto" 2>/dev/null' EXIT
+  python3 - "$port" <<'PY' || { echo "moto_server did not start: $(tail -2 "$out/moto.log")"; exit 1; }
+import socket, sys, time, urllib.request
+for _ in range(600):
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2).close(); break
+    except OSError:
+        time.sleep(0.1)
+urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}/tailor-bench", method="PUT"))
+PY
+  export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench
+  url="s3://tailor-bench/wh?endpoint=http://127.0.0.1:$port"
+  t0=$(date +%s.%N)
+  "$tailor" publish "$published" --to "$url" >"$out/publish-s3.log" 2>&1 ||
+    { echo "publish to S3 failed: $(cat "$out/publish-s3.log")"; exit 1; }
+  echo "published to $url in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s"
+  read -r rc s3 < <(build fetch-s3 --cache none --wheelhouse "$url")
+  [ "$rc" = 0 ] || { echo "S3 wheelhouse build failed (exit $rc): $(tail -3 "$out/fetch-s3/build.log")"; exit 1; }
+  [ "$(sha "$(wheel_of fetch-s3)")" = "$(sha "$published")" ] || { echo "the S3 build's wheel differs"; exit 1; }
+else
+  echo "s3: skipped (moto_server not on PATH)"
+fi
 grep -iq "wheelhouse" "$out/fetch/build.log" || { echo "the wheelhouse build does not say where its wheel came from"; exit 1; }
 same=no
 [ "$(sha "$fetched")" = "$(sha "$published")" ] && same=yes
 
 printf '%-12s %8s %12s\n' build "wall s" "x wheelhouse"
-for row in "cold $cold" ${warm:+"warm-cache $warm"} "wheelhouse $wh"; do
+for row in "cold $cold" ${warm:+"warm-cache $warm"} "wheelhouse $wh" ${s3:+"s3 $s3"}; do
   set -- $row
   printf '%-12s %8.1f %11.1fx\n' "$1" "$2" "$(awk -v a="$2" -v b="$wh" 'BEGIN { print a / b }')"
 done

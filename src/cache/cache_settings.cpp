@@ -117,49 +117,16 @@ Expected<void> check_region(std::string_view r) {
   return {};
 }
 
-/// s3://BUCKET[/PREFIX][?endpoint=URL&region=NAME] into `s`; no decoding of %XX.
+/// s3://BUCKET[/PREFIX][?endpoint=URL&region=NAME] into `s`: the location's bucket and
+/// prefix; its endpoint and region when the URL gives them (else the ones set before stay: a
+/// flag may pick another bucket on the same server).
 Expected<void> parse_s3_url(CacheSettings& s, std::string_view url) {
-  std::string_view rest = url.substr(5);
-  std::string_view query;
-  if (auto q = rest.find('?'); q != std::string_view::npos) {
-    query = rest.substr(q + 1);
-    rest = rest.substr(0, q);
-  }
-  std::string_view bucket = rest.substr(0, rest.find('/'));
-  if (bucket.empty()) return make_error("no bucket (s3://BUCKET[/PREFIX])");
-  if (bucket.size() < 3 || bucket.size() > 63)
-    return make_error("a bucket name is 3 to 63 characters");
-  for (char ch : bucket)
-    if (!(std::islower(static_cast<unsigned char>(ch)) ||
-          std::isdigit(static_cast<unsigned char>(ch)) || ch == '-' || ch == '.'))
-      return make_error("a bucket name is lower-case letters, digits, '-' and '.'");
-  std::string_view prefix = rest.substr(bucket.size());
-  // sccache drops a trailing '/' and puts one between the prefix and its keys.
-  while (!prefix.empty() && prefix.front() == '/') prefix.remove_prefix(1);
-  while (!prefix.empty() && prefix.back() == '/') prefix.remove_suffix(1);
-  if (prefix.find("//") != std::string_view::npos)
-    return make_error("the prefix has an empty folder ('//')");
+  TAILOR_TRY(at, parse_s3_location(url));
   s.storage = CacheStorage::s3;
-  s.bucket = std::string(bucket);
-  s.prefix = std::string(prefix);
-  // Without ?endpoint= or ?region= the ones set before (a [cache] table's) stay: a flag
-  // may pick another bucket on the same server.
-  for (const auto& pair : split_any(query, "&")) {
-    if (pair.empty()) continue;
-    auto eq = pair.find('=');
-    std::string key = pair.substr(0, eq),
-                value = eq == std::string::npos ? "" : pair.substr(eq + 1);
-    if (key == "endpoint") {
-      if (auto ok = check_endpoint(value); !ok) return ok.error();
-      s.endpoint = value;
-    } else if (key == "region") {
-      if (auto ok = check_region(value); !ok) return ok.error();
-      s.region = value;
-    } else {
-      return make_error(fmt::format("'{}' is not an s3:// setting (endpoint=URL, region=NAME)",
-                                    terminal_safe(key)));
-    }
-  }
+  s.bucket = at.bucket;
+  s.prefix = at.prefix;
+  if (!at.endpoint.empty()) s.endpoint = at.endpoint;
+  if (!at.region.empty()) s.region = at.region;
   return {};
 }
 
@@ -386,15 +353,59 @@ Expected<std::map<std::string, std::string>> cache_tool_environment(
   return env;
 }
 
+Expected<S3Location> parse_s3_location(std::string_view url) {
+  if (!url.starts_with("s3://")) return make_error("not an s3:// URL");
+  S3Location at;
+  std::string_view rest = url.substr(5);
+  std::string_view query;
+  if (auto q = rest.find('?'); q != std::string_view::npos) {
+    query = rest.substr(q + 1);
+    rest = rest.substr(0, q);
+  }
+  std::string_view bucket = rest.substr(0, rest.find('/'));
+  if (bucket.empty()) return make_error("no bucket (s3://BUCKET[/PREFIX])");
+  if (bucket.size() < 3 || bucket.size() > 63)
+    return make_error("a bucket name is 3 to 63 characters");
+  for (char ch : bucket)
+    if (!(std::islower(static_cast<unsigned char>(ch)) ||
+          std::isdigit(static_cast<unsigned char>(ch)) || ch == '-' || ch == '.'))
+      return make_error("a bucket name is lower-case letters, digits, '-' and '.'");
+  std::string_view prefix = rest.substr(bucket.size());
+  // sccache drops a trailing '/' and puts one between the prefix and its keys.
+  while (!prefix.empty() && prefix.front() == '/') prefix.remove_prefix(1);
+  while (!prefix.empty() && prefix.back() == '/') prefix.remove_suffix(1);
+  if (prefix.find("//") != std::string_view::npos)
+    return make_error("the prefix has an empty folder ('//')");
+  at.bucket = std::string(bucket);
+  at.prefix = std::string(prefix);
+  for (const auto& pair : split_any(query, "&")) {
+    if (pair.empty()) continue;
+    auto eq = pair.find('=');
+    std::string key = pair.substr(0, eq),
+                value = eq == std::string::npos ? "" : pair.substr(eq + 1);
+    if (key == "endpoint") {
+      if (auto ok = check_endpoint(value); !ok) return ok.error();
+      at.endpoint = value;
+    } else if (key == "region") {
+      if (auto ok = check_region(value); !ok) return ok.error();
+      at.region = value;
+    } else {
+      return make_error(fmt::format("'{}' is not an s3:// setting (endpoint=URL, region=NAME)",
+                                    terminal_safe(key)));
+    }
+  }
+  return at;
+}
+
 std::string cache_tool_variable(CacheTool tool, std::string_view what) {
   if (tool == CacheTool::none) return "";
   return facts()[cache_tool_name(tool)]["env"][what].string();
 }
 
 const S3Facts& s3_facts() {
-  static const S3Facts f{facts()["s3"]["endpoint_region"].string(),
-                         facts()["s3"]["aws_host"].string(),
-                         facts()["s3"]["aws_region_host"].string()};
+  static const S3Facts f{
+      facts()["s3"]["endpoint_region"].string(), facts()["s3"]["aws_host"].string(),
+      facts()["s3"]["aws_region_host"].string(), facts()["s3"]["aws_default_region"].string()};
   return f;
 }
 

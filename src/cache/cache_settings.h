@@ -102,11 +102,24 @@ std::string hide_url_passwords(std::string_view text);
 /// "endpoint", "region", "use_ssl", "basedirs"): data/cache/caches.toml [<tool>.env]; empty
 /// when the tool has none (ccache and S3).
 std::string cache_tool_variable(CacheTool tool, std::string_view what);
+/// An S3 location: s3://BUCKET[/PREFIX][?endpoint=URL&region=NAME] (no decoding of %XX).
+struct S3Location {
+  std::string bucket;
+  std::string prefix;    ///< without leading or trailing '/'
+  std::string endpoint;  ///< http(s)://HOST[:PORT], no user or password; empty: not given (AWS)
+  std::string region;    ///< empty: not given
+};
+/// The bucket is 3-63 of [a-z0-9.-], the prefix has no empty folder, the only settings are
+/// endpoint= and region=. One error line otherwise. The cache's storage and the wheelhouse
+/// read s3:// URLs through this one parser.
+Expected<S3Location> parse_s3_location(std::string_view url);
+
 /// data/cache/caches.toml [s3]: the region an endpoint without one gets, and AWS's hosts.
 struct S3Facts {
-  std::string endpoint_region;  ///< "auto"
-  std::string aws_host;         ///< "s3.amazonaws.com"
-  std::string aws_region_host;  ///< "s3.{region}.amazonaws.com"
+  std::string endpoint_region;     ///< "auto"
+  std::string aws_host;            ///< "s3.amazonaws.com"
+  std::string aws_region_host;     ///< "s3.{region}.amazonaws.com"
+  std::string aws_default_region;  ///< "us-east-1": what AWS requests are signed for by default
 };
 const S3Facts& s3_facts();
 

@@ -73,8 +73,8 @@ struct HttpReply {
   int status = 0;
   std::string body;
 };
-/// One HTTP/1.1 request to an http:// URL (https goes through curl when it is on PATH),
-/// bounded: `timeout` for connect and reply, at most 64 KiB of reply.
+/// One HTTP/1.1 request to an http:// or https:// URL (util/http_client), bounded: `timeout`
+/// for connect and reply, at most 64 KiB of reply.
 Expected<HttpReply> http_request(const std::string& base_url, const std::string& method,
                                  const std::string& path, const std::vector<std::string>& headers,
                                  std::chrono::milliseconds timeout);

@@ -1,21 +1,15 @@
-// The small bounded HTTP client of `tailor dist`: the scheduler's status and token checks
-// over a plain socket (https through curl), and the JSON they answer.
+// `tailor dist`'s requests to the scheduler: its status and token checks over util's bounded
+// HTTP client (http, or https through OpenSSL), and the JSON they answer.
 #include "cache/sccache_dist_http.h"
 
 #include <fmt/format.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "cache/sccache_dist.h"
-#include "util/files.h"
-#include "util/net.h"
+#include "util/http_client.h"
 #include "util/strings.h"
 
 namespace tailor::cache::dist {
@@ -60,108 +54,6 @@ std::string strip_slash(std::string s) {
   return s;
 }
 
-Expected<HttpReply> http_over_socket(const Url& u, const std::string& method,
-                                     const std::string& path,
-                                     const std::vector<std::string>& headers,
-                                     std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto connected = connect_tcp(u.host, u.port, timeout);
-  if (!connected) return connected.error();
-  int fd = *connected;
-  std::string req =
-      fmt::format("{} {} HTTP/1.1\r\nHost: {}:{}\r\nConnection: close\r\nContent-Length: 0\r\n",
-                  method, path, u.host, u.port);
-  for (const auto& h : headers) req += h + "\r\n";
-  req += "\r\n";
-  size_t sent = 0;
-  std::string reply;
-  constexpr size_t k_max_reply = 64 * 1024;
-  bool eof = false;
-  while (!eof) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      ::close(fd);
-      return make_error(
-          fmt::format("{}:{}: no reply within {} ms", u.host, u.port, timeout.count()));
-    }
-    pollfd p{fd, static_cast<short>(sent < req.size() ? POLLOUT : POLLIN), 0};
-    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
-    if (sent < req.size()) {
-      ssize_t n = ::send(fd, req.data() + sent, req.size() - sent, MSG_NOSIGNAL);
-      if (n < 0 && errno != EAGAIN && errno != EINTR) {
-        ::close(fd);
-        return make_error(
-            fmt::format("{}:{}: send failed: {}", u.host, u.port, std::strerror(errno)));
-      }
-      if (n > 0) sent += static_cast<size_t>(n);
-      continue;
-    }
-    char buf[4096];
-    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n == 0)
-      eof = true;
-    else if (n > 0) {
-      reply.append(buf, static_cast<size_t>(n));
-      if (reply.size() > k_max_reply) {
-        ::close(fd);
-        return make_error(
-            fmt::format("{}:{}: reply larger than {} bytes", u.host, u.port, k_max_reply));
-      }
-    } else if (errno != EAGAIN && errno != EINTR) {
-      eof = true;
-    }
-  }
-  ::close(fd);
-  HttpReply r;
-  if (reply.rfind("HTTP/1.", 0) != 0 || reply.size() < 12)
-    return make_error(fmt::format("{}:{}: not an HTTP reply", u.host, u.port));
-  r.status = std::atoi(reply.substr(9, 3).c_str());
-  auto body_at = reply.find("\r\n\r\n");
-  if (body_at != std::string::npos) {
-    std::string head = to_lower(reply.substr(0, body_at));
-    std::string body = reply.substr(body_at + 4);
-    if (head.find("transfer-encoding: chunked") != std::string::npos) {
-      std::string plain;
-      size_t at = 0;
-      while (at < body.size()) {
-        size_t eol = body.find("\r\n", at);
-        if (eol == std::string::npos) break;
-        size_t len = std::strtoul(body.substr(at, eol - at).c_str(), nullptr, 16);
-        if (len == 0 || eol + 2 + len > body.size()) break;
-        plain += body.substr(eol + 2, len);
-        at = eol + 2 + len + 2;
-      }
-      body = plain;
-    }
-    r.body = body;
-  }
-  return r;
-}
-
-Expected<HttpReply> http_over_curl(const std::string& url, const std::string& method,
-                                   const std::vector<std::string>& headers,
-                                   std::chrono::milliseconds timeout) {
-  std::string curl = find_in_path("curl");
-  if (curl.empty()) return make_error(fmt::format("{}: https needs curl on PATH", url));
-  std::vector<std::string> argv = {
-      curl, "-s",   "-m", std::to_string(std::max<int64_t>(1, timeout.count() / 1000)),
-      "-X", method, "-w", "\n%{http_code}"};
-  for (const auto& h : headers) {
-    argv.push_back("-H");
-    argv.push_back(h);
-  }
-  argv.push_back(url);
-  CommandResult r = run_command(argv, timeout + 2s);
-  if (!r.ok()) return make_error(fmt::format("{}: curl failed (exit {})", url, r.exit_code));
-  auto nl = r.out.rfind('\n');
-  HttpReply reply;
-  reply.status = std::atoi(r.out.substr(nl + 1).c_str());
-  reply.body = r.out.substr(0, nl);
-  if (reply.status == 0) return make_error(fmt::format("cannot connect to {}", url));
-  return reply;
-}
-
 }  // namespace
 
 Expected<SchedulerStatus> parse_scheduler_status_json(std::string_view text) {
@@ -189,9 +81,20 @@ Expected<HttpReply> http_request(const std::string& base_url, const std::string&
                                  const std::string& path, const std::vector<std::string>& headers,
                                  std::chrono::milliseconds timeout) {
   TAILOR_TRY(u, parse_url(base_url));
-  if (u.scheme == "https")
-    return http_over_curl(strip_slash(base_url) + path, method, headers, timeout);
-  return http_over_socket(u, method, path, headers, timeout);
+  (void)u;
+  HttpRequest r;
+  r.method = method;
+  r.url = strip_slash(base_url) + path;
+  r.timeout = timeout;
+  r.max_body = 64 * 1024;
+  for (const auto& h : headers) {
+    auto colon = h.find(':');
+    std::string value = colon == std::string::npos ? "" : h.substr(colon + 1);
+    while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+    r.headers.emplace_back(h.substr(0, colon), value);
+  }
+  TAILOR_TRY(reply, http_send(r));
+  return HttpReply{reply.status, std::move(reply.body)};
 }
 
 Expected<SchedulerStatus> scheduler_status(const std::string& scheduler_url) {

@@ -19,6 +19,7 @@
 #include "diagnose/diagnosis.h"
 #include "plan/build_plan.h"
 #include "wheelhouse/wheelhouse_fetch.h"
+#include "wheelhouse/wheelhouse_store.h"
 #include "workflow/extension_build.h"
 
 namespace tailor::cli {
@@ -102,8 +103,8 @@ int run_build(BuildCommandOptions& o) {
     if (auto usable = check_out_dir(o.core.out_dir); !usable)
       return report_error(usable.error().message);
   if (!o.core.wheelhouse.empty())
-    if (auto where = wheelhouse::wheelhouse_folder(o.core.wheelhouse); !where)
-      return report_error(where.error().message);
+    if (auto where = wheelhouse::open_store(o.core.wheelhouse); !where)
+      return report_error("--wheelhouse " + where.error().message);
   o.core.jobs = o.jobs;
   if (!o.memory_budget.empty()) {
     auto budget = executor::parse_memory_size(o.memory_budget);
@@ -226,7 +227,8 @@ void setup_build(CLI::App& sub, RunFn& run) {
   sub.add_option("--config", o->core.config,
                  "a tailor.toml whose [cache] table applies to this build");
   sub.add_option("--wheelhouse", o->core.wheelhouse,
-                 "a `tailor publish` wheelhouse (a folder or file:///DIR): a wheel published for "
+                 "a `tailor publish` wheelhouse (a folder, file:///DIR, http(s)://HOST/PATH or "
+                 "s3://BUCKET/PREFIX[?endpoint=URL]): a wheel published for "
                  "the same inputs (source, targets, torch, CUDA, Python) is fetched, checked "
                  "against the index's sha256 and used instead of compiling")
       ->type_name("DIR|URL");

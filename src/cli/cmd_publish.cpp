@@ -1,6 +1,7 @@
-// `tailor publish WHEEL... --to DIR`: adds tailor-built wheels to a folder wheelhouse with one
-// pip index per GPU target set (DIR/sm90/simple). Exit 0 published (or already there), 1 a
-// wheel of that name already published with other bytes, 2 bad input (nothing changed).
+// `tailor publish WHEEL... --to DIR|s3://BUCKET/PREFIX`: adds tailor-built wheels to a folder
+// or S3 wheelhouse with one pip index per GPU target set (DIR/sm90/simple). Exit 0 published (or
+// already there), 1 a wheel of that name already published with other bytes, 2 bad input (nothing
+// changed).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include "util/files.h"
 #include "util/text_escape.h"
 #include "wheelhouse/wheelhouse.h"
+#include "wheelhouse/wheelhouse_store.h"
 
 namespace tailor::cli {
 
@@ -19,6 +21,7 @@ struct PublishArgs {
   std::vector<std::string> wheels;
   std::string to;
   bool allow_foreign = false;
+  bool public_read = false;
   bool json = false;
   std::string html;
 };
@@ -36,9 +39,16 @@ nlohmann::json result_json(const wheelhouse::PublishResult& r, const std::string
 }
 
 int run_publish(const PublishArgs& args) {
-  auto r = wheelhouse::publish(
-      args.wheels, args.to,
-      args.allow_foreign ? wheelhouse::ForeignWheels::allowed : wheelhouse::ForeignWheels::refused);
+  const auto foreign =
+      args.allow_foreign ? wheelhouse::ForeignWheels::allowed : wheelhouse::ForeignWheels::refused;
+  const bool s3 = wheelhouse::is_s3_location(args.to);
+  if (!s3 && args.to.find("://") != std::string::npos)
+    return report_error(fmt::format(
+        "--to {}: a wheelhouse is written to a folder or s3://BUCKET/PREFIX[?endpoint=URL]",
+        terminal_safe(args.to)));
+  if (args.public_read && !s3) return report_error("--public-read is for an s3:// wheelhouse");
+  auto r = s3 ? wheelhouse::publish_s3(args.wheels, args.to, foreign, args.public_read)
+              : wheelhouse::publish(args.wheels, args.to, foreign);
   if (r.failure != wheelhouse::PublishFailure::none)
     return report_error(r.message, r.failure == wheelhouse::PublishFailure::bad_input
                                        ? k_exit_bad_input
@@ -72,12 +82,17 @@ void setup_publish(CLI::App& sub, RunFn& run) {
   auto args = std::make_shared<PublishArgs>();
   sub.add_option("WHEEL", args->wheels, "Wheels tailor built (they carry their provenance)");
   sub.add_option("--to", args->to,
-                 "The wheelhouse folder (made when missing): DIR/<targets>/simple is a pip index")
-      ->type_name("DIR")
+                 "The wheelhouse: a folder (made when missing) or s3://BUCKET/PREFIX[?endpoint=URL&"
+                 "region=NAME] (keys from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY); "
+                 "<targets>/simple in it is a pip index")
+      ->type_name("DIR|S3URL")
       ->required();
   sub.add_flag(
       "--allow-foreign", args->allow_foreign,
       "Publish wheels tailor did not build too, filed by the targets of their device code");
+  sub.add_flag("--public-read", args->public_read,
+               "s3:// only: every object readable by anyone (x-amz-acl: public-read), so pip "
+               "reads the index over plain https");
   sub.add_flag("--json", args->json, "Machine-readable output");
   sub.add_option("--html", args->html,
                  "Write the wheelhouse as one page (packages x GPU targets) to FILE; inside DIR "

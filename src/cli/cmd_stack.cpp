@@ -478,6 +478,11 @@ void setup_stack(CLI::App& sub, RunFn& run) {
                  "resolutions (default ~/.cache/tailor/stack)");
   sub.add_flag("--refresh", q.refresh,
                "Resolve with pip again even where the stored resolution still holds");
+  sub.add_option("--wheelhouse", q.wheelhouse,
+                 "a `tailor publish` wheelhouse (a folder, file:///DIR, http(s)://HOST/PATH or "
+                 "s3://BUCKET/PREFIX[?endpoint=URL]): a package to build whose wheel of the same "
+                 "sdist, GPUs, torch and Python is published there is prebuilt from it")
+      ->type_name("DIR|URL");
   sub.add_option(
       "--progress", a->progress,
       "auto, live, plain or quiet (default auto: live on a terminal, plain lines when piped)");

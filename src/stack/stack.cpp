@@ -439,6 +439,7 @@ Expected<StackResult> run_stack(const StackRequest& request, CommandRunner& runn
   if (!c.torch_python.empty()) rows.insert(rows.begin(), installed_torch_row(c));
   TAILOR_TRY_VOID(inspect_wheels(c, rows, to_inspect));
   TAILOR_TRY_VOID(take_sources(c, rows, set_aside));
+  TAILOR_TRY_VOID(take_wheelhouse(c, rows));
   c.result.inspect_seconds = since(t1);
   // A CUDA package on a torch without CUDA cannot work whatever its wheel holds.
   bool any_cuda =

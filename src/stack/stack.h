@@ -101,7 +101,12 @@ struct StackRequest {
   std::string platform, python, glibc, cuda;
   std::string torch;  ///< a version, or an interpreter whose installed torch is used
   IndexOptions index;
-  std::string cache_dir;                ///< default ${XDG_CACHE_HOME:-~/.cache}/tailor/stack
+  std::string cache_dir;  ///< default ${XDG_CACHE_HOME:-~/.cache}/tailor/stack
+  /// --wheelhouse: a `tailor publish` wheelhouse (a folder, file://, http(s)://, s3://). A
+  /// package the stack would build whose wheel for the same inputs (sdist sha256, the GPUs'
+  /// targets, torch, Python, recipe: wheelhouse::stack_input_mismatch) is published there is
+  /// prebuilt for those GPUs, installed from there.
+  std::string wheelhouse;
   std::string interpreter = "python3";  ///< runs pip; --install replaces it with the venv's
   std::string self;                     ///< this tailor binary (for builds)
   /// --refresh: pip resolves again even where a stored resolution still holds
@@ -139,6 +144,7 @@ struct Row {
   Outcome outcome = Outcome::prebuilt;
   std::string reason;                               ///< one line
   std::string wheel_url, wheel_sha256, wheel_file;  ///< prebuilt
+  std::string wheelhouse;  ///< prebuilt from --wheelhouse: its location (the wheel_url is in it)
   std::string sdist_url, sdist_sha256, sdist_file;  ///< build
   std::string recipe;                               ///< build: tailor's recipe, or "generic"
   std::vector<std::string> targets;                 ///< device targets found in the wheel

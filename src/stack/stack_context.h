@@ -74,6 +74,12 @@ void decide_runtime(Context& c, Row& row, const ResolvedDist& d);
 std::string judge_wheel(Context& c, Row& row, const inspect::WheelReport& wheel);
 
 // ---- the sdist (source_fallback.cpp) ---------------------------------------------------
+/// The targets `tailor build --gpu` compiles for the target's GPUs: sm_XY each.
+std::vector<std::string> gpu_build_targets(const Target& target);
+/// --wheelhouse: each row to build whose wheel the wheelhouse publishes for the same inputs
+/// becomes prebuilt from there (its URL and sha256 the wheelhouse's); a row that stays a
+/// build names what the wheelhouse's closest wheel differed in.
+Expected<void> take_wheelhouse(Context& c, std::vector<Row>& rows);
 /// Turns an unusable or missing wheel into a build from the sdist, or unsupported.
 Expected<void> fall_back_to_source(Context& c, Row& row, const std::string& requirement,
                                    const std::string& why);

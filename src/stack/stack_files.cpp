@@ -54,6 +54,7 @@ std::string render_lock(const StackResult& r) {
               {"depends", row.depends}};
     if (!row.wheel_url.empty())
       p["wheel"] = {{"url", row.wheel_url}, {"sha256", row.wheel_sha256}, {"file", row.wheel_file}};
+    if (!row.wheelhouse.empty()) p["wheel"]["wheelhouse"] = row.wheelhouse;
     if (!row.sdist_url.empty())
       p["sdist"] = {{"url", row.sdist_url},
                     {"sha256", row.sdist_sha256},
@@ -147,6 +148,7 @@ Expected<StackResult> read_lock(std::string_view text) {
         row.wheel_url = p["wheel"].at("url").get<std::string>();
         row.wheel_sha256 = p["wheel"].at("sha256").get<std::string>();
         row.wheel_file = p["wheel"].at("file").get<std::string>();
+        row.wheelhouse = p["wheel"].value("wheelhouse", "");
       }
       if (p.contains("sdist")) {
         row.sdist_url = p["sdist"].at("url").get<std::string>();

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "util/html.h"
+#include "wheelhouse/variant_metadata.h"
 
 namespace tailor::wheelhouse {
 
@@ -86,6 +87,7 @@ std::vector<IndexFile> render_index(const std::string& target_set,
   out.push_back({simple + "index.html", root + "</body>\n</html>\n"});
   nlohmann::json root_json = {{"meta", {{"api-version", k_api_version}}}, {"projects", names}};
   out.push_back({simple + "index.json", root_json.dump(1) + "\n"});
+  for (auto& file : render_variant_files(target_set, wheels)) out.push_back(std::move(file));
   return out;
 }
 

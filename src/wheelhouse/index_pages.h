@@ -20,7 +20,8 @@ struct IndexFile {
 };
 
 /// Every page of `target_set`'s index from its wheels: simple/index.html and index.json, and
-/// per project simple/<project>/index.html and index.json. Wheels of other sets are ignored.
+/// per project simple/<project>/index.html and index.json, with the PEP 825 variant files
+/// beside them (variant_metadata.h). Wheels of other sets are ignored.
 std::vector<IndexFile> render_index(const std::string& target_set,
                                     const std::vector<WheelEntry>& wheels);
 

@@ -13,14 +13,13 @@
 #include "util/text_escape.h"
 #include "util/user_file.h"
 #include "wheelhouse/index_pages.h"
+#include "wheelhouse/wheelhouse_store.h"
 
 namespace tailor::wheelhouse {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr uint64_t k_max_state_bytes = uint64_t{64} << 20;
 
 Expected<void> make_folder(const fs::path& dir) {
   std::error_code ec;
@@ -57,11 +56,7 @@ Expected<void> store_wheel(const WheelCandidate& c, const fs::path& dest) {
 }
 
 Expected<void> write_state(const fs::path& root, const std::vector<WheelEntry>& wheels) {
-  nlohmann::json list = nlohmann::json::array();
-  for (const auto& e : wheels) list.push_back(to_json(e));
-  nlohmann::json j = {{"schema", "tailor.wheelhouse/1"}, {"wheels", list}};
-  escape_json_strings(j);  // METADATA's Requires-Python need not be UTF-8
-  return write_file_atomic((root / k_state_file).string(), j.dump(1) + "\n", 0644);
+  return write_file_atomic((root / k_state_file).string(), render_state(wheels), 0644);
 }
 
 }  // namespace
@@ -70,23 +65,64 @@ std::string_view publish_outcome_name(PublishOutcome outcome) {
   return outcome == PublishOutcome::added ? "added" : "already published";
 }
 
-Expected<std::vector<WheelEntry>> read_wheelhouse(const std::string& dir) {
-  const std::string path = (fs::path(dir) / k_state_file).string();
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return std::vector<WheelEntry>{};
-  TAILOR_TRY(text, read_text_file(path, k_max_state_bytes, BinaryData::refused));
+std::string render_state(const std::vector<WheelEntry>& wheels) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& e : wheels) list.push_back(to_json(e));
+  nlohmann::json j = {{"schema", "tailor.wheelhouse/1"}, {"wheels", list}};
+  escape_json_strings(j);  // METADATA's Requires-Python need not be UTF-8
+  return j.dump(1) + "\n";
+}
+
+Expected<std::vector<WheelEntry>> parse_state(std::string_view text, const std::string& where) {
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("wheels") || !j["wheels"].is_array())
-    return make_error(path + ": not a wheelhouse state file (no \"wheels\" list)");
+    return make_error(where + ": not a wheelhouse state file (no \"wheels\" list)");
   std::vector<WheelEntry> out;
   std::set<std::string> seen;
   for (const auto& w : j["wheels"]) {
-    TAILOR_TRY(e, entry_from_json(w, path));
+    TAILOR_TRY(e, entry_from_json(w, where));
     if (!seen.insert(e.target_set + "/" + e.file).second)
-      return make_error(fmt::format("{}: {} is listed twice in {}", path, e.file, e.target_set));
+      return make_error(fmt::format("{}: {} is listed twice in {}", where, e.file, e.target_set));
     out.push_back(std::move(e));
   }
   return out;
+}
+
+Expected<std::vector<WheelEntry>> read_wheelhouse(const std::string& location) {
+  TAILOR_TRY(store, open_store(location));
+  TAILOR_TRY(text, store->read(k_state_file, k_max_state_bytes));
+  if (!text) return std::vector<WheelEntry>{};
+  return parse_state(*text, store->origin(k_state_file));
+}
+
+Expected<std::vector<const WheelCandidate*>> plan_additions(
+    const std::vector<WheelCandidate>& candidates, const std::vector<WheelEntry>& state,
+    std::vector<PublishedWheel>& outcomes) {
+  std::map<std::string, const WheelEntry*> listed;  // "<set>/<file>" -> entry
+  for (const auto& e : state) listed[e.target_set + "/" + e.file] = &e;
+  std::vector<const WheelCandidate*> to_add;
+  outcomes.clear();
+  for (const auto& c : candidates) {
+    const std::string key = c.entry.target_set + "/" + c.entry.file;
+    auto it = listed.find(key);
+    if (it != listed.end() && it->second->sha256 != c.entry.sha256)
+      return make_error(conflict_line(c.path, c.entry, it->second->sha256));
+    outcomes.push_back(
+        {c.entry, it != listed.end() ? PublishOutcome::already_published : PublishOutcome::added});
+    if (it == listed.end()) {
+      listed[key] = &c.entry;
+      to_add.push_back(&c);
+    }
+  }
+  return to_add;
+}
+
+std::string conflict_line(const std::string& path, const WheelEntry& entry,
+                          const std::string& published_sha256) {
+  return fmt::format(
+      "{}: {} is already in the {} index with sha256 {}; this one has sha256 {}: refused "
+      "(publish it under another version)",
+      path, entry.file, entry.target_set, published_sha256, entry.sha256);
 }
 
 PublishResult publish(const std::vector<std::string>& wheels, const std::string& dir,
@@ -117,25 +153,9 @@ PublishResult publish(const std::vector<std::string>& wheels, const std::string&
   if (!state) return fail(PublishFailure::bad_input, state.error().message);
 
   // Every conflict is found before anything is written.
-  std::map<std::string, const WheelEntry*> listed;  // "<set>/<file>" -> entry
-  for (const auto& e : *state) listed[e.target_set + "/" + e.file] = &e;
-  std::vector<const WheelCandidate*> to_add;
-  for (const auto& c : candidates) {
-    const std::string key = c.entry.target_set + "/" + c.entry.file;
-    auto it = listed.find(key);
-    if (it != listed.end() && it->second->sha256 != c.entry.sha256)
-      return fail(PublishFailure::conflict,
-                  fmt::format("{}: {} is already in the {} index with sha256 {}; this one has "
-                              "sha256 {}: refused (publish it under another version)",
-                              c.path, c.entry.file, c.entry.target_set, it->second->sha256,
-                              c.entry.sha256));
-    r.wheels.push_back(
-        {c.entry, it != listed.end() ? PublishOutcome::already_published : PublishOutcome::added});
-    if (it == listed.end()) {
-      listed[key] = &c.entry;
-      to_add.push_back(&c);
-    }
-  }
+  auto planned = plan_additions(candidates, *state, r.wheels);
+  if (!planned) return fail(PublishFailure::conflict, planned.error().message);
+  const std::vector<const WheelCandidate*>& to_add = *planned;
   if (to_add.empty()) return r;
 
   std::vector<WheelEntry> after = *state;

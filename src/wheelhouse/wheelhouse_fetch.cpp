@@ -14,6 +14,7 @@
 #include "util/user_file.h"
 #include "wheelhouse/index_pages.h"
 #include "wheelhouse/wheelhouse.h"
+#include "wheelhouse/wheelhouse_store.h"
 
 namespace tailor::wheelhouse {
 
@@ -45,7 +46,11 @@ std::vector<std::string> sorted(std::vector<std::string> v) {
 
 }  // namespace
 
-std::string input_mismatch(const WheelEntry& e, const BuildInputs& in) {
+namespace {
+
+enum class Match { build, stack };
+
+std::string mismatch(const WheelEntry& e, const BuildInputs& in, Match how) {
   if (e.foreign || !e.provenance.is_object()) return "not built by tailor";
   const auto& p = e.provenance;
   if (formats::normalize_distribution_name(json_text(p, "package")) !=
@@ -63,29 +68,25 @@ std::string input_mismatch(const WheelEntry& e, const BuildInputs& in) {
   if (json_text(p, "profile") != in.profile)
     return fmt::format("profile '{}' vs '{}'", json_text(p, "profile"), in.profile);
   nlohmann::json toolchain = p.contains("toolchain") ? p["toolchain"] : nlohmann::json::object();
-  if (json_text(toolchain, "torch") != in.torch)
-    return fmt::format("torch {} vs {}", json_text(toolchain, "torch"), in.torch);
-  if (major_minor(json_text(toolchain, "nvcc")) != major_minor(in.nvcc))
+  // A stack knows torch's version ("2.11.0+cu130"), the provenance adds its CUDA after a space.
+  std::string torch = json_text(toolchain, "torch");
+  if (how == Match::stack) torch = torch.substr(0, torch.find(' '));
+  if (torch != in.torch) return fmt::format("torch {} vs {}", torch, in.torch);
+  if (how == Match::build && major_minor(json_text(toolchain, "nvcc")) != major_minor(in.nvcc))
     return fmt::format("CUDA {} vs {}", json_text(toolchain, "nvcc"), in.nvcc);
   if (major_minor(json_text(toolchain, "python")) != major_minor(in.python))
     return fmt::format("Python {} vs {}", json_text(toolchain, "python"), in.python);
   return {};
 }
 
-Expected<std::string> wheelhouse_folder(const std::string& location) {
-  std::string_view s = location;
-  if (s.starts_with("file://")) {
-    s.remove_prefix(7);
-    if (!s.starts_with("/"))
-      return make_error(fmt::format(
-          "--wheelhouse {}: a file URL names a host; give file:///path or a folder", location));
-    return std::string(s);
-  }
-  if (s.find("://") != std::string_view::npos)
-    return make_error(fmt::format(
-        "--wheelhouse {}: only a folder or a file:// URL is read (no http or s3 yet)", location));
-  if (s.empty()) return make_error("--wheelhouse: empty");
-  return std::string(s);
+}  // namespace
+
+std::string input_mismatch(const WheelEntry& e, const BuildInputs& in) {
+  return mismatch(e, in, Match::build);
+}
+
+std::string stack_input_mismatch(const WheelEntry& e, const BuildInputs& in) {
+  return mismatch(e, in, Match::stack);
 }
 
 Expected<std::vector<IndexLink>> parse_project_index(std::string_view text,
@@ -114,8 +115,13 @@ Expected<std::optional<FetchedWheel>> fetch_matching_wheel(const std::string& lo
                                                            const BuildInputs& inputs,
                                                            const std::string& dest_dir,
                                                            std::string& why_not) {
-  TAILOR_TRY(dir, wheelhouse_folder(location));
-  TAILOR_TRY(wheels, read_wheelhouse(dir));
+  TAILOR_TRY(store, open_store(location));
+  TAILOR_TRY(state, store->read(k_state_file, k_max_state_bytes));
+  std::vector<WheelEntry> wheels;
+  if (state) {
+    TAILOR_TRY(listed, parse_state(*state, store->origin(k_state_file)));
+    wheels = std::move(listed);
+  }
   const WheelEntry* found = nullptr;
   why_not = wheels.empty() ? "the wheelhouse lists no wheel" : "";
   for (const auto& e : wheels) {
@@ -133,10 +139,11 @@ Expected<std::optional<FetchedWheel>> fetch_matching_wheel(const std::string& lo
   }
   // The index the resolvers read must agree with the state: the link is the wheel's own
   // place, and its sha256 is the one the fetched bytes must have.
-  const fs::path root(dir);
-  const std::string page = (root / found->target_set / "simple" / found->project / "index.json");
-  TAILOR_TRY(text, read_text_file(page, k_max_index_bytes, BinaryData::refused));
-  TAILOR_TRY(links, parse_project_index(text, page));
+  const std::string rel_page = found->target_set + "/simple/" + found->project + "/index.json";
+  const std::string page = store->origin(rel_page);
+  TAILOR_TRY(text, store->read(rel_page, k_max_index_bytes));
+  if (!text) return make_error(page + ": not there (the state lists " + found->file + ")");
+  TAILOR_TRY(links, parse_project_index(*text, page));
   const IndexLink* link = nullptr;
   for (const auto& l : links)
     if (l.file == found->file) link = &l;
@@ -149,24 +156,21 @@ Expected<std::optional<FetchedWheel>> fetch_matching_wheel(const std::string& lo
   if (link->sha256 != found->sha256)
     return make_error(fmt::format("{}: {} has sha256 {} in the index and {} in {}", page,
                                   found->file, link->sha256, found->sha256, k_state_file));
-  const std::string source = (root / wheel_file_path(*found)).string();
-  TAILOR_TRY(map, MappedFile::open(source));
-  const std::string got = Sha256::hex(Sha256::of(map.bytes()));
-  if (got != link->sha256)
-    return make_error(
-        fmt::format("{}: sha256 {}, the index says {}: refused", source, got, link->sha256));
+  const std::string rel = wheel_file_path(*found);
   const std::string dest = (fs::path(dest_dir) / found->file).string();
-  TAILOR_TRY(out, AtomicFile::beside(dest));
-  Bytes bytes = map.bytes();
-  for (size_t done = 0; done < bytes.size();) {
-    ssize_t n = ::write(out.fd(), bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      return make_error(fmt::format("{}: cannot write: {}", out.path(), errno_text(errno)));
-    done += static_cast<size_t>(n);
+  // The copy is bounded by the size the state records; its bytes are checked once copied.
+  auto copied = store->copy_to(rel, dest, found->size);
+  if (!copied)
+    return make_error(fmt::format("{} ({} bytes in the state); the index says {}: refused",
+                                  copied.error().message, found->size, link->sha256));
+  const std::string& got = *copied;
+  if (got != link->sha256) {
+    std::error_code ec;
+    fs::remove(dest, ec);
+    return make_error(fmt::format("{}: sha256 {}, the index says {}: refused", store->origin(rel),
+                                  got, link->sha256));
   }
-  TAILOR_TRY_VOID(out.commit(0644));
-  return std::optional<FetchedWheel>(FetchedWheel{dest, got, source});
+  return std::optional<FetchedWheel>(FetchedWheel{dest, got, store->origin(rel)});
 }
 
 }  // namespace tailor::wheelhouse

@@ -1,9 +1,10 @@
-// `tailor build --wheelhouse DIR|file://DIR`: a wheel already published for this build's
-// inputs, found, fetched and verified instead of compiling. The inputs are the package, the
-// source digest, the targets, and the torch, CUDA (nvcc) and Python (major.minor: the ABI)
-// the provenance records. The index is input like any other: its names are checked, its link
-// must be the wheel's own place in the wheelhouse (no ../ out of it, no other host), its files
-// are read with a size bound, and the fetched bytes must have the sha256 the index gives.
+// `tailor build --wheelhouse DIR|file:///DIR|http(s)://HOST/PATH|s3://BUCKET/PREFIX`: a wheel
+// already published for this build's inputs, found, fetched and verified instead of compiling. The
+// inputs are the package, the source digest, the targets, and the torch, CUDA (nvcc) and Python
+// (major.minor: the ABI) the provenance records. The index is input like any other: its names are
+// checked, its link must be the wheel's own place in the wheelhouse (no ../ out of it, no other
+// host), its files are read with a size bound, and the fetched bytes must have the sha256 the index
+// gives.
 #pragma once
 #include <optional>
 #include <string>
@@ -29,10 +30,10 @@ struct BuildInputs {
 /// Why the published wheel `entry` was not built from `inputs` ("targets sm_80 vs sm_90"),
 /// or "" when it was. A foreign wheel never matches.
 std::string input_mismatch(const WheelEntry& entry, const BuildInputs& inputs);
-
-/// The wheelhouse folder of `location`: a path, or a file:// URL of one. Another scheme
-/// (http, s3) or a file URL naming a host is an error.
-Expected<std::string> wheelhouse_folder(const std::string& location);
+/// The same for a build `tailor stack` would run: `inputs.torch` is torch's version alone
+/// ("2.11.0+cu130"), and the CUDA compiler is not compared (the building machine's, which a
+/// stack does not know); everything else as input_mismatch.
+std::string stack_input_mismatch(const WheelEntry& entry, const BuildInputs& inputs);
 
 struct IndexLink {
   std::string file, url, sha256;
@@ -49,9 +50,10 @@ struct FetchedWheel {
   std::string origin;  ///< "DIR/files/sm90/<wheel>"
 };
 
-/// The wheel of the wheelhouse at `location` whose provenance matches `inputs`, copied into
-/// `dest_dir` and checked against its index's sha256; nullopt when none matches (`why_not`
-/// then says what came closest). Errors: a bad location or index, a sha256 mismatch.
+/// The wheel of the wheelhouse at `location` (wheelhouse_store.h: open_store) whose provenance
+/// matches `inputs`, copied into `dest_dir` and checked against its index's sha256; nullopt when
+/// none matches (`why_not` then says what came closest). Errors: a bad location or index, a sha256
+/// mismatch.
 Expected<std::optional<FetchedWheel>> fetch_matching_wheel(const std::string& location,
                                                            const BuildInputs& inputs,
                                                            const std::string& dest_dir,

@@ -11,7 +11,7 @@
 # changed), a truncated wheel, not a zip, no provenance, a target or project name with ../,
 # --to a file. And `tailor build --wheelhouse` of the same inputs: the wheel fetched and
 # verified (the import test still runs), nothing compiled; a tampered wheel, an index link out
-# of the wheelhouse and an http location refused. uv: `uv` on PATH or $UV; its checks are skipped with a note when there is none.
+# of the wheelhouse and an ftp:// location refused (publish_s3.sh reads s3:// and http://). uv: `uv` on PATH or $UV; its checks are skipped with a note when there is none.
 set -u
 : "${TAILOR:?TAILOR must point at the built binary}"
 [ -x "$TAILOR" ] || { echo "skip: $TAILOR not built"; exit 77; }
@@ -51,6 +51,42 @@ expect_grep "PEP 714 attribute" "data-core-metadata=\"sha256=$(sha256sum "$wh/fi
   "$wh/sm75/simple/fused-ops/index.html"
 expect_eq "PEP 691 JSON" "$(json_get "$wh/sm75/simple/fused-ops/index.json" 'j["meta"]["api-version"] + " " + j["files"][0]["core-metadata"]["sha256"][:8]')" \
   "1.1 $(sha256sum "$wh/files/sm75/$whl.metadata" | cut -c1-8)"
+# The PEP 825 (draft) variant file beside the index: valid under the draft's schema rules,
+# and read by variantlib (PEP 817's form, which adds the providers table the draft leaves out).
+variants="$wh/sm75/simple/fused-ops/fused_ops-0.1.0-variants.json"
+python3 - "$variants" <<'PY' && ok "variant file: the draft's schema" || bad "variant file: not the draft's schema"
+import json, sys, jsonschema
+name = "^[a-z0-9_]+$"
+values = {"type": "array", "items": {"type": "string", "pattern": "^[a-z0-9_.]+$"}, "minItems": 1, "uniqueItems": True}
+features = {"type": "object", "patternProperties": {name: values}, "additionalProperties": False}
+schema = {  # the draft's variant-schema-0.1.1.json, restated
+    "type": "object", "required": ["$schema", "default-priorities", "variants"], "additionalProperties": False,
+    "properties": {
+        "$schema": {"type": "string"},
+        "default-priorities": {"type": "object", "required": ["namespace"], "additionalProperties": False,
+            "properties": {"namespace": {"type": "array", "items": {"type": "string", "pattern": name}, "minItems": 1, "uniqueItems": True}}},
+        "variants": {"type": "object", "additionalProperties": False, "patternProperties": {
+            "^[a-z0-9_.]+$": {"type": "object", "patternProperties": {name: features}, "additionalProperties": False}}}}}
+j = json.load(open(sys.argv[1]))
+jsonschema.validate(j, schema)
+assert j["$schema"].endswith("/peps/825/v0.1.1.json"), j["$schema"]
+PY
+expect_eq "variant file: the properties" "$(python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["variants"]; print(" ".join(f"{l}:{ns}::{f}::{x}" for l in v for ns in v[l] for f in sorted(v[l][ns]) for x in v[l][ns][f]))' "$variants")" \
+  "sm75_cu$(python3 -c 'import torch; print(torch.version.cuda.replace(".", ""))'):nvidia::cuda_version_lower_bound::$(python3 -c 'import torch; print(torch.version.cuda)') sm75_cu$(python3 -c 'import torch; print(torch.version.cuda.replace(".", ""))'):nvidia::cuda_version_upper_bound::$(python3 -c 'import torch; print(int(torch.version.cuda.split(".")[0]) + 1)') sm75_cu$(python3 -c 'import torch; print(torch.version.cuda.replace(".", ""))'):nvidia::sm_arch::75_real"
+if python3 -c 'import variantlib' 2>/dev/null; then
+  python3 - "$variants" <<'PY' >"$tmp/variantlib.out" 2>&1 && ok "variantlib reads it ($(cat "$tmp/variantlib.out"))" || { bad "variantlib does not read it"; cat "$tmp/variantlib.out"; }
+import json, sys
+from variantlib.variants_json import VariantsJson
+d = json.load(open(sys.argv[1]))
+d["$schema"] = "https://variants-schema.wheelnext.dev/v0.2.0.json"  # variantlib 0.2's format
+d["providers"] = {"nvidia": {"requires": ["nvidia-variant-provider"],
+                             "plugin-api": "nvidia_variant_provider.plugin:NvidiaVariantPlugin"}}
+for label, desc in VariantsJson(d).variants.items():
+    print(label, "; ".join(p.to_str() for p in desc.properties))
+PY
+else
+  echo "note: variantlib is not installed (scripts/setup.sh installs it): its check did not run"
+fi
 "$TAILOR" publish "$tmp/dist/$whl" --to "$wh" --html "$wh/index.html" >"$tmp/again.out" 2>&1
 expect_eq "same bytes again: exit" "$?" 0
 expect_grep "same bytes again: says so" "already published $whl: sm75/simple/fused-ops/ (the same sha256: nothing changed)" "$tmp/again.out"
@@ -82,8 +118,8 @@ sed -i 's|"url": "../../../files/|"url": "../../../../../files/|' "$tmp/bad-hous
 expect_eq "an index link out of the wheelhouse: exit 2" "$?" 2
 expect_grep "says so" "not to its place in the wheelhouse" "$tmp/fetch-bad.err"
 (cd "$src" && "$TAILOR" build --arch 7.5 --out "$tmp/dist3" --work-dir "$tmp/work2" --no-tests \
-  --wheelhouse "https://example.com/wh") >/dev/null 2>"$tmp/fetch-bad.err"
-expect_eq "another host: exit 2" "$?" 2
+  --wheelhouse "ftp://example.com/wh") >/dev/null 2>"$tmp/fetch-bad.err"
+expect_eq "a scheme no wheelhouse has: exit 2" "$?" 2
 rm -rf "$tmp/bad-house" "$tmp/dist3" "$tmp/fetch-bad.err" "$tmp/tailor.toml"
 
 # pip from the file:// index into a fresh venv, reading the .metadata file.

@@ -6,7 +6,8 @@
 # the test fixture extension (tests/e2e/data/tiny_ext: a real CUDAExtension that builds in
 # seconds). pip resolves (the real pip), tailor inspects and decides; the lock round-trips,
 # the script passes bash -n, and --install builds the fixture from its sdist into a fresh
-# venv that reuses this machine's torch and ends with the verification passing.
+# venv that reuses this machine's torch and ends with the verification passing; the wheel
+# --build makes, published to a wheelhouse, is prebuilt with --wheelhouse for its GPU only.
 # Online part (skipped visibly without PyPI): the aarch64 torch 2.9.1 case and
 # bitsandbytes + einops on x86_64.
 set -u
@@ -210,6 +211,25 @@ if [ "${TAILOR_STACK_SKIP_INSTALL:-0}" != 1 ]; then
   built=$(ls "$tmp/built"/tiny_ext-*.whl 2>/dev/null | head -1)
   [ -n "$built" ] && "$TAILOR" inspect "$built" --exact sm_75 >/dev/null && ok "--build: tiny_ext wheel for sm_75" \
     || { bad "--build wheel"; tail -n 20 "$tmp/build.err"; }
+fi
+
+# --wheelhouse: the wheel --build made, published, is prebuilt for the same GPU and inputs;
+# for another GPU the package stays a build and says what the published wheel differed in.
+if [ -n "${built:-}" ]; then
+  "$TAILOR" publish "$built" --to "$tmp/house" >/dev/null 2>&1
+  "$TAILOR" stack --gpu T4 --torch python3 --index-url "$index" kern75 purepkg tiny_ext \
+    --wheelhouse "$tmp/house" --json >"$tmp/wh.json" 2>"$tmp/wh.err"
+  expect_eq "--wheelhouse: exit 0" "$?" 0
+  expect_eq "--wheelhouse: tiny_ext prebuilt" "$(row "$tmp/wh.json" tiny-ext outcome)" prebuilt
+  expect_eq "--wheelhouse: from the wheelhouse" "$(json_get "$tmp/wh.json" "[p for p in j['packages'] if p['key']=='tiny-ext'][0]['wheel']['url']")" \
+    "file://$tmp/house/files/sm75/$(basename "$built")"
+  case "$(row "$tmp/wh.json" tiny-ext reason)" in *"in the wheelhouse $tmp/house"*) ok "--wheelhouse: the reason says so" ;;
+    *) bad "--wheelhouse reason: $(row "$tmp/wh.json" tiny-ext reason)" ;; esac
+  "$TAILOR" stack --gpu A10 --torch python3 --index-url "$index" tiny_ext --wheelhouse "$tmp/house" \
+    --json >"$tmp/wh86.json" 2>"$tmp/wh86.err"
+  expect_eq "--wheelhouse, another GPU: a build" "$(row "$tmp/wh86.json" tiny-ext outcome)" build
+  case "$(row "$tmp/wh86.json" tiny-ext reason)" in *"other targets"*) ok "--wheelhouse, another GPU: names the difference" ;;
+    *) bad "--wheelhouse, another GPU: $(row "$tmp/wh86.json" tiny-ext reason)" ;; esac
 fi
 
 # ---- online (PyPI) -------------------------------------------------------------------------

@@ -1,5 +1,4 @@
 // Matching a build's inputs against published wheels, reading a wheelhouse location and a
-// project's JSON page as untrusted input, and the fetch: the matching wheel copied and checked
 // against the index's sha256; a tampered file, a link out of the wheelhouse, refused.
 #include "wheelhouse/wheelhouse_fetch.h"
 
@@ -12,6 +11,7 @@
 #include "formats/zip_writer.h"
 #include "util/files.h"
 #include "wheelhouse/wheelhouse.h"
+#include "wheelhouse/wheelhouse_store.h"
 
 namespace tailor::wheelhouse {
 namespace {
@@ -69,12 +69,39 @@ TEST(InputMismatch, EveryInputCounts) {
   EXPECT_EQ(input_mismatch(foreign, inputs()), "not built by tailor");
 }
 
-TEST(WheelhouseFolder, FoldersAndFileUrlsOnly) {
-  EXPECT_EQ(*wheelhouse_folder("/srv/wh"), "/srv/wh");
-  EXPECT_EQ(*wheelhouse_folder("file:///srv/wh"), "/srv/wh");
-  EXPECT_FALSE(wheelhouse_folder("file://host/srv/wh"));
-  EXPECT_FALSE(wheelhouse_folder("https://example.com/wh"));
-  EXPECT_FALSE(wheelhouse_folder("s3://bucket/wh"));
+TEST(InputMismatch, AStackComparesTorchByVersionAndNotTheCompiler) {
+  auto in = inputs();
+  in.torch = "2.11.0+cu130";
+  in.nvcc = "";
+  EXPECT_EQ(stack_input_mismatch(published(), in), "");
+  EXPECT_NE(input_mismatch(published(), in), "");  // a build compares both whole
+  in.torch = "2.11.0+cu128";
+  EXPECT_EQ(stack_input_mismatch(published(), in), "torch 2.11.0+cu130 vs 2.11.0+cu128");
+  in = inputs();
+  in.torch = "2.11.0+cu130";
+  in.targets = {"sm_80", "sm_90"};
+  EXPECT_EQ(stack_input_mismatch(published(), in), "other targets");
+}
+
+TEST(WheelhouseStore, Locations) {
+  EXPECT_EQ((*open_store("/srv/wh"))->describe(), "/srv/wh");
+  EXPECT_EQ((*open_store("file:///srv/wh"))->describe(), "/srv/wh");
+  EXPECT_EQ((*open_store("file:///srv/wh"))->origin("sm90/simple/index.json"),
+            "/srv/wh/sm90/simple/index.json");
+  EXPECT_FALSE(open_store("file://host/srv/wh"));
+  EXPECT_EQ((*open_store("https://example.com/wh/"))->origin("files/sm90/a-1+cu130.whl"),
+            "https://example.com/wh/files/sm90/a-1%2Bcu130.whl");
+  EXPECT_FALSE(open_store("https://user:pw@example.com/wh"));
+  EXPECT_FALSE(open_store("https://example.com/wh?x=1"));
+  EXPECT_FALSE(open_store("ftp://example.com/wh"));
+  EXPECT_EQ((*open_store("s3://bucket/wh?endpoint=http://127.0.0.1:9000"))->describe(),
+            "s3://bucket/wh (endpoint http://127.0.0.1:9000)");
+  EXPECT_EQ((*open_store("s3://bucket/wh?endpoint=http://127.0.0.1:9000"))->origin("a b"),
+            "http://127.0.0.1:9000/bucket/wh/a%20b");
+  EXPECT_EQ((*open_store("s3://bucket/wh"))->origin("wheelhouse.json"),
+            "https://bucket.s3.amazonaws.com/wh/wheelhouse.json");
+  EXPECT_FALSE(open_store("s3://B/wh"));
+  EXPECT_FALSE(open_store("s3://bucket/wh?acl=public"));
 }
 
 TEST(ProjectIndex, LinksMustStayRelative) {
