@@ -338,6 +338,13 @@ Expected<plan::CrossTarget> prepare_cross_target(const CrossRequest& r, CommandR
   auto lock = executor::FolderLock::acquire(root.string(), executor::FolderLock::Place::inside,
                                             true, stderr);
   if (!lock) return make_error(lock.error().message);
+  // What an interrupted preparation left (under the lock, nobody else is writing): its
+  // temporary parts and downloaded packages.
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.find(".tmp-") != std::string::npos || name.ends_with(".debs"))
+      fs::remove_all(e.path(), ec);
+  }
 
   const fs::path apt_state = fs::path(cache) / ("apt-" + p.debian_arch);
   // The runtime packages are small: the sysroot always has them, so one fetch serves both.
