@@ -48,7 +48,7 @@ has "quickstart.sh names the report page at the end" "$(cat "$src/scripts/quicks
 
 # ---- every suggested command carries the user's flags and runs as printed (item 9) ----------
 # fix_command TEXT: the first `tailor ...` in TEXT's fix lines, without the leading `tailor`.
-fix_command() { sed -n 's/.*fix:.*`tailor \([^`]*\)`.*/\1/p' <<<"$1" | head -n 1; }
+fix_command() { sed -n 's/.*fix:[^`]*`tailor \([^`]*\)`.*/\1/p' <<<"$1" | head -n 1; }
 run_fix() {  # NAME TEXT: runs the fix's command; exit 0 and the user's version and Python in it
   local cmd
   cmd=$(fix_command "$2")
