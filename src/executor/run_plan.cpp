@@ -631,7 +631,14 @@ PlanRun run_plan(const plan::BuildPlan& plan, BuildSession& session) {
   record_learned(r);
   if (!outcome->ok()) {
     out.error_block = diagnose::first_error_block(out.log_text);
-    out.diagnoses = diagnose::diagnose_log(out.log_text);
+    // The rows for the kind of step that failed: tailor's own clone is never the package's.
+    diagnose::DiagnoseOptions why;
+    const size_t failed = outcome->steps.size();
+    why.step = failed > 0 && failed <= out.steps.size() &&
+                       out.steps[failed - 1].role == plan::StepRole::clone
+                   ? "clone"
+                   : "build";
+    out.diagnoses = diagnose::diagnose_log(out.log_text, why);
     // An interrupt before the first step started leaves no step at all.
     if (outcome->steps.empty() || outcome->interrupted || interrupt_signal() != 0)
       out.stop = stop(BuildStatus::build_failed, "interrupted");

@@ -240,9 +240,10 @@ TEST_F(TorchSteps, AnInterruptBeforeAStepEndsTheRunBeforeIt) {
   EXPECT_FALSE(fs::exists(root.path / "work"));  // not even the plan's folders
 }
 
-// Resume: a clone already made (its .git is there) is not made again; the submodules are
-// brought up to date and the build goes on in it.
-TEST_F(TorchSteps, ResumeSkipsTheCloneWhenTheSourcesGitIsThere) {
+// Without --source the clone is tailor's own step (executor/source_clone.h), run from the
+// work folder, which exists before it (the clone's destination does not); it reuses a clone
+// already made, so a resumed build runs it again and learns the source's identity first.
+TEST_F(TorchSteps, TheCloneIsTailorsOwnStepRunFromTheWorkFolder) {
   variant.source_dir.reset();
   auto c = context();
   auto fresh = state();
@@ -253,8 +254,15 @@ TEST_F(TorchSteps, ResumeSkipsTheCloneWhenTheSourcesGitIsThere) {
     for (const auto& st : s.steps) out.push_back(st.title);
     return out;
   };
-  EXPECT_EQ(titles(fresh), (std::vector<std::string>{"clone source", "sync submodules",
-                                                     "update submodules", "build wheel"}));
+  EXPECT_EQ(titles(fresh), (std::vector<std::string>{"clone source", "build wheel"}));
+  const plan::Step& clone = fresh.steps.front();
+  ASSERT_GE(clone.argv.size(), 8u);
+  EXPECT_EQ(clone.argv[1], "__clone-source");
+  EXPECT_EQ(clone.argv[3], "https://github.com/pytorch/pytorch");
+  EXPECT_EQ(clone.argv[5], fresh.plan.git_tag);
+  EXPECT_EQ(clone.argv[7], (root.path / "work" / "pytorch").string());
+  EXPECT_EQ(clone.cwd, (root.path / "work").string());
+  EXPECT_EQ(clone.role, plan::StepRole::clone);
   EXPECT_FALSE(fresh.identity);  // known after the clone
   fs::create_directories(root.path / "work" / "pytorch" / ".git");
   runner.handler = [](const CommandSpec& spec) -> std::optional<CommandResult> {
@@ -270,8 +278,7 @@ TEST_F(TorchSteps, ResumeSkipsTheCloneWhenTheSourcesGitIsThere) {
   ASSERT_FALSE(torch_steps::resolve_plan(o, c2, resumed));
   auto st = torch_steps::check_source(o, c2, resumed);
   ASSERT_FALSE(st) << st->message;
-  EXPECT_EQ(titles(resumed),
-            (std::vector<std::string>{"sync submodules", "update submodules", "build wheel"}));
+  EXPECT_EQ(titles(resumed), (std::vector<std::string>{"clone source", "build wheel"}));
   ASSERT_TRUE(resumed.identity);
   EXPECT_EQ(resumed.identity->digest, "0123abcd");
   // The commit's time, in the policy the builder applies to the steps' variables.

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Real PyTorch under tailor, from a clean machine (not part of CI; see bench/RESULTS.md).
+#
+# Parts, each timed (wall seconds printed as "part NAME: Ns"):
+#   root    a Debian trixie root (mmdebstrap, variant buildd, main contrib non-free, deb and
+#           deb-src lines) with pytorch's build dependencies (apt-get build-dep pytorch) and
+#           nvidia-cuda-toolkit 12.4 from non-free (CUDA 12.4 fits torch 2.6; a newer host CUDA
+#           does not) plus g++-13 (nvcc 12.4's newest host compiler), OpenBLAS, CUTLASS, and
+#           Ninja 1.13 from PyPI (the memory governor's jobserver needs it; trixie has 1.12).
+#   source  Debian's pytorch 2.6.0+dfsg source fetched with apt's own tools and a private apt
+#           state (deb-src line for trixie in a private sources file; the host's sources are
+#           untouched), unpacked with its patches applied (dpkg-source -x): the upstream tree
+#           without the vendored third_party/, built against system libraries.
+#   tailor  the tailor under test (--tailor, default build/bin/tailor) copied into the root
+#           with the libraries it links (not the C/C++ runtimes), RUNPATH=$ORIGIN/../lib.
+#   build   inside the root: `tailor doctor` then `tailor build torch --source TREE` for one
+#           GPU target (--arch, default 7.5) with the system-libraries variant, under the
+#           memory governor, nice'd; the build log, report, CMakeCache.txt and ninja log are
+#           kept in OUT. Then every compiled CUDA object is read by `tailor inspect`.
+#
+# usage: bench/torch_real.sh [--root DIR] [--out DIR] [--parts root,source,tailor,build]
+#          [--arch 7.5] [--mirror URL] [--timeout SECONDS] [--tailor PATH]
+# Needs root privileges (mmdebstrap, chroot, mount) and Debian's mirror. Run it with nice
+# on a shared machine; the build part takes hours on 2 cores.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+root=/work/scratch-torch/root
+out=/work/scratch-torch/out
+parts=root,source,tailor,build
+arch=7.5
+mirror=http://deb.debian.org/debian
+timeout_s=36000
+tailor="$here/build/bin/tailor"
+while [ $# -gt 0 ]; do
+  case $1 in
+    --root) root=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --parts) parts=$2; shift 2 ;;
+    --arch) arch=$2; shift 2 ;;
+    --mirror) mirror=$2; shift 2 ;;
+    --timeout) timeout_s=$2; shift 2 ;;
+    --tailor) tailor=$2; shift 2 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[ "$(id -u)" = 0 ] || { echo "needs root (mmdebstrap, chroot, mount)" >&2; exit 2; }
+mkdir -p "$out"
+want() { case ",$parts," in *",$1,"*) return 0 ;; esac; return 1; }
+timed() { # NAME CMD...: runs CMD, prints and records its wall seconds
+  local name=$1 t0 rc; shift
+  t0=$(date +%s)
+  "$@"; rc=$?
+  echo "part $name: $(( $(date +%s) - t0 ))s (rc $rc)" | tee -a "$out/times.txt"
+  return $rc
+}
+# in_root CMD: runs a shell command line in the root, with /proc, /dev, /sys mounted in a
+# private mount namespace (gone when it ends).
+in_root() {
+  unshare -m --propagation private sh -c '
+    r=$1; shift
+    mount -t proc proc "$r/proc" && mount --rbind /dev "$r/dev" && mount -t sysfs sys "$r/sys" &&
+    exec chroot "$r" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin \
+      HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive sh -c "$1"' sh "$root" "$1"
+}
+components="main contrib non-free non-free-firmware"
+
+part_root() {
+  if [ ! -x "$root/usr/bin/apt-get" ]; then
+    mmdebstrap --variant=buildd --components="$components" \
+      --include=ca-certificates,git,dpkg-dev,devscripts \
+      trixie "$root" "deb $mirror trixie $components" "deb-src $mirror trixie $components" ||
+      return 1
+  fi
+  in_root 'apt-get update -q && apt-get build-dep -y -q pytorch &&
+    apt-get install -y -q --no-install-recommends nvidia-cuda-toolkit g++-13 python3-dev \
+      python3-pip python3-setuptools python3-wheel python3-venv ninja-build cmake \
+      libcutlass-dev libcub-dev libcupti-dev libnccl-dev libopenblas-dev patchelf \
+      python3-typing-extensions python3-jinja2 python3-sympy python3-filelock \
+      python3-networkx python3-fsspec' || return 1
+  # Ninja 1.13 (a jobserver client: the memory governor serves it tokens); trixie has 1.12.
+  # Fetched by the host's pip (its index settings), installed from the file in the root.
+  mkdir -p "$root/tmp/wheels" &&
+    python3 -m pip download -q 'ninja>=1.13' --only-binary=:all: --no-deps \
+      --platform manylinux2014_x86_64 --python-version 3.13 -d "$root/tmp/wheels" &&
+    in_root 'python3 -m pip install --break-system-packages -q /tmp/wheels/ninja-*.whl && ninja --version'
+}
+
+part_source() {
+  # apt's own tools with a private state: the host's sources list is not touched.
+  local st="$out/apt-src" dst="$root/src"
+  mkdir -p "$st/lists/partial" "$st/cache/archives/partial" "$dst"
+  echo "deb-src $mirror trixie main contrib" > "$st/sources.list"
+  local opts=(-o Dir::Etc::SourceList="$st/sources.list" -o Dir::Etc::SourceParts=/dev/null
+    -o Dir::State::Lists="$st/lists" -o Dir::Cache="$st/cache"
+    -o APT::Sandbox::User=root)
+  apt-get "${opts[@]}" update -q || return 1
+  (cd "$dst" && apt-get "${opts[@]}" source --download-only pytorch) || return 1
+  # dpkg-source -x applies the patches (debian/patches, quilt format 3.0)
+  (cd "$dst" && rm -rf pytorch-2.6.0* && dpkg-source -x pytorch_*.dsc pytorch-src) || return 1
+  ls "$dst/pytorch-src/debian/patches" | head -100 > "$out/patches.txt"
+  echo "tree: $dst/pytorch-src ($(wc -l < "$out/patches.txt") patches applied)"
+}
+
+# The tailor under test, copied into the root with the libraries it links that are not the
+# C and C++ runtimes (the root's newer ones serve), found through RUNPATH=$ORIGIN/../lib.
+part_tailor() {
+  [ -x "$tailor" ] || { echo "no tailor at $tailor (build it, or pass --tailor)" >&2; return 1; }
+  local dst="$root/opt/tailor"
+  rm -rf "$dst" && mkdir -p "$dst/bin" "$dst/lib" || return 1
+  cp "$tailor" "$dst/bin/tailor" || return 1
+  ldd "$tailor" | awk '/=> \// {print $3}' | while read -r lib; do
+    case "$(basename "$lib")" in
+      libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*|libstdc++*|libgcc_s*) ;;
+      *) cp -L "$lib" "$dst/lib/" ;;
+    esac
+  done
+  in_root 'patchelf --set-rpath "\$ORIGIN/../lib" /opt/tailor/bin/tailor && /opt/tailor/bin/tailor --version'
+}
+
+# The build's flags: one GPU target, CUDA 12.4 (the root's), the root's Python as is, the
+# system-libraries variant (as Debian builds it), cuDNN off (trixie's nvidia-cudnn downloads
+# it from NVIDIA at install time), distributed and NCCL off (Debian's CUDA build needs gloo's
+# CUDA flavour for them), no compiler cache (every unit really compiled).
+build_flags() {
+  echo "--source /src/pytorch-src --arch $arch --cuda 12.4 --python /usr/bin/python3" \
+    "--without cudnn --without distributed --without nccl --system-libs"
+}
+
+part_build() {
+  # Debian's own preparation of the tree (debian/rules, override_dh_auto_configure):
+  # googletest from the system, the flatbuffers header regenerated.
+  in_root 'set -e; cd /src/pytorch-src
+    [ -e third_party/googletest ] || cp -r /usr/src/googletest third_party/
+    (cd torch/csrc/jit/serialization && flatc --cpp --gen-mutable --scoped-enums mobile_bytecode.fbs)' ||
+    return 1
+  in_root "/opt/tailor/bin/tailor plan torch $(build_flags)" > "$out/plan.txt" 2>&1
+  in_root "/opt/tailor/bin/tailor doctor torch $(build_flags)" > "$out/doctor.txt" 2>&1
+  echo "doctor: $(tail -1 "$out/doctor.txt")"
+  # The build, nice'd, bounded by --timeout (SIGINT then: tailor stops the tree and keeps
+  # the run's report in the work folder, last-run.report.json).
+  in_root "mkdir -p /build && exec timeout -s INT -k 120 $timeout_s nice -n 10 \
+    /opt/tailor/bin/tailor build torch $(build_flags) --no-venv --cache none \
+      --work-dir /build/work --out /build/out" > "$out/build.out" 2>&1
+  local rc=$?
+  echo "build: exit $rc; $(grep -c . "$root/build/work/pytorch-src/build/.ninja_log" 2>/dev/null) ninja log lines"
+  cp "$root/build/work/last-run.report.json" "$out/" 2>/dev/null
+  return 0
+}
+
+want root && { timed root part_root || exit 1; }
+want source && { timed source part_source || exit 1; }
+want tailor && { timed tailor part_tailor || exit 1; }
+want build && { timed build part_build || exit 1; }
+exit 0
