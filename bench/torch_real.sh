@@ -16,18 +16,24 @@
 #   build   inside the root: `tailor doctor` then `tailor build torch --source TREE` for one
 #           GPU target (--arch, default 7.5) with the system-libraries variant, under the
 #           memory governor, nice'd; the build log, report, CMakeCache.txt and ninja log are
-#           kept in OUT. Then every compiled CUDA object is read by `tailor inspect`.
+#           kept in OUT.
+#   evidence  the plan's switches in CMakeCache.txt and the nvcc command lines Ninja runs.
+#   inspect   every compiled CUDA object read by `tailor inspect` (its targets).
+#   predict   the whole build's time and memory from the measured units, checked on the
+#             part built (bench/torch_predict.py).
 #
-# usage: bench/torch_real.sh [--root DIR] [--out DIR] [--parts root,source,tailor,build]
-#          [--arch 7.5] [--mirror URL] [--timeout SECONDS] [--tailor PATH]
+# usage: bench/torch_real.sh [--root DIR] [--out DIR]
+#          [--parts root,source,tailor,build,evidence,inspect,predict]
+#          [--arch 7.5] [--cpu-target x86-64-v3] [--mirror URL] [--timeout SECONDS] [--tailor PATH]
 # Needs root privileges (mmdebstrap, chroot, mount) and Debian's mirror. Run it with nice
 # on a shared machine; the build part takes hours on 2 cores.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 root=/work/scratch-torch/root
 out=/work/scratch-torch/out
-parts=root,source,tailor,build
+parts=root,source,tailor,build,evidence,inspect,predict
 arch=7.5
+cpu_target=x86-64-v3
 mirror=http://deb.debian.org/debian
 timeout_s=36000
 tailor="$here/build/bin/tailor"
@@ -37,6 +43,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --parts) parts=$2; shift 2 ;;
     --arch) arch=$2; shift 2 ;;
+    --cpu-target) cpu_target=$2; shift 2 ;;
     --mirror) mirror=$2; shift 2 ;;
     --timeout) timeout_s=$2; shift 2 ;;
     --tailor) tailor=$2; shift 2 ;;
@@ -117,12 +124,13 @@ part_tailor() {
   in_root 'patchelf --set-rpath "\$ORIGIN/../lib" /opt/tailor/bin/tailor && /opt/tailor/bin/tailor --version'
 }
 
-# The build's flags: one GPU target, CUDA 12.4 (the root's), the root's Python as is, the
+# The build's flags: one GPU target, a CPU target (AVX2 by default),  CUDA 12.4 (the root's), the root's Python as is, the
 # system-libraries variant (as Debian builds it), cuDNN off (trixie's nvidia-cudnn downloads
 # it from NVIDIA at install time), distributed and NCCL off (Debian's CUDA build needs gloo's
 # CUDA flavour for them), no compiler cache (every unit really compiled).
 build_flags() {
-  echo "--source /src/pytorch-src --arch $arch --cuda 12.4 --python /usr/bin/python3" \
+  echo "--source /src/pytorch-src --arch $arch --cpu-target $cpu_target --cuda 12.4" \
+    "--python /usr/bin/python3" \
     "--without cudnn --without distributed --without nccl --system-libs"
 }
 
@@ -142,13 +150,65 @@ part_build() {
     /opt/tailor/bin/tailor build torch $(build_flags) --no-venv --cache none \
       --work-dir /build/work --out /build/out" > "$out/build.out" 2>&1
   local rc=$?
-  echo "build: exit $rc; $(grep -c . "$root/build/work/pytorch-src/build/.ninja_log" 2>/dev/null) ninja log lines"
+  echo "build: exit $rc; $(tail -1 "$out/build.out")"
   cp "$root/build/work/last-run.report.json" "$out/" 2>/dev/null
   return 0
+}
+
+# The build tree: at the fixed work path while a build runs (the folder route moves the
+# source there), in the source folder after it.
+tree() {
+  if [ -d "$root/tmp/.tailor-build/torch/build" ]; then echo "$root/tmp/.tailor-build/torch"
+  else echo "$root/src/pytorch-src"; fi
+}
+
+# What reached CMake and nvcc: the plan's switches in CMakeCache.txt, the command Ninja
+# runs for ATen CUDA kernels (ninja -t commands), and nvcc processes running now.
+part_evidence() {
+  local t; t=$(tree)
+  grep -E '^(TORCH_CUDA_ARCH_LIST|CMAKE_CUDA_ARCHITECTURES|CMAKE_CUDA_COMPILER|CMAKE_CUDA_HOST_COMPILER|CMAKE_CUDA_FLAGS|CMAKE_CXX_FLAGS|CMAKE_C_FLAGS|USE_SYSTEM_[A-Z_]*|BUILD_CUSTOM_PROTOBUF|ONNX_NAMESPACE|USE_(CUDA|CUDNN|NCCL|DISTRIBUTED|FBGEMM|ITT|NNPACK|MKLDNN|FLASH_ATTENTION|MEM_EFF_ATTENTION)|BLAS)(:[A-Z]+)?=' \
+    "$t/build/CMakeCache.txt" > "$out/cmakecache.txt"
+  local kernels
+  kernels=$(grep -o '^build caffe2/CMakeFiles/torch_cuda.dir/__/aten/src/ATen/native/cuda/[A-Za-z]*\.cu\.o' \
+    "$t/build/build.ninja" | sed 's/^build //' | head -3)
+  for k in $kernels; do
+    in_root "cd ${t#"$root"}/build && ninja -t commands $k | tail -1"
+  done > "$out/nvcc_commands.txt"
+  ps -eo args | grep -E '^[^ ]*nvcc ' | grep -v grep | head -4 > "$out/nvcc_running.txt"
+  echo "CMakeCache: $(wc -l < "$out/cmakecache.txt") lines; nvcc commands: $(grep -c gencode "$out/nvcc_commands.txt") with -gencode"
+}
+
+# Every CUDA object compiled so far, read by `tailor inspect`: its device code's targets.
+part_inspect() {
+  local t; t=$(tree)
+  (cd "$t/build" && find . -name '*.cu.o' | sort) > "$out/cuda_objects.txt"
+  local n; n=$(wc -l < "$out/cuda_objects.txt")
+  [ "$n" -gt 0 ] || { echo "inspect: no CUDA object yet"; return 0; }
+  (cd "$t/build" && xargs -a "$out/cuda_objects.txt" "$tailor" inspect --json) > "$out/inspect.json"
+  python3 - "$out/inspect.json" <<'PY'
+import collections, json, sys
+d = json.load(open(sys.argv[1]))
+libs = d["libraries"]
+sets = collections.Counter(tuple(l["targets"]) for l in libs)
+print(f"inspect: {len(libs)} CUDA objects; targets: " +
+      ", ".join(f"{' '.join(k) or '(no device code)'} x{v}" for k, v in sets.items()))
+PY
+}
+
+# The whole build predicted from the measured units (bench/torch_predict.py), checked on
+# the part built.
+part_predict() {
+  local t rep=$out/last-run.report.json; t=$(tree)
+  [ -s "$rep" ] || { echo "predict: no report (the build has not stopped yet)"; return 0; }
+  python3 "$here/bench/torch_predict.py" "$rep" "$t/build/build.ninja" --cores "$(nproc)" \
+    --memory-gib "$(awk '/^MemTotal/ {print $2 / 1048576}' /proc/meminfo)" | tee "$out/predict.txt"
 }
 
 want root && { timed root part_root || exit 1; }
 want source && { timed source part_source || exit 1; }
 want tailor && { timed tailor part_tailor || exit 1; }
 want build && { timed build part_build || exit 1; }
+want evidence && { timed evidence part_evidence || exit 1; }
+want inspect && { timed inspect part_inspect || exit 1; }
+want predict && { timed predict part_predict || exit 1; }
 exit 0

@@ -181,10 +181,12 @@ std::string job_output(const std::vector<const ProcessSample*>& subtree) {
   for (const ProcessSample* p : subtree) {
     const auto& a = p->argv;
     // The shell's one command string, split on blanks (Ninja's paths have none).
-    if (a.size() >= 3 && a[1] == "-c")
+    const bool shell = p->comm == "sh" || p->comm == "dash" || p->comm == "bash";
+    if (shell && a.size() >= 3 && a[1] == "-c") {
       if (auto out = after_o(split_any(a[2], " \t\n")); !out.empty()) return out;
-    if (a.size() >= 2 && a[1] != "-c")
+    } else if (!shell) {
       if (auto out = after_o(a); !out.empty() && out.rfind("/tmp/", 0) != 0) return out;
+    }
   }
   return "";
 }

@@ -34,7 +34,8 @@ struct Git {
     CommandSpec spec;
     spec.argv = {"git"};
     // A mirror on this machine may name its submodules by file:// URLs as well.
-    if (is_file_url(req.url)) spec.argv.insert(spec.argv.end(), {"-c", "protocol.file.allow=always"});
+    if (is_file_url(req.url))
+      spec.argv.insert(spec.argv.end(), {"-c", "protocol.file.allow=always"});
     spec.argv.insert(spec.argv.end(), args.begin(), args.end());
     spec.cwd = cwd;
     spec.timeout = timeout;
@@ -108,7 +109,10 @@ Expected<CloneRequest> parse_clone_args(const std::vector<std::string>& args) {
   CloneRequest r;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    std::string* field = a == "--url" ? &r.url : a == "--tag" ? &r.tag : a == "--dest" ? &r.dest : nullptr;
+    std::string* field = a == "--url"    ? &r.url
+                         : a == "--tag"  ? &r.tag
+                         : a == "--dest" ? &r.dest
+                                         : nullptr;
     if (!field) return make_error("unknown argument '" + a + "'");
     if (i + 1 >= args.size()) return make_error(a + " needs a value");
     *field = args[++i];
@@ -126,8 +130,7 @@ std::vector<std::string> clone_command_argv(const std::string& tailor, const Clo
   return {tailor, std::string(k_clone_command), "--url", r.url, "--tag", r.tag, "--dest", r.dest};
 }
 
-Expected<CloneResult> clone_source(const CloneRequest& r, CommandRunner& runner,
-                                   std::FILE* out) {
+Expected<CloneResult> clone_source(const CloneRequest& r, CommandRunner& runner, std::FILE* out) {
   const Git git{r, runner, out};
   std::error_code ec;
   const fs::path dest(r.dest);
@@ -143,7 +146,8 @@ Expected<CloneResult> clone_source(const CloneRequest& r, CommandRunner& runner,
   if (ec) return make_error(fmt::format("cannot remove {}: {}", partial, ec.message()));
   fs::create_directories(dest.parent_path(), ec);
   if (ec)
-    return make_error(fmt::format("cannot create {}: {}", dest.parent_path().string(), ec.message()));
+    return make_error(
+        fmt::format("cannot create {}: {}", dest.parent_path().string(), ec.message()));
   std::fprintf(out, "tailor: clone: %s at %s into %s\n", r.url.c_str(), r.tag.c_str(),
                r.dest.c_str());
   std::fflush(out);

@@ -107,9 +107,10 @@ void resolve_system_libraries(Context& c) {
                                   l.feature, l.folder));
       } else if (!l.feature.empty() && p.features[l.feature]) {
         p.features[l.feature] = false;
-        p.notes.push_back(fmt::format("{} is off: the tree has no {} and no system package "
-                                      "provides it",
-                                      l.feature, l.folder));
+        p.notes.push_back(
+            fmt::format("{} is off: the tree has no {} and no system package "
+                        "provides it",
+                        l.feature, l.folder));
       }
       continue;
     }

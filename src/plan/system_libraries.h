@@ -16,10 +16,10 @@ struct SystemLibrary {
   /// "USE_SYSTEM_CPUINFO" set to `value`; empty: upstream's CMake has no switch (only a
   /// tree patched to find the system's copy builds without the folder).
   std::string switch_var, value = "ON";
-  std::string feature;  ///< only needed with this feature on; empty: always
-  bool cuda = false;    ///< only needed by a CUDA build
-  std::vector<std::string> debian;  ///< the Debian/Ubuntu packages that install it
-  std::vector<std::string> files;   ///< all present: installed
+  std::string feature;                     ///< only needed with this feature on; empty: always
+  bool cuda = false;                       ///< only needed by a CUDA build
+  std::vector<std::string> debian;         ///< the Debian/Ubuntu packages that install it
+  std::vector<std::string> files;          ///< all present: installed
   std::map<std::string, std::string> env;  ///< more variables with the system's copy
   /// No system copy (debian empty): the variables a tree without the folder builds with.
   std::map<std::string, std::string> without;

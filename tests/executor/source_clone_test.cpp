@@ -18,8 +18,14 @@ using namespace tailor::executor;
 namespace {
 
 void run_git(const fs::path& dir, std::vector<std::string> args) {
-  std::vector<std::string> argv = {"git", "-c", "protocol.file.allow=always", "-c",
-                                   "user.name=t", "-c", "user.email=t@t", "-c",
+  std::vector<std::string> argv = {"git",
+                                   "-c",
+                                   "protocol.file.allow=always",
+                                   "-c",
+                                   "user.name=t",
+                                   "-c",
+                                   "user.email=t@t",
+                                   "-c",
                                    "init.defaultBranch=main"};
   argv.insert(argv.end(), args.begin(), args.end());
   CommandSpec spec;

@@ -68,7 +68,7 @@ TEST(SystemLibraries, OnlyAPyTorchShapedTreeIsLookedAt) {
   auto has = [&](const std::string& f) {
     return std::find(missing.begin(), missing.end(), f) != missing.end();
   };
-  EXPECT_TRUE(has("third_party/cpuinfo"));  // empty
+  EXPECT_TRUE(has("third_party/cpuinfo"));   // empty
   EXPECT_TRUE(has("third_party/pybind11"));  // absent
   EXPECT_FALSE(has("third_party/sleef"));    // there
   // tests/torch_fixture and a folder that is not there are no PyTorch trees.
@@ -88,7 +88,7 @@ TEST(SystemLibraries, ATreeWithoutItsFoldersTakesTheSystemsCopies) {
   EXPECT_EQ(e.at("BUILD_CUSTOM_PROTOBUF"), "OFF");
   EXPECT_EQ(e.at("USE_SYSTEM_ONNX"), "ON");
   EXPECT_EQ(e.at("ONNX_NAMESPACE"), "onnx");
-  EXPECT_EQ(e.at("USE_SYSTEM_NCCL"), "ON");  // nccl on in a CUDA build
+  EXPECT_EQ(e.at("USE_SYSTEM_NCCL"), "ON");    // nccl on in a CUDA build
   EXPECT_EQ(e.count("USE_SYSTEM_SLEEF"), 0u);  // the tree has sleef
   EXPECT_EQ(e.count("USE_SYSTEM_LIBS"), 0u);
   // No system copy: what it serves is turned off, a default feature with a note.
@@ -105,8 +105,8 @@ TEST(SystemLibraries, ATreeWithoutItsFoldersTakesTheSystemsCopies) {
   ASSERT_NE(use_of(p, "fmt"), nullptr);
   bool warned = false;
   for (const auto& pr : p.problems)
-    warned = warned || (pr.field == "system-libs" &&
-                        pr.message.find("third_party/fmt") != std::string::npos);
+    warned = warned ||
+             (pr.field == "system-libs" && pr.message.find("third_party/fmt") != std::string::npos);
   EXPECT_TRUE(warned);
   EXPECT_NE(render_plan_text(p).find("system libs  "), std::string::npos);
 }
@@ -135,9 +135,9 @@ TEST(SystemLibraries, DoctorNamesTheMissingPackagesInOneInstallCommand) {
   Tree t;
   TorchPlan p = resolve_torch_plan(variant_for(t.path()), testing::x86_cuda128_host());
   DoctorFacts facts;
-  facts.system_missing = missing_system_libraries(
-      p.system_libraries, [](const std::string& f) { return f != "/usr/include/cpuinfo.h" &&
-                                                            f != "/usr/bin/protoc"; });
+  facts.system_missing = missing_system_libraries(p.system_libraries, [](const std::string& f) {
+    return f != "/usr/include/cpuinfo.h" && f != "/usr/bin/protoc";
+  });
   ASSERT_EQ(facts.system_missing.missing.size(), 2u);
   EXPECT_EQ(facts.system_missing.install_command,
             "sudo apt-get install -y libcpuinfo-dev libprotobuf-dev protobuf-compiler");
@@ -150,8 +150,8 @@ TEST(SystemLibraries, DoctorNamesTheMissingPackagesInOneInstallCommand) {
   EXPECT_NE(it->detail.find("cpuinfo (libcpuinfo-dev)"), std::string::npos) << it->detail;
   EXPECT_EQ(it->fix, facts.system_missing.install_command);
   EXPECT_FALSE(r.ok());
-  facts.system_missing = missing_system_libraries(p.system_libraries,
-                                                  [](const std::string&) { return true; });
+  facts.system_missing =
+      missing_system_libraries(p.system_libraries, [](const std::string&) { return true; });
   DoctorReport fine = run_torch_doctor(p, testing::x86_cuda128_host(), facts);
   for (const auto& c : fine.checks) {
     if (c.name == "system-libs") {

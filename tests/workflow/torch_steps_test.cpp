@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "support/fake_host.h"
 #include "support/fixtures.h"
@@ -166,6 +167,14 @@ TEST_F(TorchSteps, AFailingCommandStopsTheRunWithItsStepAndTheFirstError) {
   EXPECT_NE(e.find("FAILED: a.o"), std::string::npos) << e;
   EXPECT_EQ(e.find("no wheel"), std::string::npos) << e;  // verification never started
   EXPECT_EQ(build_steps().size(), 1u);
+  // What the run measured stays in the work folder as its report; nothing is published.
+  const std::string last = s.work + "/last-run.report.json";
+  ASSERT_TRUE(fs::exists(last));
+  auto j = nlohmann::json::parse(std::ifstream(last), nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["ok"], false);
+  EXPECT_EQ(j["inputs"]["package"], "torch");
+  EXPECT_FALSE(fs::exists(o.out_dir));
 }
 
 TEST_F(TorchSteps, PlanProblemsStopBeforeAnythingIsLockedOrRun) {
