@@ -4,12 +4,17 @@
 #include <fmt/format.h>
 #include <glob.h>
 #include <grp.h>
+#include <linux/audit.h>
 #include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -37,7 +42,7 @@ namespace fs = std::filesystem;
 
 struct InitArgs {
   const SandboxSpec* spec;
-  int sync_read;   // one byte once the id maps are written
+  int sync_read;    // one byte once the id maps are written
   int error_write;  // why the sandbox failed, closed by the program's exec
   bool root;
 };
@@ -62,7 +67,8 @@ Expected<int> open_path(const std::string& path, int flags) {
 Expected<void> make_dirs(const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) return make_error(fmt::format("{}: cannot make it in the sandbox: {}", dir, ec.message()));
+  if (ec)
+    return make_error(fmt::format("{}: cannot make it in the sandbox: {}", dir, ec.message()));
   return {};
 }
 
@@ -138,6 +144,8 @@ Expected<void> make_mounts(const SandboxSpec& s) {
   return {};
 }
 
+Expected<void> refuse_unix_sockets();
+
 // The program's credentials: no supplementary groups (root), no capability in any set,
 // none regained by an exec (SECBIT_NOROOT, no_new_privs).
 Expected<void> drop_privileges(bool root) {
@@ -147,8 +155,9 @@ Expected<void> drop_privileges(bool root) {
     if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL)
       return make_error(fmt::format("dropping capability {}: {}", cap, errno_text(errno)));
   (void)::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-  if (::prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-                                     SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED,
+  if (::prctl(PR_SET_SECUREBITS,
+              SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+                  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED,
               0, 0, 0) != 0)
     return make_error("locking the securebits: " + errno_text(errno));
   __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
@@ -157,6 +166,48 @@ Expected<void> drop_privileges(bool root) {
     return make_error("clearing the capabilities: " + errno_text(errno));
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
     return make_error("no_new_privs: " + errno_text(errno));
+  return refuse_unix_sockets();
+}
+
+// No Unix socket of the program's own (socket(AF_UNIX, ...) fails with EACCES), so none in the
+// file system can be connected to, wherever it lies and whatever its mode (a docker.sock
+// below $HOME, root's own sockets, which root keeps reaching through its uid). Pairs
+// (socketpair) stay. A 32-bit program's socketcall, whose arguments a filter cannot read, is
+// refused the same way.
+Expected<void> refuse_unix_sockets() {
+#if defined(__x86_64__)
+  constexpr uint32_t k_arch = AUDIT_ARCH_X86_64, k_compat = AUDIT_ARCH_I386;
+  constexpr uint32_t k_compat_socket = 359, k_compat_socketcall = 102;
+#elif defined(__aarch64__)
+  constexpr uint32_t k_arch = AUDIT_ARCH_AARCH64, k_compat = AUDIT_ARCH_ARM;
+  constexpr uint32_t k_compat_socket = 281, k_compat_socketcall = 0xffffffff;
+#endif
+#if defined(__x86_64__) || defined(__aarch64__)
+  constexpr uint32_t k_deny = SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA);
+  // x32 programs run as x86_64 with the x32 bit set in the number.
+  constexpr uint32_t k_x32_socket =
+      k_arch == AUDIT_ARCH_X86_64 ? 0x40000000u | SYS_socket : SYS_socket;
+  sock_filter filter[] = {
+      /* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+      /* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, k_arch, 0, 4),
+      /* 2 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      /* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 7, 0),
+      /* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, k_x32_socket, 6, 0),
+      /* 5 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      /* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, k_compat, 0, 3),
+      /* 7 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      /* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, k_compat_socketcall, 4, 0),
+      /* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, k_compat_socket, 1, 0),
+      /* 10 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      /* 11 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[0])),
+      /* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1),
+      /* 13 */ BPF_STMT(BPF_RET | BPF_K, k_deny),
+      /* 14 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  sock_fprog prog{static_cast<unsigned short>(sizeof filter / sizeof filter[0]), filter};
+  if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0)
+    return make_error("installing the seccomp filter: " + errno_text(errno));
+#endif
   return {};
 }
 
@@ -173,7 +224,8 @@ int sandbox_init(void* raw) {
   if (::read(a->sync_read, &go, 1) != 1) ::_exit(127);  // the parent could not map the ids
   ::close(a->sync_read);
   (void)::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (auto made = make_mounts(*a->spec); !made) fail_in_sandbox(a->error_write, made.error().message);
+  if (auto made = make_mounts(*a->spec); !made)
+    fail_in_sandbox(a->error_write, made.error().message);
   pid_t program = ::fork();
   if (program < 0) fail_in_sandbox(a->error_write, "fork: " + errno_text(errno));
   if (program == 0) {
@@ -184,8 +236,8 @@ int sandbox_init(void* raw) {
     if (auto dropped = drop_privileges(a->root); !dropped)
       fail_in_sandbox(a->error_write, dropped.error().message);
     if (!a->spec->chdir.empty() && ::chdir(a->spec->chdir.c_str()) != 0)
-      fail_in_sandbox(a->error_write, fmt::format("{}: cannot change into it: {}",
-                                                  a->spec->chdir, errno_text(errno)));
+      fail_in_sandbox(a->error_write, fmt::format("{}: cannot change into it: {}", a->spec->chdir,
+                                                  errno_text(errno)));
     std::vector<char*> argv;
     for (const auto& s : a->spec->argv) argv.push_back(const_cast<char*>(s.c_str()));
     argv.push_back(nullptr);
@@ -201,8 +253,7 @@ int sandbox_init(void* raw) {
     pid_t w = ::waitpid(-1, &status, 0);
     if (w < 0 && errno == EINTR) continue;
     if (w < 0) ::_exit(127);
-    if (w == program)
-      ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    if (w == program) ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
   }
 }
 
@@ -217,7 +268,8 @@ Expected<int> run_sandboxed(const SandboxSpec& spec) {
     return make_error("pipe: " + errno_text(errno));
   InitArgs args{&spec, sync[0], err[1], uid == 0};
   constexpr size_t k_stack = size_t{1} << 20;
-  void* stack = ::mmap(nullptr, k_stack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  void* stack = ::mmap(nullptr, k_stack, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   if (stack == MAP_FAILED) return make_error("mmap: " + errno_text(errno));
   const int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
                     CLONE_NEWUTS | SIGCHLD;
@@ -228,7 +280,8 @@ Expected<int> run_sandboxed(const SandboxSpec& spec) {
   if (init < 0) {
     ::close(sync[1]);
     ::close(err[0]);
-    return make_error("clone(CLONE_NEWUSER|CLONE_NEWPID|...): " + why_no_user_namespace(clone_errno));
+    return make_error("clone(CLONE_NEWUSER|CLONE_NEWPID|...): " +
+                      why_no_user_namespace(clone_errno));
   }
   // Root stays root inside (the files it reads are root's), anyone else themselves; neither
   // has a capability over the host.

@@ -27,11 +27,11 @@
 namespace tailor {
 
 struct SandboxSpec {
-  std::string tmpfs_root;                ///< a tmpfs here, `fixed` made below it
-  std::string real, fixed;               ///< `real` bound writable at `fixed`
-  std::vector<std::string> writable;     ///< bound writable at their own paths (missing: skipped)
-  std::string chdir;                     ///< the program's folder (inside the sandbox)
-  std::vector<std::string> argv;         ///< the program
+  std::string tmpfs_root;             ///< a tmpfs here, `fixed` made below it
+  std::string real, fixed;            ///< `real` bound writable at `fixed`
+  std::vector<std::string> writable;  ///< bound writable at their own paths (missing: skipped)
+  std::string chdir;                  ///< the program's folder (inside the sandbox)
+  std::vector<std::string> argv;      ///< the program
 };
 
 /// Runs spec.argv in the sandbox and waits for it: its exit status, or 128 + the signal that

@@ -12,6 +12,10 @@
 #  - 100 MB of output as one line: read in linear time (seconds), the log cut to its bound
 #    with the line that says so;
 #  - a step killed by SIGKILL (exit 137): named, with the memory-budget fix;
+#  - under --sandbox as root, a setup.py's escapes fail: remounting `/` writable, nsenter
+#    into tailor's namespaces, a Unix socket and a TCP listener outside; it has no capability
+#    and no_new_privs (tests/executor/fixed_path_test.cpp tries the same as an unprivileged
+#    user, skipping visibly where the machine has no user namespace);
 #  - a package whose name starts with `..` runs in the private namespace under --sandbox
 #    (it was refused there, blamed on the machine).
 # The setup.py cases fail on purpose before compiling anything: seconds each.
@@ -172,6 +176,70 @@ expect_eq "SIGKILL: exit 1" "$?" 1
 expect_grep "SIGKILL: the error names the kill" "killed by SIGKILL, exit 137" "$tmp/killed.out"
 expect_grep "SIGKILL: diagnosed" "diagnosis \[step-killed\]" "$tmp/killed.out"
 expect_grep "SIGKILL: the memory-budget fix" "--memory-budget" "$tmp/killed.out"
+
+# The escapes of issue 51 from a setup.py under --sandbox, as root: remount `/` writable,
+# nsenter into tailor's namespaces (found by name in /proc, and PID 1), a Unix socket listening
+# outside the work folder, a TCP listener on the loopback; and what the package holds.
+# Outside /tmp (which the sandbox hides): the folder the test runs in, as a place a socket
+# such as docker's may lie.
+outside=$(mktemp -d -p "$PWD" hostile-outside.XXXXXX) || fail "no folder outside /tmp"
+trap 'cleanup; rm -rf "$outside"' EXIT
+chmod 777 "$outside"
+python3 - "$outside" "$token" <<'PY' &
+import os, socket, sys, time
+out, token = sys.argv[1:3]
+u = socket.socket(socket.AF_UNIX); u.bind(out + "/listen.sock"); os.chmod(out + "/listen.sock", 0o777); u.listen(4)
+t = socket.socket(); t.bind(("127.0.0.1", 0)); t.listen(4)
+open(out + "/port", "w").write(str(t.getsockname()[1]))
+u.settimeout(0.2); t.settimeout(0.2)
+end = time.time() + 600
+while time.time() < end and not os.path.exists(out + "/stop"):
+    for s in (u, t):
+        try:
+            s.accept(); open(out + "/reached", "a").write("reached\n")
+        except OSError:
+            pass
+PY
+listener=$!
+for _ in $(seq 50); do [ -f "$outside/port" ] && break; sleep 0.1; done
+hostile escapes "import os, socket, subprocess, sys
+out, port = '$outside', $(cat "$outside/port")
+def tried(name, f):
+    try:
+        f(); print('HOSTILE', name, 'ESCAPED')
+    except Exception as e:
+        print('HOSTILE', name, 'refused:', e)
+def remount():
+    subprocess.run(['mount', '-o', 'remount,bind,rw', '/'], capture_output=True)
+    open(out + '/remounted', 'w').write('x')
+def nsenter():
+    pids = ['1'] + [p for p in os.listdir('/proc') if p.isdigit() and open('/proc/' + p + '/comm').read().strip() == 'tailor']
+    for p in pids:
+        subprocess.run(['nsenter', '-t', p, '-m', '-n', 'sh', '-c', 'echo x > ' + out + '/nsenter'], capture_output=True, timeout=10)
+    if not os.path.exists(out + '/nsenter'): raise OSError('nothing written through ' + ' '.join(pids))
+def unix():
+    s = socket.socket(socket.AF_UNIX); s.connect(out + '/listen.sock')
+def tcp():
+    socket.create_connection(('127.0.0.1', port), 3)
+for n, f in (('remount', remount), ('nsenter', nsenter), ('unix-socket', unix), ('tcp', tcp)): tried(n, f)
+st = dict(l.split(':\t', 1) for l in open('/proc/self/status').read().splitlines() if ':\t' in l)
+print('HOSTILE CapEff', st['CapEff'].strip(), 'NoNewPrivs', st['NoNewPrivs'].strip())
+sys.exit('hostile: escapes tried')"
+build escapes --sandbox
+expect_eq "escapes under --sandbox: exit 1" "$?" 1
+touch "$outside/stop"
+wait "$listener" 2>/dev/null
+log=$(ls "$tmp"/w-escapes/*/build.log 2>/dev/null | head -1)
+if [ -n "$log" ]; then
+  for escape in remount nsenter unix-socket tcp; do
+    expect_grep "--sandbox as root: $escape refused" "HOSTILE $escape refused" "$log"
+  done
+  expect_grep "--sandbox as root: no capability, no_new_privs" "HOSTILE CapEff 0000000000000000 NoNewPrivs 1" "$log"
+else
+  bad "no build log for the escapes"
+fi
+expect_eq "--sandbox as root: nothing written outside" "$(ls "$outside" | grep -c 'remounted\|nsenter')" 0
+expect_eq "--sandbox as root: no listener reached" "$([ -f "$outside/reached" ] && echo reached || echo none)" none
 
 # A package named `..tiny`: its own error under --sandbox, never "no private namespace".
 hostile dots "import sys

@@ -431,8 +431,11 @@ void expect_no_escape(std::optional<uid_t> as_uid) {
   fs::create_directories(dir / "work");
   fs::permissions(dir / "work", fs::perms::all);
   fs::permissions(outside, fs::perms::all);
-  // Listeners outside: a Unix socket anyone may connect to, and TCP on the loopback.
-  const std::string sock = (outside / "listen.sock").string();
+  // Listeners outside: a Unix socket anyone may connect to, in /tmp (hidden) or, as here, in
+  // the folder the test runs in (seen, but no Unix socket can be made), and TCP on the loopback.
+  const std::string sock =
+      (fs::current_path() / ("tailor-escape-" + std::to_string(getpid()) + ".sock")).string();
+  fs::remove(sock);
   int us = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   sockaddr_un ua{};
   ua.sun_family = AF_UNIX;
@@ -473,6 +476,7 @@ void expect_no_escape(std::optional<uid_t> as_uid) {
   EXPECT_EQ(processes_marked(mark), 0) << "the daemon outlived the sandbox";
   close(us);
   close(ts);
+  fs::remove(sock);
 }
 
 TEST(FixedPath, NoEscapeFromTheSandboxAsRoot) {
