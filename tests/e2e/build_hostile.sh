@@ -17,7 +17,9 @@
 #    and no_new_privs (tests/executor/fixed_path_test.cpp tries the same as an unprivileged
 #    user, skipping visibly where the machine has no user namespace);
 #  - a package whose name starts with `..` runs in the private namespace under --sandbox
-#    (it was refused there, blamed on the machine).
+#    (it was refused there, blamed on the machine);
+#  - an extension module named `_C;touch pwned` fails the import check, which imports every
+#    extension module (the one case that compiles: it needs nvcc, skipped without).
 # The setup.py cases fail on purpose before compiling anything: seconds each.
 set -u
 : "${TAILOR:?TAILOR must point at the built binary}"
@@ -250,4 +252,22 @@ expect_eq "package ..tiny under --sandbox: the package's own failure (exit 1)" "
 log=$(ls "$tmp"/w-dots/*/build.log 2>/dev/null | head -1)
 [ -n "$log" ] && expect_grep "package ..tiny: its setup.py ran" "hostile: dots ran" "$log" || bad "package ..tiny: no build log"
 expect_eq "package ..tiny: not blamed on the machine" "$(grep -c 'no private namespace' "$tmp/dots.out")" 0
+# An extension module whose file name is no module name (`_C;touch pwned`, its init is
+# PyInit__C): the import check imports every extension module of the wheel, so it fails,
+# naming the module (it passed when only the top package was imported). A real compile.
+if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
+  copy_package "$tiny_ext" "$tmp/badname"
+  printf '%s\n' '#include <Python.h>' \
+    'static struct PyModuleDef m = {PyModuleDef_HEAD_INIT, "_C", "planted", -1, NULL};' \
+    'PyMODINIT_FUNC PyInit__C(void) { return PyModule_Create(&m); }' >"$tmp/badname/tiny_ext/csrc/bad.c"
+  sed -i -e 's/^from setuptools import setup$/from setuptools import Extension, setup/' \
+    -e 's/^    ext_modules=\[$/    ext_modules=[Extension("tiny_ext._C;touch pwned", sources=["csrc\/bad.c"]),/' \
+    "$tmp/badname/tiny_ext/setup.py"
+  build badname
+  expect_eq "module named _C;touch: the import check fails (exit 1)" "$?" 1
+  expect_grep "module named _C;touch: named" "extension module 'tiny_ext/_C;touch pwned.*is not importable" "$tmp/badname.out"
+  expect_eq "module named _C;touch: nothing ran" "$(find "$tmp" -name pwned | wc -l)" 0
+else
+  echo "skip module named _C;touch: no nvcc"
+fi
 exit $fail
