@@ -1,6 +1,7 @@
 #include "executor/build_runner.h"
 
 #include <fmt/format.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <thread>
 
 #include "util/interrupt.h"
+#include "util/oom.h"
 #include "util/strings.h"
 
 namespace tailor::executor {
@@ -236,6 +238,81 @@ class LiveDisplay : public ProgressDisplay {
   TickThread m_ticker;
 };
 
+/// One step's output into the run's log, bounded (k_log_head_bytes, k_log_tail_bytes): past
+/// the head, the step's last bytes wait in a fixed ring and go into the log at its end.
+class BoundedStepOutput {
+ public:
+  BoundedStepOutput(LogFile& log, uint64_t& head_written) : m_log(log), m_head(head_written) {}
+  void line(std::string_view text) {
+    if (m_cut == 0 && m_ring.empty() && m_head + text.size() + 1 <= k_log_head_bytes) {
+      m_log.append(text);
+      m_log.append("\n");
+      m_head += text.size() + 1;
+      return;
+    }
+    if (m_ring.empty()) m_ring.assign(k_log_tail_bytes, '\0');
+    put(text);
+    put("\n");
+  }
+  /// The kept tail, after the line that says what was cut.
+  void finish() {
+    if (m_ring.empty()) return;
+    std::string tail =
+        m_wrapped ? m_ring.substr(m_pos) + m_ring.substr(0, m_pos) : m_ring.substr(0, m_pos);
+    if (m_wrapped) {  // start at a whole line
+      size_t nl = tail.find('\n');
+      size_t drop = nl == std::string::npos ? tail.size() : nl + 1;
+      m_cut += drop;
+      tail.erase(0, drop);
+    }
+    if (m_cut > 0)
+      m_log.append(fmt::format(
+          "### tailor: {} bytes of this step's output cut here (the log keeps the first {} MiB "
+          "of the run's output and the last {} MiB of each step)\n",
+          m_cut, k_log_head_bytes >> 20, k_log_tail_bytes >> 20));
+    m_log.append(tail);
+    m_ring.clear();
+    m_ring.shrink_to_fit();
+  }
+
+ private:
+  void put(std::string_view text) {
+    while (!text.empty()) {
+      size_t n = std::min(text.size(), m_ring.size() - m_pos);
+      if (m_wrapped) m_cut += n;  // the bytes overwritten leave the log
+      m_ring.replace(m_pos, n, text.substr(0, n));
+      text.remove_prefix(n);
+      m_pos += n;
+      if (m_pos == m_ring.size()) {
+        m_pos = 0;
+        m_wrapped = true;
+      }
+    }
+  }
+  LogFile& m_log;
+  uint64_t& m_head;
+  std::string m_ring;
+  size_t m_pos = 0;
+  bool m_wrapped = false;
+  uint64_t m_cut = 0;
+};
+
+/// What the kernel says of a step killed by SIGKILL: its OOM line, the cgroup's count of
+/// OOM kills since the step started, or that neither says.
+std::string oom_evidence(std::optional<uint64_t> oom_before, uint64_t kernel_log_since) {
+  std::string line = kernel_oom_message(kernel_log_since);
+  std::optional<uint64_t> after = cgroup_oom_kills();
+  uint64_t kills = oom_before && after && *after > *oom_before ? *after - *oom_before : 0;
+  if (!line.empty()) return "the kernel's out-of-memory killer: " + line;
+  if (kills > 0)
+    return fmt::format(
+        "the kernel's out-of-memory killer ({} OOM kill{} in this cgroup's "
+        "memory.events during the step)",
+        kills, kills == 1 ? "" : "s");
+  return "no OOM message readable here (the kernel log needs root; the cgroup counted none), "
+         "most often still the kernel's out-of-memory killer";
+}
+
 }  // namespace
 
 bool RunOutcome::ok() const {
@@ -335,6 +412,7 @@ Expected<RunOutcome> BuildRunner::run(const std::vector<plan::Step>& steps) {
   outcome.log_path = m_log_path;
   auto run_start = m_clock();
   ProgressTracker tracker(m_clock);
+  uint64_t head_written = 0;  // the steps' output in the log, against k_log_head_bytes
   for (size_t i = 0; i < steps.size(); ++i) {
     const plan::Step& step = steps[i];
     if (interrupt_signal() != 0) {
@@ -354,13 +432,16 @@ Expected<RunOutcome> BuildRunner::run(const std::vector<plan::Step>& steps) {
     for (const auto& v : step.unset_env) spec.env[v] = std::nullopt;
     for (const auto& [k, v] : step.env) spec.env[k] = v;
     spec.keep_output = false;
+    BoundedStepOutput output(*log, head_written);
     spec.on_line = [&](std::string_view line) {
-      log->append(line);
-      log->append("\n");
+      output.line(line);
       if (tracker.feed(line)) m_display.progress(tracker.progress());
     };
     auto step_start = m_clock();
+    const std::optional<uint64_t> oom_before = cgroup_oom_kills();
+    const uint64_t kernel_log_since = kernel_log_now_us();
     CommandResult r = m_runner.run(spec);
+    output.finish();
     StepOutcome so;
     so.title = step.title;
     so.started = r.started;
@@ -375,6 +456,9 @@ Expected<RunOutcome> BuildRunner::run(const std::vector<plan::Step>& steps) {
     else if (!r.started)
       log->append(fmt::format("### tailor: could not start {}\n",
                               step.argv.empty() ? "(empty)" : step.argv[0]));
+    else if (r.exit_code == 128 + SIGKILL && !r.timed_out)
+      log->append(fmt::format("### tailor step {} KILLED (SIGKILL, exit 137) after {:.1f} s: {}\n",
+                              i + 1, seconds, oom_evidence(oom_before, kernel_log_since)));
     else
       log->append(fmt::format("### tailor step {} {}: exit {}{} after {:.1f} s\n", i + 1,
                               so.ok() ? "finished" : "FAILED", r.exit_code,

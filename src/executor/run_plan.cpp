@@ -27,8 +27,9 @@ namespace dist = cache::dist;
 namespace {
 
 // The run's log is read back once for the diagnosis and the package's own lines; a torch
-// build's log is tens of MiB.
-constexpr uint64_t k_max_log_read = uint64_t{1} << 30;
+// build's log is tens of MiB. It is bounded as it is written (build_runner.h: 64 MiB of the
+// run's output, then each step's last 4 MiB).
+constexpr uint64_t k_max_log_read = uint64_t{128} << 20;
 
 StepResult stop(BuildStatus status, std::string message) {
   return StepStop{status, std::move(message)};
@@ -511,7 +512,9 @@ std::string failed_step_line(const RunOutcome& outcome) {
   return fmt::format("step '{}' failed ({})", last.title,
                      !last.started    ? "could not start"
                      : last.timed_out ? "timed out"
-                                      : fmt::format("exit {}", last.exit_code));
+                     : last.exit_code == 137
+                         ? "killed by SIGKILL, exit 137: most often the out-of-memory killer"
+                         : fmt::format("exit {}", last.exit_code));
 }
 
 }  // namespace
