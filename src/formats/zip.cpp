@@ -205,6 +205,8 @@ Expected<ZipArchive> parse_zip(Bytes file, const ZipLimits& limits,
     e.central_offset = at;
     e.flags = *read_le<uint16_t>(cd, pos + 8);
     e.method = *read_le<uint16_t>(cd, pos + 10);
+    e.dos_time = *read_le<uint16_t>(cd, pos + 12);
+    e.dos_date = *read_le<uint16_t>(cd, pos + 14);
     e.crc32 = *read_le<uint32_t>(cd, pos + 16);
     uint32_t csize = *read_le<uint32_t>(cd, pos + 20), usize = *read_le<uint32_t>(cd, pos + 24);
     uint16_t name_len = *read_le<uint16_t>(cd, pos + 28),

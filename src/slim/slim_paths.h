@@ -28,13 +28,14 @@
 #include <string>
 #include <vector>
 
+#include "formats/wheel.h"
 #include "slim/device_files.h"
 #include "slim/elf_slim.h"
 #include "util/expected.h"
 
 namespace tailor::slim {
 
-inline constexpr const char* k_slim_marker = "tailor-slim.json";
+inline constexpr const char* k_slim_marker = formats::k_tailor_slim_marker;
 
 struct SlimOptions {
   KeepPolicy policy;

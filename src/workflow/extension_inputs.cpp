@@ -396,9 +396,20 @@ StepResult check_toolchain(const ExtensionBuildOptions& o, ExtensionBuildContext
                           "torch does)",
                           facts.cxx_runtime_compiler, facts.cxx_runtime_instead));
   }
-  if (!s.result.preflight.ok())
-    return stop(BuildStatus::preflight_failed, fmt::format("{} problem(s) to fix before building",
-                                                           s.result.preflight.problems().size()));
+  if (!s.result.preflight.ok()) {
+    // Targets this nvcc cannot produce are the request's mistake (bad input, exit 2), as an
+    // unknown target is; anything else is the machine's.
+    auto problems = s.result.preflight.problems();
+    if (std::all_of(problems.begin(), problems.end(),
+                    [](const PreflightCheck* c) { return c->name == "targets"; }))
+      return stop(BuildStatus::bad_input,
+                  fmt::format("{}: use a CUDA toolkit that supports {}, or drop {} from --arch",
+                              join(facts.unsupported_targets, "; "),
+                              facts.unsupported_targets.size() == 1 ? "it" : "them",
+                              facts.unsupported_targets.size() == 1 ? "it" : "them"));
+    return stop(BuildStatus::preflight_failed,
+                fmt::format("{} problem(s) to fix before building", problems.size()));
+  }
   return std::nullopt;
 }
 
