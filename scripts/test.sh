@@ -44,7 +44,14 @@ trap 'kill "$asan_build" 2>/dev/null || true' EXIT
 ninja -C build -j "$(nproc)" tailor tailor_fixtures
 ctest --test-dir build --output-on-failure -j 2 --timeout 1500 -L e2e
 
-echo "test: ASan+UBSan build (build-asan)"
+echo "test: ASan+UBSan build (build-asan): waiting for the background build (build-asan/background-build.log)"
+# Its progress every minute: a wait of many minutes shows as progress, not silence.
+waited=0
+while kill -0 "$asan_build" 2>/dev/null; do
+  sleep 5
+  waited=$((waited + 5))
+  [ $((waited % 60)) = 0 ] && echo "test: background sanitizer build, ${waited} s: $(tail -n 1 build-asan/background-build.log | cut -c1-160)"
+done
 wait "$asan_build" || echo "test: the background sanitizer build stopped: building the rest in the foreground"
 trap - EXIT
 # Ninja's own lines, one per step: minutes of compiling show as progress, not silence.

@@ -30,7 +30,8 @@ std::string pytorch_index_url(const std::optional<CudaVersion>& cuda) {
   };
   static const Index index = [] {
     auto doc = data::toml_document(k_file);
-    return Index{doc["pytorch_index"]["base"].string(), doc["pytorch_index"]["cuda_variant"].string(),
+    return Index{doc["pytorch_index"]["base"].string(),
+                 doc["pytorch_index"]["cuda_variant"].string(),
                  doc["pytorch_index"]["cpu_variant"].string()};
   }();
   if (!cuda) return index.base + "/" + index.cpu_variant;

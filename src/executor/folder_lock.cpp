@@ -93,7 +93,8 @@ Expected<FolderLock> FolderLock::acquire(const std::string& dir, Place place, bo
     }
     // A holder removes its lock file as it lets go (so the folder does not grow): a lock
     // taken on a file no longer at the path is none, and the file at the path is tried.
-    struct stat held {}, at_path {};
+    struct stat held {
+    }, at_path{};
     if (fstat(fd, &held) == 0 && ::stat(path.c_str(), &at_path) == 0 &&
         held.st_dev == at_path.st_dev && held.st_ino == at_path.st_ino)
       break;

@@ -139,23 +139,26 @@ Expected<SourceIdentity> identify_git(const std::string& dir, CommandRunner& run
 // A folder's files carry the times of the copy or checkout that made them (a clone's are
 // when it was cloned), never the source's: its epoch is HEAD's commit time when it is a clean
 // git checkout (a .git at its top and no tracked file changed: the commit is then what the
-// files are; untracked files are left to the tree digest), else the fixed k_folder_epoch. Either way, two clones of one commit and a copy
-// of a tree, with or without its times, give the same epoch.
+// files are; untracked files are left to the tree digest), else the fixed k_folder_epoch. Either
+// way, two clones of one commit and a copy of a tree, with or without its times, give the same
+// epoch.
 Expected<SourceIdentity> identify_folder(const std::string& dir, CommandRunner& runner) {
   TAILOR_TRY(tree, digest_tree(dir));
   SourceIdentity id;
   id.digest_kind = "tree-sha256";
   id.digest = tree.sha256;
   id.source_date_epoch = k_folder_epoch;
-  id.epoch_from = "fixed at 1980-01-01 (a folder that is no clean git checkout: its files' times "
-                  "are a copy's)";
+  id.epoch_from =
+      "fixed at 1980-01-01 (a folder that is no clean git checkout: its files' times "
+      "are a copy's)";
   std::error_code ec;
   if (!fs::exists(fs::path(dir) / ".git", ec)) return id;
   auto status = git_output(runner, dir, {"status", "--porcelain", "--untracked-files=no"});
   if (!status) return id;  // no git, or one that refuses the folder: the fixed time
   if (!status->empty()) {
-    id.epoch_from = "fixed at 1980-01-01 (a git checkout with changes: its commit is not what "
-                    "the files are)";
+    id.epoch_from =
+        "fixed at 1980-01-01 (a git checkout with changes: its commit is not what "
+        "the files are)";
     return id;
   }
   auto time = git_output(runner, dir, {"log", "-1", "--format=%ct", "HEAD"});

@@ -29,10 +29,10 @@ Expected<std::optional<int64_t>> source_date_epoch_from_env(const char* value);
 /// commit and its commit time; sdist (and an index download): the archive's sha256 and
 /// the newest time among its members (the archive's content); a folder or the example: a
 /// tree hash, and HEAD's commit time when the folder is a clean git checkout, else
-/// 1980-01-01: never its files' modification times, which are a checkout's or a copy's. Both skip VCS metadata and build leftovers (.git,
-/// build/, dist/, *.egg-info, __pycache__, *.pyc), so running a package's tests in its
-/// own tree does not change them. `epoch_override` (SOURCE_DATE_EPOCH from the caller's
-/// environment) wins over the derived time.
+/// 1980-01-01: never its files' modification times, which are a checkout's or a copy's. Both skip
+/// VCS metadata and build leftovers (.git, build/, dist/, *.egg-info, __pycache__, *.pyc), so
+/// running a package's tests in its own tree does not change them. `epoch_override`
+/// (SOURCE_DATE_EPOCH from the caller's environment) wins over the derived time.
 Expected<SourceIdentity> identify_source(const SourceSpec& spec, const std::string& prepared_src,
                                          const std::string& work_dir, CommandRunner& runner,
                                          std::optional<int64_t> epoch_override = std::nullopt);

@@ -104,8 +104,8 @@ struct WheelRewrite {
   std::string dist_info;
   std::string record_name;
   std::map<std::string, formats::RecordRow> old_rows;
-  std::string out_dist_info;  // the written wheel's: dist_info relabelled by a torch pin
-  std::string version;        // the written wheel's version ("" when it stays as it is)
+  std::string out_dist_info;       // the written wheel's: dist_info relabelled by a torch pin
+  std::string version;             // the written wheel's version ("" when it stays as it is)
   std::vector<std::byte> buffer;   // one inflated member at a time
   std::vector<std::byte> library;  // one ELF member at a time, when its search path changes
   std::vector<SearchPathRemoval> search_paths;
@@ -292,10 +292,14 @@ Expected<std::string> write_member(WheelRewrite& w, formats::ZipWriter& writer, 
 // written file's path (beside the input when it replaces it, under the wheel's new name).
 Expected<std::string> relabel(WheelRewrite& w, const std::string& out_path, bool beside_input) {
   const std::string& label = w.options.torch_pin->label;
-  auto dash = w.dist_info.rfind('-');
+  constexpr size_t k_suffix = 10;  // ".dist-info", whose own '-' is not the version's
+  auto dash = w.dist_info.size() > k_suffix
+                  ? w.dist_info.rfind('-', w.dist_info.size() - k_suffix - 1)
+                  : std::string::npos;
   if (dash == std::string::npos)
     return make_error(fmt::format("{}: {}: no version in the folder's name", w.wheel, w.dist_info));
-  const std::string dist_version = w.dist_info.substr(dash + 1, w.dist_info.size() - 10 - dash - 1);
+  const std::string dist_version =
+      w.dist_info.substr(dash + 1, w.dist_info.size() - k_suffix - dash - 1);
   w.version = inspect::version_with_label(dist_version, label);
   w.out_dist_info = w.dist_info.substr(0, dash + 1) + w.version + ".dist-info";
   if (!beside_input) return out_path;
@@ -348,8 +352,7 @@ Expected<NormalisedWheel> normalise_wheel(const std::string& wheel,
     std::error_code ec;
     std::filesystem::remove(wheel, ec);
   }
-  return NormalisedWheel{out_path, w.out_dist_info, members.size() + 1,
-                         std::move(w.search_paths)};
+  return NormalisedWheel{out_path, w.out_dist_info, members.size() + 1, std::move(w.search_paths)};
 }
 
 namespace {

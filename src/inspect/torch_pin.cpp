@@ -126,8 +126,8 @@ std::string pin_torch_in_metadata(std::string_view metadata, std::string_view ve
   for (size_t start = 0; start < metadata.size();) {
     size_t end = metadata.find('\n', start);
     size_t next = end == std::string_view::npos ? metadata.size() : end + 1;
-    auto line = metadata.substr(start, (end == std::string_view::npos ? metadata.size() : end) -
-                                           start);
+    auto line =
+        metadata.substr(start, (end == std::string_view::npos ? metadata.size() : end) - start);
     if (line.empty() || line == "\r") {
       headers_end = start;
       body_start = start;

@@ -189,7 +189,7 @@ struct TorchCudaStated {
   std::string from;  ///< "nvidia-cuda-runtime-cu12 12.8.90"
 };
 TorchCudaStated torch_cuda_from_metadata(const ResolvedDist& torch,
-                                        const std::vector<ResolvedDist>& all);
+                                         const std::vector<ResolvedDist>& all);
 void decide_torch(const Target& target, const std::optional<cuda::CudaVersion>& asked_cuda,
                   const ResolvedDist& torch, const std::vector<ResolvedDist>& resolved, Row& row,
                   TorchChoice& choice);

@@ -197,7 +197,7 @@ std::string torch_build_command(const Target& target, const std::string& version
 }
 
 TorchCudaStated torch_cuda_from_metadata(const ResolvedDist& torch,
-                                        const std::vector<ResolvedDist>& all) {
+                                         const std::vector<ResolvedDist>& all) {
   std::map<std::string, const ResolvedDist*> resolved;
   for (const auto& o : all) resolved[o.key] = &o;
   TorchCudaStated out;

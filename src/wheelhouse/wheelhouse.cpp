@@ -152,8 +152,7 @@ PublishResult publish(const std::vector<std::string>& wheels, const std::string&
   r.url = "file://" + uri_encode(fs::absolute(root, ec).lexically_normal().string(), true);
   // The folder itself is locked: no lock file is left in the user's wheelhouse.
   ExclusiveFolderLock lock(root.string());
-  if (!lock.ok())
-    return fail(PublishFailure::io, dir + ": cannot lock the wheelhouse folder");
+  if (!lock.ok()) return fail(PublishFailure::io, dir + ": cannot lock the wheelhouse folder");
   auto state = read_wheelhouse(dir);
   if (!state) return fail(PublishFailure::bad_input, state.error().message);
 

@@ -89,27 +89,23 @@ Expected<std::string> target_set_name(const std::vector<std::string>& targets) {
 
 namespace {
 
-// The targets a tailor-built wheel is filed under: what its device code holds, as inspect
-// reads it, not only what its provenance claimed. The provenance's targets while the wheel
-// holds them all (a package may add code of its own on top); what it holds when it lacks some
-// (a slimmed wheel: tailor-slim.json); a wheel slimmed down to no device code at all is refused
-// (an index of its targets would serve GPUs it has no kernels for).
+// The targets a tailor-built wheel is filed under: its provenance's, unless `tailor slim` has
+// cut its device code since (tailor-slim.json): then what the code still holds, as inspect
+// reads it, and a wheel slimmed down to no device code is refused (an index of its targets
+// would serve GPUs it has no kernels for).
 Expected<std::vector<std::string>> held_targets(Bytes file, const formats::ZipArchive& archive,
                                                 const std::string& path,
                                                 const std::vector<std::string>& claimed) {
+  if (!inspect::find_dist_info_member(archive, formats::k_tailor_slim_marker)) return claimed;
   auto report = inspect::inspect_wheel(file, path);
   if (!report) return make_error(report.error().message);
   std::vector<std::string> held = report->target_names();
-  const bool slimmed = inspect::find_dist_info_member(archive, formats::k_tailor_slim_marker) != nullptr;
-  if (held.empty() && slimmed && !claimed.empty())
+  if (held.empty())
     return make_error(fmt::format(
         "{}: no CUDA device code left (built for {}, slimmed since: {}): no GPU target set to "
         "file it under; publish the wheel as built, or slim it for GPUs it has code for",
         path, join(claimed, ", "), formats::k_tailor_slim_marker));
-  std::set<std::string> have(held.begin(), held.end());
-  const bool holds_all = std::all_of(claimed.begin(), claimed.end(),
-                                     [&](const std::string& t) { return have.count(t) > 0; });
-  return holds_all ? claimed : held;
+  return held;
 }
 
 }  // namespace

@@ -336,6 +336,12 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
 StepResult print_build_env(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
                            ExtensionBuildState& s) {
   s.request.source_dir = (fs::path(s.work_dir) / "src").string();
+  // An sdist unpacks to its top folder below src/: the package is there, not in src/.
+  if (s.spec.kind == SourceKind::sdist) {
+    auto top = sdist_top_folder(s.spec.path, ctx.runner);
+    if (!top) return stop(BuildStatus::bad_input, top.error().message);
+    if (!top->empty()) s.request.source_dir = (fs::path(s.request.source_dir) / *top).string();
+  }
   detail::plan_cross_paths(o, s);
   auto p = plan::resolve_extension_build(s.request, s.host);
   if (!p) return stop(BuildStatus::bad_input, p.error().message);

@@ -5,8 +5,8 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <map>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <unordered_map>
@@ -106,7 +106,8 @@ std::string provenance_key_differences(Bytes a, Bytes b) {
           if (vx && vy && vx->is_object() && vy->is_object() && depth == 0)
             walk(*vx, *vy, prefix + k + ".", 1);
           else
-            out.push_back(fmt::format("{}{} ({} vs {})", prefix, k, short_text(vx), short_text(vy)));
+            out.push_back(
+                fmt::format("{}{} ({} vs {})", prefix, k, short_text(vx), short_text(vy)));
         }
       };
   walk(ja, jb, "", 0);
@@ -236,8 +237,7 @@ ReproduceResult verify_reproducible(const std::string& wheel, ExtensionBuildOpti
     return r;
   }
   r.verdict = ReproduceVerdict::differs;
-  auto members =
-      compare_wheel_members(wheel, r.rebuilt_wheel, SIZE_MAX, r.members_differing);
+  auto members = compare_wheel_members(wheel, r.rebuilt_wheel, SIZE_MAX, r.members_differing);
   if (members) {
     std::map<DifferenceCause, size_t> counts;
     for (const auto& m : *members) ++counts[m.cause];

@@ -212,6 +212,15 @@ python3 "$(dirname "$0")/lib/make_wheel.py" "$work/fused-1.0-cp311-cp311-linux_x
   "$work/__init__.py:fused/__init__.py" "$in:fused/_multi.so" "$fixtures/sass_75_80.so:fused/lib/libtwo.so.1" \
   "$fixtures/plain_c.so:fused/_plain.so" || fail "could not make the wheel"
 whl="$work/fused-1.0-cp311-cp311-linux_x86_64.whl"
+# A wheel whose RECORD no longer matches a member: refused, not slimmed with the stale row kept.
+mkdir -p "$work/bad"
+python3 "$(dirname "$0")/lib/make_wheel.py" --bad-hash "$work/bad/fused-1.0-cp311-cp311-linux_x86_64.whl" \
+  "$work/__init__.py:fused/__init__.py" "$in:fused/_multi.so" >/dev/null || fail "could not make the bad wheel"
+"$T" slim "$work/bad/fused-1.0-cp311-cp311-linux_x86_64.whl" --keep sm_80 --out "$work/bad/out" 2>"$work/bad.err" \
+  && fail "a wheel with a stale RECORD row was slimmed"
+grep -q "member 'fused/__init__.py' does not match its RECORD row (line 1): refusing to slim a damaged wheel" "$work/bad.err" \
+  || fail "the stale RECORD row is not named: $(cat "$work/bad.err")"
+[ ! -e "$work/bad/out/fused-1.0-cp311-cp311-linux_x86_64.whl" ] || fail "a damaged wheel left an output"
 "$T" slim "$whl" --keep sm_80 --out "$work/dist" --json > "$work/w.json" || fail "slim wheel exit $?"
 sw="$work/dist/fused-1.0-cp311-cp311-linux_x86_64.whl"
 [ -f "$sw" ] || fail "no slimmed wheel"

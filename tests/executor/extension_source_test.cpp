@@ -34,6 +34,11 @@ TEST(ClassifySource, EveryKind) {
   EXPECT_EQ(s->kind, SourceKind::sdist);
   EXPECT_EQ(s->name, "pkg");
 
+  // PyTorch by its pinned name is pointed to its own build, not taken for an extension sdist.
+  auto t = classify_source("torch==2.0", "");
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.error().message.find("`tailor build torch --torch 2.0`"), std::string::npos)
+      << t.error().message;
   auto i = classify_source("causal-conv1d==1.5.2", "");
   ASSERT_TRUE(i);
   EXPECT_EQ(i->kind, SourceKind::index);
@@ -205,6 +210,9 @@ TEST(PrepareSource, BrokenSdistIsAnErrorNamingTheCommand) {
   auto src = prepare_source(*spec, (dir / "work").string(), "python3", runner);
   ASSERT_FALSE(src);
   EXPECT_NE(src.error().message.find("tar -xf"), std::string::npos);
+  // tar's own words, on the one error line (no newline to be shown as \x0a).
+  EXPECT_EQ(src.error().message.find('\n'), std::string::npos) << src.error().message;
+  EXPECT_NE(src.error().message.find("tar: "), std::string::npos) << src.error().message;
   fs::remove_all(dir);
 }
 

@@ -322,7 +322,8 @@ TEST(StackTorch, ACudaTorchWithoutALabelIsReadFromItsMetadata) {
   d.requires_dist = {"filelock", "nvidia-cudnn-cu13==9.13.0.50; platform_system == \"Linux\"",
                      "nvidia-cuda-runtime-cu12==12.8.90; platform_machine == \"aarch64\""};
   // Only cuDNN was resolved for this target: CUDA 13, minor release unknown.
-  std::vector<ResolvedDist> all = {d, dep("filelock", "3.20.0"), dep("nvidia-cudnn-cu13", "9.13.0.50")};
+  std::vector<ResolvedDist> all = {d, dep("filelock", "3.20.0"),
+                                   dep("nvidia-cudnn-cu13", "9.13.0.50")};
   auto stated = torch_cuda_from_metadata(d, all);
   EXPECT_FALSE(stated.release);
   EXPECT_EQ(stated.major_only, 13);

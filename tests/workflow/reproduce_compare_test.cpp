@@ -2,7 +2,6 @@
 // (the same bytes: a checkout's time taken for SOURCE_DATE_EPOCH), the provenance's keys, or
 // its content.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -51,7 +50,8 @@ TEST(ReproduceCompare, NamesTimeFieldsProvenanceKeysAndContent) {
   ASSERT_EQ(total, 3u);
   EXPECT_EQ((*d)[0].name, "demo/__init__.py");
   EXPECT_EQ((*d)[0].cause, DifferenceCause::time_fields);
-  EXPECT_EQ((*d)[0].what, "time fields: 1980-01-01 00:00:00 vs 2025-11-29 06:50:00 (the same bytes)");
+  EXPECT_EQ((*d)[0].what,
+            "time fields: 1980-01-01 00:00:00 vs 2025-11-29 06:50:00 (the same bytes)");
   EXPECT_EQ((*d)[2].cause, DifferenceCause::provenance_keys);
   EXPECT_EQ((*d)[2].what,
             "provenance keys: source_date_epoch (315532800 vs 1764399000), toolchain.nvcc "
