@@ -284,6 +284,13 @@ sum=$(sha256sum < "$site/fused/_multi.so")
 [ "$(json_get "$work/env2.json" "sorted({f['outcome'] for f in j['inputs'][0]['files']})")" = "['unchanged']" ] ||
   fail "second slim: $(cat "$work/env2.json")"
 [ "$(sha256sum < "$site/fused/_multi.so")" = "$sum" ] || fail "second slim rewrote an already slimmed library"
+# For a GPU it has nothing for, the slimmed venv: the emptied line says an earlier slim took
+# the code out (not "as it did for the originals"), and a warning says nothing is left.
+"$T" slim "$work/venv" --keep 7.0 --dry-run > "$work/env3.txt" 2> "$work/env3.err" || fail "dry run on the slimmed venv"
+grep -q "as it did before this slim (an earlier tailor slim, which tailor-slim.json records, took that code out of the original files)" "$work/env3.txt" \
+  || fail "the emptied line of a slimmed venv: $(grep emptied "$work/env3.txt")"
+grep -q "^tailor slim: warning: .*: nothing is left for .*it runs no CUDA code on 7.0" "$work/env3.err" \
+  || fail "no warning that nothing is left: $(cat "$work/env3.err")"
 "$work/venv/bin/pip" uninstall -y -q fused || fail "pip uninstall after slimming"
 [ -z "$(find "$work/venv/lib" -path '*fused*' 2>/dev/null)" ] || fail "uninstall left: $(find "$work/venv/lib" -path '*fused*')"
 no_temps "$site/fused" 2>/dev/null
