@@ -7,7 +7,10 @@
 #include <map>
 #include <set>
 
+#include "formats/wheel.h"
+#include "inspect/torch_pin.h"
 #include "util/files.h"
+#include "util/http_client.h"
 #include "util/mapped_file.h"
 #include "util/sha256.h"
 #include "util/text_escape.h"
@@ -108,7 +111,8 @@ Expected<std::vector<const WheelCandidate*>> plan_additions(
     if (it != listed.end() && it->second->sha256 != c.entry.sha256)
       return make_error(conflict_line(c.path, c.entry, it->second->sha256));
     outcomes.push_back(
-        {c.entry, it != listed.end() ? PublishOutcome::already_published : PublishOutcome::added});
+        {c.entry, it != listed.end() ? PublishOutcome::already_published : PublishOutcome::added,
+         inspect::pinned_torch(formats::parse_metadata(c.metadata).requires_dist).value_or("")});
     if (it == listed.end()) {
       listed[key] = &c.entry;
       to_add.push_back(&c);
@@ -145,10 +149,10 @@ PublishResult publish(const std::vector<std::string>& wheels, const std::string&
   }
   const fs::path root(dir);
   if (auto made = make_folder(root); !made) return fail(PublishFailure::io, made.error().message);
-  ExclusiveFileLock lock((root / k_state_file).string());
-  if (!lock.ok())
-    return fail(PublishFailure::io,
-                dir + ": cannot lock the wheelhouse (" + k_state_file + ".lock)");
+  r.url = "file://" + uri_encode(fs::absolute(root, ec).lexically_normal().string(), true);
+  // The folder itself is locked: no lock file is left in the user's wheelhouse.
+  ExclusiveFolderLock lock(root.string());
+  if (!lock.ok()) return fail(PublishFailure::io, dir + ": cannot lock the wheelhouse folder");
   auto state = read_wheelhouse(dir);
   if (!state) return fail(PublishFailure::bad_input, state.error().message);
 
