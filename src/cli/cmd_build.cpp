@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -90,6 +91,15 @@ void remap_diagnoses_to_source(workflow::ExtensionBuildResult& r) {
         d.cause = was.cause;
         d.fix = was.fix;
       }
+  // A diagnosis the build made beyond the table (a known API removal the compiler met,
+  // workflow's name_known_removals) stays, in front.
+  std::vector<diagnose::Diagnosis> own;
+  for (const auto& was : r.diagnoses)
+    if (std::none_of(remapped.begin(), remapped.end(), [&](const diagnose::Diagnosis& d) {
+          return d.pattern_id == was.pattern_id && d.line_number == was.line_number;
+        }))
+      own.push_back(was);
+  remapped.insert(remapped.begin(), own.begin(), own.end());
   r.diagnoses = std::move(remapped);
 }
 
@@ -216,6 +226,11 @@ void setup_build(CLI::App& sub, RunFn& run) {
       "keep the GPU targets a package without a recipe chose itself (nvcc -arch/-gencode in its "
       "setup.py, CUDA_ARCHITECTURES in its CMake files); default: the requested targets replace "
       "them");
+  sub.add_flag("--keep-package-source", o->core.keep_package_source,
+               "build a package without a recipe exactly as its source is: no bridging of the "
+               "torch, CUDA and libstdc++ APIs it uses that today's releases removed (default: "
+               "tailor's copy of the source gets the exact replacement, each listed in the "
+               "summary and report)");
   sub.add_option(
       "--cache", o->cache,
       "compiler cache: auto, ccache, sccache or none (default auto: sccache for a shared storage, "
