@@ -4,8 +4,8 @@
 // filling the positional SOURCE, so `build torch` reaches it and `build ./torch` does not.
 #include <fmt/format.h>
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>

@@ -108,8 +108,8 @@ void bridge_dispatch_type(FileWork& w, const DispatchType& rule) {
       if (j >= arg_begin + 5 && w.text(j - 1) == ")" && w.text(j - 2) == "(" &&
           w.text(j - 3) == "type" && (w.text(j - 4) == "." || w.text(j - 4) == "->")) {
         const Token& type = w.tokens[j - 3];
-        const std::string expr(w.file->text.substr(w.tokens[arg_begin].begin,
-                                                   w.tokens[j - 4].begin - w.tokens[arg_begin].begin));
+        const std::string expr(w.file->text.substr(
+            w.tokens[arg_begin].begin, w.tokens[j - 4].begin - w.tokens[arg_begin].begin));
         const std::string dot(w.text(j - 4));
         w.edits.push_back({type.begin, type.end, rule.to});
         w.changes.push_back({w.file->path, type.line, rule.info.id,
@@ -132,6 +132,7 @@ void bridge_rename(FileWork& w, const Rename& rule) {
     std::string_view before = i > 0 ? w.text(i - 1) : std::string_view();
     // A member (x.AT_CHECK) or another namespace's name (foo::cub::Sum) is not the API.
     if (before == "." || before == "->") continue;
+    if (!rule.after.empty() && before != rule.after) continue;
     std::string to = rule.to;
     if (before == "::") {
       if (i > 1 && w.tokens[i - 2].kind == TokenKind::identifier) continue;
@@ -156,8 +157,9 @@ bool bridge_shim(FileWork& w, const Shim& shim) {
     std::string_view h = w.text(i + 1);
     if (h.size() < 2 || h.substr(1, h.size() - 2) != shim.header) continue;
     const fs::path dir = fs::path(w.file->path).parent_path();
-    const std::string target =
-        (fs::path("tailor_compat") / shim.header).lexically_relative(dir.empty() ? "." : dir).string();
+    const std::string target = (fs::path("tailor_compat") / shim.header)
+                                   .lexically_relative(dir.empty() ? "." : dir)
+                                   .string();
     const Token& t = w.tokens[i + 1];
     w.edits.push_back({t.begin, t.end, "\"" + target + "\""});
     w.changes.push_back({w.file->path, t.line, shim.info.id, "#include " + std::string(h),
@@ -209,8 +211,8 @@ Bridged bridge_files(std::vector<SourceFile>& files, std::vector<SourceFile>& ad
   for (const auto& r : table.renames) {
     if (!applies(r.info, stack)) continue;
     if (!r.unless_defined.empty() && facts.defined.count(r.unless_defined)) {
-      out.left_alone.push_back(fmt::format("{}: the package defines {} itself", r.info.id,
-                                           r.unless_defined));
+      out.left_alone.push_back(
+          fmt::format("{}: the package defines {} itself", r.info.id, r.unless_defined));
       continue;
     }
     if (!r.unless_file.empty() && has_file_ending(facts, r.unless_file)) {
@@ -249,9 +251,9 @@ Bridged bridge_files(std::vector<SourceFile>& files, std::vector<SourceFile>& ad
 namespace {
 
 bool is_source_name(const std::string& name) {
-  static const std::vector<std::string> k_ext = {".c",   ".cc",  ".cpp", ".cxx", ".cu", ".cuh",
-                                                 ".h",   ".hh",  ".hpp", ".hxx", ".inl",
-                                                 ".ipp", ".tcc", ".cuinl"};
+  static const std::vector<std::string> k_ext = {".c",   ".cc",  ".cpp", ".cxx",  ".cu",
+                                                 ".cuh", ".h",   ".hh",  ".hpp",  ".hxx",
+                                                 ".inl", ".ipp", ".tcc", ".cuinl"};
   const std::string ext = fs::path(name).extension().string();
   return std::find(k_ext.begin(), k_ext.end(), ext) != k_ext.end();
 }
@@ -265,7 +267,8 @@ Expected<ReadTree> read_tree(const std::string& dir) {
   ReadTree tree;
   std::error_code ec;
   size_t seen = 0;
-  for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+  for (auto it =
+           fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
        !ec && it != fs::recursive_directory_iterator() && ++seen <= 20000; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (it->is_directory(ec)) {

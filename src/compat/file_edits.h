@@ -46,8 +46,8 @@ struct FileWork {
 
 /// The package-wide facts a rewrite may depend on.
 struct PackageFacts {
-  std::set<std::string> defined;     ///< names the package #defines, #ifdef-tests or #undefs
-  std::vector<std::string> paths;    ///< every file's path
+  std::set<std::string> defined;          ///< names the package #defines, #ifdef-tests or #undefs
+  std::vector<std::string> paths;         ///< every file's path
   std::map<std::string, size_t> by_path;  ///< path -> index into the files
 };
 

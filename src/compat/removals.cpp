@@ -33,7 +33,7 @@ Removals read_removals(const data::TomlDocument& doc) {
   for (const auto& v : doc["rename"].array_or_empty())
     out.renames.push_back({read_info(v), v["from"].string(), v["to"].string(),
                            v["include"].string_or(""), v["unless_defined"].string_or(""),
-                           v["unless_file"].string_or("")});
+                           v["unless_file"].string_or(""), v["after"].string_or("")});
   for (const auto& v : doc["shim"].array_or_empty())
     out.shims.push_back({read_info(v), v["header"].string(), v["text"].string()});
   for (const auto& v : doc["std_header"].array_or_empty())
@@ -69,9 +69,10 @@ namespace {
 
 // `name` as a compiler quotes it: ‘name’ (g++), "name" (nvcc), 'name' (g++ in C locale).
 bool quoted(std::string_view line, std::string_view name) {
-  for (auto [open, close] : {std::pair<std::string_view, std::string_view>{"\xe2\x80\x98", "\xe2\x80\x99"},
-                             {"\"", "\""},
-                             {"'", "'"}}) {
+  for (auto [open, close] :
+       {std::pair<std::string_view, std::string_view>{"\xe2\x80\x98", "\xe2\x80\x99"},
+        {"\"", "\""},
+        {"'", "'"}}) {
     const std::string q = std::string(open) + std::string(name) + std::string(close);
     if (line.find(q) != std::string_view::npos) return true;
   }
@@ -118,12 +119,13 @@ std::optional<RemovalHit> removal_in_error(std::string_view line, const Removals
       const bool in_std = name.starts_with("std::");
       const std::string_view bare = in_std ? std::string_view(name).substr(5) : name;
       if (!quoted(line, bare) || (in_std && !quoted(line, "std"))) continue;
-      return RemovalHit{"std-header-" + h.header, name,
-                        h.gcc.empty() ? "newer libstdc++" : "GCC " + h.gcc + "'s libstdc++",
-                        fmt::format("{} is declared in <{}>, which {} no longer includes from "
-                                    "other standard headers",
-                                    name, h.header,
-                                    h.gcc.empty() ? "newer libstdc++" : "GCC " + h.gcc + "'s libstdc++")};
+      return RemovalHit{
+          "std-header-" + h.header, name,
+          h.gcc.empty() ? "newer libstdc++" : "GCC " + h.gcc + "'s libstdc++",
+          fmt::format("{} is declared in <{}>, which {} no longer includes from "
+                      "other standard headers",
+                      name, h.header,
+                      h.gcc.empty() ? "newer libstdc++" : "GCC " + h.gcc + "'s libstdc++")};
     }
   return std::nullopt;
 }

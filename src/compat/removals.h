@@ -32,6 +32,7 @@ struct Rename {
   std::string include;         ///< a header `to` needs; "" none
   std::string unless_defined;  ///< a package defining this name itself is left alone
   std::string unless_file;     ///< a package holding a file ending so is left alone
+  std::string after;           ///< only where this token comes right before; "" anywhere
 };
 
 /// `EXPR.type()` as a type argument of a macro whose name starts with `macro_prefix`.

@@ -1,7 +1,7 @@
 #include "compat/source_tokens.h"
 
-#include <array>
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <string>
 
@@ -100,8 +100,8 @@ class Lexer {
         }
       } else if (c == '/' && m_at + 1 < m_text.size() && m_text[m_at + 1] == '*') {
         m_at += 2;
-        while (m_at < m_text.size() && !(m_text[m_at] == '*' && m_at + 1 < m_text.size() &&
-                                         m_text[m_at + 1] == '/')) {
+        while (m_at < m_text.size() &&
+               !(m_text[m_at] == '*' && m_at + 1 < m_text.size() && m_text[m_at + 1] == '/')) {
           if (m_text[m_at] == '\n') ++m_line;
           ++m_at;
         }

@@ -20,7 +20,8 @@ const FileWork* resolve(const std::string& header, const FileWork& from,
                         const std::vector<FileWork>& all, const PackageFacts& facts) {
   const fs::path dir = fs::path(from.file->path).parent_path();
   for (const fs::path& p : {(dir / header).lexically_normal(), fs::path(header).lexically_normal()})
-    if (auto it = facts.by_path.find(p.string()); it != facts.by_path.end()) return &all[it->second];
+    if (auto it = facts.by_path.find(p.string()); it != facts.by_path.end())
+      return &all[it->second];
   const FileWork* found = nullptr;
   for (const auto& w : all)
     if (w.file->path.ends_with("/" + header)) {
@@ -103,13 +104,14 @@ void add_missing_std_headers(FileWork& w, const std::vector<FileWork>& all,
     // from the C++ one.
     const std::string header = !qualified && !h.same_as.empty() ? h.same_as.front() : h.header;
     w.add_include(header);
-    const std::string name = qualified ? "std::" + std::string(w.text(use + 2)) : std::string(w.text(use));
-    w.changes.push_back({w.file->path, w.tokens[use].line, "std-header-" + h.header,
-                         fmt::format("{} without #include <{}>", name, header), "#include added",
-                         h.gcc.empty() ? "newer libstdc++" : "GCC " + h.gcc,
-                         fmt::format("{} no longer includes it from other headers",
-                                     h.gcc.empty() ? "newer libstdc++"
-                                                   : "GCC " + h.gcc + "'s libstdc++")});
+    const std::string name =
+        qualified ? "std::" + std::string(w.text(use + 2)) : std::string(w.text(use));
+    w.changes.push_back(
+        {w.file->path, w.tokens[use].line, "std-header-" + h.header,
+         fmt::format("{} without #include <{}>", name, header), "#include added",
+         h.gcc.empty() ? "newer libstdc++" : "GCC " + h.gcc,
+         fmt::format("{} no longer includes it from other headers",
+                     h.gcc.empty() ? "newer libstdc++" : "GCC " + h.gcc + "'s libstdc++")});
   }
 }
 

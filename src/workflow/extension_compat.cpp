@@ -68,7 +68,8 @@ void name_known_removals(const ExtensionBuildOptions& o, ExtensionBuildState& s,
   d.quoted_line = std::string(trim(line));
   d.line_number = number;
   d.priority = 20;
-  d.cause = fmt::format("The package uses {}, removed in {}: {}.", hit->api, hit->removed_in, hit->why);
+  d.cause =
+      fmt::format("The package uses {}, removed in {}: {}.", hit->api, hit->removed_in, hit->why);
   // What tailor changed in the file the compiler names, if anything.
   std::vector<std::string> changed;
   for (const auto& c : rep.compat_changes)
@@ -84,8 +85,7 @@ void name_known_removals(const ExtensionBuildOptions& o, ExtensionBuildState& s,
     d.fix = fmt::format(
         "tailor bridged {} uses of removed APIs (the summary lists them){}, but not this one: "
         "port this use by hand, or build with the release the package was written for.",
-        rep.compat_changes.size(),
-        changed.empty() ? "" : "; in this file: " + join(changed, "; "));
+        rep.compat_changes.size(), changed.empty() ? "" : "; in this file: " + join(changed, "; "));
   }
   s.result.diagnoses.insert(s.result.diagnoses.begin(), std::move(d));
 }

@@ -2,9 +2,10 @@
 // (data/compat/removals.toml): each rewrite where the source uses the removed API, none in
 // comments, literals, members or a package that bridges the API itself, none before the
 // release that removed it, and the package's line numbers kept.
+#include "compat/bridge.h"
+
 #include <gtest/gtest.h>
 
-#include "compat/bridge.h"
 #include "compat/removals.h"
 #include "compat/source_tokens.h"
 
@@ -39,7 +40,9 @@ TEST(CompatRemovals, TheTableLoads) {
 }
 
 TEST(CompatTokens, CommentsAndLiteralsAreNotTokensToRewrite) {
-  std::string text = "a /* AT_CHECK */ b // AT_CHECK\n\"AT_CHECK\" R\"x(AT_CHECK)x\" 'c' 1'000\n#include <THC/THC.h>\n";
+  std::string text =
+      "a /* AT_CHECK */ b // AT_CHECK\n\"AT_CHECK\" R\"x(AT_CHECK)x\" 'c' 1'000\n#include "
+      "<THC/THC.h>\n";
   auto tokens = tokenize(text);
   std::vector<std::string> seen;
   for (const auto& t : tokens) seen.emplace_back(token_text(text, t));
@@ -50,15 +53,18 @@ TEST(CompatTokens, CommentsAndLiteralsAreNotTokensToRewrite) {
 }
 
 TEST(CompatBridge, DispatchTypeBecomesScalarType) {
-  auto r = bridge({{"k.cu",
-                    "void f(at::Tensor x) {\n"
-                    "  AT_DISPATCH_FLOATING_TYPES_AND_HALF(x.type(), \"f\", ([&] {\n"
-                    "    AT_DISPATCH_FLOATING_TYPES_AND(at::ScalarType::Half, ins[0]->type(), \"g\", [&] {});\n"
-                    "  }));\n"
-                    "  auto t = x.type();  // not a dispatch: left\n"
-                    "}\n"}});
+  auto r = bridge(
+      {{"k.cu",
+        "void f(at::Tensor x) {\n"
+        "  AT_DISPATCH_FLOATING_TYPES_AND_HALF(x.type(), \"f\", ([&] {\n"
+        "    AT_DISPATCH_FLOATING_TYPES_AND(at::ScalarType::Half, ins[0]->type(), \"g\", [&] {});\n"
+        "  }));\n"
+        "  auto t = x.type();  // not a dispatch: left\n"
+        "}\n"}});
   const std::string& out = r.files[0].text;
-  EXPECT_NE(out.find("AT_DISPATCH_FLOATING_TYPES_AND_HALF(x.scalar_type(), \"f\""), std::string::npos) << out;
+  EXPECT_NE(out.find("AT_DISPATCH_FLOATING_TYPES_AND_HALF(x.scalar_type(), \"f\""),
+            std::string::npos)
+      << out;
   EXPECT_NE(out.find("ins[0]->scalar_type(), \"g\""), std::string::npos) << out;
   EXPECT_NE(out.find("auto t = x.type();"), std::string::npos) << out;
   ASSERT_EQ(r.result.changes.size(), 2u);
@@ -69,8 +75,10 @@ TEST(CompatBridge, DispatchTypeBecomesScalarType) {
 }
 
 TEST(CompatBridge, NothingBeforeTheReleaseThatRemovedIt) {
-  auto r = bridge({{"k.cpp", "void f() { AT_DISPATCH_ALL_TYPES(x.type(), \"f\", [&]{}); AT_CHECK(x, \"m\"); }\n"}},
-                  StackVersions{"2.5.1", "12.4"});
+  auto r = bridge(
+      {{"k.cpp",
+        "void f() { AT_DISPATCH_ALL_TYPES(x.type(), \"f\", [&]{}); AT_CHECK(x, \"m\"); }\n"}},
+      StackVersions{"2.5.1", "12.4"});
   EXPECT_EQ(r.result.changes.size(), 1u);  // AT_CHECK went in 1.5; .type() still worked in 2.5
   EXPECT_EQ(r.result.changes[0].removal, "torch-at-check");
   auto none = bridge({{"k.cpp", "void f() { AT_CHECK(x, \"m\"); }\n"}}, StackVersions{"", ""});
@@ -105,7 +113,8 @@ TEST(CompatBridge, CubOperatorsBecomeCcclsAndTheHeaderIsAddedKeepingLines) {
   EXPECT_EQ(out,
             "#include <cuda/std/functional>\n#include <cuda/functional>\n#line 1\n"
             "#include <cub/cub.cuh>\n"
-            "void f() { BlockReduce(t).Reduce(v, ::cuda::maximum<>()); x = ::cuda::std::plus<>()(a, b); }\n"
+            "void f() { BlockReduce(t).Reduce(v, ::cuda::maximum<>()); x = "
+            "::cuda::std::plus<>()(a, b); }\n"
             "int g() { return mine::cub::Min(); }\n");
   ASSERT_EQ(r.result.changes.size(), 2u);
   EXPECT_EQ(r.result.changes[0].removed_in, "CUDA 13.0");
@@ -115,13 +124,24 @@ TEST(CompatBridge, CubOperatorsBecomeCcclsAndTheHeaderIsAddedKeepingLines) {
   EXPECT_TRUE(own.result.changes.empty());
 }
 
+TEST(CompatBridge, LazyInitCudaAsAValueStillInitialises) {
+  auto r = bridge({{"a.cu",
+                    "THCState *state = at::globalContext().lazyInitCUDA();\n"
+                    "void f() { at::globalContext().lazyInitCUDA(); }\n"}});
+  EXPECT_EQ(r.files[0].text,
+            "THCState *state = (at::globalContext().lazyInitCUDA(), "
+            "static_cast<THCState*>(nullptr));\n"
+            "void f() { at::globalContext().lazyInitCUDA(); }\n");
+}
+
 TEST(CompatBridge, ThcIncludePointsAtTheShim) {
   auto r = bridge({{"src/cuda/dcn.cu", "#include <THC/THC.h>\nextern THCState *state;\n"}});
   EXPECT_EQ(r.files[0].text,
             "#include \"../../tailor_compat/THC/THC.h\"\nextern THCState *state;\n");
   ASSERT_EQ(r.added.size(), 1u);
   EXPECT_EQ(r.added[0].path, "tailor_compat/THC/THC.h");
-  EXPECT_NE(r.added[0].text.find("#define THCudaCheck(err) C10_CUDA_CHECK(err)"), std::string::npos);
+  EXPECT_NE(r.added[0].text.find("#define THCudaCheck(err) C10_CUDA_CHECK(err)"),
+            std::string::npos);
   ASSERT_EQ(r.result.changes.size(), 1u);
   EXPECT_EQ(r.result.changes[0].removed_in, "torch 1.11");
   // Before torch 1.11 the header is torch's own.
@@ -168,16 +188,22 @@ TEST(CompatErrors, ACompilerErrorNamesTheRemoval) {
   };
   // g++ 12's and nvcc 13's own words, from builds of this machine.
   for (const auto& c : std::vector<Case>{
-           {"csrc/ops.cpp:10:3: error: ‘AT_CHECK’ was not declared in this scope; did you mean ‘TORCH_CHECK’?", "torch-at-check"},
+           {"csrc/ops.cpp:10:3: error: ‘AT_CHECK’ was not declared in this scope; did you mean "
+            "‘TORCH_CHECK’?",
+            "torch-at-check"},
            {"csrc/k.cu(3): error: identifier \"AT_CHECK\" is undefined", "torch-at-check"},
            {"k.cu(9): error: namespace \"cub\" has no member \"Sum\"", "cccl-cub-sum"},
            {"src/dcn.cu:9:10: fatal error: THC/THC.h: No such file or directory", "torch-thc"},
-           {"k.cu(5): error: no suitable conversion function from \"const at::DeprecatedTypeProperties\" to \"c10::ScalarType\" exists", "torch-dispatch-type"},
-           {"a.cpp:2:6: error: ‘unique_ptr’ in namespace ‘std’ does not name a template type", "std-header-memory"},
+           {"k.cu(5): error: no suitable conversion function from \"const "
+            "at::DeprecatedTypeProperties\" to \"c10::ScalarType\" exists",
+            "torch-dispatch-type"},
+           {"a.cpp:2:6: error: ‘unique_ptr’ in namespace ‘std’ does not name a template type",
+            "std-header-memory"},
            {"a.cu(2): error: namespace \"std\" has no member \"unique_ptr\"", "std-header-memory"},
            {"c.cpp:2:1: error: ‘uint32_t’ does not name a type", "std-header-cstdint"},
            {"c.cu(2): error: identifier \"uint32_t\" is undefined", "std-header-cstdint"},
-           {"d.cpp:2:23: error: ‘runtime_error’ is not a member of ‘std’", "std-header-stdexcept"}}) {
+           {"d.cpp:2:23: error: ‘runtime_error’ is not a member of ‘std’",
+            "std-header-stdexcept"}}) {
     auto hit = removal_in_error(c.line, t);
     ASSERT_TRUE(hit) << c.line;
     EXPECT_EQ(hit->id, c.id) << c.line;

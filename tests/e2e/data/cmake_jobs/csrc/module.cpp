@@ -16,7 +16,14 @@ static PyMethodDef methods[] = {
     {nullptr, nullptr, 0, nullptr},
 };
 
-static PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cj", "tailor's e2e test fixture", -1,
-                             methods, nullptr, nullptr, nullptr, nullptr};
+static PyModuleDef module = {PyModuleDef_HEAD_INIT,
+                             "_cj",
+                             "tailor's e2e test fixture",
+                             -1,
+                             methods,
+                             nullptr,
+                             nullptr,
+                             nullptr,
+                             nullptr};
 
 PyMODINIT_FUNC PyInit__cj() { return PyModule_Create(&module); }

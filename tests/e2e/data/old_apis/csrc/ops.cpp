@@ -1,6 +1,9 @@
 // torch 1.x style: AT_CHECK and x.type() in AT_DISPATCH (tailor's e2e test fixture).
+// The package's header comes first, before torch's brings what it forgot to include.
+// clang-format off
 #include "old_util.h"
 #include <torch/extension.h>
+// clang-format on
 
 extern "C" int old_apis_ceil_div(int a, int b);
 extern "C" float old_apis_sum(float a, float b);
