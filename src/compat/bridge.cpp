@@ -283,7 +283,18 @@ Expected<ReadTree> read_tree(const std::string& dir) {
     tree.times.push_back(fs::last_write_time(it->path(), ec));
   }
   if (ec) return make_error(fmt::format("{}: cannot read: {}", dir, ec.message()));
-  return tree;
+  // In path order, whatever order the file system lists them in: the changes (and the
+  // build's fingerprint of them) are the same on every machine.
+  std::vector<size_t> order(tree.files.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return tree.files[a].path < tree.files[b].path; });
+  ReadTree sorted;
+  for (size_t i : order) {
+    sorted.files.push_back(std::move(tree.files[i]));
+    sorted.times.push_back(tree.times[i]);
+  }
+  return sorted;
 }
 
 }  // namespace

@@ -40,7 +40,7 @@ for c in json.load(open(sys.argv[1]))["run"]["compat_changes"]:
     print("%s:%s %s %s" % (c["file"], c["line"], c["removal"], c["removed_in"]))' "$report" 2>&1)
 echo "$changes" | sed 's/^/    change: /'
 for want in "csrc/ops.cpp:$(line_of 'y.type()' csrc/ops.cpp) torch-dispatch-type torch 2.6" \
-            "csrc/ops.cpp:$(line_of 'AT_CHECK' csrc/ops.cpp) torch-at-check torch 1.5" \
+            "csrc/ops.cpp:$(line_of 'AT_CHECK(' csrc/ops.cpp) torch-at-check torch 1.5" \
             "csrc/ops_cuda.cu:$(line_of 'THC/THC.h' csrc/ops_cuda.cu) torch-thc torch 1.11" \
             "csrc/ops_cuda.cu:$(line_of 'v\[i\] \* s' csrc/ops_cuda.cu) cccl-cub-sum CUDA 13.0" \
             "csrc/old_util.h:$(line_of 'unique_ptr' csrc/old_util.h) std-header-memory GCC 11" \
