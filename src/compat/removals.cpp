@@ -131,3 +131,23 @@ std::optional<RemovalHit> removal_in_error(std::string_view line, const Removals
 }
 
 }  // namespace tailor::compat
+
+namespace tailor::compat {
+
+std::optional<RemovalInLog> removal_in_log(std::string_view log, const Removals& table) {
+  size_t number = 0, looked = 0;
+  for (size_t at = 0; at < log.size() && looked < 4000;) {
+    const size_t end = std::min(log.find('\n', at), log.size());
+    const std::string_view line = log.substr(at, end - at);
+    ++number;
+    if (line.find("error") != std::string_view::npos) {
+      ++looked;
+      if (auto hit = removal_in_error(line, table))
+        return RemovalInLog{number, std::string(line), std::move(*hit)};
+    }
+    at = end + 1;
+  }
+  return std::nullopt;
+}
+
+}  // namespace tailor::compat

@@ -89,3 +89,16 @@ struct RemovalHit {
 std::optional<RemovalHit> removal_in_error(std::string_view line, const Removals& table);
 
 }  // namespace tailor::compat
+
+namespace tailor::compat {
+
+/// The first compiler error line of a build log that shows a known removal: its 1-based
+/// line number, the line, and the removal. At most 4,000 error lines are looked at.
+struct RemovalInLog {
+  size_t line_number = 0;
+  std::string line;
+  RemovalHit hit;
+};
+std::optional<RemovalInLog> removal_in_log(std::string_view log, const Removals& table);
+
+}  // namespace tailor::compat

@@ -48,25 +48,14 @@ void name_known_removals(const ExtensionBuildOptions& o, ExtensionBuildState& s,
                          std::string_view log) {
   const BuildReport& rep = s.result.report;
   if (rep.recipe != "generic") return;
-  // The first compiler error line that shows a known removal (at most 4,000 lines looked at).
-  size_t number = 0, looked = 0;
-  std::optional<compat::RemovalHit> hit;
-  std::string line;
-  for (size_t at = 0; at < log.size() && looked < 4000 && !hit;) {
-    const size_t end = std::min(log.find('\n', at), log.size());
-    line.assign(log.substr(at, end - at));
-    ++number;
-    if (line.find("error") != std::string::npos) {
-      ++looked;
-      hit = compat::removal_in_error(line, compat::removals());
-    }
-    at = end + 1;
-  }
-  if (!hit) return;
+  auto found = compat::removal_in_log(log, compat::removals());
+  if (!found) return;
+  const compat::RemovalHit* hit = &found->hit;
+  const std::string& line = found->line;
   diagnose::Diagnosis d;
   d.pattern_id = "compat-" + hit->id;
   d.quoted_line = std::string(trim(line));
-  d.line_number = number;
+  d.line_number = found->line_number;
   d.priority = 20;
   d.cause =
       fmt::format("The package uses {}, removed in {}: {}.", hit->api, hit->removed_in, hit->why);

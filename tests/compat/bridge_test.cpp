@@ -210,6 +210,13 @@ TEST(CompatErrors, ACompilerErrorNamesTheRemoval) {
   }
   EXPECT_FALSE(removal_in_error("x.cu(3): error: identifier \"foo\" is undefined", t));
   EXPECT_FALSE(removal_in_error("note: ‘AT_CHECK’ mentioned in a note", t));  // not an error line
+  auto found = removal_in_log(
+      "[1/2] nvcc ...\nwarning: x\nk.cu(9): error: namespace \"cub\" has no member \"Max\"\n", t);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->line_number, 3u);
+  EXPECT_EQ(found->hit.id, "cccl-cub-max");
+  EXPECT_EQ(found->hit.removed_in, "CUDA 13.0");
+  EXPECT_FALSE(removal_in_log("all fine\n", t));
 }
 
 }  // namespace

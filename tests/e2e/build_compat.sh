@@ -86,6 +86,8 @@ expect_grep "the compiler fails where the package uses a removed API" \
 expect_grep "the diagnosis names the known removal and the flag" \
   "removed in \(torch\|CUDA\|GCC\)\|libstdc++ no longer\|torch 1.11 removed" "$tmp/err-keep"
 expect_grep "and that tailor bridges it without --keep-package-source" "without --keep-package-source" "$tmp/err-keep"
+"$TAILOR" explain "${log:-/dev/null}" >"$tmp/explain" 2>&1
+expect_grep "tailor explain of that log names the removal first" "compat-torch-thc\|compat-std-header\|compat-torch-at-check\|compat-torch-dispatch-type\|compat-cccl" "$tmp/explain"
 
 # 3. A package's own CMake build: no generator, its own -j 3.
 "$TAILOR" build "$data/cmake_jobs" --arch 7.5 --out "$tmp/dist-cj" --work-dir "$tmp/work-cj" --progress plain --cache none \
