@@ -10,6 +10,7 @@
 #include <fstream>
 #include <future>
 #include <regex>
+#include <span>
 #include <sstream>
 
 #include "cache/cache_ledger.h"
@@ -195,6 +196,7 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
     return stop(BuildStatus::build_failed, "patching the source: " + patched.error().message);
   rep.env = p->env;
   rep.unset_env = p->unset_env;
+  if (auto stopped = bridge_removed_apis(o, s)) return stopped;
   // The compilers preflight chose because the caller's links the C++ runtime statically.
   for (const char* var : {"CXX", "CC", "CUDAHOSTCXX", "NVCC_CCBIN"})
     if (auto it = req.environment.find(var), was = ctx.environment.find(var);
@@ -309,6 +311,7 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
     s.result.error_block = std::move(run.error_block);
     s.result.diagnoses = std::move(run.diagnoses);
     name_package_archs(s, o.keep_package_archs);
+    name_known_removals(o, s, run.log_text);
   }
   return run.stop;
 }
