@@ -15,7 +15,9 @@
 
 #include "data/data_files.h"
 #include "data/toml_document.h"
+#include "formats/zip.h"
 #include "util/files.h"
+#include "util/mapped_file.h"
 #include "util/sha256.h"
 #include "util/strings.h"
 #include "util/user_file.h"
@@ -43,14 +45,16 @@ std::string name_from_sdist(std::string_view file) {
   return dash == std::string::npos ? base : base.substr(0, dash);
 }
 
+// The command's last words, on one line (an error line is one line: a raw newline would
+// reach the terminal as \x0a): its last six non-blank lines, trimmed, joined by "; ".
 std::string tail_of(const CommandResult& r) {
-  std::string text = !r.err.empty() ? r.err : r.out;
-  auto lines = split_any(text, "\n");
-  if (lines.size() > 6) lines.erase(lines.begin(), lines.end() - 6);
   if (!r.started) return "could not start the command";
-  std::erase_if(lines, [](const std::string& l) { return trim(l).empty(); });
-  // One line: the command's own lines joined, never a raw newline in tailor's message.
-  return join(lines, " | ");
+  std::string text = !r.err.empty() ? r.err : r.out;
+  std::vector<std::string> lines;
+  for (const auto& l : split_any(text, "\r\n"))
+    if (auto t = trim(l); !t.empty()) lines.emplace_back(t);
+  if (lines.size() > 6) lines.erase(lines.begin(), lines.end() - 6);
+  return join(lines, "; ");
 }
 
 }  // namespace
@@ -67,6 +71,31 @@ Expected<std::string> run_source_command(CommandRunner& runner, std::vector<std:
   return make_error(fmt::format(
       "`{}` failed{}: {}", join(argv, " "),
       r.timed_out ? " (timed out)" : fmt::format(" (exit {})", r.exit_code), tail_of(r)));
+}
+
+Expected<std::string> sdist_top_folder(const std::string& sdist, CommandRunner& runner) {
+  std::vector<std::string> names;
+  if (sdist.ends_with(".zip")) {
+    TAILOR_TRY(map, MappedFile::open(sdist));
+    auto zip = formats::parse_zip(map.bytes());
+    if (!zip) return make_error(sdist + ": " + zip.error().message);
+    for (const auto& e : zip->entries) names.push_back(e.name);
+  } else {
+    TAILOR_TRY(listing, run_source_command(runner, {"tar", "-tf", sdist}, std::nullopt,
+                                           std::chrono::seconds(120)));
+    names = split_any(listing, "\n");
+  }
+  std::string top;
+  for (auto name : names) {
+    while (name.starts_with("./")) name.erase(0, 2);
+    const std::string first = name.substr(0, name.find('/'));
+    if (first.empty()) continue;
+    if (name.find('/') == std::string::npos && !name.ends_with("/"))
+      return std::string();  // a file
+    if (!top.empty() && first != top) return std::string();
+    top = first;
+  }
+  return top;
 }
 
 namespace {
@@ -316,6 +345,12 @@ Expected<SourceSpec> classify_source(std::string_view text_in, const std::string
       R"(^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9][A-Za-z0-9.+!_-]*)$)");
   std::smatch m;
   if (std::regex_match(text, m, k_pinned)) {
+    // PyTorch itself is no extension package: it has its own build.
+    if (to_lower(m[1].str()) == "torch")
+      return make_error(fmt::format(
+          "SOURCE '{}': PyTorch itself is built by `tailor build torch --torch {}` (with --arch "
+          "or --gpu); `tailor build SOURCE` builds extension packages",
+          text, m[2].str().substr(0, m[2].str().find('+'))));
     s.kind = SourceKind::index;
     s.name = m[1];
     s.version = m[2];

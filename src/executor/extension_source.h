@@ -85,6 +85,11 @@ Expected<void> check_source_links(const std::string& root,
 
 /// Runs one command of a source's preparation or identity (tar, pip, git) and returns its
 /// stdout; a failure quotes the command, how it ended and the last lines of its stderr.
+/// The folder an sdist unpacks to, as prepare_source will name it (its single top-level
+/// folder, read from the archive's listing; "" when it has several or none): for
+/// --print-env, which shows the build without unpacking anything.
+Expected<std::string> sdist_top_folder(const std::string& sdist, CommandRunner& runner);
+
 Expected<std::string> run_source_command(CommandRunner& runner, std::vector<std::string> argv,
                                          std::optional<std::string> cwd,
                                          std::chrono::seconds timeout);

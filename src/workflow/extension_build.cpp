@@ -50,6 +50,7 @@
 #include "util/mapped_file.h"
 #include "util/sha256.h"
 #include "util/strings.h"
+#include "util/version.h"
 #include "workflow/extension_helpers.h"
 #include "workflow/extension_steps.h"
 
@@ -184,11 +185,6 @@ bool contains_word(std::string_view text, std::string_view word) {
 // and data/build/venv_add_paths.py (the target's own site folders handed to the check
 // venv), data/build/wheel_native_import.py (an import that failed on a module: the wheel's
 // own, undeclared, or its extension modules loaded one by one).
-std::string embedded_program(std::string_view path) {
-  auto text = data::file(path);
-  if (!text) throw data::DataError(text.error().message);
-  return std::string(*text);
-}
 }  // namespace
 
 // The clean venv of the import check, with the built wheel installed: no pip of its own
@@ -209,10 +205,11 @@ static CheckRun install_in_clean_venv(CommandRunner& runner, const std::string& 
   // a .pth file so torch (and only what sits beside it) is visible.
   if (r.ok) {
     CheckRun sites =
-        run_check(runner, {python, "-c", embedded_program("build/target_site_paths.py")}, work_dir,
-                  clean_env, log, std::chrono::seconds(120));
+        run_check(runner, {python, "-c", data::embedded_program("build/target_site_paths.py")},
+                  work_dir, clean_env, log, std::chrono::seconds(120));
     if (sites.ok)
-      r = run_check(runner, {vpy, "-c", embedded_program("build/venv_add_paths.py"), sites.output},
+      r = run_check(runner,
+                    {vpy, "-c", data::embedded_program("build/venv_add_paths.py"), sites.output},
                     work_dir, clean_env, log, std::chrono::seconds(120));
   }
   if (r.ok) {
@@ -308,8 +305,8 @@ bool compiled_modules_load(const ExtensionBuildOptions& o, ExtensionBuildState& 
   const bool undeclared = std::any_of(known.begin(), known.end(), [&](const std::string& k) {
     return missing.substr(0, missing.find('.')) == k.substr(0, k.find('.'));
   });
-  std::vector<std::string> argv = {c.python, "-c", embedded_program("build/wheel_native_import.py"),
-                                   s.wheel, missing};
+  std::vector<std::string> argv = {
+      c.python, "-c", data::embedded_program("build/wheel_native_import.py"), s.wheel, missing};
   if (undeclared) argv.push_back("--recipe-knows");
   CheckRun native =
       run_check(c.runner, argv, c.venv, clean_venv_env(), c.log, std::chrono::seconds(300));
@@ -496,7 +493,7 @@ StepResult run_package_tests(const ExtensionBuildOptions& o, ExtensionBuildConte
 
 ExtensionBuildResult build_extension(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx) {
   ExtensionBuildState s;
-  s.result.report.tool_version = k_tool_version;
+  s.result.report.tool_version = std::string(tailor_version());
   s.result.report.started_at = utc_now_iso8601();
   s.started = std::chrono::steady_clock::now();
   auto stopped = [&](StepStop st) {

@@ -36,6 +36,11 @@ TEST(ClassifySource, EveryKind) {
   EXPECT_EQ(s->kind, SourceKind::sdist);
   EXPECT_EQ(s->name, "pkg");
 
+  // PyTorch by its pinned name is pointed to its own build, not taken for an extension sdist.
+  auto t = classify_source("torch==2.0", "");
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.error().message.find("`tailor build torch --torch 2.0`"), std::string::npos)
+      << t.error().message;
   auto i = classify_source("causal-conv1d==1.5.2", "");
   ASSERT_TRUE(i);
   EXPECT_EQ(i->kind, SourceKind::index);
@@ -355,7 +360,15 @@ TEST(IdentifySource, FolderSdistGitAndTheEnvironment) {
   ASSERT_TRUE(id) << id.error().message;
   EXPECT_EQ(id->digest_kind, "tree-sha256");
   EXPECT_EQ(id->digest, digest_tree((dir / "pkg").string())->sha256);
-  EXPECT_EQ(id->source_date_epoch, 1650000000);
+  // Never a file's time (a copy's or a checkout's): a folder that is no git checkout gets
+  // 1980-01-01, whatever its files' times.
+  EXPECT_EQ(id->source_date_epoch, 315532800);
+  set_mtime(dir / "pkg" / "setup.py", 1750000000);
+  auto touched =
+      identify_source(*folder, (dir / "work" / "src").string(), (dir / "work").string(), runner);
+  ASSERT_TRUE(touched);
+  EXPECT_EQ(touched->source_date_epoch, 315532800);
+  EXPECT_EQ(touched->digest, id->digest);
   auto forced = identify_source(*folder, "", (dir / "work").string(), runner, 1234567890);
   ASSERT_TRUE(forced);
   EXPECT_EQ(forced->source_date_epoch, 1234567890);
@@ -398,6 +411,18 @@ TEST(IdentifySource, FolderSdistGitAndTheEnvironment) {
     EXPECT_EQ(gid->digest.size(), 40u);
     EXPECT_EQ(gid->source_date_epoch, 1670000000);
     EXPECT_EQ(gid->epoch_from, "the commit time of HEAD");
+    // The same checkout as a folder to build: the commit's time while it is clean, the
+    // fixed time once a tracked file changed.
+    auto as_folder = classify_source(repo.string(), "");
+    ASSERT_TRUE(as_folder);
+    auto clean = identify_source(*as_folder, "", (dir / "work3").string(), runner);
+    ASSERT_TRUE(clean) << clean.error().message;
+    EXPECT_EQ(clean->digest_kind, "tree-sha256");
+    EXPECT_EQ(clean->source_date_epoch, 1670000000);
+    write_text(repo / "setup.py", "setup(name='changed')\n");
+    auto dirty = identify_source(*as_folder, "", (dir / "work3").string(), runner);
+    ASSERT_TRUE(dirty);
+    EXPECT_EQ(dirty->source_date_epoch, 315532800);
   }
   fs::remove_all(dir);
 }
