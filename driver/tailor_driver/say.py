@@ -82,17 +82,34 @@ def unit_order(known, source):
         line("units ordered by kind (CUDA first): %s" % source)
 
 
-def where_in_source(needle):
-    # "setup.py:12": the first line of the package's own top-level Python files that holds
-    # `needle`; "setup.py" when none does (a value the package computed).
+def code_part(line):
+    # The line without its comment: from the first '#' outside a string literal.
+    quote = None
+    for i, c in enumerate(line):
+        if quote:
+            if c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c == "#":
+            return line[:i]
+    return line
+
+
+def where_in_source(*needles):
+    # "setup.py:12": the first line of the package's own top-level Python files whose code
+    # (comments left out) holds the first of `needles` found anywhere, most specific first
+    # (the whole flag, then its argument, then the target alone); "setup.py" when none does
+    # (a value the package computed).
     files = ["setup.py"] + sorted(f for f in os.listdir(".") if f.endswith(".py")
                                   and f != "setup.py" and not f.startswith("tailor-"))
-    for name in files:
-        try:
-            with open(name, errors="replace") as f:
-                for number, text in enumerate(f, 1):
-                    if needle in text and not text.lstrip().startswith("#"):
-                        return "%s:%d" % (name, number)
-        except OSError:
-            continue
+    for needle in needles:
+        for name in files:
+            try:
+                with open(name, errors="replace") as f:
+                    for number, text in enumerate(f, 1):
+                        if needle in code_part(text):
+                            return "%s:%d" % (name, number)
+            except OSError:
+                continue
     return "setup.py (a value it computed)" if os.path.exists("setup.py") else "the package's build"

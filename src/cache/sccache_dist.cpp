@@ -276,6 +276,8 @@ CommandResult run_sccache(CommandRunner& runner, const BuildSession& s,
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   for (const auto& [k, v] : s.env) spec.env[k] = v;
   spec.timeout = timeout;
+  // `--start-server` leaves the server running, until `--stop-server`.
+  spec.leaves_daemon = !args.empty() && args.front() == "--start-server";
   return runner.run(spec);
 }
 std::string failure_text(const CommandResult& r) {

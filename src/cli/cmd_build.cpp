@@ -4,6 +4,7 @@
 // filling the positional SOURCE, so `build torch` reaches it and `build ./torch` does not.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -183,6 +184,11 @@ void setup_build(CLI::App& sub, RunFn& run) {
       "keep the GPU targets a package without a recipe chose itself (nvcc -arch/-gencode in its "
       "setup.py, CUDA_ARCHITECTURES in its CMake files); default: the requested targets replace "
       "them");
+  sub.add_flag("--keep-package-source", o->core.keep_package_source,
+               "build a package without a recipe exactly as its source is: no bridging of the "
+               "torch, CUDA and libstdc++ APIs it uses that today's releases removed (default: "
+               "tailor's copy of the source gets the exact replacement, each listed in the "
+               "summary and report)");
   sub.add_option(
       "--cache", o->cache,
       "compiler cache: auto, ccache, sccache or none (default auto: sccache for a shared storage, "

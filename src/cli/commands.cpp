@@ -286,6 +286,13 @@ int run_command_line(int argc, char** argv) {
   } catch (const CLI::ExtrasError& e) {
     return report_error(e.what() + option_suggestion(app, argc, argv), k_exit_bad_input);
   } catch (const CLI::ParseError& e) {
+    // `tailor --versoin`: CLI11 says only that a command is required; the option is the
+    // mistake, and its nearest names are the help.
+    if (first.starts_with("--"))
+      if (std::string hint = option_suggestion(app, argc, argv); !hint.empty())
+        return report_error(
+            fmt::format("unknown option '{}'{}", first.substr(0, first.find('=')), hint),
+            k_exit_bad_input);
     return report_error(e.what(), k_exit_bad_input);
   }
   if (!run) return report_error("no command chosen");

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include <thread>
 
 #include "util/interrupt.h"
+#include "util/oom.h"
 #include "util/strings.h"
 #include "util/terminal_style.h"
 
@@ -240,6 +242,81 @@ class LiveDisplay : public ProgressDisplay {
   TickThread m_ticker;
 };
 
+/// One step's output into the run's log, bounded (k_log_head_bytes, k_log_tail_bytes): past
+/// the head, the step's last bytes wait in a fixed ring and go into the log at its end.
+class BoundedStepOutput {
+ public:
+  BoundedStepOutput(LogFile& log, uint64_t& head_written) : m_log(log), m_head(head_written) {}
+  void line(std::string_view text) {
+    if (m_cut == 0 && m_ring.empty() && m_head + text.size() + 1 <= k_log_head_bytes) {
+      m_log.append(text);
+      m_log.append("\n");
+      m_head += text.size() + 1;
+      return;
+    }
+    if (m_ring.empty()) m_ring.assign(k_log_tail_bytes, '\0');
+    put(text);
+    put("\n");
+  }
+  /// The kept tail, after the line that says what was cut.
+  void finish() {
+    if (m_ring.empty()) return;
+    std::string tail =
+        m_wrapped ? m_ring.substr(m_pos) + m_ring.substr(0, m_pos) : m_ring.substr(0, m_pos);
+    if (m_wrapped) {  // start at a whole line
+      size_t nl = tail.find('\n');
+      size_t drop = nl == std::string::npos ? tail.size() : nl + 1;
+      m_cut += drop;
+      tail.erase(0, drop);
+    }
+    if (m_cut > 0)
+      m_log.append(fmt::format(
+          "### tailor: {} bytes of this step's output cut here (the log keeps the first {} MiB "
+          "of the run's output and the last {} MiB of each step)\n",
+          m_cut, k_log_head_bytes >> 20, k_log_tail_bytes >> 20));
+    m_log.append(tail);
+    m_ring.clear();
+    m_ring.shrink_to_fit();
+  }
+
+ private:
+  void put(std::string_view text) {
+    while (!text.empty()) {
+      size_t n = std::min(text.size(), m_ring.size() - m_pos);
+      if (m_wrapped) m_cut += n;  // the bytes overwritten leave the log
+      m_ring.replace(m_pos, n, text.substr(0, n));
+      text.remove_prefix(n);
+      m_pos += n;
+      if (m_pos == m_ring.size()) {
+        m_pos = 0;
+        m_wrapped = true;
+      }
+    }
+  }
+  LogFile& m_log;
+  uint64_t& m_head;
+  std::string m_ring;
+  size_t m_pos = 0;
+  bool m_wrapped = false;
+  uint64_t m_cut = 0;
+};
+
+/// What the kernel says of a step killed by SIGKILL: its OOM line, the cgroup's count of
+/// OOM kills since the step started, or that neither says.
+std::string oom_evidence(std::optional<uint64_t> oom_before, uint64_t kernel_log_since) {
+  std::string line = kernel_oom_message(kernel_log_since);
+  std::optional<uint64_t> after = cgroup_oom_kills();
+  uint64_t kills = oom_before && after && *after > *oom_before ? *after - *oom_before : 0;
+  if (!line.empty()) return "the kernel's out-of-memory killer: " + line;
+  if (kills > 0)
+    return fmt::format(
+        "the kernel's out-of-memory killer ({} OOM kill{} in this cgroup's "
+        "memory.events during the step)",
+        kills, kills == 1 ? "" : "s");
+  return "no OOM message readable here (the kernel log needs root; the cgroup counted none), "
+         "most often still the kernel's out-of-memory killer";
+}
+
 /// The descriptor the build driver writes its events to: a memory file of `max` bytes,
 /// sealed against growth, inherited by the steps (not close-on-exec). The driver's writes
 /// past the bound fail (it goes on without them); unwritten bytes read as NUL, where the
@@ -293,6 +370,12 @@ class LogWriter {
   void line(std::string_view text) {
     m_log.append(text);
     m_log.append("\n");
+    m_open.append(text);
+    end_line();
+  }
+  /// A line the caller wrote to the log file itself (a step's output, bounded there): into
+  /// the tail only.
+  void tail_only(std::string_view text) {
     m_open.append(text);
     end_line();
   }
@@ -451,6 +534,7 @@ Expected<RunOutcome> BuildRunner::run(const std::vector<plan::Step>& steps) {
   NinjaStepCount ninja_steps;
   auto run_start = m_clock();
   ProgressTracker tracker(m_clock);
+  uint64_t head_written = 0;  // the steps' output in the log, against k_log_head_bytes
   // The driver's events so far: the modules built at once give progress its total.
   auto read_events = [&] {
     if (events.fd() < 0) return;
@@ -483,8 +567,10 @@ Expected<RunOutcome> BuildRunner::run(const std::vector<plan::Step>& steps) {
     spec.keep_output = false;
     // Each line read once: Ninja's status to the step count and progress, the rest to
     // progress; the driver's events before it (a modules event precedes its Ninja).
+    BoundedStepOutput output(*log_file, head_written);
     spec.on_line = [&](std::string_view line) {
-      log.line(line);
+      output.line(line);  // the log file, bounded
+      log.tail_only(line);
       read_events();
       bool moved = false;
       if (auto ninja = parse_ninja_status(line)) {
@@ -496,7 +582,10 @@ Expected<RunOutcome> BuildRunner::run(const std::vector<plan::Step>& steps) {
       if (moved) m_display.progress(tracker.progress());
     };
     auto step_start = m_clock();
+    const std::optional<uint64_t> oom_before = cgroup_oom_kills();
+    const uint64_t kernel_log_since = kernel_log_now_us();
     CommandResult r = m_runner.run(spec);
+    output.finish();
     read_events();
     StepOutcome so;
     so.title = step.title;
@@ -512,6 +601,9 @@ Expected<RunOutcome> BuildRunner::run(const std::vector<plan::Step>& steps) {
     else if (!r.started)
       log.write(fmt::format("### tailor: could not start {}\n",
                             step.argv.empty() ? "(empty)" : step.argv[0]));
+    else if (r.exit_code == 128 + SIGKILL && !r.timed_out)
+      log.write(fmt::format("### tailor step {} KILLED (SIGKILL, exit 137) after {:.1f} s: {}\n",
+                            i + 1, seconds, oom_evidence(oom_before, kernel_log_since)));
     else
       log.write(fmt::format("### tailor step {} {}: exit {}{} after {:.1f} s\n", i + 1,
                             so.ok() ? "finished" : "FAILED", r.exit_code,

@@ -122,6 +122,13 @@ class BuildRunner {
   ProgressTracker::Clock m_clock;
 };
 
+/// The log's bounds: the steps' output goes in whole while the run's log holds less than
+/// k_log_head_bytes of it; past that, a step keeps its last k_log_tail_bytes, after one line
+/// saying how much was cut (`### tailor: ... cut here`). What a step wrote is held in memory
+/// only up to that tail.
+inline constexpr uint64_t k_log_head_bytes = uint64_t{64} << 20;
+inline constexpr size_t k_log_tail_bytes = size_t{4} << 20;
+
 /// Each run gets its own log, `DIR/build-<UTC time>-<pid>.log`, and `DIR/build.log`
 /// becomes a symbolic link to it (replaced atomically), so two runs never write into or
 /// point at each other's log. Per-run logs beyond the newest `keep` are removed. Returns

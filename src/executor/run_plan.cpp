@@ -523,7 +523,9 @@ std::string failed_step_line(const RunOutcome& outcome) {
   return fmt::format("step '{}' failed ({})", last.title,
                      !last.started    ? "could not start"
                      : last.timed_out ? "timed out"
-                                      : fmt::format("exit {}", last.exit_code));
+                     : last.exit_code == 137
+                         ? "killed by SIGKILL, exit 137: most often the out-of-memory killer"
+                         : fmt::format("exit {}", last.exit_code));
 }
 
 }  // namespace

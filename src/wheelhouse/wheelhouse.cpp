@@ -7,6 +7,9 @@
 #include <map>
 #include <set>
 
+#include "formats/wheel.h"
+#include "inspect/torch_pin.h"
+#include "util/http_client.h"
 #include "util/files.h"
 #include "util/mapped_file.h"
 #include "util/sha256.h"
@@ -105,7 +108,8 @@ Expected<std::vector<const WheelCandidate*>> plan_additions(
     if (it != listed.end() && it->second->sha256 != c.entry.sha256)
       return make_error(conflict_line(c.path, c.entry, it->second->sha256));
     outcomes.push_back(
-        {c.entry, it != listed.end() ? PublishOutcome::already_published : PublishOutcome::added});
+        {c.entry, it != listed.end() ? PublishOutcome::already_published : PublishOutcome::added,
+         inspect::pinned_torch(formats::parse_metadata(c.metadata).requires_dist).value_or("")});
     if (it == listed.end()) {
       listed[key] = &c.entry;
       to_add.push_back(&c);
@@ -242,12 +246,14 @@ PublishResult publish(const std::vector<std::string>& wheels, const std::string&
   }
   const fs::path root(dir);
   if (auto made = make_folder(root); !made) return failed(PublishFailure::io, made.error().message);
-  ExclusiveFileLock lock((root / k_state_file).string());
-  if (!lock.ok())
-    return failed(PublishFailure::io,
-                  dir + ": cannot lock the wheelhouse (" + k_state_file + ".lock)");
+  // The folder itself is locked: no lock file is left in the user's wheelhouse.
+  ExclusiveFolderLock lock(root.string());
+  if (!lock.ok()) return failed(PublishFailure::io, dir + ": cannot lock the wheelhouse folder");
   FolderTarget target(dir);
-  return publish_to(target, candidates, {});
+  PublishResult r = publish_to(target, candidates, {});
+  if (r.failure == PublishFailure::none)
+    r.url = "file://" + uri_encode(fs::absolute(root, ec).lexically_normal().string(), true);
+  return r;
 }
 
 }  // namespace tailor::wheelhouse

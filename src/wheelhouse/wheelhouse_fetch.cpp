@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "formats/wheel.h"
+#include "inspect/torch_pin.h"
 #include "util/files.h"
 #include "util/mapped_file.h"
 #include "util/sha256.h"
@@ -50,6 +51,24 @@ namespace {
 
 enum class Match { build, stack };
 
+// The wheel pins the public version of the torch it was built against (torch==2.11.0, which
+// 2.11.0+cu130 and 2.11.0 both satisfy) and needs that torch's CUDA: a torch of another
+// release, or another CUDA (or none), is another build.
+std::string torch_mismatch(const std::string& wheel_text, const std::string& here_text) {
+  auto wheel = inspect::parse_torch_build(wheel_text);
+  auto here = inspect::parse_torch_build(here_text);
+  if (!wheel && !here) return {};
+  if (!wheel || !here) return fmt::format("torch {} vs {}", wheel_text, here_text);
+  if (!inspect::torch_matches_pin(here->version, inspect::public_version(wheel->version)))
+    return fmt::format("torch {} vs {} (the wheel pins torch=={})", wheel->version, here->version,
+                       inspect::public_version(wheel->version));
+  if (major_minor(wheel->cuda) != major_minor(here->cuda))
+    return fmt::format("torch {} for CUDA {} vs for {}", wheel->version,
+                       wheel->cuda.empty() ? "none" : wheel->cuda,
+                       here->cuda.empty() ? "none" : here->cuda);
+  return {};
+}
+
 std::string mismatch(const WheelEntry& e, const BuildInputs& in, Match how) {
   if (e.foreign || !e.provenance.is_object()) return "not built by tailor";
   const auto& p = e.provenance;
@@ -68,10 +87,7 @@ std::string mismatch(const WheelEntry& e, const BuildInputs& in, Match how) {
   if (json_text(p, "profile") != in.profile)
     return fmt::format("profile '{}' vs '{}'", json_text(p, "profile"), in.profile);
   nlohmann::json toolchain = p.contains("toolchain") ? p["toolchain"] : nlohmann::json::object();
-  // A stack knows torch's version ("2.11.0+cu130"), the provenance adds its CUDA after a space.
-  std::string torch = json_text(toolchain, "torch");
-  if (how == Match::stack) torch = torch.substr(0, torch.find(' '));
-  if (torch != in.torch) return fmt::format("torch {} vs {}", torch, in.torch);
+  if (auto why = torch_mismatch(json_text(toolchain, "torch"), in.torch); !why.empty()) return why;
   if (how == Match::build && major_minor(json_text(toolchain, "nvcc")) != major_minor(in.nvcc))
     return fmt::format("CUDA {} vs {}", json_text(toolchain, "nvcc"), in.nvcc);
   if (major_minor(json_text(toolchain, "python")) != major_minor(in.python))

@@ -31,9 +31,10 @@ struct BuildInputs {
 /// Why the published wheel `entry` was not built from `inputs` ("targets sm_80 vs sm_90"),
 /// or "" when it was. A foreign wheel never matches.
 std::string input_mismatch(const WheelEntry& entry, const BuildInputs& inputs);
-/// The same for a build `tailor stack` would run: `inputs.torch` is torch's version alone
-/// ("2.11.0+cu130"), and the CUDA compiler is not compared (the building machine's, which a
-/// stack does not know); everything else as input_mismatch.
+/// The same for a build `tailor stack` would run: the CUDA compiler is not compared (the
+/// building machine's, which a stack does not know); everything else as input_mismatch. For
+/// both, torch matches when it satisfies the wheel's pin (torch==2.11.0 takes 2.11.0+cu130 and
+/// 2.11.0) and has the CUDA release the wheel's torch had.
 std::string stack_input_mismatch(const WheelEntry& entry, const BuildInputs& inputs);
 
 struct IndexLink {

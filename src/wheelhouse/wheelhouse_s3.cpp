@@ -131,6 +131,7 @@ PublishResult publish_s3(const std::vector<std::string>& wheels, const std::stri
   auto opened = cache::S3Bucket::open(*at, process_environment());
   if (!opened) return fail(PublishFailure::bad_input, opened.error().message);
   const cache::S3Bucket& bucket = *opened;
+  r.url = bucket.url_of("");
   std::vector<WheelCandidate> candidates;
   for (const auto& w : wheels) {
     auto c = read_candidate(w, foreign);

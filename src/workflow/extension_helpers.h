@@ -52,4 +52,12 @@ StepResult check_wheel_machine(const ExtensionBuildState& s,
 StepResult cross_import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
                               ExtensionBuildState& s, const std::string& import_names);
 
+/// A package without a recipe: the known API removals its source uses bridged in the copy
+/// (compat/bridge.h), listed in the report (extension_compat.cpp).
+StepResult bridge_removed_apis(const ExtensionBuildOptions& o, ExtensionBuildState& s);
+/// A failed build whose compiler errors show a known removal: a diagnosis first that names
+/// it, and what tailor changed in that file or why it was not bridged.
+void name_known_removals(const ExtensionBuildOptions& o, ExtensionBuildState& s,
+                         std::string_view log);
+
 }  // namespace tailor::workflow::detail

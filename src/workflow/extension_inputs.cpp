@@ -343,6 +343,12 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
 StepResult print_build_env(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
                            ExtensionBuildState& s) {
   s.request.source_dir = (fs::path(s.work_dir) / "src").string();
+  // An sdist unpacks to its top folder below src/: the package is there, not in src/.
+  if (s.spec.kind == SourceKind::sdist) {
+    auto top = sdist_top_folder(s.spec.path, ctx.runner);
+    if (!top) return stop(BuildStatus::bad_input, top.error().message);
+    if (!top->empty()) s.request.source_dir = (fs::path(s.request.source_dir) / *top).string();
+  }
   detail::plan_cross_paths(o, s);
   auto p = plan::resolve_extension_build(s.request, s.host);
   if (!p) return stop(BuildStatus::bad_input, p.error().message);
@@ -403,9 +409,20 @@ StepResult check_toolchain(const ExtensionBuildOptions& o, ExtensionBuildContext
                           "torch does)",
                           facts.cxx_runtime_compiler, facts.cxx_runtime_instead));
   }
-  if (!s.result.preflight.ok())
-    return stop(BuildStatus::preflight_failed, fmt::format("{} problem(s) to fix before building",
-                                                           s.result.preflight.problems().size()));
+  if (!s.result.preflight.ok()) {
+    // Targets this nvcc cannot produce are the request's mistake (bad input, exit 2), as an
+    // unknown target is; anything else is the machine's.
+    auto problems = s.result.preflight.problems();
+    if (std::all_of(problems.begin(), problems.end(),
+                    [](const PreflightCheck* c) { return c->name == "targets"; }))
+      return stop(BuildStatus::bad_input,
+                  fmt::format("{}: use a CUDA toolkit that supports {}, or drop {} from --arch",
+                              join(facts.unsupported_targets, "; "),
+                              facts.unsupported_targets.size() == 1 ? "it" : "them",
+                              facts.unsupported_targets.size() == 1 ? "it" : "them"));
+    return stop(BuildStatus::preflight_failed,
+                fmt::format("{} problem(s) to fix before building", problems.size()));
+  }
   return std::nullopt;
 }
 

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <future>
 #include <regex>
+#include <span>
 #include <sstream>
 
 #include "cache/cache_ledger.h"
@@ -36,6 +37,7 @@
 #include "executor/verify.h"
 #include "executor/wheel_modules.h"
 #include "executor/wheel_normaliser.h"
+#include "inspect/torch_pin.h"
 #include "plan/extension_plan.h"
 #include "plan/extension_recipe.h"
 #include "plan/toolkit_choice.h"
@@ -194,6 +196,7 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
     return stop(BuildStatus::build_failed, "patching the source: " + patched.error().message);
   rep.env = p->env;
   rep.unset_env = p->unset_env;
+  if (auto stopped = bridge_removed_apis(o, s)) return stopped;
   // The compilers preflight chose because the caller's links the C++ runtime statically.
   for (const char* var : {"CXX", "CC", "CUDAHOSTCXX", "NVCC_CCBIN"})
     if (auto it = req.environment.find(var), was = ctx.environment.find(var);
@@ -308,6 +311,7 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
     s.result.error_block = std::move(run.error_block);
     s.result.diagnoses = std::move(run.diagnoses);
     name_package_archs(s, o.keep_package_archs);
+    name_known_removals(o, s, run.log_text);
   }
   return run.stop;
 }
@@ -323,6 +327,42 @@ CheckResult search_path_check(const std::vector<SearchPathRemoval>& removals) {
                                 r.after.empty() ? "" : fmt::format(" (kept {})", r.after)));
   return {"search-path", CheckStatus::passed,
           "build machine folders removed from the wheel's libraries: " + join(parts, "; ")};
+}
+// The torch pin of a wheel whose libraries link torch: the build's torch (the toolchain's
+// "2.11.0+cu130 (CUDA 13.0)"), none for a wheel that does not link it.
+Expected<std::optional<TorchPinEdit>> torch_pin_of(const std::string& wheel,
+                                                   const BuildReport& rep) {
+  auto it = rep.toolchain.find("torch");
+  if (it == rep.toolchain.end()) return std::optional<TorchPinEdit>();
+  auto torch = inspect::parse_torch_build(it->second);
+  if (!torch) return std::optional<TorchPinEdit>();
+  TAILOR_TRY(links, wheel_links_torch(wheel));
+  if (!links) return std::optional<TorchPinEdit>();
+  return std::optional<TorchPinEdit>(
+      TorchPinEdit{inspect::torch_local_label(*torch), inspect::torch_requirement(*torch)});
+}
+// The built wheel rewritten the same way from any machine (wheel_normaliser), with its torch
+// pin when its libraries link torch; `wheel` is its path after (the pin renames it).
+StepResult normalise_built_wheel(ExtensionBuildState& s, std::string& wheel) {
+  BuildReport& rep = s.result.report;
+  auto pin = torch_pin_of(wheel, rep);
+  if (!pin) return stop(BuildStatus::verify_failed, pin.error().message);
+  auto n = normalise_wheel(
+      wheel, {s.identity->source_date_epoch, provenance_file_text(*rep.provenance), {}, {}, *pin});
+  if (!n) {
+    rep.checks.push_back({"search-path", CheckStatus::failed, n.error().message});
+    return stop(BuildStatus::verify_failed,
+                "the built wheel cannot be normalised: " + n.error().message);
+  }
+  wheel = s.wheel = n->path;
+  rep.wheel = fs::path(wheel).filename().string();
+  rep.checks.push_back(search_path_check(n->search_paths));
+  if (*pin)
+    rep.checks.push_back(
+        {"torch-pin", CheckStatus::passed,
+         fmt::format("the libraries link torch: METADATA requires {}, the version carries +{}",
+                     (*pin)->requirement, (*pin)->label)});
+  return std::nullopt;
 }
 }  // namespace
 
@@ -357,15 +397,8 @@ StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&,
   }
   // A wheel from the wheelhouse is one tailor published as it built it: kept byte for byte.
   if (s.identity && rep.wheel_from.empty()) {
-    auto n = normalise_wheel(
-        wheel, {s.identity->source_date_epoch, provenance_file_text(*rep.provenance)});
-    if (!n) {
-      rep.checks.push_back({"search-path", CheckStatus::failed, n.error().message});
-      return stop(BuildStatus::verify_failed,
-                  "the built wheel cannot be normalised: " + n.error().message);
-    }
+    if (auto st = normalise_built_wheel(s, wheel)) return st;
     if (auto st = hash_wheel()) return st;
-    rep.checks.push_back(search_path_check(n->search_paths));
   }
   status(o, fmt::format("==> verifying {}", rep.wheel));
   // A capability the package builds as its arch-specific variant (its kernels need sm_90a's
