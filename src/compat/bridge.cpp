@@ -236,6 +236,13 @@ Bridged bridge_files(std::vector<SourceFile>& files, std::vector<SourceFile>& ad
     }
     add_missing_std_headers(w, work, facts, table);
   }
+  // Each shim used, and those it includes itself, written once.
+  for (size_t i = 0; i < shims_used.size(); ++i)
+    for (const auto& header : shims_used[i]->also)
+      for (const auto& s : table.shims)
+        if (s.header == header &&
+            std::find(shims_used.begin(), shims_used.end(), &s) == shims_used.end())
+          shims_used.push_back(&s);
   for (const Shim* s : shims_used)
     added.push_back({(fs::path("tailor_compat") / s->header).string(), s->text});
   for (size_t f = 0; f < files.size(); ++f) {
