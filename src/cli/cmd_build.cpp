@@ -7,11 +7,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 
 #include "cli/build_interrupt.h"
 #include "cli/build_output.h"
@@ -19,8 +17,6 @@
 #include "cli/commands.h"
 #include "diagnose/diagnosis.h"
 #include "plan/build_plan.h"
-#include "wheelhouse/wheelhouse_fetch.h"
-#include "wheelhouse/wheelhouse_store.h"
 #include "workflow/extension_build.h"
 
 namespace tailor::cli {
@@ -69,40 +65,6 @@ nlohmann::json result_json(const workflow::ExtensionBuildResult& r) {
   return j;
 }
 
-/// The build compiled a copy of the user's folder: its diagnoses name the user's files
-/// (diagnose maps the copy's and the fixed-path namespace's paths back into the folder).
-void remap_diagnoses_to_source(workflow::ExtensionBuildResult& r) {
-  if (r.diagnoses.empty() || r.report.log_path.empty() || r.report.source.empty()) return;
-  if (r.report.source_kind != "directory" && r.report.source_kind != "example") return;
-  std::error_code ec;
-  if (!std::filesystem::is_directory(r.report.source, ec)) return;
-  std::ifstream in(r.report.log_path, std::ios::binary);
-  if (!in) return;
-  std::stringstream log;
-  log << in.rdbuf();
-  diagnose::DiagnoseOptions options;
-  options.source_dir = std::filesystem::absolute(r.report.source, ec).lexically_normal().string();
-  auto remapped = diagnose::diagnose_log(log.str(), options);
-  // What the build said about a diagnosis from what it knows beyond the log (a target the
-  // package chose itself, named with its file and line) stays.
-  for (auto& d : remapped)
-    for (const auto& was : r.diagnoses)
-      if (was.pattern_id == d.pattern_id && was.line_number == d.line_number) {
-        d.cause = was.cause;
-        d.fix = was.fix;
-      }
-  // A diagnosis the build made beyond the table (a known API removal the compiler met,
-  // workflow's name_known_removals) stays, in front.
-  std::vector<diagnose::Diagnosis> own;
-  for (const auto& was : r.diagnoses)
-    if (std::none_of(remapped.begin(), remapped.end(), [&](const diagnose::Diagnosis& d) {
-          return d.pattern_id == was.pattern_id && d.line_number == was.line_number;
-        }))
-      own.push_back(was);
-  remapped.insert(remapped.begin(), own.begin(), own.end());
-  r.diagnoses = std::move(remapped);
-}
-
 int run_build(BuildCommandOptions& o) {
   // Two ways of naming targets; merging them silently would build what neither said.
   // The one resolution (cuda::resolve_target_request) says so too; this says it before
@@ -112,9 +74,6 @@ int run_build(BuildCommandOptions& o) {
   if (!o.core.print_env)
     if (auto usable = check_out_dir(o.core.out_dir); !usable)
       return report_error(usable.error().message);
-  if (!o.core.wheelhouse.empty())
-    if (auto where = wheelhouse::open_store(o.core.wheelhouse); !where)
-      return report_error("--wheelhouse " + where.error().message);
   o.core.jobs = o.jobs;
   if (!o.memory_budget.empty()) {
     auto budget = executor::parse_memory_size(o.memory_budget);
@@ -170,7 +129,6 @@ int run_build(BuildCommandOptions& o) {
     default:
       break;
   }
-  remap_diagnoses_to_source(r);
   if (o.json) std::printf("%s\n", with_schema(result_json(r), "build").dump(2).c_str());
   report_error(r.message, k_exit_failed);
   std::fputs(render_build_failure(r).c_str(), stderr);

@@ -218,7 +218,12 @@ std::string render_summary(const BuildReport& r) {
         it == r.bytes_per_target.end() ? t : fmt::format("{} {}", t, human_bytes(it->second)));
   }
   out += fmt::format("targets   {}\n", join(per_target, ", "));
-  if (r.governor && r.governor->mode == "governor")
+  // A fetched wheel compiled nothing here: no job count, no compiler cache to speak of.
+  const bool fetched = !r.wheel_from.empty();
+  if (fetched)
+    out +=
+        fmt::format("time      {:.1f} s (fetched and verified: nothing compiled)\n", r.duration_s);
+  else if (r.governor && r.governor->mode == "governor")
     out += fmt::format("time      {:.1f} s under the memory governor ({})\n", r.duration_s,
                        r.governor->reason);
   else
@@ -236,7 +241,8 @@ std::string render_summary(const BuildReport& r) {
     out += fmt::format("phases    {} s\n", join(parts, ", "));
   }
   if (r.governor) out += render_governor_summary(*r.governor);
-  if (r.cache_tool == cache::CacheTool::none)
+  if (fetched) {
+  } else if (r.cache_tool == cache::CacheTool::none)
     out += "cache     none (install ccache to make rebuilds fast)\n";
   else if (r.cache_hits && r.cache_misses) {
     auto rate = [](uint64_t h, uint64_t m) {

@@ -15,7 +15,6 @@ namespace tailor::workflow::detail {
 // An extension build needs its source copy, build/ objects and the wheel: a couple of GB
 // covers every package in the recipes except flash-attn's full instantiation set.
 inline constexpr uint64_t k_disk_needed_bytes = uint64_t{4} << 30;
-inline constexpr const char* k_tool_version = "0.1.0";
 
 /// One headline on the options' status stream (none when quiet).
 void status(const ExtensionBuildOptions& o, const std::string& line);
