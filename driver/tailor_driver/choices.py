@@ -105,9 +105,13 @@ def requested_targets(extensions, asked_arch):
     for ext, removed in stripped:
         for flag in removed:
             token = ARCH_TOKEN.search(flag)
-            needle = token.group(0) if token else flag.split()[0]
+            # The flag as written, its value ("arch=compute_80,code=sm_80" of -gencode), the
+            # target alone: the line that holds the most of it.
+            value = flag.split("=", 1)[1] if flag.startswith("-") and "=" in flag else \
+                flag.split()[-1]
+            needles = [flag, value] + ([token.group(0)] if token else [flag.split()[0]])
             say.choice("%s: nvcc %s (extension %s) replaced by the requested targets (%s)"
-                       % (say.where_in_source(needle), flag, ext.name, targets))
+                       % (say.where_in_source(*needles), flag, ext.name, targets))
 
 
 def take_back_choices():

@@ -7,8 +7,12 @@
 namespace tailor::cli {
 
 std::string render_build_success(const workflow::ExtensionBuildResult& r) {
-  return fmt::format("{} {} for {}\n{}", paint("built", Paint::green, 1), r.report.wheel,
-                     fmt::join(r.report.targets, ", "), executor::render_summary(r.report));
+  // A wheel from the wheelhouse was fetched, not built here.
+  return fmt::format("{} {} for {}\n{}",
+                     r.report.wheel_from.empty() ? paint("built", Paint::green, 1)
+                                                 : paint("fetched", Paint::green, 1),
+                     r.report.wheel, fmt::join(r.report.targets, ", "),
+                     executor::render_summary(r.report));
 }
 
 std::string render_build_failure(const workflow::ExtensionBuildResult& r) {

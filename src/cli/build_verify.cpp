@@ -7,6 +7,7 @@
 
 #include "cli/build_interrupt.h"
 #include "cli/commands.h"
+#include "util/strings.h"
 #include "util/text_escape.h"
 #include "workflow/reproduce.h"
 
@@ -26,8 +27,12 @@ nlohmann::json result_json(const std::string& wheel, const workflow::ReproduceRe
   if (!r.rebuilt_wheel.empty()) j["rebuilt_wheel"] = r.rebuilt_wheel;
   j["toolchain_differences"] = r.toolchain_differences;
   j["members_differing"] = r.members_differing;
+  j["causes"] = r.causes;
   nlohmann::json m = nlohmann::json::array();
-  for (const auto& d : r.members) m.push_back({{"name", d.name}, {"difference", d.what}});
+  for (const auto& d : r.members)
+    m.push_back({{"name", d.name},
+                 {"difference", d.what},
+                 {"cause", std::string(workflow::difference_cause_name(d.cause))}});
   j["members"] = m;
   return j;
 }
@@ -49,9 +54,9 @@ int run_verify_reproducible(const std::string& wheel, workflow::ExtensionBuildOp
             terminal_safe(r.source).c_str());
       return k_exit_ok;
     case workflow::ReproduceVerdict::differs: {
-      report_error(fmt::format("not reproduced: {} member{} of {} differ{}", r.members_differing,
-                               r.members_differing == 1 ? "" : "s", wheel,
-                               r.members_differing == 1 ? "s" : ""),
+      report_error(fmt::format("not reproduced: {} member{} of {} differ{} ({})",
+                               r.members_differing, r.members_differing == 1 ? "" : "s", wheel,
+                               r.members_differing == 1 ? "s" : "", join(r.causes, ", ")),
                    k_exit_failed);
       for (const auto& d : r.members)
         std::fprintf(stderr, "  %s: %s\n", terminal_safe(d.name).c_str(), d.what.c_str());

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "util/files.h"
 #include "util/text_escape.h"
+#include "wheelhouse/install_line.h"
 #include "wheelhouse/wheelhouse.h"
 #include "wheelhouse/wheelhouse_store.h"
 
@@ -33,6 +34,8 @@ nlohmann::json result_json(const wheelhouse::PublishResult& r, const std::string
     j.erase("provenance");
     j["outcome"] = wheelhouse::publish_outcome_name(w.outcome);
     j["index"] = w.entry.target_set + "/simple/" + w.entry.project + "/";
+    j["torch_pin"] = w.torch_pin;
+    j["install"] = wheelhouse::install_command(w.entry, r.url, w.torch_pin);
     list.push_back(std::move(j));
   }
   return {{"wheelhouse", to}, {"wheels", list}};
@@ -41,6 +44,9 @@ nlohmann::json result_json(const wheelhouse::PublishResult& r, const std::string
 int run_publish(const PublishArgs& args) {
   const auto foreign =
       args.allow_foreign ? wheelhouse::ForeignWheels::allowed : wheelhouse::ForeignWheels::refused;
+  if (args.wheels.empty())
+    return report_error(fmt::format("publish: no wheel given: tailor publish WHEEL... --to {}",
+                                    terminal_safe(args.to)));
   const bool s3 = wheelhouse::is_s3_location(args.to);
   if (!s3 && args.to.find("://") != std::string::npos)
     return report_error(fmt::format(
@@ -58,13 +64,16 @@ int run_publish(const PublishArgs& args) {
     escape_json_strings(j);
     std::printf("%s\n", j.dump(2).c_str());
   } else {
-    for (const auto& w : r.wheels)
+    for (const auto& w : r.wheels) {
       std::printf(
           "%s %s: %s/simple/%s/%s\n",
           w.outcome == wheelhouse::PublishOutcome::added ? "published" : "already published",
           terminal_safe(w.entry.file).c_str(), w.entry.target_set.c_str(), w.entry.project.c_str(),
           w.outcome == wheelhouse::PublishOutcome::added ? ""
                                                          : " (the same sha256: nothing changed)");
+      std::printf("  install: %s\n",
+                  terminal_safe(wheelhouse::install_command(w.entry, r.url, w.torch_pin)).c_str());
+    }
   }
   if (!args.html.empty()) {
     auto all = wheelhouse::read_wheelhouse(args.to);

@@ -18,6 +18,7 @@
 #include "util/strings.h"
 #include "util/terminal_style.h"
 #include "util/text_escape.h"
+#include "util/version.h"
 
 namespace tailor::cli {
 namespace {
@@ -246,10 +247,13 @@ std::string input_totals(const slim::SlimReport& report, const slim::InputSlim& 
     out += fmt::format(
         "  emptied:     {} container{} had no code for {}: emptied to {} header; the CUDA "
         "runtime "
-        "answers \"no kernel image\" for {} kernels, as it did for the original{}\n",
+        "answers \"no kernel image\" for {} kernels, as it did before this slim{}\n",
         with_thousands(emptied), emptied == 1 ? "" : "s",
         report.devices.empty() ? std::string("the kept GPUs") : join(report.devices, ", "),
-        emptied == 1 ? "its" : "their", emptied == 1 ? "its" : "their", emptied == 1 ? "" : "s");
+        emptied == 1 ? "its" : "their", emptied == 1 ? "its" : "their",
+        in.slimmed_before ? " (an earlier tailor slim, which tailor-slim.json records, took that "
+                            "code out of the original files)"
+                          : "");
   // Apparent sizes, then disk usage (st_blocks): zeros left inside sections keep the
   // size but, punched out, not the blocks.
   const bool disk_known = !report.dry_run && in.disk_before;
@@ -259,10 +263,10 @@ std::string input_totals(const slim::SlimReport& report, const slim::InputSlim& 
       : in.disk_before ? fmt::format("; on disk {} now", human_bytes(in.disk_before))
                        : std::string();
   if (in.kind == slim::InputKind::wheel)
-    out += fmt::format("  wheel {} -> {} (-{}){}; its libraries installed {} -> {} (-{})\n",
+    out += fmt::format("  wheel {} -> {}{} (-{}){}; its libraries installed {} -> {} (-{})\n",
                        human_bytes(in.size_before), human_bytes(in.size_after),
-                       percent(in.size_before, in.size_after), disk,
-                       human_bytes(in.installed_before), human_bytes(in.installed_after),
+                       report.dry_run ? " (estimated)" : "", percent(in.size_before, in.size_after),
+                       disk, human_bytes(in.installed_before), human_bytes(in.installed_after),
                        percent(in.installed_before, in.installed_after));
   else
     out += fmt::format("  {} librar{}: {} -> {} (-{}){}\n", in.libraries_scanned,
@@ -455,6 +459,33 @@ nlohmann::json render_json(const slim::SlimReport& report) {
   return j;
 }
 
+// An input that had device code and keeps none: whatever it was for, it now runs no CUDA code
+// on the kept GPUs (a GPU named by mistake, or a package with nothing for it). Still exit 0:
+// the slim did what was asked.
+std::vector<std::string> nothing_kept_warnings(const slim::SlimReport& report) {
+  std::vector<std::string> out;
+  for (const auto& in : report.inputs) {
+    uint64_t had = 0, kept = 0, files_had = 0, files_kept = 0;
+    for (const auto& f : in.files)
+      for (const auto& t : f.lib.targets) {
+        had += t.kept + t.removed;
+        kept += t.kept;
+      }
+    for (const auto& p : in.device_packages) {
+      files_had += p.files_kept + p.files_removed;
+      files_kept += p.files_kept;
+    }
+    if ((had == 0 && files_had == 0) || kept > 0 || files_kept > 0) continue;
+    out.push_back(fmt::format(
+        "{}: nothing is left for {}: {} of {} fatbin entries and {} of {} device code files "
+        "{}; it runs no CUDA code on {}",
+        in.input, report.policy, had, had, files_had, files_had,
+        report.dry_run ? "would go" : "went",
+        report.devices.empty() ? "those GPUs" : join(report.devices, ", ")));
+  }
+  return out;
+}
+
 int run_slim(const SlimArgs& args) {
   // What to keep: the one resolution of --keep (as --arch) and --gpu; no default, the
   // GPUs of the machine that slims are rarely those of the machine that runs.
@@ -481,7 +512,7 @@ int run_slim(const SlimArgs& args) {
   o.dry_run = args.dry_run;
   o.jobs = args.jobs;
   o.device_files = args.device_files;
-  o.tool = "tailor 0.1.0";
+  o.tool = "tailor " + std::string(tailor_version());
   o.on_wait = [](const std::string& m) { std::cerr << "tailor slim: " << m << "\n"; };
   install_interrupt_handlers();
   auto report = slim::slim_paths(args.paths, o);
@@ -500,6 +531,9 @@ int run_slim(const SlimArgs& args) {
     std::cout << render_json(*report).dump(2) << "\n";
   else
     std::cout << render_text(*report);
+  for (const auto& line : nothing_kept_warnings(*report))
+    std::cerr << paint("tailor slim: warning:", Paint::yellow, 2) << " " << terminal_safe(line)
+              << "\n";
   return k_exit_ok;
 }
 

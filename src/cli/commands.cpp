@@ -6,19 +6,21 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <map>
 #include <new>
 
 #include "cli/shell_help.h"
+#include "data/toml_document.h"
 #include "executor/fixed_path_wrapper.h"
 #include "executor/source_clone.h"
 #include "util/strings.h"
 #include "util/terminal_style.h"
 #include "util/text_escape.h"
+#include "util/version.h"
 
 namespace tailor::cli {
 
 namespace {
-constexpr std::string_view k_version = "tailor 0.1.0";
 const CommandEntry k_commands[] = {
     {"detect", "What this machine is: CPU, memory, GPUs, CUDA toolkits, compilers, Pythons, torch",
      setup_detect},
@@ -65,10 +67,27 @@ Expected<void> check_out_dir(const std::string& out_dir) {
 }
 
 namespace {
+/// data/cli/commands.toml: each command's long description, by name; a table naming no
+/// command is an error in the data.
+const std::map<std::string, std::string>& command_details() {
+  static const std::map<std::string, std::string> details = [] {
+    auto doc = data::toml_document("cli/commands.toml");
+    std::map<std::string, std::string> out;
+    for (const auto& [name, table] : doc["command"].entries()) {
+      if (std::none_of(std::begin(k_commands), std::end(k_commands),
+                       [&](const CommandEntry& c) { return c.name == name; }))
+        table.fail("not a command of tailor");
+      out[name] = table["about"].string();
+    }
+    return out;
+  }();
+  return details;
+}
+
 /// Every command on one CLI11 app; `run` is set by the chosen command's callback.
 void add_commands(CLI::App& app, RunFn& run) {
   app.require_subcommand(1);
-  app.set_version_flag("-V,--version", std::string(k_version));
+  app.set_version_flag("-V,--version", "tailor " + std::string(tailor_version()));
   // --color before or after the command (`tailor --color=never inspect ...`, `tailor inspect ...
   // --color never`).
   app.fallthrough();
@@ -88,6 +107,8 @@ void add_commands(CLI::App& app, RunFn& run) {
   for (const auto& c : k_commands) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);
     c.setup(*sub, run);
+    if (auto it = command_details().find(c.name); it != command_details().end())
+      sub->footer(it->second);
   }
 }
 }  // namespace
@@ -238,7 +259,7 @@ int run_command_line(int argc, char** argv) {
   }
   if (first == "help") {
     if (argc == 3 && std::string_view(argv[2]) == "--man") {
-      std::fputs(man_page(app, k_version).c_str(), stdout);
+      std::fputs(man_page(app, "tailor " + std::string(tailor_version())).c_str(), stdout);
       return 0;
     }
     if (argc == 2) {
@@ -269,6 +290,13 @@ int run_command_line(int argc, char** argv) {
   } catch (const CLI::ExtrasError& e) {
     return report_error(e.what() + option_suggestion(app, argc, argv), k_exit_bad_input);
   } catch (const CLI::ParseError& e) {
+    // `tailor --versoin`: CLI11 says only that a command is required; the option is the
+    // mistake, and its nearest names are the help.
+    if (first.starts_with("--"))
+      if (std::string hint = option_suggestion(app, argc, argv); !hint.empty())
+        return report_error(
+            fmt::format("unknown option '{}'{}", first.substr(0, first.find('=')), hint),
+            k_exit_bad_input);
     return report_error(e.what(), k_exit_bad_input);
   }
   if (!run) return report_error("no command chosen");

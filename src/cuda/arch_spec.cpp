@@ -56,8 +56,19 @@ std::vector<std::string> suggestions(std::string_view token) {
   // Near means a slip of one character in a short spelling ("9.O", "8,6"), of a third of a
   // long one; and only the nearest are named: "3.5" is two edits from "9.O", "9.0" one.
   const size_t limit = t.size() <= 4 ? 1 : std::max<size_t>(2, t.size() / 3);
+  // Letters that pass for digits ("H1OO" for H100, "A1l" for A11): compared as the digits too.
+  auto folded = [](std::string s) {
+    for (char& c : s)
+      if (c == 'o')
+        c = '0';
+      else if (c == 'l' || c == 'i')
+        c = '1';
+    return s;
+  };
+  const std::string t_folded = folded(t);
   auto consider = [&](const std::string& spelling) {
-    size_t d = edit_distance(t, to_lower(spelling));
+    const std::string s = to_lower(spelling);
+    size_t d = std::min(edit_distance(t, s), edit_distance(t_folded, folded(s)));
     if (d <= limit) scored.emplace_back(d, spelling);
   };
   for (const auto& n : named_arches()) consider(n.name);

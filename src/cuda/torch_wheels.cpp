@@ -24,4 +24,21 @@ const std::vector<OfficialArchList>& official_torch_arch_lists() {
   return list;
 }
 
+std::string pytorch_index_url(const std::optional<CudaVersion>& cuda) {
+  struct Index {
+    std::string base, cuda_variant, cpu_variant;
+  };
+  static const Index index = [] {
+    auto doc = data::toml_document(k_file);
+    return Index{doc["pytorch_index"]["base"].string(),
+                 doc["pytorch_index"]["cuda_variant"].string(),
+                 doc["pytorch_index"]["cpu_variant"].string()};
+  }();
+  if (!cuda) return index.base + "/" + index.cpu_variant;
+  std::string variant = index.cuda_variant;
+  variant.replace(variant.find("{major}"), 7, std::to_string(cuda->major));
+  variant.replace(variant.find("{minor}"), 7, std::to_string(cuda->minor));
+  return index.base + "/" + variant;
+}
+
 }  // namespace tailor::cuda

@@ -1,6 +1,8 @@
 // The TORCH_CUDA_ARCH_LIST of official PyTorch wheels per CUDA version and platform
-// (data/cuda/torch_wheels.toml), for tests and for "is this GPU on the official list".
+// (data/cuda/torch_wheels.toml), for tests and for "is this GPU on the official list"; the
+// index those wheels are on.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,5 +18,9 @@ struct OfficialArchList {
 };
 
 const std::vector<OfficialArchList>& official_torch_arch_lists();
+
+/// The PyTorch wheel index of a CUDA version ("https://download.pytorch.org/whl/cu130"), or
+/// its CPU index for none.
+std::string pytorch_index_url(const std::optional<CudaVersion>& cuda);
 
 }  // namespace tailor::cuda

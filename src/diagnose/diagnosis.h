@@ -57,6 +57,9 @@ struct DiagnoseOptions {
   /// The kind of step that failed ("build", "clone": FailurePattern::steps); empty when
   /// unknown (`tailor explain` of a log), which tries every row.
   std::string step;
+  /// The log's line number of the text's first line (a failed step's last lines handed
+  /// over alone): every line number said, {block_line} too, is the log's.
+  size_t first_line = 1;
 };
 std::vector<Diagnosis> diagnose_log(std::string_view log, const DiagnoseOptions& options);
 

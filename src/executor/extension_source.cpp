@@ -13,7 +13,11 @@
 #include <set>
 #include <span>
 
+#include "data/data_files.h"
+#include "data/toml_document.h"
+#include "formats/zip.h"
 #include "util/files.h"
+#include "util/mapped_file.h"
 #include "util/sha256.h"
 #include "util/strings.h"
 #include "util/user_file.h"
@@ -41,12 +45,16 @@ std::string name_from_sdist(std::string_view file) {
   return dash == std::string::npos ? base : base.substr(0, dash);
 }
 
+// The command's last words, on one line (an error line is one line: a raw newline would
+// reach the terminal as \x0a): its last six non-blank lines, trimmed, joined by "; ".
 std::string tail_of(const CommandResult& r) {
-  std::string text = !r.err.empty() ? r.err : r.out;
-  auto lines = split_any(text, "\n");
-  if (lines.size() > 6) lines.erase(lines.begin(), lines.end() - 6);
   if (!r.started) return "could not start the command";
-  return join(lines, "\n");
+  std::string text = !r.err.empty() ? r.err : r.out;
+  std::vector<std::string> lines;
+  for (const auto& l : split_any(text, "\r\n"))
+    if (auto t = trim(l); !t.empty()) lines.emplace_back(t);
+  if (lines.size() > 6) lines.erase(lines.begin(), lines.end() - 6);
+  return join(lines, "; ");
 }
 
 }  // namespace
@@ -61,8 +69,33 @@ Expected<std::string> run_source_command(CommandRunner& runner, std::vector<std:
   CommandResult r = runner.run(spec);
   if (r.ok()) return std::move(r.out);
   return make_error(fmt::format(
-      "`{}` failed{}:\n{}", join(argv, " "),
+      "`{}` failed{}: {}", join(argv, " "),
       r.timed_out ? " (timed out)" : fmt::format(" (exit {})", r.exit_code), tail_of(r)));
+}
+
+Expected<std::string> sdist_top_folder(const std::string& sdist, CommandRunner& runner) {
+  std::vector<std::string> names;
+  if (sdist.ends_with(".zip")) {
+    TAILOR_TRY(map, MappedFile::open(sdist));
+    auto zip = formats::parse_zip(map.bytes());
+    if (!zip) return make_error(sdist + ": " + zip.error().message);
+    for (const auto& e : zip->entries) names.push_back(e.name);
+  } else {
+    TAILOR_TRY(listing, run_source_command(runner, {"tar", "-tf", sdist}, std::nullopt,
+                                           std::chrono::seconds(120)));
+    names = split_any(listing, "\n");
+  }
+  std::string top;
+  for (auto name : names) {
+    while (name.starts_with("./")) name.erase(0, 2);
+    const std::string first = name.substr(0, name.find('/'));
+    if (first.empty()) continue;
+    if (name.find('/') == std::string::npos && !name.ends_with("/"))
+      return std::string();  // a file
+    if (!top.empty() && first != top) return std::string();
+    top = first;
+  }
+  return top;
 }
 
 namespace {
@@ -75,19 +108,38 @@ std::string single_child_dir(const fs::path& dir) {
   return dir.string();
 }
 
+// Bounds of an sdist's unpacking (data/build/unpack_sdist.py): a few MB that unpack to
+// gigabytes, or a million members, are refused before the disk fills.
+constexpr uint64_t k_max_unpacked_bytes = uint64_t{2} << 30;
+constexpr int k_max_unpacked_members = 200000;
+
+// Unpacked by tailor's own bounded extraction (data/build/unpack_sdist.py): never outside
+// `dest`, no link leaving it, at most k_max_unpacked_bytes and k_max_unpacked_members; a
+// refusal is one line naming the member (the same for a tar and a zip).
 Expected<std::string> unpack_sdist(const std::string& sdist, const fs::path& dest,
                                    const std::string& python, CommandRunner& runner) {
   std::error_code ec;
   fs::create_directories(dest, ec);
   if (ec) return make_error(fmt::format("{}: cannot create: {}", dest.string(), ec.message()));
-  if (sdist.ends_with(".zip")) {
-    auto r = run_source_command(runner, {python, "-m", "zipfile", "-e", sdist, dest.string()},
-                                dest.string(), std::chrono::seconds(600));
-    if (!r) return r.error();
-  } else {
-    auto r = run_source_command(runner, {"tar", "-xf", sdist, "-C", dest.string()}, dest.string(),
-                                std::chrono::seconds(600));
-    if (!r) return r.error();
+  auto script = data::file("build/unpack_sdist.py");
+  if (!script) throw data::DataError(script.error().message);
+  CommandSpec spec;
+  spec.argv = {python,
+               "-c",
+               std::string(*script),
+               sdist,
+               dest.string(),
+               std::to_string(k_max_unpacked_bytes),
+               std::to_string(k_max_unpacked_members)};
+  spec.cwd = dest.string();
+  spec.timeout = std::chrono::seconds(600);
+  CommandResult r = runner.run(spec);
+  if (!r.ok()) {
+    std::string why = r.timed_out  ? "unpacking timed out after 600 s"
+                      : !r.started ? "could not start " + python
+                                   : tail_of(r);
+    if (why.empty()) why = fmt::format("unpacking failed (exit {})", r.exit_code);
+    return make_error(fmt::format("{}: {}", fs::path(sdist).filename().string(), why));
   }
   return single_child_dir(dest);
 }
@@ -147,6 +199,39 @@ Expected<void> sync_tree(const std::string& from, const std::string& to,
 }
 
 }  // namespace
+
+Expected<void> check_source_links(const std::string& root,
+                                  const std::function<bool(const std::string&)>& skip_top) {
+  std::error_code ec;
+  const fs::path top = fs::canonical(root, ec);
+  if (ec) return make_error(fmt::format("{}: cannot read: {}", root, ec.message()));
+  auto leaves = [&](const fs::path& rel) {
+    return rel.empty() || rel.is_absolute() || *rel.begin() == "..";
+  };
+  for (auto it = fs::recursive_directory_iterator(top, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it.depth() == 0 && skip_top && skip_top(it->path().filename().string())) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_symlink(ec)) continue;
+    const fs::path link = it->path(), member = link.lexically_relative(top);
+    const fs::path target = fs::read_symlink(link, ec);
+    if (ec) break;
+    // Where the link points, read as written (a link through `..` leaves however the folders
+    // it names resolve) and as the kernel resolves it in this tree (d -> ., e -> d/..).
+    const fs::path written = (member.parent_path() / target).lexically_normal();
+    const fs::path resolved = fs::weakly_canonical(link, ec);
+    if (ec) break;
+    if (target.is_absolute() || leaves(written) || leaves(resolved.lexically_relative(top)))
+      return make_error(fmt::format(
+          "source member '{}' is a link to '{}', outside the source tree: refused (a wheel "
+          "would carry the build machine's file)",
+          member.string(), target.string()));
+  }
+  if (ec) return make_error(fmt::format("{}: cannot read: {}", root, ec.message()));
+  return {};
+}
 
 std::string_view source_kind_name(SourceKind kind) {
   switch (kind) {
@@ -260,6 +345,12 @@ Expected<SourceSpec> classify_source(std::string_view text_in, const std::string
       R"(^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9][A-Za-z0-9.+!_-]*)$)");
   std::smatch m;
   if (std::regex_match(text, m, k_pinned)) {
+    // PyTorch itself is no extension package: it has its own build.
+    if (to_lower(m[1].str()) == "torch")
+      return make_error(fmt::format(
+          "SOURCE '{}': PyTorch itself is built by `tailor build torch --torch {}` (with --arch "
+          "or --gpu); `tailor build SOURCE` builds extension packages",
+          text, m[2].str().substr(0, m[2].str().find('+'))));
     s.kind = SourceKind::index;
     s.name = m[1];
     s.version = m[2];
@@ -434,8 +525,15 @@ std::string stable_work_dir_for(const SourceSpec& spec, const std::string& root)
   return (fs::path(root) / name).string();
 }
 
-Expected<std::string> prepare_source(const SourceSpec& spec, const std::string& work_dir,
-                                     const std::string& python, CommandRunner& runner) {
+// Earlier in-tree builds of the user's folder must not leak into the copy; the copy's own
+// (tailor's earlier run there) stays.
+static bool skip_in_copy(const std::string& n) {
+  return n == "build" || n == "dist" || n.ends_with(".egg-info") || n == "__pycache__" ||
+         n == ".pytest_cache";
+}
+
+static Expected<std::string> copy_source(const SourceSpec& spec, const std::string& work_dir,
+                                         const std::string& python, CommandRunner& runner) {
   std::error_code ec;
   fs::path work(work_dir), src = work / "src";
   fs::create_directories(work, ec);
@@ -453,12 +551,8 @@ Expected<std::string> prepare_source(const SourceSpec& spec, const std::string& 
   switch (spec.kind) {
     case SourceKind::example:
     case SourceKind::directory: {
-      // Earlier in-tree builds of the user's folder must not leak into this one.
-      auto skip = [](const std::string& n) {
-        return n == "build" || n == "dist" || n.ends_with(".egg-info") || n == "__pycache__" ||
-               n == ".pytest_cache";
-      };
-      if (auto synced = sync_tree(spec.path, src.string(), skip); !synced) return synced.error();
+      if (auto synced = sync_tree(spec.path, src.string(), skip_in_copy); !synced)
+        return synced.error();
       return src.string();
     }
     case SourceKind::sdist:
@@ -496,6 +590,15 @@ Expected<std::string> prepare_source(const SourceSpec& spec, const std::string& 
     }
   }
   return make_error("unknown source kind");
+}
+
+Expected<std::string> prepare_source(const SourceSpec& spec, const std::string& work_dir,
+                                     const std::string& python, CommandRunner& runner) {
+  TAILOR_TRY(src, copy_source(spec, work_dir, python, runner));
+  // A link out of the tree would carry a host file (/etc/passwd, a key) into the wheel.
+  const bool folder = spec.kind == SourceKind::example || spec.kind == SourceKind::directory;
+  TAILOR_TRY_VOID(check_source_links(src, folder ? skip_in_copy : nullptr));
+  return src;
 }
 
 }  // namespace tailor::executor

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -54,38 +55,50 @@ Expected<FolderLock> FolderLock::acquire(const std::string& dir, Place place, bo
   if (ec)
     return make_error(fmt::format("{}: cannot create tailor's lock folder: {}",
                                   fs::path(path).parent_path().string(), ec.message()));
-  // O_CLOEXEC: the build's processes must not inherit the lock and hold it past tailor.
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return make_error(fmt::format("{}: cannot open the lock file: {}", path, std::strerror(errno)));
   bool said = false;
+  int fd = -1;
   for (;;) {
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0) break;
-    if (errno == EINTR) continue;
-    if (errno != EWOULDBLOCK) {
-      std::string err = std::strerror(errno);
-      close(fd);
-      return make_error(fmt::format("{}: cannot lock: {}", path, err));
+    // O_CLOEXEC: the build's processes must not inherit the lock and hold it past tailor.
+    fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+      return make_error(
+          fmt::format("{}: cannot open the lock file: {}", path, std::strerror(errno)));
+    for (;;) {
+      if (flock(fd, LOCK_EX | LOCK_NB) == 0) break;
+      if (errno == EINTR) continue;
+      if (errno != EWOULDBLOCK) {
+        std::string err = std::strerror(errno);
+        close(fd);
+        return make_error(fmt::format("{}: cannot lock: {}", path, err));
+      }
+      long holder = holder_pid(fd);
+      std::string who =
+          holder > 0 ? fmt::format("tailor build pid {}", holder) : "another tailor build";
+      if (!wait) {
+        close(fd);
+        return make_error(fmt::format("{} is in use by {} (--no-wait: not waiting)", dir, who));
+      }
+      if (!said && note) {
+        std::fprintf(note, "waiting for %s using %s\n", who.c_str(), dir.c_str());
+        std::fflush(note);
+      }
+      said = true;
+      // Poll the lock rather than block in flock(): an interrupt must end the wait.
+      pollfd pfd{interrupt_fd(), POLLIN, 0};
+      poll(&pfd, interrupt_fd() >= 0 ? 1 : 0, 200);
+      if (interrupt_signal() != 0) {
+        close(fd);
+        return make_error(fmt::format("interrupted while waiting for {}", dir));
+      }
     }
-    long holder = holder_pid(fd);
-    std::string who =
-        holder > 0 ? fmt::format("tailor build pid {}", holder) : "another tailor build";
-    if (!wait) {
-      close(fd);
-      return make_error(fmt::format("{} is in use by {} (--no-wait: not waiting)", dir, who));
-    }
-    if (!said && note) {
-      std::fprintf(note, "waiting for %s using %s\n", who.c_str(), dir.c_str());
-      std::fflush(note);
-    }
-    said = true;
-    // Poll the lock rather than block in flock(): an interrupt must end the wait.
-    pollfd pfd{interrupt_fd(), POLLIN, 0};
-    poll(&pfd, interrupt_fd() >= 0 ? 1 : 0, 200);
-    if (interrupt_signal() != 0) {
-      close(fd);
-      return make_error(fmt::format("interrupted while waiting for {}", dir));
-    }
+    // A holder removes its lock file as it lets go (so the folder does not grow): a lock
+    // taken on a file no longer at the path is none, and the file at the path is tried.
+    struct stat held {
+    }, at_path{};
+    if (fstat(fd, &held) == 0 && ::stat(path.c_str(), &at_path) == 0 &&
+        held.st_dev == at_path.st_dev && held.st_ino == at_path.st_ino)
+      break;
+    close(fd);
   }
   std::string pid = fmt::format("{}\n", getpid());
   if (ftruncate(fd, 0) != 0 ||
@@ -101,7 +114,10 @@ FolderLock::FolderLock(FolderLock&& other) noexcept
 }
 
 FolderLock::~FolderLock() {
-  if (m_fd >= 0) close(m_fd);  // closing the only descriptor releases the flock
+  if (m_fd < 0) return;
+  // Removed while still held: a waiter that then gets the old file's lock sees it is gone.
+  ::unlink(m_path.c_str());
+  close(m_fd);  // closing the only descriptor releases the flock
 }
 
 }  // namespace tailor::executor

@@ -5,8 +5,11 @@
 // ${XDG_CACHE_HOME:-~/.cache}/tailor/locks/<sha256 of the place and the folder's path>.lock,
 // never in or beside the user's folders: a build must leave the output folder as it was
 // (not even created) when it fails, and nothing in the user's tree (`git status`) when it
-// succeeds. They stay there: removing a lock file while another process may be about to
-// lock it would let two builds hold two different files. The path is made canonical as far
+// succeeds. The holder removes its file as it lets go, so the folder holds only the locks of
+// running builds; a process that then gets the lock of a removed file sees that the path no
+// longer names it and locks the file there instead, so two builds never hold two different
+// files of one folder. (A process killed with -9 leaves its file: the next build of that
+// folder takes it over and removes it.) The path is made canonical as far
 // as it exists (symbolic links resolved), so two spellings of one folder share one lock;
 // the locks are per user (another user's build has its own cache folder).
 #pragma once

@@ -25,6 +25,9 @@ namespace {
 // than hashed for hours.
 constexpr uint64_t k_max_tree_files = 2'000'000;
 
+// 1980-01-01T00:00:00Z: the first time a zip member can have.
+constexpr int64_t k_folder_epoch = 315532800;
+
 /// Skipped by digest_tree: VCS metadata and build leftovers (anywhere), the folders
 /// prepare_source does not copy (at the top).
 bool skipped_in_tree(const std::string& name, bool is_dir, bool top) {
@@ -97,9 +100,8 @@ Expected<int64_t> newest_zip_member_time(const std::string& path) {
   if (!archive) return make_error(path + ": " + archive.error().message);
   int64_t newest = 0;
   for (const auto& e : archive->entries) {
-    auto time = read_le<uint16_t>(mapped->bytes(), e.central_offset + 12);
-    auto date = read_le<uint16_t>(mapped->bytes(), e.central_offset + 14);
-    if (!time || !date) continue;
+    auto time = std::optional<uint16_t>(e.dos_time);
+    auto date = std::optional<uint16_t>(e.dos_date);
     std::tm tm{};
     tm.tm_year = (*date >> 9) + 80;
     tm.tm_mon = ((*date >> 5) & 15) - 1;
@@ -134,13 +136,37 @@ Expected<SourceIdentity> identify_git(const std::string& dir, CommandRunner& run
   return id;
 }
 
-Expected<SourceIdentity> identify_folder(const std::string& dir) {
+// A folder's files carry the times of the copy or checkout that made them (a clone's are
+// when it was cloned), never the source's: its epoch is HEAD's commit time when it is a clean
+// git checkout (a .git at its top and no tracked file changed: the commit is then what the
+// files are; untracked files are left to the tree digest), else the fixed k_folder_epoch. Either
+// way, two clones of one commit and a copy of a tree, with or without its times, give the same
+// epoch.
+Expected<SourceIdentity> identify_folder(const std::string& dir, CommandRunner& runner) {
   TAILOR_TRY(tree, digest_tree(dir));
   SourceIdentity id;
   id.digest_kind = "tree-sha256";
   id.digest = tree.sha256;
-  id.source_date_epoch = tree.newest_mtime;
-  id.epoch_from = "the newest modification time among the source's files";
+  id.source_date_epoch = k_folder_epoch;
+  id.epoch_from =
+      "fixed at 1980-01-01 (a folder that is no clean git checkout: its files' times "
+      "are a copy's)";
+  std::error_code ec;
+  if (!fs::exists(fs::path(dir) / ".git", ec)) return id;
+  auto status = git_output(runner, dir, {"status", "--porcelain", "--untracked-files=no"});
+  if (!status) return id;  // no git, or one that refuses the folder: the fixed time
+  if (!status->empty()) {
+    id.epoch_from =
+        "fixed at 1980-01-01 (a git checkout with changes: its commit is not what "
+        "the files are)";
+    return id;
+  }
+  auto time = git_output(runner, dir, {"log", "-1", "--format=%ct", "HEAD"});
+  if (!time) return id;
+  if (auto epoch = source_date_epoch_from_env(time->c_str()); epoch && *epoch) {
+    id.source_date_epoch = **epoch;
+    id.epoch_from = "the commit time of HEAD (a clean git checkout)";
+  }
   return id;
 }
 
@@ -206,7 +232,7 @@ Expected<SourceIdentity> identify_tree(const std::string& dir, CommandRunner& ru
     TAILOR_TRY(id, identify_git(dir, runner));
     return with_override(id, epoch_override);
   }
-  TAILOR_TRY(id, identify_folder(dir));
+  TAILOR_TRY(id, identify_folder(dir, runner));
   return with_override(id, epoch_override);
 }
 
@@ -234,8 +260,8 @@ Expected<SourceIdentity> identify_source(const SourceSpec& spec, const std::stri
     }
     case SourceKind::example:
     case SourceKind::directory: {
-      // The user's folder, not the copy: copies get fresh modification times.
-      TAILOR_TRY(id, identify_folder(spec.path));
+      // The user's folder, not the copy (its git state; the copy has none).
+      TAILOR_TRY(id, identify_folder(spec.path, runner));
       return with_override(id, epoch_override);
     }
   }

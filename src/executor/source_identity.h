@@ -27,17 +27,18 @@ Expected<std::optional<int64_t>> source_date_epoch_from_env(const char* value);
 
 /// The identity of a prepared source (`prepared_src` from prepare_source). git: HEAD's
 /// commit and its commit time; sdist (and an index download): the archive's sha256 and
-/// the newest time among its members; a folder or the example: a tree hash and the newest
-/// modification time among its files. Both skip VCS metadata and build leftovers (.git,
-/// build/, dist/, *.egg-info, __pycache__, *.pyc), so running a package's tests in its
-/// own tree does not change them. `epoch_override` (SOURCE_DATE_EPOCH from the caller's
-/// environment) wins over the derived time.
+/// the newest time among its members (the archive's content); a folder or the example: a
+/// tree hash, and HEAD's commit time when the folder is a clean git checkout, else
+/// 1980-01-01: never its files' modification times, which are a checkout's or a copy's. Both skip
+/// VCS metadata and build leftovers (.git, build/, dist/, *.egg-info, __pycache__, *.pyc), so
+/// running a package's tests in its own tree does not change them. `epoch_override`
+/// (SOURCE_DATE_EPOCH from the caller's environment) wins over the derived time.
 Expected<SourceIdentity> identify_source(const SourceSpec& spec, const std::string& prepared_src,
                                          const std::string& work_dir, CommandRunner& runner,
                                          std::optional<int64_t> epoch_override = std::nullopt);
 
 /// The identity of a source tree on disk: a git checkout (a `.git` at its top) by HEAD's
-/// commit and commit time, any other folder by its tree hash and newest file time.
+/// commit and commit time, any other folder by its tree hash and 1980-01-01.
 Expected<SourceIdentity> identify_tree(const std::string& dir, CommandRunner& runner,
                                        std::optional<int64_t> epoch_override = std::nullopt);
 

@@ -16,6 +16,8 @@
 #include "formats/wheel.h"
 #include "formats/zip.h"
 #include "formats/zip_writer.h"
+#include "inspect/cuda_providers.h"
+#include "inspect/torch_pin.h"
 #include "util/base64.h"
 #include "util/mapped_file.h"
 #include "util/sha256.h"
@@ -102,6 +104,8 @@ struct WheelRewrite {
   std::string dist_info;
   std::string record_name;
   std::map<std::string, formats::RecordRow> old_rows;
+  std::string out_dist_info;       // the written wheel's: dist_info relabelled by a torch pin
+  std::string version;             // the written wheel's version ("" when it stays as it is)
   std::vector<std::byte> buffer;   // one inflated member at a time
   std::vector<std::byte> library;  // one ELF member at a time, when its search path changes
   std::vector<SearchPathRemoval> search_paths;
@@ -140,10 +144,39 @@ Expected<std::string> retagged_wheel_file(WheelRewrite& w, const formats::ZipEnt
   return retagged;
 }
 
+// METADATA with the torch pin: the version relabelled, torch's requirement replaced; its
+// original bytes still answer to the old RECORD.
+Expected<std::string> pinned_metadata_file(WheelRewrite& w, const formats::ZipEntry& e) {
+  auto text = formats::extract_member(w.file, e, w.buffer);
+  if (!text) return make_error(w.wheel + ": " + text.error().message);
+  if (auto row = w.old_rows.find(e.name);
+      row != w.old_rows.end() && row->second.hash_algorithm == "sha256" &&
+      record_digest(Sha256::of(*text)) != "sha256=" + row->second.hash_value)
+    return w.damaged(e.name, row->second);
+  std::string_view metadata = as_chars(*text);
+  auto declared = formats::parse_metadata(metadata);
+  if (declared.version.empty())
+    return make_error(fmt::format("{}: {} has no Version", w.wheel, e.name));
+  return inspect::pin_torch_in_metadata(
+      metadata, inspect::version_with_label(declared.version, w.options.torch_pin->label),
+      w.options.torch_pin->requirement);
+}
+
+// A member's name in the written wheel: the .dist-info and .data folders follow the version.
+std::string output_name(const WheelRewrite& w, const std::string& name) {
+  if (w.out_dist_info == w.dist_info) return name;
+  const std::string stem = w.dist_info.substr(0, w.dist_info.size() - 10);  // less ".dist-info"
+  const std::string out_stem = w.out_dist_info.substr(0, w.out_dist_info.size() - 10);
+  if (name.starts_with(w.dist_info + "/")) return w.out_dist_info + name.substr(w.dist_info.size());
+  if (name.starts_with(stem + ".data/")) return out_stem + name.substr(stem.size());
+  return name;
+}
+
 // The members to write, the package first, then its .dist-info (the wheel spec's
 // convention), each by name; RECORD is left out (written last, rebuilt).
 Expected<std::vector<Member>> collect_members(WheelRewrite& w) {
   const std::string wheel_name = w.dist_info + "/WHEEL";
+  const std::string metadata_name = w.dist_info + "/METADATA";
   const std::string provenance_name = w.dist_info + "/" + k_provenance_file;
   std::vector<Member> members;
   for (const auto& e : w.archive.entries) {
@@ -155,7 +188,7 @@ Expected<std::vector<Member>> collect_members(WheelRewrite& w) {
     if (e.name == provenance_name && !w.options.provenance_json.empty()) continue;
     Member m;
     m.entry = &e;
-    m.name = e.name;
+    m.name = output_name(w, e.name);
     m.mode = normal_mode(w.file, e);
     m.in_dist_info = e.name.rfind(w.dist_info + "/", 0) == 0;
     if (e.name == wheel_name && !w.options.retag.empty()) {
@@ -163,11 +196,16 @@ Expected<std::vector<Member>> collect_members(WheelRewrite& w) {
       m.replacement = std::move(retagged);
       m.replaced = true;
     }
+    if (e.name == metadata_name && w.options.torch_pin) {
+      TAILOR_TRY(pinned, pinned_metadata_file(w, e));
+      m.replacement = std::move(pinned);
+      m.replaced = true;
+    }
     members.push_back(std::move(m));
   }
   if (!w.options.provenance_json.empty()) {
     Member m;
-    m.name = provenance_name;
+    m.name = output_name(w, provenance_name);
     m.replacement = w.options.provenance_json;
     m.replaced = true;
     m.in_dist_info = true;
@@ -189,7 +227,7 @@ Expected<bool> load_library(WheelRewrite& w, const Member& m) {
   auto bytes = formats::extract_member(w.file, *m.entry, w.buffer);
   if (!bytes) return make_error(w.wheel + ": " + bytes.error().message);
   // The bytes as built answer to the old RECORD before they change.
-  if (auto row = w.old_rows.find(m.name);
+  if (auto row = w.old_rows.find(m.entry->name);
       row != w.old_rows.end() &&
       ((row->second.hash_algorithm == "sha256" &&
         record_digest(Sha256::of(*bytes)) != "sha256=" + row->second.hash_value) ||
@@ -239,7 +277,7 @@ Expected<std::string> write_member(WheelRewrite& w, formats::ZipWriter& writer, 
   auto written = writer.add(we);
   if (!written) return make_error(w.wheel + ": " + written.error().message);
   if (!m.replaced && !from_memory)
-    if (auto row = w.old_rows.find(m.name); row != w.old_rows.end()) {
+    if (auto row = w.old_rows.find(m.entry->name); row != w.old_rows.end()) {
       const auto& r = row->second;
       bool hash_differs = r.hash_algorithm == "sha256" &&
                           record_digest(written->sha256) != "sha256=" + r.hash_value;
@@ -248,6 +286,31 @@ Expected<std::string> write_member(WheelRewrite& w, formats::ZipWriter& writer, 
     }
   return fmt::format("{},{},{}\n", record_field(m.name), record_digest(written->sha256),
                      written->size);
+}
+
+// The torch pin's label in the wheel's version: the .dist-info folder named after it, and the
+// written file's path (beside the input when it replaces it, under the wheel's new name).
+Expected<std::string> relabel(WheelRewrite& w, const std::string& out_path, bool beside_input) {
+  const std::string& label = w.options.torch_pin->label;
+  constexpr size_t k_suffix = 10;  // ".dist-info", whose own '-' is not the version's
+  auto dash = w.dist_info.size() > k_suffix
+                  ? w.dist_info.rfind('-', w.dist_info.size() - k_suffix - 1)
+                  : std::string::npos;
+  if (dash == std::string::npos)
+    return make_error(fmt::format("{}: {}: no version in the folder's name", w.wheel, w.dist_info));
+  const std::string dist_version =
+      w.dist_info.substr(dash + 1, w.dist_info.size() - k_suffix - dash - 1);
+  w.version = inspect::version_with_label(dist_version, label);
+  w.out_dist_info = w.dist_info.substr(0, dash + 1) + w.version + ".dist-info";
+  if (!beside_input) return out_path;
+  const std::filesystem::path in(w.wheel);
+  TAILOR_TRY(name, formats::parse_wheel_filename(in.filename().string()));
+  const std::string base = in.filename().string();
+  const size_t version_at = name.distribution.size() + 1;
+  return (in.parent_path() /
+          (base.substr(0, version_at) + inspect::version_with_label(name.version, label) +
+           base.substr(version_at + name.version.size())))
+      .string();
 }
 
 }  // namespace
@@ -260,25 +323,36 @@ Expected<NormalisedWheel> normalise_wheel(const std::string& wheel,
   if (!archive) return make_error(wheel + ": " + archive.error().message);
   TAILOR_TRY(dist_info, find_dist_info(*archive, wheel));
   WheelRewrite w{wheel, options, file, *archive, dist_info, dist_info + "/RECORD", {}, {}, {}, {}};
+  w.out_dist_info = dist_info;
+  std::string out_path = options.output.empty() ? wheel : options.output;
+  if (options.torch_pin) {
+    TAILOR_TRY(relabelled, relabel(w, out_path, options.output.empty()));
+    out_path = std::move(relabelled);
+  }
   TAILOR_TRY_VOID(read_old_record(w));
   TAILOR_TRY(members, collect_members(w));
 
   formats::ZipWriteOptions zopts;
   zopts.mtime = options.source_date_epoch;
-  const std::string out_path = options.output.empty() ? wheel : options.output;
   TAILOR_TRY(writer, formats::ZipWriter::create(out_path, zopts));
   std::string record;
   for (const auto& m : members) {
     TAILOR_TRY(row, write_member(w, writer, m));
     record += row;
   }
-  record += record_field(w.record_name) + ",,\n";
+  const std::string out_record = w.out_dist_info + "/RECORD";
+  record += record_field(out_record) + ",,\n";
   formats::ZipWriteEntry rec;
-  rec.name = w.record_name;
+  rec.name = out_record;
   rec.source = record;
   if (auto r = writer.add(rec); !r) return make_error(wheel + ": " + r.error().message);
   if (auto r = writer.commit(); !r) return make_error(wheel + ": " + r.error().message);
-  return NormalisedWheel{out_path, dist_info, members.size() + 1, std::move(w.search_paths)};
+  // The input is replaced: under its new name, the old one goes.
+  if (options.output.empty() && out_path != wheel) {
+    std::error_code ec;
+    std::filesystem::remove(wheel, ec);
+  }
+  return NormalisedWheel{out_path, w.out_dist_info, members.size() + 1, std::move(w.search_paths)};
 }
 
 namespace {
@@ -404,6 +478,32 @@ BuildProvenance make_torch_provenance(const plan::TorchPlan& plan, const probe::
   fill_provenance_environment(p, plan.env, {"MAX_JOBS"});
   p.compressor = formats::zip_writer_compressor();
   return p;
+}
+
+}  // namespace tailor::executor
+
+namespace tailor::executor {
+
+Expected<bool> wheel_links_torch(const std::string& wheel) {
+  TAILOR_TRY(mapped, MappedFile::open(wheel));
+  Bytes file = mapped.bytes();
+  auto archive = formats::parse_zip(file);
+  if (!archive) return make_error(wheel + ": " + archive.error().message);
+  const auto& torch = inspect::TorchLibraries::get();
+  std::vector<std::byte> buffer;
+  for (const auto& e : archive->entries) {
+    if (e.is_directory() || e.name.find(".dist-info/") != std::string::npos) continue;
+    if (!may_be_elf(e.name, normal_mode(file, e))) continue;
+    auto head = formats::peek_member(file, e, 4);
+    if (!head || !formats::looks_like_elf(as_bytes(*head))) continue;
+    auto bytes = formats::extract_member(file, e, buffer);
+    if (!bytes) return make_error(wheel + ": " + bytes.error().message);
+    auto elf = formats::parse_elf(*bytes);
+    if (!elf) continue;  // not a library the loader would take either
+    for (const auto& needed : elf->needed)
+      if (torch.contains(needed)) return true;
+  }
+  return false;
 }
 
 }  // namespace tailor::executor

@@ -46,11 +46,20 @@ struct SearchPathRemoval {
   std::string after;                 ///< what is left ("" when the entry went)
 };
 
+/// The torch a wheel that links torch is pinned to (inspect/torch_pin.h): the label goes into
+/// the wheel's version (the file name, the .dist-info and .data folders, METADATA's Version),
+/// the requirement replaces every torch Requires-Dist of METADATA.
+struct TorchPinEdit {
+  std::string label;        ///< "cu130torch2.11"
+  std::string requirement;  ///< "torch==2.11.0"
+};
+
 struct WheelNormaliseOptions {
   int64_t source_date_epoch = 0;  ///< clamped to 1980-01-01 for the zip's DOS times
   std::string provenance_json;    ///< written into the dist-info when not empty
   std::string retag;   ///< "cp311-cp311-manylinux_2_35_x86_64": WHEEL's Tag lines become this one
-  std::string output;  ///< empty: replace the input wheel
+  std::string output;  ///< empty: replace the input wheel (renamed when torch_pin relabels it)
+  std::optional<TorchPinEdit> torch_pin;
 };
 
 struct NormalisedWheel {
@@ -62,6 +71,11 @@ struct NormalisedWheel {
 
 Expected<NormalisedWheel> normalise_wheel(const std::string& wheel,
                                           const WheelNormaliseOptions& options);
+
+/// Whether a library of the wheel (an ELF member outside its .dist-info) needs one of the
+/// libraries torch brings (libtorch*.so, libc10*.so: inspect's TorchLibraries), so the wheel
+/// is bound to the torch it was built against.
+Expected<bool> wheel_links_torch(const std::string& wheel);
 
 using formats::record_field;
 

@@ -13,6 +13,9 @@
 
 namespace tailor::formats {
 
+/// The member `tailor slim` adds to a wheel's .dist-info: what it kept and removed.
+inline constexpr const char* k_tailor_slim_marker = "tailor-slim.json";
+
 /// Size caps of the metadata files, checked against a member's declared size before it is
 /// inflated (and again on the text): real WHEEL files are a few hundred bytes, METADATA
 /// with a long description some hundred KiB, RECORD about 120 bytes per member.

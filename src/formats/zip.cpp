@@ -178,6 +178,17 @@ uint32_t zip_crc32(uint32_t crc, Bytes bytes) {
   return libdeflate_crc32(crc, bytes.data(), bytes.size());
 }
 
+namespace {
+// A central directory record's fields that are taken as they are (its size is checked).
+void read_central_fields(Bytes cd, uint64_t pos, ZipEntry& e) {
+  e.flags = *read_le<uint16_t>(cd, pos + 8);
+  e.method = *read_le<uint16_t>(cd, pos + 10);
+  e.dos_time = *read_le<uint16_t>(cd, pos + 12);
+  e.dos_date = *read_le<uint16_t>(cd, pos + 14);
+  e.crc32 = *read_le<uint32_t>(cd, pos + 16);
+}
+}  // namespace
+
 Expected<ZipArchive> parse_zip(Bytes file, const ZipLimits& limits,
                                const ConsumedRange& local_header_read) {
   TAILOR_TRY(end, find_end(file));
@@ -203,13 +214,11 @@ Expected<ZipArchive> parse_zip(Bytes file, const ZipLimits& limits,
       return zip_error(at, fmt::format("central directory entry {} has no valid signature", i));
     ZipEntry e;
     e.central_offset = at;
-    e.flags = *read_le<uint16_t>(cd, pos + 8);
-    e.method = *read_le<uint16_t>(cd, pos + 10);
-    e.crc32 = *read_le<uint32_t>(cd, pos + 16);
+    read_central_fields(cd, pos, e);
     uint32_t csize = *read_le<uint32_t>(cd, pos + 20), usize = *read_le<uint32_t>(cd, pos + 24);
     uint16_t name_len = *read_le<uint16_t>(cd, pos + 28),
-             extra_len = *read_le<uint16_t>(cd, pos + 30);
-    uint16_t comment_len = *read_le<uint16_t>(cd, pos + 32);
+             extra_len = *read_le<uint16_t>(cd, pos + 30),
+             comment_len = *read_le<uint16_t>(cd, pos + 32);
     uint32_t offset = *read_le<uint32_t>(cd, pos + 42);
     auto name = strict_substr(cd, pos + k_central_size, name_len);
     auto extra = strict_substr(cd, pos + k_central_size + name_len, extra_len);

@@ -44,6 +44,7 @@ struct ZipEntry {
   std::string name;
   uint16_t method = 0;
   uint16_t flags = 0;
+  uint16_t dos_time = 0, dos_date = 0;  // the central directory's modification time fields
   uint32_t crc32 = 0;
   uint64_t compressed_size = 0, uncompressed_size = 0;
   uint64_t central_offset = 0;       // of its central directory record

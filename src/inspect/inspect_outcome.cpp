@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "inspect/torch_pin.h"
 #include "util/strings.h"
 
 namespace tailor::inspect {
@@ -97,6 +98,28 @@ void judge_verdicts(const Verdicts& verdicts, InspectOutcome& out) {
   }
 }
 
+// A wheel whose libraries link torch is bound to the torch it was built against; pip and uv
+// install whatever torch its requirement allows (a newer one: undefined symbols at import).
+void judge_torch_pin(const WheelReport& w, InspectOutcome& out) {
+  const InspectedLibrary* linked = nullptr;
+  std::string needed;
+  for (const auto& lib : w.libraries)
+    for (const auto& n : lib.needed_libraries)
+      if (n.kind == NeededKind::torch && !linked) {
+        linked = &lib;
+        needed = n.soname;
+      }
+  if (!linked || pinned_torch(w.requires_dist)) return;
+  std::string declared;
+  for (const auto& r : w.requires_dist)
+    if (requirement_name(r) == "torch") declared = r;
+  out.warnings.push_back(fmt::format(
+      "{}: {} links torch ({}) but the wheel does not pin the torch it was built against "
+      "(METADATA: {}): pip and uv may install another torch beside it, whose symbols it lacks",
+      base_name(w.path), linked->path, needed,
+      declared.empty() ? "no torch requirement" : "Requires-Dist: " + declared));
+}
+
 void judge_wheel(const WheelReport& w, InspectOutcome& out) {
   const std::string wheel = base_name(w.path);
   if (!w.record.present) {
@@ -124,6 +147,7 @@ void judge_wheel(const WheelReport& w, InspectOutcome& out) {
                     wheel, w.manylinux_claimed, join(platforms, " and "), libraries(names.size()),
                     first_and_more(names)));
   }
+  judge_torch_pin(w, out);
   if (!w.tags_consistent)
     out.warnings.push_back(
         wheel +

@@ -93,6 +93,7 @@ struct WheelReport {
   std::vector<std::string> tags_from_name, tags_from_wheel_file;
   bool tags_consistent = true;  // the two tag sets are equal
   std::string metadata_name, metadata_version;
+  std::vector<std::string> requires_dist;  // METADATA's, as written
   uint64_t members = 0, installed_bytes = 0;
   RecordCheck record;
   std::vector<InspectedLibrary> libraries;

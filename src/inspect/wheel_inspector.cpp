@@ -455,6 +455,7 @@ Expected<void> read_dist_info(Bytes file, const std::string& dist_info, const Di
     auto meta = formats::parse_metadata(text);
     w.metadata_name = meta.name;
     w.metadata_version = meta.version;
+    w.requires_dist = meta.requires_dist;
   }
   if (files.record) {
     TAILOR_TRY(text, small_text(*files.record, limits.record_cap(members)));

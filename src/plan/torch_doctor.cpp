@@ -124,8 +124,9 @@ DoctorReport run_torch_doctor(const TorchPlan& plan, const probe::HostReport& ho
       s.ok = false;
       s.warning = true;
       s.fix =
-          "add swap as a margin against OOM kills near the end (e.g. 32 GB: fallocate -l 32G "
-          "/swapfile && mkswap && swapon)";
+          "add swap as a margin against OOM kills near the end (e.g. 32 GB: sudo fallocate -l 32G "
+          "/swapfile && sudo chmod 600 /swapfile && sudo mkswap /swapfile && sudo swapon "
+          "/swapfile)";
     }
     add(s);
   }

@@ -278,6 +278,9 @@ Expected<InputSlim> slim_environment_input(const std::string& path, const SlimOp
     return make_error(
         path + ": not a wheel, an ELF library, a virtual environment or a site-packages folder");
   TAILOR_TRY(env, environment_files(path, sites, o.device_files));
+  std::error_code marker_ec;
+  for (const auto& [dist, rows] : env.records)
+    if (fs::exists(dist / k_slim_marker, marker_ec)) in.slimmed_before = true;
   auto& files = env.files;
   in.libraries_scanned = files.size();
   auto done = parallel_for(files.size(), o.jobs, [&](size_t k) -> Expected<void> {

@@ -28,13 +28,14 @@
 #include <string>
 #include <vector>
 
+#include "formats/wheel.h"
 #include "slim/device_files.h"
 #include "slim/elf_slim.h"
 #include "util/expected.h"
 
 namespace tailor::slim {
 
-inline constexpr const char* k_slim_marker = "tailor-slim.json";
+inline constexpr const char* k_slim_marker = formats::k_tailor_slim_marker;
 
 struct SlimOptions {
   KeepPolicy policy;
@@ -77,6 +78,9 @@ struct InputSlim {
   /// (packages in name order; those without device files are not listed).
   uint64_t device_files_scanned = 0;
   std::vector<DeviceFilePackage> device_packages;
+  /// A wheel or environment an earlier `tailor slim` slimmed (it carries tailor-slim.json):
+  /// what it lacks was removed then, not by this run.
+  bool slimmed_before = false;
   double seconds = 0;
 };
 

@@ -1,6 +1,7 @@
 // slim_wheel_input: a wheel's libraries inflated into a private folder, slimmed in
 // parallel, and the archive written again beside its destination.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,6 +59,35 @@ Expected<WheelRecord> read_wheel_record(const std::string& path, Bytes file,
   if (!rows) return make_error(path + ": RECORD: " + rows.error().message);
   out.rows = std::move(*rows);
   return out;
+}
+
+// Every member against its RECORD row (its size; its sha256 for members up to
+// k_record_hash_limit: the libraries are inflated to be slimmed anyway, the rest are small),
+// so a damaged wheel is refused rather than given a RECORD whose other rows are stale.
+constexpr uint64_t k_record_hash_limit = uint64_t{256} << 20;
+
+Expected<void> check_record_rows(const std::string& path, Bytes file,
+                                 const formats::ZipArchive& zip, const WheelRecord& record) {
+  std::map<std::string, const formats::RecordRow*> rows;
+  for (const auto& r : record.rows) rows[r.path] = &r;
+  for (const auto& e : zip.entries) {
+    if (auto c = interrupted_check(); !c) return c.error();
+    auto it = rows.find(e.name);
+    if (e.is_directory() || it == rows.end()) continue;
+    const formats::RecordRow& r = *it->second;
+    bool differs = r.size && *r.size != e.uncompressed_size;
+    if (!differs && r.hash_algorithm == "sha256" && e.uncompressed_size <= k_record_hash_limit) {
+      Sha256 sha;
+      TAILOR_TRY_VOID(formats::stream_member(file, e, [&](Bytes piece) { sha.update(piece); }));
+      differs = formats::record_digest(sha.finish()) != "sha256=" + r.hash_value;
+    }
+    if (differs)
+      return make_error(fmt::format(
+          "{}: member '{}' does not match its RECORD row (line {}): refusing to slim a damaged "
+          "wheel (its RECORD would keep the stale row)",
+          path, e.name, r.line));
+  }
+  return {};
 }
 
 // The members that may be libraries (by name, then by the ELF magic), each with its
@@ -220,6 +250,27 @@ Expected<void> write_slimmed_wheel(const std::string& path, Bytes file,
   return writer.commit();
 }
 
+// A dry run's estimate of the slimmed wheel's size: less every device file that would go
+// (its compressed bytes and its two headers), less the share of each library's compressed
+// bytes that its slim would remove.
+uint64_t estimated_wheel_size(uint64_t size, const formats::ZipArchive& zip,
+                              const std::vector<WheelWork>& work,
+                              const std::set<std::string>& removed) {
+  constexpr uint64_t k_headers = 30 + 46;  // local header and central directory record
+  uint64_t cut = 0;
+  for (const auto& e : zip.entries)
+    if (removed.count(e.name)) cut += e.compressed_size + k_headers + 2 * e.name.size();
+  for (const auto& w : work) {
+    const LibrarySlim& lib = w.result.lib;
+    if (lib.size_before == 0 || lib.size_after >= lib.size_before) continue;
+    const double share = static_cast<double>(lib.size_before - lib.size_after) /
+                         static_cast<double>(lib.size_before);
+    cut +=
+        static_cast<uint64_t>(static_cast<double>(zip.entries[w.member].compressed_size) * share);
+  }
+  return size > cut ? size - cut : 0;
+}
+
 }  // namespace
 
 Expected<InputSlim> slim_wheel_input(const std::string& path, const SlimOptions& o) {
@@ -233,6 +284,9 @@ Expected<InputSlim> slim_wheel_input(const std::string& path, const SlimOptions&
   auto zip = formats::parse_zip(file);
   if (!zip) return make_error(path + ": " + zip.error().message);
   TAILOR_TRY(record, read_wheel_record(path, file, *zip));
+  TAILOR_TRY_VOID(check_record_rows(path, file, *zip, record));
+  for (const auto& e : zip->entries)
+    if (e.name == record.dist_info + "/" + k_slim_marker) in.slimmed_before = true;
 
   // Libraries: inflated, slimmed in parallel.
   in.output = o.dry_run    ? std::string()
@@ -281,6 +335,7 @@ Expected<InputSlim> slim_wheel_input(const std::string& path, const SlimOptions&
     }
     if (!device.empty()) in.device_packages.push_back(std::move(package));
   }
+  if (o.dry_run) in.size_after = estimated_wheel_size(file.size(), *zip, work, removed);
   bool any = !removed.empty() ||
              std::any_of(work.begin(), work.end(), [](const auto& w) { return w.result.written; });
   if (o.dry_run || !any) {

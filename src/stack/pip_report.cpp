@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "cuda/cuda_version.h"
+#include "cuda/torch_wheels.h"
 #include "data/data_files.h"
 #include "data/toml_document.h"
 #include "formats/wheel.h"
@@ -23,9 +24,6 @@ constexpr std::string_view k_file = "stack/stack.toml";
 StackFacts load_facts() {
   auto doc = data::toml_document(k_file);
   StackFacts f;
-  f.pytorch_index_base = doc["pytorch_index"]["base"].string();
-  f.cuda_variant = doc["pytorch_index"]["cuda_variant"].string();
-  f.cpu_variant = doc["pytorch_index"]["cpu_variant"].string();
   f.default_target_glibc = doc["default_target_glibc"].string();
   f.cuda_runtime_prefixes = doc["cuda_runtime_prefixes"].strings();
   f.cuda_runtime_exceptions = doc["cuda_runtime_exceptions"].strings_or_empty();
@@ -42,12 +40,7 @@ const StackFacts& facts() {
 }
 
 std::string pytorch_index_url(const std::optional<cuda::CudaVersion>& cuda) {
-  const auto& f = facts();
-  if (!cuda) return f.pytorch_index_base + "/" + f.cpu_variant;
-  std::string variant = f.cuda_variant;
-  variant.replace(variant.find("{major}"), 7, std::to_string(cuda->major));
-  variant.replace(variant.find("{minor}"), 7, std::to_string(cuda->minor));
-  return f.pytorch_index_base + "/" + variant;
+  return cuda::pytorch_index_url(cuda);
 }
 
 Expected<std::optional<cuda::CudaVersion>> parse_cuda_flag(std::string_view text) {

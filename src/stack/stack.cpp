@@ -271,7 +271,12 @@ std::vector<Row> rows_of(Context& c, const PipRun& run,
       row.wheel_sha256 = d->sha256;
       row.wheel_file = d->filename;
     }
-    if (d->key == "torch" && d->wheel) {
+    if (d->key == "torch" && !c.torch_python.empty()) {
+      // --torch PYTHON: that torch is the stack's (its row, installed_torch_row); pip
+      // resolving another one means the requirements would replace it.
+      c.torch_replaced_by = d->version;
+      continue;
+    } else if (d->key == "torch" && d->wheel) {
       decide_torch(c, row, *d, run.dists);
     } else if (d->wheel && is_cuda_runtime_package(d->key)) {
       decide_runtime(c, row, *d);
@@ -299,6 +304,14 @@ Row installed_torch_row(const Context& c) {
       fmt::format("{}; CUDA {}; {}", c.result.torch.source,
                   c.result.torch.cuda ? c.result.torch.cuda->to_string() : "none",
                   c.result.torch.arch_list.empty() ? "no GPU targets" : c.result.torch.arch_list);
+  if (!c.torch_replaced_by.empty()) {
+    row.outcome = Outcome::unsupported;
+    row.reason = fmt::format(
+        "{} ({}); the requirements need torch {} instead, which pip would install over it: "
+        "relax them, or give --torch the interpreter of a torch they take",
+        c.result.torch.source, c.result.torch.version, c.torch_replaced_by);
+    return row;
+  }
   auto set = cuda::parse_arch_spec(c.result.torch.arch_list);
   row.covers = "yes";
   for (const auto& cc : c.target.gpus)

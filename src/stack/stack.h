@@ -30,7 +30,6 @@ struct BuildNeed {
   std::string requirement, tool, what;
 };
 struct StackFacts {
-  std::string pytorch_index_base, cuda_variant, cpu_variant;
   std::string default_target_glibc;
   std::vector<std::string> cuda_runtime_prefixes, cuda_runtime_exceptions;
   std::string torch_cxx11_abi_since;
@@ -180,6 +179,17 @@ Expected<Target> resolve_target(const StackRequest& request, CommandRunner& runn
 /// target's platform (cuda/torch_wheels) against the target's GPUs. A list tailor's data
 /// lacks is Outcome::unknown (covers "?"), with the commands that decide it: download the
 /// wheel for the target and `tailor inspect` it with the target's GPUs. `asked_cuda`: --cuda.
+/// The CUDA of a resolved torch from its METADATA (pip's report carries the wheel's
+/// Requires-Dist), counting only the requirements pip resolved for the target: the release of
+/// the CUDA runtime or cuda-toolkit it requires (nvidia-cuda-runtime-cu12 12.8.90: 12.8), else
+/// the major an NVIDIA library's name states (nvidia-cudnn-cu13: 13); neither for a CPU build.
+struct TorchCudaStated {
+  std::optional<cuda::CudaVersion> release;
+  std::optional<int> major_only;
+  std::string from;  ///< "nvidia-cuda-runtime-cu12 12.8.90"
+};
+TorchCudaStated torch_cuda_from_metadata(const ResolvedDist& torch,
+                                         const std::vector<ResolvedDist>& all);
 void decide_torch(const Target& target, const std::optional<cuda::CudaVersion>& asked_cuda,
                   const ResolvedDist& torch, const std::vector<ResolvedDist>& resolved, Row& row,
                   TorchChoice& choice);

@@ -35,6 +35,7 @@ struct Context {
   std::string cache;
   std::optional<cuda::CudaVersion> asked_cuda;  // --cuda, read once
   StackResult result;
+  std::string torch_replaced_by;  // --torch PYTHON: the other torch pip resolved, "" none
 };
 
 // ---- pip and the file cache (pip_runs.cpp) ---------------------------------------------

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "cuda/arch_spec.h"
@@ -195,19 +196,67 @@ std::string torch_build_command(const Target& target, const std::string& version
                      cuda ? " --cuda " + shell_quote(cuda->to_string()) : "", gpus);
 }
 
+TorchCudaStated torch_cuda_from_metadata(const ResolvedDist& torch,
+                                         const std::vector<ResolvedDist>& all) {
+  std::map<std::string, const ResolvedDist*> resolved;
+  for (const auto& o : all) resolved[o.key] = &o;
+  TorchCudaStated out;
+  // Only what pip resolved for the target counts: the requirement's markers held there.
+  for (const auto& r : torch.requires_dist) {
+    auto it = resolved.find(requirement_name(r));
+    if (it == resolved.end()) continue;
+    const ResolvedDist& dep = *it->second;
+    // The CUDA runtime, or NVIDIA's toolkit metapackage, carries the CUDA release itself.
+    if (dep.key.starts_with("nvidia-cuda-runtime") || dep.key == "cuda-toolkit")
+      if (auto v = cuda::parse_cuda_version(dep.version)) {
+        out.release = cuda::CudaVersion{v->major, v->minor};
+        out.from = dep.key + " " + dep.version;
+        return out;
+      }
+    // Another NVIDIA library names its CUDA major only ("nvidia-cudnn-cu13").
+    auto cu = dep.key.rfind("-cu");
+    if (!out.major_only && dep.key.starts_with("nvidia-") && cu != std::string::npos)
+      if (auto major = parse_whole_number<int>(dep.key.substr(cu + 3))) {
+        out.major_only = *major;
+        out.from = dep.key + " " + dep.version;
+      }
+  }
+  return out;
+}
+
+namespace {
+std::string stated_by(const ResolvedDist& torch, const std::vector<ResolvedDist>& all) {
+  return torch_cuda_from_metadata(torch, all).from;
+}
+}  // namespace
+
 void decide_torch(const Target& target, const std::optional<cuda::CudaVersion>& asked_cuda,
                   const ResolvedDist& d, const std::vector<ResolvedDist>& all, Row& row,
                   TorchChoice& choice) {
   row.kind = Kind::torch;
   auto name = formats::parse_wheel_filename(d.filename);
-  // The wheel's label ("cu130"), else the CUDA runtime it pulls in ("13.0.96").
+  // The wheel's label ("cu130"), else what its METADATA requires (torch_cuda_from_metadata).
   std::optional<cuda::CudaVersion> release;
   if (name)
     if (auto v = cuda::parse_cuda_version(name->local_label)) release = *v;
-  if (!release)
-    for (const auto& o : all)
-      if (o.key.starts_with("nvidia-cuda-runtime"))
-        if (auto v = cuda::parse_cuda_version(o.version)) release = *v;
+  std::optional<int> major_only;
+  if (!release) {
+    auto stated = torch_cuda_from_metadata(d, all);
+    release = stated.release;
+    major_only = stated.major_only;
+  }
+  if (!release && major_only) {
+    choice.version = d.version;
+    choice.source = "resolved";
+    row.covers = "?";
+    row.outcome = Outcome::unknown;
+    row.reason = fmt::format(
+        "a CUDA {} build (its METADATA requires {}), of a CUDA release it does not state: whether "
+        "it runs on {} is unknown: decide it with `{}`, or install it and run tailor stack with "
+        "--torch PYTHON",
+        *major_only, stated_by(d, all), target.gpu_label(), torch_deciding_command(target, d));
+    return;
+  }
   const std::string cuda = release ? release->to_string() : "";
   choice.version = d.version;
   choice.cuda = release;

@@ -28,10 +28,14 @@ Expected<void> take_wheelhouse(Context& c, std::vector<Row>& rows) {
   for (auto& row : rows) {
     if (row.outcome != Outcome::build || row.kind == Kind::torch || row.sdist_sha256.empty())
       continue;
+    // As the provenance writes it: "2.11.0+cu130 (CUDA 13.0)".
+    const auto& torch = c.result.torch;
     wheelhouse::BuildInputs in{row.key,
                                row.sdist_sha256,
                                gpu_build_targets(c.target),
-                               c.result.torch.version,
+                               torch.version.empty() || !torch.cuda
+                                   ? torch.version
+                                   : torch.version + " (CUDA " + torch.cuda->to_string() + ")",
                                "",
                                c.target.python,
                                row.recipe,

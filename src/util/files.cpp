@@ -146,6 +146,19 @@ ExclusiveFileLock::~ExclusiveFileLock() {
   if (m_fd >= 0) ::close(m_fd);
 }
 
+ExclusiveFolderLock::ExclusiveFolderLock(const std::string& dir) {
+  m_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  while (m_fd >= 0 && ::flock(m_fd, LOCK_EX) != 0) {
+    if (errno == EINTR) continue;
+    ::close(m_fd);
+    m_fd = -1;
+  }
+}
+
+ExclusiveFolderLock::~ExclusiveFolderLock() {
+  if (m_fd >= 0) ::close(m_fd);
+}
+
 std::string user_cache_dir(std::string_view what) {
   std::string w(what);
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)

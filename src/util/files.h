@@ -68,6 +68,22 @@ class ExclusiveFileLock {
   int m_fd = -1;
 };
 
+/// An exclusive flock(2) on the folder DIR itself (opened read-only as a directory), held for
+/// a read-modify-write of state kept in it, such as a wheelhouse's: unlike ExclusiveFileLock
+/// it adds no file to the folder. It waits for the holder; ok() is false when the folder
+/// cannot be opened or locked.
+class ExclusiveFolderLock {
+ public:
+  explicit ExclusiveFolderLock(const std::string& dir);
+  ~ExclusiveFolderLock();
+  ExclusiveFolderLock(const ExclusiveFolderLock&) = delete;
+  ExclusiveFolderLock& operator=(const ExclusiveFolderLock&) = delete;
+  bool ok() const { return m_fd >= 0; }
+
+ private:
+  int m_fd = -1;
+};
+
 /// tailor's cache folder for `what`: ${XDG_CACHE_HOME:-$HOME/.cache}/tailor/<what>, or
 /// /tmp/tailor-<what> when neither is set.
 std::string user_cache_dir(std::string_view what);

@@ -24,6 +24,7 @@ std::string_view publish_outcome_name(PublishOutcome outcome);  // "added", "alr
 struct PublishedWheel {
   WheelEntry entry;
   PublishOutcome outcome = PublishOutcome::added;
+  std::string torch_pin;  ///< the torch version its METADATA pins ("2.11.0"), "" none
 };
 
 /// bad_input: a wheel or --to is not usable; conflict: a wheel of that name is already in its
@@ -34,6 +35,8 @@ struct PublishResult {
   std::vector<PublishedWheel> wheels;
   PublishFailure failure = PublishFailure::none;
   std::string message;  ///< one line when failed
+  /// Where pip reads the wheelhouse: file:///abs/dir, or the bucket's https URL.
+  std::string url;
 };
 
 /// Adds `wheels` to the wheelhouse `dir` (made when missing). Every wheel is read and

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <set>
 
 #include "formats/wheel.h"
 #include "formats/zip.h"
@@ -12,6 +13,7 @@
 #include "inspect/wheel_provenance.h"
 #include "util/mapped_file.h"
 #include "util/sha256.h"
+#include "util/strings.h"
 
 namespace tailor::wheelhouse {
 
@@ -85,8 +87,34 @@ Expected<std::string> target_set_name(const std::vector<std::string>& targets) {
   return out;
 }
 
+namespace {
+
+// The targets a tailor-built wheel is filed under: its provenance's, unless `tailor slim` has
+// cut its device code since (tailor-slim.json): then what the code still holds, as inspect
+// reads it, and a wheel slimmed down to no device code is refused (an index of its targets
+// would serve GPUs it has no kernels for).
+Expected<std::vector<std::string>> held_targets(Bytes file, const formats::ZipArchive& archive,
+                                                const std::string& path,
+                                                const std::vector<std::string>& claimed) {
+  if (!inspect::find_dist_info_member(archive, formats::k_tailor_slim_marker)) return claimed;
+  auto report = inspect::inspect_wheel(file, path);
+  if (!report) return make_error(report.error().message);
+  std::vector<std::string> held = report->target_names();
+  if (held.empty())
+    return make_error(fmt::format(
+        "{}: no CUDA device code left (built for {}, slimmed since: {}): no GPU target set to "
+        "file it under; publish the wheel as built, or slim it for GPUs it has code for",
+        path, join(claimed, ", "), formats::k_tailor_slim_marker));
+  return held;
+}
+
+}  // namespace
+
 Expected<WheelCandidate> read_candidate(const std::string& path, ForeignWheels foreign) {
   const std::string file = fs::path(path).filename().string();
+  std::error_code exists_ec;
+  if (!fs::exists(fs::symlink_status(path, exists_ec)))
+    return make_error(fmt::format("{}: no such file", path));
   if (!safe_file_name(file))
     return make_error(fmt::format(
         "{}: not a wheel file name (NAME-VERSION-PYTHON-ABI-PLATFORM.whl, letters, digits and "
@@ -128,11 +156,12 @@ Expected<WheelCandidate> read_candidate(const std::string& path, ForeignWheels f
 
   auto provenance = inspect::read_wheel_provenance(map.bytes(), *archive, path);
   if (provenance) {
-    e.targets = provenance->targets;
     e.provenance = nlohmann::json::parse(provenance->text, nullptr, false);
     if (formats::normalize_distribution_name(provenance->package) != e.project)
       return make_error(fmt::format("{}: the provenance names the package '{}', the file name '{}'",
                                     path, provenance->package, name->distribution));
+    TAILOR_TRY(held, held_targets(map.bytes(), *archive, path, provenance->targets));
+    e.targets = std::move(held);
   } else if (foreign == ForeignWheels::allowed) {
     auto report = inspect::inspect_wheel(map.bytes(), path);
     if (!report) return make_error(report.error().message);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "formats/wheel.h"
+#include "inspect/torch_pin.h"
 #include "util/files.h"
 #include "util/mapped_file.h"
 #include "util/sha256.h"
@@ -50,6 +51,24 @@ namespace {
 
 enum class Match { build, stack };
 
+// The wheel pins the public version of the torch it was built against (torch==2.11.0, which
+// 2.11.0+cu130 and 2.11.0 both satisfy) and needs that torch's CUDA: a torch of another
+// release, or another CUDA (or none), is another build.
+std::string torch_mismatch(const std::string& wheel_text, const std::string& here_text) {
+  auto wheel = inspect::parse_torch_build(wheel_text);
+  auto here = inspect::parse_torch_build(here_text);
+  if (!wheel && !here) return {};
+  if (!wheel || !here) return fmt::format("torch {} vs {}", wheel_text, here_text);
+  if (!inspect::torch_matches_pin(here->version, inspect::public_version(wheel->version)))
+    return fmt::format("torch {} vs {} (the wheel pins torch=={})", wheel->version, here->version,
+                       inspect::public_version(wheel->version));
+  if (major_minor(wheel->cuda) != major_minor(here->cuda))
+    return fmt::format("torch {} for CUDA {} vs for {}", wheel->version,
+                       wheel->cuda.empty() ? "none" : wheel->cuda,
+                       here->cuda.empty() ? "none" : here->cuda);
+  return {};
+}
+
 std::string mismatch(const WheelEntry& e, const BuildInputs& in, Match how) {
   if (e.foreign || !e.provenance.is_object()) return "not built by tailor";
   const auto& p = e.provenance;
@@ -68,10 +87,7 @@ std::string mismatch(const WheelEntry& e, const BuildInputs& in, Match how) {
   if (json_text(p, "profile") != in.profile)
     return fmt::format("profile '{}' vs '{}'", json_text(p, "profile"), in.profile);
   nlohmann::json toolchain = p.contains("toolchain") ? p["toolchain"] : nlohmann::json::object();
-  // A stack knows torch's version ("2.11.0+cu130"), the provenance adds its CUDA after a space.
-  std::string torch = json_text(toolchain, "torch");
-  if (how == Match::stack) torch = torch.substr(0, torch.find(' '));
-  if (torch != in.torch) return fmt::format("torch {} vs {}", torch, in.torch);
+  if (auto why = torch_mismatch(json_text(toolchain, "torch"), in.torch); !why.empty()) return why;
   if (how == Match::build && major_minor(json_text(toolchain, "nvcc")) != major_minor(in.nvcc))
     return fmt::format("CUDA {} vs {}", json_text(toolchain, "nvcc"), in.nvcc);
   if (major_minor(json_text(toolchain, "python")) != major_minor(in.python))
@@ -111,15 +127,14 @@ Expected<std::vector<IndexLink>> parse_project_index(std::string_view text,
   return out;
 }
 
-Expected<std::optional<FetchedWheel>> fetch_matching_wheel(const std::string& location,
+Expected<std::optional<FetchedWheel>> fetch_matching_wheel(const WheelhouseStore& store,
                                                            const BuildInputs& inputs,
                                                            const std::string& dest_dir,
                                                            std::string& why_not) {
-  TAILOR_TRY(store, open_store(location));
-  TAILOR_TRY(state, store->read(k_state_file, k_max_state_bytes));
+  TAILOR_TRY(state, store.read(k_state_file, k_max_state_bytes));
   std::vector<WheelEntry> wheels;
   if (state) {
-    TAILOR_TRY(listed, parse_state(*state, store->origin(k_state_file)));
+    TAILOR_TRY(listed, parse_state(*state, store.origin(k_state_file)));
     wheels = std::move(listed);
   }
   const WheelEntry* found = nullptr;
@@ -140,8 +155,8 @@ Expected<std::optional<FetchedWheel>> fetch_matching_wheel(const std::string& lo
   // The index the resolvers read must agree with the state: the link is the wheel's own
   // place, and its sha256 is the one the fetched bytes must have.
   const std::string rel_page = found->target_set + "/simple/" + found->project + "/index.json";
-  const std::string page = store->origin(rel_page);
-  TAILOR_TRY(text, store->read(rel_page, k_max_index_bytes));
+  const std::string page = store.origin(rel_page);
+  TAILOR_TRY(text, store.read(rel_page, k_max_index_bytes));
   if (!text) return make_error(page + ": not there (the state lists " + found->file + ")");
   TAILOR_TRY(links, parse_project_index(*text, page));
   const IndexLink* link = nullptr;
@@ -159,7 +174,7 @@ Expected<std::optional<FetchedWheel>> fetch_matching_wheel(const std::string& lo
   const std::string rel = wheel_file_path(*found);
   const std::string dest = (fs::path(dest_dir) / found->file).string();
   // The copy is bounded by the size the state records; its bytes are checked once copied.
-  auto copied = store->copy_to(rel, dest, found->size);
+  auto copied = store.copy_to(rel, dest, found->size);
   if (!copied)
     return make_error(fmt::format("{} ({} bytes in the state); the index says {}: refused",
                                   copied.error().message, found->size, link->sha256));
@@ -167,10 +182,10 @@ Expected<std::optional<FetchedWheel>> fetch_matching_wheel(const std::string& lo
   if (got != link->sha256) {
     std::error_code ec;
     fs::remove(dest, ec);
-    return make_error(fmt::format("{}: sha256 {}, the index says {}: refused", store->origin(rel),
+    return make_error(fmt::format("{}: sha256 {}, the index says {}: refused", store.origin(rel),
                                   got, link->sha256));
   }
-  return std::optional<FetchedWheel>(FetchedWheel{dest, got, store->origin(rel)});
+  return std::optional<FetchedWheel>(FetchedWheel{dest, got, store.origin(rel)});
 }
 
 }  // namespace tailor::wheelhouse

@@ -13,6 +13,7 @@
 
 #include "util/expected.h"
 #include "wheelhouse/wheelhouse_entry.h"
+#include "wheelhouse/wheelhouse_store.h"
 
 namespace tailor::wheelhouse {
 
@@ -30,9 +31,10 @@ struct BuildInputs {
 /// Why the published wheel `entry` was not built from `inputs` ("targets sm_80 vs sm_90"),
 /// or "" when it was. A foreign wheel never matches.
 std::string input_mismatch(const WheelEntry& entry, const BuildInputs& inputs);
-/// The same for a build `tailor stack` would run: `inputs.torch` is torch's version alone
-/// ("2.11.0+cu130"), and the CUDA compiler is not compared (the building machine's, which a
-/// stack does not know); everything else as input_mismatch.
+/// The same for a build `tailor stack` would run: the CUDA compiler is not compared (the
+/// building machine's, which a stack does not know); everything else as input_mismatch. For
+/// both, torch matches when it satisfies the wheel's pin (torch==2.11.0 takes 2.11.0+cu130 and
+/// 2.11.0) and has the CUDA release the wheel's torch had.
 std::string stack_input_mismatch(const WheelEntry& entry, const BuildInputs& inputs);
 
 struct IndexLink {
@@ -50,11 +52,11 @@ struct FetchedWheel {
   std::string origin;  ///< "DIR/files/sm90/<wheel>"
 };
 
-/// The wheel of the wheelhouse at `location` (wheelhouse_store.h: open_store) whose provenance
+/// The wheel of the wheelhouse `store` (wheelhouse_store.h: open_store) whose provenance
 /// matches `inputs`, copied into `dest_dir` and checked against its index's sha256; nullopt when
-/// none matches (`why_not` then says what came closest). Errors: a bad location or index, a sha256
+/// none matches (`why_not` then says what came closest). Errors: a bad index, a sha256
 /// mismatch.
-Expected<std::optional<FetchedWheel>> fetch_matching_wheel(const std::string& location,
+Expected<std::optional<FetchedWheel>> fetch_matching_wheel(const WheelhouseStore& store,
                                                            const BuildInputs& inputs,
                                                            const std::string& dest_dir,
                                                            std::string& why_not);

@@ -49,6 +49,7 @@
 #include "util/mapped_file.h"
 #include "util/sha256.h"
 #include "util/strings.h"
+#include "wheelhouse/wheelhouse_store.h"
 #include "workflow/extension_build.h"
 #include "workflow/extension_helpers.h"
 #include "workflow/extension_steps.h"
@@ -157,6 +158,12 @@ StepResult read_build_config(const ExtensionBuildOptions& o, ExtensionBuildConte
     });
     if (!table) return stop(BuildStatus::bad_input, table.error().message);
     if (s.wheelhouse.empty()) s.wheelhouse = *table;
+  }
+  // The wheelhouse's location checked before anything is built, whichever named it.
+  if (!s.wheelhouse.empty()) {
+    auto store = wheelhouse::open_store(s.wheelhouse);
+    if (!store) return stop(BuildStatus::bad_input, "--wheelhouse " + store.error().message);
+    s.wheelhouse_store = std::move(*store);
   }
   auto with_env = cache::apply_cache_environment(settings, ctx.environment);
   if (!with_env) return stop(BuildStatus::bad_input, with_env.error().message);
@@ -336,6 +343,12 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
 StepResult print_build_env(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
                            ExtensionBuildState& s) {
   s.request.source_dir = (fs::path(s.work_dir) / "src").string();
+  // An sdist unpacks to its top folder below src/: the package is there, not in src/.
+  if (s.spec.kind == SourceKind::sdist) {
+    auto top = sdist_top_folder(s.spec.path, ctx.runner);
+    if (!top) return stop(BuildStatus::bad_input, top.error().message);
+    if (!top->empty()) s.request.source_dir = (fs::path(s.request.source_dir) / *top).string();
+  }
   detail::plan_cross_paths(o, s);
   auto p = plan::resolve_extension_build(s.request, s.host);
   if (!p) return stop(BuildStatus::bad_input, p.error().message);
@@ -396,9 +409,20 @@ StepResult check_toolchain(const ExtensionBuildOptions& o, ExtensionBuildContext
                           "torch does)",
                           facts.cxx_runtime_compiler, facts.cxx_runtime_instead));
   }
-  if (!s.result.preflight.ok())
-    return stop(BuildStatus::preflight_failed, fmt::format("{} problem(s) to fix before building",
-                                                           s.result.preflight.problems().size()));
+  if (!s.result.preflight.ok()) {
+    // Targets this nvcc cannot produce are the request's mistake (bad input, exit 2), as an
+    // unknown target is; anything else is the machine's.
+    auto problems = s.result.preflight.problems();
+    if (std::all_of(problems.begin(), problems.end(),
+                    [](const PreflightCheck* c) { return c->name == "targets"; }))
+      return stop(BuildStatus::bad_input,
+                  fmt::format("{}: use a CUDA toolkit that supports {}, or drop {} from --arch",
+                              join(facts.unsupported_targets, "; "),
+                              facts.unsupported_targets.size() == 1 ? "it" : "them",
+                              facts.unsupported_targets.size() == 1 ? "it" : "them"));
+    return stop(BuildStatus::preflight_failed,
+                fmt::format("{} problem(s) to fix before building", problems.size()));
+  }
   return std::nullopt;
 }
 

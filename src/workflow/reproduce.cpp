@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <unordered_map>
 
@@ -56,6 +60,62 @@ std::vector<std::string> toolchain_differences(const std::map<std::string, std::
   return out;
 }
 
+std::string_view difference_cause_name(DifferenceCause cause) {
+  switch (cause) {
+    case DifferenceCause::presence:
+      return "presence";
+    case DifferenceCause::content:
+      return "content";
+    case DifferenceCause::time_fields:
+      return "time fields";
+    case DifferenceCause::provenance_keys:
+      return "provenance keys";
+  }
+  return "content";
+}
+
+namespace {
+
+// A zip member's DOS time fields as "1980-01-01 00:00:00".
+std::string dos_time_text(const formats::ZipEntry& e) {
+  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", (e.dos_date >> 9) + 1980,
+                     (e.dos_date >> 5) & 15, e.dos_date & 31, e.dos_time >> 11,
+                     (e.dos_time >> 5) & 63, (e.dos_time & 31) * 2);
+}
+
+// The top-level keys (toolchain's and environment's one level down) whose values differ
+// between two provenance files: "source_date_epoch (315532800 vs 1764399000)".
+std::string provenance_key_differences(Bytes a, Bytes b) {
+  auto ja = nlohmann::json::parse(as_chars(a), nullptr, false);
+  auto jb = nlohmann::json::parse(as_chars(b), nullptr, false);
+  if (!ja.is_object() || !jb.is_object()) return "not JSON";
+  std::vector<std::string> out;
+  auto short_text = [](const nlohmann::json* v) {
+    std::string t = v ? v->dump() : "none";
+    return t.size() > 60 ? t.substr(0, 57) + "..." : t;
+  };
+  std::function<void(const nlohmann::json&, const nlohmann::json&, const std::string&, int)> walk =
+      [&](const nlohmann::json& x, const nlohmann::json& y, const std::string& prefix, int depth) {
+        std::set<std::string> keys;
+        for (auto it = x.begin(); it != x.end(); ++it) keys.insert(it.key());
+        for (auto it = y.begin(); it != y.end(); ++it) keys.insert(it.key());
+        for (const auto& k : keys) {
+          const nlohmann::json* vx = x.contains(k) ? &x.at(k) : nullptr;
+          const nlohmann::json* vy = y.contains(k) ? &y.at(k) : nullptr;
+          if (vx && vy && *vx == *vy) continue;
+          if (vx && vy && vx->is_object() && vy->is_object() && depth == 0)
+            walk(*vx, *vy, prefix + k + ".", 1);
+          else
+            out.push_back(
+                fmt::format("{}{} ({} vs {})", prefix, k, short_text(vx), short_text(vy)));
+        }
+      };
+  walk(ja, jb, "", 0);
+  return out.empty() ? "the same keys, other formatting" : join(out, ", ");
+}
+
+}  // namespace
+
 Expected<std::vector<MemberDifference>> compare_wheel_members(const std::string& a,
                                                               const std::string& b, size_t limit,
                                                               size_t& total) {
@@ -69,25 +129,44 @@ Expected<std::vector<MemberDifference>> compare_wheel_members(const std::string&
   for (const auto& e : zb->entries) in_b[e.name] = &e;
   std::vector<MemberDifference> out;
   total = 0;
-  auto add = [&](std::string name, std::string what) {
+  auto add = [&](std::string name, std::string what, DifferenceCause cause) {
     ++total;
-    if (out.size() < limit) out.push_back({std::move(name), std::move(what)});
+    if (out.size() < limit) out.push_back({std::move(name), std::move(what), cause});
   };
   std::set<std::string> seen;
+  std::vector<std::byte> buffer_a, buffer_b;
   for (const auto& e : za->entries) {
     seen.insert(e.name);
     auto it = in_b.find(e.name);
     if (it == in_b.end()) {
-      add(e.name, "only in the wheel");
-    } else if (e.uncompressed_size != it->second->uncompressed_size) {
+      add(e.name, "only in the wheel", DifferenceCause::presence);
+      continue;
+    }
+    const formats::ZipEntry& f = *it->second;
+    const bool same_bytes = e.uncompressed_size == f.uncompressed_size && e.crc32 == f.crc32;
+    if (!same_bytes && e.name.ends_with(std::string(".dist-info/") + inspect::k_provenance_file)) {
+      auto ta = formats::extract_member(ma.bytes(), e, buffer_a);
+      auto tb = formats::extract_member(mb.bytes(), f, buffer_b);
+      if (ta && tb) {
+        add(e.name, "provenance keys: " + provenance_key_differences(*ta, *tb),
+            DifferenceCause::provenance_keys);
+        continue;
+      }
+    }
+    if (!same_bytes) {
       add(e.name,
-          fmt::format("{} vs {} bytes", e.uncompressed_size, it->second->uncompressed_size));
-    } else if (e.crc32 != it->second->crc32) {
-      add(e.name, "same size, other bytes");
+          e.uncompressed_size != f.uncompressed_size
+              ? fmt::format("content: {} vs {} bytes", e.uncompressed_size, f.uncompressed_size)
+              : std::string("content: same size, other bytes"),
+          DifferenceCause::content);
+    } else if (e.dos_time != f.dos_time || e.dos_date != f.dos_date) {
+      add(e.name,
+          fmt::format("time fields: {} vs {} (the same bytes)", dos_time_text(e), dos_time_text(f)),
+          DifferenceCause::time_fields);
     }
   }
   for (const auto& e : zb->entries)
-    if (!seen.count(e.name)) add(e.name, "only in the rebuild");
+    if (!seen.count(e.name)) add(e.name, "only in the rebuild", DifferenceCause::presence);
   return out;
 }
 
@@ -158,8 +237,16 @@ ReproduceResult verify_reproducible(const std::string& wheel, ExtensionBuildOpti
     return r;
   }
   r.verdict = ReproduceVerdict::differs;
-  auto members = compare_wheel_members(wheel, r.rebuilt_wheel, 20, r.members_differing);
-  if (members) r.members = std::move(*members);
+  auto members = compare_wheel_members(wheel, r.rebuilt_wheel, SIZE_MAX, r.members_differing);
+  if (members) {
+    std::map<DifferenceCause, size_t> counts;
+    for (const auto& m : *members) ++counts[m.cause];
+    for (const auto& [cause, n] : counts)
+      r.causes.push_back(fmt::format("{}: {}", difference_cause_name(cause), n));
+    constexpr size_t k_listed = 20;
+    if (members->size() > k_listed) members->resize(k_listed);
+    r.members = std::move(*members);
+  }
   return r;
 }
 

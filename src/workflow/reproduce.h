@@ -25,13 +25,21 @@ Expected<std::string> rebuild_source(const WheelProvenance& p, const std::string
 std::vector<std::string> toolchain_differences(const std::map<std::string, std::string>& original,
                                                const std::map<std::string, std::string>& rebuilt);
 
+/// Why a member differs: one wheel lacks it; its bytes differ; only its zip time fields
+/// differ (the bytes are the same); or it is tailor's provenance and some of its keys differ.
+enum class DifferenceCause { presence, content, time_fields, provenance_keys };
+std::string_view difference_cause_name(DifferenceCause cause);  // "content", "time fields", ...
+
 struct MemberDifference {
   std::string name;
-  std::string what;  ///< "only in the wheel", "only in the rebuild", "43056 vs 43072 bytes", "same
-                     ///< size, other bytes"
+  std::string what;  ///< "only in the wheel", "only in the rebuild", "content: 43056 vs 43072
+                     ///< bytes", "time fields: 1980-01-01 00:00 vs 2026-11-29 07:02 (the same
+                     ///< bytes)", "provenance keys: source_date_epoch (315532800 vs 1764399000)"
+  DifferenceCause cause = DifferenceCause::content;
 };
-/// The members of two wheels that differ (by size and CRC-32), in the first wheel's order
-/// then the second's; at most `limit` listed, `total` counts all.
+/// The members of two wheels that differ (by size and CRC-32, then by their zip time fields;
+/// the provenance by its keys), in the first wheel's order then the second's; at most `limit`
+/// listed, `total` counts all.
 Expected<std::vector<MemberDifference>> compare_wheel_members(const std::string& a,
                                                               const std::string& b, size_t limit,
                                                               size_t& total);
@@ -47,6 +55,8 @@ struct ReproduceResult {
   std::vector<std::string> toolchain_differences;
   std::vector<MemberDifference> members;
   size_t members_differing = 0;
+  /// Every differing member's cause with its count ("time fields: 12"), in the enum's order.
+  std::vector<std::string> causes;
   ExtensionBuildResult build;
 };
 

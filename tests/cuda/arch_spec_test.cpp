@@ -110,6 +110,11 @@ TEST(ArchSpec, UnknownTokenNamesItAndSuggests) {
   auto typo = parse_arch_spec("9.O");
   ASSERT_FALSE(typo);
   EXPECT_EQ(typo.error().message, "unknown CUDA target '9.O' (did you mean: 9.0?)");
+  // Letters O for zeros in a GPU name: the GPU they pass for.
+  auto letters = parse_gpu_spec("H1OO");
+  ASSERT_FALSE(letters);
+  EXPECT_NE(letters.error().message.find("(did you mean: H100"), std::string::npos)
+      << letters.error().message;
   struct Case {
     const char* spec;
     const char* token;

@@ -50,6 +50,18 @@ class WhereInSource(DriverTest):
         os.unlink("setup.py")
         self.assertEqual(say.where_in_source("x"), "the package's build")
 
+    def test_the_most_specific_needle_and_code_only(self):
+        # The setup.py:19 for a flag on line 22: the target named earlier (here in a
+        # list of versions, and after a comment) is not where the flag is.
+        self.write("setup.py", "archs = ['compute_80']  # arch=compute_80,code=sm_80\n"
+                   "x = 1\n"
+                   "flags = ['-gencode', 'arch=compute_80,code=sm_80']\n")
+        self.assertEqual(say.where_in_source("-gencode=arch=compute_80,code=sm_80",
+                                             "arch=compute_80,code=sm_80", "compute_80"),
+                         "setup.py:3")
+        self.assertEqual(say.where_in_source("compute_80"), "setup.py:1")
+        self.assertEqual(say.code_part("a = '#x'  # c"), "a = '#x'  ")
+
 
 if __name__ == "__main__":
     unittest.main()

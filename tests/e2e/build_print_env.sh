@@ -88,6 +88,16 @@ expect_eq "example exit" "$?" 0
 expect_eq "example TORCH_CUDA_ARCH_LIST" "$(export_value "$tmp/example" TORCH_CUDA_ARCH_LIST)" "7.5"
 [ -n "$(export_value "$tmp/example" MAX_JOBS)" ] && ok "example MAX_JOBS from memory" || bad "example MAX_JOBS"
 
+# An sdist: the by-hand pip command points at the folder the sdist unpacks to (its top folder
+# under src/), where setup.py is, not at src/ above it.
+mkdir -p "$tmp/sd" && cp -r "$src/tests/e2e/data/tiny_ext" "$tmp/sd/tiny_ext-0.1.0" \
+  && tar -czf "$tmp/tiny_ext-0.1.0.tar.gz" -C "$tmp/sd" tiny_ext-0.1.0 && rm -rf "$tmp/sd"
+"$TAILOR" build "$tmp/tiny_ext-0.1.0.tar.gz" --arch 7.5 --print-env --work-dir "$tmp/work" >"$tmp/sdist" 2>&1
+expect_eq "sdist exit" "$?" 0
+expect_grep "sdist: pip wheel of the unpacked package folder" \
+  "^(cd $tmp/work/src/tiny_ext-0.1.0 && .* -m pip wheel --no-build-isolation --no-deps -w $tmp/work/wheelhouse $tmp/work/src/tiny_ext-0.1.0)$" "$tmp/sdist"
+rm -f "$tmp/tiny_ext-0.1.0.tar.gz"
+
 expect_eq "--print-env fetched and built nothing" "$(ls -A "$tmp/work" 2>/dev/null | wc -l)" 0
 
 # The real nvcc: a unit of template instantiations only, compiled twice at one path with the

@@ -32,6 +32,12 @@ unset PIP_FIND_LINKS PIP_INDEX_URL PIP_EXTRA_INDEX_URL UV_INDEX_URL UV_EXTRA_IND
   --no-tests) >"$tmp/build.out" 2>&1 || { tail -30 "$tmp/build.out"; fail "the example did not build"; }
 whl=$(cd "$tmp/dist" && ls ./*.whl | head -1)
 whl=${whl#./}
+# The version carries the build's torch: 0.1.0+cu<CUDA>torch<X.Y> (install_pin.sh checks it all).
+version=$(python3 -c 'import torch; c = torch.version.cuda; r = ".".join(torch.__version__.split("+")[0].split(".")[:2]); print("0.1.0+" + ("cu" + c.replace(".", "") if c else "cpu") + "torch" + r)')
+case "$whl" in
+  "fused_ops-$version-"*) ok "the wheel's version carries its torch ($version)" ;;
+  *) bad "the wheel's name $whl lacks the version $version" ;;
+esac
 wh=$tmp/house
 
 # Publish, then the same bytes again.
@@ -43,7 +49,7 @@ expect_eq "target set from the provenance" "$(json_get "$tmp/publish.json" 'j["w
 expect_eq "outcome" "$(json_get "$tmp/publish.json" 'j["wheels"][0]["outcome"]')" added
 expect_eq "stored once, sha256 kept" "$(sha256sum "$wh/files/sm75/$whl" | cut -d' ' -f1)" \
   "$(sha256sum "$tmp/dist/$whl" | cut -d' ' -f1)"
-unzip -p "$tmp/dist/$whl" "fused_ops-0.1.0.dist-info/METADATA" | cmp -s - "$wh/files/sm75/$whl.metadata" \
+unzip -p "$tmp/dist/$whl" "fused_ops-$version.dist-info/METADATA" | cmp -s - "$wh/files/sm75/$whl.metadata" \
   && ok "METADATA beside the wheel" || bad "the .metadata file is not the wheel's METADATA"
 expect_grep "link with #sha256 and relative" "href=\"../../../files/sm75/$whl#sha256=$(sha256sum "$tmp/dist/$whl" | cut -d' ' -f1)\"" \
   "$wh/sm75/simple/fused-ops/index.html"
@@ -53,7 +59,7 @@ expect_eq "PEP 691 JSON" "$(json_get "$wh/sm75/simple/fused-ops/index.json" 'j["
   "1.1 $(sha256sum "$wh/files/sm75/$whl.metadata" | cut -c1-8)"
 # The PEP 825 (draft) variant file beside the index: valid under the draft's schema rules,
 # and read by variantlib (PEP 817's form, which adds the providers table the draft leaves out).
-variants="$wh/sm75/simple/fused-ops/fused_ops-0.1.0-variants.json"
+variants="$wh/sm75/simple/fused-ops/fused_ops-$version-variants.json"
 python3 - "$variants" <<'PY' && ok "variant file: the draft's schema" || bad "variant file: not the draft's schema"
 import json, sys, jsonschema
 name = "^[a-z0-9_]+$"
@@ -126,7 +132,7 @@ rm -rf "$tmp/bad-house" "$tmp/dist3" "$tmp/fetch-bad.err" "$tmp/tailor.toml"
 python3 -m venv "$tmp/pip-venv"
 "$tmp/pip-venv/bin/pip" install -v --no-deps --index-url "file://$wh/sm75/simple" fused-ops >"$tmp/pip.log" 2>&1
 expect_eq "pip install exit" "$?" 0
-expect_eq "pip installed it" "$("$tmp/pip-venv/bin/python" -c 'import importlib.metadata as m; print(m.version("fused_ops"))')" 0.1.0
+expect_eq "pip installed it" "$("$tmp/pip-venv/bin/python" -c 'import importlib.metadata as m; print(m.version("fused_ops"))')" "$version"
 expect_grep "pip took the dependency information from the .metadata file" \
   "Obtaining dependency information for fused-ops from file://$wh/files/sm75/$whl.metadata" "$tmp/pip.log"
 
@@ -147,9 +153,9 @@ if [ -n "$uv" ]; then
   VIRTUAL_ENV=$tmp/uv-venv "$uv" pip install -v --no-deps --index-url "file://$wh/sm75/simple" fused-ops \
     >"$tmp/uv.log" 2>&1
   expect_eq "uv pip install exit" "$?" 0
-  expect_eq "uv installed it" "$("$tmp/uv-venv/bin/python" -c 'import importlib.metadata as m; print(m.version("fused_ops"))')" 0.1.0
+  expect_eq "uv installed it" "$("$tmp/uv-venv/bin/python" -c 'import importlib.metadata as m; print(m.version("fused_ops"))')" "$version"
   : >"$tmp/http.log"
-  VIRTUAL_ENV=$tmp/uv-venv "$uv" pip install --dry-run --reinstall --index-url "http://127.0.0.1:$port/sm75/simple" \
+  VIRTUAL_ENV=$tmp/uv-venv "$uv" pip install --dry-run --reinstall --no-deps --index-url "http://127.0.0.1:$port/sm75/simple" \
     fused-ops >"$tmp/uv-http.log" 2>&1
   expect_eq "uv resolution over http: exit" "$?" 0
   expect_grep "uv read the .metadata file" "GET /files/sm75/$whl.metadata" "$tmp/http.log"
@@ -195,7 +201,8 @@ for d, _, files in os.walk(root):
 PY
 
 # Hostile input: each refused with one line, the wheelhouse unchanged.
-snapshot() { (cd "$wh" && find . -type f ! -name '*.lock' -print0 | sort -z | xargs -0 sha256sum); }
+snapshot() { (cd "$wh" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
+expect_eq "no lock file left in the wheelhouse" "$(find "$wh" -name '*.lock' | wc -l)" 0
 snapshot >"$tmp/before"
 mkdir -p "$tmp/tampered"
 python3 - "$tmp/dist/$whl" "$tmp/tampered/$whl" <<'PY'
@@ -233,6 +240,23 @@ done
 expect_grep "no provenance names --allow-foreign" "allow-foreign" <("$TAILOR" publish "$tmp/bad/plain-1.0-py3-none-any.whl" --to "$wh" 2>&1)
 "$TAILOR" publish "$tmp/c1/pkg1-1.0-py3-none-any.whl" --to "$tmp/x.py" >/dev/null 2>"$tmp/h.err"
 expect_eq "--to a file: exit 2" "$?" 2
+"$TAILOR" publish --to "$wh" >"$tmp/h.out" 2>"$tmp/h.err"
+expect_eq "no wheel given: exit 2" "$?" 2
+expect_grep "no wheel given: says so" "^tailor: error: publish: no wheel given" "$tmp/h.err"
+"$TAILOR" publish "$tmp/nope.whl" --to "$wh" >/dev/null 2>"$tmp/h.err"
+expect_eq "a wheel that is not there: exit 2" "$?" 2
+expect_grep "says no such file" "^tailor: error: $tmp/nope.whl: no such file$" "$tmp/h.err"
+rm -f "$tmp/h.out"
+# Slimmed for a GPU it has no code for (sm_75 only, A10 is sm_86): inspect finds no device code,
+# and publish refuses it instead of filing it under sm75 as its provenance says.
+"$TAILOR" slim "$tmp/dist/$whl" --gpu A10 --out "$tmp/slimmed" >"$tmp/slim.out" 2>"$tmp/slim.err"
+expect_eq "slim for A10: exit 0" "$?" 0
+expect_grep "slim warns that nothing is left" "tailor slim: warning: .*nothing is left for" "$tmp/slim.err"
+"$TAILOR" publish "$tmp/slimmed/$whl" --to "$wh" >/dev/null 2>"$tmp/h.err"
+expect_eq "a slimmed wheel with no device code: exit 2" "$?" 2
+expect_eq "one line" "$(wc -l <"$tmp/h.err")" 1
+expect_grep "says why" "no CUDA device code left (built for sm_75, slimmed since: tailor-slim.json)" "$tmp/h.err"
+rm -rf "$tmp/slimmed" "$tmp/slim.out" "$tmp/slim.err" "$tmp/h.err"
 rm "$tmp/h.err" "$tmp/t.err" "$tmp/t.out"
 snapshot >"$tmp/after"
 cmp -s "$tmp/before" "$tmp/after" && ok "the refusals changed nothing" || { bad "the wheelhouse changed"; diff "$tmp/before" "$tmp/after"; }

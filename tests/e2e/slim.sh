@@ -212,6 +212,15 @@ python3 "$(dirname "$0")/lib/make_wheel.py" "$work/fused-1.0-cp311-cp311-linux_x
   "$work/__init__.py:fused/__init__.py" "$in:fused/_multi.so" "$fixtures/sass_75_80.so:fused/lib/libtwo.so.1" \
   "$fixtures/plain_c.so:fused/_plain.so" || fail "could not make the wheel"
 whl="$work/fused-1.0-cp311-cp311-linux_x86_64.whl"
+# A wheel whose RECORD no longer matches a member: refused, not slimmed with the stale row kept.
+mkdir -p "$work/bad"
+python3 "$(dirname "$0")/lib/make_wheel.py" --bad-hash "$work/bad/fused-1.0-cp311-cp311-linux_x86_64.whl" \
+  "$work/__init__.py:fused/__init__.py" "$in:fused/_multi.so" >/dev/null || fail "could not make the bad wheel"
+"$T" slim "$work/bad/fused-1.0-cp311-cp311-linux_x86_64.whl" --keep sm_80 --out "$work/bad/out" 2>"$work/bad.err" \
+  && fail "a wheel with a stale RECORD row was slimmed"
+grep -q "member 'fused/__init__.py' does not match its RECORD row (line 1): refusing to slim a damaged wheel" "$work/bad.err" \
+  || fail "the stale RECORD row is not named: $(cat "$work/bad.err")"
+[ ! -e "$work/bad/out/fused-1.0-cp311-cp311-linux_x86_64.whl" ] || fail "a damaged wheel left an output"
 "$T" slim "$whl" --keep sm_80 --out "$work/dist" --json > "$work/w.json" || fail "slim wheel exit $?"
 sw="$work/dist/fused-1.0-cp311-cp311-linux_x86_64.whl"
 [ -f "$sw" ] || fail "no slimmed wheel"
@@ -275,6 +284,13 @@ sum=$(sha256sum < "$site/fused/_multi.so")
 [ "$(json_get "$work/env2.json" "sorted({f['outcome'] for f in j['inputs'][0]['files']})")" = "['unchanged']" ] ||
   fail "second slim: $(cat "$work/env2.json")"
 [ "$(sha256sum < "$site/fused/_multi.so")" = "$sum" ] || fail "second slim rewrote an already slimmed library"
+# For a GPU it has nothing for, the slimmed venv: the emptied line says an earlier slim took
+# the code out (not "as it did for the originals"), and a warning says nothing is left.
+"$T" slim "$work/venv" --keep 7.0 --dry-run > "$work/env3.txt" 2> "$work/env3.err" || fail "dry run on the slimmed venv"
+grep -q "as it did before this slim (an earlier tailor slim, which tailor-slim.json records, took that code out of the original files)" "$work/env3.txt" \
+  || fail "the emptied line of a slimmed venv: $(grep emptied "$work/env3.txt")"
+grep -q "^tailor slim: warning: .*: nothing is left for .*it runs no CUDA code on 7.0" "$work/env3.err" \
+  || fail "no warning that nothing is left: $(cat "$work/env3.err")"
 "$work/venv/bin/pip" uninstall -y -q fused || fail "pip uninstall after slimming"
 [ -z "$(find "$work/venv/lib" -path '*fused*' 2>/dev/null)" ] || fail "uninstall left: $(find "$work/venv/lib" -path '*fused*')"
 no_temps "$site/fused" 2>/dev/null

@@ -230,7 +230,31 @@ if [ -n "${built:-}" ]; then
   expect_eq "--wheelhouse, another GPU: a build" "$(row "$tmp/wh86.json" tiny-ext outcome)" build
   case "$(row "$tmp/wh86.json" tiny-ext reason)" in *"other targets"*) ok "--wheelhouse, another GPU: names the difference" ;;
     *) bad "--wheelhouse, another GPU: $(row "$tmp/wh86.json" tiny-ext reason)" ;; esac
+  # The stack's torch from the index, 2.11.0 without a label (CUDA 13.0 by its METADATA): the
+  # wheel built with 2.11.0+cu130 pins torch==2.11.0, which it satisfies.
+  "$TAILOR" stack --gpu T4 --index-url "$index" torch==2.11.0 tiny_ext --wheelhouse "$tmp/house" \
+    --json >"$tmp/whl.json" 2>"$tmp/whl.err"
+  expect_eq "--wheelhouse, torch 2.11.0 from the index: its CUDA read" "$(row "$tmp/whl.json" torch reason | cut -c1-14)" "CUDA 13.0 buil"
+  case "$(row "$tmp/whl.json" tiny-ext outcome) $(row "$tmp/whl.json" tiny-ext reason)" in
+    "prebuilt $(basename "$built") in the wheelhouse"*) ok "--wheelhouse, torch 2.11.0 against the wheel's 2.11.0+cu130: prebuilt" ;;
+    *) bad "--wheelhouse, torch 2.11.0: $(row "$tmp/whl.json" tiny-ext outcome) $(row "$tmp/whl.json" tiny-ext reason)" ;;
+  esac
 fi
+
+# The issue's torch 2.12.1: no label, CUDA 13 stated only by nvidia-cudnn-cu13 in its
+# METADATA: a CUDA build of a release it does not state (unknown), never "CPU-only".
+"$TAILOR" stack --gpu T4 --index-url "$index" needstorch --json >"$tmp/nl.json" 2>"$tmp/nl.err"
+expect_eq "torch without a label: unknown, not CPU-only" "$(row "$tmp/nl.json" torch outcome)" unknown
+case "$(row "$tmp/nl.json" torch reason)" in *"a CUDA 13 build (its METADATA requires nvidia-cudnn-cu13 9.13.0.50)"*) ok "torch without a label: its CUDA read from its METADATA" ;;
+  *) bad "torch without a label: $(row "$tmp/nl.json" torch reason)" ;; esac
+# --torch PYTHON: that interpreter's torch is the stack's; requirements that need another torch
+# are named on its row (exit 1), and the other torch is not judged in its place.
+"$TAILOR" stack --gpu T4 --torch python3 --index-url "$index" needstorch --json >"$tmp/nt.json" 2>"$tmp/nt.err"
+expect_eq "--torch PYTHON, requirements need another torch: exit 1" "$?" 1
+expect_eq "--torch PYTHON: the torch row is that interpreter's" "$(row "$tmp/nt.json" torch version)" "$(python3 -c 'import torch; print(torch.__version__)')"
+case "$(row "$tmp/nt.json" torch reason)" in *"installed in python3"*"the requirements need torch 2.12.1 instead"*) ok "--torch PYTHON: says the requirements would replace it" ;;
+  *) bad "--torch PYTHON: $(row "$tmp/nt.json" torch reason)" ;; esac
+expect_eq "--torch PYTHON: one torch row" "$(json_get "$tmp/nt.json" "len([p for p in j['packages'] if p['key']=='torch'])")" 1
 
 # ---- online (PyPI) -------------------------------------------------------------------------
 if python3 -c "import urllib.request; urllib.request.urlopen('https://pypi.org/simple/einops/', timeout=10)" 2>/dev/null; then

@@ -80,6 +80,19 @@ make_wheel("torch", "2.11.0+cu130", {"torch/__init__.py": b""}, platform_tag="py
 # coverage is unknown until its own libraries are inspected.
 make_wheel("torch", "2.99.0+cu199", {"torch/__init__.py": b""}, platform_tag="py3-none-manylinux_2_28_x86_64")
 
+# A torch from the default index's style: no +cuNNN label, its CUDA stated only by the NVIDIA
+# libraries its METADATA requires (CUDA 13 by nvidia-cudnn-cu13's name: the issue's 2.12.1);
+# and a package that needs exactly it.
+make_wheel("nvidia_cudnn_cu13", "9.13.0.50", {"nvidia/cudnn/__init__.py": b""}, purelib=True)
+make_wheel("torch", "2.12.1", {"torch/__init__.py": b""}, requires=["nvidia-cudnn-cu13==9.13.0.50"],
+           platform_tag="py3-none-manylinux_2_28_x86_64")
+make_wheel("needstorch", "1.0", {"needstorch/__init__.py": b""}, requires=["torch==2.12.1"], purelib=True)
+# The release this machine's torch is (2.11.0), as the default index has it: no label, CUDA
+# 13.0 by the runtime its METADATA requires; a tailor wheel built with 2.11.0+cu130 is for it.
+make_wheel("nvidia_cuda_runtime", "13.0.96", {"nvidia/cuda_runtime/__init__.py": b""}, purelib=True)
+make_wheel("torch", "2.11.0", {"torch/__init__.py": b""}, requires=["nvidia-cuda-runtime==13.0.96"],
+           platform_tag="py3-none-manylinux_2_28_x86_64")
+
 # The package's sdist (its setup.py imports torch, as CUDA extensions' do).
 work = os.path.join(out, "package")
 shutil.copytree(package, work, ignore=shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__"))

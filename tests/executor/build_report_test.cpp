@@ -38,6 +38,22 @@ TEST(BuildReport, JsonCarriesEveryField) {
   EXPECT_NE(text.find("gpu-smoke  skipped: no GPU"), std::string::npos);
 }
 
+// A wheel fetched from a wheelhouse compiled nothing: no job count and no compiler-cache
+// advice (the "cache none (install ccache ...)" with ccache installed).
+TEST(BuildReport, AFetchedWheelClaimsNoCompilesAndNoCache) {
+  BuildReport r;
+  r.targets = {"sm_75"};
+  r.jobs = 2;
+  r.jobs_reason = "2 cores";
+  r.wheel_from = "/srv/house/files/sm75/demo.whl";
+  r.checks = {{"import", CheckStatus::passed, "demo"}};
+  std::string text = render_summary(r);
+  EXPECT_EQ(text.find("with 2 jobs"), std::string::npos) << text;
+  EXPECT_EQ(text.find("install ccache"), std::string::npos) << text;
+  EXPECT_NE(text.find("nothing compiled"), std::string::npos) << text;
+  EXPECT_NE(text.find("import     passed"), std::string::npos) << text;
+}
+
 TEST(BuildReport, SaysWhereTheStepsSawTheWorkFolder) {
   BuildReport r;
   r.work_path = "/tmp/.tailor-build/fused_ops";

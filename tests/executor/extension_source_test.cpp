@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <utility>
+#include <vector>
 
 #include "executor/source_identity.h"
 
@@ -34,6 +36,11 @@ TEST(ClassifySource, EveryKind) {
   EXPECT_EQ(s->kind, SourceKind::sdist);
   EXPECT_EQ(s->name, "pkg");
 
+  // PyTorch by its pinned name is pointed to its own build, not taken for an extension sdist.
+  auto t = classify_source("torch==2.0", "");
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.error().message.find("`tailor build torch --torch 2.0`"), std::string::npos)
+      << t.error().message;
   auto i = classify_source("causal-conv1d==1.5.2", "");
   ASSERT_TRUE(i);
   EXPECT_EQ(i->kind, SourceKind::index);
@@ -196,7 +203,7 @@ TEST(PrepareSource, UnpacksARealSdist) {
   fs::remove_all(dir);
 }
 
-TEST(PrepareSource, BrokenSdistIsAnErrorNamingTheCommand) {
+TEST(PrepareSource, BrokenSdistIsOneLineNamingTheFile) {
   fs::path dir = fresh_dir("broken");
   std::ofstream(dir / "bad-1.0.tar.gz") << "not a tarball";
   SystemCommandRunner runner;
@@ -204,7 +211,76 @@ TEST(PrepareSource, BrokenSdistIsAnErrorNamingTheCommand) {
   ASSERT_TRUE(spec);
   auto src = prepare_source(*spec, (dir / "work").string(), "python3", runner);
   ASSERT_FALSE(src);
-  EXPECT_NE(src.error().message.find("tar -xf"), std::string::npos);
+  EXPECT_EQ(src.error().message.rfind("bad-1.0.tar.gz: cannot unpack: ", 0), 0u)
+      << src.error().message;
+  EXPECT_EQ(src.error().message.find('\n'), std::string::npos) << src.error().message;
+  fs::remove_all(dir);
+}
+
+// A package_data member `passwd -> /etc/passwd` carried the host's file into a published
+// wheel (issue 51): every kind of source refuses a link that leaves its tree, in one line
+// naming the member and its target, and keeps links inside it.
+TEST(PrepareSource, RefusesLinksLeavingTheTree) {
+  fs::path dir = fresh_dir("links");
+  fs::create_directories(dir / "pkg" / "data");
+  std::ofstream(dir / "pkg" / "setup.py") << "setup(name='x')\n";
+  fs::create_symlink("../setup.py", dir / "pkg" / "data" / "inside");
+  SystemCommandRunner runner;
+  auto spec = classify_source((dir / "pkg").string(), "");
+  ASSERT_TRUE(spec);
+  auto src = prepare_source(*spec, (dir / "work").string(), "python3", runner);
+  ASSERT_TRUE(src) << src.error().message;
+  EXPECT_TRUE(fs::is_symlink(fs::path(*src) / "data" / "inside"));
+  for (const auto& [name, target] : std::vector<std::pair<std::string, std::string>>{
+           {"passwd", "/etc/passwd"}, {"up", "../../../etc/hostname"}, {"dot", "."}}) {
+    fs::create_symlink(target, dir / "pkg" / "data" / name);
+    if (name == "dot") fs::create_symlink("dot/../..", dir / "pkg" / "data" / "chain");
+    auto refused = prepare_source(*spec, (dir / "work").string(), "python3", runner);
+    ASSERT_FALSE(refused) << name;
+    const std::string& m = refused.error().message;
+    const std::string member = name == "dot" ? "data/chain" : "data/" + name;
+    EXPECT_NE(m.find("source member '" + member + "' is a link to"), std::string::npos) << m;
+    EXPECT_NE(m.find("outside the source tree"), std::string::npos) << m;
+    fs::remove(dir / "pkg" / "data" / name);
+  }
+  fs::remove_all(dir);
+}
+
+TEST(PrepareSource, SdistRefusesOutsideLinksAndNamesTheSameForTarAndZip) {
+  fs::path dir = fresh_dir("hostile_sdist");
+  const std::string make = R"PY(
+import io, sys, tarfile, zipfile
+d = sys.argv[1]
+with tarfile.open(d + "/abs-1.0.tar.gz", "w:gz") as t:
+    i = tarfile.TarInfo("abs-1.0/setup.py"); i.size = 1; t.addfile(i, io.BytesIO(b"#"))
+    i = tarfile.TarInfo("abs-1.0/pkg/passwd"); i.type = tarfile.SYMTYPE; i.linkname = "/etc/passwd"; t.addfile(i)
+with tarfile.open(d + "/up-1.0.tar.gz", "w:gz") as t:
+    i = tarfile.TarInfo("up-1.0/../../evil"); i.size = 1; t.addfile(i, io.BytesIO(b"#"))
+with zipfile.ZipFile(d + "/up-1.0.zip", "w") as z:
+    z.writestr("up-1.0/../../evil", "#")
+)PY";
+  SystemCommandRunner runner;
+  CommandSpec mk;
+  mk.argv = {"python3", "-c", make, dir.string()};
+  ASSERT_TRUE(runner.run(mk).ok());
+  auto prepare = [&](const std::string& file) {
+    auto spec = classify_source((dir / file).string(), "");
+    EXPECT_TRUE(spec);
+    return prepare_source(*spec, (dir / "work").string(), "python3", runner);
+  };
+  auto abs = prepare("abs-1.0.tar.gz");
+  ASSERT_FALSE(abs);
+  EXPECT_NE(abs.error().message.find("member 'abs-1.0/pkg/passwd' is a link to '/etc/passwd'"),
+            std::string::npos)
+      << abs.error().message;
+  auto tar = prepare("up-1.0.tar.gz"), zip = prepare("up-1.0.zip");
+  ASSERT_FALSE(tar);
+  ASSERT_FALSE(zip);
+  const std::string why = "member 'up-1.0/../../evil' would be written outside the source folder";
+  EXPECT_NE(tar.error().message.find(why), std::string::npos) << tar.error().message;
+  EXPECT_NE(zip.error().message.find(why), std::string::npos) << zip.error().message;
+  EXPECT_FALSE(fs::exists(dir / "evil"));
+  EXPECT_FALSE(fs::exists(dir / "work" / "evil"));
   fs::remove_all(dir);
 }
 
@@ -284,7 +360,15 @@ TEST(IdentifySource, FolderSdistGitAndTheEnvironment) {
   ASSERT_TRUE(id) << id.error().message;
   EXPECT_EQ(id->digest_kind, "tree-sha256");
   EXPECT_EQ(id->digest, digest_tree((dir / "pkg").string())->sha256);
-  EXPECT_EQ(id->source_date_epoch, 1650000000);
+  // Never a file's time (a copy's or a checkout's): a folder that is no git checkout gets
+  // 1980-01-01, whatever its files' times.
+  EXPECT_EQ(id->source_date_epoch, 315532800);
+  set_mtime(dir / "pkg" / "setup.py", 1750000000);
+  auto touched =
+      identify_source(*folder, (dir / "work" / "src").string(), (dir / "work").string(), runner);
+  ASSERT_TRUE(touched);
+  EXPECT_EQ(touched->source_date_epoch, 315532800);
+  EXPECT_EQ(touched->digest, id->digest);
   auto forced = identify_source(*folder, "", (dir / "work").string(), runner, 1234567890);
   ASSERT_TRUE(forced);
   EXPECT_EQ(forced->source_date_epoch, 1234567890);
@@ -327,6 +411,18 @@ TEST(IdentifySource, FolderSdistGitAndTheEnvironment) {
     EXPECT_EQ(gid->digest.size(), 40u);
     EXPECT_EQ(gid->source_date_epoch, 1670000000);
     EXPECT_EQ(gid->epoch_from, "the commit time of HEAD");
+    // The same checkout as a folder to build: the commit's time while it is clean, the
+    // fixed time once a tracked file changed.
+    auto as_folder = classify_source(repo.string(), "");
+    ASSERT_TRUE(as_folder);
+    auto clean = identify_source(*as_folder, "", (dir / "work3").string(), runner);
+    ASSERT_TRUE(clean) << clean.error().message;
+    EXPECT_EQ(clean->digest_kind, "tree-sha256");
+    EXPECT_EQ(clean->source_date_epoch, 1670000000);
+    write_text(repo / "setup.py", "setup(name='changed')\n");
+    auto dirty = identify_source(*as_folder, "", (dir / "work3").string(), runner);
+    ASSERT_TRUE(dirty);
+    EXPECT_EQ(dirty->source_date_epoch, 315532800);
   }
   fs::remove_all(dir);
 }

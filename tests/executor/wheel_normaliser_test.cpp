@@ -171,6 +171,50 @@ TEST(WheelNormaliser, SortsFixesTimesModesAndRebuildsRecord) {
             fs::perms::none);
 }
 
+// The torch pin: the version relabelled in the file name, the .dist-info and .data folders and
+// METADATA, torch's requirement exact, RECORD naming the new folders; pip installs it.
+TEST(WheelNormaliser, PinsTorchAndLabelsTheVersion) {
+  if (!have_python()) GTEST_SKIP() << "python3 needed to make the input wheel";
+  fs::path in = make_wheel("pin/demo_pkg-1.0-cp311-cp311-linux_x86_64.whl", "names",
+                           "(2024, 5, 6, 7, 8, 10)");
+  WheelNormaliseOptions o{1700000000, "{\"x\": 1}\n", "", "", std::nullopt};
+  o.torch_pin = TorchPinEdit{"cu130torch2.11", "torch==2.11.0"};
+  auto n = normalise_wheel(in.string(), o);
+  ASSERT_TRUE(n) << n.error().message;
+  const fs::path out =
+      in.parent_path() / "demo_pkg-1.0+cu130torch2.11-cp311-cp311-linux_x86_64.whl";
+  EXPECT_EQ(n->path, out.string());
+  EXPECT_EQ(n->dist_info, "demo_pkg-1.0+cu130torch2.11.dist-info");
+  EXPECT_FALSE(fs::exists(in)) << "the input is replaced under its new name";
+  EXPECT_EQ(names_in(out),
+            "demo_pkg-1.0+cu130torch2.11.data/scripts/demo\n"
+            "demo_pkg/__init__.py\n"
+            "demo_pkg/bin/tool\n"
+            "demo_pkg/data, with comma.txt\n"
+            "demo_pkg-1.0+cu130torch2.11.dist-info/METADATA\n"
+            "demo_pkg-1.0+cu130torch2.11.dist-info/WHEEL\n"
+            "demo_pkg-1.0+cu130torch2.11.dist-info/tailor-provenance.json\n"
+            "demo_pkg-1.0+cu130torch2.11.dist-info/top_level.txt\n"
+            "demo_pkg-1.0+cu130torch2.11.dist-info/RECORD\n");
+  auto report = inspect::inspect_paths({out.string()});
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_TRUE(report->wheels[0].record.passed());
+  EXPECT_EQ(report->wheels[0].metadata_version, "1.0+cu130torch2.11");
+  EXPECT_EQ(report->wheels[0].requires_dist, std::vector<std::string>{"torch==2.11.0"});
+  // Again over its own output: nothing changes.
+  auto again = normalise_wheel(out.string(), o);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(again->path, out.string());
+  fs::path target = test::scratch_dir("normaliser_test") / "pin" / "site";
+  auto pip = run_command({"python3", "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+                          "--target", target.string(), out.string()},
+                         std::chrono::seconds(300));
+  if (!pip.started || pip.err.find("No module named pip") != std::string::npos)
+    GTEST_SKIP() << "pip not available";
+  ASSERT_TRUE(pip.ok()) << pip.out << pip.err;
+  EXPECT_TRUE(fs::exists(target / "demo_pkg-1.0+cu130torch2.11.dist-info" / "METADATA"));
+}
+
 TEST(WheelNormaliser, SameContentInAnyOrderWithAnyTimesGivesTheSameBytes) {
   if (!have_python()) GTEST_SKIP() << "python3 needed to make the input wheels";
   fs::path a = make_wheel("order/a/demo_pkg-1.0-cp311-cp311-linux_x86_64.whl", "names",

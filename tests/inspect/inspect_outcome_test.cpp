@@ -127,6 +127,35 @@ TEST(InspectOutcome, MismatchedWheelTagsAndSkippedFilesWarn) {
   EXPECT_EQ(outcome.warnings.size(), 2u);
 }
 
+// A torch-linked wheel that lets pip pick any torch (the issue's `torch>=2.0.0`, or no torch
+// requirement at all) warns; a pinned one, and a wheel that does not link torch, do not.
+TEST(InspectOutcome, TorchLinkedWheelWithoutAPinWarns) {
+  auto with = [](std::vector<std::string> requires_dist, NeededKind kind) {
+    InspectReport report;
+    auto w = sound_wheel("/d/demo-1.0-cp311-cp311-linux_x86_64.whl");
+    InspectedLibrary lib;
+    lib.path = "demo/_C.so";
+    lib.needed_libraries.push_back({"libc10.so", kind, {}, {}, "", "", "", ""});
+    w.libraries.push_back(lib);
+    w.requires_dist = std::move(requires_dist);
+    report.wheels.push_back(w);
+    return judge(report, nullptr);
+  };
+  auto loose = with({"numpy", "torch>=2.0.0"}, NeededKind::torch);
+  EXPECT_FALSE(loose.failed());
+  ASSERT_EQ(loose.warnings.size(), 1u);
+  EXPECT_EQ(loose.warnings[0],
+            "demo-1.0-cp311-cp311-linux_x86_64.whl: demo/_C.so links torch (libc10.so) but the "
+            "wheel does not pin the torch it was built against (METADATA: Requires-Dist: "
+            "torch>=2.0.0): pip and uv may install another torch beside it, whose symbols it "
+            "lacks");
+  auto none = with({}, NeededKind::torch);
+  ASSERT_EQ(none.warnings.size(), 1u);
+  EXPECT_NE(none.warnings[0].find("(METADATA: no torch requirement)"), std::string::npos);
+  EXPECT_TRUE(with({"torch==2.11.0"}, NeededKind::torch).warnings.empty());
+  EXPECT_TRUE(with({"torch>=2.0.0"}, NeededKind::bundled).warnings.empty());
+}
+
 TEST(InspectOutcome, FailureLineKeepsToOneLine) {
   InspectOutcome outcome;
   outcome.failures = {"a", "b", "c", "d", "e"};

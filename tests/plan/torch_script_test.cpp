@@ -285,6 +285,9 @@ TEST(TorchDoctor, ChecksWithFixes) {
   EXPECT_FALSE(by.at("disk")->ok);
   EXPECT_FALSE(by.at("swap")->ok);
   EXPECT_TRUE(by.at("swap")->warning);
+  // The advice runs as printed: mkswap and swapon name the file.
+  EXPECT_NE(by.at("swap")->fix.find("mkswap /swapfile && sudo swapon /swapfile"), std::string::npos)
+      << by.at("swap")->fix;
   EXPECT_FALSE(by.at("python-deps")->ok);
   EXPECT_NE(by.at("python-deps")->detail.find("setuptools<75 (have 80.9.0)"), std::string::npos)
       << by.at("python-deps")->detail;

@@ -308,6 +308,47 @@ TEST(StackTorch, ACudaBuildWithoutDataIsUnknownWithTheCommandThatDecidesIt) {
   EXPECT_FALSE(r.ok());
 }
 
+// A torch from the default index has no +cuNNN label: its CUDA is read from its METADATA's
+// requirements that pip resolved for the target, never taken for a CPU build because the
+// resolution has no nvidia-cuda-runtime (the torch 2.12.1, pulling nvidia-cudnn-cu13).
+TEST(StackTorch, ACudaTorchWithoutALabelIsReadFromItsMetadata) {
+  auto dep = [](const std::string& key, const std::string& version) {
+    ResolvedDist d;
+    d.name = d.key = key;
+    d.version = version;
+    return d;
+  };
+  auto d = torch_wheel("2.12.1", "manylinux_2_28_x86_64");
+  d.requires_dist = {"filelock", "nvidia-cudnn-cu13==9.13.0.50; platform_system == \"Linux\"",
+                     "nvidia-cuda-runtime-cu12==12.8.90; platform_machine == \"aarch64\""};
+  // Only cuDNN was resolved for this target: CUDA 13, minor release unknown.
+  std::vector<ResolvedDist> all = {d, dep("filelock", "3.20.0"),
+                                   dep("nvidia-cudnn-cu13", "9.13.0.50")};
+  auto stated = torch_cuda_from_metadata(d, all);
+  EXPECT_FALSE(stated.release);
+  EXPECT_EQ(stated.major_only, 13);
+  Row row;
+  TorchChoice choice;
+  decide_torch(x86_target(), std::nullopt, d, all, row, choice);
+  EXPECT_EQ(row.outcome, Outcome::unknown);
+  EXPECT_EQ(row.reason.find("CPU-only"), std::string::npos) << row.reason;
+  EXPECT_NE(row.reason.find("a CUDA 13 build (its METADATA requires nvidia-cudnn-cu13 9.13.0.50)"),
+            std::string::npos)
+      << row.reason;
+  // With the runtime resolved: its release.
+  d.requires_dist.push_back("nvidia-cuda-runtime==13.0.96");
+  all.push_back(dep("nvidia-cuda-runtime", "13.0.96"));
+  auto full = torch_cuda_from_metadata(d, all);
+  ASSERT_TRUE(full.release);
+  EXPECT_EQ(*full.release, (cuda::CudaVersion{13, 0}));
+  Row row2;
+  decide_torch(x86_target(), std::nullopt, d, all, row2, choice);
+  EXPECT_EQ(row2.outcome, Outcome::prebuilt) << row2.reason;
+  // A runtime in the resolution that torch does not require says nothing of torch.
+  auto cpu = torch_wheel("2.9.1", "manylinux_2_28_aarch64");
+  EXPECT_FALSE(torch_cuda_from_metadata(cpu, {cpu, dep("nvidia-cuda-runtime", "13.0.96")}).release);
+}
+
 TEST(StackTorch, AKnownCudaBuildIsJudgedByItsOfficialList) {
   Row row;
   TorchChoice choice;

@@ -69,16 +69,26 @@ TEST(InputMismatch, EveryInputCounts) {
   EXPECT_EQ(input_mismatch(foreign, inputs()), "not built by tailor");
 }
 
-TEST(InputMismatch, AStackComparesTorchByVersionAndNotTheCompiler) {
+// torch is matched against the wheel's pin (torch==<the public version it was built with>)
+// and its CUDA: the stack torch 2.11.0 from the default index (CUDA 13.0, read from its
+// metadata) against a wheel built with 2.11.0+cu130 is the same build.
+TEST(InputMismatch, AStackComparesTorchByThePinAndItsCudaAndNotTheCompiler) {
   auto in = inputs();
-  in.torch = "2.11.0+cu130";
+  in.torch = "2.11.0+cu130 (CUDA 13.0)";
   in.nvcc = "";
   EXPECT_EQ(stack_input_mismatch(published(), in), "");
-  EXPECT_NE(input_mismatch(published(), in), "");  // a build compares both whole
-  in.torch = "2.11.0+cu128";
-  EXPECT_EQ(stack_input_mismatch(published(), in), "torch 2.11.0+cu130 vs 2.11.0+cu128");
+  EXPECT_NE(input_mismatch(published(), in), "");  // a build compares the compiler too
+  in.torch = "2.11.0 (CUDA 13.0)";
+  EXPECT_EQ(stack_input_mismatch(published(), in), "");
+  in.torch = "2.12.0 (CUDA 13.0)";
+  EXPECT_EQ(stack_input_mismatch(published(), in),
+            "torch 2.11.0+cu130 vs 2.12.0 (the wheel pins torch==2.11.0)");
+  in.torch = "2.11.0+cu128 (CUDA 12.8)";
+  EXPECT_EQ(stack_input_mismatch(published(), in), "torch 2.11.0+cu130 for CUDA 13.0 vs for 12.8");
+  in.torch = "2.11.0+cpu";
+  EXPECT_EQ(stack_input_mismatch(published(), in), "torch 2.11.0+cu130 for CUDA 13.0 vs for none");
   in = inputs();
-  in.torch = "2.11.0+cu130";
+  in.torch = "2.11.0+cu130 (CUDA 13.0)";
   in.targets = {"sm_80", "sm_90"};
   EXPECT_EQ(stack_input_mismatch(published(), in), "other targets");
 }

@@ -89,13 +89,12 @@ stop_redis() {
 tiny_ext=$src/tests/e2e/data/tiny_ext
 
 # copy_package DIR DEST...: the package folder DIR into each DEST folder (made when
-# missing), as DEST/<basename of DIR>, with the files' times kept: the wheel's timestamps
-# follow the newest file of the source (SOURCE_DATE_EPOCH), so copies made a second apart
-# would make wheels of different bytes.
+# missing), as DEST/<basename of DIR>, as a user copies it (cp -r: fresh times, which the
+# wheel must not depend on: SOURCE_DATE_EPOCH comes from the source, never its files' times).
 copy_package() {
   local dir=$1 dest
   shift
   for dest in "$@"; do
-    mkdir -p "$dest" && cp -rp "$dir" "$dest/" || return 1
+    mkdir -p "$dest" && cp -r "$dir" "$dest/" || return 1
   done
 }
