@@ -9,8 +9,9 @@ start and end, from Ninja's log) and `run.memory.unit_peaks_mib` (each finished 
 peak memory, its whole process tree, as the memory governor sampled it); and the build
 tree's build.ninja, which lists every unit of the whole build with its rule.
 
-Model: a unit's time is its kind's mean (kinds from build.ninja's rules: nvcc, c++, cc,
-link, other); the units not yet built take their kind's mean. Memory: a job is expected
+Model: a unit's time is the mean of its group, its kind (from build.ninja's rules: nvcc,
+c++, cc, link, other) and CMake target (torch_cpu, torch_cuda, ...), else its kind's mean;
+the units not yet built take that. Memory: a job is expected
 to peak at its kind's highest measured peak. On a machine with C cores and M GiB:
 jobs = min(C, (M - reserve) / the heaviest kind's peak), wall = remaining CPU time / jobs.
 
@@ -70,11 +71,17 @@ def timeline_from_ninja_log(path):
     return entries[last:]
 
 
-def fit(units):
-    """kind -> (mean seconds, max peak MiB, count) over measured units."""
+def library(output):
+    """The CMake target a unit belongs to ("torch_cpu" from .../CMakeFiles/torch_cpu.dir/...)."""
+    part = output.split("CMakeFiles/", 1)
+    return part[1].split(".dir/", 1)[0] if len(part) == 2 and ".dir/" in part[1] else ""
+
+
+def fit(units, key="kind"):
+    """key -> (mean seconds, max peak MiB, count) over measured units."""
     acc = defaultdict(lambda: [0.0, 0, 0])
     for u in units:
-        a = acc[u["kind"]]
+        a = acc[u[key]]
         a[0] += u["seconds"]
         a[1] = max(a[1], u.get("peak_mib") or 0)
         a[2] += 1
@@ -108,10 +115,18 @@ def main():
         kind = kinds.get(j["output"])
         if kind is None:
             continue  # not an edge of this build.ninja (another Ninja of the run)
-        units.append({"output": j["output"], "kind": kind, "start": j["start_ms"] / 1000,
+        units.append({"output": j["output"], "kind": kind,
+                      "group": kind + ":" + library(j["output"]), "start": j["start_ms"] / 1000,
                       "end": j["end_ms"] / 1000, "seconds": (j["end_ms"] - j["start_ms"]) / 1000,
                       "peak_mib": peaks.get(j["output"])})
     units.sort(key=lambda u: u["end"])
+
+    def estimator(sample):
+        """A unit's expected seconds: its group's (kind and CMake target) mean over
+        `sample`, else its kind's, else every unit's."""
+        by_group, by_kind = fit(sample, "group"), fit(sample, "kind")
+        every = sum(u["seconds"] for u in sample) / max(1, len(sample))
+        return lambda kind, group: (by_group.get(group) or by_kind.get(kind) or (every,))[0]
     total_by_kind = defaultdict(int)
     for k in kinds.values():
         total_by_kind[k] += 1
@@ -121,10 +136,10 @@ def main():
     remaining = defaultdict(int)
     for out, k in kinds.items():
         if out not in done:
-            remaining[k] += 1
-    # A kind not measured yet: the mean of every measured unit (said in the output).
+            remaining[(k, k + ":" + library(out))] += 1
     overall = measured_s / len(units)
-    remaining_s = sum(n * model.get(k, (overall,))[0] for k, n in remaining.items())
+    est = estimator(units)
+    remaining_s = sum(n * est(k, g) for (k, g), n in remaining.items())
     heaviest = max((m[1] for m in model.values()), default=0)
     jobs = max(1, min(a.cores, int((a.memory_gib - a.reserve_gib) * 1024 // max(heaviest, 1))))
     whole_s = measured_s + remaining_s
@@ -135,16 +150,16 @@ def main():
     first = [u for u in units if u["end"] <= mid]
     second = [u for u in units if u["end"] > mid]
     early = fit(first)
-    early_overall = sum(u["seconds"] for u in first) / max(1, len(first))
-    pred_second = sum(early.get(u["kind"], (early_overall,))[0] for u in second)
+    est_first = estimator(first)
+    pred_second = sum(est_first(u["kind"], u["group"]) for u in second)
     actual_second = sum(u["seconds"] for u in second)
     span_second = t1 - max(mid, min(u["start"] for u in second)) if second else 0
     parallel_second = actual_second / span_second if span_second > 0 else 1
     pred_wall_second = pred_second / parallel_second if parallel_second > 0 else 0
     # Interleaved: every other unit (by end time) fits, the others are predicted.
-    odd = fit(units[0::2])
+    est_even = estimator(units[0::2])
     test = units[1::2]
-    pred_odd = sum(odd.get(u["kind"], (overall,))[0] for u in test)
+    pred_odd = sum(est_even(u["kind"], u["group"]) for u in test)
     actual_odd = sum(u["seconds"] for u in test)
     peak_first = max((m[1] for m in early.values()), default=0)
     peak_second = max((u["peak_mib"] or 0 for u in second), default=0)

@@ -18,6 +18,8 @@
 #           memory governor, nice'd; the build log, report, CMakeCache.txt and ninja log are
 #           kept in OUT.
 #   evidence  the plan's switches in CMakeCache.txt and the nvcc command lines Ninja runs.
+#   cuda      (not by default) the largest ATen CUDA units built now, each measured as the
+#             governor measures a job (bench/ninja_units.py); Ninja builds them last.
 #   inspect   every compiled CUDA object read by `tailor inspect` (its targets).
 #   predict   the whole build's time and memory from the measured units, checked on the
 #             part built (bench/torch_predict.py).
@@ -25,6 +27,7 @@
 # usage: bench/torch_real.sh [--root DIR] [--out DIR]
 #          [--parts root,source,tailor,build,evidence,inspect,predict]
 #          [--arch 7.5] [--cpu-target x86-64-v3] [--mirror URL] [--timeout SECONDS] [--tailor PATH]
+#          [--cuda-units 6] [--cuda-timeout 1800]
 # Needs root privileges (mmdebstrap, chroot, mount) and Debian's mirror. Run it with nice
 # on a shared machine; the build part takes hours on 2 cores.
 set -u
@@ -36,6 +39,8 @@ arch=7.5
 cpu_target=x86-64-v3
 mirror=http://deb.debian.org/debian
 timeout_s=36000
+cuda_units=6
+cuda_timeout=1800
 tailor="$here/build/bin/tailor"
 while [ $# -gt 0 ]; do
   case $1 in
@@ -47,6 +52,8 @@ while [ $# -gt 0 ]; do
     --mirror) mirror=$2; shift 2 ;;
     --timeout) timeout_s=$2; shift 2 ;;
     --tailor) tailor=$2; shift 2 ;;
+    --cuda-units) cuda_units=$2; shift 2 ;;
+    --cuda-timeout) cuda_timeout=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -195,6 +202,29 @@ print(f"inspect: {len(libs)} CUDA objects; targets: " +
 PY
 }
 
+# A few real CUDA units of the configured tree built now, each measured as the governor
+# measures a job (bench/ninja_units.py): Ninja's critical-path order builds every torch_cpu
+# unit before any torch_cuda one, which a short session on few cores never reaches. The
+# largest ATen CUDA sources by size, --cuda-units of them. Run while no build runs: the tree
+# goes to the fixed work path its build.ninja names, and back.
+part_cuda() {
+  local fixed=$root/tmp/.tailor-build/torch
+  [ ! -e "$fixed/build" ] || { echo "cuda: a build is running (the tree is at $fixed)"; return 1; }
+  mkdir -p "$root/opt/tailor/bench" && cp "$here/bench/ninja_units.py" "$root/opt/tailor/bench/"
+  local units
+  units=$(cd "$root/src/pytorch-src" && grep -o '^build caffe2/CMakeFiles/torch_cuda.dir/__/aten/src/ATen/native/cuda/[A-Za-z0-9_]*\.cu\.o' build/build.ninja |
+    sed 's/^build //' | while read -r o; do
+      src=${o#caffe2/CMakeFiles/torch_cuda.dir/__/}; src=${src%.o}
+      [ -e "build/$o" ] || echo "$(stat -c %s "$src") $o"
+    done | sort -rn | head -"$cuda_units" | awk '{print $2}' | tr '\n' ' ')
+  echo "cuda units: $units"
+  rmdir "$fixed" 2>/dev/null; mkdir -p "$(dirname "$fixed")" && mv "$root/src/pytorch-src" "$fixed" || return 1
+  in_root "cd /tmp/.tailor-build/torch/build && timeout -s INT $cuda_timeout nice -n 10 \
+    python3 /opt/tailor/bench/ninja_units.py -- ninja -j2 $units" > "$out/cuda_units.json" 2> "$out/cuda_units.err"
+  mv "$fixed" "$root/src/pytorch-src"
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); u=d["units"]; print("cuda: %d units in %s s: %s" % (len(u), d["wall_s"], ", ".join("%s %.0f s %d MiB" % (k.rsplit("/",1)[1], v["seconds"], v["peak_mib"]) for k,v in u.items())))' "$out/cuda_units.json"
+}
+
 # The whole build predicted from the measured units (bench/torch_predict.py), checked on
 # the part built.
 part_predict() {
@@ -209,6 +239,7 @@ want source && { timed source part_source || exit 1; }
 want tailor && { timed tailor part_tailor || exit 1; }
 want build && { timed build part_build || exit 1; }
 want evidence && { timed evidence part_evidence || exit 1; }
+want cuda && { timed cuda part_cuda || exit 1; }
 want inspect && { timed inspect part_inspect || exit 1; }
 want predict && { timed predict part_predict || exit 1; }
 exit 0
