@@ -62,11 +62,10 @@ import json, sys
 path, name, mode, rc, secs = sys.argv[1:]
 changes, diag = 0, "-"
 try:
-    j = json.load(open(path))
-    rep = j.get("report") or {}
-    changes = len((rep.get("run") or {}).get("compat_changes") or [])
+    j = json.load(open(path))  # the build's report, as --json prints it
+    changes = len((j.get("run") or {}).get("compat_changes") or [])
     if j.get("diagnoses"):
-        diag = j["diagnoses"][0]["pattern_id"]
+        diag = j["diagnoses"][0]["pattern"]
 except Exception as e:  # a crash leaves no JSON: the row says so
     diag = "no-json:" + type(e).__name__
 print("\t".join([name, mode, rc, secs, str(changes), diag]))

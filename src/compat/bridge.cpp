@@ -22,18 +22,17 @@ std::string SourceChange::text() const {
 
 namespace detail {
 
-std::vector<std::string> FileWork::includes() const {
-  std::vector<std::string> out;
+void FileWork::read_includes() {
+  header_names.clear();
   for (size_t i = 0; i + 1 < tokens.size(); ++i)
     if (is_include(i) && tokens[i + 1].kind == TokenKind::header_name) {
       std::string_view h = text(i + 1);
-      if (h.size() >= 2) out.emplace_back(h.substr(1, h.size() - 2));
+      if (h.size() >= 2) header_names.emplace_back(h.substr(1, h.size() - 2));
     }
-  return out;
 }
 
 bool FileWork::includes_header(std::string_view header) const {
-  for (const auto& h : includes())
+  for (const auto& h : header_names)
     if (h == header) return true;
   return false;
 }
@@ -176,6 +175,7 @@ PackageFacts package_facts(const std::vector<FileWork>& all) {
     const FileWork& w = all[f];
     facts.paths.push_back(w.file->path);
     facts.by_path[w.file->path] = f;
+    facts.by_name[fs::path(w.file->path).filename().string()].push_back(f);
     for (size_t i = 0; i + 1 < w.tokens.size(); ++i) {
       std::string_view t = w.text(i);
       const bool directive = i > 0 && w.tokens[i - 1].line_start && w.text(i - 1) == "#" &&
@@ -204,6 +204,7 @@ Bridged bridge_files(std::vector<SourceFile>& files, std::vector<SourceFile>& ad
   for (size_t f = 0; f < files.size(); ++f) {
     work[f].file = &files[f];
     work[f].tokens = tokenize(files[f].text);
+    work[f].read_includes();
   }
   const PackageFacts facts = package_facts(work);
   Bridged out;
@@ -235,6 +236,13 @@ Bridged bridge_files(std::vector<SourceFile>& files, std::vector<SourceFile>& ad
     }
     add_missing_std_headers(w, work, facts, table);
   }
+  // Each shim used, and those it includes itself, written once.
+  for (size_t i = 0; i < shims_used.size(); ++i)
+    for (const auto& header : shims_used[i]->also)
+      for (const auto& s : table.shims)
+        if (s.header == header &&
+            std::find(shims_used.begin(), shims_used.end(), &s) == shims_used.end())
+          shims_used.push_back(&s);
   for (const Shim* s : shims_used)
     added.push_back({(fs::path("tailor_compat") / s->header).string(), s->text});
   for (size_t f = 0; f < files.size(); ++f) {

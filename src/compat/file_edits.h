@@ -34,8 +34,9 @@ struct FileWork {
     return i > 0 && tokens[i - 1].line_start && text(i - 1) == "#" &&
            (text(i) == "include" || text(i) == "include_next");
   }
-  /// The header names this file #includes, without <> or "" ("THC/THC.h").
-  std::vector<std::string> includes() const;
+  /// The header names this file #includes, without <> or "" ("THC/THC.h"), read once.
+  std::vector<std::string> header_names;
+  void read_includes();
   /// Whether it includes exactly this header (<...> or "...").
   bool includes_header(std::string_view header) const;
   /// Adds `#include <header>` at the top, once.
@@ -49,6 +50,7 @@ struct PackageFacts {
   std::set<std::string> defined;          ///< names the package #defines, #ifdef-tests or #undefs
   std::vector<std::string> paths;         ///< every file's path
   std::map<std::string, size_t> by_path;  ///< path -> index into the files
+  std::map<std::string, std::vector<size_t>> by_name;  ///< file name -> indices
 };
 
 /// Adds the std_header changes of one file (std_headers.cpp); `all` are every file's work,

@@ -47,6 +47,7 @@ struct Shim {
   RemovalInfo info;
   std::string header;  ///< "THC/THC.h"
   std::string text;    ///< the stand-in's text
+  std::vector<std::string> also;  ///< other shims' headers it includes ("TH/TH.h")
 };
 
 /// A standard header newer libstdc++ stopped including from its other headers.

@@ -14,20 +14,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The package file an #include names, when it is one: beside the including file, at the
-// top of the package, else the one package file whose path ends with it.
-const FileWork* resolve(const std::string& header, const FileWork& from,
-                        const std::vector<FileWork>& all, const PackageFacts& facts) {
+// The package files an #include may name: the one beside the including file or at the top
+// of the package, else every package file whose path ends with it (an include folder the
+// build adds; when several match, any of them may be the one, so all count as included).
+std::vector<const FileWork*> resolve(const std::string& header, const FileWork& from,
+                                     const std::vector<FileWork>& all, const PackageFacts& facts) {
   const fs::path dir = fs::path(from.file->path).parent_path();
   for (const fs::path& p : {(dir / header).lexically_normal(), fs::path(header).lexically_normal()})
     if (auto it = facts.by_path.find(p.string()); it != facts.by_path.end())
-      return &all[it->second];
-  const FileWork* found = nullptr;
-  for (const auto& w : all)
-    if (w.file->path.ends_with("/" + header)) {
-      if (found) return nullptr;  // two candidates: not known which
-      found = &w;
-    }
+      return {&all[it->second]};
+  std::vector<const FileWork*> found;
+  const auto named = facts.by_name.find(fs::path(header).filename().string());
+  if (named == facts.by_name.end()) return found;
+  for (size_t i : named->second)
+    if (all[i].file->path.ends_with("/" + header)) found.push_back(&all[i]);
   return found;
 }
 
@@ -37,11 +37,11 @@ std::vector<std::string> include_closure(const FileWork& start, const std::vecto
   std::vector<std::string> out;
   std::vector<const FileWork*> seen;
   std::function<void(const FileWork&)> walk = [&](const FileWork& w) {
-    if (std::find(seen.begin(), seen.end(), &w) != seen.end() || seen.size() > 512) return;
+    if (std::find(seen.begin(), seen.end(), &w) != seen.end() || seen.size() > 4096) return;
     seen.push_back(&w);
-    for (const auto& h : w.includes()) {
+    for (const auto& h : w.header_names) {
       out.push_back(h);
-      if (const FileWork* inner = resolve(h, w, all, facts)) walk(*inner);
+      for (const FileWork* inner : resolve(h, w, all, facts)) walk(*inner);
     }
   };
   walk(start);
@@ -60,26 +60,42 @@ bool covers(const StdHeader& h, const std::vector<std::string>& closure, bool cu
                           h.covered_by.end();
 }
 
-// The first use of one of the header's names: its token index, or tokens.size(). A bare
-// name counts unless it is a member or qualified by another namespace.
-size_t first_use(const FileWork& w, const StdHeader& h, bool& qualified) {
+// A name of a header's list, as the tokens show it: "unique_ptr" qualified by std::, or a
+// bare "uint32_t".
+struct NameKey {
+  size_t header;
+  bool in_std;
+};
+
+// The first use of each header's names in one pass: token index per header (tokens.size()
+// for none) and whether that use was std::-qualified. A bare name counts unless it is a
+// member or qualified by another namespace; std::X unless that std is another's member.
+void first_uses(const FileWork& w, const Removals& table, std::vector<size_t>& at,
+                std::vector<bool>& qualified) {
+  std::map<std::string_view, std::vector<NameKey>> keys;
+  for (size_t h = 0; h < table.std_headers.size(); ++h)
+    for (const auto& name : table.std_headers[h].names) {
+      const bool in_std = name.starts_with("std::");
+      keys[in_std ? std::string_view(name).substr(5) : std::string_view(name)].push_back(
+          {h, in_std});
+    }
+  at.assign(table.std_headers.size(), w.tokens.size());
+  qualified.assign(table.std_headers.size(), false);
   for (size_t i = 0; i < w.tokens.size(); ++i) {
     if (w.tokens[i].kind != TokenKind::identifier) continue;
+    auto it = keys.find(w.text(i));
+    if (it == keys.end()) continue;
     std::string_view before = i > 0 ? w.text(i - 1) : std::string_view();
-    for (const auto& name : h.names) {
-      if (name.starts_with("std::")) {
-        if (w.text(i) == "std" && w.text(i + 1) == "::" && w.text(i + 2) == name.substr(5) &&
-            !(before == "::" && i > 1 && w.tokens[i - 2].kind == TokenKind::identifier)) {
-          qualified = true;
-          return i;
-        }
-      } else if (w.text(i) == name && before != "." && before != "->" && before != "::") {
-        qualified = false;
-        return i;
-      }
+    const bool std_qualified =
+        before == "::" && i > 1 && w.text(i - 2) == "std" &&
+        !(i > 3 && w.text(i - 3) == "::" && w.tokens[i - 4].kind == TokenKind::identifier);
+    const bool bare = before != "." && before != "->" && before != "::";
+    for (const NameKey& k : it->second) {
+      if (at[k.header] != w.tokens.size() || !(k.in_std ? std_qualified : bare)) continue;
+      at[k.header] = k.in_std ? i - 2 : i;
+      qualified[k.header] = k.in_std;
     }
   }
-  return w.tokens.size();
 }
 
 }  // namespace
@@ -91,9 +107,13 @@ void add_missing_std_headers(FileWork& w, const std::vector<FileWork>& all,
   const bool cuda_file = ext == ".cu" || ext == ".cuh";
   std::vector<std::string> closure;
   bool closure_made = false;
-  for (const auto& h : table.std_headers) {
-    bool qualified = false;
-    const size_t use = first_use(w, h, qualified);
+  std::vector<size_t> uses;
+  std::vector<bool> qualified_uses;
+  first_uses(w, table, uses, qualified_uses);
+  for (size_t hi = 0; hi < table.std_headers.size(); ++hi) {
+    const StdHeader& h = table.std_headers[hi];
+    const size_t use = uses[hi];
+    const bool qualified = qualified_uses[hi];
     if (use == w.tokens.size()) continue;
     if (!closure_made) {
       closure = include_closure(w, all, facts);

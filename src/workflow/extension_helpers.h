@@ -58,6 +58,6 @@ StepResult bridge_removed_apis(const ExtensionBuildOptions& o, ExtensionBuildSta
 /// A failed build whose compiler errors show a known removal: a diagnosis first that names
 /// it, and what tailor changed in that file or why it was not bridged.
 void name_known_removals(const ExtensionBuildOptions& o, ExtensionBuildState& s,
-                         std::string_view log);
+                         std::string_view log, size_t first_line);
 
 }  // namespace tailor::workflow::detail

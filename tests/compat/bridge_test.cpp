@@ -30,7 +30,7 @@ TEST(CompatRemovals, TheTableLoads) {
   const auto& t = removals();
   EXPECT_FALSE(t.dispatch_types.empty());
   EXPECT_GE(t.renames.size(), 4u);
-  ASSERT_EQ(t.shims.size(), 1u);
+  ASSERT_EQ(t.shims.size(), 2u);
   EXPECT_EQ(t.shims[0].header, "THC/THC.h");
   EXPECT_GE(t.std_headers.size(), 5u);
   for (const auto& r : t.renames) EXPECT_FALSE(r.info.removed_in.empty()) << r.info.id;
@@ -138,8 +138,10 @@ TEST(CompatBridge, ThcIncludePointsAtTheShim) {
   auto r = bridge({{"src/cuda/dcn.cu", "#include <THC/THC.h>\nextern THCState *state;\n"}});
   EXPECT_EQ(r.files[0].text,
             "#include \"../../tailor_compat/THC/THC.h\"\nextern THCState *state;\n");
-  ASSERT_EQ(r.added.size(), 1u);
+  ASSERT_EQ(r.added.size(), 2u);  // THC's stand-in includes TH's, as THC included TH
   EXPECT_EQ(r.added[0].path, "tailor_compat/THC/THC.h");
+  EXPECT_EQ(r.added[1].path, "tailor_compat/TH/TH.h");
+  EXPECT_NE(r.added[0].text.find("#include \"../TH/TH.h\""), std::string::npos);
   EXPECT_NE(r.added[0].text.find("#define THCudaCheck(err) C10_CUDA_CHECK(err)"),
             std::string::npos);
   ASSERT_EQ(r.result.changes.size(), 1u);
