@@ -1,7 +1,7 @@
 # tailor's build driver: the PEP 517 backend call that builds a package's wheel and what it
 # changes around that call (tailor-build-wheel.py runs it):
 #   backend     the backend named by pyproject.toml (else setuptools' legacy one), called once
-#   say         the `tailor: ...` lines tailor reads back from the build's log
+#   say         the events tailor reads (data/driver/events.toml) and the log's lines
 #   targets     nvcc target options and the target lists of torch and CMake
 #   choices     the package's own build choices taken back (Ninja, targets, MAX_JOBS)
 #   cmake       CMake target lists in the package's files and its own cmake calls

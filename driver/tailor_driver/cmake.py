@@ -4,7 +4,7 @@
 import os
 import re
 
-from . import say
+from . import jobs, say
 from .targets import arch_specific, cmake_ccs, upgraded_cmake_list
 
 CMAKE_ARCH_PROPERTY = re.compile(
@@ -98,12 +98,11 @@ def take_back_cmake_archs():
 def patch_cmake_args(args, asked, upgrades):
     # One cmake command line -> (its arguments, [(needle, what changed)]): a
     # -DCMAKE_CUDA_ARCHITECTURES=... of its own gets the requested targets (`asked`, with
-    # the package's variants), and `cmake --build ... -j1` (or --parallel 1) loses its one
-    # job, so the build's jobserver or CMAKE_BUILD_PARALLEL_LEVEL decides.
-    args, changed, i = list(args), [], 0
+    # the package's variants). Its job count is jobs.take_back_command_jobs'.
+    args, changed = list(args), []
     ccs = cmake_ccs(asked)
-    while i < len(args):
-        a = str(args[i])
+    for i, a in enumerate(args):
+        a = str(a)
         own = (a.split("=", 1)[1] if a.startswith("-DCMAKE_CUDA_ARCHITECTURES") and "=" in a
                else None)
         if asked and own is not None:
@@ -115,30 +114,71 @@ def patch_cmake_args(args, asked, upgrades):
                 changed.append(("CMAKE_CUDA_ARCHITECTURES",
                                 "cmake %s replaced by the requested targets (%s)" % (a, targets)))
             args[i] = "-DCMAKE_CUDA_ARCHITECTURES=" + targets
-        elif "--build" in args and a in ("-j1", "--parallel=1", "-j=1"):
-            changed.append((a, "cmake --build %s dropped: tailor's job count stands" % a))
-            del args[i]
-            continue
-        elif ("--build" in args and a in ("-j", "--parallel") and i + 1 < len(args)
-              and str(args[i + 1]) == "1"):
-            changed.append((a, "cmake --build %s 1 dropped: tailor's job count stands" % a))
-            del args[i:i + 2]
-            continue
-        i += 1
     return args, changed
 
 
-def take_back_cmake_calls(upgrades):
-    # The cmake commands a setup.py runs itself, through subprocess, patched as they start.
-    import subprocess
+SHELL_OPERATORS = set("|&;<>()$`\\\"'*?[#~")
+
+
+def _words(args, shell):
+    # The words of a command given as a list, or as one simple shell string (no operators,
+    # quoting or expansions: those are left as they are); None when it is neither.
+    if isinstance(args, (list, tuple)):
+        return list(args)
+    if isinstance(args, str) and shell and not (set(args) & SHELL_OPERATORS):
+        return args.split()
+    return None
+
+
+def patch_package_command(args, kwargs):
+    # A command the package runs itself -> its arguments, kwargs' env patched, and the
+    # changes said with the package's line: the requested CMake targets, its own job
+    # counts, Ninja for a CMake configure without a generator.
+    words = _words(args, kwargs.get("shell"))
+    if not words:
+        return args
     asked = os.environ.get("TAILOR_CMAKE_ARCHS")
+    changed = []
+    if os.path.basename(str(words[0])) == "cmake":
+        words, changed = patch_cmake_args(words, asked, _upgrades)
+    words, dropped = jobs.take_back_command_jobs(words)
+    changed += dropped
+    env, ninja = jobs.ninja_for_configure(words, kwargs.get("env"))
+    if env is not None:
+        kwargs["env"] = env
+    if ninja:
+        source = [str(w) for w in words[1:] if not str(w).startswith("-")]
+        changed.append((source[-1] if source else "cmake", "cmake configure without a generator of its own: Ninja "
+                                 "(CMAKE_GENERATOR=Ninja), so its units run under the build's "
+                                 "jobserver"))
+    env, dropped = jobs.take_back_env_jobs(kwargs.get("env"))
+    if dropped:
+        kwargs["env"] = env
+        changed += dropped
+    for needle, text in changed:
+        # The package's line: the flag as written, else its command's.
+        for n in (needle, "--build" if "--build" in text else os.path.basename(str(words[0]))):
+            where = say.where_in_source(n)
+            if ":" in where:
+                break
+        say.choice("%s: %s" % (where, text))
+    if not changed:
+        return args
+    return words if isinstance(args, (list, tuple)) else " ".join(str(w) for w in words)
+
+
+_upgrades = {}
+
+
+def take_back_cmake_calls(upgrades):
+    # The commands a setup.py runs itself, through subprocess, patched as they start.
+    import subprocess
+    _upgrades.update(upgrades)
+    jobs.remember()
     original_init = subprocess.Popen.__init__
 
     def init(self, args, *rest, **kwargs):
-        if isinstance(args, (list, tuple)) and args and os.path.basename(str(args[0])) == "cmake":
-            args, changed = patch_cmake_args(args, asked, upgrades)
-            for needle, text in changed:
-                say.choice("%s: %s" % (say.where_in_source(needle), text))
+        args = patch_package_command(args, kwargs)
         return original_init(self, args, *rest, **kwargs)
 
     subprocess.Popen.__init__ = init
@@ -156,6 +196,7 @@ def ninja_generator():
     if not os.path.exists("CMakeLists.txt"):
         return False
     os.environ["CMAKE_GENERATOR"] = "Ninja"
+    jobs.generator_set_by_tailor()
     say.line("CMake generator: Ninja (CMAKE_GENERATOR was unset), so the package's CMake build "
              "runs its units in parallel under the build's jobserver")
     return True

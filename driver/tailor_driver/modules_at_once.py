@@ -76,9 +76,7 @@ class ModulesAtOnce:
             jobs_arg, tokens = [], LinkTokens(fifo, 0)
         else:
             jobs_arg, tokens = ["-j", str(jobs)], LinkTokens(None, jobs)
-        nvcc = ", nvcc " + " ".join(split_flags) if split_flags else ""
-        say.line("modules at once: %d modules, %d units (%d CUDA), %s%s"
-                 % (len(exts), units, cuda_units, how, nvcc))
+        say.modules(len(exts), units, cuda_units, k if split_flags else 0, how)
         command.check_extensions_list(command.extensions)
         cpp_extension = sys.modules.get("torch.utils.cpp_extension")
         if cpp_extension is None or not hasattr(cpp_extension, "_run_ninja_build"):
@@ -91,9 +89,9 @@ class ModulesAtOnce:
         # times of a known package (data/build/unit_times.toml).
         source = os.environ.get("TAILOR_UNIT_TIMES_FROM") or "earlier builds"
         if self.times.known:
-            say.line("units ordered by %d units' times from %s" % (len(self.times.known), source))
+            say.unit_order(len(self.times.known), source)
         else:
-            say.line("units ordered by kind (CUDA first): no earlier build")
+            say.unit_order(0, "no earlier build")
         stop = threading.Event()  # a module failed: nothing more starts, the Ninja stops
         package = PackageNinja(os.path.abspath(command.build_temp), len(exts),
                                [id(e) for e in order], tokens, jobs_arg, stop, split_max,

@@ -79,7 +79,7 @@ Expected<void> check_endpoint(std::string_view e) {
   if (authority.find('@') != std::string_view::npos)
     return make_error(
         "the endpoint has a user or password in it; give credentials as AWS_ACCESS_KEY_ID and "
-        "AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) in the environment");
+        "AWS_SECRET_ACCESS_KEY in the environment (tailor's own S3 requests read only these)");
   std::string_view host = authority, port;
   if (auto colon = authority.rfind(':');
       colon != std::string_view::npos && authority.find(']') == std::string_view::npos) {

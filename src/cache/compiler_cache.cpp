@@ -121,6 +121,7 @@ Expected<std::unique_ptr<SccacheServer>> SccacheServer::start(
         new SccacheServer(executable, std::move(env), port, runner));
     CommandSpec start_spec = server->spec({"--start-server"});
     start_spec.argv.insert(start_spec.argv.begin(), launcher.begin(), launcher.end());
+    start_spec.leaves_daemon = true;  // the server outlives the command, until stop()
     CommandResult r = runner.run(start_spec);
     if (r.ok()) return server;
     server->m_running = false;

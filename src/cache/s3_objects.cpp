@@ -27,11 +27,6 @@ std::string hex(const std::string& bytes) {
   return out;
 }
 
-std::string sha256_hex(std::string_view text) {
-  return Sha256::hex(
-      Sha256::of(Bytes(reinterpret_cast<const std::byte*>(text.data()), text.size())));
-}
-
 std::string trim(std::string s) {
   while (!s.empty() && s.back() == ' ') s.pop_back();
   while (!s.empty() && s.front() == ' ') s.erase(0, 1);
@@ -109,7 +104,7 @@ void sign_s3_request(HttpRequest& r, const HttpUrl& url, const std::string& regi
   const std::string day = amz_date.substr(0, 8);
   const std::string scope = day + "/" + region + "/s3/aws4_request";
   const std::string to_sign =
-      fmt::format("AWS4-HMAC-SHA256\n{}\n{}\n{}", amz_date, scope, sha256_hex(canonical));
+      fmt::format("AWS4-HMAC-SHA256\n{}\n{}\n{}", amz_date, scope, Sha256::hex_of(canonical));
   std::string key = hmac("AWS4" + creds.secret, day);
   key = hmac(key, region);
   key = hmac(key, "s3");
@@ -141,8 +136,8 @@ Expected<S3Bucket> S3Bucket::open(const S3Location& at,
   }
   TAILOR_TRY(creds, s3_credentials(env));
   b.m_credentials = std::move(creds);
-  TAILOR_TRY(url, parse_http_url(b.m_base));
-  (void)url;
+  // The base is checked once here, so no request fails on it later.
+  if (auto url = parse_http_url(b.m_base); !url) return make_error(url.error().message);
   return b;
 }
 
@@ -179,7 +174,7 @@ Expected<HttpReply> S3Bucket::get(const std::string& rel, uint64_t max_bytes,
   r.max_body = max_bytes;
   r.sink = std::move(sink);
   r.timeout = std::chrono::minutes(10);
-  TAILOR_TRY(reply, send(std::move(r), sha256_hex("")));
+  TAILOR_TRY(reply, send(std::move(r), Sha256::hex_of("")));
   // A missing bucket answers 404 too: only a missing key is "absent".
   if (reply.status == 200 ||
       (reply.status == 404 && reply.body.find("<Code>NoSuchBucket<") == std::string::npos))
@@ -191,7 +186,7 @@ Expected<HttpReply> S3Bucket::head(const std::string& rel) const {
   HttpRequest r;
   r.method = "HEAD";
   r.url = url_of(rel);
-  TAILOR_TRY(reply, send(std::move(r), sha256_hex("")));
+  TAILOR_TRY(reply, send(std::move(r), Sha256::hex_of("")));
   if (reply.status == 200 || reply.status == 404) return reply;
   return make_error(failure("HEAD " + rel, reply));
 }
@@ -209,7 +204,8 @@ Expected<HttpReply> S3Bucket::put(const std::string& rel, const Put& p) const {
   if (p.condition == S3Condition::etag) r.headers.emplace_back("If-Match", p.etag);
   if (p.public_read) r.headers.emplace_back("x-amz-acl", "public-read");
   for (const auto& h : p.headers) r.headers.push_back(h);
-  TAILOR_TRY(reply, send(std::move(r), p.body_file.empty() ? sha256_hex(p.body) : p.file_sha256));
+  TAILOR_TRY(reply,
+             send(std::move(r), p.body_file.empty() ? Sha256::hex_of(p.body) : p.file_sha256));
   if (reply.status == 200 || reply.status == 412 || reply.status == 409) return reply;
   return make_error(failure("PUT " + rel, reply));
 }

@@ -12,8 +12,8 @@
 
 #include "cache/cache_settings.h"
 #include "cache/compiler_cache.h"
-#include "cache/sccache_dist_http.h"
 #include "util/files.h"
+#include "util/http_client.h"
 #include "util/net.h"
 #include "util/strings.h"
 
@@ -87,7 +87,7 @@ Expected<ClientConfig> parse_client_config(std::string_view text, const std::str
     return make_error(
         fmt::format("{}: dist.scheduler_url: expected a string (the scheduler's URL)", path));
   c.scheduler_url = *url;
-  if (auto u = parse_url(c.scheduler_url); !u)
+  if (auto u = parse_http_url(c.scheduler_url); !u)
     return make_error(fmt::format("{}: dist.scheduler_url: {}", path, u.error().message));
   if (auto type = tbl["dist"]["auth"]["type"].value<std::string>(); type && *type == "token") {
     auto tok = tbl["dist"]["auth"]["token"].value<std::string>();
@@ -276,6 +276,8 @@ CommandResult run_sccache(CommandRunner& runner, const BuildSession& s,
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   for (const auto& [k, v] : s.env) spec.env[k] = v;
   spec.timeout = timeout;
+  // `--start-server` leaves the server running, until `--stop-server`.
+  spec.leaves_daemon = !args.empty() && args.front() == "--start-server";
   return runner.run(spec);
 }
 std::string failure_text(const CommandResult& r) {

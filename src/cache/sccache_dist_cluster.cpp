@@ -23,6 +23,7 @@
 
 #include "cache/sccache_dist.h"
 #include "util/files.h"
+#include "util/interrupt.h"
 #include "util/net.h"
 #include "util/strings.h"
 
@@ -141,10 +142,12 @@ Expected<long> spawn_detached(const std::vector<std::string>& argv, const std::s
   for (const auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
   cenv.push_back(nullptr);
   pid_t pid = 0;
+  auto children = lock_child_table();
   int rc = posix_spawn(&pid, argv[0].c_str(), &fa, &attr, cargv.data(), cenv.data());
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) return make_error(fmt::format("{}: cannot start: {}", argv[0], std::strerror(rc)));
+  keep_child(pid);  // a daemon: the end of tailor's next command does not take it for an orphan
   return static_cast<long>(pid);
 }
 

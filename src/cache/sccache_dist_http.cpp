@@ -1,7 +1,6 @@
 // `tailor dist`'s requests to the scheduler: its status and token checks over util's bounded
-// HTTP client (http, or https through OpenSSL), and the JSON they answer.
-#include "cache/sccache_dist_http.h"
-
+// HTTP client (http, or https through OpenSSL), and the JSON they answer; the scheduler's URL
+// is read by util's one URL parser (parse_http_url).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,30 +13,6 @@
 
 namespace tailor::cache::dist {
 using namespace std::chrono_literals;
-
-Expected<Url> parse_url(const std::string& url) {
-  Url u;
-  auto sep = url.find("://");
-  if (sep == std::string::npos)
-    return make_error(fmt::format("{}: not a URL (http://host:port)", url));
-  u.scheme = url.substr(0, sep);
-  if (u.scheme != "http" && u.scheme != "https")
-    return make_error(fmt::format("{}: only http and https URLs", url));
-  std::string rest = url.substr(sep + 3);
-  rest = rest.substr(0, rest.find('/'));
-  if (rest.empty()) return make_error(fmt::format("{}: no host", url));
-  auto colon = rest.rfind(':');
-  if (colon != std::string::npos && rest.find(']', colon) == std::string::npos) {
-    u.host = rest.substr(0, colon);
-    u.port = rest.substr(colon + 1);
-  } else {
-    u.host = rest;
-    u.port = u.scheme == "https" ? "443" : "80";
-  }
-  if (u.host.size() > 2 && u.host.front() == '[' && u.host.back() == ']')
-    u.host = u.host.substr(1, u.host.size() - 2);
-  return u;
-}
 
 namespace {
 
@@ -80,8 +55,6 @@ Expected<SchedulerStatus> parse_sccache_dist_status(std::string_view text) {
 Expected<HttpReply> http_request(const std::string& base_url, const std::string& method,
                                  const std::string& path, const std::vector<std::string>& headers,
                                  std::chrono::milliseconds timeout) {
-  TAILOR_TRY(u, parse_url(base_url));
-  (void)u;
   HttpRequest r;
   r.method = method;
   r.url = strip_slash(base_url) + path;

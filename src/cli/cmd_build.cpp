@@ -4,13 +4,12 @@
 // filling the positional SOURCE, so `build torch` reaches it and `build ./torch` does not.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 
 #include "cli/build_interrupt.h"
 #include "cli/build_output.h"
@@ -18,8 +17,6 @@
 #include "cli/commands.h"
 #include "diagnose/diagnosis.h"
 #include "plan/build_plan.h"
-#include "wheelhouse/wheelhouse_fetch.h"
-#include "wheelhouse/wheelhouse_store.h"
 #include "workflow/extension_build.h"
 
 namespace tailor::cli {
@@ -68,31 +65,6 @@ nlohmann::json result_json(const workflow::ExtensionBuildResult& r) {
   return j;
 }
 
-/// The build compiled a copy of the user's folder: its diagnoses name the user's files
-/// (diagnose maps the copy's and the fixed-path namespace's paths back into the folder).
-void remap_diagnoses_to_source(workflow::ExtensionBuildResult& r) {
-  if (r.diagnoses.empty() || r.report.log_path.empty() || r.report.source.empty()) return;
-  if (r.report.source_kind != "directory" && r.report.source_kind != "example") return;
-  std::error_code ec;
-  if (!std::filesystem::is_directory(r.report.source, ec)) return;
-  std::ifstream in(r.report.log_path, std::ios::binary);
-  if (!in) return;
-  std::stringstream log;
-  log << in.rdbuf();
-  diagnose::DiagnoseOptions options;
-  options.source_dir = std::filesystem::absolute(r.report.source, ec).lexically_normal().string();
-  auto remapped = diagnose::diagnose_log(log.str(), options);
-  // What the build said about a diagnosis from what it knows beyond the log (a target the
-  // package chose itself, named with its file and line) stays.
-  for (auto& d : remapped)
-    for (const auto& was : r.diagnoses)
-      if (was.pattern_id == d.pattern_id && was.line_number == d.line_number) {
-        d.cause = was.cause;
-        d.fix = was.fix;
-      }
-  r.diagnoses = std::move(remapped);
-}
-
 int run_build(BuildCommandOptions& o) {
   // Two ways of naming targets; merging them silently would build what neither said.
   // The one resolution (cuda::resolve_target_request) says so too; this says it before
@@ -102,9 +74,6 @@ int run_build(BuildCommandOptions& o) {
   if (!o.core.print_env)
     if (auto usable = check_out_dir(o.core.out_dir); !usable)
       return report_error(usable.error().message);
-  if (!o.core.wheelhouse.empty())
-    if (auto where = wheelhouse::open_store(o.core.wheelhouse); !where)
-      return report_error("--wheelhouse " + where.error().message);
   o.core.jobs = o.jobs;
   if (!o.memory_budget.empty()) {
     auto budget = executor::parse_memory_size(o.memory_budget);
@@ -160,7 +129,6 @@ int run_build(BuildCommandOptions& o) {
     default:
       break;
   }
-  remap_diagnoses_to_source(r);
   if (o.json) std::printf("%s\n", with_schema(result_json(r), "build").dump(2).c_str());
   report_error(r.message, k_exit_failed);
   std::fputs(render_build_failure(r).c_str(), stderr);
@@ -216,6 +184,11 @@ void setup_build(CLI::App& sub, RunFn& run) {
       "keep the GPU targets a package without a recipe chose itself (nvcc -arch/-gencode in its "
       "setup.py, CUDA_ARCHITECTURES in its CMake files); default: the requested targets replace "
       "them");
+  sub.add_flag("--keep-package-source", o->core.keep_package_source,
+               "build a package without a recipe exactly as its source is: no bridging of the "
+               "torch, CUDA and libstdc++ APIs it uses that today's releases removed (default: "
+               "tailor's copy of the source gets the exact replacement, each listed in the "
+               "summary and report)");
   sub.add_option(
       "--cache", o->cache,
       "compiler cache: auto, ccache, sccache or none (default auto: sccache for a shared storage, "

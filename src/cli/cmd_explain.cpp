@@ -13,8 +13,10 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "compat/removals.h"
 #include "diagnose/diagnosis.h"
 #include "util/files.h"
+#include "util/strings.h"
 #include "util/text_escape.h"
 #include "util/user_file.h"
 
@@ -147,7 +149,22 @@ int run_explain(const ExplainOptions& o) {
       return report_error(fmt::format("--source {}: not a folder", o.source_dir), k_exit_bad_input);
     options.source_dir = std::filesystem::absolute(o.source_dir, ec).lexically_normal().string();
   }
-  const auto diagnoses = diagnose::diagnose_log(*text, options);
+  auto diagnoses = diagnose::diagnose_log(*text, options);
+  // A known API removal the compiler met (data/compat/removals.toml): named first.
+  if (auto found = compat::removal_in_log(*text, compat::removals())) {
+    diagnose::Diagnosis d;
+    d.pattern_id = "compat-" + found->hit.id;
+    d.quoted_line = std::string(trim(found->line));
+    d.line_number = found->line_number;
+    d.priority = 20;
+    d.cause = fmt::format("The package uses {}, removed in {}: {}.", found->hit.api,
+                          found->hit.removed_in, found->hit.why);
+    d.fix =
+        "`tailor build` bridges this in its copy of a package without a recipe (unless "
+        "--keep-package-source); else port this use to today's API, or build with the "
+        "release the package was written for.";
+    diagnoses.insert(diagnoses.begin(), std::move(d));
+  }
   const auto stop = diagnose::find_interruption(*text);
   const int code = exit_code_for(block, diagnoses, stop.has_value());
   if (o.json)

@@ -18,6 +18,7 @@
 #include "util/strings.h"
 #include "util/terminal_style.h"
 #include "util/text_escape.h"
+#include "util/version.h"
 
 namespace tailor::cli {
 namespace {
@@ -511,7 +512,7 @@ int run_slim(const SlimArgs& args) {
   o.dry_run = args.dry_run;
   o.jobs = args.jobs;
   o.device_files = args.device_files;
-  o.tool = "tailor 0.1.0";
+  o.tool = "tailor " + std::string(tailor_version());
   o.on_wait = [](const std::string& m) { std::cerr << "tailor slim: " << m << "\n"; };
   install_interrupt_handlers();
   auto report = slim::slim_paths(args.paths, o);

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "executor/build_runner.h"
 #include "stack/stack.h"
 #include "util/files.h"
 #include "util/interrupt.h"
@@ -50,7 +51,7 @@ struct StackArgs {
 /// quiet: nothing. Warnings are shown in every style.
 class StackProgress {
  public:
-  enum class Style { live, plain, quiet };
+  using Style = executor::DisplayStyle;
   explicit StackProgress(Style style) : m_style(style) {
     if (m_style == Style::live) m_ticker = std::thread([this] { tick(); });
   }
@@ -287,10 +288,7 @@ StackProgress::Style progress_style(const std::string& progress) {
   if (progress == "live") return StackProgress::Style::live;
   if (progress == "plain") return StackProgress::Style::plain;
   if (progress != "auto") return StackProgress::Style::quiet;
-  const char* term = std::getenv("TERM");
-  return ::isatty(2) == 1 && !(term && std::strcmp(term, "dumb") == 0)
-             ? StackProgress::Style::live
-             : StackProgress::Style::plain;
+  return executor::default_display_style(stderr);  // the one terminal test
 }
 
 // The stack resolved from the packages and requirement files asked for, into `result`;

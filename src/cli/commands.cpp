@@ -6,18 +6,20 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <map>
 #include <new>
 
 #include "cli/shell_help.h"
+#include "data/toml_document.h"
 #include "executor/fixed_path_wrapper.h"
 #include "util/strings.h"
 #include "util/terminal_style.h"
 #include "util/text_escape.h"
+#include "util/version.h"
 
 namespace tailor::cli {
 
 namespace {
-constexpr std::string_view k_version = "tailor 0.1.0";
 const CommandEntry k_commands[] = {
     {"detect", "What this machine is: CPU, memory, GPUs, CUDA toolkits, compilers, Pythons, torch",
      setup_detect},
@@ -64,10 +66,27 @@ Expected<void> check_out_dir(const std::string& out_dir) {
 }
 
 namespace {
+/// data/cli/commands.toml: each command's long description, by name; a table naming no
+/// command is an error in the data.
+const std::map<std::string, std::string>& command_details() {
+  static const std::map<std::string, std::string> details = [] {
+    auto doc = data::toml_document("cli/commands.toml");
+    std::map<std::string, std::string> out;
+    for (const auto& [name, table] : doc["command"].entries()) {
+      if (std::none_of(std::begin(k_commands), std::end(k_commands),
+                       [&](const CommandEntry& c) { return c.name == name; }))
+        table.fail("not a command of tailor");
+      out[name] = table["about"].string();
+    }
+    return out;
+  }();
+  return details;
+}
+
 /// Every command on one CLI11 app; `run` is set by the chosen command's callback.
 void add_commands(CLI::App& app, RunFn& run) {
   app.require_subcommand(1);
-  app.set_version_flag("-V,--version", std::string(k_version));
+  app.set_version_flag("-V,--version", "tailor " + std::string(tailor_version()));
   // --color before or after the command (`tailor --color=never inspect ...`, `tailor inspect ...
   // --color never`).
   app.fallthrough();
@@ -87,6 +106,8 @@ void add_commands(CLI::App& app, RunFn& run) {
   for (const auto& c : k_commands) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);
     c.setup(*sub, run);
+    if (auto it = command_details().find(c.name); it != command_details().end())
+      sub->footer(it->second);
   }
 }
 }  // namespace
@@ -234,7 +255,7 @@ int run_command_line(int argc, char** argv) {
   }
   if (first == "help") {
     if (argc == 3 && std::string_view(argv[2]) == "--man") {
-      std::fputs(man_page(app, k_version).c_str(), stdout);
+      std::fputs(man_page(app, "tailor " + std::string(tailor_version())).c_str(), stdout);
       return 0;
     }
     if (argc == 2) {

@@ -19,6 +19,7 @@ struct OptionHelp {
 struct CommandHelp {
   std::string path;  // "slim", "build torch"
   std::string help;
+  std::string details;  // the footer: the command's long description
   std::vector<OptionHelp> options;
   std::vector<std::string> positionals;  // names
   std::vector<std::string> subcommands;
@@ -29,6 +30,7 @@ void collect(const CLI::App& app, const std::string& prefix, std::vector<Command
     CommandHelp c;
     c.path = prefix.empty() ? sub->get_name() : prefix + " " + sub->get_name();
     c.help = sub->get_description();
+    c.details = sub->get_footer();
     for (const CLI::Option* o : sub->get_options()) {
       if (o->get_positional() && o->get_lnames().empty() && o->get_snames().empty()) {
         c.positionals.push_back(o->get_name());
@@ -197,7 +199,11 @@ std::string fish_script(const std::vector<CommandHelp>& cmds) {
 // roff: a leading . or ' starts a request; backslash escapes; '-' is a hyphen unless '\-'.
 std::string roff(std::string_view s) {
   std::string out;
+  bool line_start = true;
   for (char c : s) {
+    // A line that starts with '.' or '\'' would be a request: \& keeps it text.
+    if (line_start && (c == '.' || c == '\'')) out += "\\&";
+    line_start = c == '\n';
     if (c == '\\')
       out += "\\e";
     else if (c == '-')
@@ -205,7 +211,6 @@ std::string roff(std::string_view s) {
     else
       out += c;
   }
-  if (!out.empty() && (out[0] == '.' || out[0] == '\'')) out.insert(0, "\\&");
   return out;
 }
 
@@ -236,6 +241,7 @@ std::string man_page(const CLI::App& app, std::string_view version) {
     out += fmt::format(".SS \"tailor {}{}\"\n{}\n", roff(c.path),
                        c.positionals.empty() ? "" : " " + roff(join(c.positionals, " ")),
                        roff(c.help));
+    if (!c.details.empty()) out += ".PP\n" + roff(c.details) + "\n";
     for (const auto& o : c.options) {
       std::string names;
       for (const auto& n : o.names)

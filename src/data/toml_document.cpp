@@ -168,4 +168,10 @@ TomlDocument toml_document(std::string_view path) {
   return parse_toml(*text, "data/" + std::string(path));
 }
 
+std::string embedded_program(std::string_view path) {
+  auto text = file(path);
+  if (!text) throw DataError(text.error().message);
+  return std::string(*text);
+}
+
 }  // namespace tailor::data

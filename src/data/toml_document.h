@@ -118,6 +118,10 @@ class TomlDocument {
 /// file is not embedded or does not parse ("data/x.toml:12: <what toml++ says>").
 TomlDocument toml_document(std::string_view path);
 
+/// The text of data/<path>, a program tailor runs in an interpreter (`python -c TEXT`);
+/// a missing one throws DataError (a programming error, as for a document).
+std::string embedded_program(std::string_view path);
+
 /// TOML text from elsewhere (a test, a user's file), reported under `source`.
 TomlDocument parse_toml(std::string_view text, std::string source);
 

@@ -129,7 +129,8 @@ std::vector<Diagnosis> diagnose_log(std::string_view log,
                                     const DiagnoseOptions& options) {
   const auto lines = split_log_lines(log);
   const auto block = first_error_block(log);
-  const size_t block_line = block ? block->first_line : 0;
+  const size_t shift = options.first_line > 0 ? options.first_line - 1 : 0;
+  const size_t block_line = block ? block->first_line + shift : 0;
 
   struct Ranked {
     int priority;
@@ -156,7 +157,7 @@ std::vector<Diagnosis> diagnose_log(std::string_view log,
       Diagnosis d;
       d.pattern_id = p.id;
       d.quoted_line = std::string(trim(line));
-      d.line_number = i + 1;
+      d.line_number = i + 1 + shift;
       const BuildPaths paths = read_build_paths(lines, i);
       const MatchPlace place{lines, i, own, paths, options.source_dir};
       d.cause = render_template(p.cause, m, block_line, place);

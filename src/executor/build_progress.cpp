@@ -209,52 +209,39 @@ void ProgressTracker::restart() {
   m_progress = BuildProgress{};
 }
 
-std::optional<std::pair<int, int>> parse_package_units(std::string_view line) {
-  constexpr std::string_view k_prefix = "tailor: modules at once: ";
-  if (line.substr(0, k_prefix.size()) != k_prefix) return std::nullopt;
-  line.remove_prefix(k_prefix.size());
-  auto number = [&](std::string_view word) -> std::optional<int> {
-    int n = 0;
-    auto [p, ec] = std::from_chars(line.data(), line.data() + line.size(), n);
-    if (ec != std::errc() || n < 0 || n > 1000000) return std::nullopt;
-    line.remove_prefix(static_cast<size_t>(p - line.data()));
-    if (line.substr(0, word.size()) != word) return std::nullopt;
-    line.remove_prefix(word.size());
-    return n;
-  };
-  auto modules = number(" modules, ");
-  if (!modules) return std::nullopt;
-  auto units = number(" units");
-  if (!units || *units == 0) return std::nullopt;
-  return std::pair{*modules, *units};
+void ProgressTracker::package_units(int modules, int units) {
+  if (units <= 0) return;
+  m_package_total = units;
+  m_package_done = 0;
+  m_progress.modules = modules;
 }
 
 bool ProgressTracker::feed(std::string_view line) {
-  if (auto units = parse_package_units(line)) {
-    m_package_total = units->second;
-    m_package_done = 0;
-    m_progress.modules = units->first;
-    return false;
+  if (auto s = parse_ninja_status(line)) return ninja_status(*s);
+  return other_line(line);
+}
+
+bool ProgressTracker::ninja_status(const NinjaStatus& s) {
+  // The edge of this line has FINISHED (build_progress.h, finished_file): nothing named
+  // runs now. A command echoed before (setuptools' link of the previous extension) has
+  // ended too: this Ninja runs after it.
+  if (m_package_total > 0) {
+    // Several Ninjas (one per module) print their own [n/N]: count the package's.
+    m_progress.done = std::min(++m_package_done, m_package_total);
+    m_progress.total = m_package_total;
+  } else {
+    m_progress.done = s.done;
+    m_progress.total = s.total;
   }
-  if (auto s = parse_ninja_status(line)) {
-    // The edge of this line has FINISHED (build_progress.h, finished_file): nothing named
-    // runs now. A command echoed before (setuptools' link of the previous extension) has
-    // ended too: this Ninja runs after it.
-    if (m_package_total > 0) {
-      // Several Ninjas (one per module) print their own [n/N]: count the package's.
-      m_progress.done = std::min(++m_package_done, m_package_total);
-      m_progress.total = m_package_total;
-    } else {
-      m_progress.done = s->done;
-      m_progress.total = s->total;
-    }
-    m_progress.percent = static_cast<int>(100LL * m_progress.done / m_progress.total);
-    m_last_move = m_now();
-    m_progress.finished_file = current_file_from_command(s->command);
-    m_progress.current_file.clear();
-    m_progress.current_command.clear();
-    return true;
-  }
+  m_progress.percent = static_cast<int>(100LL * m_progress.done / m_progress.total);
+  m_last_move = m_now();
+  m_progress.finished_file = current_file_from_command(s.command);
+  m_progress.current_file.clear();
+  m_progress.current_command.clear();
+  return true;
+}
+
+bool ProgressTracker::other_line(std::string_view line) {
   if (auto pct = parse_cmake_percent(line)) {
     if (*pct != m_progress.percent) m_last_move = m_now();
     m_progress.percent = *pct;

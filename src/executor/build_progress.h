@@ -47,10 +47,6 @@ std::optional<std::string> parse_setuptools_extension(std::string_view line);
 /// and setuptools' zip when no pip is around it: "writing the wheel".
 std::optional<std::string> parse_pip_phase(std::string_view line);
 
-/// The build driver's "tailor: modules at once: 3 modules, 14 units (9 CUDA), ..."
-/// line: (modules, units). The units are the package's Ninja edges, over all its Ninjas.
-std::optional<std::pair<int, int>> parse_package_units(std::string_view line);
-
 /// Remaining time by linear extrapolation of elapsed time over the finished fraction;
 /// nothing until at least one unit is done (a first guess would be noise).
 std::optional<std::chrono::seconds> estimate_eta(double fraction_done,
@@ -89,8 +85,16 @@ class ProgressTracker {
  public:
   using Clock = std::function<std::chrono::steady_clock::time_point()>;
   explicit ProgressTracker(Clock now = [] { return std::chrono::steady_clock::now(); });
-  /// Returns true when the line changed the progress (a new status or percent).
+  /// Returns true when the line changed the progress (a new status or percent): Ninja's
+  /// status to ninja_status, any other line to other_line.
   bool feed(std::string_view line);
+  /// One Ninja status line, parsed once by its reader (the build runner).
+  bool ninja_status(const NinjaStatus& s);
+  /// A line that is no Ninja status: CMake's percent, setuptools' and pip's lines.
+  bool other_line(std::string_view line);
+  /// The build driver's modules event: `units` Ninja edges over the package's `modules`, so
+  /// every Ninja's [n/N] counts toward one total.
+  void package_units(int modules, int units);
   /// A new step starts: totals reset, the clock restarts.
   void restart();
   BuildProgress progress() const;

@@ -157,6 +157,16 @@ nlohmann::json to_json(const BuildReport& r) {
   if (auto span = compile_span_s(r.job_timeline)) j["run"]["compile_span_s"] = *span;
   j["run"]["split_compile"] = r.split_compile;
   j["run"]["package_choices"] = r.package_choices;
+  nlohmann::json compat = nlohmann::json::array();
+  for (const auto& c : r.compat_changes)
+    compat.push_back({{"file", c.file},
+                      {"line", c.line},
+                      {"removal", c.removal},
+                      {"from", c.from},
+                      {"to", c.to},
+                      {"removed_in", c.removed_in}});
+  j["run"]["compat_changes"] = compat;
+  j["run"]["compat_left_alone"] = r.compat_left_alone;
   j["run"]["package_variants"] = r.package_variants;
   j["run"]["split_units"] = r.split_units;
   j["run"]["units_known"] = r.units_known;
@@ -274,6 +284,15 @@ std::string render_summary(const BuildReport& r) {
                                     r.units_known, r.unit_times_from)
                       : "");
   for (const auto& c : r.package_choices) out += fmt::format("package   {}\n", c);
+  // One line per change; a package with hundreds (AT_CHECK everywhere) lists the first 40
+  // here and all in the report.
+  constexpr size_t k_compat_lines = 40;
+  for (size_t i = 0; i < r.compat_changes.size() && i < k_compat_lines; ++i)
+    out += fmt::format("package   {}\n", r.compat_changes[i].text);
+  if (r.compat_changes.size() > k_compat_lines)
+    out += fmt::format("package   ... {} more API removals bridged (run.compat_changes)\n",
+                       r.compat_changes.size() - k_compat_lines);
+  for (const auto& c : r.compat_left_alone) out += fmt::format("package   left alone: {}\n", c);
   if (r.units_reused && r.units_total)
     out += fmt::format("reused    {} of {} Ninja steps from an earlier run ({})\n", *r.units_reused,
                        *r.units_total, r.units_source);

@@ -137,6 +137,17 @@ struct BuildReport {
   /// package's file and line ("setup.py:31: nvcc -arch=compute_50 (extension foo) replaced
   /// by the requested targets (9.0)"), as the build driver said them.
   std::vector<std::string> package_choices;
+  /// A known API removal bridged in tailor's copy of the source (compat/bridge.h), with the
+  /// package's file and line and the release that removed the API.
+  struct CompatChange {
+    std::string file;
+    size_t line = 0;
+    std::string removal, from, to, removed_in;
+    std::string text;  ///< the summary's line
+  };
+  std::vector<CompatChange> compat_changes;
+  /// Removals the source uses that were left alone, and why.
+  std::vector<std::string> compat_left_alone;
   /// Requested targets the package builds as their arch-specific variant, because its
   /// kernels need that variant's instructions: "sm_90" -> "sm_90a". Verification expects
   /// the variant for them.

@@ -79,6 +79,9 @@ struct BuildSession {
   std::string profile_path;
   /// Whether a finished build adds its cache counts to the user's ledger (cache_ledger.h).
   bool record_cache_use = true;
+  /// The user's folder the build compiled a copy of: a failed step's diagnosis names its
+  /// files (diagnose/source_paths.h); "": the paths inside the package.
+  std::string diagnose_source_dir;
 
   /// One headline on `status`.
   void say(std::string_view line) const;

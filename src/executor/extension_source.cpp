@@ -13,6 +13,8 @@
 #include <set>
 #include <span>
 
+#include "data/data_files.h"
+#include "data/toml_document.h"
 #include "formats/zip.h"
 #include "util/files.h"
 #include "util/mapped_file.h"
@@ -106,19 +108,38 @@ std::string single_child_dir(const fs::path& dir) {
   return dir.string();
 }
 
+// Bounds of an sdist's unpacking (data/build/unpack_sdist.py): a few MB that unpack to
+// gigabytes, or a million members, are refused before the disk fills.
+constexpr uint64_t k_max_unpacked_bytes = uint64_t{2} << 30;
+constexpr int k_max_unpacked_members = 200000;
+
+// Unpacked by tailor's own bounded extraction (data/build/unpack_sdist.py): never outside
+// `dest`, no link leaving it, at most k_max_unpacked_bytes and k_max_unpacked_members; a
+// refusal is one line naming the member (the same for a tar and a zip).
 Expected<std::string> unpack_sdist(const std::string& sdist, const fs::path& dest,
                                    const std::string& python, CommandRunner& runner) {
   std::error_code ec;
   fs::create_directories(dest, ec);
   if (ec) return make_error(fmt::format("{}: cannot create: {}", dest.string(), ec.message()));
-  if (sdist.ends_with(".zip")) {
-    auto r = run_source_command(runner, {python, "-m", "zipfile", "-e", sdist, dest.string()},
-                                dest.string(), std::chrono::seconds(600));
-    if (!r) return r.error();
-  } else {
-    auto r = run_source_command(runner, {"tar", "-xf", sdist, "-C", dest.string()}, dest.string(),
-                                std::chrono::seconds(600));
-    if (!r) return r.error();
+  auto script = data::file("build/unpack_sdist.py");
+  if (!script) throw data::DataError(script.error().message);
+  CommandSpec spec;
+  spec.argv = {python,
+               "-c",
+               std::string(*script),
+               sdist,
+               dest.string(),
+               std::to_string(k_max_unpacked_bytes),
+               std::to_string(k_max_unpacked_members)};
+  spec.cwd = dest.string();
+  spec.timeout = std::chrono::seconds(600);
+  CommandResult r = runner.run(spec);
+  if (!r.ok()) {
+    std::string why = r.timed_out  ? "unpacking timed out after 600 s"
+                      : !r.started ? "could not start " + python
+                                   : tail_of(r);
+    if (why.empty()) why = fmt::format("unpacking failed (exit {})", r.exit_code);
+    return make_error(fmt::format("{}: {}", fs::path(sdist).filename().string(), why));
   }
   return single_child_dir(dest);
 }
@@ -178,6 +199,39 @@ Expected<void> sync_tree(const std::string& from, const std::string& to,
 }
 
 }  // namespace
+
+Expected<void> check_source_links(const std::string& root,
+                                  const std::function<bool(const std::string&)>& skip_top) {
+  std::error_code ec;
+  const fs::path top = fs::canonical(root, ec);
+  if (ec) return make_error(fmt::format("{}: cannot read: {}", root, ec.message()));
+  auto leaves = [&](const fs::path& rel) {
+    return rel.empty() || rel.is_absolute() || *rel.begin() == "..";
+  };
+  for (auto it = fs::recursive_directory_iterator(top, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it.depth() == 0 && skip_top && skip_top(it->path().filename().string())) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_symlink(ec)) continue;
+    const fs::path link = it->path(), member = link.lexically_relative(top);
+    const fs::path target = fs::read_symlink(link, ec);
+    if (ec) break;
+    // Where the link points, read as written (a link through `..` leaves however the folders
+    // it names resolve) and as the kernel resolves it in this tree (d -> ., e -> d/..).
+    const fs::path written = (member.parent_path() / target).lexically_normal();
+    const fs::path resolved = fs::weakly_canonical(link, ec);
+    if (ec) break;
+    if (target.is_absolute() || leaves(written) || leaves(resolved.lexically_relative(top)))
+      return make_error(fmt::format(
+          "source member '{}' is a link to '{}', outside the source tree: refused (a wheel "
+          "would carry the build machine's file)",
+          member.string(), target.string()));
+  }
+  if (ec) return make_error(fmt::format("{}: cannot read: {}", root, ec.message()));
+  return {};
+}
 
 std::string_view source_kind_name(SourceKind kind) {
   switch (kind) {
@@ -471,8 +525,15 @@ std::string stable_work_dir_for(const SourceSpec& spec, const std::string& root)
   return (fs::path(root) / name).string();
 }
 
-Expected<std::string> prepare_source(const SourceSpec& spec, const std::string& work_dir,
-                                     const std::string& python, CommandRunner& runner) {
+// Earlier in-tree builds of the user's folder must not leak into the copy; the copy's own
+// (tailor's earlier run there) stays.
+static bool skip_in_copy(const std::string& n) {
+  return n == "build" || n == "dist" || n.ends_with(".egg-info") || n == "__pycache__" ||
+         n == ".pytest_cache";
+}
+
+static Expected<std::string> copy_source(const SourceSpec& spec, const std::string& work_dir,
+                                         const std::string& python, CommandRunner& runner) {
   std::error_code ec;
   fs::path work(work_dir), src = work / "src";
   fs::create_directories(work, ec);
@@ -490,12 +551,8 @@ Expected<std::string> prepare_source(const SourceSpec& spec, const std::string& 
   switch (spec.kind) {
     case SourceKind::example:
     case SourceKind::directory: {
-      // Earlier in-tree builds of the user's folder must not leak into this one.
-      auto skip = [](const std::string& n) {
-        return n == "build" || n == "dist" || n.ends_with(".egg-info") || n == "__pycache__" ||
-               n == ".pytest_cache";
-      };
-      if (auto synced = sync_tree(spec.path, src.string(), skip); !synced) return synced.error();
+      if (auto synced = sync_tree(spec.path, src.string(), skip_in_copy); !synced)
+        return synced.error();
       return src.string();
     }
     case SourceKind::sdist:
@@ -533,6 +590,15 @@ Expected<std::string> prepare_source(const SourceSpec& spec, const std::string& 
     }
   }
   return make_error("unknown source kind");
+}
+
+Expected<std::string> prepare_source(const SourceSpec& spec, const std::string& work_dir,
+                                     const std::string& python, CommandRunner& runner) {
+  TAILOR_TRY(src, copy_source(spec, work_dir, python, runner));
+  // A link out of the tree would carry a host file (/etc/passwd, a key) into the wheel.
+  const bool folder = spec.kind == SourceKind::example || spec.kind == SourceKind::directory;
+  TAILOR_TRY_VOID(check_source_links(src, folder ? skip_in_copy : nullptr));
+  return src;
 }
 
 }  // namespace tailor::executor

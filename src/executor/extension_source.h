@@ -6,6 +6,7 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -69,9 +70,18 @@ std::string default_work_root();
 /// Brings the source into `<work_dir>/src` (replacing an older copy) and returns that
 /// folder: copies a directory (without build/, dist/, *.egg-info), unpacks an sdist,
 /// `pip download`s NAME==VERSION as an sdist then unpacks it, or clones git at the ref
-/// (with submodules). Commands go through `runner`; a failure quotes their stderr.
+/// (with submodules), then refuses it when a link leaves the tree (check_source_links).
+/// Commands go through `runner`; a failure quotes their stderr, on one line.
 Expected<std::string> prepare_source(const SourceSpec& spec, const std::string& work_dir,
                                      const std::string& python, CommandRunner& runner);
+
+/// Refuses a source tree holding a link whose target leaves it (absolute, or out through
+/// `..`, as written or as resolved in the tree): the error names the member and its target.
+/// Links inside the tree are kept. prepare_source checks every source it brings in.
+/// Top-level names for which `skip_top` is true are not looked into (a folder copy's own
+/// build/ from tailor's earlier run).
+Expected<void> check_source_links(const std::string& root,
+                                  const std::function<bool(const std::string&)>& skip_top = {});
 
 /// Runs one command of a source's preparation or identity (tar, pip, git) and returns its
 /// stdout; a failure quotes the command, how it ended and the last lines of its stderr.

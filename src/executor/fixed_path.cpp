@@ -21,7 +21,9 @@ std::string fixed_work_path(std::string_view package) {
   for (char c : package)
     name +=
         (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '_';
+  // A leading dot would make `..x` (a package name of issue 51): never a hidden or parent name.
   if (name.empty() || name == "." || name == "..") name = "package";
+  if (name.front() == '.') name.front() = '_';
   return std::string(k_fixed_root) + "/" + name;
 }
 

@@ -12,6 +12,7 @@
 
 #include "util/files.h"
 #include "util/mount_namespace.h"
+#include "util/sandbox.h"
 #include "util/text_escape.h"
 
 namespace tailor::executor {
@@ -57,7 +58,10 @@ Expected<FixedPathWrapperArgs> parse_fixed_path_wrapper_args(const std::vector<s
   for (const std::string* p : {&out.tmpfs, &out.real, &out.fixed})
     if (!p->starts_with("/")) return make_error(fmt::format("{}: not an absolute path", *p));
   // The fixed folder lies inside the tmpfs, so the mount point can be made there.
-  if (!out.fixed.starts_with(out.tmpfs + "/") || out.fixed.find("/..") != std::string::npos)
+  const fs::path below = fs::path(out.fixed).lexically_relative(out.tmpfs);
+  bool climbs = below.empty();
+  for (const auto& part : below) climbs = climbs || part == ".." || part == ".";
+  if (!out.fixed.starts_with(out.tmpfs + "/") || climbs)
     return make_error(fmt::format("{}: not a folder below {}", out.fixed, out.tmpfs));
   if (!out.writable.empty() && !out.sandbox) return make_error("--rw: only with --sandbox");
   if (out.argv.empty()) return make_error("no program after --");
@@ -97,34 +101,18 @@ Expected<void> make_folders(const std::string& dir) {
   return {};
 }
 
+// The fixed path alone (no --sandbox): a private mount namespace in this process, which
+// then execs the program.
 Expected<void> enter(const FixedPathWrapperArgs& a) {
   TAILOR_TRY_VOID(ensure_mount_point(a.tmpfs));
   TAILOR_TRY_VOID(enter_private_mount_namespace());
   // Opened in the new namespace (a bind takes its source from there) before anything is
-  // mounted: the work folder may lie below the fixed root, and --sandbox makes `/`
-  // read-only before the writable folders come back.
+  // mounted: the work folder may lie below the fixed root.
   TAILOR_TRY(real_fd, open_folder(a.real));
-  std::vector<std::pair<int, std::string>> writable;
-  for (const auto& w : a.writable) {
-    auto fd = open_folder(w);
-    if (!fd) continue;  // a cache folder not made yet: nothing to keep writable
-    writable.emplace_back(*fd, w);
-  }
-  if (a.sandbox) {
-    TAILOR_TRY_VOID(enter_empty_network_namespace());
-    TAILOR_TRY_VOID(make_all_mounts_read_only());
-    // Shared memory stays usable (Python's multiprocessing locks live there).
-    if (auto shm = open_folder("/dev/shm")) writable.emplace_back(*shm, "/dev/shm");
-  }
   TAILOR_TRY_VOID(mount_tmpfs(a.tmpfs));
   TAILOR_TRY_VOID(make_folders(a.fixed));
-  TAILOR_TRY_VOID(
-      bind_mount_fd(real_fd, a.fixed, a.sandbox ? BindAccess::read_write : BindAccess::as_source));
+  TAILOR_TRY_VOID(bind_mount_fd(real_fd, a.fixed, BindAccess::as_source));
   ::close(real_fd);
-  for (const auto& [fd, path] : writable) {
-    TAILOR_TRY_VOID(bind_mount_fd(fd, path, BindAccess::read_write));
-    ::close(fd);
-  }
   if (!a.chdir.empty() && ::chdir(a.chdir.c_str()) != 0)
     return make_error(fmt::format("{}: cannot change into it: {}", a.chdir, errno_text(errno)));
   return {};
@@ -139,6 +127,16 @@ int run_fixed_path_wrapper(const std::vector<std::string>& args) {
   };
   auto parsed = parse_fixed_path_wrapper_args(args);
   if (!parsed) return fail(parsed.error().message);
+  if (parsed->sandbox) {
+    // util/sandbox.h: this process stays in tailor's namespaces and waits; the program runs
+    // below an init of its own, and ends the namespace when it ends.
+    if (auto ready = ensure_mount_point(parsed->tmpfs); !ready) return fail(ready.error().message);
+    SandboxSpec spec{parsed->tmpfs,    parsed->real,  parsed->fixed,
+                     parsed->writable, parsed->chdir, parsed->argv};
+    auto status = run_sandboxed(spec);
+    if (!status) return fail(status.error().message);
+    return *status;
+  }
   // The runner set PR_SET_PDEATHSIG; a change of credentials (the user namespace) may
   // clear it, so it is set again before the exec, which keeps it.
   int death_signal = 0;

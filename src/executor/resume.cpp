@@ -4,8 +4,6 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <regex>
-#include <sstream>
 
 #include "util/strings.h"
 
@@ -52,27 +50,6 @@ bool keep_build_tree_if_unchanged(DiskInterface& disk, const std::string& source
     write_state(disk, work_dir, st);
   }
   return kept;
-}
-
-std::optional<uint64_t> ninja_steps_run(std::string_view log) {
-  static const std::regex k_step(R"(^\s*\[(\d+)/(\d+)\] )");
-  uint64_t sum = 0, current_max = 0, last_n = 0;
-  bool any = false;
-  for (const auto& line : split_any(log, "\n")) {
-    std::smatch m;
-    std::string l(line);
-    if (!std::regex_search(l, m, k_step)) continue;
-    uint64_t n = std::stoull(m[1].str()), total = std::stoull(m[2].str());
-    if (any && n < last_n) {  // a new invocation
-      sum += current_max;
-      current_max = 0;
-    }
-    current_max = std::max(current_max, total);
-    last_n = n;
-    any = true;
-  }
-  if (!any) return std::nullopt;
-  return sum + current_max;
 }
 
 std::optional<ReusedUnits> account_reused_units(DiskInterface& disk, const std::string& work_dir,

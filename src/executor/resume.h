@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 
 #include "executor/disk_interface.h"
 
@@ -19,10 +18,6 @@ namespace tailor::executor {
 bool keep_build_tree_if_unchanged(DiskInterface& disk, const std::string& source_dir,
                                   const std::string& work_dir, const std::string& fingerprint);
 
-/// Compile steps Ninja ran, from its `[n/N]` lines: the largest N of each invocation
-/// (a new invocation starts again at 1), summed. Unset when the log has no such line.
-std::optional<uint64_t> ninja_steps_run(std::string_view log);
-
 struct ReusedUnits {
   uint64_t reused = 0;
   uint64_t total = 0;
@@ -30,7 +25,8 @@ struct ReusedUnits {
 };
 
 /// After a run: the steps that a fresh tree needed are saved in `work_dir` (a run on a
-/// fresh tree counts them); with a kept tree, reused = that total - the steps run now.
+/// fresh tree counts them); with a kept tree, reused = that total - the steps run now
+/// (`steps_run`: the run's Ninja steps, executor/build_runner.h's NinjaStepCount).
 /// Unset when nothing is known.
 std::optional<ReusedUnits> account_reused_units(DiskInterface& disk, const std::string& work_dir,
                                                 bool tree_kept, std::optional<uint64_t> steps_run);

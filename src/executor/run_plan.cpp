@@ -26,10 +26,6 @@ namespace fs = std::filesystem;
 namespace dist = cache::dist;
 namespace {
 
-// The run's log is read back once for the diagnosis and the package's own lines; a torch
-// build's log is tens of MiB.
-constexpr uint64_t k_max_log_read = uint64_t{1} << 30;
-
 StepResult stop(BuildStatus status, std::string message) {
   return StepStop{status, std::move(message)};
 }
@@ -506,12 +502,30 @@ StepResult prepare_run(Run& r) {
   return std::nullopt;
 }
 
+// The one diagnosis of a failed step, from its last lines as the runner kept them; line
+// numbers are the log's. `source_dir`: the user's folder the build compiled a copy of.
+void diagnose_failed_step(PlanRun& out, const LogTail& tail, const std::string& source_dir) {
+  const std::string text = tail.text();
+  const size_t shift = tail.first_line - 1;
+  out.error_block = diagnose::first_error_block(text);
+  if (out.error_block) {
+    out.error_block->first_line += shift;
+    out.error_block->last_line += shift;
+  }
+  diagnose::DiagnoseOptions options;
+  options.source_dir = source_dir;
+  options.first_line = tail.first_line;
+  out.diagnoses = diagnose::diagnose_log(text, options);
+}
+
 std::string failed_step_line(const RunOutcome& outcome) {
   const StepOutcome& last = outcome.steps.back();
   return fmt::format("step '{}' failed ({})", last.title,
                      !last.started    ? "could not start"
                      : last.timed_out ? "timed out"
-                                      : fmt::format("exit {}", last.exit_code));
+                     : last.exit_code == 137
+                         ? "killed by SIGKILL, exit 137: most often the out-of-memory killer"
+                         : fmt::format("exit {}", last.exit_code));
 }
 
 }  // namespace
@@ -611,7 +625,6 @@ PlanRun run_plan(const plan::BuildPlan& plan, BuildSession& session) {
   BuildJobs jobs = collect_build_jobs(session.disk, plan.run.ninja_root, ninja_logs_before);
   report.job_timeline = std::move(jobs.jobs);
   report.job_timeline_dropped = jobs.dropped;
-  out.log_text = session.disk.read(report.log_path, k_max_log_read).value_or("");
   if (r.dist_session) account_dist_session(r);
   if (r.governor) report.governor = r.governor->finish();
   if (!outcome) {
@@ -622,7 +635,7 @@ PlanRun run_plan(const plan::BuildPlan& plan, BuildSession& session) {
   out.outcome = *outcome;
   if (plan.run.resume)
     if (auto reused = account_reused_units(session.disk, plan.run.work_dir, out.tree_kept,
-                                           ninja_steps_run(out.log_text))) {
+                                           outcome->facts.ninja_steps)) {
       report.units_reused = reused->reused;
       report.units_total = reused->total;
       report.units_source = reused->source;
@@ -630,8 +643,7 @@ PlanRun run_plan(const plan::BuildPlan& plan, BuildSession& session) {
   finish_cache(r);
   record_learned(r);
   if (!outcome->ok()) {
-    out.error_block = diagnose::first_error_block(out.log_text);
-    out.diagnoses = diagnose::diagnose_log(out.log_text);
+    diagnose_failed_step(out, outcome->facts.tail, session.diagnose_source_dir);
     // An interrupt before the first step started leaves no step at all.
     if (outcome->steps.empty() || outcome->interrupted || interrupt_signal() != 0)
       out.stop = stop(BuildStatus::build_failed, "interrupted");

@@ -5,7 +5,7 @@
 // governor or the static count, the learned unit times handed to the build driver, the
 // steps under the BuildRunner with one log, then the job timeline, the reused units, the
 // cache's counts and what the run teaches the next build of the same key. Everything it
-// finds goes into the BuildReport; a failed step is diagnosed from the log.
+// finds goes into the BuildReport; a failed step is diagnosed once, from its last lines.
 #pragma once
 #include <optional>
 #include <string>
@@ -28,9 +28,10 @@ struct PlanRun {
   std::optional<StepStop> stop;
   /// The steps as they ran (the plan's with the run's additions), for the log's readers.
   std::vector<plan::Step> steps;
-  std::optional<RunOutcome> outcome;  ///< unset when no step started
-  std::string log_text;               ///< the run's log, read back once
-  /// A failed step: the log's first error block and what the failure patterns say of it.
+  std::optional<RunOutcome> outcome;  ///< unset when no step started; its facts: what the
+                                      ///< run said (the driver's events, Ninja's steps)
+  /// A failed step, diagnosed once from its last lines (the runner's LogTail): the first
+  /// error block and what the failure patterns say of it, line numbers the log's.
   std::optional<diagnose::ErrorBlock> error_block;
   std::vector<diagnose::Diagnosis> diagnoses;
   bool tree_kept = false;                 ///< an earlier run's build tree was kept (resume)

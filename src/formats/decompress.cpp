@@ -12,19 +12,15 @@
 #include <memory>
 #include <string>
 
+#include "util/strings.h"
+
 namespace tailor::formats {
 namespace {
-
-std::string hex(uint64_t v) {
-  std::array<char, 24> buf{};
-  auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v, 16);
-  return "0x" + std::string(buf.data(), r.ptr);
-}
 
 // The entry's raw header fields: naming it as a target ("sm_80") is the CUDA model's job,
 // which formats does not know.
 std::string where(const FatbinEntry& e) {
-  return "fatbin entry at " + hex(e.header_offset) + " (kind " + std::to_string(e.kind) +
+  return "fatbin entry at " + hex_number(e.header_offset) + " (kind " + std::to_string(e.kind) +
          ", arch " + std::to_string(e.arch) + ")";
 }
 
@@ -35,22 +31,22 @@ Expected<std::vector<std::byte>> decompress_entry(Bytes file, const FatbinEntry&
   auto start = checked_add(entry.header_offset, entry.header_size);
   auto payload = start ? strict_substr(file, *start, entry.stored_size) : std::nullopt;
   if (!payload)
-    return make_error(where(entry) + ": payload (" + hex(entry.stored_size) +
-                      " bytes) runs past end of file (size " + hex(file.size()) + ")");
+    return make_error(where(entry) + ": payload (" + hex_number(entry.stored_size) +
+                      " bytes) runs past end of file (size " + hex_number(file.size()) + ")");
   if (entry.compression != FatbinCompression::none && entry.compressed_size > payload->size())
-    return make_error(where(entry) + ": compressed size " + hex(entry.compressed_size) +
-                      " exceeds its payload size " + hex(payload->size()));
+    return make_error(where(entry) + ": compressed size " + hex_number(entry.compressed_size) +
+                      " exceeds its payload size " + hex_number(payload->size()));
   if (entry.uncompressed_size > max_output)
-    return make_error(where(entry) + ": declared size " + hex(entry.uncompressed_size) +
-                      " exceeds the limit of " + hex(max_output) + " bytes");
+    return make_error(where(entry) + ": declared size " + hex_number(entry.uncompressed_size) +
+                      " exceeds the limit of " + hex_number(max_output) + " bytes");
   std::vector<std::byte> out;
   switch (entry.compression) {
     case FatbinCompression::none:
       out.assign(payload->begin(), payload->end());
       return out;
     case FatbinCompression::unknown:
-      return make_error(where(entry) + ": unsupported compression (flags " + hex(entry.flags) +
-                        ")");
+      return make_error(where(entry) + ": unsupported compression (flags " +
+                        hex_number(entry.flags) + ")");
     case FatbinCompression::lz4: {
       constexpr uint64_t k_int_max = std::numeric_limits<int>::max();
       if (entry.compressed_size > k_int_max || entry.uncompressed_size > k_int_max)
@@ -61,7 +57,7 @@ Expected<std::vector<std::byte>> decompress_entry(Bytes file, const FatbinEntry&
           static_cast<int>(entry.compressed_size), static_cast<int>(out.size()));
       if (n < 0 || static_cast<uint64_t>(n) != entry.uncompressed_size)
         return make_error(where(entry) + ": LZ4 block does not decode to the declared " +
-                          hex(entry.uncompressed_size) + " bytes");
+                          hex_number(entry.uncompressed_size) + " bytes");
       return out;
     }
     case FatbinCompression::zstd: {
@@ -72,7 +68,7 @@ Expected<std::vector<std::byte>> decompress_entry(Bytes file, const FatbinEntry&
                                      entry.compressed_size);
       if (ZSTD_isError(n) || n != entry.uncompressed_size)
         return make_error(where(entry) + ": ZSTD frame does not decode to the declared " +
-                          hex(entry.uncompressed_size) + " bytes" +
+                          hex_number(entry.uncompressed_size) + " bytes" +
                           (ZSTD_isError(n) ? std::string(" (") + ZSTD_getErrorName(n) + ")" : ""));
       return out;
     }
@@ -88,7 +84,7 @@ constexpr int k_zstd_window_log_max = 26;  // 64 MiB
 constexpr uint64_t k_max_ratio = 1024;
 
 Error lz4_error(uint64_t at, const std::string& what) {
-  return make_error("LZ4 block byte " + hex(at) + ": " + what);
+  return make_error("LZ4 block byte " + hex_number(at) + ": " + what);
 }
 
 }  // namespace
@@ -118,7 +114,7 @@ Expected<uint64_t> lz4_block_decoded_size(Bytes block, uint64_t limit) {
       return lz4_error(ip, "literal length runs past the block");
     if (literals > n - ip) return lz4_error(ip, "literals run past the block");
     if (literals > limit - out)
-      return lz4_error(ip, "decodes to more than " + hex(limit) + " bytes");
+      return lz4_error(ip, "decodes to more than " + hex_number(limit) + " bytes");
     for (uint64_t done = 0; done < literals;) {  // in at most two pieces around the wrap
       const size_t dst = (out + done) & (k_window - 1);
       const size_t n = std::min<uint64_t>(literals - done, k_window - dst);
@@ -134,11 +130,12 @@ Expected<uint64_t> lz4_block_decoded_size(Bytes block, uint64_t limit) {
     // Offset 0 is outside the format, but liblz4's safe decoder accepts it (the one-piece
     // path): so do we, to give the same verdict on either side of k_one_piece.
     if (offset > out)
-      return lz4_error(ip - 2, "match offset " + hex(offset) + " points before the output");
+      return lz4_error(ip - 2, "match offset " + hex_number(offset) + " points before the output");
     uint64_t length = token & 15;
     if (length == 15 && !extend(length)) return lz4_error(ip, "match length runs past the block");
     length += 4;
-    if (length > limit - out) return lz4_error(ip, "decodes to more than " + hex(limit) + " bytes");
+    if (length > limit - out)
+      return lz4_error(ip, "decodes to more than " + hex_number(limit) + " bytes");
     if (offset == 1) {  // a run of one byte (the common case in zero-filled data)
       const uint8_t c = ring[(out - 1) & (k_window - 1)];
       for (uint64_t done = 0; done < length;) {
@@ -168,21 +165,22 @@ Expected<void> verify_entry(Bytes file, const FatbinEntry& entry, uint64_t max_o
   auto start = checked_add(entry.header_offset, entry.header_size);
   auto payload = start ? strict_substr(file, *start, entry.stored_size) : std::nullopt;
   if (!payload)
-    return make_error(where(entry) + ": payload (" + hex(entry.stored_size) +
-                      " bytes) runs past end of file (size " + hex(file.size()) + ")");
+    return make_error(where(entry) + ": payload (" + hex_number(entry.stored_size) +
+                      " bytes) runs past end of file (size " + hex_number(file.size()) + ")");
   if (entry.compression != FatbinCompression::none && entry.compressed_size > payload->size())
-    return make_error(where(entry) + ": compressed size " + hex(entry.compressed_size) +
-                      " exceeds its payload size " + hex(payload->size()));
+    return make_error(where(entry) + ": compressed size " + hex_number(entry.compressed_size) +
+                      " exceeds its payload size " + hex_number(payload->size()));
   if (entry.uncompressed_size > max_output)
-    return make_error(where(entry) + ": declared size " + hex(entry.uncompressed_size) +
-                      " exceeds the limit of " + hex(max_output) + " bytes");
+    return make_error(where(entry) + ": declared size " + hex_number(entry.uncompressed_size) +
+                      " exceeds the limit of " + hex_number(max_output) + " bytes");
   if (entry.compression == FatbinCompression::none) return {};
   if (entry.compression == FatbinCompression::unknown)
-    return make_error(where(entry) + ": unsupported compression (flags " + hex(entry.flags) + ")");
+    return make_error(where(entry) + ": unsupported compression (flags " + hex_number(entry.flags) +
+                      ")");
   if (entry.uncompressed_size / k_max_ratio > entry.compressed_size)
-    return make_error(where(entry) + ": declared size " + hex(entry.uncompressed_size) +
+    return make_error(where(entry) + ": declared size " + hex_number(entry.uncompressed_size) +
                       " is more than " + std::to_string(k_max_ratio) +
-                      " times its compressed size " + hex(entry.compressed_size) +
+                      " times its compressed size " + hex_number(entry.compressed_size) +
                       " (a decompression bomb)");
   if (entry.uncompressed_size <= k_one_piece) {
     auto out = decompress_entry(file, entry, max_output);
@@ -194,7 +192,7 @@ Expected<void> verify_entry(Bytes file, const FatbinEntry& entry, uint64_t max_o
     auto n = lz4_block_decoded_size(compressed, entry.uncompressed_size);
     if (!n || *n != entry.uncompressed_size)
       return make_error(where(entry) + ": LZ4 block does not decode to the declared " +
-                        hex(entry.uncompressed_size) + " bytes" +
+                        hex_number(entry.uncompressed_size) + " bytes" +
                         (n ? "" : " (" + n.error().message + ")"));
     return {};
   }
@@ -206,7 +204,7 @@ Expected<void> verify_entry(Bytes file, const FatbinEntry& entry, uint64_t max_o
   uint64_t total = 0;
   auto mismatch = [&](const std::string& why) {
     return make_error(where(entry) + ": ZSTD frame does not decode to the declared " +
-                      hex(entry.uncompressed_size) + " bytes (" + why + ")");
+                      hex_number(entry.uncompressed_size) + " bytes (" + why + ")");
   };
   size_t last = 1;
   while (in.pos < in.size) {
@@ -233,7 +231,7 @@ Expected<void> verify_entry(Bytes file, const FatbinEntry& entry, uint64_t max_o
     if (total > entry.uncompressed_size) return mismatch("it decodes to more");
     if (out.pos == 0 && last != 0) return mismatch("the frame is truncated");
   }
-  if (total != entry.uncompressed_size) return mismatch("it decodes to " + hex(total));
+  if (total != entry.uncompressed_size) return mismatch("it decodes to " + hex_number(total));
   return {};
 }
 

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <cstring>
 
+#include "util/strings.h"
+
 namespace tailor::formats {
 
 namespace {
@@ -14,8 +16,6 @@ constexpr uint32_t k_fatbin_magic = 0xBA55ED50;
 // ptxas options as text ("-arch sm_90a -m 64").
 constexpr std::string_view k_tkinfo_section = ".note.nv.tkinfo";
 constexpr uint32_t k_tkinfo_note_type = 2000;
-
-std::string hex(uint64_t v) { return fmt::format("0x{:x}", v); }
 
 // The lines of `text` with leading blanks cut, skipping blank lines and // comments, until
 // `visit` returns false.
@@ -103,7 +103,8 @@ Expected<bool> read_tkinfo_arch(Bytes file, const ElfFile& elf, CubinTarget& tar
     auto desc = strict_substr(bytes, desc_at, descsz);
     if (!desc)
       return make_error(fmt::format("section {} at {}: note at {} ({} bytes) runs past the section",
-                                    note->name, hex(note->offset), hex(note->offset + at), descsz));
+                                    note->name, hex_number(note->offset),
+                                    hex_number(note->offset + at), descsz));
     if (type == k_tkinfo_note_type) {
       std::string_view text = as_chars(*desc);
       for (size_t p = text.find("-arch "); p != std::string_view::npos;
@@ -187,7 +188,7 @@ Expected<CubinTarget> cubin_target(Bytes file, const ElfFile& elf) {
   target.arch_specific = (elf.e_flags & (v7 ? 0x800u : 0x8u)) != 0;
   if (target.arch == 0)
     return make_error(fmt::format("e_flags at 0x30 ({}) name no SM (ELF ABI version {})",
-                                  hex(elf.e_flags), elf.abi_version));
+                                  hex_number(elf.e_flags), elf.abi_version));
   TAILOR_TRY(found, read_tkinfo_arch(file, elf, target));
   (void)found;  // without the note, the plain target e_flags name
   return target;

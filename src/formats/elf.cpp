@@ -5,6 +5,9 @@
 #include <charconv>
 #include <cstring>
 #include <initializer_list>
+#include <optional>
+
+#include "util/strings.h"
 
 namespace tailor::formats {
 namespace {
@@ -33,12 +36,6 @@ constexpr uint64_t k_max_version_files = 4096;
 constexpr uint64_t k_max_versions = 65536;
 constexpr uint64_t k_string_overhead = 32;
 constexpr uint64_t k_max_string_bytes = 4ull << 20;
-
-std::string hex(uint64_t v) {
-  std::array<char, 24> buf{};
-  auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v, 16);
-  return "0x" + std::string(buf.data(), r.ptr);
-}
 
 std::string machine_name(uint16_t m) {
   // ELF format constants (the ELF specification's e_machine values), not policy.
@@ -70,7 +67,7 @@ class StringBudget {
   Expected<void> charge(uint64_t length, const std::string& what, uint64_t offset) {
     m_used += length + k_string_overhead;
     if (m_used <= k_max_string_bytes) return {};
-    return make_error(what + " at " + hex(offset) +
+    return make_error(what + " at " + hex_number(offset) +
                       ": the names this file lists (sections, needed libraries, " +
                       "version needs) exceed " + std::to_string(k_max_string_bytes >> 20) +
                       " MiB, far beyond any real library");
@@ -100,8 +97,8 @@ class Reader {
     return uint64_t{*v};
   }
   Error past_end(const std::string& what, uint64_t offset, uint64_t size) const {
-    return make_error(what + " at " + hex(offset) + " (" + hex(size) +
-                      " bytes) runs past end of file (size " + hex(m_file.size()) + ")");
+    return make_error(what + " at " + hex_number(offset) + " (" + hex_number(size) +
+                      " bytes) runs past end of file (size " + hex_number(m_file.size()) + ")");
   }
   bool is_64() const { return m_64; }
   Bytes file() const { return m_file; }
@@ -118,19 +115,19 @@ Expected<std::string_view> table_string_view(Bytes table, uint64_t table_offset,
                                              uint64_t max_length = k_max_name,
                                              LongName long_name = LongName::error) {
   if (index >= table.size())
-    return make_error(std::string(what) + " name offset " + hex(index) +
-                      " lies outside its string table at " + hex(table_offset) + " (size " +
-                      hex(table.size()) + ")");
+    return make_error(std::string(what) + " name offset " + hex_number(index) +
+                      " lies outside its string table at " + hex_number(table_offset) + " (size " +
+                      hex_number(table.size()) + ")");
   auto rest = as_chars(table.subspan(index));
   auto window = rest.substr(0, max_length + 1);
   auto end = window.find('\0');
   if (end == std::string_view::npos && window.size() > max_length) {
     if (long_name == LongName::truncate) return window.substr(0, max_length);
-    return make_error(std::string(what) + " name at " + hex(table_offset + index) +
+    return make_error(std::string(what) + " name at " + hex_number(table_offset + index) +
                       " is longer than " + std::to_string(max_length) + " bytes");
   }
   if (end == std::string_view::npos)
-    return make_error(std::string(what) + " name at " + hex(table_offset + index) +
+    return make_error(std::string(what) + " name at " + hex_number(table_offset + index) +
                       " is not NUL-terminated inside its string table");
   return rest.substr(0, end);
 }
@@ -143,7 +140,7 @@ Expected<std::string> table_string(Bytes table, uint64_t table_offset, uint64_t 
 }
 
 Expected<std::vector<ElfSection>> read_sections(const Reader& r, std::string& error_ctx,
-                                                StringBudget& budget) {
+                                                StringBudget& budget, uint64_t& shstrndx_out) {
   const bool b64 = r.is_64();
   TAILOR_TRY(shoff, r.word(b64 ? 0x28 : 0x20, "e_shoff"));
   TAILOR_TRY(shentsize, r.get<uint16_t>(b64 ? 0x3a : 0x2e, "e_shentsize"));
@@ -153,8 +150,8 @@ Expected<std::vector<ElfSection>> read_sections(const Reader& r, std::string& er
   if (shoff == 0) return sections;  // no section header table (allowed by the spec)
   const uint64_t want_entsize = b64 ? 64 : 40;
   if (shentsize != want_entsize)
-    return make_error("e_shentsize at " + hex(b64 ? 0x3a : 0x2e) + " is " + hex(shentsize) +
-                      ", expected " + hex(want_entsize));
+    return make_error("e_shentsize at " + hex_number(b64 ? 0x3a : 0x2e) + " is " +
+                      hex_number(shentsize) + ", expected " + hex_number(want_entsize));
   // Section 0 carries the real count and string index when they do not fit 16 bits.
   uint64_t shnum = shnum16;
   uint64_t shstrndx = shstrndx16;
@@ -168,9 +165,9 @@ Expected<std::vector<ElfSection>> read_sections(const Reader& r, std::string& er
       !strict_substr(r.file(), shoff, shnum * want_entsize))
     return r.past_end("section header table", shoff, shnum * want_entsize);
   if (shnum > k_max_sections)
-    return make_error("section header table at " + hex(shoff) + ": " + std::to_string(shnum) +
-                      " sections, more than the " + std::to_string(k_max_sections) +
-                      " tailor reads");
+    return make_error("section header table at " + hex_number(shoff) + ": " +
+                      std::to_string(shnum) + " sections, more than the " +
+                      std::to_string(k_max_sections) + " tailor reads");
   sections.reserve(shnum);
   std::vector<uint32_t> name_index(shnum);
   for (uint64_t i = 0; i < shnum; ++i) {
@@ -199,6 +196,7 @@ Expected<std::vector<ElfSection>> read_sections(const Reader& r, std::string& er
     }
     sections.push_back(std::move(s));
   }
+  shstrndx_out = shstrndx;
   if (shstrndx != 0) {
     if (shstrndx >= shnum)
       return make_error("e_shstrndx " + std::to_string(shstrndx) + " is not below the " +
@@ -222,8 +220,6 @@ Expected<std::vector<ElfSection>> read_sections(const Reader& r, std::string& er
 
 // DT_NEEDED, DT_SONAME, DT_RPATH, DT_RUNPATH from the SHT_DYNAMIC section.
 Expected<void> read_dynamic(const Reader& r, ElfFile& elf, StringBudget& budget) {
-  constexpr int64_t k_dt_null = 0, k_dt_needed = 1, k_dt_soname = 14, k_dt_rpath = 15,
-                    k_dt_runpath = 29;
   for (const ElfSection& dyn : elf.sections) {
     if (dyn.type != k_sht_dynamic) continue;
     auto bytes = strict_substr(r.file(), dyn.offset, dyn.size);
@@ -253,7 +249,7 @@ Expected<void> read_dynamic(const Reader& r, ElfFile& elf, StringBudget& budget)
       if (auto b = budget.charge(s.size(), std::string(what) + " entry", dyn.offset + p); !b)
         return b.error();
       if (tag == k_dt_needed && elf.needed.size() == k_max_needed)
-        return make_error("section " + dyn.name + " at " + hex(dyn.offset) + ": more than " +
+        return make_error("section " + dyn.name + " at " + hex_number(dyn.offset) + ": more than " +
                           std::to_string(k_max_needed) + " DT_NEEDED entries");
       if (tag == k_dt_needed)
         elf.needed.push_back(std::move(s));
@@ -266,7 +262,7 @@ Expected<void> read_dynamic(const Reader& r, ElfFile& elf, StringBudget& budget)
           size_t colon = s.find(':', start);
           if (colon == std::string::npos) colon = s.size();
           if (colon - start > k_max_name)
-            return make_error(std::string(what) + " at " + hex(dyn.offset + p) +
+            return make_error(std::string(what) + " at " + hex_number(dyn.offset + p) +
                               ": an entry is longer than " + std::to_string(k_max_name) + " bytes");
           if (colon > start) {
             if (auto b = budget.charge(0, std::string(what) + " entry", dyn.offset + p); !b)
@@ -303,7 +299,7 @@ Expected<void> read_version_needs(const Reader& r, ElfFile& elf, StringBudget& b
     uint64_t pos = 0;
     for (uint32_t n = 0; n < vr.info; ++n) {
       if (steps-- == 0)
-        return make_error("section " + vr.name + " at " + hex(vr.offset) +
+        return make_error("section " + vr.name + " at " + hex_number(vr.offset) +
                           ": version need records loop");
       auto cnt = read_le<uint16_t>(*bytes, pos + 2);
       auto file = read_le<uint32_t>(*bytes, pos + 4);
@@ -316,13 +312,13 @@ Expected<void> read_version_needs(const Reader& r, ElfFile& elf, StringBudget& b
       if (auto b = budget.charge(fname.size(), "version need record", vr.offset + pos); !b)
         return b.error();
       if (elf.version_needs.size() == k_max_version_files)
-        return make_error("section " + vr.name + " at " + hex(vr.offset) + ": more than " +
+        return make_error("section " + vr.name + " at " + hex_number(vr.offset) + ": more than " +
                           std::to_string(k_max_version_files) + " version need records");
       need.file = std::move(fname);
       uint64_t apos = pos + *aux;
       for (uint16_t k = 0; k < *cnt; ++k) {
         if (steps-- == 0)
-          return make_error("section " + vr.name + " at " + hex(vr.offset) +
+          return make_error("section " + vr.name + " at " + hex_number(vr.offset) +
                             ": version need records loop");
         auto name = read_le<uint32_t>(*bytes, apos + 8);
         auto anext = read_le<uint32_t>(*bytes, apos + 12);
@@ -331,7 +327,7 @@ Expected<void> read_version_needs(const Reader& r, ElfFile& elf, StringBudget& b
         if (auto b = budget.charge(vname.size(), "version need aux record", vr.offset + apos); !b)
           return b.error();
         if (++versions > k_max_versions)
-          return make_error("section " + vr.name + " at " + hex(vr.offset) + ": more than " +
+          return make_error("section " + vr.name + " at " + hex_number(vr.offset) + ": more than " +
                             std::to_string(k_max_versions) + " needed versions");
         need.versions.push_back(std::move(vname));
         if (*anext == 0) break;
@@ -407,22 +403,23 @@ Expected<Bytes> section_bytes(Bytes file, const ElfSection& section) {
   if (section.type == k_sht_nobits) return Bytes{};
   auto b = strict_substr(file, section.offset, section.size);
   if (!b)
-    return make_error("section " + section.name + " at " + hex(section.offset) + " (" +
-                      hex(section.size) + " bytes) runs past end of file (size " +
-                      hex(file.size()) + ")");
+    return make_error("section " + section.name + " at " + hex_number(section.offset) + " (" +
+                      hex_number(section.size) + " bytes) runs past end of file (size " +
+                      hex_number(file.size()) + ")");
   return *b;
 }
 
 Expected<ElfFile> parse_elf(Bytes file) {
   if (!looks_like_elf(file)) return make_error("not an ELF file (no \\x7fELF magic at 0x0)");
   if (file.size() < 52)
-    return make_error("ELF header at 0x0 runs past end of file (size " + hex(file.size()) + ")");
+    return make_error("ELF header at 0x0 runs past end of file (size " + hex_number(file.size()) +
+                      ")");
   const auto cls = static_cast<uint8_t>(file[4]);
   const auto data = static_cast<uint8_t>(file[5]);
   if (cls != 1 && cls != 2)
-    return make_error("ELF class at 0x4 is " + hex(cls) + ", expected 1 or 2");
+    return make_error("ELF class at 0x4 is " + hex_number(cls) + ", expected 1 or 2");
   if (data != 1)
-    return make_error("ELF data encoding at 0x5 is " + hex(data) +
+    return make_error("ELF data encoding at 0x5 is " + hex_number(data) +
                       ", only little-endian (1) is supported");
   ElfFile elf;
   elf.is_64 = cls == 2;
@@ -447,7 +444,7 @@ Expected<ElfFile> parse_elf(Bytes file) {
   }
   std::string ctx;
   StringBudget budget;
-  auto sections = read_sections(r, ctx, budget);
+  auto sections = read_sections(r, ctx, budget, elf.shstrndx);
   if (!sections) return sections.error();
   elf.sections = std::move(*sections);
   if (auto d = read_dynamic(r, elf, budget); !d) return d.error();
@@ -455,6 +452,93 @@ Expected<ElfFile> parse_elf(Bytes file) {
   // Property numbers from 0xc0000000 up are processor-specific: only x86 means ISA levels.
   if (elf.e_machine == k_em_x86_64 || elf.e_machine == 3 /* EM_386 */) read_isa_note(r, elf);
   return elf;
+}
+
+// ---- The dynamic array and what names a string table (ELF64) ----
+
+std::vector<ElfDynamicEntry> dynamic_entries(Bytes dyn_bytes, std::optional<uint64_t>& null_at) {
+  std::vector<ElfDynamicEntry> entries;
+  for (uint64_t i = 0; (i + 1) * k_elf64_dyn_size <= dyn_bytes.size(); ++i) {
+    int64_t tag = *read_le<int64_t>(dyn_bytes, i * k_elf64_dyn_size);
+    uint64_t value = *read_le<uint64_t>(dyn_bytes, i * k_elf64_dyn_size + 8);
+    if (tag == k_dt_null) {
+      null_at = i;
+      break;
+    }
+    entries.push_back({i, tag, value});
+  }
+  return entries;
+}
+
+bool dynamic_tag_names_a_string(int64_t tag) {
+  switch (tag) {
+    case k_dt_needed:
+    case k_dt_soname:
+    case k_dt_rpath:
+    case k_dt_runpath:
+    case k_dt_config:
+    case k_dt_depaudit:
+    case k_dt_audit:
+    case k_dt_auxiliary:
+    case k_dt_filter:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Expected<std::vector<uint64_t>> string_table_references(Bytes file, const ElfFile& elf,
+                                                        uint32_t strtab_index) {
+  std::vector<uint64_t> refs;
+  for (const ElfSection& s : elf.sections) {
+    if (s.link != strtab_index || s.type == k_sht_dynamic) continue;
+    const std::string where = "section " + s.name + " (linked to the dynamic string table)";
+    if (s.type == k_sht_dynsym || s.type == k_sht_symtab) {
+      TAILOR_TRY(table, symbol_table(file, elf, s));
+      for (uint64_t i = 0; i < table.size(); ++i) refs.push_back(table[i].name);
+      continue;
+    }
+    if (s.type != k_sht_gnu_verneed && s.type != k_sht_gnu_verdef)
+      return make_error(
+          where + ": of a type (" + std::to_string(s.type) +
+          ") whose names tailor does not read, so it cannot tell what shares the string");
+    auto bytes = strict_substr(file, s.offset, s.size);
+    if (!bytes) return make_error(where + ": runs past the end of the file");
+    auto u16 = [&](uint64_t at) { return read_le<uint16_t>(*bytes, at); };
+    auto u32 = [&](uint64_t at) { return read_le<uint32_t>(*bytes, at); };
+    auto damaged = [&] { return make_error(where + ": a version record runs past its section"); };
+    uint64_t steps = bytes->size() / 8 + 1;  // every record is at least 8 bytes
+    uint64_t pos = 0;
+    const bool need = s.type == k_sht_gnu_verneed;
+    for (uint32_t n = 0; n < s.info; ++n) {
+      // Verneed: vn_cnt +2, vn_file +4, vn_aux +8, vn_next +12. Verdef: vd_cnt +6, vd_aux +12,
+      // vd_next +16.
+      auto cnt = u16(pos + (need ? 2 : 6));
+      auto aux = u32(pos + (need ? 8 : 12));
+      auto next = u32(pos + (need ? 12 : 16));
+      if (!cnt || !aux || !next) return damaged();
+      if (need) {
+        auto file_name = u32(pos + 4);
+        if (!file_name) return damaged();
+        refs.push_back(*file_name);
+      }
+      uint64_t apos = pos + *aux;
+      for (uint16_t k = 0; k < *cnt; ++k) {
+        if (steps-- == 0) return make_error(where + ": version records loop");
+        // Vernaux: vna_name +8, vna_next +12. Verdaux: vda_name +0, vda_next +4.
+        auto name = u32(apos + (need ? 8 : 0));
+        auto anext = u32(apos + (need ? 12 : 4));
+        if (!name || !anext) return damaged();
+        refs.push_back(*name);
+        if (*anext == 0) break;
+        apos += *anext;
+      }
+      if (steps-- == 0) return make_error(where + ": version records loop");
+      if (*next == 0) break;
+      pos += *next;
+    }
+  }
+  return refs;
 }
 
 // ---- Program headers, relocation and symbol tables (ELF64) ----
@@ -465,16 +549,17 @@ namespace {
 Expected<Bytes> table_records(Bytes file, const ElfFile& elf, const ElfSection& section,
                               std::initializer_list<uint32_t> types, const char* kind,
                               uint64_t record) {
-  const std::string where = "section " + section.name + " at " + hex(section.offset);
+  const std::string where = "section " + section.name + " at " + hex_number(section.offset);
   if (!elf.is_64) return make_error(where + ": " + kind + " tables are read in ELF64 files only");
   if (std::find(types.begin(), types.end(), section.type) == types.end())
-    return make_error(where + ": type " + hex(section.type) + " is not a " + kind + " table");
+    return make_error(where + ": type " + hex_number(section.type) + " is not a " + kind +
+                      " table");
   auto bytes = strict_substr(file, section.offset, section.size);
   if (!bytes)
-    return make_error(where + " (" + hex(section.size) + " bytes) runs past end of file (size " +
-                      hex(file.size()) + ")");
+    return make_error(where + " (" + hex_number(section.size) +
+                      " bytes) runs past end of file (size " + hex_number(file.size()) + ")");
   if (section.size % record != 0)
-    return make_error(where + ": size " + hex(section.size) + " is not a whole number of " +
+    return make_error(where + ": size " + hex_number(section.size) + " is not a whole number of " +
                       std::to_string(record) + "-byte " + kind + " records");
   return *bytes;
 }
@@ -485,10 +570,11 @@ Expected<std::vector<ElfSegment>> read_segments(Bytes file, const ElfFile& elf) 
   std::vector<ElfSegment> segments;
   if (elf.e_phnum == 0) return segments;
   if (!elf.is_64)
-    return make_error("program header table at " + hex(elf.e_phoff) + ": read in ELF64 files only");
+    return make_error("program header table at " + hex_number(elf.e_phoff) +
+                      ": read in ELF64 files only");
   if (elf.e_phentsize != k_elf64_phdr_size)
-    return make_error("e_phentsize at 0x36 is " + hex(elf.e_phentsize) + ", expected " +
-                      hex(k_elf64_phdr_size));
+    return make_error("e_phentsize at 0x36 is " + hex_number(elf.e_phentsize) + ", expected " +
+                      hex_number(k_elf64_phdr_size));
   // PN_XNUM: the real count would be in section 0's sh_info. No linker writes it for a
   // shared library (65535 segments); it is refused rather than half supported.
   if (elf.e_phnum == 0xffff)
@@ -496,8 +582,9 @@ Expected<std::vector<ElfSegment>> read_segments(Bytes file, const ElfFile& elf) 
   const uint64_t table_size = uint64_t{elf.e_phnum} * k_elf64_phdr_size;
   auto table = strict_substr(file, elf.e_phoff, table_size);
   if (!table)
-    return make_error("program header table at " + hex(elf.e_phoff) + " (" + hex(table_size) +
-                      " bytes) runs past end of file (size " + hex(file.size()) + ")");
+    return make_error("program header table at " + hex_number(elf.e_phoff) + " (" +
+                      hex_number(table_size) + " bytes) runs past end of file (size " +
+                      hex_number(file.size()) + ")");
   segments.reserve(elf.e_phnum);
   for (uint64_t at = 0; at < table_size; at += k_elf64_phdr_size) {
     ElfSegment h;
@@ -576,7 +663,8 @@ Expected<std::string_view> ElfSymbolTable::name(const ElfSymbol& symbol) const {
     return make_error("section " + m_section + " links to string table " + std::to_string(m_link) +
                       ", which is not a string table");
   TAILOR_TRY(strings, section_bytes(m_file, *m_strings));
-  return table_string_view(strings, m_strings->offset, symbol.name, "symbol at " + hex(symbol.at));
+  return table_string_view(strings, m_strings->offset, symbol.name,
+                           "symbol at " + hex_number(symbol.at));
 }
 
 Expected<ElfSymbolTable> symbol_table(Bytes file, const ElfFile& elf, const ElfSection& section) {

@@ -30,10 +30,18 @@ inline constexpr uint32_t k_pt_load = 1, k_pt_phdr = 6;
 inline constexpr uint32_t k_pf_x = 1;
 inline constexpr uint32_t k_sht_progbits = 1, k_sht_symtab = 2, k_sht_strtab = 3, k_sht_rela = 4,
                           k_sht_dynamic = 6, k_sht_note = 7, k_sht_nobits = 8, k_sht_dynsym = 11,
-                          k_sht_relr = 19, k_sht_gnu_verneed = 0x6ffffffe;
+                          k_sht_relr = 19, k_sht_gnu_verneed = 0x6ffffffe,
+                          k_sht_gnu_verdef = 0x6ffffffd;
+inline constexpr uint32_t k_pt_dynamic = 2;
+// Dynamic tags (the ELF specification, the GNU extensions).
+inline constexpr int64_t k_dt_null = 0, k_dt_needed = 1, k_dt_strtab = 5, k_dt_soname = 14,
+                         k_dt_rpath = 15, k_dt_runpath = 29, k_dt_config = 0x6ffffefa,
+                         k_dt_depaudit = 0x6ffffefb, k_dt_audit = 0x6ffffefc,
+                         k_dt_auxiliary = 0x7ffffffd, k_dt_filter = 0x7fffffff;
 inline constexpr uint64_t k_shf_write = 1, k_shf_alloc = 2, k_shf_execinstr = 4;
 inline constexpr uint32_t k_r_x86_64_relative = 8, k_r_aarch64_relative = 1027;
 // ELF64 record sizes, and the fields a rewriter patches (offsets inside their record).
+inline constexpr uint64_t k_elf64_dyn_size = 16;
 inline constexpr uint64_t k_elf64_phdr_size = 56, k_elf64_shdr_size = 64, k_elf64_rela_size = 24,
                           k_elf64_sym_size = 24, k_elf64_relr_size = 8;
 inline constexpr uint64_t k_elf64_e_phoff = 0x20, k_elf64_e_shoff = 0x28, k_elf64_e_phnum = 0x38;
@@ -66,6 +74,7 @@ struct ElfFile {
   // checks the program header table).
   uint64_t e_phoff = 0, e_shoff = 0;
   uint16_t e_phentsize = 0, e_phnum = 0;
+  uint64_t shstrndx = 0;  // the section names' string table (SHN_XINDEX resolved); 0: none
   std::vector<ElfSection> sections;
   std::vector<std::string> needed;
   std::vector<std::string> runpath, rpath;  // split on ':'
@@ -218,6 +227,26 @@ class ElfSymbolTable {
   std::optional<ElfSection> m_strings;  // the section sh_link names, when it exists
   uint32_t m_link;
 };
+
+// ---- The dynamic array and what names a string table (ELF64) ----
+
+/// One entry of the dynamic array: its place, d_tag and d_val.
+struct ElfDynamicEntry {
+  uint64_t index = 0;
+  int64_t tag = 0;
+  uint64_t value = 0;
+};
+/// The entries of an ELF64 SHT_DYNAMIC section's bytes up to DT_NULL, and where DT_NULL is
+/// (nullopt: none).
+std::vector<ElfDynamicEntry> dynamic_entries(Bytes dynamic, std::optional<uint64_t>& null_at);
+/// Whether a dynamic tag's value is an offset into the dynamic string table.
+bool dynamic_tag_names_a_string(int64_t tag);
+
+/// The offsets into string table `strtab_index` that the symbol and version (GNU verneed,
+/// verdef) tables linked to it name; the walk over version records is bounded by the
+/// section's size. An error for a linked section of another type, whose names are not read.
+Expected<std::vector<uint64_t>> string_table_references(Bytes file, const ElfFile& elf,
+                                                        uint32_t strtab_index);
 
 /// The records of an SHT_SYMTAB/SHT_DYNSYM section of a parsed ELF64 file. Errors: not
 /// ELF64, another section type, past the end of the file, a size that is not whole 24-byte

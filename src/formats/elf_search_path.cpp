@@ -12,97 +12,8 @@
 namespace tailor::formats {
 namespace {
 
-// Dynamic tags (the ELF specification, the GNU extensions).
-constexpr int64_t k_dt_null = 0, k_dt_needed = 1, k_dt_strtab = 5, k_dt_soname = 14,
-                  k_dt_rpath = 15, k_dt_runpath = 29, k_dt_config = 0x6ffffefa,
-                  k_dt_depaudit = 0x6ffffefb, k_dt_audit = 0x6ffffefc, k_dt_auxiliary = 0x7ffffffd,
-                  k_dt_filter = 0x7fffffff;
-constexpr uint32_t k_sht_gnu_verdef = 0x6ffffffd;
-constexpr uint32_t k_pt_dynamic = 2;
-constexpr uint64_t k_dyn_size = 16;
-constexpr uint64_t k_elf64_e_shstrndx = 0x3e;
 // A search path string longer than this is no real library's.
 constexpr uint64_t k_max_search_path = 64 * 1024;
-
-bool names_a_string(int64_t tag) {
-  switch (tag) {
-    case k_dt_needed:
-    case k_dt_soname:
-    case k_dt_rpath:
-    case k_dt_runpath:
-    case k_dt_config:
-    case k_dt_depaudit:
-    case k_dt_audit:
-    case k_dt_auxiliary:
-    case k_dt_filter:
-      return true;
-    default:
-      return false;
-  }
-}
-
-struct DynEntry {
-  uint64_t index = 0;
-  int64_t tag = 0;
-  uint64_t value = 0;
-};
-
-// Offsets into the string table `strtab_index` that symbol and version tables name. The walk
-// over version records is bounded by the section's size, as parse_elf's is.
-Expected<std::vector<uint64_t>> table_references(Bytes file, const ElfFile& elf,
-                                                 uint32_t strtab_index) {
-  std::vector<uint64_t> refs;
-  for (const ElfSection& s : elf.sections) {
-    if (s.link != strtab_index || s.type == k_sht_dynamic) continue;
-    const std::string where =
-        fmt::format("section {} (linked to the dynamic string table)", s.name);
-    if (s.type == k_sht_dynsym || s.type == k_sht_symtab) {
-      TAILOR_TRY(table, symbol_table(file, elf, s));
-      for (uint64_t i = 0; i < table.size(); ++i) refs.push_back(table[i].name);
-      continue;
-    }
-    if (s.type != k_sht_gnu_verneed && s.type != k_sht_gnu_verdef)
-      return make_error(
-          where + ": of a type (" + std::to_string(s.type) +
-          ") whose names tailor does not read, so it cannot tell what shares the string");
-    auto bytes = strict_substr(file, s.offset, s.size);
-    if (!bytes) return make_error(where + ": runs past the end of the file");
-    auto u16 = [&](uint64_t at) { return read_le<uint16_t>(*bytes, at); };
-    auto u32 = [&](uint64_t at) { return read_le<uint32_t>(*bytes, at); };
-    auto damaged = [&] { return make_error(where + ": a version record runs past its section"); };
-    uint64_t steps = bytes->size() / 8 + 1;  // every record is at least 8 bytes
-    uint64_t pos = 0;
-    const bool need = s.type == k_sht_gnu_verneed;
-    for (uint32_t n = 0; n < s.info; ++n) {
-      // Verneed: vn_cnt +2, vn_file +4, vn_aux +8, vn_next +12. Verdef: vd_cnt +6, vd_aux +12,
-      // vd_next +16.
-      auto cnt = u16(pos + (need ? 2 : 6));
-      auto aux = u32(pos + (need ? 8 : 12));
-      auto next = u32(pos + (need ? 12 : 16));
-      if (!cnt || !aux || !next) return damaged();
-      if (need) {
-        auto file_name = u32(pos + 4);
-        if (!file_name) return damaged();
-        refs.push_back(*file_name);
-      }
-      uint64_t apos = pos + *aux;
-      for (uint16_t k = 0; k < *cnt; ++k) {
-        if (steps-- == 0) return make_error(where + ": version records loop");
-        // Vernaux: vna_name +8, vna_next +12. Verdaux: vda_name +0, vda_next +4.
-        auto name = u32(apos + (need ? 8 : 0));
-        auto anext = u32(apos + (need ? 12 : 4));
-        if (!name || !anext) return damaged();
-        refs.push_back(*name);
-        if (*anext == 0) break;
-        apos += *anext;
-      }
-      if (steps-- == 0) return make_error(where + ": version records loop");
-      if (*next == 0) break;
-      pos += *next;
-    }
-  }
-  return refs;
-}
 
 std::vector<std::string> split_entries(std::string_view s) {
   std::vector<std::string> out;
@@ -118,30 +29,15 @@ std::vector<std::string> split_entries(std::string_view s) {
 
 std::string tag_name(int64_t tag) { return tag == k_dt_runpath ? "RUNPATH" : "RPATH"; }
 
-// The dynamic entries up to DT_NULL, and where DT_NULL is (nullopt: none).
-std::vector<DynEntry> dynamic_entries(Bytes dyn_bytes, std::optional<uint64_t>& null_at) {
-  std::vector<DynEntry> entries;
-  for (uint64_t i = 0; (i + 1) * k_dyn_size <= dyn_bytes.size(); ++i) {
-    int64_t tag = *read_le<int64_t>(dyn_bytes, i * k_dyn_size);
-    uint64_t value = *read_le<uint64_t>(dyn_bytes, i * k_dyn_size + 8);
-    if (tag == k_dt_null) {
-      null_at = i;
-      break;
-    }
-    entries.push_back({i, tag, value});
-  }
-  return entries;
-}
-
 // What each search path keeps: the edits (only those that change something) and the
 // dynamic entries they edit, in the same order.
 struct PlannedEdits {
   std::vector<SearchPathEdit> edits;
-  std::vector<DynEntry> edited;
+  std::vector<ElfDynamicEntry> edited;
   bool runpath_removed = false, rpath_kept = false;
 };
 
-Expected<PlannedEdits> plan_edits(const std::vector<DynEntry>& entries, Bytes strs,
+Expected<PlannedEdits> plan_edits(const std::vector<ElfDynamicEntry>& entries, Bytes strs,
                                   const ElfSection& strtab,
                                   const std::function<bool(std::string_view)>& keep) {
   PlannedEdits p;
@@ -183,14 +79,11 @@ Expected<PlannedEdits> plan_edits(const std::vector<DynEntry>& entries, Bytes st
 // must lie outside a string that is rewritten. A shared string that would keep entries is
 // an error; one whose entry goes keeps its bytes for the other name.
 Expected<std::vector<bool>> strings_to_write(Bytes view, const ElfFile& elf, uint32_t strtab_index,
-                                             Bytes strs, const std::vector<DynEntry>& entries,
+                                             Bytes strs,
+                                             const std::vector<ElfDynamicEntry>& entries,
                                              const PlannedEdits& p) {
-  TAILOR_TRY(refs, table_references(view, elf, strtab_index));
-  uint64_t shstrndx = read_le<uint16_t>(view, k_elf64_e_shstrndx).value_or(0);
-  if (shstrndx == 0xffff)
-    shstrndx =
-        read_le<uint32_t>(view, elf.e_shoff + 40).value_or(0);  // SHN_XINDEX: section 0's sh_link
-  if (shstrndx == strtab_index)
+  TAILOR_TRY(refs, string_table_references(view, elf, strtab_index));
+  if (elf.shstrndx == strtab_index)
     for (size_t i = 0; i < elf.sections.size(); ++i) {
       auto name = read_le<uint32_t>(view, elf.e_shoff + i * k_elf64_shdr_size);
       if (!name) return make_error("the section header table runs past the end of the file");
@@ -199,7 +92,7 @@ Expected<std::vector<bool>> strings_to_write(Bytes view, const ElfFile& elf, uin
   std::vector<uint64_t> edited_values;
   for (const auto& e : p.edited) edited_values.push_back(e.value);
   for (const auto& e : entries)
-    if (names_a_string(e.tag) &&
+    if (dynamic_tag_names_a_string(e.tag) &&
         std::find(edited_values.begin(), edited_values.end(), e.value) == edited_values.end())
       refs.push_back(e.value);
   std::vector<bool> write_string(p.edits.size(), true);
@@ -211,7 +104,7 @@ Expected<std::vector<bool>> strings_to_write(Bytes view, const ElfFile& elf, uin
     bool shared =
         (begin > 0 && strs[begin - 1] != std::byte{0}) ||
         std::any_of(refs.begin(), refs.end(), [&](uint64_t r) { return r >= begin && r < end; }) ||
-        std::any_of(p.edited.begin(), p.edited.end(), [&](const DynEntry& o) {
+        std::any_of(p.edited.begin(), p.edited.end(), [&](const ElfDynamicEntry& o) {
           return o.value != begin && o.value >= begin && o.value < end;
         });
     if (!shared) continue;
@@ -226,15 +119,15 @@ Expected<std::vector<bool>> strings_to_write(Bytes view, const ElfFile& elf, uin
 
 // Writes the strings, then the dynamic array without the removed entries (DT_NULL moved up).
 void write_edits(std::span<std::byte> file, const ElfSection& strtab, const ElfSection& dyn,
-                 const std::vector<DynEntry>& entries, uint64_t null_at, const PlannedEdits& p,
-                 const std::vector<bool>& write_string) {
+                 const std::vector<ElfDynamicEntry>& entries, uint64_t null_at,
+                 const PlannedEdits& p, const std::vector<bool>& write_string) {
   for (size_t i = 0; i < p.edits.size(); ++i) {
     if (!write_string[i]) continue;
     std::byte* at = file.data() + strtab.offset + p.edited[i].value;
     std::memset(at, 0, p.edits[i].before.size());
     std::memcpy(at, p.edits[i].after.data(), p.edits[i].after.size());
   }
-  std::vector<DynEntry> remaining;
+  std::vector<ElfDynamicEntry> remaining;
   for (const auto& e : entries) {
     bool removed = false;
     for (size_t i = 0; i < p.edits.size(); ++i)
@@ -246,8 +139,8 @@ void write_edits(std::span<std::byte> file, const ElfSection& strtab, const ElfS
   for (uint64_t i = 0; i <= null_at; ++i) {
     int64_t tag = i < remaining.size() ? remaining[i].tag : k_dt_null;
     uint64_t value = i < remaining.size() ? remaining[i].value : 0;
-    std::memcpy(base + i * k_dyn_size, &tag, sizeof tag);
-    std::memcpy(base + i * k_dyn_size + 8, &value, sizeof value);
+    std::memcpy(base + i * k_elf64_dyn_size, &tag, sizeof tag);
+    std::memcpy(base + i * k_elf64_dyn_size + 8, &value, sizeof value);
   }
 }
 
@@ -272,7 +165,7 @@ Expected<std::vector<SearchPathEdit>> rewrite_search_paths(
     return make_error("section " + strtab.name + " lies outside the file");
 
   std::optional<uint64_t> null_at;
-  const std::vector<DynEntry> entries = dynamic_entries(*dyn_bytes, null_at);
+  const std::vector<ElfDynamicEntry> entries = dynamic_entries(*dyn_bytes, null_at);
   TAILOR_TRY(planned, plan_edits(entries, *strs, strtab, keep));
   if (planned.edits.empty()) return std::move(planned.edits);
 
@@ -283,7 +176,7 @@ Expected<std::vector<SearchPathEdit>> rewrite_search_paths(
     return make_error(
         "removing DT_RUNPATH would make the loader read DT_RPATH, which keeps other folders");
   if (auto strtab_tag = std::find_if(entries.begin(), entries.end(),
-                                     [](const DynEntry& e) { return e.tag == k_dt_strtab; });
+                                     [](const ElfDynamicEntry& e) { return e.tag == k_dt_strtab; });
       strtab_tag == entries.end() || strtab_tag->value != strtab.addr)
     return make_error("DT_STRTAB does not name section " + strtab.name +
                       ": the loader reads another string table");

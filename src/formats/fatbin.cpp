@@ -6,6 +6,8 @@
 #include <cstring>
 #include <optional>
 
+#include "util/strings.h"
+
 namespace tailor::formats {
 namespace {
 
@@ -25,12 +27,6 @@ constexpr uint64_t k_max_identifier = 4096;
 constexpr uint64_t k_max_entries = 65536;
 constexpr uint64_t k_max_identifier_bytes = 1u << 20;
 
-std::string hex(uint64_t v) {
-  std::array<char, 24> buf{};
-  auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v, 16);
-  return "0x" + std::string(buf.data(), r.ptr);
-}
-
 FatbinCompression compression_of(uint64_t flags) {
   if (flags & k_flag_zstd) return FatbinCompression::zstd;
   if (flags & k_flag_lz4) return FatbinCompression::lz4;
@@ -48,7 +44,7 @@ bool all_zero(Bytes b) {
 Expected<FatbinEntry> read_entry(Bytes section, uint64_t base, uint64_t pos, uint64_t end) {
   const uint64_t at = base + pos;
   if (end - pos < k_min_entry_header)
-    return make_error("fatbin entry at " + hex(at) + " has " + hex(end - pos) +
+    return make_error("fatbin entry at " + hex_number(at) + " has " + hex_number(end - pos) +
                       " bytes left in its container, less than a 64-byte header");
   FatbinEntry e;
   e.kind = *read_le<uint16_t>(section, pos);
@@ -62,11 +58,13 @@ Expected<FatbinEntry> read_entry(Bytes section, uint64_t base, uint64_t pos, uin
   const uint64_t uncompressed = *read_le<uint64_t>(section, pos + 0x38);
   e.header_offset = at;
   if (e.header_size < k_min_entry_header || e.header_size > end - pos)
-    return make_error("fatbin entry at " + hex(at) + ": header size " + hex(e.header_size) +
-                      " is below 64 or runs past its container (end " + hex(base + end) + ")");
+    return make_error("fatbin entry at " + hex_number(at) + ": header size " +
+                      hex_number(e.header_size) + " is below 64 or runs past its container (end " +
+                      hex_number(base + end) + ")");
   if (e.stored_size > end - pos - e.header_size)
-    return make_error("fatbin entry at " + hex(at) + ": payload size " + hex(e.stored_size) +
-                      " runs past its container (end " + hex(base + end) + ")");
+    return make_error("fatbin entry at " + hex_number(at) + ": payload size " +
+                      hex_number(e.stored_size) + " runs past its container (end " +
+                      hex_number(base + end) + ")");
   e.compression = compression_of(e.flags);
   e.arch_specific = (e.flags & k_flag_arch_specific) != 0;
   e.family = (e.flags & k_flag_family) != 0;
@@ -75,15 +73,16 @@ Expected<FatbinEntry> read_entry(Bytes section, uint64_t base, uint64_t pos, uin
     e.uncompressed_size = e.stored_size;
   } else {
     if (e.compressed_size > e.stored_size)
-      return make_error("fatbin entry at " + hex(at) + ": compressed size " +
-                        hex(e.compressed_size) + " exceeds its payload size " + hex(e.stored_size));
+      return make_error("fatbin entry at " + hex_number(at) + ": compressed size " +
+                        hex_number(e.compressed_size) + " exceeds its payload size " +
+                        hex_number(e.stored_size));
     e.uncompressed_size = uncompressed;
   }
   if (name_offset != 0 && name_length != 0) {
     auto name = strict_substr(section, pos + name_offset, name_length);
     if (!name || uint64_t{name_offset} + name_length > end - pos)
-      return make_error("fatbin entry at " + hex(at) + ": identifier at offset " +
-                        hex(name_offset) + " (" + hex(name_length) +
+      return make_error("fatbin entry at " + hex_number(at) + ": identifier at offset " +
+                        hex_number(name_offset) + " (" + hex_number(name_length) +
                         " bytes) runs past its container");
     auto s = as_chars(*name).substr(0, k_max_identifier);
     e.identifier = std::string(s.substr(0, s.find('\0')));
@@ -114,7 +113,7 @@ Expected<FatbinContainer> read_container(Bytes section, uint64_t base, uint64_t 
     identifier_bytes += entry.identifier.size();
     if (work) *work += entry.identifier.size() / 64;
     if (c.entries.size() == k_max_entries || identifier_bytes > k_max_identifier_bytes)
-      return make_error("fatbin container at " + hex(at) + ": more than " +
+      return make_error("fatbin container at " + hex_number(at) + ": more than " +
                         std::to_string(k_max_entries) + " entries or " +
                         std::to_string(k_max_identifier_bytes >> 20) +
                         " MiB of entry identifiers, far beyond any real container");
@@ -165,17 +164,17 @@ Expected<void> for_each_fatbin_container(Bytes section, uint64_t section_file_of
         if (left < 8) break;
         continue;
       }
-      return make_error("no fatbin container magic at " + hex(at) + " (found " +
-                        (magic ? hex(*magic) : std::string("a truncated header")) + ")");
+      return make_error("no fatbin container magic at " + hex_number(at) + " (found " +
+                        (magic ? hex_number(*magic) : std::string("a truncated header")) + ")");
     }
     const uint16_t header_size = *read_le<uint16_t>(section, pos + 6);
     const uint64_t fat_size = *read_le<uint64_t>(section, pos + 8);
     if (header_size < k_container_header || header_size > left)
-      return make_error("fatbin container at " + hex(at) + ": header size " + hex(header_size) +
-                        " is below 16 or runs past the section");
+      return make_error("fatbin container at " + hex_number(at) + ": header size " +
+                        hex_number(header_size) + " is below 16 or runs past the section");
     if (fat_size > left - header_size)
-      return make_error("fatbin container at " + hex(at) + ": size " + hex(fat_size) +
-                        " runs past the end of its section (" + hex(left - header_size) +
+      return make_error("fatbin container at " + hex_number(at) + ": size " + hex_number(fat_size) +
+                        " runs past the end of its section (" + hex_number(left - header_size) +
                         " bytes left)");
     TAILOR_TRY(c, read_container(section, section_file_offset, pos, header_size,
                                  pos + header_size + fat_size));
@@ -252,7 +251,8 @@ Expected<void> for_each_embedded_fatbin(Bytes section, uint64_t section_file_off
     if (!c) {
       if (work > budget)
         return make_error("fatbin container candidates in the section at " +
-                          hex(section_file_offset) + " cost more than " + std::to_string(budget) +
+                          hex_number(section_file_offset) + " cost more than " +
+                          std::to_string(budget) +
                           " entry headers before failing to validate: damaged or hostile input");
       pos = at + k_embedded_alignment;
       continue;

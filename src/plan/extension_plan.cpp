@@ -401,6 +401,8 @@ std::vector<std::string> set_targets(ExtensionBuildPlan& plan, const ExtensionRe
   if (recipe.name == "generic" && !request.keep_package_archs) {
     plan.env["TAILOR_TORCH_ARCH_LIST"] = cuda::render_torch_arch_list(request.targets);
     plan.env["TAILOR_CMAKE_ARCHS"] = cuda::render_cmake_architectures(request.targets);
+    // CMake's default when the package's CMake files set no targets at all (3.20+).
+    plan.env["CUDAARCHS"] = plan.env["TAILOR_CMAKE_ARCHS"];
   }
   for (const auto* table : {&recipe.force_cuda_env, &recipe.force_build_env, &recipe.extra_env})
     for (const auto& [k, v] : *table) plan.env[k] = v;

@@ -13,21 +13,15 @@
 
 #include <climits>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "probe/probe.h"
+#include "util/files.h"
 #include "util/strings.h"
 
 namespace tailor::probe {
 
 std::optional<std::string> SystemHostFiles::read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return ss.str();
+  return read_file(path);
 }
 
 std::vector<std::string> SystemHostFiles::glob(const std::string& pattern) {

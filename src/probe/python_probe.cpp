@@ -20,12 +20,6 @@ namespace {
 // The programs run in each interpreter: data/probe/python_probe.py (what it is and its
 // torch, one JSON line) and data/probe/python_stamp.py (what a cached probe is keyed by,
 // without importing torch).
-std::string embedded_program(std::string_view path) {
-  auto text = data::file(path);
-  if (!text) throw data::DataError(text.error().message);
-  return std::string(*text);
-}
-
 std::string marked_line(const std::string& output, std::string_view marker) {
   auto pos = output.rfind(marker);
   if (pos == std::string::npos) return "";
@@ -83,7 +77,7 @@ Expected<PythonInstall> parse_python_probe(const std::string& output) {
 std::optional<PythonInstall> probe_python(const std::string& python, CommandRunner& runner,
                                           std::chrono::seconds timeout) {
   CommandSpec spec;
-  spec.argv = {python, "-c", embedded_program("probe/python_probe.py")};
+  spec.argv = {python, "-c", data::embedded_program("probe/python_probe.py")};
   spec.timeout = timeout;
   spec.env["PYTHONDONTWRITEBYTECODE"] = "1";
   auto r = runner.run(spec);
@@ -112,7 +106,7 @@ std::optional<PythonInstall> probe_python_cached(const std::string& python, Comm
                                                  bool may_write) {
   if (from_cache) *from_cache = false;
   CommandSpec stamp_spec;
-  stamp_spec.argv = {python, "-c", embedded_program("probe/python_stamp.py")};
+  stamp_spec.argv = {python, "-c", data::embedded_program("probe/python_stamp.py")};
   stamp_spec.timeout = std::min(timeout, std::chrono::seconds(30));
   stamp_spec.env["PYTHONDONTWRITEBYTECODE"] = "1";
   auto stamp_run = runner.run(stamp_spec);

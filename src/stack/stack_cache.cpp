@@ -26,10 +26,6 @@ namespace {
 constexpr std::string_view k_resolution_schema = "tailor.stack-resolution/1";
 constexpr std::string_view k_inspection_schema = "tailor.stack-inspection/2";
 
-std::string sha256_hex(std::string_view text) {
-  return Sha256::hex(Sha256::of(std::as_bytes(std::span<const char>(text.data(), text.size()))));
-}
-
 /// Writes `text` beside `path` and renames it over: readers and concurrent writers of the
 /// same entry never see half a file.
 Expected<void> store_file(const std::string& path, std::string_view text) {
@@ -98,7 +94,7 @@ std::string resolution_key(const std::vector<std::string>& argv,
   text += "env\n";
   for (const auto& [k, v] : effective)
     text += fmt::format("{}:{}={}:{}\n", k.size(), k, v.size(), v);
-  return sha256_hex(text);
+  return Sha256::hex_of(text);
 }
 
 bool same_fingerprints(std::string_view stored, std::string_view now) {

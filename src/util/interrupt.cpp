@@ -2,12 +2,15 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -15,6 +18,8 @@
 #include <mutex>
 #include <random>
 #include <set>
+#include <utility>
+#include <vector>
 
 namespace tailor {
 namespace {
@@ -154,9 +159,20 @@ void sleep_ms(long ms) {
 
 pid_t g_stopped[k_max_procs];
 
-/// Stops, then kills, every process in `groups`, carrying the marker, or descended from
-/// one of those; repeats until a scan finds nothing. Returns how many were killed.
-int sweep(const pid_t* groups, int n_groups, pid_t exclude) {
+/// What a sweep starts from: processes in `groups`, carrying the marker (when `marker`), or
+/// children of `orphans_of` but those in `exempt` (tailor's orphans); their descendants too.
+struct SweepRoots {
+  const pid_t* groups = nullptr;
+  int n_groups = 0;
+  bool marker = false;
+  pid_t orphans_of = -1;
+  const pid_t* exempt = nullptr;
+  int n_exempt = 0;
+};
+
+/// Stops, then kills, every process the roots name or descended from one of those; repeats
+/// until a scan finds nothing. Returns how many were killed.
+int sweep(const SweepRoots& roots, pid_t exclude) {
   pid_t self = getpid();
   int killed = 0;
   for (int pass = 0; pass < 50; ++pass) {
@@ -179,8 +195,10 @@ int sweep(const pid_t* groups, int n_groups, pid_t exclude) {
           char state = 0;
           if (!read_stat(proc_fd, d->d_name, ppid, pgrp, state)) continue;
           if (state == 'Z' || state == 'X') continue;
-          bool match = contains(groups, n_groups, pgrp) || contains(g_stopped, n, ppid) ||
-                       environ_has_marker(proc_fd, d->d_name);
+          bool match = contains(roots.groups, roots.n_groups, pgrp) ||
+                       contains(g_stopped, n, ppid) ||
+                       (ppid == roots.orphans_of && !contains(roots.exempt, roots.n_exempt, pid)) ||
+                       (roots.marker && environ_has_marker(proc_fd, d->d_name));
           if (!match || n >= k_max_procs) continue;
           if (kill(pid, SIGSTOP) != 0) continue;
           g_stopped[n++] = pid;
@@ -196,6 +214,14 @@ int sweep(const pid_t* groups, int n_groups, pid_t exclude) {
     sleep_ms(10);
   }
   return killed;
+}
+
+int sweep(const pid_t* groups, int n_groups, pid_t exclude) {
+  SweepRoots roots;
+  roots.groups = groups;
+  roots.n_groups = n_groups;
+  roots.marker = true;
+  return sweep(roots, exclude);
 }
 
 // ---- the supervisor ----------------------------------------------------------------
@@ -238,6 +264,8 @@ struct SupervisorState {
   pid_t owner = -1;  // the process that started the supervisor (a fork is not it)
   std::mutex mutex;  // groups and the sweep's static buffers
   std::set<pid_t> groups;
+  std::set<pid_t> kept;  // children tailor leaves running: detached daemons
+  std::mutex children;   // held while a child is forked and registered, and by the orphan sweep
 };
 
 SupervisorState& state() {
@@ -382,6 +410,135 @@ int kill_run_processes() {
   for (pid_t g : s.groups)
     if (n < k_max_groups) groups[n++] = g;
   return sweep(groups, n, s.pid);
+}
+
+}  // namespace tailor
+
+namespace tailor {
+namespace {
+
+struct ProcEntry {
+  pid_t pid, ppid;
+  char state;
+};
+
+// Every process: pid, parent, state, read from /proc/<pid>/stat.
+std::vector<ProcEntry> all_processes() {
+  std::vector<ProcEntry> out;
+  int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (proc_fd < 0) return out;
+  alignas(8) char dents[16384];
+  for (;;) {
+    long got = syscall(SYS_getdents64, proc_fd, dents, sizeof dents);
+    if (got <= 0) break;
+    for (long off = 0; off < got;) {
+      auto* d = reinterpret_cast<Dirent64*>(dents + off);
+      off += d->d_reclen;
+      pid_t pid, ppid = 0, pgrp = 0;
+      char st = 0;
+      if (parse_pid(d->d_name, pid) && read_stat(proc_fd, d->d_name, ppid, pgrp, st))
+        out.push_back({pid, ppid, st});
+    }
+  }
+  close(proc_fd);
+  return out;
+}
+
+// The children of this process: (pid, state).
+std::vector<std::pair<pid_t, char>> own_children() {
+  std::vector<std::pair<pid_t, char>> out;
+  const pid_t self = getpid();
+  for (const ProcEntry& p : all_processes())
+    if (p.ppid == self) out.emplace_back(p.pid, p.state);
+  return out;
+}
+
+// The children tailor started and still owns: running commands' leaders, the supervisor,
+// kept daemons.
+std::vector<pid_t> owned_children(SupervisorState& s) {
+  std::lock_guard<std::mutex> lock(s.mutex);
+  std::vector<pid_t> out(s.groups.begin(), s.groups.end());
+  out.insert(out.end(), s.kept.begin(), s.kept.end());
+  if (s.pid > 0) out.push_back(s.pid);
+  return out;
+}
+
+}  // namespace
+
+void become_subreaper() {
+  static std::once_flag once;
+  std::call_once(once, [] { prctl(PR_SET_CHILD_SUBREAPER, 1); });
+}
+
+std::unique_lock<std::mutex> lock_child_table() {
+  return std::unique_lock<std::mutex>(state().children);
+}
+
+int kill_orphans() {
+  SupervisorState& s = state();
+  std::lock_guard<std::mutex> children(s.children);
+  std::vector<pid_t> owned = owned_children(s), running;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    running.assign(s.groups.begin(), s.groups.end());
+  }
+  auto in = [](const std::vector<pid_t>& v, pid_t p) {
+    return std::find(v.begin(), v.end(), p) != v.end();
+  };
+  int killed = 0;
+  // Killed orphans die as children of tailor, and their descendants come to tailor as their
+  // parents die: sweep and reap until no orphan is left (bounded: 5 s).
+  for (int round = 0; round < 500; ++round) {
+    bool alive = false, any = false;
+    for (auto [pid, st] : own_children()) {
+      // A zombie is reaped unless a running command's runner waits for it (a kept daemon
+      // that ended, an orphan that died); a live child is an orphan unless tailor owns it.
+      if (st == 'Z' || st == 'X') {
+        if (!in(running, pid) && waitpid(pid, nullptr, WNOHANG) == pid && !in(owned, pid))
+          any = true;
+      } else if (!in(owned, pid)) {
+        alive = any = true;
+      }
+    }
+    if (!any) break;
+    if (alive) {
+      std::lock_guard<std::mutex> lock(s.mutex);
+      SweepRoots roots;
+      roots.orphans_of = getpid();
+      roots.exempt = owned.data();
+      roots.n_exempt = static_cast<int>(owned.size());
+      killed += sweep(roots, s.pid);
+    } else {
+      sleep_ms(10);
+    }
+  }
+  return killed;
+}
+
+void keep_orphans() {
+  SupervisorState& s = state();
+  std::lock_guard<std::mutex> children(s.children);
+  std::vector<pid_t> owned = owned_children(s);
+  // The orphans and their descendants (a double fork's daemon still below its first child).
+  std::vector<ProcEntry> procs = all_processes();
+  std::set<pid_t> keep;
+  for (const ProcEntry& p : procs)
+    if (p.ppid == getpid() && p.state != 'Z' &&
+        std::find(owned.begin(), owned.end(), p.pid) == owned.end())
+      keep.insert(p.pid);
+  for (size_t before = 0; before != keep.size();) {
+    before = keep.size();
+    for (const ProcEntry& p : procs)
+      if (keep.count(p.ppid)) keep.insert(p.pid);
+  }
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.kept.insert(keep.begin(), keep.end());
+}
+
+void keep_child(pid_t pid) {
+  SupervisorState& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.kept.insert(pid);
 }
 
 }  // namespace tailor

@@ -24,12 +24,17 @@
 //     finds nothing. The supervisor runs only system calls on fixed buffers (it is forked
 //     from a possibly threaded process), ignores terminal signals and sits in its own
 //     process group so a signal to tailor's group does not take it down first.
-// What escapes: a descendant that both cleared its environment and was orphaned before
-// the sweep, outside every registered group (no compiler driver or build tool does this).
+// What escapes that net when tailor is killed: a descendant that both cleared its
+// environment and was orphaned before the sweep, outside every registered group. While
+// tailor lives nothing escapes: it is the subreaper of everything it starts
+// (PR_SET_CHILD_SUBREAPER), so an orphan in a command's tree (a daemon's double fork,
+// `setsid`) becomes tailor's child, and kill_orphans kills it, with its descendants, when
+// the command ends.
 #pragma once
 #include <sys/types.h>
 
 #include <chrono>
+#include <mutex>
 #include <string>
 
 namespace tailor {
@@ -61,5 +66,19 @@ void release_process_group(pid_t pgid);
 /// Stops and kills every live process of this run: those carrying the marker, those in a
 /// still-registered group, and their descendants. Returns how many were killed.
 int kill_run_processes();
+
+/// Makes this process the subreaper of its descendants (PR_SET_CHILD_SUBREAPER; once).
+void become_subreaper();
+/// Held while a child is forked and registered (supervise_process_group), so the orphan
+/// sweep never takes a child that is being started for one of tailor's own.
+std::unique_lock<std::mutex> lock_child_table();
+/// Kills every orphan of this process, with its descendants, and reaps them: a child that
+/// tailor did not start itself (not a registered group's leader, not the supervisor, not
+/// kept). Returns how many were killed.
+int kill_orphans();
+/// Keeps the orphans there are now (a daemon a command is meant to leave: sccache's server)
+/// out of kill_orphans, and a child started detached (`keep_child`).
+void keep_orphans();
+void keep_child(pid_t pid);
 
 }  // namespace tailor

@@ -40,7 +40,8 @@ std::string sysctl(const char* path) {
   return std::string(trim(line));
 }
 
-/// Why the kernel refused a user namespace, in words a user can act on.
+}  // namespace
+
 std::string why_no_user_namespace(int e) {
   std::string why = errno_text(e);
   if (e == EPERM || e == ENOSPC || e == EACCES) {
@@ -59,6 +60,8 @@ std::string why_no_user_namespace(int e) {
   if (e == EINVAL) return why + " (a threaded process cannot enter a user namespace)";
   return why;
 }
+
+namespace {
 
 Expected<void> make_mounts_private() {
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)

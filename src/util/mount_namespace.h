@@ -28,6 +28,9 @@ std::string_view mount_namespace_kind_name(MountNamespaceKind kind);  // "mount"
 /// words ("user namespaces are disabled here (user.max_user_namespaces = 0)", ...).
 Expected<MountNamespaceKind> enter_private_mount_namespace();
 
+/// Why the kernel refused a user namespace (errno `e`), in words a user can act on.
+std::string why_no_user_namespace(int e);
+
 /// A tmpfs (mode 0755, nosuid, nodev) over the folder `dir`.
 Expected<void> mount_tmpfs(const std::string& dir);
 

@@ -5,12 +5,14 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "util/interrupt.h"
 #include "util/strings.h"
@@ -155,13 +157,86 @@ class ChildGroup {
   bool m_killed = false;
 };
 
-// Reads the child's stdout and stderr until both close (or the run times out or is
-// abandoned): into the result, or line by line to on_line when merged.
-void read_output(const CommandSpec& spec, int out_fd, int err_fd, bool merged, ChildGroup& group,
-                 CommandResult& result) {
-  pollfd fds[3] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}, {interrupt_fd(), POLLIN, 0}};
+// The child's end, watched without reaping it (its pid and group stay valid): a pidfd in
+// the poll set where the kernel has them (5.3), else a look every 100 ms.
+class ChildExit {
+ public:
+  explicit ChildExit(pid_t pid) : m_pid(pid) {
+#ifdef SYS_pidfd_open
+    m_fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+#endif
+  }
+  ~ChildExit() {
+    if (m_fd >= 0) close(m_fd);
+  }
+  ChildExit(const ChildExit&) = delete;
+  ChildExit& operator=(const ChildExit&) = delete;
+  int fd() const { return m_fd; }
+  bool exited() {
+    if (!m_exited) {
+      siginfo_t info{};
+      m_exited = waitid(P_PID, static_cast<id_t>(m_pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+                 info.si_pid == m_pid;
+    }
+    return m_exited;
+  }
+
+ private:
+  pid_t m_pid;
+  int m_fd = -1;
+  bool m_exited = false;
+};
+
+// Hands complete lines of the merged output to on_line, scanning each byte once; a line
+// longer than k_max_line_bytes goes out in pieces of that size (memory stays bounded, and a
+// 200 MB line is read in linear time).
+class LineSplitter {
+ public:
+  explicit LineSplitter(const std::function<void(std::string_view)>& on_line)
+      : m_on_line(on_line) {}
+  void feed(std::string_view chunk) {
+    size_t scan = m_buf.size();
+    m_buf.append(chunk);
+    size_t start = 0;
+    for (;;) {
+      size_t nl = m_buf.find_first_of("\n\r", scan);
+      if (nl == std::string::npos) break;
+      m_on_line(std::string_view(m_buf).substr(start, nl - start));
+      start = scan = nl + 1;
+    }
+    while (m_buf.size() - start >= k_max_line_bytes) {
+      m_on_line(std::string_view(m_buf).substr(start, k_max_line_bytes));
+      start += k_max_line_bytes;
+    }
+    m_buf.erase(0, start);
+  }
+  void finish() {
+    if (!m_buf.empty()) m_on_line(m_buf);
+    m_buf.clear();
+  }
+
+ private:
+  const std::function<void(std::string_view)>& m_on_line;
+  std::string m_buf;
+};
+
+// Appends to a captured stream up to k_max_captured_bytes; the rest is counted as cut.
+void capture(std::string& into, std::string_view chunk, CommandResult& result) {
+  size_t room = into.size() < k_max_captured_bytes ? k_max_captured_bytes - into.size() : 0;
+  into.append(chunk.substr(0, std::min(room, chunk.size())));
+  if (chunk.size() > room) result.output_cut = true;
+}
+
+// Reads the child's stdout and stderr until both close, the run times out or is abandoned,
+// or the child has ended and what its descendants still hold stops flowing: a step ends
+// with its process, whatever its children keep open (`on_exit` runs once, at the end).
+void read_output(const CommandSpec& spec, int out_fd, int err_fd, ChildGroup& group,
+                 ChildExit& child, const std::function<void()>& on_exit, CommandResult& result) {
+  const bool merged = static_cast<bool>(spec.on_line);
+  pollfd fds[4] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}, {-1, POLLIN, 0}, {-1, POLLIN, 0}};
   bool open_fd[2] = {true, true};
-  std::string line_buf;
+  LineSplitter lines(spec.on_line);
+  std::optional<Clock::time_point> drain_until;
   char buf[65536];
   while (open_fd[0] || open_fd[1]) {
     auto left = group.left();
@@ -171,12 +246,21 @@ void read_output(const CommandSpec& spec, int out_fd, int err_fd, bool merged, C
     }
     group.handle_interrupt();
     if (group.abandoned()) break;
+    if (!drain_until && child.exited()) {
+      on_exit();
+      drain_until = Clock::now() + k_output_drain;
+    }
+    if (drain_until && Clock::now() >= *drain_until) {
+      result.output_held = true;
+      break;
+    }
     for (int i = 0; i < 2; ++i) fds[i].fd = open_fd[i] ? (i ? err_fd : out_fd) : -1;
     // The self-pipe stays readable once interrupted: watch it only until then.
     fds[2].fd = result.interrupted ? -1 : interrupt_fd();
-    int wait_ms =
-        static_cast<int>(std::min<long long>(left.count(), result.interrupted ? 100 : 1000));
-    int n = poll(fds, 3, wait_ms);
+    fds[3].fd = drain_until ? -1 : child.fd();
+    long long wait_ms = std::min<long long>(left.count(), result.interrupted ? 100 : 1000);
+    if (child.fd() < 0 || drain_until) wait_ms = std::min<long long>(wait_ms, 100);
+    int n = poll(fds, 4, static_cast<int>(wait_ms));
     if (n < 0 && errno != EINTR) break;
     if (n <= 0) continue;
     for (int i = 0; i < 2; ++i) {
@@ -188,35 +272,31 @@ void read_output(const CommandSpec& spec, int out_fd, int err_fd, bool merged, C
       }
       std::string_view chunk(buf, static_cast<size_t>(r));
       if (merged) {
-        line_buf.append(chunk);
-        size_t start = 0, nl;
-        while ((nl = line_buf.find_first_of("\n\r", start)) != std::string::npos) {
-          spec.on_line(std::string_view(line_buf).substr(start, nl - start));
-          start = nl + 1;
-        }
-        line_buf.erase(0, start);
-        if (spec.keep_output) result.out.append(chunk);
+        lines.feed(chunk);
+        if (spec.keep_output) capture(result.out, chunk, result);
       } else {
-        (i ? result.err : result.out).append(chunk);
+        capture(i ? result.err : result.out, chunk, result);
       }
     }
   }
-  if (merged && !line_buf.empty()) spec.on_line(line_buf);
+  if (merged) lines.finish();
 }
 
 // Waits for the child. The pipes can close before it exits: the timeout and interrupts
-// still hold.
-int wait_child(pid_t pid, ChildGroup& group, const CommandResult& result) {
+// still hold. `on_exit` runs once it has ended and before it is reaped (its pid and group
+// still name it), then the child is reaped.
+int wait_child(pid_t pid, ChildGroup& group, ChildExit& child, const CommandResult& result,
+               const std::function<void()>& on_exit) {
+  while (!child.exited()) {
+    group.check_deadline();
+    group.handle_interrupt();
+    pollfd fds[2] = {{result.interrupted ? -1 : interrupt_fd(), POLLIN, 0},
+                     {child.fd(), POLLIN, 0}};
+    poll(fds, 2, child.fd() >= 0 ? 200 : 20);
+  }
+  on_exit();
   int status = 0;
-  for (;;) {
-    pid_t w = waitpid(pid, &status, WNOHANG);
-    if (w == pid || (w < 0 && errno != EINTR)) break;
-    if (w == 0) {
-      group.check_deadline();
-      group.handle_interrupt();
-      pollfd ifd{result.interrupted ? -1 : interrupt_fd(), POLLIN, 0};
-      poll(&ifd, 1, 20);
-    }
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   return status;
 }
@@ -241,26 +321,51 @@ CommandResult SystemCommandRunner::run(const CommandSpec& spec) {
     close(out_pipe[1]);
     return result;
   }
-  pid_t pid = start_child(spec, exe, out_pipe, err_pipe, merged);
+  become_subreaper();
+  pid_t pid;
+  {
+    // Forked and registered under the child table's lock: an orphan sweep in another
+    // thread never takes it for an orphan.
+    auto children = lock_child_table();
+    pid = start_child(spec, exe, out_pipe, err_pipe, merged);
+    if (pid > 0) {
+      setpgid(pid, pid);
+      supervise_process_group(pid);
+    }
+  }
   if (pid < 0) {
     for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) close(fd);
     return result;
   }
-  setpgid(pid, pid);
-  supervise_process_group(pid);
   close(out_pipe[1]);
   close(err_pipe[1]);
   result.started = true;
 
   ChildGroup group(pid, Clock::now() + spec.timeout, result);
-  read_output(spec, out_pipe[0], err_pipe[0], merged, group, result);
+  ChildExit child(pid);
+  // When the child has ended: what it leaves is killed (its group, and every orphan of its
+  // tree, which came to tailor as the subreaper), or, for a command that starts a daemon,
+  // kept.
+  bool ended = false;
+  auto on_exit = [&] {
+    if (ended) return;
+    ended = true;
+    if (spec.leaves_daemon) {
+      keep_orphans();
+      return;
+    }
+    kill(-pid, SIGKILL);
+    kill_orphans();
+  };
+  read_output(spec, out_pipe[0], err_pipe[0], group, child, on_exit, result);
   close(out_pipe[0]);
   close(err_pipe[0]);
-  int status = wait_child(pid, group, result);
+  int status = wait_child(pid, group, child, result, on_exit);
   release_process_group(pid);
   // A run cut short by an interrupt leaves nothing behind: orphans that ignored the
   // signal (`cmd &` in a script), compilers in groups of their own (ninja's).
   if (result.interrupted) kill_run_processes();
+  if (!spec.leaves_daemon) kill_orphans();
   if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);
     if (result.exit_code == 127 && result.out.empty() && result.err.empty()) result.started = false;

@@ -78,6 +78,10 @@ Expected<Sha256::Digest> Sha256::of_file(const std::string& path) {
   return h.finish();
 }
 
+std::string Sha256::hex_of(std::string_view text) {
+  return hex(of(std::as_bytes(std::span<const char>(text.data(), text.size()))));
+}
+
 std::string Sha256::hex(const Digest& digest) {
   static constexpr char k_hex[] = "0123456789abcdef";
   std::string s;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "util/expected.h"
 
@@ -37,6 +38,8 @@ class Sha256 {
   static Expected<Digest> of_file(const std::string& path);
   /// Lowercase hex of a digest.
   static std::string hex(const Digest& digest);
+  /// Lowercase hex of the digest of `text`.
+  static std::string hex_of(std::string_view text);
 
  private:
   struct Free {

@@ -99,4 +99,10 @@ std::string utc_now_iso8601() {
   return buf;
 }
 
+std::string hex_number(uint64_t v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v, 16);
+  return "0x" + std::string(buf, r.ptr);
+}
+
 }  // namespace tailor

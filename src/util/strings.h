@@ -1,5 +1,6 @@
 #pragma once
 #include <charconv>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +28,8 @@ std::optional<T> parse_whole_number(std::string_view s) {
   if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
   return v;
 }
+/// A number in hex as tools print offsets and flags: "0x1f".
+std::string hex_number(uint64_t v);
 /// Quote for a POSIX shell when needed.
 std::string shell_quote(std::string_view s);
 

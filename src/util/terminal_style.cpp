@@ -34,12 +34,16 @@ bool color_enabled(int fd) {
   }
   const char* no_color = std::getenv("NO_COLOR");
   if (no_color && *no_color) return false;
+  return is_smart_terminal(fd);
+}
+
+}  // namespace
+
+bool is_smart_terminal(int fd) {
   const char* term = std::getenv("TERM");
   if (term && std::strcmp(term, "dumb") == 0) return false;
   return ::isatty(fd) == 1;
 }
-
-}  // namespace
 
 std::string paint(std::string_view text, Paint p, int fd) {
   if (!color_enabled(fd)) return std::string(text);

@@ -19,6 +19,10 @@ Expected<ColorMode> parse_color_mode(std::string_view text);
 /// Set once by the command line (before any output).
 void set_color_mode(ColorMode mode);
 
+/// Whether `fd` is a terminal that redraws (isatty, TERM not "dumb"): the one test behind
+/// colour and the live progress lines.
+bool is_smart_terminal(int fd);
+
 enum class Paint { bold, red, green, yellow };
 
 /// `text` wrapped in the SGR sequence for `paint` and a reset, when colour is enabled for

@@ -75,4 +75,6 @@ std::optional<int> version_major(std::string_view text) {
   return v;
 }
 
+std::string_view tailor_version() { return TAILOR_VERSION; }
+
 }  // namespace tailor

@@ -10,6 +10,10 @@
 
 namespace tailor {
 
+/// tailor's own version, CMake's project(VERSION): "0.1.0". The one constant that
+/// --version, the reports, the slim marker and the wheels' provenance say.
+std::string_view tailor_version();
+
 struct Version {
   std::vector<int> parts;  ///< the dotted numbers: {13, 0, 88}
   std::string local;       ///< after '+': "cu130" (not compared)

@@ -127,15 +127,14 @@ Expected<std::vector<IndexLink>> parse_project_index(std::string_view text,
   return out;
 }
 
-Expected<std::optional<FetchedWheel>> fetch_matching_wheel(const std::string& location,
+Expected<std::optional<FetchedWheel>> fetch_matching_wheel(const WheelhouseStore& store,
                                                            const BuildInputs& inputs,
                                                            const std::string& dest_dir,
                                                            std::string& why_not) {
-  TAILOR_TRY(store, open_store(location));
-  TAILOR_TRY(state, store->read(k_state_file, k_max_state_bytes));
+  TAILOR_TRY(state, store.read(k_state_file, k_max_state_bytes));
   std::vector<WheelEntry> wheels;
   if (state) {
-    TAILOR_TRY(listed, parse_state(*state, store->origin(k_state_file)));
+    TAILOR_TRY(listed, parse_state(*state, store.origin(k_state_file)));
     wheels = std::move(listed);
   }
   const WheelEntry* found = nullptr;
@@ -156,8 +155,8 @@ Expected<std::optional<FetchedWheel>> fetch_matching_wheel(const std::string& lo
   // The index the resolvers read must agree with the state: the link is the wheel's own
   // place, and its sha256 is the one the fetched bytes must have.
   const std::string rel_page = found->target_set + "/simple/" + found->project + "/index.json";
-  const std::string page = store->origin(rel_page);
-  TAILOR_TRY(text, store->read(rel_page, k_max_index_bytes));
+  const std::string page = store.origin(rel_page);
+  TAILOR_TRY(text, store.read(rel_page, k_max_index_bytes));
   if (!text) return make_error(page + ": not there (the state lists " + found->file + ")");
   TAILOR_TRY(links, parse_project_index(*text, page));
   const IndexLink* link = nullptr;
@@ -175,7 +174,7 @@ Expected<std::optional<FetchedWheel>> fetch_matching_wheel(const std::string& lo
   const std::string rel = wheel_file_path(*found);
   const std::string dest = (fs::path(dest_dir) / found->file).string();
   // The copy is bounded by the size the state records; its bytes are checked once copied.
-  auto copied = store->copy_to(rel, dest, found->size);
+  auto copied = store.copy_to(rel, dest, found->size);
   if (!copied)
     return make_error(fmt::format("{} ({} bytes in the state); the index says {}: refused",
                                   copied.error().message, found->size, link->sha256));
@@ -183,10 +182,10 @@ Expected<std::optional<FetchedWheel>> fetch_matching_wheel(const std::string& lo
   if (got != link->sha256) {
     std::error_code ec;
     fs::remove(dest, ec);
-    return make_error(fmt::format("{}: sha256 {}, the index says {}: refused", store->origin(rel),
+    return make_error(fmt::format("{}: sha256 {}, the index says {}: refused", store.origin(rel),
                                   got, link->sha256));
   }
-  return std::optional<FetchedWheel>(FetchedWheel{dest, got, store->origin(rel)});
+  return std::optional<FetchedWheel>(FetchedWheel{dest, got, store.origin(rel)});
 }
 
 }  // namespace tailor::wheelhouse

@@ -13,6 +13,7 @@
 
 #include "util/expected.h"
 #include "wheelhouse/wheelhouse_entry.h"
+#include "wheelhouse/wheelhouse_store.h"
 
 namespace tailor::wheelhouse {
 
@@ -51,11 +52,11 @@ struct FetchedWheel {
   std::string origin;  ///< "DIR/files/sm90/<wheel>"
 };
 
-/// The wheel of the wheelhouse at `location` (wheelhouse_store.h: open_store) whose provenance
+/// The wheel of the wheelhouse `store` (wheelhouse_store.h: open_store) whose provenance
 /// matches `inputs`, copied into `dest_dir` and checked against its index's sha256; nullopt when
-/// none matches (`why_not` then says what came closest). Errors: a bad location or index, a sha256
+/// none matches (`why_not` then says what came closest). Errors: a bad index, a sha256
 /// mismatch.
-Expected<std::optional<FetchedWheel>> fetch_matching_wheel(const std::string& location,
+Expected<std::optional<FetchedWheel>> fetch_matching_wheel(const WheelhouseStore& store,
                                                            const BuildInputs& inputs,
                                                            const std::string& dest_dir,
                                                            std::string& why_not);

@@ -2,7 +2,8 @@
 // correct with two publishers at once by S3's conditional writes instead of a lock (no lock
 // object to expire, no clocks to agree): new objects are created with If-None-Match: *, the
 // state file is replaced with If-Match: the ETag it was read with, and the pages are written
-// again until the state did not change under them (wheelhouse.h, publish_s3).
+// again until the state did not change under them: its backend of the one publish
+// (publish_target.h).
 #include <fmt/format.h>
 
 #include <chrono>
@@ -13,32 +14,17 @@
 #include "cache/s3_objects.h"
 #include "util/process.h"
 #include "wheelhouse/index_pages.h"
+#include "wheelhouse/publish_target.h"
 #include "wheelhouse/wheelhouse.h"
 
 namespace tailor::wheelhouse {
 
 namespace {
 
-// How often a publisher that lost the race for the state file reads it again; the pages are
-// written again at most this often too (each round means another publisher wrote the state).
-constexpr int k_attempts = 50;
-
 void pause_before_retry(int attempt) {
   static thread_local std::mt19937 rng{std::random_device{}()};
   int ms = std::min(1000, 20 * (attempt + 1));
   std::this_thread::sleep_for(std::chrono::milliseconds(rng() % ms + 5));
-}
-
-struct StateRead {
-  std::vector<WheelEntry> wheels;
-  std::string etag;  ///< empty: no state file yet
-};
-
-Expected<StateRead> read_state(const cache::S3Bucket& bucket) {
-  TAILOR_TRY(reply, bucket.get(k_state_file, k_max_state_bytes));
-  if (reply.status == 404) return StateRead{};
-  TAILOR_TRY(wheels, parse_state(reply.body, bucket.describe() + " " + k_state_file));
-  return StateRead{std::move(wheels), reply.header("etag")};
 }
 
 // The wheel and its METADATA, each created only when absent. A wheel object already there
@@ -94,6 +80,41 @@ Expected<void> write_pages(const cache::S3Bucket& bucket, const std::vector<Whee
   return {};
 }
 
+/// A bucket without a lock: conditional writes (publish_target.h).
+class S3Target : public PublishTarget {
+ public:
+  S3Target(const cache::S3Bucket& bucket, bool public_read)
+      : m_bucket(bucket), m_public_read(public_read) {}
+  std::string describe() const override { return m_bucket.describe(); }
+  Expected<StateRead> read_state() override {
+    TAILOR_TRY(reply, m_bucket.get(k_state_file, k_max_state_bytes));
+    if (reply.status == 404) return StateRead{};
+    TAILOR_TRY(wheels, parse_state(reply.body, m_bucket.describe() + " " + k_state_file));
+    return StateRead{std::move(wheels), reply.header("etag")};
+  }
+  Expected<std::string> store_wheel(const WheelCandidate& c) override {
+    return wheelhouse::store_wheel(m_bucket, c, m_public_read);
+  }
+  Expected<bool> replace_state(const std::vector<WheelEntry>& wheels,
+                               const std::string& version) override {
+    cache::S3Bucket::Put put;
+    put.body = render_state(wheels);
+    put.content_type = "application/json";
+    put.public_read = m_public_read;
+    put.condition = version.empty() ? cache::S3Condition::absent : cache::S3Condition::etag;
+    put.etag = version;
+    TAILOR_TRY(reply, m_bucket.put(k_state_file, put));
+    return reply.status == 200;
+  }
+  Expected<void> write_pages(const std::vector<WheelEntry>& wheels) override {
+    return wheelhouse::write_pages(m_bucket, wheels, m_public_read);
+  }
+
+ private:
+  const cache::S3Bucket& m_bucket;
+  bool m_public_read;
+};
+
 }  // namespace
 
 PublishResult publish_s3(const std::vector<std::string>& wheels, const std::string& location,
@@ -118,57 +139,8 @@ PublishResult publish_s3(const std::vector<std::string>& wheels, const std::stri
     candidates.push_back(std::move(*c));
   }
 
-  std::set<std::string> stored;  // wheels this publish has stored (kept across retries)
-  std::vector<WheelEntry> written;
-  for (int attempt = 0;; ++attempt) {
-    if (attempt == k_attempts)
-      return fail(PublishFailure::io,
-                  fmt::format("{}: the state file changed under {} attempts to update it: other "
-                              "publishers keep winning; try again",
-                              bucket.describe(), k_attempts));
-    auto state = read_state(bucket);
-    if (!state) return fail(PublishFailure::io, state.error().message);
-    auto planned = plan_additions(candidates, state->wheels, r.wheels);
-    if (!planned) return fail(PublishFailure::conflict, planned.error().message);
-    if (planned->empty()) return r;
-    std::vector<WheelEntry> after = state->wheels;
-    for (const WheelCandidate* c : *planned) {
-      if (!stored.contains(c->entry.file)) {
-        auto s = store_wheel(bucket, *c, public_read);
-        if (!s) return fail(PublishFailure::io, s.error().message);
-        if (!s->empty()) return fail(PublishFailure::conflict, *s);
-        stored.insert(c->entry.file);
-      }
-      after.push_back(c->entry);
-    }
-    cache::S3Bucket::Put put;
-    put.body = render_state(after);
-    put.content_type = "application/json";
-    put.public_read = public_read;
-    put.condition = state->etag.empty() ? cache::S3Condition::absent : cache::S3Condition::etag;
-    put.etag = state->etag;
-    auto reply = bucket.put(k_state_file, put);
-    if (!reply) return fail(PublishFailure::io, reply.error().message);
-    if (reply->status == 200) {
-      written = std::move(after);
-      break;
-    }
-    pause_before_retry(attempt);  // another publisher wrote the state first
-  }
-  // The pages from the state written; again from a newer state while one appears, so the
-  // last pages written (whoever writes them) list every wheel.
-  for (int round = 0; round < k_attempts; ++round) {
-    if (auto pages = write_pages(bucket, written, public_read); !pages)
-      return fail(PublishFailure::io, pages.error().message);
-    // Compared by content, not ETag: a server need not answer a PUT with one.
-    auto now = read_state(bucket);
-    if (!now) return fail(PublishFailure::io, now.error().message);
-    if (render_state(now->wheels) == render_state(written)) return r;
-    written = std::move(now->wheels);
-  }
-  return fail(PublishFailure::io, bucket.describe() +
-                                      ": the state kept changing while the pages were written; "
-                                      "publish again to render them");
+  S3Target target(bucket, public_read);
+  return publish_to(target, candidates, pause_before_retry);
 }
 
 }  // namespace tailor::wheelhouse

@@ -50,6 +50,7 @@
 #include "util/mapped_file.h"
 #include "util/sha256.h"
 #include "util/strings.h"
+#include "util/version.h"
 #include "workflow/extension_helpers.h"
 #include "workflow/extension_steps.h"
 
@@ -184,11 +185,6 @@ bool contains_word(std::string_view text, std::string_view word) {
 // and data/build/venv_add_paths.py (the target's own site folders handed to the check
 // venv), data/build/wheel_native_import.py (an import that failed on a module: the wheel's
 // own, undeclared, or its extension modules loaded one by one).
-std::string embedded_program(std::string_view path) {
-  auto text = data::file(path);
-  if (!text) throw data::DataError(text.error().message);
-  return std::string(*text);
-}
 }  // namespace
 
 // The clean venv of the import check, with the built wheel installed: no pip of its own
@@ -209,10 +205,11 @@ static CheckRun install_in_clean_venv(CommandRunner& runner, const std::string& 
   // a .pth file so torch (and only what sits beside it) is visible.
   if (r.ok) {
     CheckRun sites =
-        run_check(runner, {python, "-c", embedded_program("build/target_site_paths.py")}, work_dir,
-                  clean_env, log, std::chrono::seconds(120));
+        run_check(runner, {python, "-c", data::embedded_program("build/target_site_paths.py")},
+                  work_dir, clean_env, log, std::chrono::seconds(120));
     if (sites.ok)
-      r = run_check(runner, {vpy, "-c", embedded_program("build/venv_add_paths.py"), sites.output},
+      r = run_check(runner,
+                    {vpy, "-c", data::embedded_program("build/venv_add_paths.py"), sites.output},
                     work_dir, clean_env, log, std::chrono::seconds(120));
   }
   if (r.ok) {
@@ -308,8 +305,8 @@ bool compiled_modules_load(const ExtensionBuildOptions& o, ExtensionBuildState& 
   const bool undeclared = std::any_of(known.begin(), known.end(), [&](const std::string& k) {
     return missing.substr(0, missing.find('.')) == k.substr(0, k.find('.'));
   });
-  std::vector<std::string> argv = {c.python, "-c", embedded_program("build/wheel_native_import.py"),
-                                   s.wheel, missing};
+  std::vector<std::string> argv = {
+      c.python, "-c", data::embedded_program("build/wheel_native_import.py"), s.wheel, missing};
   if (undeclared) argv.push_back("--recipe-knows");
   CheckRun native =
       run_check(c.runner, argv, c.venv, clean_venv_env(), c.log, std::chrono::seconds(300));
@@ -349,10 +346,13 @@ CheckRun run_import(const ExtensionBuildOptions& o, ExtensionBuildState& s, cons
                     const std::string& first_name) {
   const bool fold_smoke =
       !s.host.gpus.empty() && !s.build_plan.smoke_test.empty() && !package_tests_run(o, s);
-  std::string code = fmt::format("import torch, {}; print({}.__file__)", c.import_name, first_name);
+  // Then every extension module of the wheel by its own name
+  // (data/build/import_extension_modules.py, the wheel as its argument).
+  std::string code = fmt::format("import torch, {}; print({}.__file__)\n{}", c.import_name,
+                                 first_name, data::embedded_program("build/import_extension_modules.py"));
   if (fold_smoke)
     code += fmt::format("\nprint('{}', flush=True)\n{}", k_smoke_marker, s.build_plan.smoke_test);
-  CheckRun r = run_check(c.runner, {c.python, "-c", code}, c.venv, clean_venv_env(), c.log,
+  CheckRun r = run_check(c.runner, {c.python, "-c", code, s.wheel}, c.venv, clean_venv_env(), c.log,
                          std::chrono::seconds(fold_smoke ? 900 : 300));
   if (fold_smoke) {
     size_t at = r.output.find(k_smoke_marker);
@@ -493,7 +493,7 @@ StepResult run_package_tests(const ExtensionBuildOptions& o, ExtensionBuildConte
 
 ExtensionBuildResult build_extension(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx) {
   ExtensionBuildState s;
-  s.result.report.tool_version = k_tool_version;
+  s.result.report.tool_version = std::string(tailor_version());
   s.result.report.started_at = utc_now_iso8601();
   s.started = std::chrono::steady_clock::now();
   auto stopped = [&](StepStop st) {

@@ -50,6 +50,9 @@ struct ExtensionBuildOptions {
   std::string platform;
   std::string cross_cache;          ///< where cross targets are kept; "" user_cache_dir("cross")
   bool keep_package_archs = false;  ///< --keep-package-archs: the package's own target flags stand
+  /// --keep-package-source: the known API removals (data/compat/removals.toml) are not
+  /// bridged in the copy of a package without a recipe; it builds as it is.
+  bool keep_package_source = false;
   /// Set by --verify-reproducible: the units the wheel's build split on its own, split the
   /// same (none learned). nullopt: a build decides from what it has learned.
   std::optional<std::map<std::string, int>> split_units;

@@ -15,7 +15,6 @@ namespace tailor::workflow::detail {
 // An extension build needs its source copy, build/ objects and the wheel: a couple of GB
 // covers every package in the recipes except flash-attn's full instantiation set.
 inline constexpr uint64_t k_disk_needed_bytes = uint64_t{4} << 30;
-inline constexpr const char* k_tool_version = "0.1.0";
 
 /// One headline on the options' status stream (none when quiet).
 void status(const ExtensionBuildOptions& o, const std::string& line);
@@ -52,5 +51,13 @@ StepResult check_wheel_machine(const ExtensionBuildState& s,
 /// torch; skipped, with the reason, without qemu-user.
 StepResult cross_import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
                               ExtensionBuildState& s, const std::string& import_names);
+
+/// A package without a recipe: the known API removals its source uses bridged in the copy
+/// (compat/bridge.h), listed in the report (extension_compat.cpp).
+StepResult bridge_removed_apis(const ExtensionBuildOptions& o, ExtensionBuildState& s);
+/// A failed build whose compiler errors show a known removal: a diagnosis first that names
+/// it, and what tailor changed in that file or why it was not bridged.
+void name_known_removals(const ExtensionBuildOptions& o, ExtensionBuildState& s,
+                         std::string_view log, size_t first_line);
 
 }  // namespace tailor::workflow::detail

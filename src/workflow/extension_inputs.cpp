@@ -49,6 +49,7 @@
 #include "util/mapped_file.h"
 #include "util/sha256.h"
 #include "util/strings.h"
+#include "wheelhouse/wheelhouse_store.h"
 #include "workflow/extension_build.h"
 #include "workflow/extension_helpers.h"
 #include "workflow/extension_steps.h"
@@ -157,6 +158,12 @@ StepResult read_build_config(const ExtensionBuildOptions& o, ExtensionBuildConte
     });
     if (!table) return stop(BuildStatus::bad_input, table.error().message);
     if (s.wheelhouse.empty()) s.wheelhouse = *table;
+  }
+  // The wheelhouse's location checked before anything is built, whichever named it.
+  if (!s.wheelhouse.empty()) {
+    auto store = wheelhouse::open_store(s.wheelhouse);
+    if (!store) return stop(BuildStatus::bad_input, "--wheelhouse " + store.error().message);
+    s.wheelhouse_store = std::move(*store);
   }
   auto with_env = cache::apply_cache_environment(settings, ctx.environment);
   if (!with_env) return stop(BuildStatus::bad_input, with_env.error().message);

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <future>
 #include <regex>
+#include <span>
 #include <sstream>
 
 #include "cache/cache_ledger.h"
@@ -64,73 +65,14 @@ using namespace tailor::workflow::detail;
 
 namespace {
 
-/// nvcc's -split-compile=K as the build driver announced it ("tailor: modules at once: ...,
-/// nvcc -split-compile=K"); 0 when it split nothing.
-int split_compile_in_log(std::string_view log) {
-  size_t at = log.find("tailor: modules at once: ");
-  if (at == std::string_view::npos) return 0;
-  std::string_view line = log.substr(at, log.find('\n', at) - at);
-  size_t k = line.find("-split-compile=");
-  if (k == std::string_view::npos) return 0;
-  int n = 0;
-  for (size_t i = k + 15;
-       i < line.size() && std::isdigit(static_cast<unsigned char>(line[i])) && n < 1000; ++i)
-    n = n * 10 + (line[i] - '0');
-  return n;
-}
-
-/// The rest of each log line that starts with `prefix` (the build driver's own lines), in
-/// order; at most `max` of them, each at most 400 bytes.
-std::vector<std::string_view> driver_lines(std::string_view log, std::string_view prefix,
-                                           size_t max) {
-  std::vector<std::string_view> out;
-  for (size_t at = log.find(prefix); at != std::string_view::npos && out.size() < max;
-       at = log.find(prefix, at + 1)) {
-    if (at != 0 && log[at - 1] != '\n') continue;
-    size_t end = std::min(log.find('\n', at), log.size());
-    out.push_back(log.substr(at + prefix.size(), std::min<size_t>(end - at - prefix.size(), 400)));
-  }
-  return out;
-}
-
-/// What the build driver took back from the package ("tailor: package choice: ..." lines),
-/// each once, in order.
-std::vector<std::string> package_choices_in_log(std::string_view log) {
-  std::vector<std::string> out;
-  for (auto line : driver_lines(log, "tailor: package choice: ", 64))
-    if (std::find(out.begin(), out.end(), line) == out.end()) out.emplace_back(line);
-  return out;
-}
-
-/// The units the build driver split on their own ("tailor: split unit: REL K (why)").
-std::map<std::string, int> split_units_in_log(std::string_view log) {
-  std::map<std::string, int> out;
-  for (auto line : driver_lines(log, "tailor: split unit: ", 256)) {
-    auto words = split_any(line, " ");
-    if (words.size() < 2) continue;
-    auto k = parse_whole_number<int>(words[1]);
-    if (k && *k >= 2 && *k <= 64) out[words[0]] = *k;
-  }
-  return out;
-}
-
-/// The arch-specific variants the package builds requested targets as ("tailor: package
-/// target: sm_90a for sm_90" lines of the build driver): requested name -> variant name.
-/// Only a variant of a requested target's own capability counts.
-std::map<std::string, std::string> package_variants_in_log(std::string_view log,
-                                                           const cuda::TargetSet& requested) {
+/// The variants the driver said it built (executor/driver_events.h checks each is its
+/// target's own) of the targets that were requested.
+std::map<std::string, std::string> requested_variants(
+    const std::map<std::string, std::string>& said, const std::vector<std::string>& requested) {
   std::map<std::string, std::string> out;
-  for (auto line : driver_lines(log, "tailor: package target: ", 64)) {
-    auto words = split_any(line, " ");
-    if (words.size() != 3 || words[1] != "for") continue;
-    auto variant = cuda::parse_target_name(words[0]);
-    auto base = cuda::parse_target_name(words[2]);
-    if (!variant || !base || !requested.contains(*base) ||
-        variant->variant == cuda::ArchVariant::none || variant->cc != base->cc ||
-        variant->kind != base->kind)
-      continue;
-    out[base->name()] = variant->name();
-  }
+  for (const auto& [target, variant] : said)
+    if (std::find(requested.begin(), requested.end(), target) != requested.end())
+      out[target] = variant;
   return out;
 }
 
@@ -254,6 +196,7 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
     return stop(BuildStatus::build_failed, "patching the source: " + patched.error().message);
   rep.env = p->env;
   rep.unset_env = p->unset_env;
+  if (auto stopped = bridge_removed_apis(o, s)) return stopped;
   // The compilers preflight chose because the caller's links the C++ runtime statically.
   for (const char* var : {"CXX", "CC", "CUDAHOSTCXX", "NVCC_CCBIN"})
     if (auto it = req.environment.find(var), was = ctx.environment.find(var);
@@ -305,7 +248,8 @@ StepResult fetch_from_wheelhouse(const ExtensionBuildOptions& o, ExtensionBuildS
   fs::create_directories(s.request.out_dir, ec);
   if (ec) return stop(BuildStatus::build_failed, s.request.out_dir + ": " + ec.message());
   std::string why_not;
-  auto fetched = wheelhouse::fetch_matching_wheel(s.wheelhouse, inputs, s.request.out_dir, why_not);
+  auto fetched =
+      wheelhouse::fetch_matching_wheel(*s.wheelhouse_store, inputs, s.request.out_dir, why_not);
   if (!fetched) return stop(BuildStatus::bad_input, "--wheelhouse: " + fetched.error().message);
   if (!fetched->has_value()) {
     status(o, fmt::format("==> wheelhouse {}: nothing for these inputs ({}); building",
@@ -330,7 +274,7 @@ StepResult fetch_from_wheelhouse(const ExtensionBuildOptions& o, ExtensionBuildS
 StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
                      ExtensionBuildState& s) {
   BuildReport& rep = s.result.report;
-  if (!s.wheelhouse.empty()) {
+  if (s.wheelhouse_store) {  // opened with the build's settings (read_build_config)
     if (auto fetched = fetch_from_wheelhouse(o, s); fetched || !rep.wheel_from.empty())
       return fetched;
   }
@@ -340,13 +284,21 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   p.jobs = rep.jobs;
   p.jobs_reason = rep.jobs_reason;
   BuildSession session = ctx.session(o, rep);
+  // A copy of the user's folder is built: the diagnosis names the user's files.
+  std::error_code ec;
+  if ((rep.source_kind == "directory" || rep.source_kind == "example") &&
+      fs::is_directory(rep.source, ec))
+    session.diagnose_source_dir = fs::absolute(rep.source, ec).lexically_normal().string();
   PlanRun run = run_plan(p, session);
   for (auto& check : run.preflight) s.result.preflight.checks.push_back(std::move(check));
   if (!run.outcome) return run.stop;
-  rep.split_compile = split_compile_in_log(run.log_text);
-  rep.package_choices = package_choices_in_log(run.log_text);
-  rep.package_variants = package_variants_in_log(run.log_text, s.targets);
-  rep.split_units = split_units_in_log(run.log_text);
+  // What the build driver said it did (its events, executor/driver_events.h).
+  const DriverFacts& driver = run.outcome->facts.driver;
+  rep.split_compile = driver.split_compile;
+  rep.package_choices = driver.choices;
+  for (const auto& change : driver.compat) rep.package_choices.push_back(change);
+  rep.package_variants = requested_variants(driver.variants, rep.targets);
+  rep.split_units = driver.split_units;
   for (auto& j : rep.job_timeline)
     for (const auto& [unit, k] : rep.split_units)
       if (j.kind == "cu" && (j.input == unit || j.input.ends_with("/" + unit))) j.split = k;
@@ -359,6 +311,9 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
     s.result.error_block = std::move(run.error_block);
     s.result.diagnoses = std::move(run.diagnoses);
     name_package_archs(s, o.keep_package_archs);
+    // The failed step's last lines, as the runner kept them (never the log read back).
+    const LogTail* tail = run.outcome ? &run.outcome->facts.tail : nullptr;
+    name_known_removals(o, s, tail ? tail->text() : std::string(), tail ? tail->first_line : 1);
   }
   return run.stop;
 }

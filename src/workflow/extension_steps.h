@@ -8,6 +8,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -20,6 +21,7 @@
 #include "plan/extension_recipe.h"
 #include "probe/probe.h"
 #include "util/process.h"
+#include "wheelhouse/wheelhouse_store.h"
 #include "workflow/build_context.h"
 #include "workflow/extension_build.h"
 
@@ -63,6 +65,7 @@ struct ExtensionBuildState {
   std::string source_dir;  ///< the prepared copy in the work folder
   std::string wheel;       ///< the built wheel
   std::string wheelhouse;  ///< --wheelhouse, else [wheelhouse] url of --config; "" none
+  std::shared_ptr<const wheelhouse::WheelhouseStore> wheelhouse_store;  ///< opened once
   std::string venv, venv_python;
   /// A module the package imports at run time that the target environment lacks (and the
   /// wheel does not provide): its import and smoke checks are skipped, not failed.

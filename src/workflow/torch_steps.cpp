@@ -24,6 +24,7 @@
 #include "util/mapped_file.h"
 #include "util/sha256.h"
 #include "util/strings.h"
+#include "util/version.h"
 
 namespace fs = std::filesystem;
 
@@ -32,17 +33,9 @@ using namespace tailor::executor;
 
 namespace {
 
-constexpr const char* k_tool_version = "0.1.0";
-
 // The programs a torch build runs in an interpreter: data/build/installed_versions.py
 // (versions of the named distributions), data/build/torch_import_check.py (the torch a
 // fresh venv imports) and data/build/torch_smoke_test.py (a GPU smoke test).
-std::string embedded_program(std::string_view path) {
-  auto text = data::file(path);
-  if (!text) throw data::DataError(text.error().message);
-  return std::string(*text);
-}
-
 TorchStepResult stop(BuildStatus status, std::string message) {
   return StepStop{status, std::move(message)};
 }
@@ -107,7 +100,8 @@ std::string release_notes(const plan::TorchPlan& p, const std::string& wheel,
 
 plan::DoctorFacts gather_doctor_facts(const plan::TorchPlan& p, CommandRunner& runner) {
   plan::DoctorFacts facts;
-  std::vector<std::string> argv = {p.python, "-c", embedded_program("build/installed_versions.py")};
+  std::vector<std::string> argv = {p.python, "-c",
+                                   data::embedded_program("build/installed_versions.py")};
   for (const auto& r : p.requirements) argv.push_back(plan::parse_requirement(r).name);
   CommandSpec spec;
   spec.argv = argv;
@@ -339,10 +333,10 @@ TorchStepResult verify_wheel(const TorchBuildOptions&, TorchBuildContext& ctx, T
   }
   // Retagged and normalised in one deterministic rewrite (WHEEL's Tag lines, RECORD, the
   // libraries' search paths without folders of the build machine).
-  auto n = normalise_wheel(
-      s.built, {s.identity->source_date_epoch,
-                provenance_file_text(make_torch_provenance(p, s.host, *s.identity, k_tool_version)),
-                tag, s.renamed});
+  auto n = normalise_wheel(s.built, {s.identity->source_date_epoch,
+                                     provenance_file_text(make_torch_provenance(
+                                         p, s.host, *s.identity, std::string(tailor_version()))),
+                                     tag, s.renamed});
   if (!n) return stop(BuildStatus::build_failed, "renaming the wheel failed: " + n.error().message);
   for (const auto& r : n->search_paths)
     std::fprintf(
@@ -371,7 +365,7 @@ TorchStepResult import_check(const TorchBuildOptions&, TorchBuildContext& ctx, T
                "--force-reinstall",    "--no-index", s.renamed};
   inst.timeout = std::chrono::minutes(10);
   CommandSpec imp;
-  imp.argv = {s.venv + "/bin/python", "-c", embedded_program("build/torch_import_check.py")};
+  imp.argv = {s.venv + "/bin/python", "-c", data::embedded_program("build/torch_import_check.py")};
   imp.timeout = std::chrono::minutes(2);
   imp.cwd = s.work;
   for (CommandSpec* spec : {&mk, &inst, &imp}) {
@@ -424,7 +418,7 @@ TorchStepResult smoke_test(const TorchBuildOptions&, TorchBuildContext& ctx, Tor
   }
   if (p.cuda && covered) {
     CommandSpec spec;
-    spec.argv = {s.venv + "/bin/python", "-c", embedded_program("build/torch_smoke_test.py")};
+    spec.argv = {s.venv + "/bin/python", "-c", data::embedded_program("build/torch_smoke_test.py")};
     spec.timeout = std::chrono::minutes(5);
     spec.cwd = s.work;
     auto res = ctx.runner.run(spec);
@@ -442,7 +436,7 @@ TorchStepResult publish(const TorchBuildOptions& o, TorchBuildContext& ctx, Torc
   std::vector<std::string> packages = runtime_packages_for(s.needed_sonames, p.cuda_version);
   const std::string& name = s.wheel_name;
   BuildReport& rep = s.report;
-  rep.tool_version = k_tool_version;
+  rep.tool_version = std::string(tailor_version());
   rep.source = p.variant.source_dir ? p.layout.source_dir : p.git_tag;
   rep.source_kind = "torch-source";
   rep.python = p.python;
@@ -459,7 +453,8 @@ TorchStepResult publish(const TorchBuildOptions& o, TorchBuildContext& ctx, Torc
   rep.checks.push_back({"import", CheckStatus::passed, "torch from the wheel in a clean venv"});
   rep.checks.push_back(
       {"gpu-smoke", s.smoke == "ok" ? CheckStatus::passed : CheckStatus::skipped, s.smoke});
-  if (s.identity) rep.provenance = make_torch_provenance(p, s.host, *s.identity, k_tool_version);
+  if (s.identity)
+    rep.provenance = make_torch_provenance(p, s.host, *s.identity, std::string(tailor_version()));
   rep.torch = BuildReport::Torch{plan::plan_to_json(p),
                                  s.verification.expected,
                                  s.manylinux_needed,

@@ -192,6 +192,10 @@ TEST(CacheSettings, S3RefusesWhatSccacheWouldMisread) {
       {"s3://bkt?region=EU", "not a region"},
       {"s3://bkt?bucket=x", "not an s3:// setting"},
       {"s3://bkt/a//b", "empty folder"},
+      // tailor's own S3 requests (cache/s3_objects) read the keys alone, never a profile.
+      {"s3://bkt?endpoint=http://k:s@minio:9000",
+       "give credentials as AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment "
+       "(tailor's own S3 requests read only these)"},
   };
   for (const auto& c : cases) {
     CacheSettings s;

@@ -40,6 +40,12 @@ if command -v groff >/dev/null; then
 fi
 echo "ok: man page with every command"
 
+# A command's long description (data/cli/commands.toml) in its help and in the man page.
+"$T" help build > "$work/help-build" || fail "help build exit $?"
+grep -q "recipe or not" "$work/help-build" || fail "help build lacks the command's description"
+grep -q "recipe or not" "$work/tailor.1" || fail "the man page lacks build's description"
+echo "ok: each command's description in its help and the man page"
+
 # cmake --install.
 if [ -n "${TAILOR_BINARY_DIR:-}" ] && [ -f "$TAILOR_BINARY_DIR/CMakeCache.txt" ]; then
   # scripts/test.sh builds tailor before the e2e tests, but not the man page and completions

@@ -353,7 +353,7 @@ TEST(HeartbeatLine, ModulesAtOnceNameThePackageNotTheLastModuleSetuptoolsNamed) 
   // The build driver's threads each print setuptools' "building '...' extension": the last
   // one printed is not the one compiling.
   ProgressTracker t([] { return std::chrono::steady_clock::time_point{}; });
-  t.feed("tailor: modules at once: 6 modules, 12 units (2 CUDA), one Ninja under the jobserver");
+  t.package_units(6, 12);  // the build driver's modules event
   t.feed("building 'torch_spline_conv._basis_cuda' extension");
   t.feed("building 'torch_spline_conv._basis_cpu' extension");
   for (int i = 1; i <= 4; ++i) t.feed(fmt::format("[{}/12] c++ -c /s/u{}.cpp -o u{}.o", i, i, i));
@@ -516,22 +516,20 @@ namespace tailor::executor {
 namespace {
 using namespace std::chrono_literals;
 
-TEST(PackageUnits, ParsesTheBuildDriversLine) {
-  auto u =
-      parse_package_units("tailor: modules at once: 3 modules, 14 units (9 CUDA), 2 at a time");
-  ASSERT_TRUE(u);
-  EXPECT_EQ(u->first, 3);
-  EXPECT_EQ(u->second, 14);
-  EXPECT_FALSE(parse_package_units("tailor: modules at once: 3 modules, 0 units"));
-  EXPECT_FALSE(parse_package_units("tailor: modules at once: x modules, 4 units"));
-  EXPECT_FALSE(parse_package_units("note: modules at once: 3 modules, 4 units"));
-  EXPECT_FALSE(parse_package_units("tailor: modules at once: 99999999999999 modules, 4 units"));
+TEST(ProgressTracker, ThePrintedModulesLineIsNoLongerRead) {
+  // The driver's events give the package's units (package_units); its printed line is for
+  // people and moves nothing.
+  ProgressTracker t([] { return std::chrono::steady_clock::time_point{}; });
+  EXPECT_FALSE(t.feed("tailor: modules at once: 3 modules, 6 units (4 CUDA), 3 at a time"));
+  t.feed("[1/2] nvcc -c /s/a.cu -o a.o");
+  EXPECT_EQ(t.progress().total, 2);
+  EXPECT_EQ(t.progress().modules, 0);
 }
 
 TEST(ProgressTracker, CountsThePackagesUnitsOverEveryModulesNinja) {
   auto now = std::chrono::steady_clock::time_point{};
   ProgressTracker t([&] { return now; });
-  t.feed("tailor: modules at once: 3 modules, 6 units (4 CUDA), 3 at a time");
+  t.package_units(3, 6);
   now += 10s;
   // Three Ninjas, each counting its own edges: the package's count goes on across them.
   EXPECT_TRUE(t.feed("[1/2] nvcc -c /s/a.cu -o a.o"));

@@ -160,6 +160,117 @@ TEST(BuildRunner, RealProcessOutputReachesTheLog) {
   std::filesystem::remove(log);
 }
 
+/// The build driver as a step: writes `events` to the descriptor it is handed, then prints
+/// `lines`, as say.py does (the event before its line).
+class EventWritingRunner : public CommandRunner {
+ public:
+  std::vector<std::pair<std::string, std::string>> script;  ///< (event, then line)
+  CommandResult run(const CommandSpec& spec) override {
+    CommandResult r;
+    auto fd = spec.env.find(k_events_fd_variable);
+    EXPECT_TRUE(fd != spec.env.end() && fd->second);
+    for (const auto& [event, line] : script) {
+      if (!event.empty()) {
+        const std::string text = event + "\n";
+        EXPECT_EQ(::write(std::stoi(*fd->second), text.data(), text.size()),
+                  static_cast<ssize_t>(text.size()));
+      }
+      if (spec.on_line && !line.empty()) spec.on_line(line);
+    }
+    r.started = true;
+    r.exit_code = 0;
+    return r;
+  }
+};
+
+TEST(BuildRunner, TheDriversEventsAreReadAsTheyComeAndNinjaOnce) {
+  EventWritingRunner runner;
+  runner.script = {
+      {R"({"v":1,"kind":"modules","modules":3,"units":6,"cuda_units":4,"split_compile":0})",
+       "tailor: modules at once: 3 modules, 6 units (4 CUDA), 3 at a time"},
+      {R"({"v":1,"kind":"choice","text":"setup.py:3: MAX_JOBS=1 set by the package"})", ""},
+      {R"({"v":2,"kind":"choice","text":"another version"})", ""},
+      {"", "[1/2] nvcc -c /s/a.cu -o a.o"},
+      {"", "[2/2] nvcc -c /s/b.cu -o b.o"},
+      {"", "[1/3] nvcc -c /s/c.cu -o c.o"},
+      {R"({"v":1,"kind":"split","unit":"csrc/k.cu","k":4,"why":"measured"})", ""},
+      // A printed line that looks like an event is only a line.
+      {"", "tailor: package choice: setup.py:9: printed, not said"},
+  };
+  RecordingDisplay display;
+  std::string log = log_file("events");
+  BuildRunner br(runner, display, real_disk, log);
+  auto out = br.run({tailor::plan::Step{"wheel", {"python3"}, "", {}, {}, 60s}});
+  ASSERT_TRUE(out);
+  const DriverFacts& d = out->facts.driver;
+  EXPECT_EQ(d.modules, 3);
+  EXPECT_EQ(d.units, 6);
+  EXPECT_EQ(d.choices, (std::vector<std::string>{"setup.py:3: MAX_JOBS=1 set by the package"}));
+  EXPECT_EQ(d.split_units, (std::map<std::string, int>{{"csrc/k.cu", 4}}));
+  EXPECT_EQ(d.refused, 1u);
+  EXPECT_EQ(d.first_refusal, "not an event of version 1");
+  // Progress counts the package's units over every Ninja: the modules event came first.
+  ASSERT_EQ(display.updates.size(), 3u);
+  EXPECT_EQ(display.updates.back().done, 3);
+  EXPECT_EQ(display.updates.back().total, 6);
+  // Ninja's steps for resume: 2 + 3 over two invocations.
+  EXPECT_EQ(out->facts.ninja_steps, std::optional<uint64_t>(5));
+  std::filesystem::remove(log);
+}
+
+TEST(BuildRunner, TheRealDriverWritesItsEventsToTheDescriptorItInherits) {
+  // The driver's own say.py in a real python3, through fork and exec, in two steps.
+  SystemCommandRunner runner;
+  RecordingDisplay display;
+  std::string log = log_file("real_events");
+  BuildRunner br(runner, display, real_disk, log);
+  const std::string said =
+      "import sys; sys.path.insert(0, sys.argv[1]); from tailor_driver import say; "
+      "say.variants({'90': 'a'}); say.choice('setup.py:1: ' + sys.argv[2])";
+  auto step = [&](const std::string& title) {
+    return tailor::plan::Step{
+        title, {"python3", "-B", "-c", said, std::string(TAILOR_SOURCE_DIR) + "/driver", title},
+        "",    {},
+        {},    60s};
+  };
+  auto out = br.run({step("one"), step("two")});
+  ASSERT_TRUE(out);
+  EXPECT_TRUE(out->ok()) << test::slurp_text(log);
+  EXPECT_EQ(out->facts.driver.variants, (std::map<std::string, std::string>{{"sm_90", "sm_90a"}}));
+  EXPECT_EQ(out->facts.driver.choices,
+            (std::vector<std::string>{"setup.py:1: one", "setup.py:1: two"}));
+  EXPECT_EQ(out->facts.driver.refused, 0u);
+  std::filesystem::remove(log);
+}
+
+TEST(BuildRunner, AFailedStepsLastLinesAreKeptWithTheLogsLineNumbers) {
+  ScriptedRunner runner;
+  runner.scripts["prep"] = {{"prepared"}, 0};
+  std::vector<std::string> lines;
+  for (int i = 0; i < 100010; ++i) lines.push_back("warning " + std::to_string(i));
+  lines.push_back("FAILED: a.o");
+  runner.scripts["cc"] = {lines, 1};
+  RecordingDisplay display;
+  std::string log = log_file("tail");
+  BuildRunner br(runner, display, real_disk, log);
+  auto out = br.run({tailor::plan::Step{"prep", {"prep"}, "", {}, {}, 60s},
+                     tailor::plan::Step{"cc", {"cc"}, "", {}, {}, 60s}});
+  ASSERT_TRUE(out);
+  const LogTail& tail = out->facts.tail;
+  // Bounded at 100,000 lines; the step's end line is the last.
+  ASSERT_EQ(tail.lines.size(), 100000u);
+  EXPECT_EQ(tail.lines[tail.lines.size() - 2], "FAILED: a.o");
+  EXPECT_NE(tail.lines.back().find("### tailor step 2 FAILED: exit 1"), std::string::npos);
+  // The log: step 1's header (2 lines), its line and end (2), step 2's header (2), then
+  // 100,011 lines and the end: 100,018 lines, the tail its last 100,000.
+  EXPECT_EQ(tail.first_line, 100019u - 100000u);
+  std::ifstream in(log);
+  std::string line;
+  for (size_t n = 0; n < tail.first_line; ++n) std::getline(in, line);
+  EXPECT_EQ(line, tail.lines.front());
+  std::filesystem::remove(log);
+}
+
 TEST(ProgressDisplays, PlainPrintsStepsAndDeciles) {
   char* buf = nullptr;
   size_t len = 0;

@@ -6,14 +6,19 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 
@@ -32,6 +37,9 @@ TEST(FixedPath, NamesAFolderPerPackage) {
   EXPECT_EQ(fixed_work_path("torch-scatter"), "/tmp/.tailor-build/torch-scatter");
   EXPECT_EQ(fixed_work_path("a/../b c"), "/tmp/.tailor-build/a_.._b_c");
   EXPECT_EQ(fixed_work_path(".."), "/tmp/.tailor-build/package");
+  // A package named `..x` (issue 51) got a path the launcher refused, blamed on the machine.
+  EXPECT_EQ(fixed_work_path("..x"), "/tmp/.tailor-build/_.x");
+  EXPECT_EQ(fixed_work_path(".hidden"), "/tmp/.tailor-build/_hidden");
   EXPECT_EQ(fixed_work_path(""), "/tmp/.tailor-build/package");
 }
 
@@ -125,6 +133,10 @@ TEST(FixedPath, TheLauncherRefusesWhatItDoesNotUnderstand) {
             "/elsewhere/p: not a folder below /r");
   EXPECT_EQ(err({"--tmpfs", "/r", "--bind", "/w", "/r/../etc", "--", "true"}),
             "/r/../etc: not a folder below /r");
+  EXPECT_EQ(err({"--tmpfs", "/r", "--bind", "/w", "/r/a/..", "--", "true"}),
+            "/r/a/..: not a folder below /r");
+  EXPECT_TRUE(
+      parse_fixed_path_wrapper_args({"--tmpfs", "/r", "--bind", "/w", "/r/..x", "--", "true"}));
   EXPECT_EQ(err({"--tmpfs", "/r", "--bind", "w", "/r/p", "--", "true"}), "w: not an absolute path");
   EXPECT_EQ(err({"--bind", "/w", "/r/p", "--", "true"}),
             "--tmpfs ROOT and --bind REAL FIXED are needed");
@@ -278,8 +290,8 @@ std::pair<int, std::string> run_launcher(const std::vector<std::string>& args,
 /// without one, not a fault of the launcher.
 bool no_namespace_here(int rc, const std::string& out) {
   if (rc != 127) return false;
-  for (const char* why : {"unshare(", "making the mounts private", "/proc/self/setgroups",
-                          "/proc/self/uid_map", "/proc/self/gid_map", "mount_setattr"})
+  for (const char* why : {"unshare(", "clone(", "making the mounts private", "/setgroups",
+                          "/uid_map", "/gid_map", "mount_setattr"})
     if (out.find(why) != std::string::npos) return true;
   return false;
 }
@@ -354,6 +366,126 @@ TEST(FixedPath, TheSandboxHasNoNetworkAndWritesOnlyItsFolders) {
   EXPECT_TRUE(fs::exists(dir / "work" / "in-work"));
   EXPECT_TRUE(fs::exists(cache / "in-cache"));
   EXPECT_FALSE(fs::exists(outside / "x"));
+}
+
+// The escapes of issue 51, each tried from inside the sandbox, as root and as an
+// unprivileged user: remounting `/` writable, nsenter into the caller's namespaces, a Unix
+// socket listening outside the work folder (in /tmp, world-writable), a TCP listener on the
+// host's loopback, a daemon that outlives the program, and what the program holds: no
+// capability, no_new_privs, its own PID namespace with only its own processes.
+constexpr const char* k_escapes = R"PY(
+import os, socket, subprocess, sys
+outside, sock, port, tailor_pid, mark = sys.argv[1:6]
+def tried(name, f):
+    try:
+        f()
+        print(name, 'ESCAPED')
+    except Exception:
+        print(name, 'refused')
+def remount():
+    subprocess.run(['mount', '-o', 'remount,bind,rw', '/'], capture_output=True)
+    subprocess.run(['mount', '-o', 'remount,rw', outside], capture_output=True)
+    open(outside + '/remounted', 'w').write('x')
+def nsenter():
+    for pid in (tailor_pid, '1'):
+        subprocess.run(['nsenter', '-t', pid, '-m', '-n', 'sh', '-c', 'echo x > ' + outside + '/nsenter'],
+                       capture_output=True, timeout=10)
+    if not os.path.exists(outside + '/nsenter'):
+        raise OSError('nothing written')
+def unix():
+    s = socket.socket(socket.AF_UNIX); s.settimeout(3); s.connect(sock); s.sendall(b'escaped')
+def tcp():
+    socket.create_connection(('127.0.0.1', int(port)), 3).sendall(b'escaped')
+for name, f in (('remount', remount), ('nsenter', nsenter), ('unix-socket', unix), ('tcp', tcp)):
+    tried(name, f)
+status = dict(l.split(':\t', 1) for l in open('/proc/self/status').read().splitlines() if ':\t' in l)
+print('CapEff', status['CapEff'].strip(), 'CapBnd', status['CapBnd'].strip(), 'NoNewPrivs', status['NoNewPrivs'].strip())
+print('processes', len([p for p in os.listdir('/proc') if p.isdigit()]))
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        devnull = os.open('/dev/null', os.O_RDWR)
+        for fd in (0, 1, 2): os.dup2(devnull, fd)
+        os.execv('/bin/sleep', ['sleep', '300', mark])
+    os._exit(0)
+os.wait()
+print('done')
+)PY";
+
+// Processes whose command line holds `mark`.
+int processes_marked(const std::string& mark) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    std::ifstream in(e.path() / "cmdline");
+    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmd.find(mark) != std::string::npos) ++n;
+  }
+  return n;
+}
+
+void expect_no_escape(std::optional<uid_t> as_uid) {
+  if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
+  const std::string who = as_uid ? "uid " + std::to_string(*as_uid) : "this user";
+  fs::path dir = tailor::test::scratch_dir(as_uid ? "escape_user" : "escape");
+  fs::path outside = tailor::test::scratch_dir(as_uid ? "escape_user_out" : "escape_out");
+  fs::create_directories(dir / "work");
+  fs::permissions(dir / "work", fs::perms::all);
+  fs::permissions(outside, fs::perms::all);
+  // Listeners outside: a Unix socket anyone may connect to, in /tmp (hidden) or, as here, in
+  // the folder the test runs in (seen, but no Unix socket can be made), and TCP on the loopback.
+  const std::string sock =
+      (fs::current_path() / ("tailor-escape-" + std::to_string(getpid()) + ".sock")).string();
+  fs::remove(sock);
+  int us = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  sockaddr_un ua{};
+  ua.sun_family = AF_UNIX;
+  std::strncpy(ua.sun_path, sock.c_str(), sizeof ua.sun_path - 1);
+  ASSERT_EQ(bind(us, reinterpret_cast<sockaddr*>(&ua), sizeof ua), 0);
+  chmod(sock.c_str(), 0777);
+  ASSERT_EQ(listen(us, 4), 0);
+  int ts = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  sockaddr_in ta{};
+  ta.sin_family = AF_INET;
+  ta.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(ts, reinterpret_cast<sockaddr*>(&ta), sizeof ta), 0);
+  socklen_t len = sizeof ta;
+  getsockname(ts, reinterpret_cast<sockaddr*>(&ta), &len);
+  ASSERT_EQ(listen(ts, 4), 0);
+  const std::string mark = "tailor-escape-" + std::to_string(getpid()) + (as_uid ? "-user" : "");
+  auto [rc, out] =
+      run_launcher({"--tmpfs", std::string(k_fixed_root), "--bind", (dir / "work").string(),
+                    fixed_work_path("escape-test"), "--chdir", fixed_work_path("escape-test"),
+                    "--sandbox", "--", "/usr/bin/python3", "-c", k_escapes, outside.string(), sock,
+                    std::to_string(ntohs(ta.sin_port)), std::to_string(getpid()), mark},
+                   as_uid);
+  if (no_namespace_here(rc, out)) GTEST_SKIP() << "no sandbox here for " << who << ": " << out;
+  ASSERT_EQ(rc, 0) << out;
+  for (const char* escape : {"remount", "nsenter", "unix-socket", "tcp"})
+    EXPECT_NE(out.find(std::string(escape) + " refused"), std::string::npos) << who << ": " << out;
+  EXPECT_NE(out.find("CapEff 0000000000000000 CapBnd 0000000000000000 NoNewPrivs 1"),
+            std::string::npos)
+      << out;
+  // The init (1) and the program, perhaps the short-lived sh of a command: nothing outside.
+  auto at = out.find("processes ");
+  ASSERT_NE(at, std::string::npos) << out;
+  EXPECT_LE(std::stoi(out.substr(at + 10)), 3) << out;
+  EXPECT_NE(out.find("done"), std::string::npos) << out;
+  for (const char* f : {"remounted", "nsenter"}) EXPECT_FALSE(fs::exists(outside / f)) << f;
+  EXPECT_LT(accept(us, nullptr, nullptr), 0);
+  EXPECT_LT(accept(ts, nullptr, nullptr), 0);
+  EXPECT_EQ(processes_marked(mark), 0) << "the daemon outlived the sandbox";
+  close(us);
+  close(ts);
+  fs::remove(sock);
+}
+
+TEST(FixedPath, NoEscapeFromTheSandboxAsRoot) {
+  if (geteuid() != 0) GTEST_SKIP() << "the root case needs root (the next test is this user's)";
+  expect_no_escape(std::nullopt);
+}
+
+TEST(FixedPath, NoEscapeFromTheSandboxAsThisOrAnUnprivilegedUser) {
+  expect_no_escape(geteuid() == 0 ? std::optional<uid_t>(65534) : std::nullopt);
 }
 
 TEST(FixedPath, ARealBubblewrapNamespaceSeesTheFolderAtTheFixedPath) {

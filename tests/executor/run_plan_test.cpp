@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <sstream>
 
 #include "plan/torch_plan.h"
 #include "plan/torch_plan_render.h"
@@ -101,11 +102,12 @@ TEST_F(RunPlan, RunsTheStepsAtTheFixedPathWithTheStaticCountFittedToTheBudget) {
   EXPECT_EQ(*step.env.at("TORCH_CUDA_ARCH_LIST"), "7.5");
   EXPECT_EQ(*step.env.at("PATH"),
             "/usr/local/cuda-13.0/bin:/usr/bin:/bin");  // the toolkit, then the caller's
-  // One log in the work folder, build.log pointing at it, read back once.
+  // One log in the work folder, build.log pointing at it; Ninja's steps counted as it ran.
   EXPECT_EQ(fs::path(report.log_path).parent_path(), fs::path(work));
   EXPECT_NE(disk.files.at(report.log_path).find("[1/1] done"), std::string::npos);
   EXPECT_EQ(disk.links.at(work + "/build.log"), fs::path(report.log_path).filename().string());
-  EXPECT_EQ(run.log_text, disk.files.at(report.log_path));
+  ASSERT_TRUE(run.outcome);
+  EXPECT_EQ(run.outcome->facts.ninja_steps, std::optional<uint64_t>(1));
   EXPECT_EQ(report.cache_tool, cache::CacheTool::none);
 }
 
@@ -129,7 +131,8 @@ TEST_F(RunPlan, AFailedStepIsDiagnosedFromTheLog) {
   runner.handler = [](const CommandSpec&) -> std::optional<CommandResult> {
     return ran(
         1,
-        "[1/2] nvcc -c a.cu -o a.o\nFAILED: a.o\na.cu(3): error: identifier \"x\" is undefined\n");
+        "[1/2] nvcc -c a.cu -o a.o\nFAILED: a.o\na.cu(3): error: identifier \"x\" is undefined\n"
+        "nvcc fatal   : Unsupported gpu architecture 'compute_30'\n");
   };
   auto s = session();
   PlanRun run = run_plan(plan, s);
@@ -137,7 +140,16 @@ TEST_F(RunPlan, AFailedStepIsDiagnosedFromTheLog) {
   EXPECT_EQ(*run.stop, (StepStop{BuildStatus::build_failed, "step 'compile' failed (exit 1)"}));
   ASSERT_TRUE(run.outcome);
   ASSERT_TRUE(run.error_block);
-  EXPECT_NE(run.log_text.find("FAILED: a.o"), std::string::npos);
+  // The log's own line numbers: the step's header (two lines) and [1/2] come first.
+  EXPECT_EQ(run.error_block->first_line, 4u);
+  EXPECT_EQ(run.error_block->lines.front(), "FAILED: a.o");
+  // Diagnosed once, from the step's last lines, with the log's line numbers.
+  ASSERT_FALSE(run.diagnoses.empty());
+  EXPECT_EQ(run.diagnoses.front().pattern_id, "nvcc-unsupported-arch");
+  std::istringstream log(disk.files.at(report.log_path));
+  std::string line;
+  for (size_t n = 0; n < run.diagnoses.front().line_number; ++n) std::getline(log, line);
+  EXPECT_EQ(line, run.diagnoses.front().quoted_line);
 }
 
 TEST_F(RunPlan, ARealWorkPathAndASandboxThatCannotBeAreSaid) {

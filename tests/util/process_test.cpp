@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "util/interrupt.h"
+#include "util/strings.h"
 
 namespace tailor {
 namespace {
@@ -64,6 +66,58 @@ TEST(SystemCommandRunner, CapturesOutputAndExitCode) {
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_EQ(r.out, "out\n");
   EXPECT_EQ(r.err, "err\n");
+}
+
+// Issue 51: a command ends when its process ends, whatever its children hold open (a child
+// keeping stdout open hung a build 24 h), and nothing it started outlives it: a daemon that
+// double-forked into a session of its own with an empty environment (no run marker, no
+// registered group) is found as tailor's orphan and killed.
+TEST(SystemCommandRunner, EndsWithItsProcessAndLeavesNothing) {
+  SystemCommandRunner runner;
+  CommandSpec spec;
+  const std::string mark = "tailor-orphan-test-" + std::to_string(getpid());
+  spec.argv = {"sh", "-c",
+               "sleep 60 & setsid sh -c 'exec env -i sleep 61 " + mark +
+                   "' >/dev/null 2>&1 </dev/null & sleep 0.3; echo started"};
+  spec.timeout = 120s;
+  auto start = std::chrono::steady_clock::now();
+  CommandResult r = runner.run(spec);
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.out, "started\n");
+  EXPECT_LT(took, 10s) << "waited for the child that holds stdout";
+  auto marked = [&] {
+    for (const auto& line : split_any(run_command({"pgrep", "-f", mark}).out, "\n"))
+      if (!line.empty()) return true;
+    return false;
+  };
+  EXPECT_FALSE(marked()) << "the daemon outlived its command";
+}
+
+// Merged output is split into lines in linear time: one line of 64 MiB arrives in 1 MiB
+// pieces within seconds (it was rescanned for every 64 KiB read: quadratic).
+TEST(SystemCommandRunner, ALongLineIsReadInLinearTime) {
+  SystemCommandRunner runner;
+  CommandSpec spec;
+  spec.argv = {"sh", "-c", "head -c 67108864 /dev/zero | tr '\\0' x; echo; echo tail"};
+  spec.timeout = 120s;
+  spec.keep_output = false;
+  size_t pieces = 0, longest = 0, bytes = 0;
+  std::string last;
+  spec.on_line = [&](std::string_view line) {
+    ++pieces;
+    bytes += line.size();
+    longest = std::max(longest, line.size());
+    last = std::string(line);
+  };
+  auto start = std::chrono::steady_clock::now();
+  CommandResult r = runner.run(spec);
+  EXPECT_TRUE(r.ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 30s);
+  EXPECT_EQ(bytes, size_t{64} << 20 | 4);
+  EXPECT_EQ(longest, k_max_line_bytes);
+  EXPECT_EQ(last, "tail");
+  EXPECT_EQ(pieces, 64u + 1u + 1u);  // the pieces, the empty rest of the line, "tail"
 }
 
 TEST(SystemCommandRunner, ChildrenCarryTheRunMarker) {

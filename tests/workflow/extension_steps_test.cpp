@@ -16,6 +16,7 @@
 #include "support/fake_host.h"
 #include "support/fixtures.h"
 #include "support/host_reports.h"
+#include "util/files.h"
 #include "util/interrupt.h"
 
 using namespace tailor;
@@ -120,6 +121,40 @@ TEST_F(ExtensionSteps, ResolveInputsTakesPlansToolkitAndTheContextsEnvironment) 
   EXPECT_EQ(s.package, "demo-ops");
   EXPECT_EQ(s.request.out_dir, (fs::path(s.work_dir) / "wheelhouse").string());
   EXPECT_EQ(s.result.report.python, "/venv/bin/python");
+}
+
+TEST_F(ExtensionSteps, PrepareBuildBridgesRemovedApisInTheCopyOnly) {
+  // A package without a recipe that still uses AT_CHECK (gone since torch 1.5): the copy
+  // gets TORCH_CHECK, the user's file stays, the report lists the change with its line,
+  // and the build's environment names the changes (a build tree of other changes is not
+  // reused); --keep-package-source leaves the copy as the package is.
+  const std::string text = "#include <torch/extension.h>\nvoid f(int x) { AT_CHECK(x, \"x\"); }\n";
+  write(root / "pkg" / "csrc" / "ops.cpp", text);
+  auto c = context();
+  resolve_and_prepare(c);
+  const auto& rep = s.result.report;
+  ASSERT_EQ(rep.compat_changes.size(), 1u);
+  EXPECT_EQ(rep.compat_changes[0].text,
+            "csrc/ops.cpp:2: AT_CHECK -> TORCH_CHECK (removed in torch 1.5)");
+  EXPECT_NE(tailor::read_file((fs::path(s.source_dir) / "csrc" / "ops.cpp").string())
+                ->find("TORCH_CHECK(x"),
+            std::string::npos);
+  EXPECT_EQ(*tailor::read_file((root / "pkg" / "csrc" / "ops.cpp").string()), text);
+  EXPECT_EQ(rep.env.count("TAILOR_SOURCE_COMPAT"), 1u);
+  EXPECT_NE(executor::render_summary(rep).find(
+                "package   csrc/ops.cpp:2: AT_CHECK -> TORCH_CHECK (removed in torch 1.5)"),
+            std::string::npos);
+}
+
+TEST_F(ExtensionSteps, KeepPackageSourceBuildsTheSourceAsItIs) {
+  const std::string text = "#include <torch/extension.h>\nvoid f(int x) { AT_CHECK(x, \"x\"); }\n";
+  write(root / "pkg" / "csrc" / "ops.cpp", text);
+  auto c = context();
+  o.keep_package_source = true;
+  resolve_and_prepare(c);
+  EXPECT_TRUE(s.result.report.compat_changes.empty());
+  EXPECT_EQ(*tailor::read_file((fs::path(s.source_dir) / "csrc" / "ops.cpp").string()), text);
+  EXPECT_EQ(s.result.report.env.count("TAILOR_SOURCE_COMPAT"), 0u);
 }
 
 TEST_F(ExtensionSteps, ASourceThatDeclaresNoNameIsCalledByItsFolder) {

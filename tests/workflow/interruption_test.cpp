@@ -154,9 +154,14 @@ TEST(Resume, KeepsTheTreeOnlyWhileConfiguredTheSame) {
 }
 
 TEST(Resume, CountsNinjaStepsPerInvocation) {
-  EXPECT_FALSE(ninja_steps_run("no ninja here\n"));
-  EXPECT_EQ(*ninja_steps_run("[1/4] a\n[2/4] b\n  [4/4] d\n"), 4u);
-  EXPECT_EQ(*ninja_steps_run("[1/4] a\n[3/4] c\n[1/2] x\n[2/2] y\n"), 6u);  // two invocations
+  auto count = [](std::vector<std::pair<int, int>> statuses) {
+    NinjaStepCount c;
+    for (auto [n, total] : statuses) c.add(NinjaStatus{n, total, "x"});
+    return c.steps();
+  };
+  EXPECT_FALSE(count({}));
+  EXPECT_EQ(*count({{1, 4}, {2, 4}, {4, 4}}), 4u);
+  EXPECT_EQ(*count({{1, 4}, {3, 4}, {1, 2}, {2, 2}}), 6u);  // two invocations
 }
 
 TEST(Resume, ReusedUnitsAgainstTheFreshTreeCount) {

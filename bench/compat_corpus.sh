@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Old research CUDA extensions on today's stack (issue 53): real packages written against
+# torch 1.x, CUDA 10/11 and GCC 7-9 that use APIs today's torch, CCCL or libstdc++ removed
+# (THC, x.type() in AT_DISPATCH_*, AT_CHECK, ...), built by tailor with its compatibility
+# layer and with --keep-package-source (the source as it is), and on a GPU machine each
+# package's kernels run against a CPU kernel or a plain-torch reference
+# (bench/compat_tests/NAME.py).
+#
+#   bash bench/compat_corpus.sh fetch SRC            git clone --recursive each at its commit
+#                                                    (needs the network)
+#   bash bench/compat_corpus.sh build SRC OUT [ARCH] both builds of each package, one row each
+#                                                    in OUT/results.tsv, wheels in OUT/NAME/
+#   bash bench/compat_corpus.sh gpu OUT [PYTHON]     each bridged wheel installed into a folder
+#                                                    of its own, its kernel test run on the GPU
+#
+# SRC holds one folder per package (NAME/, as `fetch` makes it). TAILOR is the binary
+# (default build/bin/tailor). The GPU machine has no network: build there from a SRC
+# carried along, or carry OUT's wheels (built here for its GPU's ARCH, e.g. 9.0).
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+tailor=${TAILOR:-$here/build/bin/tailor}
+
+# name | git URL | commit | folder of the setup.py in the repository | kernel test
+packages() {
+  cat <<'LIST'
+dcnv2|https://github.com/CharlesShang/DCNv2|c7f778f28b84c66d3af2bf16f19148a07051dac1|.|dcnv2
+pointnet2-sshaoshuai|https://github.com/sshaoshuai/Pointnet2.PyTorch|fce17c2a2df2abf586c4471ad9e0d54f090c8fea|pointnet2|pointnet2_sshaoshuai
+chamfer3d|https://github.com/ThibaultGROUEIX/ChamferDistancePytorch|364c03c4ec5febc1e21068ffac362eca4a8f61d9|chamfer3D|chamfer3d
+flownet2-correlation|https://github.com/NVIDIA/flownet2-pytorch|bce69c881ad2b11bef1e6ce9fd0dfd45bd8a1756|networks/correlation_package|flownet2_correlation
+flownet2-channelnorm|https://github.com/NVIDIA/flownet2-pytorch|bce69c881ad2b11bef1e6ce9fd0dfd45bd8a1756|networks/channelnorm_package|flownet2_channelnorm
+flownet2-resample2d|https://github.com/NVIDIA/flownet2-pytorch|bce69c881ad2b11bef1e6ce9fd0dfd45bd8a1756|networks/resample2d_package|flownet2_resample2d
+pointnet2-ops|https://github.com/erikwijmans/Pointnet2_PyTorch|b5ceb6d9ca0467ea34beb81023f96ee82228f626|pointnet2_ops_lib|pointnet2_ops
+LIST
+}
+
+repo_dir() { basename "$1"; }
+
+cmd_fetch() {
+  local srcroot=$1
+  mkdir -p "$srcroot"
+  packages | while IFS='|' read -r name url commit sub test; do
+    local dir="$srcroot/$(repo_dir "$url")"
+    [ -d "$dir" ] && continue
+    git clone --recursive -q "$url" "$dir" && git -C "$dir" checkout -q "$commit" &&
+      git -C "$dir" submodule update --init --recursive -q || echo "fetch $name: failed" >&2
+  done
+}
+
+# One build of one package: "name mode exit seconds changes diagnosis" on stdout.
+build_one() {
+  local name=$1 dir=$2 out=$3 arch=$4 mode=$5
+  local flags=()
+  [ "$mode" = keep ] && flags=(--keep-package-source)
+  mkdir -p "$out/$name-$mode"
+  local t0=$(date +%s)
+  "$tailor" build "$dir" --arch "$arch" "${flags[@]}" --out "$out/$name-$mode/dist" \
+    --work-dir "$out/work/$name-$mode" --progress plain --cache none --json \
+    >"$out/$name-$mode/build.json" 2>"$out/$name-$mode/stderr"
+  local rc=$? t1=$(date +%s)
+  python3 - "$out/$name-$mode/build.json" "$name" "$mode" "$rc" "$((t1 - t0))" <<'PY'
+import json, sys
+path, name, mode, rc, secs = sys.argv[1:]
+changes, diag = 0, "-"
+try:
+    j = json.load(open(path))  # the build's report, as --json prints it
+    changes = len((j.get("run") or {}).get("compat_changes") or [])
+    if j.get("diagnoses"):
+        diag = j["diagnoses"][0]["pattern"]
+except Exception as e:  # a crash leaves no JSON: the row says so
+    diag = "no-json:" + type(e).__name__
+print("\t".join([name, mode, rc, secs, str(changes), diag]))
+PY
+}
+
+cmd_build() {
+  local srcroot=$1 out=$2 arch=${3:-7.5}
+  mkdir -p "$out"
+  printf 'name\tmode\texit\tseconds\tcompat_changes\tfirst_diagnosis\n' >"$out/results.tsv"
+  packages | while IFS='|' read -r name url commit sub test; do
+    local dir="$srcroot/$(repo_dir "$url")/$sub"
+    [ -f "$dir/setup.py" ] || { printf '%s\tmissing\t-\t-\t-\tno %s\n' "$name" "$dir" >>"$out/results.tsv"; continue; }
+    for mode in bridged keep; do
+      build_one "$name" "$(cd "$dir" && pwd)" "$out" "$arch" "$mode" | tee -a "$out/results.tsv"
+    done
+  done
+  column -t -s $'\t' "$out/results.tsv"
+}
+
+cmd_gpu() {
+  local out=$1 python=${2:-python3}
+  printf 'name\tresult\n' >"$out/gpu.tsv"
+  packages | while IFS='|' read -r name url commit sub test; do
+    local wheel
+    wheel=$(ls "$out/$name-bridged/dist/"*.whl 2>/dev/null | head -1)
+    if [ -z "$wheel" ]; then printf '%s\tno wheel\n' "$name" | tee -a "$out/gpu.tsv"; continue; fi
+    local site="$out/$name-bridged/site"
+    rm -rf "$site" && "$python" -m pip install -q --no-deps --target "$site" "$wheel" >/dev/null 2>&1 ||
+      { printf '%s\tinstall failed\n' "$name" | tee -a "$out/gpu.tsv"; continue; }
+    local res
+    res=$(cd "$site" && PYTHONPATH="$site" timeout 300 "$python" "$here/bench/compat_tests/$test.py" 2>&1 | tail -1)
+    printf '%s\t%s\n' "$name" "$res" | tee -a "$out/gpu.tsv"
+  done
+}
+
+case "${1:-}" in
+  fetch) shift; cmd_fetch "$@" ;;
+  build) shift; cmd_build "$@" ;;
+  gpu) shift; cmd_gpu "$@" ;;
+  *) sed -n '2,20p' "$0"; exit 2 ;;
+esac

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# What --sandbox costs (issue 51): the same package built cold with and without --sandbox,
+# alternating, ROUNDS times each (--cache none, a fresh work folder and XDG cache per build,
+# so every build compiles everything), and the wall times side by side with their medians.
+# SOURCE: the bundled example (default), a source folder, an sdist or NAME==VERSION.
+#
+# usage: bench/sandbox_cost.sh [--tailor PATH] [--arch 8.0] [--rounds 3] [SOURCE]
+# Prints one line per build and a summary line; exit 1 when a build fails.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+tailor="$here/build/bin/tailor"
+arch=8.0
+rounds=3
+source=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --tailor) tailor=$2; shift 2 ;;
+    --arch) arch=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    *) source=$1; shift ;;
+  esac
+done
+[ -x "$tailor" ] || { echo "no tailor at $tailor (--tailor PATH)"; exit 2; }
+out=$(mktemp -d /tmp/sandbox-cost-XXXXXX)
+trap 'rm -rf "$out"' EXIT
+echo "== $(uname -r), uid $(id -u), $(nproc) CPUs, source: ${source:-the bundled example}, arch $arch"
+declare -A times
+status=0
+for round in $(seq 1 "$rounds"); do
+  for mode in plain sandbox; do
+    flags=()
+    [ "$mode" = sandbox ] && flags=(--sandbox)
+    w="$out/$mode-$round"
+    start=$(date +%s.%N)
+    XDG_CACHE_HOME="$w/xdg" "$tailor" build ${source:+"$source"} --arch "$arch" --cache none --no-tests \
+      --work-dir "$w/work" --out "$w/out" --progress plain "${flags[@]}" >"$w.log" 2>&1
+    rc=$?
+    took=$(echo "$(date +%s.%N) - $start" | bc)
+    times[$mode]="${times[$mode]:-} $took"
+    printf '%-8s round %d: %7.1f s (exit %d)\n' "$mode" "$round" "$took" "$rc"
+    [ "$rc" = 0 ] || { status=1; tail -n 15 "$w.log"; }
+  done
+done
+median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+plain=$(echo "${times[plain]}" | median)
+sandbox=$(echo "${times[sandbox]}" | median)
+printf 'median: without --sandbox %.1f s, with --sandbox %.1f s (%+.1f%%)\n' "$plain" "$sandbox" \
+  "$(echo "($sandbox - $plain) * 100 / $plain" | bc -l)"
+exit $status

@@ -1,0 +1,225 @@
+// The compatibility layer over files in memory, against the real table
+// (data/compat/removals.toml): each rewrite where the source uses the removed API, none in
+// comments, literals, members or a package that bridges the API itself, none before the
+// release that removed it, and the package's line numbers kept.
+#include "compat/bridge.h"
+
+#include <gtest/gtest.h>
+
+#include "compat/removals.h"
+#include "compat/source_tokens.h"
+
+namespace tailor::compat {
+namespace {
+
+const StackVersions k_today{"2.11.0+cu130", "13.0"};
+
+struct Run {
+  std::vector<SourceFile> files;
+  std::vector<SourceFile> added;
+  Bridged result;
+};
+
+Run bridge(std::vector<SourceFile> files, const StackVersions& stack = k_today) {
+  Run r{std::move(files), {}, {}};
+  r.result = bridge_files(r.files, r.added, stack, removals());
+  return r;
+}
+
+TEST(CompatRemovals, TheTableLoads) {
+  const auto& t = removals();
+  EXPECT_FALSE(t.dispatch_types.empty());
+  EXPECT_GE(t.renames.size(), 4u);
+  ASSERT_EQ(t.shims.size(), 2u);
+  EXPECT_EQ(t.shims[0].header, "THC/THC.h");
+  EXPECT_GE(t.std_headers.size(), 5u);
+  for (const auto& r : t.renames) EXPECT_FALSE(r.info.removed_in.empty()) << r.info.id;
+  auto bad = parse_removals("[[rename]]\nid = 'x'\nlibrary = 'gcc'\n", "t.toml");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("library"), std::string::npos) << bad.error().message;
+}
+
+TEST(CompatTokens, CommentsAndLiteralsAreNotTokensToRewrite) {
+  std::string text =
+      "a /* AT_CHECK */ b // AT_CHECK\n\"AT_CHECK\" R\"x(AT_CHECK)x\" 'c' 1'000\n#include "
+      "<THC/THC.h>\n";
+  auto tokens = tokenize(text);
+  std::vector<std::string> seen;
+  for (const auto& t : tokens) seen.emplace_back(token_text(text, t));
+  EXPECT_EQ(seen, (std::vector<std::string>{"a", "b", "\"AT_CHECK\"", "R\"x(AT_CHECK)x\"", "'c'",
+                                            "1'000", "#", "include", "<THC/THC.h>"}));
+  EXPECT_EQ(tokens.back().line, 3u);
+  EXPECT_EQ(tokens.back().kind, TokenKind::header_name);
+}
+
+TEST(CompatBridge, DispatchTypeBecomesScalarType) {
+  auto r = bridge(
+      {{"k.cu",
+        "void f(at::Tensor x) {\n"
+        "  AT_DISPATCH_FLOATING_TYPES_AND_HALF(x.type(), \"f\", ([&] {\n"
+        "    AT_DISPATCH_FLOATING_TYPES_AND(at::ScalarType::Half, ins[0]->type(), \"g\", [&] {});\n"
+        "  }));\n"
+        "  auto t = x.type();  // not a dispatch: left\n"
+        "}\n"}});
+  const std::string& out = r.files[0].text;
+  EXPECT_NE(out.find("AT_DISPATCH_FLOATING_TYPES_AND_HALF(x.scalar_type(), \"f\""),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("ins[0]->scalar_type(), \"g\""), std::string::npos) << out;
+  EXPECT_NE(out.find("auto t = x.type();"), std::string::npos) << out;
+  ASSERT_EQ(r.result.changes.size(), 2u);
+  EXPECT_EQ(r.result.changes[0].text(),
+            "k.cu:2: AT_DISPATCH_FLOATING_TYPES_AND_HALF(x.type(), ...) -> x.scalar_type() "
+            "(removed in torch 2.6)");
+  EXPECT_EQ(r.result.changes[1].line, 3u);
+}
+
+TEST(CompatBridge, NothingBeforeTheReleaseThatRemovedIt) {
+  auto r = bridge(
+      {{"k.cpp",
+        "void f() { AT_DISPATCH_ALL_TYPES(x.type(), \"f\", [&]{}); AT_CHECK(x, \"m\"); }\n"}},
+      StackVersions{"2.5.1", "12.4"});
+  EXPECT_EQ(r.result.changes.size(), 1u);  // AT_CHECK went in 1.5; .type() still worked in 2.5
+  EXPECT_EQ(r.result.changes[0].removal, "torch-at-check");
+  auto none = bridge({{"k.cpp", "void f() { AT_CHECK(x, \"m\"); }\n"}}, StackVersions{"", ""});
+  EXPECT_TRUE(none.result.changes.empty());  // no torch known: nothing of torch's
+}
+
+TEST(CompatBridge, AtCheckRenamedOutsideCommentsStringsAndMembers) {
+  auto r = bridge({{"a.cpp",
+                    "// AT_CHECK in a comment\n"
+                    "void f() { AT_CHECK(x > 0, \"AT_CHECK failed\"); s.AT_CHECK(); }\n"}});
+  EXPECT_EQ(r.files[0].text,
+            "// AT_CHECK in a comment\n"
+            "void f() { TORCH_CHECK(x > 0, \"AT_CHECK failed\"); s.AT_CHECK(); }\n");
+  ASSERT_EQ(r.result.changes.size(), 1u);
+  EXPECT_EQ(r.result.changes[0].text(), "a.cpp:2: AT_CHECK -> TORCH_CHECK (removed in torch 1.5)");
+}
+
+TEST(CompatBridge, APackageThatDefinesTheNameItselfIsLeftAlone) {
+  auto r = bridge({{"compat.h", "#ifndef AT_CHECK\n#define AT_CHECK TORCH_CHECK\n#endif\n"},
+                   {"a.cpp", "#include \"compat.h\"\nvoid f() { AT_CHECK(x, \"m\"); }\n"}});
+  EXPECT_TRUE(r.result.changes.empty());
+  ASSERT_EQ(r.result.left_alone.size(), 1u);
+  EXPECT_EQ(r.result.left_alone[0], "torch-at-check: the package defines AT_CHECK itself");
+}
+
+TEST(CompatBridge, CubOperatorsBecomeCcclsAndTheHeaderIsAddedKeepingLines) {
+  auto r = bridge({{"r.cu",
+                    "#include <cub/cub.cuh>\n"
+                    "void f() { BlockReduce(t).Reduce(v, cub::Max()); x = ::cub::Sum()(a, b); }\n"
+                    "int g() { return mine::cub::Min(); }\n"}});
+  const std::string& out = r.files[0].text;
+  EXPECT_EQ(out,
+            "#include <cuda/std/functional>\n#include <cuda/functional>\n#line 1\n"
+            "#include <cub/cub.cuh>\n"
+            "void f() { BlockReduce(t).Reduce(v, ::cuda::maximum<>()); x = "
+            "::cuda::std::plus<>()(a, b); }\n"
+            "int g() { return mine::cub::Min(); }\n");
+  ASSERT_EQ(r.result.changes.size(), 2u);
+  EXPECT_EQ(r.result.changes[0].removed_in, "CUDA 13.0");
+  // A package with its own CUB keeps its own operators.
+  auto own = bridge({{"third_party/cub/thread/thread_operators.cuh", "struct Sum {};\n"},
+                     {"r.cu", "void f() { Reduce(v, cub::Sum()); }\n"}});
+  EXPECT_TRUE(own.result.changes.empty());
+}
+
+TEST(CompatBridge, LazyInitCudaAsAValueStillInitialises) {
+  auto r = bridge({{"a.cu",
+                    "THCState *state = at::globalContext().lazyInitCUDA();\n"
+                    "void f() { at::globalContext().lazyInitCUDA(); }\n"}});
+  EXPECT_EQ(r.files[0].text,
+            "THCState *state = (at::globalContext().lazyInitCUDA(), "
+            "static_cast<THCState*>(nullptr));\n"
+            "void f() { at::globalContext().lazyInitCUDA(); }\n");
+}
+
+TEST(CompatBridge, ThcIncludePointsAtTheShim) {
+  auto r = bridge({{"src/cuda/dcn.cu", "#include <THC/THC.h>\nextern THCState *state;\n"}});
+  EXPECT_EQ(r.files[0].text,
+            "#include \"../../tailor_compat/THC/THC.h\"\nextern THCState *state;\n");
+  ASSERT_EQ(r.added.size(), 2u);  // THC's stand-in includes TH's, as THC included TH
+  EXPECT_EQ(r.added[0].path, "tailor_compat/THC/THC.h");
+  EXPECT_EQ(r.added[1].path, "tailor_compat/TH/TH.h");
+  EXPECT_NE(r.added[0].text.find("#include \"../TH/TH.h\""), std::string::npos);
+  EXPECT_NE(r.added[0].text.find("#define THCudaCheck(err) C10_CUDA_CHECK(err)"),
+            std::string::npos);
+  ASSERT_EQ(r.result.changes.size(), 1u);
+  EXPECT_EQ(r.result.changes[0].removed_in, "torch 1.11");
+  // Before torch 1.11 the header is torch's own.
+  EXPECT_TRUE(bridge({{"a.cu", "#include <THC/THC.h>\n"}}, StackVersions{"1.10.2", "11.3"})
+                  .result.changes.empty());
+}
+
+TEST(CompatBridge, MissingStandardHeadersAreAddedWhereNothingBringsThem) {
+  auto r = bridge({{"csrc/util.h",
+                    "#pragma once\n#include <vector>\n"
+                    "struct S { std::unique_ptr<int> p; uint32_t n; };\n"
+                    "inline void fail() { throw std::runtime_error(\"x\"); }\n"},
+                   {"csrc/ext.cpp",  // torch's headers bring all of them
+                    "#include <torch/extension.h>\nstd::unique_ptr<int> q; uint32_t m;\n"},
+                   {"csrc/own.h", "#include <memory>\n#include <cstdint>\n"},
+                   {"csrc/user.cpp",  // its own header brings them
+                    "#include \"own.h\"\nstd::unique_ptr<int> q; std::uint32_t m;\n"},
+                   {"csrc/c.c", "uint32_t n;\n"},
+                   {"csrc/m.cpp", "void f(S* s, T t) { s->uint32_t = 1; t.uint32_t = 2; }\n"}});
+  EXPECT_EQ(r.files[0].text,
+            "#include <stdint.h>\n#include <memory>\n#include <stdexcept>\n#line 1\n"
+            "#pragma once\n#include <vector>\n"
+            "struct S { std::unique_ptr<int> p; uint32_t n; };\n"
+            "inline void fail() { throw std::runtime_error(\"x\"); }\n");
+  for (size_t f = 1; f < r.files.size(); ++f)
+    EXPECT_EQ(r.files[f].text.find("#line"), std::string::npos) << r.files[f].path;
+  ASSERT_EQ(r.result.changes.size(), 3u);
+  EXPECT_EQ(r.result.changes[0].text(),
+            "csrc/util.h:3: uint32_t without #include <stdint.h> -> #include added "
+            "(GCC 13's libstdc++ no longer includes it from other headers)");
+}
+
+}  // namespace
+}  // namespace tailor::compat
+
+namespace tailor::compat {
+namespace {
+
+TEST(CompatErrors, ACompilerErrorNamesTheRemoval) {
+  const auto& t = removals();
+  struct Case {
+    const char* line;
+    const char* id;
+  };
+  // g++ 12's and nvcc 13's own words, from builds of this machine.
+  for (const auto& c : std::vector<Case>{
+           {"csrc/ops.cpp:10:3: error: ‘AT_CHECK’ was not declared in this scope; did you mean "
+            "‘TORCH_CHECK’?",
+            "torch-at-check"},
+           {"csrc/k.cu(3): error: identifier \"AT_CHECK\" is undefined", "torch-at-check"},
+           {"k.cu(9): error: namespace \"cub\" has no member \"Sum\"", "cccl-cub-sum"},
+           {"src/dcn.cu:9:10: fatal error: THC/THC.h: No such file or directory", "torch-thc"},
+           {"k.cu(5): error: no suitable conversion function from \"const "
+            "at::DeprecatedTypeProperties\" to \"c10::ScalarType\" exists",
+            "torch-dispatch-type"},
+           {"a.cpp:2:6: error: ‘unique_ptr’ in namespace ‘std’ does not name a template type",
+            "std-header-memory"},
+           {"a.cu(2): error: namespace \"std\" has no member \"unique_ptr\"", "std-header-memory"},
+           {"c.cpp:2:1: error: ‘uint32_t’ does not name a type", "std-header-cstdint"},
+           {"c.cu(2): error: identifier \"uint32_t\" is undefined", "std-header-cstdint"},
+           {"d.cpp:2:23: error: ‘runtime_error’ is not a member of ‘std’",
+            "std-header-stdexcept"}}) {
+    auto hit = removal_in_error(c.line, t);
+    ASSERT_TRUE(hit) << c.line;
+    EXPECT_EQ(hit->id, c.id) << c.line;
+  }
+  EXPECT_FALSE(removal_in_error("x.cu(3): error: identifier \"foo\" is undefined", t));
+  EXPECT_FALSE(removal_in_error("note: ‘AT_CHECK’ mentioned in a note", t));  // not an error line
+  auto found = removal_in_log(
+      "[1/2] nvcc ...\nwarning: x\nk.cu(9): error: namespace \"cub\" has no member \"Max\"\n", t);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->line_number, 3u);
+  EXPECT_EQ(found->hit.id, "cccl-cub-max");
+  EXPECT_EQ(found->hit.removed_in, "CUDA 13.0");
+  EXPECT_FALSE(removal_in_log("all fine\n", t));
+}
+
+}  // namespace
+}  // namespace tailor::compat

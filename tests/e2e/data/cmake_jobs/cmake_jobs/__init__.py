@@ -1,0 +1,1 @@
+from ._cj import kernels  # noqa: F401
