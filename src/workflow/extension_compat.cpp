@@ -45,17 +45,17 @@ StepResult bridge_removed_apis(const ExtensionBuildOptions& o, ExtensionBuildSta
 }
 
 void name_known_removals(const ExtensionBuildOptions& o, ExtensionBuildState& s,
-                         std::string_view log, size_t first_line) {
+                         const executor::LogTail& tail) {
   const BuildReport& rep = s.result.report;
   if (rep.recipe != "generic") return;
-  auto found = compat::removal_in_log(log, compat::removals());
+  auto found = compat::removal_in_log(tail.text(), compat::removals());
   if (!found) return;
   const compat::RemovalHit* hit = &found->hit;
   const std::string& line = found->line;
   diagnose::Diagnosis d;
   d.pattern_id = "compat-" + hit->id;
   d.quoted_line = std::string(trim(line));
-  d.line_number = found->line_number + first_line - 1;  // the log's numbering
+  d.line_number = found->line_number + tail.first_line - 1;  // the log's line
   d.priority = 20;
   d.cause =
       fmt::format("The package uses {}, removed in {}: {}.", hit->api, hit->removed_in, hit->why);

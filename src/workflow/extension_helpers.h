@@ -56,8 +56,9 @@ StepResult cross_import_check(const ExtensionBuildOptions& o, ExtensionBuildCont
 /// (compat/bridge.h), listed in the report (extension_compat.cpp).
 StepResult bridge_removed_apis(const ExtensionBuildOptions& o, ExtensionBuildState& s);
 /// A failed build whose compiler errors show a known removal: a diagnosis first that names
-/// it, and what tailor changed in that file or why it was not bridged.
+/// it, and what tailor changed in that file or why it was not bridged. `tail`: the failed
+/// step's last lines as the runner kept them (the log is never read back).
 void name_known_removals(const ExtensionBuildOptions& o, ExtensionBuildState& s,
-                         std::string_view log, size_t first_line);
+                         const executor::LogTail& tail);
 
 }  // namespace tailor::workflow::detail
