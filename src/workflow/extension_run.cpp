@@ -311,7 +311,7 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
     s.result.error_block = std::move(run.error_block);
     s.result.diagnoses = std::move(run.diagnoses);
     name_package_archs(s, o.keep_package_archs);
-    name_known_removals(o, s, run.outcome->facts.tail);
+    name_known_removals(o, s);
   }
   return run.stop;
 }
