@@ -51,7 +51,7 @@ def output_of(pid):
 def main():
     cmd = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else sys.argv[1:]
     t0 = time.monotonic()
-    ninja = subprocess.Popen(cmd)
+    ninja = subprocess.Popen(cmd, stdout=sys.stderr)  # Ninja says its lines on stderr
     jobs = {}  # pid -> {"output", "start", "end", "peak"}
     while ninja.poll() is None:
         procs = snapshot()

@@ -27,8 +27,24 @@ usage: bench/torch_predict.py REPORT.json BUILD_NINJA [--cores N] [--memory-gib 
 """
 import argparse
 import json
+import os
 import sys
 from collections import defaultdict
+
+
+sizes = {}  # output -> its first input's bytes (0: unknown), filled with the kinds
+
+
+ROOT = ""  # --root: the tree's paths are inside this root (a chroot seen from outside)
+
+
+def source_size(src, build_dir):
+    for p in (os.path.join(ROOT, src.lstrip("/")) if ROOT else src, os.path.join(build_dir, src)):
+        try:
+            return os.stat(p).st_size
+        except OSError:
+            pass
+    return 0
 
 
 def kinds_from_build_ninja(path):
@@ -40,7 +56,11 @@ def kinds_from_build_ninja(path):
                 continue
             head, _, rest = line[6:].partition(": ")
             out = head.split(" ")[0].replace("$ ", " ").replace("$:", ":")
-            rule = rest.split(" ", 1)[0].strip()
+            words = rest.split(" ")
+            rule = words[0].strip()
+            if len(words) > 1:
+                src = words[1].strip().replace("$:", ":")
+                sizes[out] = source_size(src, os.path.dirname(os.path.abspath(path)))
             if rule.startswith("CUDA_COMPILER"):
                 kinds[out] = "nvcc"
             elif rule.startswith("CXX_COMPILER"):
@@ -96,11 +116,16 @@ def main():
     ap.add_argument("--memory-gib", type=float, default=23.0)
     ap.add_argument("--reserve-gib", type=float, default=4.0)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--by-size", action="store_true",
+                    help="scale each unit's time by its source's size (seconds per byte of its group)")
     ap.add_argument("--extra-units", action="append", default=[],
                     help="bench/ninja_units.py's JSON: more measured units (the cuda part's)")
     ap.add_argument("--ninja-log", help="read the timeline from this .ninja_log's last "
                     "invocation instead (a build still running: no peaks)")
+    ap.add_argument("--root", default="", help="the build's paths are inside this root")
     a = ap.parse_args()
+    global ROOT
+    ROOT = a.root
     if a.ninja_log:
         timeline, peaks = timeline_from_ninja_log(a.ninja_log), {}
     else:
@@ -135,11 +160,27 @@ def main():
     units.sort(key=lambda u: u["end"])
 
     def estimator(sample):
-        """A unit's expected seconds: its group's (kind and CMake target) mean over
-        `sample`, else its kind's, else every unit's."""
+        """A unit's expected seconds: with --by-size, its source's bytes times its group's
+        (kind and CMake target) seconds per byte over `sample`, else its kind's; without,
+        its group's mean, else its kind's, else every unit's."""
         by_group, by_kind = fit(sample, "group"), fit(sample, "kind")
         every = sum(u["seconds"] for u in sample) / max(1, len(sample))
-        return lambda kind, group: (by_group.get(group) or by_kind.get(kind) or (every,))[0]
+        rate = defaultdict(lambda: [0.0, 0])
+        for u in sample:
+            b = sizes.get(u["output"], 0)
+            if b:
+                for k in (u["group"], u["kind"]):
+                    rate[k][0] += u["seconds"]
+                    rate[k][1] += b
+
+        def est(kind, group, out=None):
+            b = sizes.get(out, 0) if out else 0
+            if a.by_size and b:
+                for k in (group, kind):
+                    if rate[k][1]:
+                        return b * rate[k][0] / rate[k][1]
+            return (by_group.get(group) or by_kind.get(kind) or (every,))[0]
+        return est
     total_by_kind = defaultdict(int)
     for k in kinds.values():
         total_by_kind[k] += 1
@@ -149,10 +190,10 @@ def main():
     remaining = defaultdict(int)
     for out, k in kinds.items():
         if out not in done:
-            remaining[(k, k + ":" + library(out))] += 1
+            remaining[(k, k + ":" + library(out), out)] += 1
     overall = measured_s / len(units)
     est = estimator(units)
-    remaining_s = sum(n * est(k, g) for (k, g), n in remaining.items())
+    remaining_s = sum(n * est(k, g, o) for (k, g, o), n in remaining.items())
     heaviest = max((m[1] for m in model.values()), default=0)
     jobs = max(1, min(a.cores, int((a.memory_gib - a.reserve_gib) * 1024 // max(heaviest, 1))))
     whole_s = measured_s + remaining_s
@@ -164,7 +205,7 @@ def main():
     second = [u for u in units if u["end"] > mid]
     early = fit(first)
     est_first = estimator(first)
-    pred_second = sum(est_first(u["kind"], u["group"]) for u in second)
+    pred_second = sum(est_first(u["kind"], u["group"], u["output"]) for u in second)
     actual_second = sum(u["seconds"] for u in second)
     span_second = t1 - max(mid, min(u["start"] for u in second)) if second else 0
     parallel_second = actual_second / span_second if span_second > 0 else 1
@@ -172,7 +213,7 @@ def main():
     # Interleaved: every other unit (by end time) fits, the others are predicted.
     est_even = estimator(units[0::2])
     test = units[1::2]
-    pred_odd = sum(est_even(u["kind"], u["group"]) for u in test)
+    pred_odd = sum(est_even(u["kind"], u["group"], u["output"]) for u in test)
     actual_odd = sum(u["seconds"] for u in test)
     peak_first = max((m[1] for m in early.values()), default=0)
     peak_second = max((u["peak_mib"] or 0 for u in second), default=0)

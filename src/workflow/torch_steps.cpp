@@ -233,7 +233,15 @@ TorchStepResult check_source(const TorchBuildOptions& o, TorchBuildContext& ctx,
         plan::Reproducibility{s.identity->source_date_epoch, p.layout.source_dir,
                               p.cache.tool != cache::CacheTool::sccache, p.cuda_version};
   }
-  if (o.configure_only) p.env["CMAKE_ONLY"] = "1";
+  // PyTorch's setup.py stops after CMake on its own argument, --cmake-only (it reads no
+  // CMAKE_ONLY variable: 2.6.0's, met on the real tree); a pip-wheel build gets the variable.
+  if (o.configure_only) {
+    p.env["CMAKE_ONLY"] = "1";
+    for (plan::Step& st : p.steps)
+      if (st.role == plan::StepRole::build && p.build_style == "setup_py" && st.argv.size() > 2 &&
+          st.argv[1] == "setup.py")
+        st.argv.insert(st.argv.begin() + 2, "--cmake-only");
+  }
   const std::string venv_python = p.layout.venv_dir + "/bin/python";
   std::vector<plan::Step> kept;
   for (plan::Step& st : p.steps) {
@@ -298,7 +306,7 @@ TorchStepResult run_build(const TorchBuildOptions& o, TorchBuildContext& ctx, To
   }
   if (run.stop) return run.stop;
   if (o.configure_only) {
-    std::fprintf(ctx.out, "configure-only: stopped after CMake configure (CMAKE_ONLY=1)\n");
+    std::fprintf(ctx.out, "configure-only: stopped after CMake configure\n");
     return stop(BuildStatus::printed_env, "");
   }
   return std::nullopt;

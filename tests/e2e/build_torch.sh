@@ -76,7 +76,8 @@ shaA=$(sha256sum "$tmp/outA/$wheel" | cut -d' ' -f1)
 shaB=$(sha256sum "$tmp/outB/$wheel" | cut -d' ' -f1)
 [ "$shaA" = "$shaB" ] || { cat "$tmp/buildB.out"; fail "two work folders gave two wheels ($shaA, $shaB)"; }
 
-# --configure-only stops after configure (CMAKE_ONLY=1): exit 0, nothing published.
+# --configure-only stops after configure (setup.py --cmake-only, as PyTorch's setup.py takes
+# it): exit 0, nothing published.
 cp -r "$TAILOR_SOURCE_DIR/tests/torch_fixture" "$tmp/src3"
 "$TAILOR" build torch --source "$tmp/src3" --arch 7.5 --cuda "$cuda" --python "$py" --without cudnn --no-venv \
   --configure-only --work-dir "$tmp/work3" --out "$tmp/out3" > "$tmp/cfg.out" 2>&1 || { cat "$tmp/cfg.out"; fail "configure-only"; }

@@ -70,8 +70,8 @@ def build_native():
         for k in sorted(os.environ):
             if k.startswith(("BUILD_", "USE_", "CMAKE_")) or k in ("TORCH_CUDA_ARCH_LIST", "BLAS"):
                 f.write("{}={}\n".format(k, os.environ[k]))
-    if env_flag("CMAKE_ONLY", "0"):
-        print("-- fixture: CMAKE_ONLY set, stopping after configure")
+    if CMAKE_ONLY:
+        print("-- fixture: --cmake-only, stopping after configure")
         sys.exit(0)
     if use_cuda:
         host_flags = (os.environ.get("CXXFLAGS") or os.environ.get("CFLAGS") or "").split()
@@ -113,6 +113,10 @@ def hold_for_interrupt_test(ctl):
     open(ctl + ".started", "w").close()
     child.wait()
 
+
+# As PyTorch's setup.py: `--cmake-only` (an argument, not a variable) stops after configure.
+CMAKE_ONLY = "--cmake-only" in sys.argv
+sys.argv = [a for a in sys.argv if a != "--cmake-only"]
 
 if any(a in sys.argv for a in ("bdist_wheel", "build", "install", "develop")):
     if os.environ.get("TAILOR_E2E_CTL"):

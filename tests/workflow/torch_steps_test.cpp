@@ -177,6 +177,20 @@ TEST_F(TorchSteps, AFailingCommandStopsTheRunWithItsStepAndTheFirstError) {
   EXPECT_FALSE(fs::exists(o.out_dir));
 }
 
+// --configure-only reaches PyTorch's setup.py as its own argument, --cmake-only: it reads no
+// CMAKE_ONLY variable (2.6.0's, met on the real tree), so a configure-only run compiled
+// everything.
+TEST_F(TorchSteps, ConfigureOnlyIsSetupPysCmakeOnlyArgument) {
+  o.configure_only = true;
+  auto c = context();
+  auto s = state();
+  ASSERT_FALSE(torch_steps::resolve_plan(o, c, s));
+  ASSERT_FALSE(torch_steps::check_source(o, c, s));
+  const plan::Step& build = s.steps.back();
+  EXPECT_EQ(build.argv, (std::vector<std::string>{"/usr/bin/python3.10", "setup.py", "--cmake-only",
+                                                  "bdist_wheel"}));
+}
+
 TEST_F(TorchSteps, PlanProblemsStopBeforeAnythingIsLockedOrRun) {
   variant.cuda = cuda::CudaVersion{13, 0};
   variant.arch = {"6.0"};
