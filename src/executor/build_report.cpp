@@ -80,6 +80,7 @@ nlohmann::json to_json(const BuildProvenance& p) {
   j["source_date_epoch"] = p.source_date_epoch;
   j["source_date_epoch_from"] = p.epoch_from;
   j["toolchain"] = p.toolchain;
+  if (!p.torch_requirement.empty()) j["requires_torch"] = p.torch_requirement;
   j["environment"] = p.environment;
   j["zip"] = p.compressor;
   return j;

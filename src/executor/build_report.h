@@ -49,6 +49,9 @@ struct BuildProvenance {
   /// CUDA units the build split with nvcc -split-compile=K on their own (K changes their
   /// bytes): source in the package -> K. A rebuild from the provenance splits the same.
   std::map<std::string, int> split_units;
+  /// The torch the wheel pins ("torch==2.11.0") when its libraries link torch, "" else: the
+  /// same requirement as its METADATA's (inspect/torch_pin.h).
+  std::string torch_requirement;
 };
 
 /// Splits a plan's environment: variables naming parallelism (`parallel_variables`), a

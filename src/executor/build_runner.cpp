@@ -586,6 +586,10 @@ Expected<RunOutcome> BuildRunner::run(const std::vector<plan::Step>& steps) {
     const uint64_t kernel_log_since = kernel_log_now_us();
     CommandResult r = m_runner.run(spec);
     output.finish();
+    if (r.output_held)
+      log.write(
+          "### tailor: the step had ended, and its output was still held open by a process "
+          "outside its tree: not waited for\n");
     read_events();
     StepOutcome so;
     so.title = step.title;

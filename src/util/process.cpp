@@ -201,6 +201,8 @@ class LineSplitter {
     for (;;) {
       size_t nl = m_buf.find_first_of("\n\r", scan);
       if (nl == std::string::npos) break;
+      for (; nl - start > k_max_line_bytes; start += k_max_line_bytes)
+        m_on_line(std::string_view(m_buf).substr(start, k_max_line_bytes));
       m_on_line(std::string_view(m_buf).substr(start, nl - start));
       start = scan = nl + 1;
     }

@@ -121,11 +121,12 @@ Expected<void> make_mounts(const SandboxSpec& s) {
   for (const auto& w : s.writable)
     if (auto fd = open_path(w, O_DIRECTORY)) writable.emplace_back(*fd, w);
   TAILOR_TRY_VOID(make_all_mounts_read_only());
-  // Where sockets and other users' files live: hidden. /var/run is a link to /run.
-  for (const char* dir : {"/tmp", "/var/tmp", "/run", "/var/run"}) {
+  // The running system's state (its sockets, a container's /run/secrets): hidden. /var/run
+  // is a link to /run. /tmp stays: the work folder, the jobserver's fifo and a HOME may lie
+  // there (read-only, and no socket there can be connected to: refuse_unix_sockets).
+  for (const char* dir : {"/run", "/var/run"}) {
     struct stat st {};
-    if (::lstat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-      TAILOR_TRY_VOID(tmpfs_at(dir, std::strcmp(dir, "/run") == 0 ? "mode=0755" : "mode=1777"));
+    if (::lstat(dir, &st) == 0 && S_ISDIR(st.st_mode)) TAILOR_TRY_VOID(tmpfs_at(dir, "mode=0755"));
   }
   TAILOR_TRY_VOID(minimal_dev());
   // The new PID namespace's own processes only, read-only (no sysrq-trigger, no sysctl).

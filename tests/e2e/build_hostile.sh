@@ -17,7 +17,9 @@
 #    and no_new_privs (tests/executor/fixed_path_test.cpp tries the same as an unprivileged
 #    user, skipping visibly where the machine has no user namespace);
 #  - a package whose name starts with `..` runs in the private namespace under --sandbox
-#    (it was refused there, blamed on the machine).
+#    (it was refused there, blamed on the machine);
+#  - an extension module named `_C;touch pwned` fails the import check, which imports every
+#    extension module (the one case that compiles: it needs nvcc, skipped without).
 # The setup.py cases fail on purpose before compiling anything: seconds each.
 set -u
 : "${TAILOR:?TAILOR must point at the built binary}"
@@ -227,8 +229,6 @@ print('HOSTILE CapEff', st['CapEff'].strip(), 'NoNewPrivs', st['NoNewPrivs'].str
 sys.exit('hostile: escapes tried')"
 build escapes --sandbox
 expect_eq "escapes under --sandbox: exit 1" "$?" 1
-touch "$outside/stop"
-wait "$listener" 2>/dev/null
 log=$(ls "$tmp"/w-escapes/*/build.log 2>/dev/null | head -1)
 if [ -n "$log" ]; then
   for escape in remount nsenter unix-socket tcp; do
@@ -238,8 +238,34 @@ if [ -n "$log" ]; then
 else
   bad "no build log for the escapes"
 fi
-expect_eq "--sandbox as root: nothing written outside" "$(ls "$outside" | grep -c 'remounted\|nsenter')" 0
-expect_eq "--sandbox as root: no listener reached" "$([ -f "$outside/reached" ] && echo reached || echo none)" none
+
+# The same as an unprivileged user, where this machine lets one build: uid 65534 needs a
+# python3 with torch it can read (here it may live below root's 0700 home), else a visible
+# skip (tests/executor/fixed_path_test.cpp tries these escapes at the launcher as 65534).
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+  as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$tmp/nobody")
+  if "${as_nobody[@]}" python3 -c 'import torch' >/dev/null 2>&1; then
+    mkdir -p "$tmp/nobody" && chmod 777 "$tmp" "$tmp/nobody" "$tmp/escapes" && chmod -R a+rX "$tmp/escapes"
+    timeout -k 5 "${HOSTILE_GUARD_S:-300}" "${as_nobody[@]}" XDG_CACHE_HOME="$tmp/nobody/xdg" "$TAILOR" build \
+      "$tmp/escapes/tiny_ext" --arch 8.0 --work-dir "$tmp/nobody/w" --out "$tmp/nobody/out" --no-tests --cache none \
+      --progress plain --sandbox >"$tmp/nobody.out" 2>&1
+    expect_eq "escapes under --sandbox as uid 65534: exit 1" "$?" 1
+    log=$(ls "$tmp"/nobody/w/*/build.log 2>/dev/null | head -1)
+    for escape in remount nsenter unix-socket tcp; do
+      [ -n "$log" ] && expect_grep "--sandbox as uid 65534: $escape refused" "HOSTILE $escape refused" "$log"
+    done
+    [ -n "$log" ] || bad "no build log for the escapes as uid 65534"
+  else
+    echo "skip escapes as uid 65534: it cannot import torch with python3 here"
+  fi
+else
+  echo "skip escapes as an unprivileged user: not root, or no setpriv"
+fi
+
+touch "$outside/stop"
+wait "$listener" 2>/dev/null
+expect_eq "--sandbox: nothing written outside" "$(ls "$outside" | grep -c 'remounted\|nsenter')" 0
+expect_eq "--sandbox: no listener reached" "$([ -f "$outside/reached" ] && echo reached || echo none)" none
 
 # A package named `..tiny`: its own error under --sandbox, never "no private namespace".
 hostile dots "import sys
@@ -250,4 +276,22 @@ expect_eq "package ..tiny under --sandbox: the package's own failure (exit 1)" "
 log=$(ls "$tmp"/w-dots/*/build.log 2>/dev/null | head -1)
 [ -n "$log" ] && expect_grep "package ..tiny: its setup.py ran" "hostile: dots ran" "$log" || bad "package ..tiny: no build log"
 expect_eq "package ..tiny: not blamed on the machine" "$(grep -c 'no private namespace' "$tmp/dots.out")" 0
+# An extension module whose file name is no module name (`_C;touch pwned`, its init is
+# PyInit__C): the import check imports every extension module of the wheel, so it fails,
+# naming the module (it passed when only the top package was imported). A real compile.
+if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
+  copy_package "$tiny_ext" "$tmp/badname"
+  printf '%s\n' '#include <Python.h>' \
+    'static struct PyModuleDef m = {PyModuleDef_HEAD_INIT, "_C", "planted", -1, NULL};' \
+    'PyMODINIT_FUNC PyInit__C(void) { return PyModule_Create(&m); }' >"$tmp/badname/tiny_ext/csrc/bad.c"
+  sed -i -e 's/^from setuptools import setup$/from setuptools import Extension, setup/' \
+    -e 's/^    ext_modules=\[$/    ext_modules=[Extension("tiny_ext._C;touch pwned", sources=["csrc\/bad.c"]),/' \
+    "$tmp/badname/tiny_ext/setup.py"
+  build badname
+  expect_eq "module named _C;touch: the import check fails (exit 1)" "$?" 1
+  expect_grep "module named _C;touch: named" "extension module 'tiny_ext/_C;touch pwned.*is not importable" "$tmp/badname.out"
+  expect_eq "module named _C;touch: nothing ran" "$(find "$tmp" -name pwned | wc -l)" 0
+else
+  echo "skip module named _C;touch: no nvcc"
+fi
 exit $fail

@@ -58,6 +58,8 @@ headers = meta.split("\n\n")[0].splitlines()
 assert f"Version: {version}" in headers, headers
 torch = [h for h in headers if h.startswith("Requires-Dist: torch")]
 assert torch == [f"Requires-Dist: torch=={public}"], torch
+import json
+assert json.loads(z.read(f"{di}/tailor-provenance.json"))["requires_torch"] == f"torch=={public}"
 record = z.read(f"{di}/RECORD").decode().splitlines()
 assert {r.split(",")[0] for r in record} == set(names), (record, names)
 PY

@@ -34,6 +34,7 @@ whl=$(cd "$tmp/dist" && ls ./*.whl | head -1)
 whl=${whl#./}
 # The version carries the build's torch: 0.1.0+cu<CUDA>torch<X.Y> (install_pin.sh checks it all).
 version=$(python3 -c 'import torch; c = torch.version.cuda; r = ".".join(torch.__version__.split("+")[0].split(".")[:2]); print("0.1.0+" + ("cu" + c.replace(".", "") if c else "cpu") + "torch" + r)')
+url_whl=${whl//+/%2B}  # as the index links it (and pip and uv ask for it)
 case "$whl" in
   "fused_ops-$version-"*) ok "the wheel's version carries its torch ($version)" ;;
   *) bad "the wheel's name $whl lacks the version $version" ;;
@@ -134,7 +135,7 @@ python3 -m venv "$tmp/pip-venv"
 expect_eq "pip install exit" "$?" 0
 expect_eq "pip installed it" "$("$tmp/pip-venv/bin/python" -c 'import importlib.metadata as m; print(m.version("fused_ops"))')" "$version"
 expect_grep "pip took the dependency information from the .metadata file" \
-  "Obtaining dependency information for fused-ops from file://$wh/files/sm75/$whl.metadata" "$tmp/pip.log"
+  "Obtaining dependency information for fused-ops from file://$wh/files/sm75/$url_whl.metadata" "$tmp/pip.log"
 
 # The same over http: which files each installer asks for, from the server's request log.
 port=$(free_port)
@@ -145,7 +146,7 @@ python3 -m venv "$tmp/pip-http"
 "$tmp/pip-http/bin/pip" install -v --no-deps --index-url "http://127.0.0.1:$port/sm75/simple" fused-ops \
   >"$tmp/pip-http.log" 2>&1
 expect_eq "pip over http: exit" "$?" 0
-expect_grep "pip over http read the .metadata file" "GET /files/sm75/$whl.metadata" "$tmp/http.log"
+expect_grep "pip over http read the .metadata file" "GET /files/sm75/$url_whl.metadata" "$tmp/http.log"
 
 uv=${UV:-$(command -v uv || true)}
 if [ -n "$uv" ]; then
@@ -158,8 +159,8 @@ if [ -n "$uv" ]; then
   VIRTUAL_ENV=$tmp/uv-venv "$uv" pip install --dry-run --reinstall --no-deps --index-url "http://127.0.0.1:$port/sm75/simple" \
     fused-ops >"$tmp/uv-http.log" 2>&1
   expect_eq "uv resolution over http: exit" "$?" 0
-  expect_grep "uv read the .metadata file" "GET /files/sm75/$whl.metadata" "$tmp/http.log"
-  if grep -q "GET /files/sm75/$whl " "$tmp/http.log"; then bad "uv downloaded the whole wheel to resolve"
+  expect_grep "uv read the .metadata file" "GET /files/sm75/$url_whl.metadata" "$tmp/http.log"
+  if grep -q "GET /files/sm75/$url_whl " "$tmp/http.log"; then bad "uv downloaded the whole wheel to resolve"
   else ok "uv resolved without downloading the wheel"; fi
 else
   echo "note: no uv on PATH and no \$UV: the uv checks did not run"

@@ -80,7 +80,7 @@ python3 -m pip install -v --no-deps --target "$tmp/pip-target" --index-url "$end
   fused-ops >"$tmp/pip.log" 2>&1
 expect_eq "pip install from the bucket: exit" "$?" 0
 expect_eq "pip installed it" "$(cat "$tmp"/pip-target/fused_ops-*.dist-info/METADATA | grep '^Version:' | cut -d+ -f1)" "Version: 0.1.0"
-expect_grep "pip read the .metadata file" "Obtaining dependency information for fused-ops from $endpoint/$bucket/team/house/files/sm75/$whl.metadata" "$tmp/pip.log"
+expect_grep "pip read the .metadata file" "Obtaining dependency information for fused-ops from $endpoint/$bucket/team/house/files/sm75/${whl//+/%2B}.metadata" "$tmp/pip.log"
 uv=${UV:-$(command -v uv || true)}
 if [ -n "$uv" ]; then
   "$uv" venv -q --python "$(command -v python3)" "$tmp/uv-venv"
@@ -89,8 +89,8 @@ if [ -n "$uv" ]; then
     fused-ops >"$tmp/uv.log" 2>&1
   expect_eq "uv resolution from the bucket: exit" "$?" 0
   tail -n +"$((mark + 1))" "$tmp/moto.log" >"$tmp/uv-requests.log"
-  expect_grep "uv read the .metadata file" "GET /$bucket/team/house/files/sm75/$whl.metadata" "$tmp/uv-requests.log"
-  if grep -q "GET /$bucket/team/house/files/sm75/$whl " "$tmp/uv-requests.log"; then bad "uv downloaded the wheel to resolve"
+  expect_grep "uv read the .metadata file" "GET /$bucket/team/house/files/sm75/${whl//+/%2B}.metadata" "$tmp/uv-requests.log"
+  if grep -q "GET /$bucket/team/house/files/sm75/${whl//+/%2B} " "$tmp/uv-requests.log"; then bad "uv downloaded the wheel to resolve"
   else ok "uv resolved without downloading the wheel"; fi
 else
   echo "note: no uv on PATH and no \$UV: the uv check did not run"

@@ -85,7 +85,7 @@ expect_eq "the marker counts what went" \
 "$TAILOR" slim "$whl" --gpu T4 --device-files --dry-run >dry.txt 2>err.txt
 expect_eq "--dry-run exits 0" "$?" 0
 expect_grep "--dry-run says what would go" "would remove" dry.txt
-# Its size estimate counts the device files that would go: within 2% of what the real slim
+# Its size estimate counts the device files that would go: close to what the real slim
 # wrote (the issue's flashinfer-cubin dry run said "436.8 MiB -> 436.8 MiB").
 "$TAILOR" slim "$whl" --gpu T4 --device-files --dry-run --json >dry.json 2>err.txt
 python3 - dry.json "on2/$whl" "$whl" <<'PY' && ok "--dry-run estimates the wheel's size with the device files gone" || bad "--dry-run estimate"
@@ -94,7 +94,9 @@ d = json.load(open(sys.argv[1]))["inputs"][0]
 real, before = os.path.getsize(sys.argv[2]), os.path.getsize(sys.argv[3])
 est = d["bytes_after"]
 print(f"    before {before}, estimate {est}, written {real}")
-assert est < before and abs(est - real) <= 0.02 * before, (before, est, real)
+# (within 1 KiB here: the written wheel also gains its tailor-slim.json, a few hundred bytes,
+# which matters only in a wheel this small)
+assert est < before and abs(est - real) <= max(0.02 * before, 1024), (before, est, real)
 PY
 
 python3 -m venv venv >/dev/null || fail "python3 -m venv"

@@ -191,8 +191,8 @@ TEST(BuildRunner, TheDriversEventsAreReadAsTheyComeAndNinjaOnce) {
       {R"({"v":1,"kind":"choice","text":"setup.py:3: MAX_JOBS=1 set by the package"})", ""},
       {R"({"v":2,"kind":"choice","text":"another version"})", ""},
       {"", "[1/2] nvcc -c /s/a.cu -o a.o"},
-      {"", "[1/3] nvcc -c /s/b.cu -o b.o"},
-      {"", "[2/3] nvcc -c /s/c.cu -o c.o"},
+      {"", "[2/2] nvcc -c /s/b.cu -o b.o"},
+      {"", "[1/3] nvcc -c /s/c.cu -o c.o"},
       {R"({"v":1,"kind":"split","unit":"csrc/k.cu","k":4,"why":"measured"})", ""},
       // A printed line that looks like an event is only a line.
       {"", "tailor: package choice: setup.py:9: printed, not said"},
@@ -218,22 +218,27 @@ TEST(BuildRunner, TheDriversEventsAreReadAsTheyComeAndNinjaOnce) {
   std::filesystem::remove(log);
 }
 
-TEST(BuildRunner, ARealStepWritesItsEventsToTheDescriptorItInherits) {
+TEST(BuildRunner, TheRealDriverWritesItsEventsToTheDescriptorItInherits) {
+  // The driver's own say.py in a real python3, through fork and exec, in two steps.
   SystemCommandRunner runner;
   RecordingDisplay display;
   std::string log = log_file("real_events");
   BuildRunner br(runner, display, real_disk, log);
-  const std::string event = R"({"v":1,"kind":"variant","target":"sm_90","variant":"sm_90a"})";
+  const std::string said =
+      "import sys; sys.path.insert(0, sys.argv[1]); from tailor_driver import say; "
+      "say.variants({'90': 'a'}); say.choice('setup.py:1: ' + sys.argv[2])";
   auto step = [&](const std::string& title) {
     return tailor::plan::Step{
-        title, {"sh", "-c", "printf '%s\\n' \"$EVENT\" >&$TAILOR_EVENTS_FD; echo said"},
-        "",    {{"EVENT", event}},
-        {},    30s};
+        title, {"python3", "-B", "-c", said, std::string(TAILOR_SOURCE_DIR) + "/driver", title},
+        "",    {},
+        {},    60s};
   };
   auto out = br.run({step("one"), step("two")});
   ASSERT_TRUE(out);
-  EXPECT_TRUE(out->ok());
+  EXPECT_TRUE(out->ok()) << test::slurp_text(log);
   EXPECT_EQ(out->facts.driver.variants, (std::map<std::string, std::string>{{"sm_90", "sm_90a"}}));
+  EXPECT_EQ(out->facts.driver.choices,
+            (std::vector<std::string>{"setup.py:1: one", "setup.py:1: two"}));
   EXPECT_EQ(out->facts.driver.refused, 0u);
   std::filesystem::remove(log);
 }

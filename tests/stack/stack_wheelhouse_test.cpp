@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
 
 #include "formats/zip_writer.h"
 #include "stack/stack_context.h"
@@ -46,7 +47,8 @@ class StackWheelhouse : public ::testing::Test {
 
   // One row to build, decided against the wheelhouse for GPUs `gpus` and torch `torch`.
   Row decided(const std::vector<std::string>& gpus, const std::string& torch,
-              const std::string& python = "3.12") {
+              const std::string& python = "3.12",
+              std::optional<cuda::CudaVersion> torch_cuda = std::nullopt) {
     StackRequest request;
     request.wheelhouse = house();
     test::FakeCommandRunner runner;
@@ -54,6 +56,10 @@ class StackWheelhouse : public ::testing::Test {
     for (const auto& g : gpus) c.target.gpus.push_back(*cuda::parse_compute_capability(g));
     c.target.python = python;
     c.result.torch.version = torch;
+    // The CUDA of the torch, as the stack reads it (from its +cuNNN label, or given).
+    c.result.torch.cuda = torch_cuda;
+    if (auto cu = torch.find("+cu"); cu != std::string::npos)
+      c.result.torch.cuda = *cuda::parse_cuda_version(torch.substr(cu + 1));
     std::vector<Row> rows(1);
     Row& row = rows[0];
     row.name = row.key = "torch-scatter";
@@ -102,6 +108,15 @@ TEST_F(StackWheelhouse, AnyOtherInputStaysABuildAndSaysWhy) {
   EXPECT_EQ(other_torch.outcome, Outcome::build);
   EXPECT_NE(other_torch.reason.find("torch 2.11.0+cu130 vs 2.10.0+cu128"), std::string::npos)
       << other_torch.reason;
+  // The same release without the label (the default index's, the issue's "torch 2.11.0+cu130
+  // vs 2.11.0"), CUDA 13.0 read from its metadata: the wheel's pin, torch==2.11.0, takes it;
+  // for another CUDA, or none, it is another build.
+  Row unlabelled = decided({"8.6"}, "2.11.0", "3.12", cuda::CudaVersion{13, 0});
+  EXPECT_EQ(unlabelled.outcome, Outcome::prebuilt) << unlabelled.reason;
+  Row other_cuda = decided({"8.6"}, "2.11.0", "3.12", cuda::CudaVersion{12, 8});
+  EXPECT_EQ(other_cuda.outcome, Outcome::build);
+  EXPECT_NE(other_cuda.reason.find("for CUDA 13.0 vs for 12.8"), std::string::npos)
+      << other_cuda.reason;
   Row other_python = decided({"8.6"}, "2.11.0+cu130", "3.11");
   EXPECT_EQ(other_python.outcome, Outcome::build);
   EXPECT_NE(other_python.reason.find("Python"), std::string::npos) << other_python.reason;

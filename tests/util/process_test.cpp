@@ -117,7 +117,10 @@ TEST(SystemCommandRunner, ALongLineIsReadInLinearTime) {
   EXPECT_EQ(bytes, size_t{64} << 20 | 4);
   EXPECT_EQ(longest, k_max_line_bytes);
   EXPECT_EQ(last, "tail");
-  EXPECT_EQ(pieces, 64u + 1u + 1u);  // the pieces, the empty rest of the line, "tail"
+  // The 64 pieces, the empty rest of the line unless the newline came with the last piece,
+  // "tail".
+  EXPECT_GE(pieces, 64u + 1u);
+  EXPECT_LE(pieces, 64u + 1u + 1u);
 }
 
 TEST(SystemCommandRunner, ChildrenCarryTheRunMarker) {
