@@ -56,6 +56,7 @@ for round in $(seq 1 "$rounds"); do
     [ "$rc" = 0 ] || { status=1; tail -n 15 "$w.log"; }
   done
 done
+[ "$rounds" -gt 0 ] || exit $status
 median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 plain=$(echo "${times[plain]}" | median)
 sandbox=$(echo "${times[sandbox]}" | median)
