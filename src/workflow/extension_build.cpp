@@ -348,8 +348,9 @@ CheckRun run_import(const ExtensionBuildOptions& o, ExtensionBuildState& s, cons
       !s.host.gpus.empty() && !s.build_plan.smoke_test.empty() && !package_tests_run(o, s);
   // Then every extension module of the wheel by its own name
   // (data/build/import_extension_modules.py, the wheel as its argument).
-  std::string code = fmt::format("import torch, {}; print({}.__file__)\n{}", c.import_name,
-                                 first_name, data::embedded_program("build/import_extension_modules.py"));
+  std::string code =
+      fmt::format("import torch, {}; print({}.__file__)\n{}", c.import_name, first_name,
+                  data::embedded_program("build/import_extension_modules.py"));
   if (fold_smoke)
     code += fmt::format("\nprint('{}', flush=True)\n{}", k_smoke_marker, s.build_plan.smoke_test);
   CheckRun r = run_check(c.runner, {c.python, "-c", code, s.wheel}, c.venv, clean_venv_env(), c.log,
