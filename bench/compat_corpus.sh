@@ -14,7 +14,9 @@
 #                                                    of its own, its kernel test run on the GPU
 #
 # SRC holds one folder per package (NAME/, as `fetch` makes it). TAILOR is the binary
-# (default build/bin/tailor). The GPU machine has no network: build there from a SRC
+# (default build/bin/tailor); ONLY=name,name builds those alone. A package whose bridged build
+# changed nothing in its source is not built again with --keep-package-source (the same
+# source: its row says so). The GPU machine has no network: build there from a SRC
 # carried along, or carry OUT's wheels (built here for its GPU's ARCH, e.g. 9.0).
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -77,11 +79,17 @@ cmd_build() {
   mkdir -p "$out"
   printf 'name\tmode\texit\tseconds\tcompat_changes\tfirst_diagnosis\n' >"$out/results.tsv"
   packages | while IFS='|' read -r name url commit sub test; do
+    [ -n "${ONLY:-}" ] && [[ ",$ONLY," != *",$name,"* ]] && continue
     local dir="$srcroot/$(repo_dir "$url")/$sub"
     [ -f "$dir/setup.py" ] || { printf '%s\tmissing\t-\t-\t-\tno %s\n' "$name" "$dir" >>"$out/results.tsv"; continue; }
-    for mode in bridged keep; do
-      build_one "$name" "$(cd "$dir" && pwd)" "$out" "$arch" "$mode" | tee -a "$out/results.tsv"
-    done
+    local row
+    row=$(build_one "$name" "$(cd "$dir" && pwd)" "$out" "$arch" bridged)
+    echo "$row" | tee -a "$out/results.tsv"
+    if [ "$(echo "$row" | cut -f5)" = 0 ]; then
+      printf '%s\tkeep\t(same source: nothing bridged)\t-\t0\t-\n' "$name" | tee -a "$out/results.tsv"
+    else
+      build_one "$name" "$(cd "$dir" && pwd)" "$out" "$arch" keep | tee -a "$out/results.tsv"
+    fi
   done
   column -t -s $'\t' "$out/results.tsv"
 }

@@ -12,6 +12,7 @@
 #include "cli/shell_help.h"
 #include "data/toml_document.h"
 #include "executor/fixed_path_wrapper.h"
+#include "executor/source_clone.h"
 #include "util/strings.h"
 #include "util/terminal_style.h"
 #include "util/text_escape.h"
@@ -237,6 +238,9 @@ int run_command_line(int argc, char** argv) {
   // anything could start a thread: a threaded process cannot enter a user namespace.
   if (argc >= 2 && argv[1] == executor::k_fixed_path_command)
     return executor::run_fixed_path_wrapper(std::vector<std::string>(argv + 2, argv + argc));
+  // A torch build's clone step (hidden too; executor/source_clone.h).
+  if (argc >= 2 && argv[1] == executor::k_clone_command)
+    return executor::run_clone_command(std::vector<std::string>(argv + 2, argv + argc));
   CLI::App app{"tailor: made-to-measure PyTorch builds", "tailor"};
   RunFn run;
   add_commands(app, run);

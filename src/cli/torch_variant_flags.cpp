@@ -16,6 +16,9 @@ namespace tailor::cli {
 void add_torch_variant_flags(CLI::App& app, TorchVariantFlags& f) {
   app.add_option("--torch", f.torch, "PyTorch release to build (e.g. 2.9.1)");
   app.add_option("--source", f.source, "a local PyTorch source tree instead of a release tag");
+  app.add_option("--git", f.git,
+                 "clone the release tag from this repository instead of GitHub's (a mirror, "
+                 "another remote, file:///PATH)");
   app.add_option("--cuda", f.cuda, "CUDA version (12.6, cu126)");
   app.add_flag("--cpu-only", f.cpu_only, "build without CUDA");
   app.add_option("--python", f.python, "Python version (3.10) or interpreter path");
@@ -33,6 +36,10 @@ void add_torch_variant_flags(CLI::App& app, TorchVariantFlags& f) {
                  "turn a feature on (cudnn, nccl, distributed, mkldnn, fbgemm, kineto, xnnpack, "
                  "qnnpack, flash-attention, mem-eff-attention, magma, tests)");
   app.add_option("--without", f.without, "turn a feature off");
+  app.add_flag("--system-libs", f.system_libs,
+               "take every vendored library with a switch from the system (USE_SYSTEM_LIBS=ON, "
+               "as Debian, nixpkgs and conda-forge build); a tree without a third_party/ folder "
+               "takes that library from the system anyway");
   app.add_option("--build-type", f.build_type, "Release, RelWithDebInfo, Debug, MinSizeRel");
   app.add_flag("--keep-debug", f.keep_debug, "keep debug symbols (default: -g0)");
   app.add_option("--compress", f.compress, "fatbin compression: size, speed or none");
@@ -85,6 +92,10 @@ Expected<plan::TorchVariant> variant_from_flags(const TorchVariantFlags& f) {
   plan::TorchVariant top;
   if (!f.torch.empty()) top.torch = f.torch;
   if (!f.source.empty()) top.source_dir = f.source;
+  if (!f.git.empty()) top.git_url = f.git;
+  if (!f.git.empty() && !f.source.empty())
+    return make_error(
+        "use --source or --git, not both (--git names where the source is cloned from)");
   if (!f.cuda.empty()) {
     auto c = plan::parse_cuda_choice(f.cuda);
     if (!c) return make_error("--cuda: " + c.error().message);
@@ -106,6 +117,7 @@ Expected<plan::TorchVariant> variant_from_flags(const TorchVariantFlags& f) {
   if (!f.compress.empty()) top.compress = f.compress;
   if (!f.platform.empty()) top.platform = f.platform;
   if (!f.manylinux.empty()) top.manylinux = f.manylinux;
+  if (f.system_libs) top.system_libs = true;
   plan::TorchVariant v = plan::overlay(base, top);
   TAILOR_TRY(filled, fill_version_from_source(v));
   (void)filled;

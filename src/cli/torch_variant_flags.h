@@ -15,10 +15,10 @@
 namespace tailor::cli {
 
 struct TorchVariantFlags {
-  std::string torch, source, cuda, python, cpu_target, blas, build_type, compress, platform,
+  std::string torch, source, git, cuda, python, cpu_target, blas, build_type, compress, platform,
       manylinux;
   std::string config, variant, work_dir = "tailor-work";
-  bool cpu_only = false, keep_debug = false;
+  bool cpu_only = false, keep_debug = false, system_libs = false;
   std::vector<std::string> arch, gpu, with, without;
   std::optional<int> jobs;  ///< --jobs: MAX_JOBS of the build (>= 1), instead of tailor's estimate
 };

@@ -35,8 +35,8 @@ Removals read_removals(const data::TomlDocument& doc) {
                            v["include"].string_or(""), v["unless_defined"].string_or(""),
                            v["unless_file"].string_or(""), v["after"].string_or("")});
   for (const auto& v : doc["shim"].array_or_empty())
-    out.shims.push_back({read_info(v), v["header"].string(), v["text"].string(),
-                         v["also"].strings_or_empty()});
+    out.shims.push_back(
+        {read_info(v), v["header"].string(), v["text"].string(), v["also"].strings_or_empty()});
   for (const auto& v : doc["std_header"].array_or_empty())
     out.std_headers.push_back({v["header"].string(), v["same_as"].strings_or_empty(),
                                v["gcc"].string(), v["names"].strings(),

@@ -45,8 +45,8 @@ struct DispatchType {
 /// A removed header whose #include is pointed at tailor's stand-in.
 struct Shim {
   RemovalInfo info;
-  std::string header;  ///< "THC/THC.h"
-  std::string text;    ///< the stand-in's text
+  std::string header;             ///< "THC/THC.h"
+  std::string text;               ///< the stand-in's text
   std::vector<std::string> also;  ///< other shims' headers it includes ("TH/TH.h")
 };
 

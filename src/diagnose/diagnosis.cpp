@@ -138,6 +138,9 @@ std::vector<Diagnosis> diagnose_log(std::string_view log,
   };
   std::vector<Ranked> found;
   for (const auto& p : patterns) {
+    if (!options.step.empty() &&
+        std::find(p.steps.begin(), p.steps.end(), options.step) == p.steps.end())
+      continue;
     const std::regex* compiled = compiled_symptom(p.symptom);
     if (!compiled) continue;  // parse_failure_patterns rejects these; a caller's table may not have
     const std::regex& re = *compiled;

@@ -54,6 +54,9 @@ struct DiagnoseOptions {
   /// The user's source folder the logged build compiled a copy of: a compiler's path is
   /// mapped back into it (source_paths.h). Empty: the path inside the package is said.
   std::string source_dir;
+  /// The kind of step that failed ("build", "clone": FailurePattern::steps); empty when
+  /// unknown (`tailor explain` of a log), which tries every row.
+  std::string step;
   /// The log's line number of the text's first line (a failed step's last lines handed
   /// over alone): every line number said, {block_line} too, is the log's.
   size_t first_line = 1;

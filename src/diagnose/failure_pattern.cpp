@@ -32,6 +32,10 @@ std::vector<FailurePattern> read_failure_patterns(const data::TomlDocument& doc)
       row["symptom"].fail("not a valid regex (pattern '" + p.id + "'): " + e.what());
     }
     p.examples = row["examples"].strings_or_empty();
+    if (auto steps = row["steps"].strings_or_empty(); !steps.empty()) p.steps = steps;
+    for (const auto& st : p.steps)
+      if (st != "build" && st != "clone")
+        row["steps"].fail("'" + st + "' is not a step (build, clone)");
     for (const auto& seen : patterns)
       if (seen.id == p.id) row["id"].fail("duplicate id '" + p.id + "'");
     patterns.push_back(std::move(p));

@@ -24,6 +24,11 @@ struct FailurePattern {
   std::string fix;
   /// Lower runs first when several patterns match one line (specific before generic).
   int priority = 50;
+  /// The failed steps it explains: "build" (the package's own steps: its build, venv and
+  /// requirements) and/or "clone" (tailor's own clone of the source). A diagnosis that
+  /// knows which step failed (DiagnoseOptions::step) uses only the rows for it, so a clone
+  /// that cannot reach its remote is never "the package's choice".
+  std::vector<std::string> steps = {"build"};
   /// Real log lines as they appear in real logs; each must match this pattern first.
   std::vector<std::string> examples;
 };

@@ -196,6 +196,10 @@ nlohmann::json to_json(const GovernorReport& r) {
   for (const auto& [k, v] : r.process_peaks) pp[k] = v / k_mib;
   j["job_peaks_mib"] = jp;
   j["process_peaks_mib"] = pp;
+  nlohmann::json up = nlohmann::json::object();
+  for (const auto& [k, v] : r.unit_peaks) up[k] = v / k_mib;
+  j["unit_peaks_mib"] = up;
+  j["unit_peaks_dropped"] = r.unit_peaks_dropped;
   nlohmann::json kp = nlohmann::json::object();
   for (const auto& [k, v] : r.known_peaks) kp[k] = v / k_mib;
   j["known_peaks_mib"] = kp;

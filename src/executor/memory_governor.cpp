@@ -97,6 +97,8 @@ ProcFsTable::ProcFsTable(std::string root, const GovernorSettings* settings)
     : m_root(std::move(root)) {
   const GovernorSettings& s = settings ? *settings : governor_settings();
   m_argv_names.insert("nvcc");
+  // Ninja runs each command as `/bin/sh -c COMMAND`: its `-o` names the unit (job_output).
+  m_argv_names.insert({"sh", "dash", "bash"});
   for (const auto& k : s.kinds) m_argv_names.insert(k.compilers.begin(), k.compilers.end());
 }
 
@@ -169,6 +171,26 @@ bool job_compiles(const std::vector<const ProcessSample*>& subtree,
   return false;
 }
 
+std::string job_output(const std::vector<const ProcessSample*>& subtree) {
+  auto after_o = [](const std::vector<std::string>& words) -> std::string {
+    std::string out;
+    for (size_t i = 0; i + 1 < words.size(); ++i)
+      if (words[i] == "-o") out = words[i + 1];
+    return out;
+  };
+  for (const ProcessSample* p : subtree) {
+    const auto& a = p->argv;
+    // The shell's one command string, split on blanks (Ninja's paths have none).
+    const bool shell = p->comm == "sh" || p->comm == "dash" || p->comm == "bash";
+    if (shell && a.size() >= 3 && a[1] == "-c") {
+      if (auto out = after_o(split_any(a[2], " \t\n")); !out.empty()) return out;
+    } else if (!shell) {
+      if (auto out = after_o(a); !out.empty() && out.rfind("/tmp/", 0) != 0) return out;
+    }
+  }
+  return "";
+}
+
 TreeSample group_tree(const std::vector<ProcessSample>& procs, pid_t root,
                       const GovernorSettings& settings, const std::vector<pid_t>& servers) {
   TreeSample s;
@@ -200,6 +222,7 @@ TreeSample group_tree(const std::vector<ProcessSample>& procs, pid_t root,
     job.start = top->start;
     job.kind = job_kind(members, settings);
     job.compiles = job_compiles(members, settings);
+    job.unit = job_output(members);
     job.stopped = true;
     for (const ProcessSample* m : members) {
       job.rss += m->rss;
@@ -335,6 +358,17 @@ uint64_t MemoryGovernor::new_job_peak() const {
   return static_cast<uint64_t>(static_cast<double>(peak) * m_settings.new_job_margin);
 }
 
+void MemoryGovernor::record_unit_peak(const std::string& unit, uint64_t peak) {
+  if (unit.empty()) return;
+  auto& peaks = m_report.unit_peaks;
+  if (auto it = peaks.find(unit); it != peaks.end())
+    it->second = std::max(it->second, peak);
+  else if (peaks.size() < m_settings.max_unit_peaks)
+    peaks.emplace(unit, peak);
+  else
+    ++m_report.unit_peaks_dropped;
+}
+
 void MemoryGovernor::signal_job(const CompileJob& job, int sig) {
   if (job.pgid == job.pid && job.pgid > 1) m_opt.signal_fn(-job.pgid, sig);
   for (pid_t p : job.pids)
@@ -384,6 +418,7 @@ void MemoryGovernor::tick() {
     if (learning && !it->second.stopped_by_us && it->second.holds_memory && it->second.compiled) {
       m_learned[it->second.kind] = std::max(m_learned[it->second.kind], it->second.peak);
       m_measured[it->second.kind] = std::max(m_measured[it->second.kind], it->second.peak);
+      record_unit_peak(it->second.unit, it->second.peak);
     }
     it = m_jobs.erase(it);
   }
@@ -401,6 +436,7 @@ void MemoryGovernor::tick() {
     if (!seen.stopped_by_us || seen.pids.empty()) seen.pids = j.pids;
     seen.holds_memory = j.holds_memory;
     seen.compiled = seen.compiled || j.compiles;
+    if (seen.unit.empty()) seen.unit = j.unit;
     if (seen.holds_memory)
       m_running_peaks[seen.kind] = std::max(m_running_peaks[seen.kind], seen.peak);
   }

@@ -65,6 +65,7 @@ struct GovernorSettings {
   double new_job_margin = 1.15;
   size_t max_series_points = 300;
   size_t max_brake_events = 200;
+  size_t max_unit_peaks = 20000;
   std::vector<JobKindRule> kinds;
   std::vector<std::string>
       preprocess_flags;  ///< a compiler with one of these only preprocesses ("-E")
@@ -141,6 +142,7 @@ struct CompileJob {
   bool slot = true;          ///< one of Ninja's jobs (a cache server's child is not)
   bool holds_memory = true;  ///< false: a cache client waiting on its server
   bool compiles = false;     ///< one of its kind's compilers runs in it, not as a preprocessor
+  std::string unit;          ///< what it makes: the command's `-o` path (job_output); may be empty
 };
 
 struct TreeSample {
@@ -161,6 +163,9 @@ TreeSample group_tree(const std::vector<ProcessSample>& procs, pid_t root,
 /// The kind of a job from its processes ("nvcc --threads 4", "cc1plus", "other").
 std::string job_kind(const std::vector<const ProcessSample*>& subtree,
                      const GovernorSettings& settings);
+/// What a job makes: the last `-o PATH` of its command (Ninja's `/bin/sh -c COMMAND`, or a
+/// compiler's own argv), the ninja log's name for the unit; empty when none says.
+std::string job_output(const std::vector<const ProcessSample*>& subtree);
 /// Whether one of the compilers of the job's kind runs in it other than as a preprocessor
 /// (false for "other"): only such a job's peak says what a compile of that kind costs.
 bool job_compiles(const std::vector<const ProcessSample*>& subtree,
@@ -227,8 +232,12 @@ struct GovernorReport {
   std::map<std::string, uint64_t> known_peaks;    ///< from earlier builds (governor_profile.h)
   uint64_t known_builds = 0;                      ///< how many earlier builds measured them
   std::map<std::string, uint64_t> process_peaks;  ///< by process name
-  std::vector<GovernorPoint> series;              ///< thinned to max_series_points
-  std::vector<BrakeEvent> brakes;                 ///< the first max_brake_events
+  /// Each finished compile's peak (its whole subtree), by the unit it made (job_output):
+  /// the first max_unit_peaks units.
+  std::map<std::string, uint64_t> unit_peaks;
+  size_t unit_peaks_dropped = 0;
+  std::vector<GovernorPoint> series;  ///< thinned to max_series_points
+  std::vector<BrakeEvent> brakes;     ///< the first max_brake_events
   size_t brake_count = 0;
   size_t stops_left_over = 0;  ///< jobs still stopped at the end, continued then
 };
@@ -277,6 +286,7 @@ class MemoryGovernor {
   explicit MemoryGovernor(GovernorOptions options);
   void loop();
   void continue_all(const char* why);
+  void record_unit_peak(const std::string& unit, uint64_t peak);
   void signal_job(const CompileJob& job, int sig);
   uint64_t expected_peak(const std::string& kind) const;
   uint64_t new_job_peak() const;
@@ -300,6 +310,7 @@ class MemoryGovernor {
     pid_t pgid = 0;
     std::vector<pid_t> pids;
     bool stopped_by_us = false;
+    std::string unit;
     bool holds_memory = true;  ///< false: a waiting cache client (teaches nothing)
     bool compiled =
         false;  ///< a compiler of its kind was seen in it (else a cache hit: teaches nothing)

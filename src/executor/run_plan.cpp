@@ -503,8 +503,10 @@ StepResult prepare_run(Run& r) {
 }
 
 // The one diagnosis of a failed step, from its last lines as the runner kept them; line
-// numbers are the log's. `source_dir`: the user's folder the build compiled a copy of.
-void diagnose_failed_step(PlanRun& out, const LogTail& tail, const std::string& source_dir) {
+// numbers are the log's. `source_dir`: the user's folder the build compiled a copy of;
+// `step`: the kind of step that failed (diagnose::DiagnoseOptions::step).
+void diagnose_failed_step(PlanRun& out, const LogTail& tail, const std::string& source_dir,
+                          const std::string& step) {
   const std::string text = tail.text();
   const size_t shift = tail.first_line - 1;
   out.error_block = diagnose::first_error_block(text);
@@ -515,6 +517,7 @@ void diagnose_failed_step(PlanRun& out, const LogTail& tail, const std::string& 
   diagnose::DiagnoseOptions options;
   options.source_dir = source_dir;
   options.first_line = tail.first_line;
+  options.step = step;
   out.diagnoses = diagnose::diagnose_log(text, options);
 }
 
@@ -643,7 +646,12 @@ PlanRun run_plan(const plan::BuildPlan& plan, BuildSession& session) {
   finish_cache(r);
   record_learned(r);
   if (!outcome->ok()) {
-    diagnose_failed_step(out, outcome->facts.tail, session.diagnose_source_dir);
+    // The rows for the kind of step that failed: tailor's own clone is never the package's.
+    const size_t failed = outcome->steps.size();
+    const bool clone = failed > 0 && failed <= out.steps.size() &&
+                       out.steps[failed - 1].role == plan::StepRole::clone;
+    diagnose_failed_step(out, outcome->facts.tail, session.diagnose_source_dir,
+                         clone ? "clone" : "build");
     // An interrupt before the first step started leaves no step at all.
     if (outcome->steps.empty() || outcome->interrupted || interrupt_signal() != 0)
       out.stop = stop(BuildStatus::build_failed, "interrupted");

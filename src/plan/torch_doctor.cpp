@@ -13,6 +13,22 @@ namespace tailor::plan {
 namespace {
 constexpr double k_gib = 1024.0 * 1024.0 * 1024.0;
 double gib(uint64_t bytes) { return static_cast<double>(bytes) / k_gib; }
+
+// The libraries the plan takes from the system: each one's files there, else the packages
+// that install them in one command.
+DoctorCheck system_libraries_check(const TorchPlan& plan, const DoctorFacts& facts) {
+  DoctorCheck c{"system-libs"};
+  std::vector<std::string> names, missing;
+  for (const auto& l : plan.system_libraries) names.push_back(l.name);
+  for (const auto& l : facts.system_missing.missing)
+    missing.push_back(fmt::format("{} ({})", l.name, join(l.debian, " ")));
+  c.ok = missing.empty();
+  c.detail = c.ok ? fmt::format("{} from the system, installed: {}", names.size(), join(names, " "))
+                  : fmt::format("{} of {} from the system not installed: {}", missing.size(),
+                                names.size(), join(missing, ", "));
+  if (!c.ok) c.fix = facts.system_missing.install_command;
+  return c;
+}
 }  // namespace
 
 bool DoctorReport::ok() const {
@@ -181,6 +197,7 @@ DoctorReport run_torch_doctor(const TorchPlan& plan, const probe::HostReport& ho
     }
     add(c);
   }
+  if (!plan.system_libraries.empty()) add(system_libraries_check(plan, facts));
   return r;
 }
 

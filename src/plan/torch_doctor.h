@@ -21,11 +21,13 @@ struct DoctorFacts {
   bool source_checked = false;
   bool source_exists = false;
   std::vector<std::string> empty_submodules;  ///< third_party/* folders that are empty
+  /// The plan's system libraries (TorchPlan::system_libraries) not installed here.
+  MissingSystemLibraries system_missing;
 };
 
 struct DoctorCheck {
-  std::string
-      name;  ///< disk, memory, swap, nvcc, host-compiler, python, python-deps, submodules, plan
+  std::string name;  ///< disk, memory, swap, nvcc, host-compiler, python, python-deps, submodules,
+                     ///< system-libs, plan
   bool ok = true;
   bool warning = false;  ///< not fatal
   std::string detail;

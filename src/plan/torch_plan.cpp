@@ -79,6 +79,7 @@ const TorchRelease* resolve_release(Context& c) {
   }
   c.plan.torch_version = wanted;
   c.plan.git_tag = v.source_dir ? "" : "v" + wanted;
+  c.plan.git_url = v.source_dir ? "" : v.git_url.value_or(c.catalog.source_url);
   return rel;
 }
 
@@ -552,6 +553,7 @@ TorchPlan resolve_torch_plan(const TorchVariant& variant, const probe::HostRepor
   build_env(c, tk);
   name_wheel(plan);
   build_layout(c);
+  resolve_system_libraries(c);
   resolve_cache(c);
   build_steps(c, rel);
   plan.run = torch_run_policy(plan, host, options);

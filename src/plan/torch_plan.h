@@ -11,6 +11,7 @@
 
 #include "cuda/target_set.h"
 #include "plan/build_plan.h"
+#include "plan/system_libraries.h"
 #include "plan/torch_catalog.h"
 #include "plan/torch_variant.h"
 #include "probe/host_report.h"
@@ -70,6 +71,7 @@ struct TorchPlan : BuildPlan {
 
   std::string torch_version;  ///< "2.9.1"
   std::string git_tag;        ///< "v2.9.1"; empty with a local source tree
+  std::string git_url;        ///< where the tag is cloned from (--git, else the catalog's)
   bool cuda = false;
   /// 12.6; nullopt when CPU-only, or when no CUDA version could be chosen (a problem says why).
   std::optional<cuda::CudaVersion> cuda_version;
@@ -91,6 +93,9 @@ struct TorchPlan : BuildPlan {
   std::string build_style;       ///< setup_py | pip_wheel
 
   std::vector<std::string> requirements;
+  /// The vendored libraries taken from the system instead (--system-libs, or a tree
+  /// without their third_party/ folders), their switches already in `env`.
+  std::vector<SystemLibraryUse> system_libraries;
   WorkLayout layout;
   PlanEstimate estimate;
   std::vector<PlanProblem> problems;

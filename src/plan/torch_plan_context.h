@@ -51,6 +51,8 @@ void build_env(Context& c, const probe::CudaToolkit* tk);
 /// Every work path, absolute (under the options' base folder).
 void build_layout(Context& c);
 void resolve_cache(Context& c);
+/// The libraries taken from the system (plan/system_libraries.h), after the layout.
+void resolve_system_libraries(Context& c);
 /// Clone (unless a source folder was given), venv, requirements, and the release's build.
 void build_steps(Context& c, const TorchRelease* rel);
 ExecutionPolicy torch_run_policy(const TorchPlan& plan, const probe::HostReport& host,

@@ -128,14 +128,14 @@ void build_steps(Context& c, const TorchRelease* rel) {
   auto& p = c.plan;
   auto& L = p.layout;
   if (!p.variant.source_dir) {
+    // One command, run from the work folder (which exists before the first step): the tag
+    // with its submodules, shallow. A build runs it through tailor's own clone step
+    // (executor/source_clone.h), which reuses a clone of the same tag and never leaves a
+    // half-made one at the destination.
     p.steps.push_back(step("clone source",
-                           {"git", "clone", "--recursive", "--depth", "1", "--branch", p.git_tag,
-                            c.catalog.source_url, L.source_dir},
-                           "", false, StepRole::clone));
-    p.steps.push_back(step("sync submodules", {"git", "submodule", "sync"}, L.source_dir, false));
-    p.steps.push_back(step("update submodules",
-                           {"git", "submodule", "update", "--init", "--recursive", "--depth", "1"},
-                           L.source_dir, false));
+                           {"git", "clone", "--recurse-submodules", "--shallow-submodules",
+                            "--depth", "1", "--branch", p.git_tag, p.git_url, L.source_dir},
+                           L.work_dir, false, StepRole::clone));
   }
   p.steps.push_back(
       step("create venv", {p.python, "-m", "venv", L.venv_dir}, "", false, StepRole::make_venv));
@@ -211,6 +211,7 @@ std::string plan_command_flags(const TorchPlan& p) {
     out.push_back(shell_quote(value));
   };
   if (v.source_dir) add("--source", *v.source_dir);
+  if (v.git_url && !v.source_dir) add("--git", *v.git_url);
   add("--torch", !p.torch_version.empty() ? p.torch_version : v.torch.value_or(""));
   add("--python", !p.python_version.empty() ? p.python_version : v.python.value_or(""));
   if (p.cuda)
@@ -233,6 +234,7 @@ std::string plan_command_flags(const TorchPlan& p) {
   if (v.keep_debug.value_or(false)) out.push_back("--keep-debug");
   if (v.compress) add("--compress", *v.compress);
   if (v.manylinux) add("--manylinux", *v.manylinux);
+  if (v.system_libs.value_or(false)) out.push_back("--system-libs");
   return join(out, " ");
 }
 

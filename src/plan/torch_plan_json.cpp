@@ -16,6 +16,15 @@ nlohmann::json plan_to_json(const TorchPlan& p) {
   j["name"] = p.name;
   j["torch"] = p.torch_version;
   j["git_tag"] = p.git_tag;
+  j["git_url"] = p.git_url;
+  j["system_libraries"] = nlohmann::json::array();
+  for (const auto& l : p.system_libraries)
+    j["system_libraries"].push_back({{"name", l.name},
+                                     {"folder", l.folder},
+                                     {"switch", l.switch_var},
+                                     {"value", l.value},
+                                     {"packages", l.debian},
+                                     {"reason", l.reason}});
   j["cuda"] = p.cuda ? nlohmann::json(p.cuda_text()) : nlohmann::json(nullptr);
   j["python"] = p.python_version;
   j["python_interpreter"] = p.python;
@@ -81,9 +90,9 @@ std::string render_problems(const TorchPlan& p) {
 std::string render_plan_text(const TorchPlan& p) {
   std::string o;
   o += fmt::format("PyTorch build plan: {}\n", p.name);
-  o += fmt::format(
-      "  torch        {}{}\n", p.torch_version,
-      p.git_tag.empty() ? " (local source " + p.layout.source_dir + ")" : " (" + p.git_tag + ")");
+  o += fmt::format("  torch        {}{}\n", p.torch_version,
+                   p.git_tag.empty() ? " (local source " + p.layout.source_dir + ")"
+                                     : " (" + p.git_tag + " from " + p.git_url + ")");
   o += fmt::format("  CUDA         {}\n",
                    p.cuda ? p.cuda_text() + " at " + p.cuda_home : "none (CPU-only)");
   if (p.cuda) o += fmt::format("  GPU targets  {}\n", join(p.targets.names(), " "));
@@ -98,6 +107,11 @@ std::string render_plan_text(const TorchPlan& p) {
   o += fmt::format("  features on  {}\n", on.empty() ? "-" : join(on, ", "));
   o += fmt::format("  features off {}\n", off.empty() ? "-" : join(off, ", "));
   o += fmt::format("  BLAS         {}    build type {}\n", p.blas, p.build_type);
+  if (!p.system_libraries.empty()) {
+    std::vector<std::string> names;
+    for (const auto& l : p.system_libraries) names.push_back(l.name);
+    o += fmt::format("  system libs  {} (from the system, not third_party/)\n", join(names, " "));
+  }
   o += fmt::format("  wheel        {}\n", p.wheel_name);
   o += "\nEnvironment:\n";
   for (const auto& [k, v] : p.env) o += fmt::format("  {}={}\n", k, shell_quote(v));

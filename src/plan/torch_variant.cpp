@@ -14,6 +14,7 @@ TorchVariant overlay(const TorchVariant& base, const TorchVariant& top) {
   };
   take(v.torch, top.torch);
   take(v.source_dir, top.source_dir);
+  take(v.git_url, top.git_url);
   take(v.cuda, top.cuda);
   take(v.cpu_only, top.cpu_only);
   take(v.python, top.python);
@@ -29,6 +30,7 @@ TorchVariant overlay(const TorchVariant& base, const TorchVariant& top) {
   take(v.compress, top.compress);
   take(v.platform, top.platform);
   take(v.manylinux, top.manylinux);
+  take(v.system_libs, top.system_libs);
   // An explicit CUDA version and an explicit CPU-only contradict; the later layer wins.
   if (top.cuda && !top.cpu_only) v.cpu_only.reset();
   if (top.cpu_only && *top.cpu_only && !top.cuda) v.cuda.reset();
@@ -75,6 +77,9 @@ Expected<TorchVariant> variant_from_toml(const toml::table& table, std::string_v
     } else if (key == "source") {
       TAILOR_TRY(s, str(key, node));
       v.source_dir = s;
+    } else if (key == "git") {
+      TAILOR_TRY(s, str(key, node));
+      v.git_url = s;
     } else if (key == "cuda") {
       TAILOR_TRY(s, str(key, node));
       auto c = parse_cuda_choice(s);
@@ -115,13 +120,18 @@ Expected<TorchVariant> variant_from_toml(const toml::table& table, std::string_v
     } else if (key == "platform") {
       TAILOR_TRY(s, str(key, node));
       v.platform = s;
+    } else if (key == "system_libs") {
+      auto b = node.value<bool>();
+      if (!b) return make_error(w + ".system_libs: must be true or false");
+      v.system_libs = *b;
     } else if (key == "manylinux") {
       TAILOR_TRY(s, str(key, node));
       v.manylinux = s;
     } else {
-      return make_error(w + ": unknown key '" + key +
-                        "' (known: torch, source, cuda, cpu_only, python, arch, cpu_target, blas, "
-                        "with, without, build_type, keep_debug, compress, platform, manylinux)");
+      return make_error(
+          w + ": unknown key '" + key +
+          "' (known: torch, source, git, cuda, cpu_only, python, arch, cpu_target, blas, "
+          "with, without, build_type, keep_debug, compress, platform, manylinux, system_libs)");
     }
   }
   // "gpu = cpu" in a matrix row means a CPU-only variant.

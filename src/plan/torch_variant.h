@@ -20,6 +20,9 @@ struct TorchVariant {
   std::string name;                       ///< "pytorch-sm90-avx512" (config / matrix), may be empty
   std::optional<std::string> torch;       ///< release "2.9.1"
   std::optional<std::string> source_dir;  ///< a local source tree instead of a tag
+  /// --git / `git`: the repository the release tag is cloned from instead of the catalog's
+  /// (a mirror, another remote, file:///PATH); meaningless with source_dir.
+  std::optional<std::string> git_url;
   std::optional<cuda::CudaVersion> cuda;  ///< 12.6, parsed once from "12.6" or "cu126"
   std::optional<bool> cpu_only;
   std::optional<std::string> python;  ///< "3.10"
@@ -35,6 +38,9 @@ struct TorchVariant {
   std::optional<std::string> compress;   ///< size | speed | none
   std::optional<std::string> platform;   ///< x86_64 | aarch64 (target platform)
   std::optional<std::string> manylinux;  ///< "2_28"
+  /// --system-libs / `system_libs`: every vendored library with a switch from the system
+  /// (USE_SYSTEM_LIBS=ON, as Debian, nixpkgs and conda-forge build).
+  std::optional<bool> system_libs;
 };
 
 /// `top` wins wherever it says something; features merge key by key; arch or gpu in top

@@ -9,8 +9,8 @@
 
 #include "formats/wheel.h"
 #include "inspect/torch_pin.h"
-#include "util/http_client.h"
 #include "util/files.h"
+#include "util/http_client.h"
 #include "util/mapped_file.h"
 #include "util/sha256.h"
 #include "util/text_escape.h"

@@ -44,18 +44,20 @@ StepResult bridge_removed_apis(const ExtensionBuildOptions& o, ExtensionBuildSta
   return std::nullopt;
 }
 
-void name_known_removals(const ExtensionBuildOptions& o, ExtensionBuildState& s,
-                         std::string_view log, size_t first_line) {
+void name_known_removals(const ExtensionBuildOptions& o, ExtensionBuildState& s) {
   const BuildReport& rep = s.result.report;
-  if (rep.recipe != "generic") return;
-  auto found = compat::removal_in_log(log, compat::removals());
+  if (rep.recipe != "generic" || !s.result.error_block) return;
+  // The first error block, as the run diagnosed it from the log's last lines.
+  const auto& block = *s.result.error_block;
+  auto found = compat::removal_in_log(join(block.lines, "\n"), compat::removals());
   if (!found) return;
+  found->line_number += block.first_line - 1;
   const compat::RemovalHit* hit = &found->hit;
   const std::string& line = found->line;
   diagnose::Diagnosis d;
   d.pattern_id = "compat-" + hit->id;
   d.quoted_line = std::string(trim(line));
-  d.line_number = found->line_number + first_line - 1;  // the log's numbering
+  d.line_number = found->line_number;
   d.priority = 20;
   d.cause =
       fmt::format("The package uses {}, removed in {}: {}.", hit->api, hit->removed_in, hit->why);

@@ -55,9 +55,8 @@ StepResult cross_import_check(const ExtensionBuildOptions& o, ExtensionBuildCont
 /// A package without a recipe: the known API removals its source uses bridged in the copy
 /// (compat/bridge.h), listed in the report (extension_compat.cpp).
 StepResult bridge_removed_apis(const ExtensionBuildOptions& o, ExtensionBuildState& s);
-/// A failed build whose compiler errors show a known removal: a diagnosis first that names
-/// it, and what tailor changed in that file or why it was not bridged.
-void name_known_removals(const ExtensionBuildOptions& o, ExtensionBuildState& s,
-                         std::string_view log, size_t first_line);
+/// A failed build whose first error block shows a known removal: a diagnosis first that
+/// names it, and what tailor changed in that file or why it was not bridged.
+void name_known_removals(const ExtensionBuildOptions& o, ExtensionBuildState& s);
 
 }  // namespace tailor::workflow::detail

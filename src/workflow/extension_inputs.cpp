@@ -364,8 +364,9 @@ StepResult print_build_env(const ExtensionBuildOptions& o, ExtensionBuildContext
   if (!*epoch_env) {
     p->env.erase("SOURCE_DATE_EPOCH");
     p->notes.push_back(
-        "SOURCE_DATE_EPOCH: the source's own date (the commit time of HEAD, else the newest file "
-        "or sdist member), set when the build prepares it");
+        "SOURCE_DATE_EPOCH: the source's own date (a git commit's time, else the newest sdist "
+        "member, else 1980-01-01; never a file's modification time), set when the build "
+        "prepares it");
   }
   s.result.print_env = plan::render_print_env(*p);
   s.result.status = BuildStatus::printed_env;

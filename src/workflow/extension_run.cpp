@@ -311,9 +311,7 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
     s.result.error_block = std::move(run.error_block);
     s.result.diagnoses = std::move(run.diagnoses);
     name_package_archs(s, o.keep_package_archs);
-    // The failed step's last lines, as the runner kept them (never the log read back).
-    const LogTail* tail = run.outcome ? &run.outcome->facts.tail : nullptr;
-    name_known_removals(o, s, tail ? tail->text() : std::string(), tail ? tail->first_line : 1);
+    name_known_removals(o, s);
   }
   return run.stop;
 }
@@ -349,7 +347,6 @@ StepResult normalise_built_wheel(ExtensionBuildState& s, std::string& wheel) {
   BuildReport& rep = s.result.report;
   auto pin = torch_pin_of(wheel, rep);
   if (!pin) return stop(BuildStatus::verify_failed, pin.error().message);
-  if (*pin) rep.provenance->torch_requirement = (*pin)->requirement;
   auto n = normalise_wheel(
       wheel, {s.identity->source_date_epoch, provenance_file_text(*rep.provenance), {}, {}, *pin});
   if (!n) {

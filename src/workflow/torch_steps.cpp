@@ -11,9 +11,11 @@
 #include "data/data_files.h"
 #include "data/toml_document.h"
 #include "diagnose/diagnosis.h"
+#include "executor/fixed_path.h"
 #include "executor/publish.h"
 #include "executor/report_page.h"
 #include "executor/run_plan.h"
+#include "executor/source_clone.h"
 #include "executor/source_identity.h"
 #include "executor/wheel_normaliser.h"
 #include "inspect/inspect_report.h"
@@ -47,11 +49,25 @@ void add_source_facts(const plan::TorchPlan& p, plan::DoctorFacts& facts) {
   facts.source_checked = true;
   facts.source_exists = fs::is_directory(p.layout.source_dir, ec);
   fs::path third = fs::path(p.layout.source_dir) / "third_party";
+  // An empty folder whose library the plan takes from the system is no missing submodule.
+  auto from_system = [&](const std::string& folder) {
+    return std::any_of(p.system_libraries.begin(), p.system_libraries.end(),
+                       [&](const plan::SystemLibraryUse& l) { return l.folder == folder; });
+  };
   if (fs::is_directory(third, ec))
     for (const auto& e : fs::directory_iterator(third, ec))
-      if (e.is_directory(ec) && fs::is_empty(e.path(), ec))
+      if (e.is_directory(ec) && fs::is_empty(e.path(), ec) &&
+          !from_system("third_party/" + e.path().filename().string()))
         facts.empty_submodules.push_back("third_party/" + e.path().filename().string());
   std::sort(facts.empty_submodules.begin(), facts.empty_submodules.end());
+}
+
+/// The plan's system libraries this machine lacks, with the command that installs them.
+plan::MissingSystemLibraries missing_here(const plan::TorchPlan& p) {
+  return plan::missing_system_libraries(p.system_libraries, [](const std::string& path) {
+    std::error_code ec;
+    return fs::exists(path, ec);
+  });
 }
 
 std::string newest_wheel(const std::string& dist) {
@@ -118,6 +134,7 @@ plan::DoctorFacts gather_doctor_facts(const plan::TorchPlan& p, CommandRunner& r
     }
   }
   add_source_facts(p, facts);
+  facts.system_missing = missing_here(p);
   return facts;
 }
 
@@ -195,6 +212,15 @@ TorchStepResult check_source(const TorchBuildOptions& o, TorchBuildContext& ctx,
           fmt::format("{}: empty submodules ({}); run git submodule update --init --recursive",
                       p.layout.source_dir, join(facts.empty_submodules, ", ")));
   }
+  // A library the plan takes from the system must be there before hours of building.
+  if (auto lacking = missing_here(p); !lacking.missing.empty()) {
+    std::vector<std::string> names;
+    for (const auto& l : lacking.missing) names.push_back(l.name);
+    return stop(BuildStatus::preflight_failed,
+                fmt::format("the build takes {} from the system, which lacks {}: {}",
+                            p.system_libraries.size() == 1 ? "a library" : "libraries",
+                            join(names, ", "), lacking.install_command));
+  }
   // SOURCE_DATE_EPOCH and the reproducible nvcc and compiler flags for the build when the
   // source is already here (a clone: the epoch is known after it, for the wheel).
   std::error_code ec;
@@ -214,8 +240,10 @@ TorchStepResult check_source(const TorchBuildOptions& o, TorchBuildContext& ctx,
     const bool venv =
         st.role == plan::StepRole::make_venv || st.role == plan::StepRole::install_requirements;
     if (o.no_venv && venv) continue;
-    if (st.role == plan::StepRole::clone && fs::exists(p.layout.source_dir + "/.git", ec))
-      continue;  // resumable
+    // The clone is tailor's own step: it reuses a clone of the tag (resume) and never
+    // leaves a half-made tree (executor/source_clone.h).
+    if (st.role == plan::StepRole::clone)
+      st.argv = clone_command_argv(self_executable(), {p.git_url, p.git_tag, p.layout.source_dir});
     if (o.no_venv) std::replace(st.argv.begin(), st.argv.end(), venv_python, p.python);
     kept.push_back(std::move(st));
   }
@@ -247,6 +275,12 @@ TorchStepResult run_build(const TorchBuildOptions& o, TorchBuildContext& ctx, To
                  rep.cache_storage.c_str(),
                  cache::hit_rate_text(*rep.cache_hits, rep.cache_misses.value_or(0)).c_str());
   if (run.outcome) rep.duration_s = std::chrono::duration<double>(run.outcome->duration).count();
+  // A run that did not end in a wheel still measured its units (times, the governor's
+  // peaks): its report stays in the work folder, never published (the next run replaces it).
+  if (run.stop && run.outcome) {
+    rep.ok = false;
+    (void)write_file_atomic(s.work + "/last-run.report.json", to_json(rep).dump(2) + "\n");
+  }
   if (run.stop && run.outcome && !run.outcome->interrupted && interrupt_signal() == 0) {
     if (const auto& block = run.error_block) {
       std::fprintf(ctx.err, "First error (log lines %zu-%zu):\n", block->first_line,

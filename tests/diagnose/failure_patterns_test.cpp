@@ -127,5 +127,34 @@ TEST(FailurePatterns, ParserNamesTheRowAndFieldOfABrokenTable) {
   EXPECT_EQ(r.error().message.rfind("t.toml:1", 0), 0u) << r.error().message;
 }
 
+// A clone that cannot reach its remote is tailor's clone step failing, never the package's
+// build: a diagnosis that knows the failed step uses only that step's rows, and says it once.
+TEST(FailurePatterns, TheFailedStepChoosesTheRows) {
+  const std::string log =
+      "### tailor step 1/2: clone source\n"
+      "tailor: clone: cannot clone v2.12.1 from https://github.com/pytorch/pytorch: fatal: "
+      "unable to access 'https://github.com/pytorch/pytorch/': Could not resolve host: "
+      "github.com\n";
+  DiagnoseOptions clone;
+  clone.step = "clone";
+  auto d = diagnose_log(log, clone);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].pattern_id, "clone-unreachable");
+  EXPECT_EQ(d[0].cause.find("package's choice"), std::string::npos) << d[0].cause;
+  DiagnoseOptions build;
+  build.step = "build";
+  for (const auto& b : diagnose_log(log, build))
+    EXPECT_NE(b.pattern_id.rfind("clone-", 0), 0u) << b.pattern_id;
+  // The package's own build that cannot reach a host is still the package's choice.
+  auto pkg = diagnose_log(
+      "fatal: unable to access 'https://github.com/x/y.git/': Could not resolve host: github.com\n",
+      build);
+  ASSERT_FALSE(pkg.empty());
+  EXPECT_EQ(pkg[0].pattern_id, "build-needs-network");
+  EXPECT_FALSE(parse_failure_patterns(
+      "[[pattern]]\nid = \"x\"\nsymptom = \"x\"\ncause = \"c\"\nfix = \"f\"\nsteps = [\"venv\"]\n",
+      "t.toml"));
+}
+
 }  // namespace
 }  // namespace tailor::diagnose

@@ -95,7 +95,7 @@ mkdir -p "$tmp/sd" && cp -r "$src/tests/e2e/data/tiny_ext" "$tmp/sd/tiny_ext-0.1
 "$TAILOR" build "$tmp/tiny_ext-0.1.0.tar.gz" --arch 7.5 --print-env --work-dir "$tmp/work" >"$tmp/sdist" 2>&1
 expect_eq "sdist exit" "$?" 0
 expect_grep "sdist: pip wheel of the unpacked package folder" \
-  "^(cd $tmp/work/src/tiny_ext-0.1.0 && .* -m pip wheel --no-build-isolation --no-deps -w $tmp/work/wheelhouse $tmp/work/src/tiny_ext-0.1.0)$" "$tmp/sdist"
+  "^(cd $tmp/work/tiny_ext-[0-9a-f]*/src/tiny_ext-0.1.0 && .* -m pip wheel --no-build-isolation --no-deps -w $tmp/work/tiny_ext-[0-9a-f]*/wheelhouse $tmp/work/tiny_ext-[0-9a-f]*/src/tiny_ext-0.1.0)$" "$tmp/sdist"
 rm -f "$tmp/tiny_ext-0.1.0.tar.gz"
 
 expect_eq "--print-env fetched and built nothing" "$(ls -A "$tmp/work" 2>/dev/null | wc -l)" 0

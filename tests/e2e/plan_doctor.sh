@@ -38,4 +38,45 @@ set +e
 rc=$?
 set -e
 [ "$rc" = 2 ] || { cat "$tmp/bad.txt"; fail "bad variant must exit 2 (got $rc)"; }
+# The system-libraries variant: a tree shaped like PyTorch's (cmake/Dependencies.cmake) whose
+# third_party/cpuinfo is an empty submodule and whose other vendored folders are gone
+# (Debian's +dfsg tarball). The plan takes those libraries from the system with their
+# switches; doctor says which are not installed here, with one install command, or that all
+# are; the build stops before building when one is missing, publishing nothing.
+cp -r "$TAILOR_SOURCE_DIR/tests/torch_fixture" "$tmp/sys"
+mkdir -p "$tmp/sys/cmake" "$tmp/sys/third_party/cpuinfo"
+echo "# a PyTorch tree" > "$tmp/sys/cmake/Dependencies.cmake"
+sargs=(--source "$tmp/sys" --arch 7.5 --cuda "$cuda" --python "$py" --without cudnn --work-dir "$tmp/work5")
+"$TAILOR" plan torch "${sargs[@]}" --format json > "$tmp/sys-plan.json" || fail "plan of the system-libraries tree"
+python3 - "$tmp/sys-plan.json" <<'PY' || fail "the plan's system libraries"
+import json, sys
+p = json.load(open(sys.argv[1]))
+p = p.get("plan", p)
+env = p["env"]
+assert env["USE_SYSTEM_CPUINFO"] == "ON" and env["USE_SYSTEM_PYBIND11"] == "ON", env
+assert env["BUILD_CUSTOM_PROTOBUF"] == "OFF" and env["ONNX_NAMESPACE"] == "onnx", env
+assert env["USE_ITT"] == "OFF" and env["USE_FBGEMM"] == "0", env
+libs = {l["name"]: l for l in p["system_libraries"]}
+assert libs["cpuinfo"]["reason"] == "third_party/cpuinfo is missing", libs["cpuinfo"]
+assert libs["cpuinfo"]["packages"] == ["libcpuinfo-dev"], libs["cpuinfo"]
+PY
+set +e
+"$TAILOR" doctor "${sargs[@]}" > "$tmp/sys-doctor.txt" 2>&1
+set -e
+cat "$tmp/sys-doctor.txt"
+if [ -e /usr/include/cpuinfo.h ]; then
+  grep -q '^\[ok  \] system-libs .*cpuinfo' "$tmp/sys-doctor.txt" || fail "doctor: installed system libraries not ok"
+else
+  grep -q '^\[FAIL\] system-libs .*cpuinfo (libcpuinfo-dev)' "$tmp/sys-doctor.txt" || fail "doctor does not name the missing cpuinfo"
+  grep -q 'fix: sudo apt-get install -y .*libcpuinfo-dev' "$tmp/sys-doctor.txt" || fail "doctor gives no install command"
+  grep -q '^\[ok  \] submodules' "$tmp/sys-doctor.txt" || fail "the empty cpuinfo folder counted as a missing submodule"
+  set +e
+  "$TAILOR" build torch "${sargs[@]}" --no-venv --out "$tmp/out5" > "$tmp/sys-build.txt" 2>&1
+  rc=$?
+  set -e
+  [ "$rc" != 0 ] || fail "a build without its system libraries went ahead"
+  grep -q "tailor: error: the build takes libraries from the system, which lacks .*cpuinfo.*sudo apt-get install -y" "$tmp/sys-build.txt" \
+    || { cat "$tmp/sys-build.txt"; fail "the build does not say what to install"; }
+  [ ! -e "$tmp/out5" ] || fail "a stopped build published"
+fi
 echo "doctor e2e: ok"

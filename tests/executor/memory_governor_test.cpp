@@ -681,3 +681,51 @@ TEST(GovernorProc, NinjasOfOneParentShareOneImplicitToken) {
 
 }  // namespace
 }  // namespace tailor::executor
+
+// Each finished compile's peak, its whole subtree, by the unit Ninja's command makes (its
+// `-o`): the report's per-unit peaks, which bench/torch_predict.py reads.
+TEST(GovernorProc, AJobIsNamedByItsCommandsOutput) {
+  ProcessSample sh{60,  50,  60,  "sh",
+                   'S', MiB, 100, {"/bin/sh", "-c", "/usr/bin/c++ -O2 -c ../a.cpp -o obj/a.cpp.o"}};
+  ProcessSample nvcc{70,  50,  70,  "nvcc",
+                     'S', MiB, 100, {"/usr/bin/nvcc", "-c", "k.cu", "-o", "obj/k.cu.o"}};
+  ProcessSample cc1{71,  70,  70,  "cc1plus",
+                    'S', MiB, 100, {"cc1plus", "-quiet", "x.ii", "-o", "/tmp/ccA.s"}};
+  EXPECT_EQ(job_output({&sh}), "obj/a.cpp.o");
+  EXPECT_EQ(job_output({&nvcc, &cc1}), "obj/k.cu.o");
+  EXPECT_EQ(job_output({&cc1}), "");  // a temporary file is no unit
+  ProcessSample bare{80, 50, 80, "sh", 'S', MiB, 100, {"/bin/sh", "-c", "cmake -E touch x"}};
+  EXPECT_EQ(job_output({&bare}), "");
+}
+
+TEST(MemoryGovernor, ReportsEachFinishedUnitsPeakByItsOutput) {
+  auto dir = scratch_dir("governor-units");
+  auto table = std::make_shared<ScriptedTable>();
+  table->procs.push_back(ProcessSample{50, 10, 50, "ninja", 'S', 10 * MiB, 5, {}});
+  GovernorSettings settings = governor_settings();
+  GovernorOptions o;
+  o.fifo_path = (dir / "js.fifo").string();
+  o.max_jobs = 2;
+  o.root = 10;
+  o.table = table;
+  o.settings = &settings;
+  o.own_thread = false;
+  o.available = [] { return uint64_t{64} << 30; };
+  o.signal_fn = [](pid_t, int) { return 0; };
+  auto g = MemoryGovernor::start(o);
+  ASSERT_TRUE(g) << g.error().message;
+  table->procs.push_back(ProcessSample{
+      60, 50, 60, "sh", 'S', 2 * MiB, 100, {"/bin/sh", "-c", "c++ -c a.cpp -o obj/a.cpp.o"}});
+  table->procs.push_back(ProcessSample{
+      61, 60, 60, "cc1plus", 'S', 300 * MiB, 101, {"cc1plus", "a.cpp", "-o", "/tmp/ccA.s"}});
+  (*g)->tick();
+  table->set_rss(61, 500);  // it grows; the peak is what the unit reports
+  (*g)->tick();
+  table->remove(61);
+  table->remove(60);
+  (*g)->tick();
+  GovernorReport r = (*g)->finish();
+  ASSERT_EQ(r.unit_peaks.count("obj/a.cpp.o"), 1u);
+  EXPECT_EQ(r.unit_peaks.at("obj/a.cpp.o"), 502 * MiB);
+  EXPECT_EQ(to_json(r)["unit_peaks_mib"]["obj/a.cpp.o"], 502);
+}

@@ -102,20 +102,31 @@ TEST(TorchPlanGraviton, StepsCloneTagWithSubmodulesThenVenvThenBuild) {
   ResolveOptions o;
   o.base_dir = "/home/ubuntu";  // the relative default work folder is read against it
   TorchPlan p = resolve_torch_plan(graviton_t4g_variant(), graviton_t4g_host(), o);
-  ASSERT_EQ(p.steps.size(), 6u);
+  ASSERT_EQ(p.steps.size(), 4u);
+  // One clone of the tag with its submodules, run from the work folder (which exists before
+  // the first step; the destination does not).
   EXPECT_EQ(p.steps[0].argv,
-            (std::vector<std::string>{"git", "clone", "--recursive", "--depth", "1", "--branch",
-                                      "v2.9.1", "https://github.com/pytorch/pytorch",
+            (std::vector<std::string>{"git", "clone", "--recurse-submodules",
+                                      "--shallow-submodules", "--depth", "1", "--branch", "v2.9.1",
+                                      "https://github.com/pytorch/pytorch",
                                       "/home/ubuntu/tailor-work/pytorch"}));
-  EXPECT_EQ(p.steps[2].argv.back(), "1");  // submodule update --depth 1
-  EXPECT_EQ(p.steps[3].argv, (std::vector<std::string>{"/usr/bin/python3.10", "-m", "venv",
+  EXPECT_EQ(p.steps[0].cwd, "/home/ubuntu/tailor-work");
+  EXPECT_EQ(p.steps[0].role, StepRole::clone);
+  EXPECT_EQ(p.git_url, "https://github.com/pytorch/pytorch");
+  EXPECT_EQ(p.steps[1].argv, (std::vector<std::string>{"/usr/bin/python3.10", "-m", "venv",
                                                        "/home/ubuntu/tailor-work/venv"}));
   // Run in the source tree: a relative interpreter path would name another file there.
-  EXPECT_EQ(p.steps[4].cwd, "/home/ubuntu/tailor-work/pytorch");
-  EXPECT_EQ(p.steps[4].argv.front(), "/home/ubuntu/tailor-work/venv/bin/python");
-  EXPECT_EQ(p.steps[5].argv, (std::vector<std::string>{"/home/ubuntu/tailor-work/venv/bin/python",
+  EXPECT_EQ(p.steps[2].cwd, "/home/ubuntu/tailor-work/pytorch");
+  EXPECT_EQ(p.steps[2].argv.front(), "/home/ubuntu/tailor-work/venv/bin/python");
+  EXPECT_EQ(p.steps[3].argv, (std::vector<std::string>{"/home/ubuntu/tailor-work/venv/bin/python",
                                                        "setup.py", "bdist_wheel"}));
-  EXPECT_TRUE(p.steps[5].uses_plan_env);
+  EXPECT_TRUE(p.steps[3].uses_plan_env);
+  // --git: another remote, in the step and in the flags that ask for this plan again.
+  TorchVariant mirror = graviton_t4g_variant();
+  mirror.git_url = "file:///srv/mirror/pytorch";
+  TorchPlan m = resolve_torch_plan(mirror, graviton_t4g_host(), o);
+  EXPECT_EQ(m.steps[0].argv[8], "file:///srv/mirror/pytorch");
+  EXPECT_NE(plan_command_flags(m).find("--git file:///srv/mirror/pytorch"), std::string::npos);
 }
 
 TEST(TorchPlan, EveryWorkPathIsAbsolute) {

@@ -18,6 +18,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
+/// The wheelhouse at `location` opened as a build opens it, then searched.
+Expected<std::optional<FetchedWheel>> fetch_at(const std::string& location,
+                                               const BuildInputs& inputs,
+                                               const std::string& dest_dir, std::string& why_not) {
+  TAILOR_TRY(store, open_store(location));
+  return fetch_matching_wheel(*store, inputs, dest_dir, why_not);
+}
+
 const char* k_provenance = R"j({"package": "fused_ops", "recipe": "generic", "targets": ["sm_90"],
   "source": {"kind": "example", "tree-sha256": "ab12"},
   "toolchain": {"torch": "2.11.0+cu130 (CUDA 13.0)", "python": "3.12.3", "nvcc": "13.0.88"}})j";
@@ -158,14 +166,14 @@ class FetchTest : public ::testing::Test {
 
 TEST_F(FetchTest, TheMatchingWheelIsCopiedAndChecked) {
   std::string why;
-  auto got = fetch_matching_wheel("file://" + house(), inputs(), (m_dir / "out").string(), why);
+  auto got = fetch_at("file://" + house(), inputs(), (m_dir / "out").string(), why);
   ASSERT_TRUE(got) << got.error().message;
   ASSERT_TRUE(got->has_value()) << why;
   EXPECT_EQ((*got)->sha256, m_sha256);
   EXPECT_TRUE(fs::is_regular_file(m_dir / "out/fused_ops-0.1.0-py3-none-any.whl"));
   auto other = inputs();
   other.targets = {"sm_80"};
-  auto none = fetch_matching_wheel(house(), other, (m_dir / "out").string(), why);
+  auto none = fetch_at(house(), other, (m_dir / "out").string(), why);
   ASSERT_TRUE(none);
   EXPECT_FALSE(none->has_value());
   EXPECT_NE(why.find("other targets"), std::string::npos) << why;
@@ -174,7 +182,7 @@ TEST_F(FetchTest, TheMatchingWheelIsCopiedAndChecked) {
 TEST_F(FetchTest, ATamperedWheelIsRefused) {
   std::ofstream(m_dir / "house/files/sm90/fused_ops-0.1.0-py3-none-any.whl", std::ios::app) << "x";
   std::string why;
-  auto got = fetch_matching_wheel(house(), inputs(), (m_dir / "out").string(), why);
+  auto got = fetch_at(house(), inputs(), (m_dir / "out").string(), why);
   ASSERT_FALSE(got);
   EXPECT_NE(got.error().message.find(m_sha256), std::string::npos) << got.error().message;
   EXPECT_FALSE(fs::exists(m_dir / "out/fused_ops-0.1.0-py3-none-any.whl"));
@@ -188,7 +196,7 @@ TEST_F(FetchTest, AnIndexLinkOutOfItsPlaceIsRefused) {
   j["files"][0]["url"] = "../../../../../etc/fused_ops-0.1.0-py3-none-any.whl";
   ASSERT_TRUE(write_file_atomic(page.string(), j.dump()));
   std::string why;
-  auto got = fetch_matching_wheel(house(), inputs(), (m_dir / "out").string(), why);
+  auto got = fetch_at(house(), inputs(), (m_dir / "out").string(), why);
   ASSERT_FALSE(got);
   EXPECT_NE(got.error().message.find("not to its place"), std::string::npos) << got.error().message;
 }
@@ -197,7 +205,7 @@ TEST_F(FetchTest, AHugeIndexIsBounded) {
   const auto page = m_dir / "house/sm90/simple/fused-ops/index.json";
   fs::resize_file(page, uint64_t{17} << 20);
   std::string why;
-  auto got = fetch_matching_wheel(house(), inputs(), (m_dir / "out").string(), why);
+  auto got = fetch_at(house(), inputs(), (m_dir / "out").string(), why);
   ASSERT_FALSE(got);
   EXPECT_NE(got.error().message.find("larger than"), std::string::npos) << got.error().message;
 }

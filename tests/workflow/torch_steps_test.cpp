@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "support/fake_host.h"
 #include "support/fixtures.h"
@@ -166,6 +167,14 @@ TEST_F(TorchSteps, AFailingCommandStopsTheRunWithItsStepAndTheFirstError) {
   EXPECT_NE(e.find("FAILED: a.o"), std::string::npos) << e;
   EXPECT_EQ(e.find("no wheel"), std::string::npos) << e;  // verification never started
   EXPECT_EQ(build_steps().size(), 1u);
+  // What the run measured stays in the work folder as its report; nothing is published.
+  const std::string last = s.work + "/last-run.report.json";
+  ASSERT_TRUE(fs::exists(last));
+  auto j = nlohmann::json::parse(std::ifstream(last), nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["ok"], false);
+  EXPECT_EQ(j["inputs"]["package"], "torch");
+  EXPECT_FALSE(fs::exists(o.out_dir));
 }
 
 TEST_F(TorchSteps, PlanProblemsStopBeforeAnythingIsLockedOrRun) {
@@ -240,9 +249,10 @@ TEST_F(TorchSteps, AnInterruptBeforeAStepEndsTheRunBeforeIt) {
   EXPECT_FALSE(fs::exists(root.path / "work"));  // not even the plan's folders
 }
 
-// Resume: a clone already made (its .git is there) is not made again; the submodules are
-// brought up to date and the build goes on in it.
-TEST_F(TorchSteps, ResumeSkipsTheCloneWhenTheSourcesGitIsThere) {
+// Without --source the clone is tailor's own step (executor/source_clone.h), run from the
+// work folder, which exists before it (the clone's destination does not); it reuses a clone
+// already made, so a resumed build runs it again and learns the source's identity first.
+TEST_F(TorchSteps, TheCloneIsTailorsOwnStepRunFromTheWorkFolder) {
   variant.source_dir.reset();
   auto c = context();
   auto fresh = state();
@@ -253,8 +263,15 @@ TEST_F(TorchSteps, ResumeSkipsTheCloneWhenTheSourcesGitIsThere) {
     for (const auto& st : s.steps) out.push_back(st.title);
     return out;
   };
-  EXPECT_EQ(titles(fresh), (std::vector<std::string>{"clone source", "sync submodules",
-                                                     "update submodules", "build wheel"}));
+  EXPECT_EQ(titles(fresh), (std::vector<std::string>{"clone source", "build wheel"}));
+  const plan::Step& clone = fresh.steps.front();
+  ASSERT_GE(clone.argv.size(), 8u);
+  EXPECT_EQ(clone.argv[1], "__clone-source");
+  EXPECT_EQ(clone.argv[3], "https://github.com/pytorch/pytorch");
+  EXPECT_EQ(clone.argv[5], fresh.plan.git_tag);
+  EXPECT_EQ(clone.argv[7], (root.path / "work" / "pytorch").string());
+  EXPECT_EQ(clone.cwd, (root.path / "work").string());
+  EXPECT_EQ(clone.role, plan::StepRole::clone);
   EXPECT_FALSE(fresh.identity);  // known after the clone
   fs::create_directories(root.path / "work" / "pytorch" / ".git");
   runner.handler = [](const CommandSpec& spec) -> std::optional<CommandResult> {
@@ -270,8 +287,7 @@ TEST_F(TorchSteps, ResumeSkipsTheCloneWhenTheSourcesGitIsThere) {
   ASSERT_FALSE(torch_steps::resolve_plan(o, c2, resumed));
   auto st = torch_steps::check_source(o, c2, resumed);
   ASSERT_FALSE(st) << st->message;
-  EXPECT_EQ(titles(resumed),
-            (std::vector<std::string>{"sync submodules", "update submodules", "build wheel"}));
+  EXPECT_EQ(titles(resumed), (std::vector<std::string>{"clone source", "build wheel"}));
   ASSERT_TRUE(resumed.identity);
   EXPECT_EQ(resumed.identity->digest, "0123abcd");
   // The commit's time, in the policy the builder applies to the steps' variables.

@@ -1,0 +1,245 @@
+#!/usr/bin/env bash
+# Real PyTorch under tailor, from a clean machine (not part of CI; see bench/RESULTS.md).
+#
+# Parts, each timed (wall seconds printed as "part NAME: Ns"):
+#   root    a Debian trixie root (mmdebstrap, variant buildd, main contrib non-free, deb and
+#           deb-src lines) with pytorch's build dependencies (apt-get build-dep pytorch) and
+#           nvidia-cuda-toolkit 12.4 from non-free (CUDA 12.4 fits torch 2.6; a newer host CUDA
+#           does not) plus g++-13 (nvcc 12.4's newest host compiler), OpenBLAS, CUTLASS, and
+#           Ninja 1.13 from PyPI (the memory governor's jobserver needs it; trixie has 1.12).
+#   source  Debian's pytorch 2.6.0+dfsg source fetched with apt's own tools and a private apt
+#           state (deb-src line for trixie in a private sources file; the host's sources are
+#           untouched), unpacked with its patches applied (dpkg-source -x): the upstream tree
+#           without the vendored third_party/, built against system libraries.
+#   tailor  the tailor under test (--tailor, default build/bin/tailor) copied into the root
+#           with the libraries it links (not the C/C++ runtimes), RUNPATH=$ORIGIN/../lib.
+#   build   inside the root: `tailor doctor` then `tailor build torch --source TREE` for one
+#           GPU target (--arch, default 7.5) with the system-libraries variant, under the
+#           memory governor, nice'd; the build log, report, CMakeCache.txt and ninja log are
+#           kept in OUT.
+#   evidence  the plan's switches in CMakeCache.txt and the nvcc command lines Ninja runs.
+#   cuda      (not by default) the largest ATen CUDA units built now, each measured as the
+#             governor measures a job (bench/ninja_units.py); Ninja builds them last.
+#   inspect   every compiled CUDA object read by `tailor inspect` (its targets).
+#   predict   the whole build's time and memory from the measured units, checked on the
+#             part built (bench/torch_predict.py).
+#
+# usage: bench/torch_real.sh [--root DIR] [--out DIR]
+#          [--parts root,source,tailor,build,evidence,inspect,predict]
+#          [--arch 7.5] [--cpu-target x86-64-v3] [--mirror URL] [--timeout SECONDS] [--tailor PATH]
+#          [--cuda-units 6] [--cuda-timeout 1800]
+# Needs root privileges (mmdebstrap, chroot, mount) and Debian's mirror. Run it with nice
+# on a shared machine; the build part takes hours on 2 cores.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+root=/work/scratch-torch/root
+out=/work/scratch-torch/out
+parts=root,source,tailor,build,evidence,inspect,predict
+arch=7.5
+cpu_target=x86-64-v3
+mirror=http://deb.debian.org/debian
+timeout_s=36000
+cuda_units=6
+cuda_timeout=1800
+tailor="$here/build/bin/tailor"
+while [ $# -gt 0 ]; do
+  case $1 in
+    --root) root=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --parts) parts=$2; shift 2 ;;
+    --arch) arch=$2; shift 2 ;;
+    --cpu-target) cpu_target=$2; shift 2 ;;
+    --mirror) mirror=$2; shift 2 ;;
+    --timeout) timeout_s=$2; shift 2 ;;
+    --tailor) tailor=$2; shift 2 ;;
+    --cuda-units) cuda_units=$2; shift 2 ;;
+    --cuda-timeout) cuda_timeout=$2; shift 2 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[ "$(id -u)" = 0 ] || { echo "needs root (mmdebstrap, chroot, mount)" >&2; exit 2; }
+mkdir -p "$out"
+want() { case ",$parts," in *",$1,"*) return 0 ;; esac; return 1; }
+timed() { # NAME CMD...: runs CMD, prints and records its wall seconds
+  local name=$1 t0 rc; shift
+  t0=$(date +%s)
+  "$@"; rc=$?
+  echo "part $name: $(( $(date +%s) - t0 ))s (rc $rc)" | tee -a "$out/times.txt"
+  return $rc
+}
+# in_root CMD: runs a shell command line in the root, with /proc, /dev, /sys mounted in a
+# private mount namespace (gone when it ends).
+in_root() {
+  unshare -m --propagation private sh -c '
+    r=$1; shift
+    mount -t proc proc "$r/proc" && mount --rbind /dev "$r/dev" && mount -t sysfs sys "$r/sys" &&
+    exec chroot "$r" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin \
+      HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive sh -c "$1"' sh "$root" "$1"
+}
+components="main contrib non-free non-free-firmware"
+
+part_root() {
+  if [ ! -x "$root/usr/bin/apt-get" ]; then
+    mmdebstrap --variant=buildd --components="$components" \
+      --include=ca-certificates,git,dpkg-dev,devscripts \
+      trixie "$root" "deb $mirror trixie $components" "deb-src $mirror trixie $components" ||
+      return 1
+  fi
+  in_root 'apt-get update -q && apt-get build-dep -y -q pytorch &&
+    apt-get install -y -q --no-install-recommends nvidia-cuda-toolkit g++-13 python3-dev \
+      python3-pip python3-setuptools python3-wheel python3-venv ninja-build cmake \
+      libcutlass-dev libcub-dev libcupti-dev libnccl-dev libopenblas-dev patchelf \
+      python3-typing-extensions python3-jinja2 python3-sympy python3-filelock \
+      python3-networkx python3-fsspec' || return 1
+  # Ninja 1.13 (a jobserver client: the memory governor serves it tokens); trixie has 1.12.
+  # Fetched by the host's pip (its index settings), installed from the file in the root.
+  mkdir -p "$root/tmp/wheels" &&
+    python3 -m pip download -q 'ninja>=1.13' --only-binary=:all: --no-deps \
+      --platform manylinux2014_x86_64 --python-version 3.13 -d "$root/tmp/wheels" &&
+    in_root 'python3 -m pip install --break-system-packages -q /tmp/wheels/ninja-*.whl && ninja --version'
+}
+
+part_source() {
+  # apt's own tools with a private state: the host's sources list is not touched.
+  local st="$out/apt-src" dst="$root/src"
+  mkdir -p "$st/lists/partial" "$st/cache/archives/partial" "$dst"
+  echo "deb-src $mirror trixie main contrib" > "$st/sources.list"
+  local opts=(-o Dir::Etc::SourceList="$st/sources.list" -o Dir::Etc::SourceParts=/dev/null
+    -o Dir::State::Lists="$st/lists" -o Dir::Cache="$st/cache"
+    -o APT::Sandbox::User=root)
+  apt-get "${opts[@]}" update -q || return 1
+  (cd "$dst" && apt-get "${opts[@]}" source --download-only pytorch) || return 1
+  # dpkg-source -x applies the patches (debian/patches, quilt format 3.0)
+  (cd "$dst" && rm -rf pytorch-2.6.0* && dpkg-source -x pytorch_*.dsc pytorch-src) || return 1
+  ls "$dst/pytorch-src/debian/patches" | head -100 > "$out/patches.txt"
+  echo "tree: $dst/pytorch-src ($(wc -l < "$out/patches.txt") patches applied)"
+}
+
+# The tailor under test, copied into the root with the libraries it links that are not the
+# C and C++ runtimes (the root's newer ones serve), found through RUNPATH=$ORIGIN/../lib.
+part_tailor() {
+  [ -x "$tailor" ] || { echo "no tailor at $tailor (build it, or pass --tailor)" >&2; return 1; }
+  local dst="$root/opt/tailor"
+  rm -rf "$dst" && mkdir -p "$dst/bin" "$dst/lib" || return 1
+  cp "$tailor" "$dst/bin/tailor" || return 1
+  ldd "$tailor" | awk '/=> \// {print $3}' | while read -r lib; do
+    case "$(basename "$lib")" in
+      libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*|libstdc++*|libgcc_s*) ;;
+      *) cp -L "$lib" "$dst/lib/" ;;
+    esac
+  done
+  in_root 'patchelf --set-rpath "\$ORIGIN/../lib" /opt/tailor/bin/tailor && /opt/tailor/bin/tailor --version'
+}
+
+# The build's flags: one GPU target, a CPU target (AVX2 by default),  CUDA 12.4 (the root's), the root's Python as is, the
+# system-libraries variant (as Debian builds it), cuDNN off (trixie's nvidia-cudnn downloads
+# it from NVIDIA at install time), distributed and NCCL off (Debian's CUDA build needs gloo's
+# CUDA flavour for them), no compiler cache (every unit really compiled).
+build_flags() {
+  echo "--source /src/pytorch-src --arch $arch --cpu-target $cpu_target --cuda 12.4" \
+    "--python /usr/bin/python3" \
+    "--without cudnn --without distributed --without nccl --system-libs"
+}
+
+part_build() {
+  # Debian's own preparation of the tree (debian/rules, override_dh_auto_configure):
+  # googletest from the system, the flatbuffers header regenerated.
+  in_root 'set -e; cd /src/pytorch-src
+    [ -e third_party/googletest ] || cp -r /usr/src/googletest third_party/
+    (cd torch/csrc/jit/serialization && flatc --cpp --gen-mutable --scoped-enums mobile_bytecode.fbs)' ||
+    return 1
+  in_root "/opt/tailor/bin/tailor plan torch $(build_flags)" > "$out/plan.txt" 2>&1
+  in_root "/opt/tailor/bin/tailor doctor torch $(build_flags)" > "$out/doctor.txt" 2>&1
+  echo "doctor: $(tail -1 "$out/doctor.txt")"
+  # The build, nice'd, bounded by --timeout (SIGINT then: tailor stops the tree and keeps
+  # the run's report in the work folder, last-run.report.json).
+  in_root "mkdir -p /build && exec timeout -s INT -k 120 $timeout_s nice -n 10 \
+    /opt/tailor/bin/tailor build torch $(build_flags) --no-venv --cache none \
+      --work-dir /build/work --out /build/out" > "$out/build.out" 2>&1
+  local rc=$?
+  echo "build: exit $rc; $(tail -1 "$out/build.out")"
+  cp "$root/build/work/last-run.report.json" "$out/" 2>/dev/null
+  return 0
+}
+
+# The build tree: at the fixed work path while a build runs (the folder route moves the
+# source there), in the source folder after it.
+tree() {
+  if [ -d "$root/tmp/.tailor-build/torch/build" ]; then echo "$root/tmp/.tailor-build/torch"
+  else echo "$root/src/pytorch-src"; fi
+}
+
+# What reached CMake and nvcc: the plan's switches in CMakeCache.txt, the command Ninja
+# runs for ATen CUDA kernels (ninja -t commands), and nvcc processes running now.
+part_evidence() {
+  local t; t=$(tree)
+  grep -E '^(TORCH_CUDA_ARCH_LIST|CMAKE_CUDA_ARCHITECTURES|CMAKE_CUDA_COMPILER|CMAKE_CUDA_HOST_COMPILER|CMAKE_CUDA_FLAGS|CMAKE_CXX_FLAGS|CMAKE_C_FLAGS|USE_SYSTEM_[A-Z_]*|BUILD_CUSTOM_PROTOBUF|ONNX_NAMESPACE|USE_(CUDA|CUDNN|NCCL|DISTRIBUTED|FBGEMM|ITT|NNPACK|MKLDNN|FLASH_ATTENTION|MEM_EFF_ATTENTION)|BLAS)(:[A-Z]+)?=' \
+    "$t/build/CMakeCache.txt" > "$out/cmakecache.txt"
+  local kernels
+  kernels=$(grep -o '^build caffe2/CMakeFiles/torch_cuda.dir/__/aten/src/ATen/native/cuda/[A-Za-z]*\.cu\.o' \
+    "$t/build/build.ninja" | sed 's/^build //' | head -3)
+  for k in $kernels; do
+    in_root "cd ${t#"$root"}/build && ninja -t commands $k | tail -1"
+  done > "$out/nvcc_commands.txt"
+  ps -eo args | grep -E '^[^ ]*nvcc ' | grep -v grep | head -4 > "$out/nvcc_running.txt"
+  echo "CMakeCache: $(wc -l < "$out/cmakecache.txt") lines; nvcc commands: $(grep -c gencode "$out/nvcc_commands.txt") with -gencode"
+}
+
+# Every CUDA object compiled so far, read by `tailor inspect`: its device code's targets.
+part_inspect() {
+  local t; t=$(tree)
+  (cd "$t/build" && find . -name '*.cu.o' | sort) > "$out/cuda_objects.txt"
+  local n; n=$(wc -l < "$out/cuda_objects.txt")
+  [ "$n" -gt 0 ] || { echo "inspect: no CUDA object yet"; return 0; }
+  (cd "$t/build" && xargs -a "$out/cuda_objects.txt" "$tailor" inspect --json) > "$out/inspect.json"
+  python3 - "$out/inspect.json" <<'PY'
+import collections, json, sys
+d = json.load(open(sys.argv[1]))
+libs = d["libraries"]
+sets = collections.Counter(tuple(l["targets"]) for l in libs)
+print(f"inspect: {len(libs)} CUDA objects; targets: " +
+      ", ".join(f"{' '.join(k) or '(no device code)'} x{v}" for k, v in sets.items()))
+PY
+}
+
+# A few real CUDA units of the configured tree built now, each measured as the governor
+# measures a job (bench/ninja_units.py): Ninja's critical-path order builds every torch_cpu
+# unit before any torch_cuda one, which a short session on few cores never reaches. The
+# largest ATen CUDA sources by size, --cuda-units of them. Run while no build runs: the tree
+# goes to the fixed work path its build.ninja names, and back.
+part_cuda() {
+  local fixed=$root/tmp/.tailor-build/torch
+  [ ! -e "$fixed/build" ] || { echo "cuda: a build is running (the tree is at $fixed)"; return 1; }
+  mkdir -p "$root/opt/tailor/bench" && cp "$here/bench/ninja_units.py" "$root/opt/tailor/bench/"
+  local units
+  units=$(cd "$root/src/pytorch-src" && grep -o '^build caffe2/CMakeFiles/torch_cuda.dir/__/aten/src/ATen/native/cuda/[A-Za-z0-9_]*\.cu\.o' build/build.ninja |
+    sed 's/^build //' | while read -r o; do
+      src=${o#caffe2/CMakeFiles/torch_cuda.dir/__/}; src=${src%.o}
+      [ -e "build/$o" ] || echo "$(stat -c %s "$src") $o"
+    done | sort -rn | head -"$cuda_units" | awk '{print $2}' | tr '\n' ' ')
+  echo "cuda units: $units"
+  rmdir "$fixed" 2>/dev/null; mkdir -p "$(dirname "$fixed")" && mv "$root/src/pytorch-src" "$fixed" || return 1
+  in_root "cd /tmp/.tailor-build/torch/build && timeout -s INT $cuda_timeout nice -n 10 \
+    python3 /opt/tailor/bench/ninja_units.py -- ninja -j2 $units" > "$out/cuda_units.json" 2> "$out/cuda_units.err"
+  mv "$fixed" "$root/src/pytorch-src"
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); u=d["units"]; print("cuda: %d units in %s s: %s" % (len(u), d["wall_s"], ", ".join("%s %.0f s %d MiB" % (k.rsplit("/",1)[1], v["seconds"], v["peak_mib"]) for k,v in u.items())))' "$out/cuda_units.json"
+}
+
+# The whole build predicted from the measured units (bench/torch_predict.py), checked on
+# the part built.
+part_predict() {
+  local t rep=$out/last-run.report.json; t=$(tree)
+  [ -s "$rep" ] || { echo "predict: no report (the build has not stopped yet)"; return 0; }
+  python3 "$here/bench/torch_predict.py" "$rep" "$t/build/build.ninja" --cores "$(nproc)" \
+    --memory-gib "$(awk '/^MemTotal/ {print $2 / 1048576}' /proc/meminfo)" | tee "$out/predict.txt"
+}
+
+want root && { timed root part_root || exit 1; }
+want source && { timed source part_source || exit 1; }
+want tailor && { timed tailor part_tailor || exit 1; }
+want build && { timed build part_build || exit 1; }
+want evidence && { timed evidence part_evidence || exit 1; }
+want cuda && { timed cuda part_cuda || exit 1; }
+want inspect && { timed inspect part_inspect || exit 1; }
+want predict && { timed predict part_predict || exit 1; }
+exit 0
