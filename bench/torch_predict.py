@@ -23,7 +23,7 @@ what was measured. Printed as text, and as JSON with --json.
 Also checked the same way on every other unit (interleaved): the model's error on a sample.
 
 usage: bench/torch_predict.py REPORT.json BUILD_NINJA [--cores N] [--memory-gib G]
-         [--reserve-gib 4] [--json] [--ninja-log .ninja_log]
+         [--reserve-gib 4] [--json] [--ninja-log .ninja_log] [--extra-units cuda_units.json]
 """
 import argparse
 import json
@@ -96,6 +96,8 @@ def main():
     ap.add_argument("--memory-gib", type=float, default=23.0)
     ap.add_argument("--reserve-gib", type=float, default=4.0)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--extra-units", action="append", default=[],
+                    help="bench/ninja_units.py's JSON: more measured units (the cuda part's)")
     ap.add_argument("--ninja-log", help="read the timeline from this .ninja_log's last "
                     "invocation instead (a build still running: no peaks)")
     a = ap.parse_args()
@@ -119,6 +121,17 @@ def main():
                       "group": kind + ":" + library(j["output"]), "start": j["start_ms"] / 1000,
                       "end": j["end_ms"] / 1000, "seconds": (j["end_ms"] - j["start_ms"]) / 1000,
                       "peak_mib": peaks.get(j["output"])})
+    t_last = max((u["end"] for u in units), default=0)
+    for path in a.extra_units:
+        for out, v in json.load(open(path))["units"].items():
+            kind = kinds.get(out)
+            if kind is None or any(u["output"] == out for u in units):
+                continue
+            # Placed after the report's units (they were built after them).
+            units.append({"output": out, "kind": kind, "group": kind + ":" + library(out),
+                          "start": t_last, "end": t_last + v["seconds"], "seconds": v["seconds"],
+                          "peak_mib": v["peak_mib"]})
+            t_last += v["seconds"]
     units.sort(key=lambda u: u["end"])
 
     def estimator(sample):

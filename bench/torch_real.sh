@@ -17,6 +17,8 @@
 #           GPU target (--arch, default 7.5) with the system-libraries variant, under the
 #           memory governor, nice'd; the build log, report, CMakeCache.txt and ninja log are
 #           kept in OUT.
+#   configure (not by default) the build up to CMake's configure (--configure-only), for
+#             the cuda part.
 #   evidence  the plan's switches in CMakeCache.txt and the nvcc command lines Ninja runs.
 #   cuda      (not by default) the largest ATen CUDA units built now, each measured as the
 #             governor measures a job (bench/ninja_units.py); Ninja builds them last.
@@ -40,6 +42,7 @@ cpu_target=x86-64-v3
 mirror=http://deb.debian.org/debian
 timeout_s=36000
 cuda_units=6
+build_extra=
 cuda_timeout=1800
 tailor="$here/build/bin/tailor"
 while [ $# -gt 0 ]; do
@@ -146,16 +149,23 @@ part_build() {
   # googletest from the system, the flatbuffers header regenerated.
   in_root 'set -e; cd /src/pytorch-src
     [ -e third_party/googletest ] || cp -r /usr/src/googletest third_party/
-    (cd torch/csrc/jit/serialization && flatc --cpp --gen-mutable --scoped-enums mobile_bytecode.fbs)' ||
+    # once: a file written again would be a changed source to the next (resumed) build
+    cd torch/csrc/jit/serialization
+    [ mobile_bytecode_generated.h -nt mobile_bytecode.fbs ] ||
+      flatc --cpp --gen-mutable --scoped-enums mobile_bytecode.fbs' ||
     return 1
   in_root "/opt/tailor/bin/tailor plan torch $(build_flags)" > "$out/plan.txt" 2>&1
   in_root "/opt/tailor/bin/tailor doctor torch $(build_flags)" > "$out/doctor.txt" 2>&1
   echo "doctor: $(tail -1 "$out/doctor.txt")"
   # The build, nice'd, bounded by --timeout (SIGINT then: tailor stops the tree and keeps
   # the run's report in the work folder, last-run.report.json).
-  in_root "mkdir -p /build && exec timeout -s INT -k 120 $timeout_s nice -n 10 \
+  # SOURCE_DATE_EPOCH from debian/changelog, as dpkg-buildpackage sets it: the same on every
+  # run, so a second run (--parts build again) resumes the first one's tree.
+  in_root "mkdir -p /build && cd /src/pytorch-src &&
+    export SOURCE_DATE_EPOCH=\$(dpkg-parsechangelog -STimestamp) && cd / &&
+    exec timeout -s INT -k 120 $timeout_s nice -n 10 \
     /opt/tailor/bin/tailor build torch $(build_flags) --no-venv --cache none \
-      --work-dir /build/work --out /build/out" > "$out/build.out" 2>&1
+      --work-dir /build/work --out /build/out $build_extra" > "$out/build.out" 2>&1
   local rc=$?
   echo "build: exit $rc; $(tail -1 "$out/build.out")"
   cp "$root/build/work/last-run.report.json" "$out/" 2>/dev/null
@@ -237,7 +247,8 @@ part_predict() {
 want root && { timed root part_root || exit 1; }
 want source && { timed source part_source || exit 1; }
 want tailor && { timed tailor part_tailor || exit 1; }
-want build && { timed build part_build || exit 1; }
+want configure && { build_extra=--configure-only timed configure part_build || exit 1; }
+want build && { build_extra= timed build part_build || exit 1; }
 want evidence && { timed evidence part_evidence || exit 1; }
 want cuda && { timed cuda part_cuda || exit 1; }
 want inspect && { timed inspect part_inspect || exit 1; }

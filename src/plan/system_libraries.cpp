@@ -127,7 +127,7 @@ void resolve_system_libraries(Context& c) {
       unswitched.push_back(l.folder);
   }
   if (!unswitched.empty())
-    c.add(ProblemSeverity::warning, ProblemKind::input, "system-libs",
+    c.add(ProblemSeverity::warning, ProblemKind::input, "third-party",
           fmt::format("{} {} missing and PyTorch's CMake has no switch to take {} from the "
                       "system: only a tree patched for it (Debian's) builds without",
                       join(unswitched, ", "), unswitched.size() == 1 ? "is" : "are",

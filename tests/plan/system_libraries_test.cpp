@@ -106,7 +106,7 @@ TEST(SystemLibraries, ATreeWithoutItsFoldersTakesTheSystemsCopies) {
   bool warned = false;
   for (const auto& pr : p.problems)
     warned = warned ||
-             (pr.field == "system-libs" && pr.message.find("third_party/fmt") != std::string::npos);
+             (pr.field == "third-party" && pr.message.find("third_party/fmt") != std::string::npos);
   EXPECT_TRUE(warned);
   EXPECT_NE(render_plan_text(p).find("system libs  "), std::string::npos);
 }
