@@ -31,7 +31,7 @@ chamfer3d|https://github.com/ThibaultGROUEIX/ChamferDistancePytorch|364c03c4ec5f
 flownet2-correlation|https://github.com/NVIDIA/flownet2-pytorch|bce69c881ad2b11bef1e6ce9fd0dfd45bd8a1756|networks/correlation_package|flownet2_correlation
 flownet2-channelnorm|https://github.com/NVIDIA/flownet2-pytorch|bce69c881ad2b11bef1e6ce9fd0dfd45bd8a1756|networks/channelnorm_package|flownet2_channelnorm
 flownet2-resample2d|https://github.com/NVIDIA/flownet2-pytorch|bce69c881ad2b11bef1e6ce9fd0dfd45bd8a1756|networks/resample2d_package|flownet2_resample2d
-pointnet2-ops|https://github.com/erikwijmans/Pointnet2_PyTorch|b5ceb6d9ca0467ea34beb81023f96ee82228f626|pointnet2_ops_lib|pointnet2_ops
+pointnet2-ops|https://github.com/erikwijmans/Pointnet2_PyTorch|b5ceb6d9ca0467ea34beb81023f96ee82228f626|pointnet2_ops_lib|pointnet2_ops_kernels
 LIST
 }
 

@@ -5,7 +5,8 @@
 # SOURCE: the bundled example (default), a source folder, an sdist or NAME==VERSION.
 #
 # usage: bench/sandbox_cost.sh [--tailor PATH] [--arch 8.0] [--rounds 3] [SOURCE]
-# Prints one line per build and a summary line; exit 1 when a build fails.
+# Prints the launcher's own cost (20 launches each way), one line per build and a summary
+# line; exit 1 when a build fails.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 tailor="$here/build/bin/tailor"
@@ -25,6 +26,19 @@ done
 out=$(mktemp -d /tmp/sandbox-cost-XXXXXX)
 trap 'rm -rf "$out"' EXIT
 echo "== $(uname -r), uid $(id -u), $(nproc) CPUs, source: ${source:-the bundled example}, arch $arch"
+# The launcher alone, 20 times each way: the fixed path's namespace, and the sandbox (its
+# namespaces, mounts, init and seccomp filter) around `true`.
+mkdir -p "$out/launch"
+for mode in namespace sandbox; do
+  flags=()
+  [ "$mode" = sandbox ] && flags=(--sandbox)
+  start=$(date +%s.%N)
+  for _ in $(seq 20); do
+    "$tailor" __fixed-path --tmpfs /tmp/.tailor-build --bind "$out/launch" /tmp/.tailor-build/sandbox-cost \
+      "${flags[@]}" -- true || { echo "the $mode launcher failed"; exit 1; }
+  done
+  printf 'launch (%s): %.1f ms\n' "$mode" "$(echo "($(date +%s.%N) - $start) * 50" | bc -l)"
+done
 declare -A times
 status=0
 for round in $(seq 1 "$rounds"); do
@@ -42,6 +56,7 @@ for round in $(seq 1 "$rounds"); do
     [ "$rc" = 0 ] || { status=1; tail -n 15 "$w.log"; }
   done
 done
+[ "$rounds" -gt 0 ] || exit $status
 median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 plain=$(echo "${times[plain]}" | median)
 sandbox=$(echo "${times[sandbox]}" | median)

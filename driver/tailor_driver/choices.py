@@ -10,6 +10,7 @@
 #    TORCH_CUDA_ARCH_LIST the package set itself is put back.
 #  - A MAX_JOBS the package set itself (MAX_JOBS=1) gives way to tailor's.
 import os
+import re
 import sys
 
 from . import say
@@ -114,6 +115,41 @@ def requested_targets(extensions, asked_arch):
                        % (say.where_in_source(*needles), flag, ext.name, targets))
 
 
+OLD_STD = re.compile(r"^--?std=(c|gnu)\+\+(98|03|0x|11|1y|14)$")
+
+
+def old_std_back(extensions):
+    # A C++ standard older than C++17 in a package's own compile flags (flownet2's
+    # -std=c++11): torch 2.x's headers refuse it (#error C++17 or later), and torch's build adds
+    # -std=c++17 itself, which the package's flag, coming later, would override. Dropped.
+    for ext in extensions:
+        args = ext.extra_compile_args
+        for key, flags in (args.items() if isinstance(args, dict) else [(None, args)]):
+            if not isinstance(flags, list):
+                continue
+            old = [f for f in flags if isinstance(f, str) and OLD_STD.match(f)]
+            if not old:
+                continue
+            kept = [f for f in flags if f not in old]
+            if key is None:
+                ext.extra_compile_args = kept
+            else:
+                args[key] = kept
+            for flag in old:
+                say.choice("%s: %s (extension %s%s) dropped: torch 2 needs C++17, which its "
+                           "build adds" % (say.where_in_source(flag), flag, ext.name,
+                                           ", " + key if key else ""))
+
+
+def torch_major():
+    # torch's major version, as the build's torch says it (0 when it cannot be read).
+    try:
+        import torch
+        return int(str(torch.__version__).split(".")[0])
+    except (ImportError, ValueError):
+        return 0
+
+
 def take_back_choices():
     # Called before the backend: wraps build_ext.run. The requested targets and MAX_JOBS as
     # tailor started the build.
@@ -133,6 +169,8 @@ def take_back_choices():
         if torch_build and at_once and not getattr(self, "use_ninja", True):
             ninja_on(self, cpp_extension)
         max_jobs_back(asked_jobs)
+        if torch_build and torch_major() >= 2:
+            old_std_back(self.extensions)
         if asked_arch and torch_build:
             requested_targets(self.extensions, asked_arch)
         return original_run(self)

@@ -197,19 +197,37 @@ std::string fish_script(const std::vector<CommandHelp>& cmds) {
 }
 
 // roff: a leading . or ' starts a request; backslash escapes; '-' is a hyphen unless '\-'.
+// Anything beyond ASCII (the help's arrows and multiplication signs) as groff's \[uXXXX].
 std::string roff(std::string_view s) {
   std::string out;
   bool line_start = true;
-  for (char c : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
     // A line that starts with '.' or '\'' would be a request: \& keeps it text.
     if (line_start && (c == '.' || c == '\'')) out += "\\&";
     line_start = c == '\n';
-    if (c == '\\')
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x80) {
+      // One UTF-8 sequence; a malformed one becomes U+FFFD.
+      const size_t len = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+      uint32_t cp = len == 1 ? 0xfffd : byte & (0x7f >> len);
+      for (size_t k = 1; k < len; ++k) {
+        const auto next = i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0;
+        if ((next & 0xc0) != 0x80) {
+          cp = 0xfffd;
+          break;
+        }
+        cp = (cp << 6) | (next & 0x3f);
+      }
+      if (cp != 0xfffd) i += len - 1;
+      out += fmt::format("\\[u{:04X}]", cp);
+    } else if (c == '\\') {
       out += "\\e";
-    else if (c == '-')
+    } else if (c == '-') {
       out += "\\-";
-    else
+    } else {
       out += c;
+    }
   }
   return out;
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 
 #include "compat/file_edits.h"
@@ -324,11 +325,16 @@ Expected<Bridged> bridge_source(const std::string& source_dir, const StackVersio
     // build's fingerprint names the changes, so a different set rebuilds).
     fs::last_write_time(path, tree->times[f], ec);
   }
+  // A shim's time is fixed, so a later build does not recompile what includes it; a shim of
+  // other text changes the build's fingerprint instead (workflow hashes `added`).
+  const auto shim_time = fs::file_time_type::clock::now() - std::chrono::hours(24 * 365 * 10);
   for (const auto& a : added) {
     const fs::path path = fs::path(source_dir) / a.path;
     fs::create_directories(path.parent_path(), ec);
     if (auto w = write_file_atomic(path.string(), a.text); !w) return w.error();
+    fs::last_write_time(path, shim_time, ec);
   }
+  out.added = std::move(added);
   return out;
 }
 

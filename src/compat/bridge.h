@@ -31,16 +31,18 @@ struct SourceChange {
   std::string text() const;
 };
 
-struct Bridged {
-  std::vector<SourceChange> changes;
-  /// Removals the source uses that were left alone, and why (one line each).
-  std::vector<std::string> left_alone;
-};
-
 /// A file of the package: its path relative to the source folder and its text.
 struct SourceFile {
   std::string path;
   std::string text;
+};
+
+struct Bridged {
+  std::vector<SourceChange> changes;
+  /// The files tailor wrote beside the package's (its shims), for the build's fingerprint.
+  std::vector<SourceFile> added;
+  /// Removals the source uses that were left alone, and why (one line each).
+  std::vector<std::string> left_alone;
 };
 
 /// The changes over files in memory: `files` are rewritten in place, files tailor adds

@@ -147,10 +147,4 @@ Expected<void> make_all_mounts_read_only() {
   return {};
 }
 
-Expected<void> enter_empty_network_namespace() {
-  if (::unshare(CLONE_NEWNET) != 0)
-    return make_error("unshare(CLONE_NEWNET): " + errno_text(errno));
-  return {};
-}
-
 }  // namespace tailor

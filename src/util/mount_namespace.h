@@ -47,8 +47,4 @@ Expected<void> bind_mount_fd(int fd, const std::string& to, BindAccess access);
 /// 5.12+); what is mounted afterwards is not affected.
 Expected<void> make_all_mounts_read_only();
 
-/// A new network namespace: only a loopback device, down, so every connection fails
-/// (ENETUNREACH). Needs the namespace's CAP_SYS_ADMIN (after enter_private_mount_namespace).
-Expected<void> enter_empty_network_namespace();
-
 }  // namespace tailor

@@ -34,6 +34,7 @@ StepResult bridge_removed_apis(const ExtensionBuildOptions& o, ExtensionBuildSta
     all += c.text() + "\n";
   }
   rep.compat_left_alone = bridged->left_alone;
+  for (const auto& a : bridged->added) all += a.path + "\n" + a.text;
   if (!all.empty()) {
     rep.env["TAILOR_SOURCE_COMPAT"] =
         Sha256::hex(Sha256::of(std::as_bytes(std::span(all.data(), all.size())))).substr(0, 16);

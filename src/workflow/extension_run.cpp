@@ -347,6 +347,7 @@ StepResult normalise_built_wheel(ExtensionBuildState& s, std::string& wheel) {
   BuildReport& rep = s.result.report;
   auto pin = torch_pin_of(wheel, rep);
   if (!pin) return stop(BuildStatus::verify_failed, pin.error().message);
+  if (*pin) rep.provenance->torch_requirement = (*pin)->requirement;
   auto n = normalise_wheel(
       wheel, {s.identity->source_date_epoch, provenance_file_text(*rep.provenance), {}, {}, *pin});
   if (!n) {

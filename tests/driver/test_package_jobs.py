@@ -94,3 +94,22 @@ class CommandJobs(DriverTest):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class OldStandard(DriverTest):
+    def test_a_standard_before_cxx17_is_dropped(self):
+        from support import Extension
+        from tailor_driver import choices
+        self.write("setup.py", "cxx_args = ['-std=c++11']\nnvcc_args = ['-std=c++14', '-O2']\n")
+        ext = Extension("channelnorm_cuda", ["a.cc", "b.cu"],
+                        {"cxx": ["-std=c++11"], "nvcc": ["-std=c++14", "-O2"]})
+        keep = Extension("k", ["c.cc"], ["-std=c++17", "-O3"])
+        with self.said() as lines:
+            choices.old_std_back([ext, keep])
+        self.assertEqual(ext.extra_compile_args, {"cxx": [], "nvcc": ["-O2"]})
+        self.assertEqual(keep.extra_compile_args, ["-std=c++17", "-O3"])
+        self.assertEqual(lines, [
+            "tailor: package choice: setup.py:1: -std=c++11 (extension channelnorm_cuda, cxx) "
+            "dropped: torch 2 needs C++17, which its build adds",
+            "tailor: package choice: setup.py:2: -std=c++14 (extension channelnorm_cuda, nvcc) "
+            "dropped: torch 2 needs C++17, which its build adds"])

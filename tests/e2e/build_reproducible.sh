@@ -112,7 +112,9 @@ expect_eq "a copy's epoch: 1980-01-01" "$(prov a source_date_epoch)" 315532800
 SOURCE_DATE_EPOCH=1000000000 "$TAILOR" build --verify-reproducible "$(ls "$tmp"/out-a/*.whl)" "$tmp/second/checkout/tiny_ext" \
   --work-dir "$tmp/verify" --progress quiet >"$tmp/v5.out" 2>"$tmp/v5.err"
 expect_eq "verify-reproducible, another epoch: exit 1" "$?" 1
-expect_grep "names the causes" "^tailor: error: not reproduced: .* differ (time fields: [0-9]*, provenance keys: 1)" "$tmp/v5.err"
+# (RECORD's content follows the provenance's hash: content 1.)
+expect_grep "names the causes" "^tailor: error: not reproduced: .* differ (content: 1, time fields: [0-9]*, provenance keys: 1)" "$tmp/v5.err"
+expect_grep "names RECORD's content" "RECORD: content: " "$tmp/v5.err"
 expect_grep "names the provenance key" "tailor-provenance.json: provenance keys: .*source_date_epoch (315532800 vs 1000000000)" "$tmp/v5.err"
 
 # No provenance, or an sdist's without the sdist: one error line, exit 2.
