@@ -73,7 +73,8 @@ const std::map<std::string, std::string>& command_details() {
   static const std::map<std::string, std::string> details = [] {
     auto doc = data::toml_document("cli/commands.toml");
     std::map<std::string, std::string> out;
-    for (const auto& [name, table] : doc["command"].entries()) {
+    for (const auto& [key, table] : doc["command"].entries()) {
+      const std::string& name = key;  // clang 14 captures no structured binding in a lambda
       if (std::none_of(std::begin(k_commands), std::end(k_commands),
                        [&](const CommandEntry& c) { return c.name == name; }))
         table.fail("not a command of tailor");
