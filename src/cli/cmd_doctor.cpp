@@ -17,6 +17,7 @@
 #include "plan/cross_target.h"
 #include "plan/torch_doctor.h"
 #include "probe/cxx_runtime.h"
+#include "util/strings.h"
 #include "util/text_escape.h"
 #include "workflow/torch_build.h"
 

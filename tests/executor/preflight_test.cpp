@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 using namespace tailor::executor;
+namespace cuda = tailor::cuda;
 
 namespace {
 PreflightFacts healthy() {
