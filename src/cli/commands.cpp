@@ -242,6 +242,10 @@ int run_command_line(int argc, char** argv) {
   // A torch build's clone step (hidden too; executor/source_clone.h).
   if (argc >= 2 && argv[1] == executor::k_clone_command)
     return executor::run_clone_command(std::vector<std::string>(argv + 2, argv + argc));
+  // Chosen Ninja targets of a configured tree under the builder's governor (hidden too;
+  // workflow/governed_targets.h).
+  if (argc >= 2 && std::string_view(argv[1]) == "__governed")
+    return run_governed_command(std::vector<std::string>(argv + 2, argv + argc));
   CLI::App app{"tailor: made-to-measure PyTorch builds", "tailor"};
   RunFn run;
   add_commands(app, run);

@@ -41,6 +41,9 @@ void setup_dist(CLI::App& sub, RunFn& run);
 void setup_report(CLI::App& sub, RunFn& run);
 void setup_publish(CLI::App& sub, RunFn& run);
 
+/// The hidden `tailor __governed ...` (cli/cmd_governed.cpp), its arguments after the name.
+int run_governed_command(const std::vector<std::string>& args);
+
 /// Entry point used by the thin main: parses argv, runs one command, prints errors as
 /// `tailor: error: ...` and returns the exit code.
 int run_tailor(int argc, char** argv);
