@@ -151,12 +151,11 @@ uint64_t place_invocations(std::vector<NinjaJob>& jobs, uint64_t base_ms) {
   return invocation_end;
 }
 
-void classify_jobs(std::vector<NinjaJob>& jobs, std::string_view build_ninja) {
-  // output -> (rule, first input), from "build OUT: RULE IN ..." lines ("$ " escapes a space).
-  std::map<std::string, std::pair<std::string, std::string>, std::less<>> edges;
-  build_ninja = build_ninja.substr(0, k_max_build_ninja_bytes);
+std::vector<NinjaEdge> parse_ninja_edges(std::string_view build_ninja, size_t max_edges) {
+  // "build OUT: RULE IN ..." lines ("$ " escapes a space); the first output names the edge.
+  std::vector<NinjaEdge> edges;
   size_t at = 0;
-  while (at < build_ninja.size() && edges.size() < 200000) {
+  while (at < build_ninja.size() && edges.size() < max_edges) {
     size_t end = build_ninja.find('\n', at);
     std::string_view line =
         build_ninja.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
@@ -175,19 +174,18 @@ void classify_jobs(std::vector<NinjaJob>& jobs, std::string_view build_ninja) {
       }
     }
     if (colon == std::string_view::npos) continue;
-    std::string out;
+    NinjaEdge e;
     for (size_t i = 0; i < colon; ++i) {
       if (line[i] == '$' && i + 1 < colon)
         ++i;
       else if (line[i] == ' ')
         break;  // several outputs: the first names the edge
-      out += line[i];
+      e.output += line[i];
     }
     std::string_view rest = line.substr(colon + 1);
     while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
     size_t sp = rest.find(' ');
-    std::string rule(rest.substr(0, sp));
-    std::string input;
+    e.rule = std::string(rest.substr(0, sp));
     if (sp != std::string_view::npos) {
       std::string_view in = rest.substr(sp + 1);
       while (!in.empty() && in.front() == ' ') in.remove_prefix(1);
@@ -196,11 +194,43 @@ void classify_jobs(std::vector<NinjaJob>& jobs, std::string_view build_ninja) {
           ++i;
         else if (in[i] == ' ' || in[i] == '|')
           break;
-        input += in[i];
+        e.input += in[i];
       }
     }
-    edges.emplace(std::move(out), std::make_pair(std::move(rule), std::move(input)));
+    edges.push_back(std::move(e));
   }
+  return edges;
+}
+
+std::string job_kind(std::string_view rule, std::string_view input, std::string_view output) {
+  // The rule decides where it says what it runs: CMake's CUDA_COMPILER__<target>_...,
+  // CXX_COMPILER__..., C_COMPILER__..., *_LINKER__..., CUSTOM_COMMAND (a code generator,
+  // whatever it writes), torch's cpp_extension cuda_compile and link (the build driver's
+  // copies end in _mN or _sK). A target's name (c10_cuda) says nothing.
+  auto starts = [&](std::string_view p) { return rule.substr(0, p.size()) == p; };
+  if (starts("CUDA_COMPILER") || starts("cuda_compile")) return "cu";
+  if (starts("CXX_COMPILER")) return "cpp";
+  if (starts("C_COMPILER")) return "c";
+  if (rule.find("LINKER") != std::string_view::npos || starts("link") || starts("cuda_devlink") ||
+      starts("CMAKE_SYMLINK"))
+    return "link";
+  if (starts("CUSTOM_COMMAND") || rule == "phony" || starts("RERUN_CMAKE") || rule == "CLEAN" ||
+      rule == "HELP")
+    return "other";
+  std::string_view ext = extension_of(input.empty() ? output : input);
+  std::string_view out_ext = extension_of(output);
+  if (ext == ".cu") return "cu";
+  if (ext == ".cpp" || ext == ".cc" || ext == ".cxx" || ext == ".C") return "cpp";
+  if (ext == ".c") return "c";
+  if (out_ext == ".so" || out_ext == ".a" || output.find(".so.") != std::string_view::npos)
+    return "link";
+  return "other";
+}
+
+void classify_jobs(std::vector<NinjaJob>& jobs, std::string_view build_ninja) {
+  std::map<std::string, std::pair<std::string, std::string>, std::less<>> edges;
+  for (auto& e : parse_ninja_edges(build_ninja.substr(0, k_max_build_ninja_bytes), 200000))
+    edges.emplace(std::move(e.output), std::make_pair(std::move(e.rule), std::move(e.input)));
   for (auto& j : jobs) {
     std::string_view rule, input;
     if (auto it = edges.find(j.output); it != edges.end()) {
@@ -208,19 +238,7 @@ void classify_jobs(std::vector<NinjaJob>& jobs, std::string_view build_ninja) {
       input = it->second.second;
       j.input = std::string(input);
     }
-    std::string_view ext = extension_of(input.empty() ? std::string_view(j.output) : input);
-    std::string_view out_ext = extension_of(j.output);
-    if (ext == ".cu" || rule.find("cuda") != std::string_view::npos)
-      j.kind = "cu";
-    else if (ext == ".cpp" || ext == ".cc" || ext == ".cxx" || ext == ".C")
-      j.kind = "cpp";
-    else if (ext == ".c")
-      j.kind = "c";
-    else if (rule.find("link") != std::string_view::npos || out_ext == ".so" || out_ext == ".a" ||
-             j.output.find(".so.") != std::string::npos)
-      j.kind = "link";
-    else
-      j.kind = "other";
+    j.kind = job_kind(rule, input, j.output);
   }
 }
 

@@ -53,6 +53,19 @@ Expected<NinjaLog> parse_ninja_log(std::string_view text, size_t from_offset = 0
 /// first). Returns where the last one ends.
 uint64_t place_invocations(std::vector<NinjaJob>& jobs, uint64_t base_ms = 0);
 
+/// A build.ninja's edges: each "build OUT...: RULE IN..." line's first output, rule and
+/// first input, in order, at most `max_edges` (linear in the text; never throws). Its
+/// `include`d and `subninja` files are not read.
+struct NinjaEdge {
+  std::string output, rule, input;
+};
+std::vector<NinjaEdge> parse_ninja_edges(std::string_view build_ninja, size_t max_edges);
+
+/// A job's kind from the rule that made it, where the rule says what it runs (CMake's
+/// CUDA_COMPILER/CXX_COMPILER/C_COMPILER/*_LINKER/CUSTOM_COMMAND, cpp_extension's
+/// cuda_compile and link), else from the input's (or output's) extension.
+std::string job_kind(std::string_view rule, std::string_view input, std::string_view output);
+
 /// The job kind of an output from the rule that made it (a build.ninja text: "build OUT:
 /// RULE IN ..." lines, read up to its first 16 MiB) and the input's extension: ".cu" ->
 /// "cu", ".cpp/.cc/.cxx/.C" -> "cpp", ".c" -> "c", a link rule or a .so/.a/executable

@@ -1,0 +1,127 @@
+#include "workflow/build_prediction.h"
+
+#include <map>
+#include <set>
+
+#include "executor/ninja_log.h"
+#include "plan/torch_catalog.h"
+#include "util/user_file.h"
+
+namespace tailor::workflow {
+
+namespace {
+constexpr uint64_t k_max_input_bytes = uint64_t{512} << 20;
+constexpr size_t k_max_edges = 2000000;
+}  // namespace
+
+std::vector<plan::BuildUnit> build_units_from_ninja(std::string_view build_ninja) {
+  std::vector<plan::BuildUnit> units;
+  for (const auto& e : executor::parse_ninja_edges(build_ninja, k_max_edges)) {
+    if (e.rule == "phony" || e.rule == "CLEAN" || e.rule == "HELP" ||
+        e.rule.starts_with("RERUN_CMAKE") || e.output.ends_with(".util"))
+      continue;
+    units.push_back({e.output, executor::job_kind(e.rule, e.input, e.output),
+                     plan::cmake_target_of(e.output)});
+  }
+  return units;
+}
+
+Expected<double> add_measured_units(const nlohmann::json& report,
+                                    const std::vector<plan::BuildUnit>& units, double base_s,
+                                    std::vector<plan::MeasuredUnit>& out) {
+  const nlohmann::json* run =
+      report.is_object() && report.contains("run") && report["run"].is_object() ? &report["run"]
+                                                                                 : nullptr;
+  if (!run || !run->contains("job_timeline") || !(*run)["job_timeline"].is_array())
+    return make_error("no run.job_timeline (not a tailor build report)");
+  std::map<std::string, const plan::BuildUnit*> known;
+  for (const auto& u : units) known.emplace(u.output, &u);
+  std::set<std::string> seen;
+  for (const auto& m : out) seen.insert(m.unit.output);
+  std::map<std::string, uint64_t> peaks;
+  if (auto m = run->find("memory"); m != run->end() && m->is_object())
+    if (auto p = m->find("unit_peaks_mib"); p != m->end() && p->is_object())
+      for (const auto& [path, v] : p->items())
+        if (v.is_number_unsigned()) peaks[path] = v.get<uint64_t>();
+  double last = base_s;
+  for (const auto& job : (*run)["job_timeline"]) {
+    if (!job.is_object()) continue;
+    auto output = job.find("output");
+    auto start = job.find("start_ms");
+    auto end = job.find("end_ms");
+    if (output == job.end() || start == job.end() || end == job.end() || !output->is_string() ||
+        !start->is_number_unsigned() || !end->is_number_unsigned())
+      continue;
+    const double s0 = static_cast<double>(start->get<uint64_t>()) / 1000.0;
+    const double s1 = static_cast<double>(end->get<uint64_t>()) / 1000.0;
+    auto it = known.find(output->get<std::string>());
+    if (it == known.end() || s1 < s0 || !seen.insert(it->first).second) continue;
+    plan::MeasuredUnit m{*it->second, s1 - s0, base_s + s1, std::nullopt};
+    if (auto p = peaks.find(it->first); p != peaks.end()) m.peak_mib = p->second;
+    out.push_back(std::move(m));
+    last = std::max(last, base_s + s1);
+  }
+  return last;
+}
+
+Expected<PredictionResult> predict_from_files(const PredictionInput& in) {
+  TAILOR_TRY(text, read_text_file(in.build_ninja, k_max_input_bytes, BinaryData::refused));
+  std::vector<plan::BuildUnit> units = build_units_from_ninja(text);
+  if (units.empty()) return make_error(in.build_ninja + ": no build edges (not a build.ninja)");
+  std::vector<plan::MeasuredUnit> measured;
+  double base = 0;
+  for (const auto& path : in.reports) {
+    TAILOR_TRY(report_text, read_text_file(path, k_max_input_bytes, BinaryData::refused));
+    nlohmann::json j = nlohmann::json::parse(report_text, nullptr, false);
+    if (j.is_discarded()) return make_error(path + ": not JSON (a tailor build report)");
+    auto end = add_measured_units(j, units, base, measured);
+    if (!end) return make_error(path + ": " + end.error().message);
+    base = *end;
+  }
+  if (measured.empty())
+    return make_error("the reports measured no unit of " + in.build_ninja +
+                      " (a report of another tree?)");
+  PredictionResult r;
+  r.prediction = plan::predict_build(measured, units, in.cores, in.memory_gib,
+                                     plan::torch_catalog().estimates);
+  if (in.check) r.checks = plan::check_prediction(measured);
+  return r;
+}
+
+nlohmann::json prediction_json(const PredictionResult& r) {
+  const plan::BuildPrediction& p = r.prediction;
+  nlohmann::json kinds = nlohmann::json::object();
+  for (const auto& k : p.kinds)
+    kinds[k.kind] = {{"total", k.total},
+                     {"measured", k.measured},
+                     {"mean_s", k.mean_s},
+                     {"peak_mib", k.peak_mib},
+                     {"predicted_cpu_s", k.predicted_s}};
+  nlohmann::json j = {{"units_total", p.units_total},
+                      {"units_measured", p.units_measured},
+                      {"units_with_peak", p.units_with_peak},
+                      {"kinds", kinds},
+                      {"kinds_not_measured", p.kinds_not_measured},
+                      {"measured_cpu_s", p.measured_cpu_s},
+                      {"remaining_cpu_s", p.remaining_cpu_s},
+                      {"whole_cpu_s", p.whole_cpu_s()},
+                      {"machine",
+                       {{"cores", p.cores},
+                        {"memory_gib", p.memory_gib},
+                        {"reserve_gib", p.reserve_gib},
+                        {"jobs", p.jobs},
+                        {"peak_per_job_mib", p.peak_per_job_mib},
+                        {"memory_needed_gib", p.memory_needed_gib},
+                        {"whole_wall_h", p.whole_wall_h},
+                        {"remaining_wall_h", p.remaining_wall_h}}}};
+  for (const auto& c : r.checks)
+    j["checks"][c.name] = {{"fit_units", c.fit_units},
+                           {"test_units", c.test_units},
+                           {"predicted_cpu_s", c.predicted_s},
+                           {"measured_cpu_s", c.measured_s},
+                           {"error", c.error()},
+                           {"kinds_not_fitted", c.kinds_not_fitted}};
+  return j;
+}
+
+}  // namespace tailor::workflow
