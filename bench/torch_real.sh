@@ -22,6 +22,9 @@
 #   evidence  the plan's switches in CMakeCache.txt and the nvcc command lines Ninja runs.
 #   cuda      (not by default) the largest ATen CUDA units built now, each measured as the
 #             governor measures a job (bench/ninja_units.py); Ninja builds them last.
+#   cuda-governed (not by default) the heaviest ATen CUDA units (--governed-units; their
+#             objects removed first) built under tailor's own builder and memory governor
+#             (`tailor __governed`): each unit's time and peak from tailor's report.
 #   inspect   every compiled CUDA object read by `tailor inspect` (its targets).
 #   predict   the whole build's time and memory from the measured units, checked on the
 #             part built (bench/torch_predict.py).
@@ -44,6 +47,7 @@ timeout_s=36000
 cuda_units=6
 build_extra=
 cuda_timeout=1800
+governed_units="Indexing GridSampler SoftMax Normalization int4mm RNN EmbeddingBag"
 tailor="$here/build/bin/tailor"
 while [ $# -gt 0 ]; do
   case $1 in
@@ -57,6 +61,7 @@ while [ $# -gt 0 ]; do
     --tailor) tailor=$2; shift 2 ;;
     --cuda-units) cuda_units=$2; shift 2 ;;
     --cuda-timeout) cuda_timeout=$2; shift 2 ;;
+    --governed-units) governed_units=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -235,6 +240,31 @@ part_cuda() {
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); u=d["units"]; print("cuda: %d units in %s s: %s" % (len(u), d["wall_s"], ", ".join("%s %.0f s %d MiB" % (k.rsplit("/",1)[1], v["seconds"], v["peak_mib"]) for k,v in u.items())))' "$out/cuda_units.json"
 }
 
+# The heaviest ATen CUDA units under tailor's builder and memory governor (`tailor __governed`:
+# the jobserver, each unit's peak, the report's timeline), at nice 10 with 2 jobs. Their
+# objects are removed first so Ninja builds them now. Run while no build runs: the tree is
+# built where its build.ninja says (the fixed work path), moved there and back if need be.
+part_cuda_governed() {
+  local fixed=$root/tmp/.tailor-build/torch moved= targets= u
+  local dir=caffe2/CMakeFiles/torch_cuda.dir/__/aten/src/ATen/native/cuda
+  if [ ! -e "$fixed/build" ]; then
+    rmdir "$fixed" 2>/dev/null; mkdir -p "$(dirname "$fixed")" &&
+      mv "$root/src/pytorch-src" "$fixed" && moved=1 || return 1
+  fi
+  for u in $governed_units; do
+    rm -f "$fixed/build/$dir/$u.cu.o"; targets="$targets $dir/$u.cu.o"
+  done
+  in_root "cd / && timeout -s INT -k 120 $cuda_timeout nice -n 10 /opt/tailor/bin/tailor __governed \
+    --build-dir /tmp/.tailor-build/torch/build --work-dir /build/governed --max-jobs 2 \
+    --timeout $cuda_timeout --report /build/governed/cuda.report.json $targets" \
+    > "$out/cuda_governed.out" 2>&1
+  local rc=$?
+  [ -z "$moved" ] || mv "$fixed" "$root/src/pytorch-src"
+  cp "$root/build/governed/cuda.report.json" "$out/cuda_governed.report.json" 2>/dev/null
+  grep '^unit ' "$out/cuda_governed.out"
+  return $rc
+}
+
 # The whole build predicted from the measured units (bench/torch_predict.py), checked on
 # the part built.
 part_predict() {
@@ -251,6 +281,7 @@ want configure && { build_extra=--configure-only timed configure part_build || e
 want build && { build_extra= timed build part_build || exit 1; }
 want evidence && { timed evidence part_evidence || exit 1; }
 want cuda && { timed cuda part_cuda || exit 1; }
+want cuda-governed && { timed cuda-governed part_cuda_governed || exit 1; }
 want inspect && { timed inspect part_inspect || exit 1; }
 want predict && { timed predict part_predict || exit 1; }
 exit 0

@@ -42,8 +42,9 @@ int run_prediction(const PlanOptions& o) {
   auto r = workflow::predict_from_files(in);
   if (!r) return report_error(r.error().message);
   if (o.format == "json") {
-    std::fputs((with_schema(workflow::prediction_json(*r), "plan-prediction").dump(2) + "\n").c_str(),
-               stdout);
+    std::fputs(
+        (with_schema(workflow::prediction_json(*r), "plan-prediction").dump(2) + "\n").c_str(),
+        stdout);
     return k_exit_ok;
   }
   std::string text = plan::render_prediction(r->prediction);

@@ -1,13 +1,12 @@
 #include "plan/torch_estimate.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
-
-#include <fmt/ranges.h>
 
 namespace tailor::plan {
 
@@ -182,8 +181,7 @@ BuildPrediction predict_build(const std::vector<MeasuredUnit>& measured,
     by_memory = static_cast<int>(std::floor(std::max(0.0, memory_gib - k.reserve_gib) * 1024.0 /
                                             static_cast<double>(p.peak_per_job_mib)));
   p.jobs = std::max(1, std::min(p.cores, by_memory));
-  p.memory_needed_gib =
-      k.reserve_gib + p.jobs * static_cast<double>(p.peak_per_job_mib) / 1024.0;
+  p.memory_needed_gib = k.reserve_gib + p.jobs * static_cast<double>(p.peak_per_job_mib) / 1024.0;
   p.whole_wall_h = p.whole_cpu_s() / p.jobs / 3600.0;
   p.remaining_wall_h = p.remaining_cpu_s / p.jobs / 3600.0;
   return p;
@@ -237,9 +235,10 @@ std::string render_prediction(const BuildPrediction& p) {
              : fmt::format("; kinds not measured (every unit's mean used): {}\n",
                            fmt::join(p.kinds_not_measured, ", "));
   for (const auto& k : p.kinds)
-    out += fmt::format("  {:<6} {:>5} units, {:>5} measured, mean {:.1f} s, peak {} MiB, {:.1f} "
-                       "CPU-hours predicted\n",
-                       k.kind, k.total, k.measured, k.mean_s, k.peak_mib, k.predicted_s / 3600);
+    out += fmt::format(
+        "  {:<6} {:>5} units, {:>5} measured, mean {:.1f} s, peak {} MiB, {:.1f} "
+        "CPU-hours predicted\n",
+        k.kind, k.total, k.measured, k.mean_s, k.peak_mib, k.predicted_s / 3600);
   return out;
 }
 
@@ -247,9 +246,9 @@ std::string render_check(const PredictionCheck& c) {
   return fmt::format(
       "check {}: fitted on {} units, {} predicted: {:.0f} s against {:.0f} s measured ({:+.1f}%){}",
       c.name, c.fit_units, c.test_units, c.predicted_s, c.measured_s, c.error() * 100,
-      c.kinds_not_fitted.empty()
-          ? ""
-          : fmt::format(" (kinds the fit never measured: {})", fmt::join(c.kinds_not_fitted, ", ")));
+      c.kinds_not_fitted.empty() ? ""
+                                 : fmt::format(" (kinds the fit never measured: {})",
+                                               fmt::join(c.kinds_not_fitted, ", ")));
 }
 
 }  // namespace tailor::plan

@@ -46,7 +46,7 @@ struct BuildUnit {
 struct MeasuredUnit {
   BuildUnit unit;
   double seconds = 0;
-  double end_s = 0;                 ///< on the measured runs' one timeline (checks split by it)
+  double end_s = 0;                  ///< on the measured runs' one timeline (checks split by it)
   std::optional<uint64_t> peak_mib;  ///< its process tree's peak, when sampled
 };
 
@@ -56,8 +56,8 @@ std::string cmake_target_of(std::string_view output);
 struct KindPrediction {
   std::string kind;
   size_t total = 0, measured = 0;
-  double mean_s = 0;      ///< over the measured units of the kind; 0 when none
-  uint64_t peak_mib = 0;  ///< the highest measured peak of the kind
+  double mean_s = 0;       ///< over the measured units of the kind; 0 when none
+  uint64_t peak_mib = 0;   ///< the highest measured peak of the kind
   double predicted_s = 0;  ///< CPU seconds of its units not measured
 };
 

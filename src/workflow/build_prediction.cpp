@@ -20,8 +20,8 @@ std::vector<plan::BuildUnit> build_units_from_ninja(std::string_view build_ninja
     if (e.rule == "phony" || e.rule == "CLEAN" || e.rule == "HELP" ||
         e.rule.starts_with("RERUN_CMAKE") || e.output.ends_with(".util"))
       continue;
-    units.push_back({e.output, executor::job_kind(e.rule, e.input, e.output),
-                     plan::cmake_target_of(e.output)});
+    units.push_back(
+        {e.output, executor::job_kind(e.rule, e.input, e.output), plan::cmake_target_of(e.output)});
   }
   return units;
 }
@@ -31,7 +31,7 @@ Expected<double> add_measured_units(const nlohmann::json& report,
                                     std::vector<plan::MeasuredUnit>& out) {
   const nlohmann::json* run =
       report.is_object() && report.contains("run") && report["run"].is_object() ? &report["run"]
-                                                                                 : nullptr;
+                                                                                : nullptr;
   if (!run || !run->contains("job_timeline") || !(*run)["job_timeline"].is_array())
     return make_error("no run.job_timeline (not a tailor build report)");
   std::map<std::string, const plan::BuildUnit*> known;

@@ -21,8 +21,8 @@ Expected<GovernedOptions> check_governed_options(GovernedOptions o) {
   if (o.work_dir.empty()) return make_error("__governed: --work-dir is required");
   o.build_dir = fs::absolute(o.build_dir, ec).lexically_normal().string();
   if (!fs::is_regular_file(fs::path(o.build_dir) / "build.ninja", ec))
-    return make_error(fmt::format("__governed: {}: no build.ninja (a configured build folder)",
-                                  o.build_dir));
+    return make_error(
+        fmt::format("__governed: {}: no build.ninja (a configured build folder)", o.build_dir));
   o.work_dir = fs::absolute(o.work_dir, ec).lexically_normal().string();
   if (o.targets.empty()) return make_error("__governed: no Ninja target given");
   for (const auto& t : o.targets)

@@ -17,11 +17,11 @@
 namespace tailor::workflow {
 
 struct GovernedOptions {
-  std::string build_dir;             ///< holds build.ninja
-  std::string work_dir;              ///< the run's log, jobserver fifo and report
-  std::vector<std::string> targets;  ///< Ninja targets, as `ninja TARGET...` takes them
-  std::string report_path;           ///< "": WORK/governed.report.json
-  int max_jobs = 0;                  ///< 0: the host's build cores
+  std::string build_dir;                         ///< holds build.ninja
+  std::string work_dir;                          ///< the run's log, jobserver fifo and report
+  std::vector<std::string> targets;              ///< Ninja targets, as `ninja TARGET...` takes them
+  std::string report_path;                       ///< "": WORK/governed.report.json
+  int max_jobs = 0;                              ///< 0: the host's build cores
   uint64_t prior_job_bytes = uint64_t{2} << 30;  ///< a job's memory before one is measured
   std::chrono::seconds timeout{3600};
 };

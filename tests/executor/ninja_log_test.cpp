@@ -139,6 +139,44 @@ TEST(NinjaLog, JobKindsComeFromTheRuleAndTheInput) {
   classify_jobs(jobs, "build broken line without colon\nbuild :\nbuild x.o:");  // never throws
 }
 
+TEST(NinjaLog, CMakeRulesDecideTheKindNotTheTargetsName) {
+  // As PyTorch's configured tree has them (rules in CMakeFiles/rules.ninja): c10_cuda's C++
+  // units are C++, whatever the target is called; a code generator's .cpp outputs are its
+  // own step, not compile units.
+  std::string build_ninja =
+      "build c10/cuda/CMakeFiles/c10_cuda.dir/CUDAFunctions.cpp.o: "
+      "CXX_COMPILER__c10_cuda_unscanned_Release /src/c10/cuda/CUDAFunctions.cpp || gen\n"
+      "build caffe2/CMakeFiles/torch_cuda.dir/__/aten/src/ATen/native/cuda/Indexing.cu.o: "
+      "CUDA_COMPILER__torch_cuda_unscanned_Release /src/aten/src/ATen/native/cuda/Indexing.cu\n"
+      "build aten/src/ATen/RegisterCUDA.cpp aten/src/ATen/RegisterCPU.cpp: CUSTOM_COMMAND "
+      "/src/torchgen/gen.py\n"
+      "build /t/torch/csrc/autograd/generated/Functions.cpp: CUSTOM_COMMAND\n"
+      "build lib/libc10_cuda.so: CXX_SHARED_LIBRARY_LINKER__c10_cuda_Release x.o\n"
+      "build m.o: cuda_compile_m2 k.cu\n"
+      "build d.o: cuda_devlink a.o\n";
+  std::vector<NinjaJob> jobs = {
+      {"c10/cuda/CMakeFiles/c10_cuda.dir/CUDAFunctions.cpp.o", 0, 1, ""},
+      {"caffe2/CMakeFiles/torch_cuda.dir/__/aten/src/ATen/native/cuda/Indexing.cu.o", 0, 1, ""},
+      {"aten/src/ATen/RegisterCUDA.cpp", 0, 1, ""},
+      {"/t/torch/csrc/autograd/generated/Functions.cpp", 0, 1, ""},
+      {"lib/libc10_cuda.so", 0, 1, ""},
+      {"m.o", 0, 1, ""},
+      {"d.o", 0, 1, ""}};
+  classify_jobs(jobs, build_ninja);
+  EXPECT_EQ(jobs[0].kind, "cpp");
+  EXPECT_EQ(jobs[1].kind, "cu");
+  EXPECT_EQ(jobs[2].kind, "other");
+  EXPECT_EQ(jobs[3].kind, "other");
+  EXPECT_EQ(jobs[4].kind, "link");
+  EXPECT_EQ(jobs[5].kind, "cu");
+  EXPECT_EQ(jobs[6].kind, "link");
+  auto edges = parse_ninja_edges(build_ninja, 3);
+  ASSERT_EQ(edges.size(), 3u) << "bounded";
+  EXPECT_EQ(edges[2].output, "aten/src/ATen/RegisterCUDA.cpp");
+  EXPECT_EQ(edges[2].rule, "CUSTOM_COMMAND");
+  EXPECT_EQ(edges[2].input, "/src/torchgen/gen.py");
+}
+
 TEST(NinjaLog, CollectsWhatThisRunAppendedUnderTheBuildFolder) {
   fs::path root = tailor::test::scratch_dir("ninja_log") / "build";
   fs::create_directories(root / "temp.linux");
