@@ -124,4 +124,21 @@ nlohmann::json prediction_json(const PredictionResult& r) {
   return j;
 }
 
+std::optional<nlohmann::json> predict_for_report(const nlohmann::json& report,
+                                                 const std::string& build_ninja, int cores,
+                                                 double memory_gib) {
+  auto text = read_text_file(build_ninja, k_max_input_bytes, BinaryData::refused);
+  if (!text) return std::nullopt;
+  std::vector<plan::BuildUnit> units = build_units_from_ninja(*text);
+  std::vector<plan::MeasuredUnit> measured;
+  if (!add_measured_units(report, units, 0, measured) || measured.empty()) return std::nullopt;
+  PredictionResult r;
+  r.prediction =
+      plan::predict_build(measured, units, cores, memory_gib, plan::torch_catalog().estimates);
+  r.checks = plan::check_prediction(measured);
+  nlohmann::json j = prediction_json(r);
+  j["build_ninja"] = build_ninja;
+  return j;
+}
+
 }  // namespace tailor::workflow

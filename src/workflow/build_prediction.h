@@ -5,6 +5,7 @@
 // last-run.report.json carries.
 #pragma once
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,5 +42,12 @@ struct PredictionResult {
 Expected<PredictionResult> predict_from_files(const PredictionInput& in);
 
 nlohmann::json prediction_json(const PredictionResult& r);
+
+/// The prediction a partial run's report carries (`prediction`, for the machine it ran on):
+/// from the report itself (its JSON) and the tree's build.ninja, with both checks; unset
+/// when the tree has no build.ninja yet or the report measured none of its units.
+std::optional<nlohmann::json> predict_for_report(const nlohmann::json& report,
+                                                 const std::string& build_ninja, int cores,
+                                                 double memory_gib);
 
 }  // namespace tailor::workflow

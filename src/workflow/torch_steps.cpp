@@ -27,6 +27,7 @@
 #include "util/sha256.h"
 #include "util/strings.h"
 #include "util/version.h"
+#include "workflow/build_prediction.h"
 
 namespace fs = std::filesystem;
 
@@ -287,7 +288,15 @@ TorchStepResult run_build(const TorchBuildOptions& o, TorchBuildContext& ctx, To
   // peaks): its report stays in the work folder, never published (the next run replaces it).
   if (run.stop && run.outcome) {
     rep.ok = false;
-    (void)write_file_atomic(s.work + "/last-run.report.json", to_json(rep).dump(2) + "\n");
+    nlohmann::json j = to_json(rep);
+    // What the units it measured say of the whole build, on this machine.
+    const uint64_t memory =
+        s.host.memory.cgroup_limit ? s.host.memory.cgroup_limit : s.host.memory.total;
+    if (auto predicted =
+            predict_for_report(j, p.run.ninja_root + "/build.ninja", s.host.cpu.build_cores(),
+                               static_cast<double>(memory) / (1ull << 30)))
+      j["prediction"] = std::move(*predicted);
+    (void)write_file_atomic(s.work + "/last-run.report.json", j.dump(2) + "\n");
   }
   if (run.stop && run.outcome && !run.outcome->interrupted && interrupt_signal() == 0) {
     if (const auto& block = run.error_block) {

@@ -11,8 +11,8 @@ MeasuredUnit unit(std::string out, std::string kind, std::string target, double 
 }
 
 TEST(BuildPrediction, UnitsTakeTheirGroupsMeanElseTheirKindsElseEveryUnits) {
-  std::vector<BuildUnit> units = {{"a.o", "cpp", "c10"},   {"b.o", "cpp", "c10"},
-                                  {"c.o", "cpp", "c10"},   {"d.o", "cpp", "torch_cpu"},
+  std::vector<BuildUnit> units = {{"a.o", "cpp", "c10"},       {"b.o", "cpp", "c10"},
+                                  {"c.o", "cpp", "c10"},       {"d.o", "cpp", "torch_cpu"},
                                   {"e.o", "cpp", "torch_cpu"}, {"k.o", "cu", "torch_cuda"},
                                   {"l.so", "link", ""}};
   std::vector<MeasuredUnit> measured = {
@@ -44,13 +44,14 @@ TEST(BuildPrediction, ChecksPredictHeldOutUnitsFromTheRest) {
   std::vector<MeasuredUnit> m;
   // First half: C++ units of 10 s; second half: C++ of 10 s and a CUDA unit of 100 s,
   // a kind the first half never measured.
-  for (int i = 0; i < 4; ++i) m.push_back(unit("a" + std::to_string(i), "cpp", "t", 10, 10.0 * (i + 1)));
+  for (int i = 0; i < 4; ++i)
+    m.push_back(unit("a" + std::to_string(i), "cpp", "t", 10, 10.0 * (i + 1)));
   m.push_back(unit("b0", "cpp", "t", 10, 50));
   m.push_back(unit("k0", "cu", "t", 30, 80));
   auto checks = check_prediction(m);
   ASSERT_EQ(checks.size(), 2u);
   EXPECT_EQ(checks[0].name, "interleaved");
-  EXPECT_EQ(checks[0].fit_units, 3u);  // a0 a2 b0 by end time
+  EXPECT_EQ(checks[0].fit_units, 3u);   // a0 a2 b0 by end time
   EXPECT_EQ(checks[0].test_units, 3u);  // a1 a3 k0
   EXPECT_DOUBLE_EQ(checks[0].measured_s, 50);
   EXPECT_DOUBLE_EQ(checks[0].predicted_s, 30);  // k0: no cu in the fit, every unit's 10 s

@@ -152,7 +152,17 @@ TEST_F(TorchSteps, TheChainRunsThePlansCommandWithItsEnvironmentThenStopsWhereNo
 }
 
 TEST_F(TorchSteps, AFailingCommandStopsTheRunWithItsStepAndTheFirstError) {
-  runner.handler = [](const CommandSpec&) -> std::optional<CommandResult> {
+  // The build configured its tree and finished one of its two units before it failed.
+  const fs::path tree = root.path / "src" / "build";
+  runner.handler = [tree](const CommandSpec& spec) -> std::optional<CommandResult> {
+    if (spec.argv.size() > 1 && spec.argv[1] == "setup.py") {
+      fs::create_directories(tree);
+      std::ofstream(tree / "build.ninja")
+          << "build c10/CMakeFiles/c10.dir/A.cpp.o: CXX_COMPILER__c10_unscanned_Release A.cpp\n"
+             "build c10/CMakeFiles/c10.dir/B.cpp.o: CXX_COMPILER__c10_unscanned_Release B.cpp\n";
+      std::ofstream(tree / ".ninja_log")
+          << "# ninja log v5\n0\t8000\t0\tc10/CMakeFiles/c10.dir/A.cpp.o\tabc\n";
+    }
     return ran(
         1,
         "[1/2] nvcc -c a.cu -o a.o\nFAILED: a.o\na.cu(3): error: identifier \"x\" is undefined\n");
@@ -174,6 +184,11 @@ TEST_F(TorchSteps, AFailingCommandStopsTheRunWithItsStepAndTheFirstError) {
   ASSERT_FALSE(j.is_discarded());
   EXPECT_EQ(j["ok"], false);
   EXPECT_EQ(j["inputs"]["package"], "torch");
+  // It carries the whole build's prediction from the unit it measured, for this machine.
+  ASSERT_TRUE(j.contains("prediction")) << j.dump(2).substr(0, 2000);
+  EXPECT_EQ(j["prediction"]["units_total"], 2);
+  EXPECT_EQ(j["prediction"]["units_measured"], 1);
+  EXPECT_EQ(j["prediction"]["remaining_cpu_s"], 8.0);
   EXPECT_FALSE(fs::exists(o.out_dir));
 }
 
