@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "util/files.h"
+#include "util/strings.h"
 
 namespace tailor::executor {
 
@@ -130,12 +131,38 @@ Expected<FixedFolder> FixedFolder::acquire(const std::string& real, const std::s
   return FixedFolder(std::move(lock), real, fixed);
 }
 
+// What a run killed with -9 left in the fixed folder goes back to the work folder its
+// marker names, where that folder has no entry of the same name (one it has wins): a
+// --source tree is the user's own, and a build tree is hours of work.
+Expected<void> FixedFolder::return_left_contents() {
+  const std::string marker = (fs::path(m_fixed) / k_moved_from_marker).string();
+  auto text = read_file(marker);
+  if (!text) return {};
+  const std::string origin(trim(*text));
+  std::error_code ec;
+  if (!origin.empty() && fs::is_directory(origin, ec)) {
+    TAILOR_TRY(left, names_in(m_fixed));
+    for (const auto& name : left) {
+      if (stays_in_work_folder(name) || name == k_moved_from_marker) continue;
+      const std::string to = (fs::path(origin) / name).string();
+      if (fs::exists(fs::symlink_status(to, ec))) continue;
+      TAILOR_TRY_VOID(move_entry((fs::path(m_fixed) / name).string(), to));
+    }
+  }
+  return remove_entry(marker);
+}
+
 Expected<void> FixedFolder::move_in() {
+  TAILOR_TRY_VOID(return_left_contents());
   TAILOR_TRY(left, names_in(m_fixed));
   for (const auto& name : left)
     if (!stays_in_work_folder(name))
       TAILOR_TRY_VOID(remove_entry((fs::path(m_fixed) / name).string()));
   m_linked.clear();
+  // Where the contents come from, before the first moves: a run killed from here on leaves
+  // them for return_left_contents.
+  TAILOR_TRY_VOID(
+      write_file_atomic((fs::path(m_fixed) / k_moved_from_marker).string(), m_real + "\n"));
   TAILOR_TRY(names, names_in(m_real));
   for (const auto& name : names) {
     if (stays_in_work_folder(name)) continue;
@@ -159,7 +186,7 @@ Expected<void> FixedFolder::move_in() {
 Expected<void> FixedFolder::move_out() {
   TAILOR_TRY(names, names_in(m_fixed));
   for (const auto& name : names) {
-    if (stays_in_work_folder(name)) continue;
+    if (stays_in_work_folder(name) || name == k_moved_from_marker) continue;
     const std::string from = (fs::path(m_fixed) / name).string(),
                       to = (fs::path(m_real) / name).string();
     if (std::find(m_linked.begin(), m_linked.end(), name) != m_linked.end()) {
@@ -170,7 +197,7 @@ Expected<void> FixedFolder::move_out() {
     TAILOR_TRY_VOID(move_entry(from, to));
   }
   m_linked.clear();
-  return {};
+  return remove_entry((fs::path(m_fixed) / k_moved_from_marker).string());
 }
 
 }  // namespace tailor::executor

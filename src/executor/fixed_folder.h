@@ -7,8 +7,9 @@
 // a fifo or socket (the jobserver's, held open by tailor) stays too, linked from the fixed
 // folder. The fixed folder is held under a folder lock (folder_lock.h), so a second build
 // of the same package, from any work folder, waits and says so. A tailor killed with -9
-// leaves the contents in the fixed folder: the package's next build there clears them, and
-// the work folder's next build prepares its source again (its build tree is gone).
+// leaves the contents in the fixed folder, with a marker naming the work folder they came
+// from: the package's next build first moves them back there (where that folder has no
+// entry of the same name), so neither a --source tree nor a build tree is lost.
 #pragma once
 #include <cstdio>
 #include <string>
@@ -43,7 +44,11 @@ class FixedFolder {
 
   const std::string& fixed() const { return m_fixed; }
 
+  /// The marker in the fixed folder: the work folder its contents came from.
+  static constexpr const char* k_moved_from_marker = ".tailor-moved-from";
+
  private:
+  Expected<void> return_left_contents();
   FixedFolder(FolderLock lock, std::string real, std::string fixed)
       : m_lock(std::move(lock)), m_real(std::move(real)), m_fixed(std::move(fixed)) {}
   FolderLock m_lock;

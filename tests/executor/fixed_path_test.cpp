@@ -584,6 +584,47 @@ TEST(FixedFolder, MovesTheWorkFolderInAndOutAcrossFileSystems) {
   fs::remove_all(root);
 }
 
+// A tailor killed with -9 in the middle of a build leaves the work folder's contents in the
+// fixed folder; the next build of the package, from this work folder or another, must give
+// them back (a --source tree is the user's own), never clear them.
+TEST(FixedFolder, ARunKilledLeavesItsContentsWhichTheNextBuildGivesBack) {
+  tailor::test::TempDir root("fixed_folder_killed");
+  tailor::test::TempDir work("fixed_folder_killed_work");
+  tailor::test::TempDir other("fixed_folder_killed_other");
+  const fs::path real = work.path, fixed = root.path / "pkg";
+  fs::create_directories(real / "src" / "build");
+  { std::ofstream(real / "src" / "setup.py") << "source\n"; }
+  { std::ofstream(real / "src" / "build" / "a.o") << "hours of work\n"; }
+  {
+    auto killed = FixedFolder::acquire(real.string(), fixed.string(), false, nullptr);
+    ASSERT_TRUE(killed) << killed.error().message;
+    ASSERT_TRUE(killed->move_in());
+    ASSERT_FALSE(fs::exists(real / "src"));
+  }  // no move_out: the process died; its lock goes with it
+  // The same work folder's next build: the tree back, then in again for the run.
+  {
+    auto next = FixedFolder::acquire(real.string(), fixed.string(), false, nullptr);
+    ASSERT_TRUE(next) << next.error().message;
+    ASSERT_TRUE(next->move_in());
+    EXPECT_EQ(tailor::test::slurp_text((fixed / "src" / "build" / "a.o").string()),
+              "hours of work\n");
+    EXPECT_EQ(tailor::test::slurp_text((fixed / ".tailor-moved-from").string()),
+              real.string() + "\n");
+  }  // killed again
+  // Another work folder's build of the package: the tree goes back where it came from.
+  fs::create_directories(other.path / "src");
+  { std::ofstream(other.path / "src" / "setup.py") << "other source\n"; }
+  auto third = FixedFolder::acquire(other.path.string(), fixed.string(), false, nullptr);
+  ASSERT_TRUE(third) << third.error().message;
+  ASSERT_TRUE(third->move_in());
+  EXPECT_EQ(tailor::test::slurp_text((real / "src" / "build" / "a.o").string()), "hours of work\n");
+  EXPECT_EQ(tailor::test::slurp_text((real / "src" / "setup.py").string()), "source\n");
+  EXPECT_EQ(tailor::test::slurp_text((fixed / "src" / "setup.py").string()), "other source\n");
+  ASSERT_TRUE(third->move_out());
+  EXPECT_FALSE(fs::exists(fixed / ".tailor-moved-from"));
+  EXPECT_EQ(tailor::test::slurp_text((other.path / "src" / "setup.py").string()), "other source\n");
+}
+
 TEST(FixedFolder, RefusesALinkOrAnotherUsersFolder) {
   tailor::test::TempDir root("fixed_folder_refuse");
   fs::create_directories(root.path / "elsewhere");
