@@ -14,10 +14,16 @@ namespace fs = std::filesystem;
 
 namespace tailor::plan {
 
-const std::vector<SystemLibrary>& system_libraries() {
-  static const std::vector<SystemLibrary> table = [] {
+namespace {
+struct Tables {
+  std::vector<SystemLibrary> libraries, blas;
+};
+
+// The one loader of data/pytorch/system_libraries.toml.
+const Tables& tables() {
+  static const Tables t = [] {
     auto doc = data::toml_document("pytorch/system_libraries.toml");
-    std::vector<SystemLibrary> out;
+    Tables out;
     for (const auto& row : doc["library"].array()) {
       SystemLibrary l;
       l.name = row["name"].string();
@@ -34,12 +40,24 @@ const std::vector<SystemLibrary>& system_libraries() {
       if (l.without.empty() == (l.debian.empty() || l.files.empty()))
         row.fail("needs either debian and files (a system copy) or without (none)");
       if (l.folder.rfind("third_party/", 0) != 0) row["folder"].fail("not under third_party/");
-      out.push_back(std::move(l));
+      out.libraries.push_back(std::move(l));
+    }
+    for (const auto& row : doc["blas"].array()) {
+      SystemLibrary l;
+      l.name = row["name"].string();
+      l.debian = row["debian"].strings_or_empty();
+      l.files = row["files"].strings_or_empty();
+      if (l.debian.empty() || l.files.empty()) row.fail("needs debian and files");
+      out.blas.push_back(std::move(l));
     }
     return out;
   }();
-  return table;
+  return t;
 }
+}  // namespace
+
+const std::vector<SystemLibrary>& system_libraries() { return tables().libraries; }
+const std::vector<SystemLibrary>& blas_libraries() { return tables().blas; }
 
 std::vector<std::string> missing_vendored_folders(const std::string& source_dir) {
   std::vector<std::string> out;
@@ -85,6 +103,15 @@ void resolve_system_libraries(Context& c) {
   const bool all = p.variant.system_libs.value_or(false);
   std::vector<std::string> missing;
   if (p.variant.source_dir) missing = missing_vendored_folders(p.layout.source_dir);
+  // The plan's BLAS, in a tree shaped like PyTorch's (a test fixture needs none): from the
+  // system whatever third_party/ holds, so doctor and the build's preflight check it.
+  std::error_code ec;
+  if (p.variant.source_dir &&
+      fs::is_regular_file(fs::path(p.layout.source_dir) / "cmake" / "Dependencies.cmake", ec))
+    for (const auto& b : blas_libraries())
+      if (to_lower(b.name) == to_lower(p.blas))
+        p.system_libraries.push_back({to_lower(b.name), "", "", "", b.debian, b.files,
+                                      "the plan's BLAS (BLAS=" + p.blas + ")"});
   if (!all && missing.empty()) return;
   if (all) p.env["USE_SYSTEM_LIBS"] = "ON";
   std::vector<std::string> unswitched;

@@ -27,6 +27,8 @@ struct SystemLibrary {
 };
 
 const std::vector<SystemLibrary>& system_libraries();
+/// The [[blas]] rows (folder empty): the BLAS a plan names, taken from the system.
+const std::vector<SystemLibrary>& blas_libraries();
 
 /// A library a plan takes from the system, and why ("--system-libs", "third_party/cpuinfo
 /// is missing").

@@ -160,5 +160,44 @@ TEST(SystemLibraries, DoctorNamesTheMissingPackagesInOneInstallCommand) {
   }
 }
 
+// The plan's BLAS (OpenBLAS) comes from the system in any PyTorch tree: Debian's 2.6.0 tree
+// stopped in CMake on "Could not find OpenBLAS" after 25 s, with doctor saying ready.
+TEST(SystemLibraries, ThePlansBlasIsCheckedWithItsPackage) {
+  Tree t;
+  TorchPlan p = resolve_torch_plan(variant_for(t.path()), testing::x86_cuda128_host());
+  ASSERT_EQ(p.blas, "OpenBLAS");
+  const SystemLibraryUse* blas = use_of(p, "openblas");
+  ASSERT_NE(blas, nullptr);
+  EXPECT_EQ(blas->reason, "the plan's BLAS (BLAS=OpenBLAS)");
+  EXPECT_EQ(blas->debian, std::vector<std::string>{"libopenblas-dev"});
+  DoctorFacts facts;
+  facts.system_missing = missing_system_libraries(p.system_libraries, [](const std::string& f) {
+    return f.find("openblas") == std::string::npos;
+  });
+  ASSERT_EQ(facts.system_missing.missing.size(), 1u);
+  EXPECT_EQ(facts.system_missing.install_command, "sudo apt-get install -y libopenblas-dev");
+  DoctorReport r = run_torch_doctor(p, testing::x86_cuda128_host(), facts);
+  auto it = std::find_if(r.checks.begin(), r.checks.end(),
+                         [](const DoctorCheck& c) { return c.name == "system-libs"; });
+  ASSERT_NE(it, r.checks.end());
+  EXPECT_FALSE(it->ok);
+  EXPECT_NE(it->detail.find("openblas (libopenblas-dev)"), std::string::npos) << it->detail;
+  // Debian's layout: the header in the multiarch openblas-pthread folder.
+  auto debian = missing_system_libraries(p.system_libraries, [](const std::string& f) {
+    return f.find("openblas") == std::string::npos ||
+           f == "/usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h" ||
+           f == "/usr/lib/x86_64-linux-gnu/libopenblas.so";
+  });
+  EXPECT_TRUE(debian.missing.empty());
+  // With MKL no OpenBLAS; a tree that is not PyTorch's (the test fixture) needs none.
+  TorchVariant mkl = variant_for(t.path());
+  mkl.blas = "mkl";
+  EXPECT_EQ(use_of(resolve_torch_plan(mkl, testing::x86_cuda128_host()), "openblas"), nullptr);
+  fs::remove(t.dir.path / "cmake" / "Dependencies.cmake");
+  EXPECT_EQ(
+      use_of(resolve_torch_plan(variant_for(t.path()), testing::x86_cuda128_host()), "openblas"),
+      nullptr);
+}
+
 }  // namespace
 }  // namespace tailor::plan
