@@ -93,8 +93,9 @@ void setup_plan(CLI::App& sub, RunFn& run) {
   sub.add_option("--format", o->format, "text, json, sh or dockerfile")
       ->check(CLI::IsMember({"text", "json", "sh", "dockerfile"}));
   sub.add_option("--measured", o->measured,
-                 "a build report (a partial run leaves last-run.report.json in its work folder): "
-                 "predict the whole build from the units it measured (repeatable)");
+                 "a build report (a partial run leaves last-run.report.json in its work folder) "
+                 "or a .ninja_log: predict the whole build from the units it measured "
+                 "(repeatable)");
   sub.add_option("--build-ninja", o->build_ninja,
                  "with --measured: the configured tree's build.ninja (every unit of the build)");
   sub.add_option("--cores", o->cores, "with --measured: the machine's cores (default this one's)")

@@ -72,8 +72,19 @@ Expected<PredictionResult> predict_from_files(const PredictionInput& in) {
   double base = 0;
   for (const auto& path : in.reports) {
     TAILOR_TRY(report_text, read_text_file(path, k_max_input_bytes, BinaryData::refused));
-    nlohmann::json j = nlohmann::json::parse(report_text, nullptr, false);
-    if (j.is_discarded()) return make_error(path + ": not JSON (a tailor build report)");
+    nlohmann::json j;
+    if (report_text.starts_with("# ninja log v")) {
+      // Ninja's own log (a run that left no report): its times, no peaks, its
+      // invocations one after another.
+      auto log = executor::parse_ninja_log(report_text);
+      if (!log) return make_error(path + ": " + log.error().message);
+      executor::place_invocations(log->jobs);
+      j["run"]["job_timeline"] = executor::jobs_to_json(log->jobs);
+    } else {
+      j = nlohmann::json::parse(report_text, nullptr, false);
+      if (j.is_discarded())
+        return make_error(path + ": not JSON (a tailor build report or a .ninja_log)");
+    }
     auto end = add_measured_units(j, units, base, measured);
     if (!end) return make_error(path + ": " + end.error().message);
     base = *end;

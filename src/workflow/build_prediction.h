@@ -27,7 +27,9 @@ Expected<double> add_measured_units(const nlohmann::json& report,
                                     std::vector<plan::MeasuredUnit>& out);
 
 struct PredictionInput {
-  std::vector<std::string> reports;  ///< one after another on the timeline
+  /// Build reports, or Ninja's .ninja_log of a run that left none (times, no peaks), one
+  /// after another on the timeline.
+  std::vector<std::string> reports;
   std::string build_ninja;
   int cores = 1;
   double memory_gib = 0;

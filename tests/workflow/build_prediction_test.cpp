@@ -97,6 +97,15 @@ TEST(BuildPrediction, FromFilesWithChecks) {
   EXPECT_EQ(j["kinds"]["cpp"]["measured"], 2);
   EXPECT_TRUE(j["checks"].contains("interleaved"));
 
+  // Ninja's own log of a run that left no report: its units, after the report's.
+  std::ofstream(dir / "ninja_log")
+      << "# ninja log v5\n0\t20000\t0\tc10/CMakeFiles/c10.dir/B.cpp.o\th\n";
+  in.reports = {(dir / "r.json").string(), (dir / "ninja_log").string()};
+  auto both = predict_from_files(in);
+  ASSERT_TRUE(both) << both.error().message;
+  EXPECT_EQ(both->prediction.units_measured, 4u);
+  EXPECT_DOUBLE_EQ(both->prediction.measured_cpu_s, 4 + 10 + 30 + 20);
+
   in.reports = {(dir / "other.json").string()};
   auto none = predict_from_files(in);
   ASSERT_FALSE(none);
@@ -104,7 +113,8 @@ TEST(BuildPrediction, FromFilesWithChecks) {
   in.reports = {(dir / "bad.json").string()};
   auto bad = predict_from_files(in);
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message.find("bad.json: not JSON"), std::string::npos);
+  EXPECT_NE(bad.error().message.find("bad.json: not JSON (a tailor build report or a .ninja_log)"),
+            std::string::npos);
   in.reports = {(dir / "r.json").string()};
   in.build_ninja = (dir / "missing.ninja").string();
   EXPECT_FALSE(predict_from_files(in));
