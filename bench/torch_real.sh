@@ -27,7 +27,7 @@
 #             (`tailor __governed`): each unit's time and peak from tailor's report.
 #   inspect   every compiled CUDA object read by `tailor inspect` (its targets).
 #   predict   the whole build's time and memory from the measured units, checked on the
-#             part built (bench/torch_predict.py).
+#             part built (`tailor plan torch --measured ... --check`).
 #
 # usage: bench/torch_real.sh [--root DIR] [--out DIR]
 #          [--parts root,source,tailor,build,evidence,inspect,predict]
@@ -265,13 +265,23 @@ part_cuda_governed() {
   return $rc
 }
 
-# The whole build predicted from the measured units (bench/torch_predict.py), checked on
-# the part built.
+# The whole build predicted from the measured units by `tailor plan torch --measured`, checked
+# on the part built (--check: every other unit from the rest; the second half from the
+# first): the build's report (or the tree's .ninja_log when the run left none) and the
+# governed CUDA units' reports, for this machine and two larger ones.
 part_predict() {
-  local t rep=$out/last-run.report.json; t=$(tree)
-  [ -s "$rep" ] || { echo "predict: no report (the build has not stopped yet)"; return 0; }
-  python3 "$here/bench/torch_predict.py" "$rep" "$t/build/build.ninja" --cores "$(nproc)" \
-    --memory-gib "$(awk '/^MemTotal/ {print $2 / 1048576}' /proc/meminfo)" | tee "$out/predict.txt"
+  local t rep=$out/last-run.report.json measured=() r; t=$(tree)
+  [ -s "$rep" ] && measured+=(--measured "$rep")
+  for r in "$out"/cuda_governed*.report.json; do [ -s "$r" ] && measured+=(--measured "$r"); done
+  [ ${#measured[@]} -gt 0 ] || { echo "predict: no report (the build has not stopped yet)"; return 0; }
+  "$tailor" plan torch "${measured[@]}" --build-ninja "$t/build/build.ninja" --check \
+    --cores "$(nproc)" --memory "$(awk '/^MemTotal/ {print $2 / 1048576}' /proc/meminfo)" |
+    tee "$out/predict.txt"
+  for m in "16 128" "64 256"; do
+    set -- $m
+    "$tailor" plan torch "${measured[@]}" --build-ninja "$t/build/build.ninja" --cores "$1" \
+      --memory "$2" | head -1 | tee -a "$out/predict.txt"
+  done
 }
 
 want root && { timed root part_root || exit 1; }

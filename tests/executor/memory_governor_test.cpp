@@ -683,7 +683,7 @@ TEST(GovernorProc, NinjasOfOneParentShareOneImplicitToken) {
 }  // namespace tailor::executor
 
 // Each finished compile's peak, its whole subtree, by the unit Ninja's command makes (its
-// `-o`): the report's per-unit peaks, which bench/torch_predict.py reads.
+// `-o`): the report's per-unit peaks, which `tailor plan torch --measured` reads.
 TEST(GovernorProc, AJobIsNamedByItsCommandsOutput) {
   ProcessSample sh{60,  50,  60,  "sh",
                    'S', MiB, 100, {"/bin/sh", "-c", "/usr/bin/c++ -O2 -c ../a.cpp -o obj/a.cpp.o"}};
