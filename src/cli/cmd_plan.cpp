@@ -23,6 +23,7 @@ struct PlanOptions {
   int cores = 0;          ///< 0: this machine's build cores
   double memory_gib = 0;  ///< 0: this machine's memory
   bool check = false;
+  bool cpu_time = false;
 };
 
 int run_prediction(const PlanOptions& o) {
@@ -30,7 +31,8 @@ int run_prediction(const PlanOptions& o) {
     return report_error("plan --measured: --build-ninja FILE (the tree's build.ninja) is needed");
   if (o.format != "text" && o.format != "json")
     return report_error("plan --measured: --format text or json");
-  workflow::PredictionInput in{o.measured, o.build_ninja, o.cores, o.memory_gib, o.check};
+  workflow::PredictionInput in{o.measured,   o.build_ninja, o.cores,
+                               o.memory_gib, o.check,       o.cpu_time};
   if (in.cores <= 0 || in.memory_gib <= 0) {
     probe::SystemHostFiles files;
     if (in.cores <= 0) in.cores = probe::probe_cpu(files).build_cores();
@@ -55,8 +57,9 @@ int run_prediction(const PlanOptions& o) {
 
 int run_plan(const PlanOptions& o) {
   if (!o.measured.empty() && o.package == "torch") return run_prediction(o);
-  if (!o.build_ninja.empty() || o.check || o.cores || o.memory_gib)
-    return report_error("plan: --build-ninja, --check, --cores and --memory go with --measured");
+  if (!o.build_ninja.empty() || o.check || o.cpu_time || o.cores || o.memory_gib)
+    return report_error(
+        "plan: --build-ninja, --check, --cpu-time, --cores and --memory go with --measured");
   if (o.package != "torch")
     return report_error(
         "plan: only 'torch' can be planned here (extensions: tailor build --print-env)");
@@ -106,6 +109,9 @@ void setup_plan(CLI::App& sub, RunFn& run) {
   sub.add_flag("--check", o->check,
                "with --measured: check the model on the measured units (every other unit from "
                "the rest; the second half of the run from the first)");
+  sub.add_flag("--cpu-time", o->cpu_time,
+               "with --measured: each unit's CPU time (the governor's unit_cpu_ms) instead of its "
+               "wall time, which grows with what else the machine runs");
   sub.callback([&run, o] { run = [o] { return run_plan(*o); }; });
 }
 

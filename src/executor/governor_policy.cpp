@@ -200,6 +200,7 @@ nlohmann::json to_json(const GovernorReport& r) {
   for (const auto& [k, v] : r.unit_peaks) up[k] = v / k_mib;
   j["unit_peaks_mib"] = up;
   j["unit_peaks_dropped"] = r.unit_peaks_dropped;
+  j["unit_cpu_ms"] = r.unit_cpu_ms;
   nlohmann::json kp = nlohmann::json::object();
   for (const auto& [k, v] : r.known_peaks) kp[k] = v / k_mib;
   j["known_peaks_mib"] = kp;

@@ -69,7 +69,8 @@ bool is_stopped_state(char s) { return s == 'T' || s == 't'; }
 
 // ---- the process tree -------------------------------------------------------------------
 
-std::optional<ProcessSample> parse_proc_stat(std::string_view text, uint64_t page_size) {
+std::optional<ProcessSample> parse_proc_stat(std::string_view text, uint64_t page_size,
+                                             uint64_t ticks_per_second) {
   auto open = text.find('(');
   auto close = text.rfind(')');
   if (open == std::string_view::npos || close == std::string_view::npos || close < open)
@@ -90,6 +91,9 @@ std::optional<ProcessSample> parse_proc_stat(std::string_view text, uint64_t pag
   p.pgid = static_cast<pid_t>(parse_u64_or0(fields[2]));
   p.start = parse_u64_or0(fields[19]);
   p.rss = parse_u64_or0(fields[21]) * page_size;
+  uint64_t ticks = 0;
+  for (size_t f = 11; f <= 14; ++f) ticks += parse_u64_or0(fields[f]);
+  p.cpu_ms = ticks * 1000 / std::max<uint64_t>(1, ticks_per_second);
   return p;
 }
 
@@ -105,6 +109,7 @@ ProcFsTable::ProcFsTable(std::string root, const GovernorSettings* settings)
 std::vector<ProcessSample> ProcFsTable::snapshot() {
   std::vector<ProcessSample> out;
   static const uint64_t page = static_cast<uint64_t>(std::max(1L, sysconf(_SC_PAGESIZE)));
+  static const uint64_t ticks = static_cast<uint64_t>(std::max(1L, sysconf(_SC_CLK_TCK)));
   DIR* dir = ::opendir(m_root.c_str());
   if (!dir) return out;
   while (dirent* e = ::readdir(dir)) {
@@ -113,7 +118,7 @@ std::vector<ProcessSample> ProcFsTable::snapshot() {
     std::string base = m_root + "/" + n;
     auto text = read_small(base + "/stat", 4096);
     if (!text) continue;  // gone between readdir and open
-    auto p = parse_proc_stat(*text, page);
+    auto p = parse_proc_stat(*text, page, ticks);
     if (!p) continue;
     if (m_argv_names.count(p->comm)) {
       if (auto cmd = read_small(base + "/cmdline", 256 * 1024)) {
@@ -226,6 +231,7 @@ TreeSample group_tree(const std::vector<ProcessSample>& procs, pid_t root,
     job.stopped = true;
     for (const ProcessSample* m : members) {
       job.rss += m->rss;
+      job.cpu_ms += m->cpu_ms;
       job.pids.push_back(m->pid);
       if (!is_stopped_state(m->state)) job.stopped = false;
     }
@@ -358,15 +364,18 @@ uint64_t MemoryGovernor::new_job_peak() const {
   return static_cast<uint64_t>(static_cast<double>(peak) * m_settings.new_job_margin);
 }
 
-void MemoryGovernor::record_unit_peak(const std::string& unit, uint64_t peak) {
+void MemoryGovernor::record_unit_peak(const std::string& unit, uint64_t peak, uint64_t cpu_ms) {
   if (unit.empty()) return;
   auto& peaks = m_report.unit_peaks;
-  if (auto it = peaks.find(unit); it != peaks.end())
+  if (auto it = peaks.find(unit); it != peaks.end()) {
     it->second = std::max(it->second, peak);
-  else if (peaks.size() < m_settings.max_unit_peaks)
+    m_report.unit_cpu_ms[unit] = std::max(m_report.unit_cpu_ms[unit], cpu_ms);
+  } else if (peaks.size() < m_settings.max_unit_peaks) {
     peaks.emplace(unit, peak);
-  else
+    m_report.unit_cpu_ms[unit] = cpu_ms;
+  } else {
     ++m_report.unit_peaks_dropped;
+  }
 }
 
 void MemoryGovernor::signal_job(const CompileJob& job, int sig) {
@@ -418,7 +427,7 @@ void MemoryGovernor::tick() {
     if (learning && !it->second.stopped_by_us && it->second.holds_memory && it->second.compiled) {
       m_learned[it->second.kind] = std::max(m_learned[it->second.kind], it->second.peak);
       m_measured[it->second.kind] = std::max(m_measured[it->second.kind], it->second.peak);
-      record_unit_peak(it->second.unit, it->second.peak);
+      record_unit_peak(it->second.unit, it->second.peak, it->second.cpu_ms);
     }
     it = m_jobs.erase(it);
   }
@@ -432,6 +441,7 @@ void MemoryGovernor::tick() {
     Seen& seen = m_jobs[{j.pid, j.start}];
     if (seen.kind.empty() || (seen.kind == "other" && j.kind != "other")) seen.kind = j.kind;
     seen.peak = std::max(seen.peak, j.rss);
+    seen.cpu_ms = std::max(seen.cpu_ms, j.cpu_ms);
     seen.pgid = j.pgid;
     if (!seen.stopped_by_us || seen.pids.empty()) seen.pids = j.pids;
     seen.holds_memory = j.holds_memory;

@@ -107,6 +107,8 @@ struct ProcessSample {
   uint64_t rss = 0;               ///< bytes
   uint64_t start = 0;             ///< start time in clock ticks after boot: orders jobs by age
   std::vector<std::string> argv;  ///< read only for processes whose kind looks at flags (nvcc)
+  /// CPU time so far, its own and its waited-for children's (utime stime cutime cstime), ms.
+  uint64_t cpu_ms = 0;
 };
 
 class ProcessTable {
@@ -129,7 +131,8 @@ class ProcFsTable : public ProcessTable {
 };
 
 /// Parses one /proc/<pid>/stat line; nullopt when malformed.
-std::optional<ProcessSample> parse_proc_stat(std::string_view text, uint64_t page_size);
+std::optional<ProcessSample> parse_proc_stat(std::string_view text, uint64_t page_size,
+                                             uint64_t ticks_per_second = 100);
 
 struct CompileJob {
   pid_t pid = 0;  ///< the child of Ninja
@@ -137,6 +140,7 @@ struct CompileJob {
   uint64_t start = 0;
   std::string kind;
   uint64_t rss = 0;          ///< sum over the subtree
+  uint64_t cpu_ms = 0;       ///< CPU time so far, sum over the subtree
   std::vector<pid_t> pids;   ///< the subtree, the job first
   bool stopped = false;      ///< every process of it is stopped
   bool slot = true;          ///< one of Ninja's jobs (a cache server's child is not)
@@ -236,6 +240,9 @@ struct GovernorReport {
   /// the first max_unit_peaks units.
   std::map<std::string, uint64_t> unit_peaks;
   size_t unit_peaks_dropped = 0;
+  /// Each finished compile's CPU time (its tree's, at the last sample), by the same unit: what
+  /// the unit costs whatever else the machine ran (its wall time grows with the contention).
+  std::map<std::string, uint64_t> unit_cpu_ms;
   std::vector<GovernorPoint> series;  ///< thinned to max_series_points
   std::vector<BrakeEvent> brakes;     ///< the first max_brake_events
   size_t brake_count = 0;
@@ -286,7 +293,7 @@ class MemoryGovernor {
   explicit MemoryGovernor(GovernorOptions options);
   void loop();
   void continue_all(const char* why);
-  void record_unit_peak(const std::string& unit, uint64_t peak);
+  void record_unit_peak(const std::string& unit, uint64_t peak, uint64_t cpu_ms);
   void signal_job(const CompileJob& job, int sig);
   uint64_t expected_peak(const std::string& kind) const;
   uint64_t new_job_peak() const;
@@ -307,6 +314,7 @@ class MemoryGovernor {
   struct Seen {
     std::string kind;
     uint64_t peak = 0;
+    uint64_t cpu_ms = 0;
     pid_t pgid = 0;
     std::vector<pid_t> pids;
     bool stopped_by_us = false;

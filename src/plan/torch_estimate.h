@@ -48,6 +48,7 @@ struct MeasuredUnit {
   double seconds = 0;
   double end_s = 0;                  ///< on the measured runs' one timeline (checks split by it)
   std::optional<uint64_t> peak_mib;  ///< its process tree's peak, when sampled
+  std::optional<double> cpu_s;       ///< its process tree's CPU time, when sampled
 };
 
 /// The CMake target of an output path, "" when none.

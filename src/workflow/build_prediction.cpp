@@ -28,7 +28,7 @@ std::vector<plan::BuildUnit> build_units_from_ninja(std::string_view build_ninja
 
 Expected<double> add_measured_units(const nlohmann::json& report,
                                     const std::vector<plan::BuildUnit>& units, double base_s,
-                                    std::vector<plan::MeasuredUnit>& out) {
+                                    std::vector<plan::MeasuredUnit>& out, bool cpu_time) {
   const nlohmann::json* run =
       report.is_object() && report.contains("run") && report["run"].is_object() ? &report["run"]
                                                                                 : nullptr;
@@ -38,11 +38,16 @@ Expected<double> add_measured_units(const nlohmann::json& report,
   for (const auto& u : units) known.emplace(u.output, &u);
   std::set<std::string> seen;
   for (const auto& m : out) seen.insert(m.unit.output);
-  std::map<std::string, uint64_t> peaks;
-  if (auto m = run->find("memory"); m != run->end() && m->is_object())
-    if (auto p = m->find("unit_peaks_mib"); p != m->end() && p->is_object())
-      for (const auto& [path, v] : p->items())
-        if (v.is_number_unsigned()) peaks[path] = v.get<uint64_t>();
+  std::map<std::string, uint64_t> peaks, cpu_ms;
+  if (auto m = run->find("memory"); m != run->end() && m->is_object()) {
+    auto read = [&](const char* key, std::map<std::string, uint64_t>& into) {
+      if (auto p = m->find(key); p != m->end() && p->is_object())
+        for (const auto& [path, v] : p->items())
+          if (v.is_number_unsigned()) into[path] = v.get<uint64_t>();
+    };
+    read("unit_peaks_mib", peaks);
+    read("unit_cpu_ms", cpu_ms);
+  }
   double last = base_s;
   for (const auto& job : (*run)["job_timeline"]) {
     if (!job.is_object()) continue;
@@ -56,8 +61,14 @@ Expected<double> add_measured_units(const nlohmann::json& report,
     const double s1 = static_cast<double>(end->get<uint64_t>()) / 1000.0;
     auto it = known.find(output->get<std::string>());
     if (it == known.end() || s1 < s0 || !seen.insert(it->first).second) continue;
-    plan::MeasuredUnit m{*it->second, s1 - s0, base_s + s1, std::nullopt};
+    plan::MeasuredUnit m{*it->second, s1 - s0, base_s + s1, std::nullopt, std::nullopt};
     if (auto p = peaks.find(it->first); p != peaks.end()) m.peak_mib = p->second;
+    if (auto c = cpu_ms.find(it->first); c != cpu_ms.end())
+      m.cpu_s = static_cast<double>(c->second) / 1000.0;
+    if (cpu_time) {
+      if (!m.cpu_s) continue;
+      m.seconds = *m.cpu_s;
+    }
     out.push_back(std::move(m));
     last = std::max(last, base_s + s1);
   }
@@ -85,13 +96,13 @@ Expected<PredictionResult> predict_from_files(const PredictionInput& in) {
       if (j.is_discarded())
         return make_error(path + ": not JSON (a tailor build report or a .ninja_log)");
     }
-    auto end = add_measured_units(j, units, base, measured);
+    auto end = add_measured_units(j, units, base, measured, in.cpu_time);
     if (!end) return make_error(path + ": " + end.error().message);
     base = *end;
   }
   if (measured.empty())
     return make_error("the reports measured no unit of " + in.build_ninja +
-                      " (a report of another tree?)");
+                      (in.cpu_time ? " with its CPU time" : " (a report of another tree?)"));
   PredictionResult r;
   r.prediction = plan::predict_build(measured, units, in.cores, in.memory_gib,
                                      plan::torch_catalog().estimates);

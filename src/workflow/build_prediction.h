@@ -22,9 +22,11 @@ std::vector<plan::BuildUnit> build_units_from_ninja(std::string_view build_ninja
 /// The units of one build report (its JSON) that are `units`, appended to `out` at
 /// `base_s` on the one timeline, skipping outputs already in `out`; returns where the
 /// report's last unit ends. An error when it is no build report (no run.job_timeline).
+/// With `cpu_time`, a unit's seconds are its CPU time (run.memory.unit_cpu_ms: what it costs
+/// whatever else the machine ran), and a unit without one is left out.
 Expected<double> add_measured_units(const nlohmann::json& report,
                                     const std::vector<plan::BuildUnit>& units, double base_s,
-                                    std::vector<plan::MeasuredUnit>& out);
+                                    std::vector<plan::MeasuredUnit>& out, bool cpu_time = false);
 
 struct PredictionInput {
   /// Build reports, or Ninja's .ninja_log of a run that left none (times, no peaks), one
@@ -34,6 +36,7 @@ struct PredictionInput {
   int cores = 1;
   double memory_gib = 0;
   bool check = false;
+  bool cpu_time = false;  ///< units' CPU time instead of their wall time
 };
 struct PredictionResult {
   plan::BuildPrediction prediction;

@@ -212,7 +212,7 @@ struct FakeProc {
 
 TEST(GovernorProc, ParsesStatLinesWithAwkwardNames) {
   auto p = parse_proc_stat(
-      "42 (a (b) c) T 7 42 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 9999 1000 25 0 0\n", 4096);
+      "42 (a (b) c) T 7 42 1 0 -1 0 0 0 0 0 120 30 7 3 20 0 1 0 9999 1000 25 0 0\n", 4096, 100);
   ASSERT_TRUE(p);
   EXPECT_EQ(p->pid, 42);
   EXPECT_EQ(p->comm, "a (b) c");
@@ -221,6 +221,7 @@ TEST(GovernorProc, ParsesStatLinesWithAwkwardNames) {
   EXPECT_EQ(p->pgid, 42);
   EXPECT_EQ(p->start, 9999u);
   EXPECT_EQ(p->rss, 25u * 4096);
+  EXPECT_EQ(p->cpu_ms, 1600u);  // (120 + 30 + 7 + 3) ticks at 100 a second
   EXPECT_FALSE(parse_proc_stat("42 (x) S 1 2 3", 4096));
   EXPECT_FALSE(parse_proc_stat("garbage", 4096));
   EXPECT_FALSE(parse_proc_stat("", 4096));
@@ -719,7 +720,12 @@ TEST(MemoryGovernor, ReportsEachFinishedUnitsPeakByItsOutput) {
   table->procs.push_back(ProcessSample{
       61, 60, 60, "cc1plus", 'S', 300 * MiB, 101, {"cc1plus", "a.cpp", "-o", "/tmp/ccA.s"}});
   (*g)->tick();
-  table->set_rss(61, 500);  // it grows; the peak is what the unit reports
+  table->set_rss(61, 500);      // it grows; the peak is what the unit reports
+  for (auto& p : table->procs)  // and uses the CPU: 2.5 s by the last sample
+    if (p.pid == 61)
+      p.cpu_ms = 2500;
+    else if (p.pid == 60)
+      p.cpu_ms = 10;
   (*g)->tick();
   table->remove(61);
   table->remove(60);
@@ -728,4 +734,6 @@ TEST(MemoryGovernor, ReportsEachFinishedUnitsPeakByItsOutput) {
   ASSERT_EQ(r.unit_peaks.count("obj/a.cpp.o"), 1u);
   EXPECT_EQ(r.unit_peaks.at("obj/a.cpp.o"), 502 * MiB);
   EXPECT_EQ(to_json(r)["unit_peaks_mib"]["obj/a.cpp.o"], 502);
+  EXPECT_EQ(r.unit_cpu_ms.at("obj/a.cpp.o"), 2510u);
+  EXPECT_EQ(to_json(r)["unit_cpu_ms"]["obj/a.cpp.o"], 2510);
 }

@@ -39,7 +39,8 @@ const char* k_report = R"({"run": {
     {"output": "c10/cuda/CMakeFiles/c10_cuda.dir/C.cpp.o", "start_ms": 4000, "end_ms": 34000,
      "kind": "cu"}],
   "memory": {"unit_peaks_mib": {"c10/CMakeFiles/c10.dir/A.cpp.o": 300,
-                                "c10/cuda/CMakeFiles/c10_cuda.dir/C.cpp.o": 900}}}})";
+                                "c10/cuda/CMakeFiles/c10_cuda.dir/C.cpp.o": 900},
+             "unit_cpu_ms": {"c10/CMakeFiles/c10.dir/A.cpp.o": 9000}}}})";
 
 TEST(BuildPrediction, UnitsOfABuildNinjaWithTheirRulesKinds) {
   auto units = build_units_from_ninja(k_build_ninja);
@@ -68,6 +69,12 @@ TEST(BuildPrediction, AReportsUnitsOnOneTimeline) {
   // The same report again adds nothing: a unit keeps its first measurement.
   ASSERT_TRUE(add_measured_units(nlohmann::json::parse(k_report), units, 200, m));
   EXPECT_EQ(m.size(), 3u);
+  EXPECT_EQ(m[1].cpu_s, 9.0);
+  // By CPU time: only the unit the governor sampled, its 9 s of CPU (10 s of wall).
+  std::vector<plan::MeasuredUnit> cpu;
+  ASSERT_TRUE(add_measured_units(nlohmann::json::parse(k_report), units, 0, cpu, true));
+  ASSERT_EQ(cpu.size(), 1u);
+  EXPECT_DOUBLE_EQ(cpu[0].seconds, 9);
   EXPECT_FALSE(add_measured_units(nlohmann::json::parse(R"({"run": {}})"), units, 0, m));
   EXPECT_FALSE(add_measured_units(nlohmann::json::parse("[1]"), units, 0, m));
 }
