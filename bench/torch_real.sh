@@ -25,6 +25,8 @@
 #   cuda-governed (not by default) the heaviest ATen CUDA units (--governed-units; their
 #             objects removed first) built under tailor's own builder and memory governor
 #             (`tailor __governed`): each unit's time and peak from tailor's report.
+#   cpu-check (not by default) six torch_cpu units built twice under `tailor __governed`: one at
+#             a time, then two at a time beside two busy loops: wall against CPU time.
 #   inspect   every compiled CUDA object read by `tailor inspect` (its targets).
 #   predict   the whole build's time and memory from the measured units, checked on the
 #             part built (`tailor plan torch --measured ... --check`).
@@ -265,6 +267,43 @@ part_cuda_governed() {
   return $rc
 }
 
+# Six torch_cpu units of the configured tree under tailor's governor twice, alone (-j1) and
+# beside two busy loops (-j2, the loops at the same nice): each unit's wall time follows the
+# machine's load, its CPU time (the governor's unit_cpu_ms) much less. Run while no build runs.
+part_cpu_check() {
+  local fixed=$root/tmp/.tailor-build/torch moved= targets= u name jobs loops=
+  local dir=caffe2/CMakeFiles/torch_cpu.dir/__/aten/src/ATen
+  local units="CachedTensorUtils ConjugateFallback DLConvertor FunctionalInverses FunctionalTensorWrapper FunctionalizeFallbackKernel"
+  if [ ! -e "$fixed/build" ]; then
+    rmdir "$fixed" 2>/dev/null; mkdir -p "$(dirname "$fixed")" &&
+      mv "$root/src/pytorch-src" "$fixed" && moved=1 || return 1
+  fi
+  for u in $units; do targets="$targets $dir/$u.cpp.o"; done
+  for name in alone busy; do
+    jobs=1
+    if [ $name = busy ]; then
+      jobs=2
+      nice -n 10 sh -c 'while :; do :; done' & loops="$!"
+      nice -n 10 sh -c 'while :; do :; done' & loops="$loops $!"
+    fi
+    for u in $units; do rm -f "$fixed/build/$dir/$u.cpp.o"; done
+    in_root "cd / && nice -n 10 /opt/tailor/bin/tailor __governed \
+      --build-dir /tmp/.tailor-build/torch/build --work-dir /build/cpu-$name --max-jobs $jobs \
+      --timeout 1200 $targets" > "$out/cpu_$name.out" 2>&1
+    [ -z "$loops" ] || kill $loops
+    cp "$root/build/cpu-$name/governed.report.json" "$out/cpu_$name.report.json"
+  done
+  [ -z "$moved" ] || mv "$fixed" "$root/src/pytorch-src"
+  python3 - "$out" <<'PY'
+import json, sys
+for name in ("alone", "busy"):
+    run = json.load(open(f"{sys.argv[1]}/cpu_{name}.report.json"))["run"]
+    cpu = run["memory"].get("unit_cpu_ms", {})
+    wall = sum(j["end_ms"] - j["start_ms"] for j in run["job_timeline"]) / 1000
+    print(f"cpu-check {name}: wall {wall:.1f} s, CPU {sum(cpu.values()) / 1000:.1f} s")
+PY
+}
+
 # The whole build predicted from the measured units by `tailor plan torch --measured`, checked
 # on the part built (--check: every other unit from the rest; the second half from the
 # first): the build's report (or the tree's .ninja_log when the run left none) and the
@@ -292,6 +331,7 @@ want build && { build_extra= timed build part_build || exit 1; }
 want evidence && { timed evidence part_evidence || exit 1; }
 want cuda && { timed cuda part_cuda || exit 1; }
 want cuda-governed && { timed cuda-governed part_cuda_governed || exit 1; }
+want cpu-check && { timed cpu-check part_cpu_check || exit 1; }
 want inspect && { timed inspect part_inspect || exit 1; }
 want predict && { timed predict part_predict || exit 1; }
 exit 0
