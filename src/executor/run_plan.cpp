@@ -127,6 +127,14 @@ StepResult enter_fixed_path(Run& r) {
         "not depend on it");
     return std::nullopt;
   }
+  // The plan chose the real path (`tailor __governed`: a configured tree names its own
+  // paths): said in the report, no warning with a fix for a path nobody asked for.
+  if (p.work_path == plan::ExecutionPolicy::WorkPath::real && !p.sandbox) {
+    rep.work_path = p.mapped_dir;
+    rep.work_path_route = std::string(fixed_path_route_name(FixedPathRoute::none));
+    rep.work_path_note = "the plan builds at the real path";
+    return std::nullopt;
+  }
   auto var = r.session.environment.get(k_fixed_path_route_variable);
   auto forced = parse_fixed_path_route(var ? var->c_str() : nullptr);
   if (!forced) return stop(BuildStatus::bad_input, forced.error().message);
