@@ -416,21 +416,7 @@ void MemoryGovernor::tick() {
   // were killed, and their peaks so far teach nothing. Nor does a job in which no compiler
   // of its kind ran (a compiler cache's hit, governor.toml): its memory is the cache's
   // lookup, not the compile's, and would lower the peak the next real compile needs.
-  const bool learning = interrupt_signal() == 0;
-  std::set<std::pair<pid_t, uint64_t>> now;
-  for (const auto& j : s.jobs) now.insert({j.pid, j.start});
-  for (auto it = m_jobs.begin(); it != m_jobs.end();) {
-    if (now.count(it->first)) {
-      ++it;
-      continue;
-    }
-    if (learning && !it->second.stopped_by_us && it->second.holds_memory && it->second.compiled) {
-      m_learned[it->second.kind] = std::max(m_learned[it->second.kind], it->second.peak);
-      m_measured[it->second.kind] = std::max(m_measured[it->second.kind], it->second.peak);
-      record_unit_peak(it->second.unit, it->second.peak, it->second.cpu_ms);
-    }
-    it = m_jobs.erase(it);
-  }
+  retire_ended_jobs(s);
   m_running_peaks.clear();
   PolicyInput in;
   in.available = available;
@@ -516,6 +502,24 @@ void MemoryGovernor::tick() {
   }
 }
 
+void MemoryGovernor::retire_ended_jobs(const TreeSample& s) {
+  const bool learning = interrupt_signal() == 0;
+  std::set<std::pair<pid_t, uint64_t>> now;
+  for (const auto& j : s.jobs) now.insert({j.pid, j.start});
+  for (auto it = m_jobs.begin(); it != m_jobs.end();) {
+    if (now.count(it->first)) {
+      ++it;
+      continue;
+    }
+    if (learning && !it->second.stopped_by_us && it->second.holds_memory && it->second.compiled) {
+      m_learned[it->second.kind] = std::max(m_learned[it->second.kind], it->second.peak);
+      m_measured[it->second.kind] = std::max(m_measured[it->second.kind], it->second.peak);
+      record_unit_peak(it->second.unit, it->second.peak, it->second.cpu_ms);
+    }
+    it = m_jobs.erase(it);
+  }
+}
+
 GovernorReport MemoryGovernor::finish() {
   m_stop = true;
   if (m_thread.joinable()) m_thread.join();
@@ -527,6 +531,11 @@ GovernorReport MemoryGovernor::finish() {
   TreeSample s = group_tree(m_opt.table->snapshot(), m_opt.root, m_settings, m_opt.cache_servers);
   for (const auto& j : s.jobs)
     if (j.stopped) signal_job(j, SIGCONT);
+  // The jobs that ended after the last sample (the build's last unit, most often) teach
+  // what they were seen to use, as a sample would have had them.
+  retire_ended_jobs(s);
+  for (const auto& [k, v] : m_measured) m_report.job_peaks[k] = std::max(m_report.job_peaks[k], v);
+  m_report.finished_peaks = m_measured;
   if (m_jobserver) {
     m_jobserver->withdraw(m_jobserver->minted());
     m_jobserver.reset();

@@ -294,6 +294,8 @@ class MemoryGovernor {
   void loop();
   void continue_all(const char* why);
   void record_unit_peak(const std::string& unit, uint64_t peak, uint64_t cpu_ms);
+  /// The jobs seen before that `s` no longer has: ended; a finished compile teaches its peak.
+  void retire_ended_jobs(const TreeSample& s);
   void signal_job(const CompileJob& job, int sig);
   uint64_t expected_peak(const std::string& kind) const;
   uint64_t new_job_peak() const;

@@ -737,3 +737,34 @@ TEST(MemoryGovernor, ReportsEachFinishedUnitsPeakByItsOutput) {
   EXPECT_EQ(r.unit_cpu_ms.at("obj/a.cpp.o"), 2510u);
   EXPECT_EQ(to_json(r)["unit_cpu_ms"]["obj/a.cpp.o"], 2510);
 }
+
+// The build's last unit most often ends after the governor's last sample: finish takes it
+// then, as a sample would have (it was missing from the report's peaks and CPU times).
+TEST(MemoryGovernor, TheUnitThatEndsAfterTheLastSampleIsReportedToo) {
+  auto dir = scratch_dir("governor-last-unit");
+  auto table = std::make_shared<ScriptedTable>();
+  table->procs.push_back(ProcessSample{50, 10, 50, "ninja", 'S', 10 * MiB, 5, {}});
+  GovernorSettings settings = governor_settings();
+  GovernorOptions o;
+  o.fifo_path = (dir / "js.fifo").string();
+  o.max_jobs = 2;
+  o.root = 10;
+  o.table = table;
+  o.settings = &settings;
+  o.own_thread = false;
+  o.available = [] { return uint64_t{64} << 30; };
+  o.signal_fn = [](pid_t, int) { return 0; };
+  auto g = MemoryGovernor::start(o);
+  ASSERT_TRUE(g) << g.error().message;
+  table->procs.push_back(ProcessSample{
+      60, 50, 60, "sh", 'S', 2 * MiB, 100, {"/bin/sh", "-c", "c++ -c z.cpp -o obj/z.cpp.o"}});
+  table->procs.push_back(ProcessSample{
+      61, 60, 60, "cc1plus", 'S', 400 * MiB, 101, {"cc1plus", "z.cpp", "-o", "/tmp/ccZ.s"}, 3000});
+  (*g)->tick();
+  table->remove(61);
+  table->remove(60);  // ends; no tick before the build's end
+  GovernorReport r = (*g)->finish();
+  ASSERT_EQ(r.unit_peaks.count("obj/z.cpp.o"), 1u);
+  EXPECT_EQ(r.unit_peaks.at("obj/z.cpp.o"), 402 * MiB);
+  EXPECT_EQ(r.unit_cpu_ms.at("obj/z.cpp.o"), 3000u);
+}
