@@ -34,7 +34,7 @@
 # usage: bench/torch_real.sh [--root DIR] [--out DIR]
 #          [--parts root,source,tailor,build,evidence,inspect,predict]
 #          [--arch 7.5] [--cpu-target x86-64-v3] [--mirror URL] [--timeout SECONDS] [--tailor PATH]
-#          [--cuda-units 6] [--cuda-timeout 1800]
+#          [--cuda-units 6] [--cuda-timeout 1800] [--governed-units "Indexing GridSampler ..."]
 # Needs root privileges (mmdebstrap, chroot, mount) and Debian's mirror. Run it with nice
 # on a shared machine; the build part takes hours on 2 cores.
 set -u
