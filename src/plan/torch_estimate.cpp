@@ -236,9 +236,9 @@ std::string render_prediction(const BuildPrediction& p) {
                            fmt::join(p.kinds_not_measured, ", "));
   for (const auto& k : p.kinds)
     out += fmt::format(
-        "  {:<6} {:>5} units, {:>5} measured, mean {:.1f} s, peak {} MiB, {:.1f} "
-        "CPU-hours predicted\n",
-        k.kind, k.total, k.measured, k.mean_s, k.peak_mib, k.predicted_s / 3600);
+        "  {:<6} {:>5} units, {:>5} measured, mean {}, peak {}, {:.1f} CPU-hours predicted\n",
+        k.kind, k.total, k.measured, k.measured ? fmt::format("{:.1f} s", k.mean_s) : "-",
+        k.peak_mib ? fmt::format("{} MiB", k.peak_mib) : "-", k.predicted_s / 3600);
   return out;
 }
 

@@ -35,6 +35,12 @@ TEST(BuildPrediction, UnitsTakeTheirGroupsMeanElseTheirKindsElseEveryUnits) {
   EXPECT_NEAR(p.whole_wall_h, (90.0 + 135) / 4 / 3600, 1e-9);
   EXPECT_NE(render_prediction(p).find("kinds not measured (every unit's mean used): cu, link"),
             std::string::npos);
+  const std::string text = render_prediction(p);
+  EXPECT_NE(text.find("  cu         1 units,     0 measured, mean -, peak -,"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  cpp        5 units,     3 measured, mean 30.0 s, peak 1500 MiB,"),
+            std::string::npos)
+      << text;
   // Few cores bound the jobs; no memory for even one job still runs one.
   EXPECT_EQ(predict_build(measured, units, 2, 64, k).jobs, 2);
   EXPECT_EQ(predict_build(measured, units, 8, 3, k).jobs, 1);
