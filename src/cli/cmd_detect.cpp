@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "executor/fixed_path.h"
+#include "workpath/fixed_path.h"
 #include "probe/cxx_runtime.h"
 #include "probe/probe.h"
 #include "util/process.h"

@@ -13,7 +13,7 @@
 #include "cache/sccache_dist.h"
 #include "cli/commands.h"
 #include "cli/torch_variant_flags.h"
-#include "executor/fixed_path.h"
+#include "workpath/fixed_path.h"
 #include "plan/cross_target.h"
 #include "plan/torch_doctor.h"
 #include "probe/cxx_runtime.h"

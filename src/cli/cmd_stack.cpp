@@ -21,7 +21,7 @@
 #include <thread>
 
 #include "cli/commands.h"
-#include "executor/build_runner.h"
+#include "builder/build_runner.h"
 #include "stack/stack.h"
 #include "util/files.h"
 #include "util/interrupt.h"

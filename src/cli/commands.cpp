@@ -11,8 +11,8 @@
 
 #include "cli/shell_help.h"
 #include "data/toml_document.h"
-#include "executor/fixed_path_wrapper.h"
-#include "executor/source_clone.h"
+#include "workpath/fixed_path_wrapper.h"
+#include "source/source_clone.h"
 #include "util/strings.h"
 #include "util/terminal_style.h"
 #include "util/text_escape.h"

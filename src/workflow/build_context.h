@@ -10,8 +10,8 @@
 #include <string>
 
 #include "cache/storage.h"
-#include "executor/build_report.h"
-#include "executor/build_session.h"
+#include "outputs/build_report.h"
+#include "builder/build_session.h"
 #include "util/process.h"
 
 namespace tailor::workflow {

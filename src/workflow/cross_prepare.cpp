@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <regex>
 
-#include "executor/folder_lock.h"
+#include "workpath/folder_lock.h"
 #include "util/files.h"
 #include "util/strings.h"
 

@@ -12,11 +12,11 @@
 #include <optional>
 #include <string>
 
-#include "executor/build_runner.h"
-#include "executor/build_session.h"
-#include "executor/fixed_path.h"
-#include "executor/folder_lock.h"
-#include "executor/source_identity.h"
+#include "builder/build_runner.h"
+#include "builder/build_session.h"
+#include "workpath/fixed_path.h"
+#include "workpath/folder_lock.h"
+#include "source/source_identity.h"
 #include "plan/extension_plan.h"
 #include "plan/extension_recipe.h"
 #include "probe/probe.h"

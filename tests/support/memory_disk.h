@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "executor/disk_interface.h"
+#include "util/disk_interface.h"
 
 namespace tailor::test {
 

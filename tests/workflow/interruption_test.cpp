@@ -11,11 +11,11 @@
 #include <sstream>
 #include <thread>
 
-#include "executor/build_runner.h"
-#include "executor/extension_source.h"
-#include "executor/folder_lock.h"
-#include "executor/publish.h"
-#include "executor/resume.h"
+#include "builder/build_runner.h"
+#include "source/extension_source.h"
+#include "workpath/folder_lock.h"
+#include "outputs/publish.h"
+#include "builder/resume.h"
 #include "support/fixtures.h"
 #include "util/files.h"
 #include "util/interrupt.h"
