@@ -1,7 +1,7 @@
 // Runs the steps of a build (extension or torch): each step a process with its own
 // environment, its output appended to one log file and read once, as it comes (ninja's
 // Status): Ninja's `[n/N]` lines parsed there and nowhere else, the build driver's typed
-// events (executor/driver_events.h) read from the descriptor each step is handed, progress
+// events (builder/driver_events.h) read from the descriptor each step is handed, progress
 // shown as a live line on a terminal or as plain lines otherwise, and what the run said kept
 // as `BuildFacts`, which its readers take instead of the log. Processes go through
 // CommandRunner so the runner is tested with fakes.
@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "builder/build_progress.h"
-#include "util/disk_interface.h"
 #include "builder/driver_events.h"
 #include "plan/build_plan.h"
 #include "plan/step.h"
+#include "util/disk_interface.h"
 #include "util/expected.h"
 #include "util/process.h"
 
@@ -132,7 +132,7 @@ inline constexpr size_t k_log_tail_bytes = size_t{4} << 20;
 /// Each run gets its own log, `DIR/build-<UTC time>-<pid>.log`, and `DIR/build.log`
 /// becomes a symbolic link to it (replaced atomically), so two runs never write into or
 /// point at each other's log. Per-run logs beyond the newest `keep` are removed. Returns
-/// the new log's path; the caller holds DIR's lock (executor/folder_lock.h).
+/// the new log's path; the caller holds DIR's lock (workpath/folder_lock.h).
 Expected<std::string> start_run_log(DiskInterface& disk, const std::string& dir, size_t keep = 10);
 
 /// Any plan's steps made ready to run, the one way every build turns a plan into processes:

@@ -1,11 +1,11 @@
 // What a build reaches the outside world through, for torch and extension builds alike
 // (ninja's shape: the builder over a state and small interfaces). `run_plan`
-// (executor/run_plan.h) makes its side effects only through a BuildSession: processes
+// (builder/run_plan.h) makes its side effects only through a BuildSession: processes
 // (CommandRunner), the files it reads and writes itself (DiskInterface), the caller's
 // environment (Environment), the shared cache storage's check, the display, the clock,
 // the fixed work path's route and the memory governor's start. `system_session` gives
 // the real ones; unit tests hand in fakes and run a whole build with no process and no
-// disk (tests/executor/run_plan_test.cpp, tests/workflow/*_steps_test.cpp).
+// disk (tests/builder/run_plan_test.cpp, tests/workflow/*_steps_test.cpp).
 #pragma once
 #include <chrono>
 #include <cstdio>
@@ -16,14 +16,14 @@
 #include <string>
 #include <string_view>
 
-#include "cache/storage.h"
-#include "outputs/build_report.h"
 #include "builder/build_runner.h"
-#include "util/disk_interface.h"
-#include "workpath/fixed_path.h"
+#include "cache/storage.h"
 #include "governor/memory_governor.h"
+#include "outputs/build_report.h"
+#include "util/disk_interface.h"
 #include "util/expected.h"
 #include "util/process.h"
+#include "workpath/fixed_path.h"
 
 namespace tailor::executor {
 
@@ -68,7 +68,7 @@ struct BuildSession {
   /// Warnings; null: `status`, else stderr.
   std::FILE* warnings = nullptr;
   Clock clock = [] { return std::chrono::steady_clock::now(); };
-  /// How the steps see their folder at the fixed path (executor/fixed_path.h); unset: no
+  /// How the steps see their folder at the fixed path (workpath/fixed_path.h); unset: no
   /// route, the warning says why.
   FixedPathOpener fixed_path;
   /// The memory governor over a jobserver (MemoryGovernor::start); unset: the static count.
@@ -90,7 +90,7 @@ struct BuildSession {
 };
 
 /// How the real session sees a folder at a fixed path: tailor's own namespace, bubblewrap
-/// on PATH, or the real fixed folder (executor/fixed_path.h), best first.
+/// on PATH, or the real fixed folder (workpath/fixed_path.h), best first.
 BuildSession::FixedPathOpener system_fixed_path(CommandRunner& runner);
 
 /// The real session: the system's file system, the process environment, the cache storage's

@@ -26,7 +26,7 @@ struct ReusedUnits {
 
 /// After a run: the steps that a fresh tree needed are saved in `work_dir` (a run on a
 /// fresh tree counts them); with a kept tree, reused = that total - the steps run now
-/// (`steps_run`: the run's Ninja steps, executor/build_runner.h's NinjaStepCount).
+/// (`steps_run`: the run's Ninja steps, builder/build_runner.h's NinjaStepCount).
 /// Unset when nothing is known.
 std::optional<ReusedUnits> account_reused_units(DiskInterface& disk, const std::string& work_dir,
                                                 bool tree_kept, std::optional<uint64_t> steps_run);

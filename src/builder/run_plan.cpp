@@ -6,20 +6,20 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "builder/resume.h"
 #include "cache/cache_ledger.h"
 #include "cache/cache_stats.h"
 #include "cache/compiler_cache.h"
 #include "cache/sccache_dist.h"
-#include "workpath/fixed_folder.h"
 #include "governor/governor_profile.h"
 #include "outputs/ninja_log.h"
 #include "outputs/publish.h"
 #include "outputs/report_page.h"
-#include "builder/resume.h"
 #include "outputs/wheel_normaliser.h"
 #include "plan/unit_times.h"
 #include "util/interrupt.h"
 #include "util/strings.h"
+#include "workpath/fixed_folder.h"
 
 namespace tailor::executor {
 namespace fs = std::filesystem;
@@ -96,7 +96,7 @@ Expected<void> make_sandbox(Run& r, FixedPath& fp) {
 }
 
 // The steps see their folder at one fixed path by the best route this machine allows
-// (executor/fixed_path.h; --dist keeps the real path: the dist session starts its server
+// (workpath/fixed_path.h; --dist keeps the real path: the dist session starts its server
 // itself). Says where and how in the report; without a fixed path, a warning on stderr and
 // in the report says why and what would fix it. The folder route also locks the fixed
 // folder, which a second build of the package waits for.
@@ -331,7 +331,7 @@ void static_jobs(Run& r, const std::string& why) {
   r.rep.governor = off;
 }
 
-// The memory governor for this build (executor/memory_governor.h), or why the static count
+// The memory governor for this build (governor/memory_governor.h), or why the static count
 // runs instead. It changes only the job variables, which the fingerprint leaves out; it
 // starts once the build's sccache server (plain or dist) is up, to count its children.
 void start_memory_governor(Run& r) {

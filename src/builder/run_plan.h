@@ -1,5 +1,5 @@
 // The one builder: any plan's steps, torch's or an extension's, run the same way. Over a
-// BuildSession (executor/build_session.h) `run_plan` carries out the plan's execution
+// BuildSession (builder/build_session.h) `run_plan` carries out the plan's execution
 // policy (plan/build_plan.h): the steps at the fixed work path (or the sandbox), the
 // build's own sccache server or the --dist session, the resume fingerprint, the memory
 // governor or the static count, the learned unit times handed to the build driver, the
@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "diagnose/diagnosis.h"
-#include "outputs/build_report.h"
 #include "builder/build_runner.h"
 #include "builder/build_session.h"
 #include "builder/preflight.h"
 #include "builder/step_list.h"
+#include "diagnose/diagnosis.h"
+#include "outputs/build_report.h"
 #include "plan/build_plan.h"
 
 namespace tailor::executor {
@@ -61,7 +61,7 @@ Expected<std::vector<std::string>> publish_build(
     const std::string& out_dir, BuildReport& report, const std::string& wheel_file,
     const std::vector<std::pair<std::string, std::string>>& extra = {});
 
-/// The key of a plan's learned records (executor/governor_profile.h).
+/// The key of a plan's learned records (governor/governor_profile.h).
 std::string plan_record_key(const plan::BuildPlan& plan, const std::vector<std::string>& targets);
 
 }  // namespace tailor::executor

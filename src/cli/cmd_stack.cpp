@@ -20,8 +20,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "cli/commands.h"
 #include "builder/build_runner.h"
+#include "cli/commands.h"
 #include "stack/stack.h"
 #include "util/files.h"
 #include "util/interrupt.h"

@@ -1,4 +1,4 @@
-// What earlier builds taught the memory governor (executor/memory_governor.h). A build
+// What earlier builds taught the memory governor (governor/memory_governor.h). A build
 // learns the peak RSS of its compile jobs per kind only as jobs finish; a package with a
 // few long translation units has started them all under the recipe's memory per job (a
 // worst case over archs and options) by then. So each build's measured peaks are kept in
@@ -24,7 +24,7 @@ namespace tailor::executor {
 struct GovernorProfile {
   std::map<std::string, uint64_t> peaks;  ///< job kind ("nvcc --threads 4", "cc1plus") -> bytes
   /// How long each compile unit took, ms, by its source relative to the package
-  /// (executor/ninja_log.h unit_times): the next build starts the longest first.
+  /// (outputs/ninja_log.h unit_times): the next build starts the longest first.
   std::map<std::string, uint64_t> unit_ms;
   uint64_t builds = 0;  ///< builds that measured this key
   std::string updated;  ///< ISO 8601 UTC

@@ -11,7 +11,7 @@
 // clients jobs holding a slot (no memory, never braked). Jobs are sorted into kinds
 // (nvcc with its --threads, ld, cc1plus, other) and each kind's peak is learned as jobs
 // finish; the recipe's memory per job is the prior until then, unless earlier builds of
-// the same package measured them (executor/governor_profile.h): then those from the start.
+// the same package measured them (governor/governor_profile.h): then those from the start.
 //
 // Tokens: headroom = available - reserve - what running jobs may still grow (up to their
 // kind's peak); new jobs = floor(headroom / a new job's expected peak); jobs allowed =
@@ -70,7 +70,7 @@ struct GovernorSettings {
   std::vector<std::string>
       preprocess_flags;  ///< a compiler with one of these only preprocesses ("-E")
   std::vector<std::string> report_processes;
-  size_t profile_max_entries = 256;  ///< builds remembered (executor/governor_profile.h)
+  size_t profile_max_entries = 256;  ///< builds remembered (governor/governor_profile.h)
   std::vector<std::string>
       cache_clients;  ///< a cache server's client processes (cache::sccache_process_names)
 };
@@ -263,7 +263,7 @@ struct GovernorOptions {
   bool own_thread = true;                      ///< false: tests call tick() themselves
   std::function<int(pid_t, int)> signal_fn;    ///< empty: kill(2)
   /// Job peaks by kind that earlier builds of the same package measured: they replace
-  /// the prior from the first sample (executor/governor_profile.h).
+  /// the prior from the first sample (governor/governor_profile.h).
   std::map<std::string, uint64_t> known_peaks;
   uint64_t known_builds = 0;
   /// Compiler cache servers outside tailor's tree whose children are the build's

@@ -110,7 +110,7 @@ struct BuildReport {
     std::vector<std::string> notes;  ///< what ran locally and why
   };
   std::optional<Dist> dist;
-  /// Where the build's steps saw the work folder: the fixed path (executor/fixed_path.h:
+  /// Where the build's steps saw the work folder: the fixed path (workpath/fixed_path.h:
   /// the same bytes from any folder) and the route that gave it ("namespace", "bwrap",
   /// "folder"), or the folder itself (route "none") with `work_path_note`, the warning
   /// that says why and what would fix it (no namespace could be made, --dist).
@@ -156,7 +156,7 @@ struct BuildReport {
   /// reproduced wheel's provenance says: source in the package -> K.
   std::map<std::string, int> split_units;
   /// Compile units whose time is known, from an earlier build of the same key
-  /// (executor/governor_profile.h) or measured for the recipe (data/build/unit_times.toml):
+  /// (governor/governor_profile.h) or measured for the recipe (data/build/unit_times.toml):
   /// the build started them longest first. 0: nothing known, CUDA units first, source order.
   size_t units_known = 0;
   /// Where those times come from: "earlier builds on this machine", or how the times

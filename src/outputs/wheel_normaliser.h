@@ -19,13 +19,13 @@
 #include <vector>
 
 #include "cuda/cuda_version.h"
-#include "outputs/build_report.h"
-#include "source/source_identity.h"
 #include "formats/wheel.h"
 #include "inspect/wheel_provenance.h"
+#include "outputs/build_report.h"
 #include "plan/extension_recipe.h"
 #include "plan/torch_plan.h"
 #include "probe/host_report.h"
+#include "source/source_identity.h"
 #include "util/expected.h"
 
 namespace tailor::executor {

@@ -1,4 +1,4 @@
-// The file-system calls the one builder (executor/run_plan.h) makes itself, behind one
+// The file-system calls the one builder (builder/run_plan.h) makes itself, behind one
 // interface (ninja's DiskInterface): its run log, the ninja logs it reads back, the resume
 // state, the unit times it hands to the build driver, the scratch folders it makes. The
 // real file system is RealDiskInterface; unit tests hand in an in-memory one and run a

@@ -14,6 +14,9 @@
 #include <regex>
 #include <sstream>
 
+#include "builder/resume.h"
+#include "builder/run_plan.h"
+#include "builder/step_list.h"
 #include "cache/cache_ledger.h"
 #include "cache/compiler_cache.h"
 #include "cache/sccache_dist.h"
@@ -23,17 +26,11 @@
 #include "cuda/nvcc_capabilities.h"
 #include "data/data_files.h"
 #include "data/toml_document.h"
-#include "workpath/fixed_folder.h"
-#include "workpath/fixed_path.h"
-#include "workpath/folder_lock.h"
 #include "governor/governor_profile.h"
 #include "governor/memory_governor.h"
 #include "outputs/ninja_log.h"
 #include "outputs/publish.h"
 #include "outputs/report_page.h"
-#include "builder/resume.h"
-#include "builder/run_plan.h"
-#include "builder/step_list.h"
 #include "outputs/verify.h"
 #include "outputs/wheel_modules.h"
 #include "outputs/wheel_normaliser.h"
@@ -53,6 +50,9 @@
 #include "util/version.h"
 #include "workflow/extension_helpers.h"
 #include "workflow/extension_steps.h"
+#include "workpath/fixed_folder.h"
+#include "workpath/fixed_path.h"
+#include "workpath/folder_lock.h"
 
 namespace tailor::workflow {
 using namespace tailor::executor;

@@ -12,6 +12,9 @@
 #include <regex>
 #include <sstream>
 
+#include "builder/resume.h"
+#include "builder/run_plan.h"
+#include "builder/step_list.h"
 #include "cache/cache_ledger.h"
 #include "cache/compiler_cache.h"
 #include "cache/sccache_dist.h"
@@ -21,18 +24,11 @@
 #include "cuda/nvcc_capabilities.h"
 #include "data/data_files.h"
 #include "data/toml_document.h"
-#include "workpath/fixed_folder.h"
-#include "workpath/fixed_path.h"
-#include "workpath/folder_lock.h"
 #include "governor/governor_profile.h"
 #include "governor/memory_governor.h"
 #include "outputs/ninja_log.h"
 #include "outputs/publish.h"
 #include "outputs/report_page.h"
-#include "builder/resume.h"
-#include "builder/run_plan.h"
-#include "source/source_identity.h"
-#include "builder/step_list.h"
 #include "outputs/verify.h"
 #include "outputs/wheel_modules.h"
 #include "outputs/wheel_normaliser.h"
@@ -44,6 +40,7 @@
 #include "probe/cxx_runtime.h"
 #include "probe/host_files.h"
 #include "probe/probe.h"
+#include "source/source_identity.h"
 #include "util/files.h"
 #include "util/interrupt.h"
 #include "util/mapped_file.h"
@@ -53,6 +50,9 @@
 #include "workflow/extension_build.h"
 #include "workflow/extension_helpers.h"
 #include "workflow/extension_steps.h"
+#include "workpath/fixed_folder.h"
+#include "workpath/fixed_path.h"
+#include "workpath/folder_lock.h"
 
 namespace tailor::workflow {
 using namespace tailor::executor;
@@ -379,7 +379,7 @@ StepResult print_build_env(const ExtensionBuildOptions& o, ExtensionBuildContext
 StepResult check_toolchain(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
                            ExtensionBuildState& s) {
   BuildReport& rep = s.result.report;
-  // One build at a time per work folder and output folder (executor/folder_lock.h); the
+  // One build at a time per work folder and output folder (workpath/folder_lock.h); the
   // locks are held in the state until the run ends.
   auto work_lock =
       FolderLock::acquire(s.work_dir, FolderLock::Place::inside, o.wait_for_lock, o.status_out);

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "workpath/folder_lock.h"
 #include "util/expected.h"
+#include "workpath/folder_lock.h"
 
 namespace tailor::executor {
 

@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "util/strings.h"
 #include "workpath/fixed_folder.h"
 #include "workpath/fixed_path_wrapper.h"
-#include "util/strings.h"
 
 namespace tailor::executor {
 

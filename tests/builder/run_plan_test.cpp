@@ -1,4 +1,4 @@
-// The one builder (executor/run_plan.h) over a fake session: a fake command runner, an
+// The one builder (builder/run_plan.h) over a fake session: a fake command runner, an
 // in-memory disk, a recording display, a fixed-path route and a governor start handed in,
 // the learned records and the cache ledger off. No process runs and nothing touches the
 // disk (the work folder does not exist on it). What the plan's policy says reaches the

@@ -1,4 +1,4 @@
-// tailor's own clone step (executor/source_clone.h) with the real git over local
+// tailor's own clone step (source/source_clone.h) with the real git over local
 // repositories made here: a tag with a submodule, reuse, refusal, no half-made tree.
 #include "source/source_clone.h"
 

@@ -12,13 +12,13 @@
 #include <thread>
 
 #include "builder/build_runner.h"
-#include "source/extension_source.h"
-#include "workpath/folder_lock.h"
-#include "outputs/publish.h"
 #include "builder/resume.h"
+#include "outputs/publish.h"
+#include "source/extension_source.h"
 #include "support/fixtures.h"
 #include "util/files.h"
 #include "util/interrupt.h"
+#include "workpath/folder_lock.h"
 
 using namespace tailor;
 using namespace tailor::executor;

@@ -22,11 +22,11 @@
 #include <map>
 #include <optional>
 
-#include "workpath/fixed_folder.h"
-#include "workpath/fixed_path_wrapper.h"
 #include "support/fake_host.h"
 #include "support/fixtures.h"
 #include "util/process.h"
+#include "workpath/fixed_folder.h"
+#include "workpath/fixed_path_wrapper.h"
 
 namespace tailor::executor {
 namespace {
