@@ -16,6 +16,7 @@
 
 #include "builder/build_progress.h"
 #include "builder/driver_events.h"
+#include "builder/progress_display.h"
 #include "plan/build_plan.h"
 #include "plan/step.h"
 #include "util/disk_interface.h"
@@ -72,35 +73,6 @@ struct RunOutcome {
   bool interrupted = false;  ///< stopped by an interrupt (see util/interrupt.h)
   bool ok() const;
 };
-
-/// Where progress goes: the runner reports, a display renders.
-class ProgressDisplay {
- public:
-  virtual ~ProgressDisplay() = default;
-  virtual void step_started(const plan::Step& step, size_t index, size_t count) = 0;
-  virtual void progress(const BuildProgress& p) = 0;
-  virtual void step_finished(const StepOutcome& outcome) = 0;
-  /// About once a second while a step runs (the display's own thread, or a test): shows
-  /// the "still running" heartbeat when the build has been quiet for an interval.
-  virtual void tick() {}
-};
-
-/// The displays' heartbeat: its interval (0: TAILOR_HEARTBEAT_SECONDS, else 30 s), its
-/// clock (empty: steady_clock) and whether the display ticks on its own thread (tests
-/// call tick() themselves with a fake clock).
-struct HeartbeatOptions {
-  std::chrono::seconds interval{0};
-  ProgressTracker::Clock clock;
-  bool own_thread = true;
-};
-
-enum class DisplayStyle { live, plain, quiet };
-/// live: one line rewritten in place with `\r` (terminals); plain: a line per step and
-/// per 10% of progress (CI logs); quiet: nothing.
-std::unique_ptr<ProgressDisplay> make_progress_display(DisplayStyle style, std::FILE* out,
-                                                       HeartbeatOptions heartbeat = {});
-/// live when `out` is a terminal and TERM is not "dumb" (util's is_smart_terminal), else plain.
-DisplayStyle default_display_style(std::FILE* out);
 
 class BuildRunner {
  public:
