@@ -97,17 +97,31 @@ ProgressTracker::Clock heartbeat_clock(const HeartbeatOptions& o) {
   return [] { return std::chrono::steady_clock::now(); };
 }
 
-/// Plain lines for logs and CI: a line per step; with counts (Ninja, CMake) a line per
-/// 10% of progress; without (setuptools without ninja, pip's phases) a line per new
-/// extension, compile or phase; and a "still running" line after each quiet interval.
-class PlainDisplay : public ProgressDisplay {
- public:
-  PlainDisplay(std::FILE* out, const HeartbeatOptions& hb, std::string speaker)
+/// What the plain and live displays share: where they write, who speaks, the heartbeat and
+/// the ticker thread that calls tick() (each display stops it first as it goes away).
+class TickingDisplay : public ProgressDisplay {
+ protected:
+  TickingDisplay(std::FILE* out, const HeartbeatOptions& hb, std::string speaker)
       : m_out(out),
         m_speaker(std::move(speaker)),
         m_heartbeat(heartbeat_interval(hb), heartbeat_clock(hb)),
         m_own_thread(hb.own_thread),
         m_ticker([this] { tick(); }) {}
+  std::FILE* m_out;
+  std::string m_speaker;
+  std::mutex m_mutex;
+  Heartbeat m_heartbeat;
+  bool m_own_thread = true;
+  TickThread m_ticker;
+};
+
+/// Plain lines for logs and CI: a line per step; with counts (Ninja, CMake) a line per
+/// 10% of progress; without (setuptools without ninja, pip's phases) a line per new
+/// extension, compile or phase; and a "still running" line after each quiet interval.
+class PlainDisplay : public TickingDisplay {
+ public:
+  PlainDisplay(std::FILE* out, const HeartbeatOptions& hb, std::string speaker)
+      : TickingDisplay(out, hb, std::move(speaker)) {}
   ~PlainDisplay() override { m_ticker.stop(); }
   void step_started(const plan::Step& step, size_t index, size_t count) override {
     m_ticker.stop();
@@ -179,29 +193,19 @@ class PlainDisplay : public ProgressDisplay {
     std::fflush(m_out);
     m_heartbeat.shown();
   }
-  std::FILE* m_out;
-  std::string m_speaker;
-  std::mutex m_mutex;
   int m_last_decile = -1;
   std::string m_last_shown;
   BuildProgress m_last;
-  Heartbeat m_heartbeat;
-  bool m_own_thread = true;
-  TickThread m_ticker;  // last: stopped before the members it reads go away
 };
 
 /// One status line rewritten in place, cut to the terminal width; redrawn with the elapsed
 /// time and the last command after each quiet heartbeat interval. A command of phases gets
 /// each phase as a line and below it a status line redrawn every tick: a spinner, the
 /// seconds the phase has taken, what is under way.
-class LiveDisplay : public ProgressDisplay {
+class LiveDisplay : public TickingDisplay {
  public:
   LiveDisplay(std::FILE* out, const HeartbeatOptions& hb, std::string speaker)
-      : m_out(out),
-        m_speaker(std::move(speaker)),
-        m_heartbeat(heartbeat_interval(hb), heartbeat_clock(hb)),
-        m_own_thread(hb.own_thread),
-        m_ticker([this] { tick(); }) {}
+      : TickingDisplay(out, hb, std::move(speaker)) {}
   ~LiveDisplay() override { stop(); }
   void step_started(const plan::Step& step, size_t index, size_t count) override {
     m_ticker.stop();
@@ -308,21 +312,15 @@ class LiveDisplay : public ProgressDisplay {
     m_status_shown = false;
     std::fflush(m_out);
   }
-  std::FILE* m_out;
-  std::string m_speaker;
-  std::mutex m_mutex;
   std::string m_title;
   BuildProgress m_last;
   std::chrono::seconds m_last_at{0};  ///< the step's elapsed time when m_last came
   bool m_have_progress = false;
-  Heartbeat m_heartbeat;
-  bool m_own_thread = true;
   bool m_phases = false;        ///< a command of phases (phase() came)
   bool m_status_shown = false;  ///< a phase's status line is on the screen
   bool m_stopped = false;
   std::string m_detail;  ///< what is under way in the phase
   unsigned m_spin = 0;
-  TickThread m_ticker;
 };
 
 }  // namespace
