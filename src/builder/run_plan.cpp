@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "builder/reproducible_env.h"
 #include "builder/resume.h"
 #include "cache/cache_ledger.h"
 #include "cache/cache_stats.h"
@@ -15,7 +16,6 @@
 #include "outputs/ninja_log.h"
 #include "outputs/publish.h"
 #include "outputs/report_page.h"
-#include "outputs/wheel_normaliser.h"
 #include "plan/unit_times.h"
 #include "util/interrupt.h"
 #include "util/strings.h"

@@ -12,6 +12,7 @@
 #include <regex>
 #include <sstream>
 
+#include "builder/reproducible_env.h"
 #include "builder/resume.h"
 #include "builder/run_plan.h"
 #include "builder/step_list.h"
