@@ -14,8 +14,6 @@
 #include "cache/sccache_dist.h"
 #include "governor/governor_profile.h"
 #include "outputs/ninja_log.h"
-#include "outputs/publish.h"
-#include "outputs/report_page.h"
 #include "plan/unit_times.h"
 #include "util/interrupt.h"
 #include "util/strings.h"
@@ -551,26 +549,6 @@ StepResult settle_cache_storage(const cache::CacheSettings& settings,
     tool = cache::CacheTool::none;
   }
   return std::nullopt;
-}
-
-Expected<std::vector<std::string>> publish_build(
-    const std::string& out_dir, BuildReport& rep, const std::string& wheel_file,
-    const std::vector<std::pair<std::string, std::string>>& extra) {
-  if (interrupt_signal() != 0) return make_error("interrupted");
-  TAILOR_TRY(staging, PublishStaging::create(out_dir));
-  rep.ok = true;
-  const std::string report_name = rep.wheel + ".report.json";
-  const std::string log_name = rep.wheel + ".build.log";
-  rep.wheel_path = (fs::path(staging.out_dir()) / rep.wheel).string();
-  const std::string kept_log = rep.log_path;
-  rep.log_path = (fs::path(staging.out_dir()) / log_name).string();
-  const nlohmann::json json = to_json(rep);
-  TAILOR_TRY_VOID(staging.add_copy(kept_log, log_name));
-  TAILOR_TRY_VOID(staging.add_text(report_name, json.dump(2) + "\n"));
-  TAILOR_TRY_VOID(staging.add_text(rep.wheel + ".report.html", render_report_html(json)));
-  for (const auto& [name, text] : extra) TAILOR_TRY_VOID(staging.add_text(name, text));
-  TAILOR_TRY_VOID(staging.add_copy(wheel_file, rep.wheel));
-  return staging.commit({report_name, rep.wheel});
 }
 
 std::string plan_record_key(const plan::BuildPlan& plan, const std::vector<std::string>& targets) {

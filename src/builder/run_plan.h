@@ -51,16 +51,6 @@ PlanRun run_plan(const plan::BuildPlan& plan, BuildSession& session);
 StepResult settle_cache_storage(const cache::CacheSettings& settings,
                                 std::optional<cache::CacheTool>& tool, const BuildSession& session);
 
-/// The one publish, for torch and extension builds alike: into `out_dir`, together, the
-/// build's log (`<wheel>.build.log`, the report's log path then names it), the report
-/// (`<wheel>.report.json` and its page), `extra` files beside them (name, text), and the
-/// wheel `wheel_file` last under the report's wheel name; the report is marked ok and its
-/// wheel path set. Refused once a signal came: an interrupted run publishes nothing.
-/// Returns the published paths.
-Expected<std::vector<std::string>> publish_build(
-    const std::string& out_dir, BuildReport& report, const std::string& wheel_file,
-    const std::vector<std::pair<std::string, std::string>>& extra = {});
-
 /// The key of a plan's learned records (governor/governor_profile.h).
 std::string plan_record_key(const plan::BuildPlan& plan, const std::vector<std::string>& targets);
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "outputs/report_page.h"
 #include "util/interrupt.h"
 
 namespace tailor::executor {
@@ -111,6 +112,26 @@ Expected<std::vector<std::string>> PublishStaging::commit(const std::vector<std:
   fs::remove(m_dir, ec);
   m_done = true;
   return published;
+}
+
+Expected<std::vector<std::string>> publish_build(
+    const std::string& out_dir, BuildReport& rep, const std::string& wheel_file,
+    const std::vector<std::pair<std::string, std::string>>& extra) {
+  if (interrupt_signal() != 0) return make_error("interrupted");
+  TAILOR_TRY(staging, PublishStaging::create(out_dir));
+  rep.ok = true;
+  const std::string report_name = rep.wheel + ".report.json";
+  const std::string log_name = rep.wheel + ".build.log";
+  rep.wheel_path = (fs::path(staging.out_dir()) / rep.wheel).string();
+  const std::string kept_log = rep.log_path;
+  rep.log_path = (fs::path(staging.out_dir()) / log_name).string();
+  const nlohmann::json json = to_json(rep);
+  TAILOR_TRY_VOID(staging.add_copy(kept_log, log_name));
+  TAILOR_TRY_VOID(staging.add_text(report_name, json.dump(2) + "\n"));
+  TAILOR_TRY_VOID(staging.add_text(rep.wheel + ".report.html", render_report_html(json)));
+  for (const auto& [name, text] : extra) TAILOR_TRY_VOID(staging.add_text(name, text));
+  TAILOR_TRY_VOID(staging.add_copy(wheel_file, rep.wheel));
+  return staging.commit({report_name, rep.wheel});
 }
 
 }  // namespace tailor::executor

@@ -5,8 +5,10 @@
 // even created when it did not exist).
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "outputs/build_report.h"
 #include "util/expected.h"
 
 namespace tailor::executor {
@@ -37,5 +39,15 @@ class PublishStaging {
   std::string m_dir;
   bool m_done = false;
 };
+
+/// The one publish, for torch and extension builds alike: into `out_dir`, together, the
+/// build's log (`<wheel>.build.log`, the report's log path then names it), the report
+/// (`<wheel>.report.json` and its page), `extra` files beside them (name, text), and the
+/// wheel `wheel_file` last under the report's wheel name; the report is marked ok and its
+/// wheel path set. Refused once a signal came: an interrupted run publishes nothing.
+/// Returns the published paths.
+Expected<std::vector<std::string>> publish_build(
+    const std::string& out_dir, BuildReport& report, const std::string& wheel_file,
+    const std::vector<std::pair<std::string, std::string>>& extra = {});
 
 }  // namespace tailor::executor
