@@ -3,7 +3,7 @@
 #include <map>
 #include <set>
 
-#include "executor/ninja_log.h"
+#include "outputs/ninja_log.h"
 #include "plan/torch_catalog.h"
 #include "util/user_file.h"
 

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "executor/run_plan.h"
+#include "builder/run_plan.h"
 #include "plan/build_plan.h"
 #include "probe/probe.h"
 #include "util/files.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "executor/build_report.h"
+#include "outputs/build_report.h"
 #include "plan/build_plan.h"
 #include "probe/host_report.h"
 #include "util/expected.h"
