@@ -12,6 +12,16 @@
 #                                                    in OUT/results.tsv, wheels in OUT/NAME/
 #   bash bench/compat_corpus.sh gpu OUT [PYTHON]     each bridged wheel installed into a folder
 #                                                    of its own, its kernel test run on the GPU
+#   bash bench/compat_corpus.sh pipwheel SRC OUT [ARCH] [PYTHON]
+#                                                    the packages' own `pip wheel
+#                                                    --no-build-isolation --no-deps` (no tailor)
+#                                                    on a copy of each, for ARCH
+#                                                    (TORCH_CUDA_ARCH_LIST): one row each in
+#                                                    OUT/pipwheel.tsv with the first error line
+#   bash bench/compat_corpus.sh carry DEST SRC...    what the builds need of every package
+#                                                    (its setup.py's folder, found in the first
+#                                                    SRC that has it) copied to DEST: no .git,
+#                                                    docs, demos, examples, tests, data or media
 #
 # SRC holds one folder per package (NAME/, as `fetch` makes it). TAILOR is the binary
 # (default build/bin/tailor); ONLY=name,name builds those alone. A package whose bridged build
@@ -121,9 +131,53 @@ cmd_gpu() {
   done
 }
 
+# The package's own build as its README says, with the machine's torch: pip wheel on a copy
+# (pip builds in the source folder), no tailor, no bridge. PIP_ONLY=name,name (default: the
+# packages that use a removed API) picks them.
+cmd_pipwheel() {
+  local srcroot=$1 out=$2 arch=${3:-7.5} python=${4:-python3}
+  local only=${PIP_ONLY:-dcnv2,flownet2-correlation,pytorchemd,pointrcnn-iou3d,neural-renderer,maskrcnn-benchmark}
+  mkdir -p "$out"
+  printf 'name\texit\tseconds\tfirst_error\n' >"$out/pipwheel.tsv"
+  packages | while IFS='|' read -r name url commit sub test; do
+    [[ ",$only," != *",$name,"* ]] && continue
+    local dir="$srcroot/$(repo_dir "$url")/$sub" copy="$out/pip-$name/src" log="$out/pip-$name/log"
+    rm -rf "$out/pip-$name" && mkdir -p "$copy" && cp -r "$dir/." "$copy/"
+    local t0=$(date +%s)
+    (cd "$copy" && TORCH_CUDA_ARCH_LIST="$arch" MAX_JOBS=${MAX_JOBS:-2} timeout 3600 "$python" -m pip wheel \
+      --no-build-isolation --no-deps . -w "$out/pip-$name/dist") >"$log" 2>&1
+    local rc=$? t1=$(date +%s) first
+    first=$(grep -m1 -E '(error|Error)[: ]' "$log" | sed 's/^ *//' | cut -c1-200)
+    printf '%s\t%s\t%s\t%s\n' "$name" "$rc" "$((t1 - t0))" "${first:--}" | tee -a "$out/pipwheel.tsv"
+  done
+}
+
+# A trimmed copy of every package's build folder (REPO/SUBDIR under DEST) for a machine
+# without the network. A folder at the repository's root keeps its package code and drops
+# what no build reads.
+cmd_carry() {
+  local dest=$1
+  shift
+  mkdir -p "$dest"
+  packages | while IFS='|' read -r name url commit sub test; do
+    local repo=$(repo_dir "$url") root="" r
+    for r in "$@"; do [ -f "$r/$repo/$sub/setup.py" ] && { root=$r; break; }; done
+    [ -n "$root" ] || { echo "carry $name: no $repo/$sub/setup.py in $*" >&2; continue; }
+    mkdir -p "$dest/$repo/$sub"
+    tar -C "$root/$repo/$sub" -cf - --exclude=.git --exclude=./docs --exclude=./demo \
+      --exclude=./examples --exclude=./tests --exclude=./data --exclude=./datasets \
+      --exclude=./images --exclude=./imgs --exclude=./assets --exclude='*.png' --exclude='*.jpg' \
+      --exclude='*.gif' --exclude='*.obj' --exclude='*.pth' --exclude='*.mp4' --exclude='*.pdf' \
+      --exclude=./build --exclude='*.egg-info' . | tar -C "$dest/$repo/$sub" -xf -
+  done
+  du -sh "$dest"
+}
+
 case "${1:-}" in
   fetch) shift; cmd_fetch "$@" ;;
+  carry) shift; cmd_carry "$@" ;;
+  pipwheel) shift; cmd_pipwheel "$@" ;;
   build) shift; cmd_build "$@" ;;
   gpu) shift; cmd_gpu "$@" ;;
-  *) sed -n '2,20p' "$0"; exit 2 ;;
+  *) sed -n '2,30p' "$0"; exit 2 ;;
 esac
