@@ -83,22 +83,30 @@ build_one() {
   python3 - "$out/$name-$mode/build.json" "$name" "$mode" "$rc" "$((t1 - t0))" <<'PY'
 import json, sys
 path, name, mode, rc, secs = sys.argv[1:]
-changes, diag = 0, "-"
+changes, diag, targets, imp, kinds = 0, "-", "-", "-", "-"
 try:
     j = json.load(open(path))  # the build's report, as --json prints it
-    changes = len((j.get("run") or {}).get("compat_changes") or [])
+    listed = (j.get("run") or {}).get("compat_changes") or []
+    changes = len(listed)
+    counts = {}
+    for c in listed:
+        counts[c["removal"]] = counts.get(c["removal"], 0) + 1
+    kinds = ",".join("%s x%d" % kv for kv in sorted(counts.items())) or "-"
+    checks = {c["name"]: c for c in j.get("checks") or []}
+    targets = (checks.get("targets") or {}).get("detail", "-")
+    imp = (checks.get("import") or {}).get("status", "-")
     if j.get("diagnoses"):
         diag = j["diagnoses"][0]["pattern"]
 except Exception as e:  # a crash leaves no JSON: the row says so
     diag = "no-json:" + type(e).__name__
-print("\t".join([name, mode, rc, secs, str(changes), diag]))
+print("\t".join([name, mode, rc, secs, str(changes), diag, targets, imp, kinds]))
 PY
 }
 
 cmd_build() {
   local srcroot=$1 out=$2 arch=${3:-7.5}
   mkdir -p "$out"
-  printf 'name\tmode\texit\tseconds\tcompat_changes\tfirst_diagnosis\n' >"$out/results.tsv"
+  printf 'name\tmode\texit\tseconds\tcompat_changes\tfirst_diagnosis\ttargets\timport\tchanges\n' >"$out/results.tsv"
   packages | while IFS='|' read -r name url commit sub test; do
     [ -n "${ONLY:-}" ] && [[ ",$ONLY," != *",$name,"* ]] && continue
     local dir="$srcroot/$(repo_dir "$url")/$sub"
