@@ -21,7 +21,8 @@
 #   bash bench/compat_corpus.sh carry DEST SRC...    what the builds need of every package
 #                                                    (its setup.py's folder, found in the first
 #                                                    SRC that has it) copied to DEST: no .git,
-#                                                    docs, demos, examples, tests, data or media
+#                                                    docs, demos, examples, tests, data or media;
+#                                                    links copied as the files they name
 #
 # SRC holds one folder per package (NAME/, as `fetch` makes it). TAILOR is the binary
 # (default build/bin/tailor); ONLY=name,name builds those alone. A package whose bridged build
@@ -53,6 +54,7 @@ pointrcnn-roipool3d|https://github.com/sshaoshuai/PointRCNN|1d0dee91262b970f4601
 msn-mds|https://github.com/Colin97/MSN-Point-Cloud-Completion|dc6450f1e942c1617bf91084df86e8e5a29f5441|MDS|msn_mds
 msn-expansion-penalty|https://github.com/Colin97/MSN-Point-Cloud-Completion|dc6450f1e942c1617bf91084df86e8e5a29f5441|expansion_penalty|msn_expansion_penalty
 maskrcnn-benchmark|https://github.com/facebookresearch/maskrcnn-benchmark|57eec25b75144d9fb1a6857f32553e1574177daf|.|maskrcnn_benchmark
+warp-rnnt|https://github.com/1ytic/warp-rnnt|66dfe053f236d86320c09cd5d1238828cc78b8fa|pytorch_binding|warp_rnnt
 LIST
 }
 
@@ -172,7 +174,7 @@ cmd_carry() {
     for r in "$@"; do [ -f "$r/$repo/$sub/setup.py" ] && { root=$r; break; }; done
     [ -n "$root" ] || { echo "carry $name: no $repo/$sub/setup.py in $*" >&2; continue; }
     mkdir -p "$dest/$repo/$sub"
-    tar -C "$root/$repo/$sub" -cf - --exclude=.git --exclude=./docs --exclude=./demo \
+    tar -C "$root/$repo/$sub" -chf - --exclude=.git --exclude=./docs --exclude=./demo \
       --exclude=./examples --exclude=./tests --exclude=./data --exclude=./datasets \
       --exclude=./images --exclude=./imgs --exclude=./assets --exclude='*.png' --exclude='*.jpg' \
       --exclude='*.gif' --exclude='*.obj' --exclude='*.pth' --exclude='*.mp4' --exclude='*.pdf' \
