@@ -47,14 +47,14 @@ pytorchemd|https://github.com/daerduoCarey/PyTorchEMD|e5c0feb8c15741a858362f9c39
 pointrcnn-iou3d|https://github.com/sshaoshuai/PointRCNN|1d0dee91262b970f460135252049112d80259ca0|lib/utils/iou3d|pointrcnn_iou3d
 deformable-detr-msda|https://github.com/fundamentalvision/Deformable-DETR|11169a60c33333af00a4849f1808023eba96a931|models/ops|deformable_detr_msda
 msn-emd|https://github.com/Colin97/MSN-Point-Cloud-Completion|dc6450f1e942c1617bf91084df86e8e5a29f5441|emd|msn_emd
-roi-align|https://github.com/longcw/RoIAlign.pytorch|8df4f3738fc91a8b3f4c2ac790510b1553b55e0f|.|roi_align
-neural-renderer|https://github.com/daniilidis-group/neural_renderer|b2a1e6ce16a54f94f26f86fe1dc3814637e15251|.|neural_renderer
+roi-align|https://github.com/longcw/RoIAlign.pytorch|8df4f3738fc91a8b3f4c2ac790510b1553b55e0f|.|roi_align_kernels
+neural-renderer|https://github.com/daniilidis-group/neural_renderer|b2a1e6ce16a54f94f26f86fe1dc3814637e15251|.|neural_renderer_rasterize
 softras|https://github.com/ShichenLiu/SoftRas|b569bed5759cf2014f9b79c12ad10eef7b80ec34|.|softras
 pointrcnn-roipool3d|https://github.com/sshaoshuai/PointRCNN|1d0dee91262b970f460135252049112d80259ca0|lib/utils/roipool3d|pointrcnn_roipool3d
 msn-mds|https://github.com/Colin97/MSN-Point-Cloud-Completion|dc6450f1e942c1617bf91084df86e8e5a29f5441|MDS|msn_mds
 msn-expansion-penalty|https://github.com/Colin97/MSN-Point-Cloud-Completion|dc6450f1e942c1617bf91084df86e8e5a29f5441|expansion_penalty|msn_expansion_penalty
-maskrcnn-benchmark|https://github.com/facebookresearch/maskrcnn-benchmark|57eec25b75144d9fb1a6857f32553e1574177daf|.|maskrcnn_benchmark
-warp-rnnt|https://github.com/1ytic/warp-rnnt|66dfe053f236d86320c09cd5d1238828cc78b8fa|pytorch_binding|warp_rnnt
+maskrcnn-benchmark|https://github.com/facebookresearch/maskrcnn-benchmark|57eec25b75144d9fb1a6857f32553e1574177daf|.|maskrcnn_benchmark_ops
+warp-rnnt|https://github.com/1ytic/warp-rnnt|66dfe053f236d86320c09cd5d1238828cc78b8fa|pytorch_binding|warp_rnnt_loss
 LIST
 }
 
