@@ -1,5 +1,5 @@
-// torch 1.x style: AT_CHECK, c10's CHECK_GE and x.type() in AT_DISPATCH (tailor's e2e test fixture).
-// The package's header comes first, before torch's brings what it forgot to include.
+// torch 1.x style: AT_CHECK, c10's CHECK_GE and x.type() in AT_DISPATCH (tailor's e2e test
+// fixture). The package's header comes first, before torch's brings what it forgot to include.
 // clang-format off
 #include "old_util.h"
 #include <torch/extension.h>
