@@ -141,6 +141,14 @@ cmd_gpu() {
   done
 }
 
+# The first line of a log that says what failed: a compiler's error or a Python exception,
+# not pip's and setuptools' wrappers around them.
+first_error() {
+  grep -E '(: (fatal )?error|\([0-9]+\): error|^ *[A-Za-z.]*(Error|Exception): )' "$1" |
+    grep -v -E 'subprocess-exited-with-error|CalledProcessError|Error compiling objects' |
+    head -1 | sed 's/^ *//' | cut -c1-200
+}
+
 # The package's own build as its README says, with the machine's torch: pip wheel on a copy
 # (pip builds in the source folder), no tailor, no bridge. PIP_ONLY=name,name (default: the
 # packages that use a removed API) picks them.
@@ -157,7 +165,7 @@ cmd_pipwheel() {
     (cd "$copy" && TORCH_CUDA_ARCH_LIST="$arch" MAX_JOBS=${MAX_JOBS:-2} timeout 3600 "$python" -m pip wheel \
       --no-build-isolation --no-deps . -w "$out/pip-$name/dist") >"$log" 2>&1
     local rc=$? t1=$(date +%s) first
-    first=$(grep -m1 -E '(error|Error)[: ]' "$log" | sed 's/^ *//' | cut -c1-200)
+    first=$(first_error "$log")
     printf '%s\t%s\t%s\t%s\n' "$name" "$rc" "$((t1 - t0))" "${first:--}" | tee -a "$out/pipwheel.tsv"
   done
 }
