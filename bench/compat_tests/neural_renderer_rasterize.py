@@ -4,6 +4,9 @@
 # nearest face between near and far. A pixel on an edge may go either way in float32: at most
 # 0.5% of covered pixels may differ.
 # `--cpu` runs only the reference (a machine without a GPU checks that part).
+import glob
+import importlib.util
+import os
 import sys
 import torch
 
@@ -47,7 +50,12 @@ if "--cpu" in sys.argv:
     print("PASS neural_renderer reference (cpu) %.0f%% of pixels covered" % (100 * covered.float().mean()))
     sys.exit(0)
 
-import neural_renderer.cuda.rasterize as rasterize_cuda
+# By its file: the package's __init__ imports skimage (for its .obj loader), which a plain
+# environment may lack.
+so = [f for d in sys.path for f in glob.glob(os.path.join(d or ".", "neural_renderer", "cuda", "rasterize.*.so"))]
+spec = importlib.util.spec_from_file_location("rasterize", so[0])
+rasterize_cuda = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(rasterize_cuda)
 
 fc = faces.cuda().contiguous()
 fim = torch.full((B, IS, IS), -1, dtype=torch.int32, device="cuda")

@@ -6,6 +6,9 @@
 # 0.5% of covered pixels may differ.
 # `--cpu` runs only the reference (a machine without a GPU checks that part).
 import math
+import glob
+import importlib.util
+import os
 import sys
 import torch
 
@@ -51,7 +54,12 @@ if "--cpu" in sys.argv:
     print("PASS softras reference (cpu) %.0f%% of pixels covered" % (100 * covered.float().mean()))
     sys.exit(0)
 
-import soft_renderer.cuda.soft_rasterize as soft_rasterize_cuda
+# By its file: the package's __init__ imports skimage (for its .obj loader), which a plain
+# environment may lack.
+so = [f for d in sys.path for f in glob.glob(os.path.join(d or ".", "soft_renderer", "cuda", "soft_rasterize.*.so"))]
+spec = importlib.util.spec_from_file_location("soft_rasterize", so[0])
+soft_rasterize_cuda = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(soft_rasterize_cuda)
 
 faces_info = torch.zeros(B, F, 27, device="cuda")
 aggrs_info = torch.zeros(B, 2, IS, IS, device="cuda")
