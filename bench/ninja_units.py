@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Runs a Ninja command and measures each unit it runs the way tailor's memory governor does
-(src/executor/memory_governor.cpp): a job is a child of Ninja with its whole process tree,
+(src/governor/memory_governor.cpp): a job is a child of Ninja with its whole process tree,
 its memory the sum of the tree's RSS, sampled every 250 ms; it is named by its command's
 `-o`. Prints JSON: {"units": {OUTPUT: {"seconds", "peak_mib"}}, "wall_s"}.
 

@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "executor/ninja_log.h"
-#include "executor/report_page.h"
+#include "outputs/ninja_log.h"
+#include "outputs/report_page.h"
 #include "util/html.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

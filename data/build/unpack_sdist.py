@@ -1,5 +1,5 @@
 # Unpacks an sdist (.tar.gz, .tgz, .tar.bz2, .tar.xz or .zip) into a folder, bounded, and
-# never outside it. Run by src/executor/extension_source.cpp as
+# never outside it. Run by src/source/extension_source.cpp as
 #   python -c <this> ARCHIVE DEST MAX_BYTES MAX_MEMBERS
 # Exit 0: unpacked. Exit 2: the archive is refused, one line on stderr says which member
 # and why (a name outside the folder, a link whose target leaves it, a device, more than

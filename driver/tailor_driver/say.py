@@ -1,7 +1,7 @@
 # What the driver tells tailor and the build's log. Each fact tailor uses is an event, one
 # JSON object a line ({"v": 1, "kind": ..., fields}) written to the file descriptor tailor
 # names in TAILOR_EVENTS_FD; its kinds and fields are data/driver/events.toml's, and tailor
-# reads only these (executor/driver_events). The `tailor: ...` lines printed beside them are
+# reads only these (builder/driver_events). The `tailor: ...` lines printed beside them are
 # for people reading the log: no program reads them back.
 import json
 import os

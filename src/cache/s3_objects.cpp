@@ -21,12 +21,6 @@ std::string hmac(const std::string& key, const std::string& text) {
   return std::string(reinterpret_cast<const char*>(out), len);
 }
 
-std::string hex(const std::string& bytes) {
-  std::string out;
-  for (unsigned char c : bytes) out += fmt::format("{:02x}", c);
-  return out;
-}
-
 std::string trim(std::string s) {
   while (!s.empty() && s.back() == ' ') s.pop_back();
   while (!s.empty() && s.front() == ' ') s.erase(0, 1);
@@ -112,7 +106,7 @@ void sign_s3_request(HttpRequest& r, const HttpUrl& url, const std::string& regi
   r.headers.emplace_back(
       "Authorization",
       fmt::format("AWS4-HMAC-SHA256 Credential={}/{}, SignedHeaders={}, Signature={}", creds.key_id,
-                  scope, signed_names, hex(hmac(key, to_sign))));
+                  scope, signed_names, hex_bytes(hmac(key, to_sign))));
 }
 
 Expected<S3Bucket> S3Bucket::open(const S3Location& at,

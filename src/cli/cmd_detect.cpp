@@ -8,11 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "executor/fixed_path.h"
 #include "probe/cxx_runtime.h"
 #include "probe/probe.h"
 #include "util/process.h"
 #include "util/strings.h"
+#include "workpath/fixed_path.h"
 
 namespace tailor::cli {
 namespace {

@@ -13,13 +13,13 @@
 #include "cache/sccache_dist.h"
 #include "cli/commands.h"
 #include "cli/torch_variant_flags.h"
-#include "executor/fixed_path.h"
 #include "plan/cross_target.h"
 #include "plan/torch_doctor.h"
 #include "probe/cxx_runtime.h"
 #include "util/strings.h"
 #include "util/text_escape.h"
 #include "workflow/torch_build.h"
+#include "workpath/fixed_path.h"
 
 namespace tailor::cli {
 

@@ -8,8 +8,8 @@
 #include <filesystem>
 
 #include "cli/commands.h"
-#include "executor/ninja_log.h"
-#include "executor/report_page.h"
+#include "outputs/ninja_log.h"
+#include "outputs/report_page.h"
 #include "util/files.h"
 #include "util/text_escape.h"
 #include "util/user_file.h"

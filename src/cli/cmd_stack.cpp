@@ -7,21 +7,15 @@
 // verification failed, with one stderr line saying which; 2 for bad input, 128+signal when
 // interrupted.
 #include <fmt/format.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <condition_variable>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
-#include <mutex>
 #include <nlohmann/json.hpp>
-#include <thread>
 
+#include "builder/progress_display.h"
 #include "cli/commands.h"
-#include "executor/build_runner.h"
 #include "stack/stack.h"
 #include "util/files.h"
 #include "util/interrupt.h"
@@ -41,116 +35,6 @@ struct StackArgs {
   stack::StackRequest request;
   std::string lock, script, install, from_lock, out = "dist", progress = "auto";
   bool json = false, build = false, no_index = false;
-};
-
-/// What `stack` shows on stderr while it works out the stack (pip alone may take a
-/// minute). live (a terminal): each phase as a line, and below it one status line redrawn
-/// in place every second: a spinner, the seconds the phase has taken, what is under way
-/// (pip's "Collecting ..." lines, the wheel being inspected). plain (piped, TERM=dumb):
-/// the phases, pip's "Collecting ..." lines and the wheels inspected, as plain lines.
-/// quiet: nothing. Warnings are shown in every style.
-class StackProgress {
- public:
-  using Style = executor::DisplayStyle;
-  explicit StackProgress(Style style) : m_style(style) {
-    if (m_style == Style::live) m_ticker = std::thread([this] { tick(); });
-  }
-  ~StackProgress() { stop(); }
-  StackProgress(const StackProgress&) = delete;
-  StackProgress& operator=(const StackProgress&) = delete;
-
-  void phase(std::string_view line) {
-    std::lock_guard lock(m_mutex);
-    if (m_style == Style::quiet) return;
-    clear_status();
-    std::fprintf(stderr, "tailor stack: %s\n", terminal_safe(line).c_str());
-    m_detail.clear();
-    m_phase_start = Clock::now();
-    m_active = true;
-    draw_status();
-    std::fflush(stderr);
-  }
-  void detail(std::string_view line) {
-    std::lock_guard lock(m_mutex);
-    if (m_style == Style::live) {
-      m_detail = terminal_safe(line);
-      draw_status();
-    } else if (m_style == Style::plain && !line.starts_with("pip: Downloading") &&
-               !line.starts_with("pip: Using cached")) {
-      std::fprintf(stderr, "tailor stack: %s\n", terminal_safe(line).c_str());
-    }
-    std::fflush(stderr);
-  }
-  void warn(std::string_view line) {
-    std::lock_guard lock(m_mutex);
-    clear_status();
-    std::fprintf(stderr, "%s %s\n", paint("tailor stack: warning:", Paint::yellow, 2).c_str(),
-                 terminal_safe(line).c_str());
-    draw_status();
-    std::fflush(stderr);
-  }
-  /// Clears the status line and stops redrawing it (before the result is printed).
-  void stop() {
-    {
-      std::lock_guard lock(m_mutex);
-      if (m_stopped) return;
-      m_stopped = true;
-      clear_status();
-      m_active = false;
-      std::fflush(stderr);
-    }
-    m_wake.notify_all();
-    if (m_ticker.joinable()) m_ticker.join();
-  }
-
- private:
-  using Clock = std::chrono::steady_clock;
-  void tick() {
-    std::unique_lock lock(m_mutex);
-    while (!m_stopped) {
-      m_wake.wait_for(lock, std::chrono::seconds(1));
-      if (m_stopped) break;
-      ++m_spin;
-      draw_status();
-      std::fflush(stderr);
-    }
-  }
-  static size_t width() {
-    struct winsize ws {};
-    if (::ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
-    if (const char* cols = std::getenv("COLUMNS"); cols && std::atoi(cols) > 0)
-      return static_cast<size_t>(std::atoi(cols));
-    return 80;
-  }
-  void draw_status() {
-    if (m_style != Style::live || !m_active || m_stopped) return;
-    static constexpr char k_spin[] = {'|', '/', '-', '\\'};
-    auto secs =
-        std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - m_phase_start).count();
-    std::string line = fmt::format("  {} {} s  {}", k_spin[m_spin % 4], secs, m_detail);
-    size_t w = width();
-    if (line.size() >= w) {
-      size_t cut = w > 4 ? w - 4 : w;
-      while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80)
-        --cut;  // not inside a UTF-8 character
-      line = line.substr(0, cut) + "...";
-    }
-    std::fprintf(stderr, "\r\033[K%s", line.c_str());
-    m_shown = true;
-  }
-  void clear_status() {
-    if (m_shown) std::fputs("\r\033[K", stderr);
-    m_shown = false;
-  }
-
-  Style m_style;
-  std::mutex m_mutex;
-  std::condition_variable m_wake;
-  std::thread m_ticker;
-  std::string m_detail;
-  Clock::time_point m_phase_start = Clock::now();
-  unsigned m_spin = 0;
-  bool m_active = false, m_shown = false, m_stopped = false;
 };
 
 std::string self_path() {
@@ -284,10 +168,10 @@ int read_lock_file(const StackArgs& args, stack::StackResult& result) {
   return k_exit_ok;
 }
 
-StackProgress::Style progress_style(const std::string& progress) {
-  if (progress == "live") return StackProgress::Style::live;
-  if (progress == "plain") return StackProgress::Style::plain;
-  if (progress != "auto") return StackProgress::Style::quiet;
+executor::DisplayStyle progress_style(const std::string& progress) {
+  if (progress == "live") return executor::DisplayStyle::live;
+  if (progress == "plain") return executor::DisplayStyle::plain;
+  if (progress != "auto") return executor::DisplayStyle::quiet;
   return executor::default_display_style(stderr);  // the one terminal test
 }
 
@@ -309,16 +193,26 @@ int resolve_requested(StackArgs& args, stack::StackResult& result) {
                     join(args.request.requirement_files, ", -r "),
                     args.request.requirement_files.size() == 1 ? "it" : "them"));
   SystemCommandRunner runner;
-  // What it is doing while pip resolves (tens of seconds when nothing is stored).
-  const StackProgress::Style style = progress_style(args.progress);
-  StackProgress shown(style);
-  if (style != StackProgress::Style::quiet) {
-    args.request.progress = [&shown](std::string_view line) { shown.phase(line); };
-    args.request.progress_detail = [&shown](std::string_view line) { shown.detail(line); };
+  // What it is doing while pip resolves (tens of seconds when nothing is stored), on the one
+  // progress display: live (a terminal): each phase as a line, and below it one status line
+  // redrawn in place every second (a spinner, the phase's seconds, pip's "Collecting ..."
+  // lines, the wheel being inspected); plain (piped, TERM=dumb): the phases, pip's
+  // "Collecting ..." lines and the wheels inspected as lines; quiet: only warnings.
+  const executor::DisplayStyle style = progress_style(args.progress);
+  auto shown = executor::make_progress_display(style, stderr, {}, "tailor stack");
+  if (style != executor::DisplayStyle::quiet) {
+    args.request.progress = [&shown](std::string_view line) { shown->phase(line); };
+    args.request.progress_detail = [&shown, style](std::string_view line) {
+      // pip's download lines are news on a status line only.
+      if (style == executor::DisplayStyle::plain &&
+          (line.starts_with("pip: Downloading") || line.starts_with("pip: Using cached")))
+        return;
+      shown->detail(line);
+    };
   }
-  args.request.warn = [&shown](std::string_view line) { shown.warn(line); };
+  args.request.warn = [&shown](std::string_view line) { shown->warn(line); };
   auto r = stack::run_stack(args.request, runner);
-  shown.stop();
+  shown->stop();
   if (!r)
     return interrupt_signal() ? interrupted_exit() : report_error("stack: " + r.error().message);
   result = std::move(*r);

@@ -11,12 +11,12 @@
 
 #include "cli/shell_help.h"
 #include "data/toml_document.h"
-#include "executor/fixed_path_wrapper.h"
-#include "executor/source_clone.h"
+#include "source/source_clone.h"
 #include "util/strings.h"
 #include "util/terminal_style.h"
 #include "util/text_escape.h"
 #include "util/version.h"
+#include "workpath/fixed_path_wrapper.h"
 
 namespace tailor::cli {
 
@@ -235,11 +235,11 @@ std::string option_suggestion(CLI::App& app, int argc, char** argv) {
 
 int run_command_line(int argc, char** argv) {
   // The launcher a build's steps run behind on the own-namespace route (hidden: not in
-  // help, completions or the man page; executor/fixed_path_wrapper.h). First, before
+  // help, completions or the man page; workpath/fixed_path_wrapper.h). First, before
   // anything could start a thread: a threaded process cannot enter a user namespace.
   if (argc >= 2 && argv[1] == executor::k_fixed_path_command)
     return executor::run_fixed_path_wrapper(std::vector<std::string>(argv + 2, argv + argc));
-  // A torch build's clone step (hidden too; executor/source_clone.h).
+  // A torch build's clone step (hidden too; source/source_clone.h).
   if (argc >= 2 && argv[1] == executor::k_clone_command)
     return executor::run_clone_command(std::vector<std::string>(argv + 2, argv + argc));
   CLI::App app{"tailor: made-to-measure PyTorch builds", "tailor"};

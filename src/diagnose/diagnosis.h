@@ -37,7 +37,7 @@ struct Diagnosis {
 /// line that shows it).
 std::vector<Diagnosis> diagnose_log(std::string_view log);
 
-/// Where tailor's runner wrote that the build was interrupted (executor/build_runner:
+/// Where tailor's runner wrote that the build was interrupted (builder/build_runner:
 /// "### tailor step N INTERRUPTED (signal S) after T s", "### tailor: interrupted by signal
 /// S; the run stopped here"): the build did not fail, it was stopped.
 struct Interruption {

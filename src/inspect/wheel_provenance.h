@@ -1,5 +1,5 @@
 // The provenance tailor writes into a wheel it built (`<name>.dist-info/tailor-provenance.json`,
-// see executor/build_report.h BuildProvenance), read back: by `tailor build
+// see outputs/build_report.h BuildProvenance), read back: by `tailor build
 // --verify-reproducible` to rebuild the wheel, by the wheelhouse to file it under its targets
 // and to match a build's inputs against it. One reader, bounded, over the wheel's bytes.
 #pragma once

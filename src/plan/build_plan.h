@@ -2,7 +2,7 @@
 // targets, the jobs and why, the compiler cache (tool, storage, its variables), the
 // build environment and the steps. TorchPlan (plan/torch_plan.h) and ExtensionBuildPlan
 // (plan/extension_plan.h) are this plus what only their kind of build has; the executor
-// runs any of them through `BuildPlan` alone (executor/build_runner.h: `plan_steps`).
+// runs any of them through `BuildPlan` alone (builder/build_runner.h: `plan_steps`).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -63,7 +63,7 @@ Expected<CacheDecision> decide_cache(const cache::CacheSettings& settings,
 
 /// How many jobs the build runs: a fixed count (`fixed`: --jobs) or as many as the memory
 /// governor hands out tokens for (under `budget`, --memory-budget, when set), where the build
-/// can take a jobserver (executor/memory_governor.h's static_reason decides from these).
+/// can take a jobserver (governor/memory_governor.h's static_reason decides from these).
 struct JobPolicy {
   std::optional<int> fixed;           ///< --jobs
   std::optional<uint64_t> budget;     ///< --memory-budget, bytes
@@ -96,7 +96,7 @@ struct Reproducibility {
   std::optional<cuda::CudaVersion> nvcc;  ///< the build's nvcc: its seed flags, when it takes them
 };
 
-/// How the executor runs a plan (executor/run_plan.h), decided once by plan: where, at
+/// How the executor runs a plan (builder/run_plan.h), decided once by plan: where, at
 /// which path the steps see their folder, how many jobs, what the run learns from and
 /// hands back. Paths are absolute.
 struct ExecutionPolicy {

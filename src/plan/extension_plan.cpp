@@ -246,7 +246,7 @@ std::vector<PackageAddition> package_additions(const std::string& package,
 
 namespace {
 
-// How the plan runs (executor/run_plan.h): the work folder at the fixed path (--dist keeps
+// How the plan runs (builder/run_plan.h): the work folder at the fixed path (--dist keeps
 // the real one: the dist servers compile at the client's paths), the jobs fixed or governed
 // as the recipe allows, the learned records keyed by the recipe and profile.
 ExecutionPolicy extension_run_policy(const ExtensionBuildRequest& request,

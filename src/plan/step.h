@@ -1,6 +1,6 @@
 // The one step type: a process a build plan runs. Plan writes steps (torch's clone, venv,
 // requirements and setup.py; an extension's CMake and PEP 517 wheel), the executor runs
-// them (executor/build_runner.h) and renders them (`--print-env`, the log header, the sh
+// them (builder/build_runner.h) and renders them (`--print-env`, the log header, the sh
 // script). No other step type exists.
 #pragma once
 #include <chrono>

@@ -130,7 +130,7 @@ void build_steps(Context& c, const TorchRelease* rel) {
   if (!p.variant.source_dir) {
     // One command, run from the work folder (which exists before the first step): the tag
     // with its submodules, shallow. A build runs it through tailor's own clone step
-    // (executor/source_clone.h), which reuses a clone of the same tag and never leaves a
+    // (source/source_clone.h), which reuses a clone of the same tag and never leaves a
     // half-made one at the destination.
     p.steps.push_back(step("clone source",
                            {"git", "clone", "--recurse-submodules", "--shallow-submodules",
@@ -154,7 +154,7 @@ void build_steps(Context& c, const TorchRelease* rel) {
   }
 }
 
-// How a build here runs (executor/run_plan.h): the source tree at the fixed work path (the
+// How a build here runs (builder/run_plan.h): the source tree at the fixed work path (the
 // work folder when the source is a clone inside it), the jobs governed (torch's setup.py
 // runs its CMake's Ninja without -j when MAX_JOBS is unset, so from ninja 1.13 it takes the
 // jobserver's tokens) unless --jobs fixed them.

@@ -1,5 +1,5 @@
 // A private mount namespace for the calling process, made with the kernel's own calls and
-// no helper program: what `executor/fixed_path`'s wrapper needs to show a folder at
+// no helper program: what `workpath/fixed_path`'s wrapper needs to show a folder at
 // another path to the program it then executes. Generic: it knows nothing of builds.
 //
 // The calling process must be single-threaded (unshare(CLONE_NEWUSER) refuses otherwise)

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <vector>
 
+#include "util/strings.h"
+
 namespace tailor {
 
 namespace {
@@ -83,14 +85,7 @@ std::string Sha256::hex_of(std::string_view text) {
 }
 
 std::string Sha256::hex(const Digest& digest) {
-  static constexpr char k_hex[] = "0123456789abcdef";
-  std::string s;
-  s.reserve(64);
-  for (uint8_t b : digest) {
-    s += k_hex[b >> 4];
-    s += k_hex[b & 15];
-  }
-  return s;
+  return hex_bytes(std::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
 }
 
 }  // namespace tailor

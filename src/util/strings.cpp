@@ -105,4 +105,15 @@ std::string hex_number(uint64_t v) {
   return "0x" + std::string(buf, r.ptr);
 }
 
+std::string hex_bytes(std::string_view bytes) {
+  static constexpr char k_hex[] = "0123456789abcdef";
+  std::string s;
+  s.reserve(bytes.size() * 2);
+  for (unsigned char b : bytes) {
+    s += k_hex[b >> 4];
+    s += k_hex[b & 15];
+  }
+  return s;
+}
+
 }  // namespace tailor

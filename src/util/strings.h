@@ -30,6 +30,8 @@ std::optional<T> parse_whole_number(std::string_view s) {
 }
 /// A number in hex as tools print offsets and flags: "0x1f".
 std::string hex_number(uint64_t v);
+/// Bytes as lowercase hex, two digits each (digests, signatures): "00ff".
+std::string hex_bytes(std::string_view bytes);
 /// Quote for a POSIX shell when needed.
 std::string shell_quote(std::string_view s);
 

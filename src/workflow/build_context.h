@@ -1,7 +1,7 @@
 // What any build, torch's or an extension's, reaches the outside world through: the
 // process runner, the caller's environment, the shared cache storage's check, the fixed
 // work path's route, the progress display and the builder's disk. `system` gives the real
-// ones; tests hand in fakes. The one builder's session (executor/build_session.h) is made
+// ones; tests hand in fakes. The one builder's session (builder/build_session.h) is made
 // from it in one place; the torch and extension contexts only add what is theirs.
 #pragma once
 #include <cstdio>
@@ -9,9 +9,9 @@
 #include <map>
 #include <string>
 
+#include "builder/build_session.h"
 #include "cache/storage.h"
-#include "executor/build_report.h"
-#include "executor/build_session.h"
+#include "outputs/build_report.h"
 #include "util/process.h"
 
 namespace tailor::workflow {
@@ -24,7 +24,7 @@ struct BuildContext {
   /// Whether a shared cache storage answers (cache::check_shared_storage); unset (tests):
   /// not asked.
   std::function<Expected<cache::StorageCheck>(const cache::CacheSettings&)> check_storage;
-  /// How the build sees its folder at a fixed path (executor/fixed_path.h): `system` tries
+  /// How the build sees its folder at a fixed path (workpath/fixed_path.h): `system` tries
   /// tailor's own namespace, bubblewrap, then the real fixed folder (only when
   /// TAILOR_FIXED_PATH_ROUTE forces it); unset (tests): none, with the warning.
   executor::BuildSession::FixedPathOpener fixed_path;

@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <regex>
 
-#include "executor/folder_lock.h"
 #include "util/files.h"
 #include "util/strings.h"
+#include "workpath/folder_lock.h"
 
 namespace tailor::workflow {
 namespace fs = std::filesystem;

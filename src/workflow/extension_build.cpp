@@ -14,6 +14,9 @@
 #include <regex>
 #include <sstream>
 
+#include "builder/resume.h"
+#include "builder/run_plan.h"
+#include "builder/step_list.h"
 #include "cache/cache_ledger.h"
 #include "cache/compiler_cache.h"
 #include "cache/sccache_dist.h"
@@ -23,20 +26,14 @@
 #include "cuda/nvcc_capabilities.h"
 #include "data/data_files.h"
 #include "data/toml_document.h"
-#include "executor/fixed_folder.h"
-#include "executor/fixed_path.h"
-#include "executor/folder_lock.h"
-#include "executor/governor_profile.h"
-#include "executor/memory_governor.h"
-#include "executor/ninja_log.h"
-#include "executor/publish.h"
-#include "executor/report_page.h"
-#include "executor/resume.h"
-#include "executor/run_plan.h"
-#include "executor/step_list.h"
-#include "executor/verify.h"
-#include "executor/wheel_modules.h"
-#include "executor/wheel_normaliser.h"
+#include "governor/governor_profile.h"
+#include "governor/memory_governor.h"
+#include "outputs/ninja_log.h"
+#include "outputs/publish.h"
+#include "outputs/report_page.h"
+#include "outputs/verify.h"
+#include "outputs/wheel_modules.h"
+#include "outputs/wheel_normaliser.h"
 #include "plan/extension_plan.h"
 #include "plan/extension_recipe.h"
 #include "plan/toolkit_choice.h"
@@ -53,6 +50,9 @@
 #include "util/version.h"
 #include "workflow/extension_helpers.h"
 #include "workflow/extension_steps.h"
+#include "workpath/fixed_folder.h"
+#include "workpath/fixed_path.h"
+#include "workpath/folder_lock.h"
 
 namespace tailor::workflow {
 using namespace tailor::executor;

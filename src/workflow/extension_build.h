@@ -10,16 +10,16 @@
 #include <string>
 #include <vector>
 
+#include "builder/build_runner.h"
+#include "builder/preflight.h"
+#include "builder/step_list.h"
 #include "cache/cache_settings.h"
 #include "cuda/target_request.h"
 #include "cuda/target_set.h"
 #include "diagnose/diagnosis.h"
-#include "executor/build_report.h"
-#include "executor/build_runner.h"
-#include "executor/extension_source.h"
-#include "executor/preflight.h"
-#include "executor/step_list.h"
+#include "outputs/build_report.h"
 #include "probe/host_report.h"
+#include "source/extension_source.h"
 #include "util/expected.h"
 
 namespace tailor::workflow {

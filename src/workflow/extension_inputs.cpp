@@ -12,6 +12,10 @@
 #include <regex>
 #include <sstream>
 
+#include "builder/reproducible_env.h"
+#include "builder/resume.h"
+#include "builder/run_plan.h"
+#include "builder/step_list.h"
 #include "cache/cache_ledger.h"
 #include "cache/compiler_cache.h"
 #include "cache/sccache_dist.h"
@@ -21,21 +25,14 @@
 #include "cuda/nvcc_capabilities.h"
 #include "data/data_files.h"
 #include "data/toml_document.h"
-#include "executor/fixed_folder.h"
-#include "executor/fixed_path.h"
-#include "executor/folder_lock.h"
-#include "executor/governor_profile.h"
-#include "executor/memory_governor.h"
-#include "executor/ninja_log.h"
-#include "executor/publish.h"
-#include "executor/report_page.h"
-#include "executor/resume.h"
-#include "executor/run_plan.h"
-#include "executor/source_identity.h"
-#include "executor/step_list.h"
-#include "executor/verify.h"
-#include "executor/wheel_modules.h"
-#include "executor/wheel_normaliser.h"
+#include "governor/governor_profile.h"
+#include "governor/memory_governor.h"
+#include "outputs/ninja_log.h"
+#include "outputs/publish.h"
+#include "outputs/report_page.h"
+#include "outputs/verify.h"
+#include "outputs/wheel_modules.h"
+#include "outputs/wheel_normaliser.h"
 #include "plan/extension_plan.h"
 #include "plan/extension_recipe.h"
 #include "plan/toolkit_choice.h"
@@ -44,6 +41,7 @@
 #include "probe/cxx_runtime.h"
 #include "probe/host_files.h"
 #include "probe/probe.h"
+#include "source/source_identity.h"
 #include "util/files.h"
 #include "util/interrupt.h"
 #include "util/mapped_file.h"
@@ -53,6 +51,9 @@
 #include "workflow/extension_build.h"
 #include "workflow/extension_helpers.h"
 #include "workflow/extension_steps.h"
+#include "workpath/fixed_folder.h"
+#include "workpath/fixed_path.h"
+#include "workpath/folder_lock.h"
 
 namespace tailor::workflow {
 using namespace tailor::executor;
@@ -379,7 +380,7 @@ StepResult print_build_env(const ExtensionBuildOptions& o, ExtensionBuildContext
 StepResult check_toolchain(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
                            ExtensionBuildState& s) {
   BuildReport& rep = s.result.report;
-  // One build at a time per work folder and output folder (executor/folder_lock.h); the
+  // One build at a time per work folder and output folder (workpath/folder_lock.h); the
   // locks are held in the state until the run ends.
   auto work_lock =
       FolderLock::acquire(s.work_dir, FolderLock::Place::inside, o.wait_for_lock, o.status_out);

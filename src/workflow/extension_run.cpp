@@ -13,6 +13,9 @@
 #include <span>
 #include <sstream>
 
+#include "builder/resume.h"
+#include "builder/run_plan.h"
+#include "builder/step_list.h"
 #include "cache/cache_ledger.h"
 #include "cache/compiler_cache.h"
 #include "cache/sccache_dist.h"
@@ -22,22 +25,15 @@
 #include "cuda/nvcc_capabilities.h"
 #include "data/data_files.h"
 #include "data/toml_document.h"
-#include "executor/fixed_folder.h"
-#include "executor/fixed_path.h"
-#include "executor/folder_lock.h"
-#include "executor/governor_profile.h"
-#include "executor/memory_governor.h"
-#include "executor/ninja_log.h"
-#include "executor/publish.h"
-#include "executor/report_page.h"
-#include "executor/resume.h"
-#include "executor/run_plan.h"
-#include "executor/source_identity.h"
-#include "executor/step_list.h"
-#include "executor/verify.h"
-#include "executor/wheel_modules.h"
-#include "executor/wheel_normaliser.h"
+#include "governor/governor_profile.h"
+#include "governor/memory_governor.h"
 #include "inspect/torch_pin.h"
+#include "outputs/ninja_log.h"
+#include "outputs/publish.h"
+#include "outputs/report_page.h"
+#include "outputs/verify.h"
+#include "outputs/wheel_modules.h"
+#include "outputs/wheel_normaliser.h"
 #include "plan/extension_plan.h"
 #include "plan/extension_recipe.h"
 #include "plan/toolkit_choice.h"
@@ -46,6 +42,7 @@
 #include "probe/cxx_runtime.h"
 #include "probe/host_files.h"
 #include "probe/probe.h"
+#include "source/source_identity.h"
 #include "util/files.h"
 #include "util/interrupt.h"
 #include "util/mapped_file.h"
@@ -55,6 +52,9 @@
 #include "workflow/extension_build.h"
 #include "workflow/extension_helpers.h"
 #include "workflow/extension_steps.h"
+#include "workpath/fixed_folder.h"
+#include "workpath/fixed_path.h"
+#include "workpath/folder_lock.h"
 
 namespace tailor::workflow {
 using namespace tailor::executor;
@@ -65,7 +65,7 @@ using namespace tailor::workflow::detail;
 
 namespace {
 
-/// The variants the driver said it built (executor/driver_events.h checks each is its
+/// The variants the driver said it built (builder/driver_events.h checks each is its
 /// target's own) of the targets that were requested.
 std::map<std::string, std::string> requested_variants(
     const std::map<std::string, std::string>& said, const std::vector<std::string>& requested) {
@@ -270,7 +270,7 @@ StepResult fetch_from_wheelhouse(const ExtensionBuildOptions& o, ExtensionBuildS
 }
 }  // namespace
 
-// 4. Build: the plan through the one builder (executor/run_plan.h).
+// 4. Build: the plan through the one builder (builder/run_plan.h).
 StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
                      ExtensionBuildState& s) {
   BuildReport& rep = s.result.report;
@@ -292,7 +292,7 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   PlanRun run = run_plan(p, session);
   for (auto& check : run.preflight) s.result.preflight.checks.push_back(std::move(check));
   if (!run.outcome) return run.stop;
-  // What the build driver said it did (its events, executor/driver_events.h).
+  // What the build driver said it did (its events, builder/driver_events.h).
   const DriverFacts& driver = run.outcome->facts.driver;
   rep.split_compile = driver.split_compile;
   rep.package_choices = driver.choices;

@@ -12,18 +12,18 @@
 #include <optional>
 #include <string>
 
-#include "executor/build_runner.h"
-#include "executor/build_session.h"
-#include "executor/fixed_path.h"
-#include "executor/folder_lock.h"
-#include "executor/source_identity.h"
+#include "builder/build_runner.h"
+#include "builder/build_session.h"
 #include "plan/extension_plan.h"
 #include "plan/extension_recipe.h"
 #include "probe/probe.h"
+#include "source/source_identity.h"
 #include "util/process.h"
 #include "wheelhouse/wheelhouse_store.h"
 #include "workflow/build_context.h"
 #include "workflow/extension_build.h"
+#include "workpath/fixed_path.h"
+#include "workpath/folder_lock.h"
 
 namespace tailor::workflow {
 

@@ -11,10 +11,10 @@
 #include <set>
 #include <unordered_map>
 
-#include "executor/extension_source.h"
-#include "executor/wheel_normaliser.h"
 #include "formats/zip.h"
 #include "inspect/wheel_provenance.h"
+#include "outputs/wheel_normaliser.h"
+#include "source/extension_source.h"
 #include "util/mapped_file.h"
 #include "util/sha256.h"
 #include "util/strings.h"

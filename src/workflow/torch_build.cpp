@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "executor/step_list.h"
+#include "builder/step_list.h"
 #include "plan/torch_catalog.h"
 #include "plan/torch_plan_render.h"
 #include "util/interrupt.h"

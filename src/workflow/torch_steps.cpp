@@ -6,27 +6,27 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "builder/run_plan.h"
 #include "cache/cache_ledger.h"
 #include "cuda/compatibility.h"
 #include "data/data_files.h"
 #include "data/toml_document.h"
 #include "diagnose/diagnosis.h"
-#include "executor/fixed_path.h"
-#include "executor/publish.h"
-#include "executor/report_page.h"
-#include "executor/run_plan.h"
-#include "executor/source_clone.h"
-#include "executor/source_identity.h"
-#include "executor/wheel_normaliser.h"
 #include "inspect/inspect_report.h"
 #include "inspect/manylinux_policy.h"
+#include "outputs/publish.h"
+#include "outputs/report_page.h"
+#include "outputs/wheel_normaliser.h"
 #include "plan/torch_plan_render.h"
+#include "source/source_clone.h"
+#include "source/source_identity.h"
 #include "util/files.h"
 #include "util/interrupt.h"
 #include "util/mapped_file.h"
 #include "util/sha256.h"
 #include "util/strings.h"
 #include "util/version.h"
+#include "workpath/fixed_path.h"
 
 namespace fs = std::filesystem;
 
@@ -173,7 +173,7 @@ TorchStepResult resolve_plan(const TorchBuildOptions& o, TorchBuildContext& ctx,
   return std::nullopt;
 }
 
-// 2. One build at a time per work folder and output folder (executor/folder_lock.h).
+// 2. One build at a time per work folder and output folder (workpath/folder_lock.h).
 TorchStepResult lock_folders(const TorchBuildOptions& o, TorchBuildContext& ctx,
                              TorchBuildState& s) {
   std::error_code ec;
@@ -249,7 +249,7 @@ TorchStepResult check_source(const TorchBuildOptions& o, TorchBuildContext& ctx,
         st.role == plan::StepRole::make_venv || st.role == plan::StepRole::install_requirements;
     if (o.no_venv && venv) continue;
     // The clone is tailor's own step: it reuses a clone of the tag (resume) and never
-    // leaves a half-made tree (executor/source_clone.h).
+    // leaves a half-made tree (source/source_clone.h).
     if (st.role == plan::StepRole::clone)
       st.argv = clone_command_argv(self_executable(), {p.git_url, p.git_tag, p.layout.source_dir});
     if (o.no_venv) std::replace(st.argv.begin(), st.argv.end(), venv_python, p.python);

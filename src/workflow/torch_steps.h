@@ -1,7 +1,7 @@
 // The steps of `tailor build torch`, in the order build_torch runs them (torch_build_steps()).
 // Every decision is the plan's (plan/torch_plan.h: targets, toolkit, host compiler, the
 // compiler cache and its variables, the commands); the steps carry it out: lock, check the
-// source, run the commands through the one builder (executor/run_plan.h), verify, import,
+// source, run the commands through the one builder (builder/run_plan.h), verify, import,
 // smoke-test, publish. Each is a function over the run's context (what it reaches the
 // outside through: processes, the caller's environment, the cache storage, the progress
 // display, the output streams) and the state the earlier steps left; each returns a
@@ -18,20 +18,20 @@
 #include <string>
 #include <vector>
 
+#include "builder/build_runner.h"
+#include "builder/build_session.h"
+#include "builder/step_list.h"
 #include "cache/compiler_cache.h"
-#include "executor/build_report.h"
-#include "executor/build_runner.h"
-#include "executor/build_session.h"
-#include "executor/folder_lock.h"
-#include "executor/ninja_log.h"
-#include "executor/source_identity.h"
-#include "executor/step_list.h"
-#include "executor/verify.h"
+#include "outputs/build_report.h"
+#include "outputs/ninja_log.h"
+#include "outputs/verify.h"
 #include "plan/torch_plan.h"
 #include "probe/host_report.h"
+#include "source/source_identity.h"
 #include "util/process.h"
 #include "workflow/build_context.h"
 #include "workflow/torch_build.h"
+#include "workpath/folder_lock.h"
 
 namespace tailor::workflow {
 

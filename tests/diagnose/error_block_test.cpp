@@ -134,7 +134,7 @@ TEST(LogLines, StripsColourAndCarriageReturnRedraws) {
 namespace tailor::diagnose {
 namespace {
 
-// What executor/build_runner writes into the log when a signal stops a step.
+// What builder/build_runner writes into the log when a signal stops a step.
 TEST(Interruption, FoundWhereTheRunnerWroteIt) {
   const char* log =
       "### tailor step 1/1: build the generic wheel (PEP 517) (2026-11-28T10:00:00Z)\n"

@@ -1,7 +1,7 @@
 # The driver's side of the build events (data/driver/events.toml): what say writes is one
 # JSON line per event on the descriptor tailor names, each event of a kind the schema has
 # with exactly its fields and types, and the same lines the C++ reader's test reads
-# (tests/driver/events.jsonl, tests/executor/driver_events_test.cpp).
+# (tests/driver/events.jsonl, tests/builder/driver_events_test.cpp).
 import json
 import os
 import tomllib

@@ -52,7 +52,7 @@ fi
 # A C++ compiler that links the C++ runtime statically (the GPU machine's relocated gcc, its
 # default CXX): preflight finds the system's g++, which links libstdc++.so.6 as torch does,
 # and the build uses it instead, saying so; the wheel's library needs libstdc++.so.6. (With
-# no such compiler on the machine preflight refuses with the fix: tests/executor/preflight_test.)
+# no such compiler on the machine preflight refuses with the fix: tests/builder/preflight_test.)
 printf '#!/bin/sh\nexec g++ -static-libstdc++ -static-libgcc "$@"\n' >"$tmp/static-gxx"
 chmod +x "$tmp/static-gxx"
 if [ -x /usr/bin/g++ ] && [ -x /usr/bin/gcc ]; then

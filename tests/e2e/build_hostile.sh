@@ -14,7 +14,7 @@
 #  - a step killed by SIGKILL (exit 137): named, with the memory-budget fix;
 #  - under --sandbox as root, a setup.py's escapes fail: remounting `/` writable, nsenter
 #    into tailor's namespaces, a Unix socket and a TCP listener outside; it has no capability
-#    and no_new_privs (tests/executor/fixed_path_test.cpp tries the same as an unprivileged
+#    and no_new_privs (tests/workpath/fixed_path_test.cpp tries the same as an unprivileged
 #    user, skipping visibly where the machine has no user namespace);
 #  - a package whose name starts with `..` runs in the private namespace under --sandbox
 #    (it was refused there, blamed on the machine);
@@ -241,7 +241,7 @@ fi
 
 # The same as an unprivileged user, where this machine lets one build: uid 65534 needs a
 # python3 with torch it can read (here it may live below root's 0700 home), else a visible
-# skip (tests/executor/fixed_path_test.cpp tries these escapes at the launcher as 65534).
+# skip (tests/workpath/fixed_path_test.cpp tries these escapes at the launcher as 65534).
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
   as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$tmp/nobody")
   if "${as_nobody[@]}" python3 -c 'import torch' >/dev/null 2>&1; then

@@ -1,4 +1,4 @@
-// An in-memory DiskInterface (executor/disk_interface.h): the one builder's files without a
+// An in-memory DiskInterface (util/disk_interface.h): the one builder's files without a
 // disk. Folders exist once made or once a file is written below them; each write gets the
 // next tick as its modification time, so "newest" is the order of writes.
 #pragma once
@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "executor/disk_interface.h"
+#include "util/disk_interface.h"
 
 namespace tailor::test {
 

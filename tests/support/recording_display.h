@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "executor/build_runner.h"
+#include "builder/build_runner.h"
 
 namespace tailor::test {
 

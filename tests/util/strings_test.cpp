@@ -57,4 +57,10 @@ TEST(Strings, ParseWholeNumberTakesTheWholeTrimmedTextOnly) {
   EXPECT_EQ(parse_whole_number<int>("99999999999"), std::nullopt);  // out of range
 }
 
+// One hex of bytes for digests and signatures (sha256 and the S3 signature had one each).
+TEST(Strings, HexBytesIsTwoLowercaseDigitsPerByte) {
+  EXPECT_EQ(hex_bytes(std::string_view("\x00\x0f\xa0\xff", 4)), "000fa0ff");
+  EXPECT_EQ(hex_bytes(""), "");
+}
+
 }  // namespace tailor

@@ -11,14 +11,14 @@
 #include <sstream>
 #include <thread>
 
-#include "executor/build_runner.h"
-#include "executor/extension_source.h"
-#include "executor/folder_lock.h"
-#include "executor/publish.h"
-#include "executor/resume.h"
+#include "builder/build_runner.h"
+#include "builder/resume.h"
+#include "outputs/publish.h"
+#include "source/extension_source.h"
 #include "support/fixtures.h"
 #include "util/files.h"
 #include "util/interrupt.h"
+#include "workpath/folder_lock.h"
 
 using namespace tailor;
 using namespace tailor::executor;

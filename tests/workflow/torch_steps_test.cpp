@@ -263,7 +263,7 @@ TEST_F(TorchSteps, AnInterruptBeforeAStepEndsTheRunBeforeIt) {
   EXPECT_FALSE(fs::exists(root.path / "work"));  // not even the plan's folders
 }
 
-// Without --source the clone is tailor's own step (executor/source_clone.h), run from the
+// Without --source the clone is tailor's own step (source/source_clone.h), run from the
 // work folder, which exists before it (the clone's destination does not); it reuses a clone
 // already made, so a resumed build runs it again and learns the source's identity first.
 TEST_F(TorchSteps, TheCloneIsTailorsOwnStepRunFromTheWorkFolder) {
