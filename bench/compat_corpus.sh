@@ -12,6 +12,17 @@
 #                                                    in OUT/results.tsv, wheels in OUT/NAME/
 #   bash bench/compat_corpus.sh gpu OUT [PYTHON]     each bridged wheel installed into a folder
 #                                                    of its own, its kernel test run on the GPU
+#   bash bench/compat_corpus.sh pipwheel SRC OUT [ARCH] [PYTHON]
+#                                                    the packages' own `pip wheel
+#                                                    --no-build-isolation --no-deps` (no tailor)
+#                                                    on a copy of each, for ARCH
+#                                                    (TORCH_CUDA_ARCH_LIST): one row each in
+#                                                    OUT/pipwheel.tsv with the first error line
+#   bash bench/compat_corpus.sh carry DEST SRC...    what the builds need of every package
+#                                                    (its setup.py's folder, found in the first
+#                                                    SRC that has it) copied to DEST: no .git,
+#                                                    docs, demos, examples, tests, data or media;
+#                                                    links copied as the files they name
 #
 # SRC holds one folder per package (NAME/, as `fetch` makes it). TAILOR is the binary
 # (default build/bin/tailor); ONLY=name,name builds those alone. A package whose bridged build
@@ -32,6 +43,18 @@ flownet2-correlation|https://github.com/NVIDIA/flownet2-pytorch|bce69c881ad2b11b
 flownet2-channelnorm|https://github.com/NVIDIA/flownet2-pytorch|bce69c881ad2b11bef1e6ce9fd0dfd45bd8a1756|networks/channelnorm_package|flownet2_channelnorm
 flownet2-resample2d|https://github.com/NVIDIA/flownet2-pytorch|bce69c881ad2b11bef1e6ce9fd0dfd45bd8a1756|networks/resample2d_package|flownet2_resample2d
 pointnet2-ops|https://github.com/erikwijmans/Pointnet2_PyTorch|b5ceb6d9ca0467ea34beb81023f96ee82228f626|pointnet2_ops_lib|pointnet2_ops_kernels
+pytorchemd|https://github.com/daerduoCarey/PyTorchEMD|e5c0feb8c15741a858362f9c397d9ed4b8b1752b|.|pytorchemd
+pointrcnn-iou3d|https://github.com/sshaoshuai/PointRCNN|1d0dee91262b970f460135252049112d80259ca0|lib/utils/iou3d|pointrcnn_iou3d
+deformable-detr-msda|https://github.com/fundamentalvision/Deformable-DETR|11169a60c33333af00a4849f1808023eba96a931|models/ops|deformable_detr_msda
+msn-emd|https://github.com/Colin97/MSN-Point-Cloud-Completion|dc6450f1e942c1617bf91084df86e8e5a29f5441|emd|msn_emd
+roi-align|https://github.com/longcw/RoIAlign.pytorch|8df4f3738fc91a8b3f4c2ac790510b1553b55e0f|.|roi_align_kernels
+neural-renderer|https://github.com/daniilidis-group/neural_renderer|b2a1e6ce16a54f94f26f86fe1dc3814637e15251|.|neural_renderer_rasterize
+softras|https://github.com/ShichenLiu/SoftRas|b569bed5759cf2014f9b79c12ad10eef7b80ec34|.|softras
+pointrcnn-roipool3d|https://github.com/sshaoshuai/PointRCNN|1d0dee91262b970f460135252049112d80259ca0|lib/utils/roipool3d|pointrcnn_roipool3d
+msn-mds|https://github.com/Colin97/MSN-Point-Cloud-Completion|dc6450f1e942c1617bf91084df86e8e5a29f5441|MDS|msn_mds
+msn-expansion-penalty|https://github.com/Colin97/MSN-Point-Cloud-Completion|dc6450f1e942c1617bf91084df86e8e5a29f5441|expansion_penalty|msn_expansion_penalty
+maskrcnn-benchmark|https://github.com/facebookresearch/maskrcnn-benchmark|57eec25b75144d9fb1a6857f32553e1574177daf|.|maskrcnn_benchmark_ops
+warp-rnnt|https://github.com/1ytic/warp-rnnt|66dfe053f236d86320c09cd5d1238828cc78b8fa|pytorch_binding|warp_rnnt_loss
 LIST
 }
 
@@ -62,22 +85,30 @@ build_one() {
   python3 - "$out/$name-$mode/build.json" "$name" "$mode" "$rc" "$((t1 - t0))" <<'PY'
 import json, sys
 path, name, mode, rc, secs = sys.argv[1:]
-changes, diag = 0, "-"
+changes, diag, targets, imp, kinds = 0, "-", "-", "-", "-"
 try:
     j = json.load(open(path))  # the build's report, as --json prints it
-    changes = len((j.get("run") or {}).get("compat_changes") or [])
+    listed = (j.get("run") or {}).get("compat_changes") or []
+    changes = len(listed)
+    counts = {}
+    for c in listed:
+        counts[c["removal"]] = counts.get(c["removal"], 0) + 1
+    kinds = ",".join("%s x%d" % kv for kv in sorted(counts.items())) or "-"
+    checks = {c["name"]: c for c in j.get("checks") or []}
+    targets = (checks.get("targets") or {}).get("detail", "-")
+    imp = (checks.get("import") or {}).get("status", "-")
     if j.get("diagnoses"):
         diag = j["diagnoses"][0]["pattern"]
 except Exception as e:  # a crash leaves no JSON: the row says so
     diag = "no-json:" + type(e).__name__
-print("\t".join([name, mode, rc, secs, str(changes), diag]))
+print("\t".join([name, mode, rc, secs, str(changes), diag, targets, imp, kinds]))
 PY
 }
 
 cmd_build() {
   local srcroot=$1 out=$2 arch=${3:-7.5}
   mkdir -p "$out"
-  printf 'name\tmode\texit\tseconds\tcompat_changes\tfirst_diagnosis\n' >"$out/results.tsv"
+  printf 'name\tmode\texit\tseconds\tcompat_changes\tfirst_diagnosis\ttargets\timport\tchanges\n' >"$out/results.tsv"
   packages | while IFS='|' read -r name url commit sub test; do
     [ -n "${ONLY:-}" ] && [[ ",$ONLY," != *",$name,"* ]] && continue
     local dir="$srcroot/$(repo_dir "$url")/$sub"
@@ -110,9 +141,61 @@ cmd_gpu() {
   done
 }
 
+# The first line of a log that says what failed: a compiler's error or a Python exception,
+# not pip's and setuptools' wrappers around them.
+first_error() {
+  grep -E '(: (fatal )?error|\([0-9]+\): error|^ *[A-Za-z.]*(Error|Exception): )' "$1" |
+    grep -v -E 'subprocess-exited-with-error|CalledProcessError|Error compiling objects' |
+    head -1 | sed 's/^ *//' | cut -c1-200
+}
+
+# The package's own build as its README says, with the machine's torch: pip wheel on a copy
+# (pip builds in the source folder), no tailor, no bridge. PIP_ONLY=name,name (default: the
+# packages that use a removed API) picks them.
+cmd_pipwheel() {
+  local srcroot=$1 out=$2 arch=${3:-7.5} python=${4:-python3}
+  local only=${PIP_ONLY:-dcnv2,flownet2-correlation,pytorchemd,pointrcnn-iou3d,deformable-detr-msda,maskrcnn-benchmark}
+  mkdir -p "$out"
+  printf 'name\texit\tseconds\tfirst_error\n' >"$out/pipwheel.tsv"
+  packages | while IFS='|' read -r name url commit sub test; do
+    [[ ",$only," != *",$name,"* ]] && continue
+    local dir="$srcroot/$(repo_dir "$url")/$sub" copy="$out/pip-$name/src" log="$out/pip-$name/log"
+    rm -rf "$out/pip-$name" && mkdir -p "$copy" && cp -r "$dir/." "$copy/"
+    local t0=$(date +%s)
+    (cd "$copy" && TORCH_CUDA_ARCH_LIST="$arch" MAX_JOBS=${MAX_JOBS:-2} timeout 3600 "$python" -m pip wheel \
+      --no-build-isolation --no-deps . -w "$out/pip-$name/dist") >"$log" 2>&1
+    local rc=$? t1=$(date +%s) first
+    first=$(first_error "$log")
+    printf '%s\t%s\t%s\t%s\n' "$name" "$rc" "$((t1 - t0))" "${first:--}" | tee -a "$out/pipwheel.tsv"
+  done
+}
+
+# A trimmed copy of every package's build folder (REPO/SUBDIR under DEST) for a machine
+# without the network. A folder at the repository's root keeps its package code and drops
+# what no build reads.
+cmd_carry() {
+  local dest=$1
+  shift
+  mkdir -p "$dest"
+  packages | while IFS='|' read -r name url commit sub test; do
+    local repo=$(repo_dir "$url") root="" r
+    for r in "$@"; do [ -f "$r/$repo/$sub/setup.py" ] && { root=$r; break; }; done
+    [ -n "$root" ] || { echo "carry $name: no $repo/$sub/setup.py in $*" >&2; continue; }
+    mkdir -p "$dest/$repo/$sub"
+    tar -C "$root/$repo/$sub" -chf - --exclude=.git --exclude=./docs --exclude=./demo \
+      --exclude=./examples --exclude=./tests --exclude=./data --exclude=./datasets \
+      --exclude=./images --exclude=./imgs --exclude=./assets --exclude='*.png' --exclude='*.jpg' \
+      --exclude='*.gif' --exclude='*.obj' --exclude='*.pth' --exclude='*.mp4' --exclude='*.pdf' \
+      --exclude=./build --exclude='*.egg-info' . | tar -C "$dest/$repo/$sub" -xf -
+  done
+  du -sh "$dest"
+}
+
 case "${1:-}" in
   fetch) shift; cmd_fetch "$@" ;;
+  carry) shift; cmd_carry "$@" ;;
+  pipwheel) shift; cmd_pipwheel "$@" ;;
   build) shift; cmd_build "$@" ;;
   gpu) shift; cmd_gpu "$@" ;;
-  *) sed -n '2,20p' "$0"; exit 2 ;;
+  *) sed -n '2,30p' "$0"; exit 2 ;;
 esac

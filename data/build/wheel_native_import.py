@@ -2,7 +2,8 @@
 # the package failed on the module MISSING: exit 3 when MISSING is a module of the wheel
 # itself (then the wheel is broken, not the environment), exit 4 when no Requires-Dist of
 # the wheel's METADATA names it (py-cpuinfo provides cpuinfo: a name that contains it
-# counts) and the caller did not pass --recipe-knows (MISSING is in the recipe's
+# counts; so does a distribution of `provides`, whose name does not contain its module's:
+# scikit-image provides skimage) and the caller did not pass --recipe-knows (MISSING is in the recipe's
 # undeclared_requires: the package imports it without declaring it); otherwise load every compiled extension module of the
 # wheel straight from its file, without importing the package around it, and print
 # "loaded NAME" for each (exit 1 at the first that fails). A shared library with no Python
@@ -24,8 +25,13 @@ if meta:
         if line.startswith('Requires-Dist:'):
             r = re.match(r'\s*([A-Za-z0-9._-]+)', line[len('Requires-Dist:'):])
             if r: reqs.append(norm(r.group(1)))
+# Distributions whose name does not contain the module they provide (normalised names).
+provides = {'skimage': ('scikit_image',), 'sklearn': ('scikit_learn',), 'bs4': ('beautifulsoup4',),
+            'cv2': ('opencv_python', 'opencv_python_headless', 'opencv_contrib_python',
+                    'opencv_contrib_python_headless')}
 want = norm(missing.split('.')[0])
-if not any(want == r or want in r for r in reqs) and not recipe_knows:
+declared = any(want == r or want in r or r in provides.get(want, ()) for r in reqs)
+if not declared and not recipe_knows:
     print(missing, 'is not a declared dependency of the wheel (Requires-Dist:', ', '.join(reqs) or 'none', ')'); sys.exit(4)
 import torch
 site = sysconfig.get_paths()['platlib']

@@ -96,6 +96,26 @@ TEST(CompatBridge, AtCheckRenamedOutsideCommentsStringsAndMembers) {
   EXPECT_EQ(r.result.changes[0].text(), "a.cpp:2: AT_CHECK -> TORCH_CHECK (removed in torch 1.5)");
 }
 
+TEST(CompatBridge, C10CheckOpsBecomeTheirTorchNames) {
+  // PyTorchEMD's emd_kernel.cu: CHECK_EQ(xyz2.size(0), b); torch 1.13 renamed c10's CHECK_*.
+  auto r =
+      bridge({{"e.cu",
+               "void f() {\n  CHECK_EQ(a.size(0), b);\n  CHECK_GT(n, 0); TORCH_CHECK_EQ(c, d);\n"
+               "  log.CHECK_EQ(1); // CHECK_LT(x)\n}\n"}});
+  EXPECT_EQ(r.files[0].text,
+            "void f() {\n  TORCH_CHECK_EQ(a.size(0), b);\n  TORCH_CHECK_GT(n, 0); "
+            "TORCH_CHECK_EQ(c, d);\n  log.CHECK_EQ(1); // CHECK_LT(x)\n}\n");
+  ASSERT_EQ(r.result.changes.size(), 2u);
+  EXPECT_EQ(r.result.changes[0].text(),
+            "e.cu:2: CHECK_EQ -> TORCH_CHECK_EQ (removed in torch 1.13)");
+  EXPECT_EQ(r.result.changes[1].removal, "torch-check-gt");
+  auto old = bridge({{"e.cu", "void f() { CHECK_EQ(a, b); }\n"}}, StackVersions{"1.12.1", "11.6"});
+  EXPECT_TRUE(old.result.changes.empty());  // torch 1.12 still had it
+  auto own = bridge(
+      {{"e.cu", "#define CHECK_EQ(a, b) assert((a) == (b))\nvoid f() { CHECK_EQ(a, b); }\n"}});
+  EXPECT_TRUE(own.result.changes.empty());  // the package's own CHECK_EQ
+}
+
 TEST(CompatBridge, APackageThatDefinesTheNameItselfIsLeftAlone) {
   auto r = bridge({{"compat.h", "#ifndef AT_CHECK\n#define AT_CHECK TORCH_CHECK\n#endif\n"},
                    {"a.cpp", "#include \"compat.h\"\nvoid f() { AT_CHECK(x, \"m\"); }\n"}});
@@ -194,6 +214,7 @@ TEST(CompatErrors, ACompilerErrorNamesTheRemoval) {
             "‘TORCH_CHECK’?",
             "torch-at-check"},
            {"csrc/k.cu(3): error: identifier \"AT_CHECK\" is undefined", "torch-at-check"},
+           {"emd_kernel.cu(178): error: identifier \"CHECK_EQ\" is undefined", "torch-check-eq"},
            {"k.cu(9): error: namespace \"cub\" has no member \"Sum\"", "cccl-cub-sum"},
            {"src/dcn.cu:9:10: fatal error: THC/THC.h: No such file or directory", "torch-thc"},
            {"k.cu(5): error: no suitable conversion function from \"const "

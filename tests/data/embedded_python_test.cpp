@@ -59,3 +59,34 @@ TEST(EmbeddedPython, TheBuildDriverIsEmbeddedWhole) {
   EXPECT_EQ(paths.size(), 17u) << "a driver file that is not listed here";
   EXPECT_FALSE(data::file("build/build_wheel.py")) << "the driver left data/";
 }
+
+TEST(EmbeddedPython, AModuleOfADistributionNamedOtherwiseIsDeclared) {
+  // SoftRas declares scikit-image and imports skimage: not a missing declaration.
+  if (find_in_path("python3").empty()) GTEST_SKIP() << "no python3 on PATH";
+  auto dir = test::scratch_dir("native_import_provides");
+  auto script = data::file("build/wheel_native_import.py");
+  ASSERT_TRUE(script);
+  auto wheel = [&](const std::string& requires_dist) {
+    auto path = (dir / (requires_dist + ".whl")).string();
+    auto r = run_command(
+        {"python3", "-c",
+         "import sys, zipfile\n"
+         "z = zipfile.ZipFile(sys.argv[1], 'w')\n"
+         "z.writestr('demo-1.0.dist-info/METADATA', 'Metadata-Version: 2.1\\nName: demo\\n"
+         "Version: 1.0\\nRequires-Dist: ' + sys.argv[2] + ' >=0.16\\n')\n"
+         "z.writestr('demo/__init__.py', 'import skimage\\n')\n",
+         path, requires_dist},
+        std::chrono::seconds(30));
+    EXPECT_TRUE(r.ok()) << r.err;
+    return path;
+  };
+  auto declared =
+      run_command({"python3", "-c", std::string(*script), wheel("scikit-image"), "skimage"},
+                  std::chrono::seconds(60));
+  EXPECT_NE(declared.exit_code, 4) << declared.out << declared.err;
+  EXPECT_EQ(declared.out.find("not a declared dependency"), std::string::npos) << declared.out;
+  auto undeclared = run_command({"python3", "-c", std::string(*script), wheel("numpy"), "skimage"},
+                                std::chrono::seconds(60));
+  EXPECT_EQ(undeclared.exit_code, 4) << undeclared.out << undeclared.err;
+  EXPECT_NE(undeclared.out.find("skimage is not a declared dependency"), std::string::npos);
+}

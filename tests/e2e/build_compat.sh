@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end: yesterday's code on today's stack (issue 53).
-# tests/e2e/data/old_apis: a torch 1.x style extension (x.type() in AT_DISPATCH, AT_CHECK,
+# tests/e2e/data/old_apis: a torch 1.x style extension (x.type() in AT_DISPATCH, AT_CHECK, CHECK_GE,
 # THC/THC.h with THCudaCheck, THCState and THCCeilDiv, cub::Sum, a header missing <memory>,
 # <cstdint> and <stdexcept>). tests/e2e/data/cmake_jobs: a setup.py that configures CMake
 # (in csrc/) with no generator and runs `cmake --build -j 3` itself.
@@ -41,6 +41,7 @@ for c in json.load(open(sys.argv[1]))["run"]["compat_changes"]:
 echo "$changes" | sed 's/^/    change: /'
 for want in "csrc/ops.cpp:$(line_of 'y.type()' csrc/ops.cpp) torch-dispatch-type torch 2.6" \
             "csrc/ops.cpp:$(line_of 'AT_CHECK(' csrc/ops.cpp) torch-at-check torch 1.5" \
+            "csrc/ops.cpp:$(line_of 'CHECK_GE(' csrc/ops.cpp) torch-check-ge torch 1.13" \
             "csrc/ops_cuda.cu:$(line_of 'THC/THC.h' csrc/ops_cuda.cu) torch-thc torch 1.11" \
             "csrc/ops_cuda.cu:$(line_of 'v\[i\] \* s' csrc/ops_cuda.cu) cccl-cub-sum CUDA 13.0" \
             "csrc/old_util.h:$(line_of 'unique_ptr' csrc/old_util.h) std-header-memory GCC 11" \
@@ -87,7 +88,7 @@ expect_grep "the diagnosis names the known removal and the flag" \
   "removed in \(torch\|CUDA\|GCC\)\|libstdc++ no longer\|torch 1.11 removed" "$tmp/err-keep"
 expect_grep "and that tailor bridges it without --keep-package-source" "without --keep-package-source" "$tmp/err-keep"
 "$TAILOR" explain "${log:-/dev/null}" >"$tmp/explain" 2>&1
-expect_grep "tailor explain of that log names the removal first" "compat-torch-thc\|compat-std-header\|compat-torch-at-check\|compat-torch-dispatch-type\|compat-cccl" "$tmp/explain"
+expect_grep "tailor explain of that log names the removal first" "compat-torch-thc\|compat-std-header\|compat-torch-at-check\|compat-torch-check-\|compat-torch-dispatch-type\|compat-cccl" "$tmp/explain"
 
 # 3. A package's own CMake build: no generator, its own -j 3.
 "$TAILOR" build "$data/cmake_jobs" --arch 7.5 --out "$tmp/dist-cj" --work-dir "$tmp/work-cj" --progress plain --cache none \

@@ -12,12 +12,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "diagnose/diagnosis.h"
 #include "formats/zip_writer.h"
 #include "support/fake_host.h"
 #include "support/fixtures.h"
 #include "support/host_reports.h"
 #include "util/files.h"
 #include "util/interrupt.h"
+#include "workflow/extension_helpers.h"
 
 using namespace tailor;
 using namespace tailor::executor;
@@ -155,6 +157,37 @@ TEST_F(ExtensionSteps, KeepPackageSourceBuildsTheSourceAsItIs) {
   EXPECT_TRUE(s.result.report.compat_changes.empty());
   EXPECT_EQ(*tailor::read_file((fs::path(s.source_dir) / "csrc" / "ops.cpp").string()), text);
   EXPECT_EQ(s.result.report.env.count("TAILOR_SOURCE_COMPAT"), 0u);
+}
+
+TEST_F(ExtensionSteps, AKnownRemovalAfterALongRunOfWarningsIsStillNamed) {
+  // maskrcnn-benchmark's ROIAlign_cpu.cpp as it is: 80 lines of `.type()` deprecation notes
+  // fill the failed unit's first 40 lines; its error at x.type() in AT_DISPATCH comes after.
+  std::string log =
+      "[1/3] c++ -c csrc/ROIAlign_cpu.cpp\nFAILED: [code=1] ROIAlign_cpu.o\n"
+      "c++ -c csrc/ROIAlign_cpu.cpp -o ROIAlign_cpu.o\n";
+  for (int i = 0; i < 40; ++i)
+    log +=
+        "csrc/ROIAlign_cpu.cpp:227:25: warning: 'type()' is deprecated\n"
+        "  227 |   AT_ASSERTM(!input.type().is_cuda(), \"input must be a CPU tensor\");\n";
+  const size_t error_line = 3 + 80 + 1;
+  log +=
+      "torch/headeronly/core/Dispatch.h:36:63: error: cannot convert "
+      "\u2018const at::DeprecatedTypeProperties\u2019 to \u2018c10::ScalarType\u2019\n"
+      "[2/3] c++ -c csrc/nms_cpu.cpp\nFAILED: [code=1] nms_cpu.o\n"
+      "csrc/nms_cpu.cpp:9:3: error: \u2018AT_CHECK\u2019 was not declared in this scope\n"
+      "ninja: build stopped: subcommand failed.\n";
+  write(root / "build.log", log);
+  s.result.report.recipe = "generic";
+  s.result.report.log_path = (root / "build.log").string();
+  s.result.error_block = diagnose::first_error_block(log);
+  ASSERT_TRUE(s.result.error_block);
+  ASSERT_LT(s.result.error_block->last_line, error_line);  // the block stops short of it
+  o.keep_package_source = true;
+  detail::name_known_removals(o, s);
+  ASSERT_FALSE(s.result.diagnoses.empty());
+  EXPECT_EQ(s.result.diagnoses[0].pattern_id, "compat-torch-dispatch-type");
+  EXPECT_EQ(s.result.diagnoses[0].line_number, error_line);
+  EXPECT_NE(s.result.diagnoses[0].fix.find("without --keep-package-source"), std::string::npos);
 }
 
 TEST_F(ExtensionSteps, ASourceThatDeclaresNoNameIsCalledByItsFolder) {

@@ -1,5 +1,5 @@
-// torch 1.x style: AT_CHECK and x.type() in AT_DISPATCH (tailor's e2e test fixture).
-// The package's header comes first, before torch's brings what it forgot to include.
+// torch 1.x style: AT_CHECK, c10's CHECK_GE and x.type() in AT_DISPATCH (tailor's e2e test
+// fixture). The package's header comes first, before torch's brings what it forgot to include.
 // clang-format off
 #include "old_util.h"
 #include <torch/extension.h>
@@ -11,6 +11,7 @@ void scale_cuda(at::Tensor x, float s);
 
 at::Tensor scale(at::Tensor x, double s) {
   AT_CHECK(x.dim() == 1, "scale: a 1-d tensor please");
+  CHECK_GE(x.numel(), 0);
   check_size(x.numel());
   auto y = x.contiguous().clone();
   if (y.is_cuda()) {
