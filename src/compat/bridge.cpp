@@ -149,6 +149,55 @@ void bridge_rename(FileWork& w, const Rename& rule) {
   }
 }
 
+// cub::DeviceScan::ExclusiveSum(a, b, ..., stream, debug_synchronous): the last top-level
+// argument dropped, with its comma, where it is exactly one of the rule's spellings.
+void bridge_drop_argument(FileWork& w, const DropArgument& rule) {
+  for (size_t i = 0; i + 5 < w.tokens.size(); ++i) {
+    if (w.text(i) != rule.ns || w.text(i + 1) != "::" ||
+        w.tokens[i + 2].kind != TokenKind::identifier || !w.text(i + 2).starts_with(rule.prefix) ||
+        w.text(i + 3) != "::" || w.tokens[i + 4].kind != TokenKind::identifier)
+      continue;
+    // Another namespace's cub (mine::cub::Device...) is not the API; ::cub:: is.
+    if (i > 1 && w.text(i - 1) == "::" && w.tokens[i - 2].kind == TokenKind::identifier) continue;
+    size_t open = i + 5;
+    if (w.text(open) == "<") {  // explicit template arguments: F<T, U>(...)
+      int angle = 0;
+      for (; open < w.tokens.size(); ++open) {
+        if (w.text(open) == "<") ++angle;
+        if (w.text(open) == ">" && --angle == 0) break;
+      }
+      ++open;
+    }
+    if (open >= w.tokens.size() || w.text(open) != "(") continue;
+    const size_t close = closing_paren(w, open);
+    if (close >= w.tokens.size()) continue;
+    size_t comma = w.tokens.size();
+    int depth = 0;
+    for (size_t j = open; j < close; ++j) {
+      std::string_view t = w.text(j);
+      if (t == "(" || t == "[" || t == "{") ++depth;
+      if (t == ")" || t == "]" || t == "}") --depth;
+      if (t == "," && depth == 1) comma = j;
+    }
+    if (comma == w.tokens.size() || comma + 2 != close) continue;  // one token after the comma
+    const std::string last(w.text(comma + 1));
+    if (std::find(rule.last.begin(), rule.last.end(), last) == rule.last.end()) continue;
+    // A line break between the two stays (the lines keep their numbers); a space goes.
+    const Token &c = w.tokens[comma], &a = w.tokens[comma + 1];
+    if (w.file->text.substr(c.end, a.begin - c.end).find('\n') == std::string::npos) {
+      w.edits.push_back({c.begin, a.end, ""});
+    } else {
+      w.edits.push_back({c.begin, c.end, ""});
+      w.edits.push_back({a.begin, a.end, ""});
+    }
+    const std::string call = fmt::format("{}::{}::{}", rule.ns, w.text(i + 2), w.text(i + 4));
+    w.changes.push_back({w.file->path, w.tokens[comma + 1].line, rule.info.id,
+                         fmt::format("{}(..., {})", call, last), fmt::format("{}(...)", call),
+                         rule.info.removed_label()});
+    i = close;
+  }
+}
+
 // #include <THC/THC.h> -> #include "<relative>/tailor_compat/THC/THC.h"; true when used.
 bool bridge_shim(FileWork& w, const Shim& shim) {
   bool used = false;
@@ -229,6 +278,8 @@ Bridged bridge_files(std::vector<SourceFile>& files, std::vector<SourceFile>& ad
     for (const auto& d : table.dispatch_types)
       if (applies(d.info, stack)) bridge_dispatch_type(w, d);
     for (const Rename* r : renames) bridge_rename(w, *r);
+    for (const auto& d : table.drop_arguments)
+      if (applies(d.info, stack)) bridge_drop_argument(w, d);
     for (const auto& s : table.shims) {
       if (!applies(s.info, stack) || has_file_ending(facts, s.header)) continue;
       if (bridge_shim(w, s) &&

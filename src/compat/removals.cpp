@@ -34,6 +34,9 @@ Removals read_removals(const data::TomlDocument& doc) {
     out.renames.push_back({read_info(v), v["from"].string(), v["to"].string(),
                            v["include"].string_or(""), v["unless_defined"].string_or(""),
                            v["unless_file"].string_or(""), v["after"].string_or("")});
+  for (const auto& v : doc["drop_argument"].array_or_empty())
+    out.drop_arguments.push_back(
+        {read_info(v), v["namespace"].string(), v["prefix"].string(), v["last"].strings()});
   for (const auto& v : doc["shim"].array_or_empty())
     out.shims.push_back(
         {read_info(v), v["header"].string(), v["text"].string(), v["also"].strings_or_empty()});
@@ -103,6 +106,14 @@ std::optional<RemovalHit> removal_in_error(std::string_view line, const Removals
   for (const auto& d : table.dispatch_types)
     if (line.find("DeprecatedTypeProperties") != std::string_view::npos)
       return RemovalHit{d.info.id, "x.type() as the type of " + d.macro_prefix + "*",
+                        d.info.removed_label(), d.info.why};
+  for (const auto& d : table.drop_arguments)
+    if ((line.find("no instance of overloaded function") != std::string_view::npos ||
+         line.find("no matching function for call") != std::string_view::npos) &&
+        line.find(d.ns + "::") != std::string_view::npos &&
+        line.find("::" + d.prefix) != std::string_view::npos)
+      return RemovalHit{d.info.id,
+                        fmt::format("{}::{}*::F(..., {})", d.ns, d.prefix, d.last.front()),
                         d.info.removed_label(), d.info.why};
   for (const auto& s : table.shims)
     if (line.find(s.header) != std::string_view::npos &&

@@ -43,6 +43,16 @@ struct DispatchType {
 };
 
 /// A removed header whose #include is pointed at tailor's stand-in.
+/// A trailing argument a removed overload took: dropped from a call to NAMESPACE::PREFIX*::F(...)
+/// when that argument is exactly one of `last` (CCCL 3's `debug_synchronous` of CUB's device
+/// algorithms, which CUB 2 already ignored).
+struct DropArgument {
+  RemovalInfo info;
+  std::string ns;                 ///< "cub": the namespace the call is qualified with
+  std::string prefix;             ///< "Device": the class's name starts so
+  std::vector<std::string> last;  ///< the argument's whole spelling: "debug_synchronous"
+};
+
 struct Shim {
   RemovalInfo info;
   std::string header;             ///< "THC/THC.h"
@@ -62,6 +72,7 @@ struct StdHeader {
 struct Removals {
   std::vector<DispatchType> dispatch_types;
   std::vector<Rename> renames;
+  std::vector<DropArgument> drop_arguments;
   std::vector<Shim> shims;
   std::vector<StdHeader> std_headers;
 };

@@ -202,6 +202,44 @@ TEST(CompatBridge, MissingStandardHeadersAreAddedWhereNothingBringsThem) {
 namespace tailor::compat {
 namespace {
 
+TEST(CompatBridge, CubsDebugSynchronousArgumentIsDroppedKeepingLines) {
+  // megablocks 0.7.0's csrc/cumsum.h, in short: the flag on a line of its own.
+  auto r =
+      bridge({{"cumsum.h",
+               "void run(cudaStream_t stream, bool debug_synchronous = false) {\n"
+               "  cub::DeviceScan::ExclusiveSum(t, bytes, in, out, n,\n"
+               "                                stream,\n"
+               "                                debug_synchronous);\n"
+               "  ::cub::DeviceRadixSort::SortPairs<K, V>(t, b, k, k2, v, v2, n, 0, 8, s, false);\n"
+               "  cub::DeviceScan::InclusiveSum(t, bytes, in, out, n, stream);\n"
+               "  cub::DeviceScan::InclusiveSum(t, bytes, in, out, n, stream, sync(x));\n"
+               "  mine::cub::DeviceScan::ExclusiveSum(t, bytes, in, out, n, s, false);\n"
+               "  cub::BlockScan<int, 128>(tmp).ExclusiveSum(a, b, false);\n"
+               "}\n"}});
+  const std::string& out = r.files[0].text;
+  EXPECT_EQ(out,
+            "void run(cudaStream_t stream, bool debug_synchronous = false) {\n"
+            "  cub::DeviceScan::ExclusiveSum(t, bytes, in, out, n,\n"
+            "                                stream\n"
+            "                                );\n"
+            "  ::cub::DeviceRadixSort::SortPairs<K, V>(t, b, k, k2, v, v2, n, 0, 8, s);\n"
+            "  cub::DeviceScan::InclusiveSum(t, bytes, in, out, n, stream);\n"
+            "  cub::DeviceScan::InclusiveSum(t, bytes, in, out, n, stream, sync(x));\n"
+            "  mine::cub::DeviceScan::ExclusiveSum(t, bytes, in, out, n, s, false);\n"
+            "  cub::BlockScan<int, 128>(tmp).ExclusiveSum(a, b, false);\n"
+            "}\n");
+  ASSERT_EQ(r.result.changes.size(), 2u);
+  EXPECT_EQ(r.result.changes[0].removal, "cccl-cub-debug-synchronous");
+  EXPECT_EQ(r.result.changes[0].line, 4u);
+  EXPECT_EQ(r.result.changes[1].line, 5u);
+  EXPECT_EQ(r.result.changes[0].removed_in, "CUDA 13.0");
+  // Before CUDA 13 the overload is there: nothing changes.
+  auto old =
+      bridge({{"c.cu", "void f() { cub::DeviceScan::ExclusiveSum(t, b, i, o, n, s, false); }\n"}},
+             {"2.11.0+cu126", "12.6"});
+  EXPECT_TRUE(old.result.changes.empty());
+}
+
 TEST(CompatErrors, ACompilerErrorNamesTheRemoval) {
   const auto& t = removals();
   struct Case {
@@ -216,6 +254,9 @@ TEST(CompatErrors, ACompilerErrorNamesTheRemoval) {
            {"csrc/k.cu(3): error: identifier \"AT_CHECK\" is undefined", "torch-at-check"},
            {"emd_kernel.cu(178): error: identifier \"CHECK_EQ\" is undefined", "torch-check-eq"},
            {"k.cu(9): error: namespace \"cub\" has no member \"Sum\"", "cccl-cub-sum"},
+           {"t.cu(4): error: no instance of overloaded function "
+            "\"cub::CUB_300001_SM_750::DeviceScan::ExclusiveSum\" matches the argument list",
+            "cccl-cub-debug-synchronous"},
            {"src/dcn.cu:9:10: fatal error: THC/THC.h: No such file or directory", "torch-thc"},
            {"k.cu(5): error: no suitable conversion function from \"const "
             "at::DeprecatedTypeProperties\" to \"c10::ScalarType\" exists",
