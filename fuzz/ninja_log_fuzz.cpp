@@ -19,13 +19,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   size_t split = data[1] * (size - 2) / 255;
   std::string_view rest(reinterpret_cast<const char*>(data + 2), size - 2);
   std::string_view text = rest.substr(0, split), build_ninja = rest.substr(split);
-  executor::NinjaLogLimits limits;
+  outputs::NinjaLogLimits limits;
   limits.max_jobs = 64;
-  auto log = executor::parse_ninja_log(text, offset, limits);
+  auto log = outputs::parse_ninja_log(text, offset, limits);
   if (!log) return 0;
   if (log->jobs.size() > limits.max_jobs) std::abort();
-  executor::classify_jobs(log->jobs, build_ninja);
-  executor::place_invocations(log->jobs);
+  outputs::classify_jobs(log->jobs, build_ninja);
+  outputs::place_invocations(log->jobs);
   std::vector<html::Interval> iv;
   for (const auto& j : log->jobs) {
     if (j.start_ms > j.end_ms || j.kind.empty()) std::abort();
@@ -33,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   for (size_t lane : html::pack_lanes(iv))
     if (lane >= iv.size()) std::abort();
-  nlohmann::json report = {{"run", {{"job_timeline", executor::jobs_to_json(log->jobs)}}}};
-  if (executor::render_report_html(report).find("<script") != std::string::npos) std::abort();
+  nlohmann::json report = {{"run", {{"job_timeline", outputs::jobs_to_json(log->jobs)}}}};
+  if (outputs::render_report_html(report).find("<script") != std::string::npos) std::abort();
   return 0;
 }

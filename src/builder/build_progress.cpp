@@ -8,7 +8,7 @@
 
 #include "util/strings.h"
 
-namespace tailor::executor {
+namespace tailor::builder {
 namespace {
 
 std::optional<int> parse_int(std::string_view s) {
@@ -348,9 +348,9 @@ std::string render_progress_line(const BuildProgress& p) {
   return line;
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::builder
 
-namespace tailor::executor {
+namespace tailor::builder {
 
 std::string render_heartbeat_line(const BuildProgress& p, std::chrono::seconds elapsed) {
   std::string line = "still running after " + format_duration(elapsed);
@@ -394,4 +394,4 @@ std::chrono::seconds Heartbeat::elapsed() const {
   return std::chrono::duration_cast<std::chrono::seconds>(m_now() - m_start);
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::builder

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <utility>
 
-namespace tailor::executor {
+namespace tailor::builder {
 
 /// One `[n/N]` status line of Ninja (also what setuptools' ninja backend prints).
 struct NinjaStatus {
@@ -147,4 +147,4 @@ class Heartbeat {
 /// "1m05s", "42s", "2h03m".
 std::string format_duration(std::chrono::seconds s);
 
-}  // namespace tailor::executor
+}  // namespace tailor::builder

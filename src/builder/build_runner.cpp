@@ -23,7 +23,7 @@
 #include "util/strings.h"
 #include "util/terminal_style.h"
 
-namespace tailor::executor {
+namespace tailor::builder {
 namespace {
 
 /// One step's output into the run's log, bounded (k_log_head_bytes, k_log_tail_bytes): past
@@ -397,4 +397,4 @@ Expected<RunOutcome> BuildRunner::run(const std::vector<plan::Step>& steps) {
   return outcome;
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::builder

@@ -23,7 +23,7 @@
 #include "util/expected.h"
 #include "util/process.h"
 
-namespace tailor::executor {
+namespace tailor::builder {
 
 struct StepOutcome {
   std::string title;
@@ -124,4 +124,4 @@ inline constexpr const char* k_events_fd_variable = "TAILOR_EVENTS_FD";
 /// `cd DIR && VAR=value ... argv...`.
 std::string render_step_shell(const plan::Step& step);
 
-}  // namespace tailor::executor
+}  // namespace tailor::builder

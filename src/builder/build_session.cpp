@@ -7,7 +7,7 @@
 #include "probe/probe.h"
 #include "util/files.h"
 
-namespace tailor::executor {
+namespace tailor::builder {
 namespace fs = std::filesystem;
 
 std::optional<std::string> Environment::get(std::string_view name) const {
@@ -30,13 +30,14 @@ void BuildSession::warn(std::string_view line) const {
 
 BuildSession::FixedPathOpener system_fixed_path(CommandRunner& runner) {
   return [&runner](const std::string& real, const std::string& fixed,
-                   std::optional<FixedPathRoute> forced) {
-    return open_fixed_path(real, fixed, FixedPathTools{self_executable(), find_in_path("bwrap")},
-                           forced, runner);
+                   std::optional<workpath::FixedPathRoute> forced) {
+    return workpath::open_fixed_path(
+        real, fixed, workpath::FixedPathTools{workpath::self_executable(), find_in_path("bwrap")},
+        forced, runner);
   };
 }
 
-BuildSession system_session(CommandRunner& runner, BuildReport& report, std::FILE* status,
+BuildSession system_session(CommandRunner& runner, outputs::BuildReport& report, std::FILE* status,
                             DisplayStyle style, DiskInterface* disk) {
   static RealDiskInterface real;
   BuildSession session{runner, disk ? *disk : real, report};
@@ -47,15 +48,15 @@ BuildSession system_session(CommandRunner& runner, BuildReport& report, std::FIL
   session.style = style;
   session.status = status;
   session.fixed_path = system_fixed_path(runner);
-  session.start_governor = [](GovernorOptions options) {
-    return MemoryGovernor::start(std::move(options));
+  session.start_governor = [](governor::GovernorOptions options) {
+    return governor::MemoryGovernor::start(std::move(options));
   };
   session.available_memory = [] {
     probe::SystemHostFiles files;
     return probe::probe_memory(files).usable;
   };
-  session.profile_path = governor_profile_path();
+  session.profile_path = governor::governor_profile_path();
   return session;
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::builder

@@ -25,7 +25,7 @@
 #include "util/process.h"
 #include "workpath/fixed_path.h"
 
-namespace tailor::executor {
+namespace tailor::builder {
 
 /// The caller's environment, read once: what getenv would say, and the whole of it
 /// (PATH goes after the toolkit's bin/ folder in the steps' environment).
@@ -47,16 +47,18 @@ class Environment {
 
 struct BuildSession {
   using Clock = std::function<std::chrono::steady_clock::time_point()>;
-  using FixedPathOpener = std::function<FixedPathChoice(
-      const std::string& real, const std::string& fixed, std::optional<FixedPathRoute> forced)>;
-  using GovernorStarter = std::function<Expected<std::unique_ptr<MemoryGovernor>>(GovernorOptions)>;
+  using FixedPathOpener =
+      std::function<workpath::FixedPathChoice(const std::string& real, const std::string& fixed,
+                                              std::optional<workpath::FixedPathRoute> forced)>;
+  using GovernorStarter =
+      std::function<Expected<std::unique_ptr<governor::MemoryGovernor>>(governor::GovernorOptions)>;
 
   CommandRunner& runner;
   DiskInterface& disk;
   /// What the run records (ninja's build log): the caller fills the targets and env, the
   /// run adds the log, the work path, the governor, the cache's counts, --dist's counts,
   /// the job timeline, the reused units and the unit times.
-  BuildReport& report;
+  outputs::BuildReport& report;
   Environment environment;
   /// Whether a shared cache storage answers (cache::check_shared_storage); unset: not asked.
   std::function<Expected<cache::StorageCheck>(const cache::CacheSettings&)> check_storage;
@@ -97,7 +99,7 @@ BuildSession::FixedPathOpener system_fixed_path(CommandRunner& runner);
 /// check, the fixed path's routes (tailor's own namespace, bubblewrap, the real fixed
 /// folder), the memory governor and the learned records in the user's cache folder.
 /// `disk` null: the real file system.
-BuildSession system_session(CommandRunner& runner, BuildReport& report, std::FILE* status,
+BuildSession system_session(CommandRunner& runner, outputs::BuildReport& report, std::FILE* status,
                             DisplayStyle style, DiskInterface* disk = nullptr);
 
-}  // namespace tailor::executor
+}  // namespace tailor::builder

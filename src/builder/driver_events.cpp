@@ -10,7 +10,7 @@
 #include "cuda/cuda_target.h"
 #include "data/toml_document.h"
 
-namespace tailor::executor {
+namespace tailor::builder {
 namespace {
 
 constexpr const char* k_schema = "driver/events.toml";
@@ -172,4 +172,4 @@ std::vector<DriverEvent> DriverEventReader::poll(DriverFacts& facts) {
   return out;
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::builder

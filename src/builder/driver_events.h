@@ -16,7 +16,7 @@
 
 #include "util/expected.h"
 
-namespace tailor::executor {
+namespace tailor::builder {
 
 /// data/driver/events.toml's version; an event of another is refused.
 int driver_events_version();
@@ -73,4 +73,4 @@ class DriverEventReader {
   bool m_overlong = false;  ///< the line being read is over the bound: dropped to its end
 };
 
-}  // namespace tailor::executor
+}  // namespace tailor::builder

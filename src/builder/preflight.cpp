@@ -5,7 +5,7 @@
 #include "cuda/cuda_version.h"
 #include "util/strings.h"
 
-namespace tailor::executor {
+namespace tailor::builder {
 namespace {
 
 PreflightCheck ok_check(std::string name, std::string detail) {
@@ -198,4 +198,4 @@ std::string render_preflight(const PreflightReport& report, PreflightVerbosity v
   return out;
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::builder

@@ -9,7 +9,7 @@
 
 #include "cuda/cuda_version.h"
 
-namespace tailor::executor {
+namespace tailor::builder {
 
 struct PreflightFacts {
   // CUDA toolkit
@@ -69,4 +69,4 @@ PreflightReport run_preflight(const PreflightFacts& facts);
 enum class PreflightVerbosity { problems, all };
 std::string render_preflight(const PreflightReport& report, PreflightVerbosity verbosity);
 
-}  // namespace tailor::executor
+}  // namespace tailor::builder

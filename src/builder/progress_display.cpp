@@ -15,7 +15,7 @@
 #include "util/terminal_style.h"
 #include "util/text_escape.h"
 
-namespace tailor::executor {
+namespace tailor::builder {
 namespace {
 
 /// `SPEAKER: warning: LINE`, the status word painted when `out` is a terminal.
@@ -351,4 +351,4 @@ std::string fit_status_line(std::string line, size_t width) {
   return line.substr(0, cut) + "...";
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::builder

@@ -17,7 +17,7 @@ namespace tailor::plan {
 struct Step;
 }
 
-namespace tailor::executor {
+namespace tailor::builder {
 
 struct StepOutcome;
 
@@ -67,4 +67,4 @@ DisplayStyle default_display_style(std::FILE* out);
 /// boundary (never inside a UTF-8 sequence) with "..." at the end.
 std::string fit_status_line(std::string line, size_t width);
 
-}  // namespace tailor::executor
+}  // namespace tailor::builder

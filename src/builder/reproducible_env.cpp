@@ -2,7 +2,7 @@
 
 #include "data/toml_document.h"
 
-namespace tailor::executor {
+namespace tailor::builder {
 
 namespace {
 
@@ -58,4 +58,4 @@ void add_reproducible_build_env(std::map<std::string, std::string>& env,
   append("CXXFLAGS", prefix_map);
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::builder

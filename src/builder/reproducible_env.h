@@ -9,7 +9,7 @@
 
 #include "cuda/cuda_version.h"
 
-namespace tailor::executor {
+namespace tailor::builder {
 
 /// Variables that make a build's output independent of the run and of the work folder,
 /// added to `env` (appended to flags it already holds): SOURCE_DATE_EPOCH (setuptools'
@@ -36,4 +36,4 @@ void add_reproducible_build_env(std::map<std::string, std::string>& env,
 /// nvcc older than the data's min_nvcc, or an unknown one (nullopt).
 std::string nvcc_reproducible_flags(std::optional<cuda::CudaVersion> nvcc);
 
-}  // namespace tailor::executor
+}  // namespace tailor::builder

@@ -7,7 +7,7 @@
 
 #include "util/strings.h"
 
-namespace tailor::executor {
+namespace tailor::builder {
 namespace fs = std::filesystem;
 namespace {
 
@@ -72,4 +72,4 @@ std::optional<ReusedUnits> account_reused_units(DiskInterface& disk, const std::
   return u;
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::builder

@@ -10,7 +10,7 @@
 
 #include "util/disk_interface.h"
 
-namespace tailor::executor {
+namespace tailor::builder {
 
 /// Compares `fingerprint` with the one the previous run saved in `work_dir`; when they
 /// differ (or none was saved) removes `source_dir`/build and saves the new one. Returns
@@ -31,4 +31,4 @@ struct ReusedUnits {
 std::optional<ReusedUnits> account_reused_units(DiskInterface& disk, const std::string& work_dir,
                                                 bool tree_kept, std::optional<uint64_t> steps_run);
 
-}  // namespace tailor::executor
+}  // namespace tailor::builder

@@ -19,7 +19,7 @@
 #include "util/strings.h"
 #include "workpath/fixed_folder.h"
 
-namespace tailor::executor {
+namespace tailor::builder {
 namespace fs = std::filesystem;
 namespace dist = cache::dist;
 namespace {
@@ -33,15 +33,15 @@ struct Run {
   const plan::BuildPlan& plan;
   const plan::ExecutionPolicy& policy;
   BuildSession& session;
-  BuildReport& rep;
+  outputs::BuildReport& rep;
   PlanRun& out;
-  std::optional<FixedFolder> fixed_folder;
-  std::optional<FixedPath> fixed;
+  std::optional<workpath::FixedFolder> fixed_folder;
+  std::optional<workpath::FixedPath> fixed;
   std::unique_ptr<cache::SccacheServer> sccache_server;
   std::optional<dist::BuildSession> dist_session;
   std::map<std::string, std::string> cache_env;
   std::optional<cache::CacheStats> before;
-  std::unique_ptr<MemoryGovernor> governor;
+  std::unique_ptr<governor::MemoryGovernor> governor;
   std::string key;
 };
 
@@ -51,7 +51,7 @@ std::vector<plan::Step>& steps(Run& r) { return r.out.steps; }
 // work folder (the steps' temporary folder moves into it), the compiler cache's folder and
 // /dev/shm; tried once with `true` before the build, so a kernel that cannot (Linux older
 // than 5.12) says so at once.
-Expected<void> make_sandbox(Run& r, FixedPath& fp) {
+Expected<void> make_sandbox(Run& r, workpath::FixedPath& fp) {
   fp.sandbox = true;
   const Environment& env = r.session.environment;
   DiskInterface& disk = r.session.disk;
@@ -78,11 +78,11 @@ Expected<void> make_sandbox(Run& r, FixedPath& fp) {
   const std::string tmp = (fs::path(r.policy.mapped_dir) / "tmp").string();
   disk.make_dirs(tmp);
   for (auto& st : steps(r)) {
-    st = in_fixed_path(std::move(st), fp);
-    for (const char* var : {"TMPDIR", "TEMP", "TMP"}) st.env[var] = to_fixed(tmp, fp);
+    st = workpath::in_fixed_path(std::move(st), fp);
+    for (const char* var : {"TMPDIR", "TEMP", "TMP"}) st.env[var] = workpath::to_fixed(tmp, fp);
   }
   CommandSpec spec;
-  spec.argv = fixed_path_argv(fp, r.policy.mapped_dir, {"true"});
+  spec.argv = workpath::fixed_path_argv(fp, r.policy.mapped_dir, {"true"});
   spec.timeout = std::chrono::seconds(20);
   CommandResult res = r.session.runner.run(spec);
   if (!res.ok()) {
@@ -100,10 +100,11 @@ Expected<void> make_sandbox(Run& r, FixedPath& fp) {
 // folder, which a second build of the package waits for.
 StepResult enter_fixed_path(Run& r) {
   const plan::ExecutionPolicy& p = r.policy;
-  BuildReport& rep = r.rep;
+  outputs::BuildReport& rep = r.rep;
   auto warn = [&](const std::string& why) {
     rep.work_path = p.mapped_dir;
-    rep.work_path_route = std::string(fixed_path_route_name(FixedPathRoute::none));
+    rep.work_path_route =
+        std::string(workpath::fixed_path_route_name(workpath::FixedPathRoute::none));
     rep.work_path_note = why;
     r.session.warn(why);
   };
@@ -129,34 +130,36 @@ StepResult enter_fixed_path(Run& r) {
   // paths): said in the report, no warning with a fix for a path nobody asked for.
   if (p.work_path == plan::ExecutionPolicy::WorkPath::real && !p.sandbox) {
     rep.work_path = p.mapped_dir;
-    rep.work_path_route = std::string(fixed_path_route_name(FixedPathRoute::none));
+    rep.work_path_route =
+        std::string(workpath::fixed_path_route_name(workpath::FixedPathRoute::none));
     rep.work_path_note = "the plan builds at the real path";
     return std::nullopt;
   }
-  auto var = r.session.environment.get(k_fixed_path_route_variable);
-  auto forced = parse_fixed_path_route(var ? var->c_str() : nullptr);
+  auto var = r.session.environment.get(workpath::k_fixed_path_route_variable);
+  auto forced = workpath::parse_fixed_path_route(var ? var->c_str() : nullptr);
   if (!forced) return stop(BuildStatus::bad_input, forced.error().message);
-  if (p.sandbox && *forced && **forced != FixedPathRoute::own_namespace)
+  if (p.sandbox && *forced && **forced != workpath::FixedPathRoute::own_namespace)
     return stop(BuildStatus::bad_input,
                 fmt::format("--sandbox: only tailor's own namespace makes one, not {}={}",
-                            k_fixed_path_route_variable, fixed_path_route_name(**forced)));
-  if (p.sandbox) *forced = FixedPathRoute::own_namespace;
-  const std::string fixed = fixed_work_path(p.package);
-  FixedPathChoice choice;
+                            workpath::k_fixed_path_route_variable,
+                            workpath::fixed_path_route_name(**forced)));
+  if (p.sandbox) *forced = workpath::FixedPathRoute::own_namespace;
+  const std::string fixed = workpath::fixed_work_path(p.package);
+  workpath::FixedPathChoice choice;
   if (p.work_path == plan::ExecutionPolicy::WorkPath::real) {
-    choice.refused.emplace_back(FixedPathRoute::none, "the plan builds at the real path");
-  } else if (*forced == FixedPathRoute::none) {
-    choice.forced = fmt::format("{}=none", k_fixed_path_route_variable);
+    choice.refused.emplace_back(workpath::FixedPathRoute::none, "the plan builds at the real path");
+  } else if (*forced == workpath::FixedPathRoute::none) {
+    choice.forced = fmt::format("{}=none", workpath::k_fixed_path_route_variable);
   } else if (r.session.fixed_path) {
     choice = r.session.fixed_path(p.mapped_dir, fixed, *forced);
   } else {
-    choice.refused.emplace_back(FixedPathRoute::none, "not asked for");
+    choice.refused.emplace_back(workpath::FixedPathRoute::none, "not asked for");
   }
-  if (choice.path && choice.path->route == FixedPathRoute::folder) {
+  if (choice.path && choice.path->route == workpath::FixedPathRoute::folder) {
     // Held by another build of the package (--no-wait, or an interrupt while waiting): stop,
     // as for the work folder's own lock, rather than build with other bytes.
-    auto locked =
-        FixedFolder::acquire(p.mapped_dir, choice.path->fixed, p.wait_for_lock, r.session.status);
+    auto locked = workpath::FixedFolder::acquire(p.mapped_dir, choice.path->fixed, p.wait_for_lock,
+                                                 r.session.status);
     if (!locked)
       return stop(BuildStatus::build_failed, "the fixed work folder: " + locked.error().message);
     r.fixed_folder.emplace(std::move(*locked));
@@ -170,13 +173,13 @@ StepResult enter_fixed_path(Run& r) {
       return stop(BuildStatus::preflight_failed, made.error().message);
   }
   if (!choice.path) {
-    warn(no_fixed_path_warning(choice));
+    warn(workpath::no_fixed_path_warning(choice));
     return std::nullopt;
   }
   if (!p.sandbox)
-    for (auto& st : steps(r)) st = in_fixed_path(std::move(st), *choice.path);
+    for (auto& st : steps(r)) st = workpath::in_fixed_path(std::move(st), *choice.path);
   rep.work_path = choice.path->fixed;
-  rep.work_path_route = std::string(fixed_path_route_name(choice.path->route));
+  rep.work_path_route = std::string(workpath::fixed_path_route_name(choice.path->route));
   r.session.say(fmt::format(
       "==> fixed work path {} ({}{}{})", rep.work_path, rep.work_path_route,
       p.sandbox ? ", sandbox: no network, writes only to the work folder and the cache" : "",
@@ -207,11 +210,11 @@ StepResult start_cache(Run& r) {
       r.cache_env.erase(it);
   if (c.tool == cache::CacheTool::sccache && !r.policy.dist) {
     // The server itself runs outside any sandbox: it may reach a shared storage.
-    std::optional<FixedPath> server_path = r.fixed;
+    std::optional<workpath::FixedPath> server_path = r.fixed;
     if (server_path) server_path->sandbox = false;
     auto server = cache::SccacheServer::start(
         c.executable, c.env, r.session.runner,
-        server_path ? fixed_path_argv(*server_path, r.policy.mapped_dir, {})
+        server_path ? workpath::fixed_path_argv(*server_path, r.policy.mapped_dir, {})
                     : std::vector<std::string>{});
     if (!server)
       return stop(BuildStatus::build_failed,
@@ -245,7 +248,7 @@ bool resume_tree(Run& r) {
 // own sccache server with the dist client config; not part of the fingerprint (the port
 // changes every run, what is built does not).
 StepResult start_dist_session(Run& r) {
-  BuildReport& rep = r.rep;
+  outputs::BuildReport& rep = r.rep;
   CommandRunner& runner = r.session.runner;
   auto env_dist = r.session.environment.get("TAILOR_DIST");
   const char* env_value = env_dist ? env_dist->c_str() : nullptr;
@@ -269,7 +272,7 @@ StepResult start_dist_session(Run& r) {
   r.dist_session = std::move(*session);
   for (auto& st : steps(r))
     for (const auto& [k, v] : r.dist_session->env) st.env[k] = v;
-  rep.dist = BuildReport::Dist{};
+  rep.dist = outputs::BuildReport::Dist{};
   rep.dist->scheduler_url = config->scheduler_url;
   rep.dist->client_config = config->path;
   return std::nullopt;
@@ -285,7 +288,7 @@ void take_cache_stats(Run& r, const cache::CacheStats& d) {
 
 // What the dist build's own server counted, from its statistics before and after.
 void account_dist_session(Run& r) {
-  BuildReport& rep = r.rep;
+  outputs::BuildReport& rep = r.rep;
   const dist::BuildSession& session = *r.dist_session;
   auto end = dist::finish_build_session(session, r.session.runner);
   if (!end) {
@@ -310,9 +313,9 @@ void account_dist_session(Run& r) {
   if (cb && ca) take_cache_stats(r, cache::stats_delta(*cb, *ca));
 }
 
-std::optional<GovernorProfile> learned(Run& r) {
+std::optional<governor::GovernorProfile> learned(Run& r) {
   if (r.session.profile_path.empty()) return std::nullopt;
-  auto known = read_governor_profile(r.session.profile_path, r.key);
+  auto known = governor::read_governor_profile(r.session.profile_path, r.key);
   if (!known || !*known) return std::nullopt;
   return **known;
 }
@@ -320,7 +323,7 @@ std::optional<GovernorProfile> learned(Run& r) {
 // The static count, and with --memory-budget the count that fits the budget.
 void static_jobs(Run& r, const std::string& why) {
   const plan::JobPolicy& j = r.policy.jobs;
-  GovernorReport off;
+  governor::GovernorReport off;
   off.mode = "static";
   off.reason = why;
   if (j.budget && !j.fixed && j.prior_job_bytes > 0) {
@@ -342,7 +345,7 @@ void static_jobs(Run& r, const std::string& why) {
 // starts once the build's sccache server (plain or dist) is up, to count its children.
 void start_memory_governor(Run& r) {
   const plan::JobPolicy& j = r.policy.jobs;
-  GovernorFacts facts;
+  governor::GovernorFacts facts;
   facts.jobs = j.fixed;
   facts.recipe = j.recipe;
   facts.pip_build = j.pip_build;
@@ -350,9 +353,10 @@ void start_memory_governor(Run& r) {
   facts.jobs_count_nvcc_threads = j.counts_nvcc_threads;
   facts.serial = j.serial;
   facts.ninja_version = j.ninja_version;
-  if (auto why = static_reason(facts, governor_settings())) return static_jobs(r, *why);
+  if (auto why = governor::static_reason(facts, governor::governor_settings()))
+    return static_jobs(r, *why);
   if (!r.session.start_governor) return static_jobs(r, "no jobserver in this session");
-  GovernorOptions g;
+  governor::GovernorOptions g;
   g.fifo_path = (fs::path(r.policy.work_dir) / "jobserver.fifo").string();
   g.prior_job_bytes = j.prior_job_bytes;
   g.budget = j.budget;
@@ -380,7 +384,7 @@ void start_memory_governor(Run& r) {
   auto governor = r.session.start_governor(std::move(g));
   if (!governor)
     return static_jobs(r, "the jobserver could not start: " + governor.error().message);
-  GovernorReport on;
+  governor::GovernorReport on;
   on.mode = "governor";
   on.reason = reason;
   r.rep.governor = on;
@@ -389,8 +393,9 @@ void start_memory_governor(Run& r) {
   // PATH that runs it without the jobserver. Seen on Ubuntu 24.04 (gcc 13, make 4.3).
   std::string shim_dir;
   if (!j.make_without_jobserver.empty()) {
-    auto dir = write_make_shim(r.session.disk, (fs::path(r.policy.work_dir) / "make-shim").string(),
-                               j.make_without_jobserver);
+    auto dir = governor::write_make_shim(r.session.disk,
+                                         (fs::path(r.policy.work_dir) / "make-shim").string(),
+                                         j.make_without_jobserver);
     if (dir)
       shim_dir = *dir;
     else
@@ -432,7 +437,7 @@ void hand_over_unit_times(Run& r) {
           : "earlier builds";
   for (auto& st : steps(r)) {
     if (!st.uses_plan_env) continue;
-    st.env["TAILOR_UNIT_TIMES"] = r.fixed ? to_fixed(file, *r.fixed) : file;
+    st.env["TAILOR_UNIT_TIMES"] = r.fixed ? workpath::to_fixed(file, *r.fixed) : file;
     st.env["TAILOR_UNIT_TIMES_FROM"] = from;
   }
 }
@@ -444,20 +449,20 @@ void hand_over_unit_times(Run& r) {
 // fail a build.
 void record_learned(Run& r) {
   if (r.session.profile_path.empty()) return;
-  const BuildReport& rep = r.rep;
-  BuildReuse reuse;
+  const outputs::BuildReport& rep = r.rep;
+  governor::BuildReuse reuse;
   reuse.cache_used = r.plan.cache.used();
   reuse.cache_hits = rep.cache_hits;
   reuse.tree_kept = r.out.tree_kept;
   reuse.units_reused = rep.units_reused;
   // Each unit's time, keyed by its source in the package (seen at the fixed path or not).
   std::vector<std::string> roots = {r.policy.build_dir};
-  if (r.fixed) roots.push_back(to_fixed(r.policy.build_dir, *r.fixed));
-  (void)record_governor_profile(
+  if (r.fixed) roots.push_back(workpath::to_fixed(r.policy.build_dir, *r.fixed));
+  (void)governor::record_governor_profile(
       r.session.profile_path, r.key,
       r.governor ? rep.governor->finished_peaks : std::map<std::string, uint64_t>{},
-      governor_settings().profile_max_entries, peak_update(reuse),
-      unit_times(rep.job_timeline, roots));
+      governor::governor_settings().profile_max_entries, governor::peak_update(reuse),
+      outputs::unit_times(rep.job_timeline, roots));
 }
 
 // The cache's counts of this build, from its own server or ccache's before and after.
@@ -496,7 +501,8 @@ StepResult prepare_run(Run& r) {
   // After the fingerprint: the server's port changes every run and decides nothing built.
   for (auto& st : steps(r))
     if (st.uses_plan_env)
-      for (const auto& [k, v] : r.cache_env) st.env[k] = r.fixed ? to_fixed(v, *r.fixed) : v;
+      for (const auto& [k, v] : r.cache_env)
+        st.env[k] = r.fixed ? workpath::to_fixed(v, *r.fixed) : v;
   hand_over_unit_times(r);
   // A rebuild splits exactly the units the wheel's own build split (its provenance), none
   // learned: the bytes of a split unit depend on K.
@@ -560,12 +566,12 @@ StepResult settle_cache_storage(const cache::CacheSettings& settings,
 }
 
 std::string plan_record_key(const plan::BuildPlan& plan, const std::vector<std::string>& targets) {
-  return governor_profile_key(plan.run.package, plan.run.record_name, targets,
-                              plan.run.jobs.nvcc_threads);
+  return governor::governor_profile_key(plan.run.package, plan.run.record_name, targets,
+                                        plan.run.jobs.nvcc_threads);
 }
 
 PlanRun run_plan(const plan::BuildPlan& plan, BuildSession& session) {
-  BuildReport& report = session.report;
+  outputs::BuildReport& report = session.report;
   PlanRun out;
   Run r{plan, plan.run, session, report, out};
   r.key = plan_record_key(plan, report.targets);
@@ -596,7 +602,7 @@ PlanRun run_plan(const plan::BuildPlan& plan, BuildSession& session) {
   BuildRunner runner(session.runner, session.display ? *session.display : *own_display,
                      session.disk, report.log_path, session.clock);
   // The job timeline: what this run appends to the build folder's .ninja_log files.
-  const auto ninja_logs_before = ninja_log_sizes(session.disk, plan.run.ninja_root);
+  const auto ninja_logs_before = outputs::ninja_log_sizes(session.disk, plan.run.ninja_root);
   // The folder route: the work folder's contents are at the fixed path for the run, and
   // back afterwards whatever the run's end (a failed or interrupted build resumes there).
   if (r.fixed_folder)
@@ -611,7 +617,8 @@ PlanRun run_plan(const plan::BuildPlan& plan, BuildSession& session) {
       out.stop = stop(BuildStatus::build_failed, "the fixed work folder: " + moved.error().message);
       return out;
     }
-  BuildJobs jobs = collect_build_jobs(session.disk, plan.run.ninja_root, ninja_logs_before);
+  outputs::BuildJobs jobs =
+      outputs::collect_build_jobs(session.disk, plan.run.ninja_root, ninja_logs_before);
   report.job_timeline = std::move(jobs.jobs);
   report.job_timeline_dropped = jobs.dropped;
   if (r.dist_session) account_dist_session(r);
@@ -647,4 +654,4 @@ PlanRun run_plan(const plan::BuildPlan& plan, BuildSession& session) {
   return out;
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::builder

@@ -19,7 +19,7 @@
 #include "outputs/build_report.h"
 #include "plan/build_plan.h"
 
-namespace tailor::executor {
+namespace tailor::builder {
 
 struct PlanRun {
   /// Why the run ended without a whole build: it could not start (bad input, a sandbox this
@@ -54,4 +54,4 @@ StepResult settle_cache_storage(const cache::CacheSettings& settings,
 /// The key of a plan's learned records (governor/governor_profile.h).
 std::string plan_record_key(const plan::BuildPlan& plan, const std::vector<std::string>& targets);
 
-}  // namespace tailor::executor
+}  // namespace tailor::builder

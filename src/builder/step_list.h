@@ -9,7 +9,7 @@
 
 #include "util/interrupt.h"
 
-namespace tailor::executor {
+namespace tailor::builder {
 
 /// How a build ended, for torch and extension builds alike; the CLI turns it into an exit
 /// code (0 for ok and printed_env, 2 for bad_input, 1 for the rest).
@@ -62,4 +62,4 @@ std::optional<Stop> run_step_list(const Steps& steps, Run&& run, Done&& done,
   return std::nullopt;
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::builder

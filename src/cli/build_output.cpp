@@ -12,13 +12,13 @@ std::string render_build_success(const workflow::ExtensionBuildResult& r) {
                      r.report.wheel_from.empty() ? paint("built", Paint::green, 1)
                                                  : paint("fetched", Paint::green, 1),
                      r.report.wheel, fmt::join(r.report.targets, ", "),
-                     executor::render_summary(r.report));
+                     outputs::render_summary(r.report));
 }
 
 std::string render_build_failure(const workflow::ExtensionBuildResult& r) {
   std::string out;
   if (!r.preflight.ok())
-    out += executor::render_preflight(r.preflight, executor::PreflightVerbosity::problems);
+    out += builder::render_preflight(r.preflight, builder::PreflightVerbosity::problems);
   if (r.error_block) {
     out += fmt::format("\n{} (log lines {}-{}):\n", paint("first error", Paint::red, 2),
                        r.error_block->first_line, r.error_block->last_line);

@@ -44,7 +44,7 @@ nlohmann::json diagnosis_json(const workflow::ExtensionBuildResult& r) {
 }
 
 nlohmann::json result_json(const workflow::ExtensionBuildResult& r) {
-  nlohmann::json j = executor::to_json(r.report);
+  nlohmann::json j = outputs::to_json(r.report);
   if (!r.message.empty()) j["error"] = r.message;
   if (!r.preflight.checks.empty()) {
     j["preflight"] = nlohmann::json::array();
@@ -76,7 +76,7 @@ int run_build(BuildCommandOptions& o) {
       return report_error(usable.error().message);
   o.core.jobs = o.jobs;
   if (!o.memory_budget.empty()) {
-    auto budget = executor::parse_memory_size(o.memory_budget);
+    auto budget = governor::parse_memory_size(o.memory_budget);
     if (!budget) return report_error(budget.error().message);
     o.core.memory_budget = *budget;
   }
@@ -84,13 +84,13 @@ int run_build(BuildCommandOptions& o) {
   if (o.tests) o.core.tests = workflow::ExtensionBuildOptions::Tests::always;
   if (o.no_tests) o.core.tests = workflow::ExtensionBuildOptions::Tests::never;
   if (o.progress == "auto")
-    o.core.display = executor::default_display_style(stderr);
+    o.core.display = builder::default_display_style(stderr);
   else if (o.progress == "live")
-    o.core.display = executor::DisplayStyle::live;
+    o.core.display = builder::DisplayStyle::live;
   else if (o.progress == "plain")
-    o.core.display = executor::DisplayStyle::plain;
+    o.core.display = builder::DisplayStyle::plain;
   else if (o.progress == "quiet")
-    o.core.display = executor::DisplayStyle::quiet;
+    o.core.display = builder::DisplayStyle::quiet;
   else
     return report_error(
         fmt::format("--progress {}: expected auto, live, plain or quiet", o.progress));

@@ -33,38 +33,38 @@ std::string or_none(const std::string& s) { return s.empty() ? "-" : s; }
 
 /// Which route builds take to their fixed work path here, and why not the better ones.
 struct FixedPathFacts {
-  executor::FixedPathChoice choice;
+  workpath::FixedPathChoice choice;
   std::string error;  ///< a TAILOR_FIXED_PATH_ROUTE tailor does not know
 };
 
 FixedPathFacts fixed_path_facts(CommandRunner& runner) {
   FixedPathFacts f;
-  auto forced = executor::parse_fixed_path_route(
-      std::getenv(std::string(executor::k_fixed_path_route_variable).c_str()));
+  auto forced = workpath::parse_fixed_path_route(
+      std::getenv(std::string(workpath::k_fixed_path_route_variable).c_str()));
   if (!forced) {
     f.error = forced.error().message;
     return f;
   }
-  f.choice = executor::probe_fixed_path_route({executor::self_executable(), find_in_path("bwrap")},
+  f.choice = workpath::probe_fixed_path_route({workpath::self_executable(), find_in_path("bwrap")},
                                               *forced, runner);
   return f;
 }
 
 nlohmann::json fixed_path_json(const FixedPathFacts& f) {
-  const executor::FixedPathRoute route = f.choice.route();
+  const workpath::FixedPathRoute route = f.choice.route();
   nlohmann::json j{
-      {"route", f.error.empty() ? nlohmann::json(executor::fixed_path_route_name(route))
+      {"route", f.error.empty() ? nlohmann::json(workpath::fixed_path_route_name(route))
                                 : nlohmann::json(nullptr)},
-      {"fixed_root", executor::k_fixed_root},
-      {"detail", f.error.empty() ? (route == executor::FixedPathRoute::none
-                                        ? executor::no_fixed_path_warning(f.choice)
-                                        : executor::describe_fixed_path_route(route))
+      {"fixed_root", workpath::k_fixed_root},
+      {"detail", f.error.empty() ? (route == workpath::FixedPathRoute::none
+                                        ? workpath::no_fixed_path_warning(f.choice)
+                                        : workpath::describe_fixed_path_route(route))
                                  : f.error},
       {"forced",
        f.choice.forced.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.choice.forced)}};
   j["refused"] = nlohmann::json::array();
   for (const auto& [r, why] : f.choice.refused)
-    j["refused"].push_back({{"route", executor::fixed_path_route_name(r)}, {"why", why}});
+    j["refused"].push_back({{"route", workpath::fixed_path_route_name(r)}, {"why", why}});
   return j;
 }
 
@@ -184,16 +184,16 @@ std::string render_text(const probe::HostReport& r, const probe::CxxRuntime& rt,
   if (!fp.error.empty()) {
     row(out, "route", "? " + fp.error);
   } else {
-    const executor::FixedPathRoute route = fp.choice.route();
+    const workpath::FixedPathRoute route = fp.choice.route();
     row(out, "route",
-        fmt::format("{}{}: {}", executor::fixed_path_route_name(route),
+        fmt::format("{}{}: {}", workpath::fixed_path_route_name(route),
                     fp.choice.forced.empty() ? "" : " (" + fp.choice.forced + ")",
-                    route == executor::FixedPathRoute::none
-                        ? executor::no_fixed_path_warning(fp.choice)
-                        : executor::describe_fixed_path_route(route)));
-    if (route != executor::FixedPathRoute::none)
+                    route == workpath::FixedPathRoute::none
+                        ? workpath::no_fixed_path_warning(fp.choice)
+                        : workpath::describe_fixed_path_route(route)));
+    if (route != workpath::FixedPathRoute::none)
       for (const auto& [r, why] : fp.choice.refused)
-        row(out, "", fmt::format("not {}: {}", executor::fixed_path_route_name(r), why));
+        row(out, "", fmt::format("not {}: {}", workpath::fixed_path_route_name(r), why));
   }
   if (!r.notes.empty()) {
     out += "notes\n";

@@ -79,24 +79,24 @@ plan::DoctorCheck fixed_path_check(CommandRunner& runner) {
   // keys from any folder): the route this machine takes, a warning without one.
   plan::DoctorCheck c;
   c.name = "fixed-path";
-  auto forced = executor::parse_fixed_path_route(
-      std::getenv(std::string(executor::k_fixed_path_route_variable).c_str()));
+  auto forced = workpath::parse_fixed_path_route(
+      std::getenv(std::string(workpath::k_fixed_path_route_variable).c_str()));
   if (!forced) {
     c.ok = false;
     c.detail = forced.error().message;
-    c.fix = fmt::format("unset {}", executor::k_fixed_path_route_variable);
+    c.fix = fmt::format("unset {}", workpath::k_fixed_path_route_variable);
   } else {
-    auto choice = executor::probe_fixed_path_route(
-        {executor::self_executable(), find_in_path("bwrap")}, *forced, runner);
-    const executor::FixedPathRoute route = choice.route();
-    c.ok = route != executor::FixedPathRoute::none;
+    auto choice = workpath::probe_fixed_path_route(
+        {workpath::self_executable(), find_in_path("bwrap")}, *forced, runner);
+    const workpath::FixedPathRoute route = choice.route();
+    c.ok = route != workpath::FixedPathRoute::none;
     c.warning = !c.ok;  // a warning, never a failed check: builds go on, with other bytes
-    c.detail = fmt::format("{}{}: {}", executor::fixed_path_route_name(route),
+    c.detail = fmt::format("{}{}: {}", workpath::fixed_path_route_name(route),
                            choice.forced.empty() ? "" : " (" + choice.forced + ")",
-                           route == executor::FixedPathRoute::none
-                               ? executor::no_fixed_path_warning(choice)
-                               : executor::describe_fixed_path_route(route));
-    if (route != executor::FixedPathRoute::none && !choice.refused.empty())
+                           route == workpath::FixedPathRoute::none
+                               ? workpath::no_fixed_path_warning(choice)
+                               : workpath::describe_fixed_path_route(route));
+    if (route != workpath::FixedPathRoute::none && !choice.refused.empty())
       c.detail += "; not " + choice.refusals();
   }
   return c;

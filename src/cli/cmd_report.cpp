@@ -73,22 +73,22 @@ int run_report(const ReportArgs& args) {
   if (!args.ninja_log.empty()) {
     auto log_text = read_text_file(args.ninja_log, k_max_ninja_log_bytes, BinaryData::refused);
     if (!log_text) return report_error(log_text.error().message);
-    auto log = executor::parse_ninja_log(*log_text);
+    auto log = outputs::parse_ninja_log(*log_text);
     if (!log) return report_error(args.ninja_log + ": " + log.error().message);
     auto build_ninja =
         read_file((std::filesystem::path(args.ninja_log).parent_path() / "build.ninja").string());
-    executor::classify_jobs(log->jobs,
-                            build_ninja ? std::string_view(*build_ninja) : std::string_view());
-    executor::place_invocations(log->jobs);
+    outputs::classify_jobs(log->jobs,
+                           build_ninja ? std::string_view(*build_ninja) : std::string_view());
+    outputs::place_invocations(log->jobs);
     if (!j["run"].is_object()) j["run"] = nlohmann::json::object();
-    j["run"]["job_timeline"] = executor::jobs_to_json(log->jobs);
+    j["run"]["job_timeline"] = outputs::jobs_to_json(log->jobs);
     j["run"]["job_timeline_dropped"] = log->dropped;
     if (log->skipped)
       std::fprintf(stderr, "tailor: %s: %llu malformed lines skipped\n",
                    terminal_safe(args.ninja_log).c_str(),
                    static_cast<unsigned long long>(log->skipped));
   }
-  auto written = write_file_atomic(args.html, executor::render_report_html(j));
+  auto written = write_file_atomic(args.html, outputs::render_report_html(j));
   if (!written) return report_error("--html: " + written.error().message);
   std::printf("wrote %s\n", args.html.c_str());
   return k_exit_ok;

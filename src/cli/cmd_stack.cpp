@@ -168,11 +168,11 @@ int read_lock_file(const StackArgs& args, stack::StackResult& result) {
   return k_exit_ok;
 }
 
-executor::DisplayStyle progress_style(const std::string& progress) {
-  if (progress == "live") return executor::DisplayStyle::live;
-  if (progress == "plain") return executor::DisplayStyle::plain;
-  if (progress != "auto") return executor::DisplayStyle::quiet;
-  return executor::default_display_style(stderr);  // the one terminal test
+builder::DisplayStyle progress_style(const std::string& progress) {
+  if (progress == "live") return builder::DisplayStyle::live;
+  if (progress == "plain") return builder::DisplayStyle::plain;
+  if (progress != "auto") return builder::DisplayStyle::quiet;
+  return builder::default_display_style(stderr);  // the one terminal test
 }
 
 // The stack resolved from the packages and requirement files asked for, into `result`;
@@ -198,13 +198,13 @@ int resolve_requested(StackArgs& args, stack::StackResult& result) {
   // redrawn in place every second (a spinner, the phase's seconds, pip's "Collecting ..."
   // lines, the wheel being inspected); plain (piped, TERM=dumb): the phases, pip's
   // "Collecting ..." lines and the wheels inspected as lines; quiet: only warnings.
-  const executor::DisplayStyle style = progress_style(args.progress);
-  auto shown = executor::make_progress_display(style, stderr, {}, "tailor stack");
-  if (style != executor::DisplayStyle::quiet) {
+  const builder::DisplayStyle style = progress_style(args.progress);
+  auto shown = builder::make_progress_display(style, stderr, {}, "tailor stack");
+  if (style != builder::DisplayStyle::quiet) {
     args.request.progress = [&shown](std::string_view line) { shown->phase(line); };
     args.request.progress_detail = [&shown, style](std::string_view line) {
       // pip's download lines are news on a status line only.
-      if (style == executor::DisplayStyle::plain &&
+      if (style == builder::DisplayStyle::plain &&
           (line.starts_with("pip: Downloading") || line.starts_with("pip: Using cached")))
         return;
       shown->detail(line);

@@ -237,11 +237,11 @@ int run_command_line(int argc, char** argv) {
   // The launcher a build's steps run behind on the own-namespace route (hidden: not in
   // help, completions or the man page; workpath/fixed_path_wrapper.h). First, before
   // anything could start a thread: a threaded process cannot enter a user namespace.
-  if (argc >= 2 && argv[1] == executor::k_fixed_path_command)
-    return executor::run_fixed_path_wrapper(std::vector<std::string>(argv + 2, argv + argc));
+  if (argc >= 2 && argv[1] == workpath::k_fixed_path_command)
+    return workpath::run_fixed_path_wrapper(std::vector<std::string>(argv + 2, argv + argc));
   // A torch build's clone step (hidden too; source/source_clone.h).
-  if (argc >= 2 && argv[1] == executor::k_clone_command)
-    return executor::run_clone_command(std::vector<std::string>(argv + 2, argv + argc));
+  if (argc >= 2 && argv[1] == source::k_clone_command)
+    return source::run_clone_command(std::vector<std::string>(argv + 2, argv + argc));
   // Chosen Ninja targets of a configured tree under the builder's governor (hidden too;
   // workflow/governed_targets.h).
   if (argc >= 2 && std::string_view(argv[1]) == "__governed")

@@ -16,7 +16,7 @@
 #include "util/strings.h"
 #include "util/version.h"
 
-namespace tailor::executor {
+namespace tailor::governor {
 
 namespace {
 
@@ -243,4 +243,4 @@ std::string render_governor_summary(const GovernorReport& r) {
                                   r.known_builds == 1 ? "" : "s", join(known, ", ")));
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::governor

@@ -10,7 +10,7 @@
 #include "util/strings.h"
 #include "util/user_file.h"
 
-namespace tailor::executor {
+namespace tailor::governor {
 namespace {
 
 constexpr const char* k_schema = "tailor.governor-peaks/1";
@@ -159,4 +159,4 @@ Expected<void> record_governor_profile(const std::string& path, const std::strin
   return write_file_atomic(path, doc.dump(1) + "\n");
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::governor

@@ -19,7 +19,7 @@
 
 #include "util/expected.h"
 
-namespace tailor::executor {
+namespace tailor::governor {
 
 struct GovernorProfile {
   std::map<std::string, uint64_t> peaks;  ///< job kind ("nvcc --threads 4", "cc1plus") -> bytes
@@ -73,4 +73,4 @@ Expected<void> record_governor_profile(const std::string& path, const std::strin
                                        size_t max_entries, PeakUpdate update,
                                        const std::map<std::string, uint64_t>& unit_ms = {});
 
-}  // namespace tailor::executor
+}  // namespace tailor::governor

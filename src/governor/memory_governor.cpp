@@ -16,7 +16,7 @@
 #include "util/interrupt.h"
 #include "util/strings.h"
 
-namespace tailor::executor {
+namespace tailor::governor {
 
 namespace {
 
@@ -568,4 +568,4 @@ Expected<std::string> write_make_shim(DiskInterface& disk, const std::string& di
   return dir;
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::governor

@@ -43,7 +43,7 @@
 #include "util/expected.h"
 #include "util/jobserver.h"
 
-namespace tailor::executor {
+namespace tailor::governor {
 
 // ---- facts (data/build/governor.toml, one loader) -------------------------------------
 
@@ -339,4 +339,4 @@ class MemoryGovernor {
 Expected<std::string> write_make_shim(DiskInterface& disk, const std::string& dir,
                                       const std::string& real_make);
 
-}  // namespace tailor::executor
+}  // namespace tailor::governor

@@ -6,7 +6,7 @@
 
 #include "util/strings.h"
 
-namespace tailor::executor {
+namespace tailor::outputs {
 
 std::string_view check_status_name(CheckStatus s) {
   switch (s) {
@@ -241,7 +241,7 @@ std::string render_summary(const BuildReport& r) {
     }
     out += fmt::format("phases    {} s\n", join(parts, ", "));
   }
-  if (r.governor) out += render_governor_summary(*r.governor);
+  if (r.governor) out += governor::render_governor_summary(*r.governor);
   if (fetched) {
   } else if (r.cache_tool == cache::CacheTool::none)
     out += "cache     none (install ccache to make rebuilds fast)\n";
@@ -316,4 +316,4 @@ std::string render_summary(const BuildReport& r) {
   return out;
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::outputs

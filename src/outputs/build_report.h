@@ -13,7 +13,7 @@
 #include "governor/memory_governor.h"
 #include "outputs/ninja_log.h"
 
-namespace tailor::executor {
+namespace tailor::outputs {
 
 /// warning: the check ran and found what `tailor inspect` warns about; it does not stop the build.
 enum class CheckStatus { passed, failed, skipped, warning };
@@ -126,7 +126,7 @@ struct BuildReport {
   std::string units_source;
   /// How parallelism was decided while the build ran: the memory governor's record, or
   /// the static count and why (unset for builds that never ran).
-  std::optional<GovernorReport> governor;
+  std::optional<governor::GovernorReport> governor;
   /// Compile jobs from the build folder's .ninja_log (what this run appended), on one
   /// timeline in ms; at most NinjaLogLimits::max_jobs, the rest counted in job_timeline_dropped.
   std::vector<NinjaJob> job_timeline;
@@ -195,4 +195,4 @@ nlohmann::json to_json(const BuildProvenance& provenance);
 /// Eight lines or so for people: wheel, size, targets with bytes, time, jobs, cache, checks.
 std::string render_summary(const BuildReport& report);
 
-}  // namespace tailor::executor
+}  // namespace tailor::outputs

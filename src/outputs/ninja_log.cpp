@@ -11,7 +11,7 @@
 #include "util/strings.h"
 #include "util/user_file.h"
 
-namespace tailor::executor {
+namespace tailor::outputs {
 
 namespace fs = std::filesystem;
 
@@ -355,4 +355,4 @@ std::map<std::string, uint64_t> unit_times(const std::vector<NinjaJob>& jobs,
   return out;
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::outputs

@@ -14,7 +14,7 @@
 #include "util/disk_interface.h"
 #include "util/expected.h"
 
-namespace tailor::executor {
+namespace tailor::outputs {
 
 struct NinjaJob {
   std::string output;
@@ -99,4 +99,4 @@ std::map<std::string, uint64_t> unit_times(const std::vector<NinjaJob>& jobs,
 /// unit), and the counts beside it.
 nlohmann::json jobs_to_json(const std::vector<NinjaJob>& jobs);
 
-}  // namespace tailor::executor
+}  // namespace tailor::outputs

@@ -13,7 +13,7 @@
 #include "outputs/report_page.h"
 #include "util/interrupt.h"
 
-namespace tailor::executor {
+namespace tailor::outputs {
 namespace fs = std::filesystem;
 
 PublishStaging::PublishStaging(std::string out_dir, std::string dir)
@@ -134,4 +134,4 @@ Expected<std::vector<std::string>> publish_build(
   return staging.commit({report_name, rep.wheel});
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::outputs

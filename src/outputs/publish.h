@@ -11,7 +11,7 @@
 #include "outputs/build_report.h"
 #include "util/expected.h"
 
-namespace tailor::executor {
+namespace tailor::outputs {
 
 class PublishStaging {
  public:
@@ -50,4 +50,4 @@ Expected<std::vector<std::string>> publish_build(
     const std::string& out_dir, BuildReport& report, const std::string& wheel_file,
     const std::vector<std::pair<std::string, std::string>>& extra = {});
 
-}  // namespace tailor::executor
+}  // namespace tailor::outputs

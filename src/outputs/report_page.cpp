@@ -10,7 +10,7 @@
 #include "util/strings.h"
 #include "util/text_escape.h"
 
-namespace tailor::executor {
+namespace tailor::outputs {
 
 namespace {
 
@@ -474,4 +474,4 @@ std::string render_report_html(const nlohmann::json& report_in) {
   return html::page(title, body);
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::outputs

@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace tailor::executor {
+namespace tailor::outputs {
 
 std::string render_report_html(const nlohmann::json& report);
 
-}  // namespace tailor::executor
+}  // namespace tailor::outputs

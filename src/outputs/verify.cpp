@@ -9,7 +9,7 @@
 #include "inspect/inspect_report.h"
 #include "util/strings.h"
 
-namespace tailor::executor {
+namespace tailor::outputs {
 namespace {
 
 std::string names_of(const cuda::TargetSet& set) { return join(set.names(), ", "); }
@@ -160,4 +160,4 @@ Expected<TargetVerification> verify_wheel_targets(
   return verification;
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::outputs

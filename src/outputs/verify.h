@@ -15,7 +15,7 @@
 #include "plan/extension_plan.h"
 #include "util/expected.h"
 
-namespace tailor::executor {
+namespace tailor::outputs {
 
 /// What verification needs of one library (filled from inspect's library report).
 struct LibraryTargets {
@@ -84,4 +84,4 @@ Expected<TargetVerification> verify_wheel_targets(
     const std::string& wheel, const cuda::TargetSet& expected,
     const std::vector<plan::PackageAddition>& declared = {});
 
-}  // namespace tailor::executor
+}  // namespace tailor::outputs

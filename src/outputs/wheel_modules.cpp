@@ -9,7 +9,7 @@
 #include "util/mapped_file.h"
 #include "util/strings.h"
 
-namespace tailor::executor {
+namespace tailor::outputs {
 namespace {
 
 /// The PEP 503 name without its separators: FooBar, foo_bar and Foo-Bar are one name.
@@ -108,4 +108,4 @@ std::vector<std::string> import_names_to_check(const std::vector<std::string>& n
   return out;
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::outputs

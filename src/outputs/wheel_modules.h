@@ -8,7 +8,7 @@
 
 #include "util/expected.h"
 
-namespace tailor::executor {
+namespace tailor::outputs {
 
 /// The wheel's top-level import names: its dist-info's top_level.txt when it has one, else
 /// what its members hold at the top level: a folder with an `__init__.py`, a module
@@ -27,4 +27,4 @@ std::vector<std::string> import_names_to_check(const std::vector<std::string>& n
 /// Whether `name` is a Python identifier of ASCII letters, digits and underscores.
 bool is_python_identifier(std::string_view name);
 
-}  // namespace tailor::executor
+}  // namespace tailor::outputs

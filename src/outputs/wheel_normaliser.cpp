@@ -23,7 +23,7 @@
 #include "util/strings.h"
 #include "util/version.h"
 
-namespace tailor::executor {
+namespace tailor::outputs {
 
 namespace {
 
@@ -354,26 +354,28 @@ Expected<NormalisedWheel> normalise_wheel(const std::string& wheel,
   return NormalisedWheel{out_path, w.out_dist_info, members.size() + 1, std::move(w.search_paths)};
 }
 
-BuildProvenance make_build_provenance(const BuildReport& report, const SourceIdentity& identity,
-                                      const SourceSpec& spec, const plan::ExtensionRecipe& recipe) {
+BuildProvenance make_build_provenance(const BuildReport& report,
+                                      const source::SourceIdentity& identity,
+                                      const source::SourceSpec& spec,
+                                      const plan::ExtensionRecipe& recipe) {
   BuildProvenance p;
   p.tool_version = report.tool_version;
   p.package = report.package;
   p.recipe = report.recipe;
   p.targets = report.targets;
-  p.source_kind = std::string(source_kind_name(spec.kind));
+  p.source_kind = std::string(source::source_kind_name(spec.kind));
   switch (spec.kind) {
-    case SourceKind::sdist:
+    case source::SourceKind::sdist:
       p.source_name = std::filesystem::path(spec.path).filename().string();
       break;
-    case SourceKind::index:
+    case source::SourceKind::index:
       p.source_name = spec.name + "==" + spec.version;
       break;
-    case SourceKind::git:
+    case source::SourceKind::git:
       p.source_name = without_credentials(spec.url) + (spec.ref.empty() ? "" : "@" + spec.ref);
       break;
-    case SourceKind::example:
-    case SourceKind::directory:
+    case source::SourceKind::example:
+    case source::SourceKind::directory:
       break;  // the folder's path is this machine's
   }
   p.digest_kind = identity.digest_kind;
@@ -399,7 +401,7 @@ std::string without_credentials(const std::string& url) {
 }
 
 BuildProvenance make_torch_provenance(const plan::TorchPlan& plan, const probe::HostReport& host,
-                                      const SourceIdentity& identity,
+                                      const source::SourceIdentity& identity,
                                       const std::string& tool_version) {
   BuildProvenance p;
   p.tool_version = tool_version;
@@ -425,9 +427,9 @@ BuildProvenance make_torch_provenance(const plan::TorchPlan& plan, const probe::
   return p;
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::outputs
 
-namespace tailor::executor {
+namespace tailor::outputs {
 
 Expected<bool> wheel_links_torch(const std::string& wheel) {
   TAILOR_TRY(mapped, MappedFile::open(wheel));
@@ -451,4 +453,4 @@ Expected<bool> wheel_links_torch(const std::string& wheel) {
   return false;
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::outputs

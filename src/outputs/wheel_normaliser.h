@@ -28,7 +28,7 @@
 #include "source/source_identity.h"
 #include "util/expected.h"
 
-namespace tailor::executor {
+namespace tailor::outputs {
 
 using inspect::k_provenance_file;
 
@@ -86,16 +86,18 @@ Expected<std::string> retag_wheel_file(const std::string& wheel_text, const std:
 /// The provenance of an extension build from its report (tool version, package, recipe,
 /// targets, toolchain, environment), the identified source and the recipe (whose jobs and
 /// nvcc-threads variables are left out of the wheel's copy).
-BuildProvenance make_build_provenance(const BuildReport& report, const SourceIdentity& identity,
-                                      const SourceSpec& spec, const plan::ExtensionRecipe& recipe);
+BuildProvenance make_build_provenance(const BuildReport& report,
+                                      const source::SourceIdentity& identity,
+                                      const source::SourceSpec& spec,
+                                      const plan::ExtensionRecipe& recipe);
 
 /// The provenance of a PyTorch build: the plan's version, targets and variables (MAX_JOBS
 /// and machine paths left out), the host's nvcc/compiler/python/ninja/cmake versions.
 BuildProvenance make_torch_provenance(const plan::TorchPlan& plan, const probe::HostReport& host,
-                                      const SourceIdentity& identity,
+                                      const source::SourceIdentity& identity,
                                       const std::string& tool_version);
 
 /// A git URL without user:password@ (provenance must not carry credentials).
 std::string without_credentials(const std::string& url);
 
-}  // namespace tailor::executor
+}  // namespace tailor::outputs

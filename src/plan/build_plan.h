@@ -1,7 +1,7 @@
 // What every build plan decides, for an extension package and for PyTorch alike: the GPU
 // targets, the jobs and why, the compiler cache (tool, storage, its variables), the
 // build environment and the steps. TorchPlan (plan/torch_plan.h) and ExtensionBuildPlan
-// (plan/extension_plan.h) are this plus what only their kind of build has; the executor
+// (plan/extension_plan.h) are this plus what only their kind of build has; the builder
 // runs any of them through `BuildPlan` alone (builder/build_runner.h: `plan_steps`).
 #pragma once
 #include <cstdint>
@@ -86,7 +86,7 @@ struct JobPolicy {
 void fill_host_jobs(JobPolicy& jobs, const probe::HostReport& host);
 
 /// What makes the build's bytes the same from any folder and at any time, applied by the
-/// executor to the steps' environment (executor::add_reproducible_build_env): the epoch
+/// builder to the steps' environment (builder::add_reproducible_build_env): the epoch
 /// (SOURCE_DATE_EPOCH), -ffile-prefix-map for the source folder, nvcc's -objtemp and its fixed
 /// cudafe++ seed. Known once the source is (its identity gives the epoch).
 struct Reproducibility {
@@ -96,7 +96,7 @@ struct Reproducibility {
   std::optional<cuda::CudaVersion> nvcc;  ///< the build's nvcc: its seed flags, when it takes them
 };
 
-/// How the executor runs a plan (builder/run_plan.h), decided once by plan: where, at
+/// How the builder runs a plan (builder/run_plan.h), decided once by plan: where, at
 /// which path the steps see their folder, how many jobs, what the run learns from and
 /// hands back. Paths are absolute.
 struct ExecutionPolicy {
@@ -140,7 +140,7 @@ struct BuildPlan {
   /// match torch's CUDA, why tailor's choice differs from the hand-written recipes.
   std::vector<std::string> notes;
   /// The compilers the build reads from CC/CXX, each launched by the compiler cache (the
-  /// executor writes a wrapper named after each compiler and points the variable at it).
+  /// builder writes a wrapper named after each compiler and points the variable at it).
   std::vector<cache::CompilerLaunch> cached_compilers;
   ExecutionPolicy run;
 };

@@ -1,5 +1,5 @@
 // The one step type: a process a build plan runs. Plan writes steps (torch's clone, venv,
-// requirements and setup.py; an extension's CMake and PEP 517 wheel), the executor runs
+// requirements and setup.py; an extension's CMake and PEP 517 wheel), the builder runs
 // them (builder/build_runner.h) and renders them (`--print-env`, the log header, the sh
 // script). No other step type exists.
 #pragma once
@@ -25,7 +25,7 @@ struct Step {
   /// same result (--print-env shows it; the build runs argv).
   std::vector<std::string> by_hand;
   /// Runs with the plan's build environment (`BuildPlan::env`, the cache's variables): the
-  /// compile itself, not the clone or the venv. The executor fills `env` from the plan.
+  /// compile itself, not the clone or the venv. The builder fills `env` from the plan.
   bool uses_plan_env = false;
   StepRole role = StepRole::build;
 };

@@ -22,7 +22,7 @@
 #include "util/strings.h"
 #include "util/user_file.h"
 
-namespace tailor::executor {
+namespace tailor::source {
 namespace fs = std::filesystem;
 
 bool is_sdist_name(std::string_view s) {
@@ -601,4 +601,4 @@ Expected<std::string> prepare_source(const SourceSpec& spec, const std::string& 
   return src;
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::source

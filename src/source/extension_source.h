@@ -15,7 +15,7 @@
 #include "util/expected.h"
 #include "util/process.h"
 
-namespace tailor::executor {
+namespace tailor::source {
 
 enum class SourceKind { example, directory, sdist, index, git };
 std::string_view source_kind_name(SourceKind kind);  // "example", "directory", ...
@@ -94,4 +94,4 @@ Expected<std::string> run_source_command(CommandRunner& runner, std::vector<std:
                                          std::optional<std::string> cwd,
                                          std::chrono::seconds timeout);
 
-}  // namespace tailor::executor
+}  // namespace tailor::source

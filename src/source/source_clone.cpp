@@ -10,7 +10,7 @@
 
 namespace fs = std::filesystem;
 
-namespace tailor::executor {
+namespace tailor::source {
 namespace {
 
 // A torch clone with its submodules is ~4 GB; a slow line gets two hours, then it stops.
@@ -190,4 +190,4 @@ int run_clone_command(const std::vector<std::string>& args) {
   return 0;
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::source

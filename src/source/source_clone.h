@@ -26,7 +26,7 @@
 #include "util/expected.h"
 #include "util/process.h"
 
-namespace tailor::executor {
+namespace tailor::source {
 
 /// The hidden command's name (not in help, completions or the man page).
 inline constexpr std::string_view k_clone_command = "__clone-source";
@@ -54,4 +54,4 @@ Expected<CloneResult> clone_source(const CloneRequest& r, CommandRunner& runner,
 /// The hidden command: parse, clone_source, the one failure line. Returns the exit code.
 int run_clone_command(const std::vector<std::string>& args);
 
-}  // namespace tailor::executor
+}  // namespace tailor::source

@@ -16,7 +16,7 @@
 #include "util/sha256.h"
 #include "util/strings.h"
 
-namespace tailor::executor {
+namespace tailor::source {
 namespace fs = std::filesystem;
 
 namespace {
@@ -268,4 +268,4 @@ Expected<SourceIdentity> identify_source(const SourceSpec& spec, const std::stri
   return make_error("unknown source kind");
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::source

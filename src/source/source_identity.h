@@ -9,7 +9,7 @@
 #include "util/expected.h"
 #include "util/process.h"
 
-namespace tailor::executor {
+namespace tailor::source {
 
 /// What a build's input is, for provenance and reproducible builds: a digest that names
 /// the input and the SOURCE_DATE_EPOCH derived from it (the time every wheel member gets,
@@ -52,4 +52,4 @@ struct TreeDigest {
 };
 Expected<TreeDigest> digest_tree(const std::string& dir);
 
-}  // namespace tailor::executor
+}  // namespace tailor::source

@@ -11,7 +11,7 @@
 #include "util/files.h"
 #include "util/user_file.h"
 
-namespace tailor::executor {
+namespace tailor {
 namespace fs = std::filesystem;
 namespace {
 
@@ -136,4 +136,4 @@ void RealDiskInterface::remove_all(const std::string& path) {
   fs::remove_all(path, ec);
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor

@@ -13,7 +13,7 @@
 
 #include "util/expected.h"
 
-namespace tailor::executor {
+namespace tailor {
 
 /// A file written line by line while a build runs (the run log).
 class LogFile {
@@ -75,4 +75,4 @@ class RealDiskInterface : public DiskInterface {
   void remove_all(const std::string& path) override;
 };
 
-}  // namespace tailor::executor
+}  // namespace tailor

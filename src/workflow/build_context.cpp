@@ -12,15 +12,15 @@ BuildContext BuildContext::system(CommandRunner& runner) {
   ctx.check_storage = [](const cache::CacheSettings& settings) {
     return cache::check_shared_storage(settings, std::chrono::milliseconds(3000));
   };
-  ctx.fixed_path = executor::system_fixed_path(runner);
+  ctx.fixed_path = builder::system_fixed_path(runner);
   return ctx;
 }
 
-executor::BuildSession BuildContext::session(executor::BuildReport& report, std::FILE* status,
-                                             executor::DisplayStyle style,
-                                             std::FILE* warnings) const {
-  executor::BuildSession session = executor::system_session(runner, report, status, style, disk);
-  session.environment = executor::Environment(environment);
+builder::BuildSession BuildContext::session(outputs::BuildReport& report, std::FILE* status,
+                                            builder::DisplayStyle style,
+                                            std::FILE* warnings) const {
+  builder::BuildSession session = builder::system_session(runner, report, status, style, disk);
+  session.environment = builder::Environment(environment);
   session.check_storage = check_storage;
   session.fixed_path = fixed_path;
   session.display = display;

@@ -27,19 +27,19 @@ struct BuildContext {
   /// How the build sees its folder at a fixed path (workpath/fixed_path.h): `system` tries
   /// tailor's own namespace, bubblewrap, then the real fixed folder (only when
   /// TAILOR_FIXED_PATH_ROUTE forces it); unset (tests): none, with the warning.
-  executor::BuildSession::FixedPathOpener fixed_path;
+  builder::BuildSession::FixedPathOpener fixed_path;
   /// The build step's live progress; null: one made for the session's status stream.
-  executor::ProgressDisplay* display = nullptr;
+  builder::ProgressDisplay* display = nullptr;
   /// The files the builder reads and writes itself; null: the real file system.
-  executor::DiskInterface* disk = nullptr;
+  DiskInterface* disk = nullptr;
 
   /// The real runner's context: the process environment, the storage check, the routes.
   static BuildContext system(CommandRunner& runner);
   /// The one builder's session over this context, recording into `report`: headlines on
   /// `status` in `style`, warnings on `warnings` (null: `status`); the system's governor and
   /// learned records.
-  executor::BuildSession session(executor::BuildReport& report, std::FILE* status,
-                                 executor::DisplayStyle style, std::FILE* warnings = nullptr) const;
+  builder::BuildSession session(outputs::BuildReport& report, std::FILE* status,
+                                builder::DisplayStyle style, std::FILE* warnings = nullptr) const;
 };
 
 }  // namespace tailor::workflow

@@ -16,12 +16,12 @@ constexpr size_t k_max_edges = 2000000;
 
 std::vector<plan::BuildUnit> build_units_from_ninja(std::string_view build_ninja) {
   std::vector<plan::BuildUnit> units;
-  for (const auto& e : executor::parse_ninja_edges(build_ninja, k_max_edges)) {
+  for (const auto& e : outputs::parse_ninja_edges(build_ninja, k_max_edges)) {
     if (e.rule == "phony" || e.rule == "CLEAN" || e.rule == "HELP" ||
         e.rule.starts_with("RERUN_CMAKE") || e.output.ends_with(".util"))
       continue;
     units.push_back(
-        {e.output, executor::job_kind(e.rule, e.input, e.output), plan::cmake_target_of(e.output)});
+        {e.output, outputs::job_kind(e.rule, e.input, e.output), plan::cmake_target_of(e.output)});
   }
   return units;
 }
@@ -87,10 +87,10 @@ Expected<PredictionResult> predict_from_files(const PredictionInput& in) {
     if (report_text.starts_with("# ninja log v")) {
       // Ninja's own log (a run that left no report): its times, no peaks, its
       // invocations one after another.
-      auto log = executor::parse_ninja_log(report_text);
+      auto log = outputs::parse_ninja_log(report_text);
       if (!log) return make_error(path + ": " + log.error().message);
-      executor::place_invocations(log->jobs);
-      j["run"]["job_timeline"] = executor::jobs_to_json(log->jobs);
+      outputs::place_invocations(log->jobs);
+      j["run"]["job_timeline"] = outputs::jobs_to_json(log->jobs);
     } else {
       j = nlohmann::json::parse(report_text, nullptr, false);
       if (j.is_discarded())

@@ -335,7 +335,7 @@ Expected<plan::CrossTarget> prepare_cross_target(const CrossRequest& r, CommandR
   std::error_code ec;
   fs::create_directories(root, ec);
   if (ec) return make_error(fmt::format("cannot create {}: {}", root.string(), ec.message()));
-  auto lock = executor::FolderLock::acquire(root.string(), executor::FolderLock::Place::inside,
+  auto lock = workpath::FolderLock::acquire(root.string(), workpath::FolderLock::Place::inside,
                                             true, stderr);
   if (!lock) return make_error(lock.error().message);
   // What an interrupted preparation left (under the lock, nobody else is writing): its

@@ -55,7 +55,6 @@
 #include "workpath/folder_lock.h"
 
 namespace tailor::workflow {
-using namespace tailor::executor;
 using namespace tailor::cache;
 
 namespace fs = std::filesystem;
@@ -234,9 +233,9 @@ static CheckRun install_in_clean_venv(CommandRunner& runner, const std::string& 
 
 // 6. Install into a clean venv (torch visible, nothing else) and import.
 bool package_tests_run(const ExtensionBuildOptions& o, const ExtensionBuildState& s) {
-  bool run_tests =
-      o.tests == ExtensionBuildOptions::Tests::always ||
-      (o.tests == ExtensionBuildOptions::Tests::automatic && s.spec.kind == SourceKind::example);
+  bool run_tests = o.tests == ExtensionBuildOptions::Tests::always ||
+                   (o.tests == ExtensionBuildOptions::Tests::automatic &&
+                    s.spec.kind == source::SourceKind::example);
   return run_tests && has_python_tests(s.source_dir);
 }
 
@@ -248,10 +247,10 @@ namespace {
 // top level (top_level.txt, its packages and extension modules), never a name guessed
 // from the distribution's (FooBar's module may be foobar).
 std::vector<std::string> names_to_import(const ExtensionBuildState& s) {
-  if (!s.recipe->import_name.empty() && is_python_identifier(s.recipe->import_name))
+  if (!s.recipe->import_name.empty() && outputs::is_python_identifier(s.recipe->import_name))
     return {s.recipe->import_name};
-  if (auto names = wheel_top_level_names(s.wheel); names && !names->empty())
-    return import_names_to_check(*names, s.package);
+  if (auto names = outputs::wheel_top_level_names(s.wheel); names && !names->empty())
+    return outputs::import_names_to_check(*names, s.package);
   return {};
 }
 
@@ -298,7 +297,7 @@ struct ImportCheck {
 // (checks recorded) when they load, else false with their output added to `output`.
 bool compiled_modules_load(const ExtensionBuildOptions& o, ExtensionBuildState& s,
                            const ImportCheck& c, const std::string& missing, std::string& output) {
-  BuildReport& rep = s.result.report;
+  outputs::BuildReport& rep = s.result.report;
   // A module the recipe knows the package imports without declaring it is as good as
   // declared (torch-sparse's torch_scatter).
   const std::vector<std::string>& known = s.recipe->undeclared_requires;
@@ -319,7 +318,7 @@ bool compiled_modules_load(const ExtensionBuildOptions& o, ExtensionBuildState& 
     if (line.starts_with("loaded ")) loaded.push_back(std::string(trim(line.substr(7))));
   s.missing_dependency = missing;
   rep.checks.push_back(
-      {"import", CheckStatus::skipped,
+      {"import", outputs::CheckStatus::skipped,
        fmt::format("import {} needs {}, which this environment lacks (a run-time dependency{}; "
                    "install it to use the package)",
                    c.import_name, missing,
@@ -327,7 +326,8 @@ bool compiled_modules_load(const ExtensionBuildOptions& o, ExtensionBuildState& 
                        ? fmt::format(" that {} does not declare in its metadata", s.recipe->name)
                        : "")});
   rep.checks.push_back(
-      {"native-import", loaded.empty() ? CheckStatus::skipped : CheckStatus::passed,
+      {"native-import",
+       loaded.empty() ? outputs::CheckStatus::skipped : outputs::CheckStatus::passed,
        loaded.empty() ? std::string("the wheel has no compiled Python modules to load on their own")
                       : fmt::format("{} compiled module{} load{}: {}", loaded.size(),
                                     loaded.size() == 1 ? "" : "s", loaded.size() == 1 ? "s" : "",
@@ -367,9 +367,9 @@ CheckRun run_import(const ExtensionBuildOptions& o, ExtensionBuildState& s, cons
 
 }  // namespace
 
-StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
-                        ExtensionBuildState& s) {
-  BuildReport& rep = s.result.report;
+builder::StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                                 ExtensionBuildState& s) {
+  outputs::BuildReport& rep = s.result.report;
   std::ofstream log(rep.log_path, std::ios::app);
   std::error_code ec;
   fs::path venv = fs::path(s.work_dir) / "venv";
@@ -377,9 +377,9 @@ StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& c
   s.venv = venv.string();
   const std::vector<std::string> import_names = names_to_import(s);
   if (import_names.empty()) {
-    rep.checks.push_back({"import", CheckStatus::failed,
+    rep.checks.push_back({"import", outputs::CheckStatus::failed,
                           "the wheel has no top-level Python package or module to import"});
-    return stop(BuildStatus::check_failed,
+    return stop(builder::BuildStatus::check_failed,
                 "the built wheel holds nothing to import (no top-level package, module "
                 "or extension module)");
   }
@@ -397,23 +397,23 @@ StepResult import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& c
     // wheel's compiled modules directly instead.
     if (auto missing = missing_dependency(r.output, import_names, s))
       if (compiled_modules_load(o, s, c, *missing, r.output)) return std::nullopt;
-    rep.checks.push_back({"import", CheckStatus::failed, "import " + c.import_name});
+    rep.checks.push_back({"import", outputs::CheckStatus::failed, "import " + c.import_name});
     s.result.check_output = tail_lines(r.output, 30);
-    return stop(BuildStatus::check_failed,
+    return stop(builder::BuildStatus::check_failed,
                 fmt::format("the built wheel does not import ({})", c.import_name));
   }
   rep.checks.push_back(
-      {"import", CheckStatus::passed, "import " + c.import_name + " in a fresh venv"});
+      {"import", outputs::CheckStatus::passed, "import " + c.import_name + " in a fresh venv"});
   return std::nullopt;
 }
 
 // 7. Tests: the package's pytest suite (the example's by default), then the GPU smoke test.
-StepResult run_package_tests(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
-                             ExtensionBuildState& s) {
-  BuildReport& rep = s.result.report;
+builder::StepResult run_package_tests(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                                      ExtensionBuildState& s) {
+  outputs::BuildReport& rep = s.result.report;
   if (s.cross_platform) {
     // The package's tests and the GPU smoke test need the target machine.
-    rep.checks.push_back({"tests", CheckStatus::skipped,
+    rep.checks.push_back({"tests", outputs::CheckStatus::skipped,
                           fmt::format("a cross build for {}: the package's tests and the GPU "
                                       "smoke test run on an {} machine",
                                       s.cross_platform->name, s.cross_platform->name)});
@@ -449,21 +449,24 @@ StepResult run_package_tests(const ExtensionBuildOptions& o, ExtensionBuildConte
     std::string last = split_any(r.output, "\n").empty() ? "" : split_any(r.output, "\n").back();
     if (!r.ok) {
       rep.checks.push_back(
-          {gpu ? "tests" : "cpu-tests", CheckStatus::failed, std::string(trim(last))});
+          {gpu ? "tests" : "cpu-tests", outputs::CheckStatus::failed, std::string(trim(last))});
       s.result.check_output = tail_lines(r.output, 40);
-      return stop(BuildStatus::check_failed, "the package's tests failed against the built wheel");
+      return stop(builder::BuildStatus::check_failed,
+                  "the package's tests failed against the built wheel");
     }
     rep.checks.push_back(
-        {gpu ? "tests" : "cpu-tests", CheckStatus::passed, std::string(trim(last))});
+        {gpu ? "tests" : "cpu-tests", outputs::CheckStatus::passed, std::string(trim(last))});
     tests_ran_on_gpu = gpu;
   } else if (o.tests == ExtensionBuildOptions::Tests::always) {
-    rep.checks.push_back({"tests", CheckStatus::skipped, "no tests/test_*.py in the source"});
+    rep.checks.push_back(
+        {"tests", outputs::CheckStatus::skipped, "no tests/test_*.py in the source"});
   }
   if (!gpu) {
-    rep.checks.push_back({"gpu-smoke", CheckStatus::skipped, "no GPU"});
+    rep.checks.push_back({"gpu-smoke", outputs::CheckStatus::skipped, "no GPU"});
     status(o, "GPU smoke test: skipped (no GPU)");
   } else if (tests_ran_on_gpu) {
-    rep.checks.push_back({"gpu-smoke", CheckStatus::passed, "the package's GPU tests ran"});
+    rep.checks.push_back(
+        {"gpu-smoke", outputs::CheckStatus::passed, "the package's GPU tests ran"});
   } else if (!s.build_plan.smoke_test.empty()) {
     if (s.smoke_run) {
       status(o, "==> GPU smoke test (ran with the import test)");
@@ -476,18 +479,19 @@ StepResult run_package_tests(const ExtensionBuildOptions& o, ExtensionBuildConte
     const auto missing = r.ok ? std::nullopt : missing_module_in(r.output);
     if (missing && !s.missing_dependency.empty() && *missing == s.missing_dependency) {
       rep.checks.push_back(
-          {"gpu-smoke", CheckStatus::skipped,
+          {"gpu-smoke", outputs::CheckStatus::skipped,
            fmt::format("the recipe's smoke test needs {}, which this environment lacks",
                        *missing)});
     } else if (!r.ok) {
-      rep.checks.push_back({"gpu-smoke", CheckStatus::failed, "the recipe's smoke test"});
+      rep.checks.push_back({"gpu-smoke", outputs::CheckStatus::failed, "the recipe's smoke test"});
       s.result.check_output = tail_lines(r.output, 30);
-      return stop(BuildStatus::check_failed, "the GPU smoke test failed");
+      return stop(builder::BuildStatus::check_failed, "the GPU smoke test failed");
     } else {
-      rep.checks.push_back({"gpu-smoke", CheckStatus::passed, "the recipe's smoke test"});
+      rep.checks.push_back({"gpu-smoke", outputs::CheckStatus::passed, "the recipe's smoke test"});
     }
   } else {
-    rep.checks.push_back({"gpu-smoke", CheckStatus::skipped, "the recipe has no smoke test"});
+    rep.checks.push_back(
+        {"gpu-smoke", outputs::CheckStatus::skipped, "the recipe has no smoke test"});
   }
   return std::nullopt;
 }
@@ -497,7 +501,7 @@ ExtensionBuildResult build_extension(const ExtensionBuildOptions& o, ExtensionBu
   s.result.report.tool_version = std::string(tailor_version());
   s.result.report.started_at = utc_now_iso8601();
   s.started = std::chrono::steady_clock::now();
-  auto stopped = [&](StepStop st) {
+  auto stopped = [&](builder::StepStop st) {
     s.result.status = st.status;
     s.result.message = std::move(st.message);
     s.result.report.ok = false;
@@ -518,18 +522,18 @@ ExtensionBuildResult build_extension(const ExtensionBuildOptions& o, ExtensionBu
     if (auto st = print_build_env(o, ctx, s)) return stopped(std::move(*st));
     return std::move(s.result);
   }
-  using Step =
-      StepResult (*)(const ExtensionBuildOptions&, ExtensionBuildContext&, ExtensionBuildState&);
+  using Step = builder::StepResult (*)(const ExtensionBuildOptions&, ExtensionBuildContext&,
+                                       ExtensionBuildState&);
   const std::pair<const char*, Step> steps[] = {
       {"toolchain", check_toolchain}, {"prepare", prepare_build}, {"build", run_build},
       {"verify", verify_wheel},       {"import", import_check},   {"tests", run_package_tests},
       {"publish", publish_outputs}};
   // A signal that came while a step ran (the toolchain's test link, the source copy) ends
   // the run there: nothing after it starts.
-  StepResult st = executor::run_step_list(
+  builder::StepResult st = builder::run_step_list(
       steps, [&](const std::pair<const char*, Step>& step) { return step.second(o, ctx, s); },
       [&](const std::pair<const char*, Step>& step) { phase_done(step.first); },
-      StepStop{BuildStatus::build_failed, "interrupted"});
+      builder::StepStop{builder::BuildStatus::build_failed, "interrupted"});
   if (st) return stopped(std::move(*st));
   return std::move(s.result);
 }

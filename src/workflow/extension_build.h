@@ -64,22 +64,22 @@ struct ExtensionBuildOptions {
   /// writable but the work folder (where the wheel is written), the compiler cache's
   /// folder and /dev/shm; a package that writes elsewhere or connects gets its own error.
   bool sandbox = false;
-  executor::DisplayStyle display = executor::DisplayStyle::plain;
+  builder::DisplayStyle display = builder::DisplayStyle::plain;
   std::FILE* status_out = stderr;  ///< step headlines and progress
   std::string cwd = ".";           ///< where to look for tailor's repository
 };
 
-using executor::BuildStatus;
+using builder::BuildStatus;
 
 struct ExtensionBuildResult {
   BuildStatus status = BuildStatus::bad_input;
   std::string message;  ///< one line for errors
-  executor::PreflightReport preflight;
+  builder::PreflightReport preflight;
   std::optional<diagnose::ErrorBlock> error_block;
   std::vector<diagnose::Diagnosis> diagnoses;
   std::string print_env;
   std::string check_output;  ///< tail of a failed import/test run
-  executor::BuildReport report;
+  outputs::BuildReport report;
   std::vector<std::string> published;
 };
 
@@ -92,12 +92,12 @@ Expected<cuda::ResolvedTargets> resolve_targets(const std::vector<std::string>& 
 
 /// The facts the pre-flight checks judge, from the probe and the chosen interpreter.
 /// `environment`: the caller's (its CXX is the compiler the build uses).
-executor::PreflightFacts preflight_facts(const probe::HostReport& host,
-                                         const probe::PythonInstall* python,
-                                         const probe::CudaToolkit* toolkit,
-                                         const cuda::TargetSet& targets,
-                                         const std::string& work_dir, CommandRunner& runner,
-                                         const std::map<std::string, std::string>& environment);
+builder::PreflightFacts preflight_facts(const probe::HostReport& host,
+                                        const probe::PythonInstall* python,
+                                        const probe::CudaToolkit* toolkit,
+                                        const cuda::TargetSet& targets, const std::string& work_dir,
+                                        CommandRunner& runner,
+                                        const std::map<std::string, std::string>& environment);
 
 ExtensionBuildResult build_extension(const ExtensionBuildOptions& options);
 

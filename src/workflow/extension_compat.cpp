@@ -15,7 +15,7 @@
 #include "workflow/extension_helpers.h"
 
 namespace tailor::workflow::detail {
-using executor::BuildReport;
+using outputs::BuildReport;
 
 // --keep-package-source builds the package as it is. The changes are named in the build's
 // environment, so a build tree made from other changes (or none) is not reused.

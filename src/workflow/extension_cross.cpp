@@ -14,8 +14,8 @@
 
 namespace tailor::workflow::detail {
 namespace fs = std::filesystem;
-using executor::CheckResult;
-using executor::CheckStatus;
+using outputs::CheckResult;
+using outputs::CheckStatus;
 
 std::string host_machine(const probe::HostReport& host) {
   return !host.os.arch.empty() ? host.os.arch : host.cpu.arch;
@@ -130,7 +130,7 @@ StepResult check_wheel_machine(const ExtensionBuildState& s,
 
 StepResult cross_import_check(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
                               ExtensionBuildState& s, const std::string& import_names) {
-  executor::BuildReport& rep = s.result.report;
+  outputs::BuildReport& rep = s.result.report;
   const plan::CrossPlatform& p = *s.cross_platform;
   const std::string qemu = find_qemu(p);
   if (qemu.empty() || !s.cross || !fs::exists(s.cross->site_dir)) {

@@ -56,7 +56,6 @@
 #include "workpath/folder_lock.h"
 
 namespace tailor::workflow {
-using namespace tailor::executor;
 using namespace tailor::cache;
 
 namespace fs = std::filesystem;
@@ -72,11 +71,13 @@ Expected<cuda::ResolvedTargets> resolve_targets(const std::vector<std::string>& 
   return cuda::resolve_target_request(request);
 }
 
-PreflightFacts preflight_facts(const probe::HostReport& host, const probe::PythonInstall* py,
-                               const probe::CudaToolkit* tk, const cuda::TargetSet& targets,
-                               const std::string& work_dir, CommandRunner& runner,
-                               const std::map<std::string, std::string>& environment) {
-  PreflightFacts f;
+builder::PreflightFacts preflight_facts(const probe::HostReport& host,
+                                        const probe::PythonInstall* py,
+                                        const probe::CudaToolkit* tk,
+                                        const cuda::TargetSet& targets, const std::string& work_dir,
+                                        CommandRunner& runner,
+                                        const std::map<std::string, std::string>& environment) {
+  builder::PreflightFacts f;
   if (tk) {
     f.nvcc_path = tk->nvcc;
     f.nvcc_version = tk->version;
@@ -141,13 +142,13 @@ namespace {
 
 // [cache] of --config, then TAILOR_CACHE / TAILOR_CACHE_URL, then --cache-url; the wheelhouse
 // of --wheelhouse, else of --config's [wheelhouse].
-StepResult read_build_config(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
-                             ExtensionBuildState& s) {
+builder::StepResult read_build_config(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                                      ExtensionBuildState& s) {
   s.wheelhouse = o.wheelhouse;
   cache::CacheSettings settings;
   if (!o.config.empty()) {
     auto loaded = cache::load_tailor_toml(o.config);
-    if (!loaded) return stop(BuildStatus::bad_input, loaded.error().message);
+    if (!loaded) return stop(builder::BuildStatus::bad_input, loaded.error().message);
     settings = loaded->cache;
     auto table = data::expected_from([&] {
       data::TomlValue t = loaded->document["wheelhouse"];
@@ -157,21 +158,22 @@ StepResult read_build_config(const ExtensionBuildOptions& o, ExtensionBuildConte
         if (key != "url") value.fail("unknown key (known: url)");
       return t["url"].string();
     });
-    if (!table) return stop(BuildStatus::bad_input, table.error().message);
+    if (!table) return stop(builder::BuildStatus::bad_input, table.error().message);
     if (s.wheelhouse.empty()) s.wheelhouse = *table;
   }
   // The wheelhouse's location checked before anything is built, whichever named it.
   if (!s.wheelhouse.empty()) {
     auto store = wheelhouse::open_store(s.wheelhouse);
-    if (!store) return stop(BuildStatus::bad_input, "--wheelhouse " + store.error().message);
+    if (!store)
+      return stop(builder::BuildStatus::bad_input, "--wheelhouse " + store.error().message);
     s.wheelhouse_store = std::move(*store);
   }
   auto with_env = cache::apply_cache_environment(settings, ctx.environment);
-  if (!with_env) return stop(BuildStatus::bad_input, with_env.error().message);
+  if (!with_env) return stop(builder::BuildStatus::bad_input, with_env.error().message);
   settings = *with_env;
   if (!o.cache_url.empty())
     if (auto ok = cache::set_cache_url(settings, o.cache_url, "--cache-url"); !ok)
-      return stop(BuildStatus::bad_input, ok.error().message);
+      return stop(builder::BuildStatus::bad_input, ok.error().message);
   s.request.cache_settings = settings;
   return std::nullopt;
 }
@@ -183,19 +185,19 @@ void choose_work_dir(const ExtensionBuildOptions& o, ExtensionBuildState& s) {
   if (o.work_root.empty() && s.request.cache_settings.shared() && o.cache != CacheTool::none) {
     s.work_root = s.request.cache_settings.work_root.empty() ? cache::shared_work_root()
                                                              : s.request.cache_settings.work_root;
-    s.work_dir = stable_work_dir_for(s.spec, s.work_root);
+    s.work_dir = source::stable_work_dir_for(s.spec, s.work_root);
   } else {
     // Absolute: the steps see the work folder at the fixed path, which maps absolute paths
     // (a relative --work-dir built nowhere: its relative paths were never mapped).
-    s.work_root = o.work_root.empty() ? default_work_root()
+    s.work_root = o.work_root.empty() ? source::default_work_root()
                                       : fs::absolute(o.work_root).lexically_normal().string();
-    s.work_dir = work_dir_for(s.spec, s.work_root);
+    s.work_dir = source::work_dir_for(s.spec, s.work_root);
   }
 }
 
 // This host and the build's interpreter, probed at once.
-StepResult probe_build_host(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
-                            ExtensionBuildState& s) {
+builder::StepResult probe_build_host(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                                     ExtensionBuildState& s) {
   probe::ProbeOptions popts;
   popts.build_dir = fs::exists(s.work_root) ? s.work_root : ".";
   popts.probe_pythons = false;
@@ -208,15 +210,16 @@ StepResult probe_build_host(const ExtensionBuildOptions& o, ExtensionBuildContex
   if (s.python)
     s.host.pythons.insert(s.host.pythons.begin(), *s.python);
   else if (!o.python.empty())
-    return stop(BuildStatus::bad_input, fmt::format("--python {}: cannot run it", o.python));
+    return stop(builder::BuildStatus::bad_input,
+                fmt::format("--python {}: cannot run it", o.python));
   return std::nullopt;
 }
 
 // The targets asked for, refused when they imply a platform other than this host's.
-StepResult resolve_build_targets(const ExtensionBuildOptions& o, ExtensionBuildState& s) {
-  BuildReport& rep = s.result.report;
+builder::StepResult resolve_build_targets(const ExtensionBuildOptions& o, ExtensionBuildState& s) {
+  outputs::BuildReport& rep = s.result.report;
   auto targets = resolve_targets(o.arch, o.gpu, s.host);
-  if (!targets) return stop(BuildStatus::bad_input, targets.error().message);
+  if (!targets) return stop(builder::BuildStatus::bad_input, targets.error().message);
   s.targets = targets->targets;
   rep.targets = s.targets.names();
   rep.targets_spec = targets->described;
@@ -228,18 +231,19 @@ StepResult resolve_build_targets(const ExtensionBuildOptions& o, ExtensionBuildS
   if (targets->source != cuda::TargetSource::detected) {
     auto implied = cuda::implied_platform(targets->named);
     if (!implied)
-      return stop(BuildStatus::bad_input, rep.targets_spec + ": " + implied.error().message);
+      return stop(builder::BuildStatus::bad_input,
+                  rep.targets_spec + ": " + implied.error().message);
     implied_name = *implied ? (*implied)->platform : std::string();
     std::string why =
         *implied ? cuda::platform_mismatch(**implied, detail::host_machine(s.host), "this host")
                  : "";
     if (!why.empty() && o.platform.empty())
-      return stop(BuildStatus::bad_input,
+      return stop(builder::BuildStatus::bad_input,
                   fmt::format("{}: {}: add --platform {} to cross-build its wheel here, or build "
                               "on an {} machine",
                               rep.targets_spec, why, (*implied)->platform, (*implied)->platform));
   } else if (!o.platform.empty() && o.platform != detail::host_machine(s.host)) {
-    return stop(BuildStatus::bad_input,
+    return stop(builder::BuildStatus::bad_input,
                 fmt::format("--platform {}: give the target GPUs with --gpu or --arch (this "
                             "host's GPUs are not the {} machine's)",
                             o.platform, o.platform));
@@ -249,7 +253,7 @@ StepResult resolve_build_targets(const ExtensionBuildOptions& o, ExtensionBuildS
 
 // The toolkit the build uses, and the toolchain's versions in the report.
 void record_toolchain(ExtensionBuildContext& ctx, ExtensionBuildState& s) {
-  BuildReport& rep = s.result.report;
+  outputs::BuildReport& rep = s.result.report;
   s.toolkit = plan::choose_toolkit(s.host, s.python ? &*s.python : nullptr).toolkit;
   const probe::CudaToolkit* tk = s.toolkit;
   const auto& py = s.python;
@@ -274,8 +278,8 @@ void record_toolchain(ExtensionBuildContext& ctx, ExtensionBuildState& s) {
 void choose_package(const ExtensionBuildOptions& o, ExtensionBuildState& s) {
   s.package = o.package;
   if (s.package.empty() &&
-      (s.spec.kind == SourceKind::directory || s.spec.kind == SourceKind::example))
-    s.package = detect_package_name(s.spec.path);
+      (s.spec.kind == source::SourceKind::directory || s.spec.kind == source::SourceKind::example))
+    s.package = source::detect_package_name(s.spec.path);
   if (s.package.empty()) s.package = s.spec.name;
   // Nothing declares a name (setup(name=NAME) from a variable, say): the folder's own name
   // rather than nothing. (An sdist's name already comes from its file name.)
@@ -284,21 +288,21 @@ void choose_package(const ExtensionBuildOptions& o, ExtensionBuildState& s) {
 }
 
 // The plan's request, with the cache storage settled.
-StepResult fill_request(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
-                        ExtensionBuildState& s) {
-  const BuildReport& rep = s.result.report;
+builder::StepResult fill_request(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                                 ExtensionBuildState& s) {
+  const outputs::BuildReport& rep = s.result.report;
   plan::ExtensionBuildRequest& req = s.request;
   req.package_name = s.package;
   req.targets = s.targets;
   req.python = rep.python;
   req.jobs = o.jobs;
   // A tool the storage does not fit (ccache and S3) is bad input, before anything is asked
-  // of the storage; then the storage is asked once (executor::settle_cache_storage).
+  // of the storage; then the storage is asked once (builder::settle_cache_storage).
   if (req.cache && *req.cache != CacheTool::none && req.cache_settings.shared())
     if (auto fits = cache::cache_tool_environment(req.cache_settings, *req.cache); !fits)
-      return stop(BuildStatus::bad_input, fits.error().message);
-  if (auto stopped =
-          settle_cache_storage(req.cache_settings, req.cache, ctx.session(o, s.result.report)))
+      return stop(builder::BuildStatus::bad_input, fits.error().message);
+  if (auto stopped = builder::settle_cache_storage(req.cache_settings, req.cache,
+                                                   ctx.session(o, s.result.report)))
     return stopped;
   req.profile = o.profile;
   req.keep_package_archs = o.keep_package_archs;
@@ -316,19 +320,20 @@ StepResult fill_request(const ExtensionBuildOptions& o, ExtensionBuildContext& c
 }  // namespace
 
 // 1. What to build, for what.
-StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
-                          ExtensionBuildState& s) {
-  BuildReport& rep = s.result.report;
-  auto spec = classify_source(
+builder::StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                                   ExtensionBuildState& s) {
+  outputs::BuildReport& rep = s.result.report;
+  auto spec = source::classify_source(
       o.source, o.source.empty()
-                    ? find_bundled_example(fs::absolute(o.cwd).lexically_normal().string())
+                    ? source::find_bundled_example(fs::absolute(o.cwd).lexically_normal().string())
                     : std::string());
-  if (!spec) return stop(BuildStatus::bad_input, spec.error().message);
+  if (!spec) return stop(builder::BuildStatus::bad_input, spec.error().message);
   s.spec = *spec;
-  rep.source = spec->kind == SourceKind::example ? spec->path : spec->text;
-  rep.source_kind = std::string(source_kind_name(spec->kind));
+  rep.source = spec->kind == source::SourceKind::example ? spec->path : spec->text;
+  rep.source_kind = std::string(source::source_kind_name(spec->kind));
   if (o.jobs && *o.jobs < 1)
-    return stop(BuildStatus::bad_input, fmt::format("--jobs {}: must be at least 1", *o.jobs));
+    return stop(builder::BuildStatus::bad_input,
+                fmt::format("--jobs {}: must be at least 1", *o.jobs));
   s.request.cache = o.cache;
   if (auto stopped = read_build_config(o, ctx, s)) return stopped;
   choose_work_dir(o, s);
@@ -341,27 +346,27 @@ StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext&
 }
 
 // --print-env: nothing is fetched or built; the source folder is shown where it would be.
-StepResult print_build_env(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
-                           ExtensionBuildState& s) {
+builder::StepResult print_build_env(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                                    ExtensionBuildState& s) {
   s.request.source_dir = (fs::path(s.work_dir) / "src").string();
   // An sdist unpacks to its top folder below src/: the package is there, not in src/.
-  if (s.spec.kind == SourceKind::sdist) {
-    auto top = sdist_top_folder(s.spec.path, ctx.runner);
-    if (!top) return stop(BuildStatus::bad_input, top.error().message);
+  if (s.spec.kind == source::SourceKind::sdist) {
+    auto top = source::sdist_top_folder(s.spec.path, ctx.runner);
+    if (!top) return stop(builder::BuildStatus::bad_input, top.error().message);
     if (!top->empty()) s.request.source_dir = (fs::path(s.request.source_dir) / *top).string();
   }
   detail::plan_cross_paths(o, s);
   auto p = plan::resolve_extension_build(s.request, s.host);
-  if (!p) return stop(BuildStatus::bad_input, p.error().message);
+  if (!p) return stop(builder::BuildStatus::bad_input, p.error().message);
   // The reproducibility settings the build adds (prepare_build): the epoch is the
   // caller's, else the source's, known once the source is prepared.
   auto epoch_var = ctx.environment.find("SOURCE_DATE_EPOCH");
-  auto epoch_env = source_date_epoch_from_env(
+  auto epoch_env = source::source_date_epoch_from_env(
       epoch_var == ctx.environment.end() ? nullptr : epoch_var->second.c_str());
-  if (!epoch_env) return stop(BuildStatus::bad_input, epoch_env.error().message);
-  add_reproducible_build_env(p->env, ctx.environment, epoch_env->value_or(0), s.request.source_dir,
-                             p->cache.tool != CacheTool::sccache,
-                             s.toolkit ? std::optional(s.toolkit->release) : std::nullopt);
+  if (!epoch_env) return stop(builder::BuildStatus::bad_input, epoch_env.error().message);
+  builder::add_reproducible_build_env(p->env, ctx.environment, epoch_env->value_or(0),
+                                      s.request.source_dir, p->cache.tool != CacheTool::sccache,
+                                      s.toolkit ? std::optional(s.toolkit->release) : std::nullopt);
   if (!*epoch_env) {
     p->env.erase("SOURCE_DATE_EPOCH");
     p->notes.push_back(
@@ -370,35 +375,36 @@ StepResult print_build_env(const ExtensionBuildOptions& o, ExtensionBuildContext
         "prepares it");
   }
   s.result.print_env = plan::render_print_env(*p);
-  s.result.status = BuildStatus::printed_env;
+  s.result.status = builder::BuildStatus::printed_env;
   s.result.report.package = s.package;
   s.result.report.recipe = p->recipe_name;
   return std::nullopt;
 }
 
 // 2. Check everything before building; report every problem at once.
-StepResult check_toolchain(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
-                           ExtensionBuildState& s) {
-  BuildReport& rep = s.result.report;
+builder::StepResult check_toolchain(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                                    ExtensionBuildState& s) {
+  outputs::BuildReport& rep = s.result.report;
   // One build at a time per work folder and output folder (workpath/folder_lock.h); the
   // locks are held in the state until the run ends.
-  auto work_lock =
-      FolderLock::acquire(s.work_dir, FolderLock::Place::inside, o.wait_for_lock, o.status_out);
-  if (!work_lock) return stop(BuildStatus::build_failed, work_lock.error().message);
+  auto work_lock = workpath::FolderLock::acquire(s.work_dir, workpath::FolderLock::Place::inside,
+                                                 o.wait_for_lock, o.status_out);
+  if (!work_lock) return stop(builder::BuildStatus::build_failed, work_lock.error().message);
   s.work_lock.emplace(std::move(*work_lock));
-  auto out_lock =
-      FolderLock::acquire(o.out_dir, FolderLock::Place::beside, o.wait_for_lock, o.status_out);
-  if (!out_lock) return stop(BuildStatus::build_failed, out_lock.error().message);
+  auto out_lock = workpath::FolderLock::acquire(o.out_dir, workpath::FolderLock::Place::beside,
+                                                o.wait_for_lock, o.status_out);
+  if (!out_lock) return stop(builder::BuildStatus::build_failed, out_lock.error().message);
   s.out_lock.emplace(std::move(*out_lock));
 
   status(o, fmt::format("==> checking toolchain for {} ({})", s.package, join(rep.targets, ", ")));
-  PreflightFacts facts = preflight_facts(s.host, s.python ? &*s.python : nullptr, s.toolkit,
-                                         s.targets, s.work_root, ctx.runner, ctx.environment);
+  builder::PreflightFacts facts =
+      preflight_facts(s.host, s.python ? &*s.python : nullptr, s.toolkit, s.targets, s.work_root,
+                      ctx.runner, ctx.environment);
   if (!s.python) {
     facts.python = s.python_arg;
     facts.python_runs = false;
   }
-  s.result.preflight = run_preflight(facts);
+  s.result.preflight = builder::run_preflight(facts);
   if (!facts.cxx_runtime_instead.empty()) {
     s.request.environment["CXX"] = facts.cxx_runtime_instead;
     s.request.environment["CC"] = facts.cc_runtime_instead;
@@ -416,13 +422,13 @@ StepResult check_toolchain(const ExtensionBuildOptions& o, ExtensionBuildContext
     // unknown target is; anything else is the machine's.
     auto problems = s.result.preflight.problems();
     if (std::all_of(problems.begin(), problems.end(),
-                    [](const PreflightCheck* c) { return c->name == "targets"; }))
-      return stop(BuildStatus::bad_input,
+                    [](const builder::PreflightCheck* c) { return c->name == "targets"; }))
+      return stop(builder::BuildStatus::bad_input,
                   fmt::format("{}: use a CUDA toolkit that supports {}, or drop {} from --arch",
                               join(facts.unsupported_targets, "; "),
                               facts.unsupported_targets.size() == 1 ? "it" : "them",
                               facts.unsupported_targets.size() == 1 ? "it" : "them"));
-    return stop(BuildStatus::preflight_failed,
+    return stop(builder::BuildStatus::preflight_failed,
                 fmt::format("{} problem(s) to fix before building", problems.size()));
   }
   return std::nullopt;

@@ -57,7 +57,6 @@
 #include "workpath/folder_lock.h"
 
 namespace tailor::workflow {
-using namespace tailor::executor;
 using namespace tailor::cache;
 
 namespace fs = std::filesystem;
@@ -154,21 +153,22 @@ void name_package_archs(ExtensionBuildState& s, bool kept) {
 }  // namespace
 
 // 3. Source into the work folder, the plan, its patches.
-StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
-                         ExtensionBuildState& s) {
-  BuildReport& rep = s.result.report;
+builder::StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                                  ExtensionBuildState& s) {
+  outputs::BuildReport& rep = s.result.report;
   plan::ExtensionBuildRequest& req = s.request;
   status(o, fmt::format("==> preparing source {} in {}", rep.source, s.work_dir));
-  auto src = prepare_source(s.spec, s.work_dir, rep.python, ctx.runner);
+  auto src = source::prepare_source(s.spec, s.work_dir, rep.python, ctx.runner);
   if (!src)
-    return stop(s.spec.kind == SourceKind::sdist || s.spec.kind == SourceKind::directory
-                    ? BuildStatus::bad_input
-                    : BuildStatus::build_failed,
-                src.error().message);
+    return stop(
+        s.spec.kind == source::SourceKind::sdist || s.spec.kind == source::SourceKind::directory
+            ? builder::BuildStatus::bad_input
+            : builder::BuildStatus::build_failed,
+        src.error().message);
   s.source_dir = *src;
-  if (o.package.empty() && s.spec.kind != SourceKind::directory &&
-      s.spec.kind != SourceKind::example) {
-    std::string declared = detect_package_name(*src);
+  if (o.package.empty() && s.spec.kind != source::SourceKind::directory &&
+      s.spec.kind != source::SourceKind::example) {
+    std::string declared = source::detect_package_name(*src);
     if (!declared.empty() &&
         plan::normalise_dist_name(declared) != plan::normalise_dist_name(s.package)) {
       s.package = declared;
@@ -179,21 +179,23 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
   req.source_dir = *src;
   {
     auto epoch_var = ctx.environment.find("SOURCE_DATE_EPOCH");
-    auto epoch_env = source_date_epoch_from_env(
+    auto epoch_env = source::source_date_epoch_from_env(
         epoch_var == ctx.environment.end() ? nullptr : epoch_var->second.c_str());
-    if (!epoch_env) return stop(BuildStatus::bad_input, epoch_env.error().message);
-    auto identity = identify_source(s.spec, *src, s.work_dir, ctx.runner, *epoch_env);
+    if (!epoch_env) return stop(builder::BuildStatus::bad_input, epoch_env.error().message);
+    auto identity = source::identify_source(s.spec, *src, s.work_dir, ctx.runner, *epoch_env);
     if (!identity)
-      return stop(BuildStatus::build_failed, "identifying the source: " + identity.error().message);
+      return stop(builder::BuildStatus::build_failed,
+                  "identifying the source: " + identity.error().message);
     s.identity = std::move(*identity);
   }
   if (auto stopped = prepare_cross(o, ctx, s)) return stopped;
   auto p = plan::resolve_extension_build(req, s.host);
-  if (!p) return stop(BuildStatus::bad_input, p.error().message);
+  if (!p) return stop(builder::BuildStatus::bad_input, p.error().message);
   s.build_plan = *p;
   rep.recipe = p->recipe_name.empty() ? s.recipe->name : p->recipe_name;
   if (auto patched = plan::apply_patches(*p, *src); !patched)
-    return stop(BuildStatus::build_failed, "patching the source: " + patched.error().message);
+    return stop(builder::BuildStatus::build_failed,
+                "patching the source: " + patched.error().message);
   rep.env = p->env;
   rep.unset_env = p->unset_env;
   if (auto stopped = bridge_removed_apis(o, s)) return stopped;
@@ -206,7 +208,7 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
   {
     auto wrapped = wrap_cached_compilers(p->cached_compilers,
                                          (fs::path(s.work_dir) / "compiler-wrappers").string());
-    if (!wrapped) return stop(BuildStatus::build_failed, wrapped.error().message);
+    if (!wrapped) return stop(builder::BuildStatus::build_failed, wrapped.error().message);
     for (const auto& [var, wrapper] : *wrapped) rep.env[var] = wrapper;
   }
   if (s.toolkit && !rep.env.count("CUDA_HOME")) rep.env["CUDA_HOME"] = s.toolkit->root;
@@ -218,7 +220,7 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
     std::error_code ec;
     fs::create_directories(fs::path(file.path).parent_path(), ec);
     if (auto written = write_file_atomic(file.path, file.text); !written)
-      return stop(BuildStatus::build_failed,
+      return stop(builder::BuildStatus::build_failed,
                   "writing " + file.path + ": " + written.error().message);
   }
   rep.jobs = p->jobs;
@@ -229,11 +231,11 @@ StepResult prepare_build(const ExtensionBuildOptions& o, ExtensionBuildContext& 
 namespace {
 // --wheelhouse: the published wheel of this build's inputs (those its provenance records)
 // into the staging folder the build would have written, or nothing and the build goes on.
-StepResult fetch_from_wheelhouse(const ExtensionBuildOptions& o, ExtensionBuildState& s) {
-  BuildReport& rep = s.result.report;
+builder::StepResult fetch_from_wheelhouse(const ExtensionBuildOptions& o, ExtensionBuildState& s) {
+  outputs::BuildReport& rep = s.result.report;
   if (!s.identity) return std::nullopt;
-  BuildProvenance here;
-  fill_provenance_toolchain(here, rep.toolchain);
+  outputs::BuildProvenance here;
+  outputs::fill_provenance_toolchain(here, rep.toolchain);
   wheelhouse::BuildInputs inputs{rep.package,
                                  s.identity->digest,
                                  rep.targets,
@@ -246,11 +248,12 @@ StepResult fetch_from_wheelhouse(const ExtensionBuildOptions& o, ExtensionBuildS
   std::error_code ec;
   fs::remove_all(s.request.out_dir, ec);
   fs::create_directories(s.request.out_dir, ec);
-  if (ec) return stop(BuildStatus::build_failed, s.request.out_dir + ": " + ec.message());
+  if (ec) return stop(builder::BuildStatus::build_failed, s.request.out_dir + ": " + ec.message());
   std::string why_not;
   auto fetched =
       wheelhouse::fetch_matching_wheel(*s.wheelhouse_store, inputs, s.request.out_dir, why_not);
-  if (!fetched) return stop(BuildStatus::bad_input, "--wheelhouse: " + fetched.error().message);
+  if (!fetched)
+    return stop(builder::BuildStatus::bad_input, "--wheelhouse: " + fetched.error().message);
   if (!fetched->has_value()) {
     status(o, fmt::format("==> wheelhouse {}: nothing for these inputs ({}); building",
                           s.wheelhouse, why_not));
@@ -265,15 +268,15 @@ StepResult fetch_from_wheelhouse(const ExtensionBuildOptions& o, ExtensionBuildS
   rep.log_path = (fs::path(s.work_dir) / "wheelhouse-fetch.log").string();
   auto logged = write_file_atomic(rep.log_path, fmt::format("{}\nfrom {} (sha256 {})\n", line,
                                                             rep.wheel_from, (*fetched)->sha256));
-  if (!logged) return stop(BuildStatus::build_failed, logged.error().message);
+  if (!logged) return stop(builder::BuildStatus::build_failed, logged.error().message);
   return std::nullopt;
 }
 }  // namespace
 
 // 4. Build: the plan through the one builder (builder/run_plan.h).
-StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
-                     ExtensionBuildState& s) {
-  BuildReport& rep = s.result.report;
+builder::StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
+                              ExtensionBuildState& s) {
+  outputs::BuildReport& rep = s.result.report;
   if (s.wheelhouse_store) {  // opened with the build's settings (read_build_config)
     if (auto fetched = fetch_from_wheelhouse(o, s); fetched || !rep.wheel_from.empty())
       return fetched;
@@ -283,17 +286,17 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
   p.unset_env = rep.unset_env;
   p.jobs = rep.jobs;
   p.jobs_reason = rep.jobs_reason;
-  BuildSession session = ctx.session(o, rep);
+  builder::BuildSession session = ctx.session(o, rep);
   // A copy of the user's folder is built: the diagnosis names the user's files.
   std::error_code ec;
   if ((rep.source_kind == "directory" || rep.source_kind == "example") &&
       fs::is_directory(rep.source, ec))
     session.diagnose_source_dir = fs::absolute(rep.source, ec).lexically_normal().string();
-  PlanRun run = run_plan(p, session);
+  builder::PlanRun run = builder::run_plan(p, session);
   for (auto& check : run.preflight) s.result.preflight.checks.push_back(std::move(check));
   if (!run.outcome) return run.stop;
   // What the build driver said it did (its events, builder/driver_events.h).
-  const DriverFacts& driver = run.outcome->facts.driver;
+  const builder::DriverFacts& driver = run.outcome->facts.driver;
   rep.split_compile = driver.split_compile;
   rep.package_choices = driver.choices;
   for (const auto& change : driver.compat) rep.package_choices.push_back(change);
@@ -318,41 +321,45 @@ StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,
 
 namespace {
 // The check line of the search-path rewrite: what left each library, or that nothing had to.
-CheckResult search_path_check(const std::vector<SearchPathRemoval>& removals) {
+outputs::CheckResult search_path_check(const std::vector<outputs::SearchPathRemoval>& removals) {
   if (removals.empty())
-    return {"search-path", CheckStatus::passed, "no RUNPATH/RPATH entry outside the wheel"};
+    return {"search-path", outputs::CheckStatus::passed,
+            "no RUNPATH/RPATH entry outside the wheel"};
   std::vector<std::string> parts;
   for (const auto& r : removals)
     parts.push_back(fmt::format("{}: removed {} {}{}", r.member, r.tag, join(r.removed, ":"),
                                 r.after.empty() ? "" : fmt::format(" (kept {})", r.after)));
-  return {"search-path", CheckStatus::passed,
+  return {"search-path", outputs::CheckStatus::passed,
           "build machine folders removed from the wheel's libraries: " + join(parts, "; ")};
 }
 // The torch pin of a wheel whose libraries link torch: the build's torch (the toolchain's
 // "2.11.0+cu130 (CUDA 13.0)"), none for a wheel that does not link it.
-Expected<std::optional<TorchPinEdit>> torch_pin_of(const std::string& wheel,
-                                                   const BuildReport& rep) {
+Expected<std::optional<outputs::TorchPinEdit>> torch_pin_of(const std::string& wheel,
+                                                            const outputs::BuildReport& rep) {
   auto it = rep.toolchain.find("torch");
-  if (it == rep.toolchain.end()) return std::optional<TorchPinEdit>();
+  if (it == rep.toolchain.end()) return std::optional<outputs::TorchPinEdit>();
   auto torch = inspect::parse_torch_build(it->second);
-  if (!torch) return std::optional<TorchPinEdit>();
-  TAILOR_TRY(links, wheel_links_torch(wheel));
-  if (!links) return std::optional<TorchPinEdit>();
-  return std::optional<TorchPinEdit>(
-      TorchPinEdit{inspect::torch_local_label(*torch), inspect::torch_requirement(*torch)});
+  if (!torch) return std::optional<outputs::TorchPinEdit>();
+  TAILOR_TRY(links, outputs::wheel_links_torch(wheel));
+  if (!links) return std::optional<outputs::TorchPinEdit>();
+  return std::optional<outputs::TorchPinEdit>(outputs::TorchPinEdit{
+      inspect::torch_local_label(*torch), inspect::torch_requirement(*torch)});
 }
 // The built wheel rewritten the same way from any machine (wheel_normaliser), with its torch
 // pin when its libraries link torch; `wheel` is its path after (the pin renames it).
-StepResult normalise_built_wheel(ExtensionBuildState& s, std::string& wheel) {
-  BuildReport& rep = s.result.report;
+builder::StepResult normalise_built_wheel(ExtensionBuildState& s, std::string& wheel) {
+  outputs::BuildReport& rep = s.result.report;
   auto pin = torch_pin_of(wheel, rep);
-  if (!pin) return stop(BuildStatus::verify_failed, pin.error().message);
+  if (!pin) return stop(builder::BuildStatus::verify_failed, pin.error().message);
   if (*pin) rep.provenance->torch_requirement = (*pin)->requirement;
-  auto n = normalise_wheel(
-      wheel, {s.identity->source_date_epoch, provenance_file_text(*rep.provenance), {}, {}, *pin});
+  auto n = outputs::normalise_wheel(wheel, {s.identity->source_date_epoch,
+                                            outputs::provenance_file_text(*rep.provenance),
+                                            {},
+                                            {},
+                                            *pin});
   if (!n) {
-    rep.checks.push_back({"search-path", CheckStatus::failed, n.error().message});
-    return stop(BuildStatus::verify_failed,
+    rep.checks.push_back({"search-path", outputs::CheckStatus::failed, n.error().message});
+    return stop(builder::BuildStatus::verify_failed,
                 "the built wheel cannot be normalised: " + n.error().message);
   }
   wheel = s.wheel = n->path;
@@ -360,7 +367,7 @@ StepResult normalise_built_wheel(ExtensionBuildState& s, std::string& wheel) {
   rep.checks.push_back(search_path_check(n->search_paths));
   if (*pin)
     rep.checks.push_back(
-        {"torch-pin", CheckStatus::passed,
+        {"torch-pin", outputs::CheckStatus::passed,
          fmt::format("the libraries link torch: METADATA requires {}, the version carries +{}",
                      (*pin)->requirement, (*pin)->label)});
   return std::nullopt;
@@ -368,22 +375,22 @@ StepResult normalise_built_wheel(ExtensionBuildState& s, std::string& wheel) {
 }  // namespace
 
 // 5. The wheel, verified against the request.
-StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&,
-                        ExtensionBuildState& s) {
-  BuildReport& rep = s.result.report;
+builder::StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&,
+                                 ExtensionBuildState& s) {
+  outputs::BuildReport& rep = s.result.report;
   const plan::ExtensionBuildRequest& req = s.request;
   std::error_code ec;
   std::string wheel;
   for (const auto& e : fs::directory_iterator(req.out_dir, ec))
     if (e.path().extension() == ".whl") wheel = e.path().string();
   if (wheel.empty())
-    return stop(BuildStatus::build_failed,
+    return stop(builder::BuildStatus::build_failed,
                 fmt::format("the build finished but left no wheel in {}", req.out_dir));
   s.wheel = wheel;
   rep.wheel = fs::path(wheel).filename().string();
   auto hash_wheel = [&]() -> StepResult {
     auto mapped = MappedFile::open(wheel);
-    if (!mapped) return stop(BuildStatus::build_failed, mapped.error().message);
+    if (!mapped) return stop(builder::BuildStatus::build_failed, mapped.error().message);
     rep.sha256 = Sha256::hex(Sha256::of(mapped->bytes()));
     rep.size = mapped->bytes().size();
     return std::nullopt;
@@ -392,7 +399,8 @@ StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&,
   // Same inputs, same bytes: rewrite the package's wheel deterministically, with provenance
   // (the source identity comes from prepare_build).
   if (s.identity) {
-    rep.provenance = make_build_provenance(rep, *s.identity, s.spec, plan::recipe_for(s.package));
+    rep.provenance =
+        outputs::make_build_provenance(rep, *s.identity, s.spec, plan::recipe_for(s.package));
     rep.provenance->profile = o.profile;
     rep.provenance->split_units = rep.split_units;
   }
@@ -415,23 +423,25 @@ StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&,
       expected.add(t);
     }
   }
-  auto verification = verify_wheel_targets(wheel, expected, s.build_plan.package_additions);
-  if (!verification) return stop(BuildStatus::verify_failed, verification.error().message);
+  auto verification =
+      outputs::verify_wheel_targets(wheel, expected, s.build_plan.package_additions);
+  if (!verification) return stop(builder::BuildStatus::verify_failed, verification.error().message);
   if (auto st = check_wheel_machine(s, verification->library_machines)) return st;
   rep.bytes_per_target = verification->bytes_per_target;
   // A package with no CUDA source (a CPU extension) has no device code to build: the
   // wheel is right as it is, and the summary says the targets had nothing to apply to. One
   // with CUDA sources and no device code still fails (its CUDA part was skipped).
   const bool no_device_code = !verification->any_device_code && verification->libraries.empty();
-  const std::string cuda_source = no_device_code ? first_cuda_source(s.source_dir) : std::string();
+  const std::string cuda_source =
+      no_device_code ? source::first_cuda_source(s.source_dir) : std::string();
   if (no_device_code && cuda_source.empty()) {
     rep.checks.push_back(
-        {"targets", CheckStatus::warning,
+        {"targets", outputs::CheckStatus::warning,
          fmt::format("no device code: {} has no CUDA source (.cu, .cuh), a CPU extension; "
                      "the requested {} had nothing to apply to",
                      s.package, join(rep.targets, ", "))});
   } else {
-    const std::string jit = no_device_code ? jit_compile_site(s.source_dir) : std::string();
+    const std::string jit = no_device_code ? source::jit_compile_site(s.source_dir) : std::string();
     if (no_device_code && !jit.empty())
       verification->fallback_hint = fmt::format(
           " (the source has CUDA code, e.g. {}, which the package compiles when it is imported: "
@@ -446,27 +456,29 @@ StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&,
           "CUDA part only when it finds CUDA or a GPU skipped it)",
           cuda_source);
     if (!verification->ok()) {
-      rep.checks.push_back({"targets", CheckStatus::failed, verification->describe_problems()});
+      rep.checks.push_back(
+          {"targets", outputs::CheckStatus::failed, verification->describe_problems()});
       // One line (the error line escapes control characters): a library's problems a clause each.
       auto lines = split_any(verification->describe_problems(), "\n");
       std::erase_if(lines, [](const std::string& l) { return trim(l).empty(); });
-      return stop(BuildStatus::verify_failed,
+      return stop(builder::BuildStatus::verify_failed,
                   "the wheel's targets differ from the request: " + join(lines, "; "));
     }
-    rep.checks.push_back({"targets", CheckStatus::passed, verification->summary()});
+    rep.checks.push_back({"targets", outputs::CheckStatus::passed, verification->summary()});
   }
   // What `tailor inspect` would say of this wheel, said here: a failure stops the build, a
   // warning is a check of its own in the summary and the report.
   if (!verification->inspect_failures.empty()) {
     std::string text = join(verification->inspect_failures, "; ");
-    rep.checks.push_back({"inspect", CheckStatus::failed, text});
-    return stop(BuildStatus::verify_failed, "tailor inspect fails the wheel: " + text);
+    rep.checks.push_back({"inspect", outputs::CheckStatus::failed, text});
+    return stop(builder::BuildStatus::verify_failed, "tailor inspect fails the wheel: " + text);
   }
-  rep.checks.push_back(verification->inspect_warnings.empty()
-                           ? CheckResult{"inspect", CheckStatus::passed,
-                                         "no warnings (RECORD, manylinux tag, search paths)"}
-                           : CheckResult{"inspect", CheckStatus::warning,
-                                         join(verification->inspect_warnings, "; ")});
+  rep.checks.push_back(
+      verification->inspect_warnings.empty()
+          ? outputs::CheckResult{"inspect", outputs::CheckStatus::passed,
+                                 "no warnings (RECORD, manylinux tag, search paths)"}
+          : outputs::CheckResult{"inspect", outputs::CheckStatus::warning,
+                                 join(verification->inspect_warnings, "; ")});
   if (!verification->runtime_problems.empty()) {
     // Caught here, before the import test or the package's tests die of it (a segfault
     // on the first exception torch throws): name the compiler that did it.
@@ -474,23 +486,23 @@ StepResult verify_wheel(const ExtensionBuildOptions& o, ExtensionBuildContext&,
     if (auto cxx = s.request.environment.find("CXX");
         cxx != s.request.environment.end() && !cxx->second.empty())
       text += fmt::format(" [the C++ compiler came from the environment: CXX={}]", cxx->second);
-    rep.checks.push_back({"runtime", CheckStatus::failed, text});
-    return stop(BuildStatus::verify_failed,
+    rep.checks.push_back({"runtime", outputs::CheckStatus::failed, text});
+    return stop(builder::BuildStatus::verify_failed,
                 "the wheel's C++ runtime does not match torch's: " + text);
   }
   return std::nullopt;
 }
 
 // 8. Publish wheel, report and log together; an interrupted run publishes nothing.
-StepResult publish_outputs(const ExtensionBuildOptions& o, ExtensionBuildContext&,
-                           ExtensionBuildState& s) {
-  BuildReport& rep = s.result.report;
+builder::StepResult publish_outputs(const ExtensionBuildOptions& o, ExtensionBuildContext&,
+                                    ExtensionBuildState& s) {
+  outputs::BuildReport& rep = s.result.report;
   rep.duration_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count();
-  auto published = publish_build(o.out_dir, rep, s.wheel);
-  if (!published) return stop(BuildStatus::build_failed, published.error().message);
+  auto published = outputs::publish_build(o.out_dir, rep, s.wheel);
+  if (!published) return stop(builder::BuildStatus::build_failed, published.error().message);
   s.result.published = *published;
-  s.result.status = BuildStatus::ok;
+  s.result.status = builder::BuildStatus::ok;
   return std::nullopt;
 }
 

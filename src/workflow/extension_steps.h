@@ -41,8 +41,8 @@ struct ExtensionBuildContext : BuildContext {
   static ExtensionBuildContext system(CommandRunner& runner);
   /// The one builder's session over this context: headlines on the options' status_out in
   /// their display style.
-  executor::BuildSession session(const ExtensionBuildOptions& o,
-                                 executor::BuildReport& report) const {
+  builder::BuildSession session(const ExtensionBuildOptions& o,
+                                outputs::BuildReport& report) const {
     return BuildContext::session(report, o.status_out, o.display);
   }
 };
@@ -51,7 +51,7 @@ struct ExtensionBuildContext : BuildContext {
 struct ExtensionBuildState {
   ExtensionBuildResult result;  ///< report, diagnosis, published files
   std::chrono::steady_clock::time_point started;
-  executor::SourceSpec spec;
+  source::SourceSpec spec;
   std::string work_root, work_dir;
   probe::HostReport host;
   std::optional<probe::PythonInstall> python;  ///< the target interpreter, when it runs
@@ -73,16 +73,16 @@ struct ExtensionBuildState {
   /// The GPU smoke test when it ran in the import test's interpreter (one import of the
   /// package, not two: mamba-ssm's takes 14 s): whether it passed, and its output.
   std::optional<std::pair<bool, std::string>> smoke_run;
-  std::optional<executor::SourceIdentity> identity;  ///< what the source is, its SOURCE_DATE_EPOCH
+  std::optional<source::SourceIdentity> identity;  ///< what the source is, its SOURCE_DATE_EPOCH
   /// --platform for another machine: its facts, and the target prepare_build readied.
   const plan::CrossPlatform* cross_platform = nullptr;
   std::optional<plan::CrossTarget> cross;
-  std::optional<executor::FolderLock> work_lock,
+  std::optional<workpath::FolderLock> work_lock,
       out_lock;  ///< held from preflight to the end of the run
 };
 
-using executor::StepResult;
-using executor::StepStop;
+using builder::StepResult;
+using builder::StepStop;
 
 /// 1. Source, options, probe, targets, toolkit, toolchain report, recipe, plan request.
 StepResult resolve_inputs(const ExtensionBuildOptions& o, ExtensionBuildContext& ctx,

@@ -69,7 +69,7 @@ plan::BuildPlan governed_plan(const GovernedOptions& o, const probe::HostReport&
 }
 
 namespace {
-void print_units(const executor::BuildReport& rep, std::FILE* out) {
+void print_units(const outputs::BuildReport& rep, std::FILE* out) {
   std::map<std::string, uint64_t> peaks;
   if (rep.governor) peaks = rep.governor->unit_peaks;
   for (const auto& j : rep.job_timeline) {
@@ -91,15 +91,15 @@ GovernedResult run_governed(const GovernedOptions& o, CommandRunner& runner, std
   host.memory = probe::probe_memory(files);
   host.tools = probe::find_tools(files, runner);
   plan::BuildPlan p = governed_plan(o, host);
-  executor::BuildReport& rep = result.report;
+  outputs::BuildReport& rep = result.report;
   rep.package = p.run.package;
   rep.source = o.build_dir;
   rep.source_kind = "directory";
   BuildContext ctx = BuildContext::system(runner);
-  executor::BuildSession session = ctx.session(rep, stderr, executor::DisplayStyle::plain);
+  builder::BuildSession session = ctx.session(rep, stderr, builder::DisplayStyle::plain);
   session.profile_path.clear();  // these units teach no package's record
   session.record_cache_use = false;
-  executor::PlanRun run = executor::run_plan(p, session);
+  builder::PlanRun run = builder::run_plan(p, session);
   if (run.outcome) {
     rep.duration_s = std::chrono::duration<double>(run.outcome->duration).count();
     result.interrupted = run.outcome->interrupted;
@@ -108,7 +108,7 @@ GovernedResult run_governed(const GovernedOptions& o, CommandRunner& runner, std
   result.ok = !run.stop && run.outcome && run.outcome->ok();
   if (run.stop) result.stop = run.stop->message;
   rep.ok = result.ok;
-  if (auto w = write_file_atomic(o.report_path, executor::to_json(rep).dump(2) + "\n"); !w)
+  if (auto w = write_file_atomic(o.report_path, outputs::to_json(rep).dump(2) + "\n"); !w)
     result.stop = result.stop.empty() ? "the report: " + w.error().message : result.stop;
   print_units(rep, out);
   std::fprintf(out, "report: %s\n", o.report_path.c_str());

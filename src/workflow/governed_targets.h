@@ -35,13 +35,13 @@ Expected<GovernedOptions> check_governed_options(GovernedOptions o);
 plan::BuildPlan governed_plan(const GovernedOptions& o, const probe::HostReport& host);
 
 struct GovernedResult {
-  executor::BuildReport report;
+  outputs::BuildReport report;
   bool ok = false;
   bool interrupted = false;
   std::string stop;  ///< why the run ended without every target built; "" when ok
 };
 
-/// Runs the targets, writes the report (executor::to_json) to `report_path` whatever the
+/// Runs the targets, writes the report (outputs::to_json) to `report_path` whatever the
 /// end, and prints one line per finished unit (time, peak) on `out`.
 GovernedResult run_governed(const GovernedOptions& o, CommandRunner& runner, std::FILE* out);
 

@@ -198,8 +198,7 @@ ReproduceResult verify_reproducible(const std::string& wheel, ExtensionBuildOpti
   build.tests = ExtensionBuildOptions::Tests::never;
   build.print_env = false;
   // A fresh output folder: the rebuilt wheel must not meet the original or an older one.
-  const std::string root =
-      build.work_root.empty() ? executor::default_work_root() : build.work_root;
+  const std::string root = build.work_root.empty() ? source::default_work_root() : build.work_root;
   const fs::path out =
       fs::path(root) / "reproduce" / fmt::format("{}-{}", provenance->package, ::getpid());
   std::error_code ec;

@@ -14,7 +14,7 @@ namespace tailor::workflow {
 struct StackBuildOptions {
   std::string out_dir = "dist";
   std::string python;  ///< the interpreter asked for; the stack's --torch PYTHON wins
-  executor::DisplayStyle display = executor::DisplayStyle::plain;
+  builder::DisplayStyle display = builder::DisplayStyle::plain;
   std::FILE* status_out = stderr;
 };
 

@@ -85,13 +85,13 @@ std::string render_runtime_dockerfile(const plan::TorchPlan& p, const std::strin
 
 TorchBuildResult build_torch(const TorchBuildOptions& o, TorchBuildContext& ctx,
                              TorchBuildState& s) {
-  TorchStepResult stopped = executor::run_step_list(
+  TorchStepResult stopped = builder::run_step_list(
       torch_build_steps(), [&](const TorchStep& step) { return step.run(o, ctx, s); },
       [](const TorchStep&) {}, StepStop{BuildStatus::build_failed, "interrupted"});
   if (!stopped) return std::move(s.result);
   // A step a signal cut short failed because of it: the CLI says "interrupted", and no
   // error line of the step's own comes before that.
-  const int code = executor::exit_code_of(stopped->status);
+  const int code = builder::exit_code_of(stopped->status);
   if (code != 0 && interrupt_signal() != 0)
     stopped->message = "interrupted";
   else if (code != 0)

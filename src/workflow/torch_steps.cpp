@@ -32,15 +32,14 @@
 namespace fs = std::filesystem;
 
 namespace tailor::workflow {
-using namespace tailor::executor;
 
 namespace {
 
 // The programs a torch build runs in an interpreter: data/build/installed_versions.py
 // (versions of the named distributions), data/build/torch_import_check.py (the torch a
 // fresh venv imports) and data/build/torch_smoke_test.py (a GPU smoke test).
-TorchStepResult stop(BuildStatus status, std::string message) {
-  return StepStop{status, std::move(message)};
+TorchStepResult stop(builder::BuildStatus status, std::string message) {
+  return builder::StepStop{status, std::move(message)};
 }
 
 /// Whether a --source tree is there and which of its third_party submodules are empty.
@@ -84,7 +83,7 @@ std::string newest_wheel(const std::string& dist) {
 }
 
 std::string release_notes(const plan::TorchPlan& p, const std::string& wheel,
-                          const TargetVerification& v, const std::string& manylinux,
+                          const outputs::TargetVerification& v, const std::string& manylinux,
                           const std::vector<std::string>& packages) {
   std::string o = fmt::format("# {}\n\n", wheel);
   o += fmt::format("PyTorch {} built by tailor for {}.\n\n", p.torch_version, p.platform);
@@ -150,10 +149,10 @@ TorchStepResult resolve_plan(const TorchBuildOptions& o, TorchBuildContext& ctx,
                              TorchBuildState& s) {
   // [cache] of the config, then TAILOR_CACHE / TAILOR_CACHE_URL, then --cache-url.
   auto settings = cache::apply_cache_environment(o.cache_settings, ctx.environment);
-  if (!settings) return stop(BuildStatus::bad_input, settings.error().message);
+  if (!settings) return stop(builder::BuildStatus::bad_input, settings.error().message);
   if (!o.cache_url.empty())
     if (auto ok = cache::set_cache_url(*settings, o.cache_url, "--cache-url"); !ok)
-      return stop(BuildStatus::bad_input, ok.error().message);
+      return stop(builder::BuildStatus::bad_input, ok.error().message);
   s.cache_settings = *settings;
   plan::ResolveOptions ropts = s.resolve;
   ropts.purpose = plan::PlanPurpose::build_here;
@@ -163,12 +162,14 @@ TorchStepResult resolve_plan(const TorchBuildOptions& o, TorchBuildContext& ctx,
   ropts.wait_for_lock = o.wait_for_lock;
   ropts.configure_only = o.configure_only;
   // The shared storage, asked once before the plan decides the cache (as for extensions).
-  if (auto stopped = settle_cache_storage(s.cache_settings, ropts.cache, ctx.session(s.report)))
+  if (auto stopped =
+          builder::settle_cache_storage(s.cache_settings, ropts.cache, ctx.session(s.report)))
     return stopped;
   s.plan = plan::resolve_torch_plan(s.variant, s.host, ropts);
   if (s.plan.has_errors()) {
     std::fputs(plan::render_problems(s.plan).c_str(), ctx.err);
-    return stop(s.plan.exit_code() == 2 ? BuildStatus::bad_input : BuildStatus::preflight_failed,
+    return stop(s.plan.exit_code() == 2 ? builder::BuildStatus::bad_input
+                                        : builder::BuildStatus::preflight_failed,
                 "the variant cannot be built here (problems listed above)");
   }
   return std::nullopt;
@@ -180,15 +181,16 @@ TorchStepResult lock_folders(const TorchBuildOptions& o, TorchBuildContext& ctx,
   std::error_code ec;
   fs::create_directories(s.plan.layout.work_dir, ec);
   if (ec)
-    return stop(BuildStatus::bad_input,
+    return stop(builder::BuildStatus::bad_input,
                 s.plan.layout.work_dir + ": cannot create the work folder: " + ec.message());
   s.work = fs::absolute(s.plan.layout.work_dir).string();
-  auto work_lock = FolderLock::acquire(s.work, FolderLock::Place::inside, o.wait_for_lock, ctx.err);
-  if (!work_lock) return stop(BuildStatus::build_failed, work_lock.error().message);
+  auto work_lock = workpath::FolderLock::acquire(s.work, workpath::FolderLock::Place::inside,
+                                                 o.wait_for_lock, ctx.err);
+  if (!work_lock) return stop(builder::BuildStatus::build_failed, work_lock.error().message);
   s.work_lock.emplace(std::move(*work_lock));
-  auto out_lock =
-      FolderLock::acquire(o.out_dir, FolderLock::Place::beside, o.wait_for_lock, ctx.err);
-  if (!out_lock) return stop(BuildStatus::build_failed, out_lock.error().message);
+  auto out_lock = workpath::FolderLock::acquire(o.out_dir, workpath::FolderLock::Place::beside,
+                                                o.wait_for_lock, ctx.err);
+  if (!out_lock) return stop(builder::BuildStatus::build_failed, out_lock.error().message);
   s.out_lock.emplace(std::move(*out_lock));
   return std::nullopt;
 }
@@ -198,18 +200,18 @@ TorchStepResult check_source(const TorchBuildOptions& o, TorchBuildContext& ctx,
                              TorchBuildState& s) {
   plan::TorchPlan& p = s.plan;
   auto epoch_var = ctx.environment.find("SOURCE_DATE_EPOCH");
-  auto epoch_env = source_date_epoch_from_env(
+  auto epoch_env = source::source_date_epoch_from_env(
       epoch_var == ctx.environment.end() ? nullptr : epoch_var->second.c_str());
-  if (!epoch_env) return stop(BuildStatus::bad_input, epoch_env.error().message);
+  if (!epoch_env) return stop(builder::BuildStatus::bad_input, epoch_env.error().message);
   s.epoch_override = *epoch_env;
   if (p.variant.source_dir) {
     plan::DoctorFacts facts;
     add_source_facts(p, facts);
     if (!facts.source_exists)
-      return stop(BuildStatus::bad_input, p.layout.source_dir + ": no such source tree");
+      return stop(builder::BuildStatus::bad_input, p.layout.source_dir + ": no such source tree");
     if (!facts.empty_submodules.empty())
       return stop(
-          BuildStatus::preflight_failed,
+          builder::BuildStatus::preflight_failed,
           fmt::format("{}: empty submodules ({}); run git submodule update --init --recursive",
                       p.layout.source_dir, join(facts.empty_submodules, ", ")));
   }
@@ -217,7 +219,7 @@ TorchStepResult check_source(const TorchBuildOptions& o, TorchBuildContext& ctx,
   if (auto lacking = missing_here(p); !lacking.missing.empty()) {
     std::vector<std::string> names;
     for (const auto& l : lacking.missing) names.push_back(l.name);
-    return stop(BuildStatus::preflight_failed,
+    return stop(builder::BuildStatus::preflight_failed,
                 fmt::format("the build takes {} from the system, which lacks {}: {}",
                             p.system_libraries.size() == 1 ? "a library" : "libraries",
                             join(names, ", "), lacking.install_command));
@@ -226,9 +228,10 @@ TorchStepResult check_source(const TorchBuildOptions& o, TorchBuildContext& ctx,
   // source is already here (a clone: the epoch is known after it, for the wheel).
   std::error_code ec;
   if (fs::exists(p.layout.source_dir, ec)) {
-    auto identity = identify_tree(p.layout.source_dir, ctx.runner, s.epoch_override);
+    auto identity = source::identify_tree(p.layout.source_dir, ctx.runner, s.epoch_override);
     if (!identity)
-      return stop(BuildStatus::build_failed, "identifying the source: " + identity.error().message);
+      return stop(builder::BuildStatus::build_failed,
+                  "identifying the source: " + identity.error().message);
     s.identity = std::move(*identity);
     p.run.reproducible =
         plan::Reproducibility{s.identity->source_date_epoch, p.layout.source_dir,
@@ -252,29 +255,30 @@ TorchStepResult check_source(const TorchBuildOptions& o, TorchBuildContext& ctx,
     // The clone is tailor's own step: it reuses a clone of the tag (resume) and never
     // leaves a half-made tree (source/source_clone.h).
     if (st.role == plan::StepRole::clone)
-      st.argv = clone_command_argv(self_executable(), {p.git_url, p.git_tag, p.layout.source_dir});
+      st.argv = source::clone_command_argv(workpath::self_executable(),
+                                           {p.git_url, p.git_tag, p.layout.source_dir});
     if (o.no_venv) std::replace(st.argv.begin(), st.argv.end(), venv_python, p.python);
     kept.push_back(std::move(st));
   }
   p.steps = std::move(kept);
-  s.steps = plan_steps(p, p.env, ctx.environment, p.layout.source_dir);
+  s.steps = builder::plan_steps(p, p.env, ctx.environment, p.layout.source_dir);
   return std::nullopt;
 }
 
 // 4. The plan's commands, through the one builder.
 TorchStepResult run_build(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s) {
   plan::TorchPlan& p = s.plan;
-  BuildReport& rep = s.report;
+  outputs::BuildReport& rep = s.report;
   rep.package = "torch";
   rep.recipe = "pytorch";
   rep.targets = p.targets.names();
   rep.env = p.env;
   rep.unset_env = p.unset_env;
-  BuildSession session = ctx.session(rep);
+  builder::BuildSession session = ctx.session(rep);
   std::fprintf(ctx.out, "Building %s (%s), %d jobs\n", p.wheel_name.c_str(),
                join(p.targets.names(), " ").c_str(), p.jobs);
   std::fflush(ctx.out);
-  PlanRun run = run_plan(p, session);
+  builder::PlanRun run = builder::run_plan(p, session);
   p.env = rep.env;  // the variables the steps ran with: the reproducibility settings added
   s.log_path = rep.log_path;
   s.steps = run.steps;
@@ -288,7 +292,7 @@ TorchStepResult run_build(const TorchBuildOptions& o, TorchBuildContext& ctx, To
   // peaks): its report stays in the work folder, never published (the next run replaces it).
   if (run.stop && run.outcome) {
     rep.ok = false;
-    nlohmann::json j = to_json(rep);
+    nlohmann::json j = outputs::to_json(rep);
     // What the units it measured say of the whole build, on this machine.
     const uint64_t memory =
         s.host.memory.cgroup_limit ? s.host.memory.cgroup_limit : s.host.memory.total;
@@ -307,7 +311,7 @@ TorchStepResult run_build(const TorchBuildOptions& o, TorchBuildContext& ctx, To
     for (const auto& d : run.diagnoses)
       std::fprintf(ctx.err, "diagnosis [%s]: %s\n  fix: %s\n", d.pattern_id.c_str(),
                    d.cause.c_str(), d.fix.c_str());
-    return stop(BuildStatus::build_failed,
+    return stop(builder::BuildStatus::build_failed,
                 run.outcome->steps.empty()
                     ? "no build step ran; full log: " + s.log_path
                     : fmt::format("step '{}' failed; full log: {}", run.outcome->steps.back().title,
@@ -316,7 +320,7 @@ TorchStepResult run_build(const TorchBuildOptions& o, TorchBuildContext& ctx, To
   if (run.stop) return run.stop;
   if (o.configure_only) {
     std::fprintf(ctx.out, "configure-only: stopped after CMake configure\n");
-    return stop(BuildStatus::printed_env, "");
+    return stop(builder::BuildStatus::printed_env, "");
   }
   return std::nullopt;
 }
@@ -326,24 +330,26 @@ TorchStepResult verify_wheel(const TorchBuildOptions&, TorchBuildContext& ctx, T
   const plan::TorchPlan& p = s.plan;
   s.built = newest_wheel(p.layout.source_dir + "/dist");
   if (s.built.empty())
-    return stop(BuildStatus::build_failed,
+    return stop(builder::BuildStatus::build_failed,
                 "the build produced no wheel in " + p.layout.source_dir + "/dist");
   auto report = inspect::inspect_paths({s.built});
   if (!report || report->wheels.empty())
-    return stop(BuildStatus::build_failed, "cannot inspect " + s.built + ": " +
-                                               (report ? "no wheel" : report.error().message));
+    return stop(
+        builder::BuildStatus::build_failed,
+        "cannot inspect " + s.built + ": " + (report ? "no wheel" : report.error().message));
   const inspect::WheelReport& wr = report->wheels.front();
   if (p.cuda) {
-    auto checked = verify_wheel_targets(s.built, p.targets);
-    if (!checked) return stop(BuildStatus::build_failed, checked.error().message);
+    auto checked = outputs::verify_wheel_targets(s.built, p.targets);
+    if (!checked) return stop(builder::BuildStatus::build_failed, checked.error().message);
     s.verification = *checked;
     bool has_torch_cuda = std::any_of(wr.libraries.begin(), wr.libraries.end(), [](const auto& l) {
       return l.path.find("libtorch_cuda.so") != std::string::npos && l.has_device_code;
     });
     if (!has_torch_cuda)
-      return stop(BuildStatus::verify_failed, "the wheel has no libtorch_cuda.so with device code");
+      return stop(builder::BuildStatus::verify_failed,
+                  "the wheel has no libtorch_cuda.so with device code");
     if (!s.verification.ok())
-      return stop(BuildStatus::verify_failed,
+      return stop(builder::BuildStatus::verify_failed,
                   "the wheel does not carry exactly the requested targets: " +
                       s.verification.describe_problems());
     std::fprintf(ctx.out, "targets verified: %s\n", join(s.verification.expected, " ").c_str());
@@ -355,13 +361,13 @@ TorchStepResult verify_wheel(const TorchBuildOptions&, TorchBuildContext& ctx, T
   auto needed_tag = policies.parse_platform_tag(needed),
        wanted_tag = policies.parse_platform_tag(wanted);
   if (!needed_tag)
-    return stop(BuildStatus::verify_failed,
+    return stop(builder::BuildStatus::verify_failed,
                 fmt::format("the libraries need {}: not a manylinux wheel ({})", needed,
                             join(wr.manylinux_limiting, ", ")));
   if (p.variant.manylinux && wanted_tag &&
       std::pair(needed_tag->glibc_major, needed_tag->glibc_minor) >
           std::pair(wanted_tag->glibc_major, wanted_tag->glibc_minor))
-    return stop(BuildStatus::verify_failed,
+    return stop(builder::BuildStatus::verify_failed,
                 fmt::format("the libraries need {} but {} was asked", needed, wanted));
   // What the runtime image needs: DT_NEEDED of every library, minus those in the wheel.
   s.needed_sonames.clear();
@@ -377,18 +383,22 @@ TorchStepResult verify_wheel(const TorchBuildOptions&, TorchBuildContext& ctx, T
   s.wheel_name = fmt::format("torch-{}-{}.whl", p.wheel_version, tag);
   s.renamed = s.work + "/" + s.wheel_name;
   if (!s.identity) {
-    auto identity = identify_tree(p.layout.source_dir, ctx.runner, s.epoch_override);
+    auto identity = source::identify_tree(p.layout.source_dir, ctx.runner, s.epoch_override);
     if (!identity)
-      return stop(BuildStatus::build_failed, "identifying the source: " + identity.error().message);
+      return stop(builder::BuildStatus::build_failed,
+                  "identifying the source: " + identity.error().message);
     s.identity = std::move(*identity);
   }
   // Retagged and normalised in one deterministic rewrite (WHEEL's Tag lines, RECORD, the
   // libraries' search paths without folders of the build machine).
-  auto n = normalise_wheel(s.built, {s.identity->source_date_epoch,
-                                     provenance_file_text(make_torch_provenance(
+  auto n = outputs::normalise_wheel(s.built,
+                                    {s.identity->source_date_epoch,
+                                     outputs::provenance_file_text(outputs::make_torch_provenance(
                                          p, s.host, *s.identity, std::string(tailor_version()))),
                                      tag, s.renamed});
-  if (!n) return stop(BuildStatus::build_failed, "renaming the wheel failed: " + n.error().message);
+  if (!n)
+    return stop(builder::BuildStatus::build_failed,
+                "renaming the wheel failed: " + n.error().message);
   for (const auto& r : n->search_paths)
     std::fprintf(
         ctx.out,
@@ -398,7 +408,8 @@ TorchStepResult verify_wheel(const TorchBuildOptions&, TorchBuildContext& ctx, T
   auto recheck = inspect::inspect_paths({s.renamed});
   if (!recheck || recheck->wheels.empty() || !recheck->wheels.front().record.passed() ||
       !recheck->wheels.front().tags_consistent)
-    return stop(BuildStatus::build_failed, "the renamed wheel's RECORD or tags do not check out");
+    return stop(builder::BuildStatus::build_failed,
+                "the renamed wheel's RECORD or tags do not check out");
   return std::nullopt;
 }
 
@@ -422,15 +433,16 @@ TorchStepResult import_check(const TorchBuildOptions&, TorchBuildContext& ctx, T
   for (CommandSpec* spec : {&mk, &inst, &imp}) {
     auto res = ctx.runner.run(*spec);
     if (!res.ok())
-      return stop(BuildStatus::check_failed, fmt::format("import check: `{}` failed: {}{}",
-                                                         join(spec->argv, " "), res.err, res.out));
+      return stop(
+          builder::BuildStatus::check_failed,
+          fmt::format("import check: `{}` failed: {}{}", join(spec->argv, " "), res.err, res.out));
     if (spec == &imp) s.import_json = res.out;
   }
   try {
     auto j = nlohmann::json::parse(s.import_json);
     std::string file = j.value("file", "");
     if (file.rfind(s.venv, 0) != 0)
-      return stop(BuildStatus::check_failed,
+      return stop(builder::BuildStatus::check_failed,
                   "import check: torch came from " + file + ", not the new wheel");
     std::fprintf(ctx.out, "import ok: torch %s, arch list %s\n", j.value("version", "").c_str(),
                  j["arch_list"].dump().c_str());
@@ -439,11 +451,12 @@ TorchStepResult import_check(const TorchBuildOptions&, TorchBuildContext& ctx, T
       for (const auto& t : p.targets.targets)
         if (t.kind == cuda::TargetKind::sass &&
             std::find(arch.begin(), arch.end(), t.name()) == arch.end())
-          return stop(BuildStatus::check_failed, "torch.cuda.get_arch_list() lacks " + t.name() +
-                                                     ": " + j["arch_list"].dump());
+          return stop(
+              builder::BuildStatus::check_failed,
+              "torch.cuda.get_arch_list() lacks " + t.name() + ": " + j["arch_list"].dump());
     }
   } catch (const std::exception& e) {
-    return stop(BuildStatus::check_failed,
+    return stop(builder::BuildStatus::check_failed,
                 std::string("import check: unreadable output: ") + e.what());
   }
   return std::nullopt;
@@ -474,7 +487,8 @@ TorchStepResult smoke_test(const TorchBuildOptions&, TorchBuildContext& ctx, Tor
     spec.cwd = s.work;
     auto res = ctx.runner.run(spec);
     if (!res.ok())
-      return stop(BuildStatus::check_failed, "GPU smoke test failed: " + res.err + res.out);
+      return stop(builder::BuildStatus::check_failed,
+                  "GPU smoke test failed: " + res.err + res.out);
     s.smoke = "ok";
   }
   std::fprintf(ctx.out, "GPU smoke test: %s\n", s.smoke.c_str());
@@ -486,7 +500,7 @@ TorchStepResult publish(const TorchBuildOptions& o, TorchBuildContext& ctx, Torc
   const plan::TorchPlan& p = s.plan;
   std::vector<std::string> packages = runtime_packages_for(s.needed_sonames, p.cuda_version);
   const std::string& name = s.wheel_name;
-  BuildReport& rep = s.report;
+  outputs::BuildReport& rep = s.report;
   rep.tool_version = std::string(tailor_version());
   rep.source = p.variant.source_dir ? p.layout.source_dir : p.git_tag;
   rep.source_kind = "torch-source";
@@ -500,24 +514,27 @@ TorchStepResult publish(const TorchBuildOptions& o, TorchBuildContext& ctx, Torc
   rep.checks.clear();
   if (p.cuda)
     rep.checks.push_back(
-        {"targets", CheckStatus::passed, "exactly " + join(s.verification.expected, " ")});
-  rep.checks.push_back({"import", CheckStatus::passed, "torch from the wheel in a clean venv"});
+        {"targets", outputs::CheckStatus::passed, "exactly " + join(s.verification.expected, " ")});
   rep.checks.push_back(
-      {"gpu-smoke", s.smoke == "ok" ? CheckStatus::passed : CheckStatus::skipped, s.smoke});
+      {"import", outputs::CheckStatus::passed, "torch from the wheel in a clean venv"});
+  rep.checks.push_back(
+      {"gpu-smoke", s.smoke == "ok" ? outputs::CheckStatus::passed : outputs::CheckStatus::skipped,
+       s.smoke});
   if (s.identity)
-    rep.provenance = make_torch_provenance(p, s.host, *s.identity, std::string(tailor_version()));
-  rep.torch = BuildReport::Torch{plan::plan_to_json(p),
-                                 s.verification.expected,
-                                 s.manylinux_needed,
-                                 nlohmann::json::parse(s.import_json, nullptr, false),
-                                 s.smoke,
-                                 packages};
-  auto published =
-      publish_build(o.out_dir, rep, s.renamed,
-                    {{name + ".RELEASE_NOTES.md",
-                      release_notes(p, name, s.verification, s.manylinux_needed, packages)},
-                     {"Dockerfile.runtime", render_runtime_dockerfile(p, name, packages)}});
-  if (!published) return stop(BuildStatus::build_failed, published.error().message);
+    rep.provenance =
+        outputs::make_torch_provenance(p, s.host, *s.identity, std::string(tailor_version()));
+  rep.torch = outputs::BuildReport::Torch{plan::plan_to_json(p),
+                                          s.verification.expected,
+                                          s.manylinux_needed,
+                                          nlohmann::json::parse(s.import_json, nullptr, false),
+                                          s.smoke,
+                                          packages};
+  auto published = outputs::publish_build(
+      o.out_dir, rep, s.renamed,
+      {{name + ".RELEASE_NOTES.md",
+        release_notes(p, name, s.verification, s.manylinux_needed, packages)},
+       {"Dockerfile.runtime", render_runtime_dockerfile(p, name, packages)}});
+  if (!published) return stop(builder::BuildStatus::build_failed, published.error().message);
   s.result.wheel_path = rep.wheel_path;
   s.result.published = *published;
   std::fprintf(ctx.out, "wheel: %s\n", s.result.wheel_path.c_str());

@@ -5,7 +5,7 @@
 // smoke-test, publish. Each is a function over the run's context (what it reaches the
 // outside through: processes, the caller's environment, the cache storage, the progress
 // display, the output streams) and the state the earlier steps left; each returns a
-// StepStop to end the run (executor::BuildStatus + one line) or nothing to go on. Unit tests drive
+// StepStop to end the run (builder::BuildStatus + one line) or nothing to go on. Unit tests drive
 // them over fakes (tests/workflow/torch_steps_test.cpp); the whole chain with the real nvcc is
 // tests/e2e/build_torch*.sh.
 #pragma once
@@ -45,9 +45,9 @@ struct TorchBuildContext : BuildContext {
   static TorchBuildContext system(CommandRunner& runner);
   /// The one builder's session over this context: headlines on `out` (plain under a
   /// display handed in, else its default style), warnings on `err`.
-  executor::BuildSession session(executor::BuildReport& report) const {
+  builder::BuildSession session(outputs::BuildReport& report) const {
     return BuildContext::session(
-        report, out, display ? executor::DisplayStyle::plain : executor::default_display_style(out),
+        report, out, display ? builder::DisplayStyle::plain : builder::default_display_style(out),
         err);
   }
 };
@@ -61,19 +61,19 @@ struct TorchBuildState {
   cache::CacheSettings cache_settings;  ///< the config's [cache], TAILOR_CACHE(_URL), --cache-url
   plan::TorchPlan plan;
   std::string work;                                         ///< the plan's work folder, absolute
-  std::optional<executor::FolderLock> work_lock, out_lock;  ///< held to the end of the run
+  std::optional<workpath::FolderLock> work_lock, out_lock;  ///< held to the end of the run
   std::optional<int64_t> epoch_override;                    ///< SOURCE_DATE_EPOCH from the caller
   /// What the source is and its SOURCE_DATE_EPOCH; known before the build when the source
   /// is already there, else (a clone) after it.
-  std::optional<executor::SourceIdentity> identity;
+  std::optional<source::SourceIdentity> identity;
   std::vector<plan::Step> steps;  ///< the plan's commands as this run runs them
   std::string log_path;
   /// The build's record: what the run found (log, work path, governor, cache, jobs) and
   /// the torch section the later steps fill.
-  executor::BuildReport report;
+  outputs::BuildReport report;
 
   std::string built;  ///< the wheel the build left in the source's dist/
-  executor::TargetVerification verification;
+  outputs::TargetVerification verification;
   std::string manylinux_needed;             ///< "manylinux_2_35_aarch64"
   std::vector<std::string> needed_sonames;  ///< DT_NEEDED outside the wheel (runtime packages)
   std::string wheel_name;                   ///< torch-<version>-cpXY-cpXY-<tag>.whl
@@ -84,15 +84,15 @@ struct TorchBuildState {
   TorchBuildResult result;
 };
 
-using executor::BuildStatus;
-using executor::StepStop;
-using TorchStepResult = executor::StepResult;
+using builder::BuildStatus;
+using builder::StepStop;
+using TorchStepResult = builder::StepResult;
 using TorchStepFn = TorchStepResult (*)(const TorchBuildOptions&, TorchBuildContext&,
                                         TorchBuildState&);
 
 namespace torch_steps {
 /// 1. The plan over the request, the cache settings layered and --cache, the shared
-/// storage checked first (executor::settle_cache_storage: one that nothing answers at is a
+/// storage checked first (builder::settle_cache_storage: one that nothing answers at is a
 /// warning and an uncached build, one that refuses stops it); every problem printed, then
 /// a stop with the plan's status.
 TorchStepResult resolve_plan(const TorchBuildOptions& o, TorchBuildContext& ctx,
@@ -105,7 +105,7 @@ TorchStepResult lock_folders(const TorchBuildOptions& o, TorchBuildContext& ctx,
 /// the build resumes; --no-venv drops the venv and its requirements).
 TorchStepResult check_source(const TorchBuildOptions& o, TorchBuildContext& ctx,
                              TorchBuildState& s);
-/// 4. The commands through executor::run_plan: the fixed work path, the build's own
+/// 4. The commands through builder::run_plan: the fixed work path, the build's own
 /// sccache server, the memory governor, the unit times, the resume fingerprint; the Ninja
 /// job timeline; a failure diagnosed from the log. --configure-only ends here (exit 0).
 TorchStepResult run_build(const TorchBuildOptions& o, TorchBuildContext& ctx, TorchBuildState& s);

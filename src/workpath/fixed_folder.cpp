@@ -14,7 +14,7 @@
 #include "util/files.h"
 #include "util/strings.h"
 
-namespace tailor::executor {
+namespace tailor::workpath {
 
 namespace fs = std::filesystem;
 
@@ -200,4 +200,4 @@ Expected<void> FixedFolder::move_out() {
   return remove_entry((fs::path(m_fixed) / k_moved_from_marker).string());
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::workpath

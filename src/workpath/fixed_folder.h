@@ -18,7 +18,7 @@
 #include "util/expected.h"
 #include "workpath/folder_lock.h"
 
-namespace tailor::executor {
+namespace tailor::workpath {
 
 /// Whether `fixed` can be this user's real build folder. Its parent (the fixed root) is
 /// made, sticky and writable by all like /tmp, when missing; it must be a folder owned by
@@ -60,4 +60,4 @@ class FixedFolder {
 /// lock file and its logs).
 bool stays_in_work_folder(const std::string& name);
 
-}  // namespace tailor::executor
+}  // namespace tailor::workpath

@@ -12,7 +12,7 @@
 #include "workpath/fixed_folder.h"
 #include "workpath/fixed_path_wrapper.h"
 
-namespace tailor::executor {
+namespace tailor::workpath {
 
 namespace fs = std::filesystem;
 
@@ -270,4 +270,4 @@ plan::Step in_fixed_path(plan::Step step, const FixedPath& fp) {
   return step;
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::workpath

@@ -32,7 +32,7 @@
 #include "util/expected.h"
 #include "util/process.h"
 
-namespace tailor::executor {
+namespace tailor::workpath {
 
 /// Where builds see their work folder: one folder per package name, under a tmpfs that
 /// the namespace mounts over `k_fixed_root`, so nothing real is ever written there (the
@@ -126,4 +126,4 @@ std::vector<std::string> fixed_path_argv(const FixedPath& fp, const std::string&
 /// in the fixed folder itself.
 plan::Step in_fixed_path(plan::Step step, const FixedPath& fp);
 
-}  // namespace tailor::executor
+}  // namespace tailor::workpath

@@ -15,7 +15,7 @@
 #include "util/sandbox.h"
 #include "util/text_escape.h"
 
-namespace tailor::executor {
+namespace tailor::workpath {
 
 namespace fs = std::filesystem;
 
@@ -154,4 +154,4 @@ int run_fixed_path_wrapper(const std::vector<std::string>& args) {
   return fail(fmt::format("cannot run {}: {}", parsed->argv[0], errno_text(errno)));
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::workpath

@@ -26,7 +26,7 @@
 
 #include "util/expected.h"
 
-namespace tailor::executor {
+namespace tailor::workpath {
 
 /// The hidden command's name (not in help, completions or the man page).
 inline constexpr std::string_view k_fixed_path_command = "__fixed-path";
@@ -47,4 +47,4 @@ Expected<FixedPathWrapperArgs> parse_fixed_path_wrapper_args(const std::vector<s
 /// (127, after one line on stderr).
 int run_fixed_path_wrapper(const std::vector<std::string>& args);
 
-}  // namespace tailor::executor
+}  // namespace tailor::workpath

@@ -18,7 +18,7 @@
 #include "util/sha256.h"
 #include "util/strings.h"
 
-namespace tailor::executor {
+namespace tailor::workpath {
 namespace fs = std::filesystem;
 
 namespace {
@@ -120,4 +120,4 @@ FolderLock::~FolderLock() {
   close(m_fd);  // closing the only descriptor releases the flock
 }
 
-}  // namespace tailor::executor
+}  // namespace tailor::workpath

@@ -18,7 +18,7 @@
 
 #include "util/expected.h"
 
-namespace tailor::executor {
+namespace tailor::workpath {
 
 class FolderLock {
  public:
@@ -47,4 +47,4 @@ class FolderLock {
 /// The lock file for `dir` at `place`, in tailor's lock folder.
 std::string folder_lock_path(const std::string& dir, FolderLock::Place place);
 
-}  // namespace tailor::executor
+}  // namespace tailor::workpath

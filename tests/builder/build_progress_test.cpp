@@ -14,7 +14,7 @@
 #include "builder/build_runner.h"
 #include "outputs/ninja_log.h"
 
-using namespace tailor::executor;
+using namespace tailor::builder;
 using namespace std::chrono_literals;
 
 TEST(NinjaStatus, ParsesCountsAndCommand) {
@@ -305,7 +305,7 @@ TEST(RecordedLogs, NinjaNamesFinishedJobsSoTheHeartbeatNeverDoes) {
   ASSERT_GT(lines.size(), 40u);
   std::ifstream log_in(std::string(TAILOR_SOURCE_DIR) + "/tests/builder/data/tiny_ext.ninja_log");
   std::string log_text((std::istreambuf_iterator<char>(log_in)), std::istreambuf_iterator<char>());
-  auto log = parse_ninja_log(log_text);
+  auto log = tailor::outputs::parse_ninja_log(log_text);
   ASSERT_TRUE(log) << log.error().message;
   ASSERT_EQ(log->jobs.size(), 2u);
   EXPECT_TRUE(log->jobs[0].output.ends_with("/module.o"));
@@ -512,7 +512,7 @@ TEST(HeartbeatDisplay, LiveMovesTheElapsedTimeAndTheEtaEveryTick) {
   EXPECT_NE(text.find("elapsed 45s, past its ETA"), std::string::npos) << text;
 }
 
-namespace tailor::executor {
+namespace tailor::builder {
 namespace {
 using namespace std::chrono_literals;
 
@@ -552,4 +552,4 @@ TEST(ProgressTracker, CountsThePackagesUnitsOverEveryModulesNinja) {
 }
 
 }  // namespace
-}  // namespace tailor::executor
+}  // namespace tailor::builder

@@ -9,11 +9,11 @@
 #include "support/fixtures.h"
 
 using namespace tailor;
-using namespace tailor::executor;
+using namespace tailor::builder;
 using namespace std::chrono_literals;
 
 namespace {
-executor::RealDiskInterface real_disk;  // these tests read and write real files
+RealDiskInterface real_disk;  // these tests read and write real files
 
 /// Plays back scripted output per program and records what it was asked to run.
 class ScriptedRunner : public CommandRunner {
@@ -332,17 +332,17 @@ namespace {
 // A step stopped by a signal is "interrupted", never "failed" (issue 24: a Ctrl-C printed
 // `failed after 4m00s (exit 1)` before `interrupted; nothing published`).
 TEST(ProgressDisplays, AnInterruptedStepSaysInterruptedNotFailed) {
-  for (auto style : {tailor::executor::DisplayStyle::plain, tailor::executor::DisplayStyle::live}) {
+  for (auto style : {tailor::builder::DisplayStyle::plain, tailor::builder::DisplayStyle::live}) {
     char* buf = nullptr;
     size_t len = 0;
     std::FILE* f = open_memstream(&buf, &len);
-    tailor::executor::HeartbeatOptions hb;
+    tailor::builder::HeartbeatOptions hb;
     hb.own_thread = false;
-    auto d = tailor::executor::make_progress_display(style, f, hb);
+    auto d = tailor::builder::make_progress_display(style, f, hb);
     tailor::plan::Step st;
     st.title = "build";
     d->step_started(st, 0, 1);
-    tailor::executor::StepOutcome o;
+    tailor::builder::StepOutcome o;
     o.title = "build";
     o.started = true;
     o.interrupted = true;
@@ -370,8 +370,8 @@ TEST(PlanSteps, PlanEnvironmentOnlyForTheStepsThatUseIt) {
                      .argv = {"python3", "setup.py"},
                      .env = {{"MAX_JOBS", "3"}},
                      .uses_plan_env = true});
-  auto steps = tailor::executor::plan_steps(p, {{"MAX_JOBS", "8"}, {"SOURCE_DATE_EPOCH", "1"}},
-                                            {{"PATH", "/usr/bin"}}, "/src");
+  auto steps = tailor::builder::plan_steps(p, {{"MAX_JOBS", "8"}, {"SOURCE_DATE_EPOCH", "1"}},
+                                           {{"PATH", "/usr/bin"}}, "/src");
   ASSERT_EQ(steps.size(), 2u);
   EXPECT_EQ(steps[0].cwd, "/w");
   EXPECT_TRUE(steps[0].env.empty());

@@ -11,7 +11,7 @@
 
 #include "data/toml_document.h"
 
-using namespace tailor::executor;
+using namespace tailor::builder;
 
 namespace {
 

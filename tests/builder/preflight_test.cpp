@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-using namespace tailor::executor;
+using namespace tailor::builder;
 namespace cuda = tailor::cuda;
 
 namespace {
@@ -99,13 +99,13 @@ TEST(Preflight, TorchNotRequiredForTorchBuilds) {
 namespace {
 
 TEST(PreflightCxxRuntime, AStaticRuntimeStopsTheBuildBeforeAnyCompile) {
-  tailor::executor::PreflightFacts f;
+  tailor::builder::PreflightFacts f;
   f.cxx_runtime_compiler = "/opt/gcc/bin/g++";
   f.cxx_runtime_dynamic = false;
   f.cxx_runtime_detail =
       "/opt/gcc/bin/g++ links the C++ runtime statically (its test library needs no "
       "libstdc++.so.6)";
-  auto r = tailor::executor::run_preflight(f);
+  auto r = tailor::builder::run_preflight(f);
   EXPECT_FALSE(r.ok());
   bool saw = false;
   for (const auto* c : r.problems())
@@ -118,10 +118,10 @@ TEST(PreflightCxxRuntime, AStaticRuntimeStopsTheBuildBeforeAnyCompile) {
   f.cxx_runtime_dynamic = true;
   f.cxx_runtime_detail = "g++ links libstdc++.so.6 as a shared library";
   // (The report outlives the loop: problems() points into it.)
-  const auto dynamic = tailor::executor::run_preflight(f);
+  const auto dynamic = tailor::builder::run_preflight(f);
   for (const auto* c : dynamic.problems()) EXPECT_NE(c->name, "cxx-runtime");
   f.cxx_runtime_dynamic.reset();  // could not link a test library: the build will say why
-  const auto unknown = tailor::executor::run_preflight(f);
+  const auto unknown = tailor::builder::run_preflight(f);
   for (const auto* c : unknown.problems()) EXPECT_NE(c->name, "cxx-runtime");
 }
 

@@ -11,10 +11,10 @@
 #include "builder/build_runner.h"
 
 using namespace std::chrono_literals;
-using tailor::executor::DisplayStyle;
-using tailor::executor::fit_status_line;
-using tailor::executor::HeartbeatOptions;
-using tailor::executor::make_progress_display;
+using tailor::builder::DisplayStyle;
+using tailor::builder::fit_status_line;
+using tailor::builder::HeartbeatOptions;
+using tailor::builder::make_progress_display;
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 using namespace tailor;
-using namespace tailor::executor;
+using namespace tailor::builder;
 
 namespace {
 

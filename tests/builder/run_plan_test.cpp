@@ -17,7 +17,7 @@
 #include "support/memory_disk.h"
 #include "support/recording_display.h"
 
-namespace tailor::executor {
+namespace tailor::builder {
 namespace {
 namespace fs = std::filesystem;
 using test::ran;
@@ -50,16 +50,17 @@ class RunPlan : public ::testing::Test {
   void TearDown() override { EXPECT_FALSE(fs::exists(work)) << "the run touched the real disk"; }
 
   BuildSession session() { return session(report); }
-  BuildSession session(BuildReport& into) {
+  BuildSession session(outputs::BuildReport& into) {
     BuildSession s{runner, disk, into};
     s.environment = Environment(std::map<std::string, std::string>{{"PATH", "/usr/bin:/bin"}});
     s.display = &display;
     s.status = nullptr;
     s.warnings = std::tmpfile();
     s.fixed_path = [this](const std::string& real, const std::string& fixed,
-                          std::optional<FixedPathRoute>) {
-      FixedPathChoice choice;
-      choice.path = FixedPath{real, fixed, FixedPathRoute::own_namespace, "/opt/tailor/bin/tailor"};
+                          std::optional<workpath::FixedPathRoute>) {
+      workpath::FixedPathChoice choice;
+      choice.path = workpath::FixedPath{real, fixed, workpath::FixedPathRoute::own_namespace,
+                                        "/opt/tailor/bin/tailor"};
       return choice;
     };
     s.record_cache_use = false;
@@ -71,7 +72,7 @@ class RunPlan : public ::testing::Test {
   test::MemoryDisk disk;
   test::RecordingDisplay display;
   plan::BuildPlan plan;
-  BuildReport report;
+  outputs::BuildReport report;
 };
 
 TEST_F(RunPlan, RunsTheStepsAtTheFixedPathWithTheStaticCountFittedToTheBudget) {
@@ -115,7 +116,8 @@ TEST_F(RunPlan, AJobserverThatCannotStartKeepsTheStaticCountAndSaysWhy) {
   plan.run.jobs.ninja_version = "1.13.2";
   runner.handler = [](const CommandSpec&) -> std::optional<CommandResult> { return ran(0); };
   auto s = session();
-  s.start_governor = [](GovernorOptions options) -> Expected<std::unique_ptr<MemoryGovernor>> {
+  s.start_governor =
+      [](governor::GovernorOptions options) -> Expected<std::unique_ptr<governor::MemoryGovernor>> {
     EXPECT_EQ(options.max_jobs, 4u);
     return make_error("no fifo here");
   };
@@ -166,7 +168,7 @@ TEST_F(RunPlan, ARealWorkPathAndASandboxThatCannotBeAreSaid) {
   plan.run.work_path = plan::ExecutionPolicy::WorkPath::fixed;
   plan.run.sandbox = true;
   plan.cache.tool = cache::CacheTool::sccache;
-  BuildReport second;
+  outputs::BuildReport second;
   second.targets = report.targets;
   auto s2 = session(second);
   run = run_plan(plan, s2);
@@ -216,7 +218,7 @@ TEST_F(RunPlan, ResumeTimelineAndUnitTimesGoThroughTheSessionsDisk) {
   EXPECT_EQ(*runner.specs.at(0).env.at("TAILOR_UNIT_TIMES"),
             "/tmp/.tailor-build/demo/unit-times.json");
 
-  BuildReport again;
+  outputs::BuildReport again;
   again.targets = report.targets;
   auto s2 = session(again);
   PlanRun second = run_plan(plan, s2);
@@ -256,7 +258,7 @@ TEST(RunTorchPlan, TheTorchPlanRunsThroughTheSameBuilderWithNoDisk) {
   runner.handler = [](const CommandSpec&) -> std::optional<CommandResult> {
     return ran(0, "[1/1] Linking CXX shared library lib/libtorch_cuda.so\n");
   };
-  BuildReport report;
+  outputs::BuildReport report;
   report.targets = plan.targets.names();
   BuildSession s{runner, disk, report};
   s.environment = Environment(std::map<std::string, std::string>{{"PATH", "/usr/bin:/bin"}});
@@ -266,9 +268,10 @@ TEST(RunTorchPlan, TheTorchPlanRunsThroughTheSameBuilderWithNoDisk) {
   s.warnings = std::tmpfile();
   s.record_cache_use = false;
   s.fixed_path = [](const std::string& real, const std::string& fixed,
-                    std::optional<FixedPathRoute>) {
-    FixedPathChoice choice;
-    choice.path = FixedPath{real, fixed, FixedPathRoute::own_namespace, "/opt/tailor/bin/tailor"};
+                    std::optional<workpath::FixedPathRoute>) {
+    workpath::FixedPathChoice choice;
+    choice.path = workpath::FixedPath{real, fixed, workpath::FixedPathRoute::own_namespace,
+                                      "/opt/tailor/bin/tailor"};
     return choice;
   };
   PlanRun run = run_plan(plan, s);
@@ -309,7 +312,7 @@ TEST(RunTorchPlan, TheTorchPlanRunsThroughTheSameBuilderWithNoDisk) {
 TEST(SettleCacheStorage, DownIsUncachedRefusedIsBadInputLocalIsNotAsked) {
   test::FakeCommandRunner runner;
   test::MemoryDisk disk;
-  BuildReport report;
+  outputs::BuildReport report;
   BuildSession s{runner, disk, report};
   s.warnings = std::tmpfile();
   int asked = 0;
@@ -339,4 +342,4 @@ TEST(SettleCacheStorage, DownIsUncachedRefusedIsBadInputLocalIsNotAsked) {
 }
 
 }  // namespace
-}  // namespace tailor::executor
+}  // namespace tailor::builder

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace tailor::executor {
+namespace tailor::builder {
 namespace {
 
 struct Stop {
@@ -73,4 +73,4 @@ TEST_F(StepList, ASignalBeforeTheFirstStepRunsNothing) {
 }
 
 }  // namespace
-}  // namespace tailor::executor
+}  // namespace tailor::builder

@@ -23,7 +23,7 @@
 #include "util/version.h"
 
 using namespace tailor;
-using namespace tailor::executor;
+using namespace tailor::governor;
 using tailor::test::scratch_dir;
 
 namespace {

@@ -11,7 +11,7 @@
 #include "support/fixtures.h"
 
 using namespace tailor;
-using namespace tailor::executor;
+using namespace tailor::governor;
 
 namespace {
 

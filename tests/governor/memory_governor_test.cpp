@@ -13,7 +13,7 @@
 #include "util/process.h"
 
 using namespace tailor;
-using namespace tailor::executor;
+using namespace tailor::governor;
 using tailor::test::scratch_dir;
 
 namespace {
@@ -625,8 +625,8 @@ TEST(MakeShim, DropsTheFifoJobserverAndItsJobsForAnOldMake) {
     f << "#!/bin/sh\necho \"MAKEFLAGS=[$MAKEFLAGS] ARGS=[$*]\"\n";
   }
   fs::permissions(fake, fs::perms::owner_all);
-  tailor::executor::RealDiskInterface disk;
-  auto shim = tailor::executor::write_make_shim(disk, (dir / "shim").string(), fake.string());
+  tailor::RealDiskInterface disk;
+  auto shim = tailor::governor::write_make_shim(disk, (dir / "shim").string(), fake.string());
   ASSERT_TRUE(shim) << shim.error().message;
   tailor::CommandSpec spec;
   spec.argv = {(fs::path(*shim) / "make").string(), "-f", "ltrans.mk", "all"};
@@ -646,7 +646,7 @@ TEST(MakeShim, DropsTheFifoJobserverAndItsJobsForAnOldMake) {
   // The real make 4.3 (where it is the one installed) accepts what the shim passes on.
   std::string make = tailor::find_in_path("make");
   if (!make.empty()) {
-    auto real = tailor::executor::write_make_shim(disk, (dir / "shim-real").string(), make);
+    auto real = tailor::governor::write_make_shim(disk, (dir / "shim-real").string(), make);
     ASSERT_TRUE(real);
     { std::ofstream(dir / "m.mk") << "all:\n\t@echo made\n"; }
     tailor::CommandSpec s2;
@@ -660,7 +660,7 @@ TEST(MakeShim, DropsTheFifoJobserverAndItsJobsForAnOldMake) {
 
 }  // namespace
 
-namespace tailor::executor {
+namespace tailor::governor {
 namespace {
 
 TEST(GovernorProc, NinjasOfOneParentShareOneImplicitToken) {
@@ -681,7 +681,7 @@ TEST(GovernorProc, NinjasOfOneParentShareOneImplicitToken) {
 }
 
 }  // namespace
-}  // namespace tailor::executor
+}  // namespace tailor::governor
 
 // Each finished compile's peak, its whole subtree, by the unit Ninja's command makes (its
 // `-o`): the report's per-unit peaks, which `tailor plan torch --measured` reads.

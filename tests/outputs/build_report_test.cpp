@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-using namespace tailor::executor;
+using namespace tailor::outputs;
 
 TEST(BuildReport, JsonCarriesEveryField) {
   BuildReport r;
@@ -90,7 +90,7 @@ TEST(BuildReport, TheMemorySectionSaysWhichModeRanAndWhy) {
   r.jobs = 2;
   r.jobs_reason = "22 GiB / 3 GiB per job = 7, capped by 2 cores";
   EXPECT_FALSE(to_json(r)["run"].contains("memory")) << "no section for a build that never ran";
-  GovernorReport g;
+  tailor::governor::GovernorReport g;
   g.mode = "static";
   g.reason = "ninja 1.11.1 on the build's PATH is not a jobserver client (1.13 is)";
   r.governor = g;

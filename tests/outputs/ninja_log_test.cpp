@@ -9,11 +9,11 @@
 #include "outputs/build_report.h"
 #include "support/fixtures.h"
 
-using namespace tailor::executor;
+using namespace tailor::outputs;
 namespace fs = std::filesystem;
 
 namespace {
-RealDiskInterface real_disk;  // these tests read and write real files
+tailor::RealDiskInterface real_disk;  // these tests read and write real files
 }  // namespace
 
 TEST(NinjaLog, ReadsEveryVersionTailorKnows) {
@@ -220,7 +220,7 @@ TEST(NinjaLog, TheReportCarriesTheTimelineOnlyWhenThereIsOne) {
   EXPECT_EQ(j["run"]["job_timeline_dropped"], 3);
 }
 
-namespace tailor::executor {
+namespace tailor::outputs {
 namespace {
 
 TEST(NinjaLog, ModulesBuiltSideBySideArePlacedByTheirStartStamps) {
@@ -271,7 +271,7 @@ TEST(NinjaLog, ModulesBuiltSideBySideArePlacedByTheirStartStamps) {
 }
 
 }  // namespace
-}  // namespace tailor::executor
+}  // namespace tailor::outputs
 
 TEST(NinjaLog, ThePackageNinjasModuleStampsAreNotJobsAndItsSubninjasClassify) {
   // The build driver's one Ninja over every module: one log in the package's build folder,

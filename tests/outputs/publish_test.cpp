@@ -8,7 +8,7 @@
 
 #include "support/fixtures.h"
 
-using namespace tailor::executor;
+using namespace tailor::outputs;
 namespace fs = std::filesystem;
 
 namespace {

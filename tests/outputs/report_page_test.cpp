@@ -4,7 +4,7 @@
 
 #include "outputs/build_report.h"
 
-using namespace tailor::executor;
+using namespace tailor::outputs;
 using nlohmann::json;
 
 namespace {
@@ -22,7 +22,7 @@ BuildReport page_report() {
   r.cache_hits = 6;
   r.cache_misses = 2;
   r.cache_categories = {{"CUDA (nvcc)", {4, 1}}, {"C/C++", {2, 1}}};
-  GovernorReport g;
+  tailor::governor::GovernorReport g;
   g.mode = "governor";
   g.reason = "ninja 1.13.1 is a jobserver client";
   g.peak_build_rss = 1500ull << 20;

@@ -14,7 +14,7 @@
 #include "support/fixtures.h"
 
 using namespace tailor;
-using namespace tailor::executor;
+using namespace tailor::outputs;
 using namespace tailor::cache;
 
 namespace {

@@ -11,7 +11,7 @@
 #include "formats/zip_writer.h"
 
 using namespace tailor;
-using namespace tailor::executor;
+using namespace tailor::outputs;
 namespace fs = std::filesystem;
 
 namespace {

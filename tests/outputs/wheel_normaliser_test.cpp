@@ -17,7 +17,7 @@
 #include "util/process.h"
 
 using namespace tailor;
-using namespace tailor::executor;
+using namespace tailor::outputs;
 namespace fs = std::filesystem;
 
 namespace {

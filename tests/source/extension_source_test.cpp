@@ -11,7 +11,7 @@
 #include "source/source_identity.h"
 
 using namespace tailor;
-using namespace tailor::executor;
+using namespace tailor::source;
 namespace fs = std::filesystem;
 
 namespace {

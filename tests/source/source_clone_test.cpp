@@ -13,7 +13,7 @@
 
 namespace fs = std::filesystem;
 using namespace tailor;
-using namespace tailor::executor;
+using namespace tailor::source;
 
 namespace {
 

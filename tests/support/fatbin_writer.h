@@ -1,7 +1,7 @@
 // Fatbin containers written byte by byte, as nvcc lays them out (formats/fatbin.h reads
 // them): a 16-byte container header (magic 0xBA55ED50, version, header size, payload size)
 // and 64-byte entry headers, each followed by its payload. Shared by the formats, inspect,
-// slim and executor tests; knows no CUDA model (the formats tests may not use one): kinds
+// slim and outputs tests; knows no CUDA model (the formats tests may not use one): kinds
 // and arch numbers are the raw header fields.
 #pragma once
 #include <gtest/gtest.h>

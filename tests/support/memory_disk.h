@@ -11,7 +11,7 @@
 
 namespace tailor::test {
 
-class MemoryDisk : public executor::DiskInterface {
+class MemoryDisk : public DiskInterface {
  public:
   std::map<std::string, std::string> files;
   std::map<std::string, std::string> links;  ///< link -> target
@@ -36,11 +36,11 @@ class MemoryDisk : public executor::DiskInterface {
     if (exec) executable.insert(path);
     return {};
   }
-  Expected<std::unique_ptr<executor::LogFile>> create_log(const std::string& path) override {
+  Expected<std::unique_ptr<LogFile>> create_log(const std::string& path) override {
     if (!dirs.count(parent(path))) return make_error(path + ": cannot write the build log");
     files[path].clear();
     mtimes[path] = ++tick;
-    return std::unique_ptr<executor::LogFile>(std::make_unique<Log>(*this, path));
+    return std::unique_ptr<LogFile>(std::make_unique<Log>(*this, path));
   }
   Expected<void> point_link(const std::string& link, const std::string& target) override {
     links[link] = target;
@@ -56,9 +56,9 @@ class MemoryDisk : public executor::DiskInterface {
     for (const auto& p : dirs) add(p);
     return {names.begin(), names.end()};
   }
-  std::vector<executor::DiskFile> find_files(const std::string& root, std::string_view name,
-                                             int max_depth, size_t max_seen) override {
-    std::vector<executor::DiskFile> out;
+  std::vector<DiskFile> find_files(const std::string& root, std::string_view name, int max_depth,
+                                   size_t max_seen) override {
+    std::vector<DiskFile> out;
     const std::string prefix = root + "/";
     size_t seen = 0;
     for (const auto& [path, text] : files) {
@@ -90,7 +90,7 @@ class MemoryDisk : public executor::DiskInterface {
     auto slash = path.rfind('/');
     return slash == 0 ? "/" : slash == std::string::npos ? "" : path.substr(0, slash);
   }
-  class Log : public executor::LogFile {
+  class Log : public LogFile {
    public:
     Log(MemoryDisk& disk, std::string path) : m_disk(disk), m_path(std::move(path)) {}
     void append(std::string_view text) override { m_disk.files[m_path] += text; }

@@ -1,7 +1,7 @@
-// A progress display (executor::ProgressDisplay) that writes nothing and remembers what the
+// A progress display (builder::ProgressDisplay) that writes nothing and remembers what the
 // build runner told it: "start TITLE i/n" and "end TITLE ok|failed", in order. For the tests
 // that run a build's steps over a fake command runner (tests/workflow). Header only; it
-// needs the executor module, which only the tests of workflow and above link.
+// needs the builder module, which only the tests of builder and above link.
 #pragma once
 #include <string>
 #include <vector>
@@ -10,15 +10,15 @@
 
 namespace tailor::test {
 
-class RecordingDisplay : public executor::ProgressDisplay {
+class RecordingDisplay : public builder::ProgressDisplay {
  public:
   std::vector<std::string> events;
   void step_started(const plan::Step& step, size_t index, size_t count) override {
     events.push_back("start " + step.title + " " + std::to_string(index + 1) + "/" +
                      std::to_string(count));
   }
-  void progress(const executor::BuildProgress&) override {}
-  void step_finished(const executor::StepOutcome& outcome) override {
+  void progress(const builder::BuildProgress&) override {}
+  void step_finished(const builder::StepOutcome& outcome) override {
     events.push_back("end " + outcome.title + (outcome.ok() ? " ok" : " failed"));
   }
 };

@@ -6,7 +6,6 @@
 #include "support/host_reports.h"
 
 using namespace tailor;
-using namespace tailor::executor;
 using namespace tailor::workflow;
 
 namespace {
@@ -94,14 +93,14 @@ TEST(PreflightFactsFromProbe, ToolkitTorchAndCompiler) {
   set.add(cuda::sass(cuda::ComputeCapability{6, 0}));
   set.add(cuda::sass(cuda::ComputeCapability{9, 0}));
   NothingRuns runner;
-  PreflightFacts f = preflight_facts(h, &py, &h.cuda_toolkits[0], set, "/tmp", runner, {});
+  builder::PreflightFacts f = preflight_facts(h, &py, &h.cuda_toolkits[0], set, "/tmp", runner, {});
   EXPECT_EQ(f.nvcc_major, 12);
   EXPECT_EQ(f.torch_cuda, (cuda::CudaVersion{13, 0}));
   EXPECT_EQ(f.host_compiler_accepted, false);
   EXPECT_EQ(f.host_compiler_limit, "gcc <= 11");
   ASSERT_TRUE(f.disk_free_bytes);
   // Both problems at once: CUDA 12 vs torch's CUDA 13, and gcc 12 for an nvcc taking <= 11.
-  auto report = run_preflight(f);
+  auto report = builder::run_preflight(f);
   std::vector<std::string> bad;
   for (auto* p : report.problems()) bad.push_back(p->name);
   EXPECT_NE(std::find(bad.begin(), bad.end(), "cuda-match"), bad.end());
@@ -114,7 +113,8 @@ TEST(PreflightFactsFromProbe, Cuda13CannotTargetSm60) {
   cuda::TargetSet set;
   set.add(cuda::sass(cuda::ComputeCapability{6, 0}));
   NothingRuns runner;
-  PreflightFacts f = preflight_facts(h, nullptr, &h.cuda_toolkits[0], set, "/tmp", runner, {});
+  builder::PreflightFacts f =
+      preflight_facts(h, nullptr, &h.cuda_toolkits[0], set, "/tmp", runner, {});
   ASSERT_EQ(f.unsupported_targets.size(), 1u);
   EXPECT_NE(f.unsupported_targets[0].find("sm_60"), std::string::npos);
 }

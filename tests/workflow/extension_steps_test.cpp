@@ -22,7 +22,6 @@
 #include "workflow/extension_helpers.h"
 
 using namespace tailor;
-using namespace tailor::executor;
 using namespace tailor::workflow;
 using namespace tailor::cache;
 namespace fs = std::filesystem;
@@ -85,15 +84,15 @@ class ExtensionSteps : public ::testing::Test {
     ASSERT_TRUE(written) << written.error().message;
   }
 
-  class RecordingDisplay : public ProgressDisplay {
+  class RecordingDisplay : public builder::ProgressDisplay {
    public:
     std::vector<std::string> events;
     void step_started(const tailor::plan::Step& step, size_t i, size_t n) override {
       events.push_back("start " + step.title + " " + std::to_string(i + 1) + "/" +
                        std::to_string(n));
     }
-    void progress(const BuildProgress&) override {}
-    void step_finished(const StepOutcome& out) override {
+    void progress(const builder::BuildProgress&) override {}
+    void step_finished(const builder::StepOutcome& out) override {
       events.push_back("end " + out.title + (out.ok() ? " ok" : " failed"));
     }
   };
@@ -143,7 +142,7 @@ TEST_F(ExtensionSteps, PrepareBuildBridgesRemovedApisInTheCopyOnly) {
             std::string::npos);
   EXPECT_EQ(*tailor::read_file((root / "pkg" / "csrc" / "ops.cpp").string()), text);
   EXPECT_EQ(rep.env.count("TAILOR_SOURCE_COMPAT"), 1u);
-  EXPECT_NE(executor::render_summary(rep).find(
+  EXPECT_NE(outputs::render_summary(rep).find(
                 "package   csrc/ops.cpp:2: AT_CHECK -> TORCH_CHECK (removed in torch 1.5)"),
             std::string::npos);
 }
@@ -201,7 +200,7 @@ TEST_F(ExtensionSteps, ResolveInputsStopsOnBadOptions) {
   auto c = context();
   o.jobs = 0;
   EXPECT_EQ(resolve_inputs(o, c, s),
-            (StepStop{BuildStatus::bad_input, "--jobs 0: must be at least 1"}));
+            (builder::StepStop{builder::BuildStatus::bad_input, "--jobs 0: must be at least 1"}));
   o.jobs.reset();
   // --cache is read once, by the CLI (plan::parse_cache_flag): the options hold the tool.
   EXPECT_EQ(plan::parse_cache_flag("distcc").error().message,
@@ -210,7 +209,8 @@ TEST_F(ExtensionSteps, ResolveInputsStopsOnBadOptions) {
   auto c2 = context();
   ExtensionBuildState s3;
   EXPECT_EQ(resolve_inputs(o, c2, s3),
-            (StepStop{BuildStatus::bad_input, "--python /venv/bin/python: cannot run it"}));
+            (builder::StepStop{builder::BuildStatus::bad_input,
+                               "--python /venv/bin/python: cannot run it"}));
 }
 
 // One platform rule (cuda::platform_mismatch): a GPU or instance that exists only on
@@ -221,9 +221,9 @@ TEST_F(ExtensionSteps, AGpuOfAnotherPlatformThanTheHostIsBadInput) {
   o.arch.clear();
   o.gpu = {"g5g.xlarge"};
   auto c = context();
-  EXPECT_EQ(
-      resolve_inputs(o, c, s),
-      (StepStop{BuildStatus::bad_input,
+  EXPECT_EQ(resolve_inputs(o, c, s),
+            (builder::StepStop{
+                builder::BuildStatus::bad_input,
                 "--gpu g5g.xlarge: g5g.xlarge (T4G) exists only on aarch64; this host is x86_64: "
                 "add --platform aarch64 to cross-build its wheel here, or build on an aarch64 "
                 "machine"}));
@@ -233,7 +233,7 @@ TEST_F(ExtensionSteps, AGpuOfAnotherPlatformThanTheHostIsBadInput) {
   ExtensionBuildState s2;
   auto st = resolve_inputs(o, c, s2);
   ASSERT_TRUE(st);
-  EXPECT_EQ(st->status, BuildStatus::bad_input);
+  EXPECT_EQ(st->status, builder::BuildStatus::bad_input);
   EXPECT_EQ(st->message,
             "--arch T4G: T4G (g5g) exists only on aarch64; this host is x86_64: add --platform "
             "aarch64 to cross-build its wheel here, or build on an aarch64 machine");
@@ -258,16 +258,16 @@ TEST_F(ExtensionSteps, PlatformChoosesACrossBuild) {
   o.arch = {"T4G"};
   o.platform = "riscv64";
   auto c = context();
-  EXPECT_EQ(
-      resolve_inputs(o, c, s),
-      (StepStop{BuildStatus::bad_input,
+  EXPECT_EQ(resolve_inputs(o, c, s),
+            (builder::StepStop{
+                builder::BuildStatus::bad_input,
                 "--platform riscv64: tailor cross-builds for aarch64 (this host is x86_64)"}));
   o.arch.clear();
   o.platform = "aarch64";
   ExtensionBuildState s2;
   auto none = resolve_inputs(o, c, s2);
   ASSERT_TRUE(none);
-  EXPECT_EQ(none->status, BuildStatus::bad_input);
+  EXPECT_EQ(none->status, builder::BuildStatus::bad_input);
   EXPECT_NE(none->message.find("--gpu"), std::string::npos) << none->message;
   EXPECT_EQ(s2.cross_platform, nullptr);
   o.arch = {"T4G"};
@@ -279,7 +279,7 @@ TEST_F(ExtensionSteps, PlatformChoosesACrossBuild) {
   EXPECT_TRUE(s3.work_dir.ends_with("-aarch64")) << s3.work_dir;
   // The cross compiler is looked for on PATH: without it, one line naming the install.
   if (st) {
-    EXPECT_EQ(st->status, BuildStatus::preflight_failed);
+    EXPECT_EQ(st->status, builder::BuildStatus::preflight_failed);
     EXPECT_NE(st->message.find("apt-get install g++-aarch64-linux-gnu"), std::string::npos)
         << st->message;
   }
@@ -300,14 +300,14 @@ TEST_F(ExtensionSteps, PrintEnvPicksSccacheOnlyWhenTheEnvironmentConfiguresIt) {
   {
     auto c = context();
     auto res = build_extension(o, c);
-    ASSERT_EQ(res.status, BuildStatus::printed_env) << res.message;
+    ASSERT_EQ(res.status, builder::BuildStatus::printed_env) << res.message;
     EXPECT_NE(res.print_env.find("# compiler cache: ccache, "), std::string::npos) << res.print_env;
   }
   environment["SCCACHE_BUCKET"] = "builds";
   {
     auto c = context();
     auto res = build_extension(o, c);
-    ASSERT_EQ(res.status, BuildStatus::printed_env) << res.message;
+    ASSERT_EQ(res.status, builder::BuildStatus::printed_env) << res.message;
     EXPECT_NE(res.print_env.find("# compiler cache: sccache, "), std::string::npos)
         << res.print_env;
     EXPECT_NE(res.print_env.find("export PATH=/usr/local/cuda-13.1/bin:\"$PATH\"\n"),
@@ -325,7 +325,7 @@ TEST_F(ExtensionSteps, CheckToolchainStopsWithoutNvcc) {
   ASSERT_EQ(resolve_inputs(o, c, s), std::nullopt);
   auto st = check_toolchain(o, c, s);
   ASSERT_TRUE(st);
-  EXPECT_EQ(st->status, BuildStatus::preflight_failed);
+  EXPECT_EQ(st->status, builder::BuildStatus::preflight_failed);
   EXPECT_EQ(st->message, fmt::format("{} problem(s) to fix before building",
                                      s.result.preflight.problems().size()));
   bool nvcc_failed = false;
@@ -398,14 +398,14 @@ TEST_F(ExtensionSteps, RunBuildRunsItsStepsAtTheFixedWorkPath) {
   resolve_and_prepare(c);
   std::string asked_real, asked_fixed;
   c.fixed_path = [&](const std::string& real, const std::string& fixed,
-                     std::optional<executor::FixedPathRoute> forced) {
+                     std::optional<workpath::FixedPathRoute> forced) {
     asked_real = real;
     asked_fixed = fixed;
     EXPECT_EQ(forced, std::nullopt);
-    executor::FixedPathChoice choice;
+    workpath::FixedPathChoice choice;
     choice.path =
-        executor::FixedPath{real, fixed, executor::FixedPathRoute::bwrap, "/usr/bin/bwrap"};
-    choice.refused.emplace_back(executor::FixedPathRoute::own_namespace, "refused here");
+        workpath::FixedPath{real, fixed, workpath::FixedPathRoute::bwrap, "/usr/bin/bwrap"};
+    choice.refused.emplace_back(workpath::FixedPathRoute::own_namespace, "refused here");
     return choice;
   };
   runner.handler = [&](const CommandSpec&) -> std::optional<CommandResult> {
@@ -415,7 +415,7 @@ TEST_F(ExtensionSteps, RunBuildRunsItsStepsAtTheFixedWorkPath) {
   };
   ASSERT_EQ(run_build(o, c, s), std::nullopt);
   EXPECT_EQ(asked_real, s.work_dir);
-  EXPECT_EQ(asked_fixed, executor::fixed_work_path(s.package));
+  EXPECT_EQ(asked_fixed, workpath::fixed_work_path(s.package));
   ASSERT_EQ(runner.specs.size(), 1u);
   const CommandSpec& spec = runner.specs[0];
   ASSERT_GE(spec.argv.size(), 12u);
@@ -437,9 +437,9 @@ TEST_F(ExtensionSteps, RunBuildWithoutAFixedPathSaysWhy) {
   auto c = context();
   resolve_and_prepare(c);
   c.fixed_path = [](const std::string&, const std::string&,
-                    std::optional<executor::FixedPathRoute>) {
-    executor::FixedPathChoice choice;
-    choice.refused.emplace_back(executor::FixedPathRoute::bwrap,
+                    std::optional<workpath::FixedPathRoute>) {
+    workpath::FixedPathChoice choice;
+    choice.refused.emplace_back(workpath::FixedPathRoute::bwrap,
                                 "bwrap: setting up uid map: Permission denied");
     return choice;
   };
@@ -466,11 +466,11 @@ TEST_F(ExtensionSteps, RunBuildOnTheFolderRouteBuildsInTheFixedFolder) {
   test::TempDir root("steps_fixed_root");
   const std::string fixed = (root.path / "demo").string();
   c.fixed_path = [&](const std::string& real, const std::string&,
-                     std::optional<executor::FixedPathRoute> forced) {
-    EXPECT_EQ(forced, executor::FixedPathRoute::folder);  // the switch reached the choice
-    executor::FixedPathChoice choice;
+                     std::optional<workpath::FixedPathRoute> forced) {
+    EXPECT_EQ(forced, workpath::FixedPathRoute::folder);  // the switch reached the choice
+    workpath::FixedPathChoice choice;
     choice.forced = "TAILOR_FIXED_PATH_ROUTE=folder";
-    choice.path = executor::FixedPath{real, fixed, executor::FixedPathRoute::folder, ""};
+    choice.path = workpath::FixedPath{real, fixed, workpath::FixedPathRoute::folder, ""};
     return choice;
   };
   c.environment["TAILOR_FIXED_PATH_ROUTE"] = "folder";
@@ -500,23 +500,23 @@ TEST_F(ExtensionSteps, RunBuildSandboxedSaysWhatItCannotDo) {
   auto c = context();
   resolve_and_prepare(c);
   c.fixed_path = [](const std::string&, const std::string&,
-                    std::optional<executor::FixedPathRoute> forced) {
-    EXPECT_EQ(forced, executor::FixedPathRoute::own_namespace);
-    executor::FixedPathChoice choice;
-    choice.refused.emplace_back(executor::FixedPathRoute::own_namespace,
+                    std::optional<workpath::FixedPathRoute> forced) {
+    EXPECT_EQ(forced, workpath::FixedPathRoute::own_namespace);
+    workpath::FixedPathChoice choice;
+    choice.refused.emplace_back(workpath::FixedPathRoute::own_namespace,
                                 "unshare: permission denied");
     return choice;
   };
   auto stopped = run_build(o, c, s);
   ASSERT_TRUE(stopped);
-  EXPECT_EQ(stopped->status, BuildStatus::preflight_failed);
+  EXPECT_EQ(stopped->status, builder::BuildStatus::preflight_failed);
   EXPECT_EQ(stopped->message,
             "--sandbox: no private namespace here (namespace: unshare: permission denied)");
   EXPECT_TRUE(runner.specs.empty());
   s.build_plan.cache.tool = CacheTool::sccache;
   stopped = run_build(o, c, s);
   ASSERT_TRUE(stopped);
-  EXPECT_EQ(stopped->status, BuildStatus::bad_input);
+  EXPECT_EQ(stopped->status, builder::BuildStatus::bad_input);
   EXPECT_NE(stopped->message.find("--sandbox with sccache"), std::string::npos);
   c.environment["TAILOR_FIXED_PATH_ROUTE"] = "folder";
   s.build_plan.cache.tool = CacheTool::none;
@@ -532,7 +532,7 @@ TEST_F(ExtensionSteps, RunBuildWithAnUnknownRouteSwitchIsBadInput) {
   c.environment["TAILOR_FIXED_PATH_ROUTE"] = "sideways";
   auto stopped = run_build(o, c, s);
   ASSERT_TRUE(stopped);
-  EXPECT_EQ(stopped->status, BuildStatus::bad_input);
+  EXPECT_EQ(stopped->status, builder::BuildStatus::bad_input);
   EXPECT_NE(stopped->message.find("TAILOR_FIXED_PATH_ROUTE=sideways"), std::string::npos);
 }
 
@@ -561,8 +561,8 @@ TEST_F(ExtensionSteps, RunBuildDiagnosesAFailedStep) {
   };
   auto st = run_build(o, c, s);
   ASSERT_TRUE(st);
-  EXPECT_EQ(*st, (StepStop{BuildStatus::build_failed,
-                           "step 'build the generic wheel (PEP 517)' failed (exit 1)"}));
+  EXPECT_EQ(*st, (builder::StepStop{builder::BuildStatus::build_failed,
+                                    "step 'build the generic wheel (PEP 517)' failed (exit 1)"}));
   ASSERT_TRUE(s.result.error_block);
   EXPECT_NE(s.result.error_block->lines.front().find("FAILED: ops.o"), std::string::npos);
 }
@@ -572,8 +572,8 @@ TEST_F(ExtensionSteps, VerifyWheelStopsWhenNoWheelWasLeft) {
   ASSERT_EQ(resolve_inputs(o, c, s), std::nullopt);
   fs::create_directories(s.request.out_dir);
   EXPECT_EQ(verify_wheel(o, c, s),
-            (StepStop{BuildStatus::build_failed,
-                      "the build finished but left no wheel in " + s.request.out_dir}));
+            (builder::StepStop{builder::BuildStatus::build_failed,
+                               "the build finished but left no wheel in " + s.request.out_dir}));
 }
 
 TEST_F(ExtensionSteps, VerifyWheelStopsOnAWheelThatIsNotAZip) {
@@ -582,7 +582,7 @@ TEST_F(ExtensionSteps, VerifyWheelStopsOnAWheelThatIsNotAZip) {
   write(fs::path(s.request.out_dir) / "demo_ops-0.1-py3-none-any.whl", "not a zip");
   auto st = verify_wheel(o, c, s);
   ASSERT_TRUE(st);
-  EXPECT_EQ(st->status, BuildStatus::verify_failed);
+  EXPECT_EQ(st->status, builder::BuildStatus::verify_failed);
   EXPECT_EQ(s.result.report.wheel, "demo_ops-0.1-py3-none-any.whl");
   EXPECT_EQ(s.result.report.size, 9u);
   EXPECT_EQ(s.result.report.sha256.size(), 64u);
@@ -601,11 +601,12 @@ TEST_F(ExtensionSteps, ImportCheckRunsInACleanVenvAndReportsTheFailure) {
     return ran(0, "/venv/lib/python3.11/site-packages\n");
   };
   EXPECT_EQ(import_check(o, c, s),
-            (StepStop{BuildStatus::check_failed, "the built wheel does not import (demo_ops)"}));
+            (builder::StepStop{builder::BuildStatus::check_failed,
+                               "the built wheel does not import (demo_ops)"}));
   EXPECT_NE(s.result.check_output.find("ModuleNotFoundError"), std::string::npos);
   ASSERT_FALSE(s.result.report.checks.empty());
   EXPECT_EQ(s.result.report.checks.back().name, "import");
-  EXPECT_EQ(s.result.report.checks.back().status, CheckStatus::failed);
+  EXPECT_EQ(s.result.report.checks.back().status, outputs::CheckStatus::failed);
   ASSERT_EQ(runner.specs.size(), 5u);  // venv, site folders, .pth, pip install, import
   EXPECT_EQ(runner.specs[0].argv[1], "-m");
   EXPECT_EQ(runner.specs[0].argv[2], "venv");
@@ -657,11 +658,11 @@ TEST_F(ExtensionSteps, AMissingRunTimeDependencySkipsTheImportAndLoadsTheCompile
   const auto& checks = s.result.report.checks;
   ASSERT_EQ(checks.size(), 2u);
   EXPECT_EQ(checks[0].name, "import");
-  EXPECT_EQ(checks[0].status, CheckStatus::skipped);
+  EXPECT_EQ(checks[0].status, outputs::CheckStatus::skipped);
   EXPECT_NE(checks[0].detail.find("needs transformers.generation"), std::string::npos)
       << checks[0].detail;
   EXPECT_EQ(checks[1].name, "native-import");
-  EXPECT_EQ(checks[1].status, CheckStatus::passed);
+  EXPECT_EQ(checks[1].status, outputs::CheckStatus::passed);
   EXPECT_EQ(checks[1].detail, "2 compiled modules load: demo_ops._C, demo_ops_cuda");
   ASSERT_EQ(runner.specs.size(), 6u);
   EXPECT_EQ(runner.specs[5].argv[3], s.wheel);
@@ -676,7 +677,7 @@ TEST_F(ExtensionSteps, AMissingRunTimeDependencySkipsTheImportAndLoadsTheCompile
   o.tests = ExtensionBuildOptions::Tests::never;
   EXPECT_EQ(run_package_tests(o, c, s), std::nullopt);
   EXPECT_EQ(s.result.report.checks.back().name, "gpu-smoke");
-  EXPECT_EQ(s.result.report.checks.back().status, CheckStatus::skipped);
+  EXPECT_EQ(s.result.report.checks.back().status, outputs::CheckStatus::skipped);
 }
 
 TEST_F(ExtensionSteps, AnUndeclaredDependencyTheRecipeKnowsIsHandedToTheDirectLoad) {
@@ -698,11 +699,11 @@ TEST_F(ExtensionSteps, AnUndeclaredDependencyTheRecipeKnowsIsHandedToTheDirectLo
   EXPECT_EQ(argv[5], "--recipe-knows");  // so the script does not ask Requires-Dist for it
   const auto& checks = s.result.report.checks;
   ASSERT_EQ(checks.size(), 2u);
-  EXPECT_EQ(checks[0].status, CheckStatus::skipped);
+  EXPECT_EQ(checks[0].status, outputs::CheckStatus::skipped);
   EXPECT_NE(checks[0].detail.find("that torch-sparse does not declare in its metadata"),
             std::string::npos)
       << checks[0].detail;
-  EXPECT_EQ(checks[1].status, CheckStatus::passed);
+  EXPECT_EQ(checks[1].status, outputs::CheckStatus::passed);
 }
 
 TEST_F(ExtensionSteps, TheWheelsOwnMissingModuleIsABrokenBuildNotAMissingDependency) {
@@ -715,7 +716,8 @@ TEST_F(ExtensionSteps, TheWheelsOwnMissingModuleIsABrokenBuildNotAMissingDepende
     runner.specs.clear();
     runner.handler = import_needs(own, 0, "");
     EXPECT_EQ(import_check(o, c, s),
-              (StepStop{BuildStatus::check_failed, "the built wheel does not import (demo_ops)"}))
+              (builder::StepStop{builder::BuildStatus::check_failed,
+                                 "the built wheel does not import (demo_ops)"}))
         << own;
     EXPECT_EQ(runner.specs.size(), 5u) << own;  // no direct load was tried
   }
@@ -725,7 +727,8 @@ TEST_F(ExtensionSteps, TheWheelsOwnMissingModuleIsABrokenBuildNotAMissingDepende
     runner.handler =
         import_needs("somethingelse", native_exit, "somethingelse is not a declared dependency\n");
     EXPECT_EQ(import_check(o, c, s),
-              (StepStop{BuildStatus::check_failed, "the built wheel does not import (demo_ops)"}));
+              (builder::StepStop{builder::BuildStatus::check_failed,
+                                 "the built wheel does not import (demo_ops)"}));
     EXPECT_NE(s.result.check_output.find("not a declared dependency"), std::string::npos);
     EXPECT_TRUE(s.missing_dependency.empty());
   }
@@ -755,10 +758,10 @@ TEST_F(ExtensionSteps, PackageTestsRunAsScriptsWithoutPytestAndTheSmokeTestSkips
   const auto& checks = s.result.report.checks;
   ASSERT_EQ(checks.size(), 2u);
   EXPECT_EQ(checks[0].name, "cpu-tests");
-  EXPECT_EQ(checks[0].status, CheckStatus::passed);
+  EXPECT_EQ(checks[0].status, outputs::CheckStatus::passed);
   EXPECT_EQ(checks[0].detail, "1 passed");
   EXPECT_EQ(checks[1].name, "gpu-smoke");
-  EXPECT_EQ(checks[1].status, CheckStatus::skipped);
+  EXPECT_EQ(checks[1].status, outputs::CheckStatus::skipped);
   EXPECT_EQ(checks[1].detail, "no GPU");
   ASSERT_EQ(runner.specs.size(), 2u);  // the pytest probe, then the one test file as a script
   EXPECT_EQ(runner.specs[1].argv.back(),
@@ -776,7 +779,7 @@ TEST_F(ExtensionSteps, AFailingSmokeTestOnAGpuStops) {
     return ran(1, "CUDA error: no kernel image\n");
   };
   EXPECT_EQ(run_package_tests(o, c, s),
-            (StepStop{BuildStatus::check_failed, "the GPU smoke test failed"}));
+            (builder::StepStop{builder::BuildStatus::check_failed, "the GPU smoke test failed"}));
   EXPECT_EQ(s.result.report.checks.back().name, "gpu-smoke");
   EXPECT_NE(s.result.check_output.find("no kernel image"), std::string::npos);
 }
@@ -790,7 +793,7 @@ TEST_F(ExtensionSteps, PublishOutputsWritesWheelReportAndLogTogether) {
   s.started = std::chrono::steady_clock::now();
   auto c = context();
   EXPECT_EQ(publish_outputs(o, c, s), std::nullopt);
-  EXPECT_EQ(s.result.status, BuildStatus::ok);
+  EXPECT_EQ(s.result.status, builder::BuildStatus::ok);
   EXPECT_TRUE(s.result.report.ok);
   EXPECT_EQ(test::slurp_text((root / "out" / "demo_ops-0.1-cp311-cp311-linux_x86_64.whl").string()),
             "wheel bytes");
@@ -809,7 +812,7 @@ TEST_F(ExtensionSteps, BuildExtensionStopsAtTheFirstFailingStepWithItsStatus) {
   host.cuda_toolkits.clear();
   auto c = context();
   auto res = build_extension(o, c);
-  EXPECT_EQ(res.status, BuildStatus::preflight_failed);
+  EXPECT_EQ(res.status, builder::BuildStatus::preflight_failed);
   EXPECT_FALSE(res.report.ok);
   EXPECT_FALSE(fs::exists(root / "out"));
   EXPECT_TRUE(runner.calls.empty() ||
@@ -895,10 +898,10 @@ TEST_F(ExtensionSteps, OnAGpuTheSmokeTestRunsInTheImportTestsInterpreter) {
   };
   EXPECT_EQ(import_check(o, c, s), std::nullopt);
   EXPECT_EQ(s.result.report.checks.back().name, "import");
-  EXPECT_EQ(s.result.report.checks.back().status, CheckStatus::passed);
+  EXPECT_EQ(s.result.report.checks.back().status, outputs::CheckStatus::passed);
   const size_t before = runner.specs.size();
   EXPECT_EQ(run_package_tests(o, c, s),
-            (StepStop{BuildStatus::check_failed, "the GPU smoke test failed"}));
+            (builder::StepStop{builder::BuildStatus::check_failed, "the GPU smoke test failed"}));
   EXPECT_EQ(runner.specs.size(), before);
   EXPECT_EQ(s.result.report.checks.back().name, "gpu-smoke");
   EXPECT_NE(s.result.check_output.find("no kernel image"), std::string::npos);
@@ -912,7 +915,8 @@ TEST_F(ExtensionSteps, OnAGpuTheSmokeTestRunsInTheImportTestsInterpreter) {
     return ran(0);
   };
   EXPECT_EQ(import_check(o, c, s),
-            (StepStop{BuildStatus::check_failed, "the built wheel does not import (demo_ops)"}));
+            (builder::StepStop{builder::BuildStatus::check_failed,
+                               "the built wheel does not import (demo_ops)"}));
   EXPECT_FALSE(s.smoke_run.has_value());
 
   // Both pass: one passed smoke check, still no second interpreter.
@@ -925,5 +929,5 @@ TEST_F(ExtensionSteps, OnAGpuTheSmokeTestRunsInTheImportTestsInterpreter) {
   EXPECT_EQ(run_package_tests(o, c, s), std::nullopt);
   EXPECT_EQ(runner.specs.size(), after_import);
   EXPECT_EQ(s.result.report.checks.back().name, "gpu-smoke");
-  EXPECT_EQ(s.result.report.checks.back().status, CheckStatus::passed);
+  EXPECT_EQ(s.result.report.checks.back().status, outputs::CheckStatus::passed);
 }

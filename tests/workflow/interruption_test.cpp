@@ -21,11 +21,10 @@
 #include "workpath/folder_lock.h"
 
 using namespace tailor;
-using namespace tailor::executor;
 namespace fs = std::filesystem;
 
 namespace {
-executor::RealDiskInterface real_disk;  // these tests read and write real files
+RealDiskInterface real_disk;  // these tests read and write real files
 
 using test::TempDir;
 
@@ -42,11 +41,13 @@ int in_child(Fn fn) {
 TEST(FolderLock, SecondHolderIsRefusedWithThePidWithoutWaiting) {
   TempDir t("interruption");
   std::string work = (t.path / "work").string();
-  auto lock = FolderLock::acquire(work, FolderLock::Place::inside, false, nullptr);
+  auto lock =
+      workpath::FolderLock::acquire(work, workpath::FolderLock::Place::inside, false, nullptr);
   ASSERT_TRUE(lock) << lock.error().message;
   EXPECT_EQ(test::slurp_text(lock->lock_path()), std::to_string(getpid()) + "\n");
   int rc = in_child([&] {
-    auto second = FolderLock::acquire(work, FolderLock::Place::inside, false, nullptr);
+    auto second =
+        workpath::FolderLock::acquire(work, workpath::FolderLock::Place::inside, false, nullptr);
     if (second) return 1;
     std::string want = "is in use by tailor build pid " + std::to_string(getppid());
     return second.error().message.find(want) != std::string::npos ? 0 : 2;
@@ -58,18 +59,21 @@ TEST(FolderLock, ReleasedWhenTheHolderGoesAway) {
   TempDir t("interruption");
   std::string work = (t.path / "work").string();
   {
-    auto lock = FolderLock::acquire(work, FolderLock::Place::inside, false, nullptr);
+    auto lock =
+        workpath::FolderLock::acquire(work, workpath::FolderLock::Place::inside, false, nullptr);
     ASSERT_TRUE(lock);
   }
   // A holder killed with SIGKILL leaves no stale lock: the kernel drops it.
   int rc = in_child([&] {
-    auto lock = FolderLock::acquire(work, FolderLock::Place::inside, false, nullptr);
+    auto lock =
+        workpath::FolderLock::acquire(work, workpath::FolderLock::Place::inside, false, nullptr);
     if (!lock) return 1;
     raise(SIGKILL);
     return 0;
   });
   EXPECT_EQ(rc, 100);
-  auto again = FolderLock::acquire(work, FolderLock::Place::inside, false, nullptr);
+  auto again =
+      workpath::FolderLock::acquire(work, workpath::FolderLock::Place::inside, false, nullptr);
   EXPECT_TRUE(again) << (again ? "" : again.error().message);
 }
 
@@ -80,7 +84,8 @@ TEST(FolderLock, WaiterSaysSoOnceAndGetsTheLock) {
   ASSERT_EQ(pipe(to_child), 0);
   pid_t holder = fork();
   if (holder == 0) {
-    auto lock = FolderLock::acquire(out, FolderLock::Place::beside, false, nullptr);
+    auto lock =
+        workpath::FolderLock::acquire(out, workpath::FolderLock::Place::beside, false, nullptr);
     [[maybe_unused]] ssize_t n = ::write(to_child[1], "x", 1);
     std::this_thread::sleep_for(std::chrono::milliseconds(700));
     _exit(lock ? 0 : 1);
@@ -88,7 +93,7 @@ TEST(FolderLock, WaiterSaysSoOnceAndGetsTheLock) {
   char c;
   ASSERT_EQ(::read(to_child[0], &c, 1), 1);
   std::FILE* note = std::tmpfile();
-  auto lock = FolderLock::acquire(out, FolderLock::Place::beside, true, note);
+  auto lock = workpath::FolderLock::acquire(out, workpath::FolderLock::Place::beside, true, note);
   ASSERT_TRUE(lock) << lock.error().message;
   std::rewind(note);
   char buf[512] = {};
@@ -101,20 +106,24 @@ TEST(FolderLock, WaiterSaysSoOnceAndGetsTheLock) {
   // In tailor's lock folder: the output folder is not created, nothing is left beside it.
   EXPECT_FALSE(fs::exists(out));
   EXPECT_FALSE(fs::exists(t.path / ".dist.tailor.lock"));
-  EXPECT_EQ(lock->lock_path(), folder_lock_path(out, FolderLock::Place::beside));
+  EXPECT_EQ(lock->lock_path(),
+            workpath::folder_lock_path(out, workpath::FolderLock::Place::beside));
   EXPECT_EQ(fs::path(lock->lock_path()).parent_path(), fs::path(user_cache_dir("locks")));
   EXPECT_TRUE(fs::exists(lock->lock_path()));
   EXPECT_EQ(std::distance(fs::directory_iterator(t.path), fs::directory_iterator()), 0);
   // One folder spelt two ways shares one lock; a work folder's lock is not its output's.
-  EXPECT_EQ(folder_lock_path(out + "/", FolderLock::Place::beside), lock->lock_path());
-  EXPECT_EQ(folder_lock_path((t.path / "x" / ".." / "dist").string(), FolderLock::Place::beside),
+  EXPECT_EQ(workpath::folder_lock_path(out + "/", workpath::FolderLock::Place::beside),
             lock->lock_path());
-  EXPECT_NE(folder_lock_path(out, FolderLock::Place::inside), lock->lock_path());
+  EXPECT_EQ(workpath::folder_lock_path((t.path / "x" / ".." / "dist").string(),
+                                       workpath::FolderLock::Place::beside),
+            lock->lock_path());
+  EXPECT_NE(workpath::folder_lock_path(out, workpath::FolderLock::Place::inside),
+            lock->lock_path());
 }
 
 TEST(RunLog, EachRunGetsItsOwnLogAndBuildLogPointsAtTheLatest) {
   TempDir t("interruption");
-  auto first = start_run_log(real_disk, t.path.string(), 2);
+  auto first = builder::start_run_log(real_disk, t.path.string(), 2);
   ASSERT_TRUE(first);
   std::ofstream(*first) << "first\n";
   EXPECT_EQ(test::slurp_text(t.path / "build.log"), "first\n");
@@ -123,7 +132,7 @@ TEST(RunLog, EachRunGetsItsOwnLogAndBuildLogPointsAtTheLatest) {
     // Distinct names within one second: make the older ones look older.
     fs::rename(made.back(), t.path / ("build-20000101T00000" + std::to_string(i) + "Z-1.log"));
     made.back() = (t.path / ("build-20000101T00000" + std::to_string(i) + "Z-1.log")).string();
-    auto next = start_run_log(real_disk, t.path.string(), 2);
+    auto next = builder::start_run_log(real_disk, t.path.string(), 2);
     ASSERT_TRUE(next);
     made.push_back(*next);
   }
@@ -141,22 +150,22 @@ TEST(Resume, KeepsTheTreeOnlyWhileConfiguredTheSame) {
   TempDir t("interruption");
   fs::path src = t.path / "src", work = t.path;
   fs::create_directories(src / "build" / "obj");
-  EXPECT_FALSE(
-      keep_build_tree_if_unchanged(real_disk, src.string(), work.string(), "sm_75\npip wheel"));
+  EXPECT_FALSE(builder::keep_build_tree_if_unchanged(real_disk, src.string(), work.string(),
+                                                     "sm_75\npip wheel"));
   EXPECT_FALSE(fs::exists(src / "build"));  // no fingerprint yet: unknown tree removed
   fs::create_directories(src / "build" / "obj");
-  EXPECT_TRUE(
-      keep_build_tree_if_unchanged(real_disk, src.string(), work.string(), "sm_75\npip wheel"));
+  EXPECT_TRUE(builder::keep_build_tree_if_unchanged(real_disk, src.string(), work.string(),
+                                                    "sm_75\npip wheel"));
   EXPECT_TRUE(fs::exists(src / "build" / "obj"));
-  EXPECT_FALSE(
-      keep_build_tree_if_unchanged(real_disk, src.string(), work.string(), "sm_80\npip wheel"));
+  EXPECT_FALSE(builder::keep_build_tree_if_unchanged(real_disk, src.string(), work.string(),
+                                                     "sm_80\npip wheel"));
   EXPECT_FALSE(fs::exists(src / "build"));
 }
 
 TEST(Resume, CountsNinjaStepsPerInvocation) {
   auto count = [](std::vector<std::pair<int, int>> statuses) {
-    NinjaStepCount c;
-    for (auto [n, total] : statuses) c.add(NinjaStatus{n, total, "x"});
+    builder::NinjaStepCount c;
+    for (auto [n, total] : statuses) c.add(builder::NinjaStatus{n, total, "x"});
     return c.steps();
   };
   EXPECT_FALSE(count({}));
@@ -168,15 +177,15 @@ TEST(Resume, ReusedUnitsAgainstTheFreshTreeCount) {
   TempDir t("interruption");
   std::string work = t.path.string();
   fs::create_directories(t.path / "src");
-  keep_build_tree_if_unchanged(real_disk, (t.path / "src").string(), work, "f");
-  EXPECT_FALSE(account_reused_units(real_disk, work, false, 4));  // fresh tree: records 4
-  auto u = account_reused_units(real_disk, work, true, 1);
+  builder::keep_build_tree_if_unchanged(real_disk, (t.path / "src").string(), work, "f");
+  EXPECT_FALSE(builder::account_reused_units(real_disk, work, false, 4));  // fresh tree: records 4
+  auto u = builder::account_reused_units(real_disk, work, true, 1);
   ASSERT_TRUE(u);
   EXPECT_EQ(u->reused, 3u);
   EXPECT_EQ(u->total, 4u);
   EXPECT_NE(u->source.find("Ninja"), std::string::npos);
   auto none_ran =
-      account_reused_units(real_disk, work, true, std::nullopt);  // everything up to date
+      builder::account_reused_units(real_disk, work, true, std::nullopt);  // everything up to date
   ASSERT_TRUE(none_ran);
   EXPECT_EQ(none_ran->reused, 4u);
 }
@@ -188,10 +197,10 @@ TEST(Resume, SourceSyncKeepsTheCopysBuildTreeAndSourceTimes) {
   std::ofstream(pkg / "setup.py") << "from setuptools import setup\nsetup(name='p')\n";
   std::ofstream(pkg / "csrc" / "k.cu") << "one\n";
   std::ofstream(pkg / "gone.txt") << "x\n";
-  auto spec = classify_source(pkg.string(), "");
+  auto spec = source::classify_source(pkg.string(), "");
   ASSERT_TRUE(spec);
   SystemCommandRunner runner;
-  auto src = prepare_source(*spec, (t.path / "work").string(), "python3", runner);
+  auto src = source::prepare_source(*spec, (t.path / "work").string(), "python3", runner);
   ASSERT_TRUE(src) << src.error().message;
   fs::path copy(*src);
   EXPECT_EQ(fs::last_write_time(copy / "csrc" / "k.cu"),
@@ -202,7 +211,7 @@ TEST(Resume, SourceSyncKeepsTheCopysBuildTreeAndSourceTimes) {
   // Unchanged, changed and removed files; the copy's own build/ stays.
   std::ofstream(pkg / "csrc" / "k.cu") << "two, longer\n";
   fs::remove(pkg / "gone.txt");
-  src = prepare_source(*spec, (t.path / "work").string(), "python3", runner);
+  src = source::prepare_source(*spec, (t.path / "work").string(), "python3", runner);
   ASSERT_TRUE(src);
   EXPECT_TRUE(fs::exists(copy / "build" / "temp" / "k.o"));
   EXPECT_EQ(test::slurp_text(copy / "csrc" / "k.cu"), "two, longer\n");
@@ -225,10 +234,10 @@ class CountingRunner : public CommandRunner {
   }
 };
 
-class QuietDisplay : public ProgressDisplay {
+class QuietDisplay : public builder::ProgressDisplay {
   void step_started(const tailor::plan::Step&, size_t, size_t) override {}
-  void progress(const BuildProgress&) override {}
-  void step_finished(const StepOutcome&) override {}
+  void progress(const builder::BuildProgress&) override {}
+  void step_finished(const builder::StepOutcome&) override {}
 };
 
 TEST(Interrupt, RunnerStopsAndPublishingRefuses) {
@@ -239,7 +248,7 @@ TEST(Interrupt, RunnerStopsAndPublishingRefuses) {
   ASSERT_EQ(interrupt_signal(), SIGINT);
   CountingRunner runner;
   QuietDisplay display;
-  BuildRunner br(runner, display, real_disk, (t.path / "log").string());
+  builder::BuildRunner br(runner, display, real_disk, (t.path / "log").string());
   auto outcome = br.run({tailor::plan::Step{"one", {"true"}}, tailor::plan::Step{"two", {"true"}}});
   ASSERT_TRUE(outcome);
   EXPECT_TRUE(outcome->interrupted);
@@ -249,7 +258,7 @@ TEST(Interrupt, RunnerStopsAndPublishingRefuses) {
 
   fs::create_directories(t.path / "dist");
   std::ofstream(t.path / "dist" / "keep.txt") << "old\n";
-  auto staging = PublishStaging::create((t.path / "dist").string());
+  auto staging = outputs::PublishStaging::create((t.path / "dist").string());
   ASSERT_TRUE(staging);
   ASSERT_TRUE(staging->add_text("pkg.whl", "wheel"));
   auto published = staging->commit({"pkg.whl"});

@@ -28,7 +28,7 @@
 #include "workpath/fixed_folder.h"
 #include "workpath/fixed_path_wrapper.h"
 
-namespace tailor::executor {
+namespace tailor::workpath {
 namespace {
 
 namespace fs = std::filesystem;
@@ -643,4 +643,4 @@ TEST(FixedFolder, RefusesALinkOrAnotherUsersFolder) {
 }
 
 }  // namespace
-}  // namespace tailor::executor
+}  // namespace tailor::workpath

@@ -13,7 +13,7 @@
 #include <optional>
 #include <thread>
 
-namespace tailor::executor {
+namespace tailor::workpath {
 namespace {
 
 namespace fs = std::filesystem;
@@ -62,4 +62,4 @@ TEST(FolderLock, LeavesNoFileAndStillExcludes) {
 }
 
 }  // namespace
-}  // namespace tailor::executor
+}  // namespace tailor::workpath
