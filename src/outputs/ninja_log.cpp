@@ -202,6 +202,11 @@ std::vector<NinjaEdge> parse_ninja_edges(std::string_view build_ninja, size_t ma
   return edges;
 }
 
+bool is_bookkeeping_edge(std::string_view rule, std::string_view output) {
+  return rule == "phony" || rule == "CLEAN" || rule == "HELP" || rule.starts_with("RERUN_CMAKE") ||
+         output.ends_with(".util");
+}
+
 std::string job_kind(std::string_view rule, std::string_view input, std::string_view output) {
   // The rule decides where it says what it runs: CMake's CUDA_COMPILER__<target>_...,
   // CXX_COMPILER__..., C_COMPILER__..., *_LINKER__..., CUSTOM_COMMAND (a code generator,
@@ -214,9 +219,7 @@ std::string job_kind(std::string_view rule, std::string_view input, std::string_
   if (rule.find("LINKER") != std::string_view::npos || starts("link") || starts("cuda_devlink") ||
       starts("CMAKE_SYMLINK"))
     return "link";
-  if (starts("CUSTOM_COMMAND") || rule == "phony" || starts("RERUN_CMAKE") || rule == "CLEAN" ||
-      rule == "HELP")
-    return "other";
+  if (starts("CUSTOM_COMMAND") || is_bookkeeping_edge(rule, output)) return "other";
   std::string_view ext = extension_of(input.empty() ? output : input);
   std::string_view out_ext = extension_of(output);
   if (ext == ".cu") return "cu";

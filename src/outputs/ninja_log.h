@@ -61,6 +61,10 @@ struct NinjaEdge {
 };
 std::vector<NinjaEdge> parse_ninja_edges(std::string_view build_ninja, size_t max_edges);
 
+/// An edge that is no work of the build: Ninja's phony, CMake's regeneration (RERUN_CMAKE),
+/// clean and help, and its utility targets (install, edit_cache: outputs named *.util).
+bool is_bookkeeping_edge(std::string_view rule, std::string_view output);
+
 /// A job's kind from the rule that made it, where the rule says what it runs (CMake's
 /// CUDA_COMPILER/CXX_COMPILER/C_COMPILER/*_LINKER/CUSTOM_COMMAND, cpp_extension's
 /// cuda_compile and link), else from the input's (or output's) extension.

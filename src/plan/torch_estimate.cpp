@@ -18,6 +18,12 @@ double device_factor(const std::string& compress, const EstimateCoefficients& k)
   if (compress == "none") return k.device_factor_none;
   return 1.0;  // the coefficients were measured with nvcc's default compression
 }
+
+// The jobs that fit in `memory_gib` less the reserve at `gib_per_job` each (the coefficient
+// estimate and the measured prediction alike); the caller bounds it by the cores.
+int jobs_that_fit(double memory_gib, double reserve_gib, double gib_per_job) {
+  return static_cast<int>(std::floor(std::max(0.0, memory_gib - reserve_gib) / gib_per_job));
+}
 }  // namespace
 
 void estimate_jobs(const EstimateInput& in, const EstimateCoefficients& k, TorchPlan& plan) {
@@ -35,7 +41,7 @@ void estimate_jobs(const EstimateInput& in, const EstimateCoefficients& k, Torch
     return;
   }
   double usable_gib = static_cast<double>(in.usable_memory) / k_gib;
-  int by_memory = static_cast<int>(std::floor(std::max(0.0, usable_gib - k.reserve_gib) / per_job));
+  int by_memory = jobs_that_fit(usable_gib, k.reserve_gib, per_job);
   plan.jobs = std::max(1, std::min(cores, by_memory));
   plan.jobs_reason = fmt::format(
       "min({} cores, floor(({:.1f} GiB usable - {:.0f} GiB reserve) / {:.1f} GiB per job) = {}) = "
@@ -178,8 +184,8 @@ BuildPrediction predict_build(const std::vector<MeasuredUnit>& measured,
   p.reserve_gib = k.reserve_gib;
   int by_memory = p.cores;
   if (p.peak_per_job_mib > 0)
-    by_memory = static_cast<int>(std::floor(std::max(0.0, memory_gib - k.reserve_gib) * 1024.0 /
-                                            static_cast<double>(p.peak_per_job_mib)));
+    by_memory =
+        jobs_that_fit(memory_gib, k.reserve_gib, static_cast<double>(p.peak_per_job_mib) / 1024.0);
   p.jobs = std::max(1, std::min(p.cores, by_memory));
   p.memory_needed_gib = k.reserve_gib + p.jobs * static_cast<double>(p.peak_per_job_mib) / 1024.0;
   p.whole_wall_h = p.whole_cpu_s() / p.jobs / 3600.0;

@@ -17,9 +17,7 @@ constexpr size_t k_max_edges = 2000000;
 std::vector<plan::BuildUnit> build_units_from_ninja(std::string_view build_ninja) {
   std::vector<plan::BuildUnit> units;
   for (const auto& e : outputs::parse_ninja_edges(build_ninja, k_max_edges)) {
-    if (e.rule == "phony" || e.rule == "CLEAN" || e.rule == "HELP" ||
-        e.rule.starts_with("RERUN_CMAKE") || e.output.ends_with(".util"))
-      continue;
+    if (outputs::is_bookkeeping_edge(e.rule, e.output)) continue;
     units.push_back(
         {e.output, outputs::job_kind(e.rule, e.input, e.output), plan::cmake_target_of(e.output)});
   }
@@ -75,6 +73,18 @@ Expected<double> add_measured_units(const nlohmann::json& report,
   return last;
 }
 
+namespace {
+PredictionResult predict(const std::vector<plan::MeasuredUnit>& measured,
+                         const std::vector<plan::BuildUnit>& units, int cores, double memory_gib,
+                         bool check) {
+  PredictionResult r;
+  r.prediction =
+      plan::predict_build(measured, units, cores, memory_gib, plan::torch_catalog().estimates);
+  if (check) r.checks = plan::check_prediction(measured);
+  return r;
+}
+}  // namespace
+
 Expected<PredictionResult> predict_from_files(const PredictionInput& in) {
   TAILOR_TRY(text, read_text_file(in.build_ninja, k_max_input_bytes, BinaryData::refused));
   std::vector<plan::BuildUnit> units = build_units_from_ninja(text);
@@ -103,11 +113,7 @@ Expected<PredictionResult> predict_from_files(const PredictionInput& in) {
   if (measured.empty())
     return make_error("the reports measured no unit of " + in.build_ninja +
                       (in.cpu_time ? " with its CPU time" : " (a report of another tree?)"));
-  PredictionResult r;
-  r.prediction = plan::predict_build(measured, units, in.cores, in.memory_gib,
-                                     plan::torch_catalog().estimates);
-  if (in.check) r.checks = plan::check_prediction(measured);
-  return r;
+  return predict(measured, units, in.cores, in.memory_gib, in.check);
 }
 
 nlohmann::json prediction_json(const PredictionResult& r) {
@@ -154,11 +160,7 @@ std::optional<nlohmann::json> predict_for_report(const nlohmann::json& report,
   std::vector<plan::BuildUnit> units = build_units_from_ninja(*text);
   std::vector<plan::MeasuredUnit> measured;
   if (!add_measured_units(report, units, 0, measured) || measured.empty()) return std::nullopt;
-  PredictionResult r;
-  r.prediction =
-      plan::predict_build(measured, units, cores, memory_gib, plan::torch_catalog().estimates);
-  r.checks = plan::check_prediction(measured);
-  nlohmann::json j = prediction_json(r);
+  nlohmann::json j = prediction_json(predict(measured, units, cores, memory_gib, true));
   j["build_ninja"] = build_ninja;
   return j;
 }

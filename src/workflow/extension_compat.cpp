@@ -9,7 +9,6 @@
 
 #include "compat/bridge.h"
 #include "compat/removals.h"
-#include "util/files.h"
 #include "util/sha256.h"
 #include "util/strings.h"
 #include "workflow/extension_helpers.h"
@@ -48,30 +47,29 @@ StepResult bridge_removed_apis(const ExtensionBuildOptions& o, ExtensionBuildSta
 
 namespace {
 
-// The failed unit's whole output in the log: from the block's first line to the next
-// ninja `FAILED:` line. The block shows at most its first 40 lines, and a compiler's error
-// can follow a long run of warnings (maskrcnn-benchmark's ROIAlign_cpu.cpp: 80 lines of
+// The failed unit's whole output, as the runner kept the step's last lines (the run's
+// LogTail, never the log read back): from the block's first line to the next ninja
+// `FAILED:` line. The block shows at most its first 40 lines, and a compiler's error can
+// follow a long run of warnings (maskrcnn-benchmark's ROIAlign_cpu.cpp: 80 lines of
 // `.type()` deprecation notes before the error at AT_DISPATCH). Line numbers of the log.
-std::optional<compat::RemovalInLog> removal_in_failed_unit(const std::string& log_path,
+std::optional<compat::RemovalInLog> removal_in_failed_unit(const builder::LogTail& tail,
                                                            size_t first_line) {
-  if (log_path.empty() || first_line == 0) return std::nullopt;
-  auto log = read_file(log_path);
-  if (!log) return std::nullopt;
-  std::string_view rest(*log);
-  for (size_t n = 1; n < first_line && !rest.empty(); ++n) {
-    const size_t end = rest.find('\n');
-    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
-  }
-  const size_t next_failed = rest.find("\nFAILED:");
-  if (next_failed != std::string_view::npos) rest = rest.substr(0, next_failed);
-  auto found = compat::removal_in_log(rest, compat::removals());
+  if (first_line < tail.first_line || first_line - tail.first_line >= tail.lines.size())
+    return std::nullopt;
+  const size_t from = first_line - tail.first_line;
+  size_t to = from + 1;
+  while (to < tail.lines.size() && !tail.lines[to].starts_with("FAILED:")) ++to;
+  const std::vector<std::string> unit(tail.lines.begin() + static_cast<std::ptrdiff_t>(from),
+                                      tail.lines.begin() + static_cast<std::ptrdiff_t>(to));
+  auto found = compat::removal_in_log(join(unit, "\n"), compat::removals());
   if (found) found->line_number += first_line - 1;
   return found;
 }
 
 }  // namespace
 
-void name_known_removals(const ExtensionBuildOptions& o, ExtensionBuildState& s) {
+void name_known_removals(const ExtensionBuildOptions& o, ExtensionBuildState& s,
+                         const builder::LogTail& tail) {
   const BuildReport& rep = s.result.report;
   if (rep.recipe != "generic" || !s.result.error_block) return;
   // The first error block, as the run diagnosed it from the log's last lines; then the rest
@@ -81,7 +79,7 @@ void name_known_removals(const ExtensionBuildOptions& o, ExtensionBuildState& s)
   if (found)
     found->line_number += block.first_line - 1;
   else
-    found = removal_in_failed_unit(rep.log_path, block.first_line);
+    found = removal_in_failed_unit(tail, block.first_line);
   if (!found) return;
   const compat::RemovalHit* hit = &found->hit;
   const std::string& line = found->line;

@@ -56,7 +56,9 @@ StepResult cross_import_check(const ExtensionBuildOptions& o, ExtensionBuildCont
 /// (compat/bridge.h), listed in the report (extension_compat.cpp).
 StepResult bridge_removed_apis(const ExtensionBuildOptions& o, ExtensionBuildState& s);
 /// A failed build whose first error block shows a known removal: a diagnosis first that
-/// names it, and what tailor changed in that file or why it was not bridged.
-void name_known_removals(const ExtensionBuildOptions& o, ExtensionBuildState& s);
+/// names it, and what tailor changed in that file or why it was not bridged. `tail`: the
+/// failed step's last lines as the runner kept them (the failed unit's whole output).
+void name_known_removals(const ExtensionBuildOptions& o, ExtensionBuildState& s,
+                         const builder::LogTail& tail);
 
 }  // namespace tailor::workflow::detail

@@ -314,7 +314,7 @@ builder::StepResult run_build(const ExtensionBuildOptions& o, ExtensionBuildCont
     s.result.error_block = std::move(run.error_block);
     s.result.diagnoses = std::move(run.diagnoses);
     name_package_archs(s, o.keep_package_archs);
-    name_known_removals(o, s);
+    name_known_removals(o, s, run.outcome->facts.tail);
   }
   return run.stop;
 }

@@ -19,6 +19,7 @@
 #include "support/host_reports.h"
 #include "util/files.h"
 #include "util/interrupt.h"
+#include "util/strings.h"
 #include "workflow/extension_helpers.h"
 
 using namespace tailor;
@@ -175,14 +176,21 @@ TEST_F(ExtensionSteps, AKnownRemovalAfterALongRunOfWarningsIsStillNamed) {
       "[2/3] c++ -c csrc/nms_cpu.cpp\nFAILED: [code=1] nms_cpu.o\n"
       "csrc/nms_cpu.cpp:9:3: error: \u2018AT_CHECK\u2019 was not declared in this scope\n"
       "ninja: build stopped: subcommand failed.\n";
-  write(root / "build.log", log);
+  // The runner's tail of the failed step, as run_plan hands it over: it begins at the log's
+  // line 2 (an earlier line was not kept), and no log file is read back.
+  builder::LogTail tail;
+  tail.first_line = 2;
+  std::vector<std::string> lines = tailor::split_any(log, "\n");
+  tail.lines.assign(lines.begin() + 1, lines.end());
   s.result.report.recipe = "generic";
-  s.result.report.log_path = (root / "build.log").string();
-  s.result.error_block = diagnose::first_error_block(log);
+  s.result.report.log_path = (root / "no-such-build.log").string();
+  s.result.error_block = diagnose::first_error_block(tail.text());
   ASSERT_TRUE(s.result.error_block);
+  s.result.error_block->first_line += tail.first_line - 1;
+  s.result.error_block->last_line += tail.first_line - 1;
   ASSERT_LT(s.result.error_block->last_line, error_line);  // the block stops short of it
   o.keep_package_source = true;
-  detail::name_known_removals(o, s);
+  detail::name_known_removals(o, s, tail);
   ASSERT_FALSE(s.result.diagnoses.empty());
   EXPECT_EQ(s.result.diagnoses[0].pattern_id, "compat-torch-dispatch-type");
   EXPECT_EQ(s.result.diagnoses[0].line_number, error_line);
