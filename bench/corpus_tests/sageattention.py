@@ -9,7 +9,9 @@
 # Tolerance, from the format: Q/K are INT8 per thread/block (~0.4% of the block max per element)
 # and V/P are FP8 e4m3 (3 mantissa bits, ~3% per element) with fp32 sums, so the output is close in
 # direction but not bitwise: cosine similarity > 0.99 and relative L2 error < 0.1 per case (a wrong
-# kernel gives cosine near 0), and the lse within 0.05 (absolute, natural log) of the reference.
+# kernel gives cosine near 0). The lse (natural log) carries the INT8 score error (~0.02 per score,
+# averaged over the keys a row attends to, barely at all for the first causal rows): mean |error|
+# < 0.02 and max < 0.15 (a wrong base or scale is off by whole units).
 # The package is imported the normal way; sageattention.sm90_compile / sm80_compile are imported
 # explicitly first because its core swallows their import errors (SM90_ENABLED = False).
 # `--cpu` runs only the reference and its self-checks.
@@ -76,14 +78,15 @@ def main():
         ("sm80_f16", torch.float16, 1000, 128, False, "sm80"),
         ("sm80_causal", torch.bfloat16, 256, 64, True, "sm80"),
     ]
-    lse_err = 0.0
+    lse_err, lse_mean = 0.0, 0.0
     for tag, dtype, n, d, causal, fn in cases:
         q, k, v = make(2, 4, n, d, dtype)
         ref, lse_ref = attn_ref(q, k, v, causal)
         qc, kc, vc = q.cuda(), k.cuda(), v.cuda()
         if fn == "sageattn":
             o, lse = sageattention.sageattn(qc, kc, vc, tensor_layout="HND", is_causal=causal, return_lse=True)
-            lse_err = max(lse_err, (lse.double().cpu() - lse_ref).abs().max().item())
+            d = (lse.double().cpu() - lse_ref).abs()
+            lse_err, lse_mean = max(lse_err, d.max().item()), max(lse_mean, d.mean().item())
         elif fn == "nhd":
             o = sageattention.sageattn_qk_int8_pv_fp8_cuda_sm90(
                 qc.transpose(1, 2).contiguous(), kc.transpose(1, 2).contiguous(), vc.transpose(1, 2).contiguous(),
@@ -93,8 +96,9 @@ def main():
                                                            pv_accum_dtype="fp32")
         assert o.shape == q.shape and o.dtype == dtype, (tag, o.shape, o.dtype)
         res[tag] = compare(o, ref)
-    ok = all(c > 0.99 and l2 < 0.1 for c, l2 in res.values()) and lse_err < 0.05
-    return ok, " ".join("%s cos %.5f l2 %.3f" % (t, c, l2) for t, (c, l2) in res.items()) + " lse %.3f" % lse_err
+    ok = all(c > 0.99 and l2 < 0.1 for c, l2 in res.values()) and lse_mean < 0.02 and lse_err < 0.15
+    return ok, " ".join("%s cos %.5f l2 %.3f" % (t, c, l2) for t, (c, l2) in res.items()) + \
+        " lse mean %.3f max %.3f" % (lse_mean, lse_err)
 
 
 if __name__ == "__main__":
