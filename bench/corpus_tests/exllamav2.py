@@ -13,7 +13,7 @@
 # reconstruct(handle, out); gemm_half_q_half(a, handle, c, bool force_cuda); free_q_matrix(handle);
 # rms_norm(x, w, y, float eps); layer_norm(x, w, b, y, float eps).
 # Tolerance: the kernels dequantise in fp16 and accumulate partly in fp16 (half2 dot products), so
-# mean |C - ref| / mean |ref| < 5e-3 and max error < 2e-2 of max |ref|; reconstruct within 2e-3 of
+# mean |C - ref| / mean |ref| < 5e-3 and max error < 2e-2 of max |ref|; reconstruct within 4e-3 of
 # max |W|; norms within 4e-3 of the max (fp16 output) and 1e-4 for fp32 in/out.
 # `import exllamav2` pulls in its tokenizer/generator stack, so exllamav2_ext is imported directly
 # (it is a top-level module of the wheel; exllamav2/ext.py imports it the same way when prebuilt).
@@ -123,7 +123,7 @@ def main():
             errs["%s_m%d_%s" % (tag, m, "q" if force else "dq")] = rel(c, a.double() @ deq)
         ext.free_q_matrix(h)
     for key, (mean, mx) in errs.items():
-        if not (mx < 2e-3 if key == "reconstruct" else (mean < 5e-3 and mx < 2e-2)):
+        if not (mx < 4e-3 if key == "reconstruct" else (mean < 5e-3 and mx < 2e-2)):
             bad.append(key)
     # fused norms
     torch.manual_seed(1)
