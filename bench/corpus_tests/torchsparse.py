@@ -44,6 +44,7 @@
 # those kernel maps against the dense reference. On a mismatch the FAIL line says which other offset
 # order would have matched.
 import sys
+import traceback
 
 import numpy as np
 import torch
@@ -254,51 +255,72 @@ def gpu_checks():
                     bad.append("%s.%s %.2e>%.0e" % (tag, n, e, tol))
         return x, f, w
 
-    key = lambda c: (((c[:, 0].long() * R + c[:, 1]) * R + c[:, 2]) * R + c[:, 3]).sort().values
-    conv("1x1x1", 16, 32, 1, None, 1e-4)  # torch matmul inside conv3d: no torchsparse kernel
-    conv("default", 16, 32, 3, None, 1e-2 if tf32_default else 1e-4)
+    def key(c):
+        return (((c[:, 0].long() * R + c[:, 1]) * R + c[:, 2]) * R + c[:, 3]).sort().values
+
+    def guarded(tag, fn, *args, **kw):
+        """One check; an exception fails it (traceback printed) and the others still run."""
+        try:
+            return fn(*args, **kw)
+        except Exception as e:
+            traceback.print_exc(file=sys.stdout)
+            bad.append("%s %s: %s" % (tag, type(e).__name__, (str(e).splitlines() or [""])[0][:200]))
+            return None
+
+    def check(tag, ok):
+        if not ok:
+            bad.append(tag)
+
+    guarded("1x1x1", conv, "1x1x1", 16, 32, 1, None, 1e-4)  # torch matmul in conv3d, no kernel
+    guarded("default", conv, "default", 16, 32, 3, None, 1e-2 if tf32_default else 1e-4)
     torchsparse.backends.allow_tf32 = False
     ig = F.Dataflow.ImplicitGEMM
-    conv("igemm16x32", 16, 32, 3, config(ig), 1e-4)
-    conv("igemm32x64", 32, 64, 3, config(ig), 1e-4)
-    conv("igemm.train", 16, 32, 3, config(ig), 1e-4, train=True, grads=True)
-    x, f, w = conv("gather", 16, 32, 3, config(F.Dataflow.GatherScatter), 1e-4, train=True,
-                   grads=True)
-    conv("fetch", 16, 32, 3, config(F.Dataflow.FetchOnDemand), 1e-4)
+    guarded("igemm16x32", conv, "igemm16x32", 16, 32, 3, config(ig), 1e-4)
+    guarded("igemm32x64", conv, "igemm32x64", 32, 64, 3, config(ig), 1e-4)
+    guarded("igemm.train", conv, "igemm.train", 16, 32, 3, config(ig), 1e-4, train=True,
+            grads=True)
+    gs = guarded("gather", conv, "gather", 16, 32, 3, config(F.Dataflow.GatherScatter), 1e-4,
+                 train=True, grads=True)
+    guarded("fetch", conv, "fetch", 16, 32, 3, config(F.Dataflow.FetchOnDemand), 1e-4)
     # downsampling: kernel 2 stride 2 (build_kernel_map_downsample_hashmap), as in examples/example.py
-    conv("igemm.k2s2", 16, 32, 2, config(ig), 1e-4, train=True, grads=True, stride=2)
+    guarded("igemm.k2s2", conv, "igemm.k2s2", 16, 32, 2, config(ig), 1e-4, train=True, grads=True,
+            stride=2)
 
-    # the package's CPU kernel on the GatherScatter kernel map
-    # conv_forward_gather_scatter_cpu(in_feat, out_feat, kernel, neighbor_map, neighbor_offset, transpose)
-    kmap = next(iter(x._caches.kmaps.values()))
-    out = torch.zeros(coords.shape[0], 32)
-    torchsparse.backend.conv_forward_gather_scatter_cpu(
-        f.contiguous(), out, w.contiguous(), kmap["nbmaps"].int().cpu().contiguous(),
-        kmap["nbsizes"].int().cpu().contiguous(), False)
-    errs["gather_cpu"] = e = rel(out, ref_conv(f.double(), coords, dense_weight(w.double(), 3), coords))
-    if e > 1e-4:
-        bad.append("gather_cpu %.2e" % e)
+    def gather_cpu(x, f, w):
+        # the package's CPU kernel on the GatherScatter kernel map: conv_forward_gather_scatter_cpu(
+        #   in_feat, out_feat, kernel, neighbor_map, neighbor_offset, transpose)
+        kmap = next(iter(x._caches.kmaps.values()))
+        out = torch.zeros(coords.shape[0], 32)
+        torchsparse.backend.conv_forward_gather_scatter_cpu(
+            f.contiguous(), out, w.contiguous(), kmap["nbmaps"].int().cpu().contiguous(),
+            kmap["nbsizes"].int().cpu().contiguous(), False)
+        ref = ref_conv(f.double(), coords, dense_weight(w.double(), 3), coords)
+        errs["gather_cpu"] = e = rel(out, ref)
+        check("gather_cpu %.2e" % e, e <= 1e-4)
 
-    # to_dense_forward_cuda
-    fd = torch.randn(coords.shape[0], 8, generator=gen)
-    dn = SparseTensor(fd.to(dev), coords_d, spatial_range=(B, R, R, R)).dense().cpu()
-    if not torch.equal(dn, densify(fd, coords).permute(0, 2, 3, 4, 1)):
-        bad.append("dense")
+    if gs is not None:
+        guarded("gather_cpu", gather_cpu, *gs)
 
-    # hash_cuda / hash_cpu
-    cn = coords.numpy()
-    if not np.array_equal(F.sphash(coords_d).cpu().numpy(), fnv_hash(cn, False)):
-        bad.append("hash_cuda")
-    if not np.array_equal(F.sphash(coords).numpy(), fnv_hash(cn, True)):
-        bad.append("hash_cpu")
+    def dense():  # to_dense_forward_cuda
+        fd = torch.randn(coords.shape[0], 8, generator=gen)
+        dn = SparseTensor(fd.to(dev), coords_d, spatial_range=(B, R, R, R)).dense().cpu()
+        check("dense", torch.equal(dn, densify(fd, coords).permute(0, 2, 3, 4, 1)))
 
-    # sparse_quantize (numpy) against np.unique
-    pts = np.random.default_rng(0).uniform(0, 4, size=(2000, 3))
-    q, idx, inv = sparse_quantize(pts, 0.5, return_index=True, return_inverse=True)
-    fl = np.floor(pts / 0.5).astype(np.int32)
-    if not (np.array_equal(q, np.unique(fl, axis=0)) and np.array_equal(fl[idx], q)
-            and np.array_equal(q[inv.reshape(-1)], fl)):
-        bad.append("sparse_quantize")
+    def hashes():  # hash_cuda / hash_cpu
+        cn = coords.numpy()
+        check("hash_cuda", np.array_equal(F.sphash(coords_d).cpu().numpy(), fnv_hash(cn, False)))
+        check("hash_cpu", np.array_equal(F.sphash(coords).numpy(), fnv_hash(cn, True)))
+
+    def quantize():  # sparse_quantize (numpy) against np.unique
+        pts = np.random.default_rng(0).uniform(0, 4, size=(2000, 3))
+        q, idx, inv = sparse_quantize(pts, 0.5, return_index=True, return_inverse=True)
+        fl = np.floor(pts / 0.5).astype(np.int32)
+        check("sparse_quantize", np.array_equal(q, np.unique(fl, axis=0))
+              and np.array_equal(fl[idx], q) and np.array_equal(q[inv.reshape(-1)], fl))
+
+    guarded("dense", dense)
+    guarded("hash", hashes)
+    guarded("sparse_quantize", quantize)
 
     torch.cuda.synchronize()
     cfg = "default=%s(%s)" % (default_flow, "tf32" if tf32_default else "fp32")
@@ -314,6 +336,7 @@ def main():
             return 0
         msg, bad = gpu_checks()
     except Exception as e:  # an exception is a failure too
+        traceback.print_exc(file=sys.stdout)
         print("FAIL %s %s: %s" % (NAME, type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
         return 1
     if bad:
