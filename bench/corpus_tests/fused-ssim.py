@@ -82,7 +82,7 @@ def main():
     msgs, ok = [], True
     for k, _ in cases:
         (a, b, wmap), (m_ref, g_ref) = refs[k]
-        x = a.cuda().requires_grad_()
+        x = a.cuda().clone().requires_grad_()
         nd = 3 if k == "3d" else 2
         m = fused_ssim.FusedSSIMMap.apply(C1, C2, x, b.cuda(), "same", True, nd)
         (m * wmap.cuda()).sum().backward()

@@ -96,7 +96,8 @@ def scene():
 
 
 def rel(a, b):
-    return ((a.double() - b.double()).abs().max() / b.double().abs().max().clamp(min=1e-12)).item()
+    a, b = a.detach().cpu().double(), b.detach().cpu().double()
+    return ((a - b).abs().max() / b.abs().max().clamp(min=1e-12)).item()
 
 
 def main():

@@ -53,7 +53,8 @@ def load_ext():
 
 
 def rel(a, b):
-    return ((a.detach().cpu().double() - b.detach().double()).abs().max() / b.detach().double().abs().max()).item()
+    a, b = a.detach().cpu().double(), b.detach().cpu().double()
+    return ((a - b).abs().max() / b.abs().max()).item()
 
 
 def msda_pytorch(value, shapes, locs, attn):  # mmcv.ops.multi_scale_deform_attn, copied

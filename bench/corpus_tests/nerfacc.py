@@ -101,7 +101,7 @@ def main():
            "inclusive_prod": nerfacc.inclusive_prod, "exclusive_prod": nerfacc.exclusive_prod}
     errs = {}
     for kind, fn in fns.items():
-        xc = x.to(dev).requires_grad_()
+        xc = x.to(dev).clone().requires_grad_()
         y = fn(xc, packed)
         y.backward(g.to(dev))
         y_ref, g_ref = refs[kind]
@@ -109,7 +109,7 @@ def main():
         errs[kind] = (y.detach().cpu().double() - y_ref).abs().max().item() / scale
         errs[kind + "_grad"] = (xc.grad.cpu().double() - g_ref).abs().max().item() / g_ref.abs().max().item()
     # rendering weights from density (ray_indices -> pack_info on the GPU) and from alpha
-    sc = sigmas.to(dev).requires_grad_()
+    sc = sigmas.to(dev).clone().requires_grad_()
     w, trans, alphas = nerfacc.render_weight_from_density(t0.to(dev), t1.to(dev), sc,
                                                           ray_indices=ray_ids.to(dev), n_rays=len(cnts))
     w.backward(gw.to(dev))

@@ -100,7 +100,7 @@ def main():
     ok = ok and bq.dtype == torch.int32 and bq_bad == 0
 
     # grouping and its gradient
-    f = feats.to(dev).requires_grad_()
+    f = feats.to(dev).clone().requires_grad_()
     grouped = pointnet2_utils.grouping_operation(f, bq)
     fr = feats.double().requires_grad_()
     gref = torch.stack([fr[b][:, bq_r[b]] for b in range(B)])  # (B, C, M, ns)
