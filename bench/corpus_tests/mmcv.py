@@ -111,18 +111,18 @@ def inputs():
     return d
 
 
-def references(d):
-    import torchvision.ops as tvo
+def references(d, tvo):  # tvo: torchvision.ops, or None where torchvision is absent (--cpu only)
     r = {}
-    f = d["feat"].double().requires_grad_()
-    out = tvo.roi_align(f, d["rois"].double(), (7, 7), spatial_scale=0.25, sampling_ratio=2, aligned=True)
-    out.backward(d["g_roi"].double())
-    r["roi"], r["roi_grad"] = out.detach(), f.grad
-    r["nms"] = tvo.nms(d["boxes"].double(), d["scores"].double(), 0.5)
-    xs = [d[k].double().requires_grad_() for k in ("dc_in", "dc_off", "dc_mask", "dc_w", "dc_b")]
-    out = tvo.deform_conv2d(xs[0], xs[1], xs[3], xs[4], padding=1, mask=xs[2])
-    out.backward(d["dc_g"].double())
-    r["dc"], r["dc_grads"] = out.detach(), [x.grad for x in xs]
+    if tvo is not None:
+        f = d["feat"].double().requires_grad_()
+        out = tvo.roi_align(f, d["rois"].double(), (7, 7), spatial_scale=0.25, sampling_ratio=2, aligned=True)
+        out.backward(d["g_roi"].double())
+        r["roi"], r["roi_grad"] = out.detach(), f.grad
+        r["nms"] = tvo.nms(d["boxes"].double(), d["scores"].double(), 0.5)
+        xs = [d[k].double().requires_grad_() for k in ("dc_in", "dc_off", "dc_mask", "dc_w", "dc_b")]
+        out = tvo.deform_conv2d(xs[0], xs[1], xs[3], xs[4], padding=1, mask=xs[2])
+        out.backward(d["dc_g"].double())
+        r["dc"], r["dc_grads"] = out.detach(), [x.grad for x in xs]
     for key, t, w in (("fl", "fl_t", None), ("fl_w", "fl_t_w", d["fl_w"].double())):
         x = d["fl_x"].double().requires_grad_()
         loss = focal_ref(x, d[t], 2.0, 0.25, w)
@@ -135,13 +135,14 @@ def references(d):
     return r
 
 
-def self_checks(d, r):
-    import torchvision.ops as tvo
-    # deform_conv2d with zero offsets and unit masks is conv2d
-    x, w = d["dc_in"].double(), d["dc_w"].double()
-    z = tvo.deform_conv2d(x, torch.zeros_like(d["dc_off"]).double(), w, None, padding=1,
-                          mask=torch.ones_like(d["dc_mask"]).double())
-    assert (z - F.conv2d(x, w, padding=1, groups=2)).abs().max() < 1e-10
+def self_checks(d, r, tvo):
+    if tvo is not None:
+        # deform_conv2d with zero offsets and unit masks is conv2d
+        x, w = d["dc_in"].double(), d["dc_w"].double()
+        z = tvo.deform_conv2d(x, torch.zeros_like(d["dc_off"]).double(), w, None, padding=1,
+                              mask=torch.ones_like(d["dc_mask"]).double())
+        assert (z - F.conv2d(x, w, padding=1, groups=2)).abs().max() < 1e-10
+        assert 20 < len(r["nms"]) < 300
     # focal loss with gamma 0, alpha 0.5 is half the binary cross entropy
     x = d["fl_x"].double()
     t = F.one_hot(d["fl_t"], 6)[:, :5].double()
@@ -156,7 +157,6 @@ def self_checks(d, r):
     a[:, :, :, 0, 0] = 1.0
     o = msda_pytorch(v, d["shapes"], loc, a)
     assert (o[:, 0] - v[:, 2 * 12 + 3].reshape(2, 32)).abs().max() < 1e-12
-    assert 20 < len(r["nms"]) < 300
 
 
 def run_ext(ext, d, dev):  # the mmcv kernels on one device; returns the outputs and gradients
@@ -223,8 +223,16 @@ def tolerance(k):
 
 def main():
     d = inputs()
-    r = references(d)
-    self_checks(d, r)
+    try:
+        import torchvision.ops as tvo
+    except ImportError:
+        if not CPU_ONLY:
+            raise
+        tvo = None
+    r = references(d, tvo)
+    self_checks(d, r, tvo)
+    if tvo is None:
+        return True, "reference (cpu) focal/msda ok; torchvision absent: roi_align/nms/deform_conv references not run"
     msgs = []
     try:
         ext = load_ext()
