@@ -85,7 +85,8 @@ def rel(got, want):
 
 def make():
     torch.manual_seed(0)
-    causal = [tuple(torch.randn(2, 3, 70, d, dtype=torch.float64) * 0.5 for d in (e, e, m)) for e, m in ((32, 32), (24, 40))]
+    causal = [tuple(torch.randn(2, 3, 70, d, dtype=torch.float64) * 0.5 for d in (e, e, m))
+              for e, m in ((32, 32), (24, 40))]
     N, H, L, E = 2, 3, 40, 16
     Q, K, V = (torch.randn(N, H, L, E, dtype=torch.float64) for _ in range(3))
     mask = torch.randn(L, L, dtype=torch.float64) * 0.1
@@ -96,11 +97,10 @@ def make():
 
 
 def run_all(causal, local, hashing, ft, dev, dt, use_ref):
-    from_ref = use_ref
-    cp = ref_causal if from_ref else ft["causal"]
-    ld = (lambda q, k: ref_local_dot(q, k, local[3], local[4], CTX)) if from_ref else \
+    cp = ref_causal if use_ref else ft["causal"]
+    ld = (lambda q, k: ref_local_dot(q, k, local[3], local[4], CTX)) if use_ref else \
         (lambda q, k: ft["local_dot"](q, k, local[3].to(dev, dt), local[4].to(dev), CTX))
-    la = ref_local_avg if from_ref else ft["local_avg"]
+    la = ref_local_avg if use_ref else ft["local_avg"]
     out = {}
     for i, (q, k, v) in enumerate(causal):
         out["causal%d" % i] = grads(cp, q.to(dev, dt), k.to(dev, dt), v.to(dev, dt))
@@ -108,7 +108,7 @@ def run_all(causal, local, hashing, ft, dev, dt, use_ref):
     out["local_dot"] = grads(ld, Q.to(dev, dt), K.to(dev, dt))
     out["local_avg"] = grads(la, A.to(dev, dt), V.to(dev, dt))
     X, P = hashing
-    out["hash"] = ref_hash(X, P)[0] if from_ref else ft["hash"](X.to(dev, dt), P.to(dev, dt)).cpu()
+    out["hash"] = ref_hash(X, P)[0] if use_ref else ft["hash"](X.to(dev, dt), P.to(dev, dt)).cpu()
     return out
 
 
