@@ -278,6 +278,7 @@ build_one() {
 
 # gpu_test NAME DIR CPUS GPU: installs DIR/dist's wheel into DIR/site and runs the package's
 # test there; prints the test's last line (or why there is none).
+# (-P: the tests folder stays off sys.path, so a test named after its package does not shadow it.)
 gpu_test() {
   local name=$1 dir=$2 cpus=$3 gpu=$4 t=$tests/$1.py wheel
   [ -f "$t" ] || { echo "no test"; return; }
@@ -287,7 +288,7 @@ gpu_test() {
   "$python" -m pip install -q --no-deps --no-index --target "$dir/site" "$wheel" >"$dir/gpu-test.txt" 2>&1 ||
     { echo "install failed"; return; }
   (cd "$dir/site" && CUDA_VISIBLE_DEVICES=$gpu PYTHONPATH="$dir/site" PYTHONUNBUFFERED=1 \
-    taskset -c "$cpus" timeout -k 10 180 "$python" "$t") >>"$dir/gpu-test.txt" 2>&1 </dev/null
+    taskset -c "$cpus" timeout -k 10 180 "$python" -P "$t") >>"$dir/gpu-test.txt" 2>&1 </dev/null
   local line
   line=$(grep -E '^(PASS|FAIL)' "$dir/gpu-test.txt" | tail -1)
   [ -n "$line" ] || line="no verdict: $(grep -v '^[[:space:]]*$' "$dir/gpu-test.txt" | tail -1)"

@@ -3,8 +3,9 @@
 # side on one host, each with its own CPUs, then everything packed for the trip back.
 #
 # usage: bash bench/corpus_round.sh OUT GROUP...
-#   GROUP is FIRST_LANE:LANES:WIDTH:name,name,... (corpus.sh --first-lane/--lanes/--width/--only;
-#   lane i of width W owns CPUs [i*W, (i+1)*W), so groups must not overlap).
+#   GROUP is FIRST_LANE:LANES:WIDTH:name,name,...[:CORPUS[:TESTS]] (corpus.sh --first-lane/--lanes/
+#   --width/--only, and --corpus/--tests for that group; lane i of width W owns CPUs
+#   [i*W, (i+1)*W), so groups must not overlap).
 # Environment: TAILOR (tailor to run), PY (target Python, default /opt/torch/.venv/bin/python),
 # BUDGET (seconds, default 560), TESTS (a folder of GPU tests: corpus.sh --tests), RETEST=1 (rerun
 # the tests on wheels already in OUT: corpus.sh --retest), WHEELS_BACK=1 (pack the built wheels too).
@@ -29,16 +30,18 @@ shopt -u nullglob
   echo "carried wheels: pip failed (see carried-wheels.txt)"; }
 [ ${#debs[@]} -gt 0 ] && { dpkg -i "${debs[@]}" >"$out/carried-debs.txt" 2>&1 || echo "carried debs: dpkg failed"; }
 extra=()
-[ -n "${TESTS:-}" ] && extra+=(--tests "$TESTS")
 [ "${RETEST:-0}" = 1 ] && extra+=(--retest)
 work=${WORK:-/tmp/corpus-round}
 n=0
 for g in "$@"; do
-  IFS=: read -r first lanes width only <<<"$g"
+  IFS=: read -r first lanes width only corpus tests <<<"$g"
   n=$((n + 1))
+  gx=(--corpus "${corpus:-$here/bench/corpus.txt}")
+  tests=${tests:-${TESTS:-}}
+  [ -n "$tests" ] && gx+=(--tests "$tests")
   bash "$here/bench/corpus.sh" --tailor "$tailor" --python "$py" --lanes "$lanes" --width "$width" \
     --first-lane "$first" --only "$only" --budget "$budget" --timeout "$budget" --out "$work/g$n" \
-    --sources "$here/.carry/sdists" --wheels /nonexistent "${extra[@]}" >"$out/group-$n.txt" 2>&1 &
+    --sources "$here/.carry/sdists" --wheels /nonexistent "${gx[@]}" "${extra[@]}" >"$out/group-$n.txt" 2>&1 &
 done
 wait
 : >"$out/results.tsv"
