@@ -34,6 +34,13 @@ StepResult bridge_removed_apis(const ExtensionBuildOptions& o, ExtensionBuildSta
     all += c.text() + "\n";
   }
   rep.compat_left_alone = bridged->left_alone;
+  // The build driver raises the package's own older -std flags (choices.py, old_std_back)
+  // and says each as a `package` line; unset, they stay (--keep-package-source).
+  if (const auto& raise = bridged->cxx_raise) {
+    rep.env["TAILOR_CXX_STANDARD"] = raise->standard;
+    rep.env["TAILOR_CXX_OLDER"] = join(raise->from, " ");
+    rep.env["TAILOR_CXX_REMOVAL"] = raise->id + ", removed in " + raise->removed_in;
+  }
   for (const auto& a : bridged->added) all += a.path + "\n" + a.text;
   if (!all.empty()) {
     rep.env["TAILOR_SOURCE_COMPAT"] =
