@@ -85,12 +85,17 @@ build_one() {
     >"$out/$name-$mode/build.json" 2>"$out/$name-$mode/stderr"
   local rc=$? t1=$(date +%s)
   python3 - "$out/$name-$mode/build.json" "$name" "$mode" "$rc" "$((t1 - t0))" <<'PY'
-import json, sys
+import json, re, sys
 path, name, mode, rc, secs = sys.argv[1:]
 changes, diag, targets, imp, kinds = 0, "-", "-", "-", "-"
 try:
     j = json.load(open(path))  # the build's report, as --json prints it
-    listed = (j.get("run") or {}).get("compat_changes") or []
+    listed = list((j.get("run") or {}).get("compat_changes") or [])
+    # The build driver's changes (a -std raised) are package choices naming their removal.
+    for c in (j.get("run") or {}).get("package_choices") or []:
+        m = re.search(r"; ([a-z0-9-]+), removed in ", c)
+        if m:
+            listed.append({"removal": m.group(1)})
     changes = len(listed)
     counts = {}
     for c in listed:
