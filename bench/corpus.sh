@@ -19,7 +19,11 @@
 # usage: bash bench/corpus.sh --tailor PATH --python /opt/torch/.venv/bin/python --lanes N
 #          --width 16 --budget SECONDS --out DIR [--timeout SECONDS] [--only name,name]
 #          [--first-lane N] [--sources DIR] [--wheels DIR] [--corpus FILE] [--arch SPEC]
-#          [--extra "ARGS for every tailor build"] [--own]
+#          [--extra "ARGS for every tailor build"] [--own] [--tests DIR [--retest]]
+# --tests DIR runs DIR/NAME.py (a GPU test of the package's kernels, bench/corpus_tests) right
+# after each package that built: its wheel installed with `pip install --no-deps --target
+# OUT/NAME/site`, the test run there on the lane's CPUs and GPU; its last line is the gpu column.
+# --retest builds nothing: it reruns the tests of the wheels already in OUT/NAME/dist.
 # --own runs each package's own build instead of tailor's, as its users would run it:
 # `pip wheel --no-build-isolation --no-deps` of the same source with TORCH_CUDA_ARCH_LIST
 # set to the target and the same switches, pinned to the same lane (for own / tailor ratios).
@@ -40,6 +44,8 @@ corpus="$here/bench/corpus.txt"
 arch=9.0
 extra=""
 own=0
+tests=""
+retest=0
 while [ $# -gt 0 ]; do
   case $1 in
     --tailor) tailor=$2; shift 2 ;;
@@ -57,7 +63,9 @@ while [ $# -gt 0 ]; do
     --arch) arch=$2; shift 2 ;;
     --extra) extra=$2; shift 2 ;;
     --own) own=1; shift ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    --tests) tests=$(cd "$2" && pwd); shift 2 ;;
+    --retest) retest=1; shift ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -96,7 +104,7 @@ whls=("$wheels"/*.whl)
 shopt -u nullglob
 if [ ${#whls[@]} -gt 0 ]; then
   echo "installing ${#whls[@]} carried wheels into $python" | tee -a "$S"
-  "$python" -m pip install -q --no-index --find-links "$wheels" "${whls[@]}" >>"$S" 2>&1 ||
+  "$python" -m pip install -q --no-deps --no-index "${whls[@]}" >>"$S" 2>&1 ||
     echo "pip install of the carried wheels failed (see above); going on" | tee -a "$S"
 fi
 
@@ -130,7 +138,7 @@ for (( l = 0; l < lanes; l++ )); do
   echo "lane $(( first + l )) (~${load[l]}s expected):$lane_names" | tee -a "$S"
 done
 
-[ -s "$R" ] || printf 'name\trc\twall_s\twheel\ttargets\timport\treason\n' >"$R"
+[ -s "$R" ] || printf 'name\trc\twall_s\twheel\ttargets\timport\tgpu\treason\n' >"$R"
 
 # report_fields JSON REPORT: prints wheel, targets, import, reason (tab-separated) from
 # tailor's --json output (has error and diagnoses) or else the wheel's report json.
@@ -175,15 +183,20 @@ build_one() {
   local left=$(( deadline - $(date +%s) - 15 ))
   if [ "$left" -lt 60 ]; then
     echo "lane $lane: $name skipped, ${left}s left" >>"$S"
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" skipped 0 - - - "budget: ${left}s left" >>"$R"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" skipped 0 - - - - "budget: ${left}s left" >>"$R"
     return
   fi
   local t=$(( left < timeout_s ? left : timeout_s ))
+  if [ "$retest" = 1 ]; then
+    local lo=$(( width * lane )) hi=$(( width * lane + width - 1 ))
+    printf '%s\tretest\t0\t-\t-\t-\t%s\t-\n' "$name" "$(gpu_test "$name" "$dir" "$lo-$hi" $(( lane % gpus )) | clean 200)" >>"$R"
+    return
+  fi
   rm -rf "$dir"
   mkdir -p "$dir/dist" "$dir/work"
   local path=$sources/$src
   if [ ! -f "$path" ]; then
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" missing 0 - - - "no $src in $sources" >>"$R"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" missing 0 - - - - "no $src in $sources" >>"$R"
     return
   fi
   if [[ $src == *-git.tar.gz ]]; then
@@ -241,9 +254,13 @@ build_one() {
   [ -n "$log" ] && [ -f "$log" ] || log=$(find "$dir" -name '*.log' -printf '%T@ %p\n' 2>/dev/null | sort -nr | head -1 | cut -d' ' -f2-)
   [ -n "$log" ] && [ -f "$log" ] && tail -n 200 "$log" >"$dir/build-log-tail.txt"
   tail -n 200 "$dir/build.stderr" >"$dir/stderr-tail.txt"
+  local gpu=-
+  if [ -n "$tests" ] && [ "$rc" -eq 0 ]; then
+    gpu=$(gpu_test "$name" "$dir" "$lo-$hi" $(( lane % gpus )))
+  fi
   local row
-  row=$(printf '%s\t%s\t%s\t%s\t%s\t%s\t%s' "$name" "$rc" "$wall" "$wheel" \
-    "$(clean 200 <<<"$targets")" "$(clean 200 <<<"$imp")" "$(clean 600 <<<"$reason")")
+  row=$(printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s' "$name" "$rc" "$wall" "$wheel" \
+    "$(clean 200 <<<"$targets")" "$(clean 200 <<<"$imp")" "$(clean 200 <<<"$gpu")" "$(clean 600 <<<"$reason")")
   printf '%s\n' "$row" >"$dir/row.tsv"
   if command -v flock >/dev/null; then
     # shellcheck disable=SC2016 # expanded by the inner sh
@@ -254,8 +271,28 @@ build_one() {
   echo "lane $lane: $name rc=$rc ${wall}s $wheel" >>"$S"
   local -a pack=(build.json stderr-tail.txt row.tsv)
   [ -f "$dir/build-log-tail.txt" ] && pack+=(build-log-tail.txt)
+  [ -f "$dir/gpu-test.txt" ] && pack+=(gpu-test.txt)
   [ -n "$report" ] && pack+=("dist/$(basename "$report")")
   tar -czf "$out/$name.tgz" -C "$dir" "${pack[@]}" 2>/dev/null
+}
+
+# gpu_test NAME DIR CPUS GPU: installs DIR/dist's wheel into DIR/site and runs the package's
+# test there; prints the test's last line (or why there is none).
+# (-P: the tests folder stays off sys.path, so a test named after its package does not shadow it.)
+gpu_test() {
+  local name=$1 dir=$2 cpus=$3 gpu=$4 t=$tests/$1.py wheel
+  [ -f "$t" ] || { echo "no test"; return; }
+  wheel=$(find "$dir/dist" -maxdepth 1 -name '*.whl' | head -1)
+  [ -n "$wheel" ] || { echo "no wheel"; return; }
+  rm -rf "$dir/site"
+  "$python" -m pip install -q --no-deps --no-index --target "$dir/site" "$wheel" >"$dir/gpu-test.txt" 2>&1 ||
+    { echo "install failed"; return; }
+  (cd "$dir/site" && CUDA_VISIBLE_DEVICES=$gpu PYTHONPATH="$dir/site" PYTHONUNBUFFERED=1 \
+    taskset -c "$cpus" timeout -k 10 180 "$python" -P "$t") >>"$dir/gpu-test.txt" 2>&1 </dev/null
+  local line
+  line=$(grep -E '^(PASS|FAIL)' "$dir/gpu-test.txt" | tail -1)
+  [ -n "$line" ] || line="no verdict: $(grep -v '^[[:space:]]*$' "$dir/gpu-test.txt" | tail -1)"
+  printf '%s\n' "$line"
 }
 
 lane() {
@@ -270,5 +307,5 @@ echo
 echo "=== $(( $(date +%s) - start ))s; $(awk -F'\t' 'NR>1 && $2=="0"' "$R" | wc -l) of $(( $(wc -l <"$R") - 1 )) built"
 rm -f "$R.lock"
 table() { if command -v column >/dev/null; then column -t -s $'\t'; else cat; fi; }
-awk -F'\t' 'BEGIN { OFS = "\t" } { print $1, $2, $3, $4, substr($5, 1, 40), substr($6, 1, 40), substr($7, 1, 160) }' "$R" |
+awk -F'\t' 'BEGIN { OFS = "\t" } { print $1, $2, $3, $4, substr($5, 1, 40), substr($6, 1, 40), substr($7, 1, 60), substr($8, 1, 160) }' "$R" |
   table | tee -a "$S"
