@@ -44,7 +44,7 @@ struct CxxRaise {
   std::string id;                 ///< "torch-cxx17"
   std::string standard;           ///< "17"
   std::vector<std::string> from;  ///< the -std= values raised
-  std::string removed_in;         ///< "torch 2.0"
+  std::string removed_in;         ///< "torch 2.1"
 };
 
 struct Bridged {

@@ -245,13 +245,13 @@ TEST(CompatCxxStandard, TorchTwoRaisesThePackagesOlderStandards) {
   ASSERT_TRUE(r.result.cxx_raise);
   EXPECT_EQ(r.result.cxx_raise->id, "torch-cxx17");
   EXPECT_EQ(r.result.cxx_raise->standard, "17");
-  EXPECT_EQ(r.result.cxx_raise->removed_in, "torch 2.0");
+  EXPECT_EQ(r.result.cxx_raise->removed_in, "torch 2.1");
   EXPECT_EQ(r.result.cxx_raise->from,
             (std::vector<std::string>{"c++11", "c++0x", "c++14", "c++1y", "gnu++11", "gnu++0x",
                                       "gnu++14", "gnu++1y"}));
   EXPECT_TRUE(r.result.left_alone.empty());
-  // torch 1.13 still took C++14: nothing to raise.
-  EXPECT_FALSE(bridge({{"a.cu", "int f();\n"}}, {"1.13.1", "11.7"}).result.cxx_raise);
+  // torch 2.0 still took C++14: nothing to raise.
+  EXPECT_FALSE(bridge({{"a.cu", "int f();\n"}}, {"2.0.1", "11.8"}).result.cxx_raise);
 }
 
 TEST(CompatCxxStandard, NotWhereAFileWouldReadOtherwise) {

@@ -108,16 +108,16 @@ class OldStandard(DriverTest):
         keep = Extension("k", ["c.cc"], ["-std=c++17", "-O3"])
         with self.said() as lines:
             choices.old_std_back([ext, keep], "17", self.OLDER,
-                                 "torch-cxx17, removed in torch 2.0")
+                                 "torch-cxx17, removed in torch 2.1")
         # One -std each, where the package put it: torch adds its own only where none is.
         self.assertEqual(ext.extra_compile_args,
                          {"cxx": ["-std=gnu++17"], "nvcc": ["-std=c++17", "-O2"]})
         self.assertEqual(keep.extra_compile_args, ["-std=c++17", "-O3"])
         self.assertEqual(lines, [
             "tailor: compatibility: setup.py:1: -std=gnu++11 -> -std=gnu++17 (extension "
-            "channelnorm_cuda, cxx; torch-cxx17, removed in torch 2.0)",
+            "channelnorm_cuda, cxx; torch-cxx17, removed in torch 2.1)",
             "tailor: compatibility: setup.py:2: -std=c++14 -> -std=c++17 (extension "
-            "channelnorm_cuda, nvcc; torch-cxx17, removed in torch 2.0)"])
+            "channelnorm_cuda, nvcc; torch-cxx17, removed in torch 2.1)"])
 
     def test_only_the_standards_the_layer_names(self):
         # The layer left C++11 out (a digit separator in the package's files) and, with

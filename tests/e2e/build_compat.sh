@@ -52,7 +52,7 @@ done
 expect_grep "the summary lists the dispatch change with its line" \
   "^package   csrc/ops.cpp:$(line_of 'y.type()' csrc/ops.cpp): AT_DISPATCH_FLOATING_TYPES(y.type(), ...) -> y.scalar_type() (removed in torch 2.6)" "$tmp/out"
 expect_grep "the summary lists its -std=c++14 raised to C++17" \
-  "^package   setup.py:$(line_of 'std=c++14' setup.py): -std=c++14 -> -std=c++17 (extension old_apis._C, nvcc; torch-cxx17, removed in torch 2.0)" "$tmp/out"
+  "^package   setup.py:$(line_of 'std=c++14' setup.py): -std=c++14 -> -std=c++17 (extension old_apis._C, nvcc; torch-cxx17, removed in torch 2.1)" "$tmp/out"
 expect_grep "the summary lists the THC shim" "^package   csrc/ops_cuda.cu:[0-9]*: #include <THC/THC.h> -> #include \"../tailor_compat/THC/THC.h\"" "$tmp/out"
 if diff -r -q "$tmp/orig" "$data/old_apis" >/dev/null; then
   ok "the user's tree is untouched"
