@@ -9,6 +9,8 @@
 #    into extra_compile_args are dropped, so torch adds the requested ones, and a
 #    TORCH_CUDA_ARCH_LIST the package set itself is put back.
 #  - A MAX_JOBS the package set itself (MAX_JOBS=1) gives way to tailor's.
+#  - A C++ standard torch refuses (-std=c++14) is raised to the one it needs, when tailor's
+#    compatibility layer says so (said as a compatibility change, not a choice).
 import os
 import re
 import sys
@@ -115,39 +117,30 @@ def requested_targets(extensions, asked_arch):
                        % (say.where_in_source(*needles), flag, ext.name, targets))
 
 
-OLD_STD = re.compile(r"^--?std=(c|gnu)\+\+(98|03|0x|11|1y|14)$")
+STD_FLAG = re.compile(r"^(--?std=)(.+)$")
 
 
-def old_std_back(extensions):
-    # A C++ standard older than C++17 in a package's own compile flags (flownet2's
-    # -std=c++11): torch 2.x's headers refuse it (#error C++17 or later), and torch's build adds
-    # -std=c++17 itself, which the package's flag, coming later, would override. Dropped.
+def old_std_back(extensions, standard, older, removal):
+    # A C++ standard the build's torch refuses, in a package's own compile flags (flownet2's
+    # -std=c++11, mmdet3d's -std=c++14): torch 2's headers stop at an #error below C++17.
+    # Tailor's compatibility layer names the standard and the -std= values it may raise
+    # (TAILOR_CXX_STANDARD, TAILOR_CXX_OLDER: data/compat/removals.toml's [[cxx_standard]],
+    # less those a file of the package would read otherwise); each is raised in its own
+    # family (c++14 -> c++17, gnu++14 -> gnu++17) where it stands, and said as a change.
     for ext in extensions:
         args = ext.extra_compile_args
         for key, flags in (args.items() if isinstance(args, dict) else [(None, args)]):
             if not isinstance(flags, list):
                 continue
-            old = [f for f in flags if isinstance(f, str) and OLD_STD.match(f)]
-            if not old:
-                continue
-            kept = [f for f in flags if f not in old]
-            if key is None:
-                ext.extra_compile_args = kept
-            else:
-                args[key] = kept
-            for flag in old:
-                say.choice("%s: %s (extension %s%s) dropped: torch 2 needs C++17, which its "
-                           "build adds" % (say.where_in_source(flag), flag, ext.name,
-                                           ", " + key if key else ""))
-
-
-def torch_major():
-    # torch's major version, as the build's torch says it (0 when it cannot be read).
-    try:
-        import torch
-        return int(str(torch.__version__).split(".")[0])
-    except (ImportError, ValueError):
-        return 0
+            for i, flag in enumerate(flags):
+                m = STD_FLAG.match(flag) if isinstance(flag, str) else None
+                if not m or m.group(2) not in older:
+                    continue
+                family = m.group(2).rsplit("++", 1)[0]
+                flags[i] = "%s%s++%s" % (m.group(1), family, standard)
+                say.compat("%s: %s -> %s (extension %s%s; %s)"
+                           % (say.where_in_source(flag), flag, flags[i], ext.name,
+                              ", " + key if key else "", removal))
 
 
 def take_back_choices():
@@ -155,6 +148,9 @@ def take_back_choices():
     # tailor started the build.
     asked_arch = os.environ.get("TAILOR_TORCH_ARCH_LIST")
     asked_jobs = os.environ.get("MAX_JOBS")
+    cxx_standard = os.environ.get("TAILOR_CXX_STANDARD")
+    cxx_older = os.environ.get("TAILOR_CXX_OLDER", "").split()
+    cxx_removal = os.environ.get("TAILOR_CXX_REMOVAL", "")
     try:
         from setuptools.command.build_ext import build_ext
     except ImportError:
@@ -169,8 +165,8 @@ def take_back_choices():
         if torch_build and at_once and not getattr(self, "use_ninja", True):
             ninja_on(self, cpp_extension)
         max_jobs_back(asked_jobs)
-        if torch_build and torch_major() >= 2:
-            old_std_back(self.extensions)
+        if torch_build and cxx_standard:
+            old_std_back(self.extensions, cxx_standard, cxx_older, cxx_removal)
         if asked_arch and torch_build:
             requested_targets(self.extensions, asked_arch)
         return original_run(self)

@@ -130,6 +130,8 @@ class EventsFile {
 constexpr uint64_t k_max_events = uint64_t{4} << 20;
 constexpr size_t k_tail_bytes = size_t{8} << 20;
 constexpr size_t k_tail_lines = 100000;
+constexpr size_t k_head_bytes = size_t{1} << 20;
+constexpr size_t k_head_lines = 5000;
 
 /// The log's writer: every line goes to the file and to the run's tail.
 class LogWriter {
@@ -140,6 +142,9 @@ class LogWriter {
     m_lines.clear();
     m_bytes = 0;
     m_tail.first_line = m_written + 1;
+    m_head.clear();
+    m_head_bytes = 0;
+    m_step_first = m_written + 1;
   }
   void write(std::string_view text) {
     m_log.append(text);
@@ -169,11 +174,20 @@ class LogWriter {
     if (!m_open.empty()) end_line();
     m_tail.lines.assign(std::make_move_iterator(m_lines.begin()),
                         std::make_move_iterator(m_lines.end()));
+    m_tail.head.clear();
+    if (m_tail.first_line > m_step_first) {  // the tail lost the step's first lines
+      m_tail.head = std::move(m_head);
+      m_tail.head_first_line = m_step_first;
+    }
   }
 
  private:
   void end_line() {
     ++m_written;
+    if (m_head.size() < k_head_lines && m_head_bytes + m_open.size() <= k_head_bytes) {
+      m_head_bytes += m_open.size();
+      m_head.push_back(m_open);
+    }
     m_bytes += m_open.size();
     m_lines.push_back(std::move(m_open));
     m_open.clear();
@@ -189,6 +203,9 @@ class LogWriter {
   std::string m_open;
   size_t m_bytes = 0;
   size_t m_written = 0;
+  std::vector<std::string> m_head;  // the step's first lines
+  size_t m_head_bytes = 0;
+  size_t m_step_first = 1;
 };
 
 }  // namespace
@@ -209,7 +226,8 @@ std::optional<uint64_t> NinjaStepCount::steps() const {
   return m_sum + m_current_max;
 }
 
-std::string LogTail::text() const {
+namespace {
+std::string joined_lines(const std::vector<std::string>& lines) {
   std::string out;
   for (const auto& l : lines) {
     out += l;
@@ -217,6 +235,10 @@ std::string LogTail::text() const {
   }
   return out;
 }
+}  // namespace
+
+std::string LogTail::text() const { return joined_lines(lines); }
+std::string LogTail::head_text() const { return joined_lines(head); }
 
 bool RunOutcome::ok() const {
   if (steps.empty()) return false;

@@ -50,11 +50,16 @@ class NinjaStepCount {
 
 /// The last lines written to the run's log from the start of the last step that ran (its
 /// header, output and end line), at most 8 MiB and 100,000 lines: a failed step is
-/// diagnosed from them, never from the log read back.
+/// diagnosed from them, never from the log read back. When the step wrote more, its first
+/// lines (at most 1 MiB and 5,000) are kept as `head`: a compiler's first error can come
+/// before megabytes of others (g++ under -std=c++14 against torch 2's headers).
 struct LogTail {
   std::vector<std::string> lines;
-  size_t first_line = 1;  ///< the log's line number of lines[0]
+  size_t first_line = 1;          ///< the log's line number of lines[0]
+  std::vector<std::string> head;  ///< empty unless `lines` no longer reach the step's start
+  size_t head_first_line = 1;     ///< the log's line number of head[0]
   std::string text() const;
+  std::string head_text() const;
 };
 
 /// What a run's output said, each line read once as it came: progress, resume, the report

@@ -519,8 +519,14 @@ StepResult prepare_run(Run& r) {
 // `step`: the kind of step that failed (diagnose::DiagnoseOptions::step).
 void diagnose_failed_step(PlanRun& out, const LogTail& tail, const std::string& source_dir,
                           const std::string& step) {
-  const std::string text = tail.text();
-  const size_t shift = tail.first_line - 1;
+  // A step whose output outgrew the tail: its first error is in the head it kept.
+  std::string text = tail.head_text();
+  size_t first = tail.head_first_line;
+  if (text.empty() || !diagnose::first_error_block(text)) {
+    text = tail.text();
+    first = tail.first_line;
+  }
+  const size_t shift = first - 1;
   out.error_block = diagnose::first_error_block(text);
   if (out.error_block) {
     out.error_block->first_line += shift;
@@ -528,7 +534,7 @@ void diagnose_failed_step(PlanRun& out, const LogTail& tail, const std::string& 
   }
   diagnose::DiagnoseOptions options;
   options.source_dir = source_dir;
-  options.first_line = tail.first_line;
+  options.first_line = first;
   options.step = step;
   out.diagnoses = diagnose::diagnose_log(text, options);
 }

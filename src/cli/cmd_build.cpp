@@ -186,7 +186,8 @@ void setup_build(CLI::App& sub, RunFn& run) {
       "them");
   sub.add_flag("--keep-package-source", o->core.keep_package_source,
                "build a package without a recipe exactly as its source is: no bridging of the "
-               "torch, CUDA and libstdc++ APIs it uses that today's releases removed (default: "
+               "torch, CUDA and libstdc++ APIs it uses that today's releases removed, its own "
+               "-std=c++14 stays (default: "
                "tailor's copy of the source gets the exact replacement, each listed in the "
                "summary and report)");
   sub.add_option(

@@ -273,6 +273,12 @@ Bridged bridge_files(std::vector<SourceFile>& files, std::vector<SourceFile>& ad
     }
     renames.push_back(&r);
   }
+  // The package's own older -std flags, raised by the build driver where nothing in its
+  // files would read otherwise.
+  for (const auto& c : table.cxx_standards)
+    if (applies(c.info, stack))
+      if (auto raise = cxx_raise_for(work, c, out.left_alone); !raise.from.empty())
+        out.cxx_raise = std::move(raise);
   std::vector<const Shim*> shims_used;
   for (auto& w : work) {
     for (const auto& d : table.dispatch_types)

@@ -4,6 +4,7 @@
 // the summary and the report say what changed. Lines keep their numbers: added #include
 // lines are followed by `#line 1`, so compiler messages still point at the package's lines.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,8 +38,20 @@ struct SourceFile {
   std::string text;
 };
 
+/// The package's own older -std flags the build driver raises (TAILOR_CXX_STANDARD): to
+/// `standard`, each of `from` ("c++14", "gnu++11") it finds.
+struct CxxRaise {
+  std::string id;                 ///< "torch-cxx17"
+  std::string standard;           ///< "17"
+  std::vector<std::string> from;  ///< the -std= values raised
+  std::string removed_in;         ///< "torch 2.1"
+};
+
 struct Bridged {
   std::vector<SourceChange> changes;
+  /// The standard raise, unless the stack keeps the old standards or the source holds what
+  /// it would change (left_alone says so).
+  std::optional<CxxRaise> cxx_raise;
   /// The files tailor wrote beside the package's (its shims), for the build's fingerprint.
   std::vector<SourceFile> added;
   /// Removals the source uses that were left alone, and why (one line each).

@@ -58,4 +58,12 @@ struct PackageFacts {
 void add_missing_std_headers(FileWork& work, const std::vector<FileWork>& all,
                              const PackageFacts& facts, const Removals& table);
 
+/// The package's -std flags `rule` may raise, given what its files hold (cxx_standard.cpp):
+/// none when it names one of `refuse_tokens`; strict standards not when a file holds a
+/// trigraph (strict C++11/14 convert them, C++17 does not); C++11 not when a number holds a
+/// digit separator (C++11 read `1'2` as 1 and a character literal). Each refusal is a
+/// `left_alone` line with the file and line.
+CxxRaise cxx_raise_for(const std::vector<FileWork>& work, const CxxStandard& rule,
+                       std::vector<std::string>& left_alone);
+
 }  // namespace tailor::compat::detail

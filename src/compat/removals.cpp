@@ -44,6 +44,9 @@ Removals read_removals(const data::TomlDocument& doc) {
     out.std_headers.push_back({v["header"].string(), v["same_as"].strings_or_empty(),
                                v["gcc"].string(), v["names"].strings(),
                                v["covered_by"].strings_or_empty()});
+  for (const auto& v : doc["cxx_standard"].array_or_empty())
+    out.cxx_standards.push_back({read_info(v), v["standard"].string(), v["older"].strings(),
+                                 v["error"].string(), v["refuse_tokens"].strings_or_empty()});
   return out;
 }
 
@@ -115,6 +118,11 @@ std::optional<RemovalHit> removal_in_error(std::string_view line, const Removals
       return RemovalHit{d.info.id,
                         fmt::format("{}::{}*::F(..., {})", d.ns, d.prefix, d.last.front()),
                         d.info.removed_label(), d.info.why};
+  for (const auto& c : table.cxx_standards)
+    if (line.find(c.error) != std::string_view::npos)
+      return RemovalHit{c.info.id,
+                        fmt::format("a -std= before C++{} in the package's flags", c.standard),
+                        c.info.removed_label(), c.info.why};
   for (const auto& s : table.shims)
     if (line.find(s.header) != std::string_view::npos &&
         line.find("No such file") != std::string_view::npos)

@@ -69,12 +69,23 @@ struct StdHeader {
   std::vector<std::string> covered_by;  ///< include prefixes that bring it: "torch/"
 };
 
+/// A C++ standard the build's torch refuses (its #error), asked for by the package's own
+/// compile flags: the build driver raises each such -std flag to `standard` in its family.
+struct CxxStandard {
+  RemovalInfo info;
+  std::string standard;                    ///< "17"
+  std::vector<std::string> older;          ///< "c++14", "gnu++11": what -std= it raises
+  std::string error;                       ///< the words of torch's #error against them
+  std::vector<std::string> refuse_tokens;  ///< "set_unexpected": a package naming one is left alone
+};
+
 struct Removals {
   std::vector<DispatchType> dispatch_types;
   std::vector<Rename> renames;
   std::vector<DropArgument> drop_arguments;
   std::vector<Shim> shims;
   std::vector<StdHeader> std_headers;
+  std::vector<CxxStandard> cxx_standards;
 };
 
 /// The embedded table (data/compat/removals.toml), read once.

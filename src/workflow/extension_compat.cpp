@@ -34,6 +34,13 @@ StepResult bridge_removed_apis(const ExtensionBuildOptions& o, ExtensionBuildSta
     all += c.text() + "\n";
   }
   rep.compat_left_alone = bridged->left_alone;
+  // The build driver raises the package's own older -std flags (choices.py, old_std_back)
+  // and says each as a `package` line; unset, they stay (--keep-package-source).
+  if (const auto& raise = bridged->cxx_raise) {
+    rep.env["TAILOR_CXX_STANDARD"] = raise->standard;
+    rep.env["TAILOR_CXX_OLDER"] = join(raise->from, " ");
+    rep.env["TAILOR_CXX_REMOVAL"] = raise->id + ", removed in " + raise->removed_in;
+  }
   for (const auto& a : bridged->added) all += a.path + "\n" + a.text;
   if (!all.empty()) {
     rep.env["TAILOR_SOURCE_COMPAT"] =
@@ -54,13 +61,17 @@ namespace {
 // `.type()` deprecation notes before the error at AT_DISPATCH). Line numbers of the log.
 std::optional<compat::RemovalInLog> removal_in_failed_unit(const builder::LogTail& tail,
                                                            size_t first_line) {
-  if (first_line < tail.first_line || first_line - tail.first_line >= tail.lines.size())
-    return std::nullopt;
-  const size_t from = first_line - tail.first_line;
+  // The block is in the tail, or in the head the runner kept of a step that outgrew it.
+  const bool in_head = !tail.head.empty() && first_line >= tail.head_first_line &&
+                       first_line - tail.head_first_line < tail.head.size();
+  const std::vector<std::string>& lines = in_head ? tail.head : tail.lines;
+  const size_t start = in_head ? tail.head_first_line : tail.first_line;
+  if (first_line < start || first_line - start >= lines.size()) return std::nullopt;
+  const size_t from = first_line - start;
   size_t to = from + 1;
-  while (to < tail.lines.size() && !tail.lines[to].starts_with("FAILED:")) ++to;
-  const std::vector<std::string> unit(tail.lines.begin() + static_cast<std::ptrdiff_t>(from),
-                                      tail.lines.begin() + static_cast<std::ptrdiff_t>(to));
+  while (to < lines.size() && !lines[to].starts_with("FAILED:")) ++to;
+  const std::vector<std::string> unit(lines.begin() + static_cast<std::ptrdiff_t>(from),
+                                      lines.begin() + static_cast<std::ptrdiff_t>(to));
   auto found = compat::removal_in_log(join(unit, "\n"), compat::removals());
   if (found) found->line_number += first_line - 1;
   return found;

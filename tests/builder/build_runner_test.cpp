@@ -268,6 +268,20 @@ TEST(BuildRunner, AFailedStepsLastLinesAreKeptWithTheLogsLineNumbers) {
   std::string line;
   for (size_t n = 0; n < tail.first_line; ++n) std::getline(in, line);
   EXPECT_EQ(line, tail.lines.front());
+  // The step's first 5,000 lines are kept as its head, from its header (log line 5).
+  ASSERT_EQ(tail.head.size(), 5000u);
+  EXPECT_EQ(tail.head_first_line, 5u);
+  EXPECT_EQ(tail.head[2], "warning 0");
+  EXPECT_EQ(tail.head.back(), "warning 4997");
+  std::filesystem::remove(log);
+  // A step whose output the tail holds whole keeps no head.
+  ScriptedRunner small;
+  small.scripts["cc"] = {{"a.cpp:1:1: error: x", "FAILED: a.o"}, 1};
+  BuildRunner br2(small, display, real_disk, log);
+  auto out2 = br2.run({tailor::plan::Step{"cc", {"cc"}, "", {}, {}, 60s}});
+  ASSERT_TRUE(out2);
+  EXPECT_TRUE(out2->facts.tail.head.empty());
+  EXPECT_EQ(out2->facts.tail.first_line, 1u);
   std::filesystem::remove(log);
 }
 

@@ -154,6 +154,30 @@ TEST_F(RunPlan, AFailedStepIsDiagnosedFromTheLog) {
   EXPECT_EQ(line, run.diagnoses.front().quoted_line);
 }
 
+TEST_F(RunPlan, AFailedStepWhoseOutputOutgrewTheTailIsDiagnosedFromItsFirstError) {
+  // g++ under -std=c++14 against torch 2: the #error first, then 9 MiB of errors about
+  // torch's headers (more than the 8 MiB tail keeps).
+  runner.handler = [](const CommandSpec&) -> std::optional<CommandResult> {
+    std::string out =
+        "[1/2] c++ -c a.cpp -o a.o\nFAILED: a.o\ntorch/all.h:5:2: error: #error C++17 or later "
+        "compatible compiler is required to use PyTorch.\n";
+    const std::string flood = "rand_ops.h:82:111: error: expected ',' or '...' before '<' token " +
+                              std::string(100, 'x') + "\n";
+    while (out.size() < (size_t{9} << 20)) out += flood;
+    return ran(1, out);
+  };
+  auto s = session();
+  PlanRun run = run_plan(plan, s);
+  ASSERT_TRUE(run.stop);
+  ASSERT_TRUE(run.error_block);
+  EXPECT_EQ(run.error_block->first_line, 4u);
+  EXPECT_EQ(run.error_block->lines.front(), "FAILED: a.o");
+  ASSERT_GE(run.error_block->lines.size(), 2u);
+  EXPECT_NE(run.error_block->lines[1].find("C++17 or later"), std::string::npos);
+  ASSERT_TRUE(run.outcome);
+  EXPECT_GT(run.outcome->facts.tail.first_line, 4u);  // the tail alone no longer has it
+}
+
 TEST_F(RunPlan, ARealWorkPathAndASandboxThatCannotBeAreSaid) {
   plan.run.work_path = plan::ExecutionPolicy::WorkPath::real;
   runner.handler = [](const CommandSpec&) -> std::optional<CommandResult> { return ran(0); };

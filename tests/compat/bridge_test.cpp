@@ -240,6 +240,50 @@ TEST(CompatBridge, CubsDebugSynchronousArgumentIsDroppedKeepingLines) {
   EXPECT_TRUE(old.result.changes.empty());
 }
 
+TEST(CompatCxxStandard, TorchTwoRaisesThePackagesOlderStandards) {
+  auto r = bridge({{"a.cu", "int f() { return 1000; }\n"}});
+  ASSERT_TRUE(r.result.cxx_raise);
+  EXPECT_EQ(r.result.cxx_raise->id, "torch-cxx17");
+  EXPECT_EQ(r.result.cxx_raise->standard, "17");
+  EXPECT_EQ(r.result.cxx_raise->removed_in, "torch 2.1");
+  EXPECT_EQ(r.result.cxx_raise->from,
+            (std::vector<std::string>{"c++11", "c++0x", "c++14", "c++1y", "gnu++11", "gnu++0x",
+                                      "gnu++14", "gnu++1y"}));
+  EXPECT_TRUE(r.result.left_alone.empty());
+  // torch 2.0 still took C++14: nothing to raise.
+  EXPECT_FALSE(bridge({{"a.cu", "int f();\n"}}, {"2.0.1", "11.8"}).result.cxx_raise);
+}
+
+TEST(CompatCxxStandard, NotWhereAFileWouldReadOtherwise) {
+  // A trigraph (here in a comment, where `??/` continues the line under a strict C++14):
+  // the strict standards stay, the GNU ones (which never convert them) are raised.
+  auto tri = bridge({{"a.h", "int a;\n"}, {"k/b.cu", "int x;\n// end ?\?/\nint y;\n"}});
+  ASSERT_TRUE(tri.result.cxx_raise);
+  EXPECT_EQ(tri.result.cxx_raise->from,
+            (std::vector<std::string>{"gnu++11", "gnu++0x", "gnu++14", "gnu++1y"}));
+  ASSERT_EQ(tri.result.left_alone.size(), 1u);
+  EXPECT_NE(tri.result.left_alone[0].find("k/b.cu:2: ?\?/"), std::string::npos)
+      << tri.result.left_alone[0];
+  EXPECT_NE(tri.result.left_alone[0].find("-std=c++14"), std::string::npos);
+  // A digit separator: C++11 read it otherwise, C++14 is raised.
+  auto sep = bridge({{"a.cpp", "const long n = 1'000'000;\n"}});
+  ASSERT_TRUE(sep.result.cxx_raise);
+  EXPECT_EQ(sep.result.cxx_raise->from,
+            (std::vector<std::string>{"c++14", "c++1y", "gnu++14", "gnu++1y"}));
+  ASSERT_EQ(sep.result.left_alone.size(), 1u);
+  EXPECT_NE(sep.result.left_alone[0].find("a.cpp:1: 1'000'000"), std::string::npos);
+  // std::set_unexpected: a violated throw() calls terminate under C++17, the handler before.
+  auto unexpected = bridge({{"a.cpp", "void h();\nint i = (std::set_unexpected(h), 0);\n"}});
+  EXPECT_FALSE(unexpected.result.cxx_raise);
+  ASSERT_EQ(unexpected.result.left_alone.size(), 1u);
+  EXPECT_NE(unexpected.result.left_alone[0].find("a.cpp:2: set_unexpected"), std::string::npos);
+  // The same words in a string are still a trigraph (the preprocessor converts them first);
+  // `??` followed by anything else is not one.
+  EXPECT_EQ(bridge({{"a.cpp", "const char* s = \"what??\";\n"}}).result.cxx_raise->from.size(), 8u);
+  EXPECT_EQ(bridge({{"a.cpp", "const char* s = \"what?\?!\";\n"}}).result.cxx_raise->from.size(),
+            4u);
+}
+
 TEST(CompatErrors, ACompilerErrorNamesTheRemoval) {
   const auto& t = removals();
   struct Case {
@@ -266,8 +310,10 @@ TEST(CompatErrors, ACompilerErrorNamesTheRemoval) {
            {"a.cu(2): error: namespace \"std\" has no member \"unique_ptr\"", "std-header-memory"},
            {"c.cpp:2:1: error: ‘uint32_t’ does not name a type", "std-header-cstdint"},
            {"c.cu(2): error: identifier \"uint32_t\" is undefined", "std-header-cstdint"},
-           {"d.cpp:2:23: error: ‘runtime_error’ is not a member of ‘std’",
-            "std-header-stdexcept"}}) {
+           {"d.cpp:2:23: error: ‘runtime_error’ is not a member of ‘std’", "std-header-stdexcept"},
+           {"torch/include/torch/csrc/api/include/torch/all.h:5:2: error: #error C++17 or later "
+            "compatible compiler is required to use PyTorch.",
+            "torch-cxx17"}}) {
     auto hit = removal_in_error(c.line, t);
     ASSERT_TRUE(hit) << c.line;
     EXPECT_EQ(hit->id, c.id) << c.line;

@@ -97,19 +97,77 @@ if __name__ == "__main__":
 
 
 class OldStandard(DriverTest):
-    def test_a_standard_before_cxx17_is_dropped(self):
+    OLDER = ["c++11", "c++0x", "c++14", "c++1y", "gnu++11", "gnu++0x", "gnu++14", "gnu++1y"]
+
+    def test_a_standard_before_cxx17_is_raised_in_its_family(self):
         from support import Extension
         from tailor_driver import choices
-        self.write("setup.py", "cxx_args = ['-std=c++11']\nnvcc_args = ['-std=c++14', '-O2']\n")
+        self.write("setup.py", "cxx_args = ['-std=gnu++11']\nnvcc_args = ['-std=c++14', '-O2']\n")
         ext = Extension("channelnorm_cuda", ["a.cc", "b.cu"],
-                        {"cxx": ["-std=c++11"], "nvcc": ["-std=c++14", "-O2"]})
+                        {"cxx": ["-std=gnu++11"], "nvcc": ["-std=c++14", "-O2"]})
         keep = Extension("k", ["c.cc"], ["-std=c++17", "-O3"])
         with self.said() as lines:
-            choices.old_std_back([ext, keep])
-        self.assertEqual(ext.extra_compile_args, {"cxx": [], "nvcc": ["-O2"]})
+            choices.old_std_back([ext, keep], "17", self.OLDER,
+                                 "torch-cxx17, removed in torch 2.1")
+        # One -std each, where the package put it: torch adds its own only where none is.
+        self.assertEqual(ext.extra_compile_args,
+                         {"cxx": ["-std=gnu++17"], "nvcc": ["-std=c++17", "-O2"]})
         self.assertEqual(keep.extra_compile_args, ["-std=c++17", "-O3"])
         self.assertEqual(lines, [
-            "tailor: package choice: setup.py:1: -std=c++11 (extension channelnorm_cuda, cxx) "
-            "dropped: torch 2 needs C++17, which its build adds",
-            "tailor: package choice: setup.py:2: -std=c++14 (extension channelnorm_cuda, nvcc) "
-            "dropped: torch 2 needs C++17, which its build adds"])
+            "tailor: compatibility: setup.py:1: -std=gnu++11 -> -std=gnu++17 (extension "
+            "channelnorm_cuda, cxx; torch-cxx17, removed in torch 2.1)",
+            "tailor: compatibility: setup.py:2: -std=c++14 -> -std=c++17 (extension "
+            "channelnorm_cuda, nvcc; torch-cxx17, removed in torch 2.1)"])
+
+    def test_only_the_standards_the_layer_names(self):
+        # The layer left C++11 out (a digit separator in the package's files) and, with
+        # --keep-package-source, names none: those flags stay as the package wrote them.
+        from support import Extension
+        from tailor_driver import choices
+        self.write("setup.py", "args = ['-std=c++11', '-std=c++14']\n")
+        ext = Extension("m", ["a.cc"], ["-std=c++11"])
+        other = Extension("n", ["a.cc"], ["-std=c++14"])
+        with self.said() as lines:
+            choices.old_std_back([ext, other], "17", ["c++14"], "torch-cxx17")
+        self.assertEqual(ext.extra_compile_args, ["-std=c++11"])
+        self.assertEqual(other.extra_compile_args, ["-std=c++17"])
+        self.assertEqual(len(lines), 1)
+
+    def test_only_when_the_layer_says_so(self):
+        # take_back_choices' build_ext.run raises a -std only with TAILOR_CXX_STANDARD set
+        # (tailor sets it unless --keep-package-source), whatever the torch.
+        import sys
+        import types
+        from setuptools import Distribution
+        from setuptools.command.build_ext import build_ext
+        from support import Extension
+        from tailor_driver import choices
+        self.write("setup.py", "args = ['-std=c++14']\n")
+
+        class BuildExtension(build_ext):
+            pass
+
+        fake = types.ModuleType("torch.utils.cpp_extension")
+        fake.BuildExtension = BuildExtension
+        saved = sys.modules.get("torch.utils.cpp_extension"), build_ext.run
+        sys.modules["torch.utils.cpp_extension"] = fake
+        try:
+            for standard, want in ((None, "-std=c++14"), ("17", "-std=c++17")):
+                build_ext.run = lambda self: None  # what setuptools would build: nothing
+                for k in ("TAILOR_CXX_STANDARD", "TAILOR_CXX_OLDER", "TAILOR_TORCH_ARCH_LIST"):
+                    os.environ.pop(k, None)
+                if standard:
+                    os.environ["TAILOR_CXX_STANDARD"] = standard
+                    os.environ["TAILOR_CXX_OLDER"] = "c++11 c++14"
+                choices.take_back_choices()
+                cmd = BuildExtension(Distribution())
+                cmd.extensions = [Extension("m", ["a.cc"], ["-std=c++14"])]
+                with self.said():
+                    cmd.run()
+                self.assertEqual(cmd.extensions[0].extra_compile_args, [want])
+        finally:
+            if saved[0] is None:
+                sys.modules.pop("torch.utils.cpp_extension", None)
+            else:
+                sys.modules["torch.utils.cpp_extension"] = saved[0]
+            build_ext.run = saved[1]

@@ -2,7 +2,7 @@
 # End-to-end: yesterday's code on today's stack (issue 53).
 # tests/e2e/data/old_apis: a torch 1.x style extension (x.type() in AT_DISPATCH, AT_CHECK, CHECK_GE,
 # THC/THC.h with THCudaCheck, THCState and THCCeilDiv, cub::Sum, a header missing <memory>,
-# <cstdint> and <stdexcept>). tests/e2e/data/cmake_jobs: a setup.py that configures CMake
+# <cstdint> and <stdexcept>; nvcc's -std=c++14). tests/e2e/data/cmake_jobs: a setup.py that configures CMake
 # (in csrc/) with no generator and runs `cmake --build -j 3` itself.
 # - old_apis builds for --arch 7.5 with exactly sm_75, each bridged use listed in the summary
 #   and the report with file, line and the release that removed the API; its CPU paths
@@ -51,6 +51,8 @@ for want in "csrc/ops.cpp:$(line_of 'y.type()' csrc/ops.cpp) torch-dispatch-type
 done
 expect_grep "the summary lists the dispatch change with its line" \
   "^package   csrc/ops.cpp:$(line_of 'y.type()' csrc/ops.cpp): AT_DISPATCH_FLOATING_TYPES(y.type(), ...) -> y.scalar_type() (removed in torch 2.6)" "$tmp/out"
+expect_grep "the summary lists its -std=c++14 raised to C++17" \
+  "^package   setup.py:$(line_of 'std=c++14' setup.py): -std=c++14 -> -std=c++17 (extension old_apis._C, nvcc; torch-cxx17, removed in torch 2.1)" "$tmp/out"
 expect_grep "the summary lists the THC shim" "^package   csrc/ops_cuda.cu:[0-9]*: #include <THC/THC.h> -> #include \"../tailor_compat/THC/THC.h\"" "$tmp/out"
 if diff -r -q "$tmp/orig" "$data/old_apis" >/dev/null; then
   ok "the user's tree is untouched"
@@ -83,12 +85,12 @@ else
   ok "--keep-package-source leaves the copy as the package is"
 fi
 expect_grep "the compiler fails where the package uses a removed API" \
-  "DeprecatedTypeProperties\|AT_CHECK\|THC/THC.h\|unique_ptr\|uint32_t\|runtime_error\|cub::Sum\|\"Sum\"" "${log:-/dev/null}"
+  "C++17 or later\|DeprecatedTypeProperties\|AT_CHECK\|THC/THC.h\|unique_ptr\|uint32_t\|runtime_error\|cub::Sum\|\"Sum\"" "${log:-/dev/null}"
 expect_grep "the diagnosis names the known removal and the flag" \
   "removed in \(torch\|CUDA\|GCC\)\|libstdc++ no longer\|torch 1.11 removed" "$tmp/err-keep"
 expect_grep "and that tailor bridges it without --keep-package-source" "without --keep-package-source" "$tmp/err-keep"
 "$TAILOR" explain "${log:-/dev/null}" >"$tmp/explain" 2>&1
-expect_grep "tailor explain of that log names the removal first" "compat-torch-thc\|compat-std-header\|compat-torch-at-check\|compat-torch-check-\|compat-torch-dispatch-type\|compat-cccl" "$tmp/explain"
+expect_grep "tailor explain of that log names the removal first" "compat-torch-cxx17\|compat-torch-thc\|compat-std-header\|compat-torch-at-check\|compat-torch-check-\|compat-torch-dispatch-type\|compat-cccl" "$tmp/explain"
 
 # 3. A package's own CMake build: no generator, its own -j 3.
 "$TAILOR" build "$data/cmake_jobs" --arch 7.5 --out "$tmp/dist-cj" --work-dir "$tmp/work-cj" --progress plain --cache none \
