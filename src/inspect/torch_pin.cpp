@@ -52,6 +52,12 @@ std::string version_with_label(std::string_view version, std::string_view label)
   if (plus == std::string_view::npos) return std::string(version) + "+" + std::string(label);
   auto local = version.substr(plus + 1);
   if (local == label || local.ends_with("." + std::string(label))) return std::string(version);
+  // A package that tags its own build with the CUDA part of the label ("0.0.9+cu130") gets
+  // the whole label in that segment's place, not the CUDA tag twice.
+  auto dot = local.rfind('.');
+  auto last = dot == std::string_view::npos ? local : local.substr(dot + 1);
+  if (!last.empty() && label.starts_with(last) && label.substr(last.size()).starts_with("torch"))
+    return std::string(version.substr(0, version.size() - last.size())) + std::string(label);
   return std::string(version) + "." + std::string(label);
 }
 

@@ -23,6 +23,15 @@ TEST(TorchPin, LabelsTheVersion) {
   EXPECT_EQ(version_with_label("1.2.3", "cu130torch2.11"), "1.2.3+cu130torch2.11");
   EXPECT_EQ(version_with_label("1.2.3+g1a2b", "cu130torch2.11"), "1.2.3+g1a2b.cu130torch2.11");
   EXPECT_EQ(version_with_label("1.2.3+cu130torch2.11", "cu130torch2.11"), "1.2.3+cu130torch2.11");
+  // autoawq-kernels tags itself "+cu130": the label takes that segment's place.
+  EXPECT_EQ(version_with_label("0.0.9+cu130", "cu130torch2.11"), "0.0.9+cu130torch2.11");
+  EXPECT_EQ(version_with_label("0.0.9+g1a2b.cu130", "cu130torch2.11"),
+            "0.0.9+g1a2b.cu130torch2.11");
+  EXPECT_EQ(version_with_label("0.0.9+cu128", "cu130torch2.11"), "0.0.9+cu128.cu130torch2.11");
+  EXPECT_EQ(version_with_label("0.0.9+cpu",
+                               "cpu"
+                               "torch2.11"),
+            "0.0.9+cputorch2.11");
 }
 
 TEST(TorchPin, FindsThePin) {
