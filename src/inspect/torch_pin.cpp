@@ -8,6 +8,11 @@
 
 namespace tailor::inspect {
 
+namespace {
+// The word between the label's CUDA part and torch's release: "cu130" "torch" "2.11".
+constexpr std::string_view k_label_torch = "torch";
+}  // namespace
+
 std::optional<TorchBuild> parse_torch_build(std::string_view text) {
   text = trim(text);
   if (text.empty() || !std::isdigit(static_cast<unsigned char>(text.front()))) return std::nullopt;
@@ -40,7 +45,7 @@ std::string torch_local_label(const TorchBuild& torch) {
   }
   auto v = parse_version(public_version(torch.version));
   std::string release = v ? v->major_minor() : public_version(torch.version);
-  return cuda + "torch" + release;
+  return cuda + std::string(k_label_torch) + release;
 }
 
 std::string torch_requirement(const TorchBuild& torch) {
@@ -56,7 +61,8 @@ std::string version_with_label(std::string_view version, std::string_view label)
   // the whole label in that segment's place, not the CUDA tag twice.
   auto dot = local.rfind('.');
   auto last = dot == std::string_view::npos ? local : local.substr(dot + 1);
-  if (!last.empty() && label.starts_with(last) && label.substr(last.size()).starts_with("torch"))
+  if (!last.empty() && label.starts_with(last) &&
+      label.substr(last.size()).starts_with(k_label_torch))
     return std::string(version.substr(0, version.size() - last.size())) + std::string(label);
   return std::string(version) + "." + std::string(label);
 }
