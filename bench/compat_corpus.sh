@@ -26,7 +26,8 @@
 #                                                    links copied as the files they name
 #
 # SRC holds one folder per package (NAME/, as `fetch` makes it). TAILOR is the binary
-# (default build/bin/tailor); ONLY=name,name builds those alone. A package whose bridged build
+# (default build/bin/tailor); ONLY=name,name builds those alone; BRIDGED_ONLY=1 skips the
+# --keep-package-source builds. A package whose bridged build
 # changed nothing in its source is not built again with --keep-package-source (the same
 # source: its row says so). The GPU machine has no network: build there from a SRC
 # carried along, or carry OUT's wheels (built here for its GPU's ARCH, e.g. 9.0).
@@ -123,7 +124,9 @@ cmd_build() {
     local row
     row=$(build_one "$name" "$(cd "$dir" && pwd)" "$out" "$arch" bridged)
     echo "$row" | tee -a "$out/results.tsv"
-    if [ "$(echo "$row" | cut -f5)" = 0 ]; then
+    if [ "${BRIDGED_ONLY:-0}" = 1 ]; then
+      continue
+    elif [ "$(echo "$row" | cut -f5)" = 0 ]; then
       printf '%s\tkeep\t(same source: nothing bridged)\t-\t0\t-\n' "$name" | tee -a "$out/results.tsv"
     else
       build_one "$name" "$(cd "$dir" && pwd)" "$out" "$arch" keep | tee -a "$out/results.tsv"

@@ -103,16 +103,20 @@ def main():
     errs, bad = {}, []
     for tag, g_idx, packed, deq in qcases:
         k, n = deq.shape
+        # QMatrix keeps raw pointers to these tensors: they must outlive the handle, as the
+        # module's weight dict keeps them in exllamav2 (temporaries passed straight in are freed
+        # and their memory reused by the next allocation: the first GPU run's NaN)
         qweight = packed["qweight"].cuda()
+        qzeros, scales = packed["qzeros"].cuda(), packed["scales"].cuda()
         temp_dq = torch.empty(k * n, dtype=torch.half, device="cuda")
         if tag == "seq":
-            h = ext.make_q_matrix(qweight, meta, meta, meta, meta, meta, meta, packed["qzeros"].cuda(),
-                                  packed["scales"].cuda(), meta, meta, temp_dq, k)
+            h = ext.make_q_matrix(qweight, meta, meta, meta, meta, meta, meta, qzeros, scales, meta, meta,
+                                  temp_dq, k)
         else:
             q_perm = torch.empty(k, dtype=torch.short, device="cuda")
             q_invperm = torch.empty_like(q_perm)
-            h = ext.make_q_matrix(qweight, q_perm, q_invperm, meta, meta, meta, meta, packed["qzeros"].cuda(),
-                                  packed["scales"].cuda(), g_idx.int(), meta, temp_dq, k)
+            h = ext.make_q_matrix(qweight, q_perm, q_invperm, meta, meta, meta, meta, qzeros, scales,
+                                  g_idx.int(), meta, temp_dq, k)
         # reconstruct writes each row back to its original place (through q_perm for act-order)
         rec = torch.empty(k, n, dtype=torch.half, device="cuda")
         ext.reconstruct(h, rec)
