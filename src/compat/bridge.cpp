@@ -292,6 +292,8 @@ Bridged bridge_files(std::vector<SourceFile>& files, std::vector<SourceFile>& ad
           std::find(shims_used.begin(), shims_used.end(), &s) == shims_used.end())
         shims_used.push_back(&s);
     }
+    for (const auto& a : table.asm_cache_hints)
+      if (applies(a.info, stack)) bridge_asm_cache_hint(w, a, out.left_alone);
     add_missing_std_headers(w, work, facts, table);
   }
   // Each shim used, and those it includes itself, written once.

@@ -66,4 +66,11 @@ void add_missing_std_headers(FileWork& work, const std::vector<FileWork>& all,
 CxxRaise cxx_raise_for(const std::vector<FileWork>& work, const CxxStandard& rule,
                        std::vector<std::string>& left_alone);
 
+/// Drops an inline-PTX L2 cache-policy hint the toolchain miscompiles (asm_cache_hint.cpp):
+/// in each asm statement whose template creates a `createpolicy.fractional` policy in a register
+/// of its own used only as its cp.async copies' cache-policy operand. Anything else that names
+/// the register leaves the statement as it is, with a `left_alone` line.
+void bridge_asm_cache_hint(FileWork& work, const AsmCacheHint& rule,
+                           std::vector<std::string>& left_alone);
+
 }  // namespace tailor::compat::detail

@@ -47,6 +47,8 @@ Removals read_removals(const data::TomlDocument& doc) {
   for (const auto& v : doc["cxx_standard"].array_or_empty())
     out.cxx_standards.push_back({read_info(v), v["standard"].string(), v["older"].strings(),
                                  v["error"].string(), v["refuse_tokens"].strings_or_empty()});
+  for (const auto& v : doc["asm_cache_hint"].array_or_empty())
+    out.asm_cache_hints.push_back({read_info(v), v["note"].string()});
   return out;
 }
 

@@ -79,6 +79,15 @@ struct CxxStandard {
   std::vector<std::string> refuse_tokens;  ///< "set_unexpected": a package naming one is left alone
 };
 
+/// An inline-PTX L2 cache-policy hint that the toolchain from `removed_in` on miscompiles:
+/// `createpolicy.fractional` into a register of the same asm statement whose only use is the
+/// cache-policy operand of its cp.async copies (marlin's cp_async4_stream). The hint goes and
+/// the copies stay: PTX defines the policy as a performance hint, the bytes copied are the same.
+struct AsmCacheHint {
+  RemovalInfo info;  ///< removed_in: the first nvcc release it is applied with
+  std::string note;  ///< the change's words in place of "removed in X"
+};
+
 struct Removals {
   std::vector<DispatchType> dispatch_types;
   std::vector<Rename> renames;
@@ -86,6 +95,7 @@ struct Removals {
   std::vector<Shim> shims;
   std::vector<StdHeader> std_headers;
   std::vector<CxxStandard> cxx_standards;
+  std::vector<AsmCacheHint> asm_cache_hints;
 };
 
 /// The embedded table (data/compat/removals.toml), read once.

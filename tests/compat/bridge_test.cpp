@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "compat/removals.h"
 #include "compat/source_tokens.h"
 
@@ -282,6 +285,92 @@ TEST(CompatCxxStandard, NotWhereAFileWouldReadOtherwise) {
   EXPECT_EQ(bridge({{"a.cpp", "const char* s = \"what??\";\n"}}).result.cxx_raise->from.size(), 8u);
   EXPECT_EQ(bridge({{"a.cpp", "const char* s = \"what?\?!\";\n"}}).result.cxx_raise->from.size(),
             4u);
+}
+
+// marlin's cp_async4_stream (marlin_cuda_kernel.cu:69): ptxas 12.8/13.0 leave the policy's
+// register unset in Marlin<256,1,8,8,4,8> and the kernel faults; the hint goes, the copy stays.
+const char* k_marlin_stream =
+    "#include <cstdint>\n"
+    "__device__ inline void cp_async4_stream(void* smem_ptr, const void* glob_ptr) {\n"
+    "  const int BYTES = 16;\n"
+    "  uint32_t smem = static_cast<uint32_t>(__cvta_generic_to_shared(smem_ptr));\n"
+    "  asm volatile(\n"
+    "    \"{\\n\"\n"
+    "    \"   .reg .b64 p;\\n\"\n"
+    "    \"   createpolicy.fractional.L2::evict_first.b64 p, 1.0;\"\n"
+    "    \"   cp.async.cg.shared.global.L2::cache_hint [%0], [%1], %2, p;\\n\"\n"
+    "    \"}\\n\" :: \"r\"(smem), \"l\"(glob_ptr), \"n\"(BYTES)\n"
+    "  );\n"
+    "}\n"
+    "// createpolicy.fractional.L2::evict_first.b64 p, 1.0; in a comment stays\n";
+
+TEST(CompatAsmCacheHint, MarlinsStreamCopyLosesOnlyTheHint) {
+  auto r = bridge({{"marlin/k.cu", k_marlin_stream}});
+  const std::string& out = r.files[0].text;
+  EXPECT_EQ(out.find("createpolicy.fractional.L2::evict_first.b64 p, 1.0;\""), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("    \"   \"\n"), std::string::npos) << out;  // the literal stays, empty
+  EXPECT_NE(out.find("\"   cp.async.cg.shared.global [%0], [%1], %2;\\n\""), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("\"   .reg .b64 p;\\n\""), std::string::npos) << out;
+  EXPECT_NE(out.find("// createpolicy.fractional.L2::evict_first.b64 p, 1.0; in a comment"),
+            std::string::npos);
+  // the lines keep their numbers
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'),
+            std::count(k_marlin_stream, k_marlin_stream + strlen(k_marlin_stream), '\n'));
+  ASSERT_EQ(r.result.changes.size(), 1u);
+  EXPECT_EQ(r.result.changes[0].text(),
+            "marlin/k.cu:8: createpolicy.fractional.L2::evict_first.b64 p, 1.0; + "
+            ".L2::cache_hint on 1 cp.async -> the cp.async without the hint (ptxas of CUDA 12.8 "
+            "and later leaves the policy register unset in some kernels)");
+  // before the ptxas that miscompiles it: left as it is
+  auto old = bridge({{"k.cu", k_marlin_stream}}, StackVersions{"2.11.0", "12.6"});
+  EXPECT_TRUE(old.result.changes.empty());
+  EXPECT_EQ(old.files[0].text, k_marlin_stream);
+}
+
+TEST(CompatAsmCacheHint, OtherUsesOfTheRegisterLeaveTheStatementAlone) {
+  const std::vector<std::string> kept = {
+      // the policy is an operand from C++: not the statement's own register
+      "asm volatile(\"cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\\n\" :: "
+      "\"r\"(s), \"l\"(g), \"l\"(pol));\n",
+      // the register also goes to a load
+      "asm volatile(\"{ .reg .b64 p;\\n createpolicy.fractional.L2::evict_last.b64 p, 1.0;\\n"
+      " cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, p;\\n"
+      " ld.global.L2::cache_hint.b32 %2, [%1], p;\\n}\" : : \"r\"(s), \"l\"(g), \"r\"(x));\n",
+      // an instruction split over two literals
+      "asm volatile(\"{ .reg .b64 p;\\n createpolicy.fractional.L2::evict_first.b64 p, \"\n"
+      "             \"1.0;\\n cp.async.ca.shared.global.L2::cache_hint [%0], [%1], 4, p;\\n}\" :: "
+      "\"r\"(s), \"l\"(g));\n",
+  };
+  for (const auto& text : kept) {
+    auto r = bridge({{"k.cu", text}});
+    EXPECT_EQ(r.files[0].text, text);
+    EXPECT_TRUE(r.result.changes.empty()) << text;
+  }
+  auto r = bridge({{"k.cu", kept[1]}});
+  ASSERT_EQ(r.result.left_alone.size(), 1u);
+  EXPECT_NE(r.result.left_alone[0].find("ptxas-cache-policy: k.cu:1: the cache-policy register p"),
+            std::string::npos)
+      << r.result.left_alone[0];
+}
+
+TEST(CompatAsmCacheHint, TwoCopiesAndASourceSizeOperand) {
+  const std::string text =
+      "asm volatile(\"{\\n .reg .b64 q$1;\\n"
+      " createpolicy.fractional.L2::evict_first.L2::evict_unchanged.b64 q$1;\\n"
+      " cp.async.ca.shared.global.L2::128B.L2::cache_hint [%0], [%1], 4, %2, q$1;\\n"
+      " cp.async.cg.shared.global.L2::cache_hint [%0+16], [%1+16], 16, q$1;\\n}\\n\""
+      " :: \"r\"(s), \"l\"(g), \"r\"(n));\n";
+  auto r = bridge({{"k.cu", text}});
+  const std::string& out = r.files[0].text;
+  EXPECT_EQ(out.find("createpolicy"), std::string::npos) << out;
+  EXPECT_EQ(out.find("cache_hint"), std::string::npos) << out;
+  EXPECT_NE(out.find("cp.async.ca.shared.global.L2::128B [%0], [%1], 4, %2;"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("cp.async.cg.shared.global [%0+16], [%1+16], 16;"), std::string::npos) << out;
+  ASSERT_EQ(r.result.changes.size(), 1u);
+  EXPECT_NE(r.result.changes[0].from.find("on 2 cp.async"), std::string::npos);
 }
 
 TEST(CompatErrors, ACompilerErrorNamesTheRemoval) {
