@@ -145,7 +145,12 @@ cmd_gpu() {
     # does not declare): its kernels are still tested, and the row says so.
     if [ -z "$wheel" ]; then
       wheel=$(ls "$out/work/$name-bridged/"*/wheelhouse/*.whl 2>/dev/null | head -1)
-      note=" (wheel not published: tailor's import check failed)"
+      # why: the build's report says the import check failed, or there is no report (cut)
+      if grep -q '"name": *"import"' "$out/$name-bridged/build.json" 2>/dev/null; then
+        note=" (wheel not published: tailor's import check failed)"
+      else
+        note=" (wheel not published: the build did not finish)"
+      fi
     fi
     if [ -z "$wheel" ]; then printf '%s\tno wheel\n' "$name" | tee -a "$out/gpu.tsv"; continue; fi
     local site="$out/$name-bridged/site"

@@ -15,8 +15,12 @@
 # local_dot's upstream gradient is zero in the slots its forward fills with -1e24 (outside the window
 # or past key_lengths), as the softmax that always follows it in the package (attention/
 # local_attention.py) makes it: the CUDA local_dot_backward takes key_lengths but does not use them
-# and sums over those slots too (the CPU one skips them), so a random gradient there (the first GPU
-# run: max rel 1.55) tests a case the package never produces.
+# and sums over those slots too (the CPU one skips them), a case the package never produces.
+# The package's own defect this test finds (0.4.0, the last release): the CUDA key gradient of
+# local_dot_product reads the window backwards, slot k where it needs slot context-1-k
+# (local_product_cuda.cu's local_dot_backward uses ForwardValueIndexing for the keys, where
+# local_weighted_average_backward uses ReverseValueIndexing). On a failure the test says whether
+# the GPU's key gradient equals that mirrored sum (computed here in float64).
 # `--cpu` runs the reference self-checks and, when the package imports, its CPU kernels.
 import os
 import sys
@@ -90,6 +94,23 @@ def rel(got, want):
     return worst
 
 
+def local_dot_grad_out(Q, K, mask, key_lengths):  # the upstream gradient grads() gives local_dot
+    y = ref_local_dot(Q, K, mask, key_lengths, CTX)
+    g = torch.randn(y.shape, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    return g.masked_fill(y <= -1e23, 0)
+
+
+def mirrored_key_grad(Q, g):  # sum_k g[l][k] Q[l] over l = s - (C-1)//2 + k: slot k, not C-1-k
+    L, C = Q.shape[2], g.shape[3]
+    out = torch.zeros_like(Q)
+    for s in range(L):
+        for k in range(C):
+            l = s - (C - 1) // 2 + k
+            if 0 <= l < L:
+                out[:, :, s] += g[:, :, l, k, None] * Q[:, :, l]
+    return out
+
+
 def make():
     torch.manual_seed(0)
     causal = [tuple(torch.randn(2, 3, 70, d, dtype=torch.float64) * 0.5 for d in (e, e, m))
@@ -160,10 +181,15 @@ def main():
         return ok, "reference (cpu) cpu-kernel " + " ".join("%s %.2e" % kv for kv in e_cpu.items())
     import fast_transformers.causal_product as cpm
     assert cpm.causal_dot_product_cuda is not None, "causal_product_cuda did not import"
-    e_gpu = compare(run_all(causal, local, hashing, ft, "cuda", torch.float32, False), ref, margin)
+    got = run_all(causal, local, hashing, ft, "cuda", torch.float32, False)
+    e_gpu = compare(got, ref, margin)
     ok = all(v < 1e-4 for e in (e_gpu, e_cpu) for k, v in e.items() if k != "hash_mismatch") and \
         e_gpu["hash_mismatch"] == 0 and e_cpu["hash_mismatch"] == 0
-    return ok, "gpu " + " ".join("%s %.2e" % kv for kv in e_gpu.items()) + \
+    note = ""
+    if e_gpu["local_dot"] >= 1e-4:
+        mirrored = rel([got["local_dot"][2]], [mirrored_key_grad(Q, local_dot_grad_out(Q, K, mask, kl))])
+        note = " (the GPU's key gradient vs the slot-mirrored sum: %.2e)" % mirrored
+    return ok, "gpu " + " ".join("%s %.2e" % kv for kv in e_gpu.items()) + note + \
         " | cpu-kernel max %.2e (rel, out+grads)" % max(v for k, v in e_cpu.items() if k != "hash_mismatch")
 
 

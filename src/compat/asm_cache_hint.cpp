@@ -15,8 +15,9 @@
 namespace tailor::compat::detail {
 namespace {
 
-// A template this long is not a copy helper: left alone (and the regexes stay cheap).
-constexpr size_t k_max_template = 64 * 1024;
+// A template this long is not a copy helper: left alone (libstdc++'s regex recurses per
+// character matched, so the text it sees stays short).
+constexpr size_t k_max_template = 8 * 1024;
 
 bool ptx_ident_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$';
@@ -83,6 +84,7 @@ void bridge_asm_cache_hint(FileWork& w, const AsmCacheHint& rule,
     i = lits.back().token;
     std::string whole;
     for (const auto& l : lits) whole += l.body + "\n";  // a literal never joins the next's words
+    if (whole.find("createpolicy") == std::string::npos) continue;
     std::vector<std::string> regs;
     for (auto it = std::sregex_iterator(whole.begin(), whole.end(), policy);
          it != std::sregex_iterator(); ++it)

@@ -373,6 +373,23 @@ TEST(CompatAsmCacheHint, TwoCopiesAndASourceSizeOperand) {
   EXPECT_NE(r.result.changes[0].from.find("on 2 cp.async"), std::string::npos);
 }
 
+TEST(CompatAsmCacheHint, LongTemplatesStayBounded) {
+  // the longest template it reads (8 KiB), all whitespace inside the instructions: bridged
+  std::string pad(2500, ' ');
+  std::string text = "asm volatile(\"{ .reg .b64 p;\\n createpolicy.fractional.L2::evict_first.b64 p," +
+                     pad + "1.0" + pad + ";\\n cp.async.cg.shared.global.L2::cache_hint [%0]," + pad +
+                     "[%1], 16, p;\\n}\" :: \"r\"(s), \"l\"(g));\n";
+  auto r = bridge({{"k.cu", text}});
+  EXPECT_EQ(r.result.changes.size(), 1u);
+  EXPECT_EQ(r.files[0].text.find("createpolicy"), std::string::npos);
+  // a longer one is not a copy helper: left as it is
+  std::string big = text;
+  big.insert(big.find("1.0"), std::string(9000, ' '));
+  auto b = bridge({{"k.cu", big}});
+  EXPECT_TRUE(b.result.changes.empty());
+  EXPECT_EQ(b.files[0].text, big);
+}
+
 TEST(CompatErrors, ACompilerErrorNamesTheRemoval) {
   const auto& t = removals();
   struct Case {
