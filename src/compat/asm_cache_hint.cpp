@@ -108,11 +108,12 @@ void bridge_asm_cache_hint(FileWork& w, const AsmCacheHint& rule,
       for (const auto& l : lits)
         in_literals += count_matches(l.body, its_policy) + count_matches(l.body, copy) +
                        count_matches(l.body, decl);
-      if (in_literals != policies + copies + decls || decls != 1 || copies == 0 || uses_of(whole, reg) != policies + copies + decls) {
-        left_alone.push_back(fmt::format(
-            "{}: {}:{}: the cache-policy register {} is not only the hint of this asm "
-            "statement's cp.async copies",
-            rule.info.id, w.file->path, line, reg));
+      if (in_literals != policies + copies + decls || decls != 1 || copies == 0 ||
+          uses_of(whole, reg) != policies + copies + decls) {
+        left_alone.push_back(
+            fmt::format("{}: {}:{}: the cache-policy register {} is not only the hint of this asm "
+                        "statement's cp.async copies",
+                        rule.info.id, w.file->path, line, reg));
         continue;
       }
       std::string from;
@@ -128,8 +129,7 @@ void bridge_asm_cache_hint(FileWork& w, const AsmCacheHint& rule,
       while (!from.empty() && (from.back() == ' ' || from.back() == '\t')) from.pop_back();
       w.changes.push_back({w.file->path, from_line, rule.info.id,
                            fmt::format("{} + .L2::cache_hint on {} cp.async", from, copies),
-                           "the cp.async without the hint", rule.info.removed_label(),
-                           rule.note});
+                           "the cp.async without the hint", rule.info.removed_label(), rule.note});
     }
     // One edit per literal changed, after every register of the statement.
     for (const auto& l : lits) {

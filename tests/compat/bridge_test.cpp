@@ -376,9 +376,10 @@ TEST(CompatAsmCacheHint, TwoCopiesAndASourceSizeOperand) {
 TEST(CompatAsmCacheHint, LongTemplatesStayBounded) {
   // the longest template it reads (8 KiB), all whitespace inside the instructions: bridged
   std::string pad(2500, ' ');
-  std::string text = "asm volatile(\"{ .reg .b64 p;\\n createpolicy.fractional.L2::evict_first.b64 p," +
-                     pad + "1.0" + pad + ";\\n cp.async.cg.shared.global.L2::cache_hint [%0]," + pad +
-                     "[%1], 16, p;\\n}\" :: \"r\"(s), \"l\"(g));\n";
+  std::string text =
+      "asm volatile(\"{ .reg .b64 p;\\n createpolicy.fractional.L2::evict_first.b64 p," + pad +
+      "1.0" + pad + ";\\n cp.async.cg.shared.global.L2::cache_hint [%0]," + pad +
+      "[%1], 16, p;\\n}\" :: \"r\"(s), \"l\"(g));\n";
   auto r = bridge({{"k.cu", text}});
   EXPECT_EQ(r.result.changes.size(), 1u);
   EXPECT_EQ(r.files[0].text.find("createpolicy"), std::string::npos);
