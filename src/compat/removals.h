@@ -82,7 +82,8 @@ struct CxxStandard {
 /// An inline-PTX L2 cache-policy hint that the toolchain from `removed_in` on miscompiles:
 /// `createpolicy.fractional` into a register of the same asm statement whose only use is the
 /// cache-policy operand of its cp.async copies (marlin's cp_async4_stream). The hint goes and
-/// the copies stay: PTX defines the policy as a performance hint, the bytes copied are the same.
+/// the copies stay: the policy only orders L2 evictions (PTX: one that "may be used during the
+/// memory access"), the bytes copied are the same.
 struct AsmCacheHint {
   RemovalInfo info;  ///< removed_in: the first nvcc release it is applied with
   std::string note;  ///< the change's words in place of "removed in X"
