@@ -48,6 +48,13 @@ std::string regex_quote(const std::string& s) {
   return out;
 }
 
+// `createpolicy.fractional.L2::<priority>{.L2::<secondary>}.b64 REG{, fraction};` with REG as
+// given (a regex) and the blanks after it.
+std::string policy_pattern(const std::string& reg) {
+  return R"(createpolicy\.fractional\.L2::evict_(?:first|last|normal|unchanged)(?:\.L2::evict_(?:first|unchanged))?\.b64\s+)" +
+         reg + R"(\s*(?:,\s*[0-9.eE+\-]+\s*)?;[ \t]*)";
+}
+
 struct Literal {
   size_t token;
   std::string body;  // between the quotes, escapes as written
@@ -57,8 +64,7 @@ struct Literal {
 
 void bridge_asm_cache_hint(FileWork& w, const AsmCacheHint& rule,
                            std::vector<std::string>& left_alone) {
-  static const std::regex policy(
-      R"(createpolicy\.fractional\.L2::evict_(?:first|last|normal|unchanged)(?:\.L2::evict_(?:first|unchanged))?\.b64\s+([A-Za-z_$][A-Za-z0-9_$]*)\s*(?:,\s*[0-9.eE+\-]+\s*)?;[ \t]*)");
+  static const std::regex policy(policy_pattern("([A-Za-z_$][A-Za-z0-9_$]*)"));
   const size_t n = w.tokens.size();
   for (size_t i = 0; i < n; ++i) {
     const std::string_view kw = w.text(i);
@@ -92,9 +98,7 @@ void bridge_asm_cache_hint(FileWork& w, const AsmCacheHint& rule,
         regs.push_back((*it)[1].str());
     for (const auto& reg : regs) {
       const std::string r = regex_quote(reg);
-      const std::regex its_policy(
-          R"(createpolicy\.fractional\.L2::evict_(?:first|last|normal|unchanged)(?:\.L2::evict_(?:first|unchanged))?\.b64\s+)" +
-          r + R"(\s*(?:,\s*[0-9.eE+\-]+\s*)?;[ \t]*)");
+      const std::regex its_policy(policy_pattern(r));
       const std::regex copy(
           R"((cp\.async\.(?:ca|cg)\.shared(?:::cta)?\.global(?:\.L2::(?:64B|128B|256B))?)\.L2::cache_hint(\s*\[[^\]\[]*\]\s*,\s*\[[^\]\[]*\]\s*,\s*[^,;\[\]]+?(?:\s*,\s*[^,;\[\]]+?)?)\s*,\s*)" +
           r + R"(\s*;)");
