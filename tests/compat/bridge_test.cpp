@@ -383,6 +383,14 @@ TEST(CompatAsmCacheHint, LongTemplatesStayBounded) {
   auto r = bridge({{"k.cu", text}});
   EXPECT_EQ(r.result.changes.size(), 1u);
   EXPECT_EQ(r.files[0].text.find("createpolicy"), std::string::npos);
+  // blanks where a backtracking matcher would try every split (a hostile template): read once
+  std::string hostile =
+      "asm volatile(\"{ .reg .b64 p;\\n createpolicy.fractional.L2::evict_first.b64 "
+      "p, 1.0;\\n cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16," +
+      std::string(7000, ' ') + "x p\" :: \"r\"(s), \"l\"(g));\n";
+  auto h = bridge({{"k.cu", hostile}});
+  EXPECT_TRUE(h.result.changes.empty());  // the copy never ends (no `;`): p has another use
+  EXPECT_EQ(h.files[0].text, hostile);
   // a longer one is not a copy helper: left as it is
   std::string big = text;
   big.insert(big.find("1.0"), std::string(9000, ' '));
