@@ -11,6 +11,7 @@
 #include <cctype>
 
 #include "compat/file_edits.h"
+#include "util/strings.h"
 
 namespace tailor::compat::detail {
 namespace {
@@ -35,19 +36,14 @@ std::string blanked(const std::string& body) {
   return out;
 }
 
-std::string trimmed(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && blank(s[b])) ++b;
-  while (e > b && blank(s[e - 1])) --e;
-  return std::string(s.substr(b, e - b));
-}
-
+// Split at `sep`, each piece trimmed; empty pieces kept (util's split_any drops them, and an
+// operand count must see them).
 std::vector<std::string> split(std::string_view s, char sep) {
   std::vector<std::string> out;
   size_t at = 0;
   for (size_t i = 0; i <= s.size(); ++i)
     if (i == s.size() || s[i] == sep) {
-      out.push_back(trimmed(s.substr(at, i - at)));
+      out.emplace_back(trim(s.substr(at, i - at)));
       at = i + 1;
     }
   return out;
@@ -132,16 +128,14 @@ std::string unhinted_copy(const Instruction& ins, const std::string& reg) {
   if (ops.size() < 4 || ops.size() > 5 || ops.back() != reg || !ops[0].starts_with("[") ||
       !ops[1].starts_with("["))
     return "";
-  std::string out = parts[0];
-  for (size_t i = 1; i < parts.size(); ++i) out += "." + parts[i];
-  return out;
+  return join(parts, ".");
 }
 
 bool is_declaration(const Instruction& ins, const std::string& reg) {
   if (ins.opcode != ".reg" || ins.operands.size() != 1) return false;
   // ".reg .b64 p": the type and the name are the one operand, blank-separated
   const std::string& o = ins.operands[0];
-  return o.starts_with(".b64") && trimmed(std::string_view(o).substr(4)) == reg;
+  return o.starts_with(".b64") && trim(std::string_view(o).substr(4)) == reg;
 }
 
 // The whole-word uses of `reg` in `text`.

@@ -353,6 +353,10 @@ TEST(CompatAsmCacheHint, OtherUsesOfTheRegisterLeaveTheStatementAlone) {
   EXPECT_NE(r.result.left_alone[0].find("ptxas-cache-policy: k.cu:1: the cache-policy register p"),
             std::string::npos)
       << r.result.left_alone[0];
+  auto split = bridge({{"k.cu", kept[2]}});
+  ASSERT_EQ(split.result.left_alone.size(), 1u);
+  EXPECT_NE(split.result.left_alone[0].find("not read whole"), std::string::npos)
+      << split.result.left_alone[0];
 }
 
 TEST(CompatAsmCacheHint, TwoCopiesAndASourceSizeOperand) {
